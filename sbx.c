@@ -1,0 +1,4711 @@
+/* sbx: run one untrusted command inside an OS-level boundary.
+ *
+ * ====================================================================
+ * 0. MAP (keep the structure of this file intact)
+ * ====================================================================
+ *
+ * sbx turns a policy into a boundary around one command:
+ *
+ *   policy file (srt settings JSON, or the line format)
+ *     -> struct policy                  (section 3, pure)
+ *     -> resolved facts about the disk  (section 5a: realpath, globs, the mandatory-deny scan)
+ *     -> struct plan: a list of mounts  (section 5b, pure)
+ *     -> bwrap argv                     (section 6a, pure)
+ *     -> bwrap runs `sbx --inner`, which execs the command (section 6c)
+ *
+ * Reads are open except what the policy denies; writes are closed except the
+ * allowed roots; the network namespace is empty. The kernel's mount table IS
+ * the filesystem policy: there are no path checks in user space, so nothing
+ * a racing command does to a path name can change a decision.
+ *
+ * Build:   cc -o sbx sbx.c          (Linux x86_64/arm64; nothing beyond libc)
+ * Test:    make test
+ * Use:     ./sbx -c policy.example -- make test
+ *
+ * Sections (grep -n '^ \* [0-9]*\. ' sbx.c prints this table from the banners):
+ *   1. Platform switch and limits
+ *   2. Utilities: errors, arena, vectors, buffers, path helpers
+ *   3. Policy: model, directive table, line reader, JSON reader, printers
+ *   4. Matching: domain patterns, addresses, globs
+ *   5. Filesystem plan: 5a disk view and resolution, 5b the mount plan,
+ *      5c placeholders and their journal
+ *   6. Linux: 6a bwrap argv, 6b the inner helper, 6c running the sandbox, 6d --check
+ *   7. macOS (Seatbelt): not yet built; fails closed
+ *   8. Proxy: not yet built; the network namespace stays empty
+ *   9. Violations: not yet built
+ *  10. CLI and main: option table, usage, --print modes, exit status
+ *
+ * Invariants (../shared/DESIGN.md section 3):
+ *   - Fail closed: if the boundary cannot be built as asked, exit 125 and
+ *     never run the command.
+ *   - Deny wins: a write deny (the policy's or a mandatory one) is a read-only
+ *     mount placed after every allow it overrides; its ancestors inside a
+ *     writable root are pinned with a bind so they cannot be renamed away.
+ *   - sbx cannot be tampered with from inside: if its own binary, bwrap or
+ *     socat would be writable in the sandbox, sbx refuses.
+ *   - Everything from inside is hostile; the policy is trusted but checked
+ *     strictly, because a typo there silently weakens the boundary.
+ *
+ * Memory: one arena per process (section 2). Policy, plan and argv strings are
+ * allocated there and never freed; the arena dies with the process.
+ * Errors: pure code returns -1 and fills a struct err; setup code calls die().
+ *
+ * Glossary: root = a writable directory (allow-write); deny = a path that a
+ * mount covers; placeholder = an empty file or directory sbx creates so that
+ * a missing dangerous name can be covered; pin = a bind of a directory onto
+ * itself, so it is a mount point and rename(2)/rmdir(2) fail with EBUSY.
+ */
+
+/* ====================================================================
+ * 1. PLATFORM SWITCH AND LIMITS
+ * ==================================================================== */
+
+#if defined(SBX_FORCE_MACOS) || defined(__APPLE__)
+#  define SBX_MACOS 1	/* SBX_FORCE_MACOS: exercise the macOS path on Linux */
+#elif defined(__linux__)
+#  define SBX_LINUX 1
+#  ifndef _GNU_SOURCE
+#    define _GNU_SOURCE	/* memfd_create, pipe2, ppoll */
+#  endif
+#else
+#  error "sbx runs on Linux and macOS"
+#endif
+
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/resource.h>
+#include <sys/mman.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#if SBX_LINUX
+#  include <sys/prctl.h>
+#  include <sys/syscall.h>
+#  include <sys/utsname.h>
+#endif
+
+#include "seccomp_bpf.h"
+
+#define SBX_VERSION		"0.1.0"
+#define SBX_SRT_VERSION		"0.0.81"	/* the srt release whose rules we follow */
+
+#define SBX_MAX_POLICY_BYTES	(1 << 20)	/* a policy file larger than 1 MiB is a mistake */
+#define SBX_MAX_LINE_BYTES	4096		/* line format: longer lines are refused */
+#define SBX_MAX_INCLUDE_DEPTH	8
+#define SBX_MAX_JSON_DEPTH	32
+#define SBX_MAX_SYMLINKS	40		/* as the kernel's MAXSYMLINKS */
+#define SBX_MAX_GLOB_MATCHES	4096		/* per pattern */
+#define SBX_MAX_WALK_ENTRIES	2000000		/* per glob or scan: fail closed beyond */
+#define SBX_MAX_MOUNTS		8000		/* bwrap itself copes; this bounds a runaway glob */
+#define SBX_DEFAULT_DENY_DEPTH	3		/* srt's mandatoryDenySearchDepth default */
+#define SBX_EXIT_FAILURE	125		/* sbx itself failed: env(1)/timeout(1) convention */
+#define SBX_EXIT_CANNOT_RUN	126
+#define SBX_EXIT_NOT_FOUND	127
+
+#define LEN(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* ====================================================================
+ * 2. UTILITIES: errors, arena, vectors, buffers, path helpers
+ * ==================================================================== */
+
+static const char *progname = "sbx";
+static int verbose;		/* -v: show the plan's decisions on stderr */
+
+/* The error record of pure code: where in the input, and what. */
+struct err {
+	const char *file;	/* borrowed; NULL when not about a file */
+	int line, col;		/* 0 when unknown */
+	char msg[320];
+};
+
+static int
+err_set(struct err *e, const char *file, int line, int col, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->file = file;
+	e->line = line;
+	e->col = col;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Format an error as "file:line:col: msg" (the parts that are known). */
+static void
+err_format(const struct err *e, char *out, size_t n)
+{
+	if (e->file && e->line && e->col)
+		snprintf(out, n, "%s:%d:%d: %s", e->file, e->line, e->col, e->msg);
+	else if (e->file && e->line)
+		snprintf(out, n, "%s:%d: %s", e->file, e->line, e->msg);
+	else if (e->file)
+		snprintf(out, n, "%s: %s", e->file, e->msg);
+	else
+		snprintf(out, n, "%s", e->msg);
+}
+
+static void
+vwarnx(const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "%s: %s\n", progname, msg);
+}
+
+static void
+warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarnx(fmt, ap);
+	va_end(ap);
+}
+
+/* -v output: the plan's decisions, one line each. */
+static void
+note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	vwarnx(fmt, ap);
+	va_end(ap);
+}
+
+/* Setup failures: one sentence, an optional hint, exit 125. Never runs the command. */
+static void __attribute__((noreturn, format(printf, 2, 3)))
+die_hint(const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarnx(fmt, ap);
+	va_end(ap);
+	if (hint)
+		fprintf(stderr, "%s: hint: %s\n", progname, hint);
+	exit(SBX_EXIT_FAILURE);
+}
+
+#define die(...)	die_hint(NULL, __VA_ARGS__)
+
+static void __attribute__((noreturn))
+die_err(const struct err *e)
+{
+	char buf[1200];
+
+	err_format(e, buf, sizeof(buf));
+	die("%s", buf);
+}
+
+/* BUG: a check the security argument rests on; aborts even under -DNDEBUG. */
+#define BUG_ON(cond) do { if (cond) { \
+	fprintf(stderr, "%s: BUG at %s:%d: %s\n", progname, __FILE__, __LINE__, #cond); \
+	abort(); } } while (0)
+
+/* ---- 2.1 The arena: every long-lived allocation, never freed ------ */
+
+struct arena_block { struct arena_block *next; size_t used, size; char data[]; };
+static struct arena_block *arena_head;
+
+static void *
+amalloc(size_t n)
+{
+	struct arena_block *b = arena_head;
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (!b || b->size - b->used < n) {
+		size_t size = n > 60000 ? n : 60000;
+
+		b = malloc(sizeof(*b) + size);
+		if (!b)
+			die("out of memory");
+		b->next = arena_head;
+		b->used = 0;
+		b->size = size;
+		arena_head = b;
+	}
+	p = b->data + b->used;
+	b->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+static char *
+astrndup(const char *s, size_t n)
+{
+	char *p = amalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+static char *
+astrdup(const char *s)
+{
+	return astrndup(s, strlen(s));
+}
+
+static char * __attribute__((format(printf, 1, 2)))
+aprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *p;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	p = amalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+/* ---- 2.2 Vectors of pointers and growable byte buffers ------------ */
+
+struct vec { void **v; size_t n, cap; };	/* elements borrowed (arena) */
+
+static void
+vec_push(struct vec *vv, void *p)
+{
+	if (vv->n == vv->cap) {
+		size_t cap = vv->cap ? vv->cap * 2 : 8;
+		void **nv = amalloc(cap * sizeof(*nv));
+
+		if (vv->n)
+			memcpy(nv, vv->v, vv->n * sizeof(*nv));
+		vv->v = nv;
+		vv->cap = cap;
+	}
+	vv->v[vv->n++] = p;
+}
+
+struct buf { char *p; size_t n, cap; };	/* owned, malloc'd: may grow large */
+
+static void
+buf_grow(struct buf *b, size_t extra)
+{
+	if (b->n + extra + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+
+		while (cap < b->n + extra + 1)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (!b->p)
+			die("out of memory");
+		b->cap = cap;
+	}
+}
+
+static void
+buf_putn(struct buf *b, const char *s, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void
+buf_puts(struct buf *b, const char *s)
+{
+	buf_putn(b, s, strlen(s));
+}
+
+static void
+buf_putc(struct buf *b, char c)
+{
+	buf_putn(b, &c, 1);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	buf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)n;
+}
+
+/* Append s shell-quoted: bare when it is made only of safe bytes, else in
+ * single quotes with each ' written as '\''. */
+static void
+buf_put_shell_quoted(struct buf *b, const char *s)
+{
+	const char *p;
+	bool safe = *s != '\0';
+
+	for (p = s; *p && safe; p++)
+		safe = isalnum((unsigned char)*p) || strchr("@%+=:,./_-", *p);
+	if (safe) {
+		buf_puts(b, s);
+		return;
+	}
+	buf_putc(b, '\'');
+	for (p = s; *p; p++) {
+		if (*p == '\'')
+			buf_puts(b, "'\\''");
+		else
+			buf_putc(b, *p);
+	}
+	buf_putc(b, '\'');
+}
+
+/* Read a whole file (at most max bytes) into a malloc'd buffer. Returns 0, or
+ * -1 with errno set (EFBIG when the file is larger than max). */
+static int
+read_file(const char *path, size_t max, struct buf *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		buf_grow(out, 65536);
+		r = read(fd, out->p + out->n, out->cap - out->n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		out->n += (size_t)r;
+		if (out->n > max) {
+			close(fd);
+			errno = EFBIG;
+			return -1;
+		}
+	}
+	out->p[out->n] = '\0';
+	close(fd);
+	return r < 0 ? -1 : 0;
+}
+
+/* Write all of n bytes, retrying short writes. Returns 0 or -1. */
+static int
+write_all(int fd, const void *p, size_t n)
+{
+	const char *s = p;
+
+	while (n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Parse a decimal integer in [lo, hi]. Returns 0, or -1 with *why set. */
+static int
+parse_int(const char *s, long lo, long hi, long *out, const char **why)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*s) && !(*s == '-' && isdigit((unsigned char)s[1]))) {
+		*why = "not a number";
+		return -1;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end != '\0') {
+		*why = "not a number";
+		return -1;
+	}
+	if (errno == ERANGE || v < lo || v > hi) {
+		*why = "out of range";
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Edit distance, for "did you mean". Names are short; the table is small. */
+static int
+edit_distance(const char *a, const char *b)
+{
+	int row[64], i, j, la = (int)strlen(a), lb = (int)strlen(b);
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		int diag = row[0], tmp;
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+
+			tmp = row[j];
+			row[j] = row[j] + 1;
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			if (diag + cost < row[j])
+				row[j] = diag + cost;
+			diag = tmp;
+		}
+	}
+	return row[lb];
+}
+
+/* The closest of names[] to s within a small distance, or NULL. */
+static const char *
+closest_name(const char *s, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	int bestd = 4;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int d = edit_distance(s, names[i]);
+
+		if (d < bestd) {
+			bestd = d;
+			best = names[i];
+		}
+	}
+	return best;
+}
+
+/* ---- 2.3 Path helpers ------------------------------------------- */
+
+/* Lexically clean an absolute path: collapse "//", drop "/./" and a trailing
+ * "/" or "/.". ".." is resolved against the disk later (it may pass through a
+ * symlink), so it is kept. Returns an arena string. */
+static char *
+path_clean(const char *in)
+{
+	char *out = amalloc(strlen(in) + 2), *o = out;
+	const char *p = in;
+
+	while (*p) {
+		if (*p == '/') {
+			while (*p == '/')
+				p++;
+			if (p[0] == '.' && (p[1] == '/' || p[1] == '\0')) {
+				p++;
+				continue;
+			}
+			*o++ = '/';
+			continue;
+		}
+		*o++ = *p++;
+	}
+	if (o > out + 1 && o[-1] == '/')
+		o--;
+	if (o == out)
+		*o++ = '/';
+	*o = '\0';
+	return out;
+}
+
+static char *
+path_join(const char *dir, const char *name)
+{
+	if (strcmp(dir, "/") == 0)
+		return aprintf("/%s", name);
+	return aprintf("%s/%s", dir, name);
+}
+
+/* True when p is inside dir or is dir itself. Both clean and absolute. */
+static bool
+path_within(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(p, dir, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
+/* Parent directory of a clean absolute path, as an arena string. */
+static char *
+path_dirname(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+
+	if (!slash || slash == p)
+		return astrdup("/");
+	return astrndup(p, (size_t)(slash - p));
+}
+
+/* Number of components: "/" is 0, "/a" is 1. */
+static int
+path_depth(const char *p)
+{
+	int d = 0;
+
+	for (; *p; p++)
+		if (*p == '/' && p[1])
+			d++;
+	return d;
+}
+
+static bool
+has_glob_chars(const char *s)
+{
+	return strpbrk(s, "*?[]") != NULL;
+}
+
+/* ====================================================================
+ * 3. POLICY: model, directive table, line reader, JSON reader, printers
+ * ==================================================================== */
+
+/* ---- 3.1 The model ---------------------------------------------- */
+
+enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_COUNT };
+
+struct pathrule {
+	const char *path;	/* absolute, clean, "~" expanded; globs not yet expanded */
+	bool literal;		/* srt's { "path": ..., "literal": true }: never globbed */
+	const char *file;	/* where it was written, for messages */
+	int line;
+};
+
+struct domrule { const char *pattern, *reason; };	/* reason may be NULL */
+struct ignorerule { const char *command, *line; };	/* ignoreViolations */
+
+enum bridge_mode { BRIDGE_FD, BRIDGE_SOCAT };
+
+struct policy {
+	struct vec paths[PL_COUNT];	/* of struct pathrule */
+	struct vec allow_domains;	/* of const char * */
+	struct vec deny_domains;	/* of struct domrule */
+	struct vec deny_addresses;	/* of const char *, IP or CIDR */
+	struct vec allow_unix_sockets;	/* of const char *, a path (macOS meaning) */
+	struct vec allow_mach_lookup;	/* of const char * (macOS) */
+	struct vec git_safe_dirs;	/* of const char * */
+	struct vec ignores;		/* of struct ignorerule */
+	long mandatory_deny_depth;	/* 1..10 */
+	bool allow_all_unix_sockets, allow_local_binding, allow_git_config;
+	bool weaker_nested_sandbox, allow_nested_userns, weaker_network_isolation;
+	bool allow_apple_events, allow_pty, fs_disabled;
+	long bridge;			/* enum bridge_mode */
+	long observe_writes;		/* 0 or 1 */
+	const char *bwrap_path, *socat_path;	/* absolute, or NULL: PATH lookup */
+};
+
+/* Where relative paths and "~" point while a policy is read. */
+struct pol_ctx {
+	const char *cwd, *home;
+	int include_depth;
+	const char *include_stack[SBX_MAX_INCLUDE_DEPTH + 1];	/* real paths, for loop detection */
+};
+
+static void
+pol_init(struct policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->mandatory_deny_depth = SBX_DEFAULT_DENY_DEPTH;
+	p->bridge = BRIDGE_FD;
+	p->observe_writes = 1;
+}
+
+/* ---- 3.2 The directive table: one row drives the line reader, the
+ * command-line options, both printers, --help and the man page -------- */
+
+enum dkind {
+	DK_FLAG,	/* no argument; sets a bool */
+	DK_PATH,	/* PATH: appended to a path list */
+	DK_ALLOW_DOMAIN,	/* PATTERN */
+	DK_DENY_DOMAIN,	/* PATTERN ["reason"] */
+	DK_ADDRESS,	/* CIDR */
+	DK_SOCKET,	/* PATH, kept as a string list */
+	DK_STRING,	/* a free string, kept in a list */
+	DK_DEPTH,	/* N in 1..10 */
+	DK_ONOFF,	/* on|off */
+	DK_BRIDGE,	/* fd|socat */
+	DK_IGNORE,	/* COMMAND-SUBSTRING LINE-SUBSTRING */
+	DK_BINARY,	/* absolute path of a helper program */
+	DK_INCLUDE,	/* FILE: read another policy file here */
+};
+
+struct directive {
+	const char *name;	/* the line-format word; the option is --name[=ARG] */
+	enum dkind kind;
+	size_t off;		/* the field of struct policy it fills */
+	const char *metavar;	/* argument as shown in help; NULL for flags */
+	const char *json;	/* the srt settings key it mirrors, or NULL */
+	const char *help;
+};
+
+#define F(field)	offsetof(struct policy, field)
+
+/* ORDER: the printers emit directives in this order. */
+static const struct directive directives[] = {
+	{ "allow-write", DK_PATH, F(paths[PL_ALLOW_WRITE]), "PATH", "filesystem.allowWrite",
+	  "make PATH (a directory tree or a file) writable; everything else is read-only" },
+	{ "deny-write", DK_PATH, F(paths[PL_DENY_WRITE]), "PATH", "filesystem.denyWrite",
+	  "keep PATH read-only even inside an allowed root (deny wins)" },
+	{ "deny-read", DK_PATH, F(paths[PL_DENY_READ]), "PATH", "filesystem.denyRead",
+	  "hide PATH: a denied file reads as empty, a denied directory is empty" },
+	{ "allow-read", DK_PATH, F(paths[PL_ALLOW_READ]), "PATH", "filesystem.allowRead",
+	  "show PATH again inside a denied directory" },
+	{ "allow-domain", DK_ALLOW_DOMAIN, F(allow_domains), "PATTERN", "network.allowedDomains",
+	  "allow connections to a host: example.com, *.example.com, example.com:443, [::1]" },
+	{ "deny-domain", DK_DENY_DOMAIN, F(deny_domains), "PATTERN [\"REASON\"]", "network.deniedDomains",
+	  "refuse a host even if allowed; the reason is shown to the command (srt deniedDomainReasons)" },
+	{ "deny-address", DK_ADDRESS, F(deny_addresses), "CIDR", "network.deniedResolvedAddresses",
+	  "refuse any allowed name that resolves into this address range" },
+	{ "allow-unix-socket", DK_SOCKET, F(allow_unix_sockets), "PATH", "network.allowUnixSockets",
+	  "macOS: allow connecting to this Unix socket (Linux ignores it, as srt does)" },
+	{ "allow-all-unix-sockets", DK_FLAG, F(allow_all_unix_sockets), NULL, "network.allowAllUnixSockets",
+	  "allow socket(AF_UNIX) and AF_VSOCK" },
+	{ "allow-local-binding", DK_FLAG, F(allow_local_binding), NULL, "network.allowLocalBinding",
+	  "macOS: allow listening on localhost (Linux: the sandbox has its own loopback anyway)" },
+	{ "allow-mach-lookup", DK_STRING, F(allow_mach_lookup), "NAME", "network.allowMachLookup",
+	  "macOS: allow looking up this Mach service (a trailing * matches a prefix)" },
+	{ "mandatory-deny-depth", DK_DEPTH, F(mandatory_deny_depth), "N", "mandatoryDenySearchDepth",
+	  "how deep to look for dangerous files (.bashrc, .git/hooks, ...) in each root: 1..10, default 3" },
+	{ "allow-git-config", DK_FLAG, F(allow_git_config), NULL, "filesystem.allowGitConfig",
+	  "let the command write .git/config (hooks stay read-only)" },
+	{ "git-safe-directory", DK_STRING, F(git_safe_dirs), "PATH", "git.safeDirectories",
+	  "add a git safe.directory entry inside (through GIT_CONFIG_* variables)" },
+	{ "weaker-nested-sandbox", DK_FLAG, F(weaker_nested_sandbox), NULL, "enableWeakerNestedSandbox",
+	  "for running inside a container: bind the host /proc instead of mounting a fresh one" },
+	{ "allow-nested-userns", DK_FLAG, F(allow_nested_userns), NULL, "allowNestedUserNamespaces",
+	  "let the command create user namespaces (rootless containers, browser sandboxes)" },
+	{ "weaker-network-isolation", DK_FLAG, F(weaker_network_isolation), NULL, "enableWeakerNetworkIsolation",
+	  "macOS: allow com.apple.trustd.agent (Go TLS verification); an exfiltration path" },
+	{ "allow-apple-events", DK_FLAG, F(allow_apple_events), NULL, "allowAppleEvents",
+	  "macOS: allow sending Apple Events; other apps then run code outside the sandbox" },
+	{ "allow-pty", DK_FLAG, F(allow_pty), NULL, "allowPty",
+	  "macOS: allow opening pseudo-terminals" },
+	{ "ignore-violations", DK_IGNORE, F(ignores), "COMMAND LINE", "ignoreViolations",
+	  "drop violations whose line contains LINE, for commands containing COMMAND (* = any)" },
+	{ "bridge", DK_BRIDGE, F(bridge), "fd|socat", NULL,
+	  "how the proxy is reached inside: fd (default, listeners handed over) or socat (srt's topology)" },
+	{ "observe-writes", DK_ONOFF, F(observe_writes), "on|off", NULL,
+	  "report denied write attempts as violations (default on)" },
+	{ "bwrap-path", DK_BINARY, F(bwrap_path), "PATH", "bwrapPath",
+	  "the bubblewrap binary to run (default: bwrap from PATH)" },
+	{ "socat-path", DK_BINARY, F(socat_path), "PATH", "socatPath",
+	  "the socat binary for bridge socat (default: socat from PATH)" },
+	{ "disable-filesystem", DK_FLAG, F(fs_disabled), NULL, "filesystem.disabled",
+	  "no filesystem rules at all: the whole disk writable (srt's filesystem.disabled)" },
+	{ "include", DK_INCLUDE, 0, "FILE", NULL,
+	  "read another policy file here (relative to this file's directory)" },
+};
+
+#undef F
+
+static const struct directive *
+directive_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(directives); i++)
+		if (strcmp(directives[i].name, name) == 0)
+			return &directives[i];
+	return NULL;
+}
+
+#define FIELD(p, d, type)	((type *)((char *)(p) + (d)->off))
+
+/* ---- 3.3 Values: paths, patterns and addresses, checked strictly --- */
+
+static int match_check_pattern(const char *pat, bool deny_list, const char **why);
+static int match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix);
+
+/* Turn a spelled path into a clean absolute one, as srt does: "~" and "~/"
+ * expand to $HOME, a relative path is taken against the current directory,
+ * a trailing "/" or "/" "**" means the directory itself. */
+static int
+pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const char **why)
+{
+	char *p;
+	size_t n;
+
+	if (*s == '\0') {
+		*why = "empty path";
+		return -1;
+	}
+	if (s[0] == '~' && s[1] != '/' && s[1] != '\0') {
+		*why = "~user paths are not supported; write the full path";
+		return -1;
+	}
+	if (s[0] == '~') {
+		if (!c->home || !*c->home) {
+			*why = "path starts with ~ but HOME is not set";
+			return -1;
+		}
+		p = aprintf("%s%s", c->home, s + 1);
+	} else if (s[0] != '/') {
+		p = path_join(c->cwd, s);
+	} else {
+		p = astrdup(s);
+	}
+	/* a trailing slash-star-star and a trailing slash both mean the
+	 * directory (srt: removeTrailingGlobSuffix) */
+	for (;;) {
+		n = strlen(p);
+		if (n > 3 && strcmp(p + n - 3, "/**") == 0)
+			p[n - 3] = '\0';
+		else
+			break;
+	}
+	*out = path_clean(p);
+	return 0;
+}
+
+static struct pathrule *
+pol_add_path(struct policy *p, enum path_list which, const char *path, bool literal,
+    const char *file, int line)
+{
+	struct pathrule *r = amalloc(sizeof(*r));
+
+	r->path = path;
+	r->literal = literal;
+	r->file = file;
+	r->line = line;
+	vec_push(&p->paths[which], r);
+	return r;
+}
+
+static int pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err *e);
+
+/* Apply one directive with its arguments. Returns 0, or -1 with e filled. */
+static int
+pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char **args,
+    int nargs, const char *file, int line, struct err *e)
+{
+	const char *why = NULL;
+	char *path;
+	long v;
+	int want_min, want_max;
+
+	switch (d->kind) {
+	case DK_FLAG:
+		want_min = want_max = 0;
+		break;
+	case DK_DENY_DOMAIN:
+	case DK_IGNORE:
+		want_min = d->kind == DK_IGNORE ? 2 : 1;
+		want_max = 2;
+		break;
+	case DK_PATH:
+		want_min = 1;
+		want_max = 2;	/* "literal PATH" */
+		break;
+	default:
+		want_min = want_max = 1;
+	}
+	if (nargs < want_min || nargs > want_max) {
+		if (d->metavar)
+			return err_set(e, file, line, 0, "%s takes %s", d->name, d->metavar);
+		return err_set(e, file, line, 0, "%s takes no argument", d->name);
+	}
+
+	switch (d->kind) {
+	case DK_FLAG:
+		*FIELD(p, d, bool) = true;
+		return 0;
+	case DK_PATH: {
+		bool literal = false;
+		const char *spelled = args[0];
+
+		if (nargs == 2) {
+			if (strcmp(args[0], "literal") != 0)
+				return err_set(e, file, line, 0,
+				    "%s takes one PATH (or \"literal PATH\" for a path never globbed)", d->name);
+			literal = true;
+			spelled = args[1];
+		}
+		if (pol_normalize_path(c, spelled, &path, &why) < 0)
+			return err_set(e, file, line, 0, "%s %s: %s", d->name, spelled, why);
+		pol_add_path(p, (enum path_list)((d->off - offsetof(struct policy, paths)) / sizeof(struct vec)),
+		    path, literal, file, line);
+		return 0;
+	}
+	case DK_ALLOW_DOMAIN:
+	case DK_DENY_DOMAIN:
+		if (match_check_pattern(args[0], d->kind == DK_DENY_DOMAIN, &why) < 0)
+			return err_set(e, file, line, 0, "%s %s: %s", d->name, args[0], why);
+		if (d->kind == DK_ALLOW_DOMAIN) {
+			vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
+		} else {
+			struct domrule *r = amalloc(sizeof(*r));
+
+			r->pattern = astrdup(args[0]);
+			if (nargs == 2) {
+				if (!*args[1])
+					return err_set(e, file, line, 0, "%s %s: the reason is empty", d->name, args[0]);
+				r->reason = astrdup(args[1]);
+			}
+			vec_push(FIELD(p, d, struct vec), r);
+		}
+		return 0;
+	case DK_ADDRESS: {
+		int fam, prefix;
+		unsigned char a[16];
+
+		if (match_parse_cidr(args[0], &fam, a, &prefix) < 0)
+			return err_set(e, file, line, 0,
+			    "%s %s: not an IP address or CIDR range (e.g. 10.0.0.0/8, 192.168.1.10, fc00::/7; IPv6 unbracketed)",
+			    d->name, args[0]);
+		vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
+		return 0;
+	}
+	case DK_SOCKET:
+		if (pol_normalize_path(c, args[0], &path, &why) < 0)
+			return err_set(e, file, line, 0, "%s %s: %s", d->name, args[0], why);
+		vec_push(FIELD(p, d, struct vec), path);
+		return 0;
+	case DK_STRING:
+		if (!*args[0])
+			return err_set(e, file, line, 0, "%s: empty argument", d->name);
+		vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
+		return 0;
+	case DK_DEPTH:
+		if (parse_int(args[0], 1, 10, &v, &why) < 0)
+			return err_set(e, file, line, 0, "%s %s: %s (1..10)", d->name, args[0], why);
+		*FIELD(p, d, long) = v;
+		return 0;
+	case DK_ONOFF:
+		if (strcmp(args[0], "on") != 0 && strcmp(args[0], "off") != 0)
+			return err_set(e, file, line, 0, "%s takes on or off, not \"%s\"", d->name, args[0]);
+		*FIELD(p, d, long) = strcmp(args[0], "on") == 0;
+		return 0;
+	case DK_BRIDGE:
+		if (strcmp(args[0], "fd") != 0 && strcmp(args[0], "socat") != 0)
+			return err_set(e, file, line, 0, "%s takes fd or socat, not \"%s\"", d->name, args[0]);
+		*FIELD(p, d, long) = strcmp(args[0], "socat") == 0 ? BRIDGE_SOCAT : BRIDGE_FD;
+		return 0;
+	case DK_IGNORE: {
+		struct ignorerule *r = amalloc(sizeof(*r));
+
+		if (!*args[0] || !*args[1])
+			return err_set(e, file, line, 0, "%s: empty argument", d->name);
+		r->command = astrdup(args[0]);
+		r->line = astrdup(args[1]);
+		vec_push(FIELD(p, d, struct vec), r);
+		return 0;
+	}
+	case DK_BINARY:
+		if (args[0][0] != '/')
+			return err_set(e, file, line, 0, "%s %s: binary path must be absolute", d->name, args[0]);
+		*FIELD(p, d, const char *) = path_clean(args[0]);
+		return 0;
+	case DK_INCLUDE: {
+		const char *inc = args[0];
+
+		if (inc[0] != '/' && file && strcmp(file, "-") != 0) {
+			const char *slash = strrchr(file, '/');
+
+			inc = slash ? aprintf("%.*s/%s", (int)(slash - file), file, inc) : inc;
+		}
+		if (pol_read_file(p, c, inc, e) < 0) {
+			if (!e->file)	/* an error about the include itself: say where it was */
+				e->file = file, e->line = line;
+			return -1;
+		}
+		return 0;
+	}
+	}
+	return err_set(e, file, line, 0, "internal: unhandled directive kind");
+}
+
+/* ---- 3.4 The line format ---------------------------------------- */
+
+/* Split a line into words: bare words end at white space; "a quoted word"
+ * may hold spaces and the escapes \" and \\; a # at the start of a word
+ * begins a comment. Returns the word count, or -1 with *why set. Words
+ * point into line, which is modified. */
+static int
+pol_split_words(char *line, char **words, int max, const char **why)
+{
+	int n = 0;
+	char *r = line, *w;
+
+	for (;;) {
+		while (*r == ' ' || *r == '\t' || *r == '\r')
+			r++;
+		if (*r == '\0' || *r == '#')
+			return n;
+		if (n == max) {
+			*why = "too many arguments";
+			return -1;
+		}
+		words[n++] = w = r;
+		if (*r == '"') {
+			r++;
+			for (;;) {
+				if (*r == '\0') {
+					*why = "unterminated quoted argument";
+					return -1;
+				}
+				if (*r == '"')
+					break;
+				if (*r == '\\') {
+					if (r[1] != '"' && r[1] != '\\') {
+						*why = "unknown escape in quoted argument (only \\\" and \\\\)";
+						return -1;
+					}
+					r++;
+				}
+				*w++ = *r++;
+			}
+			r++;
+			if (*r != '\0' && *r != ' ' && *r != '\t' && *r != '\r') {
+				*why = "text right after a closing quote";
+				return -1;
+			}
+		} else {
+			while (*r && *r != ' ' && *r != '\t' && *r != '\r')
+				*w++ = *r++;
+		}
+		if (*r)
+			r++;
+		*w = '\0';
+	}
+}
+
+static const char *
+did_you_mean_directive(const char *word)
+{
+	const char *names[LEN(directives)];
+	size_t i;
+
+	for (i = 0; i < LEN(directives); i++)
+		names[i] = directives[i].name;
+	return closest_name(word, names, LEN(names));
+}
+
+/* Parse one line of the line format. Returns 0, or -1 with e filled. */
+static int
+pol_parse_line(struct policy *p, struct pol_ctx *c, char *line, const char *file, int lineno,
+    struct err *e)
+{
+	char *words[8];
+	const char *why = NULL, *hint;
+	const struct directive *d;
+	int n = pol_split_words(line, words, (int)LEN(words), &why);
+
+	if (n < 0)
+		return err_set(e, file, lineno, 0, "%s", why);
+	if (n == 0)
+		return 0;
+	d = directive_find(words[0]);
+	if (!d) {
+		hint = did_you_mean_directive(words[0]);
+		if (hint)
+			return err_set(e, file, lineno, 0, "unknown directive \"%s\" (did you mean \"%s\"?)",
+			    words[0], hint);
+		return err_set(e, file, lineno, 0, "unknown directive \"%s\" (sbx --help lists them)", words[0]);
+	}
+	return pol_apply(p, c, d, words + 1, n - 1, file, lineno, e);
+}
+
+static int json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t n,
+    const char *file, struct err *e);
+
+/* Parse a whole policy text: JSON when its first non-blank byte is '{',
+ * else the line format. Returns 0, or -1 with e filled. */
+static int
+pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const char *file,
+    struct err *e)
+{
+	size_t i, start;
+	int lineno = 1;
+	bool blank = true;
+
+	for (i = 0; i < n; i++) {
+		if (text[i] == '\0') {
+			int l = 1;
+			size_t j;
+
+			for (j = 0; j < i; j++)
+				l += text[j] == '\n';
+			return err_set(e, file, l, 0, "NUL byte in policy file");
+		}
+		if (!isspace((unsigned char)text[i]))
+			blank = false;
+	}
+	if (blank)
+		return err_set(e, file, 0, 0, "policy file is empty (sbx refuses to fall back to a default)");
+	for (i = 0; isspace((unsigned char)text[i]); i++)
+		;
+	if (text[i] == '{')
+		return json_parse_policy(p, c, text, n, file, e);
+
+	for (start = 0; start < n; lineno++) {
+		size_t end = start;
+
+		while (end < n && text[end] != '\n')
+			end++;
+		if (end - start > SBX_MAX_LINE_BYTES)
+			return err_set(e, file, lineno, 0, "line longer than %d bytes", SBX_MAX_LINE_BYTES);
+		text[end] = '\0';
+		if (pol_parse_line(p, c, text + start, file, lineno, e) < 0)
+			return -1;
+		start = end + 1;
+	}
+	return 0;
+}
+
+/* Read a policy file (or "-" for stdin is not offered: the command owns stdin).
+ * Returns 0, or -1 with e filled. */
+static int
+pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err *e)
+{
+	struct buf b = { 0 };
+	char real[PATH_MAX];
+	int i, rc;
+	const char *file = astrdup(path);
+
+	if (read_file(path, SBX_MAX_POLICY_BYTES, &b) < 0) {
+		int saved = errno;
+
+		free(b.p);
+		if (saved == EFBIG)
+			return err_set(e, file, 0, 0, "policy file larger than %d bytes", SBX_MAX_POLICY_BYTES);
+		if (saved == ENOENT)
+			return err_set(e, file, 0, 0, "no such policy file (sbx refuses to fall back to a default)");
+		return err_set(e, file, 0, 0, "cannot read policy file: %s", strerror(saved));
+	}
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
+	for (i = 0; i < c->include_depth; i++)
+		if (strcmp(c->include_stack[i], real) == 0) {
+			free(b.p);
+			return err_set(e, file, 0, 0, "include loop: this file includes itself (through %s)",
+			    c->include_stack[c->include_depth - 1]);
+		}
+	if (c->include_depth >= SBX_MAX_INCLUDE_DEPTH) {
+		free(b.p);
+		return err_set(e, file, 0, 0, "includes nested deeper than %d", SBX_MAX_INCLUDE_DEPTH);
+	}
+	c->include_stack[c->include_depth++] = astrdup(real);
+	rc = pol_parse_text(p, c, b.p ? b.p : (char *)"", b.n, file, e);
+	c->include_depth--;
+	free(b.p);
+	return rc;
+}
+
+/* ---- 3.5 A strict JSON reader (RFC 8259), for srt settings files ---
+ *
+ * Strict because a settings file is a security policy: a trailing comma, a
+ * comment, a duplicate key or a lone surrogate is an error with its line and
+ * column, never a guess. Depth and size are bounded. The result is a small
+ * tree in the arena. */
+
+enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+struct jval {
+	enum jtype t;
+	int line, col;
+	bool b;			/* J_BOOL */
+	double num;		/* J_NUM */
+	bool integral;		/* J_NUM written without fraction or exponent */
+	const char *s;		/* J_STR (NUL-free: NUL is refused) */
+	size_t n;		/* J_ARR, J_OBJ: element count */
+	struct jval **items;	/* J_ARR, J_OBJ */
+	const char **keys;	/* J_OBJ */
+	const int *key_lines, *key_cols;
+};
+
+struct jparser {
+	const char *s, *end, *file;
+	int line;
+	const char *line_start;
+	struct err *e;
+};
+
+static int
+json_fail(struct jparser *jp, const char *fmt, const char *arg)
+{
+	return err_set(jp->e, jp->file, jp->line, (int)(jp->s - jp->line_start) + 1, fmt, arg);
+}
+
+static void
+json_ws(struct jparser *jp)
+{
+	while (jp->s < jp->end) {
+		char ch = *jp->s;
+
+		if (ch == '\n') {
+			jp->line++;
+			jp->line_start = jp->s + 1;
+		} else if (ch != ' ' && ch != '\t' && ch != '\r') {
+			return;
+		}
+		jp->s++;
+	}
+}
+
+static const char *
+json_type_name(enum jtype t)
+{
+	static const char *const names[] = { "null", "a boolean", "a number", "a string", "an array", "an object" };
+
+	return names[t];	/* ORDER: enum jtype */
+}
+
+static int
+json_hex4(const char *p, unsigned *out)
+{
+	unsigned v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		int ch = (unsigned char)p[i], d;
+
+		if (ch >= '0' && ch <= '9')
+			d = ch - '0';
+		else if (ch >= 'a' && ch <= 'f')
+			d = ch - 'a' + 10;
+		else if (ch >= 'A' && ch <= 'F')
+			d = ch - 'A' + 10;
+		else
+			return -1;
+		v = v * 16 + (unsigned)d;
+	}
+	*out = v;
+	return 0;
+}
+
+static void
+utf8_put(struct buf *b, unsigned cp)
+{
+	if (cp < 0x80) {
+		buf_putc(b, (char)cp);
+	} else if (cp < 0x800) {
+		buf_putc(b, (char)(0xc0 | cp >> 6));
+		buf_putc(b, (char)(0x80 | (cp & 0x3f)));
+	} else if (cp < 0x10000) {
+		buf_putc(b, (char)(0xe0 | cp >> 12));
+		buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3f)));
+		buf_putc(b, (char)(0x80 | (cp & 0x3f)));
+	} else {
+		buf_putc(b, (char)(0xf0 | cp >> 18));
+		buf_putc(b, (char)(0x80 | ((cp >> 12) & 0x3f)));
+		buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3f)));
+		buf_putc(b, (char)(0x80 | (cp & 0x3f)));
+	}
+}
+
+/* Length of one valid UTF-8 sequence at p (shortest form, no surrogates, at
+ * most U+10FFFF), or 0 when invalid. */
+static int
+utf8_valid_len(const unsigned char *p, const unsigned char *end)
+{
+	int len, i;
+	unsigned cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0)
+		len = 2, cp = p[0] & 0x1f;
+	else if ((p[0] & 0xf0) == 0xe0)
+		len = 3, cp = p[0] & 0x0f;
+	else if ((p[0] & 0xf8) == 0xf0)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (end - p < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+static int
+json_string(struct jparser *jp, const char **out)
+{
+	struct buf b = { 0 };
+
+	jp->s++;	/* the opening quote */
+	buf_grow(&b, 16);
+	for (;;) {
+		unsigned char ch;
+
+		if (jp->s >= jp->end) {
+			free(b.p);
+			return json_fail(jp, "unterminated string%s", "");
+		}
+		ch = (unsigned char)*jp->s;
+		if (ch == '"')
+			break;
+		if (ch < 0x20) {
+			free(b.p);
+			return json_fail(jp, "control character in string (write it as \\u00XX)%s", "");
+		}
+		if (ch == '\\') {
+			unsigned cp, lo;
+
+			if (jp->end - jp->s < 2) {
+				free(b.p);
+				return json_fail(jp, "unterminated string%s", "");
+			}
+			switch (jp->s[1]) {
+			case '"': buf_putc(&b, '"'); break;
+			case '\\': buf_putc(&b, '\\'); break;
+			case '/': buf_putc(&b, '/'); break;
+			case 'b': buf_putc(&b, '\b'); break;
+			case 'f': buf_putc(&b, '\f'); break;
+			case 'n': buf_putc(&b, '\n'); break;
+			case 'r': buf_putc(&b, '\r'); break;
+			case 't': buf_putc(&b, '\t'); break;
+			case 'u':
+				if (jp->end - jp->s < 6 || json_hex4(jp->s + 2, &cp) < 0) {
+					free(b.p);
+					return json_fail(jp, "bad \\u escape%s", "");
+				}
+				if (cp >= 0xdc00 && cp <= 0xdfff) {
+					free(b.p);
+					return json_fail(jp, "lone low surrogate in \\u escape%s", "");
+				}
+				if (cp >= 0xd800 && cp <= 0xdbff) {
+					if (jp->end - jp->s < 12 || jp->s[6] != '\\' || jp->s[7] != 'u' ||
+					    json_hex4(jp->s + 8, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff) {
+						free(b.p);
+						return json_fail(jp, "high surrogate not followed by a low one%s", "");
+					}
+					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+					jp->s += 6;
+				}
+				if (cp == 0) {
+					free(b.p);
+					return json_fail(jp, "NUL character (\\u0000) in string%s", "");
+				}
+				utf8_put(&b, cp);
+				jp->s += 4;
+				break;
+			default:
+				free(b.p);
+				return json_fail(jp, "unknown escape in string%s", "");
+			}
+			jp->s += 2;
+			continue;
+		}
+		if (ch >= 0x80) {
+			int len = utf8_valid_len((const unsigned char *)jp->s, (const unsigned char *)jp->end);
+
+			if (!len) {
+				free(b.p);
+				return json_fail(jp, "invalid UTF-8 in string%s", "");
+			}
+			buf_putn(&b, jp->s, (size_t)len);
+			jp->s += len;
+			continue;
+		}
+		buf_putc(&b, (char)ch);
+		jp->s++;
+	}
+	jp->s++;
+	*out = astrndup(b.p ? b.p : "", b.n);
+	free(b.p);
+	return 0;
+}
+
+static int
+json_number(struct jparser *jp, struct jval *v)
+{
+	const char *p = jp->s, *start = jp->s;
+	char tmp[64];
+
+	v->integral = true;
+	if (*p == '-')
+		p++;
+	if (p < jp->end && *p == '0')
+		p++;
+	else if (p < jp->end && *p >= '1' && *p <= '9')
+		while (p < jp->end && isdigit((unsigned char)*p))
+			p++;
+	else
+		return json_fail(jp, "bad number%s", "");
+	if (p < jp->end && *p == '.') {
+		v->integral = false;
+		p++;
+		if (p >= jp->end || !isdigit((unsigned char)*p))
+			return json_fail(jp, "bad number: digits must follow the point%s", "");
+		while (p < jp->end && isdigit((unsigned char)*p))
+			p++;
+	}
+	if (p < jp->end && (*p == 'e' || *p == 'E')) {
+		v->integral = false;
+		p++;
+		if (p < jp->end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= jp->end || !isdigit((unsigned char)*p))
+			return json_fail(jp, "bad number exponent%s", "");
+		while (p < jp->end && isdigit((unsigned char)*p))
+			p++;
+	}
+	if ((size_t)(p - start) >= sizeof(tmp))
+		return json_fail(jp, "number too long%s", "");
+	memcpy(tmp, start, (size_t)(p - start));
+	tmp[p - start] = '\0';
+	v->num = strtod(tmp, NULL);
+	jp->s = p;
+	return 0;
+}
+
+static int json_value(struct jparser *jp, struct jval **out, int depth);
+
+static int
+json_container(struct jparser *jp, struct jval *v, int depth)
+{
+	bool obj = *jp->s == '{';
+	char close = obj ? '}' : ']';
+	struct vec items = { 0 }, keys = { 0 }, klines = { 0 }, kcols = { 0 };
+	size_t i;
+
+	v->t = obj ? J_OBJ : J_ARR;
+	jp->s++;
+	json_ws(jp);
+	if (jp->s < jp->end && *jp->s == close) {
+		jp->s++;
+		return 0;
+	}
+	for (;;) {
+		struct jval *item;
+
+		json_ws(jp);
+		if (obj) {
+			const char *key;
+			int kline = jp->line, kcol = (int)(jp->s - jp->line_start) + 1;
+
+			if (jp->s >= jp->end || *jp->s != '"')
+				return json_fail(jp, "expected a key in double quotes%s", "");
+			if (json_string(jp, &key) < 0)
+				return -1;
+			for (i = 0; i < keys.n; i++)
+				if (strcmp(keys.v[i], key) == 0)
+					return err_set(jp->e, jp->file, kline, kcol, "duplicate key \"%s\"", key);
+			vec_push(&keys, (void *)key);
+			vec_push(&klines, (void *)(intptr_t)kline);
+			vec_push(&kcols, (void *)(intptr_t)kcol);
+			json_ws(jp);
+			if (jp->s >= jp->end || *jp->s != ':')
+				return json_fail(jp, "expected ':' after the key%s", "");
+			jp->s++;
+		}
+		if (json_value(jp, &item, depth + 1) < 0)
+			return -1;
+		vec_push(&items, item);
+		json_ws(jp);
+		if (jp->s < jp->end && *jp->s == ',') {
+			jp->s++;
+			json_ws(jp);
+			if (jp->s < jp->end && *jp->s == close)
+				return json_fail(jp, "trailing comma%s", "");
+			continue;
+		}
+		if (jp->s < jp->end && *jp->s == close) {
+			jp->s++;
+			break;
+		}
+		return json_fail(jp, obj ? "expected ',' or '}'%s" : "expected ',' or ']'%s", "");
+	}
+	v->n = items.n;
+	v->items = (struct jval **)items.v;
+	if (obj) {
+		int *kl = amalloc(keys.n * sizeof(int)), *kc = amalloc(keys.n * sizeof(int));
+
+		for (i = 0; i < keys.n; i++) {
+			kl[i] = (int)(intptr_t)klines.v[i];
+			kc[i] = (int)(intptr_t)kcols.v[i];
+		}
+		v->keys = (const char **)keys.v;
+		v->key_lines = kl;
+		v->key_cols = kc;
+	}
+	return 0;
+}
+
+static int
+json_value(struct jparser *jp, struct jval **out, int depth)
+{
+	struct jval *v = amalloc(sizeof(*v));
+
+	json_ws(jp);
+	v->line = jp->line;
+	v->col = (int)(jp->s - jp->line_start) + 1;
+	*out = v;
+	if (depth > SBX_MAX_JSON_DEPTH)
+		return json_fail(jp, "nested deeper than %s levels", "32");
+	if (jp->s >= jp->end)
+		return json_fail(jp, "unexpected end of input%s", "");
+	switch (*jp->s) {
+	case '{':
+	case '[':
+		return json_container(jp, v, depth);
+	case '"':
+		v->t = J_STR;
+		return json_string(jp, &v->s);
+	case 't':
+	case 'f':
+	case 'n': {
+		static const struct { const char *word; enum jtype t; bool b; } lits[] = {
+			{ "true", J_BOOL, true }, { "false", J_BOOL, false }, { "null", J_NULL, false },
+		};
+		size_t i;
+
+		for (i = 0; i < LEN(lits); i++) {
+			size_t n = strlen(lits[i].word);
+
+			if ((size_t)(jp->end - jp->s) >= n && memcmp(jp->s, lits[i].word, n) == 0) {
+				v->t = lits[i].t;
+				v->b = lits[i].b;
+				jp->s += n;
+				return 0;
+			}
+		}
+		return json_fail(jp, "unexpected word (JSON has true, false and null)%s", "");
+	}
+	default:
+		if (*jp->s == '-' || isdigit((unsigned char)*jp->s)) {
+			v->t = J_NUM;
+			return json_number(jp, v);
+		}
+		if (*jp->s == '/')
+			return json_fail(jp, "comments are not JSON%s", "");
+		return json_fail(jp, "unexpected character%s", "");
+	}
+}
+
+/* Parse a whole JSON document. Returns 0, or -1 with e filled. */
+static int
+json_parse(const char *text, size_t n, const char *file, struct jval **out, struct err *e)
+{
+	struct jparser jp = { text, text + n, file, 1, text, e };
+
+	if (n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		return err_set(e, file, 1, 1, "byte order mark at the start (save the file as plain UTF-8)");
+	if (json_value(&jp, out, 0) < 0)
+		return -1;
+	json_ws(&jp);
+	if (jp.s != jp.end)
+		return json_fail(&jp, "text after the end of the JSON value%s", "");
+	return 0;
+}
+
+/* ---- 3.6 srt settings: the schema, as a table ----------------------
+ *
+ * srt (zod) strips unknown keys silently, so a typo such as "denyReed" drops
+ * a deny without a word. sbx refuses unknown keys and names the closest
+ * known one. A key for an srt feature sbx does not build, that a user would
+ * rely on for safety, is an error; a key that only steers srt's own
+ * internals is accepted and ignored (noted under -v). */
+
+enum jkind {
+	JK_OBJECT,	/* a nested object whose keys are rows with this row's name as parent */
+	JK_PATHS,	/* array of path entries (string or {path, literal:true}) -> directive */
+	JK_STRINGS,	/* array of strings -> directive */
+	JK_BOOL,	/* true sets the flag directive */
+	JK_DEPTH,	/* integer -> directive */
+	JK_BINARY,	/* absolute path string -> directive */
+	JK_REASONS,	/* deniedDomainReasons: { "entry": "reason" } */
+	JK_IGNORES,	/* ignoreViolations: { "command": ["line", ...] } */
+	JK_ENUM,	/* a string -> directive with that argument */
+	JK_IGNORED,	/* srt internals: accepted, ignored */
+	JK_UNSUPPORTED,	/* an srt feature sbx does not build: refused */
+};
+
+struct jkey {
+	const char *parent;	/* "" for the top level */
+	const char *key;
+	enum jkind kind;
+	const char *directive;	/* the line-format directive it feeds */
+	const char *why;	/* JK_IGNORED / JK_UNSUPPORTED: the reason */
+};
+
+static const struct jkey jkeys[] = {
+	{ "", "network", JK_OBJECT, NULL, NULL },
+	{ "", "filesystem", JK_OBJECT, NULL, NULL },
+	{ "", "git", JK_OBJECT, NULL, NULL },
+	{ "", "sbx", JK_OBJECT, NULL, NULL },	/* sbx's own settings; srt strips this key */
+	{ "", "ignoreViolations", JK_IGNORES, "ignore-violations", NULL },
+	{ "", "enableWeakerNestedSandbox", JK_BOOL, "weaker-nested-sandbox", NULL },
+	{ "", "allowNestedUserNamespaces", JK_BOOL, "allow-nested-userns", NULL },
+	{ "", "enableWeakerNetworkIsolation", JK_BOOL, "weaker-network-isolation", NULL },
+	{ "", "allowAppleEvents", JK_BOOL, "allow-apple-events", NULL },
+	{ "", "allowPty", JK_BOOL, "allow-pty", NULL },
+	{ "", "mandatoryDenySearchDepth", JK_DEPTH, "mandatory-deny-depth", NULL },
+	{ "", "bwrapPath", JK_BINARY, "bwrap-path", NULL },
+	{ "", "socatPath", JK_BINARY, "socat-path", NULL },
+	{ "", "ripgrep", JK_IGNORED, NULL, "sbx scans for dangerous files itself; ripgrep is not used" },
+	{ "", "seccomp", JK_IGNORED, NULL, "sbx assembles and installs its own seccomp filters" },
+	{ "", "javaAgentJarPath", JK_IGNORED, NULL, "sbx sets JAVA_TOOL_OPTIONS proxy properties instead of an agent" },
+	{ "", "windows", JK_IGNORED, NULL, "sbx does not run on Windows" },
+	{ "", "credentials", JK_UNSUPPORTED, NULL, "credential masking is not built in sbx; deny the files with filesystem.denyRead" },
+	{ "", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
+	{ "", "mitmProxy", JK_UNSUPPORTED, NULL, "sbx has no MITM proxy route" },
+	{ "", "parentProxy", JK_UNSUPPORTED, NULL, "sbx does not chain to a parent proxy" },
+	{ "network", "allowedDomains", JK_STRINGS, "allow-domain", NULL },
+	{ "network", "deniedDomains", JK_STRINGS, "deny-domain", NULL },
+	{ "network", "deniedDomainReasons", JK_REASONS, NULL, NULL },
+	{ "network", "deniedResolvedAddresses", JK_STRINGS, "deny-address", NULL },
+	{ "network", "allowUnixSockets", JK_STRINGS, "allow-unix-socket", NULL },
+	{ "network", "allowAllUnixSockets", JK_BOOL, "allow-all-unix-sockets", NULL },
+	{ "network", "allowLocalBinding", JK_BOOL, "allow-local-binding", NULL },
+	{ "network", "allowMachLookup", JK_STRINGS, "allow-mach-lookup", NULL },
+	{ "network", "strictAllowlist", JK_IGNORED, NULL, "sbx never asks, so the allow list is always strict" },
+	{ "network", "httpProxyPort", JK_UNSUPPORTED, NULL, "sbx always runs its own filtering proxy; an external proxy port is not supported" },
+	{ "network", "socksProxyPort", JK_UNSUPPORTED, NULL, "sbx always runs its own filtering proxy; an external proxy port is not supported" },
+	{ "network", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
+	{ "network", "mitmProxy", JK_UNSUPPORTED, NULL, "sbx has no MITM proxy route" },
+	{ "network", "parentProxy", JK_UNSUPPORTED, NULL, "sbx does not chain to a parent proxy" },
+	{ "network", "filterRequest", JK_UNSUPPORTED, NULL, "a request filter is a library callback, not a setting" },
+	{ "network", "allowPlaintextHeaderSet", JK_UNSUPPORTED, NULL, "header injection needs credential masking, which sbx does not build" },
+	{ "network", "stripResponseHeaders", JK_UNSUPPORTED, NULL, "sbx does not rewrite responses" },
+	{ "network", "refuseOpaqueTunnels", JK_UNSUPPORTED, NULL, "sbx does not inspect tunnels, so it cannot refuse opaque ones" },
+	{ "network", "requireHostMatch", JK_UNSUPPORTED, NULL, "sbx does not inspect TLS, so it cannot match SNI to the host" },
+	{ "network", "ambiguousRequestTarget", JK_UNSUPPORTED, NULL, "sbx always decides on the request target, never the Host header" },
+	{ "filesystem", "denyRead", JK_PATHS, "deny-read", NULL },
+	{ "filesystem", "allowRead", JK_PATHS, "allow-read", NULL },
+	{ "filesystem", "allowWrite", JK_PATHS, "allow-write", NULL },
+	{ "filesystem", "denyWrite", JK_PATHS, "deny-write", NULL },
+	{ "filesystem", "allowGitConfig", JK_BOOL, "allow-git-config", NULL },
+	{ "filesystem", "disabled", JK_BOOL, "disable-filesystem", NULL },
+	{ "git", "safeDirectories", JK_STRINGS, "git-safe-directory", NULL },
+	{ "sbx", "bridge", JK_ENUM, "bridge", NULL },
+	{ "sbx", "observeWrites", JK_BOOL, "observe-writes", NULL },
+};
+
+struct jwalk {
+	struct policy *p;
+	struct pol_ctx *c;
+	const char *file;
+	struct err *e;
+	struct jval *reasons;	/* deniedDomainReasons, applied after deniedDomains */
+};
+
+static int
+jw_fail(struct jwalk *w, const struct jval *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	w->e->file = w->file;
+	w->e->line = v->line;
+	w->e->col = v->col;
+	va_start(ap, fmt);
+	vsnprintf(w->e->msg, sizeof(w->e->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static const char *
+jkey_dotted(const struct jkey *k)
+{
+	return *k->parent ? aprintf("%s.%s", k->parent, k->key) : k->key;
+}
+
+/* Feed one argument list to a directive, translating the error position to the JSON value. */
+static int
+jw_apply(struct jwalk *w, const struct jkey *k, const struct jval *at, char **args, int nargs)
+{
+	const struct directive *d = directive_find(k->directive);
+
+	BUG_ON(!d);
+	if (pol_apply(w->p, w->c, d, args, nargs, w->file, at->line, w->e) < 0) {
+		w->e->col = at->col;
+		/* name the srt key rather than our directive */
+		if (strncmp(w->e->msg, d->name, strlen(d->name)) == 0)
+			snprintf(w->e->msg, sizeof(w->e->msg), "%s%s", jkey_dotted(k),
+			    aprintf("%s", w->e->msg + strlen(d->name)));
+		return -1;
+	}
+	return 0;
+}
+
+static int jw_object(struct jwalk *w, const char *name, const struct jval *obj);
+
+static int
+jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
+{
+	const char *dotted = jkey_dotted(k);
+	char *args[2];
+	size_t i;
+
+	switch (k->kind) {
+	case JK_OBJECT:
+		if (v->t != J_OBJ)
+			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+		return jw_object(w, k->key, v);
+	case JK_PATHS:
+	case JK_STRINGS:
+		if (v->t != J_ARR)
+			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+		for (i = 0; i < v->n; i++) {
+			const struct jval *it = v->items[i];
+
+			if (it->t == J_STR) {
+				if (!*it->s)
+					return jw_fail(w, it, "%s[%zu]: empty string", dotted, i);
+				args[0] = (char *)it->s;
+				if (jw_apply(w, k, it, args, 1) < 0)
+					return -1;
+			} else if (k->kind == JK_PATHS && it->t == J_OBJ) {
+				/* { "path": "...", "literal": true } is strict in srt too */
+				const struct jval *path = NULL, *lit = NULL;
+				size_t j;
+
+				for (j = 0; j < it->n; j++) {
+					if (strcmp(it->keys[j], "path") == 0)
+						path = it->items[j];
+					else if (strcmp(it->keys[j], "literal") == 0)
+						lit = it->items[j];
+					else
+						return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (a path entry has \"path\" and \"literal\")",
+						    dotted, i, it->keys[j]);
+				}
+				if (!path || path->t != J_STR || !*path->s || !lit || lit->t != J_BOOL || !lit->b)
+					return jw_fail(w, it, "%s[%zu]: expected a path, or { \"path\": \"<path>\", \"literal\": true }",
+					    dotted, i);
+				args[0] = (char *)"literal";
+				args[1] = (char *)path->s;
+				if (jw_apply(w, k, it, args, 2) < 0)
+					return -1;
+			} else {
+				return jw_fail(w, it, "%s[%zu]: expected %s, got %s", dotted, i,
+				    k->kind == JK_PATHS ? "a path string" : "a string", json_type_name(it->t));
+			}
+		}
+		return 0;
+	case JK_BOOL:
+		if (v->t != J_BOOL)
+			return jw_fail(w, v, "%s: expected a boolean, got %s", dotted, json_type_name(v->t));
+		if (strcmp(k->directive, "observe-writes") == 0) {
+			w->p->observe_writes = v->b;
+			return 0;
+		}
+		if (v->b)
+			return jw_apply(w, k, v, args, 0);
+		return 0;
+	case JK_DEPTH:
+		if (v->t != J_NUM || !v->integral)
+			return jw_fail(w, v, "%s: expected an integer, got %s", dotted, json_type_name(v->t));
+		if (v->num < 1 || v->num > 10)
+			return jw_fail(w, v, "%s: must be between 1 and 10", dotted);
+		args[0] = aprintf("%d", (int)v->num);
+		return jw_apply(w, k, v, args, 1);
+	case JK_BINARY:
+	case JK_ENUM:
+		if (v->t != J_STR)
+			return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
+		args[0] = (char *)v->s;
+		return jw_apply(w, k, v, args, 1);
+	case JK_REASONS:
+		if (v->t != J_OBJ)
+			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+		w->reasons = (struct jval *)v;
+		return 0;
+	case JK_IGNORES:
+		if (v->t != J_OBJ)
+			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+		for (i = 0; i < v->n; i++) {
+			const struct jval *list = v->items[i];
+			size_t j;
+
+			if (list->t != J_ARR)
+				return jw_fail(w, list, "%s[\"%s\"]: expected an array of strings, got %s", dotted,
+				    v->keys[i], json_type_name(list->t));
+			for (j = 0; j < list->n; j++) {
+				if (list->items[j]->t != J_STR)
+					return jw_fail(w, list->items[j], "%s[\"%s\"][%zu]: expected a string", dotted,
+					    v->keys[i], j);
+				args[0] = (char *)v->keys[i];
+				args[1] = (char *)list->items[j]->s;
+				if (jw_apply(w, k, list->items[j], args, 2) < 0)
+					return -1;
+			}
+		}
+		return 0;
+	case JK_IGNORED:
+		note("%s:%d: %s is accepted and ignored: %s", w->file, v->line, dotted, k->why);
+		return 0;
+	case JK_UNSUPPORTED:
+		return jw_fail(w, v, "%s: %s (remove the key; sbx refuses rather than run without it)", dotted, k->why);
+	}
+	return 0;
+}
+
+static int
+jw_object(struct jwalk *w, const char *name, const struct jval *obj)
+{
+	size_t i, j;
+
+	for (i = 0; i < obj->n; i++) {
+		const struct jkey *k = NULL;
+		const char *names[LEN(jkeys)];
+		size_t nn = 0;
+
+		for (j = 0; j < LEN(jkeys); j++) {
+			if (strcmp(jkeys[j].parent, name) != 0)
+				continue;
+			names[nn++] = jkeys[j].key;
+			if (strcmp(jkeys[j].key, obj->keys[i]) == 0)
+				k = &jkeys[j];
+		}
+		if (!k) {
+			const char *hint = closest_name(obj->keys[i], names, nn);
+
+			w->e->file = w->file;
+			w->e->line = obj->key_lines[i];
+			w->e->col = obj->key_cols[i];
+			snprintf(w->e->msg, sizeof(w->e->msg), "unknown key \"%s\"%s%s%s%s", obj->keys[i],
+			    *name ? aprintf(" in %s", name) : "", hint ? " (did you mean \"" : "",
+			    hint ? hint : "", hint ? "\"?)" : "");
+			return -1;
+		}
+		if (jw_key(w, k, obj->items[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Read an srt settings file into p. Returns 0, or -1 with e filled. */
+static int
+json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t n, const char *file,
+    struct err *e)
+{
+	struct jval *root;
+	struct jwalk w = { p, c, file, e, NULL };
+	size_t i, j;
+
+	if (json_parse(text, n, file, &root, e) < 0)
+		return -1;
+	if (root->t != J_OBJ)
+		return jw_fail(&w, root, "the settings must be a JSON object");
+	if (jw_object(&w, "", root) < 0)
+		return -1;
+	if (w.reasons) {
+		/* srt keys a reason by the exact deniedDomains entry. A reason for an
+		 * entry that is not in the list is a typo that would silently lose
+		 * the message, so it is an error here. */
+		for (i = 0; i < w.reasons->n; i++) {
+			const struct jval *r = w.reasons->items[i];
+			bool found = false;
+
+			if (r->t != J_STR || !*r->s)
+				return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: expected a non-empty string",
+				    w.reasons->keys[i]);
+			for (j = 0; j < p->deny_domains.n; j++) {
+				struct domrule *d = p->deny_domains.v[j];
+
+				if (strcmp(d->pattern, w.reasons->keys[i]) == 0) {
+					d->reason = r->s;
+					found = true;
+				}
+			}
+			if (!found)
+				return err_set(e, file, w.reasons->key_lines[i], w.reasons->key_cols[i],
+				    "network.deniedDomainReasons: \"%s\" is not an entry of network.deniedDomains",
+				    w.reasons->keys[i]);
+		}
+	}
+	return 0;
+}
+
+/* ---- 3.7 Printers: the effective policy in either format -----------
+ * Reading either output back gives the same policy (a test checks). */
+
+/* A line-format word: bare when safe, else double-quoted with \" and \\. */
+static void
+buf_put_word(struct buf *b, const char *s)
+{
+	const char *p;
+	bool bare = *s && *s != '#' && *s != '"';
+
+	for (p = s; *p && bare; p++)
+		bare = !isspace((unsigned char)*p) && *p != '"' && *p != '\\';
+	if (bare) {
+		buf_puts(b, s);
+		return;
+	}
+	buf_putc(b, '"');
+	for (p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			buf_putc(b, '\\');
+		buf_putc(b, *p);
+	}
+	buf_putc(b, '"');
+}
+
+static void
+pol_print_lines(const struct policy *p, struct buf *b)
+{
+	size_t i, j;
+
+	for (i = 0; i < LEN(directives); i++) {
+		const struct directive *d = &directives[i];
+		const struct vec *v = FIELD(p, d, const struct vec);
+
+		switch (d->kind) {
+		case DK_FLAG:
+			if (*FIELD(p, d, const bool))
+				buf_printf(b, "%s\n", d->name);
+			break;
+		case DK_PATH:
+			for (j = 0; j < v->n; j++) {
+				const struct pathrule *r = v->v[j];
+
+				buf_printf(b, "%s %s", d->name, r->literal ? "literal " : "");
+				buf_put_word(b, r->path);
+				buf_putc(b, '\n');
+			}
+			break;
+		case DK_ALLOW_DOMAIN:
+		case DK_ADDRESS:
+		case DK_SOCKET:
+		case DK_STRING:
+			for (j = 0; j < v->n; j++) {
+				buf_printf(b, "%s ", d->name);
+				buf_put_word(b, v->v[j]);
+				buf_putc(b, '\n');
+			}
+			break;
+		case DK_DENY_DOMAIN:
+			for (j = 0; j < v->n; j++) {
+				const struct domrule *r = v->v[j];
+
+				buf_printf(b, "%s ", d->name);
+				buf_put_word(b, r->pattern);
+				if (r->reason) {
+					buf_putc(b, ' ');
+					buf_put_word(b, r->reason);
+				}
+				buf_putc(b, '\n');
+			}
+			break;
+		case DK_IGNORE:
+			for (j = 0; j < v->n; j++) {
+				const struct ignorerule *r = v->v[j];
+
+				buf_printf(b, "%s ", d->name);
+				buf_put_word(b, r->command);
+				buf_putc(b, ' ');
+				buf_put_word(b, r->line);
+				buf_putc(b, '\n');
+			}
+			break;
+		case DK_DEPTH:
+			buf_printf(b, "%s %ld\n", d->name, *FIELD(p, d, const long));
+			break;
+		case DK_ONOFF:
+			buf_printf(b, "%s %s\n", d->name, *FIELD(p, d, const long) ? "on" : "off");
+			break;
+		case DK_BRIDGE:
+			buf_printf(b, "%s %s\n", d->name, *FIELD(p, d, const long) == BRIDGE_SOCAT ? "socat" : "fd");
+			break;
+		case DK_BINARY:
+			if (*FIELD(p, d, const char *const)) {
+				buf_printf(b, "%s ", d->name);
+				buf_put_word(b, *FIELD(p, d, const char *const));
+				buf_putc(b, '\n');
+			}
+			break;
+		case DK_INCLUDE:
+			break;	/* included files are already part of the policy */
+		}
+	}
+}
+
+static void
+buf_put_json_string(struct buf *b, const char *s)
+{
+	const unsigned char *p;
+
+	buf_putc(b, '"');
+	for (p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			buf_printf(b, "\\%c", *p);
+		else if (*p < 0x20)
+			buf_printf(b, "\\u%04x", *p);
+		else
+			buf_putc(b, (char)*p);
+	}
+	buf_putc(b, '"');
+}
+
+/* Print a JSON member list: members are added with jm_*() and commas placed between them. */
+struct jout { struct buf *b; int depth; bool first[8]; };
+
+static void
+jo_key(struct jout *o, const char *key)
+{
+	if (!o->first[o->depth])
+		buf_putc(o->b, ',');
+	o->first[o->depth] = false;
+	buf_printf(o->b, "\n%*s", 2 * (o->depth + 1), "");
+	if (key) {
+		buf_put_json_string(o->b, key);
+		buf_puts(o->b, ": ");
+	}
+}
+
+static void
+jo_open(struct jout *o, const char *key, char bracket)
+{
+	jo_key(o, key);
+	buf_putc(o->b, bracket);
+	o->depth++;
+	o->first[o->depth] = true;
+}
+
+static void
+jo_close(struct jout *o, char bracket)
+{
+	bool empty = o->first[o->depth];
+
+	o->depth--;
+	if (!empty)
+		buf_printf(o->b, "\n%*s", 2 * (o->depth + 1), "");
+	buf_putc(o->b, bracket);
+}
+
+static void
+jo_strings(struct jout *o, const char *key, const struct vec *v, bool paths)
+{
+	size_t i;
+
+	jo_open(o, key, '[');
+	for (i = 0; i < v->n; i++) {
+		jo_key(o, NULL);
+		if (paths) {
+			const struct pathrule *r = v->v[i];
+
+			if (r->literal) {
+				buf_puts(o->b, "{ \"path\": ");
+				buf_put_json_string(o->b, r->path);
+				buf_puts(o->b, ", \"literal\": true }");
+			} else {
+				buf_put_json_string(o->b, r->path);
+			}
+		} else {
+			buf_put_json_string(o->b, v->v[i]);
+		}
+	}
+	jo_close(o, ']');
+}
+
+static void
+jo_bool(struct jout *o, const char *key, bool v)
+{
+	if (v) {
+		jo_key(o, key);
+		buf_puts(o->b, "true");
+	}
+}
+
+static void
+pol_print_json(const struct policy *p, struct buf *b)
+{
+	struct jout o = { b, 0, { true } };
+	struct vec dd = { 0 };
+	size_t i, j;
+
+	buf_putc(b, '{');
+	o.depth = 0;
+	o.first[0] = true;
+	jo_open(&o, "network", '{');
+	jo_strings(&o, "allowedDomains", &p->allow_domains, false);
+	for (i = 0; i < p->deny_domains.n; i++)
+		vec_push(&dd, (void *)((struct domrule *)p->deny_domains.v[i])->pattern);
+	jo_strings(&o, "deniedDomains", &dd, false);
+	for (i = 0; i < p->deny_domains.n; i++)
+		if (((struct domrule *)p->deny_domains.v[i])->reason)
+			break;
+	if (i < p->deny_domains.n) {
+		jo_open(&o, "deniedDomainReasons", '{');
+		for (i = 0; i < p->deny_domains.n; i++) {
+			const struct domrule *r = p->deny_domains.v[i];
+
+			if (r->reason) {
+				jo_key(&o, r->pattern);
+				buf_put_json_string(b, r->reason);
+			}
+		}
+		jo_close(&o, '}');
+	}
+	if (p->deny_addresses.n)
+		jo_strings(&o, "deniedResolvedAddresses", &p->deny_addresses, false);
+	if (p->allow_unix_sockets.n)
+		jo_strings(&o, "allowUnixSockets", &p->allow_unix_sockets, false);
+	jo_bool(&o, "allowAllUnixSockets", p->allow_all_unix_sockets);
+	jo_bool(&o, "allowLocalBinding", p->allow_local_binding);
+	if (p->allow_mach_lookup.n)
+		jo_strings(&o, "allowMachLookup", &p->allow_mach_lookup, false);
+	jo_close(&o, '}');
+
+	jo_open(&o, "filesystem", '{');
+	jo_strings(&o, "denyRead", &p->paths[PL_DENY_READ], true);
+	jo_strings(&o, "allowRead", &p->paths[PL_ALLOW_READ], true);
+	jo_strings(&o, "allowWrite", &p->paths[PL_ALLOW_WRITE], true);
+	jo_strings(&o, "denyWrite", &p->paths[PL_DENY_WRITE], true);
+	jo_bool(&o, "allowGitConfig", p->allow_git_config);
+	jo_bool(&o, "disabled", p->fs_disabled);
+	jo_close(&o, '}');
+
+	if (p->ignores.n) {
+		jo_open(&o, "ignoreViolations", '{');
+		for (i = 0; i < p->ignores.n; i++) {
+			const struct ignorerule *r = p->ignores.v[i];
+
+			for (j = 0; j < i; j++)	/* one key per command, in first-seen order */
+				if (strcmp(((struct ignorerule *)p->ignores.v[j])->command, r->command) == 0)
+					break;
+			if (j < i)
+				continue;
+			jo_open(&o, r->command, '[');
+			for (j = i; j < p->ignores.n; j++) {
+				const struct ignorerule *s = p->ignores.v[j];
+
+				if (strcmp(s->command, r->command) == 0) {
+					jo_key(&o, NULL);
+					buf_put_json_string(b, s->line);
+				}
+			}
+			jo_close(&o, ']');
+		}
+		jo_close(&o, '}');
+	}
+	if (p->git_safe_dirs.n) {
+		jo_open(&o, "git", '{');
+		jo_strings(&o, "safeDirectories", &p->git_safe_dirs, false);
+		jo_close(&o, '}');
+	}
+	jo_bool(&o, "enableWeakerNestedSandbox", p->weaker_nested_sandbox);
+	jo_bool(&o, "allowNestedUserNamespaces", p->allow_nested_userns);
+	jo_bool(&o, "enableWeakerNetworkIsolation", p->weaker_network_isolation);
+	jo_bool(&o, "allowAppleEvents", p->allow_apple_events);
+	jo_bool(&o, "allowPty", p->allow_pty);
+	jo_key(&o, "mandatoryDenySearchDepth");
+	buf_printf(b, "%ld", p->mandatory_deny_depth);
+	if (p->bwrap_path) {
+		jo_key(&o, "bwrapPath");
+		buf_put_json_string(b, p->bwrap_path);
+	}
+	if (p->socat_path) {
+		jo_key(&o, "socatPath");
+		buf_put_json_string(b, p->socat_path);
+	}
+	/* sbx's own settings live under "sbx", a key srt strips, so srt still reads the file */
+	jo_open(&o, "sbx", '{');
+	jo_key(&o, "bridge");
+	buf_puts(b, p->bridge == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
+	jo_key(&o, "observeWrites");
+	buf_puts(b, p->observe_writes ? "true" : "false");
+	jo_close(&o, '}');
+	buf_puts(b, "\n}\n");
+}
+
+/* ====================================================================
+ * 4. MATCHING: domain patterns, addresses, globs
+ * ==================================================================== */
+
+/* ---- 4.1 Domain patterns (srt 0.0.81 domain-pattern.js) ------------ */
+
+static bool
+is_ipv6_literal(const char *s)
+{
+	struct in6_addr a;
+
+	return inet_pton(AF_INET6, s, &a) == 1;
+}
+
+/* srt's isValidDomainPattern on the host part. */
+static bool
+host_pattern_valid(const char *h, bool deny_list)
+{
+	const char *p;
+	size_t n = strlen(h);
+
+	if (deny_list && strcmp(h, "*") == 0)
+		return true;
+	if (is_ipv6_literal(h))
+		return true;
+	if (strstr(h, "://") || strchr(h, '/') || strchr(h, ':'))
+		return false;
+	if (strcmp(h, "localhost") == 0)
+		return true;
+	if (strncmp(h, "*.", 2) == 0) {
+		const char *rest = h + 2;
+		size_t rn = strlen(rest);
+
+		if (!strchr(rest, '.') || rest[0] == '.' || rest[rn - 1] == '.' || strstr(rest, "..") ||
+		    strchr(rest, '*'))
+			return false;
+		return true;
+	}
+	if (strchr(h, '*'))
+		return false;
+	if (!strchr(h, '.') || h[0] == '.' || h[n - 1] == '.')
+		return false;
+	for (p = h; *p; p++)	/* srt checks names at match time; refusing now is kinder */
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+			return false;
+	return true;
+}
+
+/* Check a domain pattern as srt does: an optional ":port" (1-65535, no
+ * leading zero), bracketed IPv6, "*.x.y" wildcards that never match the
+ * apex, and no patterns as broad as "*" or "*.com" (deny lists may say "*").
+ * Returns 0, or -1 with *why set. */
+static int
+match_check_pattern(const char *pat, bool deny_list, const char **why)
+{
+	char host[300];
+	const char *colon, *port = NULL;
+	size_t colons = 0;
+	const char *p;
+
+	*why = deny_list
+	    ? "invalid domain pattern: must be a domain (example.com), a wildcard (*.example.com), a bracketed "
+	      "IPv6 literal ([::1]) or \"*\" (deny all), with an optional :port (1-65535)"
+	    : "invalid domain pattern: must be a domain (example.com), a wildcard (*.example.com) or a bracketed "
+	      "IPv6 literal ([::1], [2001:db8::1]:443), with an optional :port (1-65535); patterns as broad as "
+	      "\"*.com\" or \"*\" are refused";
+	if (strlen(pat) >= sizeof(host) || !*pat)
+		return -1;
+	for (p = pat; *p; p++)
+		colons += *p == ':';
+	if (colons >= 2 && pat[0] != '[')	/* srt: hasValidIpv6Bracketing */
+		return -1;
+	if (pat[0] == '[') {
+		const char *close = strchr(pat, ']');
+		size_t hn;
+
+		if (!close)
+			return -1;
+		hn = (size_t)(close - pat - 1);
+		memcpy(host, pat + 1, hn);
+		host[hn] = '\0';
+		if (strchr(host, '%'))
+			*strchr(host, '%') = '\0';	/* zone dropped, as srt */
+		if (!is_ipv6_literal(host))
+			return -1;
+		if (close[1] == '\0')
+			return 0;
+		if (close[1] != ':')
+			return -1;
+		port = close + 2;
+	} else {
+		colon = strchr(pat, ':');
+		if (colon) {
+			memcpy(host, pat, (size_t)(colon - pat));
+			host[colon - pat] = '\0';
+			port = colon + 1;
+		} else {
+			strcpy(host, pat);
+		}
+		if (!host_pattern_valid(host, deny_list))
+			return -1;
+	}
+	if (port) {
+		long v;
+		const char *pw;
+
+		if (port[0] < '1' || port[0] > '9' || strlen(port) > 5 || parse_int(port, 1, 65535, &v, &pw) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- 4.2 Addresses --------------------------------------------- */
+
+/* Parse "a.b.c.d", "a.b.c.d/n", "v6" or "v6/n" (unbracketed). Returns 0 or -1. */
+static int
+match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix)
+{
+	char tmp[64];
+	const char *slash = strchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
+	long v;
+	const char *why;
+
+	if (n == 0 || n >= sizeof(tmp))
+		return -1;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	if (inet_pton(AF_INET, tmp, addr) == 1)
+		*family = AF_INET, *prefix = 32;
+	else if (inet_pton(AF_INET6, tmp, addr) == 1)
+		*family = AF_INET6, *prefix = 128;
+	else
+		return -1;
+	if (slash) {
+		if (!isdigit((unsigned char)slash[1]) || (slash[1] == '0' && slash[2]) ||
+		    parse_int(slash + 1, 0, *prefix, &v, &why) < 0)
+			return -1;
+		*prefix = (int)v;
+	}
+	return 0;
+}
+
+/* ---- 4.3 Globs: *, ?, [...] and ** ---------------------------------
+ * "*" and "?" never cross a "/"; "**" as a whole component matches any
+ * number of components (zero included); "[...]" is a class with ranges and
+ * "!" or "^" for negation. Dot files are matched like any other name: for a
+ * deny, matching more is the safe side. */
+
+static bool
+glob_class(const char **pp, char c)
+{
+	const char *p = *pp + 1;
+	bool neg = false, hit = false;
+
+	if (*p == '!' || *p == '^')
+		neg = true, p++;
+	if (*p == ']') {	/* a leading ] is literal */
+		hit = c == ']';
+		p++;
+	}
+	while (*p && *p != ']') {
+		if (p[1] == '-' && p[2] && p[2] != ']') {
+			hit |= c >= p[0] && c <= p[2];
+			p += 3;
+		} else {
+			hit |= c == *p;
+			p++;
+		}
+	}
+	if (*p != ']')
+		return false;	/* unterminated: matches nothing */
+	*pp = p + 1;
+	return hit != neg;
+}
+
+/* Match one path component against one pattern component (no '/'). */
+static bool
+glob_match_component(const char *pat, const char *s)
+{
+	while (*pat) {
+		if (*pat == '*') {
+			while (*pat == '*')
+				pat++;
+			if (!*pat)
+				return true;
+			for (; *s; s++)
+				if (glob_match_component(pat, s))
+					return true;
+			return false;
+		}
+		if (!*s)
+			return false;
+		if (*pat == '?') {
+			pat++, s++;
+		} else if (*pat == '[') {
+			if (!glob_class(&pat, *s))
+				return false;
+			s++;
+		} else {
+			if (*pat != *s)
+				return false;
+			pat++, s++;
+		}
+	}
+	return *s == '\0';
+}
+
+/* ====================================================================
+ * 5. FILESYSTEM PLAN: policy + a view of the disk -> a list of mounts
+ * ==================================================================== */
+
+/* ---- 5a. The disk view and path resolution -------------------------
+ * Everything the planner learns about the disk goes through struct disk,
+ * so tests can plan over a fake tree (tests/unit.c) exactly as over the
+ * real one. The real view walks with openat(2) on directory fds and
+ * O_NOFOLLOW, so a walk never leaves a tree through a symlink. */
+
+enum fkind { FK_MISSING, FK_FILE, FK_DIR, FK_LINK, FK_OTHER, FK_UNREADABLE };
+
+struct fid { dev_t dev; ino_t ino; };
+
+struct disk_ops {
+	/* lstat(2): the kind of path, and its identity when id is not NULL */
+	enum fkind (*lstat)(void *ctx, const char *path, struct fid *id);
+	/* readlink(2) into buf (NUL-terminated); returns the length or -1 */
+	int (*readlink)(void *ctx, const char *path, char *buf, size_t n);
+	/* open a directory: parent NULL means name is an absolute path, else a
+	 * name inside parent (never followed if it is a symlink); NULL + errno */
+	void *(*opendir)(void *ctx, void *parent, const char *name);
+	/* next entry: 1 with *name and *kind set, 0 at the end, -1 on error */
+	int (*readdir)(void *ctx, void *dir, const char **name, enum fkind *kind);
+	void (*closedir)(void *ctx, void *dir);
+};
+
+struct disk { const struct disk_ops *ops; void *ctx; };
+
+static enum fkind
+kind_of_mode(mode_t m)
+{
+	if (S_ISDIR(m))
+		return FK_DIR;
+	if (S_ISREG(m))
+		return FK_FILE;
+	if (S_ISLNK(m))
+		return FK_LINK;
+	return FK_OTHER;
+}
+
+static enum fkind
+real_lstat(void *ctx, const char *path, struct fid *id)
+{
+	struct stat st;
+
+	(void)ctx;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
+	if (id) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+	return kind_of_mode(st.st_mode);
+}
+
+static int
+real_readlink(void *ctx, const char *path, char *buf, size_t n)
+{
+	ssize_t r = readlink(path, buf, n - 1);
+
+	(void)ctx;
+	if (r < 0 || (size_t)r >= n - 1)
+		return -1;
+	buf[r] = '\0';
+	return (int)r;
+}
+
+static void *
+real_opendir(void *ctx, void *parent, const char *name)
+{
+	int fd;
+	DIR *d;
+
+	(void)ctx;
+	fd = openat(parent ? dirfd((DIR *)parent) : AT_FDCWD, name,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
+static int
+real_readdir(void *ctx, void *dir, const char **name, enum fkind *kind)
+{
+	struct dirent *de;
+
+	(void)ctx;
+	for (;;) {
+		errno = 0;
+		de = readdir((DIR *)dir);
+		if (!de)
+			return errno ? -1 : 0;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		*name = de->d_name;
+		switch (de->d_type) {	/* d_type: no stat per entry on the common file systems */
+		case DT_DIR: *kind = FK_DIR; break;
+		case DT_REG: *kind = FK_FILE; break;
+		case DT_LNK: *kind = FK_LINK; break;
+		case DT_UNKNOWN: {
+			struct stat st;
+
+			*kind = fstatat(dirfd((DIR *)dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+			    ? kind_of_mode(st.st_mode) : FK_OTHER;
+			break;
+		}
+		default: *kind = FK_OTHER;
+		}
+		return 1;
+	}
+}
+
+static void
+real_closedir(void *ctx, void *dir)
+{
+	(void)ctx;
+	closedir((DIR *)dir);
+}
+
+static const struct disk_ops real_disk_ops = {
+	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir,
+};
+
+/* The result of resolving one spelled path against the disk. */
+struct resolved {
+	const char *path;	/* real path; for a missing path, the real deepest
+				 * existing ancestor plus the missing names */
+	enum fkind kind;	/* of path: FK_MISSING, FK_FILE, FK_DIR, FK_OTHER, FK_UNREADABLE */
+	const char *first_missing;	/* FK_MISSING: the first name that does not exist */
+	bool through_file;	/* a component was a file (e.g. a worktree's .git file):
+				 * path is then that file */
+	bool via_link;		/* a symlink was followed on the way */
+};
+
+/* Resolve symlinks as realpath(3) does, through the disk view, but carry on
+ * past the first missing name (srt's resolveSymlinkedDenyPath): a deny of a
+ * path that does not exist yet must still name where it would be created.
+ * Returns 0, or -1 with *why set (a loop, or ".." after a missing name). */
+static int
+resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, const char **why)
+{
+	char rest[PATH_MAX * 2], link[PATH_MAX];
+	char cur[PATH_MAX];
+	int links = 0;
+	bool missing = false;
+
+	memset(out, 0, sizeof(*out));
+	if (strlen(spelled) >= PATH_MAX) {
+		*why = "path too long";
+		return -1;
+	}
+	snprintf(rest, sizeof(rest), "%s", spelled);
+	strcpy(cur, "/");
+	for (;;) {
+		char *r = rest, *name, *next;
+		char cand[PATH_MAX];
+		enum fkind k;
+
+		while (*r == '/')
+			r++;
+		if (!*r)
+			break;
+		name = r;
+		next = strchr(r, '/');
+		if (next)
+			*next++ = '\0';
+		else
+			next = r + strlen(r);
+		snprintf(cand, sizeof(cand), "%s", name);	/* before rest is moved over it */
+		memmove(rest, next, strlen(next) + 1);	/* rest := what follows name */
+		if (strcmp(cand, ".") == 0)
+			continue;
+		if (strcmp(cand, "..") == 0) {
+			if (missing) {
+				*why = "\"..\" after a name that does not exist";
+				return -1;
+			}
+			snprintf(cur, sizeof(cur), "%s", path_dirname(cur));
+			continue;
+		}
+		{
+			char joined[PATH_MAX];
+
+			if (snprintf(joined, sizeof(joined), "%s%s%s", cur, strcmp(cur, "/") ? "/" : "", cand) >=
+			    (int)sizeof(joined)) {
+				*why = "path too long";
+				return -1;
+			}
+			snprintf(cand, sizeof(cand), "%s", joined);
+		}
+		if (missing) {
+			snprintf(cur, sizeof(cur), "%s", cand);
+			continue;
+		}
+		k = dk->ops->lstat(dk->ctx, cand, NULL);
+		if (k == FK_LINK) {
+			char tmp[PATH_MAX * 2];
+
+			if (++links > SBX_MAX_SYMLINKS) {
+				*why = "too many levels of symbolic links";
+				return -1;
+			}
+			if (dk->ops->readlink(dk->ctx, cand, link, sizeof(link)) < 0) {
+				*why = "unreadable symbolic link";
+				return -1;
+			}
+			out->via_link = true;
+			if (snprintf(tmp, sizeof(tmp), "%s/%s", link, rest) >= (int)sizeof(tmp)) {
+				*why = "path too long";
+				return -1;
+			}
+			snprintf(rest, sizeof(rest), "%s", tmp);
+			if (link[0] == '/')
+				strcpy(cur, "/");
+			continue;
+		}
+		if (k == FK_MISSING) {
+			missing = true;
+			out->first_missing = astrdup(cand);
+			snprintf(cur, sizeof(cur), "%s", cand);
+			continue;
+		}
+		snprintf(cur, sizeof(cur), "%s", cand);
+		if (k != FK_DIR) {
+			char *r2 = rest;
+
+			while (*r2 == '/')
+				r2++;
+			if (*r2) {	/* a file in the middle of the path */
+				out->through_file = k == FK_FILE;
+				out->path = astrdup(cur);
+				out->kind = k == FK_FILE ? FK_FILE : FK_MISSING;
+				return 0;
+			}
+			out->kind = k;
+			out->path = astrdup(cur);
+			return 0;
+		}
+	}
+	out->path = path_clean(cur);
+	out->kind = missing ? FK_MISSING : dk->ops->lstat(dk->ctx, out->path, NULL);
+	return 0;
+}
+
+/* Expand a glob against the disk. Each match (an existing path, spelled
+ * with the glob's prefix) is pushed to out. Returns 0, or -1 with *why set
+ * when the walk is larger than SBX_MAX_WALK_ENTRIES. */
+struct glob_walk {
+	const struct disk *dk;
+	struct vec *out;
+	long visited;
+	const char *why;
+};
+
+static int
+glob_expand_at(struct glob_walk *gw, const char *dir, char **comps, int ncomps, int depth)
+{
+	void *dh;
+	const char *name;
+	enum fkind k;
+	int rc = 0;
+
+	if (ncomps == 0) {
+		vec_push(gw->out, astrdup(dir));
+		return 0;
+	}
+	if (depth > 64)
+		return 0;
+	if (!has_glob_chars(comps[0])) {
+		char *p = path_join(dir, comps[0]);
+		enum fkind pk = gw->dk->ops->lstat(gw->dk->ctx, p, NULL);
+
+		if (pk == FK_MISSING || pk == FK_UNREADABLE || (ncomps > 1 && pk != FK_DIR))
+			return 0;
+		return glob_expand_at(gw, p, comps + 1, ncomps - 1, depth + 1);
+	}
+	if (strcmp(comps[0], "**") == 0 && glob_expand_at(gw, dir, comps + 1, ncomps - 1, depth + 1) < 0)
+		return -1;
+	dh = gw->dk->ops->opendir(gw->dk->ctx, NULL, dir);
+	if (!dh)
+		return 0;
+	while (rc == 0 && gw->dk->ops->readdir(gw->dk->ctx, dh, &name, &k) == 1) {
+		char *p;
+
+		if (++gw->visited > SBX_MAX_WALK_ENTRIES) {
+			gw->why = "the glob walks more than 2000000 entries; make it narrower";
+			rc = -1;
+			break;
+		}
+		p = path_join(dir, name);
+		if (strcmp(comps[0], "**") == 0) {
+			if (k == FK_DIR)
+				rc = glob_expand_at(gw, p, comps, ncomps, depth + 1);
+			continue;
+		}
+		if (!glob_match_component(comps[0], name))
+			continue;
+		if (ncomps == 1)
+			vec_push(gw->out, p);
+		else if (k == FK_DIR)
+			rc = glob_expand_at(gw, p, comps + 1, ncomps - 1, depth + 1);
+	}
+	gw->dk->ops->closedir(gw->dk->ctx, dh);
+	if (gw->out->n > SBX_MAX_GLOB_MATCHES) {
+		gw->why = "the glob matches more than 4096 paths; make it narrower";
+		return -1;
+	}
+	return rc;
+}
+
+static int
+glob_expand(const struct disk *dk, const char *pattern, struct vec *out, const char **why)
+{
+	char *copy = astrdup(pattern), *comps[PATH_MAX / 2], *tok, *save;
+	int n = 0;
+	struct glob_walk gw = { dk, out, 0, NULL };
+
+	for (tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save))
+		comps[n++] = tok;
+	if (glob_expand_at(&gw, "/", comps, n, 0) < 0) {
+		*why = gw.why;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- 5b. The mount plan ------------------------------------------
+ *
+ * Facts: each rule, resolved to a real path and a kind, is a node in a tree
+ * of paths. A node's state follows from its own rules and its parent's:
+ *
+ *   visible:  allow-read or allow-write on the node -> yes; deny-read -> no;
+ *             else as the parent (reads are open at the root)
+ *   writable: a write deny on the node or any ancestor -> no (deny wins at
+ *             any depth); allow-write -> yes; else as the parent (no at root)
+ *
+ * A mount is emitted only where the state changes:
+ *   visible -> hidden:   directory: --tmpfs, then --remount-ro after the
+ *                        paths bound back inside it; file: --ro-bind /dev/null
+ *   hidden -> visible:   --bind or --ro-bind of the host path (allow-read/write
+ *                        inside a denied directory)
+ *   writable changes:    --bind (allow) or --ro-bind (deny)
+ *   missing write deny in a writable place: a placeholder (5c), bound read-only
+ *
+ * Mounts are ordered parents first, so a deny always lands on top of the
+ * allow it overrides. Every directory between a write deny and the writable
+ * mount above it is pinned (bound onto itself): a mount point cannot be
+ * renamed, so `mv .git .git2 && mkdir -p .git/hooks` cannot step around a
+ * read-only .git/hooks (bwrap and the kernel both allow renaming an
+ * ancestor of a mount point otherwise). */
+
+enum rule_bits {
+	RB_HIDE = 1,		/* deny-read */
+	RB_SHOW = 2,		/* allow-read */
+	RB_WRITE = 4,		/* allow-write */
+	RB_DENY_WRITE = 8,	/* deny-write, or a mandatory deny */
+	RB_PLACEHOLDER = 16,	/* a missing write deny: the node is its first missing name */
+};
+
+enum mkind {
+	MK_BIND_RO,	/* --ro-bind P P */
+	MK_BIND_RW,	/* --bind P P */
+	MK_DEVNULL,	/* --ro-bind /dev/null P: a hidden file */
+	MK_TMPFS,	/* --tmpfs P: a hidden directory */
+	MK_REMOUNT_RO,	/* --remount-ro P: after the paths bound back into a --tmpfs */
+};
+
+struct mount {
+	enum mkind kind;
+	const char *path;
+	const char *why;	/* for -v */
+	const char *key;	/* sort key: the path; for MK_REMOUNT_RO, the path
+				 * plus "/\xff", after everything inside it */
+};
+
+struct fact {
+	const char *path;	/* real, clean, absolute */
+	enum fkind kind;
+	unsigned rules;		/* enum rule_bits */
+	bool placeholder_dir;	/* RB_PLACEHOLDER: a directory (it stands for deeper denies) */
+	const char *why;
+};
+
+struct pnode {			/* a fact merged per path, with its computed state */
+	const char *path;
+	enum fkind kind;
+	unsigned rules;
+	bool placeholder_dir;
+	bool visible, writable, forced, mounted;
+	const char *why;
+};
+
+struct placeholder { const char *path; bool dir; };
+
+struct plan {
+	struct vec mounts;	/* of struct mount, in bwrap order */
+	struct vec placeholders;	/* of struct placeholder, to create before and remove after */
+	struct vec nodes;	/* of struct pnode, sorted; for plan_is_writable() */
+	bool fs_disabled;
+};
+
+static void
+plan_add_fact(struct vec *facts, const char *path, enum fkind kind, unsigned rules, const char *why)
+{
+	struct fact *f = amalloc(sizeof(*f));
+
+	f->path = path;
+	f->kind = kind;
+	f->rules = rules;
+	f->why = why;
+	vec_push(facts, f);
+}
+
+/* Order paths so that a parent comes right before its subtree: compare as
+ * strings in which the end sorts first, then '/', then every other byte. */
+static int
+path_byte_rank(unsigned char ch)
+{
+	return ch == '\0' ? 0 : ch == '/' ? 1 : ch + 2;
+}
+
+static int
+path_order(const char *a, const char *b)
+{
+	for (; *a && *a == *b; a++, b++)
+		;
+	return path_byte_rank((unsigned char)*a) - path_byte_rank((unsigned char)*b);
+}
+
+static int
+pnode_cmp(const void *a, const void *b)
+{
+	const struct pnode *x = *(struct pnode *const *)a, *y = *(struct pnode *const *)b;
+
+	return path_order(x->path, y->path);
+}
+
+static int
+mount_cmp(const void *a, const void *b)
+{
+	const struct mount *x = *(struct mount *const *)a, *y = *(struct mount *const *)b;
+	int c = path_order(x->key, y->key);
+
+	return c ? c : (int)x->kind - (int)y->kind;
+}
+
+static void
+plan_mount(struct plan *pl, enum mkind kind, const char *path, const char *why)
+{
+	struct mount *m = amalloc(sizeof(*m));
+
+	m->kind = kind;
+	m->path = path;
+	m->why = why;
+	m->key = kind == MK_REMOUNT_RO ? aprintf("%s/\xff", path) : path;
+	vec_push(&pl->mounts, m);
+}
+
+/* Turn facts into a plan. Pure. Returns 0, or -1 with *why set. */
+static int
+plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const char **why)
+{
+	struct pnode **stack;
+	struct pnode root = { "/", FK_DIR, 0, false, true, false, false, true, "root" };
+	size_t i, j, sp = 0;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->fs_disabled = fs_disabled;
+	root.writable = fs_disabled;
+
+	/* merge facts per path */
+	for (i = 0; i < facts->n; i++) {
+		const struct fact *f = facts->v[i];
+		const char *path = f->path;
+		struct pnode *n = NULL;
+
+		for (j = 0; j < pl->nodes.n; j++)
+			if (strcmp(((struct pnode *)pl->nodes.v[j])->path, path) == 0) {
+				n = pl->nodes.v[j];
+				break;
+			}
+		if (!n) {
+			n = amalloc(sizeof(*n));
+			n->path = path;
+			n->kind = f->kind;
+			n->why = f->why;
+			vec_push(&pl->nodes, n);
+		}
+		if (n->kind == FK_MISSING && f->kind != FK_MISSING)
+			n->kind = f->kind;
+		n->rules |= f->rules;
+		n->placeholder_dir |= f->placeholder_dir;
+		if ((f->rules & (RB_DENY_WRITE | RB_HIDE)) && !(n->rules & ~f->rules & (RB_DENY_WRITE | RB_HIDE)))
+			n->why = f->why;	/* a deny's reason is the one worth showing */
+	}
+	if (pl->nodes.n)
+		qsort(pl->nodes.v, pl->nodes.n, sizeof(void *), pnode_cmp);
+
+	stack = amalloc((pl->nodes.n + 1) * sizeof(*stack));
+	stack[sp++] = &root;
+	for (i = 0; i < pl->nodes.n; i++) {
+		struct pnode *n = pl->nodes.v[i], *par;
+		bool vis, wr, forced;
+
+		while (sp > 1 && !path_within(n->path, stack[sp - 1]->path))
+			sp--;
+		par = stack[sp - 1];
+		vis = par->visible;
+		if (n->rules & (RB_SHOW | RB_WRITE))
+			vis = true;	/* allow-read wins over deny-read on the same path (srt) */
+		else if (n->rules & RB_HIDE)
+			vis = false;
+		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER));
+		wr = forced ? false : (n->rules & RB_WRITE) ? true : par->writable;
+
+		/* what is mounted decides the state below this node */
+		n->visible = par->visible;
+		n->writable = par->writable;
+		n->forced = forced;
+		if (n->rules & RB_PLACEHOLDER) {
+			if (par->visible && par->writable) {
+				struct placeholder *ph = amalloc(sizeof(*ph));
+
+				ph->path = n->path;
+				ph->dir = n->placeholder_dir;
+				vec_push(&pl->placeholders, ph);
+				plan_mount(pl, MK_BIND_RO, n->path, n->why);
+				n->writable = false;
+				n->mounted = true;
+			}
+		} else if (n->kind == FK_MISSING || n->kind == FK_UNREADABLE) {
+			/* nothing to mount on; a missing path outside every writable
+			 * place cannot be created either */
+		} else if (!vis) {
+			if (par->visible) {
+				plan_mount(pl, n->kind == FK_DIR ? MK_TMPFS : MK_DEVNULL, n->path, n->why);
+				if (n->kind == FK_DIR)
+					plan_mount(pl, MK_REMOUNT_RO, n->path, n->why);
+				n->mounted = true;
+			}
+			n->visible = false;
+		} else if (!par->visible || wr != par->writable) {
+			plan_mount(pl, wr ? MK_BIND_RW : MK_BIND_RO, n->path, n->why);
+			n->visible = true;
+			n->writable = wr;
+			n->mounted = true;
+		}
+
+		/* SECURITY: pin the directories between a write deny and the
+		 * writable mount above it, so none of them can be renamed away */
+		if (n->mounted && par->visible && par->writable && !n->writable && n->visible) {
+			const char *top = "/";
+			size_t k;
+			char *d;
+
+			for (k = sp; k-- > 0;)
+				if (stack[k]->mounted) {
+					top = stack[k]->path;
+					break;
+				}
+			for (d = path_dirname(n->path); strcmp(d, top) != 0 && path_within(d, top) &&
+			    strcmp(d, "/") != 0; d = path_dirname(d)) {
+				bool dup = false;
+
+				for (k = 0; k < pl->mounts.n; k++) {
+					struct mount *m = pl->mounts.v[k];
+
+					if (strcmp(m->path, d) == 0 && m->kind == MK_BIND_RW)
+						dup = true;
+				}
+				if (!dup)
+					plan_mount(pl, MK_BIND_RW, d, aprintf("pin: keeps %s from being renamed away", n->path));
+			}
+		}
+		stack[sp++] = n;
+		if (pl->mounts.n > SBX_MAX_MOUNTS) {
+			*why = "the plan has more than 8000 mounts; narrow the globs";
+			return -1;
+		}
+	}
+	if (pl->mounts.n)
+		qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
+	return 0;
+}
+
+/* Would path (real) be writable inside the sandbox under this plan? */
+static bool
+plan_is_writable(const struct plan *pl, const char *path)
+{
+	const struct pnode *best = NULL;
+	size_t i;
+
+	if (pl->fs_disabled)
+		return true;
+	for (i = 0; i < pl->nodes.n; i++) {
+		const struct pnode *n = pl->nodes.v[i];
+
+		if (path_within(path, n->path) && (!best || strlen(n->path) > strlen(best->path)) &&
+		    (n->mounted || n->kind == FK_DIR || n->kind == FK_FILE)) {
+			/* a node that mounted nothing has its parent's state, which
+			 * it recorded; so the deepest node decides */
+			best = n;
+		}
+	}
+	if (!best)
+		return false;
+	return best->visible && best->writable;
+}
+
+/* ---- 5a (cont.) From policy rules to facts -------------------------- */
+
+/* Files that run code later, outside the sandbox, if a command could write
+ * them: srt's DANGEROUS_FILES and dangerous directories (sandbox-utils.js). */
+static const struct { const char *name; const char *why; } dangerous_files[] = {
+	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)" },
+	{ ".gitmodules", "submodule URLs and update commands run on the next update" },
+	{ ".bashrc", "the next interactive bash runs it" },
+	{ ".bash_profile", "the next login bash runs it" },
+	{ ".zshrc", "the next interactive zsh runs it" },
+	{ ".zprofile", "the next login zsh runs it" },
+	{ ".profile", "the next login shell runs it" },
+	{ ".ripgreprc", "ripgrep options can name a preprocessor to run" },
+	{ ".mcp.json", "names MCP servers an agent will start with full access" },
+};
+
+static const struct { const char *name; const char *why; } dangerous_dirs[] = {
+	{ ".vscode", "editor tasks and settings run outside the sandbox" },
+	{ ".idea", "IDE run configurations run outside the sandbox" },
+	{ ".claude/commands", "agent commands run later with full access" },
+	{ ".claude/agents", "agent definitions run later with full access" },
+};
+
+struct resolver {
+	const struct policy *p;
+	const struct disk *dk;
+	struct vec *facts;	/* of struct fact */
+	struct vec roots;	/* of const char *: writable directories to scan */
+	long walked;
+	struct err *e;
+};
+
+static int
+rs_fail(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	rs->e->file = r ? r->file : NULL;
+	rs->e->line = r ? r->line : 0;
+	rs->e->col = 0;
+	va_start(ap, fmt);
+	vsnprintf(rs->e->msg, sizeof(rs->e->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Add a write deny for a resolved path: an existing one is bound read-only,
+ * a missing one becomes a placeholder at its first missing name. */
+static void
+rs_deny_write(struct resolver *rs, const struct resolved *res, const char *why)
+{
+	if (res->kind == FK_MISSING) {
+		struct fact *f;
+
+		plan_add_fact(rs->facts, res->first_missing, FK_MISSING, RB_PLACEHOLDER, why);
+		f = rs->facts->v[rs->facts->n - 1];
+		f->placeholder_dir = strcmp(res->first_missing, res->path) != 0;
+	} else if (res->kind != FK_UNREADABLE) {
+		plan_add_fact(rs->facts, res->path, res->kind, RB_DENY_WRITE, why);
+	}
+}
+
+/* Expand one rule into the spelled paths it names: itself, or its glob matches. */
+static int
+rs_expand(struct resolver *rs, const struct pathrule *r, struct vec *out)
+{
+	const char *why;
+	size_t i;
+
+	if (r->literal || !has_glob_chars(r->path)) {
+		vec_push(out, (void *)r->path);
+		return 0;
+	}
+	if (glob_expand(rs->dk, r->path, out, &why) < 0)
+		return rs_fail(rs, r, "%s: %s", r->path, why);
+	note("%s:%d: glob %s matched %zu path%s", r->file ? r->file : "-", r->line, r->path, out->n,
+	    out->n == 1 ? "" : "s");
+	for (i = 0; i < out->n; i++)
+		note("  %s", (const char *)out->v[i]);
+	return 0;
+}
+
+static const char *
+rule_why(const char *directive, const struct pathrule *r)
+{
+	if (r->file && r->line)
+		return aprintf("%s %s (%s:%d)", directive, r->path, r->file, r->line);
+	return aprintf("%s %s", directive, r->path);
+}
+
+static int
+rs_rules(struct resolver *rs, enum path_list which, const char *directive)
+{
+	const struct vec *rules = &rs->p->paths[which];
+	size_t i, j;
+
+	for (i = 0; i < rules->n; i++) {
+		const struct pathrule *r = rules->v[i];
+		struct vec spelled = { 0 };
+		const char *why = rule_why(directive, r);
+
+		if (rs_expand(rs, r, &spelled) < 0)
+			return -1;
+		for (j = 0; j < spelled.n; j++) {
+			const char *sp = spelled.v[j], *err;
+			struct resolved res;
+
+			if (which == PL_DENY_READ && strcmp(sp, "/") == 0) {
+				/* srt: a deny of / means its children, but not /proc, /dev, /sys */
+				void *dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, "/");
+				const char *name;
+				enum fkind k;
+
+				while (dh && rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
+					if (strcmp(name, "proc") && strcmp(name, "dev") && strcmp(name, "sys"))
+						plan_add_fact(rs->facts, path_join("/", name),
+						    k == FK_DIR ? FK_DIR : FK_FILE, RB_HIDE, why);
+				if (dh)
+					rs->dk->ops->closedir(rs->dk->ctx, dh);
+				continue;
+			}
+			if (resolve_path(rs->dk, sp, &res, &err) < 0)
+				return rs_fail(rs, r, "%s %s: %s", directive, sp, err);
+			if (path_within(res.path, "/proc") || path_within(res.path, "/dev")) {
+				/* bwrap mounts a fresh /dev and /proc over these */
+				if (which == PL_ALLOW_WRITE && path_within(res.path, "/proc"))
+					return rs_fail(rs, r, "%s %s: /proc cannot be made writable", directive, sp);
+				note("%s: %s is under /dev or /proc, which sbx mounts itself; skipped", why, sp);
+				continue;
+			}
+			if (which == PL_ALLOW_WRITE && path_within(res.path, "/sys"))
+				return rs_fail(rs, r, "%s %s: /sys cannot be made writable", directive, sp);
+			switch (which) {
+			case PL_ALLOW_WRITE:
+				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
+					note("%s: does not exist; skipped (srt does the same)", why);
+					continue;
+				}
+				if (res.via_link && strcmp(res.path, sp) != 0 &&
+				    (path_within(sp, res.path) || path_depth(res.path) <= 1))
+					return rs_fail(rs, r,
+					    "%s %s: is a symlink to %s, a broader directory; name %s itself if that is meant",
+					    directive, sp, res.path, res.path);
+				plan_add_fact(rs->facts, res.path, res.kind, RB_WRITE, why);
+				if (res.kind == FK_DIR)
+					vec_push(&rs->roots, (void *)res.path);
+				break;
+			case PL_ALLOW_READ:
+				if (res.kind != FK_MISSING && res.kind != FK_UNREADABLE)
+					plan_add_fact(rs->facts, res.path, res.kind, RB_SHOW, why);
+				break;
+			case PL_DENY_READ:
+				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
+					note("%s: does not exist, so nothing is mounted; a file created there later is readable",
+					    why);
+					continue;
+				}
+				plan_add_fact(rs->facts, res.path, res.kind, RB_HIDE, why);
+				break;
+			case PL_DENY_WRITE:
+				rs_deny_write(rs, &res, why);
+				break;
+			case PL_COUNT:
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static bool
+name_ieq(const char *a, const char *b)
+{
+	return strcasecmp(a, b) == 0;
+}
+
+/* A mandatory deny at root/rel. SECURITY: if any name from the root down is a
+ * symlink, the command could replace the link itself (a mount covers only its
+ * target), so sbx refuses instead of pretending to protect it. */
+static int
+rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why)
+{
+	char *path = path_join(root, rel), *p;
+	struct resolved res;
+	const char *err;
+
+	for (p = path + strlen(root) + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char *prefix = astrndup(path, (size_t)(p - path));
+
+			if (rs->dk->ops->lstat(rs->dk->ctx, prefix, NULL) == FK_LINK)
+				return rs_fail(rs, NULL,
+				    "%s is a symlink inside the writable directory %s; a mount cannot stop the command "
+				    "from replacing a symlink, so sbx refuses (hint: replace the link by the file, or "
+				    "leave %s read-only)", prefix, root, root);
+			if (!*p)
+				break;
+		}
+	}
+	if (resolve_path(rs->dk, path, &res, &err) < 0)
+		return rs_fail(rs, NULL, "%s: %s", path, err);
+	rs_deny_write(rs, &res, aprintf("mandatory deny %s: %s", rel, why));
+	return 0;
+}
+
+/* The dangerous names directly at the top of a writable root: the whole
+ * list, placeholders included (srt's linuxGetCwdMandatoryDenyPaths). */
+static int
+rs_scan_top(struct resolver *rs, const char *root)
+{
+	size_t i;
+	enum fkind git;
+
+	for (i = 0; i < LEN(dangerous_files); i++)
+		if (rs_mandatory(rs, root, dangerous_files[i].name, dangerous_files[i].why) < 0)
+			return -1;
+	for (i = 0; i < LEN(dangerous_dirs); i++)
+		if (rs_mandatory(rs, root, dangerous_dirs[i].name, dangerous_dirs[i].why) < 0)
+			return -1;
+	git = rs->dk->ops->lstat(rs->dk->ctx, path_join(root, ".git"), NULL);
+	if (git == FK_DIR) {
+		if (rs_mandatory(rs, root, ".git/hooks", "git runs hooks on commit and checkout") < 0)
+			return -1;
+		if (!rs->p->allow_git_config &&
+		    rs_mandatory(rs, root, ".git/config", "git runs commands named in it") < 0)
+			return -1;
+	} else if (git == FK_FILE || git == FK_LINK) {
+		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Look inside dir (a handle) for children named one of names[] (any case);
+ * add each as a mandatory deny. */
+static int
+rs_scan_children(struct resolver *rs, void *parent, const char *dirpath, const char *dirname,
+    const char *const *names, size_t n, const char *why)
+{
+	void *dh = rs->dk->ops->opendir(rs->dk->ctx, parent, dirname);
+	const char *name;
+	enum fkind k;
+	size_t i;
+	int rc = 0;
+
+	if (!dh)
+		return 0;
+	while (rc == 0 && rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
+		for (i = 0; i < n; i++)
+			if (name_ieq(name, names[i])) {
+				const char *p = path_join(dirpath, name);
+
+				if (k == FK_LINK)
+					rc = rs_fail(rs, NULL, "%s is a symlink in a writable directory; a mount cannot "
+					    "stop the command from replacing a symlink, so sbx refuses", p);
+				else
+					plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
+			}
+	rs->dk->ops->closedir(rs->dk->ctx, dh);
+	return rc;
+}
+
+/* The walk below a root, srt's depth semantics (one ripgrep pass there):
+ * with depth N, a dangerous file counts in directories at depth <= N-1 (the
+ * root is 0); a dangerous directory, .claude/ and .git/ in directories at
+ * depth <= N-2. node_modules is skipped, as srt does; .git is not entered
+ * (its dangerous parts are named above). Names match in any case. */
+static int
+rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
+{
+	long maxd = rs->p->mandatory_deny_depth;
+	const char *name;
+	enum fkind k;
+	int r;
+	size_t i;
+
+	while ((r = rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k)) == 1) {
+		bool dangerous = false, dir_level = depth <= maxd - 2;
+		char *p;
+
+		if (++rs->walked > SBX_MAX_WALK_ENTRIES)
+			return rs_fail(rs, NULL, "the scan for dangerous files under %s passed %d entries; "
+			    "lower mandatory-deny-depth or narrow allow-write", path, SBX_MAX_WALK_ENTRIES);
+		if (name[0] != '.' && (k != FK_DIR || depth + 1 > maxd - 1))
+			continue;	/* fast path: every dangerous name starts with a dot */
+		p = path_join(path, name);
+		if (depth <= maxd - 1)
+			for (i = 0; i < LEN(dangerous_files); i++)
+				if (name_ieq(name, dangerous_files[i].name)) {
+					dangerous = true;
+					if (k != FK_LINK)
+						plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
+						    aprintf("mandatory deny %s: %s", dangerous_files[i].name,
+							dangerous_files[i].why));
+				}
+		if (dir_level && (name_ieq(name, ".vscode") || name_ieq(name, ".idea"))) {
+			dangerous = true;
+			if (k != FK_LINK)
+				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
+				    aprintf("mandatory deny %s: %s", name, dangerous_dirs[name_ieq(name, ".idea")].why));
+		}
+		if (dir_level && name_ieq(name, ".claude")) {
+			static const char *const sub[] = { "commands", "agents" };
+
+			dangerous = k == FK_LINK;
+			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, sub, 2,
+			    "mandatory deny .claude/: agent configuration runs later with full access") < 0)
+				return -1;
+		}
+		if (dir_level && name_ieq(name, ".git")) {
+			static const char *const sub[] = { "hooks", "config" };
+
+			dangerous = k == FK_LINK;
+			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, sub, rs->p->allow_git_config ? 1 : 2,
+			    "mandatory deny .git/hooks, .git/config: git runs what they name") < 0)
+				return -1;
+			if (k == FK_FILE)
+				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
+				    "mandatory deny .git: a worktree's .git file says where git finds its hooks");
+		}
+		if (dangerous && k == FK_LINK)
+			return rs_fail(rs, NULL, "%s is a symlink in a writable directory; a mount cannot stop the "
+			    "command from replacing a symlink, so sbx refuses (hint: replace the link by the file)", p);
+		if (k == FK_DIR && depth + 1 <= maxd - 1 && strcmp(name, "node_modules") != 0 &&
+		    !name_ieq(name, ".git")) {
+			void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, name);
+
+			if (!sub) {
+				/* SECURITY: a directory sbx cannot list may hold anything:
+				 * keep all of it read-only (srt does the same) */
+				if (errno == EACCES || errno == EPERM) {
+					note("%s: cannot be listed; kept read-only whole", p);
+					plan_add_fact(rs->facts, p, FK_DIR, RB_DENY_WRITE,
+					    "unlistable directory in a writable root: kept read-only");
+				}
+				continue;
+			}
+			r = rs_scan_walk(rs, sub, p, depth + 1);
+			rs->dk->ops->closedir(rs->dk->ctx, sub);
+			if (r < 0)
+				return -1;
+		}
+	}
+	return r < 0 ? rs_fail(rs, NULL, "cannot list %s: %s", path, strerror(errno)) : 0;
+}
+
+static int
+rs_scan_root(struct resolver *rs, const char *root)
+{
+	void *dh;
+	int rc;
+
+	if (rs_scan_top(rs, root) < 0)
+		return -1;
+	dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, root);
+	if (!dh)
+		return 0;
+	rc = rs_scan_walk(rs, dh, root, 0);
+	rs->dk->ops->closedir(rs->dk->ctx, dh);
+	return rc;
+}
+
+/* What a run adds to every policy: its private TMPDIR, writable, inside the
+ * runtime directory, which is hidden (other runs' files and journals). */
+struct run_paths {
+	const char *cwd;	/* real */
+	const char *runtime_root;	/* ${TMPDIR:-/tmp}/sbx-UID */
+	const char *tmpdir;	/* the command's TMPDIR, inside runtime_root */
+};
+
+/* Resolve the whole policy into facts. Returns 0, or -1 with e filled. */
+static int
+plan_resolve(const struct policy *p, const struct disk *dk, const struct run_paths *rp,
+    struct vec *facts, struct err *e)
+{
+	struct resolver rs = { p, dk, facts, { 0 }, 0, e };
+	size_t i, j;
+
+	if (p->fs_disabled)
+		return 0;
+	if (rs_rules(&rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(&rs, PL_ALLOW_READ, "allow-read") < 0 ||
+	    rs_rules(&rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(&rs, PL_DENY_WRITE, "deny-write") < 0)
+		return -1;
+	if (rp->runtime_root) {
+		plan_add_fact(facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
+		plan_add_fact(facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
+	}
+	/* Scan each writable root once, and the cwd too when it is writable
+	 * (srt scans only its cwd). An allow-write of a dangerous file itself
+	 * is still denied: mandatory means mandatory. */
+	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
+		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
+		const char *base = strrchr(r->path, '/') + 1;
+
+		for (j = 0; j < LEN(dangerous_files); j++)
+			if (name_ieq(base, dangerous_files[j].name) &&
+			    rs_mandatory(&rs, path_dirname(r->path), base, dangerous_files[j].why) < 0)
+				return -1;
+	}
+	for (i = 0; i < rs.roots.n; i++)
+		if (path_within(rp->cwd, rs.roots.v[i]) && strcmp(rp->cwd, rs.roots.v[i]) != 0) {
+			vec_push(&rs.roots, (void *)rp->cwd);
+			break;
+		}
+	for (i = 0; i < rs.roots.n; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(rs.roots.v[i], rs.roots.v[j]) == 0)
+				break;
+		if (j < i)
+			continue;
+		if (rs_scan_root(&rs, rs.roots.v[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- 5c. Placeholders and their journal ------------------------------
+ *
+ * A missing dangerous name in a writable root is covered by an empty file
+ * or directory that sbx creates and binds read-only (bwrap would create the
+ * mount point on the host anyway). Each is written to a journal under the
+ * run's runtime directory before it is created, and removed after the
+ * command exits, but only if it is still the empty inode sbx made. A run
+ * killed with SIGKILL leaves its journal behind; the next sbx run finds it
+ * (its pid is gone, or belongs to another process now) and cleans up. */
+
+static long long
+proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int fd, i;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* the command name may hold spaces and ')' */
+	if (!p)
+		return -1;
+	for (i = 0; i < 20 && p; i++)	/* field 22, starttime, is 20 fields after ')' */
+		p = strchr(p + 1, ' ');
+	return p ? strtoll(p + 1, NULL, 10) : -1;
+}
+
+/* Remove a tree without following symlinks: the command wrote it. */
+static void
+rm_tree_at(int parent, const char *name, int depth)
+{
+	int fd;
+	DIR *d;
+	struct dirent *de;
+
+	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
+		return;
+	if (depth > 256)
+		return;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		/* a directory the command made unreadable is still ours */
+		if (fchmodat(parent, name, 0700, 0) == 0)
+			fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return;
+	}
+	fchmod(fd, 0700);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			rm_tree_at(dirfd(d), de->d_name, depth + 1);
+	closedir(d);
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+static void
+rm_tree(const char *path)
+{
+	rm_tree_at(AT_FDCWD, path, 0);
+}
+
+/* Journal lines: "T <unix time>", "P <f|d> <path>" (intent, before creating),
+ * "C <dev> <ino> <path>" (created). Paths are %-escaped (%, newline). */
+static void
+journal_escape(struct buf *b, const char *path)
+{
+	for (; *path; path++) {
+		if (*path == '%' || *path == '\n')
+			buf_printf(b, "%%%02x", (unsigned char)*path);
+		else
+			buf_putc(b, *path);
+	}
+}
+
+static char *
+journal_unescape(const char *s)
+{
+	char *out = amalloc(strlen(s) + 1), *o = out;
+
+	for (; *s; s++) {
+		unsigned v;
+
+		if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1 && isxdigit((unsigned char)s[1]) &&
+		    isxdigit((unsigned char)s[2])) {
+			*o++ = (char)v;
+			s += 2;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Remove one placeholder if it is still what sbx made: the same inode when
+ * known, and in any case an empty file or an empty directory. */
+static void
+placeholder_remove(const char *path, bool known, dev_t dev, ino_t ino, time_t not_before)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return;
+	if (known && (st.st_dev != dev || st.st_ino != ino))
+		return;
+	if (!known && st.st_mtime < not_before)
+		return;
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		unlink(path);
+	else if (S_ISDIR(st.st_mode))
+		rmdir(path);	/* fails, as it should, if anything is inside */
+}
+
+/* Undo a journal: remove its placeholders, newest first. */
+static void
+journal_replay(const char *journal)
+{
+	struct buf b = { 0 };
+	struct vec lines = { 0 };
+	char *line, *save;
+	time_t t0 = 0;
+	size_t i;
+
+	if (read_file(journal, 16 << 20, &b) < 0) {
+		free(b.p);
+		return;
+	}
+	for (line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		vec_push(&lines, astrdup(line));
+	free(b.p);
+	for (i = 0; i < lines.n; i++)
+		if (((char *)lines.v[i])[0] == 'T')
+			t0 = (time_t)strtoll((char *)lines.v[i] + 2, NULL, 10);
+	for (i = lines.n; i-- > 0;) {
+		const char *l = lines.v[i];
+		unsigned long long dev, ino;
+		int off = 0;
+
+		if (l[0] == 'C' && sscanf(l, "C %llu %llu %n", &dev, &ino, &off) == 2 && off > 0) {
+			placeholder_remove(journal_unescape(l + off), true, (dev_t)dev, (ino_t)ino, 0);
+		} else if (l[0] == 'P' && l[1] == ' ' && (l[2] == 'f' || l[2] == 'd') && l[3] == ' ') {
+			/* an intent with no "C" line: the run died while creating it */
+			const char *path = journal_unescape(l + 4);
+			size_t j;
+			bool created = false;
+
+			for (j = i + 1; j < lines.n; j++) {
+				const char *c = lines.v[j];
+
+				if (c[0] == 'C' && sscanf(c, "C %llu %llu %n", &dev, &ino, &off) == 2 &&
+				    strcmp(journal_unescape(c + off), path) == 0)
+					created = true;
+			}
+			if (!created)
+				placeholder_remove(path, false, 0, 0, t0);
+		}
+	}
+}
+
+/* The run's own state, for cleanup at exit (atexit: every exit path). */
+static struct {
+	const char *run_dir;	/* runtime_root/run-PID-START: journal and tmp */
+	const char *journal;
+	const struct plan *plan;
+	pid_t owner;		/* only the process that made them cleans up */
+} run_state;
+
+static void
+run_cleanup(void)
+{
+	if (!run_state.run_dir || getpid() != run_state.owner)
+		return;
+	if (run_state.journal)
+		journal_replay(run_state.journal);
+	rm_tree(run_state.run_dir);
+	run_state.run_dir = NULL;
+}
+
+/* The runtime root ${TMPDIR:-/tmp}/sbx-UID: made 0700 if absent; refused
+ * if it is not a directory of ours that only we can enter. */
+static const char *
+runtime_root(bool create)
+{
+	const char *base = getenv("TMPDIR");
+	char *root;
+	struct stat st;
+
+	if (!base || base[0] != '/')
+		base = "/tmp";
+	root = path_clean(aprintf("%s/sbx-%u", base, (unsigned)getuid()));
+	if (!create)
+		return root;
+	if (mkdir(root, 0700) < 0 && errno != EEXIST)
+		die("cannot create the runtime directory %s: %s", root, strerror(errno));
+	if (lstat(root, &st) < 0)
+		die("cannot inspect %s: %s", root, strerror(errno));
+	/* SECURITY: another user could pre-create it in a shared /tmp to
+	 * read or plant files in our TMPDIR and journal */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		die_hint("remove it, or set TMPDIR to a private directory",
+		    "%s is not a private directory owned by uid %u", root, (unsigned)getuid());
+	return root;
+}
+
+/* Clean up after runs that died without doing it themselves. */
+static void
+runtime_recover(const char *root)
+{
+	DIR *d = opendir(root);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int pid;
+		long long start;
+		char *dir;
+
+		if (sscanf(de->d_name, "run-%d-%lld", &pid, &start) != 2)
+			continue;
+		if (pid == getpid() || proc_start_time(pid) == start)
+			continue;	/* alive */
+		dir = path_join(root, de->d_name);
+		note("cleaning up after an earlier run that did not finish (pid %d)", pid);
+		journal_replay(path_join(dir, "journal"));
+		rm_tree(dir);
+	}
+	closedir(d);
+}
+
+/* The paths of this run (names only; nothing is created). */
+static void
+run_paths_init(struct run_paths *rp, const char *cwd)
+{
+	rp->cwd = cwd;
+	rp->runtime_root = runtime_root(false);
+	run_state.run_dir = NULL;
+	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", rp->runtime_root, (int)getpid(),
+	    proc_start_time(getpid()));
+}
+
+/* Create the run directory, the private TMPDIR and the placeholders, each
+ * placeholder journaled first. Dies on any failure (nothing has run yet;
+ * atexit removes what was made). */
+static void
+run_prepare(const struct run_paths *rp, const struct plan *pl)
+{
+	struct buf jb = { 0 };
+	int jfd;
+	size_t i;
+	const char *run_dir = path_dirname(rp->tmpdir);
+
+	runtime_root(true);
+	runtime_recover(rp->runtime_root);
+	if (mkdir(run_dir, 0700) < 0)
+		die("cannot create %s: %s", run_dir, strerror(errno));
+	run_state.run_dir = run_dir;
+	run_state.owner = getpid();
+	run_state.plan = pl;
+	atexit(run_cleanup);
+	if (mkdir(rp->tmpdir, 0700) < 0)
+		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
+	if (!pl->placeholders.n)
+		return;
+
+	run_state.journal = path_join(run_dir, "journal");
+	jfd = open(run_state.journal, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+	if (jfd < 0)
+		die("cannot create %s: %s", run_state.journal, strerror(errno));
+	buf_printf(&jb, "T %lld\n", (long long)time(NULL) - 1);
+	for (i = 0; i < pl->placeholders.n; i++) {
+		const struct placeholder *ph = pl->placeholders.v[i];
+
+		buf_printf(&jb, "P %c ", ph->dir ? 'd' : 'f');
+		journal_escape(&jb, ph->path);
+		buf_putc(&jb, '\n');
+	}
+	if (write_all(jfd, jb.p, jb.n) < 0 || fsync(jfd) < 0)
+		die("cannot write %s: %s", run_state.journal, strerror(errno));
+	for (i = 0; i < pl->placeholders.n; i++) {
+		const struct placeholder *ph = pl->placeholders.v[i];
+		struct stat st;
+		int fd;
+
+		if (ph->dir) {
+			if (mkdir(ph->path, 0755) < 0)
+				die("cannot create the placeholder directory %s: %s", ph->path, strerror(errno));
+		} else {
+			fd = open(ph->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (fd < 0)
+				die("cannot create the placeholder %s: %s", ph->path, strerror(errno));
+			close(fd);
+		}
+		if (lstat(ph->path, &st) < 0)
+			die("cannot inspect %s: %s", ph->path, strerror(errno));
+		jb.n = 0;
+		buf_printf(&jb, "C %llu %llu ", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+		journal_escape(&jb, ph->path);
+		buf_putc(&jb, '\n');
+		if (write_all(jfd, jb.p, jb.n) < 0)
+			die("cannot write %s: %s", run_state.journal, strerror(errno));
+		note("placeholder %s %s (removed after the run)", ph->dir ? "directory" : "file", ph->path);
+	}
+	fsync(jfd);
+	close(jfd);
+	free(jb.p);
+}
+
+/* ====================================================================
+ * 6. LINUX: the bwrap argv, the inner helper, running, --check
+ * ==================================================================== */
+
+/* ---- 6a. The bwrap argv (pure; compiled on every platform) ----------
+ *
+ * Order, as srt's: session and lifetime, network, environment, the
+ * filesystem (--ro-bind / / then the plan's mounts), /dev, pid and user
+ * namespaces, /proc, then the inner helper and the command. */
+
+struct bw_params {
+	const char *tmpdir;	/* the command's TMPDIR */
+	int exe_fd;		/* sbx's own binary, read-only: bwrap runs /proc/self/fd/N */
+	int info_fd;		/* bwrap --info-fd: tells the host the inner helper's pid */
+	int ready_fd;		/* the inner helper writes one byte once it is running */
+	int args_fd;		/* where the options are read from (--args) */
+	long git_config_count;	/* GIT_CONFIG_COUNT already in the environment */
+	char **cmd;		/* the command and its arguments */
+};
+
+static void
+argv_push(struct vec *v, const char *s)
+{
+	vec_push(v, (void *)s);
+}
+
+static void
+argv_push3(struct vec *v, const char *a, const char *b, const char *c)
+{
+	argv_push(v, a);
+	argv_push(v, b);
+	if (c)
+		argv_push(v, c);
+}
+
+/* The options bwrap reads from --args (NUL-separated, so thousands of
+ * mounts fit where a command line would not). */
+static void
+bw_render_options(const struct policy *p, const struct plan *pl, const struct bw_params *bp, struct vec *out)
+{
+	size_t i;
+
+	/* setsid: without a seccomp rule for TIOCSTI, a command holding our
+	 * terminal could push keystrokes into the shell that runs after it */
+	argv_push(out, "--new-session");
+	argv_push(out, "--die-with-parent");
+	argv_push(out, "--unshare-net");	/* only lo: the network is closed */
+	argv_push3(out, "--setenv", "SANDBOX_RUNTIME", "1");
+	argv_push3(out, "--setenv", "TMPDIR", bp->tmpdir);
+	for (i = 0; i < p->git_safe_dirs.n; i++) {
+		long n = bp->git_config_count + (long)i;
+
+		argv_push3(out, "--setenv", aprintf("GIT_CONFIG_KEY_%ld", n), "safe.directory");
+		argv_push3(out, "--setenv", aprintf("GIT_CONFIG_VALUE_%ld", n), p->git_safe_dirs.v[i]);
+	}
+	if (p->git_safe_dirs.n)
+		argv_push3(out, "--setenv", "GIT_CONFIG_COUNT",
+		    aprintf("%ld", bp->git_config_count + (long)p->git_safe_dirs.n));
+
+	argv_push3(out, pl->fs_disabled ? "--bind" : "--ro-bind", "/", "/");
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		switch (m->kind) {
+		case MK_BIND_RO:
+			argv_push3(out, "--ro-bind", m->path, m->path);
+			break;
+		case MK_BIND_RW:
+			argv_push3(out, "--bind", m->path, m->path);
+			break;
+		case MK_DEVNULL:
+			argv_push3(out, "--ro-bind", "/dev/null", m->path);
+			break;
+		case MK_TMPFS:
+			argv_push3(out, "--tmpfs", m->path, NULL);
+			break;
+		case MK_REMOUNT_RO:
+			argv_push3(out, "--remount-ro", m->path, NULL);
+			break;
+		}
+	}
+	argv_push3(out, "--dev", "/dev", NULL);
+	argv_push(out, "--unshare-pid");
+	argv_push(out, "--unshare-user");
+	argv_push3(out, "--cap-drop", "ALL", NULL);
+	if (p->weaker_nested_sandbox)
+		argv_push3(out, "--bind", "/proc", "/proc");
+	else
+		argv_push3(out, "--proc", "/proc", NULL);
+	/* our inner helper is pid 1: it forwards signals and reports exec errors */
+	argv_push(out, "--as-pid-1");
+	argv_push3(out, "--info-fd", aprintf("%d", bp->info_fd), NULL);
+}
+
+/* What follows the options: sbx itself, run from its inherited fd, as the
+ * inner helper, then the command. */
+static void
+bw_render_command(const struct bw_params *bp, struct vec *out)
+{
+	char **a;
+
+	argv_push(out, "--");
+	argv_push(out, aprintf("/proc/self/fd/%d", bp->exe_fd));
+	argv_push(out, "--inner");
+	argv_push(out, aprintf("%d", bp->ready_fd));
+	argv_push(out, aprintf("%d,%d,%d", bp->exe_fd, bp->info_fd, bp->args_fd));
+	argv_push(out, "--");
+	for (a = bp->cmd; *a; a++)
+		argv_push(out, *a);
+}
+
+/* --print=argv: the whole bwrap command, shell-quoted, one mount a line. */
+static void
+bw_print(const char *bwrap, const struct vec *opts, const struct vec *cmd, struct buf *b)
+{
+	size_t i;
+	bool line_open = false;
+
+	buf_put_shell_quoted(b, bwrap);
+	for (i = 0; i < opts->n; i++) {
+		const char *a = opts->v[i];
+
+		if (a[0] == '-' && a[1] == '-') {
+			buf_puts(b, " \\\n  ");
+			line_open = true;
+		} else {
+			buf_putc(b, ' ');
+		}
+		buf_put_shell_quoted(b, a);
+	}
+	(void)line_open;
+	buf_puts(b, " \\\n ");
+	for (i = 0; i < cmd->n; i++) {
+		buf_putc(b, ' ');
+		buf_put_shell_quoted(b, cmd->v[i]);
+	}
+	buf_putc(b, '\n');
+}
+
+#if SBX_LINUX
+
+/* ---- 6b. The inner helper: pid 1 inside the sandbox ------------------
+ *
+ * bwrap runs `sbx --inner READY_FD CLOSE_FDS -- COMMAND...` as pid 1 of the
+ * sandbox's pid namespace (--as-pid-1). It forks the command as pid 2,
+ * forwards the signals sbx passes on, reaps every orphan, and exits with the
+ * command's status (128+N when a signal killed it). When it exits, the
+ * kernel kills whatever the command left behind: nothing outlives it. */
+
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void
+on_signal_noop(int sig)
+{
+	(void)sig;
+}
+
+/* Parse a strictly decimal fd number >= 3. */
+static int
+parse_fd(const char *s)
+{
+	long v;
+	const char *why;
+
+	if (parse_int(s, 3, INT_MAX, &v, &why) < 0)
+		die("--inner: bad descriptor \"%s\"", s);
+	return (int)v;
+}
+
+static int
+inner_main(int argc, char **argv)
+{
+	sigset_t set, old;
+	struct sigaction sa;
+	int ready_fd, status;
+	char *list, *tok, *save;
+	pid_t child;
+	size_t i;
+
+	if (argc < 6 || strcmp(argv[4], "--") != 0)
+		die("--inner is sbx's own helper; it is not for direct use");
+	ready_fd = parse_fd(argv[2]);
+	list = astrdup(argv[3]);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		close(parse_fd(tok));	/* sbx's own descriptors: the command gets none of them */
+
+	/* KERNEL: pid 1 of a namespace never receives a signal whose
+	 * disposition is SIG_DFL, even a blocked one, so each forwarded signal
+	 * gets a handler (which never runs: they stay blocked for sigwaitinfo) */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal_noop;
+	sigemptyset(&set);
+	for (i = 0; i < LEN(forwarded_signals); i++) {
+		sigaction(forwarded_signals[i], &sa, NULL);
+		sigaddset(&set, forwarded_signals[i]);
+	}
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (child == 0) {
+		sa.sa_handler = SIG_DFL;
+		for (i = 0; i < LEN(forwarded_signals); i++)
+			sigaction(forwarded_signals[i], &sa, NULL);
+		sigaction(SIGCHLD, &sa, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(ready_fd);
+		execvp(argv[5], argv + 5);
+		/* env(1)'s convention: 127 not found, 126 found but not runnable */
+		status = errno;
+		fprintf(stderr, "%s: %s: %s\n", progname, argv[5],
+		    status == ENOENT ? "command not found" : strerror(status));
+		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
+	}
+	if (write_all(ready_fd, "R", 1) < 0)
+		_exit(SBX_EXIT_FAILURE);
+	close(ready_fd);
+
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+		pid_t pid;
+
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			kill(child, sig);
+			continue;
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid != child)
+				continue;	/* an orphan reparented to us */
+			if (WIFSIGNALED(status))
+				_exit(128 + WTERMSIG(status));
+			_exit(WEXITSTATUS(status));
+		}
+	}
+}
+
+/* ---- 6c. Running the sandbox ---------------------------------------- */
+
+/* Find prog in PATH; returns an arena string, or NULL. */
+static const char *
+find_in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save;
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0 ? prog : NULL;
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	copy = astrdup(path);
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand = path_join(*dir ? dir : ".", prog);
+		struct stat st;
+
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+			return cand;
+	}
+	return NULL;
+}
+
+static const char *
+bwrap_locate(const struct policy *p)
+{
+	const char *bw = p->bwrap_path ? p->bwrap_path : find_in_path("bwrap");
+
+	if (!bw || access(bw, X_OK) < 0)
+		die_hint("install it: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)",
+		    "bubblewrap (%s) is not installed; sbx never runs a command without its sandbox",
+		    p->bwrap_path ? p->bwrap_path : "bwrap");
+	return bw;
+}
+
+/* SECURITY: if sbx, bwrap or socat could be replaced from inside, the next
+ * sbx run would execute the command's code outside any sandbox. */
+static void
+tamper_check(const struct plan *pl, const char *what, const char *path)
+{
+	char real[PATH_MAX];
+	const char *dir;
+
+	if (!path || !realpath(path, real))
+		return;
+	dir = path_dirname(real);
+	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
+		die_hint("install it outside every writable directory (make install puts sbx in /usr/local/bin), "
+		    "or narrow the allow-write that covers it",
+		    "refusing to run: %s (%s) would be writable inside the sandbox, so the command could "
+		    "replace it and the next run would execute that code outside any sandbox", real, what);
+}
+
+/* Read bwrap's --info-fd JSON up to its closing brace; return "child-pid". */
+static pid_t
+read_child_pid(int fd)
+{
+	char buf[1024];
+	size_t n = 0;
+	ssize_t r;
+	const char *p;
+
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		n += (size_t)r;
+		buf[n] = '\0';
+		if (strchr(buf, '}'))
+			break;
+	}
+	buf[n] = '\0';
+	p = strstr(buf, "\"child-pid\"");
+	if (!p || !(p = strchr(p, ':')))
+		return -1;
+	return (pid_t)strtol(p + 1, NULL, 10);
+}
+
+static const char *
+bwrap_failure_hint(void)
+{
+	struct buf b = { 0 };
+	const char *hint = "run `sbx --check` to see which requirement is missing";
+
+	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 && b.p[0] == '1')
+		hint = "AppArmor forbids unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1): "
+		    "add an AppArmor profile for bwrap, or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`";
+	free(b.p);
+	return hint;
+}
+
+/* Run the command in the sandbox. Returns the exit status sbx should exit
+ * with. Dies (125) if the sandbox cannot be built. */
+static int
+run_linux(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const char *bwrap,
+    char **cmd)
+{
+	struct bw_params bp;
+	struct vec opts = { 0 }, tail = { 0 };
+	struct buf args = { 0 };
+	int info[2], ready[2], status = 0;
+	char **argv, ch;
+	sigset_t set, old;
+	pid_t bw, inner = -1, parent = getpid();
+	bool is_ready = false, done = false;
+	const char *gcc = getenv("GIT_CONFIG_COUNT");
+	long v;
+	const char *why;
+	size_t i;
+
+	run_prepare(rp, pl);
+	memset(&bp, 0, sizeof(bp));
+	bp.tmpdir = rp->tmpdir;
+	bp.cmd = cmd;
+	bp.git_config_count = gcc && parse_int(gcc, 0, 1000000, &v, &why) == 0 ? v : 0;
+	bp.exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (bp.exe_fd < 0)
+		die("cannot open my own binary (/proc/self/exe): %s", strerror(errno));
+	if (pipe2(info, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0)
+		die("pipe: %s", strerror(errno));
+	bp.info_fd = info[1];
+	bp.ready_fd = ready[1];
+	bp.args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
+	if (bp.args_fd < 0)
+		die("memfd_create: %s", strerror(errno));
+	bw_render_options(p, pl, &bp, &opts);
+	bw_render_command(&bp, &tail);
+	for (i = 0; i < opts.n; i++)
+		buf_putn(&args, opts.v[i], strlen(opts.v[i]) + 1);	/* NUL-separated */
+	if (write_all(bp.args_fd, args.p, args.n) < 0 || lseek(bp.args_fd, 0, SEEK_SET) < 0)
+		die("cannot write bwrap's arguments: %s", strerror(errno));
+	free(args.p);
+	argv = amalloc((tail.n + 4) * sizeof(*argv));
+	argv[0] = (char *)bwrap;
+	argv[1] = "--args";
+	argv[2] = aprintf("%d", bp.args_fd);
+	for (i = 0; i < tail.n; i++)
+		argv[3 + i] = tail.v[i];
+
+	sigemptyset(&set);
+	for (i = 0; i < LEN(forwarded_signals); i++)
+		sigaddset(&set, forwarded_signals[i]);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+
+	bw = fork();
+	if (bw < 0)
+		die("fork: %s", strerror(errno));
+	if (bw == 0) {
+		int keep[] = { bp.exe_fd, bp.info_fd, bp.ready_fd, bp.args_fd };
+
+		/* if sbx dies (even by SIGKILL), bwrap and everything under it die */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(SBX_EXIT_FAILURE);
+		for (i = 0; i < LEN(keep); i++)
+			fcntl(keep[i], F_SETFD, 0);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execv(bwrap, argv);
+		fprintf(stderr, "%s: cannot run %s: %s\n", progname, bwrap, strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+	close(info[1]);
+	close(ready[1]);
+	close(bp.args_fd);
+	close(bp.exe_fd);
+
+	inner = read_child_pid(info[0]);
+	close(info[0]);
+	while (read(ready[0], &ch, 1) < 0 && errno == EINTR)
+		;
+	is_ready = inner > 0 && ch == 'R';
+	close(ready[0]);
+
+	while (!done) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+
+		if (sig < 0)
+			continue;
+		if (sig == SIGCHLD) {
+			pid_t w;
+
+			while ((w = waitpid(bw, &status, WNOHANG)) == bw || (w < 0 && errno == EINTR))
+				if (w == bw) {
+					done = true;
+					break;
+				}
+			continue;
+		}
+		/* the command gets the signal through its pid 1; before that
+		 * exists, stopping bwrap stops everything */
+		kill(is_ready ? inner : bw, sig);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (!is_ready)
+		die_hint(bwrap_failure_hint(), "bubblewrap could not build the sandbox (its message is above); "
+		    "the command did not run");
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/* ---- 6d. --check: can this machine build the sandbox? ---------------- */
+
+/* Run argv with stdout and stderr captured into out; returns the exit status or -1. */
+static int
+run_capture(char *const argv[], struct buf *out)
+{
+	int fds[2], status;
+	pid_t pid;
+	char tmp[4096];
+	ssize_t r;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		dup2(null, 0);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((r = read(fds[0], tmp, sizeof(tmp))) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0 && out->n < 65536)
+			buf_putn(out, tmp, (size_t)r);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int check_failures;
+
+static void __attribute__((format(printf, 2, 3)))
+check_line(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ok)
+		check_failures++;
+	fputs(ok ? "ok " : "FAIL: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static char *
+first_line(const struct buf *b)
+{
+	const char *s = b->p ? b->p : "";
+
+	return astrndup(s, strcspn(s, "\n"));
+}
+
+/* The usual reasons unprivileged user namespaces fail, and their fixes. */
+static const char *
+userns_diagnosis(void)
+{
+	struct buf b = { 0 };
+	struct utsname u;
+	const char *why = NULL;
+
+	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 && b.p[0] == '1')
+		why = "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10+) — fix: add an AppArmor profile "
+		    "that allows userns for bwrap, or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
+	b.n = 0;
+	if (!why && read_file("/proc/sys/user/max_user_namespaces", 32, &b) == 0 && atoi(b.p) == 0)
+		why = "user.max_user_namespaces=0 — fix: sysctl -w user.max_user_namespaces=15000";
+	b.n = 0;
+	if (!why && read_file("/proc/sys/kernel/unprivileged_userns_clone", 16, &b) == 0 && b.p[0] == '0')
+		why = "kernel.unprivileged_userns_clone=0 — fix: sysctl -w kernel.unprivileged_userns_clone=1";
+	if (!why && uname(&u) == 0 && strstr(u.release, "Microsoft"))
+		why = "WSL1 has no user namespaces — fix: use WSL2";
+	if (!why && (access("/.dockerenv", F_OK) == 0 || access("/run/.containerenv", F_OK) == 0))
+		why = "this is a container without the privileges to nest namespaces — fix: run it with "
+		    "--security-opt seccomp=unconfined and apparmor=unconfined, or --privileged";
+	free(b.p);
+	return why ? why : "unknown cause — fix: see the bubblewrap message above";
+}
+
+static int
+check_main(const struct policy *p)
+{
+	const char *bw = p->bwrap_path ? p->bwrap_path : find_in_path("bwrap");
+	const char *socat = p->socat_path ? p->socat_path : find_in_path("socat");
+	struct buf out = { 0 };
+	struct buf sb = { 0 };
+	int rc;
+
+	if (!bw || access(bw, X_OK) < 0) {
+		check_line(false, "bubblewrap not found — fix: apt-get install bubblewrap");
+	} else {
+		char *ver[] = { (char *)bw, "--version", NULL };
+
+		rc = run_capture(ver, &out);
+		check_line(rc == 0, "bubblewrap %s (%s)", rc == 0 ? first_line(&out) : "does not run", bw);
+		{
+			char *probe[] = { (char *)bw, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/",
+			    "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true", NULL };
+
+			out.n = 0;
+			rc = run_capture(probe, &out);
+			if (rc == 0)
+				check_line(true, "user, pid and network namespaces can be created");
+			else
+				check_line(false, "bwrap cannot create namespaces: %s — cause: %s", first_line(&out),
+				    userns_diagnosis());
+		}
+	}
+	rc = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+	check_line(rc >= 0, "seccomp filters%s", rc >= 0 ? " are supported" : ": not supported by this kernel");
+	if (read_file("/proc/sys/kernel/seccomp/actions_avail", 4096, &sb) == 0)
+		check_line(strstr(sb.p, "user_notif") != NULL, "seccomp user notification%s",
+		    strstr(sb.p, "user_notif") ? " is supported" : ": not supported (kernel older than 5.0)");
+	else
+		check_line(false, "seccomp user notification: /proc/sys/kernel/seccomp/actions_avail unreadable");
+	if (socat && access(socat, X_OK) == 0)
+		check_line(true, "socat (%s), for bridge socat", socat);
+	else if (p->bridge == BRIDGE_SOCAT)
+		check_line(false, "socat not found, and the policy says bridge socat — fix: apt-get install socat");
+	else
+		check_line(true, "socat is not installed; only bridge socat needs it");
+	free(out.p);
+	free(sb.p);
+	return check_failures ? 1 : 0;
+}
+
+#endif /* SBX_LINUX */
+
+/* ====================================================================
+ * 7. MACOS (Seatbelt)
+ * ====================================================================
+ * Not built yet: the Seatbelt profile renderer and the sandbox-exec runner
+ * come with the macOS work. Until then sbx on macOS fails closed (exit 125)
+ * rather than run anything unsandboxed. */
+
+/* ====================================================================
+ * 8. PROXY
+ * ====================================================================
+ * Not built yet: with no proxy, the sandbox's network namespace holds only
+ * its own loopback, so every outbound connection fails (allow-domain rules
+ * are read and checked, and have no effect until the proxy exists). */
+
+/* ====================================================================
+ * 9. VIOLATIONS
+ * ====================================================================
+ * Not built yet: the <sandbox_violations> report needs the proxy's
+ * decisions and the write observer. */
+
+/* ====================================================================
+ * 10. CLI AND MAIN: option table, usage, --print modes, exit status
+ * ==================================================================== */
+
+enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_CHECK, OPT_HELP, OPT_VERSION };
+
+struct cli_option {
+	const char *name;	/* --name */
+	char short_name;	/* -x, or 0 */
+	bool takes_arg;
+	enum opt_id id;
+	const char *metavar, *help;
+};
+
+/* The only list of sbx's own options; every directive is an option too. */
+static const struct cli_option cli_options[] = {
+	{ "config", 'c', true, OPT_CONFIG, "FILE",
+	  "the policy: an srt settings file (JSON) or the line format; without it, the default policy" },
+	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) on stderr" },
+	{ "print", 0, true, OPT_PRINT, "WHAT",
+	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), man" },
+	{ "check", 0, false, OPT_CHECK, NULL, "check that this machine can build the sandbox" },
+	{ "help", 'h', false, OPT_HELP, NULL, "show this help" },
+	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
+};
+
+/* The credential stores the default policy hides. */
+static const char *const default_deny_read[] = {
+	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.kube", "~/.docker/config.json", "~/.netrc",
+	"~/.git-credentials",
+};
+
+static const char *
+directive_synopsis(const struct directive *d)
+{
+	return d->metavar ? aprintf("%s %s", d->name, d->metavar) : d->name;
+}
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+	    "usage: sbx [-v] [-c POLICY] [--DIRECTIVE[=ARG]...] [--] COMMAND [ARG...]\n"
+	    "       sbx [-c POLICY] --print=policy|json|argv [COMMAND...]\n"
+	    "       sbx --check | --help | --version\n"
+	    "\n"
+	    "Runs COMMAND inside a sandbox: reads open except what the policy denies, writes\n"
+	    "closed except the allowed roots, no network. Options end at the first word that\n"
+	    "is not an option, so `sbx sh -c 'echo $1' x y` passes -c to sh.\n"
+	    "\n"
+	    "Options:\n");
+	for (i = 0; i < LEN(cli_options); i++) {
+		const struct cli_option *o = &cli_options[i];
+		char lhs[64];
+
+		if (o->short_name)
+			snprintf(lhs, sizeof(lhs), "-%c, --%s%s%s", o->short_name, o->name, o->takes_arg ? " " : "",
+			    o->takes_arg ? o->metavar : "");
+		else
+			snprintf(lhs, sizeof(lhs), "    --%s%s%s", o->name, o->takes_arg ? "=" : "",
+			    o->takes_arg ? o->metavar : "");
+		fprintf(f, "  %-22s %s\n", lhs, o->help);
+	}
+	fprintf(f,
+	    "\n"
+	    "Policy files. A file whose first non-blank byte is '{' is an srt settings file\n"
+	    "(Anthropic sandbox-runtime %s), read unchanged; an unknown key is an error.\n"
+	    "Otherwise it is the line format: one directive per line, # comments, an argument\n"
+	    "may be \"double quoted\". Each directive is also an option: --allow-write=PATH.\n"
+	    "\n"
+	    "Directives:\n", SBX_SRT_VERSION);
+	for (i = 0; i < LEN(directives); i++) {
+		const struct directive *d = &directives[i];
+
+		fprintf(f, "  %-32s %s\n", directive_synopsis(d), d->help);
+	}
+	fprintf(f,
+	    "\n"
+	    "Paths: ~ is $HOME, relative paths start at the current directory, dir/** is dir,\n"
+	    "globs (* ? [..] **) are expanded when the command starts. A mount cannot cover a\n"
+	    "file created later: a deny-read of a path that does not exist yet hides nothing.\n"
+	    "\n"
+	    "Without -c, the default policy: reads open except ~/.ssh ~/.aws ~/.gnupg\n"
+	    "~/.config/gcloud ~/.kube ~/.docker/config.json ~/.netrc ~/.git-credentials;\n"
+	    "writes to the current directory and a private TMPDIR; no network. It refuses to\n"
+	    "run in / or in $HOME itself. Dangerous files (.bashrc, .git/hooks, .mcp.json, ...)\n"
+	    "stay read-only in every writable directory.\n"
+	    "\n"
+	    "Exit status: the command's; 128+N if a signal N killed it; 125 if sbx failed\n"
+	    "(bad policy, no bubblewrap, the sandbox could not be built); 126 if the command\n"
+	    "cannot be run; 127 if it was not found.\n"
+	    "\n"
+	    "Examples:\n"
+	    "  sbx -- make test                      default policy, from a project directory\n"
+	    "  sbx -c policy.example --deny-read=./secrets -- npm install\n"
+	    "  sbx -c ~/.srt-settings.json --print=argv -- true\n");
+}
+
+/* The man page, from the same tables (make sbx.1). */
+static void
+print_man(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, ".TH SBX 1 \"\" \"sbx %s\" \"User Commands\"\n"
+	    ".SH NAME\nsbx \\- run a command inside a filesystem and network sandbox\n"
+	    ".SH SYNOPSIS\n.B sbx\n[\\fB\\-v\\fR] [\\fB\\-c\\fR \\fIpolicy\\fR] [\\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR]...] "
+	    "[\\fB\\-\\-\\fR] \\fIcommand\\fR [\\fIarg\\fR...]\n"
+	    ".br\n.B sbx\n\\fB\\-\\-print\\fR=\\fBpolicy\\fR|\\fBjson\\fR|\\fBargv\\fR | \\fB\\-\\-check\\fR\n"
+	    ".SH DESCRIPTION\n"
+	    "\\fBsbx\\fR runs \\fIcommand\\fR under bubblewrap with the policy enforced by the mount table: "
+	    "reads are open except what the policy denies, writes are closed except the allowed roots, and the "
+	    "network namespace is empty. Dangerous files that run code later (shell rc files, git hooks and config, "
+	    "editor and agent configuration) stay read-only in every writable directory.\n"
+	    ".PP\nThe policy is an srt (Anthropic sandbox-runtime %s) settings file, read unchanged, or the line "
+	    "format below. Without \\fB\\-c\\fR, the default policy hides the usual credential stores and allows "
+	    "writes to the current directory.\n"
+	    ".SH OPTIONS\n", SBX_VERSION, SBX_SRT_VERSION);
+	for (i = 0; i < LEN(cli_options); i++) {
+		const struct cli_option *o = &cli_options[i];
+
+		fprintf(f, ".TP\n");
+		if (o->short_name)
+			fprintf(f, "\\fB\\-%c\\fR, ", o->short_name);
+		fprintf(f, "\\fB\\-\\-%s\\fR%s%s\n%s\n", o->name, o->takes_arg ? " \\fI" : "",
+		    o->takes_arg ? aprintf("%s\\fR", o->metavar) : "", o->help);
+	}
+	fprintf(f, ".SH POLICY DIRECTIVES\nOne directive per line; \\fB#\\fR starts a comment; an argument may "
+	    "be double-quoted. Each directive is also an option, \\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR].\n");
+	for (i = 0; i < LEN(directives); i++) {
+		const struct directive *d = &directives[i];
+
+		fprintf(f, ".TP\n\\fB%s\\fR%s%s\n%s%s%s%s\n", d->name, d->metavar ? " \\fI" : "",
+		    d->metavar ? aprintf("%s\\fR", d->metavar) : "", d->help, d->json ? " (srt: \\fB" : "",
+		    d->json ? d->json : "", d->json ? "\\fR)" : "");
+	}
+	fprintf(f, ".SH EXIT STATUS\nThe command's status; 128+\\fIN\\fR when signal \\fIN\\fR killed it; 125 when "
+	    "sbx itself failed (bad policy, bubblewrap missing, the sandbox could not be built); 126 when the "
+	    "command could not be run; 127 when it was not found.\n"
+	    ".SH EXAMPLES\n.nf\nsbx \\-\\- make test\nsbx \\-c policy.example \\-\\-deny\\-read=./secrets \\-\\- npm install\n"
+	    "sbx \\-c ~/.srt\\-settings.json \\-\\-print=argv \\-\\- true\n.fi\n"
+	    ".SH SEE ALSO\n\\fBbwrap\\fR(1)\n");
+}
+
+struct cli {
+	const char *config;
+	const char *print;
+	bool check, help, version;
+	struct vec directive_opts;	/* of struct cli_directive */
+	char **cmd;
+};
+
+struct cli_directive { const struct directive *d; const char *value; const char *spelled; };
+
+/* Parse sbx's own options; stops at the first non-option or after "--". */
+static void
+cli_parse(int argc, char **argv, struct cli *c)
+{
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *eq, *val = NULL;
+		const struct cli_option *o = NULL;
+		const struct directive *d;
+		char name[64];
+		size_t j;
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			break;
+		if (a[1] != '-') {	/* -x [ARG] */
+			for (j = 0; j < LEN(cli_options); j++)
+				if (cli_options[j].short_name == a[1])
+					o = &cli_options[j];
+			if (!o || (a[2] && !o->takes_arg))
+				die_hint("sbx --help lists the options", "unknown option %s", a);
+			if (o->takes_arg) {
+				val = a[2] ? a + 2 : argv[++i];
+				if (!val)
+					die("%s needs %s", a, o->metavar);
+			}
+		} else {
+			eq = strchr(a, '=');
+			snprintf(name, sizeof(name), "%.*s", (int)(eq ? eq - a - 2 : (ptrdiff_t)strlen(a + 2)), a + 2);
+			for (j = 0; j < LEN(cli_options); j++)
+				if (strcmp(cli_options[j].name, name) == 0)
+					o = &cli_options[j];
+			if (!o) {
+				struct cli_directive *cd;
+
+				d = directive_find(name);
+				if (!d || d->kind == DK_INCLUDE) {
+					const char *hint = did_you_mean_directive(name);
+
+					if (hint)
+						die("unknown option --%s (did you mean --%s?)", name, hint);
+					die_hint("sbx --help lists the options", "unknown option --%s", name);
+				}
+				if (d->metavar && !eq)
+					die("--%s needs =%s", name, d->metavar);
+				if (!d->metavar && eq)
+					die("--%s takes no value", name);
+				cd = amalloc(sizeof(*cd));
+				cd->d = d;
+				cd->value = eq ? eq + 1 : NULL;
+				cd->spelled = a;
+				vec_push(&c->directive_opts, cd);
+				continue;
+			}
+			if (o->takes_arg) {
+				val = eq ? eq + 1 : argv[++i];
+				if (!val)
+					die("--%s needs %s", name, o->metavar);
+			} else if (eq) {
+				die("--%s takes no value", name);
+			}
+		}
+		switch (o->id) {
+		case OPT_CONFIG: c->config = val; break;
+		case OPT_VERBOSE: verbose++; break;
+		case OPT_PRINT: c->print = val; break;
+		case OPT_CHECK: c->check = true; break;
+		case OPT_HELP: c->help = true; break;
+		case OPT_VERSION: c->version = true; break;
+		}
+	}
+	c->cmd = argv + i;
+}
+
+/* Apply the --directive options, after the file: they add to its rules. */
+static void
+cli_apply_directives(const struct cli *c, struct policy *p, struct pol_ctx *pc)
+{
+	size_t i;
+	struct err e = { 0 };
+
+	for (i = 0; i < c->directive_opts.n; i++) {
+		const struct cli_directive *cd = c->directive_opts.v[i];
+		char *words[4];
+		int n = 0;
+		const char *why;
+
+		if (cd->value) {
+			char *copy = astrdup(cd->value);
+
+			/* one-argument directives take the value verbatim (spaces and
+			 * all); the two-argument ones split it as a policy line does */
+			if (cd->d->kind == DK_DENY_DOMAIN || cd->d->kind == DK_IGNORE) {
+				n = pol_split_words(copy, words, (int)LEN(words), &why);
+				if (n < 0)
+					die("%s: %s", cd->spelled, why);
+			} else {
+				words[n++] = copy;
+			}
+		}
+		if (pol_apply(p, pc, cd->d, words, n, cd->spelled, 0, &e) < 0)
+			die_err(&e);
+	}
+}
+
+/* The default policy: credential stores hidden, the project writable. */
+static void
+pol_default(struct policy *p, struct pol_ctx *pc)
+{
+	struct err e = { 0 };
+	char *arg[1];
+	size_t i;
+
+	for (i = 0; i < LEN(default_deny_read); i++) {
+		arg[0] = (char *)default_deny_read[i];
+		if (pol_apply(p, pc, directive_find("deny-read"), arg, 1, "default policy", 0, &e) < 0)
+			die_err(&e);
+	}
+	arg[0] = (char *)".";
+	if (pol_apply(p, pc, directive_find("allow-write"), arg, 1, "default policy", 0, &e) < 0)
+		die_err(&e);
+}
+
+static void
+report_rss(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(stderr, "%s: peak RSS %ld KiB\n", progname, ru.ru_maxrss);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cli c;
+	struct policy p;
+	struct pol_ctx pc = { 0 };
+	struct err e = { 0 };
+	struct buf out = { 0 };
+	char cwd[PATH_MAX], home_real[PATH_MAX];
+	const char *home = getenv("HOME");
+	struct run_paths rp;
+	struct vec facts = { 0 };
+	struct plan pl;
+	const char *why;
+	size_t i;
+
+#if SBX_LINUX
+	if (argc > 1 && strcmp(argv[1], "--inner") == 0)
+		return inner_main(argc, argv);
+#endif
+	cli_parse(argc, argv, &c);
+	if (c.help) {
+		usage(stdout);
+		return 0;
+	}
+	if (c.version) {
+		printf("sbx %s (follows srt %s)\n", SBX_VERSION, SBX_SRT_VERSION);
+		return 0;
+	}
+	if (c.print && strcmp(c.print, "man") == 0) {
+		print_man(stdout);
+		return 0;
+	}
+	if (c.print && strcmp(c.print, "policy") && strcmp(c.print, "json") && strcmp(c.print, "argv"))
+		die("--print takes policy, json, argv or man, not \"%s\"", c.print);
+	if (!getcwd(cwd, sizeof(cwd)))
+		die("cannot find the current directory: %s", strerror(errno));
+	pc.cwd = cwd;
+	pc.home = home;
+
+	pol_init(&p);
+	if (c.config) {
+		if (pol_read_file(&p, &pc, c.config, &e) < 0)
+			die_err(&e);
+	} else if (!c.check) {
+		if (strcmp(cwd, "/") == 0 ||
+		    (home && realpath(home, home_real) && strcmp(cwd, home_real) == 0))
+			die_hint("run sbx from a project directory, or pass a policy with -c",
+			    "refusing the default policy in %s: it would make all of %s writable",
+			    cwd, strcmp(cwd, "/") == 0 ? "/" : "your home directory");
+		pol_default(&p, &pc);
+	}
+	cli_apply_directives(&c, &p, &pc);
+
+	if (c.check) {
+#if SBX_LINUX
+		return check_main(&p);
+#else
+		die("--check is built for Linux only so far");
+#endif
+	}
+	if (c.print && (strcmp(c.print, "policy") == 0 || strcmp(c.print, "json") == 0)) {
+		if (strcmp(c.print, "policy") == 0)
+			pol_print_lines(&p, &out);
+		else
+			pol_print_json(&p, &out);
+		fwrite(out.p, 1, out.n, stdout);
+		free(out.p);
+		return 0;
+	}
+	if (!*c.cmd)
+		die_hint("sbx --help shows how", "no command given");
+	if (p.allow_unix_sockets.n)
+		warnx("allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is the Linux form");
+
+	/* plan: the policy and the disk, to a list of mounts */
+	run_paths_init(&rp, cwd);
+	{
+		struct disk dk = { &real_disk_ops, NULL };
+
+		if (plan_resolve(&p, &dk, &rp, &facts, &e) < 0)
+			die_err(&e);
+	}
+	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
+		die("%s", why);
+	for (i = 0; i < pl.mounts.n; i++) {
+		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro" };
+		const struct mount *m = pl.mounts.v[i];
+
+		note("mount %-10s %s  <- %s", kinds[m->kind], m->path, m->why);	/* ORDER: enum mkind */
+	}
+
+	if (c.print) {	/* argv: show what would run, create nothing */
+		struct bw_params bp = { rp.tmpdir, 3, 4, 5, 6, 0, c.cmd };
+		struct vec opts = { 0 }, tail = { 0 };
+
+		bw_render_options(&p, &pl, &bp, &opts);
+		bw_render_command(&bp, &tail);
+		bw_print(p.bwrap_path ? p.bwrap_path : "bwrap", &opts, &tail, &out);
+		fwrite(out.p, 1, out.n, stdout);
+		free(out.p);
+		return 0;
+	}
+
+#if SBX_LINUX
+	{
+		const char *bw = bwrap_locate(&p);
+		int rc;
+
+		tamper_check(&pl, "sbx's own binary", "/proc/self/exe");
+		tamper_check(&pl, "bubblewrap", bw);
+		tamper_check(&pl, "socat", p.socat_path ? p.socat_path : find_in_path("socat"));
+		rc = run_linux(&p, &pl, &rp, bw, c.cmd);
+		if (verbose || getenv("SBX_REPORT_RSS"))
+			report_rss();
+		return rc;
+	}
+#else
+	die_hint("use sbx on Linux for now", "the macOS sandbox (Seatbelt) is not built yet; sbx refuses to run "
+	    "the command without a sandbox");
+#endif
+}
