@@ -2514,7 +2514,11 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 			*next++ = '\0';
 		else
 			next = r + strlen(r);
-		snprintf(cand, sizeof(cand), "%s", name);	/* before rest is moved over it */
+		if (strlen(name) > NAME_MAX) {
+			*why = "a path component longer than NAME_MAX";
+			return -1;
+		}
+		memcpy(cand, name, strlen(name) + 1);	/* before rest is moved over it */
 		memmove(rest, next, strlen(next) + 1);	/* rest := what follows name */
 		if (strcmp(cand, ".") == 0)
 			continue;
@@ -4705,6 +4709,10 @@ main(int argc, char **argv)
 		return rc;
 	}
 #else
+	/* the macOS runner will use these as the Linux one does */
+	(void)run_prepare;
+	(void)plan_is_writable;
+	(void)report_rss;
 	die_hint("use sbx on Linux for now", "the macOS sandbox (Seatbelt) is not built yet; sbx refuses to run "
 	    "the command without a sandbox");
 #endif

@@ -1,0 +1,730 @@
+/* tests/unit.c: unit tests for sbx's pure parts.
+ *
+ * sbx.c is included whole (its main renamed), so every static function is
+ * reachable: both policy readers, the matchers, the resolver and planner
+ * over a fake disk, and the bwrap argv renderer against golden files in
+ * tests/golden/. Cases are tables. UPDATE_GOLDEN=1 rewrites the goldens.
+ *
+ *   make unit            (also built with -DSBX_FORCE_MACOS)
+ */
+#define main sbx_main
+#include "../sbx.c"
+#undef main
+
+static int n_pass, n_fail;
+
+#define S(x)	((x) ? (x) : "(null)")
+#define CHECK(cond, ...) check_((cond), __FILE__, __LINE__, __VA_ARGS__)
+
+static void __attribute__((format(printf, 4, 5)))
+check_(bool ok, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		n_pass++;
+		return;
+	}
+	n_fail++;
+	printf("not ok %d - %s:%d: ", n_pass + n_fail, file, line);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void
+check_str(const char *got, const char *want, const char *what, int line)
+{
+	check_(strcmp(got, want) == 0, __FILE__, line, "%s:\n--- got ---\n%s\n--- want ---\n%s", what, got, want);
+}
+
+/* ---- a fake disk: a list of nodes ------------------------------------ */
+
+struct fnode { const char *path; enum fkind kind; const char *target; bool unlistable; };
+static struct vec fake_nodes;
+
+static struct fnode *
+fake_find(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < fake_nodes.n; i++)
+		if (strcmp(((struct fnode *)fake_nodes.v[i])->path, path) == 0)
+			return fake_nodes.v[i];
+	return NULL;
+}
+
+static void
+fake_add(const char *path, enum fkind kind, const char *target)
+{
+	struct fnode *n;
+
+	if (strcmp(path, "/") != 0) {
+		char *dir = path_dirname(path);
+
+		if (!fake_find(dir))
+			fake_add(dir, FK_DIR, NULL);
+	}
+	if ((n = fake_find(path))) {
+		n->kind = kind;
+		n->target = target;
+		return;
+	}
+	n = amalloc(sizeof(*n));
+	n->path = astrdup(path);
+	n->kind = kind;
+	n->target = target;
+	vec_push(&fake_nodes, n);
+}
+
+/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir), ';'-separated. */
+static void
+fake_tree(const char *spec)
+{
+	char *copy = astrdup(spec), *item, *save;
+
+	fake_nodes.n = 0;
+	fake_add("/", FK_DIR, NULL);
+	for (item = strtok_r(copy, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+		char kind, path[512], target[512] = "";
+
+		while (*item == ' ')
+			item++;
+		if (!*item)
+			continue;
+		if (sscanf(item, "%c %511s %511s", &kind, path, target) < 2)
+			abort();
+		fake_add(path, kind == 'd' || kind == 'x' ? FK_DIR : kind == 'l' ? FK_LINK : FK_FILE,
+		    kind == 'l' ? astrdup(target) : NULL);
+		if (kind == 'x')
+			fake_find(path)->unlistable = true;
+	}
+}
+
+static enum fkind
+fake_lstat(void *ctx, const char *path, struct fid *id)
+{
+	struct fnode *n = fake_find(path);
+
+	(void)ctx;
+	if (id)
+		memset(id, 0, sizeof(*id));
+	return n ? n->kind : FK_MISSING;
+}
+
+static int
+fake_readlink(void *ctx, const char *path, char *buf, size_t len)
+{
+	struct fnode *n = fake_find(path);
+
+	(void)ctx;
+	if (!n || n->kind != FK_LINK)
+		return -1;
+	snprintf(buf, len, "%s", n->target);
+	return (int)strlen(buf);
+}
+
+struct fdir { const char *path; size_t next; };
+
+static void *
+fake_opendir(void *ctx, void *parent, const char *name)
+{
+	const char *path = parent ? path_join(((struct fdir *)parent)->path, name) : name;
+	struct fnode *n = fake_find(path);
+	struct fdir *d;
+
+	(void)ctx;
+	if (!n || n->kind != FK_DIR) {
+		errno = n && n->kind == FK_LINK ? ELOOP : ENOENT;
+		return NULL;
+	}
+	if (n->unlistable) {
+		errno = EACCES;
+		return NULL;
+	}
+	d = amalloc(sizeof(*d));
+	d->path = n->path;
+	return d;
+}
+
+static int
+fake_readdir(void *ctx, void *dir, const char **name, enum fkind *kind)
+{
+	struct fdir *d = dir;
+
+	(void)ctx;
+	for (; d->next < fake_nodes.n; d->next++) {
+		struct fnode *n = fake_nodes.v[d->next];
+
+		if (strcmp(n->path, "/") != 0 && strcmp(path_dirname(n->path), d->path) == 0) {
+			*name = strrchr(n->path, '/') + 1;
+			*kind = n->kind;
+			d->next++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void
+fake_closedir(void *ctx, void *dir)
+{
+	(void)ctx;
+	(void)dir;
+}
+
+static const struct disk_ops fake_disk_ops = { fake_lstat, fake_readlink, fake_opendir, fake_readdir, fake_closedir };
+static struct disk fake_disk = { &fake_disk_ops, NULL };
+
+/* ---- helpers ------------------------------------------------------- */
+
+static struct pol_ctx test_ctx = { "/p", "/home/u", 0, { 0 } };
+
+/* Parse policy text; returns NULL on success, else the formatted error. */
+static const char *
+parse(struct policy *p, const char *text)
+{
+	struct err e = { 0 };
+	char *copy = astrdup(text), msg[1200];
+
+	pol_init(p);
+	test_ctx.include_depth = 0;
+	if (pol_parse_text(p, &test_ctx, copy, strlen(copy), "t", &e) == 0)
+		return NULL;
+	err_format(&e, msg, sizeof(msg));
+	return astrdup(msg);
+}
+
+static const char *const mkind_names[] = { "ro", "rw", "devnull", "tmpfs", "remount-ro" };	/* ORDER: enum mkind */
+
+/* Plan a policy over a fake tree: "KIND PATH" per mount, "ph f|d PATH" per placeholder. */
+static const char *
+plan_text(const char *policy, const char *tree)
+{
+	struct policy p;
+	const char *perr = parse(&p, policy), *why;
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp" };
+	struct vec facts = { 0 };
+	struct plan pl;
+	struct err e = { 0 };
+	struct buf b = { 0 };
+	char msg[1200];
+	size_t i;
+
+	if (perr)
+		return aprintf("parse error: %s", perr);
+	fake_tree(tree);
+	if (plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0) {
+		err_format(&e, msg, sizeof(msg));
+		return aprintf("error: %s", msg);
+	}
+	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
+		return aprintf("error: %s", why);
+	for (i = 0; i < pl.mounts.n; i++) {
+		const struct mount *m = pl.mounts.v[i];
+
+		buf_printf(&b, "%s %s\n", mkind_names[m->kind], m->path);
+	}
+	for (i = 0; i < pl.placeholders.n; i++) {
+		const struct placeholder *ph = pl.placeholders.v[i];
+
+		buf_printf(&b, "ph %c %s\n", ph->dir ? 'd' : 'f', ph->path);
+	}
+	{
+		const char *s = astrdup(b.p ? b.p : "");
+
+		free(b.p);
+		return s;
+	}
+}
+
+/* Only the lines of a plan that match needle: alternatives split by "|", each
+ * a substring, or with a trailing "$" a line ending (the mandatory
+ * placeholders at the top of each root are the same in most cases). */
+static const char *
+plan_lines_with(const char *plan, const char *needle)
+{
+	struct buf b = { 0 };
+	char *copy = astrdup(plan), *line, *save;
+	const char *s;
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *alts = astrdup(needle), *alt, *save2;
+
+		for (alt = strtok_r(alts, "|", &save2); alt; alt = strtok_r(NULL, "|", &save2)) {
+			size_t n = strlen(alt), ln = strlen(line);
+			bool hit = alt[n - 1] == '$' ? ln >= n - 1 && strncmp(line + ln - (n - 1), alt, n - 1) == 0
+			    : strstr(line, alt) != NULL;
+
+			if (hit) {
+				buf_printf(&b, "%s\n", line);
+				break;
+			}
+		}
+	}
+	s = astrdup(b.p ? b.p : "");
+	free(b.p);
+	return s;
+}
+
+/* ---- the line format ----------------------------------------------- */
+
+static void
+test_line_format(void)
+{
+	struct policy p;
+	const char *e;
+	struct buf b = { 0 };
+	static const struct { const char *text, *want; } errors[] = {
+		{ "alow-write .\n", "t:1: unknown directive \"alow-write\" (did you mean \"allow-write\"?)" },
+		{ "frobnicate\n", "t:1: unknown directive \"frobnicate\" (sbx --help lists them)" },
+		{ "# c\nallow-write\n", "t:2: allow-write takes PATH" },
+		{ "allow-all-unix-sockets yes\n", "t:1: allow-all-unix-sockets takes no argument" },
+		{ "allow-write a b\n", "t:1: allow-write takes one PATH (or \"literal PATH\" for a path never globbed)" },
+		{ "allow-write ~bob/x\n", "t:1: allow-write ~bob/x: ~user paths are not supported; write the full path" },
+		{ "allow-write \"unterminated\n", "t:1: unterminated quoted argument" },
+		{ "allow-write \"a\"b\n", "t:1: text right after a closing quote" },
+		{ "allow-write \"a\\n\"\n", "t:1: unknown escape in quoted argument (only \\\" and \\\\)" },
+		{ "mandatory-deny-depth 0\n", "t:1: mandatory-deny-depth 0: out of range (1..10)" },
+		{ "mandatory-deny-depth 11\n", "t:1: mandatory-deny-depth 11: out of range (1..10)" },
+		{ "mandatory-deny-depth x\n", "t:1: mandatory-deny-depth x: not a number (1..10)" },
+		{ "observe-writes maybe\n", "t:1: observe-writes takes on or off, not \"maybe\"" },
+		{ "bridge tcp\n", "t:1: bridge takes fd or socat, not \"tcp\"" },
+		{ "bwrap-path bin/bwrap\n", "t:1: bwrap-path bin/bwrap: binary path must be absolute" },
+		{ "ignore-violations onlyone\n", "t:1: ignore-violations takes COMMAND LINE" },
+		{ "deny-domain a.com \"\"\n", "t:1: deny-domain a.com: the reason is empty" },
+		{ "deny-address 10.0.0.0/33\n", NULL },
+		{ "allow-domain *\n", NULL },
+		{ "\n   \n", "t: policy file is empty (sbx refuses to fall back to a default)" },
+		{ "", "t: policy file is empty (sbx refuses to fall back to a default)" },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(errors); i++) {
+		e = parse(&p, errors[i].text);
+		CHECK(e != NULL, "policy %zu should fail: %s", i, errors[i].text);
+		if (e && errors[i].want)
+			check_str(e, errors[i].want, errors[i].text, __LINE__);
+	}
+
+	/* a NUL byte and an over-long line */
+	{
+		char text[] = "allow-write .\nallow-write a\0b\n";
+		struct err er = { 0 };
+
+		pol_init(&p);
+		CHECK(pol_parse_text(&p, &test_ctx, text, sizeof(text) - 1, "t", &er) < 0 && er.line == 2 &&
+		    strstr(er.msg, "NUL"), "NUL byte refused with its line: %d %s", er.line, er.msg);
+	}
+	{
+		char *text = amalloc(5000);
+
+		memcpy(text, "allow-write /", 13);
+		memset(text + 13, 'a', 4900);
+		e = parse(&p, text);
+		CHECK(e && strstr(e, "longer than 4096"), "long line refused: %s", e ? e : "(accepted)");
+	}
+
+	/* every directive parses, and the printer writes it back the same */
+	e = parse(&p,
+	    "allow-write .\nallow-write ~/x/**\nallow-write \"/with space/a\\\"q\"\ndeny-write literal ./f[1]\n"
+	    "deny-read ~\nallow-read ~/.ssh/known_hosts\nallow-domain *.example.com\nallow-domain a.b:443\n"
+	    "allow-domain [::1]:8080\nallow-domain localhost\ndeny-domain * \ndeny-domain github.com:22 \"use https\"\n"
+	    "deny-address 10.0.0.0/8\ndeny-address fc00::/7\ndeny-address 192.168.1.10\n"
+	    "allow-unix-socket /var/run/docker.sock\nallow-all-unix-sockets\nallow-local-binding\n"
+	    "allow-mach-lookup com.apple.x.*\nmandatory-deny-depth 5\nallow-git-config\ngit-safe-directory /srv\n"
+	    "weaker-nested-sandbox\nallow-nested-userns\nweaker-network-isolation\nallow-apple-events\nallow-pty\n"
+	    "ignore-violations * /dev/tty\nignore-violations \"npm i\" x\nbridge socat\nobserve-writes off\n"
+	    "bwrap-path /usr/bin/bwrap\nsocat-path /usr/bin/socat\n  # comment\nallow-write /q # trailing\n");
+	CHECK(e == NULL, "all directives parse: %s", e ? e : "");
+	CHECK(p.paths[PL_ALLOW_WRITE].n == 4, "allow-write count %zu", p.paths[PL_ALLOW_WRITE].n);
+	check_str(((struct pathrule *)p.paths[PL_ALLOW_WRITE].v[0])->path, "/p", "relative path", __LINE__);
+	check_str(((struct pathrule *)p.paths[PL_ALLOW_WRITE].v[1])->path, "/home/u/x", "~ and /**", __LINE__);
+	check_str(((struct pathrule *)p.paths[PL_ALLOW_WRITE].v[2])->path, "/with space/a\"q", "quoted", __LINE__);
+	CHECK(((struct pathrule *)p.paths[PL_DENY_WRITE].v[0])->literal, "literal flag");
+	CHECK(p.mandatory_deny_depth == 5 && p.bridge == BRIDGE_SOCAT && !p.observe_writes && p.allow_pty &&
+	    p.allow_git_config && p.weaker_nested_sandbox && p.allow_all_unix_sockets, "flags and values");
+	check_str(((struct domrule *)p.deny_domains.v[1])->reason, "use https", "deny reason", __LINE__);
+	pol_print_lines(&p, &b);
+	{
+		struct policy q;
+		struct buf b2 = { 0 };
+		const char *e2 = parse(&q, b.p);
+
+		CHECK(e2 == NULL, "printed policy parses: %s", e2 ? e2 : "");
+		pol_print_lines(&q, &b2);
+		check_str(b2.p, b.p, "line round trip", __LINE__);
+		b2.n = 0;
+		pol_print_json(&p, &b2);
+		e2 = parse(&q, b2.p);
+		CHECK(e2 == NULL, "printed JSON parses: %s\n%s", e2 ? e2 : "", b2.p);
+		b2.n = 0;
+		pol_print_lines(&q, &b2);
+		check_str(b2.p, b.p, "JSON round trip", __LINE__);
+		free(b2.p);
+	}
+	free(b.p);
+}
+
+/* ---- the JSON reader and srt's schema ---------------------------- */
+
+static void
+test_json(void)
+{
+	struct policy p;
+	const char *e;
+	static const struct { const char *text, *want; } errors[] = {
+		{ "{", "t:1:2: expected a key in double quotes" },
+		{ "{\"network\": {},}", "t:1:16: trailing comma" },
+		{ "{ /* c */ }", "t:1:3: expected a key in double quotes" },
+		{ "{\"a\": 01}", "t:1:8: expected ',' or '}'" },
+		{ "{\"filesystem\": {\"denyReed\": []}}", "t:1:17: unknown key \"denyReed\" in filesystem (did you mean \"denyRead\"?)" },
+		{ "{\"netwrok\": {}}", "t:1:2: unknown key \"netwrok\" (did you mean \"network\"?)" },
+		{ "{\"network\": {\"allowedDomains\": \"a.com\"}}", "t:1:32: network.allowedDomains: expected an array, got a string" },
+		{ "{\"network\": {\"allowedDomains\": [1]}}", "t:1:33: network.allowedDomains[0]: expected a string, got a number" },
+		{ "{\"network\": {\"allowedDomains\": [\"*.com\"]}}", NULL },
+		{ "{\"filesystem\": {\"allowWrite\": [{\"path\": \"x\"}]}}", "t:1:32: filesystem.allowWrite[0]: expected a path, or { \"path\": \"<path>\", \"literal\": true }" },
+		{ "{\"filesystem\": {\"allowWrite\": [{\"path\": \"x\", \"literal\": true, \"z\": 1}]}}", NULL },
+		{ "{\"a\": 1, \"a\": 2}", "t:1:10: duplicate key \"a\"" },
+		{ "{\"network\": {\"allowedDomains\": [\"\\ud800\"]}}", NULL },
+		{ "{\"network\": {\"allowedDomains\": [\"\\udc00x\"]}}", NULL },
+		{ "{\"network\": {\"allowedDomains\": [\"a\\u0000b\"]}}", NULL },
+		{ "{\"network\": {\"allowedDomains\": [\"\x01\"]}}", NULL },
+		{ "{\"network\": {\"allowedDomains\": [\"\xc3\x28\"]}}", NULL },
+		{ "{\"credentials\": {}}", "t:1:17: credentials: credential masking is not built in sbx; deny the files with filesystem.denyRead (remove the key; sbx refuses rather than run without it)" },
+		{ "{\"network\": {\"tlsTerminate\": {}}}", NULL },
+		{ "{\"network\": {\"httpProxyPort\": 8080}}", NULL },
+		{ "{\"mandatoryDenySearchDepth\": 2.5}", "t:1:30: mandatoryDenySearchDepth: expected an integer, got a number" },
+		{ "{\"mandatoryDenySearchDepth\": 11}", "t:1:30: mandatoryDenySearchDepth: must be between 1 and 10" },
+		{ "{\"bwrapPath\": \"bwrap\"}", "t:1:15: bwrapPath bwrap: binary path must be absolute" },
+		{ "{\"network\": {\"deniedDomains\": [\"a.com\"], \"deniedDomainReasons\": {\"b.com\": \"x\"}}}", "t:1:66: network.deniedDomainReasons: \"b.com\" is not an entry of network.deniedDomains" },
+		{ "{\"enableWeakerNestedSandbox\": \"yes\"}", "t:1:31: enableWeakerNestedSandbox: expected a boolean, got a string" },
+		{ "[]", "t:1: unknown directive \"[]\" (sbx --help lists them)" },
+		{ " [1]", NULL },
+		{ "{} x", "t:1:4: text after the end of the JSON value" },
+		{ "{\"a\": tru}", "t:1:7: unexpected word (JSON has true, false and null)" },
+		{ "{\"ignoreViolations\": {\"*\": \"x\"}}", "t:1:28: ignoreViolations[\"*\"]: expected an array of strings, got a string" },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(errors); i++) {
+		e = parse(&p, errors[i].text);
+		CHECK(e != NULL, "JSON %zu should fail: %s", i, errors[i].text);
+		if (e && errors[i].want)
+			check_str(e, errors[i].want, errors[i].text, __LINE__);
+	}
+	/* deep nesting is bounded */
+	{
+		char deep[200];
+
+		memset(deep, '[', 100);
+		deep[100] = 0;
+		e = parse(&p, aprintf("{\"a\": %s", deep));
+		CHECK(e && strstr(e, "nested deeper"), "depth bound: %s", e ? e : "(accepted)");
+	}
+
+	/* the whole srt schema, as srt's docs write it */
+	e = parse(&p,
+	    "{\n"
+	    "  \"network\": {\n"
+	    "    \"allowedDomains\": [\"github.com\", \"*.github.com\", \"[2001:db8::1]:443\"],\n"
+	    "    \"deniedDomains\": [\"evil.github.com\", \"*:22\"],\n"
+	    "    \"deniedDomainReasons\": {\"*:22\": \"no ssh \\u00e9 \\ud83d\\ude00\"},\n"
+	    "    \"deniedResolvedAddresses\": [\"10.0.0.0/8\", \"fd00::/8\"],\n"
+	    "    \"allowUnixSockets\": [\"/var/run/docker.sock\"], \"allowAllUnixSockets\": false,\n"
+	    "    \"allowLocalBinding\": true, \"allowMachLookup\": [\"com.apple.*\"], \"strictAllowlist\": true\n"
+	    "  },\n"
+	    "  \"filesystem\": {\n"
+	    "    \"denyRead\": [\"~/.ssh\", {\"path\": \"/a[1]\", \"literal\": true}], \"allowRead\": [\"~/.ssh/config\"],\n"
+	    "    \"allowWrite\": [\".\", \"/tmp\"], \"denyWrite\": [\".env\"], \"allowGitConfig\": true, \"disabled\": false\n"
+	    "  },\n"
+	    "  \"ignoreViolations\": {\"*\": [\"/dev/tty\"], \"npm\": [\"a\", \"b\"]},\n"
+	    "  \"enableWeakerNestedSandbox\": true, \"allowNestedUserNamespaces\": true,\n"
+	    "  \"enableWeakerNetworkIsolation\": false, \"allowAppleEvents\": false, \"allowPty\": true,\n"
+	    "  \"ripgrep\": {\"command\": \"rg\"}, \"seccomp\": {\"applyPath\": \"/x\"}, \"javaAgentJarPath\": \"/j.jar\",\n"
+	    "  \"mandatoryDenySearchDepth\": 4, \"bwrapPath\": \"/usr/bin/bwrap\", \"socatPath\": \"/usr/bin/socat\",\n"
+	    "  \"git\": {\"safeDirectories\": [\"/srv/r\"]}, \"windows\": {},\n"
+	    "  \"sbx\": {\"bridge\": \"socat\", \"observeWrites\": false}\n"
+	    "}\n");
+	CHECK(e == NULL, "srt schema parses: %s", e ? e : "");
+	CHECK(p.allow_domains.n == 3 && p.deny_domains.n == 2 && p.ignores.n == 3 && p.mandatory_deny_depth == 4 &&
+	    p.allow_local_binding && !p.allow_all_unix_sockets && p.weaker_nested_sandbox && p.allow_pty &&
+	    p.bridge == BRIDGE_SOCAT && !p.observe_writes && p.git_safe_dirs.n == 1, "srt schema values");
+	check_str(((struct domrule *)p.deny_domains.v[1])->reason, "no ssh \xc3\xa9 \xf0\x9f\x98\x80",
+	    "escapes and surrogate pairs", __LINE__);
+	CHECK(((struct pathrule *)p.paths[PL_DENY_READ].v[1])->literal, "literal entry");
+	check_str(((struct pathrule *)p.paths[PL_DENY_WRITE].v[0])->path, "/p/.env", "JSON relative path", __LINE__);
+	/* required srt lists may be omitted */
+	CHECK(parse(&p, "{}") == NULL && parse(&p, "{\"network\": {}}") == NULL, "empty lists optional");
+}
+
+/* ---- domain patterns and addresses (srt domain-pattern.js cases) ---- */
+
+static void
+test_patterns(void)
+{
+	static const struct { const char *pat; bool deny, ok; } cases[] = {
+		{ "example.com", false, true }, { "*.example.com", false, true }, { "*.co.uk", false, true },
+		{ "example.com:443", false, true }, { "localhost", false, true }, { "localhost:3000", false, true },
+		{ "1.2.3.4", false, true }, { "[::1]", false, true }, { "[2001:db8::1]:443", false, true },
+		{ "::1", false, false }, { "[fe80::1%eth0]", false, true },
+		{ "*", false, false }, { "*", true, true }, { "*:22", true, true }, { "*:22", false, false },
+		{ "*.com", false, false }, { "foo*.com", false, false }, { "a.*.com", false, false },
+		{ "http://a.com", false, false }, { "a.com/x", false, false }, { "a.com:0", false, false },
+		{ "a.com:08", false, false }, { "a.com:99999", false, false }, { "a.com:65535", false, true },
+		{ "foo", false, false }, { ".a.com", false, false }, { "a.com.", false, false },
+		{ "*.a..com", false, false }, { "[::1]junk", false, false }, { "a:b:c", false, false },
+		{ "", false, false }, { "a_b.com", false, true }, { "a b.com", false, false },
+	};
+	static const struct { const char *s; bool ok; int prefix; } cidrs[] = {
+		{ "10.0.0.0/8", true, 8 }, { "192.168.1.10", true, 32 }, { "fc00::/7", true, 7 }, { "::1", true, 128 },
+		{ "10.0.0.0/33", false, 0 }, { "10.0.0/8", false, 0 }, { "[::1]", false, 0 }, { "1.2.3.4/", false, 0 },
+		{ "1.2.3.4/08", false, 0 }, { "fc00::/129", false, 0 }, { "x", false, 0 }, { "/8", false, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(cases); i++) {
+		const char *why;
+		bool ok = match_check_pattern(cases[i].pat, cases[i].deny, &why) == 0;
+
+		CHECK(ok == cases[i].ok, "pattern \"%s\" (%s list): got %s", cases[i].pat, cases[i].deny ? "deny" : "allow",
+		    ok ? "valid" : "invalid");
+	}
+	for (i = 0; i < LEN(cidrs); i++) {
+		int fam, prefix = -1;
+		unsigned char a[16];
+		bool ok = match_parse_cidr(cidrs[i].s, &fam, a, &prefix) == 0;
+
+		CHECK(ok == cidrs[i].ok && (!ok || prefix == cidrs[i].prefix), "cidr \"%s\": got %d/%d", cidrs[i].s, ok,
+		    prefix);
+	}
+}
+
+/* ---- globs and path resolution ------------------------------------ */
+
+static void
+test_globs_and_paths(void)
+{
+	static const struct { const char *pat, *s; bool m; } comp[] = {
+		{ "*", "abc", true }, { "*", ".hidden", true }, { "a*c", "abbbc", true }, { "a*c", "abcd", false },
+		{ "?", "a", true }, { "?", "", false }, { "[abc]x", "bx", true }, { "[!abc]x", "bx", false },
+		{ "[a-c]", "b", true }, { "[a-c]", "d", false }, { "[]]", "]", true }, { "[abc", "a", false },
+		{ "*.env", ".env", true }, { "*.env", "prod.env", true }, { "f[1]", "f1", true },
+	};
+	struct vec out = { 0 };
+	const char *why;
+	struct resolved r = { 0 };
+	size_t i;
+
+	for (i = 0; i < LEN(comp); i++)
+		CHECK(glob_match_component(comp[i].pat, comp[i].s) == comp[i].m, "glob %s ~ %s", comp[i].pat, comp[i].s);
+
+	fake_tree("f /p/a.env; f /p/sub/b.env; f /p/sub/deep/c.env; f /p/x.txt; l /p/link /etc; f /etc/d.env");
+	CHECK(glob_expand(&fake_disk, "/p/*.env", &out, &why) == 0 && out.n == 1, "*.env: %zu", out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/p/**/*.env", &out, &why) == 0 && out.n == 3,
+	    "**/*.env matches 3 (zero or more dirs, not through the link): %zu", out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/p/nomatch*", &out, &why) == 0 && out.n == 0, "no match is fine");
+
+	/* resolve_path: symlinks, missing tails, files in the middle, loops */
+	fake_tree("d /real/dir; l /p/l1 /real; l /p/rel dir2; d /p/dir2; l /p/loop /p/loop; f /p/.git; l /p/dang /nowhere/x");
+	CHECK(resolve_path(&fake_disk, "/p/l1/dir", &r, &why) == 0 && strcmp(r.path, "/real/dir") == 0 &&
+	    r.kind == FK_DIR && r.via_link, "absolute link: %s", S(r.path));
+	CHECK(resolve_path(&fake_disk, "/p/rel", &r, &why) == 0 && strcmp(r.path, "/p/dir2") == 0, "relative link: %s",
+	    S(r.path));
+	CHECK(resolve_path(&fake_disk, "/p/l1/new/deeper", &r, &why) == 0 && r.kind == FK_MISSING &&
+	    strcmp(r.path, "/real/new/deeper") == 0 && strcmp(r.first_missing, "/real/new") == 0,
+	    "missing tail keeps its names: %s (%s)", S(r.path), S(r.first_missing));
+	CHECK(resolve_path(&fake_disk, "/p/dang", &r, &why) == 0 && r.kind == FK_MISSING &&
+	    strcmp(r.first_missing, "/nowhere") == 0, "dangling link followed by name: %s", S(r.first_missing));
+	CHECK(resolve_path(&fake_disk, "/p/loop", &r, &why) < 0 && strstr(why, "symbolic links"), "loop refused");
+	CHECK(resolve_path(&fake_disk, "/p/.git/hooks", &r, &why) == 0 && r.through_file &&
+	    strcmp(r.path, "/p/.git") == 0, "file in the middle: %s", S(r.path));
+	CHECK(resolve_path(&fake_disk, "/p/x/../dir2", &r, &why) < 0, "\"..\" after a missing name refused");
+	CHECK(resolve_path(&fake_disk, "/p/dir2/../l1", &r, &why) == 0 && strcmp(r.path, "/real") == 0, "..: %s", S(r.path));
+	CHECK(path_order("/a", "/a/b") < 0 && path_order("/a/b", "/a-b") < 0 && path_order("/a/b", "/a.b") < 0 &&
+	    path_order("/b", "/a/z") > 0, "path order: parents before children");
+}
+
+/* ---- the mount plan ------------------------------------------------- */
+
+/* The top-of-root placeholders every writable /p gets when nothing exists. */
+#define P_PLACEHOLDERS \
+	"ro /p/.bash_profile\nro /p/.bashrc\nro /p/.claude\nro /p/.gitconfig\nro /p/.gitmodules\nro /p/.idea\n" \
+	"ro /p/.mcp.json\nro /p/.profile\nro /p/.ripgreprc\nro /p/.vscode\nro /p/.zprofile\nro /p/.zshrc\n"
+
+static void
+test_plan(void)
+{
+	static const struct { const char *name, *policy, *tree, *needle, *want; } cases[] = {
+		{ "write root and its placeholders", "allow-write .\n", "d /p", "/p",
+		  "rw /p\n" P_PLACEHOLDERS
+		  "ph f /p/.bash_profile\nph f /p/.bashrc\nph d /p/.claude\nph f /p/.gitconfig\nph f /p/.gitmodules\n"
+		  "ph f /p/.idea\nph f /p/.mcp.json\nph f /p/.profile\nph f /p/.ripgreprc\nph f /p/.vscode\n"
+		  "ph f /p/.zprofile\nph f /p/.zshrc\n" },
+		{ "nothing writable: no placeholders, no mounts", "deny-write /p/x\n", "d /p", "", "" },
+		{ "deny-read dir -> tmpfs, allow-read inside bound back",
+		  "deny-read /home/u/.ssh\nallow-read /home/u/.ssh/known_hosts\n",
+		  "f /home/u/.ssh/id_rsa; f /home/u/.ssh/known_hosts", "",
+		  "tmpfs /home/u/.ssh\nro /home/u/.ssh/known_hosts\nremount-ro /home/u/.ssh\n" },
+		{ "deny-read file -> /dev/null", "deny-read /etc/shadow\n", "f /etc/shadow", "", "devnull /etc/shadow\n" },
+		{ "deny-read missing -> nothing", "deny-read /nope\n", "d /p", "", "" },
+		{ "deny-read / -> its children but /proc /dev /sys", "deny-read /\nallow-read /usr\n",
+		  "d /usr; d /etc; d /proc; d /dev; d /sys; f /vmlinuz", "",
+		  "tmpfs /etc\nremount-ro /etc\ndevnull /vmlinuz\n" },
+		{ "deny-write wins over allow-write below it", "allow-write /w\ndeny-write /w/sub\nallow-write /w/sub/x\n",
+		  "d /w/sub/x", "/w/sub", "ro /w/sub\n" },
+		{ "deny-write of a parent, allow-write below: nothing writable", "allow-write /w/sub\ndeny-write /w\n",
+		  "d /w/sub", "/w", "" },
+		{ "deny-write inside a root, pinned", "allow-write /w\ndeny-write /w/a/b/secret\n",
+		  "f /w/a/b/secret", "/w/a",
+		  "rw /w/a\nrw /w/a/b\nro /w/a/b/secret\n" },
+		{ "missing deny-write inside a root -> placeholder at the first missing name",
+		  "allow-write /w\ndeny-write /w/new/x\n", "d /w", "/w/new", "ro /w/new\nph d /w/new\n" },
+		{ "allow-write inside deny-read", "deny-read /home/u\nallow-write /home/u/proj\n",
+		  "d /home/u/proj; f /home/u/.bashrc", "u$",
+		  "tmpfs /home/u\nremount-ro /home/u\n" },
+		{ "allow-write inside deny-read (the root)", "deny-read /home/u\nallow-write /home/u/proj\n",
+		  "d /home/u/proj", "proj$", "rw /home/u/proj\n" },
+		{ "deny-read inside a root", "allow-write /w\ndeny-read /w/sec\n", "d /w/sec", "/w/sec",
+		  "tmpfs /w/sec\nremount-ro /w/sec\n" },
+		{ "nested repo found by the scan, its .git pinned", "allow-write /w\n",
+		  "d /w/a/.git/hooks; f /w/a/.git/config; f /w/a/.git/HEAD", "/w/a",
+		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/config\nro /w/a/.git/hooks\n" },
+		{ "allow-git-config", "allow-write /w\nallow-git-config\n", "d /w/.git/hooks; f /w/.git/config", "/w/.git$|/w/.git/",
+		  "rw /w/.git\nro /w/.git/hooks\n" },
+		{ "worktree .git file", "allow-write /w\n", "f /w/.git", "/w/.git$", "ro /w/.git\n" },
+		{ "depth 3: files in dirs at depth <= 2, dirs at depth <= 1",
+		  "allow-write /w\n",
+		  "f /w/a/b/.bashrc; f /w/a/b/c/.bashrc; d /w/a/.vscode; d /w/a/b/.vscode; d /w/a/.git/hooks; d /w/a/b/.git/hooks",
+		  "/w/a", "rw /w/a\nrw /w/a/.git\nro /w/a/.git/hooks\nro /w/a/.vscode\nrw /w/a/b\nro /w/a/b/.bashrc\n" },
+		{ "depth 1: only the top", "allow-write /w\nmandatory-deny-depth 1\n",
+		  "f /w/.bashrc; f /w/a/.bashrc; d /w/.vscode", "/w/a", "" },
+		{ "names in any case; node_modules skipped", "allow-write /w\n",
+		  "f /w/a/.BashRC; f /w/node_modules/.bashrc; d /w/a/.VSCode", "/w/a",
+		  "rw /w/a\nro /w/a/.BashRC\nro /w/a/.VSCode\n" },
+		{ ".claude/commands and agents found below", "allow-write /w\n",
+		  "d /w/a/.claude/commands; d /w/a/.claude/agents; d /w/a/.claude/other", "/w/a",
+		  "rw /w/a\nrw /w/a/.claude\nro /w/a/.claude/agents\nro /w/a/.claude/commands\n" },
+		{ "a symlinked dangerous name is refused", "allow-write /w\n", "l /w/.bashrc /w/dotfiles/bashrc", "",
+		  "error: /w/.bashrc is a symlink inside the writable directory /w; a mount cannot stop the command from replacing a symlink, so sbx refuses (hint: replace the link by the file, or leave /w read-only)" },
+		{ "a symlinked root to a broader directory is refused", "allow-write /w/tmp\n", "l /w/tmp /tmp; d /tmp", "",
+		  "error: t:1: allow-write /w/tmp: is a symlink to /tmp, a broader directory; name /tmp itself if that is meant" },
+		{ "a symlinked root elsewhere is followed", "allow-write /w/data\nmandatory-deny-depth 1\n",
+		  "l /w/data /srv/big/data; d /srv/big/data; f /srv/big/data/.bashrc", "data$",
+		  "rw /srv/big/data\n" },
+		{ "unlistable directory in a root is kept read-only", "allow-write /w\n", "x /w/locked", "/w/locked",
+		  "ro /w/locked\n" },
+		{ "allow-write glob expanded (srt drops it on Linux)", "allow-write /w/*.log\n",
+		  "f /w/a.log; f /w/b.log; f /w/c.txt", "/w", "rw /w/a.log\nrw /w/b.log\n" },
+		{ "deny-write glob", "allow-write /w\ndeny-write /w/**/*.pem\nmandatory-deny-depth 1\n",
+		  "f /w/k.pem; f /w/d/e.pem", "/w/d", "rw /w/d\nro /w/d/e.pem\n" },
+		{ "allow-write under /proc refused", "allow-write /proc/1\n", "d /proc/1", "",
+		  "error: t:1: allow-write /proc/1: /proc cannot be made writable" },
+		{ "allow-write of a dangerous file is still denied", "allow-write /home/u/.bashrc\n",
+		  "f /home/u/.bashrc", "", "" },
+		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(cases); i++) {
+		const char *got = plan_text(cases[i].policy, cases[i].tree);
+
+		if (*cases[i].needle && strncmp(got, "error", 5) != 0)
+			got = plan_lines_with(got, cases[i].needle);
+		check_str(got, cases[i].want, cases[i].name, __LINE__);
+	}
+
+	/* writability queries, as the tamper check uses them */
+	{
+		struct policy p;
+		struct run_paths rp = { "/p", NULL, "/tmp/t" };
+		struct vec facts = { 0 };
+		struct plan pl;
+		struct err e = { 0 };
+		const char *why;
+
+		parse(&p, "allow-write /w\ndeny-write /w/bin/sbx\n");
+		fake_tree("f /w/bin/sbx; f /w/bin/bwrap; f /usr/bin/bwrap");
+		CHECK(plan_resolve(&p, &fake_disk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
+		    "plan for writability");
+		CHECK(plan_is_writable(&pl, "/w/bin/bwrap"), "inside the root: writable");
+		CHECK(!plan_is_writable(&pl, "/w/bin/sbx"), "denied: not writable");
+		CHECK(!plan_is_writable(&pl, "/usr/bin/bwrap"), "outside: not writable");
+		CHECK(!plan_is_writable(&pl, "/w/.bashrc"), "mandatory placeholder: not writable");
+	}
+}
+
+/* ---- argv goldens ------------------------------------------------- */
+
+static void
+test_argv_goldens(void)
+{
+	static const char *const names[] = { "default", "srt-docs", "deny-read-tree", "weaker" };
+	size_t i;
+
+	for (i = 0; i < LEN(names); i++) {
+		struct buf text = { 0 }, golden = { 0 }, out = { 0 };
+		const char *policy_path = aprintf("tests/golden/%s.policy", names[i]);
+		const char *golden_path = aprintf("tests/golden/%s.argv", names[i]);
+		char *line, *save, *copy;
+		struct buf tree = { 0 };
+		struct policy p;
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp" };
+		struct vec facts = { 0 }, opts = { 0 }, tail = { 0 };
+		struct plan pl;
+		struct err e = { 0 };
+		const char *why, *perr;
+		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
+		struct bw_params bp = { "/tmp/sbx-1000/run-42-7/tmp", 3, 4, 5, 6, 0, cmd };
+
+		if (read_file(policy_path, 1 << 20, &text) < 0) {
+			CHECK(false, "cannot read %s", policy_path);
+			continue;
+		}
+		/* "#tree ..." lines give the fake disk */
+		copy = astrdup(text.p);
+		for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (strncmp(line, "#tree ", 6) == 0)
+				buf_printf(&tree, "%s;", line + 6);
+		perr = parse(&p, text.p);
+		CHECK(perr == NULL, "%s parses: %s", policy_path, perr ? perr : "");
+		fake_tree(tree.p ? tree.p : "");
+		if (perr || plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0 || plan_build(&facts, p.fs_disabled, &pl, &why) < 0) {
+			CHECK(false, "%s: plan failed: %s", policy_path, e.msg);
+			continue;
+		}
+		bw_render_options(&p, &pl, &bp, &opts);
+		bw_render_command(&bp, &tail);
+		bw_print("bwrap", &opts, &tail, &out);
+		if (getenv("UPDATE_GOLDEN")) {
+			FILE *f = fopen(golden_path, "w");
+
+			fputs(out.p, f);
+			fclose(f);
+		} else if (read_file(golden_path, 1 << 20, &golden) < 0) {
+			CHECK(false, "missing golden %s (UPDATE_GOLDEN=1 makes it)", golden_path);
+		} else {
+			check_str(out.p, golden.p, golden_path, __LINE__);
+		}
+		free(text.p);
+		free(golden.p);
+		free(out.p);
+		free(tree.p);
+	}
+}
+
+int
+main(void)
+{
+	test_line_format();
+	test_json();
+	test_patterns();
+	test_globs_and_paths();
+	test_plan();
+	test_argv_goldens();
+	printf("%d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
