@@ -931,8 +931,13 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 			inc = slash ? aprintf("%.*s/%s", (int)(slash - file), file, inc) : inc;
 		}
 		if (pol_read_file(p, c, inc, e) < 0) {
-			if (!e->file)	/* an error about the include itself: say where it was */
-				e->file = file, e->line = line;
+			/* an error about the included file as a whole (missing,
+			 * empty, a loop) is reported at the include line */
+			if (e->line == 0 && e->file && strcmp(e->file, inc) == 0) {
+				char *msg = aprintf("include %s: %s", args[0], e->msg);
+
+				err_set(e, file, line, 0, "%.300s", msg);
+			}
 			return -1;
 		}
 		return 0;
@@ -2712,7 +2717,9 @@ enum rule_bits {
 enum mkind {
 	MK_BIND_RO,	/* --ro-bind P P */
 	MK_BIND_RW,	/* --bind P P */
-	MK_DEVNULL,	/* --ro-bind /dev/null P: a hidden file */
+	MK_EMPTY_FILE,	/* --ro-bind EMPTY P: a hidden file reads as empty (EMPTY is an
+			 * empty read-only file of the run; /dev/null would be a
+			 * nodev device there, and reading it would fail) */
 	MK_TMPFS,	/* --tmpfs P: a hidden directory */
 	MK_REMOUNT_RO,	/* --remount-ro P: after the paths bound back into a --tmpfs */
 };
@@ -2729,7 +2736,6 @@ struct fact {
 	const char *path;	/* real, clean, absolute */
 	enum fkind kind;
 	unsigned rules;		/* enum rule_bits */
-	bool placeholder_dir;	/* RB_PLACEHOLDER: a directory (it stands for deeper denies) */
 	const char *why;
 };
 
@@ -2737,12 +2743,15 @@ struct pnode {			/* a fact merged per path, with its computed state */
 	const char *path;
 	enum fkind kind;
 	unsigned rules;
-	bool placeholder_dir;
 	bool visible, writable, forced, mounted;
 	const char *why;
 };
 
-struct placeholder { const char *path; bool dir; };
+/* A placeholder is always an empty directory, bound read-only onto itself:
+ * nothing can be created at its name, and git ignores empty directories, so
+ * `git add -A` in the sandbox does not commit a dozen empty dotfiles (srt
+ * binds /dev/null there instead, which git refuses to add at all). */
+struct placeholder { const char *path; };
 
 struct plan {
 	struct vec mounts;	/* of struct mount, in bwrap order */
@@ -2813,7 +2822,7 @@ static int
 plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const char **why)
 {
 	struct pnode **stack;
-	struct pnode root = { "/", FK_DIR, 0, false, true, false, false, true, "root" };
+	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, "root" };
 	size_t i, j, sp = 0;
 
 	memset(pl, 0, sizeof(*pl));
@@ -2841,7 +2850,6 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 		if (n->kind == FK_MISSING && f->kind != FK_MISSING)
 			n->kind = f->kind;
 		n->rules |= f->rules;
-		n->placeholder_dir |= f->placeholder_dir;
 		if ((f->rules & (RB_DENY_WRITE | RB_HIDE)) && !(n->rules & ~f->rules & (RB_DENY_WRITE | RB_HIDE)))
 			n->why = f->why;	/* a deny's reason is the one worth showing */
 	}
@@ -2874,7 +2882,6 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 				struct placeholder *ph = amalloc(sizeof(*ph));
 
 				ph->path = n->path;
-				ph->dir = n->placeholder_dir;
 				vec_push(&pl->placeholders, ph);
 				plan_mount(pl, MK_BIND_RO, n->path, n->why);
 				n->writable = false;
@@ -2885,7 +2892,7 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			 * place cannot be created either */
 		} else if (!vis) {
 			if (par->visible) {
-				plan_mount(pl, n->kind == FK_DIR ? MK_TMPFS : MK_DEVNULL, n->path, n->why);
+				plan_mount(pl, n->kind == FK_DIR ? MK_TMPFS : MK_EMPTY_FILE, n->path, n->why);
 				if (n->kind == FK_DIR)
 					plan_mount(pl, MK_REMOUNT_RO, n->path, n->why);
 				n->mounted = true;
@@ -3011,11 +3018,7 @@ static void
 rs_deny_write(struct resolver *rs, const struct resolved *res, const char *why)
 {
 	if (res->kind == FK_MISSING) {
-		struct fact *f;
-
 		plan_add_fact(rs->facts, res->first_missing, FK_MISSING, RB_PLACEHOLDER, why);
-		f = rs->facts->v[rs->facts->n - 1];
-		f->placeholder_dir = strcmp(res->first_missing, res->path) != 0;
 	} else if (res->kind != FK_UNREADABLE) {
 		plan_add_fact(rs->facts, res->path, res->kind, RB_DENY_WRITE, why);
 	}
@@ -3327,6 +3330,7 @@ struct run_paths {
 	const char *cwd;	/* real */
 	const char *runtime_root;	/* ${TMPDIR:-/tmp}/sbx-UID */
 	const char *tmpdir;	/* the command's TMPDIR, inside runtime_root */
+	const char *empty_file;	/* bound over denied files: reads as empty */
 };
 
 /* Resolve the whole policy into facts. Returns 0, or -1 with e filled. */
@@ -3448,7 +3452,7 @@ rm_tree(const char *path)
 	rm_tree_at(AT_FDCWD, path, 0);
 }
 
-/* Journal lines: "T <unix time>", "P <f|d> <path>" (intent, before creating),
+/* Journal lines: "T <unix time>", "P <path>" (intent, before creating),
  * "C <dev> <ino> <path>" (created). Paths are %-escaped (%, newline). */
 static void
 journal_escape(struct buf *b, const char *path)
@@ -3527,9 +3531,9 @@ journal_replay(const char *journal)
 
 		if (l[0] == 'C' && sscanf(l, "C %llu %llu %n", &dev, &ino, &off) == 2 && off > 0) {
 			placeholder_remove(journal_unescape(l + off), true, (dev_t)dev, (ino_t)ino, 0);
-		} else if (l[0] == 'P' && l[1] == ' ' && (l[2] == 'f' || l[2] == 'd') && l[3] == ' ') {
+		} else if (l[0] == 'P' && l[1] == ' ') {
 			/* an intent with no "C" line: the run died while creating it */
-			const char *path = journal_unescape(l + 4);
+			const char *path = journal_unescape(l + 2);
 			size_t j;
 			bool created = false;
 
@@ -3626,6 +3630,7 @@ run_paths_init(struct run_paths *rp, const char *cwd)
 	run_state.run_dir = NULL;
 	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", rp->runtime_root, (int)getpid(),
 	    proc_start_time(getpid()));
+	rp->empty_file = path_join(path_dirname(rp->tmpdir), "empty");
 }
 
 /* Create the run directory, the private TMPDIR and the placeholders, each
@@ -3639,8 +3644,6 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	size_t i;
 	const char *run_dir = path_dirname(rp->tmpdir);
 
-	runtime_root(true);
-	runtime_recover(rp->runtime_root);
 	if (mkdir(run_dir, 0700) < 0)
 		die("cannot create %s: %s", run_dir, strerror(errno));
 	run_state.run_dir = run_dir;
@@ -3649,6 +3652,10 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	atexit(run_cleanup);
 	if (mkdir(rp->tmpdir, 0700) < 0)
 		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
+	jfd = open(rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (jfd < 0)
+		die("cannot create %s: %s", rp->empty_file, strerror(errno));
+	close(jfd);
 	if (!pl->placeholders.n)
 		return;
 
@@ -3660,7 +3667,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	for (i = 0; i < pl->placeholders.n; i++) {
 		const struct placeholder *ph = pl->placeholders.v[i];
 
-		buf_printf(&jb, "P %c ", ph->dir ? 'd' : 'f');
+		buf_puts(&jb, "P ");
 		journal_escape(&jb, ph->path);
 		buf_putc(&jb, '\n');
 	}
@@ -3669,17 +3676,10 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	for (i = 0; i < pl->placeholders.n; i++) {
 		const struct placeholder *ph = pl->placeholders.v[i];
 		struct stat st;
-		int fd;
 
-		if (ph->dir) {
-			if (mkdir(ph->path, 0755) < 0)
-				die("cannot create the placeholder directory %s: %s", ph->path, strerror(errno));
-		} else {
-			fd = open(ph->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-			if (fd < 0)
-				die("cannot create the placeholder %s: %s", ph->path, strerror(errno));
-			close(fd);
-		}
+		if (mkdir(ph->path, 0755) < 0)
+			die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
+			    "cannot create the placeholder %s: %s", ph->path, strerror(errno));
 		if (lstat(ph->path, &st) < 0)
 			die("cannot inspect %s: %s", ph->path, strerror(errno));
 		jb.n = 0;
@@ -3688,7 +3688,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 		buf_putc(&jb, '\n');
 		if (write_all(jfd, jb.p, jb.n) < 0)
 			die("cannot write %s: %s", run_state.journal, strerror(errno));
-		note("placeholder %s %s (removed after the run)", ph->dir ? "directory" : "file", ph->path);
+		note("placeholder %s (an empty directory, removed after the run)", ph->path);
 	}
 	fsync(jfd);
 	close(jfd);
@@ -3707,6 +3707,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 
 struct bw_params {
 	const char *tmpdir;	/* the command's TMPDIR */
+	const char *empty_file;	/* an empty read-only file, bound over hidden files */
 	int exe_fd;		/* sbx's own binary, read-only: bwrap runs /proc/self/fd/N */
 	int info_fd;		/* bwrap --info-fd: tells the host the inner helper's pid */
 	int ready_fd;		/* the inner helper writes one byte once it is running */
@@ -3765,8 +3766,8 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 		case MK_BIND_RW:
 			argv_push3(out, "--bind", m->path, m->path);
 			break;
-		case MK_DEVNULL:
-			argv_push3(out, "--ro-bind", "/dev/null", m->path);
+		case MK_EMPTY_FILE:
+			argv_push3(out, "--ro-bind", bp->empty_file, m->path);
 			break;
 		case MK_TMPFS:
 			argv_push3(out, "--tmpfs", m->path, NULL);
@@ -4053,6 +4054,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_prepare(rp, pl);
 	memset(&bp, 0, sizeof(bp));
 	bp.tmpdir = rp->tmpdir;
+	bp.empty_file = rp->empty_file;
 	bp.cmd = cmd;
 	bp.git_config_count = gcc && parse_int(gcc, 0, 1000000, &v, &why) == 0 ? v : 0;
 	bp.exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
@@ -4668,6 +4670,12 @@ main(int argc, char **argv)
 
 	/* plan: the policy and the disk, to a list of mounts */
 	run_paths_init(&rp, cwd);
+	if (!c.print) {
+		/* first undo what a killed run left, or its placeholders would
+		 * look like files of the project */
+		runtime_root(true);
+		runtime_recover(rp.runtime_root);
+	}
 	{
 		struct disk dk = { &real_disk_ops, NULL };
 
@@ -4684,7 +4692,7 @@ main(int argc, char **argv)
 	}
 
 	if (c.print) {	/* argv: show what would run, create nothing */
-		struct bw_params bp = { rp.tmpdir, 3, 4, 5, 6, 0, c.cmd };
+		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, c.cmd };
 		struct vec opts = { 0 }, tail = { 0 };
 
 		bw_render_options(&p, &pl, &bp, &opts);

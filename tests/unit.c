@@ -196,7 +196,7 @@ parse(struct policy *p, const char *text)
 	return astrdup(msg);
 }
 
-static const char *const mkind_names[] = { "ro", "rw", "devnull", "tmpfs", "remount-ro" };	/* ORDER: enum mkind */
+static const char *const mkind_names[] = { "ro", "rw", "empty", "tmpfs", "remount-ro" };	/* ORDER: enum mkind */
 
 /* Plan a policy over a fake tree: "KIND PATH" per mount, "ph f|d PATH" per placeholder. */
 static const char *
@@ -204,7 +204,7 @@ plan_text(const char *policy, const char *tree)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp" };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -229,7 +229,7 @@ plan_text(const char *policy, const char *tree)
 	for (i = 0; i < pl.placeholders.n; i++) {
 		const struct placeholder *ph = pl.placeholders.v[i];
 
-		buf_printf(&b, "ph %c %s\n", ph->dir ? 'd' : 'f', ph->path);
+		buf_printf(&b, "ph d %s\n", ph->path);
 	}
 	{
 		const char *s = astrdup(b.p ? b.p : "");
@@ -561,19 +561,19 @@ test_plan(void)
 	static const struct { const char *name, *policy, *tree, *needle, *want; } cases[] = {
 		{ "write root and its placeholders", "allow-write .\n", "d /p", "/p",
 		  "rw /p\n" P_PLACEHOLDERS
-		  "ph f /p/.bash_profile\nph f /p/.bashrc\nph d /p/.claude\nph f /p/.gitconfig\nph f /p/.gitmodules\n"
-		  "ph f /p/.idea\nph f /p/.mcp.json\nph f /p/.profile\nph f /p/.ripgreprc\nph f /p/.vscode\n"
-		  "ph f /p/.zprofile\nph f /p/.zshrc\n" },
+		  "ph d /p/.bash_profile\nph d /p/.bashrc\nph d /p/.claude\nph d /p/.gitconfig\nph d /p/.gitmodules\n"
+		  "ph d /p/.idea\nph d /p/.mcp.json\nph d /p/.profile\nph d /p/.ripgreprc\nph d /p/.vscode\n"
+		  "ph d /p/.zprofile\nph d /p/.zshrc\n" },
 		{ "nothing writable: no placeholders, no mounts", "deny-write /p/x\n", "d /p", "", "" },
 		{ "deny-read dir -> tmpfs, allow-read inside bound back",
 		  "deny-read /home/u/.ssh\nallow-read /home/u/.ssh/known_hosts\n",
 		  "f /home/u/.ssh/id_rsa; f /home/u/.ssh/known_hosts", "",
 		  "tmpfs /home/u/.ssh\nro /home/u/.ssh/known_hosts\nremount-ro /home/u/.ssh\n" },
-		{ "deny-read file -> /dev/null", "deny-read /etc/shadow\n", "f /etc/shadow", "", "devnull /etc/shadow\n" },
+		{ "deny-read file -> /dev/null", "deny-read /etc/shadow\n", "f /etc/shadow", "", "empty /etc/shadow\n" },
 		{ "deny-read missing -> nothing", "deny-read /nope\n", "d /p", "", "" },
 		{ "deny-read / -> its children but /proc /dev /sys", "deny-read /\nallow-read /usr\n",
 		  "d /usr; d /etc; d /proc; d /dev; d /sys; f /vmlinuz", "",
-		  "tmpfs /etc\nremount-ro /etc\ndevnull /vmlinuz\n" },
+		  "tmpfs /etc\nremount-ro /etc\nempty /vmlinuz\n" },
 		{ "deny-write wins over allow-write below it", "allow-write /w\ndeny-write /w/sub\nallow-write /w/sub/x\n",
 		  "d /w/sub/x", "/w/sub", "ro /w/sub\n" },
 		{ "deny-write of a parent, allow-write below: nothing writable", "allow-write /w/sub\ndeny-write /w\n",
@@ -640,7 +640,7 @@ test_plan(void)
 	/* writability queries, as the tamper check uses them */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t" };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -672,13 +672,13 @@ test_argv_goldens(void)
 		char *line, *save, *copy;
 		struct buf tree = { 0 };
 		struct policy p;
-		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp" };
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty" };
 		struct vec facts = { 0 }, opts = { 0 }, tail = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
 		const char *why, *perr;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
-		struct bw_params bp = { "/tmp/sbx-1000/run-42-7/tmp", 3, 4, 5, 6, 0, cmd };
+		struct bw_params bp = { "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", 3, 4, 5, 6, 0, cmd };
 
 		if (read_file(policy_path, 1 << 20, &text) < 0) {
 			CHECK(false, "cannot read %s", policy_path);

@@ -1,0 +1,1186 @@
+#!/usr/bin/env bash
+# test.sh - integration tests for sbx. Runs the REAL ./sbx under the REAL bwrap.
+#
+# Usage
+#   ./test.sh                 run every test
+#   ./test.sh SUBSTRING       run only the tests whose name contains SUBSTRING
+#   SBX=/path/to/sbx ./test.sh    test that binary instead of ./sbx (nothing is built)
+#   SBX_TEST_TIMEOUT=60       seconds allowed for one sbx invocation (default 60)
+#   SBX_TEST_DIR=/some/dir    where the per-run scratch dir is made (default $TMPDIR or /tmp)
+#   SBX_TEST_VERBOSE=1        also print the log of passing and skipped tests
+#
+# Without SBX, ./sbx is built with `make -s sbx` when it is missing or older than sbx.c.
+# The helper tests/helpers/fsop.c is compiled into the scratch dir at start.
+#
+# Conventions
+#   * Each test is a function t_NAME listed in TESTS at the bottom. It runs in a subshell
+#     in its own fresh scratch dir $T (under one `mktemp -d` per run, removed at exit):
+#       $P = $T/proj   the project dir: cwd of sbx for the test
+#       $H = $T/home   fake HOME (exported), never the real home
+#       $O = $T/out    an "outside" dir: exists on disk, not a writable root
+#     Policy files and logs live in $T, outside the project, so they never show up in
+#     tree snapshots of $P.
+#   * A test passes by reaching its end; `fail MSG` and `skip MSG` end it. A skip is only
+#     for a capability the machine lacks. Missing bwrap / unusable user namespaces FAIL.
+#   * Every denial assertion has a control in the same test (the allowed case works in
+#     the same run), so a broken setup cannot pass as a refusal.
+#   * run_sbx ARGS... runs "$SBX" ARGS... and sets RC, OUT, ERR (logged to $T/.log,
+#     which is printed indented when the test fails).
+#   * run_ops SBX-ARGS... <<EOF runs `fsop -` in the sandbox: each stdin line is
+#     "LABEL OP ARGS" and fsop prints "LABEL RESULT" where RESULT is ok, ok:DATA or an
+#     errno name (EROFS, EXDEV, EBUSY...). expect_ops <<EOF then checks "LABEL REGEX" lines
+#     (REGEX is a bash ERE matched against the whole result).
+#   * Output: "ok - NAME", "FAIL - NAME: why" (+ log), "skip - NAME: reason", then exactly
+#     one last line "N passed, M failed[, K skipped]". Exit status is non-zero iff M > 0.
+set -u
+export LC_ALL=C
+unset SANDBOX_RUNTIME
+cd "$(dirname "$0")" || exit 2
+HERE=$(pwd -P)
+FILTER=${1:-}
+TMO=${SBX_TEST_TIMEOUT:-60}
+SUMMARY_DONE=
+
+die_early() { # print a failure and the summary line, exit
+	echo "FAIL - $1"
+	echo "0 passed, 1 failed"
+	SUMMARY_DONE=1
+	exit 1
+}
+
+# ---------------------------------------------------------------- build
+if [ -z "${SBX:-}" ]; then
+	if [ ! -x ./sbx ] || [ sbx.c -nt ./sbx ]; then
+		make -s sbx >/dev/null 2>"${TMPDIR:-/tmp}/sbx-build.$$" || {
+			sed 's/^/    /' "${TMPDIR:-/tmp}/sbx-build.$$"; rm -f "${TMPDIR:-/tmp}/sbx-build.$$"
+			die_early "build: make -s sbx failed"; }
+		rm -f "${TMPDIR:-/tmp}/sbx-build.$$"
+	fi
+	SBX=$HERE/sbx
+fi
+[ -x "$SBX" ] || die_early "build: $SBX is not an executable"
+SBX=$(realpath "$SBX")
+
+# ---------------------------------------------------------------- per-run scratch
+RUN=$(mktemp -d "${SBX_TEST_DIR:-${TMPDIR:-/tmp}}/sbxtest.XXXXXX") || die_early "mktemp failed"
+RUN=$(realpath "$RUN")
+chmod 755 "$RUN"
+TOKBASE="9$$$RANDOM"     # digits; long-running sandboxed commands run `sleep $TOKBASE...`
+cleanup() {
+	local pid
+	for pid in $(procs_with "sleep $TOKBASE"); do kill -KILL "$pid" 2>/dev/null; done
+	chmod -R u+w "$RUN" 2>/dev/null
+	rm -rf "$RUN"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mkdir -p "$RUN/bin"
+cc -O2 -Wall -o "$RUN/bin/fsop" tests/helpers/fsop.c 2>"$RUN/cc.err" ||
+	{ sed 's/^/    /' "$RUN/cc.err"; die_early "helpers: cannot compile tests/helpers/fsop.c"; }
+FSOP=$RUN/bin/fsop
+PY=$(command -v /usr/bin/python3 || command -v python3 || true)   # only to validate JSON output
+
+# ---------------------------------------------------------------- helpers
+fail() { printf '%s\n' "$*" >"$T/.why"; exit 1; }
+skip() { printf '%s\n' "$*" >"$T/.skip"; exit 77; }
+note() { printf '# %s\n' "$*"; }
+policy() { cat >"$T/$1"; }           # policy NAME <<EOF : write policy file $T/NAME
+
+log_file() { # log_file TAG FILE : first lines of FILE, indented, into the log
+	[ -s "$2" ] || return 0
+	head -n 25 "$2" | cut -c1-300 | sed "s/^/  $1| /"
+	[ "$(wc -l <"$2")" -le 25 ] || echo "  $1| ..."
+}
+
+run_sbx() { # run_sbx ARGS... : run sbx (stdin inherited); sets RC OUT ERR
+	printf '$ sbx'; printf ' %q' "$@"; printf '   (cwd %s)\n' "$PWD"
+	timeout -k 5 "$TMO" "$SBX" "$@" >"$T/.stdout" 2>"$T/.stderr"
+	RC=$?
+	OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr")
+	echo "  [exit $RC]"; log_file out "$T/.stdout"; log_file err "$T/.stderr"
+	[ "$RC" != 124 ] || note "(timed out after ${TMO}s)"
+}
+
+run_ops() { run_sbx "$@" -- "$FSOP" -; }
+
+expect_rc() { # expect_rc N [WHAT]
+	[ "$RC" = "$1" ] || fail "${2:-sbx}: expected exit $1, got $RC${ERR:+ (stderr: $(head -c 300 <<<"$ERR"))}"
+}
+expect_contains() { # expect_contains HAYSTACK NEEDLE WHAT
+	[[ $1 == *"$2"* ]] || fail "$3: expected to contain '$2', got '$(head -c 300 <<<"$1")'"
+}
+expect_not_contains() { # expect_not_contains HAYSTACK NEEDLE WHAT
+	[[ $1 != *"$2"* ]] || fail "$3: must not contain '$2'"
+}
+expect_eq() { # expect_eq GOT WANT WHAT
+	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$(head -c 300 <<<"$1")'"
+}
+result_of() { # result_of LABEL : result printed by fsop for LABEL in $OUT
+	awk -v l="$1" '$1 == l { $1 = ""; sub(/^ /, ""); print; exit }' <<<"$OUT"
+}
+expect_ops() { # stdin: "LABEL REGEX" lines, checked against the fsop results in $OUT
+	local label re got bad=
+	[ "$RC" = 0 ] || fail "sandboxed fsop: expected exit 0, got $RC${ERR:+ (stderr: $(head -c 300 <<<"$ERR"))}"
+	while read -r label re; do
+		[ -n "$label" ] || continue
+		got=$(result_of "$label")
+		[[ $got =~ ^($re)$ ]] || bad+="    $label: want /$re/, got '${got:-<no result>}'"$'\n'
+	done
+	[ -z "$bad" ] || fail "unexpected operation results:"$'\n'"${bad%$'\n'}"
+}
+
+snap() { # snap DIR : tree listing (path type size mode link) + file contents hashes
+	(cd "$1" && find . -printf '%p %y %s %m %l\n' | sort &&
+		find . -type f -print0 | sort -z | xargs -0r sha256sum)
+}
+expect_same_tree() { # expect_same_tree DIR BEFORE-FILE WHAT
+	snap "$1" >"$T/.snap-after"
+	cmp -s "$2" "$T/.snap-after" ||
+		fail "$3: tree of $1 changed:"$'\n'"$(diff "$2" "$T/.snap-after" | head -n 30 | sed 's/^/    /')"
+}
+
+procs_with() { # procs_with STRING : pids whose command line contains STRING
+	local p c
+	for p in /proc/[0-9]*; do
+		c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		[[ $c == *"$1"* ]] && echo "${p#/proc/}"
+	done
+	return 0
+}
+wait_gone() { # wait_gone STRING SECS : wait until no process matches; 1 if some remain
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ -z "$(procs_with "$1")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_file_has() { # wait_file_has FILE STRING SECS
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -qF -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_pid() { # wait_pid PID SECS : reap PID, status in WRC; KILLs it and returns 1 on timeout
+	local i st
+	for ((i = 0; i < $2 * 10; i++)); do
+		st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)
+		[ -z "$st" ] || [ "$st" = Z ] && break
+		sleep 0.1
+	done
+	if [ -n "$st" ] && [ "$st" != Z ]; then kill -KILL "$1" 2>/dev/null; wait "$1"; WRC=timeout; return 1; fi
+	wait "$1"; WRC=$?
+	return 0
+}
+start_bg() { # start_bg OUTFILE ARGS... : start sbx in background, default signal dispositions; BGPID
+	local o=$1; shift
+	printf '$ sbx'; printf ' %q' "$@"; printf ' &\n'
+	"$FSOP" exec-dfl "$SBX" "$@" >"$o" 2>"$o.err" </dev/null &
+	BGPID=$!
+}
+git_env() {
+	export GIT_AUTHOR_NAME=sbx-test GIT_AUTHOR_EMAIL=sbx@test.invalid
+	export GIT_COMMITTER_NAME=sbx-test GIT_COMMITTER_EMAIL=sbx@test.invalid
+	export GIT_CONFIG_NOSYSTEM=1
+}
+
+# ================================================================ tests
+
+t_bwrap_usable() { # precondition: bwrap exists and can build a user-namespace sandbox here
+	local bw
+	bw=$(command -v bwrap) || fail "bwrap not found on PATH"
+	"$bw" --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true ||
+		fail "bwrap cannot create a sandbox (user namespaces unusable?)"
+	expect_contains "$("$bw" --version)" bubblewrap "bwrap --version"
+}
+
+t_help_version_check() { # --help/--version exit 0; --check prints ok/FAIL: lines, exit 0 iff none FAIL
+	local line nfail=0 nok=0
+	run_sbx --help;    expect_rc 0 "--help";    [ -n "$OUT$ERR" ] || fail "--help printed nothing"
+	run_sbx --version; expect_rc 0 "--version"; [ -n "$OUT$ERR" ] || fail "--version printed nothing"
+	run_sbx --check
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		case $line in
+		"ok "*) nok=$((nok + 1)) ;;
+		FAIL:*) nfail=$((nfail + 1)) ;;
+		*) fail "--check: line neither 'ok ' nor 'FAIL:': '$line'" ;;
+		esac
+	done <<<"$OUT"
+	[ "$nok" -gt 0 ] || fail "--check printed no 'ok ' line"
+	if [ "$nfail" -gt 0 ]; then
+		[ "$RC" != 0 ] || fail "--check printed FAIL: lines but exited 0"
+		fail "--check reports $nfail failure(s) on a machine where bwrap works (see log)"
+	fi
+	expect_rc 0 "--check with no FAIL lines"
+}
+
+t_argv_parsing() { # options end at the first non-option word; -- also ends them
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" sh -c 'echo "$1"' x y;    expect_rc 0; expect_eq "$OUT" y "sh -c without --"
+	run_sbx -c "$T/p" -- sh -c 'echo "$1"' x y; expect_rc 0; expect_eq "$OUT" y "sh -c after --"
+	run_sbx -c "$T/p" printf '%s|' -c --help --; expect_rc 0
+	expect_eq "$OUT" "-c|--help|--|" "options after the command belong to it"
+}
+
+t_default_policy_refuses_home_and_root() { # no -c: cwd=$HOME or / -> 125, command never runs
+	cd "$H" && run_sbx sh -c 'echo RAN'
+	expect_rc 125 "default policy in \$HOME"; expect_not_contains "$OUT" RAN "stdout (cwd=\$HOME)"
+	cd / && run_sbx sh -c 'echo RAN'
+	expect_rc 125 "default policy in /"; expect_not_contains "$OUT" RAN "stdout (cwd=/)"
+	cd "$P" && run_sbx sh -c 'echo RAN'
+	expect_rc 0 "control: default policy in a project dir"; expect_eq "$OUT" RAN "control stdout"
+}
+
+t_default_policy() { # no -c: credentials hidden, other home files readable, cwd writable, rest not
+	mkdir -p "$H"/.ssh "$H"/.aws "$H"/.gnupg "$H"/.config/gcloud "$H"/.kube "$H"/.docker
+	local f
+	for f in .ssh/id_rsa .aws/credentials .gnupg/secring.gpg .config/gcloud/credentials.db \
+		.kube/config .docker/config.json .netrc .git-credentials; do echo "SECRET-$f" >"$H/$f"; done
+	echo D >"$H/.docker/daemon.json"; echo C >"$H/.config/other.conf"; echo N >"$H/notes.txt"
+	run_ops <<EOF
+ssh_ls ls $H/.ssh
+ssh_key read $H/.ssh/id_rsa
+aws read $H/.aws/credentials
+gnupg read $H/.gnupg/secring.gpg
+gcloud read $H/.config/gcloud/credentials.db
+kube read $H/.kube/config
+docker read $H/.docker/config.json
+netrc read $H/.netrc
+gitcred read $H/.git-credentials
+ctl_docker read $H/.docker/daemon.json
+ctl_config read $H/.config/other.conf
+ctl_notes read $H/notes.txt
+w_cwd create $P/new.txt
+w_outside create $O/new.txt
+w_home create $H/new.txt
+EOF
+	expect_ops <<'EOF'
+ssh_ls ok:
+ssh_key ok:|E[A-Z0-9]+
+aws ok:|E[A-Z0-9]+
+gnupg ok:|E[A-Z0-9]+
+gcloud ok:|E[A-Z0-9]+
+kube ok:|E[A-Z0-9]+
+docker ok:
+netrc ok:
+gitcred ok:
+ctl_docker ok:D
+ctl_config ok:C
+ctl_notes ok:N
+w_cwd ok
+w_outside EROFS
+w_home EROFS
+EOF
+	expect_eq "$(cat "$P/new.txt" 2>&1)" new "host view of the file written in cwd"
+	[ ! -e "$O/new.txt" ] && [ ! -e "$H/new.txt" ] || fail "a write outside cwd reached the disk"
+}
+
+t_deny_read() { # deny-read file -> reads empty (cat succeeds); dir -> appears empty
+	mkdir -p "$H/.ssh" "$H/pubdir"
+	echo KEY >"$H/.ssh/id_rsa"; echo TOPSECRET >"$H/secret.txt"
+	echo PUBLIC >"$H/public.txt"; echo PUB2 >"$H/pubdir/f"
+	policy p <<'EOF'
+allow-write .
+deny-read ~/.ssh
+deny-read ~/secret.txt
+EOF
+	run_ops -c "$T/p" <<EOF
+file read $H/secret.txt
+dir ls $H/.ssh
+inner read $H/.ssh/id_rsa
+ctl_file read $H/public.txt
+ctl_dir ls $H/pubdir
+EOF
+	expect_ops <<'EOF'
+file ok:
+dir ok:
+inner ok:|E[A-Z0-9]+
+ctl_file ok:PUBLIC
+ctl_dir ok:f
+EOF
+	run_sbx -c "$T/p" -- sh -c 'cat ~/secret.txt; echo "cat-rc=$?"; cat ~/public.txt'
+	expect_rc 0; expect_eq "$OUT" "cat-rc=0"$'\n'"PUBLIC" "cat of the denied file, then the control"
+}
+
+t_allow_read_inside_deny_read() { # allow-read re-exposes a dir and a file inside a denied dir
+	mkdir -p "$H/data/pub"
+	echo S >"$H/data/secret"; echo P >"$H/data/pub/file"; echo F >"$H/data/single"
+	policy p <<'EOF'
+allow-write .
+deny-read ~/data
+allow-read ~/data/pub
+allow-read ~/data/single
+EOF
+	run_ops -c "$T/p" <<EOF
+secret read $H/data/secret
+pubfile read $H/data/pub/file
+single read $H/data/single
+listing ls $H/data
+EOF
+	expect_ops <<'EOF'
+secret ok:|E[A-Z0-9]+
+pubfile ok:P
+single ok:F
+listing ok:((pub|single),?)*
+EOF
+}
+
+t_path_forms() { # ~, relative with .., trailing /**, globs * ? [..] **, quoted paths, include
+	mkdir -p "$H/keys" "$H/deep/a/b" "$H/with space" "$O/sub"
+	echo A >"$H/keys/a.key"; echo B >"$H/keys/b.key"; echo C >"$H/keys/c.txt"
+	echo X >"$H/keys/x1"; echo Y >"$H/keys/y1"
+	echo S1 >"$H/deep/a/secret.txt"; echo S2 >"$H/deep/a/b/secret.txt"; echo PUB >"$H/deep/a/public.txt"
+	echo Q >"$H/with space/q\"uote"; echo R >"$H/with space/ok"; echo I >"$H/inc-secret"; echo O >"$O/other"
+	policy inc <<<"deny-read ~/inc-secret"
+	policy p <<EOF
+# relative to cwd, with .. and the directory-itself suffix
+allow-write ../out/sub/**
+deny-read ~/keys/*.key
+deny-read ~/keys/[x]?
+deny-read ~/deep/**/secret.txt
+deny-read "$H/with space/q\\"uote"
+deny-read ~/nothing-matches-*.zzz
+include $T/inc
+EOF
+	run_ops -c "$T/p" <<EOF
+w_sub create $O/sub/new
+w_other append $O/other
+w_cwd_unlisted create $P/x
+star1 read $H/keys/a.key
+star2 read $H/keys/b.key
+class read $H/keys/x1
+ctl_class read $H/keys/y1
+ctl_star read $H/keys/c.txt
+deep1 read $H/deep/a/secret.txt
+deep2 read $H/deep/a/b/secret.txt
+ctl_deep read $H/deep/a/public.txt
+inc read $H/inc-secret
+EOF
+	expect_ops <<'EOF'
+w_sub ok
+w_other EROFS
+w_cwd_unlisted EROFS
+star1 ok:
+star2 ok:
+class ok:
+ctl_class ok:Y
+ctl_star ok:C
+deep1 ok:
+deep2 ok:
+ctl_deep ok:PUB
+inc ok:
+EOF
+	# fsop batch mode splits on blanks, so the quoted path is checked with cat
+	run_sbx -c "$T/p" -- sh -c 'cat "$1"; echo "|"; cat "$2"' sh "$H/with space/q\"uote" "$H/with space/ok"
+	expect_rc 0; expect_eq "$OUT" "|"$'\n'"R" "quoted path with space and \\\" hidden, neighbour readable"
+}
+
+t_cli_directives() { # --deny-read=, --allow-write=, --deny-write=, --allow-all-unix-sockets
+	echo SECRET >"$P/secret.txt"; echo F >"$P/frozen"; echo O >"$O/f"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- "$FSOP" read secret.txt; expect_rc 0 "control"; expect_eq "$OUT" ok:SECRET "control read"
+	run_sbx -c "$T/p" --deny-read=secret.txt -- "$FSOP" read secret.txt
+	expect_rc 0; expect_eq "$OUT" ok: "--deny-read=secret.txt with -c"
+	run_sbx --deny-read=secret.txt -- "$FSOP" read secret.txt
+	expect_rc 0; expect_eq "$OUT" ok: "--deny-read=secret.txt with the default policy"
+	run_sbx -c "$T/p" -- "$FSOP" append "$O/f"; expect_rc 1; expect_eq "$OUT" EROFS "control: outside not writable"
+	run_sbx -c "$T/p" "--allow-write=$O" -- "$FSOP" append "$O/f"; expect_eq "$OUT" ok "--allow-write=$O"
+	run_ops -c "$T/p" "--deny-write=$P/frozen" <<EOF
+frozen append $P/frozen
+ctl create $P/new
+EOF
+	expect_ops <<<$'frozen EROFS\nctl ok'
+	run_sbx -c "$T/p" --allow-all-unix-sockets -- true; expect_rc 0 "--allow-all-unix-sockets"
+}
+
+t_write_outside_roots_erofs() { # every kind of write outside the roots -> EROFS; same ops inside work
+	echo orig >"$O/file"; echo orig >"$O/ren"; mkdir "$O/dir"
+	echo in >"$P/in.txt"; echo in >"$P/ren"; echo mv >"$P/toout"; mkdir "$P/dir"
+	policy p <<<"allow-write ."
+	snap "$O" >"$T/out.before"
+	run_ops -c "$T/p" <<EOF
+create create $O/new
+append append $O/file
+trunc_open trunc $O/file
+truncate truncate $O/file
+rename rename $O/ren $O/ren2
+rename_in rename $P/toout $O/fromproj
+rename_out rename $O/ren $P/stolen
+unlink unlink $O/file
+mkdir mkdir $O/newdir
+rmdir rmdir $O/dir
+chmod chmod $O/file 777
+symlink symlink /etc/passwd $O/sl
+link link $O/file $O/hl
+link_in link $P/in.txt $O/hl2
+c_create create $P/new
+c_append append $P/in.txt
+c_trunc trunc $P/ren
+c_rename rename $P/ren $P/ren2
+c_mkdir mkdir $P/newdir
+c_rmdir rmdir $P/dir
+c_chmod chmod $P/in.txt 600
+c_symlink symlink /etc/passwd $P/sl
+c_link link $P/in.txt $P/hl
+c_unlink unlink $P/hl
+EOF
+	expect_ops <<'EOF'
+create EROFS
+append EROFS
+trunc_open EROFS
+truncate EROFS
+rename EROFS
+rename_in EROFS|EXDEV
+rename_out EROFS|EXDEV
+unlink EROFS
+mkdir EROFS
+rmdir EROFS
+chmod EROFS
+symlink EROFS
+link EROFS
+link_in EROFS|EXDEV
+c_create ok
+c_append ok
+c_trunc ok
+c_rename ok
+c_mkdir ok
+c_rmdir ok
+c_chmod ok
+c_symlink ok
+c_link ok
+c_unlink ok
+EOF
+	expect_same_tree "$O" "$T/out.before" "outside dir after the write attempts"
+	[ -f "$P/toout" ] && [ ! -e "$P/stolen" ] || fail "a cross-boundary rename moved a file"
+	expect_eq "$(cat "$P/new")" new "host view of the control create"
+	expect_eq "$(cat "$P/in.txt")" $'in\n+' "host view of the control append"
+	[ -d "$P/newdir" ] && [ -e "$P/ren2" ] && [ -L "$P/sl" ] || fail "control ops did not reach the disk"
+}
+
+t_deny_write_wins() { # deny-write (dir and file) beats an enclosing allow-write
+	mkdir "$P/locked"; echo L >"$P/locked/existing"; echo F >"$P/frozen.txt"
+	policy p <<'EOF'
+allow-write .
+deny-write ./locked
+deny-write frozen.txt
+EOF
+	run_ops -c "$T/p" <<EOF
+dir_create create $P/locked/new
+dir_append append $P/locked/existing
+file_append append $P/frozen.txt
+file_trunc trunc $P/frozen.txt
+file_unlink unlink $P/frozen.txt
+ctl_create create $P/other.txt
+EOF
+	expect_ops <<'EOF'
+dir_create EROFS
+dir_append EROFS
+file_append EROFS
+file_trunc EROFS
+file_unlink E[A-Z0-9]+
+ctl_create ok
+EOF
+	expect_eq "$(cat "$P/frozen.txt")" F "frozen.txt on disk"
+	expect_eq "$(cat "$P/locked/existing")" L "locked/existing on disk"
+}
+
+MANDATORY_FILES=".bashrc .bash_profile .zshrc .zprofile .profile .gitconfig .gitmodules .ripgreprc .mcp.json"
+
+t_mandatory_files_depth() { # default depth 3: dangerous files in dirs at depth 0..2 denied, depth 3 writable
+	local f d ops= exp=
+	for f in $MANDATORY_FILES; do
+		for d in . a a/b a/b/c; do mkdir -p "$P/$d"; echo orig >"$P/$d/$f"; done
+		ops+="d0$f append $P/$f"$'\n'"d1$f append $P/a/$f"$'\n'
+		ops+="d2$f append $P/a/b/$f"$'\n'"d3$f append $P/a/b/c/$f"$'\n'
+		exp+="d0$f EROFS"$'\n'"d1$f EROFS"$'\n'"d2$f EROFS"$'\n'"d3$f ok"$'\n'
+	done
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<<"$ops"
+	expect_ops <<<"$exp"
+	for f in $MANDATORY_FILES; do
+		expect_eq "$(cat "$P/a/b/$f")" orig "a/b/$f on disk"
+		expect_eq "$(cat "$P/a/b/c/$f")" $'orig\n+' "a/b/c/$f on disk (beyond the depth)"
+	done
+}
+
+t_mandatory_dirs_depth() { # default depth 3: .vscode .idea .claude/{commands,agents} denied at depth 0..1
+	local d ops= exp= base
+	for d in .vscode .idea .claude/commands .claude/agents; do
+		for base in . a a/b a/b/c; do mkdir -p "$P/$base/$d"; echo orig >"$P/$base/$d/x"; done
+		local k=${d//\//_}
+		ops+="d0$k append $P/$d/x"$'\n'"d0n$k create $P/$d/new"$'\n'
+		ops+="d1$k append $P/a/$d/x"$'\n'"d1n$k create $P/a/$d/new"$'\n'
+		ops+="d3$k append $P/a/b/c/$d/x"$'\n'"d3n$k create $P/a/b/c/$d/new"$'\n'
+		exp+="d0$k EROFS"$'\n'"d0n$k EROFS"$'\n'"d1$k EROFS"$'\n'"d1n$k EROFS"$'\n'
+		exp+="d3$k ok"$'\n'"d3n$k ok"$'\n'
+		case $d in .vscode | .idea) # exact boundary for the simple names: a/b/.vscode is writable
+			ops+="d2$k append $P/a/b/$d/x"$'\n'; exp+="d2$k ok"$'\n' ;;
+		esac
+	done
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<<"$ops"
+	expect_ops <<<"$exp"
+	expect_eq "$(cat "$P/a/.vscode/x")" orig "a/.vscode/x on disk"
+}
+
+t_mandatory_depth_2() { # mandatory-deny-depth 2: a/.bashrc denied, a/b/.bashrc writable; .vscode only at top
+	mkdir -p "$P/a/b" "$P/.vscode" "$P/a/.vscode"
+	echo o >"$P/a/.bashrc"; echo o >"$P/a/b/.bashrc"; echo o >"$P/.vscode/x"; echo o >"$P/a/.vscode/x"
+	policy p <<'EOF'
+allow-write .
+mandatory-deny-depth 2
+EOF
+	run_ops -c "$T/p" <<EOF
+f1 append $P/a/.bashrc
+f2 append $P/a/b/.bashrc
+v0 append $P/.vscode/x
+v1 append $P/a/.vscode/x
+EOF
+	expect_ops <<<$'f1 EROFS\nf2 ok\nv0 EROFS\nv1 ok'
+}
+
+t_mandatory_case_insensitive() { # .BashRC, .VSCode, .ZshRC, .MCP.JSON are denied like their lowercase names
+	mkdir -p "$P/.VSCode" "$P/a"
+	echo o >"$P/.BashRC"; echo o >"$P/.VSCode/x"; echo o >"$P/a/.ZshRC"; echo o >"$P/.MCP.JSON"; echo o >"$P/notes.txt"
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<EOF
+bashrc append $P/.BashRC
+vscode append $P/.VSCode/x
+zshrc append $P/a/.ZshRC
+mcp append $P/.MCP.JSON
+ctl append $P/notes.txt
+EOF
+	expect_ops <<<$'bashrc EROFS\nvscode EROFS\nzshrc EROFS\nmcp EROFS\nctl ok'
+}
+
+t_mandatory_skips_node_modules() { # dangerous names under node_modules stay writable; a/.bashrc is not
+	mkdir -p "$P/node_modules/pkg" "$P/node_modules/.vscode" "$P/a"
+	echo o >"$P/node_modules/.bashrc"; echo o >"$P/node_modules/pkg/.bashrc"
+	echo o >"$P/node_modules/.vscode/x"; echo o >"$P/a/.bashrc"
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<EOF
+nm1 append $P/node_modules/.bashrc
+nm2 append $P/node_modules/pkg/.bashrc
+nm3 append $P/node_modules/.vscode/x
+ctl_denied append $P/a/.bashrc
+EOF
+	expect_ops <<<$'nm1 ok\nnm2 ok\nnm3 ok\nctl_denied EROFS'
+}
+
+t_placeholders_prevent_create_and_vanish() { # missing dangerous files can't be written at a root top; tree identical after
+	# `write` is open(O_CREAT|O_TRUNC) like `echo > .bashrc`. A missing name is held by an
+	# empty read-only directory (so `git add -A` ignores it): the open fails with EISDIR.
+	local f ops= exp=
+	mkdir -p "$P/src" "$T/w2"; echo x >"$P/src/main.c"; echo y >"$T/w2/data"
+	for f in $MANDATORY_FILES; do
+		ops+="p$f write $P/$f"$'\n'"w$f write $T/w2/$f"$'\n'"pd$f create $P/$f/inside"$'\n'
+		exp+="p$f EISDIR"$'\n'"w$f EISDIR"$'\n'"pd$f EROFS"$'\n'
+	done
+	ops+="ctl_p create $P/ok.txt"$'\n'"ctl_w create $T/w2/ok.txt"$'\n'
+	exp+="ctl_p ok"$'\n'"ctl_w ok"$'\n'
+	policy p <<EOF
+allow-write .
+allow-write $T/w2
+EOF
+	snap "$P" >"$T/p.before"; snap "$T/w2" >"$T/w2.before"
+	run_ops -c "$T/p" <<<"$ops"
+	expect_ops <<<"$exp"
+	[ -f "$P/ok.txt" ] && [ -f "$T/w2/ok.txt" ] || fail "control files missing on disk"
+	rm -f "$P/ok.txt" "$T/w2/ok.txt"
+	expect_same_tree "$P" "$T/p.before" "project after the run"
+	expect_same_tree "$T/w2" "$T/w2.before" "second writable root after the run"
+}
+
+t_placeholders_after_sigkill() { # sbx SIGKILLed mid-run: no process survives; next run cleans placeholders
+	local tok="sleep ${TOKBASE}1" left
+	mkdir -p "$P/src" "$T/w2"; echo x >"$P/src/main.c"; echo y >"$T/w2/data"
+	policy p <<EOF
+allow-write .
+allow-write $T/w2
+EOF
+	snap "$P" >"$T/p.before"; snap "$T/w2" >"$T/w2.before"
+	start_bg "$T/bg.out" -c "$T/p" -- sh -c "echo ready; exec $tok"
+	wait_file_has "$T/bg.out" ready 20 || { kill -KILL "$BGPID"; fail "sandboxed command never became ready: $(cat "$T/bg.out.err")"; }
+	note "host view of the project while running: $(ls -A "$P" | tr '\n' ' ')"
+	kill -KILL "$BGPID"; wait_pid "$BGPID" 10
+	wait_gone "$tok" 5 || fail "processes outlived the SIGKILLed sbx: $(procs_with "$tok" | tr '\n' ' ')"
+	left=$(snap "$P" | diff "$T/p.before" - | grep -c '^>')
+	note "entries left in the project by the killed run: $left"
+	run_sbx -c "$T/p" -- true
+	expect_rc 0 "next sbx run"
+	expect_same_tree "$P" "$T/p.before" "project after SIGKILL + next run"
+	expect_same_tree "$T/w2" "$T/w2.before" "second root after SIGKILL + next run"
+}
+
+t_git_repo() { # git init/add/commit work; .git/config + hooks + worktree .git file denied; allow-git-config
+	git_env
+	mkdir -p "$P/src"; echo hello >"$P/file.txt"; echo 'int main(){}' >"$P/src/main.c"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -c 'git init -q && git add . && git commit -qm one && echo DONE'
+	expect_rc 0 "git init/add/commit in the sandbox"; expect_contains "$OUT" DONE "git output"
+	expect_eq "$(git -C "$P" log --format=%s)" one "host: git log after run 1"
+	local committed; committed=$(git -C "$P" ls-files | tr '\n' ' ')   # checked at the end
+	git -C "$P" worktree add -q "$P/wt" -b wtbranch 2>/dev/null || fail "host: git worktree add failed"
+	git -C "$P" config --local sbx.test before
+	sha256sum "$P/.git/config" >"$T/config.sum"
+	run_sbx -c "$T/p" -- sh -c 'echo two >>file.txt && git commit -qam two && echo COMMITTED'
+	expect_rc 0 "second commit in an existing repo"; expect_contains "$OUT" COMMITTED "git output"
+	expect_eq "$(git -C "$P" log --format=%s | tr '\n' ' ')" "two one " "host: git log after run 2"
+	run_ops -c "$T/p" <<EOF
+config append $P/.git/config
+hook create $P/.git/hooks/pre-commit
+hook_sample append $P/.git/hooks/pre-commit.sample
+wt_gitfile append $P/wt/.git
+ctl_wt append $P/wt/file.txt
+ctl_obj create $P/.git/sbx-probe
+EOF
+	expect_ops <<'EOF'
+config EROFS
+hook EROFS
+hook_sample EROFS
+wt_gitfile EROFS
+ctl_wt ok
+ctl_obj ok
+EOF
+	rm -f "$P/.git/sbx-probe"
+	run_sbx -c "$T/p" -- git config --local sbx.test inside
+	[ "$RC" != 0 ] || fail "git config --local succeeded without allow-git-config"
+	sha256sum -c --quiet "$T/config.sum" || fail ".git/config changed on disk"
+	[ ! -e "$P/.git/hooks/pre-commit" ] || fail "pre-commit hook was created"
+	policy g <<'EOF'
+allow-write .
+allow-git-config
+EOF
+	run_sbx -c "$T/g" -- git config --local sbx.test inside
+	expect_rc 0 "git config --local with allow-git-config"
+	expect_eq "$(git -C "$P" config --local sbx.test)" inside "host: .git/config value"
+	run_ops -c "$T/g" <<<"hook create $P/.git/hooks/pre-commit"
+	expect_ops <<<"hook EROFS"
+	expect_eq "$committed" "file.txt src/main.c " \
+		"host: files committed by 'git add .' in run 1 (sandbox placeholders must not be committed)"
+}
+
+t_rename_ancestor_busy() { # renaming an ancestor of a denied path -> EBUSY ("Device or resource busy")
+	git init -q "$P"; mkdir -p "$P/other" "$P/a"; echo o >"$P/a/.bashrc"
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<EOF
+git_dir rename $P/.git $P/.git2
+a_dir rename $P/a $P/a2
+ctl rename $P/other $P/other2
+still exists $P/.git/config
+EOF
+	expect_ops <<<$'git_dir EBUSY\na_dir EBUSY\nctl ok\nstill ok'
+	run_sbx -c "$T/p" -- mv .git .git3
+	[ "$RC" != 0 ] || fail "mv .git .git3 succeeded"
+	expect_contains "$ERR" "Device or resource busy" "mv .git .git3 stderr"
+	[ -d "$P/.git" ] && [ ! -e "$P/.git2" ] && [ ! -e "$P/.git3" ] && [ -d "$P/a" ] || fail "host: .git or a was moved"
+	[ -d "$P/other2" ] || fail "host: control rename missing"
+}
+
+t_symlink_escape() { # symlinks inside the project pointing outside do not make the outside writable
+	echo orig >"$O/target"; mkdir "$O/d"
+	ln -s "$O/target" "$P/link"; ln -s "$O/d" "$P/linkdir"; ln -s ../out/target "$P/rellink"
+	echo p >"$P/real"
+	policy p <<<"allow-write ."
+	snap "$O" >"$T/out.before"
+	run_ops -c "$T/p" <<EOF
+abs append $P/link
+dir create $P/linkdir/new
+rel append $P/rellink
+trunc trunc $P/link
+mk symlink $O/target $P/newlink
+via_new append $P/newlink
+ctl append $P/real
+EOF
+	expect_ops <<'EOF'
+abs EROFS
+dir EROFS
+rel EROFS
+trunc EROFS
+mk ok
+via_new EROFS
+ctl ok
+EOF
+	expect_same_tree "$O" "$T/out.before" "outside dir after writes through symlinks"
+}
+
+t_symlinked_root_no_widening() { # allow-write of a symlink to a broader dir: refused (125) or no wider writes
+	local case_ link
+	mkdir -p "$T/broad"; echo b >"$T/broad/existing"
+	ln -s "$T/broad" "$T/broad/narrow"     # points at its own parent
+	ln -s "$T" "$P/cache"                  # points at an ancestor of the project
+	for case_ in 1 2; do
+		if [ $case_ = 1 ]; then link=$T/broad/narrow; else link=$P/cache; fi
+		snap "$T/broad" >"$T/broad.before"; snap "$O" >"$T/out.before"
+		policy p <<EOF
+allow-write .
+allow-write $link
+EOF
+		run_ops -c "$T/p" <<EOF
+direct create $T/broad/direct.txt
+direct_out create $O/direct.txt
+via create $link/via.txt
+ctl create $P/ctl$case_
+EOF
+		if [ "$RC" = 125 ]; then
+			[[ $ERR == *"$link"* || $ERR == *"$(realpath "$link")"* ]] ||
+				fail "refusal message names neither $link nor its target"
+		else
+			expect_ops <<'EOF'
+direct E[A-Z0-9]+
+direct_out E[A-Z0-9]+
+via E[A-Z0-9]+
+ctl ok
+EOF
+			[ -f "$P/ctl$case_" ] || fail "control file missing on disk"
+		fi
+		expect_same_tree "$T/broad" "$T/broad.before" "broad dir (symlinked root $link)"
+		expect_same_tree "$O" "$T/out.before" "outside dir (symlinked root $link)"
+		[ ! -e "$T/via.txt" ] || fail "write through symlinked root $link reached $T"
+	done
+}
+
+t_network_only_lo() { # only the lo interface inside, with and without allow-domain
+	local ifs host_ifs
+	host_ifs=$(awk -F: 'NR > 2 { gsub(/ /, "", $1); print $1 }' /proc/net/dev | tr '\n' ' ')
+	note "host interfaces: $host_ifs"
+	policy p <<<"allow-write ."
+	policy d <<'EOF'
+allow-write .
+allow-domain example.com
+EOF
+	for pf in p d; do
+		run_sbx -c "$T/$pf" -- cat /proc/net/dev; expect_rc 0
+		ifs=$(awk -F: 'NR > 2 { gsub(/ /, "", $1); print $1 }' <<<"$OUT" | tr '\n' ' ')
+		expect_eq "$ifs" "lo " "interfaces in /proc/net/dev (policy $pf)"
+	done
+	if command -v ip >/dev/null; then
+		run_sbx -c "$T/p" -- ip -o link; expect_rc 0 "ip -o link"
+		expect_eq "$(awk '{ print $2 }' <<<"$OUT" | tr '\n' ' ')" "lo: " "ip -o link"
+	fi
+}
+
+t_env() { # SANDBOX_RUNTIME=1; TMPDIR private, 0700, writable, removed after; other env passes through
+	local td mark=sbx-mark-$TOKBASE
+	mkdir "$T/hosttmp"
+	policy p <<<"allow-write ."
+	TMPDIR=$T/hosttmp SBX_TEST_FOO='bar baz' run_sbx -c "$T/p" -- sh -c '
+		echo "SR=${SANDBOX_RUNTIME:-unset}"; echo "TD=${TMPDIR:-}"; echo "FOO=${SBX_TEST_FOO:-}"
+		[ -d "$TMPDIR" ] && echo isdir; "$1" mode "$TMPDIR"; "$1" create "$TMPDIR/$2"' sh "$FSOP" "$mark"
+	expect_rc 0
+	expect_contains "$OUT" "SR=1" "SANDBOX_RUNTIME"
+	expect_contains "$OUT" "FOO=bar baz" "environment pass-through"
+	expect_contains "$OUT" isdir "TMPDIR is a directory"
+	expect_contains "$OUT" "ok:0700" "TMPDIR mode"
+	expect_eq "$(tail -n 1 <<<"$OUT")" ok "creating a file in TMPDIR"
+	td=$(sed -n 's/^TD=//p' <<<"$OUT")
+	[ -n "$td" ] || fail "TMPDIR not set inside"
+	[ "$td" != "$T/hosttmp" ] && [ "$td" != /tmp ] || fail "TMPDIR inside is not private: $td"
+	[ ! -e "$td" ] || fail "TMPDIR $td still exists after the run"
+	left=$(find "$T/hosttmp" -mindepth 1 ! -type d)   # an empty per-user base dir may stay
+	[ -z "$left" ] || fail "leftovers in the outer TMPDIR: $left"
+	left=$(find /tmp /var/tmp "$RUN" -maxdepth 4 -name "$mark" 2>/dev/null)
+	[ -z "$left" ] || fail "file written in TMPDIR survived the run: $left"
+}
+
+t_exit_status() { # exit statuses: 0 3 126 127 130 137 143
+	local want cmd
+	printf '#!/bin/sh\necho hi\n' >"$P/notexec"; chmod 644 "$P/notexec"
+	policy p <<<"allow-write ."
+	while read -r want cmd; do
+		eval "run_sbx -c \"\$T/p\" -- $cmd"
+		expect_rc "$want" "$cmd"
+	done <<'EOF'
+0 true
+3 sh -c 'exit 3'
+126 ./notexec
+127 no-such-command-sbxtest
+127 ./missing-file
+130 sh -c 'kill -INT $$'
+137 sh -c 'kill -KILL $$'
+143 sh -c 'kill -TERM $$'
+EOF
+}
+
+t_signal_forwarding() { # TERM INT HUP QUIT sent to sbx reach the command; nothing outlives sbx
+	local sig code n=2 tok
+	policy p <<<"allow-write ."
+	for sig in TERM INT HUP QUIT; do
+		code=$((5 + n)); tok="sleep ${TOKBASE}$n"; n=$((n + 1))
+		start_bg "$T/sig.out" -c "$T/p" -- sh -c "trap 'echo got-$sig; exit $code' $sig; echo ready; $tok & wait"
+		wait_file_has "$T/sig.out" ready 20 || { kill -KILL "$BGPID"; fail "$sig: command never became ready: $(cat "$T/sig.out.err")"; }
+		kill -"$sig" "$BGPID"
+		wait_pid "$BGPID" 15 || fail "$sig: sbx did not exit within 15s after kill -$sig"
+		echo "  [$sig: exit $WRC, stdout: $(tr '\n' ' ' <"$T/sig.out")]"
+		[ "$WRC" = "$code" ] || fail "$sig: expected sbx exit $code (from the trap), got $WRC"
+		grep -qx "got-$sig" "$T/sig.out" || fail "$sig: trap output missing: $(cat "$T/sig.out")"
+		wait_gone "$tok" 5 || fail "$sig: processes outlived sbx: $(procs_with "$tok" | tr '\n' ' ')"
+	done
+}
+
+t_stdio_byte_exact() { # 10 MiB of random bytes through stdin->stdout, a pipe, and stdin->stderr
+	local r=$RUN/rand10m
+	[ -f "$r" ] || head -c 10485760 /dev/urandom >"$r"
+	policy p <<<"allow-write ."
+	echo '$ sbx -c p -- cat < rand > o1'
+	timeout -k 5 "$TMO" "$SBX" -c "$T/p" -- cat <"$r" >"$T/o1" 2>"$T/e1"; RC=$?
+	expect_rc 0 "cat file->file"; cmp "$r" "$T/o1" || fail "stdout differs from stdin (files)"
+	echo '$ cat rand | sbx -c p -- cat | cmp'
+	cat "$r" | timeout -k 5 "$TMO" "$SBX" -c "$T/p" -- cat | cmp - "$r" || fail "stdout differs from stdin (pipes)"
+	echo "\$ sbx -c p -- sh -c 'cat >&2' < rand 2> e2"
+	timeout -k 5 "$TMO" "$SBX" -c "$T/p" -- sh -c 'cat >&2' <"$r" >"$T/o2" 2>"$T/e2"; RC=$?
+	expect_rc 0 "cat >&2"; cmp "$r" "$T/e2" || fail "stderr differs from stdin"
+	[ ! -s "$T/o2" ] || fail "stdout not empty in the stderr test"
+}
+
+t_tamper_refusal() { # sbx refuses (125, names the path) when its binary/bwrap would be writable
+	local bw me
+	cp "$SBX" "$P/sbx"; me=$(realpath "$P/sbx"); ln -s "$P/sbx" "$O/sbx-link"
+	run_sbx true; expect_rc 0 "control: $SBX with the default policy from the project"
+	echo '$ ./sbx true   (copy of sbx inside the writable project)'
+	./sbx true >"$T/.stdout" 2>"$T/.stderr"; RC=$?; ERR=$(cat "$T/.stderr"); log_file err "$T/.stderr"
+	expect_rc 125 "copy of sbx in the project dir"; expect_contains "$ERR" "$me" "refusal message"
+	echo '$ out/sbx-link true   (symlink to the copy)'
+	"$O/sbx-link" true >"$T/.stdout" 2>"$T/.stderr"; RC=$?; ERR=$(cat "$T/.stderr"); log_file err "$T/.stderr"
+	expect_rc 125 "symlink to the copy"; expect_contains "$ERR" "$me" "refusal message names the realpath"
+	bw=$(realpath "$(command -v bwrap)")
+	if [ -w "$(dirname "$bw")" ]; then   # only then would allow-write really make bwrap writable
+		policy p <<EOF
+allow-write .
+allow-write $(dirname "$bw")
+EOF
+		run_sbx -c "$T/p" -- true
+		expect_rc 125 "allow-write of bwrap's directory"; expect_contains "$ERR" "$bw" "refusal message"
+	else
+		note "$(dirname "$bw") not writable by this user: allow-write of it is not a tamper risk, not checked"
+	fi
+}
+
+t_srt_settings() { # the srt documentation example runs unchanged
+	cat >"$T/settings.json" <<'EOF'
+{
+  "network": { "allowedDomains": ["github.com", "*.github.com", "npmjs.org", "*.npmjs.org"], "deniedDomains": [] },
+  "filesystem": { "denyRead": ["~/.ssh"], "allowWrite": [".", "/tmp"], "denyWrite": [".env"] }
+}
+EOF
+	mkdir "$H/.ssh"; echo PRIVATE >"$H/.ssh/id_rsa"; echo PUB >"$H/pub.txt"; echo ENV=1 >"$P/.env"
+	local ops="w_dot create $P/new.txt
+w_env append $P/.env
+r_key read $H/.ssh/id_rsa
+r_ls ls $H/.ssh
+r_pub read $H/pub.txt" exp='w_dot ok
+w_env EROFS
+r_key ok:|ENOENT
+r_ls ok:
+r_pub ok:PUB'
+	case $RUN/ in
+	/tmp/*) ops+=$'\n'"w_tmp create $T/in-tmp"; exp+=$'\n'"w_tmp ok" ;;
+	*) ops+=$'\n'"w_out create $O/x"; exp+=$'\n'"w_out EROFS" ;;
+	esac
+	local tamper=
+	case $SBX in /tmp/*) [ -w "$SBX" ] || [ -w "$(dirname "$SBX")" ] && tamper=1 ;; esac
+	case $tamper in
+	1)  # "/tmp" is writable in this policy and the (writable) sbx binary lives there: must refuse
+		note "sbx binary is writable and under /tmp: the unchanged file must trigger the tamper refusal"
+		run_sbx -c "$T/settings.json" -- true
+		expect_rc 125 "srt example with sbx under /tmp"; expect_contains "$ERR" "$SBX" "refusal message"
+		sed 's|, "/tmp"||' "$T/settings.json" >"$T/settings-notmp.json"
+		note "checking the rest with \"/tmp\" removed from allowWrite"
+		ops=$(grep -v w_tmp <<<"$ops")$'\n'"w_out create $O/x"; exp=$(grep -v w_tmp <<<"$exp")$'\n'"w_out EROFS"
+		run_ops -c "$T/settings-notmp.json" <<<"$ops" ;;
+	*) run_ops -c "$T/settings.json" <<<"$ops" ;;
+	esac
+	expect_ops <<<"$exp"
+	expect_eq "$(cat "$P/.env")" ENV=1 ".env on disk"
+}
+
+bad_case() { # bad_case NAME WHERE FRAGMENT-ERE FILE : FILE must be rejected
+	# WHERE: Ln = "FILE:n: " (line format), Jn = "FILE:n:COL: " (JSON), - = just names FILE,
+	#        R:ERE = custom regex for the location; n may itself be an ERE like [0-9]+
+	local name=$1 line=$2 frag=$3 file=$4 base loc
+	base=$(basename "$file")
+	run_sbx -c "$file" -- echo COMMAND-RAN
+	local why=
+	[ "$RC" = 125 ] || why+=" exit $RC (want 125);"
+	[[ $OUT != *COMMAND-RAN* ]] || why+=" the command ran;"
+	case $line in
+	-) loc="^sbx: .*$base" ;;
+	R:*) loc=${line#R:} ;;
+	J*) loc="^sbx: [^ ]*$base:${line#J}:[0-9]+: " ;;
+	L*) loc="^sbx: [^ ]*$base:${line#L}: " ;;
+	esac
+	grep -Eq -- "$loc" <<<"$ERR" || why+=" no stderr line matching /$loc/;"
+	grep -Eiq -- "$frag" <<<"$ERR" || why+=" message lacks /$frag/;"
+	[ -z "$(grep -v '^sbx: ' <<<"$ERR" | grep -v '^$')" ] || why+=" stderr has lines not starting 'sbx: ';"
+	[ -z "$why" ] || BAD+="    $name:$why stderr: $(head -c 200 <<<"$ERR" | tr '\n' '|')"$'\n'
+}
+
+t_bad_policy() { # every bad policy -> one-line "sbx: FILE:LINE[:COL]: msg", exit 125, command not run
+	BAD=
+	mk() { printf "%b" "$2" >"$T/$1"; }   # mk FILE CONTENT(printf %b)
+	mk unknown.policy '# comment\n\nalow-write .\n';               bad_case unknown-directive L3 'did you mean.*allow-write' "$T/unknown.policy"
+	mk noarg.policy 'allow-write\n';                               bad_case missing-argument L1 'argument|expect|missing|path' "$T/noarg.policy"
+	mk key.json '{\n  "filesystem": {\n    "denyReed": []\n  }\n}\n'; bad_case json-unknown-key J3 'did you mean "denyRead"' "$T/key.json"
+	mk type.json '{\n  "filesystem": {\n    "denyRead": "~/.ssh"\n  }\n}\n'; bad_case json-wrong-type J3 'denyRead|array|type' "$T/type.json"
+	mk malformed.json '{\n  "filesystem": {\n    "denyRead": [,]\n  }\n}\n'; bad_case json-malformed J3 '.' "$T/malformed.json"
+	mk trunc.json '{\n  "filesystem": {\n'; bad_case json-truncated 'J[0-9]+' '.' "$T/trunc.json"
+	mk empty.policy '';                                            bad_case empty-file 'R:^sbx: [^ ]*empty\.policy(:[0-9]+)?: ' 'empty' "$T/empty.policy"
+	bad_case missing-file - 'no such|not found|not exist|cannot|can.t|missing|open' "$T/does-not-exist.policy"
+	local i=0 pat
+	for pat in '*' '*.com' 'http://a.com' 'a.com/x' 'a.com:99999' 'foo'; do
+		i=$((i + 1)); mk "dom$i.policy" "# domains\nallow-domain $pat\n"
+		local ere; ere=$(sed 's/[].*+?^$()[{}|\\]/\\&/g' <<<"$pat")
+		bad_case "domain '$pat'" L2 "$ere" "$T/dom$i.policy"
+	done
+	mk domj.json '{\n  "network": {\n    "allowedDomains": ["*.com"]\n  }\n}\n'; bad_case json-domain J3 '\*\.com' "$T/domj.json"
+	mk cidr.policy 'allow-write .\ndeny-address 10.0.0.0/33\n';  bad_case bad-cidr L2 '10\.0\.0\.0/33|/33' "$T/cidr.policy"
+	mk depth0.policy 'mandatory-deny-depth 0\n';                 bad_case depth-0 L1 'depth|range|between|10' "$T/depth0.policy"
+	mk depth11.policy 'mandatory-deny-depth 11\n';               bad_case depth-11 L1 'depth|range|between|10' "$T/depth11.policy"
+	printf 'allow-write .\ndeny-read /x\0y\n' >"$T/nul.policy";  bad_case nul-byte L2 'nul|\\0|binary|zero' "$T/nul.policy"
+	{ printf 'allow-write .\nallow-write /'; head -c 5000 /dev/zero | tr '\0' x; printf '\n'; } >"$T/long.policy"
+	bad_case long-line L2 'long|4096' "$T/long.policy"
+	printf 'include %s\n' "$T/loop-b.policy" >"$T/loop-a.policy"
+	printf 'allow-write .\ninclude %s\n' "$T/loop-a.policy" >"$T/loop-b.policy"
+	bad_case include-loop 'R:^sbx: [^ ]*loop-[ab]\.policy:[12]: ' 'loop|cycl|recurs|circular|already' "$T/loop-a.policy"
+	mk cred.json '{\n  "credentials": {}\n}\n';                      bad_case json-credentials J2 'credentials' "$T/cred.json"
+	mk tls.json '{\n  "network": {\n    "tlsTerminate": {"x": 1}\n  }\n}\n'; bad_case json-tlsTerminate J3 'tlsTerminate' "$T/tls.json"
+	[ -z "$BAD" ] || fail "bad policies not rejected as specified:"$'\n'"${BAD%$'\n'}"
+}
+
+t_print_argv() { # --print=argv prints the shell-quoted bwrap argv, exits 0, runs nothing
+	mkdir -p "$T/with space"
+	policy p <<EOF
+allow-write .
+allow-write "$T/with space"
+EOF
+	snap "$P" >"$T/p.before"
+	run_sbx --print=argv -c "$T/p" -- sh -c 'echo RAN; touch marker'
+	expect_rc 0; expect_not_contains "$OUT" $'\nRAN' "output"; [ ! -e "$P/marker" ] || fail "command ran"
+	expect_same_tree "$P" "$T/p.before" "project after --print=argv (nothing may be created)"
+	expect_contains "$OUT" bwrap "argv"
+	[ "$(wc -l <<<"$OUT")" -ge 3 ] || fail "argv not printed one mount per line"
+	local joined; joined=$(sed 's/\\$//' <<<"$OUT" | tr '\n' ' ')
+	mkdir "$T/jail"   # parse the words in a subshell elsewhere, in case quoting is broken
+	(cd "$T/jail" && eval "printf '%s\n' $joined") >"$T/words" 2>/dev/null || fail "argv is not valid shell words"
+	mapfile -t words <"$T/words"; set -- "${words[@]}"
+	local a found_sp= found_cmd= found_p=
+	for a in "$@"; do
+		[ "$a" = "$T/with space" ] && found_sp=1
+		[ "$a" = "echo RAN; touch marker" ] && found_cmd=1
+		[ "$a" = "$P" ] && found_p=1
+	done
+	[ -n "$found_sp" ] || fail "path with a space is not one shell-quoted word in the argv"
+	[ -n "$found_cmd" ] || fail "command arguments not in the argv as single words"
+	[ -n "$found_p" ] || fail "project dir $P not in the argv"
+}
+
+roundtrip() { # roundtrip POLICYFILE : --print=policy / --print=json fed back give identical --print=policy
+	local f=$1 b; b=$T/rt-$(basename "$f")
+	run_sbx --print=policy -c "$f" -- true; expect_rc 0 "--print=policy $f"
+	[ -n "$OUT" ] || fail "--print=policy printed nothing"
+	printf '%s\n' "$OUT" >"$b.p1"
+	run_sbx --print=json -c "$f" -- true; expect_rc 0 "--print=json $f"
+	printf '%s\n' "$OUT" >"$b.j1.json"
+	if [ -n "$PY" ]; then
+		"$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$b.j1.json" 2>/dev/null ||
+			fail "--print=json output is not valid JSON"
+	fi
+	run_sbx --print=policy -c "$b.p1" -- true; expect_rc 0 "--print=policy of the printed policy"
+	[ "$OUT" = "$(cat "$b.p1")" ] || fail "policy -> print=policy differs:"$'\n'"$(diff "$b.p1" - <<<"$OUT" | head -20)"
+	run_sbx --print=policy -c "$b.j1.json" -- true; expect_rc 0 "--print=policy of the printed json"
+	[ "$OUT" = "$(cat "$b.p1")" ] || fail "json -> print=policy differs:"$'\n'"$(diff "$b.p1" - <<<"$OUT" | head -20)"
+}
+
+t_print_roundtrip() { # own samples (line format, JSON, include) survive print=policy/json round trips
+	mkdir -p "$P/locked" "$T/with space" "$H/.ssh"; touch "$H/.ssh/known_hosts" "$P/.env"
+	policy s1.policy <<EOF
+# sample 1
+allow-write .
+allow-write "$T/with space"
+deny-write ./locked
+deny-read ~/.ssh
+allow-read ~/.ssh/known_hosts
+allow-domain example.com
+allow-domain *.example.org
+deny-domain bad.example.com "blocked \"for\" tests"
+deny-address 10.0.0.0/8
+allow-unix-socket /run/sbx-test.sock
+allow-local-binding
+mandatory-deny-depth 4
+allow-git-config
+ignore-violations "npm test" "/tmp/x"
+observe-writes off
+EOF
+	policy s2.policy <<'EOF'
+allow-write .
+allow-all-unix-sockets
+weaker-nested-sandbox
+allow-nested-userns
+weaker-network-isolation
+allow-apple-events
+bridge socat
+observe-writes on
+EOF
+	policy s3.json <<'EOF'
+{
+  "network": { "allowedDomains": ["example.com", "*.example.net"], "deniedDomains": ["evil.example.com"],
+               "allowUnixSockets": ["/run/sbx-test.sock"], "allowLocalBinding": true },
+  "filesystem": { "denyRead": ["~/.ssh"], "allowWrite": ["."], "denyWrite": [".env"] }
+}
+EOF
+	policy s4.policy <<EOF
+include $T/s1.policy
+bridge fd
+EOF
+	local s
+	for s in s1.policy s2.policy s3.json s4.policy; do roundtrip "$T/$s"; done
+	run_sbx --print=policy -c "$T/s1.policy" -- true
+	expect_contains "$OUT" "with space" "printed policy keeps the quoted path"
+	expect_contains "$OUT" "bad.example.com" "printed policy keeps deny-domain"
+	expect_contains "$OUT" "$P" "printed policy has the absolute project path"
+	run_sbx --print=policy -c "$T/s3.json" -- true
+	expect_contains "$OUT" "evil.example.com" "printed policy of JSON keeps deniedDomains"
+}
+
+t_print_roundtrip_example() { # /work/main/policy.example survives the round trips
+	[ -f "$HERE/policy.example" ] || skip "policy.example not present in $HERE"
+	roundtrip "$HERE/policy.example"
+}
+
+t_make_static() { # make static gives a statically linked sbx that runs a sandboxed command
+	command -v musl-gcc >/dev/null || skip "musl-gcc not installed"
+	[ -f "$HERE/Makefile" ] || [ -f "$HERE/makefile" ] || fail "no Makefile in $HERE"
+	mkdir "$T/src"
+	find "$HERE" -maxdepth 1 -type f -exec cp -p {} "$T/src/" \;   # top-level sources + Makefile
+	local f bins=
+	for f in $(find "$T/src" -type f); do   # drop prebuilt binaries so make must build
+		file -b "$f" | grep -q '^ELF' && rm -f "$f"
+	done
+	echo '$ make -s static   (in a copy of the sources)'
+	(cd "$T/src" && timeout 300 make -s static) >"$T/make.log" 2>&1 || { log_file make "$T/make.log"; fail "make static failed"; }
+	for f in $(find "$T/src" -type f -perm -u+x); do
+		file -b "$f" | grep -q 'ELF.*executable' && bins+="$f "
+	done
+	[ -n "$bins" ] || fail "make static produced no executable"
+	for f in $bins; do
+		echo "# built: $f: $(file -b "$f")"
+		file -b "$f" | grep -Eq 'statically linked|static-pie linked' ||
+			ldd "$f" 2>&1 | grep -Eq 'not a dynamic executable|statically linked' ||
+			fail "$f is not statically linked: $(file -b "$f")"
+	done
+	policy p <<<"allow-write ."
+	f=${bins%% *}
+	printf '$ %s -c p -- sh -c ...\n' "$f"
+	"$f" -c "$T/p" -- sh -c 'echo "SR=$SANDBOX_RUNTIME"; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "' >"$T/s.out" 2>"$T/s.err"
+	RC=$?; ERR=$(cat "$T/s.err"); log_file out "$T/s.out"; log_file err "$T/s.err"
+	expect_rc 0 "static sbx"
+	expect_eq "$(cat "$T/s.out")" $'SR=1\nlo' "static sbx: sandboxed output"
+	"$f" -c "$T/p" -- true; RC=$?; expect_rc 0 "static sbx running true"
+}
+
+# ================================================================ runner
+# ---------------------------------------------------------------- build and unit tests
+t_unit() { # tests/unit.c: readers, matchers, planner over a fake disk, argv goldens
+	make -s -C "$HERE" tests/unit >"$T/build.out" 2>&1 || fail "build tests/unit: $(cat "$T/build.out")"
+	[ ! -s "$T/build.out" ] || fail "tests/unit builds with warnings: $(head -5 "$T/build.out")"
+	(cd "$HERE" && ./tests/unit) >"$T/unit.out" 2>&1 || { cat "$T/unit.out"; fail "unit tests failed: $(tail -1 "$T/unit.out")"; }
+	note "$(tail -1 "$T/unit.out")"
+	grep -Eq '^[1-9][0-9]* passed, 0 failed$' "$T/unit.out" || fail "no passing unit tests counted"
+}
+
+t_unit_macos() { # the same unit tests with the macOS path compiled in (-DSBX_FORCE_MACOS)
+	make -s -C "$HERE" tests/unit-macos >"$T/build.out" 2>&1 || fail "build tests/unit-macos: $(cat "$T/build.out")"
+	[ ! -s "$T/build.out" ] || fail "tests/unit-macos builds with warnings: $(head -5 "$T/build.out")"
+	(cd "$HERE" && ./tests/unit-macos) >"$T/unit.out" 2>&1 || { cat "$T/unit.out"; fail "unit tests (macOS build) failed"; }
+	grep -Eq '^[1-9][0-9]* passed, 0 failed$' "$T/unit.out" || fail "no passing unit tests counted"
+}
+
+t_builds_warning_free() { # cc -Wall -Wextra: gcc, clang, aarch64 cross, the macOS path; a plain `cc -o sbx sbx.c`
+	local c out n=0
+	for c in "gcc -O2 -Wall -Wextra" "gcc -std=c11 -O2 -Wall -Wextra" "clang -O2 -Wall -Wextra" \
+	         "aarch64-linux-gnu-gcc -O2 -Wall -Wextra" "gcc -O2 -Wall -Wextra -DSBX_FORCE_MACOS" "cc"; do
+		command -v "${c%% *}" >/dev/null || { note "not installed: ${c%% *}"; continue; }
+		out=$($c -o "$T/sbx.bin" "$HERE/sbx.c" 2>&1) || fail "$c: build failed: $out"
+		[ -z "$out" ] || fail "$c: warnings: $(printf '%s\n' "$out" | head -5)"
+		n=$((n + 1))
+	done
+	[ $n -ge 3 ] || skip "fewer than three compilers available"
+	if command -v aarch64-linux-gnu-gcc >/dev/null; then
+		aarch64-linux-gnu-gcc -static -O2 -o "$T/sbx.a64" "$HERE/sbx.c" || fail "aarch64 static build failed"
+		file "$T/sbx.a64" | grep -q 'aarch64' || fail "cross build is not an aarch64 binary: $(file "$T/sbx.a64")"
+		if command -v qemu-aarch64-static >/dev/null; then
+			expect_contains "$(qemu-aarch64-static "$T/sbx.a64" --version 2>&1)" "sbx " "aarch64 sbx --version under qemu"
+			(cd "$HERE" && aarch64-linux-gnu-gcc -static -O1 -o "$T/unit.a64" tests/unit.c) || fail "aarch64 unit build failed"
+			(cd "$HERE" && qemu-aarch64-static "$T/unit.a64") >"$T/unit.out" 2>&1 || fail "unit tests under qemu-aarch64 failed: $(tail -3 "$T/unit.out")"
+			note "aarch64 unit tests: $(tail -1 "$T/unit.out")"
+		fi
+	fi
+}
+
+t_man_page_current() { # sbx.1 is what `sbx --print=man` generates from the tables
+	[ -f "$HERE/sbx.1" ] || fail "sbx.1 missing"
+	"$SBX" --print=man >"$T/sbx.1" || fail "--print=man failed"
+	cmp -s "$T/sbx.1" "$HERE/sbx.1" || fail "sbx.1 is stale: run make sbx.1"
+	grep -q '^\.SH POLICY DIRECTIVES' "$HERE/sbx.1" && grep -q 'allow-write' "$HERE/sbx.1" || fail "man page lacks the directives"
+	"$SBX" --help >"$T/help" || fail "--help failed"
+	local d
+	for d in allow-write deny-write deny-read allow-read allow-domain deny-domain deny-address allow-unix-socket \
+	         allow-all-unix-sockets allow-local-binding mandatory-deny-depth allow-git-config weaker-nested-sandbox \
+	         allow-nested-userns weaker-network-isolation allow-apple-events ignore-violations bridge observe-writes include; do
+		grep -q "^  $d" "$T/help" || fail "--help does not list $d"
+		grep -q "^\\\\fB$d\\\\fR" "$HERE/sbx.1" || fail "sbx.1 does not list $d"
+	done
+}
+
+TESTS=(
+	unit unit_macos builds_warning_free man_page_current
+	bwrap_usable help_version_check argv_parsing
+	default_policy_refuses_home_and_root default_policy
+	deny_read allow_read_inside_deny_read path_forms cli_directives
+	write_outside_roots_erofs deny_write_wins
+	mandatory_files_depth mandatory_dirs_depth mandatory_depth_2
+	mandatory_case_insensitive mandatory_skips_node_modules
+	placeholders_prevent_create_and_vanish placeholders_after_sigkill
+	git_repo rename_ancestor_busy symlink_escape symlinked_root_no_widening
+	network_only_lo env exit_status signal_forwarding stdio_byte_exact
+	tamper_refusal srt_settings bad_policy
+	print_argv print_roundtrip print_roundtrip_example make_static
+)
+
+npass=0 nfail=0 nskip=0
+for name in "${TESTS[@]}"; do
+	[ -z "$FILTER" ] || [[ $name == *"$FILTER"* ]] || continue
+	T=$RUN/t-$name; P=$T/proj; H=$T/home; O=$T/out
+	mkdir -p "$P" "$H" "$O"
+	(
+		export HOME=$H
+		RC= OUT= ERR=
+		cd "$P" || exit 1
+		"t_$name"
+		exit 0
+	) >"$T/.log" 2>&1 </dev/null
+	rc=$?
+	if [ $rc = 0 ]; then
+		echo "ok - $name"; npass=$((npass + 1))
+		[ -z "${SBX_TEST_VERBOSE:-}" ] || sed 's/^/    /' "$T/.log"
+	elif [ $rc = 77 ]; then
+		echo "skip - $name: $(cat "$T/.skip" 2>/dev/null)"; nskip=$((nskip + 1))
+		[ -z "${SBX_TEST_VERBOSE:-}" ] || sed 's/^/    /' "$T/.log"
+	else
+		if [ -f "$T/.why" ]; then why=$(cat "$T/.why"); else why="test aborted (status $rc)"; fi
+		echo "FAIL - $name: $why"
+		tail -n 60 "$T/.log" | sed 's/^/    /'
+		nfail=$((nfail + 1))
+	fi
+done
+if [ $nskip -gt 0 ]; then
+	echo "$npass passed, $nfail failed, $nskip skipped"
+else
+	echo "$npass passed, $nfail failed"
+fi
+[ $nfail = 0 ]
