@@ -3865,6 +3865,45 @@ parse_fd(const char *s)
 	return (int)v;
 }
 
+/* execvp(3), but telling "not found" from "found and not runnable": a
+ * directory in PATH that we may not search (EACCES) must not turn a missing
+ * command into a 126. Returns the errno to report: ENOENT when no PATH entry
+ * has the file. */
+static int
+exec_command(char **argv)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save;
+	int found_err = 0;
+
+	if (strchr(argv[0], '/')) {
+		execv(argv[0], argv);
+		return errno == ENOTDIR ? ENOENT : errno;
+	}
+	copy = astrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand = path_join(*dir ? dir : ".", argv[0]);
+		struct stat st;
+
+		execv(cand, argv);
+		if (errno == ENOEXEC) {	/* POSIX: a file without #! is a shell script */
+			size_t n = 0;
+			char **sh;
+
+			while (argv[n])
+				n++;
+			sh = amalloc((n + 2) * sizeof(*sh));
+			sh[0] = "sh";
+			sh[1] = cand;
+			memcpy(sh + 2, argv + 1, n * sizeof(*sh));
+			execv("/bin/sh", sh);
+		}
+		if (!found_err && stat(cand, &st) == 0)
+			found_err = errno;	/* it exists here, but will not run */
+	}
+	return found_err ? found_err : ENOENT;
+}
+
 static int
 inner_main(int argc, char **argv)
 {
@@ -3906,9 +3945,8 @@ inner_main(int argc, char **argv)
 		sigaction(SIGCHLD, &sa, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(ready_fd);
-		execvp(argv[5], argv + 5);
+		status = exec_command(argv + 5);
 		/* env(1)'s convention: 127 not found, 126 found but not runnable */
-		status = errno;
 		fprintf(stderr, "%s: %s: %s\n", progname, argv[5],
 		    status == ENOENT ? "command not found" : strerror(status));
 		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
