@@ -94,7 +94,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #if SBX_LINUX
+#  include <sched.h>
+#  include <sys/mount.h>
 #  include <sys/prctl.h>
+#  include <sys/socket.h>
 #  include <sys/syscall.h>
 #  include <sys/utsname.h>
 #endif
@@ -3710,10 +3713,11 @@ struct bw_params {
 	const char *empty_file;	/* an empty read-only file, bound over hidden files */
 	int exe_fd;		/* sbx's own binary, read-only: bwrap runs /proc/self/fd/N */
 	int info_fd;		/* bwrap --info-fd: tells the host the inner helper's pid */
-	int ready_fd;		/* the inner helper writes one byte once it is running */
+	int ctl_fd;		/* the control socket: instructions in, "R" out once the command starts */
 	int args_fd;		/* where the options are read from (--args) */
 	long git_config_count;	/* GIT_CONFIG_COUNT already in the environment */
-	char **cmd;		/* the command and its arguments */
+	bool root;		/* sbx runs as uid 0 */
+	char **cmd;		/* the command and its arguments (sent over ctl_fd) */
 };
 
 static void
@@ -3731,6 +3735,11 @@ argv_push3(struct vec *v, const char *a, const char *b, const char *c)
 		argv_push(v, c);
 }
 
+/* Parts of /proc that reach past the sandbox's namespaces (global sysctls,
+ * sysrq), kept read-only as bwrap's own --proc does: a command run by root
+ * is uid 0 in its namespace and would pass their permission checks. */
+static const char *const proc_covers[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus" };
+
 /* The options bwrap reads from --args (NUL-separated, so thousands of
  * mounts fit where a command line would not). */
 static void
@@ -3738,9 +3747,9 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 {
 	size_t i;
 
-	/* setsid: without a seccomp rule for TIOCSTI, a command holding our
-	 * terminal could push keystrokes into the shell that runs after it */
-	argv_push(out, "--new-session");
+	/* No --new-session: the seccomp filter refuses TIOCSTI and TIOCLINUX,
+	 * so the command keeps the terminal (job control, resizing, tty(1))
+	 * without being able to type into the shell that runs after it. */
 	argv_push(out, "--die-with-parent");
 	argv_push(out, "--unshare-net");	/* only lo: the network is closed */
 	argv_push3(out, "--setenv", "SANDBOX_RUNTIME", "1");
@@ -3781,38 +3790,46 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 	argv_push(out, "--unshare-pid");
 	argv_push(out, "--unshare-user");
 	argv_push3(out, "--cap-drop", "ALL", NULL);
+	/* KERNEL (5.12+): mapping uid 0 in the nested user namespace needs
+	 * CAP_SETFCAP where it is created; the inner helper has it only until
+	 * it unshares, and the command starts with no capabilities at all */
+	if (bp->root)
+		argv_push3(out, "--cap-add", "CAP_SETFCAP", NULL);
+	/* KERNEL: a fresh procfs may be mounted in the nested user namespace
+	 * only while some proc mount in it is fully visible (no locked mounts
+	 * over its contents: mount_too_revealing()). bwrap's own --proc covers
+	 * /proc/sys and others, so the host's /proc is bound here instead; only
+	 * sbx's inner helper ever sees it: its init mounts the command's fresh
+	 * /proc over it, with those covers. A weaker sandbox keeps this /proc
+	 * for the command, so it gets the covers here. */
+	argv_push3(out, "--bind", "/proc", "/proc");
 	if (p->weaker_nested_sandbox)
-		argv_push3(out, "--bind", "/proc", "/proc");
-	else
-		argv_push3(out, "--proc", "/proc", NULL);
+		for (i = 0; i < LEN(proc_covers); i++)
+			argv_push3(out, "--ro-bind-try", proc_covers[i], proc_covers[i]);
 	/* our inner helper is pid 1: it forwards signals and reports exec errors */
 	argv_push(out, "--as-pid-1");
 	argv_push3(out, "--info-fd", aprintf("%d", bp->info_fd), NULL);
 }
 
-/* What follows the options: sbx itself, run from its inherited fd, as the
- * inner helper, then the command. */
+/* What follows the options: sbx itself, run from its inherited read-only
+ * fd (so a deny-read or a bind over its install path cannot change what
+ * runs), as the inner helper. The command travels over the control socket;
+ * for --print=argv it is shown after a "#". */
 static void
 bw_render_command(const struct bw_params *bp, struct vec *out)
 {
-	char **a;
-
 	argv_push(out, "--");
 	argv_push(out, aprintf("/proc/self/fd/%d", bp->exe_fd));
 	argv_push(out, "--inner");
-	argv_push(out, aprintf("%d", bp->ready_fd));
+	argv_push(out, aprintf("%d", bp->ctl_fd));
 	argv_push(out, aprintf("%d,%d,%d", bp->exe_fd, bp->info_fd, bp->args_fd));
-	argv_push(out, "--");
-	for (a = bp->cmd; *a; a++)
-		argv_push(out, *a);
 }
 
 /* --print=argv: the whole bwrap command, shell-quoted, one mount a line. */
 static void
-bw_print(const char *bwrap, const struct vec *opts, const struct vec *cmd, struct buf *b)
+bw_print(const char *bwrap, const struct vec *opts, const struct vec *cmd, char **argv_cmd, struct buf *b)
 {
 	size_t i;
-	bool line_open = false;
 
 	buf_put_shell_quoted(b, bwrap);
 	for (i = 0; i < opts->n; i++) {
@@ -3820,30 +3837,131 @@ bw_print(const char *bwrap, const struct vec *opts, const struct vec *cmd, struc
 
 		if (a[0] == '-' && a[1] == '-') {
 			buf_puts(b, " \\\n  ");
-			line_open = true;
 		} else {
 			buf_putc(b, ' ');
 		}
 		buf_put_shell_quoted(b, a);
 	}
-	(void)line_open;
 	buf_puts(b, " \\\n ");
 	for (i = 0; i < cmd->n; i++) {
 		buf_putc(b, ' ');
 		buf_put_shell_quoted(b, cmd->v[i]);
+	}
+	buf_puts(b, "\n# command, sent over the control socket:");
+	for (i = 0; argv_cmd && argv_cmd[i]; i++) {
+		buf_putc(b, ' ');
+		buf_put_shell_quoted(b, argv_cmd[i]);
 	}
 	buf_putc(b, '\n');
 }
 
 #if SBX_LINUX
 
-/* ---- 6b. The inner helper: pid 1 inside the sandbox ------------------
+/* ---- 6b. The inner helper: nested namespaces, pid 1, the filters ------
  *
- * bwrap runs `sbx --inner READY_FD CLOSE_FDS -- COMMAND...` as pid 1 of the
- * sandbox's pid namespace (--as-pid-1). It forks the command as pid 2,
- * forwards the signals sbx passes on, reaps every orphan, and exits with the
- * command's status (128+N when a signal killed it). When it exits, the
- * kernel kills whatever the command left behind: nothing outlives it. */
+ * bwrap runs `sbx --inner CTL CLOSE_FDS` (sbx's own binary, from an fd) as
+ * pid 1 of its pid namespace. The process tree it builds:
+ *
+ *   sbx --inner     pid 1 in bwrap's namespaces: reads the instructions from
+ *     |             the control socket, unshares a nested user + pid + mount
+ *     |             namespace, forwards signals, exits with the status
+ *     '- init       pid 1 of the nested namespace, non-dumpable, filtered:
+ *         |         mounts a fresh /proc, installs the filters, reaps,
+ *         |         forwards signals
+ *         '- command  pid 2: no capabilities, NO_NEW_PRIVS, filtered
+ *
+ * The command sees only its own processes: sbx --inner, bwrap and anything
+ * bwrap runs are in an outer pid namespace, and the only process it can see
+ * that it did not start, init, is non-dumpable (no ptrace, no
+ * process_vm_readv) and under the same filters.
+ *
+ * The instructions come over a socket because the command line is visible
+ * in /proc to every process of the user, and a socket message can be
+ * parsed strictly, as hostile input would be:
+ *   "SBX1" u32 length | u32 flags | u32 argc | argc NUL-terminated strings */
+
+enum inner_flag {
+	IF_UNIX_BLOCK = 1,	/* keep the unix-block rules */
+	IF_ALLOW_USERNS = 2,	/* allow-nested-userns */
+	IF_WEAKER = 4,		/* weaker-nested-sandbox */
+};
+
+#define SBX_CTL_MAGIC		"SBX1"
+#define SBX_CTL_MAX_BYTES	(4 << 20)
+#define SBX_CTL_MAX_ARGS	65536
+
+struct inner_msg { uint32_t flags; char **argv; };
+
+static void
+put_u32(struct buf *b, uint32_t v)
+{
+	buf_putn(b, (const char *)&v, 4);
+}
+
+/* Encode the instructions for the inner helper. */
+static void
+ctl_encode(uint32_t flags, char **argv, struct buf *b)
+{
+	struct buf body = { 0 };
+	uint32_t argc = 0;
+
+	while (argv[argc])
+		argc++;
+	put_u32(&body, flags);
+	put_u32(&body, argc);
+	for (uint32_t i = 0; i < argc; i++)
+		buf_putn(&body, argv[i], strlen(argv[i]) + 1);
+	buf_putn(b, SBX_CTL_MAGIC, 4);
+	put_u32(b, (uint32_t)body.n);
+	buf_putn(b, body.p, body.n);
+	free(body.p);
+}
+
+/* Decode them: every length checked, nothing trusted. Returns 0, or -1
+ * with *why set. */
+static int
+ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
+{
+	uint32_t len, argc, i;
+	const char *end = p + n;
+
+	if (n < 16 || memcmp(p, SBX_CTL_MAGIC, 4) != 0) {
+		*why = "bad magic or short message";
+		return -1;
+	}
+	memcpy(&len, p + 4, 4);
+	if (len != n - 8 || len < 8) {
+		*why = "length does not match";
+		return -1;
+	}
+	memcpy(&m->flags, p + 8, 4);
+	memcpy(&argc, p + 12, 4);
+	if (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER)) {
+		*why = "unknown flags";
+		return -1;
+	}
+	if (argc == 0 || argc > SBX_CTL_MAX_ARGS) {
+		*why = "bad argument count";
+		return -1;
+	}
+	m->argv = amalloc((argc + 1) * sizeof(char *));
+	p += 16;
+	for (i = 0; i < argc; i++) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+
+		if (!nul) {
+			*why = "argument not terminated";
+			return -1;
+		}
+		m->argv[i] = astrndup(p, (size_t)(nul - p));
+		p = nul + 1;
+	}
+	if (p != end) {
+		*why = "bytes after the last argument";
+		return -1;
+	}
+	return 0;
+}
 
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
@@ -3904,66 +4022,130 @@ exec_command(char **argv)
 	return found_err ? found_err : ENOENT;
 }
 
-static int
-inner_main(int argc, char **argv)
+/* Exit from inside the sandbox with sbx's failure status; the host sees
+ * that no "R" came and that the status is ours, and adds nothing. */
+static void __attribute__((noreturn, format(printf, 2, 3)))
+inner_fail(const char *hint, const char *fmt, ...)
 {
-	sigset_t set, old;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarnx(fmt, ap);
+	va_end(ap);
+	if (hint)
+		fprintf(stderr, "%s: hint: %s\n", progname, hint);
+	_exit(SBX_EXIT_FAILURE);
+}
+
+static int
+write_proc_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write_all(fd, text, strlen(text));
+	close(fd);
+	return rc;
+}
+
+/* Drop every capability for good: the bounding set (so an exec as uid 0
+ * gains nothing back), the ambient and inheritable sets, then the rest. */
+static int
+drop_capabilities(void)
+{
+	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };	/* _LINUX_CAPABILITY_VERSION_3 */
+	struct { uint32_t effective, permitted, inheritable; } data[2];
+	struct buf b = { 0 };
+	int last = 63, c;
+
+	if (read_file("/proc/sys/kernel/cap_last_cap", 16, &b) == 0)
+		last = atoi(b.p);
+	free(b.p);
+	for (c = 0; c <= last; c++)
+		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+			return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -1;
+	memset(data, 0, sizeof(data));
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/* Install the filters. NO_NEW_PRIVS first: the kernel requires it (or
+ * CAP_SYS_ADMIN) and it keeps a setuid binary from shedding the filter. */
+static int
+install_filters(uint32_t flags)
+{
+	struct bpf_prog prog;
+	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0 };
+	struct { unsigned short len; struct bpf_insn *filter; } fprog;	/* struct sock_fprog */
+
+	if (!bpf_native_arch()) {
+		errno = ENOSYS;
+		return -1;
+	}
+	bpf_assemble(bpf_native_arch(), &o, &prog);
+	fprog.len = (unsigned short)prog.n;
+	fprog.filter = prog.insn;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, &fprog, 0, 0);
+}
+
+/* Block the forwarded signals and SIGCHLD, each with a handler.
+ * KERNEL: pid 1 of a namespace never receives a signal whose disposition
+ * is SIG_DFL, even a blocked one, so each needs a handler (which never
+ * runs: they stay blocked and are taken with sigwaitinfo). */
+static void
+signals_take(sigset_t *set, sigset_t *old)
+{
 	struct sigaction sa;
-	int ready_fd, status;
-	char *list, *tok, *save;
-	pid_t child;
 	size_t i;
 
-	if (argc < 6 || strcmp(argv[4], "--") != 0)
-		die("--inner is sbx's own helper; it is not for direct use");
-	ready_fd = parse_fd(argv[2]);
-	list = astrdup(argv[3]);
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		close(parse_fd(tok));	/* sbx's own descriptors: the command gets none of them */
-
-	/* KERNEL: pid 1 of a namespace never receives a signal whose
-	 * disposition is SIG_DFL, even a blocked one, so each forwarded signal
-	 * gets a handler (which never runs: they stay blocked for sigwaitinfo) */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal_noop;
-	sigemptyset(&set);
+	sigemptyset(set);
 	for (i = 0; i < LEN(forwarded_signals); i++) {
 		sigaction(forwarded_signals[i], &sa, NULL);
-		sigaddset(&set, forwarded_signals[i]);
+		sigaddset(set, forwarded_signals[i]);
 	}
 	sigaction(SIGCHLD, &sa, NULL);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, &old);
+	sigaddset(set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, set, old);
+}
 
-	child = fork();
-	if (child < 0)
-		die("fork: %s", strerror(errno));
-	if (child == 0) {
-		sa.sa_handler = SIG_DFL;
-		for (i = 0; i < LEN(forwarded_signals); i++)
-			sigaction(forwarded_signals[i], &sa, NULL);
-		sigaction(SIGCHLD, &sa, NULL);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		close(ready_fd);
-		status = exec_command(argv + 5);
-		/* env(1)'s convention: 127 not found, 126 found but not runnable */
-		fprintf(stderr, "%s: %s: %s\n", progname, argv[5],
-		    status == ENOENT ? "command not found" : strerror(status));
-		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
-	}
-	if (write_all(ready_fd, "R", 1) < 0)
-		_exit(SBX_EXIT_FAILURE);
-	close(ready_fd);
+static void
+signals_restore(const sigset_t *old)
+{
+	struct sigaction sa;
+	size_t i;
 
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (i = 0; i < LEN(forwarded_signals); i++)
+		sigaction(forwarded_signals[i], &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* Wait for child, forwarding signals to it, reaping orphans; then exit
+ * with its status (128+N for a signal). A signal the kernel sent (SI_KERNEL:
+ * ^C, ^\ and SIGHUP from the terminal) is not forwarded: the command, in the
+ * same foreground process group, got it already. */
+static void __attribute__((noreturn))
+reap_and_forward(pid_t child, const sigset_t *set)
+{
 	for (;;) {
 		siginfo_t si;
-		int sig = sigwaitinfo(&set, &si);
+		int sig = sigwaitinfo(set, &si), status;
 		pid_t pid;
 
 		if (sig < 0)
 			continue;
 		if (sig != SIGCHLD) {
-			kill(child, sig);
+			if (si.si_code <= 0)	/* SI_USER, SI_QUEUE, SI_TKILL: sent by a process */
+				kill(child, sig);
 			continue;
 		}
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -3974,6 +4156,139 @@ inner_main(int argc, char **argv)
 			_exit(WEXITSTATUS(status));
 		}
 	}
+}
+
+static const char *const weaker_hint =
+    "inside a container that refuses nested namespaces or a fresh /proc, add the directive "
+    "weaker-nested-sandbox (see README: what it weakens)";
+
+/* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
+ * not nest, a plain child). Never returns. */
+static void __attribute__((noreturn))
+inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
+{
+	pid_t cmd;
+	int status;
+
+	/* non-dumpable: the command may not ptrace it or read its memory */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (nested) {
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			inner_fail(weaker_hint, "cannot make the nested mounts private: %s", strerror(errno));
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+			if (!(m->flags & IF_WEAKER))
+				inner_fail(weaker_hint, "cannot mount a fresh /proc for the nested pid namespace: %s",
+				    strerror(errno));
+		}
+		/* as srt: no user namespaces below this one, on top of the filter */
+		if (!(m->flags & IF_ALLOW_USERNS) &&
+		    write_proc_file("/proc/sys/user/max_user_namespaces", "0\n") < 0 && !(m->flags & IF_WEAKER))
+			inner_fail(weaker_hint, "cannot set user.max_user_namespaces=0 inside: %s", strerror(errno));
+		for (size_t i = 0; i < LEN(proc_covers); i++) {
+			if (access(proc_covers[i], F_OK) < 0)
+				continue;
+			if (mount(proc_covers[i], proc_covers[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
+			    mount(NULL, proc_covers[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
+			    MS_NOEXEC, NULL) < 0)
+				inner_fail(NULL, "cannot make %s read-only: %s", proc_covers[i], strerror(errno));
+		}
+	}
+	/* init runs under the filters too: every process the command can see does */
+	if (install_filters(m->flags) < 0)
+		inner_fail(NULL, "cannot install the seccomp filters: %s", strerror(errno));
+
+	cmd = fork();
+	if (cmd < 0)
+		inner_fail(NULL, "fork: %s", strerror(errno));
+	if (cmd == 0) {
+		signals_restore(old);
+		close(ctl);
+		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+		if (drop_capabilities() < 0)
+			inner_fail(NULL, "cannot drop capabilities: %s", strerror(errno));
+		status = exec_command(m->argv);
+		/* env(1)'s convention: 127 not found, 126 found but not runnable */
+		fprintf(stderr, "%s: %s: %s\n", progname, m->argv[0],
+		    status == ENOENT ? "command not found" : strerror(status));
+		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
+	}
+	if (write_all(ctl, "R", 1) < 0)
+		_exit(SBX_EXIT_FAILURE);
+	close(ctl);
+	reap_and_forward(cmd, set);
+}
+
+static int
+inner_main(int argc, char **argv)
+{
+	sigset_t set, old;
+	struct inner_msg m;
+	struct buf msg = { 0 };
+	char *list, *tok, *save, hdr[8];
+	const char *why;
+	int ctl;
+	uint32_t len;
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	bool nested = true;
+	pid_t init;
+
+	if (argc != 4)
+		die("--inner is sbx's own helper; it is not for direct use");
+	ctl = parse_fd(argv[2]);
+	list = astrdup(argv[3]);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		close(parse_fd(tok));	/* sbx's own descriptors: the command gets none of them */
+	fcntl(ctl, F_SETFD, FD_CLOEXEC);
+
+	/* the instructions: a header, then exactly the length it gives */
+	if (read(ctl, hdr, 8) != 8)
+		inner_fail(NULL, "--inner: no instructions on the control socket");
+	memcpy(&len, hdr + 4, 4);
+	if (len > SBX_CTL_MAX_BYTES)
+		inner_fail(NULL, "--inner: instructions too large");
+	buf_putn(&msg, hdr, 8);
+	buf_grow(&msg, len);
+	while (msg.n < 8 + (size_t)len) {
+		ssize_t r = read(ctl, msg.p + msg.n, 8 + len - msg.n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			inner_fail(NULL, "--inner: instructions cut short");
+		msg.n += (size_t)r;
+	}
+	if (ctl_decode(msg.p, msg.n, &m, &why) < 0)
+		inner_fail(NULL, "--inner: bad instructions: %s", why);
+	free(msg.p);
+
+	signals_take(&set, &old);
+	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
+		if (!(m.flags & IF_WEAKER))
+			inner_fail(weaker_hint, "cannot create the nested user, pid and mount namespaces: %s",
+			    strerror(errno));
+		nested = false;	/* weaker: the filters still hold, in bwrap's namespaces */
+	} else {
+		char map[64];
+
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+		if (write_proc_file("/proc/self/setgroups", "deny\n") < 0 ||
+		    write_proc_file("/proc/self/uid_map", map) < 0)
+			inner_fail(weaker_hint, "cannot map uid %u in the nested namespace: %s", (unsigned)uid,
+			    strerror(errno));
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+		if (write_proc_file("/proc/self/gid_map", map) < 0)
+			inner_fail(weaker_hint, "cannot map gid %u in the nested namespace: %s", (unsigned)gid,
+			    strerror(errno));
+	}
+	init = fork();	/* after CLONE_NEWPID, the first child is pid 1 there */
+	if (init < 0)
+		inner_fail(NULL, "fork: %s", strerror(errno));
+	if (init == 0)
+		inner_init(&m, ctl, nested, &set, &old);
+	close(ctl);
+	reap_and_forward(init, &set);
 }
 
 /* ---- 6c. Running the sandbox ---------------------------------------- */
@@ -4079,7 +4394,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	struct bw_params bp;
 	struct vec opts = { 0 }, tail = { 0 };
 	struct buf args = { 0 };
-	int info[2], ready[2], status = 0;
+	int info[2], ctl[2], status = 0;
 	char **argv, ch;
 	sigset_t set, old;
 	pid_t bw, inner = -1, parent = getpid();
@@ -4098,10 +4413,11 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bp.exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (bp.exe_fd < 0)
 		die("cannot open my own binary (/proc/self/exe): %s", strerror(errno));
-	if (pipe2(info, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0)
+	if (pipe2(info, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
 		die("pipe: %s", strerror(errno));
 	bp.info_fd = info[1];
-	bp.ready_fd = ready[1];
+	bp.ctl_fd = ctl[1];
+	bp.root = geteuid() == 0;
 	bp.args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
 	if (bp.args_fd < 0)
 		die("memfd_create: %s", strerror(errno));
@@ -4129,7 +4445,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	if (bw < 0)
 		die("fork: %s", strerror(errno));
 	if (bw == 0) {
-		int keep[] = { bp.exe_fd, bp.info_fd, bp.ready_fd, bp.args_fd };
+		int keep[] = { bp.exe_fd, bp.info_fd, bp.ctl_fd, bp.args_fd };
 
 		/* if sbx dies (even by SIGKILL), bwrap and everything under it die */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -4143,16 +4459,30 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		_exit(SBX_EXIT_FAILURE);
 	}
 	close(info[1]);
-	close(ready[1]);
+	close(ctl[1]);
 	close(bp.args_fd);
 	close(bp.exe_fd);
 
+	/* the instructions; a write to a helper that died fails (EPIPE), and
+	 * the reason shows in its exit status below */
+	{
+		struct buf msg = { 0 };
+		uint32_t flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) |
+		    (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) | (p->weaker_nested_sandbox ? IF_WEAKER : 0);
+
+		ctl_encode(flags, cmd, &msg);
+		signal(SIGPIPE, SIG_IGN);
+		(void)write_all(ctl[0], msg.p, msg.n);
+		signal(SIGPIPE, SIG_DFL);
+		free(msg.p);
+	}
 	inner = read_child_pid(info[0]);
 	close(info[0]);
-	while (read(ready[0], &ch, 1) < 0 && errno == EINTR)
+	ch = 0;
+	while (read(ctl[0], &ch, 1) < 0 && errno == EINTR)
 		;
 	is_ready = inner > 0 && ch == 'R';
-	close(ready[0]);
+	close(ctl[0]);
 
 	while (!done) {
 		siginfo_t si;
@@ -4171,10 +4501,15 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 			continue;
 		}
 		/* the command gets the signal through its pid 1; before that
-		 * exists, stopping bwrap stops everything */
-		kill(is_ready ? inner : bw, sig);
+		 * exists, stopping bwrap stops everything. A signal from the
+		 * terminal (SI_KERNEL) reached the command directly: it shares
+		 * our foreground process group. */
+		if (si.si_code <= 0 || !is_ready)
+			kill(is_ready ? inner : bw, sig);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (!is_ready && WIFEXITED(status) && WEXITSTATUS(status) == SBX_EXIT_FAILURE)
+		exit(SBX_EXIT_FAILURE);	/* the inner helper said why */
 	if (!is_ready)
 		die_hint(bwrap_failure_hint(), "bubblewrap could not build the sandbox (its message is above); "
 		    "the command did not run");
@@ -4342,7 +4677,7 @@ check_main(const struct policy *p)
  * 10. CLI AND MAIN: option table, usage, --print modes, exit status
  * ==================================================================== */
 
-enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_CHECK, OPT_HELP, OPT_VERSION };
+enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_ARCH, OPT_CHECK, OPT_HELP, OPT_VERSION };
 
 struct cli_option {
 	const char *name;	/* --name */
@@ -4358,7 +4693,9 @@ static const struct cli_option cli_options[] = {
 	  "the policy: an srt settings file (JSON) or the line format; without it, the default policy" },
 	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) on stderr" },
 	{ "print", 0, true, OPT_PRINT, "WHAT",
-	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), man" },
+	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), "
+	  "bpf (the seccomp program), man" },
+	{ "arch", 0, true, OPT_ARCH, "ARCH", "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
 	{ "check", 0, false, OPT_CHECK, NULL, "check that this machine can build the sandbox" },
 	{ "help", 'h', false, OPT_HELP, NULL, "show this help" },
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
@@ -4487,6 +4824,7 @@ print_man(FILE *f)
 struct cli {
 	const char *config;
 	const char *print;
+	const char *arch;
 	bool check, help, version;
 	struct vec directive_opts;	/* of struct cli_directive */
 	char **cmd;
@@ -4565,6 +4903,7 @@ cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_CONFIG: c->config = val; break;
 		case OPT_VERBOSE: verbose++; break;
 		case OPT_PRINT: c->print = val; break;
+		case OPT_ARCH: c->arch = val; break;
 		case OPT_CHECK: c->check = true; break;
 		case OPT_HELP: c->help = true; break;
 		case OPT_VERSION: c->version = true; break;
@@ -4664,8 +5003,11 @@ main(int argc, char **argv)
 		print_man(stdout);
 		return 0;
 	}
-	if (c.print && strcmp(c.print, "policy") && strcmp(c.print, "json") && strcmp(c.print, "argv"))
-		die("--print takes policy, json, argv or man, not \"%s\"", c.print);
+	if (c.print && strcmp(c.print, "policy") && strcmp(c.print, "json") && strcmp(c.print, "argv") &&
+	    strcmp(c.print, "bpf"))
+		die("--print takes policy, json, argv, bpf or man, not \"%s\"", c.print);
+	if (c.arch && (!c.print || strcmp(c.print, "bpf") != 0))
+		die("--arch goes with --print=bpf");
 	if (!getcwd(cwd, sizeof(cwd)))
 		die("cannot find the current directory: %s", strerror(errno));
 	pc.cwd = cwd;
@@ -4675,7 +5017,7 @@ main(int argc, char **argv)
 	if (c.config) {
 		if (pol_read_file(&p, &pc, c.config, &e) < 0)
 			die_err(&e);
-	} else if (!c.check) {
+	} else if (!c.check && !(c.print && strcmp(c.print, "bpf") == 0)) {
 		if (strcmp(cwd, "/") == 0 ||
 		    (home && realpath(home, home_real) && strcmp(cwd, home_real) == 0))
 			die_hint("run sbx from a project directory, or pass a policy with -c",
@@ -4691,6 +5033,17 @@ main(int argc, char **argv)
 #else
 		die("--check is built for Linux only so far");
 #endif
+	}
+	if (c.print && strcmp(c.print, "bpf") == 0) {
+		const struct bpf_arch *arch = c.arch ? bpf_arch_named(c.arch) : bpf_native_arch();
+		struct bpf_opts o = { p.allow_all_unix_sockets, p.allow_nested_userns };
+		struct bpf_prog prog;
+
+		if (!arch)
+			die("--arch takes x86_64 or aarch64%s", c.arch ? "" : " (this machine has no seccomp program)");
+		bpf_assemble(arch, &o, &prog);
+		bpf_disassemble(&prog, stdout);
+		return 0;
 	}
 	if (c.print && (strcmp(c.print, "policy") == 0 || strcmp(c.print, "json") == 0)) {
 		if (strcmp(c.print, "policy") == 0)
@@ -4730,12 +5083,12 @@ main(int argc, char **argv)
 	}
 
 	if (c.print) {	/* argv: show what would run, create nothing */
-		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, c.cmd };
+		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0, c.cmd };
 		struct vec opts = { 0 }, tail = { 0 };
 
 		bw_render_options(&p, &pl, &bp, &opts);
 		bw_render_command(&bp, &tail);
-		bw_print(p.bwrap_path ? p.bwrap_path : "bwrap", &opts, &tail, &out);
+		bw_print(p.bwrap_path ? p.bwrap_path : "bwrap", &opts, &tail, c.cmd, &out);
 		fwrite(out.p, 1, out.n, stdout);
 		free(out.p);
 		return 0;

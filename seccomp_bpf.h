@@ -3,14 +3,27 @@
  * sbx assembles its seccomp programs itself (no libseccomp). This header
  * holds what every part of that needs and what the macOS build must compile
  * without the <linux/...> headers: the instruction encoding, the seccomp_data layout and
- * the return actions. The syscall tables, the rule tables, the assembler and
- * the disassembler behind --print=bpf are added here with the seccomp filters.
+ * the return actions; then, in the order a program is made:
+ *
+ *   1. the syscall tables for x86_64 and aarch64, as data (checked at compile
+ *      time against the native __NR_* numbers, so a wrong number cannot ship);
+ *   2. the filters, as tables of rules (syscall, argument test, action, and
+ *      the attack each one closes);
+ *   3. the assembler: rules -> struct bpf_insn[], with a source map;
+ *   4. the disassembler behind `sbx --print=bpf`.
+ *
+ * Because the tables are data, an x86_64 build assembles and tests the
+ * aarch64 program too (tests/unit.c runs both in a cBPF interpreter).
  */
 #ifndef SBX_SECCOMP_BPF_H
 #define SBX_SECCOMP_BPF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* One classic BPF instruction, as struct sock_filter in <linux/filter.h>. */
 struct bpf_insn {
@@ -50,5 +63,587 @@ enum {
 /* Architectures (<linux/audit.h>). */
 #define SBX_AUDIT_ARCH_X86_64	0xc000003eU
 #define SBX_AUDIT_ARCH_AARCH64	0xc00000b7U
+
+
+/* ---- 1. Syscall numbers, per architecture --------------------------
+ * X(name, x86_64, aarch64). Every syscall a rule names is listed; the
+ * numbers come from the kernel's syscall_64.tbl and asm-generic/unistd.h. */
+#define SBX_SYSCALLS(X) \
+	X(socket, 41, 198) \
+	X(io_uring_setup, 425, 425) \
+	X(io_uring_enter, 426, 426) \
+	X(io_uring_register, 427, 427) \
+	X(unshare, 272, 97) \
+	X(clone, 56, 220) \
+	X(clone3, 435, 435) \
+	X(setns, 308, 268) \
+	X(mount, 165, 40) \
+	X(umount2, 166, 39) \
+	X(pivot_root, 155, 41) \
+	X(chroot, 161, 51) \
+	X(open_tree, 428, 428) \
+	X(move_mount, 429, 429) \
+	X(fsopen, 430, 430) \
+	X(fsconfig, 431, 431) \
+	X(fsmount, 432, 432) \
+	X(fspick, 433, 433) \
+	X(mount_setattr, 442, 442) \
+	X(open_tree_attr, 467, 467) \
+	X(ioctl, 16, 29) \
+	X(keyctl, 250, 219) \
+	X(add_key, 248, 217) \
+	X(request_key, 249, 218) \
+
+enum sc_id {
+#define X(name, x86, a64) SC_##name,
+	SBX_SYSCALLS(X)
+#undef X
+	SC_COUNT
+};
+
+static const char *const sc_names[SC_COUNT] = {
+#define X(name, x86, a64) #name,
+	SBX_SYSCALLS(X)
+#undef X
+};
+
+struct bpf_arch {
+	const char *name;	/* as --arch= spells it */
+	uint32_t audit_arch;	/* seccomp_data.arch */
+	bool x32_alias;		/* x86_64: numbers with bit 30 set are the x32 ABI */
+	int nr[SC_COUNT];
+};
+
+static const struct bpf_arch bpf_arches[] = {
+	{ "x86_64", SBX_AUDIT_ARCH_X86_64, true, {
+#define X(name, x86, a64) x86,
+	SBX_SYSCALLS(X)
+#undef X
+	} },
+	{ "aarch64", SBX_AUDIT_ARCH_AARCH64, false, {
+#define X(name, x86, a64) a64,
+	SBX_SYSCALLS(X)
+#undef X
+	} },
+};
+
+/* The build's own architecture, or NULL where seccomp is not built for it. */
+static const struct bpf_arch *
+bpf_native_arch(void)
+{
+#if defined(__x86_64__)
+	return &bpf_arches[0];
+#elif defined(__aarch64__)
+	return &bpf_arches[1];
+#else
+	return NULL;
+#endif
+}
+
+static const struct bpf_arch *
+bpf_arch_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bpf_arches) / sizeof(bpf_arches[0]); i++)
+		if (strcmp(bpf_arches[i].name, name) == 0)
+			return &bpf_arches[i];
+	return NULL;
+}
+
+/* A wrong number in the table must not compile. */
+#if defined(__linux__)
+#  include <sys/syscall.h>
+#  if defined(__x86_64__)
+#  ifdef __NR_socket
+_Static_assert(__NR_socket == 41, "x86_64 number of socket");
+#  endif
+#  ifdef __NR_io_uring_setup
+_Static_assert(__NR_io_uring_setup == 425, "x86_64 number of io_uring_setup");
+#  endif
+#  ifdef __NR_io_uring_enter
+_Static_assert(__NR_io_uring_enter == 426, "x86_64 number of io_uring_enter");
+#  endif
+#  ifdef __NR_io_uring_register
+_Static_assert(__NR_io_uring_register == 427, "x86_64 number of io_uring_register");
+#  endif
+#  ifdef __NR_unshare
+_Static_assert(__NR_unshare == 272, "x86_64 number of unshare");
+#  endif
+#  ifdef __NR_clone
+_Static_assert(__NR_clone == 56, "x86_64 number of clone");
+#  endif
+#  ifdef __NR_clone3
+_Static_assert(__NR_clone3 == 435, "x86_64 number of clone3");
+#  endif
+#  ifdef __NR_setns
+_Static_assert(__NR_setns == 308, "x86_64 number of setns");
+#  endif
+#  ifdef __NR_mount
+_Static_assert(__NR_mount == 165, "x86_64 number of mount");
+#  endif
+#  ifdef __NR_umount2
+_Static_assert(__NR_umount2 == 166, "x86_64 number of umount2");
+#  endif
+#  ifdef __NR_pivot_root
+_Static_assert(__NR_pivot_root == 155, "x86_64 number of pivot_root");
+#  endif
+#  ifdef __NR_chroot
+_Static_assert(__NR_chroot == 161, "x86_64 number of chroot");
+#  endif
+#  ifdef __NR_open_tree
+_Static_assert(__NR_open_tree == 428, "x86_64 number of open_tree");
+#  endif
+#  ifdef __NR_move_mount
+_Static_assert(__NR_move_mount == 429, "x86_64 number of move_mount");
+#  endif
+#  ifdef __NR_fsopen
+_Static_assert(__NR_fsopen == 430, "x86_64 number of fsopen");
+#  endif
+#  ifdef __NR_fsconfig
+_Static_assert(__NR_fsconfig == 431, "x86_64 number of fsconfig");
+#  endif
+#  ifdef __NR_fsmount
+_Static_assert(__NR_fsmount == 432, "x86_64 number of fsmount");
+#  endif
+#  ifdef __NR_fspick
+_Static_assert(__NR_fspick == 433, "x86_64 number of fspick");
+#  endif
+#  ifdef __NR_mount_setattr
+_Static_assert(__NR_mount_setattr == 442, "x86_64 number of mount_setattr");
+#  endif
+#  ifdef __NR_open_tree_attr
+_Static_assert(__NR_open_tree_attr == 467, "x86_64 number of open_tree_attr");
+#  endif
+#  ifdef __NR_ioctl
+_Static_assert(__NR_ioctl == 16, "x86_64 number of ioctl");
+#  endif
+#  ifdef __NR_keyctl
+_Static_assert(__NR_keyctl == 250, "x86_64 number of keyctl");
+#  endif
+#  ifdef __NR_add_key
+_Static_assert(__NR_add_key == 248, "x86_64 number of add_key");
+#  endif
+#  ifdef __NR_request_key
+_Static_assert(__NR_request_key == 249, "x86_64 number of request_key");
+#  endif
+#  elif defined(__aarch64__)
+#  ifdef __NR_socket
+_Static_assert(__NR_socket == 198, "aarch64 number of socket");
+#  endif
+#  ifdef __NR_io_uring_setup
+_Static_assert(__NR_io_uring_setup == 425, "aarch64 number of io_uring_setup");
+#  endif
+#  ifdef __NR_io_uring_enter
+_Static_assert(__NR_io_uring_enter == 426, "aarch64 number of io_uring_enter");
+#  endif
+#  ifdef __NR_io_uring_register
+_Static_assert(__NR_io_uring_register == 427, "aarch64 number of io_uring_register");
+#  endif
+#  ifdef __NR_unshare
+_Static_assert(__NR_unshare == 97, "aarch64 number of unshare");
+#  endif
+#  ifdef __NR_clone
+_Static_assert(__NR_clone == 220, "aarch64 number of clone");
+#  endif
+#  ifdef __NR_clone3
+_Static_assert(__NR_clone3 == 435, "aarch64 number of clone3");
+#  endif
+#  ifdef __NR_setns
+_Static_assert(__NR_setns == 268, "aarch64 number of setns");
+#  endif
+#  ifdef __NR_mount
+_Static_assert(__NR_mount == 40, "aarch64 number of mount");
+#  endif
+#  ifdef __NR_umount2
+_Static_assert(__NR_umount2 == 39, "aarch64 number of umount2");
+#  endif
+#  ifdef __NR_pivot_root
+_Static_assert(__NR_pivot_root == 41, "aarch64 number of pivot_root");
+#  endif
+#  ifdef __NR_chroot
+_Static_assert(__NR_chroot == 51, "aarch64 number of chroot");
+#  endif
+#  ifdef __NR_open_tree
+_Static_assert(__NR_open_tree == 428, "aarch64 number of open_tree");
+#  endif
+#  ifdef __NR_move_mount
+_Static_assert(__NR_move_mount == 429, "aarch64 number of move_mount");
+#  endif
+#  ifdef __NR_fsopen
+_Static_assert(__NR_fsopen == 430, "aarch64 number of fsopen");
+#  endif
+#  ifdef __NR_fsconfig
+_Static_assert(__NR_fsconfig == 431, "aarch64 number of fsconfig");
+#  endif
+#  ifdef __NR_fsmount
+_Static_assert(__NR_fsmount == 432, "aarch64 number of fsmount");
+#  endif
+#  ifdef __NR_fspick
+_Static_assert(__NR_fspick == 433, "aarch64 number of fspick");
+#  endif
+#  ifdef __NR_mount_setattr
+_Static_assert(__NR_mount_setattr == 442, "aarch64 number of mount_setattr");
+#  endif
+#  ifdef __NR_open_tree_attr
+_Static_assert(__NR_open_tree_attr == 467, "aarch64 number of open_tree_attr");
+#  endif
+#  ifdef __NR_ioctl
+_Static_assert(__NR_ioctl == 29, "aarch64 number of ioctl");
+#  endif
+#  ifdef __NR_keyctl
+_Static_assert(__NR_keyctl == 219, "aarch64 number of keyctl");
+#  endif
+#  ifdef __NR_add_key
+_Static_assert(__NR_add_key == 217, "aarch64 number of add_key");
+#  endif
+#  ifdef __NR_request_key
+_Static_assert(__NR_request_key == 218, "aarch64 number of request_key");
+#  endif
+#  endif
+#endif
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+    "SD_ARG_LO assumes the low word of a 64-bit argument comes first");
+
+/* ---- 2. The filters, as rules ----------------------------------------
+ * One row per decision; the assembler turns them into a program and the
+ * disassembler prints the reason next to the instructions it produced. */
+
+/* Constants the rules test, defined here so no Linux header is needed. */
+#define SBX_AF_UNIX		1
+#define SBX_AF_VSOCK		40
+#define SBX_CLONE_NEWNS		0x00020000U
+#define SBX_CLONE_NEWUSER	0x10000000U
+#define SBX_CLONE_PARENT_SETTID	0x00100000U	/* no meaning for unshare(); srt refuses it */
+#define SBX_TIOCSTI		0x5412U
+#define SBX_TIOCLINUX		0x541cU
+#define SBX_EPERM		1
+#define SBX_ENOSYS		38
+
+enum bpf_cmp {
+	CMP_NONE,	/* the syscall alone decides */
+	CMP_EQ,		/* low 32 bits of the argument == value */
+	CMP_ANY_BIT,	/* low 32 bits of the argument & value != 0 */
+};
+
+enum rule_group {		/* which policy switch a rule belongs to */
+	RG_ALWAYS,		/* the namespace, mount, terminal and keyring rules */
+	RG_UNIX,		/* dropped by allow-all-unix-sockets */
+	RG_USERNS,		/* dropped by allow-nested-userns */
+};
+
+struct bpf_rule {
+	enum sc_id sc;
+	int arg;		/* which argument CMP tests */
+	enum bpf_cmp cmp;
+	uint32_t value;
+	uint32_t action;	/* SBX_RET_* */
+	enum rule_group group;
+	const char *why;	/* the attack it closes; printed by --print=bpf */
+};
+
+#define EPERM_	SBX_RET_ERRNO(SBX_EPERM)
+
+static const struct bpf_rule bpf_rules[] = {
+/*	  syscall		arg cmp		value				action			group */
+	/* unix-block */
+	{ SC_socket,		0, CMP_EQ,	SBX_AF_UNIX,			EPERM_,	RG_UNIX,
+	  "local daemons (docker.sock, the session bus) are one connect() away" },
+	{ SC_socket,		0, CMP_EQ,	SBX_AF_VSOCK,			EPERM_,	RG_UNIX,
+	  "vsock reaches the hypervisor past the network namespace" },
+	{ SC_io_uring_setup,	0, CMP_NONE,	0,				EPERM_,	RG_UNIX,
+	  "IORING_OP_SOCKET creates sockets without socket()" },
+	{ SC_io_uring_enter,	0, CMP_NONE,	0,				EPERM_,	RG_UNIX,
+	  "a ring made elsewhere and passed in still takes IORING_OP_SOCKET" },
+	{ SC_io_uring_register,	0, CMP_NONE,	0,				EPERM_,	RG_UNIX,
+	  "no io_uring at all: its opcodes bypass every rule here" },
+	/* socketpair() is not filtered: its two ends reach nobody outside */
+
+	/* namespaces and mounts: a private mount tree would undo the write denies */
+	{ SC_unshare,		0, CMP_ANY_BIT,	SBX_CLONE_NEWUSER,		EPERM_,	RG_USERNS,
+	  "a new user namespace grants every capability inside it" },
+	{ SC_unshare,		0, CMP_ANY_BIT,	SBX_CLONE_NEWNS | SBX_CLONE_PARENT_SETTID, EPERM_, RG_ALWAYS,
+	  "a new mount namespace could unmount the denies" },
+	{ SC_clone,		0, CMP_ANY_BIT,	SBX_CLONE_NEWUSER,		EPERM_,	RG_USERNS,
+	  "clone() can make a user namespace as unshare() can" },
+	{ SC_clone,		0, CMP_ANY_BIT,	SBX_CLONE_NEWNS,		EPERM_,	RG_ALWAYS,
+	  "clone() can make a mount namespace as unshare() can" },
+	{ SC_clone3,		0, CMP_NONE,	0,	SBX_RET_ERRNO(SBX_ENOSYS),	RG_ALWAYS,
+	  "its flags live in memory a filter cannot read; ENOSYS makes libc fall back to clone()" },
+	{ SC_setns,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "joining another namespace leaves this sandbox" },
+	{ SC_mount,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "a mount over a deny, or a remount read-write" },
+	{ SC_umount2,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "unmounting a deny shows what it hid" },
+	{ SC_pivot_root,	0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "a new root escapes the mount plan" },
+	{ SC_chroot,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "a chroot with an open directory fd is the classic escape" },
+	{ SC_open_tree,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "the new mount API: a detached copy of a tree, without its denies" },
+	{ SC_open_tree_attr,	0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "open_tree() with attributes" },
+	{ SC_move_mount,	0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "attaches a detached tree anywhere" },
+	{ SC_fsopen,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "a new file system instance, e.g. a fresh writable tmpfs over a deny" },
+	{ SC_fsconfig,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "configures what fsopen() made" },
+	{ SC_fsmount,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "turns an fsopen() context into a mount" },
+	{ SC_fspick,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "reconfigures an existing mount (read-only -> read-write)" },
+	{ SC_mount_setattr,	0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "clears MOUNT_ATTR_RDONLY on a mount" },
+
+	/* the terminal and the kernel's shared state */
+	{ SC_ioctl,		1, CMP_EQ,	SBX_TIOCSTI,			EPERM_,	RG_ALWAYS,
+	  "pushes keystrokes into the shell that reads this terminal after the command" },
+	{ SC_ioctl,		1, CMP_EQ,	SBX_TIOCLINUX,			EPERM_,	RG_ALWAYS,
+	  "TIOCL_PASTESEL pastes into a virtual console as TIOCSTI would" },
+	{ SC_keyctl,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "the session keyring is shared with the user's other processes" },
+	{ SC_add_key,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "adds to the shared keyrings" },
+	{ SC_request_key,	0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "can run /sbin/request-key outside the sandbox" },
+};
+
+#undef EPERM_
+
+/* ---- 3. The assembler ----------------------------------------------
+ *
+ * The program, for the rules a policy keeps:
+ *
+ *   ld  arch ; jeq ARCH ? next : kill   another ABI (i386 int 0x80, where
+ *                                       socketcall() multiplexes socket();
+ *                                       32-bit ARM compat) is refused
+ *   ld  nr                              x86_64 only: nr > 0x3fffffff and
+ *   [jgt 0x3fffffff ? x32 : next]       != -1 is the x32 ABI: refused
+ *   for each syscall with rules:
+ *     jeq NR ? block : next-syscall
+ *     block: for each rule: [ld args[i].lo; jeq/jset VALUE ? ret : skip] ret ACTION
+ *            ret ALLOW                  no rule of this syscall matched
+ *   ret ALLOW
+ *
+ * Every jump is forward and its distance is computed from block lengths
+ * known before a block is emitted; a distance over 255 (cBPF's 8-bit jt/jf)
+ * is a BUG, never a wrong program.
+ *
+ * Arguments are compared on their low 32 bits only: seccomp_data.args[] are
+ * 64-bit, but socket()'s domain and ioctl()'s request are ints, and the
+ * kernel ignores the upper half. A 64-bit equality test would miss
+ * socket(AF_UNIX | 1UL << 32, ...) and wave it through. The cBPF accumulator
+ * is 32 bits wide, so loading the low word IS the mask. */
+
+#define SBX_BPF_MAX_INSNS	256
+
+struct bpf_prog {
+	struct bpf_insn insn[SBX_BPF_MAX_INSNS];
+	int16_t rule_of[SBX_BPF_MAX_INSNS];	/* source map: index into bpf_rules, or -1 */
+	unsigned n;
+	const struct bpf_arch *arch;
+};
+
+/* Which groups a policy keeps. */
+struct bpf_opts { bool allow_unix; bool allow_userns; };
+
+static bool
+bpf_rule_kept(const struct bpf_rule *r, const struct bpf_opts *o)
+{
+	return r->group == RG_ALWAYS || (r->group == RG_UNIX && !o->allow_unix) ||
+	    (r->group == RG_USERNS && !o->allow_userns);
+}
+
+static void
+bpf_emit(struct bpf_prog *p, struct bpf_insn i, int rule)
+{
+	if (p->n >= SBX_BPF_MAX_INSNS) {
+		fprintf(stderr, "sbx: BUG: seccomp program longer than %d instructions\n", SBX_BPF_MAX_INSNS);
+		abort();
+	}
+	p->rule_of[p->n] = (int16_t)rule;
+	p->insn[p->n++] = i;
+}
+
+static uint8_t
+bpf_jump_distance(unsigned d)
+{
+	if (d > 255) {
+		fprintf(stderr, "sbx: BUG: seccomp jump of %u instructions does not fit in 8 bits\n", d);
+		abort();
+	}
+	return (uint8_t)d;
+}
+
+/* Instructions a rule takes inside its syscall's block. */
+static unsigned
+bpf_rule_len(const struct bpf_rule *r)
+{
+	return r->cmp == CMP_NONE ? 1 : 3;
+}
+
+/* Assemble the program for one architecture. */
+static void
+bpf_assemble(const struct bpf_arch *arch, const struct bpf_opts *o, struct bpf_prog *p)
+{
+	bool done[SC_COUNT] = { false };
+	size_t i, j;
+
+	p->n = 0;
+	p->arch = arch;
+	bpf_emit(p, SBX_BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SD_ARCH), -1);
+	bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch->audit_arch, 1, 0), -1);
+	bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, SBX_RET_KILL_PROCESS), -1);
+	bpf_emit(p, SBX_BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SD_NR), -1);
+	if (arch->x32_alias) {
+		/* nr > 0x3fffffff: x32 unless it is -1 (a tracer's "skip") */
+		bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 0x3fffffff, 0, 2), -1);
+		bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, 1, 0), -1);
+		bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, SBX_RET_KILL_PROCESS), -1);
+	}
+	for (i = 0; i < sizeof(bpf_rules) / sizeof(bpf_rules[0]); i++) {
+		enum sc_id sc = bpf_rules[i].sc;
+		unsigned len = 0, nargs = 0;
+
+		if (done[sc] || arch->nr[sc] < 0)
+			continue;
+		done[sc] = true;
+		for (j = i; j < sizeof(bpf_rules) / sizeof(bpf_rules[0]); j++)
+			if (bpf_rules[j].sc == sc && bpf_rule_kept(&bpf_rules[j], o)) {
+				len += bpf_rule_len(&bpf_rules[j]);
+				nargs += bpf_rules[j].cmp != CMP_NONE;
+			}
+		if (!len)
+			continue;
+		if (nargs)
+			len++;	/* the closing ret ALLOW */
+		bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)arch->nr[sc], 0,
+		    bpf_jump_distance(len)), (int)i);
+		for (j = i; j < sizeof(bpf_rules) / sizeof(bpf_rules[0]); j++) {
+			const struct bpf_rule *r = &bpf_rules[j];
+
+			if (r->sc != sc || !bpf_rule_kept(r, o))
+				continue;
+			if (r->cmp != CMP_NONE) {
+				bpf_emit(p, SBX_BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SD_ARG_LO(r->arg)), (int)j);
+				bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | (r->cmp == CMP_EQ ? BPF_JEQ : BPF_JSET) | BPF_K,
+				    r->value, 0, 1), (int)j);
+			}
+			bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, r->action), (int)j);
+		}
+		if (nargs)
+			bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, SBX_RET_ALLOW), -1);
+	}
+	bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, SBX_RET_ALLOW), -1);
+}
+
+/* ---- 4. The disassembler: one instruction a line -------------------- */
+
+static const char *
+bpf_errno_name(unsigned e)
+{
+	return e == SBX_EPERM ? "EPERM" : e == SBX_ENOSYS ? "ENOSYS" : "?";
+}
+
+static const char *
+bpf_syscall_name(const struct bpf_arch *arch, uint32_t nr)
+{
+	int i;
+
+	for (i = 0; i < SC_COUNT; i++)
+		if (arch->nr[i] == (int)nr)
+			return sc_names[i];
+	return NULL;
+}
+
+/* Name a constant compared after `ld args[i]` of the rule that emitted it. */
+static const char *
+bpf_value_name(const struct bpf_rule *r, char *buf, size_t n)
+{
+	if (r->sc == SC_socket)
+		return r->value == SBX_AF_UNIX ? "AF_UNIX" : r->value == SBX_AF_VSOCK ? "AF_VSOCK" : "?";
+	if (r->sc == SC_ioctl)
+		return r->value == SBX_TIOCSTI ? "TIOCSTI" : r->value == SBX_TIOCLINUX ? "TIOCLINUX" : "?";
+	snprintf(buf, n, "%s%s%s", r->value & SBX_CLONE_NEWUSER ? "CLONE_NEWUSER" : "",
+	    (r->value & SBX_CLONE_NEWUSER) && (r->value & SBX_CLONE_NEWNS) ? "|" : "",
+	    r->value & SBX_CLONE_NEWNS ? "CLONE_NEWNS" : "");
+	if (r->value & SBX_CLONE_PARENT_SETTID)
+		snprintf(buf + strlen(buf), n - strlen(buf), "|0x100000");
+	return buf;
+}
+
+static void
+bpf_ret_name(uint32_t k, char *buf, size_t n)
+{
+	if (k == SBX_RET_ALLOW)
+		snprintf(buf, n, "ALLOW");
+	else if (k == SBX_RET_KILL_PROCESS)
+		snprintf(buf, n, "KILL_PROCESS");
+	else if ((k & 0xffff0000U) == SBX_RET_ERRNO(0))
+		snprintf(buf, n, "ERRNO(%u) %s", k & 0xffff, bpf_errno_name(k & 0xffff));
+	else
+		snprintf(buf, n, "0x%08x", k);
+}
+
+/* Print the program as a listing: index, raw fields, mnemonic with named
+ * constants and absolute targets, and the reason of the rule behind it. */
+static void
+bpf_disassemble(const struct bpf_prog *p, FILE *f)
+{
+	unsigned i;
+	const char *loaded = "";
+
+	fprintf(f, "# seccomp program for %s: %u instructions\n", p->arch->name, p->n);
+	for (i = 0; i < p->n; i++) {
+		const struct bpf_insn *in = &p->insn[i];
+		const struct bpf_rule *r = p->rule_of[i] >= 0 ? &bpf_rules[p->rule_of[i]] : NULL;
+		char text[96], name[64];
+		unsigned code = in->code;
+
+		if (code == (BPF_LD | BPF_W | BPF_ABS)) {
+			loaded = in->k == SD_ARCH ? "arch" : in->k == SD_NR ? "nr" : "arg";
+			if (in->k >= SD_ARGS)
+				snprintf(text, sizeof(text), "ld  args[%u].lo", (in->k - SD_ARGS) / 8);
+			else
+				snprintf(text, sizeof(text), "ld  %s", loaded);
+		} else if ((code & 0x07) == BPF_JMP) {
+			const char *op = (code & 0xf0) == BPF_JEQ ? "jeq" : (code & 0xf0) == BPF_JGT ? "jgt"
+			    : (code & 0xf0) == BPF_JGE ? "jge" : (code & 0xf0) == BPF_JSET ? "jset" : "ja";
+			const char *val = NULL;
+
+			if (strcmp(loaded, "arch") == 0)
+				val = in->k == SBX_AUDIT_ARCH_X86_64 ? "AUDIT_ARCH_X86_64"
+				    : in->k == SBX_AUDIT_ARCH_AARCH64 ? "AUDIT_ARCH_AARCH64" : NULL;
+			else if (strcmp(loaded, "nr") == 0 && (code & 0xf0) == BPF_JEQ)
+				val = bpf_syscall_name(p->arch, in->k);
+			else if (strcmp(loaded, "arg") == 0 && r)
+				val = bpf_value_name(r, name, sizeof(name));
+			if (val)
+				snprintf(text, sizeof(text), "%-4s %-16s true:%04u false:%04u", op, val,
+				    i + 1 + in->jt, i + 1 + in->jf);
+			else
+				snprintf(text, sizeof(text), "%-4s 0x%-14x true:%04u false:%04u", op, in->k,
+				    i + 1 + in->jt, i + 1 + in->jf);
+		} else if (code == (BPF_RET | BPF_K)) {
+			bpf_ret_name(in->k, name, sizeof(name));
+			snprintf(text, sizeof(text), "ret %s", name);
+			/* what follows a ret is reached only by a jump: from the
+			 * syscall dispatch (A = nr), or to an ld */
+			loaded = "nr";
+		} else {
+			snprintf(text, sizeof(text), "?");
+		}
+		fprintf(f, "%04u: 0x%02x 0x%02x 0x%02x 0x%08x  %-48s", i, code, in->jt, in->jf, in->k, text);
+		if (r && code == (BPF_RET | BPF_K))
+			fprintf(f, " ; %s: %s", sc_names[r->sc], r->why);
+		else if (!r && i < 3)
+			fprintf(f, " ; another ABI (i386 int 0x80, arm32 compat) is killed");
+		else if (!r && p->arch->x32_alias && i >= 4 && i < 7)
+			fprintf(f, " ; x32 syscall numbers (bit 30) are killed");
+		fputc('\n', f);
+	}
+}
 
 #endif /* SBX_SECCOMP_BPF_H */

@@ -964,7 +964,8 @@ EOF
 	expect_same_tree "$P" "$T/p.before" "project after --print=argv (nothing may be created)"
 	expect_contains "$OUT" bwrap "argv"
 	[ "$(wc -l <<<"$OUT")" -ge 3 ] || fail "argv not printed one mount per line"
-	local joined; joined=$(sed 's/\\$//' <<<"$OUT" | tr '\n' ' ')
+	# the command travels over the control socket; the last line shows it as "# command, ...: WORDS"
+	local joined; joined=$(sed 's/\\$//; s/^# command, sent over the control socket://' <<<"$OUT" | tr '\n' ' ')
 	mkdir "$T/jail"   # parse the words in a subshell elsewhere, in case quoting is broken
 	(cd "$T/jail" && eval "printf '%s\n' $joined") >"$T/words" 2>/dev/null || fail "argv is not valid shell words"
 	mapfile -t words <"$T/words"; set -- "${words[@]}"
