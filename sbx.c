@@ -2993,6 +2993,7 @@ static const struct { const char *name; const char *why; } dangerous_dirs[] = {
 };
 
 struct resolver {
+	const char *cwd, *home;	/* real paths; home may be NULL */
 	const struct policy *p;
 	const struct disk *dk;
 	struct vec *facts;	/* of struct fact */
@@ -3145,7 +3146,7 @@ name_ieq(const char *a, const char *b)
  * symlink, the command could replace the link itself (a mount covers only its
  * target), so sbx refuses instead of pretending to protect it. */
 static int
-rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why)
+rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing)
 {
 	char *path = path_join(root, rel), *p;
 	struct resolved res;
@@ -3166,33 +3167,41 @@ rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char 
 	}
 	if (resolve_path(rs->dk, path, &res, &err) < 0)
 		return rs_fail(rs, NULL, "%s: %s", path, err);
+	if (res.kind == FK_MISSING && !hold_missing)
+		return 0;
 	rs_deny_write(rs, &res, aprintf("mandatory deny %s: %s", rel, why));
 	return 0;
 }
 
 /* The dangerous names directly at the top of a writable root: the whole
- * list, placeholders included (srt's linuxGetCwdMandatoryDenyPaths). */
+ * list, placeholders included (srt's linuxGetCwdMandatoryDenyPaths). A
+ * placeholder costs a mount (and bwrap rereads the mount table for each),
+ * so missing names are held only where they would be read later: the
+ * current directory (as srt), $HOME (shell rc files, ~/.gitconfig) and git
+ * work trees (.gitmodules, .vscode, .mcp.json of a project). Elsewhere,
+ * only the dangerous files that exist are denied. */
 static int
 rs_scan_top(struct resolver *rs, const char *root)
 {
 	size_t i;
-	enum fkind git;
+	enum fkind git = rs->dk->ops->lstat(rs->dk->ctx, path_join(root, ".git"), NULL);
+	bool hold_missing = strcmp(root, rs->cwd) == 0 || (rs->home && strcmp(root, rs->home) == 0) ||
+	    git != FK_MISSING;
 
 	for (i = 0; i < LEN(dangerous_files); i++)
-		if (rs_mandatory(rs, root, dangerous_files[i].name, dangerous_files[i].why) < 0)
+		if (rs_mandatory(rs, root, dangerous_files[i].name, dangerous_files[i].why, hold_missing) < 0)
 			return -1;
 	for (i = 0; i < LEN(dangerous_dirs); i++)
-		if (rs_mandatory(rs, root, dangerous_dirs[i].name, dangerous_dirs[i].why) < 0)
+		if (rs_mandatory(rs, root, dangerous_dirs[i].name, dangerous_dirs[i].why, hold_missing) < 0)
 			return -1;
-	git = rs->dk->ops->lstat(rs->dk->ctx, path_join(root, ".git"), NULL);
 	if (git == FK_DIR) {
-		if (rs_mandatory(rs, root, ".git/hooks", "git runs hooks on commit and checkout") < 0)
+		if (rs_mandatory(rs, root, ".git/hooks", "git runs hooks on commit and checkout", true) < 0)
 			return -1;
 		if (!rs->p->allow_git_config &&
-		    rs_mandatory(rs, root, ".git/config", "git runs commands named in it") < 0)
+		    rs_mandatory(rs, root, ".git/config", "git runs commands named in it", true) < 0)
 			return -1;
 	} else if (git == FK_FILE || git == FK_LINK) {
-		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks") < 0)
+		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
 			return -1;
 	}
 	return 0;
@@ -3334,6 +3343,7 @@ struct run_paths {
 	const char *runtime_root;	/* ${TMPDIR:-/tmp}/sbx-UID */
 	const char *tmpdir;	/* the command's TMPDIR, inside runtime_root */
 	const char *empty_file;	/* bound over denied files: reads as empty */
+	const char *home;	/* real $HOME, or NULL */
 };
 
 /* Resolve the whole policy into facts. Returns 0, or -1 with e filled. */
@@ -3341,7 +3351,7 @@ static int
 plan_resolve(const struct policy *p, const struct disk *dk, const struct run_paths *rp,
     struct vec *facts, struct err *e)
 {
-	struct resolver rs = { p, dk, facts, { 0 }, 0, e };
+	struct resolver rs = { rp->cwd, rp->home, p, dk, facts, { 0 }, 0, e };
 	size_t i, j;
 
 	if (p->fs_disabled)
@@ -3362,7 +3372,7 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 
 		for (j = 0; j < LEN(dangerous_files); j++)
 			if (name_ieq(base, dangerous_files[j].name) &&
-			    rs_mandatory(&rs, path_dirname(r->path), base, dangerous_files[j].why) < 0)
+			    rs_mandatory(&rs, path_dirname(r->path), base, dangerous_files[j].why, true) < 0)
 				return -1;
 	}
 	for (i = 0; i < rs.roots.n; i++)
@@ -3628,7 +3638,11 @@ runtime_recover(const char *root)
 static void
 run_paths_init(struct run_paths *rp, const char *cwd)
 {
+	char real[PATH_MAX];
+	const char *home = getenv("HOME");
+
 	rp->cwd = cwd;
+	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
 	rp->runtime_root = runtime_root(false);
 	run_state.run_dir = NULL;
 	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", rp->runtime_root, (int)getpid(),
@@ -3674,7 +3688,9 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 		journal_escape(&jb, ph->path);
 		buf_putc(&jb, '\n');
 	}
-	if (write_all(jfd, jb.p, jb.n) < 0 || fsync(jfd) < 0)
+	/* no fsync: the journal must outlive a killed sbx, not a crashed
+	 * machine, and the page cache survives the first */
+	if (write_all(jfd, jb.p, jb.n) < 0)
 		die("cannot write %s: %s", run_state.journal, strerror(errno));
 	for (i = 0; i < pl->placeholders.n; i++) {
 		const struct placeholder *ph = pl->placeholders.v[i];
@@ -3693,7 +3709,6 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 			die("cannot write %s: %s", run_state.journal, strerror(errno));
 		note("placeholder %s (an empty directory, removed after the run)", ph->path);
 	}
-	fsync(jfd);
 	close(jfd);
 	free(jb.p);
 }

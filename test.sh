@@ -575,23 +575,29 @@ EOF
 t_placeholders_prevent_create_and_vanish() { # missing dangerous files can't be written at a root top; tree identical after
 	# `write` is open(O_CREAT|O_TRUNC) like `echo > .bashrc`. A missing name is held by an
 	# empty read-only directory (so `git add -A` ignores it): the open fails with EISDIR.
+	# Held where the names are read later: the cwd, $HOME, and git work trees (w2 is one).
+	# A plain writable directory (w3) holds no placeholders: only its existing dangerous files
+	# are denied (w3/.profile exists; a missing w3/.bashrc can be created).
 	local f ops= exp=
-	mkdir -p "$P/src" "$T/w2"; echo x >"$P/src/main.c"; echo y >"$T/w2/data"
+	mkdir -p "$P/src" "$T/w2/.git" "$T/w3"; echo x >"$P/src/main.c"; echo y >"$T/w2/data"; echo z >"$T/w3/.profile"
 	for f in $MANDATORY_FILES; do
 		ops+="p$f write $P/$f"$'\n'"w$f write $T/w2/$f"$'\n'"pd$f create $P/$f/inside"$'\n'
 		exp+="p$f EISDIR"$'\n'"w$f EISDIR"$'\n'"pd$f EROFS"$'\n'
 	done
 	ops+="ctl_p create $P/ok.txt"$'\n'"ctl_w create $T/w2/ok.txt"$'\n'
 	exp+="ctl_p ok"$'\n'"ctl_w ok"$'\n'
+	ops+="w3_existing append $T/w3/.profile"$'\n'"w3_missing create $T/w3/.bashrc"$'\n'
+	exp+="w3_existing EROFS"$'\n'"w3_missing ok"$'\n'
 	policy p <<EOF
 allow-write .
 allow-write $T/w2
+allow-write $T/w3
 EOF
 	snap "$P" >"$T/p.before"; snap "$T/w2" >"$T/w2.before"
 	run_ops -c "$T/p" <<<"$ops"
 	expect_ops <<<"$exp"
-	[ -f "$P/ok.txt" ] && [ -f "$T/w2/ok.txt" ] || fail "control files missing on disk"
-	rm -f "$P/ok.txt" "$T/w2/ok.txt"
+	[ -f "$P/ok.txt" ] && [ -f "$T/w2/ok.txt" ] && [ -f "$T/w3/.bashrc" ] || fail "control files missing on disk"
+	rm -f "$P/ok.txt" "$T/w2/ok.txt" "$T/w3/.bashrc"
 	expect_same_tree "$P" "$T/p.before" "project after the run"
 	expect_same_tree "$T/w2" "$T/w2.before" "second writable root after the run"
 }

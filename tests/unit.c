@@ -204,7 +204,7 @@ plan_text(const char *policy, const char *tree)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u" };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -625,6 +625,12 @@ test_plan(void)
 		  "error: t:1: allow-write /proc/1: /proc cannot be made writable" },
 		{ "allow-write of a dangerous file is still denied", "allow-write /home/u/.bashrc\n",
 		  "f /home/u/.bashrc", "", "" },
+		{ "a root that is not the cwd, $HOME or a git work tree: only existing dangerous files",
+		  "allow-write /w\n", "f /w/.profile; f /w/data", "/w", "rw /w\nro /w/.profile\n" },
+		{ "$HOME writable: its missing rc files are held", "allow-write /home/u\nmandatory-deny-depth 1\n",
+		  "d /home/u", "bashrc|profile", "ro /home/u/.bash_profile\nro /home/u/.bashrc\nro /home/u/.profile\n"
+		  "ro /home/u/.zprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\nph d /home/u/.profile\n"
+		  "ph d /home/u/.zprofile\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
 	};
 	size_t i;
@@ -640,14 +646,14 @@ test_plan(void)
 	/* writability queries, as the tamper check uses them */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u" };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
 		const char *why;
 
 		parse(&p, "allow-write /w\ndeny-write /w/bin/sbx\n");
-		fake_tree("f /w/bin/sbx; f /w/bin/bwrap; f /usr/bin/bwrap");
+		fake_tree("f /w/bin/sbx; f /w/bin/bwrap; f /usr/bin/bwrap; d /w/.git");
 		CHECK(plan_resolve(&p, &fake_disk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
 		    "plan for writability");
 		CHECK(plan_is_writable(&pl, "/w/bin/bwrap"), "inside the root: writable");
@@ -672,7 +678,7 @@ test_argv_goldens(void)
 		char *line, *save, *copy;
 		struct buf tree = { 0 };
 		struct policy p;
-		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty" };
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u" };
 		struct vec facts = { 0 }, opts = { 0 }, tail = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
