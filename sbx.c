@@ -3870,31 +3870,7 @@ bw_print(const char *bwrap, const struct vec *opts, const struct vec *cmd, char 
 	buf_putc(b, '\n');
 }
 
-#if SBX_LINUX
-
-/* ---- 6b. The inner helper: nested namespaces, pid 1, the filters ------
- *
- * bwrap runs `sbx --inner CTL CLOSE_FDS` (sbx's own binary, from an fd) as
- * pid 1 of its pid namespace. The process tree it builds:
- *
- *   sbx --inner     pid 1 in bwrap's namespaces: reads the instructions from
- *     |             the control socket, unshares a nested user + pid + mount
- *     |             namespace, forwards signals, exits with the status
- *     '- init       pid 1 of the nested namespace, non-dumpable, filtered:
- *         |         mounts a fresh /proc, installs the filters, reaps,
- *         |         forwards signals
- *         '- command  pid 2: no capabilities, NO_NEW_PRIVS, filtered
- *
- * The command sees only its own processes: sbx --inner, bwrap and anything
- * bwrap runs are in an outer pid namespace, and the only process it can see
- * that it did not start, init, is non-dumpable (no ptrace, no
- * process_vm_readv) and under the same filters.
- *
- * The instructions come over a socket because the command line is visible
- * in /proc to every process of the user, and a socket message can be
- * parsed strictly, as hostile input would be:
- *   "SBX1" u32 length | u32 flags | u32 argc | argc NUL-terminated strings */
-
+/* The control message to the inner helper (pure; see 6b). */
 enum inner_flag {
 	IF_UNIX_BLOCK = 1,	/* keep the unix-block rules */
 	IF_ALLOW_USERNS = 2,	/* allow-nested-userns */
@@ -3977,6 +3953,31 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	}
 	return 0;
 }
+
+#if SBX_LINUX
+
+/* ---- 6b. The inner helper: nested namespaces, pid 1, the filters ------
+ *
+ * bwrap runs `sbx --inner CTL CLOSE_FDS` (sbx's own binary, from an fd) as
+ * pid 1 of its pid namespace. The process tree it builds:
+ *
+ *   sbx --inner     pid 1 in bwrap's namespaces: reads the instructions from
+ *     |             the control socket, unshares a nested user + pid + mount
+ *     |             namespace, forwards signals, exits with the status
+ *     '- init       pid 1 of the nested namespace, non-dumpable, filtered:
+ *         |         mounts a fresh /proc, installs the filters, reaps,
+ *         |         forwards signals
+ *         '- command  pid 2: no capabilities, NO_NEW_PRIVS, filtered
+ *
+ * The command sees only its own processes: sbx --inner, bwrap and anything
+ * bwrap runs are in an outer pid namespace, and the only process it can see
+ * that it did not start, init, is non-dumpable (no ptrace, no
+ * process_vm_readv) and under the same filters.
+ *
+ * The instructions come over a socket because the command line is visible
+ * in /proc to every process of the user, and a socket message can be
+ * parsed strictly, as hostile input would be:
+ *   "SBX1" u32 length | u32 flags | u32 argc | argc NUL-terminated strings */
 
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
@@ -5127,6 +5128,8 @@ main(int argc, char **argv)
 	(void)run_prepare;
 	(void)plan_is_writable;
 	(void)report_rss;
+	(void)ctl_encode;
+	(void)ctl_decode;
 	die_hint("use sbx on Linux for now", "the macOS sandbox (Seatbelt) is not built yet; sbx refuses to run "
 	    "the command without a sandbox");
 #endif

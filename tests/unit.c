@@ -722,6 +722,250 @@ test_argv_goldens(void)
 	}
 }
 
+/* ---- seccomp: a cBPF interpreter, verdict tables for both arches ------ */
+
+struct sdata { int nr; uint32_t arch; uint64_t ip; uint64_t args[6]; };	/* struct seccomp_data */
+
+/* Run a program over one syscall; counts executed instructions. Refuses
+ * (returns 0xdeadbeef) on anything outside the subset the assembler emits. */
+static uint32_t
+bpf_run(const struct bpf_prog *p, const struct sdata *d, unsigned *cost)
+{
+	uint32_t a = 0;
+	unsigned pc = 0;
+	unsigned char raw[sizeof(struct sdata)];
+
+	memcpy(raw, d, sizeof(raw));
+	*cost = 0;
+	while (pc < p->n) {
+		const struct bpf_insn *in = &p->insn[pc];
+
+		(*cost)++;
+		switch (in->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			if (in->k + 4 > sizeof(raw) || in->k % 4)
+				return 0xdeadbeef;
+			memcpy(&a, raw + in->k, 4);
+			pc++;
+			break;
+		case BPF_ALU | BPF_AND | BPF_K:
+			a &= in->k;
+			pc++;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += 1 + (a == in->k ? in->jt : in->jf);
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+			pc += 1 + (a > in->k ? in->jt : in->jf);
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+			pc += 1 + (a >= in->k ? in->jt : in->jf);
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += 1 + ((a & in->k) ? in->jt : in->jf);
+			break;
+		case BPF_JMP | BPF_JA:
+			pc += 1 + in->k;
+			break;
+		case BPF_RET | BPF_K:
+			return in->k;
+		default:
+			return 0xdeadbeef;
+		}
+	}
+	return 0xdeadbeef;	/* fell off the end */
+}
+
+enum { X86 = 0, A64 = 1 };
+#define EPERM_RET	SBX_RET_ERRNO(1)
+#define ENOSYS_RET	SBX_RET_ERRNO(38)
+#define KILL		SBX_RET_KILL_PROCESS
+#define ALLOW		SBX_RET_ALLOW
+#define AUDIT_I386	0x40000003U
+#define AUDIT_ARM	0x40000028U
+
+static void
+test_bpf(void)
+{
+	static const struct {
+		int arch; uint32_t audit; int nr; uint64_t a0, a1; int opts; uint32_t want; const char *what;
+	} cases[] = {
+		/* unix-block, and its 32-bit compare */
+		{ X86, 0, 41, 1, 1, 0, EPERM_RET, "socket(AF_UNIX)" },
+		{ X86, 0, 41, 0xdeadbeef00000001ULL, 1, 0, EPERM_RET, "socket(AF_UNIX | garbage << 32)" },
+		{ X86, 0, 41, 40, 1, 0, EPERM_RET, "socket(AF_VSOCK)" },
+		{ X86, 0, 41, 2, 1, 0, ALLOW, "socket(AF_INET)" },
+		{ X86, 0, 41, 10, 1, 0, ALLOW, "socket(AF_INET6)" },
+		{ X86, 0, 41, 16, 1, 0, ALLOW, "socket(AF_NETLINK)" },
+		{ X86, 0, 41, 0x100000001ULL, 1, 1, ALLOW, "allow-all-unix-sockets: socket(AF_UNIX)" },
+		{ X86, 0, 425, 0, 0, 0, EPERM_RET, "io_uring_setup" },
+		{ X86, 0, 426, 0, 0, 0, EPERM_RET, "io_uring_enter" },
+		{ X86, 0, 427, 0, 0, 0, EPERM_RET, "io_uring_register" },
+		{ X86, 0, 425, 0, 0, 1, ALLOW, "allow-all-unix-sockets: io_uring_setup" },
+		{ X86, 0, 53, 1, 1, 0, ALLOW, "socketpair(AF_UNIX) stays allowed" },
+		/* namespaces */
+		{ X86, 0, 272, 0x10000000, 0, 0, EPERM_RET, "unshare(CLONE_NEWUSER)" },
+		{ X86, 0, 272, 0x20000, 0, 0, EPERM_RET, "unshare(CLONE_NEWNS)" },
+		{ X86, 0, 272, 0x100000, 0, 0, EPERM_RET, "unshare(0x100000) as srt" },
+		{ X86, 0, 272, 0x40000000, 0, 0, ALLOW, "unshare(CLONE_NEWNET)" },
+		{ X86, 0, 272, 0xffffffff00000000ULL, 0, 0, ALLOW, "unshare(flags only in the upper half)" },
+		{ X86, 0, 272, 0x10000000, 0, 2, ALLOW, "allow-nested-userns: unshare(CLONE_NEWUSER)" },
+		{ X86, 0, 272, 0x10020000, 0, 2, EPERM_RET, "allow-nested-userns: unshare(NEWUSER|NEWNS)" },
+		{ X86, 0, 56, 0x10000000 | 17, 0, 0, EPERM_RET, "clone(CLONE_NEWUSER)" },
+		{ X86, 0, 56, 0x20000 | 17, 0, 0, EPERM_RET, "clone(CLONE_NEWNS)" },
+		{ X86, 0, 56, 0x3d0f00, 0, 0, ALLOW, "clone(thread flags)" },
+		{ X86, 0, 435, 0, 0, 0, ENOSYS_RET, "clone3 -> ENOSYS" },
+		{ X86, 0, 308, 0, 0, 0, EPERM_RET, "setns" },
+		{ X86, 0, 165, 0, 0, 0, EPERM_RET, "mount" },
+		{ X86, 0, 166, 0, 0, 0, EPERM_RET, "umount2" },
+		{ X86, 0, 155, 0, 0, 0, EPERM_RET, "pivot_root" },
+		{ X86, 0, 161, 0, 0, 0, EPERM_RET, "chroot" },
+		{ X86, 0, 428, 0, 0, 0, EPERM_RET, "open_tree" },
+		{ X86, 0, 429, 0, 0, 0, EPERM_RET, "move_mount" },
+		{ X86, 0, 430, 0, 0, 0, EPERM_RET, "fsopen" },
+		{ X86, 0, 431, 0, 0, 0, EPERM_RET, "fsconfig" },
+		{ X86, 0, 432, 0, 0, 0, EPERM_RET, "fsmount" },
+		{ X86, 0, 433, 0, 0, 0, EPERM_RET, "fspick" },
+		{ X86, 0, 442, 0, 0, 0, EPERM_RET, "mount_setattr" },
+		{ X86, 0, 467, 0, 0, 0, EPERM_RET, "open_tree_attr" },
+		/* terminal and keys */
+		{ X86, 0, 16, 0, 0x5412, 0, EPERM_RET, "ioctl(TIOCSTI)" },
+		{ X86, 0, 16, 0, 0xffffffff00005412ULL, 0, EPERM_RET, "ioctl(TIOCSTI | garbage << 32)" },
+		{ X86, 0, 16, 0, 0x541c, 0, EPERM_RET, "ioctl(TIOCLINUX)" },
+		{ X86, 0, 16, 0, 0x5413, 0, ALLOW, "ioctl(TIOCGWINSZ)" },
+		{ X86, 0, 16, 0, 0x5411, 0, ALLOW, "ioctl(TIOCOUTQ), the neighbour below" },
+		{ X86, 0, 250, 0, 0, 0, EPERM_RET, "keyctl" },
+		{ X86, 0, 248, 0, 0, 0, EPERM_RET, "add_key" },
+		{ X86, 0, 249, 0, 0, 0, EPERM_RET, "request_key" },
+		/* other ABIs */
+		{ X86, AUDIT_I386, 102, 1, 0, 0, KILL, "i386 socketcall (int 0x80)" },
+		{ X86, AUDIT_I386, 20, 0, 0, 0, KILL, "i386 getpid" },
+		{ X86, 0, 0x40000000 | 41, 1, 1, 0, KILL, "x32 socket" },
+		{ X86, 0, 0x40000000 | 39, 0, 0, 0, KILL, "x32 getpid" },
+		{ X86, 0, -1, 0, 0, 0, ALLOW, "nr -1 (a tracer's skip)" },
+		{ X86, 0, 0x3fffffff, 0, 0, 0, ALLOW, "highest native number" },
+		{ X86, 0, 39, 0, 0, 0, ALLOW, "getpid" },
+		{ X86, 0, 257, 0, 0, 0, ALLOW, "openat" },
+		{ X86, 0, 0, 0, 0, 0, ALLOW, "read" },
+		/* aarch64 */
+		{ A64, 0, 198, 1, 1, 0, EPERM_RET, "aarch64 socket(AF_UNIX)" },
+		{ A64, 0, 198, 0x100000001ULL, 1, 0, EPERM_RET, "aarch64 socket(AF_UNIX | 1 << 32)" },
+		{ A64, 0, 198, 2, 1, 0, ALLOW, "aarch64 socket(AF_INET)" },
+		{ A64, 0, 97, 0x10000000, 0, 0, EPERM_RET, "aarch64 unshare(CLONE_NEWUSER)" },
+		{ A64, 0, 220, 0x20011, 0, 0, EPERM_RET, "aarch64 clone(CLONE_NEWNS)" },
+		{ A64, 0, 220, 0x3d0f00, 0, 0, ALLOW, "aarch64 clone(threads)" },
+		{ A64, 0, 435, 0, 0, 0, ENOSYS_RET, "aarch64 clone3" },
+		{ A64, 0, 40, 0, 0, 0, EPERM_RET, "aarch64 mount" },
+		{ A64, 0, 39, 0, 0, 0, EPERM_RET, "aarch64 umount2" },
+		{ A64, 0, 51, 0, 0, 0, EPERM_RET, "aarch64 chroot" },
+		{ A64, 0, 29, 0, 0x5412, 0, EPERM_RET, "aarch64 ioctl(TIOCSTI)" },
+		{ A64, 0, 219, 0, 0, 0, EPERM_RET, "aarch64 keyctl" },
+		{ A64, AUDIT_ARM, 281, 1, 0, 0, KILL, "arm32 compat socket" },
+		{ A64, 0, 0x40000000 | 198, 1, 0, 0, ALLOW, "aarch64 has no x32: a high number is just unknown" },
+		{ A64, 0, 172, 0, 0, 0, ALLOW, "aarch64 getpid" },
+		{ A64, 0, 56, 0, 0, 0, ALLOW, "aarch64 openat" },
+	};
+	size_t i;
+	int k;
+	unsigned cost, max_cost = 0;
+
+	for (i = 0; i < LEN(cases); i++) {
+		const struct bpf_arch *arch = &bpf_arches[cases[i].arch];
+		struct bpf_opts o = { (cases[i].opts & 1) != 0, (cases[i].opts & 2) != 0 };
+		struct bpf_prog p;
+		struct sdata d = { cases[i].nr, cases[i].audit ? cases[i].audit : arch->audit_arch, 0,
+		    { cases[i].a0, cases[i].a1, 0, 0, 0, 0 } };
+		uint32_t got;
+
+		bpf_assemble(arch, &o, &p);
+		got = bpf_run(&p, &d, &cost);
+		CHECK(got == cases[i].want, "%s: got 0x%08x, want 0x%08x", cases[i].what, got, cases[i].want);
+	}
+	/* sweep: every syscall number no rule names is allowed, on both arches */
+	for (k = 0; k < 2; k++) {
+		struct bpf_opts o = { false, false };
+		struct bpf_prog p;
+		int nr, bad = 0;
+
+		bpf_assemble(&bpf_arches[k], &o, &p);
+		for (nr = 0; nr < 600; nr++) {
+			struct sdata d = { nr, bpf_arches[k].audit_arch, 0, { 1, 0x5412, 0, 0, 0, 0 } };
+			bool named = false;
+			int s;
+
+			for (s = 0; s < SC_COUNT; s++)
+				named |= bpf_arches[k].nr[s] == nr;
+			if (!named && bpf_run(&p, &d, &cost) != ALLOW)
+				bad++;
+			if (!named && cost > max_cost)
+				max_cost = cost;
+		}
+		CHECK(bad == 0, "%s: %d unnamed syscalls not allowed", bpf_arches[k].name, bad);
+		/* the read-heavy budget: an unnamed syscall (openat, read) runs at most this many */
+		CHECK(max_cost <= 64, "%s: an unnamed syscall costs %u instructions", bpf_arches[k].name, max_cost);
+	}
+	/* every rule is reachable: each appears in the source map of the full program */
+	for (k = 0; k < 2; k++) {
+		struct bpf_opts o = { false, false };
+		struct bpf_prog p;
+		bool seen[LEN(bpf_rules)] = { false };
+		unsigned j;
+
+		bpf_assemble(&bpf_arches[k], &o, &p);
+		for (j = 0; j < p.n; j++)
+			if (p.rule_of[j] >= 0)
+				seen[p.rule_of[j]] = true;
+		for (j = 0; j < LEN(bpf_rules); j++)
+			CHECK(seen[j], "%s: rule %u (%s) emitted nothing", bpf_arches[k].name, j, sc_names[bpf_rules[j].sc]);
+	}
+	/* --print=bpf goldens for both arches */
+	for (k = 0; k < 2; k++) {
+		struct bpf_opts o = { false, false };
+		struct bpf_prog p;
+		const char *path = aprintf("tests/golden/%s.bpf.txt", bpf_arches[k].name);
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		struct buf golden = { 0 };
+
+		bpf_assemble(&bpf_arches[k], &o, &p);
+		bpf_disassemble(&p, f);
+		fclose(f);
+		if (getenv("UPDATE_GOLDEN")) {
+			f = fopen(path, "w");
+			fputs(text, f);
+			fclose(f);
+		} else if (read_file(path, 1 << 20, &golden) < 0) {
+			CHECK(false, "missing golden %s (UPDATE_GOLDEN=1 makes it)", path);
+		} else {
+			check_str(text, golden.p, path, __LINE__);
+		}
+		free(text);
+		free(golden.p);
+	}
+	/* the instructions sent to the inner helper: round trip, and hostile bytes refused */
+	{
+		char *argv[] = { "sh", "-c", "echo \"$1\"", "", "x y", NULL };
+		struct buf b = { 0 };
+		struct inner_msg m;
+		const char *why;
+		size_t cut;
+
+		ctl_encode(IF_UNIX_BLOCK | IF_WEAKER, argv, &b);
+		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.flags == (IF_UNIX_BLOCK | IF_WEAKER) &&
+		    strcmp(m.argv[2], "echo \"$1\"") == 0 && strcmp(m.argv[3], "") == 0 && m.argv[5] == NULL,
+		    "control message round trip");
+		for (cut = 0; cut < b.n; cut++)
+			CHECK(ctl_decode(b.p, cut, &m, &why) < 0, "truncated control message (%zu bytes) refused", cut);
+		b.p[b.n - 1] = 'x';	/* last argument no longer NUL-terminated */
+		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "unterminated argument refused");
+		b.p[b.n - 1] = '\0';
+		b.p[8] |= 0x40;	/* an unknown flag */
+		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "unknown flag refused");
+		free(b.p);
+	}
+}
+
 int
 main(void)
 {
@@ -731,6 +975,7 @@ main(void)
 	test_globs_and_paths();
 	test_plan();
 	test_argv_goldens();
+	test_bpf();
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
