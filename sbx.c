@@ -4178,6 +4178,23 @@ static const char *const weaker_hint =
     "inside a container that refuses nested namespaces or a fresh /proc, add the directive "
     "weaker-nested-sandbox (see README: what it weakens)";
 
+/* The inner helper's argv, so init can show itself as what it is in ps. */
+static char **inner_argv;
+static int inner_argc;
+
+/* Overwrite our argv in place (what /proc/PID/cmdline shows) and comm. */
+static void
+inner_rename(const char *name)
+{
+	char *start = inner_argv[0], *end = inner_argv[inner_argc - 1] + strlen(inner_argv[inner_argc - 1]);
+
+	if ((size_t)(end - start) > strlen(name)) {
+		memset(start, 0, (size_t)(end - start));
+		memcpy(start, name, strlen(name));
+	}
+	prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
  * not nest, a plain child). Never returns. */
 static void __attribute__((noreturn))
@@ -4188,6 +4205,7 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 
 	/* non-dumpable: the command may not ptrace it or read its memory */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	inner_rename("sbx-init");
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (nested) {
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -4252,6 +4270,8 @@ inner_main(int argc, char **argv)
 
 	if (argc != 4)
 		die("--inner is sbx's own helper; it is not for direct use");
+	inner_argv = argv;
+	inner_argc = argc;
 	ctl = parse_fd(argv[2]);
 	list = astrdup(argv[3]);
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))

@@ -80,6 +80,9 @@ mkdir -p "$RUN/bin"
 cc -O2 -Wall -o "$RUN/bin/fsop" tests/helpers/fsop.c 2>"$RUN/cc.err" ||
 	{ sed 's/^/    /' "$RUN/cc.err"; die_early "helpers: cannot compile tests/helpers/fsop.c"; }
 FSOP=$RUN/bin/fsop
+cc -O2 -Wall -pthread -o "$RUN/bin/sysprobe" tests/helpers/sysprobe.c 2>"$RUN/cc.err" ||
+	{ sed 's/^/    /' "$RUN/cc.err"; die_early "helpers: cannot compile tests/helpers/sysprobe.c"; }
+PROBE=$RUN/bin/sysprobe
 PY=$(command -v /usr/bin/python3 || command -v python3 || true)   # only to validate JSON output
 
 # ---------------------------------------------------------------- helpers
@@ -1144,7 +1147,155 @@ t_man_page_current() { # sbx.1 is what `sbx --print=man` generates from the tabl
 	done
 }
 
+# ---------------------------------------------------------------- seccomp and the process tree
+# probe_in OP [ARG]: the probe's answer inside the default sandbox; probe_out: outside (the control)
+probe_in() { "$SBX" -c "$T/p" -- "$PROBE" "$@" 2>&1 | tail -n 1; }
+probe_out() { "$PROBE" "$@" 2>&1 | tail -n 1; }
+expect_probe() { # expect_probe OP ARG WANT_IN WANT_OUT_REGEX
+	local op=$1 arg=$2 want=$3 ctl=$4 got_in got_out
+	got_out=$(probe_out "$op" $arg); got_in=$(probe_in "$op" $arg)
+	note "$op: outside=$got_out inside=$got_in"
+	[[ $got_out =~ ^($ctl)$ ]] || fail "control: $op outside the sandbox gave '$got_out', want /$ctl/"
+	[ "$got_in" = "$want" ] || fail "$op inside the sandbox gave '$got_in', want '$want'"
+}
+
+t_seccomp_status() { # the command: no capabilities, NO_NEW_PRIVS, under a seccomp filter
+	policy p <<<"allow-write ."
+	grep -q '^Seccomp:[[:space:]]*0' /proc/self/status || skip "the test itself runs under seccomp"
+	run_sbx -c "$T/p" -- sh -c 'grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status'
+	expect_rc 0
+	local f
+	for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+		grep -Eq "^$f:[[:space:]]*0+$" <<<"$OUT" || fail "$f is not empty inside: $(grep "^$f" <<<"$OUT")"
+	done
+	grep -Eq '^NoNewPrivs:[[:space:]]*1$' <<<"$OUT" || fail "NoNewPrivs is not 1"
+	grep -Eq '^Seccomp:[[:space:]]*2$' <<<"$OUT" || fail "Seccomp is not 2 (filter mode)"
+}
+
+t_unix_sockets_blocked() { # socket(AF_UNIX) (python, raw, upper bits set), AF_VSOCK, io_uring: EPERM inside
+	policy p <<<"allow-write ."
+	expect_probe socket_unix "" EPERM ok
+	expect_probe socket_unix_hi "" EPERM ok
+	expect_probe socket_vsock "" EPERM 'ok|EAFNOSUPPORT|ENODEV|EINVAL|errno[0-9]+'
+	expect_probe io_uring_setup "" EPERM 'ok|EPERM|ENOSYS'
+	expect_probe socket_inet "" ok ok        # IP sockets stay (the network namespace is the fence there)
+	expect_probe socketpair "" ok ok         # socketpair reaches no one outside
+	# a Unix socket listening in a readable directory: reachable outside, refused inside
+	python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); time.sleep(30)' "$O/srv.sock" &
+	local srv=$!; local i; for i in $(seq 50); do [ -S "$O/srv.sock" ] && break; sleep 0.1; done
+	expect_probe connect_unix "$O/srv.sock" EPERM ok
+	run_sbx -c "$T/p" -- python3 -c 'import socket; socket.socket(socket.AF_UNIX)'
+	[ "$RC" != 0 ] && grep -q 'Operation not permitted' <<<"$ERR" || { kill $srv; fail "python socket(AF_UNIX) not refused with EPERM"; }
+	run_sbx -c "$T/p" --allow-all-unix-sockets -- "$PROBE" connect_unix "$O/srv.sock"
+	kill $srv 2>/dev/null
+	expect_eq "$OUT" ok "allow-all-unix-sockets: connect to the Unix socket"
+	run_sbx -c "$T/p" --allow-all-unix-sockets -- "$PROBE" unshare_mnt
+	expect_eq "$OUT" EPERM "allow-all-unix-sockets keeps the namespace rules"
+}
+
+t_namespaces_blocked() { # unshare -U/-m/-Ur, mount, umount of a deny, fsopen, open_tree, setns, chroot, clone3
+	policy p <<EOF
+allow-write .
+deny-write ./locked
+EOF
+	mkdir -p "$P/locked" "$P/mnt"
+	command -v unshare >/dev/null || skip "unshare(1) not installed"
+	unshare -Ur true 2>/dev/null || skip "user namespaces unavailable to the control"
+	run_sbx -c "$T/p" -- sh -c 'unshare -U true; echo "U=$?"; unshare -m true; echo "m=$?"; unshare -Ur true; echo "Ur=$?"; mount -t tmpfs none mnt 2>/dev/null; echo "mount=$?"'
+	expect_contains "$OUT" "U=1" "unshare -U"; expect_contains "$OUT" "m=1" "unshare -m"
+	expect_contains "$OUT" "Ur=1" "unshare -Ur"; expect_contains "$OUT" "mount=" "mount ran"
+	grep -q 'mount=0' <<<"$OUT" && fail "mount -t tmpfs succeeded inside"
+	expect_probe unshare_user "" EPERM 'ok|EPERM'
+	expect_probe unshare_mnt "" EPERM 'ok|EPERM'
+	expect_probe mount_tmpfs "$P/mnt" EPERM 'ok|EPERM'
+	umount "$P/mnt" 2>/dev/null
+	expect_probe umount "$P/locked" EPERM 'EINVAL|EPERM'
+	expect_probe fsopen "" EPERM 'ok|EPERM'
+	expect_probe open_tree "$P" EPERM 'ok|EPERM'
+	expect_probe setns /proc/self/ns/uts EPERM 'ok|EPERM|EINVAL'
+	expect_probe chroot "$P" EPERM 'ok|EPERM'
+	expect_probe clone3 "" ENOSYS 'ok|ENOSYS'
+	expect_probe keyctl "" EPERM 'ok|ENOKEY|EACCES'
+	# the deny is still there after all that
+	run_ops -c "$T/p" <<<"locked create $P/locked/x"
+	expect_ops <<<"locked EROFS"
+}
+
+t_foreign_abi_killed() { # i386 int 0x80 socketcall and an x32 socket() are killed, not waved through
+	[ "$(uname -m)" = x86_64 ] || skip "i386 and x32 are x86_64 ABIs"
+	policy p <<<"allow-write ."
+	local out; out=$(probe_out int80)
+	case $out in ret:*) ;; *) skip "this kernel has no IA32 emulation (int 0x80 outside: $out); the unit interpreter covers the rule";; esac
+	expect_probe int80 "" killed:SYS 'ret:.*'
+	expect_probe x32 "" killed:SYS 'ret:.*'
+}
+
+t_terminal_kept_tiocsti_refused() { # under a pty: tty(1) names a terminal, stty size follows, TIOCSTI EPERM
+	command -v script >/dev/null || skip "script(1) (util-linux) not installed"
+	policy p <<<"allow-write ."
+	script -qec "stty rows 33 cols 101; $(printf '%q' "$SBX") -c $(printf '%q' "$T/p") -- sh -c 'tty; stty size; $(printf '%q' "$PROBE") tiocsti'" "$T/typescript" </dev/null >"$T/pty.out" 2>&1
+	note "$(tr -d '\r' <"$T/pty.out")"
+	local o; o=$(tr -d '\r' <"$T/pty.out")
+	# bwrap's fresh /dev shows the caller's terminal as /dev/console
+	grep -Eq '^/dev/(pts/[0-9]+|console)$' <<<"$o" || fail "tty inside does not name a terminal: $o"
+	grep -q '^33 101$' <<<"$o" || fail "stty size inside does not follow the outer terminal: $o"
+	grep -q '^EPERM$' <<<"$o" || fail "TIOCSTI not refused with EPERM: $o"
+	# the control: TIOCSTI outside, on a pty, is not refused by a filter
+	script -qec "$(printf '%q' "$PROBE") tiocsti" "$T/ts2" </dev/null >"$T/pty2.out" 2>&1
+	grep -q 'EPERM' "$T/pty2.out" && ! grep -q 'dev.tty.legacy_tiocsti' /dev/null 2>&1 && note "TIOCSTI outside: $(tr -d '\r' <"$T/pty2.out") (kernel may disable legacy TIOCSTI)"
+	true
+}
+
+t_process_isolation() { # only the command's own processes are visible; init cannot be traced, read or killed
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -c '
+		for p in /proc/[0-9]*; do n=${p#/proc/}; printf "%s:%s " "$n" "$(tr "\0\n\t" "   " <$p/cmdline | tr -s " " | cut -c1-40)"; done; echo
+		'"$(printf '%q' "$PROBE")"' ptrace 1; '"$(printf '%q' "$PROBE")"' vmread 1
+		kill -KILL 1; kill -0 1 && echo init-alive
+		sleep 30 & s=$!; '"$(printf '%q' "$PROBE")"' ptrace $s; kill $s'
+	expect_rc 0
+	local pids; pids=$(head -1 <<<"$OUT")
+	note "pids inside: $pids"
+	grep -q 'bwrap' <<<"$pids" && fail "bwrap is visible inside: $pids"
+	grep -q -- '--inner' <<<"$pids" && fail "sbx --inner is visible inside: $pids"
+	grep -q '^1:sbx-init ' <<<"$pids" || fail "pid 1 is not sbx's init: $pids"
+	# the loop's own $(...) subshells show up too; anything else would be a process outside
+	local n; n=$(grep -oE '(^| )[0-9]+:' <<<"$pids" | wc -l)
+	[ "$n" -le 4 ] || fail "more processes visible than the command's own ($n): $pids"
+	[ "$(sed -n 2p <<<"$OUT")" = EPERM ] || fail "ptrace of init: $(sed -n 2p <<<"$OUT")"
+	[ "$(sed -n 3p <<<"$OUT")" = EPERM ] || fail "process_vm_readv of init: $(sed -n 3p <<<"$OUT")"
+	expect_contains "$OUT" init-alive "kill -KILL 1 from inside"
+	[ "$(sed -n 5p <<<"$OUT")" = ok ] || fail "control: ptrace of the command's own child: $(sed -n 5p <<<"$OUT")"
+}
+
+t_threads_work() { # clone3 -> ENOSYS must not break threads: pthreads, python threading, git's parallel index
+	git_env
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- "$PROBE" threads
+	expect_eq "$OUT" ok "8 pthreads"
+	run_sbx -c "$T/p" -- python3 -c 'import threading; t=[threading.Thread(target=lambda: None) for _ in range(8)]; [x.start() for x in t]; [x.join() for x in t]; print("py-ok")'
+	expect_eq "$OUT" py-ok "python threading"
+	mkdir -p "$P/src"; for i in $(seq 200); do echo $i >"$P/src/f$i"; done
+	run_sbx -c "$T/p" -- sh -c 'git init -q && git -c index.threads=4 -c core.preloadIndex=true add . && git -c index.threads=4 status --porcelain | wc -l'
+	expect_rc 0 "git with a parallel index"
+	expect_eq "$OUT" 200 "git status lines"
+}
+
+t_nested_userns_option() { # allow-nested-userns lets unshare -U work; the mount rules stay
+	policy p <<<"allow-write ."
+	unshare -Ur true 2>/dev/null || skip "user namespaces unavailable to the control"
+	run_sbx -c "$T/p" --allow-nested-userns -- sh -c "$(printf '%q' "$PROBE") unshare_user; cat /proc/sys/user/max_user_namespaces"
+	expect_eq "$(head -1 <<<"$OUT")" ok "allow-nested-userns: unshare(CLONE_NEWUSER)"
+	[ "$(sed -n 2p <<<"$OUT")" != 0 ] || fail "max_user_namespaces is 0 with allow-nested-userns"
+	run_sbx -c "$T/p" -- sh -c "cat /proc/sys/user/max_user_namespaces"
+	expect_eq "$OUT" 0 "without it, user.max_user_namespaces inside"
+	run_sbx -c "$T/p" --allow-nested-userns -- "$PROBE" unshare_mnt
+	expect_eq "$OUT" EPERM "allow-nested-userns keeps unshare(CLONE_NEWNS) refused"
+}
+
 TESTS=(
+	seccomp_status unix_sockets_blocked namespaces_blocked foreign_abi_killed terminal_kept_tiocsti_refused
+	process_isolation threads_work nested_userns_option
 	unit unit_macos builds_warning_free man_page_current
 	bwrap_usable help_version_check argv_parsing
 	default_policy_refuses_home_and_root default_policy
