@@ -4682,6 +4682,11 @@ check_main(const struct policy *p)
 		check_line(false, "socat not found, and the policy says bridge socat — fix: apt-get install socat");
 	else
 		check_line(true, "socat is not installed; only bridge socat needs it");
+	if (p->weaker_nested_sandbox)
+		check_line(true, "weaker-nested-sandbox is set: if a fresh /proc cannot be mounted, /proc shows every "
+		    "process of the machine (their cmdline, and environ of this user's), and if nested namespaces "
+		    "cannot be made the command shares bwrap's pid namespace; the seccomp filters, no capabilities, "
+		    "and read-only /proc/sys, sysrq-trigger, irq and bus still hold");
 	free(out.p);
 	free(sb.p);
 	return check_failures ? 1 : 0;

@@ -1293,7 +1293,26 @@ t_nested_userns_option() { # allow-nested-userns lets unshare -U work; the mount
 	expect_eq "$OUT" EPERM "allow-nested-userns keeps unshare(CLONE_NEWNS) refused"
 }
 
+t_weaker_and_fail_closed() { # weaker-nested-sandbox keeps the filters; sbx inside sbx fails closed (125), runs nothing
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" --weaker-nested-sandbox -- sh -c 'grep "^Seccomp:" /proc/self/status; '"$(printf '%q' "$PROBE")"' socket_unix; echo x 2>/dev/null >/proc/sys/kernel/printk && echo sysctl-written || echo sysctl-refused'
+	expect_rc 0 "weaker-nested-sandbox run"
+	expect_contains "$OUT" $'Seccomp:\t2' "filter in a weaker sandbox"
+	expect_contains "$OUT" EPERM "socket(AF_UNIX) in a weaker sandbox"
+	expect_contains "$OUT" sysctl-refused "/proc/sys in a weaker sandbox"
+	run_sbx -c "$T/p" --weaker-nested-sandbox --check
+	expect_contains "$OUT" "weaker-nested-sandbox is set" "--check names what is weaker"
+	# a sandbox cannot build another one (no mounts, no user namespaces): it must refuse, not run
+	cp "$SBX" "$O/sbx-copy"
+	run_sbx -c "$T/p" -- "$O/sbx-copy" -c "$T/p" -- touch "$P/inner-ran"
+	expect_rc 125 "sbx inside sbx"
+	[ ! -e "$P/inner-ran" ] || fail "the command ran although the inner sandbox could not be built"
+	run_sbx -c "$T/p" -- touch "$P/outer-ran"
+	expect_rc 0 "control: the outer sandbox alone"; [ -e "$P/outer-ran" ] || fail "control command did not run"
+}
+
 TESTS=(
+	weaker_and_fail_closed
 	seccomp_status unix_sockets_blocked namespaces_blocked foreign_abi_killed terminal_kept_tiocsti_refused
 	process_isolation threads_work nested_userns_option
 	unit unit_macos builds_warning_free man_page_current
