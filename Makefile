@@ -31,7 +31,7 @@ unit: tests/unit tests/unit-macos
 	./tests/unit
 	./tests/unit-macos
 
-test: sbx tests/unit tests/unit-macos
+test: sbx
 	./test.sh
 
 # The man page is generated from the option and directive tables.
