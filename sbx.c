@@ -11,10 +11,13 @@
  *     -> resolved facts about the disk  (section 5a: realpath, globs, the mandatory-deny scan)
  *     -> struct plan: a list of mounts  (section 5b, pure)
  *     -> bwrap argv                     (section 6a, pure)
- *     -> bwrap runs `sbx --inner`, which execs the command (section 6c)
+ *     -> bwrap runs `sbx --inner` (6b): nested namespaces, sbx-init, the
+ *        seccomp filters from seccomp_bpf.h, then the command
  *
  * Reads are open except what the policy denies; writes are closed except the
- * allowed roots; the network namespace is empty. The kernel's mount table IS
+ * allowed roots; the network namespace is empty; seccomp filters close what
+ * namespaces leave open (Unix sockets, io_uring, new namespaces and mounts,
+ * TIOCSTI, the keyring, other syscall ABIs). The kernel's mount table IS
  * the filesystem policy: there are no path checks in user space, so nothing
  * a racing command does to a path name can change a decision.
  *
@@ -27,9 +30,13 @@
  *   2. Utilities: errors, arena, vectors, buffers, path helpers
  *   3. Policy: model, directive table, line reader, JSON reader, printers
  *   4. Matching: domain patterns, addresses, globs
- *   5. Filesystem plan: 5a disk view and resolution, 5b the mount plan,
- *      5c placeholders and their journal
- *   6. Linux: 6a bwrap argv, 6b the inner helper, 6c running the sandbox, 6d --check
+ *   5. Filesystem plan: 5a the disk view and path resolution, 5b the mount
+ *      plan (facts -> mounts), 5c from rules to facts (globs, the mandatory-
+ *      deny scan), 5d placeholders and their journal
+ *   6. Linux: 6a the bwrap argv and the control message (pure), 6b the inner
+ *      helper (nested namespaces, sbx-init, capabilities, the filters),
+ *      6c running the sandbox, 6d --check
+ *   seccomp_bpf.h: syscall tables, rule tables, assembler, disassembler
  *   7. macOS (Seatbelt): not yet built; fails closed
  *   8. Proxy: not yet built; the network namespace stays empty
  *   9. Violations: not yet built
@@ -2969,7 +2976,7 @@ plan_is_writable(const struct plan *pl, const char *path)
 	return best->visible && best->writable;
 }
 
-/* ---- 5a (cont.) From policy rules to facts -------------------------- */
+/* ---- 5c. From policy rules to facts: resolution and the scan ---------- */
 
 /* Files that run code later, outside the sandbox, if a command could write
  * them: srt's DANGEROUS_FILES and dangerous directories (sandbox-utils.js). */
@@ -3392,7 +3399,7 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 	return 0;
 }
 
-/* ---- 5c. Placeholders and their journal ------------------------------
+/* ---- 5d. Placeholders and their journal ------------------------------
  *
  * A missing dangerous name in a writable root is covered by an empty file
  * or directory that sbx creates and binds read-only (bwrap would create the
@@ -4038,20 +4045,9 @@ exec_command(char **argv)
 	return found_err ? found_err : ENOENT;
 }
 
-/* Exit from inside the sandbox with sbx's failure status; the host sees
- * that no "R" came and that the status is ours, and adds nothing. */
-static void __attribute__((noreturn, format(printf, 2, 3)))
-inner_fail(const char *hint, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vwarnx(fmt, ap);
-	va_end(ap);
-	if (hint)
-		fprintf(stderr, "%s: hint: %s\n", progname, hint);
-	_exit(SBX_EXIT_FAILURE);
-}
+/* Failures inside the sandbox use die_hint() too: its exit status, 125,
+ * with no "R" on the control socket tells the host that the message is
+ * already printed and the command did not run. */
 
 static int
 write_proc_file(const char *path, const char *text)
@@ -4209,38 +4205,38 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (nested) {
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-			inner_fail(weaker_hint, "cannot make the nested mounts private: %s", strerror(errno));
+			die_hint(weaker_hint, "cannot make the nested mounts private: %s", strerror(errno));
 		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 			if (!(m->flags & IF_WEAKER))
-				inner_fail(weaker_hint, "cannot mount a fresh /proc for the nested pid namespace: %s",
+				die_hint(weaker_hint, "cannot mount a fresh /proc for the nested pid namespace: %s",
 				    strerror(errno));
 		}
 		/* as srt: no user namespaces below this one, on top of the filter */
 		if (!(m->flags & IF_ALLOW_USERNS) &&
 		    write_proc_file("/proc/sys/user/max_user_namespaces", "0\n") < 0 && !(m->flags & IF_WEAKER))
-			inner_fail(weaker_hint, "cannot set user.max_user_namespaces=0 inside: %s", strerror(errno));
+			die_hint(weaker_hint, "cannot set user.max_user_namespaces=0 inside: %s", strerror(errno));
 		for (size_t i = 0; i < LEN(proc_covers); i++) {
 			if (access(proc_covers[i], F_OK) < 0)
 				continue;
 			if (mount(proc_covers[i], proc_covers[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
 			    mount(NULL, proc_covers[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
 			    MS_NOEXEC, NULL) < 0)
-				inner_fail(NULL, "cannot make %s read-only: %s", proc_covers[i], strerror(errno));
+				die_hint(NULL, "cannot make %s read-only: %s", proc_covers[i], strerror(errno));
 		}
 	}
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
-		inner_fail(NULL, "cannot install the seccomp filters: %s", strerror(errno));
+		die_hint(NULL, "cannot install the seccomp filters: %s", strerror(errno));
 
 	cmd = fork();
 	if (cmd < 0)
-		inner_fail(NULL, "fork: %s", strerror(errno));
+		die_hint(NULL, "fork: %s", strerror(errno));
 	if (cmd == 0) {
 		signals_restore(old);
 		close(ctl);
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 		if (drop_capabilities() < 0)
-			inner_fail(NULL, "cannot drop capabilities: %s", strerror(errno));
+			die_hint(NULL, "cannot drop capabilities: %s", strerror(errno));
 		status = exec_command(m->argv);
 		/* env(1)'s convention: 127 not found, 126 found but not runnable */
 		fprintf(stderr, "%s: %s: %s\n", progname, m->argv[0],
@@ -4280,10 +4276,10 @@ inner_main(int argc, char **argv)
 
 	/* the instructions: a header, then exactly the length it gives */
 	if (read(ctl, hdr, 8) != 8)
-		inner_fail(NULL, "--inner: no instructions on the control socket");
+		die_hint(NULL, "--inner: no instructions on the control socket");
 	memcpy(&len, hdr + 4, 4);
 	if (len > SBX_CTL_MAX_BYTES)
-		inner_fail(NULL, "--inner: instructions too large");
+		die_hint(NULL, "--inner: instructions too large");
 	buf_putn(&msg, hdr, 8);
 	buf_grow(&msg, len);
 	while (msg.n < 8 + (size_t)len) {
@@ -4292,17 +4288,17 @@ inner_main(int argc, char **argv)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			inner_fail(NULL, "--inner: instructions cut short");
+			die_hint(NULL, "--inner: instructions cut short");
 		msg.n += (size_t)r;
 	}
 	if (ctl_decode(msg.p, msg.n, &m, &why) < 0)
-		inner_fail(NULL, "--inner: bad instructions: %s", why);
+		die_hint(NULL, "--inner: bad instructions: %s", why);
 	free(msg.p);
 
 	signals_take(&set, &old);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
 		if (!(m.flags & IF_WEAKER))
-			inner_fail(weaker_hint, "cannot create the nested user, pid and mount namespaces: %s",
+			die_hint(weaker_hint, "cannot create the nested user, pid and mount namespaces: %s",
 			    strerror(errno));
 		nested = false;	/* weaker: the filters still hold, in bwrap's namespaces */
 	} else {
@@ -4311,16 +4307,16 @@ inner_main(int argc, char **argv)
 		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
 		if (write_proc_file("/proc/self/setgroups", "deny\n") < 0 ||
 		    write_proc_file("/proc/self/uid_map", map) < 0)
-			inner_fail(weaker_hint, "cannot map uid %u in the nested namespace: %s", (unsigned)uid,
+			die_hint(weaker_hint, "cannot map uid %u in the nested namespace: %s", (unsigned)uid,
 			    strerror(errno));
 		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
 		if (write_proc_file("/proc/self/gid_map", map) < 0)
-			inner_fail(weaker_hint, "cannot map gid %u in the nested namespace: %s", (unsigned)gid,
+			die_hint(weaker_hint, "cannot map gid %u in the nested namespace: %s", (unsigned)gid,
 			    strerror(errno));
 	}
 	init = fork();	/* after CLONE_NEWPID, the first child is pid 1 there */
 	if (init < 0)
-		inner_fail(NULL, "fork: %s", strerror(errno));
+		die_hint(NULL, "fork: %s", strerror(errno));
 	if (init == 0)
 		inner_init(&m, ctl, nested, &set, &old);
 	close(ctl);
