@@ -1316,7 +1316,16 @@ t_weaker_and_fail_closed() { # weaker-nested-sandbox keeps the filters; sbx insi
 	expect_rc 0 "control: the outer sandbox alone"; [ -e "$P/outer-ran" ] || fail "control command did not run"
 }
 
+t_make_install() { # make install honours PREFIX and DESTDIR: the binary and the man page
+	local root=$T/root
+	make -s -C "$HERE" install DESTDIR="$root" PREFIX=/opt/sbx >"$T/install.out" 2>&1 || fail "make install: $(cat "$T/install.out")"
+	[ -x "$root/opt/sbx/bin/sbx" ] || fail "no $root/opt/sbx/bin/sbx"
+	cmp -s "$root/opt/sbx/share/man/man1/sbx.1" "$HERE/sbx.1" || fail "man page not installed"
+	expect_contains "$("$root/opt/sbx/bin/sbx" --version)" "sbx " "installed sbx --version"
+}
+
 TESTS=(
+	make_install
 	weaker_and_fail_closed
 	seccomp_status unix_sockets_blocked namespaces_blocked foreign_abi_killed terminal_kept_tiocsti_refused
 	process_isolation threads_work nested_userns_option
