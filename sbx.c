@@ -262,6 +262,19 @@ amalloc(size_t n)
 	return p;
 }
 
+/* Free every block: for fuzz targets and tests that run the parsers many
+ * times in one process. Every arena pointer is invalid afterwards. */
+static void __attribute__((unused))
+arena_reset(void)
+{
+	while (arena_head) {
+		struct arena_block *next = arena_head->next;
+
+		free(arena_head);
+		arena_head = next;
+	}
+}
+
 static char *
 astrndup(const char *s, size_t n)
 {
