@@ -29,7 +29,8 @@
  *   1. Platform switch and limits
  *   2. Utilities: errors, arena, vectors, buffers, path helpers
  *   3. Policy: model, directive table, line reader, JSON reader, printers
- *   4. Matching: domain patterns, addresses, globs
+ *   4. Matching: domain patterns, addresses, globs; hosts (canonical form),
+ *      the network decision and the resolved-address classes (for the proxy)
  *   5. Filesystem plan: 5a the disk view and path resolution, 5b the mount
  *      plan (facts -> mounts), 5c from rules to facts (globs, the mandatory-
  *      deny scan), 5d placeholders and their journal
@@ -100,6 +101,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <ifaddrs.h>
+#include <netdb.h>
 #if SBX_LINUX
 #  include <sched.h>
 #  include <sys/mount.h>
@@ -2368,6 +2371,413 @@ glob_match_component(const char *pat, const char *s)
 		}
 	}
 	return *s == '\0';
+}
+
+/* ---- 4.4 Hosts: validity and the canonical form (srt 5.2, 1.4) -------
+ * A request names a host in many spellings; the decision must see one.
+ * srt canonicalises with the WHATWG URL host parser; these are its rules
+ * for the forms a proxy meets: lowercase, one trailing dot dropped,
+ * brackets dropped, IPv4 written as numbers in any WHATWG form (127.1,
+ * 2130706433, 0x7f.0.0.1, 0177.0.0.1) made dotted-decimal, IPv6
+ * compressed, and an IPv4-mapped IPv6 address made IPv4. */
+
+#define SBX_MAX_HOST_BYTES	255
+
+/* srt's isValidHost: non-empty, at most 255 bytes, no '%', and an IP
+ * literal or only [A-Za-z0-9._-]. */
+static bool
+match_host_valid(const char *h)
+{
+	size_t n = strlen(h);
+	const char *p;
+	char tmp[SBX_MAX_HOST_BYTES + 1];
+
+	if (n == 0 || n > SBX_MAX_HOST_BYTES || strchr(h, '%'))
+		return false;
+	snprintf(tmp, sizeof(tmp), "%s", h);
+	if (tmp[0] == '[' && tmp[n - 1] == ']') {	/* [v6] */
+		tmp[n - 1] = '\0';
+		return is_ipv6_literal(tmp + 1);
+	}
+	if (is_ipv6_literal(tmp))
+		return true;
+	for (p = h; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+			return false;
+	return true;
+}
+
+/* One WHATWG IPv4 number: decimal, 0x hex or 0-prefixed octal. Returns 0
+ * with *v set, or -1 if the label is not a number of that form. */
+static int
+ipv4_number(const char *s, size_t n, uint64_t *v)
+{
+	unsigned base = 10;
+	size_t i;
+
+	if (n == 0)
+		return -1;
+	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16, s += 2, n -= 2;
+	else if (n >= 2 && s[0] == '0')
+		base = 8, s++, n--;
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		int d = isdigit((unsigned char)s[i]) ? s[i] - '0'
+		    : isxdigit((unsigned char)s[i]) ? tolower((unsigned char)s[i]) - 'a' + 10 : 99;
+
+		if (d >= (int)base)
+			return -1;
+		*v = *v * base + (unsigned)d;
+		if (*v > 0xffffffffULL)
+			*v = 0x100000000ULL;	/* too big; stays too big */
+	}
+	return 0;
+}
+
+/* WHATWG "ends in a number": then the host must parse as IPv4. Returns 1
+ * with out set, 0 if it is a name, -1 if it is a malformed number. */
+static int
+ipv4_whatwg(const char *h, uint32_t *out)
+{
+	const char *parts[5], *last;
+	size_t lens[5], n = 0, i;
+	const char *p = h;
+	uint64_t v, acc = 0;
+
+	while (n < 5) {
+		const char *dot = strchr(p, '.');
+
+		parts[n] = p;
+		lens[n] = dot ? (size_t)(dot - p) : strlen(p);
+		n++;
+		if (!dot)
+			break;
+		p = dot + 1;
+	}
+	if (n == 5)
+		return strspn(h, "0123456789.xX") == strlen(h) ? -1 : 0;
+	if (n > 1 && lens[n - 1] == 0)
+		n--;	/* a trailing dot */
+	last = parts[n - 1];
+	if (ipv4_number(last, lens[n - 1], &v) < 0)
+		return 0;	/* the last label is not a number: a name */
+	for (i = 0; i < n; i++) {
+		if (ipv4_number(parts[i], lens[i], &v) < 0)
+			return -1;
+		if (i < n - 1) {
+			if (v > 255)
+				return -1;
+			acc |= v << (8 * (3 - i));
+		} else {
+			if (v >= (1ULL << (8 * (5 - n))))
+				return -1;
+			acc |= v;
+		}
+	}
+	*out = (uint32_t)acc;
+	return 1;
+}
+
+/* Write the canonical form of host into out (at least 256 bytes). Returns
+ * 0, or -1 when the host is malformed. */
+static int
+match_canonical_host(const char *host, char *out, size_t n)
+{
+	char h[SBX_MAX_HOST_BYTES + 2];
+	size_t len = strlen(host), i;
+	struct in6_addr a6;
+	uint32_t v4;
+	int r;
+
+	if (!len || len > SBX_MAX_HOST_BYTES)
+		return -1;
+	snprintf(h, sizeof(h), "%s", host);
+	if (h[0] == '[') {
+		if (h[len - 1] != ']')
+			return -1;
+		h[len - 1] = '\0';
+		memmove(h, h + 1, len - 1);
+		if (inet_pton(AF_INET6, h, &a6) != 1)
+			return -1;
+	} else if (strchr(h, ':')) {
+		if (inet_pton(AF_INET6, h, &a6) != 1)
+			return -1;
+	} else {
+		for (i = 0; h[i]; i++)
+			h[i] = (char)tolower((unsigned char)h[i]);
+		len = strlen(h);
+		if (len > 1 && h[len - 1] == '.')
+			h[--len] = '\0';
+		if (!len || h[0] == '.')
+			return -1;
+		r = ipv4_whatwg(h, &v4);
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			snprintf(out, n, "%u.%u.%u.%u", v4 >> 24, (v4 >> 16) & 255, (v4 >> 8) & 255, v4 & 255);
+		else
+			snprintf(out, n, "%s", h);
+		return 0;
+	}
+	/* IPv6: an IPv4-mapped address is its IPv4 address */
+	if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+		snprintf(out, n, "%u.%u.%u.%u", a6.s6_addr[12], a6.s6_addr[13], a6.s6_addr[14], a6.s6_addr[15]);
+		return 0;
+	}
+	return inet_ntop(AF_INET6, &a6, out, (socklen_t)n) ? 0 : -1;
+}
+
+/* ---- 4.5 Domain patterns: matching (srt matchesDomainPatternWithPort) --
+ * A pattern is "host" or "host:port"; "*.base" matches names below base
+ * but never base itself nor an IP literal; "*" (deny lists) matches any
+ * host. The request host must already be canonical. */
+
+static bool
+host_is_ip(const char *h)
+{
+	struct in_addr a4;
+
+	return inet_pton(AF_INET, h, &a4) == 1 || is_ipv6_literal(h);
+}
+
+/* Split a checked pattern into its host (lowercased; a bracketed IPv6
+ * canonicalised) and port (0 = any). */
+static void
+pattern_split(const char *pat, char *host, size_t n, int *port)
+{
+	const char *colon;
+
+	*port = 0;
+	if (pat[0] == '[') {
+		const char *close = strchr(pat, ']');
+		char v6[128];
+		struct in6_addr a;
+
+		snprintf(v6, sizeof(v6), "%.*s", (int)(close - pat - 1), pat + 1);
+		if (strchr(v6, '%'))
+			*strchr(v6, '%') = '\0';
+		if (inet_pton(AF_INET6, v6, &a) == 1)
+			match_canonical_host(v6, host, n);
+		else
+			snprintf(host, n, "%s", v6);
+		if (close[1] == ':')
+			*port = atoi(close + 2);
+		return;
+	}
+	colon = strchr(pat, ':');
+	snprintf(host, n, "%.*s", (int)(colon ? colon - pat : (ptrdiff_t)strlen(pat)), pat);
+	for (char *p = host; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	if (colon)
+		*port = atoi(colon + 1);
+}
+
+static bool
+match_domain(const char *host, int port, const char *pattern)
+{
+	char ph[300];
+	int pport;
+	size_t hn, bn;
+
+	pattern_split(pattern, ph, sizeof(ph), &pport);
+	if (pport && pport != port)
+		return false;
+	if (strcmp(ph, "*") == 0)
+		return true;
+	if (strncmp(ph, "*.", 2) == 0) {
+		hn = strlen(host);
+		bn = strlen(ph + 1);	/* ".base" */
+		return !host_is_ip(host) && hn > bn && strcmp(host + hn - bn, ph + 1) == 0;
+	}
+	return strcmp(host, ph) == 0;
+}
+
+/* The decision, in srt's order (5.2): a malformed host is denied; then the
+ * deny list (with its reason); then the allow list; otherwise denied. The
+ * reason is what the command is told. Pure. */
+struct net_verdict { bool allow; const char *reason; };
+
+static struct net_verdict
+net_decide(const struct policy *p, const char *host, int port)
+{
+	struct net_verdict v = { false, "malformed host" };
+	char canon[SBX_MAX_HOST_BYTES + 64];
+	size_t i;
+
+	if (!match_host_valid(host) || match_canonical_host(host, canon, sizeof(canon)) < 0)
+		return v;
+	for (i = 0; i < p->deny_domains.n; i++) {
+		const struct domrule *r = p->deny_domains.v[i];
+
+		if (match_domain(canon, port, r->pattern)) {
+			v.reason = r->reason ? r->reason : "host is on the deny list";
+			return v;
+		}
+	}
+	for (i = 0; i < p->allow_domains.n; i++)
+		if (match_domain(canon, port, p->allow_domains.v[i])) {
+			v.allow = true;
+			v.reason = "allowed";
+			return v;
+		}
+	v.reason = "host is not on the allow list";
+	return v;
+}
+
+/* ---- 4.6 Resolved addresses (srt resolved-address-guard.js, 5.6) ------
+ * After an allow, every address the name resolves to is judged; the
+ * proxy dials only survivors, with no second lookup, so a DNS answer
+ * cannot aim an allowed name at 127.0.0.1 or the metadata service. */
+
+struct addr { int family; unsigned char b[16]; };	/* AF_INET: b[0..3] */
+
+static int
+addr_parse(const char *s, struct addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, s, a->b) == 1)
+		a->family = AF_INET;
+	else if (inet_pton(AF_INET6, s, a->b) == 1)
+		a->family = AF_INET6;
+	else
+		return -1;
+	return 0;
+}
+
+static bool
+addr_in_cidr(const struct addr *a, const char *cidr)
+{
+	int fam, prefix, i;
+	unsigned char net[16];
+
+	if (match_parse_cidr(cidr, &fam, net, &prefix) < 0 || fam != a->family)
+		return false;
+	for (i = 0; i < prefix; i++) {
+		int byte = i / 8, bit = 7 - i % 8;
+
+		if (((a->b[byte] >> bit) & 1) != ((net[byte] >> bit) & 1))
+			return false;
+	}
+	return true;
+}
+
+/* The IPv4 address an IPv6 one carries: mapped ::ffff:a.b.c.d, SIIT
+ * ::ffff:0:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::/96, 6to4
+ * 2002:AABB:CCDD::/48. Returns false when there is none. */
+static bool
+addr_embedded_v4(const struct addr *a, struct addr *v4)
+{
+	static const unsigned char zero[12] = { 0 };
+	const unsigned char *b = a->b;
+	int off = -1;
+
+	if (a->family != AF_INET6)
+		return false;
+	if (memcmp(b, zero, 10) == 0 && b[10] == 0xff && b[11] == 0xff)
+		off = 12;	/* mapped */
+	else if (memcmp(b, zero, 8) == 0 && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0)
+		off = 12;	/* SIIT */
+	else if (memcmp(b, zero, 12) == 0)
+		off = 12;	/* compatible (deprecated, still routed by some stacks) */
+	else if (b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && memcmp(b + 4, zero, 8) == 0)
+		off = 12;	/* NAT64 well-known prefix */
+	else if (b[0] == 0x20 && b[1] == 0x02)
+		off = 2;	/* 6to4 */
+	if (off < 0)
+		return false;
+	memset(v4, 0, sizeof(*v4));
+	v4->family = AF_INET;
+	memcpy(v4->b, b + off, 4);
+	return true;
+}
+
+/* Address classes no allowed name may resolve to. ORDER: checked in turn. */
+static const struct { const char *cidr, *class_name; } addr_classes[] = {
+	{ "127.0.0.0/8", "a loopback address" }, { "::1/128", "a loopback address" },
+	{ "0.0.0.0/8", "an unspecified address" }, { "::/128", "an unspecified address" },
+	{ "169.254.0.0/16", "a link-local address" }, { "fe80::/10", "a link-local address" },
+	{ "224.0.0.0/4", "a multicast address" }, { "ff00::/8", "a multicast address" },
+	{ "255.255.255.255/32", "a broadcast address" },
+	/* cloud metadata services outside link-local: Alibaba, Azure, Oracle/others, AWS IPv6, ... */
+	{ "100.100.100.200/32", "a cloud metadata address" }, { "168.63.129.16/32", "a cloud metadata address" },
+	{ "192.0.0.192/32", "a cloud metadata address" }, { "fd00:ec2::/32", "a cloud metadata address" },
+	{ "fd20:ce::254/128", "a cloud metadata address" }, { "fd00:c1::a9fe:a9fe/128", "a cloud metadata address" },
+	{ "fd00:42::42/128", "a cloud metadata address" }, { "fd00:a9fe:a9fe::1/128", "a cloud metadata address" },
+	{ "fd00:100::100:200/128", "a cloud metadata address" },
+};
+
+/* Does an IP-literal entry of a domain list name this address (and port)? */
+static bool
+addr_in_literal_entries(const struct addr *a, int port, const struct vec *list, bool domrules)
+{
+	size_t i;
+
+	for (i = 0; i < list->n; i++) {
+		const char *pat = domrules ? ((const struct domrule *)list->v[i])->pattern : list->v[i];
+		char ph[300];
+		int pport;
+		struct addr e;
+
+		pattern_split(pat, ph, sizeof(ph), &pport);
+		if ((pport && pport != port) || addr_parse(ph, &e) < 0 || e.family != a->family)
+			continue;
+		if (memcmp(e.b, a->b, a->family == AF_INET ? 4 : 16) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The class of one address that keeps it from being dialled, or NULL. */
+static const char *
+addr_class(const struct policy *p, const struct addr *a, const struct vec *own)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(addr_classes); i++)
+		if (addr_in_cidr(a, addr_classes[i].cidr))
+			return addr_classes[i].class_name;
+	for (i = 0; i < p->deny_addresses.n; i++)
+		if (addr_in_cidr(a, p->deny_addresses.v[i]))
+			return "a listed address";
+	for (i = 0; own && i < own->n; i++) {
+		const struct addr *o = own->v[i];
+
+		if (o->family == a->family && memcmp(o->b, a->b, a->family == AF_INET ? 4 : 16) == 0)
+			return "one of this host's addresses";
+	}
+	return NULL;
+}
+
+/* Judge one resolved address of an allowed host (canonical), in srt's
+ * order. own: this machine's interface addresses (struct addr *). Returns
+ * NULL when it may be dialled, else the reason class. Pure. */
+static const char *
+net_judge_address(const struct policy *p, const char *host, int port, const struct addr *a, const struct vec *own)
+{
+	struct addr v4;
+	bool has_v4 = addr_embedded_v4(a, &v4);
+	const char *cls;
+	size_t hn = strlen(host);
+
+	if (host_is_ip(host))
+		return NULL;	/* srt: a literal IP was decided by the allow list itself */
+	if (addr_in_literal_entries(a, port, &p->deny_domains, true) ||
+	    (has_v4 && addr_in_literal_entries(&v4, port, &p->deny_domains, true)))
+		return "a deny-listed address";
+	if (addr_in_literal_entries(a, port, &p->allow_domains, false))
+		return NULL;
+	if (strcmp(host, "localhost") == 0 || (hn > 10 && strcmp(host + hn - 10, ".localhost") == 0)) {
+		bool loop = addr_in_cidr(a, "127.0.0.0/8") || addr_in_cidr(a, "::1/128") ||
+		    (has_v4 && addr_in_cidr(&v4, "127.0.0.0/8"));
+
+		return loop ? NULL : "a non-loopback address";
+	}
+	if ((cls = addr_class(p, a, own)))
+		return cls;
+	if (has_v4 && (cls = addr_class(p, &v4, own)))
+		return cls;
+	return NULL;
 }
 
 /* ====================================================================
@@ -4727,7 +5137,7 @@ check_main(const struct policy *p)
  * 10. CLI AND MAIN: option table, usage, --print modes, exit status
  * ==================================================================== */
 
-enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_ARCH, OPT_CHECK, OPT_HELP, OPT_VERSION };
+enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_ARCH, OPT_EXPLAIN, OPT_CHECK, OPT_HELP, OPT_VERSION };
 
 struct cli_option {
 	const char *name;	/* --name */
@@ -4746,6 +5156,8 @@ static const struct cli_option cli_options[] = {
 	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), "
 	  "bpf (the seccomp program), man" },
 	{ "arch", 0, true, OPT_ARCH, "ARCH", "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
+	{ "explain", 0, true, OPT_EXPLAIN, "HOST[:PORT]",
+	  "say what the policy decides for a connection to HOST (port 443 by default), and why" },
 	{ "check", 0, false, OPT_CHECK, NULL, "check that this machine can build the sandbox" },
 	{ "help", 'h', false, OPT_HELP, NULL, "show this help" },
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
@@ -4875,6 +5287,7 @@ struct cli {
 	const char *config;
 	const char *print;
 	const char *arch;
+	const char *explain;
 	bool check, help, version;
 	struct vec directive_opts;	/* of struct cli_directive */
 	char **cmd;
@@ -4954,6 +5367,7 @@ cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_VERBOSE: verbose++; break;
 		case OPT_PRINT: c->print = val; break;
 		case OPT_ARCH: c->arch = val; break;
+		case OPT_EXPLAIN: c->explain = val; break;
 		case OPT_CHECK: c->check = true; break;
 		case OPT_HELP: c->help = true; break;
 		case OPT_VERSION: c->version = true; break;
@@ -5009,6 +5423,96 @@ pol_default(struct policy *p, struct pol_ctx *pc)
 	arg[0] = (char *)".";
 	if (pol_apply(p, pc, directive_find("allow-write"), arg, 1, "default policy", 0, &e) < 0)
 		die_err(&e);
+}
+
+/* --explain=HOST[:PORT]: the decision the proxy will make, with its
+ * reason; for an allowed name, each address it resolves to and whether it
+ * may be dialled. Returns 0 when the connection would be allowed. */
+static int
+explain_main(const struct policy *p, const char *target)
+{
+	char host[SBX_MAX_HOST_BYTES + 8], canon[SBX_MAX_HOST_BYTES + 64];
+	const char *colon = NULL, *why;
+	long port = 443;
+	struct net_verdict v;
+	struct addrinfo hints, *res = NULL, *ai;
+	struct ifaddrs *ifs = NULL, *ifa;
+	struct vec own = { 0 }, refused = { 0 };
+	int survivors = 0;
+
+	if (target[0] == '[') {
+		const char *close = strchr(target, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			die("--explain: \"%s\" is not HOST[:PORT]", target);
+		colon = close[1] ? close + 1 : NULL;
+	} else if (strchr(target, ':') == strrchr(target, ':')) {
+		colon = strchr(target, ':');
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon ? colon - target : (ptrdiff_t)strlen(target)), target);
+	if (colon && parse_int(colon + 1, 1, 65535, &port, &why) < 0)
+		die("--explain: port \"%s\": %s", colon + 1, why);
+	v = net_decide(p, host, (int)port);
+	if (!v.allow) {
+		printf("%s:%ld: deny (%s)\n", host, port, v.reason);
+		return 1;
+	}
+	match_canonical_host(host, canon, sizeof(canon));
+	if (host_is_ip(canon)) {
+		printf("%s:%ld: allow (an IP literal on the allow list is dialled as is)\n", host, port);
+		return 0;
+	}
+	if (getifaddrs(&ifs) == 0)
+		for (ifa = ifs; ifa; ifa = ifa->ifa_next) {
+			struct addr *a;
+
+			if (!ifa->ifa_addr || (ifa->ifa_addr->sa_family != AF_INET && ifa->ifa_addr->sa_family != AF_INET6))
+				continue;
+			a = amalloc(sizeof(*a));
+			a->family = ifa->ifa_addr->sa_family;
+			if (a->family == AF_INET)
+				memcpy(a->b, &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr, 4);
+			else
+				memcpy(a->b, &((struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr, 16);
+			vec_push(&own, a);
+		}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(canon, NULL, &hints, &res) != 0 || !res) {
+		printf("%s:%ld: allowed by name, but it does not resolve here\n", host, port);
+		freeifaddrs(ifs);
+		return 1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		struct addr a = { ai->ai_family, { 0 } };
+		char text[INET6_ADDRSTRLEN];
+		const char *cls;
+
+		if (ai->ai_family == AF_INET)
+			memcpy(a.b, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
+		else if (ai->ai_family == AF_INET6)
+			memcpy(a.b, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
+		else
+			continue;
+		inet_ntop(a.family, a.b, text, sizeof(text));
+		cls = net_judge_address(p, canon, (int)port, &a, &own);
+		printf("  %s: %s%s\n", text, cls ? "refused, " : "may be dialled", cls ? cls : "");
+		if (cls)
+			vec_push(&refused, (void *)cls);
+		else
+			survivors++;
+	}
+	freeaddrinfo(res);
+	freeifaddrs(ifs);
+	if (survivors) {
+		printf("%s:%ld: allow\n", host, port);
+		return 0;
+	}
+	printf("%s:%ld: deny (resolved to ", host, port);
+	for (size_t i = 0; i < refused.n; i++)
+		printf("%s%s", i ? " / " : "", (const char *)refused.v[i]);
+	printf(")\n");
+	return 1;
 }
 
 static void
@@ -5067,7 +5571,7 @@ main(int argc, char **argv)
 	if (c.config) {
 		if (pol_read_file(&p, &pc, c.config, &e) < 0)
 			die_err(&e);
-	} else if (!c.check && !(c.print && strcmp(c.print, "bpf") == 0)) {
+	} else if (!c.check && !c.explain && !(c.print && strcmp(c.print, "bpf") == 0)) {
 		if (strcmp(cwd, "/") == 0 ||
 		    (home && realpath(home, home_real) && strcmp(cwd, home_real) == 0))
 			die_hint("run sbx from a project directory, or pass a policy with -c",
@@ -5084,6 +5588,8 @@ main(int argc, char **argv)
 		die("--check is built for Linux only so far");
 #endif
 	}
+	if (c.explain)
+		return explain_main(&p, c.explain);
 	if (c.print && strcmp(c.print, "bpf") == 0) {
 		const struct bpf_arch *arch = c.arch ? bpf_arch_named(c.arch) : bpf_native_arch();
 		struct bpf_opts o = { p.allow_all_unix_sockets, p.allow_nested_userns };

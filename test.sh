@@ -1324,7 +1324,38 @@ t_make_install() { # make install honours PREFIX and DESTDIR: the binary and the
 	expect_contains "$("$root/opt/sbx/bin/sbx" --version)" "sbx " "installed sbx --version"
 }
 
+t_explain_decisions() { # --explain: srt's decision order, reasons, and the resolved-address guard
+	policy p <<'EOF'
+allow-domain localhost
+allow-domain *.allowed.test
+allow-domain 10.200.0.9
+deny-domain evil.allowed.test "evil is blocked"
+deny-domain *:22 "ssh is blocked; use an https remote"
+EOF
+	run_sbx -c "$T/p" --explain=localhost:8080
+	expect_rc 0 "localhost allowed"; expect_contains "$OUT" "localhost:8080: allow" "localhost"
+	run_sbx -c "$T/p" --explain=evil.allowed.test
+	expect_rc 1; expect_contains "$OUT" "deny (evil is blocked)" "deny reason"
+	run_sbx -c "$T/p" --explain=git.allowed.test:22
+	expect_rc 1; expect_contains "$OUT" "deny (ssh is blocked; use an https remote)" "port rule before allow"
+	run_sbx -c "$T/p" --explain=other.test
+	expect_rc 1; expect_contains "$OUT" "deny (host is not on the allow list)" "not allowed"
+	run_sbx -c "$T/p" --explain=0x0a.200.0.9:443
+	expect_rc 0; expect_contains "$OUT" "allow" "IPv4 shorthand canonicalised"
+	run_sbx -c "$T/p" --explain='a%b'
+	expect_rc 1; expect_contains "$OUT" "malformed host" "malformed"
+	# names from a private /etc/hosts (a mount namespace): nothing is sent to any resolver
+	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null || skip "binding a private /etc/hosts needs root"
+	printf '127.0.0.1 localhost\n127.0.0.1 rebind.allowed.test\n169.254.169.254 meta.allowed.test\n10.200.0.7 ok.allowed.test\n' >"$T/hosts"
+	unshare -m sh -c 'mount --bind "$1" /etc/hosts && for h in rebind meta ok; do "$2" -c "$3" --explain=$h.allowed.test; echo "rc=$?"; done' sh "$T/hosts" "$SBX" "$T/p" >"$T/explain.out" 2>&1
+	note "$(cat "$T/explain.out")"
+	grep -q 'rebind.allowed.test:443: deny (resolved to a loopback address)' "$T/explain.out" || fail "a name resolving to 127.0.0.1 not refused"
+	grep -q 'meta.allowed.test:443: deny (resolved to a link-local address)' "$T/explain.out" || fail "the metadata address not refused"
+	grep -q 'ok.allowed.test:443: allow' "$T/explain.out" || fail "control: a name resolving to 10.200.0.7 not allowed"
+}
+
 TESTS=(
+	explain_decisions
 	make_install
 	weaker_and_fail_closed
 	seccomp_status unix_sockets_blocked namespaces_blocked foreign_abi_killed terminal_kept_tiocsti_refused

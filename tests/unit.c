@@ -966,6 +966,118 @@ test_bpf(void)
 	}
 }
 
+/* ---- hosts, domain matching, the decision, resolved addresses -------- */
+
+static void
+test_network_decisions(void)
+{
+	static const struct { const char *in, *want; } canon[] = {
+		{ "Example.COM", "example.com" }, { "example.com.", "example.com" }, { "127.1", "127.0.0.1" },
+		{ "2130706433", "127.0.0.1" }, { "0x7f.0.0.1", "127.0.0.1" }, { "0177.0.0.1", "127.0.0.1" },
+		{ "127.0.1", "127.0.0.1" }, { "[::1]", "::1" }, { "[0:0:0:0:0:0:0:1]", "::1" },
+		{ "[::ffff:127.0.0.1]", "127.0.0.1" }, { "::ffff:7f00:1", "127.0.0.1" }, { "10.200.0.1", "10.200.0.1" },
+		{ "a.b-c_d.test", "a.b-c_d.test" }, { "1.2.3.4.", "1.2.3.4" }, { "[2001:DB8::1]", "2001:db8::1" },
+		{ "256.0.0.1", NULL }, { "1.2.3.4.5", NULL }, { "0x100000000", NULL }, { "09.1.1.1", NULL },
+		{ "[::1", NULL }, { "", NULL }, { ".", NULL }, { "1.2.3.999", NULL }, { "example.1", NULL },
+		{ "4294967295", "255.255.255.255" }, { "4294967296", NULL },
+	};
+	static const struct { const char *host; int port; const char *pat; bool m; } dm[] = {
+		{ "example.com", 443, "example.com", true }, { "example.com", 443, "EXAMPLE.com", true },
+		{ "a.example.com", 443, "*.example.com", true }, { "example.com", 443, "*.example.com", false },
+		{ "a.b.example.com", 80, "*.example.com", true }, { "badexample.com", 443, "*.example.com", false },
+		{ "example.com", 443, "example.com:443", true }, { "example.com", 80, "example.com:443", false },
+		{ "anything.test", 22, "*:22", true }, { "anything.test", 23, "*:22", false },
+		{ "anything.test", 1, "*", true }, { "::1", 8080, "[::1]:8080", true },
+		{ "::1", 8080, "[0:0::1]", true }, { "1.2.3.4", 443, "*.3.4", false }, { "1.2.3.4", 443, "1.2.3.4", true },
+	};
+	struct policy p;
+	const char *e;
+	size_t i;
+	char out[300];
+
+	for (i = 0; i < LEN(canon); i++) {
+		int rc = match_canonical_host(canon[i].in, out, sizeof(out));
+
+		if (canon[i].want)
+			CHECK(rc == 0 && strcmp(out, canon[i].want) == 0, "canonical %s: got %s (%d), want %s", canon[i].in,
+			    rc == 0 ? out : "-", rc, canon[i].want);
+		else
+			CHECK(rc < 0, "canonical %s should be malformed, got %s", canon[i].in, out);
+	}
+	for (i = 0; i < LEN(dm); i++)
+		CHECK(match_domain(dm[i].host, dm[i].port, dm[i].pat) == dm[i].m, "match %s:%d ~ %s", dm[i].host, dm[i].port,
+		    dm[i].pat);
+
+	e = parse(&p, "allow-domain *.github.com\nallow-domain github.com\nallow-domain localhost\nallow-domain 10.200.0.9\n"
+	    "allow-domain [fd00::9]:8443\ndeny-domain github.com:22 \"use an https remote\"\ndeny-domain evil.github.com\n"
+	    "deny-address 10.99.0.0/16\ndeny-domain 10.200.0.66\nallow-domain *.internal.test\n");
+	CHECK(e == NULL, "network policy parses: %s", e ? e : "");
+	{
+		static const struct { const char *host; int port; bool allow; const char *reason; } cases[] = {
+			{ "github.com", 443, true, "allowed" }, { "GitHub.com.", 443, true, "allowed" },
+			{ "api.github.com", 443, true, "allowed" }, { "github.com", 22, false, "use an https remote" },
+			{ "evil.github.com", 443, false, "host is on the deny list" },
+			{ "gitlab.com", 443, false, "host is not on the allow list" },
+			{ "a%b", 443, false, "malformed host" }, { "a b", 443, false, "malformed host" },
+			{ "256.1.1.1", 443, false, "malformed host" },
+			{ "0x0a.200.0.9", 443, true, "allowed" }, { "10.200.0.9", 443, true, "allowed" },
+			{ "[fd00::9]", 8443, true, "allowed" }, { "[fd00::9]", 443, false, "host is not on the allow list" },
+			{ "localhost", 3000, true, "allowed" }, { "127.0.0.1", 3000, false, "host is not on the allow list" },
+		};
+		for (i = 0; i < LEN(cases); i++) {
+			struct net_verdict v = net_decide(&p, cases[i].host, cases[i].port);
+
+			CHECK(v.allow == cases[i].allow && strcmp(v.reason, cases[i].reason) == 0, "decide %s:%d: %s (%s)",
+			    cases[i].host, cases[i].port, v.allow ? "allow" : "deny", v.reason);
+		}
+	}
+	{
+		static const struct { const char *host; const char *addr; const char *want; } cases[] = {
+			{ "a.github.com", "140.82.112.3", NULL },
+			{ "a.github.com", "127.0.0.1", "a loopback address" },
+			{ "a.github.com", "127.9.9.9", "a loopback address" },
+			{ "a.github.com", "::1", "a loopback address" },
+			{ "a.github.com", "::ffff:127.0.0.1", "a loopback address" },
+			{ "a.github.com", "::ffff:0:127.0.0.1", "a loopback address" },
+			{ "a.github.com", "64:ff9b::7f00:1", "a loopback address" },
+			{ "a.github.com", "2002:7f00:1::", "a loopback address" },
+			{ "a.github.com", "0.0.0.0", "an unspecified address" },
+			{ "a.github.com", "169.254.169.254", "a link-local address" },
+			{ "a.github.com", "2002:a9fe:a9fe::1", "a link-local address" },
+			{ "a.github.com", "fe80::1", "a link-local address" },
+			{ "a.github.com", "224.0.0.1", "a multicast address" },
+			{ "a.github.com", "255.255.255.255", "a broadcast address" },
+			{ "a.github.com", "100.100.100.200", "a cloud metadata address" },
+			{ "a.github.com", "fd00:ec2::254", "a cloud metadata address" },
+			{ "a.github.com", "168.63.129.16", "a cloud metadata address" },
+			{ "a.github.com", "10.99.3.4", "a listed address" },
+			{ "a.github.com", "10.98.3.4", NULL },	/* RFC 1918 is not refused, as srt */
+			{ "a.github.com", "10.200.0.66", "a deny-listed address" },
+			{ "a.github.com", "::ffff:10.200.0.66", "a deny-listed address" },
+			{ "a.github.com", "10.200.0.9", NULL },	/* an allowed literal */
+			{ "a.github.com", "192.168.7.7", "one of this host's addresses" },
+			{ "localhost", "127.0.0.1", NULL },
+			{ "localhost", "::1", NULL },
+			{ "localhost", "10.1.1.1", "a non-loopback address" },
+			{ "10.200.0.9", "127.0.0.1", NULL },	/* a literal host is exempt, as srt */
+		};
+		struct vec own = { 0 };
+		struct addr me;
+
+		addr_parse("192.168.7.7", &me);
+		vec_push(&own, &me);
+		for (i = 0; i < LEN(cases); i++) {
+			struct addr a;
+			const char *got;
+
+			CHECK(addr_parse(cases[i].addr, &a) == 0, "parse %s", cases[i].addr);
+			got = net_judge_address(&p, cases[i].host, 443, &a, &own);
+			CHECK((got == NULL && cases[i].want == NULL) || (got && cases[i].want && strcmp(got, cases[i].want) == 0),
+			    "judge %s -> %s: got %s, want %s", cases[i].host, cases[i].addr, S(got), S(cases[i].want));
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -976,6 +1088,7 @@ main(void)
 	test_plan();
 	test_argv_goldens();
 	test_bpf();
+	test_network_decisions();
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
