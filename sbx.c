@@ -39,7 +39,8 @@
  *      6c running the sandbox, 6d --check
  *   seccomp_bpf.h: syscall tables, rule tables, assembler, disassembler
  *   7. macOS (Seatbelt): not yet built; fails closed
- *   8. Proxy: not yet built; the network namespace stays empty
+ *   8. Proxy: the poll() loop; 8.1 resolver threads, 8.2 parsers (pure:
+ *      HTTP head, SOCKS5/4a, the SSH refusal), 8.3 connections and relay
  *   9. Violations: not yet built
  *  10. CLI and main: option table, usage, --print modes, exit status
  *
@@ -102,6 +103,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <ifaddrs.h>
+#include <poll.h>
+#include <pthread.h>
 #include <netdb.h>
 #if SBX_LINUX
 #  include <sched.h>
@@ -126,6 +129,8 @@
 #define SBX_MAX_WALK_ENTRIES	2000000		/* per glob or scan: fail closed beyond */
 #define SBX_MAX_MOUNTS		8000		/* bwrap itself copes; this bounds a runaway glob */
 #define SBX_DEFAULT_DENY_DEPTH	3		/* srt's mandatoryDenySearchDepth default */
+#define SBX_PROXY_HTTP_PORT	3128		/* inside the sandbox, as srt */
+#define SBX_PROXY_SOCKS_PORT	1080
 #define SBX_EXIT_FAILURE	125		/* sbx itself failed: env(1)/timeout(1) convention */
 #define SBX_EXIT_CANNOT_RUN	126
 #define SBX_EXIT_NOT_FOUND	127
@@ -4162,6 +4167,8 @@ struct bw_params {
 	int args_fd;		/* where the options are read from (--args) */
 	long git_config_count;	/* GIT_CONFIG_COUNT already in the environment */
 	bool root;		/* sbx runs as uid 0 */
+	bool proxy;		/* the policy allows some domains: the proxy runs */
+	const char *java_tool_options;	/* JAVA_TOOL_OPTIONS already set, kept in front */
 	char **cmd;		/* the command and its arguments (sent over ctl_fd) */
 };
 
@@ -4185,6 +4192,38 @@ argv_push3(struct vec *v, const char *a, const char *b, const char *c)
  * is uid 0 in its namespace and would pass their permission checks. */
 static const char *const proc_covers[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus" };
 
+/* Where programs find the proxy: every variable srt sets (3.3), pointing
+ * at the listeners inside, and what srt lacks: JVM properties (JVM tools
+ * ignore HTTPS_PROXY) and NODE_USE_ENV_PROXY (node's fetch honours the
+ * variables where it supports them). No credentials: the listeners exist
+ * only inside this sandbox's network namespace. */
+static void
+bw_render_proxy_env(const struct bw_params *bp, struct vec *out)
+{
+	static const char *const http_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
+		"ALL_PROXY", "all_proxy", "GRPC_PROXY", "grpc_proxy", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY" };
+	static const char no_proxy[] = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
+	const char *http = aprintf("http://127.0.0.1:%d", SBX_PROXY_HTTP_PORT);
+	const char *socks = aprintf("socks5h://127.0.0.1:%d", SBX_PROXY_SOCKS_PORT);
+	size_t i;
+
+	for (i = 0; i < LEN(http_vars); i++)
+		argv_push3(out, "--setenv", http_vars[i], http);
+	argv_push3(out, "--setenv", "FTP_PROXY", socks);
+	argv_push3(out, "--setenv", "ftp_proxy", socks);
+	argv_push3(out, "--setenv", "RSYNC_PROXY", aprintf("127.0.0.1:%d", SBX_PROXY_SOCKS_PORT));
+	argv_push3(out, "--setenv", "NO_PROXY", no_proxy);
+	argv_push3(out, "--setenv", "no_proxy", no_proxy);
+	argv_push3(out, "--setenv", "CLOUDSDK_PROXY_TYPE", "http");
+	argv_push3(out, "--setenv", "CLOUDSDK_PROXY_ADDRESS", "127.0.0.1");
+	argv_push3(out, "--setenv", "CLOUDSDK_PROXY_PORT", aprintf("%d", SBX_PROXY_HTTP_PORT));
+	argv_push3(out, "--setenv", "NODE_USE_ENV_PROXY", "1");
+	argv_push3(out, "--setenv", "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
+	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d -Dhttp.nonProxyHosts=localhost|127.*|[::1]",
+	    bp->java_tool_options ? bp->java_tool_options : "", bp->java_tool_options ? " " : "",
+	    SBX_PROXY_HTTP_PORT, SBX_PROXY_HTTP_PORT));
+}
+
 /* The options bwrap reads from --args (NUL-separated, so thousands of
  * mounts fit where a command line would not). */
 static void
@@ -4198,6 +4237,8 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 	argv_push(out, "--die-with-parent");
 	argv_push(out, "--unshare-net");	/* only lo: the network is closed */
 	argv_push3(out, "--setenv", "SANDBOX_RUNTIME", "1");
+	if (bp->proxy)
+		bw_render_proxy_env(bp, out);
 	argv_push3(out, "--setenv", "TMPDIR", bp->tmpdir);
 	for (i = 0; i < p->git_safe_dirs.n; i++) {
 		long n = bp->git_config_count + (long)i;
@@ -4305,6 +4346,7 @@ enum inner_flag {
 	IF_UNIX_BLOCK = 1,	/* keep the unix-block rules */
 	IF_ALLOW_USERNS = 2,	/* allow-nested-userns */
 	IF_WEAKER = 4,		/* weaker-nested-sandbox */
+	IF_PROXY = 8,		/* make the proxy listeners and hand them over */
 };
 
 #define SBX_CTL_MAGIC		"SBX1"
@@ -4357,7 +4399,7 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	}
 	memcpy(&m->flags, p + 8, 4);
 	memcpy(&argc, p + 12, 4);
-	if (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER)) {
+	if (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY)) {
 		*why = "unknown flags";
 		return -1;
 	}
@@ -4471,6 +4513,92 @@ exec_command(char **argv)
 /* Failures inside the sandbox use die_hint() too: its exit status, 125,
  * with no "R" on the control socket tells the host that the message is
  * already printed and the command did not run. */
+
+/* A listening TCP socket on 127.0.0.1:port (the sandbox's own loopback). */
+static int
+inner_listen(int port)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
+		die_hint(NULL, "cannot listen on 127.0.0.1:%d inside the sandbox: %s", port, strerror(errno));
+	return fd;
+}
+
+/* Send n fds with one tag byte over a Unix socket (SCM_RIGHTS). */
+static int
+send_fds(int sock, char tag, const int *fds, int n)
+{
+	struct msghdr mh;
+	struct iovec iov = { &tag, 1 };
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * 4)]; } u;
+	struct cmsghdr *cm;
+
+	memset(&mh, 0, sizeof(mh));
+	memset(&u, 0, sizeof(u));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)n);
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* Receive exactly n fds tagged tag; anything else is refused (and any fds
+ * that came are closed). Returns 0 or -1. */
+static int
+recv_fds(int sock, char tag, int *fds, int n)
+{
+	struct msghdr mh;
+	char got = 0;
+	struct iovec iov = { &got, 1 };
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * 8)]; } u;
+	struct cmsghdr *cm;
+	int count = 0, i;
+	ssize_t r;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	do
+		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r != 1)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+			for (i = 0; i < k; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				if (count < n)
+					fds[count] = fd;
+				else
+					close(fd);
+				count++;
+			}
+		}
+	if (got != tag || count != n || (mh.msg_flags & MSG_CTRUNC)) {
+		for (i = 0; i < count && i < n; i++)
+			close(fds[i]);
+		return -1;
+	}
+	return 0;
+}
 
 static int
 write_proc_file(const char *path, const char *text)
@@ -4718,6 +4846,16 @@ inner_main(int argc, char **argv)
 		die_hint(NULL, "--inner: bad instructions: %s", why);
 	free(msg.p);
 
+	if (m.flags & IF_PROXY) {
+		/* the proxy's listeners, in this (bwrap's) network namespace; the
+		 * host's proxy owns them from here on */
+		int lfd[2] = { inner_listen(SBX_PROXY_HTTP_PORT), inner_listen(SBX_PROXY_SOCKS_PORT) };
+
+		if (send_fds(ctl, 'L', lfd, 2) < 0)
+			die_hint(NULL, "cannot hand the proxy listeners to sbx: %s", strerror(errno));
+		close(lfd[0]);
+		close(lfd[1]);
+	}
 	signals_take(&set, &old);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
 		if (!(m.flags & IF_WEAKER))
@@ -4747,6 +4885,9 @@ inner_main(int argc, char **argv)
 }
 
 /* ---- 6c. Running the sandbox ---------------------------------------- */
+
+static void __attribute__((noreturn)) proxy_main(const struct policy *p, const int *listeners, int nl,
+    int parent_fd);	/* section 8 */
 
 /* Find prog in PATH; returns an arena string, or NULL. */
 static const char *
@@ -4852,7 +4993,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	int info[2], ctl[2], status = 0;
 	char **argv, ch;
 	sigset_t set, old;
-	pid_t bw, inner = -1, parent = getpid();
+	pid_t bw, inner = -1, parent = getpid(), proxy_pid = -1;
 	bool is_ready = false, done = false;
 	const char *gcc = getenv("GIT_CONFIG_COUNT");
 	long v;
@@ -4873,6 +5014,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bp.info_fd = info[1];
 	bp.ctl_fd = ctl[1];
 	bp.root = geteuid() == 0;
+	bp.proxy = p->allow_domains.n > 0;
+	bp.java_tool_options = getenv("JAVA_TOOL_OPTIONS");
 	bp.args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
 	if (bp.args_fd < 0)
 		die("memfd_create: %s", strerror(errno));
@@ -4923,7 +5066,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	{
 		struct buf msg = { 0 };
 		uint32_t flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) |
-		    (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) | (p->weaker_nested_sandbox ? IF_WEAKER : 0);
+		    (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) | (p->weaker_nested_sandbox ? IF_WEAKER : 0) |
+		    (bp.proxy ? IF_PROXY : 0);
 
 		ctl_encode(flags, cmd, &msg);
 		signal(SIGPIPE, SIG_IGN);
@@ -4933,6 +5077,25 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	}
 	inner = read_child_pid(info[0]);
 	close(info[0]);
+	if (bp.proxy) {
+		int lfd[2], alive[2];
+
+		/* the listeners from inside; then the proxy process, which
+		 * lives until this sbx does (alive[] reads EOF then) */
+		if (recv_fds(ctl[0], 'L', lfd, 2) == 0 && pipe2(alive, O_CLOEXEC) == 0) {
+			proxy_pid = fork();
+			if (proxy_pid == 0) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				close(alive[1]);
+				close(ctl[0]);
+				sigprocmask(SIG_SETMASK, &old, NULL);
+				proxy_main(p, lfd, 2, alive[0]);
+			}
+			close(alive[0]);
+			close(lfd[0]);
+			close(lfd[1]);
+		}
+	}
 	ch = 0;
 	while (read(ctl[0], &ch, 1) < 0 && errno == EINTR)
 		;
@@ -4961,6 +5124,10 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		 * our foreground process group. */
 		if (si.si_code <= 0 || !is_ready)
 			kill(is_ready ? inner : bw, sig);
+	}
+	if (proxy_pid > 0) {
+		kill(proxy_pid, SIGKILL);
+		waitpid(proxy_pid, NULL, 0);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!is_ready && WIFEXITED(status) && WEXITSTATUS(status) == SBX_EXIT_FAILURE)
@@ -5121,11 +5288,1212 @@ check_main(const struct policy *p)
  * rather than run anything unsandboxed. */
 
 /* ====================================================================
- * 8. PROXY
+ * 8. PROXY: one poll() loop owns every listener and connection
  * ====================================================================
- * Not built yet: with no proxy, the sandbox's network namespace holds only
- * its own loopback, so every outbound connection fails (allow-domain rules
- * are read and checked, and have no effect until the proxy exists). */
+ *
+ * The sandbox's network namespace holds only its own loopback. `sbx
+ * --inner` creates the listeners there (127.0.0.1:3128 HTTP, :1080 SOCKS)
+ * and hands their fds to the host over the control socket; a process
+ * forked from sbx runs this loop on them, outside the namespace. So a
+ * connection from the command lands straight here: one hop, no relay
+ * process, no socket file, and no race (the listeners exist before the
+ * command starts; connections wait in their backlog).
+ *
+ * Both listeners speak both protocols: the first byte decides (0x05
+ * SOCKS5, 0x04 SOCKS4/4a, anything else HTTP), as srt's mux does.
+ *
+ *   CS_PEEK --0x05--> CS_SOCKS5_GREETING -> [CS_SOCKS5_AUTH] -> CS_SOCKS5_REQUEST -+
+ *           --0x04--> CS_SOCKS4_REQUEST --------------------------------------+
+ *           --else--> CS_HTTP_HEAD ---------------------------------------------+
+ *                                                                            |
+ *   decide (4.5) -- deny --> CS_REPLY_CLOSE (403 / SOCKS refusal / SSH refusal)
+ *              \-- allow -> CS_RESOLVING (resolver threads) -> judge each address (4.6)
+ *                           -> CS_CONNECTING (non-blocking, next address on failure)
+ *                           -> reply -> CS_RELAY (both ways, bounded, half-close) -> closed
+ *
+ * Everything a connection sends is hostile: every field is bounded, each
+ * state has a deadline, and a bad client closes its own connection only. */
+
+#define SBX_MAX_HTTP_HEAD_BYTES	16384
+#define SBX_RELAY_BUF_BYTES	32768		/* per direction, allocated on first use */
+#define SBX_HANDSHAKE_MS	10000		/* first byte and request head: slowloris bound */
+#define SBX_CONNECT_MS		10000
+#define SBX_MAX_CONNS		4096
+#define SBX_RESOLVER_THREADS	2
+
+enum conn_state {
+	CS_FREE, CS_PEEK, CS_HTTP_HEAD, CS_SOCKS5_GREETING, CS_SOCKS5_AUTH, CS_SOCKS5_REQUEST,
+	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_CONNECTING, CS_RELAY, CS_REPLY_CLOSE,
+};
+
+enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4 };
+
+/* SOCKS reply codes (RFC 1928 section 6; SOCKS4) */
+enum {
+	SOCKS5_OK = 0x00, SOCKS5_FAILURE = 0x01, SOCKS5_NOT_ALLOWED = 0x02, SOCKS5_NET_UNREACHABLE = 0x03,
+	SOCKS5_HOST_UNREACHABLE = 0x04, SOCKS5_REFUSED = 0x05, SOCKS5_TTL_EXPIRED = 0x06,
+	SOCKS5_CMD_UNSUPPORTED = 0x07, SOCKS5_ATYP_UNSUPPORTED = 0x08,
+	SOCKS4_OK = 0x5a, SOCKS4_REFUSED = 0x5b,
+};
+
+struct rbuf { char *p; size_t off, len; };	/* owned; bytes p[off..len) wait to be sent */
+
+struct conn {
+	/* fds */	int cfd, ufd;			/* owned; -1 when closed */
+	/* state */	enum conn_state st;
+	/* request */	enum proto proto;
+			char host[SBX_MAX_HOST_BYTES + 1];	/* as the client named it */
+			int port;
+			char *head; size_t head_n;	/* owned: bytes read before relaying */
+			char *fwd; size_t fwd_n;	/* owned: the rewritten request (HTTP forward) */
+	/* relay */	struct rbuf c2u, u2c;
+			bool c_eof, u_eof;
+	/* resolve */	unsigned gen;			/* a resolver answer for an older gen is dropped */
+			struct addrinfo *addrs, *next_addr;	/* owned (getaddrinfo) */
+			char refused[200];		/* classes of refused addresses */
+			bool dialled;			/* some address passed the guard */
+	/* time */	int64_t deadline_ms;
+};
+
+struct proxy {
+	const struct policy *p;
+	struct vec own;			/* this machine's addresses (struct addr *) */
+	struct conn *conns;		/* SBX_MAX_CONNS slots */
+	int listeners[4], nlisteners;
+	int parent_fd;			/* EOF: sbx is gone, so are we */
+	int resolved_pipe[2];
+};
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Every decision goes through here; the violations report will read it. */
+static void
+px_record(const struct conn *c, bool allow, const char *reason)
+{
+	static const char *const protos[] = { "http-connect", "http", "socks5", "socks4" };	/* ORDER: enum proto */
+
+	if (verbose)
+		warnx("proxy: %s %s %s:%d%s%s%s", allow ? "allow" : "deny", protos[c->proto], c->host, c->port,
+		    reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
+}
+
+/* ---- 8.2 Parsers: bytes in, a result out (pure; fuzzed) ---------------- */
+
+struct http_req {
+	bool connect;
+	char host[SBX_MAX_HOST_BYTES + 1];
+	int port;
+	const char *path; size_t path_n;	/* origin-form target (forward only) */
+	const char *version;			/* "HTTP/1.0" or "HTTP/1.1" */
+	bool has_host;
+	size_t head_n;				/* bytes of the head, CRLFCRLF included */
+};
+
+/* Split "host[:port]" or "[v6][:port]" into host and port (default dflt).
+ * Returns 0 or -1. */
+static int
+split_authority(const char *s, size_t n, char *host, size_t hn, int *port, int dflt)
+{
+	const char *colon = NULL, *hs = s;
+	size_t hl;
+	long v;
+	const char *why;
+	char ps[8];
+
+	if (n == 0)
+		return -1;
+	if (s[0] == '[') {
+		const char *close = memchr(s, ']', n);
+
+		if (!close)
+			return -1;
+		hs = s;
+		hl = (size_t)(close - s) + 1;
+		if (hl < n) {
+			if (s[hl] != ':')
+				return -1;
+			colon = s + hl;
+		}
+	} else {
+		colon = memchr(s, ':', n);
+		hl = colon ? (size_t)(colon - s) : n;
+		if (colon && memchr(colon + 1, ':', n - hl - 1))
+			return -1;
+	}
+	if (hl == 0 || hl >= hn)
+		return -1;
+	memcpy(host, hs, hl);
+	host[hl] = '\0';
+	*port = dflt;
+	if (colon) {
+		size_t pl = n - (size_t)(colon + 1 - s);
+
+		if (pl == 0 || pl >= sizeof(ps))
+			return -1;
+		memcpy(ps, colon + 1, pl);
+		ps[pl] = '\0';
+		if (parse_int(ps, 1, 65535, &v, &why) < 0)
+			return -1;
+		*port = (int)v;
+	} else if (dflt == 0) {
+		return -1;	/* CONNECT needs a port */
+	}
+	return 0;
+}
+
+/* Parse an HTTP/1.x proxy request head. Returns >0 (the head's length) when
+ * complete, 0 when more bytes are needed, -400 or -431 on error. */
+static int
+http_parse_head(const char *buf, size_t n, struct http_req *r)
+{
+	const char *end = NULL, *sp1, *sp2, *eol, *line, *target;
+	size_t i, tn;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 3; i < n; i++)
+		if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' && buf[i - 3] == '\r') {
+			end = buf + i + 1;
+			break;
+		}
+	if (!end)
+		return n >= SBX_MAX_HTTP_HEAD_BYTES ? -431 : 0;
+	r->head_n = (size_t)(end - buf);
+	eol = memchr(buf, '\r', r->head_n);
+	sp1 = memchr(buf, ' ', (size_t)(eol - buf));
+	if (!sp1)
+		return -400;
+	sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
+	if (!sp2 || eol - sp2 != 9 || (memcmp(sp2 + 1, "HTTP/1.1", 8) && memcmp(sp2 + 1, "HTTP/1.0", 8)))
+		return -400;
+	for (i = 0; buf + i < sp1; i++)
+		if (!isupper((unsigned char)buf[i]))
+			return -400;
+	r->version = memcmp(sp2 + 1, "HTTP/1.1", 8) == 0 ? "HTTP/1.1" : "HTTP/1.0";
+	target = sp1 + 1;
+	tn = (size_t)(sp2 - target);
+	for (i = 0; i < tn; i++)
+		if ((unsigned char)target[i] <= ' ' || target[i] == 0x7f)
+			return -400;
+	r->connect = sp1 - buf == 7 && memcmp(buf, "CONNECT", 7) == 0;
+	if (r->connect) {
+		if (split_authority(target, tn, r->host, sizeof(r->host), &r->port, 0) < 0)
+			return -400;
+	} else {
+		/* absolute-form (RFC 9112 3.2.2): the target decides, never Host */
+		const char *auth, *auth_end, *at;
+
+		if (tn < 8 || strncasecmp(target, "http://", 7) != 0)
+			return -400;
+		auth = target + 7;
+		for (auth_end = auth; auth_end < target + tn && !strchr("/?#", *auth_end); auth_end++)
+			;
+		/* RFC 3986 3.2.1: userinfo ends at the last '@' of the authority */
+		for (at = auth_end; at > auth && at[-1] != '@'; at--)
+			;
+		if (at > auth)
+			auth = at;
+		if (split_authority(auth, (size_t)(auth_end - auth), r->host, sizeof(r->host), &r->port, 80) < 0)
+			return -400;
+		r->path = auth_end;
+		r->path_n = (size_t)(target + tn - auth_end);
+	}
+	/* header lines: name ":" value, no obs-fold, no bare CR/LF */
+	for (line = eol + 2; line < end - 2;) {
+		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon;
+
+		if (!le || le[1] != '\n' || le == line)
+			return -400;
+		colon = memchr(line, ':', (size_t)(le - line));
+		if (!colon || colon == line || *line == ' ' || *line == '\t')
+			return -400;
+		for (const char *q = line; q < colon; q++)
+			if (!isgraph((unsigned char)*q))
+				return -400;
+		if (colon - line == 4 && strncasecmp(line, "host", 4) == 0)
+			r->has_host = true;
+		line = le + 2;
+	}
+	if (!r->connect && strcmp(r->version, "HTTP/1.1") == 0 && !r->has_host)
+		return -400;	/* as srt */
+	return (int)r->head_n;
+}
+
+/* Headers that belong to one hop (RFC 9110 7.6.1) or to the proxy. */
+static bool
+hop_by_hop(const char *name, size_t n)
+{
+	static const char *const hop[] = { "connection", "keep-alive", "proxy-connection", "proxy-authorization",
+		"proxy-authenticate", "te", "trailer", "upgrade", "host" };
+	size_t i;
+
+	for (i = 0; i < LEN(hop); i++)
+		if (strlen(hop[i]) == n && strncasecmp(name, hop[i], n) == 0)
+			return true;
+	return false;
+}
+
+/* The request as the origin server gets it: origin-form, Host from the
+ * target, hop-by-hop and Proxy-* headers removed, one request per
+ * connection (Connection: close), so each request is decided on its own
+ * target. Returns a malloc'd head. */
+static char *
+http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
+{
+	struct buf b = { 0 };
+	const char *line = memchr(buf, '\n', r->head_n) + 1, *end = buf + r->head_n - 2;
+
+	buf_putn(&b, buf, (size_t)(memchr(buf, ' ', r->head_n) - (void *)buf));
+	buf_putc(&b, ' ');
+	if (r->path_n == 0 || r->path[0] != '/')
+		buf_putc(&b, '/');
+	buf_putn(&b, r->path, r->path_n);
+	buf_printf(&b, " %s\r\nHost: %s", r->version, r->host);
+	if (r->port != 80)
+		buf_printf(&b, ":%d", r->port);
+	buf_puts(&b, "\r\n");
+	while (line < end) {
+		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon = memchr(line, ':', (size_t)(le - line));
+		size_t nn = (size_t)(colon - line);
+
+		if (!hop_by_hop(line, nn) && !(nn > 6 && strncasecmp(line, "proxy-", 6) == 0))
+			buf_putn(&b, line, (size_t)(le - line + 2));
+		line = le + 2;
+	}
+	buf_puts(&b, "Connection: close\r\n\r\n");
+	*out_n = b.n;
+	return b.p;
+}
+
+/* SOCKS5 greeting: VER NMETHODS METHODS. Returns >0 (its length) with the
+ * method chosen (0x00 no auth, 0x02 user/pass, 0xff none), 0 if short. */
+static int
+socks5_parse_greeting(const unsigned char *b, size_t n, int *method)
+{
+	size_t i;
+
+	if (n < 2)
+		return 0;
+	if (n < 2 + (size_t)b[1])
+		return 0;
+	*method = 0xff;
+	for (i = 0; i < b[1]; i++)
+		if (b[2 + i] == 0x00)
+			*method = 0x00;
+	if (*method == 0xff)
+		for (i = 0; i < b[1]; i++)
+			if (b[2 + i] == 0x02)
+				*method = 0x02;
+	return 2 + b[1];
+}
+
+/* RFC 1929: VER(1) ULEN UNAME PLEN PASSWD. Any credentials are accepted:
+ * the listeners exist only inside this sandbox. Returns length, 0, or -1. */
+static int
+socks5_parse_auth(const unsigned char *b, size_t n)
+{
+	size_t ul, pl;
+
+	if (n < 2)
+		return 0;
+	if (b[0] != 0x01)
+		return -1;
+	ul = b[1];
+	if (n < 2 + ul + 1)
+		return 0;
+	pl = b[2 + ul];
+	if (n < 3 + ul + pl)
+		return 0;
+	return (int)(3 + ul + pl);
+}
+
+/* SOCKS5 request: VER CMD RSV ATYP DST.ADDR DST.PORT. Returns >0 with host
+ * and port, 0 if short, or -(reply code) on a request to refuse. */
+static int
+socks5_parse_request(const unsigned char *b, size_t n, char *host, size_t hn, int *port)
+{
+	size_t alen, off;
+
+	if (n < 5)
+		return 0;
+	if (b[0] != 0x05 || b[2] != 0x00)
+		return -SOCKS5_FAILURE;
+	switch (b[3]) {
+	case 0x01: alen = 4; off = 4; break;
+	case 0x04: alen = 16; off = 4; break;
+	case 0x03: alen = b[4]; off = 5; if (alen == 0) return -SOCKS5_FAILURE; break;
+	default: return -SOCKS5_ATYP_UNSUPPORTED;
+	}
+	if (n < off + alen + 2)
+		return 0;
+	if (b[1] != 0x01)
+		return -SOCKS5_CMD_UNSUPPORTED;	/* BIND, UDP ASSOCIATE */
+	if (b[3] == 0x03) {
+		if (alen >= hn || memchr(b + off, '\0', alen))
+			return -SOCKS5_FAILURE;
+		memcpy(host, b + off, alen);
+		host[alen] = '\0';
+	} else if (!inet_ntop(b[3] == 0x01 ? AF_INET : AF_INET6, b + off, host, (socklen_t)hn)) {
+		return -SOCKS5_FAILURE;
+	}
+	*port = b[off + alen] << 8 | b[off + alen + 1];
+	if (*port == 0)
+		return -SOCKS5_FAILURE;
+	return (int)(off + alen + 2);
+}
+
+/* SOCKS4/4a: VER CMD PORT(2) IP(4) USERID NUL [HOST NUL if IP is 0.0.0.x].
+ * Returns >0, 0 if short, or -1 to refuse. */
+static int
+socks4_parse(const unsigned char *b, size_t n, char *host, size_t hn, int *port)
+{
+	const unsigned char *nul;
+	size_t off;
+
+	if (n < 9)
+		return 0;
+	if (b[0] != 0x04 || b[1] != 0x01)
+		return -1;
+	nul = memchr(b + 8, '\0', n - 8);
+	if (!nul)
+		return n > 8 + 255 ? -1 : 0;
+	off = (size_t)(nul - b) + 1;
+	*port = b[2] << 8 | b[3];
+	if (b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] != 0) {	/* 4a: a name follows */
+		const unsigned char *hnul = memchr(b + off, '\0', n - off);
+		size_t l;
+
+		if (!hnul)
+			return n - off > SBX_MAX_HOST_BYTES ? -1 : 0;
+		l = (size_t)(hnul - (b + off));
+		if (l == 0 || l >= hn)
+			return -1;
+		memcpy(host, b + off, l);
+		host[l] = '\0';
+		off += l + 1;
+	} else {
+		inet_ntop(AF_INET, b + 4, host, (socklen_t)hn);
+	}
+	return *port ? (int)off : -1;
+}
+
+/* srt's in-band refusal for SSH (5.4): a server banner and an unencrypted
+ * SSH_MSG_DISCONNECT (reason 1, HOST_NOT_ALLOWED_TO_CONNECT) whose text is
+ * the reason, so `ssh` and `git` print why the connection was refused. */
+static void
+ssh_refusal(struct buf *b, const char *reason)
+{
+	struct buf pl = { 0 };
+	uint32_t rl = (uint32_t)strlen(reason), plen, be;
+	unsigned char pad;
+
+	buf_puts(b, "SSH-2.0-policy_refusal\r\n");
+	buf_putc(&pl, 1);	/* SSH_MSG_DISCONNECT */
+	be = htonl(1);
+	buf_putn(&pl, (const char *)&be, 4);
+	be = htonl(rl);
+	buf_putn(&pl, (const char *)&be, 4);
+	buf_putn(&pl, reason, rl);
+	be = 0;
+	buf_putn(&pl, (const char *)&be, 4);	/* language tag "" */
+	pad = (unsigned char)(8 - (4 + 1 + pl.n) % 8);
+	if (pad < 4)
+		pad += 8;
+	plen = htonl((uint32_t)(1 + pl.n + pad));
+	buf_putn(b, (const char *)&plen, 4);
+	buf_putc(b, (char)pad);
+	buf_putn(b, pl.p, pl.n);
+	for (unsigned i = 0; i < pad; i++)
+		buf_putc(b, 0);
+	free(pl.p);
+}
+
+#if SBX_LINUX
+
+/* ---- 8.1 The resolver: blocking getaddrinfo off the event loop -------- */
+
+struct dns_job {
+	unsigned slot, gen;
+	char host[SBX_MAX_HOST_BYTES + 1];
+	struct addrinfo *res;
+	int err;
+	struct dns_job *next;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct dns_job *todo, *done;
+	int notify_fd;			/* write end of the loop's pipe */
+} dns = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, -1 };
+
+static void *
+dns_worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct dns_job *j;
+		struct addrinfo hints;
+
+		pthread_mutex_lock(&dns.lock);
+		while (!dns.todo)
+			pthread_cond_wait(&dns.wake, &dns.lock);
+		j = dns.todo;
+		dns.todo = j->next;
+		pthread_mutex_unlock(&dns.lock);
+
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_family = AF_UNSPEC;
+		j->err = getaddrinfo(j->host, NULL, &hints, &j->res);
+
+		pthread_mutex_lock(&dns.lock);
+		j->next = dns.done;
+		dns.done = j;
+		pthread_mutex_unlock(&dns.lock);
+		(void)!write(dns.notify_fd, "x", 1);
+	}
+	return NULL;
+}
+
+static void
+dns_submit(unsigned slot, unsigned gen, const char *host)
+{
+	struct dns_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return;
+	j->slot = slot;
+	j->gen = gen;
+	if (strlen(host) >= sizeof(j->host)) {	/* canonical forms are never longer; refuse, don't truncate */
+		free(j);
+		return;
+	}
+	memcpy(j->host, host, strlen(host) + 1);
+	pthread_mutex_lock(&dns.lock);
+	j->next = dns.todo;
+	dns.todo = j;
+	pthread_cond_signal(&dns.wake);
+	pthread_mutex_unlock(&dns.lock);
+}
+
+/* ---- 8.3 Connections ------------------------------------------------- */
+
+static void
+rbuf_free(struct rbuf *r)
+{
+	free(r->p);
+	r->p = NULL;
+	r->off = r->len = 0;
+}
+
+/* Queue bytes to send; returns false if the buffer cannot hold them. */
+static bool
+rbuf_put(struct rbuf *r, const void *s, size_t n)
+{
+	if (!r->p && !(r->p = malloc(SBX_RELAY_BUF_BYTES)))
+		return false;
+	if (r->off && r->off == r->len)
+		r->off = r->len = 0;
+	if (SBX_RELAY_BUF_BYTES - r->len < n) {
+		memmove(r->p, r->p + r->off, r->len - r->off);
+		r->len -= r->off;
+		r->off = 0;
+	}
+	if (SBX_RELAY_BUF_BYTES - r->len < n)
+		return false;
+	memcpy(r->p + r->len, s, n);
+	r->len += n;
+	return true;
+}
+
+static void
+px_close(struct proxy *px, struct conn *c)
+{
+	if (c->cfd >= 0)
+		close(c->cfd);
+	if (c->ufd >= 0)
+		close(c->ufd);
+	rbuf_free(&c->c2u);
+	rbuf_free(&c->u2c);
+	free(c->head);
+	free(c->fwd);
+	if (c->addrs)
+		freeaddrinfo(c->addrs);
+	{
+		unsigned gen = c->gen + 1;
+
+		memset(c, 0, sizeof(*c));
+		c->gen = gen;	/* a late resolver answer for the old connection is dropped */
+	}
+	c->cfd = c->ufd = -1;
+	c->st = CS_FREE;
+	(void)px;
+}
+
+/* Answer the client and close once the answer is sent. */
+static void
+px_reply_close(struct conn *c, const void *s, size_t n)
+{
+	rbuf_put(&c->u2c, s, n);
+	c->st = CS_REPLY_CLOSE;
+	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
+}
+
+static void
+px_socks_reply(struct conn *c, int code, bool close_after)
+{
+	static const unsigned char tail[] = { 0x00, 0x01, 0, 0, 0, 0, 0, 0 };
+	unsigned char r[10];
+
+	if (c->proto == PR_SOCKS4) {
+		unsigned char r4[8] = { 0x00, (unsigned char)code, 0, 0, 0, 0, 0, 0 };
+
+		if (close_after)
+			px_reply_close(c, r4, 8);
+		else
+			rbuf_put(&c->u2c, r4, 8);
+		return;
+	}
+	r[0] = 0x05;
+	r[1] = (unsigned char)code;
+	memcpy(r + 2, tail, 8);
+	if (close_after)
+		px_reply_close(c, r, 10);
+	else
+		rbuf_put(&c->u2c, r, 10);
+}
+
+/* Refuse a connection, in the words of its protocol (srt 5.3, 5.4). */
+static void
+px_refuse(struct conn *c, const char *reason, bool policy)
+{
+	struct buf b = { 0 };
+	char phrase[200];
+	size_t i;
+
+	px_record(c, false, reason);
+	if (policy && c->port == 22 && c->proto != PR_HTTP_FORWARD) {
+		/* ssh through the proxy: say why, in SSH */
+		if (c->proto == PR_HTTP_CONNECT)
+			buf_puts(&b, "HTTP/1.1 200 Connection Established\r\n\r\n");
+		else
+			px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_OK : SOCKS5_OK, false);
+		ssh_refusal(&b, reason);
+		px_reply_close(c, b.p, b.n);
+		free(b.p);
+		return;
+	}
+	switch (c->proto) {
+	case PR_HTTP_CONNECT:
+		/* the status phrase is the reason, as srt; no CR/LF can get in it */
+		snprintf(phrase, sizeof(phrase), "%s", reason);
+		for (i = 0; phrase[i]; i++)
+			if ((unsigned char)phrase[i] < ' ' || phrase[i] == 0x7f)
+				phrase[i] = ' ';
+		buf_printf(&b, "HTTP/1.1 %s %s\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n"
+		    "Connection: close\r\nContent-Length: 0\r\n\r\n", policy ? "403" : "502", phrase);
+		break;
+	case PR_HTTP_FORWARD:
+		if (policy)
+			buf_puts(&b, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n"
+			    "Connection: close\r\nContent-Length: 40\r\n\r\nConnection blocked by network allowlist\n");
+		else
+			buf_puts(&b, "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+		break;
+	case PR_SOCKS5:
+		px_socks_reply(c, policy ? SOCKS5_NOT_ALLOWED : SOCKS5_HOST_UNREACHABLE, true);
+		return;
+	case PR_SOCKS4:
+		px_socks_reply(c, SOCKS4_REFUSED, true);
+		return;
+	}
+	px_reply_close(c, b.p, b.n);
+	free(b.p);
+}
+
+static void
+px_http_error(struct conn *c, int code)
+{
+	const char *r = code == 431 ? "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+	    : code == 503 ? "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+	    : code == 504 ? "HTTP/1.1 504 Gateway Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+	    : "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+
+	px_reply_close(c, r, strlen(r));
+}
+
+/* A parsed request: decide, then resolve (or dial a literal at once). */
+static void
+px_decide(struct proxy *px, struct conn *c, unsigned slot)
+{
+	struct net_verdict v = net_decide(px->p, c->host, c->port);
+	char canon[SBX_MAX_HOST_BYTES + 64];
+
+	if (!v.allow) {
+		px_refuse(c, v.reason, true);
+		return;
+	}
+	match_canonical_host(c->host, canon, sizeof(canon));
+	c->st = CS_RESOLVING;
+	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
+	dns_submit(slot, c->gen, canon);
+}
+
+static void px_connect_next(struct proxy *px, struct conn *c);
+
+/* The resolver answered: walk its addresses (px_connect_next). */
+static void
+px_resolved(struct proxy *px, struct conn *c, struct addrinfo *res, int err)
+{
+	if (err || !res) {
+		if (res)
+			freeaddrinfo(res);
+		if (c->proto == PR_SOCKS5) {
+			px_record(c, false, "does not resolve");
+			px_socks_reply(c, SOCKS5_HOST_UNREACHABLE, true);
+		} else {
+			px_refuse(c, "the name does not resolve", false);
+		}
+		return;
+	}
+	c->addrs = c->next_addr = res;
+	c->refused[0] = '\0';
+	c->dialled = false;
+	px_connect_next(px, c);
+}
+
+/* Dial the next address the guard allows (4.6), with no second lookup: a
+ * rebinding answer cannot aim an allowed name at 127.0.0.1. When none is
+ * left: refused by the guard, or unreachable. */
+static void
+px_connect_next(struct proxy *px, struct conn *c)
+{
+	char canon[SBX_MAX_HOST_BYTES + 64];
+
+	match_canonical_host(c->host, canon, sizeof(canon));
+	while (c->next_addr) {
+		struct addrinfo *ai = c->next_addr;
+		struct addr a = { ai->ai_family, { 0 } };
+		const char *cls;
+		int fd;
+
+		c->next_addr = ai->ai_next;
+		if (ai->ai_family == AF_INET) {
+			memcpy(a.b, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
+			((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)c->port);
+		} else if (ai->ai_family == AF_INET6) {
+			memcpy(a.b, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
+			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)c->port);
+		} else {
+			continue;
+		}
+		if ((cls = net_judge_address(px->p, canon, c->port, &a, &px->own))) {
+			if (!strstr(c->refused, cls))
+				snprintf(c->refused + strlen(c->refused), sizeof(c->refused) - strlen(c->refused), "%s%s",
+				    c->refused[0] ? " / " : "", cls);
+			continue;
+		}
+		c->dialled = true;
+		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+			close(fd);
+			continue;
+		}
+		c->ufd = fd;
+		c->st = CS_CONNECTING;
+		c->deadline_ms = now_ms() + SBX_CONNECT_MS;
+		return;
+	}
+	if (!c->dialled) {
+		char why[260];
+
+		snprintf(why, sizeof(why), "resolved to %s", c->refused);
+		px_refuse(c, why, true);
+	} else if (c->proto == PR_SOCKS5) {
+		px_record(c, false, "connection refused or unreachable");
+		px_socks_reply(c, SOCKS5_REFUSED, true);
+	} else {
+		px_refuse(c, "the upstream refused the connection", false);
+	}
+}
+
+/* Connected upstream: answer the client and start relaying. */
+static void
+px_established(struct conn *c)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
+	int one = 1;
+
+	px_record(c, true, NULL);
+	setsockopt(c->ufd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	switch (c->proto) {
+	case PR_HTTP_CONNECT:
+		rbuf_put(&c->u2c, ok, sizeof(ok) - 1);
+		break;
+	case PR_HTTP_FORWARD:
+		rbuf_put(&c->c2u, c->fwd, c->fwd_n);
+		break;
+	case PR_SOCKS5:
+		px_socks_reply(c, SOCKS5_OK, false);
+		break;
+	case PR_SOCKS4:
+		px_socks_reply(c, SOCKS4_OK, false);
+		break;
+	}
+	if (c->head_n)	/* early data after the request: the client's first bytes */
+		rbuf_put(&c->c2u, c->head, c->head_n);
+	free(c->head);
+	c->head = NULL;
+	c->head_n = 0;
+	c->st = CS_RELAY;
+	c->deadline_ms = 0;	/* idle tunnels are kept (ssh sessions), with keepalive */
+}
+
+/* Consume n bytes of the request head; what follows is early data. */
+static void
+head_consume(struct conn *c, size_t n)
+{
+	memmove(c->head, c->head + n, c->head_n - n);
+	c->head_n -= n;
+}
+
+/* Read request bytes and advance the handshake states. */
+static void
+px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
+{
+	ssize_t r;
+	int rc, method;
+
+	if (!c->head && !(c->head = malloc(SBX_MAX_HTTP_HEAD_BYTES))) {
+		px_close(px, c);
+		return;
+	}
+	r = recv(c->cfd, c->head + c->head_n, SBX_MAX_HTTP_HEAD_BYTES - c->head_n, 0);
+	if (r <= 0) {
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		px_close(px, c);
+		return;
+	}
+	c->head_n += (size_t)r;
+	for (;;) {
+		const unsigned char *b = (const unsigned char *)c->head;
+
+		switch (c->st) {
+		case CS_PEEK:
+			c->st = b[0] == 0x05 ? CS_SOCKS5_GREETING : b[0] == 0x04 ? CS_SOCKS4_REQUEST : CS_HTTP_HEAD;
+			continue;
+		case CS_HTTP_HEAD: {
+			struct http_req req;
+
+			rc = http_parse_head(c->head, c->head_n, &req);
+			if (rc == 0)
+				return;
+			c->proto = req.connect ? PR_HTTP_CONNECT : PR_HTTP_FORWARD;
+			if (rc < 0) {
+				px_http_error(c, -rc);
+				return;
+			}
+			snprintf(c->host, sizeof(c->host), "%s", req.host);
+			c->port = req.port;
+			if (!req.connect)
+				c->fwd = http_rewrite(c->head, &req, &c->fwd_n);
+			head_consume(c, (size_t)rc);
+			px_decide(px, c, slot);
+			return;
+		}
+		case CS_SOCKS5_GREETING:
+			c->proto = PR_SOCKS5;
+			rc = socks5_parse_greeting(b, c->head_n, &method);
+			if (rc == 0)
+				return;
+			{
+				unsigned char reply[2] = { 0x05, (unsigned char)method };
+
+				if (method == 0xff) {
+					px_reply_close(c, reply, 2);
+					return;
+				}
+				rbuf_put(&c->u2c, reply, 2);
+			}
+			head_consume(c, (size_t)rc);
+			c->st = method == 0x02 ? CS_SOCKS5_AUTH : CS_SOCKS5_REQUEST;
+			if (!c->head_n)
+				return;
+			continue;
+		case CS_SOCKS5_AUTH:
+			rc = socks5_parse_auth(b, c->head_n);
+			if (rc == 0)
+				return;
+			if (rc < 0) {
+				px_close(px, c);
+				return;
+			}
+			rbuf_put(&c->u2c, "\x01\x00", 2);
+			head_consume(c, (size_t)rc);
+			c->st = CS_SOCKS5_REQUEST;
+			if (!c->head_n)
+				return;
+			continue;
+		case CS_SOCKS5_REQUEST:
+			rc = socks5_parse_request(b, c->head_n, c->host, sizeof(c->host), &c->port);
+			if (rc == 0)
+				return;
+			if (rc < 0) {
+				px_socks_reply(c, -rc, true);
+				return;
+			}
+			head_consume(c, (size_t)rc);
+			px_decide(px, c, slot);
+			return;
+		case CS_SOCKS4_REQUEST:
+			c->proto = PR_SOCKS4;
+			rc = socks4_parse(b, c->head_n, c->host, sizeof(c->host), &c->port);
+			if (rc == 0)
+				return;
+			if (rc < 0) {
+				px_socks_reply(c, SOCKS4_REFUSED, true);
+				return;
+			}
+			head_consume(c, (size_t)rc);
+			px_decide(px, c, slot);
+			return;
+		default:
+			return;
+		}
+	}
+}
+
+/* Move bytes from fd into r; returns false at EOF or error. */
+static bool
+relay_in(int fd, struct rbuf *r)
+{
+	ssize_t n;
+
+	if (!r->p && !(r->p = malloc(SBX_RELAY_BUF_BYTES)))
+		return false;
+	if (r->off == r->len)
+		r->off = r->len = 0;
+	n = recv(fd, r->p + r->len, SBX_RELAY_BUF_BYTES - r->len, 0);
+	if (n > 0) {
+		r->len += (size_t)n;
+		return true;
+	}
+	return n < 0 && (errno == EAGAIN || errno == EINTR);
+}
+
+/* Send what r holds to fd; returns false on error. */
+static bool
+relay_out(int fd, struct rbuf *r)
+{
+	ssize_t n;
+
+	if (r->off == r->len)
+		return true;
+	n = send(fd, r->p + r->off, r->len - r->off, MSG_NOSIGNAL);
+	if (n > 0) {
+		r->off += (size_t)n;
+		if (r->off == r->len) {
+			/* drained: give the memory back, a thousand idle tunnels cost little */
+			rbuf_free(r);
+		}
+		return true;
+	}
+	return n < 0 && (errno == EAGAIN || errno == EINTR);
+}
+
+static bool
+rbuf_room(const struct rbuf *r)
+{
+	return !r->p || r->len < SBX_RELAY_BUF_BYTES || r->off > 0;
+}
+
+static bool
+rbuf_pending(const struct rbuf *r)
+{
+	return r->p && r->off < r->len;
+}
+
+/* Interest follows buffers, here and only here: read a side while its
+ * outgoing buffer has room, write while there are bytes to send. */
+static void
+px_interest(const struct conn *c, short *cev, short *uev)
+{
+	*cev = *uev = 0;
+	switch (c->st) {
+	case CS_PEEK: case CS_HTTP_HEAD: case CS_SOCKS5_GREETING: case CS_SOCKS5_AUTH:
+	case CS_SOCKS5_REQUEST: case CS_SOCKS4_REQUEST:
+		*cev = POLLIN | (rbuf_pending(&c->u2c) ? POLLOUT : 0);
+		break;
+	case CS_RESOLVING:
+		*cev = rbuf_pending(&c->u2c) ? POLLOUT : 0;
+		break;
+	case CS_CONNECTING:
+		*uev = POLLOUT;
+		*cev = rbuf_pending(&c->u2c) ? POLLOUT : 0;
+		break;
+	case CS_RELAY:
+		if (!c->c_eof && rbuf_room(&c->c2u))
+			*cev |= POLLIN;
+		if (rbuf_pending(&c->u2c))
+			*cev |= POLLOUT;
+		if (!c->u_eof && rbuf_room(&c->u2c))
+			*uev |= POLLIN;
+		if (rbuf_pending(&c->c2u))
+			*uev |= POLLOUT;
+		break;
+	case CS_REPLY_CLOSE:
+		*cev = POLLOUT;
+		break;
+	case CS_FREE:
+		break;
+	}
+}
+
+static void
+px_accept(struct proxy *px, int lfd)
+{
+	for (int k = 0; k < 64; k++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		unsigned i;
+
+		if (fd < 0)
+			return;
+		for (i = 0; i < SBX_MAX_CONNS && px->conns[i].st != CS_FREE; i++)
+			;
+		if (i == SBX_MAX_CONNS) {	/* full: say so and drop it */
+			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n";
+
+			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			continue;
+		}
+		px->conns[i].cfd = fd;
+		px->conns[i].ufd = -1;
+		px->conns[i].st = CS_PEEK;
+		px->conns[i].deadline_ms = now_ms() + SBX_HANDSHAKE_MS;
+	}
+}
+
+/* Handle what poll reported for one connection. */
+static void
+px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short urev)
+{
+	if (c->st == CS_CONNECTING && urev) {
+		int err = 0;
+		socklen_t el = sizeof(err);
+
+		getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &el);
+		if (err) {
+			close(c->ufd);
+			c->ufd = -1;
+			px_connect_next(px, c);
+			return;
+		}
+		px_established(c);
+		urev = 0;
+	}
+	if (crev & (POLLERR | POLLNVAL)) {
+		px_close(px, c);
+		return;
+	}
+	if (c->st == CS_REPLY_CLOSE) {
+		if (!relay_out(c->cfd, &c->u2c) || !rbuf_pending(&c->u2c))
+			px_close(px, c);
+		return;
+	}
+	if ((crev & POLLOUT) && !relay_out(c->cfd, &c->u2c)) {
+		px_close(px, c);
+		return;
+	}
+	if (c->st < CS_RESOLVING && (crev & (POLLIN | POLLHUP))) {
+		px_on_handshake(px, c, slot);
+		return;
+	}
+	if (c->st != CS_RELAY) {
+		if (crev & POLLHUP)	/* the client left while we resolved or dialled */
+			px_close(px, c);
+		return;
+	}
+	/* POLLHUP with data still readable is read first, as nc does */
+	if ((crev & (POLLIN | POLLHUP)) && !c->c_eof && rbuf_room(&c->c2u) && !relay_in(c->cfd, &c->c2u))
+		c->c_eof = true;
+	if ((urev & (POLLIN | POLLHUP)) && !c->u_eof && rbuf_room(&c->u2c) && !relay_in(c->ufd, &c->u2c))
+		c->u_eof = true;
+	if ((urev & POLLERR) || ((urev & POLLOUT) && !relay_out(c->ufd, &c->c2u)) ||
+	    ((crev & POLLOUT) && !relay_out(c->cfd, &c->u2c))) {
+		px_close(px, c);
+		return;
+	}
+	/* half-close: an EOF travels on once its buffer has drained */
+	if (c->c_eof && !rbuf_pending(&c->c2u))
+		shutdown(c->ufd, SHUT_WR);
+	if (c->u_eof && !rbuf_pending(&c->u2c))
+		shutdown(c->cfd, SHUT_WR);
+	if (c->c_eof && c->u_eof && !rbuf_pending(&c->c2u) && !rbuf_pending(&c->u2c))
+		px_close(px, c);
+}
+
+/* This machine's addresses: an allowed name must not resolve to them. */
+static void
+px_own_addresses(struct proxy *px)
+{
+	struct ifaddrs *ifs, *ifa;
+
+	if (getifaddrs(&ifs) < 0)
+		return;
+	for (ifa = ifs; ifa; ifa = ifa->ifa_next) {
+		struct addr *a;
+
+		if (!ifa->ifa_addr || (ifa->ifa_addr->sa_family != AF_INET && ifa->ifa_addr->sa_family != AF_INET6))
+			continue;
+		a = amalloc(sizeof(*a));
+		a->family = ifa->ifa_addr->sa_family;
+		if (a->family == AF_INET)
+			memcpy(a->b, &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr, 4);
+		else
+			memcpy(a->b, &((struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr, 16);
+		vec_push(&px->own, a);
+	}
+	freeifaddrs(ifs);
+}
+
+/* The proxy process: runs until sbx goes away (parent_fd reads EOF). */
+static void __attribute__((noreturn))
+proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
+{
+	static struct conn conns[SBX_MAX_CONNS];
+	struct proxy px = { p, { 0 }, conns, { 0 }, 0, parent_fd, { -1, -1 } };
+	struct pollfd *pfd = calloc(3 + 4 + 2 * SBX_MAX_CONNS, sizeof(*pfd));
+	unsigned *pslot = calloc(3 + 4 + 2 * SBX_MAX_CONNS, sizeof(*pslot));
+	struct rlimit rl;
+	pthread_t t;
+	int i;
+
+	if (!pfd || !pslot || pipe2(px.resolved_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		_exit(SBX_EXIT_FAILURE);
+	signal(SIGPIPE, SIG_IGN);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (i = 0; i < SBX_MAX_CONNS; i++)
+		conns[i].cfd = conns[i].ufd = -1;
+	for (i = 0; i < nl && i < 4; i++) {
+		px.listeners[i] = listeners[i];
+		fcntl(listeners[i], F_SETFL, O_NONBLOCK);
+	}
+	px.nlisteners = i;
+	px_own_addresses(&px);
+	dns.notify_fd = px.resolved_pipe[1];
+	for (i = 0; i < SBX_RESOLVER_THREADS; i++)
+		pthread_create(&t, NULL, dns_worker, NULL);
+
+	for (;;) {
+		int64_t now = now_ms(), next = -1;
+		nfds_t n = 0;
+		int timeout, rc;
+		unsigned s;
+
+		pfd[n].fd = parent_fd; pfd[n].events = POLLIN; n++;
+		pfd[n].fd = px.resolved_pipe[0]; pfd[n].events = POLLIN; n++;
+		for (i = 0; i < px.nlisteners; i++) {
+			pfd[n].fd = px.listeners[i];
+			pfd[n].events = POLLIN;
+			n++;
+		}
+		for (s = 0; s < SBX_MAX_CONNS; s++) {
+			struct conn *c = &conns[s];
+			short cev, uev;
+
+			if (c->st == CS_FREE)
+				continue;
+			if (c->deadline_ms && c->deadline_ms <= now) {
+				/* a slow or silent peer: its deadline passed */
+				if (c->st == CS_CONNECTING || c->st == CS_RESOLVING) {
+					if (c->proto == PR_SOCKS5 || c->proto == PR_SOCKS4)
+						px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED, true);
+					else
+						px_http_error(c, 504);
+					if (c->ufd >= 0) {
+						close(c->ufd);
+						c->ufd = -1;
+					}
+				} else {
+					px_close(&px, c);
+					continue;
+				}
+			}
+			if (c->deadline_ms && (next < 0 || c->deadline_ms < next))
+				next = c->deadline_ms;
+			px_interest(c, &cev, &uev);
+			pfd[n].fd = c->cfd; pfd[n].events = cev; pslot[n] = s * 2; n++;
+			if (c->ufd >= 0) {
+				pfd[n].fd = c->ufd; pfd[n].events = uev; pslot[n] = s * 2 + 1; n++;
+			}
+		}
+		timeout = next < 0 ? -1 : (int)(next - now > 0 ? next - now : 0);
+		rc = poll(pfd, n, timeout);
+		if (rc < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(SBX_EXIT_FAILURE);
+		}
+		if (pfd[0].revents)
+			_exit(0);	/* sbx has gone */
+		if (pfd[1].revents & POLLIN) {
+			char drain[64];
+			struct dns_job *done;
+
+			while (read(px.resolved_pipe[0], drain, sizeof(drain)) > 0)
+				;
+			pthread_mutex_lock(&dns.lock);
+			done = dns.done;
+			dns.done = NULL;
+			pthread_mutex_unlock(&dns.lock);
+			while (done) {
+				struct dns_job *j = done;
+				struct conn *c = &conns[j->slot];
+
+				done = j->next;
+				if (c->st == CS_RESOLVING && c->gen == j->gen)
+					px_resolved(&px, c, j->res, j->err);
+				else if (j->res)
+					freeaddrinfo(j->res);
+				free(j);
+			}
+		}
+		for (i = 0; i < px.nlisteners; i++)
+			if (pfd[2 + i].revents & POLLIN)
+				px_accept(&px, px.listeners[i]);
+		for (nfds_t k = (nfds_t)(2 + px.nlisteners); k < n; k++) {
+			unsigned slot = pslot[k] / 2;
+			struct conn *c = &conns[slot];
+			short crev = 0, urev = 0;
+
+			if (pslot[k] % 2)
+				continue;	/* handled with its client side below */
+			if (c->st == CS_FREE || pfd[k].fd != c->cfd)
+				continue;
+			crev = pfd[k].revents;
+			if (k + 1 < n && pslot[k + 1] == slot * 2 + 1 && pfd[k + 1].fd == c->ufd)
+				urev = pfd[k + 1].revents;
+			if (crev || urev)
+				px_on_events(&px, c, slot, crev, urev);
+		}
+	}
+}
+
+#endif /* SBX_LINUX */
 
 /* ====================================================================
  * 9. VIOLATIONS
@@ -5639,7 +7007,7 @@ main(int argc, char **argv)
 	}
 
 	if (c.print) {	/* argv: show what would run, create nothing */
-		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0, c.cmd };
+		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0, p.allow_domains.n > 0, NULL, c.cmd };
 		struct vec opts = { 0 }, tail = { 0 };
 
 		bw_render_options(&p, &pl, &bp, &opts);
@@ -5670,6 +7038,15 @@ main(int argc, char **argv)
 	(void)report_rss;
 	(void)ctl_encode;
 	(void)ctl_decode;
+	(void)http_parse_head;
+	(void)http_rewrite;
+	(void)socks5_parse_greeting;
+	(void)socks5_parse_auth;
+	(void)socks5_parse_request;
+	(void)socks4_parse;
+	(void)ssh_refusal;
+	(void)px_record;
+	(void)now_ms;
 	die_hint("use sbx on Linux for now", "the macOS sandbox (Seatbelt) is not built yet; sbx refuses to run "
 	    "the command without a sandbox");
 #endif

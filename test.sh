@@ -1354,7 +1354,169 @@ EOF
 	grep -q 'ok.allowed.test:443: allow' "$T/explain.out" || fail "control: a name resolving to 10.200.0.7 not allowed"
 }
 
+# ---------------------------------------------------------------- the proxy
+# net_up: a test host in its own network namespace (10.200.N.2, joined to this host by a veth
+# at 10.200.N.1) running an HTTP server on :8000 and a line-echo server on :7000, and a private
+# hosts file naming it. Only that address and loopback are ever contacted.
+net_up() {
+	[ "$(id -u)" = 0 ] || skip "network namespaces for the test servers need root"
+	command -v ip >/dev/null || skip "ip (iproute2) not installed"
+	NET_N=$(( ($$ + RANDOM) % 200 + 20 )); NS=sbxt$NET_N
+	NSIP=10.200.$NET_N.2
+	ip netns add "$NS" || skip "cannot create a network namespace"
+	trap 'ip netns del "$NS" 2>/dev/null; ip link del "${NS}h" 2>/dev/null; kill $(jobs -p) 2>/dev/null' EXIT
+	ip link add "${NS}h" type veth peer name "${NS}n" && ip link set "${NS}n" netns "$NS" &&
+	ip addr add "10.200.$NET_N.1/24" dev "${NS}h" && ip link set "${NS}h" up &&
+	ip netns exec "$NS" ip addr add "$NSIP/24" dev "${NS}n" && ip netns exec "$NS" ip link set "${NS}n" up &&
+	ip netns exec "$NS" ip link set lo up || fail "cannot wire the test namespace"
+	mkdir -p "$T/www"; echo hello-from-test-host >"$T/www/index.html"
+	ip netns exec "$NS" python3 -m http.server 8000 --bind "$NSIP" --directory "$T/www" >/dev/null 2>&1 &
+	ip netns exec "$NS" python3 -c '
+import socket, threading, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((sys.argv[1], 7000)); s.listen(64)
+def echo(c):
+    with c:
+        while True:
+            d = c.recv(65536)
+            if not d: break
+            c.sendall(d)
+while True:
+    c, _ = s.accept(); threading.Thread(target=echo, args=(c,), daemon=True).start()' "$NSIP" >/dev/null 2>&1 &
+	local i; for i in $(seq 50); do curl -s -m 1 "http://$NSIP:8000/" >/dev/null 2>&1 && break; sleep 0.1; done
+	curl -s -m 2 "http://$NSIP:8000/" | grep -q hello-from-test-host || fail "the test host's HTTP server did not start"
+	printf '127.0.0.1 localhost\n%s allowed.test denied.test also.allowed.test\n127.0.0.1 rebind.test\n' "$NSIP" >"$T/hosts"
+	policy net <<EOF
+allow-write .
+allow-domain allowed.test
+allow-domain *.allowed.test
+allow-domain rebind.test
+deny-domain denied.test "denied.test is off limits"
+deny-domain *:22 "SSH is blocked; use an https:// remote"
+EOF
+}
+# in_net CMD: run CMD with the private hosts file bound over /etc/hosts (a mount namespace)
+in_net() { unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$T/hosts" "$@"; }
+sbx_net() { # sbx_net SHELL-SCRIPT: run it in the sandbox under the net policy; sets RC OUT ERR
+	printf '$ sbx -c net -- sh -c %q\n' "$1"
+	timeout -k 5 "$TMO" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$T/hosts" \
+		"$SBX" -c "$T/net" -- sh -c "$1" >"$T/.stdout" 2>"$T/.stderr"
+	RC=$?; OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr")
+	echo "  [exit $RC]"; log_file out "$T/.stdout"; log_file err "$T/.stderr"
+}
+
+t_proxy_protocols() { # curl through the proxy: absolute-URI HTTP, CONNECT, SOCKS5 (hostname), SOCKS4a; direct fails
+	net_up
+	sbx_net 'curl -s -m 5 http://allowed.test:8000/; echo "a=$?"
+		curl -s -m 5 -p http://allowed.test:8000/; echo "c=$?"
+		curl -s -m 5 --socks5-hostname 127.0.0.1:1080 http://also.allowed.test:8000/; echo "s5=$?"
+		curl -s -m 5 --socks4a 127.0.0.1:1080 http://allowed.test:8000/; echo "s4=$?"
+		curl -s -m 3 --noproxy "*" http://allowed.test:8000/; echo "direct=$?"'
+	expect_rc 0
+	local k; for k in a c s5 s4; do
+		grep -q "^hello-from-test-host$" <<<"$OUT" && grep -q "^$k=0$" <<<"$OUT" || fail "$k: request through the proxy failed: $OUT"
+	done
+	[ "$(grep -c '^hello-from-test-host$' <<<"$OUT")" = 4 ] || fail "not every protocol fetched the page: $OUT"
+	grep -q '^direct=0$' <<<"$OUT" && fail "a direct connection (no proxy) succeeded"
+	# raw TCP through CONNECT and SOCKS5 (python's socket, the echo server)
+	sbx_net 'python3 - <<EOF
+import socket, struct
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT allowed.test:7000 HTTP/1.1\r\nHost: allowed.test:7000\r\n\r\n")
+r = b""
+while b"\r\n\r\n" not in r: r += s.recv(1)
+s.sendall(b"ping-connect"); print(r.split(b"\r\n")[0].decode(), s.recv(100).decode())
+t = socket.create_connection(("127.0.0.1", 1080))
+t.sendall(b"\x05\x01\x00"); assert t.recv(2) == b"\x05\x00"
+h = b"allowed.test"; t.sendall(b"\x05\x01\x00\x03" + bytes([len(h)]) + h + struct.pack(">H", 7000))
+rep = t.recv(10); t.sendall(b"ping-socks"); print("socks", rep[1], t.recv(100).decode())
+EOF'
+	expect_contains "$OUT" "HTTP/1.1 200 Connection Established ping-connect" "raw TCP through CONNECT"
+	expect_contains "$OUT" "socks 0 ping-socks" "raw TCP through SOCKS5"
+}
+
+t_proxy_refusals() { # srt's replies: 403 reasons, deny beats allow, Host spoof and userinfo, rebinding, SOCKS codes
+	net_up
+	sbx_net 'curl -si -m 5 http://denied.test:8000/ | tr -d "\r"; echo ===
+		curl -s -m 5 -p -o /dev/null -w "%{http_code}\n" http://denied.test:8000/ 2>&1; curl -sv -m 5 -p http://denied.test:8000/ 2>&1 | grep -i "< HTTP/1.1 403" | tr -d "\r"; echo ===
+		curl -s -m 5 -o /dev/null -w "spoof=%{http_code}\n" -H "Host: allowed.test:8000" http://denied.test:8000/
+		curl -s -m 5 -o /dev/null -w "userinfo-denied=%{http_code}\n" "http://allowed.test@denied.test:8000/"
+		curl -s -m 5 -o /dev/null -w "userinfo-allowed=%{http_code}\n" "http://denied.test@allowed.test:8000/"
+		curl -sv -m 5 -p http://rebind.test:8000/ 2>&1 | grep -i "< HTTP/1.1 403" | tr -d "\r"
+		curl -s -m 5 --socks5-hostname 127.0.0.1:1080 http://denied.test:8000/; echo "socks-denied=$?"
+		curl -s -m 5 --socks4a 127.0.0.1:1080 http://denied.test:8000/; echo "socks4-denied=$?"
+		curl -s -m 5 -o /dev/null -w "notlisted=%{http_code}\n" http://other.test:8000/'
+	note "$OUT"
+	expect_contains "$OUT" "HTTP/1.1 403 Forbidden" "absolute-URI deny status"
+	expect_contains "$OUT" "X-Proxy-Error: blocked-by-allowlist" "deny header"
+	expect_contains "$OUT" "Connection blocked by network allowlist" "deny body"
+	expect_contains "$OUT" "< HTTP/1.1 403 denied.test is off limits" "CONNECT deny: the reason is the status phrase"
+	expect_contains "$OUT" "spoof=403" "Host header spoof (the target decides)"
+	expect_contains "$OUT" "userinfo-denied=403" "userinfo smuggling"
+	expect_contains "$OUT" "userinfo-allowed=200" "control: userinfo before an allowed host"
+	expect_contains "$OUT" "< HTTP/1.1 403 resolved to a loopback address" "a name resolving to 127.0.0.1"
+	expect_contains "$OUT" "socks-denied=97" "SOCKS5 deny (curl: connection not allowed)"
+	expect_contains "$OUT" "socks4-denied=97" "SOCKS4 deny"
+	expect_contains "$OUT" "notlisted=403" "a host on no list"
+}
+
+t_proxy_ssh_refusal_and_hostile_clients() { # port 22 denied in-band in SSH; garbage and idle clients stall no one
+	net_up
+	sbx_net 'python3 - <<EOF
+import socket, time
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT allowed.test:22 HTTP/1.1\r\nHost: allowed.test:22\r\n\r\n")
+time.sleep(0.5); print(repr(s.recv(4096)))
+idle = [socket.create_connection(("127.0.0.1", p)) for p in (3128, 1080) for _ in range(20)]   # say nothing
+bad = socket.create_connection(("127.0.0.1", 3128)); bad.sendall(b"\x00\xff garbage\r\n\r\n"); print("bad:", bad.recv(100)[:24])
+big = socket.create_connection(("127.0.0.1", 3128)); big.sendall(b"GET http://allowed.test:8000/ HTTP/1.1\r\n" + b"X: " + b"a" * 20000 + b"\r\n\r\n"); print("big:", big.recv(100)[:40])
+t0 = time.time()
+g = socket.create_connection(("127.0.0.1", 3128)); g.sendall(b"GET http://allowed.test:8000/ HTTP/1.1\r\nHost: allowed.test:8000\r\n\r\n")
+d = b""
+while True:
+    x = g.recv(65536)
+    if not x: break
+    d += x
+print("good:", b"hello-from-test-host" in d, "%.2f" % (time.time() - t0))
+EOF'
+	note "$OUT"
+	expect_contains "$OUT" "SSH-2.0-policy_refusal" "the in-band SSH banner"
+	expect_contains "$OUT" "SSH is blocked; use an https:// remote" "the SSH disconnect carries the reason"
+	expect_contains "$OUT" "bad: b'HTTP/1.1 400 Bad Request" "garbage gets 400"
+	expect_contains "$OUT" "big: b'HTTP/1.1 431 Request Header Fields" "an oversized head gets 431"
+	grep -q "good: True" <<<"$OUT" || fail "a good request failed next to idle and hostile clients"
+	local secs; secs=$(sed -n 's/^good: True //p' <<<"$OUT")
+	python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1.0 else 1)" "$secs" || fail "the good request took ${secs}s next to 40 idle clients"
+	if command -v ssh >/dev/null; then
+		sbx_net 'ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ProxyCommand="socat - PROXY:127.0.0.1:%h:%p,proxyport=3128" git@allowed.test 2>&1 | head -3'
+		expect_contains "$OUT" "SSH is blocked; use an https:// remote" "ssh itself prints the reason"
+	fi
+}
+
+t_proxy_environment() { # the variables srt sets (and JVM, node), pointing at the listeners; none without allow-domain
+	net_up
+	sbx_net 'env | grep -E "^(HTTPS?_PROXY|https?_proxy|ALL_PROXY|NO_PROXY|FTP_PROXY|RSYNC_PROXY|GRPC_PROXY|JAVA_TOOL_OPTIONS|NODE_USE_ENV_PROXY|CLOUDSDK_PROXY_PORT)=" | sort'
+	expect_contains "$OUT" "HTTPS_PROXY=http://127.0.0.1:3128" "HTTPS_PROXY"
+	expect_contains "$OUT" "https_proxy=http://127.0.0.1:3128" "https_proxy"
+	expect_contains "$OUT" "ALL_PROXY=http://127.0.0.1:3128" "ALL_PROXY"
+	expect_contains "$OUT" "FTP_PROXY=socks5h://127.0.0.1:1080" "FTP_PROXY"
+	expect_contains "$OUT" "NO_PROXY=localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16" "NO_PROXY as srt"
+	expect_contains "$OUT" "-Dhttps.proxyPort=3128" "JAVA_TOOL_OPTIONS"
+	expect_contains "$OUT" "NODE_USE_ENV_PROXY=1" "NODE_USE_ENV_PROXY"
+	policy nonet <<<"allow-write ."
+	local probe='import socket,sys
+try:
+    socket.create_connection(("127.0.0.1", 3128), timeout=2); print("listening")
+except OSError as e:
+    print("closed", e.errno)'
+	sbx_net "python3 -c '$probe'"
+	expect_contains "$OUT" "listening" "control: the listener exists with allow-domain"
+	run_sbx -c "$T/nonet" -- sh -c 'echo "[${HTTPS_PROXY:-none}]"; python3 -c "$1"' sh "$probe"
+	expect_contains "$OUT" "[none]" "no proxy variables without allow-domain"
+	expect_contains "$OUT" "closed 111" "no listener without allow-domain (ECONNREFUSED)"
+}
+
 TESTS=(
+	proxy_protocols proxy_refusals proxy_ssh_refusal_and_hostile_clients proxy_environment
 	explain_decisions
 	make_install
 	weaker_and_fail_closed
