@@ -1536,6 +1536,9 @@ TESTS=(
 	print_argv print_roundtrip print_roundtrip_example make_static
 )
 
+# More scenarios live in tests/*.tests.sh: each defines t_NAME functions and adds NAME to TESTS.
+for f in tests/*.tests.sh; do [ -f "$f" ] && . "$f"; done
+
 npass=0 nfail=0 nskip=0
 for name in "${TESTS[@]}"; do
 	[ -z "$FILTER" ] || [[ $name == *"$FILTER"* ]] || continue
