@@ -3160,12 +3160,14 @@ enum mkind {
 			 * nodev device there, and reading it would fail) */
 	MK_TMPFS,	/* --tmpfs P: a hidden directory */
 	MK_REMOUNT_RO,	/* --remount-ro P: after the paths bound back into a --tmpfs */
+	MK_BIND_FROM,	/* --ro-bind SRC P: a host file shown at another path (sbx itself) */
 };
 
 struct mount {
 	enum mkind kind;
 	const char *path;
 	const char *why;	/* for -v */
+	const char *src;	/* MK_BIND_FROM: the host path */
 	const char *key;	/* sort key: the path; for MK_REMOUNT_RO, the path
 				 * plus "/\xff", after everything inside it */
 };
@@ -3378,6 +3380,16 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 	if (pl->mounts.n)
 		qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
 	return 0;
+}
+
+/* Show a host file at another path inside (after the plan is built: keeps
+ * bwrap's order, parents first). */
+static void
+plan_bind_from(struct plan *pl, const char *src, const char *dest, const char *why)
+{
+	plan_mount(pl, MK_BIND_FROM, dest, why);
+	((struct mount *)pl->mounts.v[pl->mounts.n - 1])->src = src;
+	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
 }
 
 /* Would path (real) be writable inside the sandbox under this plan? */
@@ -4069,6 +4081,14 @@ runtime_recover(const char *root)
 	closedir(d);
 }
 
+/* Where sbx's own binary is shown inside: a fixed name in the hidden
+ * runtime directory, so it is there even when its install path is denied. */
+static const char *
+sbx_inside(const struct run_paths *rp)
+{
+	return path_join(rp->runtime_root, "sbx");
+}
+
 /* The paths of this run (names only; nothing is created). */
 static void
 run_paths_init(struct run_paths *rp, const char *cwd)
@@ -4169,6 +4189,7 @@ struct bw_params {
 	bool root;		/* sbx runs as uid 0 */
 	bool proxy;		/* the policy allows some domains: the proxy runs */
 	const char *java_tool_options;	/* JAVA_TOOL_OPTIONS already set, kept in front */
+	const char *self_inside;	/* where sbx's binary is shown inside, or NULL */
 	char **cmd;		/* the command and its arguments (sent over ctl_fd) */
 };
 
@@ -4218,6 +4239,11 @@ bw_render_proxy_env(const struct bw_params *bp, struct vec *out)
 	argv_push3(out, "--setenv", "CLOUDSDK_PROXY_ADDRESS", "127.0.0.1");
 	argv_push3(out, "--setenv", "CLOUDSDK_PROXY_PORT", aprintf("%d", SBX_PROXY_HTTP_PORT));
 	argv_push3(out, "--setenv", "NODE_USE_ENV_PROXY", "1");
+	/* ssh (and git over ssh) through the proxy with sbx's own CONNECT
+	 * client, bound at a fixed path inside: no socat needed */
+	if (bp->self_inside)
+		argv_push3(out, "--setenv", "GIT_SSH_COMMAND", aprintf("ssh -o ControlMaster=no -o ControlPath=none "
+		    "-o ProxyCommand='%s --connect %%h %%p'", bp->self_inside));
 	argv_push3(out, "--setenv", "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
 	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d -Dhttp.nonProxyHosts=localhost|127.*|[::1]",
 	    bp->java_tool_options ? bp->java_tool_options : "", bp->java_tool_options ? " " : "",
@@ -4269,6 +4295,9 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 			break;
 		case MK_REMOUNT_RO:
 			argv_push3(out, "--remount-ro", m->path, NULL);
+			break;
+		case MK_BIND_FROM:
+			argv_push3(out, "--ro-bind", m->src, m->path);
 			break;
 		}
 	}
@@ -5016,6 +5045,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bp.root = geteuid() == 0;
 	bp.proxy = p->allow_domains.n > 0;
 	bp.java_tool_options = getenv("JAVA_TOOL_OPTIONS");
+	bp.self_inside = bp.proxy ? sbx_inside(rp) : NULL;
 	bp.args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
 	if (bp.args_fd < 0)
 		die("memfd_create: %s", strerror(errno));
@@ -6793,6 +6823,87 @@ pol_default(struct policy *p, struct pol_ctx *pc)
 		die_err(&e);
 }
 
+/* sbx --connect HOST PORT: a CONNECT client on stdin/stdout, for ssh's
+ * ProxyCommand inside the sandbox (GIT_SSH_COMMAND). A refusal prints the
+ * proxy's reason; an in-band SSH refusal passes through to ssh, which
+ * prints it. */
+static int
+connect_main(const char *host, const char *port_s)
+{
+	struct sockaddr_in sa;
+	char head[4096];
+	size_t n = 0;
+	long port;
+	const char *why;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct pollfd pf[2];
+	bool in_eof = false, sock_eof = false;
+
+	if (parse_int(port_s, 1, 65535, &port, &why) < 0 || !*host || strpbrk(host, " \r\n"))
+		die("--connect takes HOST PORT");
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(SBX_PROXY_HTTP_PORT);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		die("--connect: no proxy on 127.0.0.1:%d: %s (is this inside sbx with an allow-domain?)",
+		    SBX_PROXY_HTTP_PORT, strerror(errno));
+	n = (size_t)snprintf(head, sizeof(head), "CONNECT %s:%ld HTTP/1.1\r\nHost: %s:%ld\r\n\r\n",
+	    host, port, host, port);
+	if (write_all(fd, head, n) < 0)
+		die("--connect: %s", strerror(errno));
+	/* the reply head, a byte at a time: what follows it is the tunnel's */
+	for (n = 0; n < sizeof(head) - 1; n++) {
+		if (read(fd, head + n, 1) != 1)
+			die("--connect: the proxy closed the connection");
+		if (n >= 3 && memcmp(head + n - 3, "\r\n\r\n", 4) == 0)
+			break;
+	}
+	head[n + 1] = '\0';
+	if (strncmp(head, "HTTP/1.1 200", 12) != 0) {
+		warnx("--connect %s %ld: %.*s", host, port, (int)strcspn(head, "\r\n"), head);
+		return 1;
+	}
+	/* relay with half-close both ways: at the proxy's EOF ssh must still be
+	 * able to read what came (an SSH disconnect with the reason) while it
+	 * is writing, so stdout is closed and stdin drained, not abandoned */
+	signal(SIGPIPE, SIG_IGN);
+	pf[0].fd = 0;
+	pf[1].fd = fd;
+	for (;;) {
+		char buf[65536];
+		ssize_t r;
+
+		if (in_eof && sock_eof)
+			return 0;
+		pf[0].events = in_eof ? 0 : POLLIN;
+		pf[1].events = sock_eof ? 0 : POLLIN;
+		pf[0].fd = in_eof ? -1 : 0;
+		pf[1].fd = sock_eof ? -1 : fd;
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
+		}
+		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			r = read(0, buf, sizeof(buf));
+			if (r <= 0) {
+				in_eof = true;
+				shutdown(fd, SHUT_WR);
+			} else if (!sock_eof) {
+				(void)write_all(fd, buf, (size_t)r);	/* a closed tunnel just drops it */
+			}
+		}
+		if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			r = read(fd, buf, sizeof(buf));
+			if (r <= 0 || write_all(1, buf, (size_t)r) < 0) {
+				sock_eof = true;
+				close(1);
+			}
+		}
+	}
+}
+
 /* --explain=HOST[:PORT]: the decision the proxy will make, with its
  * reason; for an allowed name, each address it resolves to and whether it
  * may be dialled. Returns 0 when the connection would be allowed. */
@@ -6912,6 +7023,11 @@ main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--inner") == 0)
 		return inner_main(argc, argv);
 #endif
+	if (argc > 1 && strcmp(argv[1], "--connect") == 0) {
+		if (argc != 4)
+			die("usage: sbx --connect HOST PORT (a CONNECT client through the sandbox's proxy)");
+		return connect_main(argv[2], argv[3]);
+	}
 	cli_parse(argc, argv, &c);
 	if (c.help) {
 		usage(stdout);
@@ -6999,15 +7115,23 @@ main(int argc, char **argv)
 	}
 	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
 		die("%s", why);
+	if (p.allow_domains.n && rp.runtime_root) {
+		char self[PATH_MAX];
+
+		if (!realpath("/proc/self/exe", self))
+			die("cannot find my own binary: %s", strerror(errno));
+		plan_bind_from(&pl, astrdup(self), sbx_inside(&rp), "sbx itself, for sbx --connect (GIT_SSH_COMMAND)");
+	}
 	for (i = 0; i < pl.mounts.n; i++) {
-		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro" };
+		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show" };
 		const struct mount *m = pl.mounts.v[i];
 
 		note("mount %-10s %s  <- %s", kinds[m->kind], m->path, m->why);	/* ORDER: enum mkind */
 	}
 
 	if (c.print) {	/* argv: show what would run, create nothing */
-		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0, p.allow_domains.n > 0, NULL, c.cmd };
+		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0, p.allow_domains.n > 0, NULL,
+		    p.allow_domains.n > 0 ? sbx_inside(&rp) : NULL, c.cmd };
 		struct vec opts = { 0 }, tail = { 0 };
 
 		bw_render_options(&p, &pl, &bp, &opts);

@@ -147,7 +147,7 @@ expect_same_tree() { # expect_same_tree DIR BEFORE-FILE WHAT
 procs_with() { # procs_with STRING : pids whose command line contains STRING
 	local p c
 	for p in /proc/[0-9]*; do
-		c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		c=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
 		[[ $c == *"$1"* ]] && echo "${p#/proc/}"
 	done
 	return 0
@@ -1515,7 +1515,29 @@ except OSError as e:
 	expect_contains "$OUT" "closed 111" "no listener without allow-domain (ECONNREFUSED)"
 }
 
+t_proxy_git_ssh_command() { # ssh through GIT_SSH_COMMAND with sbx --connect (socat hidden): the refusal text, and a tunnel
+	net_up
+	command -v ssh >/dev/null || skip "ssh (openssh-client) not installed"
+	cat >>"$T/net" <<EOF
+deny-read $(command -v socat 2>/dev/null || echo /usr/bin/socat)
+EOF
+	sbx_net 'echo "[$GIT_SSH_COMMAND]"; command -v socat >/dev/null && socat -V >/dev/null 2>&1 && echo socat-usable
+		sh -c "$GIT_SSH_COMMAND -o BatchMode=yes -o StrictHostKeyChecking=no git@allowed.test true" 2>&1 | head -3
+		GIT_SSH_VARIANT=ssh git ls-remote git@allowed.test:repo.git 2>&1 | head -3
+		P=$(printf "%s" "$GIT_SSH_COMMAND" | sed "s/.*ProxyCommand=.\([^ ]*\) .*/\1/"); echo "proxycommand=$P"
+		echo ping-through-connect | "$P" --connect allowed.test 7000
+		"$P" --connect denied.test 7000 </dev/null; echo "denied-rc=$?"'
+	note "$OUT"; note "$ERR"
+	expect_contains "$OUT" "ProxyCommand=" "GIT_SSH_COMMAND is set"
+	grep -q socat-usable <<<"$OUT" && fail "socat is still usable inside (the test hides it)"
+	[ "$(grep -c 'SSH is blocked; use an https:// remote' <<<"$OUT")" -ge 2 ] || fail "ssh and git ls-remote do not both print the deny reason"
+	expect_contains "$OUT" "ping-through-connect" "sbx --connect tunnels to an allowed host"
+	expect_contains "$OUT" "denied-rc=1" "sbx --connect to a denied host fails"
+	expect_contains "$ERR" "403 denied.test is off limits" "and says why"
+}
+
 TESTS=(
+	proxy_git_ssh_command
 	proxy_protocols proxy_refusals proxy_ssh_refusal_and_hostile_clients proxy_environment
 	explain_decisions
 	make_install

@@ -684,7 +684,7 @@ test_argv_goldens(void)
 		struct err e = { 0 };
 		const char *why, *perr;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
-		struct bw_params bp = { "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", 3, 4, 5, 6, 0, true, false, NULL, cmd };
+		struct bw_params bp = { "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", 3, 4, 5, 6, 0, true, false, NULL, NULL, cmd };
 
 		if (read_file(policy_path, 1 << 20, &text) < 0) {
 			CHECK(false, "cannot read %s", policy_path);
