@@ -4664,20 +4664,30 @@ drop_capabilities(void)
 	return (int)syscall(SYS_capset, &hdr, data);
 }
 
+static int install_program(const struct bpf_opts *o);
+
 /* Install the filters. NO_NEW_PRIVS first: the kernel requires it (or
  * CAP_SYS_ADMIN) and it keeps a setuid binary from shedding the filter. */
 static int
 install_filters(uint32_t flags)
 {
+	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false };
+
+	return install_program(&o);
+}
+
+/* Assemble the program for this machine and install it, NO_NEW_PRIVS first. */
+static int
+install_program(const struct bpf_opts *o)
+{
 	struct bpf_prog prog;
-	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0 };
 	struct { unsigned short len; struct bpf_insn *filter; } fprog;	/* struct sock_fprog */
 
 	if (!bpf_native_arch()) {
 		errno = ENOSYS;
 		return -1;
 	}
-	bpf_assemble(bpf_native_arch(), &o, &prog);
+	bpf_assemble(bpf_native_arch(), o, &prog);
 	fprog.len = (unsigned short)prog.n;
 	fprog.filter = prog.insn;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -6424,6 +6434,21 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 	}
 	px.nlisteners = i;
 	px_own_addresses(&px);
+	{
+		/* SECURITY: load what the resolver needs (NSS modules, hosts,
+		 * resolv.conf) once, then lock this process down before it reads
+		 * a byte from the sandbox; the resolver threads inherit it */
+		struct addrinfo *warm = NULL;
+		struct bpf_opts o = { false, false, true };
+
+		if (getaddrinfo("localhost", NULL, NULL, &warm) == 0)
+			freeaddrinfo(warm);
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		if (install_program(&o) < 0) {
+			warnx("proxy: cannot install its seccomp filter: %s", strerror(errno));
+			_exit(SBX_EXIT_FAILURE);
+		}
+	}
 	dns.notify_fd = px.resolved_pipe[1];
 	for (i = 0; i < SBX_RESOLVER_THREADS; i++)
 		pthread_create(&t, NULL, dns_worker, NULL);
@@ -6552,7 +6577,7 @@ static const struct cli_option cli_options[] = {
 	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) on stderr" },
 	{ "print", 0, true, OPT_PRINT, "WHAT",
 	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), "
-	  "bpf (the seccomp program), man" },
+	  "bpf (the seccomp program), bpf-proxy (the proxy's own), man" },
 	{ "arch", 0, true, OPT_ARCH, "ARCH", "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
 	{ "explain", 0, true, OPT_EXPLAIN, "HOST[:PORT]",
 	  "say what the policy decides for a connection to HOST (port 443 by default), and why" },
@@ -6685,6 +6710,7 @@ struct cli {
 	const char *config;
 	const char *print;
 	const char *arch;
+	bool arch_proxy;	/* --print=bpf-proxy */
 	const char *explain;
 	bool check, help, version;
 	struct vec directive_opts;	/* of struct cli_directive */
@@ -7041,9 +7067,13 @@ main(int argc, char **argv)
 		print_man(stdout);
 		return 0;
 	}
+	if (c.print && strcmp(c.print, "bpf-proxy") == 0) {
+		c.print = "bpf";
+		c.arch_proxy = true;
+	}
 	if (c.print && strcmp(c.print, "policy") && strcmp(c.print, "json") && strcmp(c.print, "argv") &&
 	    strcmp(c.print, "bpf"))
-		die("--print takes policy, json, argv, bpf or man, not \"%s\"", c.print);
+		die("--print takes policy, json, argv, bpf, bpf-proxy or man, not \"%s\"", c.print);
 	if (c.arch && (!c.print || strcmp(c.print, "bpf") != 0))
 		die("--arch goes with --print=bpf");
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -7076,7 +7106,7 @@ main(int argc, char **argv)
 		return explain_main(&p, c.explain);
 	if (c.print && strcmp(c.print, "bpf") == 0) {
 		const struct bpf_arch *arch = c.arch ? bpf_arch_named(c.arch) : bpf_native_arch();
-		struct bpf_opts o = { p.allow_all_unix_sockets, p.allow_nested_userns };
+		struct bpf_opts o = { p.allow_all_unix_sockets, p.allow_nested_userns, c.arch_proxy };
 		struct bpf_prog prog;
 
 		if (!arch)

@@ -1536,7 +1536,31 @@ EOF
 	expect_contains "$ERR" "403 denied.test is off limits" "and says why"
 }
 
+t_proxy_locked_down() { # the proxy process: NoNewPrivs, under its own seccomp filter, non-dumpable; it still works
+	net_up
+	in_net "$SBX" -c "$T/net" -- sh -c 'curl -s -m 5 http://allowed.test:8000/ >"$1"; sleep 4' sh "$P/got" >"$T/bg.out" 2>&1 &
+	local spid=$! i proxy= c
+	# $spid is the subshell; below it sbx; the proxy is sbx's child that runs sbx's own image (bwrap is the other)
+	local sbxpid=
+	for i in $(seq 50); do
+		sbxpid=$(pgrep -P $spid -f "$SBX" | head -1)
+		for c in $( [ -n "$sbxpid" ] && pgrep -P "$sbxpid"); do
+			[ "$(tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline" | cut -d' ' -f1)" = "$SBX" ] && proxy=$c
+		done
+		[ -n "$proxy" ] && break; sleep 0.1
+	done
+	[ -n "$proxy" ] || { kill $spid; fail "no proxy process found under sbx"; }
+	for i in $(seq 50); do [ -s "$P/got" ] && break; sleep 0.1; done   # it has served: it is locked down by now
+	local st; st=$(grep -E '^(NoNewPrivs|Seccomp):' "/proc/$proxy/status")
+	note "proxy $proxy: $st"
+	grep -Eq '^NoNewPrivs:[[:space:]]*1$' <<<"$st" || fail "proxy NoNewPrivs is not 1: $st"
+	grep -Eq '^Seccomp:[[:space:]]*2$' <<<"$st" || fail "proxy is not under a seccomp filter: $st"
+	wait $spid
+	grep -q hello-from-test-host "$P/got" || fail "control: the locked-down proxy did not serve a request"
+}
+
 TESTS=(
+	proxy_locked_down
 	proxy_git_ssh_command
 	proxy_protocols proxy_refusals proxy_ssh_refusal_and_hostile_clients proxy_environment
 	explain_decisions
