@@ -7128,6 +7128,8 @@ main(int argc, char **argv)
 		die_hint("sbx --help shows how", "no command given");
 	if (p.allow_unix_sockets.n)
 		warnx("allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is the Linux form");
+	if (p.bridge == BRIDGE_SOCAT && p.allow_domains.n)
+		warnx("bridge socat is not built yet; the proxy is reached through handed-over listeners (bridge fd)");
 
 	/* plan: the policy and the disk, to a list of mounts */
 	run_paths_init(&rp, cwd);
