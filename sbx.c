@@ -643,6 +643,7 @@ struct policy {
 	struct vec allow_mach_lookup;	/* of const char * (macOS) */
 	struct vec git_safe_dirs;	/* of const char * */
 	struct vec ignores;		/* of struct ignorerule */
+	struct vec host_ports;		/* of const char *, "PORT": allow-host-port */
 	long mandatory_deny_depth;	/* 1..10 */
 	bool allow_all_unix_sockets, allow_local_binding, allow_git_config;
 	bool weaker_nested_sandbox, allow_nested_userns, weaker_network_isolation;
@@ -685,6 +686,7 @@ enum dkind {
 	DK_IGNORE,	/* COMMAND-SUBSTRING LINE-SUBSTRING */
 	DK_BINARY,	/* absolute path of a helper program */
 	DK_INCLUDE,	/* FILE: read another policy file here */
+	DK_PORT,	/* PORT in 1..65535, kept in a list */
 };
 
 struct directive {
@@ -750,6 +752,8 @@ static const struct directive directives[] = {
 	  "the socat binary for bridge socat (default: socat from PATH)" },
 	{ "disable-filesystem", DK_FLAG, F(fs_disabled), NULL, "filesystem.disabled",
 	  "no filesystem rules at all: the whole disk writable (srt's filesystem.disabled)" },
+	{ "allow-host-port", DK_PORT, F(host_ports), "PORT", NULL,
+	  "let 127.0.0.1:PORT inside reach this machine's 127.0.0.1:PORT (a dev server, a database)" },
 	{ "include", DK_INCLUDE, 0, "FILE", NULL,
 	  "read another policy file here (relative to this file's directory)" },
 };
@@ -923,6 +927,19 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 			return err_set(e, file, line, 0, "%s: empty argument", d->name);
 		vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
 		return 0;
+	case DK_PORT: {
+		size_t i;
+
+		if (parse_int(args[0], 1, 65535, &v, &why) < 0 || args[0][0] == '0')
+			return err_set(e, file, line, 0, "%s %s: not a port (1..65535)", d->name, args[0]);
+		if (v == SBX_PROXY_HTTP_PORT || v == SBX_PROXY_SOCKS_PORT)
+			return err_set(e, file, line, 0, "%s %ld: the proxy listens there inside", d->name, v);
+		for (i = 0; i < FIELD(p, d, struct vec)->n; i++)
+			if (atol(FIELD(p, d, struct vec)->v[i]) == v)
+				return 0;	/* twice is once */
+		vec_push(FIELD(p, d, struct vec), aprintf("%ld", v));
+		return 0;
+	}
 	case DK_DEPTH:
 		if (parse_int(args[0], 1, 10, &v, &why) < 0)
 			return err_set(e, file, line, 0, "%s %s: %s (1..10)", d->name, args[0], why);
@@ -1577,6 +1594,7 @@ enum jkind {
 	JK_REASONS,	/* deniedDomainReasons: { "entry": "reason" } */
 	JK_IGNORES,	/* ignoreViolations: { "command": ["line", ...] } */
 	JK_ENUM,	/* a string -> directive with that argument */
+	JK_PORTS,	/* array of integers 1..65535 -> directive */
 	JK_IGNORED,	/* srt internals: accepted, ignored */
 	JK_UNSUPPORTED,	/* an srt feature sbx does not build: refused */
 };
@@ -1640,6 +1658,7 @@ static const struct jkey jkeys[] = {
 	{ "git", "safeDirectories", JK_STRINGS, "git-safe-directory", NULL },
 	{ "sbx", "bridge", JK_ENUM, "bridge", NULL },
 	{ "sbx", "observeWrites", JK_BOOL, "observe-writes", NULL },
+	{ "sbx", "allowHostPorts", JK_PORTS, "allow-host-port", NULL },
 };
 
 struct jwalk {
@@ -1765,6 +1784,19 @@ jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
 			return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
 		args[0] = (char *)v->s;
 		return jw_apply(w, k, v, args, 1);
+	case JK_PORTS:
+		if (v->t != J_ARR)
+			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+		for (i = 0; i < v->n; i++) {
+			const struct jval *it = v->items[i];
+
+			if (it->t != J_NUM || !it->integral || it->num < 1 || it->num > 65535)
+				return jw_fail(w, it, "%s[%zu]: expected a port number (1..65535)", dotted, i);
+			args[0] = aprintf("%d", (int)it->num);
+			if (jw_apply(w, k, it, args, 1) < 0)
+				return -1;
+		}
+		return 0;
 	case JK_REASONS:
 		if (v->t != J_OBJ)
 			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
@@ -1929,6 +1961,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_ADDRESS:
 		case DK_SOCKET:
 		case DK_STRING:
+		case DK_PORT:
 			for (j = 0; j < v->n; j++) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, v->v[j]);
@@ -2166,6 +2199,14 @@ pol_print_json(const struct policy *p, struct buf *b)
 	buf_puts(b, p->bridge == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
 	jo_key(&o, "observeWrites");
 	buf_puts(b, p->observe_writes ? "true" : "false");
+	if (p->host_ports.n) {
+		jo_open(&o, "allowHostPorts", '[');
+		for (i = 0; i < p->host_ports.n; i++) {
+			jo_key(&o, NULL);
+			buf_puts(b, p->host_ports.v[i]);
+		}
+		jo_close(&o, ']');
+	}
 	jo_close(&o, '}');
 	buf_puts(b, "\n}\n");
 }
@@ -4382,7 +4423,9 @@ enum inner_flag {
 #define SBX_CTL_MAX_BYTES	(4 << 20)
 #define SBX_CTL_MAX_ARGS	65536
 
-struct inner_msg { uint32_t flags; char **argv; };
+#define SBX_MAX_HOST_PORTS	64
+
+struct inner_msg { uint32_t flags; uint32_t nports; uint16_t ports[SBX_MAX_HOST_PORTS]; char **argv; };
 
 static void
 put_u32(struct buf *b, uint32_t v)
@@ -4390,16 +4433,21 @@ put_u32(struct buf *b, uint32_t v)
 	buf_putn(b, (const char *)&v, 4);
 }
 
-/* Encode the instructions for the inner helper. */
+/* Encode the instructions for the inner helper:
+ *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 port | u32 argc | argv */
 static void
-ctl_encode(uint32_t flags, char **argv, struct buf *b)
+ctl_encode(uint32_t flags, const struct vec *ports, char **argv, struct buf *b)
 {
 	struct buf body = { 0 };
 	uint32_t argc = 0;
+	size_t i;
 
 	while (argv[argc])
 		argc++;
 	put_u32(&body, flags);
+	put_u32(&body, (uint32_t)(ports ? ports->n : 0));
+	for (i = 0; ports && i < ports->n; i++)
+		put_u32(&body, (uint32_t)atol(ports->v[i]));
 	put_u32(&body, argc);
 	for (uint32_t i = 0; i < argc; i++)
 		buf_putn(&body, argv[i], strlen(argv[i]) + 1);
@@ -4422,11 +4470,27 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 		return -1;
 	}
 	memcpy(&len, p + 4, 4);
-	if (len != n - 8 || len < 8) {
+	if (len != n - 8 || len < 12) {
 		*why = "length does not match";
 		return -1;
 	}
 	memcpy(&m->flags, p + 8, 4);
+	memcpy(&m->nports, p + 12, 4);
+	if (m->nports > SBX_MAX_HOST_PORTS || n < 20 + 4 * (size_t)m->nports) {
+		*why = "bad port count";
+		return -1;
+	}
+	for (i = 0; i < m->nports; i++) {
+		uint32_t port;
+
+		memcpy(&port, p + 16 + 4 * i, 4);
+		if (port == 0 || port > 65535) {
+			*why = "bad port";
+			return -1;
+		}
+		m->ports[i] = (uint16_t)port;
+	}
+	p += 4 * (size_t)m->nports + 4;	/* past the ports and nports: argc at p+12, argv at p+16 */
 	memcpy(&argc, p + 12, 4);
 	if (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY)) {
 		*why = "unknown flags";
@@ -4566,7 +4630,7 @@ send_fds(int sock, char tag, const int *fds, int n)
 {
 	struct msghdr mh;
 	struct iovec iov = { &tag, 1 };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * 4)]; } u;
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * (2 + SBX_MAX_HOST_PORTS))]; } u;
 	struct cmsghdr *cm;
 
 	memset(&mh, 0, sizeof(mh));
@@ -4591,7 +4655,7 @@ recv_fds(int sock, char tag, int *fds, int n)
 	struct msghdr mh;
 	char got = 0;
 	struct iovec iov = { &got, 1 };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * 8)]; } u;
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * (4 + SBX_MAX_HOST_PORTS))]; } u;
 	struct cmsghdr *cm;
 	int count = 0, i;
 	ssize_t r;
@@ -4888,12 +4952,16 @@ inner_main(int argc, char **argv)
 	if (m.flags & IF_PROXY) {
 		/* the proxy's listeners, in this (bwrap's) network namespace; the
 		 * host's proxy owns them from here on */
-		int lfd[2] = { inner_listen(SBX_PROXY_HTTP_PORT), inner_listen(SBX_PROXY_SOCKS_PORT) };
+		int lfd[2 + SBX_MAX_HOST_PORTS], nl = 2;
 
-		if (send_fds(ctl, 'L', lfd, 2) < 0)
+		lfd[0] = inner_listen(SBX_PROXY_HTTP_PORT);
+		lfd[1] = inner_listen(SBX_PROXY_SOCKS_PORT);
+		for (uint32_t k = 0; k < m.nports; k++)	/* allow-host-port */
+			lfd[nl++] = inner_listen(m.ports[k]);
+		if (send_fds(ctl, 'L', lfd, nl) < 0)
 			die_hint(NULL, "cannot hand the proxy listeners to sbx: %s", strerror(errno));
-		close(lfd[0]);
-		close(lfd[1]);
+		while (nl > 0)
+			close(lfd[--nl]);
 	}
 	signals_take(&set, &old);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
@@ -5053,7 +5121,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bp.info_fd = info[1];
 	bp.ctl_fd = ctl[1];
 	bp.root = geteuid() == 0;
-	bp.proxy = p->allow_domains.n > 0;
+	bp.proxy = p->allow_domains.n > 0 || p->host_ports.n > 0;
 	bp.java_tool_options = getenv("JAVA_TOOL_OPTIONS");
 	bp.self_inside = bp.proxy ? sbx_inside(rp) : NULL;
 	bp.args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
@@ -5109,7 +5177,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		    (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) | (p->weaker_nested_sandbox ? IF_WEAKER : 0) |
 		    (bp.proxy ? IF_PROXY : 0);
 
-		ctl_encode(flags, cmd, &msg);
+		ctl_encode(flags, &p->host_ports, cmd, &msg);
 		signal(SIGPIPE, SIG_IGN);
 		(void)write_all(ctl[0], msg.p, msg.n);
 		signal(SIGPIPE, SIG_DFL);
@@ -5118,22 +5186,22 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	inner = read_child_pid(info[0]);
 	close(info[0]);
 	if (bp.proxy) {
-		int lfd[2], alive[2];
+		int lfd[2 + SBX_MAX_HOST_PORTS], alive[2], nl = 2 + (int)p->host_ports.n;
 
 		/* the listeners from inside; then the proxy process, which
 		 * lives until this sbx does (alive[] reads EOF then) */
-		if (recv_fds(ctl[0], 'L', lfd, 2) == 0 && pipe2(alive, O_CLOEXEC) == 0) {
+		if (recv_fds(ctl[0], 'L', lfd, nl) == 0 && pipe2(alive, O_CLOEXEC) == 0) {
 			proxy_pid = fork();
 			if (proxy_pid == 0) {
 				prctl(PR_SET_PDEATHSIG, SIGKILL);
 				close(alive[1]);
 				close(ctl[0]);
 				sigprocmask(SIG_SETMASK, &old, NULL);
-				proxy_main(p, lfd, 2, alive[0]);
+				proxy_main(p, lfd, nl, alive[0]);
 			}
 			close(alive[0]);
-			close(lfd[0]);
-			close(lfd[1]);
+			while (nl > 0)
+				close(lfd[--nl]);
 		}
 	}
 	ch = 0;
@@ -5366,7 +5434,7 @@ enum conn_state {
 	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_CONNECTING, CS_RELAY, CS_REPLY_CLOSE,
 };
 
-enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4 };
+enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_PORT };
 
 /* SOCKS reply codes (RFC 1928 section 6; SOCKS4) */
 enum {
@@ -5399,7 +5467,7 @@ struct proxy {
 	const struct policy *p;
 	struct vec own;			/* this machine's addresses (struct addr *) */
 	struct conn *conns;		/* SBX_MAX_CONNS slots */
-	int listeners[4], nlisteners;
+	int listeners[2 + SBX_MAX_HOST_PORTS], nlisteners;	/* HTTP, SOCKS, then allow-host-port */
 	int parent_fd;			/* EOF: sbx is gone, so are we */
 	int resolved_pipe[2];
 };
@@ -5417,7 +5485,7 @@ now_ms(void)
 static void
 px_record(const struct conn *c, bool allow, const char *reason)
 {
-	static const char *const protos[] = { "http-connect", "http", "socks5", "socks4" };	/* ORDER: enum proto */
+	static const char *const protos[] = { "http-connect", "http", "socks5", "socks4", "host-port" };	/* ORDER: enum proto */
 
 	if (verbose)
 		warnx("proxy: %s %s %s:%d%s%s%s", allow ? "allow" : "deny", protos[c->proto], c->host, c->port,
@@ -5931,6 +5999,8 @@ px_refuse(struct conn *c, const char *reason, bool policy)
 		return;
 	}
 	switch (c->proto) {
+	case PR_HOST_PORT:
+		break;	/* no protocol to answer in: the connection just closes */
 	case PR_HTTP_CONNECT:
 		/* the status phrase is the reason, as srt; no CR/LF can get in it */
 		snprintf(phrase, sizeof(phrase), "%s", reason);
@@ -6088,6 +6158,8 @@ px_established(struct conn *c)
 	case PR_SOCKS4:
 		px_socks_reply(c, SOCKS4_OK, false);
 		break;
+	case PR_HOST_PORT:
+		break;	/* nothing to say: bytes flow at once */
 	}
 	if (c->head_n)	/* early data after the request: the client's first bytes */
 		rbuf_put(&c->c2u, c->head, c->head_n);
@@ -6299,8 +6371,35 @@ px_interest(const struct conn *c, short *cev, short *uev)
 	}
 }
 
+/* An allow-host-port connection: no request to parse or decide, the
+ * policy named the port; dial this machine's 127.0.0.1:port. */
 static void
-px_accept(struct proxy *px, int lfd)
+px_host_port(struct conn *c, int port)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	c->proto = PR_HOST_PORT;
+	snprintf(c->host, sizeof(c->host), "127.0.0.1");
+	c->port = port;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS)) {
+		if (fd >= 0)
+			close(fd);
+		c->st = CS_REPLY_CLOSE;	/* nothing queued: closes at once */
+		return;
+	}
+	c->ufd = fd;
+	c->st = CS_CONNECTING;
+	c->dialled = true;
+	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
+}
+
+static void
+px_accept(struct proxy *px, int lfd, int host_port)
 {
 	for (int k = 0; k < 64; k++) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -6321,6 +6420,8 @@ px_accept(struct proxy *px, int lfd)
 		px->conns[i].ufd = -1;
 		px->conns[i].st = CS_PEEK;
 		px->conns[i].deadline_ms = now_ms() + SBX_HANDSHAKE_MS;
+		if (host_port)
+			px_host_port(&px->conns[i], host_port);
 	}
 }
 
@@ -6336,7 +6437,10 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 		if (err) {
 			close(c->ufd);
 			c->ufd = -1;
-			px_connect_next(px, c);
+			if (c->proto == PR_HOST_PORT)
+				px_close(px, c);	/* nothing listens on the host's port */
+			else
+				px_connect_next(px, c);
 			return;
 		}
 		px_established(c);
@@ -6428,7 +6532,7 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 	}
 	for (i = 0; i < SBX_MAX_CONNS; i++)
 		conns[i].cfd = conns[i].ufd = -1;
-	for (i = 0; i < nl && i < 4; i++) {
+	for (i = 0; i < nl && i < (int)LEN(px.listeners); i++) {
 		px.listeners[i] = listeners[i];
 		fcntl(listeners[i], F_SETFL, O_NONBLOCK);
 	}
@@ -6474,6 +6578,10 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 				continue;
 			if (c->deadline_ms && c->deadline_ms <= now) {
 				/* a slow or silent peer: its deadline passed */
+				if (c->proto == PR_HOST_PORT) {
+					px_close(&px, c);
+					continue;
+				}
 				if (c->st == CS_CONNECTING || c->st == CS_RESOLVING) {
 					if (c->proto == PR_SOCKS5 || c->proto == PR_SOCKS4)
 						px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED, true);
@@ -6529,7 +6637,7 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 		}
 		for (i = 0; i < px.nlisteners; i++)
 			if (pfd[2 + i].revents & POLLIN)
-				px_accept(&px, px.listeners[i]);
+				px_accept(&px, px.listeners[i], i >= 2 ? atoi(p->host_ports.v[i - 2]) : 0);
 		for (nfds_t k = (nfds_t)(2 + px.nlisteners); k < n; k++) {
 			unsigned slot = pslot[k] / 2;
 			struct conn *c = &conns[slot];
@@ -7162,7 +7270,8 @@ main(int argc, char **argv)
 	}
 
 	if (c.print) {	/* argv: show what would run, create nothing */
-		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0, p.allow_domains.n > 0, NULL,
+		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0,
+		    p.allow_domains.n > 0 || p.host_ports.n > 0, NULL,
 		    p.allow_domains.n > 0 ? sbx_inside(&rp) : NULL, c.cmd };
 		struct vec opts = { 0 }, tail = { 0 };
 

@@ -1559,7 +1559,33 @@ t_proxy_locked_down() { # the proxy process: NoNewPrivs, under its own seccomp f
 	grep -q hello-from-test-host "$P/got" || fail "control: the locked-down proxy did not serve a request"
 }
 
+t_allow_host_port() { # allow-host-port PORT: 127.0.0.1:PORT inside reaches this machine's; other ports stay closed
+	local port=$(( 20000 + RANDOM % 20000 )) other
+	other=$((port + 1))
+	mkdir -p "$T/site"; echo host-loopback-service >"$T/site/index.html"
+	python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/site" >/dev/null 2>&1 &
+	local srv=$! i
+	python3 -m http.server "$other" --bind 127.0.0.1 --directory "$T/site" >/dev/null 2>&1 &
+	local srv2=$!
+	for i in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/" >/dev/null 2>&1 && curl -s -m 1 "http://127.0.0.1:$other/" >/dev/null 2>&1 && break; sleep 0.1; done
+	policy p <<EOF
+allow-write .
+allow-host-port $port
+EOF
+	# NO_PROXY covers loopback, so clients dial 127.0.0.1 directly, as they would outside
+	run_sbx -c "$T/p" -- sh -c "curl -s -m 5 http://127.0.0.1:$port/; echo rc=\$?; curl -s -m 5 http://127.0.0.1:$other/; echo other-rc=\$?"
+	kill $srv $srv2 2>/dev/null
+	expect_contains "$OUT" host-loopback-service "the host's loopback service through allow-host-port"
+	expect_contains "$OUT" "rc=0" "curl to the allowed port"
+	grep -q 'other-rc=0' <<<"$OUT" && fail "a port not named by allow-host-port was reachable"
+	run_sbx -c "$T/p" --print=policy
+	expect_contains "$OUT" "allow-host-port $port" "--print=policy shows it"
+	run_sbx -c "$T/p" --print=json
+	expect_contains "$OUT" "\"allowHostPorts\"" "--print=json shows it"
+}
+
 TESTS=(
+	allow_host_port
 	proxy_locked_down
 	proxy_git_ssh_command
 	proxy_protocols proxy_refusals proxy_ssh_refusal_and_hostile_clients proxy_environment

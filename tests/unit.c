@@ -295,6 +295,9 @@ test_line_format(void)
 		{ "ignore-violations onlyone\n", "t:1: ignore-violations takes COMMAND LINE" },
 		{ "deny-domain a.com \"\"\n", "t:1: deny-domain a.com: the reason is empty" },
 		{ "deny-address 10.0.0.0/33\n", NULL },
+		{ "allow-host-port 0\n", "t:1: allow-host-port 0: not a port (1..65535)" },
+		{ "allow-host-port 65536\n", "t:1: allow-host-port 65536: not a port (1..65535)" },
+		{ "allow-host-port 3128\n", "t:1: allow-host-port 3128: the proxy listens there inside" },
 		{ "allow-domain *\n", NULL },
 		{ "\n   \n", "t: policy file is empty (sbx refuses to fall back to a default)" },
 		{ "", "t: policy file is empty (sbx refuses to fall back to a default)" },
@@ -336,7 +339,8 @@ test_line_format(void)
 	    "allow-mach-lookup com.apple.x.*\nmandatory-deny-depth 5\nallow-git-config\ngit-safe-directory /srv\n"
 	    "weaker-nested-sandbox\nallow-nested-userns\nweaker-network-isolation\nallow-apple-events\nallow-pty\n"
 	    "ignore-violations * /dev/tty\nignore-violations \"npm i\" x\nbridge socat\nobserve-writes off\n"
-	    "bwrap-path /usr/bin/bwrap\nsocat-path /usr/bin/socat\n  # comment\nallow-write /q # trailing\n");
+	    "bwrap-path /usr/bin/bwrap\nsocat-path /usr/bin/socat\n  # comment\nallow-write /q # trailing\n"
+	    "allow-host-port 5432\nallow-host-port 8080\n");
 	CHECK(e == NULL, "all directives parse: %s", e ? e : "");
 	CHECK(p.paths[PL_ALLOW_WRITE].n == 4, "allow-write count %zu", p.paths[PL_ALLOW_WRITE].n);
 	check_str(((struct pathrule *)p.paths[PL_ALLOW_WRITE].v[0])->path, "/p", "relative path", __LINE__);
@@ -986,9 +990,14 @@ test_bpf(void)
 		const char *why;
 		size_t cut;
 
-		ctl_encode(IF_UNIX_BLOCK | IF_WEAKER, argv, &b);
+		struct vec ports = { 0 };
+
+		vec_push(&ports, "5432");
+		vec_push(&ports, "65535");
+		ctl_encode(IF_UNIX_BLOCK | IF_WEAKER, &ports, argv, &b);
 		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.flags == (IF_UNIX_BLOCK | IF_WEAKER) &&
-		    strcmp(m.argv[2], "echo \"$1\"") == 0 && strcmp(m.argv[3], "") == 0 && m.argv[5] == NULL,
+		    strcmp(m.argv[2], "echo \"$1\"") == 0 && strcmp(m.argv[3], "") == 0 && m.argv[5] == NULL &&
+		    m.nports == 2 && m.ports[0] == 5432 && m.ports[1] == 65535,
 		    "control message round trip");
 		for (cut = 0; cut < b.n; cut++)
 			CHECK(ctl_decode(b.p, cut, &m, &why) < 0, "truncated control message (%zu bytes) refused", cut);
@@ -997,6 +1006,12 @@ test_bpf(void)
 		b.p[b.n - 1] = '\0';
 		b.p[8] |= 0x40;	/* an unknown flag */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "unknown flag refused");
+		b.p[8] &= (char)~0x40;
+		b.p[12] = 65;	/* more ports than the message holds */
+		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "bad port count refused");
+		b.p[12] = 2;
+		memset(b.p + 16, 0, 4);	/* port 0 */
+		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "port 0 refused");
 		free(b.p);
 	}
 }
