@@ -5456,6 +5456,7 @@ struct conn {
 			char *fwd; size_t fwd_n;	/* owned: the rewritten request (HTTP forward) */
 	/* relay */	struct rbuf c2u, u2c;
 			bool c_eof, u_eof;
+			bool resp_head;			/* HTTP forward: the response head is not rewritten yet */
 	/* resolve */	unsigned gen;			/* a resolver answer for an older gen is dropped */
 			struct addrinfo *addrs, *next_addr;	/* owned (getaddrinfo) */
 			char refused[200];		/* classes of refused addresses */
@@ -5675,6 +5676,45 @@ http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
 		line = le + 2;
 	}
 	buf_puts(&b, "Connection: close\r\n\r\n");
+	*out_n = b.n;
+	return b.p;
+}
+
+/* The response head as the client gets it: its Connection, Keep-Alive and
+ * Proxy-Connection headers replaced by "Connection: close", since the
+ * proxy sends one request per upstream connection; a client left
+ * believing in keep-alive would send its next request into a closed
+ * socket. head_n covers CRLFCRLF. Returns a malloc'd copy of the whole
+ * buffer with the head rewritten. */
+static char *
+http_rewrite_response(const char *buf, size_t n, size_t head_n, size_t *out_n)
+{
+	struct buf b = { 0 };
+	const char *line = memchr(buf, '\n', head_n), *end = buf + head_n - 2;
+
+	if (!line)
+		line = buf + head_n;
+	else
+		line++;
+	buf_putn(&b, buf, (size_t)(line - buf));	/* the status line */
+	buf_puts(&b, "Connection: close\r\n");
+	while (line < end) {
+		const char *le = memchr(line, '\n', (size_t)(end + 2 - line));
+		const char *colon;
+		size_t ln;
+
+		if (!le)
+			break;
+		ln = (size_t)(le - line + 1);
+		colon = memchr(line, ':', ln);
+		if (!colon || !(((colon - line == 10 && strncasecmp(line, "connection", 10) == 0)) ||
+		    (colon - line == 10 && strncasecmp(line, "keep-alive", 10) == 0) ||
+		    (colon - line == 16 && strncasecmp(line, "proxy-connection", 16) == 0)))
+			buf_putn(&b, line, ln);
+		line = le + 1;
+	}
+	buf_puts(&b, "\r\n");
+	buf_putn(&b, buf + head_n, n - head_n);	/* the body bytes that came with it */
 	*out_n = b.n;
 	return b.p;
 }
@@ -6151,6 +6191,7 @@ px_established(struct conn *c)
 		break;
 	case PR_HTTP_FORWARD:
 		rbuf_put(&c->c2u, c->fwd, c->fwd_n);
+		c->resp_head = true;
 		break;
 	case PR_SOCKS5:
 		px_socks_reply(c, SOCKS5_OK, false);
@@ -6335,6 +6376,41 @@ rbuf_pending(const struct rbuf *r)
 	return r->p && r->off < r->len;
 }
 
+/* HTTP forward: hold the upstream's bytes until its response head is whole,
+ * then rewrite it (http_rewrite_response). A head that does not fit the
+ * buffer, or an upstream that ends first, is passed on as it is. */
+static void
+px_fix_response(struct conn *c)
+{
+	const char *p = c->u2c.p + c->u2c.off;
+	size_t n = c->u2c.len - c->u2c.off, i, out_n;
+	char *out;
+
+	if (!c->resp_head)
+		return;
+	if (!c->u2c.p) {
+		if (c->u_eof)
+			c->resp_head = false;	/* nothing came: let the close through */
+		return;
+	}
+	for (i = 3; i < n; i++)
+		if (p[i] == '\n' && p[i - 1] == '\r' && p[i - 2] == '\n' && p[i - 3] == '\r')
+			break;
+	if (i >= n) {
+		if (c->u_eof || !rbuf_room(&c->u2c) || c->u2c.len == SBX_RELAY_BUF_BYTES)
+			c->resp_head = false;	/* not HTTP as we know it: relay it untouched */
+		return;
+	}
+	out = http_rewrite_response(p, n, i + 1, &out_n);
+	c->resp_head = false;
+	if (out_n <= SBX_RELAY_BUF_BYTES) {
+		memcpy(c->u2c.p, out, out_n);
+		c->u2c.off = 0;
+		c->u2c.len = out_n;
+	}
+	free(out);
+}
+
 /* Interest follows buffers, here and only here: read a side while its
  * outgoing buffer has room, write while there are bytes to send. */
 static void
@@ -6356,7 +6432,7 @@ px_interest(const struct conn *c, short *cev, short *uev)
 	case CS_RELAY:
 		if (!c->c_eof && rbuf_room(&c->c2u))
 			*cev |= POLLIN;
-		if (rbuf_pending(&c->u2c))
+		if (rbuf_pending(&c->u2c) && !c->resp_head)
 			*cev |= POLLOUT;
 		if (!c->u_eof && rbuf_room(&c->u2c))
 			*uev |= POLLIN;
@@ -6473,15 +6549,16 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 		c->c_eof = true;
 	if ((urev & (POLLIN | POLLHUP)) && !c->u_eof && rbuf_room(&c->u2c) && !relay_in(c->ufd, &c->u2c))
 		c->u_eof = true;
+	px_fix_response(c);
 	if ((urev & POLLERR) || ((urev & POLLOUT) && !relay_out(c->ufd, &c->c2u)) ||
-	    ((crev & POLLOUT) && !relay_out(c->cfd, &c->u2c))) {
+	    ((crev & POLLOUT) && !c->resp_head && !relay_out(c->cfd, &c->u2c))) {
 		px_close(px, c);
 		return;
 	}
 	/* half-close: an EOF travels on once its buffer has drained */
 	if (c->c_eof && !rbuf_pending(&c->c2u))
 		shutdown(c->ufd, SHUT_WR);
-	if (c->u_eof && !rbuf_pending(&c->u2c))
+	if (c->u_eof && !rbuf_pending(&c->u2c) && !c->resp_head)
 		shutdown(c->cfd, SHUT_WR);
 	if (c->c_eof && c->u_eof && !rbuf_pending(&c->c2u) && !rbuf_pending(&c->u2c))
 		px_close(px, c);
@@ -7305,6 +7382,7 @@ main(int argc, char **argv)
 	(void)ctl_decode;
 	(void)http_parse_head;
 	(void)http_rewrite;
+	(void)http_rewrite_response;
 	(void)socks5_parse_greeting;
 	(void)socks5_parse_auth;
 	(void)socks5_parse_request;

@@ -1128,6 +1128,116 @@ test_network_decisions(void)
 	}
 }
 
+/* ---- the proxy's parsers ------------------------------------------- */
+
+static void
+test_proxy_parsers(void)
+{
+	static const struct { const char *in; int rc; bool connect; const char *host; int port; const char *path; } heads[] = {
+		{ "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n", 1, true, "a.test", 443, NULL },
+		{ "CONNECT [::1]:8443 HTTP/1.1\r\n\r\n", 1, true, "[::1]", 8443, NULL },
+		{ "CONNECT a.test HTTP/1.1\r\n\r\n", -400, true, NULL, 0, NULL },
+		{ "CONNECT a.test:0 HTTP/1.1\r\n\r\n", -400, true, NULL, 0, NULL },
+		{ "CONNECT a.test:99999 HTTP/1.1\r\n\r\n", -400, true, NULL, 0, NULL },
+		{ "GET http://a.test/x?y HTTP/1.1\r\nHost: other.test\r\n\r\n", 1, false, "a.test", 80, "/x?y" },
+		{ "GET http://a.test@b.test:8080/p HTTP/1.1\r\nHost: b.test\r\n\r\n", 1, false, "b.test", 8080, "/p" },
+		{ "GET http://u:p@x@c.test/ HTTP/1.0\r\n\r\n", 1, false, "c.test", 80, "/" },
+		{ "GET http://a.test HTTP/1.0\r\n\r\n", 1, false, "a.test", 80, "" },
+		{ "GET https://a.test/ HTTP/1.1\r\nHost: a\r\n\r\n", -400, false, NULL, 0, NULL },
+		{ "GET /relative HTTP/1.1\r\nHost: a\r\n\r\n", -400, false, NULL, 0, NULL },
+		{ "GET http://a.test/ HTTP/1.1\r\n\r\n", -400, false, NULL, 0, NULL },	/* no Host, as srt */
+		{ "GET http://a.test/ HTTP/2.0\r\n\r\n", -400, false, NULL, 0, NULL },
+		{ "get http://a.test/ HTTP/1.0\r\n\r\n", -400, false, NULL, 0, NULL },
+		{ "GET http://a.test/ HTTP/1.0\r\n folded: x\r\n\r\n", -400, false, NULL, 0, NULL },
+		{ "GET http://a.test/ HTTP/1.0\r\nno-colon\r\n\r\n", -400, false, NULL, 0, NULL },
+		{ "GET http://a.test/ HTTP/1.0\r\nHost: a", 0, false, NULL, 0, NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(heads); i++) {
+		struct http_req r;
+		int rc = http_parse_head(heads[i].in, strlen(heads[i].in), &r);
+
+		CHECK(heads[i].rc > 0 ? rc == (int)strlen(heads[i].in) : rc == heads[i].rc, "head %zu: rc %d", i, rc);
+		if (rc > 0 && heads[i].host) {
+			CHECK(r.connect == heads[i].connect && strcmp(r.host, heads[i].host) == 0 && r.port == heads[i].port,
+			    "head %zu: %s:%d", i, r.host, r.port);
+			if (heads[i].path)
+				CHECK(r.path_n == strlen(heads[i].path) && memcmp(r.path, heads[i].path, r.path_n) == 0,
+				    "head %zu: path %.*s", i, (int)r.path_n, r.path);
+		}
+	}
+	{	/* a head longer than the bound is 431 */
+		char *big = amalloc(SBX_MAX_HTTP_HEAD_BYTES + 10);
+
+		memset(big, 'a', SBX_MAX_HTTP_HEAD_BYTES + 9);
+		memcpy(big, "GET http://a.test/ HTTP/1.1\r\nX: ", 32);
+		struct http_req r;
+		CHECK(http_parse_head(big, SBX_MAX_HTTP_HEAD_BYTES, &r) == -431, "oversized head: 431");
+	}
+	{	/* the forwarded request and the response the client gets */
+		const char *in = "GET http://a.test:8080/p?q HTTP/1.1\r\nHost: evil.test\r\nProxy-Authorization: Basic x\r\n"
+		    "Connection: keep-alive\r\nKeep-Alive: 5\r\nAccept: */*\r\nProxy-Foo: y\r\n\r\n";
+		struct http_req r;
+		size_t n;
+		char *out;
+
+		CHECK(http_parse_head(in, strlen(in), &r) > 0, "forward head parses");
+		out = http_rewrite(in, &r, &n);
+		check_str(astrndup(out, n), "GET /p?q HTTP/1.1\r\nHost: a.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n",
+		    "origin-form request, Host from the target, hop-by-hop and Proxy-* gone", __LINE__);
+		free(out);
+		in = "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\nhi";
+		out = http_rewrite_response(in, strlen(in), strlen(in) - 2, &n);
+		check_str(astrndup(out, n), "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nhi",
+		    "the client is told the connection closes", __LINE__);
+		free(out);
+	}
+	{	/* SOCKS */
+		char host[300];
+		int port, m;
+
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x02\x02\x00", 4, &m) == 4 && m == 0, "no-auth preferred");
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x01\x02", 3, &m) == 3 && m == 2, "user/pass");
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x01\x01", 3, &m) == 3 && m == 0xff, "GSSAPI only: none");
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x03\x00", 3, &m) == 0, "short greeting");
+		CHECK(socks5_parse_request((const unsigned char *)"\x05\x01\x00\x03\x06" "a.test" "\x01\xbb", 13, host, sizeof(host), &port) == 13 &&
+		    strcmp(host, "a.test") == 0 && port == 443, "domain request");
+		CHECK(socks5_parse_request((const unsigned char *)"\x05\x01\x00\x01\x0a\xc8\x00\x02\x00\x50", 10, host, sizeof(host), &port) == 10 &&
+		    strcmp(host, "10.200.0.2") == 0 && port == 80, "IPv4 request");
+		CHECK(socks5_parse_request((const unsigned char *)"\x05\x02\x00\x01\x0a\xc8\x00\x02\x00\x50", 10, host, sizeof(host), &port) ==
+		    -SOCKS5_CMD_UNSUPPORTED, "BIND -> 0x07");
+		CHECK(socks5_parse_request((const unsigned char *)"\x05\x03\x00\x01\x0a\xc8\x00\x02\x00\x50", 10, host, sizeof(host), &port) ==
+		    -SOCKS5_CMD_UNSUPPORTED, "UDP ASSOCIATE -> 0x07");
+		CHECK(socks5_parse_request((const unsigned char *)"\x05\x01\x00\x05\x00", 5, host, sizeof(host), &port) ==
+		    -SOCKS5_ATYP_UNSUPPORTED, "bad ATYP -> 0x08");
+		CHECK(socks5_parse_request((const unsigned char *)"\x05\x01\x00\x03\x03" "a\0b" "\x00\x50", 10, host, sizeof(host), &port) < 0,
+		    "NUL in a SOCKS name refused");
+		CHECK(socks5_parse_request((const unsigned char *)"\x05\x01\x00\x03\x06" "a.te", 9, host, sizeof(host), &port) == 0,
+		    "short request waits");
+		CHECK(socks4_parse((const unsigned char *)"\x04\x01\x00\x50\x00\x00\x00\x01" "u\0" "a.test\0", 17, host, sizeof(host), &port) == 17 &&
+		    strcmp(host, "a.test") == 0 && port == 80, "SOCKS4a");
+		CHECK(socks4_parse((const unsigned char *)"\x04\x01\x00\x50\x0a\xc8\x00\x02" "\0", 9, host, sizeof(host), &port) == 9 &&
+		    strcmp(host, "10.200.0.2") == 0, "SOCKS4");
+		CHECK(socks4_parse((const unsigned char *)"\x04\x02\x00\x50\x0a\xc8\x00\x02" "\0", 9, host, sizeof(host), &port) < 0,
+		    "SOCKS4 BIND refused");
+	}
+	{	/* the SSH refusal is a well-formed unencrypted packet */
+		struct buf b = { 0 };
+		const char *banner = "SSH-2.0-policy_refusal\r\n";
+		uint32_t plen;
+
+		ssh_refusal(&b, "no ssh");
+		CHECK(strncmp(b.p, banner, strlen(banner)) == 0, "SSH banner");
+		memcpy(&plen, b.p + strlen(banner), 4);
+		plen = ntohl(plen);
+		CHECK((plen + 4) % 8 == 0 && b.n == strlen(banner) + 4 + plen && (unsigned char)b.p[strlen(banner) + 5] == 1,
+		    "SSH_MSG_DISCONNECT packet: length %u", plen);
+		CHECK(memmem(b.p, b.n, "no ssh", 6) != NULL, "the reason is in it");
+		free(b.p);
+	}
+}
+
 int
 main(void)
 {
@@ -1139,6 +1249,7 @@ main(void)
 	test_argv_goldens();
 	test_bpf();
 	test_network_decisions();
+	test_proxy_parsers();
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
