@@ -165,6 +165,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (size)
 		memcpy(text, data, size);
+	else
+		text[0] = '\0';	/* not part of the input */
 	memset(&e, 0, sizeof(e));
 	if (json_parse(text, size, "fuzz.json", &root, &e) < 0) {
 		for (i = 0; i < size; i++)
