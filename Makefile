@@ -53,7 +53,7 @@ clean:
 # libclang-rt-14-dev). Run one over a scratch copy of its seeds, e.g.
 #   cp -r tests/corpus/policy /tmp/c && ./tests/fuzz_policy.bin -max_len=4096 \
 #       -dict=tests/corpus/policy.dict -max_total_time=600 /tmp/c
-# FUZZ_EXTRA=-DFUZZ_SKIP_KNOWN steps over the findings in tests/corpus-pending/.
+# FUZZ_EXTRA adds flags to both builds (e.g. -DFUZZ_NO_HOSTS for fuzz_pattern).
 # `make fuzz-replay` replays tests/corpus/ with a plain compiler (no libFuzzer).
 FUZZ_CC     ?= clang
 FUZZ_CFLAGS ?= -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined -DSBX_LIBFUZZER

@@ -122,6 +122,8 @@
 
 #define SBX_MAX_POLICY_BYTES	(1 << 20)	/* a policy file larger than 1 MiB is a mistake */
 #define SBX_MAX_LINE_BYTES	4096		/* line format: longer lines are refused */
+#define SBX_MAX_PATH_ARG_BYTES	2000		/* so any path prints as a line under 4096, escapes and all */
+#define SBX_MAX_TEXT_ARG_BYTES	1000		/* a reason, an ignore-violations string */
 #define SBX_MAX_INCLUDE_DEPTH	8
 #define SBX_MAX_JSON_DEPTH	32
 #define SBX_MAX_SYMLINKS	40		/* as the kernel's MAXSYMLINKS */
@@ -776,6 +778,7 @@ directive_find(const char *name)
 /* ---- 3.3 Values: paths, patterns and addresses, checked strictly --- */
 
 static int match_check_pattern(const char *pat, bool deny_list, const char **why);
+static int ipv4_whatwg(const char *h, uint32_t *out);
 static int match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix);
 
 /* Turn a spelled path into a clean absolute one, as srt does: "~" and "~/"
@@ -806,16 +809,24 @@ pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const cha
 	} else {
 		p = astrdup(s);
 	}
-	/* a trailing slash-star-star and a trailing slash both mean the
-	 * directory (srt: removeTrailingGlobSuffix) */
+	/* a trailing slash-star-star means the directory (srt:
+	 * removeTrailingGlobSuffix); cleaning first and after each strip
+	 * makes a trailing slash-star-star-slash, or -dot, mean the directory too */
+	p = path_clean(p);
 	for (;;) {
 		n = strlen(p);
-		if (n > 3 && strcmp(p + n - 3, "/**") == 0)
+		if (n > 3 && strcmp(p + n - 3, "/**") == 0) {
 			p[n - 3] = '\0';
-		else
+			p = path_clean(p);
+		} else {
 			break;
+		}
 	}
-	*out = path_clean(p);
+	if (strlen(p) > SBX_MAX_PATH_ARG_BYTES) {
+		*why = "path longer than 2000 bytes";
+		return -1;
+	}
+	*out = p;
 	return 0;
 }
 
@@ -861,6 +872,19 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 	default:
 		want_min = want_max = 1;
 	}
+	/* Arguments come from either reader; each must print back as a line:
+	 * no control characters (a newline has no line-format spelling, and no
+	 * path, host or reason needs one), and bounded */
+	for (int a = 0; a < nargs; a++) {
+		const unsigned char *q;
+
+		for (q = (const unsigned char *)args[a]; *q; q++)
+			if (*q < 0x20 || *q == 0x7f)
+				return err_set(e, file, line, 0, "%s: control character in an argument", d->name);
+		if (strlen(args[a]) > SBX_MAX_TEXT_ARG_BYTES && d->kind != DK_PATH && d->kind != DK_SOCKET &&
+		    d->kind != DK_BINARY && d->kind != DK_INCLUDE)
+			return err_set(e, file, line, 0, "%s: argument longer than %d bytes", d->name, SBX_MAX_TEXT_ARG_BYTES);
+	}
 	if (nargs < want_min || nargs > want_max) {
 		if (d->metavar)
 			return err_set(e, file, line, 0, "%s takes %s", d->name, d->metavar);
@@ -893,17 +917,37 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 		if (match_check_pattern(args[0], d->kind == DK_DENY_DOMAIN, &why) < 0)
 			return err_set(e, file, line, 0, "%s %s: %s", d->name, args[0], why);
 		if (d->kind == DK_ALLOW_DOMAIN) {
+			size_t k;
+
+			for (k = 0; k < FIELD(p, d, struct vec)->n; k++)
+				if (strcmp(FIELD(p, d, struct vec)->v[k], args[0]) == 0)
+					return 0;	/* twice is once */
 			vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
 		} else {
-			struct domrule *r = amalloc(sizeof(*r));
+			struct domrule *r = NULL;
+			struct vec *v = FIELD(p, d, struct vec);
+			size_t k;
 
-			r->pattern = astrdup(args[0]);
-			if (nargs == 2) {
-				if (!*args[1])
-					return err_set(e, file, line, 0, "%s %s: the reason is empty", d->name, args[0]);
-				r->reason = astrdup(args[1]);
+			if (nargs == 2 && !*args[1])
+				return err_set(e, file, line, 0, "%s %s: the reason is empty", d->name, args[0]);
+			/* one entry per pattern: srt keys reasons by the pattern, so two
+			 * entries with two reasons could not both be written back */
+			for (k = 0; k < v->n; k++)
+				if (strcmp(((struct domrule *)v->v[k])->pattern, args[0]) == 0)
+					r = v->v[k];
+			if (r) {
+				if (nargs == 2 && r->reason && strcmp(r->reason, args[1]) != 0)
+					return err_set(e, file, line, 0, "%s %s: denied already, with another reason", d->name,
+					    args[0]);
+				if (nargs == 2)
+					r->reason = astrdup(args[1]);
+				return 0;
 			}
-			vec_push(FIELD(p, d, struct vec), r);
+			r = amalloc(sizeof(*r));
+			r->pattern = astrdup(args[0]);
+			if (nargs == 2)
+				r->reason = astrdup(args[1]);
+			vec_push(v, r);
 		}
 		return 0;
 	case DK_ADDRESS: {
@@ -968,6 +1012,8 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 	case DK_BINARY:
 		if (args[0][0] != '/')
 			return err_set(e, file, line, 0, "%s %s: binary path must be absolute", d->name, args[0]);
+		if (strlen(args[0]) > SBX_MAX_PATH_ARG_BYTES)
+			return err_set(e, file, line, 0, "%s: path longer than %d bytes", d->name, SBX_MAX_PATH_ARG_BYTES);
 		*FIELD(p, d, const char *) = path_clean(args[0]);
 		return 0;
 	case DK_INCLUDE: {
@@ -1087,6 +1133,7 @@ pol_parse_line(struct policy *p, struct pol_ctx *c, char *line, const char *file
 
 static int json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t n,
     const char *file, struct err *e);
+static int utf8_valid_len(const unsigned char *p, const unsigned char *end);
 
 /* Parse a whole policy text: JSON when its first non-blank byte is '{',
  * else the line format. Returns 0, or -1 with e filled. */
@@ -1118,12 +1165,19 @@ pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const 
 		return json_parse_policy(p, c, text, n, file, e);
 
 	for (start = 0; start < n; lineno++) {
-		size_t end = start;
+		size_t end = start, k;
 
 		while (end < n && text[end] != '\n')
 			end++;
 		if (end - start > SBX_MAX_LINE_BYTES)
 			return err_set(e, file, lineno, 0, "line longer than %d bytes", SBX_MAX_LINE_BYTES);
+		for (k = start; k < end;) {	/* UTF-8 only, as JSON: either printer must write it back */
+			int l = utf8_valid_len((const unsigned char *)text + k, (const unsigned char *)text + end);
+
+			if (!l)
+				return err_set(e, file, lineno, 0, "invalid UTF-8");
+			k += (size_t)l;
+		}
 		text[end] = '\0';
 		if (pol_parse_line(p, c, text + start, file, lineno, e) < 0)
 			return -1;
@@ -1892,6 +1946,13 @@ json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t 
 			if (r->t != J_STR || !*r->s)
 				return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: expected a non-empty string",
 				    w.reasons->keys[i]);
+			for (const unsigned char *q = (const unsigned char *)r->s; *q; q++)
+				if (*q < 0x20 || *q == 0x7f)
+					return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: control character in the reason",
+					    w.reasons->keys[i]);
+			if (strlen(r->s) > SBX_MAX_TEXT_ARG_BYTES)
+				return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: longer than %d bytes",
+				    w.reasons->keys[i], SBX_MAX_TEXT_ARG_BYTES);
 			for (j = 0; j < p->deny_domains.n; j++) {
 				struct domrule *d = p->deny_domains.v[j];
 
@@ -2312,6 +2373,22 @@ match_check_pattern(const char *pat, bool deny_list, const char **why)
 		}
 		if (!host_pattern_valid(host, deny_list))
 			return -1;
+		{
+			/* a host that ends in a number is IPv4 to the WHATWG parser
+			 * requests go through (4.4): write it as a.b.c.d, or it would
+			 * match nothing (127.1 never equals the canonical 127.0.0.1) */
+			uint32_t v4;
+			int r4 = ipv4_whatwg(host, &v4);
+			char dotted[32];
+
+			if (r4 < 0)
+				return -1;
+			snprintf(dotted, sizeof(dotted), "%u.%u.%u.%u", v4 >> 24, (v4 >> 16) & 255, (v4 >> 8) & 255, v4 & 255);
+			if (r4 == 1 && strcmp(dotted, host) != 0) {
+				*why = "an IPv4 address in a pattern must be written a.b.c.d (it is matched after canonicalisation)";
+				return -1;
+			}
+		}
 	}
 	if (port) {
 		long v;
@@ -5423,9 +5500,10 @@ check_main(const struct policy *p)
  * state has a deadline, and a bad client closes its own connection only. */
 
 #define SBX_MAX_HTTP_HEAD_BYTES	16384
-#define SBX_RELAY_BUF_BYTES	32768		/* per direction, allocated on first use */
+#define SBX_RELAY_BUF_BYTES	65536		/* per direction, allocated on first use, freed when drained */
 #define SBX_HANDSHAKE_MS	10000		/* first byte and request head: slowloris bound */
 #define SBX_CONNECT_MS		10000
+#define SBX_HALF_CLOSED_MS	10000
 #define SBX_MAX_CONNS		4096
 #define SBX_RESOLVER_THREADS	2
 
@@ -5456,7 +5534,8 @@ struct conn {
 			char *fwd; size_t fwd_n;	/* owned: the rewritten request (HTTP forward) */
 	/* relay */	struct rbuf c2u, u2c;
 			bool c_eof, u_eof;
-			bool resp_head;			/* HTTP forward: the response head is not rewritten yet */
+			bool resp_head;			/* HTTP forward: the final response head is not rewritten yet */
+			size_t resp_ok;			/* bytes at the front of u2c that may go meanwhile (1xx heads) */
 	/* resolve */	unsigned gen;			/* a resolver answer for an older gen is dropped */
 			struct addrinfo *addrs, *next_addr;	/* owned (getaddrinfo) */
 			char refused[200];		/* classes of refused addresses */
@@ -6334,8 +6413,15 @@ relay_in(int fd, struct rbuf *r)
 
 	if (!r->p && !(r->p = malloc(SBX_RELAY_BUF_BYTES)))
 		return false;
-	if (r->off == r->len)
+	if (r->off == r->len) {
 		r->off = r->len = 0;
+	} else if (r->len == SBX_RELAY_BUF_BYTES) {
+		/* full at the end but partly sent: move the rest down, or the
+		 * recv below would ask for 0 bytes and read as an EOF */
+		memmove(r->p, r->p + r->off, r->len - r->off);
+		r->len -= r->off;
+		r->off = 0;
+	}
 	n = recv(fd, r->p + r->len, SBX_RELAY_BUF_BYTES - r->len, 0);
 	if (n > 0) {
 		r->len += (size_t)n;
@@ -6382,8 +6468,8 @@ rbuf_pending(const struct rbuf *r)
 static void
 px_fix_response(struct conn *c)
 {
-	const char *p = c->u2c.p + c->u2c.off;
-	size_t n = c->u2c.len - c->u2c.off, i, out_n;
+	size_t n, i, out_n;
+	const char *p;
 	char *out;
 
 	if (!c->resp_head)
@@ -6393,22 +6479,56 @@ px_fix_response(struct conn *c)
 			c->resp_head = false;	/* nothing came: let the close through */
 		return;
 	}
-	for (i = 3; i < n; i++)
-		if (p[i] == '\n' && p[i - 1] == '\r' && p[i - 2] == '\n' && p[i - 3] == '\r')
-			break;
-	if (i >= n) {
-		if (c->u_eof || !rbuf_room(&c->u2c) || c->u2c.len == SBX_RELAY_BUF_BYTES)
-			c->resp_head = false;	/* not HTTP as we know it: relay it untouched */
-		return;
+	for (;;) {
+		p = c->u2c.p + c->u2c.off + c->resp_ok;
+		n = c->u2c.len - c->u2c.off - c->resp_ok;
+		for (i = 3; i < n; i++)
+			if (p[i] == '\n' && p[i - 1] == '\r' && p[i - 2] == '\n' && p[i - 3] == '\r')
+				break;
+		if (i >= n) {
+			if (c->u_eof || c->u2c.len == SBX_RELAY_BUF_BYTES)
+				c->resp_head = false;	/* not HTTP as we know it: relay it untouched */
+			return;
+		}
+		/* an interim 1xx head (100 Continue) goes at once, untouched: the
+		 * client may be waiting for it before it sends its body */
+		if (n > 12 && memcmp(p, "HTTP/1.", 7) == 0 && p[9] == '1') {
+			c->resp_ok += i + 1;
+			continue;
+		}
+		break;
 	}
 	out = http_rewrite_response(p, n, i + 1, &out_n);
 	c->resp_head = false;
-	if (out_n <= SBX_RELAY_BUF_BYTES) {
-		memcpy(c->u2c.p, out, out_n);
+	if (c->resp_ok + out_n <= SBX_RELAY_BUF_BYTES) {
+		memmove(c->u2c.p, c->u2c.p + c->u2c.off, c->resp_ok);
+		memcpy(c->u2c.p + c->resp_ok, out, out_n);
 		c->u2c.off = 0;
-		c->u2c.len = out_n;
+		c->u2c.len = c->resp_ok + out_n;
 	}
+	c->resp_ok = 0;
 	free(out);
+}
+
+/* Send to the client what may go: all of u2c, or while the final response
+ * head is held, only the interim heads before it (resp_ok counts from off,
+ * which compaction keeps at the front, so it stays right). */
+static bool
+px_send_client(struct conn *c)
+{
+	ssize_t k;
+
+	if (!c->resp_head)
+		return relay_out(c->cfd, &c->u2c);
+	if (!c->resp_ok)
+		return true;
+	k = send(c->cfd, c->u2c.p + c->u2c.off, c->resp_ok, MSG_NOSIGNAL);
+	if (k > 0) {
+		c->u2c.off += (size_t)k;
+		c->resp_ok -= (size_t)k;
+		return true;
+	}
+	return k < 0 && (errno == EAGAIN || errno == EINTR);
 }
 
 /* Interest follows buffers, here and only here: read a side while its
@@ -6432,7 +6552,7 @@ px_interest(const struct conn *c, short *cev, short *uev)
 	case CS_RELAY:
 		if (!c->c_eof && rbuf_room(&c->c2u))
 			*cev |= POLLIN;
-		if (rbuf_pending(&c->u2c) && !c->resp_head)
+		if (rbuf_pending(&c->u2c) && (!c->resp_head || c->resp_ok))
 			*cev |= POLLOUT;
 		if (!c->u_eof && rbuf_room(&c->u2c))
 			*uev |= POLLIN;
@@ -6544,14 +6664,22 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 			px_close(px, c);
 		return;
 	}
-	/* POLLHUP with data still readable is read first, as nc does */
-	if ((crev & (POLLIN | POLLHUP)) && !c->c_eof && rbuf_room(&c->c2u) && !relay_in(c->cfd, &c->c2u))
-		c->c_eof = true;
-	if ((urev & (POLLIN | POLLHUP)) && !c->u_eof && rbuf_room(&c->u2c) && !relay_in(c->ufd, &c->u2c))
-		c->u_eof = true;
+	/* POLLHUP with data still readable is read first, as nc does. What was
+	 * read is sent on at once (the other side is usually writable): one
+	 * poll() per chunk instead of two */
+	if ((crev & (POLLIN | POLLHUP)) && !c->c_eof && rbuf_room(&c->c2u)) {
+		if (!relay_in(c->cfd, &c->c2u))
+			c->c_eof = true;
+		urev |= POLLOUT;
+	}
+	if ((urev & (POLLIN | POLLHUP)) && !c->u_eof && rbuf_room(&c->u2c)) {
+		if (!relay_in(c->ufd, &c->u2c))
+			c->u_eof = true;
+		crev |= POLLOUT;
+	}
 	px_fix_response(c);
 	if ((urev & POLLERR) || ((urev & POLLOUT) && !relay_out(c->ufd, &c->c2u)) ||
-	    ((crev & POLLOUT) && !c->resp_head && !relay_out(c->cfd, &c->u2c))) {
+	    ((crev & POLLOUT) && !px_send_client(c))) {
 		px_close(px, c);
 		return;
 	}
@@ -6560,8 +6688,14 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 		shutdown(c->ufd, SHUT_WR);
 	if (c->u_eof && !rbuf_pending(&c->u2c) && !c->resp_head)
 		shutdown(c->cfd, SHUT_WR);
-	if (c->c_eof && c->u_eof && !rbuf_pending(&c->c2u) && !rbuf_pending(&c->u2c))
+	if (c->c_eof && c->u_eof && !rbuf_pending(&c->c2u) && !rbuf_pending(&c->u2c)) {
 		px_close(px, c);
+		return;
+	}
+	/* half-closed: the other side gets SBX_HALF_CLOSED_MS of silence to
+	 * finish, then the tunnel goes (a client that left, an upstream that
+	 * never answers: no fd held forever); open tunnels have no deadline */
+	c->deadline_ms = c->c_eof || c->u_eof ? now_ms() + SBX_HALF_CLOSED_MS : 0;
 }
 
 /* This machine's addresses: an allowed name must not resolve to them. */

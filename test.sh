@@ -821,6 +821,7 @@ t_signal_forwarding() { # TERM INT HUP QUIT sent to sbx reach the command; nothi
 	policy p <<<"allow-write ."
 	for sig in TERM INT HUP QUIT; do
 		code=$((5 + n)); tok="sleep ${TOKBASE}$n"; n=$((n + 1))
+		rm -f "$T/sig.out"   # else the last round's "ready" could be read before this one starts
 		start_bg "$T/sig.out" -c "$T/p" -- sh -c "trap 'echo got-$sig; exit $code' $sig; echo ready; $tok & wait"
 		wait_file_has "$T/sig.out" ready 20 || { kill -KILL "$BGPID"; fail "$sig: command never became ready: $(cat "$T/sig.out.err")"; }
 		kill -"$sig" "$BGPID"
@@ -1584,7 +1585,25 @@ EOF
 	expect_contains "$OUT" "\"allowHostPorts\"" "--print=json shows it"
 }
 
+t_fuzz_corpus_replay() { # the fuzz targets' corpora replay clean (ASan+UBSan where clang has them): every finding stays fixed
+	local t cc_flags="-O1 -g -Wall -Wextra" n=0
+	if echo 'int main(void){return 0;}' | cc -fsanitize=address,undefined -x c -o "$T/asan-probe" - 2>/dev/null && "$T/asan-probe"; then
+		cc_flags="$cc_flags -fsanitize=address,undefined -fno-sanitize-recover=all"
+	fi
+	for t in json policy pattern; do
+		[ -f "$HERE/tests/fuzz_$t.c" ] || continue
+		(cd "$HERE" && cc $cc_flags -o "$T/fuzz_$t" "tests/fuzz_$t.c") >"$T/build.out" 2>&1 || fail "build fuzz_$t: $(head -5 "$T/build.out")"
+		[ ! -s "$T/build.out" ] || fail "fuzz_$t builds with warnings: $(head -5 "$T/build.out")"
+		(cd "$HERE" && "$T/fuzz_$t" "tests/corpus/$t/") >"$T/replay.out" 2>&1 || fail "fuzz_$t: a corpus input fails: $(tail -8 "$T/replay.out")"
+		grep -Eq '^replayed [1-9][0-9]* inputs$' "$T/replay.out" || fail "fuzz_$t replayed nothing: $(tail -3 "$T/replay.out")"
+		note "fuzz_$t: $(tail -1 "$T/replay.out")"
+		n=$((n + 1))
+	done
+	[ $n -ge 1 ] || fail "no fuzz targets found"
+}
+
 TESTS=(
+	fuzz_corpus_replay
 	allow_host_port
 	proxy_locked_down
 	proxy_git_ssh_command
