@@ -2768,6 +2768,39 @@ addr_parse(const char *s, struct addr *a)
 	return 0;
 }
 
+/* An address from a sockaddr; false for other families. */
+static bool
+addr_from_sockaddr(const struct sockaddr *sa, struct addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = sa->sa_family;
+	if (sa->sa_family == AF_INET)
+		memcpy(a->b, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa->sa_family == AF_INET6)
+		memcpy(a->b, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	else
+		return false;
+	return true;
+}
+
+/* This machine's interface addresses (struct addr *, arena): an allowed
+ * name must not resolve to one of them. */
+static void
+own_addresses(struct vec *out)
+{
+	struct ifaddrs *ifs, *ifa;
+
+	if (getifaddrs(&ifs) < 0)
+		return;
+	for (ifa = ifs; ifa; ifa = ifa->ifa_next) {
+		struct addr *a = amalloc(sizeof(*a));
+
+		if (ifa->ifa_addr && addr_from_sockaddr(ifa->ifa_addr, a))
+			vec_push(out, a);
+	}
+	freeifaddrs(ifs);
+}
+
 static bool
 addr_in_cidr(const struct addr *a, const char *cidr)
 {
@@ -5956,7 +5989,7 @@ struct dns_job {
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct dns_job *todo, *done;
+	struct dns_job *queue, *done;	/* to resolve; answered */
 	int notify_fd;			/* write end of the loop's pipe */
 } dns = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, -1 };
 
@@ -5969,10 +6002,10 @@ dns_worker(void *arg)
 		struct addrinfo hints;
 
 		pthread_mutex_lock(&dns.lock);
-		while (!dns.todo)
+		while (!dns.queue)
 			pthread_cond_wait(&dns.wake, &dns.lock);
-		j = dns.todo;
-		dns.todo = j->next;
+		j = dns.queue;
+		dns.queue = j->next;
 		pthread_mutex_unlock(&dns.lock);
 
 		memset(&hints, 0, sizeof(hints));
@@ -6004,8 +6037,8 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
 	}
 	memcpy(j->host, host, strlen(host) + 1);
 	pthread_mutex_lock(&dns.lock);
-	j->next = dns.todo;
-	dns.todo = j;
+	j->next = dns.queue;
+	dns.queue = j;
 	pthread_cond_signal(&dns.wake);
 	pthread_mutex_unlock(&dns.lock);
 }
@@ -6209,20 +6242,17 @@ px_connect_next(struct proxy *px, struct conn *c)
 	match_canonical_host(c->host, canon, sizeof(canon));
 	while (c->next_addr) {
 		struct addrinfo *ai = c->next_addr;
-		struct addr a = { ai->ai_family, { 0 } };
+		struct addr a;
 		const char *cls;
 		int fd;
 
 		c->next_addr = ai->ai_next;
-		if (ai->ai_family == AF_INET) {
-			memcpy(a.b, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
-			((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)c->port);
-		} else if (ai->ai_family == AF_INET6) {
-			memcpy(a.b, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
-			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)c->port);
-		} else {
+		if (!addr_from_sockaddr(ai->ai_addr, &a))
 			continue;
-		}
+		if (ai->ai_family == AF_INET)
+			((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)c->port);
+		else
+			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)c->port);
 		if ((cls = net_judge_address(px->p, canon, c->port, &a, &px->own))) {
 			if (!strstr(c->refused, cls))
 				snprintf(c->refused + strlen(c->refused), sizeof(c->refused) - strlen(c->refused), "%s%s",
@@ -6698,30 +6728,6 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 	c->deadline_ms = c->c_eof || c->u_eof ? now_ms() + SBX_HALF_CLOSED_MS : 0;
 }
 
-/* This machine's addresses: an allowed name must not resolve to them. */
-static void
-px_own_addresses(struct proxy *px)
-{
-	struct ifaddrs *ifs, *ifa;
-
-	if (getifaddrs(&ifs) < 0)
-		return;
-	for (ifa = ifs; ifa; ifa = ifa->ifa_next) {
-		struct addr *a;
-
-		if (!ifa->ifa_addr || (ifa->ifa_addr->sa_family != AF_INET && ifa->ifa_addr->sa_family != AF_INET6))
-			continue;
-		a = amalloc(sizeof(*a));
-		a->family = ifa->ifa_addr->sa_family;
-		if (a->family == AF_INET)
-			memcpy(a->b, &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr, 4);
-		else
-			memcpy(a->b, &((struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr, 16);
-		vec_push(&px->own, a);
-	}
-	freeifaddrs(ifs);
-}
-
 /* The proxy process: runs until sbx goes away (parent_fd reads EOF). */
 static void __attribute__((noreturn))
 proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
@@ -6748,7 +6754,7 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 		fcntl(listeners[i], F_SETFL, O_NONBLOCK);
 	}
 	px.nlisteners = i;
-	px_own_addresses(&px);
+	own_addresses(&px.own);
 	{
 		/* SECURITY: load what the resolver needs (NSS modules, hosts,
 		 * resolv.conf) once, then lock this process down before it reads
@@ -7260,7 +7266,6 @@ explain_main(const struct policy *p, const char *target)
 	long port = 443;
 	struct net_verdict v;
 	struct addrinfo hints, *res = NULL, *ai;
-	struct ifaddrs *ifs = NULL, *ifa;
 	struct vec own = { 0 }, refused = { 0 };
 	int survivors = 0;
 
@@ -7286,37 +7291,19 @@ explain_main(const struct policy *p, const char *target)
 		printf("%s:%ld: allow (an IP literal on the allow list is dialled as is)\n", host, port);
 		return 0;
 	}
-	if (getifaddrs(&ifs) == 0)
-		for (ifa = ifs; ifa; ifa = ifa->ifa_next) {
-			struct addr *a;
-
-			if (!ifa->ifa_addr || (ifa->ifa_addr->sa_family != AF_INET && ifa->ifa_addr->sa_family != AF_INET6))
-				continue;
-			a = amalloc(sizeof(*a));
-			a->family = ifa->ifa_addr->sa_family;
-			if (a->family == AF_INET)
-				memcpy(a->b, &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr, 4);
-			else
-				memcpy(a->b, &((struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr, 16);
-			vec_push(&own, a);
-		}
+	own_addresses(&own);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_STREAM;
 	if (getaddrinfo(canon, NULL, &hints, &res) != 0 || !res) {
 		printf("%s:%ld: allowed by name, but it does not resolve here\n", host, port);
-		freeifaddrs(ifs);
 		return 1;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
-		struct addr a = { ai->ai_family, { 0 } };
+		struct addr a;
 		char text[INET6_ADDRSTRLEN];
 		const char *cls;
 
-		if (ai->ai_family == AF_INET)
-			memcpy(a.b, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
-		else if (ai->ai_family == AF_INET6)
-			memcpy(a.b, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
-		else
+		if (!addr_from_sockaddr(ai->ai_addr, &a))
 			continue;
 		inet_ntop(a.family, a.b, text, sizeof(text));
 		cls = net_judge_address(p, canon, (int)port, &a, &own);
@@ -7327,7 +7314,6 @@ explain_main(const struct policy *p, const char *target)
 			survivors++;
 	}
 	freeaddrinfo(res);
-	freeifaddrs(ifs);
 	if (survivors) {
 		printf("%s:%ld: allow\n", host, port);
 		return 0;
