@@ -39,8 +39,8 @@
  *      6c running the sandbox, 6d --check
  *   seccomp_bpf.h: syscall tables, rule tables, assembler, disassembler
  *   7. macOS (Seatbelt): not yet built; fails closed
- *   8. Proxy: the poll() loop; 8.1 resolver threads, 8.2 parsers (pure:
- *      HTTP head, SOCKS5/4a, the SSH refusal), 8.3 connections and relay
+ *   8. Proxy: the poll() loop; 8.1 parsers (pure:
+ *      HTTP head, SOCKS5/4a, the SSH refusal), 8.2 resolver threads, 8.3 connections and relay
  *   9. Violations: not yet built
  *  10. CLI and main: option table, usage, --print modes, exit status
  *
@@ -5605,7 +5605,7 @@ px_record(const struct conn *c, bool allow, const char *reason)
 		    reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
 }
 
-/* ---- 8.2 Parsers: bytes in, a result out (pure; fuzzed) ---------------- */
+/* ---- 8.1 Parsers: bytes in, a result out (pure; fuzzed) ---------------- */
 
 struct http_req {
 	bool connect;
@@ -5976,7 +5976,7 @@ ssh_refusal(struct buf *b, const char *reason)
 
 #if SBX_LINUX
 
-/* ---- 8.1 The resolver: blocking getaddrinfo off the event loop -------- */
+/* ---- 8.2 The resolver: blocking getaddrinfo off the event loop -------- */
 
 struct dns_job {
 	unsigned slot, gen;
