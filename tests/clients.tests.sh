@@ -1,8 +1,9 @@
 # tests/clients.tests.sh - more real clients through the proxy: git over SSH to a real sshd
 # (GIT_SSH_COMMAND, sbx --connect as the ProxyCommand), and pip against a local PEP 503 index.
 # Sourced by test.sh (uses net_up, fail, skip, note, expect_*, and wait_port from
-# tests/proxy.tests.sh, which is sourced after this file: it is looked up when called). Only loopback and the test host $NSIP are ever contacted; names come from the
-# private hosts file $T/hosts. Servers run in $NS as background jobs of the test's subshell,
+# tests/proxy.tests.sh, which is sourced after this file: it is looked up when called).
+# Only loopback and the test host $NSIP are ever contacted; names come from the private
+# hosts file $T/hosts. Servers run in $NS as background jobs of the test's subshell,
 # so net_up's EXIT trap (kill $(jobs -p), then ip netns del) ends them.
 
 # sbx_pol POLICY SHELL-SCRIPT : like sbx_net, under the policy file $T/POLICY; sets RC OUT ERR
