@@ -110,7 +110,9 @@
 #  include <sched.h>
 #  include <sys/mount.h>
 #  include <sys/prctl.h>
+#  include <sys/signalfd.h>
 #  include <sys/socket.h>
+#  include <sys/un.h>
 #  include <sys/syscall.h>
 #  include <sys/utsname.h>
 #endif
@@ -133,6 +135,7 @@
 #define SBX_DEFAULT_DENY_DEPTH	3		/* srt's mandatoryDenySearchDepth default */
 #define SBX_PROXY_HTTP_PORT	3128		/* inside the sandbox, as srt */
 #define SBX_PROXY_SOCKS_PORT	1080
+#define SBX_MAX_HOST_PORTS	64		/* allow-host-port and expose-port, each */
 #define SBX_EXIT_FAILURE	125		/* sbx itself failed: env(1)/timeout(1) convention */
 #define SBX_EXIT_CANNOT_RUN	126
 #define SBX_EXIT_NOT_FOUND	127
@@ -646,6 +649,7 @@ struct policy {
 	struct vec git_safe_dirs;	/* of const char * */
 	struct vec ignores;		/* of struct ignorerule */
 	struct vec host_ports;		/* of const char *, "PORT": allow-host-port */
+	struct vec expose_ports;	/* of const char *, "PORT": expose-port */
 	long mandatory_deny_depth;	/* 1..10 */
 	bool allow_all_unix_sockets, allow_local_binding, allow_git_config;
 	bool weaker_nested_sandbox, allow_nested_userns, weaker_network_isolation;
@@ -756,6 +760,8 @@ static const struct directive directives[] = {
 	  "no filesystem rules at all: the whole disk writable (srt's filesystem.disabled)" },
 	{ "allow-host-port", DK_PORT, F(host_ports), "PORT", NULL,
 	  "let 127.0.0.1:PORT inside reach this machine's 127.0.0.1:PORT (a dev server, a database)" },
+	{ "expose-port", DK_PORT, F(expose_ports), "PORT", NULL,
+	  "let this machine's 127.0.0.1:PORT reach a server the command runs on its own 127.0.0.1:PORT" },
 	{ "include", DK_INCLUDE, 0, "FILE", NULL,
 	  "read another policy file here (relative to this file's directory)" },
 };
@@ -981,6 +987,19 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 		for (i = 0; i < FIELD(p, d, struct vec)->n; i++)
 			if (atol(FIELD(p, d, struct vec)->v[i]) == v)
 				return 0;	/* twice is once */
+		{
+			/* one port, one direction: inside, 127.0.0.1:PORT is either
+			 * sbx's listener (allow-host-port) or the command's server */
+			const struct vec *other = FIELD(p, d, struct vec) == &p->host_ports ? &p->expose_ports :
+			    &p->host_ports;
+
+			for (i = 0; i < other->n; i++)
+				if (atol(other->v[i]) == v)
+					return err_set(e, file, line, 0, "allow-host-port %ld and expose-port %ld: "
+					    "a port goes one way only", v, v);
+		}
+		if (FIELD(p, d, struct vec)->n == SBX_MAX_HOST_PORTS)
+			return err_set(e, file, line, 0, "%s: at most %d ports", d->name, SBX_MAX_HOST_PORTS);
 		vec_push(FIELD(p, d, struct vec), aprintf("%ld", v));
 		return 0;
 	}
@@ -1713,6 +1732,7 @@ static const struct jkey jkeys[] = {
 	{ "sbx", "bridge", JK_ENUM, "bridge", NULL },
 	{ "sbx", "observeWrites", JK_BOOL, "observe-writes", NULL },
 	{ "sbx", "allowHostPorts", JK_PORTS, "allow-host-port", NULL },
+	{ "sbx", "exposePorts", JK_PORTS, "expose-port", NULL },
 };
 
 struct jwalk {
@@ -2265,6 +2285,14 @@ pol_print_json(const struct policy *p, struct buf *b)
 		for (i = 0; i < p->host_ports.n; i++) {
 			jo_key(&o, NULL);
 			buf_puts(b, p->host_ports.v[i]);
+		}
+		jo_close(&o, ']');
+	}
+	if (p->expose_ports.n) {
+		jo_open(&o, "exposePorts", '[');
+		for (i = 0; i < p->expose_ports.n; i++) {
+			jo_key(&o, NULL);
+			buf_puts(b, p->expose_ports.v[i]);
 		}
 		jo_close(&o, ']');
 	}
@@ -3942,6 +3970,7 @@ struct run_paths {
 	const char *tmpdir;	/* the command's TMPDIR, inside runtime_root */
 	const char *empty_file;	/* bound over denied files: reads as empty */
 	const char *home;	/* real $HOME, or NULL */
+	const char *bridge_dir;	/* bridge socat: the proxy's sockets (0700), or NULL */
 };
 
 /* Resolve the whole policy into facts. Returns 0, or -1 with e filled. */
@@ -4275,6 +4304,8 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	atexit(run_cleanup);
 	if (mkdir(rp->tmpdir, 0700) < 0)
 		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
+	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
+		die("cannot create %s: %s", rp->bridge_dir, strerror(errno));
 	jfd = open(rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 	if (jfd < 0)
 		die("cannot create %s: %s", rp->empty_file, strerror(errno));
@@ -4533,9 +4564,16 @@ enum inner_flag {
 #define SBX_CTL_MAX_BYTES	(4 << 20)
 #define SBX_CTL_MAX_ARGS	65536
 
-#define SBX_MAX_HOST_PORTS	64
-
-struct inner_msg { uint32_t flags; uint32_t nports; uint16_t ports[SBX_MAX_HOST_PORTS]; char **argv; };
+/* What the inner helper is told. Ports are the policy's allow-host-port
+ * and expose-port lists; socat and bridge_sock are set for bridge socat. */
+struct inner_msg {
+	uint32_t flags;
+	uint32_t nports; uint16_t ports[SBX_MAX_HOST_PORTS];	/* allow-host-port */
+	uint32_t nexpose; uint16_t expose[SBX_MAX_HOST_PORTS];	/* expose-port */
+	const char *socat;		/* bridge socat: the socat binary, else NULL */
+	const char *bridge_sock[2];	/* bridge socat: the proxy's Unix sockets, HTTP and SOCKS */
+	char **argv;
+};
 
 static void
 put_u32(struct buf *b, uint32_t v)
@@ -4544,27 +4582,92 @@ put_u32(struct buf *b, uint32_t v)
 }
 
 /* Encode the instructions for the inner helper:
- *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 port | u32 argc | argv */
+ *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 | u32 nexpose |
+ *   nexpose x u32 | socat NUL | http socket NUL | socks socket NUL |
+ *   u32 argc | argc NUL-terminated strings
+ * (an empty string is "none"). */
 static void
-ctl_encode(uint32_t flags, const struct vec *ports, char **argv, struct buf *b)
+ctl_encode(const struct inner_msg *m, struct buf *b)
 {
 	struct buf body = { 0 };
-	uint32_t argc = 0;
-	size_t i;
+	uint32_t argc = 0, i;
 
-	while (argv[argc])
+	while (m->argv[argc])
 		argc++;
-	put_u32(&body, flags);
-	put_u32(&body, (uint32_t)(ports ? ports->n : 0));
-	for (i = 0; ports && i < ports->n; i++)
-		put_u32(&body, (uint32_t)atol(ports->v[i]));
+	put_u32(&body, m->flags);
+	put_u32(&body, m->nports);
+	for (i = 0; i < m->nports; i++)
+		put_u32(&body, m->ports[i]);
+	put_u32(&body, m->nexpose);
+	for (i = 0; i < m->nexpose; i++)
+		put_u32(&body, m->expose[i]);
+	buf_putn(&body, m->socat ? m->socat : "", strlen(m->socat ? m->socat : "") + 1);
+	for (i = 0; i < 2; i++)
+		buf_putn(&body, m->bridge_sock[i] ? m->bridge_sock[i] : "",
+		    strlen(m->bridge_sock[i] ? m->bridge_sock[i] : "") + 1);
 	put_u32(&body, argc);
-	for (uint32_t i = 0; i < argc; i++)
-		buf_putn(&body, argv[i], strlen(argv[i]) + 1);
+	for (i = 0; i < argc; i++)
+		buf_putn(&body, m->argv[i], strlen(m->argv[i]) + 1);
 	buf_putn(b, SBX_CTL_MAGIC, 4);
 	put_u32(b, (uint32_t)body.n);
 	buf_putn(b, body.p, body.n);
 	free(body.p);
+}
+
+/* A reader over a message: each take checks the bytes are there. */
+struct cursor { const char *p, *end; const char *why; };
+
+static bool
+take_u32(struct cursor *c, uint32_t *v, const char *what)
+{
+	if (c->why)
+		return false;
+	if (c->end - c->p < 4) {
+		c->why = what;
+		return false;
+	}
+	memcpy(v, c->p, 4);
+	c->p += 4;
+	return true;
+}
+
+static bool
+take_str(struct cursor *c, char **s, const char *what)
+{
+	const char *nul;
+
+	if (c->why)
+		return false;
+	if (!(nul = memchr(c->p, '\0', (size_t)(c->end - c->p)))) {
+		c->why = what;
+		return false;
+	}
+	*s = astrndup(c->p, (size_t)(nul - c->p));
+	c->p = nul + 1;
+	return true;
+}
+
+static bool
+take_ports(struct cursor *c, uint32_t *n, uint16_t *ports, const char *what)
+{
+	uint32_t i, port;
+
+	if (!take_u32(c, n, what))
+		return false;
+	if (*n > SBX_MAX_HOST_PORTS) {
+		c->why = "bad port count";
+		return false;
+	}
+	for (i = 0; i < *n; i++) {
+		if (!take_u32(c, &port, what))
+			return false;
+		if (port == 0 || port > 65535) {
+			c->why = "bad port";
+			return false;
+		}
+		ports[i] = (uint16_t)port;
+	}
+	return true;
 }
 
 /* Decode them: every length checked, nothing trusted. Returns 0, or -1
@@ -4572,62 +4675,68 @@ ctl_encode(uint32_t flags, const struct vec *ports, char **argv, struct buf *b)
 static int
 ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 {
-	uint32_t len, argc, i;
-	const char *end = p + n;
+	struct cursor c = { p + 8, p + n, NULL };
+	uint32_t len, argc = 0, i;
+	char *s[3];
 
-	if (n < 16 || memcmp(p, SBX_CTL_MAGIC, 4) != 0) {
+	memset(m, 0, sizeof(*m));
+	if (n < 8 || memcmp(p, SBX_CTL_MAGIC, 4) != 0) {
 		*why = "bad magic or short message";
 		return -1;
 	}
 	memcpy(&len, p + 4, 4);
-	if (len != n - 8 || len < 12) {
+	if (len != n - 8) {
 		*why = "length does not match";
 		return -1;
 	}
-	memcpy(&m->flags, p + 8, 4);
-	memcpy(&m->nports, p + 12, 4);
-	if (m->nports > SBX_MAX_HOST_PORTS || n < 20 + 4 * (size_t)m->nports) {
-		*why = "bad port count";
-		return -1;
+	if (take_u32(&c, &m->flags, "no flags") &&
+	    (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY)))
+		c.why = "unknown flags";
+	take_ports(&c, &m->nports, m->ports, "allow-host-port list cut short");
+	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
+	for (i = 0; i < 3; i++)
+		take_str(&c, &s[i], "bridge strings cut short");
+	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_CTL_MAX_ARGS))
+		c.why = "bad argument count";
+	if (!c.why) {
+		m->socat = *s[0] ? s[0] : NULL;
+		m->bridge_sock[0] = *s[1] ? s[1] : NULL;
+		m->bridge_sock[1] = *s[2] ? s[2] : NULL;
+		if (!m->socat != !m->bridge_sock[0] || !m->socat != !m->bridge_sock[1])
+			c.why = "bridge socat half described";
+		m->argv = amalloc((argc + 1) * sizeof(char *));
 	}
-	for (i = 0; i < m->nports; i++) {
-		uint32_t port;
-
-		memcpy(&port, p + 16 + 4 * i, 4);
-		if (port == 0 || port > 65535) {
-			*why = "bad port";
-			return -1;
-		}
-		m->ports[i] = (uint16_t)port;
-	}
-	p += 4 * (size_t)m->nports + 4;	/* past the ports and nports: argc at p+12, argv at p+16 */
-	memcpy(&argc, p + 12, 4);
-	if (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY)) {
-		*why = "unknown flags";
-		return -1;
-	}
-	if (argc == 0 || argc > SBX_CTL_MAX_ARGS) {
-		*why = "bad argument count";
-		return -1;
-	}
-	m->argv = amalloc((argc + 1) * sizeof(char *));
-	p += 16;
-	for (i = 0; i < argc; i++) {
-		const char *nul = memchr(p, '\0', (size_t)(end - p));
-
-		if (!nul) {
-			*why = "argument not terminated";
-			return -1;
-		}
-		m->argv[i] = astrndup(p, (size_t)(nul - p));
-		p = nul + 1;
-	}
-	if (p != end) {
-		*why = "bytes after the last argument";
+	for (i = 0; !c.why && i < argc; i++)
+		take_str(&c, &m->argv[i], "argument not terminated");
+	if (!c.why && c.p != c.end)
+		c.why = "bytes after the last argument";
+	if (c.why) {
+		*why = c.why;
 		return -1;
 	}
 	return 0;
 }
+
+/* The descriptors the inner helper hands to sbx, each with a role: the
+ * proxy's listeners, allow-host-port listeners, the expose-port channel. */
+#define SBX_MAX_HANDED	(4 + 2 * SBX_MAX_HOST_PORTS + 1)
+enum handed_role { HR_PROXY = 'P', HR_HOST_PORT = 'H', HR_EXPOSE = 'X' };
+
+/* Does the inner helper hand descriptors over (an "L" message)? Both
+ * sides ask this one function. */
+static bool
+inner_hands_fds(const struct inner_msg *m)
+{
+	return (m->flags & IF_PROXY) || m->nports || m->nexpose;
+}
+
+/* What the proxy listens on, and what a connection there is for. */
+enum listener_role {
+	LR_PROXY,	/* HTTP and SOCKS (the first byte decides) */
+	LR_HOST_PORT,	/* allow-host-port: to this machine's 127.0.0.1:port */
+	LR_EXPOSE,	/* expose-port, on this machine: to the command's 127.0.0.1:port */
+};
+struct px_listener { int fd; enum listener_role role; int port; };
 
 #if SBX_LINUX
 
@@ -4717,55 +4826,81 @@ exec_command(char **argv)
  * with no "R" on the control socket tells the host that the message is
  * already printed and the command did not run. */
 
-/* A listening TCP socket on 127.0.0.1:port (the sandbox's own loopback). */
+/* A listening TCP socket on the sandbox's own loopback, 127.0.0.1:port or
+ * [::1]:port. Returns -1 only for [::1] when this namespace has no IPv6
+ * loopback (a kernel without IPv6, or ipv6.disable=1); any other failure
+ * is fatal: the command must not start half connected. */
 static int
-inner_listen(int port)
+inner_listen(int port, bool v6)
 {
 	struct sockaddr_in sa;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	struct sockaddr_in6 sa6;
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, rc;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
-		die_hint(NULL, "cannot listen on 127.0.0.1:%d inside the sandbox: %s", port, strerror(errno));
+	if (fd < 0 && v6 && errno == EAFNOSUPPORT)
+		return -1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (v6) {
+		memset(&sa6, 0, sizeof(sa6));
+		sa6.sin6_family = AF_INET6;
+		sa6.sin6_port = htons((uint16_t)port);
+		sa6.sin6_addr = in6addr_loopback;
+		if (fd >= 0)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa6, sizeof(sa6));
+		if (rc < 0 && errno == EADDRNOTAVAIL) {
+			close(fd);
+			return -1;
+		}
+	} else {
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons((uint16_t)port);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	if (rc < 0 || listen(fd, 1024) < 0)
+		die_hint(NULL, "cannot listen on %s:%d inside the sandbox: %s", v6 ? "[::1]" : "127.0.0.1", port,
+		    strerror(errno));
 	return fd;
 }
 
-/* Send n fds with one tag byte over a Unix socket (SCM_RIGHTS). */
+/* Send n bytes with nfd descriptors attached (SCM_RIGHTS), one message. */
 static int
-send_fds(int sock, char tag, const int *fds, int n)
+send_fds(int sock, const void *data, size_t n, const int *fds, int nfd)
 {
 	struct msghdr mh;
-	struct iovec iov = { &tag, 1 };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * (2 + SBX_MAX_HOST_PORTS))]; } u;
+	struct iovec iov = { (void *)data, n };
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * SBX_MAX_HANDED)]; } u;
 	struct cmsghdr *cm;
 
 	memset(&mh, 0, sizeof(mh));
 	memset(&u, 0, sizeof(u));
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
-	mh.msg_control = u.buf;
-	mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
-	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)n);
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+	if (nfd > 0) {
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfd);
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
 }
 
-/* Receive exactly n fds tagged tag; anything else is refused (and any fds
- * that came are closed). Returns 0 or -1. */
-static int
-recv_fds(int sock, char tag, int *fds, int n)
+/* Receive one message of at most cap bytes with at most max_fds
+ * descriptors; more descriptors than that, or a cut message, is refused
+ * (and every descriptor that came is closed). Returns the byte count
+ * (*nfd set), or -1. */
+static ssize_t
+recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int flags)
 {
 	struct msghdr mh;
-	char got = 0;
-	struct iovec iov = { &got, 1 };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * (4 + SBX_MAX_HOST_PORTS))]; } u;
+	struct iovec iov = { data, cap };
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * (SBX_MAX_HANDED + 4))]; } u;
 	struct cmsghdr *cm;
 	int count = 0, i;
 	ssize_t r;
@@ -4776,9 +4911,10 @@ recv_fds(int sock, char tag, int *fds, int n)
 	mh.msg_control = u.buf;
 	mh.msg_controllen = sizeof(u.buf);
 	do
-		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
 	while (r < 0 && errno == EINTR);
-	if (r != 1)
+	*nfd = 0;
+	if (r < 0)
 		return -1;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
@@ -4788,19 +4924,20 @@ recv_fds(int sock, char tag, int *fds, int n)
 				int fd;
 
 				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-				if (count < n)
+				if (count < max_fds)
 					fds[count] = fd;
 				else
 					close(fd);
 				count++;
 			}
 		}
-	if (got != tag || count != n || (mh.msg_flags & MSG_CTRUNC)) {
-		for (i = 0; i < count && i < n; i++)
+	if (r == 0 || count > max_fds || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+		for (i = 0; i < count && i < max_fds; i++)
 			close(fds[i]);
 		return -1;
 	}
-	return 0;
+	*nfd = count;
+	return r;
 }
 
 static int
@@ -4905,33 +5042,176 @@ signals_restore(const sigset_t *old)
 	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
-/* Wait for child, forwarding signals to it, reaping orphans; then exit
- * with its status (128+N for a signal). A signal the kernel sent (SI_KERNEL:
- * ^C, ^\ and SIGHUP from the terminal) is not forwarded: the command, in the
- * same foreground process group, got it already. */
-static void __attribute__((noreturn))
-reap_and_forward(pid_t child, const sigset_t *set)
-{
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(set, &si), status;
-		pid_t pid;
+/* What the inner helper serves while the command runs: expose-port
+ * connection requests from the proxy, and the logs of the socat bridges. */
+struct inner_serve {
+	const struct inner_msg *m;
+	int xp;		/* expose-port channel (SOCK_SEQPACKET), or -1 */
+	int logs[2];	/* socat's stderr, or -1: drained so socat never blocks on it */
+};
 
-		if (sig < 0)
-			continue;
-		if (sig != SIGCHLD) {
-			if (si.si_code <= 0)	/* SI_USER, SI_QUEUE, SI_TKILL: sent by a process */
-				kill(child, sig);
-			continue;
-		}
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			if (pid != child)
-				continue;	/* an orphan reparented to us */
-			if (WIFSIGNALED(status))
-				_exit(128 + WTERMSIG(status));
-			_exit(WEXITSTATUS(status));
+/* One expose-port request: "u32 slot | u32 gen | u32 port". The answer is
+ * "u32 slot | u32 gen | u32 errno" with a socket connecting to the
+ * command's 127.0.0.1:port attached (errno 0): a socket belongs to the
+ * network namespace it was made in, so the host's proxy can use it. */
+static void
+inner_expose_connect(const struct inner_serve *sv)
+{
+	uint32_t req[3], port, err = 0, i;
+	int fd = -1, nfd;
+	struct sockaddr_in sa;
+
+	if (recv_fds(sv->xp, req, sizeof(req), &fd, 0, &nfd, MSG_DONTWAIT) != (ssize_t)sizeof(req))
+		return;
+	port = req[2];
+	for (i = 0; i < sv->m->nexpose && sv->m->expose[i] != port; i++)
+		;
+	if (i == sv->m->nexpose) {
+		err = EPERM;	/* only the ports the policy exposes */
+	} else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+		err = (uint32_t)errno;
+	} else {
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons((uint16_t)port);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+			err = (uint32_t)errno;
+			close(fd);
+			fd = -1;
 		}
 	}
+	req[2] = err;
+	(void)send_fds(sv->xp, req, sizeof(req), &fd, fd >= 0 ? 1 : 0);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A signal for the helper: forward it, or reap. Exits with the child's
+ * status (128+N for a signal) once the child is gone. A signal the
+ * kernel sent (SI_KERNEL: ^C, ^\ and SIGHUP from the terminal) is not
+ * forwarded: the command, in the same foreground process group, got it. */
+static void
+on_helper_signal(pid_t child, int sig, int code)
+{
+	int status;
+	pid_t pid;
+
+	if (sig != SIGCHLD) {
+		if (code <= 0)	/* SI_USER, SI_QUEUE, SI_TKILL: sent by a process */
+			kill(child, sig);
+		return;
+	}
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid != child)
+			continue;	/* an orphan reparented to us, or a socat bridge */
+		if (WIFSIGNALED(status))
+			_exit(128 + WTERMSIG(status));
+		_exit(WEXITSTATUS(status));
+	}
+}
+
+/* Wait for child, forwarding signals to it, reaping orphans, serving sv
+ * (may be NULL); then exit with its status. */
+static void __attribute__((noreturn))
+reap_and_forward(pid_t child, const sigset_t *set, struct inner_serve *sv)
+{
+	int sfd = sv ? signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
+
+	while (sfd < 0) {	/* nothing to serve: only signals */
+		siginfo_t si;
+		int sig = sigwaitinfo(set, &si);
+
+		if (sig >= 0)
+			on_helper_signal(child, sig, si.si_code);
+	}
+	for (;;) {
+		struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { sv->xp, POLLIN, 0 }, { sv->logs[0], POLLIN, 0 },
+			{ sv->logs[1], POLLIN, 0 } };
+		struct signalfd_siginfo si;
+		char drain[4096];
+
+		if (poll(pfd, 4, -1) < 0)
+			continue;
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			on_helper_signal(child, (int)si.ssi_signo, si.ssi_code);
+		if (pfd[1].revents & POLLIN)
+			inner_expose_connect(sv);
+		for (int k = 2; k < 4; k++)
+			if (pfd[k].revents && read(pfd[k].fd, drain, sizeof(drain)) <= 0) {
+				close(pfd[k].fd);	/* socat is gone; its pipe with it */
+				sv->logs[k - 2] = -1;
+			}
+		if ((pfd[1].revents & (POLLHUP | POLLERR)) && !(pfd[1].revents & POLLIN)) {
+			close(sv->xp);	/* the proxy is gone */
+			sv->xp = -1;
+		}
+	}
+}
+
+/* bridge socat (srt's topology): socat listens on 127.0.0.1:port and
+ * forwards each connection to the proxy's Unix socket, bound in from the
+ * host. It runs here, outside the command's pid namespace and filters.
+ * The command starts only once socat has said it listens (its -d -d
+ * notice "listening on", read from its stderr): unlike srt's 0.3 s poll of
+ * /proc/net/sockstat, this cannot start the command before the listener
+ * exists. Returns socat's stderr, to be drained. */
+static int
+inner_start_socat(const char *socat, int port, const char *sock)
+{
+	char line[2048], *listen_addr = aprintf("TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork", port),
+	    *to = aprintf("UNIX-CONNECT:%s", sock);
+	size_t n = 0;
+	int64_t deadline;
+	struct timespec ts;
+	int pfd[2], null;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		die_hint(NULL, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die_hint(NULL, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(pfd[1], 2);
+		execl(socat, "socat", "-d", "-d", listen_addr, to, (char *)NULL);
+		dprintf(2, "E cannot run %s: %s\n", socat, strerror(errno));
+		_exit(SBX_EXIT_CANNOT_RUN);
+	}
+	close(pfd[1]);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 5000;
+	for (;;) {
+		struct pollfd p = { pfd[0], POLLIN, 0 };
+		char *nl;
+		ssize_t r;
+		int64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
+			die_hint(NULL, "bridge socat: %s did not start listening on 127.0.0.1:%d within 5 s", socat, port);
+		r = read(pfd[0], line + n, sizeof(line) - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
+			    "bridge socat: %s exited before it listened on 127.0.0.1:%d%s%s", socat, port,
+			    n ? ": " : "", n ? (line[n] = '\0', line) : "");
+		n += (size_t)r;
+		line[n] = '\0';
+		if (strstr(line, " listening on "))
+			break;
+		if ((nl = strrchr(line, '\n')) && n > sizeof(line) / 2) {	/* keep the last lines only */
+			memmove(line, nl + 1, n - (size_t)(nl + 1 - line) + 1);
+			n = strlen(line);
+		}
+	}
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	return pfd[0];
 }
 
 static const char *const weaker_hint =
@@ -5010,7 +5290,7 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	if (write_all(ctl, "R", 1) < 0)
 		_exit(SBX_EXIT_FAILURE);
 	close(ctl);
-	reap_and_forward(cmd, set);
+	reap_and_forward(cmd, set, NULL);
 }
 
 static int
@@ -5027,6 +5307,7 @@ inner_main(int argc, char **argv)
 	gid_t gid = getgid();
 	bool nested = true;
 	pid_t init;
+	struct inner_serve serve = { &m, -1, { -1, -1 } };
 
 	if (argc != 4)
 		die("--inner is sbx's own helper; it is not for direct use");
@@ -5059,19 +5340,47 @@ inner_main(int argc, char **argv)
 		die_hint(NULL, "--inner: bad instructions: %s", why);
 	free(msg.p);
 
-	if (m.flags & IF_PROXY) {
-		/* the proxy's listeners, in this (bwrap's) network namespace; the
-		 * host's proxy owns them from here on */
-		int lfd[2 + SBX_MAX_HOST_PORTS], nl = 2;
+	if (inner_hands_fds(&m)) {
+		/* the listeners, made here in bwrap's network namespace, where
+		 * the command will connect to them; the host's proxy owns them
+		 * from here on. Each comes with its role and port: "L" then
+		 * (role, u16 port) per descriptor. */
+		int lfd[SBX_MAX_HANDED], nl = 0, xp[2];
+		char desc[1 + 3 * SBX_MAX_HANDED];
+		size_t dn = 1;
+		uint16_t port;
 
-		lfd[0] = inner_listen(SBX_PROXY_HTTP_PORT);
-		lfd[1] = inner_listen(SBX_PROXY_SOCKS_PORT);
-		for (uint32_t k = 0; k < m.nports; k++)	/* allow-host-port */
-			lfd[nl++] = inner_listen(m.ports[k]);
-		if (send_fds(ctl, 'L', lfd, nl) < 0)
+		desc[0] = 'L';
+#define HAND(fd_, role_, port_) do { lfd[nl++] = (fd_); desc[dn++] = (char)(role_); port = (uint16_t)(port_); \
+		memcpy(desc + dn, &port, 2); dn += 2; } while (0)
+		for (int v6 = 0; v6 < 2; v6++) {
+			int fd;
+
+			if ((m.flags & IF_PROXY) && !m.socat) {
+				if ((fd = inner_listen(SBX_PROXY_HTTP_PORT, v6)) >= 0)
+					HAND(fd, HR_PROXY, SBX_PROXY_HTTP_PORT);
+				if ((fd = inner_listen(SBX_PROXY_SOCKS_PORT, v6)) >= 0)
+					HAND(fd, HR_PROXY, SBX_PROXY_SOCKS_PORT);
+			}
+			for (uint32_t k = 0; k < m.nports; k++)	/* allow-host-port */
+				if ((fd = inner_listen(m.ports[k], v6)) >= 0)
+					HAND(fd, HR_HOST_PORT, m.ports[k]);
+		}
+		if (m.nexpose) {
+			if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, xp) < 0)
+				die_hint(NULL, "socketpair: %s", strerror(errno));
+			HAND(xp[1], HR_EXPOSE, 0);
+			serve.xp = xp[0];
+		}
+#undef HAND
+		if (send_fds(ctl, desc, dn, lfd, nl) < 0)
 			die_hint(NULL, "cannot hand the proxy listeners to sbx: %s", strerror(errno));
 		while (nl > 0)
 			close(lfd[--nl]);
+	}
+	if ((m.flags & IF_PROXY) && m.socat) {
+		serve.logs[0] = inner_start_socat(m.socat, SBX_PROXY_HTTP_PORT, m.bridge_sock[0]);
+		serve.logs[1] = inner_start_socat(m.socat, SBX_PROXY_SOCKS_PORT, m.bridge_sock[1]);
 	}
 	signals_take(&set, &old);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
@@ -5095,16 +5404,61 @@ inner_main(int argc, char **argv)
 	init = fork();	/* after CLONE_NEWPID, the first child is pid 1 there */
 	if (init < 0)
 		die_hint(NULL, "fork: %s", strerror(errno));
-	if (init == 0)
+	if (init == 0) {
+		/* init and the command hold nothing of what the helper serves */
+		for (int k = 0; k < 2; k++)
+			if (serve.logs[k] >= 0)
+				close(serve.logs[k]);
+		if (serve.xp >= 0)
+			close(serve.xp);
 		inner_init(&m, ctl, nested, &set, &old);
+	}
 	close(ctl);
-	reap_and_forward(init, &set);
+	reap_and_forward(init, &set, serve.xp >= 0 || serve.logs[0] >= 0 ? &serve : NULL);
 }
 
 /* ---- 6c. Running the sandbox ---------------------------------------- */
 
-static void __attribute__((noreturn)) proxy_main(const struct policy *p, const int *listeners, int nl,
-    int parent_fd);	/* section 8 */
+static void __attribute__((noreturn)) proxy_main(const struct policy *p, const struct px_listener *ls, int nl,
+    int expose_fd, int parent_fd);	/* section 8 */
+
+/* A listening socket on this machine's 127.0.0.1:port (expose-port). */
+static int
+host_listen_tcp(int port)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
+		die_hint(errno == EADDRINUSE ? "stop what listens there, or expose another port" : NULL,
+		    "expose-port %d: cannot listen on this machine's 127.0.0.1:%d: %s; the command did not run",
+		    port, port, strerror(errno));
+	return fd;
+}
+
+/* A listening Unix socket at path (bridge socat), in a directory only we
+ * can enter (0700): other users cannot reach the proxy through it. */
+static int
+host_listen_unix(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		die_hint("set TMPDIR to a shorter directory", "bridge socat: the socket path %s is too long "
+		    "for a Unix socket (%zu bytes at most)", path, sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, path, strlen(path));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
+		die("bridge socat: cannot listen on %s: %s", path, strerror(errno));
+	return fd;
+}
 
 /* Find prog in PATH; returns an arena string, or NULL. */
 static const char *
@@ -5217,7 +5571,39 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	const char *why;
 	size_t i;
 
+	struct inner_msg im;
+	struct px_listener ls[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];
+	int nls = 0, expose_fd = -1;
+
+	/* the instructions for the inner helper */
+	memset(&im, 0, sizeof(im));
+	im.flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
+	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) |
+	    (p->allow_domains.n > 0 || p->host_ports.n > 0 ? IF_PROXY : 0);
+	for (i = 0; i < p->host_ports.n; i++)
+		im.ports[im.nports++] = (uint16_t)atoi(p->host_ports.v[i]);
+	for (i = 0; i < p->expose_ports.n; i++) {
+		im.expose[im.nexpose++] = (uint16_t)atoi(p->expose_ports.v[i]);
+		/* this machine's side first: a port in use stops the run before anything starts */
+		ls[nls].fd = host_listen_tcp(im.expose[i]);
+		ls[nls].role = LR_EXPOSE;
+		ls[nls++].port = im.expose[i];
+	}
+	im.argv = cmd;
+
 	run_prepare(rp, pl);
+	if ((im.flags & IF_PROXY) && rp->bridge_dir) {
+		im.socat = p->socat_path ? p->socat_path : find_in_path("socat");
+		if (!im.socat)
+			die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
+			    "bridge socat: socat is not in PATH; the command did not run");
+		for (int k = 0; k < 2; k++) {
+			im.bridge_sock[k] = path_join(rp->bridge_dir, k ? "socks.sock" : "http.sock");
+			ls[nls].fd = host_listen_unix(im.bridge_sock[k]);
+			ls[nls].role = LR_PROXY;
+			ls[nls++].port = 0;
+		}
+	}
 	memset(&bp, 0, sizeof(bp));
 	bp.tmpdir = rp->tmpdir;
 	bp.empty_file = rp->empty_file;
@@ -5231,7 +5617,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bp.info_fd = info[1];
 	bp.ctl_fd = ctl[1];
 	bp.root = geteuid() == 0;
-	bp.proxy = p->allow_domains.n > 0 || p->host_ports.n > 0;
+	bp.proxy = (im.flags & IF_PROXY) != 0;
 	bp.java_tool_options = getenv("JAVA_TOOL_OPTIONS");
 	bp.self_inside = bp.proxy ? sbx_inside(rp) : NULL;
 	bp.args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
@@ -5283,11 +5669,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	 * the reason shows in its exit status below */
 	{
 		struct buf msg = { 0 };
-		uint32_t flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) |
-		    (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) | (p->weaker_nested_sandbox ? IF_WEAKER : 0) |
-		    (bp.proxy ? IF_PROXY : 0);
 
-		ctl_encode(flags, &p->host_ports, cmd, &msg);
+		ctl_encode(&im, &msg);
 		signal(SIGPIPE, SIG_IGN);
 		(void)write_all(ctl[0], msg.p, msg.n);
 		signal(SIGPIPE, SIG_DFL);
@@ -5295,24 +5678,51 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	}
 	inner = read_child_pid(info[0]);
 	close(info[0]);
-	if (bp.proxy) {
-		int lfd[2 + SBX_MAX_HOST_PORTS], alive[2], nl = 2 + (int)p->host_ports.n;
+	if (inner_hands_fds(&im)) {
+		/* the listeners from inside, each with its role */
+		int lfd[SBX_MAX_HANDED], nfd = 0;
+		char desc[1 + 3 * SBX_MAX_HANDED];
+		ssize_t dn = recv_fds(ctl[0], desc, sizeof(desc), lfd, SBX_MAX_HANDED, &nfd, 0);
+		uint16_t port;
 
-		/* the listeners from inside; then the proxy process, which
-		 * lives until this sbx does (alive[] reads EOF then) */
-		if (recv_fds(ctl[0], 'L', lfd, nl) == 0 && pipe2(alive, O_CLOEXEC) == 0) {
-			proxy_pid = fork();
-			if (proxy_pid == 0) {
-				prctl(PR_SET_PDEATHSIG, SIGKILL);
-				close(alive[1]);
-				close(ctl[0]);
-				sigprocmask(SIG_SETMASK, &old, NULL);
-				proxy_main(p, lfd, nl, alive[0]);
-			}
-			close(alive[0]);
-			while (nl > 0)
-				close(lfd[--nl]);
+		if (dn != 1 + 3 * (ssize_t)nfd || desc[0] != 'L') {
+			for (int k = 0; k < nfd; k++)
+				close(lfd[k]);
+			nfd = 0;	/* the helper failed; it said why, and the run ends below */
 		}
+		for (int k = 0; k < nfd; k++) {
+			memcpy(&port, desc + 2 + 3 * k, 2);
+			if (desc[1 + 3 * k] == HR_EXPOSE) {
+				expose_fd = lfd[k];
+				continue;
+			}
+			ls[nls].fd = lfd[k];
+			ls[nls].role = desc[1 + 3 * k] == HR_HOST_PORT ? LR_HOST_PORT : LR_PROXY;
+			ls[nls++].port = port;
+		}
+	}
+	if (nls > 0) {
+		int alive[2];
+
+		/* the proxy process, which lives until this sbx does (alive[]
+		 * reads EOF then); it owns the listeners from here on */
+		if (pipe2(alive, O_CLOEXEC) < 0)
+			die("pipe: %s", strerror(errno));
+		proxy_pid = fork();
+		if (proxy_pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(alive[1]);
+			close(ctl[0]);
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			proxy_main(p, ls, nls, expose_fd, alive[0]);
+		}
+		if (proxy_pid < 0)
+			die("fork: %s", strerror(errno));	/* bwrap dies with us: nothing runs */
+		close(alive[0]);
+		while (nls > 0)
+			close(ls[--nls].fd);
+		if (expose_fd >= 0)
+			close(expose_fd);
 	}
 	ch = 0;
 	while (read(ctl[0], &ch, 1) < 0 && errno == EINTR)
@@ -5542,10 +5952,10 @@ check_main(const struct policy *p)
 
 enum conn_state {
 	CS_FREE, CS_PEEK, CS_HTTP_HEAD, CS_SOCKS5_GREETING, CS_SOCKS5_AUTH, CS_SOCKS5_REQUEST,
-	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_CONNECTING, CS_RELAY, CS_REPLY_CLOSE,
+	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_INSIDE_WAIT, CS_CONNECTING, CS_RELAY, CS_REPLY_CLOSE,
 };
 
-enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_PORT };
+enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_PORT, PR_EXPOSE };
 
 /* SOCKS reply codes (RFC 1928 section 6; SOCKS4) */
 enum {
@@ -5580,7 +5990,9 @@ struct proxy {
 	const struct policy *p;
 	struct vec own;			/* this machine's addresses (struct addr *) */
 	struct conn *conns;		/* SBX_MAX_CONNS slots */
-	int listeners[2 + SBX_MAX_HOST_PORTS], nlisteners;	/* HTTP, SOCKS, then allow-host-port */
+	struct px_listener listeners[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];
+	int nlisteners;
+	int expose_fd;			/* expose-port: the inner helper opens inside connections, or -1 */
 	int parent_fd;			/* EOF: sbx is gone, so are we */
 	int resolved_pipe[2];
 };
@@ -5598,7 +6010,7 @@ now_ms(void)
 static void
 px_record(const struct conn *c, bool allow, const char *reason)
 {
-	static const char *const protos[] = { "http-connect", "http", "socks5", "socks4", "host-port" };	/* ORDER: enum proto */
+	static const char *const protos[] = { "http-connect", "http", "socks5", "socks4", "host-port", "expose-port" };	/* ORDER: enum proto */
 
 	if (verbose)
 		warnx("proxy: %s %s %s:%d%s%s%s", allow ? "allow" : "deny", protos[c->proto], c->host, c->port,
@@ -6152,6 +6564,7 @@ px_refuse(struct conn *c, const char *reason, bool policy)
 	}
 	switch (c->proto) {
 	case PR_HOST_PORT:
+	case PR_EXPOSE:
 		break;	/* no protocol to answer in: the connection just closes */
 	case PR_HTTP_CONNECT:
 		/* the status phrase is the reason, as srt; no CR/LF can get in it */
@@ -6309,6 +6722,7 @@ px_established(struct conn *c)
 		px_socks_reply(c, SOCKS4_OK, false);
 		break;
 	case PR_HOST_PORT:
+	case PR_EXPOSE:
 		break;	/* nothing to say: bytes flow at once */
 	}
 	if (c->head_n)	/* early data after the request: the client's first bytes */
@@ -6575,6 +6989,8 @@ px_interest(const struct conn *c, short *cev, short *uev)
 	case CS_RESOLVING:
 		*cev = rbuf_pending(&c->u2c) ? POLLOUT : 0;
 		break;
+	case CS_INSIDE_WAIT:
+		break;	/* the client's first bytes wait in its socket */
 	case CS_CONNECTING:
 		*uev = POLLOUT;
 		*cev = rbuf_pending(&c->u2c) ? POLLOUT : 0;
@@ -6624,11 +7040,57 @@ px_host_port(struct conn *c, int port)
 	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
 }
 
+/* An expose-port connection from this machine: ask the inner helper for a
+ * socket connecting to the command's 127.0.0.1:port (inner_expose_connect);
+ * the answer comes back on expose_fd (px_expose_answer). */
 static void
-px_accept(struct proxy *px, int lfd, int host_port)
+px_expose_request(struct proxy *px, struct conn *c, unsigned slot, int port)
+{
+	uint32_t req[3] = { slot, c->gen, (uint32_t)port };
+
+	c->proto = PR_EXPOSE;
+	snprintf(c->host, sizeof(c->host), "127.0.0.1");
+	c->port = port;
+	c->st = CS_INSIDE_WAIT;
+	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
+	if (px->expose_fd < 0 || send(px->expose_fd, req, sizeof(req), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(req))
+		c->st = CS_REPLY_CLOSE;	/* nothing queued: closes at once */
+}
+
+/* The inner helper's answer: a socket inside, or the errno it got. */
+static void
+px_expose_answer(struct proxy *px)
+{
+	uint32_t ans[3];
+	int fd = -1, nfd = 0;
+	ssize_t n;
+	struct conn *c;
+
+	while ((n = recv_fds(px->expose_fd, ans, sizeof(ans), &fd, 1, &nfd, MSG_DONTWAIT)) >= 0) {
+		if (n != (ssize_t)sizeof(ans) || ans[0] >= SBX_MAX_CONNS || (c = &px->conns[ans[0]])->gen != ans[1] ||
+		    c->st != CS_INSIDE_WAIT || ans[2] != 0 || nfd != 1) {
+			if (nfd == 1)
+				close(fd);	/* for a connection that went, or not understood */
+			if (n == (ssize_t)sizeof(ans) && ans[0] < SBX_MAX_CONNS && px->conns[ans[0]].gen == ans[1] &&
+			    px->conns[ans[0]].st == CS_INSIDE_WAIT)
+				px_close(px, &px->conns[ans[0]]);	/* it could not connect inside */
+			continue;
+		}
+		c->ufd = fd;
+		c->st = CS_CONNECTING;
+		c->dialled = true;
+	}
+	if (errno != EAGAIN && errno != EINTR) {
+		close(px->expose_fd);	/* the helper is gone: no new exposes */
+		px->expose_fd = -1;
+	}
+}
+
+static void
+px_accept(struct proxy *px, const struct px_listener *l)
 {
 	for (int k = 0; k < 64; k++) {
-		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		unsigned i;
 
 		if (fd < 0)
@@ -6638,7 +7100,8 @@ px_accept(struct proxy *px, int lfd, int host_port)
 		if (i == SBX_MAX_CONNS) {	/* full: say so and drop it */
 			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n";
 
-			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (l->role == LR_PROXY)
+				(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			continue;
 		}
@@ -6646,8 +7109,10 @@ px_accept(struct proxy *px, int lfd, int host_port)
 		px->conns[i].ufd = -1;
 		px->conns[i].st = CS_PEEK;
 		px->conns[i].deadline_ms = now_ms() + SBX_HANDSHAKE_MS;
-		if (host_port)
-			px_host_port(&px->conns[i], host_port);
+		if (l->role == LR_HOST_PORT)
+			px_host_port(&px->conns[i], l->port);
+		else if (l->role == LR_EXPOSE)
+			px_expose_request(px, &px->conns[i], i, l->port);
 	}
 }
 
@@ -6663,8 +7128,8 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 		if (err) {
 			close(c->ufd);
 			c->ufd = -1;
-			if (c->proto == PR_HOST_PORT)
-				px_close(px, c);	/* nothing listens on the host's port */
+			if (c->proto == PR_HOST_PORT || c->proto == PR_EXPOSE)
+				px_close(px, c);	/* nothing listens on that port */
 			else
 				px_connect_next(px, c);
 			return;
@@ -6728,14 +7193,106 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 	c->deadline_ms = c->c_eof || c->u_eof ? now_ms() + SBX_HALF_CLOSED_MS : 0;
 }
 
+/* ---- 8.4 Landlock: the proxy reads only what the resolver needs ----------
+ *
+ * KERNEL 5.13+ (ABI 1; this code knows up to ABI 6). On top of the seccomp
+ * program (no exec, no write-opens), a Landlock ruleset leaves the proxy
+ * read access to the resolver's files and the libraries NSS may still load,
+ * nothing else: a memory bug in a parser cannot read ~/.ssh. Where the
+ * kernel has no Landlock the seccomp program stands alone (-v says so).
+ * The structures are the kernel's (linux/landlock.h), spelled here so the
+ * file builds without new kernel headers. */
+
+#define SBX_NR_landlock_create_ruleset	444	/* the same on x86_64 and aarch64 */
+#define SBX_NR_landlock_add_rule	445
+#define SBX_NR_landlock_restrict_self	446
+
+struct ll_ruleset_attr { uint64_t handled_access_fs, handled_access_net, scoped; };
+struct ll_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
+
+enum {
+	LL_FS_EXECUTE = 1 << 0, LL_FS_WRITE_FILE = 1 << 1, LL_FS_READ_FILE = 1 << 2, LL_FS_READ_DIR = 1 << 3,
+	LL_FS_ABI1_ALL = (1 << 13) - 1,		/* execute .. make_sym */
+	LL_FS_REFER = 1 << 13,			/* ABI 2 */
+	LL_FS_TRUNCATE = 1 << 14,		/* ABI 3 */
+	LL_FS_IOCTL_DEV = 1 << 15,		/* ABI 5 */
+	LL_NET_BIND_TCP = 1 << 0,		/* ABI 4: the proxy never binds */
+	LL_SCOPE_ABSTRACT_UNIX = 1 << 0, LL_SCOPE_SIGNAL = 1 << 1,	/* ABI 6 */
+	LL_RULE_PATH_BENEATH = 1,
+	LL_CREATE_RULESET_VERSION = 1,
+};
+
+/* What the resolver reads after the warm-up lookup: files, then trees. */
+static const char *const proxy_read_files[] = {
+	"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
+	"/etc/services", "/etc/ld.so.cache",
+};
+static const char *const proxy_read_trees[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/lib32" };
+
+/* Restrict this process (and the resolver threads it starts later).
+ * Returns the ABI in force, 0 when the kernel has no Landlock, -1 on a
+ * failure after the kernel said it has one. */
+static int
+proxy_landlock(void)
+{
+	struct ll_ruleset_attr ra;
+	long abi = syscall(SBX_NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+	size_t i, ra_size = 16;
+	int rs;
+
+	if (abi < 1)
+		return 0;	/* ENOSYS or EOPNOTSUPP: not built, or not enabled */
+	memset(&ra, 0, sizeof(ra));
+	ra.handled_access_fs = LL_FS_ABI1_ALL | (abi >= 2 ? LL_FS_REFER : 0) | (abi >= 3 ? LL_FS_TRUNCATE : 0) |
+	    (abi >= 5 ? LL_FS_IOCTL_DEV : 0);
+	if (abi >= 4)
+		ra.handled_access_net = LL_NET_BIND_TCP;
+	if (abi >= 6) {
+		ra.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+		ra_size = sizeof(ra);
+	}
+	rs = (int)syscall(SBX_NR_landlock_create_ruleset, &ra, ra_size, 0);
+	if (rs < 0)
+		return -1;
+	for (i = 0; i < LEN(proxy_read_files) + LEN(proxy_read_trees); i++) {
+		bool tree = i >= LEN(proxy_read_files);
+		const char *path = tree ? proxy_read_trees[i - LEN(proxy_read_files)] : proxy_read_files[i];
+		struct ll_path_beneath pb;
+		struct stat st;
+		int fd = open(path, O_PATH | O_CLOEXEC);	/* a symlinked resolv.conf: its target */
+
+		if (fd < 0)
+			continue;	/* not on this machine */
+		if (fstat(fd, &st) < 0 || (tree ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+			close(fd);
+			continue;
+		}
+		pb.allowed_access = LL_FS_READ_FILE | (tree ? LL_FS_READ_DIR : 0);
+		pb.parent_fd = fd;
+		if (syscall(SBX_NR_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+			close(fd);
+			close(rs);
+			return -1;
+		}
+		close(fd);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SBX_NR_landlock_restrict_self, rs, 0) < 0) {
+		close(rs);
+		return -1;
+	}
+	close(rs);
+	return (int)abi;
+}
+
 /* The proxy process: runs until sbx goes away (parent_fd reads EOF). */
 static void __attribute__((noreturn))
-proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
+proxy_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int parent_fd)
 {
 	static struct conn conns[SBX_MAX_CONNS];
-	struct proxy px = { p, { 0 }, conns, { 0 }, 0, parent_fd, { -1, -1 } };
-	struct pollfd *pfd = calloc(3 + 4 + 2 * SBX_MAX_CONNS, sizeof(*pfd));
-	unsigned *pslot = calloc(3 + 4 + 2 * SBX_MAX_CONNS, sizeof(*pslot));
+	static struct proxy px;
+	size_t npfd = 3 + LEN(px.listeners) + 2 * SBX_MAX_CONNS;
+	struct pollfd *pfd = calloc(npfd, sizeof(*pfd));
+	unsigned *pslot = calloc(npfd, sizeof(*pslot));
 	struct rlimit rl;
 	pthread_t t;
 	int i;
@@ -6749,9 +7306,13 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 	}
 	for (i = 0; i < SBX_MAX_CONNS; i++)
 		conns[i].cfd = conns[i].ufd = -1;
+	px.p = p;
+	px.conns = conns;
+	px.parent_fd = parent_fd;
+	px.expose_fd = expose_fd;
 	for (i = 0; i < nl && i < (int)LEN(px.listeners); i++) {
-		px.listeners[i] = listeners[i];
-		fcntl(listeners[i], F_SETFL, O_NONBLOCK);
+		px.listeners[i] = ls[i];
+		fcntl(ls[i].fd, F_SETFL, O_NONBLOCK);
 	}
 	px.nlisteners = i;
 	own_addresses(&px.own);
@@ -6762,9 +7323,27 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 		struct addrinfo *warm = NULL;
 		struct bpf_opts o = { false, false, true };
 
+		int abi;
+
 		if (getaddrinfo("localhost", NULL, NULL, &warm) == 0)
 			freeaddrinfo(warm);
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		if ((abi = proxy_landlock()) < 0) {
+			warnx("proxy: cannot install its Landlock ruleset: %s", strerror(errno));
+			_exit(SBX_EXIT_FAILURE);
+		}
+		if (verbose) {
+			/* show it holds: a file outside the ruleset cannot be opened */
+			int probe = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+			if (abi == 0)
+				warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks the proxy down");
+			else
+				warnx("proxy: Landlock ABI %d: reads limited to the resolver's files (/proc/self/status: %s)",
+				    abi, probe < 0 ? strerror(errno) : "READABLE");
+			if (probe >= 0)
+				close(probe);
+		}
 		if (install_program(&o) < 0) {
 			warnx("proxy: cannot install its seccomp filter: %s", strerror(errno));
 			_exit(SBX_EXIT_FAILURE);
@@ -6782,8 +7361,9 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 
 		pfd[n].fd = parent_fd; pfd[n].events = POLLIN; n++;
 		pfd[n].fd = px.resolved_pipe[0]; pfd[n].events = POLLIN; n++;
+		pfd[n].fd = px.expose_fd; pfd[n].events = POLLIN; n++;	/* -1: poll skips it */
 		for (i = 0; i < px.nlisteners; i++) {
-			pfd[n].fd = px.listeners[i];
+			pfd[n].fd = px.listeners[i].fd;
 			pfd[n].events = POLLIN;
 			n++;
 		}
@@ -6795,7 +7375,7 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 				continue;
 			if (c->deadline_ms && c->deadline_ms <= now) {
 				/* a slow or silent peer: its deadline passed */
-				if (c->proto == PR_HOST_PORT) {
+				if (c->proto == PR_HOST_PORT || c->proto == PR_EXPOSE) {
 					px_close(&px, c);
 					continue;
 				}
@@ -6852,10 +7432,12 @@ proxy_main(const struct policy *p, const int *listeners, int nl, int parent_fd)
 				free(j);
 			}
 		}
+		if (pfd[2].revents)
+			px_expose_answer(&px);
 		for (i = 0; i < px.nlisteners; i++)
-			if (pfd[2 + i].revents & POLLIN)
-				px_accept(&px, px.listeners[i], i >= 2 ? atoi(p->host_ports.v[i - 2]) : 0);
-		for (nfds_t k = (nfds_t)(2 + px.nlisteners); k < n; k++) {
+			if (pfd[3 + i].revents & POLLIN)
+				px_accept(&px, &px.listeners[i]);
+		for (nfds_t k = (nfds_t)(3 + px.nlisteners); k < n; k++) {
 			unsigned slot = pslot[k] / 2;
 			struct conn *c = &conns[slot];
 			short crev = 0, urev = 0;
@@ -7433,11 +8015,11 @@ main(int argc, char **argv)
 		die_hint("sbx --help shows how", "no command given");
 	if (p.allow_unix_sockets.n)
 		warnx("allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is the Linux form");
-	if (p.bridge == BRIDGE_SOCAT && p.allow_domains.n)
-		warnx("bridge socat is not built yet; the proxy is reached through handed-over listeners (bridge fd)");
 
 	/* plan: the policy and the disk, to a list of mounts */
 	run_paths_init(&rp, cwd);
+	if (p.bridge == BRIDGE_SOCAT && (p.allow_domains.n || p.host_ports.n))
+		rp.bridge_dir = path_join(path_dirname(rp.tmpdir), "bridge");
 	if (!c.print) {
 		/* first undo what a killed run left, or its placeholders would
 		 * look like files of the project */
@@ -7459,6 +8041,8 @@ main(int argc, char **argv)
 			die("cannot find my own binary: %s", strerror(errno));
 		plan_bind_from(&pl, astrdup(self), sbx_inside(&rp), "sbx itself, for sbx --connect (GIT_SSH_COMMAND)");
 	}
+	if (rp.bridge_dir)	/* the runtime root is hidden inside; the sockets are shown, read-only */
+		plan_bind_from(&pl, rp.bridge_dir, rp.bridge_dir, "bridge socat: the proxy's Unix sockets");
 	for (i = 0; i < pl.mounts.n; i++) {
 		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show" };
 		const struct mount *m = pl.mounts.v[i];
@@ -7500,6 +8084,7 @@ main(int argc, char **argv)
 	(void)report_rss;
 	(void)ctl_encode;
 	(void)ctl_decode;
+	(void)inner_hands_fds;
 	(void)http_parse_head;
 	(void)http_rewrite;
 	(void)http_rewrite_response;

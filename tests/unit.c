@@ -204,7 +204,7 @@ plan_text(const char *policy, const char *tree)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u" };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -650,7 +650,7 @@ test_plan(void)
 	/* writability queries, as the tamper check uses them */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u" };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -682,7 +682,7 @@ test_argv_goldens(void)
 		char *line, *save, *copy;
 		struct buf tree = { 0 };
 		struct policy p;
-		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u" };
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL };
 		struct vec facts = { 0 }, opts = { 0 }, tail = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -986,19 +986,28 @@ test_bpf(void)
 	{
 		char *argv[] = { "sh", "-c", "echo \"$1\"", "", "x y", NULL };
 		struct buf b = { 0 };
-		struct inner_msg m;
+		struct inner_msg in, m;
 		const char *why;
 		size_t cut;
 
-		struct vec ports = { 0 };
-
-		vec_push(&ports, "5432");
-		vec_push(&ports, "65535");
-		ctl_encode(IF_UNIX_BLOCK | IF_WEAKER, &ports, argv, &b);
-		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.flags == (IF_UNIX_BLOCK | IF_WEAKER) &&
+		memset(&in, 0, sizeof(in));
+		in.flags = IF_UNIX_BLOCK | IF_WEAKER | IF_PROXY;
+		in.nports = 2;
+		in.ports[0] = 5432;
+		in.ports[1] = 65535;
+		in.nexpose = 1;
+		in.expose[0] = 8080;
+		in.socat = "/usr/bin/socat";
+		in.bridge_sock[0] = "/tmp/b/http.sock";
+		in.bridge_sock[1] = "/tmp/b/socks.sock";
+		in.argv = argv;
+		ctl_encode(&in, &b);
+		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.flags == in.flags &&
 		    strcmp(m.argv[2], "echo \"$1\"") == 0 && strcmp(m.argv[3], "") == 0 && m.argv[5] == NULL &&
-		    m.nports == 2 && m.ports[0] == 5432 && m.ports[1] == 65535,
+		    m.nports == 2 && m.ports[0] == 5432 && m.ports[1] == 65535 && m.nexpose == 1 && m.expose[0] == 8080 &&
+		    strcmp(m.socat, "/usr/bin/socat") == 0 && strcmp(m.bridge_sock[1], "/tmp/b/socks.sock") == 0,
 		    "control message round trip");
+		CHECK(inner_hands_fds(&m), "a proxy run hands descriptors over");
 		for (cut = 0; cut < b.n; cut++)
 			CHECK(ctl_decode(b.p, cut, &m, &why) < 0, "truncated control message (%zu bytes) refused", cut);
 		b.p[b.n - 1] = 'x';	/* last argument no longer NUL-terminated */
@@ -1012,6 +1021,20 @@ test_bpf(void)
 		b.p[12] = 2;
 		memset(b.p + 16, 0, 4);	/* port 0 */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "port 0 refused");
+		free(b.p);
+
+		/* no bridge, no ports: nothing handed over; half a bridge refused */
+		memset(&in, 0, sizeof(in));
+		in.argv = argv;
+		b = (struct buf){ 0 };
+		ctl_encode(&in, &b);
+		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && !m.socat && !m.bridge_sock[0] && !inner_hands_fds(&m),
+		    "a plain run: no bridge, nothing handed over");
+		free(b.p);
+		in.socat = "/usr/bin/socat";
+		b = (struct buf){ 0 };
+		ctl_encode(&in, &b);
+		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0 && strstr(why, "half"), "socat without its sockets refused");
 		free(b.p);
 	}
 }
