@@ -35,12 +35,14 @@
  *      plan (facts -> mounts), 5c from rules to facts (globs, the mandatory-
  *      deny scan), 5d placeholders and their journal
  *   6. Linux: 6a the bwrap argv and the control message (pure), 6b the inner
- *      helper (nested namespaces, sbx-init, capabilities, the filters),
+ *      helper (the listeners it hands over, the socat bridge, expose-port
+ *      connections, nested namespaces, sbx-init, capabilities, the filters),
  *      6c running the sandbox, 6d --check
  *   seccomp_bpf.h: syscall tables, rule tables, assembler, disassembler
  *   7. macOS (Seatbelt): not yet built; fails closed
  *   8. Proxy: the poll() loop; 8.1 parsers (pure:
- *      HTTP head, SOCKS5/4a, the SSH refusal), 8.2 resolver threads, 8.3 connections and relay
+ *      HTTP head, SOCKS5/4a, the SSH refusal), 8.2 resolver threads, 8.3 connections and relay,
+ *      8.4 Landlock, then proxy_main (the lockdown and the loop)
  *   9. Violations: not yet built
  *  10. CLI and main: option table, usage, --print modes, exit status
  *
@@ -4277,6 +4279,7 @@ run_paths_init(struct run_paths *rp, const char *cwd)
 	const char *home = getenv("HOME");
 
 	rp->cwd = cwd;
+	rp->bridge_dir = NULL;	/* main sets it for bridge socat */
 	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
 	rp->runtime_root = runtime_root(false);
 	run_state.run_dir = NULL;
@@ -5197,6 +5200,8 @@ inner_start_socat(const char *socat, int port, const char *sock)
 		r = read(pfd[0], line + n, sizeof(line) - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
+		while (r <= 0 && n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
+			n--;	/* its last words, without the line break */
 		if (r <= 0)
 			die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
 			    "bridge socat: %s exited before it listened on 127.0.0.1:%d%s%s", socat, port,
