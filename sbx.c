@@ -6103,6 +6103,14 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 	if (!end)
 		return n >= SBX_MAX_HTTP_HEAD_BYTES ? -431 : 0;
 	r->head_n = (size_t)(end - buf);
+	/* SECURITY: CR and LF only as CRLF, no NUL. A bare LF inside a header
+	 * value is a line break to a lenient upstream: "X: a\nHost: other"
+	 * would smuggle a second Host past the rewrite (domain fronting on an
+	 * allowed server) */
+	for (i = 0; i < r->head_n; i++)
+		if (buf[i] == '\0' || (buf[i] == '\r' && (i + 1 == r->head_n || buf[i + 1] != '\n')) ||
+		    (buf[i] == '\n' && (i == 0 || buf[i - 1] != '\r')))
+			return -400;
 	eol = memchr(buf, '\r', r->head_n);
 	sp1 = memchr(buf, ' ', (size_t)(eol - buf));
 	if (!sp1)
@@ -6200,7 +6208,7 @@ http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
 		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon = memchr(line, ':', (size_t)(le - line));
 		size_t nn = (size_t)(colon - line);
 
-		if (!hop_by_hop(line, nn) && !(nn > 6 && strncasecmp(line, "proxy-", 6) == 0))
+		if (!hop_by_hop(line, nn) && !(nn >= 6 && strncasecmp(line, "proxy-", 6) == 0))
 			buf_putn(&b, line, (size_t)(le - line + 2));
 		line = le + 2;
 	}
@@ -6238,8 +6246,14 @@ http_rewrite_response(const char *buf, size_t n, size_t head_n, size_t *out_n)
 		colon = memchr(line, ':', ln);
 		if (!colon || !(((colon - line == 10 && strncasecmp(line, "connection", 10) == 0)) ||
 		    (colon - line == 10 && strncasecmp(line, "keep-alive", 10) == 0) ||
-		    (colon - line == 16 && strncasecmp(line, "proxy-connection", 16) == 0)))
-			buf_putn(&b, line, ln);
+		    (colon - line == 16 && strncasecmp(line, "proxy-connection", 16) == 0))) {
+			/* each line ends in CRLF, a bare LF's too: the head the
+			 * client gets ends where its own parser will think it does */
+			size_t keep = ln - 1 - (ln >= 2 && line[ln - 2] == '\r');
+
+			buf_putn(&b, line, keep);
+			buf_puts(&b, "\r\n");
+		}
 		line = le + 1;
 	}
 	buf_puts(&b, "\r\n");
@@ -6340,6 +6354,8 @@ socks4_parse(const unsigned char *b, size_t n, char *host, size_t hn, int *port)
 	nul = memchr(b + 8, '\0', n - 8);
 	if (!nul)
 		return n > 8 + 255 ? -1 : 0;
+	if (nul - (b + 8) > 255)
+		return -1;	/* the same bound whether the userid's NUL has come or not */
 	off = (size_t)(nul - b) + 1;
 	*port = b[2] << 8 | b[3];
 	if (b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] != 0) {	/* 4a: a name follows */

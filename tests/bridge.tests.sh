@@ -9,7 +9,7 @@ rand_port() { echo $(( 20000 + RANDOM % 20000 )); }
 
 t_expose_port() { # expose-port PORT: this machine's 127.0.0.1:PORT reaches the command's server; other ports stay private
 	local port other busy
-	port=$(rand_port); other=$((port + 1)); busy=$((port + 2))
+	port=$(rand_port); other=$((port + 1))
 	policy p <<EOF
 allow-write .
 expose-port $port
@@ -29,11 +29,14 @@ EOF
 	note "exposed: $got; other: rc=$orc"
 	[ "$got" = served-from-inside ] || fail "the host did not reach the command's server through expose-port: '$got' ($(cat "$T/bg.out"))"
 	[ $orc = 0 ] && fail "a port the policy does not expose was reachable from the host: $got_other"
-	# the host side of a port that is taken: refused before anything runs
+	# the host side of a port that is taken: refused before anything runs (the holder
+	# takes a port the kernel picks, so it cannot collide with anything)
 	python3 -c 'import socket,sys,time
-s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(8)' "$busy" &
+s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1); print(s.getsockname()[1], flush=True); time.sleep(8)' >"$T/busy" &
 	local holder=$!
-	sleep 0.3
+	for i in $(seq 30); do [ -s "$T/busy" ] && break; sleep 0.1; done
+	busy=$(cat "$T/busy")
+	[ -n "$busy" ] || fail "control: the port holder did not start"
 	policy q <<EOF
 expose-port $busy
 EOF

@@ -1174,6 +1174,10 @@ test_proxy_parsers(void)
 		{ "GET http://a.test/ HTTP/1.0\r\n folded: x\r\n\r\n", -400, false, NULL, 0, NULL },
 		{ "GET http://a.test/ HTTP/1.0\r\nno-colon\r\n\r\n", -400, false, NULL, 0, NULL },
 		{ "GET http://a.test/ HTTP/1.0\r\nHost: a", 0, false, NULL, 0, NULL },
+		/* a bare LF or CR would be a line break to a lenient upstream: a smuggled Host (fuzz_http) */
+		{ "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nX: 1\nHost: other.test\r\n\r\n", -400, false, NULL, 0, NULL },
+		{ "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nX: 1\rHost: other.test\r\n\r\n", -400, false, NULL, 0, NULL },
+		{ "CONNECT a.test:443 HTTP/1.1\nHost: a.test\r\n\r\n", -400, true, NULL, 0, NULL },
 	};
 	size_t i;
 

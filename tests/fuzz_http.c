@@ -1,0 +1,116 @@
+/* tests/fuzz_http.c: fuzz the proxy's HTTP parsers (http_parse_head,
+ * http_rewrite, http_rewrite_response): bytes a sandboxed command or an
+ * upstream sends.
+ *
+ * Checks, beyond the sanitizers:
+ *   - a complete head is within the input and ends with CRLFCRLF; a result
+ *     is >0, 0 (more needed: no CRLFCRLF yet, under the 16 KiB bound) or
+ *     -400/-431;
+ *   - an accepted request names a host of bounded length and a port 1..65535;
+ *   - a forwarded request, rewritten, starts with its method and "/", has
+ *     exactly one Host header (the target's), no Proxy-* header, and ends
+ *     with CRLFCRLF;
+ *   - a rewritten response head ends with CRLFCRLF and says Connection: close,
+ *     and the body bytes that came with it follow unchanged.
+ *
+ *   make fuzz && ./tests/fuzz_http.bin -max_len=20000 -dict=tests/corpus/http.dict CORPUS_COPY/
+ *   cc -O1 -o x tests/fuzz_http.c && ./x tests/corpus/http/     (replay)
+ */
+#define main sbx_main
+#include "../sbx.c"
+#undef main
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+fuzz_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fuzz_http: invariant broken: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+/* count header lines named name (case-insensitive) in a head */
+static int
+count_headers(const char *h, size_t n, const char *name)
+{
+	size_t nl = strlen(name), i;
+	int c = 0;
+
+	for (i = 0; i + 2 + nl <= n; i++)
+		if ((i == 0 || h[i - 1] == '\n') && i > 0 && strncasecmp(h + i, name, nl) == 0)
+			c++;
+	return c;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *buf = (const char *)data;
+	struct http_req r;
+	int rc = http_parse_head(buf, size, &r);
+
+	if (rc > 0) {
+		if ((size_t)rc > size || (size_t)rc != r.head_n || rc < 4 || memcmp(buf + rc - 4, "\r\n\r\n", 4) != 0)
+			fuzz_fail("head of %d bytes (head_n %zu) in %zu, not ending in CRLFCRLF", rc, r.head_n, size);
+		if (strlen(r.host) > SBX_MAX_HOST_BYTES || !r.host[0])
+			fuzz_fail("host of %zu bytes", strlen(r.host));
+		if (r.port < 1 || r.port > 65535)
+			fuzz_fail("port %d", r.port);
+		if (!r.connect) {
+			size_t on = 0, ml = (size_t)((const char *)memchr(buf, ' ', r.head_n) - buf);
+			char *out = http_rewrite(buf, &r, &on), hostline[SBX_MAX_HOST_BYTES + 32];
+
+			if (!out || on < 4 || memcmp(out + on - 4, "\r\n\r\n", 4) != 0)
+				fuzz_fail("rewritten request does not end in CRLFCRLF");
+			if (memcmp(out, buf, ml) != 0 || out[ml] != ' ' || out[ml + 1] != '/')
+				fuzz_fail("rewritten request does not start with its method and /");
+			if (count_headers(out, on, "host:") != 1)
+				fuzz_fail("rewritten request has %d Host headers", count_headers(out, on, "host:"));
+			snprintf(hostline, sizeof(hostline), "\r\nHost: %s", r.host);
+			if (!memmem(out, on, hostline, strlen(hostline)))
+				fuzz_fail("the Host header is not the target's (%s)", r.host);
+			if (count_headers(out, on, "proxy-"))
+				fuzz_fail("a Proxy-* header went upstream");
+			free(out);
+		}
+	} else if (rc == 0) {
+		if (memmem(buf, size, "\r\n\r\n", 4) || size > SBX_MAX_HTTP_HEAD_BYTES)
+			fuzz_fail("more bytes asked for, with a whole head or past the bound (%zu bytes)", size);
+	} else if (rc != -400 && rc != -431) {
+		fuzz_fail("result %d", rc);
+	}
+
+	/* the same bytes as an upstream's response head */
+	{
+		const char *e = memmem(buf, size, "\r\n\r\n", 4);
+
+		if (e) {
+			size_t hn = (size_t)(e - buf) + 4, on = 0;
+			char *out = http_rewrite_response(buf, size, hn, &on);
+
+			if (out) {
+				size_t body = size - hn, oh = on - body;
+
+				if (on < body + 4 || memcmp(out + oh, buf + hn, body) != 0)
+					fuzz_fail("the body bytes after the response head changed");
+				if (memcmp(out + oh - 4, "\r\n\r\n", 4) != 0)
+					fuzz_fail("rewritten response head does not end in CRLFCRLF");
+				if (!memmem(out, oh, "Connection: close\r\n", 19))
+					fuzz_fail("rewritten response head lacks Connection: close");
+				free(out);
+			}
+		}
+	}
+	arena_reset();
+	return 0;
+}
+
+#ifndef SBX_LIBFUZZER
+#include "fuzz_main.c"
+#endif
