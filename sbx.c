@@ -2150,6 +2150,20 @@ jo_close(struct jout *o, char bracket)
 	buf_putc(o->b, bracket);
 }
 
+/* A list of ports ("5432" strings) as an array of numbers. */
+static void
+jo_ports(struct jout *o, const char *key, const struct vec *v)
+{
+	size_t i;
+
+	jo_open(o, key, '[');
+	for (i = 0; i < v->n; i++) {
+		jo_key(o, NULL);
+		buf_puts(o->b, v->v[i]);
+	}
+	jo_close(o, ']');
+}
+
 static void
 jo_strings(struct jout *o, const char *key, const struct vec *v, bool paths)
 {
@@ -2282,22 +2296,10 @@ pol_print_json(const struct policy *p, struct buf *b)
 	buf_puts(b, p->bridge == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
 	jo_key(&o, "observeWrites");
 	buf_puts(b, p->observe_writes ? "true" : "false");
-	if (p->host_ports.n) {
-		jo_open(&o, "allowHostPorts", '[');
-		for (i = 0; i < p->host_ports.n; i++) {
-			jo_key(&o, NULL);
-			buf_puts(b, p->host_ports.v[i]);
-		}
-		jo_close(&o, ']');
-	}
-	if (p->expose_ports.n) {
-		jo_open(&o, "exposePorts", '[');
-		for (i = 0; i < p->expose_ports.n; i++) {
-			jo_key(&o, NULL);
-			buf_puts(b, p->expose_ports.v[i]);
-		}
-		jo_close(&o, ']');
-	}
+	if (p->host_ports.n)
+		jo_ports(&o, "allowHostPorts", &p->host_ports);
+	if (p->expose_ports.n)
+		jo_ports(&o, "exposePorts", &p->expose_ports);
 	jo_close(&o, '}');
 	buf_puts(b, "\n}\n");
 }
