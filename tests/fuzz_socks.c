@@ -10,7 +10,10 @@
  *     complete message is complete again when fed exactly;
  *   - the SSH refusal is a version line then one well-formed packet
  *     (length field = the bytes that follow, padding >= 4, total a multiple
- *     of 8) of type SSH_MSG_DISCONNECT.
+ *     of 8) of type SSH_MSG_DISCONNECT;
+ *   - a decision record (the proxy's report to sbx, px_decision_decode)
+ *     that decodes has no control byte in its host or reason, and encodes
+ *     back to exactly the bytes it came from.
  *
  *   make fuzz && ./tests/fuzz_socks.bin -max_len=600 -dict=tests/corpus/socks.dict CORPUS_COPY/
  *   cc -O1 -o x tests/fuzz_socks.c && ./x tests/corpus/socks/     (replay)
@@ -79,6 +82,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_fail("auth consumed %d of %zu", rc, size);
 	check_host_parser("socks5_parse_request", socks5_parse_request, data, size);
 	check_host_parser("socks4_parse", socks4_parse, data, size);
+
+	/* the input as a decision record from the proxy */
+	{
+		struct px_decision d;
+		unsigned char again[SBX_DECISION_MAX_BYTES];
+
+		if (px_decision_decode(data, size, &d) == 0) {
+			for (const char *q = d.host; *q; q++)
+				if ((unsigned char)*q < 0x20 || *q == 0x7f)
+					fuzz_fail("decision: a control byte in the host");
+			for (const char *q = d.reason; *q; q++)
+				if ((unsigned char)*q < 0x20 || *q == 0x7f)
+					fuzz_fail("decision: a control byte in the reason");
+			if (px_decision_encode(&d, again) != size || memcmp(again, data, size) != 0)
+				fuzz_fail("decision: a %zu-byte record does not encode back to itself", size);
+		}
+	}
 
 	/* the input as a deny reason in the in-band SSH refusal */
 	if (size <= SBX_MAX_TEXT_ARG_BYTES) {

@@ -1271,6 +1271,104 @@ test_proxy_parsers(void)
 	}
 }
 
+/* ---- the proxy's decision records and sbx's log of them (8, 9) -------- */
+
+static void
+test_decisions(void)
+{
+	struct px_decision d, got;
+	unsigned char rec[SBX_DECISION_MAX_BYTES + 8];
+	size_t n, cut;
+	struct net_log *l;
+	const struct net_event *e;
+
+	/* round trip, the longest fields included */
+	memset(&d, 0, sizeof(d));
+	d.verdict = PXV_DENY;
+	d.proto = PR_SOCKS4;
+	d.port = 65535;
+	d.lost = 0x01020304;
+	memset(d.host, 'h', SBX_MAX_HOST_BYTES);
+	memset(d.reason, 'r', SBX_MAX_TEXT_ARG_BYTES);
+	n = px_decision_encode(&d, rec);
+	CHECK(n == SBX_DECISION_MAX_BYTES, "the longest record is SBX_DECISION_MAX_BYTES (%zu)", n);
+	CHECK(px_decision_decode(rec, n, &got) == 0 && got.verdict == PXV_DENY && got.proto == PR_SOCKS4 &&
+	    got.port == 65535 && got.lost == 0x01020304 && strcmp(got.host, d.host) == 0 &&
+	    strcmp(got.reason, d.reason) == 0, "the longest record round-trips");
+	/* every truncation, and one byte more, is refused */
+	{
+		size_t believed = 0, first = 0;
+
+		for (cut = 0; cut < n; cut++)
+			if (px_decision_decode(rec, cut, &got) == 0 && !believed++)
+				first = cut;
+		CHECK(believed == 0, "every truncation of a record is refused: %zu believed, first at %zu bytes", believed, first);
+	}
+	rec[n] = 'x';
+	CHECK(px_decision_decode(rec, n + 1, &got) < 0, "a byte past the record is refused");
+
+	/* an allow has no reason; control bytes in the host (a malformed one) are masked */
+	memset(&d, 0, sizeof(d));
+	d.verdict = PXV_ALLOW;
+	d.proto = PR_HTTP_CONNECT;
+	d.port = 443;
+	snprintf(d.host, sizeof(d.host), "a\r\nb.test\x7f");
+	n = px_decision_encode(&d, rec);
+	CHECK(px_decision_decode(rec, n, &got) == 0 && strcmp(got.host, "a??b.test?") == 0 && !*got.reason,
+	    "control bytes in a host are sent as '?': got '%s'", got.host);
+	/* hostile records: each field out of range */
+	{
+		static const struct { const char *what; size_t at; unsigned char v; } bad[] = {
+			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 6 },
+			{ "host length past the end", 9, 200 }, { "host length short of the end", 9, 9 },
+			{ "a control byte in the host", 10, '\n' },
+		};
+		unsigned char b[64];
+
+		for (size_t k = 0; k < LEN(bad); k++) {
+			memcpy(b, rec, n);
+			b[bad[k].at] = bad[k].v;
+			CHECK(px_decision_decode(b, n, &got) < 0, "hostile record refused: %s", bad[k].what);
+		}
+		CHECK(n == 22, "the allow record for a 10-byte host is 22 bytes (%zu)", n);
+	}
+	d.verdict = PXV_DENY;
+	snprintf(d.reason, sizeof(d.reason), "x");
+	n = px_decision_encode(&d, rec);
+	CHECK(px_decision_decode(rec, n, &got) == 0 && strcmp(got.reason, "x") == 0, "control: a deny with its reason");
+	rec[1] = PXV_ALLOW;
+	CHECK(px_decision_decode(rec, n, &got) < 0, "an allow that carries a reason is refused");
+	rec[1] = PXV_DENY;
+	rec[n - 3] = 0x04;	/* the reason's length, high byte: 1025 > SBX_MAX_TEXT_ARG_BYTES */
+	CHECK(px_decision_decode(rec, n, &got) < 0, "a reason longer than the limit is refused");
+
+	/* the log: one event per distinct decision, counted; lost records summed */
+	l = net_log_new();
+	memset(&d, 0, sizeof(d));
+	d.verdict = PXV_DENY;
+	d.proto = PR_HTTP_FORWARD;
+	d.port = 80;
+	snprintf(d.host, sizeof(d.host), "denied.test");
+	snprintf(d.reason, sizeof(d.reason), "host is not on the allow list");
+	net_log_add(l, &d);
+	d.lost = 5;
+	net_log_add(l, &d);
+	d.port = 81;
+	d.lost = 0;
+	net_log_add(l, &d);
+	e = l->events.n ? l->events.v[0] : NULL;
+	CHECK(l->events.n == 2 && e && e->count == 2 && l->total[PXV_DENY] == 3 && l->lost == 5,
+	    "the log: %zu events (want 2), first counted %llu (want 2), lost %llu (want 5)", l->events.n,
+	    e ? (unsigned long long)e->count : 0ULL, (unsigned long long)l->lost);
+	for (int k = 0; k < SBX_MAX_NET_EVENTS + 10; k++) {
+		d.port = (uint16_t)(1000 + k);
+		net_log_add(l, &d);
+	}
+	CHECK(l->events.n == SBX_MAX_NET_EVENTS && l->unlisted == 12,
+	    "the log keeps %d events and counts the rest: %zu kept, %llu unlisted (want 12)", SBX_MAX_NET_EVENTS,
+	    l->events.n, (unsigned long long)l->unlisted);
+}
+
 int
 main(void)
 {
@@ -1283,6 +1381,7 @@ main(void)
 	test_bpf();
 	test_network_decisions();
 	test_proxy_parsers();
+	test_decisions();
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
