@@ -1369,6 +1369,68 @@ test_decisions(void)
 	    l->events.n, (unsigned long long)l->unlisted);
 }
 
+#if SBX_LINUX
+/* The inner helper opens an inside connection only for a port the policy
+ * exposes: a forged request for another port gets EPERM and no socket.
+ * Loopback only: a listener of this test on 127.0.0.1. */
+static void
+test_expose_refusal(void)
+{
+	struct inner_msg m;
+	struct inner_serve sv;
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	int pair[2], lfd, fd, nfd;
+	uint32_t req[3], ans[3];
+	uint16_t port;
+
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 4) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &sl) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+		CHECK(false, "expose refusal: cannot set up a loopback listener and a pair: %s", strerror(errno));
+		return;
+	}
+	port = ntohs(sa.sin_port);
+	memset(&m, 0, sizeof(m));
+	m.nexpose = 1;
+	m.expose[0] = port;
+	memset(&sv, 0, sizeof(sv));
+	sv.m = &m;
+	sv.xp = pair[1];
+	sv.logs[0] = sv.logs[1] = -1;
+	for (int k = 0; k < 2; k++) {
+		/* k = 0: the exposed port (the control); k = 1: the next port, forged */
+		req[0] = 7; req[1] = 9; req[2] = (uint32_t)port + (uint32_t)k;
+		fd = -1;
+		nfd = 0;
+		if (send(pair[0], req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
+			CHECK(false, "expose refusal: cannot send a request");
+			break;
+		}
+		inner_expose_connect(&sv);
+		if (recv_fds(pair[0], ans, sizeof(ans), &fd, 1, &nfd, MSG_DONTWAIT) != (ssize_t)sizeof(ans)) {
+			CHECK(false, "expose refusal: no answer to request %d", k);
+			break;
+		}
+		if (k == 0)
+			CHECK(ans[0] == 7 && ans[1] == 9 && ans[2] == 0 && nfd == 1 && fd >= 0,
+			    "control: the exposed port gets a socket (errno %u, %d fds)", ans[2], nfd);
+		else
+			CHECK(ans[0] == 7 && ans[1] == 9 && ans[2] == EPERM && nfd == 0,
+			    "a port the policy does not expose: EPERM and no socket (errno %u, %d fds)", ans[2], nfd);
+		if (fd >= 0)
+			close(fd);
+	}
+	close(pair[0]);
+	close(pair[1]);
+	close(lfd);
+}
+#endif
+
 int
 main(void)
 {
@@ -1382,6 +1444,9 @@ main(void)
 	test_network_decisions();
 	test_proxy_parsers();
 	test_decisions();
+#if SBX_LINUX
+	test_expose_refusal();
+#endif
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
