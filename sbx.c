@@ -7809,7 +7809,7 @@ struct cli_option {
 static const struct cli_option cli_options[] = {
 	{ "config", 'c', true, OPT_CONFIG, "FILE",
 	  "the policy: an srt settings file (JSON) or the line format; without it, the default policy" },
-	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) on stderr" },
+	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) and the proxy's (each connection, a summary at exit) on stderr" },
 	{ "print", 0, true, OPT_PRINT, "WHAT",
 	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), "
 	  "bpf (the seccomp program), bpf-proxy (the proxy's own), man" },

@@ -183,6 +183,16 @@ if [ "$(curl -s -m 2 "http://$NSIP:8000/")" != "hello, world" ]; then
 	say "the namespace's server did not start: $(head -c 300 "$M/server.out")"
 	exit 1
 fi
+# the relay floor: a plain user-space TCP relay (socat, 256 KiB buffers) on this host in
+# front of the bulk port. Any proxy pays what it pays: a second TCP connection (client to
+# relay) whose bytes the kernel carries once more, on the same 2 CPUs as client and server.
+RELAY_PORT=18001
+RELAY_OK=0
+if have socat; then
+	"${NICE_CMD[@]}" socat -b 262144 "TCP-LISTEN:$RELAY_PORT,bind=127.0.0.1,fork,reuseaddr" "TCP:$NSIP:8001" 2>"$M/relay.err" &
+	PIDS+=($!)
+	for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT") 2>/dev/null && { RELAY_OK=1; break; }; sleep 0.1; done
+fi
 HOSTS=$WORK/hosts
 printf '127.0.0.1 localhost\n%s allowed.test\n' "$NSIP" >"$HOSTS"
 POLICY=$WORK/policy
@@ -193,7 +203,7 @@ printf '%s\n' '{"network":{"allowedDomains":["allowed.test"],"deniedDomains":[]}
 # ---- running a client in each column ------------------------------------------------
 
 # target MODE PORT: the client's TARGET argument
-target() { if [ "$1" = direct ]; then printf 'direct:%s:%s' "$NSIP" "$2"; else printf 'proxy:allowed.test:%s' "$2"; fi; }
+target() { if [ "$1" = relay ]; then printf 'direct:127.0.0.1:%s' "$RELAY_PORT"; elif [ "$1" = direct ]; then printf 'direct:%s:%s' "$NSIP" "$2"; else printf 'proxy:allowed.test:%s' "$2"; fi; }
 
 # launch MODE SECS CMD...: exec CMD in MODE's column (in a subshell). SECS > 0: the
 # whole sandbox is under `timeout SECS`; 0: no timeout, and the subshell's pid
@@ -204,7 +214,7 @@ launch() {
 	[ "$secs" -gt 0 ] && tmo=(timeout -k 5 "$secs")
 	cd "$PROJ" || exit 1
 	case $mode in
-	direct) exec "${NICE_CMD[@]}" "${tmo[@]}" "$@" ;;
+	direct|relay) exec "${NICE_CMD[@]}" "${tmo[@]}" "$@" ;;
 	sbx) exec "${NICE_CMD[@]}" "${tmo[@]}" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
 		sh "$HOSTS" "$SBX" -c "$POLICY" -- "$@" ;;
 	srt) exec "${NICE_CMD[@]}" "${tmo[@]}" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
@@ -228,7 +238,7 @@ errtext() { cat "$M/$1.err" "$M/$1.out" 2>/dev/null | grep -v '^$' | head -n 3 |
 declare -A V		# V[row:mode] = the figure
 declare -A WHY		# WHY[row:mode] = why it is missing
 MODES=(direct sbx srt)
-declare -A OK=([direct]=1 [sbx]=1 [srt]=1)
+declare -A OK=([direct]=1 [sbx]=1 [srt]=1 [relay]=$RELAY_OK)
 declare -A SKIPWHY
 declare -A PNAME		# PNAME[mode] = which process the memory figures are of
 
@@ -292,7 +302,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR) prin
 say "1. bulk: $BULK_MIB MiB, $BULK_RUNS runs each, the columns interleaved" >&2
 declare -A BVALS
 for ((i = 1; i <= BULK_RUNS; i++)); do
-	for mode in "${MODES[@]}"; do
+	for mode in "${MODES[@]}" relay; do
 		measure "bulk$i" "$mode" 120 MBps "$PL" bulk "$(target "$mode" 8001)" || continue
 		b=$(kv "bulk${i}_$mode" bytes)
 		# a stream that ended early still says how fast it went; it is noted
@@ -301,7 +311,7 @@ for ((i = 1; i <= BULK_RUNS; i++)); do
 		BVALS[$mode]="${BVALS[$mode]:-} ${V[bulk$i:$mode]}"
 	done
 done
-for mode in "${MODES[@]}"; do
+for mode in "${MODES[@]}" relay; do
 	if [ -n "${BVALS[$mode]:-}" ]; then
 		# shellcheck disable=SC2086
 		V[bulk:$mode]=$(median ${BVALS[$mode]})
@@ -490,7 +500,7 @@ for r in "${ROWS[@]}"; do
 		"$(ratio "${V[$r:sbx]:-}" "$( [ "$d" = - ] || printf '%s' "${V[$r:direct]:-}")")" "$(ratio "${V[$r:sbx]:-}" "${V[$r:srt]:-}")"
 done
 say ""
-say "bulk runs, MB/s: direct ${V[bulk_all:direct]:-?} | sbx ${V[bulk_all:sbx]:-?} | srt ${V[bulk_all:srt]:-?}"
+say "bulk runs, MB/s: direct ${V[bulk_all:direct]:-?} | sbx ${V[bulk_all:sbx]:-?} | srt ${V[bulk_all:srt]:-?} | relay floor ${V[bulk_all:relay]:-?}"
 say "CONNECT direct column: a bare TCP connect() to the namespace (no proxy), for scale."
 for mode in sbx srt; do
 	[ -n "${PNAME[$mode]:-}" ] || continue
@@ -521,6 +531,7 @@ say "Measured $(date -u '+%Y-%m-%d') on $(uname -sr), $(nproc) CPUs (load averag
 rb=$(ratio "${V[bulk:sbx]:-}" "${V[bulk:direct]:-}"); rs=$(ratio "${V[bulk:sbx]:-}" "${V[bulk:srt]:-}")
 say "- bulk ${BULK_MIB} MiB through one CONNECT tunnel: sbx ${V[bulk:sbx]:-?} MB/s, direct ${V[bulk:direct]:-?}, srt ${V[bulk:srt]:-?}."
 say "  target >= 90% of direct: ${rb} -> $(verdict ge "$rb" 0.90); target >= 3x srt: ${rs}x -> $(verdict ge "$rs" 3)."
+say "  relay floor (socat -b 256K on this host, no sandbox, no policy): ${V[bulk:relay]:-?} MB/s, $(ratio "${V[bulk:relay]:-}" "${V[bulk:direct]:-}") of direct; sbx is $(ratio "${V[bulk:sbx]:-}" "${V[bulk:relay]:-}") of it."
 for r in seq par; do
 	x=$(ratio "${V[$r:sbx]:-}" "${V[$r:srt]:-}")
 	say "- ${RLABEL[$r]}: sbx ${V[$r:sbx]:-?}, srt ${V[$r:srt]:-?}, direct ${V[$r:direct]:-?}; target >= 5x srt: ${x}x -> $(verdict ge "$x" 5)."
