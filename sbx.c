@@ -6627,15 +6627,15 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
  * get SBX_RELAY_BUF_BYTES from malloc. A tunnel direction that has carried
  * SBX_BULK_AFTER_BYTES is bulk, and its next buffer is SBX_BULK_BUF_BYTES,
  * mapped for it and kept until the tunnel closes (freeing it on every drain
- * would be an mmap, 128 page faults and a munmap per chunk). Eight times the
- * buffer is a quarter fewer syscalls and poll() rounds per byte: on the 2-CPU
- * machine of README's Figures a 1 GiB stream went from 0.59 to 0.78 of a
- * direct connection. The bulk buffers together stay within
+ * would be an mmap, 128 page faults and a munmap per chunk). Each poll()
+ * round and recv/send pair can then move eight times the bytes: on the
+ * 2-CPU machine of README's Figures a 1 GiB stream went from 0.54 to 0.78
+ * of a direct connection. The bulk buffers together stay within
  * SBX_BULK_BUDGET_BYTES, so a storm of bulk tunnels costs at most that much
  * more memory; the tunnels past it relay with small buffers.
  *
- * splice(2) through a pipe was built and measured first: 0.59 of direct,
- * below the copying relay with 512 KiB buffers. Between two TCP sockets it
+ * splice(2) through a pipe was built and measured first: 0.59-0.63 of
+ * direct, below the copying relay with 512 KiB buffers. Between two TCP sockets it
  * moves page references, but the receiving socket gets many small
  * fragments, and the client's recv copies them one by one anyway. */
 static size_t relay_bulk_bytes;	/* SBX_BULK_BUF_BYTES buffers mapped now (the proxy is one thread) */
