@@ -6329,8 +6329,42 @@ hop_by_hop(const char *name, size_t n)
 	return false;
 }
 
+/* Is the header name (n bytes) a connection option, listed in one of the
+ * head's Connection fields (lines..end, each line CRLF-terminated with a
+ * colon, as http_parse_head checked)? Such a header is for this hop only
+ * (RFC 9110 7.6.1): `Connection: X-Token` with `X-Token: …` is a client
+ * telling its proxy something, not the server. Framing is never dropped
+ * this way: without its Content-Length or Transfer-Encoding the body the
+ * proxy relays would reach the server as a second request. */
+static bool
+connection_option(const char *lines, const char *end, const char *name, size_t n)
+{
+	if ((n == 14 && strncasecmp(name, "content-length", 14) == 0) ||
+	    (n == 17 && strncasecmp(name, "transfer-encoding", 17) == 0) || n == 0)
+		return false;
+	for (const char *line = lines; line < end;) {
+		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon = memchr(line, ':', (size_t)(le - line));
+
+		if (colon - line == 10 && strncasecmp(line, "connection", 10) == 0) {
+			for (const char *v = colon + 1; v < le;) {
+				const char *t;
+
+				while (v < le && (*v == ' ' || *v == '\t' || *v == ','))
+					v++;
+				for (t = v; v < le && *v != ',' && *v != ' ' && *v != '\t'; v++)
+					;
+				if ((size_t)(v - t) == n && strncasecmp(t, name, n) == 0)
+					return true;
+			}
+		}
+		line = le + 2;
+	}
+	return false;
+}
+
 /* The request as the origin server gets it: origin-form, Host from the
- * target, hop-by-hop and Proxy-* headers removed, one request per
+ * target, hop-by-hop and Proxy-* headers removed (the fixed set and the
+ * connection options the request names), one request per
  * connection (Connection: close), so each request is decided on its own
  * target. Returns a malloc'd head. */
 static char *
@@ -6348,11 +6382,12 @@ http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
 	if (r->port != 80)
 		buf_printf(&b, ":%d", r->port);
 	buf_puts(&b, "\r\n");
-	while (line < end) {
+	for (const char *lines = line; line < end;) {
 		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon = memchr(line, ':', (size_t)(le - line));
 		size_t nn = (size_t)(colon - line);
 
-		if (!hop_by_hop(line, nn) && !(nn >= 6 && strncasecmp(line, "proxy-", 6) == 0))
+		if (!hop_by_hop(line, nn) && !(nn >= 6 && strncasecmp(line, "proxy-", 6) == 0) &&
+		    !connection_option(lines, end, line, nn))
 			buf_putn(&b, line, (size_t)(le - line + 2));
 		line = le + 2;
 	}

@@ -8,8 +8,9 @@
  *     -400/-431;
  *   - an accepted request names a host of bounded length and a port 1..65535;
  *   - a forwarded request, rewritten, starts with its method and "/", has
- *     exactly one Host header (the target's), no Proxy-* header, and ends
- *     with CRLFCRLF;
+ *     exactly one Host header (the target's), no Proxy-* header, no header
+ *     that a Connection field of the request names (but Content-Length and
+ *     Transfer-Encoding), and ends with CRLFCRLF;
  *   - a rewritten response head ends with CRLFCRLF and says Connection: close,
  *     and the body bytes that came with it follow unchanged.
  *
@@ -48,6 +49,44 @@ count_headers(const char *h, size_t n, const char *name)
 	return c;
 }
 
+/* every connection option a Connection field of the request names (but
+ * framing) is absent from the rewritten head; an independent tokenizer */
+static void
+check_connection_options(const char *in, size_t in_n, const char *out, size_t on)
+{
+	const char *p = in, *end = in + in_n;
+
+	while ((p = memmem(p, (size_t)(end - p), "\r\n", 2)) && p + 2 < end) {
+		const char *line = p + 2, *le = memmem(line, (size_t)(end - line), "\r\n", 2);
+
+		p = line;
+		if (!le || (size_t)(le - line) < 11 || strncasecmp(line, "connection:", 11) != 0)
+			continue;
+		for (const char *v = line + 11; v < le;) {
+			char tok[64], pat[80];
+			size_t tn = 0;
+
+			while (v < le && strchr(" \t,", *v))
+				v++;
+			while (v < le && !strchr(" \t,", *v)) {
+				if (tn < sizeof(tok) - 1)
+					tok[tn] = *v;
+				tn++;
+				v++;
+			}
+			if (tn == 0 || tn >= sizeof(tok))
+				continue;
+			tok[tn] = '\0';
+			if (!strcasecmp(tok, "content-length") || !strcasecmp(tok, "transfer-encoding") ||
+			    !strcasecmp(tok, "host") || !strcasecmp(tok, "connection"))
+				continue;	/* framing stays; Host and Connection are the proxy's own */
+			snprintf(pat, sizeof(pat), "%s:", tok);
+			if (count_headers(out, on, pat))
+				fuzz_fail("the connection option %s went upstream", tok);
+		}
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -77,6 +116,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fuzz_fail("the Host header is not the target's (%s)", r.host);
 			if (count_headers(out, on, "proxy-"))
 				fuzz_fail("a Proxy-* header went upstream");
+			check_connection_options(buf, r.head_n, out, on);
 			free(out);
 		}
 	} else if (rc == 0) {

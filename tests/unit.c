@@ -1214,6 +1214,14 @@ test_proxy_parsers(void)
 		check_str(astrndup(out, n), "GET /p?q HTTP/1.1\r\nHost: a.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n",
 		    "origin-form request, Host from the target, hop-by-hop and Proxy-* gone", __LINE__);
 		free(out);
+		/* connection options are this hop's too (RFC 9110 7.6.1); framing is never dropped that way */
+		in = "POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nConnection: X-Hop, x-other ,content-length\r\n"
+		    "X-Hop: 1\r\nX-Other: 2\r\nX-Hopper: 3\r\nConnection: Transfer-Encoding\r\nContent-Length: 2\r\n\r\n";
+		CHECK(http_parse_head(in, strlen(in), &r) > 0, "forward head with connection options parses");
+		out = http_rewrite(in, &r, &n);
+		check_str(astrndup(out, n), "POST / HTTP/1.1\r\nHost: a.test\r\nX-Hopper: 3\r\nContent-Length: 2\r\n"
+		    "Connection: close\r\n\r\n", "the headers a Connection field names are removed, Content-Length kept", __LINE__);
+		free(out);
 		in = "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\nhi";
 		out = http_rewrite_response(in, strlen(in), strlen(in) - 2, &n);
 		check_str(astrndup(out, n), "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nhi",
