@@ -40,10 +40,12 @@
  *      6c running the sandbox, 6d --check
  *   seccomp_bpf.h: syscall tables, rule tables, assembler, disassembler
  *   7. macOS (Seatbelt): not yet built; fails closed
- *   8. Proxy: the poll() loop; 8.1 parsers (pure:
- *      HTTP head, SOCKS5/4a, the SSH refusal), 8.2 resolver threads, 8.3 connections and relay,
+ *   8. Proxy: the poll() loop; decision records (one per connection, sent to
+ *      sbx); 8.1 parsers (pure: HTTP head, SOCKS5/4a, the SSH refusal),
+ *      8.2 resolver threads, 8.3 connections and relay (bulk buffers),
  *      8.4 Landlock, then proxy_main (the lockdown and the loop)
- *   9. Violations: not yet built
+ *   9. Violations: the proxy's decisions kept as counted events (-v shows
+ *      them); the <sandbox_violations> report is not built yet
  *  10. CLI and main: option table, usage, --print modes, exit status
  *
  * Invariants (../shared/DESIGN.md section 3):
@@ -5977,6 +5979,9 @@ check_main(const struct policy *p)
  *              \-- allow -> CS_RESOLVING (resolver threads) -> judge each address (4.6)
  *                           -> CS_CONNECTING (non-blocking, next address on failure)
  *                           -> reply -> CS_RELAY (both ways, bounded, half-close) -> closed
+ *
+ * Each decision (allow, deny, or a network failure) is one record sent to
+ * sbx (px_record, below), which keeps them for the violations report.
  *
  * Everything a connection sends is hostile: every field is bounded, each
  * state has a deadline, and a bad client closes its own connection only. */

@@ -15,7 +15,7 @@
  *     that decodes has no control byte in its host or reason, and encodes
  *     back to exactly the bytes it came from.
  *
- *   make fuzz && ./tests/fuzz_socks.bin -max_len=600 -dict=tests/corpus/socks.dict CORPUS_COPY/
+ *   make fuzz && ./tests/fuzz_socks.bin -max_len=1400 -dict=tests/corpus/socks.dict CORPUS_COPY/
  *   cc -O1 -o x tests/fuzz_socks.c && ./x tests/corpus/socks/     (replay)
  */
 #define main sbx_main
