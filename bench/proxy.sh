@@ -34,6 +34,10 @@
 #           per-run credential it puts in HTTP_PROXY's userinfo (407
 #           without); the client sends it as Proxy-Authorization, as curl does.
 #   The proxy client finds its proxy in $HTTP_PROXY, as curl does.
+# And for the bulk row only, a fourth figure, the relay floor: the client on
+# this host through `socat -b 262144` (a plain user-space TCP relay, no
+# sandbox, no policy) to the bulk port. Any proxy carries each byte through
+# the kernel's TCP stack twice; this shows what that alone costs here.
 #
 # What one run measures:
 #   1. bulk: one 1 GiB stream, MB/s. The client CONNECTs (proxies), sends
