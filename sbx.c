@@ -5991,6 +5991,7 @@ check_main(const struct policy *p)
 #define SBX_BULK_AFTER_BYTES	(256 * 1024)	/* a tunnel direction that carried this much is bulk */
 #define SBX_BULK_BUF_BYTES	(512 * 1024)	/* a bulk direction's buffer, kept until the tunnel closes */
 #define SBX_BULK_BUDGET_BYTES	(32 * 1024 * 1024)	/* all bulk buffers together; beyond: 64 KiB ones */
+#define SBX_BULK_ROUNDS		4		/* extra read-and-send rounds per event for a bulk direction */
 #define SBX_HANDSHAKE_MS	10000		/* first byte and request head: slowloris bound */
 #define SBX_CONNECT_MS		10000
 #define SBX_HALF_CLOSED_MS	10000
@@ -7155,6 +7156,28 @@ relay_out(int fd, struct rbuf *r)
 	return n < 0 && (errno == EAGAIN || errno == EINTR);
 }
 
+/* A bulk direction whose chunk left whole: the socket most likely holds
+ * more already, so read and send again at once, up to SBX_BULK_ROUNDS
+ * times, instead of a poll() over every connection per chunk (a few
+ * percent on one stream here; 16 rounds did no better). Bounded (2 MiB an
+ * event), so one fast tunnel cannot starve the others. Sets *eof at EOF; false when sending
+ * failed (the caller closes the connection). */
+static bool
+relay_pump(int from, int to, struct rbuf *r, bool *eof)
+{
+	for (int round = 0; round < SBX_BULK_ROUNDS && !*eof && r->off == r->len; round++) {
+		if (!relay_in(from, r, true)) {
+			*eof = true;
+			break;
+		}
+		if (r->off == r->len)
+			break;			/* nothing more queued: back to poll() */
+		if (!relay_out(to, r))
+			return false;
+	}
+	return true;
+}
+
 static bool
 rbuf_room(const struct rbuf *r)
 {
@@ -7443,6 +7466,11 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 	px_fix_response(c);
 	if ((urev & POLLERR) || ((urev & POLLOUT) && !relay_out(c->ufd, &c->c2u)) ||
 	    ((crev & POLLOUT) && !px_send_client(c))) {
+		px_close(px, c);
+		return;
+	}
+	if ((c->c2u.cap == SBX_BULK_BUF_BYTES && (crev & POLLIN) && !relay_pump(c->cfd, c->ufd, &c->c2u, &c->c_eof)) ||
+	    (c->u2c.cap == SBX_BULK_BUF_BYTES && (urev & POLLIN) && !relay_pump(c->ufd, c->cfd, &c->u2c, &c->u_eof))) {
 		px_close(px, c);
 		return;
 	}
