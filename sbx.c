@@ -546,6 +546,14 @@ closest_name(const char *s, const char *const *names, size_t n)
 	return best;
 }
 
+/* A control character: none may reach a policy value, a reply line or
+ * the proxy's reports, where it could end a line or forge one. */
+static bool
+is_control(unsigned char ch)
+{
+	return ch < 0x20 || ch == 0x7f;
+}
+
 /* ---- 2.3 Path helpers ------------------------------------------- */
 
 /* Lexically clean an absolute path: collapse "//", drop "/./" and a trailing
@@ -892,7 +900,7 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 		const unsigned char *q;
 
 		for (q = (const unsigned char *)args[a]; *q; q++)
-			if (*q < 0x20 || *q == 0x7f)
+			if (is_control(*q))
 				return err_set(e, file, line, 0, "%s: control character in an argument", d->name);
 		if (strlen(args[a]) > SBX_MAX_TEXT_ARG_BYTES && d->kind != DK_PATH && d->kind != DK_SOCKET &&
 		    d->kind != DK_BINARY && d->kind != DK_INCLUDE)
@@ -1974,7 +1982,7 @@ json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t 
 				return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: expected a non-empty string",
 				    w.reasons->keys[i]);
 			for (const unsigned char *q = (const unsigned char *)r->s; *q; q++)
-				if (*q < 0x20 || *q == 0x7f)
+				if (is_control(*q))
 					return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: control character in the reason",
 					    w.reasons->keys[i]);
 			if (strlen(r->s) > SBX_MAX_TEXT_ARG_BYTES)
@@ -6049,7 +6057,6 @@ struct proxy {
 	struct px_listener listeners[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];
 	int nlisteners;
 	int expose_fd;			/* expose-port: the inner helper opens inside connections, or -1 */
-	int report_fd;			/* decisions to sbx; hung up: sbx is gone, so are we */
 	int resolved_pipe[2];
 };
 
@@ -6104,11 +6111,11 @@ px_decision_encode(const struct px_decision *d, unsigned char *out)
 		out[n++] = (unsigned char)(d->lost >> (8 * k));
 	out[n++] = (unsigned char)hn;
 	for (size_t k = 0; k < hn; k++)	/* a malformed host may hold anything */
-		out[n++] = (unsigned char)d->host[k] < 0x20 || d->host[k] == 0x7f ? '?' : (unsigned char)d->host[k];
+		out[n++] = is_control((unsigned char)d->host[k]) ? '?' : (unsigned char)d->host[k];
 	out[n++] = (unsigned char)(rn >> 8);
 	out[n++] = (unsigned char)rn;
 	for (size_t k = 0; k < rn; k++)
-		out[n++] = (unsigned char)d->reason[k] < 0x20 || d->reason[k] == 0x7f ? '?' : (unsigned char)d->reason[k];
+		out[n++] = is_control((unsigned char)d->reason[k]) ? '?' : (unsigned char)d->reason[k];
 	return n;
 }
 
@@ -6132,14 +6139,9 @@ px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
 	rn = (size_t)b[10 + hn] << 8 | b[11 + hn];
 	if (rn > SBX_MAX_TEXT_ARG_BYTES || n != 12 + hn + rn || (d->verdict == PXV_ALLOW) != (rn == 0))
 		return -1;
-	for (size_t k = 0; k < hn + rn + 2; k++) {
-		unsigned char ch = b[10 + k];
-
-		if (k >= hn && k < hn + 2)
-			continue;	/* the reason's length */
-		if (ch < 0x20 || ch == 0x7f)
+	for (size_t k = 0; k < hn + rn; k++)
+		if (is_control(b[k < hn ? 10 + k : 12 + k]))	/* the host, then the reason */
 			return -1;
-	}
 	memcpy(d->host, b + 10, hn);
 	memcpy(d->reason, b + 12 + hn, rn);
 	return 0;
@@ -6236,6 +6238,65 @@ split_authority(const char *s, size_t n, char *host, size_t hn, int *port, int d
 	return 0;
 }
 
+/* Connection options: the header names a request's Connection fields list.
+ * Such a header is for this hop only (RFC 9110 7.6.1): `Connection: X-Token`
+ * with `X-Token: …` is a client telling its proxy something, not the
+ * server. Collected once per head and at most SBX_MAX_CONNECTION_OPTIONS
+ * (a head listing more is a 400): checking each header line against every
+ * line again made a 16 KiB head of tiny lines cost 50 ms of the one loop. */
+#define SBX_MAX_CONNECTION_OPTIONS	32
+
+struct conn_opts {
+	int n;
+	const char *name[SBX_MAX_CONNECTION_OPTIONS];
+	size_t len[SBX_MAX_CONNECTION_OPTIONS];
+};
+
+/* The options of the header lines lines..end (each CRLF-terminated with a
+ * colon, as http_parse_head checks first); -1 if there are too many. */
+static int
+connection_options(const char *lines, const char *end, struct conn_opts *o)
+{
+	o->n = 0;
+	for (const char *line = lines; line < end;) {
+		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon = memchr(line, ':', (size_t)(le - line));
+
+		if (colon - line == 10 && strncasecmp(line, "connection", 10) == 0) {
+			for (const char *v = colon + 1; v < le;) {
+				const char *t;
+
+				while (v < le && (*v == ' ' || *v == '\t' || *v == ','))
+					v++;
+				for (t = v; v < le && *v != ',' && *v != ' ' && *v != '\t'; v++)
+					;
+				if (v == t)
+					continue;
+				if (o->n == SBX_MAX_CONNECTION_OPTIONS)
+					return -1;
+				o->name[o->n] = t;
+				o->len[o->n++] = (size_t)(v - t);
+			}
+		}
+		line = le + 2;
+	}
+	return 0;
+}
+
+/* Is the header name (n bytes) one of the options? Framing never is: without
+ * its Content-Length or Transfer-Encoding the body the proxy relays would
+ * reach the server as a second request. */
+static bool
+connection_option(const struct conn_opts *o, const char *name, size_t n)
+{
+	if ((n == 14 && strncasecmp(name, "content-length", 14) == 0) ||
+	    (n == 17 && strncasecmp(name, "transfer-encoding", 17) == 0))
+		return false;
+	for (int i = 0; i < o->n; i++)
+		if (o->len[i] == n && strncasecmp(o->name[i], name, n) == 0)
+			return true;
+	return false;
+}
+
 /* Parse an HTTP/1.x proxy request head. Returns >0 (the head's length) when
  * complete, 0 when more bytes are needed, -400 or -431 on error. */
 static int
@@ -6316,6 +6377,12 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 			r->has_host = true;
 		line = le + 2;
 	}
+	{
+		struct conn_opts opts;
+
+		if (connection_options(eol + 2, end - 2, &opts) < 0)
+			return -400;	/* more connection options than any client sends */
+	}
 	if (!r->connect && strcmp(r->version, "HTTP/1.1") == 0 && !r->has_host)
 		return -400;	/* as srt */
 	return (int)r->head_n;
@@ -6335,39 +6402,6 @@ hop_by_hop(const char *name, size_t n)
 	return false;
 }
 
-/* Is the header name (n bytes) a connection option, listed in one of the
- * head's Connection fields (lines..end, each line CRLF-terminated with a
- * colon, as http_parse_head checked)? Such a header is for this hop only
- * (RFC 9110 7.6.1): `Connection: X-Token` with `X-Token: …` is a client
- * telling its proxy something, not the server. Framing is never dropped
- * this way: without its Content-Length or Transfer-Encoding the body the
- * proxy relays would reach the server as a second request. */
-static bool
-connection_option(const char *lines, const char *end, const char *name, size_t n)
-{
-	if ((n == 14 && strncasecmp(name, "content-length", 14) == 0) ||
-	    (n == 17 && strncasecmp(name, "transfer-encoding", 17) == 0) || n == 0)
-		return false;
-	for (const char *line = lines; line < end;) {
-		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon = memchr(line, ':', (size_t)(le - line));
-
-		if (colon - line == 10 && strncasecmp(line, "connection", 10) == 0) {
-			for (const char *v = colon + 1; v < le;) {
-				const char *t;
-
-				while (v < le && (*v == ' ' || *v == '\t' || *v == ','))
-					v++;
-				for (t = v; v < le && *v != ',' && *v != ' ' && *v != '\t'; v++)
-					;
-				if ((size_t)(v - t) == n && strncasecmp(t, name, n) == 0)
-					return true;
-			}
-		}
-		line = le + 2;
-	}
-	return false;
-}
-
 /* The request as the origin server gets it: origin-form, Host from the
  * target, hop-by-hop and Proxy-* headers removed (the fixed set and the
  * connection options the request names), one request per
@@ -6377,6 +6411,7 @@ static char *
 http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
 {
 	struct buf b = { 0 };
+	struct conn_opts opts;
 	const char *line = memchr(buf, '\n', r->head_n) + 1, *end = buf + r->head_n - 2;
 
 	buf_putn(&b, buf, (size_t)(memchr(buf, ' ', r->head_n) - (void *)buf));
@@ -6388,12 +6423,13 @@ http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
 	if (r->port != 80)
 		buf_printf(&b, ":%d", r->port);
 	buf_puts(&b, "\r\n");
-	for (const char *lines = line; line < end;) {
+	(void)connection_options(line, end, &opts);	/* http_parse_head refused more than the bound */
+	while (line < end) {
 		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon = memchr(line, ':', (size_t)(le - line));
 		size_t nn = (size_t)(colon - line);
 
 		if (!hop_by_hop(line, nn) && !(nn >= 6 && strncasecmp(line, "proxy-", 6) == 0) &&
-		    !connection_option(lines, end, line, nn))
+		    !connection_option(&opts, line, nn))
 			buf_putn(&b, line, (size_t)(le - line + 2));
 		line = le + 2;
 	}
@@ -6676,9 +6712,9 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
  * more memory; the tunnels past it relay with small buffers.
  *
  * splice(2) through a pipe was built and measured first: 0.59-0.63 of
- * direct, below the copying relay with 512 KiB buffers. Between two TCP sockets it
- * moves page references, but the receiving socket gets many small
- * fragments, and the client's recv copies them one by one anyway. */
+ * direct, below the copying relay with 512 KiB buffers. Between two TCP
+ * sockets it moves page references, but the receiving socket gets many
+ * small fragments, and the client's recv copies them one by one anyway. */
 static size_t relay_bulk_bytes;	/* SBX_BULK_BUF_BYTES buffers mapped now (the proxy is one thread) */
 
 static bool
@@ -6833,7 +6869,7 @@ px_refuse(struct conn *c, const char *reason, bool policy)
 		/* the status phrase is the reason, as srt; no CR/LF can get in it */
 		snprintf(phrase, sizeof(phrase), "%s", reason);
 		for (i = 0; phrase[i]; i++)
-			if ((unsigned char)phrase[i] < ' ' || phrase[i] == 0x7f)
+			if (is_control((unsigned char)phrase[i]))
 				phrase[i] = ' ';
 		buf_printf(&b, "HTTP/1.1 %s %s\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n"
 		    "Connection: close\r\nContent-Length: 0\r\n\r\n", policy ? "403" : "502", phrase);
@@ -7160,8 +7196,8 @@ relay_out(int fd, struct rbuf *r)
  * more already, so read and send again at once, up to SBX_BULK_ROUNDS
  * times, instead of a poll() over every connection per chunk (a few
  * percent on one stream here; 16 rounds did no better). Bounded (2 MiB an
- * event), so one fast tunnel cannot starve the others. Sets *eof at EOF; false when sending
- * failed (the caller closes the connection). */
+ * event), so one fast tunnel cannot starve the others. Sets *eof at EOF;
+ * false when sending failed (the caller closes the connection). */
 static bool
 relay_pump(int from, int to, struct rbuf *r, bool *eof)
 {
@@ -7604,7 +7640,7 @@ proxy_main(const struct policy *p, const struct px_listener *ls, int nl, int exp
 		conns[i].cfd = conns[i].ufd = -1;
 	px.p = p;
 	px.conns = conns;
-	px.report_fd = px_report_fd = report_fd;
+	px_report_fd = report_fd;
 	px.expose_fd = expose_fd;
 	for (i = 0; i < nl && i < (int)LEN(px.listeners); i++) {
 		px.listeners[i] = ls[i];

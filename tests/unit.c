@@ -1222,6 +1222,22 @@ test_proxy_parsers(void)
 		check_str(astrndup(out, n), "POST / HTTP/1.1\r\nHost: a.test\r\nX-Hopper: 3\r\nContent-Length: 2\r\n"
 		    "Connection: close\r\n\r\n", "the headers a Connection field names are removed, Content-Length kept", __LINE__);
 		free(out);
+		{	/* SBX_MAX_CONNECTION_OPTIONS options are read, one more is a 400: each header line
+			 * is checked against every option, so their count bounds the work per request */
+			struct buf h = { 0 };
+
+			for (int extra = 0; extra < 2; extra++) {
+				h.n = 0;
+				buf_puts(&h, "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nConnection: o0");
+				for (int k = 1; k < SBX_MAX_CONNECTION_OPTIONS + extra; k++)
+					buf_printf(&h, k % 2 ? ", o%d" : "\r\nConnection: o%d", k);
+				buf_puts(&h, "\r\n\r\n");
+				CHECK(extra ? http_parse_head(h.p, h.n, &r) == -400 : http_parse_head(h.p, h.n, &r) > 0,
+				    "%d connection options over Connection fields: %s", SBX_MAX_CONNECTION_OPTIONS + extra,
+				    extra ? "400" : "read");
+			}
+			free(h.p);
+		}
 		in = "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\nhi";
 		out = http_rewrite_response(in, strlen(in), strlen(in) - 2, &n);
 		check_str(astrndup(out, n), "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nhi",
