@@ -126,6 +126,8 @@
 
 #include "seccomp_bpf.h"
 
+extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on glibc */
+
 #define SBX_VERSION		"0.1.0"
 #define SBX_SRT_VERSION		"0.0.81"	/* the srt release whose rules we follow */
 
@@ -640,7 +642,7 @@ has_glob_chars(const char *s)
 
 /* ---- 3.1 The model ---------------------------------------------- */
 
-enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_COUNT };
+enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_DENY_SECRET, PL_COUNT };
 
 struct pathrule {
 	const char *path;	/* absolute, clean, "~" expanded; globs not yet expanded */
@@ -665,6 +667,7 @@ struct policy {
 	struct vec ignores;		/* of struct ignorerule */
 	struct vec host_ports;		/* of const char *, "PORT": allow-host-port */
 	struct vec expose_ports;	/* of const char *, "PORT": expose-port */
+	struct vec deny_env;		/* of const char *, a NAME pattern (* globs): deny-env */
 	long mandatory_deny_depth;	/* 1..10 */
 	bool allow_all_unix_sockets, allow_local_binding, allow_git_config;
 	bool weaker_nested_sandbox, allow_nested_userns, weaker_network_isolation;
@@ -708,6 +711,7 @@ enum dkind {
 	DK_BINARY,	/* absolute path of a helper program */
 	DK_INCLUDE,	/* FILE: read another policy file here */
 	DK_PORT,	/* PORT in 1..65535, kept in a list */
+	DK_ENV,		/* NAME of an environment variable, * globs allowed, kept in a list */
 };
 
 struct directive {
@@ -731,6 +735,10 @@ static const struct directive directives[] = {
 	  "hide PATH: a denied file reads as empty, a denied directory is empty" },
 	{ "allow-read", DK_PATH, F(paths[PL_ALLOW_READ]), "PATH", "filesystem.allowRead",
 	  "show PATH again inside a denied directory" },
+	{ "deny-secret-file", DK_PATH, F(paths[PL_DENY_SECRET]), "PATH", "credentials.files",
+	  "hide PATH as deny-read does, but no allow-read or allow-write below it shows anything again" },
+	{ "deny-env", DK_ENV, F(deny_env), "NAME", "credentials.envVars",
+	  "remove matching variables from the command's environment (* matches any run: AWS_*, *_TOKEN)" },
 	{ "allow-domain", DK_ALLOW_DOMAIN, F(allow_domains), "PATTERN", "network.allowedDomains",
 	  "allow connections to a host: example.com, *.example.com, example.com:443, [::1]" },
 	{ "deny-domain", DK_DENY_DOMAIN, F(deny_domains), "PATTERN [\"REASON\"]", "network.deniedDomains",
@@ -851,6 +859,65 @@ pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const cha
 	return 0;
 }
 
+/* Paths a deny cannot honour, refused where they are written: a deny that
+ * silently does nothing is the worst kind of policy bug. 5c checks the
+ * table again on the real path, for what a symlink or a glob leads there.
+ * /sys is not here: a --tmpfs or an empty file over sysfs hides it. */
+#define DENY_READS	(1u << PL_DENY_READ | 1u << PL_DENY_SECRET)
+static const struct path_refusal {
+	unsigned lists;		/* bits of enum path_list */
+	const char *path;
+	bool below;		/* also every path under it */
+	const char *why;
+} path_refusals[] = {
+	{ DENY_READS, "/", false,
+	  "hiding the whole disk leaves nothing to run the command with (bubblewrap fails on /bin); deny the "
+	  "directories that hold secrets instead (deny-read /home, deny-read /root) and allow-read what the "
+	  "command needs inside them" },
+	{ DENY_READS | 1u << PL_DENY_WRITE, "/proc", true,
+	  "sbx mounts a fresh /proc for the command, showing only the command's own processes, and it would "
+	  "cover this deny; remove the line (other processes' files are not visible anyway)" },
+	{ DENY_READS | 1u << PL_DENY_WRITE, "/dev", true,
+	  "sbx mounts a minimal /dev for the command (null, zero, full, random, urandom, tty, pts, shm), and "
+	  "it would cover this deny; remove the line" },
+};
+
+/* Why a rule of this list cannot name path (clean, absolute), or NULL. */
+static const char *
+path_refused(enum path_list which, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(path_refusals); i++) {
+		const struct path_refusal *r = &path_refusals[i];
+
+		if ((r->lists & 1u << which) &&
+		    (strcmp(path, r->path) == 0 || (r->below && path_within(path, r->path))))
+			return r->why;
+	}
+	return NULL;
+}
+
+/* An environment variable name, or a pattern of one: letters, digits and
+ * "_", not starting with a digit (srt's rule, which also keeps a name from
+ * reading as an option of bwrap's --unsetenv), and sbx's "*" for any run. */
+static int
+env_check_pattern(const char *s, const char **why)
+{
+	const char *q;
+
+	if (!*s || isdigit((unsigned char)*s)) {
+		*why = "a variable name starts with a letter, _ or *";
+		return -1;
+	}
+	for (q = s; *q; q++)
+		if (!isalnum((unsigned char)*q) && *q != '_' && *q != '*') {
+			*why = "a variable name holds only letters, digits and _ (and * to match any run)";
+			return -1;
+		}
+	return 0;
+}
+
 static struct pathrule *
 pol_add_path(struct policy *p, enum path_list which, const char *path, bool literal,
     const char *file, int line)
@@ -920,17 +987,26 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 		bool literal = false;
 		const char *spelled = args[0];
 
+		enum path_list which = (enum path_list)((d->off - offsetof(struct policy, paths)) /
+		    sizeof(struct vec));
+
 		if (nargs == 2) {
 			if (strcmp(args[0], "literal") != 0)
 				return err_set(e, file, line, 0,
 				    "%s takes one PATH (or \"literal PATH\" for a path never globbed)", d->name);
+			/* srt's credentials.files entry has no literal form, so
+			 * one could not be written back as srt settings */
+			if (which == PL_DENY_SECRET)
+				return err_set(e, file, line, 0, "%s takes one PATH (no literal form, as srt's "
+				    "credentials.files)", d->name);
 			literal = true;
 			spelled = args[1];
 		}
 		if (pol_normalize_path(c, spelled, &path, &why) < 0)
 			return err_set(e, file, line, 0, "%s %s: %s", d->name, spelled, why);
-		pol_add_path(p, (enum path_list)((d->off - offsetof(struct policy, paths)) / sizeof(struct vec)),
-		    path, literal, file, line);
+		if ((why = path_refused(which, path)))
+			return err_set(e, file, line, 0, "%s %s: %s", d->name, spelled, why);
+		pol_add_path(p, which, path, literal, file, line);
 		return 0;
 	}
 	case DK_ALLOW_DOMAIN:
@@ -1018,6 +1094,18 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 		vec_push(FIELD(p, d, struct vec), aprintf("%ld", v));
 		return 0;
 	}
+	case DK_ENV: {
+		struct vec *names = FIELD(p, d, struct vec);
+		size_t i;
+
+		if (env_check_pattern(args[0], &why) < 0)
+			return err_set(e, file, line, 0, "%s %s: %s", d->name, args[0], why);
+		for (i = 0; i < names->n; i++)
+			if (strcmp(names->v[i], args[0]) == 0)
+				return 0;	/* twice is once */
+		vec_push(names, astrdup(args[0]));
+		return 0;
+	}
 	case DK_DEPTH:
 		if (parse_int(args[0], 1, 10, &v, &why) < 0)
 			return err_set(e, file, line, 0, "%s %s: %s (1..10)", d->name, args[0], why);
@@ -1075,6 +1163,8 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 }
 
 /* ---- 3.4 The line format ---------------------------------------- */
+
+#define UTF8_BOM	"\xef\xbb\xbf"	/* U+FEFF as UTF-8: skipped at the start of a file */
 
 /* Split a line into words: bare words end at white space; "a quoted word"
  * may hold spaces and the escapes \" and \\; a # at the start of a word
@@ -1155,6 +1245,9 @@ pol_parse_line(struct policy *p, struct pol_ctx *c, char *line, const char *file
 	if (n == 0)
 		return 0;
 	d = directive_find(words[0]);
+	if (!d && strncmp(words[0], UTF8_BOM, 3) == 0)
+		return err_set(e, file, lineno, 0, "a byte-order mark (U+FEFF) is allowed only as the first "
+		    "bytes of the file");
 	if (!d) {
 		hint = did_you_mean_directive(words[0]);
 		if (hint)
@@ -1170,7 +1263,10 @@ static int json_parse_policy(struct policy *p, struct pol_ctx *c, const char *te
 static int utf8_valid_len(const unsigned char *p, const unsigned char *end);
 
 /* Parse a whole policy text: JSON when its first non-blank byte is '{',
- * else the line format. Returns 0, or -1 with e filled. */
+ * else the line format. A UTF-8 byte-order mark at the very start is
+ * skipped, for either format: editors on Windows write one, and without
+ * this a JSON file would be read as the line format and fail with a
+ * puzzling "unknown directive". Returns 0, or -1 with e filled. */
 static int
 pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const char *file,
     struct err *e)
@@ -1179,6 +1275,10 @@ pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const 
 	int lineno = 1;
 	bool blank = true;
 
+	if (n >= 3 && memcmp(text, UTF8_BOM, 3) == 0) {
+		text += 3;
+		n -= 3;
+	}
 	for (i = 0; i < n; i++) {
 		if (text[i] == '\0') {
 			int l = 1;
@@ -1683,8 +1783,20 @@ enum jkind {
 	JK_IGNORES,	/* ignoreViolations: { "command": ["line", ...] } */
 	JK_ENUM,	/* a string -> directive with that argument */
 	JK_PORTS,	/* array of integers 1..65535 -> directive */
+	JK_CREDENTIALS,	/* credentials.files / envVars: [{ "path"|"name": ..., "mode": "deny" }] -> directive */
 	JK_IGNORED,	/* srt internals: accepted, ignored */
 	JK_UNSUPPORTED,	/* an srt feature sbx does not build: refused */
+};
+
+/* srt's credentials block: mode "deny" is a read deny or a removed variable,
+ * which sbx builds; mode "mask" hands the command a stand-in and swaps the
+ * real value in on the way out, which means reading the command's TLS. */
+#define SBX_MASKING_WHY	"credential masking needs TLS termination, which sbx does not do; use mode \"deny\""
+
+/* Keys of a credential entry that only masking reads (srt accepts and
+ * ignores them on a "deny" entry; sbx refuses them rather than guess). */
+static const char *const cred_mask_only_keys[] = {
+	"extract", "onExtractNoMatch", "decode", "maskClaims", "maskDuplicates", "injectHosts",
 };
 
 struct jkey {
@@ -1713,7 +1825,7 @@ static const struct jkey jkeys[] = {
 	{ "", "seccomp", JK_IGNORED, NULL, "sbx assembles and installs its own seccomp filters" },
 	{ "", "javaAgentJarPath", JK_IGNORED, NULL, "sbx sets JAVA_TOOL_OPTIONS proxy properties instead of an agent" },
 	{ "", "windows", JK_IGNORED, NULL, "sbx does not run on Windows" },
-	{ "", "credentials", JK_UNSUPPORTED, NULL, "credential masking is not built in sbx; deny the files with filesystem.denyRead" },
+	{ "", "credentials", JK_OBJECT, NULL, NULL },	/* strict in srt too */
 	{ "", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
 	{ "", "mitmProxy", JK_UNSUPPORTED, NULL, "sbx has no MITM proxy route" },
 	{ "", "parentProxy", JK_UNSUPPORTED, NULL, "sbx does not chain to a parent proxy" },
@@ -1744,6 +1856,11 @@ static const struct jkey jkeys[] = {
 	{ "filesystem", "allowGitConfig", JK_BOOL, "allow-git-config", NULL },
 	{ "filesystem", "disabled", JK_BOOL, "disable-filesystem", NULL },
 	{ "git", "safeDirectories", JK_STRINGS, "git-safe-directory", NULL },
+	{ "credentials", "files", JK_CREDENTIALS, "deny-secret-file", NULL },
+	{ "credentials", "envVars", JK_CREDENTIALS, "deny-env", NULL },
+	{ "credentials", "allowPlaintextInject", JK_UNSUPPORTED, NULL, "it only matters to " SBX_MASKING_WHY },
+	{ "credentials", "awsPairs", JK_UNSUPPORTED, NULL, "AWS pairs link masked variables, and " SBX_MASKING_WHY },
+	{ "credentials", "sigv4", JK_UNSUPPORTED, NULL, "SigV4 re-signing is part of masking, and " SBX_MASKING_WHY },
 	{ "sbx", "bridge", JK_ENUM, "bridge", NULL },
 	{ "sbx", "observeWrites", JK_BOOL, "observe-writes", NULL },
 	{ "sbx", "allowHostPorts", JK_PORTS, "allow-host-port", NULL },
@@ -1912,6 +2029,49 @@ jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
 			}
 		}
 		return 0;
+	case JK_CREDENTIALS: {
+		/* srt's entry: { "path" (files) or "name" (envVars), "mode" } */
+		const char *id = directive_find(k->directive)->kind == DK_ENV ? "name" : "path";
+
+		if (v->t != J_ARR)
+			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+		for (i = 0; i < v->n; i++) {
+			const struct jval *it = v->items[i], *name = NULL, *mode = NULL;
+			size_t j, m;
+
+			if (it->t != J_OBJ)
+				return jw_fail(w, it, "%s[%zu]: expected an object { \"%s\": ..., \"mode\": \"deny\" }, "
+				    "got %s", dotted, i, id, json_type_name(it->t));
+			for (j = 0; j < it->n; j++) {
+				if (strcmp(it->keys[j], id) == 0) {
+					name = it->items[j];
+					continue;
+				}
+				if (strcmp(it->keys[j], "mode") == 0) {
+					mode = it->items[j];
+					continue;
+				}
+				for (m = 0; m < LEN(cred_mask_only_keys); m++)
+					if (strcmp(it->keys[j], cred_mask_only_keys[m]) == 0)
+						return jw_fail(w, it->items[j], "%s[%zu].%s: only masking reads it, and %s",
+						    dotted, i, it->keys[j], SBX_MASKING_WHY);
+				return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (an entry has \"%s\" and "
+				    "\"mode\")", dotted, i, it->keys[j], id);
+			}
+			if (!name || name->t != J_STR)
+				return jw_fail(w, name ? name : it, "%s[%zu].%s: %s", dotted, i, id,
+				    name ? aprintf("expected a string, got %s", json_type_name(name->t)) : "required");
+			if (!mode || mode->t != J_STR || (strcmp(mode->s, "deny") != 0 && strcmp(mode->s, "mask") != 0))
+				return jw_fail(w, mode ? mode : it, "%s[%zu].mode: %s", dotted, i,
+				    mode ? "expected \"deny\" or \"mask\"" : "required (\"deny\")");
+			if (strcmp(mode->s, "mask") == 0)
+				return jw_fail(w, mode, "%s[%zu].mode: %s", dotted, i, SBX_MASKING_WHY);
+			args[0] = (char *)name->s;
+			if (jw_apply(w, k, name, args, 1) < 0)
+				return -1;
+		}
+		return 0;
+	}
 	case JK_IGNORED:
 		note("%s:%d: %s is accepted and ignored: %s", w->file, v->line, dotted, k->why);
 		return 0;
@@ -2058,6 +2218,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_SOCKET:
 		case DK_STRING:
 		case DK_PORT:
+		case DK_ENV:
 			for (j = 0; j < v->n; j++) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, v->v[j]);
@@ -2260,6 +2421,28 @@ pol_print_json(const struct policy *p, struct buf *b)
 	jo_bool(&o, "disabled", p->fs_disabled);
 	jo_close(&o, '}');
 
+	/* srt's credentials block, deny mode: srt reads it too (a "*" in a
+	 * name is sbx's; srt refuses such a file rather than drop the deny) */
+	if (p->paths[PL_DENY_SECRET].n || p->deny_env.n) {
+		static const struct { const char *key, *id; } cred_lists[] = { { "files", "path" }, { "envVars", "name" } };
+
+		jo_open(&o, "credentials", '{');
+		for (i = 0; i < LEN(cred_lists); i++) {
+			const struct vec *v = i == 0 ? &p->paths[PL_DENY_SECRET] : &p->deny_env;
+
+			if (!v->n)
+				continue;
+			jo_open(&o, cred_lists[i].key, '[');
+			for (j = 0; j < v->n; j++) {
+				jo_key(&o, NULL);
+				buf_printf(b, "{ \"%s\": ", cred_lists[i].id);
+				buf_put_json_string(b, i == 0 ? ((const struct pathrule *)v->v[j])->path : v->v[j]);
+				buf_puts(b, ", \"mode\": \"deny\" }");
+			}
+			jo_close(&o, ']');
+		}
+		jo_close(&o, '}');
+	}
 	if (p->ignores.n) {
 		jo_open(&o, "ignoreViolations", '{');
 		for (i = 0; i < p->ignores.n; i++) {
@@ -2539,6 +2722,35 @@ glob_match_component(const char *pat, const char *s)
 		}
 	}
 	return *s == '\0';
+}
+
+/* Match an environment variable name (n bytes: the part of "NAME=VALUE"
+ * before the '=') against a deny-env pattern, in which "*" matches any run
+ * and every other byte itself, case and all (names are case-sensitive).
+ * Greedy with one backtrack point: never exponential in the stars. */
+static bool
+env_match(const char *pat, const char *name, size_t n)
+{
+	const char *star = NULL;
+	size_t i = 0, star_i = 0;
+
+	while (i < n) {
+		if (*pat == '*') {
+			star = ++pat;
+			star_i = i;
+		} else if (*pat && *pat == name[i]) {
+			pat++;
+			i++;
+		} else if (star) {
+			pat = star;
+			i = ++star_i;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return *pat == '\0';
 }
 
 /* ---- 4.4 Hosts: validity and the canonical form (srt 5.2, 1.4) -------
@@ -3320,8 +3532,10 @@ glob_expand(const struct disk *dk, const char *pattern, struct vec *out, const c
  * Facts: each rule, resolved to a real path and a kind, is a node in a tree
  * of paths. A node's state follows from its own rules and its parent's:
  *
- *   visible:  allow-read or allow-write on the node -> yes; deny-read -> no;
- *             else as the parent (reads are open at the root)
+ *   visible:  a secret deny on the node or any ancestor -> no (it wins at
+ *             any depth, as a write deny does); allow-read or allow-write on
+ *             the node -> yes; deny-read -> no; else as the parent (reads
+ *             are open at the root)
  *   writable: a write deny on the node or any ancestor -> no (deny wins at
  *             any depth); allow-write -> yes; else as the parent (no at root)
  *
@@ -3346,6 +3560,7 @@ enum rule_bits {
 	RB_WRITE = 4,		/* allow-write */
 	RB_DENY_WRITE = 8,	/* deny-write, or a mandatory deny */
 	RB_PLACEHOLDER = 16,	/* a missing write deny: the node is its first missing name */
+	RB_SECRET = 32,		/* deny-secret-file: hidden, and nothing below is shown again */
 };
 
 enum mkind {
@@ -3380,6 +3595,7 @@ struct pnode {			/* a fact merged per path, with its computed state */
 	enum fkind kind;
 	unsigned rules;
 	bool visible, writable, forced, mounted;
+	bool secret;		/* inside a deny-secret-file: hidden whatever lies below */
 	const char *why;
 };
 
@@ -3458,7 +3674,7 @@ static int
 plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const char **why)
 {
 	struct pnode **stack;
-	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, "root" };
+	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, false, "root" };
 	size_t i, j, sp = 0;
 
 	memset(pl, 0, sizeof(*pl));
@@ -3502,7 +3718,12 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			sp--;
 		par = stack[sp - 1];
 		vis = par->visible;
-		if (n->rules & (RB_SHOW | RB_WRITE))
+		/* SECURITY: a secret stays hidden whatever is allowed below it:
+		 * nothing under it is bound back (srt: credential denies) */
+		n->secret = par->secret || (n->rules & RB_SECRET);
+		if (n->secret)
+			vis = false;
+		else if (n->rules & (RB_SHOW | RB_WRITE))
 			vis = true;	/* allow-read wins over deny-read on the same path (srt) */
 		else if (n->rules & RB_HIDE)
 			vis = false;
@@ -3712,28 +3933,27 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 
 		if (rs_expand(rs, r, &spelled) < 0)
 			return -1;
+		if (which == PL_DENY_SECRET && spelled.n == 0)
+			warnx("%s: the glob matches nothing, so nothing is hidden; a file created later is readable", why);
 		for (j = 0; j < spelled.n; j++) {
 			const char *sp = spelled.v[j], *err;
 			struct resolved res;
 
-			if (which == PL_DENY_READ && strcmp(sp, "/") == 0) {
-				/* srt: a deny of / means its children, but not /proc, /dev, /sys */
-				void *dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, "/");
-				const char *name;
-				enum fkind k;
-
-				while (dh && rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
-					if (strcmp(name, "proc") && strcmp(name, "dev") && strcmp(name, "sys"))
-						plan_add_fact(rs->facts, path_join("/", name),
-						    k == FK_DIR ? FK_DIR : FK_FILE, RB_HIDE, why);
-				if (dh)
-					rs->dk->ops->closedir(rs->dk->ctx, dh);
-				continue;
-			}
 			if (resolve_path(rs->dk, sp, &res, &err) < 0)
 				return rs_fail(rs, r, "%s %s: %s", directive, sp, err);
+			/* what a glob matched or a symlink leads to, checked as the
+			 * spelled rule was (3.3): a deny there is refused, not skipped */
+			if ((err = path_refused(which, res.path))) {
+				const char *what = strcmp(sp, r->path) ? aprintf("matches %s", sp) : NULL;
+
+				if (strcmp(res.path, sp) != 0)
+					what = aprintf("%s%sleads to %s", what ? what : "", what ? ", which " : "",
+					    res.path);
+				return rs_fail(rs, r, "%s %s: %s: %s", directive, r->path, what ? what : "refused", err);
+			}
 			if (path_within(res.path, "/proc") || path_within(res.path, "/dev")) {
-				/* bwrap mounts a fresh /dev and /proc over these */
+				/* bwrap mounts a fresh /dev and /proc over these; an
+				 * allow there changes nothing (the denies are refused above) */
 				if (which == PL_ALLOW_WRITE && path_within(res.path, "/proc"))
 					return rs_fail(rs, r, "%s %s: /proc cannot be made writable", directive, sp);
 				note("%s: %s is under /dev or /proc, which sbx mounts itself; skipped", why, sp);
@@ -3767,6 +3987,15 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 					continue;
 				}
 				plan_add_fact(rs->facts, res.path, res.kind, RB_HIDE, why);
+				break;
+			case PL_DENY_SECRET:
+				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
+					/* said without -v: the user named this as a secret */
+					warnx("%s: %s, so nothing is hidden there; a file created there later is readable",
+					    why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
+					continue;
+				}
+				plan_add_fact(rs->facts, res.path, res.kind, RB_HIDE | RB_SECRET, why);
 				break;
 			case PL_DENY_WRITE:
 				rs_deny_write(rs, &res, why);
@@ -4001,7 +4230,8 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 	if (p->fs_disabled)
 		return 0;
 	if (rs_rules(&rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(&rs, PL_ALLOW_READ, "allow-read") < 0 ||
-	    rs_rules(&rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(&rs, PL_DENY_WRITE, "deny-write") < 0)
+	    rs_rules(&rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(&rs, PL_DENY_WRITE, "deny-write") < 0 ||
+	    rs_rules(&rs, PL_DENY_SECRET, "deny-secret-file") < 0)
 		return -1;
 	if (rp->runtime_root) {
 		plan_add_fact(facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
@@ -4391,7 +4621,40 @@ struct bw_params {
 	const char *java_tool_options;	/* JAVA_TOOL_OPTIONS already set, kept in front */
 	const char *self_inside;	/* where sbx's binary is shown inside, or NULL */
 	char **cmd;		/* the command and its arguments (sent over ctl_fd) */
+	char *const *envp;	/* sbx's environment, what deny-env is matched against; NULL: none */
 };
+
+/* Fill what the renderer reads from sbx's environment, for a run and for
+ * --print=argv alike, so both show the same argv. */
+static void
+bw_params_env(struct bw_params *bp, char *const *envp)
+{
+	size_t i;
+	long v;
+	const char *why;
+
+	bp->envp = envp;
+	bp->git_config_count = 0;
+	bp->java_tool_options = NULL;
+	for (i = 0; envp && envp[i]; i++) {
+		if (strncmp(envp[i], "GIT_CONFIG_COUNT=", 17) == 0)
+			bp->git_config_count = parse_int(envp[i] + 17, 0, 1000000, &v, &why) == 0 ? v : 0;
+		else if (strncmp(envp[i], "JAVA_TOOL_OPTIONS=", 18) == 0)
+			bp->java_tool_options = envp[i] + 18;
+	}
+}
+
+/* Does a deny-env pattern name this variable (n bytes of name)? */
+static bool
+env_denied(const struct policy *p, const char *name, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < p->deny_env.n; i++)
+		if (env_match(p->deny_env.v[i], name, n))
+			return true;
+	return false;
+}
 
 static void
 argv_push(struct vec *v, const char *s)
@@ -4419,8 +4682,11 @@ static const char *const proc_covers[] = { "/proc/sys", "/proc/sysrq-trigger", "
  * variables where it supports them). No credentials: the listeners exist
  * only inside this sandbox's network namespace. */
 static void
-bw_render_proxy_env(const struct bw_params *bp, struct vec *out)
+bw_render_proxy_env(const struct policy *p, const struct bw_params *bp, struct vec *out)
 {
+	/* a denied JAVA_TOOL_OPTIONS must not come back in front of ours */
+	const char *jto = bp->java_tool_options && !env_denied(p, "JAVA_TOOL_OPTIONS", 17) ?
+	    bp->java_tool_options : NULL;
 	static const char *const http_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
 		"ALL_PROXY", "all_proxy", "GRPC_PROXY", "grpc_proxy", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY" };
 	static const char no_proxy[] = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
@@ -4446,7 +4712,7 @@ bw_render_proxy_env(const struct bw_params *bp, struct vec *out)
 		    "-o ProxyCommand='%s --connect %%h %%p'", bp->self_inside));
 	argv_push3(out, "--setenv", "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
 	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d -Dhttp.nonProxyHosts=localhost|127.*|[::1]",
-	    bp->java_tool_options ? bp->java_tool_options : "", bp->java_tool_options ? " " : "",
+	    jto ? jto : "", jto ? " " : "",
 	    SBX_PROXY_HTTP_PORT, SBX_PROXY_HTTP_PORT));
 }
 
@@ -4462,19 +4728,31 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 	 * without being able to type into the shell that runs after it. */
 	argv_push(out, "--die-with-parent");
 	argv_push(out, "--unshare-net");	/* only lo: the network is closed */
+	/* deny-env: each variable of sbx's environment that a pattern names is
+	 * removed, before sbx sets its own: bwrap applies these in order (srt
+	 * relies on it too), so a name sbx sets itself (SANDBOX_RUNTIME,
+	 * TMPDIR, the proxy's) holds sbx's value, never the caller's */
+	for (i = 0; bp->envp && bp->envp[i]; i++) {
+		const char *eq = strchr(bp->envp[i], '=');
+
+		if (eq && eq > bp->envp[i] && env_denied(p, bp->envp[i], (size_t)(eq - bp->envp[i])))
+			argv_push3(out, "--unsetenv", astrndup(bp->envp[i], (size_t)(eq - bp->envp[i])), NULL);
+	}
 	argv_push3(out, "--setenv", "SANDBOX_RUNTIME", "1");
 	if (bp->proxy)
-		bw_render_proxy_env(bp, out);
+		bw_render_proxy_env(p, bp, out);
 	argv_push3(out, "--setenv", "TMPDIR", bp->tmpdir);
-	for (i = 0; i < p->git_safe_dirs.n; i++) {
-		long n = bp->git_config_count + (long)i;
+	if (p->git_safe_dirs.n) {
+		/* continue the caller's GIT_CONFIG_COUNT, unless it was denied */
+		long base = env_denied(p, "GIT_CONFIG_COUNT", 16) ? 0 : bp->git_config_count;
 
-		argv_push3(out, "--setenv", aprintf("GIT_CONFIG_KEY_%ld", n), "safe.directory");
-		argv_push3(out, "--setenv", aprintf("GIT_CONFIG_VALUE_%ld", n), p->git_safe_dirs.v[i]);
+		for (i = 0; i < p->git_safe_dirs.n; i++) {
+			argv_push3(out, "--setenv", aprintf("GIT_CONFIG_KEY_%ld", base + (long)i), "safe.directory");
+			argv_push3(out, "--setenv", aprintf("GIT_CONFIG_VALUE_%ld", base + (long)i),
+			    p->git_safe_dirs.v[i]);
+		}
+		argv_push3(out, "--setenv", "GIT_CONFIG_COUNT", aprintf("%ld", base + (long)p->git_safe_dirs.n));
 	}
-	if (p->git_safe_dirs.n)
-		argv_push3(out, "--setenv", "GIT_CONFIG_COUNT",
-		    aprintf("%ld", bp->git_config_count + (long)p->git_safe_dirs.n));
 
 	argv_push3(out, pl->fs_disabled ? "--bind" : "--ro-bind", "/", "/");
 	for (i = 0; i < pl->mounts.n; i++) {
@@ -5592,9 +5870,6 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bool is_ready = false, done = false;
 	int sigfd, report = -1;		/* signals to forward; the proxy's decisions */
 	struct net_log *netlog = net_log_new();
-	const char *gcc = getenv("GIT_CONFIG_COUNT");
-	long v;
-	const char *why;
 	size_t i;
 
 	struct inner_msg im;
@@ -5634,7 +5909,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bp.tmpdir = rp->tmpdir;
 	bp.empty_file = rp->empty_file;
 	bp.cmd = cmd;
-	bp.git_config_count = gcc && parse_int(gcc, 0, 1000000, &v, &why) == 0 ? v : 0;
+	bw_params_env(&bp, environ);
 	bp.exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (bp.exe_fd < 0)
 		die("cannot open my own binary (/proc/self/exe): %s", strerror(errno));
@@ -5644,7 +5919,6 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bp.ctl_fd = ctl[1];
 	bp.root = geteuid() == 0;
 	bp.proxy = (im.flags & IF_PROXY) != 0;
-	bp.java_tool_options = getenv("JAVA_TOOL_OPTIONS");
 	bp.self_inside = bp.proxy ? sbx_inside(rp) : NULL;
 	bp.args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
 	if (bp.args_fd < 0)
@@ -8269,6 +8543,72 @@ connect_main(const char *host, const char *port_s)
 	}
 }
 
+/* Split --explain's HOST[:PORT] into host and port (443 when none): an IPv6
+ * host is bracketed ([::1]:80), or bare with no port (::1). Returns 0, or
+ * -1 with *why set: a malformed target is refused, never guessed at (once,
+ * "host:80:80" was explained as a host of that name on port 443). */
+static int
+explain_parse_target(const char *t, char *host, size_t hostn, long *port, const char **why)
+{
+	const char *ps = NULL, *pwhy;
+	size_t hl;
+	unsigned char a6[16];
+
+	*port = 443;
+	if (t[0] == '[') {
+		const char *close = strchr(t, ']');
+		char inner[INET6_ADDRSTRLEN + 1];
+
+		if (!close) {
+			*why = "a [ without its ]";
+			return -1;
+		}
+		if (close[1] && close[1] != ':') {
+			*why = "text right after ] (write [IPv6]:PORT)";
+			return -1;
+		}
+		snprintf(inner, sizeof(inner), "%.*s", (int)(close - t - 1), t + 1);
+		if ((size_t)(close - t - 1) >= sizeof(inner) || inet_pton(AF_INET6, inner, a6) != 1) {
+			*why = "the text in brackets is not an IPv6 address";
+			return -1;
+		}
+		hl = (size_t)(close + 1 - t);
+		ps = close[1] ? close + 2 : NULL;
+	} else {
+		const char *colon = strchr(t, ':');
+
+		if (colon && strchr(colon + 1, ':')) {
+			/* two colons or more: a bare IPv6 address, which has no
+			 * port; shown bracketed, as the port follows it */
+			if (inet_pton(AF_INET6, t, a6) != 1) {
+				*why = "more than one ':', and not an IPv6 address (an IPv6 address with a port is "
+				    "written [::1]:443)";
+				return -1;
+			}
+			snprintf(host, hostn, "[%s]", t);
+			return 0;
+		} else {
+			hl = colon ? (size_t)(colon - t) : strlen(t);
+			ps = colon ? colon + 1 : NULL;
+		}
+	}
+	if (hl == 0) {
+		*why = "no host";
+		return -1;
+	}
+	if (hl >= hostn) {
+		*why = "the host is longer than 255 bytes";
+		return -1;
+	}
+	if (ps && (*ps == '0' || parse_int(ps, 1, 65535, port, &pwhy) < 0)) {
+		*why = *ps ? "the port is not a number in 1..65535" : "the port after ':' is empty";
+		return -1;
+	}
+	memcpy(host, t, hl);
+	host[hl] = '\0';
+	return 0;
+}
+
 /* --explain=HOST[:PORT]: the decision the proxy will make, with its
  * reason; for an allowed name, each address it resolves to and whether it
  * may be dialled. Returns 0 when the connection would be allowed. */
@@ -8276,25 +8616,15 @@ static int
 explain_main(const struct policy *p, const char *target)
 {
 	char host[SBX_MAX_HOST_BYTES + 8], canon[SBX_MAX_HOST_BYTES + 64];
-	const char *colon = NULL, *why;
-	long port = 443;
+	const char *why;
+	long port;
 	struct net_verdict v;
 	struct addrinfo hints, *res = NULL, *ai;
 	struct vec own = { 0 }, refused = { 0 };
 	int survivors = 0;
 
-	if (target[0] == '[') {
-		const char *close = strchr(target, ']');
-
-		if (!close || (close[1] && close[1] != ':'))
-			die("--explain: \"%s\" is not HOST[:PORT]", target);
-		colon = close[1] ? close + 1 : NULL;
-	} else if (strchr(target, ':') == strrchr(target, ':')) {
-		colon = strchr(target, ':');
-	}
-	snprintf(host, sizeof(host), "%.*s", (int)(colon ? colon - target : (ptrdiff_t)strlen(target)), target);
-	if (colon && parse_int(colon + 1, 1, 65535, &port, &why) < 0)
-		die("--explain: port \"%s\": %s", colon + 1, why);
+	if (explain_parse_target(target, host, sizeof(host), &port, &why) < 0)
+		die_hint("write HOST, HOST:PORT, [IPv6]:PORT or a bare IPv6 address", "--explain=%s: %s", target, why);
 	v = net_decide(p, host, (int)port);
 	if (!v.allow) {
 		printf("%s:%ld: deny (%s)\n", host, port, v.reason);
@@ -8485,9 +8815,10 @@ main(int argc, char **argv)
 	if (c.print) {	/* argv: show what would run, create nothing */
 		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0,
 		    p.allow_domains.n > 0 || p.host_ports.n > 0, NULL,
-		    p.allow_domains.n > 0 ? sbx_inside(&rp) : NULL, c.cmd };
+		    p.allow_domains.n > 0 ? sbx_inside(&rp) : NULL, c.cmd, NULL };
 		struct vec opts = { 0 }, tail = { 0 };
 
+		bw_params_env(&bp, environ);
 		bw_render_options(&p, &pl, &bp, &opts);
 		bw_render_command(&bp, &tail);
 		bw_print(p.bwrap_path ? p.bwrap_path : "bwrap", &opts, &tail, c.cmd, &out);

@@ -957,7 +957,7 @@ t_bad_policy() { # every bad policy -> one-line "sbx: FILE:LINE[:COL]: msg", exi
 	printf 'include %s\n' "$T/loop-b.policy" >"$T/loop-a.policy"
 	printf 'allow-write .\ninclude %s\n' "$T/loop-a.policy" >"$T/loop-b.policy"
 	bad_case include-loop 'R:^sbx: [^ ]*loop-[ab]\.policy:[12]: ' 'loop|cycl|recurs|circular|already' "$T/loop-a.policy"
-	mk cred.json '{\n  "credentials": {}\n}\n';                      bad_case json-credentials J2 'credentials' "$T/cred.json"
+	mk cred.json '{\n  "credentials": {"envVars": [{"name": "X", "mode": "mask"}]}\n}\n'; bad_case json-credentials-mask J2 'credentials.*TLS' "$T/cred.json"
 	mk tls.json '{\n  "network": {\n    "tlsTerminate": {"x": 1}\n  }\n}\n'; bad_case json-tlsTerminate J3 'tlsTerminate' "$T/tls.json"
 	[ -z "$BAD" ] || fail "bad policies not rejected as specified:"$'\n'"${BAD%$'\n'}"
 }

@@ -396,7 +396,7 @@ test_json(void)
 		{ "{\"network\": {\"allowedDomains\": [\"a\\u0000b\"]}}", NULL },
 		{ "{\"network\": {\"allowedDomains\": [\"\x01\"]}}", NULL },
 		{ "{\"network\": {\"allowedDomains\": [\"\xc3\x28\"]}}", NULL },
-		{ "{\"credentials\": {}}", "t:1:17: credentials: credential masking is not built in sbx; deny the files with filesystem.denyRead (remove the key; sbx refuses rather than run without it)" },
+		{ "{\"credentials\": {\"envVar\": []}}", "t:1:18: unknown key \"envVar\" in credentials (did you mean \"envVars\"?)" },
 		{ "{\"network\": {\"tlsTerminate\": {}}}", NULL },
 		{ "{\"network\": {\"httpProxyPort\": 8080}}", NULL },
 		{ "{\"mandatoryDenySearchDepth\": 2.5}", "t:1:30: mandatoryDenySearchDepth: expected an integer, got a number" },
@@ -575,9 +575,11 @@ test_plan(void)
 		  "tmpfs /home/u/.ssh\nro /home/u/.ssh/known_hosts\nremount-ro /home/u/.ssh\n" },
 		{ "deny-read file -> /dev/null", "deny-read /etc/shadow\n", "f /etc/shadow", "", "empty /etc/shadow\n" },
 		{ "deny-read missing -> nothing", "deny-read /nope\n", "d /p", "", "" },
-		{ "deny-read / -> its children but /proc /dev /sys", "deny-read /\nallow-read /usr\n",
+		{ "deny-read / is refused (srt expands it; bwrap then fails on /bin)", "deny-read /\nallow-read /usr\n",
 		  "d /usr; d /etc; d /proc; d /dev; d /sys; f /vmlinuz", "",
-		  "tmpfs /etc\nremount-ro /etc\nempty /vmlinuz\n" },
+		  "parse error: t:1: deny-read /: hiding the whole disk leaves nothing to run the command with (bubblewrap "
+		  "fails on /bin); deny the directories that hold secrets instead (deny-read /home, deny-read /root) and "
+		  "allow-read what the command needs inside them" },
 		{ "deny-write wins over allow-write below it", "allow-write /w\ndeny-write /w/sub\nallow-write /w/sub/x\n",
 		  "d /w/sub/x", "/w/sub", "ro /w/sub\n" },
 		{ "deny-write of a parent, allow-write below: nothing writable", "allow-write /w/sub\ndeny-write /w\n",
@@ -688,7 +690,7 @@ test_argv_goldens(void)
 		struct err e = { 0 };
 		const char *why, *perr;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
-		struct bw_params bp = { "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", 3, 4, 5, 6, 0, true, false, NULL, NULL, cmd };
+		struct bw_params bp = { "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", 3, 4, 5, 6, 0, true, false, NULL, NULL, cmd, NULL };
 
 		if (read_file(policy_path, 1 << 20, &text) < 0) {
 			CHECK(false, "cannot read %s", policy_path);
@@ -1455,6 +1457,324 @@ test_expose_refusal(void)
 }
 #endif
 
+/* ---- issue #11 items 8 and 9: BOM, refusals, --explain, credentials --- */
+
+static void
+test_policy_hardening(void)
+{
+	struct policy p;
+	const char *e;
+	size_t i;
+
+	/* a UTF-8 byte-order mark: skipped at the start, for both formats */
+	static const struct { const char *text, *want; } boms[] = {
+		{ UTF8_BOM "{\"filesystem\": {\"allowWrite\": [\"/w\"]}}", NULL },
+		{ UTF8_BOM "allow-write /w\n", NULL },
+		{ UTF8_BOM "  \n{\"filesystem\": {\"allowWrite\": [\"/w\"]}}", NULL },
+		{ UTF8_BOM "\n", "t: policy file is empty (sbx refuses to fall back to a default)" },
+		{ UTF8_BOM UTF8_BOM "allow-write /w\n",
+		  "t:1: a byte-order mark (U+FEFF) is allowed only as the first bytes of the file" },
+		{ " " UTF8_BOM "{}", "t:1: a byte-order mark (U+FEFF) is allowed only as the first bytes of the file" },
+		{ "allow-write /w\n" UTF8_BOM "deny-read /x\n",
+		  "t:2: a byte-order mark (U+FEFF) is allowed only as the first bytes of the file" },
+		{ "{" UTF8_BOM "}", "t:1:2: expected a key in double quotes" },
+		{ UTF8_BOM "{\"filesystem\": 1}", "t:1:16: filesystem: expected an object, got a number" },
+	};
+
+	for (i = 0; i < LEN(boms); i++) {
+		e = parse(&p, boms[i].text);
+		if (!boms[i].want)
+			CHECK(e == NULL && p.paths[PL_ALLOW_WRITE].n == 1, "BOM %zu accepted: %s", i, S(e));
+		else
+			check_str(S(e), boms[i].want, aprintf("BOM case %zu", i), __LINE__);
+	}
+
+	/* denies a mount cannot honour are refused where they are written;
+	 * each refusal has its control (a near path that is accepted) */
+	static const struct { const char *text, *want; } refusals[] = {
+		{ "deny-read /\n", "t:1: deny-read /: hiding the whole disk" },
+		{ "deny-read //\n", "t:1: deny-read //: hiding the whole disk" },
+		{ "deny-secret-file /\n", "t:1: deny-secret-file /: hiding the whole disk" },
+		{ "deny-read /proc\n", "t:1: deny-read /proc: sbx mounts a fresh /proc for the command" },
+		{ "deny-read /proc/self/environ\n", "t:1: deny-read /proc/self/environ: sbx mounts a fresh /proc" },
+		{ "deny-read /proc/*\n", "t:1: deny-read /proc/*: sbx mounts a fresh /proc" },
+		{ "deny-read /dev\n", "t:1: deny-read /dev: sbx mounts a minimal /dev" },
+		{ "deny-read /dev/shm/x\n", "t:1: deny-read /dev/shm/x: sbx mounts a minimal /dev" },
+		{ "deny-write /dev/shm\n", "t:1: deny-write /dev/shm: sbx mounts a minimal /dev" },
+		{ "deny-secret-file /proc/1/environ\n", "t:1: deny-secret-file /proc/1/environ: sbx mounts a fresh /proc" },
+		{ "{\"filesystem\": {\"denyRead\": [\"/dev/x\"]}}", "t:1:30: filesystem.denyRead /dev/x: sbx mounts a minimal /dev" },
+		{ "{\"filesystem\": {\"denyRead\": [{\"path\": \"/\", \"literal\": true}]}}",
+		  "t:1:30: filesystem.denyRead /: hiding the whole disk" },
+		{ "deny-secret-file literal /x\n", "t:1: deny-secret-file takes one PATH (no literal form, as srt's credentials.files)" },
+		{ "deny-env 1X\n", "t:1: deny-env 1X: a variable name starts with a letter, _ or *" },
+		{ "deny-env A-B\n", "t:1: deny-env A-B: a variable name holds only letters, digits and _ (and * to match any run)" },
+		{ "deny-env A=B\n", "t:1: deny-env A=B: a variable name holds only" },
+		{ "deny-env \"\"\n", "t:1: deny-env : a variable name starts with" },
+		{ "deny-env --x\n", "t:1: deny-env --x: a variable name holds only" },
+		{ "deny-env\n", "t:1: deny-env takes NAME" },
+		/* controls */
+		{ "deny-read /sys/firmware\n", NULL },
+		{ "deny-read /procfs\n", NULL },
+		{ "deny-read /devices\n", NULL },
+		{ "deny-read /p\n", NULL },
+		{ "allow-read /proc/x\nallow-write /dev/shm\ndeny-write /sys/x\n", NULL },
+		{ "deny-env AWS_*\ndeny-env *_TOKEN\ndeny-env _x9\ndeny-env *\ndeny-env AWS_*\n", NULL },
+		{ "deny-secret-file ~/.aws/credentials\ndeny-secret-file /e/*.pem\n", NULL },
+	};
+
+	for (i = 0; i < LEN(refusals); i++) {
+		e = parse(&p, refusals[i].text);
+		if (!refusals[i].want)
+			CHECK(e == NULL, "control %zu accepted: %s: %s", i, refusals[i].text, S(e));
+		else
+			CHECK(e && strncmp(e, refusals[i].want, strlen(refusals[i].want)) == 0,
+			    "refusal %zu: %s\n  got:  %s\n  want: %s...", i, refusals[i].text, S(e), refusals[i].want);
+	}
+	parse(&p, "deny-env AWS_*\ndeny-env AWS_*\n");
+	CHECK(p.deny_env.n == 1, "deny-env twice is once");
+
+	/* srt's credentials block, deny mode only; strict */
+	static const struct { const char *json, *want; } creds[] = {
+		{ "{\"credentials\": {}}", NULL },
+		{ "{\"credentials\": {\"files\": [], \"envVars\": []}}", NULL },
+		{ "{\"credentials\": {\"files\": [{\"path\": \"~/.aws/credentials\", \"mode\": \"deny\"}],"
+		  " \"envVars\": [{\"mode\": \"deny\", \"name\": \"GH_TOKEN\"}, {\"name\": \"AWS_*\", \"mode\": \"deny\"}]}}", NULL },
+		{ "{\"credentials\": {\"envVars\": [{\"name\": \"X\", \"mode\": \"mask\"}]}}",
+		  "t:1:52: credentials.envVars[0].mode: credential masking needs TLS termination, which sbx does not do; use mode \"deny\"" },
+		{ "{\"credentials\": {\"files\": [{\"path\": \"/x\", \"mode\": \"mask\"}]}}",
+		  "t:1:51: credentials.files[0].mode: credential masking needs TLS termination" },
+		{ "{\"credentials\": {\"files\": [{\"path\": \"/x\", \"mode\": \"deny\", \"extract\": \"(x)\"}]}}",
+		  "t:1:70: credentials.files[0].extract: only masking reads it, and credential masking needs TLS termination" },
+		{ "{\"credentials\": {\"envVars\": [{\"name\": \"X\", \"mode\": \"deny\", \"injectHosts\": []}]}}",
+		  "t:1:75: credentials.envVars[0].injectHosts: only masking reads it" },
+		{ "{\"credentials\": {\"awsPairs\": []}}",
+		  "t:1:30: credentials.awsPairs: AWS pairs link masked variables, and credential masking needs TLS termination" },
+		{ "{\"credentials\": {\"sigv4\": {}}}", "t:1:27: credentials.sigv4: SigV4 re-signing is part of masking" },
+		{ "{\"credentials\": {\"allowPlaintextInject\": true}}", "t:1:42: credentials.allowPlaintextInject: it only matters to" },
+		{ "{\"credentials\": {\"injectHosts\": []}}", "t:1:18: unknown key \"injectHosts\" in credentials" },
+		{ "{\"credentials\": []}", "t:1:17: credentials: expected an object, got an array" },
+		{ "{\"credentials\": {\"files\": {}}}", "t:1:27: credentials.files: expected an array, got an object" },
+		{ "{\"credentials\": {\"files\": [\"/x\"]}}", "t:1:28: credentials.files[0]: expected an object { \"path\": ..., \"mode\": \"deny\" }, got a string" },
+		{ "{\"credentials\": {\"files\": [{\"path\": \"/x\"}]}}", "t:1:28: credentials.files[0].mode: required (\"deny\")" },
+		{ "{\"credentials\": {\"files\": [{\"mode\": \"deny\"}]}}", "t:1:28: credentials.files[0].path: required" },
+		{ "{\"credentials\": {\"files\": [{\"path\": \"/x\", \"mode\": \"allow\"}]}}",
+		  "t:1:51: credentials.files[0].mode: expected \"deny\" or \"mask\"" },
+		{ "{\"credentials\": {\"files\": [{\"path\": 1, \"mode\": \"deny\"}]}}",
+		  "t:1:37: credentials.files[0].path: expected a string, got a number" },
+		{ "{\"credentials\": {\"files\": [{\"name\": \"/x\", \"mode\": \"deny\"}]}}",
+		  "t:1:37: credentials.files[0]: unknown key \"name\" (an entry has \"path\" and \"mode\")" },
+		{ "{\"credentials\": {\"envVars\": [{\"name\": \"A-B\", \"mode\": \"deny\"}]}}",
+		  "t:1:39: credentials.envVars A-B: a variable name holds only letters" },
+		{ "{\"credentials\": {\"files\": [{\"path\": \"/\", \"mode\": \"deny\"}]}}",
+		  "t:1:37: credentials.files /: hiding the whole disk" },
+		{ "{\"credentials\": {\"files\": [{\"path\": \"\", \"mode\": \"deny\"}]}}",
+		  "t:1:37: credentials.files : empty path" },
+	};
+
+	for (i = 0; i < LEN(creds); i++) {
+		e = parse(&p, creds[i].json);
+		if (!creds[i].want)
+			CHECK(e == NULL, "credentials %zu accepted: %s", i, S(e));
+		else
+			CHECK(e && strncmp(e, creds[i].want, strlen(creds[i].want)) == 0,
+			    "credentials %zu: %s\n  got:  %s\n  want: %s...", i, creds[i].json, S(e), creds[i].want);
+	}
+	e = parse(&p, creds[2].json);
+	CHECK(e == NULL && p.paths[PL_DENY_SECRET].n == 1 && p.deny_env.n == 2 &&
+	    strcmp(((struct pathrule *)p.paths[PL_DENY_SECRET].v[0])->path, "/home/u/.aws/credentials") == 0 &&
+	    strcmp(p.deny_env.v[1], "AWS_*") == 0, "credentials values");
+
+	/* both printers round-trip the new directives; JSON in srt's shape */
+	{
+		struct policy q;
+		struct buf l1 = { 0 }, j1 = { 0 }, l2 = { 0 };
+
+		e = parse(&p, "deny-secret-file ~/.aws/credentials\ndeny-secret-file \"/a b\"\ndeny-env GH_TOKEN\n"
+		    "deny-env *_KEY\n");
+		CHECK(e == NULL, "round trip policy parses: %s", S(e));
+		pol_print_lines(&p, &l1);
+		pol_print_json(&p, &j1);
+		CHECK(strstr(l1.p, "deny-secret-file /home/u/.aws/credentials\ndeny-secret-file \"/a b\"\n"
+		    "deny-env GH_TOKEN\ndeny-env *_KEY\n") != NULL, "line printer: %s", l1.p);
+		CHECK(strstr(j1.p, "\"credentials\": {\n    \"files\": [\n"
+		    "      { \"path\": \"/home/u/.aws/credentials\", \"mode\": \"deny\" },\n"
+		    "      { \"path\": \"/a b\", \"mode\": \"deny\" }\n    ],\n    \"envVars\": [\n"
+		    "      { \"name\": \"GH_TOKEN\", \"mode\": \"deny\" },\n"
+		    "      { \"name\": \"*_KEY\", \"mode\": \"deny\" }\n    ]\n  }") != NULL, "JSON printer: %s", j1.p);
+		e = parse(&q, j1.p);
+		CHECK(e == NULL, "printed JSON reads back: %s", S(e));
+		pol_print_lines(&q, &l2);
+		check_str(S(l2.p), S(l1.p), "JSON -> lines round trip", __LINE__);
+		free(l1.p);
+		free(j1.p);
+		free(l2.p);
+	}
+
+	/* the deny-env matcher: "*" is any run, everything else itself */
+	static const struct { const char *pat, *name; bool want; } envs[] = {
+		{ "AWS_*", "AWS_SECRET_ACCESS_KEY", true }, { "AWS_*", "AWS_", true }, { "AWS_*", "AWS", false },
+		{ "AWS_*", "XAWS_1", false }, { "*_TOKEN", "GH_TOKEN", true }, { "*_TOKEN", "GH_TOKENS", false },
+		{ "*_TOKEN", "_TOKEN", true }, { "*", "", true }, { "*", "PATH", true }, { "A*B*C", "AXXBYYC", true },
+		{ "A*B*C", "AXBYCD", false }, { "A*B*C", "ABC", true }, { "*TOKEN*", "MY_TOKEN_FILE", true },
+		{ "aws_*", "AWS_X", false }, { "GH_TOKEN", "GH_TOKEN", true }, { "GH_TOKEN", "GH_TOKE", false },
+		{ "GH_TOKE", "GH_TOKEN", false }, { "A**", "A", true }, { "*A*A*A*A*A*A*A*A*B", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", false },
+		{ "**AB", "AAB", true },
+	};
+
+	for (i = 0; i < LEN(envs); i++)
+		CHECK(env_match(envs[i].pat, envs[i].name, strlen(envs[i].name)) == envs[i].want,
+		    "env_match(%s, %s) should be %d", envs[i].pat, envs[i].name, envs[i].want);
+	CHECK(env_match("AB", "ABC=1", 2), "matches only the n bytes before '='");
+
+	/* the renderer: --unsetenv per matching variable of the environment
+	 * passed in, before sbx's own --setenv; a denied variable never comes
+	 * back through them (JAVA_TOOL_OPTIONS, GIT_CONFIG_COUNT) */
+	{
+		char *envp[] = { "AWS_A=1", "AWSX=2", "PATH=/bin", "JAVA_TOOL_OPTIONS=-Dsecret=1", "GIT_CONFIG_COUNT=3",
+			"HTTP_PROXY=http://u:pw@corp:8080", "=odd", "GH_TOKEN=t", NULL };
+		char *cmd[] = { "true", NULL };
+		static const struct { const char *policy, *want, *absent; } rcases[] = {
+			{ "allow-domain a.com\ngit-safe-directory /r\n",
+			  "--unshare-net --setenv SANDBOX_RUNTIME 1 ",
+			  "--unsetenv" },
+			{ "allow-domain a.com\ngit-safe-directory /r\n",	/* control: inherited values continued */
+			  "--setenv JAVA_TOOL_OPTIONS -Dsecret=1 -Dhttp.proxyHost", NULL },
+			{ "allow-domain a.com\ngit-safe-directory /r\n",
+			  "--setenv GIT_CONFIG_KEY_3 safe.directory --setenv GIT_CONFIG_VALUE_3 /r --setenv GIT_CONFIG_COUNT 4 ",
+			  NULL },
+			{ "deny-env AWS_*\ndeny-env *_TOKEN\n",
+			  "--unshare-net --unsetenv AWS_A --unsetenv GH_TOKEN --setenv SANDBOX_RUNTIME 1 ", "AWSX" },
+			{ "allow-domain a.com\ndeny-env JAVA_TOOL_OPTIONS\n",
+			  "--unsetenv JAVA_TOOL_OPTIONS --setenv SANDBOX_RUNTIME 1 ", "-Dsecret" },
+			{ "git-safe-directory /r\ndeny-env GIT_CONFIG_*\n",
+			  "--unsetenv GIT_CONFIG_COUNT --setenv SANDBOX_RUNTIME 1 ", "GIT_CONFIG_KEY_3" },
+			{ "git-safe-directory /r\ndeny-env GIT_CONFIG_*\n",
+			  "--setenv GIT_CONFIG_KEY_0 safe.directory --setenv GIT_CONFIG_VALUE_0 /r --setenv GIT_CONFIG_COUNT 1 ", NULL },
+			{ "allow-domain a.com\ndeny-env *PROXY*\n",
+			  "--unsetenv HTTP_PROXY --setenv SANDBOX_RUNTIME 1 --setenv HTTP_PROXY http://127.0.0.1:3128 ", "corp" },
+			{ "deny-env *\n", "--unsetenv AWS_A --unsetenv AWSX --unsetenv PATH --unsetenv JAVA_TOOL_OPTIONS "
+			  "--unsetenv GIT_CONFIG_COUNT --unsetenv HTTP_PROXY --unsetenv GH_TOKEN --setenv SANDBOX_RUNTIME 1 ",
+			  "--unsetenv  " },
+		};
+
+		for (i = 0; i < LEN(rcases); i++) {
+			struct plan pl;
+			struct vec opts = { 0 };
+			struct buf b = { 0 };
+			struct bw_params bp = { "/t", "/e", 3, 4, 5, 6, 0, false, false, NULL, "/s", cmd, NULL };
+			size_t k;
+
+			e = parse(&p, rcases[i].policy);
+			CHECK(e == NULL, "render case %zu parses: %s", i, S(e));
+			memset(&pl, 0, sizeof(pl));
+			bw_params_env(&bp, envp);
+			bp.proxy = p.allow_domains.n > 0;
+			bw_render_options(&p, &pl, &bp, &opts);
+			for (k = 0; k < opts.n; k++)
+				buf_printf(&b, "%s ", (const char *)opts.v[k]);
+			CHECK(strstr(b.p, rcases[i].want) != NULL, "render %zu: want \"%s\" in\n%s", i, rcases[i].want, b.p);
+			CHECK(!rcases[i].absent || !strstr(b.p, rcases[i].absent), "render %zu: \"%s\" must not be in\n%s",
+			    i, S(rcases[i].absent), b.p);
+			free(b.p);
+		}
+	}
+
+	/* the plan: a secret stays hidden whatever is allowed below it */
+	static const struct { const char *name, *policy, *tree, *needle, *want; } plans[] = {
+		{ "control: allow-read reopens inside a plain deny-read",
+		  "deny-read /home/u/.aws\nallow-read /home/u/.aws/config\n",
+		  "f /home/u/.aws/credentials; f /home/u/.aws/config", "",
+		  "tmpfs /home/u/.aws\nro /home/u/.aws/config\nremount-ro /home/u/.aws\n" },
+		{ "allow-read does not reopen inside a secret",
+		  "deny-secret-file /home/u/.aws\nallow-read /home/u/.aws/config\n",
+		  "f /home/u/.aws/credentials; f /home/u/.aws/config", "",
+		  "tmpfs /home/u/.aws\nremount-ro /home/u/.aws\n" },
+		{ "nor allow-read of the secret itself", "deny-secret-file /e/k\nallow-read /e/k\nallow-read /e\n",
+		  "f /e/k; f /e/j", "", "empty /e/k\n" },
+		{ "nor allow-write below it, at any depth", "allow-write /w\ndeny-secret-file /w/sec\nallow-write /w/sec/a/out\n"
+		  "allow-read /w/sec/a\nmandatory-deny-depth 1\n", "d /w/sec/a/out", "/w/sec", "tmpfs /w/sec\nremount-ro /w/sec\n" },
+		{ "deep: a secret below an allow-read below a deny-read",
+		  "deny-read /h\nallow-read /h/a\ndeny-secret-file /h/a/s\nallow-read /h/a/s/x\n",
+		  "f /h/a/s/x; f /h/a/t; f /h/b", "",
+		  "tmpfs /h\nro /h/a\ntmpfs /h/a/s\nremount-ro /h/a/s\nremount-ro /h\n" },
+		{ "a symlink into the secret does not reopen it", "deny-secret-file /s\nallow-read /l/x\n",
+		  "d /s/x; l /l /s", "", "tmpfs /s\nremount-ro /s\n" },
+		{ "a secret glob", "deny-secret-file /e/*.key\n", "f /e/a.key; f /e/b.txt", "", "empty /e/a.key\n" },
+		{ "a missing secret mounts nothing (and warns)", "deny-secret-file /e/none\n", "d /e", "", "" },
+		{ "deny-read /sys/... is honoured", "deny-read /sys/firmware\ndeny-read /sys/kernel/notes\n",
+		  "d /sys/firmware/efi; f /sys/kernel/notes", "",
+		  "tmpfs /sys/firmware\nremount-ro /sys/firmware\nempty /sys/kernel/notes\n" },
+		{ "a deny that leads to / is refused", "deny-read /p/..\n", "d /p", "",
+		  "error: t:1: deny-read /p/..: leads to /: hiding the whole disk leaves nothing to run the command with "
+		  "(bubblewrap fails on /bin); deny the directories that hold secrets instead (deny-read /home, deny-read "
+		  "/root) and allow-read what the command needs inside them" },
+		{ "a symlink to / too", "deny-secret-file /x/root\n", "l /x/root /", "",
+		  "error: t:1: deny-secret-file /x/root: leads to /: hiding the whole disk" },
+		{ "a glob matching /dev is refused", "deny-read /*\n", "d /etc; d /dev; d /usr", "",
+		  "error: t:1: deny-read /*: matches /dev: sbx mounts a minimal /dev for the command (null, zero, full, "
+		  "random, urandom, tty, pts, shm), and it would cover this deny; remove the line" },
+		{ "a symlink into /proc is refused", "deny-read /x/*\n", "l /x/env /proc/self/environ; d /proc/self", "",
+		  "error: t:1: deny-read /x/*: matches /x/env, which leads to /proc/self/environ: sbx mounts a fresh /proc" },
+	};
+
+	for (i = 0; i < LEN(plans); i++) {
+		const char *got = plan_text(plans[i].policy, plans[i].tree);
+
+		if (*plans[i].needle && strncmp(got, "error", 5) != 0)
+			got = plan_lines_with(got, plans[i].needle);
+		if (strncmp(plans[i].want, "error", 5) == 0)
+			CHECK(strncmp(got, plans[i].want, strlen(plans[i].want)) == 0, "%s:\n  got:  %s\n  want: %s...",
+			    plans[i].name, got, plans[i].want);
+		else
+			check_str(got, plans[i].want, plans[i].name, __LINE__);
+	}
+	{	/* nothing under a secret is writable, even with allow-write */
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL };
+		struct vec facts = { 0 };
+		struct plan pl;
+		struct err er = { 0 };
+		const char *why;
+
+		parse(&p, "allow-write /w\ndeny-secret-file /w/sec\nallow-write /w/sec/out\n");
+		fake_tree("d /w/sec/out; d /w/other");
+		CHECK(plan_resolve(&p, &fake_disk, &rp, &facts, &er) == 0 && plan_build(&facts, false, &pl, &why) == 0,
+		    "plan with a secret");
+		CHECK(!plan_is_writable(&pl, "/w/sec/out/f"), "under a secret: not writable");
+		CHECK(plan_is_writable(&pl, "/w/other/f"), "control: a sibling is writable");
+	}
+
+	/* --explain's target: malformed forms are refused, not guessed at */
+	static const struct { const char *t, *host; long port; } targets[] = {
+		{ "a.com", "a.com", 443 }, { "a.com:22", "a.com", 22 }, { "[::1]", "[::1]", 443 },
+		{ "[::1]:8080", "[::1]", 8080 }, { "::1", "[::1]", 443 }, { "10.0.0.1:65535", "10.0.0.1", 65535 },
+		{ "host:80:80", NULL, 0 }, { "[::1]x", NULL, 0 }, { "host:", NULL, 0 }, { ":80", NULL, 0 }, { "", NULL, 0 },
+		{ "[::1", NULL, 0 }, { "[x]:80", NULL, 0 }, { "[::1]:", NULL, 0 }, { "a.com:0", NULL, 0 },
+		{ "a.com:080", NULL, 0 }, { "a.com:65536", NULL, 0 }, { "a.com:-1", NULL, 0 }, { "a.com:8x", NULL, 0 },
+		{ "[]:80", NULL, 0 }, { "1:2:3", NULL, 0 },
+	};
+
+	for (i = 0; i < LEN(targets); i++) {
+		char host[SBX_MAX_HOST_BYTES + 8];
+		long port = 0;
+		const char *why = NULL;
+		int rc = explain_parse_target(targets[i].t, host, sizeof(host), &port, &why);
+
+		if (targets[i].host)
+			CHECK(rc == 0 && strcmp(host, targets[i].host) == 0 && port == targets[i].port,
+			    "--explain=%s: got %s %s:%ld", targets[i].t, rc ? S(why) : "ok", rc ? "" : host, port);
+		else
+			CHECK(rc < 0 && why && *why, "--explain=%s should be refused", targets[i].t);
+	}
+	{
+		char *big = amalloc(400), host[SBX_MAX_HOST_BYTES + 8];
+		long port;
+		const char *why;
+
+		memset(big, 'a', 300);
+		CHECK(explain_parse_target(big, host, sizeof(host), &port, &why) < 0, "--explain: a long host refused");
+	}
+}
+
 int
 main(void)
 {
@@ -1468,6 +1788,7 @@ main(void)
 	test_network_decisions();
 	test_proxy_parsers();
 	test_decisions();
+	test_policy_hardening();
 #if SBX_LINUX
 	test_expose_refusal();
 #endif
