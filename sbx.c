@@ -630,6 +630,16 @@ path_depth(const char *p)
 	return d;
 }
 
+/* Does a clean path have a ".." component (which path_clean keeps)? */
+static bool
+path_has_dotdot(const char *p)
+{
+	for (; (p = strstr(p, "/..")); p += 3)
+		if (p[3] == '/' || p[3] == '\0')
+			return true;
+	return false;
+}
+
 static bool
 has_glob_chars(const char *s)
 {
@@ -1004,7 +1014,9 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 		}
 		if (pol_normalize_path(c, spelled, &path, &why) < 0)
 			return err_set(e, file, line, 0, "%s %s: %s", d->name, spelled, why);
-		if ((why = path_refused(which, path)))
+		/* lexically only where no ".." can lead elsewhere; 5c checks
+		 * every path again once it is resolved */
+		if (!path_has_dotdot(path) && (why = path_refused(which, path)))
 			return err_set(e, file, line, 0, "%s %s: %s", d->name, spelled, why);
 		pol_add_path(p, which, path, literal, file, line);
 		return 0;
@@ -4227,8 +4239,11 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 	struct resolver rs = { rp->cwd, rp->home, p, dk, facts, { 0 }, 0, e };
 	size_t i, j;
 
+	/* disable-filesystem drops every rule but the secrets: srt drops
+	 * those too, but a secret named and then silently readable is the
+	 * hole this directive exists to close */
 	if (p->fs_disabled)
-		return 0;
+		return rs_rules(&rs, PL_DENY_SECRET, "deny-secret-file");
 	if (rs_rules(&rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(&rs, PL_ALLOW_READ, "allow-read") < 0 ||
 	    rs_rules(&rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(&rs, PL_DENY_WRITE, "deny-write") < 0 ||
 	    rs_rules(&rs, PL_DENY_SECRET, "deny-secret-file") < 0)
@@ -5724,6 +5739,30 @@ static struct net_log *net_log_new(void);
 static void net_log_drain(struct net_log *l, int fd);
 static void net_log_summary(const struct net_log *l);
 
+/* Forget, in this process, the variables deny-env names: the proxy parses
+ * hostile bytes and needs none of them, so a memory bug there must not
+ * find them (DESIGN 3.6). The value is overwritten where it lies (for the
+ * first environment, the block /proc/PID/environ shows): unsetenv(3) only
+ * unlinks the string. */
+static void
+env_scrub(const struct policy *p)
+{
+	size_t i = 0;
+
+	while (environ && environ[i]) {
+		char *eq = strchr(environ[i], '=');
+
+		if (eq && eq > environ[i] && env_denied(p, environ[i], (size_t)(eq - environ[i]))) {
+			char *name = astrndup(environ[i], (size_t)(eq - environ[i]));
+
+			memset(eq + 1, 0, strlen(eq + 1));
+			if (unsetenv(name) == 0)
+				continue;	/* the rest moved down: i is the next one */
+		}
+		i++;
+	}
+}
+
 /* A listening socket on this machine's 127.0.0.1:port (expose-port). */
 static int
 host_listen_tcp(int port)
@@ -6015,6 +6054,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 			close(pair[0]);
 			close(ctl[0]);
 			sigprocmask(SIG_SETMASK, &old, NULL);
+			env_scrub(p);
 			proxy_main(p, ls, nls, expose_fd, pair[1]);
 		}
 		if (proxy_pid < 0)

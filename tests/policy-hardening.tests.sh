@@ -133,6 +133,22 @@ EOF
 	expect_contains "$OUT" "HTTP_PROXY=http://127.0.0.1:3128" "sbx's own proxy variable, set after the deny"
 	expect_contains "$OUT" "JAVA_TOOL_OPTIONS=-Dhttp.proxyHost=127.0.0.1" "sbx's JVM properties, without the denied value"
 	expect_contains "$OUT" "SANDBOX_RUNTIME=1" "sbx's own variables"
+	# the proxy (sbx's child that parses what the command sends) does not hold them
+	# either; control: sbx itself does
+	AWS_SECRET_ACCESS_KEY=sekrit-aws start_bg "$T/bg.out" -c "$T/p" -- sleep "${TOKBASE}3"
+	local i c proxy=
+	for i in $(seq 50); do
+		for c in $(cat /proc/$BGPID/task/*/children 2>/dev/null); do
+			[ "$(cat /proc/$c/comm 2>/dev/null)" = sbx ] && proxy=$c
+		done
+		[ -n "$proxy" ] && break; sleep 0.1
+	done
+	[ -n "$proxy" ] || { kill $BGPID; fail "no proxy process found under sbx ($BGPID)"; }
+	local penv senv
+	penv=$(tr '\0' '\n' <"/proc/$proxy/environ"); senv=$(tr '\0' '\n' <"/proc/$BGPID/environ")
+	kill -TERM $BGPID; wait_pid $BGPID 10
+	expect_contains "$senv" "AWS_SECRET_ACCESS_KEY=sekrit-aws" "control: sbx's own environment"
+	expect_not_contains "$penv" sekrit "the proxy's environment"
 	# control: without the denies the same variables come through
 	policy q <<<"allow-write ."
 	AWS_SECRET_ACCESS_KEY=sekrit-aws GH_TOKEN=sekrit-gh run_sbx -c "$T/q" -- sh -c 'env'
@@ -151,6 +167,14 @@ EOF
 	printf '{"credentials": {"awsPairs": []}}\n' >"$T/aws.json"
 	run_sbx -c "$T/aws.json" -- echo COMMAND-RAN
 	refused 'aws\.json:1:[0-9]+: credentials\.awsPairs: .*TLS termination' "awsPairs"
+	# deny-env * empties the environment but for sbx's own; the command still runs
+	policy all <<EOF
+allow-write .
+deny-env *
+EOF
+	SOMETHING=x run_sbx -c "$T/all" -- /usr/bin/env
+	expect_rc 0 "deny-env *"
+	expect_eq "$(grep -v -E '^(SANDBOX_RUNTIME|TMPDIR|PWD)=' <<<"$OUT")" "" "deny-env *: only sbx's (and bwrap's PWD) are left"
 	printf 'deny-env GH-TOKEN\n' >"$T/badname.policy"
 	run_sbx -c "$T/badname.policy" -- echo COMMAND-RAN
 	refused 'badname\.policy:1: deny-env GH-TOKEN: ' "a name with a dash"
@@ -188,6 +212,17 @@ p ok:plain-open
 pl ok:sub
 EOF
 	[ ! -e "$O/vault/sub/y" ] || fail "a write reached the host under a secret"
+	# disable-filesystem drops every rule but the secrets (srt drops those too)
+	policy d <<EOF
+disable-filesystem
+deny-secret-file ~/.aws/credentials
+EOF
+	# (the tamper check refuses to run with the whole disk writable, so the argv shows it)
+	run_sbx -c "$T/d" --print=argv -- true
+	expect_rc 0 "disable-filesystem --print=argv"
+	expect_contains "$OUT" "--bind / /" "disable-filesystem"
+	grep -Eq -- "--ro-bind [^ ]+/empty $H/.aws/credentials" <<<"$OUT" || fail "disable-filesystem dropped the secret: $OUT"
+	expect_not_contains "$OUT" "$H/.aws/config" "its sibling"
 	# a secret that does not exist: one warning line, and the command runs
 	policy m <<EOF
 allow-write .

@@ -1700,6 +1700,9 @@ test_policy_hardening(void)
 		{ "a symlink into the secret does not reopen it", "deny-secret-file /s\nallow-read /l/x\n",
 		  "d /s/x; l /l /s", "", "tmpfs /s\nremount-ro /s\n" },
 		{ "a secret glob", "deny-secret-file /e/*.key\n", "f /e/a.key; f /e/b.txt", "", "empty /e/a.key\n" },
+		{ "disable-filesystem keeps the secrets (srt drops them)", "disable-filesystem\ndeny-secret-file /e/k\n"
+		  "deny-read /e/j\n", "f /e/k; f /e/j", "", "empty /e/k\n" },
+		{ "\"..\" is judged once resolved", "deny-read /dev/../e/k\n", "f /e/k; d /dev", "", "empty /e/k\n" },
 		{ "a missing secret mounts nothing (and warns)", "deny-secret-file /e/none\n", "d /e", "", "" },
 		{ "deny-read /sys/... is honoured", "deny-read /sys/firmware\ndeny-read /sys/kernel/notes\n",
 		  "d /sys/firmware/efi; f /sys/kernel/notes", "",
