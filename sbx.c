@@ -1291,6 +1291,11 @@ pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const 
 		text += 3;
 		n -= 3;
 	}
+	/* a UTF-16 file would otherwise be "NUL byte in policy file" */
+	if (n >= 2 && ((unsigned char)text[0] == 0xff || (unsigned char)text[0] == 0xfe) &&
+	    (unsigned char)text[1] == ((unsigned char)text[0] ^ 1))
+		return err_set(e, file, 1, 0, "the file is UTF-16 (it starts with a byte-order mark %02X %02X); save it "
+		    "as UTF-8", (unsigned char)text[0], (unsigned char)text[1]);
 	for (i = 0; i < n; i++) {
 		if (text[i] == '\0') {
 			int l = 1;

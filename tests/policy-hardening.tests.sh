@@ -38,6 +38,10 @@ EOF
 	printf 'allow-write .\n\xef\xbb\xbfdeny-read /x\n' >"$T/bom2.policy"
 	run_sbx -c "$T/bom2.policy" -- echo COMMAND-RAN
 	refused '^sbx: [^ ]*bom2\.policy:2: a byte-order mark' "a BOM on line 2"
+	# UTF-16 (as some Windows editors save) is named as such
+	printf '\xff\xfe{\0}\0\n\0' >"$T/utf16.json"
+	run_sbx -c "$T/utf16.json" -- echo COMMAND-RAN
+	refused '^sbx: [^ ]*utf16\.json:1: the file is UTF-16 .*save it as UTF-8' "a UTF-16 file"
 }
 
 t_deny_read_unhonourable() { # deny-read / and denies under /proc, /dev refused (file:line, 125); /sys honoured

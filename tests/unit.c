@@ -1479,6 +1479,8 @@ test_policy_hardening(void)
 		  "t:2: a byte-order mark (U+FEFF) is allowed only as the first bytes of the file" },
 		{ "{" UTF8_BOM "}", "t:1:2: expected a key in double quotes" },
 		{ UTF8_BOM "{\"filesystem\": 1}", "t:1:16: filesystem: expected an object, got a number" },
+		{ "\xff\xfe{\0}\0", "t:1: the file is UTF-16 (it starts with a byte-order mark FF FE); save it as UTF-8" },
+		{ "\xfe\xff\0{", "t:1: the file is UTF-16 (it starts with a byte-order mark FE FF); save it as UTF-8" },
 	};
 
 	for (i = 0; i < LEN(boms); i++) {
