@@ -594,6 +594,9 @@ test_plan(void)
 		  "d /home/u/proj", "proj$", "rw /home/u/proj\n" },
 		{ "deny-read inside a root", "allow-write /w\ndeny-read /w/sec\n", "d /w/sec", "/w/sec",
 		  "tmpfs /w/sec\nremount-ro /w/sec\n" },
+		{ "deny-read deep inside a root, its ancestors pinned (mv a a2 would carry it out)",
+		  "allow-write /w\ndeny-read /w/a/b/secret.txt\n", "f /w/a/b/secret.txt", "/w/a",
+		  "rw /w/a\nrw /w/a/b\nempty /w/a/b/secret.txt\n" },
 		{ "nested repo found by the scan, its .git pinned", "allow-write /w\n",
 		  "d /w/a/.git/hooks; f /w/a/.git/config; f /w/a/.git/HEAD", "/w/a",
 		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/config\nro /w/a/.git/hooks\n" },
@@ -1455,6 +1458,71 @@ test_expose_refusal(void)
 }
 #endif
 
+/* ---- the edges the host side trusts: inherited fds, placeholder removal - */
+
+static void
+test_host_edges(void)
+{
+	char dir[] = "/tmp/sbx-unit-XXXXXX";
+	int fds[3], i;
+	struct stat st;
+	struct ph_id id;
+
+	/* the fallback path of fds_cloexec_from (kernels before 5.11) */
+	for (i = 0; i < 3; i++) {
+		fds[i] = dup(2);
+		fcntl(fds[i], F_SETFD, 0);
+	}
+	CHECK(fds_cloexec_listed(3) == 0, "fds_cloexec_listed failed");
+	for (i = 0; i < 3; i++) {
+		CHECK(fcntl(fds[i], F_GETFD) & FD_CLOEXEC, "fd %d left inheritable by the fallback", fds[i]);
+		close(fds[i]);
+	}
+	/* ph_remove follows no symlink on the way: dir/link -> dir/real, the
+	 * placeholder dir/real/ph; removing "dir/link/ph" with the right
+	 * identity must not act through the link */
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	mkdir(aprintf("%s/real", dir), 0700);
+	mkdir(aprintf("%s/real/ph", dir), 0700);
+	CHECK(symlink("real", aprintf("%s/link", dir)) == 0, "symlink");
+	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
+	memset(&id, 0, sizeof(id));
+	id.made = true;
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	ph_remove(aprintf("%s/link/ph", dir), &id);
+	CHECK(access(aprintf("%s/real/ph", dir), F_OK) == 0, "ph_remove acted through a symlinked parent");
+	/* an empty regular file at the name: never removed, identity or not */
+	CHECK(rmdir(aprintf("%s/real/ph", dir)) == 0 && close(open(aprintf("%s/real/ph", dir), O_CREAT | O_WRONLY, 0600)) == 0,
+	    "setup: a file at the name");
+	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	ph_remove(aprintf("%s/real/ph", dir), &id);
+	CHECK(access(aprintf("%s/real/ph", dir), F_OK) == 0, "ph_remove removed a regular file");
+	unlink(aprintf("%s/real/ph", dir));
+	/* control: the directory it made, by its real path, is removed */
+	mkdir(aprintf("%s/real/ph", dir), 0700);
+	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	ph_remove(aprintf("%s/real/ph", dir), &id);
+	CHECK(access(aprintf("%s/real/ph", dir), F_OK) < 0, "ph_remove kept its own placeholder");
+	/* and a directory with something inside is kept */
+	mkdir(aprintf("%s/real/ph", dir), 0700);
+	mkdir(aprintf("%s/real/ph/mine", dir), 0700);
+	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	ph_remove(aprintf("%s/real/ph", dir), &id);
+	CHECK(access(aprintf("%s/real/ph/mine", dir), F_OK) == 0, "ph_remove removed a directory with the person's files");
+	rm_tree(dir);
+	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
+}
+
 int
 main(void)
 {
@@ -1468,6 +1536,7 @@ main(void)
 	test_network_decisions();
 	test_proxy_parsers();
 	test_decisions();
+	test_host_edges();
 #if SBX_LINUX
 	test_expose_refusal();
 #endif
