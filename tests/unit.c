@@ -730,10 +730,13 @@ test_argv_goldens(void)
 
 struct sdata { int nr; uint32_t arch; uint64_t ip; uint64_t args[6]; };	/* struct seccomp_data */
 
-/* Run a program over one syscall; counts executed instructions. Refuses
- * (returns 0xdeadbeef) on anything outside the subset the assembler emits. */
+/* Run a program over one syscall; counts executed instructions and, if rule
+ * is not NULL, names the rule whose ret decided (the source map of the
+ * returning instruction; -1 for the prologue and a closing ret ALLOW).
+ * Refuses (returns 0xdeadbeef) on anything outside the subset the assembler
+ * emits. */
 static uint32_t
-bpf_run(const struct bpf_prog *p, const struct sdata *d, unsigned *cost)
+bpf_run(const struct bpf_prog *p, const struct sdata *d, unsigned *cost, int *rule)
 {
 	uint32_t a = 0;
 	unsigned pc = 0;
@@ -772,6 +775,8 @@ bpf_run(const struct bpf_prog *p, const struct sdata *d, unsigned *cost)
 			pc += 1 + in->k;
 			break;
 		case BPF_RET | BPF_K:
+			if (rule)
+				*rule = p->rule_of[pc];
 			return in->k;
 		default:
 			return 0xdeadbeef;
@@ -901,10 +906,85 @@ test_bpf(void)
 		{ A64, 0, 56, 0xffffff9c, 0, 4, ALLOW, "proxy aarch64: openat(O_RDONLY|O_CLOEXEC)", 0x80000 },
 		{ A64, 0, 35, 0, 0, 4, EPERM_RET, "proxy aarch64: unlinkat", 0 },
 		{ A64, 0, 270, 0, 0, 4, EPERM_RET, "proxy aarch64: process_vm_readv", 0 },
+		/* the rest of the proxy's rows, each on its own (x86_64) */
+		{ X86, 0, 311, 0, 0, 4, EPERM_RET, "proxy: process_vm_writev", 0 },
+		{ X86, 0, 85, 0, 0644, 4, EPERM_RET, "proxy: creat", 0 },
+		{ X86, 0, 76, 0, 0, 4, EPERM_RET, "proxy: truncate", 0 },
+		{ X86, 0, 87, 0, 0, 4, EPERM_RET, "proxy: unlink", 0 },
+		{ X86, 0, 82, 0, 0, 4, EPERM_RET, "proxy: rename", 0 },
+		{ X86, 0, 264, 0, 0, 4, EPERM_RET, "proxy: renameat", 0 },
+		{ X86, 0, 83, 0, 0, 4, EPERM_RET, "proxy: mkdir", 0 },
+		{ X86, 0, 258, 0, 0, 4, EPERM_RET, "proxy: mkdirat", 0 },
+		{ X86, 0, 84, 0, 0, 4, EPERM_RET, "proxy: rmdir", 0 },
+		{ X86, 0, 88, 0, 0, 4, EPERM_RET, "proxy: symlink", 0 },
+		{ X86, 0, 266, 0, 0, 4, EPERM_RET, "proxy: symlinkat", 0 },
+		{ X86, 0, 86, 0, 0, 4, EPERM_RET, "proxy: link", 0 },
+		{ X86, 0, 265, 0, 0, 4, EPERM_RET, "proxy: linkat", 0 },
+		{ X86, 0, 90, 0, 0, 4, EPERM_RET, "proxy: chmod", 0 },
+		{ X86, 0, 268, 0, 0, 4, EPERM_RET, "proxy: fchmodat", 0 },
+		{ X86, 0, 92, 0, 0, 4, EPERM_RET, "proxy: chown", 0 },
+		{ X86, 0, 260, 0, 0, 4, EPERM_RET, "proxy: fchownat", 0 },
+		{ X86, 0, 94, 0, 0, 4, EPERM_RET, "proxy: lchown", 0 },
+		{ X86, 0, 2, 0, 0x80000 | 0x10000, 4, ALLOW, "proxy: open(O_RDONLY|O_CLOEXEC|O_DIRECTORY)", 0 },
+		/* the sandbox keeps what only the proxy loses (the mounts decide those) */
+		{ X86, 0, 86, 0, 0, 0, ALLOW, "sandbox: link", 0 },
+		{ X86, 0, 101, 0, 0, 0, ALLOW, "sandbox: ptrace (its own children; pid 1 is non-dumpable)", 0 },
+		{ X86, 0, 311, 0, 0, 0, ALLOW, "sandbox: process_vm_writev", 0 },
+		/* aarch64: every other row (the arch has no open, creat, unlink, rename,
+		 * mkdir, rmdir, symlink, link, chmod, chown or lchown) */
+		{ A64, 0, 198, 40, 1, 0, EPERM_RET, "aarch64 socket(AF_VSOCK)", 0 },
+		{ A64, 0, 198, 0xffffffff00000028ULL, 1, 0, EPERM_RET, "aarch64 socket(AF_VSOCK | garbage << 32)", 0 },
+		{ A64, 0, 198, 10, 1, 0, ALLOW, "aarch64 socket(AF_INET6)", 0 },
+		{ A64, 0, 198, 1, 1, 1, ALLOW, "aarch64 allow-all-unix-sockets: socket(AF_UNIX)", 0 },
+		{ A64, 0, 425, 0, 0, 0, EPERM_RET, "aarch64 io_uring_setup", 0 },
+		{ A64, 0, 426, 0, 0, 0, EPERM_RET, "aarch64 io_uring_enter", 0 },
+		{ A64, 0, 427, 0, 0, 0, EPERM_RET, "aarch64 io_uring_register", 0 },
+		{ A64, 0, 425, 0, 0, 1, ALLOW, "aarch64 allow-all-unix-sockets: io_uring_setup", 0 },
+		{ A64, 0, 97, 0x20000, 0, 0, EPERM_RET, "aarch64 unshare(CLONE_NEWNS)", 0 },
+		{ A64, 0, 97, 0x100000, 0, 0, EPERM_RET, "aarch64 unshare(0x100000) as srt", 0 },
+		{ A64, 0, 97, 0x40000000, 0, 0, ALLOW, "aarch64 unshare(CLONE_NEWNET)", 0 },
+		{ A64, 0, 97, 0x10000000, 0, 2, ALLOW, "aarch64 allow-nested-userns: unshare(CLONE_NEWUSER)", 0 },
+		{ A64, 0, 220, 0x10000000 | 17, 0, 0, EPERM_RET, "aarch64 clone(CLONE_NEWUSER)", 0 },
+		{ A64, 0, 220, 0x10000000 | 17, 0, 2, ALLOW, "aarch64 allow-nested-userns: clone(CLONE_NEWUSER)", 0 },
+		{ A64, 0, 268, 0, 0, 0, EPERM_RET, "aarch64 setns", 0 },
+		{ A64, 0, 41, 0, 0, 0, EPERM_RET, "aarch64 pivot_root", 0 },
+		{ A64, 0, 428, 0, 0, 0, EPERM_RET, "aarch64 open_tree", 0 },
+		{ A64, 0, 467, 0, 0, 0, EPERM_RET, "aarch64 open_tree_attr", 0 },
+		{ A64, 0, 429, 0, 0, 0, EPERM_RET, "aarch64 move_mount", 0 },
+		{ A64, 0, 430, 0, 0, 0, EPERM_RET, "aarch64 fsopen", 0 },
+		{ A64, 0, 431, 0, 0, 0, EPERM_RET, "aarch64 fsconfig", 0 },
+		{ A64, 0, 432, 0, 0, 0, EPERM_RET, "aarch64 fsmount", 0 },
+		{ A64, 0, 433, 0, 0, 0, EPERM_RET, "aarch64 fspick", 0 },
+		{ A64, 0, 442, 0, 0, 0, EPERM_RET, "aarch64 mount_setattr", 0 },
+		{ A64, 0, 29, 0, 0x541c, 0, EPERM_RET, "aarch64 ioctl(TIOCLINUX)", 0 },
+		{ A64, 0, 29, 0, 0xffffffff0000541cULL, 0, EPERM_RET, "aarch64 ioctl(TIOCLINUX | garbage << 32)", 0 },
+		{ A64, 0, 29, 0, 0x5413, 0, ALLOW, "aarch64 ioctl(TIOCGWINSZ)", 0 },
+		{ A64, 0, 217, 0, 0, 0, EPERM_RET, "aarch64 add_key", 0 },
+		{ A64, 0, 218, 0, 0, 0, EPERM_RET, "aarch64 request_key", 0 },
+		{ A64, 0, 221, 0, 0, 0, ALLOW, "aarch64 sandbox: execve", 0 },
+		{ A64, 0, 281, 0, 0, 4, EPERM_RET, "proxy aarch64: execveat", 0 },
+		{ A64, 0, 117, 0, 0, 4, EPERM_RET, "proxy aarch64: ptrace", 0 },
+		{ A64, 0, 271, 0, 0, 4, EPERM_RET, "proxy aarch64: process_vm_writev", 0 },
+		{ A64, 0, 437, 0, 0, 4, EPERM_RET, "proxy aarch64: openat2", 0 },
+		{ A64, 0, 56, 0xffffff9c, 0, 4, EPERM_RET, "proxy aarch64: openat(O_APPEND)", 0x400 },
+		{ A64, 0, 45, 0, 0, 4, EPERM_RET, "proxy aarch64: truncate", 0 },
+		{ A64, 0, 38, 0, 0, 4, EPERM_RET, "proxy aarch64: renameat", 0 },
+		{ A64, 0, 276, 0, 0, 4, EPERM_RET, "proxy aarch64: renameat2", 0 },
+		{ A64, 0, 34, 0, 0, 4, EPERM_RET, "proxy aarch64: mkdirat", 0 },
+		{ A64, 0, 36, 0, 0, 4, EPERM_RET, "proxy aarch64: symlinkat", 0 },
+		{ A64, 0, 37, 0, 0, 4, EPERM_RET, "proxy aarch64: linkat", 0 },
+		{ A64, 0, 53, 0, 0, 4, EPERM_RET, "proxy aarch64: fchmodat", 0 },
+		{ A64, 0, 54, 0, 0, 4, EPERM_RET, "proxy aarch64: fchownat", 0 },
+		{ A64, 0, 198, 2, 1, 4, ALLOW, "proxy aarch64: socket(AF_INET)", 0 },
+		{ A64, 0, 198, 1, 1, 4, EPERM_RET, "proxy aarch64: socket(AF_UNIX)", 0 },
+		{ A64, 0, 220, 0x3d0f00, 0, 4, ALLOW, "proxy aarch64: clone(threads) for the resolver", 0 },
 	};
-	size_t i;
-	int k;
+	size_t i, j;
+	int k, rule;
 	unsigned cost, max_cost = 0;
+	/* which rows a passing case ended on, per arch; which syscalls with
+	 * argument rules a passing case saw allowed (none of the tests matched) */
+	static bool fired[2][LEN(bpf_rules)], passed[2][SC_COUNT];
 
 	for (i = 0; i < LEN(cases); i++) {
 		const struct bpf_arch *arch = &bpf_arches[cases[i].arch];
@@ -915,8 +995,41 @@ test_bpf(void)
 		uint32_t got;
 
 		bpf_assemble(arch, &o, &p);
-		got = bpf_run(&p, &d, &cost);
+		rule = -1;
+		got = bpf_run(&p, &d, &cost, &rule);
 		CHECK(got == cases[i].want, "%s: got 0x%08x, want 0x%08x", cases[i].what, got, cases[i].want);
+		if (got != cases[i].want || cases[i].audit)
+			continue;
+		if (rule >= 0 && got == bpf_rules[rule].action)
+			fired[cases[i].arch][rule] = true;
+		for (k = 0; k < SC_COUNT; k++)
+			if (got == ALLOW && arch->nr[k] == cases[i].nr)
+				passed[cases[i].arch][k] = true;
+	}
+	/* SECURITY: every row of the rule table, in every group (unix-block,
+	 * namespaces and mounts, terminal, keyring, the proxy's own), has a
+	 * case above that ends on that row's ret, on each arch that has the
+	 * syscall; and every syscall with argument tests has a case where none
+	 * matches. A row added without a case fails here; a row deleted fails
+	 * its case (the number in a case is written out, not taken from the
+	 * table, so a wrong number in the table fails too). */
+	for (k = 0; k < 2; k++) {
+		bool has_args[SC_COUNT] = { false };
+
+		for (j = 0; j < LEN(bpf_rules); j++) {
+			const struct bpf_rule *r = &bpf_rules[j];
+
+			if (bpf_arches[k].nr[r->sc] < 0)
+				continue;
+			has_args[r->sc] |= r->cmp != CMP_NONE;
+			CHECK(fired[k][j], "%s: rule %zu (%s%s, group %d: %s) has no verdict case that ends on it",
+			    bpf_arches[k].name, j, sc_names[r->sc], r->cmp == CMP_NONE ? "" :
+			    aprintf("(args[%d] %s 0x%x)", r->arg, r->cmp == CMP_EQ ? "==" : "&", r->value),
+			    (int)r->group, r->why);
+		}
+		for (j = 0; j < SC_COUNT; j++)
+			CHECK(!has_args[j] || passed[k][j], "%s: %s has argument rules but no case where none matches",
+			    bpf_arches[k].name, sc_names[j]);
 	}
 	/* sweep: every syscall number no rule names is allowed, on both arches */
 	for (k = 0; k < 2; k++) {
@@ -932,7 +1045,7 @@ test_bpf(void)
 
 			for (r = 0; r < LEN(bpf_rules); r++)	/* named by a rule this program keeps */
 				named |= bpf_arches[k].nr[bpf_rules[r].sc] == nr && bpf_rule_kept(&bpf_rules[r], &o);
-			if (!named && bpf_run(&p, &d, &cost) != ALLOW)
+			if (!named && bpf_run(&p, &d, &cost, NULL) != ALLOW)
 				bad++;
 			if (!named && cost > max_cost)
 				max_cost = cost;
@@ -957,17 +1070,17 @@ test_bpf(void)
 			CHECK(seen[j] || bpf_arches[k].nr[bpf_rules[j].sc] < 0, "%s: rule %u (%s) emitted nothing",
 			    bpf_arches[k].name, j, sc_names[bpf_rules[j].sc]);
 	}
-	/* --print=bpf goldens for both arches */
-	for (k = 0; k < 2; k++) {
-		struct bpf_opts o = { false, false, false };
+	/* --print=bpf and --print=bpf-proxy goldens for both arches */
+	for (k = 0; k < 4; k++) {
+		struct bpf_opts o = { false, false, k >= 2 };
 		struct bpf_prog p;
-		const char *path = aprintf("tests/golden/%s.bpf.txt", bpf_arches[k].name);
+		const char *path = aprintf("tests/golden/%s.%s.txt", bpf_arches[k % 2].name, k >= 2 ? "bpf-proxy" : "bpf");
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
 		struct buf golden = { 0 };
 
-		bpf_assemble(&bpf_arches[k], &o, &p);
+		bpf_assemble(&bpf_arches[k % 2], &o, &p);
 		bpf_disassemble(&p, f);
 		fclose(f);
 		if (getenv("UPDATE_GOLDEN")) {
