@@ -6,6 +6,7 @@
 #                              never reach the origin; a bare LF or CR in a head is a 400
 #   capabilities_dropped       operations that need a capability fail inside, work in a
 #                              plain user namespace (t_seccomp_status reads CapEff)
+#   print_bpf_goldens          the CLI prints the programs the unit tests' goldens hold
 # Sourced by test.sh (uses run_sbx, net_up, sbx_net, fail, skip, note, expect_*, and
 # wait_port from proxy.tests.sh).
 
@@ -247,4 +248,20 @@ EOF
 		fail "inside, writing file capabilities was not refused (the command holds CAP_SETFCAP?): $inside"
 }
 
-TESTS+=(proxy_nondumpable proxy_strips_hop_headers capabilities_dropped)
+t_print_bpf_goldens() { # sbx --print=bpf and --print=bpf-proxy print the unit tests' goldens, for both arches
+	local a m
+	policy p <<<"allow-write ."
+	for a in x86_64 aarch64; do
+		for m in bpf bpf-proxy; do
+			run_sbx -c "$T/p" --print=$m --arch=$a
+			expect_rc 0
+			[ "$OUT" = "$(cat "$HERE/tests/golden/$a.$m.txt")" ] ||
+				fail "--print=$m --arch=$a differs from tests/golden/$a.$m.txt: $(diff <(echo "$OUT") "$HERE/tests/golden/$a.$m.txt" | head -5)"
+		done
+		# the control: the two programs differ (the proxy's refuses execve, the sandbox's does not)
+		[ "$(cat "$HERE/tests/golden/$a.bpf.txt")" != "$(cat "$HERE/tests/golden/$a.bpf-proxy.txt")" ] ||
+			fail "the goldens of the two programs are the same"
+	done
+}
+
+TESTS+=(proxy_nondumpable proxy_strips_hop_headers capabilities_dropped print_bpf_goldens)
