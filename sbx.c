@@ -33,7 +33,8 @@
  *      the network decision and the resolved-address classes (for the proxy)
  *   5. Filesystem plan: 5a the disk view and path resolution, 5b the mount
  *      plan (facts -> mounts), 5c from rules to facts (globs, the mandatory-
- *      deny scan), 5d placeholders and their journal
+ *      deny scan), 5d the runtime directory and placeholders shared by
+ *      concurrent runs (a registry of flock(2)ed entries)
  *   6. Linux: 6a the bwrap argv and the control message (pure), 6b the inner
  *      helper (the listeners it hands over, the socat bridge, expose-port
  *      connections, nested namespaces, sbx-init, capabilities, the filters),
@@ -89,6 +90,7 @@
 #include <sys/wait.h>
 #include <sys/resource.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -122,6 +124,14 @@
 #  include <sys/un.h>
 #  include <sys/syscall.h>
 #  include <sys/utsname.h>
+#  ifndef SYS_close_range
+#    define SYS_close_range	436	/* Linux 5.9; the same number on x86_64 and aarch64 */
+#  endif
+#  define SBX_CLOSE_RANGE_CLOEXEC	(1U << 2)	/* Linux 5.11 */
+#endif
+
+#ifndef O_PATH
+#  define O_PATH	O_RDONLY	/* macOS: no O_PATH; a directory opened for reading serves */
 #endif
 
 #include "seccomp_bpf.h"
@@ -556,7 +566,60 @@ is_control(unsigned char ch)
 	return ch < 0x20 || ch == 0x7f;
 }
 
-/* ---- 2.3 Path helpers ------------------------------------------- */
+/* ---- 2.3 Inherited descriptors -------------------------------------
+ *
+ * SECURITY: sbx marks every descriptor above 2 close-on-exec as it starts,
+ * so none that the caller leaked (shells, IDEs and agent harnesses do)
+ * reaches bwrap or the command: an open directory is a way past every
+ * mount (`echo x > /proc/self/fd/7/file`), an open file a way past every
+ * deny. sbx clears the flag only on the descriptors it means to pass. */
+
+/* The fallback for kernels without close_range(CLOSE_RANGE_CLOEXEC)
+ * (before 5.11): each open descriptor, as /proc/self/fd (or /dev/fd)
+ * lists them, else every number up to the open-file limit. Returns 0, or
+ * -1 when one could not be marked. */
+static int
+fds_cloexec_listed(int lowest)
+{
+	static const char *const dirs[] = { "/proc/self/fd", "/dev/fd" };
+	struct rlimit rl;
+	long fd, max;
+
+	for (size_t i = 0; i < LEN(dirs); i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+		int rc = 0;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			fd = strtol(de->d_name, NULL, 10);
+			if (!isdigit((unsigned char)de->d_name[0]) || fd < lowest || fd == dirfd(d))
+				continue;
+			if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF)
+				rc = -1;
+		}
+		closedir(d);
+		return rc;
+	}
+	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 1 << 20;
+	for (fd = lowest; fd < max && fd < 1 << 20; fd++)
+		if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF)
+			return -1;
+	return 0;
+}
+
+static int
+fds_cloexec_from(int lowest)
+{
+#if SBX_LINUX
+	if (syscall(SYS_close_range, (unsigned)lowest, ~0U, SBX_CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;	/* one call, however many there are */
+#endif
+	return fds_cloexec_listed(lowest);
+}
+
+/* ---- 2.4 Path helpers ------------------------------------------- */
 
 /* Lexically clean an absolute path: collapse "//", drop "/./" and a trailing
  * "/" or "/.". ".." is resolved against the disk later (it may pass through a
@@ -3779,9 +3842,11 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			n->mounted = true;
 		}
 
-		/* SECURITY: pin the directories between a write deny and the
-		 * writable mount above it, so none of them can be renamed away */
-		if (n->mounted && par->visible && par->writable && !n->writable && n->visible) {
+		/* SECURITY: pin the directories between a deny (of writes, or of
+		 * reads: `mv a a2` would carry a hidden a/b/secret out from under
+		 * its cover) and the writable mount above it, so none of them can
+		 * be renamed away */
+		if (n->mounted && par->visible && par->writable && (!n->writable || !n->visible)) {
 			const char *top = "/";
 			size_t k;
 			char *d;
@@ -3879,9 +3944,30 @@ struct resolver {
 	const struct disk *dk;
 	struct vec *facts;	/* of struct fact */
 	struct vec roots;	/* of const char *: writable directories to scan */
+	struct vec warnings;	/* of const char *: printed by main, one line each */
 	long walked;
 	struct err *e;
 };
+
+/* The file name of the default policy's rules (their denies are generic:
+ * not every machine has ~/.aws, and that is no typo). */
+static const char default_policy_file[] = "default policy";
+
+/* A deny that names nothing is a warning by default: a typo in a deny
+ * must never pass unnoticed. */
+static void __attribute__((format(printf, 3, 4)))
+rs_warn(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1200];
+
+	if (r && r->file && strcmp(r->file, default_policy_file) == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	vec_push(&rs->warnings, astrdup(msg));
+}
 
 static int
 rs_fail(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
@@ -3950,8 +4036,9 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 
 		if (rs_expand(rs, r, &spelled) < 0)
 			return -1;
-		if (which == PL_DENY_SECRET && spelled.n == 0)
-			warnx("%s: the glob matches nothing, so nothing is hidden; a file created later is readable", why);
+		if (!spelled.n && which != PL_ALLOW_READ)
+			rs_warn(rs, r, "%s: the glob matches nothing (a typo?)%s", why,
+			    which == PL_ALLOW_WRITE ? "" : "; a file created there later is not covered");
 		for (j = 0; j < spelled.n; j++) {
 			const char *sp = spelled.v[j], *err;
 			struct resolved res;
@@ -3981,7 +4068,8 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 			switch (which) {
 			case PL_ALLOW_WRITE:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					note("%s: does not exist; skipped (srt does the same)", why);
+					rs_warn(rs, r, "%s: %s; skipped", why, res.kind == FK_MISSING ?
+					    "does not exist, nor does its parent directory" : "cannot be inspected");
 					continue;
 				}
 				if (res.via_link && strcmp(res.path, sp) != 0 &&
@@ -3999,22 +4087,24 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 				break;
 			case PL_DENY_READ:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					note("%s: does not exist, so nothing is mounted; a file created there later is readable",
-					    why);
+					rs_warn(rs, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
+					    "readable", why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
 					continue;
 				}
 				plan_add_fact(rs->facts, res.path, res.kind, RB_HIDE, why);
 				break;
 			case PL_DENY_SECRET:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					/* said without -v: the user named this as a secret */
-					warnx("%s: %s, so nothing is hidden there; a file created there later is readable",
-					    why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
+					rs_warn(rs, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
+					    "readable", why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
 					continue;
 				}
 				plan_add_fact(rs->facts, res.path, res.kind, RB_HIDE | RB_SECRET, why);
 				break;
 			case PL_DENY_WRITE:
+				if (res.kind == FK_MISSING)
+					rs_warn(rs, r, "%s: does not exist (a typo?); nothing can be created there inside the "
+					    "sandbox", why);
 				rs_deny_write(rs, &res, why);
 				break;
 			case PL_COUNT:
@@ -4226,75 +4316,149 @@ rs_scan_root(struct resolver *rs, const char *root)
 }
 
 /* What a run adds to every policy: its private TMPDIR, writable, inside the
- * runtime directory, which is hidden (other runs' files and journals). */
+ * runtime directory, which is hidden (other runs' files, the placeholder
+ * registry). */
 struct run_paths {
 	const char *cwd;	/* real */
-	const char *runtime_root;	/* ${TMPDIR:-/tmp}/sbx-UID */
+	const char *runtime_root;	/* chosen by runtime_root_pick (5d); NULL before */
 	const char *tmpdir;	/* the command's TMPDIR, inside runtime_root */
 	const char *empty_file;	/* bound over denied files: reads as empty */
 	const char *home;	/* real $HOME, or NULL */
 	const char *bridge_dir;	/* bridge socat: the proxy's sockets (0700), or NULL */
 };
 
-/* Resolve the whole policy into facts. Returns 0, or -1 with e filled. */
+/* The policy's own path rules, resolved into facts: no run paths, no
+ * scan. What this alone makes writable decides where the runtime root may
+ * lie (5d: never anywhere the command can write). Returns 0, or -1 with
+ * rs->e filled. */
 static int
-plan_resolve(const struct policy *p, const struct disk *dk, const struct run_paths *rp,
-    struct vec *facts, struct err *e)
+plan_resolve_rules(struct resolver *rs)
 {
-	struct resolver rs = { rp->cwd, rp->home, p, dk, facts, { 0 }, 0, e };
-	size_t i, j;
-
 	/* disable-filesystem drops every rule but the secrets: srt drops
 	 * those too, but a secret named and then silently readable is the
 	 * hole this directive exists to close */
+	if (rs->p->fs_disabled)
+		return rs_rules(rs, PL_DENY_SECRET, "deny-secret-file");
+	return rs_rules(rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(rs, PL_ALLOW_READ, "allow-read") < 0 ||
+	    rs_rules(rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(rs, PL_DENY_WRITE, "deny-write") < 0 ||
+	    rs_rules(rs, PL_DENY_SECRET, "deny-secret-file") < 0 ? -1 : 0;
+}
+
+/* What every run adds: its private TMPDIR, writable, inside the runtime
+ * directory, which is hidden (other runs' files and the placeholder
+ * registry). */
+static void
+plan_add_run_paths(const struct resolver *rs, const struct run_paths *rp)
+{
+	if (rs->p->fs_disabled || !rp->runtime_root)
+		return;
+	plan_add_fact(rs->facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
+	plan_add_fact(rs->facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
+}
+
+/* The mandatory-deny scan: each writable root once, and the cwd too when
+ * it is writable (srt scans only its cwd). An allow-write of a dangerous
+ * file itself is still denied: mandatory means mandatory. Returns 0, or -1
+ * with rs->e filled. */
+static int
+plan_resolve_scan(struct resolver *rs)
+{
+	const struct policy *p = rs->p;
+	size_t i, j;
+
 	if (p->fs_disabled)
-		return rs_rules(&rs, PL_DENY_SECRET, "deny-secret-file");
-	if (rs_rules(&rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(&rs, PL_ALLOW_READ, "allow-read") < 0 ||
-	    rs_rules(&rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(&rs, PL_DENY_WRITE, "deny-write") < 0 ||
-	    rs_rules(&rs, PL_DENY_SECRET, "deny-secret-file") < 0)
-		return -1;
-	if (rp->runtime_root) {
-		plan_add_fact(facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
-		plan_add_fact(facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
-	}
-	/* Scan each writable root once, and the cwd too when it is writable
-	 * (srt scans only its cwd). An allow-write of a dangerous file itself
-	 * is still denied: mandatory means mandatory. */
+		return 0;
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
 		const char *base = strrchr(r->path, '/') + 1;
 
 		for (j = 0; j < LEN(dangerous_files); j++)
 			if (name_ieq(base, dangerous_files[j].name) &&
-			    rs_mandatory(&rs, path_dirname(r->path), base, dangerous_files[j].why, true) < 0)
+			    rs_mandatory(rs, path_dirname(r->path), base, dangerous_files[j].why, true) < 0)
 				return -1;
 	}
-	for (i = 0; i < rs.roots.n; i++)
-		if (path_within(rp->cwd, rs.roots.v[i]) && strcmp(rp->cwd, rs.roots.v[i]) != 0) {
-			vec_push(&rs.roots, (void *)rp->cwd);
+	for (i = 0; i < rs->roots.n; i++)
+		if (path_within(rs->cwd, rs->roots.v[i]) && strcmp(rs->cwd, rs->roots.v[i]) != 0) {
+			vec_push(&rs->roots, (void *)rs->cwd);
 			break;
 		}
-	for (i = 0; i < rs.roots.n; i++) {
+	for (i = 0; i < rs->roots.n; i++) {
 		for (j = 0; j < i; j++)
-			if (strcmp(rs.roots.v[i], rs.roots.v[j]) == 0)
+			if (strcmp(rs->roots.v[i], rs->roots.v[j]) == 0)
 				break;
 		if (j < i)
 			continue;
-		if (rs_scan_root(&rs, rs.roots.v[i]) < 0)
+		if (rs_scan_root(rs, rs->roots.v[i]) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* ---- 5d. Placeholders and their journal ------------------------------
+static void
+resolver_init(struct resolver *rs, const struct policy *p, const struct disk *dk, const char *cwd,
+    const char *home, struct vec *facts, struct err *e)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->cwd = cwd;
+	rs->home = home;
+	rs->p = p;
+	rs->dk = dk;
+	rs->facts = facts;
+	rs->e = e;
+}
+
+/* Resolve the whole policy into facts, in the three steps above (main
+ * runs them one by one: the runtime root is chosen between the first and
+ * the second). Returns 0, or -1 with e filled. */
+static int __attribute__((unused))	/* tests/unit.c plans in one call */
+plan_resolve(const struct policy *p, const struct disk *dk, const struct run_paths *rp,
+    struct vec *facts, struct err *e)
+{
+	struct resolver rs;
+
+	resolver_init(&rs, p, dk, rp->cwd, rp->home, facts, e);
+	if (plan_resolve_rules(&rs) < 0)
+		return -1;
+	plan_add_run_paths(&rs, rp);
+	return plan_resolve_scan(&rs);
+}
+
+/* ---- 5d. The runtime directory, and placeholders shared between runs --
  *
- * A missing dangerous name in a writable root is covered by an empty file
- * or directory that sbx creates and binds read-only (bwrap would create the
- * mount point on the host anyway). Each is written to a journal under the
- * run's runtime directory before it is created, and removed after the
- * command exits, but only if it is still the empty inode sbx made. A run
- * killed with SIGKILL leaves its journal behind; the next sbx run finds it
- * (its pid is gone, or belongs to another process now) and cleans up. */
+ * The runtime root (one per user: the first of $TMPDIR/sbx-UID,
+ * $XDG_RUNTIME_DIR/sbx, /tmp/sbx-UID and /var/tmp/sbx-UID that the command
+ * could not write) holds each run's directory (the
+ * command's private TMPDIR, the empty file bound over hidden files) and the
+ * placeholder registry. SECURITY: it never lies where the command can
+ * write (runtime_root_pick checks the policy's own plan): a command that
+ * could rebuild it could forge what the next run trusts, and read the
+ * private TMPDIRs of concurrent runs.
+ *
+ * A placeholder is an empty directory sbx creates so that a missing
+ * dangerous name in a writable root can be covered (a mount needs a
+ * target; bwrap would create one on the host anyway). Agents run commands
+ * in parallel in one project, so placeholders are shared: a run that finds
+ * another run's placeholder covers it like its own, and a placeholder is
+ * removed only when no live run uses it. KERNEL: removing a mount point on
+ * the host dissolves the mounts on it in every other mount namespace, so a
+ * run that removed a placeholder another run still covered would lift that
+ * run's deny (and a bind racing the removal fails: "Can't get type of
+ * source").
+ *
+ * The registry: one file per placeholder, ROOT/ph/<hash of its path>,
+ * holding the path and the identity of what was made (device, inode).
+ * Every live run that covers a placeholder holds a shared flock(2)
+ * on its file; creating, sharing and removing happen under one exclusive
+ * lock on ROOT/placeholders.lock, so a removal never races a bind. The last
+ * run out (it can lock the entry exclusively) removes the placeholder if
+ * it is still what was made. A run killed by SIGKILL drops its locks with
+ * its descriptors, and the next run reclaims every entry no one holds.
+ * Proof, not trust: the registry lies where no sandbox can write (so no
+ * command can forge an entry), and removal never follows a symlink and
+ * never removes anything but the empty directory that was made: a file
+ * the person put at that name, or anything they put inside, survives. */
+
+#define SBX_PH_MAGIC	"sbx-placeholder 1"
 
 static long long
 proc_start_time(pid_t pid)
@@ -4320,7 +4484,49 @@ proc_start_time(pid_t pid)
 	return p ? strtoll(p + 1, NULL, 10) : -1;
 }
 
-/* Remove a tree without following symlinks: the command wrote it. */
+/* Open the directory that holds path's last name, following no symlink on
+ * the way (*name points into path). SECURITY: the command may have turned
+ * any directory of a writable root into a symlink on the host; a removal
+ * must still act on the name sbx made, never on what a link points at.
+ * Returns a descriptor, or -1 with errno set. */
+static int
+open_parent_nofollow(const char *path, const char **name)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = path, *slash;
+	int fd, next;
+
+	if (path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!(slash = strchr(p, '/'))) {
+			*name = p;
+			return fd;
+		}
+		if ((size_t)(slash - p) > NAME_MAX) {
+			close(fd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(comp, p, (size_t)(slash - p));
+		comp[slash - p] = '\0';
+		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+		p = slash + 1;
+	}
+}
+
+/* Remove a tree without following symlinks: the command wrote it (its
+ * private TMPDIR). */
 static void
 rm_tree_at(int parent, const char *name, int depth)
 {
@@ -4334,8 +4540,9 @@ rm_tree_at(int parent, const char *name, int depth)
 		return;
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		/* a directory the command made unreadable is still ours */
-		if (fchmodat(parent, name, 0700, 0) == 0)
+		/* a directory the command made unreadable is still ours;
+		 * AT_SYMLINK_NOFOLLOW: a link there is not followed to its target */
+		if (fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
 			fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return;
@@ -4356,13 +4563,20 @@ rm_tree_at(int parent, const char *name, int depth)
 static void
 rm_tree(const char *path)
 {
-	rm_tree_at(AT_FDCWD, path, 0);
+	int pfd;
+	const char *name;
+
+	if ((pfd = open_parent_nofollow(path, &name)) < 0)
+		return;
+	rm_tree_at(pfd, name, 0);
+	close(pfd);
 }
 
-/* Journal lines: "T <unix time>", "P <path>" (intent, before creating),
- * "C <dev> <ino> <path>" (created). Paths are %-escaped (%, newline). */
+/* Registry entries: the magic line, then "made DEV INO CTIME" (or "intent
+ * TIME" while it is being created), then the path, %-escaped (%, newline).
+ * CTIME is kept for -v and debugging; the match is on DEV and INO. */
 static void
-journal_escape(struct buf *b, const char *path)
+line_escape(struct buf *b, const char *path)
 {
 	for (; *path; path++) {
 		if (*path == '%' || *path == '\n')
@@ -4373,15 +4587,15 @@ journal_escape(struct buf *b, const char *path)
 }
 
 static char *
-journal_unescape(const char *s)
+line_unescape(const char *s)
 {
 	char *out = amalloc(strlen(s) + 1), *o = out;
 
 	for (; *s; s++) {
 		unsigned v;
 
-		if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1 && isxdigit((unsigned char)s[1]) &&
-		    isxdigit((unsigned char)s[2])) {
+		if (*s == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2]) &&
+		    sscanf(s + 1, "%2x", &v) == 1) {
 			*o++ = (char)v;
 			s += 2;
 		} else {
@@ -4392,117 +4606,377 @@ journal_unescape(const char *s)
 	return out;
 }
 
-/* Remove one placeholder if it is still what sbx made: the same inode when
- * known, and in any case an empty file or an empty directory. */
-static void
-placeholder_remove(const char *path, bool known, dev_t dev, ino_t ino, time_t not_before)
-{
-	struct stat st;
+/* What a placeholder was when it was made. */
+struct ph_id {
+	bool made;		/* false: only the intent was written */
+	unsigned long long dev, ino;
+	long long ctime;	/* "made": its ctime; "intent": when the intent was written */
+};
 
-	if (lstat(path, &st) < 0)
-		return;
-	if (known && (st.st_dev != dev || st.st_ino != ino))
-		return;
-	if (!known && st.st_mtime < not_before)
-		return;
-	if (S_ISREG(st.st_mode) && st.st_size == 0)
-		unlink(path);
-	else if (S_ISDIR(st.st_mode))
-		rmdir(path);	/* fails, as it should, if anything is inside */
-}
-
-/* Undo a journal: remove its placeholders, newest first. */
-static void
-journal_replay(const char *journal)
-{
-	struct buf b = { 0 };
-	struct vec lines = { 0 };
-	char *line, *save;
-	time_t t0 = 0;
-	size_t i;
-
-	if (read_file(journal, 16 << 20, &b) < 0) {
-		free(b.p);
-		return;
-	}
-	for (line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		vec_push(&lines, astrdup(line));
-	free(b.p);
-	for (i = 0; i < lines.n; i++)
-		if (((char *)lines.v[i])[0] == 'T')
-			t0 = (time_t)strtoll((char *)lines.v[i] + 2, NULL, 10);
-	for (i = lines.n; i-- > 0;) {
-		const char *l = lines.v[i];
-		unsigned long long dev, ino;
-		int off = 0;
-
-		if (l[0] == 'C' && sscanf(l, "C %llu %llu %n", &dev, &ino, &off) == 2 && off > 0) {
-			placeholder_remove(journal_unescape(l + off), true, (dev_t)dev, (ino_t)ino, 0);
-		} else if (l[0] == 'P' && l[1] == ' ') {
-			/* an intent with no "C" line: the run died while creating it */
-			const char *path = journal_unescape(l + 2);
-			size_t j;
-			bool created = false;
-
-			for (j = i + 1; j < lines.n; j++) {
-				const char *c = lines.v[j];
-
-				if (c[0] == 'C' && sscanf(c, "C %llu %llu %n", &dev, &ino, &off) == 2 &&
-				    strcmp(journal_unescape(c + off), path) == 0)
-					created = true;
-			}
-			if (!created)
-				placeholder_remove(path, false, 0, 0, t0);
-		}
-	}
-}
+/* One placeholder this run covers: its registry file, locked shared. */
+struct ph_held { const char *path; int fd; };
 
 /* The run's own state, for cleanup at exit (atexit: every exit path). */
 static struct {
-	const char *run_dir;	/* runtime_root/run-PID-START: journal and tmp */
-	const char *journal;
-	const struct plan *plan;
+	const char *root;	/* the runtime root */
+	const char *run_dir;	/* root/run-PID-START: TMPDIR, the empty file */
+	struct vec held;	/* of struct ph_held, in plan order (parents first) */
+	int lock_fd;		/* root/placeholders.lock while held, else -1 */
 	pid_t owner;		/* only the process that made them cleans up */
-} run_state;
+} run_state = { NULL, NULL, { 0 }, -1, 0 };
+
+/* The registry file name of a placeholder: FNV-1a 64 of its path. The
+ * entry holds the path itself, so a collision is seen, never trusted. */
+static const char *
+ph_entry_name(const char *path)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 0x100000001b3ULL;
+	return aprintf("%016llx", (unsigned long long)h);
+}
+
+/* Parse an entry. Returns its path, or NULL when it is not one of ours. */
+static const char *
+ph_entry_read(int fd, struct ph_id *id)
+{
+	char buf[8192], *nl1, *nl2, *end;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	memset(id, 0, sizeof(*id));
+	if (!(nl1 = strchr(buf, '\n')) || !(nl2 = strchr(nl1 + 1, '\n')) || !(end = strchr(nl2 + 1, '\n')))
+		return NULL;
+	*nl1 = *nl2 = *end = '\0';
+	if (strcmp(buf, SBX_PH_MAGIC) != 0)
+		return NULL;
+	if (sscanf(nl1 + 1, "made %llu %llu %lld", &id->dev, &id->ino, &id->ctime) == 3)
+		id->made = true;
+	else if (sscanf(nl1 + 1, "intent %lld", &id->ctime) != 1)
+		return NULL;
+	return nl2[1] == '/' ? line_unescape(nl2 + 1) : NULL;
+}
+
+static int
+ph_entry_write(int fd, const char *path, const struct ph_id *id)
+{
+	struct buf b = { 0 };
+	int rc;
+
+	buf_printf(&b, "%s\n", SBX_PH_MAGIC);
+	if (id->made)
+		buf_printf(&b, "made %llu %llu %lld\n", id->dev, id->ino, id->ctime);
+	else
+		buf_printf(&b, "intent %lld\n", id->ctime);
+	line_escape(&b, path);
+	buf_putc(&b, '\n');
+	/* no fsync: the entry must outlive a killed sbx, not a crashed
+	 * machine, and the page cache survives the first */
+	rc = ftruncate(fd, 0) == 0 && pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n ? 0 : -1;
+	free(b.p);
+	return rc;
+}
+
+/* Is st the placeholder id describes? The directory sbx made has the
+ * recorded device and inode (not its ctime: a placeholder another run
+ * made inside it changes that); an intent (sbx died between writing it and
+ * recording what it made) accepts a directory changed since then. Either
+ * way only an empty one is ever removed (rmdir). */
+static bool
+ph_matches(const struct stat *st, const struct ph_id *id)
+{
+	if (!S_ISDIR(st->st_mode))
+		return false;	/* never a file, a link, a device: sbx made a directory */
+	if (!id->made)
+		return (long long)st->st_ctime >= id->ctime;
+	return st->st_dev == (dev_t)id->dev && st->st_ino == (ino_t)id->ino;
+}
+
+/* Remove the placeholder at path if it is still what id says: the same
+ * empty directory (rmdir refuses a non-empty one). */
+static void
+ph_remove(const char *path, const struct ph_id *id)
+{
+	struct stat st;
+	const char *name;
+	int pfd = open_parent_nofollow(path, &name);
+
+	if (pfd < 0)
+		return;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(&st, id)) {
+		if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+			note("placeholder %s: kept (%s)", path, strerror(errno));
+	} else if (errno != ENOENT) {
+		note("placeholder %s: replaced since it was made; kept", path);
+	}
+	close(pfd);
+}
+
+/* Take the registry lock (held until ph_unlock). Dies if it cannot. */
+static void
+ph_lock(void)
+{
+	const char *lock = path_join(run_state.root, "placeholders.lock");
+
+	if (run_state.lock_fd >= 0)
+		return;
+	run_state.lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (run_state.lock_fd < 0)
+		die("cannot open %s: %s", lock, strerror(errno));
+	while (flock(run_state.lock_fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			die("cannot lock %s: %s", lock, strerror(errno));
+}
+
+static void
+ph_unlock(void)
+{
+	if (run_state.lock_fd >= 0)
+		close(run_state.lock_fd);
+	run_state.lock_fd = -1;
+}
+
+/* The registry directory, opened (made 0700 if absent); -1 on failure. */
+static int
+ph_dir_open(bool create)
+{
+	const char *dir = path_join(run_state.root, "ph");
+	struct stat st;
+	int fd;
+
+	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		die("cannot create %s: %s", dir, strerror(errno));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077)))
+		die_hint("remove it", "%s is not a private directory of uid %u", dir, (unsigned)getuid());
+	if (fd < 0 && create)
+		die("cannot open %s: %s", dir, strerror(errno));
+	return fd;
+}
+
+/* With the lock held: remove the placeholders of entries no live run
+ * holds (runs killed before they could clean up). */
+static void
+ph_reclaim(int dfd)
+{
+	DIR *d;
+	struct dirent *de;
+	int dup_fd = dup(dfd);
+
+	if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct ph_id id;
+		const char *path;
+		int fd;
+
+		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
+			continue;
+		fd = openat(dfd, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {	/* a live run covers it */
+			close(fd);
+			continue;
+		}
+		if ((path = ph_entry_read(fd, &id))) {
+			note("placeholder %s: left by a run that did not finish; removing it", path);
+			ph_remove(path, &id);
+		}
+		unlinkat(dfd, de->d_name, 0);
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* Cover target with a placeholder, or share one: under the lock, before
+ * bwrap binds anything. A target that exists and is in the registry is
+ * another run's placeholder (or ours from a dead run's entry being
+ * reused): take its entry shared. A target that is missing (planned as a
+ * placeholder, or another run's placeholder that was removed since this
+ * run's scan saw it) is made now, its intent recorded first. */
+static void
+ph_cover(int dfd, const char *target)
+{
+	const char *ename = ph_entry_name(target), *name, *epath;
+	struct ph_held *h;
+	struct ph_id id;
+	struct stat st;
+	int fd, pfd;
+	bool missing;
+
+	if ((pfd = open_parent_nofollow(target, &name)) < 0)
+		die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target, strerror(errno));
+	missing = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0;
+	if (missing && errno != ENOENT)
+		die("cannot inspect %s: %s", target, strerror(errno));
+	fd = openat(dfd, ename, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && !missing) {	/* the person's own file, or made by no run */
+		close(pfd);
+		return;
+	}
+	if (fd < 0)
+		fd = openat(dfd, ename, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || flock(fd, LOCK_SH) < 0)
+		die("cannot record the placeholder %s: %s", target, strerror(errno));
+	epath = ph_entry_read(fd, &id);
+	if (epath && strcmp(epath, target) != 0)
+		die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
+	if (missing) {
+		memset(&id, 0, sizeof(id));
+		id.ctime = (long long)time(NULL) - 1;
+		if (ph_entry_write(fd, target, &id) < 0)
+			die("cannot record the placeholder %s: %s", target, strerror(errno));
+		if (mkdirat(pfd, name, 0755) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
+			    "cannot create the placeholder %s: %s", target, strerror(errno));
+		id.made = true;
+		id.dev = (unsigned long long)st.st_dev;
+		id.ino = (unsigned long long)st.st_ino;
+		id.ctime = (long long)st.st_ctime;
+		if (ph_entry_write(fd, target, &id) < 0)
+			die("cannot record the placeholder %s: %s", target, strerror(errno));
+		note("placeholder %s (an empty directory, removed after the last run that covers it)", target);
+	} else {
+		note("placeholder %s: made by another run, covered here too", target);
+	}
+	close(pfd);
+	h = amalloc(sizeof(*h));
+	h->path = target;
+	h->fd = fd;
+	vec_push(&run_state.held, h);
+}
+
+/* Before bwrap: every mount target of the plan that is missing or is a
+ * registered placeholder (parents first: the plan's order). */
+static void
+ph_acquire(const struct plan *pl)
+{
+	int dfd;
+	size_t i;
+	const char *last = "";
+
+	ph_lock();
+	dfd = ph_dir_open(true);
+	ph_reclaim(dfd);
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO || strcmp(m->path, last) == 0)
+			continue;	/* not a host path of the plan's, or seen */
+		last = m->path;
+		ph_cover(dfd, m->path);
+	}
+	close(dfd);
+	ph_unlock();
+}
+
+/* After the run: give up each placeholder; the last run out removes it
+ * (children first). */
+static void
+ph_release(void)
+{
+	size_t i;
+	int dfd;
+
+	if (!run_state.held.n)
+		return;
+	ph_lock();
+	dfd = ph_dir_open(false);
+	for (i = run_state.held.n; i-- > 0;) {
+		struct ph_held *h = run_state.held.v[i];
+		struct ph_id id;
+		const char *path;
+
+		/* KERNEL: converting a shared flock to exclusive drops it first;
+		 * no other run can lock in between (they do so only under the
+		 * registry lock, which we hold) */
+		if (flock(h->fd, LOCK_EX | LOCK_NB) == 0) {
+			if ((path = ph_entry_read(h->fd, &id)) && strcmp(path, h->path) == 0)
+				ph_remove(path, &id);
+			if (dfd >= 0)
+				unlinkat(dfd, ph_entry_name(h->path), 0);
+		}
+		close(h->fd);
+	}
+	run_state.held.n = 0;
+	if (dfd >= 0)
+		close(dfd);
+	ph_unlock();
+}
 
 static void
 run_cleanup(void)
 {
-	if (!run_state.run_dir || getpid() != run_state.owner)
+	if (!run_state.root || getpid() != run_state.owner)
 		return;
-	if (run_state.journal)
-		journal_replay(run_state.journal);
-	rm_tree(run_state.run_dir);
+	ph_release();
+	if (run_state.run_dir)
+		rm_tree(run_state.run_dir);
 	run_state.run_dir = NULL;
 }
 
-/* The runtime root ${TMPDIR:-/tmp}/sbx-UID: made 0700 if absent; refused
- * if it is not a directory of ours that only we can enter. */
+/* Choose the runtime root: the first candidate that the command could not
+ * write under the policy's own rules (pl0: the plan of the policy alone,
+ * before any run path is added). With create, make it 0700 if absent and
+ * refuse one that is not a private directory of ours. Dies when there is
+ * none. Returns a real path. */
 static const char *
-runtime_root(bool create)
+runtime_root_pick(const struct plan *pl0, bool create)
 {
-	const char *base = getenv("TMPDIR");
-	char *root;
-	struct stat st;
+	const char *tmp = getenv("TMPDIR"), *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *cand[4];
+	struct buf tried = { 0 };
+	unsigned uid = (unsigned)getuid();
+	int n = 0, i;
 
-	if (!base || base[0] != '/')
-		base = "/tmp";
-	root = path_clean(aprintf("%s/sbx-%u", base, (unsigned)getuid()));
-	if (!create)
+	if (tmp && tmp[0] == '/')
+		cand[n++] = aprintf("%s/sbx-%u", tmp, uid);
+	if (xdg && xdg[0] == '/')
+		cand[n++] = aprintf("%s/sbx", xdg);
+	cand[n++] = aprintf("/tmp/sbx-%u", uid);
+	cand[n++] = aprintf("/var/tmp/sbx-%u", uid);	/* when allow-write /tmp (srt users often have it) */
+	for (i = 0; i < n; i++) {
+		char real[PATH_MAX];
+		const char *spelled = path_clean(cand[i]), *root;
+		struct stat st;
+
+		if (!realpath(path_dirname(spelled), real))
+			continue;
+		root = path_join(real, strrchr(spelled, '/') + 1);
+		if (!pl0->fs_disabled && plan_is_writable(pl0, root)) {
+			note("runtime directory %s: the sandbox could write it; not used", root);
+			buf_printf(&tried, "%s%s", tried.n ? ", " : "", root);
+			continue;
+		}
+		run_state.root = root;
+		if (!create)
+			return root;
+		if (mkdir(root, 0700) < 0 && errno != EEXIST)
+			die("cannot create the runtime directory %s: %s", root, strerror(errno));
+		if (lstat(root, &st) < 0)
+			die("cannot inspect %s: %s", root, strerror(errno));
+		/* SECURITY: another user could pre-create it in a shared /tmp to
+		 * read or plant files in our TMPDIR and registry */
+		if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+			die_hint("remove it, or set TMPDIR to a private directory",
+			    "%s is not a private directory owned by uid %u", root, uid);
+		free(tried.p);
 		return root;
-	if (mkdir(root, 0700) < 0 && errno != EEXIST)
-		die("cannot create the runtime directory %s: %s", root, strerror(errno));
-	if (lstat(root, &st) < 0)
-		die("cannot inspect %s: %s", root, strerror(errno));
-	/* SECURITY: another user could pre-create it in a shared /tmp to
-	 * read or plant files in our TMPDIR and journal */
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		die_hint("remove it, or set TMPDIR to a private directory",
-		    "%s is not a private directory owned by uid %u", root, (unsigned)getuid());
-	return root;
+	}
+	die_hint("set TMPDIR (or XDG_RUNTIME_DIR) to a directory outside every allow-write",
+	    "no place for sbx's runtime directory that the sandbox cannot write (tried %s); the command did not run",
+	    tried.p ? tried.p : "none");
 }
 
-/* Clean up after runs that died without doing it themselves. */
+/* Clean up the run directories of runs that died without doing it
+ * themselves (their placeholders are reclaimed by ph_acquire). */
 static void
 runtime_recover(const char *root)
 {
@@ -4514,18 +4988,40 @@ runtime_recover(const char *root)
 	while ((de = readdir(d))) {
 		int pid;
 		long long start;
-		char *dir;
 
 		if (sscanf(de->d_name, "run-%d-%lld", &pid, &start) != 2)
 			continue;
 		if (pid == getpid() || proc_start_time(pid) == start)
 			continue;	/* alive */
-		dir = path_join(root, de->d_name);
 		note("cleaning up after an earlier run that did not finish (pid %d)", pid);
-		journal_replay(path_join(dir, "journal"));
-		rm_tree(dir);
+		rm_tree(path_join(root, de->d_name));
 	}
 	closedir(d);
+}
+
+/* allow-write of a directory that does not exist yet (~/.npm before npm
+ * first ran; srt skips it and the tool then fails): make it, mode 0700,
+ * when its parent is a directory, and say so. Before the plan, so it is a
+ * writable root like any other. Not for globs; a path whose parent is
+ * missing too is left to the planner's warning. */
+static void
+allow_write_make_missing(const struct policy *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
+		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
+		struct stat st;
+
+		if ((!r->literal && has_glob_chars(r->path)) || lstat(r->path, &st) == 0 || errno != ENOENT)
+			continue;
+		if (stat(path_dirname(r->path), &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (mkdir(r->path, 0700) < 0)
+			warnx("allow-write %s: does not exist, and cannot be made: %s", r->path, strerror(errno));
+		else
+			warnx("allow-write %s: did not exist; made it (an empty directory, mode 0700)", r->path);
+	}
 }
 
 /* Where sbx's own binary is shown inside: a fixed name in the hidden
@@ -4536,86 +5032,53 @@ sbx_inside(const struct run_paths *rp)
 	return path_join(rp->runtime_root, "sbx");
 }
 
-/* The paths of this run (names only; nothing is created). */
+/* The paths of this run that do not depend on the runtime root. */
 static void
 run_paths_init(struct run_paths *rp, const char *cwd)
 {
 	char real[PATH_MAX];
 	const char *home = getenv("HOME");
 
+	memset(rp, 0, sizeof(*rp));
 	rp->cwd = cwd;
-	rp->bridge_dir = NULL;	/* main sets it for bridge socat */
 	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
-	rp->runtime_root = runtime_root(false);
-	run_state.run_dir = NULL;
-	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", rp->runtime_root, (int)getpid(),
-	    proc_start_time(getpid()));
+}
+
+/* Once the runtime root is chosen: the run directory's names (nothing is
+ * created). */
+static void
+run_paths_set_root(struct run_paths *rp, const char *root)
+{
+	rp->runtime_root = root;
+	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", root, (int)getpid(), proc_start_time(getpid()));
 	rp->empty_file = path_join(path_dirname(rp->tmpdir), "empty");
 }
 
-/* Create the run directory, the private TMPDIR and the placeholders, each
- * placeholder journaled first. Dies on any failure (nothing has run yet;
- * atexit removes what was made). */
+/* Create the run directory, the private TMPDIR, the empty file and the
+ * placeholders. Dies on any failure (nothing has run yet; atexit removes
+ * what was made). */
 static void
 run_prepare(const struct run_paths *rp, const struct plan *pl)
 {
-	struct buf jb = { 0 };
-	int jfd;
-	size_t i;
 	const char *run_dir = path_dirname(rp->tmpdir);
+	int fd;
 
 	if (mkdir(run_dir, 0700) < 0)
 		die("cannot create %s: %s", run_dir, strerror(errno));
+	run_state.root = rp->runtime_root;
 	run_state.run_dir = run_dir;
 	run_state.owner = getpid();
-	run_state.plan = pl;
 	atexit(run_cleanup);
 	if (mkdir(rp->tmpdir, 0700) < 0)
 		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
 	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
 		die("cannot create %s: %s", rp->bridge_dir, strerror(errno));
-	jfd = open(rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	if (jfd < 0)
+	fd = open(rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0)
 		die("cannot create %s: %s", rp->empty_file, strerror(errno));
-	close(jfd);
-	if (!pl->placeholders.n)
-		return;
-
-	run_state.journal = path_join(run_dir, "journal");
-	jfd = open(run_state.journal, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-	if (jfd < 0)
-		die("cannot create %s: %s", run_state.journal, strerror(errno));
-	buf_printf(&jb, "T %lld\n", (long long)time(NULL) - 1);
-	for (i = 0; i < pl->placeholders.n; i++) {
-		const struct placeholder *ph = pl->placeholders.v[i];
-
-		buf_puts(&jb, "P ");
-		journal_escape(&jb, ph->path);
-		buf_putc(&jb, '\n');
-	}
-	/* no fsync: the journal must outlive a killed sbx, not a crashed
-	 * machine, and the page cache survives the first */
-	if (write_all(jfd, jb.p, jb.n) < 0)
-		die("cannot write %s: %s", run_state.journal, strerror(errno));
-	for (i = 0; i < pl->placeholders.n; i++) {
-		const struct placeholder *ph = pl->placeholders.v[i];
-		struct stat st;
-
-		if (mkdir(ph->path, 0755) < 0)
-			die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
-			    "cannot create the placeholder %s: %s", ph->path, strerror(errno));
-		if (lstat(ph->path, &st) < 0)
-			die("cannot inspect %s: %s", ph->path, strerror(errno));
-		jb.n = 0;
-		buf_printf(&jb, "C %llu %llu ", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
-		journal_escape(&jb, ph->path);
-		buf_putc(&jb, '\n');
-		if (write_all(jfd, jb.p, jb.n) < 0)
-			die("cannot write %s: %s", run_state.journal, strerror(errno));
-		note("placeholder %s (an empty directory, removed after the run)", ph->path);
-	}
-	close(jfd);
-	free(jb.p);
+	close(fd);
+	if (!pl->fs_disabled)
+		ph_acquire(pl);
 }
 
 /* ====================================================================
@@ -5079,7 +5542,7 @@ struct px_listener { int fd; enum listener_role role; int port; };
  * parsed strictly, as hostile input would be:
  *   "SBX1" u32 length | u32 flags | u32 argc | argc NUL-terminated strings */
 
-static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
 static void
 on_signal_noop(int sig)
@@ -5936,6 +6399,15 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	}
 	im.argv = cmd;
 
+	/* the forwarded signals wait on sigfd from here on: one that came
+	 * while the sandbox is being built must not kill sbx half-way, with
+	 * its placeholders made and nothing run */
+	sigemptyset(&set);
+	for (i = 0; i < LEN(forwarded_signals); i++)
+		sigaddset(&set, forwarded_signals[i]);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+
 	run_prepare(rp, pl);
 	if ((im.flags & IF_PROXY) && rp->bridge_dir) {
 		im.socat = p->socat_path ? p->socat_path : find_in_path("socat");
@@ -5981,12 +6453,6 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	for (i = 0; i < tail.n; i++)
 		argv[3 + i] = tail.v[i];
 
-	sigemptyset(&set);
-	for (i = 0; i < LEN(forwarded_signals); i++)
-		sigaddset(&set, forwarded_signals[i]);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, &old);
-
 	bw = fork();
 	if (bw < 0)
 		die("fork: %s", strerror(errno));
@@ -6000,6 +6466,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		for (i = 0; i < LEN(keep); i++)
 			fcntl(keep[i], F_SETFD, 0);
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		signal(SIGPIPE, SIG_DFL);	/* sbx ignores it; the command gets the default */
 		execv(bwrap, argv);
 		fprintf(stderr, "%s: cannot run %s: %s\n", progname, bwrap, strerror(errno));
 		_exit(SBX_EXIT_FAILURE);
@@ -6015,9 +6482,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		struct buf msg = { 0 };
 
 		ctl_encode(&im, &msg);
-		signal(SIGPIPE, SIG_IGN);
-		(void)write_all(ctl[0], msg.p, msg.n);
-		signal(SIGPIPE, SIG_DFL);
+		(void)write_all(ctl[0], msg.p, msg.n);	/* SIGPIPE is ignored (main) */
 		free(msg.p);
 	}
 	inner = read_child_pid(info[0]);
@@ -6058,6 +6523,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(pair[0]);
 			close(ctl[0]);
+			for (i = 0; i < run_state.held.n; i++)	/* the placeholders' locks stay sbx's */
+				close(((struct ph_held *)run_state.held.v[i])->fd);
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			env_scrub(p);
 			proxy_main(p, ls, nls, expose_fd, pair[1]);
@@ -8499,11 +8966,11 @@ pol_default(struct policy *p, struct pol_ctx *pc)
 
 	for (i = 0; i < LEN(default_deny_read); i++) {
 		arg[0] = (char *)default_deny_read[i];
-		if (pol_apply(p, pc, directive_find("deny-read"), arg, 1, "default policy", 0, &e) < 0)
+		if (pol_apply(p, pc, directive_find("deny-read"), arg, 1, default_policy_file, 0, &e) < 0)
 			die_err(&e);
 	}
 	arg[0] = (char *)".";
-	if (pol_apply(p, pc, directive_find("allow-write"), arg, 1, "default policy", 0, &e) < 0)
+	if (pol_apply(p, pc, directive_find("allow-write"), arg, 1, default_policy_file, 0, &e) < 0)
 		die_err(&e);
 }
 
@@ -8739,10 +9206,16 @@ main(int argc, char **argv)
 	const char *why;
 	size_t i;
 
+	if (fds_cloexec_from(3) < 0)
+		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run", strerror(errno));
 #if SBX_LINUX
 	if (argc > 1 && strcmp(argv[1], "--inner") == 0)
 		return inner_main(argc, argv);
 #endif
+	/* sbx's own diagnostics never kill it (`sbx -v ... 2>&1 | head`): a
+	 * write to a closed pipe fails instead, and sbx carries on to remove
+	 * what it made. bwrap and the command get the default back. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "--connect") == 0) {
 		if (argc != 4)
 			die("usage: sbx --connect HOST PORT (a CONNECT client through the sandbox's proxy)");
@@ -8823,21 +9296,32 @@ main(int argc, char **argv)
 	if (p.allow_unix_sockets.n)
 		warnx("allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is the Linux form");
 
-	/* plan: the policy and the disk, to a list of mounts */
+	/* plan: the policy and the disk, to a list of mounts. The runtime root
+	 * is chosen from the plan of the policy's own rules (never where the
+	 * command could write), before the run's paths and the scan are added */
 	run_paths_init(&rp, cwd);
-	if (p.bridge == BRIDGE_SOCAT && (p.allow_domains.n || p.host_ports.n))
-		rp.bridge_dir = path_join(path_dirname(rp.tmpdir), "bridge");
-	if (!c.print) {
-		/* first undo what a killed run left, or its placeholders would
-		 * look like files of the project */
-		runtime_root(true);
-		runtime_recover(rp.runtime_root);
-	}
 	{
 		struct disk dk = { &real_disk_ops, NULL };
+		struct resolver rs;
+		struct plan pl0;
 
-		if (plan_resolve(&p, &dk, &rp, &facts, &e) < 0)
+		if (!c.print)
+			allow_write_make_missing(&p);
+		resolver_init(&rs, &p, &dk, rp.cwd, rp.home, &facts, &e);
+		if (plan_resolve_rules(&rs) < 0)
 			die_err(&e);
+		if (plan_build(&facts, p.fs_disabled, &pl0, &why) < 0)
+			die("%s", why);
+		run_paths_set_root(&rp, runtime_root_pick(&pl0, !c.print));
+		if (p.bridge == BRIDGE_SOCAT && (p.allow_domains.n || p.host_ports.n))
+			rp.bridge_dir = path_join(path_dirname(rp.tmpdir), "bridge");
+		if (!c.print)
+			runtime_recover(rp.runtime_root);	/* run directories of killed runs */
+		plan_add_run_paths(&rs, &rp);
+		if (plan_resolve_scan(&rs) < 0)
+			die_err(&e);
+		for (i = 0; i < rs.warnings.n; i++)
+			warnx("%s", (const char *)rs.warnings.v[i]);
 	}
 	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
 		die("%s", why);

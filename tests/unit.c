@@ -596,6 +596,9 @@ test_plan(void)
 		  "d /home/u/proj", "proj$", "rw /home/u/proj\n" },
 		{ "deny-read inside a root", "allow-write /w\ndeny-read /w/sec\n", "d /w/sec", "/w/sec",
 		  "tmpfs /w/sec\nremount-ro /w/sec\n" },
+		{ "deny-read deep inside a root, its ancestors pinned (mv a a2 would carry it out)",
+		  "allow-write /w\ndeny-read /w/a/b/secret.txt\n", "f /w/a/b/secret.txt", "/w/a",
+		  "rw /w/a\nrw /w/a/b\nempty /w/a/b/secret.txt\n" },
 		{ "nested repo found by the scan, its .git pinned", "allow-write /w\n",
 		  "d /w/a/.git/hooks; f /w/a/.git/config; f /w/a/.git/HEAD", "/w/a",
 		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/config\nro /w/a/.git/hooks\n" },
@@ -732,10 +735,13 @@ test_argv_goldens(void)
 
 struct sdata { int nr; uint32_t arch; uint64_t ip; uint64_t args[6]; };	/* struct seccomp_data */
 
-/* Run a program over one syscall; counts executed instructions. Refuses
- * (returns 0xdeadbeef) on anything outside the subset the assembler emits. */
+/* Run a program over one syscall; counts executed instructions and, if rule
+ * is not NULL, names the rule whose ret decided (the source map of the
+ * returning instruction; -1 for the prologue and a closing ret ALLOW).
+ * Refuses (returns 0xdeadbeef) on anything outside the subset the assembler
+ * emits. */
 static uint32_t
-bpf_run(const struct bpf_prog *p, const struct sdata *d, unsigned *cost)
+bpf_run(const struct bpf_prog *p, const struct sdata *d, unsigned *cost, int *rule)
 {
 	uint32_t a = 0;
 	unsigned pc = 0;
@@ -774,6 +780,8 @@ bpf_run(const struct bpf_prog *p, const struct sdata *d, unsigned *cost)
 			pc += 1 + in->k;
 			break;
 		case BPF_RET | BPF_K:
+			if (rule)
+				*rule = p->rule_of[pc];
 			return in->k;
 		default:
 			return 0xdeadbeef;
@@ -789,6 +797,165 @@ enum { X86 = 0, A64 = 1 };
 #define ALLOW		SBX_RET_ALLOW
 #define AUDIT_I386	0x40000003U
 #define AUDIT_ARM	0x40000028U
+
+/* The verdict matrix: each line one syscall (its number on x86_64 and on
+ * aarch64, -1 where the arch lacks it, written out rather than taken from
+ * the table) and its verdict under the four programs: the sandbox's by
+ * default, with allow-all-unix-sockets, with allow-nested-userns, and the
+ * proxy's own. A row of the rule table that moves to another group, loses
+ * its test or its number changes fails here. */
+static void
+bpf_matrix(void)
+{
+#define E EPERM_RET
+#define A ALLOW
+#define N ENOSYS_RET
+#define PROXY_ONLY { A, A, A, E }
+#define EVERYWHERE { E, E, E, E }
+	static const struct {
+		const char *what; int nr[2]; uint64_t a0, a1, a2; uint32_t want[4];
+	} matrix[] = {
+		/* unix-block: dropped by allow-all-unix-sockets, kept by the proxy */
+		{ "socket(AF_UNIX)", { 41, 198 }, 1, 1, 0, { E, A, E, E } },
+		{ "socket(AF_VSOCK)", { 41, 198 }, 40, 1, 0, { E, A, E, E } },
+		{ "socket(AF_INET)", { 41, 198 }, 2, 1, 0, { A, A, A, A } },
+		{ "socket(AF_INET6)", { 41, 198 }, 10, 1, 0, { A, A, A, A } },
+		{ "io_uring_setup", { 425, 425 }, 0, 0, 0, { E, A, E, E } },
+		{ "io_uring_enter", { 426, 426 }, 0, 0, 0, { E, A, E, E } },
+		{ "io_uring_register", { 427, 427 }, 0, 0, 0, { E, A, E, E } },
+		{ "socketpair(AF_UNIX)", { 53, 199 }, 1, 1, 0, { A, A, A, A } },
+		/* namespaces and mounts: only the user namespace rows yield to allow-nested-userns */
+		{ "unshare(CLONE_NEWUSER)", { 272, 97 }, 0x10000000, 0, 0, { E, E, A, E } },
+		{ "unshare(CLONE_NEWNS)", { 272, 97 }, 0x20000, 0, 0, EVERYWHERE },
+		{ "unshare(0x100000) as srt", { 272, 97 }, 0x100000, 0, 0, EVERYWHERE },
+		{ "unshare(CLONE_NEWNET)", { 272, 97 }, 0x40000000, 0, 0, { A, A, A, A } },
+		{ "clone(CLONE_NEWUSER|SIGCHLD)", { 56, 220 }, 0x10000011, 0, 0, { E, E, A, E } },
+		{ "clone(CLONE_NEWNS|SIGCHLD)", { 56, 220 }, 0x20011, 0, 0, EVERYWHERE },
+		{ "clone(thread flags)", { 56, 220 }, 0x3d0f00, 0, 0, { A, A, A, A } },
+		{ "clone3", { 435, 435 }, 0, 0, 0, { N, N, N, N } },
+		{ "setns", { 308, 268 }, 0, 0, 0, EVERYWHERE },
+		{ "mount", { 165, 40 }, 0, 0, 0, EVERYWHERE },
+		{ "umount2", { 166, 39 }, 0, 0, 0, EVERYWHERE },
+		{ "pivot_root", { 155, 41 }, 0, 0, 0, EVERYWHERE },
+		{ "chroot", { 161, 51 }, 0, 0, 0, EVERYWHERE },
+		{ "open_tree", { 428, 428 }, 0, 0, 0, EVERYWHERE },
+		{ "open_tree_attr", { 467, 467 }, 0, 0, 0, EVERYWHERE },
+		{ "move_mount", { 429, 429 }, 0, 0, 0, EVERYWHERE },
+		{ "fsopen", { 430, 430 }, 0, 0, 0, EVERYWHERE },
+		{ "fsconfig", { 431, 431 }, 0, 0, 0, EVERYWHERE },
+		{ "fsmount", { 432, 432 }, 0, 0, 0, EVERYWHERE },
+		{ "fspick", { 433, 433 }, 0, 0, 0, EVERYWHERE },
+		{ "mount_setattr", { 442, 442 }, 0, 0, 0, EVERYWHERE },
+		/* the terminal and the keyrings */
+		{ "ioctl(TIOCSTI)", { 16, 29 }, 0, 0x5412, 0, EVERYWHERE },
+		{ "ioctl(TIOCLINUX)", { 16, 29 }, 0, 0x541c, 0, EVERYWHERE },
+		{ "ioctl(TIOCGWINSZ)", { 16, 29 }, 0, 0x5413, 0, { A, A, A, A } },
+		{ "keyctl", { 250, 219 }, 0, 0, 0, EVERYWHERE },
+		{ "add_key", { 248, 217 }, 0, 0, 0, EVERYWHERE },
+		{ "request_key", { 249, 218 }, 0, 0, 0, EVERYWHERE },
+		/* the proxy's own: the sandbox keeps these (its mounts decide writes) */
+		{ "execve", { 59, 221 }, 0, 0, 0, PROXY_ONLY },
+		{ "execveat", { 322, 281 }, 0, 0, 0, PROXY_ONLY },
+		{ "ptrace", { 101, 117 }, 0, 0, 0, PROXY_ONLY },
+		{ "process_vm_readv", { 310, 270 }, 0, 0, 0, PROXY_ONLY },
+		{ "process_vm_writev", { 311, 271 }, 0, 0, 0, PROXY_ONLY },
+		{ "open(O_WRONLY)", { 2, -1 }, 0, 01, 0, PROXY_ONLY },
+		{ "open(O_RDONLY|O_CLOEXEC)", { 2, -1 }, 0, 02000000, 0, { A, A, A, A } },
+		{ "openat(O_RDWR)", { 257, 56 }, 0xffffff9c, 0, 02, PROXY_ONLY },
+		{ "openat(O_WRONLY|O_CREAT|O_TRUNC)", { 257, 56 }, 0xffffff9c, 0, 01101, PROXY_ONLY },
+		{ "openat(O_RDONLY|O_CLOEXEC|O_DIRECTORY)", { 257, 56 }, 0xffffff9c, 0, 02200000, { A, A, A, A } },
+		{ "openat2", { 437, 437 }, 0, 0, 0, PROXY_ONLY },
+		{ "creat", { 85, -1 }, 0, 0644, 0, PROXY_ONLY },
+		{ "truncate", { 76, 45 }, 0, 0, 0, PROXY_ONLY },
+		{ "unlink", { 87, -1 }, 0, 0, 0, PROXY_ONLY },
+		{ "unlinkat", { 263, 35 }, 0, 0, 0, PROXY_ONLY },
+		{ "rename", { 82, -1 }, 0, 0, 0, PROXY_ONLY },
+		{ "renameat", { 264, 38 }, 0, 0, 0, PROXY_ONLY },
+		{ "renameat2", { 316, 276 }, 0, 0, 0, PROXY_ONLY },
+		{ "mkdir", { 83, -1 }, 0, 0, 0, PROXY_ONLY },
+		{ "mkdirat", { 258, 34 }, 0, 0, 0, PROXY_ONLY },
+		{ "rmdir", { 84, -1 }, 0, 0, 0, PROXY_ONLY },
+		{ "symlink", { 88, -1 }, 0, 0, 0, PROXY_ONLY },
+		{ "symlinkat", { 266, 36 }, 0, 0, 0, PROXY_ONLY },
+		{ "link", { 86, -1 }, 0, 0, 0, PROXY_ONLY },
+		{ "linkat", { 265, 37 }, 0, 0, 0, PROXY_ONLY },
+		{ "chmod", { 90, -1 }, 0, 0, 0, PROXY_ONLY },
+		{ "fchmodat", { 268, 53 }, 0, 0, 0, PROXY_ONLY },
+		{ "chown", { 92, -1 }, 0, 0, 0, PROXY_ONLY },
+		{ "fchownat", { 260, 54 }, 0, 0, 0, PROXY_ONLY },
+		{ "lchown", { 94, -1 }, 0, 0, 0, PROXY_ONLY },
+		/* what the proxy lives on */
+		{ "read", { 0, 63 }, 0, 0, 0, { A, A, A, A } },
+		{ "connect", { 42, 203 }, 0, 0, 0, { A, A, A, A } },
+		{ "accept4", { 288, 242 }, 0, 0, 0, { A, A, A, A } },
+		{ "getpid", { 39, 172 }, 0, 0, 0, { A, A, A, A } },
+	};
+#undef E
+#undef A
+#undef N
+#undef PROXY_ONLY
+#undef EVERYWHERE
+	static const char *const policy_names[4] = { "default", "allow-all-unix-sockets", "allow-nested-userns", "proxy" };
+	static const struct bpf_opts policies[4] = { { false, false, false }, { true, false, false },
+		{ false, true, false }, { false, false, true } };
+	static struct bpf_prog progs[2][4];
+	/* which rows a passing line ended on, per arch; which syscalls with
+	 * argument tests a passing line saw allowed (no test matched) */
+	static bool fired[2][LEN(bpf_rules)], passed[2][SC_COUNT];
+	size_t m, j;
+	int k, pol;
+
+	for (k = 0; k < 2; k++)
+		for (pol = 0; pol < 4; pol++)
+			bpf_assemble(&bpf_arches[k], &policies[pol], &progs[k][pol]);
+	for (m = 0; m < LEN(matrix); m++)
+		for (k = 0; k < 2; k++) {
+			const struct bpf_arch *arch = &bpf_arches[k];
+			struct sdata d = { matrix[m].nr[k], arch->audit_arch, 0,
+			    { matrix[m].a0, matrix[m].a1, matrix[m].a2, 0, 0, 0 } };
+
+			if (matrix[m].nr[k] < 0)
+				continue;
+			for (pol = 0; pol < 4; pol++) {
+				unsigned cost;
+				int rule = -1;
+				uint32_t got = bpf_run(&progs[k][pol], &d, &cost, &rule);
+
+				CHECK(got == matrix[m].want[pol], "%s %s under the %s program: got 0x%08x, want 0x%08x",
+				    arch->name, matrix[m].what, policy_names[pol], got, matrix[m].want[pol]);
+				if (got != matrix[m].want[pol])
+					continue;
+				if (rule >= 0 && got == bpf_rules[rule].action)
+					fired[k][rule] = true;
+				for (j = 0; j < SC_COUNT; j++)
+					if (got == ALLOW && arch->nr[j] == matrix[m].nr[k])
+						passed[k][j] = true;
+			}
+		}
+	/* SECURITY: every row of the rule table, in every group (unix-block,
+	 * namespaces and mounts, terminal, keyring, the proxy's own), has a line
+	 * above that ends on that row's ret, on each arch that has the syscall;
+	 * every syscall with argument tests has a line where none matches. A row
+	 * added without a line fails here; a row deleted fails its line. */
+	for (k = 0; k < 2; k++) {
+		bool has_args[SC_COUNT] = { false };
+
+		for (j = 0; j < LEN(bpf_rules); j++) {
+			const struct bpf_rule *r = &bpf_rules[j];
+
+			if (bpf_arches[k].nr[r->sc] < 0)
+				continue;
+			has_args[r->sc] |= r->cmp != CMP_NONE;
+			CHECK(fired[k][j], "%s: rule %zu (%s%s, group %d: %s) has no line in the verdict matrix that ends on it",
+			    bpf_arches[k].name, j, sc_names[r->sc], r->cmp == CMP_NONE ? "" :
+			    aprintf("(args[%d] %s 0x%x)", r->arg, r->cmp == CMP_EQ ? "==" : "&", r->value),
+			    (int)r->group, r->why);
+		}
+		for (j = 0; j < SC_COUNT; j++)
+			CHECK(!has_args[j] || passed[k][j], "%s: %s has argument tests but no matrix line where none matches",
+			    bpf_arches[k].name, sc_names[j]);
+	}
+}
 
 static void
 test_bpf(void)
@@ -903,6 +1070,9 @@ test_bpf(void)
 		{ A64, 0, 56, 0xffffff9c, 0, 4, ALLOW, "proxy aarch64: openat(O_RDONLY|O_CLOEXEC)", 0x80000 },
 		{ A64, 0, 35, 0, 0, 4, EPERM_RET, "proxy aarch64: unlinkat", 0 },
 		{ A64, 0, 270, 0, 0, 4, EPERM_RET, "proxy aarch64: process_vm_readv", 0 },
+		/* aarch64: the upper half of an argument is never loaded */
+		{ A64, 0, 198, 0xffffffff00000028ULL, 1, 0, EPERM_RET, "aarch64 socket(AF_VSOCK | garbage << 32)", 0 },
+		{ A64, 0, 29, 0, 0xffffffff0000541cULL, 0, EPERM_RET, "aarch64 ioctl(TIOCLINUX | garbage << 32)", 0 },
 	};
 	size_t i;
 	int k;
@@ -917,9 +1087,10 @@ test_bpf(void)
 		uint32_t got;
 
 		bpf_assemble(arch, &o, &p);
-		got = bpf_run(&p, &d, &cost);
+		got = bpf_run(&p, &d, &cost, NULL);
 		CHECK(got == cases[i].want, "%s: got 0x%08x, want 0x%08x", cases[i].what, got, cases[i].want);
 	}
+	bpf_matrix();
 	/* sweep: every syscall number no rule names is allowed, on both arches */
 	for (k = 0; k < 2; k++) {
 		struct bpf_opts o = { false, false, false };
@@ -934,7 +1105,7 @@ test_bpf(void)
 
 			for (r = 0; r < LEN(bpf_rules); r++)	/* named by a rule this program keeps */
 				named |= bpf_arches[k].nr[bpf_rules[r].sc] == nr && bpf_rule_kept(&bpf_rules[r], &o);
-			if (!named && bpf_run(&p, &d, &cost) != ALLOW)
+			if (!named && bpf_run(&p, &d, &cost, NULL) != ALLOW)
 				bad++;
 			if (!named && cost > max_cost)
 				max_cost = cost;
@@ -959,19 +1130,31 @@ test_bpf(void)
 			CHECK(seen[j] || bpf_arches[k].nr[bpf_rules[j].sc] < 0, "%s: rule %u (%s) emitted nothing",
 			    bpf_arches[k].name, j, sc_names[bpf_rules[j].sc]);
 	}
-	/* --print=bpf goldens for both arches */
-	for (k = 0; k < 2; k++) {
-		struct bpf_opts o = { false, false, false };
+	/* --print=bpf and --print=bpf-proxy goldens for both arches */
+	for (k = 0; k < 4; k++) {
+		struct bpf_opts o = { false, false, k >= 2 };
 		struct bpf_prog p;
-		const char *path = aprintf("tests/golden/%s.bpf.txt", bpf_arches[k].name);
+		const char *path = aprintf("tests/golden/%s.%s.txt", bpf_arches[k % 2].name, k >= 2 ? "bpf-proxy" : "bpf");
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
 		struct buf golden = { 0 };
 
-		bpf_assemble(&bpf_arches[k], &o, &p);
+		bpf_assemble(&bpf_arches[k % 2], &o, &p);
 		bpf_disassemble(&p, f);
 		fclose(f);
+		/* every compared constant is spelled out: a jump whose operand
+		 * column is blank hides what the program tests */
+		for (const char *q = text; (q = strstr(q, "\n")) != NULL; q++) {
+			const char *m = strstr(q, "  j"), *e = strchr(q + 1, '\n');
+
+			if (!m || (e && m > e))
+				continue;
+			m += 2 + strcspn(m + 2, " ");
+			m += strspn(m, " ");
+			CHECK(strncmp(m, "true:", 5) != 0, "%s: a jump with no operand: %.*s", path,
+			    (int)(e ? e - q - 1 : 60), q + 1);
+		}
 		if (getenv("UPDATE_GOLDEN")) {
 			f = fopen(path, "w");
 			fputs(text, f);
@@ -1703,7 +1886,7 @@ test_policy_hardening(void)
 		  "d /s/x; l /l /s", "", "tmpfs /s\nremount-ro /s\n" },
 		{ "a secret glob", "deny-secret-file /e/*.key\n", "f /e/a.key; f /e/b.txt", "", "empty /e/a.key\n" },
 		{ "disable-filesystem keeps the secrets (srt drops them)", "disable-filesystem\ndeny-secret-file /e/k\n"
-		  "deny-read /e/j\n", "f /e/k; f /e/j", "", "empty /e/k\n" },
+		  "deny-read /e/j\n", "f /e/k; f /e/j", "", "rw /e\nempty /e/k\n" },
 		{ "\"..\" is judged once resolved", "deny-read /dev/../e/k\n", "f /e/k; d /dev", "", "empty /e/k\n" },
 		{ "a missing secret mounts nothing (and warns)", "deny-secret-file /e/none\n", "d /e", "", "" },
 		{ "deny-read /sys/... is honoured", "deny-read /sys/firmware\ndeny-read /sys/kernel/notes\n",
@@ -1780,6 +1963,71 @@ test_policy_hardening(void)
 	}
 }
 
+/* ---- the edges the host side trusts: inherited fds, placeholder removal - */
+
+static void
+test_host_edges(void)
+{
+	char dir[] = "/tmp/sbx-unit-XXXXXX";
+	int fds[3], i;
+	struct stat st;
+	struct ph_id id;
+
+	/* the fallback path of fds_cloexec_from (kernels before 5.11) */
+	for (i = 0; i < 3; i++) {
+		fds[i] = dup(2);
+		fcntl(fds[i], F_SETFD, 0);
+	}
+	CHECK(fds_cloexec_listed(3) == 0, "fds_cloexec_listed failed");
+	for (i = 0; i < 3; i++) {
+		CHECK(fcntl(fds[i], F_GETFD) & FD_CLOEXEC, "fd %d left inheritable by the fallback", fds[i]);
+		close(fds[i]);
+	}
+	/* ph_remove follows no symlink on the way: dir/link -> dir/real, the
+	 * placeholder dir/real/ph; removing "dir/link/ph" with the right
+	 * identity must not act through the link */
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	mkdir(aprintf("%s/real", dir), 0700);
+	mkdir(aprintf("%s/real/ph", dir), 0700);
+	CHECK(symlink("real", aprintf("%s/link", dir)) == 0, "symlink");
+	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
+	memset(&id, 0, sizeof(id));
+	id.made = true;
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	ph_remove(aprintf("%s/link/ph", dir), &id);
+	CHECK(access(aprintf("%s/real/ph", dir), F_OK) == 0, "ph_remove acted through a symlinked parent");
+	/* an empty regular file at the name: never removed, identity or not */
+	CHECK(rmdir(aprintf("%s/real/ph", dir)) == 0 && close(open(aprintf("%s/real/ph", dir), O_CREAT | O_WRONLY, 0600)) == 0,
+	    "setup: a file at the name");
+	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	ph_remove(aprintf("%s/real/ph", dir), &id);
+	CHECK(access(aprintf("%s/real/ph", dir), F_OK) == 0, "ph_remove removed a regular file");
+	unlink(aprintf("%s/real/ph", dir));
+	/* control: the directory it made, by its real path, is removed */
+	mkdir(aprintf("%s/real/ph", dir), 0700);
+	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	ph_remove(aprintf("%s/real/ph", dir), &id);
+	CHECK(access(aprintf("%s/real/ph", dir), F_OK) < 0, "ph_remove kept its own placeholder");
+	/* and a directory with something inside is kept */
+	mkdir(aprintf("%s/real/ph", dir), 0700);
+	mkdir(aprintf("%s/real/ph/mine", dir), 0700);
+	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	ph_remove(aprintf("%s/real/ph", dir), &id);
+	CHECK(access(aprintf("%s/real/ph/mine", dir), F_OK) == 0, "ph_remove removed a directory with the person's files");
+	rm_tree(dir);
+	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
+}
+
 int
 main(void)
 {
@@ -1794,6 +2042,7 @@ main(void)
 	test_proxy_parsers();
 	test_decisions();
 	test_policy_hardening();
+	test_host_edges();
 #if SBX_LINUX
 	test_expose_refusal();
 #endif
