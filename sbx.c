@@ -6207,11 +6207,13 @@ static struct net_log *net_log_new(void);
 static void net_log_drain(struct net_log *l, int fd);
 static void net_log_summary(const struct net_log *l);
 
-/* Forget, in this process, the variables deny-env names: the proxy parses
- * hostile bytes and needs none of them, so a memory bug there must not
- * find them (DESIGN 3.6). The value is overwritten where it lies (for the
- * first environment, the block /proc/PID/environ shows): unsetenv(3) only
- * unlinks the string. */
+/* Forget, in this process, the variables deny-env names, once the bwrap
+ * options are rendered: every process forked after (bwrap, the proxy)
+ * starts without them. The proxy parses hostile bytes and needs none of
+ * them (DESIGN 3.6), and under weaker-nested-sandbox the command sees the
+ * host's /proc, where sbx's and bwrap's environ are readable. The value is
+ * overwritten where it lies (for the first environment, the block
+ * /proc/PID/environ shows): unsetenv(3) only unlinks the string. */
 static void
 env_scrub(const struct policy *p)
 {
@@ -6441,6 +6443,9 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		die("memfd_create: %s", strerror(errno));
 	bw_render_options(p, pl, &bp, &opts);
 	bw_render_command(&bp, &tail);
+	/* rendered (the --unsetenv list is made): from here on sbx, and bwrap
+	 * and the proxy forked below, hold none of the denied values */
+	env_scrub(p);
 	for (i = 0; i < opts.n; i++)
 		buf_putn(&args, opts.v[i], strlen(opts.v[i]) + 1);	/* NUL-separated */
 	if (write_all(bp.args_fd, args.p, args.n) < 0 || lseek(bp.args_fd, 0, SEEK_SET) < 0)
@@ -6526,7 +6531,6 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 			for (i = 0; i < run_state.held.n; i++)	/* the placeholders' locks stay sbx's */
 				close(((struct ph_held *)run_state.held.v[i])->fd);
 			sigprocmask(SIG_SETMASK, &old, NULL);
-			env_scrub(p);
 			proxy_main(p, ls, nls, expose_fd, pair[1]);
 		}
 		if (proxy_pid < 0)
@@ -9295,6 +9299,9 @@ main(int argc, char **argv)
 		die_hint("sbx --help shows how", "no command given");
 	if (p.allow_unix_sockets.n)
 		warnx("allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is the Linux form");
+	if (p.deny_env.n && p.weaker_nested_sandbox)
+		warnx("deny-env with weaker-nested-sandbox: the command sees the host's /proc, where the environment "
+		    "of your other processes (the shell that ran sbx) may be readable");
 
 	/* plan: the policy and the disk, to a list of mounts. The runtime root
 	 * is chosen from the plan of the policy's own rules (never where the

@@ -137,22 +137,34 @@ EOF
 	expect_contains "$OUT" "HTTP_PROXY=http://127.0.0.1:3128" "sbx's own proxy variable, set after the deny"
 	expect_contains "$OUT" "JAVA_TOOL_OPTIONS=-Dhttp.proxyHost=127.0.0.1" "sbx's JVM properties, without the denied value"
 	expect_contains "$OUT" "SANDBOX_RUNTIME=1" "sbx's own variables"
-	# the proxy (sbx's child that parses what the command sends) does not hold them
-	# either; control: sbx itself does
-	AWS_SECRET_ACCESS_KEY=sekrit-aws start_bg "$T/bg.out" -c "$T/p" -- sleep "${TOKBASE}3"
-	local i c proxy=
+	# once the options are rendered, sbx forgets the denied values (overwritten in
+	# place), so neither sbx, nor bwrap, nor the proxy (which parses what the command
+	# sends) holds them; control: a variable not denied is still there to read
+	AWS_SECRET_ACCESS_KEY=sekrit-aws OTHER_VAR=kept3 start_bg "$T/bg.out" -c "$T/p" -- sleep "${TOKBASE}3"
+	local i c proxy= bw= envs=
 	for i in $(seq 50); do
 		for c in $(cat /proc/$BGPID/task/*/children 2>/dev/null); do
-			[ "$(cat /proc/$c/comm 2>/dev/null)" = sbx ] && proxy=$c
+			case $(cat /proc/$c/comm 2>/dev/null) in sbx) proxy=$c ;; bwrap) bw=$c ;; esac
 		done
-		[ -n "$proxy" ] && break; sleep 0.1
+		[ -n "$proxy" ] && [ -n "$bw" ] && break; sleep 0.1
 	done
-	[ -n "$proxy" ] || { kill $BGPID; fail "no proxy process found under sbx ($BGPID)"; }
-	local penv senv
-	penv=$(tr '\0' '\n' <"/proc/$proxy/environ"); senv=$(tr '\0' '\n' <"/proc/$BGPID/environ")
+	[ -n "$proxy" ] && [ -n "$bw" ] || { kill $BGPID; fail "no proxy or bwrap process found under sbx ($BGPID)"; }
+	for c in $BGPID $bw $proxy; do envs+=$(tr '\0' '\n' <"/proc/$c/environ")$'\n'; done
 	kill -TERM $BGPID; wait_pid $BGPID 10
-	expect_contains "$senv" "AWS_SECRET_ACCESS_KEY=sekrit-aws" "control: sbx's own environment"
-	expect_not_contains "$penv" sekrit "the proxy's environment"
+	[ "$(grep -c '^OTHER_VAR=kept3$' <<<"$envs")" = 3 ] || fail "control: the three environments were not read: $envs"
+	expect_not_contains "$envs" sekrit "sbx's, bwrap's and the proxy's environments"
+	# weaker-nested-sandbox shows the host's /proc: sbx warns that the caller's other
+	# processes' environments may be readable there (whether they are depends on the
+	# kernel's ptrace checks; sbx's own hold nothing, as above)
+	policy w <<EOF
+allow-write .
+deny-env AWS_*
+weaker-nested-sandbox
+EOF
+	AWS_SECRET_ACCESS_KEY=sekrit-aws run_sbx -c "$T/w" -- sh -c 'env; echo DONE'
+	expect_rc 0 "weaker-nested-sandbox"; expect_contains "$OUT" DONE "weaker-nested-sandbox"
+	expect_not_contains "$OUT" sekrit "the command's environment under weaker-nested-sandbox"
+	expect_contains "$ERR" "deny-env with weaker-nested-sandbox: the command sees the host's /proc" "the warning"
 	# control: without the denies the same variables come through
 	policy q <<<"allow-write ."
 	AWS_SECRET_ACCESS_KEY=sekrit-aws GH_TOKEN=sekrit-gh run_sbx -c "$T/q" -- sh -c 'env'
