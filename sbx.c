@@ -128,6 +128,12 @@
 #    define SYS_close_range	436	/* Linux 5.9; the same number on x86_64 and aarch64 */
 #  endif
 #  define SBX_CLOSE_RANGE_CLOEXEC	(1U << 2)	/* Linux 5.11 */
+#  ifndef SYS_open_tree
+#    define SYS_open_tree	428	/* Linux 5.2; the same on x86_64 and aarch64 */
+#    define SYS_move_mount	429
+#  endif
+#  define SBX_OPEN_TREE_CLONE		1
+#  define SBX_MOVE_MOUNT_F_EMPTY_PATH	0x4
 #endif
 
 #ifndef O_PATH
@@ -3409,6 +3415,8 @@ enum rule_bits {
 	RB_WRITE = 4,		/* allow-write */
 	RB_DENY_WRITE = 8,	/* deny-write, or a mandatory deny */
 	RB_PLACEHOLDER = 16,	/* a missing write deny: the node is its first missing name */
+	RB_LINK_PIN = 32,	/* a dangerous name that is a symlink: the link itself is pinned */
+	RB_DANGLING = 64,	/* the missing target of such a link: refused where it could be made */
 };
 
 enum mkind {
@@ -3420,6 +3428,8 @@ enum mkind {
 	MK_TMPFS,	/* --tmpfs P: a hidden directory */
 	MK_REMOUNT_RO,	/* --remount-ro P: after the paths bound back into a --tmpfs */
 	MK_BIND_FROM,	/* --ro-bind SRC P: a host file shown at another path (sbx itself) */
+	MK_PIN_LINK,	/* a symlink mounted onto itself, unfollowed, by sbx-init (6b): bwrap
+			 * follows every link it mounts on, so this one is not in its argv */
 };
 
 struct mount {
@@ -3569,7 +3579,7 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			vis = true;	/* allow-read wins over deny-read on the same path (srt) */
 		else if (n->rules & RB_HIDE)
 			vis = false;
-		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER));
+		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
 		wr = forced ? false : (n->rules & RB_WRITE) ? true : par->writable;
 
 		/* what is mounted decides the state below this node */
@@ -3585,6 +3595,19 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 				plan_mount(pl, MK_BIND_RO, n->path, n->why);
 				n->writable = false;
 				n->mounted = true;
+			}
+		} else if (n->rules & RB_LINK_PIN) {
+			/* outside every writable place a link cannot be replaced anyway */
+			if (par->visible && par->writable) {
+				plan_mount(pl, MK_PIN_LINK, n->path, n->why);
+				n->writable = false;
+				n->mounted = true;
+			}
+		} else if (n->rules & RB_DANGLING) {
+			if (par->visible && par->writable) {
+				*why = aprintf("%s: does not exist, and the command could create it there, to run later; "
+				    "sbx refuses (hint: create it, or remove the link that points at it)", n->why);
+				return -1;
 			}
 		} else if (n->kind == FK_MISSING || n->kind == FK_UNREADABLE) {
 			/* nothing to mount on; a missing path outside every writable
@@ -3878,25 +3901,57 @@ name_ieq(const char *a, const char *b)
 	return strcasecmp(a, b) == 0;
 }
 
-/* A mandatory deny at root/rel. SECURITY: if any name from the root down is a
- * symlink, the command could replace the link itself (a mount covers only its
- * target), so sbx refuses instead of pretending to protect it. */
+/* A dangerous name, or a directory on the way to one, that is a symlink
+ * (a dotfiles repository's .bashrc, .claude/commands -> ../shared/commands,
+ * a link an earlier run left dangling). SECURITY: a mount on the link's
+ * target does not stop the command from replacing the link itself, so the
+ * link is pinned (sbx-init mounts it onto itself without following it; a
+ * mount point can be neither removed nor renamed), and, when deny_target,
+ * its target is denied as the name would be. A target that does not exist
+ * cannot be covered without creating it: where the command could create
+ * it, the planner refuses the run (RB_DANGLING). Returns 1 when the target
+ * exists, 0 when it does not, -1 with rs->e filled on error. */
+static int
+rs_cover_link(struct resolver *rs, const char *link, const char *why, bool deny_target)
+{
+	struct resolved res;
+	const char *err;
+
+	plan_add_fact(rs->facts, link, FK_LINK, RB_LINK_PIN, aprintf("%s (a symlink: pinned)", why));
+	if (resolve_path(rs->dk, link, &res, &err) < 0)
+		return rs_fail(rs, NULL, "%s: %s", link, err);
+	if (res.kind == FK_MISSING) {
+		plan_add_fact(rs->facts, res.first_missing, FK_MISSING, RB_DANGLING,
+		    aprintf("%s, the target of the symlink %s (%s)", res.first_missing, link, why));
+		return 0;
+	}
+	if (deny_target)
+		rs_deny_write(rs, &res, aprintf("%s (the target of the symlink %s)", why, link));
+	return 1;
+}
+
+/* A mandatory deny at root/rel; a missing one is held by a placeholder
+ * when hold_missing. Symlinks on the way are covered as rs_cover_link says. */
 static int
 rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing)
 {
 	char *path = path_join(root, rel), *p;
+	const char *reason = aprintf("mandatory deny %s: %s", rel, why);
 	struct resolved res;
 	const char *err;
 
 	for (p = path + strlen(root) + 1;; p++) {
 		if (*p == '/' || *p == '\0') {
 			char *prefix = astrndup(path, (size_t)(p - path));
+			int rc;
 
-			if (rs->dk->ops->lstat(rs->dk->ctx, prefix, NULL) == FK_LINK)
-				return rs_fail(rs, NULL,
-				    "%s is a symlink inside the writable directory %s; a mount cannot stop the command "
-				    "from replacing a symlink, so sbx refuses (hint: replace the link by the file, or "
-				    "leave %s read-only)", prefix, root, root);
+			if (rs->dk->ops->lstat(rs->dk->ctx, prefix, NULL) == FK_LINK) {
+				rc = rs_cover_link(rs, prefix, reason, !*p);
+				if (rc <= 0)
+					return rc;	/* an error, or a dangling link: nothing below it */
+				if (!*p)
+					return 0;	/* the name itself: its target is denied */
+			}
 			if (!*p)
 				break;
 		}
@@ -3905,7 +3960,7 @@ rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char 
 		return rs_fail(rs, NULL, "%s: %s", path, err);
 	if (res.kind == FK_MISSING && !hold_missing)
 		return 0;
-	rs_deny_write(rs, &res, aprintf("mandatory deny %s: %s", rel, why));
+	rs_deny_write(rs, &res, reason);
 	return 0;
 }
 
@@ -3936,7 +3991,11 @@ rs_scan_top(struct resolver *rs, const char *root)
 		if (!rs->p->allow_git_config &&
 		    rs_mandatory(rs, root, ".git/config", "git runs commands named in it", true) < 0)
 			return -1;
-	} else if (git == FK_FILE || git == FK_LINK) {
+	} else if (git == FK_LINK) {	/* its gitdir could be anything */
+		return rs_fail(rs, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
+		    "it makes git use, so it refuses (hint: replace the link by a .git file, \"gitdir: PATH\", as git "
+		    "worktree writes)", root);
+	} else if (git == FK_FILE) {
 		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
 			return -1;
 	}
@@ -3963,8 +4022,7 @@ rs_scan_children(struct resolver *rs, void *parent, const char *dirpath, const c
 				const char *p = path_join(dirpath, name);
 
 				if (k == FK_LINK)
-					rc = rs_fail(rs, NULL, "%s is a symlink in a writable directory; a mount cannot "
-					    "stop the command from replacing a symlink, so sbx refuses", p);
+					rc = rs_cover_link(rs, p, why, true) < 0 ? -1 : 0;
 				else
 					plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
 			}
@@ -3999,24 +4057,32 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
 				if (name_ieq(name, dangerous_files[i].name)) {
-					dangerous = true;
+					const char *why = aprintf("mandatory deny %s: %s", dangerous_files[i].name,
+					    dangerous_files[i].why);
+
 					if (k != FK_LINK)
-						plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
-						    aprintf("mandatory deny %s: %s", dangerous_files[i].name,
-							dangerous_files[i].why));
+						plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
+					else if (rs_cover_link(rs, p, why, true) < 0)
+						return -1;
 				}
 		if (dir_level && (name_ieq(name, ".vscode") || name_ieq(name, ".idea"))) {
-			dangerous = true;
+			const char *why = aprintf("mandatory deny %s: %s", name, dangerous_dirs[name_ieq(name, ".idea")].why);
+
 			if (k != FK_LINK)
-				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
-				    aprintf("mandatory deny %s: %s", name, dangerous_dirs[name_ieq(name, ".idea")].why));
+				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
+			else if (rs_cover_link(rs, p, why, true) < 0)
+				return -1;
 		}
 		if (dir_level && name_ieq(name, ".claude")) {
 			static const char *const sub[] = { "commands", "agents" };
+			static const char claude_why[] = "agent configuration runs later with full access";
 
-			dangerous = k == FK_LINK;
 			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, sub, 2,
 			    "mandatory deny .claude/: agent configuration runs later with full access") < 0)
+				return -1;
+			/* a linked .claude: its link pinned, the names inside its target denied */
+			if (k == FK_LINK && (rs_mandatory(rs, path, aprintf("%s/commands", name), claude_why, false) < 0 ||
+			    rs_mandatory(rs, path, aprintf("%s/agents", name), claude_why, false) < 0))
 				return -1;
 		}
 		if (dir_level && name_ieq(name, ".git")) {
@@ -4030,9 +4096,10 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
 				    "mandatory deny .git: a worktree's .git file says where git finds its hooks");
 		}
-		if (dangerous && k == FK_LINK)
-			return rs_fail(rs, NULL, "%s is a symlink in a writable directory; a mount cannot stop the "
-			    "command from replacing a symlink, so sbx refuses (hint: replace the link by the file)", p);
+		if (dangerous && k == FK_LINK)	/* a .git symlink: its gitdir could be anything */
+			return rs_fail(rs, NULL, "%s is a symlink in a writable directory; sbx cannot tell which "
+			    "repository it makes git use, so it refuses (hint: replace the link by a .git file, "
+			    "\"gitdir: PATH\", as git worktree writes)", p);
 		if (k == FK_DIR && depth + 1 <= maxd - 1 && strcmp(name, "node_modules") != 0 &&
 		    !name_ieq(name, ".git")) {
 			void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, name);
@@ -4965,6 +5032,8 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 		case MK_BIND_FROM:
 			argv_push3(out, "--ro-bind", m->src, m->path);
 			break;
+		case MK_PIN_LINK:
+			break;	/* sbx-init's, from the control message */
 		}
 	}
 	argv_push3(out, "--dev", "/dev", NULL);
@@ -5056,6 +5125,7 @@ struct inner_msg {
 	uint32_t nexpose; uint16_t expose[SBX_MAX_HOST_PORTS];	/* expose-port */
 	const char *socat;		/* bridge socat: the socat binary, else NULL */
 	const char *bridge_sock[2];	/* bridge socat: the proxy's Unix sockets, HTTP and SOCKS */
+	uint32_t nlinks; char **links;	/* symlinked dangerous names sbx-init pins (MK_PIN_LINK) */
 	char **argv;
 };
 
@@ -5068,6 +5138,7 @@ put_u32(struct buf *b, uint32_t v)
 /* Encode the instructions for the inner helper:
  *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 | u32 nexpose |
  *   nexpose x u32 | socat NUL | http socket NUL | socks socket NUL |
+ *   u32 nlinks | nlinks NUL-terminated absolute paths |
  *   u32 argc | argc NUL-terminated strings
  * (an empty string is "none"). */
 static void
@@ -5089,6 +5160,9 @@ ctl_encode(const struct inner_msg *m, struct buf *b)
 	for (i = 0; i < 2; i++)
 		buf_putn(&body, m->bridge_sock[i] ? m->bridge_sock[i] : "",
 		    strlen(m->bridge_sock[i] ? m->bridge_sock[i] : "") + 1);
+	put_u32(&body, m->nlinks);
+	for (i = 0; i < m->nlinks; i++)
+		buf_putn(&body, m->links[i], strlen(m->links[i]) + 1);
 	put_u32(&body, argc);
 	for (i = 0; i < argc; i++)
 		buf_putn(&body, m->argv[i], strlen(m->argv[i]) + 1);
@@ -5180,6 +5254,13 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
 	for (i = 0; i < 3; i++)
 		take_str(&c, &s[i], "bridge strings cut short");
+	if (take_u32(&c, &m->nlinks, "no link count") && m->nlinks > SBX_MAX_MOUNTS)
+		c.why = "bad link count";
+	if (!c.why)
+		m->links = amalloc((m->nlinks + 1) * sizeof(char *));
+	for (i = 0; !c.why && i < m->nlinks; i++)
+		if (take_str(&c, &m->links[i], "link path not terminated") && m->links[i][0] != '/')
+			c.why = "a link path that is not absolute";
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_CTL_MAX_ARGS))
 		c.why = "bad argument count";
 	if (!c.why) {
@@ -5721,6 +5802,28 @@ inner_rename(const char *name)
 	prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
+/* Mount the symlink at path onto itself, without following it (the new
+ * mount API: open_tree with AT_SYMLINK_NOFOLLOW, then move_mount without
+ * MOVE_MOUNT_T_SYMLINKS). SECURITY: a mount point can be neither removed
+ * nor renamed (EBUSY), so the command cannot swap a dangerous name that is
+ * a link for a file of its own; the link's target is denied by bwrap's
+ * mounts. Done by init, in the nested mount namespace, before the filters
+ * (which refuse both calls). Returns 0, or -1 with errno set. */
+static int
+pin_link(const char *path)
+{
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
+	int rc, saved;
+
+	if (fd < 0)
+		return -1;
+	rc = (int)syscall(SYS_move_mount, fd, "", AT_FDCWD, path, SBX_MOVE_MOUNT_F_EMPTY_PATH);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
  * not nest, a plain child). Never returns. */
 static void __attribute__((noreturn))
@@ -5754,6 +5857,11 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 				die_hint(NULL, "cannot make %s read-only: %s", proc_covers[i], strerror(errno));
 		}
 	}
+	for (uint32_t i = 0; i < m->nlinks; i++)
+		if (!nested || pin_link(m->links[i]) < 0)
+			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux 5.2+); replace the link by "
+			    "the file it points at" : weaker_hint, "cannot pin the symlink %s (a dangerous name) in place: %s",
+			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
 		die_hint(NULL, "cannot install the seccomp filters: %s", strerror(errno));
@@ -6082,6 +6190,10 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		ls[nls++].port = im.expose[i];
 	}
 	im.argv = cmd;
+	im.links = amalloc((pl->mounts.n + 1) * sizeof(char *));
+	for (i = 0; i < pl->mounts.n; i++)
+		if (((struct mount *)pl->mounts.v[i])->kind == MK_PIN_LINK)
+			im.links[im.nlinks++] = (char *)((struct mount *)pl->mounts.v[i])->path;
 
 	/* the forwarded signals wait on sigfd from here on: one that came
 	 * while the sandbox is being built must not kill sbx half-way, with
@@ -8963,7 +9075,8 @@ main(int argc, char **argv)
 	if (rp.bridge_dir)	/* the runtime root is hidden inside; the sockets are shown, read-only */
 		plan_bind_from(&pl, rp.bridge_dir, rp.bridge_dir, "bridge socat: the proxy's Unix sockets");
 	for (i = 0; i < pl.mounts.n; i++) {
-		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show" };
+		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show",
+			"pin link" };
 		const struct mount *m = pl.mounts.v[i];
 
 		note("mount %-10s %s  <- %s", kinds[m->kind], m->path, m->why);	/* ORDER: enum mkind */
@@ -8978,6 +9091,10 @@ main(int argc, char **argv)
 		bw_render_options(&p, &pl, &bp, &opts);
 		bw_render_command(&bp, &tail);
 		bw_print(p.bwrap_path ? p.bwrap_path : "bwrap", &opts, &tail, c.cmd, &out);
+		for (i = 0; i < pl.mounts.n; i++)	/* not bwrap's: it follows every link it mounts on */
+			if (((struct mount *)pl.mounts.v[i])->kind == MK_PIN_LINK)
+				buf_printf(&out, "# symlink pinned by sbx-init (mounted onto itself, not followed): %s\n",
+				    ((struct mount *)pl.mounts.v[i])->path);
 		fwrite(out.p, 1, out.n, stdout);
 		free(out.p);
 		return 0;

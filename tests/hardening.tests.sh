@@ -212,6 +212,44 @@ EOF
 	expect_eq "$ERR" "" "stderr under the default policy"
 }
 
+t_symlinked_dangerous_names() { # a dangerous name that is a symlink: neither written through nor replaced; its target untouched
+	mkdir -p dotfiles shared/commands .claude
+	echo 'echo hi' >dotfiles/bashrc; echo cmd >shared/commands/a.md
+	ln -s dotfiles/bashrc .bashrc; ln -s ../shared/commands .claude/commands
+	ln -s /nonexistent-sbx-$TOKBASE .mcp.json    # dangling, to nowhere the command can write
+	snap "$P" >"$T/.snap"
+	run_sbx -- sh -c 'cat .bashrc; ls .claude/commands
+		(echo pwn >> .bashrc) 2>/dev/null && echo "WROTE through .bashrc"
+		(echo pwn > dotfiles/bashrc) 2>/dev/null && echo "WROTE the target"
+		rm -f .bashrc 2>/dev/null && echo "REMOVED .bashrc"
+		mv .bashrc moved 2>/dev/null && echo "RENAMED .bashrc"
+		rm -f .mcp.json 2>/dev/null && echo "REMOVED .mcp.json"
+		(echo pwn > .mcp.json) 2>/dev/null && echo "WROTE through .mcp.json"
+		(echo pwn > .claude/commands/b.md) 2>/dev/null && echo "WROTE into .claude/commands"
+		rm -f .claude/commands 2>/dev/null && echo "REMOVED .claude/commands"
+		mv .claude .claude2 2>/dev/null && echo "RENAMED .claude"
+		echo ok > ok.txt && echo control-ok'
+	expect_rc 0
+	expect_contains "$OUT" "echo hi" "reading through the link (control)"
+	expect_contains "$OUT" "a.md" "listing through the linked directory (control)"
+	expect_not_contains "$OUT" "WROTE" "a write through a pinned link or to its target"
+	expect_not_contains "$OUT" "REMOVED" "removing a pinned link"
+	expect_not_contains "$OUT" "RENAMED" "renaming a pinned link or its directory"
+	expect_contains "$OUT" control-ok "an ordinary write (control)"
+	[ ! -e /nonexistent-sbx-$TOKBASE ] || fail "the dangling link's target was created"
+	rm ok.txt
+	expect_same_tree "$P" "$T/.snap" "the links and their targets after the run"
+	run_sbx --print=argv -- true
+	expect_contains "$OUT" "# symlink pinned by sbx-init (mounted onto itself, not followed): $P/.bashrc" "--print=argv shows the pins"
+	# a dangling link whose target the command could create: refused, with the fix
+	ln -s dotfiles/profile .profile
+	run_sbx -- sh -c 'echo ran'
+	expect_rc 125
+	expect_contains "$ERR" "$P/dotfiles/profile, the target of the symlink $P/.profile" "the refusal names both"
+	expect_contains "$ERR" "hint: create it, or remove the link" "the fix"
+	expect_not_contains "$OUT" ran "nothing ran"
+}
+
 TESTS+=(inherited_fds_closed concurrent_runs_share_placeholders concurrent_run_killed person_file_survives_cleanup
 	runtime_dir_never_writable other_runs_tmpdir_hidden sigpipe_does_not_kill_sbx usr_signals_forwarded
-	deny_read_inside_root_pinned missing_paths_said)
+	deny_read_inside_root_pinned missing_paths_said symlinked_dangerous_names)
