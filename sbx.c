@@ -4433,8 +4433,14 @@ struct ph_id {
 	long long ctime;	/* "made": its ctime; "intent": when the intent was written */
 };
 
-/* One placeholder this run covers: its registry file, locked shared. */
-struct ph_held { const char *path; int fd; };
+/* A directory this run mounts on, locked shared (any run, of any runtime
+ * directory, sees that lock), and when it is a placeholder of this
+ * registry, its entry, locked shared too. */
+struct ph_held {
+	const char *path;
+	int dir;	/* the directory itself, or -1 (not a directory) */
+	int fd;		/* the registry entry, or -1 (not a placeholder of ours) */
+};
 
 /* The run's own state, for cleanup at exit (atexit: every exit path). */
 static struct {
@@ -4577,8 +4583,56 @@ ph_dir_open(bool create)
 	return fd;
 }
 
-/* With the lock held: remove the placeholders of entries no live run
- * holds (runs killed before they could clean up). */
+/* Open the directory at path without following a link, and lock it:
+ * shared, or exclusive without waiting. Returns the descriptor, or -1
+ * (missing, not a directory, or, for LOCK_EX, in use). */
+static int
+ph_dir_lock(const char *path, int how)
+{
+	const char *name;
+	int pfd = open_parent_nofollow(path, &name), fd;
+
+	if (pfd < 0)
+		return -1;
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
+	if (fd >= 0 && flock(fd, how) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* With the registry lock and the entry's lock held exclusively: remove
+ * the placeholder if no run, of any runtime directory, has its directory
+ * locked, then the entry. Returns false when the placeholder is still in
+ * use (the entry stays, for a later run to reclaim). */
+static bool
+ph_retire(int dfd, int entry, const char *ename, int dir)
+{
+	struct ph_id id;
+	const char *path = ph_entry_read(entry, &id);
+	int own = -1;
+
+	if (path) {
+		/* KERNEL: converting a shared flock to exclusive drops it first;
+		 * a run that takes it shared in between keeps the placeholder, and
+		 * one that waits sees it gone once we close (ph_cover checks) */
+		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_dir_lock(path, LOCK_EX | LOCK_NB)) < 0) {
+			if (errno == EWOULDBLOCK)
+				return false;	/* another run mounts on it */
+		} else {
+			ph_remove(path, &id);
+		}
+		if (own >= 0)
+			close(own);
+	}
+	unlinkat(dfd, ename, 0);
+	return true;
+}
+
+/* With the registry lock held: remove the placeholders of entries no live
+ * run holds (runs killed before they could clean up). */
 static void
 ph_reclaim(int dfd)
 {
@@ -4592,8 +4646,6 @@ ph_reclaim(int dfd)
 		return;
 	}
 	while ((de = readdir(d))) {
-		struct ph_id id;
-		const char *path;
 		int fd;
 
 		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
@@ -4601,80 +4653,88 @@ ph_reclaim(int dfd)
 		fd = openat(dfd, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {	/* a live run covers it */
-			close(fd);
-			continue;
-		}
-		if ((path = ph_entry_read(fd, &id))) {
-			note("placeholder %s: left by a run that did not finish; removing it", path);
-			ph_remove(path, &id);
-		}
-		unlinkat(dfd, de->d_name, 0);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ph_retire(dfd, fd, de->d_name, -1))
+			note("placeholder entry %s: left by a run that did not finish; reclaimed", de->d_name);
 		close(fd);
 	}
 	closedir(d);
 }
 
-/* Cover target with a placeholder, or share one: under the lock, before
- * bwrap binds anything. A target that exists and is in the registry is
- * another run's placeholder (or ours from a dead run's entry being
- * reused): take its entry shared. A target that is missing (planned as a
- * placeholder, or another run's placeholder that was removed since this
- * run's scan saw it) is made now, its intent recorded first. */
+/* Cover target, under the registry lock, before bwrap binds anything.
+ * A directory is locked shared, whoever made it: a placeholder of another
+ * run (even of another runtime directory) is then never removed under this
+ * run's mount. A target in this registry is shared through its entry. A
+ * missing target (planned as a placeholder, or another run's placeholder
+ * removed since this run's scan saw it) is made now, its intent recorded
+ * first. */
 static void
 ph_cover(int dfd, const char *target)
 {
 	const char *ename = ph_entry_name(target), *name, *epath;
 	struct ph_held *h;
 	struct ph_id id;
-	struct stat st;
-	int fd, pfd;
-	bool missing;
+	struct stat st, now;
+	int fd = -1, pfd, dir = -1, tries;
 
-	if ((pfd = open_parent_nofollow(target, &name)) < 0)
-		die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target, strerror(errno));
-	missing = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0;
-	if (missing && errno != ENOENT)
-		die("cannot inspect %s: %s", target, strerror(errno));
-	fd = openat(dfd, ename, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && !missing) {	/* the person's own file, or made by no run */
+	for (tries = 0; tries < 8 && dir < 0; tries++) {
+		if ((pfd = open_parent_nofollow(target, &name)) < 0)
+			die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target,
+			    strerror(errno));
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT)
+				die("cannot inspect %s: %s", target, strerror(errno));
+			/* missing: make the placeholder, its intent recorded first */
+			fd = openat(dfd, ename, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || flock(fd, LOCK_SH) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			memset(&id, 0, sizeof(id));
+			id.ctime = (long long)time(NULL) - 1;
+			if (ph_entry_write(fd, target, &id) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			if (mkdirat(pfd, name, 0755) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
+				    "cannot create the placeholder %s: %s", target, strerror(errno));
+			id.made = true;
+			id.dev = (unsigned long long)st.st_dev;
+			id.ino = (unsigned long long)st.st_ino;
+			id.ctime = (long long)st.st_ctime;
+			if (ph_entry_write(fd, target, &id) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			note("placeholder %s (an empty directory, removed after the last run that covers it)", target);
+		}
 		close(pfd);
-		return;
+		if (!S_ISDIR(st.st_mode))
+			break;	/* a file or a link: no run ever removes one */
+		dir = ph_dir_lock(target, LOCK_SH);
+		/* it may have been removed while this waited: then it is not
+		 * what was opened, and the next round makes it again */
+		if (dir >= 0 && (fstat(dir, &now) < 0 || now.st_nlink == 0 || now.st_ino != st.st_ino ||
+		    now.st_dev != st.st_dev)) {
+			close(dir);
+			dir = -1;
+		}
+		if (dir < 0 && fd >= 0)
+			die_hint("run again", "the placeholder %s vanished while sbx was starting", target);
 	}
-	if (fd < 0)
-		fd = openat(dfd, ename, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || flock(fd, LOCK_SH) < 0)
-		die("cannot record the placeholder %s: %s", target, strerror(errno));
-	epath = ph_entry_read(fd, &id);
-	if (epath && strcmp(epath, target) != 0)
-		die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
-	if (missing) {
-		memset(&id, 0, sizeof(id));
-		id.ctime = (long long)time(NULL) - 1;
-		if (ph_entry_write(fd, target, &id) < 0)
-			die("cannot record the placeholder %s: %s", target, strerror(errno));
-		if (mkdirat(pfd, name, 0755) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
-			    "cannot create the placeholder %s: %s", target, strerror(errno));
-		id.made = true;
-		id.dev = (unsigned long long)st.st_dev;
-		id.ino = (unsigned long long)st.st_ino;
-		id.ctime = (long long)st.st_ctime;
-		if (ph_entry_write(fd, target, &id) < 0)
-			die("cannot record the placeholder %s: %s", target, strerror(errno));
-		note("placeholder %s (an empty directory, removed after the last run that covers it)", target);
-	} else {
+	if (fd < 0 && (fd = openat(dfd, ename, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		/* another run's placeholder, of this registry: share its entry */
+		if (flock(fd, LOCK_SH) < 0)
+			die("cannot lock the placeholder entry of %s: %s", target, strerror(errno));
+		if ((epath = ph_entry_read(fd, &id)) && strcmp(epath, target) != 0)
+			die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
 		note("placeholder %s: made by another run, covered here too", target);
 	}
-	close(pfd);
+	if (dir < 0 && fd < 0)
+		return;
 	h = amalloc(sizeof(*h));
 	h->path = target;
+	h->dir = dir;
 	h->fd = fd;
 	vec_push(&run_state.held, h);
 }
 
-/* Before bwrap: every mount target of the plan that is missing or is a
- * registered placeholder (parents first: the plan's order). */
+/* Before bwrap: every mount target of the plan (parents first: the plan's
+ * order), under the registry lock. */
 static void
 ph_acquire(const struct plan *pl)
 {
@@ -4697,8 +4757,8 @@ ph_acquire(const struct plan *pl)
 	ph_unlock();
 }
 
-/* After the run: give up each placeholder; the last run out removes it
- * (children first). */
+/* After the run: give up each directory; the last run out removes a
+ * placeholder (children first). */
 static void
 ph_release(void)
 {
@@ -4711,19 +4771,15 @@ ph_release(void)
 	dfd = ph_dir_open(false);
 	for (i = run_state.held.n; i-- > 0;) {
 		struct ph_held *h = run_state.held.v[i];
-		struct ph_id id;
-		const char *path;
 
-		/* KERNEL: converting a shared flock to exclusive drops it first;
-		 * no other run can lock in between (they do so only under the
-		 * registry lock, which we hold) */
-		if (flock(h->fd, LOCK_EX | LOCK_NB) == 0) {
-			if ((path = ph_entry_read(h->fd, &id)) && strcmp(path, h->path) == 0)
-				ph_remove(path, &id);
-			if (dfd >= 0)
-				unlinkat(dfd, ph_entry_name(h->path), 0);
-		}
-		close(h->fd);
+		/* no other run of this registry holds the entry (they lock it
+		 * only under the registry lock, which we hold) */
+		if (h->fd >= 0 && dfd >= 0 && flock(h->fd, LOCK_EX | LOCK_NB) == 0)
+			ph_retire(dfd, h->fd, ph_entry_name(h->path), h->dir);
+		if (h->dir >= 0)
+			close(h->dir);
+		if (h->fd >= 0)
+			close(h->fd);
 	}
 	run_state.held.n = 0;
 	if (dfd >= 0)
@@ -6320,8 +6376,14 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(pair[0]);
 			close(ctl[0]);
-			for (i = 0; i < run_state.held.n; i++)	/* the placeholders' locks stay sbx's */
-				close(((struct ph_held *)run_state.held.v[i])->fd);
+			for (i = 0; i < run_state.held.n; i++) {	/* the placeholders' locks stay sbx's */
+				const struct ph_held *h = run_state.held.v[i];
+
+				if (h->dir >= 0)
+					close(h->dir);
+				if (h->fd >= 0)
+					close(h->fd);
+			}
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			proxy_main(p, ls, nls, expose_fd, pair[1]);
 		}

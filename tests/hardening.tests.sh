@@ -250,6 +250,22 @@ t_symlinked_dangerous_names() { # a dangerous name that is a symlink: neither wr
 	expect_not_contains "$OUT" ran "nothing ran"
 }
 
+t_concurrent_runtime_dirs() { # runs with different runtime directories: one's exit never lifts the other's denies
+	mkdir -p "$T/t1" "$T/t2"
+	snap "$P" >"$T/.snap"
+	TMPDIR=$T/t1 start_bg "$T/a.out" -- sh -c "sleep 0.5"
+	local a=$BGPID i
+	for i in $(seq 50); do [ -d "$P/.vscode" ] && break; sleep 0.1; done
+	TMPDIR=$T/t2 run_sbx -- sh -c "sleep 1.5; $(try_danger) echo b-done"
+	wait_pid "$a" 10
+	expect_rc 0
+	expect_not_contains "$OUT" WROTE "a dangerous name written after the other run exited"
+	expect_contains "$OUT" b-done "run B's control line"
+	TMPDIR=$T/t1 run_sbx -- true     # the next run of the first runtime directory tidies up
+	expect_rc 0
+	expect_same_tree "$P" "$T/.snap" "after both, and a run that tidies"
+}
+
 TESTS+=(inherited_fds_closed concurrent_runs_share_placeholders concurrent_run_killed person_file_survives_cleanup
 	runtime_dir_never_writable other_runs_tmpdir_hidden sigpipe_does_not_kill_sbx usr_signals_forwarded
-	deny_read_inside_root_pinned missing_paths_said symlinked_dangerous_names)
+	deny_read_inside_root_pinned missing_paths_said symlinked_dangerous_names concurrent_runtime_dirs)
