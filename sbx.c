@@ -759,6 +759,13 @@ pol_init(struct policy *p)
 	p->observe_writes = 1;
 }
 
+/* The credential stores the default policy hides (and policy.example
+ * lists): not every machine has each, so a missing one is no typo. */
+static const char *const default_deny_read[] = {
+	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.kube", "~/.docker/config.json", "~/.netrc",
+	"~/.git-credentials",
+};
+
 /* ---- 3.2 The directive table: one row drives the line reader, the
  * command-line options, both printers, --help and the man page -------- */
 
@@ -3739,7 +3746,9 @@ struct resolver {
 static const char default_policy_file[] = "default policy";
 
 /* A deny that names nothing is a warning by default: a typo in a deny
- * must never pass unnoticed. */
+ * must never pass unnoticed. The usual credential stores (the default
+ * policy's list, which policies copy) are not every machine's, so those
+ * say nothing. */
 static void __attribute__((format(printf, 3, 4)))
 rs_warn(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
 {
@@ -3748,6 +3757,9 @@ rs_warn(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
 
 	if (r && r->file && strcmp(r->file, default_policy_file) == 0)
 		return;
+	for (size_t i = 0; r && rs->home && i < LEN(default_deny_read); i++)
+		if (strcmp(r->path, path_join(rs->home, default_deny_read[i] + 2)) == 0)
+			return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -4312,6 +4324,11 @@ proc_start_time(pid_t pid)
 static int
 open_parent_nofollow(const char *path, const char **name)
 {
+	/* the last parent opened, kept: a plan's targets share a few. An fd
+	 * keeps naming the directory it opened, even if that is renamed
+	 * since, which is what a removal of what sbx made there wants */
+	static char last[PATH_MAX];
+	static int last_fd = -1;
 	char comp[NAME_MAX + 1];
 	const char *p = path, *slash;
 	int fd, next;
@@ -4320,6 +4337,12 @@ open_parent_nofollow(const char *path, const char **name)
 		errno = EINVAL;
 		return -1;
 	}
+	slash = strrchr(path, '/');
+	if (last_fd >= 0 && (size_t)(slash - path) == strlen(last) && strncmp(path, last, (size_t)(slash - path)) == 0 &&
+	    (fd = fcntl(last_fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+		*name = slash + 1;
+		return fd;
+	}
 	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
 	for (;;) {
@@ -4327,6 +4350,12 @@ open_parent_nofollow(const char *path, const char **name)
 			p++;
 		if (!(slash = strchr(p, '/'))) {
 			*name = p;
+			if ((size_t)(p - 1 - path) < sizeof(last)) {
+				if (last_fd >= 0)
+					close(last_fd);
+				last_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+				snprintf(last, sizeof(last), "%.*s", (int)(p - 1 - path), path);
+			}
 			return fd;
 		}
 		if ((size_t)(slash - p) > NAME_MAX) {
@@ -4501,7 +4530,9 @@ ph_entry_write(int fd, const char *path, const struct ph_id *id)
 	buf_putc(&b, '\n');
 	/* no fsync: the entry must outlive a killed sbx, not a crashed
 	 * machine, and the page cache survives the first */
-	rc = ftruncate(fd, 0) == 0 && pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n ? 0 : -1;
+	/* written over what was there: the reader takes three lines, so the
+	 * intent needs no cut; the made entry is cut to its length */
+	rc = pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n && (!id->made || ftruncate(fd, (off_t)b.n) == 0) ? 0 : -1;
 	free(b.p);
 	return rc;
 }
@@ -8567,12 +8598,6 @@ static const struct cli_option cli_options[] = {
 	{ "check", 0, false, OPT_CHECK, NULL, "check that this machine can build the sandbox" },
 	{ "help", 'h', false, OPT_HELP, NULL, "show this help" },
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
-};
-
-/* The credential stores the default policy hides. */
-static const char *const default_deny_read[] = {
-	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.kube", "~/.docker/config.json", "~/.netrc",
-	"~/.git-credentials",
 };
 
 static const char *

@@ -55,11 +55,14 @@ concurrent() {
 }
 
 t_concurrent_runs_share_placeholders() { # 2, 8 and 32 overlapping runs: all succeed, every dangerous name refused throughout, project clean after
+	mkdir -p "$T/rt"
+	export TMPDIR=$T/rt      # their own runtime directory: other sbx runs on this machine stay out of it
 	concurrent 2
 	concurrent 8
 	concurrent 32
 	# nothing of theirs is left in the registry either
-	local root=${TMPDIR:-/tmp}/sbx-$(id -u)
+	local root=$T/rt/sbx-$(id -u)
+	[ -d "$root/ph" ] || fail "setup: no registry at $root/ph"
 	[ -z "$(ls -A "$root/ph" 2>/dev/null)" ] || fail "registry entries left: $(ls -A "$root/ph")"
 }
 
