@@ -4736,7 +4736,8 @@ ph_cover(int dfd, const char *target)
 		close(pfd);
 		if (!S_ISDIR(st.st_mode))
 			break;	/* a file or a link: no run ever removes one */
-		dir = ph_dir_lock(target, LOCK_SH);
+		if ((dir = ph_dir_lock(target, LOCK_SH)) < 0 && errno != ENOENT)
+			break;	/* one we may not read (no run made it): nothing to share */
 		/* it may have been removed while this waited: then it is not
 		 * what was opened, and the next round makes it again */
 		if (dir >= 0 && (fstat(dir, &now) < 0 || now.st_nlink == 0 || now.st_ino != st.st_ino ||
