@@ -128,6 +128,12 @@
 #    define SYS_close_range	436	/* Linux 5.9; the same number on x86_64 and aarch64 */
 #  endif
 #  define SBX_CLOSE_RANGE_CLOEXEC	(1U << 2)	/* Linux 5.11 */
+#  ifndef SYS_open_tree
+#    define SYS_open_tree	428	/* Linux 5.2; the same on x86_64 and aarch64 */
+#    define SYS_move_mount	429
+#  endif
+#  define SBX_OPEN_TREE_CLONE		1
+#  define SBX_MOVE_MOUNT_F_EMPTY_PATH	0x4
 #endif
 
 #ifndef O_PATH
@@ -765,6 +771,13 @@ pol_init(struct policy *p)
 	p->bridge = BRIDGE_FD;
 	p->observe_writes = 1;
 }
+
+/* The credential stores the default policy hides (and policy.example
+ * lists): not every machine has each, so a missing one is no typo. */
+static const char *const default_deny_read[] = {
+	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.kube", "~/.docker/config.json", "~/.netrc",
+	"~/.git-credentials",
+};
 
 /* ---- 3.2 The directive table: one row drives the line reader, the
  * command-line options, both printers, --help and the man page -------- */
@@ -3640,7 +3653,9 @@ enum rule_bits {
 	RB_WRITE = 4,		/* allow-write */
 	RB_DENY_WRITE = 8,	/* deny-write, or a mandatory deny */
 	RB_PLACEHOLDER = 16,	/* a missing write deny: the node is its first missing name */
-	RB_SECRET = 32,		/* deny-secret-file: hidden, and nothing below is shown again */
+	RB_LINK_PIN = 32,	/* a dangerous name that is a symlink: the link itself is pinned */
+	RB_DANGLING = 64,	/* the missing target of such a link: refused where it could be made */
+	RB_SECRET = 128,	/* deny-secret-file: hidden, and nothing below is shown again */
 };
 
 enum mkind {
@@ -3652,6 +3667,8 @@ enum mkind {
 	MK_TMPFS,	/* --tmpfs P: a hidden directory */
 	MK_REMOUNT_RO,	/* --remount-ro P: after the paths bound back into a --tmpfs */
 	MK_BIND_FROM,	/* --ro-bind SRC P: a host file shown at another path (sbx itself) */
+	MK_PIN_LINK,	/* a symlink mounted onto itself, unfollowed, by sbx-init (6b): bwrap
+			 * follows every link it mounts on, so this one is not in its argv */
 };
 
 struct mount {
@@ -3807,7 +3824,7 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			vis = true;	/* allow-read wins over deny-read on the same path (srt) */
 		else if (n->rules & RB_HIDE)
 			vis = false;
-		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER));
+		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
 		wr = forced ? false : (n->rules & RB_WRITE) ? true : par->writable;
 
 		/* what is mounted decides the state below this node */
@@ -3823,6 +3840,19 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 				plan_mount(pl, MK_BIND_RO, n->path, n->why);
 				n->writable = false;
 				n->mounted = true;
+			}
+		} else if (n->rules & RB_LINK_PIN) {
+			/* outside every writable place a link cannot be replaced anyway */
+			if (par->visible && par->writable) {
+				plan_mount(pl, MK_PIN_LINK, n->path, n->why);
+				n->writable = false;
+				n->mounted = true;
+			}
+		} else if (n->rules & RB_DANGLING) {
+			if (par->visible && par->writable) {
+				*why = aprintf("%s: does not exist, and the command could create it there, to run later; "
+				    "sbx refuses (hint: create it, or remove the link that points at it)", n->why);
+				return -1;
 			}
 		} else if (n->kind == FK_MISSING || n->kind == FK_UNREADABLE) {
 			/* nothing to mount on; a missing path outside every writable
@@ -3954,7 +3984,9 @@ struct resolver {
 static const char default_policy_file[] = "default policy";
 
 /* A deny that names nothing is a warning by default: a typo in a deny
- * must never pass unnoticed. */
+ * must never pass unnoticed. The usual credential stores (the default
+ * policy's list, which policies copy) are not every machine's, so those
+ * say nothing. */
 static void __attribute__((format(printf, 3, 4)))
 rs_warn(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
 {
@@ -3963,6 +3995,9 @@ rs_warn(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
 
 	if (r && r->file && strcmp(r->file, default_policy_file) == 0)
 		return;
+	for (size_t i = 0; r && rs->home && i < LEN(default_deny_read); i++)
+		if (strcmp(r->path, path_join(rs->home, default_deny_read[i] + 2)) == 0)
+			return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -4121,25 +4156,57 @@ name_ieq(const char *a, const char *b)
 	return strcasecmp(a, b) == 0;
 }
 
-/* A mandatory deny at root/rel. SECURITY: if any name from the root down is a
- * symlink, the command could replace the link itself (a mount covers only its
- * target), so sbx refuses instead of pretending to protect it. */
+/* A dangerous name, or a directory on the way to one, that is a symlink
+ * (a dotfiles repository's .bashrc, .claude/commands -> ../shared/commands,
+ * a link an earlier run left dangling). SECURITY: a mount on the link's
+ * target does not stop the command from replacing the link itself, so the
+ * link is pinned (sbx-init mounts it onto itself without following it; a
+ * mount point can be neither removed nor renamed), and, when deny_target,
+ * its target is denied as the name would be. A target that does not exist
+ * cannot be covered without creating it: where the command could create
+ * it, the planner refuses the run (RB_DANGLING). Returns 1 when the target
+ * exists, 0 when it does not, -1 with rs->e filled on error. */
+static int
+rs_cover_link(struct resolver *rs, const char *link, const char *why, bool deny_target)
+{
+	struct resolved res;
+	const char *err;
+
+	plan_add_fact(rs->facts, link, FK_LINK, RB_LINK_PIN, aprintf("%s (a symlink: pinned)", why));
+	if (resolve_path(rs->dk, link, &res, &err) < 0)
+		return rs_fail(rs, NULL, "%s: %s", link, err);
+	if (res.kind == FK_MISSING) {
+		plan_add_fact(rs->facts, res.first_missing, FK_MISSING, RB_DANGLING,
+		    aprintf("%s, the target of the symlink %s (%s)", res.first_missing, link, why));
+		return 0;
+	}
+	if (deny_target)
+		rs_deny_write(rs, &res, aprintf("%s (the target of the symlink %s)", why, link));
+	return 1;
+}
+
+/* A mandatory deny at root/rel; a missing one is held by a placeholder
+ * when hold_missing. Symlinks on the way are covered as rs_cover_link says. */
 static int
 rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing)
 {
 	char *path = path_join(root, rel), *p;
+	const char *reason = aprintf("mandatory deny %s: %s", rel, why);
 	struct resolved res;
 	const char *err;
 
 	for (p = path + strlen(root) + 1;; p++) {
 		if (*p == '/' || *p == '\0') {
 			char *prefix = astrndup(path, (size_t)(p - path));
+			int rc;
 
-			if (rs->dk->ops->lstat(rs->dk->ctx, prefix, NULL) == FK_LINK)
-				return rs_fail(rs, NULL,
-				    "%s is a symlink inside the writable directory %s; a mount cannot stop the command "
-				    "from replacing a symlink, so sbx refuses (hint: replace the link by the file, or "
-				    "leave %s read-only)", prefix, root, root);
+			if (rs->dk->ops->lstat(rs->dk->ctx, prefix, NULL) == FK_LINK) {
+				rc = rs_cover_link(rs, prefix, reason, !*p);
+				if (rc <= 0)
+					return rc;	/* an error, or a dangling link: nothing below it */
+				if (!*p)
+					return 0;	/* the name itself: its target is denied */
+			}
 			if (!*p)
 				break;
 		}
@@ -4148,7 +4215,7 @@ rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char 
 		return rs_fail(rs, NULL, "%s: %s", path, err);
 	if (res.kind == FK_MISSING && !hold_missing)
 		return 0;
-	rs_deny_write(rs, &res, aprintf("mandatory deny %s: %s", rel, why));
+	rs_deny_write(rs, &res, reason);
 	return 0;
 }
 
@@ -4179,7 +4246,11 @@ rs_scan_top(struct resolver *rs, const char *root)
 		if (!rs->p->allow_git_config &&
 		    rs_mandatory(rs, root, ".git/config", "git runs commands named in it", true) < 0)
 			return -1;
-	} else if (git == FK_FILE || git == FK_LINK) {
+	} else if (git == FK_LINK) {	/* its gitdir could be anything */
+		return rs_fail(rs, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
+		    "it makes git use, so it refuses (hint: replace the link by a .git file, \"gitdir: PATH\", as git "
+		    "worktree writes)", root);
+	} else if (git == FK_FILE) {
 		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
 			return -1;
 	}
@@ -4206,8 +4277,7 @@ rs_scan_children(struct resolver *rs, void *parent, const char *dirpath, const c
 				const char *p = path_join(dirpath, name);
 
 				if (k == FK_LINK)
-					rc = rs_fail(rs, NULL, "%s is a symlink in a writable directory; a mount cannot "
-					    "stop the command from replacing a symlink, so sbx refuses", p);
+					rc = rs_cover_link(rs, p, why, true) < 0 ? -1 : 0;
 				else
 					plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
 			}
@@ -4242,24 +4312,32 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
 				if (name_ieq(name, dangerous_files[i].name)) {
-					dangerous = true;
+					const char *why = aprintf("mandatory deny %s: %s", dangerous_files[i].name,
+					    dangerous_files[i].why);
+
 					if (k != FK_LINK)
-						plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
-						    aprintf("mandatory deny %s: %s", dangerous_files[i].name,
-							dangerous_files[i].why));
+						plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
+					else if (rs_cover_link(rs, p, why, true) < 0)
+						return -1;
 				}
 		if (dir_level && (name_ieq(name, ".vscode") || name_ieq(name, ".idea"))) {
-			dangerous = true;
+			const char *why = aprintf("mandatory deny %s: %s", name, dangerous_dirs[name_ieq(name, ".idea")].why);
+
 			if (k != FK_LINK)
-				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
-				    aprintf("mandatory deny %s: %s", name, dangerous_dirs[name_ieq(name, ".idea")].why));
+				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
+			else if (rs_cover_link(rs, p, why, true) < 0)
+				return -1;
 		}
 		if (dir_level && name_ieq(name, ".claude")) {
 			static const char *const sub[] = { "commands", "agents" };
+			static const char claude_why[] = "agent configuration runs later with full access";
 
-			dangerous = k == FK_LINK;
 			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, sub, 2,
 			    "mandatory deny .claude/: agent configuration runs later with full access") < 0)
+				return -1;
+			/* a linked .claude: its link pinned, the names inside its target denied */
+			if (k == FK_LINK && (rs_mandatory(rs, path, aprintf("%s/commands", name), claude_why, false) < 0 ||
+			    rs_mandatory(rs, path, aprintf("%s/agents", name), claude_why, false) < 0))
 				return -1;
 		}
 		if (dir_level && name_ieq(name, ".git")) {
@@ -4273,9 +4351,10 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
 				    "mandatory deny .git: a worktree's .git file says where git finds its hooks");
 		}
-		if (dangerous && k == FK_LINK)
-			return rs_fail(rs, NULL, "%s is a symlink in a writable directory; a mount cannot stop the "
-			    "command from replacing a symlink, so sbx refuses (hint: replace the link by the file)", p);
+		if (dangerous && k == FK_LINK)	/* a .git symlink: its gitdir could be anything */
+			return rs_fail(rs, NULL, "%s is a symlink in a writable directory; sbx cannot tell which "
+			    "repository it makes git use, so it refuses (hint: replace the link by a .git file, "
+			    "\"gitdir: PATH\", as git worktree writes)", p);
 		if (k == FK_DIR && depth + 1 <= maxd - 1 && strcmp(name, "node_modules") != 0 &&
 		    !name_ieq(name, ".git")) {
 			void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, name);
@@ -4492,6 +4571,11 @@ proc_start_time(pid_t pid)
 static int
 open_parent_nofollow(const char *path, const char **name)
 {
+	/* the last parent opened, kept: a plan's targets share a few. An fd
+	 * keeps naming the directory it opened, even if that is renamed
+	 * since, which is what a removal of what sbx made there wants */
+	static char last[PATH_MAX];
+	static int last_fd = -1;
 	char comp[NAME_MAX + 1];
 	const char *p = path, *slash;
 	int fd, next;
@@ -4500,6 +4584,12 @@ open_parent_nofollow(const char *path, const char **name)
 		errno = EINVAL;
 		return -1;
 	}
+	slash = strrchr(path, '/');
+	if (last_fd >= 0 && (size_t)(slash - path) == strlen(last) && strncmp(path, last, (size_t)(slash - path)) == 0 &&
+	    (fd = fcntl(last_fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+		*name = slash + 1;
+		return fd;
+	}
 	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
 	for (;;) {
@@ -4507,6 +4597,12 @@ open_parent_nofollow(const char *path, const char **name)
 			p++;
 		if (!(slash = strchr(p, '/'))) {
 			*name = p;
+			if ((size_t)(p - 1 - path) < sizeof(last)) {
+				if (last_fd >= 0)
+					close(last_fd);
+				last_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+				snprintf(last, sizeof(last), "%.*s", (int)(p - 1 - path), path);
+			}
 			return fd;
 		}
 		if ((size_t)(slash - p) > NAME_MAX) {
@@ -4613,8 +4709,14 @@ struct ph_id {
 	long long ctime;	/* "made": its ctime; "intent": when the intent was written */
 };
 
-/* One placeholder this run covers: its registry file, locked shared. */
-struct ph_held { const char *path; int fd; };
+/* A directory this run mounts on, locked shared (any run, of any runtime
+ * directory, sees that lock), and when it is a placeholder of this
+ * registry, its entry, locked shared too. */
+struct ph_held {
+	const char *path;
+	int dir;	/* the directory itself, or -1 (not a directory) */
+	int fd;		/* the registry entry, or -1 (not a placeholder of ours) */
+};
 
 /* The run's own state, for cleanup at exit (atexit: every exit path). */
 static struct {
@@ -4675,7 +4777,9 @@ ph_entry_write(int fd, const char *path, const struct ph_id *id)
 	buf_putc(&b, '\n');
 	/* no fsync: the entry must outlive a killed sbx, not a crashed
 	 * machine, and the page cache survives the first */
-	rc = ftruncate(fd, 0) == 0 && pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n ? 0 : -1;
+	/* written over what was there: the reader takes three lines, so the
+	 * intent needs no cut; the made entry is cut to its length */
+	rc = pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n && (!id->made || ftruncate(fd, (off_t)b.n) == 0) ? 0 : -1;
 	free(b.p);
 	return rc;
 }
@@ -4757,8 +4861,56 @@ ph_dir_open(bool create)
 	return fd;
 }
 
-/* With the lock held: remove the placeholders of entries no live run
- * holds (runs killed before they could clean up). */
+/* Open the directory at path without following a link, and lock it:
+ * shared, or exclusive without waiting. Returns the descriptor, or -1
+ * (missing, not a directory, or, for LOCK_EX, in use). */
+static int
+ph_dir_lock(const char *path, int how)
+{
+	const char *name;
+	int pfd = open_parent_nofollow(path, &name), fd;
+
+	if (pfd < 0)
+		return -1;
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
+	if (fd >= 0 && flock(fd, how) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* With the registry lock and the entry's lock held exclusively: remove
+ * the placeholder if no run, of any runtime directory, has its directory
+ * locked, then the entry. Returns false when the placeholder is still in
+ * use (the entry stays, for a later run to reclaim). */
+static bool
+ph_retire(int dfd, int entry, const char *ename, int dir)
+{
+	struct ph_id id;
+	const char *path = ph_entry_read(entry, &id);
+	int own = -1;
+
+	if (path) {
+		/* KERNEL: converting a shared flock to exclusive drops it first;
+		 * a run that takes it shared in between keeps the placeholder, and
+		 * one that waits sees it gone once we close (ph_cover checks) */
+		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_dir_lock(path, LOCK_EX | LOCK_NB)) < 0) {
+			if (errno == EWOULDBLOCK)
+				return false;	/* another run mounts on it */
+		} else {
+			ph_remove(path, &id);
+		}
+		if (own >= 0)
+			close(own);
+	}
+	unlinkat(dfd, ename, 0);
+	return true;
+}
+
+/* With the registry lock held: remove the placeholders of entries no live
+ * run holds (runs killed before they could clean up). */
 static void
 ph_reclaim(int dfd)
 {
@@ -4772,8 +4924,6 @@ ph_reclaim(int dfd)
 		return;
 	}
 	while ((de = readdir(d))) {
-		struct ph_id id;
-		const char *path;
 		int fd;
 
 		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
@@ -4781,80 +4931,89 @@ ph_reclaim(int dfd)
 		fd = openat(dfd, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {	/* a live run covers it */
-			close(fd);
-			continue;
-		}
-		if ((path = ph_entry_read(fd, &id))) {
-			note("placeholder %s: left by a run that did not finish; removing it", path);
-			ph_remove(path, &id);
-		}
-		unlinkat(dfd, de->d_name, 0);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ph_retire(dfd, fd, de->d_name, -1))
+			note("placeholder entry %s: left by a run that did not finish; reclaimed", de->d_name);
 		close(fd);
 	}
 	closedir(d);
 }
 
-/* Cover target with a placeholder, or share one: under the lock, before
- * bwrap binds anything. A target that exists and is in the registry is
- * another run's placeholder (or ours from a dead run's entry being
- * reused): take its entry shared. A target that is missing (planned as a
- * placeholder, or another run's placeholder that was removed since this
- * run's scan saw it) is made now, its intent recorded first. */
+/* Cover target, under the registry lock, before bwrap binds anything.
+ * A directory is locked shared, whoever made it: a placeholder of another
+ * run (even of another runtime directory) is then never removed under this
+ * run's mount. A target in this registry is shared through its entry. A
+ * missing target (planned as a placeholder, or another run's placeholder
+ * removed since this run's scan saw it) is made now, its intent recorded
+ * first. */
 static void
 ph_cover(int dfd, const char *target)
 {
 	const char *ename = ph_entry_name(target), *name, *epath;
 	struct ph_held *h;
 	struct ph_id id;
-	struct stat st;
-	int fd, pfd;
-	bool missing;
+	struct stat st, now;
+	int fd = -1, pfd, dir = -1, tries;
 
-	if ((pfd = open_parent_nofollow(target, &name)) < 0)
-		die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target, strerror(errno));
-	missing = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0;
-	if (missing && errno != ENOENT)
-		die("cannot inspect %s: %s", target, strerror(errno));
-	fd = openat(dfd, ename, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && !missing) {	/* the person's own file, or made by no run */
+	for (tries = 0; tries < 8 && dir < 0; tries++) {
+		if ((pfd = open_parent_nofollow(target, &name)) < 0)
+			die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target,
+			    strerror(errno));
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT)
+				die("cannot inspect %s: %s", target, strerror(errno));
+			/* missing: make the placeholder, its intent recorded first */
+			fd = openat(dfd, ename, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || flock(fd, LOCK_SH) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			memset(&id, 0, sizeof(id));
+			id.ctime = (long long)time(NULL) - 1;
+			if (ph_entry_write(fd, target, &id) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			if (mkdirat(pfd, name, 0755) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
+				    "cannot create the placeholder %s: %s", target, strerror(errno));
+			id.made = true;
+			id.dev = (unsigned long long)st.st_dev;
+			id.ino = (unsigned long long)st.st_ino;
+			id.ctime = (long long)st.st_ctime;
+			if (ph_entry_write(fd, target, &id) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			note("placeholder %s (an empty directory, removed after the last run that covers it)", target);
+		}
 		close(pfd);
-		return;
+		if (!S_ISDIR(st.st_mode))
+			break;	/* a file or a link: no run ever removes one */
+		if ((dir = ph_dir_lock(target, LOCK_SH)) < 0 && errno != ENOENT)
+			break;	/* one we may not read (no run made it): nothing to share */
+		/* it may have been removed while this waited: then it is not
+		 * what was opened, and the next round makes it again */
+		if (dir >= 0 && (fstat(dir, &now) < 0 || now.st_nlink == 0 || now.st_ino != st.st_ino ||
+		    now.st_dev != st.st_dev)) {
+			close(dir);
+			dir = -1;
+		}
+		if (dir < 0 && fd >= 0)
+			die_hint("run again", "the placeholder %s vanished while sbx was starting", target);
 	}
-	if (fd < 0)
-		fd = openat(dfd, ename, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || flock(fd, LOCK_SH) < 0)
-		die("cannot record the placeholder %s: %s", target, strerror(errno));
-	epath = ph_entry_read(fd, &id);
-	if (epath && strcmp(epath, target) != 0)
-		die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
-	if (missing) {
-		memset(&id, 0, sizeof(id));
-		id.ctime = (long long)time(NULL) - 1;
-		if (ph_entry_write(fd, target, &id) < 0)
-			die("cannot record the placeholder %s: %s", target, strerror(errno));
-		if (mkdirat(pfd, name, 0755) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
-			    "cannot create the placeholder %s: %s", target, strerror(errno));
-		id.made = true;
-		id.dev = (unsigned long long)st.st_dev;
-		id.ino = (unsigned long long)st.st_ino;
-		id.ctime = (long long)st.st_ctime;
-		if (ph_entry_write(fd, target, &id) < 0)
-			die("cannot record the placeholder %s: %s", target, strerror(errno));
-		note("placeholder %s (an empty directory, removed after the last run that covers it)", target);
-	} else {
+	if (fd < 0 && (fd = openat(dfd, ename, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		/* another run's placeholder, of this registry: share its entry */
+		if (flock(fd, LOCK_SH) < 0)
+			die("cannot lock the placeholder entry of %s: %s", target, strerror(errno));
+		if ((epath = ph_entry_read(fd, &id)) && strcmp(epath, target) != 0)
+			die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
 		note("placeholder %s: made by another run, covered here too", target);
 	}
-	close(pfd);
+	if (dir < 0 && fd < 0)
+		return;
 	h = amalloc(sizeof(*h));
 	h->path = target;
+	h->dir = dir;
 	h->fd = fd;
 	vec_push(&run_state.held, h);
 }
 
-/* Before bwrap: every mount target of the plan that is missing or is a
- * registered placeholder (parents first: the plan's order). */
+/* Before bwrap: every mount target of the plan (parents first: the plan's
+ * order), under the registry lock. */
 static void
 ph_acquire(const struct plan *pl)
 {
@@ -4877,8 +5036,8 @@ ph_acquire(const struct plan *pl)
 	ph_unlock();
 }
 
-/* After the run: give up each placeholder; the last run out removes it
- * (children first). */
+/* After the run: give up each directory; the last run out removes a
+ * placeholder (children first). */
 static void
 ph_release(void)
 {
@@ -4891,19 +5050,15 @@ ph_release(void)
 	dfd = ph_dir_open(false);
 	for (i = run_state.held.n; i-- > 0;) {
 		struct ph_held *h = run_state.held.v[i];
-		struct ph_id id;
-		const char *path;
 
-		/* KERNEL: converting a shared flock to exclusive drops it first;
-		 * no other run can lock in between (they do so only under the
-		 * registry lock, which we hold) */
-		if (flock(h->fd, LOCK_EX | LOCK_NB) == 0) {
-			if ((path = ph_entry_read(h->fd, &id)) && strcmp(path, h->path) == 0)
-				ph_remove(path, &id);
-			if (dfd >= 0)
-				unlinkat(dfd, ph_entry_name(h->path), 0);
-		}
-		close(h->fd);
+		/* no other run of this registry holds the entry (they lock it
+		 * only under the registry lock, which we hold) */
+		if (h->fd >= 0 && dfd >= 0 && flock(h->fd, LOCK_EX | LOCK_NB) == 0)
+			ph_retire(dfd, h->fd, ph_entry_name(h->path), h->dir);
+		if (h->dir >= 0)
+			close(h->dir);
+		if (h->fd >= 0)
+			close(h->fd);
 	}
 	run_state.held.n = 0;
 	if (dfd >= 0)
@@ -5260,6 +5415,8 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 		case MK_BIND_FROM:
 			argv_push3(out, "--ro-bind", m->src, m->path);
 			break;
+		case MK_PIN_LINK:
+			break;	/* sbx-init's, from the control message */
 		}
 	}
 	argv_push3(out, "--dev", "/dev", NULL);
@@ -5351,6 +5508,7 @@ struct inner_msg {
 	uint32_t nexpose; uint16_t expose[SBX_MAX_HOST_PORTS];	/* expose-port */
 	const char *socat;		/* bridge socat: the socat binary, else NULL */
 	const char *bridge_sock[2];	/* bridge socat: the proxy's Unix sockets, HTTP and SOCKS */
+	uint32_t nlinks; char **links;	/* symlinked dangerous names sbx-init pins (MK_PIN_LINK) */
 	char **argv;
 };
 
@@ -5363,6 +5521,7 @@ put_u32(struct buf *b, uint32_t v)
 /* Encode the instructions for the inner helper:
  *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 | u32 nexpose |
  *   nexpose x u32 | socat NUL | http socket NUL | socks socket NUL |
+ *   u32 nlinks | nlinks NUL-terminated absolute paths |
  *   u32 argc | argc NUL-terminated strings
  * (an empty string is "none"). */
 static void
@@ -5384,6 +5543,9 @@ ctl_encode(const struct inner_msg *m, struct buf *b)
 	for (i = 0; i < 2; i++)
 		buf_putn(&body, m->bridge_sock[i] ? m->bridge_sock[i] : "",
 		    strlen(m->bridge_sock[i] ? m->bridge_sock[i] : "") + 1);
+	put_u32(&body, m->nlinks);
+	for (i = 0; i < m->nlinks; i++)
+		buf_putn(&body, m->links[i], strlen(m->links[i]) + 1);
 	put_u32(&body, argc);
 	for (i = 0; i < argc; i++)
 		buf_putn(&body, m->argv[i], strlen(m->argv[i]) + 1);
@@ -5475,6 +5637,13 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
 	for (i = 0; i < 3; i++)
 		take_str(&c, &s[i], "bridge strings cut short");
+	if (take_u32(&c, &m->nlinks, "no link count") && m->nlinks > SBX_MAX_MOUNTS)
+		c.why = "bad link count";
+	if (!c.why)
+		m->links = amalloc((m->nlinks + 1) * sizeof(char *));
+	for (i = 0; !c.why && i < m->nlinks; i++)
+		if (take_str(&c, &m->links[i], "link path not terminated") && m->links[i][0] != '/')
+			c.why = "a link path that is not absolute";
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_CTL_MAX_ARGS))
 		c.why = "bad argument count";
 	if (!c.why) {
@@ -6016,6 +6185,28 @@ inner_rename(const char *name)
 	prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
+/* Mount the symlink at path onto itself, without following it (the new
+ * mount API: open_tree with AT_SYMLINK_NOFOLLOW, then move_mount without
+ * MOVE_MOUNT_T_SYMLINKS). SECURITY: a mount point can be neither removed
+ * nor renamed (EBUSY), so the command cannot swap a dangerous name that is
+ * a link for a file of its own; the link's target is denied by bwrap's
+ * mounts. Done by init, in the nested mount namespace, before the filters
+ * (which refuse both calls). Returns 0, or -1 with errno set. */
+static int
+pin_link(const char *path)
+{
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
+	int rc, saved;
+
+	if (fd < 0)
+		return -1;
+	rc = (int)syscall(SYS_move_mount, fd, "", AT_FDCWD, path, SBX_MOVE_MOUNT_F_EMPTY_PATH);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
  * not nest, a plain child). Never returns. */
 static void __attribute__((noreturn))
@@ -6049,6 +6240,11 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 				die_hint(NULL, "cannot make %s read-only: %s", proc_covers[i], strerror(errno));
 		}
 	}
+	for (uint32_t i = 0; i < m->nlinks; i++)
+		if (!nested || pin_link(m->links[i]) < 0)
+			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux 5.2+); replace the link by "
+			    "the file it points at" : weaker_hint, "cannot pin the symlink %s (a dangerous name) in place: %s",
+			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
 		die_hint(NULL, "cannot install the seccomp filters: %s", strerror(errno));
@@ -6400,6 +6596,10 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		ls[nls++].port = im.expose[i];
 	}
 	im.argv = cmd;
+	im.links = amalloc((pl->mounts.n + 1) * sizeof(char *));
+	for (i = 0; i < pl->mounts.n; i++)
+		if (((struct mount *)pl->mounts.v[i])->kind == MK_PIN_LINK)
+			im.links[im.nlinks++] = (char *)((struct mount *)pl->mounts.v[i])->path;
 
 	/* the forwarded signals wait on sigfd from here on: one that came
 	 * while the sandbox is being built must not kill sbx half-way, with
@@ -6528,8 +6728,14 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(pair[0]);
 			close(ctl[0]);
-			for (i = 0; i < run_state.held.n; i++)	/* the placeholders' locks stay sbx's */
-				close(((struct ph_held *)run_state.held.v[i])->fd);
+			for (i = 0; i < run_state.held.n; i++) {	/* the placeholders' locks stay sbx's */
+				const struct ph_held *h = run_state.held.v[i];
+
+				if (h->dir >= 0)
+					close(h->dir);
+				if (h->fd >= 0)
+					close(h->fd);
+			}
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			proxy_main(p, ls, nls, expose_fd, pair[1]);
 		}
@@ -8715,12 +8921,6 @@ static const struct cli_option cli_options[] = {
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
 };
 
-/* The credential stores the default policy hides. */
-static const char *const default_deny_read[] = {
-	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.kube", "~/.docker/config.json", "~/.netrc",
-	"~/.git-credentials",
-};
-
 static const char *
 directive_synopsis(const struct directive *d)
 {
@@ -9342,7 +9542,8 @@ main(int argc, char **argv)
 	if (rp.bridge_dir)	/* the runtime root is hidden inside; the sockets are shown, read-only */
 		plan_bind_from(&pl, rp.bridge_dir, rp.bridge_dir, "bridge socat: the proxy's Unix sockets");
 	for (i = 0; i < pl.mounts.n; i++) {
-		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show" };
+		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show",
+			"pin link" };
 		const struct mount *m = pl.mounts.v[i];
 
 		note("mount %-10s %s  <- %s", kinds[m->kind], m->path, m->why);	/* ORDER: enum mkind */
@@ -9358,6 +9559,10 @@ main(int argc, char **argv)
 		bw_render_options(&p, &pl, &bp, &opts);
 		bw_render_command(&bp, &tail);
 		bw_print(p.bwrap_path ? p.bwrap_path : "bwrap", &opts, &tail, c.cmd, &out);
+		for (i = 0; i < pl.mounts.n; i++)	/* not bwrap's: it follows every link it mounts on */
+			if (((struct mount *)pl.mounts.v[i])->kind == MK_PIN_LINK)
+				buf_printf(&out, "# symlink pinned by sbx-init (mounted onto itself, not followed): %s\n",
+				    ((struct mount *)pl.mounts.v[i])->path);
 		fwrite(out.p, 1, out.n, stdout);
 		free(out.p);
 		return 0;

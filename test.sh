@@ -50,7 +50,7 @@ die_early() { # print a failure and the summary line, exit
 
 # ---------------------------------------------------------------- build
 if [ -z "${SBX:-}" ]; then
-	if [ ! -x ./sbx ] || [ sbx.c -nt ./sbx ]; then
+	if [ ! -x ./sbx ] || [ sbx.c -nt ./sbx ] || [ seccomp_bpf.h -nt ./sbx ]; then
 		make -s sbx >/dev/null 2>"${TMPDIR:-/tmp}/sbx-build.$$" || {
 			sed 's/^/    /' "${TMPDIR:-/tmp}/sbx-build.$$"; rm -f "${TMPDIR:-/tmp}/sbx-build.$$"
 			die_early "build: make -s sbx failed"; }

@@ -55,11 +55,14 @@ concurrent() {
 }
 
 t_concurrent_runs_share_placeholders() { # 2, 8 and 32 overlapping runs: all succeed, every dangerous name refused throughout, project clean after
+	mkdir -p "$T/rt"
+	export TMPDIR=$T/rt      # their own runtime directory: other sbx runs on this machine stay out of it
 	concurrent 2
 	concurrent 8
 	concurrent 32
 	# nothing of theirs is left in the registry either
-	local root=${TMPDIR:-/tmp}/sbx-$(id -u)
+	local root=$T/rt/sbx-$(id -u)
+	[ -d "$root/ph" ] || fail "setup: no registry at $root/ph"
 	[ -z "$(ls -A "$root/ph" 2>/dev/null)" ] || fail "registry entries left: $(ls -A "$root/ph")"
 }
 
@@ -212,6 +215,60 @@ EOF
 	expect_eq "$ERR" "" "stderr under the default policy"
 }
 
+t_symlinked_dangerous_names() { # a dangerous name that is a symlink: neither written through nor replaced; its target untouched
+	mkdir -p dotfiles shared/commands .claude
+	echo 'echo hi' >dotfiles/bashrc; echo cmd >shared/commands/a.md
+	ln -s dotfiles/bashrc .bashrc; ln -s ../shared/commands .claude/commands
+	ln -s /nonexistent-sbx-$TOKBASE .mcp.json    # dangling, to nowhere the command can write
+	snap "$P" >"$T/.snap"
+	run_sbx -- sh -c 'cat .bashrc; ls .claude/commands
+		(echo pwn >> .bashrc) 2>/dev/null && echo "WROTE through .bashrc"
+		(echo pwn > dotfiles/bashrc) 2>/dev/null && echo "WROTE the target"
+		rm -f .bashrc 2>/dev/null && echo "REMOVED .bashrc"
+		mv .bashrc moved 2>/dev/null && echo "RENAMED .bashrc"
+		rm -f .mcp.json 2>/dev/null && echo "REMOVED .mcp.json"
+		(echo pwn > .mcp.json) 2>/dev/null && echo "WROTE through .mcp.json"
+		(echo pwn > .claude/commands/b.md) 2>/dev/null && echo "WROTE into .claude/commands"
+		rm -f .claude/commands 2>/dev/null && echo "REMOVED .claude/commands"
+		mv .claude .claude2 2>/dev/null && echo "RENAMED .claude"
+		echo ok > ok.txt && echo control-ok'
+	expect_rc 0
+	expect_contains "$OUT" "echo hi" "reading through the link (control)"
+	expect_contains "$OUT" "a.md" "listing through the linked directory (control)"
+	expect_not_contains "$OUT" "WROTE" "a write through a pinned link or to its target"
+	expect_not_contains "$OUT" "REMOVED" "removing a pinned link"
+	expect_not_contains "$OUT" "RENAMED" "renaming a pinned link or its directory"
+	expect_contains "$OUT" control-ok "an ordinary write (control)"
+	[ ! -e /nonexistent-sbx-$TOKBASE ] || fail "the dangling link's target was created"
+	rm ok.txt
+	expect_same_tree "$P" "$T/.snap" "the links and their targets after the run"
+	run_sbx --print=argv -- true
+	expect_contains "$OUT" "# symlink pinned by sbx-init (mounted onto itself, not followed): $P/.bashrc" "--print=argv shows the pins"
+	# a dangling link whose target the command could create: refused, with the fix
+	ln -s dotfiles/profile .profile
+	run_sbx -- sh -c 'echo ran'
+	expect_rc 125
+	expect_contains "$ERR" "$P/dotfiles/profile, the target of the symlink $P/.profile" "the refusal names both"
+	expect_contains "$ERR" "hint: create it, or remove the link" "the fix"
+	expect_not_contains "$OUT" ran "nothing ran"
+}
+
+t_concurrent_runtime_dirs() { # runs with different runtime directories: one's exit never lifts the other's denies
+	mkdir -p "$T/t1" "$T/t2"
+	snap "$P" >"$T/.snap"
+	TMPDIR=$T/t1 start_bg "$T/a.out" -- sh -c "sleep 0.5"
+	local a=$BGPID i
+	for i in $(seq 50); do [ -d "$P/.vscode" ] && break; sleep 0.1; done
+	TMPDIR=$T/t2 run_sbx -- sh -c "sleep 1.5; $(try_danger) echo b-done"
+	wait_pid "$a" 10
+	expect_rc 0
+	expect_not_contains "$OUT" WROTE "a dangerous name written after the other run exited"
+	expect_contains "$OUT" b-done "run B's control line"
+	TMPDIR=$T/t1 run_sbx -- true     # the next run of the first runtime directory tidies up
+	expect_rc 0
+	expect_same_tree "$P" "$T/.snap" "after both, and a run that tidies"
+}
+
 TESTS+=(inherited_fds_closed concurrent_runs_share_placeholders concurrent_run_killed person_file_survives_cleanup
 	runtime_dir_never_writable other_runs_tmpdir_hidden sigpipe_does_not_kill_sbx usr_signals_forwarded
-	deny_read_inside_root_pinned missing_paths_said)
+	deny_read_inside_root_pinned missing_paths_said symlinked_dangerous_names concurrent_runtime_dirs)

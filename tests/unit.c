@@ -196,7 +196,7 @@ parse(struct policy *p, const char *text)
 	return astrdup(msg);
 }
 
-static const char *const mkind_names[] = { "ro", "rw", "empty", "tmpfs", "remount-ro" };	/* ORDER: enum mkind */
+static const char *const mkind_names[] = { "ro", "rw", "empty", "tmpfs", "remount-ro", "from", "pinlink" };	/* ORDER: enum mkind */
 
 /* Plan a policy over a fake tree: "KIND PATH" per mount, "ph f|d PATH" per placeholder. */
 static const char *
@@ -617,8 +617,24 @@ test_plan(void)
 		{ ".claude/commands and agents found below", "allow-write /w\n",
 		  "d /w/a/.claude/commands; d /w/a/.claude/agents; d /w/a/.claude/other", "/w/a",
 		  "rw /w/a\nrw /w/a/.claude\nro /w/a/.claude/agents\nro /w/a/.claude/commands\n" },
-		{ "a symlinked dangerous name is refused", "allow-write /w\n", "l /w/.bashrc /w/dotfiles/bashrc", "",
-		  "error: /w/.bashrc is a symlink inside the writable directory /w; a mount cannot stop the command from replacing a symlink, so sbx refuses (hint: replace the link by the file, or leave /w read-only)" },
+		{ "a symlinked dangerous name: the link pinned, its target denied", "allow-write /w\nmandatory-deny-depth 1\n",
+		  "l /w/.bashrc /w/dotfiles/bashrc; f /w/dotfiles/bashrc", "bashrc|dotfiles$",
+		  "pinlink /w/.bashrc\nrw /w/dotfiles\nro /w/dotfiles/bashrc\n" },
+		{ "a symlinked dangerous name pointing outside every root: only the link pinned", "allow-write /w\nmandatory-deny-depth 1\n",
+		  "l /w/.bashrc /home/u/dotfiles/bashrc; f /home/u/dotfiles/bashrc", "bashrc", "pinlink /w/.bashrc\n" },
+		{ "a dangling link into a writable place is refused", "allow-write /w\nmandatory-deny-depth 1\n",
+		  "l /w/.profile /w/dotfiles/profile; d /w/dotfiles", "",
+		  "error: /w/dotfiles/profile, the target of the symlink /w/.profile (mandatory deny .profile: the next login shell runs it): does not exist, and the command could create it there, to run later; sbx refuses (hint: create it, or remove the link that points at it)" },
+		{ "a dangling link to nowhere writable: the link pinned", "allow-write /w\nmandatory-deny-depth 1\n",
+		  "l /w/.mcp.json /nonexistent/x", "mcp", "pinlink /w/.mcp.json\n" },
+		{ ".claude/commands a link, found by the walk", "allow-write /w\n",
+		  "d /w/a/.claude; l /w/a/.claude/commands /w/shared/commands; d /w/shared/commands", "/w/a/.claude|/w/shared",
+		  "rw /w/a/.claude\npinlink /w/a/.claude/commands\nrw /w/shared\nro /w/shared/commands\n" },
+		{ ".claude itself a link: pinned, the names in its target denied", "allow-write /w\n",
+		  "l /w/a/.claude /w/s/claude; d /w/s/claude/commands", "/w/a/.claude|/w/s",
+		  "pinlink /w/a/.claude\nrw /w/s\nrw /w/s/claude\nro /w/s/claude/commands\n" },
+		{ "a .git symlink is refused", "allow-write /w\n", "l /w/.git /elsewhere/repo.git; d /elsewhere/repo.git", "",
+		  "error: /w/.git is a symlink in a writable directory; sbx cannot tell which repository it makes git use, so it refuses (hint: replace the link by a .git file, \"gitdir: PATH\", as git worktree writes)" },
 		{ "a symlinked root to a broader directory is refused", "allow-write /w/tmp\n", "l /w/tmp /tmp; d /tmp", "",
 		  "error: t:1: allow-write /w/tmp: is a symlink to /tmp, a broader directory; name /tmp itself if that is meant" },
 		{ "a symlinked root elsewhere is followed", "allow-write /w/data\nmandatory-deny-depth 1\n",
@@ -1186,7 +1202,15 @@ test_bpf(void)
 		in.bridge_sock[0] = "/tmp/b/http.sock";
 		in.bridge_sock[1] = "/tmp/b/socks.sock";
 		in.argv = argv;
+		{
+			static char *links[] = { "/p/.bashrc", "/p/.claude/commands" };
+
+			in.nlinks = 2;
+			in.links = links;
+		}
 		ctl_encode(&in, &b);
+		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.nlinks == 2 && strcmp(m.links[1], "/p/.claude/commands") == 0,
+		    "control message round trip: the links sbx-init pins");
 		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.flags == in.flags &&
 		    strcmp(m.argv[2], "echo \"$1\"") == 0 && strcmp(m.argv[3], "") == 0 && m.argv[5] == NULL &&
 		    m.nports == 2 && m.ports[0] == 5432 && m.ports[1] == 65535 && m.nexpose == 1 && m.expose[0] == 8080 &&
@@ -1207,6 +1231,18 @@ test_bpf(void)
 		memset(b.p + 16, 0, 4);	/* port 0 */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "port 0 refused");
 		free(b.p);
+
+		/* a relative link path is refused (init mounts on what it names) */
+		{
+			static char *links[] = { "p/.bashrc" };
+
+			in.nlinks = 1;
+			in.links = links;
+			b = (struct buf){ 0 };
+			ctl_encode(&in, &b);
+			CHECK(ctl_decode(b.p, b.n, &m, &why) < 0 && strstr(why, "absolute"), "a relative link path refused");
+			free(b.p);
+		}
 
 		/* no bridge, no ports: nothing handed over; half a bridge refused */
 		memset(&in, 0, sizeof(in));
