@@ -28,7 +28,8 @@
  * Sections (grep -n '^ \* [0-9]*\. ' sbx.c prints this table from the banners):
  *   1. Platform switch and limits
  *   2. Utilities: errors, arena, vectors, buffers, path helpers
- *   3. Policy: model, directive table, line reader, JSON reader, printers
+ *   3. Policy: model, directive table, line reader, JSON reader, printers;
+ *      3.8 a reader of git's config format (what a repository would run)
  *   4. Matching: domain patterns, addresses, globs; hosts (canonical form),
  *      the network decision and the resolved-address classes (for the proxy)
  *   5. Filesystem plan: 5a the disk view and path resolution, 5b the mount
@@ -665,6 +666,7 @@ struct policy {
 	struct vec ignores;		/* of struct ignorerule */
 	struct vec host_ports;		/* of const char *, "PORT": allow-host-port */
 	struct vec expose_ports;	/* of const char *, "PORT": expose-port */
+	struct vec protected_names;	/* of const char *: protect, added to the mandatory denies */
 	long mandatory_deny_depth;	/* 1..10 */
 	bool allow_all_unix_sockets, allow_local_binding, allow_git_config;
 	bool weaker_nested_sandbox, allow_nested_userns, weaker_network_isolation;
@@ -708,6 +710,7 @@ enum dkind {
 	DK_BINARY,	/* absolute path of a helper program */
 	DK_INCLUDE,	/* FILE: read another policy file here */
 	DK_PORT,	/* PORT in 1..65535, kept in a list */
+	DK_NAME,	/* a name or relative path below a root (protect) */
 };
 
 struct directive {
@@ -777,6 +780,10 @@ static const struct directive directives[] = {
 	  "let 127.0.0.1:PORT inside reach this machine's 127.0.0.1:PORT (a dev server, a database)" },
 	{ "expose-port", DK_PORT, F(expose_ports), "PORT", NULL,
 	  "let this machine's 127.0.0.1:PORT reach a server the command runs on its own 127.0.0.1:PORT" },
+	{ "protect", DK_NAME, F(protected_names), "PATH-NAME", NULL,
+	  "add a name (.envrc) or a relative path (.config/tool/rc) to the mandatory denies: read-only at the "
+	  "top of every writable root (and, a single name, wherever the scan finds it), held when missing where "
+	  "srt's names are" },
 	{ "include", DK_INCLUDE, 0, "FILE", NULL,
 	  "read another policy file here (relative to this file's directory)" },
 };
@@ -992,6 +999,25 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 			return err_set(e, file, line, 0, "%s: empty argument", d->name);
 		vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
 		return 0;
+	case DK_NAME: {
+		/* relative to each root: an absolute path or ".." would be one
+		 * place, and is what deny-write is for */
+		const char *a = args[0], *c;
+		size_t i;
+
+		if (!*a || a[0] == '/' || a[0] == '~' || a[strlen(a) - 1] == '/' || strstr(a, "//"))
+			return err_set(e, file, line, 0, "%s %s: a name or a relative path below a root "
+			    "(.envrc, .config/tool/rc); for one place, use deny-write", d->name, a);
+		for (c = a; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
+			if ((c[0] == '.' && (c[1] == '/' || !c[1])) ||
+			    (c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2])))
+				return err_set(e, file, line, 0, "%s %s: \".\" and \"..\" are not allowed", d->name, a);
+		for (i = 0; i < FIELD(p, d, struct vec)->n; i++)
+			if (strcmp(FIELD(p, d, struct vec)->v[i], a) == 0)
+				return 0;	/* twice is once */
+		vec_push(FIELD(p, d, struct vec), astrdup(a));
+		return 0;
+	}
 	case DK_PORT: {
 		size_t i;
 
@@ -1748,6 +1774,7 @@ static const struct jkey jkeys[] = {
 	{ "sbx", "observeWrites", JK_BOOL, "observe-writes", NULL },
 	{ "sbx", "allowHostPorts", JK_PORTS, "allow-host-port", NULL },
 	{ "sbx", "exposePorts", JK_PORTS, "expose-port", NULL },
+	{ "sbx", "protectedFiles", JK_STRINGS, "protect", NULL },
 };
 
 struct jwalk {
@@ -2058,6 +2085,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_SOCKET:
 		case DK_STRING:
 		case DK_PORT:
+		case DK_NAME:
 			for (j = 0; j < v->n; j++) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, v->v[j]);
@@ -2313,8 +2341,266 @@ pol_print_json(const struct policy *p, struct buf *b)
 		jo_ports(&o, "allowHostPorts", &p->host_ports);
 	if (p->expose_ports.n)
 		jo_ports(&o, "exposePorts", &p->expose_ports);
+	if (p->protected_names.n)
+		jo_strings(&o, "protectedFiles", &p->protected_names, false);
 	jo_close(&o, '}');
 	buf_puts(b, "\n}\n");
+}
+
+/* ---- 3.8 Git's configuration format: a small reader (pure) ----------
+ * sbx reads what git would read (git-config(1), "CONFIGURATION FILE") to
+ * learn which paths a repository would execute or read configuration from,
+ * without running git: running the repository's git is exactly what would
+ * run its core.fsmonitor. The grammar follows git's config.c: sections
+ * "[name]", "[name \"sub\"]" (the subsection keeps its case, \ escapes any
+ * byte) and the old "[name.sub]" (all lower case); keys are letters, digits
+ * and "-", case-insensitive, a key without "=" is boolean true; values trim
+ * outside quotes, keep runs of inner blanks as spaces, take \n \t \b \\ \"
+ * and a backslash-newline continuation; # and ; start comments outside
+ * quotes. SECURITY: the input may be hostile (a repository made inside a
+ * sandbox), so it is bounded (size, entries) and refused as a whole where
+ * git would refuse it or where the two readers could disagree (a NUL byte):
+ * a caller then treats the whole file as suspect, never half of it. */
+
+#define SBX_MAX_GITCFG_BYTES	(1 << 20)	/* git's own configs are a few KiB */
+#define SBX_MAX_GITCFG_ENTRIES	10000		/* over all the files of one read */
+#define SBX_MAX_GITCFG_DEPTH	10		/* git's MAX_INCLUDE_DEPTH */
+
+struct gitcfg_entry {
+	const char *section;	/* lower case */
+	const char *sub;	/* as written, or NULL */
+	const char *key;	/* lower case */
+	const char *value;	/* NULL: written without "=" (boolean true) */
+	const char *file;	/* borrowed */
+	int line;
+};
+
+struct gitcfg_src { const char *p, *end; int line; bool eof; };
+
+/* git's get_next_char: "\r\n" reads as "\n"; the end reads as "\n" once more. */
+static int
+gitcfg_getc(struct gitcfg_src *s)
+{
+	int c;
+
+	if (s->p >= s->end) {
+		s->eof = true;
+		return '\n';
+	}
+	c = (unsigned char)*s->p++;
+	if (c == '\r' && s->p < s->end && *s->p == '\n')
+		c = (unsigned char)*s->p++;
+	if (c == '\n')
+		s->line++;
+	return c;
+}
+
+static bool
+gitcfg_keychar(int c)
+{
+	return isalnum(c) || c == '-';
+}
+
+/* The value after "=", up to the end of its (logical) line; NULL on an error. */
+static const char *
+gitcfg_value(struct gitcfg_src *s)
+{
+	struct buf b = { 0 };
+	int quote = 0, comment = 0, space = 0;
+	const char *v;
+
+	for (;;) {
+		int c = gitcfg_getc(s);
+
+		if (c == '\n') {
+			if (quote)
+				goto bad;
+			break;
+		}
+		if (comment)
+			continue;
+		if (isspace(c) && !quote) {
+			if (b.n)
+				space++;
+			continue;
+		}
+		if (!quote && (c == ';' || c == '#')) {
+			comment = 1;
+			continue;
+		}
+		for (; space; space--)
+			buf_putc(&b, ' ');
+		if (c == '\\') {
+			c = gitcfg_getc(s);
+			switch (c) {
+			case '\n': continue;	/* continuation: the value goes on */
+			case 't': c = '\t'; break;
+			case 'b': c = '\b'; break;
+			case 'n': c = '\n'; break;
+			case '\\': case '"': break;
+			default: goto bad;	/* git: "bad config line" */
+			}
+			buf_putc(&b, (char)c);
+			continue;
+		}
+		if (c == '"') {
+			quote = 1 - quote;
+			continue;
+		}
+		buf_putc(&b, (char)c);
+	}
+	v = astrdup(b.p ? b.p : "");
+	free(b.p);
+	return v;
+bad:
+	free(b.p);
+	return NULL;
+}
+
+/* Parse one file's text into entries (appended to out). Returns 0, or -1
+ * with *line set to where git would stop. */
+static int
+gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int *line)
+{
+	struct gitcfg_src s = { text, text + n, 1, false };
+	const char *section = NULL, *sub = NULL;
+	int comment = 0;
+
+	if (memchr(text, '\0', n))
+		goto bad;	/* git's reader and this one could disagree past a NUL */
+	if (n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		s.p += 3;	/* a UTF-8 byte-order mark, which git skips */
+	for (;;) {
+		int c = gitcfg_getc(&s);
+
+		if (c == '\n') {
+			if (s.eof)
+				return 0;
+			comment = 0;
+			continue;
+		}
+		if (comment || isspace(c))
+			continue;
+		if (c == '#' || c == ';') {
+			comment = 1;
+			continue;
+		}
+		if (c == '[') {
+			struct buf name = { 0 }, sb = { 0 };
+			bool have_sub = false;
+			char *dot;
+
+			for (;;) {
+				c = gitcfg_getc(&s);
+				if (s.eof || c == '\n')
+					goto bad_hdr;
+				if (c == ']')
+					break;
+				if (isspace(c)) {
+					while (isspace(c = gitcfg_getc(&s)) && c != '\n')
+						;
+					if (c != '"')
+						goto bad_hdr;
+					for (;;) {
+						c = gitcfg_getc(&s);
+						if (c == '\n')
+							goto bad_hdr;
+						if (c == '"')
+							break;
+						if (c == '\\' && (c = gitcfg_getc(&s)) == '\n')
+							goto bad_hdr;
+						buf_putc(&sb, (char)c);
+					}
+					if (gitcfg_getc(&s) != ']')
+						goto bad_hdr;
+					have_sub = true;
+					break;
+				}
+				if (!gitcfg_keychar(c) && c != '.')
+					goto bad_hdr;
+				buf_putc(&name, (char)tolower(c));
+			}
+			if (!name.n)
+				goto bad_hdr;
+			section = astrdup(name.p);
+			sub = have_sub ? astrdup(sb.p ? sb.p : "") : NULL;
+			if (!have_sub && (dot = strchr(section, '.'))) {	/* [section.sub] */
+				*dot = '\0';
+				sub = dot + 1;
+			}
+			free(name.p);
+			free(sb.p);
+			continue;
+bad_hdr:
+			free(name.p);
+			free(sb.p);
+			goto bad;
+		}
+		if (!isalpha(c) || !section)
+			goto bad;	/* git: a key must start with a letter and follow a section */
+		{
+			struct buf key = { 0 };
+			struct gitcfg_entry *en;
+			int at = s.line;
+
+			do {
+				buf_putc(&key, (char)tolower(c));
+				c = gitcfg_getc(&s);
+			} while (!s.eof && gitcfg_keychar(c));
+			while (c == ' ' || c == '\t')
+				c = gitcfg_getc(&s);
+			en = amalloc(sizeof(*en));
+			en->section = section;
+			en->sub = sub;
+			en->key = astrdup(key.p);
+			en->file = file;
+			en->line = at;
+			free(key.p);
+			if (c != '\n') {
+				if (c != '=' || !(en->value = gitcfg_value(&s)))
+					goto bad;
+			}
+			if (out->n >= SBX_MAX_GITCFG_ENTRIES)
+				goto bad;
+			vec_push(out, en);
+			if (s.eof)
+				return 0;
+		}
+	}
+bad:
+	*line = s.line;
+	return -1;
+}
+
+/* Does entry e name section.[sub.]key? sub: NULL any, "" none, "*" any but none. */
+static bool
+gitcfg_is(const struct gitcfg_entry *e, const char *section, const char *sub, const char *key)
+{
+	if (strcmp(e->section, section) != 0 || (strcmp(key, "*") != 0 && strcmp(e->key, key) != 0))
+		return false;
+	if (!sub)
+		return true;
+	if (!*sub)
+		return e->sub == NULL;
+	return e->sub != NULL && (strcmp(sub, "*") == 0 || strcmp(e->sub, sub) == 0);
+}
+
+/* A pathname value as git expands it (git-config(1), "pathname"): "~/" is
+ * $HOME, a relative one is relative to base. NULL when it cannot be placed
+ * ("~user", or no $HOME). */
+static const char *
+gitcfg_path(const char *value, const char *base, const char *home)
+{
+	if (!value || !*value)
+		return NULL;
+	if (value[0] == '~') {
+		if (!home || (value[1] && value[1] != '/'))
+			return NULL;
+		return path_clean(aprintf("%s%s", home, value + 1));
+	}
+	if (value[0] == '/')
+		return path_clean(value);
+	return base ? path_clean(path_join(base, value)) : NULL;
 }
 
 /* ====================================================================
@@ -3006,6 +3292,10 @@ struct disk_ops {
 	/* next entry: 1 with *name and *kind set, 0 at the end, -1 on error */
 	int (*readdir)(void *ctx, void *dir, const char **name, enum fkind *kind);
 	void (*closedir)(void *ctx, void *dir);
+	/* a regular file's bytes (following symlinks, as git does for its
+	 * config and includes), at most max; 0, or -1 with errno (ENOENT,
+	 * EFBIG past max, EINVAL for a FIFO or device: never blocks) */
+	int (*readfile)(void *ctx, const char *path, size_t max, struct buf *out);
 };
 
 struct disk { const struct disk_ops *ops; void *ctx; };
@@ -3104,8 +3394,44 @@ real_closedir(void *ctx, void *dir)
 	closedir((DIR *)dir);
 }
 
+static int
+real_readfile(void *ctx, const char *path, size_t max, struct buf *out)
+{
+	/* O_NONBLOCK: a FIFO named by a hostile include must not hang sbx */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	ssize_t r;
+
+	(void)ctx;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+		errno = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		close(fd);
+		return -1;
+	}
+	out->n = 0;
+	for (;;) {
+		buf_grow(out, 65536);
+		r = read(fd, out->p + out->n, out->cap - out->n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		out->n += (size_t)r;
+		if (out->n > max) {
+			r = -1;
+			errno = EFBIG;
+			break;
+		}
+	}
+	out->p[out->n] = '\0';
+	close(fd);
+	return r < 0 ? -1 : 0;
+}
+
 static const struct disk_ops real_disk_ops = {
-	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir,
+	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
 };
 
 /* The result of resolving one spelled path against the disk. */
@@ -3346,7 +3672,22 @@ enum rule_bits {
 	RB_WRITE = 4,		/* allow-write */
 	RB_DENY_WRITE = 8,	/* deny-write, or a mandatory deny */
 	RB_PLACEHOLDER = 16,	/* a missing write deny: the node is its first missing name */
+	/* records that mount nothing, for what runs after the command (5e) */
+	RB_GITDIR = 32,		/* a repository directory protected during the run */
+	RB_AUDIT_ROOT = 64,	/* a writable root searched afterwards for new repositories */
 };
+
+/* What a placeholder is. ORDER: placeholder_kinds[] */
+enum phkind {
+	PH_DIR,		/* an empty directory: git ignores it, so `git add -A` does
+			 * not commit a dozen empty dotfiles */
+	PH_FILE,	/* an empty file: a config git must still be able to read */
+	PH_DOT,		/* a file holding ".": a missing .git/commondir; git reads it
+			 * as "the common directory is this one", while an empty file
+			 * or a directory there makes every git command fail */
+};
+
+static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"" };
 
 enum mkind {
 	MK_BIND_RO,	/* --ro-bind P P */
@@ -3373,6 +3714,7 @@ struct fact {
 	enum fkind kind;
 	unsigned rules;		/* enum rule_bits */
 	const char *why;
+	enum phkind ph;		/* RB_PLACEHOLDER: what to create */
 };
 
 struct pnode {			/* a fact merged per path, with its computed state */
@@ -3381,18 +3723,21 @@ struct pnode {			/* a fact merged per path, with its computed state */
 	unsigned rules;
 	bool visible, writable, forced, mounted;
 	const char *why;
+	enum phkind ph;
 };
 
-/* A placeholder is always an empty directory, bound read-only onto itself:
- * nothing can be created at its name, and git ignores empty directories, so
- * `git add -A` in the sandbox does not commit a dozen empty dotfiles (srt
- * binds /dev/null there instead, which git refuses to add at all). */
-struct placeholder { const char *path; };
+/* A placeholder is created on the host and bound read-only onto itself, so
+ * nothing can be created at its name. It is an empty directory unless git
+ * needs to read a file there (srt binds /dev/null instead, which git
+ * refuses to add at all). */
+struct placeholder { const char *path; enum phkind kind; };
 
 struct plan {
 	struct vec mounts;	/* of struct mount, in bwrap order */
 	struct vec placeholders;	/* of struct placeholder, to create before and remove after */
 	struct vec nodes;	/* of struct pnode, sorted; for plan_is_writable() */
+	struct vec gitdirs;	/* of const char *: repositories protected during the run (5e) */
+	struct vec audit_roots;	/* of const char *: writable roots to search after it (5e) */
 	bool fs_disabled;
 };
 
@@ -3406,6 +3751,13 @@ plan_add_fact(struct vec *facts, const char *path, enum fkind kind, unsigned rul
 	f->rules = rules;
 	f->why = why;
 	vec_push(facts, f);
+}
+
+static void
+plan_add_placeholder(struct vec *facts, const char *path, enum phkind ph, const char *why)
+{
+	plan_add_fact(facts, path, FK_MISSING, RB_PLACEHOLDER, why);
+	((struct fact *)facts->v[facts->n - 1])->ph = ph;
 }
 
 /* Order paths so that a parent comes right before its subtree: compare as
@@ -3458,7 +3810,7 @@ static int
 plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const char **why)
 {
 	struct pnode **stack;
-	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, "root" };
+	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, "root", PH_DIR };
 	size_t i, j, sp = 0;
 
 	memset(pl, 0, sizeof(*pl));
@@ -3471,6 +3823,16 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 		const char *path = f->path;
 		struct pnode *n = NULL;
 
+		if (f->rules & (RB_GITDIR | RB_AUDIT_ROOT)) {	/* records, not mounts */
+			for (j = 0; j < pl->gitdirs.n + pl->audit_roots.n; j++)
+				if (strcmp(j < pl->gitdirs.n ? pl->gitdirs.v[j] : pl->audit_roots.v[j - pl->gitdirs.n],
+				    path) == 0 && (j < pl->gitdirs.n) == !!(f->rules & RB_GITDIR))
+					break;
+			if (j == pl->gitdirs.n + pl->audit_roots.n)
+				vec_push(f->rules & RB_GITDIR ? &pl->gitdirs : &pl->audit_roots, (void *)path);
+			continue;
+		}
+
 		for (j = 0; j < pl->nodes.n; j++)
 			if (strcmp(((struct pnode *)pl->nodes.v[j])->path, path) == 0) {
 				n = pl->nodes.v[j];
@@ -3481,7 +3843,10 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			n->path = path;
 			n->kind = f->kind;
 			n->why = f->why;
+			n->ph = f->ph;
 			vec_push(&pl->nodes, n);
+		} else if ((f->rules & RB_PLACEHOLDER) && f->ph != n->ph) {
+			n->ph = PH_DIR;	/* the first missing name of two paths: a directory */
 		}
 		if (n->kind == FK_MISSING && f->kind != FK_MISSING)
 			n->kind = f->kind;
@@ -3518,6 +3883,7 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 				struct placeholder *ph = amalloc(sizeof(*ph));
 
 				ph->path = n->path;
+				ph->kind = n->ph;
 				vec_push(&pl->placeholders, ph);
 				plan_mount(pl, MK_BIND_RO, n->path, n->why);
 				n->writable = false;
@@ -3614,26 +3980,254 @@ plan_is_writable(const struct plan *pl, const char *path)
 
 /* ---- 5c. From policy rules to facts: resolution and the scan ---------- */
 
-/* Files that run code later, outside the sandbox, if a command could write
- * them: srt's DANGEROUS_FILES and dangerous directories (sandbox-utils.js). */
-static const struct { const char *name; const char *why; } dangerous_files[] = {
-	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)" },
-	{ ".gitmodules", "submodule URLs and update commands run on the next update" },
-	{ ".bashrc", "the next interactive bash runs it" },
-	{ ".bash_profile", "the next login bash runs it" },
-	{ ".zshrc", "the next interactive zsh runs it" },
-	{ ".zprofile", "the next login zsh runs it" },
-	{ ".profile", "the next login shell runs it" },
-	{ ".ripgreprc", "ripgrep options can name a preprocessor to run" },
-	{ ".mcp.json", "names MCP servers an agent will start with full access" },
+/* Where a dangerous name is looked for, and where a missing one is held by
+ * a placeholder. Each placeholder is a mount (bwrap rereads the mount table
+ * for every one, ~0.3 ms), so a missing name is held only where a tool
+ * would read it later. */
+enum dwhere {
+	DW_TOP,		/* top of every root and the walk; held at the top of the
+			 * cwd, $HOME and git work trees (srt's list) */
+	DW_HOME_HELD,	/* top of every root and the walk; held only at $HOME */
+	DW_EXISTING,	/* top of every root and the walk; never held */
+	DW_HOME,	/* only under $HOME, wherever that lies in a writable root;
+			 * held. A project's own copy is not denied: the project's
+			 * code runs in the project anyway */
 };
 
-static const struct { const char *name; const char *why; } dangerous_dirs[] = {
-	{ ".vscode", "editor tasks and settings run outside the sandbox" },
-	{ ".idea", "IDE run configurations run outside the sandbox" },
-	{ ".claude/commands", "agent commands run later with full access" },
-	{ ".claude/agents", "agent definitions run later with full access" },
+/* Files that run code later, outside the sandbox, if a command could write
+ * them: srt's DANGEROUS_FILES (sandbox-utils.js), then sbx's additions (the
+ * class: a file that makes a tool run code without the person choosing to
+ * run the project's code). ~/.gitconfig's XDG twin and the files git
+ * configuration names are in the git part below. */
+static const struct { const char *name; const char *why; enum dwhere where; } dangerous_files[] = {
+	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)", DW_TOP },
+	{ ".gitmodules", "submodule URLs and update commands run on the next update", DW_TOP },
+	{ ".bashrc", "the next interactive bash runs it", DW_TOP },
+	{ ".bash_profile", "the next login bash runs it", DW_TOP },
+	{ ".zshrc", "the next interactive zsh runs it", DW_TOP },
+	{ ".zprofile", "the next login zsh runs it", DW_TOP },
+	{ ".profile", "the next login shell runs it", DW_TOP },
+	{ ".ripgreprc", "ripgrep options can name a preprocessor to run", DW_TOP },
+	{ ".mcp.json", "names MCP servers an agent will start with full access", DW_TOP },
+	/* beyond srt */
+	{ ".zshenv", "every zsh runs it, scripts included", DW_HOME_HELD },
+	{ ".zlogin", "the next login zsh runs it", DW_HOME_HELD },
+	{ ".zlogout", "zsh runs it at logout", DW_HOME_HELD },
+	{ ".bash_login", "a login bash runs it when .bash_profile is absent", DW_HOME_HELD },
+	{ ".bash_logout", "bash runs it at logout", DW_HOME_HELD },
+	{ ".bash_aliases", "Debian's and Ubuntu's .bashrc source it", DW_HOME_HELD },
+	{ ".pre-commit-config.yaml", "the pre-commit hook runs the programs it lists on the next commit", DW_EXISTING },
+	{ ".lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING },
+	{ "lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING },
+	{ ".config/git/config", "git's XDG global config: runs what it names, like ~/.gitconfig", DW_HOME },
+	{ ".config/fish/config.fish", "every fish shell runs it", DW_HOME },
+	{ ".config/fish/conf.d", "every fish shell runs the files in it", DW_HOME },
+	{ ".bashrc.d", "Fedora's .bashrc runs the files in it", DW_HOME },
+	{ ".config/environment.d", "systemd sets these variables (LD_PRELOAD, PATH) for the next session", DW_HOME },
+	{ ".config/systemd/user", "user services start at the next login", DW_HOME },
+	{ ".config/autostart", "the desktop starts these at the next login", DW_HOME },
+	{ ".ssh/config", "ProxyCommand, LocalCommand and Match exec run on the next ssh (and git over ssh)", DW_HOME },
+	{ ".npmrc", "npm runs what it names (node-options, script-shell, git) in every project", DW_HOME },
+	{ ".yarnrc", "yarn runs the yarn-path it names in every project", DW_HOME },
+	{ ".yarnrc.yml", "yarn runs the yarnPath it names in every project", DW_HOME },
+	{ ".vimrc", "vim runs it at start", DW_HOME },
+	{ ".config/nvim", "neovim runs init.lua/init.vim and plugins from it at start", DW_HOME },
+	{ ".emacs", "emacs runs it at start", DW_HOME },
+	{ ".emacs.d", "emacs runs init.el from it at start", DW_HOME },
+	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME },
+	{ ".gdbinit", "gdb runs it at start", DW_HOME },
+	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME },
+	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME },
 };
+
+/* Directories (and files below a dot-directory) that agents and editors
+ * run from, srt's list and sbx's additions. */
+static const struct { const char *name; const char *why; enum dwhere where; } dangerous_dirs[] = {
+	{ ".vscode", "editor tasks and settings run outside the sandbox", DW_TOP },
+	{ ".idea", "IDE run configurations run outside the sandbox", DW_TOP },
+	{ ".claude/commands", "agent commands run later with full access", DW_TOP },
+	{ ".claude/agents", "agent definitions run later with full access", DW_TOP },
+	/* beyond srt */
+	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP },
+	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP },
+	{ ".devcontainer", "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING },
+	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING },
+	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING },
+};
+
+/* Files below .claude/ the walk looks for (ORDER: as in dangerous_dirs) */
+static const char *const claude_children[] = { "commands", "agents", "settings.json", "settings.local.json" };
+
+/* ---- git: what a repository runs (gitrepository-layout(5), githooks(5),
+ * git-config(1)) ------------------------------------------------------
+ * Inside a writable root, every entry of a repository directory through
+ * which git runs code or reads configuration from elsewhere is read-only;
+ * the rest of .git stays writable, because git makes its lock files
+ * (index.lock, HEAD.lock, config.lock) in .git itself: a read-only .git
+ * with writable exceptions cannot work. */
+enum gd_flags {
+	GD_HOLD = 1,		/* held when missing in a repository at a root's top */
+	GD_CONFIG = 2,		/* allow-git-config lifts it */
+	GD_WTCONFIG = 4,	/* held only when extensions.worktreeConfig is on */
+};
+
+static const struct gitdir_entry {
+	const char *name;
+	enum phkind ph;
+	unsigned flags;		/* enum gd_flags */
+	const char *why;
+} gitdir_entries[] = {
+	{ "hooks", PH_DIR, GD_HOLD, "git runs hooks on commit, checkout, merge, rebase and push" },
+	{ "config", PH_FILE, GD_HOLD | GD_CONFIG,
+	  "git runs what it names (core.fsmonitor, core.pager, aliases, filters) and reads what it includes" },
+	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+	{ "commondir", PH_DOT, GD_HOLD, "git takes config and hooks from the directory it names" },
+}, worktree_entries[] = {	/* $GIT_COMMON_DIR/worktrees/NAME: a linked worktree's own gitdir */
+	{ "commondir", PH_DOT, 0, "git takes config and hooks from the directory it names" },
+	{ "gitdir", PH_FILE, 0, "names the worktree's .git file; git worktree repair and prune follow it" },
+	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+};
+
+/* Settings whose value git executes or reads config from. The planner
+ * protects the paths they name (when those lie in a writable root); the
+ * audit of repositories created during a run (5e) removes the settings.
+ * sub: NULL any, "" none, "*" any subsection; key "*": any key. */
+enum gkv {
+	GV_HOOKS,	/* a directory git runs hooks from */
+	GV_INCLUDE,	/* another config file, relative to the including one */
+	GV_CMD,		/* a shell command: the paths among its words */
+	GV_SETTING,	/* no path, but it lets something run: audit only */
+};
+
+static const struct git_key {
+	const char *section, *sub, *key;
+	enum gkv kind;
+	const char *why;
+} git_config_keys[] = {
+	{ "core", "", "hookspath", GV_HOOKS, "git runs the hooks in it" },
+	{ "init", "", "templatedir", GV_HOOKS, "git init and clone copy hooks from it" },
+	{ "include", "", "path", GV_INCLUDE, "git reads it as config" },
+	{ "includeif", "*", "path", GV_INCLUDE, "git reads it as config" },
+	{ "core", "", "fsmonitor", GV_CMD, "git status runs it" },
+	{ "core", "", "sshcommand", GV_CMD, "git fetch and push run it" },
+	{ "core", "", "pager", GV_CMD, "git log and diff run it" },
+	{ "core", "", "editor", GV_CMD, "git commit runs it" },
+	{ "core", "", "askpass", GV_CMD, "git runs it for a password" },
+	{ "core", "", "gitproxy", GV_CMD, "git fetch runs it" },
+	{ "core", "", "alternaterefscommand", GV_CMD, "git fetch and push run it" },
+	{ "sequence", "", "editor", GV_CMD, "git rebase -i runs it" },
+	{ "pager", "", "*", GV_CMD, "the command it names runs its output through it" },
+	{ "alias", NULL, "*", GV_CMD, "git runs \"!\" aliases in a shell; others may pass -c settings" },
+	{ "filter", "*", "clean", GV_CMD, "git add runs it" },
+	{ "filter", "*", "smudge", GV_CMD, "git checkout runs it" },
+	{ "filter", "*", "process", GV_CMD, "git add and checkout run it" },
+	{ "diff", "*", "textconv", GV_CMD, "git diff and log run it" },
+	{ "diff", "*", "command", GV_CMD, "git diff runs it" },
+	{ "diff", "", "external", GV_CMD, "git diff runs it" },
+	{ "merge", "*", "driver", GV_CMD, "git merge runs it" },
+	{ "mergetool", "*", "cmd", GV_CMD, "git mergetool runs it" },
+	{ "mergetool", "*", "path", GV_CMD, "git mergetool runs it" },
+	{ "difftool", "*", "cmd", GV_CMD, "git difftool runs it" },
+	{ "difftool", "*", "path", GV_CMD, "git difftool runs it" },
+	{ "credential", NULL, "helper", GV_CMD, "git runs it for credentials" },
+	{ "gpg", NULL, "program", GV_CMD, "git commit -S and log --show-signature run it" },
+	{ "gpg", "ssh", "defaultkeycommand", GV_CMD, "git commit -S runs it" },
+	{ "interactive", "", "difffilter", GV_CMD, "git add -p runs it" },
+	{ "uploadpack", "", "packobjectshook", GV_CMD, "git upload-pack runs it" },
+	{ "remote", "*", "uploadpack", GV_CMD, "git fetch runs it" },
+	{ "remote", "*", "receivepack", GV_CMD, "git push runs it" },
+	{ "remote", "*", "vcs", GV_CMD, "git fetch runs git-remote-<vcs>" },
+	{ "submodule", "*", "update", GV_CMD, "git submodule update runs \"!\" commands" },
+	{ "hook", "*", "command", GV_CMD, "git runs it as a hook (git 2.46+)" },
+	{ "trailer", "*", "command", GV_CMD, "git interpret-trailers runs it" },
+	{ "trailer", "*", "cmd", GV_CMD, "git interpret-trailers runs it" },
+	{ "browser", "*", "cmd", GV_CMD, "git web--browse runs it" },
+	{ "browser", "*", "path", GV_CMD, "git web--browse runs it" },
+	{ "man", "*", "cmd", GV_CMD, "git help runs it" },
+	{ "man", "*", "path", GV_CMD, "git help runs it" },
+	{ "sendemail", NULL, "sendmailcmd", GV_CMD, "git send-email runs it" },
+	{ "sendemail", NULL, "smtpserver", GV_CMD, "git send-email runs it when it is a path" },
+	{ "sendemail", NULL, "tocmd", GV_CMD, "git send-email runs it" },
+	{ "sendemail", NULL, "cccmd", GV_CMD, "git send-email runs it" },
+	{ "protocol", NULL, "allow", GV_SETTING, "\"ext::\" remotes run commands once their protocol is allowed" },
+	{ "core", "", "worktree", GV_SETTING, "points the work tree elsewhere, where other .git-relative paths land" },
+	{ "extensions", "", "worktreeconfig", GV_SETTING, "makes git read config.worktree" },
+	{ "safe", "", "directory", GV_SETTING, "tells git to trust repositories owned by others" },
+};
+
+/* git's hook names (githooks(5)): protected one by one when core.hooksPath
+ * names a writable root itself, which cannot be made read-only whole. */
+static const char *const git_hook_names[] = {
+	"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+	"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
+	"pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
+	"reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate",
+	"fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit",
+	"post-index-change",
+};
+
+static const struct git_key *
+git_key_of(const struct gitcfg_entry *e)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(git_config_keys); i++)
+		if (gitcfg_is(e, git_config_keys[i].section, git_config_keys[i].sub, git_config_keys[i].key))
+			return &git_config_keys[i];
+	return NULL;
+}
+
+/* Would git treat this entry as one that runs something? For the audit:
+ * an alias runs a shell only with "!", but an alias without it can still
+ * pass "-c core.fsmonitor=...", so every alias with a "-c" or "!" counts;
+ * core.fsmonitor=false and the like do not. */
+static bool
+git_key_runs(const struct gitcfg_entry *e, const struct git_key *k)
+{
+	if (!k)
+		return false;
+	if (gitcfg_is(e, "alias", NULL, "*"))
+		return e->value && (e->value[0] == '!' || strstr(e->value, "-c") || strstr(e->value, "--config"));
+	if (gitcfg_is(e, "core", "", "fsmonitor") || gitcfg_is(e, "extensions", "", "worktreeconfig"))
+		return e->value && !(strcasecmp(e->value, "false") == 0 || strcasecmp(e->value, "no") == 0 ||
+		    strcasecmp(e->value, "off") == 0 || strcmp(e->value, "0") == 0 || !*e->value);
+	return true;
+}
+
+/* The words of a command-valued setting that name files: words with a "/"
+ * or a leading "~" (after an "A=" prefix, as in `-c core.fsmonitor=./x`),
+ * relative to base, and, only if they exist, plain words (`sh x.sh` reads
+ * x.sh from the work tree). Quotes are dropped; shell operators split. */
+static void
+git_cmd_words(const char *cmd, struct vec *paths, struct vec *plain)
+{
+	const char *s = cmd;
+	int n = 0;
+
+	if (*s == '!')
+		s++;
+	while (*s && n < 64) {
+		struct buf w = { 0 };
+		char *eq;
+
+		while (*s && (isspace((unsigned char)*s) || strchr(";|&<>()`$", *s)))
+			s++;
+		while (*s && !isspace((unsigned char)*s) && !strchr(";|&<>()`$", *s)) {
+			if (*s != '"' && *s != '\'')
+				buf_putc(&w, *s);
+			s++;
+		}
+		if (!w.n)
+			continue;
+		n++;
+		eq = strchr(w.p, '=');
+		if (eq && (!strchr(w.p, '/') || eq < strchr(w.p, '/')))
+			memmove(w.p, eq + 1, strlen(eq + 1) + 1);
+		if (w.p[0] && w.p[0] != '-')
+			vec_push(strchr(w.p, '/') || w.p[0] == '~' ? paths : plain, astrdup(w.p));
+		free(w.p);
+	}
+}
 
 struct resolver {
 	const char *cwd, *home;	/* real paths; home may be NULL */
@@ -3643,6 +4237,8 @@ struct resolver {
 	struct vec roots;	/* of const char *: writable directories to scan */
 	long walked;
 	struct err *e;
+	struct vec git_global;	/* of struct gitcfg_entry: the global and system config */
+	struct vec gitdirs;	/* of const char *: repositories already protected */
 };
 
 static int
@@ -3662,13 +4258,22 @@ rs_fail(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
 /* Add a write deny for a resolved path: an existing one is bound read-only,
  * a missing one becomes a placeholder at its first missing name. */
 static void
-rs_deny_write(struct resolver *rs, const struct resolved *res, const char *why)
+rs_deny_write_ph(struct resolver *rs, const struct resolved *res, const char *why, enum phkind ph)
 {
 	if (res->kind == FK_MISSING) {
-		plan_add_fact(rs->facts, res->first_missing, FK_MISSING, RB_PLACEHOLDER, why);
+		/* the kind asked for only when the missing name is the path's
+		 * last; an ancestor of it must be a directory */
+		plan_add_placeholder(rs->facts, res->first_missing,
+		    strcmp(res->first_missing, res->path) == 0 ? ph : PH_DIR, why);
 	} else if (res->kind != FK_UNREADABLE) {
 		plan_add_fact(rs->facts, res->path, res->kind, RB_DENY_WRITE, why);
 	}
+}
+
+static void
+rs_deny_write(struct resolver *rs, const struct resolved *res, const char *why)
+{
+	rs_deny_write_ph(rs, res, why, PH_DIR);
 }
 
 /* Expand one rule into the spelled paths it names: itself, or its glob matches. */
@@ -3789,7 +4394,8 @@ name_ieq(const char *a, const char *b)
  * symlink, the command could replace the link itself (a mount covers only its
  * target), so sbx refuses instead of pretending to protect it. */
 static int
-rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing)
+rs_mandatory_ph(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing,
+    enum phkind ph)
 {
 	char *path = path_join(root, rel), *p;
 	struct resolved res;
@@ -3812,8 +4418,269 @@ rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char 
 		return rs_fail(rs, NULL, "%s: %s", path, err);
 	if (res.kind == FK_MISSING && !hold_missing)
 		return 0;
-	rs_deny_write(rs, &res, aprintf("mandatory deny %s: %s", rel, why));
+	rs_deny_write_ph(rs, &res, aprintf("mandatory deny %s: %s", rel, why), ph);
 	return 0;
+}
+
+static int
+rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing)
+{
+	return rs_mandatory_ph(rs, root, rel, why, hold_missing, PH_DIR);
+}
+
+/* A mandatory deny of an absolute path, when it lies in a writable root
+ * (outside them it is read-only anyway). */
+static int
+rs_protect(struct resolver *rs, const char *path, const char *why, bool hold, enum phkind ph)
+{
+	struct resolved res;
+	const char *err, *root = NULL;
+	size_t i;
+
+	if (resolve_path(rs->dk, path, &res, &err) < 0)
+		return 0;	/* git cannot reach it either */
+	for (i = 0; i < rs->roots.n; i++)
+		if (path_within(res.path, rs->roots.v[i]) && strcmp(res.path, rs->roots.v[i]) != 0 &&
+		    (!root || strlen(rs->roots.v[i]) > strlen(root)))
+			root = rs->roots.v[i];
+	if (!root)
+		return 0;
+	return rs_mandatory_ph(rs, root, res.path + strlen(root) + 1, why, hold, ph);
+}
+
+/* Read a git config file and, after it, the files it includes (include.path,
+ * and includeIf.*.path whatever the condition: a file named under any
+ * condition is protected). A missing file reads as empty, as in git.
+ * *budget bounds the bytes read over all the files (includes can fan out).
+ * Returns 0, or -1 with *why. */
+static int
+git_config_read(const struct disk *dk, const char *home, const char *path, int depth, size_t *budget,
+    struct vec *out, const char **why)
+{
+	struct buf b = { 0 };
+	size_t start = out->n, i, n;
+	int line;
+
+	if (depth > SBX_MAX_GITCFG_DEPTH) {
+		*why = aprintf("%s: git config includes nested more than %d deep", path, SBX_MAX_GITCFG_DEPTH);
+		return -1;
+	}
+	if (dk->ops->readfile(dk->ctx, path, SBX_MAX_GITCFG_BYTES, &b) < 0) {
+		int err = errno;
+
+		free(b.p);
+		if (err == ENOENT || err == ENOTDIR || err == EACCES)
+			return 0;	/* git skips these too (EACCES with a warning) */
+		*why = aprintf("%s: git config that cannot be read (%s)", path, strerror(err));
+		return -1;
+	}
+	if (b.n > *budget) {
+		free(b.p);
+		*why = aprintf("%s: git config and its includes pass %d bytes", path, 4 * SBX_MAX_GITCFG_BYTES);
+		return -1;
+	}
+	*budget -= b.n;
+	if (gitcfg_parse(b.p ? b.p : "", b.n, astrdup(path), out, &line) < 0) {
+		free(b.p);
+		*why = aprintf("%s:%d: git config git would refuse, or larger than sbx reads", path, line);
+		return -1;
+	}
+	free(b.p);
+	n = out->n;
+	for (i = start; i < n; i++) {
+		const struct gitcfg_entry *e = out->v[i];
+		const char *inc;
+
+		if ((gitcfg_is(e, "include", "", "path") || gitcfg_is(e, "includeif", "*", "path")) &&
+		    (inc = gitcfg_path(e->value, path_dirname(path), home)) &&
+		    git_config_read(dk, home, inc, depth + 1, budget, out, why) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Protect what a repository's effective config (the global files, then
+ * the repository's own) names: hook directories, included files, and the
+ * files among the words of commands. top is the work tree (relative
+ * hooksPath and commands are taken from there). */
+static int
+rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
+{
+	size_t i, j, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		const struct vec *v = pass ? cfg : &rs->git_global;
+
+		for (i = 0; v && i < v->n; i++) {
+			const struct gitcfg_entry *e = v->v[i];
+			const struct git_key *k = git_key_of(e);
+			const char *why, *path;
+			struct vec paths = { 0 }, plain = { 0 };
+
+			if (!k || !e->value || k->kind == GV_SETTING)
+				continue;
+			why = aprintf("%s.%s%s%s in %s:%d: %s", e->section, e->sub ? e->sub : "", e->sub ? "." : "",
+			    e->key, e->file, e->line, k->why);
+			switch (k->kind) {
+			case GV_HOOKS:
+				if (!(path = gitcfg_path(e->value, top, rs->home)))
+					break;
+				for (j = 0; j < rs->roots.n; j++)
+					if (path_within(rs->roots.v[j], path))
+						break;
+				if (j < rs->roots.n) {
+					/* a writable root itself: its hook names, one by one */
+					for (j = 0; j < LEN(git_hook_names); j++)
+						if (rs_protect(rs, path_join(path, git_hook_names[j]), why, false, PH_DIR) < 0)
+							return -1;
+					break;
+				}
+				if (rs_protect(rs, path, why, true, PH_DIR) < 0)
+					return -1;
+				/* husky: hooksPath .husky/_ holds stubs that run .husky/<hook> */
+				if (strcmp(strrchr(path, '/') + 1, "_") == 0 &&
+				    rs_protect(rs, path_dirname(path), why, false, PH_DIR) < 0)
+					return -1;
+				break;
+			case GV_INCLUDE:
+				if ((path = gitcfg_path(e->value, path_dirname(e->file), rs->home)) &&
+				    rs_protect(rs, path, why, true, PH_FILE) < 0)
+					return -1;
+				break;
+			case GV_CMD:
+				if (!top)
+					break;
+				git_cmd_words(e->value, &paths, &plain);
+				for (j = 0; j < paths.n; j++)
+					if ((path = gitcfg_path(paths.v[j], top, rs->home)) &&
+					    rs_protect(rs, path, why, true, PH_DIR) < 0)
+						return -1;
+				for (j = 0; j < plain.n; j++)
+					if (rs_protect(rs, path_join(top, plain.v[j]), why, false, PH_DIR) < 0)
+						return -1;
+				break;
+			case GV_SETTING:
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* A gitdir's effective local config: its config (or, with a commondir, the
+ * common directory's) and config.worktree when that is switched on.
+ * Returns 0 or -1 (rs_fail). */
+static int
+rs_git_config(struct resolver *rs, const char *gd, const char *common, struct vec *cfg, bool *wtconfig)
+{
+	size_t budget = 4 * SBX_MAX_GITCFG_BYTES, i;
+	const char *why;
+
+	*wtconfig = false;
+	if (git_config_read(rs->dk, rs->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why) < 0)
+		return rs_fail(rs, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
+		    "remove the file, or leave the repository read-only)", why);
+	for (i = 0; i < cfg->n; i++)
+		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
+			*wtconfig = git_key_runs(cfg->v[i], git_key_of(cfg->v[i]));
+	if (*wtconfig &&
+	    git_config_read(rs->dk, rs->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
+		return rs_fail(rs, NULL, "%s", why);
+	return 0;
+}
+
+static bool
+rs_gitdir_known(struct resolver *rs, const char *gd)
+{
+	size_t i;
+
+	for (i = 0; i < rs->gitdirs.n; i++)
+		if (strcmp(rs->gitdirs.v[i], gd) == 0)
+			return true;
+	vec_push(&rs->gitdirs, (void *)gd);
+	plan_add_fact(rs->facts, gd, FK_DIR, RB_GITDIR, "a repository protected during the run");
+	return false;
+}
+
+static int rs_gitdir(struct resolver *rs, const char *root, const char *gd, const char *top, bool hold, int depth);
+
+/* The submodule repositories under .git/modules: a submodule's name may
+ * hold "/", so a directory without HEAD is searched below (bounded). */
+static int
+rs_git_modules(struct resolver *rs, const char *root, const char *dir, int depth)
+{
+	void *dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, dir);
+	const char *name;
+	enum fkind k;
+	struct vec subs = { 0 };
+	size_t i;
+
+	if (!dh)
+		return 0;
+	while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
+		if (k == FK_DIR)
+			vec_push(&subs, path_join(dir, name));
+	rs->dk->ops->closedir(rs->dk->ctx, dh);
+	for (i = 0; i < subs.n && depth < 8; i++) {
+		const char *sub = subs.v[i];
+
+		if (rs->dk->ops->lstat(rs->dk->ctx, path_join(sub, "HEAD"), NULL) != FK_MISSING) {
+			if (rs_gitdir(rs, root, sub, NULL, false, depth + 1) < 0)
+				return -1;
+		} else if (rs_git_modules(rs, root, sub, depth + 1) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Protect one repository directory gd inside the writable root: the
+ * gitdir_entries (held when missing if hold: a repository at a root's top),
+ * its linked worktrees' entries, its submodules' repositories, and what its
+ * config names. Missing entries that are not held are left to the audit
+ * after the run (5e), which neutralises what was created there. */
+static int
+rs_gitdir(struct resolver *rs, const char *root, const char *gd, const char *top, bool hold, int depth)
+{
+	struct vec cfg = { 0 };
+	bool wtconfig;
+	size_t i;
+	void *dh;
+	const char *name;
+	enum fkind k;
+	struct vec wts = { 0 };
+
+	if (rs_gitdir_known(rs, gd))
+		return 0;
+	if (rs_git_config(rs, gd, NULL, &cfg, &wtconfig) < 0)
+		return -1;
+	for (i = 0; i < LEN(gitdir_entries); i++) {
+		const struct gitdir_entry *g = &gitdir_entries[i];
+		bool h = hold && ((g->flags & GD_HOLD) || ((g->flags & GD_WTCONFIG) && wtconfig));
+
+		if ((g->flags & GD_CONFIG) && rs->p->allow_git_config)
+			continue;
+		if (rs_mandatory_ph(rs, root, path_join(gd, g->name) + strlen(root) + 1, g->why, h, g->ph) < 0)
+			return -1;
+	}
+	if ((dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, path_join(gd, "worktrees")))) {
+		while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
+			if (k == FK_DIR)
+				vec_push(&wts, path_join(path_join(gd, "worktrees"), name));
+		rs->dk->ops->closedir(rs->dk->ctx, dh);
+	}
+	for (i = 0; i < wts.n; i++) {
+		size_t j;
+
+		rs_gitdir_known(rs, wts.v[i]);
+		for (j = 0; j < LEN(worktree_entries); j++)
+			if (rs_mandatory_ph(rs, root, path_join(wts.v[i], worktree_entries[j].name) + strlen(root) + 1,
+			    worktree_entries[j].why, false, worktree_entries[j].ph) < 0)
+				return -1;
+	}
+	if (depth < 8 && rs_git_modules(rs, root, path_join(gd, "modules"), depth) < 0)
+		return -1;
+	return rs_git_named(rs, &cfg, top ? top : path_dirname(gd));
 }
 
 /* The dangerous names directly at the top of a writable root: the whole
@@ -3828,20 +4695,24 @@ rs_scan_top(struct resolver *rs, const char *root)
 {
 	size_t i;
 	enum fkind git = rs->dk->ops->lstat(rs->dk->ctx, path_join(root, ".git"), NULL);
-	bool hold_missing = strcmp(root, rs->cwd) == 0 || (rs->home && strcmp(root, rs->home) == 0) ||
-	    git != FK_MISSING;
+	bool is_home = rs->home && strcmp(root, rs->home) == 0;
+	bool hold_missing = strcmp(root, rs->cwd) == 0 || is_home || git != FK_MISSING;
 
-	for (i = 0; i < LEN(dangerous_files); i++)
-		if (rs_mandatory(rs, root, dangerous_files[i].name, dangerous_files[i].why, hold_missing) < 0)
+	for (i = 0; i < LEN(dangerous_files) + LEN(dangerous_dirs); i++) {
+		bool f = i < LEN(dangerous_files);
+		size_t j = f ? i : i - LEN(dangerous_files);
+		enum dwhere w = f ? dangerous_files[j].where : dangerous_dirs[j].where;
+
+		if (w != DW_HOME && rs_mandatory(rs, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
+		    f ? dangerous_files[j].why : dangerous_dirs[j].why,
+		    w == DW_TOP ? hold_missing : w == DW_HOME_HELD ? is_home : false) < 0)
 			return -1;
-	for (i = 0; i < LEN(dangerous_dirs); i++)
-		if (rs_mandatory(rs, root, dangerous_dirs[i].name, dangerous_dirs[i].why, hold_missing) < 0)
+	}
+	for (i = 0; i < rs->p->protected_names.n; i++)
+		if (rs_mandatory(rs, root, rs->p->protected_names.v[i], "named by protect in the policy", hold_missing) < 0)
 			return -1;
 	if (git == FK_DIR) {
-		if (rs_mandatory(rs, root, ".git/hooks", "git runs hooks on commit and checkout", true) < 0)
-			return -1;
-		if (!rs->p->allow_git_config &&
-		    rs_mandatory(rs, root, ".git/config", "git runs commands named in it", true) < 0)
+		if (rs_gitdir(rs, root, path_join(root, ".git"), root, true, 0) < 0)
 			return -1;
 	} else if (git == FK_FILE || git == FK_LINK) {
 		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
@@ -3905,33 +4776,39 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 		p = path_join(path, name);
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
-				if (name_ieq(name, dangerous_files[i].name)) {
+				if (dangerous_files[i].where != DW_HOME && name_ieq(name, dangerous_files[i].name)) {
 					dangerous = true;
 					if (k != FK_LINK)
 						plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
 						    aprintf("mandatory deny %s: %s", dangerous_files[i].name,
 							dangerous_files[i].why));
 				}
-		if (dir_level && (name_ieq(name, ".vscode") || name_ieq(name, ".idea"))) {
-			dangerous = true;
-			if (k != FK_LINK)
-				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
-				    aprintf("mandatory deny %s: %s", name, dangerous_dirs[name_ieq(name, ".idea")].why));
-		}
+		for (i = 0; dir_level && i < LEN(dangerous_dirs); i++)
+			if (!strchr(dangerous_dirs[i].name, '/') && name_ieq(name, dangerous_dirs[i].name)) {
+				dangerous = true;
+				if (k != FK_LINK)
+					plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
+					    aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why));
+			}
+		for (i = 0; depth <= maxd - 1 && i < rs->p->protected_names.n; i++)
+			if (!strchr(rs->p->protected_names.v[i], '/') && name_ieq(name, rs->p->protected_names.v[i])) {
+				dangerous = true;
+				if (k != FK_LINK)
+					plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
+					    aprintf("protect %s: named by the policy", name));
+			}
 		if (dir_level && name_ieq(name, ".claude")) {
-			static const char *const sub[] = { "commands", "agents" };
-
 			dangerous = k == FK_LINK;
-			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, sub, 2,
+			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, claude_children, LEN(claude_children),
 			    "mandatory deny .claude/: agent configuration runs later with full access") < 0)
 				return -1;
 		}
 		if (dir_level && name_ieq(name, ".git")) {
-			static const char *const sub[] = { "hooks", "config" };
-
 			dangerous = k == FK_LINK;
-			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, sub, rs->p->allow_git_config ? 1 : 2,
-			    "mandatory deny .git/hooks, .git/config: git runs what they name") < 0)
+			/* a nested repository: its entries that exist are denied
+			 * (held missing ones would cost a mount each; the audit
+			 * after the run neutralises what is created there) */
+			if (k == FK_DIR && rs_gitdir(rs, path, p, path, false, 0) < 0)
 				return -1;
 			if (k == FK_FILE)
 				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
@@ -3988,6 +4865,7 @@ struct run_paths {
 	const char *empty_file;	/* bound over denied files: reads as empty */
 	const char *home;	/* real $HOME, or NULL */
 	const char *bridge_dir;	/* bridge socat: the proxy's sockets (0700), or NULL */
+	const char *git_global[4];	/* git's global and system config files, NULL-ended */
 };
 
 /* Resolve the whole policy into facts. Returns 0, or -1 with e filled. */
@@ -3995,7 +4873,7 @@ static int
 plan_resolve(const struct policy *p, const struct disk *dk, const struct run_paths *rp,
     struct vec *facts, struct err *e)
 {
-	struct resolver rs = { rp->cwd, rp->home, p, dk, facts, { 0 }, 0, e };
+	struct resolver rs = { rp->cwd, rp->home, p, dk, facts, { 0 }, 0, e, { 0 }, { 0 } };
 	size_t i, j;
 
 	if (p->fs_disabled)
@@ -4003,6 +4881,15 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 	if (rs_rules(&rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(&rs, PL_ALLOW_READ, "allow-read") < 0 ||
 	    rs_rules(&rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(&rs, PL_DENY_WRITE, "deny-write") < 0)
 		return -1;
+	/* git's global config applies in every repository: what it names
+	 * (a core.hooksPath in $HOME) is protected wherever git runs */
+	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++) {
+		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
+		const char *why;
+
+		if (git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &rs.git_global, &why) < 0)
+			return rs_fail(&rs, NULL, "%s", why);
+	}
 	if (rp->runtime_root) {
 		plan_add_fact(facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
 		plan_add_fact(facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
@@ -4032,7 +4919,20 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 			continue;
 		if (rs_scan_root(&rs, rs.roots.v[i]) < 0)
 			return -1;
+		plan_add_fact(facts, rs.roots.v[i], FK_DIR, RB_AUDIT_ROOT, "searched for new repositories after the run");
 	}
+	/* files read from $HOME wherever $HOME lies in a writable root (the
+	 * whole of it, or only ~/.config), and git's global config files */
+	for (i = 0; rp->home && i < LEN(dangerous_files); i++)
+		if (dangerous_files[i].where == DW_HOME &&
+		    rs_protect(&rs, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
+		    dangerous_files[i].name, dangerous_files[i].why), true, PH_DIR) < 0)
+			return -1;
+	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
+		if (rs_protect(&rs, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
+			return -1;
+	if (rs_git_named(&rs, NULL, rp->cwd) < 0)
+		return -1;
 	return 0;
 }
 
@@ -4142,8 +5042,23 @@ journal_unescape(const char *s)
 	return out;
 }
 
+static bool
+placeholder_is_dot(const char *path)
+{
+	char b[3] = "";
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	bool dot;
+
+	if (fd < 0)
+		return false;
+	dot = read(fd, b, sizeof(b)) == 2 && memcmp(b, ".\n", 2) == 0;
+	close(fd);
+	return dot;
+}
+
 /* Remove one placeholder if it is still what sbx made: the same inode when
- * known, and in any case an empty file or an empty directory. */
+ * known, and in any case an empty file, a file holding ".\n" or an empty
+ * directory. */
 static void
 placeholder_remove(const char *path, bool known, dev_t dev, ino_t ino, time_t not_before)
 {
@@ -4157,6 +5072,8 @@ placeholder_remove(const char *path, bool known, dev_t dev, ino_t ino, time_t no
 		return;
 	if (S_ISREG(st.st_mode) && st.st_size == 0)
 		unlink(path);
+	else if (S_ISREG(st.st_mode) && st.st_size == 2 && placeholder_is_dot(path))
+		unlink(path);	/* PH_DOT */
 	else if (S_ISDIR(st.st_mode))
 		rmdir(path);	/* fails, as it should, if anything is inside */
 }
@@ -4295,12 +5212,50 @@ run_paths_init(struct run_paths *rp, const char *cwd)
 
 	rp->cwd = cwd;
 	rp->bridge_dir = NULL;	/* main sets it for bridge socat */
+	{
+		/* git's own order (git-config(1) FILES); the environment is the
+		 * person's, as git will see it after the run */
+		const char *g = getenv("GIT_CONFIG_GLOBAL"), *s = getenv("GIT_CONFIG_SYSTEM");
+		const char *xdg = getenv("XDG_CONFIG_HOME");
+		int n = 0;
+
+		memset(rp->git_global, 0, sizeof(rp->git_global));
+		if (!getenv("GIT_CONFIG_NOSYSTEM"))
+			rp->git_global[n++] = s && *s ? s : "/etc/gitconfig";
+		if (g && *g) {
+			rp->git_global[n++] = g;
+		} else if (home && *home == '/') {
+			rp->git_global[n++] = xdg && *xdg == '/' ? path_join(xdg, "git/config") :
+			    path_join(home, ".config/git/config");
+			rp->git_global[n++] = path_join(home, ".gitconfig");
+		}
+	}
 	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
 	rp->runtime_root = runtime_root(false);
 	run_state.run_dir = NULL;
 	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", rp->runtime_root, (int)getpid(),
 	    proc_start_time(getpid()));
 	rp->empty_file = path_join(path_dirname(rp->tmpdir), "empty");
+}
+
+/* A file placeholder: empty, or "." for a missing commondir. Read-only on
+ * the host too, so it reads as what it is. Returns 0 or -1 (errno). */
+static int
+placeholder_file(const char *path, enum phkind kind)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+
+	if (fd < 0)
+		return -1;
+	if (kind == PH_DOT && write_all(fd, ".\n", 2) < 0) {
+		int err = errno;
+
+		close(fd);
+		unlink(path);
+		errno = err;
+		return -1;
+	}
+	return close(fd);
 }
 
 /* Create the run directory, the private TMPDIR and the placeholders, each
@@ -4351,7 +5306,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 		const struct placeholder *ph = pl->placeholders.v[i];
 		struct stat st;
 
-		if (mkdir(ph->path, 0755) < 0)
+		if (ph->kind == PH_DIR ? mkdir(ph->path, 0755) : placeholder_file(ph->path, ph->kind) < 0)
 			die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
 			    "cannot create the placeholder %s: %s", ph->path, strerror(errno));
 		if (lstat(ph->path, &st) < 0)
@@ -4362,7 +5317,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 		buf_putc(&jb, '\n');
 		if (write_all(jfd, jb.p, jb.n) < 0)
 			die("cannot write %s: %s", run_state.journal, strerror(errno));
-		note("placeholder %s (an empty directory, removed after the run)", ph->path);
+		note("placeholder %s (%s, removed after the run)", ph->path, placeholder_kinds[ph->kind]);
 	}
 	close(jfd);
 	free(jb.p);

@@ -41,7 +41,7 @@ check_str(const char *got, const char *want, const char *what, int line)
 
 /* ---- a fake disk: a list of nodes ------------------------------------ */
 
-struct fnode { const char *path; enum fkind kind; const char *target; bool unlistable; };
+struct fnode { const char *path; enum fkind kind; const char *target; bool unlistable; const char *content; };
 static struct vec fake_nodes;
 
 static struct fnode *
@@ -174,7 +174,43 @@ fake_closedir(void *ctx, void *dir)
 	(void)dir;
 }
 
-static const struct disk_ops fake_disk_ops = { fake_lstat, fake_readlink, fake_opendir, fake_readdir, fake_closedir };
+/* A file's content (default empty); a symlink is followed, as real_readfile does. */
+static int
+fake_readfile(void *ctx, const char *path, size_t max, struct buf *out)
+{
+	struct fnode *n = fake_find(path);
+	int hops = 0;
+
+	(void)ctx;
+	while (n && n->kind == FK_LINK && hops++ < 8)
+		n = fake_find(n->target);
+	if (!n || n->kind != FK_FILE) {
+		errno = n ? EINVAL : ENOENT;
+		return -1;
+	}
+	out->n = 0;
+	if (n->content && strlen(n->content) > max) {
+		errno = EFBIG;
+		return -1;
+	}
+	buf_puts(out, n->content ? n->content : "");
+	if (!out->p)
+		buf_grow(out, 1);
+	out->p[out->n] = '\0';
+	return 0;
+}
+
+/* Give a file of the fake tree its bytes (made if missing). */
+static void
+fake_content(const char *path, const char *content)
+{
+	if (!fake_find(path))
+		fake_add(path, FK_FILE, NULL);
+	fake_find(path)->content = content;
+}
+
+static const struct disk_ops fake_disk_ops = { fake_lstat, fake_readlink, fake_opendir, fake_readdir, fake_closedir,
+	fake_readfile };
 static struct disk fake_disk = { &fake_disk_ops, NULL };
 
 /* ---- helpers ------------------------------------------------------- */
@@ -204,7 +240,7 @@ plan_text(const char *policy, const char *tree)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL } };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -229,7 +265,7 @@ plan_text(const char *policy, const char *tree)
 	for (i = 0; i < pl.placeholders.n; i++) {
 		const struct placeholder *ph = pl.placeholders.v[i];
 
-		buf_printf(&b, "ph d %s\n", ph->path);
+		buf_printf(&b, "ph %c %s\n", "dfo"[ph->kind], ph->path);	/* ORDER: enum phkind */
 	}
 	{
 		const char *s = astrdup(b.p ? b.p : "");
@@ -598,7 +634,7 @@ test_plan(void)
 		  "d /w/a/.git/hooks; f /w/a/.git/config; f /w/a/.git/HEAD", "/w/a",
 		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/config\nro /w/a/.git/hooks\n" },
 		{ "allow-git-config", "allow-write /w\nallow-git-config\n", "d /w/.git/hooks; f /w/.git/config", "/w/.git$|/w/.git/",
-		  "rw /w/.git\nro /w/.git/hooks\n" },
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
 		{ "worktree .git file", "allow-write /w\n", "f /w/.git", "/w/.git$", "ro /w/.git\n" },
 		{ "depth 3: files in dirs at depth <= 2, dirs at depth <= 1",
 		  "allow-write /w\n",
@@ -632,9 +668,9 @@ test_plan(void)
 		{ "a root that is not the cwd, $HOME or a git work tree: only existing dangerous files",
 		  "allow-write /w\n", "f /w/.profile; f /w/data", "/w", "rw /w\nro /w/.profile\n" },
 		{ "$HOME writable: its missing rc files are held", "allow-write /home/u\nmandatory-deny-depth 1\n",
-		  "d /home/u", "bashrc|profile", "ro /home/u/.bash_profile\nro /home/u/.bashrc\nro /home/u/.profile\n"
-		  "ro /home/u/.zprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\nph d /home/u/.profile\n"
-		  "ph d /home/u/.zprofile\n" },
+		  "d /home/u", "bashrc|profile", "ro /home/u/.bash_profile\nro /home/u/.bashrc\nro /home/u/.bashrc.d\n"
+		  "ro /home/u/.profile\nro /home/u/.zprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\n"
+		  "ph d /home/u/.bashrc.d\nph d /home/u/.profile\nph d /home/u/.zprofile\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
 	};
 	size_t i;
@@ -650,7 +686,7 @@ test_plan(void)
 	/* writability queries, as the tamper check uses them */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL } };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -682,7 +718,7 @@ test_argv_goldens(void)
 		char *line, *save, *copy;
 		struct buf tree = { 0 };
 		struct policy p;
-		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL };
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL } };
 		struct vec facts = { 0 }, opts = { 0 }, tail = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
