@@ -3739,6 +3739,7 @@ struct plan {
 	struct vec gitdirs;	/* of const char *: repositories protected during the run (5e) */
 	struct vec audit_roots;	/* of const char *: writable roots to search after it (5e) */
 	bool fs_disabled;
+	bool allow_git_config;	/* the policy lets the command write .git/config (5e) */
 };
 
 static void
@@ -4150,9 +4151,6 @@ static const struct git_key {
 	{ "sendemail", NULL, "tocmd", GV_CMD, "git send-email runs it" },
 	{ "sendemail", NULL, "cccmd", GV_CMD, "git send-email runs it" },
 	{ "protocol", NULL, "allow", GV_SETTING, "\"ext::\" remotes run commands once their protocol is allowed" },
-	{ "core", "", "worktree", GV_SETTING, "points the work tree elsewhere, where other .git-relative paths land" },
-	{ "extensions", "", "worktreeconfig", GV_SETTING, "makes git read config.worktree" },
-	{ "safe", "", "directory", GV_SETTING, "tells git to trust repositories owned by others" },
 };
 
 /* git's hook names (githooks(5)): protected one by one when core.hooksPath
@@ -4165,6 +4163,14 @@ static const char *const git_hook_names[] = {
 	"fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit",
 	"post-index-change",
 };
+
+/* git's false: "false", "no", "off", "0" or empty; any other value is true */
+static bool
+gitcfg_false(const char *v)
+{
+	return v && (strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 || strcasecmp(v, "off") == 0 ||
+	    strcmp(v, "0") == 0 || !*v);
+}
 
 static const struct git_key *
 git_key_of(const struct gitcfg_entry *e)
@@ -4188,9 +4194,8 @@ git_key_runs(const struct gitcfg_entry *e, const struct git_key *k)
 		return false;
 	if (gitcfg_is(e, "alias", NULL, "*"))
 		return e->value && (e->value[0] == '!' || strstr(e->value, "-c") || strstr(e->value, "--config"));
-	if (gitcfg_is(e, "core", "", "fsmonitor") || gitcfg_is(e, "extensions", "", "worktreeconfig"))
-		return e->value && !(strcasecmp(e->value, "false") == 0 || strcasecmp(e->value, "no") == 0 ||
-		    strcasecmp(e->value, "off") == 0 || strcmp(e->value, "0") == 0 || !*e->value);
+	if (gitcfg_is(e, "core", "", "fsmonitor"))
+		return !gitcfg_false(e->value);
 	return true;
 }
 
@@ -4582,7 +4587,7 @@ rs_git_config(struct resolver *rs, const char *gd, const char *common, struct ve
 		    "remove the file, or leave the repository read-only)", why);
 	for (i = 0; i < cfg->n; i++)
 		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
-			*wtconfig = git_key_runs(cfg->v[i], git_key_of(cfg->v[i]));
+			*wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
 	if (*wtconfig &&
 	    git_config_read(rs->dk, rs->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
 		return rs_fail(rs, NULL, "%s", why);
@@ -4683,6 +4688,89 @@ rs_gitdir(struct resolver *rs, const char *root, const char *gd, const char *top
 	return rs_git_named(rs, &cfg, top ? top : path_dirname(gd));
 }
 
+/* The directory a gitdir pointer file names ("gitdir: X" in a .git file,
+ * the text of commondir or gitdir), resolved against base; NULL if none. */
+static const char *
+rs_git_pointer(struct resolver *rs, const char *file, const char *base, const char *prefix, enum fkind want)
+{
+	struct buf b = { 0 };
+	struct resolved res;
+	const char *err;
+	char *p;
+
+	if (rs->dk->ops->readfile(rs->dk->ctx, file, 4096, &b) < 0 || !b.p) {
+		free(b.p);
+		return NULL;
+	}
+	p = astrdup(b.p);
+	free(b.p);
+	p[strcspn(p, "\r\n")] = '\0';
+	if (prefix) {
+		if (strncmp(p, prefix, strlen(prefix)) != 0)
+			return NULL;
+		for (p += strlen(prefix); *p == ' '; p++)
+			;
+	}
+	if (!*p || resolve_path(rs->dk, p[0] == '/' ? p : path_join(base, p), &res, &err) < 0 ||
+	    res.kind != want)
+		return NULL;
+	return res.path;
+}
+
+/* git worktrees work. A linked worktree at top whose repository lies outside
+ * every writable root keeps its index, HEAD and logs in the repository's
+ * $GIT_COMMON_DIR/worktrees/NAME and its objects and refs in the common
+ * directory, so srt and Codex cannot commit there (claude-code#33657,
+ * codex#23661). Exactly those become writable: worktrees/NAME and the
+ * common directory's objects/, refs/ and logs/ (packed-refs is rewritten by
+ * a rename in the common directory itself, which stays read-only; git
+ * commit does not need it). worktrees/NAME's commondir, gitdir and
+ * config.worktree stay read-only, and so does everything else of the main
+ * repository, its hooks and config included; what its config names is
+ * protected as for any repository. SECURITY: the .git file is believed
+ * only as git itself checks it: the gitdir it names sits in its common
+ * directory's worktrees/ and its gitdir file points back at this .git, so
+ * a .git file a command wrote cannot make another directory writable. */
+static int
+rs_git_worktree(struct resolver *rs, const char *top)
+{
+	const char *dotgit = path_join(top, ".git"), *gd, *common, *back;
+	static const char *const shared[] = { "objects", "refs", "logs" };
+	struct vec cfg = { 0 };
+	bool wtconfig;
+	size_t i;
+
+	if (!(gd = rs_git_pointer(rs, dotgit, top, "gitdir:", FK_DIR)) ||
+	    !(common = rs_git_pointer(rs, path_join(gd, "commondir"), gd, NULL, FK_DIR)) ||
+	    strcmp(path_dirname(gd), path_join(common, "worktrees")) != 0 ||
+	    !(back = rs_git_pointer(rs, path_join(gd, "gitdir"), gd, NULL, FK_FILE)) || strcmp(back, dotgit) != 0)
+		return 0;	/* not a linked worktree git would accept */
+	for (i = 0; i < rs->roots.n; i++)
+		if (path_within(gd, rs->roots.v[i]))
+			return 0;	/* writable already; protected where its repository is scanned */
+	if (rs_gitdir_known(rs, gd))
+		return 0;
+	note("%s is a worktree of %s: its gitdir and the common objects, refs and logs are writable", top, common);
+	plan_add_fact(rs->facts, gd, FK_DIR, RB_WRITE, aprintf("the worktree %s commits here", top));
+	for (i = 0; i < LEN(shared); i++)
+		if (rs->dk->ops->lstat(rs->dk->ctx, path_join(common, shared[i]), NULL) == FK_DIR)
+			plan_add_fact(rs->facts, path_join(common, shared[i]), FK_DIR, RB_WRITE,
+			    aprintf("the worktree %s commits here", top));
+	if (rs_git_config(rs, gd, common, &cfg, &wtconfig) < 0)
+		return -1;
+	for (i = 0; i < LEN(worktree_entries); i++) {
+		const struct gitdir_entry *g = &worktree_entries[i];
+		struct resolved res;
+		const char *err;
+
+		if (resolve_path(rs->dk, path_join(gd, g->name), &res, &err) < 0)
+			continue;
+		if (res.kind != FK_MISSING || ((g->flags & GD_WTCONFIG) && wtconfig))
+			rs_deny_write_ph(rs, &res, aprintf("mandatory deny %s: %s", g->name, g->why), g->ph);
+	}
+	return rs_git_named(rs, &cfg, top);
+}
+
 /* The dangerous names directly at the top of a writable root: the whole
  * list, placeholders included (srt's linuxGetCwdMandatoryDenyPaths). A
  * placeholder costs a mount (and bwrap rereads the mount table for each),
@@ -4716,6 +4804,8 @@ rs_scan_top(struct resolver *rs, const char *root)
 			return -1;
 	} else if (git == FK_FILE || git == FK_LINK) {
 		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
+			return -1;
+		if (git == FK_FILE && rs_git_worktree(rs, root) < 0)
 			return -1;
 	}
 	return 0;
@@ -4933,6 +5023,21 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 			return -1;
 	if (rs_git_named(&rs, NULL, rp->cwd) < 0)
 		return -1;
+	/* the cwd inside a worktree, below its top: git finds the .git above */
+	for (i = 0; i < rs.roots.n; i++)
+		if (path_within(rp->cwd, rs.roots.v[i])) {
+			const char *d;
+
+			for (d = rp->cwd; strcmp(d, "/") != 0; d = path_dirname(d)) {
+				enum fkind k = dk->ops->lstat(dk->ctx, path_join(d, ".git"), NULL);
+
+				if (k == FK_FILE && rs_git_worktree(&rs, d) < 0)
+					return -1;
+				if (k != FK_MISSING)
+					break;
+			}
+			break;
+		}
 	return 0;
 }
 
@@ -4945,6 +5050,12 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
  * command exits, but only if it is still the empty inode sbx made. A run
  * killed with SIGKILL leaves its journal behind; the next sbx run finds it
  * (its pid is gone, or belongs to another process now) and cleans up. */
+
+/* 5e, the audit of repositories made during the run, which a run's
+ * preparation, its cleanup and the recovery of a dead run call */
+static void audit_recover(const char *run_dir);
+static void audit_record(const char *run_dir, const struct plan *pl);
+static void audit_after_run(const struct plan *pl);
 
 static long long
 proc_start_time(pid_t pid)
@@ -5137,6 +5248,7 @@ run_cleanup(void)
 {
 	if (!run_state.run_dir || getpid() != run_state.owner)
 		return;
+	audit_after_run(run_state.plan);	/* if main did not (an exit after the command started) */
 	if (run_state.journal)
 		journal_replay(run_state.journal);
 	rm_tree(run_state.run_dir);
@@ -5189,6 +5301,7 @@ runtime_recover(const char *root)
 			continue;	/* alive */
 		dir = path_join(root, de->d_name);
 		note("cleaning up after an earlier run that did not finish (pid %d)", pid);
+		audit_recover(dir);
 		journal_replay(path_join(dir, "journal"));
 		rm_tree(dir);
 	}
@@ -5275,6 +5388,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	run_state.owner = getpid();
 	run_state.plan = pl;
 	atexit(run_cleanup);
+	audit_record(run_dir, pl);
 	if (mkdir(rp->tmpdir, 0700) < 0)
 		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
 	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
@@ -5321,6 +5435,538 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	}
 	close(jfd);
 	free(jb.p);
+}
+
+/* ---- 5e. Repositories created during the run ------------------------
+ *
+ * A repository that is not there when the run starts cannot be protected
+ * by a mount, and `git init` must keep working inside (agents create
+ * projects); a repository deeper than the scan reaches is not protected at
+ * all. So after the command exits (every process of the sandbox is gone by
+ * then), before anyone can run git there, sbx looks at every repository in
+ * the writable roots and NEUTRALISES what would run code later: hooks that
+ * are not *.sample are renamed NAME.sbx-disabled, and a config holding a
+ * setting of git_config_keys is rewritten without it (the original kept as
+ * config.sbx-disabled). Each is reported on stderr. Only what the command
+ * could write (the plan says so) and what changed during the run (ctime,
+ * which no process can set back) is touched:
+ *   - a repository born during the run (statx birth time; where the file
+ *     system has none, a changed repository directory outside the ones
+ *     protected), a .git file or symlink made or changed during it, and
+ *     the gitdir or common directory such a thing names: all of it;
+ *   - any other repository: the entries that changed during the run.
+ * Nothing else is renamed, rewritten or deleted. A run killed by SIGKILL
+ * leaves its record (the file "repos" in its run directory: the start
+ * time, the roots, the repositories protected); the next sbx run audits
+ * for it first, as it removes the placeholders such a run left.
+ * Prevention was the other design: a mount cannot cover a name that does
+ * not exist yet without a placeholder, and a placeholder .git would stop
+ * `git init`; see README. */
+
+#define SBX_MAX_AUDIT_DEPTH	8	/* gitdir -> commondir -> modules/... */
+
+struct audit {
+	long long t0;			/* run start, seconds */
+	const struct plan *pl;		/* NULL after a killed run: everything counts as writable */
+	struct vec protected_gitdirs;	/* of const char *: protected during the run */
+	struct vec roots;		/* of const char *: the writable roots */
+	bool allow_git_config;
+	long walked;
+	struct vec done;		/* of const char *: "F" or "-" + gitdir, audited */
+	int neutralised;
+};
+
+/* ctime and, where the file system records it, birth time (-1 if not) of
+ * dirfd/name, not following a symlink. False if it is not there. */
+static bool
+audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
+{
+	struct stat st;
+
+	*btime = -1;
+#if SBX_LINUX && defined(SYS_statx)
+	{
+		/* struct statx by offset (linux/stat.h): musl has the syscall, not the struct */
+		unsigned char b[256];
+		uint32_t mask;
+		int64_t s;
+
+		if (syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, 0x880u /* CTIME|BTIME */, b) == 0) {
+			memcpy(&mask, b, 4);
+			memcpy(&s, b + 96, 8);
+			*ctime = s;
+			if (mask & 0x800u) {
+				memcpy(&s, b + 80, 8);
+				*btime = s;
+			}
+			return true;
+		}
+		if (errno != ENOSYS)
+			return false;
+	}
+#endif
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*ctime = (long long)st.st_ctime;
+	return true;
+}
+
+static bool
+audit_changed(const struct audit *a, const char *path)
+{
+	long long c, b;
+
+	return audit_times(AT_FDCWD, path, &c, &b) && c >= a->t0;
+}
+
+static bool
+audit_in(const struct vec *v, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], path) == 0)
+			return true;
+	return false;
+}
+
+static bool
+audit_in_roots(const struct audit *a, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < a->roots.n; i++)
+		if (path_within(path, a->roots.v[i]))
+			return true;
+	return false;
+}
+
+/* Could the command have written path? Not if the plan kept it read-only. */
+static bool
+audit_writable(const struct audit *a, const char *path)
+{
+	return a->pl ? plan_is_writable(a->pl, path) : audit_in_roots(a, path);
+}
+
+static void
+audit_report(struct audit *a, const char *path, const char *what)
+{
+	a->neutralised++;
+	warnx("git: neutralised %s: %s (it would run code outside the sandbox later)", path, what);
+}
+
+/* Rename dir/name to dir/name.sbx-disabled, not following symlinks. */
+static bool
+audit_disable(int dirfd, const char *name)
+{
+	return renameat(dirfd, name, dirfd, aprintf("%s.sbx-disabled", name)) == 0;
+}
+
+static void
+audit_hooks(struct audit *a, const char *gd, bool force)
+{
+	const char *hooks = path_join(gd, "hooks");
+	struct stat st;
+	int fd;
+	DIR *d;
+	struct dirent *de;
+	struct vec names = { 0 };
+	size_t i;
+
+	if (!audit_writable(a, hooks) || lstat(hooks, &st) < 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {	/* a symlink or a file: hooks from elsewhere */
+		if ((force || audit_changed(a, hooks)) && audit_disable(AT_FDCWD, hooks))
+			audit_report(a, hooks, "not a directory; renamed hooks.sbx-disabled");
+		return;
+	}
+	fd = open(hooks, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		long long c, b;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    (n > 7 && !strcmp(de->d_name + n - 7, ".sample")) ||
+		    (n > 13 && !strcmp(de->d_name + n - 13, ".sbx-disabled")))
+			continue;
+		if (force || (audit_times(dirfd(d), de->d_name, &c, &b) && c >= a->t0))
+			vec_push(&names, astrdup(de->d_name));
+	}
+	for (i = 0; i < names.n; i++)
+		if (audit_disable(dirfd(d), names.v[i]))
+			audit_report(a, path_join(hooks, names.v[i]), aprintf("hook renamed %s.sbx-disabled",
+			    (const char *)names.v[i]));
+	closedir(d);
+}
+
+/* A git config value, quoted so git reads back exactly it. */
+static void
+gitcfg_put_value(struct buf *b, const char *v)
+{
+	buf_putc(b, '"');
+	for (; *v; v++)
+		switch (*v) {
+		case '\\': buf_puts(b, "\\\\"); break;
+		case '"': buf_puts(b, "\\\""); break;
+		case '\n': buf_puts(b, "\\n"); break;
+		case '\t': buf_puts(b, "\\t"); break;
+		case '\b': buf_puts(b, "\\b"); break;
+		default: buf_putc(b, *v);
+		}
+	buf_putc(b, '"');
+}
+
+/* Write entries back as a config file (pure). */
+static void
+gitcfg_write(const struct vec *entries, struct buf *b)
+{
+	const struct gitcfg_entry *prev = NULL;
+	size_t i;
+
+	for (i = 0; i < entries->n; i++) {
+		const struct gitcfg_entry *e = entries->v[i];
+
+		if (!prev || strcmp(prev->section, e->section) != 0 || !prev->sub != !e->sub ||
+		    (e->sub && strcmp(prev->sub, e->sub) != 0)) {
+			buf_printf(b, "[%s", e->section);
+			if (e->sub) {
+				const char *s;
+
+				buf_puts(b, " \"");
+				for (s = e->sub; *s; s++) {
+					if (*s == '"' || *s == '\\')
+						buf_putc(b, '\\');
+					buf_putc(b, *s);
+				}
+				buf_putc(b, '"');
+			}
+			buf_puts(b, "]\n");
+		}
+		buf_printf(b, "\t%s", e->key);
+		if (e->value) {
+			buf_puts(b, " = ");
+			gitcfg_put_value(b, e->value);
+		}
+		buf_putc(b, '\n');
+		prev = e;
+	}
+}
+
+/* Rewrite a config without the settings that run something. */
+static void
+audit_config(struct audit *a, const char *path, bool force)
+{
+	struct stat st;
+	struct buf b = { 0 }, out = { 0 };
+	struct vec all = { 0 }, keep = { 0 }, drop = { 0 };
+	int fd, line;
+	ssize_t r;
+	size_t i;
+	const char *tmp = aprintf("%s.sbx-new", path), *base = strrchr(path, '/') + 1;
+
+	if (!audit_writable(a, path) || lstat(path, &st) < 0 || (!force && !audit_changed(a, path)))
+		return;
+	if (!S_ISREG(st.st_mode)) {
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, aprintf("not a regular file; renamed %s.sbx-disabled", base));
+		return;
+	}
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	buf_grow(&b, (size_t)st.st_size + 1);
+	while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+		b.n += (size_t)r;
+		buf_grow(&b, 4096);
+	}
+	close(fd);
+	b.p[b.n] = '\0';
+	if (r != 0 || gitcfg_parse(b.p, b.n, path, &all, &line) < 0) {
+		free(b.p);
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s.sbx-disabled", base));
+		return;
+	}
+	free(b.p);
+	for (i = 0; i < all.n; i++)
+		vec_push(git_key_runs(all.v[i], git_key_of(all.v[i])) ? &drop : &keep, all.v[i]);
+	if (!drop.n)
+		return;
+	gitcfg_write(&keep, &out);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
+	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
+	    rename(path, aprintf("%s.sbx-disabled", path)) < 0 || rename(tmp, path) < 0) {
+		warnx("git: cannot rewrite %s (%s); renaming it %s.sbx-disabled", path, strerror(errno), base);
+		unlink(tmp);
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, aprintf("renamed %s.sbx-disabled", base));
+		free(out.p);
+		return;
+	}
+	free(out.p);
+	for (i = 0; i < drop.n; i++) {
+		const struct gitcfg_entry *e = drop.v[i];
+
+		audit_report(a, path, aprintf("removed %s.%s%s%s (%s; the file as it was is %s.sbx-disabled)",
+		    e->section, e->sub ? e->sub : "", e->sub ? "." : "", e->key, git_key_of(e)->why, base));
+	}
+}
+
+/* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of
+ * commondir), relative to dir, as a real path; NULL if none. */
+static const char *
+audit_pointer(const char *file, const char *dir, const char *prefix)
+{
+	char buf[PATH_MAX + 16], real[PATH_MAX];
+	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+	char *p;
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	p = buf;
+	if (prefix) {
+		if (strncmp(p, prefix, strlen(prefix)) != 0)
+			return NULL;
+		p += strlen(prefix);
+		while (*p == ' ')
+			p++;
+	}
+	if (!*p || !realpath(*p == '/' ? p : path_join(dir, p), real))
+		return NULL;
+	return astrdup(real);
+}
+
+static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth);
+
+/* The gitdirs under worktrees/ and modules/ (a submodule's name may hold "/") */
+static void
+audit_children(struct audit *a, const char *dir, bool modules, bool force, bool parent_protected, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct vec subs = { 0 };
+	size_t i;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			vec_push(&subs, path_join(dir, de->d_name));
+	closedir(d);
+	for (i = 0; i < subs.n && depth < SBX_MAX_AUDIT_DEPTH; i++) {
+		const char *s = subs.v[i];
+		struct stat st;
+
+		if (modules && lstat(path_join(s, "HEAD"), &st) < 0)
+			audit_children(a, s, true, force, parent_protected, depth + 1);
+		else
+			audit_gitdir(a, s, force || (parent_protected && !audit_in(&a->protected_gitdirs, s)),
+			    depth + 1);
+	}
+}
+
+/* Audit one repository directory (a real path). */
+static void
+audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
+{
+	struct stat st;
+	bool prot = audit_in(&a->protected_gitdirs, gd);
+	const char *key = aprintf("%c%s", force ? 'F' : '-', gd), *common;
+	long long c, b;
+
+	if (depth > SBX_MAX_AUDIT_DEPTH || audit_in(&a->done, key) || audit_in(&a->done, aprintf("F%s", gd)) ||
+	    lstat(gd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	vec_push(&a->done, (void *)key);
+	if (!prot && !force && audit_times(AT_FDCWD, gd, &c, &b))
+		force = b >= 0 ? b >= a->t0 : c >= a->t0;	/* born during the run */
+	audit_hooks(a, gd, force);
+	if (!(prot && a->allow_git_config))
+		audit_config(a, path_join(gd, "config"), force);
+	audit_config(a, path_join(gd, "config.worktree"), force);
+	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
+	if (common && strcmp(common, gd) != 0 && !audit_in(&a->protected_gitdirs, common) &&
+	    audit_in_roots(a, common))
+		audit_gitdir(a, common, force || audit_changed(a, path_join(gd, "commondir")), depth + 1);
+	audit_children(a, path_join(gd, "worktrees"), false, force, prot, depth);
+	audit_children(a, path_join(gd, "modules"), true, force, prot, depth);
+}
+
+/* A .git entry found in a root: a repository, or a pointer to one. */
+static void
+audit_dotgit(struct audit *a, const char *dir, unsigned char type)
+{
+	const char *dotgit = path_join(dir, ".git"), *gd;
+	char real[PATH_MAX];
+
+	if (type == DT_DIR) {
+		audit_gitdir(a, dotgit, false, 0);
+		return;
+	}
+	gd = type == DT_REG ? audit_pointer(dotgit, dir, "gitdir:") :
+	    type == DT_LNK && realpath(dotgit, real) ? astrdup(real) : NULL;
+	/* a pointer outside the roots names a repository the command could
+	 * not write: what runs there is the person's own */
+	if (gd && audit_in_roots(a, gd))
+		audit_gitdir(a, gd, audit_changed(a, dotgit), 0);
+}
+
+/* Every .git in a root, at any depth: a repository made anywhere can be
+ * reached later (a gitlink in the outer index makes `git status` run git
+ * in it). path is a PATH_MAX buffer holding dirfd's path; fd is owned. */
+static void
+audit_walk(struct audit *a, int fd, char *path, int depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	size_t len = strlen(path);
+
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		unsigned char type = de->d_type;
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (++a->walked == SBX_MAX_WALK_ENTRIES)
+			warnx("git: the search for repositories made during the run stopped after %d entries; "
+			    "repositories beyond were not audited", SBX_MAX_WALK_ENTRIES);
+		if (a->walked >= SBX_MAX_WALK_ENTRIES)
+			break;
+		if (type == DT_UNKNOWN)
+			type = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
+			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
+			    DT_LNK : DT_UNKNOWN;
+		if (len + strlen(de->d_name) + 2 >= PATH_MAX)
+			continue;
+		if (!strcmp(de->d_name, ".git")) {
+			audit_dotgit(a, path, type);
+			continue;
+		}
+		if (type == DT_DIR && depth < 256) {
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub < 0)
+				continue;
+			snprintf(path + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", de->d_name);
+			audit_walk(a, sub, path, depth + 1);
+			path[len] = '\0';
+		}
+	}
+	closedir(d);
+}
+
+static void
+audit_run(struct audit *a)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->roots.n; i++) {
+		char path[PATH_MAX];
+		int fd;
+
+		for (j = 0; j < a->roots.n; j++)
+			if (j != i && path_within(a->roots.v[i], a->roots.v[j]) &&
+			    (strcmp(a->roots.v[i], a->roots.v[j]) != 0 || j < i))
+				break;
+		if (j < a->roots.n)
+			continue;	/* inside another root, which is walked whole */
+		snprintf(path, sizeof(path), "%s", (const char *)a->roots.v[i]);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			audit_walk(a, fd, path, 0);
+	}
+}
+
+/* The record a killed run leaves for the next one: "T start", "A" (the
+ * policy let the command write .git/config), "R root", "G gitdir". */
+static struct { const char *record; long long t0; bool done; } audit_state;
+
+static void
+audit_record(const char *run_dir, const struct plan *pl)
+{
+	struct buf b = { 0 };
+	size_t i;
+	int fd;
+
+	audit_state.t0 = (long long)time(NULL) - 1;
+	if (!pl->audit_roots.n)
+		return;
+	buf_printf(&b, "T %lld\n%s", audit_state.t0, pl->allow_git_config ? "A\n" : "");
+	for (i = 0; i < pl->audit_roots.n + pl->gitdirs.n; i++) {
+		bool r = i < pl->audit_roots.n;
+
+		buf_puts(&b, r ? "R " : "G ");
+		journal_escape(&b, r ? pl->audit_roots.v[i] : pl->gitdirs.v[i - pl->audit_roots.n]);
+		buf_putc(&b, '\n');
+	}
+	audit_state.record = path_join(run_dir, "repos");
+	fd = open(audit_state.record, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, b.p, b.n) < 0)
+		die("cannot write %s: %s", audit_state.record, strerror(errno));
+	close(fd);
+	free(b.p);
+}
+
+/* After the command: audit this run's roots (called once). */
+static void
+audit_after_run(const struct plan *pl)
+{
+	struct audit a;
+
+	if (audit_state.done || !audit_state.record || !pl)
+		return;
+	audit_state.done = true;
+	memset(&a, 0, sizeof(a));
+	a.t0 = audit_state.t0;
+	a.pl = pl;
+	a.allow_git_config = pl->allow_git_config;
+	a.roots = pl->audit_roots;
+	a.protected_gitdirs = pl->gitdirs;
+	audit_run(&a);
+}
+
+/* A dead run's record: audit what it may have left. */
+static void
+audit_recover(const char *run_dir)
+{
+	struct buf b = { 0 };
+	struct audit a;
+	char *line, *save;
+
+	memset(&a, 0, sizeof(a));
+	if (read_file(path_join(run_dir, "repos"), 16 << 20, &b) < 0) {
+		free(b.p);
+		return;
+	}
+	for (line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == 'T')
+			a.t0 = strtoll(line + 2, NULL, 10);
+		else if (line[0] == 'A')
+			a.allow_git_config = true;
+		else if (line[0] == 'R' && line[1] == ' ')
+			vec_push(&a.roots, journal_unescape(line + 2));
+		else if (line[0] == 'G' && line[1] == ' ')
+			vec_push(&a.protected_gitdirs, journal_unescape(line + 2));
+	}
+	free(b.p);
+	if (a.t0 > 0)
+		audit_run(&a);
 }
 
 /* ====================================================================
@@ -9421,6 +10067,7 @@ main(int argc, char **argv)
 	}
 	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
 		die("%s", why);
+	pl.allow_git_config = p.allow_git_config;
 	if (p.allow_domains.n && rp.runtime_root) {
 		char self[PATH_MAX];
 
@@ -9460,6 +10107,7 @@ main(int argc, char **argv)
 		tamper_check(&pl, "bubblewrap", bw);
 		tamper_check(&pl, "socat", p.socat_path ? p.socat_path : find_in_path("socat"));
 		rc = run_linux(&p, &pl, &rp, bw, c.cmd);
+		audit_after_run(&pl);
 		if (verbose || getenv("SBX_REPORT_RSS"))
 			report_rss();
 		return rc;
