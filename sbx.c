@@ -2568,7 +2568,7 @@ bad_hdr:
 		}
 	}
 bad:
-	*line = s.line;
+	*line = s.line - (s.p > text && s.p[-1] == '\n');	/* the line git names */
 	return -1;
 }
 
@@ -4494,11 +4494,13 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 	n = out->n;
 	for (i = start; i < n; i++) {
 		const struct gitcfg_entry *e = out->v[i];
-		const char *inc;
+		const char *inc, *err;
+		struct resolved res;
 
 		if ((gitcfg_is(e, "include", "", "path") || gitcfg_is(e, "includeif", "*", "path")) &&
 		    (inc = gitcfg_path(e->value, path_dirname(path), home)) &&
-		    git_config_read(dk, home, inc, depth + 1, budget, out, why) < 0)
+		    resolve_path(dk, inc, &res, &err) == 0 && res.kind != FK_MISSING &&
+		    git_config_read(dk, home, res.path, depth + 1, budget, out, why) < 0)
 			return -1;
 	}
 	return 0;

@@ -36,6 +36,7 @@ t_git_entries_read_only() { # .git/commondir, config.worktree, worktrees/*/, mod
 	# husky's layout: core.hooksPath = .husky/_, whose stubs run .husky/<hook>
 	mkdir -p "$P/.husky/_"; echo 'exit 0' >"$P/.husky/pre-commit"
 	git -C "$P" config core.hooksPath .husky/_
+	git -C "$P" config extensions.worktreeConfig true   # git now reads .git/config.worktree
 	# a hostile common directory the command would point commondir at
 	mkdir -p "$P/evil/hooks"; printf '[core]\n\tfsmonitor = %s\n' "$pay" >"$P/evil/config"
 	git -C "$P" add -A && git -C "$P" commit -qm setup
@@ -56,7 +57,7 @@ ctl_evil append $P/evil/config
 EOF
 	expect_ops <<'EOF'
 commondir EROFS
-wtconfig EROFS|EISDIR
+wtconfig EROFS
 wt_commondir EROFS
 wt_gitdir EROFS
 mod_config EROFS

@@ -78,7 +78,10 @@ fake_add(const char *path, enum fkind kind, const char *target)
 	vec_push(&fake_nodes, n);
 }
 
-/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir), ';'-separated. */
+static void fake_content(const char *path, const char *content);
+
+/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir),
+ * "c PATH TEXT" (a file holding TEXT, "\\n" for a newline), ';'-separated. */
 static void
 fake_tree(const char *spec)
 {
@@ -95,6 +98,22 @@ fake_tree(const char *spec)
 			continue;
 		if (sscanf(item, "%c %511s %511s", &kind, path, target) < 2)
 			abort();
+		if (kind == 'c') {
+			const char *t = strstr(item, path) + strlen(path);
+			struct buf b = { 0 };
+
+			for (t += *t == ' '; *t; t++) {
+				if (t[0] == '\\' && (t[1] == 'n' || t[1] == 't')) {
+					buf_putc(&b, t[1] == 'n' ? '\n' : '\t');
+					t++;
+				} else {
+					buf_putc(&b, *t);
+				}
+			}
+			fake_content(path, astrdup(b.p ? b.p : ""));
+			free(b.p);
+			continue;
+		}
 		fake_add(path, kind == 'd' || kind == 'x' ? FK_DIR : kind == 'l' ? FK_LINK : FK_FILE,
 		    kind == 'l' ? astrdup(target) : NULL);
 		if (kind == 'x')
@@ -672,6 +691,55 @@ test_plan(void)
 		  "ro /home/u/.profile\nro /home/u/.zprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\n"
 		  "ph d /home/u/.bashrc.d\nph d /home/u/.profile\nph d /home/u/.zprofile\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
+		/* git: what a repository runs (5c) */
+		{ "repository at a root's top: hooks, config; a missing commondir held as \".\"", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD", "/w/.git$|/w/.git/",
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
+		{ "config.worktree held (an empty file) when extensions.worktreeConfig is on", "allow-write /w\n",
+		  "d /w/.git/hooks; c /w/.git/config [extensions]\\n\\tworktreeConfig = true\\n", "worktree",
+		  "ro /w/.git/config.worktree\nph f /w/.git/config.worktree\n" },
+		{ "worktrees/*/ and modules/**/: their entries read-only, pinned", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/.git/config; f /w/.git/worktrees/a/commondir; f /w/.git/worktrees/a/gitdir; "
+		  "f /w/.git/worktrees/a/index; d /w/.git/modules/lib/x/hooks; f /w/.git/modules/lib/x/HEAD; "
+		  "f /w/.git/modules/lib/x/config; f /w/.git/modules/lib/x/commondir", "worktrees|/modules",
+		  "rw /w/.git/modules\nrw /w/.git/modules/lib\nrw /w/.git/modules/lib/x\nro /w/.git/modules/lib/x/commondir\n"
+		  "ro /w/.git/modules/lib/x/config\nro /w/.git/modules/lib/x/hooks\nrw /w/.git/worktrees\n"
+		  "rw /w/.git/worktrees/a\nro /w/.git/worktrees/a/commondir\nro /w/.git/worktrees/a/gitdir\n" },
+		{ "what the config names: hooksPath (husky's parent too), an include, an fsmonitor script",
+		  "allow-write /w\n",
+		  "d /w/.git/hooks; d /w/.husky/_; f /w/fsm.sh; f /w/.git/HEAD; "
+		  "c /w/.git/config [core]\\n\\thooksPath = .husky/_\\n\\tfsmonitor = ./fsm.sh\\n[include]\\n\\tpath = extra.cfg\\n",
+		  "husky|fsm|extra",
+		  "ro /w/.git/extra.cfg\nro /w/.husky\nro /w/fsm.sh\nph f /w/.git/extra.cfg\n" },
+		{ "hooksPath naming the root itself: its hook names, the existing ones", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/pre-commit; f /w/README; c /w/.git/config [core]\\n\\thooksPath = .\\n",
+		  "pre-commit|README", "ro /w/pre-commit\n" },
+		{ "an included config's commands: a missing filter script is held", "allow-write /w\n",
+		  "d /w/.git/hooks; c /w/.git/config [include]\\n\\tpath = ../shared.cfg\\n; "
+		  "c /w/shared.cfg [filter \"x\"]\\n\\tclean = tools/clean.sh %f\\n", "shared|tools",
+		  "ro /w/shared.cfg\nro /w/tools\nph d /w/tools\n" },
+		{ "a config git would refuse: sbx refuses", "allow-write /w\n",
+		  "d /w/.git/hooks; c /w/.git/config [core\\n", "",
+		  "error: /w/.git/config:1: git config git would refuse, or larger than sbx reads (sbx reads a repository's "
+		  "config to protect what it runs; fix or remove the file, or leave the repository read-only)" },
+		{ "a worktree whose repository is outside: its gitdir and the common objects, refs, logs writable",
+		  "allow-write /w\n",
+		  "c /w/.git gitdir: /m/.git/worktrees/w; c /m/.git/worktrees/w/commondir ../..; "
+		  "c /m/.git/worktrees/w/gitdir /w/.git; f /m/.git/worktrees/w/index; d /m/.git/objects; d /m/.git/refs; "
+		  "d /m/.git/logs; d /m/.git/hooks; f /m/.git/config; f /m/.git/HEAD", "/m/",
+		  "rw /m/.git/logs\nrw /m/.git/objects\nrw /m/.git/refs\nrw /m/.git/worktrees/w\n"
+		  "ro /m/.git/worktrees/w/commondir\nro /m/.git/worktrees/w/gitdir\n" },
+		{ "a .git file whose gitdir does not point back: nothing of it becomes writable", "allow-write /w\n",
+		  "c /w/.git gitdir: /m/.git/worktrees/w; c /m/.git/worktrees/w/commondir ../..; "
+		  "c /m/.git/worktrees/w/gitdir /elsewhere/.git; d /m/.git/objects; d /m/.git/refs", "/m/", "" },
+		{ "protect: a name and a relative path, held at the top", "allow-write /w\nprotect .envrc\nprotect tool/rc\n",
+		  "d /w/.git; f /w/sub/.envrc", "envrc|tool|sub$",
+		  "ro /w/.envrc\nrw /w/sub\nro /w/sub/.envrc\nro /w/tool\nph d /w/.envrc\nph d /w/tool\n" },
+		{ "files read from $HOME, where only ~/.config is writable", "allow-write /home/u/.config\n",
+		  "d /home/u/.config/fish", "fish|git|nvim",
+		  "rw /home/u/.config/fish\nro /home/u/.config/fish/conf.d\nro /home/u/.config/fish/config.fish\nro /home/u/.config/git\n"
+		  "ro /home/u/.config/nvim\nph d /home/u/.config/fish/conf.d\nph d /home/u/.config/fish/config.fish\n"
+		  "ph d /home/u/.config/git\nph d /home/u/.config/nvim\n" },
 	};
 	size_t i;
 
@@ -700,6 +768,157 @@ test_plan(void)
 		CHECK(!plan_is_writable(&pl, "/w/bin/sbx"), "denied: not writable");
 		CHECK(!plan_is_writable(&pl, "/usr/bin/bwrap"), "outside: not writable");
 		CHECK(!plan_is_writable(&pl, "/w/.bashrc"), "mandatory placeholder: not writable");
+	}
+}
+
+
+/* ---- git's config format (3.8) and the audit's rewrite (5e) ------------- */
+
+/* "section[.sub].key=value|" per entry ("(true)" without "="), or "error:LINE". */
+static const char *
+gitcfg_text(const char *text, size_t n)
+{
+	struct vec out = { 0 };
+	struct buf b = { 0 };
+	const char *s;
+	int line = 0;
+	size_t i;
+
+	if (gitcfg_parse(text, n, "t", &out, &line) < 0)
+		return aprintf("error:%d", line);
+	for (i = 0; i < out.n; i++) {
+		const struct gitcfg_entry *e = out.v[i];
+
+		buf_printf(&b, "%s.%s%s%s=%s|", e->section, e->sub ? e->sub : "", e->sub ? "." : "", e->key,
+		    e->value ? e->value : "(true)");
+	}
+	s = astrdup(b.p ? b.p : "");
+	free(b.p);
+	return s;
+}
+
+static void
+test_gitcfg(void)
+{
+	static const struct { const char *name, *text, *want; } cases[] = {
+		{ "basic", "[core]\n\tbare = false\n", "core.bare=false|" },
+		{ "names are lower-cased, subsections keep their case",
+		  "[CORE]\n\tFsMonitor = X\n[Remote \"OrIgin\"]\n\tURL = u\n", "core.fsmonitor=X|remote.OrIgin.url=u|" },
+		{ "subsection escapes", "[a \"q\\\"b\\\\c\\d\"]\nk = v\n", "a.q\"b\\cd.k=v|" },
+		{ "the old [section.sub] form is lower case", "[Remote.ORIGIN]\nurl = u\n", "remote.origin.url=u|" },
+		{ "a key without = is true", "[a]\n\tflag\n\tother=\n", "a.flag=(true)|a.other=|" },
+		{ "comments, and ; # inside quotes",
+		  "# top\n; also\n[a] ; c\nk = v # tail\nk2 = \"v ; not # a comment\" ; c\n",
+		  "a.k=v|a.k2=v ; not # a comment|" },
+		{ "a key after the header, on its line", "[a] k = v\n", "a.k=v|" },
+		{ "continuation lines", "[a]\nk = one \\\n  two\\\nthree\n", "a.k=one   twothree|" },
+		{ "escapes in values", "[a]\nk = \"x\\ty\\n\\\\\\\"\"\n", "a.k=x\ty\n\\\"|" },
+		{ "blanks: trimmed outside, kept inside", "[a]\nk =   a  \t b   \n", "a.k=a    b|" },	/* each blank kept as a space, as git does */
+		{ "CRLF and a byte-order mark", "\xef\xbb\xbf[a]\r\nk = v\r\n", "a.k=v|" },
+		{ "no newline at the end", "[a]\nk = v", "a.k=v|" },
+		{ "no newline after a bare key", "[a]\nk", "a.k=(true)|" },
+		{ "a key before any section", "k = v\n", "error:1" },
+		{ "an unterminated quote", "[a]\nk = \"open\n", "error:2" },
+		{ "an unknown escape", "[a]\nk = bad\\q\n", "error:2" },
+		{ "an unterminated header", "[a\nk = v\n", "error:1" },
+		{ "a newline in a subsection", "[a \"b\nc\"]\n", "error:1" },
+		{ "a key starting with a digit", "[a]\n1k = v\n", "error:2" },
+		{ "a key then junk", "[a]\nk v\n", "error:2" },
+		{ "an empty section name", "[]\n", "error:1" },
+		{ "binary bytes", "\x01\x02[a]\n", "error:1" },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(cases); i++)
+		check_str(gitcfg_text(cases[i].text, strlen(cases[i].text)), cases[i].want, cases[i].name, __LINE__);
+	CHECK(strcmp(gitcfg_text("[a]\nk = v\0x\n", 12), "error:1") == 0, "a NUL byte refuses the file");
+
+	/* bounded: entries, size, include depth; includes are read, relative to their file */
+	{
+		struct buf big = { 0 };
+		struct vec out = { 0 };
+		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
+		const char *why = NULL;
+		int line;
+
+		buf_puts(&big, "[a]\n");
+		for (i = 0; i <= SBX_MAX_GITCFG_ENTRIES; i++)
+			buf_puts(&big, "k\n");
+		CHECK(gitcfg_parse(big.p, big.n, "t", &out, &line) < 0, "more than %d entries refused",
+		    SBX_MAX_GITCFG_ENTRIES);
+		big.n = 0;
+		buf_puts(&big, "[a]\n");
+		while (big.n <= SBX_MAX_GITCFG_BYTES)
+			buf_puts(&big, "# a comment line of a huge file, padding it out\n");
+		fake_tree("d /r");
+		fake_content("/r/huge", big.p);
+		out.n = 0;
+		CHECK(git_config_read(&fake_disk, "/home/u", "/r/huge", 0, &budget, &out, &why) < 0, "huge file refused");
+		free(big.p);
+		fake_tree("c /r/loop [include]\\n\\tpath = loop\\n");
+		out.n = 0;
+		budget = 4 * SBX_MAX_GITCFG_BYTES;
+		CHECK(git_config_read(&fake_disk, "/home/u", "/r/loop", 0, &budget, &out, &why) < 0 &&
+		    strstr(why, "nested more than 10 deep"), "an include loop stops: %s", S(why));
+		fake_tree("c /r/a.cfg [include]\\n\\tpath = sub/b.cfg\\n[includeIf \"gitdir:/x/\"]\\n\\tpath = ~/c.cfg\\n; "
+		    "c /r/sub/b.cfg [x]\\n\\ty = 1\\n; c /home/u/c.cfg [z]\\n\\tw = 2\\n");
+		out.n = 0;
+		budget = 4 * SBX_MAX_GITCFG_BYTES;
+		CHECK(git_config_read(&fake_disk, "/home/u", "/r/a.cfg", 0, &budget, &out, &why) == 0 && out.n == 4 &&
+		    strcmp(((struct gitcfg_entry *)out.v[2])->file, "/r/sub/b.cfg") == 0 &&
+		    strcmp(((struct gitcfg_entry *)out.v[3])->key, "w") == 0, "includes and includeIf read: %zu", out.n);
+		fake_tree("c /r/x [a]\\n\\tk = v\\n");
+		fake_find("/r/x")->kind = FK_OTHER;	/* a FIFO: never read */
+		out.n = 0;
+		CHECK(git_config_read(&fake_disk, "/home/u", "/r/x", 0, &budget, &out, &why) < 0, "a FIFO is refused");
+	}
+
+	/* what runs, and the words of commands that name files */
+	{
+		static const struct { const char *text; bool runs; } keys[] = {
+			{ "[alias]\nst = status\n", false },
+			{ "[alias]\nx = !sh -c evil\n", true },
+			{ "[alias]\ny = -c core.fsmonitor=./x status\n", true },
+			{ "[core]\nfsmonitor = false\n", false },
+			{ "[core]\nfsmonitor = ./x.sh\n", true },
+			{ "[core]\nfsmonitor\n", true },
+			{ "[filter \"lfs\"]\nclean = git-lfs clean -- %f\n", true },
+			{ "[credential \"https://h\"]\nhelper = store\n", true },
+			{ "[includeIf \"onbranch:x\"]\npath = p\n", true },
+			{ "[protocol \"ext\"]\nallow = always\n", true },
+			{ "[user]\nname = x\n", false },
+			{ "[remote \"o\"]\nurl = https://x\n", false },
+		};
+		struct vec paths = { 0 }, plain = { 0 };
+
+		for (i = 0; i < LEN(keys); i++) {
+			struct vec out = { 0 };
+			int line;
+
+			CHECK(gitcfg_parse(keys[i].text, strlen(keys[i].text), "t", &out, &line) == 0 && out.n == 1 &&
+			    git_key_runs(out.v[0], git_key_of(out.v[0])) == keys[i].runs, "runs? %s", keys[i].text);
+		}
+		git_cmd_words("!sh ./x.sh --flag A=./b ~/c 'q/d';run2|x", &paths, &plain);
+		CHECK(paths.n == 4 && strcmp(paths.v[0], "./x.sh") == 0 && strcmp(paths.v[1], "./b") == 0 &&
+		    strcmp(paths.v[2], "~/c") == 0 && strcmp(paths.v[3], "q/d") == 0, "command paths: %zu", paths.n);
+		CHECK(plain.n == 3 && strcmp(plain.v[0], "sh") == 0 && strcmp(plain.v[1], "run2") == 0, "plain words");
+		CHECK(strcmp(S(gitcfg_path("~/x", "/b", "/home/u")), "/home/u/x") == 0 &&
+		    strcmp(S(gitcfg_path("r/x", "/b", "/home/u")), "/b/r/x") == 0 && !gitcfg_path("~root/x", "/b", "/h"),
+		    "pathname values");
+	}
+
+	/* the audit's rewrite reads back as the entries it kept */
+	{
+		const char *text = "[a \"q\\\"b\"]\nk = \"x\\ty ; z\"\n[B.c]\nflag\n[d]\nv = \"  lead\\\\\"\n";
+		struct vec out = { 0 }, again = { 0 };
+		struct buf b = { 0 };
+		int line;
+
+		CHECK(gitcfg_parse(text, strlen(text), "t", &out, &line) == 0, "rewrite: parse");
+		gitcfg_write(&out, &b);
+		CHECK(gitcfg_parse(b.p, b.n, "t", &again, &line) == 0 &&
+		    strcmp(gitcfg_text(text, strlen(text)), gitcfg_text(b.p, b.n)) == 0, "rewrite round-trips:\n%s", b.p);
+		free(b.p);
 	}
 }
 
@@ -1499,6 +1718,7 @@ main(void)
 	test_patterns();
 	test_globs_and_paths();
 	test_plan();
+	test_gitcfg();
 	test_argv_goldens();
 	test_bpf();
 	test_network_decisions();
