@@ -3675,6 +3675,8 @@ enum rule_bits {
 	/* records that mount nothing, for what runs after the command (5e) */
 	RB_GITDIR = 32,		/* a repository directory protected during the run */
 	RB_AUDIT_ROOT = 64,	/* a writable root searched afterwards for new repositories */
+	RB_REPO_SEEN = 128,	/* a .git there before the run (what is not is new after it) */
+	RB_SEEN_PARTIAL = 256,	/* the search for them stopped at the walk's bound */
 };
 
 /* What a placeholder is. ORDER: placeholder_kinds[] */
@@ -3738,6 +3740,8 @@ struct plan {
 	struct vec nodes;	/* of struct pnode, sorted; for plan_is_writable() */
 	struct vec gitdirs;	/* of const char *: repositories protected during the run (5e) */
 	struct vec audit_roots;	/* of const char *: writable roots to search after it (5e) */
+	struct vec repos_seen;	/* of const char *: every .git in them before the run (5e) */
+	bool seen_partial;	/* repos_seen stopped at the walk's bound */
 	bool fs_disabled;
 	bool allow_git_config;	/* the policy lets the command write .git/config (5e) */
 };
@@ -3824,13 +3828,15 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 		const char *path = f->path;
 		struct pnode *n = NULL;
 
-		if (f->rules & (RB_GITDIR | RB_AUDIT_ROOT)) {	/* records, not mounts */
-			for (j = 0; j < pl->gitdirs.n + pl->audit_roots.n; j++)
-				if (strcmp(j < pl->gitdirs.n ? pl->gitdirs.v[j] : pl->audit_roots.v[j - pl->gitdirs.n],
-				    path) == 0 && (j < pl->gitdirs.n) == !!(f->rules & RB_GITDIR))
-					break;
-			if (j == pl->gitdirs.n + pl->audit_roots.n)
-				vec_push(f->rules & RB_GITDIR ? &pl->gitdirs : &pl->audit_roots, (void *)path);
+		if (f->rules & (RB_GITDIR | RB_AUDIT_ROOT | RB_REPO_SEEN | RB_SEEN_PARTIAL)) {	/* records, not mounts */
+			struct vec *v = f->rules & RB_GITDIR ? &pl->gitdirs : f->rules & RB_AUDIT_ROOT ?
+			    &pl->audit_roots : &pl->repos_seen;
+
+			pl->seen_partial |= !!(f->rules & RB_SEEN_PARTIAL);
+			for (j = 0; j < v->n && strcmp(v->v[j], path) != 0; j++)
+				;
+			if (j == v->n && !(f->rules & RB_SEEN_PARTIAL))
+				vec_push(v, (void *)path);
 			continue;
 		}
 
@@ -4932,6 +4938,36 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 	return r < 0 ? rs_fail(rs, NULL, "cannot list %s: %s", path, strerror(errno)) : 0;
 }
 
+/* Every .git under dir, at any depth (the audit after the run compares:
+ * a .git that was not there is new). Not entering .git; bounded. */
+static void
+rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int depth)
+{
+	const char *name;
+	enum fkind k;
+	struct vec subs = { 0 };
+	size_t i;
+
+	while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1) {
+		if (++*walked > SBX_MAX_WALK_ENTRIES) {
+			plan_add_fact(rs->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
+			return;
+		}
+		if (strcmp(name, ".git") == 0)
+			plan_add_fact(rs->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
+		else if (k == FK_DIR && depth < 256)
+			vec_push(&subs, astrdup(name));
+	}
+	for (i = 0; i < subs.n; i++) {
+		void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, subs.v[i]);
+
+		if (sub) {
+			rs_seen_repos(rs, sub, path_join(dir, subs.v[i]), walked, depth + 1);
+			rs->dk->ops->closedir(rs->dk->ctx, sub);
+		}
+	}
+}
+
 static int
 rs_scan_root(struct resolver *rs, const char *root)
 {
@@ -5012,6 +5048,18 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 		if (rs_scan_root(&rs, rs.roots.v[i]) < 0)
 			return -1;
 		plan_add_fact(facts, rs.roots.v[i], FK_DIR, RB_AUDIT_ROOT, "searched for new repositories after the run");
+		for (j = 0; j < rs.roots.n; j++)
+			if (path_within(rs.roots.v[i], rs.roots.v[j]) && strcmp(rs.roots.v[i], rs.roots.v[j]) != 0)
+				break;	/* inside another root, searched whole */
+		if (j == rs.roots.n) {
+			void *dh = dk->ops->opendir(dk->ctx, NULL, rs.roots.v[i]);
+			long walked = 0;
+
+			if (dh) {
+				rs_seen_repos(&rs, dh, rs.roots.v[i], &walked, 0);
+				dk->ops->closedir(dk->ctx, dh);
+			}
+		}
 	}
 	/* files read from $HOME wherever $HOME lies in a writable root (the
 	 * whole of it, or only ~/.config), and git's global config files */
@@ -5452,10 +5500,10 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
  * config.sbx-disabled). Each is reported on stderr. Only what the command
  * could write (the plan says so) and what changed during the run (ctime,
  * which no process can set back) is touched:
- *   - a repository born during the run (statx birth time; where the file
- *     system has none, a changed repository directory outside the ones
- *     protected), a .git file or symlink made or changed during it, and
- *     the gitdir or common directory such a thing names: all of it;
+ *   - a .git that was not there before the run (the planner lists every
+ *     .git in the writable roots, at any depth; past the walk's bound, the
+ *     statx birth time decides), a .git file or symlink changed during
+ *     it, and the gitdir or common directory such a thing names: all of it;
  *   - any other repository: the entries that changed during the run.
  * Nothing else is renamed, rewritten or deleted. A run killed by SIGKILL
  * leaves its record (the file "repos" in its run directory: the start
@@ -5468,9 +5516,11 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 #define SBX_MAX_AUDIT_DEPTH	8	/* gitdir -> commondir -> modules/... */
 
 struct audit {
-	long long t0;			/* run start, seconds */
+	long long t0;			/* run start, ns since the epoch */
 	const struct plan *pl;		/* NULL after a killed run: everything counts as writable */
 	struct vec protected_gitdirs;	/* of const char *: protected during the run */
+	struct vec seen;		/* of const char *: every .git in the roots before the run */
+	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
 	struct vec roots;		/* of const char *: the writable roots */
 	bool allow_git_config;
 	long walked;
@@ -5479,7 +5529,7 @@ struct audit {
 };
 
 /* ctime and, where the file system records it, birth time (-1 if not) of
- * dirfd/name, not following a symlink. False if it is not there. */
+ * dirfd/name in ns, not following a symlink. False if it is not there. */
 static bool
 audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
 {
@@ -5490,16 +5540,18 @@ audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
 	{
 		/* struct statx by offset (linux/stat.h): musl has the syscall, not the struct */
 		unsigned char b[256];
-		uint32_t mask;
+		uint32_t mask, ns;
 		int64_t s;
 
 		if (syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, 0x880u /* CTIME|BTIME */, b) == 0) {
 			memcpy(&mask, b, 4);
 			memcpy(&s, b + 96, 8);
-			*ctime = s;
+			memcpy(&ns, b + 104, 4);
+			*ctime = s * 1000000000LL + ns;
 			if (mask & 0x800u) {
 				memcpy(&s, b + 80, 8);
-				*btime = s;
+				memcpy(&ns, b + 88, 4);
+				*btime = s * 1000000000LL + ns;
 			}
 			return true;
 		}
@@ -5509,7 +5561,7 @@ audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
 #endif
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
-	*ctime = (long long)st.st_ctime;
+	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
 	return true;
 }
 
@@ -5786,14 +5838,11 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	struct stat st;
 	bool prot = audit_in(&a->protected_gitdirs, gd);
 	const char *key = aprintf("%c%s", force ? 'F' : '-', gd), *common;
-	long long c, b;
 
 	if (depth > SBX_MAX_AUDIT_DEPTH || audit_in(&a->done, key) || audit_in(&a->done, aprintf("F%s", gd)) ||
 	    lstat(gd, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	vec_push(&a->done, (void *)key);
-	if (!prot && !force && audit_times(AT_FDCWD, gd, &c, &b))
-		force = b >= 0 ? b >= a->t0 : c >= a->t0;	/* born during the run */
 	audit_hooks(a, gd, force);
 	if (!(prot && a->allow_git_config))
 		audit_config(a, path_join(gd, "config"), force);
@@ -5812,9 +5861,16 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type)
 {
 	const char *dotgit = path_join(dir, ".git"), *gd;
 	char real[PATH_MAX];
+	bool fresh = !audit_in(&a->seen, dotgit);
+	long long c, b;
 
+	/* SECURITY: new is "not there before the run", whatever its times say
+	 * (a directory prepared in an earlier run and renamed to .git keeps
+	 * its birth time); only past the walk's bound do times decide */
+	if (fresh && a->seen_partial && audit_times(AT_FDCWD, dotgit, &c, &b))
+		fresh = b >= 0 ? b >= a->t0 : c >= a->t0;
 	if (type == DT_DIR) {
-		audit_gitdir(a, dotgit, false, 0);
+		audit_gitdir(a, dotgit, fresh, 0);
 		return;
 	}
 	gd = type == DT_REG ? audit_pointer(dotgit, dir, "gitdir:") :
@@ -5822,7 +5878,7 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type)
 	/* a pointer outside the roots names a repository the command could
 	 * not write: what runs there is the person's own */
 	if (gd && audit_in_roots(a, gd))
-		audit_gitdir(a, gd, audit_changed(a, dotgit), 0);
+		audit_gitdir(a, gd, fresh || audit_changed(a, dotgit), 0);
 }
 
 /* Every .git in a root, at any depth: a repository made anywhere can be
@@ -5896,7 +5952,9 @@ audit_run(struct audit *a)
 }
 
 /* The record a killed run leaves for the next one: "T start", "A" (the
- * policy let the command write .git/config), "R root", "G gitdir". */
+ * policy let the command write .git/config), "P" (the search before the
+ * run stopped at its bound), "R root", "G gitdir" (protected), "S path"
+ * (a .git there before the run). */
 static struct { const char *record; long long t0; bool done; } audit_state;
 
 static void
@@ -5906,15 +5964,31 @@ audit_record(const char *run_dir, const struct plan *pl)
 	size_t i;
 	int fd;
 
-	audit_state.t0 = (long long)time(NULL) - 1;
+	{
+		/* KERNEL: file times come from a coarse clock, up to a tick (4 ms at
+		 * HZ=250, 10 ms at HZ=100) behind this one: start 20 ms early, so a
+		 * change made as the command starts is never taken as older */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		audit_state.t0 = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - 20000000LL;
+	}
 	if (!pl->audit_roots.n)
 		return;
-	buf_printf(&b, "T %lld\n%s", audit_state.t0, pl->allow_git_config ? "A\n" : "");
-	for (i = 0; i < pl->audit_roots.n + pl->gitdirs.n; i++) {
-		bool r = i < pl->audit_roots.n;
-
-		buf_puts(&b, r ? "R " : "G ");
-		journal_escape(&b, r ? pl->audit_roots.v[i] : pl->gitdirs.v[i - pl->audit_roots.n]);
+	buf_printf(&b, "T %lld\n%s%s", audit_state.t0, pl->allow_git_config ? "A\n" : "", pl->seen_partial ? "P\n" : "");
+	for (i = 0; i < pl->audit_roots.n; i++) {
+		buf_puts(&b, "R ");
+		journal_escape(&b, pl->audit_roots.v[i]);
+		buf_putc(&b, '\n');
+	}
+	for (i = 0; i < pl->gitdirs.n; i++) {
+		buf_puts(&b, "G ");
+		journal_escape(&b, pl->gitdirs.v[i]);
+		buf_putc(&b, '\n');
+	}
+	for (i = 0; i < pl->repos_seen.n; i++) {
+		buf_puts(&b, "S ");
+		journal_escape(&b, pl->repos_seen.v[i]);
 		buf_putc(&b, '\n');
 	}
 	audit_state.record = path_join(run_dir, "repos");
@@ -5940,6 +6014,8 @@ audit_after_run(const struct plan *pl)
 	a.allow_git_config = pl->allow_git_config;
 	a.roots = pl->audit_roots;
 	a.protected_gitdirs = pl->gitdirs;
+	a.seen = pl->repos_seen;
+	a.seen_partial = pl->seen_partial;
 	audit_run(&a);
 }
 
@@ -5961,6 +6037,10 @@ audit_recover(const char *run_dir)
 			a.t0 = strtoll(line + 2, NULL, 10);
 		else if (line[0] == 'A')
 			a.allow_git_config = true;
+		else if (line[0] == 'P')
+			a.seen_partial = true;
+		else if (line[0] == 'S' && line[1] == ' ')
+			vec_push(&a.seen, journal_unescape(line + 2));
 		else if (line[0] == 'R' && line[1] == ' ')
 			vec_push(&a.roots, journal_unescape(line + 2));
 		else if (line[0] == 'G' && line[1] == ' ')

@@ -258,3 +258,30 @@ EOF
 
 TESTS+=(git_entries_read_only git_operations_work git_created_repos_neutralised git_created_repo_after_sigkill
 	git_config_named_paths git_worktree_commit git_mandatory_extended)
+
+t_git_deep_and_renamed_repos() { # beyond the scan's depth: the person's hooks kept, changed ones neutralised; a dir renamed to .git is new
+	git_env
+	local pay; pay=$(git_payload deep)
+	git_project "$P"
+	git_project "$P/a/b/c/deep"          # deeper than the scan reaches: not protected by a mount
+	printf '#!/bin/sh\nexit 0\n' >"$P/a/b/c/deep/.git/hooks/pre-push"; chmod +x "$P/a/b/c/deep/.git/hooks/pre-push"
+	git -C "$P/a/b/c/deep" config core.pager cat   # the person's own setting
+	policy p <<<"allow-write ."
+	sleep 0.1   # the audit takes what changed from 20 ms before the run on as the command's
+	# run 1 prepares a repository-shaped directory that is not a repository yet
+	run_sbx -c "$T/p" -- sh -ec "git init -q --bare prep; git --git-dir=prep config core.fsmonitor $pay; mv prep/config prep/cfg"
+	expect_rc 0 "run 1"
+	run_sbx -c "$T/p" -- sh -ec "
+		cd a/b/c/deep; echo x >>file.txt; git -c core.fsmonitor=false commit -qam inside
+		printf '#!/bin/sh\n$pay\n' >.git/hooks/post-commit; chmod +x .git/hooks/post-commit; cd - >/dev/null
+		mv prep/cfg prep/config; mkdir -p x/y/z/w; mv prep x/y/z/w/.git; echo DONE"
+	expect_rc 0 "run 2"; expect_contains "$OUT" DONE "run 2"
+	expect_contains "$ERR" "neutralised $P/a/b/c/deep/.git/hooks/post-commit" "the hook added to the deep repository"
+	expect_contains "$ERR" "neutralised $P/x/y/z/w/.git/config" "the directory renamed to .git"
+	expect_not_contains "$ERR" "pre-push" "the person's own hook"
+	expect_eq "$(git -C "$P/a/b/c/deep" config core.pager)" cat "host: the person's own setting kept"
+	[ -x "$P/a/b/c/deep/.git/hooks/pre-push" ] || fail "host: the person's own hook was touched"
+	git_outside "$P/a/b/c/deep"; git_outside "$P/x/y/z/w"
+	expect_no_payload "git outside after run 2"
+}
+TESTS+=(git_deep_and_renamed_repos)
