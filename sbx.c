@@ -34,7 +34,8 @@
  *      the network decision and the resolved-address classes (for the proxy)
  *   5. Filesystem plan: 5a the disk view and path resolution, 5b the mount
  *      plan (facts -> mounts), 5c from rules to facts (globs, the mandatory-
- *      deny scan), 5d placeholders and their journal
+ *      deny scan, what a git repository runs), 5d placeholders and their
+ *      journal, 5e the audit of repositories made during the run
  *   6. Linux: 6a the bwrap argv and the control message (pure), 6b the inner
  *      helper (the listeners it hands over, the socat bridge, expose-port
  *      connections, nested namespaces, sbx-init, capabilities, the filters),
@@ -5843,6 +5844,12 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	    lstat(gd, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	vec_push(&a->done, (void *)key);
+	/* SECURITY: a repository there before the run is never audited whole,
+	 * however it is reached (a new `.git -> ../.git` symlink): that would
+	 * let a command disable the person's own hooks (a secret scanner, say).
+	 * Only what changed in it is. */
+	if (prot || audit_in(&a->seen, gd))
+		force = false;
 	audit_hooks(a, gd, force);
 	if (!(prot && a->allow_git_config))
 		audit_config(a, path_join(gd, "config"), force);

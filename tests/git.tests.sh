@@ -285,3 +285,18 @@ t_git_deep_and_renamed_repos() { # beyond the scan's depth: the person's hooks k
 	expect_no_payload "git outside after run 2"
 }
 TESTS+=(git_deep_and_renamed_repos)
+
+t_git_pointer_to_existing_repo() { # a new .git symlink or file naming the person's repository: its own hooks are kept
+	git_env
+	git_project "$P"
+	printf '#!/bin/sh\nexit 0\n' >"$P/.git/hooks/pre-commit"; chmod +x "$P/.git/hooks/pre-commit"
+	git_project "$P/a/b/c/deep"
+	printf '#!/bin/sh\nexit 0\n' >"$P/a/b/c/deep/.git/hooks/pre-push"; chmod +x "$P/a/b/c/deep/.git/hooks/pre-push"
+	sleep 0.1
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -ec "mkdir y z; ln -s $P/.git y/.git; echo 'gitdir: $P/a/b/c/deep/.git' >z/.git; echo DONE"
+	expect_rc 0; expect_contains "$OUT" DONE "the command"
+	expect_not_contains "$ERR" "neutralised" "the audit of repositories there before the run"
+	[ -x "$P/.git/hooks/pre-commit" ] && [ -x "$P/a/b/c/deep/.git/hooks/pre-push" ] || fail "host: the person's hooks were touched"
+}
+TESTS+=(git_pointer_to_existing_repo)
