@@ -4206,24 +4206,34 @@ git_key_runs(const struct gitcfg_entry *e, const struct git_key *k)
 	return true;
 }
 
-/* The words of a command-valued setting that name files: words with a "/"
- * or a leading "~" (after an "A=" prefix, as in `-c core.fsmonitor=./x`),
- * relative to base, and, only if they exist, plain words (`sh x.sh` reads
- * x.sh from the work tree). Quotes are dropped; shell operators split. */
+/* The words of a command-valued setting that may name files, relative to
+ * the work tree: `held` ones are protected even when missing (a script:
+ * a word with a "/" first or after a shell operator; the word after an
+ * interpreter, `sh x.sh`, which reads x.sh from the work tree; or any word
+ * spelled as a path: ./x, ../x, /x, ~/x), the
+ * others only if they exist (so `%h/%s` in a log format makes no
+ * placeholder). Quotes are dropped; an "A=" prefix is dropped (an
+ * assignment, or `-c core.fsmonitor=./x`). git_args: an alias without "!"
+ * runs git, not a shell: only the values of its -c settings count. */
 static void
-git_cmd_words(const char *cmd, struct vec *paths, struct vec *plain)
+git_cmd_words(const char *cmd, bool git_args, struct vec *held, struct vec *existing)
 {
+	static const char *const interpreters[] = { "sh", "bash", "zsh", "dash", "env", "exec", "node",
+		"python", "python3", "perl", "ruby", "source", "." };
 	const char *s = cmd;
+	bool program = true, script = false, after_c = false;
 	int n = 0;
+	size_t i;
 
 	if (*s == '!')
 		s++;
 	while (*s && n < 64) {
 		struct buf w = { 0 };
-		char *eq;
+		char *eq, *word;
 
-		while (*s && (isspace((unsigned char)*s) || strchr(";|&<>()`$", *s)))
-			s++;
+		for (; *s && (isspace((unsigned char)*s) || strchr(";|&<>()`$", *s)); s++)
+			if (strchr(";|&(`$", *s))
+				program = true;
 		while (*s && !isspace((unsigned char)*s) && !strchr(";|&<>()`$", *s)) {
 			if (*s != '"' && *s != '\'')
 				buf_putc(&w, *s);
@@ -4232,11 +4242,39 @@ git_cmd_words(const char *cmd, struct vec *paths, struct vec *plain)
 		if (!w.n)
 			continue;
 		n++;
-		eq = strchr(w.p, '=');
-		if (eq && (!strchr(w.p, '/') || eq < strchr(w.p, '/')))
-			memmove(w.p, eq + 1, strlen(eq + 1) + 1);
-		if (w.p[0] && w.p[0] != '-')
-			vec_push(strchr(w.p, '/') || w.p[0] == '~' ? paths : plain, astrdup(w.p));
+		word = w.p;
+		if (git_args) {
+			if (after_c && (eq = strchr(word, '=')))
+				git_cmd_words(eq + 1, false, held, existing);
+			after_c = strcmp(word, "-c") == 0;
+			free(w.p);
+			continue;
+		}
+		eq = strchr(word, '=');
+		if (eq && (!strchr(word, '/') || eq < strchr(word, '/'))) {
+			word = eq + 1;	/* A=B: the command's program still follows */
+		} else {
+			bool interp = false;
+
+			for (i = 0; i < LEN(interpreters); i++)
+				interp |= strcmp(word, interpreters[i]) == 0;
+			if (word[0] && word[0] != '-')
+				vec_push(strncmp(word, "./", 2) == 0 || strncmp(word, "../", 3) == 0 || word[0] == '/' ||
+				    strncmp(word, "~/", 2) == 0 || (program && strchr(word, '/')) || script ? held : existing,
+				    astrdup(word));
+			if (word[0] != '-') {	/* `sh -e x.sh`: the script follows the options */
+				script = interp;
+				program = interp;
+			} else if (strcmp(word, "-c") == 0) {	/* `sh -c CMD`: a command, not a file */
+				script = false;
+				program = true;
+			}
+			free(w.p);
+			continue;
+		}
+		if (word[0] && word[0] != '-')
+			vec_push(strncmp(word, "./", 2) == 0 || strncmp(word, "../", 3) == 0 || word[0] == '/' ||
+			    strncmp(word, "~/", 2) == 0 ? held : existing, astrdup(word));
 		free(w.p);
 	}
 }
@@ -4564,13 +4602,11 @@ rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
 			case GV_CMD:
 				if (!top)
 					break;
-				git_cmd_words(e->value, &paths, &plain);
-				for (j = 0; j < paths.n; j++)
-					if ((path = gitcfg_path(paths.v[j], top, rs->home)) &&
-					    rs_protect(rs, path, why, true, PH_DIR) < 0)
-						return -1;
-				for (j = 0; j < plain.n; j++)
-					if (rs_protect(rs, path_join(top, plain.v[j]), why, false, PH_DIR) < 0)
+				git_cmd_words(e->value, gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &paths,
+				    &plain);
+				for (j = 0; j < paths.n + plain.n; j++)
+					if ((path = gitcfg_path(j < paths.n ? paths.v[j] : plain.v[j - paths.n], top,
+					    rs->home)) && rs_protect(rs, path, why, j < paths.n, PH_DIR) < 0)
 						return -1;
 				break;
 			case GV_SETTING:

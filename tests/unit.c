@@ -898,10 +898,19 @@ test_gitcfg(void)
 			CHECK(gitcfg_parse(keys[i].text, strlen(keys[i].text), "t", &out, &line) == 0 && out.n == 1 &&
 			    git_key_runs(out.v[0], git_key_of(out.v[0])) == keys[i].runs, "runs? %s", keys[i].text);
 		}
-		git_cmd_words("!sh ./x.sh --flag A=./b ~/c 'q/d';run2|x", &paths, &plain);
-		CHECK(paths.n == 4 && strcmp(paths.v[0], "./x.sh") == 0 && strcmp(paths.v[1], "./b") == 0 &&
-		    strcmp(paths.v[2], "~/c") == 0 && strcmp(paths.v[3], "q/d") == 0, "command paths: %zu", paths.n);
-		CHECK(plain.n == 3 && strcmp(plain.v[0], "sh") == 0 && strcmp(plain.v[1], "run2") == 0, "plain words");
+		git_cmd_words("!sh x.sh --flag A=./b ~/c 'q/d' --format=%h/%s;tools/run|x", false, &paths, &plain);
+		CHECK(paths.n == 4 && strcmp(paths.v[0], "x.sh") == 0 && strcmp(paths.v[1], "./b") == 0 &&
+		    strcmp(paths.v[2], "~/c") == 0 && strcmp(paths.v[3], "tools/run") == 0, "held: %zu %s", paths.n,
+		    paths.n ? (char *)paths.v[0] : "");
+		CHECK(plain.n == 4 && strcmp(plain.v[0], "sh") == 0 && strcmp(plain.v[1], "q/d") == 0 &&
+		    strcmp(plain.v[2], "%h/%s") == 0 && strcmp(plain.v[3], "x") == 0, "existing only: %zu", plain.n);
+		paths.n = plain.n = 0;
+		git_cmd_words("!sh -c \"git log\"", false, &paths, &plain);
+		CHECK(paths.n == 0 && plain.n == 3, "sh -c: a command, not a script: %zu", paths.n);
+		paths.n = plain.n = 0;
+		git_cmd_words("log --format=%h/%s -c core.fsmonitor=./m.sh -c core.pager=less status", true, &paths, &plain);
+		CHECK(paths.n == 1 && strcmp(paths.v[0], "./m.sh") == 0 && plain.n == 1 && strcmp(plain.v[0], "less") == 0,
+		    "an alias without \"!\": its -c values only: %zu %zu", paths.n, plain.n);
 		CHECK(strcmp(S(gitcfg_path("~/x", "/b", "/home/u")), "/home/u/x") == 0 &&
 		    strcmp(S(gitcfg_path("r/x", "/b", "/home/u")), "/b/r/x") == 0 && !gitcfg_path("~root/x", "/b", "/h"),
 		    "pathname values");
