@@ -5559,6 +5559,7 @@ struct audit {
 	struct vec seen;		/* of const char *: every .git in the roots before the run */
 	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
 	struct vec roots;		/* of const char *: the writable roots */
+	struct vec read_only;		/* of const char *: without pl, what was bound read-only in them */
 	bool allow_git_config;
 	long walked;
 	struct vec done;		/* of const char *: "F" or "-" + gitdir, audited */
@@ -5636,7 +5637,14 @@ audit_in_roots(const struct audit *a, const char *path)
 static bool
 audit_writable(const struct audit *a, const char *path)
 {
-	return a->pl ? plan_is_writable(a->pl, path) : audit_in_roots(a, path);
+	size_t i;
+
+	if (a->pl)
+		return plan_is_writable(a->pl, path);
+	for (i = 0; i < a->read_only.n; i++)
+		if (path_within(path, a->read_only.v[i]))
+			return false;
+	return audit_in_roots(a, path);
 }
 
 static void
@@ -5997,7 +6005,8 @@ audit_run(struct audit *a)
 /* The record a killed run leaves for the next one: "T start", "A" (the
  * policy let the command write .git/config), "P" (the search before the
  * run stopped at its bound), "R root", "G gitdir" (protected), "S path"
- * (a .git there before the run). */
+ * (a .git there before the run), "O path" (bound read-only in a root: the
+ * command could not have changed it). */
 static struct { const char *record; long long t0; bool done; } audit_state;
 
 static void
@@ -6033,6 +6042,18 @@ audit_record(const char *run_dir, const struct plan *pl)
 		buf_puts(&b, "S ");
 		journal_escape(&b, pl->repos_seen.v[i]);
 		buf_putc(&b, '\n');
+	}
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+		size_t j;
+
+		for (j = 0; m->kind == MK_BIND_RO && j < pl->audit_roots.n; j++)
+			if (path_within(m->path, pl->audit_roots.v[j])) {
+				buf_puts(&b, "O ");
+				journal_escape(&b, m->path);
+				buf_putc(&b, '\n');
+				break;
+			}
 	}
 	audit_state.record = path_join(run_dir, "repos");
 	fd = open(audit_state.record, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -6084,6 +6105,8 @@ audit_recover(const char *run_dir)
 			a.seen_partial = true;
 		else if (line[0] == 'S' && line[1] == ' ')
 			vec_push(&a.seen, journal_unescape(line + 2));
+		else if (line[0] == 'O' && line[1] == ' ')
+			vec_push(&a.read_only, journal_unescape(line + 2));
 		else if (line[0] == 'R' && line[1] == ' ')
 			vec_push(&a.roots, journal_unescape(line + 2));
 		else if (line[0] == 'G' && line[1] == ' ')

@@ -137,6 +137,10 @@ t_git_created_repos_neutralised() { # git init + hook + fsmonitor, nested gitlin
 t_git_created_repo_after_sigkill() { # sbx SIGKILLed after git init + hook inside: the next run neutralises it first
 	git_env
 	local pay tok="sleep ${TOKBASE}7"; pay=$(git_payload killed)
+	# a runtime directory of this test's own: any sbx run on the machine recovers dead
+	# runs in a shared one, and one built before the audit would only remove the record
+	export TMPDIR=$T/rt; mkdir -p "$TMPDIR"; chmod 700 "$TMPDIR"
+	git_project "$P"
 	policy p <<<"allow-write ."
 	start_bg "$T/bg.out" -c "$T/p" -- sh -c "mkdir newproj && cd newproj && git init -q &&
 		printf '#!/bin/sh\n$pay\n' >.git/hooks/post-checkout && chmod +x .git/hooks/post-checkout &&
@@ -145,9 +149,11 @@ t_git_created_repo_after_sigkill() { # sbx SIGKILLed after git init + hook insid
 	kill -KILL "$BGPID"; wait_pid "$BGPID" 10
 	wait_gone "$tok" 5 || fail "processes outlived the SIGKILLed sbx"
 	[ -x "$P/newproj/.git/hooks/post-checkout" ] || fail "setup: the killed run's hook is not there"
+	git -C "$P" config core.pager cat   # the person's own change, between the two runs
 	run_sbx -c "$T/p" -- true
 	expect_rc 0 "the next run"
 	expect_contains "$ERR" "neutralised $P/newproj/.git/hooks/post-checkout" "the next run's report"
+	expect_eq "$(git -C "$P" config core.pager)" cat "host: a change to a repository the killed run could not write"
 	git_outside "$P/newproj"; git -C "$P/newproj" checkout -q -b other 2>/dev/null
 	expect_no_payload "git outside after the recovery"
 }
