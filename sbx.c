@@ -4289,6 +4289,7 @@ struct resolver {
 	struct err *e;
 	struct vec git_global;	/* of struct gitcfg_entry: the global and system config */
 	struct vec gitdirs;	/* of const char *: repositories already protected */
+	bool dotless;		/* a protect name without a leading dot: no fast path in the walk */
 };
 
 static int
@@ -4906,8 +4907,8 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 		if (++rs->walked > SBX_MAX_WALK_ENTRIES)
 			return rs_fail(rs, NULL, "the scan for dangerous files under %s passed %d entries; "
 			    "lower mandatory-deny-depth or narrow allow-write", path, SBX_MAX_WALK_ENTRIES);
-		if (name[0] != '.' && (k != FK_DIR || depth + 1 > maxd - 1))
-			continue;	/* fast path: every dangerous name starts with a dot */
+		if (name[0] != '.' && !rs->dotless && (k != FK_DIR || depth + 1 > maxd - 1))
+			continue;	/* fast path: every dangerous name the walk looks for starts with a dot */
 		p = path_join(path, name);
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
@@ -5038,11 +5039,13 @@ static int
 plan_resolve(const struct policy *p, const struct disk *dk, const struct run_paths *rp,
     struct vec *facts, struct err *e)
 {
-	struct resolver rs = { rp->cwd, rp->home, p, dk, facts, { 0 }, 0, e, { 0 }, { 0 } };
+	struct resolver rs = { rp->cwd, rp->home, p, dk, facts, { 0 }, 0, e, { 0 }, { 0 }, false };
 	size_t i, j;
 
 	if (p->fs_disabled)
 		return 0;
+	for (i = 0; i < p->protected_names.n; i++)
+		rs.dotless |= ((const char *)p->protected_names.v[i])[0] != '.' && !strchr(p->protected_names.v[i], '/');
 	if (rs_rules(&rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(&rs, PL_ALLOW_READ, "allow-read") < 0 ||
 	    rs_rules(&rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(&rs, PL_DENY_WRITE, "deny-write") < 0)
 		return -1;

@@ -735,6 +735,9 @@ test_plan(void)
 		{ "protect: a name and a relative path, held at the top", "allow-write /w\nprotect .envrc\nprotect tool/rc\n",
 		  "d /w/.git; f /w/sub/.envrc", "envrc|tool|sub$",
 		  "ro /w/.envrc\nrw /w/sub\nro /w/sub/.envrc\nro /w/tool\nph d /w/.envrc\nph d /w/tool\n" },
+		{ "protect: a name without a dot is found by the walk too", "allow-write /w\nprotect Makefile.local\n",
+		  "f /w/a/Makefile.local; f /w/a/b/Makefile.local", "Makefile",
+		  "ro /w/a/Makefile.local\nro /w/a/b/Makefile.local\n" },
 		{ "files read from $HOME, where only ~/.config is writable", "allow-write /home/u/.config\n",
 		  "d /home/u/.config/fish", "fish|git|nvim",
 		  "rw /home/u/.config/fish\nro /home/u/.config/fish/conf.d\nro /home/u/.config/fish/config.fish\nro /home/u/.config/git\n"
