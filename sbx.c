@@ -4977,7 +4977,8 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 }
 
 /* Every .git under dir, at any depth (the audit after the run compares:
- * a .git that was not there is new). Not entering .git; bounded. */
+ * a .git that was not there is new). Not entering .git or node_modules
+ * (where the audit goes by birth time); bounded. */
 static void
 rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int depth)
 {
@@ -4993,7 +4994,7 @@ rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int 
 		}
 		if (strcmp(name, ".git") == 0)
 			plan_add_fact(rs->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
-		else if (k == FK_DIR && depth < 256)
+		else if (k == FK_DIR && depth < 256 && strcmp(name, "node_modules") != 0)
 			vec_push(&subs, astrdup(name));
 	}
 	for (i = 0; i < subs.n; i++) {
@@ -5561,6 +5562,8 @@ struct audit {
 	struct vec protected_gitdirs;	/* of const char *: protected during the run */
 	struct vec seen;		/* of const char *: every .git in the roots before the run */
 	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
+	struct vec node_modules;	/* of const char *: skipped, searched only if git ran (below) */
+	bool fresh_found;		/* a repository not there before the run was found */
 	struct vec roots;		/* of const char *: the writable roots */
 	struct vec read_only;		/* of const char *: without pl, what was bound read-only in them */
 	bool allow_git_config;
@@ -5911,7 +5914,7 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 
 /* A .git entry found in a root: a repository, or a pointer to one. */
 static void
-audit_dotgit(struct audit *a, const char *dir, unsigned char type)
+audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 {
 	const char *dotgit = path_join(dir, ".git"), *gd;
 	char real[PATH_MAX];
@@ -5920,9 +5923,11 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type)
 
 	/* SECURITY: new is "not there before the run", whatever its times say
 	 * (a directory prepared in an earlier run and renamed to .git keeps
-	 * its birth time); only past the walk's bound do times decide */
-	if (fresh && a->seen_partial && audit_times(AT_FDCWD, dotgit, &c, &b))
+	 * its birth time); only where the list could not reach (past the
+	 * walk's bound, in node_modules) do times decide */
+	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
 		fresh = b >= 0 ? b >= a->t0 : c >= a->t0;
+	a->fresh_found |= fresh;
 	if (type == DT_DIR) {
 		audit_gitdir(a, dotgit, fresh, 0);
 		return;
@@ -5937,9 +5942,11 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type)
 
 /* Every .git in a root, at any depth: a repository made anywhere can be
  * reached later (a gitlink in the outer index makes `git status` run git
- * in it). path is a PATH_MAX buffer holding dirfd's path; fd is owned. */
+ * in it). node_modules directories (most of a large tree, and skipped by
+ * srt's scan too) are kept for later unless in_nm. path is a PATH_MAX
+ * buffer holding dirfd's path; fd is owned. */
 static void
-audit_walk(struct audit *a, int fd, char *path, int depth)
+audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 {
 	DIR *d = fdopendir(fd);
 	struct dirent *de;
@@ -5967,7 +5974,11 @@ audit_walk(struct audit *a, int fd, char *path, int depth)
 		if (len + strlen(de->d_name) + 2 >= PATH_MAX)
 			continue;
 		if (!strcmp(de->d_name, ".git")) {
-			audit_dotgit(a, path, type);
+			audit_dotgit(a, path, type, in_nm);
+			continue;
+		}
+		if (type == DT_DIR && !in_nm && !strcmp(de->d_name, "node_modules")) {
+			vec_push(&a->node_modules, path_join(path, de->d_name));
 			continue;
 		}
 		if (type == DT_DIR && depth < 256) {
@@ -5976,7 +5987,7 @@ audit_walk(struct audit *a, int fd, char *path, int depth)
 			if (sub < 0)
 				continue;
 			snprintf(path + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", de->d_name);
-			audit_walk(a, sub, path, depth + 1);
+			audit_walk(a, sub, path, depth + 1, in_nm);
 			path[len] = '\0';
 		}
 	}
@@ -6001,7 +6012,22 @@ audit_run(struct audit *a)
 		snprintf(path, sizeof(path), "%s", (const char *)a->roots.v[i]);
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
-			audit_walk(a, fd, path, 0);
+			audit_walk(a, fd, path, 0, false);
+	}
+	/* node_modules: only if git could have linked a repository there, that
+	 * is if an index changed (git add, commit, status) or a repository was
+	 * made; walking it after every command would cost most of a large
+	 * tree (100 000 files: 30 ms) */
+	for (i = 0; !a->fresh_found && i < a->seen.n; i++)
+		a->fresh_found = audit_changed(a, path_join(a->seen.v[i], "index"));
+	for (i = 0; a->fresh_found && i < a->node_modules.n; i++) {
+		char path[PATH_MAX];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s", (const char *)a->node_modules.v[i]);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			audit_walk(a, fd, path, 1, true);
 	}
 }
 

@@ -113,6 +113,10 @@ t_git_created_repos_neutralised() { # git init + hook + fsmonitor, nested gitlin
 		mkdir -p a/b/c/d/nested; cd a/b/c/d/nested; git init -q; git commit -q --allow-empty -m n
 		git config core.fsmonitor $pay; cd - >/dev/null
 		git -c core.fsmonitor=false add a/b/c/d/nested
+		# and one in node_modules, which the audit searches when git ran
+		mkdir -p node_modules/pkg; cd node_modules/pkg; git init -q; git commit -q --allow-empty -m n
+		git config core.fsmonitor $pay; cd - >/dev/null
+		git -c core.fsmonitor=false add -f node_modules/pkg
 		git -c core.fsmonitor=false commit -qm gitlink
 		# a gitdir made inside, named by a new .git file and a new .git symlink
 		mkdir -p evilgd x y; git init -q --bare evilgd
@@ -123,7 +127,8 @@ t_git_created_repos_neutralised() { # git init + hook + fsmonitor, nested gitlin
 	expect_rc 0 "the attacks inside"; expect_contains "$OUT" DONE "the attacks inside"
 	expect_contains "$ERR" "neutralised $P/newproj/.git/hooks/pre-commit" "report of the new hook"
 	expect_contains "$ERR" "core.fsmonitor" "report of the fsmonitor"
-	for d in "$P" "$P/newproj" "$P/a/b/c/d/nested" "$P/x" "$P/y"; do git_outside "$d"; done
+	expect_contains "$ERR" "neutralised $P/node_modules/pkg/.git/config" "report of the repository in node_modules"
+	for d in "$P" "$P/newproj" "$P/a/b/c/d/nested" "$P/node_modules/pkg" "$P/x" "$P/y"; do git_outside "$d"; done
 	git -C "$P/newproj" st >/dev/null 2>&1; git -C "$P/newproj" log -1 >/dev/null 2>&1
 	expect_no_payload "the person's git outside, after the run"
 	# nothing the command wrote outside those entries is gone
