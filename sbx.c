@@ -28,13 +28,15 @@
  * Sections (grep -n '^ \* [0-9]*\. ' sbx.c prints this table from the banners):
  *   1. Platform switch and limits
  *   2. Utilities: errors, arena, vectors, buffers, path helpers
- *   3. Policy: model, directive table, line reader, JSON reader, printers
+ *   3. Policy: model, directive table, line reader, JSON reader, printers;
+ *      3.8 a reader of git's config format (what a repository would run)
  *   4. Matching: domain patterns, addresses, globs; hosts (canonical form),
  *      the network decision and the resolved-address classes (for the proxy)
  *   5. Filesystem plan: 5a the disk view and path resolution, 5b the mount
  *      plan (facts -> mounts), 5c from rules to facts (globs, the mandatory-
- *      deny scan), 5d the runtime directory and placeholders shared by
- *      concurrent runs (a registry of flock(2)ed entries)
+ *      deny scan, what a git repository runs), 5d the runtime directory
+ *      and placeholders shared by concurrent runs (a registry of flock(2)ed
+ *      entries), 5e the audit of repositories made during the run
  *   6. Linux: 6a the bwrap argv and the control message (pure), 6b the inner
  *      helper (the listeners it hands over, the socat bridge, expose-port
  *      connections, nested namespaces, sbx-init, capabilities, the filters),
@@ -747,6 +749,7 @@ struct policy {
 	struct vec host_ports;		/* of const char *, "PORT": allow-host-port */
 	struct vec expose_ports;	/* of const char *, "PORT": expose-port */
 	struct vec deny_env;		/* of const char *, a NAME pattern (* globs): deny-env */
+	struct vec protected_names;	/* of const char *: protect, added to the mandatory denies */
 	long mandatory_deny_depth;	/* 1..10 */
 	bool allow_all_unix_sockets, allow_local_binding, allow_git_config;
 	bool weaker_nested_sandbox, allow_nested_userns, weaker_network_isolation;
@@ -798,6 +801,7 @@ enum dkind {
 	DK_INCLUDE,	/* FILE: read another policy file here */
 	DK_PORT,	/* PORT in 1..65535, kept in a list */
 	DK_ENV,		/* NAME of an environment variable, * globs allowed, kept in a list */
+	DK_NAME,	/* a name or relative path below a root (protect) */
 };
 
 struct directive {
@@ -871,6 +875,10 @@ static const struct directive directives[] = {
 	  "let 127.0.0.1:PORT inside reach this machine's 127.0.0.1:PORT (a dev server, a database)" },
 	{ "expose-port", DK_PORT, F(expose_ports), "PORT", NULL,
 	  "let this machine's 127.0.0.1:PORT reach a server the command runs on its own 127.0.0.1:PORT" },
+	{ "protect", DK_NAME, F(protected_names), "PATH-NAME", NULL,
+	  "add a name (.envrc) or a relative path (.config/tool/rc) to the mandatory denies: read-only at the "
+	  "top of every writable root (and, a single name, wherever the scan finds it), held when missing where "
+	  "srt's names are" },
 	{ "include", DK_INCLUDE, 0, "FILE", NULL,
 	  "read another policy file here (relative to this file's directory)" },
 };
@@ -1156,6 +1164,25 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 			return err_set(e, file, line, 0, "%s: empty argument", d->name);
 		vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
 		return 0;
+	case DK_NAME: {
+		/* relative to each root: an absolute path or ".." would be one
+		 * place, and is what deny-write is for */
+		const char *a = args[0], *c;
+		size_t i;
+
+		if (!*a || a[0] == '/' || a[0] == '~' || a[strlen(a) - 1] == '/' || strstr(a, "//"))
+			return err_set(e, file, line, 0, "%s %s: a name or a relative path below a root "
+			    "(.envrc, .config/tool/rc); for one place, use deny-write", d->name, a);
+		for (c = a; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
+			if ((c[0] == '.' && (c[1] == '/' || !c[1])) ||
+			    (c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2])))
+				return err_set(e, file, line, 0, "%s %s: \".\" and \"..\" are not allowed", d->name, a);
+		for (i = 0; i < FIELD(p, d, struct vec)->n; i++)
+			if (strcmp(FIELD(p, d, struct vec)->v[i], a) == 0)
+				return 0;	/* twice is once */
+		vec_push(FIELD(p, d, struct vec), astrdup(a));
+		return 0;
+	}
 	case DK_PORT: {
 		size_t i;
 
@@ -1958,6 +1985,7 @@ static const struct jkey jkeys[] = {
 	{ "sbx", "observeWrites", JK_BOOL, "observe-writes", NULL },
 	{ "sbx", "allowHostPorts", JK_PORTS, "allow-host-port", NULL },
 	{ "sbx", "exposePorts", JK_PORTS, "expose-port", NULL },
+	{ "sbx", "protectedFiles", JK_STRINGS, "protect", NULL },
 };
 
 struct jwalk {
@@ -2312,6 +2340,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_STRING:
 		case DK_PORT:
 		case DK_ENV:
+		case DK_NAME:
 			for (j = 0; j < v->n; j++) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, v->v[j]);
@@ -2589,8 +2618,266 @@ pol_print_json(const struct policy *p, struct buf *b)
 		jo_ports(&o, "allowHostPorts", &p->host_ports);
 	if (p->expose_ports.n)
 		jo_ports(&o, "exposePorts", &p->expose_ports);
+	if (p->protected_names.n)
+		jo_strings(&o, "protectedFiles", &p->protected_names, false);
 	jo_close(&o, '}');
 	buf_puts(b, "\n}\n");
+}
+
+/* ---- 3.8 Git's configuration format: a small reader (pure) ----------
+ * sbx reads what git would read (git-config(1), "CONFIGURATION FILE") to
+ * learn which paths a repository would execute or read configuration from,
+ * without running git: running the repository's git is exactly what would
+ * run its core.fsmonitor. The grammar follows git's config.c: sections
+ * "[name]", "[name \"sub\"]" (the subsection keeps its case, \ escapes any
+ * byte) and the old "[name.sub]" (all lower case); keys are letters, digits
+ * and "-", case-insensitive, a key without "=" is boolean true; values trim
+ * outside quotes, keep runs of inner blanks as spaces, take \n \t \b \\ \"
+ * and a backslash-newline continuation; # and ; start comments outside
+ * quotes. SECURITY: the input may be hostile (a repository made inside a
+ * sandbox), so it is bounded (size, entries) and refused as a whole where
+ * git would refuse it or where the two readers could disagree (a NUL byte):
+ * a caller then treats the whole file as suspect, never half of it. */
+
+#define SBX_MAX_GITCFG_BYTES	(1 << 20)	/* git's own configs are a few KiB */
+#define SBX_MAX_GITCFG_ENTRIES	10000		/* over all the files of one read */
+#define SBX_MAX_GITCFG_DEPTH	10		/* git's MAX_INCLUDE_DEPTH */
+
+struct gitcfg_entry {
+	const char *section;	/* lower case */
+	const char *sub;	/* as written, or NULL */
+	const char *key;	/* lower case */
+	const char *value;	/* NULL: written without "=" (boolean true) */
+	const char *file;	/* borrowed */
+	int line;
+};
+
+struct gitcfg_src { const char *p, *end; int line; bool eof; };
+
+/* git's get_next_char: "\r\n" reads as "\n"; the end reads as "\n" once more. */
+static int
+gitcfg_getc(struct gitcfg_src *s)
+{
+	int c;
+
+	if (s->p >= s->end) {
+		s->eof = true;
+		return '\n';
+	}
+	c = (unsigned char)*s->p++;
+	if (c == '\r' && s->p < s->end && *s->p == '\n')
+		c = (unsigned char)*s->p++;
+	if (c == '\n')
+		s->line++;
+	return c;
+}
+
+static bool
+gitcfg_keychar(int c)
+{
+	return isalnum(c) || c == '-';
+}
+
+/* The value after "=", up to the end of its (logical) line; NULL on an error. */
+static const char *
+gitcfg_value(struct gitcfg_src *s)
+{
+	struct buf b = { 0 };
+	int quote = 0, comment = 0, space = 0;
+	const char *v;
+
+	for (;;) {
+		int c = gitcfg_getc(s);
+
+		if (c == '\n') {
+			if (quote)
+				goto bad;
+			break;
+		}
+		if (comment)
+			continue;
+		if (isspace(c) && !quote) {
+			if (b.n)
+				space++;
+			continue;
+		}
+		if (!quote && (c == ';' || c == '#')) {
+			comment = 1;
+			continue;
+		}
+		for (; space; space--)
+			buf_putc(&b, ' ');
+		if (c == '\\') {
+			c = gitcfg_getc(s);
+			switch (c) {
+			case '\n': continue;	/* continuation: the value goes on */
+			case 't': c = '\t'; break;
+			case 'b': c = '\b'; break;
+			case 'n': c = '\n'; break;
+			case '\\': case '"': break;
+			default: goto bad;	/* git: "bad config line" */
+			}
+			buf_putc(&b, (char)c);
+			continue;
+		}
+		if (c == '"') {
+			quote = 1 - quote;
+			continue;
+		}
+		buf_putc(&b, (char)c);
+	}
+	v = astrdup(b.p ? b.p : "");
+	free(b.p);
+	return v;
+bad:
+	free(b.p);
+	return NULL;
+}
+
+/* Parse one file's text into entries (appended to out). Returns 0, or -1
+ * with *line set to where git would stop. */
+static int
+gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int *line)
+{
+	struct gitcfg_src s = { text, text + n, 1, false };
+	const char *section = NULL, *sub = NULL;
+	int comment = 0;
+
+	if (memchr(text, '\0', n))
+		goto bad;	/* git's reader and this one could disagree past a NUL */
+	if (n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		s.p += 3;	/* a UTF-8 byte-order mark, which git skips */
+	for (;;) {
+		int c = gitcfg_getc(&s);
+
+		if (c == '\n') {
+			if (s.eof)
+				return 0;
+			comment = 0;
+			continue;
+		}
+		if (comment || isspace(c))
+			continue;
+		if (c == '#' || c == ';') {
+			comment = 1;
+			continue;
+		}
+		if (c == '[') {
+			struct buf name = { 0 }, sb = { 0 };
+			bool have_sub = false;
+			char *dot;
+
+			for (;;) {
+				c = gitcfg_getc(&s);
+				if (s.eof || c == '\n')
+					goto bad_hdr;
+				if (c == ']')
+					break;
+				if (isspace(c)) {
+					while (isspace(c = gitcfg_getc(&s)) && c != '\n')
+						;
+					if (c != '"')
+						goto bad_hdr;
+					for (;;) {
+						c = gitcfg_getc(&s);
+						if (c == '\n')
+							goto bad_hdr;
+						if (c == '"')
+							break;
+						if (c == '\\' && (c = gitcfg_getc(&s)) == '\n')
+							goto bad_hdr;
+						buf_putc(&sb, (char)c);
+					}
+					if (gitcfg_getc(&s) != ']')
+						goto bad_hdr;
+					have_sub = true;
+					break;
+				}
+				if (!gitcfg_keychar(c) && c != '.')
+					goto bad_hdr;
+				buf_putc(&name, (char)tolower(c));
+			}
+			if (!name.n)
+				goto bad_hdr;
+			section = astrdup(name.p);
+			sub = have_sub ? astrdup(sb.p ? sb.p : "") : NULL;
+			if (!have_sub && (dot = strchr(section, '.'))) {	/* [section.sub] */
+				*dot = '\0';
+				sub = dot + 1;
+			}
+			free(name.p);
+			free(sb.p);
+			continue;
+bad_hdr:
+			free(name.p);
+			free(sb.p);
+			goto bad;
+		}
+		if (!isalpha(c) || !section)
+			goto bad;	/* git: a key must start with a letter and follow a section */
+		{
+			struct buf key = { 0 };
+			struct gitcfg_entry *en;
+			int at = s.line;
+
+			do {
+				buf_putc(&key, (char)tolower(c));
+				c = gitcfg_getc(&s);
+			} while (!s.eof && gitcfg_keychar(c));
+			while (c == ' ' || c == '\t')
+				c = gitcfg_getc(&s);
+			en = amalloc(sizeof(*en));
+			en->section = section;
+			en->sub = sub;
+			en->key = astrdup(key.p);
+			en->file = file;
+			en->line = at;
+			free(key.p);
+			if (c != '\n') {
+				if (c != '=' || !(en->value = gitcfg_value(&s)))
+					goto bad;
+			}
+			if (out->n >= SBX_MAX_GITCFG_ENTRIES)
+				goto bad;
+			vec_push(out, en);
+			if (s.eof)
+				return 0;
+		}
+	}
+bad:
+	*line = s.line - (s.p > text && s.p[-1] == '\n');	/* the line git names */
+	return -1;
+}
+
+/* Does entry e name section.[sub.]key? sub: NULL any, "" none, "*" any but none. */
+static bool
+gitcfg_is(const struct gitcfg_entry *e, const char *section, const char *sub, const char *key)
+{
+	if (strcmp(e->section, section) != 0 || (strcmp(key, "*") != 0 && strcmp(e->key, key) != 0))
+		return false;
+	if (!sub)
+		return true;
+	if (!*sub)
+		return e->sub == NULL;
+	return e->sub != NULL && (strcmp(sub, "*") == 0 || strcmp(e->sub, sub) == 0);
+}
+
+/* A pathname value as git expands it (git-config(1), "pathname"): "~/" is
+ * $HOME, a relative one is relative to base. NULL when it cannot be placed
+ * ("~user", or no $HOME). */
+static const char *
+gitcfg_path(const char *value, const char *base, const char *home)
+{
+	if (!value || !*value)
+		return NULL;
+	if (value[0] == '~') {
+		if (!home || (value[1] && value[1] != '/'))
+			return NULL;
+		return path_clean(aprintf("%s%s", home, value + 1));
+	}
+	if (value[0] == '/')
+		return path_clean(value);
+	return base ? path_clean(path_join(base, value)) : NULL;
 }
 
 /* ====================================================================
@@ -3311,6 +3598,10 @@ struct disk_ops {
 	/* next entry: 1 with *name and *kind set, 0 at the end, -1 on error */
 	int (*readdir)(void *ctx, void *dir, const char **name, enum fkind *kind);
 	void (*closedir)(void *ctx, void *dir);
+	/* a regular file's bytes (following symlinks, as git does for its
+	 * config and includes), at most max; 0, or -1 with errno (ENOENT,
+	 * EFBIG past max, EINVAL for a FIFO or device: never blocks) */
+	int (*readfile)(void *ctx, const char *path, size_t max, struct buf *out);
 };
 
 struct disk { const struct disk_ops *ops; void *ctx; };
@@ -3409,8 +3700,44 @@ real_closedir(void *ctx, void *dir)
 	closedir((DIR *)dir);
 }
 
+static int
+real_readfile(void *ctx, const char *path, size_t max, struct buf *out)
+{
+	/* O_NONBLOCK: a FIFO named by a hostile include must not hang sbx */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	ssize_t r;
+
+	(void)ctx;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+		errno = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		close(fd);
+		return -1;
+	}
+	out->n = 0;
+	for (;;) {
+		buf_grow(out, 65536);
+		r = read(fd, out->p + out->n, out->cap - out->n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		out->n += (size_t)r;
+		if (out->n > max) {
+			r = -1;
+			errno = EFBIG;
+			break;
+		}
+	}
+	out->p[out->n] = '\0';
+	close(fd);
+	return r < 0 ? -1 : 0;
+}
+
 static const struct disk_ops real_disk_ops = {
-	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir,
+	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
 };
 
 /* The result of resolving one spelled path against the disk. */
@@ -3656,7 +3983,24 @@ enum rule_bits {
 	RB_LINK_PIN = 32,	/* a dangerous name that is a symlink: the link itself is pinned */
 	RB_DANGLING = 64,	/* the missing target of such a link: refused where it could be made */
 	RB_SECRET = 128,	/* deny-secret-file: hidden, and nothing below is shown again */
+	/* records that mount nothing, for what runs after the command (5e) */
+	RB_GITDIR = 256,	/* a repository directory protected during the run */
+	RB_AUDIT_ROOT = 512,	/* a writable root searched afterwards for new repositories */
+	RB_REPO_SEEN = 1024,	/* a .git there before the run (what is not is new after it) */
+	RB_SEEN_PARTIAL = 2048,	/* the search for them stopped at the walk's bound */
 };
+
+/* What a placeholder is. ORDER: placeholder_kinds[] */
+enum phkind {
+	PH_DIR,		/* an empty directory: git ignores it, so `git add -A` does
+			 * not commit a dozen empty dotfiles */
+	PH_FILE,	/* an empty file: a config git must still be able to read */
+	PH_DOT,		/* a file holding ".": a missing .git/commondir; git reads it
+			 * as "the common directory is this one", while an empty file
+			 * or a directory there makes every git command fail */
+};
+
+static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"" };
 
 enum mkind {
 	MK_BIND_RO,	/* --ro-bind P P */
@@ -3685,6 +4029,7 @@ struct fact {
 	enum fkind kind;
 	unsigned rules;		/* enum rule_bits */
 	const char *why;
+	enum phkind ph;		/* RB_PLACEHOLDER: what to create */
 };
 
 struct pnode {			/* a fact merged per path, with its computed state */
@@ -3694,19 +4039,25 @@ struct pnode {			/* a fact merged per path, with its computed state */
 	bool visible, writable, forced, mounted;
 	bool secret;		/* inside a deny-secret-file: hidden whatever lies below */
 	const char *why;
+	enum phkind ph;
 };
 
-/* A placeholder is always an empty directory, bound read-only onto itself:
- * nothing can be created at its name, and git ignores empty directories, so
- * `git add -A` in the sandbox does not commit a dozen empty dotfiles (srt
- * binds /dev/null there instead, which git refuses to add at all). */
-struct placeholder { const char *path; };
+/* A placeholder is created on the host and bound read-only onto itself, so
+ * nothing can be created at its name. It is an empty directory unless git
+ * needs to read a file there (srt binds /dev/null instead, which git
+ * refuses to add at all). */
+struct placeholder { const char *path; enum phkind kind; };
 
 struct plan {
 	struct vec mounts;	/* of struct mount, in bwrap order */
 	struct vec placeholders;	/* of struct placeholder, to create before and remove after */
 	struct vec nodes;	/* of struct pnode, sorted; for plan_is_writable() */
+	struct vec gitdirs;	/* of const char *: repositories protected during the run (5e) */
+	struct vec audit_roots;	/* of const char *: writable roots to search after it (5e) */
+	struct vec repos_seen;	/* of const char *: every .git in them before the run (5e) */
+	bool seen_partial;	/* repos_seen stopped at the walk's bound */
 	bool fs_disabled;
+	bool allow_git_config;	/* the policy lets the command write .git/config (5e) */
 };
 
 static void
@@ -3719,6 +4070,13 @@ plan_add_fact(struct vec *facts, const char *path, enum fkind kind, unsigned rul
 	f->rules = rules;
 	f->why = why;
 	vec_push(facts, f);
+}
+
+static void
+plan_add_placeholder(struct vec *facts, const char *path, enum phkind ph, const char *why)
+{
+	plan_add_fact(facts, path, FK_MISSING, RB_PLACEHOLDER, why);
+	((struct fact *)facts->v[facts->n - 1])->ph = ph;
 }
 
 /* Order paths so that a parent comes right before its subtree: compare as
@@ -3771,7 +4129,7 @@ static int
 plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const char **why)
 {
 	struct pnode **stack;
-	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, false, "root" };
+	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, false, "root", PH_DIR };
 	size_t i, j, sp = 0;
 
 	memset(pl, 0, sizeof(*pl));
@@ -3784,6 +4142,18 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 		const char *path = f->path;
 		struct pnode *n = NULL;
 
+		if (f->rules & (RB_GITDIR | RB_AUDIT_ROOT | RB_REPO_SEEN | RB_SEEN_PARTIAL)) {	/* records, not mounts */
+			struct vec *v = f->rules & RB_GITDIR ? &pl->gitdirs : f->rules & RB_AUDIT_ROOT ?
+			    &pl->audit_roots : &pl->repos_seen;
+
+			pl->seen_partial |= !!(f->rules & RB_SEEN_PARTIAL);
+			for (j = 0; j < v->n && strcmp(v->v[j], path) != 0; j++)
+				;
+			if (j == v->n && !(f->rules & RB_SEEN_PARTIAL))
+				vec_push(v, (void *)path);
+			continue;
+		}
+
 		for (j = 0; j < pl->nodes.n; j++)
 			if (strcmp(((struct pnode *)pl->nodes.v[j])->path, path) == 0) {
 				n = pl->nodes.v[j];
@@ -3794,7 +4164,10 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			n->path = path;
 			n->kind = f->kind;
 			n->why = f->why;
+			n->ph = f->ph;
 			vec_push(&pl->nodes, n);
+		} else if ((f->rules & RB_PLACEHOLDER) && f->ph != n->ph) {
+			n->ph = PH_DIR;	/* the first missing name of two paths: a directory */
 		}
 		if (n->kind == FK_MISSING && f->kind != FK_MISSING)
 			n->kind = f->kind;
@@ -3836,6 +4209,7 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 				struct placeholder *ph = amalloc(sizeof(*ph));
 
 				ph->path = n->path;
+				ph->kind = n->ph;
 				vec_push(&pl->placeholders, ph);
 				plan_mount(pl, MK_BIND_RO, n->path, n->why);
 				n->writable = false;
@@ -3947,26 +4321,296 @@ plan_is_writable(const struct plan *pl, const char *path)
 
 /* ---- 5c. From policy rules to facts: resolution and the scan ---------- */
 
-/* Files that run code later, outside the sandbox, if a command could write
- * them: srt's DANGEROUS_FILES and dangerous directories (sandbox-utils.js). */
-static const struct { const char *name; const char *why; } dangerous_files[] = {
-	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)" },
-	{ ".gitmodules", "submodule URLs and update commands run on the next update" },
-	{ ".bashrc", "the next interactive bash runs it" },
-	{ ".bash_profile", "the next login bash runs it" },
-	{ ".zshrc", "the next interactive zsh runs it" },
-	{ ".zprofile", "the next login zsh runs it" },
-	{ ".profile", "the next login shell runs it" },
-	{ ".ripgreprc", "ripgrep options can name a preprocessor to run" },
-	{ ".mcp.json", "names MCP servers an agent will start with full access" },
+/* Where a dangerous name is looked for, and where a missing one is held by
+ * a placeholder. Each placeholder is a mount (bwrap rereads the mount table
+ * for every one, ~0.3 ms), so a missing name is held only where a tool
+ * would read it later. */
+enum dwhere {
+	DW_TOP,		/* top of every root and the walk; held at the top of the
+			 * cwd, $HOME and git work trees (srt's list) */
+	DW_HOME_HELD,	/* top of every root and the walk; held only at $HOME */
+	DW_EXISTING,	/* top of every root and the walk; never held */
+	DW_HOME,	/* only under $HOME, wherever that lies in a writable root;
+			 * held. A project's own copy is not denied: the project's
+			 * code runs in the project anyway */
 };
 
-static const struct { const char *name; const char *why; } dangerous_dirs[] = {
-	{ ".vscode", "editor tasks and settings run outside the sandbox" },
-	{ ".idea", "IDE run configurations run outside the sandbox" },
-	{ ".claude/commands", "agent commands run later with full access" },
-	{ ".claude/agents", "agent definitions run later with full access" },
+/* Files that run code later, outside the sandbox, if a command could write
+ * them: srt's DANGEROUS_FILES (sandbox-utils.js), then sbx's additions (the
+ * class: a file that makes a tool run code without the person choosing to
+ * run the project's code). ~/.gitconfig's XDG twin and the files git
+ * configuration names are in the git part below. */
+static const struct { const char *name; const char *why; enum dwhere where; } dangerous_files[] = {
+	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)", DW_TOP },
+	{ ".gitmodules", "submodule URLs and update commands run on the next update", DW_TOP },
+	{ ".bashrc", "the next interactive bash runs it", DW_TOP },
+	{ ".bash_profile", "the next login bash runs it", DW_TOP },
+	{ ".zshrc", "the next interactive zsh runs it", DW_TOP },
+	{ ".zprofile", "the next login zsh runs it", DW_TOP },
+	{ ".profile", "the next login shell runs it", DW_TOP },
+	{ ".ripgreprc", "ripgrep options can name a preprocessor to run", DW_TOP },
+	{ ".mcp.json", "names MCP servers an agent will start with full access", DW_TOP },
+	/* beyond srt */
+	{ ".zshenv", "every zsh runs it, scripts included", DW_HOME_HELD },
+	{ ".zlogin", "the next login zsh runs it", DW_HOME_HELD },
+	{ ".zlogout", "zsh runs it at logout", DW_HOME_HELD },
+	{ ".bash_login", "a login bash runs it when .bash_profile is absent", DW_HOME_HELD },
+	{ ".bash_logout", "bash runs it at logout", DW_HOME_HELD },
+	{ ".bash_aliases", "Debian's and Ubuntu's .bashrc source it", DW_HOME_HELD },
+	{ ".pre-commit-config.yaml", "the pre-commit hook runs the programs it lists on the next commit", DW_EXISTING },
+	{ ".lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING },
+	{ "lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING },
+	{ ".config/git/config", "git's XDG global config: runs what it names, like ~/.gitconfig", DW_HOME },
+	{ ".config/fish/config.fish", "every fish shell runs it", DW_HOME },
+	{ ".config/fish/conf.d", "every fish shell runs the files in it", DW_HOME },
+	{ ".bashrc.d", "Fedora's .bashrc runs the files in it", DW_HOME },
+	{ ".config/environment.d", "systemd sets these variables (LD_PRELOAD, PATH) for the next session", DW_HOME },
+	{ ".config/systemd/user", "user services start at the next login", DW_HOME },
+	{ ".config/autostart", "the desktop starts these at the next login", DW_HOME },
+	{ ".ssh/config", "ProxyCommand, LocalCommand and Match exec run on the next ssh (and git over ssh)", DW_HOME },
+	{ ".npmrc", "npm runs what it names (node-options, script-shell, git) in every project", DW_HOME },
+	{ ".yarnrc", "yarn runs the yarn-path it names in every project", DW_HOME },
+	{ ".yarnrc.yml", "yarn runs the yarnPath it names in every project", DW_HOME },
+	{ ".vimrc", "vim runs it at start", DW_HOME },
+	{ ".config/nvim", "neovim runs init.lua/init.vim and plugins from it at start", DW_HOME },
+	{ ".emacs", "emacs runs it at start", DW_HOME },
+	{ ".emacs.d", "emacs runs init.el from it at start", DW_HOME },
+	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME },
+	{ ".gdbinit", "gdb runs it at start", DW_HOME },
+	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME },
+	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME },
 };
+
+/* Directories (and files below a dot-directory) that agents and editors
+ * run from, srt's list and sbx's additions. */
+static const struct { const char *name; const char *why; enum dwhere where; } dangerous_dirs[] = {
+	{ ".vscode", "editor tasks and settings run outside the sandbox", DW_TOP },
+	{ ".idea", "IDE run configurations run outside the sandbox", DW_TOP },
+	{ ".claude/commands", "agent commands run later with full access", DW_TOP },
+	{ ".claude/agents", "agent definitions run later with full access", DW_TOP },
+	/* beyond srt */
+	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP },
+	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP },
+	{ ".devcontainer", "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING },
+	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING },
+	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING },
+};
+
+/* Files below .claude/ the walk looks for (ORDER: as in dangerous_dirs) */
+static const char *const claude_children[] = { "commands", "agents", "settings.json", "settings.local.json" };
+
+/* ---- git: what a repository runs (gitrepository-layout(5), githooks(5),
+ * git-config(1)) ------------------------------------------------------
+ * Inside a writable root, every entry of a repository directory through
+ * which git runs code or reads configuration from elsewhere is read-only;
+ * the rest of .git stays writable, because git makes its lock files
+ * (index.lock, HEAD.lock, config.lock) in .git itself: a read-only .git
+ * with writable exceptions cannot work. */
+enum gd_flags {
+	GD_HOLD = 1,		/* held when missing in a repository at a root's top */
+	GD_CONFIG = 2,		/* allow-git-config lifts it */
+	GD_WTCONFIG = 4,	/* held only when extensions.worktreeConfig is on */
+};
+
+static const struct gitdir_entry {
+	const char *name;
+	enum phkind ph;
+	unsigned flags;		/* enum gd_flags */
+	const char *why;
+} gitdir_entries[] = {
+	{ "hooks", PH_DIR, GD_HOLD, "git runs hooks on commit, checkout, merge, rebase and push" },
+	{ "config", PH_FILE, GD_HOLD | GD_CONFIG,
+	  "git runs what it names (core.fsmonitor, core.pager, aliases, filters) and reads what it includes" },
+	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+	{ "commondir", PH_DOT, GD_HOLD, "git takes config and hooks from the directory it names" },
+}, worktree_entries[] = {	/* $GIT_COMMON_DIR/worktrees/NAME: a linked worktree's own gitdir */
+	{ "commondir", PH_DOT, 0, "git takes config and hooks from the directory it names" },
+	{ "gitdir", PH_FILE, 0, "names the worktree's .git file; git worktree repair and prune follow it" },
+	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+};
+
+/* Settings whose value git executes or reads config from. The planner
+ * protects the paths they name (when those lie in a writable root); the
+ * audit of repositories created during a run (5e) removes the settings.
+ * sub: NULL any, "" none, "*" any subsection; key "*": any key. */
+enum gkv {
+	GV_HOOKS,	/* a directory git runs hooks from */
+	GV_INCLUDE,	/* another config file, relative to the including one */
+	GV_CMD,		/* a shell command: the paths among its words */
+	GV_SETTING,	/* no path, but it lets something run: audit only */
+};
+
+static const struct git_key {
+	const char *section, *sub, *key;
+	enum gkv kind;
+	const char *why;
+} git_config_keys[] = {
+	{ "core", "", "hookspath", GV_HOOKS, "git runs the hooks in it" },
+	{ "init", "", "templatedir", GV_HOOKS, "git init and clone copy hooks from it" },
+	{ "include", "", "path", GV_INCLUDE, "git reads it as config" },
+	{ "includeif", "*", "path", GV_INCLUDE, "git reads it as config" },
+	{ "core", "", "fsmonitor", GV_CMD, "git status runs it" },
+	{ "core", "", "sshcommand", GV_CMD, "git fetch and push run it" },
+	{ "core", "", "pager", GV_CMD, "git log and diff run it" },
+	{ "core", "", "editor", GV_CMD, "git commit runs it" },
+	{ "core", "", "askpass", GV_CMD, "git runs it for a password" },
+	{ "core", "", "gitproxy", GV_CMD, "git fetch runs it" },
+	{ "core", "", "alternaterefscommand", GV_CMD, "git fetch and push run it" },
+	{ "sequence", "", "editor", GV_CMD, "git rebase -i runs it" },
+	{ "pager", "", "*", GV_CMD, "the command it names runs its output through it" },
+	{ "alias", NULL, "*", GV_CMD, "git runs \"!\" aliases in a shell; others may pass -c settings" },
+	{ "filter", "*", "clean", GV_CMD, "git add runs it" },
+	{ "filter", "*", "smudge", GV_CMD, "git checkout runs it" },
+	{ "filter", "*", "process", GV_CMD, "git add and checkout run it" },
+	{ "diff", "*", "textconv", GV_CMD, "git diff and log run it" },
+	{ "diff", "*", "command", GV_CMD, "git diff runs it" },
+	{ "diff", "", "external", GV_CMD, "git diff runs it" },
+	{ "merge", "*", "driver", GV_CMD, "git merge runs it" },
+	{ "mergetool", "*", "cmd", GV_CMD, "git mergetool runs it" },
+	{ "mergetool", "*", "path", GV_CMD, "git mergetool runs it" },
+	{ "difftool", "*", "cmd", GV_CMD, "git difftool runs it" },
+	{ "difftool", "*", "path", GV_CMD, "git difftool runs it" },
+	{ "credential", NULL, "helper", GV_CMD, "git runs it for credentials" },
+	{ "gpg", NULL, "program", GV_CMD, "git commit -S and log --show-signature run it" },
+	{ "gpg", "ssh", "defaultkeycommand", GV_CMD, "git commit -S runs it" },
+	{ "interactive", "", "difffilter", GV_CMD, "git add -p runs it" },
+	{ "uploadpack", "", "packobjectshook", GV_CMD, "git upload-pack runs it" },
+	{ "remote", "*", "uploadpack", GV_CMD, "git fetch runs it" },
+	{ "remote", "*", "receivepack", GV_CMD, "git push runs it" },
+	{ "remote", "*", "vcs", GV_CMD, "git fetch runs git-remote-<vcs>" },
+	{ "submodule", "*", "update", GV_CMD, "git submodule update runs \"!\" commands" },
+	{ "hook", "*", "command", GV_CMD, "git runs it as a hook (git 2.46+)" },
+	{ "trailer", "*", "command", GV_CMD, "git interpret-trailers runs it" },
+	{ "trailer", "*", "cmd", GV_CMD, "git interpret-trailers runs it" },
+	{ "browser", "*", "cmd", GV_CMD, "git web--browse runs it" },
+	{ "browser", "*", "path", GV_CMD, "git web--browse runs it" },
+	{ "man", "*", "cmd", GV_CMD, "git help runs it" },
+	{ "man", "*", "path", GV_CMD, "git help runs it" },
+	{ "sendemail", NULL, "sendmailcmd", GV_CMD, "git send-email runs it" },
+	{ "sendemail", NULL, "smtpserver", GV_CMD, "git send-email runs it when it is a path" },
+	{ "sendemail", NULL, "tocmd", GV_CMD, "git send-email runs it" },
+	{ "sendemail", NULL, "cccmd", GV_CMD, "git send-email runs it" },
+	{ "protocol", NULL, "allow", GV_SETTING, "\"ext::\" remotes run commands once their protocol is allowed" },
+};
+
+/* git's hook names (githooks(5)): protected one by one when core.hooksPath
+ * names a writable root itself, which cannot be made read-only whole. */
+static const char *const git_hook_names[] = {
+	"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+	"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
+	"pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
+	"reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate",
+	"fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit",
+	"post-index-change",
+};
+
+/* git's false: "false", "no", "off", "0" or empty; any other value is true */
+static bool
+gitcfg_false(const char *v)
+{
+	return v && (strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 || strcasecmp(v, "off") == 0 ||
+	    strcmp(v, "0") == 0 || !*v);
+}
+
+static const struct git_key *
+git_key_of(const struct gitcfg_entry *e)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(git_config_keys); i++)
+		if (gitcfg_is(e, git_config_keys[i].section, git_config_keys[i].sub, git_config_keys[i].key))
+			return &git_config_keys[i];
+	return NULL;
+}
+
+/* Would git treat this entry as one that runs something? For the audit:
+ * an alias runs a shell only with "!", but an alias without it can still
+ * pass "-c core.fsmonitor=...", so every alias with a "-c" or "!" counts;
+ * core.fsmonitor=false and the like do not. */
+static bool
+git_key_runs(const struct gitcfg_entry *e, const struct git_key *k)
+{
+	if (!k)
+		return false;
+	if (gitcfg_is(e, "alias", NULL, "*"))
+		return e->value && (e->value[0] == '!' || strstr(e->value, "-c") || strstr(e->value, "--config"));
+	if (gitcfg_is(e, "core", "", "fsmonitor"))
+		return !gitcfg_false(e->value);
+	return true;
+}
+
+/* The words of a command-valued setting that may name files, relative to
+ * the work tree: `held` ones are protected even when missing (a script:
+ * a word with a "/" first or after a shell operator; the word after an
+ * interpreter, `sh x.sh`, which reads x.sh from the work tree; or any word
+ * spelled as a path: ./x, ../x, /x, ~/x), the
+ * others only if they exist (so `%h/%s` in a log format makes no
+ * placeholder). Quotes are dropped; an "A=" prefix is dropped (an
+ * assignment, or `-c core.fsmonitor=./x`). git_args: an alias without "!"
+ * runs git, not a shell: only the values of its -c settings count. */
+static void
+git_cmd_words(const char *cmd, bool git_args, struct vec *held, struct vec *existing)
+{
+	static const char *const interpreters[] = { "sh", "bash", "zsh", "dash", "env", "exec", "node",
+		"python", "python3", "perl", "ruby", "source", "." };
+	const char *s = cmd;
+	bool program = true, script = false, after_c = false;
+	int n = 0;
+	size_t i;
+
+	if (*s == '!')
+		s++;
+	while (*s && n < 64) {
+		struct buf w = { 0 };
+		char *eq, *word;
+
+		for (; *s && (isspace((unsigned char)*s) || strchr(";|&<>()`$", *s)); s++)
+			if (strchr(";|&(`$", *s))
+				program = true;
+		while (*s && !isspace((unsigned char)*s) && !strchr(";|&<>()`$", *s)) {
+			if (*s != '"' && *s != '\'')
+				buf_putc(&w, *s);
+			s++;
+		}
+		if (!w.n)
+			continue;
+		n++;
+		word = w.p;
+		if (git_args) {
+			if (after_c && (eq = strchr(word, '=')))
+				git_cmd_words(eq + 1, false, held, existing);
+			after_c = strcmp(word, "-c") == 0;
+			free(w.p);
+			continue;
+		}
+		eq = strchr(word, '=');
+		if (eq && (!strchr(word, '/') || eq < strchr(word, '/'))) {
+			word = eq + 1;	/* A=B: the command's program still follows */
+		} else {
+			bool interp = false;
+
+			for (i = 0; i < LEN(interpreters); i++)
+				interp |= strcmp(word, interpreters[i]) == 0;
+			if (word[0] && word[0] != '-')
+				vec_push(strncmp(word, "./", 2) == 0 || strncmp(word, "../", 3) == 0 || word[0] == '/' ||
+				    strncmp(word, "~/", 2) == 0 || (program && strchr(word, '/')) || script ? held : existing,
+				    astrdup(word));
+			if (word[0] != '-') {	/* `sh -e x.sh`: the script follows the options */
+				script = interp;
+				program = interp;
+			} else if (strcmp(word, "-c") == 0) {	/* `sh -c CMD`: a command, not a file */
+				script = false;
+				program = true;
+			}
+			free(w.p);
+			continue;
+		}
+		if (word[0] && word[0] != '-')
+			vec_push(strncmp(word, "./", 2) == 0 || strncmp(word, "../", 3) == 0 || word[0] == '/' ||
+			    strncmp(word, "~/", 2) == 0 ? held : existing, astrdup(word));
+		free(w.p);
+	}
+}
 
 struct resolver {
 	const char *cwd, *home;	/* real paths; home may be NULL */
@@ -3977,6 +4621,9 @@ struct resolver {
 	struct vec warnings;	/* of const char *: printed by main, one line each */
 	long walked;
 	struct err *e;
+	struct vec git_global;	/* of struct gitcfg_entry: the global and system config */
+	struct vec gitdirs;	/* of const char *: repositories already protected */
+	bool dotless;		/* a protect name without a leading dot: no fast path in the walk */
 };
 
 /* The file name of the default policy's rules (their denies are generic:
@@ -4021,13 +4668,22 @@ rs_fail(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
 /* Add a write deny for a resolved path: an existing one is bound read-only,
  * a missing one becomes a placeholder at its first missing name. */
 static void
-rs_deny_write(struct resolver *rs, const struct resolved *res, const char *why)
+rs_deny_write_ph(struct resolver *rs, const struct resolved *res, const char *why, enum phkind ph)
 {
 	if (res->kind == FK_MISSING) {
-		plan_add_fact(rs->facts, res->first_missing, FK_MISSING, RB_PLACEHOLDER, why);
+		/* the kind asked for only when the missing name is the path's
+		 * last; an ancestor of it must be a directory */
+		plan_add_placeholder(rs->facts, res->first_missing,
+		    strcmp(res->first_missing, res->path) == 0 ? ph : PH_DIR, why);
 	} else if (res->kind != FK_UNREADABLE) {
 		plan_add_fact(rs->facts, res->path, res->kind, RB_DENY_WRITE, why);
 	}
+}
+
+static void
+rs_deny_write(struct resolver *rs, const struct resolved *res, const char *why)
+{
+	rs_deny_write_ph(rs, res, why, PH_DIR);
 }
 
 /* Expand one rule into the spelled paths it names: itself, or its glob matches. */
@@ -4188,7 +4844,8 @@ rs_cover_link(struct resolver *rs, const char *link, const char *why, bool deny_
 /* A mandatory deny at root/rel; a missing one is held by a placeholder
  * when hold_missing. Symlinks on the way are covered as rs_cover_link says. */
 static int
-rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing)
+rs_mandatory_ph(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing,
+    enum phkind ph)
 {
 	char *path = path_join(root, rel), *p;
 	const char *reason = aprintf("mandatory deny %s: %s", rel, why);
@@ -4215,8 +4872,352 @@ rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char 
 		return rs_fail(rs, NULL, "%s: %s", path, err);
 	if (res.kind == FK_MISSING && !hold_missing)
 		return 0;
-	rs_deny_write(rs, &res, reason);
+	rs_deny_write_ph(rs, &res, reason, ph);
 	return 0;
+}
+
+static int
+rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing)
+{
+	return rs_mandatory_ph(rs, root, rel, why, hold_missing, PH_DIR);
+}
+
+/* A mandatory deny of an absolute path, when it lies in a writable root
+ * (outside them it is read-only anyway). */
+static int
+rs_protect(struct resolver *rs, const char *path, const char *why, bool hold, enum phkind ph)
+{
+	struct resolved res;
+	const char *err, *root = NULL;
+	size_t i;
+
+	if (resolve_path(rs->dk, path, &res, &err) < 0)
+		return 0;	/* git cannot reach it either */
+	for (i = 0; i < rs->roots.n; i++)
+		if (path_within(res.path, rs->roots.v[i]) && strcmp(res.path, rs->roots.v[i]) != 0 &&
+		    (!root || strlen(rs->roots.v[i]) > strlen(root)))
+			root = rs->roots.v[i];
+	if (!root)
+		return 0;
+	return rs_mandatory_ph(rs, root, res.path + strlen(root) + 1, why, hold, ph);
+}
+
+/* Read a git config file and, after it, the files it includes (include.path,
+ * and includeIf.*.path whatever the condition: a file named under any
+ * condition is protected). A missing file reads as empty, as in git.
+ * *budget bounds the bytes read over all the files (includes can fan out).
+ * Returns 0, or -1 with *why. */
+static int
+git_config_read(const struct disk *dk, const char *home, const char *path, int depth, size_t *budget,
+    struct vec *out, const char **why)
+{
+	struct buf b = { 0 };
+	size_t start = out->n, i, n;
+	int line;
+
+	if (depth > SBX_MAX_GITCFG_DEPTH) {
+		*why = aprintf("%s: git config includes nested more than %d deep", path, SBX_MAX_GITCFG_DEPTH);
+		return -1;
+	}
+	if (dk->ops->readfile(dk->ctx, path, SBX_MAX_GITCFG_BYTES, &b) < 0) {
+		int err = errno;
+
+		free(b.p);
+		if (err == ENOENT || err == ENOTDIR || err == EACCES)
+			return 0;	/* git skips these too (EACCES with a warning) */
+		*why = aprintf("%s: git config that cannot be read (%s)", path, strerror(err));
+		return -1;
+	}
+	if (b.n > *budget) {
+		free(b.p);
+		*why = aprintf("%s: git config and its includes pass %d bytes", path, 4 * SBX_MAX_GITCFG_BYTES);
+		return -1;
+	}
+	*budget -= b.n;
+	if (gitcfg_parse(b.p ? b.p : "", b.n, astrdup(path), out, &line) < 0) {
+		free(b.p);
+		*why = aprintf("%s:%d: git config git would refuse, or larger than sbx reads", path, line);
+		return -1;
+	}
+	free(b.p);
+	n = out->n;
+	for (i = start; i < n; i++) {
+		const struct gitcfg_entry *e = out->v[i];
+		const char *inc, *err;
+		struct resolved res;
+
+		if ((gitcfg_is(e, "include", "", "path") || gitcfg_is(e, "includeif", "*", "path")) &&
+		    (inc = gitcfg_path(e->value, path_dirname(path), home)) &&
+		    resolve_path(dk, inc, &res, &err) == 0 && res.kind != FK_MISSING &&
+		    git_config_read(dk, home, res.path, depth + 1, budget, out, why) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Protect what a repository's effective config (the global files, then
+ * the repository's own) names: hook directories, included files, and the
+ * files among the words of commands. top is the work tree (relative
+ * hooksPath and commands are taken from there). */
+static int
+rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
+{
+	size_t i, j, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		const struct vec *v = pass ? cfg : &rs->git_global;
+
+		for (i = 0; v && i < v->n; i++) {
+			const struct gitcfg_entry *e = v->v[i];
+			const struct git_key *k = git_key_of(e);
+			const char *why, *path;
+			struct vec paths = { 0 }, plain = { 0 };
+
+			if (!k || !e->value || k->kind == GV_SETTING)
+				continue;
+			why = aprintf("%s.%s%s%s in %s:%d: %s", e->section, e->sub ? e->sub : "", e->sub ? "." : "",
+			    e->key, e->file, e->line, k->why);
+			switch (k->kind) {
+			case GV_HOOKS:
+				if (!(path = gitcfg_path(e->value, top, rs->home)))
+					break;
+				for (j = 0; j < rs->roots.n; j++)
+					if (path_within(rs->roots.v[j], path))
+						break;
+				if (j < rs->roots.n) {
+					/* a writable root itself: its hook names, one by one */
+					for (j = 0; j < LEN(git_hook_names); j++)
+						if (rs_protect(rs, path_join(path, git_hook_names[j]), why, false, PH_DIR) < 0)
+							return -1;
+					break;
+				}
+				if (rs_protect(rs, path, why, true, PH_DIR) < 0)
+					return -1;
+				/* husky: hooksPath .husky/_ holds stubs that run .husky/<hook> */
+				if (strcmp(strrchr(path, '/') + 1, "_") == 0 &&
+				    rs_protect(rs, path_dirname(path), why, false, PH_DIR) < 0)
+					return -1;
+				break;
+			case GV_INCLUDE:
+				if ((path = gitcfg_path(e->value, path_dirname(e->file), rs->home)) &&
+				    rs_protect(rs, path, why, true, PH_FILE) < 0)
+					return -1;
+				break;
+			case GV_CMD:
+				if (!top)
+					break;
+				git_cmd_words(e->value, gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &paths,
+				    &plain);
+				for (j = 0; j < paths.n + plain.n; j++)
+					if ((path = gitcfg_path(j < paths.n ? paths.v[j] : plain.v[j - paths.n], top,
+					    rs->home)) && rs_protect(rs, path, why, j < paths.n, PH_DIR) < 0)
+						return -1;
+				break;
+			case GV_SETTING:
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* A gitdir's effective local config: its config (or, with a commondir, the
+ * common directory's) and config.worktree when that is switched on.
+ * Returns 0 or -1 (rs_fail). */
+static int
+rs_git_config(struct resolver *rs, const char *gd, const char *common, struct vec *cfg, bool *wtconfig)
+{
+	size_t budget = 4 * SBX_MAX_GITCFG_BYTES, i;
+	const char *why;
+
+	*wtconfig = false;
+	if (git_config_read(rs->dk, rs->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why) < 0)
+		return rs_fail(rs, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
+		    "remove the file, or leave the repository read-only)", why);
+	for (i = 0; i < cfg->n; i++)
+		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
+			*wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
+	if (*wtconfig &&
+	    git_config_read(rs->dk, rs->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
+		return rs_fail(rs, NULL, "%s", why);
+	return 0;
+}
+
+static bool
+rs_gitdir_known(struct resolver *rs, const char *gd)
+{
+	size_t i;
+
+	for (i = 0; i < rs->gitdirs.n; i++)
+		if (strcmp(rs->gitdirs.v[i], gd) == 0)
+			return true;
+	vec_push(&rs->gitdirs, (void *)gd);
+	plan_add_fact(rs->facts, gd, FK_DIR, RB_GITDIR, "a repository protected during the run");
+	return false;
+}
+
+static int rs_gitdir(struct resolver *rs, const char *root, const char *gd, const char *top, bool hold, int depth);
+
+/* The submodule repositories under .git/modules: a submodule's name may
+ * hold "/", so a directory without HEAD is searched below (bounded). */
+static int
+rs_git_modules(struct resolver *rs, const char *root, const char *dir, int depth)
+{
+	void *dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, dir);
+	const char *name;
+	enum fkind k;
+	struct vec subs = { 0 };
+	size_t i;
+
+	if (!dh)
+		return 0;
+	while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
+		if (k == FK_DIR)
+			vec_push(&subs, path_join(dir, name));
+	rs->dk->ops->closedir(rs->dk->ctx, dh);
+	for (i = 0; i < subs.n && depth < 8; i++) {
+		const char *sub = subs.v[i];
+
+		if (rs->dk->ops->lstat(rs->dk->ctx, path_join(sub, "HEAD"), NULL) != FK_MISSING) {
+			if (rs_gitdir(rs, root, sub, NULL, false, depth + 1) < 0)
+				return -1;
+		} else if (rs_git_modules(rs, root, sub, depth + 1) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Protect one repository directory gd inside the writable root: the
+ * gitdir_entries (held when missing if hold: a repository at a root's top),
+ * its linked worktrees' entries, its submodules' repositories, and what its
+ * config names. Missing entries that are not held are left to the audit
+ * after the run (5e), which neutralises what was created there. */
+static int
+rs_gitdir(struct resolver *rs, const char *root, const char *gd, const char *top, bool hold, int depth)
+{
+	struct vec cfg = { 0 };
+	bool wtconfig;
+	size_t i;
+	void *dh;
+	const char *name;
+	enum fkind k;
+	struct vec wts = { 0 };
+
+	if (rs_gitdir_known(rs, gd))
+		return 0;
+	if (rs_git_config(rs, gd, NULL, &cfg, &wtconfig) < 0)
+		return -1;
+	for (i = 0; i < LEN(gitdir_entries); i++) {
+		const struct gitdir_entry *g = &gitdir_entries[i];
+		bool h = hold && ((g->flags & GD_HOLD) || ((g->flags & GD_WTCONFIG) && wtconfig));
+
+		if ((g->flags & GD_CONFIG) && rs->p->allow_git_config)
+			continue;
+		if (rs_mandatory_ph(rs, root, path_join(gd, g->name) + strlen(root) + 1, g->why, h, g->ph) < 0)
+			return -1;
+	}
+	if ((dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, path_join(gd, "worktrees")))) {
+		while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
+			if (k == FK_DIR)
+				vec_push(&wts, path_join(path_join(gd, "worktrees"), name));
+		rs->dk->ops->closedir(rs->dk->ctx, dh);
+	}
+	for (i = 0; i < wts.n; i++) {
+		size_t j;
+
+		rs_gitdir_known(rs, wts.v[i]);
+		for (j = 0; j < LEN(worktree_entries); j++)
+			if (rs_mandatory_ph(rs, root, path_join(wts.v[i], worktree_entries[j].name) + strlen(root) + 1,
+			    worktree_entries[j].why, false, worktree_entries[j].ph) < 0)
+				return -1;
+	}
+	if (depth < 8 && rs_git_modules(rs, root, path_join(gd, "modules"), depth) < 0)
+		return -1;
+	return rs_git_named(rs, &cfg, top ? top : path_dirname(gd));
+}
+
+/* The directory a gitdir pointer file names ("gitdir: X" in a .git file,
+ * the text of commondir or gitdir), resolved against base; NULL if none. */
+static const char *
+rs_git_pointer(struct resolver *rs, const char *file, const char *base, const char *prefix, enum fkind want)
+{
+	struct buf b = { 0 };
+	struct resolved res;
+	const char *err;
+	char *p;
+
+	if (rs->dk->ops->readfile(rs->dk->ctx, file, 4096, &b) < 0 || !b.p) {
+		free(b.p);
+		return NULL;
+	}
+	p = astrdup(b.p);
+	free(b.p);
+	p[strcspn(p, "\r\n")] = '\0';
+	if (prefix) {
+		if (strncmp(p, prefix, strlen(prefix)) != 0)
+			return NULL;
+		for (p += strlen(prefix); *p == ' '; p++)
+			;
+	}
+	if (!*p || resolve_path(rs->dk, p[0] == '/' ? p : path_join(base, p), &res, &err) < 0 ||
+	    res.kind != want)
+		return NULL;
+	return res.path;
+}
+
+/* git worktrees work. A linked worktree at top whose repository lies outside
+ * every writable root keeps its index, HEAD and logs in the repository's
+ * $GIT_COMMON_DIR/worktrees/NAME and its objects and refs in the common
+ * directory, so srt and Codex cannot commit there (claude-code#33657,
+ * codex#23661). Exactly those become writable: worktrees/NAME and the
+ * common directory's objects/, refs/ and logs/ (packed-refs is rewritten by
+ * a rename in the common directory itself, which stays read-only; git
+ * commit does not need it). worktrees/NAME's commondir, gitdir and
+ * config.worktree stay read-only, and so does everything else of the main
+ * repository, its hooks and config included; what its config names is
+ * protected as for any repository. SECURITY: the .git file is believed
+ * only as git itself checks it: the gitdir it names sits in its common
+ * directory's worktrees/ and its gitdir file points back at this .git, so
+ * a .git file a command wrote cannot make another directory writable. */
+static int
+rs_git_worktree(struct resolver *rs, const char *top)
+{
+	const char *dotgit = path_join(top, ".git"), *gd, *common, *back;
+	static const char *const shared[] = { "objects", "refs", "logs" };
+	struct vec cfg = { 0 };
+	bool wtconfig;
+	size_t i;
+
+	if (!(gd = rs_git_pointer(rs, dotgit, top, "gitdir:", FK_DIR)) ||
+	    !(common = rs_git_pointer(rs, path_join(gd, "commondir"), gd, NULL, FK_DIR)) ||
+	    strcmp(path_dirname(gd), path_join(common, "worktrees")) != 0 ||
+	    !(back = rs_git_pointer(rs, path_join(gd, "gitdir"), gd, NULL, FK_FILE)) || strcmp(back, dotgit) != 0)
+		return 0;	/* not a linked worktree git would accept */
+	for (i = 0; i < rs->roots.n; i++)
+		if (path_within(gd, rs->roots.v[i]))
+			return 0;	/* writable already; protected where its repository is scanned */
+	if (rs_gitdir_known(rs, gd))
+		return 0;
+	note("%s is a worktree of %s: its gitdir and the common objects, refs and logs are writable", top, common);
+	plan_add_fact(rs->facts, gd, FK_DIR, RB_WRITE, aprintf("the worktree %s commits here", top));
+	for (i = 0; i < LEN(shared); i++)
+		if (rs->dk->ops->lstat(rs->dk->ctx, path_join(common, shared[i]), NULL) == FK_DIR)
+			plan_add_fact(rs->facts, path_join(common, shared[i]), FK_DIR, RB_WRITE,
+			    aprintf("the worktree %s commits here", top));
+	if (rs_git_config(rs, gd, common, &cfg, &wtconfig) < 0)
+		return -1;
+	for (i = 0; i < LEN(worktree_entries); i++) {
+		const struct gitdir_entry *g = &worktree_entries[i];
+		struct resolved res;
+		const char *err;
+
+		if (resolve_path(rs->dk, path_join(gd, g->name), &res, &err) < 0)
+			continue;
+		if (res.kind != FK_MISSING || ((g->flags & GD_WTCONFIG) && wtconfig))
+			rs_deny_write_ph(rs, &res, aprintf("mandatory deny %s: %s", g->name, g->why), g->ph);
+	}
+	return rs_git_named(rs, &cfg, top);
 }
 
 /* The dangerous names directly at the top of a writable root: the whole
@@ -4231,20 +5232,24 @@ rs_scan_top(struct resolver *rs, const char *root)
 {
 	size_t i;
 	enum fkind git = rs->dk->ops->lstat(rs->dk->ctx, path_join(root, ".git"), NULL);
-	bool hold_missing = strcmp(root, rs->cwd) == 0 || (rs->home && strcmp(root, rs->home) == 0) ||
-	    git != FK_MISSING;
+	bool is_home = rs->home && strcmp(root, rs->home) == 0;
+	bool hold_missing = strcmp(root, rs->cwd) == 0 || is_home || git != FK_MISSING;
 
-	for (i = 0; i < LEN(dangerous_files); i++)
-		if (rs_mandatory(rs, root, dangerous_files[i].name, dangerous_files[i].why, hold_missing) < 0)
+	for (i = 0; i < LEN(dangerous_files) + LEN(dangerous_dirs); i++) {
+		bool f = i < LEN(dangerous_files);
+		size_t j = f ? i : i - LEN(dangerous_files);
+		enum dwhere w = f ? dangerous_files[j].where : dangerous_dirs[j].where;
+
+		if (w != DW_HOME && rs_mandatory(rs, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
+		    f ? dangerous_files[j].why : dangerous_dirs[j].why,
+		    w == DW_TOP ? hold_missing : w == DW_HOME_HELD ? is_home : false) < 0)
 			return -1;
-	for (i = 0; i < LEN(dangerous_dirs); i++)
-		if (rs_mandatory(rs, root, dangerous_dirs[i].name, dangerous_dirs[i].why, hold_missing) < 0)
+	}
+	for (i = 0; i < rs->p->protected_names.n; i++)
+		if (rs_mandatory(rs, root, rs->p->protected_names.v[i], "named by protect in the policy", hold_missing) < 0)
 			return -1;
 	if (git == FK_DIR) {
-		if (rs_mandatory(rs, root, ".git/hooks", "git runs hooks on commit and checkout", true) < 0)
-			return -1;
-		if (!rs->p->allow_git_config &&
-		    rs_mandatory(rs, root, ".git/config", "git runs commands named in it", true) < 0)
+		if (rs_gitdir(rs, root, path_join(root, ".git"), root, true, 0) < 0)
 			return -1;
 	} else if (git == FK_LINK) {	/* its gitdir could be anything */
 		return rs_fail(rs, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
@@ -4253,7 +5258,19 @@ rs_scan_top(struct resolver *rs, const char *root)
 	} else if (git == FK_FILE) {
 		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
 			return -1;
+		if (git == FK_FILE && rs_git_worktree(rs, root) < 0)
+			return -1;
 	}
+	return 0;
+}
+
+/* A dangerous name the walk found: denied, or, a symlink, covered. */
+static int
+rs_deny_found(struct resolver *rs, const char *p, enum fkind k, const char *why)
+{
+	if (k == FK_LINK)
+		return rs_cover_link(rs, p, why, true) < 0 ? -1 : 0;
+	plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
 	return 0;
 }
 
@@ -4306,46 +5323,40 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 		if (++rs->walked > SBX_MAX_WALK_ENTRIES)
 			return rs_fail(rs, NULL, "the scan for dangerous files under %s passed %d entries; "
 			    "lower mandatory-deny-depth or narrow allow-write", path, SBX_MAX_WALK_ENTRIES);
-		if (name[0] != '.' && (k != FK_DIR || depth + 1 > maxd - 1))
-			continue;	/* fast path: every dangerous name starts with a dot */
+		if (name[0] != '.' && !rs->dotless && (k != FK_DIR || depth + 1 > maxd - 1))
+			continue;	/* fast path: every dangerous name the walk looks for starts with a dot */
 		p = path_join(path, name);
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
-				if (name_ieq(name, dangerous_files[i].name)) {
-					const char *why = aprintf("mandatory deny %s: %s", dangerous_files[i].name,
-					    dangerous_files[i].why);
-
-					if (k != FK_LINK)
-						plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
-					else if (rs_cover_link(rs, p, why, true) < 0)
-						return -1;
-				}
-		if (dir_level && (name_ieq(name, ".vscode") || name_ieq(name, ".idea"))) {
-			const char *why = aprintf("mandatory deny %s: %s", name, dangerous_dirs[name_ieq(name, ".idea")].why);
-
-			if (k != FK_LINK)
-				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
-			else if (rs_cover_link(rs, p, why, true) < 0)
+				if (dangerous_files[i].where != DW_HOME && name_ieq(name, dangerous_files[i].name) &&
+				    rs_deny_found(rs, p, k, aprintf("mandatory deny %s: %s", dangerous_files[i].name,
+				    dangerous_files[i].why)) < 0)
+					return -1;
+		for (i = 0; dir_level && i < LEN(dangerous_dirs); i++)
+			if (!strchr(dangerous_dirs[i].name, '/') && name_ieq(name, dangerous_dirs[i].name) &&
+			    rs_deny_found(rs, p, k, aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why)) < 0)
 				return -1;
-		}
+		for (i = 0; depth <= maxd - 1 && i < rs->p->protected_names.n; i++)
+			if (!strchr(rs->p->protected_names.v[i], '/') && name_ieq(name, rs->p->protected_names.v[i]) &&
+			    rs_deny_found(rs, p, k, aprintf("protect %s: named by the policy", name)) < 0)
+				return -1;
 		if (dir_level && name_ieq(name, ".claude")) {
-			static const char *const sub[] = { "commands", "agents" };
 			static const char claude_why[] = "agent configuration runs later with full access";
 
-			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, sub, 2,
+			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, claude_children, LEN(claude_children),
 			    "mandatory deny .claude/: agent configuration runs later with full access") < 0)
 				return -1;
 			/* a linked .claude: its link pinned, the names inside its target denied */
-			if (k == FK_LINK && (rs_mandatory(rs, path, aprintf("%s/commands", name), claude_why, false) < 0 ||
-			    rs_mandatory(rs, path, aprintf("%s/agents", name), claude_why, false) < 0))
-				return -1;
+			for (i = 0; k == FK_LINK && i < LEN(claude_children); i++)
+				if (rs_mandatory(rs, path, aprintf("%s/%s", name, claude_children[i]), claude_why, false) < 0)
+					return -1;
 		}
 		if (dir_level && name_ieq(name, ".git")) {
-			static const char *const sub[] = { "hooks", "config" };
-
 			dangerous = k == FK_LINK;
-			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, sub, rs->p->allow_git_config ? 1 : 2,
-			    "mandatory deny .git/hooks, .git/config: git runs what they name") < 0)
+			/* a nested repository: its entries that exist are denied
+			 * (held missing ones would cost a mount each; the audit
+			 * after the run neutralises what is created there) */
+			if (k == FK_DIR && rs_gitdir(rs, path, p, path, false, 0) < 0)
 				return -1;
 			if (k == FK_FILE)
 				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
@@ -4378,6 +5389,37 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 	return r < 0 ? rs_fail(rs, NULL, "cannot list %s: %s", path, strerror(errno)) : 0;
 }
 
+/* Every .git under dir, at any depth (the audit after the run compares:
+ * a .git that was not there is new). Not entering .git or node_modules
+ * (where the audit goes by birth time); bounded. */
+static void
+rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int depth)
+{
+	const char *name;
+	enum fkind k;
+	struct vec subs = { 0 };
+	size_t i;
+
+	while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1) {
+		if (++*walked > SBX_MAX_WALK_ENTRIES) {
+			plan_add_fact(rs->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
+			return;
+		}
+		if (strcmp(name, ".git") == 0)
+			plan_add_fact(rs->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
+		else if (k == FK_DIR && depth < 256 && strcmp(name, "node_modules") != 0)
+			vec_push(&subs, astrdup(name));
+	}
+	for (i = 0; i < subs.n; i++) {
+		void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, subs.v[i]);
+
+		if (sub) {
+			rs_seen_repos(rs, sub, path_join(dir, subs.v[i]), walked, depth + 1);
+			rs->dk->ops->closedir(rs->dk->ctx, sub);
+		}
+	}
+}
+
 static int
 rs_scan_root(struct resolver *rs, const char *root)
 {
@@ -4404,6 +5446,7 @@ struct run_paths {
 	const char *empty_file;	/* bound over denied files: reads as empty */
 	const char *home;	/* real $HOME, or NULL */
 	const char *bridge_dir;	/* bridge socat: the proxy's sockets (0700), or NULL */
+	const char *git_global[4];	/* git's global and system config files, NULL-ended */
 };
 
 /* The policy's own path rules, resolved into facts: no run paths, no
@@ -4436,17 +5479,30 @@ plan_add_run_paths(const struct resolver *rs, const struct run_paths *rp)
 }
 
 /* The mandatory-deny scan: each writable root once, and the cwd too when
- * it is writable (srt scans only its cwd). An allow-write of a dangerous
- * file itself is still denied: mandatory means mandatory. Returns 0, or -1
- * with rs->e filled. */
+ * it is writable (srt scans only its cwd); the repositories there and what
+ * git's config makes them run; the files read from $HOME. An allow-write
+ * of a dangerous file itself is still denied: mandatory means mandatory.
+ * Returns 0, or -1 with rs->e filled. */
 static int
-plan_resolve_scan(struct resolver *rs)
+plan_resolve_scan(struct resolver *rs, const struct run_paths *rp)
 {
 	const struct policy *p = rs->p;
+	const struct disk *dk = rs->dk;
 	size_t i, j;
 
 	if (p->fs_disabled)
 		return 0;
+	for (i = 0; i < p->protected_names.n; i++)
+		rs->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' && !strchr(p->protected_names.v[i], '/');
+	/* git's global config applies in every repository: what it names
+	 * (a core.hooksPath in $HOME) is protected wherever git runs */
+	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++) {
+		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
+		const char *why;
+
+		if (git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &rs->git_global, &why) < 0)
+			return rs_fail(rs, NULL, "%s", why);
+	}
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
 		const char *base = strrchr(r->path, '/') + 1;
@@ -4469,7 +5525,47 @@ plan_resolve_scan(struct resolver *rs)
 			continue;
 		if (rs_scan_root(rs, rs->roots.v[i]) < 0)
 			return -1;
+		plan_add_fact(rs->facts, rs->roots.v[i], FK_DIR, RB_AUDIT_ROOT, "searched for new repositories after the run");
+		for (j = 0; j < rs->roots.n; j++)
+			if (path_within(rs->roots.v[i], rs->roots.v[j]) && strcmp(rs->roots.v[i], rs->roots.v[j]) != 0)
+				break;	/* inside another root, searched whole */
+		if (j == rs->roots.n) {
+			void *dh = dk->ops->opendir(dk->ctx, NULL, rs->roots.v[i]);
+			long walked = 0;
+
+			if (dh) {
+				rs_seen_repos(rs, dh, rs->roots.v[i], &walked, 0);
+				dk->ops->closedir(dk->ctx, dh);
+			}
+		}
 	}
+	/* files read from $HOME wherever $HOME lies in a writable root (the
+	 * whole of it, or only ~/.config), and git's global config files */
+	for (i = 0; rp->home && i < LEN(dangerous_files); i++)
+		if (dangerous_files[i].where == DW_HOME &&
+		    rs_protect(rs, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
+		    dangerous_files[i].name, dangerous_files[i].why), true, PH_DIR) < 0)
+			return -1;
+	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
+		if (rs_protect(rs, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
+			return -1;
+	if (rs_git_named(rs, NULL, rp->cwd) < 0)
+		return -1;
+	/* the cwd inside a worktree, below its top: git finds the .git above */
+	for (i = 0; i < rs->roots.n; i++)
+		if (path_within(rp->cwd, rs->roots.v[i])) {
+			const char *d;
+
+			for (d = rp->cwd; strcmp(d, "/") != 0; d = path_dirname(d)) {
+				enum fkind k = dk->ops->lstat(dk->ctx, path_join(d, ".git"), NULL);
+
+				if (k == FK_FILE && rs_git_worktree(rs, d) < 0)
+					return -1;
+				if (k != FK_MISSING)
+					break;
+			}
+			break;
+		}
 	return 0;
 }
 
@@ -4499,7 +5595,7 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 	if (plan_resolve_rules(&rs) < 0)
 		return -1;
 	plan_add_run_paths(&rs, rp);
-	return plan_resolve_scan(&rs);
+	return plan_resolve_scan(&rs, rp);
 }
 
 /* ---- 5d. The runtime directory, and placeholders shared between runs --
@@ -4538,6 +5634,12 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
  * the person put at that name, or anything they put inside, survives. */
 
 #define SBX_PH_MAGIC	"sbx-placeholder 1"
+
+/* 5e, the audit of repositories made during the run, which a run's
+ * preparation, its cleanup and the recovery of a dead run call */
+static void audit_recover(const char *run_dir);
+static void audit_record(const char *run_dir, const struct plan *pl);
+static void audit_after_run(const struct plan *pl);
 
 static long long
 proc_start_time(pid_t pid)
@@ -4668,9 +5770,11 @@ rm_tree(const char *path)
 	close(pfd);
 }
 
-/* Registry entries: the magic line, then "made DEV INO CTIME" (or "intent
- * TIME" while it is being created), then the path, %-escaped (%, newline).
- * CTIME is kept for -v and debugging; the match is on DEV and INO. */
+/* Registry entries: the magic line, then "made KIND DEV INO CTIME" (or
+ * "intent KIND TIME" while it is being created), then the path, %-escaped
+ * (%, newline). KIND is d (an empty directory), f (an empty file) or .
+ * (a file holding "."). A directory matches on DEV and INO (a placeholder
+ * made inside it changes its ctime); a file on CTIME too. */
 static void
 line_escape(struct buf *b, const char *path)
 {
@@ -4705,9 +5809,12 @@ line_unescape(const char *s)
 /* What a placeholder was when it was made. */
 struct ph_id {
 	bool made;		/* false: only the intent was written */
+	enum phkind kind;
 	unsigned long long dev, ino;
 	long long ctime;	/* "made": its ctime; "intent": when the intent was written */
 };
+
+static const char ph_kind_letters[] = "df.";	/* ORDER: enum phkind */
 
 /* A directory this run mounts on, locked shared (any run, of any runtime
  * directory, sees that lock), and when it is a placeholder of this
@@ -4721,11 +5828,12 @@ struct ph_held {
 /* The run's own state, for cleanup at exit (atexit: every exit path). */
 static struct {
 	const char *root;	/* the runtime root */
-	const char *run_dir;	/* root/run-PID-START: TMPDIR, the empty file */
+	const char *run_dir;	/* root/run-PID-START: TMPDIR, the empty file, the audit record */
+	const struct plan *plan;	/* what the run was built from, for the audit (5e) */
 	struct vec held;	/* of struct ph_held, in plan order (parents first) */
 	int lock_fd;		/* root/placeholders.lock while held, else -1 */
 	pid_t owner;		/* only the process that made them cleans up */
-} run_state = { NULL, NULL, { 0 }, -1, 0 };
+} run_state = { NULL, NULL, NULL, { 0 }, -1, 0 };
 
 /* The registry file name of a placeholder: FNV-1a 64 of its path. The
  * entry holds the path itself, so a collision is seen, never trusted. */
@@ -4755,10 +5863,18 @@ ph_entry_read(int fd, struct ph_id *id)
 	*nl1 = *nl2 = *end = '\0';
 	if (strcmp(buf, SBX_PH_MAGIC) != 0)
 		return NULL;
-	if (sscanf(nl1 + 1, "made %llu %llu %lld", &id->dev, &id->ino, &id->ctime) == 3)
-		id->made = true;
-	else if (sscanf(nl1 + 1, "intent %lld", &id->ctime) != 1)
-		return NULL;
+	{
+		char k = 0;
+		const char *at;
+
+		if (sscanf(nl1 + 1, "made %c %llu %llu %lld", &k, &id->dev, &id->ino, &id->ctime) == 4)
+			id->made = true;
+		else if (sscanf(nl1 + 1, "intent %c %lld", &k, &id->ctime) != 2)
+			return NULL;
+		if (!k || !(at = strchr(ph_kind_letters, k)))
+			return NULL;
+		id->kind = (enum phkind)(at - ph_kind_letters);
+	}
 	return nl2[1] == '/' ? line_unescape(nl2 + 1) : NULL;
 }
 
@@ -4770,9 +5886,9 @@ ph_entry_write(int fd, const char *path, const struct ph_id *id)
 
 	buf_printf(&b, "%s\n", SBX_PH_MAGIC);
 	if (id->made)
-		buf_printf(&b, "made %llu %llu %lld\n", id->dev, id->ino, id->ctime);
+		buf_printf(&b, "made %c %llu %llu %lld\n", ph_kind_letters[id->kind], id->dev, id->ino, id->ctime);
 	else
-		buf_printf(&b, "intent %lld\n", id->ctime);
+		buf_printf(&b, "intent %c %lld\n", ph_kind_letters[id->kind], id->ctime);
 	line_escape(&b, path);
 	buf_putc(&b, '\n');
 	/* no fsync: the entry must outlive a killed sbx, not a crashed
@@ -4784,23 +5900,41 @@ ph_entry_write(int fd, const char *path, const struct ph_id *id)
 	return rc;
 }
 
-/* Is st the placeholder id describes? The directory sbx made has the
- * recorded device and inode (not its ctime: a placeholder another run
- * made inside it changes that); an intent (sbx died between writing it and
- * recording what it made) accepts a directory changed since then. Either
- * way only an empty one is ever removed (rmdir). */
+/* Is st (the thing at name in pfd) the placeholder id describes? A
+ * directory sbx made has the recorded device and inode (not its ctime: a
+ * placeholder another run made inside it changes that), and only an empty
+ * one is ever removed (rmdir refuses the rest). A file sbx made also has
+ * its recorded ctime, which no one can set back, and still holds exactly
+ * what sbx wrote (nothing, or "."): a file the person put there, or
+ * changed, is never removed. An intent (sbx died between writing it and
+ * recording what it made) accepts only a directory changed since then. */
 static bool
-ph_matches(const struct stat *st, const struct ph_id *id)
+ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id *id)
 {
-	if (!S_ISDIR(st->st_mode))
-		return false;	/* never a file, a link, a device: sbx made a directory */
-	if (!id->made)
-		return (long long)st->st_ctime >= id->ctime;
-	return st->st_dev == (dev_t)id->dev && st->st_ino == (ino_t)id->ino;
+	char b[3];
+	int fd;
+	bool same;
+
+	if (id->kind == PH_DIR) {
+		if (!S_ISDIR(st->st_mode))
+			return false;
+		if (!id->made)
+			return (long long)st->st_ctime >= id->ctime;
+		return st->st_dev == (dev_t)id->dev && st->st_ino == (ino_t)id->ino;
+	}
+	if (!id->made || !S_ISREG(st->st_mode) || st->st_dev != (dev_t)id->dev || st->st_ino != (ino_t)id->ino ||
+	    (long long)st->st_ctime != id->ctime || st->st_size != (id->kind == PH_DOT ? 2 : 0))
+		return false;
+	if (id->kind == PH_FILE)
+		return true;
+	if ((fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return false;
+	same = read(fd, b, sizeof(b)) == 2 && memcmp(b, ".\n", 2) == 0;
+	close(fd);
+	return same;
 }
 
-/* Remove the placeholder at path if it is still what id says: the same
- * empty directory (rmdir refuses a non-empty one). */
+/* Remove the placeholder at path if it is still what id says. */
 static void
 ph_remove(const char *path, const struct ph_id *id)
 {
@@ -4810,13 +5944,36 @@ ph_remove(const char *path, const struct ph_id *id)
 
 	if (pfd < 0)
 		return;
-	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(&st, id)) {
-		if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
+		if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT)
 			note("placeholder %s: kept (%s)", path, strerror(errno));
 	} else if (errno != ENOENT) {
 		note("placeholder %s: replaced since it was made; kept", path);
 	}
 	close(pfd);
+}
+
+/* Make the placeholder name in pfd: an empty directory, an empty file, or
+ * a file holding "." (read-only on the host too, so it reads as what it
+ * is). Returns 0, or -1 with errno set. */
+static int
+ph_make(int pfd, const char *name, enum phkind kind)
+{
+	int fd;
+
+	if (kind == PH_DIR)
+		return mkdirat(pfd, name, 0755);
+	if ((fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) < 0)
+		return -1;
+	if (kind == PH_DOT && write_all(fd, ".\n", 2) < 0) {
+		int err = errno;
+
+		close(fd);
+		unlinkat(pfd, name, 0);
+		errno = err;
+		return -1;
+	}
+	return close(fd);
 }
 
 /* Take the registry lock (held until ph_unlock). Dies if it cannot. */
@@ -4861,18 +6018,18 @@ ph_dir_open(bool create)
 	return fd;
 }
 
-/* Open the directory at path without following a link, and lock it:
- * shared, or exclusive without waiting. Returns the descriptor, or -1
- * (missing, not a directory, or, for LOCK_EX, in use). */
+/* Open the directory or file at path without following a link, and lock
+ * it: shared, or exclusive without waiting. Returns the descriptor, or -1
+ * (missing, a link, or, for LOCK_EX, in use). */
 static int
-ph_dir_lock(const char *path, int how)
+ph_node_lock(const char *path, int how)
 {
 	const char *name;
 	int pfd = open_parent_nofollow(path, &name), fd;
 
 	if (pfd < 0)
 		return -1;
-	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	close(pfd);
 	if (fd >= 0 && flock(fd, how) < 0) {
 		close(fd);
@@ -4896,7 +6053,7 @@ ph_retire(int dfd, int entry, const char *ename, int dir)
 		/* KERNEL: converting a shared flock to exclusive drops it first;
 		 * a run that takes it shared in between keeps the placeholder, and
 		 * one that waits sees it gone once we close (ph_cover checks) */
-		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_dir_lock(path, LOCK_EX | LOCK_NB)) < 0) {
+		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_node_lock(path, LOCK_EX | LOCK_NB)) < 0) {
 			if (errno == EWOULDBLOCK)
 				return false;	/* another run mounts on it */
 		} else {
@@ -4946,7 +6103,7 @@ ph_reclaim(int dfd)
  * removed since this run's scan saw it) is made now, its intent recorded
  * first. */
 static void
-ph_cover(int dfd, const char *target)
+ph_cover(int dfd, const char *target, enum phkind kind)
 {
 	const char *ename = ph_entry_name(target), *name, *epath;
 	struct ph_held *h;
@@ -4966,10 +6123,11 @@ ph_cover(int dfd, const char *target)
 			if (fd < 0 || flock(fd, LOCK_SH) < 0)
 				die("cannot record the placeholder %s: %s", target, strerror(errno));
 			memset(&id, 0, sizeof(id));
+			id.kind = kind;
 			id.ctime = (long long)time(NULL) - 1;
 			if (ph_entry_write(fd, target, &id) < 0)
 				die("cannot record the placeholder %s: %s", target, strerror(errno));
-			if (mkdirat(pfd, name, 0755) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			if (ph_make(pfd, name, kind) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
 				    "cannot create the placeholder %s: %s", target, strerror(errno));
 			id.made = true;
@@ -4978,12 +6136,13 @@ ph_cover(int dfd, const char *target)
 			id.ctime = (long long)st.st_ctime;
 			if (ph_entry_write(fd, target, &id) < 0)
 				die("cannot record the placeholder %s: %s", target, strerror(errno));
-			note("placeholder %s (an empty directory, removed after the last run that covers it)", target);
+			note("placeholder %s (%s, removed after the last run that covers it)", target,
+			    placeholder_kinds[kind]);
 		}
 		close(pfd);
-		if (!S_ISDIR(st.st_mode))
-			break;	/* a file or a link: no run ever removes one */
-		if ((dir = ph_dir_lock(target, LOCK_SH)) < 0 && errno != ENOENT)
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+			break;	/* a link, a device: no run ever made or removes one */
+		if ((dir = ph_node_lock(target, LOCK_SH)) < 0 && errno != ENOENT)
 			break;	/* one we may not read (no run made it): nothing to share */
 		/* it may have been removed while this waited: then it is not
 		 * what was opened, and the next round makes it again */
@@ -5026,11 +6185,15 @@ ph_acquire(const struct plan *pl)
 	ph_reclaim(dfd);
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
+		enum phkind kind = PH_DIR;	/* for a target another run's removal left missing */
 
 		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO || strcmp(m->path, last) == 0)
 			continue;	/* not a host path of the plan's, or seen */
 		last = m->path;
-		ph_cover(dfd, m->path);
+		for (size_t j = 0; j < pl->placeholders.n; j++)
+			if (strcmp(((struct placeholder *)pl->placeholders.v[j])->path, m->path) == 0)
+				kind = ((struct placeholder *)pl->placeholders.v[j])->kind;
+		ph_cover(dfd, m->path, kind);
 	}
 	close(dfd);
 	ph_unlock();
@@ -5071,6 +6234,8 @@ run_cleanup(void)
 {
 	if (!run_state.root || getpid() != run_state.owner)
 		return;
+	if (run_state.plan)
+		audit_after_run(run_state.plan);	/* if main did not (an exit after the command started) */
 	ph_release();
 	if (run_state.run_dir)
 		rm_tree(run_state.run_dir);
@@ -5149,6 +6314,7 @@ runtime_recover(const char *root)
 		if (pid == getpid() || proc_start_time(pid) == start)
 			continue;	/* alive */
 		note("cleaning up after an earlier run that did not finish (pid %d)", pid);
+		audit_recover(path_join(root, de->d_name));	/* what it could not audit (5e) */
 		rm_tree(path_join(root, de->d_name));
 	}
 	closedir(d);
@@ -5196,6 +6362,24 @@ run_paths_init(struct run_paths *rp, const char *cwd)
 
 	memset(rp, 0, sizeof(*rp));
 	rp->cwd = cwd;
+	{
+		/* git's own order (git-config(1) FILES); the environment is the
+		 * person's, as git will see it after the run */
+		const char *g = getenv("GIT_CONFIG_GLOBAL"), *s = getenv("GIT_CONFIG_SYSTEM");
+		const char *xdg = getenv("XDG_CONFIG_HOME");
+		int n = 0;
+
+		memset(rp->git_global, 0, sizeof(rp->git_global));
+		if (!getenv("GIT_CONFIG_NOSYSTEM"))
+			rp->git_global[n++] = s && *s ? s : "/etc/gitconfig";
+		if (g && *g) {
+			rp->git_global[n++] = g;
+		} else if (home && *home == '/') {
+			rp->git_global[n++] = xdg && *xdg == '/' ? path_join(xdg, "git/config") :
+			    path_join(home, ".config/git/config");
+			rp->git_global[n++] = path_join(home, ".gitconfig");
+		}
+	}
 	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
 }
 
@@ -5224,6 +6408,8 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	run_state.run_dir = run_dir;
 	run_state.owner = getpid();
 	atexit(run_cleanup);
+	audit_record(run_dir, pl);
+	run_state.plan = pl;
 	if (mkdir(rp->tmpdir, 0700) < 0)
 		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
 	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
@@ -5234,6 +6420,624 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	close(fd);
 	if (!pl->fs_disabled)
 		ph_acquire(pl);
+}
+
+/* ---- 5e. Repositories created during the run ------------------------
+ *
+ * A repository that is not there when the run starts cannot be protected
+ * by a mount, and `git init` must keep working inside (agents create
+ * projects); a repository deeper than the scan reaches is not protected at
+ * all. So after the command exits (every process of the sandbox is gone by
+ * then), before anyone can run git there, sbx looks at every repository in
+ * the writable roots and NEUTRALISES what would run code later: hooks that
+ * are not *.sample are renamed NAME.sbx-disabled, and a config holding a
+ * setting of git_config_keys is rewritten without it (the original kept as
+ * config.sbx-disabled). Each is reported on stderr. Only what the command
+ * could write (the plan says so) and what changed during the run (ctime,
+ * which no process can set back) is touched:
+ *   - a .git that was not there before the run (the planner lists every
+ *     .git in the writable roots, at any depth; past the walk's bound, the
+ *     statx birth time decides), a .git file or symlink changed during
+ *     it, and the gitdir or common directory such a thing names: all of it;
+ *   - any other repository: the entries that changed during the run.
+ * Nothing else is renamed, rewritten or deleted. A run killed by SIGKILL
+ * leaves its record (the file "repos" in its run directory: the start
+ * time, the roots, the repositories protected); the next sbx run audits
+ * for it first, as it removes the placeholders such a run left.
+ * Prevention was the other design: a mount cannot cover a name that does
+ * not exist yet without a placeholder, and a placeholder .git would stop
+ * `git init`; see README. */
+
+#define SBX_MAX_AUDIT_DEPTH	8	/* gitdir -> commondir -> modules/... */
+
+struct audit {
+	long long t0;			/* run start, ns since the epoch */
+	const struct plan *pl;		/* NULL after a killed run: everything counts as writable */
+	struct vec protected_gitdirs;	/* of const char *: protected during the run */
+	struct vec seen;		/* of const char *: every .git in the roots before the run */
+	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
+	struct vec node_modules;	/* of const char *: skipped, searched only if git ran (below) */
+	bool fresh_found;		/* a repository not there before the run was found */
+	struct vec roots;		/* of const char *: the writable roots */
+	struct vec read_only;		/* of const char *: without pl, what was bound read-only in them */
+	bool allow_git_config;
+	long walked;
+	struct vec done;		/* of const char *: "F" or "-" + gitdir, audited */
+	int neutralised;
+};
+
+/* ctime and, where the file system records it, birth time (-1 if not) of
+ * dirfd/name in ns, not following a symlink. False if it is not there. */
+static bool
+audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
+{
+	struct stat st;
+
+	*btime = -1;
+#if SBX_LINUX && defined(SYS_statx)
+	{
+		/* struct statx by offset (linux/stat.h): musl has the syscall, not the struct */
+		unsigned char b[256];
+		uint32_t mask, ns;
+		int64_t s;
+
+		if (syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, 0x880u /* CTIME|BTIME */, b) == 0) {
+			memcpy(&mask, b, 4);
+			memcpy(&s, b + 96, 8);
+			memcpy(&ns, b + 104, 4);
+			*ctime = s * 1000000000LL + ns;
+			if (mask & 0x800u) {
+				memcpy(&s, b + 80, 8);
+				memcpy(&ns, b + 88, 4);
+				*btime = s * 1000000000LL + ns;
+			}
+			return true;
+		}
+		if (errno != ENOSYS)
+			return false;
+	}
+#endif
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+	return true;
+}
+
+static bool
+audit_changed(const struct audit *a, const char *path)
+{
+	long long c, b;
+
+	return audit_times(AT_FDCWD, path, &c, &b) && c >= a->t0;
+}
+
+static bool
+audit_in(const struct vec *v, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], path) == 0)
+			return true;
+	return false;
+}
+
+static bool
+audit_in_roots(const struct audit *a, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < a->roots.n; i++)
+		if (path_within(path, a->roots.v[i]))
+			return true;
+	return false;
+}
+
+/* Could the command have written path? Not if the plan kept it read-only. */
+static bool
+audit_writable(const struct audit *a, const char *path)
+{
+	size_t i;
+
+	if (a->pl)
+		return plan_is_writable(a->pl, path);
+	for (i = 0; i < a->read_only.n; i++)
+		if (path_within(path, a->read_only.v[i]))
+			return false;
+	return audit_in_roots(a, path);
+}
+
+static void
+audit_report(struct audit *a, const char *path, const char *what)
+{
+	a->neutralised++;
+	warnx("git: neutralised %s: %s (it would run code outside the sandbox later)", path, what);
+}
+
+/* Rename dir/name to dir/name.sbx-disabled, not following symlinks. */
+static bool
+audit_disable(int dirfd, const char *name)
+{
+	return renameat(dirfd, name, dirfd, aprintf("%s.sbx-disabled", name)) == 0;
+}
+
+static void
+audit_hooks(struct audit *a, const char *gd, bool force)
+{
+	const char *hooks = path_join(gd, "hooks");
+	struct stat st;
+	int fd;
+	DIR *d;
+	struct dirent *de;
+	struct vec names = { 0 };
+	size_t i;
+
+	if (!audit_writable(a, hooks) || lstat(hooks, &st) < 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {	/* a symlink or a file: hooks from elsewhere */
+		if ((force || audit_changed(a, hooks)) && audit_disable(AT_FDCWD, hooks))
+			audit_report(a, hooks, "not a directory; renamed hooks.sbx-disabled");
+		return;
+	}
+	fd = open(hooks, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		long long c, b;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    (n > 7 && !strcmp(de->d_name + n - 7, ".sample")) ||
+		    (n > 13 && !strcmp(de->d_name + n - 13, ".sbx-disabled")))
+			continue;
+		if (force || (audit_times(dirfd(d), de->d_name, &c, &b) && c >= a->t0))
+			vec_push(&names, astrdup(de->d_name));
+	}
+	for (i = 0; i < names.n; i++)
+		if (audit_disable(dirfd(d), names.v[i]))
+			audit_report(a, path_join(hooks, names.v[i]), aprintf("hook renamed %s.sbx-disabled",
+			    (const char *)names.v[i]));
+	closedir(d);
+}
+
+/* A git config value, quoted so git reads back exactly it. */
+static void
+gitcfg_put_value(struct buf *b, const char *v)
+{
+	buf_putc(b, '"');
+	for (; *v; v++)
+		switch (*v) {
+		case '\\': buf_puts(b, "\\\\"); break;
+		case '"': buf_puts(b, "\\\""); break;
+		case '\n': buf_puts(b, "\\n"); break;
+		case '\t': buf_puts(b, "\\t"); break;
+		case '\b': buf_puts(b, "\\b"); break;
+		default: buf_putc(b, *v);
+		}
+	buf_putc(b, '"');
+}
+
+/* Write entries back as a config file (pure). */
+static void
+gitcfg_write(const struct vec *entries, struct buf *b)
+{
+	const struct gitcfg_entry *prev = NULL;
+	size_t i;
+
+	for (i = 0; i < entries->n; i++) {
+		const struct gitcfg_entry *e = entries->v[i];
+
+		if (!prev || strcmp(prev->section, e->section) != 0 || !prev->sub != !e->sub ||
+		    (e->sub && strcmp(prev->sub, e->sub) != 0)) {
+			buf_printf(b, "[%s", e->section);
+			if (e->sub) {
+				const char *s;
+
+				buf_puts(b, " \"");
+				for (s = e->sub; *s; s++) {
+					if (*s == '"' || *s == '\\')
+						buf_putc(b, '\\');
+					buf_putc(b, *s);
+				}
+				buf_putc(b, '"');
+			}
+			buf_puts(b, "]\n");
+		}
+		buf_printf(b, "\t%s", e->key);
+		if (e->value) {
+			buf_puts(b, " = ");
+			gitcfg_put_value(b, e->value);
+		}
+		buf_putc(b, '\n');
+		prev = e;
+	}
+}
+
+/* Rewrite a config without the settings that run something. */
+static void
+audit_config(struct audit *a, const char *path, bool force)
+{
+	struct stat st;
+	struct buf b = { 0 }, out = { 0 };
+	struct vec all = { 0 }, keep = { 0 }, drop = { 0 };
+	int fd, line;
+	ssize_t r;
+	size_t i;
+	const char *tmp = aprintf("%s.sbx-new", path), *base = strrchr(path, '/') + 1;
+
+	if (!audit_writable(a, path) || lstat(path, &st) < 0 || (!force && !audit_changed(a, path)))
+		return;
+	if (!S_ISREG(st.st_mode)) {
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, aprintf("not a regular file; renamed %s.sbx-disabled", base));
+		return;
+	}
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	buf_grow(&b, (size_t)st.st_size + 1);
+	while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+		b.n += (size_t)r;
+		buf_grow(&b, 4096);
+	}
+	close(fd);
+	b.p[b.n] = '\0';
+	if (r != 0 || gitcfg_parse(b.p, b.n, path, &all, &line) < 0) {
+		free(b.p);
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s.sbx-disabled", base));
+		return;
+	}
+	free(b.p);
+	for (i = 0; i < all.n; i++)
+		vec_push(git_key_runs(all.v[i], git_key_of(all.v[i])) ? &drop : &keep, all.v[i]);
+	if (!drop.n)
+		return;
+	gitcfg_write(&keep, &out);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
+	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
+	    rename(path, aprintf("%s.sbx-disabled", path)) < 0 || rename(tmp, path) < 0) {
+		warnx("git: cannot rewrite %s (%s); renaming it %s.sbx-disabled", path, strerror(errno), base);
+		unlink(tmp);
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, aprintf("renamed %s.sbx-disabled", base));
+		free(out.p);
+		return;
+	}
+	free(out.p);
+	for (i = 0; i < drop.n; i++) {
+		const struct gitcfg_entry *e = drop.v[i];
+
+		audit_report(a, path, aprintf("removed %s.%s%s%s (%s; the file as it was is %s.sbx-disabled)",
+		    e->section, e->sub ? e->sub : "", e->sub ? "." : "", e->key, git_key_of(e)->why, base));
+	}
+}
+
+/* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of
+ * commondir), relative to dir, as a real path; NULL if none. */
+static const char *
+audit_pointer(const char *file, const char *dir, const char *prefix)
+{
+	char buf[PATH_MAX + 16], real[PATH_MAX];
+	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+	char *p;
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	p = buf;
+	if (prefix) {
+		if (strncmp(p, prefix, strlen(prefix)) != 0)
+			return NULL;
+		p += strlen(prefix);
+		while (*p == ' ')
+			p++;
+	}
+	if (!*p || !realpath(*p == '/' ? p : path_join(dir, p), real))
+		return NULL;
+	return astrdup(real);
+}
+
+static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth);
+
+/* The gitdirs under worktrees/ and modules/ (a submodule's name may hold "/") */
+static void
+audit_children(struct audit *a, const char *dir, bool modules, bool force, bool parent_protected, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct vec subs = { 0 };
+	size_t i;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			vec_push(&subs, path_join(dir, de->d_name));
+	closedir(d);
+	for (i = 0; i < subs.n && depth < SBX_MAX_AUDIT_DEPTH; i++) {
+		const char *s = subs.v[i];
+		struct stat st;
+
+		if (modules && lstat(path_join(s, "HEAD"), &st) < 0)
+			audit_children(a, s, true, force, parent_protected, depth + 1);
+		else
+			audit_gitdir(a, s, force || (parent_protected && !audit_in(&a->protected_gitdirs, s)),
+			    depth + 1);
+	}
+}
+
+/* Audit one repository directory (a real path). */
+static void
+audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
+{
+	struct stat st;
+	bool prot = audit_in(&a->protected_gitdirs, gd);
+	const char *key = aprintf("%c%s", force ? 'F' : '-', gd), *common;
+
+	if (depth > SBX_MAX_AUDIT_DEPTH || audit_in(&a->done, key) || audit_in(&a->done, aprintf("F%s", gd)) ||
+	    lstat(gd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	vec_push(&a->done, (void *)key);
+	/* SECURITY: a repository there before the run is never audited whole,
+	 * however it is reached (a new `.git -> ../.git` symlink): that would
+	 * let a command disable the person's own hooks (a secret scanner, say).
+	 * Only what changed in it is. */
+	if (prot || audit_in(&a->seen, gd))
+		force = false;
+	audit_hooks(a, gd, force);
+	if (!(prot && a->allow_git_config))
+		audit_config(a, path_join(gd, "config"), force);
+	audit_config(a, path_join(gd, "config.worktree"), force);
+	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
+	if (common && strcmp(common, gd) != 0 && !audit_in(&a->protected_gitdirs, common) &&
+	    audit_in_roots(a, common))
+		audit_gitdir(a, common, force || audit_changed(a, path_join(gd, "commondir")), depth + 1);
+	audit_children(a, path_join(gd, "worktrees"), false, force, prot, depth);
+	audit_children(a, path_join(gd, "modules"), true, force, prot, depth);
+}
+
+/* A .git entry found in a root: a repository, or a pointer to one. */
+static void
+audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
+{
+	const char *dotgit = path_join(dir, ".git"), *gd;
+	char real[PATH_MAX];
+	bool fresh = !audit_in(&a->seen, dotgit);
+	long long c, b;
+
+	/* SECURITY: new is "not there before the run", whatever its times say
+	 * (a directory prepared in an earlier run and renamed to .git keeps
+	 * its birth time); only where the list could not reach (past the
+	 * walk's bound, in node_modules) do times decide */
+	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
+		fresh = b >= 0 ? b >= a->t0 : c >= a->t0;
+	a->fresh_found |= fresh;
+	if (type == DT_DIR) {
+		audit_gitdir(a, dotgit, fresh, 0);
+		return;
+	}
+	gd = type == DT_REG ? audit_pointer(dotgit, dir, "gitdir:") :
+	    type == DT_LNK && realpath(dotgit, real) ? astrdup(real) : NULL;
+	/* a pointer outside the roots names a repository the command could
+	 * not write: what runs there is the person's own */
+	if (gd && audit_in_roots(a, gd))
+		audit_gitdir(a, gd, fresh || audit_changed(a, dotgit), 0);
+}
+
+/* Every .git in a root, at any depth: a repository made anywhere can be
+ * reached later (a gitlink in the outer index makes `git status` run git
+ * in it). node_modules directories (most of a large tree, and skipped by
+ * srt's scan too) are kept for later unless in_nm. path is a PATH_MAX
+ * buffer holding dirfd's path; fd is owned. */
+static void
+audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	size_t len = strlen(path);
+
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		unsigned char type = de->d_type;
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (++a->walked == SBX_MAX_WALK_ENTRIES)
+			warnx("git: the search for repositories made during the run stopped after %d entries; "
+			    "repositories beyond were not audited", SBX_MAX_WALK_ENTRIES);
+		if (a->walked >= SBX_MAX_WALK_ENTRIES)
+			break;
+		if (type == DT_UNKNOWN)
+			type = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
+			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
+			    DT_LNK : DT_UNKNOWN;
+		if (len + strlen(de->d_name) + 2 >= PATH_MAX)
+			continue;
+		if (!strcmp(de->d_name, ".git")) {
+			audit_dotgit(a, path, type, in_nm);
+			continue;
+		}
+		if (type == DT_DIR && !in_nm && !strcmp(de->d_name, "node_modules")) {
+			vec_push(&a->node_modules, path_join(path, de->d_name));
+			continue;
+		}
+		if (type == DT_DIR && depth < 256) {
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub < 0)
+				continue;
+			snprintf(path + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", de->d_name);
+			audit_walk(a, sub, path, depth + 1, in_nm);
+			path[len] = '\0';
+		}
+	}
+	closedir(d);
+}
+
+static void
+audit_run(struct audit *a)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->roots.n; i++) {
+		char path[PATH_MAX];
+		int fd;
+
+		for (j = 0; j < a->roots.n; j++)
+			if (j != i && path_within(a->roots.v[i], a->roots.v[j]) &&
+			    (strcmp(a->roots.v[i], a->roots.v[j]) != 0 || j < i))
+				break;
+		if (j < a->roots.n)
+			continue;	/* inside another root, which is walked whole */
+		snprintf(path, sizeof(path), "%s", (const char *)a->roots.v[i]);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			audit_walk(a, fd, path, 0, false);
+	}
+	/* node_modules: only if git could have linked a repository there, that
+	 * is if an index changed (git add, commit, status) or a repository was
+	 * made; walking it after every command would cost most of a large
+	 * tree (100 000 files: 30 ms) */
+	for (i = 0; !a->fresh_found && i < a->seen.n; i++)
+		a->fresh_found = audit_changed(a, path_join(a->seen.v[i], "index"));
+	for (i = 0; a->fresh_found && i < a->node_modules.n; i++) {
+		char path[PATH_MAX];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s", (const char *)a->node_modules.v[i]);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			audit_walk(a, fd, path, 1, true);
+	}
+}
+
+/* The record a killed run leaves for the next one: "T start", "A" (the
+ * policy let the command write .git/config), "P" (the search before the
+ * run stopped at its bound), "R root", "G gitdir" (protected), "S path"
+ * (a .git there before the run), "O path" (bound read-only in a root: the
+ * command could not have changed it). */
+static struct { const char *record; long long t0; bool done; } audit_state;
+
+static void
+audit_record(const char *run_dir, const struct plan *pl)
+{
+	struct buf b = { 0 };
+	size_t i;
+	int fd;
+
+	{
+		/* KERNEL: file times come from a coarse clock, up to a tick (4 ms at
+		 * HZ=250, 10 ms at HZ=100) behind this one: start 20 ms early, so a
+		 * change made as the command starts is never taken as older */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		audit_state.t0 = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - 20000000LL;
+	}
+	if (!pl->audit_roots.n)
+		return;
+	buf_printf(&b, "T %lld\n%s%s", audit_state.t0, pl->allow_git_config ? "A\n" : "", pl->seen_partial ? "P\n" : "");
+	for (i = 0; i < pl->audit_roots.n; i++) {
+		buf_puts(&b, "R ");
+		line_escape(&b, pl->audit_roots.v[i]);
+		buf_putc(&b, '\n');
+	}
+	for (i = 0; i < pl->gitdirs.n; i++) {
+		buf_puts(&b, "G ");
+		line_escape(&b, pl->gitdirs.v[i]);
+		buf_putc(&b, '\n');
+	}
+	for (i = 0; i < pl->repos_seen.n; i++) {
+		buf_puts(&b, "S ");
+		line_escape(&b, pl->repos_seen.v[i]);
+		buf_putc(&b, '\n');
+	}
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+		size_t j;
+
+		for (j = 0; m->kind == MK_BIND_RO && j < pl->audit_roots.n; j++)
+			if (path_within(m->path, pl->audit_roots.v[j])) {
+				buf_puts(&b, "O ");
+				line_escape(&b, m->path);
+				buf_putc(&b, '\n');
+				break;
+			}
+	}
+	audit_state.record = path_join(run_dir, "repos");
+	fd = open(audit_state.record, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, b.p, b.n) < 0)
+		die("cannot write %s: %s", audit_state.record, strerror(errno));
+	close(fd);
+	free(b.p);
+}
+
+/* After the command: audit this run's roots (called once). */
+static void
+audit_after_run(const struct plan *pl)
+{
+	struct audit a;
+
+	if (audit_state.done || !audit_state.record || !pl)
+		return;
+	audit_state.done = true;
+	memset(&a, 0, sizeof(a));
+	a.t0 = audit_state.t0;
+	a.pl = pl;
+	a.allow_git_config = pl->allow_git_config;
+	a.roots = pl->audit_roots;
+	a.protected_gitdirs = pl->gitdirs;
+	a.seen = pl->repos_seen;
+	a.seen_partial = pl->seen_partial;
+	audit_run(&a);
+}
+
+/* A dead run's record: audit what it may have left. */
+static void
+audit_recover(const char *run_dir)
+{
+	struct buf b = { 0 };
+	struct audit a;
+	char *line, *save;
+
+	memset(&a, 0, sizeof(a));
+	if (read_file(path_join(run_dir, "repos"), 16 << 20, &b) < 0) {
+		free(b.p);
+		return;
+	}
+	for (line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == 'T')
+			a.t0 = strtoll(line + 2, NULL, 10);
+		else if (line[0] == 'A')
+			a.allow_git_config = true;
+		else if (line[0] == 'P')
+			a.seen_partial = true;
+		else if (line[0] == 'S' && line[1] == ' ')
+			vec_push(&a.seen, line_unescape(line + 2));
+		else if (line[0] == 'O' && line[1] == ' ')
+			vec_push(&a.read_only, line_unescape(line + 2));
+		else if (line[0] == 'R' && line[1] == ' ')
+			vec_push(&a.roots, line_unescape(line + 2));
+		else if (line[0] == 'G' && line[1] == ' ')
+			vec_push(&a.protected_gitdirs, line_unescape(line + 2));
+	}
+	free(b.p);
+	if (a.t0 > 0)
+		audit_run(&a);
 }
 
 /* ====================================================================
@@ -9525,13 +11329,14 @@ main(int argc, char **argv)
 		if (!c.print)
 			runtime_recover(rp.runtime_root);	/* run directories of killed runs */
 		plan_add_run_paths(&rs, &rp);
-		if (plan_resolve_scan(&rs) < 0)
+		if (plan_resolve_scan(&rs, &rp) < 0)
 			die_err(&e);
 		for (i = 0; i < rs.warnings.n; i++)
 			warnx("%s", (const char *)rs.warnings.v[i]);
 	}
 	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
 		die("%s", why);
+	pl.allow_git_config = p.allow_git_config;
 	if (p.allow_domains.n && rp.runtime_root) {
 		char self[PATH_MAX];
 
@@ -9577,6 +11382,7 @@ main(int argc, char **argv)
 		tamper_check(&pl, "bubblewrap", bw);
 		tamper_check(&pl, "socat", p.socat_path ? p.socat_path : find_in_path("socat"));
 		rc = run_linux(&p, &pl, &rp, bw, c.cmd);
+		audit_after_run(&pl);
 		if (verbose || getenv("SBX_REPORT_RSS"))
 			report_rss();
 		return rc;

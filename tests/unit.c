@@ -41,7 +41,7 @@ check_str(const char *got, const char *want, const char *what, int line)
 
 /* ---- a fake disk: a list of nodes ------------------------------------ */
 
-struct fnode { const char *path; enum fkind kind; const char *target; bool unlistable; };
+struct fnode { const char *path; enum fkind kind; const char *target; bool unlistable; const char *content; };
 static struct vec fake_nodes;
 
 static struct fnode *
@@ -78,7 +78,10 @@ fake_add(const char *path, enum fkind kind, const char *target)
 	vec_push(&fake_nodes, n);
 }
 
-/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir), ';'-separated. */
+static void fake_content(const char *path, const char *content);
+
+/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir),
+ * "c PATH TEXT" (a file holding TEXT, "\\n" for a newline), ';'-separated. */
 static void
 fake_tree(const char *spec)
 {
@@ -95,6 +98,22 @@ fake_tree(const char *spec)
 			continue;
 		if (sscanf(item, "%c %511s %511s", &kind, path, target) < 2)
 			abort();
+		if (kind == 'c') {
+			const char *t = strstr(item, path) + strlen(path);
+			struct buf b = { 0 };
+
+			for (t += *t == ' '; *t; t++) {
+				if (t[0] == '\\' && (t[1] == 'n' || t[1] == 't')) {
+					buf_putc(&b, t[1] == 'n' ? '\n' : '\t');
+					t++;
+				} else {
+					buf_putc(&b, *t);
+				}
+			}
+			fake_content(path, astrdup(b.p ? b.p : ""));
+			free(b.p);
+			continue;
+		}
 		fake_add(path, kind == 'd' || kind == 'x' ? FK_DIR : kind == 'l' ? FK_LINK : FK_FILE,
 		    kind == 'l' ? astrdup(target) : NULL);
 		if (kind == 'x')
@@ -174,7 +193,43 @@ fake_closedir(void *ctx, void *dir)
 	(void)dir;
 }
 
-static const struct disk_ops fake_disk_ops = { fake_lstat, fake_readlink, fake_opendir, fake_readdir, fake_closedir };
+/* A file's content (default empty); a symlink is followed, as real_readfile does. */
+static int
+fake_readfile(void *ctx, const char *path, size_t max, struct buf *out)
+{
+	struct fnode *n = fake_find(path);
+	int hops = 0;
+
+	(void)ctx;
+	while (n && n->kind == FK_LINK && hops++ < 8)
+		n = fake_find(n->target);
+	if (!n || n->kind != FK_FILE) {
+		errno = n ? EINVAL : ENOENT;
+		return -1;
+	}
+	out->n = 0;
+	if (n->content && strlen(n->content) > max) {
+		errno = EFBIG;
+		return -1;
+	}
+	buf_puts(out, n->content ? n->content : "");
+	if (!out->p)
+		buf_grow(out, 1);
+	out->p[out->n] = '\0';
+	return 0;
+}
+
+/* Give a file of the fake tree its bytes (made if missing). */
+static void
+fake_content(const char *path, const char *content)
+{
+	if (!fake_find(path))
+		fake_add(path, FK_FILE, NULL);
+	fake_find(path)->content = content;
+}
+
+static const struct disk_ops fake_disk_ops = { fake_lstat, fake_readlink, fake_opendir, fake_readdir, fake_closedir,
+	fake_readfile };
 static struct disk fake_disk = { &fake_disk_ops, NULL };
 
 /* ---- helpers ------------------------------------------------------- */
@@ -204,7 +259,7 @@ plan_text(const char *policy, const char *tree)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL } };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -229,7 +284,7 @@ plan_text(const char *policy, const char *tree)
 	for (i = 0; i < pl.placeholders.n; i++) {
 		const struct placeholder *ph = pl.placeholders.v[i];
 
-		buf_printf(&b, "ph d %s\n", ph->path);
+		buf_printf(&b, "ph %c %s\n", "dfo"[ph->kind], ph->path);	/* ORDER: enum phkind */
 	}
 	{
 		const char *s = astrdup(b.p ? b.p : "");
@@ -603,7 +658,7 @@ test_plan(void)
 		  "d /w/a/.git/hooks; f /w/a/.git/config; f /w/a/.git/HEAD", "/w/a",
 		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/config\nro /w/a/.git/hooks\n" },
 		{ "allow-git-config", "allow-write /w\nallow-git-config\n", "d /w/.git/hooks; f /w/.git/config", "/w/.git$|/w/.git/",
-		  "rw /w/.git\nro /w/.git/hooks\n" },
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
 		{ "worktree .git file", "allow-write /w\n", "f /w/.git", "/w/.git$", "ro /w/.git\n" },
 		{ "depth 3: files in dirs at depth <= 2, dirs at depth <= 1",
 		  "allow-write /w\n",
@@ -653,10 +708,62 @@ test_plan(void)
 		{ "a root that is not the cwd, $HOME or a git work tree: only existing dangerous files",
 		  "allow-write /w\n", "f /w/.profile; f /w/data", "/w", "rw /w\nro /w/.profile\n" },
 		{ "$HOME writable: its missing rc files are held", "allow-write /home/u\nmandatory-deny-depth 1\n",
-		  "d /home/u", "bashrc|profile", "ro /home/u/.bash_profile\nro /home/u/.bashrc\nro /home/u/.profile\n"
-		  "ro /home/u/.zprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\nph d /home/u/.profile\n"
-		  "ph d /home/u/.zprofile\n" },
+		  "d /home/u", "bashrc|profile", "ro /home/u/.bash_profile\nro /home/u/.bashrc\nro /home/u/.bashrc.d\n"
+		  "ro /home/u/.profile\nro /home/u/.zprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\n"
+		  "ph d /home/u/.bashrc.d\nph d /home/u/.profile\nph d /home/u/.zprofile\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
+		/* git: what a repository runs (5c) */
+		{ "repository at a root's top: hooks, config; a missing commondir held as \".\"", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD", "/w/.git$|/w/.git/",
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
+		{ "config.worktree held (an empty file) when extensions.worktreeConfig is on", "allow-write /w\n",
+		  "d /w/.git/hooks; c /w/.git/config [extensions]\\n\\tworktreeConfig = true\\n", "worktree",
+		  "ro /w/.git/config.worktree\nph f /w/.git/config.worktree\n" },
+		{ "worktrees/*/ and modules/**/: their entries read-only, pinned", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/.git/config; f /w/.git/worktrees/a/commondir; f /w/.git/worktrees/a/gitdir; "
+		  "f /w/.git/worktrees/a/index; d /w/.git/modules/lib/x/hooks; f /w/.git/modules/lib/x/HEAD; "
+		  "f /w/.git/modules/lib/x/config; f /w/.git/modules/lib/x/commondir", "worktrees|/modules",
+		  "rw /w/.git/modules\nrw /w/.git/modules/lib\nrw /w/.git/modules/lib/x\nro /w/.git/modules/lib/x/commondir\n"
+		  "ro /w/.git/modules/lib/x/config\nro /w/.git/modules/lib/x/hooks\nrw /w/.git/worktrees\n"
+		  "rw /w/.git/worktrees/a\nro /w/.git/worktrees/a/commondir\nro /w/.git/worktrees/a/gitdir\n" },
+		{ "what the config names: hooksPath (husky's parent too), an include, an fsmonitor script",
+		  "allow-write /w\n",
+		  "d /w/.git/hooks; d /w/.husky/_; f /w/fsm.sh; f /w/.git/HEAD; "
+		  "c /w/.git/config [core]\\n\\thooksPath = .husky/_\\n\\tfsmonitor = ./fsm.sh\\n[include]\\n\\tpath = extra.cfg\\n",
+		  "husky|fsm|extra",
+		  "ro /w/.git/extra.cfg\nro /w/.husky\nro /w/fsm.sh\nph f /w/.git/extra.cfg\n" },
+		{ "hooksPath naming the root itself: its hook names, the existing ones", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/pre-commit; f /w/README; c /w/.git/config [core]\\n\\thooksPath = .\\n",
+		  "pre-commit|README", "ro /w/pre-commit\n" },
+		{ "an included config's commands: a missing filter script is held", "allow-write /w\n",
+		  "d /w/.git/hooks; c /w/.git/config [include]\\n\\tpath = ../shared.cfg\\n; "
+		  "c /w/shared.cfg [filter \"x\"]\\n\\tclean = tools/clean.sh %f\\n", "shared|tools",
+		  "ro /w/shared.cfg\nro /w/tools\nph d /w/tools\n" },
+		{ "a config git would refuse: sbx refuses", "allow-write /w\n",
+		  "d /w/.git/hooks; c /w/.git/config [core\\n", "",
+		  "error: /w/.git/config:1: git config git would refuse, or larger than sbx reads (sbx reads a repository's "
+		  "config to protect what it runs; fix or remove the file, or leave the repository read-only)" },
+		{ "a worktree whose repository is outside: its gitdir and the common objects, refs, logs writable",
+		  "allow-write /w\n",
+		  "c /w/.git gitdir: /m/.git/worktrees/w; c /m/.git/worktrees/w/commondir ../..; "
+		  "c /m/.git/worktrees/w/gitdir /w/.git; f /m/.git/worktrees/w/index; d /m/.git/objects; d /m/.git/refs; "
+		  "d /m/.git/logs; d /m/.git/hooks; f /m/.git/config; f /m/.git/HEAD", "/m/",
+		  "rw /m/.git/logs\nrw /m/.git/objects\nrw /m/.git/refs\nrw /m/.git/worktrees/w\n"
+		  "ro /m/.git/worktrees/w/commondir\nro /m/.git/worktrees/w/gitdir\n" },
+		{ "a .git file whose gitdir does not point back: nothing of it becomes writable", "allow-write /w\n",
+		  "c /w/.git gitdir: /m/.git/worktrees/w; c /m/.git/worktrees/w/commondir ../..; "
+		  "c /m/.git/worktrees/w/gitdir /elsewhere/.git; d /m/.git/objects; d /m/.git/refs", "/m/", "" },
+		{ "protect: a name and a relative path, held at the top", "allow-write /w\nprotect .envrc\nprotect tool/rc\n",
+		  "d /w/.git; f /w/sub/.envrc", "envrc|tool|sub$",
+		  "ro /w/.envrc\nrw /w/sub\nro /w/sub/.envrc\nro /w/tool\nph d /w/.envrc\nph d /w/tool\n" },
+		{ "protect: a name without a dot is found by the walk too", "allow-write /w\nprotect Makefile.local\n",
+		  "f /w/a/Makefile.local; f /w/a/b/Makefile.local", "Makefile",
+		  "ro /w/a/Makefile.local\nro /w/a/b/Makefile.local\n" },
+		{ "files read from $HOME, where only ~/.config is writable", "allow-write /home/u/.config\n",
+		  "d /home/u/.config/fish", "fish|git|nvim",
+		  "rw /home/u/.config/fish\nro /home/u/.config/fish/conf.d\nro /home/u/.config/fish/config.fish\nro /home/u/.config/git\n"
+		  "ro /home/u/.config/nvim\nph d /home/u/.config/fish/conf.d\nph d /home/u/.config/fish/config.fish\n"
+		  "ph d /home/u/.config/git\nph d /home/u/.config/nvim\n" },
 	};
 	size_t i;
 
@@ -671,7 +778,7 @@ test_plan(void)
 	/* writability queries, as the tamper check uses them */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL } };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -685,6 +792,166 @@ test_plan(void)
 		CHECK(!plan_is_writable(&pl, "/w/bin/sbx"), "denied: not writable");
 		CHECK(!plan_is_writable(&pl, "/usr/bin/bwrap"), "outside: not writable");
 		CHECK(!plan_is_writable(&pl, "/w/.bashrc"), "mandatory placeholder: not writable");
+	}
+}
+
+
+/* ---- git's config format (3.8) and the audit's rewrite (5e) ------------- */
+
+/* "section[.sub].key=value|" per entry ("(true)" without "="), or "error:LINE". */
+static const char *
+gitcfg_text(const char *text, size_t n)
+{
+	struct vec out = { 0 };
+	struct buf b = { 0 };
+	const char *s;
+	int line = 0;
+	size_t i;
+
+	if (gitcfg_parse(text, n, "t", &out, &line) < 0)
+		return aprintf("error:%d", line);
+	for (i = 0; i < out.n; i++) {
+		const struct gitcfg_entry *e = out.v[i];
+
+		buf_printf(&b, "%s.%s%s%s=%s|", e->section, e->sub ? e->sub : "", e->sub ? "." : "", e->key,
+		    e->value ? e->value : "(true)");
+	}
+	s = astrdup(b.p ? b.p : "");
+	free(b.p);
+	return s;
+}
+
+static void
+test_gitcfg(void)
+{
+	static const struct { const char *name, *text, *want; } cases[] = {
+		{ "basic", "[core]\n\tbare = false\n", "core.bare=false|" },
+		{ "names are lower-cased, subsections keep their case",
+		  "[CORE]\n\tFsMonitor = X\n[Remote \"OrIgin\"]\n\tURL = u\n", "core.fsmonitor=X|remote.OrIgin.url=u|" },
+		{ "subsection escapes", "[a \"q\\\"b\\\\c\\d\"]\nk = v\n", "a.q\"b\\cd.k=v|" },
+		{ "the old [section.sub] form is lower case", "[Remote.ORIGIN]\nurl = u\n", "remote.origin.url=u|" },
+		{ "a key without = is true", "[a]\n\tflag\n\tother=\n", "a.flag=(true)|a.other=|" },
+		{ "comments, and ; # inside quotes",
+		  "# top\n; also\n[a] ; c\nk = v # tail\nk2 = \"v ; not # a comment\" ; c\n",
+		  "a.k=v|a.k2=v ; not # a comment|" },
+		{ "a key after the header, on its line", "[a] k = v\n", "a.k=v|" },
+		{ "continuation lines", "[a]\nk = one \\\n  two\\\nthree\n", "a.k=one   twothree|" },
+		{ "escapes in values", "[a]\nk = \"x\\ty\\n\\\\\\\"\"\n", "a.k=x\ty\n\\\"|" },
+		{ "blanks: trimmed outside, kept inside", "[a]\nk =   a  \t b   \n", "a.k=a    b|" },	/* each blank kept as a space, as git does */
+		{ "CRLF and a byte-order mark", "\xef\xbb\xbf[a]\r\nk = v\r\n", "a.k=v|" },
+		{ "no newline at the end", "[a]\nk = v", "a.k=v|" },
+		{ "no newline after a bare key", "[a]\nk", "a.k=(true)|" },
+		{ "a key before any section", "k = v\n", "error:1" },
+		{ "an unterminated quote", "[a]\nk = \"open\n", "error:2" },
+		{ "an unknown escape", "[a]\nk = bad\\q\n", "error:2" },
+		{ "an unterminated header", "[a\nk = v\n", "error:1" },
+		{ "a newline in a subsection", "[a \"b\nc\"]\n", "error:1" },
+		{ "a key starting with a digit", "[a]\n1k = v\n", "error:2" },
+		{ "a key then junk", "[a]\nk v\n", "error:2" },
+		{ "an empty section name", "[]\n", "error:1" },
+		{ "binary bytes", "\x01\x02[a]\n", "error:1" },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(cases); i++)
+		check_str(gitcfg_text(cases[i].text, strlen(cases[i].text)), cases[i].want, cases[i].name, __LINE__);
+	CHECK(strcmp(gitcfg_text("[a]\nk = v\0x\n", 12), "error:1") == 0, "a NUL byte refuses the file");
+
+	/* bounded: entries, size, include depth; includes are read, relative to their file */
+	{
+		struct buf big = { 0 };
+		struct vec out = { 0 };
+		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
+		const char *why = NULL;
+		int line;
+
+		buf_puts(&big, "[a]\n");
+		for (i = 0; i <= SBX_MAX_GITCFG_ENTRIES; i++)
+			buf_puts(&big, "k\n");
+		CHECK(gitcfg_parse(big.p, big.n, "t", &out, &line) < 0, "more than %d entries refused",
+		    SBX_MAX_GITCFG_ENTRIES);
+		big.n = 0;
+		buf_puts(&big, "[a]\n");
+		while (big.n <= SBX_MAX_GITCFG_BYTES)
+			buf_puts(&big, "# a comment line of a huge file, padding it out\n");
+		fake_tree("d /r");
+		fake_content("/r/huge", big.p);
+		out.n = 0;
+		CHECK(git_config_read(&fake_disk, "/home/u", "/r/huge", 0, &budget, &out, &why) < 0, "huge file refused");
+		free(big.p);
+		fake_tree("c /r/loop [include]\\n\\tpath = loop\\n");
+		out.n = 0;
+		budget = 4 * SBX_MAX_GITCFG_BYTES;
+		CHECK(git_config_read(&fake_disk, "/home/u", "/r/loop", 0, &budget, &out, &why) < 0 &&
+		    strstr(why, "nested more than 10 deep"), "an include loop stops: %s", S(why));
+		fake_tree("c /r/a.cfg [include]\\n\\tpath = sub/b.cfg\\n[includeIf \"gitdir:/x/\"]\\n\\tpath = ~/c.cfg\\n; "
+		    "c /r/sub/b.cfg [x]\\n\\ty = 1\\n; c /home/u/c.cfg [z]\\n\\tw = 2\\n");
+		out.n = 0;
+		budget = 4 * SBX_MAX_GITCFG_BYTES;
+		CHECK(git_config_read(&fake_disk, "/home/u", "/r/a.cfg", 0, &budget, &out, &why) == 0 && out.n == 4 &&
+		    strcmp(((struct gitcfg_entry *)out.v[2])->file, "/r/sub/b.cfg") == 0 &&
+		    strcmp(((struct gitcfg_entry *)out.v[3])->key, "w") == 0, "includes and includeIf read: %zu", out.n);
+		fake_tree("c /r/x [a]\\n\\tk = v\\n");
+		fake_find("/r/x")->kind = FK_OTHER;	/* a FIFO: never read */
+		out.n = 0;
+		CHECK(git_config_read(&fake_disk, "/home/u", "/r/x", 0, &budget, &out, &why) < 0, "a FIFO is refused");
+	}
+
+	/* what runs, and the words of commands that name files */
+	{
+		static const struct { const char *text; bool runs; } keys[] = {
+			{ "[alias]\nst = status\n", false },
+			{ "[alias]\nx = !sh -c evil\n", true },
+			{ "[alias]\ny = -c core.fsmonitor=./x status\n", true },
+			{ "[core]\nfsmonitor = false\n", false },
+			{ "[core]\nfsmonitor = ./x.sh\n", true },
+			{ "[core]\nfsmonitor\n", true },
+			{ "[filter \"lfs\"]\nclean = git-lfs clean -- %f\n", true },
+			{ "[credential \"https://h\"]\nhelper = store\n", true },
+			{ "[includeIf \"onbranch:x\"]\npath = p\n", true },
+			{ "[protocol \"ext\"]\nallow = always\n", true },
+			{ "[user]\nname = x\n", false },
+			{ "[remote \"o\"]\nurl = https://x\n", false },
+		};
+		struct vec paths = { 0 }, plain = { 0 };
+
+		for (i = 0; i < LEN(keys); i++) {
+			struct vec out = { 0 };
+			int line;
+
+			CHECK(gitcfg_parse(keys[i].text, strlen(keys[i].text), "t", &out, &line) == 0 && out.n == 1 &&
+			    git_key_runs(out.v[0], git_key_of(out.v[0])) == keys[i].runs, "runs? %s", keys[i].text);
+		}
+		git_cmd_words("!sh x.sh --flag A=./b ~/c 'q/d' --format=%h/%s;tools/run|x", false, &paths, &plain);
+		CHECK(paths.n == 4 && strcmp(paths.v[0], "x.sh") == 0 && strcmp(paths.v[1], "./b") == 0 &&
+		    strcmp(paths.v[2], "~/c") == 0 && strcmp(paths.v[3], "tools/run") == 0, "held: %zu %s", paths.n,
+		    paths.n ? (char *)paths.v[0] : "");
+		CHECK(plain.n == 4 && strcmp(plain.v[0], "sh") == 0 && strcmp(plain.v[1], "q/d") == 0 &&
+		    strcmp(plain.v[2], "%h/%s") == 0 && strcmp(plain.v[3], "x") == 0, "existing only: %zu", plain.n);
+		paths.n = plain.n = 0;
+		git_cmd_words("!sh -c \"git log\"", false, &paths, &plain);
+		CHECK(paths.n == 0 && plain.n == 3, "sh -c: a command, not a script: %zu", paths.n);
+		paths.n = plain.n = 0;
+		git_cmd_words("log --format=%h/%s -c core.fsmonitor=./m.sh -c core.pager=less status", true, &paths, &plain);
+		CHECK(paths.n == 1 && strcmp(paths.v[0], "./m.sh") == 0 && plain.n == 1 && strcmp(plain.v[0], "less") == 0,
+		    "an alias without \"!\": its -c values only: %zu %zu", paths.n, plain.n);
+		CHECK(strcmp(S(gitcfg_path("~/x", "/b", "/home/u")), "/home/u/x") == 0 &&
+		    strcmp(S(gitcfg_path("r/x", "/b", "/home/u")), "/b/r/x") == 0 && !gitcfg_path("~root/x", "/b", "/h"),
+		    "pathname values");
+	}
+
+	/* the audit's rewrite reads back as the entries it kept */
+	{
+		const char *text = "[a \"q\\\"b\"]\nk = \"x\\ty ; z\"\n[B.c]\nflag\n[d]\nv = \"  lead\\\\\"\n";
+		struct vec out = { 0 }, again = { 0 };
+		struct buf b = { 0 };
+		int line;
+
+		CHECK(gitcfg_parse(text, strlen(text), "t", &out, &line) == 0, "rewrite: parse");
+		gitcfg_write(&out, &b);
+		CHECK(gitcfg_parse(b.p, b.n, "t", &again, &line) == 0 &&
+		    strcmp(gitcfg_text(text, strlen(text)), gitcfg_text(b.p, b.n)) == 0, "rewrite round-trips:\n%s", b.p);
+		free(b.p);
 	}
 }
 
@@ -703,7 +970,7 @@ test_argv_goldens(void)
 		char *line, *save, *copy;
 		struct buf tree = { 0 };
 		struct policy p;
-		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL };
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL } };
 		struct vec facts = { 0 }, opts = { 0 }, tail = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -1953,7 +2220,7 @@ test_policy_hardening(void)
 			check_str(got, plans[i].want, plans[i].name, __LINE__);
 	}
 	{	/* nothing under a secret is writable, even with allow-write */
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL } };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err er = { 0 };
@@ -2072,6 +2339,7 @@ main(void)
 	test_patterns();
 	test_globs_and_paths();
 	test_plan();
+	test_gitcfg();
 	test_argv_goldens();
 	test_bpf();
 	test_network_decisions();

@@ -1,0 +1,313 @@
+# tests/git.tests.sh - git runs code later, outside the sandbox, in more ways than
+# .git/hooks and .git/config: each attack is tried from inside, then the person's own
+# git (status, commit) runs OUTSIDE the sandbox and must not run the payload; the same
+# git operations inside (add, commit, branch, rebase, stash, worktree add, init) work.
+# Sourced by test.sh (uses run_sbx, run_ops, expect_*, git_env, fail, note).
+
+# A payload that leaves a marker outside every writable root when it runs.
+git_payload() { # git_payload NAME : prints the path of an executable that touches $O/PWNED-NAME
+	printf '#!/bin/sh\ntouch %s/PWNED-%s\nexit 1\n' "$O" "$1" >"$O/payload-$1.sh"
+	chmod +x "$O/payload-$1.sh"
+	echo "$O/payload-$1.sh"
+}
+expect_no_payload() { # expect_no_payload WHAT
+	local m
+	m=$(cd "$O" && ls PWNED-* 2>/dev/null | tr '\n' ' ')
+	[ -z "$m" ] || fail "$1: a payload ran outside the sandbox: $m"
+}
+# The person's git, outside: status and a commit, in DIR.
+git_outside() { # git_outside DIR
+	git -C "$1" status >/dev/null 2>&1
+	git -C "$1" commit -q --allow-empty -m outside >/dev/null 2>&1
+	git -C "$1" log -1 >/dev/null 2>&1
+}
+git_project() { # git_project DIR : a repository with one commit
+	mkdir -p "$1"; echo hello >"$1/file.txt"
+	git -C "$1" init -q && git -C "$1" add . && git -C "$1" commit -qm one || fail "setup: git init in $1"
+}
+
+t_git_entries_read_only() { # .git/commondir, config.worktree, worktrees/*/, modules/*/ and hooksPath targets: read-only inside
+	git_env
+	local pay; pay=$(git_payload fsm)
+	git_project "$P"
+	git -C "$P" worktree add -q "$O/wt" -b wtb 2>/dev/null || fail "setup: worktree add"
+	# a submodule's repository under .git/modules (as `git submodule add` leaves it)
+	mkdir -p "$P/.git/modules"; git init -q --separate-git-dir "$P/.git/modules/sub" "$T/subwt" >/dev/null || fail "setup: modules/sub"
+	# husky's layout: core.hooksPath = .husky/_, whose stubs run .husky/<hook>
+	mkdir -p "$P/.husky/_"; echo 'exit 0' >"$P/.husky/pre-commit"
+	git -C "$P" config core.hooksPath .husky/_
+	git -C "$P" config extensions.worktreeConfig true   # git now reads .git/config.worktree
+	# a hostile common directory the command would point commondir at
+	mkdir -p "$P/evil/hooks"; printf '[core]\n\tfsmonitor = %s\n' "$pay" >"$P/evil/config"
+	git -C "$P" add -A && git -C "$P" commit -qm setup
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<EOF
+commondir write $P/.git/commondir
+wtconfig write $P/.git/config.worktree
+wt_commondir write $P/.git/worktrees/wt/commondir
+wt_gitdir write $P/.git/worktrees/wt/gitdir
+mod_config append $P/.git/modules/sub/config
+mod_hook create $P/.git/modules/sub/hooks/pre-commit
+husky_stub create $P/.husky/_/pre-commit
+husky_hook append $P/.husky/pre-commit
+config append $P/.git/config
+ctl_index_lock create $P/.git/index.lock
+ctl_file append $P/file.txt
+ctl_evil append $P/evil/config
+EOF
+	expect_ops <<'EOF'
+commondir EROFS
+wtconfig EROFS
+wt_commondir EROFS
+wt_gitdir EROFS
+mod_config EROFS
+mod_hook EROFS
+husky_stub EROFS
+husky_hook EROFS
+config EROFS
+ctl_index_lock ok
+ctl_file ok
+ctl_evil ok
+EOF
+	rm -f "$P/.git/index.lock"
+	# the missing commondir is held as "." while the run lasts: git works inside
+	run_sbx -c "$T/p" -- sh -c 'cat .git/commondir; git status --short >/dev/null && echo STATUS-OK'
+	expect_rc 0 "git status inside"; expect_contains "$OUT" STATUS-OK "git status with the commondir placeholder"
+	[ ! -e "$P/.git/commondir" ] || fail "host: the commondir placeholder was left behind"
+	git_outside "$P"; git_outside "$O/wt"
+	expect_no_payload "git status/commit outside after the run"
+}
+
+t_git_operations_work() { # control: add, commit, branch, rebase, stash, worktree add, init work inside; tree clean after
+	git_env
+	git_project "$P"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -ec '
+		echo two >>file.txt; git add file.txt; git commit -qm two
+		git branch topic; git checkout -q topic; echo t >t.txt; git add t.txt; git commit -qm topic
+		git checkout -q master 2>/dev/null || git checkout -q main
+		echo three >>file.txt; git commit -qam three
+		git checkout -q topic; git rebase -q master 2>/dev/null || git rebase -q main
+		echo dirty >>t.txt; git stash -q; git stash pop -q; git checkout -q -- t.txt
+		git worktree add -q ../wt-inside 2>/dev/null || git worktree add -q wt-inside
+		mkdir newproj; cd newproj; git init -q; echo n >n; git add n; git commit -qm new
+		echo ALL-OK'
+	expect_rc 0 "git operations inside"; expect_contains "$OUT" ALL-OK "git operations"
+	expect_eq "$(git -C "$P" log --format=%s topic | tr '\n' ' ')" "topic three two one " "host: the rebased branch"
+	expect_eq "$(git -C "$P/newproj" log --format=%s)" new "host: the project made inside"
+	expect_not_contains "$ERR" "neutralised" "stderr of a run that made nothing dangerous"
+}
+
+t_git_created_repos_neutralised() { # git init + hook + fsmonitor, nested gitlink, .git file and symlink: nothing runs later
+	git_env
+	local pay; pay=$(git_payload new)
+	git_project "$P"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -ec "
+		# a new project with a hook and an fsmonitor
+		mkdir newproj; cd newproj; git init -q
+		printf '#!/bin/sh\n$pay hook\n' >.git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+		git config core.fsmonitor $pay; git config alias.st '!$pay'; git config core.pager $pay
+		echo n >n; git add n; git -c core.fsmonitor=false commit -q --no-verify -m new; cd ..
+		# a nested repository deep down, with its own fsmonitor, as a gitlink of the outer one
+		mkdir -p a/b/c/d/nested; cd a/b/c/d/nested; git init -q; git commit -q --allow-empty -m n
+		git config core.fsmonitor $pay; cd - >/dev/null
+		git -c core.fsmonitor=false add a/b/c/d/nested
+		# and one in node_modules, which the audit searches when git ran
+		mkdir -p node_modules/pkg; cd node_modules/pkg; git init -q; git commit -q --allow-empty -m n
+		git config core.fsmonitor $pay; cd - >/dev/null
+		git -c core.fsmonitor=false add -f node_modules/pkg
+		git -c core.fsmonitor=false commit -qm gitlink
+		# a gitdir made inside, named by a new .git file and a new .git symlink
+		mkdir -p evilgd x y; git init -q --bare evilgd
+		git --git-dir=evilgd config core.fsmonitor $pay
+		printf '#!/bin/sh\n$pay hook2\n' >evilgd/hooks/pre-commit; chmod +x evilgd/hooks/pre-commit
+		echo 'gitdir: $P/evilgd' >x/.git; ln -s $P/evilgd y/.git
+		echo DONE"
+	expect_rc 0 "the attacks inside"; expect_contains "$OUT" DONE "the attacks inside"
+	expect_contains "$ERR" "neutralised $P/newproj/.git/hooks/pre-commit" "report of the new hook"
+	expect_contains "$ERR" "core.fsmonitor" "report of the fsmonitor"
+	expect_contains "$ERR" "neutralised $P/node_modules/pkg/.git/config" "report of the repository in node_modules"
+	for d in "$P" "$P/newproj" "$P/a/b/c/d/nested" "$P/node_modules/pkg" "$P/x" "$P/y"; do git_outside "$d"; done
+	git -C "$P/newproj" st >/dev/null 2>&1; git -C "$P/newproj" log -1 >/dev/null 2>&1
+	expect_no_payload "the person's git outside, after the run"
+	# nothing the command wrote outside those entries is gone
+	expect_eq "$(git -C "$P/newproj" log --format=%s | tail -1)" new "host: the new project's commit"
+	[ -f "$P/newproj/.git/hooks/pre-commit.sbx-disabled" ] || fail "host: the hook is kept, renamed"
+	[ -f "$P/newproj/.git/config.sbx-disabled" ] || fail "host: the original config is kept"
+	grep -q 'fsmonitor' "$P/newproj/.git/config" && fail "host: core.fsmonitor still in the new config"
+	expect_eq "$(git -C "$P/newproj" config core.bare)" false "host: the rest of the config kept"
+}
+
+t_git_created_repo_after_sigkill() { # sbx SIGKILLed after git init + hook inside: the next run neutralises it first
+	git_env
+	local pay tok="sleep ${TOKBASE}7"; pay=$(git_payload killed)
+	# a runtime directory of this test's own: any sbx run on the machine recovers dead
+	# runs in a shared one, and one built before the audit would only remove the record
+	export TMPDIR=$T/rt; mkdir -p "$TMPDIR"; chmod 700 "$TMPDIR"
+	git_project "$P"
+	policy p <<<"allow-write ."
+	start_bg "$T/bg.out" -c "$T/p" -- sh -c "mkdir newproj && cd newproj && git init -q &&
+		printf '#!/bin/sh\n$pay\n' >.git/hooks/post-checkout && chmod +x .git/hooks/post-checkout &&
+		git config core.fsmonitor $pay && echo ready && exec $tok"
+	wait_file_has "$T/bg.out" ready 20 || { kill -KILL "$BGPID"; fail "the command never became ready: $(cat "$T/bg.out.err")"; }
+	kill -KILL "$BGPID"; wait_pid "$BGPID" 10
+	wait_gone "$tok" 5 || fail "processes outlived the SIGKILLed sbx"
+	[ -x "$P/newproj/.git/hooks/post-checkout" ] || fail "setup: the killed run's hook is not there"
+	git -C "$P" config core.pager cat   # the person's own change, between the two runs
+	run_sbx -c "$T/p" -- true
+	expect_rc 0 "the next run"
+	expect_contains "$ERR" "neutralised $P/newproj/.git/hooks/post-checkout" "the next run's report"
+	expect_eq "$(git -C "$P" config core.pager)" cat "host: a change to a repository the killed run could not write"
+	git_outside "$P/newproj"; git -C "$P/newproj" checkout -q -b other 2>/dev/null
+	expect_no_payload "git outside after the recovery"
+}
+
+t_git_config_named_paths() { # paths the config names (fsmonitor script, include, alias script) are read-only inside
+	git_env
+	git_project "$P"
+	printf '#!/bin/sh\nexit 1\n' >"$P/fsm.sh"; chmod +x "$P/fsm.sh"
+	printf '[alias]\n\tx = !sh tools/run.sh\n' >"$P/shared.gitconfig"; mkdir -p "$P/tools"; echo 'exit 0' >"$P/tools/run.sh"
+	git -C "$P" config core.fsmonitor ./fsm.sh
+	git -C "$P" config include.path ../shared.gitconfig
+	git -C "$P" config include.path ../later.gitconfig --add
+	git -C "$P" config filter.f.clean './filters/clean.sh %f'
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<EOF
+fsm append $P/fsm.sh
+include append $P/shared.gitconfig
+include_missing write $P/later.gitconfig
+alias_script append $P/tools/run.sh
+filter_missing mkdir $P/filters
+ctl append $P/file.txt
+EOF
+	expect_ops <<'EOF'
+fsm EROFS
+include EROFS
+include_missing EROFS|EISDIR
+alias_script EROFS
+filter_missing EROFS|EEXIST
+ctl ok
+EOF
+	[ ! -e "$P/later.gitconfig" ] && [ ! -e "$P/filters" ] || fail "host: a placeholder was left behind"
+}
+
+t_git_worktree_commit() { # a worktree whose main repository is outside the writable root: commit works, the rest is read-only
+	git_env
+	git_project "$O/main"
+	git -C "$O/main" worktree add -q "$T/wt" -b wtb 2>/dev/null || fail "setup: worktree add"
+	cd "$T/wt" || fail "cd"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -c 'echo change >>file.txt && git commit -qam inside && git status --short && echo COMMITTED'
+	expect_rc 0 "git commit in the worktree"; expect_contains "$OUT" COMMITTED "git commit in the worktree"
+	expect_eq "$(git -C "$O/main" log -1 --format=%s wtb)" inside "host: the worktree's commit"
+	run_ops -c "$T/p" <<EOF
+hook create $O/main/.git/hooks/pre-commit
+config append $O/main/.git/config
+main_file append $O/main/file.txt
+head append $O/main/.git/HEAD
+wt_commondir append $O/main/.git/worktrees/wt/commondir
+wt_gitdir append $O/main/.git/worktrees/wt/gitdir
+wt_new create $O/main/.git/worktrees/wt/config.worktree
+ctl_refs create $O/main/.git/refs/heads/probe
+ctl_wt_index create $O/main/.git/worktrees/wt/probe
+EOF
+	expect_ops <<'EOF'
+hook EROFS
+config EROFS
+main_file EROFS
+head EROFS
+wt_commondir EROFS
+wt_gitdir EROFS
+wt_new ok|EROFS
+ctl_refs ok
+ctl_wt_index ok
+EOF
+	rm -f "$O/main/.git/refs/heads/probe" "$O/main/.git/worktrees/wt/probe" "$O/main/.git/worktrees/wt/config.worktree"
+}
+
+t_git_mandatory_extended() { # beyond srt: .zshenv, ~/.config/git/config, fish, .claude/settings*.json, protect NAME
+	mkdir -p "$H/.config/fish" "$P/.claude"
+	echo 'echo hi' >"$H/.zshenv"; echo '{}' >"$P/.claude/settings.json"
+	policy p <<EOF
+allow-write .
+allow-write $H
+protect .envrc
+protect tool/rc
+EOF
+	run_ops -c "$T/p" <<EOF
+zshenv append $H/.zshenv
+zlogin write $H/.zlogin
+bash_login write $H/.bash_login
+xdg_git write $H/.config/git/config
+fish write $H/.config/fish/config.fish
+claude append $P/.claude/settings.json
+claude_local write $P/.claude/settings.local.json
+envrc write $P/.envrc
+tool_rc mkdir $P/tool
+ctl_home create $H/notes.txt
+ctl_claude create $P/.claude/notes.md
+EOF
+	expect_ops <<'EOF'
+zshenv EROFS
+zlogin EISDIR|EROFS
+bash_login EISDIR|EROFS
+xdg_git EISDIR|EROFS
+fish EISDIR|EROFS
+claude EROFS
+claude_local EISDIR|EROFS
+envrc EISDIR|EROFS
+tool_rc EEXIST|EROFS
+ctl_home ok
+ctl_claude ok
+EOF
+	run_sbx -c "$T/p" --print=json
+	expect_contains "$OUT" '"protectedFiles"' "--print=json"
+	run_sbx -c "$T/p" --print=policy
+	expect_contains "$OUT" "protect .envrc" "--print=policy"
+}
+
+TESTS+=(git_entries_read_only git_operations_work git_created_repos_neutralised git_created_repo_after_sigkill
+	git_config_named_paths git_worktree_commit git_mandatory_extended)
+
+t_git_deep_and_renamed_repos() { # beyond the scan's depth: the person's hooks kept, changed ones neutralised; a dir renamed to .git is new
+	git_env
+	local pay; pay=$(git_payload deep)
+	git_project "$P"
+	git_project "$P/a/b/c/deep"          # deeper than the scan reaches: not protected by a mount
+	printf '#!/bin/sh\nexit 0\n' >"$P/a/b/c/deep/.git/hooks/pre-push"; chmod +x "$P/a/b/c/deep/.git/hooks/pre-push"
+	git -C "$P/a/b/c/deep" config core.pager cat   # the person's own setting
+	policy p <<<"allow-write ."
+	sleep 0.1   # the audit takes what changed from 20 ms before the run on as the command's
+	# run 1 prepares a repository-shaped directory that is not a repository yet
+	run_sbx -c "$T/p" -- sh -ec "git init -q --bare prep; git --git-dir=prep config core.fsmonitor $pay; mv prep/config prep/cfg"
+	expect_rc 0 "run 1"
+	run_sbx -c "$T/p" -- sh -ec "
+		cd a/b/c/deep; echo x >>file.txt; git -c core.fsmonitor=false commit -qam inside
+		printf '#!/bin/sh\n$pay\n' >.git/hooks/post-commit; chmod +x .git/hooks/post-commit; cd - >/dev/null
+		mv prep/cfg prep/config; mkdir -p x/y/z/w; mv prep x/y/z/w/.git; echo DONE"
+	expect_rc 0 "run 2"; expect_contains "$OUT" DONE "run 2"
+	expect_contains "$ERR" "neutralised $P/a/b/c/deep/.git/hooks/post-commit" "the hook added to the deep repository"
+	expect_contains "$ERR" "neutralised $P/x/y/z/w/.git/config" "the directory renamed to .git"
+	expect_not_contains "$ERR" "pre-push" "the person's own hook"
+	expect_eq "$(git -C "$P/a/b/c/deep" config core.pager)" cat "host: the person's own setting kept"
+	[ -x "$P/a/b/c/deep/.git/hooks/pre-push" ] || fail "host: the person's own hook was touched"
+	git_outside "$P/a/b/c/deep"; git_outside "$P/x/y/z/w"
+	expect_no_payload "git outside after run 2"
+}
+TESTS+=(git_deep_and_renamed_repos)
+
+t_git_pointer_to_existing_repo() { # a new .git symlink or file naming the person's repository: its own hooks are kept
+	git_env
+	git_project "$P"
+	printf '#!/bin/sh\nexit 0\n' >"$P/.git/hooks/pre-commit"; chmod +x "$P/.git/hooks/pre-commit"
+	git_project "$P/a/b/c/deep"
+	printf '#!/bin/sh\nexit 0\n' >"$P/a/b/c/deep/.git/hooks/pre-push"; chmod +x "$P/a/b/c/deep/.git/hooks/pre-push"
+	sleep 0.1
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -ec "mkdir y z; ln -s $P/.git y/.git; echo 'gitdir: $P/a/b/c/deep/.git' >z/.git; echo DONE"
+	expect_rc 0; expect_contains "$OUT" DONE "the command"
+	expect_not_contains "$ERR" "neutralised" "the audit of repositories there before the run"
+	[ -x "$P/.git/hooks/pre-commit" ] && [ -x "$P/a/b/c/deep/.git/hooks/pre-push" ] || fail "host: the person's hooks were touched"
+}
+TESTS+=(git_pointer_to_existing_repo)
