@@ -6275,6 +6275,11 @@ ph_acquire(const struct plan *pl)
 		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO || strcmp(m->path, last) == 0)
 			continue;	/* not a host path of the plan's, or seen */
 		last = m->path;
+		/* where the command cannot write, a placeholder of another run
+		 * (an empty directory) that vanished would lift nothing: this run
+		 * could not create anything there either */
+		if (!plan_is_writable(pl, path_dirname(m->path)))
+			continue;
 		for (size_t j = 0; j < pl->placeholders.n; j++)
 			if (strcmp(((struct placeholder *)pl->placeholders.v[j])->path, m->path) == 0)
 				kind = ((struct placeholder *)pl->placeholders.v[j])->kind;
