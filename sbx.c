@@ -5822,6 +5822,51 @@ audit_config(struct audit *a, const char *path, bool force)
 	}
 }
 
+/* A rebase or cherry-pick left stopped runs the "exec" lines of its todo
+ * list on the person's `git rebase --continue`: comment them out, in a todo
+ * list the command could write and changed during the run (the original
+ * kept as NAME.sbx-disabled). The rest of the list is kept as it was. */
+static void
+audit_todo(struct audit *a, const char *path)
+{
+	struct stat st;
+	struct buf b = { 0 }, out = { 0 };
+	char *line, *save;
+	const char *tmp = aprintf("%s.sbx-new", path);
+	int fd, n = 0;
+
+	if (!audit_writable(a, path) || lstat(path, &st) < 0 || !audit_changed(a, path))
+		return;
+	if (!S_ISREG(st.st_mode) || read_file(path, SBX_MAX_GITCFG_BYTES, &b) < 0) {
+		free(b.p);
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, "a todo list sbx cannot read; renamed, so the rebase stops there");
+		return;
+	}
+	for (line = b.p ? strtok_r(b.p, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		const char *w = line + strspn(line, " \t");
+		size_t len = strcspn(w, " \t");
+
+		if ((len == 4 && strncmp(w, "exec", 4) == 0) || (len == 1 && w[0] == 'x')) {
+			buf_puts(&out, "# sbx-disabled: ");
+			n++;
+		}
+		buf_printf(&out, "%s\n", line);
+	}
+	free(b.p);
+	if (n && ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
+	    write_all(fd, out.p, out.n) < 0 || close(fd) < 0 || rename(path, aprintf("%s.sbx-disabled", path)) < 0 ||
+	    rename(tmp, path) < 0)) {
+		unlink(tmp);
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, "a todo list sbx could not rewrite; renamed, so the rebase stops there");
+	} else if (n) {
+		audit_report(a, path, aprintf("%d exec line%s commented out (git rebase --continue runs them)", n,
+		    n == 1 ? "" : "s"));
+	}
+	free(out.p);
+}
+
 /* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of
  * commondir), relative to dir, as a real path; NULL if none. */
 static const char *
@@ -5904,6 +5949,8 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	if (!(prot && a->allow_git_config))
 		audit_config(a, path_join(gd, "config"), force);
 	audit_config(a, path_join(gd, "config.worktree"), force);
+	audit_todo(a, path_join(gd, "rebase-merge/git-rebase-todo"));
+	audit_todo(a, path_join(gd, "sequencer/todo"));
 	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
 	if (common && strcmp(common, gd) != 0 && !audit_in(&a->protected_gitdirs, common) &&
 	    audit_in_roots(a, common))

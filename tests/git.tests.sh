@@ -311,3 +311,24 @@ t_git_pointer_to_existing_repo() { # a new .git symlink or file naming the perso
 	[ -x "$P/.git/hooks/pre-commit" ] && [ -x "$P/a/b/c/deep/.git/hooks/pre-push" ] || fail "host: the person's hooks were touched"
 }
 TESTS+=(git_pointer_to_existing_repo)
+
+t_git_rebase_todo_exec() { # a rebase left stopped with an exec line: the person's `git rebase --continue` does not run it
+	git_env
+	local pay; pay=$(git_payload rebase)
+	git_project "$P"
+	echo two >>"$P/file.txt"; git -C "$P" commit -qam two
+	# the sequence editor the command uses: stop at once, then pick, then run the payload
+	printf '#!/bin/sh\nsha=$(git rev-parse --short HEAD)\nprintf "break\\npick %%s two\\nexec %s\\n" "$sha" >"$1"\n' "$pay" >"$T/seqed.sh"
+	chmod +x "$T/seqed.sh"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -c "GIT_SEQUENCE_EDITOR=$T/seqed.sh git rebase -q -i HEAD~1; echo STOPPED"
+	expect_rc 0; expect_contains "$OUT" STOPPED "the rebase inside"
+	[ -d "$P/.git/rebase-merge" ] || fail "setup: no rebase left in progress"
+	expect_contains "$ERR" "exec line commented out" "the report"
+	git -C "$P" rebase --continue >/dev/null 2>&1
+	expect_no_payload "git rebase --continue outside"
+	# control: the rest of the rebase ran
+	[ ! -d "$P/.git/rebase-merge" ] || git -C "$P" rebase --continue >/dev/null 2>&1
+	expect_eq "$(git -C "$P" log -1 --format=%s)" two "host: the rebase finished"
+}
+TESTS+=(git_rebase_todo_exec)
