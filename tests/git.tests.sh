@@ -154,11 +154,14 @@ t_git_created_repo_after_sigkill() { # sbx SIGKILLed after git init + hook insid
 	kill -KILL "$BGPID"; wait_pid "$BGPID" 10
 	wait_gone "$tok" 5 || fail "processes outlived the SIGKILLed sbx"
 	[ -x "$P/newproj/.git/hooks/post-checkout" ] || fail "setup: the killed run's hook is not there"
+	expect_eq "$(cat "$P/.git/commondir" 2>&1)" . "host: the killed run's commondir placeholder"
+	git -C "$P" status --short >/dev/null || fail "host: git status beside the killed run's commondir placeholder"
 	git -C "$P" config core.pager cat   # the person's own change, between the two runs
 	run_sbx -c "$T/p" -- true
 	expect_rc 0 "the next run"
 	expect_contains "$ERR" "neutralised $P/newproj/.git/hooks/post-checkout" "the next run's report"
 	expect_eq "$(git -C "$P" config core.pager)" cat "host: a change to a repository the killed run could not write"
+	[ ! -e "$P/.git/commondir" ] || fail "host: the killed run's commondir placeholder was not removed"
 	git_outside "$P/newproj"; git -C "$P/newproj" checkout -q -b other 2>/dev/null
 	expect_no_payload "git outside after the recovery"
 }
