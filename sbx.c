@@ -2529,6 +2529,11 @@ gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int 
 				*dot = '\0';
 				sub = dot + 1;
 			}
+			if (!*section) {	/* git takes "[.x]" as a section named "": refused, not guessed */
+				free(name.p);
+				free(sb.p);
+				goto bad;
+			}
 			free(name.p);
 			free(sb.p);
 			continue;
