@@ -4211,20 +4211,22 @@ git_key_runs(const struct gitcfg_entry *e, const struct git_key *k)
 	return true;
 }
 
-/* The words of a command-valued setting that may name files, relative to
- * the work tree: `held` ones are protected even when missing (a script:
- * a word with a "/" first or after a shell operator; the word after an
- * interpreter, `sh x.sh`, which reads x.sh from the work tree; or any word
- * spelled as a path: ./x, ../x, /x, ~/x), the
- * others only if they exist (so `%h/%s` in a log format makes no
- * placeholder). Quotes are dropped; an "A=" prefix is dropped (an
- * assignment, or `-c core.fsmonitor=./x`). git_args: an alias without "!"
- * runs git, not a shell: only the values of its -c settings count. */
+/* The files a command-valued setting runs, as written (relative to the work
+ * tree, or ~/...): a word in program position that contains a "/" (the
+ * first, or one after a shell operator or a prefix such as `env`, `exec`,
+ * `then`), and the script after an interpreter (`sh x.sh`, `node t.js`:
+ * read from the work tree). Other words are arguments: protecting them
+ * would make `!cd ./pkg && make` keep ./pkg read-only, and the program
+ * decides what it does with them. Quotes are dropped. git_args: an alias
+ * without "!" runs git, not a shell: only its -c settings' values count,
+ * as commands (`-c core.fsmonitor=./x status`). */
 static void
-git_cmd_words(const char *cmd, bool git_args, struct vec *held, struct vec *existing)
+git_cmd_words(const char *cmd, bool git_args, struct vec *runs)
 {
-	static const char *const interpreters[] = { "sh", "bash", "zsh", "dash", "env", "exec", "node",
-		"python", "python3", "perl", "ruby", "source", "." };
+	static const char *const interpreters[] = { "sh", "bash", "zsh", "dash", "ksh", "fish", "node", "deno",
+		"bun", "python", "python3", "perl", "ruby", "php", "source", "." };
+	static const char *const prefixes[] = { "env", "exec", "command", "nohup", "time", "then", "do", "else",
+		"if", "while", "until", "{", "!", "xargs" };
 	const char *s = cmd;
 	bool program = true, script = false, after_c = false;
 	int n = 0;
@@ -4234,7 +4236,8 @@ git_cmd_words(const char *cmd, bool git_args, struct vec *held, struct vec *exis
 		s++;
 	while (*s && n < 64) {
 		struct buf w = { 0 };
-		char *eq, *word;
+		const char *word;
+		bool interp = false, prefix = false;
 
 		for (; *s && (isspace((unsigned char)*s) || strchr(";|&<>()`$", *s)); s++)
 			if (strchr(";|&(`$", *s))
@@ -4249,37 +4252,26 @@ git_cmd_words(const char *cmd, bool git_args, struct vec *held, struct vec *exis
 		n++;
 		word = w.p;
 		if (git_args) {
-			if (after_c && (eq = strchr(word, '=')))
-				git_cmd_words(eq + 1, false, held, existing);
+			if (after_c && strchr(word, '='))
+				git_cmd_words(strchr(word, '=') + 1, false, runs);
 			after_c = strcmp(word, "-c") == 0;
-			free(w.p);
-			continue;
-		}
-		eq = strchr(word, '=');
-		if (eq && (!strchr(word, '/') || eq < strchr(word, '/'))) {
-			word = eq + 1;	/* A=B: the command's program still follows */
-		} else {
-			bool interp = false;
-
-			for (i = 0; i < LEN(interpreters); i++)
-				interp |= strcmp(word, interpreters[i]) == 0;
-			if (word[0] && word[0] != '-')
-				vec_push(strncmp(word, "./", 2) == 0 || strncmp(word, "../", 3) == 0 || word[0] == '/' ||
-				    strncmp(word, "~/", 2) == 0 || (program && strchr(word, '/')) || script ? held : existing,
-				    astrdup(word));
-			if (word[0] != '-') {	/* `sh -e x.sh`: the script follows the options */
-				script = interp;
-				program = interp;
-			} else if (strcmp(word, "-c") == 0) {	/* `sh -c CMD`: a command, not a file */
+		} else if (word[0] == '-') {
+			if (strcmp(word, "-c") == 0) {	/* `sh -c CMD`: a command follows, not a script */
 				script = false;
 				program = true;
 			}
-			free(w.p);
-			continue;
+		} else if (program && strchr(word, '=') && (!strchr(word, '/') || strchr(word, '=') < strchr(word, '/'))) {
+			;	/* A=B before the program: it still follows */
+		} else {
+			for (i = 0; i < LEN(interpreters); i++)
+				interp |= strcmp(word, interpreters[i]) == 0;
+			for (i = 0; i < LEN(prefixes); i++)
+				prefix |= strcmp(word, prefixes[i]) == 0;
+			if (script || (program && (strchr(word, '/') || strncmp(word, "~/", 2) == 0)))
+				vec_push(runs, astrdup(word));
+			script = interp;
+			program = interp || prefix;
 		}
-		if (word[0] && word[0] != '-')
-			vec_push(strncmp(word, "./", 2) == 0 || strncmp(word, "../", 3) == 0 || word[0] == '/' ||
-			    strncmp(word, "~/", 2) == 0 ? held : existing, astrdup(word));
 		free(w.p);
 	}
 }
@@ -4573,7 +4565,7 @@ rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
 			const struct gitcfg_entry *e = v->v[i];
 			const struct git_key *k = git_key_of(e);
 			const char *why, *path;
-			struct vec paths = { 0 }, plain = { 0 };
+			struct vec runs = { 0 };
 
 			if (!k || !e->value || k->kind == GV_SETTING)
 				continue;
@@ -4608,11 +4600,10 @@ rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
 			case GV_CMD:
 				if (!top)
 					break;
-				git_cmd_words(e->value, gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &paths,
-				    &plain);
-				for (j = 0; j < paths.n + plain.n; j++)
-					if ((path = gitcfg_path(j < paths.n ? paths.v[j] : plain.v[j - paths.n], top,
-					    rs->home)) && rs_protect(rs, path, why, j < paths.n, PH_DIR) < 0)
+				git_cmd_words(e->value, gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &runs);
+				for (j = 0; j < runs.n; j++)
+					if ((path = gitcfg_path(runs.v[j], top, rs->home)) &&
+					    rs_protect(rs, path, why, true, PH_DIR) < 0)
 						return -1;
 				break;
 			case GV_SETTING:

@@ -60,11 +60,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (i = 0; i < out.n; i++) {
 		const struct gitcfg_entry *e = out.v[i];
-		struct vec held = { 0 }, existing = { 0 };
+		struct vec runs = { 0 };
 
 		(void)git_key_runs(e, git_key_of(e));
 		if (e->value)
-			git_cmd_words(e->value, e->value[0] != '!', &held, &existing);
+			git_cmd_words(e->value, e->value[0] != '!', &runs);
 	}
 	gitcfg_write(&out, &w);
 	if (gitcfg_parse(w.p ? w.p : "", w.n, "w", &again, &line) < 0)
