@@ -4551,7 +4551,7 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 
 /* Protect what a repository's effective config (the global files, then
  * the repository's own) names: hook directories, included files, and the
- * files among the words of commands. top is the work tree (relative
+ * programs and scripts of commands. top is the work tree (relative
  * hooksPath and commands are taken from there). */
 static int
 rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
