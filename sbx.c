@@ -34,8 +34,9 @@
  *      the network decision and the resolved-address classes (for the proxy)
  *   5. Filesystem plan: 5a the disk view and path resolution, 5b the mount
  *      plan (facts -> mounts), 5c from rules to facts (globs, the mandatory-
- *      deny scan, what a git repository runs), 5d placeholders and their
- *      journal, 5e the audit of repositories made during the run
+ *      deny scan, what a git repository runs), 5d the runtime directory
+ *      and placeholders shared by concurrent runs (a registry of flock(2)ed
+ *      entries), 5e the audit of repositories made during the run
  *   6. Linux: 6a the bwrap argv and the control message (pure), 6b the inner
  *      helper (the listeners it hands over, the socat bridge, expose-port
  *      connections, nested namespaces, sbx-init, capabilities, the filters),
@@ -91,6 +92,7 @@
 #include <sys/wait.h>
 #include <sys/resource.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -124,9 +126,25 @@
 #  include <sys/un.h>
 #  include <sys/syscall.h>
 #  include <sys/utsname.h>
+#  ifndef SYS_close_range
+#    define SYS_close_range	436	/* Linux 5.9; the same number on x86_64 and aarch64 */
+#  endif
+#  define SBX_CLOSE_RANGE_CLOEXEC	(1U << 2)	/* Linux 5.11 */
+#  ifndef SYS_open_tree
+#    define SYS_open_tree	428	/* Linux 5.2; the same on x86_64 and aarch64 */
+#    define SYS_move_mount	429
+#  endif
+#  define SBX_OPEN_TREE_CLONE		1
+#  define SBX_MOVE_MOUNT_F_EMPTY_PATH	0x4
+#endif
+
+#ifndef O_PATH
+#  define O_PATH	O_RDONLY	/* macOS: no O_PATH; a directory opened for reading serves */
 #endif
 
 #include "seccomp_bpf.h"
+
+extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on glibc */
 
 #define SBX_VERSION		"0.1.0"
 #define SBX_SRT_VERSION		"0.0.81"	/* the srt release whose rules we follow */
@@ -556,7 +574,60 @@ is_control(unsigned char ch)
 	return ch < 0x20 || ch == 0x7f;
 }
 
-/* ---- 2.3 Path helpers ------------------------------------------- */
+/* ---- 2.3 Inherited descriptors -------------------------------------
+ *
+ * SECURITY: sbx marks every descriptor above 2 close-on-exec as it starts,
+ * so none that the caller leaked (shells, IDEs and agent harnesses do)
+ * reaches bwrap or the command: an open directory is a way past every
+ * mount (`echo x > /proc/self/fd/7/file`), an open file a way past every
+ * deny. sbx clears the flag only on the descriptors it means to pass. */
+
+/* The fallback for kernels without close_range(CLOSE_RANGE_CLOEXEC)
+ * (before 5.11): each open descriptor, as /proc/self/fd (or /dev/fd)
+ * lists them, else every number up to the open-file limit. Returns 0, or
+ * -1 when one could not be marked. */
+static int
+fds_cloexec_listed(int lowest)
+{
+	static const char *const dirs[] = { "/proc/self/fd", "/dev/fd" };
+	struct rlimit rl;
+	long fd, max;
+
+	for (size_t i = 0; i < LEN(dirs); i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+		int rc = 0;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			fd = strtol(de->d_name, NULL, 10);
+			if (!isdigit((unsigned char)de->d_name[0]) || fd < lowest || fd == dirfd(d))
+				continue;
+			if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF)
+				rc = -1;
+		}
+		closedir(d);
+		return rc;
+	}
+	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 1 << 20;
+	for (fd = lowest; fd < max && fd < 1 << 20; fd++)
+		if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF)
+			return -1;
+	return 0;
+}
+
+static int
+fds_cloexec_from(int lowest)
+{
+#if SBX_LINUX
+	if (syscall(SYS_close_range, (unsigned)lowest, ~0U, SBX_CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;	/* one call, however many there are */
+#endif
+	return fds_cloexec_listed(lowest);
+}
+
+/* ---- 2.4 Path helpers ------------------------------------------- */
 
 /* Lexically clean an absolute path: collapse "//", drop "/./" and a trailing
  * "/" or "/.". ".." is resolved against the disk later (it may pass through a
@@ -630,6 +701,16 @@ path_depth(const char *p)
 	return d;
 }
 
+/* Does a clean path have a ".." component (which path_clean keeps)? */
+static bool
+path_has_dotdot(const char *p)
+{
+	for (; (p = strstr(p, "/..")); p += 3)
+		if (p[3] == '/' || p[3] == '\0')
+			return true;
+	return false;
+}
+
 static bool
 has_glob_chars(const char *s)
 {
@@ -642,7 +723,7 @@ has_glob_chars(const char *s)
 
 /* ---- 3.1 The model ---------------------------------------------- */
 
-enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_COUNT };
+enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_DENY_SECRET, PL_COUNT };
 
 struct pathrule {
 	const char *path;	/* absolute, clean, "~" expanded; globs not yet expanded */
@@ -667,6 +748,7 @@ struct policy {
 	struct vec ignores;		/* of struct ignorerule */
 	struct vec host_ports;		/* of const char *, "PORT": allow-host-port */
 	struct vec expose_ports;	/* of const char *, "PORT": expose-port */
+	struct vec deny_env;		/* of const char *, a NAME pattern (* globs): deny-env */
 	struct vec protected_names;	/* of const char *: protect, added to the mandatory denies */
 	long mandatory_deny_depth;	/* 1..10 */
 	bool allow_all_unix_sockets, allow_local_binding, allow_git_config;
@@ -693,6 +775,13 @@ pol_init(struct policy *p)
 	p->observe_writes = 1;
 }
 
+/* The credential stores the default policy hides (and policy.example
+ * lists): not every machine has each, so a missing one is no typo. */
+static const char *const default_deny_read[] = {
+	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.kube", "~/.docker/config.json", "~/.netrc",
+	"~/.git-credentials",
+};
+
 /* ---- 3.2 The directive table: one row drives the line reader, the
  * command-line options, both printers, --help and the man page -------- */
 
@@ -711,6 +800,7 @@ enum dkind {
 	DK_BINARY,	/* absolute path of a helper program */
 	DK_INCLUDE,	/* FILE: read another policy file here */
 	DK_PORT,	/* PORT in 1..65535, kept in a list */
+	DK_ENV,		/* NAME of an environment variable, * globs allowed, kept in a list */
 	DK_NAME,	/* a name or relative path below a root (protect) */
 };
 
@@ -735,6 +825,10 @@ static const struct directive directives[] = {
 	  "hide PATH: a denied file reads as empty, a denied directory is empty" },
 	{ "allow-read", DK_PATH, F(paths[PL_ALLOW_READ]), "PATH", "filesystem.allowRead",
 	  "show PATH again inside a denied directory" },
+	{ "deny-secret-file", DK_PATH, F(paths[PL_DENY_SECRET]), "PATH", "credentials.files",
+	  "hide PATH as deny-read does, but no allow-read or allow-write below it shows anything again" },
+	{ "deny-env", DK_ENV, F(deny_env), "NAME", "credentials.envVars",
+	  "remove matching variables from the command's environment (* matches any run: AWS_*, *_TOKEN)" },
 	{ "allow-domain", DK_ALLOW_DOMAIN, F(allow_domains), "PATTERN", "network.allowedDomains",
 	  "allow connections to a host: example.com, *.example.com, example.com:443, [::1]" },
 	{ "deny-domain", DK_DENY_DOMAIN, F(deny_domains), "PATTERN [\"REASON\"]", "network.deniedDomains",
@@ -859,6 +953,65 @@ pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const cha
 	return 0;
 }
 
+/* Paths a deny cannot honour, refused where they are written: a deny that
+ * silently does nothing is the worst kind of policy bug. 5c checks the
+ * table again on the real path, for what a symlink or a glob leads there.
+ * /sys is not here: a --tmpfs or an empty file over sysfs hides it. */
+#define DENY_READS	(1u << PL_DENY_READ | 1u << PL_DENY_SECRET)
+static const struct path_refusal {
+	unsigned lists;		/* bits of enum path_list */
+	const char *path;
+	bool below;		/* also every path under it */
+	const char *why;
+} path_refusals[] = {
+	{ DENY_READS, "/", false,
+	  "hiding the whole disk leaves nothing to run the command with (bubblewrap fails on /bin); deny the "
+	  "directories that hold secrets instead (deny-read /home, deny-read /root) and allow-read what the "
+	  "command needs inside them" },
+	{ DENY_READS | 1u << PL_DENY_WRITE, "/proc", true,
+	  "sbx mounts a fresh /proc for the command, showing only the command's own processes, and it would "
+	  "cover this deny; remove the line (other processes' files are not visible anyway)" },
+	{ DENY_READS | 1u << PL_DENY_WRITE, "/dev", true,
+	  "sbx mounts a minimal /dev for the command (null, zero, full, random, urandom, tty, pts, shm), and "
+	  "it would cover this deny; remove the line" },
+};
+
+/* Why a rule of this list cannot name path (clean, absolute), or NULL. */
+static const char *
+path_refused(enum path_list which, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(path_refusals); i++) {
+		const struct path_refusal *r = &path_refusals[i];
+
+		if ((r->lists & 1u << which) &&
+		    (strcmp(path, r->path) == 0 || (r->below && path_within(path, r->path))))
+			return r->why;
+	}
+	return NULL;
+}
+
+/* An environment variable name, or a pattern of one: letters, digits and
+ * "_", not starting with a digit (srt's rule, which also keeps a name from
+ * reading as an option of bwrap's --unsetenv), and sbx's "*" for any run. */
+static int
+env_check_pattern(const char *s, const char **why)
+{
+	const char *q;
+
+	if (!*s || isdigit((unsigned char)*s)) {
+		*why = "a variable name starts with a letter, _ or *";
+		return -1;
+	}
+	for (q = s; *q; q++)
+		if (!isalnum((unsigned char)*q) && *q != '_' && *q != '*') {
+			*why = "a variable name holds only letters, digits and _ (and * to match any run)";
+			return -1;
+		}
+	return 0;
+}
+
 static struct pathrule *
 pol_add_path(struct policy *p, enum path_list which, const char *path, bool literal,
     const char *file, int line)
@@ -928,17 +1081,28 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 		bool literal = false;
 		const char *spelled = args[0];
 
+		enum path_list which = (enum path_list)((d->off - offsetof(struct policy, paths)) /
+		    sizeof(struct vec));
+
 		if (nargs == 2) {
 			if (strcmp(args[0], "literal") != 0)
 				return err_set(e, file, line, 0,
 				    "%s takes one PATH (or \"literal PATH\" for a path never globbed)", d->name);
+			/* srt's credentials.files entry has no literal form, so
+			 * one could not be written back as srt settings */
+			if (which == PL_DENY_SECRET)
+				return err_set(e, file, line, 0, "%s takes one PATH (no literal form, as srt's "
+				    "credentials.files)", d->name);
 			literal = true;
 			spelled = args[1];
 		}
 		if (pol_normalize_path(c, spelled, &path, &why) < 0)
 			return err_set(e, file, line, 0, "%s %s: %s", d->name, spelled, why);
-		pol_add_path(p, (enum path_list)((d->off - offsetof(struct policy, paths)) / sizeof(struct vec)),
-		    path, literal, file, line);
+		/* lexically only where no ".." can lead elsewhere; 5c checks
+		 * every path again once it is resolved */
+		if (!path_has_dotdot(path) && (why = path_refused(which, path)))
+			return err_set(e, file, line, 0, "%s %s: %s", d->name, spelled, why);
+		pol_add_path(p, which, path, literal, file, line);
 		return 0;
 	}
 	case DK_ALLOW_DOMAIN:
@@ -1045,6 +1209,18 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 		vec_push(FIELD(p, d, struct vec), aprintf("%ld", v));
 		return 0;
 	}
+	case DK_ENV: {
+		struct vec *names = FIELD(p, d, struct vec);
+		size_t i;
+
+		if (env_check_pattern(args[0], &why) < 0)
+			return err_set(e, file, line, 0, "%s %s: %s", d->name, args[0], why);
+		for (i = 0; i < names->n; i++)
+			if (strcmp(names->v[i], args[0]) == 0)
+				return 0;	/* twice is once */
+		vec_push(names, astrdup(args[0]));
+		return 0;
+	}
 	case DK_DEPTH:
 		if (parse_int(args[0], 1, 10, &v, &why) < 0)
 			return err_set(e, file, line, 0, "%s %s: %s (1..10)", d->name, args[0], why);
@@ -1102,6 +1278,8 @@ pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char *
 }
 
 /* ---- 3.4 The line format ---------------------------------------- */
+
+#define UTF8_BOM	"\xef\xbb\xbf"	/* U+FEFF as UTF-8: skipped at the start of a file */
 
 /* Split a line into words: bare words end at white space; "a quoted word"
  * may hold spaces and the escapes \" and \\; a # at the start of a word
@@ -1182,6 +1360,9 @@ pol_parse_line(struct policy *p, struct pol_ctx *c, char *line, const char *file
 	if (n == 0)
 		return 0;
 	d = directive_find(words[0]);
+	if (!d && strncmp(words[0], UTF8_BOM, 3) == 0)
+		return err_set(e, file, lineno, 0, "a byte-order mark (U+FEFF) is allowed only as the first "
+		    "bytes of the file");
 	if (!d) {
 		hint = did_you_mean_directive(words[0]);
 		if (hint)
@@ -1197,7 +1378,10 @@ static int json_parse_policy(struct policy *p, struct pol_ctx *c, const char *te
 static int utf8_valid_len(const unsigned char *p, const unsigned char *end);
 
 /* Parse a whole policy text: JSON when its first non-blank byte is '{',
- * else the line format. Returns 0, or -1 with e filled. */
+ * else the line format. A UTF-8 byte-order mark at the very start is
+ * skipped, for either format: editors on Windows write one, and without
+ * this a JSON file would be read as the line format and fail with a
+ * puzzling "unknown directive". Returns 0, or -1 with e filled. */
 static int
 pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const char *file,
     struct err *e)
@@ -1206,6 +1390,15 @@ pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const 
 	int lineno = 1;
 	bool blank = true;
 
+	if (n >= 3 && memcmp(text, UTF8_BOM, 3) == 0) {
+		text += 3;
+		n -= 3;
+	}
+	/* a UTF-16 file would otherwise be "NUL byte in policy file" */
+	if (n >= 2 && ((unsigned char)text[0] == 0xff || (unsigned char)text[0] == 0xfe) &&
+	    (unsigned char)text[1] == ((unsigned char)text[0] ^ 1))
+		return err_set(e, file, 1, 0, "the file is UTF-16 (it starts with a byte-order mark %02X %02X); save it "
+		    "as UTF-8", (unsigned char)text[0], (unsigned char)text[1]);
 	for (i = 0; i < n; i++) {
 		if (text[i] == '\0') {
 			int l = 1;
@@ -1710,8 +1903,20 @@ enum jkind {
 	JK_IGNORES,	/* ignoreViolations: { "command": ["line", ...] } */
 	JK_ENUM,	/* a string -> directive with that argument */
 	JK_PORTS,	/* array of integers 1..65535 -> directive */
+	JK_CREDENTIALS,	/* credentials.files / envVars: [{ "path"|"name": ..., "mode": "deny" }] -> directive */
 	JK_IGNORED,	/* srt internals: accepted, ignored */
 	JK_UNSUPPORTED,	/* an srt feature sbx does not build: refused */
+};
+
+/* srt's credentials block: mode "deny" is a read deny or a removed variable,
+ * which sbx builds; mode "mask" hands the command a stand-in and swaps the
+ * real value in on the way out, which means reading the command's TLS. */
+#define SBX_MASKING_WHY	"credential masking needs TLS termination, which sbx does not do; use mode \"deny\""
+
+/* Keys of a credential entry that only masking reads (srt accepts and
+ * ignores them on a "deny" entry; sbx refuses them rather than guess). */
+static const char *const cred_mask_only_keys[] = {
+	"extract", "onExtractNoMatch", "decode", "maskClaims", "maskDuplicates", "injectHosts",
 };
 
 struct jkey {
@@ -1740,7 +1945,7 @@ static const struct jkey jkeys[] = {
 	{ "", "seccomp", JK_IGNORED, NULL, "sbx assembles and installs its own seccomp filters" },
 	{ "", "javaAgentJarPath", JK_IGNORED, NULL, "sbx sets JAVA_TOOL_OPTIONS proxy properties instead of an agent" },
 	{ "", "windows", JK_IGNORED, NULL, "sbx does not run on Windows" },
-	{ "", "credentials", JK_UNSUPPORTED, NULL, "credential masking is not built in sbx; deny the files with filesystem.denyRead" },
+	{ "", "credentials", JK_OBJECT, NULL, NULL },	/* strict in srt too */
 	{ "", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
 	{ "", "mitmProxy", JK_UNSUPPORTED, NULL, "sbx has no MITM proxy route" },
 	{ "", "parentProxy", JK_UNSUPPORTED, NULL, "sbx does not chain to a parent proxy" },
@@ -1771,6 +1976,11 @@ static const struct jkey jkeys[] = {
 	{ "filesystem", "allowGitConfig", JK_BOOL, "allow-git-config", NULL },
 	{ "filesystem", "disabled", JK_BOOL, "disable-filesystem", NULL },
 	{ "git", "safeDirectories", JK_STRINGS, "git-safe-directory", NULL },
+	{ "credentials", "files", JK_CREDENTIALS, "deny-secret-file", NULL },
+	{ "credentials", "envVars", JK_CREDENTIALS, "deny-env", NULL },
+	{ "credentials", "allowPlaintextInject", JK_UNSUPPORTED, NULL, "it only matters to " SBX_MASKING_WHY },
+	{ "credentials", "awsPairs", JK_UNSUPPORTED, NULL, "AWS pairs link masked variables, and " SBX_MASKING_WHY },
+	{ "credentials", "sigv4", JK_UNSUPPORTED, NULL, "SigV4 re-signing is part of masking, and " SBX_MASKING_WHY },
 	{ "sbx", "bridge", JK_ENUM, "bridge", NULL },
 	{ "sbx", "observeWrites", JK_BOOL, "observe-writes", NULL },
 	{ "sbx", "allowHostPorts", JK_PORTS, "allow-host-port", NULL },
@@ -1940,6 +2150,49 @@ jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
 			}
 		}
 		return 0;
+	case JK_CREDENTIALS: {
+		/* srt's entry: { "path" (files) or "name" (envVars), "mode" } */
+		const char *id = directive_find(k->directive)->kind == DK_ENV ? "name" : "path";
+
+		if (v->t != J_ARR)
+			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+		for (i = 0; i < v->n; i++) {
+			const struct jval *it = v->items[i], *name = NULL, *mode = NULL;
+			size_t j, m;
+
+			if (it->t != J_OBJ)
+				return jw_fail(w, it, "%s[%zu]: expected an object { \"%s\": ..., \"mode\": \"deny\" }, "
+				    "got %s", dotted, i, id, json_type_name(it->t));
+			for (j = 0; j < it->n; j++) {
+				if (strcmp(it->keys[j], id) == 0) {
+					name = it->items[j];
+					continue;
+				}
+				if (strcmp(it->keys[j], "mode") == 0) {
+					mode = it->items[j];
+					continue;
+				}
+				for (m = 0; m < LEN(cred_mask_only_keys); m++)
+					if (strcmp(it->keys[j], cred_mask_only_keys[m]) == 0)
+						return jw_fail(w, it->items[j], "%s[%zu].%s: only masking reads it, and %s",
+						    dotted, i, it->keys[j], SBX_MASKING_WHY);
+				return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (an entry has \"%s\" and "
+				    "\"mode\")", dotted, i, it->keys[j], id);
+			}
+			if (!name || name->t != J_STR)
+				return jw_fail(w, name ? name : it, "%s[%zu].%s: %s", dotted, i, id,
+				    name ? aprintf("expected a string, got %s", json_type_name(name->t)) : "required");
+			if (!mode || mode->t != J_STR || (strcmp(mode->s, "deny") != 0 && strcmp(mode->s, "mask") != 0))
+				return jw_fail(w, mode ? mode : it, "%s[%zu].mode: %s", dotted, i,
+				    mode ? "expected \"deny\" or \"mask\"" : "required (\"deny\")");
+			if (strcmp(mode->s, "mask") == 0)
+				return jw_fail(w, mode, "%s[%zu].mode: %s", dotted, i, SBX_MASKING_WHY);
+			args[0] = (char *)name->s;
+			if (jw_apply(w, k, name, args, 1) < 0)
+				return -1;
+		}
+		return 0;
+	}
 	case JK_IGNORED:
 		note("%s:%d: %s is accepted and ignored: %s", w->file, v->line, dotted, k->why);
 		return 0;
@@ -2086,6 +2339,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_SOCKET:
 		case DK_STRING:
 		case DK_PORT:
+		case DK_ENV:
 		case DK_NAME:
 			for (j = 0; j < v->n; j++) {
 				buf_printf(b, "%s ", d->name);
@@ -2289,6 +2543,28 @@ pol_print_json(const struct policy *p, struct buf *b)
 	jo_bool(&o, "disabled", p->fs_disabled);
 	jo_close(&o, '}');
 
+	/* srt's credentials block, deny mode: srt reads it too (a "*" in a
+	 * name is sbx's; srt refuses such a file rather than drop the deny) */
+	if (p->paths[PL_DENY_SECRET].n || p->deny_env.n) {
+		static const struct { const char *key, *id; } cred_lists[] = { { "files", "path" }, { "envVars", "name" } };
+
+		jo_open(&o, "credentials", '{');
+		for (i = 0; i < LEN(cred_lists); i++) {
+			const struct vec *v = i == 0 ? &p->paths[PL_DENY_SECRET] : &p->deny_env;
+
+			if (!v->n)
+				continue;
+			jo_open(&o, cred_lists[i].key, '[');
+			for (j = 0; j < v->n; j++) {
+				jo_key(&o, NULL);
+				buf_printf(b, "{ \"%s\": ", cred_lists[i].id);
+				buf_put_json_string(b, i == 0 ? ((const struct pathrule *)v->v[j])->path : v->v[j]);
+				buf_puts(b, ", \"mode\": \"deny\" }");
+			}
+			jo_close(&o, ']');
+		}
+		jo_close(&o, '}');
+	}
 	if (p->ignores.n) {
 		jo_open(&o, "ignoreViolations", '{');
 		for (i = 0; i < p->ignores.n; i++) {
@@ -2831,6 +3107,35 @@ glob_match_component(const char *pat, const char *s)
 		}
 	}
 	return *s == '\0';
+}
+
+/* Match an environment variable name (n bytes: the part of "NAME=VALUE"
+ * before the '=') against a deny-env pattern, in which "*" matches any run
+ * and every other byte itself, case and all (names are case-sensitive).
+ * Greedy with one backtrack point: never exponential in the stars. */
+static bool
+env_match(const char *pat, const char *name, size_t n)
+{
+	const char *star = NULL;
+	size_t i = 0, star_i = 0;
+
+	while (i < n) {
+		if (*pat == '*') {
+			star = ++pat;
+			star_i = i;
+		} else if (*pat && *pat == name[i]) {
+			pat++;
+			i++;
+		} else if (star) {
+			pat = star;
+			i = ++star_i;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return *pat == '\0';
 }
 
 /* ---- 4.4 Hosts: validity and the canonical form (srt 5.2, 1.4) -------
@@ -3652,8 +3957,10 @@ glob_expand(const struct disk *dk, const char *pattern, struct vec *out, const c
  * Facts: each rule, resolved to a real path and a kind, is a node in a tree
  * of paths. A node's state follows from its own rules and its parent's:
  *
- *   visible:  allow-read or allow-write on the node -> yes; deny-read -> no;
- *             else as the parent (reads are open at the root)
+ *   visible:  a secret deny on the node or any ancestor -> no (it wins at
+ *             any depth, as a write deny does); allow-read or allow-write on
+ *             the node -> yes; deny-read -> no; else as the parent (reads
+ *             are open at the root)
  *   writable: a write deny on the node or any ancestor -> no (deny wins at
  *             any depth); allow-write -> yes; else as the parent (no at root)
  *
@@ -3678,11 +3985,14 @@ enum rule_bits {
 	RB_WRITE = 4,		/* allow-write */
 	RB_DENY_WRITE = 8,	/* deny-write, or a mandatory deny */
 	RB_PLACEHOLDER = 16,	/* a missing write deny: the node is its first missing name */
+	RB_LINK_PIN = 32,	/* a dangerous name that is a symlink: the link itself is pinned */
+	RB_DANGLING = 64,	/* the missing target of such a link: refused where it could be made */
+	RB_SECRET = 128,	/* deny-secret-file: hidden, and nothing below is shown again */
 	/* records that mount nothing, for what runs after the command (5e) */
-	RB_GITDIR = 32,		/* a repository directory protected during the run */
-	RB_AUDIT_ROOT = 64,	/* a writable root searched afterwards for new repositories */
-	RB_REPO_SEEN = 128,	/* a .git there before the run (what is not is new after it) */
-	RB_SEEN_PARTIAL = 256,	/* the search for them stopped at the walk's bound */
+	RB_GITDIR = 256,	/* a repository directory protected during the run */
+	RB_AUDIT_ROOT = 512,	/* a writable root searched afterwards for new repositories */
+	RB_REPO_SEEN = 1024,	/* a .git there before the run (what is not is new after it) */
+	RB_SEEN_PARTIAL = 2048,	/* the search for them stopped at the walk's bound */
 };
 
 /* What a placeholder is. ORDER: placeholder_kinds[] */
@@ -3706,6 +4016,8 @@ enum mkind {
 	MK_TMPFS,	/* --tmpfs P: a hidden directory */
 	MK_REMOUNT_RO,	/* --remount-ro P: after the paths bound back into a --tmpfs */
 	MK_BIND_FROM,	/* --ro-bind SRC P: a host file shown at another path (sbx itself) */
+	MK_PIN_LINK,	/* a symlink mounted onto itself, unfollowed, by sbx-init (6b): bwrap
+			 * follows every link it mounts on, so this one is not in its argv */
 };
 
 struct mount {
@@ -3730,6 +4042,7 @@ struct pnode {			/* a fact merged per path, with its computed state */
 	enum fkind kind;
 	unsigned rules;
 	bool visible, writable, forced, mounted;
+	bool secret;		/* inside a deny-secret-file: hidden whatever lies below */
 	const char *why;
 	enum phkind ph;
 };
@@ -3821,7 +4134,7 @@ static int
 plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const char **why)
 {
 	struct pnode **stack;
-	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, "root", PH_DIR };
+	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, false, "root", PH_DIR };
 	size_t i, j, sp = 0;
 
 	memset(pl, 0, sizeof(*pl));
@@ -3880,11 +4193,16 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			sp--;
 		par = stack[sp - 1];
 		vis = par->visible;
-		if (n->rules & (RB_SHOW | RB_WRITE))
+		/* SECURITY: a secret stays hidden whatever is allowed below it:
+		 * nothing under it is bound back (srt: credential denies) */
+		n->secret = par->secret || (n->rules & RB_SECRET);
+		if (n->secret)
+			vis = false;
+		else if (n->rules & (RB_SHOW | RB_WRITE))
 			vis = true;	/* allow-read wins over deny-read on the same path (srt) */
 		else if (n->rules & RB_HIDE)
 			vis = false;
-		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER));
+		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
 		wr = forced ? false : (n->rules & RB_WRITE) ? true : par->writable;
 
 		/* what is mounted decides the state below this node */
@@ -3901,6 +4219,19 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 				plan_mount(pl, MK_BIND_RO, n->path, n->why);
 				n->writable = false;
 				n->mounted = true;
+			}
+		} else if (n->rules & RB_LINK_PIN) {
+			/* outside every writable place a link cannot be replaced anyway */
+			if (par->visible && par->writable) {
+				plan_mount(pl, MK_PIN_LINK, n->path, n->why);
+				n->writable = false;
+				n->mounted = true;
+			}
+		} else if (n->rules & RB_DANGLING) {
+			if (par->visible && par->writable) {
+				*why = aprintf("%s: does not exist, and the command could create it there, to run later; "
+				    "sbx refuses (hint: create it, or remove the link that points at it)", n->why);
+				return -1;
 			}
 		} else if (n->kind == FK_MISSING || n->kind == FK_UNREADABLE) {
 			/* nothing to mount on; a missing path outside every writable
@@ -3920,9 +4251,11 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			n->mounted = true;
 		}
 
-		/* SECURITY: pin the directories between a write deny and the
-		 * writable mount above it, so none of them can be renamed away */
-		if (n->mounted && par->visible && par->writable && !n->writable && n->visible) {
+		/* SECURITY: pin the directories between a deny (of writes, or of
+		 * reads: `mv a a2` would carry a hidden a/b/secret out from under
+		 * its cover) and the writable mount above it, so none of them can
+		 * be renamed away */
+		if (n->mounted && par->visible && par->writable && (!n->writable || !n->visible)) {
 			const char *top = "/";
 			size_t k;
 			char *d;
@@ -4282,12 +4615,38 @@ struct resolver {
 	const struct disk *dk;
 	struct vec *facts;	/* of struct fact */
 	struct vec roots;	/* of const char *: writable directories to scan */
+	struct vec warnings;	/* of const char *: printed by main, one line each */
 	long walked;
 	struct err *e;
 	struct vec git_global;	/* of struct gitcfg_entry: the global and system config */
 	struct vec gitdirs;	/* of const char *: repositories already protected */
 	bool dotless;		/* a protect name without a leading dot: no fast path in the walk */
 };
+
+/* The file name of the default policy's rules (their denies are generic:
+ * not every machine has ~/.aws, and that is no typo). */
+static const char default_policy_file[] = "default policy";
+
+/* A deny that names nothing is a warning by default: a typo in a deny
+ * must never pass unnoticed. The usual credential stores (the default
+ * policy's list, which policies copy) are not every machine's, so those
+ * say nothing. */
+static void __attribute__((format(printf, 3, 4)))
+rs_warn(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1200];
+
+	if (r && r->file && strcmp(r->file, default_policy_file) == 0)
+		return;
+	for (size_t i = 0; r && rs->home && i < LEN(default_deny_read); i++)
+		if (strcmp(r->path, path_join(rs->home, default_deny_read[i] + 2)) == 0)
+			return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	vec_push(&rs->warnings, astrdup(msg));
+}
 
 static int
 rs_fail(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
@@ -4365,28 +4724,28 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 
 		if (rs_expand(rs, r, &spelled) < 0)
 			return -1;
+		if (!spelled.n && which != PL_ALLOW_READ)
+			rs_warn(rs, r, "%s: the glob matches nothing (a typo?)%s", why,
+			    which == PL_ALLOW_WRITE ? "" : "; a file created there later is not covered");
 		for (j = 0; j < spelled.n; j++) {
 			const char *sp = spelled.v[j], *err;
 			struct resolved res;
 
-			if (which == PL_DENY_READ && strcmp(sp, "/") == 0) {
-				/* srt: a deny of / means its children, but not /proc, /dev, /sys */
-				void *dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, "/");
-				const char *name;
-				enum fkind k;
-
-				while (dh && rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
-					if (strcmp(name, "proc") && strcmp(name, "dev") && strcmp(name, "sys"))
-						plan_add_fact(rs->facts, path_join("/", name),
-						    k == FK_DIR ? FK_DIR : FK_FILE, RB_HIDE, why);
-				if (dh)
-					rs->dk->ops->closedir(rs->dk->ctx, dh);
-				continue;
-			}
 			if (resolve_path(rs->dk, sp, &res, &err) < 0)
 				return rs_fail(rs, r, "%s %s: %s", directive, sp, err);
+			/* what a glob matched or a symlink leads to, checked as the
+			 * spelled rule was (3.3): a deny there is refused, not skipped */
+			if ((err = path_refused(which, res.path))) {
+				const char *what = strcmp(sp, r->path) ? aprintf("matches %s", sp) : NULL;
+
+				if (strcmp(res.path, sp) != 0)
+					what = aprintf("%s%sleads to %s", what ? what : "", what ? ", which " : "",
+					    res.path);
+				return rs_fail(rs, r, "%s %s: %s: %s", directive, r->path, what ? what : "refused", err);
+			}
 			if (path_within(res.path, "/proc") || path_within(res.path, "/dev")) {
-				/* bwrap mounts a fresh /dev and /proc over these */
+				/* bwrap mounts a fresh /dev and /proc over these; an
+				 * allow there changes nothing (the denies are refused above) */
 				if (which == PL_ALLOW_WRITE && path_within(res.path, "/proc"))
 					return rs_fail(rs, r, "%s %s: /proc cannot be made writable", directive, sp);
 				note("%s: %s is under /dev or /proc, which sbx mounts itself; skipped", why, sp);
@@ -4397,7 +4756,8 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 			switch (which) {
 			case PL_ALLOW_WRITE:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					note("%s: does not exist; skipped (srt does the same)", why);
+					rs_warn(rs, r, "%s: %s; skipped", why, res.kind == FK_MISSING ?
+					    "does not exist, nor does its parent directory" : "cannot be inspected");
 					continue;
 				}
 				if (res.via_link && strcmp(res.path, sp) != 0 &&
@@ -4415,13 +4775,24 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 				break;
 			case PL_DENY_READ:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					note("%s: does not exist, so nothing is mounted; a file created there later is readable",
-					    why);
+					rs_warn(rs, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
+					    "readable", why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
 					continue;
 				}
 				plan_add_fact(rs->facts, res.path, res.kind, RB_HIDE, why);
 				break;
+			case PL_DENY_SECRET:
+				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
+					rs_warn(rs, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
+					    "readable", why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
+					continue;
+				}
+				plan_add_fact(rs->facts, res.path, res.kind, RB_HIDE | RB_SECRET, why);
+				break;
 			case PL_DENY_WRITE:
+				if (res.kind == FK_MISSING)
+					rs_warn(rs, r, "%s: does not exist (a typo?); nothing can be created there inside the "
+					    "sandbox", why);
 				rs_deny_write(rs, &res, why);
 				break;
 			case PL_COUNT:
@@ -4438,26 +4809,58 @@ name_ieq(const char *a, const char *b)
 	return strcasecmp(a, b) == 0;
 }
 
-/* A mandatory deny at root/rel. SECURITY: if any name from the root down is a
- * symlink, the command could replace the link itself (a mount covers only its
- * target), so sbx refuses instead of pretending to protect it. */
+/* A dangerous name, or a directory on the way to one, that is a symlink
+ * (a dotfiles repository's .bashrc, .claude/commands -> ../shared/commands,
+ * a link an earlier run left dangling). SECURITY: a mount on the link's
+ * target does not stop the command from replacing the link itself, so the
+ * link is pinned (sbx-init mounts it onto itself without following it; a
+ * mount point can be neither removed nor renamed), and, when deny_target,
+ * its target is denied as the name would be. A target that does not exist
+ * cannot be covered without creating it: where the command could create
+ * it, the planner refuses the run (RB_DANGLING). Returns 1 when the target
+ * exists, 0 when it does not, -1 with rs->e filled on error. */
+static int
+rs_cover_link(struct resolver *rs, const char *link, const char *why, bool deny_target)
+{
+	struct resolved res;
+	const char *err;
+
+	plan_add_fact(rs->facts, link, FK_LINK, RB_LINK_PIN, aprintf("%s (a symlink: pinned)", why));
+	if (resolve_path(rs->dk, link, &res, &err) < 0)
+		return rs_fail(rs, NULL, "%s: %s", link, err);
+	if (res.kind == FK_MISSING) {
+		plan_add_fact(rs->facts, res.first_missing, FK_MISSING, RB_DANGLING,
+		    aprintf("%s, the target of the symlink %s (%s)", res.first_missing, link, why));
+		return 0;
+	}
+	if (deny_target)
+		rs_deny_write(rs, &res, aprintf("%s (the target of the symlink %s)", why, link));
+	return 1;
+}
+
+/* A mandatory deny at root/rel; a missing one is held by a placeholder
+ * when hold_missing. Symlinks on the way are covered as rs_cover_link says. */
 static int
 rs_mandatory_ph(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing,
     enum phkind ph)
 {
 	char *path = path_join(root, rel), *p;
+	const char *reason = aprintf("mandatory deny %s: %s", rel, why);
 	struct resolved res;
 	const char *err;
 
 	for (p = path + strlen(root) + 1;; p++) {
 		if (*p == '/' || *p == '\0') {
 			char *prefix = astrndup(path, (size_t)(p - path));
+			int rc;
 
-			if (rs->dk->ops->lstat(rs->dk->ctx, prefix, NULL) == FK_LINK)
-				return rs_fail(rs, NULL,
-				    "%s is a symlink inside the writable directory %s; a mount cannot stop the command "
-				    "from replacing a symlink, so sbx refuses (hint: replace the link by the file, or "
-				    "leave %s read-only)", prefix, root, root);
+			if (rs->dk->ops->lstat(rs->dk->ctx, prefix, NULL) == FK_LINK) {
+				rc = rs_cover_link(rs, prefix, reason, !*p);
+				if (rc <= 0)
+					return rc;	/* an error, or a dangling link: nothing below it */
+				if (!*p)
+					return 0;	/* the name itself: its target is denied */
+			}
 			if (!*p)
 				break;
 		}
@@ -4466,7 +4869,7 @@ rs_mandatory_ph(struct resolver *rs, const char *root, const char *rel, const ch
 		return rs_fail(rs, NULL, "%s: %s", path, err);
 	if (res.kind == FK_MISSING && !hold_missing)
 		return 0;
-	rs_deny_write_ph(rs, &res, aprintf("mandatory deny %s: %s", rel, why), ph);
+	rs_deny_write_ph(rs, &res, reason, ph);
 	return 0;
 }
 
@@ -4844,12 +5247,26 @@ rs_scan_top(struct resolver *rs, const char *root)
 	if (git == FK_DIR) {
 		if (rs_gitdir(rs, root, path_join(root, ".git"), root, true, 0) < 0)
 			return -1;
-	} else if (git == FK_FILE || git == FK_LINK) {
+	} else if (git == FK_LINK) {	/* its gitdir could be anything */
+		return rs_fail(rs, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
+		    "it makes git use, so it refuses (hint: replace the link by a .git file, \"gitdir: PATH\", as git "
+		    "worktree writes)", root);
+	} else if (git == FK_FILE) {
 		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
 			return -1;
 		if (git == FK_FILE && rs_git_worktree(rs, root) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* A dangerous name the walk found: denied, or, a symlink, covered. */
+static int
+rs_deny_found(struct resolver *rs, const char *p, enum fkind k, const char *why)
+{
+	if (k == FK_LINK)
+		return rs_cover_link(rs, p, why, true) < 0 ? -1 : 0;
+	plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
 	return 0;
 }
 
@@ -4873,8 +5290,7 @@ rs_scan_children(struct resolver *rs, void *parent, const char *dirpath, const c
 				const char *p = path_join(dirpath, name);
 
 				if (k == FK_LINK)
-					rc = rs_fail(rs, NULL, "%s is a symlink in a writable directory; a mount cannot "
-					    "stop the command from replacing a symlink, so sbx refuses", p);
+					rc = rs_cover_link(rs, p, why, true) < 0 ? -1 : 0;
 				else
 					plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
 			}
@@ -4908,32 +5324,28 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 		p = path_join(path, name);
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
-				if (dangerous_files[i].where != DW_HOME && name_ieq(name, dangerous_files[i].name)) {
-					dangerous = true;
-					if (k != FK_LINK)
-						plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
-						    aprintf("mandatory deny %s: %s", dangerous_files[i].name,
-							dangerous_files[i].why));
-				}
+				if (dangerous_files[i].where != DW_HOME && name_ieq(name, dangerous_files[i].name) &&
+				    rs_deny_found(rs, p, k, aprintf("mandatory deny %s: %s", dangerous_files[i].name,
+				    dangerous_files[i].why)) < 0)
+					return -1;
 		for (i = 0; dir_level && i < LEN(dangerous_dirs); i++)
-			if (!strchr(dangerous_dirs[i].name, '/') && name_ieq(name, dangerous_dirs[i].name)) {
-				dangerous = true;
-				if (k != FK_LINK)
-					plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
-					    aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why));
-			}
+			if (!strchr(dangerous_dirs[i].name, '/') && name_ieq(name, dangerous_dirs[i].name) &&
+			    rs_deny_found(rs, p, k, aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why)) < 0)
+				return -1;
 		for (i = 0; depth <= maxd - 1 && i < rs->p->protected_names.n; i++)
-			if (!strchr(rs->p->protected_names.v[i], '/') && name_ieq(name, rs->p->protected_names.v[i])) {
-				dangerous = true;
-				if (k != FK_LINK)
-					plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
-					    aprintf("protect %s: named by the policy", name));
-			}
+			if (!strchr(rs->p->protected_names.v[i], '/') && name_ieq(name, rs->p->protected_names.v[i]) &&
+			    rs_deny_found(rs, p, k, aprintf("protect %s: named by the policy", name)) < 0)
+				return -1;
 		if (dir_level && name_ieq(name, ".claude")) {
-			dangerous = k == FK_LINK;
+			static const char claude_why[] = "agent configuration runs later with full access";
+
 			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, claude_children, LEN(claude_children),
 			    "mandatory deny .claude/: agent configuration runs later with full access") < 0)
 				return -1;
+			/* a linked .claude: its link pinned, the names inside its target denied */
+			for (i = 0; k == FK_LINK && i < LEN(claude_children); i++)
+				if (rs_mandatory(rs, path, aprintf("%s/%s", name, claude_children[i]), claude_why, false) < 0)
+					return -1;
 		}
 		if (dir_level && name_ieq(name, ".git")) {
 			dangerous = k == FK_LINK;
@@ -4946,9 +5358,10 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
 				    "mandatory deny .git: a worktree's .git file says where git finds its hooks");
 		}
-		if (dangerous && k == FK_LINK)
-			return rs_fail(rs, NULL, "%s is a symlink in a writable directory; a mount cannot stop the "
-			    "command from replacing a symlink, so sbx refuses (hint: replace the link by the file)", p);
+		if (dangerous && k == FK_LINK)	/* a .git symlink: its gitdir could be anything */
+			return rs_fail(rs, NULL, "%s is a symlink in a writable directory; sbx cannot tell which "
+			    "repository it makes git use, so it refuses (hint: replace the link by a .git file, "
+			    "\"gitdir: PATH\", as git worktree writes)", p);
 		if (k == FK_DIR && depth + 1 <= maxd - 1 && strcmp(name, "node_modules") != 0 &&
 		    !name_ieq(name, ".git")) {
 			void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, name);
@@ -5041,10 +5454,11 @@ rs_scan_root(struct resolver *rs, const char *root)
 }
 
 /* What a run adds to every policy: its private TMPDIR, writable, inside the
- * runtime directory, which is hidden (other runs' files and journals). */
+ * runtime directory, which is hidden (other runs' files, the placeholder
+ * registry). */
 struct run_paths {
 	const char *cwd;	/* real */
-	const char *runtime_root;	/* ${TMPDIR:-/tmp}/sbx-UID */
+	const char *runtime_root;	/* chosen by runtime_root_pick (5d); NULL before */
 	const char *tmpdir;	/* the command's TMPDIR, inside runtime_root */
 	const char *empty_file;	/* bound over denied files: reads as empty */
 	const char *home;	/* real $HOME, or NULL */
@@ -5052,69 +5466,92 @@ struct run_paths {
 	const char *git_global[4];	/* git's global and system config files, NULL-ended */
 };
 
-/* Resolve the whole policy into facts. Returns 0, or -1 with e filled. */
+/* The policy's own path rules, resolved into facts: no run paths, no
+ * scan. What this alone makes writable decides where the runtime root may
+ * lie (5d: never anywhere the command can write). Returns 0, or -1 with
+ * rs->e filled. */
 static int
-plan_resolve(const struct policy *p, const struct disk *dk, const struct run_paths *rp,
-    struct vec *facts, struct err *e)
+plan_resolve_rules(struct resolver *rs)
 {
-	struct resolver rs = { rp->cwd, rp->home, p, dk, facts, { 0 }, 0, e, { 0 }, { 0 }, false };
+	/* disable-filesystem drops every rule but the secrets: srt drops
+	 * those too, but a secret named and then silently readable is the
+	 * hole this directive exists to close */
+	if (rs->p->fs_disabled)
+		return rs_rules(rs, PL_DENY_SECRET, "deny-secret-file");
+	return rs_rules(rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(rs, PL_ALLOW_READ, "allow-read") < 0 ||
+	    rs_rules(rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(rs, PL_DENY_WRITE, "deny-write") < 0 ||
+	    rs_rules(rs, PL_DENY_SECRET, "deny-secret-file") < 0 ? -1 : 0;
+}
+
+/* What every run adds: its private TMPDIR, writable, inside the runtime
+ * directory, which is hidden (other runs' files and the placeholder
+ * registry). */
+static void
+plan_add_run_paths(const struct resolver *rs, const struct run_paths *rp)
+{
+	if (rs->p->fs_disabled || !rp->runtime_root)
+		return;
+	plan_add_fact(rs->facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
+	plan_add_fact(rs->facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
+}
+
+/* The mandatory-deny scan: each writable root once, and the cwd too when
+ * it is writable (srt scans only its cwd); the repositories there and what
+ * git's config makes them run; the files read from $HOME. An allow-write
+ * of a dangerous file itself is still denied: mandatory means mandatory.
+ * Returns 0, or -1 with rs->e filled. */
+static int
+plan_resolve_scan(struct resolver *rs, const struct run_paths *rp)
+{
+	const struct policy *p = rs->p;
+	const struct disk *dk = rs->dk;
 	size_t i, j;
 
 	if (p->fs_disabled)
 		return 0;
 	for (i = 0; i < p->protected_names.n; i++)
-		rs.dotless |= ((const char *)p->protected_names.v[i])[0] != '.' && !strchr(p->protected_names.v[i], '/');
-	if (rs_rules(&rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(&rs, PL_ALLOW_READ, "allow-read") < 0 ||
-	    rs_rules(&rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(&rs, PL_DENY_WRITE, "deny-write") < 0)
-		return -1;
+		rs->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' && !strchr(p->protected_names.v[i], '/');
 	/* git's global config applies in every repository: what it names
 	 * (a core.hooksPath in $HOME) is protected wherever git runs */
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++) {
 		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
 		const char *why;
 
-		if (git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &rs.git_global, &why) < 0)
-			return rs_fail(&rs, NULL, "%s", why);
+		if (git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &rs->git_global, &why) < 0)
+			return rs_fail(rs, NULL, "%s", why);
 	}
-	if (rp->runtime_root) {
-		plan_add_fact(facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
-		plan_add_fact(facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
-	}
-	/* Scan each writable root once, and the cwd too when it is writable
-	 * (srt scans only its cwd). An allow-write of a dangerous file itself
-	 * is still denied: mandatory means mandatory. */
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
 		const char *base = strrchr(r->path, '/') + 1;
 
 		for (j = 0; j < LEN(dangerous_files); j++)
 			if (name_ieq(base, dangerous_files[j].name) &&
-			    rs_mandatory(&rs, path_dirname(r->path), base, dangerous_files[j].why, true) < 0)
+			    rs_mandatory(rs, path_dirname(r->path), base, dangerous_files[j].why, true) < 0)
 				return -1;
 	}
-	for (i = 0; i < rs.roots.n; i++)
-		if (path_within(rp->cwd, rs.roots.v[i]) && strcmp(rp->cwd, rs.roots.v[i]) != 0) {
-			vec_push(&rs.roots, (void *)rp->cwd);
+	for (i = 0; i < rs->roots.n; i++)
+		if (path_within(rs->cwd, rs->roots.v[i]) && strcmp(rs->cwd, rs->roots.v[i]) != 0) {
+			vec_push(&rs->roots, (void *)rs->cwd);
 			break;
 		}
-	for (i = 0; i < rs.roots.n; i++) {
+	for (i = 0; i < rs->roots.n; i++) {
 		for (j = 0; j < i; j++)
-			if (strcmp(rs.roots.v[i], rs.roots.v[j]) == 0)
+			if (strcmp(rs->roots.v[i], rs->roots.v[j]) == 0)
 				break;
 		if (j < i)
 			continue;
-		if (rs_scan_root(&rs, rs.roots.v[i]) < 0)
+		if (rs_scan_root(rs, rs->roots.v[i]) < 0)
 			return -1;
-		plan_add_fact(facts, rs.roots.v[i], FK_DIR, RB_AUDIT_ROOT, "searched for new repositories after the run");
-		for (j = 0; j < rs.roots.n; j++)
-			if (path_within(rs.roots.v[i], rs.roots.v[j]) && strcmp(rs.roots.v[i], rs.roots.v[j]) != 0)
+		plan_add_fact(rs->facts, rs->roots.v[i], FK_DIR, RB_AUDIT_ROOT, "searched for new repositories after the run");
+		for (j = 0; j < rs->roots.n; j++)
+			if (path_within(rs->roots.v[i], rs->roots.v[j]) && strcmp(rs->roots.v[i], rs->roots.v[j]) != 0)
 				break;	/* inside another root, searched whole */
-		if (j == rs.roots.n) {
-			void *dh = dk->ops->opendir(dk->ctx, NULL, rs.roots.v[i]);
+		if (j == rs->roots.n) {
+			void *dh = dk->ops->opendir(dk->ctx, NULL, rs->roots.v[i]);
 			long walked = 0;
 
 			if (dh) {
-				rs_seen_repos(&rs, dh, rs.roots.v[i], &walked, 0);
+				rs_seen_repos(rs, dh, rs->roots.v[i], &walked, 0);
 				dk->ops->closedir(dk->ctx, dh);
 			}
 		}
@@ -5123,23 +5560,23 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 	 * whole of it, or only ~/.config), and git's global config files */
 	for (i = 0; rp->home && i < LEN(dangerous_files); i++)
 		if (dangerous_files[i].where == DW_HOME &&
-		    rs_protect(&rs, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
+		    rs_protect(rs, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
 		    dangerous_files[i].name, dangerous_files[i].why), true, PH_DIR) < 0)
 			return -1;
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
-		if (rs_protect(&rs, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
+		if (rs_protect(rs, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
 			return -1;
-	if (rs_git_named(&rs, NULL, rp->cwd) < 0)
+	if (rs_git_named(rs, NULL, rp->cwd) < 0)
 		return -1;
 	/* the cwd inside a worktree, below its top: git finds the .git above */
-	for (i = 0; i < rs.roots.n; i++)
-		if (path_within(rp->cwd, rs.roots.v[i])) {
+	for (i = 0; i < rs->roots.n; i++)
+		if (path_within(rp->cwd, rs->roots.v[i])) {
 			const char *d;
 
 			for (d = rp->cwd; strcmp(d, "/") != 0; d = path_dirname(d)) {
 				enum fkind k = dk->ops->lstat(dk->ctx, path_join(d, ".git"), NULL);
 
-				if (k == FK_FILE && rs_git_worktree(&rs, d) < 0)
+				if (k == FK_FILE && rs_git_worktree(rs, d) < 0)
 					return -1;
 				if (k != FK_MISSING)
 					break;
@@ -5149,15 +5586,71 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 	return 0;
 }
 
-/* ---- 5d. Placeholders and their journal ------------------------------
+static void
+resolver_init(struct resolver *rs, const struct policy *p, const struct disk *dk, const char *cwd,
+    const char *home, struct vec *facts, struct err *e)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->cwd = cwd;
+	rs->home = home;
+	rs->p = p;
+	rs->dk = dk;
+	rs->facts = facts;
+	rs->e = e;
+}
+
+/* Resolve the whole policy into facts, in the three steps above (main
+ * runs them one by one: the runtime root is chosen between the first and
+ * the second). Returns 0, or -1 with e filled. */
+static int __attribute__((unused))	/* tests/unit.c plans in one call */
+plan_resolve(const struct policy *p, const struct disk *dk, const struct run_paths *rp,
+    struct vec *facts, struct err *e)
+{
+	struct resolver rs;
+
+	resolver_init(&rs, p, dk, rp->cwd, rp->home, facts, e);
+	if (plan_resolve_rules(&rs) < 0)
+		return -1;
+	plan_add_run_paths(&rs, rp);
+	return plan_resolve_scan(&rs, rp);
+}
+
+/* ---- 5d. The runtime directory, and placeholders shared between runs --
  *
- * A missing dangerous name in a writable root is covered by an empty file
- * or directory that sbx creates and binds read-only (bwrap would create the
- * mount point on the host anyway). Each is written to a journal under the
- * run's runtime directory before it is created, and removed after the
- * command exits, but only if it is still the empty inode sbx made. A run
- * killed with SIGKILL leaves its journal behind; the next sbx run finds it
- * (its pid is gone, or belongs to another process now) and cleans up. */
+ * The runtime root (one per user: the first of $TMPDIR/sbx-UID,
+ * $XDG_RUNTIME_DIR/sbx, /tmp/sbx-UID and /var/tmp/sbx-UID that the command
+ * could not write) holds each run's directory (the
+ * command's private TMPDIR, the empty file bound over hidden files) and the
+ * placeholder registry. SECURITY: it never lies where the command can
+ * write (runtime_root_pick checks the policy's own plan): a command that
+ * could rebuild it could forge what the next run trusts, and read the
+ * private TMPDIRs of concurrent runs.
+ *
+ * A placeholder is an empty directory sbx creates so that a missing
+ * dangerous name in a writable root can be covered (a mount needs a
+ * target; bwrap would create one on the host anyway). Agents run commands
+ * in parallel in one project, so placeholders are shared: a run that finds
+ * another run's placeholder covers it like its own, and a placeholder is
+ * removed only when no live run uses it. KERNEL: removing a mount point on
+ * the host dissolves the mounts on it in every other mount namespace, so a
+ * run that removed a placeholder another run still covered would lift that
+ * run's deny (and a bind racing the removal fails: "Can't get type of
+ * source").
+ *
+ * The registry: one file per placeholder, ROOT/ph/<hash of its path>,
+ * holding the path and the identity of what was made (device, inode).
+ * Every live run that covers a placeholder holds a shared flock(2)
+ * on its file; creating, sharing and removing happen under one exclusive
+ * lock on ROOT/placeholders.lock, so a removal never races a bind. The last
+ * run out (it can lock the entry exclusively) removes the placeholder if
+ * it is still what was made. A run killed by SIGKILL drops its locks with
+ * its descriptors, and the next run reclaims every entry no one holds.
+ * Proof, not trust: the registry lies where no sandbox can write (so no
+ * command can forge an entry), and removal never follows a symlink and
+ * never removes anything but the empty directory that was made: a file
+ * the person put at that name, or anything they put inside, survives. */
+
+#define SBX_PH_MAGIC	"sbx-placeholder 1"
 
 /* 5e, the audit of repositories made during the run, which a run's
  * preparation, its cleanup and the recovery of a dead run call */
@@ -5189,7 +5682,66 @@ proc_start_time(pid_t pid)
 	return p ? strtoll(p + 1, NULL, 10) : -1;
 }
 
-/* Remove a tree without following symlinks: the command wrote it. */
+/* Open the directory that holds path's last name, following no symlink on
+ * the way (*name points into path). SECURITY: the command may have turned
+ * any directory of a writable root into a symlink on the host; a removal
+ * must still act on the name sbx made, never on what a link points at.
+ * Returns a descriptor, or -1 with errno set. */
+static int
+open_parent_nofollow(const char *path, const char **name)
+{
+	/* the last parent opened, kept: a plan's targets share a few. An fd
+	 * keeps naming the directory it opened, even if that is renamed
+	 * since, which is what a removal of what sbx made there wants */
+	static char last[PATH_MAX];
+	static int last_fd = -1;
+	char comp[NAME_MAX + 1];
+	const char *p = path, *slash;
+	int fd, next;
+
+	if (path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	slash = strrchr(path, '/');
+	if (last_fd >= 0 && (size_t)(slash - path) == strlen(last) && strncmp(path, last, (size_t)(slash - path)) == 0 &&
+	    (fd = fcntl(last_fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+		*name = slash + 1;
+		return fd;
+	}
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!(slash = strchr(p, '/'))) {
+			*name = p;
+			if ((size_t)(p - 1 - path) < sizeof(last)) {
+				if (last_fd >= 0)
+					close(last_fd);
+				last_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+				snprintf(last, sizeof(last), "%.*s", (int)(p - 1 - path), path);
+			}
+			return fd;
+		}
+		if ((size_t)(slash - p) > NAME_MAX) {
+			close(fd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(comp, p, (size_t)(slash - p));
+		comp[slash - p] = '\0';
+		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+		p = slash + 1;
+	}
+}
+
+/* Remove a tree without following symlinks: the command wrote it (its
+ * private TMPDIR). */
 static void
 rm_tree_at(int parent, const char *name, int depth)
 {
@@ -5203,8 +5755,9 @@ rm_tree_at(int parent, const char *name, int depth)
 		return;
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		/* a directory the command made unreadable is still ours */
-		if (fchmodat(parent, name, 0700, 0) == 0)
+		/* a directory the command made unreadable is still ours;
+		 * AT_SYMLINK_NOFOLLOW: a link there is not followed to its target */
+		if (fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
 			fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return;
@@ -5225,13 +5778,22 @@ rm_tree_at(int parent, const char *name, int depth)
 static void
 rm_tree(const char *path)
 {
-	rm_tree_at(AT_FDCWD, path, 0);
+	int pfd;
+	const char *name;
+
+	if ((pfd = open_parent_nofollow(path, &name)) < 0)
+		return;
+	rm_tree_at(pfd, name, 0);
+	close(pfd);
 }
 
-/* Journal lines: "T <unix time>", "P <path>" (intent, before creating),
- * "C <dev> <ino> <path>" (created). Paths are %-escaped (%, newline). */
+/* Registry entries: the magic line, then "made KIND DEV INO CTIME" (or
+ * "intent KIND TIME" while it is being created), then the path, %-escaped
+ * (%, newline). KIND is d (an empty directory), f (an empty file) or .
+ * (a file holding "."). A directory matches on DEV and INO (a placeholder
+ * made inside it changes its ctime); a file on CTIME too. */
 static void
-journal_escape(struct buf *b, const char *path)
+line_escape(struct buf *b, const char *path)
 {
 	for (; *path; path++) {
 		if (*path == '%' || *path == '\n')
@@ -5242,15 +5804,15 @@ journal_escape(struct buf *b, const char *path)
 }
 
 static char *
-journal_unescape(const char *s)
+line_unescape(const char *s)
 {
 	char *out = amalloc(strlen(s) + 1), *o = out;
 
 	for (; *s; s++) {
 		unsigned v;
 
-		if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1 && isxdigit((unsigned char)s[1]) &&
-		    isxdigit((unsigned char)s[2])) {
+		if (*s == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2]) &&
+		    sscanf(s + 1, "%2x", &v) == 1) {
 			*o++ = (char)v;
 			s += 2;
 		} else {
@@ -5261,135 +5823,497 @@ journal_unescape(const char *s)
 	return out;
 }
 
-static bool
-placeholder_is_dot(const char *path)
-{
-	char b[3] = "";
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	bool dot;
+/* What a placeholder was when it was made. */
+struct ph_id {
+	bool made;		/* false: only the intent was written */
+	enum phkind kind;
+	unsigned long long dev, ino;
+	long long ctime;	/* "made": its ctime; "intent": when the intent was written */
+};
 
-	if (fd < 0)
-		return false;
-	dot = read(fd, b, sizeof(b)) == 2 && memcmp(b, ".\n", 2) == 0;
-	close(fd);
-	return dot;
-}
+static const char ph_kind_letters[] = "df.";	/* ORDER: enum phkind */
 
-/* Remove one placeholder if it is still what sbx made: the same inode when
- * known, and in any case an empty file, a file holding ".\n" or an empty
- * directory. */
-static void
-placeholder_remove(const char *path, bool known, dev_t dev, ino_t ino, time_t not_before)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return;
-	if (known && (st.st_dev != dev || st.st_ino != ino))
-		return;
-	if (!known && st.st_mtime < not_before)
-		return;
-	if (S_ISREG(st.st_mode) && st.st_size == 0)
-		unlink(path);
-	else if (S_ISREG(st.st_mode) && st.st_size == 2 && placeholder_is_dot(path))
-		unlink(path);	/* PH_DOT */
-	else if (S_ISDIR(st.st_mode))
-		rmdir(path);	/* fails, as it should, if anything is inside */
-}
-
-/* Undo a journal: remove its placeholders, newest first. */
-static void
-journal_replay(const char *journal)
-{
-	struct buf b = { 0 };
-	struct vec lines = { 0 };
-	char *line, *save;
-	time_t t0 = 0;
-	size_t i;
-
-	if (read_file(journal, 16 << 20, &b) < 0) {
-		free(b.p);
-		return;
-	}
-	for (line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		vec_push(&lines, astrdup(line));
-	free(b.p);
-	for (i = 0; i < lines.n; i++)
-		if (((char *)lines.v[i])[0] == 'T')
-			t0 = (time_t)strtoll((char *)lines.v[i] + 2, NULL, 10);
-	for (i = lines.n; i-- > 0;) {
-		const char *l = lines.v[i];
-		unsigned long long dev, ino;
-		int off = 0;
-
-		if (l[0] == 'C' && sscanf(l, "C %llu %llu %n", &dev, &ino, &off) == 2 && off > 0) {
-			placeholder_remove(journal_unescape(l + off), true, (dev_t)dev, (ino_t)ino, 0);
-		} else if (l[0] == 'P' && l[1] == ' ') {
-			/* an intent with no "C" line: the run died while creating it */
-			const char *path = journal_unescape(l + 2);
-			size_t j;
-			bool created = false;
-
-			for (j = i + 1; j < lines.n; j++) {
-				const char *c = lines.v[j];
-
-				if (c[0] == 'C' && sscanf(c, "C %llu %llu %n", &dev, &ino, &off) == 2 &&
-				    strcmp(journal_unescape(c + off), path) == 0)
-					created = true;
-			}
-			if (!created)
-				placeholder_remove(path, false, 0, 0, t0);
-		}
-	}
-}
+/* A directory this run mounts on, locked shared (any run, of any runtime
+ * directory, sees that lock), and when it is a placeholder of this
+ * registry, its entry, locked shared too. */
+struct ph_held {
+	const char *path;
+	int dir;	/* the directory itself, or -1 (not a directory) */
+	int fd;		/* the registry entry, or -1 (not a placeholder of ours) */
+};
 
 /* The run's own state, for cleanup at exit (atexit: every exit path). */
 static struct {
-	const char *run_dir;	/* runtime_root/run-PID-START: journal and tmp */
-	const char *journal;
-	const struct plan *plan;
+	const char *root;	/* the runtime root */
+	const char *run_dir;	/* root/run-PID-START: TMPDIR, the empty file, the audit record */
+	const struct plan *plan;	/* what the run was built from, for the audit (5e) */
+	struct vec held;	/* of struct ph_held, in plan order (parents first) */
+	int lock_fd;		/* root/placeholders.lock while held, else -1 */
 	pid_t owner;		/* only the process that made them cleans up */
-} run_state;
+} run_state = { NULL, NULL, NULL, { 0 }, -1, 0 };
+
+/* The registry file name of a placeholder: FNV-1a 64 of its path. The
+ * entry holds the path itself, so a collision is seen, never trusted. */
+static const char *
+ph_entry_name(const char *path)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 0x100000001b3ULL;
+	return aprintf("%016llx", (unsigned long long)h);
+}
+
+/* Parse an entry. Returns its path, or NULL when it is not one of ours. */
+static const char *
+ph_entry_read(int fd, struct ph_id *id)
+{
+	char buf[8192], *nl1, *nl2, *end;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	memset(id, 0, sizeof(*id));
+	if (!(nl1 = strchr(buf, '\n')) || !(nl2 = strchr(nl1 + 1, '\n')) || !(end = strchr(nl2 + 1, '\n')))
+		return NULL;
+	*nl1 = *nl2 = *end = '\0';
+	if (strcmp(buf, SBX_PH_MAGIC) != 0)
+		return NULL;
+	{
+		char k = 0;
+		const char *at;
+
+		if (sscanf(nl1 + 1, "made %c %llu %llu %lld", &k, &id->dev, &id->ino, &id->ctime) == 4)
+			id->made = true;
+		else if (sscanf(nl1 + 1, "intent %c %lld", &k, &id->ctime) != 2)
+			return NULL;
+		if (!k || !(at = strchr(ph_kind_letters, k)))
+			return NULL;
+		id->kind = (enum phkind)(at - ph_kind_letters);
+	}
+	return nl2[1] == '/' ? line_unescape(nl2 + 1) : NULL;
+}
+
+static int
+ph_entry_write(int fd, const char *path, const struct ph_id *id)
+{
+	struct buf b = { 0 };
+	int rc;
+
+	buf_printf(&b, "%s\n", SBX_PH_MAGIC);
+	if (id->made)
+		buf_printf(&b, "made %c %llu %llu %lld\n", ph_kind_letters[id->kind], id->dev, id->ino, id->ctime);
+	else
+		buf_printf(&b, "intent %c %lld\n", ph_kind_letters[id->kind], id->ctime);
+	line_escape(&b, path);
+	buf_putc(&b, '\n');
+	/* no fsync: the entry must outlive a killed sbx, not a crashed
+	 * machine, and the page cache survives the first */
+	/* written over what was there: the reader takes three lines, so the
+	 * intent needs no cut; the made entry is cut to its length */
+	rc = pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n && (!id->made || ftruncate(fd, (off_t)b.n) == 0) ? 0 : -1;
+	free(b.p);
+	return rc;
+}
+
+/* Is st (the thing at name in pfd) the placeholder id describes? A
+ * directory sbx made has the recorded device and inode (not its ctime: a
+ * placeholder another run made inside it changes that), and only an empty
+ * one is ever removed (rmdir refuses the rest). A file sbx made also has
+ * its recorded ctime, which no one can set back, and still holds exactly
+ * what sbx wrote (nothing, or "."): a file the person put there, or
+ * changed, is never removed. An intent (sbx died between writing it and
+ * recording what it made) accepts only a directory changed since then. */
+static bool
+ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id *id)
+{
+	char b[3];
+	int fd;
+	bool same;
+
+	if (id->kind == PH_DIR) {
+		if (!S_ISDIR(st->st_mode))
+			return false;
+		if (!id->made)
+			return (long long)st->st_ctime >= id->ctime;
+		return st->st_dev == (dev_t)id->dev && st->st_ino == (ino_t)id->ino;
+	}
+	if (!id->made || !S_ISREG(st->st_mode) || st->st_dev != (dev_t)id->dev || st->st_ino != (ino_t)id->ino ||
+	    (long long)st->st_ctime != id->ctime || st->st_size != (id->kind == PH_DOT ? 2 : 0))
+		return false;
+	if (id->kind == PH_FILE)
+		return true;
+	if ((fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return false;
+	same = read(fd, b, sizeof(b)) == 2 && memcmp(b, ".\n", 2) == 0;
+	close(fd);
+	return same;
+}
+
+/* Remove the placeholder at path if it is still what id says. */
+static void
+ph_remove(const char *path, const struct ph_id *id)
+{
+	struct stat st;
+	const char *name;
+	int pfd = open_parent_nofollow(path, &name);
+
+	if (pfd < 0)
+		return;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
+		if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT)
+			note("placeholder %s: kept (%s)", path, strerror(errno));
+	} else if (errno != ENOENT) {
+		note("placeholder %s: replaced since it was made; kept", path);
+	}
+	close(pfd);
+}
+
+/* Make the placeholder name in pfd: an empty directory, an empty file, or
+ * a file holding "." (read-only on the host too, so it reads as what it
+ * is). Returns 0, or -1 with errno set. */
+static int
+ph_make(int pfd, const char *name, enum phkind kind)
+{
+	int fd;
+
+	if (kind == PH_DIR)
+		return mkdirat(pfd, name, 0755);
+	if ((fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) < 0)
+		return -1;
+	if (kind == PH_DOT && write_all(fd, ".\n", 2) < 0) {
+		int err = errno;
+
+		close(fd);
+		unlinkat(pfd, name, 0);
+		errno = err;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Take the registry lock (held until ph_unlock). Dies if it cannot. */
+static void
+ph_lock(void)
+{
+	const char *lock = path_join(run_state.root, "placeholders.lock");
+
+	if (run_state.lock_fd >= 0)
+		return;
+	run_state.lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (run_state.lock_fd < 0)
+		die("cannot open %s: %s", lock, strerror(errno));
+	while (flock(run_state.lock_fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			die("cannot lock %s: %s", lock, strerror(errno));
+}
+
+static void
+ph_unlock(void)
+{
+	if (run_state.lock_fd >= 0)
+		close(run_state.lock_fd);
+	run_state.lock_fd = -1;
+}
+
+/* The registry directory, opened (made 0700 if absent); -1 on failure. */
+static int
+ph_dir_open(bool create)
+{
+	const char *dir = path_join(run_state.root, "ph");
+	struct stat st;
+	int fd;
+
+	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		die("cannot create %s: %s", dir, strerror(errno));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077)))
+		die_hint("remove it", "%s is not a private directory of uid %u", dir, (unsigned)getuid());
+	if (fd < 0 && create)
+		die("cannot open %s: %s", dir, strerror(errno));
+	return fd;
+}
+
+/* Open the directory or file at path without following a link, and lock
+ * it: shared, or exclusive without waiting. Returns the descriptor, or -1
+ * (missing, a link, or, for LOCK_EX, in use). */
+static int
+ph_node_lock(const char *path, int how)
+{
+	const char *name;
+	int pfd = open_parent_nofollow(path, &name), fd;
+
+	if (pfd < 0)
+		return -1;
+	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(pfd);
+	if (fd >= 0 && flock(fd, how) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* With the registry lock and the entry's lock held exclusively: remove
+ * the placeholder if no run, of any runtime directory, has its directory
+ * locked, then the entry. Returns false when the placeholder is still in
+ * use (the entry stays, for a later run to reclaim). */
+static bool
+ph_retire(int dfd, int entry, const char *ename, int dir)
+{
+	struct ph_id id;
+	const char *path = ph_entry_read(entry, &id);
+	int own = -1;
+
+	if (path) {
+		/* KERNEL: converting a shared flock to exclusive drops it first;
+		 * a run that takes it shared in between keeps the placeholder, and
+		 * one that waits sees it gone once we close (ph_cover checks) */
+		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_node_lock(path, LOCK_EX | LOCK_NB)) < 0) {
+			if (errno == EWOULDBLOCK)
+				return false;	/* another run mounts on it */
+		} else {
+			ph_remove(path, &id);
+		}
+		if (own >= 0)
+			close(own);
+	}
+	unlinkat(dfd, ename, 0);
+	return true;
+}
+
+/* With the registry lock held: remove the placeholders of entries no live
+ * run holds (runs killed before they could clean up). */
+static void
+ph_reclaim(int dfd)
+{
+	DIR *d;
+	struct dirent *de;
+	int dup_fd = dup(dfd);
+
+	if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		int fd;
+
+		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
+			continue;
+		fd = openat(dfd, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ph_retire(dfd, fd, de->d_name, -1))
+			note("placeholder entry %s: left by a run that did not finish; reclaimed", de->d_name);
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* Cover target, under the registry lock, before bwrap binds anything.
+ * A directory is locked shared, whoever made it: a placeholder of another
+ * run (even of another runtime directory) is then never removed under this
+ * run's mount. A target in this registry is shared through its entry. A
+ * missing target (planned as a placeholder, or another run's placeholder
+ * removed since this run's scan saw it) is made now, its intent recorded
+ * first. */
+static void
+ph_cover(int dfd, const char *target, enum phkind kind)
+{
+	const char *ename = ph_entry_name(target), *name, *epath;
+	struct ph_held *h;
+	struct ph_id id;
+	struct stat st, now;
+	int fd = -1, pfd, dir = -1, tries;
+
+	for (tries = 0; tries < 8 && dir < 0; tries++) {
+		if ((pfd = open_parent_nofollow(target, &name)) < 0)
+			die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target,
+			    strerror(errno));
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT)
+				die("cannot inspect %s: %s", target, strerror(errno));
+			/* missing: make the placeholder, its intent recorded first */
+			fd = openat(dfd, ename, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || flock(fd, LOCK_SH) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			memset(&id, 0, sizeof(id));
+			id.kind = kind;
+			id.ctime = (long long)time(NULL) - 1;
+			if (ph_entry_write(fd, target, &id) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			if (ph_make(pfd, name, kind) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
+				    "cannot create the placeholder %s: %s", target, strerror(errno));
+			id.made = true;
+			id.dev = (unsigned long long)st.st_dev;
+			id.ino = (unsigned long long)st.st_ino;
+			id.ctime = (long long)st.st_ctime;
+			if (ph_entry_write(fd, target, &id) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			note("placeholder %s (%s, removed after the last run that covers it)", target,
+			    placeholder_kinds[kind]);
+		}
+		close(pfd);
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+			break;	/* a link, a device: no run ever made or removes one */
+		if ((dir = ph_node_lock(target, LOCK_SH)) < 0 && errno != ENOENT)
+			break;	/* one we may not read (no run made it): nothing to share */
+		/* it may have been removed while this waited: then it is not
+		 * what was opened, and the next round makes it again */
+		if (dir >= 0 && (fstat(dir, &now) < 0 || now.st_nlink == 0 || now.st_ino != st.st_ino ||
+		    now.st_dev != st.st_dev)) {
+			close(dir);
+			dir = -1;
+		}
+		if (dir < 0 && fd >= 0)
+			die_hint("run again", "the placeholder %s vanished while sbx was starting", target);
+	}
+	if (fd < 0 && (fd = openat(dfd, ename, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		/* another run's placeholder, of this registry: share its entry */
+		if (flock(fd, LOCK_SH) < 0)
+			die("cannot lock the placeholder entry of %s: %s", target, strerror(errno));
+		if ((epath = ph_entry_read(fd, &id)) && strcmp(epath, target) != 0)
+			die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
+		note("placeholder %s: made by another run, covered here too", target);
+	}
+	if (dir < 0 && fd < 0)
+		return;
+	h = amalloc(sizeof(*h));
+	h->path = target;
+	h->dir = dir;
+	h->fd = fd;
+	vec_push(&run_state.held, h);
+}
+
+/* Before bwrap: every mount target of the plan (parents first: the plan's
+ * order), under the registry lock. */
+static void
+ph_acquire(const struct plan *pl)
+{
+	int dfd;
+	size_t i;
+	const char *last = "";
+
+	ph_lock();
+	dfd = ph_dir_open(true);
+	ph_reclaim(dfd);
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+		enum phkind kind = PH_DIR;	/* for a target another run's removal left missing */
+
+		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO || strcmp(m->path, last) == 0)
+			continue;	/* not a host path of the plan's, or seen */
+		last = m->path;
+		for (size_t j = 0; j < pl->placeholders.n; j++)
+			if (strcmp(((struct placeholder *)pl->placeholders.v[j])->path, m->path) == 0)
+				kind = ((struct placeholder *)pl->placeholders.v[j])->kind;
+		ph_cover(dfd, m->path, kind);
+	}
+	close(dfd);
+	ph_unlock();
+}
+
+/* After the run: give up each directory; the last run out removes a
+ * placeholder (children first). */
+static void
+ph_release(void)
+{
+	size_t i;
+	int dfd;
+
+	if (!run_state.held.n)
+		return;
+	ph_lock();
+	dfd = ph_dir_open(false);
+	for (i = run_state.held.n; i-- > 0;) {
+		struct ph_held *h = run_state.held.v[i];
+
+		/* no other run of this registry holds the entry (they lock it
+		 * only under the registry lock, which we hold) */
+		if (h->fd >= 0 && dfd >= 0 && flock(h->fd, LOCK_EX | LOCK_NB) == 0)
+			ph_retire(dfd, h->fd, ph_entry_name(h->path), h->dir);
+		if (h->dir >= 0)
+			close(h->dir);
+		if (h->fd >= 0)
+			close(h->fd);
+	}
+	run_state.held.n = 0;
+	if (dfd >= 0)
+		close(dfd);
+	ph_unlock();
+}
 
 static void
 run_cleanup(void)
 {
-	if (!run_state.run_dir || getpid() != run_state.owner)
+	if (!run_state.root || getpid() != run_state.owner)
 		return;
-	audit_after_run(run_state.plan);	/* if main did not (an exit after the command started) */
-	if (run_state.journal)
-		journal_replay(run_state.journal);
-	rm_tree(run_state.run_dir);
+	if (run_state.plan)
+		audit_after_run(run_state.plan);	/* if main did not (an exit after the command started) */
+	ph_release();
+	if (run_state.run_dir)
+		rm_tree(run_state.run_dir);
 	run_state.run_dir = NULL;
 }
 
-/* The runtime root ${TMPDIR:-/tmp}/sbx-UID: made 0700 if absent; refused
- * if it is not a directory of ours that only we can enter. */
+/* Choose the runtime root: the first candidate that the command could not
+ * write under the policy's own rules (pl0: the plan of the policy alone,
+ * before any run path is added). With create, make it 0700 if absent and
+ * refuse one that is not a private directory of ours. Dies when there is
+ * none. Returns a real path. */
 static const char *
-runtime_root(bool create)
+runtime_root_pick(const struct plan *pl0, bool create)
 {
-	const char *base = getenv("TMPDIR");
-	char *root;
-	struct stat st;
+	const char *tmp = getenv("TMPDIR"), *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *cand[4];
+	struct buf tried = { 0 };
+	unsigned uid = (unsigned)getuid();
+	int n = 0, i;
 
-	if (!base || base[0] != '/')
-		base = "/tmp";
-	root = path_clean(aprintf("%s/sbx-%u", base, (unsigned)getuid()));
-	if (!create)
+	if (tmp && tmp[0] == '/')
+		cand[n++] = aprintf("%s/sbx-%u", tmp, uid);
+	if (xdg && xdg[0] == '/')
+		cand[n++] = aprintf("%s/sbx", xdg);
+	cand[n++] = aprintf("/tmp/sbx-%u", uid);
+	cand[n++] = aprintf("/var/tmp/sbx-%u", uid);	/* when allow-write /tmp (srt users often have it) */
+	for (i = 0; i < n; i++) {
+		char real[PATH_MAX];
+		const char *spelled = path_clean(cand[i]), *root;
+		struct stat st;
+
+		if (!realpath(path_dirname(spelled), real))
+			continue;
+		root = path_join(real, strrchr(spelled, '/') + 1);
+		if (!pl0->fs_disabled && plan_is_writable(pl0, root)) {
+			note("runtime directory %s: the sandbox could write it; not used", root);
+			buf_printf(&tried, "%s%s", tried.n ? ", " : "", root);
+			continue;
+		}
+		run_state.root = root;
+		if (!create)
+			return root;
+		if (mkdir(root, 0700) < 0 && errno != EEXIST)
+			die("cannot create the runtime directory %s: %s", root, strerror(errno));
+		if (lstat(root, &st) < 0)
+			die("cannot inspect %s: %s", root, strerror(errno));
+		/* SECURITY: another user could pre-create it in a shared /tmp to
+		 * read or plant files in our TMPDIR and registry */
+		if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+			die_hint("remove it, or set TMPDIR to a private directory",
+			    "%s is not a private directory owned by uid %u", root, uid);
+		free(tried.p);
 		return root;
-	if (mkdir(root, 0700) < 0 && errno != EEXIST)
-		die("cannot create the runtime directory %s: %s", root, strerror(errno));
-	if (lstat(root, &st) < 0)
-		die("cannot inspect %s: %s", root, strerror(errno));
-	/* SECURITY: another user could pre-create it in a shared /tmp to
-	 * read or plant files in our TMPDIR and journal */
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		die_hint("remove it, or set TMPDIR to a private directory",
-		    "%s is not a private directory owned by uid %u", root, (unsigned)getuid());
-	return root;
+	}
+	die_hint("set TMPDIR (or XDG_RUNTIME_DIR) to a directory outside every allow-write",
+	    "no place for sbx's runtime directory that the sandbox cannot write (tried %s); the command did not run",
+	    tried.p ? tried.p : "none");
 }
 
-/* Clean up after runs that died without doing it themselves. */
+/* Clean up the run directories of runs that died without doing it
+ * themselves (their placeholders are reclaimed by ph_acquire). */
 static void
 runtime_recover(const char *root)
 {
@@ -5401,19 +6325,41 @@ runtime_recover(const char *root)
 	while ((de = readdir(d))) {
 		int pid;
 		long long start;
-		char *dir;
 
 		if (sscanf(de->d_name, "run-%d-%lld", &pid, &start) != 2)
 			continue;
 		if (pid == getpid() || proc_start_time(pid) == start)
 			continue;	/* alive */
-		dir = path_join(root, de->d_name);
 		note("cleaning up after an earlier run that did not finish (pid %d)", pid);
-		audit_recover(dir);
-		journal_replay(path_join(dir, "journal"));
-		rm_tree(dir);
+		audit_recover(path_join(root, de->d_name));	/* what it could not audit (5e) */
+		rm_tree(path_join(root, de->d_name));
 	}
 	closedir(d);
+}
+
+/* allow-write of a directory that does not exist yet (~/.npm before npm
+ * first ran; srt skips it and the tool then fails): make it, mode 0700,
+ * when its parent is a directory, and say so. Before the plan, so it is a
+ * writable root like any other. Not for globs; a path whose parent is
+ * missing too is left to the planner's warning. */
+static void
+allow_write_make_missing(const struct policy *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
+		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
+		struct stat st;
+
+		if ((!r->literal && has_glob_chars(r->path)) || lstat(r->path, &st) == 0 || errno != ENOENT)
+			continue;
+		if (stat(path_dirname(r->path), &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (mkdir(r->path, 0700) < 0)
+			warnx("allow-write %s: does not exist, and cannot be made: %s", r->path, strerror(errno));
+		else
+			warnx("allow-write %s: did not exist; made it (an empty directory, mode 0700)", r->path);
+	}
 }
 
 /* Where sbx's own binary is shown inside: a fixed name in the hidden
@@ -5424,15 +6370,15 @@ sbx_inside(const struct run_paths *rp)
 	return path_join(rp->runtime_root, "sbx");
 }
 
-/* The paths of this run (names only; nothing is created). */
+/* The paths of this run that do not depend on the runtime root. */
 static void
 run_paths_init(struct run_paths *rp, const char *cwd)
 {
 	char real[PATH_MAX];
 	const char *home = getenv("HOME");
 
+	memset(rp, 0, sizeof(*rp));
 	rp->cwd = cwd;
-	rp->bridge_dir = NULL;	/* main sets it for bridge socat */
 	{
 		/* git's own order (git-config(1) FILES); the environment is the
 		 * person's, as git will see it after the run */
@@ -5452,97 +6398,45 @@ run_paths_init(struct run_paths *rp, const char *cwd)
 		}
 	}
 	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
-	rp->runtime_root = runtime_root(false);
-	run_state.run_dir = NULL;
-	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", rp->runtime_root, (int)getpid(),
-	    proc_start_time(getpid()));
+}
+
+/* Once the runtime root is chosen: the run directory's names (nothing is
+ * created). */
+static void
+run_paths_set_root(struct run_paths *rp, const char *root)
+{
+	rp->runtime_root = root;
+	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", root, (int)getpid(), proc_start_time(getpid()));
 	rp->empty_file = path_join(path_dirname(rp->tmpdir), "empty");
 }
 
-/* A file placeholder: empty, or "." for a missing commondir. Read-only on
- * the host too, so it reads as what it is. Returns 0 or -1 (errno). */
-static int
-placeholder_file(const char *path, enum phkind kind)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-
-	if (fd < 0)
-		return -1;
-	if (kind == PH_DOT && write_all(fd, ".\n", 2) < 0) {
-		int err = errno;
-
-		close(fd);
-		unlink(path);
-		errno = err;
-		return -1;
-	}
-	return close(fd);
-}
-
-/* Create the run directory, the private TMPDIR and the placeholders, each
- * placeholder journaled first. Dies on any failure (nothing has run yet;
- * atexit removes what was made). */
+/* Create the run directory, the private TMPDIR, the empty file and the
+ * placeholders. Dies on any failure (nothing has run yet; atexit removes
+ * what was made). */
 static void
 run_prepare(const struct run_paths *rp, const struct plan *pl)
 {
-	struct buf jb = { 0 };
-	int jfd;
-	size_t i;
 	const char *run_dir = path_dirname(rp->tmpdir);
+	int fd;
 
 	if (mkdir(run_dir, 0700) < 0)
 		die("cannot create %s: %s", run_dir, strerror(errno));
+	run_state.root = rp->runtime_root;
 	run_state.run_dir = run_dir;
 	run_state.owner = getpid();
-	run_state.plan = pl;
 	atexit(run_cleanup);
 	audit_record(run_dir, pl);
+	run_state.plan = pl;
 	if (mkdir(rp->tmpdir, 0700) < 0)
 		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
 	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
 		die("cannot create %s: %s", rp->bridge_dir, strerror(errno));
-	jfd = open(rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	if (jfd < 0)
+	fd = open(rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0)
 		die("cannot create %s: %s", rp->empty_file, strerror(errno));
-	close(jfd);
-	if (!pl->placeholders.n)
-		return;
-
-	run_state.journal = path_join(run_dir, "journal");
-	jfd = open(run_state.journal, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-	if (jfd < 0)
-		die("cannot create %s: %s", run_state.journal, strerror(errno));
-	buf_printf(&jb, "T %lld\n", (long long)time(NULL) - 1);
-	for (i = 0; i < pl->placeholders.n; i++) {
-		const struct placeholder *ph = pl->placeholders.v[i];
-
-		buf_puts(&jb, "P ");
-		journal_escape(&jb, ph->path);
-		buf_putc(&jb, '\n');
-	}
-	/* no fsync: the journal must outlive a killed sbx, not a crashed
-	 * machine, and the page cache survives the first */
-	if (write_all(jfd, jb.p, jb.n) < 0)
-		die("cannot write %s: %s", run_state.journal, strerror(errno));
-	for (i = 0; i < pl->placeholders.n; i++) {
-		const struct placeholder *ph = pl->placeholders.v[i];
-		struct stat st;
-
-		if (ph->kind == PH_DIR ? mkdir(ph->path, 0755) : placeholder_file(ph->path, ph->kind) < 0)
-			die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
-			    "cannot create the placeholder %s: %s", ph->path, strerror(errno));
-		if (lstat(ph->path, &st) < 0)
-			die("cannot inspect %s: %s", ph->path, strerror(errno));
-		jb.n = 0;
-		buf_printf(&jb, "C %llu %llu ", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
-		journal_escape(&jb, ph->path);
-		buf_putc(&jb, '\n');
-		if (write_all(jfd, jb.p, jb.n) < 0)
-			die("cannot write %s: %s", run_state.journal, strerror(errno));
-		note("placeholder %s (%s, removed after the run)", ph->path, placeholder_kinds[ph->kind]);
-	}
-	close(jfd);
-	free(jb.p);
+	close(fd);
+	if (!pl->fs_disabled)
+		ph_acquire(pl);
 }
 
 /* ---- 5e. Repositories created during the run ------------------------
@@ -6122,17 +7016,17 @@ audit_record(const char *run_dir, const struct plan *pl)
 	buf_printf(&b, "T %lld\n%s%s", audit_state.t0, pl->allow_git_config ? "A\n" : "", pl->seen_partial ? "P\n" : "");
 	for (i = 0; i < pl->audit_roots.n; i++) {
 		buf_puts(&b, "R ");
-		journal_escape(&b, pl->audit_roots.v[i]);
+		line_escape(&b, pl->audit_roots.v[i]);
 		buf_putc(&b, '\n');
 	}
 	for (i = 0; i < pl->gitdirs.n; i++) {
 		buf_puts(&b, "G ");
-		journal_escape(&b, pl->gitdirs.v[i]);
+		line_escape(&b, pl->gitdirs.v[i]);
 		buf_putc(&b, '\n');
 	}
 	for (i = 0; i < pl->repos_seen.n; i++) {
 		buf_puts(&b, "S ");
-		journal_escape(&b, pl->repos_seen.v[i]);
+		line_escape(&b, pl->repos_seen.v[i]);
 		buf_putc(&b, '\n');
 	}
 	for (i = 0; i < pl->mounts.n; i++) {
@@ -6142,7 +7036,7 @@ audit_record(const char *run_dir, const struct plan *pl)
 		for (j = 0; m->kind == MK_BIND_RO && j < pl->audit_roots.n; j++)
 			if (path_within(m->path, pl->audit_roots.v[j])) {
 				buf_puts(&b, "O ");
-				journal_escape(&b, m->path);
+				line_escape(&b, m->path);
 				buf_putc(&b, '\n');
 				break;
 			}
@@ -6196,13 +7090,13 @@ audit_recover(const char *run_dir)
 		else if (line[0] == 'P')
 			a.seen_partial = true;
 		else if (line[0] == 'S' && line[1] == ' ')
-			vec_push(&a.seen, journal_unescape(line + 2));
+			vec_push(&a.seen, line_unescape(line + 2));
 		else if (line[0] == 'O' && line[1] == ' ')
-			vec_push(&a.read_only, journal_unescape(line + 2));
+			vec_push(&a.read_only, line_unescape(line + 2));
 		else if (line[0] == 'R' && line[1] == ' ')
-			vec_push(&a.roots, journal_unescape(line + 2));
+			vec_push(&a.roots, line_unescape(line + 2));
 		else if (line[0] == 'G' && line[1] == ' ')
-			vec_push(&a.protected_gitdirs, journal_unescape(line + 2));
+			vec_push(&a.protected_gitdirs, line_unescape(line + 2));
 	}
 	free(b.p);
 	if (a.t0 > 0)
@@ -6232,7 +7126,40 @@ struct bw_params {
 	const char *java_tool_options;	/* JAVA_TOOL_OPTIONS already set, kept in front */
 	const char *self_inside;	/* where sbx's binary is shown inside, or NULL */
 	char **cmd;		/* the command and its arguments (sent over ctl_fd) */
+	char *const *envp;	/* sbx's environment, what deny-env is matched against; NULL: none */
 };
+
+/* Fill what the renderer reads from sbx's environment, for a run and for
+ * --print=argv alike, so both show the same argv. */
+static void
+bw_params_env(struct bw_params *bp, char *const *envp)
+{
+	size_t i;
+	long v;
+	const char *why;
+
+	bp->envp = envp;
+	bp->git_config_count = 0;
+	bp->java_tool_options = NULL;
+	for (i = 0; envp && envp[i]; i++) {
+		if (strncmp(envp[i], "GIT_CONFIG_COUNT=", 17) == 0)
+			bp->git_config_count = parse_int(envp[i] + 17, 0, 1000000, &v, &why) == 0 ? v : 0;
+		else if (strncmp(envp[i], "JAVA_TOOL_OPTIONS=", 18) == 0)
+			bp->java_tool_options = envp[i] + 18;
+	}
+}
+
+/* Does a deny-env pattern name this variable (n bytes of name)? */
+static bool
+env_denied(const struct policy *p, const char *name, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < p->deny_env.n; i++)
+		if (env_match(p->deny_env.v[i], name, n))
+			return true;
+	return false;
+}
 
 static void
 argv_push(struct vec *v, const char *s)
@@ -6260,8 +7187,11 @@ static const char *const proc_covers[] = { "/proc/sys", "/proc/sysrq-trigger", "
  * variables where it supports them). No credentials: the listeners exist
  * only inside this sandbox's network namespace. */
 static void
-bw_render_proxy_env(const struct bw_params *bp, struct vec *out)
+bw_render_proxy_env(const struct policy *p, const struct bw_params *bp, struct vec *out)
 {
+	/* a denied JAVA_TOOL_OPTIONS must not come back in front of ours */
+	const char *jto = bp->java_tool_options && !env_denied(p, "JAVA_TOOL_OPTIONS", 17) ?
+	    bp->java_tool_options : NULL;
 	static const char *const http_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
 		"ALL_PROXY", "all_proxy", "GRPC_PROXY", "grpc_proxy", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY" };
 	static const char no_proxy[] = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
@@ -6287,7 +7217,7 @@ bw_render_proxy_env(const struct bw_params *bp, struct vec *out)
 		    "-o ProxyCommand='%s --connect %%h %%p'", bp->self_inside));
 	argv_push3(out, "--setenv", "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
 	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d -Dhttp.nonProxyHosts=localhost|127.*|[::1]",
-	    bp->java_tool_options ? bp->java_tool_options : "", bp->java_tool_options ? " " : "",
+	    jto ? jto : "", jto ? " " : "",
 	    SBX_PROXY_HTTP_PORT, SBX_PROXY_HTTP_PORT));
 }
 
@@ -6303,19 +7233,31 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 	 * without being able to type into the shell that runs after it. */
 	argv_push(out, "--die-with-parent");
 	argv_push(out, "--unshare-net");	/* only lo: the network is closed */
+	/* deny-env: each variable of sbx's environment that a pattern names is
+	 * removed, before sbx sets its own: bwrap applies these in order (srt
+	 * relies on it too), so a name sbx sets itself (SANDBOX_RUNTIME,
+	 * TMPDIR, the proxy's) holds sbx's value, never the caller's */
+	for (i = 0; bp->envp && bp->envp[i]; i++) {
+		const char *eq = strchr(bp->envp[i], '=');
+
+		if (eq && eq > bp->envp[i] && env_denied(p, bp->envp[i], (size_t)(eq - bp->envp[i])))
+			argv_push3(out, "--unsetenv", astrndup(bp->envp[i], (size_t)(eq - bp->envp[i])), NULL);
+	}
 	argv_push3(out, "--setenv", "SANDBOX_RUNTIME", "1");
 	if (bp->proxy)
-		bw_render_proxy_env(bp, out);
+		bw_render_proxy_env(p, bp, out);
 	argv_push3(out, "--setenv", "TMPDIR", bp->tmpdir);
-	for (i = 0; i < p->git_safe_dirs.n; i++) {
-		long n = bp->git_config_count + (long)i;
+	if (p->git_safe_dirs.n) {
+		/* continue the caller's GIT_CONFIG_COUNT, unless it was denied */
+		long base = env_denied(p, "GIT_CONFIG_COUNT", 16) ? 0 : bp->git_config_count;
 
-		argv_push3(out, "--setenv", aprintf("GIT_CONFIG_KEY_%ld", n), "safe.directory");
-		argv_push3(out, "--setenv", aprintf("GIT_CONFIG_VALUE_%ld", n), p->git_safe_dirs.v[i]);
+		for (i = 0; i < p->git_safe_dirs.n; i++) {
+			argv_push3(out, "--setenv", aprintf("GIT_CONFIG_KEY_%ld", base + (long)i), "safe.directory");
+			argv_push3(out, "--setenv", aprintf("GIT_CONFIG_VALUE_%ld", base + (long)i),
+			    p->git_safe_dirs.v[i]);
+		}
+		argv_push3(out, "--setenv", "GIT_CONFIG_COUNT", aprintf("%ld", base + (long)p->git_safe_dirs.n));
 	}
-	if (p->git_safe_dirs.n)
-		argv_push3(out, "--setenv", "GIT_CONFIG_COUNT",
-		    aprintf("%ld", bp->git_config_count + (long)p->git_safe_dirs.n));
 
 	argv_push3(out, pl->fs_disabled ? "--bind" : "--ro-bind", "/", "/");
 	for (i = 0; i < pl->mounts.n; i++) {
@@ -6340,6 +7282,8 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 		case MK_BIND_FROM:
 			argv_push3(out, "--ro-bind", m->src, m->path);
 			break;
+		case MK_PIN_LINK:
+			break;	/* sbx-init's, from the control message */
 		}
 	}
 	argv_push3(out, "--dev", "/dev", NULL);
@@ -6431,6 +7375,7 @@ struct inner_msg {
 	uint32_t nexpose; uint16_t expose[SBX_MAX_HOST_PORTS];	/* expose-port */
 	const char *socat;		/* bridge socat: the socat binary, else NULL */
 	const char *bridge_sock[2];	/* bridge socat: the proxy's Unix sockets, HTTP and SOCKS */
+	uint32_t nlinks; char **links;	/* symlinked dangerous names sbx-init pins (MK_PIN_LINK) */
 	char **argv;
 };
 
@@ -6443,6 +7388,7 @@ put_u32(struct buf *b, uint32_t v)
 /* Encode the instructions for the inner helper:
  *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 | u32 nexpose |
  *   nexpose x u32 | socat NUL | http socket NUL | socks socket NUL |
+ *   u32 nlinks | nlinks NUL-terminated absolute paths |
  *   u32 argc | argc NUL-terminated strings
  * (an empty string is "none"). */
 static void
@@ -6464,6 +7410,9 @@ ctl_encode(const struct inner_msg *m, struct buf *b)
 	for (i = 0; i < 2; i++)
 		buf_putn(&body, m->bridge_sock[i] ? m->bridge_sock[i] : "",
 		    strlen(m->bridge_sock[i] ? m->bridge_sock[i] : "") + 1);
+	put_u32(&body, m->nlinks);
+	for (i = 0; i < m->nlinks; i++)
+		buf_putn(&body, m->links[i], strlen(m->links[i]) + 1);
 	put_u32(&body, argc);
 	for (i = 0; i < argc; i++)
 		buf_putn(&body, m->argv[i], strlen(m->argv[i]) + 1);
@@ -6555,6 +7504,13 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
 	for (i = 0; i < 3; i++)
 		take_str(&c, &s[i], "bridge strings cut short");
+	if (take_u32(&c, &m->nlinks, "no link count") && m->nlinks > SBX_MAX_MOUNTS)
+		c.why = "bad link count";
+	if (!c.why)
+		m->links = amalloc((m->nlinks + 1) * sizeof(char *));
+	for (i = 0; !c.why && i < m->nlinks; i++)
+		if (take_str(&c, &m->links[i], "link path not terminated") && m->links[i][0] != '/')
+			c.why = "a link path that is not absolute";
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_CTL_MAX_ARGS))
 		c.why = "bad argument count";
 	if (!c.why) {
@@ -6622,7 +7578,7 @@ struct px_listener { int fd; enum listener_role role; int port; };
  * parsed strictly, as hostile input would be:
  *   "SBX1" u32 length | u32 flags | u32 argc | argc NUL-terminated strings */
 
-static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
 static void
 on_signal_noop(int sig)
@@ -7096,6 +8052,28 @@ inner_rename(const char *name)
 	prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
+/* Mount the symlink at path onto itself, without following it (the new
+ * mount API: open_tree with AT_SYMLINK_NOFOLLOW, then move_mount without
+ * MOVE_MOUNT_T_SYMLINKS). SECURITY: a mount point can be neither removed
+ * nor renamed (EBUSY), so the command cannot swap a dangerous name that is
+ * a link for a file of its own; the link's target is denied by bwrap's
+ * mounts. Done by init, in the nested mount namespace, before the filters
+ * (which refuse both calls). Returns 0, or -1 with errno set. */
+static int
+pin_link(const char *path)
+{
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
+	int rc, saved;
+
+	if (fd < 0)
+		return -1;
+	rc = (int)syscall(SYS_move_mount, fd, "", AT_FDCWD, path, SBX_MOVE_MOUNT_F_EMPTY_PATH);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
  * not nest, a plain child). Never returns. */
 static void __attribute__((noreturn))
@@ -7129,6 +8107,11 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 				die_hint(NULL, "cannot make %s read-only: %s", proc_covers[i], strerror(errno));
 		}
 	}
+	for (uint32_t i = 0; i < m->nlinks; i++)
+		if (!nested || pin_link(m->links[i]) < 0)
+			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux 5.2+); replace the link by "
+			    "the file it points at" : weaker_hint, "cannot pin the symlink %s (a dangerous name) in place: %s",
+			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
 		die_hint(NULL, "cannot install the seccomp filters: %s", strerror(errno));
@@ -7287,6 +8270,32 @@ static struct net_log *net_log_new(void);
 static void net_log_drain(struct net_log *l, int fd);
 static void net_log_summary(const struct net_log *l);
 
+/* Forget, in this process, the variables deny-env names, once the bwrap
+ * options are rendered: every process forked after (bwrap, the proxy)
+ * starts without them. The proxy parses hostile bytes and needs none of
+ * them (DESIGN 3.6), and under weaker-nested-sandbox the command sees the
+ * host's /proc, where sbx's and bwrap's environ are readable. The value is
+ * overwritten where it lies (for the first environment, the block
+ * /proc/PID/environ shows): unsetenv(3) only unlinks the string. */
+static void
+env_scrub(const struct policy *p)
+{
+	size_t i = 0;
+
+	while (environ && environ[i]) {
+		char *eq = strchr(environ[i], '=');
+
+		if (eq && eq > environ[i] && env_denied(p, environ[i], (size_t)(eq - environ[i]))) {
+			char *name = astrndup(environ[i], (size_t)(eq - environ[i]));
+
+			memset(eq + 1, 0, strlen(eq + 1));
+			if (unsetenv(name) == 0)
+				continue;	/* the rest moved down: i is the next one */
+		}
+		i++;
+	}
+}
+
 /* A listening socket on this machine's 127.0.0.1:port (expose-port). */
 static int
 host_listen_tcp(int port)
@@ -7433,9 +8442,6 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bool is_ready = false, done = false;
 	int sigfd, report = -1;		/* signals to forward; the proxy's decisions */
 	struct net_log *netlog = net_log_new();
-	const char *gcc = getenv("GIT_CONFIG_COUNT");
-	long v;
-	const char *why;
 	size_t i;
 
 	struct inner_msg im;
@@ -7457,6 +8463,19 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		ls[nls++].port = im.expose[i];
 	}
 	im.argv = cmd;
+	im.links = amalloc((pl->mounts.n + 1) * sizeof(char *));
+	for (i = 0; i < pl->mounts.n; i++)
+		if (((struct mount *)pl->mounts.v[i])->kind == MK_PIN_LINK)
+			im.links[im.nlinks++] = (char *)((struct mount *)pl->mounts.v[i])->path;
+
+	/* the forwarded signals wait on sigfd from here on: one that came
+	 * while the sandbox is being built must not kill sbx half-way, with
+	 * its placeholders made and nothing run */
+	sigemptyset(&set);
+	for (i = 0; i < LEN(forwarded_signals); i++)
+		sigaddset(&set, forwarded_signals[i]);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
 
 	run_prepare(rp, pl);
 	if ((im.flags & IF_PROXY) && rp->bridge_dir) {
@@ -7475,7 +8494,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bp.tmpdir = rp->tmpdir;
 	bp.empty_file = rp->empty_file;
 	bp.cmd = cmd;
-	bp.git_config_count = gcc && parse_int(gcc, 0, 1000000, &v, &why) == 0 ? v : 0;
+	bw_params_env(&bp, environ);
 	bp.exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (bp.exe_fd < 0)
 		die("cannot open my own binary (/proc/self/exe): %s", strerror(errno));
@@ -7485,13 +8504,15 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	bp.ctl_fd = ctl[1];
 	bp.root = geteuid() == 0;
 	bp.proxy = (im.flags & IF_PROXY) != 0;
-	bp.java_tool_options = getenv("JAVA_TOOL_OPTIONS");
 	bp.self_inside = bp.proxy ? sbx_inside(rp) : NULL;
 	bp.args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
 	if (bp.args_fd < 0)
 		die("memfd_create: %s", strerror(errno));
 	bw_render_options(p, pl, &bp, &opts);
 	bw_render_command(&bp, &tail);
+	/* rendered (the --unsetenv list is made): from here on sbx, and bwrap
+	 * and the proxy forked below, hold none of the denied values */
+	env_scrub(p);
 	for (i = 0; i < opts.n; i++)
 		buf_putn(&args, opts.v[i], strlen(opts.v[i]) + 1);	/* NUL-separated */
 	if (write_all(bp.args_fd, args.p, args.n) < 0 || lseek(bp.args_fd, 0, SEEK_SET) < 0)
@@ -7503,12 +8524,6 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	argv[2] = aprintf("%d", bp.args_fd);
 	for (i = 0; i < tail.n; i++)
 		argv[3 + i] = tail.v[i];
-
-	sigemptyset(&set);
-	for (i = 0; i < LEN(forwarded_signals); i++)
-		sigaddset(&set, forwarded_signals[i]);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, &old);
 
 	bw = fork();
 	if (bw < 0)
@@ -7523,6 +8538,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		for (i = 0; i < LEN(keep); i++)
 			fcntl(keep[i], F_SETFD, 0);
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		signal(SIGPIPE, SIG_DFL);	/* sbx ignores it; the command gets the default */
 		execv(bwrap, argv);
 		fprintf(stderr, "%s: cannot run %s: %s\n", progname, bwrap, strerror(errno));
 		_exit(SBX_EXIT_FAILURE);
@@ -7538,9 +8554,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		struct buf msg = { 0 };
 
 		ctl_encode(&im, &msg);
-		signal(SIGPIPE, SIG_IGN);
-		(void)write_all(ctl[0], msg.p, msg.n);
-		signal(SIGPIPE, SIG_DFL);
+		(void)write_all(ctl[0], msg.p, msg.n);	/* SIGPIPE is ignored (main) */
 		free(msg.p);
 	}
 	inner = read_child_pid(info[0]);
@@ -7581,6 +8595,14 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(pair[0]);
 			close(ctl[0]);
+			for (i = 0; i < run_state.held.n; i++) {	/* the placeholders' locks stay sbx's */
+				const struct ph_held *h = run_state.held.v[i];
+
+				if (h->dir >= 0)
+					close(h->dir);
+				if (h->fd >= 0)
+					close(h->fd);
+			}
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			proxy_main(p, ls, nls, expose_fd, pair[1]);
 		}
@@ -9766,12 +10788,6 @@ static const struct cli_option cli_options[] = {
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
 };
 
-/* The credential stores the default policy hides. */
-static const char *const default_deny_read[] = {
-	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.kube", "~/.docker/config.json", "~/.netrc",
-	"~/.git-credentials",
-};
-
 static const char *
 directive_synopsis(const struct directive *d)
 {
@@ -10021,11 +11037,11 @@ pol_default(struct policy *p, struct pol_ctx *pc)
 
 	for (i = 0; i < LEN(default_deny_read); i++) {
 		arg[0] = (char *)default_deny_read[i];
-		if (pol_apply(p, pc, directive_find("deny-read"), arg, 1, "default policy", 0, &e) < 0)
+		if (pol_apply(p, pc, directive_find("deny-read"), arg, 1, default_policy_file, 0, &e) < 0)
 			die_err(&e);
 	}
 	arg[0] = (char *)".";
-	if (pol_apply(p, pc, directive_find("allow-write"), arg, 1, "default policy", 0, &e) < 0)
+	if (pol_apply(p, pc, directive_find("allow-write"), arg, 1, default_policy_file, 0, &e) < 0)
 		die_err(&e);
 }
 
@@ -10110,6 +11126,72 @@ connect_main(const char *host, const char *port_s)
 	}
 }
 
+/* Split --explain's HOST[:PORT] into host and port (443 when none): an IPv6
+ * host is bracketed ([::1]:80), or bare with no port (::1). Returns 0, or
+ * -1 with *why set: a malformed target is refused, never guessed at (once,
+ * "host:80:80" was explained as a host of that name on port 443). */
+static int
+explain_parse_target(const char *t, char *host, size_t hostn, long *port, const char **why)
+{
+	const char *ps = NULL, *pwhy;
+	size_t hl;
+	unsigned char a6[16];
+
+	*port = 443;
+	if (t[0] == '[') {
+		const char *close = strchr(t, ']');
+		char inner[INET6_ADDRSTRLEN + 1];
+
+		if (!close) {
+			*why = "a [ without its ]";
+			return -1;
+		}
+		if (close[1] && close[1] != ':') {
+			*why = "text right after ] (write [IPv6]:PORT)";
+			return -1;
+		}
+		snprintf(inner, sizeof(inner), "%.*s", (int)(close - t - 1), t + 1);
+		if ((size_t)(close - t - 1) >= sizeof(inner) || inet_pton(AF_INET6, inner, a6) != 1) {
+			*why = "the text in brackets is not an IPv6 address";
+			return -1;
+		}
+		hl = (size_t)(close + 1 - t);
+		ps = close[1] ? close + 2 : NULL;
+	} else {
+		const char *colon = strchr(t, ':');
+
+		if (colon && strchr(colon + 1, ':')) {
+			/* two colons or more: a bare IPv6 address, which has no
+			 * port; shown bracketed, as the port follows it */
+			if (inet_pton(AF_INET6, t, a6) != 1) {
+				*why = "more than one ':', and not an IPv6 address (an IPv6 address with a port is "
+				    "written [::1]:443)";
+				return -1;
+			}
+			snprintf(host, hostn, "[%s]", t);
+			return 0;
+		} else {
+			hl = colon ? (size_t)(colon - t) : strlen(t);
+			ps = colon ? colon + 1 : NULL;
+		}
+	}
+	if (hl == 0) {
+		*why = "no host";
+		return -1;
+	}
+	if (hl >= hostn) {
+		*why = "the host is longer than 255 bytes";
+		return -1;
+	}
+	if (ps && (*ps == '0' || parse_int(ps, 1, 65535, port, &pwhy) < 0)) {
+		*why = *ps ? "the port is not a number in 1..65535" : "the port after ':' is empty";
+		return -1;
+	}
+	memcpy(host, t, hl);
+	host[hl] = '\0';
+	return 0;
+}
+
 /* --explain=HOST[:PORT]: the decision the proxy will make, with its
  * reason; for an allowed name, each address it resolves to and whether it
  * may be dialled. Returns 0 when the connection would be allowed. */
@@ -10117,25 +11199,15 @@ static int
 explain_main(const struct policy *p, const char *target)
 {
 	char host[SBX_MAX_HOST_BYTES + 8], canon[SBX_MAX_HOST_BYTES + 64];
-	const char *colon = NULL, *why;
-	long port = 443;
+	const char *why;
+	long port;
 	struct net_verdict v;
 	struct addrinfo hints, *res = NULL, *ai;
 	struct vec own = { 0 }, refused = { 0 };
 	int survivors = 0;
 
-	if (target[0] == '[') {
-		const char *close = strchr(target, ']');
-
-		if (!close || (close[1] && close[1] != ':'))
-			die("--explain: \"%s\" is not HOST[:PORT]", target);
-		colon = close[1] ? close + 1 : NULL;
-	} else if (strchr(target, ':') == strrchr(target, ':')) {
-		colon = strchr(target, ':');
-	}
-	snprintf(host, sizeof(host), "%.*s", (int)(colon ? colon - target : (ptrdiff_t)strlen(target)), target);
-	if (colon && parse_int(colon + 1, 1, 65535, &port, &why) < 0)
-		die("--explain: port \"%s\": %s", colon + 1, why);
+	if (explain_parse_target(target, host, sizeof(host), &port, &why) < 0)
+		die_hint("write HOST, HOST:PORT, [IPv6]:PORT or a bare IPv6 address", "--explain=%s: %s", target, why);
 	v = net_decide(p, host, (int)port);
 	if (!v.allow) {
 		printf("%s:%ld: deny (%s)\n", host, port, v.reason);
@@ -10205,10 +11277,16 @@ main(int argc, char **argv)
 	const char *why;
 	size_t i;
 
+	if (fds_cloexec_from(3) < 0)
+		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run", strerror(errno));
 #if SBX_LINUX
 	if (argc > 1 && strcmp(argv[1], "--inner") == 0)
 		return inner_main(argc, argv);
 #endif
+	/* sbx's own diagnostics never kill it (`sbx -v ... 2>&1 | head`): a
+	 * write to a closed pipe fails instead, and sbx carries on to remove
+	 * what it made. bwrap and the command get the default back. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "--connect") == 0) {
 		if (argc != 4)
 			die("usage: sbx --connect HOST PORT (a CONNECT client through the sandbox's proxy)");
@@ -10288,22 +11366,36 @@ main(int argc, char **argv)
 		die_hint("sbx --help shows how", "no command given");
 	if (p.allow_unix_sockets.n)
 		warnx("allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is the Linux form");
+	if (p.deny_env.n && p.weaker_nested_sandbox)
+		warnx("deny-env with weaker-nested-sandbox: the command sees the host's /proc, where the environment "
+		    "of your other processes (the shell that ran sbx) may be readable");
 
-	/* plan: the policy and the disk, to a list of mounts */
+	/* plan: the policy and the disk, to a list of mounts. The runtime root
+	 * is chosen from the plan of the policy's own rules (never where the
+	 * command could write), before the run's paths and the scan are added */
 	run_paths_init(&rp, cwd);
-	if (p.bridge == BRIDGE_SOCAT && (p.allow_domains.n || p.host_ports.n))
-		rp.bridge_dir = path_join(path_dirname(rp.tmpdir), "bridge");
-	if (!c.print) {
-		/* first undo what a killed run left, or its placeholders would
-		 * look like files of the project */
-		runtime_root(true);
-		runtime_recover(rp.runtime_root);
-	}
 	{
 		struct disk dk = { &real_disk_ops, NULL };
+		struct resolver rs;
+		struct plan pl0;
 
-		if (plan_resolve(&p, &dk, &rp, &facts, &e) < 0)
+		if (!c.print)
+			allow_write_make_missing(&p);
+		resolver_init(&rs, &p, &dk, rp.cwd, rp.home, &facts, &e);
+		if (plan_resolve_rules(&rs) < 0)
 			die_err(&e);
+		if (plan_build(&facts, p.fs_disabled, &pl0, &why) < 0)
+			die("%s", why);
+		run_paths_set_root(&rp, runtime_root_pick(&pl0, !c.print));
+		if (p.bridge == BRIDGE_SOCAT && (p.allow_domains.n || p.host_ports.n))
+			rp.bridge_dir = path_join(path_dirname(rp.tmpdir), "bridge");
+		if (!c.print)
+			runtime_recover(rp.runtime_root);	/* run directories of killed runs */
+		plan_add_run_paths(&rs, &rp);
+		if (plan_resolve_scan(&rs, &rp) < 0)
+			die_err(&e);
+		for (i = 0; i < rs.warnings.n; i++)
+			warnx("%s", (const char *)rs.warnings.v[i]);
 	}
 	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
 		die("%s", why);
@@ -10318,7 +11410,8 @@ main(int argc, char **argv)
 	if (rp.bridge_dir)	/* the runtime root is hidden inside; the sockets are shown, read-only */
 		plan_bind_from(&pl, rp.bridge_dir, rp.bridge_dir, "bridge socat: the proxy's Unix sockets");
 	for (i = 0; i < pl.mounts.n; i++) {
-		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show" };
+		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show",
+			"pin link" };
 		const struct mount *m = pl.mounts.v[i];
 
 		note("mount %-10s %s  <- %s", kinds[m->kind], m->path, m->why);	/* ORDER: enum mkind */
@@ -10327,12 +11420,17 @@ main(int argc, char **argv)
 	if (c.print) {	/* argv: show what would run, create nothing */
 		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0,
 		    p.allow_domains.n > 0 || p.host_ports.n > 0, NULL,
-		    p.allow_domains.n > 0 ? sbx_inside(&rp) : NULL, c.cmd };
+		    p.allow_domains.n > 0 ? sbx_inside(&rp) : NULL, c.cmd, NULL };
 		struct vec opts = { 0 }, tail = { 0 };
 
+		bw_params_env(&bp, environ);
 		bw_render_options(&p, &pl, &bp, &opts);
 		bw_render_command(&bp, &tail);
 		bw_print(p.bwrap_path ? p.bwrap_path : "bwrap", &opts, &tail, c.cmd, &out);
+		for (i = 0; i < pl.mounts.n; i++)	/* not bwrap's: it follows every link it mounts on */
+			if (((struct mount *)pl.mounts.v[i])->kind == MK_PIN_LINK)
+				buf_printf(&out, "# symlink pinned by sbx-init (mounted onto itself, not followed): %s\n",
+				    ((struct mount *)pl.mounts.v[i])->path);
 		fwrite(out.p, 1, out.n, stdout);
 		free(out.p);
 		return 0;

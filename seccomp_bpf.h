@@ -762,6 +762,8 @@ bpf_value_name(const struct bpf_rule *r, char *buf, size_t n)
 		return r->value == SBX_AF_UNIX ? "AF_UNIX" : r->value == SBX_AF_VSOCK ? "AF_VSOCK" : "?";
 	if (r->sc == SC_ioctl)
 		return r->value == SBX_TIOCSTI ? "TIOCSTI" : r->value == SBX_TIOCLINUX ? "TIOCLINUX" : "?";
+	if (r->sc == SC_open || r->sc == SC_openat)
+		return r->value == SBX_O_WRITE_INTENT ? "O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND" : "?";
 	snprintf(buf, n, "%s%s%s", r->value & SBX_CLONE_NEWUSER ? "CLONE_NEWUSER" : "",
 	    (r->value & SBX_CLONE_NEWUSER) && (r->value & SBX_CLONE_NEWNS) ? "|" : "",
 	    r->value & SBX_CLONE_NEWNS ? "CLONE_NEWNS" : "");

@@ -1,0 +1,274 @@
+# tests/hardening.tests.sh - sourced by test.sh: the escapes found by attacking the boundary
+# (issue 11): inherited descriptors, concurrent runs in one project, the runtime directory,
+# sbx dying half-way, denies inside writable roots. Each test runs the attack and, in the same
+# run, the control that shows the allowed case works.
+
+# The dangerous names every run in a fresh project must refuse, and a script that tries them:
+# prints "WROTE name" for each write that got through.
+DANGER_NAMES=".bashrc .zshrc .profile .gitconfig .gitmodules .mcp.json .ripgreprc .vscode/x .idea/x .claude/commands/x .claude/agents/x"
+try_danger() { printf 'for f in %s; do (echo pwn > "$f") 2>/dev/null && echo "WROTE $f"; done; ' "$DANGER_NAMES"; }
+
+t_inherited_fds_closed() { # fds 3..300 open in the caller (a directory among them): none reaches the command
+	local i
+	mkdir -p "$O/d"; echo top-secret >"$O/d/secret"
+	for i in $(seq 3 300); do
+		[ "$i" = 7 ] && continue
+		eval "exec $i</dev/null" 2>/dev/null || true
+	done
+	exec 7<"$O/d"
+	# control: the caller really holds them (so a broken setup cannot pass as a refusal)
+	[ -e /proc/$BASHPID/fd/7 ] && [ -e /proc/$BASHPID/fd/300 ] || fail "setup: the caller does not hold fds 7 and 300"
+	run_sbx -- sh -c 'for i in $(seq 3 300); do [ -e /proc/self/fd/$i ] && echo "open $i"; done
+		echo pwn > /proc/self/fd/7/x 2>/dev/null && echo "WROTE through fd 7"
+		cat /proc/self/fd/7/secret 2>/dev/null
+		echo inside > ok.txt && echo control-ok'
+	expect_rc 0
+	expect_not_contains "$OUT" "open " "descriptors visible inside"
+	expect_not_contains "$OUT" "WROTE" "write through an inherited directory fd"
+	expect_not_contains "$OUT" "top-secret" "read through an inherited directory fd"
+	[ ! -e "$O/d/x" ] || fail "a file was created outside through fd 7"
+	expect_contains "$OUT" "control-ok" "the allowed write inside"
+	# stdin, stdout and stderr still pass (the only ones the command starts with)
+	run_sbx -- sh -c 'ls /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 >/dev/null && echo three'
+	expect_contains "$OUT" "three" "fds 0, 1, 2"
+}
+
+# concurrent N: N overlapping runs in a fresh project, staggered exits; each tries every dangerous
+# name early and again late (after others have exited), and writes its own control file.
+concurrent() {
+	local n=$1 i dir=$P/c$1 rcs=$T/rcs$1
+	mkdir -p "$dir"; rm -f "$rcs"
+	snap "$dir" >"$T/.snap-c$n"
+	for i in $(seq 1 "$n"); do
+		( cd "$dir" && "$SBX" -- sh -c "$(try_danger) echo ok > ok-$i; sleep 0.$(( (i * 7) % 10 ))$(( i % 10 )); $(try_danger) true" \
+			>"$T/c$n-$i.out" 2>"$T/c$n-$i.err"; echo "$i $?" >>"$rcs" ) &
+	done
+	wait
+	[ "$(wc -l <"$rcs")" = "$n" ] || fail "$n runs: only $(wc -l <"$rcs") finished"
+	while read -r i rc; do
+		[ "$rc" = 0 ] || fail "$n runs: run $i exited $rc: $(head -c 300 "$T/c$n-$i.err")"
+		grep -q WROTE "$T/c$n-$i.out" && fail "$n runs: run $i wrote a dangerous name: $(grep WROTE "$T/c$n-$i.out" | head -3)"
+		[ "$(cat "$dir/ok-$i")" = ok ] || fail "$n runs: run $i's control write is missing"
+	done <"$rcs"
+	rm -f "$dir"/ok-*
+	expect_same_tree "$dir" "$T/.snap-c$n" "$n concurrent runs"
+}
+
+t_concurrent_runs_share_placeholders() { # 2, 8 and 32 overlapping runs: all succeed, every dangerous name refused throughout, project clean after
+	mkdir -p "$T/rt"
+	export TMPDIR=$T/rt      # their own runtime directory: other sbx runs on this machine stay out of it
+	concurrent 2
+	concurrent 8
+	concurrent 32
+	# nothing of theirs is left in the registry either
+	local root=$T/rt/sbx-$(id -u)
+	[ -d "$root/ph" ] || fail "setup: no registry at $root/ph"
+	[ -z "$(ls -A "$root/ph" 2>/dev/null)" ] || fail "registry entries left: $(ls -A "$root/ph")"
+}
+
+t_concurrent_run_killed() { # a run SIGKILLed while another covers the same placeholders: the other's denies hold; the next run reclaims
+	snap "$P" >"$T/.snap"
+	start_bg "$T/a.out" -- sh -c "sleep ${TOKBASE}1"
+	local a=$BGPID i; for i in $(seq 50); do [ -d "$P/.vscode" ] && break; sleep 0.1; done
+	[ -d "$P/.vscode" ] || fail "setup: run A made no placeholder"
+	start_bg "$T/b.out" -- sh -c "sleep 1; $(try_danger) echo b-done"
+	kill -KILL "$a"; wait_pid "$a" 10
+	wait_pid "$BGPID" 20 || fail "run B did not finish"
+	[ "$WRC" = 0 ] || fail "run B exited $WRC"
+	grep -q WROTE "$T/b.out" && fail "run B wrote a dangerous name after run A was killed: $(grep WROTE "$T/b.out")"
+	grep -q b-done "$T/b.out" || fail "run B's control line is missing"
+	for i in $(seq 50); do [ -z "$(procs_with "sleep ${TOKBASE}1")" ] && break; sleep 0.1; done
+	run_sbx -- true
+	expect_rc 0
+	expect_same_tree "$P" "$T/.snap" "after a killed run, a finished one and a third"
+}
+
+t_person_file_survives_cleanup() { # a placeholder replaced on the host by the person's own empty file survives cleanup, normal and after SIGKILL
+	local sig
+	for sig in TERM KILL; do
+		rm -rf "$P" && mkdir -p "$P" && cd "$P" || fail "setup"
+		start_bg "$T/a.out" -- sh -c "sleep ${TOKBASE}2"
+		local i; for i in $(seq 50); do [ -d "$P/.mcp.json" ] && break; sleep 0.1; done
+		[ -d "$P/.mcp.json" ] || fail "setup: no placeholder .mcp.json"
+		rmdir "$P/.mcp.json" && : >"$P/.mcp.json" || fail "setup: cannot replace the placeholder"
+		kill -"$sig" "$BGPID"
+		wait_pid "$BGPID" 20 || fail "sbx did not exit after SIG$sig"
+		for i in $(seq 50); do [ -z "$(procs_with "sleep ${TOKBASE}2")" ] && break; sleep 0.1; done
+		run_sbx -- true      # the next run reclaims what a killed one left
+		expect_rc 0
+		[ -f "$P/.mcp.json" ] || fail "SIG$sig: the person's own .mcp.json was removed"
+		# control: the placeholders that were not replaced are gone
+		[ ! -e "$P/.vscode" ] && [ ! -e "$P/.bashrc" ] || fail "SIG$sig: sbx's own placeholders were left: $(ls -A "$P")"
+	done
+}
+
+t_runtime_dir_never_writable() { # TMPDIR inside a writable root: the runtime root falls back; a forged registry entry removes nothing
+	local uid; uid=$(id -u)
+	mkdir -p "$P/tmp" "$O/victim-dir"; : >"$O/victim-file"
+	# the attack: from inside, plant what an earlier sbx would have trusted: a registry entry
+	# and an old-style journal naming the person's empty directory and file outside
+	run_sbx -- sh -c "mkdir -p tmp/sbx-$uid/ph tmp/sbx-$uid/run-1-1 && for v in $O/victim-dir $O/victim-file; do
+		d=\$(stat -c '%d %i %Z' \$v); n=\$(printf %s \$v | md5sum | cut -c1-16)
+		printf 'sbx-placeholder 1\nmade %s\n%s\n' \"\$d\" \$v > tmp/sbx-$uid/ph/\$n
+		printf 'C %s %s\n' \"\$(stat -c '%d %i' \$v)\" \$v >> tmp/sbx-$uid/run-1-1/journal; done; echo planted"
+	expect_rc 0
+	expect_contains "$OUT" planted "the forgery (inside the writable project)"
+	TMPDIR=$P/tmp run_sbx -v -- sh -c 'echo "tmp=$TMPDIR"'
+	expect_rc 0
+	expect_contains "$ERR" "the sandbox could write it; not used" "the writable candidate is refused"
+	expect_not_contains "$OUT" "tmp=$P/tmp" "the command's TMPDIR"
+	[ -d "$O/victim-dir" ] && [ -f "$O/victim-file" ] || fail "a forged entry removed the person's files"
+	# every candidate writable: refuse, with the fix
+	TMPDIR=$P/tmp XDG_RUNTIME_DIR=$P run_sbx --allow-write=/tmp --allow-write=/var/tmp -- sh -c 'echo ran'
+	expect_rc 125
+	expect_contains "$ERR" "no place for sbx's runtime directory" "the refusal"
+	expect_contains "$ERR" "hint: set TMPDIR" "the fix"
+	expect_not_contains "$OUT" ran "nothing ran"
+}
+
+t_other_runs_tmpdir_hidden() { # a command cannot list or read another concurrent run's TMPDIR or the registry
+	start_bg "$T/a.out" -- sh -c "echo a-secret > \$TMPDIR/s; echo \$TMPDIR > a-tmp; sleep ${TOKBASE}3"
+	local i; for i in $(seq 50); do [ -s "$P/a-tmp" ] && break; sleep 0.1; done
+	[ -s "$P/a-tmp" ] || fail "setup: run A did not start"
+	[ "$(cat "$(cat "$P/a-tmp")/s")" = a-secret ] || fail "setup: run A's secret is not where it says"
+	run_sbx -- sh -c 'a=$(cat a-tmp); root=${a%/run-*}; cat "$a/s" 2>/dev/null; ls -A "$root" "$root/ph" 2>/dev/null | grep -v "^$"
+		echo mine > "$TMPDIR/m" && cat "$TMPDIR/m"; echo "root=$root"'
+	kill -TERM "$BGPID"; wait_pid "$BGPID" 10
+	expect_rc 0
+	expect_not_contains "$OUT" a-secret "another run's TMPDIR read"
+	local a_run; a_run=$(cat "$P/a-tmp"); a_run=${a_run%/tmp}; a_run=${a_run##*/}
+	expect_not_contains "$OUT" "$a_run" "another run's directory listed"
+	expect_not_contains "$OUT" "placeholders.lock" "the registry listed"
+	expect_contains "$OUT" mine "the command's own TMPDIR (control)"
+}
+
+t_sigpipe_does_not_kill_sbx() { # sbx -v ... 2>&1 | head: sbx carries on, the command runs, placeholders are removed
+	snap "$P" >"$T/.snap"
+	"$SBX" -v -v -- sh -c 'echo ran > ran.txt' 2>&1 | head -n 1 >/dev/null
+	local st=${PIPESTATUS[0]}
+	[ "$st" = 0 ] || fail "sbx exited $st (141 = killed by SIGPIPE)"
+	[ "$(cat ran.txt 2>/dev/null)" = ran ] || fail "the command did not run"
+	rm -f ran.txt
+	expect_same_tree "$P" "$T/.snap" "after a run whose stderr pipe closed"
+	# control: the command itself still gets the default SIGPIPE (yes | head ends)
+	run_sbx -- sh -c 'yes | head -n 2; echo end'
+	expect_rc 0
+	expect_contains "$OUT" end "yes | head inside"
+}
+
+t_usr_signals_forwarded() { # SIGUSR1 and SIGUSR2 sent to sbx reach the command; sbx exits 128+N and cleans up
+	snap "$P" >"$T/.snap"
+	local sig n
+	for sig in USR1:138 USR2:140; do
+		n=${sig#*:}; sig=${sig%:*}
+		start_bg "$T/s.out" -- sh -c "sleep ${TOKBASE}4"
+		local i; for i in $(seq 50); do [ -n "$(procs_with "sleep ${TOKBASE}4")" ] && break; sleep 0.1; done
+		kill -"$sig" "$BGPID"
+		wait_pid "$BGPID" 10 || fail "SIG$sig: sbx did not exit"
+		[ "$WRC" = "$n" ] || fail "SIG$sig: expected exit $n, got $WRC"
+		wait_gone "sleep ${TOKBASE}4" 5 || fail "SIG$sig: the command outlived sbx"
+	done
+	expect_same_tree "$P" "$T/.snap" "after the signals"
+}
+
+t_deny_read_inside_root_pinned() { # a deny-read deep in a writable root cannot be renamed out from under its cover
+	mkdir -p a/b other; echo top-secret >a/b/secret.txt
+	policy p <<EOF
+allow-write .
+deny-read ./a/b/secret.txt
+EOF
+	run_sbx -c "$T/p" -- sh -c 'cat a/b/secret.txt; mv a a2 2>&1; mv a/b a/b2 2>&1; cat a2/b/secret.txt a/b2/secret.txt 2>&1
+		mv other other2 && echo control-renamed'
+	expect_rc 0
+	expect_not_contains "$OUT" top-secret "the hidden file, read after a rename"
+	expect_contains "$OUT" "Device or resource busy" "renaming a pinned ancestor"
+	expect_contains "$OUT" control-renamed "renaming an unrelated directory (control)"
+	[ -f a/b/secret.txt ] && [ -d other2 ] || fail "the tree after the run"
+	# the next run: still hidden where it is
+	run_sbx -c "$T/p" -- cat a/b/secret.txt
+	expect_not_contains "$OUT" top-secret "the hidden file, next run"
+}
+
+t_missing_paths_said() { # a deny or allow-write naming nothing is said on stderr; a missing allow-write dir is made (0700)
+	policy p <<EOF
+allow-write .
+deny-read ./nope-secret
+deny-write ./typo.env
+deny-read ./*.pemx
+allow-write ~/.npm
+allow-write $O/missing/deeper
+EOF
+	run_sbx -c "$T/p" -- sh -c 'echo cached > ~/.npm/x && echo npm-ok'
+	expect_rc 0
+	expect_contains "$ERR" "deny-read $P/nope-secret" "the missing deny-read named"
+	expect_contains "$ERR" "does not exist (a typo?)" "the missing deny said"
+	expect_contains "$ERR" "deny-write $P/typo.env" "the missing deny-write named"
+	expect_contains "$ERR" "the glob matches nothing" "the empty glob said"
+	expect_contains "$ERR" "allow-write $H/.npm: did not exist; made it" "the made allow-write said"
+	expect_contains "$ERR" "$O/missing/deeper" "the allow-write that cannot be made said"
+	expect_contains "$OUT" npm-ok "writing the made directory (control)"
+	[ "$(stat -c %a "$H/.npm")" = 700 ] || fail "~/.npm mode: $(stat -c %a "$H/.npm")"
+	[ ! -e "$O/missing" ] || fail "a directory was made whose parent did not exist"
+	# control: the default policy's own denies name machines' usual stores, and say nothing
+	run_sbx -- true
+	expect_rc 0
+	expect_eq "$ERR" "" "stderr under the default policy"
+}
+
+t_symlinked_dangerous_names() { # a dangerous name that is a symlink: neither written through nor replaced; its target untouched
+	mkdir -p dotfiles shared/commands .claude
+	echo 'echo hi' >dotfiles/bashrc; echo cmd >shared/commands/a.md
+	ln -s dotfiles/bashrc .bashrc; ln -s ../shared/commands .claude/commands
+	ln -s /nonexistent-sbx-$TOKBASE .mcp.json    # dangling, to nowhere the command can write
+	snap "$P" >"$T/.snap"
+	run_sbx -- sh -c 'cat .bashrc; ls .claude/commands
+		(echo pwn >> .bashrc) 2>/dev/null && echo "WROTE through .bashrc"
+		(echo pwn > dotfiles/bashrc) 2>/dev/null && echo "WROTE the target"
+		rm -f .bashrc 2>/dev/null && echo "REMOVED .bashrc"
+		mv .bashrc moved 2>/dev/null && echo "RENAMED .bashrc"
+		rm -f .mcp.json 2>/dev/null && echo "REMOVED .mcp.json"
+		(echo pwn > .mcp.json) 2>/dev/null && echo "WROTE through .mcp.json"
+		(echo pwn > .claude/commands/b.md) 2>/dev/null && echo "WROTE into .claude/commands"
+		rm -f .claude/commands 2>/dev/null && echo "REMOVED .claude/commands"
+		mv .claude .claude2 2>/dev/null && echo "RENAMED .claude"
+		echo ok > ok.txt && echo control-ok'
+	expect_rc 0
+	expect_contains "$OUT" "echo hi" "reading through the link (control)"
+	expect_contains "$OUT" "a.md" "listing through the linked directory (control)"
+	expect_not_contains "$OUT" "WROTE" "a write through a pinned link or to its target"
+	expect_not_contains "$OUT" "REMOVED" "removing a pinned link"
+	expect_not_contains "$OUT" "RENAMED" "renaming a pinned link or its directory"
+	expect_contains "$OUT" control-ok "an ordinary write (control)"
+	[ ! -e /nonexistent-sbx-$TOKBASE ] || fail "the dangling link's target was created"
+	rm ok.txt
+	expect_same_tree "$P" "$T/.snap" "the links and their targets after the run"
+	run_sbx --print=argv -- true
+	expect_contains "$OUT" "# symlink pinned by sbx-init (mounted onto itself, not followed): $P/.bashrc" "--print=argv shows the pins"
+	# a dangling link whose target the command could create: refused, with the fix
+	ln -s dotfiles/profile .profile
+	run_sbx -- sh -c 'echo ran'
+	expect_rc 125
+	expect_contains "$ERR" "$P/dotfiles/profile, the target of the symlink $P/.profile" "the refusal names both"
+	expect_contains "$ERR" "hint: create it, or remove the link" "the fix"
+	expect_not_contains "$OUT" ran "nothing ran"
+}
+
+t_concurrent_runtime_dirs() { # runs with different runtime directories: one's exit never lifts the other's denies
+	mkdir -p "$T/t1" "$T/t2"
+	snap "$P" >"$T/.snap"
+	TMPDIR=$T/t1 start_bg "$T/a.out" -- sh -c "sleep 0.5"
+	local a=$BGPID i
+	for i in $(seq 50); do [ -d "$P/.vscode" ] && break; sleep 0.1; done
+	TMPDIR=$T/t2 run_sbx -- sh -c "sleep 1.5; $(try_danger) echo b-done"
+	wait_pid "$a" 10
+	expect_rc 0
+	expect_not_contains "$OUT" WROTE "a dangerous name written after the other run exited"
+	expect_contains "$OUT" b-done "run B's control line"
+	TMPDIR=$T/t1 run_sbx -- true     # the next run of the first runtime directory tidies up
+	expect_rc 0
+	expect_same_tree "$P" "$T/.snap" "after both, and a run that tidies"
+}
+
+TESTS+=(inherited_fds_closed concurrent_runs_share_placeholders concurrent_run_killed person_file_survives_cleanup
+	runtime_dir_never_writable other_runs_tmpdir_hidden sigpipe_does_not_kill_sbx usr_signals_forwarded
+	deny_read_inside_root_pinned missing_paths_said symlinked_dangerous_names concurrent_runtime_dirs)
