@@ -5385,30 +5385,9 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 	return r < 0 ? rs_fail(rs, NULL, "cannot list %s: %s", path, strerror(errno)) : 0;
 }
 
-/* Directories of tools' output and downloaded dependencies: most of the
- * entries of a large tree, rarely a repository. The list of repositories
- * before the run skips them, and the audit after it searches them only if
- * git ran (an index changed) or a repository was made, going by birth
- * times there (5e). */
-static const char *const bulky_dirs[] = {
-	"node_modules", "bower_components", ".venv", "venv", ".tox", "__pycache__", ".mypy_cache",
-	".pytest_cache", "target", ".gradle", ".next", ".nuxt", ".terraform", "vendor",
-};
-
-static bool
-bulky_dir(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < LEN(bulky_dirs); i++)
-		if (strcmp(name, bulky_dirs[i]) == 0)
-			return true;
-	return false;
-}
-
 /* Every .git under dir, at any depth (the audit after the run compares:
- * a .git that was not there is new). Not entering .git or bulky_dirs;
- * bounded. */
+ * a .git that was not there is new). Not entering .git or node_modules
+ * (where the audit goes by birth time); bounded. */
 static void
 rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int depth)
 {
@@ -5424,7 +5403,7 @@ rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int 
 		}
 		if (strcmp(name, ".git") == 0)
 			plan_add_fact(rs->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
-		else if (k == FK_DIR && depth < 256 && !bulky_dir(name))
+		else if (k == FK_DIR && depth < 256 && strcmp(name, "node_modules") != 0)
 			vec_push(&subs, astrdup(name));
 	}
 	for (i = 0; i < subs.n; i++) {
@@ -6473,7 +6452,7 @@ struct audit {
 	struct vec protected_gitdirs;	/* of const char *: protected during the run */
 	struct vec seen;		/* of const char *: every .git in the roots before the run */
 	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
-	struct vec bulky;		/* of const char *: bulky_dirs met, searched only if git ran */
+	struct vec node_modules;	/* of const char *: skipped, searched only if git ran (below) */
 	bool fresh_found;		/* a repository not there before the run was found */
 	struct vec roots;		/* of const char *: the writable roots */
 	struct vec read_only;		/* of const char *: without pl, what was bound read-only in them */
@@ -6882,7 +6861,7 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 	/* SECURITY: new is "not there before the run", whatever its times say
 	 * (a directory prepared in an earlier run and renamed to .git keeps
 	 * its birth time); only where the list could not reach (past the
-	 * walk's bound, in bulky_dirs) do times decide */
+	 * walk's bound, in node_modules) do times decide */
 	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
 		fresh = b >= 0 ? b >= a->t0 : c >= a->t0;
 	a->fresh_found |= fresh;
@@ -6900,8 +6879,9 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 
 /* Every .git in a root, at any depth: a repository made anywhere can be
  * reached later (a gitlink in the outer index makes `git status` run git
- * in it). bulky_dirs (most of a large tree) are kept for later unless
- * in_nm. path is a PATH_MAX buffer holding dirfd's path; fd is owned. */
+ * in it). node_modules directories (most of a large tree, and skipped by
+ * srt's scan too) are kept for later unless in_nm. path is a PATH_MAX
+ * buffer holding dirfd's path; fd is owned. */
 static void
 audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 {
@@ -6934,8 +6914,8 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 			audit_dotgit(a, path, type, in_nm);
 			continue;
 		}
-		if (type == DT_DIR && !in_nm && bulky_dir(de->d_name)) {
-			vec_push(&a->bulky, path_join(path, de->d_name));
+		if (type == DT_DIR && !in_nm && !strcmp(de->d_name, "node_modules")) {
+			vec_push(&a->node_modules, path_join(path, de->d_name));
 			continue;
 		}
 		if (type == DT_DIR && depth < 256) {
@@ -6971,17 +6951,17 @@ audit_run(struct audit *a)
 		if (fd >= 0)
 			audit_walk(a, fd, path, 0, false);
 	}
-	/* bulky_dirs: only if git could have linked a repository there, that
+	/* node_modules: only if git could have linked a repository there, that
 	 * is if an index changed (git add, commit, status) or a repository was
-	 * made; walking them after every command would cost most of a large
+	 * made; walking it after every command would cost most of a large
 	 * tree (100 000 files: 30 ms) */
 	for (i = 0; !a->fresh_found && i < a->seen.n; i++)
 		a->fresh_found = audit_changed(a, path_join(a->seen.v[i], "index"));
-	for (i = 0; a->fresh_found && i < a->bulky.n; i++) {
+	for (i = 0; a->fresh_found && i < a->node_modules.n; i++) {
 		char path[PATH_MAX];
 		int fd;
 
-		snprintf(path, sizeof(path), "%s", (const char *)a->bulky.v[i]);
+		snprintf(path, sizeof(path), "%s", (const char *)a->node_modules.v[i]);
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			audit_walk(a, fd, path, 1, true);
