@@ -574,6 +574,55 @@ is_control(unsigned char ch)
 	return ch < 0x20 || ch == 0x7f;
 }
 
+/* A set of strings (borrowed), by open addressing: for the hundred
+ * thousand directories of a large tree, where a vector's linear search
+ * would be quadratic. */
+struct strset { const char **slot; size_t cap, n; };
+
+static uint64_t
+str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static bool
+strset_has(const struct strset *set, const char *s)
+{
+	size_t i;
+
+	if (!set->cap)
+		return false;
+	for (i = str_hash(s) & (set->cap - 1); set->slot[i]; i = (i + 1) & (set->cap - 1))
+		if (strcmp(set->slot[i], s) == 0)
+			return true;
+	return false;
+}
+
+static void
+strset_add(struct strset *set, const char *s)
+{
+	size_t i;
+
+	if (2 * (set->n + 1) > set->cap) {	/* keep it at most half full */
+		struct strset bigger = { NULL, set->cap ? set->cap * 2 : 64, 0 };
+
+		bigger.slot = amalloc(bigger.cap * sizeof(*bigger.slot));
+		for (i = 0; i < set->cap; i++)
+			if (set->slot[i])
+				strset_add(&bigger, set->slot[i]);
+		*set = bigger;
+	}
+	for (i = str_hash(s) & (set->cap - 1); set->slot[i]; i = (i + 1) & (set->cap - 1))
+		if (strcmp(set->slot[i], s) == 0)
+			return;
+	set->slot[i] = s;
+	set->n++;
+}
+
 /* ---- 2.3 Inherited descriptors -------------------------------------
  *
  * SECURITY: sbx marks every descriptor above 2 close-on-exec as it starts,
@@ -3626,16 +3675,39 @@ kind_of_mode(mode_t m)
 static enum fkind
 real_lstat(void *ctx, const char *path, struct fid *id)
 {
+	/* Planning resolves the same prefixes again and again ("/", $HOME, the
+	 * project, for each of dozens of names), and nothing runs in the
+	 * sandbox yet to change them: each answer is kept (a bounded table;
+	 * when it is full, lstat(2) answers) */
+	static struct { const char *path; enum fkind kind; struct fid id; } memo[2048];
+	size_t i = str_hash(path) & (LEN(memo) - 1), tries;
 	struct stat st;
+	enum fkind k;
 
 	(void)ctx;
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
+	for (tries = 0; memo[i].path && tries < 16; tries++, i = (i + 1) & (LEN(memo) - 1))
+		if (strcmp(memo[i].path, path) == 0) {
+			if (id)
+				*id = memo[i].id;
+			return memo[i].kind;
+		}
+	if (lstat(path, &st) < 0) {
+		k = errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
+		memset(&st, 0, sizeof(st));
+	} else {
+		k = kind_of_mode(st.st_mode);
+	}
+	if (!memo[i].path) {
+		memo[i].path = astrdup(path);
+		memo[i].kind = k;
+		memo[i].id.dev = st.st_dev;
+		memo[i].id.ino = st.st_ino;
+	}
 	if (id) {
 		id->dev = st.st_dev;
 		id->ino = st.st_ino;
 	}
-	return kind_of_mode(st.st_mode);
+	return k;
 }
 
 static int
@@ -4060,6 +4132,8 @@ struct plan {
 	struct vec gitdirs;	/* of const char *: repositories protected during the run (5e) */
 	struct vec audit_roots;	/* of const char *: writable roots to search after it (5e) */
 	struct vec repos_seen;	/* of const char *: every .git in them before the run (5e) */
+	struct vec dirs_seen;	/* of const char *: every directory of them the same walk listed,
+				 * node_modules ones included (not entered); main fills it */
 	bool seen_partial;	/* repos_seen stopped at the walk's bound */
 	bool fs_disabled;
 	bool allow_git_config;	/* the policy lets the command write .git/config (5e) */
@@ -4621,6 +4695,8 @@ struct resolver {
 	struct vec git_global;	/* of struct gitcfg_entry: the global and system config */
 	struct vec gitdirs;	/* of const char *: repositories already protected */
 	bool dotless;		/* a protect name without a leading dot: no fast path in the walk */
+	struct vec dirs;	/* of const char *: every directory the scan and rs_seen_repos listed (5e) */
+	long seen_walked;	/* rs_seen_repos's entries, bounded apart from the scan's */
 };
 
 /* The file name of the default policy's rules (their denies are generic:
@@ -5298,6 +5374,42 @@ rs_scan_children(struct resolver *rs, void *parent, const char *dirpath, const c
 	return rc;
 }
 
+/* Every .git under dir, at any depth, and every directory (the audit after
+ * the run compares: a .git that was not there is new, and only a directory
+ * that changed can hold one). The scan's walk goes on with this below its
+ * own depth. Not entering .git or node_modules (where the audit goes by
+ * birth time); bounded. */
+static void
+rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int depth)
+{
+	const char *name;
+	enum fkind k;
+	struct vec subs = { 0 };
+	size_t i;
+
+	vec_push(&rs->dirs, (void *)dir);
+	while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1) {
+		if (++*walked > SBX_MAX_WALK_ENTRIES) {
+			plan_add_fact(rs->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
+			return;
+		}
+		if (strcmp(name, ".git") == 0)
+			plan_add_fact(rs->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
+		else if (k == FK_DIR && strcmp(name, "node_modules") == 0)
+			vec_push(&rs->dirs, path_join(dir, name));	/* listed, not entered */
+		else if (k == FK_DIR && depth < 256)
+			vec_push(&subs, astrdup(name));
+	}
+	for (i = 0; i < subs.n; i++) {
+		void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, subs.v[i]);
+
+		if (sub) {
+			rs_seen_repos(rs, sub, path_join(dir, subs.v[i]), walked, depth + 1);
+			rs->dk->ops->closedir(rs->dk->ctx, sub);
+		}
+	}
+}
+
 /* The walk below a root, srt's depth semantics (one ripgrep pass there):
  * with depth N, a dangerous file counts in directories at depth <= N-1 (the
  * root is 0); a dangerous directory, .claude/ and .git/ in directories at
@@ -5312,9 +5424,25 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 	int r;
 	size_t i;
 
+	vec_push(&rs->dirs, (void *)path);	/* for the audit after the run (5e) */
 	while ((r = rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k)) == 1) {
 		bool dangerous = false, dir_level = depth <= maxd - 2;
 		char *p;
+
+		/* every .git, every directory, as far down as rs_seen_repos goes:
+		 * what is not listed is new after the run (5e) */
+		if (strcmp(name, ".git") == 0)
+			plan_add_fact(rs->facts, path_join(path, name), k, RB_REPO_SEEN, "a repository before the run");
+		if (k == FK_DIR && strcmp(name, "node_modules") == 0)
+			vec_push(&rs->dirs, path_join(path, name));	/* listed, not entered */
+		else if (k == FK_DIR && depth + 1 > maxd - 1 && strcmp(name, ".git") != 0) {
+			void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, name);
+
+			if (sub) {
+				rs_seen_repos(rs, sub, path_join(path, name), &rs->seen_walked, depth + 1);
+				rs->dk->ops->closedir(rs->dk->ctx, sub);
+			}
+		}
 
 		if (++rs->walked > SBX_MAX_WALK_ENTRIES)
 			return rs_fail(rs, NULL, "the scan for dangerous files under %s passed %d entries; "
@@ -5383,37 +5511,6 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 		}
 	}
 	return r < 0 ? rs_fail(rs, NULL, "cannot list %s: %s", path, strerror(errno)) : 0;
-}
-
-/* Every .git under dir, at any depth (the audit after the run compares:
- * a .git that was not there is new). Not entering .git or node_modules
- * (where the audit goes by birth time); bounded. */
-static void
-rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int depth)
-{
-	const char *name;
-	enum fkind k;
-	struct vec subs = { 0 };
-	size_t i;
-
-	while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1) {
-		if (++*walked > SBX_MAX_WALK_ENTRIES) {
-			plan_add_fact(rs->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
-			return;
-		}
-		if (strcmp(name, ".git") == 0)
-			plan_add_fact(rs->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
-		else if (k == FK_DIR && depth < 256 && strcmp(name, "node_modules") != 0)
-			vec_push(&subs, astrdup(name));
-	}
-	for (i = 0; i < subs.n; i++) {
-		void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, subs.v[i]);
-
-		if (sub) {
-			rs_seen_repos(rs, sub, path_join(dir, subs.v[i]), walked, depth + 1);
-			rs->dk->ops->closedir(rs->dk->ctx, sub);
-		}
-	}
 }
 
 static int
@@ -5522,18 +5619,6 @@ plan_resolve_scan(struct resolver *rs, const struct run_paths *rp)
 		if (rs_scan_root(rs, rs->roots.v[i]) < 0)
 			return -1;
 		plan_add_fact(rs->facts, rs->roots.v[i], FK_DIR, RB_AUDIT_ROOT, "searched for new repositories after the run");
-		for (j = 0; j < rs->roots.n; j++)
-			if (path_within(rs->roots.v[i], rs->roots.v[j]) && strcmp(rs->roots.v[i], rs->roots.v[j]) != 0)
-				break;	/* inside another root, searched whole */
-		if (j == rs->roots.n) {
-			void *dh = dk->ops->opendir(dk->ctx, NULL, rs->roots.v[i]);
-			long walked = 0;
-
-			if (dh) {
-				rs_seen_repos(rs, dh, rs->roots.v[i], &walked, 0);
-				dk->ops->closedir(dk->ctx, dh);
-			}
-		}
 	}
 	/* files read from $HOME wherever $HOME lies in a writable root (the
 	 * whole of it, or only ~/.config), and git's global config files */
@@ -6436,10 +6521,13 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
  *     statx birth time decides), a .git file or symlink changed during
  *     it, and the gitdir or common directory such a thing names: all of it;
  *   - any other repository: the entries that changed during the run.
- * Nothing else is renamed, rewritten or deleted. A run killed by SIGKILL
- * leaves its record (the file "repos" in its run directory: the start
- * time, the roots, the repositories protected); the next sbx run audits
- * for it first, as it removes the placeholders such a run left.
+ * Nothing else is renamed, rewritten or deleted. Finding them costs a stat
+ * per directory: the scan's walk lists every .git and directory before the
+ * run, and after it only the directories whose ctime changed are read
+ * (audit_changed_dirs). A run killed by SIGKILL leaves its record (the
+ * file "repos" in its run directory: the start time, the roots, the
+ * repositories protected); the next sbx run audits for it first, walking
+ * its roots whole.
  * Prevention was the other design: a mount cannot cover a name that does
  * not exist yet without a placeholder, and a placeholder .git would stop
  * `git init`; see README. */
@@ -6453,6 +6541,7 @@ struct audit {
 	struct vec seen;		/* of const char *: every .git in the roots before the run */
 	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
 	struct vec node_modules;	/* of const char *: skipped, searched only if git ran (below) */
+	struct vec dirs_seen;		/* of const char *: the directories listed before the run, or none */
 	bool fresh_found;		/* a repository not there before the run was found */
 	struct vec roots;		/* of const char *: the writable roots */
 	struct vec read_only;		/* of const char *: without pl, what was bound read-only in them */
@@ -6931,8 +7020,80 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 	closedir(d);
 }
 
+/* A directory that changed during the run: each .git in it, and, walked
+ * whole, each subdirectory that was not there before. */
 static void
-audit_run(struct audit *a)
+audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
+{
+	char path[PATH_MAX];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		const char *sub = path_join(dir, de->d_name);
+		struct stat st;
+		unsigned char type = de->d_type;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (type == DT_UNKNOWN)
+			type = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
+			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
+			    DT_LNK : DT_UNKNOWN;
+		if (!strcmp(de->d_name, ".git")) {
+			audit_dotgit(a, dir, type, false);
+		} else if (type == DT_DIR && !strset_has(known, sub)) {
+			if (!strcmp(de->d_name, "node_modules")) {
+				vec_push(&a->node_modules, (void *)sub);
+			} else if (strlen(sub) < sizeof(path) &&
+			    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+				snprintf(path, sizeof(path), "%s", sub);
+				audit_walk(a, fd, path, 1, false);
+			}
+		}
+	}
+	closedir(d);
+}
+
+/* With the list of directories the walk before the run made: only a
+ * directory whose ctime changed during the run can hold a new entry
+ * (creating, removing or renaming one sets it, and no process can set it
+ * back; mtime, which utimensat(2) can, is not trusted). Those are read,
+ * what is new in them walked whole, and every repository that was there
+ * looked at again: a large tree costs a stat per directory, not a read. */
+static void
+audit_changed_dirs(struct audit *a)
+{
+	struct strset known = { 0 };
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < a->dirs_seen.n; i++)
+		strset_add(&known, a->dirs_seen.v[i]);
+	for (i = 0; i < a->dirs_seen.n; i++) {
+		const char *d = a->dirs_seen.v[i], *base = strrchr(d, '/') + 1;
+
+		if (!strcmp(base, "node_modules"))
+			vec_push(&a->node_modules, (void *)d);	/* listed, not entered: audit_run */
+		else if (audit_changed(a, d))
+			audit_read_changed(a, d, &known);
+	}
+	for (i = 0; i < a->seen.n; i++)	/* what changed inside those there before */
+		if (lstat(a->seen.v[i], &st) == 0)
+			audit_dotgit(a, path_dirname(a->seen.v[i]), S_ISDIR(st.st_mode) ? DT_DIR :
+			    S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN, false);
+}
+
+/* Without that list (a killed run's record, or a walk that stopped at its
+ * bound): every root walked whole. */
+static void
+audit_walk_roots(struct audit *a)
 {
 	size_t i, j;
 
@@ -6951,6 +7112,18 @@ audit_run(struct audit *a)
 		if (fd >= 0)
 			audit_walk(a, fd, path, 0, false);
 	}
+}
+
+/* Look for the repositories the run made or changed, and neutralise them. */
+static void
+audit_run(struct audit *a)
+{
+	size_t i;
+
+	if (a->dirs_seen.n && !a->seen_partial)
+		audit_changed_dirs(a);
+	else
+		audit_walk_roots(a);
 	/* node_modules: only if git could have linked a repository there, that
 	 * is if an index changed (git add, commit, status) or a repository was
 	 * made; walking it after every command would cost most of a large
@@ -7046,6 +7219,7 @@ audit_after_run(const struct plan *pl)
 	a.protected_gitdirs = pl->gitdirs;
 	a.seen = pl->repos_seen;
 	a.seen_partial = pl->seen_partial;
+	a.dirs_seen = pl->dirs_seen;
 	audit_run(&a);
 }
 
@@ -11253,6 +11427,7 @@ main(int argc, char **argv)
 	const char *home = getenv("HOME");
 	struct run_paths rp;
 	struct vec facts = { 0 };
+	struct vec dirs_seen = { 0 };	/* the directories the scan listed, for the audit (5e) */
 	struct plan pl;
 	const char *why;
 	size_t i;
@@ -11376,10 +11551,12 @@ main(int argc, char **argv)
 			die_err(&e);
 		for (i = 0; i < rs.warnings.n; i++)
 			warnx("%s", (const char *)rs.warnings.v[i]);
+		dirs_seen = rs.dirs;
 	}
 	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
 		die("%s", why);
 	pl.allow_git_config = p.allow_git_config;
+	pl.dirs_seen = dirs_seen;
 	if (p.allow_domains.n && rp.runtime_root) {
 		char self[PATH_MAX];
 

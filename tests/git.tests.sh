@@ -335,3 +335,25 @@ t_git_rebase_todo_exec() { # a rebase left stopped with an exec line: the person
 	expect_eq "$(git -C "$P" log -1 --format=%s)" two "host: the rebase finished"
 }
 TESTS+=(git_rebase_todo_exec)
+
+t_git_audit_ctime_not_mtime() { # a repository made deep in old directories, their mtimes set back: still found (ctime)
+	git_env
+	local pay; pay=$(git_payload deepmt)
+	git_project "$P"
+	mkdir -p "$P/a/b/c/d/e" && touch -d '2001-01-01' "$P/a/b/c/d/e" "$P/a/b/c/d" "$P/a/b/c" "$P/a/b" "$P/a"
+	policy p <<<"allow-write ."
+	sleep 0.1
+	run_sbx -c "$T/p" -- sh -ec "cd a/b/c/d/e; git init -q evil; git -C evil config core.fsmonitor $pay
+		printf '#!/bin/sh\n$pay\n' > evil/.git/hooks/pre-commit; chmod +x evil/.git/hooks/pre-commit
+		touch -d '2001-01-01' . ..; echo DONE"
+	expect_rc 0; expect_contains "$OUT" DONE "the command"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/e/evil/.git/hooks/pre-commit" "the hook of the repository made deep"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/e/evil/.git/config" "its fsmonitor"
+	git_outside "$P/a/b/c/d/e/evil"
+	expect_no_payload "git outside in the deep repository"
+	# control: a run that makes no repository neutralises nothing
+	run_sbx -c "$T/p" -- sh -ec "echo x > a/b/c/d/e/plain.txt"
+	expect_rc 0
+	expect_not_contains "$ERR" neutralised "a run that made no repository"
+}
+TESTS+=(git_audit_ctime_not_mtime)
