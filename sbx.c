@@ -2854,6 +2854,11 @@ gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int 
 				*dot = '\0';
 				sub = dot + 1;
 			}
+			if (!*section) {	/* git takes "[.x]" as a section named "": refused, not guessed */
+				free(name.p);
+				free(sb.p);
+				goto bad;
+			}
 			free(name.p);
 			free(sb.p);
 			continue;
@@ -4613,20 +4618,22 @@ git_key_runs(const struct gitcfg_entry *e, const struct git_key *k)
 	return true;
 }
 
-/* The words of a command-valued setting that may name files, relative to
- * the work tree: `held` ones are protected even when missing (a script:
- * a word with a "/" first or after a shell operator; the word after an
- * interpreter, `sh x.sh`, which reads x.sh from the work tree; or any word
- * spelled as a path: ./x, ../x, /x, ~/x), the
- * others only if they exist (so `%h/%s` in a log format makes no
- * placeholder). Quotes are dropped; an "A=" prefix is dropped (an
- * assignment, or `-c core.fsmonitor=./x`). git_args: an alias without "!"
- * runs git, not a shell: only the values of its -c settings count. */
+/* The files a command-valued setting runs, as written (relative to the work
+ * tree, or ~/...): a word in program position that contains a "/" (the
+ * first, or one after a shell operator or a prefix such as `env`, `exec`,
+ * `then`), and the script after an interpreter (`sh x.sh`, `node t.js`:
+ * read from the work tree). Other words are arguments: protecting them
+ * would make `!cd ./pkg && make` keep ./pkg read-only, and the program
+ * decides what it does with them. Quotes are dropped. git_args: an alias
+ * without "!" runs git, not a shell: only its -c settings' values count,
+ * as commands (`-c core.fsmonitor=./x status`). */
 static void
-git_cmd_words(const char *cmd, bool git_args, struct vec *held, struct vec *existing)
+git_cmd_words(const char *cmd, bool git_args, struct vec *runs)
 {
-	static const char *const interpreters[] = { "sh", "bash", "zsh", "dash", "env", "exec", "node",
-		"python", "python3", "perl", "ruby", "source", "." };
+	static const char *const interpreters[] = { "sh", "bash", "zsh", "dash", "ksh", "fish", "node", "deno",
+		"bun", "python", "python3", "perl", "ruby", "php", "source", "." };
+	static const char *const prefixes[] = { "env", "exec", "command", "nohup", "time", "then", "do", "else",
+		"if", "while", "until", "{", "!", "xargs" };
 	const char *s = cmd;
 	bool program = true, script = false, after_c = false;
 	int n = 0;
@@ -4636,7 +4643,8 @@ git_cmd_words(const char *cmd, bool git_args, struct vec *held, struct vec *exis
 		s++;
 	while (*s && n < 64) {
 		struct buf w = { 0 };
-		char *eq, *word;
+		const char *word;
+		bool interp = false, prefix = false;
 
 		for (; *s && (isspace((unsigned char)*s) || strchr(";|&<>()`$", *s)); s++)
 			if (strchr(";|&(`$", *s))
@@ -4651,37 +4659,26 @@ git_cmd_words(const char *cmd, bool git_args, struct vec *held, struct vec *exis
 		n++;
 		word = w.p;
 		if (git_args) {
-			if (after_c && (eq = strchr(word, '=')))
-				git_cmd_words(eq + 1, false, held, existing);
+			if (after_c && strchr(word, '='))
+				git_cmd_words(strchr(word, '=') + 1, false, runs);
 			after_c = strcmp(word, "-c") == 0;
-			free(w.p);
-			continue;
-		}
-		eq = strchr(word, '=');
-		if (eq && (!strchr(word, '/') || eq < strchr(word, '/'))) {
-			word = eq + 1;	/* A=B: the command's program still follows */
-		} else {
-			bool interp = false;
-
-			for (i = 0; i < LEN(interpreters); i++)
-				interp |= strcmp(word, interpreters[i]) == 0;
-			if (word[0] && word[0] != '-')
-				vec_push(strncmp(word, "./", 2) == 0 || strncmp(word, "../", 3) == 0 || word[0] == '/' ||
-				    strncmp(word, "~/", 2) == 0 || (program && strchr(word, '/')) || script ? held : existing,
-				    astrdup(word));
-			if (word[0] != '-') {	/* `sh -e x.sh`: the script follows the options */
-				script = interp;
-				program = interp;
-			} else if (strcmp(word, "-c") == 0) {	/* `sh -c CMD`: a command, not a file */
+		} else if (word[0] == '-') {
+			if (strcmp(word, "-c") == 0) {	/* `sh -c CMD`: a command follows, not a script */
 				script = false;
 				program = true;
 			}
-			free(w.p);
-			continue;
+		} else if (program && strchr(word, '=') && (!strchr(word, '/') || strchr(word, '=') < strchr(word, '/'))) {
+			;	/* A=B before the program: it still follows */
+		} else {
+			for (i = 0; i < LEN(interpreters); i++)
+				interp |= strcmp(word, interpreters[i]) == 0;
+			for (i = 0; i < LEN(prefixes); i++)
+				prefix |= strcmp(word, prefixes[i]) == 0;
+			if (script || (program && (strchr(word, '/') || strncmp(word, "~/", 2) == 0)))
+				vec_push(runs, astrdup(word));
+			script = interp;
+			program = interp || prefix;
 		}
-		if (word[0] && word[0] != '-')
-			vec_push(strncmp(word, "./", 2) == 0 || strncmp(word, "../", 3) == 0 || word[0] == '/' ||
-			    strncmp(word, "~/", 2) == 0 ? held : existing, astrdup(word));
 		free(w.p);
 	}
 }
@@ -5033,7 +5030,7 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 
 /* Protect what a repository's effective config (the global files, then
  * the repository's own) names: hook directories, included files, and the
- * files among the words of commands. top is the work tree (relative
+ * programs and scripts of commands. top is the work tree (relative
  * hooksPath and commands are taken from there). */
 static int
 rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
@@ -5047,7 +5044,7 @@ rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
 			const struct gitcfg_entry *e = v->v[i];
 			const struct git_key *k = git_key_of(e);
 			const char *why, *path;
-			struct vec paths = { 0 }, plain = { 0 };
+			struct vec runs = { 0 };
 
 			if (!k || !e->value || k->kind == GV_SETTING)
 				continue;
@@ -5082,11 +5079,10 @@ rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
 			case GV_CMD:
 				if (!top)
 					break;
-				git_cmd_words(e->value, gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &paths,
-				    &plain);
-				for (j = 0; j < paths.n + plain.n; j++)
-					if ((path = gitcfg_path(j < paths.n ? paths.v[j] : plain.v[j - paths.n], top,
-					    rs->home)) && rs_protect(rs, path, why, j < paths.n, PH_DIR) < 0)
+				git_cmd_words(e->value, gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &runs);
+				for (j = 0; j < runs.n; j++)
+					if ((path = gitcfg_path(runs.v[j], top, rs->home)) &&
+					    rs_protect(rs, path, why, true, PH_DIR) < 0)
 						return -1;
 				break;
 			case GV_SETTING:
@@ -6810,6 +6806,51 @@ audit_config(struct audit *a, const char *path, bool force)
 	}
 }
 
+/* A rebase or cherry-pick left stopped runs the "exec" lines of its todo
+ * list on the person's `git rebase --continue`: comment them out, in a todo
+ * list the command could write and changed during the run (the original
+ * kept as NAME.sbx-disabled). The rest of the list is kept as it was. */
+static void
+audit_todo(struct audit *a, const char *path)
+{
+	struct stat st;
+	struct buf b = { 0 }, out = { 0 };
+	char *line, *save;
+	const char *tmp = aprintf("%s.sbx-new", path);
+	int fd, n = 0;
+
+	if (!audit_writable(a, path) || lstat(path, &st) < 0 || !audit_changed(a, path))
+		return;
+	if (!S_ISREG(st.st_mode) || read_file(path, SBX_MAX_GITCFG_BYTES, &b) < 0) {
+		free(b.p);
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, "a todo list sbx cannot read; renamed, so the rebase stops there");
+		return;
+	}
+	for (line = b.p ? strtok_r(b.p, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		const char *w = line + strspn(line, " \t");
+		size_t len = strcspn(w, " \t");
+
+		if ((len == 4 && strncmp(w, "exec", 4) == 0) || (len == 1 && w[0] == 'x')) {
+			buf_puts(&out, "# sbx-disabled: ");
+			n++;
+		}
+		buf_printf(&out, "%s\n", line);
+	}
+	free(b.p);
+	if (n && ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
+	    write_all(fd, out.p, out.n) < 0 || close(fd) < 0 || rename(path, aprintf("%s.sbx-disabled", path)) < 0 ||
+	    rename(tmp, path) < 0)) {
+		unlink(tmp);
+		if (audit_disable(AT_FDCWD, path))
+			audit_report(a, path, "a todo list sbx could not rewrite; renamed, so the rebase stops there");
+	} else if (n) {
+		audit_report(a, path, aprintf("%d exec line%s commented out (git rebase --continue runs them)", n,
+		    n == 1 ? "" : "s"));
+	}
+	free(out.p);
+}
+
 /* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of
  * commondir), relative to dir, as a real path; NULL if none. */
 static const char *
@@ -6892,6 +6933,8 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	if (!(prot && a->allow_git_config))
 		audit_config(a, path_join(gd, "config"), force);
 	audit_config(a, path_join(gd, "config.worktree"), force);
+	audit_todo(a, path_join(gd, "rebase-merge/git-rebase-todo"));
+	audit_todo(a, path_join(gd, "sequencer/todo"));
 	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
 	if (common && strcmp(common, gd) != 0 && !audit_in(&a->protected_gitdirs, common) &&
 	    audit_in_roots(a, common))

@@ -1591,7 +1591,7 @@ t_fuzz_corpus_replay() { # the fuzz targets' corpora replay clean (ASan+UBSan wh
 	if echo 'int main(void){return 0;}' | cc -fsanitize=address,undefined -x c -o "$T/asan-probe" - 2>/dev/null && "$T/asan-probe"; then
 		cc_flags="$cc_flags -fsanitize=address,undefined -fno-sanitize-recover=all"
 	fi
-	for t in json policy pattern http socks; do
+	for t in json policy pattern http socks gitcfg; do
 		[ -f "$HERE/tests/fuzz_$t.c" ] || continue
 		(cd "$HERE" && cc $cc_flags -o "$T/fuzz_$t" "tests/fuzz_$t.c") >"$T/build.out" 2>&1 || fail "build fuzz_$t: $(head -5 "$T/build.out")"
 		[ ! -s "$T/build.out" ] || fail "fuzz_$t builds with warnings: $(head -5 "$T/build.out")"

@@ -154,11 +154,14 @@ t_git_created_repo_after_sigkill() { # sbx SIGKILLed after git init + hook insid
 	kill -KILL "$BGPID"; wait_pid "$BGPID" 10
 	wait_gone "$tok" 5 || fail "processes outlived the SIGKILLed sbx"
 	[ -x "$P/newproj/.git/hooks/post-checkout" ] || fail "setup: the killed run's hook is not there"
+	expect_eq "$(cat "$P/.git/commondir" 2>&1)" . "host: the killed run's commondir placeholder"
+	git -C "$P" status --short >/dev/null || fail "host: git status beside the killed run's commondir placeholder"
 	git -C "$P" config core.pager cat   # the person's own change, between the two runs
 	run_sbx -c "$T/p" -- true
 	expect_rc 0 "the next run"
 	expect_contains "$ERR" "neutralised $P/newproj/.git/hooks/post-checkout" "the next run's report"
 	expect_eq "$(git -C "$P" config core.pager)" cat "host: a change to a repository the killed run could not write"
+	[ ! -e "$P/.git/commondir" ] || fail "host: the killed run's commondir placeholder was not removed"
 	git_outside "$P/newproj"; git -C "$P/newproj" checkout -q -b other 2>/dev/null
 	expect_no_payload "git outside after the recovery"
 }
@@ -311,6 +314,27 @@ t_git_pointer_to_existing_repo() { # a new .git symlink or file naming the perso
 	[ -x "$P/.git/hooks/pre-commit" ] && [ -x "$P/a/b/c/deep/.git/hooks/pre-push" ] || fail "host: the person's hooks were touched"
 }
 TESTS+=(git_pointer_to_existing_repo)
+
+t_git_rebase_todo_exec() { # a rebase left stopped with an exec line: the person's `git rebase --continue` does not run it
+	git_env
+	local pay; pay=$(git_payload rebase)
+	git_project "$P"
+	echo two >>"$P/file.txt"; git -C "$P" commit -qam two
+	# the sequence editor the command uses: stop at once, then pick, then run the payload
+	printf '#!/bin/sh\nsha=$(git rev-parse --short HEAD)\nprintf "break\\npick %%s two\\nexec %s\\n" "$sha" >"$1"\n' "$pay" >"$T/seqed.sh"
+	chmod +x "$T/seqed.sh"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -c "GIT_SEQUENCE_EDITOR=$T/seqed.sh git rebase -q -i HEAD~1; echo STOPPED"
+	expect_rc 0; expect_contains "$OUT" STOPPED "the rebase inside"
+	[ -d "$P/.git/rebase-merge" ] || fail "setup: no rebase left in progress"
+	expect_contains "$ERR" "exec line commented out" "the report"
+	git -C "$P" rebase --continue >/dev/null 2>&1
+	expect_no_payload "git rebase --continue outside"
+	# control: the rest of the rebase ran
+	[ ! -d "$P/.git/rebase-merge" ] || git -C "$P" rebase --continue >/dev/null 2>&1
+	expect_eq "$(git -C "$P" log -1 --format=%s)" two "host: the rebase finished"
+}
+TESTS+=(git_rebase_todo_exec)
 
 t_git_audit_ctime_not_mtime() { # a repository made deep in old directories, their mtimes set back: still found (ctime)
 	git_env

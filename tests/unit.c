@@ -913,8 +913,6 @@ test_gitcfg(void)
 			{ "[user]\nname = x\n", false },
 			{ "[remote \"o\"]\nurl = https://x\n", false },
 		};
-		struct vec paths = { 0 }, plain = { 0 };
-
 		for (i = 0; i < LEN(keys); i++) {
 			struct vec out = { 0 };
 			int line;
@@ -922,19 +920,31 @@ test_gitcfg(void)
 			CHECK(gitcfg_parse(keys[i].text, strlen(keys[i].text), "t", &out, &line) == 0 && out.n == 1 &&
 			    git_key_runs(out.v[0], git_key_of(out.v[0])) == keys[i].runs, "runs? %s", keys[i].text);
 		}
-		git_cmd_words("!sh x.sh --flag A=./b ~/c 'q/d' --format=%h/%s;tools/run|x", false, &paths, &plain);
-		CHECK(paths.n == 4 && strcmp(paths.v[0], "x.sh") == 0 && strcmp(paths.v[1], "./b") == 0 &&
-		    strcmp(paths.v[2], "~/c") == 0 && strcmp(paths.v[3], "tools/run") == 0, "held: %zu %s", paths.n,
-		    paths.n ? (char *)paths.v[0] : "");
-		CHECK(plain.n == 4 && strcmp(plain.v[0], "sh") == 0 && strcmp(plain.v[1], "q/d") == 0 &&
-		    strcmp(plain.v[2], "%h/%s") == 0 && strcmp(plain.v[3], "x") == 0, "existing only: %zu", plain.n);
-		paths.n = plain.n = 0;
-		git_cmd_words("!sh -c \"git log\"", false, &paths, &plain);
-		CHECK(paths.n == 0 && plain.n == 3, "sh -c: a command, not a script: %zu", paths.n);
-		paths.n = plain.n = 0;
-		git_cmd_words("log --format=%h/%s -c core.fsmonitor=./m.sh -c core.pager=less status", true, &paths, &plain);
-		CHECK(paths.n == 1 && strcmp(paths.v[0], "./m.sh") == 0 && plain.n == 1 && strcmp(plain.v[0], "less") == 0,
-		    "an alias without \"!\": its -c values only: %zu %zu", paths.n, plain.n);
+		static const struct { const char *cmd; bool git_args; const char *want; } words[] = {
+			{ "./x.sh", false, "./x.sh|" },
+			{ "!sh x.sh --flag", false, "x.sh|" },
+			{ "!sh -e ./x.sh", false, "./x.sh|" },
+			{ "!sh -c \"git log\"", false, "" },
+			{ "!cd ./pkg && make && tools/run --out ./o", false, "tools/run|" },
+			{ "!A=./b env ~/bin/t; node t.js | x/y", false, "~/bin/t|t.js|x/y|" },
+			{ "!git log --format=%h/%s", false, "" },
+			{ "!f() { ./evil; }; f", false, "./evil|" },
+			{ "tools/clean.sh %f", false, "tools/clean.sh|" },
+			{ "log --format=%h/%s -c core.fsmonitor=./m.sh -c core.pager=less status", true, "./m.sh|" },
+			{ "status ./x", true, "" },
+		};
+
+		for (i = 0; i < LEN(words); i++) {
+			struct vec runs = { 0 };
+			struct buf b = { 0 };
+			size_t j;
+
+			git_cmd_words(words[i].cmd, words[i].git_args, &runs);
+			for (j = 0; j < runs.n; j++)
+				buf_printf(&b, "%s|", (const char *)runs.v[j]);
+			check_str(b.p ? b.p : "", words[i].want, words[i].cmd, __LINE__);
+			free(b.p);
+		}
 		CHECK(strcmp(S(gitcfg_path("~/x", "/b", "/home/u")), "/home/u/x") == 0 &&
 		    strcmp(S(gitcfg_path("r/x", "/b", "/home/u")), "/b/r/x") == 0 && !gitcfg_path("~root/x", "/b", "/h"),
 		    "pathname values");
