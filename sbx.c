@@ -27,7 +27,8 @@
  *
  * Sections (grep -n '^ \* [0-9]*\. ' sbx.c prints this table from the banners):
  *   1. Platform switch and limits
- *   2. Utilities: errors, arena, vectors, buffers, path helpers
+ *   2. Utilities: errors, arena, vectors, buffers, a string set, inherited
+ *      descriptors (closed on exec as sbx starts), path helpers
  *   3. Policy: model, directive table, line reader, JSON reader, printers;
  *      3.8 a reader of git's config format (what a repository would run)
  *   4. Matching: domain patterns, addresses, globs; hosts (canonical form),
@@ -39,7 +40,8 @@
  *      entries), 5e the audit of repositories made during the run
  *   6. Linux: 6a the bwrap argv and the control message (pure), 6b the inner
  *      helper (the listeners it hands over, the socat bridge, expose-port
- *      connections, nested namespaces, sbx-init, capabilities, the filters),
+ *      connections, nested namespaces, sbx-init and the symlinks it pins,
+ *      capabilities, the filters),
  *      6c running the sandbox, 6d --check
  *   seccomp_bpf.h: syscall tables, rule tables, assembler, disassembler
  *   7. macOS (Seatbelt): not yet built; fails closed
@@ -59,6 +61,14 @@
  *     writable root are pinned with a bind so they cannot be renamed away.
  *   - sbx cannot be tampered with from inside: if its own binary, bwrap or
  *     socat would be writable in the sandbox, sbx refuses.
+ *   - Nothing written inside runs later outside: the mandatory denies, every
+ *     entry of .git through which git runs code, what git's config names,
+ *     and the audit of repositories made during the run (5c, 5e).
+ *   - Concurrent runs never weaken each other, and nothing a sandbox wrote
+ *     is trusted without proof: placeholders are shared and locked (5d),
+ *     the runtime directory is never where a command can write.
+ *   - The caller's state stays outside: only fds 0, 1, 2 and no variable
+ *     deny-env names reach the command.
  *   - Everything from inside is hostile; the policy is trusted but checked
  *     strictly, because a typo there silently weakens the boundary.
  *
