@@ -6672,14 +6672,27 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 	struct vec names = { 0 };
 	size_t i;
 
-	if (!audit_writable(a, hooks) || lstat(hooks, &st) < 0)
+	const char *name;
+	int pfd;
+
+	/* SECURITY: every step through a directory opened without following a
+	 * link (open_parent_nofollow): the audit runs with the person's rights,
+	 * and a concurrent sandboxed command could swap a directory of its
+	 * root for a link to steer a rename or a rewrite outside */
+	if (!audit_writable(a, hooks) || (pfd = open_parent_nofollow(hooks, &name)) < 0)
 		return;
-	if (!S_ISDIR(st.st_mode)) {	/* a symlink or a file: hooks from elsewhere */
-		if ((force || audit_changed(a, hooks)) && audit_disable(AT_FDCWD, hooks))
-			audit_report(a, hooks, "not a directory; renamed hooks.sbx-disabled");
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		close(pfd);
 		return;
 	}
-	fd = open(hooks, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!S_ISDIR(st.st_mode)) {	/* a symlink or a file: hooks from elsewhere */
+		if ((force || audit_changed(a, hooks)) && audit_disable(pfd, name))
+			audit_report(a, hooks, "not a directory; renamed hooks.sbx-disabled");
+		close(pfd);
+		return;
+	}
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)
 			close(fd);
@@ -6763,21 +6776,25 @@ audit_config(struct audit *a, const char *path, bool force)
 	struct stat st;
 	struct buf b = { 0 }, out = { 0 };
 	struct vec all = { 0 }, keep = { 0 }, drop = { 0 };
-	int fd, line;
+	int fd, line, pfd;
 	ssize_t r;
 	size_t i;
-	const char *tmp = aprintf("%s.sbx-new", path), *base = strrchr(path, '/') + 1;
+	const char *base, *tmp;
 
-	if (!audit_writable(a, path) || lstat(path, &st) < 0 || (!force && !audit_changed(a, path)))
+	/* through a directory opened without following a link (audit_hooks) */
+	if (!audit_writable(a, path) || (pfd = open_parent_nofollow(path, &base)) < 0)
 		return;
+	tmp = aprintf("%s.sbx-new", base);
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || (!force && !audit_changed(a, path)))
+		goto out;
 	if (!S_ISREG(st.st_mode)) {
-		if (audit_disable(AT_FDCWD, path))
+		if (audit_disable(pfd, base))
 			audit_report(a, path, aprintf("not a regular file; renamed %s.sbx-disabled", base));
-		return;
+		goto out;
 	}
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		goto out;
 	buf_grow(&b, (size_t)st.st_size + 1);
 	while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
 		b.n += (size_t)r;
@@ -6787,25 +6804,25 @@ audit_config(struct audit *a, const char *path, bool force)
 	b.p[b.n] = '\0';
 	if (r != 0 || gitcfg_parse(b.p, b.n, path, &all, &line) < 0) {
 		free(b.p);
-		if (audit_disable(AT_FDCWD, path))
+		if (audit_disable(pfd, base))
 			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s.sbx-disabled", base));
-		return;
+		goto out;
 	}
 	free(b.p);
 	for (i = 0; i < all.n; i++)
 		vec_push(git_key_runs(all.v[i], git_key_of(all.v[i])) ? &drop : &keep, all.v[i]);
 	if (!drop.n)
-		return;
+		goto out;
 	gitcfg_write(&keep, &out);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
+	fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
 	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
-	    rename(path, aprintf("%s.sbx-disabled", path)) < 0 || rename(tmp, path) < 0) {
+	    renameat(pfd, base, pfd, aprintf("%s.sbx-disabled", base)) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
 		warnx("git: cannot rewrite %s (%s); renaming it %s.sbx-disabled", path, strerror(errno), base);
-		unlink(tmp);
-		if (audit_disable(AT_FDCWD, path))
+		unlinkat(pfd, tmp, 0);
+		if (audit_disable(pfd, base))
 			audit_report(a, path, aprintf("renamed %s.sbx-disabled", base));
 		free(out.p);
-		return;
+		goto out;
 	}
 	free(out.p);
 	for (i = 0; i < drop.n; i++) {
@@ -6814,6 +6831,8 @@ audit_config(struct audit *a, const char *path, bool force)
 		audit_report(a, path, aprintf("removed %s.%s%s%s (%s; the file as it was is %s.sbx-disabled)",
 		    e->section, e->sub ? e->sub : "", e->sub ? "." : "", e->key, git_key_of(e)->why, base));
 	}
+out:
+	close(pfd);
 }
 
 /* A rebase or cherry-pick left stopped runs the "exec" lines of its todo
@@ -6826,15 +6845,36 @@ audit_todo(struct audit *a, const char *path)
 	struct stat st;
 	struct buf b = { 0 }, out = { 0 };
 	char *line, *save;
-	const char *tmp = aprintf("%s.sbx-new", path);
-	int fd, n = 0;
+	const char *base, *tmp;
+	int fd, n = 0, pfd;
 
-	if (!audit_writable(a, path) || lstat(path, &st) < 0 || !audit_changed(a, path))
+	/* through a directory opened without following a link (audit_hooks) */
+	if (!audit_writable(a, path) || (pfd = open_parent_nofollow(path, &base)) < 0)
 		return;
-	if (!S_ISREG(st.st_mode) || read_file(path, SBX_MAX_GITCFG_BYTES, &b) < 0) {
+	tmp = aprintf("%s.sbx-new", base);
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !audit_changed(a, path)) {
+		close(pfd);
+		return;
+	}
+	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		ssize_t r;
+
+		buf_grow(&b, 4096);
+		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+			b.n += (size_t)r;
+			buf_grow(&b, 4096);
+		}
+		b.p[b.n] = '\0';
+		close(fd);
+		if (r != 0)
+			fd = -1;
+	}
+	if (fd < 0) {
 		free(b.p);
-		if (audit_disable(AT_FDCWD, path))
+		if (audit_disable(pfd, base))
 			audit_report(a, path, "a todo list sbx cannot read; renamed, so the rebase stops there");
+		close(pfd);
 		return;
 	}
 	for (line = b.p ? strtok_r(b.p, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
@@ -6848,17 +6888,18 @@ audit_todo(struct audit *a, const char *path)
 		buf_printf(&out, "%s\n", line);
 	}
 	free(b.p);
-	if (n && ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
-	    write_all(fd, out.p, out.n) < 0 || close(fd) < 0 || rename(path, aprintf("%s.sbx-disabled", path)) < 0 ||
-	    rename(tmp, path) < 0)) {
-		unlink(tmp);
-		if (audit_disable(AT_FDCWD, path))
+	if (n && ((fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
+	    write_all(fd, out.p, out.n) < 0 || close(fd) < 0 ||
+	    renameat(pfd, base, pfd, aprintf("%s.sbx-disabled", base)) < 0 || renameat(pfd, tmp, pfd, base) < 0)) {
+		unlinkat(pfd, tmp, 0);
+		if (audit_disable(pfd, base))
 			audit_report(a, path, "a todo list sbx could not rewrite; renamed, so the rebase stops there");
 	} else if (n) {
 		audit_report(a, path, aprintf("%d exec line%s commented out (git rebase --continue runs them)", n,
 		    n == 1 ? "" : "s"));
 	}
 	free(out.p);
+	close(pfd);
 }
 
 /* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of

@@ -2337,6 +2337,31 @@ test_host_edges(void)
 	id.ino = st.st_ino;
 	ph_remove(aprintf("%s/real/ph", dir), &id);
 	CHECK(access(aprintf("%s/real/ph/mine", dir), F_OK) == 0, "ph_remove removed a directory with the person's files");
+	/* the git audit writes only through directories it opened without
+	 * following a link: a config reached through dir/link is left alone
+	 * (a concurrent command could swap a directory for a link mid-audit),
+	 * while the same config by its real path is rewritten (the control) */
+	{
+		struct audit a;
+		const char *real_cfg = aprintf("%s/real/config", dir);
+		struct buf b = { 0 };
+		int fd = open(real_cfg, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		CHECK(fd >= 0 && write_all(fd, "[core]\n\tfsmonitor = ./x.sh\n", 27) == 0 && close(fd) == 0,
+		    "setup: a config");
+		memset(&a, 0, sizeof(a));
+		vec_push(&a.roots, (void *)astrdup(dir));
+		audit_config(&a, aprintf("%s/link/config", dir), true);
+		CHECK(read_file(real_cfg, 4096, &b) == 0 && strstr(b.p, "fsmonitor") &&
+		    access(aprintf("%s/real/config.sbx-disabled", dir), F_OK) < 0,
+		    "the audit rewrote a config through a symlinked directory");
+		b.n = 0;
+		audit_config(&a, real_cfg, true);
+		CHECK(read_file(real_cfg, 4096, &b) == 0 && !strstr(b.p, "fsmonitor") &&
+		    access(aprintf("%s/real/config.sbx-disabled", dir), F_OK) == 0,
+		    "the audit did not rewrite the config by its real path (control)");
+		free(b.p);
+	}
 	rm_tree(dir);
 	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
 }
