@@ -5550,6 +5550,7 @@ struct run_paths {
 	const char *home;	/* real $HOME, or NULL */
 	const char *bridge_dir;	/* bridge socat: the proxy's sockets (0700), or NULL */
 	const char *git_global[4];	/* git's global and system config files, NULL-ended */
+	struct vec runtime_covers;	/* of const char *: the other runtime directories, hidden too */
 };
 
 /* The policy's own path rules, resolved into facts: no run paths, no
@@ -5579,6 +5580,9 @@ plan_add_run_paths(const struct resolver *rs, const struct run_paths *rp)
 		return;
 	plan_add_fact(rs->facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
 	plan_add_fact(rs->facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
+	for (size_t i = 0; i < rp->runtime_covers.n; i++)
+		plan_add_fact(rs->facts, rp->runtime_covers.v[i], FK_DIR, RB_HIDE,
+		    "another place of sbx's runtime directory: no command may write or read it");
 }
 
 /* The mandatory-deny scan: each writable root once, and the cwd too when
@@ -6179,6 +6183,17 @@ ph_reclaim(int dfd)
 		fd = openat(dfd, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
+		{
+			/* an entry is named by the hash of the path it holds: one that
+			 * is not was not written by sbx, and removes nothing */
+			struct ph_id id;
+			const char *path = ph_entry_read(fd, &id);
+
+			if (!path || strcmp(ph_entry_name(path), de->d_name) != 0) {
+				close(fd);
+				continue;
+			}
+		}
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ph_retire(dfd, fd, de->d_name, -1))
 			note("placeholder entry %s: left by a run that did not finish; reclaimed", de->d_name);
 		close(fd);
@@ -6338,57 +6353,83 @@ run_cleanup(void)
 	run_state.run_dir = NULL;
 }
 
+/* Where sbx's runtime directory may be, in order. Fixed, not taken from
+ * TMPDIR or XDG_RUNTIME_DIR: every run, whatever its environment and
+ * policy, must know them all to keep each out of its command's reach (a
+ * run whose policy allows writing /tmp could otherwise plant files, a
+ * forged registry entry or a symlink in place of a run's TMPDIR, in the
+ * runtime directory a run with another policy uses). */
+static const char *const runtime_bases[] = { "/tmp", "/var/tmp" };
+
+/* Make base/sbx-UID if it is missing; refuse one that is not a private
+ * directory of ours. Returns whether it exists now. */
+static bool
+runtime_dir_make(const char *root)
+{
+	struct stat st;
+
+	if (mkdir(root, 0700) < 0 && errno != EEXIST)
+		die("cannot create the runtime directory %s: %s", root, strerror(errno));
+	if (lstat(root, &st) < 0)
+		die("cannot inspect %s: %s", root, strerror(errno));
+	/* SECURITY: another user could pre-create it in a shared /tmp to read
+	 * or plant files in our TMPDIR and registry */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		die_hint("remove it", "%s is not a private directory owned by uid %u", root, (unsigned)getuid());
+	return true;
+}
+
 /* Choose the runtime root: the first candidate that the command could not
  * write under the policy's own rules (pl0: the plan of the policy alone,
- * before any run path is added). With create, make it 0700 if absent and
- * refuse one that is not a private directory of ours. Dies when there is
- * none. Returns a real path. */
+ * before any run path is added). Every other candidate the command could
+ * write, or that exists (another run's, with its TMPDIRs), goes to covers,
+ * to be hidden as the root is; with create, one the command could write is
+ * made first, so that the command cannot make it. A policy that allows
+ * writing inside any candidate is refused. Returns a real path. */
 static const char *
-runtime_root_pick(const struct plan *pl0, bool create)
+runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 {
-	const char *tmp = getenv("TMPDIR"), *xdg = getenv("XDG_RUNTIME_DIR");
-	const char *cand[4];
+	const char *chosen = NULL;
 	struct buf tried = { 0 };
 	unsigned uid = (unsigned)getuid();
-	int n = 0, i;
+	size_t i, j;
 
-	if (tmp && tmp[0] == '/')
-		cand[n++] = aprintf("%s/sbx-%u", tmp, uid);
-	if (xdg && xdg[0] == '/')
-		cand[n++] = aprintf("%s/sbx", xdg);
-	cand[n++] = aprintf("/tmp/sbx-%u", uid);
-	cand[n++] = aprintf("/var/tmp/sbx-%u", uid);	/* when allow-write /tmp (srt users often have it) */
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < LEN(runtime_bases); i++) {
 		char real[PATH_MAX];
-		const char *spelled = path_clean(cand[i]), *root;
+		const char *root;
 		struct stat st;
+		bool writable;
 
-		if (!realpath(path_dirname(spelled), real))
+		if (!realpath(runtime_bases[i], real))
 			continue;
-		root = path_join(real, strrchr(spelled, '/') + 1);
-		if (!pl0->fs_disabled && plan_is_writable(pl0, root)) {
-			note("runtime directory %s: the sandbox could write it; not used", root);
-			buf_printf(&tried, "%s%s", tried.n ? ", " : "", root);
+		root = path_join(real, aprintf("sbx-%u", uid));
+		for (j = 0; !pl0->fs_disabled && j < pl0->nodes.n; j++) {
+			const struct pnode *n = pl0->nodes.v[j];
+
+			if ((n->rules & RB_WRITE) && path_within(n->path, root))
+				die_hint("remove that allow-write", "%s makes %s writable, inside sbx's runtime directory %s; "
+				    "the command did not run", n->why, n->path, root);
+		}
+		writable = !pl0->fs_disabled && plan_is_writable(pl0, root);
+		if (!chosen && !writable) {
+			chosen = root;
+			if (create)
+				runtime_dir_make(root);
 			continue;
 		}
-		run_state.root = root;
-		if (!create)
-			return root;
-		if (mkdir(root, 0700) < 0 && errno != EEXIST)
-			die("cannot create the runtime directory %s: %s", root, strerror(errno));
-		if (lstat(root, &st) < 0)
-			die("cannot inspect %s: %s", root, strerror(errno));
-		/* SECURITY: another user could pre-create it in a shared /tmp to
-		 * read or plant files in our TMPDIR and registry */
-		if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-			die_hint("remove it, or set TMPDIR to a private directory",
-			    "%s is not a private directory owned by uid %u", root, uid);
-		free(tried.p);
-		return root;
+		if (writable) {
+			note("runtime directory %s: the sandbox could write it; not used, and hidden", root);
+			buf_printf(&tried, "%s%s", tried.n ? ", " : "", root);
+		}
+		if (writable && create ? runtime_dir_make(root) : lstat(root, &st) == 0)
+			vec_push(covers, (void *)root);
 	}
-	die_hint("set TMPDIR (or XDG_RUNTIME_DIR) to a directory outside every allow-write",
-	    "no place for sbx's runtime directory that the sandbox cannot write (tried %s); the command did not run",
-	    tried.p ? tried.p : "none");
+	if (!chosen)
+		die_hint("narrow the allow-write that covers them", "no place for sbx's runtime directory that the "
+		    "sandbox cannot write (tried %s); the command did not run", tried.p ? tried.p : "none");
+	free(tried.p);
+	run_state.root = chosen;
+	return chosen;
 }
 
 /* Clean up the run directories of runs that died without doing it
@@ -11597,7 +11638,7 @@ main(int argc, char **argv)
 			die_err(&e);
 		if (plan_build(&facts, p.fs_disabled, &pl0, &why) < 0)
 			die("%s", why);
-		run_paths_set_root(&rp, runtime_root_pick(&pl0, !c.print));
+		run_paths_set_root(&rp, runtime_root_pick(&pl0, !c.print, &rp.runtime_covers));
 		if (p.bridge == BRIDGE_SOCAT && (p.allow_domains.n || p.host_ports.n))
 			rp.bridge_dir = path_join(path_dirname(rp.tmpdir), "bridge");
 		if (!c.print)

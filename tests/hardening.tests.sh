@@ -55,15 +55,16 @@ concurrent() {
 }
 
 t_concurrent_runs_share_placeholders() { # 2, 8 and 32 overlapping runs: all succeed, every dangerous name refused throughout, project clean after
-	mkdir -p "$T/rt"
-	export TMPDIR=$T/rt      # their own runtime directory: other sbx runs on this machine stay out of it
 	concurrent 2
 	concurrent 8
 	concurrent 32
 	# nothing of theirs is left in the registry either
-	local root=$T/rt/sbx-$(id -u)
+	local root=/tmp/sbx-$(id -u) e left=
 	[ -d "$root/ph" ] || fail "setup: no registry at $root/ph"
-	[ -z "$(ls -A "$root/ph" 2>/dev/null)" ] || fail "registry entries left: $(ls -A "$root/ph")"
+	for e in "$root"/ph/*; do
+		[ -e "$e" ] && grep -qF "$P/" "$e" && left+=" $e"
+	done
+	[ -z "$left" ] || fail "registry entries of this project left:$left"
 }
 
 t_concurrent_run_killed() { # a run SIGKILLed while another covers the same placeholders: the other's denies hold; the next run reclaims
@@ -102,27 +103,38 @@ t_person_file_survives_cleanup() { # a placeholder replaced on the host by the p
 	done
 }
 
-t_runtime_dir_never_writable() { # TMPDIR inside a writable root: the runtime root falls back; a forged registry entry removes nothing
-	local uid; uid=$(id -u)
-	mkdir -p "$P/tmp" "$O/victim-dir"; : >"$O/victim-file"
-	# the attack: from inside, plant what an earlier sbx would have trusted: a registry entry
-	# and an old-style journal naming the person's empty directory and file outside
-	run_sbx -- sh -c "mkdir -p tmp/sbx-$uid/ph tmp/sbx-$uid/run-1-1 && for v in $O/victim-dir $O/victim-file; do
-		d=\$(stat -c '%d %i %Z' \$v); n=\$(printf %s \$v | md5sum | cut -c1-16)
-		printf 'sbx-placeholder 1\nmade %s\n%s\n' \"\$d\" \$v > tmp/sbx-$uid/ph/\$n
-		printf 'C %s %s\n' \"\$(stat -c '%d %i' \$v)\" \$v >> tmp/sbx-$uid/run-1-1/journal; done; echo planted"
+t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the runtime directory other runs trust
+	local uid root; uid=$(id -u); root=/tmp/sbx-$uid
+	mkdir -p "$O/victim-dir"; : >"$O/victim-file"
+	# the attack: a policy that allows /tmp, planting what a later run would trust: a
+	# registry entry naming the person's empty directory and file, a dead run's audit record
+	run_sbx --allow-write=/tmp -- sh -c "for v in $O/victim-dir $O/victim-file; do
+		n=\$(printf %s \$v | md5sum | cut -c1-16)
+		printf 'sbx-placeholder 1\nmade d 1 1 0\n%s\n' \$v > $root/ph/\$n 2>/dev/null && echo PLANTED-ENTRY; done
+		mkdir -p $root/run-1-1 2>/dev/null && echo PLANTED-RUN
+		touch $root/probe 2>/dev/null && echo WROTE-ROOT; ls $root 2>/dev/null | head -3; echo tmp=\$TMPDIR
+		echo ok > /tmp/sbx-test-$TOKBASE && echo control-ok; rm -f /tmp/sbx-test-$TOKBASE"
 	expect_rc 0
-	expect_contains "$OUT" planted "the forgery (inside the writable project)"
-	TMPDIR=$P/tmp run_sbx -v -- sh -c 'echo "tmp=$TMPDIR"'
+	expect_not_contains "$OUT" PLANTED "a forged entry or record in the runtime directory"
+	expect_not_contains "$OUT" WROTE-ROOT "a write into the runtime directory"
+	expect_contains "$OUT" "tmp=/var/tmp/sbx-$uid/run-" "the runtime directory moved out of the writable /tmp"
+	expect_contains "$OUT" control-ok "a write elsewhere in /tmp (control)"
+	[ ! -e "$root/probe" ] && [ ! -e "$root/run-1-1" ] || fail "the runtime directory was written"
+	run_sbx -- true      # the next run reclaims and recovers: nothing of the person's goes
 	expect_rc 0
-	expect_contains "$ERR" "the sandbox could write it; not used" "the writable candidate is refused"
-	expect_not_contains "$OUT" "tmp=$P/tmp" "the command's TMPDIR"
 	[ -d "$O/victim-dir" ] && [ -f "$O/victim-file" ] || fail "a forged entry removed the person's files"
-	# every candidate writable: refuse, with the fix
-	TMPDIR=$P/tmp XDG_RUNTIME_DIR=$P run_sbx --allow-write=/tmp --allow-write=/var/tmp -- sh -c 'echo ran'
+	# TMPDIR does not choose it: a TMPDIR in the project is not where it goes
+	mkdir -p "$P/tmp"
+	TMPDIR=$P/tmp run_sbx -- sh -c 'echo "tmp=$TMPDIR"'
+	expect_contains "$OUT" "tmp=$root/run-" "the command's TMPDIR"
+	[ -z "$(ls -A "$P/tmp")" ] || fail "sbx wrote in the caller's TMPDIR: $(ls -A "$P/tmp")"
+	# a policy that makes the runtime directory writable, or every place of it: refused
+	run_sbx --allow-write="$root/ph" -- sh -c 'echo ran'
 	expect_rc 125
-	expect_contains "$ERR" "no place for sbx's runtime directory" "the refusal"
-	expect_contains "$ERR" "hint: set TMPDIR" "the fix"
+	expect_contains "$ERR" "inside sbx's runtime directory" "the refusal of a write inside it"
+	run_sbx --allow-write=/tmp --allow-write=/var/tmp -- sh -c 'echo ran'
+	expect_rc 125
+	expect_contains "$ERR" "no place for sbx's runtime directory" "the refusal when every place is writable"
 	expect_not_contains "$OUT" ran "nothing ran"
 }
 
@@ -253,18 +265,18 @@ t_symlinked_dangerous_names() { # a dangerous name that is a symlink: neither wr
 	expect_not_contains "$OUT" ran "nothing ran"
 }
 
-t_concurrent_runtime_dirs() { # runs with different runtime directories: one's exit never lifts the other's denies
-	mkdir -p "$T/t1" "$T/t2"
+t_concurrent_runtime_dirs() { # runs with different runtime directories (one may write /tmp): one's exit never lifts the other's denies
 	snap "$P" >"$T/.snap"
-	TMPDIR=$T/t1 start_bg "$T/a.out" -- sh -c "sleep 0.5"
+	start_bg "$T/a.out" -- sh -c "sleep 0.5"
 	local a=$BGPID i
 	for i in $(seq 50); do [ -d "$P/.vscode" ] && break; sleep 0.1; done
-	TMPDIR=$T/t2 run_sbx -- sh -c "sleep 1.5; $(try_danger) echo b-done"
+	run_sbx --allow-write=/tmp -- sh -c "sleep 1.5; $(try_danger) echo b-done; echo tmp=\$TMPDIR"
 	wait_pid "$a" 10
 	expect_rc 0
+	expect_contains "$OUT" "tmp=/var/tmp/" "run B's runtime directory is the other one"
 	expect_not_contains "$OUT" WROTE "a dangerous name written after the other run exited"
 	expect_contains "$OUT" b-done "run B's control line"
-	TMPDIR=$T/t1 run_sbx -- true     # the next run of the first runtime directory tidies up
+	run_sbx -- true     # the next run of the first runtime directory tidies up
 	expect_rc 0
 	expect_same_tree "$P" "$T/.snap" "after both, and a run that tidies"
 }
