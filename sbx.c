@@ -6029,23 +6029,29 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
 	return same;
 }
 
-/* Remove the placeholder at path if it is still what id says. */
-static void
+/* Remove the placeholder at path if it is still what id says. Returns
+ * false when it is still sbx's but could not go (a directory another
+ * run's placeholder is still in): its entry stays, for a later run. */
+static bool
 ph_remove(const char *path, const struct ph_id *id)
 {
 	struct stat st;
 	const char *name;
 	int pfd = open_parent_nofollow(path, &name);
+	bool gone = true;
 
 	if (pfd < 0)
-		return;
+		return true;
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
-		if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT)
-			note("placeholder %s: kept (%s)", path, strerror(errno));
+		if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
+			note("placeholder %s: kept for now (%s)", path, strerror(errno));
+			gone = false;
+		}
 	} else if (errno != ENOENT) {
 		note("placeholder %s: replaced since it was made; kept", path);
 	}
 	close(pfd);
+	return gone;
 }
 
 /* Make the placeholder name in pfd: an empty directory, an empty file, or
@@ -6151,8 +6157,10 @@ ph_retire(int dfd, int entry, const char *ename, int dir)
 		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_node_lock(path, LOCK_EX | LOCK_NB)) < 0) {
 			if (errno == EWOULDBLOCK)
 				return false;	/* another run mounts on it */
-		} else {
-			ph_remove(path, &id);
+		} else if (!ph_remove(path, &id)) {
+			if (own >= 0)
+				close(own);
+			return false;	/* not empty yet: a later run tries again */
 		}
 		if (own >= 0)
 			close(own);
@@ -6175,30 +6183,46 @@ ph_reclaim(int dfd)
 			close(dup_fd);
 		return;
 	}
+	struct vec found = { 0 };	/* of const char *: "path\0name", deepest first below */
+	size_t i;
+
 	while ((de = readdir(d))) {
+		struct ph_id id;
+		const char *path;
 		int fd;
 
 		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
 			continue;
-		fd = openat(dfd, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
+		if ((fd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			continue;
-		{
-			/* an entry is named by the hash of the path it holds: one that
-			 * is not was not written by sbx, and removes nothing */
-			struct ph_id id;
-			const char *path = ph_entry_read(fd, &id);
-
-			if (!path || strcmp(ph_entry_name(path), de->d_name) != 0) {
-				close(fd);
-				continue;
-			}
-		}
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ph_retire(dfd, fd, de->d_name, -1))
-			note("placeholder entry %s: left by a run that did not finish; reclaimed", de->d_name);
+		path = ph_entry_read(fd, &id);
 		close(fd);
+		/* an entry is named by the hash of the path it holds: one that is
+		 * not was not written by sbx, and removes nothing */
+		if (path && strcmp(ph_entry_name(path), de->d_name) == 0)
+			vec_push(&found, (void *)path);
 	}
 	closedir(d);
+	/* children before their parents: a placeholder made inside another
+	 * (.claude/commands in .claude) must go first, or the parent stays */
+	for (i = 0; i + 1 < found.n; i++)
+		for (size_t j = i + 1; j < found.n; j++)
+			if (strlen(found.v[j]) > strlen(found.v[i])) {
+				void *t = found.v[i];
+
+				found.v[i] = found.v[j];
+				found.v[j] = t;
+			}
+	for (i = 0; i < found.n; i++) {
+		const char *name = ph_entry_name(found.v[i]);
+		int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ph_retire(dfd, fd, name, -1))
+			note("placeholder entry %s: left by a run that did not finish; reclaimed", name);
+		close(fd);
+	}
 }
 
 /* Cover target, under the registry lock, before bwrap binds anything.
@@ -7071,17 +7095,35 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 static void
 audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 {
-	DIR *d = fdopendir(fd);
+	DIR *d;
 	struct dirent *de;
 	size_t len = strlen(path);
+	struct stat st;
 
-	if (!d) {
+	/* SECURITY: a repository need not be named .git: a bare one made in
+	 * one run (or a .git renamed away) is reached by a .git file a later
+	 * run writes, in another project even, and its config then runs on the
+	 * person's git status there. A directory git would take for a gitdir
+	 * (HEAD, objects/, refs/) is audited as one: whole when it is new (the
+	 * walk below a directory that changed only reaches new ones; a walk of
+	 * a whole root goes by its times), else what changed in it. */
+	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		long long c, b;
+		bool fresh = a->dirs_seen.n && !a->seen_partial ? true :
+		    audit_times(fd, ".", &c, &b) && ((b >= 0 && b >= a->t0) || c >= a->t0);
+
+		close(fd);
+		audit_gitdir(a, astrdup(path), fresh, 0);
+		return;
+	}
+	if (!(d = fdopendir(fd))) {
 		close(fd);
 		return;
 	}
 	while ((de = readdir(d))) {
 		unsigned char type = de->d_type;
-		struct stat st;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;

@@ -356,3 +356,34 @@ t_git_audit_ctime_not_mtime() { # a repository made deep in old directories, the
 	expect_not_contains "$ERR" neutralised "a run that made no repository"
 }
 TESTS+=(git_audit_ctime_not_mtime)
+
+t_git_bare_repo_pointed_at_later() { # a bare repository made in one run, a .git file to it written by a later run in another project: nothing runs
+	git_env
+	local pay; pay=$(git_payload bare)
+	mkdir -p "$P/q1" "$P/q2"
+	git_project "$P/q1"
+	policy p <<<"allow-write ."
+	cd "$P/q2" || fail "setup"
+	run_sbx -c "$T/p" -- sh -ec "git init -q --bare evil.d
+		printf '[core]\n\tbare = false\n\tfsmonitor = \"$pay\"\n' >> evil.d/config
+		git init -q x && mv x/.git renamed.d && printf '#!/bin/sh\n$pay\n' > renamed.d/hooks/pre-commit
+		chmod +x renamed.d/hooks/pre-commit; echo DONE"
+	expect_rc 0 "run 1"; expect_contains "$OUT" DONE "run 1"
+	expect_contains "$ERR" "neutralised $P/q2/evil.d/config" "the bare repository's fsmonitor"
+	expect_contains "$ERR" "neutralised $P/q2/renamed.d/hooks/pre-commit" "a .git renamed away: its hook"
+	cd "$P/q1" || fail "setup"
+	run_sbx -c "$T/p" -- sh -ec "mkdir x && echo 'gitdir: $P/q2/evil.d' > x/.git
+		git update-index --add --cacheinfo 160000,4b825dc642cb6eb9a060e54bf8d69288fbee4904,x; echo DONE"
+	expect_rc 0 "run 2"
+	git -C "$P/q1" status >/dev/null 2>&1; git_outside "$P/q1"
+	expect_no_payload "git status in the project outside, after both runs"
+	# control: the person's own bare repository, there before, is left alone by a run that does not touch it
+	git init -q --bare "$P/q2/mine.git"; printf '#!/bin/sh\nexit 0\n' >"$P/q2/mine.git/hooks/pre-receive"
+	chmod +x "$P/q2/mine.git/hooks/pre-receive"; sleep 0.1
+	cd "$P/q2" || fail "setup"
+	run_sbx -c "$T/p" -- sh -c 'echo x > note.txt'
+	expect_rc 0 "run 3"
+	expect_not_contains "$ERR" "mine.git" "the person's bare repository"
+	[ -x "$P/q2/mine.git/hooks/pre-receive" ] || fail "host: the person's bare repository's hook was touched"
+}
+TESTS+=(git_bare_repo_pointed_at_later)

@@ -281,6 +281,23 @@ t_concurrent_runtime_dirs() { # runs with different runtime directories (one may
 	expect_same_tree "$P" "$T/.snap" "after both, and a run that tidies"
 }
 
+t_killed_runs_nested_placeholders() { # two runs SIGKILLed, one's placeholders inside the other's (.claude/commands in .claude): the next run removes all
+	snap "$P" >"$T/.snap"
+	start_bg "$T/a.out" -- sh -c "sleep ${TOKBASE}5"
+	local a=$BGPID i
+	for i in $(seq 50); do [ -d "$P/.claude" ] && break; sleep 0.1; done
+	start_bg "$T/b.out" -- sh -c "sleep ${TOKBASE}5"
+	local b=$BGPID
+	for i in $(seq 50); do [ -d "$P/.claude/commands" ] && break; sleep 0.1; done
+	[ -d "$P/.claude/commands" ] || fail "setup: run B made no placeholder inside run A's"
+	kill -KILL "$a" "$b"; wait_pid "$a" 10; wait_pid "$b" 10
+	wait_gone "sleep ${TOKBASE}5" 10 || fail "the killed runs' commands outlived them"
+	run_sbx -- true
+	expect_rc 0
+	expect_same_tree "$P" "$T/.snap" "after two killed runs and one that reclaims"
+}
+
 TESTS+=(inherited_fds_closed concurrent_runs_share_placeholders concurrent_run_killed person_file_survives_cleanup
 	runtime_dir_never_writable other_runs_tmpdir_hidden sigpipe_does_not_kill_sbx usr_signals_forwarded
-	deny_read_inside_root_pinned missing_paths_said symlinked_dangerous_names concurrent_runtime_dirs)
+	deny_read_inside_root_pinned missing_paths_said symlinked_dangerous_names concurrent_runtime_dirs
+	killed_runs_nested_placeholders)

@@ -259,7 +259,7 @@ plan_text(const char *policy, const char *tree)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL } };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 } };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -778,7 +778,7 @@ test_plan(void)
 	/* writability queries, as the tamper check uses them */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL } };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 } };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -980,7 +980,7 @@ test_argv_goldens(void)
 		char *line, *save, *copy;
 		struct buf tree = { 0 };
 		struct policy p;
-		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL } };
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL }, { 0 } };
 		struct vec facts = { 0 }, opts = { 0 }, tail = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -2230,7 +2230,7 @@ test_policy_hardening(void)
 			check_str(got, plans[i].want, plans[i].name, __LINE__);
 	}
 	{	/* nothing under a secret is writable, even with allow-write */
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL } };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 } };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err er = { 0 };
