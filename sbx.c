@@ -5695,14 +5695,14 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 
 /* ---- 5d. The runtime directory, and placeholders shared between runs --
  *
- * The runtime root (one per user: the first of $TMPDIR/sbx-UID,
- * $XDG_RUNTIME_DIR/sbx, /tmp/sbx-UID and /var/tmp/sbx-UID that the command
- * could not write) holds each run's directory (the
- * command's private TMPDIR, the empty file bound over hidden files) and the
- * placeholder registry. SECURITY: it never lies where the command can
- * write (runtime_root_pick checks the policy's own plan): a command that
- * could rebuild it could forge what the next run trusts, and read the
- * private TMPDIRs of concurrent runs.
+ * The runtime root (one per user: /tmp/sbx-UID, or /var/tmp/sbx-UID when
+ * the policy lets the command write /tmp) holds each run's directory (the
+ * command's private TMPDIR, the empty file bound over hidden files, the
+ * audit's record) and the placeholder registry. SECURITY: every run hides
+ * both places from its command, whatever its policy (runtime_root_pick):
+ * a command that could write one could forge what another run trusts
+ * (registry entries, records, a symlink where a run's TMPDIR is bound),
+ * and read the private TMPDIRs of concurrent runs.
  *
  * A placeholder is an empty directory sbx creates so that a missing
  * dangerous name in a writable root can be covered (a mount needs a

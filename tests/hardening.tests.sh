@@ -112,14 +112,14 @@ t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the ru
 		n=\$(printf %s \$v | md5sum | cut -c1-16)
 		printf 'sbx-placeholder 1\nmade d 1 1 0\n%s\n' \$v > $root/ph/\$n 2>/dev/null && echo PLANTED-ENTRY; done
 		mkdir -p $root/run-1-1 2>/dev/null && echo PLANTED-RUN
-		touch $root/probe 2>/dev/null && echo WROTE-ROOT; ls $root 2>/dev/null | head -3; echo tmp=\$TMPDIR
+		touch $root/probe-$TOKBASE 2>/dev/null && echo WROTE-ROOT; ls $root 2>/dev/null | head -3; echo tmp=\$TMPDIR
 		echo ok > /tmp/sbx-test-$TOKBASE && echo control-ok; rm -f /tmp/sbx-test-$TOKBASE"
 	expect_rc 0
 	expect_not_contains "$OUT" PLANTED "a forged entry or record in the runtime directory"
 	expect_not_contains "$OUT" WROTE-ROOT "a write into the runtime directory"
 	expect_contains "$OUT" "tmp=/var/tmp/sbx-$uid/run-" "the runtime directory moved out of the writable /tmp"
 	expect_contains "$OUT" control-ok "a write elsewhere in /tmp (control)"
-	[ ! -e "$root/probe" ] && [ ! -e "$root/run-1-1" ] || fail "the runtime directory was written"
+	[ ! -e "$root/probe-$TOKBASE" ] || fail "the runtime directory was written"
 	run_sbx -- true      # the next run reclaims and recovers: nothing of the person's goes
 	expect_rc 0
 	[ -d "$O/victim-dir" ] && [ -f "$O/victim-file" ] || fail "a forged entry removed the person's files"
