@@ -708,9 +708,10 @@ test_plan(void)
 		{ "a root that is not the cwd, $HOME or a git work tree: only existing dangerous files",
 		  "allow-write /w\n", "f /w/.profile; f /w/data", "/w", "rw /w\nro /w/.profile\n" },
 		{ "$HOME writable: its missing rc files are held", "allow-write /home/u\nmandatory-deny-depth 1\n",
-		  "d /home/u", "bashrc|profile", "ro /home/u/.bash_profile\nro /home/u/.bashrc\nro /home/u/.bashrc.d\n"
-		  "ro /home/u/.profile\nro /home/u/.zprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\n"
-		  "ph d /home/u/.bashrc.d\nph d /home/u/.profile\nph d /home/u/.zprofile\n" },
+		  "d /home/u", "bashrc|profile", "ro /home/u/.Rprofile\nro /home/u/.bash_profile\nro /home/u/.bashrc\n"
+		  "ro /home/u/.bashrc.d\nro /home/u/.profile\nro /home/u/.xprofile\nro /home/u/.zprofile\n"
+		  "ph d /home/u/.Rprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\nph d /home/u/.bashrc.d\n"
+		  "ph d /home/u/.profile\nph d /home/u/.xprofile\nph d /home/u/.zprofile\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
 		/* git: what a repository runs (5c) */
 		{ "repository at a root's top: hooks, config; a missing commondir held as \".\"", "allow-write /w\n",
@@ -761,8 +762,9 @@ test_plan(void)
 		  "ro /w/a/Makefile.local\nro /w/a/b/Makefile.local\n" },
 		{ "files read from $HOME, where only ~/.config is writable", "allow-write /home/u/.config\n",
 		  "d /home/u/.config/fish", "fish|git|nvim",
-		  "rw /home/u/.config/fish\nro /home/u/.config/fish/conf.d\nro /home/u/.config/fish/config.fish\nro /home/u/.config/git\n"
-		  "ro /home/u/.config/nvim\nph d /home/u/.config/fish/conf.d\nph d /home/u/.config/fish/config.fish\n"
+		  "rw /home/u/.config/fish\nro /home/u/.config/fish/conf.d\nro /home/u/.config/fish/config.fish\n"
+		  "ro /home/u/.config/fish/functions\nro /home/u/.config/git\nro /home/u/.config/nvim\n"
+		  "ph d /home/u/.config/fish/conf.d\nph d /home/u/.config/fish/config.fish\nph d /home/u/.config/fish/functions\n"
 		  "ph d /home/u/.config/git\nph d /home/u/.config/nvim\n" },
 	};
 	size_t i;
