@@ -5953,11 +5953,7 @@ static struct {
 static const char *
 ph_entry_name(const char *path)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *path; path++)
-		h = (h ^ (unsigned char)*path) * 0x100000001b3ULL;
-	return aprintf("%016llx", (unsigned long long)h);
+	return aprintf("%016llx", (unsigned long long)str_hash(path));
 }
 
 /* Parse an entry. Returns its path, or NULL when it is not one of ours. */
