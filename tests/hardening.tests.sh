@@ -8,6 +8,22 @@
 DANGER_NAMES=".bashrc .zshrc .profile .gitconfig .gitmodules .mcp.json .ripgreprc .vscode/x .idea/x .claude/commands/x .claude/agents/x"
 try_danger() { printf 'for f in %s; do (echo pwn > "$f") 2>/dev/null && echo "WROTE $f"; done; ' "$DANGER_NAMES"; }
 
+# sbx_outside_tmp: SBX itself, or a copy of it outside /tmp and /var/tmp, for the tests whose
+# policy makes /tmp writable (sbx refuses to run when its own binary would be writable inside,
+# and a checkout may well live under /tmp). Sets SBX for the calling test; skips if no place.
+sbx_outside_tmp() {
+	local d
+	case $(realpath "$SBX") in /tmp/*|/var/tmp/*) ;; *) return 0 ;; esac
+	for d in /dev/shm /run "$HOME/.."; do
+		d=$(mktemp -d "$d/sbx-test.XXXXXX" 2>/dev/null) || continue
+		case $(realpath "$d") in /tmp/*|/var/tmp/*) rmdir "$d"; continue ;; esac
+		cp "$SBX" "$d/sbx" && chmod 755 "$d" "$d/sbx" && "$d/sbx" --version >/dev/null 2>&1 &&
+			{ SBX=$d/sbx; trap 'rm -rf "'"$d"'"' EXIT; return 0; }
+		rm -rf "$d"
+	done
+	skip "sbx lives under /tmp and no place outside /tmp and /var/tmp can hold a copy of it"
+}
+
 t_inherited_fds_closed() { # fds 3..300 open in the caller (a directory among them): none reaches the command
 	local i
 	mkdir -p "$O/d"; echo top-secret >"$O/d/secret"
@@ -105,6 +121,7 @@ t_person_file_survives_cleanup() { # a placeholder replaced on the host by the p
 
 t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the runtime directory other runs trust
 	local uid root; uid=$(id -u); root=/tmp/sbx-$uid
+	sbx_outside_tmp
 	mkdir -p "$O/victim-dir"; : >"$O/victim-file"
 	# the attack: a policy that allows /tmp, planting what a later run would trust: a
 	# registry entry naming the person's empty directory and file, a dead run's audit record
@@ -266,6 +283,7 @@ t_symlinked_dangerous_names() { # a dangerous name that is a symlink: neither wr
 }
 
 t_concurrent_runtime_dirs() { # runs with different runtime directories (one may write /tmp): one's exit never lifts the other's denies
+	sbx_outside_tmp
 	snap "$P" >"$T/.snap"
 	start_bg "$T/a.out" -- sh -c "sleep 0.5"
 	local a=$BGPID i
