@@ -5402,6 +5402,16 @@ rs_scan_children(struct resolver *rs, void *parent, const char *dirpath, const c
 	return rc;
 }
 
+/* The entries by which git takes a directory for a gitdir, whatever its
+ * name (a bare repository, a .git renamed away): HEAD, objects/, refs/.
+ * Returns the bit of one of them, so a reader can tell all three apart. */
+static unsigned
+gitdir_part(const char *name, enum fkind k)
+{
+	return strcmp(name, "HEAD") == 0 && k == FK_FILE ? 1 : strcmp(name, "objects") == 0 && k == FK_DIR ? 2 :
+	    strcmp(name, "refs") == 0 && k == FK_DIR ? 4 : 0;
+}
+
 /* Every .git under dir, at any depth, and every directory (the audit after
  * the run compares: a .git that was not there is new, and only a directory
  * that changed can hold one). The scan's walk goes on with this below its
@@ -5414,6 +5424,7 @@ rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int 
 	enum fkind k;
 	struct vec subs = { 0 };
 	size_t i;
+	unsigned parts = 0;
 
 	vec_push(&rs->dirs, (void *)dir);
 	while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1) {
@@ -5421,12 +5432,17 @@ rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int 
 			plan_add_fact(rs->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
 			return;
 		}
+		parts |= gitdir_part(name, k);
 		if (strcmp(name, ".git") == 0)
 			plan_add_fact(rs->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
 		else if (k == FK_DIR && strcmp(name, "node_modules") == 0)
 			vec_push(&rs->dirs, path_join(dir, name));	/* listed, not entered */
 		else if (k == FK_DIR && depth < 256)
 			vec_push(&subs, astrdup(name));
+	}
+	if (parts == 7) {	/* a gitdir (a bare repository): listed, its objects not walked */
+		plan_add_fact(rs->facts, dir, FK_DIR, RB_REPO_SEEN, "a repository before the run");
+		return;
 	}
 	for (i = 0; i < subs.n; i++) {
 		void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, subs.v[i]);
@@ -5451,11 +5467,18 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 	enum fkind k;
 	int r;
 	size_t i;
+	unsigned gitdir_parts = 0;
+	bool gitdir_said = false;
 
 	vec_push(&rs->dirs, (void *)path);	/* for the audit after the run (5e) */
 	while ((r = rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k)) == 1) {
 		bool dangerous = false, dir_level = depth <= maxd - 2;
 		char *p;
+
+		if ((gitdir_parts |= gitdir_part(name, k)) == 7 && !gitdir_said) {
+			gitdir_said = true;	/* a gitdir (a bare repository): what changed in it is audited */
+			plan_add_fact(rs->facts, path, FK_DIR, RB_REPO_SEEN, "a repository before the run");
+		}
 
 		/* every .git, every directory, as far down as rs_seen_repos goes:
 		 * what is not listed is new after the run (5e) */
@@ -7237,10 +7260,15 @@ audit_changed_dirs(struct audit *a)
 		else if (audit_changed(a, d))
 			audit_read_changed(a, d, &known);
 	}
-	for (i = 0; i < a->seen.n; i++)	/* what changed inside those there before */
-		if (lstat(a->seen.v[i], &st) == 0)
-			audit_dotgit(a, path_dirname(a->seen.v[i]), S_ISDIR(st.st_mode) ? DT_DIR :
+	for (i = 0; i < a->seen.n; i++) {	/* what changed inside those there before */
+		const char *sv = a->seen.v[i];
+
+		if (strcmp(strrchr(sv, '/') + 1, ".git") != 0)
+			audit_gitdir(a, sv, false, 0);	/* a bare repository */
+		else if (lstat(sv, &st) == 0)
+			audit_dotgit(a, path_dirname(sv), S_ISDIR(st.st_mode) ? DT_DIR :
 			    S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN, false);
+	}
 }
 
 /* Without that list (a killed run's record, or a walk that stopped at its

@@ -385,5 +385,10 @@ t_git_bare_repo_pointed_at_later() { # a bare repository made in one run, a .git
 	expect_rc 0 "run 3"
 	expect_not_contains "$ERR" "mine.git" "the person's bare repository"
 	[ -x "$P/q2/mine.git/hooks/pre-receive" ] || fail "host: the person's bare repository's hook was touched"
+	# the attack on it: a hook added to the person's bare repository (a push to it runs it)
+	run_sbx -c "$T/p" -- sh -ec "printf '#!/bin/sh\n$pay\n' > mine.git/hooks/post-receive; chmod +x mine.git/hooks/post-receive"
+	expect_rc 0 "run 4"
+	expect_contains "$ERR" "neutralised $P/q2/mine.git/hooks/post-receive" "a hook added to the person's bare repository"
+	[ -x "$P/q2/mine.git/hooks/pre-receive" ] || fail "host: the person's own hook was touched by the audit"
 }
 TESTS+=(git_bare_repo_pointed_at_later)
