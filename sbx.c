@@ -193,16 +193,25 @@ struct err {
 	char msg[320];
 };
 
+/* The one error setter: every reader's own (jw_fail, rs_fail) only says
+ * where, and calls this. Returns -1, so `return err_set(...)` reads well. */
 static int
+err_vset(struct err *e, const char *file, int line, int col, const char *fmt, va_list ap)
+{
+	e->file = file;
+	e->line = line;
+	e->col = col;
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	return -1;
+}
+
+static int __attribute__((format(printf, 5, 6)))
 err_set(struct err *e, const char *file, int line, int col, const char *fmt, ...)
 {
 	va_list ap;
 
-	e->file = file;
-	e->line = line;
-	e->col = col;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	err_vset(e, file, line, col, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -2060,11 +2069,8 @@ jw_fail(struct jwalk *w, const struct jval *v, const char *fmt, ...)
 {
 	va_list ap;
 
-	w->e->file = w->file;
-	w->e->line = v->line;
-	w->e->col = v->col;
 	va_start(ap, fmt);
-	vsnprintf(w->e->msg, sizeof(w->e->msg), fmt, ap);
+	err_vset(w->e, w->file, v->line, v->col, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -4757,11 +4763,8 @@ rs_fail(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
 {
 	va_list ap;
 
-	rs->e->file = r ? r->file : NULL;
-	rs->e->line = r ? r->line : 0;
-	rs->e->col = 0;
 	va_start(ap, fmt);
-	vsnprintf(rs->e->msg, sizeof(rs->e->msg), fmt, ap);
+	err_vset(rs->e, r ? r->file : NULL, r ? r->line : 0, 0, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -6543,14 +6546,6 @@ allow_write_make_missing(const struct policy *p)
 	}
 }
 
-/* Where sbx's own binary is shown inside: a fixed name in the hidden
- * runtime directory, so it is there even when its install path is denied. */
-static const char *
-sbx_inside(const struct run_paths *rp)
-{
-	return path_join(rp->runtime_root, "sbx");
-}
-
 /* The paths of this run that do not depend on the runtime root. */
 static void
 run_paths_init(struct run_paths *rp, const char *cwd)
@@ -7442,46 +7437,49 @@ audit_recover(const char *run_dir)
  * 6. LINUX: the bwrap argv, the inner helper, running, --check
  * ==================================================================== */
 
-/* ---- 6a. The bwrap argv (pure; compiled on every platform) ----------
+/* ---- 6a. The run's facts and the bwrap argv (pure; compiled on every
+ * platform) ----------------------------------------------------------
  *
- * Order, as srt's: session and lifetime, network, environment, the
- * filesystem (--ro-bind / / then the plan's mounts), /dev, pid and user
- * namespaces, /proc, then the inner helper and the command. */
+ * Everything a run decides beyond the plan (does the proxy run, is sbx
+ * shown inside, what it continues from the caller's environment) is
+ * decided once, in run_facts_collect, and read by the run, --print=argv
+ * and the session mode to come. Two places deciding "the proxy runs" each
+ * their own way is how --print=argv once showed a command that was not
+ * the one that ran (GIT_SSH_COMMAND naming a binary that was not there).
+ *
+ * Order of the argv, as srt's: session and lifetime, network, environment,
+ * the filesystem (--ro-bind / / then the plan's mounts), /dev, pid and
+ * user namespaces, /proc, then the inner helper and the command. */
 
-struct bw_params {
-	const char *tmpdir;	/* the command's TMPDIR */
-	const char *empty_file;	/* an empty read-only file, bound over hidden files */
-	int exe_fd;		/* sbx's own binary, read-only: bwrap runs /proc/self/fd/N */
-	int info_fd;		/* bwrap --info-fd: tells the host the inner helper's pid */
-	int ctl_fd;		/* the control socket: instructions in, "R" out once the command starts */
-	int args_fd;		/* where the options are read from (--args) */
-	long git_config_count;	/* GIT_CONFIG_COUNT already in the environment */
-	bool root;		/* sbx runs as uid 0 */
-	bool proxy;		/* the policy allows some domains: the proxy runs */
-	const char *java_tool_options;	/* JAVA_TOOL_OPTIONS already set, kept in front */
-	const char *self_inside;	/* where sbx's binary is shown inside, or NULL */
-	char **cmd;		/* the command and its arguments (sent over ctl_fd) */
-	char *const *envp;	/* sbx's environment, what deny-env is matched against; NULL: none */
+/* The descriptors bwrap inherits sit at fixed numbers (the bwrap child
+ * moves them there before exec), so the argv is the same bytes whether it
+ * runs or is printed. */
+enum bwrap_fd {
+	SBX_FD_EXE = 3,		/* sbx's own binary, read-only: bwrap runs /proc/self/fd/3 */
+	SBX_FD_INFO = 4,	/* bwrap --info-fd: tells the host the inner helper's pid */
+	SBX_FD_CTL = 5,		/* the control socket: instructions in, "R" out once the command starts */
+	SBX_FD_ARGS = 6,	/* where bwrap reads its options from (--args) */
 };
 
-/* Fill what the renderer reads from sbx's environment, for a run and for
- * --print=argv alike, so both show the same argv. */
-static void
-bw_params_env(struct bw_params *bp, char *const *envp)
-{
-	size_t i;
-	long v;
-	const char *why;
+struct run_facts {
+	const struct run_paths *rp;	/* the command's TMPDIR, the empty file, the bridge directory */
+	bool proxy;		/* the proxy runs: some allow-domain or allow-host-port */
+	const char *self;	/* sbx's binary on this machine, shown inside at self_inside */
+	const char *self_inside;	/* where: sbx --connect for GIT_SSH_COMMAND; NULL: not shown, not set */
+	bool as_uid0;		/* sbx runs as uid 0: bwrap keeps CAP_SETFCAP for the nested namespace */
+	long git_config_count;	/* the caller's GIT_CONFIG_COUNT, continued (0 when denied or unset) */
+	const char *java_tool_options;	/* the caller's JAVA_TOOL_OPTIONS, kept in front; NULL when denied */
+	char *const *envp;	/* the caller's environment, what deny-env is matched against; NULL: none */
+	char **cmd;		/* the command and its arguments (sent over the control socket) */
+};
 
-	bp->envp = envp;
-	bp->git_config_count = 0;
-	bp->java_tool_options = NULL;
-	for (i = 0; envp && envp[i]; i++) {
-		if (strncmp(envp[i], "GIT_CONFIG_COUNT=", 17) == 0)
-			bp->git_config_count = parse_int(envp[i] + 17, 0, 1000000, &v, &why) == 0 ? v : 0;
-		else if (strncmp(envp[i], "JAVA_TOOL_OPTIONS=", 18) == 0)
-			bp->java_tool_options = envp[i] + 18;
-	}
+/* Does the proxy run? Some domain or host port is allowed: its listeners
+ * are made inside and the proxy's environment variables are set. The one
+ * place this is decided. */
+static bool
+policy_runs_proxy(const struct policy *p)
+{
+	return p->allow_domains.n > 0 || p->host_ports.n > 0;
 }
 
 /* Does a deny-env pattern name this variable (n bytes of name)? */
@@ -7494,6 +7492,35 @@ env_denied(const struct policy *p, const char *name, size_t n)
 		if (env_match(p->deny_env.v[i], name, n))
 			return true;
 	return false;
+}
+
+/* Decide the run's facts. self is sbx's own binary (realpath of
+ * /proc/self/exe), or NULL when it cannot be found: then GIT_SSH_COMMAND
+ * is not set, since sbx --connect would not be there to run it. */
+static void
+run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run_paths *rp, const char *self,
+    bool as_uid0, char *const *envp, char **cmd)
+{
+	size_t i;
+	long v;
+	const char *why;
+
+	memset(rf, 0, sizeof(*rf));
+	rf->rp = rp;
+	rf->proxy = policy_runs_proxy(p);
+	if (rf->proxy && self && rp->runtime_root) {
+		rf->self = self;
+		rf->self_inside = path_join(rp->runtime_root, "sbx");
+	}
+	rf->as_uid0 = as_uid0;
+	rf->envp = envp;
+	rf->cmd = cmd;
+	for (i = 0; envp && envp[i]; i++) {
+		if (strncmp(envp[i], "GIT_CONFIG_COUNT=", 17) == 0 && !env_denied(p, "GIT_CONFIG_COUNT", 16))
+			rf->git_config_count = parse_int(envp[i] + 17, 0, 1000000, &v, &why) == 0 ? v : 0;
+		else if (strncmp(envp[i], "JAVA_TOOL_OPTIONS=", 18) == 0 && !env_denied(p, "JAVA_TOOL_OPTIONS", 17))
+			rf->java_tool_options = envp[i] + 18;
+	}
 }
 
 static void
@@ -7522,11 +7549,9 @@ static const char *const proc_covers[] = { "/proc/sys", "/proc/sysrq-trigger", "
  * variables where it supports them). No credentials: the listeners exist
  * only inside this sandbox's network namespace. */
 static void
-bw_render_proxy_env(const struct policy *p, const struct bw_params *bp, struct vec *out)
+bw_render_proxy_env(const struct run_facts *rf, struct vec *out)
 {
-	/* a denied JAVA_TOOL_OPTIONS must not come back in front of ours */
-	const char *jto = bp->java_tool_options && !env_denied(p, "JAVA_TOOL_OPTIONS", 17) ?
-	    bp->java_tool_options : NULL;
+	const char *jto = rf->java_tool_options;	/* NULL when denied: it must not come back in front of ours */
 	static const char *const http_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
 		"ALL_PROXY", "all_proxy", "GRPC_PROXY", "grpc_proxy", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY" };
 	static const char no_proxy[] = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
@@ -7547,9 +7572,9 @@ bw_render_proxy_env(const struct policy *p, const struct bw_params *bp, struct v
 	argv_push3(out, "--setenv", "NODE_USE_ENV_PROXY", "1");
 	/* ssh (and git over ssh) through the proxy with sbx's own CONNECT
 	 * client, bound at a fixed path inside: no socat needed */
-	if (bp->self_inside)
+	if (rf->self_inside)
 		argv_push3(out, "--setenv", "GIT_SSH_COMMAND", aprintf("ssh -o ControlMaster=no -o ControlPath=none "
-		    "-o ProxyCommand='%s --connect %%h %%p'", bp->self_inside));
+		    "-o ProxyCommand='%s --connect %%h %%p'", rf->self_inside));
 	argv_push3(out, "--setenv", "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
 	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d -Dhttp.nonProxyHosts=localhost|127.*|[::1]",
 	    jto ? jto : "", jto ? " " : "",
@@ -7559,7 +7584,7 @@ bw_render_proxy_env(const struct policy *p, const struct bw_params *bp, struct v
 /* The options bwrap reads from --args (NUL-separated, so thousands of
  * mounts fit where a command line would not). */
 static void
-bw_render_options(const struct policy *p, const struct plan *pl, const struct bw_params *bp, struct vec *out)
+bw_render_options(const struct policy *p, const struct plan *pl, const struct run_facts *rf, struct vec *out)
 {
 	size_t i;
 
@@ -7572,19 +7597,19 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 	 * removed, before sbx sets its own: bwrap applies these in order (srt
 	 * relies on it too), so a name sbx sets itself (SANDBOX_RUNTIME,
 	 * TMPDIR, the proxy's) holds sbx's value, never the caller's */
-	for (i = 0; bp->envp && bp->envp[i]; i++) {
-		const char *eq = strchr(bp->envp[i], '=');
+	for (i = 0; rf->envp && rf->envp[i]; i++) {
+		const char *eq = strchr(rf->envp[i], '=');
 
-		if (eq && eq > bp->envp[i] && env_denied(p, bp->envp[i], (size_t)(eq - bp->envp[i])))
-			argv_push3(out, "--unsetenv", astrndup(bp->envp[i], (size_t)(eq - bp->envp[i])), NULL);
+		if (eq && eq > rf->envp[i] && env_denied(p, rf->envp[i], (size_t)(eq - rf->envp[i])))
+			argv_push3(out, "--unsetenv", astrndup(rf->envp[i], (size_t)(eq - rf->envp[i])), NULL);
 	}
 	argv_push3(out, "--setenv", "SANDBOX_RUNTIME", "1");
-	if (bp->proxy)
-		bw_render_proxy_env(p, bp, out);
-	argv_push3(out, "--setenv", "TMPDIR", bp->tmpdir);
+	if (rf->proxy)
+		bw_render_proxy_env(rf, out);
+	argv_push3(out, "--setenv", "TMPDIR", rf->rp->tmpdir);
 	if (p->git_safe_dirs.n) {
-		/* continue the caller's GIT_CONFIG_COUNT, unless it was denied */
-		long base = env_denied(p, "GIT_CONFIG_COUNT", 16) ? 0 : bp->git_config_count;
+		/* continue the caller's GIT_CONFIG_COUNT (0 when it was denied) */
+		long base = rf->git_config_count;
 
 		for (i = 0; i < p->git_safe_dirs.n; i++) {
 			argv_push3(out, "--setenv", aprintf("GIT_CONFIG_KEY_%ld", base + (long)i), "safe.directory");
@@ -7606,7 +7631,7 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 			argv_push3(out, "--bind", m->path, m->path);
 			break;
 		case MK_EMPTY_FILE:
-			argv_push3(out, "--ro-bind", bp->empty_file, m->path);
+			argv_push3(out, "--ro-bind", rf->rp->empty_file, m->path);
 			break;
 		case MK_TMPFS:
 			argv_push3(out, "--tmpfs", m->path, NULL);
@@ -7628,7 +7653,7 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 	/* KERNEL (5.12+): mapping uid 0 in the nested user namespace needs
 	 * CAP_SETFCAP where it is created; the inner helper has it only until
 	 * it unshares, and the command starts with no capabilities at all */
-	if (bp->root)
+	if (rf->as_uid0)
 		argv_push3(out, "--cap-add", "CAP_SETFCAP", NULL);
 	/* KERNEL: a fresh procfs may be mounted in the nested user namespace
 	 * only while some proc mount in it is fully visible (no locked mounts
@@ -7643,7 +7668,7 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
 			argv_push3(out, "--ro-bind-try", proc_covers[i], proc_covers[i]);
 	/* our inner helper is pid 1: it forwards signals and reports exec errors */
 	argv_push(out, "--as-pid-1");
-	argv_push3(out, "--info-fd", aprintf("%d", bp->info_fd), NULL);
+	argv_push3(out, "--info-fd", aprintf("%d", SBX_FD_INFO), NULL);
 }
 
 /* What follows the options: sbx itself, run from its inherited read-only
@@ -7651,24 +7676,61 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct bw
  * runs), as the inner helper. The command travels over the control socket;
  * for --print=argv it is shown after a "#". */
 static void
-bw_render_command(const struct bw_params *bp, struct vec *out)
+bw_render_command(struct vec *out)
 {
 	argv_push(out, "--");
-	argv_push(out, aprintf("/proc/self/fd/%d", bp->exe_fd));
+	argv_push(out, aprintf("/proc/self/fd/%d", SBX_FD_EXE));
 	argv_push(out, "--inner");
-	argv_push(out, aprintf("%d", bp->ctl_fd));
-	argv_push(out, aprintf("%d,%d,%d", bp->exe_fd, bp->info_fd, bp->args_fd));
+	argv_push(out, aprintf("%d", SBX_FD_CTL));
+	argv_push(out, aprintf("%d,%d,%d", SBX_FD_EXE, SBX_FD_INFO, SBX_FD_ARGS));
 }
 
-/* --print=argv: the whole bwrap command, shell-quoted, one mount a line. */
+/* The whole bwrap invocation, as it runs: bwrap reads the options from
+ * the --args descriptor (NUL-separated, so thousands of mounts fit where
+ * a command line would not) and takes the rest from its argv. */
+struct bw_invocation {
+	struct vec opts;	/* of char *: the options, read from SBX_FD_ARGS */
+	struct vec argv;	/* of char *: bwrap --args 6 -- /proc/self/fd/3 --inner 5 3,4,6, NULL-ended */
+	const struct plan *pl;	/* for the symlinks sbx-init pins (not bwrap's) */
+	char **cmd;		/* the command: sent over the control socket, not in argv */
+};
+
+/* Render the invocation: the run and --print=argv both call this, with
+ * the same facts, so what is printed is what runs. */
 static void
-bw_print(const char *bwrap, const struct vec *opts, const struct vec *cmd, char **argv_cmd, struct buf *b)
+bw_render(const char *bwrap, const struct policy *p, const struct plan *pl, const struct run_facts *rf,
+    struct bw_invocation *bi)
+{
+	memset(bi, 0, sizeof(*bi));
+	bi->pl = pl;
+	bi->cmd = rf->cmd;
+	bw_render_options(p, pl, rf, &bi->opts);
+	argv_push(&bi->argv, bwrap);
+	argv_push(&bi->argv, "--args");
+	argv_push(&bi->argv, aprintf("%d", SBX_FD_ARGS));
+	bw_render_command(&bi->argv);
+	argv_push(&bi->argv, NULL);
+}
+
+/* The bytes written to the --args descriptor. */
+static void
+bw_args_blob(const struct bw_invocation *bi, struct buf *b)
+{
+	for (size_t i = 0; i < bi->opts.n; i++)
+		buf_putn(b, bi->opts.v[i], strlen(bi->opts.v[i]) + 1);
+}
+
+/* --print=argv: the whole bwrap command, shell-quoted, one option a line,
+ * with the options shown where bwrap reads them from (--args 6 is left
+ * out: the descriptor holds exactly these words). */
+static void
+bw_print(const struct bw_invocation *bi, struct buf *b)
 {
 	size_t i;
 
-	buf_put_shell_quoted(b, bwrap);
-	for (i = 0; i < opts->n; i++) {
-		const char *a = opts->v[i];
+	buf_put_shell_quoted(b, bi->argv.v[0]);
+	for (i = 0; i < bi->opts.n; i++) {
+		const char *a = bi->opts.v[i];
 
 		if (a[0] == '-' && a[1] == '-') {
 			buf_puts(b, " \\\n  ");
@@ -7678,16 +7740,22 @@ bw_print(const char *bwrap, const struct vec *opts, const struct vec *cmd, char 
 		buf_put_shell_quoted(b, a);
 	}
 	buf_puts(b, " \\\n ");
-	for (i = 0; i < cmd->n; i++) {
+	for (i = 3; i < bi->argv.n && bi->argv.v[i]; i++) {	/* after bwrap --args 6 */
 		buf_putc(b, ' ');
-		buf_put_shell_quoted(b, cmd->v[i]);
+		buf_put_shell_quoted(b, bi->argv.v[i]);
 	}
 	buf_puts(b, "\n# command, sent over the control socket:");
-	for (i = 0; argv_cmd && argv_cmd[i]; i++) {
+	for (i = 0; bi->cmd && bi->cmd[i]; i++) {
 		buf_putc(b, ' ');
-		buf_put_shell_quoted(b, argv_cmd[i]);
+		buf_put_shell_quoted(b, bi->cmd[i]);
 	}
 	buf_putc(b, '\n');
+	for (i = 0; bi->pl && i < bi->pl->mounts.n; i++) {	/* not bwrap's: it follows every link it mounts on */
+		const struct mount *m = bi->pl->mounts.v[i];
+
+		if (m->kind == MK_PIN_LINK)
+			buf_printf(b, "# symlink pinned by sbx-init (mounted onto itself, not followed): %s\n", m->path);
+	}
 }
 
 /* The control message to the inner helper (pure; see 6b). */
@@ -7868,9 +7936,15 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 }
 
 /* The descriptors the inner helper hands to sbx, each with a role: the
- * proxy's listeners, allow-host-port listeners, the expose-port channel. */
+ * proxy's listeners, allow-host-port listeners, the expose-port channel.
+ * The role's value is its byte in the handed-fd message (handed_encode). */
 #define SBX_MAX_HANDED	(4 + 2 * SBX_MAX_HOST_PORTS + 1)
-enum handed_role { HR_PROXY = 'P', HR_HOST_PORT = 'H', HR_EXPOSE = 'X' };
+enum listener_role {
+	LR_PROXY = 'P',		/* HTTP and SOCKS (the first byte decides) */
+	LR_HOST_PORT = 'H',	/* allow-host-port: to this machine's 127.0.0.1:port */
+	LR_EXPOSE = 'X',	/* expose-port: on this machine, to the command's 127.0.0.1:port; handed over,
+				 * it is the channel the proxy asks the inner helper for connections on */
+};
 
 /* Does the inner helper hand descriptors over (an "L" message)? Both
  * sides ask this one function. */
@@ -7880,12 +7954,100 @@ inner_hands_fds(const struct inner_msg *m)
 	return (m->flags & IF_PROXY) || m->nports || m->nexpose;
 }
 
-/* What the proxy listens on, and what a connection there is for. */
-enum listener_role {
-	LR_PROXY,	/* HTTP and SOCKS (the first byte decides) */
-	LR_HOST_PORT,	/* allow-host-port: to this machine's 127.0.0.1:port */
-	LR_EXPOSE,	/* expose-port, on this machine: to the command's 127.0.0.1:port */
+/* The handed-fd message: "L", then per descriptor attached (SCM_RIGHTS, in
+ * the same order) its role byte and port (u16, host order; 0 for the
+ * expose-port channel). */
+#define SBX_HANDED_MAX_BYTES	(1 + 3 * SBX_MAX_HANDED)
+struct handed {
+	int n;
+	enum listener_role role[SBX_MAX_HANDED];
+	uint16_t port[SBX_MAX_HANDED];
 };
+
+static void
+handed_add(struct handed *h, enum listener_role role, uint16_t port)
+{
+	BUG_ON(h->n >= SBX_MAX_HANDED);
+	h->role[h->n] = role;
+	h->port[h->n++] = port;
+}
+
+static size_t
+handed_encode(const struct handed *h, char *out)
+{
+	size_t n = 1;
+
+	out[0] = 'L';
+	for (int i = 0; i < h->n; i++) {
+		out[n++] = (char)h->role[i];
+		memcpy(out + n, &h->port[i], 2);
+		n += 2;
+	}
+	return n;
+}
+
+/* Decode a handed-fd message of n bytes that came with nfd descriptors.
+ * The inner helper is sbx itself, before the command runs, but a message
+ * that does not add up is refused whole rather than half used. */
+static int
+handed_decode(const char *b, size_t n, int nfd, struct handed *h, const char **why)
+{
+	int expose = 0;
+
+	memset(h, 0, sizeof(*h));
+	if (n < 1 || b[0] != 'L' || nfd < 0 || nfd > SBX_MAX_HANDED || n != 1 + 3 * (size_t)nfd) {
+		*why = "a handed-fd message that does not match its descriptors";
+		return -1;
+	}
+	for (int i = 0; i < nfd; i++) {
+		enum listener_role role = (enum listener_role)(unsigned char)b[1 + 3 * i];
+		uint16_t port;
+
+		memcpy(&port, b + 2 + 3 * i, 2);
+		if (role != LR_PROXY && role != LR_HOST_PORT && role != LR_EXPOSE) {
+			*why = "an unknown role in a handed-fd message";
+			return -1;
+		}
+		if ((role == LR_EXPOSE) != (port == 0) || (role == LR_EXPOSE && ++expose > 1)) {
+			*why = "a bad port in a handed-fd message";
+			return -1;
+		}
+		handed_add(h, role, port);
+	}
+	return 0;
+}
+
+/* The expose-port messages, between the proxy and the inner helper over a
+ * SOCK_SEQPACKET pair: the proxy asks "u32 slot | u32 gen | u32 port"; the
+ * helper answers "u32 slot | u32 gen | u32 errno" with, for errno 0, a
+ * socket connecting to the command's 127.0.0.1:port attached (a socket
+ * belongs to the network namespace it was made in, so the host's proxy can
+ * use it). slot and gen name the proxy's connection: an answer for one
+ * that has gone is dropped. Host order: both ends are this machine. */
+#define SBX_EXPOSE_MSG_BYTES	12
+struct expose_msg { uint32_t slot, gen, value; };	/* value: the port asked, or the errno answered */
+
+static void
+expose_encode(const struct expose_msg *m, unsigned char out[SBX_EXPOSE_MSG_BYTES])
+{
+	memcpy(out, &m->slot, 4);
+	memcpy(out + 4, &m->gen, 4);
+	memcpy(out + 8, &m->value, 4);
+}
+
+/* A message of n bytes (n < 0: none came). The port a request names is
+ * checked by the helper against the policy's list (EPERM otherwise). */
+static int
+expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
+{
+	if (n != SBX_EXPOSE_MSG_BYTES)
+		return -1;
+	memcpy(&m->slot, b, 4);
+	memcpy(&m->gen, b + 4, 4);
+	memcpy(&m->value, b + 8, 4);
+	return 0;
+}
+
 struct px_listener { int fd; enum listener_role role; int port; };
 
 #if SBX_LINUX
@@ -8011,7 +8173,7 @@ inner_listen(int port, bool v6)
 		rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	}
 	if (rc < 0 || listen(fd, 1024) < 0)
-		die_hint(NULL, "cannot listen on %s:%d inside the sandbox: %s", v6 ? "[::1]" : "127.0.0.1", port,
+		die("cannot listen on %s:%d inside the sandbox: %s", v6 ? "[::1]" : "127.0.0.1", port,
 		    strerror(errno));
 	return fd;
 }
@@ -8200,20 +8362,21 @@ struct inner_serve {
 	int logs[2];	/* socat's stderr, or -1: drained so socat never blocks on it */
 };
 
-/* One expose-port request: "u32 slot | u32 gen | u32 port". The answer is
- * "u32 slot | u32 gen | u32 errno" with a socket connecting to the
- * command's 127.0.0.1:port attached (errno 0): a socket belongs to the
- * network namespace it was made in, so the host's proxy can use it. */
+/* One expose-port request from the proxy, answered (expose_encode): the
+ * errno of a socket connecting to the command's 127.0.0.1:port, and the
+ * socket when there is one. */
 static void
 inner_expose_connect(const struct inner_serve *sv)
 {
-	uint32_t req[3], port, err = 0, i;
+	unsigned char b[SBX_EXPOSE_MSG_BYTES];
+	struct expose_msg req;
+	uint32_t port, err = 0, i;
 	int fd = -1, nfd;
 	struct sockaddr_in sa;
 
-	if (recv_fds(sv->xp, req, sizeof(req), &fd, 0, &nfd, MSG_DONTWAIT) != (ssize_t)sizeof(req))
+	if (expose_decode(b, recv_fds(sv->xp, b, sizeof(b), &fd, 0, &nfd, MSG_DONTWAIT), &req) < 0)
 		return;
-	port = req[2];
+	port = req.value;
 	for (i = 0; i < sv->m->nexpose && sv->m->expose[i] != port; i++)
 		;
 	if (i == sv->m->nexpose) {
@@ -8231,8 +8394,9 @@ inner_expose_connect(const struct inner_serve *sv)
 			fd = -1;
 		}
 	}
-	req[2] = err;
-	(void)send_fds(sv->xp, req, sizeof(req), &fd, fd >= 0 ? 1 : 0);
+	req.value = err;
+	expose_encode(&req, b);
+	(void)send_fds(sv->xp, b, sizeof(b), &fd, fd >= 0 ? 1 : 0);
 	if (fd >= 0)
 		close(fd);
 }
@@ -8318,10 +8482,10 @@ inner_start_socat(const char *socat, int port, const char *sock)
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
-		die_hint(NULL, "pipe: %s", strerror(errno));
+		die("pipe: %s", strerror(errno));
 	pid = fork();
 	if (pid < 0)
-		die_hint(NULL, "fork: %s", strerror(errno));
+		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		null = open("/dev/null", O_RDWR);
 		dup2(null, 0);
@@ -8343,7 +8507,7 @@ inner_start_socat(const char *socat, int port, const char *sock)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
-			die_hint(NULL, "bridge socat: %s did not start listening on 127.0.0.1:%d within 5 s", socat, port);
+			die("bridge socat: %s did not start listening on 127.0.0.1:%d within 5 s", socat, port);
 		r = read(pfd[0], line + n, sizeof(line) - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -8439,7 +8603,7 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 			if (mount(proc_covers[i], proc_covers[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
 			    mount(NULL, proc_covers[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
 			    MS_NOEXEC, NULL) < 0)
-				die_hint(NULL, "cannot make %s read-only: %s", proc_covers[i], strerror(errno));
+				die("cannot make %s read-only: %s", proc_covers[i], strerror(errno));
 		}
 	}
 	for (uint32_t i = 0; i < m->nlinks; i++)
@@ -8449,17 +8613,17 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
-		die_hint(NULL, "cannot install the seccomp filters: %s", strerror(errno));
+		die("cannot install the seccomp filters: %s", strerror(errno));
 
 	cmd = fork();
 	if (cmd < 0)
-		die_hint(NULL, "fork: %s", strerror(errno));
+		die("fork: %s", strerror(errno));
 	if (cmd == 0) {
 		signals_restore(old);
 		close(ctl);
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 		if (drop_capabilities() < 0)
-			die_hint(NULL, "cannot drop capabilities: %s", strerror(errno));
+			die("cannot drop capabilities: %s", strerror(errno));
 		status = exec_command(m->argv);
 		/* env(1)'s convention: 127 not found, 126 found but not runnable */
 		fprintf(stderr, "%s: %s: %s\n", progname, m->argv[0],
@@ -8500,10 +8664,10 @@ inner_main(int argc, char **argv)
 
 	/* the instructions: a header, then exactly the length it gives */
 	if (read(ctl, hdr, 8) != 8)
-		die_hint(NULL, "--inner: no instructions on the control socket");
+		die("--inner: no instructions on the control socket");
 	memcpy(&len, hdr + 4, 4);
 	if (len > SBX_CTL_MAX_BYTES)
-		die_hint(NULL, "--inner: instructions too large");
+		die("--inner: instructions too large");
 	buf_putn(&msg, hdr, 8);
 	buf_grow(&msg, len);
 	while (msg.n < 8 + (size_t)len) {
@@ -8512,11 +8676,11 @@ inner_main(int argc, char **argv)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			die_hint(NULL, "--inner: instructions cut short");
+			die("--inner: instructions cut short");
 		msg.n += (size_t)r;
 	}
 	if (ctl_decode(msg.p, msg.n, &m, &why) < 0)
-		die_hint(NULL, "--inner: bad instructions: %s", why);
+		die("--inner: bad instructions: %s", why);
 	free(msg.p);
 
 	if (inner_hands_fds(&m)) {
@@ -8525,35 +8689,32 @@ inner_main(int argc, char **argv)
 		 * from here on. Each comes with its role and port: "L" then
 		 * (role, u16 port) per descriptor. */
 		int lfd[SBX_MAX_HANDED], nl = 0, xp[2];
-		char desc[1 + 3 * SBX_MAX_HANDED];
-		size_t dn = 1;
-		uint16_t port;
+		char desc[SBX_HANDED_MAX_BYTES];
+		struct handed h = { 0 };
 
-		desc[0] = 'L';
-#define HAND(fd_, role_, port_) do { lfd[nl++] = (fd_); desc[dn++] = (char)(role_); port = (uint16_t)(port_); \
-		memcpy(desc + dn, &port, 2); dn += 2; } while (0)
+#define HAND(fd_, role_, port_) do { lfd[nl++] = (fd_); handed_add(&h, (role_), (uint16_t)(port_)); } while (0)
 		for (int v6 = 0; v6 < 2; v6++) {
 			int fd;
 
 			if ((m.flags & IF_PROXY) && !m.socat) {
 				if ((fd = inner_listen(SBX_PROXY_HTTP_PORT, v6)) >= 0)
-					HAND(fd, HR_PROXY, SBX_PROXY_HTTP_PORT);
+					HAND(fd, LR_PROXY, SBX_PROXY_HTTP_PORT);
 				if ((fd = inner_listen(SBX_PROXY_SOCKS_PORT, v6)) >= 0)
-					HAND(fd, HR_PROXY, SBX_PROXY_SOCKS_PORT);
+					HAND(fd, LR_PROXY, SBX_PROXY_SOCKS_PORT);
 			}
 			for (uint32_t k = 0; k < m.nports; k++)	/* allow-host-port */
 				if ((fd = inner_listen(m.ports[k], v6)) >= 0)
-					HAND(fd, HR_HOST_PORT, m.ports[k]);
+					HAND(fd, LR_HOST_PORT, m.ports[k]);
 		}
 		if (m.nexpose) {
 			if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, xp) < 0)
-				die_hint(NULL, "socketpair: %s", strerror(errno));
-			HAND(xp[1], HR_EXPOSE, 0);
+				die("socketpair: %s", strerror(errno));
+			HAND(xp[1], LR_EXPOSE, 0);
 			serve.xp = xp[0];
 		}
 #undef HAND
-		if (send_fds(ctl, desc, dn, lfd, nl) < 0)
-			die_hint(NULL, "cannot hand the proxy listeners to sbx: %s", strerror(errno));
+		if (send_fds(ctl, desc, handed_encode(&h, desc), lfd, nl) < 0)
+			die("cannot hand the proxy listeners to sbx: %s", strerror(errno));
 		while (nl > 0)
 			close(lfd[--nl]);
 	}
@@ -8582,7 +8743,7 @@ inner_main(int argc, char **argv)
 	}
 	init = fork();	/* after CLONE_NEWPID, the first child is pid 1 there */
 	if (init < 0)
-		die_hint(NULL, "fork: %s", strerror(errno));
+		die("fork: %s", strerror(errno));
 	if (init == 0) {
 		/* init and the command hold nothing of what the helper serves */
 		for (int k = 0; k < 2; k++)
@@ -8761,217 +8922,286 @@ bwrap_failure_hint(void)
 	return hint;
 }
 
-/* Run the command in the sandbox. Returns the exit status sbx should exit
- * with. Dies (125) if the sandbox cannot be built. */
-static int
-run_linux(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const char *bwrap,
-    char **cmd)
+/* A run in progress: what run_linux's steps hand each other. */
+struct run {
+	const struct policy *p;
+	const struct plan *pl;
+	const struct run_paths *rp;
+	const struct run_facts *rf;
+	struct inner_msg im;		/* the instructions for the inner helper */
+	struct px_listener ls[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];	/* what the proxy will own */
+	int nls;
+	int expose_fd;			/* expose-port: the channel to the inner helper, or -1 */
+	sigset_t forwarded, old;	/* the signals taken on sigfd; the mask before */
+	int info, ctl;			/* our ends: bwrap's --info-fd pipe, the control socket */
+	pid_t bwrap, inner, proxy;	/* inner: the helper's pid as seen here; -1 while unknown */
+	int report;			/* the proxy's decisions, or -1 */
+	bool ready;			/* the inner helper said "R": the command started */
+	int status;			/* bwrap's wait status */
+	struct net_log *netlog;
+};
+
+/* Step: what the inner helper is told (flags, ports, the links it pins). */
+static void
+run_instructions(struct run *r, char **cmd)
 {
-	struct bw_params bp;
-	struct vec opts = { 0 }, tail = { 0 };
-	struct buf args = { 0 };
-	int info[2], ctl[2], status = 0;
-	char **argv, ch;
-	sigset_t set, old;
-	pid_t bw, inner = -1, parent = getpid(), proxy_pid = -1;
-	bool is_ready = false, done = false;
-	int sigfd, report = -1;		/* signals to forward; the proxy's decisions */
-	struct net_log *netlog = net_log_new();
+	const struct policy *p = r->p;
+	struct inner_msg *im = &r->im;
 	size_t i;
 
-	struct inner_msg im;
-	struct px_listener ls[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];
-	int nls = 0, expose_fd = -1;
-
-	/* the instructions for the inner helper */
-	memset(&im, 0, sizeof(im));
-	im.flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
-	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) |
-	    (p->allow_domains.n > 0 || p->host_ports.n > 0 ? IF_PROXY : 0);
+	memset(im, 0, sizeof(*im));
+	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
+	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0);
 	for (i = 0; i < p->host_ports.n; i++)
-		im.ports[im.nports++] = (uint16_t)atoi(p->host_ports.v[i]);
-	for (i = 0; i < p->expose_ports.n; i++) {
-		im.expose[im.nexpose++] = (uint16_t)atoi(p->expose_ports.v[i]);
-		/* this machine's side first: a port in use stops the run before anything starts */
-		ls[nls].fd = host_listen_tcp(im.expose[i]);
-		ls[nls].role = LR_EXPOSE;
-		ls[nls++].port = im.expose[i];
-	}
-	im.argv = cmd;
-	im.links = amalloc((pl->mounts.n + 1) * sizeof(char *));
-	for (i = 0; i < pl->mounts.n; i++)
-		if (((struct mount *)pl->mounts.v[i])->kind == MK_PIN_LINK)
-			im.links[im.nlinks++] = (char *)((struct mount *)pl->mounts.v[i])->path;
+		im->ports[im->nports++] = (uint16_t)atoi(p->host_ports.v[i]);
+	for (i = 0; i < p->expose_ports.n; i++)
+		im->expose[im->nexpose++] = (uint16_t)atoi(p->expose_ports.v[i]);
+	im->argv = cmd;
+	im->links = amalloc((r->pl->mounts.n + 1) * sizeof(char *));
+	for (i = 0; i < r->pl->mounts.n; i++)
+		if (((struct mount *)r->pl->mounts.v[i])->kind == MK_PIN_LINK)
+			im->links[im->nlinks++] = (char *)((struct mount *)r->pl->mounts.v[i])->path;
+}
 
-	/* the forwarded signals wait on sigfd from here on: one that came
-	 * while the sandbox is being built must not kill sbx half-way, with
-	 * its placeholders made and nothing run */
-	sigemptyset(&set);
-	for (i = 0; i < LEN(forwarded_signals); i++)
-		sigaddset(&set, forwarded_signals[i]);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, &old);
-
-	run_prepare(rp, pl);
-	if ((im.flags & IF_PROXY) && rp->bridge_dir) {
-		im.socat = p->socat_path ? p->socat_path : find_in_path("socat");
-		if (!im.socat)
-			die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
-			    "bridge socat: socat is not in PATH; the command did not run");
-		for (int k = 0; k < 2; k++) {
-			im.bridge_sock[k] = path_join(rp->bridge_dir, k ? "socks.sock" : "http.sock");
-			ls[nls].fd = host_listen_unix(im.bridge_sock[k]);
-			ls[nls].role = LR_PROXY;
-			ls[nls++].port = 0;
-		}
+/* Step: expose-port's listeners on this machine, first: a port in use
+ * stops the run before anything starts. */
+static void
+run_listen_expose(struct run *r)
+{
+	for (uint32_t i = 0; i < r->im.nexpose; i++) {
+		r->ls[r->nls].fd = host_listen_tcp(r->im.expose[i]);
+		r->ls[r->nls].role = LR_EXPOSE;
+		r->ls[r->nls++].port = r->im.expose[i];
 	}
-	memset(&bp, 0, sizeof(bp));
-	bp.tmpdir = rp->tmpdir;
-	bp.empty_file = rp->empty_file;
-	bp.cmd = cmd;
-	bw_params_env(&bp, environ);
-	bp.exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	if (bp.exe_fd < 0)
+}
+
+/* Step: the forwarded signals wait on sigfd from here on: one that comes
+ * while the sandbox is being built must not kill sbx half-way, with its
+ * placeholders made and nothing run. */
+static void
+run_take_signals(struct run *r)
+{
+	sigemptyset(&r->forwarded);
+	for (size_t i = 0; i < LEN(forwarded_signals); i++)
+		sigaddset(&r->forwarded, forwarded_signals[i]);
+	sigaddset(&r->forwarded, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &r->forwarded, &r->old);
+}
+
+/* Step (bridge socat): the proxy's Unix sockets, in the run's directory
+ * (made by run_prepare), which socat inside connects to. */
+static void
+run_listen_bridge(struct run *r)
+{
+	if (!(r->im.flags & IF_PROXY) || !r->rp->bridge_dir)
+		return;
+	r->im.socat = r->p->socat_path ? r->p->socat_path : find_in_path("socat");
+	if (!r->im.socat)
+		die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
+		    "bridge socat: socat is not in PATH; the command did not run");
+	for (int k = 0; k < 2; k++) {
+		r->im.bridge_sock[k] = path_join(r->rp->bridge_dir, k ? "socks.sock" : "http.sock");
+		r->ls[r->nls].fd = host_listen_unix(r->im.bridge_sock[k]);
+		r->ls[r->nls].role = LR_PROXY;
+		r->ls[r->nls++].port = 0;
+	}
+}
+
+/* In the bwrap child: move the descriptors bwrap inherits to their fixed
+ * numbers (enum bwrap_fd) and keep them open across exec. Each is first
+ * duplicated above every target, so no move overwrites one still to come. */
+static int
+fds_move_fixed(const int *from, const int *to, int n)
+{
+	int tmp[8], top = 0, i;
+
+	BUG_ON(n > (int)LEN(tmp));
+	for (i = 0; i < n; i++)
+		top = to[i] > top ? to[i] : top;
+	for (i = 0; i < n; i++)
+		if ((tmp[i] = fcntl(from[i], F_DUPFD_CLOEXEC, top + 1)) < 0)
+			return -1;
+	for (i = 0; i < n; i++) {
+		if (dup2(tmp[i], to[i]) < 0)	/* the new descriptor is not close-on-exec */
+			return -1;
+		close(tmp[i]);
+	}
+	return 0;
+}
+
+/* Step: start bwrap, with the argv --print=argv shows (bw_render). */
+static void
+run_spawn_bwrap(struct run *r, const char *bwrap)
+{
+	struct bw_invocation bi;
+	struct buf args = { 0 };
+	int info[2], ctl[2], exe_fd, args_fd;
+	pid_t parent = getpid();
+
+	exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (exe_fd < 0)
 		die("cannot open my own binary (/proc/self/exe): %s", strerror(errno));
 	if (pipe2(info, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
 		die("pipe: %s", strerror(errno));
-	bp.info_fd = info[1];
-	bp.ctl_fd = ctl[1];
-	bp.root = geteuid() == 0;
-	bp.proxy = (im.flags & IF_PROXY) != 0;
-	bp.self_inside = bp.proxy ? sbx_inside(rp) : NULL;
-	bp.args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
-	if (bp.args_fd < 0)
+	args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
+	if (args_fd < 0)
 		die("memfd_create: %s", strerror(errno));
-	bw_render_options(p, pl, &bp, &opts);
-	bw_render_command(&bp, &tail);
+	bw_render(bwrap, r->p, r->pl, r->rf, &bi);
 	/* rendered (the --unsetenv list is made): from here on sbx, and bwrap
 	 * and the proxy forked below, hold none of the denied values */
-	env_scrub(p);
-	for (i = 0; i < opts.n; i++)
-		buf_putn(&args, opts.v[i], strlen(opts.v[i]) + 1);	/* NUL-separated */
-	if (write_all(bp.args_fd, args.p, args.n) < 0 || lseek(bp.args_fd, 0, SEEK_SET) < 0)
+	env_scrub(r->p);
+	bw_args_blob(&bi, &args);
+	if (write_all(args_fd, args.p, args.n) < 0 || lseek(args_fd, 0, SEEK_SET) < 0)
 		die("cannot write bwrap's arguments: %s", strerror(errno));
 	free(args.p);
-	argv = amalloc((tail.n + 4) * sizeof(*argv));
-	argv[0] = (char *)bwrap;
-	argv[1] = "--args";
-	argv[2] = aprintf("%d", bp.args_fd);
-	for (i = 0; i < tail.n; i++)
-		argv[3 + i] = tail.v[i];
 
-	bw = fork();
-	if (bw < 0)
+	r->bwrap = fork();
+	if (r->bwrap < 0)
 		die("fork: %s", strerror(errno));
-	if (bw == 0) {
-		int keep[] = { bp.exe_fd, bp.info_fd, bp.ctl_fd, bp.args_fd };
+	if (r->bwrap == 0) {
+		const int from[] = { exe_fd, info[1], ctl[1], args_fd };
+		const int to[] = { SBX_FD_EXE, SBX_FD_INFO, SBX_FD_CTL, SBX_FD_ARGS };
 
 		/* if sbx dies (even by SIGKILL), bwrap and everything under it die */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(SBX_EXIT_FAILURE);
-		for (i = 0; i < LEN(keep); i++)
-			fcntl(keep[i], F_SETFD, 0);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (fds_move_fixed(from, to, (int)LEN(from)) < 0) {
+			fprintf(stderr, "%s: cannot pass descriptors to bwrap: %s\n", progname, strerror(errno));
+			_exit(SBX_EXIT_FAILURE);
+		}
+		sigprocmask(SIG_SETMASK, &r->old, NULL);
 		signal(SIGPIPE, SIG_DFL);	/* sbx ignores it; the command gets the default */
-		execv(bwrap, argv);
+		execv(bwrap, (char **)bi.argv.v);
 		fprintf(stderr, "%s: cannot run %s: %s\n", progname, bwrap, strerror(errno));
 		_exit(SBX_EXIT_FAILURE);
 	}
 	close(info[1]);
 	close(ctl[1]);
-	close(bp.args_fd);
-	close(bp.exe_fd);
+	close(args_fd);
+	close(exe_fd);
+	r->info = info[0];
+	r->ctl = ctl[0];
+}
 
-	/* the instructions; a write to a helper that died fails (EPIPE), and
-	 * the reason shows in its exit status below */
-	{
-		struct buf msg = { 0 };
+/* Step: the instructions, then the inner helper's pid from bwrap. A write
+ * to a helper that died fails (EPIPE; SIGPIPE is ignored), and the reason
+ * shows in its exit status. */
+static void
+run_send_instructions(struct run *r)
+{
+	struct buf msg = { 0 };
 
-		ctl_encode(&im, &msg);
-		(void)write_all(ctl[0], msg.p, msg.n);	/* SIGPIPE is ignored (main) */
-		free(msg.p);
+	ctl_encode(&r->im, &msg);
+	(void)write_all(r->ctl, msg.p, msg.n);
+	free(msg.p);
+	r->inner = read_child_pid(r->info);
+	close(r->info);
+}
+
+/* Step: the listeners made inside, each with its role (handed_decode);
+ * the expose-port channel is kept apart. */
+static void
+run_take_handed(struct run *r)
+{
+	int lfd[SBX_MAX_HANDED], nfd = 0;
+	char desc[SBX_HANDED_MAX_BYTES];
+	struct handed h;
+	ssize_t dn;
+	const char *why;
+
+	if (!inner_hands_fds(&r->im))
+		return;
+	dn = recv_fds(r->ctl, desc, sizeof(desc), lfd, SBX_MAX_HANDED, &nfd, 0);
+	if (dn < 0 || handed_decode(desc, (size_t)dn, nfd, &h, &why) < 0) {
+		for (int k = 0; k < nfd; k++)
+			close(lfd[k]);
+		return;	/* the helper failed; it said why, and the run ends in run_exit_status */
 	}
-	inner = read_child_pid(info[0]);
-	close(info[0]);
-	if (inner_hands_fds(&im)) {
-		/* the listeners from inside, each with its role */
-		int lfd[SBX_MAX_HANDED], nfd = 0;
-		char desc[1 + 3 * SBX_MAX_HANDED];
-		ssize_t dn = recv_fds(ctl[0], desc, sizeof(desc), lfd, SBX_MAX_HANDED, &nfd, 0);
-		uint16_t port;
-
-		if (dn != 1 + 3 * (ssize_t)nfd || desc[0] != 'L') {
-			for (int k = 0; k < nfd; k++)
-				close(lfd[k]);
-			nfd = 0;	/* the helper failed; it said why, and the run ends below */
+	for (int k = 0; k < h.n; k++) {
+		if (h.role[k] == LR_EXPOSE) {
+			r->expose_fd = lfd[k];
+			continue;
 		}
-		for (int k = 0; k < nfd; k++) {
-			memcpy(&port, desc + 2 + 3 * k, 2);
-			if (desc[1 + 3 * k] == HR_EXPOSE) {
-				expose_fd = lfd[k];
-				continue;
-			}
-			ls[nls].fd = lfd[k];
-			ls[nls].role = desc[1 + 3 * k] == HR_HOST_PORT ? LR_HOST_PORT : LR_PROXY;
-			ls[nls++].port = port;
-		}
+		r->ls[r->nls].fd = lfd[k];
+		r->ls[r->nls].role = h.role[k];
+		r->ls[r->nls++].port = h.port[k];
 	}
-	if (nls > 0) {
-		int pair[2];
+}
 
-		/* the proxy process, which lives until this sbx does (its end
-		 * of the report pair hangs up then); it owns the listeners from
-		 * here on and sends each decision over the pair */
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-			die("socketpair: %s", strerror(errno));
-		proxy_pid = fork();
-		if (proxy_pid == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			close(pair[0]);
-			close(ctl[0]);
-			for (i = 0; i < run_state.held.n; i++) {	/* the placeholders' locks stay sbx's */
-				const struct ph_held *h = run_state.held.v[i];
+/* Step: the proxy process, which lives until this sbx does (its end of the
+ * report pair hangs up then). It owns the listeners from here on and sends
+ * each decision over the pair. */
+static void
+run_spawn_proxy(struct run *r)
+{
+	int pair[2];
 
-				if (h->dir >= 0)
-					close(h->dir);
-				if (h->fd >= 0)
-					close(h->fd);
-			}
-			sigprocmask(SIG_SETMASK, &old, NULL);
-			proxy_main(p, ls, nls, expose_fd, pair[1]);
+	if (r->nls == 0)
+		return;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		die("socketpair: %s", strerror(errno));
+	r->proxy = fork();
+	if (r->proxy == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pair[0]);
+		close(r->ctl);
+		for (size_t i = 0; i < run_state.held.n; i++) {	/* the placeholders' locks stay sbx's */
+			const struct ph_held *ph = run_state.held.v[i];
+
+			if (ph->dir >= 0)
+				close(ph->dir);
+			if (ph->fd >= 0)
+				close(ph->fd);
 		}
-		if (proxy_pid < 0)
-			die("fork: %s", strerror(errno));	/* bwrap dies with us: nothing runs */
-		close(pair[1]);
-		report = pair[0];
-		while (nls > 0)
-			close(ls[--nls].fd);
-		if (expose_fd >= 0)
-			close(expose_fd);
+		sigprocmask(SIG_SETMASK, &r->old, NULL);
+		proxy_main(r->p, r->ls, r->nls, r->expose_fd, pair[1]);
 	}
-	ch = 0;
-	while (read(ctl[0], &ch, 1) < 0 && errno == EINTR)
+	if (r->proxy < 0)
+		die("fork: %s", strerror(errno));	/* bwrap dies with us: nothing runs */
+	close(pair[1]);
+	r->report = pair[0];
+	while (r->nls > 0)
+		close(r->ls[--r->nls].fd);
+	if (r->expose_fd >= 0)
+		close(r->expose_fd);
+	r->expose_fd = -1;
+}
+
+/* Step: "R" from the inner helper: the command has started. */
+static void
+run_wait_ready(struct run *r)
+{
+	char ch = 0;
+
+	while (read(r->ctl, &ch, 1) < 0 && errno == EINTR)
 		;
-	is_ready = inner > 0 && ch == 'R';
-	close(ctl[0]);
+	r->ready = r->inner > 0 && ch == 'R';
+	close(r->ctl);
+}
 
-	/* wait for bwrap, forwarding signals and taking the proxy's decisions
-	 * as they come (the signals stay blocked: they arrive on sigfd) */
-	if ((sigfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
+/* Step: wait for bwrap, forwarding signals and taking the proxy's
+ * decisions as they come (the signals stay blocked: they arrive on sigfd). */
+static void
+run_supervise(struct run *r)
+{
+	bool done = false;
+	int sigfd = signalfd(-1, &r->forwarded, SFD_CLOEXEC);
+
+	if (sigfd < 0)
 		die("signalfd: %s", strerror(errno));	/* bwrap dies with us: nothing more runs */
 	while (!done) {
-		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { report, POLLIN, 0 } };	/* -1: poll skips it */
+		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 } };	/* -1: poll skips it */
 		struct signalfd_siginfo si;
 		int sig;
 
 		if (poll(pf, 2, -1) < 0)
 			continue;
 		if (pf[1].revents) {
-			net_log_drain(netlog, report);
+			net_log_drain(r->netlog, r->report);
 			if (pf[1].revents & (POLLHUP | POLLERR)) {
-				close(report);	/* the proxy died: keep no fd that polls ready forever */
-				report = -1;
+				close(r->report);	/* the proxy died: keep no fd that polls ready forever */
+				r->report = -1;
 			}
 		}
 		if (!(pf[0].revents & POLLIN) || read(sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
@@ -8980,8 +9210,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		if (sig == SIGCHLD) {
 			pid_t w;
 
-			while ((w = waitpid(bw, &status, WNOHANG)) == bw || (w < 0 && errno == EINTR))
-				if (w == bw) {
+			while ((w = waitpid(r->bwrap, &r->status, WNOHANG)) == r->bwrap || (w < 0 && errno == EINTR))
+				if (w == r->bwrap) {
 					done = true;
 					break;
 				}
@@ -8991,28 +9221,59 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		 * exists, stopping bwrap stops everything. A signal from the
 		 * terminal (SI_KERNEL) reached the command directly: it shares
 		 * our foreground process group. */
-		if (si.ssi_code <= 0 || !is_ready)
-			kill(is_ready ? inner : bw, sig);
+		if (si.ssi_code <= 0 || !r->ready)
+			kill(r->ready ? r->inner : r->bwrap, sig);
 	}
 	close(sigfd);
-	if (report >= 0) {
-		net_log_drain(netlog, report);	/* the last decisions wait in the socket */
-		close(report);
+	if (r->report >= 0) {
+		net_log_drain(r->netlog, r->report);	/* the last decisions wait in the socket */
+		close(r->report);
 	}
-	if (proxy_pid > 0) {
-		kill(proxy_pid, SIGKILL);
-		waitpid(proxy_pid, NULL, 0);
+	if (r->proxy > 0) {
+		kill(r->proxy, SIGKILL);
+		waitpid(r->proxy, NULL, 0);
 	}
-	net_log_summary(netlog);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (!is_ready && WIFEXITED(status) && WEXITSTATUS(status) == SBX_EXIT_FAILURE)
+	net_log_summary(r->netlog);
+	sigprocmask(SIG_SETMASK, &r->old, NULL);
+}
+
+/* Step: sbx's exit status: the command's, or 125 when the sandbox was
+ * never built (the inner helper or bwrap said why). */
+static int
+run_exit_status(const struct run *r)
+{
+	if (!r->ready && WIFEXITED(r->status) && WEXITSTATUS(r->status) == SBX_EXIT_FAILURE)
 		exit(SBX_EXIT_FAILURE);	/* the inner helper said why */
-	if (!is_ready)
+	if (!r->ready)
 		die_hint(bwrap_failure_hint(), "bubblewrap could not build the sandbox (its message is above); "
 		    "the command did not run");
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	if (WIFSIGNALED(r->status))
+		return 128 + WTERMSIG(r->status);
+	return WEXITSTATUS(r->status);
+}
+
+/* Run the command in the sandbox, as a list of steps (nsjail's
+ * containProc() habit). Returns the exit status sbx should exit with; dies
+ * (125) if the sandbox cannot be built. */
+static int
+run_linux(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
+    const char *bwrap)
+{
+	struct run r = { .p = p, .pl = pl, .rp = rp, .rf = rf, .expose_fd = -1, .info = -1, .ctl = -1,
+		.bwrap = -1, .inner = -1, .proxy = -1, .report = -1, .netlog = net_log_new() };
+
+	run_instructions(&r, rf->cmd);
+	run_listen_expose(&r);
+	run_take_signals(&r);
+	run_prepare(rp, pl);		/* placeholders, the run's directory (5d) */
+	run_listen_bridge(&r);
+	run_spawn_bwrap(&r, bwrap);
+	run_send_instructions(&r);
+	run_take_handed(&r);
+	run_spawn_proxy(&r);
+	run_wait_ready(&r);
+	run_supervise(&r);
+	return run_exit_status(&r);
 }
 
 /* ---- 6d. --check: can this machine build the sandbox? ---------------- */
@@ -11241,7 +11502,6 @@ struct cli {
 	const char *config;
 	const char *print;
 	const char *arch;
-	bool arch_proxy;	/* --print=bpf-proxy */
 	const char *explain;
 	bool check, help, version;
 	struct vec directive_opts;	/* of struct cli_directive */
@@ -11596,22 +11856,209 @@ report_rss(void)
 		fprintf(stderr, "%s: peak RSS %ld KiB\n", progname, ru.ru_maxrss);
 }
 
+/* What sbx was asked to do besides running: --print=WHAT. ORDER: none
+ * (looked up by name in print_modes). */
+enum print_mode { PM_NONE, PM_POLICY, PM_JSON, PM_ARGV, PM_BPF, PM_BPF_PROXY, PM_MAN };
+static const struct { const char *name; enum print_mode mode; } print_modes[] = {
+	{ "policy", PM_POLICY }, { "json", PM_JSON }, { "argv", PM_ARGV }, { "bpf", PM_BPF },
+	{ "bpf-proxy", PM_BPF_PROXY }, { "man", PM_MAN },
+};
+
+static enum print_mode
+print_mode_named(const char *name)
+{
+	if (!name)
+		return PM_NONE;
+	for (size_t i = 0; i < LEN(print_modes); i++)
+		if (strcmp(name, print_modes[i].name) == 0)
+			return print_modes[i].mode;
+	die("--print takes policy, json, argv, bpf, bpf-proxy or man, not \"%s\"", name);
+}
+
+/* Step: the policy, from -c FILE or the default, then the --directive
+ * options on top. The default policy makes the current directory
+ * writable, so it is refused where that would be all of / or $HOME. */
+static void
+main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, struct policy *p)
+{
+	struct err e = { 0 };
+	char home_real[PATH_MAX];
+
+	pol_init(p);
+	if (c->config) {
+		if (pol_read_file(p, pc, c->config, &e) < 0)
+			die_err(&e);
+	} else if (!c->check && !c->explain && mode != PM_BPF && mode != PM_BPF_PROXY) {
+		if (strcmp(pc->cwd, "/") == 0 ||
+		    (pc->home && realpath(pc->home, home_real) && strcmp(pc->cwd, home_real) == 0))
+			die_hint("run sbx from a project directory, or pass a policy with -c",
+			    "refusing the default policy in %s: it would make all of %s writable",
+			    pc->cwd, strcmp(pc->cwd, "/") == 0 ? "/" : "your home directory");
+		pol_default(p, pc);
+	}
+	cli_apply_directives(c, p, pc);
+}
+
+/* Step (--print=bpf, bpf-proxy): the seccomp program, disassembled. */
+static int
+print_bpf(const struct policy *p, const struct cli *c, enum print_mode mode)
+{
+	const struct bpf_arch *arch = c->arch ? bpf_arch_named(c->arch) : bpf_native_arch();
+	struct bpf_opts o = { p->allow_all_unix_sockets, p->allow_nested_userns, mode == PM_BPF_PROXY };
+	struct bpf_prog prog;
+
+	if (!arch)
+		die("--arch takes x86_64 or aarch64%s", c->arch ? "" : " (this machine has no seccomp program)");
+	bpf_assemble(arch, &o, &prog);
+	bpf_disassemble(&prog, stdout);
+	return 0;
+}
+
+/* Step: the plan, the policy and the disk to a list of mounts. The
+ * runtime root is chosen from the plan of the policy's own rules (never
+ * where the command could write), before the run's paths and the scan are
+ * added. print: show what would run, create and recover nothing. */
+static void
+main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
+{
+	struct disk dk = { &real_disk_ops, NULL };
+	struct vec facts = { 0 };
+	struct resolver rs;
+	struct plan pl0;
+	struct err e = { 0 };
+	const char *why;
+
+	if (!print)
+		allow_write_make_missing(p);
+	resolver_init(&rs, p, &dk, rp->cwd, rp->home, &facts, &e);
+	if (plan_resolve_rules(&rs) < 0)
+		die_err(&e);
+	if (plan_build(&facts, p->fs_disabled, &pl0, &why) < 0)
+		die("%s", why);
+	run_paths_set_root(rp, runtime_root_pick(&pl0, !print, &rp->runtime_covers));
+	if (p->bridge == BRIDGE_SOCAT && policy_runs_proxy(p))
+		rp->bridge_dir = path_join(path_dirname(rp->tmpdir), "bridge");
+	if (!print)
+		runtime_recover(rp->runtime_root);	/* run directories of killed runs */
+	plan_add_run_paths(&rs, rp);
+	if (plan_resolve_scan(&rs, rp) < 0)
+		die_err(&e);
+	for (size_t i = 0; i < rs.warnings.n; i++)
+		warnx("%s", (const char *)rs.warnings.v[i]);
+	if (plan_build(&facts, p->fs_disabled, pl, &why) < 0)
+		die("%s", why);
+	pl->allow_git_config = p->allow_git_config;
+	pl->dirs_seen = rs.dirs;	/* the directories the scan listed, for the audit (5e) */
+}
+
+/* Step: what the run's facts add to the plan: sbx itself where
+ * GIT_SSH_COMMAND names it, and the bridge's sockets (the runtime root is
+ * hidden inside; these are shown, read-only). */
+static void
+plan_add_run_binds(struct plan *pl, const struct run_facts *rf)
+{
+	if (rf->self_inside)
+		plan_bind_from(pl, rf->self, rf->self_inside, "sbx itself, for sbx --connect (GIT_SSH_COMMAND)");
+	if (rf->rp->bridge_dir)
+		plan_bind_from(pl, rf->rp->bridge_dir, rf->rp->bridge_dir, "bridge socat: the proxy's Unix sockets");
+}
+
+/* -v: every mount, with the rule it comes from. */
+static void
+plan_note_mounts(const struct plan *pl)
+{
+	/* ORDER: enum mkind */
+	static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show",
+		"pin link" };
+
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		note("mount %-10s %s  <- %s", kinds[m->kind], m->path, m->why);
+	}
+}
+
+/* Step (--print=argv): the bwrap command that would run, byte for byte
+ * what run_linux starts (bw_render, the same facts). */
+static int
+print_argv(const struct policy *p, const struct plan *pl, const struct run_facts *rf)
+{
+	struct bw_invocation bi;
+	struct buf out = { 0 };
+
+	bw_render(p->bwrap_path ? p->bwrap_path : "bwrap", p, pl, rf, &bi);
+	bw_print(&bi, &out);
+	fwrite(out.p, 1, out.n, stdout);
+	free(out.p);
+	return 0;
+}
+
+/* Step: run the command on this platform's sandbox. */
+static int
+main_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf)
+{
+#if SBX_LINUX
+	const char *bw = bwrap_locate(p);
+	int rc;
+
+	tamper_check(pl, "sbx's own binary", "/proc/self/exe");
+	tamper_check(pl, "bubblewrap", bw);
+	tamper_check(pl, "socat", p->socat_path ? p->socat_path : find_in_path("socat"));
+	rc = run_linux(p, pl, rp, rf, bw);
+	audit_after_run(pl);
+	if (verbose || getenv("SBX_REPORT_RSS"))
+		report_rss();
+	return rc;
+#else
+	/* the macOS runner will use these as the Linux one does */
+	(void)pl;
+	(void)rp;
+	(void)rf;
+	(void)run_prepare;
+	(void)plan_is_writable;
+	(void)report_rss;
+	(void)ctl_encode;
+	(void)ctl_decode;
+	(void)inner_hands_fds;
+	(void)handed_encode;
+	(void)handed_decode;
+	(void)bw_args_blob;
+	(void)expose_encode;
+	(void)expose_decode;
+	(void)http_parse_head;
+	(void)http_rewrite;
+	(void)http_rewrite_response;
+	(void)socks5_parse_greeting;
+	(void)socks5_parse_auth;
+	(void)socks5_parse_request;
+	(void)socks4_parse;
+	(void)ssh_refusal;
+	(void)px_record;
+	(void)px_decision_decode;
+	(void)net_log_new;
+	(void)net_log_drain;
+	(void)net_log_summary;
+	(void)now_ms;
+	(void)p;
+	die_hint("use sbx on Linux for now", "the macOS sandbox (Seatbelt) is not built yet; sbx refuses to run "
+	    "the command without a sandbox");
+#endif
+}
+
+/* sbx: the options, the policy, the plan, then one of the print modes or
+ * the run. */
 int
 main(int argc, char **argv)
 {
 	struct cli c;
 	struct policy p;
 	struct pol_ctx pc = { 0 };
-	struct err e = { 0 };
 	struct buf out = { 0 };
-	char cwd[PATH_MAX], home_real[PATH_MAX];
-	const char *home = getenv("HOME");
+	char cwd[PATH_MAX], self_buf[PATH_MAX];
 	struct run_paths rp;
-	struct vec facts = { 0 };
-	struct vec dirs_seen = { 0 };	/* the directories the scan listed, for the audit (5e) */
+	struct run_facts rf;
 	struct plan pl;
-	const char *why;
-	size_t i;
+	enum print_mode mode;
 
 	if (fds_cloexec_from(3) < 0)
 		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run", strerror(errno));
@@ -11628,6 +12075,8 @@ main(int argc, char **argv)
 			die("usage: sbx --connect HOST PORT (a CONNECT client through the sandbox's proxy)");
 		return connect_main(argv[2], argv[3]);
 	}
+
+	/* the options */
 	cli_parse(argc, argv, &c);
 	if (c.help) {
 		usage(stdout);
@@ -11637,38 +12086,20 @@ main(int argc, char **argv)
 		printf("sbx %s (follows srt %s)\n", SBX_VERSION, SBX_SRT_VERSION);
 		return 0;
 	}
-	if (c.print && strcmp(c.print, "man") == 0) {
+	mode = print_mode_named(c.print);
+	if (mode == PM_MAN) {
 		print_man(stdout);
 		return 0;
 	}
-	if (c.print && strcmp(c.print, "bpf-proxy") == 0) {
-		c.print = "bpf";
-		c.arch_proxy = true;
-	}
-	if (c.print && strcmp(c.print, "policy") && strcmp(c.print, "json") && strcmp(c.print, "argv") &&
-	    strcmp(c.print, "bpf"))
-		die("--print takes policy, json, argv, bpf, bpf-proxy or man, not \"%s\"", c.print);
-	if (c.arch && (!c.print || strcmp(c.print, "bpf") != 0))
+	if (c.arch && mode != PM_BPF && mode != PM_BPF_PROXY)
 		die("--arch goes with --print=bpf");
 	if (!getcwd(cwd, sizeof(cwd)))
 		die("cannot find the current directory: %s", strerror(errno));
 	pc.cwd = cwd;
-	pc.home = home;
+	pc.home = getenv("HOME");
 
-	pol_init(&p);
-	if (c.config) {
-		if (pol_read_file(&p, &pc, c.config, &e) < 0)
-			die_err(&e);
-	} else if (!c.check && !c.explain && !(c.print && strcmp(c.print, "bpf") == 0)) {
-		if (strcmp(cwd, "/") == 0 ||
-		    (home && realpath(home, home_real) && strcmp(cwd, home_real) == 0))
-			die_hint("run sbx from a project directory, or pass a policy with -c",
-			    "refusing the default policy in %s: it would make all of %s writable",
-			    cwd, strcmp(cwd, "/") == 0 ? "/" : "your home directory");
-		pol_default(&p, &pc);
-	}
-	cli_apply_directives(&c, &p, &pc);
-
+	/* the policy, and what needs nothing more */
+	main_load_policy(&c, mode, &pc, &p);
 	if (c.check) {
 #if SBX_LINUX
 		return check_main(&p);
@@ -11678,25 +12109,20 @@ main(int argc, char **argv)
 	}
 	if (c.explain)
 		return explain_main(&p, c.explain);
-	if (c.print && strcmp(c.print, "bpf") == 0) {
-		const struct bpf_arch *arch = c.arch ? bpf_arch_named(c.arch) : bpf_native_arch();
-		struct bpf_opts o = { p.allow_all_unix_sockets, p.allow_nested_userns, c.arch_proxy };
-		struct bpf_prog prog;
-
-		if (!arch)
-			die("--arch takes x86_64 or aarch64%s", c.arch ? "" : " (this machine has no seccomp program)");
-		bpf_assemble(arch, &o, &prog);
-		bpf_disassemble(&prog, stdout);
-		return 0;
-	}
-	if (c.print && (strcmp(c.print, "policy") == 0 || strcmp(c.print, "json") == 0)) {
-		if (strcmp(c.print, "policy") == 0)
-			pol_print_lines(&p, &out);
-		else
-			pol_print_json(&p, &out);
+	switch (mode) {
+	case PM_BPF:
+	case PM_BPF_PROXY:
+		return print_bpf(&p, &c, mode);
+	case PM_POLICY:
+	case PM_JSON:
+		(mode == PM_POLICY ? pol_print_lines : pol_print_json)(&p, &out);
 		fwrite(out.p, 1, out.n, stdout);
 		free(out.p);
 		return 0;
+	case PM_NONE:
+	case PM_ARGV:
+	case PM_MAN:
+		break;
 	}
 	if (!*c.cmd)
 		die_hint("sbx --help shows how", "no command given");
@@ -11706,111 +12132,14 @@ main(int argc, char **argv)
 		warnx("deny-env with weaker-nested-sandbox: the command sees the host's /proc, where the environment "
 		    "of your other processes (the shell that ran sbx) may be readable");
 
-	/* plan: the policy and the disk, to a list of mounts. The runtime root
-	 * is chosen from the plan of the policy's own rules (never where the
-	 * command could write), before the run's paths and the scan are added */
+	/* the plan and the run's facts, the same for --print=argv and the run */
 	run_paths_init(&rp, cwd);
-	{
-		struct disk dk = { &real_disk_ops, NULL };
-		struct resolver rs;
-		struct plan pl0;
-
-		if (!c.print)
-			allow_write_make_missing(&p);
-		resolver_init(&rs, &p, &dk, rp.cwd, rp.home, &facts, &e);
-		if (plan_resolve_rules(&rs) < 0)
-			die_err(&e);
-		if (plan_build(&facts, p.fs_disabled, &pl0, &why) < 0)
-			die("%s", why);
-		run_paths_set_root(&rp, runtime_root_pick(&pl0, !c.print, &rp.runtime_covers));
-		if (p.bridge == BRIDGE_SOCAT && (p.allow_domains.n || p.host_ports.n))
-			rp.bridge_dir = path_join(path_dirname(rp.tmpdir), "bridge");
-		if (!c.print)
-			runtime_recover(rp.runtime_root);	/* run directories of killed runs */
-		plan_add_run_paths(&rs, &rp);
-		if (plan_resolve_scan(&rs, &rp) < 0)
-			die_err(&e);
-		for (i = 0; i < rs.warnings.n; i++)
-			warnx("%s", (const char *)rs.warnings.v[i]);
-		dirs_seen = rs.dirs;
-	}
-	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
-		die("%s", why);
-	pl.allow_git_config = p.allow_git_config;
-	pl.dirs_seen = dirs_seen;
-	if (p.allow_domains.n && rp.runtime_root) {
-		char self[PATH_MAX];
-
-		if (!realpath("/proc/self/exe", self))
-			die("cannot find my own binary: %s", strerror(errno));
-		plan_bind_from(&pl, astrdup(self), sbx_inside(&rp), "sbx itself, for sbx --connect (GIT_SSH_COMMAND)");
-	}
-	if (rp.bridge_dir)	/* the runtime root is hidden inside; the sockets are shown, read-only */
-		plan_bind_from(&pl, rp.bridge_dir, rp.bridge_dir, "bridge socat: the proxy's Unix sockets");
-	for (i = 0; i < pl.mounts.n; i++) {
-		static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show",
-			"pin link" };
-		const struct mount *m = pl.mounts.v[i];
-
-		note("mount %-10s %s  <- %s", kinds[m->kind], m->path, m->why);	/* ORDER: enum mkind */
-	}
-
-	if (c.print) {	/* argv: show what would run, create nothing */
-		struct bw_params bp = { rp.tmpdir, rp.empty_file, 3, 4, 5, 6, 0, geteuid() == 0,
-		    p.allow_domains.n > 0 || p.host_ports.n > 0, NULL,
-		    p.allow_domains.n > 0 ? sbx_inside(&rp) : NULL, c.cmd, NULL };
-		struct vec opts = { 0 }, tail = { 0 };
-
-		bw_params_env(&bp, environ);
-		bw_render_options(&p, &pl, &bp, &opts);
-		bw_render_command(&bp, &tail);
-		bw_print(p.bwrap_path ? p.bwrap_path : "bwrap", &opts, &tail, c.cmd, &out);
-		for (i = 0; i < pl.mounts.n; i++)	/* not bwrap's: it follows every link it mounts on */
-			if (((struct mount *)pl.mounts.v[i])->kind == MK_PIN_LINK)
-				buf_printf(&out, "# symlink pinned by sbx-init (mounted onto itself, not followed): %s\n",
-				    ((struct mount *)pl.mounts.v[i])->path);
-		fwrite(out.p, 1, out.n, stdout);
-		free(out.p);
-		return 0;
-	}
-
-#if SBX_LINUX
-	{
-		const char *bw = bwrap_locate(&p);
-		int rc;
-
-		tamper_check(&pl, "sbx's own binary", "/proc/self/exe");
-		tamper_check(&pl, "bubblewrap", bw);
-		tamper_check(&pl, "socat", p.socat_path ? p.socat_path : find_in_path("socat"));
-		rc = run_linux(&p, &pl, &rp, bw, c.cmd);
-		audit_after_run(&pl);
-		if (verbose || getenv("SBX_REPORT_RSS"))
-			report_rss();
-		return rc;
-	}
-#else
-	/* the macOS runner will use these as the Linux one does */
-	(void)run_prepare;
-	(void)plan_is_writable;
-	(void)report_rss;
-	(void)ctl_encode;
-	(void)ctl_decode;
-	(void)inner_hands_fds;
-	(void)http_parse_head;
-	(void)http_rewrite;
-	(void)http_rewrite_response;
-	(void)socks5_parse_greeting;
-	(void)socks5_parse_auth;
-	(void)socks5_parse_request;
-	(void)socks4_parse;
-	(void)ssh_refusal;
-	(void)px_record;
-	(void)px_decision_decode;
-	(void)net_log_new;
-	(void)net_log_drain;
-	(void)net_log_summary;
-	(void)now_ms;
-	die_hint("use sbx on Linux for now", "the macOS sandbox (Seatbelt) is not built yet; sbx refuses to run "
-	    "the command without a sandbox");
-#endif
+	main_plan(&p, &rp, mode == PM_ARGV, &pl);
+	run_facts_collect(&rf, &p, &rp, realpath("/proc/self/exe", self_buf) ? astrdup(self_buf) : NULL,
+	    geteuid() == 0, environ, c.cmd);
+	plan_add_run_binds(&pl, &rf);
+	plan_note_mounts(&pl);
+	if (mode == PM_ARGV)
+		return print_argv(&p, &pl, &rf);
+	return main_run(&p, &pl, &rp, &rf);
 }

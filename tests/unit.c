@@ -983,12 +983,13 @@ test_argv_goldens(void)
 		struct buf tree = { 0 };
 		struct policy p;
 		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL }, { 0 } };
-		struct vec facts = { 0 }, opts = { 0 }, tail = { 0 };
+		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
 		const char *why, *perr;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
-		struct bw_params bp = { "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", 3, 4, 5, 6, 0, true, false, NULL, NULL, cmd, NULL };
+		struct run_facts rf;
+		struct bw_invocation bi;
 
 		if (read_file(policy_path, 1 << 20, &text) < 0) {
 			CHECK(false, "cannot read %s", policy_path);
@@ -1006,9 +1007,9 @@ test_argv_goldens(void)
 			CHECK(false, "%s: plan failed: %s", policy_path, e.msg);
 			continue;
 		}
-		bw_render_options(&p, &pl, &bp, &opts);
-		bw_render_command(&bp, &tail);
-		bw_print("bwrap", &opts, &tail, cmd, &out);
+		run_facts_collect(&rf, &p, &rp, NULL, true, NULL, cmd);
+		bw_render("bwrap", &p, &pl, &rf, &bi);
+		bw_print(&bi, &out);
 		if (getenv("UPDATE_GOLDEN")) {
 			FILE *f = fopen(golden_path, "w");
 
@@ -1024,6 +1025,144 @@ test_argv_goldens(void)
 		free(out.p);
 		free(tree.p);
 	}
+}
+
+/* Split --print=argv's text back into words, as sh would: ' quotes,
+ * '\'' for a quote, backslash-newline between words. Stops at the
+ * "# command" line; *cmd gets the words after it. */
+static void
+shell_words(const char *s, struct vec *words, struct vec *cmd)
+{
+	struct vec *to = words;
+
+	while (*s) {
+		struct buf w = { 0 };
+
+		if (*s == ' ' || *s == '\n' || (*s == '\\' && s[1] == '\n')) {
+			s += *s == '\\' ? 2 : 1;
+			continue;
+		}
+		if (*s == '#') {
+			if (strncmp(s, "# command, sent over the control socket:", 40) != 0)
+				break;	/* the pinned-symlink notes: not bwrap's */
+			s += 40;
+			to = cmd;
+			continue;
+		}
+		while (*s && *s != ' ' && *s != '\n') {
+			if (*s == '\'') {
+				for (s++; *s && *s != '\''; s++)
+					buf_putc(&w, *s);
+				if (*s)
+					s++;
+			} else if (*s == '\\' && s[1]) {
+				buf_putc(&w, s[1]);
+				s += 2;
+			} else {
+				buf_putc(&w, *s++);
+			}
+		}
+		buf_putc(&w, '\0');
+		vec_push(to, astrdup(w.p));
+		free(w.p);
+	}
+}
+
+/* Issue 12: --print=argv shows the command that runs, byte for byte. The
+ * run's side: the bytes written to bwrap's --args descriptor and the argv
+ * execv'd; the print's side: the text, split as sh would. Both from the
+ * same facts, for policies and environments that once made them differ
+ * (allow-host-port alone; GIT_CONFIG_COUNT and JAVA_TOOL_OPTIONS set). */
+static void
+test_print_argv_is_the_run(void)
+{
+	static const char *const policies[] = {
+		"allow-write /p\n",
+		"allow-host-port 5432\n",
+		"allow-domain a.com\ngit-safe-directory /r\n",
+		"allow-domain a.com\ndeny-env JAVA_TOOL_OPTIONS\ndeny-env GIT_CONFIG_*\ngit-safe-directory /r\n",
+		"allow-write /p\ndeny-write /p/sub\ndeny-read /home/u/.ssh\nexpose-port 8080\nbridge socat\nallow-domain b.org\n",
+		"allow-domain a.com\ndeny-env *\n",
+	};
+	static char *env_none[] = { NULL };
+	static char *env_git_java[] = { "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=1",
+		"JAVA_TOOL_OPTIONS=-Dmine=1 -Xmx1g", "PATH=/usr/bin", NULL };
+	static char *env_odd[] = { "GIT_CONFIG_COUNT=junk", "JAVA_TOOL_OPTIONS=it's \"quoted\"\n", "EMPTY=", NULL };
+	char **envs[] = { env_none, env_git_java, env_odd };
+	char *cmd[] = { "sh", "-c", "echo \"$1\" 'x'", "--", "a b", "", NULL };
+	size_t i, j, k;
+
+	for (i = 0; i < LEN(policies); i++)
+		for (j = 0; j < LEN(envs); j++) {
+			struct policy p;
+			struct run_paths rp = { "/p", "/tmp/sbx-0", "/tmp/sbx-0/run-1-2/tmp", "/tmp/sbx-0/run-1-2/empty",
+				"/home/u", NULL, { NULL }, { 0 } };
+			struct vec facts = { 0 }, printed = { 0 }, printed_cmd = { 0 }, ran = { 0 };
+			struct run_facts rf;
+			struct bw_invocation bi;
+			struct buf blob = { 0 }, text = { 0 };
+			struct plan pl;
+			struct err e = { 0 };
+			const char *why, *perr = parse(&p, policies[i]);
+			bool same;
+
+			CHECK(perr == NULL, "identity policy %zu parses: %s", i, S(perr));
+			fake_tree("d /p/sub; d /home/u/.ssh; f /home/u/.ssh/id");
+			if (perr || plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0 ||
+			    plan_build(&facts, p.fs_disabled, &pl, &why) < 0) {
+				CHECK(false, "identity policy %zu: plan failed: %s", i, e.msg);
+				continue;
+			}
+			if (p.bridge == BRIDGE_SOCAT)
+				rp.bridge_dir = "/tmp/sbx-0/run-1-2/bridge";
+			run_facts_collect(&rf, &p, &rp, "/usr/local/bin/sbx", j == 1, envs[j], cmd);
+			plan_add_run_binds(&pl, &rf);
+
+			/* what the run starts: run_spawn_bwrap's blob and argv */
+			bw_render("/usr/bin/bwrap", &p, &pl, &rf, &bi);
+			bw_args_blob(&bi, &blob);
+			CHECK(bi.argv.n >= 4 && strcmp(bi.argv.v[1], "--args") == 0 &&
+			    strcmp(bi.argv.v[2], aprintf("%d", SBX_FD_ARGS)) == 0 && bi.argv.v[bi.argv.n - 1] == NULL,
+			    "identity %zu/%zu: bwrap reads its options from fd %d", i, j, SBX_FD_ARGS);
+			vec_push(&ran, bi.argv.v[0]);
+			for (k = 0; k < blob.n; k += strlen(blob.p + k) + 1)
+				vec_push(&ran, blob.p + k);
+			for (k = 3; k + 1 < bi.argv.n; k++)
+				vec_push(&ran, bi.argv.v[k]);
+
+			/* what --print=argv shows (print_argv's renderer) */
+			bw_print(&bi, &text);
+			shell_words(text.p, &printed, &printed_cmd);
+			same = printed.n == ran.n;
+			for (k = 0; same && k < ran.n; k++)
+				same = strcmp(printed.v[k], ran.v[k]) == 0;
+			CHECK(same, "identity %zu/%zu: printed argv (%zu words) is the run's (%zu words):\n%s", i, j,
+			    printed.n, ran.n, text.p);
+			same = printed_cmd.n == LEN(cmd) - 1;
+			for (k = 0; same && k < printed_cmd.n; k++)
+				same = strcmp(printed_cmd.v[k], cmd[k]) == 0;
+			CHECK(same, "identity %zu/%zu: the printed command is the one sent", i, j);
+
+			/* the fixed defect: GIT_SSH_COMMAND only with sbx shown where it names it */
+			for (k = 0; k + 2 < ran.n; k++)
+				if (strcmp(ran.v[k], "--setenv") == 0 && strcmp(ran.v[k + 1], "GIT_SSH_COMMAND") == 0)
+					break;
+			if (k + 2 < ran.n) {
+				bool shown = false;
+
+				for (size_t m = 0; m < pl.mounts.n; m++) {
+					const struct mount *mt = pl.mounts.v[m];
+
+					shown |= mt->kind == MK_BIND_FROM && strcmp(mt->path, "/tmp/sbx-0/sbx") == 0 &&
+					    strcmp(mt->src, "/usr/local/bin/sbx") == 0;
+				}
+				CHECK(shown && strstr(ran.v[k + 2], "'/tmp/sbx-0/sbx --connect"),
+				    "identity %zu/%zu: GIT_SSH_COMMAND names sbx where the plan shows it", i, j);
+			}
+			CHECK((k + 2 < ran.n) == rf.proxy, "identity %zu/%zu: GIT_SSH_COMMAND set iff the proxy runs", i, j);
+			free(blob.p);
+			free(text.p);
+		}
 }
 
 /* ---- seccomp: a cBPF interpreter, verdict tables for both arches ------ */
@@ -2161,15 +2300,15 @@ test_policy_hardening(void)
 			struct plan pl;
 			struct vec opts = { 0 };
 			struct buf b = { 0 };
-			struct bw_params bp = { "/t", "/e", 3, 4, 5, 6, 0, false, false, NULL, "/s", cmd, NULL };
+			struct run_paths rp = { "/p", "/r", "/t", "/e", "/home/u", NULL, { NULL }, { 0 } };
+			struct run_facts rf;
 			size_t k;
 
 			e = parse(&p, rcases[i].policy);
 			CHECK(e == NULL, "render case %zu parses: %s", i, S(e));
 			memset(&pl, 0, sizeof(pl));
-			bw_params_env(&bp, envp);
-			bp.proxy = p.allow_domains.n > 0;
-			bw_render_options(&p, &pl, &bp, &opts);
+			run_facts_collect(&rf, &p, &rp, "/usr/bin/sbx", false, envp, cmd);
+			bw_render_options(&p, &pl, &rf, &opts);
 			for (k = 0; k < opts.n; k++)
 				buf_printf(&b, "%s ", (const char *)opts.v[k]);
 			CHECK(strstr(b.p, rcases[i].want) != NULL, "render %zu: want \"%s\" in\n%s", i, rcases[i].want, b.p);
@@ -2378,6 +2517,7 @@ main(void)
 	test_plan();
 	test_gitcfg();
 	test_argv_goldens();
+	test_print_argv_is_the_run();
 	test_bpf();
 	test_network_decisions();
 	test_proxy_parsers();

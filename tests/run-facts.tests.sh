@@ -1,0 +1,75 @@
+# tests/run-facts.tests.sh - sourced by test.sh: one model of a run (issue 12). The run and
+# --print=argv take their facts from one place (run_facts_collect), so what is printed is what
+# bwrap is started with, byte for byte; GIT_SSH_COMMAND is set only where it works.
+
+# print_vs_run POLICY-ARGS...: run sbx with a stand-in bwrap that records its argv and the
+# options it would read from its --args descriptor, then --print=argv of the same policy in the
+# same environment. Sets WORDS_RUN and WORDS_PRINT (one word a line) and SAME=1 when equal.
+print_vs_run() {
+	local fake=$T/bin/bwrap rec=$T/rec
+	mkdir -p "$T/bin" "$rec"
+	{
+		echo '#!/bin/sh'
+		echo '# the stand-in: record what a real bwrap would get, then fail'
+		echo "for a in \"\$@\"; do printf '%s\\n' \"\$a\"; done >'$rec/argv'"
+		echo "tr '\\0' '\\n' <&6 >'$rec/args'"
+		echo 'exit 1'
+	} >"$fake"
+	chmod 755 "$fake"
+	rm -f "$rec/argv" "$rec/args"
+	run_sbx --bwrap-path="$fake" "$@" -- sh -c 'echo "$1"' x "it's here"
+	[ "$RC" = 125 ] || fail "with the stand-in bwrap, sbx exits 125 (got $RC): $ERR"
+	[ -s "$rec/argv" ] && [ -s "$rec/args" ] || fail "the stand-in bwrap did not run: $ERR"
+	[ "$(sed -n 1,2p "$rec/argv" | tr '\n' ' ')" = "--args 6 " ] ||
+		fail "bwrap reads its options from fd 6: $(head -3 "$rec/argv")"
+	# the run: bwrap, the options it read from fd 6, then its argv after --args 6
+	# (each run has its own directory, run-PID-START: the one part that differs)
+	WORDS_RUN=$( { echo "$fake"; cat "$rec/args"; tail -n +3 "$rec/argv"; } | sed 's/run-[0-9]*-[0-9]*/run-N/g')
+	run_sbx --bwrap-path="$fake" "$@" --print=argv -- sh -c 'echo "$1"' x "it's here"
+	[ "$RC" = 0 ] || fail "--print=argv failed: $ERR"
+	WORDS_PRINT=$(eval "set -- $(grep -v '^#' <<<"$OUT")"; printf '%s\n' "$@" | sed 's/run-[0-9]*-[0-9]*/run-N/g')
+	note "run: $(wc -l <<<"$WORDS_RUN") words, print: $(wc -l <<<"$WORDS_PRINT") words"
+	if [ "$WORDS_RUN" = "$WORDS_PRINT" ]; then SAME=1; else
+		diff <(echo "$WORDS_RUN") <(echo "$WORDS_PRINT") | head -20; SAME=0; fi
+	expect_contains "$OUT" "# command, sent over the control socket: sh -c 'echo \"\$1\"' x 'it'\\''s here'" \
+		"the command is shown as it is sent"
+}
+
+t_print_argv_is_what_runs() { # --print=argv and the run give bwrap the same words, whatever the policy and environment
+	local pol
+	mkdir -p "$H/.ssh"
+	for pol in "--allow-write=$P" "--allow-host-port=5432" "--allow-domain=a.test --git-safe-directory=$P" \
+		"--allow-domain=a.test --deny-env=JAVA_TOOL_OPTIONS --deny-env=GIT_CONFIG_*" \
+		"--allow-write=$P --deny-read=$H/.ssh --expose-port=18080 --allow-domain=b.test"; do
+		# shellcheck disable=SC2086 # the policy is words
+		GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=a.b GIT_CONFIG_VALUE_0=1 JAVA_TOOL_OPTIONS="-Dmine=1 -Xmx1g" \
+			print_vs_run $pol
+		[ "$SAME" = 1 ] || fail "policy $pol: --print=argv is not what bwrap got"
+	done
+	expect_contains "$WORDS_RUN" "-Dmine=1 -Xmx1g -Dhttp.proxyHost" "the caller's JAVA_TOOL_OPTIONS continued"
+	GIT_CONFIG_COUNT=2 print_vs_run --allow-write="$P" --git-safe-directory="$P"
+	expect_contains "$WORDS_RUN" "GIT_CONFIG_KEY_2" "the caller's GIT_CONFIG_COUNT continued"
+	# control: the comparison sees a difference (the words depend on the environment)
+	JAVA_TOOL_OPTIONS="-Dfirst=1" print_vs_run --allow-domain=a.test
+	local first=$WORDS_RUN
+	JAVA_TOOL_OPTIONS="-Dsecond=2" print_vs_run --allow-domain=a.test
+	[ "$first" != "$WORDS_RUN" ] || fail "control: a different environment gave the same words"
+}
+TESTS+=(print_argv_is_what_runs)
+
+t_git_ssh_command_only_where_it_works() { # allow-host-port alone: GIT_SSH_COMMAND names an sbx that is there and answers
+	run_sbx --allow-write="$P" --allow-host-port=5432 -- sh -c '
+		printf "[%s]\n" "$GIT_SSH_COMMAND"
+		B=$(printf "%s" "$GIT_SSH_COMMAND" | sed "s/.*ProxyCommand=.\([^ ]*\) .*/\1/")
+		[ -n "$GIT_SSH_COMMAND" ] && [ -x "$B" ] && echo "connect-client-present"
+		"$B" --connect nowhere.test 7000 </dev/null; echo "connect-rc=$?"'
+	note "$OUT"; note "$ERR"
+	expect_contains "$OUT" "ProxyCommand=" "the proxy runs (allow-host-port): GIT_SSH_COMMAND is set"
+	expect_contains "$OUT" "connect-client-present" "the sbx it names is there, inside"
+	expect_contains "$OUT" "connect-rc=1" "sbx --connect runs and is refused"
+	expect_contains "$ERR" "--connect nowhere.test 7000: HTTP/1.1 403" "with the proxy's reason, not 'not found'"
+	# control: no network allowed, no proxy: the variable is not set at all
+	run_sbx --allow-write="$P" -- sh -c 'printf "[%s]\n" "$GIT_SSH_COMMAND"'
+	expect_contains "$OUT" "[]" "without the proxy, GIT_SSH_COMMAND is not set"
+}
+TESTS+=(git_ssh_command_only_where_it_works)
