@@ -794,25 +794,24 @@ bpf_resolve(struct bpf_asm *a)
 			continue;
 		for (f = 0; f < 2; f++) {
 			unsigned l = f ? a->jf[i] : a->jt[i];
-			long to = l == LBL_NEXT ? (long)i + 1 : a->at[l];
+			long to = l == LBL_NEXT ? (long)i + 1 : a->at[l], d = to - (long)i - 1;
 
 			if (to < 0)
 				snprintf(a->err, sizeof(a->err), "jump at %u names label %u, never placed", i, l);
-			else if (to <= (long)i)
+			else if (d < 0)
 				snprintf(a->err, sizeof(a->err), "jump at %u to label %u at %ld goes backwards", i, l, to);
 			else if (to >= (long)p->n)
 				snprintf(a->err, sizeof(a->err), "jump at %u to label %u at %ld is past the end (%u)",
 				    i, l, to, p->n);
-			else if (to - (i + 1) > 255)
+			else if (d > 255)
 				snprintf(a->err, sizeof(a->err),
-				    "jump at %u to label %u at %ld: %ld instructions do not fit in 8 bits",
-				    i, l, to, to - (i + 1));
+				    "jump at %u to label %u at %ld: a distance of %ld does not fit in 8 bits", i, l, to, d);
 			if (a->err[0])
 				return a->err;
 			if (f)
-				p->insn[i].jf = (uint8_t)(to - (i + 1));
+				p->insn[i].jf = (uint8_t)d;
 			else
-				p->insn[i].jt = (uint8_t)(to - (i + 1));
+				p->insn[i].jt = (uint8_t)d;
 		}
 	}
 	return NULL;

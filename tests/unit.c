@@ -1307,7 +1307,7 @@ bpf_label_misuse(void)
 	size_t c;
 
 	for (c = 0; c < LEN(want); c++) {
-		static struct bpf_asm a;	/* large: not on the stack */
+		struct bpf_asm a;
 		struct bpf_prog p;
 		unsigned l, m, i;
 		const char *err;
