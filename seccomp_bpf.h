@@ -628,8 +628,9 @@ static const struct bpf_rule bpf_rules[] = {
  *     [next_syscall]
  *   ret ALLOW
  *
- * Jumps name labels, not distances, as the kernel's
- * samples/seccomp/bpf-helper.c does: bpf_jump_to() records which label
+ * Jumps name labels, not distances, as in the kernel's
+ * samples/seccomp/bpf-helper.c (whose labels serve only the unconditional
+ * ja; here jt and jf each take one): bpf_jump_to() records which label
  * each of jt and jf goes to, bpf_label() marks where a label is once the
  * emitting code gets there, and bpf_resolve() walks the finished program
  * once and turns every label into the distance cBPF wants. This assembler
