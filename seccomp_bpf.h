@@ -9,7 +9,8 @@
  *      time against the native __NR_* numbers, so a wrong number cannot ship);
  *   2. the filters, as tables of rules (syscall, argument test, action, and
  *      the attack each one closes);
- *   3. the assembler: rules -> struct bpf_insn[], with a source map;
+ *   3. the assembler: rules -> struct bpf_insn[], with a source map, its
+ *      jumps naming labels resolved in one pass at the end;
  *   4. the disassembler behind `sbx --print=bpf`.
  *
  * Because the tables are data, an x86_64 build assembles and tests the
@@ -18,6 +19,7 @@
 #ifndef SBX_SECCOMP_BPF_H
 #define SBX_SECCOMP_BPF_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -607,22 +609,42 @@ static const struct bpf_rule bpf_rules[] = {
 
 /* ---- 3. The assembler ----------------------------------------------
  *
- * The program, for the rules a policy keeps:
+ * The program, for the rules a policy keeps (labels in brackets):
  *
- *   ld  arch ; jeq ARCH ? next : kill   another ABI (i386 int 0x80, where
- *                                       socketcall() multiplexes socket();
- *                                       32-bit ARM compat) is refused
- *   ld  nr                              x86_64 only: nr > 0x3fffffff and
- *   [jgt 0x3fffffff ? x32 : next]       != -1 is the x32 ABI: refused
+ *   ld  arch ; jeq ARCH ? arch_ok : next    another ABI (i386 int 0x80, where
+ *   ret KILL                                socketcall() multiplexes socket();
+ *   [arch_ok] ld nr                         32-bit ARM compat) is refused
+ *   x86_64 only:                            nr > 0x3fffffff and != -1 is the
+ *     jgt 0x3fffffff ? next : nr_ok         x32 ABI: refused
+ *     jeq 0xffffffff ? nr_ok : next
+ *     ret KILL
+ *   [nr_ok]
  *   for each syscall with rules:
- *     jeq NR ? block : next-syscall
- *     block: for each rule: [ld args[i].lo; jeq/jset VALUE ? ret : skip] ret ACTION
- *            ret ALLOW                  no rule of this syscall matched
+ *     jeq NR ? next : next_syscall
+ *     for each rule: [ld args[i].lo; jeq/jset VALUE ? next : next_rule]
+ *                    ret ACTION
+ *                    [next_rule]
+ *     ret ALLOW                             if it tested an argument: none matched
+ *     [next_syscall]
  *   ret ALLOW
  *
- * Every jump is forward and its distance is computed from block lengths
- * known before a block is emitted; a distance over 255 (cBPF's 8-bit jt/jf)
- * is a BUG, never a wrong program.
+ * Jumps name labels, not distances, as in the kernel's
+ * samples/seccomp/bpf-helper.c (whose labels serve only the unconditional
+ * ja; here jt and jf each take one): bpf_jump_to() records which label
+ * each of jt and jf goes to, bpf_label() marks where a label is once the
+ * emitting code gets there, and bpf_resolve() walks the finished program
+ * once and turns every label into the distance cBPF wants. This assembler
+ * used to compute each distance from block lengths counted before the
+ * block was emitted, so the counting and the emitting had to agree on the
+ * shape of every rule; a change to one and not the other made a jump land
+ * an instruction off, silently, in a program the kernel still loads. A
+ * distance measured on the emitted instructions cannot disagree with them.
+ *
+ * Every jump is forward (cBPF has none backward, which is why a seccomp
+ * program terminates), lands inside the program and fits jt/jf's 8 bits;
+ * a label behind its jump, never placed, placed twice, past the end or
+ * over 255 instructions away is a BUG that stops sbx, never a wrong
+ * program.
  *
  * Arguments are compared on their low 32 bits only: seccomp_data.args[] are
  * 64-bit, but socket()'s domain and ioctl()'s request are ints, and the
@@ -631,6 +653,7 @@ static const struct bpf_rule bpf_rules[] = {
  * is 32 bits wide, so loading the low word IS the mask. */
 
 #define SBX_BPF_MAX_INSNS	512
+#define SBX_BPF_MAX_LABELS	256	/* one per syscall block and per argument test, and two more */
 
 struct bpf_prog {
 	struct bpf_insn insn[SBX_BPF_MAX_INSNS];
@@ -642,6 +665,21 @@ struct bpf_prog {
 /* Which groups a program keeps: the sandbox's, by policy; the proxy's
  * (proxy = true) keeps every group. */
 struct bpf_opts { bool allow_unix; bool allow_userns; bool proxy; };
+
+/* The label every jump field names unless told otherwise: the next
+ * instruction, a distance of 0. */
+enum { LBL_NEXT = 0 };
+
+/* A program being assembled: the program itself and, for each jump field,
+ * the label it goes to until bpf_resolve() turns that into a distance.
+ * It lives only while bpf_assemble() runs; struct bpf_prog is the result. */
+struct bpf_asm {
+	struct bpf_prog *p;
+	uint16_t jt[SBX_BPF_MAX_INSNS], jf[SBX_BPF_MAX_INSNS];	/* label ids; LBL_NEXT: fall through */
+	int16_t at[SBX_BPF_MAX_LABELS];	/* where each label was placed; -1: not yet */
+	unsigned nlabels;		/* ids handed out, LBL_NEXT included */
+	char err[160];			/* the first misuse found, reported by bpf_resolve() */
+};
 
 static bool
 bpf_rule_kept(const struct bpf_rule *r, const struct bpf_opts *o)
@@ -663,76 +701,193 @@ bpf_emit(struct bpf_prog *p, struct bpf_insn i, int rule)
 	p->insn[p->n++] = i;
 }
 
-static uint8_t
-bpf_jump_distance(unsigned d)
+/* Start an empty program for arch in p, with no labels yet. */
+static void
+bpf_asm_start(struct bpf_asm *a, struct bpf_prog *p, const struct bpf_arch *arch)
 {
-	if (d > 255) {
-		fprintf(stderr, "sbx: BUG: seccomp jump of %u instructions does not fit in 8 bits\n", d);
-		abort();
-	}
-	return (uint8_t)d;
+	memset(a, 0, sizeof(*a));
+	a->p = p;
+	a->nlabels = 1;		/* id 0 is LBL_NEXT, placed everywhere */
+	p->n = 0;
+	p->arch = arch;
 }
 
-/* Instructions a rule takes inside its syscall's block. */
-static unsigned
-bpf_rule_len(const struct bpf_rule *r)
+/* Remember the first misuse of the labels; bpf_resolve() reports it, so
+ * the tests can provoke one without aborting. */
+static void __attribute__((format(printf, 2, 3)))
+bpf_asm_bug(struct bpf_asm *a, const char *fmt, ...)
 {
-	return r->cmp == CMP_NONE ? 1 : 3;
+	va_list ap;
+
+	if (a->err[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(a->err, sizeof(a->err), fmt, ap);
+	va_end(ap);
+}
+
+/* A new label, not placed yet: jumps may name it before bpf_label()
+ * says where it is. */
+static unsigned
+bpf_label_new(struct bpf_asm *a)
+{
+	if (a->nlabels >= SBX_BPF_MAX_LABELS) {
+		fprintf(stderr, "sbx: BUG: seccomp program with more than %d labels\n", SBX_BPF_MAX_LABELS);
+		abort();
+	}
+	a->at[a->nlabels] = -1;
+	return a->nlabels++;
+}
+
+/* Place label l at the next instruction to be emitted. */
+static void
+bpf_label(struct bpf_asm *a, unsigned l)
+{
+	if (l == LBL_NEXT || l >= a->nlabels)
+		bpf_asm_bug(a, "label %u placed at %u was never made by bpf_label_new", l, a->p->n);
+	else if (a->at[l] >= 0)
+		bpf_asm_bug(a, "label %u placed twice, at %d and at %u", l, a->at[l], a->p->n);
+	else
+		a->at[l] = (int16_t)a->p->n;
+}
+
+static void
+bpf_stmt(struct bpf_asm *a, uint16_t code, uint32_t k, int rule)
+{
+	bpf_emit(a->p, SBX_BPF_STMT(code, k), rule);
+}
+
+/* Emit a conditional jump to label jt if the test holds, to label jf if
+ * not (LBL_NEXT for the next instruction). */
+static void
+bpf_jump_to(struct bpf_asm *a, uint16_t code, uint32_t k, unsigned jt, unsigned jf, int rule)
+{
+	unsigned i = a->p->n;
+
+	bpf_emit(a->p, SBX_BPF_JUMP(code, k, 0, 0), rule);
+	if (jt >= a->nlabels || jf >= a->nlabels)
+		bpf_asm_bug(a, "jump at %u names label %u, never made by bpf_label_new", i, jt >= a->nlabels ? jt : jf);
+	a->jt[i] = (uint16_t)jt;
+	a->jf[i] = (uint16_t)jf;
+}
+
+/* Turn the label of every jump field into its distance, in one walk over
+ * the finished program. Returns NULL, or what is wrong: a label misused
+ * while emitting, never placed, behind its jump or on it, at or past the
+ * end, or more than 255 instructions away; and any instruction but ret
+ * at the end, where the next one would be outside. */
+static const char *
+bpf_resolve(struct bpf_asm *a)
+{
+	struct bpf_prog *p = a->p;
+	unsigned i, f;
+
+	if (a->err[0])
+		return a->err;
+	for (i = 0; i < p->n; i++) {
+		if ((p->insn[i].code & 0x07) == BPF_RET)
+			continue;
+		if (i + 1 >= p->n) {
+			snprintf(a->err, sizeof(a->err), "instruction %u runs past the end of the program", i);
+			return a->err;
+		}
+		if ((p->insn[i].code & 0x07) != BPF_JMP)
+			continue;
+		for (f = 0; f < 2; f++) {
+			unsigned l = f ? a->jf[i] : a->jt[i];
+			long to = l == LBL_NEXT ? (long)i + 1 : a->at[l], d = to - (long)i - 1;
+
+			if (to < 0)
+				snprintf(a->err, sizeof(a->err), "jump at %u names label %u, never placed", i, l);
+			else if (d < 0)
+				snprintf(a->err, sizeof(a->err), "jump at %u to label %u at %ld goes backwards", i, l, to);
+			else if (to >= (long)p->n)
+				snprintf(a->err, sizeof(a->err), "jump at %u to label %u at %ld is past the end (%u)",
+				    i, l, to, p->n);
+			else if (d > 255)
+				snprintf(a->err, sizeof(a->err),
+				    "jump at %u to label %u at %ld: a distance of %ld does not fit in 8 bits", i, l, to, d);
+			if (a->err[0])
+				return a->err;
+			if (f)
+				p->insn[i].jf = (uint8_t)d;
+			else
+				p->insn[i].jt = (uint8_t)d;
+		}
+	}
+	return NULL;
 }
 
 /* Assemble the program for one architecture. */
 static void
 bpf_assemble(const struct bpf_arch *arch, const struct bpf_opts *o, struct bpf_prog *p)
 {
+	struct bpf_asm a;
 	bool done[SC_COUNT] = { false };
+	unsigned arch_ok, nr_ok;
+	const char *bug;
 	size_t i, j;
 
-	p->n = 0;
-	p->arch = arch;
-	bpf_emit(p, SBX_BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SD_ARCH), -1);
-	bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch->audit_arch, 1, 0), -1);
-	bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, SBX_RET_KILL_PROCESS), -1);
-	bpf_emit(p, SBX_BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SD_NR), -1);
+	bpf_asm_start(&a, p, arch);
+	arch_ok = bpf_label_new(&a);
+	bpf_stmt(&a, BPF_LD | BPF_W | BPF_ABS, SD_ARCH, -1);
+	bpf_jump_to(&a, BPF_JMP | BPF_JEQ | BPF_K, arch->audit_arch, arch_ok, LBL_NEXT, -1);
+	bpf_stmt(&a, BPF_RET | BPF_K, SBX_RET_KILL_PROCESS, -1);
+	bpf_label(&a, arch_ok);
+	bpf_stmt(&a, BPF_LD | BPF_W | BPF_ABS, SD_NR, -1);
 	if (arch->x32_alias) {
 		/* nr > 0x3fffffff: x32 unless it is -1 (a tracer's "skip") */
-		bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 0x3fffffff, 0, 2), -1);
-		bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, 1, 0), -1);
-		bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, SBX_RET_KILL_PROCESS), -1);
+		nr_ok = bpf_label_new(&a);
+		bpf_jump_to(&a, BPF_JMP | BPF_JGT | BPF_K, 0x3fffffff, LBL_NEXT, nr_ok, -1);
+		bpf_jump_to(&a, BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, nr_ok, LBL_NEXT, -1);
+		bpf_stmt(&a, BPF_RET | BPF_K, SBX_RET_KILL_PROCESS, -1);
+		bpf_label(&a, nr_ok);
 	}
+	/* one block per syscall, at its first row; the block and its jump
+	 * appear with the first rule the policy keeps, so a syscall whose
+	 * rules are all dropped costs nothing */
 	for (i = 0; i < sizeof(bpf_rules) / sizeof(bpf_rules[0]); i++) {
 		enum sc_id sc = bpf_rules[i].sc;
-		unsigned len = 0, nargs = 0;
+		unsigned next_syscall = LBL_NEXT;
+		bool tested = false;
 
 		if (done[sc] || arch->nr[sc] < 0)
 			continue;
 		done[sc] = true;
-		for (j = i; j < sizeof(bpf_rules) / sizeof(bpf_rules[0]); j++)
-			if (bpf_rules[j].sc == sc && bpf_rule_kept(&bpf_rules[j], o)) {
-				len += bpf_rule_len(&bpf_rules[j]);
-				nargs += bpf_rules[j].cmp != CMP_NONE;
-			}
-		if (!len)
-			continue;
-		if (nargs)
-			len++;	/* the closing ret ALLOW */
-		bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)arch->nr[sc], 0,
-		    bpf_jump_distance(len)), (int)i);
 		for (j = i; j < sizeof(bpf_rules) / sizeof(bpf_rules[0]); j++) {
 			const struct bpf_rule *r = &bpf_rules[j];
 
 			if (r->sc != sc || !bpf_rule_kept(r, o))
 				continue;
-			if (r->cmp != CMP_NONE) {
-				bpf_emit(p, SBX_BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SD_ARG_LO(r->arg)), (int)j);
-				bpf_emit(p, SBX_BPF_JUMP(BPF_JMP | (r->cmp == CMP_EQ ? BPF_JEQ : BPF_JSET) | BPF_K,
-				    r->value, 0, 1), (int)j);
+			if (next_syscall == LBL_NEXT) {
+				next_syscall = bpf_label_new(&a);
+				bpf_jump_to(&a, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)arch->nr[sc], LBL_NEXT,
+				    next_syscall, (int)i);
 			}
-			bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, r->action), (int)j);
+			if (r->cmp != CMP_NONE) {
+				unsigned next_rule = bpf_label_new(&a);
+
+				bpf_stmt(&a, BPF_LD | BPF_W | BPF_ABS, SD_ARG_LO(r->arg), (int)j);
+				bpf_jump_to(&a, BPF_JMP | (r->cmp == CMP_EQ ? BPF_JEQ : BPF_JSET) | BPF_K, r->value,
+				    LBL_NEXT, next_rule, (int)j);
+				bpf_stmt(&a, BPF_RET | BPF_K, r->action, (int)j);
+				bpf_label(&a, next_rule);
+				tested = true;
+			} else {
+				bpf_stmt(&a, BPF_RET | BPF_K, r->action, (int)j);
+			}
 		}
-		if (nargs)
-			bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, SBX_RET_ALLOW), -1);
+		if (next_syscall == LBL_NEXT)
+			continue;
+		if (tested)	/* no argument test of this syscall matched */
+			bpf_stmt(&a, BPF_RET | BPF_K, SBX_RET_ALLOW, -1);
+		bpf_label(&a, next_syscall);
 	}
-	bpf_emit(p, SBX_BPF_STMT(BPF_RET | BPF_K, SBX_RET_ALLOW), -1);
+	bpf_stmt(&a, BPF_RET | BPF_K, SBX_RET_ALLOW, -1);
+	if ((bug = bpf_resolve(&a)) != NULL) {
+		fprintf(stderr, "sbx: BUG: seccomp program for %s: %s\n", arch->name, bug);
+		abort();
+	}
 }
 
 /* ---- 4. The disassembler: one instruction a line -------------------- */

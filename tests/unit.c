@@ -1391,6 +1391,97 @@ bpf_matrix(void)
 	}
 }
 
+/* The shape of every program the assembler makes: for each combination of
+ * the options on both arches, each jump lands forward and inside the
+ * program, nothing runs past the end, and every instruction is reached
+ * from the first (a label placed in the wrong spot would skip code or
+ * strand it). The kernel's verifier refuses the first two at load time,
+ * but only on the machine's own arch and only when the program runs. */
+static void
+bpf_shapes(void)
+{
+	int k, opts;
+
+	for (k = 0; k < 2; k++)
+		for (opts = 0; opts < 8; opts++) {
+			struct bpf_opts o = { (opts & 1) != 0, (opts & 2) != 0, (opts & 4) != 0 };
+			struct bpf_prog p;
+			bool reached[SBX_BPF_MAX_INSNS] = { false };
+			unsigned i, bad = 0, stranded = 0;
+
+			bpf_assemble(&bpf_arches[k], &o, &p);
+			reached[0] = true;
+			for (i = 0; i < p.n; i++) {
+				const struct bpf_insn *in = &p.insn[i];
+				unsigned t = i + 1 + in->jt, f = i + 1 + in->jf;
+
+				if (!reached[i])
+					stranded++;
+				if ((in->code & 0x07) == BPF_RET)
+					continue;
+				if ((in->code & 0x07) != BPF_JMP)
+					t = f = i + 1;
+				else if (in->code == (BPF_JMP | BPF_JA))
+					bad++;	/* k would be the distance; the assembler emits none */
+				if (t >= p.n || f >= p.n) {
+					bad++;
+					continue;
+				}
+				reached[t] = reached[f] = true;
+			}
+			CHECK(bad == 0 && stranded == 0 && p.n > 0 && (p.insn[p.n - 1].code & 0x07) == BPF_RET,
+			    "%s opts %d: %u jumps out of the program, %u instructions never reached",
+			    bpf_arches[k].name, opts, bad, stranded);
+		}
+}
+
+/* Labels misused are reported by bpf_resolve(), not turned into a program;
+ * bpf_assemble() makes that a BUG, which would end this binary, so the
+ * assembler's pieces are driven by hand here. */
+static void
+bpf_label_misuse(void)
+{
+	static const char *const want[] = { NULL, "never placed", "backwards", "is past the end", "8 bits",
+		"placed twice", "never made", "past the end of the program", NULL };
+	size_t c;
+
+	for (c = 0; c < LEN(want); c++) {
+		struct bpf_asm a;
+		struct bpf_prog p;
+		unsigned l, m, i;
+		const char *err;
+
+		bpf_asm_start(&a, &p, &bpf_arches[0]);
+		l = bpf_label_new(&a);
+		m = bpf_label_new(&a);
+		if (c == 2)
+			bpf_label(&a, l);	/* behind the jump */
+		bpf_stmt(&a, BPF_LD | BPF_W | BPF_ABS, SD_NR, -1);
+		bpf_jump_to(&a, BPF_JMP | BPF_JEQ | BPF_K, 41, LBL_NEXT, c == 6 ? 99 : l, -1);
+		bpf_stmt(&a, BPF_RET | BPF_K, SBX_RET_KILL_PROCESS, -1);
+		for (i = 0; (c == 4 || c == 8) && i < (c == 4 ? 255 : 254); i++)	/* 256 away; 255 fits */
+			bpf_stmt(&a, BPF_RET | BPF_K, SBX_RET_KILL_PROCESS, -1);
+		if (c != 1 && c != 2 && c != 3)
+			bpf_label(&a, l);
+		if (c == 5)
+			bpf_label(&a, l);
+		bpf_label(&a, m);	/* placed and never named: harmless */
+		if (c != 3 && c != 7)
+			bpf_stmt(&a, BPF_RET | BPF_K, SBX_RET_ALLOW, -1);
+		if (c == 3)
+			bpf_label(&a, l);	/* after the last instruction */
+		if (c == 7)
+			bpf_stmt(&a, BPF_LD | BPF_W | BPF_ABS, SD_NR, -1);
+		err = bpf_resolve(&a);
+		if (!want[c])
+			CHECK(!err && p.insn[1].jt == 0 && p.insn[1].jf == (c == 8 ? 255 : 1),
+			    "labels resolve (case %zu): %s, jt %u jf %u", c, err ? err : "ok", p.insn[1].jt, p.insn[1].jf);
+		else
+			CHECK(err && strstr(err, want[c]), "label misuse %zu: want \"%s\", got \"%s\"", c, want[c],
+			    err ? err : "no error");
+	}
+}
+
 static void
 test_bpf(void)
 {
@@ -1525,6 +1616,8 @@ test_bpf(void)
 		CHECK(got == cases[i].want, "%s: got 0x%08x, want 0x%08x", cases[i].what, got, cases[i].want);
 	}
 	bpf_matrix();
+	bpf_shapes();
+	bpf_label_misuse();
 	/* sweep: every syscall number no rule names is allowed, on both arches */
 	for (k = 0; k < 2; k++) {
 		struct bpf_opts o = { false, false, false };
