@@ -13,7 +13,9 @@
 # The helper tests/helpers/fsop.c is compiled into the scratch dir at start.
 #
 # Conventions
-#   * Each test is a function t_NAME listed in TESTS at the bottom. It runs in a subshell
+#   * Each test is a function t_NAME, registered by `TESTS+=(NAME)` right after it (as in
+#     tests/*.tests.sh). Tests run in TESTS order: this file's in the order they are defined,
+#     then those of tests/*.tests.sh, file by file in glob order. Each runs in a subshell
 #     in its own fresh scratch dir $T (under one `mktemp -d` per run, removed at exit):
 #       $P = $T/proj   the project dir: cwd of sbx for the test
 #       $H = $T/home   fake HOME (exported), never the real home
@@ -244,8 +246,9 @@ sbx_net() { # sbx_net SHELL-SCRIPT: run it in the sandbox under the net policy; 
 }
 
 # ================================================================ tests
-# In the order they run (the order of TESTS at the bottom). That order is the order the
-# tests were added in, so a topic (builds, policy) can come up twice.
+# In the order they run: TESTS is filled as the functions are defined (see Conventions). That
+# order is the order the tests were added in, so a topic (builds, policy) can come up twice.
+TESTS=()
 
 # ---------------------------------------------------------------- the parsers' fuzz corpora
 t_fuzz_corpus_replay() { # the fuzz targets' corpora replay clean (ASan+UBSan where clang has them): every finding stays fixed
@@ -264,6 +267,7 @@ t_fuzz_corpus_replay() { # the fuzz targets' corpora replay clean (ASan+UBSan wh
 	done
 	[ $n -ge 1 ] || fail "no fuzz targets found"
 }
+TESTS+=(fuzz_corpus_replay)
 
 # ---------------------------------------------------------------- network: host ports, proxy, --explain
 t_allow_host_port() { # allow-host-port PORT: 127.0.0.1:PORT inside reaches this machine's; other ports stay closed
@@ -290,6 +294,7 @@ EOF
 	run_sbx -c "$T/p" --print=json
 	expect_contains "$OUT" "\"allowHostPorts\"" "--print=json shows it"
 }
+TESTS+=(allow_host_port)
 
 t_proxy_locked_down() { # the proxy process: NoNewPrivs, under its own seccomp filter, non-dumpable; it still works
 	net_up
@@ -313,6 +318,7 @@ t_proxy_locked_down() { # the proxy process: NoNewPrivs, under its own seccomp f
 	wait $spid
 	grep -q hello-from-test-host "$P/got" || fail "control: the locked-down proxy did not serve a request"
 }
+TESTS+=(proxy_locked_down)
 
 t_proxy_git_ssh_command() { # ssh through GIT_SSH_COMMAND with sbx --connect (socat hidden): the refusal text, and a tunnel
 	net_up
@@ -334,6 +340,7 @@ EOF
 	expect_contains "$OUT" "denied-rc=1" "sbx --connect to a denied host fails"
 	expect_contains "$ERR" "403 denied.test is off limits" "and says why"
 }
+TESTS+=(proxy_git_ssh_command)
 
 t_proxy_protocols() { # curl through the proxy: absolute-URI HTTP, CONNECT, SOCKS5 (hostname), SOCKS4a; direct fails
 	net_up
@@ -364,6 +371,7 @@ EOF'
 	expect_contains "$OUT" "HTTP/1.1 200 Connection Established ping-connect" "raw TCP through CONNECT"
 	expect_contains "$OUT" "socks 0 ping-socks" "raw TCP through SOCKS5"
 }
+TESTS+=(proxy_protocols)
 
 t_proxy_refusals() { # srt's replies: 403 reasons, deny beats allow, Host spoof and userinfo, rebinding, SOCKS codes
 	net_up
@@ -389,6 +397,7 @@ t_proxy_refusals() { # srt's replies: 403 reasons, deny beats allow, Host spoof 
 	expect_contains "$OUT" "socks4-denied=97" "SOCKS4 deny"
 	expect_contains "$OUT" "notlisted=403" "a host on no list"
 }
+TESTS+=(proxy_refusals)
 
 t_proxy_ssh_refusal_and_hostile_clients() { # port 22 denied in-band in SSH; garbage and idle clients stall no one
 	net_up
@@ -422,6 +431,7 @@ EOF'
 		expect_contains "$OUT" "SSH is blocked; use an https:// remote" "ssh itself prints the reason"
 	fi
 }
+TESTS+=(proxy_ssh_refusal_and_hostile_clients)
 
 t_proxy_environment() { # the variables srt sets (and JVM, node), pointing at the listeners; none without allow-domain
 	net_up
@@ -445,6 +455,7 @@ except OSError as e:
 	expect_contains "$OUT" "[none]" "no proxy variables without allow-domain"
 	expect_contains "$OUT" "closed 111" "no listener without allow-domain (ECONNREFUSED)"
 }
+TESTS+=(proxy_environment)
 
 t_explain_decisions() { # --explain: srt's decision order, reasons, and the resolved-address guard
 	policy p <<'EOF'
@@ -475,6 +486,7 @@ EOF
 	grep -q 'meta.allowed.test:443: deny (resolved to a link-local address)' "$T/explain.out" || fail "the metadata address not refused"
 	grep -q 'ok.allowed.test:443: allow' "$T/explain.out" || fail "control: a name resolving to 10.200.0.7 not allowed"
 }
+TESTS+=(explain_decisions)
 
 # ---------------------------------------------------------------- make install
 t_make_install() { # make install honours PREFIX and DESTDIR: the binary and the man page
@@ -484,6 +496,7 @@ t_make_install() { # make install honours PREFIX and DESTDIR: the binary and the
 	cmp -s "$root/opt/sbx/share/man/man1/sbx.1" "$HERE/sbx.1" || fail "man page not installed"
 	expect_contains "$("$root/opt/sbx/bin/sbx" --version)" "sbx " "installed sbx --version"
 }
+TESTS+=(make_install)
 
 # ---------------------------------------------------------------- seccomp and the process tree
 # probe_in OP [ARG]: the probe's answer inside the default sandbox; probe_out: outside (the control)
@@ -514,6 +527,7 @@ t_weaker_and_fail_closed() { # weaker-nested-sandbox keeps the filters; sbx insi
 	run_sbx -c "$T/p" -- touch "$P/outer-ran"
 	expect_rc 0 "control: the outer sandbox alone"; [ -e "$P/outer-ran" ] || fail "control command did not run"
 }
+TESTS+=(weaker_and_fail_closed)
 
 t_seccomp_status() { # the command: no capabilities, NO_NEW_PRIVS, under a seccomp filter
 	policy p <<<"allow-write ."
@@ -527,6 +541,7 @@ t_seccomp_status() { # the command: no capabilities, NO_NEW_PRIVS, under a secco
 	grep -Eq '^NoNewPrivs:[[:space:]]*1$' <<<"$OUT" || fail "NoNewPrivs is not 1"
 	grep -Eq '^Seccomp:[[:space:]]*2$' <<<"$OUT" || fail "Seccomp is not 2 (filter mode)"
 }
+TESTS+=(seccomp_status)
 
 t_unix_sockets_blocked() { # socket(AF_UNIX) (python, raw, upper bits set), AF_VSOCK, io_uring: EPERM inside
 	policy p <<<"allow-write ."
@@ -551,6 +566,7 @@ t_unix_sockets_blocked() { # socket(AF_UNIX) (python, raw, upper bits set), AF_V
 	expect_eq "$OUT" EPERM "allow-unix-socket does not open AF_UNIX on Linux"
 	expect_contains "$ERR" "allow-all-unix-sockets" "the warning names the Linux directive"
 }
+TESTS+=(unix_sockets_blocked)
 
 t_namespaces_blocked() { # unshare -U/-m/-Ur, mount, umount of a deny, fsopen, open_tree, setns, chroot, clone3
 	policy p <<EOF
@@ -581,6 +597,7 @@ EOF
 	run_ops -c "$T/p" <<<"locked create $P/locked/x"
 	expect_ops <<<"locked EROFS"
 }
+TESTS+=(namespaces_blocked)
 
 t_foreign_abi_killed() { # i386 int 0x80 socketcall and an x32 socket() are killed, not waved through
 	[ "$(uname -m)" = x86_64 ] || skip "i386 and x32 are x86_64 ABIs"
@@ -590,6 +607,7 @@ t_foreign_abi_killed() { # i386 int 0x80 socketcall and an x32 socket() are kill
 	expect_probe int80 "" killed:SYS 'ret:.*'
 	expect_probe x32 "" killed:SYS 'ret:.*'
 }
+TESTS+=(foreign_abi_killed)
 
 t_terminal_kept_tiocsti_refused() { # under a pty: tty(1) names a terminal, stty size follows, TIOCSTI EPERM
 	command -v script >/dev/null || skip "script(1) (util-linux) not installed"
@@ -606,6 +624,7 @@ t_terminal_kept_tiocsti_refused() { # under a pty: tty(1) names a terminal, stty
 	grep -q 'EPERM' "$T/pty2.out" && ! grep -q 'dev.tty.legacy_tiocsti' /dev/null 2>&1 && note "TIOCSTI outside: $(tr -d '\r' <"$T/pty2.out") (kernel may disable legacy TIOCSTI)"
 	true
 }
+TESTS+=(terminal_kept_tiocsti_refused)
 
 t_process_isolation() { # only the command's own processes are visible; init cannot be traced, read or killed
 	policy p <<<"allow-write ."
@@ -628,6 +647,7 @@ t_process_isolation() { # only the command's own processes are visible; init can
 	expect_contains "$OUT" init-alive "kill -KILL 1 from inside"
 	[ "$(sed -n 5p <<<"$OUT")" = ok ] || fail "control: ptrace of the command's own child: $(sed -n 5p <<<"$OUT")"
 }
+TESTS+=(process_isolation)
 
 t_threads_work() { # clone3 -> ENOSYS must not break threads: pthreads, python threading, git's parallel index
 	git_env
@@ -641,6 +661,7 @@ t_threads_work() { # clone3 -> ENOSYS must not break threads: pthreads, python t
 	expect_rc 0 "git with a parallel index"
 	expect_eq "$OUT" 200 "git status lines"
 }
+TESTS+=(threads_work)
 
 t_nested_userns_option() { # allow-nested-userns lets unshare -U work; the mount rules stay
 	policy p <<<"allow-write ."
@@ -653,6 +674,7 @@ t_nested_userns_option() { # allow-nested-userns lets unshare -U work; the mount
 	run_sbx -c "$T/p" --allow-nested-userns -- "$PROBE" unshare_mnt
 	expect_eq "$OUT" EPERM "allow-nested-userns keeps unshare(CLONE_NEWNS) refused"
 }
+TESTS+=(nested_userns_option)
 
 # ---------------------------------------------------------------- builds, unit tests, man page
 t_unit() { # tests/unit.c: readers, matchers, planner over a fake disk, argv goldens
@@ -662,6 +684,7 @@ t_unit() { # tests/unit.c: readers, matchers, planner over a fake disk, argv gol
 	note "$(tail -1 "$T/unit.out")"
 	grep -Eq '^[1-9][0-9]* passed, 0 failed$' "$T/unit.out" || fail "no passing unit tests counted"
 }
+TESTS+=(unit)
 
 t_unit_macos() { # the same unit tests with the macOS path compiled in (-DSBX_FORCE_MACOS)
 	(cd "$HERE" && cc -O1 -Wall -Wextra -DSBX_FORCE_MACOS -o "$T/unit-macos" tests/unit.c) >"$T/build.out" 2>&1 || fail "build tests/unit-macos: $(cat "$T/build.out")"
@@ -669,6 +692,7 @@ t_unit_macos() { # the same unit tests with the macOS path compiled in (-DSBX_FO
 	(cd "$HERE" && "$T/unit-macos") >"$T/unit.out" 2>&1 || { cat "$T/unit.out"; fail "unit tests (macOS build) failed"; }
 	grep -Eq '^[1-9][0-9]* passed, 0 failed$' "$T/unit.out" || fail "no passing unit tests counted"
 }
+TESTS+=(unit_macos)
 
 t_builds_warning_free() { # cc -Wall -Wextra: gcc, clang, aarch64 cross, the macOS path; a plain `cc -o sbx sbx.c`
 	local c out n=0
@@ -691,6 +715,7 @@ t_builds_warning_free() { # cc -Wall -Wextra: gcc, clang, aarch64 cross, the mac
 		fi
 	fi
 }
+TESTS+=(builds_warning_free)
 
 t_man_page_current() { # sbx.1 is what `sbx --print=man` generates from the tables
 	[ -f "$HERE/sbx.1" ] || fail "sbx.1 missing"
@@ -706,6 +731,7 @@ t_man_page_current() { # sbx.1 is what `sbx --print=man` generates from the tabl
 		grep -q "^\\\\fB$d\\\\fR" "$HERE/sbx.1" || fail "sbx.1 does not list $d"
 	done
 }
+TESTS+=(man_page_current)
 
 # ---------------------------------------------------------------- preconditions, the command line
 t_bwrap_usable() { # precondition: bwrap exists and can build a user-namespace sandbox here
@@ -715,6 +741,7 @@ t_bwrap_usable() { # precondition: bwrap exists and can build a user-namespace s
 		fail "bwrap cannot create a sandbox (user namespaces unusable?)"
 	expect_contains "$("$bw" --version)" bubblewrap "bwrap --version"
 }
+TESTS+=(bwrap_usable)
 
 t_help_version_check() { # --help/--version exit 0; --check prints ok/FAIL: lines, exit 0 iff none FAIL
 	local line nfail=0 nok=0
@@ -736,6 +763,7 @@ t_help_version_check() { # --help/--version exit 0; --check prints ok/FAIL: line
 	fi
 	expect_rc 0 "--check with no FAIL lines"
 }
+TESTS+=(help_version_check)
 
 t_argv_parsing() { # options end at the first non-option word; -- also ends them
 	policy p <<<"allow-write ."
@@ -744,6 +772,7 @@ t_argv_parsing() { # options end at the first non-option word; -- also ends them
 	run_sbx -c "$T/p" printf '%s|' -c --help --; expect_rc 0
 	expect_eq "$OUT" "-c|--help|--|" "options after the command belong to it"
 }
+TESTS+=(argv_parsing)
 
 # ---------------------------------------------------------------- policy and paths
 t_default_policy_refuses_home_and_root() { # no -c: cwd=$HOME or / -> 125, command never runs
@@ -754,6 +783,7 @@ t_default_policy_refuses_home_and_root() { # no -c: cwd=$HOME or / -> 125, comma
 	cd "$P" && run_sbx sh -c 'echo RAN'
 	expect_rc 0 "control: default policy in a project dir"; expect_eq "$OUT" RAN "control stdout"
 }
+TESTS+=(default_policy_refuses_home_and_root)
 
 t_default_policy() { # no -c: credentials hidden, other home files readable, cwd writable, rest not
 	mkdir -p "$H"/.ssh "$H"/.aws "$H"/.gnupg "$H"/.config/gcloud "$H"/.kube "$H"/.docker
@@ -798,6 +828,7 @@ EOF
 	expect_eq "$(cat "$P/new.txt" 2>&1)" new "host view of the file written in cwd"
 	[ ! -e "$O/new.txt" ] && [ ! -e "$H/new.txt" ] || fail "a write outside cwd reached the disk"
 }
+TESTS+=(default_policy)
 
 t_deny_read() { # deny-read file -> reads empty (cat succeeds); dir -> appears empty
 	mkdir -p "$H/.ssh" "$H/pubdir"
@@ -825,6 +856,7 @@ EOF
 	run_sbx -c "$T/p" -- sh -c 'cat ~/secret.txt; echo "cat-rc=$?"; cat ~/public.txt'
 	expect_rc 0; expect_eq "$OUT" "cat-rc=0"$'\n'"PUBLIC" "cat of the denied file, then the control"
 }
+TESTS+=(deny_read)
 
 t_allow_read_inside_deny_read() { # allow-read re-exposes a dir and a file inside a denied dir
 	mkdir -p "$H/data/pub"
@@ -848,6 +880,7 @@ single ok:F
 listing ok:((pub|single),?)*
 EOF
 }
+TESTS+=(allow_read_inside_deny_read)
 
 t_path_forms() { # ~, relative with .., trailing /**, globs * ? [..] **, quoted paths, include
 	mkdir -p "$H/keys" "$H/deep/a/b" "$H/with space" "$O/sub"
@@ -898,6 +931,7 @@ EOF
 	run_sbx -c "$T/p" -- sh -c 'cat "$1"; echo "|"; cat "$2"' sh "$H/with space/q\"uote" "$H/with space/ok"
 	expect_rc 0; expect_eq "$OUT" "|"$'\n'"R" "quoted path with space and \\\" hidden, neighbour readable"
 }
+TESTS+=(path_forms)
 
 t_cli_directives() { # --deny-read=, --allow-write=, --deny-write=, --allow-all-unix-sockets
 	echo SECRET >"$P/secret.txt"; echo F >"$P/frozen"; echo O >"$O/f"
@@ -916,6 +950,7 @@ EOF
 	expect_ops <<<$'frozen EROFS\nctl ok'
 	run_sbx -c "$T/p" --allow-all-unix-sockets -- true; expect_rc 0 "--allow-all-unix-sockets"
 }
+TESTS+=(cli_directives)
 
 # ---------------------------------------------------------------- writes and mandatory denies
 t_write_outside_roots_erofs() { # every kind of write outside the roots -> EROFS; same ops inside work
@@ -981,6 +1016,7 @@ EOF
 	expect_eq "$(cat "$P/in.txt")" $'in\n+' "host view of the control append"
 	[ -d "$P/newdir" ] && [ -e "$P/ren2" ] && [ -L "$P/sl" ] || fail "control ops did not reach the disk"
 }
+TESTS+=(write_outside_roots_erofs)
 
 t_deny_write_wins() { # deny-write (dir and file) beats an enclosing allow-write
 	mkdir "$P/locked"; echo L >"$P/locked/existing"; echo F >"$P/frozen.txt"
@@ -1008,6 +1044,7 @@ EOF
 	expect_eq "$(cat "$P/frozen.txt")" F "frozen.txt on disk"
 	expect_eq "$(cat "$P/locked/existing")" L "locked/existing on disk"
 }
+TESTS+=(deny_write_wins)
 
 MANDATORY_FILES=".bashrc .bash_profile .zshrc .zprofile .profile .gitconfig .gitmodules .ripgreprc .mcp.json"
 
@@ -1027,6 +1064,7 @@ t_mandatory_files_depth() { # default depth 3: dangerous files in dirs at depth 
 		expect_eq "$(cat "$P/a/b/c/$f")" $'orig\n+' "a/b/c/$f on disk (beyond the depth)"
 	done
 }
+TESTS+=(mandatory_files_depth)
 
 t_mandatory_dirs_depth() { # default depth 3: .vscode .idea .claude/{commands,agents} denied at depth 0..1
 	local d ops= exp= base
@@ -1047,6 +1085,7 @@ t_mandatory_dirs_depth() { # default depth 3: .vscode .idea .claude/{commands,ag
 	expect_ops <<<"$exp"
 	expect_eq "$(cat "$P/a/.vscode/x")" orig "a/.vscode/x on disk"
 }
+TESTS+=(mandatory_dirs_depth)
 
 t_mandatory_depth_2() { # mandatory-deny-depth 2: a/.bashrc denied, a/b/.bashrc writable; .vscode only at top
 	mkdir -p "$P/a/b" "$P/.vscode" "$P/a/.vscode"
@@ -1063,6 +1102,7 @@ v1 append $P/a/.vscode/x
 EOF
 	expect_ops <<<$'f1 EROFS\nf2 ok\nv0 EROFS\nv1 ok'
 }
+TESTS+=(mandatory_depth_2)
 
 t_mandatory_case_insensitive() { # .BashRC, .VSCode, .ZshRC, .MCP.JSON are denied like their lowercase names
 	mkdir -p "$P/.VSCode" "$P/a"
@@ -1077,6 +1117,7 @@ ctl append $P/notes.txt
 EOF
 	expect_ops <<<$'bashrc EROFS\nvscode EROFS\nzshrc EROFS\nmcp EROFS\nctl ok'
 }
+TESTS+=(mandatory_case_insensitive)
 
 t_mandatory_skips_node_modules() { # dangerous names under node_modules stay writable; a/.bashrc is not
 	mkdir -p "$P/node_modules/pkg" "$P/node_modules/.vscode" "$P/a"
@@ -1091,6 +1132,7 @@ ctl_denied append $P/a/.bashrc
 EOF
 	expect_ops <<<$'nm1 ok\nnm2 ok\nnm3 ok\nctl_denied EROFS'
 }
+TESTS+=(mandatory_skips_node_modules)
 
 t_placeholders_prevent_create_and_vanish() { # missing dangerous files can't be written at a root top; tree identical after
 	# `write` is open(O_CREAT|O_TRUNC) like `echo > .bashrc`. A missing name is held by an
@@ -1121,6 +1163,7 @@ EOF
 	expect_same_tree "$P" "$T/p.before" "project after the run"
 	expect_same_tree "$T/w2" "$T/w2.before" "second writable root after the run"
 }
+TESTS+=(placeholders_prevent_create_and_vanish)
 
 t_placeholders_after_sigkill() { # sbx SIGKILLed mid-run: no process survives; next run cleans placeholders
 	local tok="sleep ${TOKBASE}1" left
@@ -1142,6 +1185,7 @@ EOF
 	expect_same_tree "$P" "$T/p.before" "project after SIGKILL + next run"
 	expect_same_tree "$T/w2" "$T/w2.before" "second root after SIGKILL + next run"
 }
+TESTS+=(placeholders_after_sigkill)
 
 # ---------------------------------------------------------------- writes: git, renames, symlinks
 t_git_repo() { # git init/add/commit work; .git/config + hooks + worktree .git file denied; allow-git-config
@@ -1191,6 +1235,7 @@ EOF
 	expect_eq "$committed" "file.txt src/main.c " \
 		"host: files committed by 'git add .' in run 1 (sandbox placeholders must not be committed)"
 }
+TESTS+=(git_repo)
 
 t_rename_ancestor_busy() { # renaming an ancestor of a denied path -> EBUSY ("Device or resource busy")
 	git init -q "$P"; mkdir -p "$P/other" "$P/a"; echo o >"$P/a/.bashrc"
@@ -1208,6 +1253,7 @@ EOF
 	[ -d "$P/.git" ] && [ ! -e "$P/.git2" ] && [ ! -e "$P/.git3" ] && [ -d "$P/a" ] || fail "host: .git or a was moved"
 	[ -d "$P/other2" ] || fail "host: control rename missing"
 }
+TESTS+=(rename_ancestor_busy)
 
 t_symlink_escape() { # symlinks inside the project pointing outside do not make the outside writable
 	echo orig >"$O/target"; mkdir "$O/d"
@@ -1235,6 +1281,7 @@ ctl ok
 EOF
 	expect_same_tree "$O" "$T/out.before" "outside dir after writes through symlinks"
 }
+TESTS+=(symlink_escape)
 
 t_symlinked_root_no_widening() { # allow-write of a symlink to a broader dir: refused (125) or no wider writes
 	local case_ link
@@ -1271,6 +1318,7 @@ EOF
 		[ ! -e "$T/via.txt" ] || fail "write through symlinked root $link reached $T"
 	done
 }
+TESTS+=(symlinked_root_no_widening)
 
 # ---------------------------------------------------------------- the process: lo, env, exit, signals
 t_network_only_lo() { # only the lo interface inside, with and without allow-domain
@@ -1292,6 +1340,7 @@ EOF
 		expect_eq "$(awk '{ print $2 }' <<<"$OUT" | tr '\n' ' ')" "lo: " "ip -o link"
 	fi
 }
+TESTS+=(network_only_lo)
 
 t_env() { # SANDBOX_RUNTIME=1; TMPDIR private, 0700, writable, removed after; other env passes through
 	local td mark=sbx-mark-$TOKBASE
@@ -1316,6 +1365,7 @@ t_env() { # SANDBOX_RUNTIME=1; TMPDIR private, 0700, writable, removed after; ot
 	left=$(find /tmp /var/tmp "$RUN" -maxdepth 4 -name "$mark" 2>/dev/null)
 	[ -z "$left" ] || fail "file written in TMPDIR survived the run: $left"
 }
+TESTS+=(env)
 
 t_exit_status() { # exit statuses: 0 3 126 127 130 137 143
 	local want cmd
@@ -1335,6 +1385,7 @@ t_exit_status() { # exit statuses: 0 3 126 127 130 137 143
 143 sh -c 'kill -TERM $$'
 EOF
 }
+TESTS+=(exit_status)
 
 t_signal_forwarding() { # TERM INT HUP QUIT sent to sbx reach the command; nothing outlives sbx
 	local sig code n=2 tok
@@ -1352,6 +1403,7 @@ t_signal_forwarding() { # TERM INT HUP QUIT sent to sbx reach the command; nothi
 		wait_gone "$tok" 5 || fail "$sig: processes outlived sbx: $(procs_with "$tok" | tr '\n' ' ')"
 	done
 }
+TESTS+=(signal_forwarding)
 
 t_stdio_byte_exact() { # 10 MiB of random bytes through stdin->stdout, a pipe, and stdin->stderr
 	local r=$RUN/rand10m
@@ -1367,6 +1419,7 @@ t_stdio_byte_exact() { # 10 MiB of random bytes through stdin->stdout, a pipe, a
 	expect_rc 0 "cat >&2"; cmp "$r" "$T/e2" || fail "stderr differs from stdin"
 	[ ! -s "$T/o2" ] || fail "stdout not empty in the stderr test"
 }
+TESTS+=(stdio_byte_exact)
 
 # ---------------------------------------------------------------- policy files
 t_tamper_refusal() { # sbx refuses (125, names the path) when its binary/bwrap would be writable
@@ -1391,6 +1444,7 @@ EOF
 		note "$(dirname "$bw") not writable by this user: allow-write of it is not a tamper risk, not checked"
 	fi
 }
+TESTS+=(tamper_refusal)
 
 t_srt_settings() { # the srt documentation example runs unchanged
 	cat >"$T/settings.json" <<'EOF'
@@ -1429,6 +1483,7 @@ r_pub ok:PUB'
 	expect_ops <<<"$exp"
 	expect_eq "$(cat "$P/.env")" ENV=1 ".env on disk"
 }
+TESTS+=(srt_settings)
 
 bad_case() { # bad_case NAME WHERE FRAGMENT-ERE FILE : FILE must be rejected
 	# WHERE: Ln = "FILE:n: " (line format), Jn = "FILE:n:COL: " (JSON), - = just names FILE,
@@ -1482,6 +1537,7 @@ t_bad_policy() { # every bad policy -> one-line "sbx: FILE:LINE[:COL]: msg", exi
 	mk tls.json '{\n  "network": {\n    "tlsTerminate": {"x": 1}\n  }\n}\n'; bad_case json-tlsTerminate J3 'tlsTerminate' "$T/tls.json"
 	[ -z "$BAD" ] || fail "bad policies not rejected as specified:"$'\n'"${BAD%$'\n'}"
 }
+TESTS+=(bad_policy)
 
 # ---------------------------------------------------------------- --print and the static build
 t_print_argv() { # --print=argv prints the shell-quoted bwrap argv, exits 0, runs nothing
@@ -1511,6 +1567,7 @@ EOF
 	[ -n "$found_cmd" ] || fail "command arguments not in the argv as single words"
 	[ -n "$found_p" ] || fail "project dir $P not in the argv"
 }
+TESTS+=(print_argv)
 
 roundtrip() { # roundtrip POLICYFILE : --print=policy / --print=json fed back give identical --print=policy
 	local f=$1 b; b=$T/rt-$(basename "$f")
@@ -1579,11 +1636,13 @@ EOF
 	run_sbx --print=policy -c "$T/s3.json" -- true
 	expect_contains "$OUT" "evil.example.com" "printed policy of JSON keeps deniedDomains"
 }
+TESTS+=(print_roundtrip)
 
 t_print_roundtrip_example() { # /work/main/policy.example survives the round trips
 	[ -f "$HERE/policy.example" ] || skip "policy.example not present in $HERE"
 	roundtrip "$HERE/policy.example"
 }
+TESTS+=(print_roundtrip_example)
 
 t_make_static() { # make static gives a statically linked sbx that runs a sandboxed command
 	command -v musl-gcc >/dev/null || skip "musl-gcc not installed"
@@ -1615,33 +1674,9 @@ t_make_static() { # make static gives a statically linked sbx that runs a sandbo
 	expect_eq "$(cat "$T/s.out")" $'SR=1\nlo' "static sbx: sandboxed output"
 	"$f" -c "$T/p" -- true; RC=$?; expect_rc 0 "static sbx running true"
 }
+TESTS+=(make_static)
 
 # ================================================================ runner
-TESTS=(
-	fuzz_corpus_replay
-	allow_host_port
-	proxy_locked_down
-	proxy_git_ssh_command
-	proxy_protocols proxy_refusals proxy_ssh_refusal_and_hostile_clients proxy_environment
-	explain_decisions
-	make_install
-	weaker_and_fail_closed
-	seccomp_status unix_sockets_blocked namespaces_blocked foreign_abi_killed terminal_kept_tiocsti_refused
-	process_isolation threads_work nested_userns_option
-	unit unit_macos builds_warning_free man_page_current
-	bwrap_usable help_version_check argv_parsing
-	default_policy_refuses_home_and_root default_policy
-	deny_read allow_read_inside_deny_read path_forms cli_directives
-	write_outside_roots_erofs deny_write_wins
-	mandatory_files_depth mandatory_dirs_depth mandatory_depth_2
-	mandatory_case_insensitive mandatory_skips_node_modules
-	placeholders_prevent_create_and_vanish placeholders_after_sigkill
-	git_repo rename_ancestor_busy symlink_escape symlinked_root_no_widening
-	network_only_lo env exit_status signal_forwarding stdio_byte_exact
-	tamper_refusal srt_settings bad_policy
-	print_argv print_roundtrip print_roundtrip_example make_static
-)
-
 # More scenarios live in tests/*.tests.sh: each defines t_NAME functions and adds NAME to TESTS.
 for f in tests/*.tests.sh; do [ -f "$f" ] && . "$f"; done
 
