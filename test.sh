@@ -10,7 +10,7 @@
 #   SBX_TEST_VERBOSE=1        also print the log of passing and skipped tests
 #
 # Without SBX, ./sbx is built with `make -s sbx` when it is missing or older than sbx.c.
-# The helper tests/helpers/fsop.c is compiled into the scratch dir at start.
+# The helpers tests/helpers/fsop.c and sysprobe.c are compiled into the scratch dir at start.
 #
 # Conventions
 #   * Each test is a function t_NAME, registered by `TESTS+=(NAME)` right after it (as in
@@ -1638,7 +1638,7 @@ EOF
 }
 TESTS+=(print_roundtrip)
 
-t_print_roundtrip_example() { # /work/main/policy.example survives the round trips
+t_print_roundtrip_example() { # the checkout's policy.example survives the round trips
 	[ -f "$HERE/policy.example" ] || skip "policy.example not present in $HERE"
 	roundtrip "$HERE/policy.example"
 }
