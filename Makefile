@@ -91,7 +91,10 @@ test-asan: tests/unit-asan sbx-asan
 
 .PHONY: test-asan
 
-# ---- Fuzzing: tests/fuzz_{json,policy,pattern}.c ----------------------
+# ---- Fuzzing: tests/fuzz_NAME.c for each NAME in FUZZ_NAMES -------------
+# Each target replays a corpus when built without libFuzzer (it includes
+# tests/fuzz_main.c); its seeds are tests/corpus/NAME/, its dictionary
+# tests/corpus/NAME.dict.
 # `make fuzz` builds the libFuzzer targets (clang; Debian: clang and
 # libclang-rt-14-dev). Run one over a scratch copy of its seeds, e.g.
 #   cp -r tests/corpus/policy /tmp/c && ./tests/fuzz_policy.bin -max_len=4096 \

@@ -10,10 +10,12 @@
 #   SBX_TEST_VERBOSE=1        also print the log of passing and skipped tests
 #
 # Without SBX, ./sbx is built with `make -s sbx` when it is missing or older than sbx.c.
-# The helper tests/helpers/fsop.c is compiled into the scratch dir at start.
+# The helpers tests/helpers/fsop.c and sysprobe.c are compiled into the scratch dir at start.
 #
 # Conventions
-#   * Each test is a function t_NAME listed in TESTS at the bottom. It runs in a subshell
+#   * Each test is a function t_NAME, registered by `TESTS+=(NAME)` right after it (as in
+#     tests/*.tests.sh). Tests run in TESTS order: this file's in the order they are defined,
+#     then those of tests/*.tests.sh, file by file in glob order. Each runs in a subshell
 #     in its own fresh scratch dir $T (under one `mktemp -d` per run, removed at exit):
 #       $P = $T/proj   the project dir: cwd of sbx for the test
 #       $H = $T/home   fake HOME (exported), never the real home
@@ -48,6 +50,7 @@ die_early() { # print a failure and the summary line, exit
 	exit 1
 }
 
+# ================================================================ harness
 # ---------------------------------------------------------------- build
 if [ -z "${SBX:-}" ]; then
 	if [ ! -x ./sbx ] || [ sbx.c -nt ./sbx ] || [ seccomp_bpf.h -nt ./sbx ]; then
@@ -191,8 +194,546 @@ git_env() {
 	export GIT_CONFIG_NOSYSTEM=1
 }
 
-# ================================================================ tests
+# ---------------------------------------------------------------- the test network host
+# for the proxy tests below and those in tests/*.tests.sh
+# net_up: a test host in its own network namespace (10.200.N.2, joined to this host by a veth
+# at 10.200.N.1) running an HTTP server on :8000 and a line-echo server on :7000, and a private
+# hosts file naming it. Only that address and loopback are ever contacted.
+net_up() {
+	[ "$(id -u)" = 0 ] || skip "network namespaces for the test servers need root"
+	command -v ip >/dev/null || skip "ip (iproute2) not installed"
+	NET_N=$(( ($$ + RANDOM) % 200 + 20 )); NS=sbxt$NET_N
+	NSIP=10.200.$NET_N.2
+	ip netns add "$NS" || skip "cannot create a network namespace"
+	trap 'ip netns del "$NS" 2>/dev/null; ip link del "${NS}h" 2>/dev/null; kill $(jobs -p) 2>/dev/null' EXIT
+	ip link add "${NS}h" type veth peer name "${NS}n" && ip link set "${NS}n" netns "$NS" &&
+	ip addr add "10.200.$NET_N.1/24" dev "${NS}h" && ip link set "${NS}h" up &&
+	ip netns exec "$NS" ip addr add "$NSIP/24" dev "${NS}n" && ip netns exec "$NS" ip link set "${NS}n" up &&
+	ip netns exec "$NS" ip link set lo up || fail "cannot wire the test namespace"
+	mkdir -p "$T/www"; echo hello-from-test-host >"$T/www/index.html"
+	ip netns exec "$NS" python3 -m http.server 8000 --bind "$NSIP" --directory "$T/www" >/dev/null 2>&1 &
+	ip netns exec "$NS" python3 -c '
+import socket, threading, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((sys.argv[1], 7000)); s.listen(64)
+def echo(c):
+    with c:
+        while True:
+            d = c.recv(65536)
+            if not d: break
+            c.sendall(d)
+while True:
+    c, _ = s.accept(); threading.Thread(target=echo, args=(c,), daemon=True).start()' "$NSIP" >/dev/null 2>&1 &
+	local i; for i in $(seq 50); do curl -s -m 1 "http://$NSIP:8000/" >/dev/null 2>&1 && break; sleep 0.1; done
+	curl -s -m 2 "http://$NSIP:8000/" | grep -q hello-from-test-host || fail "the test host's HTTP server did not start"
+	printf '127.0.0.1 localhost\n%s allowed.test denied.test also.allowed.test\n127.0.0.1 rebind.test\n' "$NSIP" >"$T/hosts"
+	policy net <<EOF
+allow-write .
+allow-domain allowed.test
+allow-domain *.allowed.test
+allow-domain rebind.test
+deny-domain denied.test "denied.test is off limits"
+deny-domain *:22 "SSH is blocked; use an https:// remote"
+EOF
+}
+# in_net CMD: run CMD with the private hosts file bound over /etc/hosts (a mount namespace)
+in_net() { unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$T/hosts" "$@"; }
+sbx_net() { # sbx_net SHELL-SCRIPT: run it in the sandbox under the net policy; sets RC OUT ERR
+	printf '$ sbx -c net -- sh -c %q\n' "$1"
+	timeout -k 5 "$TMO" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$T/hosts" \
+		"$SBX" -c "$T/net" -- sh -c "$1" >"$T/.stdout" 2>"$T/.stderr"
+	RC=$?; OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr")
+	echo "  [exit $RC]"; log_file out "$T/.stdout"; log_file err "$T/.stderr"
+}
 
+# ================================================================ tests
+# In the order they run: TESTS is filled as the functions are defined (see Conventions). That
+# order is the order the tests were added in, so a topic (builds, policy) can come up twice.
+TESTS=()
+
+# ---------------------------------------------------------------- the parsers' fuzz corpora
+t_fuzz_corpus_replay() { # the fuzz targets' corpora replay clean (ASan+UBSan where clang has them): every finding stays fixed
+	local t cc_flags="-O1 -g -Wall -Wextra" n=0
+	if echo 'int main(void){return 0;}' | cc -fsanitize=address,undefined -x c -o "$T/asan-probe" - 2>/dev/null && "$T/asan-probe"; then
+		cc_flags="$cc_flags -fsanitize=address,undefined -fno-sanitize-recover=all"
+	fi
+	for t in json policy pattern http socks gitcfg; do
+		[ -f "$HERE/tests/fuzz_$t.c" ] || continue
+		(cd "$HERE" && cc $cc_flags -o "$T/fuzz_$t" "tests/fuzz_$t.c") >"$T/build.out" 2>&1 || fail "build fuzz_$t: $(head -5 "$T/build.out")"
+		[ ! -s "$T/build.out" ] || fail "fuzz_$t builds with warnings: $(head -5 "$T/build.out")"
+		(cd "$HERE" && "$T/fuzz_$t" "tests/corpus/$t/") >"$T/replay.out" 2>&1 || fail "fuzz_$t: a corpus input fails: $(tail -8 "$T/replay.out")"
+		grep -Eq '^replayed [1-9][0-9]* inputs$' "$T/replay.out" || fail "fuzz_$t replayed nothing: $(tail -3 "$T/replay.out")"
+		note "fuzz_$t: $(tail -1 "$T/replay.out")"
+		n=$((n + 1))
+	done
+	[ $n -ge 1 ] || fail "no fuzz targets found"
+}
+TESTS+=(fuzz_corpus_replay)
+
+# ---------------------------------------------------------------- network: host ports, proxy, --explain
+t_allow_host_port() { # allow-host-port PORT: 127.0.0.1:PORT inside reaches this machine's; other ports stay closed
+	local port=$(( 20000 + RANDOM % 20000 )) other
+	other=$((port + 1))
+	mkdir -p "$T/site"; echo host-loopback-service >"$T/site/index.html"
+	python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/site" >/dev/null 2>&1 &
+	local srv=$! i
+	python3 -m http.server "$other" --bind 127.0.0.1 --directory "$T/site" >/dev/null 2>&1 &
+	local srv2=$!
+	for i in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/" >/dev/null 2>&1 && curl -s -m 1 "http://127.0.0.1:$other/" >/dev/null 2>&1 && break; sleep 0.1; done
+	policy p <<EOF
+allow-write .
+allow-host-port $port
+EOF
+	# NO_PROXY covers loopback, so clients dial 127.0.0.1 directly, as they would outside
+	run_sbx -c "$T/p" -- sh -c "curl -s -m 5 http://127.0.0.1:$port/; echo rc=\$?; curl -s -m 5 http://127.0.0.1:$other/; echo other-rc=\$?"
+	kill $srv $srv2 2>/dev/null
+	expect_contains "$OUT" host-loopback-service "the host's loopback service through allow-host-port"
+	expect_contains "$OUT" "rc=0" "curl to the allowed port"
+	grep -q 'other-rc=0' <<<"$OUT" && fail "a port not named by allow-host-port was reachable"
+	run_sbx -c "$T/p" --print=policy
+	expect_contains "$OUT" "allow-host-port $port" "--print=policy shows it"
+	run_sbx -c "$T/p" --print=json
+	expect_contains "$OUT" "\"allowHostPorts\"" "--print=json shows it"
+}
+TESTS+=(allow_host_port)
+
+t_proxy_locked_down() { # the proxy process: NoNewPrivs, under its own seccomp filter, non-dumpable; it still works
+	net_up
+	in_net "$SBX" -c "$T/net" -- sh -c 'curl -s -m 5 http://allowed.test:8000/ >"$1"; sleep 4' sh "$P/got" >"$T/bg.out" 2>&1 &
+	local spid=$! i proxy= c
+	# $spid is the subshell; below it sbx; the proxy is sbx's child that runs sbx's own image (bwrap is the other)
+	local sbxpid=
+	for i in $(seq 50); do
+		sbxpid=$(pgrep -P $spid -f "$SBX" | head -1)
+		for c in $( [ -n "$sbxpid" ] && pgrep -P "$sbxpid"); do
+			[ "$(tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline" | cut -d' ' -f1)" = "$SBX" ] && proxy=$c
+		done
+		[ -n "$proxy" ] && break; sleep 0.1
+	done
+	[ -n "$proxy" ] || { kill $spid; fail "no proxy process found under sbx"; }
+	for i in $(seq 50); do [ -s "$P/got" ] && break; sleep 0.1; done   # it has served: it is locked down by now
+	local st; st=$(grep -E '^(NoNewPrivs|Seccomp):' "/proc/$proxy/status")
+	note "proxy $proxy: $st"
+	grep -Eq '^NoNewPrivs:[[:space:]]*1$' <<<"$st" || fail "proxy NoNewPrivs is not 1: $st"
+	grep -Eq '^Seccomp:[[:space:]]*2$' <<<"$st" || fail "proxy is not under a seccomp filter: $st"
+	wait $spid
+	grep -q hello-from-test-host "$P/got" || fail "control: the locked-down proxy did not serve a request"
+}
+TESTS+=(proxy_locked_down)
+
+t_proxy_git_ssh_command() { # ssh through GIT_SSH_COMMAND with sbx --connect (socat hidden): the refusal text, and a tunnel
+	net_up
+	command -v ssh >/dev/null || skip "ssh (openssh-client) not installed"
+	cat >>"$T/net" <<EOF
+deny-read $(command -v socat 2>/dev/null || echo /usr/bin/socat)
+EOF
+	sbx_net 'echo "[$GIT_SSH_COMMAND]"; command -v socat >/dev/null && socat -V >/dev/null 2>&1 && echo socat-usable
+		sh -c "$GIT_SSH_COMMAND -o BatchMode=yes -o StrictHostKeyChecking=no git@allowed.test true" 2>&1 | head -3
+		GIT_SSH_VARIANT=ssh git ls-remote git@allowed.test:repo.git 2>&1 | head -3
+		P=$(printf "%s" "$GIT_SSH_COMMAND" | sed "s/.*ProxyCommand=.\([^ ]*\) .*/\1/"); echo "proxycommand=$P"
+		echo ping-through-connect | "$P" --connect allowed.test 7000
+		"$P" --connect denied.test 7000 </dev/null; echo "denied-rc=$?"'
+	note "$OUT"; note "$ERR"
+	expect_contains "$OUT" "ProxyCommand=" "GIT_SSH_COMMAND is set"
+	grep -q socat-usable <<<"$OUT" && fail "socat is still usable inside (the test hides it)"
+	[ "$(grep -c 'SSH is blocked; use an https:// remote' <<<"$OUT")" -ge 2 ] || fail "ssh and git ls-remote do not both print the deny reason"
+	expect_contains "$OUT" "ping-through-connect" "sbx --connect tunnels to an allowed host"
+	expect_contains "$OUT" "denied-rc=1" "sbx --connect to a denied host fails"
+	expect_contains "$ERR" "403 denied.test is off limits" "and says why"
+}
+TESTS+=(proxy_git_ssh_command)
+
+t_proxy_protocols() { # curl through the proxy: absolute-URI HTTP, CONNECT, SOCKS5 (hostname), SOCKS4a; direct fails
+	net_up
+	sbx_net 'curl -s -m 5 http://allowed.test:8000/; echo "a=$?"
+		curl -s -m 5 -p http://allowed.test:8000/; echo "c=$?"
+		curl -s -m 5 --socks5-hostname 127.0.0.1:1080 http://also.allowed.test:8000/; echo "s5=$?"
+		curl -s -m 5 --socks4a 127.0.0.1:1080 http://allowed.test:8000/; echo "s4=$?"
+		curl -s -m 3 --noproxy "*" http://allowed.test:8000/; echo "direct=$?"'
+	expect_rc 0
+	local k; for k in a c s5 s4; do
+		grep -q "^hello-from-test-host$" <<<"$OUT" && grep -q "^$k=0$" <<<"$OUT" || fail "$k: request through the proxy failed: $OUT"
+	done
+	[ "$(grep -c '^hello-from-test-host$' <<<"$OUT")" = 4 ] || fail "not every protocol fetched the page: $OUT"
+	grep -q '^direct=0$' <<<"$OUT" && fail "a direct connection (no proxy) succeeded"
+	# raw TCP through CONNECT and SOCKS5 (python's socket, the echo server)
+	sbx_net 'python3 - <<EOF
+import socket, struct
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT allowed.test:7000 HTTP/1.1\r\nHost: allowed.test:7000\r\n\r\n")
+r = b""
+while b"\r\n\r\n" not in r: r += s.recv(1)
+s.sendall(b"ping-connect"); print(r.split(b"\r\n")[0].decode(), s.recv(100).decode())
+t = socket.create_connection(("127.0.0.1", 1080))
+t.sendall(b"\x05\x01\x00"); assert t.recv(2) == b"\x05\x00"
+h = b"allowed.test"; t.sendall(b"\x05\x01\x00\x03" + bytes([len(h)]) + h + struct.pack(">H", 7000))
+rep = t.recv(10); t.sendall(b"ping-socks"); print("socks", rep[1], t.recv(100).decode())
+EOF'
+	expect_contains "$OUT" "HTTP/1.1 200 Connection Established ping-connect" "raw TCP through CONNECT"
+	expect_contains "$OUT" "socks 0 ping-socks" "raw TCP through SOCKS5"
+}
+TESTS+=(proxy_protocols)
+
+t_proxy_refusals() { # srt's replies: 403 reasons, deny beats allow, Host spoof and userinfo, rebinding, SOCKS codes
+	net_up
+	sbx_net 'curl -si -m 5 http://denied.test:8000/ | tr -d "\r"; echo ===
+		curl -s -m 5 -p -o /dev/null -w "%{http_code}\n" http://denied.test:8000/ 2>&1; curl -sv -m 5 -p http://denied.test:8000/ 2>&1 | grep -i "< HTTP/1.1 403" | tr -d "\r"; echo ===
+		curl -s -m 5 -o /dev/null -w "spoof=%{http_code}\n" -H "Host: allowed.test:8000" http://denied.test:8000/
+		curl -s -m 5 -o /dev/null -w "userinfo-denied=%{http_code}\n" "http://allowed.test@denied.test:8000/"
+		curl -s -m 5 -o /dev/null -w "userinfo-allowed=%{http_code}\n" "http://denied.test@allowed.test:8000/"
+		curl -sv -m 5 -p http://rebind.test:8000/ 2>&1 | grep -i "< HTTP/1.1 403" | tr -d "\r"
+		curl -s -m 5 --socks5-hostname 127.0.0.1:1080 http://denied.test:8000/; echo "socks-denied=$?"
+		curl -s -m 5 --socks4a 127.0.0.1:1080 http://denied.test:8000/; echo "socks4-denied=$?"
+		curl -s -m 5 -o /dev/null -w "notlisted=%{http_code}\n" http://other.test:8000/'
+	note "$OUT"
+	expect_contains "$OUT" "HTTP/1.1 403 Forbidden" "absolute-URI deny status"
+	expect_contains "$OUT" "X-Proxy-Error: blocked-by-allowlist" "deny header"
+	expect_contains "$OUT" "Connection blocked by network allowlist" "deny body"
+	expect_contains "$OUT" "< HTTP/1.1 403 denied.test is off limits" "CONNECT deny: the reason is the status phrase"
+	expect_contains "$OUT" "spoof=403" "Host header spoof (the target decides)"
+	expect_contains "$OUT" "userinfo-denied=403" "userinfo smuggling"
+	expect_contains "$OUT" "userinfo-allowed=200" "control: userinfo before an allowed host"
+	expect_contains "$OUT" "< HTTP/1.1 403 resolved to a loopback address" "a name resolving to 127.0.0.1"
+	expect_contains "$OUT" "socks-denied=97" "SOCKS5 deny (curl: connection not allowed)"
+	expect_contains "$OUT" "socks4-denied=97" "SOCKS4 deny"
+	expect_contains "$OUT" "notlisted=403" "a host on no list"
+}
+TESTS+=(proxy_refusals)
+
+t_proxy_ssh_refusal_and_hostile_clients() { # port 22 denied in-band in SSH; garbage and idle clients stall no one
+	net_up
+	sbx_net 'python3 - <<EOF
+import socket, time
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT allowed.test:22 HTTP/1.1\r\nHost: allowed.test:22\r\n\r\n")
+time.sleep(0.5); print(repr(s.recv(4096)))
+idle = [socket.create_connection(("127.0.0.1", p)) for p in (3128, 1080) for _ in range(20)]   # say nothing
+bad = socket.create_connection(("127.0.0.1", 3128)); bad.sendall(b"\x00\xff garbage\r\n\r\n"); print("bad:", bad.recv(100)[:24])
+big = socket.create_connection(("127.0.0.1", 3128)); big.sendall(b"GET http://allowed.test:8000/ HTTP/1.1\r\n" + b"X: " + b"a" * 20000 + b"\r\n\r\n"); print("big:", big.recv(100)[:40])
+t0 = time.time()
+g = socket.create_connection(("127.0.0.1", 3128)); g.sendall(b"GET http://allowed.test:8000/ HTTP/1.1\r\nHost: allowed.test:8000\r\n\r\n")
+d = b""
+while True:
+    x = g.recv(65536)
+    if not x: break
+    d += x
+print("good:", b"hello-from-test-host" in d, "%.2f" % (time.time() - t0))
+EOF'
+	note "$OUT"
+	expect_contains "$OUT" "SSH-2.0-policy_refusal" "the in-band SSH banner"
+	expect_contains "$OUT" "SSH is blocked; use an https:// remote" "the SSH disconnect carries the reason"
+	expect_contains "$OUT" "bad: b'HTTP/1.1 400 Bad Request" "garbage gets 400"
+	expect_contains "$OUT" "big: b'HTTP/1.1 431 Request Header Fields" "an oversized head gets 431"
+	grep -q "good: True" <<<"$OUT" || fail "a good request failed next to idle and hostile clients"
+	local secs; secs=$(sed -n 's/^good: True //p' <<<"$OUT")
+	python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1.0 else 1)" "$secs" || fail "the good request took ${secs}s next to 40 idle clients"
+	if command -v ssh >/dev/null; then
+		sbx_net 'ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ProxyCommand="socat - PROXY:127.0.0.1:%h:%p,proxyport=3128" git@allowed.test 2>&1 | head -3'
+		expect_contains "$OUT" "SSH is blocked; use an https:// remote" "ssh itself prints the reason"
+	fi
+}
+TESTS+=(proxy_ssh_refusal_and_hostile_clients)
+
+t_proxy_environment() { # the variables srt sets (and JVM, node), pointing at the listeners; none without allow-domain
+	net_up
+	sbx_net 'env | grep -E "^(HTTPS?_PROXY|https?_proxy|ALL_PROXY|NO_PROXY|FTP_PROXY|RSYNC_PROXY|GRPC_PROXY|JAVA_TOOL_OPTIONS|NODE_USE_ENV_PROXY|CLOUDSDK_PROXY_PORT)=" | sort'
+	expect_contains "$OUT" "HTTPS_PROXY=http://127.0.0.1:3128" "HTTPS_PROXY"
+	expect_contains "$OUT" "https_proxy=http://127.0.0.1:3128" "https_proxy"
+	expect_contains "$OUT" "ALL_PROXY=http://127.0.0.1:3128" "ALL_PROXY"
+	expect_contains "$OUT" "FTP_PROXY=socks5h://127.0.0.1:1080" "FTP_PROXY"
+	expect_contains "$OUT" "NO_PROXY=localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16" "NO_PROXY as srt"
+	expect_contains "$OUT" "-Dhttps.proxyPort=3128" "JAVA_TOOL_OPTIONS"
+	expect_contains "$OUT" "NODE_USE_ENV_PROXY=1" "NODE_USE_ENV_PROXY"
+	policy nonet <<<"allow-write ."
+	local probe='import socket,sys
+try:
+    socket.create_connection(("127.0.0.1", 3128), timeout=2); print("listening")
+except OSError as e:
+    print("closed", e.errno)'
+	sbx_net "python3 -c '$probe'"
+	expect_contains "$OUT" "listening" "control: the listener exists with allow-domain"
+	run_sbx -c "$T/nonet" -- sh -c 'echo "[${HTTPS_PROXY:-none}]"; python3 -c "$1"' sh "$probe"
+	expect_contains "$OUT" "[none]" "no proxy variables without allow-domain"
+	expect_contains "$OUT" "closed 111" "no listener without allow-domain (ECONNREFUSED)"
+}
+TESTS+=(proxy_environment)
+
+t_explain_decisions() { # --explain: srt's decision order, reasons, and the resolved-address guard
+	policy p <<'EOF'
+allow-domain localhost
+allow-domain *.allowed.test
+allow-domain 10.200.0.9
+deny-domain evil.allowed.test "evil is blocked"
+deny-domain *:22 "ssh is blocked; use an https remote"
+EOF
+	run_sbx -c "$T/p" --explain=localhost:8080
+	expect_rc 0 "localhost allowed"; expect_contains "$OUT" "localhost:8080: allow" "localhost"
+	run_sbx -c "$T/p" --explain=evil.allowed.test
+	expect_rc 1; expect_contains "$OUT" "deny (evil is blocked)" "deny reason"
+	run_sbx -c "$T/p" --explain=git.allowed.test:22
+	expect_rc 1; expect_contains "$OUT" "deny (ssh is blocked; use an https remote)" "port rule before allow"
+	run_sbx -c "$T/p" --explain=other.test
+	expect_rc 1; expect_contains "$OUT" "deny (host is not on the allow list)" "not allowed"
+	run_sbx -c "$T/p" --explain=0x0a.200.0.9:443
+	expect_rc 0; expect_contains "$OUT" "allow" "IPv4 shorthand canonicalised"
+	run_sbx -c "$T/p" --explain='a%b'
+	expect_rc 1; expect_contains "$OUT" "malformed host" "malformed"
+	# names from a private /etc/hosts (a mount namespace): nothing is sent to any resolver
+	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null || skip "binding a private /etc/hosts needs root"
+	printf '127.0.0.1 localhost\n127.0.0.1 rebind.allowed.test\n169.254.169.254 meta.allowed.test\n10.200.0.7 ok.allowed.test\n' >"$T/hosts"
+	unshare -m sh -c 'mount --bind "$1" /etc/hosts && for h in rebind meta ok; do "$2" -c "$3" --explain=$h.allowed.test; echo "rc=$?"; done' sh "$T/hosts" "$SBX" "$T/p" >"$T/explain.out" 2>&1
+	note "$(cat "$T/explain.out")"
+	grep -q 'rebind.allowed.test:443: deny (resolved to a loopback address)' "$T/explain.out" || fail "a name resolving to 127.0.0.1 not refused"
+	grep -q 'meta.allowed.test:443: deny (resolved to a link-local address)' "$T/explain.out" || fail "the metadata address not refused"
+	grep -q 'ok.allowed.test:443: allow' "$T/explain.out" || fail "control: a name resolving to 10.200.0.7 not allowed"
+}
+TESTS+=(explain_decisions)
+
+# ---------------------------------------------------------------- make install
+t_make_install() { # make install honours PREFIX and DESTDIR: the binary and the man page
+	local root=$T/root
+	make -s -C "$HERE" install DESTDIR="$root" PREFIX=/opt/sbx >"$T/install.out" 2>&1 || fail "make install: $(cat "$T/install.out")"
+	[ -x "$root/opt/sbx/bin/sbx" ] || fail "no $root/opt/sbx/bin/sbx"
+	cmp -s "$root/opt/sbx/share/man/man1/sbx.1" "$HERE/sbx.1" || fail "man page not installed"
+	expect_contains "$("$root/opt/sbx/bin/sbx" --version)" "sbx " "installed sbx --version"
+}
+TESTS+=(make_install)
+
+# ---------------------------------------------------------------- seccomp and the process tree
+# probe_in OP [ARG]: the probe's answer inside the default sandbox; probe_out: outside (the control)
+probe_in() { "$SBX" -c "$T/p" -- "$PROBE" "$@" 2>&1 | tail -n 1; }
+probe_out() { "$PROBE" "$@" 2>&1 | tail -n 1; }
+expect_probe() { # expect_probe OP ARG WANT_IN WANT_OUT_REGEX
+	local op=$1 arg=$2 want=$3 ctl=$4 got_in got_out
+	got_out=$(probe_out "$op" $arg); got_in=$(probe_in "$op" $arg)
+	note "$op: outside=$got_out inside=$got_in"
+	[[ $got_out =~ ^($ctl)$ ]] || fail "control: $op outside the sandbox gave '$got_out', want /$ctl/"
+	[ "$got_in" = "$want" ] || fail "$op inside the sandbox gave '$got_in', want '$want'"
+}
+
+t_weaker_and_fail_closed() { # weaker-nested-sandbox keeps the filters; sbx inside sbx fails closed (125), runs nothing
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" --weaker-nested-sandbox -- sh -c 'grep "^Seccomp:" /proc/self/status; '"$(printf '%q' "$PROBE")"' socket_unix; echo x 2>/dev/null >/proc/sys/kernel/printk && echo sysctl-written || echo sysctl-refused'
+	expect_rc 0 "weaker-nested-sandbox run"
+	expect_contains "$OUT" $'Seccomp:\t2' "filter in a weaker sandbox"
+	expect_contains "$OUT" EPERM "socket(AF_UNIX) in a weaker sandbox"
+	expect_contains "$OUT" sysctl-refused "/proc/sys in a weaker sandbox"
+	run_sbx -c "$T/p" --weaker-nested-sandbox --check
+	expect_contains "$OUT" "weaker-nested-sandbox is set" "--check names what is weaker"
+	# a sandbox cannot build another one (no mounts, no user namespaces): it must refuse, not run
+	cp "$SBX" "$O/sbx-copy"
+	run_sbx -c "$T/p" -- "$O/sbx-copy" -c "$T/p" -- touch "$P/inner-ran"
+	expect_rc 125 "sbx inside sbx"
+	[ ! -e "$P/inner-ran" ] || fail "the command ran although the inner sandbox could not be built"
+	run_sbx -c "$T/p" -- touch "$P/outer-ran"
+	expect_rc 0 "control: the outer sandbox alone"; [ -e "$P/outer-ran" ] || fail "control command did not run"
+}
+TESTS+=(weaker_and_fail_closed)
+
+t_seccomp_status() { # the command: no capabilities, NO_NEW_PRIVS, under a seccomp filter
+	policy p <<<"allow-write ."
+	grep -q '^Seccomp:[[:space:]]*0' /proc/self/status || skip "the test itself runs under seccomp"
+	run_sbx -c "$T/p" -- sh -c 'grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status'
+	expect_rc 0
+	local f
+	for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+		grep -Eq "^$f:[[:space:]]*0+$" <<<"$OUT" || fail "$f is not empty inside: $(grep "^$f" <<<"$OUT")"
+	done
+	grep -Eq '^NoNewPrivs:[[:space:]]*1$' <<<"$OUT" || fail "NoNewPrivs is not 1"
+	grep -Eq '^Seccomp:[[:space:]]*2$' <<<"$OUT" || fail "Seccomp is not 2 (filter mode)"
+}
+TESTS+=(seccomp_status)
+
+t_unix_sockets_blocked() { # socket(AF_UNIX) (python, raw, upper bits set), AF_VSOCK, io_uring: EPERM inside
+	policy p <<<"allow-write ."
+	expect_probe socket_unix "" EPERM ok
+	expect_probe socket_unix_hi "" EPERM ok
+	expect_probe socket_vsock "" EPERM 'ok|EAFNOSUPPORT|ENODEV|EINVAL|errno[0-9]+'
+	expect_probe io_uring_setup "" EPERM 'ok|EPERM|ENOSYS'
+	expect_probe socket_inet "" ok ok        # IP sockets stay (the network namespace is the fence there)
+	expect_probe socketpair "" ok ok         # socketpair reaches no one outside
+	# a Unix socket listening in a readable directory: reachable outside, refused inside
+	python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); time.sleep(30)' "$O/srv.sock" &
+	local srv=$!; local i; for i in $(seq 50); do [ -S "$O/srv.sock" ] && break; sleep 0.1; done
+	expect_probe connect_unix "$O/srv.sock" EPERM ok
+	run_sbx -c "$T/p" -- python3 -c 'import socket; socket.socket(socket.AF_UNIX)'
+	[ "$RC" != 0 ] && grep -q 'Operation not permitted' <<<"$ERR" || { kill $srv; fail "python socket(AF_UNIX) not refused with EPERM"; }
+	run_sbx -c "$T/p" --allow-all-unix-sockets -- "$PROBE" connect_unix "$O/srv.sock"
+	kill $srv 2>/dev/null
+	expect_eq "$OUT" ok "allow-all-unix-sockets: connect to the Unix socket"
+	run_sbx -c "$T/p" --allow-all-unix-sockets -- "$PROBE" unshare_mnt
+	expect_eq "$OUT" EPERM "allow-all-unix-sockets keeps the namespace rules"
+	run_sbx -c "$T/p" --allow-unix-socket=/var/run/docker.sock -- "$PROBE" socket_unix
+	expect_eq "$OUT" EPERM "allow-unix-socket does not open AF_UNIX on Linux"
+	expect_contains "$ERR" "allow-all-unix-sockets" "the warning names the Linux directive"
+}
+TESTS+=(unix_sockets_blocked)
+
+t_namespaces_blocked() { # unshare -U/-m/-Ur, mount, umount of a deny, fsopen, open_tree, setns, chroot, clone3
+	policy p <<EOF
+allow-write .
+deny-write ./locked
+EOF
+	mkdir -p "$P/locked" "$P/mnt"
+	command -v unshare >/dev/null || skip "unshare(1) not installed"
+	unshare -Ur true 2>/dev/null || skip "user namespaces unavailable to the control"
+	run_sbx -c "$T/p" -- sh -c 'unshare -U true; echo "U=$?"; unshare -m true; echo "m=$?"; unshare -Ur true; echo "Ur=$?"; mount -t tmpfs none mnt 2>/dev/null; echo "mount=$?"'
+	expect_contains "$OUT" "U=1" "unshare -U"; expect_contains "$OUT" "m=1" "unshare -m"
+	expect_contains "$OUT" "Ur=1" "unshare -Ur"; expect_contains "$OUT" "mount=" "mount ran"
+	grep -q 'mount=0' <<<"$OUT" && fail "mount -t tmpfs succeeded inside"
+	expect_probe unshare_user "" EPERM 'ok|EPERM'
+	expect_probe unshare_mnt "" EPERM 'ok|EPERM'
+	expect_probe mount_tmpfs "$P/mnt" EPERM 'ok|EPERM'
+	umount "$P/mnt" 2>/dev/null
+	expect_probe umount "$P/locked" EPERM 'EINVAL|EPERM'
+	expect_probe fsopen "" EPERM 'ok|EPERM'
+	expect_probe open_tree "$P" EPERM 'ok|EPERM'
+	expect_probe setns /proc/self/ns/uts EPERM 'ok|EPERM|EINVAL'
+	local g; g=$(probe_in setns /proc/1/ns/mnt)
+	[ "$g" = EPERM ] || [ "$g" = EACCES ] || fail "setns into init's mount namespace inside gave '$g'"
+	expect_probe chroot "$P" EPERM 'ok|EPERM'
+	expect_probe clone3 "" ENOSYS 'ok|ENOSYS'
+	expect_probe keyctl "" EPERM 'ok|ENOKEY|EACCES'
+	# the deny is still there after all that
+	run_ops -c "$T/p" <<<"locked create $P/locked/x"
+	expect_ops <<<"locked EROFS"
+}
+TESTS+=(namespaces_blocked)
+
+t_foreign_abi_killed() { # i386 int 0x80 socketcall and an x32 socket() are killed, not waved through
+	[ "$(uname -m)" = x86_64 ] || skip "i386 and x32 are x86_64 ABIs"
+	policy p <<<"allow-write ."
+	local out; out=$(probe_out int80)
+	case $out in ret:*) ;; *) skip "this kernel has no IA32 emulation (int 0x80 outside: $out); the unit interpreter covers the rule";; esac
+	expect_probe int80 "" killed:SYS 'ret:.*'
+	expect_probe x32 "" killed:SYS 'ret:.*'
+}
+TESTS+=(foreign_abi_killed)
+
+t_terminal_kept_tiocsti_refused() { # under a pty: tty(1) names a terminal, stty size follows, TIOCSTI EPERM
+	command -v script >/dev/null || skip "script(1) (util-linux) not installed"
+	policy p <<<"allow-write ."
+	script -qec "stty rows 33 cols 101; $(printf '%q' "$SBX") -c $(printf '%q' "$T/p") -- sh -c 'tty; stty size; $(printf '%q' "$PROBE") tiocsti'" "$T/typescript" </dev/null >"$T/pty.out" 2>&1
+	note "$(tr -d '\r' <"$T/pty.out")"
+	local o; o=$(tr -d '\r' <"$T/pty.out")
+	# bwrap's fresh /dev shows the caller's terminal as /dev/console
+	grep -Eq '^/dev/(pts/[0-9]+|console)$' <<<"$o" || fail "tty inside does not name a terminal: $o"
+	grep -q '^33 101$' <<<"$o" || fail "stty size inside does not follow the outer terminal: $o"
+	grep -q '^EPERM$' <<<"$o" || fail "TIOCSTI not refused with EPERM: $o"
+	# the control: TIOCSTI outside, on a pty, is not refused by a filter
+	script -qec "$(printf '%q' "$PROBE") tiocsti" "$T/ts2" </dev/null >"$T/pty2.out" 2>&1
+	grep -q 'EPERM' "$T/pty2.out" && ! grep -q 'dev.tty.legacy_tiocsti' /dev/null 2>&1 && note "TIOCSTI outside: $(tr -d '\r' <"$T/pty2.out") (kernel may disable legacy TIOCSTI)"
+	true
+}
+TESTS+=(terminal_kept_tiocsti_refused)
+
+t_process_isolation() { # only the command's own processes are visible; init cannot be traced, read or killed
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -c '
+		for p in /proc/[0-9]*; do n=${p#/proc/}; printf "%s:%s " "$n" "$(tr "\0\n\t" "   " <$p/cmdline | tr -s " " | cut -c1-40)"; done; echo
+		'"$(printf '%q' "$PROBE")"' ptrace 1; '"$(printf '%q' "$PROBE")"' vmread 1
+		kill -KILL 1; kill -0 1 && echo init-alive
+		sleep 30 & s=$!; '"$(printf '%q' "$PROBE")"' ptrace $s; kill $s'
+	expect_rc 0
+	local pids; pids=$(head -1 <<<"$OUT")
+	note "pids inside: $pids"
+	grep -q 'bwrap' <<<"$pids" && fail "bwrap is visible inside: $pids"
+	grep -q -- '--inner' <<<"$pids" && fail "sbx --inner is visible inside: $pids"
+	grep -q '^1:sbx-init ' <<<"$pids" || fail "pid 1 is not sbx's init: $pids"
+	# the loop's own $(...) subshells show up too; anything else would be a process outside
+	local n; n=$(grep -oE '(^| )[0-9]+:' <<<"$pids" | wc -l)
+	[ "$n" -le 4 ] || fail "more processes visible than the command's own ($n): $pids"
+	[ "$(sed -n 2p <<<"$OUT")" = EPERM ] || fail "ptrace of init: $(sed -n 2p <<<"$OUT")"
+	[ "$(sed -n 3p <<<"$OUT")" = EPERM ] || fail "process_vm_readv of init: $(sed -n 3p <<<"$OUT")"
+	expect_contains "$OUT" init-alive "kill -KILL 1 from inside"
+	[ "$(sed -n 5p <<<"$OUT")" = ok ] || fail "control: ptrace of the command's own child: $(sed -n 5p <<<"$OUT")"
+}
+TESTS+=(process_isolation)
+
+t_threads_work() { # clone3 -> ENOSYS must not break threads: pthreads, python threading, git's parallel index
+	git_env
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- "$PROBE" threads
+	expect_eq "$OUT" ok "8 pthreads"
+	run_sbx -c "$T/p" -- python3 -c 'import threading; t=[threading.Thread(target=lambda: None) for _ in range(8)]; [x.start() for x in t]; [x.join() for x in t]; print("py-ok")'
+	expect_eq "$OUT" py-ok "python threading"
+	mkdir -p "$P/src"; for i in $(seq 200); do echo $i >"$P/src/f$i"; done
+	run_sbx -c "$T/p" -- sh -c 'git init -q && git -c index.threads=4 -c core.preloadIndex=true add . && git -c index.threads=4 status --porcelain | wc -l'
+	expect_rc 0 "git with a parallel index"
+	expect_eq "$OUT" 200 "git status lines"
+}
+TESTS+=(threads_work)
+
+t_nested_userns_option() { # allow-nested-userns lets unshare -U work; the mount rules stay
+	policy p <<<"allow-write ."
+	unshare -Ur true 2>/dev/null || skip "user namespaces unavailable to the control"
+	run_sbx -c "$T/p" --allow-nested-userns -- sh -c "$(printf '%q' "$PROBE") unshare_user; cat /proc/sys/user/max_user_namespaces"
+	expect_eq "$(head -1 <<<"$OUT")" ok "allow-nested-userns: unshare(CLONE_NEWUSER)"
+	[ "$(sed -n 2p <<<"$OUT")" != 0 ] || fail "max_user_namespaces is 0 with allow-nested-userns"
+	run_sbx -c "$T/p" -- sh -c "cat /proc/sys/user/max_user_namespaces"
+	expect_eq "$OUT" 0 "without it, user.max_user_namespaces inside"
+	run_sbx -c "$T/p" --allow-nested-userns -- "$PROBE" unshare_mnt
+	expect_eq "$OUT" EPERM "allow-nested-userns keeps unshare(CLONE_NEWNS) refused"
+}
+TESTS+=(nested_userns_option)
+
+# ---------------------------------------------------------------- builds, unit tests, man page
+t_unit() { # tests/unit.c: readers, matchers, planner over a fake disk, argv goldens
+	(cd "$HERE" && cc -O1 -Wall -Wextra -o "$T/unit" tests/unit.c) >"$T/build.out" 2>&1 || fail "build tests/unit: $(cat "$T/build.out")"
+	[ ! -s "$T/build.out" ] || fail "tests/unit builds with warnings: $(head -5 "$T/build.out")"
+	(cd "$HERE" && "$T/unit") >"$T/unit.out" 2>&1 || { cat "$T/unit.out"; fail "unit tests failed: $(tail -1 "$T/unit.out")"; }
+	note "$(tail -1 "$T/unit.out")"
+	grep -Eq '^[1-9][0-9]* passed, 0 failed$' "$T/unit.out" || fail "no passing unit tests counted"
+}
+TESTS+=(unit)
+
+t_unit_macos() { # the same unit tests with the macOS path compiled in (-DSBX_FORCE_MACOS)
+	(cd "$HERE" && cc -O1 -Wall -Wextra -DSBX_FORCE_MACOS -o "$T/unit-macos" tests/unit.c) >"$T/build.out" 2>&1 || fail "build tests/unit-macos: $(cat "$T/build.out")"
+	[ ! -s "$T/build.out" ] || fail "tests/unit-macos builds with warnings: $(head -5 "$T/build.out")"
+	(cd "$HERE" && "$T/unit-macos") >"$T/unit.out" 2>&1 || { cat "$T/unit.out"; fail "unit tests (macOS build) failed"; }
+	grep -Eq '^[1-9][0-9]* passed, 0 failed$' "$T/unit.out" || fail "no passing unit tests counted"
+}
+TESTS+=(unit_macos)
+
+t_builds_warning_free() { # cc -Wall -Wextra: gcc, clang, aarch64 cross, the macOS path; a plain `cc -o sbx sbx.c`
+	local c out n=0
+	for c in "gcc -O2 -Wall -Wextra" "gcc -std=c11 -O2 -Wall -Wextra" "clang -O2 -Wall -Wextra" \
+	         "aarch64-linux-gnu-gcc -O2 -Wall -Wextra" "gcc -O2 -Wall -Wextra -DSBX_FORCE_MACOS" "cc"; do
+		command -v "${c%% *}" >/dev/null || { note "not installed: ${c%% *}"; continue; }
+		out=$($c -o "$T/sbx.bin" "$HERE/sbx.c" 2>&1) || fail "$c: build failed: $out"
+		[ -z "$out" ] || fail "$c: warnings: $(printf '%s\n' "$out" | head -5)"
+		n=$((n + 1))
+	done
+	[ $n -ge 3 ] || skip "fewer than three compilers available"
+	if command -v aarch64-linux-gnu-gcc >/dev/null; then
+		aarch64-linux-gnu-gcc -static -O2 -o "$T/sbx.a64" "$HERE/sbx.c" || fail "aarch64 static build failed"
+		file "$T/sbx.a64" | grep -q 'aarch64' || fail "cross build is not an aarch64 binary: $(file "$T/sbx.a64")"
+		if command -v qemu-aarch64-static >/dev/null; then
+			expect_contains "$(qemu-aarch64-static "$T/sbx.a64" --version 2>&1)" "sbx " "aarch64 sbx --version under qemu"
+			(cd "$HERE" && aarch64-linux-gnu-gcc -static -O1 -o "$T/unit.a64" tests/unit.c) || fail "aarch64 unit build failed"
+			(cd "$HERE" && qemu-aarch64-static "$T/unit.a64") >"$T/unit.out" 2>&1 || fail "unit tests under qemu-aarch64 failed: $(tail -3 "$T/unit.out")"
+			note "aarch64 unit tests: $(tail -1 "$T/unit.out")"
+		fi
+	fi
+}
+TESTS+=(builds_warning_free)
+
+t_man_page_current() { # sbx.1 is what `sbx --print=man` generates from the tables
+	[ -f "$HERE/sbx.1" ] || fail "sbx.1 missing"
+	"$SBX" --print=man >"$T/sbx.1" || fail "--print=man failed"
+	cmp -s "$T/sbx.1" "$HERE/sbx.1" || fail "sbx.1 is stale: run make sbx.1"
+	grep -q '^\.SH POLICY DIRECTIVES' "$HERE/sbx.1" && grep -q 'allow-write' "$HERE/sbx.1" || fail "man page lacks the directives"
+	"$SBX" --help >"$T/help" || fail "--help failed"
+	local d
+	for d in allow-write deny-write deny-read allow-read allow-domain deny-domain deny-address allow-unix-socket \
+	         allow-all-unix-sockets allow-local-binding mandatory-deny-depth allow-git-config weaker-nested-sandbox \
+	         allow-nested-userns weaker-network-isolation allow-apple-events ignore-violations bridge observe-writes include; do
+		grep -q "^  $d" "$T/help" || fail "--help does not list $d"
+		grep -q "^\\\\fB$d\\\\fR" "$HERE/sbx.1" || fail "sbx.1 does not list $d"
+	done
+}
+TESTS+=(man_page_current)
+
+# ---------------------------------------------------------------- preconditions, the command line
 t_bwrap_usable() { # precondition: bwrap exists and can build a user-namespace sandbox here
 	local bw
 	bw=$(command -v bwrap) || fail "bwrap not found on PATH"
@@ -200,6 +741,7 @@ t_bwrap_usable() { # precondition: bwrap exists and can build a user-namespace s
 		fail "bwrap cannot create a sandbox (user namespaces unusable?)"
 	expect_contains "$("$bw" --version)" bubblewrap "bwrap --version"
 }
+TESTS+=(bwrap_usable)
 
 t_help_version_check() { # --help/--version exit 0; --check prints ok/FAIL: lines, exit 0 iff none FAIL
 	local line nfail=0 nok=0
@@ -221,6 +763,7 @@ t_help_version_check() { # --help/--version exit 0; --check prints ok/FAIL: line
 	fi
 	expect_rc 0 "--check with no FAIL lines"
 }
+TESTS+=(help_version_check)
 
 t_argv_parsing() { # options end at the first non-option word; -- also ends them
 	policy p <<<"allow-write ."
@@ -229,7 +772,9 @@ t_argv_parsing() { # options end at the first non-option word; -- also ends them
 	run_sbx -c "$T/p" printf '%s|' -c --help --; expect_rc 0
 	expect_eq "$OUT" "-c|--help|--|" "options after the command belong to it"
 }
+TESTS+=(argv_parsing)
 
+# ---------------------------------------------------------------- policy and paths
 t_default_policy_refuses_home_and_root() { # no -c: cwd=$HOME or / -> 125, command never runs
 	cd "$H" && run_sbx sh -c 'echo RAN'
 	expect_rc 125 "default policy in \$HOME"; expect_not_contains "$OUT" RAN "stdout (cwd=\$HOME)"
@@ -238,6 +783,7 @@ t_default_policy_refuses_home_and_root() { # no -c: cwd=$HOME or / -> 125, comma
 	cd "$P" && run_sbx sh -c 'echo RAN'
 	expect_rc 0 "control: default policy in a project dir"; expect_eq "$OUT" RAN "control stdout"
 }
+TESTS+=(default_policy_refuses_home_and_root)
 
 t_default_policy() { # no -c: credentials hidden, other home files readable, cwd writable, rest not
 	mkdir -p "$H"/.ssh "$H"/.aws "$H"/.gnupg "$H"/.config/gcloud "$H"/.kube "$H"/.docker
@@ -282,6 +828,7 @@ EOF
 	expect_eq "$(cat "$P/new.txt" 2>&1)" new "host view of the file written in cwd"
 	[ ! -e "$O/new.txt" ] && [ ! -e "$H/new.txt" ] || fail "a write outside cwd reached the disk"
 }
+TESTS+=(default_policy)
 
 t_deny_read() { # deny-read file -> reads empty (cat succeeds); dir -> appears empty
 	mkdir -p "$H/.ssh" "$H/pubdir"
@@ -309,6 +856,7 @@ EOF
 	run_sbx -c "$T/p" -- sh -c 'cat ~/secret.txt; echo "cat-rc=$?"; cat ~/public.txt'
 	expect_rc 0; expect_eq "$OUT" "cat-rc=0"$'\n'"PUBLIC" "cat of the denied file, then the control"
 }
+TESTS+=(deny_read)
 
 t_allow_read_inside_deny_read() { # allow-read re-exposes a dir and a file inside a denied dir
 	mkdir -p "$H/data/pub"
@@ -332,6 +880,7 @@ single ok:F
 listing ok:((pub|single),?)*
 EOF
 }
+TESTS+=(allow_read_inside_deny_read)
 
 t_path_forms() { # ~, relative with .., trailing /**, globs * ? [..] **, quoted paths, include
 	mkdir -p "$H/keys" "$H/deep/a/b" "$H/with space" "$O/sub"
@@ -382,6 +931,7 @@ EOF
 	run_sbx -c "$T/p" -- sh -c 'cat "$1"; echo "|"; cat "$2"' sh "$H/with space/q\"uote" "$H/with space/ok"
 	expect_rc 0; expect_eq "$OUT" "|"$'\n'"R" "quoted path with space and \\\" hidden, neighbour readable"
 }
+TESTS+=(path_forms)
 
 t_cli_directives() { # --deny-read=, --allow-write=, --deny-write=, --allow-all-unix-sockets
 	echo SECRET >"$P/secret.txt"; echo F >"$P/frozen"; echo O >"$O/f"
@@ -400,7 +950,9 @@ EOF
 	expect_ops <<<$'frozen EROFS\nctl ok'
 	run_sbx -c "$T/p" --allow-all-unix-sockets -- true; expect_rc 0 "--allow-all-unix-sockets"
 }
+TESTS+=(cli_directives)
 
+# ---------------------------------------------------------------- writes and mandatory denies
 t_write_outside_roots_erofs() { # every kind of write outside the roots -> EROFS; same ops inside work
 	echo orig >"$O/file"; echo orig >"$O/ren"; mkdir "$O/dir"
 	echo in >"$P/in.txt"; echo in >"$P/ren"; echo mv >"$P/toout"; mkdir "$P/dir"
@@ -464,6 +1016,7 @@ EOF
 	expect_eq "$(cat "$P/in.txt")" $'in\n+' "host view of the control append"
 	[ -d "$P/newdir" ] && [ -e "$P/ren2" ] && [ -L "$P/sl" ] || fail "control ops did not reach the disk"
 }
+TESTS+=(write_outside_roots_erofs)
 
 t_deny_write_wins() { # deny-write (dir and file) beats an enclosing allow-write
 	mkdir "$P/locked"; echo L >"$P/locked/existing"; echo F >"$P/frozen.txt"
@@ -491,6 +1044,7 @@ EOF
 	expect_eq "$(cat "$P/frozen.txt")" F "frozen.txt on disk"
 	expect_eq "$(cat "$P/locked/existing")" L "locked/existing on disk"
 }
+TESTS+=(deny_write_wins)
 
 MANDATORY_FILES=".bashrc .bash_profile .zshrc .zprofile .profile .gitconfig .gitmodules .ripgreprc .mcp.json"
 
@@ -510,6 +1064,7 @@ t_mandatory_files_depth() { # default depth 3: dangerous files in dirs at depth 
 		expect_eq "$(cat "$P/a/b/c/$f")" $'orig\n+' "a/b/c/$f on disk (beyond the depth)"
 	done
 }
+TESTS+=(mandatory_files_depth)
 
 t_mandatory_dirs_depth() { # default depth 3: .vscode .idea .claude/{commands,agents} denied at depth 0..1
 	local d ops= exp= base
@@ -530,6 +1085,7 @@ t_mandatory_dirs_depth() { # default depth 3: .vscode .idea .claude/{commands,ag
 	expect_ops <<<"$exp"
 	expect_eq "$(cat "$P/a/.vscode/x")" orig "a/.vscode/x on disk"
 }
+TESTS+=(mandatory_dirs_depth)
 
 t_mandatory_depth_2() { # mandatory-deny-depth 2: a/.bashrc denied, a/b/.bashrc writable; .vscode only at top
 	mkdir -p "$P/a/b" "$P/.vscode" "$P/a/.vscode"
@@ -546,6 +1102,7 @@ v1 append $P/a/.vscode/x
 EOF
 	expect_ops <<<$'f1 EROFS\nf2 ok\nv0 EROFS\nv1 ok'
 }
+TESTS+=(mandatory_depth_2)
 
 t_mandatory_case_insensitive() { # .BashRC, .VSCode, .ZshRC, .MCP.JSON are denied like their lowercase names
 	mkdir -p "$P/.VSCode" "$P/a"
@@ -560,6 +1117,7 @@ ctl append $P/notes.txt
 EOF
 	expect_ops <<<$'bashrc EROFS\nvscode EROFS\nzshrc EROFS\nmcp EROFS\nctl ok'
 }
+TESTS+=(mandatory_case_insensitive)
 
 t_mandatory_skips_node_modules() { # dangerous names under node_modules stay writable; a/.bashrc is not
 	mkdir -p "$P/node_modules/pkg" "$P/node_modules/.vscode" "$P/a"
@@ -574,6 +1132,7 @@ ctl_denied append $P/a/.bashrc
 EOF
 	expect_ops <<<$'nm1 ok\nnm2 ok\nnm3 ok\nctl_denied EROFS'
 }
+TESTS+=(mandatory_skips_node_modules)
 
 t_placeholders_prevent_create_and_vanish() { # missing dangerous files can't be written at a root top; tree identical after
 	# `write` is open(O_CREAT|O_TRUNC) like `echo > .bashrc`. A missing name is held by an
@@ -604,6 +1163,7 @@ EOF
 	expect_same_tree "$P" "$T/p.before" "project after the run"
 	expect_same_tree "$T/w2" "$T/w2.before" "second writable root after the run"
 }
+TESTS+=(placeholders_prevent_create_and_vanish)
 
 t_placeholders_after_sigkill() { # sbx SIGKILLed mid-run: no process survives; next run cleans placeholders
 	local tok="sleep ${TOKBASE}1" left
@@ -625,7 +1185,9 @@ EOF
 	expect_same_tree "$P" "$T/p.before" "project after SIGKILL + next run"
 	expect_same_tree "$T/w2" "$T/w2.before" "second root after SIGKILL + next run"
 }
+TESTS+=(placeholders_after_sigkill)
 
+# ---------------------------------------------------------------- writes: git, renames, symlinks
 t_git_repo() { # git init/add/commit work; .git/config + hooks + worktree .git file denied; allow-git-config
 	git_env
 	mkdir -p "$P/src"; echo hello >"$P/file.txt"; echo 'int main(){}' >"$P/src/main.c"
@@ -673,6 +1235,7 @@ EOF
 	expect_eq "$committed" "file.txt src/main.c " \
 		"host: files committed by 'git add .' in run 1 (sandbox placeholders must not be committed)"
 }
+TESTS+=(git_repo)
 
 t_rename_ancestor_busy() { # renaming an ancestor of a denied path -> EBUSY ("Device or resource busy")
 	git init -q "$P"; mkdir -p "$P/other" "$P/a"; echo o >"$P/a/.bashrc"
@@ -690,6 +1253,7 @@ EOF
 	[ -d "$P/.git" ] && [ ! -e "$P/.git2" ] && [ ! -e "$P/.git3" ] && [ -d "$P/a" ] || fail "host: .git or a was moved"
 	[ -d "$P/other2" ] || fail "host: control rename missing"
 }
+TESTS+=(rename_ancestor_busy)
 
 t_symlink_escape() { # symlinks inside the project pointing outside do not make the outside writable
 	echo orig >"$O/target"; mkdir "$O/d"
@@ -717,6 +1281,7 @@ ctl ok
 EOF
 	expect_same_tree "$O" "$T/out.before" "outside dir after writes through symlinks"
 }
+TESTS+=(symlink_escape)
 
 t_symlinked_root_no_widening() { # allow-write of a symlink to a broader dir: refused (125) or no wider writes
 	local case_ link
@@ -753,7 +1318,9 @@ EOF
 		[ ! -e "$T/via.txt" ] || fail "write through symlinked root $link reached $T"
 	done
 }
+TESTS+=(symlinked_root_no_widening)
 
+# ---------------------------------------------------------------- the process: lo, env, exit, signals
 t_network_only_lo() { # only the lo interface inside, with and without allow-domain
 	local ifs host_ifs
 	host_ifs=$(awk -F: 'NR > 2 { gsub(/ /, "", $1); print $1 }' /proc/net/dev | tr '\n' ' ')
@@ -773,6 +1340,7 @@ EOF
 		expect_eq "$(awk '{ print $2 }' <<<"$OUT" | tr '\n' ' ')" "lo: " "ip -o link"
 	fi
 }
+TESTS+=(network_only_lo)
 
 t_env() { # SANDBOX_RUNTIME=1; TMPDIR private, 0700, writable, removed after; other env passes through
 	local td mark=sbx-mark-$TOKBASE
@@ -797,6 +1365,7 @@ t_env() { # SANDBOX_RUNTIME=1; TMPDIR private, 0700, writable, removed after; ot
 	left=$(find /tmp /var/tmp "$RUN" -maxdepth 4 -name "$mark" 2>/dev/null)
 	[ -z "$left" ] || fail "file written in TMPDIR survived the run: $left"
 }
+TESTS+=(env)
 
 t_exit_status() { # exit statuses: 0 3 126 127 130 137 143
 	local want cmd
@@ -816,6 +1385,7 @@ t_exit_status() { # exit statuses: 0 3 126 127 130 137 143
 143 sh -c 'kill -TERM $$'
 EOF
 }
+TESTS+=(exit_status)
 
 t_signal_forwarding() { # TERM INT HUP QUIT sent to sbx reach the command; nothing outlives sbx
 	local sig code n=2 tok
@@ -833,6 +1403,7 @@ t_signal_forwarding() { # TERM INT HUP QUIT sent to sbx reach the command; nothi
 		wait_gone "$tok" 5 || fail "$sig: processes outlived sbx: $(procs_with "$tok" | tr '\n' ' ')"
 	done
 }
+TESTS+=(signal_forwarding)
 
 t_stdio_byte_exact() { # 10 MiB of random bytes through stdin->stdout, a pipe, and stdin->stderr
 	local r=$RUN/rand10m
@@ -848,7 +1419,9 @@ t_stdio_byte_exact() { # 10 MiB of random bytes through stdin->stdout, a pipe, a
 	expect_rc 0 "cat >&2"; cmp "$r" "$T/e2" || fail "stderr differs from stdin"
 	[ ! -s "$T/o2" ] || fail "stdout not empty in the stderr test"
 }
+TESTS+=(stdio_byte_exact)
 
+# ---------------------------------------------------------------- policy files
 t_tamper_refusal() { # sbx refuses (125, names the path) when its binary/bwrap would be writable
 	local bw me
 	cp "$SBX" "$P/sbx"; me=$(realpath "$P/sbx"); ln -s "$P/sbx" "$O/sbx-link"
@@ -871,6 +1444,7 @@ EOF
 		note "$(dirname "$bw") not writable by this user: allow-write of it is not a tamper risk, not checked"
 	fi
 }
+TESTS+=(tamper_refusal)
 
 t_srt_settings() { # the srt documentation example runs unchanged
 	cat >"$T/settings.json" <<'EOF'
@@ -909,6 +1483,7 @@ r_pub ok:PUB'
 	expect_ops <<<"$exp"
 	expect_eq "$(cat "$P/.env")" ENV=1 ".env on disk"
 }
+TESTS+=(srt_settings)
 
 bad_case() { # bad_case NAME WHERE FRAGMENT-ERE FILE : FILE must be rejected
 	# WHERE: Ln = "FILE:n: " (line format), Jn = "FILE:n:COL: " (JSON), - = just names FILE,
@@ -962,7 +1537,9 @@ t_bad_policy() { # every bad policy -> one-line "sbx: FILE:LINE[:COL]: msg", exi
 	mk tls.json '{\n  "network": {\n    "tlsTerminate": {"x": 1}\n  }\n}\n'; bad_case json-tlsTerminate J3 'tlsTerminate' "$T/tls.json"
 	[ -z "$BAD" ] || fail "bad policies not rejected as specified:"$'\n'"${BAD%$'\n'}"
 }
+TESTS+=(bad_policy)
 
+# ---------------------------------------------------------------- --print and the static build
 t_print_argv() { # --print=argv prints the shell-quoted bwrap argv, exits 0, runs nothing
 	mkdir -p "$T/with space"
 	policy p <<EOF
@@ -990,6 +1567,7 @@ EOF
 	[ -n "$found_cmd" ] || fail "command arguments not in the argv as single words"
 	[ -n "$found_p" ] || fail "project dir $P not in the argv"
 }
+TESTS+=(print_argv)
 
 roundtrip() { # roundtrip POLICYFILE : --print=policy / --print=json fed back give identical --print=policy
 	local f=$1 b; b=$T/rt-$(basename "$f")
@@ -1058,11 +1636,13 @@ EOF
 	run_sbx --print=policy -c "$T/s3.json" -- true
 	expect_contains "$OUT" "evil.example.com" "printed policy of JSON keeps deniedDomains"
 }
+TESTS+=(print_roundtrip)
 
-t_print_roundtrip_example() { # /work/main/policy.example survives the round trips
+t_print_roundtrip_example() { # the checkout's policy.example survives the round trips
 	[ -f "$HERE/policy.example" ] || skip "policy.example not present in $HERE"
 	roundtrip "$HERE/policy.example"
 }
+TESTS+=(print_roundtrip_example)
 
 t_make_static() { # make static gives a statically linked sbx that runs a sandboxed command
 	command -v musl-gcc >/dev/null || skip "musl-gcc not installed"
@@ -1094,540 +1674,9 @@ t_make_static() { # make static gives a statically linked sbx that runs a sandbo
 	expect_eq "$(cat "$T/s.out")" $'SR=1\nlo' "static sbx: sandboxed output"
 	"$f" -c "$T/p" -- true; RC=$?; expect_rc 0 "static sbx running true"
 }
+TESTS+=(make_static)
 
 # ================================================================ runner
-# ---------------------------------------------------------------- build and unit tests
-t_unit() { # tests/unit.c: readers, matchers, planner over a fake disk, argv goldens
-	(cd "$HERE" && cc -O1 -Wall -Wextra -o "$T/unit" tests/unit.c) >"$T/build.out" 2>&1 || fail "build tests/unit: $(cat "$T/build.out")"
-	[ ! -s "$T/build.out" ] || fail "tests/unit builds with warnings: $(head -5 "$T/build.out")"
-	(cd "$HERE" && "$T/unit") >"$T/unit.out" 2>&1 || { cat "$T/unit.out"; fail "unit tests failed: $(tail -1 "$T/unit.out")"; }
-	note "$(tail -1 "$T/unit.out")"
-	grep -Eq '^[1-9][0-9]* passed, 0 failed$' "$T/unit.out" || fail "no passing unit tests counted"
-}
-
-t_unit_macos() { # the same unit tests with the macOS path compiled in (-DSBX_FORCE_MACOS)
-	(cd "$HERE" && cc -O1 -Wall -Wextra -DSBX_FORCE_MACOS -o "$T/unit-macos" tests/unit.c) >"$T/build.out" 2>&1 || fail "build tests/unit-macos: $(cat "$T/build.out")"
-	[ ! -s "$T/build.out" ] || fail "tests/unit-macos builds with warnings: $(head -5 "$T/build.out")"
-	(cd "$HERE" && "$T/unit-macos") >"$T/unit.out" 2>&1 || { cat "$T/unit.out"; fail "unit tests (macOS build) failed"; }
-	grep -Eq '^[1-9][0-9]* passed, 0 failed$' "$T/unit.out" || fail "no passing unit tests counted"
-}
-
-t_builds_warning_free() { # cc -Wall -Wextra: gcc, clang, aarch64 cross, the macOS path; a plain `cc -o sbx sbx.c`
-	local c out n=0
-	for c in "gcc -O2 -Wall -Wextra" "gcc -std=c11 -O2 -Wall -Wextra" "clang -O2 -Wall -Wextra" \
-	         "aarch64-linux-gnu-gcc -O2 -Wall -Wextra" "gcc -O2 -Wall -Wextra -DSBX_FORCE_MACOS" "cc"; do
-		command -v "${c%% *}" >/dev/null || { note "not installed: ${c%% *}"; continue; }
-		out=$($c -o "$T/sbx.bin" "$HERE/sbx.c" 2>&1) || fail "$c: build failed: $out"
-		[ -z "$out" ] || fail "$c: warnings: $(printf '%s\n' "$out" | head -5)"
-		n=$((n + 1))
-	done
-	[ $n -ge 3 ] || skip "fewer than three compilers available"
-	if command -v aarch64-linux-gnu-gcc >/dev/null; then
-		aarch64-linux-gnu-gcc -static -O2 -o "$T/sbx.a64" "$HERE/sbx.c" || fail "aarch64 static build failed"
-		file "$T/sbx.a64" | grep -q 'aarch64' || fail "cross build is not an aarch64 binary: $(file "$T/sbx.a64")"
-		if command -v qemu-aarch64-static >/dev/null; then
-			expect_contains "$(qemu-aarch64-static "$T/sbx.a64" --version 2>&1)" "sbx " "aarch64 sbx --version under qemu"
-			(cd "$HERE" && aarch64-linux-gnu-gcc -static -O1 -o "$T/unit.a64" tests/unit.c) || fail "aarch64 unit build failed"
-			(cd "$HERE" && qemu-aarch64-static "$T/unit.a64") >"$T/unit.out" 2>&1 || fail "unit tests under qemu-aarch64 failed: $(tail -3 "$T/unit.out")"
-			note "aarch64 unit tests: $(tail -1 "$T/unit.out")"
-		fi
-	fi
-}
-
-t_man_page_current() { # sbx.1 is what `sbx --print=man` generates from the tables
-	[ -f "$HERE/sbx.1" ] || fail "sbx.1 missing"
-	"$SBX" --print=man >"$T/sbx.1" || fail "--print=man failed"
-	cmp -s "$T/sbx.1" "$HERE/sbx.1" || fail "sbx.1 is stale: run make sbx.1"
-	grep -q '^\.SH POLICY DIRECTIVES' "$HERE/sbx.1" && grep -q 'allow-write' "$HERE/sbx.1" || fail "man page lacks the directives"
-	"$SBX" --help >"$T/help" || fail "--help failed"
-	local d
-	for d in allow-write deny-write deny-read allow-read allow-domain deny-domain deny-address allow-unix-socket \
-	         allow-all-unix-sockets allow-local-binding mandatory-deny-depth allow-git-config weaker-nested-sandbox \
-	         allow-nested-userns weaker-network-isolation allow-apple-events ignore-violations bridge observe-writes include; do
-		grep -q "^  $d" "$T/help" || fail "--help does not list $d"
-		grep -q "^\\\\fB$d\\\\fR" "$HERE/sbx.1" || fail "sbx.1 does not list $d"
-	done
-}
-
-# ---------------------------------------------------------------- seccomp and the process tree
-# probe_in OP [ARG]: the probe's answer inside the default sandbox; probe_out: outside (the control)
-probe_in() { "$SBX" -c "$T/p" -- "$PROBE" "$@" 2>&1 | tail -n 1; }
-probe_out() { "$PROBE" "$@" 2>&1 | tail -n 1; }
-expect_probe() { # expect_probe OP ARG WANT_IN WANT_OUT_REGEX
-	local op=$1 arg=$2 want=$3 ctl=$4 got_in got_out
-	got_out=$(probe_out "$op" $arg); got_in=$(probe_in "$op" $arg)
-	note "$op: outside=$got_out inside=$got_in"
-	[[ $got_out =~ ^($ctl)$ ]] || fail "control: $op outside the sandbox gave '$got_out', want /$ctl/"
-	[ "$got_in" = "$want" ] || fail "$op inside the sandbox gave '$got_in', want '$want'"
-}
-
-t_seccomp_status() { # the command: no capabilities, NO_NEW_PRIVS, under a seccomp filter
-	policy p <<<"allow-write ."
-	grep -q '^Seccomp:[[:space:]]*0' /proc/self/status || skip "the test itself runs under seccomp"
-	run_sbx -c "$T/p" -- sh -c 'grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status'
-	expect_rc 0
-	local f
-	for f in CapInh CapPrm CapEff CapBnd CapAmb; do
-		grep -Eq "^$f:[[:space:]]*0+$" <<<"$OUT" || fail "$f is not empty inside: $(grep "^$f" <<<"$OUT")"
-	done
-	grep -Eq '^NoNewPrivs:[[:space:]]*1$' <<<"$OUT" || fail "NoNewPrivs is not 1"
-	grep -Eq '^Seccomp:[[:space:]]*2$' <<<"$OUT" || fail "Seccomp is not 2 (filter mode)"
-}
-
-t_unix_sockets_blocked() { # socket(AF_UNIX) (python, raw, upper bits set), AF_VSOCK, io_uring: EPERM inside
-	policy p <<<"allow-write ."
-	expect_probe socket_unix "" EPERM ok
-	expect_probe socket_unix_hi "" EPERM ok
-	expect_probe socket_vsock "" EPERM 'ok|EAFNOSUPPORT|ENODEV|EINVAL|errno[0-9]+'
-	expect_probe io_uring_setup "" EPERM 'ok|EPERM|ENOSYS'
-	expect_probe socket_inet "" ok ok        # IP sockets stay (the network namespace is the fence there)
-	expect_probe socketpair "" ok ok         # socketpair reaches no one outside
-	# a Unix socket listening in a readable directory: reachable outside, refused inside
-	python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); time.sleep(30)' "$O/srv.sock" &
-	local srv=$!; local i; for i in $(seq 50); do [ -S "$O/srv.sock" ] && break; sleep 0.1; done
-	expect_probe connect_unix "$O/srv.sock" EPERM ok
-	run_sbx -c "$T/p" -- python3 -c 'import socket; socket.socket(socket.AF_UNIX)'
-	[ "$RC" != 0 ] && grep -q 'Operation not permitted' <<<"$ERR" || { kill $srv; fail "python socket(AF_UNIX) not refused with EPERM"; }
-	run_sbx -c "$T/p" --allow-all-unix-sockets -- "$PROBE" connect_unix "$O/srv.sock"
-	kill $srv 2>/dev/null
-	expect_eq "$OUT" ok "allow-all-unix-sockets: connect to the Unix socket"
-	run_sbx -c "$T/p" --allow-all-unix-sockets -- "$PROBE" unshare_mnt
-	expect_eq "$OUT" EPERM "allow-all-unix-sockets keeps the namespace rules"
-	run_sbx -c "$T/p" --allow-unix-socket=/var/run/docker.sock -- "$PROBE" socket_unix
-	expect_eq "$OUT" EPERM "allow-unix-socket does not open AF_UNIX on Linux"
-	expect_contains "$ERR" "allow-all-unix-sockets" "the warning names the Linux directive"
-}
-
-t_namespaces_blocked() { # unshare -U/-m/-Ur, mount, umount of a deny, fsopen, open_tree, setns, chroot, clone3
-	policy p <<EOF
-allow-write .
-deny-write ./locked
-EOF
-	mkdir -p "$P/locked" "$P/mnt"
-	command -v unshare >/dev/null || skip "unshare(1) not installed"
-	unshare -Ur true 2>/dev/null || skip "user namespaces unavailable to the control"
-	run_sbx -c "$T/p" -- sh -c 'unshare -U true; echo "U=$?"; unshare -m true; echo "m=$?"; unshare -Ur true; echo "Ur=$?"; mount -t tmpfs none mnt 2>/dev/null; echo "mount=$?"'
-	expect_contains "$OUT" "U=1" "unshare -U"; expect_contains "$OUT" "m=1" "unshare -m"
-	expect_contains "$OUT" "Ur=1" "unshare -Ur"; expect_contains "$OUT" "mount=" "mount ran"
-	grep -q 'mount=0' <<<"$OUT" && fail "mount -t tmpfs succeeded inside"
-	expect_probe unshare_user "" EPERM 'ok|EPERM'
-	expect_probe unshare_mnt "" EPERM 'ok|EPERM'
-	expect_probe mount_tmpfs "$P/mnt" EPERM 'ok|EPERM'
-	umount "$P/mnt" 2>/dev/null
-	expect_probe umount "$P/locked" EPERM 'EINVAL|EPERM'
-	expect_probe fsopen "" EPERM 'ok|EPERM'
-	expect_probe open_tree "$P" EPERM 'ok|EPERM'
-	expect_probe setns /proc/self/ns/uts EPERM 'ok|EPERM|EINVAL'
-	local g; g=$(probe_in setns /proc/1/ns/mnt)
-	[ "$g" = EPERM ] || [ "$g" = EACCES ] || fail "setns into init's mount namespace inside gave '$g'"
-	expect_probe chroot "$P" EPERM 'ok|EPERM'
-	expect_probe clone3 "" ENOSYS 'ok|ENOSYS'
-	expect_probe keyctl "" EPERM 'ok|ENOKEY|EACCES'
-	# the deny is still there after all that
-	run_ops -c "$T/p" <<<"locked create $P/locked/x"
-	expect_ops <<<"locked EROFS"
-}
-
-t_foreign_abi_killed() { # i386 int 0x80 socketcall and an x32 socket() are killed, not waved through
-	[ "$(uname -m)" = x86_64 ] || skip "i386 and x32 are x86_64 ABIs"
-	policy p <<<"allow-write ."
-	local out; out=$(probe_out int80)
-	case $out in ret:*) ;; *) skip "this kernel has no IA32 emulation (int 0x80 outside: $out); the unit interpreter covers the rule";; esac
-	expect_probe int80 "" killed:SYS 'ret:.*'
-	expect_probe x32 "" killed:SYS 'ret:.*'
-}
-
-t_terminal_kept_tiocsti_refused() { # under a pty: tty(1) names a terminal, stty size follows, TIOCSTI EPERM
-	command -v script >/dev/null || skip "script(1) (util-linux) not installed"
-	policy p <<<"allow-write ."
-	script -qec "stty rows 33 cols 101; $(printf '%q' "$SBX") -c $(printf '%q' "$T/p") -- sh -c 'tty; stty size; $(printf '%q' "$PROBE") tiocsti'" "$T/typescript" </dev/null >"$T/pty.out" 2>&1
-	note "$(tr -d '\r' <"$T/pty.out")"
-	local o; o=$(tr -d '\r' <"$T/pty.out")
-	# bwrap's fresh /dev shows the caller's terminal as /dev/console
-	grep -Eq '^/dev/(pts/[0-9]+|console)$' <<<"$o" || fail "tty inside does not name a terminal: $o"
-	grep -q '^33 101$' <<<"$o" || fail "stty size inside does not follow the outer terminal: $o"
-	grep -q '^EPERM$' <<<"$o" || fail "TIOCSTI not refused with EPERM: $o"
-	# the control: TIOCSTI outside, on a pty, is not refused by a filter
-	script -qec "$(printf '%q' "$PROBE") tiocsti" "$T/ts2" </dev/null >"$T/pty2.out" 2>&1
-	grep -q 'EPERM' "$T/pty2.out" && ! grep -q 'dev.tty.legacy_tiocsti' /dev/null 2>&1 && note "TIOCSTI outside: $(tr -d '\r' <"$T/pty2.out") (kernel may disable legacy TIOCSTI)"
-	true
-}
-
-t_process_isolation() { # only the command's own processes are visible; init cannot be traced, read or killed
-	policy p <<<"allow-write ."
-	run_sbx -c "$T/p" -- sh -c '
-		for p in /proc/[0-9]*; do n=${p#/proc/}; printf "%s:%s " "$n" "$(tr "\0\n\t" "   " <$p/cmdline | tr -s " " | cut -c1-40)"; done; echo
-		'"$(printf '%q' "$PROBE")"' ptrace 1; '"$(printf '%q' "$PROBE")"' vmread 1
-		kill -KILL 1; kill -0 1 && echo init-alive
-		sleep 30 & s=$!; '"$(printf '%q' "$PROBE")"' ptrace $s; kill $s'
-	expect_rc 0
-	local pids; pids=$(head -1 <<<"$OUT")
-	note "pids inside: $pids"
-	grep -q 'bwrap' <<<"$pids" && fail "bwrap is visible inside: $pids"
-	grep -q -- '--inner' <<<"$pids" && fail "sbx --inner is visible inside: $pids"
-	grep -q '^1:sbx-init ' <<<"$pids" || fail "pid 1 is not sbx's init: $pids"
-	# the loop's own $(...) subshells show up too; anything else would be a process outside
-	local n; n=$(grep -oE '(^| )[0-9]+:' <<<"$pids" | wc -l)
-	[ "$n" -le 4 ] || fail "more processes visible than the command's own ($n): $pids"
-	[ "$(sed -n 2p <<<"$OUT")" = EPERM ] || fail "ptrace of init: $(sed -n 2p <<<"$OUT")"
-	[ "$(sed -n 3p <<<"$OUT")" = EPERM ] || fail "process_vm_readv of init: $(sed -n 3p <<<"$OUT")"
-	expect_contains "$OUT" init-alive "kill -KILL 1 from inside"
-	[ "$(sed -n 5p <<<"$OUT")" = ok ] || fail "control: ptrace of the command's own child: $(sed -n 5p <<<"$OUT")"
-}
-
-t_threads_work() { # clone3 -> ENOSYS must not break threads: pthreads, python threading, git's parallel index
-	git_env
-	policy p <<<"allow-write ."
-	run_sbx -c "$T/p" -- "$PROBE" threads
-	expect_eq "$OUT" ok "8 pthreads"
-	run_sbx -c "$T/p" -- python3 -c 'import threading; t=[threading.Thread(target=lambda: None) for _ in range(8)]; [x.start() for x in t]; [x.join() for x in t]; print("py-ok")'
-	expect_eq "$OUT" py-ok "python threading"
-	mkdir -p "$P/src"; for i in $(seq 200); do echo $i >"$P/src/f$i"; done
-	run_sbx -c "$T/p" -- sh -c 'git init -q && git -c index.threads=4 -c core.preloadIndex=true add . && git -c index.threads=4 status --porcelain | wc -l'
-	expect_rc 0 "git with a parallel index"
-	expect_eq "$OUT" 200 "git status lines"
-}
-
-t_nested_userns_option() { # allow-nested-userns lets unshare -U work; the mount rules stay
-	policy p <<<"allow-write ."
-	unshare -Ur true 2>/dev/null || skip "user namespaces unavailable to the control"
-	run_sbx -c "$T/p" --allow-nested-userns -- sh -c "$(printf '%q' "$PROBE") unshare_user; cat /proc/sys/user/max_user_namespaces"
-	expect_eq "$(head -1 <<<"$OUT")" ok "allow-nested-userns: unshare(CLONE_NEWUSER)"
-	[ "$(sed -n 2p <<<"$OUT")" != 0 ] || fail "max_user_namespaces is 0 with allow-nested-userns"
-	run_sbx -c "$T/p" -- sh -c "cat /proc/sys/user/max_user_namespaces"
-	expect_eq "$OUT" 0 "without it, user.max_user_namespaces inside"
-	run_sbx -c "$T/p" --allow-nested-userns -- "$PROBE" unshare_mnt
-	expect_eq "$OUT" EPERM "allow-nested-userns keeps unshare(CLONE_NEWNS) refused"
-}
-
-t_weaker_and_fail_closed() { # weaker-nested-sandbox keeps the filters; sbx inside sbx fails closed (125), runs nothing
-	policy p <<<"allow-write ."
-	run_sbx -c "$T/p" --weaker-nested-sandbox -- sh -c 'grep "^Seccomp:" /proc/self/status; '"$(printf '%q' "$PROBE")"' socket_unix; echo x 2>/dev/null >/proc/sys/kernel/printk && echo sysctl-written || echo sysctl-refused'
-	expect_rc 0 "weaker-nested-sandbox run"
-	expect_contains "$OUT" $'Seccomp:\t2' "filter in a weaker sandbox"
-	expect_contains "$OUT" EPERM "socket(AF_UNIX) in a weaker sandbox"
-	expect_contains "$OUT" sysctl-refused "/proc/sys in a weaker sandbox"
-	run_sbx -c "$T/p" --weaker-nested-sandbox --check
-	expect_contains "$OUT" "weaker-nested-sandbox is set" "--check names what is weaker"
-	# a sandbox cannot build another one (no mounts, no user namespaces): it must refuse, not run
-	cp "$SBX" "$O/sbx-copy"
-	run_sbx -c "$T/p" -- "$O/sbx-copy" -c "$T/p" -- touch "$P/inner-ran"
-	expect_rc 125 "sbx inside sbx"
-	[ ! -e "$P/inner-ran" ] || fail "the command ran although the inner sandbox could not be built"
-	run_sbx -c "$T/p" -- touch "$P/outer-ran"
-	expect_rc 0 "control: the outer sandbox alone"; [ -e "$P/outer-ran" ] || fail "control command did not run"
-}
-
-t_make_install() { # make install honours PREFIX and DESTDIR: the binary and the man page
-	local root=$T/root
-	make -s -C "$HERE" install DESTDIR="$root" PREFIX=/opt/sbx >"$T/install.out" 2>&1 || fail "make install: $(cat "$T/install.out")"
-	[ -x "$root/opt/sbx/bin/sbx" ] || fail "no $root/opt/sbx/bin/sbx"
-	cmp -s "$root/opt/sbx/share/man/man1/sbx.1" "$HERE/sbx.1" || fail "man page not installed"
-	expect_contains "$("$root/opt/sbx/bin/sbx" --version)" "sbx " "installed sbx --version"
-}
-
-t_explain_decisions() { # --explain: srt's decision order, reasons, and the resolved-address guard
-	policy p <<'EOF'
-allow-domain localhost
-allow-domain *.allowed.test
-allow-domain 10.200.0.9
-deny-domain evil.allowed.test "evil is blocked"
-deny-domain *:22 "ssh is blocked; use an https remote"
-EOF
-	run_sbx -c "$T/p" --explain=localhost:8080
-	expect_rc 0 "localhost allowed"; expect_contains "$OUT" "localhost:8080: allow" "localhost"
-	run_sbx -c "$T/p" --explain=evil.allowed.test
-	expect_rc 1; expect_contains "$OUT" "deny (evil is blocked)" "deny reason"
-	run_sbx -c "$T/p" --explain=git.allowed.test:22
-	expect_rc 1; expect_contains "$OUT" "deny (ssh is blocked; use an https remote)" "port rule before allow"
-	run_sbx -c "$T/p" --explain=other.test
-	expect_rc 1; expect_contains "$OUT" "deny (host is not on the allow list)" "not allowed"
-	run_sbx -c "$T/p" --explain=0x0a.200.0.9:443
-	expect_rc 0; expect_contains "$OUT" "allow" "IPv4 shorthand canonicalised"
-	run_sbx -c "$T/p" --explain='a%b'
-	expect_rc 1; expect_contains "$OUT" "malformed host" "malformed"
-	# names from a private /etc/hosts (a mount namespace): nothing is sent to any resolver
-	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null || skip "binding a private /etc/hosts needs root"
-	printf '127.0.0.1 localhost\n127.0.0.1 rebind.allowed.test\n169.254.169.254 meta.allowed.test\n10.200.0.7 ok.allowed.test\n' >"$T/hosts"
-	unshare -m sh -c 'mount --bind "$1" /etc/hosts && for h in rebind meta ok; do "$2" -c "$3" --explain=$h.allowed.test; echo "rc=$?"; done' sh "$T/hosts" "$SBX" "$T/p" >"$T/explain.out" 2>&1
-	note "$(cat "$T/explain.out")"
-	grep -q 'rebind.allowed.test:443: deny (resolved to a loopback address)' "$T/explain.out" || fail "a name resolving to 127.0.0.1 not refused"
-	grep -q 'meta.allowed.test:443: deny (resolved to a link-local address)' "$T/explain.out" || fail "the metadata address not refused"
-	grep -q 'ok.allowed.test:443: allow' "$T/explain.out" || fail "control: a name resolving to 10.200.0.7 not allowed"
-}
-
-# ---------------------------------------------------------------- the proxy
-# net_up: a test host in its own network namespace (10.200.N.2, joined to this host by a veth
-# at 10.200.N.1) running an HTTP server on :8000 and a line-echo server on :7000, and a private
-# hosts file naming it. Only that address and loopback are ever contacted.
-net_up() {
-	[ "$(id -u)" = 0 ] || skip "network namespaces for the test servers need root"
-	command -v ip >/dev/null || skip "ip (iproute2) not installed"
-	NET_N=$(( ($$ + RANDOM) % 200 + 20 )); NS=sbxt$NET_N
-	NSIP=10.200.$NET_N.2
-	ip netns add "$NS" || skip "cannot create a network namespace"
-	trap 'ip netns del "$NS" 2>/dev/null; ip link del "${NS}h" 2>/dev/null; kill $(jobs -p) 2>/dev/null' EXIT
-	ip link add "${NS}h" type veth peer name "${NS}n" && ip link set "${NS}n" netns "$NS" &&
-	ip addr add "10.200.$NET_N.1/24" dev "${NS}h" && ip link set "${NS}h" up &&
-	ip netns exec "$NS" ip addr add "$NSIP/24" dev "${NS}n" && ip netns exec "$NS" ip link set "${NS}n" up &&
-	ip netns exec "$NS" ip link set lo up || fail "cannot wire the test namespace"
-	mkdir -p "$T/www"; echo hello-from-test-host >"$T/www/index.html"
-	ip netns exec "$NS" python3 -m http.server 8000 --bind "$NSIP" --directory "$T/www" >/dev/null 2>&1 &
-	ip netns exec "$NS" python3 -c '
-import socket, threading, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((sys.argv[1], 7000)); s.listen(64)
-def echo(c):
-    with c:
-        while True:
-            d = c.recv(65536)
-            if not d: break
-            c.sendall(d)
-while True:
-    c, _ = s.accept(); threading.Thread(target=echo, args=(c,), daemon=True).start()' "$NSIP" >/dev/null 2>&1 &
-	local i; for i in $(seq 50); do curl -s -m 1 "http://$NSIP:8000/" >/dev/null 2>&1 && break; sleep 0.1; done
-	curl -s -m 2 "http://$NSIP:8000/" | grep -q hello-from-test-host || fail "the test host's HTTP server did not start"
-	printf '127.0.0.1 localhost\n%s allowed.test denied.test also.allowed.test\n127.0.0.1 rebind.test\n' "$NSIP" >"$T/hosts"
-	policy net <<EOF
-allow-write .
-allow-domain allowed.test
-allow-domain *.allowed.test
-allow-domain rebind.test
-deny-domain denied.test "denied.test is off limits"
-deny-domain *:22 "SSH is blocked; use an https:// remote"
-EOF
-}
-# in_net CMD: run CMD with the private hosts file bound over /etc/hosts (a mount namespace)
-in_net() { unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$T/hosts" "$@"; }
-sbx_net() { # sbx_net SHELL-SCRIPT: run it in the sandbox under the net policy; sets RC OUT ERR
-	printf '$ sbx -c net -- sh -c %q\n' "$1"
-	timeout -k 5 "$TMO" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$T/hosts" \
-		"$SBX" -c "$T/net" -- sh -c "$1" >"$T/.stdout" 2>"$T/.stderr"
-	RC=$?; OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr")
-	echo "  [exit $RC]"; log_file out "$T/.stdout"; log_file err "$T/.stderr"
-}
-
-t_proxy_protocols() { # curl through the proxy: absolute-URI HTTP, CONNECT, SOCKS5 (hostname), SOCKS4a; direct fails
-	net_up
-	sbx_net 'curl -s -m 5 http://allowed.test:8000/; echo "a=$?"
-		curl -s -m 5 -p http://allowed.test:8000/; echo "c=$?"
-		curl -s -m 5 --socks5-hostname 127.0.0.1:1080 http://also.allowed.test:8000/; echo "s5=$?"
-		curl -s -m 5 --socks4a 127.0.0.1:1080 http://allowed.test:8000/; echo "s4=$?"
-		curl -s -m 3 --noproxy "*" http://allowed.test:8000/; echo "direct=$?"'
-	expect_rc 0
-	local k; for k in a c s5 s4; do
-		grep -q "^hello-from-test-host$" <<<"$OUT" && grep -q "^$k=0$" <<<"$OUT" || fail "$k: request through the proxy failed: $OUT"
-	done
-	[ "$(grep -c '^hello-from-test-host$' <<<"$OUT")" = 4 ] || fail "not every protocol fetched the page: $OUT"
-	grep -q '^direct=0$' <<<"$OUT" && fail "a direct connection (no proxy) succeeded"
-	# raw TCP through CONNECT and SOCKS5 (python's socket, the echo server)
-	sbx_net 'python3 - <<EOF
-import socket, struct
-s = socket.create_connection(("127.0.0.1", 3128))
-s.sendall(b"CONNECT allowed.test:7000 HTTP/1.1\r\nHost: allowed.test:7000\r\n\r\n")
-r = b""
-while b"\r\n\r\n" not in r: r += s.recv(1)
-s.sendall(b"ping-connect"); print(r.split(b"\r\n")[0].decode(), s.recv(100).decode())
-t = socket.create_connection(("127.0.0.1", 1080))
-t.sendall(b"\x05\x01\x00"); assert t.recv(2) == b"\x05\x00"
-h = b"allowed.test"; t.sendall(b"\x05\x01\x00\x03" + bytes([len(h)]) + h + struct.pack(">H", 7000))
-rep = t.recv(10); t.sendall(b"ping-socks"); print("socks", rep[1], t.recv(100).decode())
-EOF'
-	expect_contains "$OUT" "HTTP/1.1 200 Connection Established ping-connect" "raw TCP through CONNECT"
-	expect_contains "$OUT" "socks 0 ping-socks" "raw TCP through SOCKS5"
-}
-
-t_proxy_refusals() { # srt's replies: 403 reasons, deny beats allow, Host spoof and userinfo, rebinding, SOCKS codes
-	net_up
-	sbx_net 'curl -si -m 5 http://denied.test:8000/ | tr -d "\r"; echo ===
-		curl -s -m 5 -p -o /dev/null -w "%{http_code}\n" http://denied.test:8000/ 2>&1; curl -sv -m 5 -p http://denied.test:8000/ 2>&1 | grep -i "< HTTP/1.1 403" | tr -d "\r"; echo ===
-		curl -s -m 5 -o /dev/null -w "spoof=%{http_code}\n" -H "Host: allowed.test:8000" http://denied.test:8000/
-		curl -s -m 5 -o /dev/null -w "userinfo-denied=%{http_code}\n" "http://allowed.test@denied.test:8000/"
-		curl -s -m 5 -o /dev/null -w "userinfo-allowed=%{http_code}\n" "http://denied.test@allowed.test:8000/"
-		curl -sv -m 5 -p http://rebind.test:8000/ 2>&1 | grep -i "< HTTP/1.1 403" | tr -d "\r"
-		curl -s -m 5 --socks5-hostname 127.0.0.1:1080 http://denied.test:8000/; echo "socks-denied=$?"
-		curl -s -m 5 --socks4a 127.0.0.1:1080 http://denied.test:8000/; echo "socks4-denied=$?"
-		curl -s -m 5 -o /dev/null -w "notlisted=%{http_code}\n" http://other.test:8000/'
-	note "$OUT"
-	expect_contains "$OUT" "HTTP/1.1 403 Forbidden" "absolute-URI deny status"
-	expect_contains "$OUT" "X-Proxy-Error: blocked-by-allowlist" "deny header"
-	expect_contains "$OUT" "Connection blocked by network allowlist" "deny body"
-	expect_contains "$OUT" "< HTTP/1.1 403 denied.test is off limits" "CONNECT deny: the reason is the status phrase"
-	expect_contains "$OUT" "spoof=403" "Host header spoof (the target decides)"
-	expect_contains "$OUT" "userinfo-denied=403" "userinfo smuggling"
-	expect_contains "$OUT" "userinfo-allowed=200" "control: userinfo before an allowed host"
-	expect_contains "$OUT" "< HTTP/1.1 403 resolved to a loopback address" "a name resolving to 127.0.0.1"
-	expect_contains "$OUT" "socks-denied=97" "SOCKS5 deny (curl: connection not allowed)"
-	expect_contains "$OUT" "socks4-denied=97" "SOCKS4 deny"
-	expect_contains "$OUT" "notlisted=403" "a host on no list"
-}
-
-t_proxy_ssh_refusal_and_hostile_clients() { # port 22 denied in-band in SSH; garbage and idle clients stall no one
-	net_up
-	sbx_net 'python3 - <<EOF
-import socket, time
-s = socket.create_connection(("127.0.0.1", 3128))
-s.sendall(b"CONNECT allowed.test:22 HTTP/1.1\r\nHost: allowed.test:22\r\n\r\n")
-time.sleep(0.5); print(repr(s.recv(4096)))
-idle = [socket.create_connection(("127.0.0.1", p)) for p in (3128, 1080) for _ in range(20)]   # say nothing
-bad = socket.create_connection(("127.0.0.1", 3128)); bad.sendall(b"\x00\xff garbage\r\n\r\n"); print("bad:", bad.recv(100)[:24])
-big = socket.create_connection(("127.0.0.1", 3128)); big.sendall(b"GET http://allowed.test:8000/ HTTP/1.1\r\n" + b"X: " + b"a" * 20000 + b"\r\n\r\n"); print("big:", big.recv(100)[:40])
-t0 = time.time()
-g = socket.create_connection(("127.0.0.1", 3128)); g.sendall(b"GET http://allowed.test:8000/ HTTP/1.1\r\nHost: allowed.test:8000\r\n\r\n")
-d = b""
-while True:
-    x = g.recv(65536)
-    if not x: break
-    d += x
-print("good:", b"hello-from-test-host" in d, "%.2f" % (time.time() - t0))
-EOF'
-	note "$OUT"
-	expect_contains "$OUT" "SSH-2.0-policy_refusal" "the in-band SSH banner"
-	expect_contains "$OUT" "SSH is blocked; use an https:// remote" "the SSH disconnect carries the reason"
-	expect_contains "$OUT" "bad: b'HTTP/1.1 400 Bad Request" "garbage gets 400"
-	expect_contains "$OUT" "big: b'HTTP/1.1 431 Request Header Fields" "an oversized head gets 431"
-	grep -q "good: True" <<<"$OUT" || fail "a good request failed next to idle and hostile clients"
-	local secs; secs=$(sed -n 's/^good: True //p' <<<"$OUT")
-	python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1.0 else 1)" "$secs" || fail "the good request took ${secs}s next to 40 idle clients"
-	if command -v ssh >/dev/null; then
-		sbx_net 'ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ProxyCommand="socat - PROXY:127.0.0.1:%h:%p,proxyport=3128" git@allowed.test 2>&1 | head -3'
-		expect_contains "$OUT" "SSH is blocked; use an https:// remote" "ssh itself prints the reason"
-	fi
-}
-
-t_proxy_environment() { # the variables srt sets (and JVM, node), pointing at the listeners; none without allow-domain
-	net_up
-	sbx_net 'env | grep -E "^(HTTPS?_PROXY|https?_proxy|ALL_PROXY|NO_PROXY|FTP_PROXY|RSYNC_PROXY|GRPC_PROXY|JAVA_TOOL_OPTIONS|NODE_USE_ENV_PROXY|CLOUDSDK_PROXY_PORT)=" | sort'
-	expect_contains "$OUT" "HTTPS_PROXY=http://127.0.0.1:3128" "HTTPS_PROXY"
-	expect_contains "$OUT" "https_proxy=http://127.0.0.1:3128" "https_proxy"
-	expect_contains "$OUT" "ALL_PROXY=http://127.0.0.1:3128" "ALL_PROXY"
-	expect_contains "$OUT" "FTP_PROXY=socks5h://127.0.0.1:1080" "FTP_PROXY"
-	expect_contains "$OUT" "NO_PROXY=localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16" "NO_PROXY as srt"
-	expect_contains "$OUT" "-Dhttps.proxyPort=3128" "JAVA_TOOL_OPTIONS"
-	expect_contains "$OUT" "NODE_USE_ENV_PROXY=1" "NODE_USE_ENV_PROXY"
-	policy nonet <<<"allow-write ."
-	local probe='import socket,sys
-try:
-    socket.create_connection(("127.0.0.1", 3128), timeout=2); print("listening")
-except OSError as e:
-    print("closed", e.errno)'
-	sbx_net "python3 -c '$probe'"
-	expect_contains "$OUT" "listening" "control: the listener exists with allow-domain"
-	run_sbx -c "$T/nonet" -- sh -c 'echo "[${HTTPS_PROXY:-none}]"; python3 -c "$1"' sh "$probe"
-	expect_contains "$OUT" "[none]" "no proxy variables without allow-domain"
-	expect_contains "$OUT" "closed 111" "no listener without allow-domain (ECONNREFUSED)"
-}
-
-t_proxy_git_ssh_command() { # ssh through GIT_SSH_COMMAND with sbx --connect (socat hidden): the refusal text, and a tunnel
-	net_up
-	command -v ssh >/dev/null || skip "ssh (openssh-client) not installed"
-	cat >>"$T/net" <<EOF
-deny-read $(command -v socat 2>/dev/null || echo /usr/bin/socat)
-EOF
-	sbx_net 'echo "[$GIT_SSH_COMMAND]"; command -v socat >/dev/null && socat -V >/dev/null 2>&1 && echo socat-usable
-		sh -c "$GIT_SSH_COMMAND -o BatchMode=yes -o StrictHostKeyChecking=no git@allowed.test true" 2>&1 | head -3
-		GIT_SSH_VARIANT=ssh git ls-remote git@allowed.test:repo.git 2>&1 | head -3
-		P=$(printf "%s" "$GIT_SSH_COMMAND" | sed "s/.*ProxyCommand=.\([^ ]*\) .*/\1/"); echo "proxycommand=$P"
-		echo ping-through-connect | "$P" --connect allowed.test 7000
-		"$P" --connect denied.test 7000 </dev/null; echo "denied-rc=$?"'
-	note "$OUT"; note "$ERR"
-	expect_contains "$OUT" "ProxyCommand=" "GIT_SSH_COMMAND is set"
-	grep -q socat-usable <<<"$OUT" && fail "socat is still usable inside (the test hides it)"
-	[ "$(grep -c 'SSH is blocked; use an https:// remote' <<<"$OUT")" -ge 2 ] || fail "ssh and git ls-remote do not both print the deny reason"
-	expect_contains "$OUT" "ping-through-connect" "sbx --connect tunnels to an allowed host"
-	expect_contains "$OUT" "denied-rc=1" "sbx --connect to a denied host fails"
-	expect_contains "$ERR" "403 denied.test is off limits" "and says why"
-}
-
-t_proxy_locked_down() { # the proxy process: NoNewPrivs, under its own seccomp filter, non-dumpable; it still works
-	net_up
-	in_net "$SBX" -c "$T/net" -- sh -c 'curl -s -m 5 http://allowed.test:8000/ >"$1"; sleep 4' sh "$P/got" >"$T/bg.out" 2>&1 &
-	local spid=$! i proxy= c
-	# $spid is the subshell; below it sbx; the proxy is sbx's child that runs sbx's own image (bwrap is the other)
-	local sbxpid=
-	for i in $(seq 50); do
-		sbxpid=$(pgrep -P $spid -f "$SBX" | head -1)
-		for c in $( [ -n "$sbxpid" ] && pgrep -P "$sbxpid"); do
-			[ "$(tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline" | cut -d' ' -f1)" = "$SBX" ] && proxy=$c
-		done
-		[ -n "$proxy" ] && break; sleep 0.1
-	done
-	[ -n "$proxy" ] || { kill $spid; fail "no proxy process found under sbx"; }
-	for i in $(seq 50); do [ -s "$P/got" ] && break; sleep 0.1; done   # it has served: it is locked down by now
-	local st; st=$(grep -E '^(NoNewPrivs|Seccomp):' "/proc/$proxy/status")
-	note "proxy $proxy: $st"
-	grep -Eq '^NoNewPrivs:[[:space:]]*1$' <<<"$st" || fail "proxy NoNewPrivs is not 1: $st"
-	grep -Eq '^Seccomp:[[:space:]]*2$' <<<"$st" || fail "proxy is not under a seccomp filter: $st"
-	wait $spid
-	grep -q hello-from-test-host "$P/got" || fail "control: the locked-down proxy did not serve a request"
-}
-
-t_allow_host_port() { # allow-host-port PORT: 127.0.0.1:PORT inside reaches this machine's; other ports stay closed
-	local port=$(( 20000 + RANDOM % 20000 )) other
-	other=$((port + 1))
-	mkdir -p "$T/site"; echo host-loopback-service >"$T/site/index.html"
-	python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/site" >/dev/null 2>&1 &
-	local srv=$! i
-	python3 -m http.server "$other" --bind 127.0.0.1 --directory "$T/site" >/dev/null 2>&1 &
-	local srv2=$!
-	for i in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/" >/dev/null 2>&1 && curl -s -m 1 "http://127.0.0.1:$other/" >/dev/null 2>&1 && break; sleep 0.1; done
-	policy p <<EOF
-allow-write .
-allow-host-port $port
-EOF
-	# NO_PROXY covers loopback, so clients dial 127.0.0.1 directly, as they would outside
-	run_sbx -c "$T/p" -- sh -c "curl -s -m 5 http://127.0.0.1:$port/; echo rc=\$?; curl -s -m 5 http://127.0.0.1:$other/; echo other-rc=\$?"
-	kill $srv $srv2 2>/dev/null
-	expect_contains "$OUT" host-loopback-service "the host's loopback service through allow-host-port"
-	expect_contains "$OUT" "rc=0" "curl to the allowed port"
-	grep -q 'other-rc=0' <<<"$OUT" && fail "a port not named by allow-host-port was reachable"
-	run_sbx -c "$T/p" --print=policy
-	expect_contains "$OUT" "allow-host-port $port" "--print=policy shows it"
-	run_sbx -c "$T/p" --print=json
-	expect_contains "$OUT" "\"allowHostPorts\"" "--print=json shows it"
-}
-
-t_fuzz_corpus_replay() { # the fuzz targets' corpora replay clean (ASan+UBSan where clang has them): every finding stays fixed
-	local t cc_flags="-O1 -g -Wall -Wextra" n=0
-	if echo 'int main(void){return 0;}' | cc -fsanitize=address,undefined -x c -o "$T/asan-probe" - 2>/dev/null && "$T/asan-probe"; then
-		cc_flags="$cc_flags -fsanitize=address,undefined -fno-sanitize-recover=all"
-	fi
-	for t in json policy pattern http socks gitcfg; do
-		[ -f "$HERE/tests/fuzz_$t.c" ] || continue
-		(cd "$HERE" && cc $cc_flags -o "$T/fuzz_$t" "tests/fuzz_$t.c") >"$T/build.out" 2>&1 || fail "build fuzz_$t: $(head -5 "$T/build.out")"
-		[ ! -s "$T/build.out" ] || fail "fuzz_$t builds with warnings: $(head -5 "$T/build.out")"
-		(cd "$HERE" && "$T/fuzz_$t" "tests/corpus/$t/") >"$T/replay.out" 2>&1 || fail "fuzz_$t: a corpus input fails: $(tail -8 "$T/replay.out")"
-		grep -Eq '^replayed [1-9][0-9]* inputs$' "$T/replay.out" || fail "fuzz_$t replayed nothing: $(tail -3 "$T/replay.out")"
-		note "fuzz_$t: $(tail -1 "$T/replay.out")"
-		n=$((n + 1))
-	done
-	[ $n -ge 1 ] || fail "no fuzz targets found"
-}
-
-TESTS=(
-	fuzz_corpus_replay
-	allow_host_port
-	proxy_locked_down
-	proxy_git_ssh_command
-	proxy_protocols proxy_refusals proxy_ssh_refusal_and_hostile_clients proxy_environment
-	explain_decisions
-	make_install
-	weaker_and_fail_closed
-	seccomp_status unix_sockets_blocked namespaces_blocked foreign_abi_killed terminal_kept_tiocsti_refused
-	process_isolation threads_work nested_userns_option
-	unit unit_macos builds_warning_free man_page_current
-	bwrap_usable help_version_check argv_parsing
-	default_policy_refuses_home_and_root default_policy
-	deny_read allow_read_inside_deny_read path_forms cli_directives
-	write_outside_roots_erofs deny_write_wins
-	mandatory_files_depth mandatory_dirs_depth mandatory_depth_2
-	mandatory_case_insensitive mandatory_skips_node_modules
-	placeholders_prevent_create_and_vanish placeholders_after_sigkill
-	git_repo rename_ancestor_busy symlink_escape symlinked_root_no_widening
-	network_only_lo env exit_status signal_forwarding stdio_byte_exact
-	tamper_refusal srt_settings bad_policy
-	print_argv print_roundtrip print_roundtrip_example make_static
-)
-
 # More scenarios live in tests/*.tests.sh: each defines t_NAME functions and adds NAME to TESTS.
 for f in tests/*.tests.sh; do [ -f "$f" ] && . "$f"; done
 
