@@ -4058,7 +4058,7 @@ glob_expand(const struct disk *dk, const char *pattern, struct vec *out, const c
  *   hidden -> visible:   --bind or --ro-bind of the host path (allow-read/write
  *                        inside a denied directory)
  *   writable changes:    --bind (allow) or --ro-bind (deny)
- *   missing write deny in a writable place: a placeholder (5c), bound read-only
+ *   missing write deny in a writable place: a placeholder (5d), bound read-only
  *
  * Mounts are ordered parents first, so a deny always lands on top of the
  * allow it overrides. Every directory between a write deny and the writable
@@ -4717,7 +4717,11 @@ git_cmd_words(const char *cmd, bool git_args, struct vec *runs)
 	}
 }
 
-struct resolver {
+/* What turns the policy's path rules and the disk into facts (struct
+ * fact): the rules resolved, the globs expanded, the scan of the writable
+ * roots for dangerous names and git repositories. (Not to be confused
+ * with the proxy's resolver, which is DNS.) */
+struct fact_finder {
 	const char *cwd, *home;	/* real paths; home may be NULL */
 	const struct policy *p;
 	const struct disk *dk;
@@ -4729,8 +4733,8 @@ struct resolver {
 	struct vec git_global;	/* of struct gitcfg_entry: the global and system config */
 	struct vec gitdirs;	/* of const char *: repositories already protected */
 	bool dotless;		/* a protect name without a leading dot: no fast path in the walk */
-	struct vec dirs;	/* of const char *: every directory the scan and rs_seen_repos listed (5e) */
-	long seen_walked;	/* rs_seen_repos's entries, bounded apart from the scan's */
+	struct vec dirs;	/* of const char *: every directory the scan and fx_seen_repos listed (5e) */
+	long seen_walked;	/* fx_seen_repos's entries, bounded apart from the scan's */
 };
 
 /* The file name of the default policy's rules (their denies are generic:
@@ -4742,29 +4746,29 @@ static const char default_policy_file[] = "default policy";
  * policy's list, which policies copy) are not every machine's, so those
  * say nothing. */
 static void __attribute__((format(printf, 3, 4)))
-rs_warn(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
+fx_warn(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 {
 	va_list ap;
 	char msg[1200];
 
 	if (r && r->file && strcmp(r->file, default_policy_file) == 0)
 		return;
-	for (size_t i = 0; r && rs->home && i < LEN(default_deny_read); i++)
-		if (strcmp(r->path, path_join(rs->home, default_deny_read[i] + 2)) == 0)
+	for (size_t i = 0; r && fx->home && i < LEN(default_deny_read); i++)
+		if (strcmp(r->path, path_join(fx->home, default_deny_read[i] + 2)) == 0)
 			return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	vec_push(&rs->warnings, astrdup(msg));
+	vec_push(&fx->warnings, astrdup(msg));
 }
 
 static int
-rs_fail(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
+fx_fail(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	err_vset(rs->e, r ? r->file : NULL, r ? r->line : 0, 0, fmt, ap);
+	err_vset(fx->e, r ? r->file : NULL, r ? r->line : 0, 0, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -4772,27 +4776,27 @@ rs_fail(struct resolver *rs, const struct pathrule *r, const char *fmt, ...)
 /* Add a write deny for a resolved path: an existing one is bound read-only,
  * a missing one becomes a placeholder at its first missing name. */
 static void
-rs_deny_write_ph(struct resolver *rs, const struct resolved *res, const char *why, enum phkind ph)
+fx_deny_write_ph(struct fact_finder *fx, const struct resolved *res, const char *why, enum phkind ph)
 {
 	if (res->kind == FK_MISSING) {
 		/* the kind asked for only when the missing name is the path's
 		 * last; an ancestor of it must be a directory */
-		plan_add_placeholder(rs->facts, res->first_missing,
+		plan_add_placeholder(fx->facts, res->first_missing,
 		    strcmp(res->first_missing, res->path) == 0 ? ph : PH_DIR, why);
 	} else if (res->kind != FK_UNREADABLE) {
-		plan_add_fact(rs->facts, res->path, res->kind, RB_DENY_WRITE, why);
+		plan_add_fact(fx->facts, res->path, res->kind, RB_DENY_WRITE, why);
 	}
 }
 
 static void
-rs_deny_write(struct resolver *rs, const struct resolved *res, const char *why)
+fx_deny_write(struct fact_finder *fx, const struct resolved *res, const char *why)
 {
-	rs_deny_write_ph(rs, res, why, PH_DIR);
+	fx_deny_write_ph(fx, res, why, PH_DIR);
 }
 
 /* Expand one rule into the spelled paths it names: itself, or its glob matches. */
 static int
-rs_expand(struct resolver *rs, const struct pathrule *r, struct vec *out)
+fx_expand(struct fact_finder *fx, const struct pathrule *r, struct vec *out)
 {
 	const char *why;
 	size_t i;
@@ -4801,8 +4805,8 @@ rs_expand(struct resolver *rs, const struct pathrule *r, struct vec *out)
 		vec_push(out, (void *)r->path);
 		return 0;
 	}
-	if (glob_expand(rs->dk, r->path, out, &why) < 0)
-		return rs_fail(rs, r, "%s: %s", r->path, why);
+	if (glob_expand(fx->dk, r->path, out, &why) < 0)
+		return fx_fail(fx, r, "%s: %s", r->path, why);
 	note("%s:%d: glob %s matched %zu path%s", r->file ? r->file : "-", r->line, r->path, out->n,
 	    out->n == 1 ? "" : "s");
 	for (i = 0; i < out->n; i++)
@@ -4819,9 +4823,9 @@ rule_why(const char *directive, const struct pathrule *r)
 }
 
 static int
-rs_rules(struct resolver *rs, enum path_list which, const char *directive)
+fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 {
-	const struct vec *rules = &rs->p->paths[which];
+	const struct vec *rules = &fx->p->paths[which];
 	size_t i, j;
 
 	for (i = 0; i < rules->n; i++) {
@@ -4829,17 +4833,17 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 		struct vec spelled = { 0 };
 		const char *why = rule_why(directive, r);
 
-		if (rs_expand(rs, r, &spelled) < 0)
+		if (fx_expand(fx, r, &spelled) < 0)
 			return -1;
 		if (!spelled.n && which != PL_ALLOW_READ)
-			rs_warn(rs, r, "%s: the glob matches nothing (a typo?)%s", why,
+			fx_warn(fx, r, "%s: the glob matches nothing (a typo?)%s", why,
 			    which == PL_ALLOW_WRITE ? "" : "; a file created there later is not covered");
 		for (j = 0; j < spelled.n; j++) {
 			const char *sp = spelled.v[j], *err;
 			struct resolved res;
 
-			if (resolve_path(rs->dk, sp, &res, &err) < 0)
-				return rs_fail(rs, r, "%s %s: %s", directive, sp, err);
+			if (resolve_path(fx->dk, sp, &res, &err) < 0)
+				return fx_fail(fx, r, "%s %s: %s", directive, sp, err);
 			/* what a glob matched or a symlink leads to, checked as the
 			 * spelled rule was (3.3): a deny there is refused, not skipped */
 			if ((err = path_refused(which, res.path))) {
@@ -4848,59 +4852,59 @@ rs_rules(struct resolver *rs, enum path_list which, const char *directive)
 				if (strcmp(res.path, sp) != 0)
 					what = aprintf("%s%sleads to %s", what ? what : "", what ? ", which " : "",
 					    res.path);
-				return rs_fail(rs, r, "%s %s: %s: %s", directive, r->path, what ? what : "refused", err);
+				return fx_fail(fx, r, "%s %s: %s: %s", directive, r->path, what ? what : "refused", err);
 			}
 			if (path_within(res.path, "/proc") || path_within(res.path, "/dev")) {
 				/* bwrap mounts a fresh /dev and /proc over these; an
 				 * allow there changes nothing (the denies are refused above) */
 				if (which == PL_ALLOW_WRITE && path_within(res.path, "/proc"))
-					return rs_fail(rs, r, "%s %s: /proc cannot be made writable", directive, sp);
+					return fx_fail(fx, r, "%s %s: /proc cannot be made writable", directive, sp);
 				note("%s: %s is under /dev or /proc, which sbx mounts itself; skipped", why, sp);
 				continue;
 			}
 			if (which == PL_ALLOW_WRITE && path_within(res.path, "/sys"))
-				return rs_fail(rs, r, "%s %s: /sys cannot be made writable", directive, sp);
+				return fx_fail(fx, r, "%s %s: /sys cannot be made writable", directive, sp);
 			switch (which) {
 			case PL_ALLOW_WRITE:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					rs_warn(rs, r, "%s: %s; skipped", why, res.kind == FK_MISSING ?
+					fx_warn(fx, r, "%s: %s; skipped", why, res.kind == FK_MISSING ?
 					    "does not exist, nor does its parent directory" : "cannot be inspected");
 					continue;
 				}
 				if (res.via_link && strcmp(res.path, sp) != 0 &&
 				    (path_within(sp, res.path) || path_depth(res.path) <= 1))
-					return rs_fail(rs, r,
+					return fx_fail(fx, r,
 					    "%s %s: is a symlink to %s, a broader directory; name %s itself if that is meant",
 					    directive, sp, res.path, res.path);
-				plan_add_fact(rs->facts, res.path, res.kind, RB_WRITE, why);
+				plan_add_fact(fx->facts, res.path, res.kind, RB_WRITE, why);
 				if (res.kind == FK_DIR)
-					vec_push(&rs->roots, (void *)res.path);
+					vec_push(&fx->roots, (void *)res.path);
 				break;
 			case PL_ALLOW_READ:
 				if (res.kind != FK_MISSING && res.kind != FK_UNREADABLE)
-					plan_add_fact(rs->facts, res.path, res.kind, RB_SHOW, why);
+					plan_add_fact(fx->facts, res.path, res.kind, RB_SHOW, why);
 				break;
 			case PL_DENY_READ:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					rs_warn(rs, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
+					fx_warn(fx, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
 					    "readable", why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
 					continue;
 				}
-				plan_add_fact(rs->facts, res.path, res.kind, RB_HIDE, why);
+				plan_add_fact(fx->facts, res.path, res.kind, RB_HIDE, why);
 				break;
 			case PL_DENY_SECRET:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					rs_warn(rs, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
+					fx_warn(fx, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
 					    "readable", why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
 					continue;
 				}
-				plan_add_fact(rs->facts, res.path, res.kind, RB_HIDE | RB_SECRET, why);
+				plan_add_fact(fx->facts, res.path, res.kind, RB_HIDE | RB_SECRET, why);
 				break;
 			case PL_DENY_WRITE:
 				if (res.kind == FK_MISSING)
-					rs_warn(rs, r, "%s: does not exist (a typo?); nothing can be created there inside the "
+					fx_warn(fx, r, "%s: does not exist (a typo?); nothing can be created there inside the "
 					    "sandbox", why);
-				rs_deny_write(rs, &res, why);
+				fx_deny_write(fx, &res, why);
 				break;
 			case PL_COUNT:
 				break;
@@ -4925,30 +4929,30 @@ name_ieq(const char *a, const char *b)
  * its target is denied as the name would be. A target that does not exist
  * cannot be covered without creating it: where the command could create
  * it, the planner refuses the run (RB_DANGLING). Returns 1 when the target
- * exists, 0 when it does not, -1 with rs->e filled on error. */
+ * exists, 0 when it does not, -1 with fx->e filled on error. */
 static int
-rs_cover_link(struct resolver *rs, const char *link, const char *why, bool deny_target)
+fx_cover_link(struct fact_finder *fx, const char *link, const char *why, bool deny_target)
 {
 	struct resolved res;
 	const char *err;
 
-	plan_add_fact(rs->facts, link, FK_LINK, RB_LINK_PIN, aprintf("%s (a symlink: pinned)", why));
-	if (resolve_path(rs->dk, link, &res, &err) < 0)
-		return rs_fail(rs, NULL, "%s: %s", link, err);
+	plan_add_fact(fx->facts, link, FK_LINK, RB_LINK_PIN, aprintf("%s (a symlink: pinned)", why));
+	if (resolve_path(fx->dk, link, &res, &err) < 0)
+		return fx_fail(fx, NULL, "%s: %s", link, err);
 	if (res.kind == FK_MISSING) {
-		plan_add_fact(rs->facts, res.first_missing, FK_MISSING, RB_DANGLING,
+		plan_add_fact(fx->facts, res.first_missing, FK_MISSING, RB_DANGLING,
 		    aprintf("%s, the target of the symlink %s (%s)", res.first_missing, link, why));
 		return 0;
 	}
 	if (deny_target)
-		rs_deny_write(rs, &res, aprintf("%s (the target of the symlink %s)", why, link));
+		fx_deny_write(fx, &res, aprintf("%s (the target of the symlink %s)", why, link));
 	return 1;
 }
 
 /* A mandatory deny at root/rel; a missing one is held by a placeholder
- * when hold_missing. Symlinks on the way are covered as rs_cover_link says. */
+ * when hold_missing. Symlinks on the way are covered as fx_cover_link says. */
 static int
-rs_mandatory_ph(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing,
+fx_mandatory_ph(struct fact_finder *fx, const char *root, const char *rel, const char *why, bool hold_missing,
     enum phkind ph)
 {
 	char *path = path_join(root, rel), *p;
@@ -4961,8 +4965,8 @@ rs_mandatory_ph(struct resolver *rs, const char *root, const char *rel, const ch
 			char *prefix = astrndup(path, (size_t)(p - path));
 			int rc;
 
-			if (rs->dk->ops->lstat(rs->dk->ctx, prefix, NULL) == FK_LINK) {
-				rc = rs_cover_link(rs, prefix, reason, !*p);
+			if (fx->dk->ops->lstat(fx->dk->ctx, prefix, NULL) == FK_LINK) {
+				rc = fx_cover_link(fx, prefix, reason, !*p);
 				if (rc <= 0)
 					return rc;	/* an error, or a dangling link: nothing below it */
 				if (!*p)
@@ -4972,38 +4976,38 @@ rs_mandatory_ph(struct resolver *rs, const char *root, const char *rel, const ch
 				break;
 		}
 	}
-	if (resolve_path(rs->dk, path, &res, &err) < 0)
-		return rs_fail(rs, NULL, "%s: %s", path, err);
+	if (resolve_path(fx->dk, path, &res, &err) < 0)
+		return fx_fail(fx, NULL, "%s: %s", path, err);
 	if (res.kind == FK_MISSING && !hold_missing)
 		return 0;
-	rs_deny_write_ph(rs, &res, reason, ph);
+	fx_deny_write_ph(fx, &res, reason, ph);
 	return 0;
 }
 
 static int
-rs_mandatory(struct resolver *rs, const char *root, const char *rel, const char *why, bool hold_missing)
+fx_mandatory(struct fact_finder *fx, const char *root, const char *rel, const char *why, bool hold_missing)
 {
-	return rs_mandatory_ph(rs, root, rel, why, hold_missing, PH_DIR);
+	return fx_mandatory_ph(fx, root, rel, why, hold_missing, PH_DIR);
 }
 
 /* A mandatory deny of an absolute path, when it lies in a writable root
  * (outside them it is read-only anyway). */
 static int
-rs_protect(struct resolver *rs, const char *path, const char *why, bool hold, enum phkind ph)
+fx_protect(struct fact_finder *fx, const char *path, const char *why, bool hold, enum phkind ph)
 {
 	struct resolved res;
 	const char *err, *root = NULL;
 	size_t i;
 
-	if (resolve_path(rs->dk, path, &res, &err) < 0)
+	if (resolve_path(fx->dk, path, &res, &err) < 0)
 		return 0;	/* git cannot reach it either */
-	for (i = 0; i < rs->roots.n; i++)
-		if (path_within(res.path, rs->roots.v[i]) && strcmp(res.path, rs->roots.v[i]) != 0 &&
-		    (!root || strlen(rs->roots.v[i]) > strlen(root)))
-			root = rs->roots.v[i];
+	for (i = 0; i < fx->roots.n; i++)
+		if (path_within(res.path, fx->roots.v[i]) && strcmp(res.path, fx->roots.v[i]) != 0 &&
+		    (!root || strlen(fx->roots.v[i]) > strlen(root)))
+			root = fx->roots.v[i];
 	if (!root)
 		return 0;
-	return rs_mandatory_ph(rs, root, res.path + strlen(root) + 1, why, hold, ph);
+	return fx_mandatory_ph(fx, root, res.path + strlen(root) + 1, why, hold, ph);
 }
 
 /* Read a git config file and, after it, the files it includes (include.path,
@@ -5064,12 +5068,12 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
  * programs and scripts of commands. top is the work tree (relative
  * hooksPath and commands are taken from there). */
 static int
-rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
+fx_git_named(struct fact_finder *fx, const struct vec *cfg, const char *top)
 {
 	size_t i, j, pass;
 
 	for (pass = 0; pass < 2; pass++) {
-		const struct vec *v = pass ? cfg : &rs->git_global;
+		const struct vec *v = pass ? cfg : &fx->git_global;
 
 		for (i = 0; v && i < v->n; i++) {
 			const struct gitcfg_entry *e = v->v[i];
@@ -5083,28 +5087,28 @@ rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
 			    e->key, e->file, e->line, k->why);
 			switch (k->kind) {
 			case GV_HOOKS:
-				if (!(path = gitcfg_path(e->value, top, rs->home)))
+				if (!(path = gitcfg_path(e->value, top, fx->home)))
 					break;
-				for (j = 0; j < rs->roots.n; j++)
-					if (path_within(rs->roots.v[j], path))
+				for (j = 0; j < fx->roots.n; j++)
+					if (path_within(fx->roots.v[j], path))
 						break;
-				if (j < rs->roots.n) {
+				if (j < fx->roots.n) {
 					/* a writable root itself: its hook names, one by one */
 					for (j = 0; j < LEN(git_hook_names); j++)
-						if (rs_protect(rs, path_join(path, git_hook_names[j]), why, false, PH_DIR) < 0)
+						if (fx_protect(fx, path_join(path, git_hook_names[j]), why, false, PH_DIR) < 0)
 							return -1;
 					break;
 				}
-				if (rs_protect(rs, path, why, true, PH_DIR) < 0)
+				if (fx_protect(fx, path, why, true, PH_DIR) < 0)
 					return -1;
 				/* husky: hooksPath .husky/_ holds stubs that run .husky/<hook> */
 				if (strcmp(strrchr(path, '/') + 1, "_") == 0 &&
-				    rs_protect(rs, path_dirname(path), why, false, PH_DIR) < 0)
+				    fx_protect(fx, path_dirname(path), why, false, PH_DIR) < 0)
 					return -1;
 				break;
 			case GV_INCLUDE:
-				if ((path = gitcfg_path(e->value, path_dirname(e->file), rs->home)) &&
-				    rs_protect(rs, path, why, true, PH_FILE) < 0)
+				if ((path = gitcfg_path(e->value, path_dirname(e->file), fx->home)) &&
+				    fx_protect(fx, path, why, true, PH_FILE) < 0)
 					return -1;
 				break;
 			case GV_CMD:
@@ -5112,8 +5116,8 @@ rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
 					break;
 				git_cmd_words(e->value, gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &runs);
 				for (j = 0; j < runs.n; j++)
-					if ((path = gitcfg_path(runs.v[j], top, rs->home)) &&
-					    rs_protect(rs, path, why, true, PH_DIR) < 0)
+					if ((path = gitcfg_path(runs.v[j], top, fx->home)) &&
+					    fx_protect(fx, path, why, true, PH_DIR) < 0)
 						return -1;
 				break;
 			case GV_SETTING:
@@ -5126,47 +5130,47 @@ rs_git_named(struct resolver *rs, const struct vec *cfg, const char *top)
 
 /* A gitdir's effective local config: its config (or, with a commondir, the
  * common directory's) and config.worktree when that is switched on.
- * Returns 0 or -1 (rs_fail). */
+ * Returns 0 or -1 (fx_fail). */
 static int
-rs_git_config(struct resolver *rs, const char *gd, const char *common, struct vec *cfg, bool *wtconfig)
+fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct vec *cfg, bool *wtconfig)
 {
 	size_t budget = 4 * SBX_MAX_GITCFG_BYTES, i;
 	const char *why;
 
 	*wtconfig = false;
-	if (git_config_read(rs->dk, rs->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why) < 0)
-		return rs_fail(rs, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
+	if (git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why) < 0)
+		return fx_fail(fx, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
 		    "remove the file, or leave the repository read-only)", why);
 	for (i = 0; i < cfg->n; i++)
 		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
 			*wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
 	if (*wtconfig &&
-	    git_config_read(rs->dk, rs->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
-		return rs_fail(rs, NULL, "%s", why);
+	    git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
+		return fx_fail(fx, NULL, "%s", why);
 	return 0;
 }
 
 static bool
-rs_gitdir_known(struct resolver *rs, const char *gd)
+fx_gitdir_known(struct fact_finder *fx, const char *gd)
 {
 	size_t i;
 
-	for (i = 0; i < rs->gitdirs.n; i++)
-		if (strcmp(rs->gitdirs.v[i], gd) == 0)
+	for (i = 0; i < fx->gitdirs.n; i++)
+		if (strcmp(fx->gitdirs.v[i], gd) == 0)
 			return true;
-	vec_push(&rs->gitdirs, (void *)gd);
-	plan_add_fact(rs->facts, gd, FK_DIR, RB_GITDIR, "a repository protected during the run");
+	vec_push(&fx->gitdirs, (void *)gd);
+	plan_add_fact(fx->facts, gd, FK_DIR, RB_GITDIR, "a repository protected during the run");
 	return false;
 }
 
-static int rs_gitdir(struct resolver *rs, const char *root, const char *gd, const char *top, bool hold, int depth);
+static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth);
 
 /* The submodule repositories under .git/modules: a submodule's name may
  * hold "/", so a directory without HEAD is searched below (bounded). */
 static int
-rs_git_modules(struct resolver *rs, const char *root, const char *dir, int depth)
+fx_git_modules(struct fact_finder *fx, const char *root, const char *dir, int depth)
 {
-	void *dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, dir);
+	void *dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, dir);
 	const char *name;
 	enum fkind k;
 	struct vec subs = { 0 };
@@ -5174,17 +5178,17 @@ rs_git_modules(struct resolver *rs, const char *root, const char *dir, int depth
 
 	if (!dh)
 		return 0;
-	while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
+	while (fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1)
 		if (k == FK_DIR)
 			vec_push(&subs, path_join(dir, name));
-	rs->dk->ops->closedir(rs->dk->ctx, dh);
+	fx->dk->ops->closedir(fx->dk->ctx, dh);
 	for (i = 0; i < subs.n && depth < 8; i++) {
 		const char *sub = subs.v[i];
 
-		if (rs->dk->ops->lstat(rs->dk->ctx, path_join(sub, "HEAD"), NULL) != FK_MISSING) {
-			if (rs_gitdir(rs, root, sub, NULL, false, depth + 1) < 0)
+		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(sub, "HEAD"), NULL) != FK_MISSING) {
+			if (fx_gitdir(fx, root, sub, NULL, false, depth + 1) < 0)
 				return -1;
-		} else if (rs_git_modules(rs, root, sub, depth + 1) < 0) {
+		} else if (fx_git_modules(fx, root, sub, depth + 1) < 0) {
 			return -1;
 		}
 	}
@@ -5197,7 +5201,7 @@ rs_git_modules(struct resolver *rs, const char *root, const char *dir, int depth
  * config names. Missing entries that are not held are left to the audit
  * after the run (5e), which neutralises what was created there. */
 static int
-rs_gitdir(struct resolver *rs, const char *root, const char *gd, const char *top, bool hold, int depth)
+fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth)
 {
 	struct vec cfg = { 0 };
 	bool wtconfig;
@@ -5207,50 +5211,50 @@ rs_gitdir(struct resolver *rs, const char *root, const char *gd, const char *top
 	enum fkind k;
 	struct vec wts = { 0 };
 
-	if (rs_gitdir_known(rs, gd))
+	if (fx_gitdir_known(fx, gd))
 		return 0;
-	if (rs_git_config(rs, gd, NULL, &cfg, &wtconfig) < 0)
+	if (fx_git_config(fx, gd, NULL, &cfg, &wtconfig) < 0)
 		return -1;
 	for (i = 0; i < LEN(gitdir_entries); i++) {
 		const struct gitdir_entry *g = &gitdir_entries[i];
 		bool h = hold && ((g->flags & GD_HOLD) || ((g->flags & GD_WTCONFIG) && wtconfig));
 
-		if ((g->flags & GD_CONFIG) && rs->p->allow_git_config)
+		if ((g->flags & GD_CONFIG) && fx->p->allow_git_config)
 			continue;
-		if (rs_mandatory_ph(rs, root, path_join(gd, g->name) + strlen(root) + 1, g->why, h, g->ph) < 0)
+		if (fx_mandatory_ph(fx, root, path_join(gd, g->name) + strlen(root) + 1, g->why, h, g->ph) < 0)
 			return -1;
 	}
-	if ((dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, path_join(gd, "worktrees")))) {
-		while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
+	if ((dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, path_join(gd, "worktrees")))) {
+		while (fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1)
 			if (k == FK_DIR)
 				vec_push(&wts, path_join(path_join(gd, "worktrees"), name));
-		rs->dk->ops->closedir(rs->dk->ctx, dh);
+		fx->dk->ops->closedir(fx->dk->ctx, dh);
 	}
 	for (i = 0; i < wts.n; i++) {
 		size_t j;
 
-		rs_gitdir_known(rs, wts.v[i]);
+		fx_gitdir_known(fx, wts.v[i]);
 		for (j = 0; j < LEN(worktree_entries); j++)
-			if (rs_mandatory_ph(rs, root, path_join(wts.v[i], worktree_entries[j].name) + strlen(root) + 1,
+			if (fx_mandatory_ph(fx, root, path_join(wts.v[i], worktree_entries[j].name) + strlen(root) + 1,
 			    worktree_entries[j].why, false, worktree_entries[j].ph) < 0)
 				return -1;
 	}
-	if (depth < 8 && rs_git_modules(rs, root, path_join(gd, "modules"), depth) < 0)
+	if (depth < 8 && fx_git_modules(fx, root, path_join(gd, "modules"), depth) < 0)
 		return -1;
-	return rs_git_named(rs, &cfg, top ? top : path_dirname(gd));
+	return fx_git_named(fx, &cfg, top ? top : path_dirname(gd));
 }
 
 /* The directory a gitdir pointer file names ("gitdir: X" in a .git file,
  * the text of commondir or gitdir), resolved against base; NULL if none. */
 static const char *
-rs_git_pointer(struct resolver *rs, const char *file, const char *base, const char *prefix, enum fkind want)
+fx_git_pointer(struct fact_finder *fx, const char *file, const char *base, const char *prefix, enum fkind want)
 {
 	struct buf b = { 0 };
 	struct resolved res;
 	const char *err;
 	char *p;
 
-	if (rs->dk->ops->readfile(rs->dk->ctx, file, 4096, &b) < 0 || !b.p) {
+	if (fx->dk->ops->readfile(fx->dk->ctx, file, 4096, &b) < 0 || !b.p) {
 		free(b.p);
 		return NULL;
 	}
@@ -5263,7 +5267,7 @@ rs_git_pointer(struct resolver *rs, const char *file, const char *base, const ch
 		for (p += strlen(prefix); *p == ' '; p++)
 			;
 	}
-	if (!*p || resolve_path(rs->dk, p[0] == '/' ? p : path_join(base, p), &res, &err) < 0 ||
+	if (!*p || resolve_path(fx->dk, p[0] == '/' ? p : path_join(base, p), &res, &err) < 0 ||
 	    res.kind != want)
 		return NULL;
 	return res.path;
@@ -5284,7 +5288,7 @@ rs_git_pointer(struct resolver *rs, const char *file, const char *base, const ch
  * directory's worktrees/ and its gitdir file points back at this .git, so
  * a .git file a command wrote cannot make another directory writable. */
 static int
-rs_git_worktree(struct resolver *rs, const char *top)
+fx_git_worktree(struct fact_finder *fx, const char *top)
 {
 	const char *dotgit = path_join(top, ".git"), *gd, *common, *back;
 	static const char *const shared[] = { "objects", "refs", "logs" };
@@ -5292,35 +5296,35 @@ rs_git_worktree(struct resolver *rs, const char *top)
 	bool wtconfig;
 	size_t i;
 
-	if (!(gd = rs_git_pointer(rs, dotgit, top, "gitdir:", FK_DIR)) ||
-	    !(common = rs_git_pointer(rs, path_join(gd, "commondir"), gd, NULL, FK_DIR)) ||
+	if (!(gd = fx_git_pointer(fx, dotgit, top, "gitdir:", FK_DIR)) ||
+	    !(common = fx_git_pointer(fx, path_join(gd, "commondir"), gd, NULL, FK_DIR)) ||
 	    strcmp(path_dirname(gd), path_join(common, "worktrees")) != 0 ||
-	    !(back = rs_git_pointer(rs, path_join(gd, "gitdir"), gd, NULL, FK_FILE)) || strcmp(back, dotgit) != 0)
+	    !(back = fx_git_pointer(fx, path_join(gd, "gitdir"), gd, NULL, FK_FILE)) || strcmp(back, dotgit) != 0)
 		return 0;	/* not a linked worktree git would accept */
-	for (i = 0; i < rs->roots.n; i++)
-		if (path_within(gd, rs->roots.v[i]))
+	for (i = 0; i < fx->roots.n; i++)
+		if (path_within(gd, fx->roots.v[i]))
 			return 0;	/* writable already; protected where its repository is scanned */
-	if (rs_gitdir_known(rs, gd))
+	if (fx_gitdir_known(fx, gd))
 		return 0;
 	note("%s is a worktree of %s: its gitdir and the common objects, refs and logs are writable", top, common);
-	plan_add_fact(rs->facts, gd, FK_DIR, RB_WRITE, aprintf("the worktree %s commits here", top));
+	plan_add_fact(fx->facts, gd, FK_DIR, RB_WRITE, aprintf("the worktree %s commits here", top));
 	for (i = 0; i < LEN(shared); i++)
-		if (rs->dk->ops->lstat(rs->dk->ctx, path_join(common, shared[i]), NULL) == FK_DIR)
-			plan_add_fact(rs->facts, path_join(common, shared[i]), FK_DIR, RB_WRITE,
+		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(common, shared[i]), NULL) == FK_DIR)
+			plan_add_fact(fx->facts, path_join(common, shared[i]), FK_DIR, RB_WRITE,
 			    aprintf("the worktree %s commits here", top));
-	if (rs_git_config(rs, gd, common, &cfg, &wtconfig) < 0)
+	if (fx_git_config(fx, gd, common, &cfg, &wtconfig) < 0)
 		return -1;
 	for (i = 0; i < LEN(worktree_entries); i++) {
 		const struct gitdir_entry *g = &worktree_entries[i];
 		struct resolved res;
 		const char *err;
 
-		if (resolve_path(rs->dk, path_join(gd, g->name), &res, &err) < 0)
+		if (resolve_path(fx->dk, path_join(gd, g->name), &res, &err) < 0)
 			continue;
 		if (res.kind != FK_MISSING || ((g->flags & GD_WTCONFIG) && wtconfig))
-			rs_deny_write_ph(rs, &res, aprintf("mandatory deny %s: %s", g->name, g->why), g->ph);
+			fx_deny_write_ph(fx, &res, aprintf("mandatory deny %s: %s", g->name, g->why), g->ph);
 	}
-	return rs_git_named(rs, &cfg, top);
+	return fx_git_named(fx, &cfg, top);
 }
 
 /* The dangerous names directly at the top of a writable root: the whole
@@ -5331,37 +5335,37 @@ rs_git_worktree(struct resolver *rs, const char *top)
  * work trees (.gitmodules, .vscode, .mcp.json of a project). Elsewhere,
  * only the dangerous files that exist are denied. */
 static int
-rs_scan_top(struct resolver *rs, const char *root)
+fx_scan_top(struct fact_finder *fx, const char *root)
 {
 	size_t i;
-	enum fkind git = rs->dk->ops->lstat(rs->dk->ctx, path_join(root, ".git"), NULL);
-	bool is_home = rs->home && strcmp(root, rs->home) == 0;
-	bool hold_missing = strcmp(root, rs->cwd) == 0 || is_home || git != FK_MISSING;
+	enum fkind git = fx->dk->ops->lstat(fx->dk->ctx, path_join(root, ".git"), NULL);
+	bool is_home = fx->home && strcmp(root, fx->home) == 0;
+	bool hold_missing = strcmp(root, fx->cwd) == 0 || is_home || git != FK_MISSING;
 
 	for (i = 0; i < LEN(dangerous_files) + LEN(dangerous_dirs); i++) {
 		bool f = i < LEN(dangerous_files);
 		size_t j = f ? i : i - LEN(dangerous_files);
 		enum dwhere w = f ? dangerous_files[j].where : dangerous_dirs[j].where;
 
-		if (w != DW_HOME && rs_mandatory(rs, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
+		if (w != DW_HOME && fx_mandatory(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
 		    f ? dangerous_files[j].why : dangerous_dirs[j].why,
 		    w == DW_TOP ? hold_missing : w == DW_HOME_HELD ? is_home : false) < 0)
 			return -1;
 	}
-	for (i = 0; i < rs->p->protected_names.n; i++)
-		if (rs_mandatory(rs, root, rs->p->protected_names.v[i], "named by protect in the policy", hold_missing) < 0)
+	for (i = 0; i < fx->p->protected_names.n; i++)
+		if (fx_mandatory(fx, root, fx->p->protected_names.v[i], "named by protect in the policy", hold_missing) < 0)
 			return -1;
 	if (git == FK_DIR) {
-		if (rs_gitdir(rs, root, path_join(root, ".git"), root, true, 0) < 0)
+		if (fx_gitdir(fx, root, path_join(root, ".git"), root, true, 0) < 0)
 			return -1;
 	} else if (git == FK_LINK) {	/* its gitdir could be anything */
-		return rs_fail(rs, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
+		return fx_fail(fx, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
 		    "it makes git use, so it refuses (hint: replace the link by a .git file, \"gitdir: PATH\", as git "
 		    "worktree writes)", root);
 	} else if (git == FK_FILE) {
-		if (rs_mandatory(rs, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
+		if (fx_mandatory(fx, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
 			return -1;
-		if (git == FK_FILE && rs_git_worktree(rs, root) < 0)
+		if (git == FK_FILE && fx_git_worktree(fx, root) < 0)
 			return -1;
 	}
 	return 0;
@@ -5369,21 +5373,21 @@ rs_scan_top(struct resolver *rs, const char *root)
 
 /* A dangerous name the walk found: denied, or, a symlink, covered. */
 static int
-rs_deny_found(struct resolver *rs, const char *p, enum fkind k, const char *why)
+fx_deny_found(struct fact_finder *fx, const char *p, enum fkind k, const char *why)
 {
 	if (k == FK_LINK)
-		return rs_cover_link(rs, p, why, true) < 0 ? -1 : 0;
-	plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
+		return fx_cover_link(fx, p, why, true) < 0 ? -1 : 0;
+	plan_add_fact(fx->facts, p, k, RB_DENY_WRITE, why);
 	return 0;
 }
 
 /* Look inside dir (a handle) for children named one of names[] (any case);
  * add each as a mandatory deny. */
 static int
-rs_scan_children(struct resolver *rs, void *parent, const char *dirpath, const char *dirname,
+fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, const char *dirname,
     const char *const *names, size_t n, const char *why)
 {
-	void *dh = rs->dk->ops->opendir(rs->dk->ctx, parent, dirname);
+	void *dh = fx->dk->ops->opendir(fx->dk->ctx, parent, dirname);
 	const char *name;
 	enum fkind k;
 	size_t i;
@@ -5391,17 +5395,17 @@ rs_scan_children(struct resolver *rs, void *parent, const char *dirpath, const c
 
 	if (!dh)
 		return 0;
-	while (rc == 0 && rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1)
+	while (rc == 0 && fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1)
 		for (i = 0; i < n; i++)
 			if (name_ieq(name, names[i])) {
 				const char *p = path_join(dirpath, name);
 
 				if (k == FK_LINK)
-					rc = rs_cover_link(rs, p, why, true) < 0 ? -1 : 0;
+					rc = fx_cover_link(fx, p, why, true) < 0 ? -1 : 0;
 				else
-					plan_add_fact(rs->facts, p, k, RB_DENY_WRITE, why);
+					plan_add_fact(fx->facts, p, k, RB_DENY_WRITE, why);
 			}
-	rs->dk->ops->closedir(rs->dk->ctx, dh);
+	fx->dk->ops->closedir(fx->dk->ctx, dh);
 	return rc;
 }
 
@@ -5421,7 +5425,7 @@ gitdir_part(const char *name, enum fkind k)
  * own depth. Not entering .git or node_modules (where the audit goes by
  * birth time); bounded. */
 static void
-rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int depth)
+fx_seen_repos(struct fact_finder *fx, void *dh, const char *dir, long *walked, int depth)
 {
 	const char *name;
 	enum fkind k;
@@ -5429,30 +5433,30 @@ rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int 
 	size_t i;
 	unsigned parts = 0;
 
-	vec_push(&rs->dirs, (void *)dir);
-	while (rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k) == 1) {
+	vec_push(&fx->dirs, (void *)dir);
+	while (fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1) {
 		if (++*walked > SBX_MAX_WALK_ENTRIES) {
-			plan_add_fact(rs->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
+			plan_add_fact(fx->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
 			return;
 		}
 		parts |= gitdir_part(name, k);
 		if (strcmp(name, ".git") == 0)
-			plan_add_fact(rs->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
+			plan_add_fact(fx->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
 		else if (k == FK_DIR && strcmp(name, "node_modules") == 0)
-			vec_push(&rs->dirs, path_join(dir, name));	/* listed, not entered */
+			vec_push(&fx->dirs, path_join(dir, name));	/* listed, not entered */
 		else if (k == FK_DIR && depth < 256)
 			vec_push(&subs, astrdup(name));
 	}
 	if (parts == 7) {	/* a gitdir (a bare repository): listed, its objects not walked */
-		plan_add_fact(rs->facts, dir, FK_DIR, RB_REPO_SEEN, "a repository before the run");
+		plan_add_fact(fx->facts, dir, FK_DIR, RB_REPO_SEEN, "a repository before the run");
 		return;
 	}
 	for (i = 0; i < subs.n; i++) {
-		void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, subs.v[i]);
+		void *sub = fx->dk->ops->opendir(fx->dk->ctx, dh, subs.v[i]);
 
 		if (sub) {
-			rs_seen_repos(rs, sub, path_join(dir, subs.v[i]), walked, depth + 1);
-			rs->dk->ops->closedir(rs->dk->ctx, sub);
+			fx_seen_repos(fx, sub, path_join(dir, subs.v[i]), walked, depth + 1);
+			fx->dk->ops->closedir(fx->dk->ctx, sub);
 		}
 	}
 }
@@ -5463,9 +5467,9 @@ rs_seen_repos(struct resolver *rs, void *dh, const char *dir, long *walked, int 
  * depth <= N-2. node_modules is skipped, as srt does; .git is not entered
  * (its dangerous parts are named above). Names match in any case. */
 static int
-rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
+fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 {
-	long maxd = rs->p->mandatory_deny_depth;
+	long maxd = fx->p->mandatory_deny_depth;
 	const char *name;
 	enum fkind k;
 	int r;
@@ -5473,60 +5477,60 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 	unsigned gitdir_parts = 0;
 	bool gitdir_said = false;
 
-	vec_push(&rs->dirs, (void *)path);	/* for the audit after the run (5e) */
-	while ((r = rs->dk->ops->readdir(rs->dk->ctx, dh, &name, &k)) == 1) {
+	vec_push(&fx->dirs, (void *)path);	/* for the audit after the run (5e) */
+	while ((r = fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k)) == 1) {
 		bool dangerous = false, dir_level = depth <= maxd - 2;
 		char *p;
 
 		if ((gitdir_parts |= gitdir_part(name, k)) == 7 && !gitdir_said) {
 			gitdir_said = true;	/* a gitdir (a bare repository): what changed in it is audited */
-			plan_add_fact(rs->facts, path, FK_DIR, RB_REPO_SEEN, "a repository before the run");
+			plan_add_fact(fx->facts, path, FK_DIR, RB_REPO_SEEN, "a repository before the run");
 		}
 
-		/* every .git, every directory, as far down as rs_seen_repos goes:
+		/* every .git, every directory, as far down as fx_seen_repos goes:
 		 * what is not listed is new after the run (5e) */
 		if (strcmp(name, ".git") == 0)
-			plan_add_fact(rs->facts, path_join(path, name), k, RB_REPO_SEEN, "a repository before the run");
+			plan_add_fact(fx->facts, path_join(path, name), k, RB_REPO_SEEN, "a repository before the run");
 		if (k == FK_DIR && strcmp(name, "node_modules") == 0)
-			vec_push(&rs->dirs, path_join(path, name));	/* listed, not entered */
+			vec_push(&fx->dirs, path_join(path, name));	/* listed, not entered */
 		else if (k == FK_DIR && depth + 1 > maxd - 1 && strcmp(name, ".git") != 0) {
-			void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, name);
+			void *sub = fx->dk->ops->opendir(fx->dk->ctx, dh, name);
 
 			if (sub) {
-				rs_seen_repos(rs, sub, path_join(path, name), &rs->seen_walked, depth + 1);
-				rs->dk->ops->closedir(rs->dk->ctx, sub);
+				fx_seen_repos(fx, sub, path_join(path, name), &fx->seen_walked, depth + 1);
+				fx->dk->ops->closedir(fx->dk->ctx, sub);
 			}
 		}
 
-		if (++rs->walked > SBX_MAX_WALK_ENTRIES)
-			return rs_fail(rs, NULL, "the scan for dangerous files under %s passed %d entries; "
+		if (++fx->walked > SBX_MAX_WALK_ENTRIES)
+			return fx_fail(fx, NULL, "the scan for dangerous files under %s passed %d entries; "
 			    "lower mandatory-deny-depth or narrow allow-write", path, SBX_MAX_WALK_ENTRIES);
-		if (name[0] != '.' && !rs->dotless && (k != FK_DIR || depth + 1 > maxd - 1))
+		if (name[0] != '.' && !fx->dotless && (k != FK_DIR || depth + 1 > maxd - 1))
 			continue;	/* fast path: every dangerous name the walk looks for starts with a dot */
 		p = path_join(path, name);
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
 				if (dangerous_files[i].where != DW_HOME && name_ieq(name, dangerous_files[i].name) &&
-				    rs_deny_found(rs, p, k, aprintf("mandatory deny %s: %s", dangerous_files[i].name,
+				    fx_deny_found(fx, p, k, aprintf("mandatory deny %s: %s", dangerous_files[i].name,
 				    dangerous_files[i].why)) < 0)
 					return -1;
 		for (i = 0; dir_level && i < LEN(dangerous_dirs); i++)
 			if (!strchr(dangerous_dirs[i].name, '/') && name_ieq(name, dangerous_dirs[i].name) &&
-			    rs_deny_found(rs, p, k, aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why)) < 0)
+			    fx_deny_found(fx, p, k, aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why)) < 0)
 				return -1;
-		for (i = 0; depth <= maxd - 1 && i < rs->p->protected_names.n; i++)
-			if (!strchr(rs->p->protected_names.v[i], '/') && name_ieq(name, rs->p->protected_names.v[i]) &&
-			    rs_deny_found(rs, p, k, aprintf("protect %s: named by the policy", name)) < 0)
+		for (i = 0; depth <= maxd - 1 && i < fx->p->protected_names.n; i++)
+			if (!strchr(fx->p->protected_names.v[i], '/') && name_ieq(name, fx->p->protected_names.v[i]) &&
+			    fx_deny_found(fx, p, k, aprintf("protect %s: named by the policy", name)) < 0)
 				return -1;
 		if (dir_level && name_ieq(name, ".claude")) {
 			static const char claude_why[] = "agent configuration runs later with full access";
 
-			if (k == FK_DIR && rs_scan_children(rs, dh, p, name, claude_children, LEN(claude_children),
+			if (k == FK_DIR && fx_scan_children(fx, dh, p, name, claude_children, LEN(claude_children),
 			    "mandatory deny .claude/: agent configuration runs later with full access") < 0)
 				return -1;
 			/* a linked .claude: its link pinned, the names inside its target denied */
 			for (i = 0; k == FK_LINK && i < LEN(claude_children); i++)
-				if (rs_mandatory(rs, path, aprintf("%s/%s", name, claude_children[i]), claude_why, false) < 0)
+				if (fx_mandatory(fx, path, aprintf("%s/%s", name, claude_children[i]), claude_why, false) < 0)
 					return -1;
 		}
 		if (dir_level && name_ieq(name, ".git")) {
@@ -5534,52 +5538,52 @@ rs_scan_walk(struct resolver *rs, void *dh, const char *path, int depth)
 			/* a nested repository: its entries that exist are denied
 			 * (held missing ones would cost a mount each; the audit
 			 * after the run neutralises what is created there) */
-			if (k == FK_DIR && rs_gitdir(rs, path, p, path, false, 0) < 0)
+			if (k == FK_DIR && fx_gitdir(fx, path, p, path, false, 0) < 0)
 				return -1;
 			if (k == FK_FILE)
-				plan_add_fact(rs->facts, p, k, RB_DENY_WRITE,
+				plan_add_fact(fx->facts, p, k, RB_DENY_WRITE,
 				    "mandatory deny .git: a worktree's .git file says where git finds its hooks");
 		}
 		if (dangerous && k == FK_LINK)	/* a .git symlink: its gitdir could be anything */
-			return rs_fail(rs, NULL, "%s is a symlink in a writable directory; sbx cannot tell which "
+			return fx_fail(fx, NULL, "%s is a symlink in a writable directory; sbx cannot tell which "
 			    "repository it makes git use, so it refuses (hint: replace the link by a .git file, "
 			    "\"gitdir: PATH\", as git worktree writes)", p);
 		if (k == FK_DIR && depth + 1 <= maxd - 1 && strcmp(name, "node_modules") != 0 &&
 		    !name_ieq(name, ".git")) {
-			void *sub = rs->dk->ops->opendir(rs->dk->ctx, dh, name);
+			void *sub = fx->dk->ops->opendir(fx->dk->ctx, dh, name);
 
 			if (!sub) {
 				/* SECURITY: a directory sbx cannot list may hold anything:
 				 * keep all of it read-only (srt does the same) */
 				if (errno == EACCES || errno == EPERM) {
 					note("%s: cannot be listed; kept read-only whole", p);
-					plan_add_fact(rs->facts, p, FK_DIR, RB_DENY_WRITE,
+					plan_add_fact(fx->facts, p, FK_DIR, RB_DENY_WRITE,
 					    "unlistable directory in a writable root: kept read-only");
 				}
 				continue;
 			}
-			r = rs_scan_walk(rs, sub, p, depth + 1);
-			rs->dk->ops->closedir(rs->dk->ctx, sub);
+			r = fx_scan_walk(fx, sub, p, depth + 1);
+			fx->dk->ops->closedir(fx->dk->ctx, sub);
 			if (r < 0)
 				return -1;
 		}
 	}
-	return r < 0 ? rs_fail(rs, NULL, "cannot list %s: %s", path, strerror(errno)) : 0;
+	return r < 0 ? fx_fail(fx, NULL, "cannot list %s: %s", path, strerror(errno)) : 0;
 }
 
 static int
-rs_scan_root(struct resolver *rs, const char *root)
+fx_scan_root(struct fact_finder *fx, const char *root)
 {
 	void *dh;
 	int rc;
 
-	if (rs_scan_top(rs, root) < 0)
+	if (fx_scan_top(fx, root) < 0)
 		return -1;
-	dh = rs->dk->ops->opendir(rs->dk->ctx, NULL, root);
+	dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, root);
 	if (!dh)
 		return 0;
-	rc = rs_scan_walk(rs, dh, root, 0);
-	rs->dk->ops->closedir(rs->dk->ctx, dh);
+	rc = fx_scan_walk(fx, dh, root, 0);
+	fx->dk->ops->closedir(fx->dk->ctx, dh);
 	return rc;
 }
 
@@ -5600,32 +5604,32 @@ struct run_paths {
 /* The policy's own path rules, resolved into facts: no run paths, no
  * scan. What this alone makes writable decides where the runtime root may
  * lie (5d: never anywhere the command can write). Returns 0, or -1 with
- * rs->e filled. */
+ * fx->e filled. */
 static int
-plan_resolve_rules(struct resolver *rs)
+plan_resolve_rules(struct fact_finder *fx)
 {
 	/* disable-filesystem drops every rule but the secrets: srt drops
 	 * those too, but a secret named and then silently readable is the
 	 * hole this directive exists to close */
-	if (rs->p->fs_disabled)
-		return rs_rules(rs, PL_DENY_SECRET, "deny-secret-file");
-	return rs_rules(rs, PL_ALLOW_WRITE, "allow-write") < 0 || rs_rules(rs, PL_ALLOW_READ, "allow-read") < 0 ||
-	    rs_rules(rs, PL_DENY_READ, "deny-read") < 0 || rs_rules(rs, PL_DENY_WRITE, "deny-write") < 0 ||
-	    rs_rules(rs, PL_DENY_SECRET, "deny-secret-file") < 0 ? -1 : 0;
+	if (fx->p->fs_disabled)
+		return fx_rules(fx, PL_DENY_SECRET, "deny-secret-file");
+	return fx_rules(fx, PL_ALLOW_WRITE, "allow-write") < 0 || fx_rules(fx, PL_ALLOW_READ, "allow-read") < 0 ||
+	    fx_rules(fx, PL_DENY_READ, "deny-read") < 0 || fx_rules(fx, PL_DENY_WRITE, "deny-write") < 0 ||
+	    fx_rules(fx, PL_DENY_SECRET, "deny-secret-file") < 0 ? -1 : 0;
 }
 
 /* What every run adds: its private TMPDIR, writable, inside the runtime
  * directory, which is hidden (other runs' files and the placeholder
  * registry). */
 static void
-plan_add_run_paths(const struct resolver *rs, const struct run_paths *rp)
+plan_add_run_paths(const struct fact_finder *fx, const struct run_paths *rp)
 {
-	if (rs->p->fs_disabled || !rp->runtime_root)
+	if (fx->p->fs_disabled || !rp->runtime_root)
 		return;
-	plan_add_fact(rs->facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
-	plan_add_fact(rs->facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
+	plan_add_fact(fx->facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
+	plan_add_fact(fx->facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
 	for (size_t i = 0; i < rp->runtime_covers.n; i++)
-		plan_add_fact(rs->facts, rp->runtime_covers.v[i], FK_DIR, RB_HIDE,
+		plan_add_fact(fx->facts, rp->runtime_covers.v[i], FK_DIR, RB_HIDE,
 		    "another place of sbx's runtime directory: no command may write or read it");
 }
 
@@ -5633,26 +5637,26 @@ plan_add_run_paths(const struct resolver *rs, const struct run_paths *rp)
  * it is writable (srt scans only its cwd); the repositories there and what
  * git's config makes them run; the files read from $HOME. An allow-write
  * of a dangerous file itself is still denied: mandatory means mandatory.
- * Returns 0, or -1 with rs->e filled. */
+ * Returns 0, or -1 with fx->e filled. */
 static int
-plan_resolve_scan(struct resolver *rs, const struct run_paths *rp)
+plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 {
-	const struct policy *p = rs->p;
-	const struct disk *dk = rs->dk;
+	const struct policy *p = fx->p;
+	const struct disk *dk = fx->dk;
 	size_t i, j;
 
 	if (p->fs_disabled)
 		return 0;
 	for (i = 0; i < p->protected_names.n; i++)
-		rs->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' && !strchr(p->protected_names.v[i], '/');
+		fx->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' && !strchr(p->protected_names.v[i], '/');
 	/* git's global config applies in every repository: what it names
 	 * (a core.hooksPath in $HOME) is protected wherever git runs */
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++) {
 		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
 		const char *why;
 
-		if (git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &rs->git_global, &why) < 0)
-			return rs_fail(rs, NULL, "%s", why);
+		if (git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &fx->git_global, &why) < 0)
+			return fx_fail(fx, NULL, "%s", why);
 	}
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
@@ -5660,45 +5664,45 @@ plan_resolve_scan(struct resolver *rs, const struct run_paths *rp)
 
 		for (j = 0; j < LEN(dangerous_files); j++)
 			if (name_ieq(base, dangerous_files[j].name) &&
-			    rs_mandatory(rs, path_dirname(r->path), base, dangerous_files[j].why, true) < 0)
+			    fx_mandatory(fx, path_dirname(r->path), base, dangerous_files[j].why, true) < 0)
 				return -1;
 	}
-	for (i = 0; i < rs->roots.n; i++)
-		if (path_within(rs->cwd, rs->roots.v[i]) && strcmp(rs->cwd, rs->roots.v[i]) != 0) {
-			vec_push(&rs->roots, (void *)rs->cwd);
+	for (i = 0; i < fx->roots.n; i++)
+		if (path_within(fx->cwd, fx->roots.v[i]) && strcmp(fx->cwd, fx->roots.v[i]) != 0) {
+			vec_push(&fx->roots, (void *)fx->cwd);
 			break;
 		}
-	for (i = 0; i < rs->roots.n; i++) {
+	for (i = 0; i < fx->roots.n; i++) {
 		for (j = 0; j < i; j++)
-			if (strcmp(rs->roots.v[i], rs->roots.v[j]) == 0)
+			if (strcmp(fx->roots.v[i], fx->roots.v[j]) == 0)
 				break;
 		if (j < i)
 			continue;
-		if (rs_scan_root(rs, rs->roots.v[i]) < 0)
+		if (fx_scan_root(fx, fx->roots.v[i]) < 0)
 			return -1;
-		plan_add_fact(rs->facts, rs->roots.v[i], FK_DIR, RB_AUDIT_ROOT, "searched for new repositories after the run");
+		plan_add_fact(fx->facts, fx->roots.v[i], FK_DIR, RB_AUDIT_ROOT, "searched for new repositories after the run");
 	}
 	/* files read from $HOME wherever $HOME lies in a writable root (the
 	 * whole of it, or only ~/.config), and git's global config files */
 	for (i = 0; rp->home && i < LEN(dangerous_files); i++)
 		if (dangerous_files[i].where == DW_HOME &&
-		    rs_protect(rs, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
+		    fx_protect(fx, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
 		    dangerous_files[i].name, dangerous_files[i].why), true, PH_DIR) < 0)
 			return -1;
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
-		if (rs_protect(rs, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
+		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
 			return -1;
-	if (rs_git_named(rs, NULL, rp->cwd) < 0)
+	if (fx_git_named(fx, NULL, rp->cwd) < 0)
 		return -1;
 	/* the cwd inside a worktree, below its top: git finds the .git above */
-	for (i = 0; i < rs->roots.n; i++)
-		if (path_within(rp->cwd, rs->roots.v[i])) {
+	for (i = 0; i < fx->roots.n; i++)
+		if (path_within(rp->cwd, fx->roots.v[i])) {
 			const char *d;
 
 			for (d = rp->cwd; strcmp(d, "/") != 0; d = path_dirname(d)) {
 				enum fkind k = dk->ops->lstat(dk->ctx, path_join(d, ".git"), NULL);
 
-				if (k == FK_FILE && rs_git_worktree(rs, d) < 0)
+				if (k == FK_FILE && fx_git_worktree(fx, d) < 0)
 					return -1;
 				if (k != FK_MISSING)
 					break;
@@ -5709,16 +5713,16 @@ plan_resolve_scan(struct resolver *rs, const struct run_paths *rp)
 }
 
 static void
-resolver_init(struct resolver *rs, const struct policy *p, const struct disk *dk, const char *cwd,
+fx_init(struct fact_finder *fx, const struct policy *p, const struct disk *dk, const char *cwd,
     const char *home, struct vec *facts, struct err *e)
 {
-	memset(rs, 0, sizeof(*rs));
-	rs->cwd = cwd;
-	rs->home = home;
-	rs->p = p;
-	rs->dk = dk;
-	rs->facts = facts;
-	rs->e = e;
+	memset(fx, 0, sizeof(*fx));
+	fx->cwd = cwd;
+	fx->home = home;
+	fx->p = p;
+	fx->dk = dk;
+	fx->facts = facts;
+	fx->e = e;
 }
 
 /* Resolve the whole policy into facts, in the three steps above (main
@@ -5728,13 +5732,13 @@ static int __attribute__((unused))	/* tests/unit.c plans in one call */
 plan_resolve(const struct policy *p, const struct disk *dk, const struct run_paths *rp,
     struct vec *facts, struct err *e)
 {
-	struct resolver rs;
+	struct fact_finder fx;
 
-	resolver_init(&rs, p, dk, rp->cwd, rp->home, facts, e);
-	if (plan_resolve_rules(&rs) < 0)
+	fx_init(&fx, p, dk, rp->cwd, rp->home, facts, e);
+	if (plan_resolve_rules(&fx) < 0)
 		return -1;
-	plan_add_run_paths(&rs, rp);
-	return plan_resolve_scan(&rs, rp);
+	plan_add_run_paths(&fx, rp);
+	return plan_resolve_scan(&fx, rp);
 }
 
 /* ---- 5d. The runtime directory, and placeholders shared between runs --
@@ -8054,7 +8058,8 @@ struct px_listener { int fd; enum listener_role role; int port; };
 
 /* ---- 6b. The inner helper: nested namespaces, pid 1, the filters ------
  *
- * bwrap runs `sbx --inner CTL CLOSE_FDS` (sbx's own binary, from an fd) as
+ * bwrap runs `sbx --inner 5 3,4,6` (sbx's own binary, from fd 3; the
+ * control socket is fd 5; it closes 3, 4 and 6 at once) as
  * pid 1 of its pid namespace. The process tree it builds:
  *
  *   sbx --inner     pid 1 in bwrap's namespaces: reads the instructions from
@@ -8072,8 +8077,9 @@ struct px_listener { int fd; enum listener_role role; int port; };
  *
  * The instructions come over a socket because the command line is visible
  * in /proc to every process of the user, and a socket message can be
- * parsed strictly, as hostile input would be:
- *   "SBX1" u32 length | u32 flags | u32 argc | argc NUL-terminated strings */
+ * parsed strictly, as hostile input would be: the control message
+ * (ctl_encode, with the other wire formats), answered by the handed-fd
+ * message (handed_encode) and, once the command runs, "R". */
 
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
@@ -11923,15 +11929,15 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 {
 	struct disk dk = { &real_disk_ops, NULL };
 	struct vec facts = { 0 };
-	struct resolver rs;
+	struct fact_finder fx;
 	struct plan pl0;
 	struct err e = { 0 };
 	const char *why;
 
 	if (!print)
 		allow_write_make_missing(p);
-	resolver_init(&rs, p, &dk, rp->cwd, rp->home, &facts, &e);
-	if (plan_resolve_rules(&rs) < 0)
+	fx_init(&fx, p, &dk, rp->cwd, rp->home, &facts, &e);
+	if (plan_resolve_rules(&fx) < 0)
 		die_err(&e);
 	if (plan_build(&facts, p->fs_disabled, &pl0, &why) < 0)
 		die("%s", why);
@@ -11940,15 +11946,15 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 		rp->bridge_dir = path_join(path_dirname(rp->tmpdir), "bridge");
 	if (!print)
 		runtime_recover(rp->runtime_root);	/* run directories of killed runs */
-	plan_add_run_paths(&rs, rp);
-	if (plan_resolve_scan(&rs, rp) < 0)
+	plan_add_run_paths(&fx, rp);
+	if (plan_resolve_scan(&fx, rp) < 0)
 		die_err(&e);
-	for (size_t i = 0; i < rs.warnings.n; i++)
-		warnx("%s", (const char *)rs.warnings.v[i]);
+	for (size_t i = 0; i < fx.warnings.n; i++)
+		warnx("%s", (const char *)fx.warnings.v[i]);
 	if (plan_build(&facts, p->fs_disabled, pl, &why) < 0)
 		die("%s", why);
 	pl->allow_git_config = p->allow_git_config;
-	pl->dirs_seen = rs.dirs;	/* the directories the scan listed, for the audit (5e) */
+	pl->dirs_seen = fx.dirs;	/* the directories the scan listed, for the audit (5e) */
 }
 
 /* Step: what the run's facts add to the plan: sbx itself where

@@ -256,8 +256,8 @@ t_fuzz_corpus_replay() { # the fuzz targets' corpora replay clean (ASan+UBSan wh
 	if echo 'int main(void){return 0;}' | cc -fsanitize=address,undefined -x c -o "$T/asan-probe" - 2>/dev/null && "$T/asan-probe"; then
 		cc_flags="$cc_flags -fsanitize=address,undefined -fno-sanitize-recover=all"
 	fi
-	for t in json policy pattern http socks gitcfg; do
-		[ -f "$HERE/tests/fuzz_$t.c" ] || continue
+	for t in $(sed -n "s/^FUZZ_NAMES *= *//p" "$HERE/Makefile"); do
+		[ -f "$HERE/tests/fuzz_$t.c" ] || fail "the Makefile's FUZZ_NAMES names $t, but tests/fuzz_$t.c is missing"
 		(cd "$HERE" && cc $cc_flags -o "$T/fuzz_$t" "tests/fuzz_$t.c") >"$T/build.out" 2>&1 || fail "build fuzz_$t: $(head -5 "$T/build.out")"
 		[ ! -s "$T/build.out" ] || fail "fuzz_$t builds with warnings: $(head -5 "$T/build.out")"
 		(cd "$HERE" && "$T/fuzz_$t" "tests/corpus/$t/") >"$T/replay.out" 2>&1 || fail "fuzz_$t: a corpus input fails: $(tail -8 "$T/replay.out")"
@@ -266,6 +266,11 @@ t_fuzz_corpus_replay() { # the fuzz targets' corpora replay clean (ASan+UBSan wh
 		n=$((n + 1))
 	done
 	[ $n -ge 1 ] || fail "no fuzz targets found"
+	for t in "$HERE"/tests/fuzz_*.c; do	# every target is replayed: none left off the list
+		t=${t##*/fuzz_}; t=${t%.c}
+		[ "$t" = main ] || grep -Eq "^FUZZ_NAMES *=.* $t( |\$)" "$HERE/Makefile" ||
+			fail "tests/fuzz_$t.c is not in the Makefile's FUZZ_NAMES: its corpus would never be replayed"
+	done
 }
 TESTS+=(fuzz_corpus_replay)
 

@@ -1,7 +1,7 @@
 /* tests/unit.c: unit tests for sbx's pure parts.
  *
  * sbx.c is included whole (its main renamed), so every static function is
- * reachable: both policy readers, the matchers, the resolver and planner
+ * reachable: both policy readers, the matchers, the fact finder and planner
  * over a fake disk, and the bwrap argv renderer against golden files in
  * tests/golden/. Cases are tables. UPDATE_GOLDEN=1 rewrites the goldens.
  *

@@ -1,0 +1,169 @@
+/* tests/fuzz_wire.c: fuzz the decoders of the wire formats between sbx's
+ * own processes (sbx.c, "Wire formats"): the control message to the inner
+ * helper (ctl_decode), the handed-fd message back (handed_decode), the
+ * expose-port messages (expose_decode) and the proxy's decision records
+ * (px_decision_decode). The first byte picks the decoder; the rest is its
+ * input. Each side of every pair may be the one a memory bug took over, so
+ * each decoder must refuse what it cannot account for.
+ *
+ * Checks, beyond the sanitizers:
+ *   - what decodes encodes back to exactly the bytes it came from (nothing
+ *     ignored, nothing invented), for all four formats;
+ *   - a decoded control message has absolute link paths, ports 1..65535,
+ *     known flags, at least one argument, and bridge socat fully or not at
+ *     all described;
+ *   - a decoded handed-fd message has a known role for each descriptor and
+ *     at most one expose-port channel.
+ *
+ *   make fuzz && ./tests/fuzz_wire.bin -max_len=4096 CORPUS_COPY/
+ *   cc -O1 -o x tests/fuzz_wire.c && ./x tests/corpus/wire/     (replay)
+ */
+#define main sbx_main
+#include "../sbx.c"
+#undef main
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+fuzz_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fuzz_wire: invariant broken: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+static void
+fuzz_ctl(const char *b, size_t n)
+{
+	struct inner_msg m;
+	struct buf again = { 0 };
+	const char *why = NULL;
+	uint32_t i;
+
+	if (ctl_decode(b, n, &m, &why) < 0) {
+		if (!why)
+			fuzz_fail("ctl: refused without a reason");
+		return;
+	}
+	if (m.flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY))
+		fuzz_fail("ctl: unknown flags 0x%x accepted", m.flags);
+	for (i = 0; i < m.nports; i++)
+		if (m.ports[i] == 0)
+			fuzz_fail("ctl: port 0 accepted");
+	for (i = 0; i < m.nlinks; i++)
+		if (m.links[i][0] != '/')
+			fuzz_fail("ctl: a relative link path accepted");
+	if (!m.argv || !m.argv[0])
+		fuzz_fail("ctl: no command accepted");
+	if (!m.socat != !m.bridge_sock[0] || !m.socat != !m.bridge_sock[1])
+		fuzz_fail("ctl: bridge socat half described");
+	ctl_encode(&m, &again);
+	if (again.n != n || memcmp(again.p, b, n) != 0)
+		fuzz_fail("ctl: a %zu-byte message encodes back to %zu other bytes", n, again.n);
+	free(again.p);
+}
+
+static void
+fuzz_handed(const char *b, size_t n)
+{
+	struct handed h;
+	const char *why = NULL;
+	char again[SBX_HANDED_MAX_BYTES];
+	int expose = 0;
+
+	/* the descriptor count comes with the message (SCM_RIGHTS): try the
+	 * one the bytes claim and one that disagrees */
+	for (int nfd = n ? (int)((n - 1) / 3) : 0, k = 0; k < 2; k++, nfd++) {
+		if (handed_decode(b, n, nfd, &h, &why) < 0) {
+			if (!why)
+				fuzz_fail("handed: refused without a reason");
+			continue;
+		}
+		if (h.n != nfd)
+			fuzz_fail("handed: %d descriptors came, %d roles decoded", nfd, h.n);
+		for (int i = 0; i < h.n; i++) {
+			if (h.role[i] != LR_PROXY && h.role[i] != LR_HOST_PORT && h.role[i] != LR_EXPOSE)
+				fuzz_fail("handed: unknown role %d accepted", (int)h.role[i]);
+			expose += h.role[i] == LR_EXPOSE;
+		}
+		if (expose > 1)
+			fuzz_fail("handed: two expose-port channels accepted");
+		if (handed_encode(&h, again) != n || memcmp(again, b, n) != 0)
+			fuzz_fail("handed: a %zu-byte message does not encode back to itself", n);
+	}
+}
+
+static void
+fuzz_expose(const unsigned char *b, size_t n)
+{
+	struct expose_msg m;
+	unsigned char again[SBX_EXPOSE_MSG_BYTES];
+
+	if (expose_decode(b, (ssize_t)n, &m) < 0) {
+		if (n == SBX_EXPOSE_MSG_BYTES)
+			fuzz_fail("expose: a whole message refused");
+		return;
+	}
+	if (n != SBX_EXPOSE_MSG_BYTES)
+		fuzz_fail("expose: a %zu-byte message accepted", n);
+	expose_encode(&m, again);
+	if (memcmp(again, b, n) != 0)
+		fuzz_fail("expose: a message does not encode back to itself");
+	if (expose_decode(b, -1, &m) == 0)
+		fuzz_fail("expose: nothing received, yet decoded");
+}
+
+static void
+fuzz_decision(const unsigned char *b, size_t n)
+{
+	struct px_decision d;
+	unsigned char again[SBX_DECISION_MAX_BYTES];
+
+	if (px_decision_decode(b, n, &d) < 0)
+		return;
+	for (const char *q = d.host; *q; q++)
+		if (is_control((unsigned char)*q))
+			fuzz_fail("decision: a control byte in the host");
+	for (const char *q = d.reason; *q; q++)
+		if (is_control((unsigned char)*q))
+			fuzz_fail("decision: a control byte in the reason");
+	if (px_decision_encode(&d, again) != n || memcmp(again, b, n) != 0)
+		fuzz_fail("decision: a %zu-byte record does not encode back to itself", n);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *copy;
+
+	if (size < 1)
+		return 0;
+	/* an exact-size copy, so a sanitizer sees a read past the end */
+	copy = malloc(size - 1 ? size - 1 : 1);
+	memcpy(copy, data + 1, size - 1);
+	switch (data[0] % 4) {
+	case 0:
+		fuzz_ctl(copy, size - 1);
+		break;
+	case 1:
+		fuzz_handed(copy, size - 1);
+		break;
+	case 2:
+		fuzz_expose((const unsigned char *)copy, size - 1);
+		break;
+	case 3:
+		fuzz_decision((const unsigned char *)copy, size - 1);
+		break;
+	}
+	free(copy);
+	return 0;
+}
+
+#ifndef SBX_LIBFUZZER
+#include "fuzz_main.c"
+#endif
