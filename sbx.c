@@ -48,7 +48,7 @@
  *   8. Proxy: the poll() loop; decision records (one per connection, sent to
  *      sbx); 8.1 parsers (pure: HTTP head, SOCKS5/4a, the SSH refusal),
  *      8.2 resolver threads, 8.3 connections and relay (bulk buffers),
- *      8.4 Landlock, then proxy_main (the lockdown and the loop)
+ *      8.4 Landlock, then px_main (the lockdown and the loop)
  *   9. Violations: the proxy's decisions kept as counted events (-v shows
  *      them); the <sandbox_violations> report is not built yet
  *  10. CLI and main: option table, usage, --print modes, exit status
@@ -8598,7 +8598,7 @@ inner_main(int argc, char **argv)
 
 /* ---- 6c. Running the sandbox ---------------------------------------- */
 
-static void __attribute__((noreturn)) proxy_main(const struct policy *p, const struct px_listener *ls, int nl,
+static void __attribute__((noreturn)) px_main(const struct policy *p, const struct px_listener *ls, int nl,
     int expose_fd, int report_fd);	/* section 8 */
 struct net_log;				/* section 9: what the proxy decided */
 static struct net_log *net_log_new(void);
@@ -8939,7 +8939,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 					close(h->fd);
 			}
 			sigprocmask(SIG_SETMASK, &old, NULL);
-			proxy_main(p, ls, nls, expose_fd, pair[1]);
+			px_main(p, ls, nls, expose_fd, pair[1]);
 		}
 		if (proxy_pid < 0)
 			die("fork: %s", strerror(errno));	/* bwrap dies with us: nothing runs */
@@ -10753,17 +10753,17 @@ enum {
 };
 
 /* What the resolver reads after the warm-up lookup: files, then trees. */
-static const char *const proxy_read_files[] = {
+static const char *const px_read_files[] = {
 	"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
 	"/etc/services", "/etc/ld.so.cache",
 };
-static const char *const proxy_read_trees[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/lib32" };
+static const char *const px_read_trees[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/lib32" };
 
 /* Restrict this process (and the resolver threads it starts later).
  * Returns the ABI in force, 0 when the kernel has no Landlock, -1 on a
  * failure after the kernel said it has one. */
 static int
-proxy_landlock(void)
+px_landlock(void)
 {
 	struct ll_ruleset_attr ra;
 	long abi = syscall(SBX_NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
@@ -10784,9 +10784,9 @@ proxy_landlock(void)
 	rs = (int)syscall(SBX_NR_landlock_create_ruleset, &ra, ra_size, 0);
 	if (rs < 0)
 		return -1;
-	for (i = 0; i < LEN(proxy_read_files) + LEN(proxy_read_trees); i++) {
-		bool tree = i >= LEN(proxy_read_files);
-		const char *path = tree ? proxy_read_trees[i - LEN(proxy_read_files)] : proxy_read_files[i];
+	for (i = 0; i < LEN(px_read_files) + LEN(px_read_trees); i++) {
+		bool tree = i >= LEN(px_read_files);
+		const char *path = tree ? px_read_trees[i - LEN(px_read_files)] : px_read_files[i];
 		struct ll_path_beneath pb;
 		struct stat st;
 		int fd = open(path, O_PATH | O_CLOEXEC);	/* a symlinked resolv.conf: its target */
@@ -10816,7 +10816,7 @@ proxy_landlock(void)
 
 /* The proxy process: runs until sbx goes away (report_fd hangs up). */
 static void __attribute__((noreturn))
-proxy_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
+px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
 {
 	static struct conn conns[SBX_MAX_CONNS];
 	static struct proxy px;
@@ -10858,7 +10858,7 @@ proxy_main(const struct policy *p, const struct px_listener *ls, int nl, int exp
 		if (getaddrinfo("localhost", NULL, NULL, &warm) == 0)
 			freeaddrinfo(warm);
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		if ((abi = proxy_landlock()) < 0) {
+		if ((abi = px_landlock()) < 0) {
 			warnx("proxy: cannot install its Landlock ruleset: %s", strerror(errno));
 			_exit(SBX_EXIT_FAILURE);
 		}
