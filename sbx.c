@@ -48,7 +48,7 @@
  *   8. Proxy: the poll() loop; decision records (one per connection, sent to
  *      sbx); 8.1 parsers (pure: HTTP head, SOCKS5/4a, the SSH refusal),
  *      8.2 resolver threads, 8.3 connections and relay (bulk buffers),
- *      8.4 Landlock, then px_main (the lockdown and the loop)
+ *      8.4 Landlock, 8.5 the process: px_main (set-up, lockdown, the loop)
  *   9. Violations: the proxy's decisions kept as counted events (-v shows
  *      them); the <sandbox_violations> report is not built yet
  *  10. CLI and main: option table, usage, --print modes, exit status
@@ -10723,6 +10723,65 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 	c->deadline_ms = c->c_eof || c->u_eof ? now_ms() + SBX_HALF_CLOSED_MS : 0;
 }
 
+/* Deadlines that passed by now: a slow or silent peer. A connection still
+ * resolving or dialling gets its protocol's timeout answer (and closes once
+ * it is sent); any other closes at once. */
+static void
+px_on_timeouts(struct proxy *px, int64_t now)
+{
+	for (unsigned s = 0; s < px->conns_end; s++) {
+		struct conn *c = &px->conns[s];
+
+		if (c->st == CS_FREE || !c->deadline_ms || c->deadline_ms > now)
+			continue;
+		if (c->proto == PR_HOST_PORT || c->proto == PR_EXPOSE) {
+			px_close(px, c);
+			continue;
+		}
+		if (c->st == CS_CONNECTING || c->st == CS_RESOLVING) {
+			px_record(c, PXV_FAIL, c->st == CS_CONNECTING ? "the upstream did not answer in time" :
+			    "the name did not resolve in time");
+			if (c->proto == PR_SOCKS5 || c->proto == PR_SOCKS4)
+				px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED, true);
+			else
+				px_http_error(c, 504);
+			if (c->ufd >= 0) {
+				close(c->ufd);
+				c->ufd = -1;
+			}
+		} else {
+			px_close(px, c);
+		}
+	}
+}
+
+/* The resolver threads answered (their pipe is readable): hand each answer
+ * to its connection, unless that connection has moved on (gen). */
+static void
+px_on_resolver(struct proxy *px)
+{
+	char drain[64];
+	struct dns_job *done;
+
+	while (read(px->resolved_pipe[0], drain, sizeof(drain)) > 0)
+		;
+	pthread_mutex_lock(&dns.lock);
+	done = dns.done;
+	dns.done = NULL;
+	pthread_mutex_unlock(&dns.lock);
+	while (done) {
+		struct dns_job *j = done;
+		struct conn *c = &px->conns[j->slot];
+
+		done = j->next;
+		if (c->st == CS_RESOLVING && c->gen == j->gen)
+			px_resolved(px, c, j->res, j->err);
+		else if (j->res)
+			freeaddrinfo(j->res);
+		free(j);
+	}
+}
+
 /* ---- 8.4 Landlock: the proxy reads only what the resolver needs ----------
  *
  * KERNEL 5.13+ (ABI 1; this code knows up to ABI 6). On top of the seccomp
@@ -10814,20 +10873,23 @@ px_landlock(void)
 	return (int)abi;
 }
 
-/* The proxy process: runs until sbx goes away (report_fd hangs up). */
-static void __attribute__((noreturn))
-px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
+/* ---- 8.5 The proxy process: set-up, lockdown, the loop -------------------
+ *
+ * px_main is the whole life of the process, one named step each: px_init
+ * (the state, and this machine's addresses, read while it still may), the
+ * resolver warm-up, px_lockdown, the resolver threads, px_loop. */
+
+/* Set up the proxy: the resolver's pipe, every descriptor the hard limit
+ * allows, the connection table, the listeners, this machine's addresses
+ * (getifaddrs, for the resolved-address guard). Exits 125 when it cannot. */
+static void
+px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
 {
 	static struct conn conns[SBX_MAX_CONNS];
-	static struct proxy px;
-	size_t npfd = 3 + LEN(px.listeners) + 2 * SBX_MAX_CONNS;
-	struct pollfd *pfd = calloc(npfd, sizeof(*pfd));
-	unsigned *pslot = calloc(npfd, sizeof(*pslot));
 	struct rlimit rl;
-	pthread_t t;
 	int i;
 
-	if (!pfd || !pslot || pipe2(px.resolved_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	if (pipe2(px->resolved_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		_exit(SBX_EXIT_FAILURE);
 	signal(SIGPIPE, SIG_IGN);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -10836,95 +10898,109 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
 	}
 	for (i = 0; i < SBX_MAX_CONNS; i++)
 		conns[i].cfd = conns[i].ufd = -1;
-	px.p = p;
-	px.conns = conns;
+	px->p = p;
+	px->conns = conns;
 	px_report_fd = report_fd;
-	px.expose_fd = expose_fd;
-	for (i = 0; i < nl && i < (int)LEN(px.listeners); i++) {
-		px.listeners[i] = ls[i];
+	px->expose_fd = expose_fd;
+	for (i = 0; i < nl && i < (int)LEN(px->listeners); i++) {
+		px->listeners[i] = ls[i];
 		fcntl(ls[i].fd, F_SETFL, O_NONBLOCK);
 	}
-	px.nlisteners = i;
-	own_addresses(&px.own);
-	{
-		/* SECURITY: load what the resolver needs (NSS modules, hosts,
-		 * resolv.conf) once, then lock this process down before it reads
-		 * a byte from the sandbox; the resolver threads inherit it */
-		struct addrinfo *warm = NULL;
-		struct bpf_opts o = { false, false, true };
+	px->nlisteners = i;
+	own_addresses(&px->own);	/* arena: before the seal */
+}
 
-		int abi;
+/* SECURITY: load what the resolver needs (NSS modules, hosts, resolv.conf)
+ * once, before px_lockdown takes away what loading them takes. */
+static void
+px_warm_resolver(void)
+{
+	struct addrinfo *warm = NULL;
 
-		if (getaddrinfo("localhost", NULL, NULL, &warm) == 0)
-			freeaddrinfo(warm);
-		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		if ((abi = px_landlock()) < 0) {
-			warnx("proxy: cannot install its Landlock ruleset: %s", strerror(errno));
-			_exit(SBX_EXIT_FAILURE);
-		}
-		if (verbose) {
-			/* show it holds: a file outside the ruleset cannot be opened */
-			int probe = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (getaddrinfo("localhost", NULL, NULL, &warm) == 0)
+		freeaddrinfo(warm);
+}
 
-			if (abi == 0)
-				warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks the proxy down");
-			else
-				warnx("proxy: Landlock ABI %d: reads limited to the resolver's files (/proc/self/status: %s)",
-				    abi, probe < 0 ? strerror(errno) : "READABLE");
-			if (probe >= 0)
-				close(probe);
-		}
-		if (install_program(&o) < 0) {
-			warnx("proxy: cannot install its seccomp filter: %s", strerror(errno));
-			_exit(SBX_EXIT_FAILURE);
-		}
+/* SECURITY: lock this process down before it reads a byte from the
+ * sandbox; the resolver threads, started after, inherit it. Not dumpable
+ * (no ptrace, no core), Landlock (8.4) where the kernel has it, then the
+ * seccomp program with the proxy's rules (no exec, no write-opens).
+ * Exits 125 when a lock that should hold does not. */
+static void
+px_lockdown(void)
+{
+	struct bpf_opts o = { false, false, true };
+	int abi;
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if ((abi = px_landlock()) < 0) {
+		warnx("proxy: cannot install its Landlock ruleset: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
 	}
-	dns.notify_fd = px.resolved_pipe[1];
-	for (i = 0; i < SBX_RESOLVER_THREADS; i++)
-		pthread_create(&t, NULL, dns_worker, NULL);
+	if (verbose) {
+		/* show it holds: a file outside the ruleset cannot be opened */
+		int probe = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 
+		if (abi == 0)
+			warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks the proxy down");
+		else
+			warnx("proxy: Landlock ABI %d: reads limited to the resolver's files (/proc/self/status: %s)",
+			    abi, probe < 0 ? strerror(errno) : "READABLE");
+		if (probe >= 0)
+			close(probe);
+	}
+	if (install_program(&o) < 0) {
+		warnx("proxy: cannot install its seccomp filter: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+}
+
+/* The resolver threads (8.2), after the lockdown so that they run under it. */
+static void
+px_start_resolvers(struct proxy *px)
+{
+	pthread_t t;
+
+	dns.notify_fd = px->resolved_pipe[1];
+	for (int i = 0; i < SBX_RESOLVER_THREADS; i++)
+		pthread_create(&t, NULL, dns_worker, NULL);
+}
+
+/* The loop: expired deadlines, one poll() over sbx's end of the report
+ * pair, the resolver's pipe, the expose channel, the listeners and every
+ * connection, then what it reported. Returns never: exits 0 when sbx has
+ * gone, 125 when poll() fails. */
+static void __attribute__((noreturn))
+px_loop(struct proxy *px)
+{
+	size_t npfd = 3 + LEN(px->listeners) + 2 * SBX_MAX_CONNS;
+	struct pollfd *pfd = calloc(npfd, sizeof(*pfd));
+	unsigned *pslot = calloc(npfd, sizeof(*pslot));
+	int i;
+
+	if (!pfd || !pslot)
+		_exit(SBX_EXIT_FAILURE);
 	for (;;) {
 		int64_t now = now_ms(), next = -1;
 		nfds_t n = 0;
 		int timeout, rc;
 		unsigned s;
 
-		pfd[n].fd = report_fd; pfd[n].events = POLLIN; n++;	/* sbx never writes: any event is its end closing */
-		pfd[n].fd = px.resolved_pipe[0]; pfd[n].events = POLLIN; n++;
-		pfd[n].fd = px.expose_fd; pfd[n].events = POLLIN; n++;	/* -1: poll skips it */
-		for (i = 0; i < px.nlisteners; i++) {
-			pfd[n].fd = px.listeners[i].fd;
+		px_on_timeouts(px, now);
+		pfd[n].fd = px_report_fd; pfd[n].events = POLLIN; n++;	/* sbx never writes: any event is its end closing */
+		pfd[n].fd = px->resolved_pipe[0]; pfd[n].events = POLLIN; n++;
+		pfd[n].fd = px->expose_fd; pfd[n].events = POLLIN; n++;	/* -1: poll skips it */
+		for (i = 0; i < px->nlisteners; i++) {
+			pfd[n].fd = px->listeners[i].fd;
 			pfd[n].events = POLLIN;
 			n++;
 		}
-		for (s = 0; s < px.conns_end; s++) {
-			struct conn *c = &conns[s];
+		for (s = 0; s < px->conns_end; s++) {
+			struct conn *c = &px->conns[s];
 			short cev, uev;
 
 			if (c->st == CS_FREE)
 				continue;
-			if (c->deadline_ms && c->deadline_ms <= now) {
-				/* a slow or silent peer: its deadline passed */
-				if (c->proto == PR_HOST_PORT || c->proto == PR_EXPOSE) {
-					px_close(&px, c);
-					continue;
-				}
-				if (c->st == CS_CONNECTING || c->st == CS_RESOLVING) {
-					px_record(c, PXV_FAIL, c->st == CS_CONNECTING ? "the upstream did not answer in time" :
-					    "the name did not resolve in time");
-					if (c->proto == PR_SOCKS5 || c->proto == PR_SOCKS4)
-						px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED, true);
-					else
-						px_http_error(c, 504);
-					if (c->ufd >= 0) {
-						close(c->ufd);
-						c->ufd = -1;
-					}
-				} else {
-					px_close(&px, c);
-					continue;
-				}
-			}
 			if (c->deadline_ms && (next < 0 || c->deadline_ms < next))
 				next = c->deadline_ms;
 			px_interest(c, &cev, &uev);
@@ -10942,36 +11018,16 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
 		}
 		if (pfd[0].revents)
 			_exit(0);	/* sbx has gone */
-		if (pfd[1].revents & POLLIN) {
-			char drain[64];
-			struct dns_job *done;
-
-			while (read(px.resolved_pipe[0], drain, sizeof(drain)) > 0)
-				;
-			pthread_mutex_lock(&dns.lock);
-			done = dns.done;
-			dns.done = NULL;
-			pthread_mutex_unlock(&dns.lock);
-			while (done) {
-				struct dns_job *j = done;
-				struct conn *c = &conns[j->slot];
-
-				done = j->next;
-				if (c->st == CS_RESOLVING && c->gen == j->gen)
-					px_resolved(&px, c, j->res, j->err);
-				else if (j->res)
-					freeaddrinfo(j->res);
-				free(j);
-			}
-		}
+		if (pfd[1].revents & POLLIN)
+			px_on_resolver(px);
 		if (pfd[2].revents)
-			px_expose_answer(&px);
-		for (i = 0; i < px.nlisteners; i++)
+			px_expose_answer(px);
+		for (i = 0; i < px->nlisteners; i++)
 			if (pfd[3 + i].revents & POLLIN)
-				px_accept(&px, &px.listeners[i]);
-		for (nfds_t k = (nfds_t)(3 + px.nlisteners); k < n; k++) {
+				px_accept(px, &px->listeners[i]);
+		for (nfds_t k = (nfds_t)(3 + px->nlisteners); k < n; k++) {
 			unsigned slot = pslot[k] / 2;
-			struct conn *c = &conns[slot];
+			struct conn *c = &px->conns[slot];
 			short crev = 0, urev = 0;
 
 			if (pslot[k] % 2)
@@ -10982,9 +11038,22 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
 			if (k + 1 < n && pslot[k + 1] == slot * 2 + 1 && pfd[k + 1].fd == c->ufd)
 				urev = pfd[k + 1].revents;
 			if (crev || urev)
-				px_on_events(&px, c, slot, crev, urev);
+				px_on_events(px, c, slot, crev, urev);
 		}
 	}
+}
+
+/* The proxy process: runs until sbx goes away (report_fd hangs up). */
+static void __attribute__((noreturn))
+px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
+{
+	static struct proxy px;
+
+	px_init(&px, p, ls, nl, expose_fd, report_fd);
+	px_warm_resolver();
+	px_lockdown();
+	px_start_resolvers(&px);
+	px_loop(&px);
 }
 
 #endif /* SBX_LINUX */
