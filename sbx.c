@@ -48,7 +48,8 @@
  *   8. Proxy: the poll() loop; decision records (one per connection, sent to
  *      sbx); 8.1 parsers (pure: HTTP head, SOCKS5/4a, the SSH refusal),
  *      8.2 resolver threads, 8.3 connections and relay (bulk buffers),
- *      8.4 Landlock, 8.5 the process: px_main (set-up, lockdown, the loop)
+ *      8.4 the lockdown (Landlock and seccomp on Linux), 8.5 px_main
+ *      (set-up, lockdown, the loop)
  *   9. Violations: the proxy's decisions kept as counted events (-v shows
  *      them); the <sandbox_violations> report is not built yet
  *  10. CLI and main: option table, usage, --print modes, exit status
@@ -9267,6 +9268,97 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Portability. The proxy is the same code on every platform; these are
+ * the calls it needs that only Linux has, one definition per platform:
+ *   px_socket_cloexec_nonblock(family)  a TCP socket, or -1
+ *   px_accept_cloexec_nonblock(lfd)     the next connection on a listener,
+ *                                       or -1 (EAGAIN: none waits)
+ *   px_pipe_cloexec_nonblock(p)         a pipe; 0 or -1
+ *   px_recv_fds(...)                    recv_fds (6b), for the expose channel
+ * Linux sets O_CLOEXEC and O_NONBLOCK in the call that makes the
+ * descriptor; elsewhere fcntl() sets them just after, which is as good
+ * here: the proxy never forks or execs, so no child can inherit one in
+ * between. */
+#if SBX_LINUX
+static int
+px_socket_cloexec_nonblock(int family)
+{
+	return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+static int
+px_accept_cloexec_nonblock(int lfd)
+{
+	return accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+static int
+px_pipe_cloexec_nonblock(int p[2])
+{
+	return pipe2(p, O_CLOEXEC | O_NONBLOCK);
+}
+
+static ssize_t
+px_recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int flags)
+{
+	return recv_fds(sock, data, cap, fds, max_fds, nfd, flags);
+}
+#else
+/* fd, made close-on-exec and non-blocking; -1 (fd closed) if it cannot be. */
+static int
+px_fd_cloexec_nonblock(int fd)
+{
+	if (fd < 0)
+		return -1;
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+px_socket_cloexec_nonblock(int family)
+{
+	return px_fd_cloexec_nonblock(socket(family, SOCK_STREAM, 0));
+}
+
+static int
+px_accept_cloexec_nonblock(int lfd)
+{
+	return px_fd_cloexec_nonblock(accept(lfd, NULL, NULL));
+}
+
+static int
+px_pipe_cloexec_nonblock(int p[2])
+{
+	if (pipe(p) < 0)
+		return -1;
+	if (px_fd_cloexec_nonblock(p[0]) < 0) {
+		close(p[1]);
+		return -1;
+	}
+	if (px_fd_cloexec_nonblock(p[1]) < 0) {
+		close(p[0]);
+		return -1;
+	}
+	return 0;
+}
+
+/* The expose channel is the inner helper's (6b), which only Linux has; how
+ * expose-port reaches the command on macOS is the macOS runner's to decide
+ * (issue 14). Until then no answer comes, and px_expose_answer closes the
+ * channel: no exposes. */
+static ssize_t
+px_recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int flags)
+{
+	(void)sock, (void)data, (void)cap, (void)fds, (void)max_fds, (void)flags;
+	*nfd = 0;
+	errno = EOPNOTSUPP;
+	return -1;
+}
+#endif /* SBX_LINUX */
+
 /* Decisions. Every connection the proxy decides goes through px_record, as
  * one record over a SOCK_SEQPACKET pair to sbx, which keeps them for the
  * violations report (section 9) and shows them under -v:
@@ -9826,8 +9918,6 @@ ssh_refusal(struct buf *b, const char *reason)
 	free(pl.p);
 }
 
-#if SBX_LINUX
-
 /* ---- 8.2 The resolver: blocking getaddrinfo off the event loop -------- */
 
 struct dns_job {
@@ -10170,7 +10260,7 @@ px_connect_next(struct proxy *px, struct conn *c)
 			continue;
 		}
 		c->dialled = true;
-		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		fd = px_socket_cloexec_nonblock(ai->ai_family);
 		if (fd < 0)
 			continue;
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
@@ -10537,7 +10627,7 @@ static void
 px_host_port(struct conn *c, int port)
 {
 	struct sockaddr_in sa;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = px_socket_cloexec_nonblock(AF_INET);
 
 	c->proto = PR_HOST_PORT;
 	snprintf(c->host, sizeof(c->host), "127.0.0.1");
@@ -10584,7 +10674,7 @@ px_expose_answer(struct proxy *px)
 	ssize_t n;
 	struct conn *c;
 
-	while ((n = recv_fds(px->expose_fd, ans, sizeof(ans), &fd, 1, &nfd, MSG_DONTWAIT)) >= 0) {
+	while ((n = px_recv_fds(px->expose_fd, ans, sizeof(ans), &fd, 1, &nfd, MSG_DONTWAIT)) >= 0) {
 		if (n != (ssize_t)sizeof(ans) || ans[0] >= SBX_MAX_CONNS || (c = &px->conns[ans[0]])->gen != ans[1] ||
 		    c->st != CS_INSIDE_WAIT || ans[2] != 0 || nfd != 1) {
 			if (nfd == 1)
@@ -10608,7 +10698,7 @@ static void
 px_accept(struct proxy *px, const struct px_listener *l)
 {
 	for (int k = 0; k < 64; k++) {
-		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = px_accept_cloexec_nonblock(l->fd);
 		unsigned i;
 
 		if (fd < 0)
@@ -10782,7 +10872,26 @@ px_on_resolver(struct proxy *px)
 	}
 }
 
-/* ---- 8.4 Landlock: the proxy reads only what the resolver needs ----------
+/* ---- 8.4 The lockdown: what a memory bug in the proxy could still do -------
+ *
+ * Before the proxy reads a byte from the sandbox it locks itself down
+ * (DESIGN 3.6), in one function per platform, px_lockdown: on Linux not
+ * dumpable, Landlock and the seccomp program; elsewhere what is portable. */
+
+/* SECURITY: load what the resolver needs (NSS modules, hosts, resolv.conf)
+ * once, before px_lockdown takes away what loading them takes. */
+static void
+px_warm_resolver(void)
+{
+	struct addrinfo *warm = NULL;
+
+	if (getaddrinfo("localhost", NULL, NULL, &warm) == 0)
+		freeaddrinfo(warm);
+}
+
+#if SBX_LINUX
+
+/* Landlock: the proxy reads only what the resolver needs.
  *
  * KERNEL 5.13+ (ABI 1; this code knows up to ABI 6). On top of the seccomp
  * program (no exec, no write-opens), a Landlock ruleset leaves the proxy
@@ -10873,57 +10982,9 @@ px_landlock(void)
 	return (int)abi;
 }
 
-/* ---- 8.5 The proxy process: set-up, lockdown, the loop -------------------
- *
- * px_main is the whole life of the process, one named step each: px_init
- * (the state, and this machine's addresses, read while it still may), the
- * resolver warm-up, px_lockdown, the resolver threads, px_loop. */
-
-/* Set up the proxy: the resolver's pipe, every descriptor the hard limit
- * allows, the connection table, the listeners, this machine's addresses
- * (getifaddrs, for the resolved-address guard). Exits 125 when it cannot. */
-static void
-px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
-{
-	static struct conn conns[SBX_MAX_CONNS];
-	struct rlimit rl;
-	int i;
-
-	if (pipe2(px->resolved_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		_exit(SBX_EXIT_FAILURE);
-	signal(SIGPIPE, SIG_IGN);
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	for (i = 0; i < SBX_MAX_CONNS; i++)
-		conns[i].cfd = conns[i].ufd = -1;
-	px->p = p;
-	px->conns = conns;
-	px_report_fd = report_fd;
-	px->expose_fd = expose_fd;
-	for (i = 0; i < nl && i < (int)LEN(px->listeners); i++) {
-		px->listeners[i] = ls[i];
-		fcntl(ls[i].fd, F_SETFL, O_NONBLOCK);
-	}
-	px->nlisteners = i;
-	own_addresses(&px->own);	/* arena: before the seal */
-}
-
-/* SECURITY: load what the resolver needs (NSS modules, hosts, resolv.conf)
- * once, before px_lockdown takes away what loading them takes. */
-static void
-px_warm_resolver(void)
-{
-	struct addrinfo *warm = NULL;
-
-	if (getaddrinfo("localhost", NULL, NULL, &warm) == 0)
-		freeaddrinfo(warm);
-}
-
 /* SECURITY: lock this process down before it reads a byte from the
  * sandbox; the resolver threads, started after, inherit it. Not dumpable
- * (no ptrace, no core), Landlock (8.4) where the kernel has it, then the
+ * (no ptrace, no core), Landlock (above) where the kernel has it, then the
  * seccomp program with the proxy's rules (no exec, no write-opens).
  * Exits 125 when a lock that should hold does not. */
 static void
@@ -10953,6 +11014,61 @@ px_lockdown(void)
 		warnx("proxy: cannot install its seccomp filter: %s", strerror(errno));
 		_exit(SBX_EXIT_FAILURE);
 	}
+}
+
+#else
+/* What is portable of the lockdown: no core file (one would hold whatever
+ * the proxy relayed). XXX the Seatbelt profile for the proxy (no exec, no
+ * writes, reads limited to the resolver's files) comes with the macOS
+ * runner (issue 14); until then sbx on macOS runs nothing (section 10). */
+static void
+px_lockdown(void)
+{
+	struct rlimit rl = { 0, 0 };
+
+	if (setrlimit(RLIMIT_CORE, &rl) < 0) {
+		warnx("proxy: cannot turn core files off: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+	note("proxy: no Seatbelt profile yet; only core files are off");
+}
+#endif /* SBX_LINUX */
+
+/* ---- 8.5 The proxy process: set-up, lockdown, the loop -------------------
+ *
+ * px_main is the whole life of the process, one named step each: px_init
+ * (the state, and this machine's addresses, read while it still may), the
+ * resolver warm-up, px_lockdown, the resolver threads, px_loop. */
+
+/* Set up the proxy: the resolver's pipe, every descriptor the hard limit
+ * allows, the connection table, the listeners, this machine's addresses
+ * (getifaddrs, for the resolved-address guard). Exits 125 when it cannot. */
+static void
+px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
+{
+	static struct conn conns[SBX_MAX_CONNS];
+	struct rlimit rl;
+	int i;
+
+	if (px_pipe_cloexec_nonblock(px->resolved_pipe) < 0)
+		_exit(SBX_EXIT_FAILURE);
+	signal(SIGPIPE, SIG_IGN);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (i = 0; i < SBX_MAX_CONNS; i++)
+		conns[i].cfd = conns[i].ufd = -1;
+	px->p = p;
+	px->conns = conns;
+	px_report_fd = report_fd;
+	px->expose_fd = expose_fd;
+	for (i = 0; i < nl && i < (int)LEN(px->listeners); i++) {
+		px->listeners[i] = ls[i];
+		fcntl(ls[i].fd, F_SETFL, O_NONBLOCK);
+	}
+	px->nlisteners = i;
+	own_addresses(&px->own);	/* arena: before the seal */
 }
 
 /* The resolver threads (8.2), after the lockdown so that they run under it. */
@@ -11055,8 +11171,6 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
 	px_start_resolvers(&px);
 	px_loop(&px);
 }
-
-#endif /* SBX_LINUX */
 
 /* ====================================================================
  * 9. VIOLATIONS
@@ -11865,20 +11979,11 @@ main(int argc, char **argv)
 	(void)ctl_encode;
 	(void)ctl_decode;
 	(void)inner_hands_fds;
-	(void)http_parse_head;
-	(void)http_rewrite;
-	(void)http_rewrite_response;
-	(void)socks5_parse_greeting;
-	(void)socks5_parse_auth;
-	(void)socks5_parse_request;
-	(void)socks4_parse;
-	(void)ssh_refusal;
-	(void)px_record;
+	(void)px_main;		/* and through it the parsers, px_record, now_ms */
 	(void)px_decision_decode;
 	(void)net_log_new;
 	(void)net_log_drain;
 	(void)net_log_summary;
-	(void)now_ms;
 	die_hint("use sbx on Linux for now", "the macOS sandbox (Seatbelt) is not built yet; sbx refuses to run "
 	    "the command without a sandbox");
 #endif
