@@ -289,12 +289,26 @@ die_err(const struct err *e)
 struct arena_block { struct arena_block *next; size_t used, size; char data[]; };
 static struct arena_block *arena_head;
 
+/* The rule: no arena allocation after the proxy's lockdown. The arena is
+ * never freed (its blocks are malloc'd and live as long as the process),
+ * and the proxy lives as long as the command, for hours: whatever it took
+ * from the arena per connection or per request would grow without bound,
+ * and a command opening connections in a loop would turn that into memory
+ * exhaustion outside the sandbox (DESIGN 6: a few MiB). The arena has no
+ * lock either, and the resolver threads start after the lockdown. So the
+ * proxy takes from the arena only while it sets up (own_addresses in
+ * px_init); its loop uses the stack, or malloc and free (struct buf, the
+ * relay buffers, the resolver's jobs). px_main seals the arena after
+ * px_lockdown, and amalloc enforces the rule. */
+static bool arena_sealed;
+
 static void *
 amalloc(size_t n)
 {
 	struct arena_block *b = arena_head;
 	void *p;
 
+	BUG_ON(arena_sealed);
 	n = (n + 15) & ~(size_t)15;
 	if (!b || b->size - b->used < n) {
 		size_t size = n > 60000 ? n : 60000;
@@ -311,6 +325,13 @@ amalloc(size_t n)
 	b->used += n;
 	memset(p, 0, n);
 	return p;
+}
+
+/* From here on every amalloc is a bug (the rule above amalloc). */
+static void
+arena_seal(void)
+{
+	arena_sealed = true;
 }
 
 /* Free every block: for fuzz targets and tests that run the parsers many
@@ -11038,7 +11059,8 @@ px_lockdown(void)
  *
  * px_main is the whole life of the process, one named step each: px_init
  * (the state, and this machine's addresses, read while it still may), the
- * resolver warm-up, px_lockdown, the resolver threads, px_loop. */
+ * resolver warm-up, px_lockdown, the arena sealed (2.1), the resolver
+ * threads, px_loop. */
 
 /* Set up the proxy: the resolver's pipe, every descriptor the hard limit
  * allows, the connection table, the listeners, this machine's addresses
@@ -11090,7 +11112,7 @@ static void __attribute__((noreturn))
 px_loop(struct proxy *px)
 {
 	size_t npfd = 3 + LEN(px->listeners) + 2 * SBX_MAX_CONNS;
-	struct pollfd *pfd = calloc(npfd, sizeof(*pfd));
+	struct pollfd *pfd = calloc(npfd, sizeof(*pfd));	/* malloc: the arena is sealed */
 	unsigned *pslot = calloc(npfd, sizeof(*pslot));
 	int i;
 
@@ -11168,6 +11190,7 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
 	px_init(&px, p, ls, nl, expose_fd, report_fd);
 	px_warm_resolver();
 	px_lockdown();
+	arena_seal();		/* the proxy lives for hours: no arena from here on (2.1) */
 	px_start_resolvers(&px);
 	px_loop(&px);
 }
