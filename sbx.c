@@ -48,7 +48,8 @@
  *   8. Proxy: the poll() loop; decision records (one per connection, sent to
  *      sbx); 8.1 parsers (pure: HTTP head, SOCKS5/4a, the SSH refusal),
  *      8.2 resolver threads, 8.3 connections and relay (bulk buffers),
- *      8.4 Landlock, then proxy_main (the lockdown and the loop)
+ *      8.4 the lockdown (Landlock and seccomp on Linux), 8.5 px_main
+ *      (set-up, lockdown, the loop)
  *   9. Violations: the proxy's decisions kept as counted events (-v shows
  *      them); the <sandbox_violations> report is not built yet
  *  10. CLI and main: option table, usage, --print modes, exit status
@@ -297,12 +298,26 @@ die_err(const struct err *e)
 struct arena_block { struct arena_block *next; size_t used, size; char data[]; };
 static struct arena_block *arena_head;
 
+/* The rule: no arena allocation after the proxy's lockdown. The arena is
+ * never freed (its blocks are malloc'd and live as long as the process),
+ * and the proxy lives as long as the command, for hours: whatever it took
+ * from the arena per connection or per request would grow without bound,
+ * and a command opening connections in a loop would turn that into memory
+ * exhaustion outside the sandbox (DESIGN 6: a few MiB). The arena has no
+ * lock either, and the resolver threads start after the lockdown. So the
+ * proxy takes from the arena only while it sets up (own_addresses in
+ * px_init); its loop uses the stack, or malloc and free (struct buf, the
+ * relay buffers, the resolver's jobs). px_main seals the arena after
+ * px_lockdown, and amalloc enforces the rule. */
+static bool arena_sealed;
+
 static void *
 amalloc(size_t n)
 {
 	struct arena_block *b = arena_head;
 	void *p;
 
+	BUG_ON(arena_sealed);
 	n = (n + 15) & ~(size_t)15;
 	if (!b || b->size - b->used < n) {
 		size_t size = n > 60000 ? n : 60000;
@@ -319,6 +334,13 @@ amalloc(size_t n)
 	b->used += n;
 	memset(p, 0, n);
 	return p;
+}
+
+/* From here on every amalloc is a bug (the rule above amalloc). */
+static void
+arena_seal(void)
+{
+	arena_sealed = true;
 }
 
 /* Free every block: for fuzz targets and tests that run the parsers many
@@ -8765,7 +8787,7 @@ inner_main(int argc, char **argv)
 
 /* ---- 6c. Running the sandbox ---------------------------------------- */
 
-static void __attribute__((noreturn)) proxy_main(const struct policy *p, const struct px_listener *ls, int nl,
+static void __attribute__((noreturn)) px_main(const struct policy *p, const struct px_listener *ls, int nl,
     int expose_fd, int report_fd);	/* section 8 */
 struct net_log;				/* section 9: what the proxy decided */
 static struct net_log *net_log_new(void);
@@ -9161,7 +9183,7 @@ run_spawn_proxy(struct run *r)
 				close(ph->fd);
 		}
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		proxy_main(r->p, r->ls, r->nls, r->expose_fd, pair[1]);
+		px_main(r->p, r->ls, r->nls, r->expose_fd, pair[1]);
 	}
 	if (r->proxy < 0)
 		die("fork: %s", strerror(errno));	/* bwrap dies with us: nothing runs */
@@ -9533,6 +9555,97 @@ now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+/* Portability. The proxy is the same code on every platform; these are
+ * the calls it needs that only Linux has, one definition per platform:
+ *   px_socket_cloexec_nonblock(family)  a TCP socket, or -1
+ *   px_accept_cloexec_nonblock(lfd)     the next connection on a listener,
+ *                                       or -1 (EAGAIN: none waits)
+ *   px_pipe_cloexec_nonblock(p)         a pipe; 0 or -1
+ *   px_recv_fds(...)                    recv_fds (6b), for the expose channel
+ * Linux sets O_CLOEXEC and O_NONBLOCK in the call that makes the
+ * descriptor; elsewhere fcntl() sets them just after, which is as good
+ * here: the proxy never forks or execs, so no child can inherit one in
+ * between. */
+#if SBX_LINUX
+static int
+px_socket_cloexec_nonblock(int family)
+{
+	return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+static int
+px_accept_cloexec_nonblock(int lfd)
+{
+	return accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+static int
+px_pipe_cloexec_nonblock(int p[2])
+{
+	return pipe2(p, O_CLOEXEC | O_NONBLOCK);
+}
+
+static ssize_t
+px_recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int flags)
+{
+	return recv_fds(sock, data, cap, fds, max_fds, nfd, flags);
+}
+#else
+/* fd, made close-on-exec and non-blocking; -1 (fd closed) if it cannot be. */
+static int
+px_fd_cloexec_nonblock(int fd)
+{
+	if (fd < 0)
+		return -1;
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+px_socket_cloexec_nonblock(int family)
+{
+	return px_fd_cloexec_nonblock(socket(family, SOCK_STREAM, 0));
+}
+
+static int
+px_accept_cloexec_nonblock(int lfd)
+{
+	return px_fd_cloexec_nonblock(accept(lfd, NULL, NULL));
+}
+
+static int
+px_pipe_cloexec_nonblock(int p[2])
+{
+	if (pipe(p) < 0)
+		return -1;
+	if (px_fd_cloexec_nonblock(p[0]) < 0) {
+		close(p[1]);
+		return -1;
+	}
+	if (px_fd_cloexec_nonblock(p[1]) < 0) {
+		close(p[0]);
+		return -1;
+	}
+	return 0;
+}
+
+/* The expose channel is the inner helper's (6b), which only Linux has; how
+ * expose-port reaches the command on macOS is the macOS runner's to decide
+ * (issue 14). Until then no answer comes, and px_expose_answer closes the
+ * channel: no exposes. */
+static ssize_t
+px_recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int flags)
+{
+	(void)sock, (void)data, (void)cap, (void)fds, (void)max_fds, (void)flags;
+	*nfd = 0;
+	errno = EOPNOTSUPP;
+	return -1;
+}
+#endif /* SBX_LINUX */
 
 /* Decisions. Every connection the proxy decides goes through px_record, as
  * one record over a SOCK_SEQPACKET pair to sbx, which keeps them for the
@@ -10093,8 +10206,6 @@ ssh_refusal(struct buf *b, const char *reason)
 	free(pl.p);
 }
 
-#if SBX_LINUX
-
 /* ---- 8.2 The resolver: blocking getaddrinfo off the event loop -------- */
 
 struct dns_job {
@@ -10437,7 +10548,7 @@ px_connect_next(struct proxy *px, struct conn *c)
 			continue;
 		}
 		c->dialled = true;
-		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		fd = px_socket_cloexec_nonblock(ai->ai_family);
 		if (fd < 0)
 			continue;
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
@@ -10804,7 +10915,7 @@ static void
 px_host_port(struct conn *c, int port)
 {
 	struct sockaddr_in sa;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = px_socket_cloexec_nonblock(AF_INET);
 
 	c->proto = PR_HOST_PORT;
 	snprintf(c->host, sizeof(c->host), "127.0.0.1");
@@ -10851,7 +10962,7 @@ px_expose_answer(struct proxy *px)
 	ssize_t n;
 	struct conn *c;
 
-	while ((n = recv_fds(px->expose_fd, ans, sizeof(ans), &fd, 1, &nfd, MSG_DONTWAIT)) >= 0) {
+	while ((n = px_recv_fds(px->expose_fd, ans, sizeof(ans), &fd, 1, &nfd, MSG_DONTWAIT)) >= 0) {
 		if (n != (ssize_t)sizeof(ans) || ans[0] >= SBX_MAX_CONNS || (c = &px->conns[ans[0]])->gen != ans[1] ||
 		    c->st != CS_INSIDE_WAIT || ans[2] != 0 || nfd != 1) {
 			if (nfd == 1)
@@ -10875,7 +10986,7 @@ static void
 px_accept(struct proxy *px, const struct px_listener *l)
 {
 	for (int k = 0; k < 64; k++) {
-		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = px_accept_cloexec_nonblock(l->fd);
 		unsigned i;
 
 		if (fd < 0)
@@ -10990,7 +11101,85 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 	c->deadline_ms = c->c_eof || c->u_eof ? now_ms() + SBX_HALF_CLOSED_MS : 0;
 }
 
-/* ---- 8.4 Landlock: the proxy reads only what the resolver needs ----------
+/* Deadlines that passed by now: a slow or silent peer. A connection still
+ * resolving or dialling gets its protocol's timeout answer (and closes once
+ * it is sent); any other closes at once. */
+static void
+px_on_timeouts(struct proxy *px, int64_t now)
+{
+	for (unsigned s = 0; s < px->conns_end; s++) {
+		struct conn *c = &px->conns[s];
+
+		if (c->st == CS_FREE || !c->deadline_ms || c->deadline_ms > now)
+			continue;
+		if (c->proto == PR_HOST_PORT || c->proto == PR_EXPOSE) {
+			px_close(px, c);
+			continue;
+		}
+		if (c->st == CS_CONNECTING || c->st == CS_RESOLVING) {
+			px_record(c, PXV_FAIL, c->st == CS_CONNECTING ? "the upstream did not answer in time" :
+			    "the name did not resolve in time");
+			if (c->proto == PR_SOCKS5 || c->proto == PR_SOCKS4)
+				px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED, true);
+			else
+				px_http_error(c, 504);
+			if (c->ufd >= 0) {
+				close(c->ufd);
+				c->ufd = -1;
+			}
+		} else {
+			px_close(px, c);
+		}
+	}
+}
+
+/* The resolver threads answered (their pipe is readable): hand each answer
+ * to its connection, unless that connection has moved on (gen). */
+static void
+px_on_resolver(struct proxy *px)
+{
+	char drain[64];
+	struct dns_job *done;
+
+	while (read(px->resolved_pipe[0], drain, sizeof(drain)) > 0)
+		;
+	pthread_mutex_lock(&dns.lock);
+	done = dns.done;
+	dns.done = NULL;
+	pthread_mutex_unlock(&dns.lock);
+	while (done) {
+		struct dns_job *j = done;
+		struct conn *c = &px->conns[j->slot];
+
+		done = j->next;
+		if (c->st == CS_RESOLVING && c->gen == j->gen)
+			px_resolved(px, c, j->res, j->err);
+		else if (j->res)
+			freeaddrinfo(j->res);
+		free(j);
+	}
+}
+
+/* ---- 8.4 The lockdown: what a memory bug in the proxy could still do -------
+ *
+ * Before the proxy reads a byte from the sandbox it locks itself down
+ * (DESIGN 3.6), in one function per platform, px_lockdown: on Linux not
+ * dumpable, Landlock and the seccomp program; elsewhere what is portable. */
+
+/* SECURITY: load what the resolver needs (NSS modules, hosts, resolv.conf)
+ * once, before px_lockdown takes away what loading them takes. */
+static void
+px_warm_resolver(void)
+{
+	struct addrinfo *warm = NULL;
+
+	if (getaddrinfo("localhost", NULL, NULL, &warm) == 0)
+		freeaddrinfo(warm);
+}
+
+#if SBX_LINUX
+
+/* Landlock: the proxy reads only what the resolver needs.
  *
  * KERNEL 5.13+ (ABI 1; this code knows up to ABI 6). On top of the seccomp
  * program (no exec, no write-opens), a Landlock ruleset leaves the proxy
@@ -11020,17 +11209,17 @@ enum {
 };
 
 /* What the resolver reads after the warm-up lookup: files, then trees. */
-static const char *const proxy_read_files[] = {
+static const char *const px_read_files[] = {
 	"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
 	"/etc/services", "/etc/ld.so.cache",
 };
-static const char *const proxy_read_trees[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/lib32" };
+static const char *const px_read_trees[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/lib32" };
 
 /* Restrict this process (and the resolver threads it starts later).
  * Returns the ABI in force, 0 when the kernel has no Landlock, -1 on a
  * failure after the kernel said it has one. */
 static int
-proxy_landlock(void)
+px_landlock(void)
 {
 	struct ll_ruleset_attr ra;
 	long abi = syscall(SBX_NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
@@ -11051,9 +11240,9 @@ proxy_landlock(void)
 	rs = (int)syscall(SBX_NR_landlock_create_ruleset, &ra, ra_size, 0);
 	if (rs < 0)
 		return -1;
-	for (i = 0; i < LEN(proxy_read_files) + LEN(proxy_read_trees); i++) {
-		bool tree = i >= LEN(proxy_read_files);
-		const char *path = tree ? proxy_read_trees[i - LEN(proxy_read_files)] : proxy_read_files[i];
+	for (i = 0; i < LEN(px_read_files) + LEN(px_read_trees); i++) {
+		bool tree = i >= LEN(px_read_files);
+		const char *path = tree ? px_read_trees[i - LEN(px_read_files)] : px_read_files[i];
 		struct ll_path_beneath pb;
 		struct stat st;
 		int fd = open(path, O_PATH | O_CLOEXEC);	/* a symlinked resolv.conf: its target */
@@ -11081,20 +11270,76 @@ proxy_landlock(void)
 	return (int)abi;
 }
 
-/* The proxy process: runs until sbx goes away (report_fd hangs up). */
-static void __attribute__((noreturn))
-proxy_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
+/* SECURITY: lock this process down before it reads a byte from the
+ * sandbox; the resolver threads, started after, inherit it. Not dumpable
+ * (no ptrace, no core), Landlock (above) where the kernel has it, then the
+ * seccomp program with the proxy's rules (no exec, no write-opens).
+ * Exits 125 when a lock that should hold does not. */
+static void
+px_lockdown(void)
+{
+	struct bpf_opts o = { false, false, true };
+	int abi;
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if ((abi = px_landlock()) < 0) {
+		warnx("proxy: cannot install its Landlock ruleset: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+	if (verbose) {
+		/* show it holds: a file outside the ruleset cannot be opened */
+		int probe = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+		if (abi == 0)
+			warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks the proxy down");
+		else
+			warnx("proxy: Landlock ABI %d: reads limited to the resolver's files (/proc/self/status: %s)",
+			    abi, probe < 0 ? strerror(errno) : "READABLE");
+		if (probe >= 0)
+			close(probe);
+	}
+	if (install_program(&o) < 0) {
+		warnx("proxy: cannot install its seccomp filter: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+}
+
+#else
+/* What is portable of the lockdown: no core file (one would hold whatever
+ * the proxy relayed). XXX the Seatbelt profile for the proxy (no exec, no
+ * writes, reads limited to the resolver's files) comes with the macOS
+ * runner (issue 14); until then sbx on macOS runs nothing (section 10). */
+static void
+px_lockdown(void)
+{
+	struct rlimit rl = { 0, 0 };
+
+	if (setrlimit(RLIMIT_CORE, &rl) < 0) {
+		warnx("proxy: cannot turn core files off: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+	note("proxy: no Seatbelt profile yet; only core files are off");
+}
+#endif /* SBX_LINUX */
+
+/* ---- 8.5 The proxy process: set-up, lockdown, the loop -------------------
+ *
+ * px_main is the whole life of the process, one named step each: px_init
+ * (the state, and this machine's addresses, read while it still may), the
+ * resolver warm-up, px_lockdown, the arena sealed (2.1), the resolver
+ * threads, px_loop. */
+
+/* Set up the proxy: the resolver's pipe, every descriptor the hard limit
+ * allows, the connection table, the listeners, this machine's addresses
+ * (getifaddrs, for the resolved-address guard). Exits 125 when it cannot. */
+static void
+px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
 {
 	static struct conn conns[SBX_MAX_CONNS];
-	static struct proxy px;
-	size_t npfd = 3 + LEN(px.listeners) + 2 * SBX_MAX_CONNS;
-	struct pollfd *pfd = calloc(npfd, sizeof(*pfd));
-	unsigned *pslot = calloc(npfd, sizeof(*pslot));
 	struct rlimit rl;
-	pthread_t t;
 	int i;
 
-	if (!pfd || !pslot || pipe2(px.resolved_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	if (px_pipe_cloexec_nonblock(px->resolved_pipe) < 0)
 		_exit(SBX_EXIT_FAILURE);
 	signal(SIGPIPE, SIG_IGN);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -11103,95 +11348,64 @@ proxy_main(const struct policy *p, const struct px_listener *ls, int nl, int exp
 	}
 	for (i = 0; i < SBX_MAX_CONNS; i++)
 		conns[i].cfd = conns[i].ufd = -1;
-	px.p = p;
-	px.conns = conns;
+	px->p = p;
+	px->conns = conns;
 	px_report_fd = report_fd;
-	px.expose_fd = expose_fd;
-	for (i = 0; i < nl && i < (int)LEN(px.listeners); i++) {
-		px.listeners[i] = ls[i];
+	px->expose_fd = expose_fd;
+	for (i = 0; i < nl && i < (int)LEN(px->listeners); i++) {
+		px->listeners[i] = ls[i];
 		fcntl(ls[i].fd, F_SETFL, O_NONBLOCK);
 	}
-	px.nlisteners = i;
-	own_addresses(&px.own);
-	{
-		/* SECURITY: load what the resolver needs (NSS modules, hosts,
-		 * resolv.conf) once, then lock this process down before it reads
-		 * a byte from the sandbox; the resolver threads inherit it */
-		struct addrinfo *warm = NULL;
-		struct bpf_opts o = { false, false, true };
+	px->nlisteners = i;
+	own_addresses(&px->own);	/* arena: before the seal */
+}
 
-		int abi;
+/* The resolver threads (8.2), after the lockdown so that they run under it. */
+static void
+px_start_resolvers(struct proxy *px)
+{
+	pthread_t t;
 
-		if (getaddrinfo("localhost", NULL, NULL, &warm) == 0)
-			freeaddrinfo(warm);
-		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		if ((abi = proxy_landlock()) < 0) {
-			warnx("proxy: cannot install its Landlock ruleset: %s", strerror(errno));
-			_exit(SBX_EXIT_FAILURE);
-		}
-		if (verbose) {
-			/* show it holds: a file outside the ruleset cannot be opened */
-			int probe = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-
-			if (abi == 0)
-				warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks the proxy down");
-			else
-				warnx("proxy: Landlock ABI %d: reads limited to the resolver's files (/proc/self/status: %s)",
-				    abi, probe < 0 ? strerror(errno) : "READABLE");
-			if (probe >= 0)
-				close(probe);
-		}
-		if (install_program(&o) < 0) {
-			warnx("proxy: cannot install its seccomp filter: %s", strerror(errno));
-			_exit(SBX_EXIT_FAILURE);
-		}
-	}
-	dns.notify_fd = px.resolved_pipe[1];
-	for (i = 0; i < SBX_RESOLVER_THREADS; i++)
+	dns.notify_fd = px->resolved_pipe[1];
+	for (int i = 0; i < SBX_RESOLVER_THREADS; i++)
 		pthread_create(&t, NULL, dns_worker, NULL);
+}
 
+/* The loop: expired deadlines, one poll() over sbx's end of the report
+ * pair, the resolver's pipe, the expose channel, the listeners and every
+ * connection, then what it reported. Returns never: exits 0 when sbx has
+ * gone, 125 when poll() fails. */
+static void __attribute__((noreturn))
+px_loop(struct proxy *px)
+{
+	size_t npfd = 3 + LEN(px->listeners) + 2 * SBX_MAX_CONNS;
+	struct pollfd *pfd = calloc(npfd, sizeof(*pfd));	/* malloc: the arena is sealed */
+	unsigned *pslot = calloc(npfd, sizeof(*pslot));
+	int i;
+
+	if (!pfd || !pslot)
+		_exit(SBX_EXIT_FAILURE);
 	for (;;) {
 		int64_t now = now_ms(), next = -1;
 		nfds_t n = 0;
 		int timeout, rc;
 		unsigned s;
 
-		pfd[n].fd = report_fd; pfd[n].events = POLLIN; n++;	/* sbx never writes: any event is its end closing */
-		pfd[n].fd = px.resolved_pipe[0]; pfd[n].events = POLLIN; n++;
-		pfd[n].fd = px.expose_fd; pfd[n].events = POLLIN; n++;	/* -1: poll skips it */
-		for (i = 0; i < px.nlisteners; i++) {
-			pfd[n].fd = px.listeners[i].fd;
+		px_on_timeouts(px, now);
+		pfd[n].fd = px_report_fd; pfd[n].events = POLLIN; n++;	/* sbx never writes: any event is its end closing */
+		pfd[n].fd = px->resolved_pipe[0]; pfd[n].events = POLLIN; n++;
+		pfd[n].fd = px->expose_fd; pfd[n].events = POLLIN; n++;	/* -1: poll skips it */
+		for (i = 0; i < px->nlisteners; i++) {
+			pfd[n].fd = px->listeners[i].fd;
 			pfd[n].events = POLLIN;
 			n++;
 		}
-		for (s = 0; s < px.conns_end; s++) {
-			struct conn *c = &conns[s];
+		for (s = 0; s < px->conns_end; s++) {
+			struct conn *c = &px->conns[s];
 			short cev, uev;
 
 			if (c->st == CS_FREE)
 				continue;
-			if (c->deadline_ms && c->deadline_ms <= now) {
-				/* a slow or silent peer: its deadline passed */
-				if (c->proto == PR_HOST_PORT || c->proto == PR_EXPOSE) {
-					px_close(&px, c);
-					continue;
-				}
-				if (c->st == CS_CONNECTING || c->st == CS_RESOLVING) {
-					px_record(c, PXV_FAIL, c->st == CS_CONNECTING ? "the upstream did not answer in time" :
-					    "the name did not resolve in time");
-					if (c->proto == PR_SOCKS5 || c->proto == PR_SOCKS4)
-						px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED, true);
-					else
-						px_http_error(c, 504);
-					if (c->ufd >= 0) {
-						close(c->ufd);
-						c->ufd = -1;
-					}
-				} else {
-					px_close(&px, c);
-					continue;
-				}
-			}
 			if (c->deadline_ms && (next < 0 || c->deadline_ms < next))
 				next = c->deadline_ms;
 			px_interest(c, &cev, &uev);
@@ -11209,36 +11423,16 @@ proxy_main(const struct policy *p, const struct px_listener *ls, int nl, int exp
 		}
 		if (pfd[0].revents)
 			_exit(0);	/* sbx has gone */
-		if (pfd[1].revents & POLLIN) {
-			char drain[64];
-			struct dns_job *done;
-
-			while (read(px.resolved_pipe[0], drain, sizeof(drain)) > 0)
-				;
-			pthread_mutex_lock(&dns.lock);
-			done = dns.done;
-			dns.done = NULL;
-			pthread_mutex_unlock(&dns.lock);
-			while (done) {
-				struct dns_job *j = done;
-				struct conn *c = &conns[j->slot];
-
-				done = j->next;
-				if (c->st == CS_RESOLVING && c->gen == j->gen)
-					px_resolved(&px, c, j->res, j->err);
-				else if (j->res)
-					freeaddrinfo(j->res);
-				free(j);
-			}
-		}
+		if (pfd[1].revents & POLLIN)
+			px_on_resolver(px);
 		if (pfd[2].revents)
-			px_expose_answer(&px);
-		for (i = 0; i < px.nlisteners; i++)
+			px_expose_answer(px);
+		for (i = 0; i < px->nlisteners; i++)
 			if (pfd[3 + i].revents & POLLIN)
-				px_accept(&px, &px.listeners[i]);
-		for (nfds_t k = (nfds_t)(3 + px.nlisteners); k < n; k++) {
+				px_accept(px, &px->listeners[i]);
+		for (nfds_t k = (nfds_t)(3 + px->nlisteners); k < n; k++) {
 			unsigned slot = pslot[k] / 2;
-			struct conn *c = &conns[slot];
+			struct conn *c = &px->conns[slot];
 			short crev = 0, urev = 0;
 
 			if (pslot[k] % 2)
@@ -11249,12 +11443,24 @@ proxy_main(const struct policy *p, const struct px_listener *ls, int nl, int exp
 			if (k + 1 < n && pslot[k + 1] == slot * 2 + 1 && pfd[k + 1].fd == c->ufd)
 				urev = pfd[k + 1].revents;
 			if (crev || urev)
-				px_on_events(&px, c, slot, crev, urev);
+				px_on_events(px, c, slot, crev, urev);
 		}
 	}
 }
 
-#endif /* SBX_LINUX */
+/* The proxy process: runs until sbx goes away (report_fd hangs up). */
+static void __attribute__((noreturn))
+px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
+{
+	static struct proxy px;
+
+	px_init(&px, p, ls, nl, expose_fd, report_fd);
+	px_warm_resolver();
+	px_lockdown();
+	arena_seal();		/* the proxy lives for hours: no arena from here on (2.1) */
+	px_start_resolvers(&px);
+	px_loop(&px);
+}
 
 /* ====================================================================
  * 9. VIOLATIONS
@@ -12031,20 +12237,11 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	(void)bw_args_blob;
 	(void)expose_encode;
 	(void)expose_decode;
-	(void)http_parse_head;
-	(void)http_rewrite;
-	(void)http_rewrite_response;
-	(void)socks5_parse_greeting;
-	(void)socks5_parse_auth;
-	(void)socks5_parse_request;
-	(void)socks4_parse;
-	(void)ssh_refusal;
-	(void)px_record;
+	(void)px_main;		/* and through it the parsers, px_record, now_ms */
 	(void)px_decision_decode;
 	(void)net_log_new;
 	(void)net_log_drain;
 	(void)net_log_summary;
-	(void)now_ms;
 	(void)p;
 	die_hint("use sbx on Linux for now", "the macOS sandbox (Seatbelt) is not built yet; sbx refuses to run "
 	    "the command without a sandbox");
