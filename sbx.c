@@ -129,6 +129,9 @@
 #ifndef MSG_NOSIGNAL
 #  define MSG_NOSIGNAL 0	/* older macOS: the proxy ignores SIGPIPE anyway */
 #endif
+#ifndef MSG_CMSG_CLOEXEC
+#  define MSG_CMSG_CLOEXEC 0	/* macOS: recv_fds sets FD_CLOEXEC itself */
+#endif
 #if SBX_LINUX
 #  include <sched.h>
 #  include <sys/mount.h>
@@ -174,6 +177,7 @@ extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on 
 #define SBX_PROXY_HTTP_PORT	3128		/* inside the sandbox, as srt */
 #define SBX_PROXY_SOCKS_PORT	1080
 #define SBX_MAX_HOST_PORTS	64		/* allow-host-port and expose-port, each */
+#define SBX_MAX_HANDED		(4 + 2 * SBX_MAX_HOST_PORTS + 1)	/* descriptors the inner helper hands sbx */
 #define SBX_EXIT_FAILURE	125		/* sbx itself failed: env(1)/timeout(1) convention */
 #define SBX_EXIT_CANNOT_RUN	126
 #define SBX_EXIT_NOT_FOUND	127
@@ -715,6 +719,82 @@ fds_cloexec_from(int lowest)
 		return 0;	/* one call, however many there are */
 #endif
 	return fds_cloexec_listed(lowest);
+}
+
+/* Send n bytes with nfd descriptors attached (SCM_RIGHTS), one message. */
+static int
+send_fds(int sock, const void *data, size_t n, const int *fds, int nfd)
+{
+	struct msghdr mh;
+	struct iovec iov = { (void *)data, n };
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * SBX_MAX_HANDED)]; } u;
+	struct cmsghdr *cm;
+
+	memset(&mh, 0, sizeof(mh));
+	memset(&u, 0, sizeof(u));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (nfd > 0) {
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfd);
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
+}
+
+/* Receive one message of at most cap bytes with at most max_fds
+ * descriptors; more descriptors than that, or a cut message, is refused
+ * (and every descriptor that came is closed). Returns the byte count
+ * (*nfd set), or -1. */
+static ssize_t
+recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int flags)
+{
+	struct msghdr mh;
+	struct iovec iov = { data, cap };
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * (SBX_MAX_HANDED + 4))]; } u;
+	struct cmsghdr *cm;
+	int count = 0, i;
+	ssize_t r;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	do
+		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
+	while (r < 0 && errno == EINTR);
+	*nfd = 0;
+	if (r < 0)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+			for (i = 0; i < k; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				if (!MSG_CMSG_CLOEXEC)	/* set here where recvmsg cannot (no threads fork meanwhile) */
+					(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+				if (count < max_fds)
+					fds[count] = fd;
+				else
+					close(fd);
+				count++;
+			}
+		}
+	if (r == 0 || count > max_fds || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+		for (i = 0; i < count && i < max_fds; i++)
+			close(fds[i]);
+		return -1;
+	}
+	*nfd = count;
+	return r;
 }
 
 /* ---- 2.4 Path helpers ------------------------------------------- */
@@ -7964,7 +8044,6 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 /* The descriptors the inner helper hands to sbx, each with a role: the
  * proxy's listeners, allow-host-port listeners, the expose-port channel.
  * The role's value is its byte in the handed-fd message (handed_encode). */
-#define SBX_MAX_HANDED	(4 + 2 * SBX_MAX_HOST_PORTS + 1)
 enum listener_role {
 	LR_PROXY = 'P',		/* HTTP and SOCKS (the first byte decides) */
 	LR_HOST_PORT = 'H',	/* allow-host-port: to this machine's 127.0.0.1:port */
@@ -8204,80 +8283,6 @@ inner_listen(int port, bool v6)
 		die("cannot listen on %s:%d inside the sandbox: %s", v6 ? "[::1]" : "127.0.0.1", port,
 		    strerror(errno));
 	return fd;
-}
-
-/* Send n bytes with nfd descriptors attached (SCM_RIGHTS), one message. */
-static int
-send_fds(int sock, const void *data, size_t n, const int *fds, int nfd)
-{
-	struct msghdr mh;
-	struct iovec iov = { (void *)data, n };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * SBX_MAX_HANDED)]; } u;
-	struct cmsghdr *cm;
-
-	memset(&mh, 0, sizeof(mh));
-	memset(&u, 0, sizeof(u));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (nfd > 0) {
-		mh.msg_control = u.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfd);
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
-}
-
-/* Receive one message of at most cap bytes with at most max_fds
- * descriptors; more descriptors than that, or a cut message, is refused
- * (and every descriptor that came is closed). Returns the byte count
- * (*nfd set), or -1. */
-static ssize_t
-recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int flags)
-{
-	struct msghdr mh;
-	struct iovec iov = { data, cap };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * (SBX_MAX_HANDED + 4))]; } u;
-	struct cmsghdr *cm;
-	int count = 0, i;
-	ssize_t r;
-
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.buf;
-	mh.msg_controllen = sizeof(u.buf);
-	do
-		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
-	while (r < 0 && errno == EINTR);
-	*nfd = 0;
-	if (r < 0)
-		return -1;
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-
-			for (i = 0; i < k; i++) {
-				int fd;
-
-				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-				if (count < max_fds)
-					fds[count] = fd;
-				else
-					close(fd);
-				count++;
-			}
-		}
-	if (r == 0 || count > max_fds || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
-		for (i = 0; i < count && i < max_fds; i++)
-			close(fds[i]);
-		return -1;
-	}
-	*nfd = count;
-	return r;
 }
 
 static int
@@ -9562,7 +9567,6 @@ now_ms(void)
  *   px_accept_cloexec_nonblock(lfd)     the next connection on a listener,
  *                                       or -1 (EAGAIN: none waits)
  *   px_pipe_cloexec_nonblock(p)         a pipe; 0 or -1
- *   px_recv_fds(...)                    recv_fds (6b), for the expose channel
  * Linux sets O_CLOEXEC and O_NONBLOCK in the call that makes the
  * descriptor; elsewhere fcntl() sets them just after, which is as good
  * here: the proxy never forks or execs, so no child can inherit one in
@@ -9586,11 +9590,6 @@ px_pipe_cloexec_nonblock(int p[2])
 	return pipe2(p, O_CLOEXEC | O_NONBLOCK);
 }
 
-static ssize_t
-px_recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int flags)
-{
-	return recv_fds(sock, data, cap, fds, max_fds, nfd, flags);
-}
 #else
 /* fd, made close-on-exec and non-blocking; -1 (fd closed) if it cannot be. */
 static int
@@ -9631,19 +9630,6 @@ px_pipe_cloexec_nonblock(int p[2])
 		return -1;
 	}
 	return 0;
-}
-
-/* The expose channel is the inner helper's (6b), which only Linux has; how
- * expose-port reaches the command on macOS is the macOS runner's to decide
- * (issue 14). Until then no answer comes, and px_expose_answer closes the
- * channel: no exposes. */
-static ssize_t
-px_recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int flags)
-{
-	(void)sock, (void)data, (void)cap, (void)fds, (void)max_fds, (void)flags;
-	*nfd = 0;
-	errno = EOPNOTSUPP;
-	return -1;
 }
 #endif /* SBX_LINUX */
 
@@ -10942,14 +10928,16 @@ px_host_port(struct conn *c, int port)
 static void
 px_expose_request(struct proxy *px, struct conn *c, unsigned slot, int port)
 {
-	uint32_t req[3] = { slot, c->gen, (uint32_t)port };
+	struct expose_msg req = { slot, c->gen, (uint32_t)port };
+	unsigned char b[SBX_EXPOSE_MSG_BYTES];
 
+	expose_encode(&req, b);
 	c->proto = PR_EXPOSE;
 	snprintf(c->host, sizeof(c->host), "127.0.0.1");
 	c->port = port;
 	c->st = CS_INSIDE_WAIT;
 	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
-	if (px->expose_fd < 0 || send(px->expose_fd, req, sizeof(req), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(req))
+	if (px->expose_fd < 0 || send(px->expose_fd, b, sizeof(b), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(b))
 		c->st = CS_REPLY_CLOSE;	/* nothing queued: closes at once */
 }
 
@@ -10957,19 +10945,22 @@ px_expose_request(struct proxy *px, struct conn *c, unsigned slot, int port)
 static void
 px_expose_answer(struct proxy *px)
 {
-	uint32_t ans[3];
+	unsigned char b[SBX_EXPOSE_MSG_BYTES];
+	struct expose_msg ans;
 	int fd = -1, nfd = 0;
 	ssize_t n;
 	struct conn *c;
 
-	while ((n = px_recv_fds(px->expose_fd, ans, sizeof(ans), &fd, 1, &nfd, MSG_DONTWAIT)) >= 0) {
-		if (n != (ssize_t)sizeof(ans) || ans[0] >= SBX_MAX_CONNS || (c = &px->conns[ans[0]])->gen != ans[1] ||
-		    c->st != CS_INSIDE_WAIT || ans[2] != 0 || nfd != 1) {
+	while ((n = recv_fds(px->expose_fd, b, sizeof(b), &fd, 1, &nfd, MSG_DONTWAIT)) >= 0) {
+		/* the connection it is for, if still waiting (an answer for one
+		 * that went, or one not understood, is dropped) */
+		c = expose_decode(b, n, &ans) == 0 && ans.slot < SBX_MAX_CONNS && px->conns[ans.slot].gen == ans.gen &&
+		    px->conns[ans.slot].st == CS_INSIDE_WAIT ? &px->conns[ans.slot] : NULL;
+		if (!c || ans.value != 0 || nfd != 1) {
 			if (nfd == 1)
-				close(fd);	/* for a connection that went, or not understood */
-			if (n == (ssize_t)sizeof(ans) && ans[0] < SBX_MAX_CONNS && px->conns[ans[0]].gen == ans[1] &&
-			    px->conns[ans[0]].st == CS_INSIDE_WAIT)
-				px_close(px, &px->conns[ans[0]]);	/* it could not connect inside */
+				close(fd);
+			if (c)
+				px_close(px, c);	/* it could not connect inside */
 			continue;
 		}
 		c->ufd = fd;
@@ -12235,6 +12226,7 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	(void)handed_encode;
 	(void)handed_decode;
 	(void)bw_args_blob;
+	(void)send_fds;
 	(void)expose_encode;
 	(void)expose_decode;
 	(void)px_main;		/* and through it the parsers, px_record, now_ms */
