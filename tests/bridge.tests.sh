@@ -58,6 +58,7 @@ EOF
 	run_sbx -c "$T/p" --print=json
 	expect_contains "$OUT" "\"exposePorts\"" "--print=json shows it"
 }
+TESTS+=(expose_port)
 
 t_ipv6_loopback_listeners() { # with IPv6 loopback inside: the proxy and allow-host-port listen on [::1] too; Landlock holds the proxy
 	local port; port=$(rand_port)
@@ -96,6 +97,7 @@ EOF
 		expect_contains "$ERR" "no Landlock" "without Landlock -v says the seccomp filter stands alone"
 	fi
 }
+TESTS+=(ipv6_loopback_listeners)
 
 t_bridge_socat() { # bridge socat (srt's topology): the same core scenarios through socat and a Unix socket
 	net_up
@@ -124,5 +126,4 @@ t_bridge_socat() { # bridge socat (srt's topology): the same core scenarios thro
 	grep -q '^ran$' <<<"$OUT" && fail "the command ran without its socat bridge"
 	note "$ERR"
 }
-
-TESTS+=(expose_port ipv6_loopback_listeners bridge_socat)
+TESTS+=(bridge_socat)

@@ -48,6 +48,7 @@ t_inherited_fds_closed() { # fds 3..300 open in the caller (a directory among th
 	run_sbx -- sh -c 'ls /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 >/dev/null && echo three'
 	expect_contains "$OUT" "three" "fds 0, 1, 2"
 }
+TESTS+=(inherited_fds_closed)
 
 # concurrent N: N overlapping runs in a fresh project, staggered exits; each tries every dangerous
 # name early and again late (after others have exited), and writes its own control file.
@@ -82,6 +83,7 @@ t_concurrent_runs_share_placeholders() { # 2, 8 and 32 overlapping runs: all suc
 	done
 	[ -z "$left" ] || fail "registry entries of this project left:$left"
 }
+TESTS+=(concurrent_runs_share_placeholders)
 
 t_concurrent_run_killed() { # a run SIGKILLed while another covers the same placeholders: the other's denies hold; the next run reclaims
 	snap "$P" >"$T/.snap"
@@ -99,6 +101,7 @@ t_concurrent_run_killed() { # a run SIGKILLed while another covers the same plac
 	expect_rc 0
 	expect_same_tree "$P" "$T/.snap" "after a killed run, a finished one and a third"
 }
+TESTS+=(concurrent_run_killed)
 
 t_person_file_survives_cleanup() { # a placeholder replaced on the host by the person's own empty file survives cleanup, normal and after SIGKILL
 	local sig
@@ -118,6 +121,7 @@ t_person_file_survives_cleanup() { # a placeholder replaced on the host by the p
 		[ ! -e "$P/.vscode" ] && [ ! -e "$P/.bashrc" ] || fail "SIG$sig: sbx's own placeholders were left: $(ls -A "$P")"
 	done
 }
+TESTS+=(person_file_survives_cleanup)
 
 t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the runtime directory other runs trust
 	local uid root; uid=$(id -u); root=/tmp/sbx-$uid
@@ -154,6 +158,7 @@ t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the ru
 	expect_contains "$ERR" "no place for sbx's runtime directory" "the refusal when every place is writable"
 	expect_not_contains "$OUT" ran "nothing ran"
 }
+TESTS+=(runtime_dir_never_writable)
 
 t_other_runs_tmpdir_hidden() { # a command cannot list or read another concurrent run's TMPDIR or the registry
 	start_bg "$T/a.out" -- sh -c "echo a-secret > \$TMPDIR/s; echo \$TMPDIR > a-tmp; sleep ${TOKBASE}3"
@@ -170,6 +175,7 @@ t_other_runs_tmpdir_hidden() { # a command cannot list or read another concurren
 	expect_not_contains "$OUT" "placeholders.lock" "the registry listed"
 	expect_contains "$OUT" mine "the command's own TMPDIR (control)"
 }
+TESTS+=(other_runs_tmpdir_hidden)
 
 t_sigpipe_does_not_kill_sbx() { # sbx -v ... 2>&1 | head: sbx carries on, the command runs, placeholders are removed
 	snap "$P" >"$T/.snap"
@@ -184,6 +190,7 @@ t_sigpipe_does_not_kill_sbx() { # sbx -v ... 2>&1 | head: sbx carries on, the co
 	expect_rc 0
 	expect_contains "$OUT" end "yes | head inside"
 }
+TESTS+=(sigpipe_does_not_kill_sbx)
 
 t_usr_signals_forwarded() { # SIGUSR1 and SIGUSR2 sent to sbx reach the command; sbx exits 128+N and cleans up
 	snap "$P" >"$T/.snap"
@@ -199,6 +206,7 @@ t_usr_signals_forwarded() { # SIGUSR1 and SIGUSR2 sent to sbx reach the command;
 	done
 	expect_same_tree "$P" "$T/.snap" "after the signals"
 }
+TESTS+=(usr_signals_forwarded)
 
 t_deny_read_inside_root_pinned() { # a deny-read deep in a writable root cannot be renamed out from under its cover
 	mkdir -p a/b other; echo top-secret >a/b/secret.txt
@@ -217,6 +225,7 @@ EOF
 	run_sbx -c "$T/p" -- cat a/b/secret.txt
 	expect_not_contains "$OUT" top-secret "the hidden file, next run"
 }
+TESTS+=(deny_read_inside_root_pinned)
 
 t_missing_paths_said() { # a deny or allow-write naming nothing is said on stderr; a missing allow-write dir is made (0700)
 	policy p <<EOF
@@ -243,6 +252,7 @@ EOF
 	expect_rc 0
 	expect_eq "$ERR" "" "stderr under the default policy"
 }
+TESTS+=(missing_paths_said)
 
 t_symlinked_dangerous_names() { # a dangerous name that is a symlink: neither written through nor replaced; its target untouched
 	mkdir -p dotfiles shared/commands .claude
@@ -281,6 +291,7 @@ t_symlinked_dangerous_names() { # a dangerous name that is a symlink: neither wr
 	expect_contains "$ERR" "hint: create it, or remove the link" "the fix"
 	expect_not_contains "$OUT" ran "nothing ran"
 }
+TESTS+=(symlinked_dangerous_names)
 
 t_concurrent_runtime_dirs() { # runs with different runtime directories (one may write /tmp): one's exit never lifts the other's denies
 	sbx_outside_tmp
@@ -298,6 +309,7 @@ t_concurrent_runtime_dirs() { # runs with different runtime directories (one may
 	expect_rc 0
 	expect_same_tree "$P" "$T/.snap" "after both, and a run that tidies"
 }
+TESTS+=(concurrent_runtime_dirs)
 
 t_killed_runs_nested_placeholders() { # two runs SIGKILLed, one's placeholders inside the other's (.claude/commands in .claude): the next run removes all
 	snap "$P" >"$T/.snap"
@@ -314,8 +326,4 @@ t_killed_runs_nested_placeholders() { # two runs SIGKILLed, one's placeholders i
 	expect_rc 0
 	expect_same_tree "$P" "$T/.snap" "after two killed runs and one that reclaims"
 }
-
-TESTS+=(inherited_fds_closed concurrent_runs_share_placeholders concurrent_run_killed person_file_survives_cleanup
-	runtime_dir_never_writable other_runs_tmpdir_hidden sigpipe_does_not_kill_sbx usr_signals_forwarded
-	deny_read_inside_root_pinned missing_paths_said symlinked_dangerous_names concurrent_runtime_dirs
-	killed_runs_nested_placeholders)
+TESTS+=(killed_runs_nested_placeholders)

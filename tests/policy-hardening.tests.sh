@@ -43,6 +43,7 @@ EOF
 	run_sbx -c "$T/utf16.json" -- echo COMMAND-RAN
 	refused '^sbx: [^ ]*utf16\.json:1: the file is UTF-16 .*save it as UTF-8' "a UTF-16 file"
 }
+TESTS+=(policy_bom)
 
 t_deny_read_unhonourable() { # deny-read / and denies under /proc, /dev refused (file:line, 125); /sys honoured
 	mkdir -p "$O/sec" && echo hidden >"$O/sec/k" && echo visible >"$O/sib"
@@ -99,6 +100,7 @@ d ok:
 c ok:.*cpu_byteorder.*
 EOF
 }
+TESTS+=(deny_read_unhonourable)
 
 t_explain_malformed() { # --explain refuses host:80:80, [::1]x, host:, :80, empty (125, a message); good targets decide
 	policy p <<<"allow-domain good.test"
@@ -117,6 +119,7 @@ t_explain_malformed() { # --explain refuses host:80:80, [::1]x, host:, :80, empt
 	run_sbx -c "$T/p" --explain=::1
 	expect_rc 1; expect_contains "$OUT" "[::1]:443: deny" "a bare IPv6 target"
 }
+TESTS+=(explain_malformed)
 
 t_deny_env() { # deny-env: matching variables are gone inside (none shows in any /proc/*/environ); others pass; sbx's own stay
 	policy p <<EOF
@@ -195,6 +198,7 @@ EOF
 	run_sbx -c "$T/badname.policy" -- echo COMMAND-RAN
 	refused 'badname\.policy:1: deny-env GH-TOKEN: ' "a name with a dash"
 }
+TESTS+=(deny_env)
 
 t_deny_secret_file() { # deny-secret-file: hidden, and no allow-read/allow-write below reopens it (deny-read's does)
 	mkdir -p "$H/.aws" "$O/vault/sub" "$O/plain/sub"
@@ -268,5 +272,4 @@ EOF
 	expect_eq "$OUT" "$lines" "the printed JSON reads back as the same policy"
 	if [ -n "$PY" ]; then "$PY" -m json.tool "$T/p.json" >/dev/null || fail "--print=json is not valid JSON"; fi
 }
-
-TESTS+=(policy_bom deny_read_unhonourable explain_malformed deny_env deny_secret_file)
+TESTS+=(deny_secret_file)
