@@ -9498,6 +9498,9 @@ check_main(const struct policy *p)
 #define SBX_MAX_CONNS		4096
 #define SBX_RESOLVER_THREADS	2
 
+/* ORDER: the handshake states (CS_PEEK .. CS_SOCKS4_REQUEST) come before
+ * CS_RESOLVING: px_on_events tests st < CS_RESOLVING for "still reading
+ * the request". */
 enum conn_state {
 	CS_FREE, CS_PEEK, CS_HTTP_HEAD, CS_SOCKS5_GREETING, CS_SOCKS5_AUTH, CS_SOCKS5_REQUEST,
 	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_INSIDE_WAIT, CS_CONNECTING, CS_RELAY, CS_REPLY_CLOSE,
@@ -9644,6 +9647,7 @@ px_pipe_cloexec_nonblock(int p[2])
  * same pair tells the proxy that sbx has gone (it polls as hung up).
  * sbx decodes strictly (px_decision_decode): the proxy parses hostile bytes,
  * and a proxy taken over by a memory bug must not confuse sbx in turn. */
+/* ORDER: verdict_names, and net_log's totals indexed by verdict (8). */
 enum px_verdict { PXV_ALLOW, PXV_DENY, PXV_FAIL };	/* FAIL: allowed, but the network said no */
 
 struct px_decision {
@@ -11043,7 +11047,7 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 		px_close(px, c);
 		return;
 	}
-	if (c->st < CS_RESOLVING && (crev & (POLLIN | POLLHUP))) {
+	if (c->st < CS_RESOLVING && (crev & (POLLIN | POLLHUP))) {	/* ORDER: enum conn_state */
 		px_on_handshake(px, c, slot);
 		return;
 	}
@@ -11468,7 +11472,7 @@ struct net_event { struct px_decision d; uint64_t count; };	/* arena */
 
 struct net_log {
 	struct vec events;		/* struct net_event *, in order of first sight */
-	uint64_t total[LEN(verdict_names)];	/* decisions by verdict */
+	uint64_t total[LEN(verdict_names)];	/* decisions by verdict; ORDER: enum px_verdict */
 	uint64_t lost;			/* records the proxy could not send (its socket was full) */
 	uint64_t unlisted;		/* decisions past SBX_MAX_NET_EVENTS distinct events */
 	uint64_t bad;			/* records that did not decode: a proxy gone wrong */
