@@ -853,6 +853,9 @@ static const char *const default_deny_read[] = {
 /* ---- 3.2 The directive table: one row drives the line reader, the
  * command-line options, both printers, --help and the man page -------- */
 
+/* How a directive's arguments are checked and applied: each kind has its
+ * handler in dkind_ops, indexed by kind with designated initializers, so
+ * this order is free. */
 enum dkind {
 	DK_FLAG,	/* no argument; sets a bool */
 	DK_PATH,	/* PATH: appended to a path list */
@@ -1708,6 +1711,7 @@ pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err 
  * column, never a guess. Depth and size are bounded. The result is a small
  * tree in the arena. */
 
+/* ORDER: json_type_name's names[] relies on this order. */
 enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
 
 struct jval {
@@ -1755,9 +1759,10 @@ json_ws(struct jparser *jp)
 static const char *
 json_type_name(enum jtype t)
 {
+	/* ORDER: enum jtype */
 	static const char *const names[] = { "null", "a boolean", "a number", "a string", "an array", "an object" };
 
-	return names[t];	/* ORDER: enum jtype */
+	return names[t];
 }
 
 static int
@@ -4237,7 +4242,8 @@ enum rule_bits {
 	RB_SEEN_PARTIAL = 2048,	/* the search for them stopped at the walk's bound */
 };
 
-/* What a placeholder is. ORDER: placeholder_kinds[] */
+/* What a placeholder is. ORDER: placeholder_kinds[] (its description) and
+ * ph_kind_letters[] (its letter in the registry, 5d) rely on this order. */
 enum phkind {
 	PH_DIR,		/* an empty directory: git ignores it, so `git add -A` does
 			 * not commit a dozen empty dotfiles */
@@ -4247,8 +4253,12 @@ enum phkind {
 			 * or a directory there makes every git command fail */
 };
 
+/* ORDER: enum phkind */
 static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"" };
 
+/* ORDER: mount_cmp orders mounts at one key by this order (bwrap mounts
+ * the later over the earlier), and main's kinds[] (the -v mount notes)
+ * names them in it. */
 enum mkind {
 	MK_BIND_RO,	/* --ro-bind P P */
 	MK_BIND_RW,	/* --bind P P */
@@ -4358,7 +4368,7 @@ mount_cmp(const void *a, const void *b)
 	const struct mount *x = *(struct mount *const *)a, *y = *(struct mount *const *)b;
 	int c = path_order(x->key, y->key);
 
-	return c ? c : (int)x->kind - (int)y->kind;
+	return c ? c : (int)x->kind - (int)y->kind;	/* ORDER: enum mkind */
 }
 
 static void
@@ -4645,7 +4655,8 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 };
 
 /* Directories (and files below a dot-directory) that agents and editors
- * run from, srt's list and sbx's additions. */
+ * run from, srt's list and sbx's additions. The ".claude/" rows are named
+ * again in claude_children: change them together. */
 static const struct { const char *name; const char *why; enum dwhere where; } dangerous_dirs[] = {
 	{ ".vscode", "editor tasks and settings run outside the sandbox", DW_TOP },
 	{ ".idea", "IDE run configurations run outside the sandbox", DW_TOP },
@@ -4659,7 +4670,9 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING },
 };
 
-/* Files below .claude/ the walk looks for (ORDER: as in dangerous_dirs) */
+/* Files below .claude/ the walk looks for: the ".claude/" rows of
+ * dangerous_dirs, without the prefix. Their order is free, but the two
+ * lists must name the same files: change them together. */
 static const char *const claude_children[] = { "commands", "agents", "settings.json", "settings.local.json" };
 
 /* ---- git: what a repository runs (gitrepository-layout(5), githooks(5),
@@ -6111,7 +6124,10 @@ struct ph_id {
 	long long ctime;	/* "made": its ctime; "intent": when the intent was written */
 };
 
-static const char ph_kind_letters[] = "df.";	/* ORDER: enum phkind */
+/* A placeholder's kind as one letter in a registry entry. ORDER: enum
+ * phkind; entries other runs wrote are read back with it, so a letter
+ * must keep its meaning. */
+static const char ph_kind_letters[] = "df.";
 
 /* A directory this run mounts on, locked shared (any run, of any runtime
  * directory, sees that lock), and when it is a placeholder of this
