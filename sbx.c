@@ -850,6 +850,23 @@ static const char *const default_deny_read[] = {
 	"~/.git-credentials",
 };
 
+/* Whether path (clean, absolute) is one of default_deny_read, home taken
+ * for "~": a rule for one of these says nothing when it names nothing. */
+static bool
+pol_is_default_deny(const char *path, const char *home)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(default_deny_read); i++) {
+		const char *entry = default_deny_read[i];
+
+		BUG_ON(strncmp(entry, "~/", 2) != 0);	/* each is "~/" and a name below home */
+		if (strcmp(path, path_join(home, entry + strlen("~/"))) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* ---- 3.2 The directive table: one row drives the line reader, the
  * command-line options, both printers, --help and the man page -------- */
 
@@ -4920,9 +4937,8 @@ fx_warn(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 
 	if (r && r->file && strcmp(r->file, default_policy_file) == 0)
 		return;
-	for (size_t i = 0; r && fx->home && i < LEN(default_deny_read); i++)
-		if (strcmp(r->path, path_join(fx->home, default_deny_read[i] + 2)) == 0)
-			return;
+	if (r && fx->home && pol_is_default_deny(r->path, fx->home))
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
