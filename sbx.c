@@ -2332,9 +2332,11 @@ jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
 	case JK_BOOL:
 		if (v->t != J_BOOL)
 			return jw_fail(w, v, "%s: expected a boolean, got %s", dotted, json_type_name(v->t));
-		if (strcmp(k->directive, "observe-writes") == 0) {
-			w->p->observe_writes = v->b;
-			return 0;
+		/* an on|off directive takes false too; a flag has no "off",
+		 * so false leaves it as it was */
+		if (directive_find(k->directive)->kind == DK_ONOFF) {
+			args[0] = (char *)(v->b ? "on" : "off");
+			return jw_apply(w, k, v, args, 1);
 		}
 		if (v->b)
 			return jw_apply(w, k, v, args, 0);
@@ -2477,14 +2479,57 @@ jw_object(struct jwalk *w, const char *name, const struct jval *obj)
 	return 0;
 }
 
-/* Read an srt settings file into p. Returns 0, or -1 with e filled. */
+/* network.deniedDomainReasons, once the whole file is read: srt keys a
+ * reason by the exact deniedDomains entry, wherever in the file either
+ * is. A reason for an entry that is not in the list is a typo that would
+ * silently lose the message, so it is an error here. The entries read so
+ * far count (this file's, and those of a file that includes it, before
+ * the include line); --deny-domain options are applied later, and do
+ * not. Returns 0, or -1 with w->e filled. */
+static int
+jw_reasons(struct jwalk *w)
+{
+	const struct jval *reasons = w->reasons;
+	size_t i, j;
+
+	for (i = 0; i < reasons->n; i++) {
+		const struct jval *r = reasons->items[i];
+		bool found = false;
+
+		if (r->t != J_STR || !*r->s)
+			return jw_fail(w, r, "network.deniedDomainReasons[\"%s\"]: expected a non-empty string",
+			    reasons->keys[i]);
+		for (const unsigned char *q = (const unsigned char *)r->s; *q; q++)
+			if (is_control(*q))
+				return jw_fail(w, r, "network.deniedDomainReasons[\"%s\"]: control character in the reason",
+				    reasons->keys[i]);
+		if (strlen(r->s) > SBX_MAX_TEXT_ARG_BYTES)
+			return jw_fail(w, r, "network.deniedDomainReasons[\"%s\"]: longer than %d bytes",
+			    reasons->keys[i], SBX_MAX_TEXT_ARG_BYTES);
+		for (j = 0; j < w->p->deny_domains.n; j++) {
+			struct domrule *d = w->p->deny_domains.v[j];
+
+			if (strcmp(d->pattern, reasons->keys[i]) == 0) {
+				d->reason = r->s;
+				found = true;
+			}
+		}
+		if (!found)
+			return err_set(w->e, w->file, reasons->key_lines[i], reasons->key_cols[i],
+			    "network.deniedDomainReasons: \"%s\" is not an entry of network.deniedDomains",
+			    reasons->keys[i]);
+	}
+	return 0;
+}
+
+/* Read an srt settings file into p: the JSON, then its keys as
+ * directives, then the reasons. Returns 0, or -1 with e filled. */
 static int
 json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t n, const char *file,
     struct err *e)
 {
 	struct jval *root;
 	struct jwalk w = { p, c, file, e, NULL };
-	size_t i, j;
 
 	if (json_parse(text, n, file, &root, e) < 0)
 		return -1;
@@ -2492,38 +2537,8 @@ json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t 
 		return jw_fail(&w, root, "the settings must be a JSON object");
 	if (jw_object(&w, "", root) < 0)
 		return -1;
-	if (w.reasons) {
-		/* srt keys a reason by the exact deniedDomains entry. A reason for an
-		 * entry that is not in the list is a typo that would silently lose
-		 * the message, so it is an error here. */
-		for (i = 0; i < w.reasons->n; i++) {
-			const struct jval *r = w.reasons->items[i];
-			bool found = false;
-
-			if (r->t != J_STR || !*r->s)
-				return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: expected a non-empty string",
-				    w.reasons->keys[i]);
-			for (const unsigned char *q = (const unsigned char *)r->s; *q; q++)
-				if (is_control(*q))
-					return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: control character in the reason",
-					    w.reasons->keys[i]);
-			if (strlen(r->s) > SBX_MAX_TEXT_ARG_BYTES)
-				return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: longer than %d bytes",
-				    w.reasons->keys[i], SBX_MAX_TEXT_ARG_BYTES);
-			for (j = 0; j < p->deny_domains.n; j++) {
-				struct domrule *d = p->deny_domains.v[j];
-
-				if (strcmp(d->pattern, w.reasons->keys[i]) == 0) {
-					d->reason = r->s;
-					found = true;
-				}
-			}
-			if (!found)
-				return err_set(e, file, w.reasons->key_lines[i], w.reasons->key_cols[i],
-				    "network.deniedDomainReasons: \"%s\" is not an entry of network.deniedDomains",
-				    w.reasons->keys[i]);
-		}
-	}
+	if (w.reasons && jw_reasons(&w) < 0)
+		return -1;
 	return 0;
 }
 
