@@ -1731,6 +1731,8 @@ pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err 
 /* ORDER: json_type_name's names[] relies on this order. */
 enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
 
+struct jpos { int line, col; };
+
 struct jval {
 	enum jtype t;
 	int line, col;
@@ -1741,7 +1743,7 @@ struct jval {
 	size_t n;		/* J_ARR, J_OBJ: element count */
 	struct jval **items;	/* J_ARR, J_OBJ */
 	const char **keys;	/* J_OBJ */
-	const int *key_lines, *key_cols;
+	struct jpos **key_at;	/* J_OBJ: where keys[i] is written, for messages */
 };
 
 struct jparser {
@@ -1995,7 +1997,7 @@ json_container(struct jparser *jp, struct jval *v, int depth)
 {
 	bool obj = *jp->s == '{';
 	char close = obj ? '}' : ']';
-	struct vec items = { 0 }, keys = { 0 }, klines = { 0 }, kcols = { 0 };
+	struct vec items = { 0 }, keys = { 0 }, key_at = { 0 };
 	size_t i;
 
 	v->t = obj ? J_OBJ : J_ARR;
@@ -2011,7 +2013,10 @@ json_container(struct jparser *jp, struct jval *v, int depth)
 		json_ws(jp);
 		if (obj) {
 			const char *key;
-			int kline = jp->line, kcol = (int)(jp->s - jp->line_start) + 1;
+			struct jpos *at = amalloc(sizeof(*at));
+
+			at->line = jp->line;
+			at->col = (int)(jp->s - jp->line_start) + 1;
 
 			if (jp->s >= jp->end || *jp->s != '"')
 				return json_fail(jp, "expected a key in double quotes%s", "");
@@ -2019,10 +2024,9 @@ json_container(struct jparser *jp, struct jval *v, int depth)
 				return -1;
 			for (i = 0; i < keys.n; i++)
 				if (strcmp(keys.v[i], key) == 0)
-					return err_set(jp->e, jp->file, kline, kcol, "duplicate key \"%s\"", key);
+					return err_set(jp->e, jp->file, at->line, at->col, "duplicate key \"%s\"", key);
 			vec_push(&keys, (void *)key);
-			vec_push(&klines, (void *)(intptr_t)kline);
-			vec_push(&kcols, (void *)(intptr_t)kcol);
+			vec_push(&key_at, at);
 			json_ws(jp);
 			if (jp->s >= jp->end || *jp->s != ':')
 				return json_fail(jp, "expected ':' after the key%s", "");
@@ -2048,15 +2052,8 @@ json_container(struct jparser *jp, struct jval *v, int depth)
 	v->n = items.n;
 	v->items = (struct jval **)items.v;
 	if (obj) {
-		int *kl = amalloc(keys.n * sizeof(int)), *kc = amalloc(keys.n * sizeof(int));
-
-		for (i = 0; i < keys.n; i++) {
-			kl[i] = (int)(intptr_t)klines.v[i];
-			kc[i] = (int)(intptr_t)kcols.v[i];
-		}
 		v->keys = (const char **)keys.v;
-		v->key_lines = kl;
-		v->key_cols = kc;
+		v->key_at = (struct jpos **)key_at.v;
 	}
 	return 0;
 }
@@ -2466,8 +2463,8 @@ jw_object(struct jwalk *w, const char *name, const struct jval *obj)
 			const char *hint = closest_name(obj->keys[i], names, nn);
 
 			w->e->file = w->file;
-			w->e->line = obj->key_lines[i];
-			w->e->col = obj->key_cols[i];
+			w->e->line = obj->key_at[i]->line;
+			w->e->col = obj->key_at[i]->col;
 			snprintf(w->e->msg, sizeof(w->e->msg), "unknown key \"%s\"%s%s%s%s", obj->keys[i],
 			    *name ? aprintf(" in %s", name) : "", hint ? " (did you mean \"" : "",
 			    hint ? hint : "", hint ? "\"?)" : "");
@@ -2515,7 +2512,7 @@ jw_reasons(struct jwalk *w)
 			}
 		}
 		if (!found)
-			return err_set(w->e, w->file, reasons->key_lines[i], reasons->key_cols[i],
+			return err_set(w->e, w->file, reasons->key_at[i]->line, reasons->key_at[i]->col,
 			    "network.deniedDomainReasons: \"%s\" is not an entry of network.deniedDomains",
 			    reasons->keys[i]);
 	}
