@@ -1131,7 +1131,7 @@ struct dcall {
 	struct pol_ctx *c;
 	const struct directive *d;
 	char **args;
-	int nargs;		/* within the row's nargs_min..nargs_max */
+	int nargs;		/* held to the row's nargs_min..nargs_max before a handler runs */
 	const char *file;
 	int line;
 	struct err *e;
@@ -1164,9 +1164,10 @@ port_listed(const struct vec *v, long port)
 	return false;
 }
 
-/* ---- The handlers: one per kind of argument (enum dkind). Each checks
- * its arguments strictly and fills the row's field of struct policy;
- * each returns 0, or -1 with e filled. */
+/* The handlers, one per kind of argument (enum dkind), come next. Each
+ * checks its arguments strictly and fills the row's field of struct
+ * policy; each returns 0, or -1 with e filled. pol_apply has checked the
+ * count already, so args[0] .. args[nargs - 1] exist. */
 
 static int
 pol_apply_flag(const struct dcall *a)
