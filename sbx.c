@@ -4287,8 +4287,8 @@ enum phkind {
 static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"" };
 
 /* ORDER: mount_cmp orders mounts at one key by this order (bwrap mounts
- * the later over the earlier), and main's kinds[] (the -v mount notes)
- * names them in it. */
+ * the later over the earlier), and plan_note_mounts' kinds[] (the -v
+ * mount notes) names them in it. */
 enum mkind {
 	MK_BIND_RO,	/* --ro-bind P P */
 	MK_BIND_RW,	/* --bind P P */
