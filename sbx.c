@@ -1450,9 +1450,10 @@ pol_apply_include(const struct dcall *a)
  * a kind left out has no handler, which pol_apply reports as internal. */
 static const struct dkind_ops {
 	int (*apply)(const struct dcall *a);
-	bool path_args;		/* its arguments are paths: bounded as paths
-				 * (SBX_MAX_PATH_ARG_BYTES) where they are read
-				 * as such, not by SBX_MAX_TEXT_ARG_BYTES */
+	bool path_args;		/* its arguments are paths: not held to
+				 * SBX_MAX_TEXT_ARG_BYTES, but to the path
+				 * checks (SBX_MAX_PATH_ARG_BYTES; an include's
+				 * name, the kernel's when it is opened) */
 } dkind_ops[] = {
 	[DK_FLAG] = { pol_apply_flag, false },
 	[DK_PATH] = { pol_apply_path, true },
