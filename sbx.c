@@ -952,9 +952,29 @@ static const char *const default_deny_read[] = {
 	"~/.git-credentials",
 };
 
+/* Whether path (clean, absolute) is one of default_deny_read, home taken
+ * for "~": a rule for one of these says nothing when it names nothing. */
+static bool
+pol_is_default_deny(const char *path, const char *home)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(default_deny_read); i++) {
+		const char *entry = default_deny_read[i];
+
+		BUG_ON(strncmp(entry, "~/", 2) != 0);	/* each is "~/" and a name below home */
+		if (strcmp(path, path_join(home, entry + strlen("~/"))) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* ---- 3.2 The directive table: one row drives the line reader, the
  * command-line options, both printers, --help and the man page -------- */
 
+/* How a directive's arguments are checked and applied: each kind has its
+ * handler in dkind_ops, indexed by kind with designated initializers, so
+ * this order is free. */
 enum dkind {
 	DK_FLAG,	/* no argument; sets a bool */
 	DK_PATH,	/* PATH: appended to a path list */
@@ -976,7 +996,8 @@ enum dkind {
 
 struct directive {
 	const char *name;	/* the line-format word; the option is --name[=ARG] */
-	enum dkind kind;
+	enum dkind kind;	/* how its arguments are checked and applied (dkind_ops) */
+	int nargs_min, nargs_max;	/* how many arguments it takes */
 	size_t off;		/* the field of struct policy it fills */
 	const char *metavar;	/* argument as shown in help; NULL for flags */
 	const char *json;	/* the srt settings key it mirrors, or NULL */
@@ -985,71 +1006,78 @@ struct directive {
 
 #define F(field)	offsetof(struct policy, field)
 
-/* ORDER: the printers emit directives in this order. */
+/* One row per directive: adding one is adding a row (and, for a new kind
+ * of argument, its handler in dkind_ops). nargs_min..nargs_max is checked
+ * before the kind's handler sees the arguments: 1..2 for a PATH
+ * ("literal PATH") and a deny-domain (PATTERN "REASON"), 2 for
+ * ignore-violations, 0 for a flag.
+ * ORDER: the printers, --help and the man page emit directives in this order. */
 static const struct directive directives[] = {
-	{ "allow-write", DK_PATH, F(paths[PL_ALLOW_WRITE]), "PATH", "filesystem.allowWrite",
+/*	name	kind	nargs_min, nargs_max	field	metavar	srt key
+ *	help */
+	{ "allow-write", DK_PATH, 1, 2, F(paths[PL_ALLOW_WRITE]), "PATH", "filesystem.allowWrite",
 	  "make PATH (a directory tree or a file) writable; everything else is read-only" },
-	{ "deny-write", DK_PATH, F(paths[PL_DENY_WRITE]), "PATH", "filesystem.denyWrite",
+	{ "deny-write", DK_PATH, 1, 2, F(paths[PL_DENY_WRITE]), "PATH", "filesystem.denyWrite",
 	  "keep PATH read-only even inside an allowed root (deny wins)" },
-	{ "deny-read", DK_PATH, F(paths[PL_DENY_READ]), "PATH", "filesystem.denyRead",
+	{ "deny-read", DK_PATH, 1, 2, F(paths[PL_DENY_READ]), "PATH", "filesystem.denyRead",
 	  "hide PATH: a denied file reads as empty, a denied directory is empty" },
-	{ "allow-read", DK_PATH, F(paths[PL_ALLOW_READ]), "PATH", "filesystem.allowRead",
+	{ "allow-read", DK_PATH, 1, 2, F(paths[PL_ALLOW_READ]), "PATH", "filesystem.allowRead",
 	  "show PATH again inside a denied directory" },
-	{ "deny-secret-file", DK_PATH, F(paths[PL_DENY_SECRET]), "PATH", "credentials.files",
+	{ "deny-secret-file", DK_PATH, 1, 2, F(paths[PL_DENY_SECRET]), "PATH", "credentials.files",
 	  "hide PATH as deny-read does, but no allow-read or allow-write below it shows anything again" },
-	{ "deny-env", DK_ENV, F(deny_env), "NAME", "credentials.envVars",
+	{ "deny-env", DK_ENV, 1, 1, F(deny_env), "NAME", "credentials.envVars",
 	  "remove matching variables from the command's environment (* matches any run: AWS_*, *_TOKEN)" },
-	{ "allow-domain", DK_ALLOW_DOMAIN, F(allow_domains), "PATTERN", "network.allowedDomains",
+	{ "allow-domain", DK_ALLOW_DOMAIN, 1, 1, F(allow_domains), "PATTERN", "network.allowedDomains",
 	  "allow connections to a host: example.com, *.example.com, example.com:443, [::1]" },
-	{ "deny-domain", DK_DENY_DOMAIN, F(deny_domains), "PATTERN [\"REASON\"]", "network.deniedDomains",
+	{ "deny-domain", DK_DENY_DOMAIN, 1, 2, F(deny_domains), "PATTERN [\"REASON\"]", "network.deniedDomains",
 	  "refuse a host even if allowed; the reason is shown to the command (srt deniedDomainReasons)" },
-	{ "deny-address", DK_ADDRESS, F(deny_addresses), "CIDR", "network.deniedResolvedAddresses",
+	{ "deny-address", DK_ADDRESS, 1, 1, F(deny_addresses), "CIDR", "network.deniedResolvedAddresses",
 	  "refuse any allowed name that resolves into this address range" },
-	{ "allow-unix-socket", DK_SOCKET, F(allow_unix_sockets), "PATH", "network.allowUnixSockets",
+	{ "allow-unix-socket", DK_SOCKET, 1, 1, F(allow_unix_sockets), "PATH", "network.allowUnixSockets",
 	  "macOS: allow connecting to this Unix socket (Linux ignores it, as srt does)" },
-	{ "allow-all-unix-sockets", DK_FLAG, F(allow_all_unix_sockets), NULL, "network.allowAllUnixSockets",
+	{ "allow-all-unix-sockets", DK_FLAG, 0, 0, F(allow_all_unix_sockets), NULL, "network.allowAllUnixSockets",
 	  "allow socket(AF_UNIX) and AF_VSOCK" },
-	{ "allow-local-binding", DK_FLAG, F(allow_local_binding), NULL, "network.allowLocalBinding",
+	{ "allow-local-binding", DK_FLAG, 0, 0, F(allow_local_binding), NULL, "network.allowLocalBinding",
 	  "macOS: allow listening on localhost (Linux: the sandbox has its own loopback anyway)" },
-	{ "allow-mach-lookup", DK_STRING, F(allow_mach_lookup), "NAME", "network.allowMachLookup",
+	{ "allow-mach-lookup", DK_STRING, 1, 1, F(allow_mach_lookup), "NAME", "network.allowMachLookup",
 	  "macOS: allow looking up this Mach service (a trailing * matches a prefix)" },
-	{ "mandatory-deny-depth", DK_DEPTH, F(mandatory_deny_depth), "N", "mandatoryDenySearchDepth",
+	{ "mandatory-deny-depth", DK_DEPTH, 1, 1, F(mandatory_deny_depth), "N", "mandatoryDenySearchDepth",
 	  "how deep to look for dangerous files (.bashrc, .git/hooks, ...) in each root: 1..10, default 3" },
-	{ "allow-git-config", DK_FLAG, F(allow_git_config), NULL, "filesystem.allowGitConfig",
+	{ "allow-git-config", DK_FLAG, 0, 0, F(allow_git_config), NULL, "filesystem.allowGitConfig",
 	  "let the command write .git/config (hooks stay read-only)" },
-	{ "git-safe-directory", DK_STRING, F(git_safe_dirs), "PATH", "git.safeDirectories",
+	{ "git-safe-directory", DK_STRING, 1, 1, F(git_safe_dirs), "PATH", "git.safeDirectories",
 	  "add a git safe.directory entry inside (through GIT_CONFIG_* variables)" },
-	{ "weaker-nested-sandbox", DK_FLAG, F(weaker_nested_sandbox), NULL, "enableWeakerNestedSandbox",
+	{ "weaker-nested-sandbox", DK_FLAG, 0, 0, F(weaker_nested_sandbox), NULL, "enableWeakerNestedSandbox",
 	  "for running inside a container: bind the host /proc instead of mounting a fresh one" },
-	{ "allow-nested-userns", DK_FLAG, F(allow_nested_userns), NULL, "allowNestedUserNamespaces",
+	{ "allow-nested-userns", DK_FLAG, 0, 0, F(allow_nested_userns), NULL, "allowNestedUserNamespaces",
 	  "let the command create user namespaces (rootless containers, browser sandboxes)" },
-	{ "weaker-network-isolation", DK_FLAG, F(weaker_network_isolation), NULL, "enableWeakerNetworkIsolation",
+	{ "weaker-network-isolation", DK_FLAG, 0, 0, F(weaker_network_isolation), NULL, "enableWeakerNetworkIsolation",
 	  "macOS: allow com.apple.trustd.agent (Go TLS verification); an exfiltration path" },
-	{ "allow-apple-events", DK_FLAG, F(allow_apple_events), NULL, "allowAppleEvents",
+	{ "allow-apple-events", DK_FLAG, 0, 0, F(allow_apple_events), NULL, "allowAppleEvents",
 	  "macOS: allow sending Apple Events; other apps then run code outside the sandbox" },
-	{ "allow-pty", DK_FLAG, F(allow_pty), NULL, "allowPty",
+	{ "allow-pty", DK_FLAG, 0, 0, F(allow_pty), NULL, "allowPty",
 	  "macOS: allow opening pseudo-terminals" },
-	{ "ignore-violations", DK_IGNORE, F(ignores), "COMMAND LINE", "ignoreViolations",
+	{ "ignore-violations", DK_IGNORE, 2, 2, F(ignores), "COMMAND LINE", "ignoreViolations",
 	  "drop violations whose line contains LINE, for commands containing COMMAND (* = any)" },
-	{ "bridge", DK_BRIDGE, F(bridge), "fd|socat", NULL,
+	{ "bridge", DK_BRIDGE, 1, 1, F(bridge), "fd|socat", NULL,
 	  "how the proxy is reached inside: fd (default, listeners handed over) or socat (srt's topology)" },
-	{ "observe-writes", DK_ONOFF, F(observe_writes), "on|off", NULL,
+	{ "observe-writes", DK_ONOFF, 1, 1, F(observe_writes), "on|off", NULL,
 	  "report denied write attempts as violations (default on)" },
-	{ "bwrap-path", DK_BINARY, F(bwrap_path), "PATH", "bwrapPath",
+	{ "bwrap-path", DK_BINARY, 1, 1, F(bwrap_path), "PATH", "bwrapPath",
 	  "the bubblewrap binary to run (default: bwrap from PATH)" },
-	{ "socat-path", DK_BINARY, F(socat_path), "PATH", "socatPath",
+	{ "socat-path", DK_BINARY, 1, 1, F(socat_path), "PATH", "socatPath",
 	  "the socat binary for bridge socat (default: socat from PATH)" },
-	{ "disable-filesystem", DK_FLAG, F(fs_disabled), NULL, "filesystem.disabled",
+	{ "disable-filesystem", DK_FLAG, 0, 0, F(fs_disabled), NULL, "filesystem.disabled",
 	  "no filesystem rules at all: the whole disk writable (srt's filesystem.disabled)" },
-	{ "allow-host-port", DK_PORT, F(host_ports), "PORT", NULL,
+	{ "allow-host-port", DK_PORT, 1, 1, F(host_ports), "PORT", NULL,
 	  "let 127.0.0.1:PORT inside reach this machine's 127.0.0.1:PORT (a dev server, a database)" },
-	{ "expose-port", DK_PORT, F(expose_ports), "PORT", NULL,
+	{ "expose-port", DK_PORT, 1, 1, F(expose_ports), "PORT", NULL,
 	  "let this machine's 127.0.0.1:PORT reach a server the command runs on its own 127.0.0.1:PORT" },
-	{ "protect", DK_NAME, F(protected_names), "PATH-NAME", NULL,
+	{ "protect", DK_NAME, 1, 1, F(protected_names), "PATH-NAME", NULL,
 	  "add a name (.envrc) or a relative path (.config/tool/rc) to the mandatory denies: read-only at the "
 	  "top of every writable root (and, a single name, wherever the scan finds it), held when missing where "
 	  "srt's names are" },
-	{ "include", DK_INCLUDE, 0, "FILE", NULL,
+	{ "include", DK_INCLUDE, 1, 1, 0, "FILE", NULL,
 	  "read another policy file here (relative to this file's directory)" },
 };
 
@@ -1198,253 +1226,399 @@ pol_add_path(struct policy *p, enum path_list which, const char *path, bool lite
 
 static int pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err *e);
 
-/* Apply one directive with its arguments. Returns 0, or -1 with e filled. */
+/* One directive being applied: its arguments, and where it was written
+ * (every error names that place). */
+struct dcall {
+	struct policy *p;
+	struct pol_ctx *c;
+	const struct directive *d;
+	char **args;
+	int nargs;		/* held to the row's nargs_min..nargs_max before a handler runs */
+	const char *file;
+	int line;
+	struct err *e;
+};
+
+#define DFIELD(a, type)	FIELD((a)->p, (a)->d, type)
+
+/* Whether a string list already holds s: a directive written twice is
+ * applied once, so the printers write it once. */
+static bool
+str_listed(const struct vec *v, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a port list (of "PORT" strings) holds port. */
+static bool
+port_listed(const struct vec *v, long port)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (atol(v->v[i]) == port)
+			return true;
+	return false;
+}
+
+/* The handlers, one per kind of argument (enum dkind), come next. Each
+ * checks its arguments strictly and fills the row's field of struct
+ * policy; each returns 0, or -1 with e filled. pol_apply has checked the
+ * count already, so args[0] .. args[nargs - 1] exist. */
+
+static int
+pol_apply_flag(const struct dcall *a)
+{
+	*DFIELD(a, bool) = true;
+	return 0;
+}
+
+/* PATH, or "literal PATH" (a path never globbed), onto a path list. */
+static int
+pol_apply_path(const struct dcall *a)
+{
+	const char *why = NULL, *spelled = a->args[0];
+	char *path;
+	bool literal = false;
+	enum path_list which;
+
+	/* the list this row fills: its field is one of p->paths[] */
+	for (which = 0; which < PL_COUNT; which++)
+		if (&a->p->paths[which] == DFIELD(a, struct vec))
+			break;
+	BUG_ON(which == PL_COUNT);
+	if (a->nargs == 2) {
+		if (strcmp(a->args[0], "literal") != 0)
+			return err_set(a->e, a->file, a->line, 0,
+			    "%s takes one PATH (or \"literal PATH\" for a path never globbed)", a->d->name);
+		/* srt's credentials.files entry has no literal form, so
+		 * one could not be written back as srt settings */
+		if (which == PL_DENY_SECRET)
+			return err_set(a->e, a->file, a->line, 0, "%s takes one PATH (no literal form, as srt's "
+			    "credentials.files)", a->d->name);
+		literal = true;
+		spelled = a->args[1];
+	}
+	if (pol_normalize_path(a->c, spelled, &path, &why) < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, spelled, why);
+	/* lexically only where no ".." can lead elsewhere; 5c checks
+	 * every path again once it is resolved */
+	if (!path_has_dotdot(path) && (why = path_refused(which, path)))
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, spelled, why);
+	pol_add_path(a->p, which, path, literal, a->file, a->line);
+	return 0;
+}
+
+/* PATTERN, onto the allow list. */
+static int
+pol_apply_allow_domain(const struct dcall *a)
+{
+	const char *why = NULL;
+
+	if (match_check_pattern(a->args[0], false, &why) < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
+	if (!str_listed(DFIELD(a, struct vec), a->args[0]))
+		vec_push(DFIELD(a, struct vec), astrdup(a->args[0]));
+	return 0;
+}
+
+/* PATTERN ["REASON"], onto the deny list: one entry per pattern, because
+ * srt keys reasons by the pattern, so two entries with two reasons could
+ * not both be written back. */
+static int
+pol_apply_deny_domain(const struct dcall *a)
+{
+	const char *why = NULL;
+	struct vec *v = DFIELD(a, struct vec);
+	struct domrule *r = NULL;
+	size_t k;
+
+	if (match_check_pattern(a->args[0], true, &why) < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
+	if (a->nargs == 2 && !*a->args[1])
+		return err_set(a->e, a->file, a->line, 0, "%s %s: the reason is empty", a->d->name, a->args[0]);
+	for (k = 0; k < v->n; k++)
+		if (strcmp(((struct domrule *)v->v[k])->pattern, a->args[0]) == 0)
+			r = v->v[k];
+	if (r) {
+		if (a->nargs == 2 && r->reason && strcmp(r->reason, a->args[1]) != 0)
+			return err_set(a->e, a->file, a->line, 0, "%s %s: denied already, with another reason",
+			    a->d->name, a->args[0]);
+		if (a->nargs == 2)
+			r->reason = astrdup(a->args[1]);
+		return 0;
+	}
+	r = amalloc(sizeof(*r));
+	r->pattern = astrdup(a->args[0]);
+	if (a->nargs == 2)
+		r->reason = astrdup(a->args[1]);
+	vec_push(v, r);
+	return 0;
+}
+
+/* An IP address or CIDR range, kept as written. */
+static int
+pol_apply_address(const struct dcall *a)
+{
+	int fam, prefix;
+	unsigned char addr[16];
+
+	if (match_parse_cidr(a->args[0], &fam, addr, &prefix) < 0)
+		return err_set(a->e, a->file, a->line, 0,
+		    "%s %s: not an IP address or CIDR range (e.g. 10.0.0.0/8, 192.168.1.10, fc00::/7; IPv6 unbracketed)",
+		    a->d->name, a->args[0]);
+	vec_push(DFIELD(a, struct vec), astrdup(a->args[0]));
+	return 0;
+}
+
+/* A socket path, normalised as a rule's path is, kept as a string. */
+static int
+pol_apply_socket(const struct dcall *a)
+{
+	const char *why = NULL;
+	char *path;
+
+	if (pol_normalize_path(a->c, a->args[0], &path, &why) < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
+	vec_push(DFIELD(a, struct vec), path);
+	return 0;
+}
+
+/* Any non-empty string, kept in a list. */
+static int
+pol_apply_string(const struct dcall *a)
+{
+	if (!*a->args[0])
+		return err_set(a->e, a->file, a->line, 0, "%s: empty argument", a->d->name);
+	vec_push(DFIELD(a, struct vec), astrdup(a->args[0]));
+	return 0;
+}
+
+/* A name or a relative path below every root (protect): an absolute path
+ * or ".." would be one place, and is what deny-write is for. */
+static int
+pol_apply_name(const struct dcall *a)
+{
+	const char *s = a->args[0], *q;
+
+	if (!*s || s[0] == '/' || s[0] == '~' || s[strlen(s) - 1] == '/' || strstr(s, "//"))
+		return err_set(a->e, a->file, a->line, 0, "%s %s: a name or a relative path below a root "
+		    "(.envrc, .config/tool/rc); for one place, use deny-write", a->d->name, s);
+	for (q = s; q; q = strchr(q, '/') ? strchr(q, '/') + 1 : NULL)
+		if ((q[0] == '.' && (q[1] == '/' || !q[1])) ||
+		    (q[0] == '.' && q[1] == '.' && (q[2] == '/' || !q[2])))
+			return err_set(a->e, a->file, a->line, 0, "%s %s: \".\" and \"..\" are not allowed", a->d->name, s);
+	if (!str_listed(DFIELD(a, struct vec), s))
+		vec_push(DFIELD(a, struct vec), astrdup(s));
+	return 0;
+}
+
+/* A port 1..65535, kept as "PORT" in a list of at most SBX_MAX_HOST_PORTS. */
+static int
+pol_apply_port(const struct dcall *a)
+{
+	struct vec *ports = DFIELD(a, struct vec);
+	const char *why = NULL;
+	const struct vec *other;
+	long v;
+
+	if (parse_int(a->args[0], 1, 65535, &v, &why) < 0 || a->args[0][0] == '0')
+		return err_set(a->e, a->file, a->line, 0, "%s %s: not a port (1..65535)", a->d->name, a->args[0]);
+	if (v == SBX_PROXY_HTTP_PORT || v == SBX_PROXY_SOCKS_PORT)
+		return err_set(a->e, a->file, a->line, 0, "%s %ld: the proxy listens there inside", a->d->name, v);
+	if (port_listed(ports, v))
+		return 0;	/* twice is once */
+	/* one port, one direction: inside, 127.0.0.1:PORT is either sbx's
+	 * listener (allow-host-port) or the command's server (expose-port).
+	 * Checked here, as the second one is read, and not in a pass after
+	 * reading: that keeps which error a policy with two problems reports
+	 * (the first in the file) as it has always been */
+	other = ports == &a->p->host_ports ? &a->p->expose_ports : &a->p->host_ports;
+	if (port_listed(other, v))
+		return err_set(a->e, a->file, a->line, 0, "allow-host-port %ld and expose-port %ld: "
+		    "a port goes one way only", v, v);
+	if (ports->n == SBX_MAX_HOST_PORTS)
+		return err_set(a->e, a->file, a->line, 0, "%s: at most %d ports", a->d->name, SBX_MAX_HOST_PORTS);
+	vec_push(ports, aprintf("%ld", v));
+	return 0;
+}
+
+/* An environment variable NAME pattern, kept in a list. */
+static int
+pol_apply_env(const struct dcall *a)
+{
+	const char *why = NULL;
+
+	if (env_check_pattern(a->args[0], &why) < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
+	if (!str_listed(DFIELD(a, struct vec), a->args[0]))
+		vec_push(DFIELD(a, struct vec), astrdup(a->args[0]));
+	return 0;
+}
+
+/* N in 1..10, into a long. */
+static int
+pol_apply_depth(const struct dcall *a)
+{
+	const char *why = NULL;
+	long v;
+
+	if (parse_int(a->args[0], 1, 10, &v, &why) < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s (1..10)", a->d->name, a->args[0], why);
+	*DFIELD(a, long) = v;
+	return 0;
+}
+
+/* on|off, into a long (1 or 0). */
+static int
+pol_apply_onoff(const struct dcall *a)
+{
+	if (strcmp(a->args[0], "on") != 0 && strcmp(a->args[0], "off") != 0)
+		return err_set(a->e, a->file, a->line, 0, "%s takes on or off, not \"%s\"", a->d->name, a->args[0]);
+	*DFIELD(a, long) = strcmp(a->args[0], "on") == 0;
+	return 0;
+}
+
+/* fd|socat, into a long (enum bridge_mode). */
+static int
+pol_apply_bridge(const struct dcall *a)
+{
+	if (strcmp(a->args[0], "fd") != 0 && strcmp(a->args[0], "socat") != 0)
+		return err_set(a->e, a->file, a->line, 0, "%s takes fd or socat, not \"%s\"", a->d->name, a->args[0]);
+	*DFIELD(a, long) = strcmp(a->args[0], "socat") == 0 ? BRIDGE_SOCAT : BRIDGE_FD;
+	return 0;
+}
+
+/* COMMAND-SUBSTRING LINE-SUBSTRING, both non-empty, onto a list. */
+static int
+pol_apply_ignore(const struct dcall *a)
+{
+	struct ignorerule *r = amalloc(sizeof(*r));
+
+	if (!*a->args[0] || !*a->args[1])
+		return err_set(a->e, a->file, a->line, 0, "%s: empty argument", a->d->name);
+	r->command = astrdup(a->args[0]);
+	r->line = astrdup(a->args[1]);
+	vec_push(DFIELD(a, struct vec), r);
+	return 0;
+}
+
+/* The absolute path of a helper program, into a string. */
+static int
+pol_apply_binary(const struct dcall *a)
+{
+	if (a->args[0][0] != '/')
+		return err_set(a->e, a->file, a->line, 0, "%s %s: binary path must be absolute", a->d->name, a->args[0]);
+	if (strlen(a->args[0]) > SBX_MAX_PATH_ARG_BYTES)
+		return err_set(a->e, a->file, a->line, 0, "%s: path longer than %d bytes", a->d->name,
+		    SBX_MAX_PATH_ARG_BYTES);
+	*DFIELD(a, const char *) = path_clean(a->args[0]);
+	return 0;
+}
+
+/* FILE: read another policy file here. A relative FILE is taken against
+ * the directory of the file that names it; a file named without a "/"
+ * (in the current directory) leaves it as written. */
+static int
+pol_apply_include(const struct dcall *a)
+{
+	const char *inc = a->args[0], *file = a->file;
+
+	if (inc[0] != '/' && file) {
+		const char *slash = strrchr(file, '/');
+
+		inc = slash ? aprintf("%.*s/%s", (int)(slash - file), file, inc) : inc;
+	}
+	if (pol_read_file(a->p, a->c, inc, a->e) < 0) {
+		/* an error about the included file as a whole (missing,
+		 * empty, a loop) is reported at the include line */
+		if (a->e->line == 0 && a->e->file && strcmp(a->e->file, inc) == 0) {
+			char *msg = aprintf("include %s: %s", a->args[0], a->e->msg);
+
+			err_set(a->e, file, a->line, 0, "%.300s", msg);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* The handler of each kind, and how its arguments are bounded. Indexed by
+ * enum dkind with designated initializers, so the order of either is free;
+ * a kind left out has no handler, which pol_apply reports as internal. */
+static const struct dkind_ops {
+	int (*apply)(const struct dcall *a);
+	bool path_args;		/* its arguments are paths: not held to
+				 * SBX_MAX_TEXT_ARG_BYTES, but to the path
+				 * checks (SBX_MAX_PATH_ARG_BYTES; an include's
+				 * name, the kernel's when it is opened) */
+} dkind_ops[] = {
+	[DK_FLAG] = { pol_apply_flag, false },
+	[DK_PATH] = { pol_apply_path, true },
+	[DK_ALLOW_DOMAIN] = { pol_apply_allow_domain, false },
+	[DK_DENY_DOMAIN] = { pol_apply_deny_domain, false },
+	[DK_ADDRESS] = { pol_apply_address, false },
+	[DK_SOCKET] = { pol_apply_socket, true },
+	[DK_STRING] = { pol_apply_string, false },
+	[DK_DEPTH] = { pol_apply_depth, false },
+	[DK_ONOFF] = { pol_apply_onoff, false },
+	[DK_BRIDGE] = { pol_apply_bridge, false },
+	[DK_IGNORE] = { pol_apply_ignore, false },
+	[DK_BINARY] = { pol_apply_binary, true },
+	[DK_INCLUDE] = { pol_apply_include, true },
+	[DK_PORT] = { pol_apply_port, false },
+	[DK_ENV] = { pol_apply_env, false },
+	[DK_NAME] = { pol_apply_name, false },
+};
+
+/* Arguments come from either reader (and the command line); each must
+ * print back as a line: no control characters (a newline has no
+ * line-format spelling, and no path, host or reason needs one), and
+ * bounded. Returns 0, or -1 with e filled. */
+static int
+pol_check_args(const struct dcall *a, bool path_args)
+{
+	int i;
+
+	for (i = 0; i < a->nargs; i++) {
+		const unsigned char *q;
+
+		for (q = (const unsigned char *)a->args[i]; *q; q++)
+			if (is_control(*q))
+				return err_set(a->e, a->file, a->line, 0, "%s: control character in an argument",
+				    a->d->name);
+		if (strlen(a->args[i]) > SBX_MAX_TEXT_ARG_BYTES && !path_args)
+			return err_set(a->e, a->file, a->line, 0, "%s: argument longer than %d bytes", a->d->name,
+			    SBX_MAX_TEXT_ARG_BYTES);
+	}
+	return 0;
+}
+
+/* Apply one directive with its arguments: check the arguments, then their
+ * count against the row, then hand them to the row's kind. Returns 0, or
+ * -1 with e filled. */
 static int
 pol_apply(struct policy *p, struct pol_ctx *c, const struct directive *d, char **args,
     int nargs, const char *file, int line, struct err *e)
 {
-	const char *why = NULL;
-	char *path;
-	long v;
-	int want_min, want_max;
+	const struct dcall a = { p, c, d, args, nargs, file, line, e };
+	const struct dkind_ops *ops = (size_t)d->kind < LEN(dkind_ops) && dkind_ops[d->kind].apply ?
+	    &dkind_ops[d->kind] : NULL;
 
-	switch (d->kind) {
-	case DK_FLAG:
-		want_min = want_max = 0;
-		break;
-	case DK_DENY_DOMAIN:
-	case DK_IGNORE:
-		want_min = d->kind == DK_IGNORE ? 2 : 1;
-		want_max = 2;
-		break;
-	case DK_PATH:
-		want_min = 1;
-		want_max = 2;	/* "literal PATH" */
-		break;
-	default:
-		want_min = want_max = 1;
-	}
-	/* Arguments come from either reader; each must print back as a line:
-	 * no control characters (a newline has no line-format spelling, and no
-	 * path, host or reason needs one), and bounded */
-	for (int a = 0; a < nargs; a++) {
-		const unsigned char *q;
-
-		for (q = (const unsigned char *)args[a]; *q; q++)
-			if (is_control(*q))
-				return err_set(e, file, line, 0, "%s: control character in an argument", d->name);
-		if (strlen(args[a]) > SBX_MAX_TEXT_ARG_BYTES && d->kind != DK_PATH && d->kind != DK_SOCKET &&
-		    d->kind != DK_BINARY && d->kind != DK_INCLUDE)
-			return err_set(e, file, line, 0, "%s: argument longer than %d bytes", d->name, SBX_MAX_TEXT_ARG_BYTES);
-	}
-	if (nargs < want_min || nargs > want_max) {
+	if (pol_check_args(&a, ops && ops->path_args) < 0)
+		return -1;
+	if (nargs < d->nargs_min || nargs > d->nargs_max) {
 		if (d->metavar)
 			return err_set(e, file, line, 0, "%s takes %s", d->name, d->metavar);
 		return err_set(e, file, line, 0, "%s takes no argument", d->name);
 	}
-
-	switch (d->kind) {
-	case DK_FLAG:
-		*FIELD(p, d, bool) = true;
-		return 0;
-	case DK_PATH: {
-		bool literal = false;
-		const char *spelled = args[0];
-
-		enum path_list which = (enum path_list)((d->off - offsetof(struct policy, paths)) /
-		    sizeof(struct vec));
-
-		if (nargs == 2) {
-			if (strcmp(args[0], "literal") != 0)
-				return err_set(e, file, line, 0,
-				    "%s takes one PATH (or \"literal PATH\" for a path never globbed)", d->name);
-			/* srt's credentials.files entry has no literal form, so
-			 * one could not be written back as srt settings */
-			if (which == PL_DENY_SECRET)
-				return err_set(e, file, line, 0, "%s takes one PATH (no literal form, as srt's "
-				    "credentials.files)", d->name);
-			literal = true;
-			spelled = args[1];
-		}
-		if (pol_normalize_path(c, spelled, &path, &why) < 0)
-			return err_set(e, file, line, 0, "%s %s: %s", d->name, spelled, why);
-		/* lexically only where no ".." can lead elsewhere; 5c checks
-		 * every path again once it is resolved */
-		if (!path_has_dotdot(path) && (why = path_refused(which, path)))
-			return err_set(e, file, line, 0, "%s %s: %s", d->name, spelled, why);
-		pol_add_path(p, which, path, literal, file, line);
-		return 0;
-	}
-	case DK_ALLOW_DOMAIN:
-	case DK_DENY_DOMAIN:
-		if (match_check_pattern(args[0], d->kind == DK_DENY_DOMAIN, &why) < 0)
-			return err_set(e, file, line, 0, "%s %s: %s", d->name, args[0], why);
-		if (d->kind == DK_ALLOW_DOMAIN) {
-			size_t k;
-
-			for (k = 0; k < FIELD(p, d, struct vec)->n; k++)
-				if (strcmp(FIELD(p, d, struct vec)->v[k], args[0]) == 0)
-					return 0;	/* twice is once */
-			vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
-		} else {
-			struct domrule *r = NULL;
-			struct vec *v = FIELD(p, d, struct vec);
-			size_t k;
-
-			if (nargs == 2 && !*args[1])
-				return err_set(e, file, line, 0, "%s %s: the reason is empty", d->name, args[0]);
-			/* one entry per pattern: srt keys reasons by the pattern, so two
-			 * entries with two reasons could not both be written back */
-			for (k = 0; k < v->n; k++)
-				if (strcmp(((struct domrule *)v->v[k])->pattern, args[0]) == 0)
-					r = v->v[k];
-			if (r) {
-				if (nargs == 2 && r->reason && strcmp(r->reason, args[1]) != 0)
-					return err_set(e, file, line, 0, "%s %s: denied already, with another reason", d->name,
-					    args[0]);
-				if (nargs == 2)
-					r->reason = astrdup(args[1]);
-				return 0;
-			}
-			r = amalloc(sizeof(*r));
-			r->pattern = astrdup(args[0]);
-			if (nargs == 2)
-				r->reason = astrdup(args[1]);
-			vec_push(v, r);
-		}
-		return 0;
-	case DK_ADDRESS: {
-		int fam, prefix;
-		unsigned char a[16];
-
-		if (match_parse_cidr(args[0], &fam, a, &prefix) < 0)
-			return err_set(e, file, line, 0,
-			    "%s %s: not an IP address or CIDR range (e.g. 10.0.0.0/8, 192.168.1.10, fc00::/7; IPv6 unbracketed)",
-			    d->name, args[0]);
-		vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
-		return 0;
-	}
-	case DK_SOCKET:
-		if (pol_normalize_path(c, args[0], &path, &why) < 0)
-			return err_set(e, file, line, 0, "%s %s: %s", d->name, args[0], why);
-		vec_push(FIELD(p, d, struct vec), path);
-		return 0;
-	case DK_STRING:
-		if (!*args[0])
-			return err_set(e, file, line, 0, "%s: empty argument", d->name);
-		vec_push(FIELD(p, d, struct vec), astrdup(args[0]));
-		return 0;
-	case DK_NAME: {
-		/* relative to each root: an absolute path or ".." would be one
-		 * place, and is what deny-write is for */
-		const char *a = args[0], *c;
-		size_t i;
-
-		if (!*a || a[0] == '/' || a[0] == '~' || a[strlen(a) - 1] == '/' || strstr(a, "//"))
-			return err_set(e, file, line, 0, "%s %s: a name or a relative path below a root "
-			    "(.envrc, .config/tool/rc); for one place, use deny-write", d->name, a);
-		for (c = a; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
-			if ((c[0] == '.' && (c[1] == '/' || !c[1])) ||
-			    (c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2])))
-				return err_set(e, file, line, 0, "%s %s: \".\" and \"..\" are not allowed", d->name, a);
-		for (i = 0; i < FIELD(p, d, struct vec)->n; i++)
-			if (strcmp(FIELD(p, d, struct vec)->v[i], a) == 0)
-				return 0;	/* twice is once */
-		vec_push(FIELD(p, d, struct vec), astrdup(a));
-		return 0;
-	}
-	case DK_PORT: {
-		size_t i;
-
-		if (parse_int(args[0], 1, 65535, &v, &why) < 0 || args[0][0] == '0')
-			return err_set(e, file, line, 0, "%s %s: not a port (1..65535)", d->name, args[0]);
-		if (v == SBX_PROXY_HTTP_PORT || v == SBX_PROXY_SOCKS_PORT)
-			return err_set(e, file, line, 0, "%s %ld: the proxy listens there inside", d->name, v);
-		for (i = 0; i < FIELD(p, d, struct vec)->n; i++)
-			if (atol(FIELD(p, d, struct vec)->v[i]) == v)
-				return 0;	/* twice is once */
-		{
-			/* one port, one direction: inside, 127.0.0.1:PORT is either
-			 * sbx's listener (allow-host-port) or the command's server */
-			const struct vec *other = FIELD(p, d, struct vec) == &p->host_ports ? &p->expose_ports :
-			    &p->host_ports;
-
-			for (i = 0; i < other->n; i++)
-				if (atol(other->v[i]) == v)
-					return err_set(e, file, line, 0, "allow-host-port %ld and expose-port %ld: "
-					    "a port goes one way only", v, v);
-		}
-		if (FIELD(p, d, struct vec)->n == SBX_MAX_HOST_PORTS)
-			return err_set(e, file, line, 0, "%s: at most %d ports", d->name, SBX_MAX_HOST_PORTS);
-		vec_push(FIELD(p, d, struct vec), aprintf("%ld", v));
-		return 0;
-	}
-	case DK_ENV: {
-		struct vec *names = FIELD(p, d, struct vec);
-		size_t i;
-
-		if (env_check_pattern(args[0], &why) < 0)
-			return err_set(e, file, line, 0, "%s %s: %s", d->name, args[0], why);
-		for (i = 0; i < names->n; i++)
-			if (strcmp(names->v[i], args[0]) == 0)
-				return 0;	/* twice is once */
-		vec_push(names, astrdup(args[0]));
-		return 0;
-	}
-	case DK_DEPTH:
-		if (parse_int(args[0], 1, 10, &v, &why) < 0)
-			return err_set(e, file, line, 0, "%s %s: %s (1..10)", d->name, args[0], why);
-		*FIELD(p, d, long) = v;
-		return 0;
-	case DK_ONOFF:
-		if (strcmp(args[0], "on") != 0 && strcmp(args[0], "off") != 0)
-			return err_set(e, file, line, 0, "%s takes on or off, not \"%s\"", d->name, args[0]);
-		*FIELD(p, d, long) = strcmp(args[0], "on") == 0;
-		return 0;
-	case DK_BRIDGE:
-		if (strcmp(args[0], "fd") != 0 && strcmp(args[0], "socat") != 0)
-			return err_set(e, file, line, 0, "%s takes fd or socat, not \"%s\"", d->name, args[0]);
-		*FIELD(p, d, long) = strcmp(args[0], "socat") == 0 ? BRIDGE_SOCAT : BRIDGE_FD;
-		return 0;
-	case DK_IGNORE: {
-		struct ignorerule *r = amalloc(sizeof(*r));
-
-		if (!*args[0] || !*args[1])
-			return err_set(e, file, line, 0, "%s: empty argument", d->name);
-		r->command = astrdup(args[0]);
-		r->line = astrdup(args[1]);
-		vec_push(FIELD(p, d, struct vec), r);
-		return 0;
-	}
-	case DK_BINARY:
-		if (args[0][0] != '/')
-			return err_set(e, file, line, 0, "%s %s: binary path must be absolute", d->name, args[0]);
-		if (strlen(args[0]) > SBX_MAX_PATH_ARG_BYTES)
-			return err_set(e, file, line, 0, "%s: path longer than %d bytes", d->name, SBX_MAX_PATH_ARG_BYTES);
-		*FIELD(p, d, const char *) = path_clean(args[0]);
-		return 0;
-	case DK_INCLUDE: {
-		const char *inc = args[0];
-
-		if (inc[0] != '/' && file && strcmp(file, "-") != 0) {
-			const char *slash = strrchr(file, '/');
-
-			inc = slash ? aprintf("%.*s/%s", (int)(slash - file), file, inc) : inc;
-		}
-		if (pol_read_file(p, c, inc, e) < 0) {
-			/* an error about the included file as a whole (missing,
-			 * empty, a loop) is reported at the include line */
-			if (e->line == 0 && e->file && strcmp(e->file, inc) == 0) {
-				char *msg = aprintf("include %s: %s", args[0], e->msg);
-
-				err_set(e, file, line, 0, "%.300s", msg);
-			}
-			return -1;
-		}
-		return 0;
-	}
-	}
-	return err_set(e, file, line, 0, "internal: unhandled directive kind");
+	if (!ops)
+		return err_set(e, file, line, 0, "internal: unhandled directive kind");
+	return ops->apply(&a);
 }
 
 /* ---- 3.4 The line format ---------------------------------------- */
@@ -1610,8 +1784,10 @@ pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const 
 	return 0;
 }
 
-/* Read a policy file (or "-" for stdin is not offered: the command owns stdin).
- * Returns 0, or -1 with e filled. */
+/* Read a policy file, and the files it includes. There is no "-" for
+ * standard input: stdin belongs to the command, which sbx runs after the
+ * policy is read, so "-" is just a file of that name. Returns 0, or -1
+ * with e filled. */
 static int
 pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err *e)
 {
@@ -1656,7 +1832,10 @@ pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err 
  * column, never a guess. Depth and size are bounded. The result is a small
  * tree in the arena. */
 
+/* ORDER: json_type_name's names[] relies on this order. */
 enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+struct jpos { int line, col; };
 
 struct jval {
 	enum jtype t;
@@ -1668,7 +1847,7 @@ struct jval {
 	size_t n;		/* J_ARR, J_OBJ: element count */
 	struct jval **items;	/* J_ARR, J_OBJ */
 	const char **keys;	/* J_OBJ */
-	const int *key_lines, *key_cols;
+	struct jpos **key_at;	/* J_OBJ: where keys[i] is written, for messages */
 };
 
 struct jparser {
@@ -1703,9 +1882,10 @@ json_ws(struct jparser *jp)
 static const char *
 json_type_name(enum jtype t)
 {
+	/* ORDER: enum jtype */
 	static const char *const names[] = { "null", "a boolean", "a number", "a string", "an array", "an object" };
 
-	return names[t];	/* ORDER: enum jtype */
+	return names[t];
 }
 
 static int
@@ -1921,7 +2101,7 @@ json_container(struct jparser *jp, struct jval *v, int depth)
 {
 	bool obj = *jp->s == '{';
 	char close = obj ? '}' : ']';
-	struct vec items = { 0 }, keys = { 0 }, klines = { 0 }, kcols = { 0 };
+	struct vec items = { 0 }, keys = { 0 }, key_at = { 0 };
 	size_t i;
 
 	v->t = obj ? J_OBJ : J_ARR;
@@ -1937,7 +2117,10 @@ json_container(struct jparser *jp, struct jval *v, int depth)
 		json_ws(jp);
 		if (obj) {
 			const char *key;
-			int kline = jp->line, kcol = (int)(jp->s - jp->line_start) + 1;
+			struct jpos *at = amalloc(sizeof(*at));
+
+			at->line = jp->line;
+			at->col = (int)(jp->s - jp->line_start) + 1;
 
 			if (jp->s >= jp->end || *jp->s != '"')
 				return json_fail(jp, "expected a key in double quotes%s", "");
@@ -1945,10 +2128,9 @@ json_container(struct jparser *jp, struct jval *v, int depth)
 				return -1;
 			for (i = 0; i < keys.n; i++)
 				if (strcmp(keys.v[i], key) == 0)
-					return err_set(jp->e, jp->file, kline, kcol, "duplicate key \"%s\"", key);
+					return err_set(jp->e, jp->file, at->line, at->col, "duplicate key \"%s\"", key);
 			vec_push(&keys, (void *)key);
-			vec_push(&klines, (void *)(intptr_t)kline);
-			vec_push(&kcols, (void *)(intptr_t)kcol);
+			vec_push(&key_at, at);
 			json_ws(jp);
 			if (jp->s >= jp->end || *jp->s != ':')
 				return json_fail(jp, "expected ':' after the key%s", "");
@@ -1974,15 +2156,8 @@ json_container(struct jparser *jp, struct jval *v, int depth)
 	v->n = items.n;
 	v->items = (struct jval **)items.v;
 	if (obj) {
-		int *kl = amalloc(keys.n * sizeof(int)), *kc = amalloc(keys.n * sizeof(int));
-
-		for (i = 0; i < keys.n; i++) {
-			kl[i] = (int)(intptr_t)klines.v[i];
-			kc[i] = (int)(intptr_t)kcols.v[i];
-		}
 		v->keys = (const char **)keys.v;
-		v->key_lines = kl;
-		v->key_cols = kc;
+		v->key_at = (struct jpos **)key_at.v;
 	}
 	return 0;
 }
@@ -2258,9 +2433,11 @@ jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
 	case JK_BOOL:
 		if (v->t != J_BOOL)
 			return jw_fail(w, v, "%s: expected a boolean, got %s", dotted, json_type_name(v->t));
-		if (strcmp(k->directive, "observe-writes") == 0) {
-			w->p->observe_writes = v->b;
-			return 0;
+		/* an on|off directive takes false too; a flag has no "off",
+		 * so false leaves it as it was */
+		if (directive_find(k->directive)->kind == DK_ONOFF) {
+			args[0] = (char *)(v->b ? "on" : "off");
+			return jw_apply(w, k, v, args, 1);
 		}
 		if (v->b)
 			return jw_apply(w, k, v, args, 0);
@@ -2390,8 +2567,8 @@ jw_object(struct jwalk *w, const char *name, const struct jval *obj)
 			const char *hint = closest_name(obj->keys[i], names, nn);
 
 			w->e->file = w->file;
-			w->e->line = obj->key_lines[i];
-			w->e->col = obj->key_cols[i];
+			w->e->line = obj->key_at[i]->line;
+			w->e->col = obj->key_at[i]->col;
 			snprintf(w->e->msg, sizeof(w->e->msg), "unknown key \"%s\"%s%s%s%s", obj->keys[i],
 			    *name ? aprintf(" in %s", name) : "", hint ? " (did you mean \"" : "",
 			    hint ? hint : "", hint ? "\"?)" : "");
@@ -2403,14 +2580,57 @@ jw_object(struct jwalk *w, const char *name, const struct jval *obj)
 	return 0;
 }
 
-/* Read an srt settings file into p. Returns 0, or -1 with e filled. */
+/* network.deniedDomainReasons, once the whole file is read: srt keys a
+ * reason by the exact deniedDomains entry, wherever in the file either
+ * is. A reason for an entry that is not in the list is a typo that would
+ * silently lose the message, so it is an error here. The entries read so
+ * far count (this file's, and those of a file that includes it, before
+ * the include line); --deny-domain options are applied later, and do
+ * not. Returns 0, or -1 with w->e filled. */
+static int
+jw_reasons(struct jwalk *w)
+{
+	const struct jval *reasons = w->reasons;
+	size_t i, j;
+
+	for (i = 0; i < reasons->n; i++) {
+		const struct jval *r = reasons->items[i];
+		bool found = false;
+
+		if (r->t != J_STR || !*r->s)
+			return jw_fail(w, r, "network.deniedDomainReasons[\"%s\"]: expected a non-empty string",
+			    reasons->keys[i]);
+		for (const unsigned char *q = (const unsigned char *)r->s; *q; q++)
+			if (is_control(*q))
+				return jw_fail(w, r, "network.deniedDomainReasons[\"%s\"]: control character in the reason",
+				    reasons->keys[i]);
+		if (strlen(r->s) > SBX_MAX_TEXT_ARG_BYTES)
+			return jw_fail(w, r, "network.deniedDomainReasons[\"%s\"]: longer than %d bytes",
+			    reasons->keys[i], SBX_MAX_TEXT_ARG_BYTES);
+		for (j = 0; j < w->p->deny_domains.n; j++) {
+			struct domrule *d = w->p->deny_domains.v[j];
+
+			if (strcmp(d->pattern, reasons->keys[i]) == 0) {
+				d->reason = r->s;
+				found = true;
+			}
+		}
+		if (!found)
+			return err_set(w->e, w->file, reasons->key_at[i]->line, reasons->key_at[i]->col,
+			    "network.deniedDomainReasons: \"%s\" is not an entry of network.deniedDomains",
+			    reasons->keys[i]);
+	}
+	return 0;
+}
+
+/* Read an srt settings file into p: the JSON, then its keys as
+ * directives, then the reasons. Returns 0, or -1 with e filled. */
 static int
 json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t n, const char *file,
     struct err *e)
 {
 	struct jval *root;
 	struct jwalk w = { p, c, file, e, NULL };
-	size_t i, j;
 
 	if (json_parse(text, n, file, &root, e) < 0)
 		return -1;
@@ -2418,38 +2638,8 @@ json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t 
 		return jw_fail(&w, root, "the settings must be a JSON object");
 	if (jw_object(&w, "", root) < 0)
 		return -1;
-	if (w.reasons) {
-		/* srt keys a reason by the exact deniedDomains entry. A reason for an
-		 * entry that is not in the list is a typo that would silently lose
-		 * the message, so it is an error here. */
-		for (i = 0; i < w.reasons->n; i++) {
-			const struct jval *r = w.reasons->items[i];
-			bool found = false;
-
-			if (r->t != J_STR || !*r->s)
-				return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: expected a non-empty string",
-				    w.reasons->keys[i]);
-			for (const unsigned char *q = (const unsigned char *)r->s; *q; q++)
-				if (is_control(*q))
-					return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: control character in the reason",
-					    w.reasons->keys[i]);
-			if (strlen(r->s) > SBX_MAX_TEXT_ARG_BYTES)
-				return jw_fail(&w, r, "network.deniedDomainReasons[\"%s\"]: longer than %d bytes",
-				    w.reasons->keys[i], SBX_MAX_TEXT_ARG_BYTES);
-			for (j = 0; j < p->deny_domains.n; j++) {
-				struct domrule *d = p->deny_domains.v[j];
-
-				if (strcmp(d->pattern, w.reasons->keys[i]) == 0) {
-					d->reason = r->s;
-					found = true;
-				}
-			}
-			if (!found)
-				return err_set(e, file, w.reasons->key_lines[i], w.reasons->key_cols[i],
-				    "network.deniedDomainReasons: \"%s\" is not an entry of network.deniedDomains",
-				    w.reasons->keys[i]);
-		}
-	}
+	if (w.reasons && jw_reasons(&w) < 0)
+		return -1;
 	return 0;
 }
 
@@ -4185,7 +4375,8 @@ enum rule_bits {
 	RB_SEEN_PARTIAL = 2048,	/* the search for them stopped at the walk's bound */
 };
 
-/* What a placeholder is. ORDER: placeholder_kinds[] */
+/* What a placeholder is. ORDER: placeholder_kinds[] (its description) and
+ * ph_kind_letters[] (its letter in the registry, 5d) rely on this order. */
 enum phkind {
 	PH_DIR,		/* an empty directory: git ignores it, so `git add -A` does
 			 * not commit a dozen empty dotfiles */
@@ -4195,8 +4386,12 @@ enum phkind {
 			 * or a directory there makes every git command fail */
 };
 
+/* ORDER: enum phkind */
 static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"" };
 
+/* ORDER: mount_cmp orders mounts at one key by this order (bwrap mounts
+ * the later over the earlier), and plan_note_mounts' kinds[] (the -v
+ * mount notes) names them in it. */
 enum mkind {
 	MK_BIND_RO,	/* --ro-bind P P */
 	MK_BIND_RW,	/* --bind P P */
@@ -4306,7 +4501,7 @@ mount_cmp(const void *a, const void *b)
 	const struct mount *x = *(struct mount *const *)a, *y = *(struct mount *const *)b;
 	int c = path_order(x->key, y->key);
 
-	return c ? c : (int)x->kind - (int)y->kind;
+	return c ? c : (int)x->kind - (int)y->kind;	/* ORDER: enum mkind */
 }
 
 static void
@@ -4593,7 +4788,8 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 };
 
 /* Directories (and files below a dot-directory) that agents and editors
- * run from, srt's list and sbx's additions. */
+ * run from, srt's list and sbx's additions. The ".claude/" rows are named
+ * again in claude_children: change them together. */
 static const struct { const char *name; const char *why; enum dwhere where; } dangerous_dirs[] = {
 	{ ".vscode", "editor tasks and settings run outside the sandbox", DW_TOP },
 	{ ".idea", "IDE run configurations run outside the sandbox", DW_TOP },
@@ -4607,7 +4803,9 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING },
 };
 
-/* Files below .claude/ the walk looks for (ORDER: as in dangerous_dirs) */
+/* Files below .claude/ the walk looks for: the ".claude/" rows of
+ * dangerous_dirs, without the prefix. Their order is free, but the two
+ * lists must name the same files: change them together. */
 static const char *const claude_children[] = { "commands", "agents", "settings.json", "settings.local.json" };
 
 /* ---- git: what a repository runs (gitrepository-layout(5), githooks(5),
@@ -4855,9 +5053,8 @@ fx_warn(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 
 	if (r && r->file && strcmp(r->file, default_policy_file) == 0)
 		return;
-	for (size_t i = 0; r && fx->home && i < LEN(default_deny_read); i++)
-		if (strcmp(r->path, path_join(fx->home, default_deny_read[i] + 2)) == 0)
-			return;
+	if (r && fx->home && pol_is_default_deny(r->path, fx->home))
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -6059,7 +6256,10 @@ struct ph_id {
 	long long ctime;	/* "made": its ctime; "intent": when the intent was written */
 };
 
-static const char ph_kind_letters[] = "df.";	/* ORDER: enum phkind */
+/* A placeholder's kind as one letter in a registry entry. ORDER: enum
+ * phkind; entries other runs wrote are read back with it, so a letter
+ * must keep its meaning. */
+static const char ph_kind_letters[] = "df.";
 
 /* A directory this run mounts on, locked shared (any run, of any runtime
  * directory, sees that lock), and when it is a placeholder of this
