@@ -2643,6 +2643,23 @@ json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t 
 	return 0;
 }
 
+/* After reading, from every source (the file, the default, the
+ * --directive options): what only the whole policy shows. Directives that
+ * weaken each other or do nothing here are said, one warning each (a
+ * policy that silently does less than it reads is the worst kind of
+ * policy bug). One conflict is refused where it is read instead
+ * (pol_apply_port), so that a policy with two errors reports the first. */
+static void
+pol_validate(const struct policy *p, struct vec *warnings)
+{
+	if (p->allow_unix_sockets.n)
+		vec_push(warnings, "allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is "
+		    "the Linux form");
+	if (p->deny_env.n && p->weaker_nested_sandbox)
+		vec_push(warnings, "deny-env with weaker-nested-sandbox: the command sees the host's /proc, where the "
+		    "environment of your other processes (the shell that ran sbx) may be readable");
+}
+
 /* ---- 3.7 Printers: the effective policy in either format -----------
  * Reading either output back gives the same policy (a test checks). */
 
@@ -12457,6 +12474,7 @@ main(int argc, char **argv)
 	struct run_paths rp;
 	struct run_facts rf;
 	struct plan pl;
+	struct vec warnings = { 0 };
 	enum print_mode mode;
 
 	if (fds_cloexec_from(3) < 0)
@@ -12525,11 +12543,9 @@ main(int argc, char **argv)
 	}
 	if (!*c.cmd)
 		die_hint("sbx --help shows how", "no command given");
-	if (p.allow_unix_sockets.n)
-		warnx("allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is the Linux form");
-	if (p.deny_env.n && p.weaker_nested_sandbox)
-		warnx("deny-env with weaker-nested-sandbox: the command sees the host's /proc, where the environment "
-		    "of your other processes (the shell that ran sbx) may be readable");
+	pol_validate(&p, &warnings);
+	for (size_t i = 0; i < warnings.n; i++)
+		warnx("%s", (const char *)warnings.v[i]);
 
 	/* the plan and the run's facts, the same for --print=argv and the run */
 	run_paths_init(&rp, cwd);

@@ -2196,6 +2196,27 @@ test_policy_hardening(void)
 	const char *e;
 	size_t i;
 
+	/* pol_validate: what only the whole policy shows, one warning each */
+	{
+		static const struct { const char *policy; size_t warnings; const char *needle; } vcases[] = {
+			{ "deny-env AWS_*\nweaker-nested-sandbox\n", 1, "deny-env with weaker-nested-sandbox" },
+			{ "deny-env AWS_*\n", 0, NULL },	/* control: each alone is fine */
+			{ "weaker-nested-sandbox\n", 0, NULL },
+			{ "allow-unix-socket /run/x.sock\n", 1, "allow-unix-socket is ignored on Linux" },
+			{ "allow-unix-socket /run/x.sock\ndeny-env A\nweaker-nested-sandbox\n", 2, NULL },
+		};
+
+		for (i = 0; i < LEN(vcases); i++) {
+			struct vec w = { 0 };
+
+			e = parse(&p, vcases[i].policy);
+			CHECK(e == NULL, "validate case %zu parses: %s", i, S(e));
+			pol_validate(&p, &w);
+			CHECK(w.n == vcases[i].warnings && (!vcases[i].needle || (w.n && strstr(w.v[0], vcases[i].needle))),
+			    "validate case %zu: %zu warnings (want %zu)", i, w.n, vcases[i].warnings);
+		}
+	}
+
 	/* a UTF-8 byte-order mark: skipped at the start, for both formats */
 	static const struct { const char *text, *want; } boms[] = {
 		{ UTF8_BOM "{\"filesystem\": {\"allowWrite\": [\"/w\"]}}", NULL },
