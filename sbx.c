@@ -8,11 +8,15 @@
  *
  *   policy file (srt settings JSON, or the line format)
  *     -> struct policy                  (section 3, pure)
- *     -> resolved facts about the disk  (section 5a: realpath, globs, the mandatory-deny scan)
- *     -> struct plan: a list of mounts  (section 5b, pure)
- *     -> bwrap argv                     (section 6a, pure)
- *     -> bwrap runs `sbx --inner` (6b): nested namespaces, sbx-init, the
- *        seccomp filters from seccomp_bpf.h, then the command
+ *     -> facts about the disk           (5a the disk view, 5c the rules
+ *                                        resolved, the globs expanded, the
+ *                                        scan for dangerous names and git)
+ *     -> struct plan: a list of mounts  (5d, pure)
+ *     -> the run's facts, the bwrap argv, the seccomp programs, the
+ *        messages between sbx's processes (section 6, pure)
+ *     -> the proxy and the violations log (sections 7, 8: services)
+ *     -> the run on disk (9), then bwrap runs `sbx --inner` (10a): nested
+ *        namespaces, sbx-init, the filters, then the command
  *
  * Reads are open except what the policy denies; writes are closed except the
  * allowed roots; the network namespace is empty; seccomp filters close what
@@ -25,34 +29,44 @@
  * Test:    make test
  * Use:     ./sbx -c policy.example -- make test
  *
- * Sections (grep -n '^ \* [0-9]*\. ' sbx.c prints this table from the banners):
+ * Sections, in the order data flows: the pure parts, then the services,
+ * then the runners, then the CLI. Each division opens with the prototypes
+ * it needs (a forward reference, or functions that call each other); there
+ * are none in the middle. (grep -n '^ \* [0-9]*\. [A-Z]\|^/\* ---- ' sbx.c
+ * prints the banners this list must match.)
  *   1. Platform switch and limits
- *   2. Utilities: errors, arena, vectors, buffers, a string set, inherited
- *      descriptors (closed on exec as sbx starts), path helpers
- *   3. Policy: model, directive table, line reader, JSON reader, printers;
- *      3.8 a reader of git's config format (what a repository would run)
- *   4. Matching: domain patterns, addresses, globs; hosts (canonical form),
- *      the network decision and the resolved-address classes (for the proxy)
- *   5. Filesystem plan: 5a the disk view and path resolution, 5b the mount
- *      plan (facts -> mounts), 5c from rules to facts (globs, the mandatory-
- *      deny scan, what a git repository runs), 5d the runtime directory
- *      and placeholders shared by concurrent runs (a registry of flock(2)ed
- *      entries), 5e the audit of repositories made during the run
- *   6. Linux: 6a the bwrap argv and the control message (pure), 6b the inner
- *      helper (the listeners it hands over, the socat bridge, expose-port
- *      connections, nested namespaces, sbx-init and the symlinks it pins,
- *      capabilities, the filters),
- *      6c running the sandbox, 6d --check
- *   seccomp_bpf.h: syscall tables, rule tables, assembler, disassembler
- *   7. macOS (Seatbelt): not yet built; fails closed
- *   8. Proxy: the poll() loop; decision records (one per connection, sent to
- *      sbx); 8.1 parsers (pure: HTTP head, SOCKS5/4a, the SSH refusal),
- *      8.2 resolver threads, 8.3 connections and relay (bulk buffers),
- *      8.4 the lockdown (Landlock and seccomp on Linux), 8.5 px_main
- *      (set-up, lockdown, the loop)
- *   9. Violations: the proxy's decisions kept as counted events (-v shows
+ *   2. Utilities: 2.1 the arena, 2.2 vectors, buffers, a string set, 2.3
+ *      descriptors (inherited ones closed on exec as sbx starts; passing
+ *      them over a socket), 2.4 path helpers
+ *   3. Policy: 3.1 the model, 3.2 the directive table, 3.3 values, 3.4 the
+ *      line format, 3.5 a JSON reader, 3.6 srt settings as a table, 3.7
+ *      printers, 3.8 a reader of git's config format
+ *   4. Matching: 4.1 domain patterns, 4.2 addresses, 4.3 globs, 4.4 hosts
+ *      (the canonical form), 4.5 domain patterns matched (the network
+ *      decision), 4.6 resolved-address classes (for the proxy)
+ *   5. Filesystem plan (pure, over a disk view): 5a the disk view, path
+ *      resolution and glob expansion, 5b facts and mounts (the types), 5c
+ *      from policy rules to facts (the dangerous names, what a git
+ *      repository runs, the fact finder and its scan), 5d the mount plan
+ *      (facts -> mounts)
+ *   6. Renderers and wire formats (pure): 6a the run's facts and the bwrap
+ *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
+ *      tables, assembler, disassembler), 6c the messages between sbx's
+ *      processes (control, handed fds, expose-port, decision records)
+ *   7. Proxy: the poll() loop; 7.1 parsers (pure: HTTP head, SOCKS5/4a, the
+ *      SSH refusal), 7.2 resolver threads, 7.3 connections and relay, 7.4
+ *      the lockdown (per platform), 7.5 the proxy process as its steps
+ *   8. Violations: the proxy's decisions kept as counted events (-v shows
  *      them); the <sandbox_violations> report is not built yet
- *  10. CLI and main: option table, usage, --print modes, exit status
+ *   9. The run on disk (every platform): 9a the runtime directory and the
+ *      placeholders shared by concurrent runs (a registry of flock(2)ed
+ *      entries), 9b the audit of repositories made during the run
+ *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
+ *      socat bridge, expose-port connections, nested namespaces, sbx-init
+ *      and the symlinks it pins, capabilities, the filters), 10b running
+ *      under bwrap as named steps, 10c --check
+ *  11. macOS runner (Seatbelt): not yet built; fails closed
+ *  12. CLI and main: option table, usage, the print modes, named steps
  *
  * Invariants (../shared/DESIGN.md section 3):
  *   - Fail closed: if the boundary cannot be built as asked, exit 125 and
@@ -64,18 +78,21 @@
  *     socat would be writable in the sandbox, sbx refuses.
  *   - Nothing written inside runs later outside: the mandatory denies, every
  *     entry of .git through which git runs code, what git's config names,
- *     and the audit of repositories made during the run (5c, 5e).
+ *     and the audit of repositories made during the run (5c, 9b).
  *   - Concurrent runs never weaken each other, and nothing a sandbox wrote
- *     is trusted without proof: placeholders are shared and locked (5d),
+ *     is trusted without proof: placeholders are shared and locked (9a),
  *     the runtime directory is never where a command can write.
  *   - The caller's state stays outside: only fds 0, 1, 2 and no variable
  *     deny-env names reach the command.
  *   - Everything from inside is hostile; the policy is trusted but checked
  *     strictly, because a typo there silently weakens the boundary.
  *
- * Memory: one arena per process (section 2). Policy, plan and argv strings are
- * allocated there and never freed; the arena dies with the process.
- * Errors: pure code returns -1 and fills a struct err; setup code calls die().
+ * Memory: one arena per process (2.1). Policy, plan and argv strings are
+ * allocated there and never freed; the arena dies with the process. No
+ * arena allocation after the proxy's lockdown (it lives for hours; amalloc
+ * enforces it).
+ * Errors: pure code returns -1 and fills a struct err (err_set, the one
+ * setter); setup code calls die() or die_hint() and exits 125.
  *
  * Glossary: root = a writable directory (allow-write); deny = a path that a
  * mount covers; placeholder = an empty file or directory sbx creates so that
@@ -156,7 +173,6 @@
 #  define O_PATH	O_RDONLY	/* macOS: no O_PATH; a directory opened for reading serves */
 #endif
 
-#include "seccomp_bpf.h"
 
 extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on glibc */
 
@@ -185,7 +201,7 @@ extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on 
 #define LEN(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* ====================================================================
- * 2. UTILITIES: errors, arena, vectors, buffers, path helpers
+ * 2. UTILITIES: errors, arena, vectors, buffers, descriptors, path helpers
  * ==================================================================== */
 
 static const char *progname = "sbx";
@@ -668,7 +684,7 @@ strset_add(struct strset *set, const char *s)
 	set->n++;
 }
 
-/* ---- 2.3 Inherited descriptors -------------------------------------
+/* ---- 2.3 Descriptors: inherited ones, and passing them over a socket --
  *
  * SECURITY: sbx marks every descriptor above 2 close-on-exec as it starts,
  * so none that the caller leaked (shells, IDEs and agent harnesses do)
@@ -891,6 +907,23 @@ has_glob_chars(const char *s)
  * 3. POLICY: model, directive table, line reader, JSON reader, printers
  * ==================================================================== */
 
+/* Prototypes: the matchers this section checks values with (4), and the
+ * readers that call each other (include, JSON values, JSON objects). */
+struct policy;
+struct pol_ctx;
+struct jparser;
+struct jval;
+struct jwalk;
+static int match_check_pattern(const char *pat, bool deny_list, const char **why);
+static int ipv4_whatwg(const char *h, uint32_t *out);
+static int match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix);
+static int pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err *e);
+static int json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t n,
+    const char *file, struct err *e);
+static int utf8_valid_len(const unsigned char *p, const unsigned char *end);
+static int json_value(struct jparser *jp, struct jval **out, int depth);
+static int jw_object(struct jwalk *w, const char *name, const struct jval *obj);
+
 /* ---- 3.1 The model ---------------------------------------------- */
 
 enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_DENY_SECRET, PL_COUNT };
@@ -1098,10 +1131,6 @@ directive_find(const char *name)
 
 /* ---- 3.3 Values: paths, patterns and addresses, checked strictly --- */
 
-static int match_check_pattern(const char *pat, bool deny_list, const char **why);
-static int ipv4_whatwg(const char *h, uint32_t *out);
-static int match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix);
-
 /* Turn a spelled path into a clean absolute one, as srt does: "~" and "~/"
  * expand to $HOME, a relative path is taken against the current directory,
  * a trailing "/" or "/" "**" means the directory itself. */
@@ -1223,8 +1252,6 @@ pol_add_path(struct policy *p, enum path_list which, const char *path, bool lite
 	vec_push(&p->paths[which], r);
 	return r;
 }
-
-static int pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err *e);
 
 /* One directive being applied: its arguments, and where it was written
  * (every error names that place). */
@@ -1717,10 +1744,6 @@ pol_parse_line(struct policy *p, struct pol_ctx *c, char *line, const char *file
 	return pol_apply(p, c, d, words + 1, n - 1, file, lineno, e);
 }
 
-static int json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t n,
-    const char *file, struct err *e);
-static int utf8_valid_len(const unsigned char *p, const unsigned char *end);
-
 /* Parse a whole policy text: JSON when its first non-blank byte is '{',
  * else the line format. A UTF-8 byte-order mark at the very start is
  * skipped, for either format: editors on Windows write one, and without
@@ -2094,8 +2117,6 @@ json_number(struct jparser *jp, struct jval *v)
 	return 0;
 }
 
-static int json_value(struct jparser *jp, struct jval **out, int depth);
-
 static int
 json_container(struct jparser *jp, struct jval *v, int depth)
 {
@@ -2375,8 +2396,6 @@ jw_apply(struct jwalk *w, const struct jkey *k, const struct jval *at, char **ar
 	}
 	return 0;
 }
-
-static int jw_object(struct jwalk *w, const char *name, const struct jval *obj);
 
 static int
 jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
@@ -3956,6 +3975,11 @@ net_judge_address(const struct policy *p, const char *host, int port, const stru
  * 5. FILESYSTEM PLAN: policy + a view of the disk -> a list of mounts
  * ==================================================================== */
 
+/* Prototypes: a repository's submodules and worktrees are repositories
+ * too (fx_gitdir recurses through them). */
+struct fact_finder;
+static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth);
+
 /* ---- 5a. The disk view and path resolution -------------------------
  * Everything the planner learns about the disk goes through struct disk,
  * so tests can plan over a fake tree (tests/unit.c) exactly as over the
@@ -4349,32 +4373,7 @@ glob_expand(const struct disk *dk, const char *pattern, struct vec *out, const c
 	return 0;
 }
 
-/* ---- 5b. The mount plan ------------------------------------------
- *
- * Facts: each rule, resolved to a real path and a kind, is a node in a tree
- * of paths. A node's state follows from its own rules and its parent's:
- *
- *   visible:  a secret deny on the node or any ancestor -> no (it wins at
- *             any depth, as a write deny does); allow-read or allow-write on
- *             the node -> yes; deny-read -> no; else as the parent (reads
- *             are open at the root)
- *   writable: a write deny on the node or any ancestor -> no (deny wins at
- *             any depth); allow-write -> yes; else as the parent (no at root)
- *
- * A mount is emitted only where the state changes:
- *   visible -> hidden:   directory: --tmpfs, then --remount-ro after the
- *                        paths bound back inside it; file: --ro-bind /dev/null
- *   hidden -> visible:   --bind or --ro-bind of the host path (allow-read/write
- *                        inside a denied directory)
- *   writable changes:    --bind (allow) or --ro-bind (deny)
- *   missing write deny in a writable place: a placeholder (5d), bound read-only
- *
- * Mounts are ordered parents first, so a deny always lands on top of the
- * allow it overrides. Every directory between a write deny and the writable
- * mount above it is pinned (bound onto itself): a mount point cannot be
- * renamed, so `mv .git .git2 && mkdir -p .git/hooks` cannot step around a
- * read-only .git/hooks (bwrap and the kernel both allow renaming an
- * ancestor of a mount point otherwise). */
+/* ---- 5b. Facts and mounts: what 5c produces and 5d consumes ---------- */
 
 enum rule_bits {
 	RB_HIDE = 1,		/* deny-read */
@@ -4385,7 +4384,7 @@ enum rule_bits {
 	RB_LINK_PIN = 32,	/* a dangerous name that is a symlink: the link itself is pinned */
 	RB_DANGLING = 64,	/* the missing target of such a link: refused where it could be made */
 	RB_SECRET = 128,	/* deny-secret-file: hidden, and nothing below is shown again */
-	/* records that mount nothing, for what runs after the command (5e) */
+	/* records that mount nothing, for what runs after the command (9b) */
 	RB_GITDIR = 256,	/* a repository directory protected during the run */
 	RB_AUDIT_ROOT = 512,	/* a writable root searched afterwards for new repositories */
 	RB_REPO_SEEN = 1024,	/* a .git there before the run (what is not is new after it) */
@@ -4418,7 +4417,7 @@ enum mkind {
 	MK_TMPFS,	/* --tmpfs P: a hidden directory */
 	MK_REMOUNT_RO,	/* --remount-ro P: after the paths bound back into a --tmpfs */
 	MK_BIND_FROM,	/* --ro-bind SRC P: a host file shown at another path (sbx itself) */
-	MK_PIN_LINK,	/* a symlink mounted onto itself, unfollowed, by sbx-init (6b): bwrap
+	MK_PIN_LINK,	/* a symlink mounted onto itself, unfollowed, by sbx-init (10a): bwrap
 			 * follows every link it mounts on, so this one is not in its argv */
 };
 
@@ -4459,14 +4458,14 @@ struct plan {
 	struct vec mounts;	/* of struct mount, in bwrap order */
 	struct vec placeholders;	/* of struct placeholder, to create before and remove after */
 	struct vec nodes;	/* of struct pnode, sorted; for plan_is_writable() */
-	struct vec gitdirs;	/* of const char *: repositories protected during the run (5e) */
-	struct vec audit_roots;	/* of const char *: writable roots to search after it (5e) */
-	struct vec repos_seen;	/* of const char *: every .git in them before the run (5e) */
+	struct vec gitdirs;	/* of const char *: repositories protected during the run (9b) */
+	struct vec audit_roots;	/* of const char *: writable roots to search after it (9b) */
+	struct vec repos_seen;	/* of const char *: every .git in them before the run (9b) */
 	struct vec dirs_seen;	/* of const char *: every directory of them the same walk listed,
 				 * node_modules ones included (not entered); main fills it */
 	bool seen_partial;	/* repos_seen stopped at the walk's bound */
 	bool fs_disabled;
-	bool allow_git_config;	/* the policy lets the command write .git/config (5e) */
+	bool allow_git_config;	/* the policy lets the command write .git/config (9b) */
 };
 
 static void
@@ -4488,247 +4487,7 @@ plan_add_placeholder(struct vec *facts, const char *path, enum phkind ph, const 
 	((struct fact *)facts->v[facts->n - 1])->ph = ph;
 }
 
-/* Order paths so that a parent comes right before its subtree: compare as
- * strings in which the end sorts first, then '/', then every other byte. */
-static int
-path_byte_rank(unsigned char ch)
-{
-	return ch == '\0' ? 0 : ch == '/' ? 1 : ch + 2;
-}
-
-static int
-path_order(const char *a, const char *b)
-{
-	for (; *a && *a == *b; a++, b++)
-		;
-	return path_byte_rank((unsigned char)*a) - path_byte_rank((unsigned char)*b);
-}
-
-static int
-pnode_cmp(const void *a, const void *b)
-{
-	const struct pnode *x = *(struct pnode *const *)a, *y = *(struct pnode *const *)b;
-
-	return path_order(x->path, y->path);
-}
-
-static int
-mount_cmp(const void *a, const void *b)
-{
-	const struct mount *x = *(struct mount *const *)a, *y = *(struct mount *const *)b;
-	int c = path_order(x->key, y->key);
-
-	return c ? c : (int)x->kind - (int)y->kind;	/* ORDER: enum mkind */
-}
-
-static void
-plan_mount(struct plan *pl, enum mkind kind, const char *path, const char *why)
-{
-	struct mount *m = amalloc(sizeof(*m));
-
-	m->kind = kind;
-	m->path = path;
-	m->why = why;
-	m->key = kind == MK_REMOUNT_RO ? aprintf("%s/\xff", path) : path;
-	vec_push(&pl->mounts, m);
-}
-
-/* Turn facts into a plan. Pure. Returns 0, or -1 with *why set. */
-static int
-plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const char **why)
-{
-	struct pnode **stack;
-	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, false, "root", PH_DIR };
-	size_t i, j, sp = 0;
-
-	memset(pl, 0, sizeof(*pl));
-	pl->fs_disabled = fs_disabled;
-	root.writable = fs_disabled;
-
-	/* merge facts per path */
-	for (i = 0; i < facts->n; i++) {
-		const struct fact *f = facts->v[i];
-		const char *path = f->path;
-		struct pnode *n = NULL;
-
-		if (f->rules & (RB_GITDIR | RB_AUDIT_ROOT | RB_REPO_SEEN | RB_SEEN_PARTIAL)) {	/* records, not mounts */
-			struct vec *v = f->rules & RB_GITDIR ? &pl->gitdirs : f->rules & RB_AUDIT_ROOT ?
-			    &pl->audit_roots : &pl->repos_seen;
-
-			pl->seen_partial |= !!(f->rules & RB_SEEN_PARTIAL);
-			for (j = 0; j < v->n && strcmp(v->v[j], path) != 0; j++)
-				;
-			if (j == v->n && !(f->rules & RB_SEEN_PARTIAL))
-				vec_push(v, (void *)path);
-			continue;
-		}
-
-		for (j = 0; j < pl->nodes.n; j++)
-			if (strcmp(((struct pnode *)pl->nodes.v[j])->path, path) == 0) {
-				n = pl->nodes.v[j];
-				break;
-			}
-		if (!n) {
-			n = amalloc(sizeof(*n));
-			n->path = path;
-			n->kind = f->kind;
-			n->why = f->why;
-			n->ph = f->ph;
-			vec_push(&pl->nodes, n);
-		} else if ((f->rules & RB_PLACEHOLDER) && f->ph != n->ph) {
-			n->ph = PH_DIR;	/* the first missing name of two paths: a directory */
-		}
-		if (n->kind == FK_MISSING && f->kind != FK_MISSING)
-			n->kind = f->kind;
-		n->rules |= f->rules;
-		if ((f->rules & (RB_DENY_WRITE | RB_HIDE)) && !(n->rules & ~f->rules & (RB_DENY_WRITE | RB_HIDE)))
-			n->why = f->why;	/* a deny's reason is the one worth showing */
-	}
-	if (pl->nodes.n)
-		qsort(pl->nodes.v, pl->nodes.n, sizeof(void *), pnode_cmp);
-
-	stack = amalloc((pl->nodes.n + 1) * sizeof(*stack));
-	stack[sp++] = &root;
-	for (i = 0; i < pl->nodes.n; i++) {
-		struct pnode *n = pl->nodes.v[i], *par;
-		bool vis, wr, forced;
-
-		while (sp > 1 && !path_within(n->path, stack[sp - 1]->path))
-			sp--;
-		par = stack[sp - 1];
-		vis = par->visible;
-		/* SECURITY: a secret stays hidden whatever is allowed below it:
-		 * nothing under it is bound back (srt: credential denies) */
-		n->secret = par->secret || (n->rules & RB_SECRET);
-		if (n->secret)
-			vis = false;
-		else if (n->rules & (RB_SHOW | RB_WRITE))
-			vis = true;	/* allow-read wins over deny-read on the same path (srt) */
-		else if (n->rules & RB_HIDE)
-			vis = false;
-		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
-		wr = forced ? false : (n->rules & RB_WRITE) ? true : par->writable;
-
-		/* what is mounted decides the state below this node */
-		n->visible = par->visible;
-		n->writable = par->writable;
-		n->forced = forced;
-		if (n->rules & RB_PLACEHOLDER) {
-			if (par->visible && par->writable) {
-				struct placeholder *ph = amalloc(sizeof(*ph));
-
-				ph->path = n->path;
-				ph->kind = n->ph;
-				vec_push(&pl->placeholders, ph);
-				plan_mount(pl, MK_BIND_RO, n->path, n->why);
-				n->writable = false;
-				n->mounted = true;
-			}
-		} else if (n->rules & RB_LINK_PIN) {
-			/* outside every writable place a link cannot be replaced anyway */
-			if (par->visible && par->writable) {
-				plan_mount(pl, MK_PIN_LINK, n->path, n->why);
-				n->writable = false;
-				n->mounted = true;
-			}
-		} else if (n->rules & RB_DANGLING) {
-			if (par->visible && par->writable) {
-				*why = aprintf("%s: does not exist, and the command could create it there, to run later; "
-				    "sbx refuses (hint: create it, or remove the link that points at it)", n->why);
-				return -1;
-			}
-		} else if (n->kind == FK_MISSING || n->kind == FK_UNREADABLE) {
-			/* nothing to mount on; a missing path outside every writable
-			 * place cannot be created either */
-		} else if (!vis) {
-			if (par->visible) {
-				plan_mount(pl, n->kind == FK_DIR ? MK_TMPFS : MK_EMPTY_FILE, n->path, n->why);
-				if (n->kind == FK_DIR)
-					plan_mount(pl, MK_REMOUNT_RO, n->path, n->why);
-				n->mounted = true;
-			}
-			n->visible = false;
-		} else if (!par->visible || wr != par->writable) {
-			plan_mount(pl, wr ? MK_BIND_RW : MK_BIND_RO, n->path, n->why);
-			n->visible = true;
-			n->writable = wr;
-			n->mounted = true;
-		}
-
-		/* SECURITY: pin the directories between a deny (of writes, or of
-		 * reads: `mv a a2` would carry a hidden a/b/secret out from under
-		 * its cover) and the writable mount above it, so none of them can
-		 * be renamed away */
-		if (n->mounted && par->visible && par->writable && (!n->writable || !n->visible)) {
-			const char *top = "/";
-			size_t k;
-			char *d;
-
-			for (k = sp; k-- > 0;)
-				if (stack[k]->mounted) {
-					top = stack[k]->path;
-					break;
-				}
-			for (d = path_dirname(n->path); strcmp(d, top) != 0 && path_within(d, top) &&
-			    strcmp(d, "/") != 0; d = path_dirname(d)) {
-				bool dup = false;
-
-				for (k = 0; k < pl->mounts.n; k++) {
-					struct mount *m = pl->mounts.v[k];
-
-					if (strcmp(m->path, d) == 0 && m->kind == MK_BIND_RW)
-						dup = true;
-				}
-				if (!dup)
-					plan_mount(pl, MK_BIND_RW, d, aprintf("pin: keeps %s from being renamed away", n->path));
-			}
-		}
-		stack[sp++] = n;
-		if (pl->mounts.n > SBX_MAX_MOUNTS) {
-			*why = "the plan has more than 8000 mounts; narrow the globs";
-			return -1;
-		}
-	}
-	if (pl->mounts.n)
-		qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
-	return 0;
-}
-
-/* Show a host file at another path inside (after the plan is built: keeps
- * bwrap's order, parents first). */
-static void
-plan_bind_from(struct plan *pl, const char *src, const char *dest, const char *why)
-{
-	plan_mount(pl, MK_BIND_FROM, dest, why);
-	((struct mount *)pl->mounts.v[pl->mounts.n - 1])->src = src;
-	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
-}
-
-/* Would path (real) be writable inside the sandbox under this plan? */
-static bool
-plan_is_writable(const struct plan *pl, const char *path)
-{
-	const struct pnode *best = NULL;
-	size_t i;
-
-	if (pl->fs_disabled)
-		return true;
-	for (i = 0; i < pl->nodes.n; i++) {
-		const struct pnode *n = pl->nodes.v[i];
-
-		if (path_within(path, n->path) && (!best || strlen(n->path) > strlen(best->path)) &&
-		    (n->mounted || n->kind == FK_DIR || n->kind == FK_FILE)) {
-			/* a node that mounted nothing has its parent's state, which
-			 * it recorded; so the deepest node decides */
-			best = n;
-		}
-	}
-	if (!best)
-		return false;
-	return best->visible && best->writable;
-}
-
-/* ---- 5c. From policy rules to facts: resolution and the scan ---------- */
+/* ---- 5c. From policy rules to facts: resolution, the scan, git ------- */
 
 /* Where a dangerous name is looked for, and where a missing one is held by
  * a placeholder. Each placeholder is a mount (bwrap rereads the mount table
@@ -4857,7 +4616,7 @@ static const struct gitdir_entry {
 
 /* Settings whose value git executes or reads config from. The planner
  * protects the paths they name (when those lie in a writable root); the
- * audit of repositories created during a run (5e) removes the settings.
+ * audit of repositories created during a run (9b) removes the settings.
  * sub: NULL any, "" none, "*" any subsection; key "*": any key. */
 enum gkv {
 	GV_HOOKS,	/* a directory git runs hooks from */
@@ -5050,7 +4809,7 @@ struct fact_finder {
 	struct vec git_global;	/* of struct gitcfg_entry: the global and system config */
 	struct vec gitdirs;	/* of const char *: repositories already protected */
 	bool dotless;		/* a protect name without a leading dot: no fast path in the walk */
-	struct vec dirs;	/* of const char *: every directory the scan and fx_seen_repos listed (5e) */
+	struct vec dirs;	/* of const char *: every directory the scan and fx_seen_repos listed (9b) */
 	long seen_walked;	/* fx_seen_repos's entries, bounded apart from the scan's */
 };
 
@@ -5479,8 +5238,6 @@ fx_gitdir_known(struct fact_finder *fx, const char *gd)
 	return false;
 }
 
-static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth);
-
 /* The submodule repositories under .git/modules: a submodule's name may
  * hold "/", so a directory without HEAD is searched below (bounded). */
 static int
@@ -5515,7 +5272,7 @@ fx_git_modules(struct fact_finder *fx, const char *root, const char *dir, int de
  * gitdir_entries (held when missing if hold: a repository at a root's top),
  * its linked worktrees' entries, its submodules' repositories, and what its
  * config names. Missing entries that are not held are left to the audit
- * after the run (5e), which neutralises what was created there. */
+ * after the run (9b), which neutralises what was created there. */
 static int
 fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth)
 {
@@ -5793,7 +5550,7 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 	unsigned gitdir_parts = 0;
 	bool gitdir_said = false;
 
-	vec_push(&fx->dirs, (void *)path);	/* for the audit after the run (5e) */
+	vec_push(&fx->dirs, (void *)path);	/* for the audit after the run (9b) */
 	while ((r = fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k)) == 1) {
 		bool dangerous = false, dir_level = depth <= maxd - 2;
 		char *p;
@@ -5804,7 +5561,7 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		}
 
 		/* every .git, every directory, as far down as fx_seen_repos goes:
-		 * what is not listed is new after the run (5e) */
+		 * what is not listed is new after the run (9b) */
 		if (strcmp(name, ".git") == 0)
 			plan_add_fact(fx->facts, path_join(path, name), k, RB_REPO_SEEN, "a repository before the run");
 		if (k == FK_DIR && strcmp(name, "node_modules") == 0)
@@ -5908,7 +5665,7 @@ fx_scan_root(struct fact_finder *fx, const char *root)
  * registry). */
 struct run_paths {
 	const char *cwd;	/* real */
-	const char *runtime_root;	/* chosen by runtime_root_pick (5d); NULL before */
+	const char *runtime_root;	/* chosen by runtime_root_pick (9a); NULL before */
 	const char *tmpdir;	/* the command's TMPDIR, inside runtime_root */
 	const char *empty_file;	/* bound over denied files: reads as empty */
 	const char *home;	/* real $HOME, or NULL */
@@ -5919,7 +5676,7 @@ struct run_paths {
 
 /* The policy's own path rules, resolved into facts: no run paths, no
  * scan. What this alone makes writable decides where the runtime root may
- * lie (5d: never anywhere the command can write). Returns 0, or -1 with
+ * lie (9a: never anywhere the command can write). Returns 0, or -1 with
  * fx->e filled. */
 static int
 plan_resolve_rules(struct fact_finder *fx)
@@ -6057,1711 +5814,283 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 	return plan_resolve_scan(&fx, rp);
 }
 
-/* ---- 5d. The runtime directory, and placeholders shared between runs --
+/* ---- 5d. The mount plan: facts -> mounts (pure) ------------------------
  *
- * The runtime root (one per user: /tmp/sbx-UID, or /var/tmp/sbx-UID when
- * the policy lets the command write /tmp) holds each run's directory (the
- * command's private TMPDIR, the empty file bound over hidden files, the
- * audit's record) and the placeholder registry. SECURITY: every run hides
- * both places from its command, whatever its policy (runtime_root_pick):
- * a command that could write one could forge what another run trusts
- * (registry entries, records, a symlink where a run's TMPDIR is bound),
- * and read the private TMPDIRs of concurrent runs.
+ * Facts: each rule, resolved to a real path and a kind, is a node in a tree
+ * of paths. A node's state follows from its own rules and its parent's:
  *
- * A placeholder is an empty directory sbx creates so that a missing
- * dangerous name in a writable root can be covered (a mount needs a
- * target; bwrap would create one on the host anyway). Agents run commands
- * in parallel in one project, so placeholders are shared: a run that finds
- * another run's placeholder covers it like its own, and a placeholder is
- * removed only when no live run uses it. KERNEL: removing a mount point on
- * the host dissolves the mounts on it in every other mount namespace, so a
- * run that removed a placeholder another run still covered would lift that
- * run's deny (and a bind racing the removal fails: "Can't get type of
- * source").
+ *   visible:  a secret deny on the node or any ancestor -> no (it wins at
+ *             any depth, as a write deny does); allow-read or allow-write on
+ *             the node -> yes; deny-read -> no; else as the parent (reads
+ *             are open at the root)
+ *   writable: a write deny on the node or any ancestor -> no (deny wins at
+ *             any depth); allow-write -> yes; else as the parent (no at root)
  *
- * The registry: one file per placeholder, ROOT/ph/<hash of its path>,
- * holding the path and the identity of what was made (device, inode).
- * Every live run that covers a placeholder holds a shared flock(2)
- * on its file; creating, sharing and removing happen under one exclusive
- * lock on ROOT/placeholders.lock, so a removal never races a bind. The last
- * run out (it can lock the entry exclusively) removes the placeholder if
- * it is still what was made. A run killed by SIGKILL drops its locks with
- * its descriptors, and the next run reclaims every entry no one holds.
- * Proof, not trust: the registry lies where no sandbox can write (so no
- * command can forge an entry), and removal never follows a symlink and
- * never removes anything but the empty directory that was made: a file
- * the person put at that name, or anything they put inside, survives. */
+ * A mount is emitted only where the state changes:
+ *   visible -> hidden:   directory: --tmpfs, then --remount-ro after the
+ *                        paths bound back inside it; file: --ro-bind /dev/null
+ *   hidden -> visible:   --bind or --ro-bind of the host path (allow-read/write
+ *                        inside a denied directory)
+ *   writable changes:    --bind (allow) or --ro-bind (deny)
+ *   missing write deny in a writable place: a placeholder (9a), bound read-only
+ *
+ * Mounts are ordered parents first, so a deny always lands on top of the
+ * allow it overrides. Every directory between a write deny and the writable
+ * mount above it is pinned (bound onto itself): a mount point cannot be
+ * renamed, so `mv .git .git2 && mkdir -p .git/hooks` cannot step around a
+ * read-only .git/hooks (bwrap and the kernel both allow renaming an
+ * ancestor of a mount point otherwise). */
 
-#define SBX_PH_MAGIC	"sbx-placeholder 1"
-
-/* 5e, the audit of repositories made during the run, which a run's
- * preparation, its cleanup and the recovery of a dead run call */
-static void audit_recover(const char *run_dir);
-static void audit_record(const char *run_dir, const struct plan *pl);
-static void audit_after_run(const struct plan *pl);
-
-static long long
-proc_start_time(pid_t pid)
+/* Order paths so that a parent comes right before its subtree: compare as
+ * strings in which the end sorts first, then '/', then every other byte. */
+static int
+path_byte_rank(unsigned char ch)
 {
-	char path[64], buf[1024], *p;
-	int fd, i;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');	/* the command name may hold spaces and ')' */
-	if (!p)
-		return -1;
-	for (i = 0; i < 20 && p; i++)	/* field 22, starttime, is 20 fields after ')' */
-		p = strchr(p + 1, ' ');
-	return p ? strtoll(p + 1, NULL, 10) : -1;
+	return ch == '\0' ? 0 : ch == '/' ? 1 : ch + 2;
 }
 
-/* Open the directory that holds path's last name, following no symlink on
- * the way (*name points into path). SECURITY: the command may have turned
- * any directory of a writable root into a symlink on the host; a removal
- * must still act on the name sbx made, never on what a link points at.
- * Returns a descriptor, or -1 with errno set. */
 static int
-open_parent_nofollow(const char *path, const char **name)
+path_order(const char *a, const char *b)
 {
-	/* the last parent opened, kept: a plan's targets share a few. An fd
-	 * keeps naming the directory it opened, even if that is renamed
-	 * since, which is what a removal of what sbx made there wants */
-	static char last[PATH_MAX];
-	static int last_fd = -1;
-	char comp[NAME_MAX + 1];
-	const char *p = path, *slash;
-	int fd, next;
+	for (; *a && *a == *b; a++, b++)
+		;
+	return path_byte_rank((unsigned char)*a) - path_byte_rank((unsigned char)*b);
+}
 
-	if (path[0] != '/') {
-		errno = EINVAL;
-		return -1;
-	}
-	slash = strrchr(path, '/');
-	if (last_fd >= 0 && (size_t)(slash - path) == strlen(last) && strncmp(path, last, (size_t)(slash - path)) == 0 &&
-	    (fd = fcntl(last_fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
-		*name = slash + 1;
-		return fd;
-	}
-	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -1;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (!(slash = strchr(p, '/'))) {
-			*name = p;
-			if ((size_t)(p - 1 - path) < sizeof(last)) {
-				if (last_fd >= 0)
-					close(last_fd);
-				last_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-				snprintf(last, sizeof(last), "%.*s", (int)(p - 1 - path), path);
+static int
+pnode_cmp(const void *a, const void *b)
+{
+	const struct pnode *x = *(struct pnode *const *)a, *y = *(struct pnode *const *)b;
+
+	return path_order(x->path, y->path);
+}
+
+static int
+mount_cmp(const void *a, const void *b)
+{
+	const struct mount *x = *(struct mount *const *)a, *y = *(struct mount *const *)b;
+	int c = path_order(x->key, y->key);
+
+	return c ? c : (int)x->kind - (int)y->kind;	/* ORDER: enum mkind */
+}
+
+static void
+plan_mount(struct plan *pl, enum mkind kind, const char *path, const char *why)
+{
+	struct mount *m = amalloc(sizeof(*m));
+
+	m->kind = kind;
+	m->path = path;
+	m->why = why;
+	m->key = kind == MK_REMOUNT_RO ? aprintf("%s/\xff", path) : path;
+	vec_push(&pl->mounts, m);
+}
+
+/* Turn facts into a plan. Pure. Returns 0, or -1 with *why set. */
+static int
+plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const char **why)
+{
+	struct pnode **stack;
+	struct pnode root = { "/", FK_DIR, 0, true, false, false, true, false, "root", PH_DIR };
+	size_t i, j, sp = 0;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->fs_disabled = fs_disabled;
+	root.writable = fs_disabled;
+
+	/* merge facts per path */
+	for (i = 0; i < facts->n; i++) {
+		const struct fact *f = facts->v[i];
+		const char *path = f->path;
+		struct pnode *n = NULL;
+
+		if (f->rules & (RB_GITDIR | RB_AUDIT_ROOT | RB_REPO_SEEN | RB_SEEN_PARTIAL)) {	/* records, not mounts */
+			struct vec *v = f->rules & RB_GITDIR ? &pl->gitdirs : f->rules & RB_AUDIT_ROOT ?
+			    &pl->audit_roots : &pl->repos_seen;
+
+			pl->seen_partial |= !!(f->rules & RB_SEEN_PARTIAL);
+			for (j = 0; j < v->n && strcmp(v->v[j], path) != 0; j++)
+				;
+			if (j == v->n && !(f->rules & RB_SEEN_PARTIAL))
+				vec_push(v, (void *)path);
+			continue;
+		}
+
+		for (j = 0; j < pl->nodes.n; j++)
+			if (strcmp(((struct pnode *)pl->nodes.v[j])->path, path) == 0) {
+				n = pl->nodes.v[j];
+				break;
 			}
-			return fd;
+		if (!n) {
+			n = amalloc(sizeof(*n));
+			n->path = path;
+			n->kind = f->kind;
+			n->why = f->why;
+			n->ph = f->ph;
+			vec_push(&pl->nodes, n);
+		} else if ((f->rules & RB_PLACEHOLDER) && f->ph != n->ph) {
+			n->ph = PH_DIR;	/* the first missing name of two paths: a directory */
 		}
-		if ((size_t)(slash - p) > NAME_MAX) {
-			close(fd);
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		memcpy(comp, p, (size_t)(slash - p));
-		comp[slash - p] = '\0';
-		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		if (next < 0)
-			return -1;
-		fd = next;
-		p = slash + 1;
+		if (n->kind == FK_MISSING && f->kind != FK_MISSING)
+			n->kind = f->kind;
+		n->rules |= f->rules;
+		if ((f->rules & (RB_DENY_WRITE | RB_HIDE)) && !(n->rules & ~f->rules & (RB_DENY_WRITE | RB_HIDE)))
+			n->why = f->why;	/* a deny's reason is the one worth showing */
 	}
-}
+	if (pl->nodes.n)
+		qsort(pl->nodes.v, pl->nodes.n, sizeof(void *), pnode_cmp);
 
-/* Remove a tree without following symlinks: the command wrote it (its
- * private TMPDIR). */
-static void
-rm_tree_at(int parent, const char *name, int depth)
-{
-	int fd;
-	DIR *d;
-	struct dirent *de;
+	stack = amalloc((pl->nodes.n + 1) * sizeof(*stack));
+	stack[sp++] = &root;
+	for (i = 0; i < pl->nodes.n; i++) {
+		struct pnode *n = pl->nodes.v[i], *par;
+		bool vis, wr, forced;
 
-	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
-		return;
-	if (depth > 256)
-		return;
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		/* a directory the command made unreadable is still ours;
-		 * AT_SYMLINK_NOFOLLOW: a link there is not followed to its target */
-		if (fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
-			fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return;
-	}
-	fchmod(fd, 0700);
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			rm_tree_at(dirfd(d), de->d_name, depth + 1);
-	closedir(d);
-	unlinkat(parent, name, AT_REMOVEDIR);
-}
+		while (sp > 1 && !path_within(n->path, stack[sp - 1]->path))
+			sp--;
+		par = stack[sp - 1];
+		vis = par->visible;
+		/* SECURITY: a secret stays hidden whatever is allowed below it:
+		 * nothing under it is bound back (srt: credential denies) */
+		n->secret = par->secret || (n->rules & RB_SECRET);
+		if (n->secret)
+			vis = false;
+		else if (n->rules & (RB_SHOW | RB_WRITE))
+			vis = true;	/* allow-read wins over deny-read on the same path (srt) */
+		else if (n->rules & RB_HIDE)
+			vis = false;
+		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
+		wr = forced ? false : (n->rules & RB_WRITE) ? true : par->writable;
 
-static void
-rm_tree(const char *path)
-{
-	int pfd;
-	const char *name;
+		/* what is mounted decides the state below this node */
+		n->visible = par->visible;
+		n->writable = par->writable;
+		n->forced = forced;
+		if (n->rules & RB_PLACEHOLDER) {
+			if (par->visible && par->writable) {
+				struct placeholder *ph = amalloc(sizeof(*ph));
 
-	if ((pfd = open_parent_nofollow(path, &name)) < 0)
-		return;
-	rm_tree_at(pfd, name, 0);
-	close(pfd);
-}
-
-/* Registry entries: the magic line, then "made KIND DEV INO CTIME" (or
- * "intent KIND TIME" while it is being created), then the path, %-escaped
- * (%, newline). KIND is d (an empty directory), f (an empty file) or .
- * (a file holding "."). A directory matches on DEV and INO (a placeholder
- * made inside it changes its ctime); a file on CTIME too. */
-static void
-line_escape(struct buf *b, const char *path)
-{
-	for (; *path; path++) {
-		if (*path == '%' || *path == '\n')
-			buf_printf(b, "%%%02x", (unsigned char)*path);
-		else
-			buf_putc(b, *path);
-	}
-}
-
-static char *
-line_unescape(const char *s)
-{
-	char *out = amalloc(strlen(s) + 1), *o = out;
-
-	for (; *s; s++) {
-		unsigned v;
-
-		if (*s == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2]) &&
-		    sscanf(s + 1, "%2x", &v) == 1) {
-			*o++ = (char)v;
-			s += 2;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-/* What a placeholder was when it was made. */
-struct ph_id {
-	bool made;		/* false: only the intent was written */
-	enum phkind kind;
-	unsigned long long dev, ino;
-	long long ctime;	/* "made": its ctime; "intent": when the intent was written */
-};
-
-/* A placeholder's kind as one letter in a registry entry. ORDER: enum
- * phkind; entries other runs wrote are read back with it, so a letter
- * must keep its meaning. */
-static const char ph_kind_letters[] = "df.";
-
-/* A directory this run mounts on, locked shared (any run, of any runtime
- * directory, sees that lock), and when it is a placeholder of this
- * registry, its entry, locked shared too. */
-struct ph_held {
-	const char *path;
-	int dir;	/* the directory itself, or -1 (not a directory) */
-	int fd;		/* the registry entry, or -1 (not a placeholder of ours) */
-};
-
-/* The run's own state, for cleanup at exit (atexit: every exit path). */
-static struct {
-	const char *root;	/* the runtime root */
-	const char *run_dir;	/* root/run-PID-START: TMPDIR, the empty file, the audit record */
-	const struct plan *plan;	/* what the run was built from, for the audit (5e) */
-	struct vec held;	/* of struct ph_held, in plan order (parents first) */
-	int lock_fd;		/* root/placeholders.lock while held, else -1 */
-	pid_t owner;		/* only the process that made them cleans up */
-} run_state = { NULL, NULL, NULL, { 0 }, -1, 0 };
-
-/* The registry file name of a placeholder: FNV-1a 64 of its path. The
- * entry holds the path itself, so a collision is seen, never trusted. */
-static const char *
-ph_entry_name(const char *path)
-{
-	return aprintf("%016llx", (unsigned long long)str_hash(path));
-}
-
-/* Parse an entry. Returns its path, or NULL when it is not one of ours. */
-static const char *
-ph_entry_read(int fd, struct ph_id *id)
-{
-	char buf[8192], *nl1, *nl2, *end;
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	memset(id, 0, sizeof(*id));
-	if (!(nl1 = strchr(buf, '\n')) || !(nl2 = strchr(nl1 + 1, '\n')) || !(end = strchr(nl2 + 1, '\n')))
-		return NULL;
-	*nl1 = *nl2 = *end = '\0';
-	if (strcmp(buf, SBX_PH_MAGIC) != 0)
-		return NULL;
-	{
-		char k = 0;
-		const char *at;
-
-		if (sscanf(nl1 + 1, "made %c %llu %llu %lld", &k, &id->dev, &id->ino, &id->ctime) == 4)
-			id->made = true;
-		else if (sscanf(nl1 + 1, "intent %c %lld", &k, &id->ctime) != 2)
-			return NULL;
-		if (!k || !(at = strchr(ph_kind_letters, k)))
-			return NULL;
-		id->kind = (enum phkind)(at - ph_kind_letters);
-	}
-	return nl2[1] == '/' ? line_unescape(nl2 + 1) : NULL;
-}
-
-static int
-ph_entry_write(int fd, const char *path, const struct ph_id *id)
-{
-	struct buf b = { 0 };
-	int rc;
-
-	buf_printf(&b, "%s\n", SBX_PH_MAGIC);
-	if (id->made)
-		buf_printf(&b, "made %c %llu %llu %lld\n", ph_kind_letters[id->kind], id->dev, id->ino, id->ctime);
-	else
-		buf_printf(&b, "intent %c %lld\n", ph_kind_letters[id->kind], id->ctime);
-	line_escape(&b, path);
-	buf_putc(&b, '\n');
-	/* no fsync: the entry must outlive a killed sbx, not a crashed
-	 * machine, and the page cache survives the first */
-	/* written over what was there: the reader takes three lines, so the
-	 * intent needs no cut; the made entry is cut to its length */
-	rc = pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n && (!id->made || ftruncate(fd, (off_t)b.n) == 0) ? 0 : -1;
-	free(b.p);
-	return rc;
-}
-
-/* Is st (the thing at name in pfd) the placeholder id describes? A
- * directory sbx made has the recorded device and inode (not its ctime: a
- * placeholder another run made inside it changes that), and only an empty
- * one is ever removed (rmdir refuses the rest). A file sbx made also has
- * its recorded ctime, which no one can set back, and still holds exactly
- * what sbx wrote (nothing, or "."): a file the person put there, or
- * changed, is never removed. An intent (sbx died between writing it and
- * recording what it made) accepts only a directory changed since then. */
-static bool
-ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id *id)
-{
-	char b[3];
-	int fd;
-	bool same;
-
-	if (id->kind == PH_DIR) {
-		if (!S_ISDIR(st->st_mode))
-			return false;
-		if (!id->made)
-			return (long long)st->st_ctime >= id->ctime;
-		return st->st_dev == (dev_t)id->dev && st->st_ino == (ino_t)id->ino;
-	}
-	if (!id->made || !S_ISREG(st->st_mode) || st->st_dev != (dev_t)id->dev || st->st_ino != (ino_t)id->ino ||
-	    (long long)st->st_ctime != id->ctime || st->st_size != (id->kind == PH_DOT ? 2 : 0))
-		return false;
-	if (id->kind == PH_FILE)
-		return true;
-	if ((fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return false;
-	same = read(fd, b, sizeof(b)) == 2 && memcmp(b, ".\n", 2) == 0;
-	close(fd);
-	return same;
-}
-
-/* Remove the placeholder at path if it is still what id says. Returns
- * false when it is still sbx's but could not go (a directory another
- * run's placeholder is still in): its entry stays, for a later run. */
-static bool
-ph_remove(const char *path, const struct ph_id *id)
-{
-	struct stat st;
-	const char *name;
-	int pfd = open_parent_nofollow(path, &name);
-	bool gone = true;
-
-	if (pfd < 0)
-		return true;
-	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
-		if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
-			note("placeholder %s: kept for now (%s)", path, strerror(errno));
-			gone = false;
-		}
-	} else if (errno != ENOENT) {
-		note("placeholder %s: replaced since it was made; kept", path);
-	}
-	close(pfd);
-	return gone;
-}
-
-/* Make the placeholder name in pfd: an empty directory, an empty file, or
- * a file holding "." (read-only on the host too, so it reads as what it
- * is). Returns 0, or -1 with errno set. */
-static int
-ph_make(int pfd, const char *name, enum phkind kind)
-{
-	int fd;
-
-	if (kind == PH_DIR)
-		return mkdirat(pfd, name, 0755);
-	if ((fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) < 0)
-		return -1;
-	if (kind == PH_DOT && write_all(fd, ".\n", 2) < 0) {
-		int err = errno;
-
-		close(fd);
-		unlinkat(pfd, name, 0);
-		errno = err;
-		return -1;
-	}
-	return close(fd);
-}
-
-/* Take the registry lock (held until ph_unlock). Dies if it cannot. */
-static void
-ph_lock(void)
-{
-	const char *lock = path_join(run_state.root, "placeholders.lock");
-
-	if (run_state.lock_fd >= 0)
-		return;
-	run_state.lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (run_state.lock_fd < 0)
-		die("cannot open %s: %s", lock, strerror(errno));
-	while (flock(run_state.lock_fd, LOCK_EX) < 0)
-		if (errno != EINTR)
-			die("cannot lock %s: %s", lock, strerror(errno));
-}
-
-static void
-ph_unlock(void)
-{
-	if (run_state.lock_fd >= 0)
-		close(run_state.lock_fd);
-	run_state.lock_fd = -1;
-}
-
-/* The registry directory, opened (made 0700 if absent); -1 on failure. */
-static int
-ph_dir_open(bool create)
-{
-	const char *dir = path_join(run_state.root, "ph");
-	struct stat st;
-	int fd;
-
-	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
-		die("cannot create %s: %s", dir, strerror(errno));
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077)))
-		die_hint("remove it", "%s is not a private directory of uid %u", dir, (unsigned)getuid());
-	if (fd < 0 && create)
-		die("cannot open %s: %s", dir, strerror(errno));
-	return fd;
-}
-
-/* Open the directory or file at path without following a link, and lock
- * it: shared, or exclusive without waiting. Returns the descriptor, or -1
- * (missing, a link, or, for LOCK_EX, in use). */
-static int
-ph_node_lock(const char *path, int how)
-{
-	const char *name;
-	int pfd = open_parent_nofollow(path, &name), fd;
-
-	if (pfd < 0)
-		return -1;
-	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(pfd);
-	if (fd >= 0 && flock(fd, how) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* With the registry lock and the entry's lock held exclusively: remove
- * the placeholder if no run, of any runtime directory, has its directory
- * locked, then the entry. Returns false when the placeholder is still in
- * use (the entry stays, for a later run to reclaim). */
-static bool
-ph_retire(int dfd, int entry, const char *ename, int dir)
-{
-	struct ph_id id;
-	const char *path = ph_entry_read(entry, &id);
-	int own = -1;
-
-	if (path) {
-		/* KERNEL: converting a shared flock to exclusive drops it first;
-		 * a run that takes it shared in between keeps the placeholder, and
-		 * one that waits sees it gone once we close (ph_cover checks) */
-		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_node_lock(path, LOCK_EX | LOCK_NB)) < 0) {
-			if (errno == EWOULDBLOCK)
-				return false;	/* another run mounts on it */
-		} else if (!ph_remove(path, &id)) {
-			if (own >= 0)
-				close(own);
-			return false;	/* not empty yet: a later run tries again */
-		}
-		if (own >= 0)
-			close(own);
-	}
-	unlinkat(dfd, ename, 0);
-	return true;
-}
-
-/* With the registry lock held: remove the placeholders of entries no live
- * run holds (runs killed before they could clean up). */
-static void
-ph_reclaim(int dfd)
-{
-	DIR *d;
-	struct dirent *de;
-	int dup_fd = dup(dfd);
-
-	if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
-		if (dup_fd >= 0)
-			close(dup_fd);
-		return;
-	}
-	struct vec found = { 0 };	/* of const char *: "path\0name", deepest first below */
-	size_t i;
-
-	while ((de = readdir(d))) {
-		struct ph_id id;
-		const char *path;
-		int fd;
-
-		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
-			continue;
-		if ((fd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			continue;
-		path = ph_entry_read(fd, &id);
-		close(fd);
-		/* an entry is named by the hash of the path it holds: one that is
-		 * not was not written by sbx, and removes nothing */
-		if (path && strcmp(ph_entry_name(path), de->d_name) == 0)
-			vec_push(&found, (void *)path);
-	}
-	closedir(d);
-	/* children before their parents: a placeholder made inside another
-	 * (.claude/commands in .claude) must go first, or the parent stays */
-	for (i = 0; i + 1 < found.n; i++)
-		for (size_t j = i + 1; j < found.n; j++)
-			if (strlen(found.v[j]) > strlen(found.v[i])) {
-				void *t = found.v[i];
-
-				found.v[i] = found.v[j];
-				found.v[j] = t;
+				ph->path = n->path;
+				ph->kind = n->ph;
+				vec_push(&pl->placeholders, ph);
+				plan_mount(pl, MK_BIND_RO, n->path, n->why);
+				n->writable = false;
+				n->mounted = true;
 			}
-	for (i = 0; i < found.n; i++) {
-		const char *name = ph_entry_name(found.v[i]);
-		int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-
-		if (fd < 0)
-			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ph_retire(dfd, fd, name, -1))
-			note("placeholder entry %s: left by a run that did not finish; reclaimed", name);
-		close(fd);
-	}
-}
-
-/* Cover target, under the registry lock, before bwrap binds anything.
- * A directory is locked shared, whoever made it: a placeholder of another
- * run (even of another runtime directory) is then never removed under this
- * run's mount. A target in this registry is shared through its entry. A
- * missing target (planned as a placeholder, or another run's placeholder
- * removed since this run's scan saw it) is made now, its intent recorded
- * first. */
-static void
-ph_cover(int dfd, const char *target, enum phkind kind)
-{
-	const char *ename = ph_entry_name(target), *name, *epath;
-	struct ph_held *h;
-	struct ph_id id;
-	struct stat st, now;
-	int fd = -1, pfd, dir = -1, tries;
-
-	for (tries = 0; tries < 8 && dir < 0; tries++) {
-		if ((pfd = open_parent_nofollow(target, &name)) < 0)
-			die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target,
-			    strerror(errno));
-		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno != ENOENT)
-				die("cannot inspect %s: %s", target, strerror(errno));
-			/* missing: make the placeholder, its intent recorded first */
-			fd = openat(dfd, ename, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-			if (fd < 0 || flock(fd, LOCK_SH) < 0)
-				die("cannot record the placeholder %s: %s", target, strerror(errno));
-			memset(&id, 0, sizeof(id));
-			id.kind = kind;
-			id.ctime = (long long)time(NULL) - 1;
-			if (ph_entry_write(fd, target, &id) < 0)
-				die("cannot record the placeholder %s: %s", target, strerror(errno));
-			if (ph_make(pfd, name, kind) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
-				    "cannot create the placeholder %s: %s", target, strerror(errno));
-			id.made = true;
-			id.dev = (unsigned long long)st.st_dev;
-			id.ino = (unsigned long long)st.st_ino;
-			id.ctime = (long long)st.st_ctime;
-			if (ph_entry_write(fd, target, &id) < 0)
-				die("cannot record the placeholder %s: %s", target, strerror(errno));
-			note("placeholder %s (%s, removed after the last run that covers it)", target,
-			    placeholder_kinds[kind]);
-		}
-		close(pfd);
-		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-			break;	/* a link, a device: no run ever made or removes one */
-		if ((dir = ph_node_lock(target, LOCK_SH)) < 0 && errno != ENOENT)
-			break;	/* one we may not read (no run made it): nothing to share */
-		/* it may have been removed while this waited: then it is not
-		 * what was opened, and the next round makes it again */
-		if (dir >= 0 && (fstat(dir, &now) < 0 || now.st_nlink == 0 || now.st_ino != st.st_ino ||
-		    now.st_dev != st.st_dev)) {
-			close(dir);
-			dir = -1;
-		}
-		if (dir < 0 && fd >= 0)
-			die_hint("run again", "the placeholder %s vanished while sbx was starting", target);
-	}
-	if (fd < 0 && (fd = openat(dfd, ename, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-		/* another run's placeholder, of this registry: share its entry */
-		if (flock(fd, LOCK_SH) < 0)
-			die("cannot lock the placeholder entry of %s: %s", target, strerror(errno));
-		if ((epath = ph_entry_read(fd, &id)) && strcmp(epath, target) != 0)
-			die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
-		note("placeholder %s: made by another run, covered here too", target);
-	}
-	if (dir < 0 && fd < 0)
-		return;
-	h = amalloc(sizeof(*h));
-	h->path = target;
-	h->dir = dir;
-	h->fd = fd;
-	vec_push(&run_state.held, h);
-}
-
-/* Before bwrap: every mount target of the plan (parents first: the plan's
- * order), under the registry lock. */
-static void
-ph_acquire(const struct plan *pl)
-{
-	int dfd;
-	size_t i;
-	const char *last = "";
-
-	ph_lock();
-	dfd = ph_dir_open(true);
-	ph_reclaim(dfd);
-	for (i = 0; i < pl->mounts.n; i++) {
-		const struct mount *m = pl->mounts.v[i];
-		enum phkind kind = PH_DIR;	/* for a target another run's removal left missing */
-
-		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO || strcmp(m->path, last) == 0)
-			continue;	/* not a host path of the plan's, or seen */
-		last = m->path;
-		/* where the command cannot write, a placeholder of another run
-		 * (an empty directory) that vanished would lift nothing: this run
-		 * could not create anything there either */
-		if (!plan_is_writable(pl, path_dirname(m->path)))
-			continue;
-		for (size_t j = 0; j < pl->placeholders.n; j++)
-			if (strcmp(((struct placeholder *)pl->placeholders.v[j])->path, m->path) == 0)
-				kind = ((struct placeholder *)pl->placeholders.v[j])->kind;
-		ph_cover(dfd, m->path, kind);
-	}
-	close(dfd);
-	ph_unlock();
-}
-
-/* After the run: give up each directory; the last run out removes a
- * placeholder (children first). */
-static void
-ph_release(void)
-{
-	size_t i;
-	int dfd;
-
-	if (!run_state.held.n)
-		return;
-	ph_lock();
-	dfd = ph_dir_open(false);
-	for (i = run_state.held.n; i-- > 0;) {
-		struct ph_held *h = run_state.held.v[i];
-
-		/* no other run of this registry holds the entry (they lock it
-		 * only under the registry lock, which we hold) */
-		if (h->fd >= 0 && dfd >= 0 && flock(h->fd, LOCK_EX | LOCK_NB) == 0)
-			ph_retire(dfd, h->fd, ph_entry_name(h->path), h->dir);
-		if (h->dir >= 0)
-			close(h->dir);
-		if (h->fd >= 0)
-			close(h->fd);
-	}
-	run_state.held.n = 0;
-	if (dfd >= 0)
-		close(dfd);
-	ph_unlock();
-}
-
-static void
-run_cleanup(void)
-{
-	if (!run_state.root || getpid() != run_state.owner)
-		return;
-	if (run_state.plan)
-		audit_after_run(run_state.plan);	/* if main did not (an exit after the command started) */
-	ph_release();
-	if (run_state.run_dir)
-		rm_tree(run_state.run_dir);
-	run_state.run_dir = NULL;
-}
-
-/* Where sbx's runtime directory may be, in order. Fixed, not taken from
- * TMPDIR or XDG_RUNTIME_DIR: every run, whatever its environment and
- * policy, must know them all to keep each out of its command's reach (a
- * run whose policy allows writing /tmp could otherwise plant files, a
- * forged registry entry or a symlink in place of a run's TMPDIR, in the
- * runtime directory a run with another policy uses). */
-static const char *const runtime_bases[] = { "/tmp", "/var/tmp" };
-
-/* Make base/sbx-UID if it is missing; refuse one that is not a private
- * directory of ours. Returns whether it exists now. */
-static bool
-runtime_dir_make(const char *root)
-{
-	struct stat st;
-
-	if (mkdir(root, 0700) < 0 && errno != EEXIST)
-		die("cannot create the runtime directory %s: %s", root, strerror(errno));
-	if (lstat(root, &st) < 0)
-		die("cannot inspect %s: %s", root, strerror(errno));
-	/* SECURITY: another user could pre-create it in a shared /tmp to read
-	 * or plant files in our TMPDIR and registry */
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		die_hint("remove it", "%s is not a private directory owned by uid %u", root, (unsigned)getuid());
-	return true;
-}
-
-/* Choose the runtime root: the first candidate that the command could not
- * write under the policy's own rules (pl0: the plan of the policy alone,
- * before any run path is added). Every other candidate the command could
- * write, or that exists (another run's, with its TMPDIRs), goes to covers,
- * to be hidden as the root is; with create, one the command could write is
- * made first, so that the command cannot make it. A policy that allows
- * writing inside any candidate is refused. Returns a real path. */
-static const char *
-runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
-{
-	const char *chosen = NULL;
-	struct buf tried = { 0 };
-	unsigned uid = (unsigned)getuid();
-	size_t i, j;
-
-	for (i = 0; i < LEN(runtime_bases); i++) {
-		char real[PATH_MAX];
-		const char *root;
-		struct stat st;
-		bool writable;
-
-		if (!realpath(runtime_bases[i], real))
-			continue;
-		root = path_join(real, aprintf("sbx-%u", uid));
-		for (j = 0; !pl0->fs_disabled && j < pl0->nodes.n; j++) {
-			const struct pnode *n = pl0->nodes.v[j];
-
-			if ((n->rules & RB_WRITE) && path_within(n->path, root))
-				die_hint("remove that allow-write", "%s makes %s writable, inside sbx's runtime directory %s; "
-				    "the command did not run", n->why, n->path, root);
-		}
-		writable = !pl0->fs_disabled && plan_is_writable(pl0, root);
-		if (!chosen && !writable) {
-			chosen = root;
-			if (create)
-				runtime_dir_make(root);
-			continue;
-		}
-		if (writable) {
-			note("runtime directory %s: the sandbox could write it; not used, and hidden", root);
-			buf_printf(&tried, "%s%s", tried.n ? ", " : "", root);
-		}
-		if (writable && create ? runtime_dir_make(root) : lstat(root, &st) == 0)
-			vec_push(covers, (void *)root);
-	}
-	if (!chosen)
-		die_hint("narrow the allow-write that covers them", "no place for sbx's runtime directory that the "
-		    "sandbox cannot write (tried %s); the command did not run", tried.p ? tried.p : "none");
-	free(tried.p);
-	run_state.root = chosen;
-	return chosen;
-}
-
-/* Clean up the run directories of runs that died without doing it
- * themselves (their placeholders are reclaimed by ph_acquire). */
-static void
-runtime_recover(const char *root)
-{
-	DIR *d = opendir(root);
-	struct dirent *de;
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		int pid;
-		long long start;
-
-		if (sscanf(de->d_name, "run-%d-%lld", &pid, &start) != 2)
-			continue;
-		if (pid == getpid() || proc_start_time(pid) == start)
-			continue;	/* alive */
-		note("cleaning up after an earlier run that did not finish (pid %d)", pid);
-		audit_recover(path_join(root, de->d_name));	/* what it could not audit (5e) */
-		rm_tree(path_join(root, de->d_name));
-	}
-	closedir(d);
-}
-
-/* allow-write of a directory that does not exist yet (~/.npm before npm
- * first ran; srt skips it and the tool then fails): make it, mode 0700,
- * when its parent is a directory, and say so. Before the plan, so it is a
- * writable root like any other. Not for globs; a path whose parent is
- * missing too is left to the planner's warning. */
-static void
-allow_write_make_missing(const struct policy *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
-		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
-		struct stat st;
-
-		if ((!r->literal && has_glob_chars(r->path)) || lstat(r->path, &st) == 0 || errno != ENOENT)
-			continue;
-		if (stat(path_dirname(r->path), &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		if (mkdir(r->path, 0700) < 0)
-			warnx("allow-write %s: does not exist, and cannot be made: %s", r->path, strerror(errno));
-		else
-			warnx("allow-write %s: did not exist; made it (an empty directory, mode 0700)", r->path);
-	}
-}
-
-/* The paths of this run that do not depend on the runtime root. */
-static void
-run_paths_init(struct run_paths *rp, const char *cwd)
-{
-	char real[PATH_MAX];
-	const char *home = getenv("HOME");
-
-	memset(rp, 0, sizeof(*rp));
-	rp->cwd = cwd;
-	{
-		/* git's own order (git-config(1) FILES); the environment is the
-		 * person's, as git will see it after the run */
-		const char *g = getenv("GIT_CONFIG_GLOBAL"), *s = getenv("GIT_CONFIG_SYSTEM");
-		const char *xdg = getenv("XDG_CONFIG_HOME");
-		int n = 0;
-
-		memset(rp->git_global, 0, sizeof(rp->git_global));
-		if (!getenv("GIT_CONFIG_NOSYSTEM"))
-			rp->git_global[n++] = s && *s ? s : "/etc/gitconfig";
-		if (g && *g) {
-			rp->git_global[n++] = g;
-		} else if (home && *home == '/') {
-			rp->git_global[n++] = xdg && *xdg == '/' ? path_join(xdg, "git/config") :
-			    path_join(home, ".config/git/config");
-			rp->git_global[n++] = path_join(home, ".gitconfig");
-		}
-	}
-	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
-}
-
-/* Once the runtime root is chosen: the run directory's names (nothing is
- * created). */
-static void
-run_paths_set_root(struct run_paths *rp, const char *root)
-{
-	rp->runtime_root = root;
-	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", root, (int)getpid(), proc_start_time(getpid()));
-	rp->empty_file = path_join(path_dirname(rp->tmpdir), "empty");
-}
-
-/* Create the run directory, the private TMPDIR, the empty file and the
- * placeholders. Dies on any failure (nothing has run yet; atexit removes
- * what was made). */
-static void
-run_prepare(const struct run_paths *rp, const struct plan *pl)
-{
-	const char *run_dir = path_dirname(rp->tmpdir);
-	int fd;
-
-	if (mkdir(run_dir, 0700) < 0)
-		die("cannot create %s: %s", run_dir, strerror(errno));
-	run_state.root = rp->runtime_root;
-	run_state.run_dir = run_dir;
-	run_state.owner = getpid();
-	atexit(run_cleanup);
-	audit_record(run_dir, pl);
-	run_state.plan = pl;
-	if (mkdir(rp->tmpdir, 0700) < 0)
-		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
-	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
-		die("cannot create %s: %s", rp->bridge_dir, strerror(errno));
-	fd = open(rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	if (fd < 0)
-		die("cannot create %s: %s", rp->empty_file, strerror(errno));
-	close(fd);
-	if (!pl->fs_disabled)
-		ph_acquire(pl);
-}
-
-/* ---- 5e. Repositories created during the run ------------------------
- *
- * A repository that is not there when the run starts cannot be protected
- * by a mount, and `git init` must keep working inside (agents create
- * projects); a repository deeper than the scan reaches is not protected at
- * all. So after the command exits (every process of the sandbox is gone by
- * then), before anyone can run git there, sbx looks at every repository in
- * the writable roots and NEUTRALISES what would run code later: hooks that
- * are not *.sample are renamed NAME.sbx-disabled, and a config holding a
- * setting of git_config_keys is rewritten without it (the original kept as
- * config.sbx-disabled). Each is reported on stderr. Only what the command
- * could write (the plan says so) and what changed during the run (ctime,
- * which no process can set back) is touched:
- *   - a .git that was not there before the run (the planner lists every
- *     .git in the writable roots, at any depth; past the walk's bound, the
- *     statx birth time decides), a .git file or symlink changed during
- *     it, and the gitdir or common directory such a thing names: all of it;
- *   - any other repository: the entries that changed during the run.
- * Nothing else is renamed, rewritten or deleted. Finding them costs a stat
- * per directory: the scan's walk lists every .git and directory before the
- * run, and after it only the directories whose ctime changed are read
- * (audit_changed_dirs). A run killed by SIGKILL leaves its record (the
- * file "repos" in its run directory: the start time, the roots, the
- * repositories protected); the next sbx run audits for it first, walking
- * its roots whole.
- * Prevention was the other design: a mount cannot cover a name that does
- * not exist yet without a placeholder, and a placeholder .git would stop
- * `git init`; see README. */
-
-#define SBX_MAX_AUDIT_DEPTH	8	/* gitdir -> commondir -> modules/... */
-
-struct audit {
-	long long t0;			/* run start, ns since the epoch */
-	const struct plan *pl;		/* NULL after a killed run: everything counts as writable */
-	struct vec protected_gitdirs;	/* of const char *: protected during the run */
-	struct vec seen;		/* of const char *: every .git in the roots before the run */
-	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
-	struct vec node_modules;	/* of const char *: skipped, searched only if git ran (below) */
-	struct vec dirs_seen;		/* of const char *: the directories listed before the run, or none */
-	bool fresh_found;		/* a repository not there before the run was found */
-	struct vec roots;		/* of const char *: the writable roots */
-	struct vec read_only;		/* of const char *: without pl, what was bound read-only in them */
-	bool allow_git_config;
-	long walked;
-	struct vec done;		/* of const char *: "F" or "-" + gitdir, audited */
-	int neutralised;
-};
-
-/* ctime and, where the file system records it, birth time (-1 if not) of
- * dirfd/name in ns, not following a symlink. False if it is not there. */
-static bool
-audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
-{
-	struct stat st;
-
-	*btime = -1;
-#if SBX_LINUX && defined(SYS_statx)
-	{
-		/* struct statx by offset (linux/stat.h): musl has the syscall, not the struct */
-		unsigned char b[256];
-		uint32_t mask, ns;
-		int64_t s;
-
-		if (syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, 0x880u /* CTIME|BTIME */, b) == 0) {
-			memcpy(&mask, b, 4);
-			memcpy(&s, b + 96, 8);
-			memcpy(&ns, b + 104, 4);
-			*ctime = s * 1000000000LL + ns;
-			if (mask & 0x800u) {
-				memcpy(&s, b + 80, 8);
-				memcpy(&ns, b + 88, 4);
-				*btime = s * 1000000000LL + ns;
+		} else if (n->rules & RB_LINK_PIN) {
+			/* outside every writable place a link cannot be replaced anyway */
+			if (par->visible && par->writable) {
+				plan_mount(pl, MK_PIN_LINK, n->path, n->why);
+				n->writable = false;
+				n->mounted = true;
 			}
-			return true;
+		} else if (n->rules & RB_DANGLING) {
+			if (par->visible && par->writable) {
+				*why = aprintf("%s: does not exist, and the command could create it there, to run later; "
+				    "sbx refuses (hint: create it, or remove the link that points at it)", n->why);
+				return -1;
+			}
+		} else if (n->kind == FK_MISSING || n->kind == FK_UNREADABLE) {
+			/* nothing to mount on; a missing path outside every writable
+			 * place cannot be created either */
+		} else if (!vis) {
+			if (par->visible) {
+				plan_mount(pl, n->kind == FK_DIR ? MK_TMPFS : MK_EMPTY_FILE, n->path, n->why);
+				if (n->kind == FK_DIR)
+					plan_mount(pl, MK_REMOUNT_RO, n->path, n->why);
+				n->mounted = true;
+			}
+			n->visible = false;
+		} else if (!par->visible || wr != par->writable) {
+			plan_mount(pl, wr ? MK_BIND_RW : MK_BIND_RO, n->path, n->why);
+			n->visible = true;
+			n->writable = wr;
+			n->mounted = true;
 		}
-		if (errno != ENOSYS)
-			return false;
-	}
-#endif
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return false;
-	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
-	return true;
-}
 
-static bool
-audit_changed(const struct audit *a, const char *path)
-{
-	long long c, b;
+		/* SECURITY: pin the directories between a deny (of writes, or of
+		 * reads: `mv a a2` would carry a hidden a/b/secret out from under
+		 * its cover) and the writable mount above it, so none of them can
+		 * be renamed away */
+		if (n->mounted && par->visible && par->writable && (!n->writable || !n->visible)) {
+			const char *top = "/";
+			size_t k;
+			char *d;
 
-	return audit_times(AT_FDCWD, path, &c, &b) && c >= a->t0;
-}
-
-static bool
-audit_in(const struct vec *v, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < v->n; i++)
-		if (strcmp(v->v[i], path) == 0)
-			return true;
-	return false;
-}
-
-static bool
-audit_in_roots(const struct audit *a, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < a->roots.n; i++)
-		if (path_within(path, a->roots.v[i]))
-			return true;
-	return false;
-}
-
-/* Could the command have written path? Not if the plan kept it read-only. */
-static bool
-audit_writable(const struct audit *a, const char *path)
-{
-	size_t i;
-
-	if (a->pl)
-		return plan_is_writable(a->pl, path);
-	for (i = 0; i < a->read_only.n; i++)
-		if (path_within(path, a->read_only.v[i]))
-			return false;
-	return audit_in_roots(a, path);
-}
-
-static void
-audit_report(struct audit *a, const char *path, const char *what)
-{
-	a->neutralised++;
-	warnx("git: neutralised %s: %s (it would run code outside the sandbox later)", path, what);
-}
-
-/* Rename dir/name to dir/name.sbx-disabled, not following symlinks. */
-static bool
-audit_disable(int dirfd, const char *name)
-{
-	return renameat(dirfd, name, dirfd, aprintf("%s.sbx-disabled", name)) == 0;
-}
-
-static void
-audit_hooks(struct audit *a, const char *gd, bool force)
-{
-	const char *hooks = path_join(gd, "hooks");
-	struct stat st;
-	int fd;
-	DIR *d;
-	struct dirent *de;
-	struct vec names = { 0 };
-	size_t i;
-
-	const char *name;
-	int pfd;
-
-	/* SECURITY: every step through a directory opened without following a
-	 * link (open_parent_nofollow): the audit runs with the person's rights,
-	 * and a concurrent sandboxed command could swap a directory of its
-	 * root for a link to steer a rename or a rewrite outside */
-	if (!audit_writable(a, hooks) || (pfd = open_parent_nofollow(hooks, &name)) < 0)
-		return;
-	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		close(pfd);
-		return;
-	}
-	if (!S_ISDIR(st.st_mode)) {	/* a symlink or a file: hooks from elsewhere */
-		if ((force || audit_changed(a, hooks)) && audit_disable(pfd, name))
-			audit_report(a, hooks, "not a directory; renamed hooks.sbx-disabled");
-		close(pfd);
-		return;
-	}
-	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(pfd);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		long long c, b;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    (n > 7 && !strcmp(de->d_name + n - 7, ".sample")) ||
-		    (n > 13 && !strcmp(de->d_name + n - 13, ".sbx-disabled")))
-			continue;
-		if (force || (audit_times(dirfd(d), de->d_name, &c, &b) && c >= a->t0))
-			vec_push(&names, astrdup(de->d_name));
-	}
-	for (i = 0; i < names.n; i++)
-		if (audit_disable(dirfd(d), names.v[i]))
-			audit_report(a, path_join(hooks, names.v[i]), aprintf("hook renamed %s.sbx-disabled",
-			    (const char *)names.v[i]));
-	closedir(d);
-}
-
-/* A git config value, quoted so git reads back exactly it. */
-static void
-gitcfg_put_value(struct buf *b, const char *v)
-{
-	buf_putc(b, '"');
-	for (; *v; v++)
-		switch (*v) {
-		case '\\': buf_puts(b, "\\\\"); break;
-		case '"': buf_puts(b, "\\\""); break;
-		case '\n': buf_puts(b, "\\n"); break;
-		case '\t': buf_puts(b, "\\t"); break;
-		case '\b': buf_puts(b, "\\b"); break;
-		default: buf_putc(b, *v);
-		}
-	buf_putc(b, '"');
-}
-
-/* Write entries back as a config file (pure). */
-static void
-gitcfg_write(const struct vec *entries, struct buf *b)
-{
-	const struct gitcfg_entry *prev = NULL;
-	size_t i;
-
-	for (i = 0; i < entries->n; i++) {
-		const struct gitcfg_entry *e = entries->v[i];
-
-		if (!prev || strcmp(prev->section, e->section) != 0 || !prev->sub != !e->sub ||
-		    (e->sub && strcmp(prev->sub, e->sub) != 0)) {
-			buf_printf(b, "[%s", e->section);
-			if (e->sub) {
-				const char *s;
-
-				buf_puts(b, " \"");
-				for (s = e->sub; *s; s++) {
-					if (*s == '"' || *s == '\\')
-						buf_putc(b, '\\');
-					buf_putc(b, *s);
+			for (k = sp; k-- > 0;)
+				if (stack[k]->mounted) {
+					top = stack[k]->path;
+					break;
 				}
-				buf_putc(b, '"');
-			}
-			buf_puts(b, "]\n");
-		}
-		buf_printf(b, "\t%s", e->key);
-		if (e->value) {
-			buf_puts(b, " = ");
-			gitcfg_put_value(b, e->value);
-		}
-		buf_putc(b, '\n');
-		prev = e;
-	}
-}
+			for (d = path_dirname(n->path); strcmp(d, top) != 0 && path_within(d, top) &&
+			    strcmp(d, "/") != 0; d = path_dirname(d)) {
+				bool dup = false;
 
-/* Rewrite a config without the settings that run something. */
-static void
-audit_config(struct audit *a, const char *path, bool force)
-{
-	struct stat st;
-	struct buf b = { 0 }, out = { 0 };
-	struct vec all = { 0 }, keep = { 0 }, drop = { 0 };
-	int fd, line, pfd;
-	ssize_t r;
-	size_t i;
-	const char *base, *tmp;
+				for (k = 0; k < pl->mounts.n; k++) {
+					struct mount *m = pl->mounts.v[k];
 
-	/* through a directory opened without following a link (audit_hooks) */
-	if (!audit_writable(a, path) || (pfd = open_parent_nofollow(path, &base)) < 0)
-		return;
-	tmp = aprintf("%s.sbx-new", base);
-	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || (!force && !audit_changed(a, path)))
-		goto out;
-	if (!S_ISREG(st.st_mode)) {
-		if (audit_disable(pfd, base))
-			audit_report(a, path, aprintf("not a regular file; renamed %s.sbx-disabled", base));
-		goto out;
-	}
-	fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		goto out;
-	buf_grow(&b, (size_t)st.st_size + 1);
-	while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
-		b.n += (size_t)r;
-		buf_grow(&b, 4096);
-	}
-	close(fd);
-	b.p[b.n] = '\0';
-	if (r != 0 || gitcfg_parse(b.p, b.n, path, &all, &line) < 0) {
-		free(b.p);
-		if (audit_disable(pfd, base))
-			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s.sbx-disabled", base));
-		goto out;
-	}
-	free(b.p);
-	for (i = 0; i < all.n; i++)
-		vec_push(git_key_runs(all.v[i], git_key_of(all.v[i])) ? &drop : &keep, all.v[i]);
-	if (!drop.n)
-		goto out;
-	gitcfg_write(&keep, &out);
-	fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
-	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
-	    renameat(pfd, base, pfd, aprintf("%s.sbx-disabled", base)) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
-		warnx("git: cannot rewrite %s (%s); renaming it %s.sbx-disabled", path, strerror(errno), base);
-		unlinkat(pfd, tmp, 0);
-		if (audit_disable(pfd, base))
-			audit_report(a, path, aprintf("renamed %s.sbx-disabled", base));
-		free(out.p);
-		goto out;
-	}
-	free(out.p);
-	for (i = 0; i < drop.n; i++) {
-		const struct gitcfg_entry *e = drop.v[i];
-
-		audit_report(a, path, aprintf("removed %s.%s%s%s (%s; the file as it was is %s.sbx-disabled)",
-		    e->section, e->sub ? e->sub : "", e->sub ? "." : "", e->key, git_key_of(e)->why, base));
-	}
-out:
-	close(pfd);
-}
-
-/* A rebase or cherry-pick left stopped runs the "exec" lines of its todo
- * list on the person's `git rebase --continue`: comment them out, in a todo
- * list the command could write and changed during the run (the original
- * kept as NAME.sbx-disabled). The rest of the list is kept as it was. */
-static void
-audit_todo(struct audit *a, const char *path)
-{
-	struct stat st;
-	struct buf b = { 0 }, out = { 0 };
-	char *line, *save;
-	const char *base, *tmp;
-	int fd, n = 0, pfd;
-
-	/* through a directory opened without following a link (audit_hooks) */
-	if (!audit_writable(a, path) || (pfd = open_parent_nofollow(path, &base)) < 0)
-		return;
-	tmp = aprintf("%s.sbx-new", base);
-	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !audit_changed(a, path)) {
-		close(pfd);
-		return;
-	}
-	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
-	if (fd >= 0) {
-		ssize_t r;
-
-		buf_grow(&b, 4096);
-		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
-			b.n += (size_t)r;
-			buf_grow(&b, 4096);
-		}
-		b.p[b.n] = '\0';
-		close(fd);
-		if (r != 0)
-			fd = -1;
-	}
-	if (fd < 0) {
-		free(b.p);
-		if (audit_disable(pfd, base))
-			audit_report(a, path, "a todo list sbx cannot read; renamed, so the rebase stops there");
-		close(pfd);
-		return;
-	}
-	for (line = b.p ? strtok_r(b.p, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
-		const char *w = line + strspn(line, " \t");
-		size_t len = strcspn(w, " \t");
-
-		if ((len == 4 && strncmp(w, "exec", 4) == 0) || (len == 1 && w[0] == 'x')) {
-			buf_puts(&out, "# sbx-disabled: ");
-			n++;
-		}
-		buf_printf(&out, "%s\n", line);
-	}
-	free(b.p);
-	if (n && ((fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
-	    write_all(fd, out.p, out.n) < 0 || close(fd) < 0 ||
-	    renameat(pfd, base, pfd, aprintf("%s.sbx-disabled", base)) < 0 || renameat(pfd, tmp, pfd, base) < 0)) {
-		unlinkat(pfd, tmp, 0);
-		if (audit_disable(pfd, base))
-			audit_report(a, path, "a todo list sbx could not rewrite; renamed, so the rebase stops there");
-	} else if (n) {
-		audit_report(a, path, aprintf("%d exec line%s commented out (git rebase --continue runs them)", n,
-		    n == 1 ? "" : "s"));
-	}
-	free(out.p);
-	close(pfd);
-}
-
-/* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of
- * commondir), relative to dir, as a real path; NULL if none. */
-static const char *
-audit_pointer(const char *file, const char *dir, const char *prefix)
-{
-	char buf[PATH_MAX + 16], real[PATH_MAX];
-	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	ssize_t n;
-	char *p;
-
-	if (fd < 0)
-		return NULL;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	p = buf;
-	if (prefix) {
-		if (strncmp(p, prefix, strlen(prefix)) != 0)
-			return NULL;
-		p += strlen(prefix);
-		while (*p == ' ')
-			p++;
-	}
-	if (!*p || !realpath(*p == '/' ? p : path_join(dir, p), real))
-		return NULL;
-	return astrdup(real);
-}
-
-static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth);
-
-/* The gitdirs under worktrees/ and modules/ (a submodule's name may hold "/") */
-static void
-audit_children(struct audit *a, const char *dir, bool modules, bool force, bool parent_protected, int depth)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	struct vec subs = { 0 };
-	size_t i;
-
-	if (!d)
-		return;
-	while ((de = readdir(d)))
-		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			vec_push(&subs, path_join(dir, de->d_name));
-	closedir(d);
-	for (i = 0; i < subs.n && depth < SBX_MAX_AUDIT_DEPTH; i++) {
-		const char *s = subs.v[i];
-		struct stat st;
-
-		if (modules && lstat(path_join(s, "HEAD"), &st) < 0)
-			audit_children(a, s, true, force, parent_protected, depth + 1);
-		else
-			audit_gitdir(a, s, force || (parent_protected && !audit_in(&a->protected_gitdirs, s)),
-			    depth + 1);
-	}
-}
-
-/* Audit one repository directory (a real path). */
-static void
-audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
-{
-	struct stat st;
-	bool prot = audit_in(&a->protected_gitdirs, gd);
-	const char *key = aprintf("%c%s", force ? 'F' : '-', gd), *common;
-
-	if (depth > SBX_MAX_AUDIT_DEPTH || audit_in(&a->done, key) || audit_in(&a->done, aprintf("F%s", gd)) ||
-	    lstat(gd, &st) < 0 || !S_ISDIR(st.st_mode))
-		return;
-	vec_push(&a->done, (void *)key);
-	/* SECURITY: a repository there before the run is never audited whole,
-	 * however it is reached (a new `.git -> ../.git` symlink): that would
-	 * let a command disable the person's own hooks (a secret scanner, say).
-	 * Only what changed in it is. */
-	if (prot || audit_in(&a->seen, gd))
-		force = false;
-	audit_hooks(a, gd, force);
-	if (!(prot && a->allow_git_config))
-		audit_config(a, path_join(gd, "config"), force);
-	audit_config(a, path_join(gd, "config.worktree"), force);
-	audit_todo(a, path_join(gd, "rebase-merge/git-rebase-todo"));
-	audit_todo(a, path_join(gd, "sequencer/todo"));
-	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
-	if (common && strcmp(common, gd) != 0 && !audit_in(&a->protected_gitdirs, common) &&
-	    audit_in_roots(a, common))
-		audit_gitdir(a, common, force || audit_changed(a, path_join(gd, "commondir")), depth + 1);
-	audit_children(a, path_join(gd, "worktrees"), false, force, prot, depth);
-	audit_children(a, path_join(gd, "modules"), true, force, prot, depth);
-}
-
-/* A .git entry found in a root: a repository, or a pointer to one. */
-static void
-audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
-{
-	const char *dotgit = path_join(dir, ".git"), *gd;
-	char real[PATH_MAX];
-	bool fresh = !audit_in(&a->seen, dotgit);
-	long long c, b;
-
-	/* SECURITY: new is "not there before the run", whatever its times say
-	 * (a directory prepared in an earlier run and renamed to .git keeps
-	 * its birth time); only where the list could not reach (past the
-	 * walk's bound, in node_modules) do times decide */
-	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
-		fresh = b >= 0 ? b >= a->t0 : c >= a->t0;
-	a->fresh_found |= fresh;
-	if (type == DT_DIR) {
-		audit_gitdir(a, dotgit, fresh, 0);
-		return;
-	}
-	gd = type == DT_REG ? audit_pointer(dotgit, dir, "gitdir:") :
-	    type == DT_LNK && realpath(dotgit, real) ? astrdup(real) : NULL;
-	/* a pointer outside the roots names a repository the command could
-	 * not write: what runs there is the person's own */
-	if (gd && audit_in_roots(a, gd))
-		audit_gitdir(a, gd, fresh || audit_changed(a, dotgit), 0);
-}
-
-/* Every .git in a root, at any depth: a repository made anywhere can be
- * reached later (a gitlink in the outer index makes `git status` run git
- * in it). node_modules directories (most of a large tree, and skipped by
- * srt's scan too) are kept for later unless in_nm. path is a PATH_MAX
- * buffer holding dirfd's path; fd is owned. */
-static void
-audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
-{
-	DIR *d;
-	struct dirent *de;
-	size_t len = strlen(path);
-	struct stat st;
-
-	/* SECURITY: a repository need not be named .git: a bare one made in
-	 * one run (or a .git renamed away) is reached by a .git file a later
-	 * run writes, in another project even, and its config then runs on the
-	 * person's git status there. A directory git would take for a gitdir
-	 * (HEAD, objects/, refs/) is audited as one: whole when it is new (the
-	 * walk below a directory that changed only reaches new ones; a walk of
-	 * a whole root goes by its times), else what changed in it. */
-	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-		long long c, b;
-		bool fresh = a->dirs_seen.n && !a->seen_partial ? true :
-		    audit_times(fd, ".", &c, &b) && ((b >= 0 && b >= a->t0) || c >= a->t0);
-
-		close(fd);
-		audit_gitdir(a, astrdup(path), fresh, 0);
-		return;
-	}
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		unsigned char type = de->d_type;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (++a->walked == SBX_MAX_WALK_ENTRIES)
-			warnx("git: the search for repositories made during the run stopped after %d entries; "
-			    "repositories beyond were not audited", SBX_MAX_WALK_ENTRIES);
-		if (a->walked >= SBX_MAX_WALK_ENTRIES)
-			break;
-		if (type == DT_UNKNOWN)
-			type = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
-			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
-			    DT_LNK : DT_UNKNOWN;
-		if (len + strlen(de->d_name) + 2 >= PATH_MAX)
-			continue;
-		if (!strcmp(de->d_name, ".git")) {
-			audit_dotgit(a, path, type, in_nm);
-			continue;
-		}
-		if (type == DT_DIR && !in_nm && !strcmp(de->d_name, "node_modules")) {
-			vec_push(&a->node_modules, path_join(path, de->d_name));
-			continue;
-		}
-		if (type == DT_DIR && depth < 256) {
-			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			if (sub < 0)
-				continue;
-			snprintf(path + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", de->d_name);
-			audit_walk(a, sub, path, depth + 1, in_nm);
-			path[len] = '\0';
-		}
-	}
-	closedir(d);
-}
-
-/* A directory that changed during the run: each .git in it, and, walked
- * whole, each subdirectory that was not there before. */
-static void
-audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
-{
-	char path[PATH_MAX];
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		const char *sub = path_join(dir, de->d_name);
-		struct stat st;
-		unsigned char type = de->d_type;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (type == DT_UNKNOWN)
-			type = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
-			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
-			    DT_LNK : DT_UNKNOWN;
-		if (!strcmp(de->d_name, ".git")) {
-			audit_dotgit(a, dir, type, false);
-		} else if (type == DT_DIR && !strset_has(known, sub)) {
-			if (!strcmp(de->d_name, "node_modules")) {
-				vec_push(&a->node_modules, (void *)sub);
-			} else if (strlen(sub) < sizeof(path) &&
-			    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-				snprintf(path, sizeof(path), "%s", sub);
-				audit_walk(a, fd, path, 1, false);
+					if (strcmp(m->path, d) == 0 && m->kind == MK_BIND_RW)
+						dup = true;
+				}
+				if (!dup)
+					plan_mount(pl, MK_BIND_RW, d, aprintf("pin: keeps %s from being renamed away", n->path));
 			}
 		}
+		stack[sp++] = n;
+		if (pl->mounts.n > SBX_MAX_MOUNTS) {
+			*why = "the plan has more than 8000 mounts; narrow the globs";
+			return -1;
+		}
 	}
-	closedir(d);
+	if (pl->mounts.n)
+		qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
+	return 0;
 }
 
-/* With the list of directories the walk before the run made: only a
- * directory whose ctime changed during the run can hold a new entry
- * (creating, removing or renaming one sets it, and no process can set it
- * back; mtime, which utimensat(2) can, is not trusted). Those are read,
- * what is new in them walked whole, and every repository that was there
- * looked at again: a large tree costs a stat per directory, not a read. */
+/* Show a host file at another path inside (after the plan is built: keeps
+ * bwrap's order, parents first). */
 static void
-audit_changed_dirs(struct audit *a)
+plan_bind_from(struct plan *pl, const char *src, const char *dest, const char *why)
 {
-	struct strset known = { 0 };
-	struct stat st;
+	plan_mount(pl, MK_BIND_FROM, dest, why);
+	((struct mount *)pl->mounts.v[pl->mounts.n - 1])->src = src;
+	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
+}
+
+/* Would path (real) be writable inside the sandbox under this plan? */
+static bool
+plan_is_writable(const struct plan *pl, const char *path)
+{
+	const struct pnode *best = NULL;
 	size_t i;
 
-	for (i = 0; i < a->dirs_seen.n; i++)
-		strset_add(&known, a->dirs_seen.v[i]);
-	for (i = 0; i < a->dirs_seen.n; i++) {
-		const char *d = a->dirs_seen.v[i], *base = strrchr(d, '/') + 1;
+	if (pl->fs_disabled)
+		return true;
+	for (i = 0; i < pl->nodes.n; i++) {
+		const struct pnode *n = pl->nodes.v[i];
 
-		if (!strcmp(base, "node_modules"))
-			vec_push(&a->node_modules, (void *)d);	/* listed, not entered: audit_run */
-		else if (audit_changed(a, d))
-			audit_read_changed(a, d, &known);
+		if (path_within(path, n->path) && (!best || strlen(n->path) > strlen(best->path)) &&
+		    (n->mounted || n->kind == FK_DIR || n->kind == FK_FILE)) {
+			/* a node that mounted nothing has its parent's state, which
+			 * it recorded; so the deepest node decides */
+			best = n;
+		}
 	}
-	for (i = 0; i < a->seen.n; i++) {	/* what changed inside those there before */
-		const char *sv = a->seen.v[i];
-
-		if (strcmp(strrchr(sv, '/') + 1, ".git") != 0)
-			audit_gitdir(a, sv, false, 0);	/* a bare repository */
-		else if (lstat(sv, &st) == 0)
-			audit_dotgit(a, path_dirname(sv), S_ISDIR(st.st_mode) ? DT_DIR :
-			    S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN, false);
-	}
-}
-
-/* Without that list (a killed run's record, or a walk that stopped at its
- * bound): every root walked whole. */
-static void
-audit_walk_roots(struct audit *a)
-{
-	size_t i, j;
-
-	for (i = 0; i < a->roots.n; i++) {
-		char path[PATH_MAX];
-		int fd;
-
-		for (j = 0; j < a->roots.n; j++)
-			if (j != i && path_within(a->roots.v[i], a->roots.v[j]) &&
-			    (strcmp(a->roots.v[i], a->roots.v[j]) != 0 || j < i))
-				break;
-		if (j < a->roots.n)
-			continue;	/* inside another root, which is walked whole */
-		snprintf(path, sizeof(path), "%s", (const char *)a->roots.v[i]);
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0)
-			audit_walk(a, fd, path, 0, false);
-	}
-}
-
-/* Look for the repositories the run made or changed, and neutralise them. */
-static void
-audit_run(struct audit *a)
-{
-	size_t i;
-
-	if (a->dirs_seen.n && !a->seen_partial)
-		audit_changed_dirs(a);
-	else
-		audit_walk_roots(a);
-	/* node_modules: only if git could have linked a repository there, that
-	 * is if an index changed (git add, commit, status) or a repository was
-	 * made; walking it after every command would cost most of a large
-	 * tree (100 000 files: 30 ms) */
-	for (i = 0; !a->fresh_found && i < a->seen.n; i++)
-		a->fresh_found = audit_changed(a, path_join(a->seen.v[i], "index"));
-	for (i = 0; a->fresh_found && i < a->node_modules.n; i++) {
-		char path[PATH_MAX];
-		int fd;
-
-		snprintf(path, sizeof(path), "%s", (const char *)a->node_modules.v[i]);
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0)
-			audit_walk(a, fd, path, 1, true);
-	}
-}
-
-/* The record a killed run leaves for the next one: "T start", "A" (the
- * policy let the command write .git/config), "P" (the search before the
- * run stopped at its bound), "R root", "G gitdir" (protected), "S path"
- * (a .git there before the run), "O path" (bound read-only in a root: the
- * command could not have changed it). */
-static struct { const char *record; long long t0; bool done; } audit_state;
-
-static void
-audit_record(const char *run_dir, const struct plan *pl)
-{
-	struct buf b = { 0 };
-	size_t i;
-	int fd;
-
-	{
-		/* KERNEL: file times come from a coarse clock, up to a tick (4 ms at
-		 * HZ=250, 10 ms at HZ=100) behind this one: start 20 ms early, so a
-		 * change made as the command starts is never taken as older */
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		audit_state.t0 = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - 20000000LL;
-	}
-	if (!pl->audit_roots.n)
-		return;
-	buf_printf(&b, "T %lld\n%s%s", audit_state.t0, pl->allow_git_config ? "A\n" : "", pl->seen_partial ? "P\n" : "");
-	for (i = 0; i < pl->audit_roots.n; i++) {
-		buf_puts(&b, "R ");
-		line_escape(&b, pl->audit_roots.v[i]);
-		buf_putc(&b, '\n');
-	}
-	for (i = 0; i < pl->gitdirs.n; i++) {
-		buf_puts(&b, "G ");
-		line_escape(&b, pl->gitdirs.v[i]);
-		buf_putc(&b, '\n');
-	}
-	for (i = 0; i < pl->repos_seen.n; i++) {
-		buf_puts(&b, "S ");
-		line_escape(&b, pl->repos_seen.v[i]);
-		buf_putc(&b, '\n');
-	}
-	for (i = 0; i < pl->mounts.n; i++) {
-		const struct mount *m = pl->mounts.v[i];
-		size_t j;
-
-		for (j = 0; m->kind == MK_BIND_RO && j < pl->audit_roots.n; j++)
-			if (path_within(m->path, pl->audit_roots.v[j])) {
-				buf_puts(&b, "O ");
-				line_escape(&b, m->path);
-				buf_putc(&b, '\n');
-				break;
-			}
-	}
-	audit_state.record = path_join(run_dir, "repos");
-	fd = open(audit_state.record, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, b.p, b.n) < 0)
-		die("cannot write %s: %s", audit_state.record, strerror(errno));
-	close(fd);
-	free(b.p);
-}
-
-/* After the command: audit this run's roots (called once). */
-static void
-audit_after_run(const struct plan *pl)
-{
-	struct audit a;
-
-	if (audit_state.done || !audit_state.record || !pl)
-		return;
-	audit_state.done = true;
-	memset(&a, 0, sizeof(a));
-	a.t0 = audit_state.t0;
-	a.pl = pl;
-	a.allow_git_config = pl->allow_git_config;
-	a.roots = pl->audit_roots;
-	a.protected_gitdirs = pl->gitdirs;
-	a.seen = pl->repos_seen;
-	a.seen_partial = pl->seen_partial;
-	a.dirs_seen = pl->dirs_seen;
-	audit_run(&a);
-}
-
-/* A dead run's record: audit what it may have left. */
-static void
-audit_recover(const char *run_dir)
-{
-	struct buf b = { 0 };
-	struct audit a;
-	char *line, *save;
-
-	memset(&a, 0, sizeof(a));
-	if (read_file(path_join(run_dir, "repos"), 16 << 20, &b) < 0) {
-		free(b.p);
-		return;
-	}
-	for (line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (line[0] == 'T')
-			a.t0 = strtoll(line + 2, NULL, 10);
-		else if (line[0] == 'A')
-			a.allow_git_config = true;
-		else if (line[0] == 'P')
-			a.seen_partial = true;
-		else if (line[0] == 'S' && line[1] == ' ')
-			vec_push(&a.seen, line_unescape(line + 2));
-		else if (line[0] == 'O' && line[1] == ' ')
-			vec_push(&a.read_only, line_unescape(line + 2));
-		else if (line[0] == 'R' && line[1] == ' ')
-			vec_push(&a.roots, line_unescape(line + 2));
-		else if (line[0] == 'G' && line[1] == ' ')
-			vec_push(&a.protected_gitdirs, line_unescape(line + 2));
-	}
-	free(b.p);
-	if (a.t0 > 0)
-		audit_run(&a);
+	if (!best)
+		return false;
+	return best->visible && best->writable;
 }
 
 /* ====================================================================
- * 6. LINUX: the bwrap argv, the inner helper, running, --check
- * ==================================================================== */
+ * 6. RENDERERS AND WIRE FORMATS: the run's facts, the bwrap argv, the
+ *    seccomp programs, the messages between sbx's processes (all pure)
+ * ====================================================================
+ *
+ * Everything here is a function of the policy, the plan and the run's
+ * facts, compiled on every platform and tested as goldens (tests/unit.c).
+ * The Seatbelt profile joins them with the macOS runner. */
 
-/* ---- 6a. The run's facts and the bwrap argv (pure; compiled on every
- * platform) ----------------------------------------------------------
+/* ---- 6a. The run's facts and the bwrap argv ------------------------------
  *
  * Everything a run decides beyond the plan (does the proxy run, is sbx
  * shown inside, what it continues from the caller's environment) is
@@ -8081,7 +6410,30 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
 	}
 }
 
-/* The control message to the inner helper (pure; see 6b). */
+/* ---- 6b. The seccomp programs ------------------------------------------
+ *
+ * seccomp_bpf.h: the syscall numbers of both architectures as data, the
+ * filters as tables of rules (each with its reason), the assembler that
+ * turns them into cBPF (jumps by labels, resolved in one pass) and the
+ * disassembler behind --print=bpf. Installed by the inner helper (10a) and
+ * the proxy's lockdown (7.4). */
+
+#include "seccomp_bpf.h"
+
+/* ---- 6c. Wire formats: the messages between sbx's processes -------------
+ *
+ * sbx, the inner helper and the proxy are separate processes, and each
+ * side of every pair may be the one a memory bug took over (the proxy
+ * parses hostile bytes; the inner helper shares a namespace with the
+ * command). So every message has a pure encoder and a strict decoder,
+ * fuzzed as one (tests/fuzz_wire.c: what decodes encodes back to the same
+ * bytes):
+ *   the control message    sbx -> inner helper: what to build and run
+ *   the handed-fd message  inner helper -> sbx: listeners made inside
+ *   expose-port messages   proxy <-> inner helper: a connection inside
+ *   decision records       proxy -> sbx: each connection's verdict */
+
+/* The control message to the inner helper (10a). */
 enum inner_flag {
 	IF_UNIX_BLOCK = 1,	/* keep the unix-block rules */
 	IF_ALLOW_USERNS = 2,	/* allow-nested-userns */
@@ -8372,1309 +6724,90 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
 
 struct px_listener { int fd; enum listener_role role; int port; };
 
-#if SBX_LINUX
-
-/* ---- 6b. The inner helper: nested namespaces, pid 1, the filters ------
+/* Decisions. Every connection the proxy decides goes through px_record, as
+ * one record over a SOCK_SEQPACKET pair to sbx, which keeps them for the
+ * violations report (section 8) and shows them under -v:
  *
- * bwrap runs `sbx --inner 5 3,4,6` (sbx's own binary, from fd 3; the
- * control socket is fd 5; it closes 3, 4 and 6 at once) as
- * pid 1 of its pid namespace. The process tree it builds:
+ *   'D' verdict proto port(2, big-endian) lost(4) hostlen(1) host reasonlen(2) reason
  *
- *   sbx --inner     pid 1 in bwrap's namespaces: reads the instructions from
- *     |             the control socket, unshares a nested user + pid + mount
- *     |             namespace, forwards signals, exits with the status
- *     '- init       pid 1 of the nested namespace, non-dumpable, filtered:
- *         |         mounts a fresh /proc, installs the filters, reaps,
- *         |         forwards signals
- *         '- command  pid 2: no capabilities, NO_NEW_PRIVS, filtered
- *
- * The command sees only its own processes: sbx --inner, bwrap and anything
- * bwrap runs are in an outer pid namespace, and the only process it can see
- * that it did not start, init, is non-dumpable (no ptrace, no
- * process_vm_readv) and under the same filters.
- *
- * The instructions come over a socket because the command line is visible
- * in /proc to every process of the user, and a socket message can be
- * parsed strictly, as hostile input would be: the control message
- * (ctl_encode, with the other wire formats), answered by the handed-fd
- * message (handed_encode) and, once the command runs, "R". */
+ * The proxy never waits for sbx: a record the socket cannot take now is
+ * counted, and the count (lost) rides on the next record that fits. The
+ * same pair tells the proxy that sbx has gone (it polls as hung up).
+ * sbx decodes strictly (px_decision_decode): the proxy parses hostile bytes,
+ * and a proxy taken over by a memory bug must not confuse sbx in turn. */
+/* ORDER: verdict_names, and net_log's totals indexed by verdict (8). */
+/* How a connection reached the proxy. ORDER: proto_names. */
+enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_PORT, PR_EXPOSE };
 
-static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+enum px_verdict { PXV_ALLOW, PXV_DENY, PXV_FAIL };	/* FAIL: allowed, but the network said no */
 
-static void
-on_signal_noop(int sig)
-{
-	(void)sig;
-}
-
-/* Parse a strictly decimal fd number >= 3. */
-static int
-parse_fd(const char *s)
-{
-	long v;
-	const char *why;
-
-	if (parse_int(s, 3, INT_MAX, &v, &why) < 0)
-		die("--inner: bad descriptor \"%s\"", s);
-	return (int)v;
-}
-
-/* execvp(3), but telling "not found" from "found and not runnable": a
- * directory in PATH that we may not search (EACCES) must not turn a missing
- * command into a 126. Returns the errno to report: ENOENT when no PATH entry
- * has the file. */
-static int
-exec_command(char **argv)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save;
-	int found_err = 0;
-
-	if (strchr(argv[0], '/')) {
-		execv(argv[0], argv);
-		return errno == ENOTDIR ? ENOENT : errno;
-	}
-	copy = astrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		char *cand = path_join(*dir ? dir : ".", argv[0]);
-		struct stat st;
-
-		execv(cand, argv);
-		if (errno == ENOEXEC) {	/* POSIX: a file without #! is a shell script */
-			size_t n = 0;
-			char **sh;
-
-			while (argv[n])
-				n++;
-			sh = amalloc((n + 2) * sizeof(*sh));
-			sh[0] = "sh";
-			sh[1] = cand;
-			memcpy(sh + 2, argv + 1, n * sizeof(*sh));
-			execv("/bin/sh", sh);
-		}
-		if (!found_err && stat(cand, &st) == 0)
-			found_err = errno;	/* it exists here, but will not run */
-	}
-	return found_err ? found_err : ENOENT;
-}
-
-/* Failures inside the sandbox use die_hint() too: its exit status, 125,
- * with no "R" on the control socket tells the host that the message is
- * already printed and the command did not run. */
-
-/* A listening TCP socket on the sandbox's own loopback, 127.0.0.1:port or
- * [::1]:port. Returns -1 only for [::1] when this namespace has no IPv6
- * loopback (a kernel without IPv6, or ipv6.disable=1); any other failure
- * is fatal: the command must not start half connected. */
-static int
-inner_listen(int port, bool v6)
-{
-	struct sockaddr_in sa;
-	struct sockaddr_in6 sa6;
-	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, rc;
-
-	if (fd < 0 && v6 && errno == EAFNOSUPPORT)
-		return -1;
-	if (fd >= 0)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (v6) {
-		memset(&sa6, 0, sizeof(sa6));
-		sa6.sin6_family = AF_INET6;
-		sa6.sin6_port = htons((uint16_t)port);
-		sa6.sin6_addr = in6addr_loopback;
-		if (fd >= 0)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa6, sizeof(sa6));
-		if (rc < 0 && errno == EADDRNOTAVAIL) {
-			close(fd);
-			return -1;
-		}
-	} else {
-		memset(&sa, 0, sizeof(sa));
-		sa.sin_family = AF_INET;
-		sa.sin_port = htons((uint16_t)port);
-		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	}
-	if (rc < 0 || listen(fd, 1024) < 0)
-		die("cannot listen on %s:%d inside the sandbox: %s", v6 ? "[::1]" : "127.0.0.1", port,
-		    strerror(errno));
-	return fd;
-}
-
-static int
-write_proc_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = write_all(fd, text, strlen(text));
-	close(fd);
-	return rc;
-}
-
-/* Drop every capability for good: the bounding set (so an exec as uid 0
- * gains nothing back), the ambient and inheritable sets, then the rest. */
-static int
-drop_capabilities(void)
-{
-	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };	/* _LINUX_CAPABILITY_VERSION_3 */
-	struct { uint32_t effective, permitted, inheritable; } data[2];
-	struct buf b = { 0 };
-	int last = 63, c;
-
-	if (read_file("/proc/sys/kernel/cap_last_cap", 16, &b) == 0)
-		last = atoi(b.p);
-	free(b.p);
-	for (c = 0; c <= last; c++)
-		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
-			return -1;
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return -1;
-	memset(data, 0, sizeof(data));
-	return (int)syscall(SYS_capset, &hdr, data);
-}
-
-static int install_program(const struct bpf_opts *o);
-
-/* Install the filters. NO_NEW_PRIVS first: the kernel requires it (or
- * CAP_SYS_ADMIN) and it keeps a setuid binary from shedding the filter. */
-static int
-install_filters(uint32_t flags)
-{
-	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false };
-
-	return install_program(&o);
-}
-
-/* Assemble the program for this machine and install it, NO_NEW_PRIVS first. */
-static int
-install_program(const struct bpf_opts *o)
-{
-	struct bpf_prog prog;
-	struct { unsigned short len; struct bpf_insn *filter; } fprog;	/* struct sock_fprog */
-
-	if (!bpf_native_arch()) {
-		errno = ENOSYS;
-		return -1;
-	}
-	bpf_assemble(bpf_native_arch(), o, &prog);
-	fprog.len = (unsigned short)prog.n;
-	fprog.filter = prog.insn;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -1;
-	return prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, &fprog, 0, 0);
-}
-
-/* Block the forwarded signals and SIGCHLD, each with a handler.
- * KERNEL: pid 1 of a namespace never receives a signal whose disposition
- * is SIG_DFL, even a blocked one, so each needs a handler (which never
- * runs: they stay blocked and are taken with sigwaitinfo). */
-static void
-signals_take(sigset_t *set, sigset_t *old)
-{
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal_noop;
-	sigemptyset(set);
-	for (i = 0; i < LEN(forwarded_signals); i++) {
-		sigaction(forwarded_signals[i], &sa, NULL);
-		sigaddset(set, forwarded_signals[i]);
-	}
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaddset(set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, set, old);
-}
-
-static void
-signals_restore(const sigset_t *old)
-{
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (i = 0; i < LEN(forwarded_signals); i++)
-		sigaction(forwarded_signals[i], &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigprocmask(SIG_SETMASK, old, NULL);
-}
-
-/* What the inner helper serves while the command runs: expose-port
- * connection requests from the proxy, and the logs of the socat bridges. */
-struct inner_serve {
-	const struct inner_msg *m;
-	int xp;		/* expose-port channel (SOCK_SEQPACKET), or -1 */
-	int logs[2];	/* socat's stderr, or -1: drained so socat never blocks on it */
+struct px_decision {
+	enum px_verdict verdict;
+	enum proto proto;
+	uint16_t port;
+	uint32_t lost;				/* records dropped just before this one */
+	char host[SBX_MAX_HOST_BYTES + 1];	/* as the client named it; control bytes as '?' */
+	char reason[SBX_MAX_TEXT_ARG_BYTES + 1];	/* empty for an allow */
 };
 
-/* One expose-port request from the proxy, answered (expose_encode): the
- * errno of a socket connecting to the command's 127.0.0.1:port, and the
- * socket when there is one. */
-static void
-inner_expose_connect(const struct inner_serve *sv)
-{
-	unsigned char b[SBX_EXPOSE_MSG_BYTES];
-	struct expose_msg req;
-	uint32_t port, err = 0, i;
-	int fd = -1, nfd;
-	struct sockaddr_in sa;
+#define SBX_DECISION_MAX_BYTES	(12 + SBX_MAX_HOST_BYTES + SBX_MAX_TEXT_ARG_BYTES)
 
-	if (expose_decode(b, recv_fds(sv->xp, b, sizeof(b), &fd, 0, &nfd, MSG_DONTWAIT), &req) < 0)
-		return;
-	port = req.value;
-	for (i = 0; i < sv->m->nexpose && sv->m->expose[i] != port; i++)
-		;
-	if (i == sv->m->nexpose) {
-		err = EPERM;	/* only the ports the policy exposes */
-	} else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
-		err = (uint32_t)errno;
-	} else {
-		memset(&sa, 0, sizeof(sa));
-		sa.sin_family = AF_INET;
-		sa.sin_port = htons((uint16_t)port);
-		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
-			err = (uint32_t)errno;
-			close(fd);
-			fd = -1;
-		}
-	}
-	req.value = err;
-	expose_encode(&req, b);
-	(void)send_fds(sv->xp, b, sizeof(b), &fd, fd >= 0 ? 1 : 0);
-	if (fd >= 0)
-		close(fd);
+static const char *const proto_names[] = { "http-connect", "http", "socks5", "socks4", "host-port", "expose-port" };	/* ORDER: enum proto */
+static const char *const verdict_names[] = { "allow", "deny", "fail" };	/* ORDER: enum px_verdict */
+
+/* Encode d into out (SBX_DECISION_MAX_BYTES); returns the length. */
+static size_t
+px_decision_encode(const struct px_decision *d, unsigned char *out)
+{
+	size_t hn = strnlen(d->host, SBX_MAX_HOST_BYTES), rn = strnlen(d->reason, SBX_MAX_TEXT_ARG_BYTES), n = 0;
+
+	out[n++] = 'D';
+	out[n++] = (unsigned char)d->verdict;
+	out[n++] = (unsigned char)d->proto;
+	out[n++] = (unsigned char)(d->port >> 8);
+	out[n++] = (unsigned char)d->port;
+	for (int k = 3; k >= 0; k--)
+		out[n++] = (unsigned char)(d->lost >> (8 * k));
+	out[n++] = (unsigned char)hn;
+	for (size_t k = 0; k < hn; k++)	/* a malformed host may hold anything */
+		out[n++] = is_control((unsigned char)d->host[k]) ? '?' : (unsigned char)d->host[k];
+	out[n++] = (unsigned char)(rn >> 8);
+	out[n++] = (unsigned char)rn;
+	for (size_t k = 0; k < rn; k++)
+		out[n++] = is_control((unsigned char)d->reason[k]) ? '?' : (unsigned char)d->reason[k];
+	return n;
 }
 
-/* A signal for the helper: forward it, or reap. Exits with the child's
- * status (128+N for a signal) once the child is gone. A signal the
- * kernel sent (SI_KERNEL: ^C, ^\ and SIGHUP from the terminal) is not
- * forwarded: the command, in the same foreground process group, got it. */
-static void
-on_helper_signal(pid_t child, int sig, int code)
-{
-	int status;
-	pid_t pid;
-
-	if (sig != SIGCHLD) {
-		if (code <= 0)	/* SI_USER, SI_QUEUE, SI_TKILL: sent by a process */
-			kill(child, sig);
-		return;
-	}
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (pid != child)
-			continue;	/* an orphan reparented to us, or a socat bridge */
-		if (WIFSIGNALED(status))
-			_exit(128 + WTERMSIG(status));
-		_exit(WEXITSTATUS(status));
-	}
-}
-
-/* Wait for child, forwarding signals to it, reaping orphans, serving sv
- * (may be NULL); then exit with its status. */
-static void __attribute__((noreturn))
-reap_and_forward(pid_t child, const sigset_t *set, struct inner_serve *sv)
-{
-	int sfd = sv ? signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
-
-	while (sfd < 0) {	/* nothing to serve: only signals */
-		siginfo_t si;
-		int sig = sigwaitinfo(set, &si);
-
-		if (sig >= 0)
-			on_helper_signal(child, sig, si.si_code);
-	}
-	for (;;) {
-		struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { sv->xp, POLLIN, 0 }, { sv->logs[0], POLLIN, 0 },
-			{ sv->logs[1], POLLIN, 0 } };
-		struct signalfd_siginfo si;
-		char drain[4096];
-
-		if (poll(pfd, 4, -1) < 0)
-			continue;
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-			on_helper_signal(child, (int)si.ssi_signo, si.ssi_code);
-		if (pfd[1].revents & POLLIN)
-			inner_expose_connect(sv);
-		for (int k = 2; k < 4; k++)
-			if (pfd[k].revents && read(pfd[k].fd, drain, sizeof(drain)) <= 0) {
-				close(pfd[k].fd);	/* socat is gone; its pipe with it */
-				sv->logs[k - 2] = -1;
-			}
-		if ((pfd[1].revents & (POLLHUP | POLLERR)) && !(pfd[1].revents & POLLIN)) {
-			close(sv->xp);	/* the proxy is gone */
-			sv->xp = -1;
-		}
-	}
-}
-
-/* bridge socat (srt's topology): socat listens on 127.0.0.1:port and
- * forwards each connection to the proxy's Unix socket, bound in from the
- * host. It runs here, outside the command's pid namespace and filters.
- * The command starts only once socat has said it listens (its -d -d
- * notice "listening on", read from its stderr): unlike srt's 0.3 s poll of
- * /proc/net/sockstat, this cannot start the command before the listener
- * exists. Returns socat's stderr, to be drained. */
+/* Decode one record: every length exact, every field in range, no control
+ * bytes. Returns 0, or -1 for a record sbx must not believe. */
 static int
-inner_start_socat(const char *socat, int port, const char *sock)
+px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
 {
-	char line[2048], *listen_addr = aprintf("TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork", port),
-	    *to = aprintf("UNIX-CONNECT:%s", sock);
-	size_t n = 0;
-	int64_t deadline;
-	struct timespec ts;
-	int pfd[2], null;
-	pid_t pid;
+	size_t hn, rn;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		die("pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		null = open("/dev/null", O_RDWR);
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(pfd[1], 2);
-		execl(socat, "socat", "-d", "-d", listen_addr, to, (char *)NULL);
-		dprintf(2, "E cannot run %s: %s\n", socat, strerror(errno));
-		_exit(SBX_EXIT_CANNOT_RUN);
-	}
-	close(pfd[1]);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 5000;
-	for (;;) {
-		struct pollfd p = { pfd[0], POLLIN, 0 };
-		char *nl;
-		ssize_t r;
-		int64_t now;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
-			die("bridge socat: %s did not start listening on 127.0.0.1:%d within 5 s", socat, port);
-		r = read(pfd[0], line + n, sizeof(line) - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		while (r <= 0 && n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
-			n--;	/* its last words, without the line break */
-		if (r <= 0)
-			die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
-			    "bridge socat: %s exited before it listened on 127.0.0.1:%d%s%s", socat, port,
-			    n ? ": " : "", n ? (line[n] = '\0', line) : "");
-		n += (size_t)r;
-		line[n] = '\0';
-		if (strstr(line, " listening on "))
-			break;
-		if ((nl = strrchr(line, '\n')) && n > sizeof(line) / 2) {	/* keep the last lines only */
-			memmove(line, nl + 1, n - (size_t)(nl + 1 - line) + 1);
-			n = strlen(line);
-		}
-	}
-	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-	return pfd[0];
-}
-
-static const char *const weaker_hint =
-    "inside a container that refuses nested namespaces or a fresh /proc, add the directive "
-    "weaker-nested-sandbox (see README: what it weakens)";
-
-/* The inner helper's argv, so init can show itself as what it is in ps. */
-static char **inner_argv;
-static int inner_argc;
-
-/* Overwrite our argv in place (what /proc/PID/cmdline shows) and comm. */
-static void
-inner_rename(const char *name)
-{
-	char *start = inner_argv[0], *end = inner_argv[inner_argc - 1] + strlen(inner_argv[inner_argc - 1]);
-
-	if ((size_t)(end - start) > strlen(name)) {
-		memset(start, 0, (size_t)(end - start));
-		memcpy(start, name, strlen(name));
-	}
-	prctl(PR_SET_NAME, name, 0, 0, 0);
-}
-
-/* Mount the symlink at path onto itself, without following it (the new
- * mount API: open_tree with AT_SYMLINK_NOFOLLOW, then move_mount without
- * MOVE_MOUNT_T_SYMLINKS). SECURITY: a mount point can be neither removed
- * nor renamed (EBUSY), so the command cannot swap a dangerous name that is
- * a link for a file of its own; the link's target is denied by bwrap's
- * mounts. Done by init, in the nested mount namespace, before the filters
- * (which refuse both calls). Returns 0, or -1 with errno set. */
-static int
-pin_link(const char *path)
-{
-	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
-	int rc, saved;
-
-	if (fd < 0)
+	memset(d, 0, sizeof(*d));
+	if (n < 12 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names))
 		return -1;
-	rc = (int)syscall(SYS_move_mount, fd, "", AT_FDCWD, path, SBX_MOVE_MOUNT_F_EMPTY_PATH);
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return rc;
-}
-
-/* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
- * not nest, a plain child). Never returns. */
-static void __attribute__((noreturn))
-inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
-{
-	pid_t cmd;
-	int status;
-
-	/* non-dumpable: the command may not ptrace it or read its memory */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	inner_rename("sbx-init");
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (nested) {
-		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-			die_hint(weaker_hint, "cannot make the nested mounts private: %s", strerror(errno));
-		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-			if (!(m->flags & IF_WEAKER))
-				die_hint(weaker_hint, "cannot mount a fresh /proc for the nested pid namespace: %s",
-				    strerror(errno));
-		}
-		/* as srt: no user namespaces below this one, on top of the filter */
-		if (!(m->flags & IF_ALLOW_USERNS) &&
-		    write_proc_file("/proc/sys/user/max_user_namespaces", "0\n") < 0 && !(m->flags & IF_WEAKER))
-			die_hint(weaker_hint, "cannot set user.max_user_namespaces=0 inside: %s", strerror(errno));
-		for (size_t i = 0; i < LEN(proc_covers); i++) {
-			if (access(proc_covers[i], F_OK) < 0)
-				continue;
-			if (mount(proc_covers[i], proc_covers[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
-			    mount(NULL, proc_covers[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
-			    MS_NOEXEC, NULL) < 0)
-				die("cannot make %s read-only: %s", proc_covers[i], strerror(errno));
-		}
-	}
-	for (uint32_t i = 0; i < m->nlinks; i++)
-		if (!nested || pin_link(m->links[i]) < 0)
-			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux 5.2+); replace the link by "
-			    "the file it points at" : weaker_hint, "cannot pin the symlink %s (a dangerous name) in place: %s",
-			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
-	/* init runs under the filters too: every process the command can see does */
-	if (install_filters(m->flags) < 0)
-		die("cannot install the seccomp filters: %s", strerror(errno));
-
-	cmd = fork();
-	if (cmd < 0)
-		die("fork: %s", strerror(errno));
-	if (cmd == 0) {
-		signals_restore(old);
-		close(ctl);
-		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-		if (drop_capabilities() < 0)
-			die("cannot drop capabilities: %s", strerror(errno));
-		status = exec_command(m->argv);
-		/* env(1)'s convention: 127 not found, 126 found but not runnable */
-		fprintf(stderr, "%s: %s: %s\n", progname, m->argv[0],
-		    status == ENOENT ? "command not found" : strerror(status));
-		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
-	}
-	if (write_all(ctl, "R", 1) < 0)
-		_exit(SBX_EXIT_FAILURE);
-	close(ctl);
-	reap_and_forward(cmd, set, NULL);
-}
-
-static int
-inner_main(int argc, char **argv)
-{
-	sigset_t set, old;
-	struct inner_msg m;
-	struct buf msg = { 0 };
-	char *list, *tok, *save, hdr[8];
-	const char *why;
-	int ctl;
-	uint32_t len;
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	bool nested = true;
-	pid_t init;
-	struct inner_serve serve = { &m, -1, { -1, -1 } };
-
-	if (argc != 4)
-		die("--inner is sbx's own helper; it is not for direct use");
-	inner_argv = argv;
-	inner_argc = argc;
-	ctl = parse_fd(argv[2]);
-	list = astrdup(argv[3]);
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		close(parse_fd(tok));	/* sbx's own descriptors: the command gets none of them */
-	fcntl(ctl, F_SETFD, FD_CLOEXEC);
-
-	/* the instructions: a header, then exactly the length it gives */
-	if (read(ctl, hdr, 8) != 8)
-		die("--inner: no instructions on the control socket");
-	memcpy(&len, hdr + 4, 4);
-	if (len > SBX_CTL_MAX_BYTES)
-		die("--inner: instructions too large");
-	buf_putn(&msg, hdr, 8);
-	buf_grow(&msg, len);
-	while (msg.n < 8 + (size_t)len) {
-		ssize_t r = read(ctl, msg.p + msg.n, 8 + len - msg.n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			die("--inner: instructions cut short");
-		msg.n += (size_t)r;
-	}
-	if (ctl_decode(msg.p, msg.n, &m, &why) < 0)
-		die("--inner: bad instructions: %s", why);
-	free(msg.p);
-
-	if (inner_hands_fds(&m)) {
-		/* the listeners, made here in bwrap's network namespace, where
-		 * the command will connect to them; the host's proxy owns them
-		 * from here on. Each comes with its role and port: "L" then
-		 * (role, u16 port) per descriptor. */
-		int lfd[SBX_MAX_HANDED], nl = 0, xp[2];
-		char desc[SBX_HANDED_MAX_BYTES];
-		struct handed h = { 0 };
-
-#define HAND(fd_, role_, port_) do { lfd[nl++] = (fd_); handed_add(&h, (role_), (uint16_t)(port_)); } while (0)
-		for (int v6 = 0; v6 < 2; v6++) {
-			int fd;
-
-			if ((m.flags & IF_PROXY) && !m.socat) {
-				if ((fd = inner_listen(SBX_PROXY_HTTP_PORT, v6)) >= 0)
-					HAND(fd, LR_PROXY, SBX_PROXY_HTTP_PORT);
-				if ((fd = inner_listen(SBX_PROXY_SOCKS_PORT, v6)) >= 0)
-					HAND(fd, LR_PROXY, SBX_PROXY_SOCKS_PORT);
-			}
-			for (uint32_t k = 0; k < m.nports; k++)	/* allow-host-port */
-				if ((fd = inner_listen(m.ports[k], v6)) >= 0)
-					HAND(fd, LR_HOST_PORT, m.ports[k]);
-		}
-		if (m.nexpose) {
-			if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, xp) < 0)
-				die("socketpair: %s", strerror(errno));
-			HAND(xp[1], LR_EXPOSE, 0);
-			serve.xp = xp[0];
-		}
-#undef HAND
-		if (send_fds(ctl, desc, handed_encode(&h, desc), lfd, nl) < 0)
-			die("cannot hand the proxy listeners to sbx: %s", strerror(errno));
-		while (nl > 0)
-			close(lfd[--nl]);
-	}
-	if ((m.flags & IF_PROXY) && m.socat) {
-		serve.logs[0] = inner_start_socat(m.socat, SBX_PROXY_HTTP_PORT, m.bridge_sock[0]);
-		serve.logs[1] = inner_start_socat(m.socat, SBX_PROXY_SOCKS_PORT, m.bridge_sock[1]);
-	}
-	signals_take(&set, &old);
-	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
-		if (!(m.flags & IF_WEAKER))
-			die_hint(weaker_hint, "cannot create the nested user, pid and mount namespaces: %s",
-			    strerror(errno));
-		nested = false;	/* weaker: the filters still hold, in bwrap's namespaces */
-	} else {
-		char map[64];
-
-		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-		if (write_proc_file("/proc/self/setgroups", "deny\n") < 0 ||
-		    write_proc_file("/proc/self/uid_map", map) < 0)
-			die_hint(weaker_hint, "cannot map uid %u in the nested namespace: %s", (unsigned)uid,
-			    strerror(errno));
-		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-		if (write_proc_file("/proc/self/gid_map", map) < 0)
-			die_hint(weaker_hint, "cannot map gid %u in the nested namespace: %s", (unsigned)gid,
-			    strerror(errno));
-	}
-	init = fork();	/* after CLONE_NEWPID, the first child is pid 1 there */
-	if (init < 0)
-		die("fork: %s", strerror(errno));
-	if (init == 0) {
-		/* init and the command hold nothing of what the helper serves */
-		for (int k = 0; k < 2; k++)
-			if (serve.logs[k] >= 0)
-				close(serve.logs[k]);
-		if (serve.xp >= 0)
-			close(serve.xp);
-		inner_init(&m, ctl, nested, &set, &old);
-	}
-	close(ctl);
-	reap_and_forward(init, &set, serve.xp >= 0 || serve.logs[0] >= 0 ? &serve : NULL);
-}
-
-/* ---- 6c. Running the sandbox ---------------------------------------- */
-
-static void __attribute__((noreturn)) px_main(const struct policy *p, const struct px_listener *ls, int nl,
-    int expose_fd, int report_fd);	/* section 8 */
-struct net_log;				/* section 9: what the proxy decided */
-static struct net_log *net_log_new(void);
-static void net_log_drain(struct net_log *l, int fd);
-static void net_log_summary(const struct net_log *l);
-
-/* Forget, in this process, the variables deny-env names, once the bwrap
- * options are rendered: every process forked after (bwrap, the proxy)
- * starts without them. The proxy parses hostile bytes and needs none of
- * them (DESIGN 3.6), and under weaker-nested-sandbox the command sees the
- * host's /proc, where sbx's and bwrap's environ are readable. The value is
- * overwritten where it lies (for the first environment, the block
- * /proc/PID/environ shows): unsetenv(3) only unlinks the string. */
-static void
-env_scrub(const struct policy *p)
-{
-	size_t i = 0;
-
-	while (environ && environ[i]) {
-		char *eq = strchr(environ[i], '=');
-
-		if (eq && eq > environ[i] && env_denied(p, environ[i], (size_t)(eq - environ[i]))) {
-			char *name = astrndup(environ[i], (size_t)(eq - environ[i]));
-
-			memset(eq + 1, 0, strlen(eq + 1));
-			if (unsetenv(name) == 0)
-				continue;	/* the rest moved down: i is the next one */
-		}
-		i++;
-	}
-}
-
-/* A listening socket on this machine's 127.0.0.1:port (expose-port). */
-static int
-host_listen_tcp(int port)
-{
-	struct sockaddr_in sa;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
-		die_hint(errno == EADDRINUSE ? "stop what listens there, or expose another port" : NULL,
-		    "expose-port %d: cannot listen on this machine's 127.0.0.1:%d: %s; the command did not run",
-		    port, port, strerror(errno));
-	return fd;
-}
-
-/* A listening Unix socket at path (bridge socat), in a directory only we
- * can enter (0700): other users cannot reach the proxy through it. */
-static int
-host_listen_unix(const char *path)
-{
-	struct sockaddr_un sa;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		die_hint("set TMPDIR to a shorter directory", "bridge socat: the socket path %s is too long "
-		    "for a Unix socket (%zu bytes at most)", path, sizeof(sa.sun_path) - 1);
-	memcpy(sa.sun_path, path, strlen(path));
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
-		die("bridge socat: cannot listen on %s: %s", path, strerror(errno));
-	return fd;
-}
-
-/* Find prog in PATH; returns an arena string, or NULL. */
-static const char *
-find_in_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save;
-
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0 ? prog : NULL;
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	copy = astrdup(path);
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		char *cand = path_join(*dir ? dir : ".", prog);
-		struct stat st;
-
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			return cand;
-	}
-	return NULL;
-}
-
-static const char *
-bwrap_locate(const struct policy *p)
-{
-	const char *bw = p->bwrap_path ? p->bwrap_path : find_in_path("bwrap");
-
-	if (!bw || access(bw, X_OK) < 0)
-		die_hint("install it: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)",
-		    "bubblewrap (%s) is not installed; sbx never runs a command without its sandbox",
-		    p->bwrap_path ? p->bwrap_path : "bwrap");
-	return bw;
-}
-
-/* SECURITY: if sbx, bwrap or socat could be replaced from inside, the next
- * sbx run would execute the command's code outside any sandbox. */
-static void
-tamper_check(const struct plan *pl, const char *what, const char *path)
-{
-	char real[PATH_MAX];
-	const char *dir;
-
-	if (!path || !realpath(path, real))
-		return;
-	dir = path_dirname(real);
-	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
-		die_hint("install it outside every writable directory (make install puts sbx in /usr/local/bin), "
-		    "or narrow the allow-write that covers it",
-		    "refusing to run: %s (%s) would be writable inside the sandbox, so the command could "
-		    "replace it and the next run would execute that code outside any sandbox", real, what);
-}
-
-/* Read bwrap's --info-fd JSON up to its closing brace; return "child-pid". */
-static pid_t
-read_child_pid(int fd)
-{
-	char buf[1024];
-	size_t n = 0;
-	ssize_t r;
-	const char *p;
-
-	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		n += (size_t)r;
-		buf[n] = '\0';
-		if (strchr(buf, '}'))
-			break;
-	}
-	buf[n] = '\0';
-	p = strstr(buf, "\"child-pid\"");
-	if (!p || !(p = strchr(p, ':')))
+	d->verdict = (enum px_verdict)b[1];
+	d->proto = (enum proto)b[2];
+	d->port = (uint16_t)(b[3] << 8 | b[4]);
+	d->lost = (uint32_t)b[5] << 24 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 8 | b[8];
+	hn = b[9];
+	if (n < 12 + hn)
 		return -1;
-	return (pid_t)strtol(p + 1, NULL, 10);
-}
-
-static const char *
-bwrap_failure_hint(void)
-{
-	struct buf b = { 0 };
-	const char *hint = "run `sbx --check` to see which requirement is missing";
-
-	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 && b.p[0] == '1')
-		hint = "AppArmor forbids unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1): "
-		    "add an AppArmor profile for bwrap, or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`";
-	free(b.p);
-	return hint;
-}
-
-/* A run in progress: what run_linux's steps hand each other. */
-struct run {
-	const struct policy *p;
-	const struct plan *pl;
-	const struct run_paths *rp;
-	const struct run_facts *rf;
-	struct inner_msg im;		/* the instructions for the inner helper */
-	struct px_listener ls[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];	/* what the proxy will own */
-	int nls;
-	int expose_fd;			/* expose-port: the channel to the inner helper, or -1 */
-	sigset_t forwarded, old;	/* the signals taken on sigfd; the mask before */
-	int info, ctl;			/* our ends: bwrap's --info-fd pipe, the control socket */
-	pid_t bwrap, inner, proxy;	/* inner: the helper's pid as seen here; -1 while unknown */
-	int report;			/* the proxy's decisions, or -1 */
-	bool ready;			/* the inner helper said "R": the command started */
-	int status;			/* bwrap's wait status */
-	struct net_log *netlog;
-};
-
-/* Step: what the inner helper is told (flags, ports, the links it pins). */
-static void
-run_instructions(struct run *r, char **cmd)
-{
-	const struct policy *p = r->p;
-	struct inner_msg *im = &r->im;
-	size_t i;
-
-	memset(im, 0, sizeof(*im));
-	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
-	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0);
-	for (i = 0; i < p->host_ports.n; i++)
-		im->ports[im->nports++] = (uint16_t)atoi(p->host_ports.v[i]);
-	for (i = 0; i < p->expose_ports.n; i++)
-		im->expose[im->nexpose++] = (uint16_t)atoi(p->expose_ports.v[i]);
-	im->argv = cmd;
-	im->links = amalloc((r->pl->mounts.n + 1) * sizeof(char *));
-	for (i = 0; i < r->pl->mounts.n; i++)
-		if (((struct mount *)r->pl->mounts.v[i])->kind == MK_PIN_LINK)
-			im->links[im->nlinks++] = (char *)((struct mount *)r->pl->mounts.v[i])->path;
-}
-
-/* Step: expose-port's listeners on this machine, first: a port in use
- * stops the run before anything starts. */
-static void
-run_listen_expose(struct run *r)
-{
-	for (uint32_t i = 0; i < r->im.nexpose; i++) {
-		r->ls[r->nls].fd = host_listen_tcp(r->im.expose[i]);
-		r->ls[r->nls].role = LR_EXPOSE;
-		r->ls[r->nls++].port = r->im.expose[i];
-	}
-}
-
-/* Step: the forwarded signals wait on sigfd from here on: one that comes
- * while the sandbox is being built must not kill sbx half-way, with its
- * placeholders made and nothing run. */
-static void
-run_take_signals(struct run *r)
-{
-	sigemptyset(&r->forwarded);
-	for (size_t i = 0; i < LEN(forwarded_signals); i++)
-		sigaddset(&r->forwarded, forwarded_signals[i]);
-	sigaddset(&r->forwarded, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &r->forwarded, &r->old);
-}
-
-/* Step (bridge socat): the proxy's Unix sockets, in the run's directory
- * (made by run_prepare), which socat inside connects to. */
-static void
-run_listen_bridge(struct run *r)
-{
-	if (!(r->im.flags & IF_PROXY) || !r->rp->bridge_dir)
-		return;
-	r->im.socat = r->p->socat_path ? r->p->socat_path : find_in_path("socat");
-	if (!r->im.socat)
-		die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
-		    "bridge socat: socat is not in PATH; the command did not run");
-	for (int k = 0; k < 2; k++) {
-		r->im.bridge_sock[k] = path_join(r->rp->bridge_dir, k ? "socks.sock" : "http.sock");
-		r->ls[r->nls].fd = host_listen_unix(r->im.bridge_sock[k]);
-		r->ls[r->nls].role = LR_PROXY;
-		r->ls[r->nls++].port = 0;
-	}
-}
-
-/* In the bwrap child: move the descriptors bwrap inherits to their fixed
- * numbers (enum bwrap_fd) and keep them open across exec. Each is first
- * duplicated above every target, so no move overwrites one still to come. */
-static int
-fds_move_fixed(const int *from, const int *to, int n)
-{
-	int tmp[8], top = 0, i;
-
-	BUG_ON(n > (int)LEN(tmp));
-	for (i = 0; i < n; i++)
-		top = to[i] > top ? to[i] : top;
-	for (i = 0; i < n; i++)
-		if ((tmp[i] = fcntl(from[i], F_DUPFD_CLOEXEC, top + 1)) < 0)
+	rn = (size_t)b[10 + hn] << 8 | b[11 + hn];
+	if (rn > SBX_MAX_TEXT_ARG_BYTES || n != 12 + hn + rn || (d->verdict == PXV_ALLOW) != (rn == 0))
+		return -1;
+	for (size_t k = 0; k < hn + rn; k++)
+		if (is_control(b[k < hn ? 10 + k : 12 + k]))	/* the host, then the reason */
 			return -1;
-	for (i = 0; i < n; i++) {
-		if (dup2(tmp[i], to[i]) < 0)	/* the new descriptor is not close-on-exec */
-			return -1;
-		close(tmp[i]);
-	}
+	memcpy(d->host, b + 10, hn);
+	memcpy(d->reason, b + 12 + hn, rn);
 	return 0;
 }
 
-/* Step: start bwrap, with the argv --print=argv shows (bw_render). */
-static void
-run_spawn_bwrap(struct run *r, const char *bwrap)
-{
-	struct bw_invocation bi;
-	struct buf args = { 0 };
-	int info[2], ctl[2], exe_fd, args_fd;
-	pid_t parent = getpid();
-
-	exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	if (exe_fd < 0)
-		die("cannot open my own binary (/proc/self/exe): %s", strerror(errno));
-	if (pipe2(info, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
-		die("pipe: %s", strerror(errno));
-	args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
-	if (args_fd < 0)
-		die("memfd_create: %s", strerror(errno));
-	bw_render(bwrap, r->p, r->pl, r->rf, &bi);
-	/* rendered (the --unsetenv list is made): from here on sbx, and bwrap
-	 * and the proxy forked below, hold none of the denied values */
-	env_scrub(r->p);
-	bw_args_blob(&bi, &args);
-	if (write_all(args_fd, args.p, args.n) < 0 || lseek(args_fd, 0, SEEK_SET) < 0)
-		die("cannot write bwrap's arguments: %s", strerror(errno));
-	free(args.p);
-
-	r->bwrap = fork();
-	if (r->bwrap < 0)
-		die("fork: %s", strerror(errno));
-	if (r->bwrap == 0) {
-		const int from[] = { exe_fd, info[1], ctl[1], args_fd };
-		const int to[] = { SBX_FD_EXE, SBX_FD_INFO, SBX_FD_CTL, SBX_FD_ARGS };
-
-		/* if sbx dies (even by SIGKILL), bwrap and everything under it die */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(SBX_EXIT_FAILURE);
-		if (fds_move_fixed(from, to, (int)LEN(from)) < 0) {
-			fprintf(stderr, "%s: cannot pass descriptors to bwrap: %s\n", progname, strerror(errno));
-			_exit(SBX_EXIT_FAILURE);
-		}
-		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		signal(SIGPIPE, SIG_DFL);	/* sbx ignores it; the command gets the default */
-		execv(bwrap, (char **)bi.argv.v);
-		fprintf(stderr, "%s: cannot run %s: %s\n", progname, bwrap, strerror(errno));
-		_exit(SBX_EXIT_FAILURE);
-	}
-	close(info[1]);
-	close(ctl[1]);
-	close(args_fd);
-	close(exe_fd);
-	r->info = info[0];
-	r->ctl = ctl[0];
-}
-
-/* Step: the instructions, then the inner helper's pid from bwrap. A write
- * to a helper that died fails (EPIPE; SIGPIPE is ignored), and the reason
- * shows in its exit status. */
-static void
-run_send_instructions(struct run *r)
-{
-	struct buf msg = { 0 };
-
-	ctl_encode(&r->im, &msg);
-	(void)write_all(r->ctl, msg.p, msg.n);
-	free(msg.p);
-	r->inner = read_child_pid(r->info);
-	close(r->info);
-}
-
-/* Step: the listeners made inside, each with its role (handed_decode);
- * the expose-port channel is kept apart. */
-static void
-run_take_handed(struct run *r)
-{
-	int lfd[SBX_MAX_HANDED], nfd = 0;
-	char desc[SBX_HANDED_MAX_BYTES];
-	struct handed h;
-	ssize_t dn;
-	const char *why;
-
-	if (!inner_hands_fds(&r->im))
-		return;
-	dn = recv_fds(r->ctl, desc, sizeof(desc), lfd, SBX_MAX_HANDED, &nfd, 0);
-	if (dn < 0 || handed_decode(desc, (size_t)dn, nfd, &h, &why) < 0) {
-		for (int k = 0; k < nfd; k++)
-			close(lfd[k]);
-		return;	/* the helper failed; it said why, and the run ends in run_exit_status */
-	}
-	for (int k = 0; k < h.n; k++) {
-		if (h.role[k] == LR_EXPOSE) {
-			r->expose_fd = lfd[k];
-			continue;
-		}
-		r->ls[r->nls].fd = lfd[k];
-		r->ls[r->nls].role = h.role[k];
-		r->ls[r->nls++].port = h.port[k];
-	}
-}
-
-/* Step: the proxy process, which lives until this sbx does (its end of the
- * report pair hangs up then). It owns the listeners from here on and sends
- * each decision over the pair. */
-static void
-run_spawn_proxy(struct run *r)
-{
-	int pair[2];
-
-	if (r->nls == 0)
-		return;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-		die("socketpair: %s", strerror(errno));
-	r->proxy = fork();
-	if (r->proxy == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(pair[0]);
-		close(r->ctl);
-		for (size_t i = 0; i < run_state.held.n; i++) {	/* the placeholders' locks stay sbx's */
-			const struct ph_held *ph = run_state.held.v[i];
-
-			if (ph->dir >= 0)
-				close(ph->dir);
-			if (ph->fd >= 0)
-				close(ph->fd);
-		}
-		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		px_main(r->p, r->ls, r->nls, r->expose_fd, pair[1]);
-	}
-	if (r->proxy < 0)
-		die("fork: %s", strerror(errno));	/* bwrap dies with us: nothing runs */
-	close(pair[1]);
-	r->report = pair[0];
-	while (r->nls > 0)
-		close(r->ls[--r->nls].fd);
-	if (r->expose_fd >= 0)
-		close(r->expose_fd);
-	r->expose_fd = -1;
-}
-
-/* Step: "R" from the inner helper: the command has started. */
-static void
-run_wait_ready(struct run *r)
-{
-	char ch = 0;
-
-	while (read(r->ctl, &ch, 1) < 0 && errno == EINTR)
-		;
-	r->ready = r->inner > 0 && ch == 'R';
-	close(r->ctl);
-}
-
-/* Step: wait for bwrap, forwarding signals and taking the proxy's
- * decisions as they come (the signals stay blocked: they arrive on sigfd). */
-static void
-run_supervise(struct run *r)
-{
-	bool done = false;
-	int sigfd = signalfd(-1, &r->forwarded, SFD_CLOEXEC);
-
-	if (sigfd < 0)
-		die("signalfd: %s", strerror(errno));	/* bwrap dies with us: nothing more runs */
-	while (!done) {
-		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 } };	/* -1: poll skips it */
-		struct signalfd_siginfo si;
-		int sig;
-
-		if (poll(pf, 2, -1) < 0)
-			continue;
-		if (pf[1].revents) {
-			net_log_drain(r->netlog, r->report);
-			if (pf[1].revents & (POLLHUP | POLLERR)) {
-				close(r->report);	/* the proxy died: keep no fd that polls ready forever */
-				r->report = -1;
-			}
-		}
-		if (!(pf[0].revents & POLLIN) || read(sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
-			continue;
-		sig = (int)si.ssi_signo;
-		if (sig == SIGCHLD) {
-			pid_t w;
-
-			while ((w = waitpid(r->bwrap, &r->status, WNOHANG)) == r->bwrap || (w < 0 && errno == EINTR))
-				if (w == r->bwrap) {
-					done = true;
-					break;
-				}
-			continue;
-		}
-		/* the command gets the signal through its pid 1; before that
-		 * exists, stopping bwrap stops everything. A signal from the
-		 * terminal (SI_KERNEL) reached the command directly: it shares
-		 * our foreground process group. */
-		if (si.ssi_code <= 0 || !r->ready)
-			kill(r->ready ? r->inner : r->bwrap, sig);
-	}
-	close(sigfd);
-	if (r->report >= 0) {
-		net_log_drain(r->netlog, r->report);	/* the last decisions wait in the socket */
-		close(r->report);
-	}
-	if (r->proxy > 0) {
-		kill(r->proxy, SIGKILL);
-		waitpid(r->proxy, NULL, 0);
-	}
-	net_log_summary(r->netlog);
-	sigprocmask(SIG_SETMASK, &r->old, NULL);
-}
-
-/* Step: sbx's exit status: the command's, or 125 when the sandbox was
- * never built (the inner helper or bwrap said why). */
-static int
-run_exit_status(const struct run *r)
-{
-	if (!r->ready && WIFEXITED(r->status) && WEXITSTATUS(r->status) == SBX_EXIT_FAILURE)
-		exit(SBX_EXIT_FAILURE);	/* the inner helper said why */
-	if (!r->ready)
-		die_hint(bwrap_failure_hint(), "bubblewrap could not build the sandbox (its message is above); "
-		    "the command did not run");
-	if (WIFSIGNALED(r->status))
-		return 128 + WTERMSIG(r->status);
-	return WEXITSTATUS(r->status);
-}
-
-/* Run the command in the sandbox, as a list of steps (nsjail's
- * containProc() habit). Returns the exit status sbx should exit with; dies
- * (125) if the sandbox cannot be built. */
-static int
-run_linux(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
-    const char *bwrap)
-{
-	struct run r = { .p = p, .pl = pl, .rp = rp, .rf = rf, .expose_fd = -1, .info = -1, .ctl = -1,
-		.bwrap = -1, .inner = -1, .proxy = -1, .report = -1, .netlog = net_log_new() };
-
-	run_instructions(&r, rf->cmd);
-	run_listen_expose(&r);
-	run_take_signals(&r);
-	run_prepare(rp, pl);		/* placeholders, the run's directory (5d) */
-	run_listen_bridge(&r);
-	run_spawn_bwrap(&r, bwrap);
-	run_send_instructions(&r);
-	run_take_handed(&r);
-	run_spawn_proxy(&r);
-	run_wait_ready(&r);
-	run_supervise(&r);
-	return run_exit_status(&r);
-}
-
-/* ---- 6d. --check: can this machine build the sandbox? ---------------- */
-
-/* Run argv with stdout and stderr captured into out; returns the exit status or -1. */
-static int
-run_capture(char *const argv[], struct buf *out)
-{
-	int fds[2], status;
-	pid_t pid;
-	char tmp[4096];
-	ssize_t r;
-
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-
-		dup2(null, 0);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	while ((r = read(fds[0], tmp, sizeof(tmp))) > 0 || (r < 0 && errno == EINTR))
-		if (r > 0 && out->n < 65536)
-			buf_putn(out, tmp, (size_t)r);
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static int check_failures;
-
-static void __attribute__((format(printf, 2, 3)))
-check_line(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ok)
-		check_failures++;
-	fputs(ok ? "ok " : "FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-static char *
-first_line(const struct buf *b)
-{
-	const char *s = b->p ? b->p : "";
-
-	return astrndup(s, strcspn(s, "\n"));
-}
-
-/* The usual reasons unprivileged user namespaces fail, and their fixes. */
-static const char *
-userns_diagnosis(void)
-{
-	struct buf b = { 0 };
-	struct utsname u;
-	const char *why = NULL;
-
-	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 && b.p[0] == '1')
-		why = "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10+) — fix: add an AppArmor profile "
-		    "that allows userns for bwrap, or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
-	b.n = 0;
-	if (!why && read_file("/proc/sys/user/max_user_namespaces", 32, &b) == 0 && atoi(b.p) == 0)
-		why = "user.max_user_namespaces=0 — fix: sysctl -w user.max_user_namespaces=15000";
-	b.n = 0;
-	if (!why && read_file("/proc/sys/kernel/unprivileged_userns_clone", 16, &b) == 0 && b.p[0] == '0')
-		why = "kernel.unprivileged_userns_clone=0 — fix: sysctl -w kernel.unprivileged_userns_clone=1";
-	if (!why && uname(&u) == 0 && strstr(u.release, "Microsoft"))
-		why = "WSL1 has no user namespaces — fix: use WSL2";
-	if (!why && (access("/.dockerenv", F_OK) == 0 || access("/run/.containerenv", F_OK) == 0))
-		why = "this is a container without the privileges to nest namespaces — fix: run it with "
-		    "--security-opt seccomp=unconfined and apparmor=unconfined, or --privileged";
-	free(b.p);
-	return why ? why : "unknown cause — fix: see the bubblewrap message above";
-}
-
-static int
-check_main(const struct policy *p)
-{
-	const char *bw = p->bwrap_path ? p->bwrap_path : find_in_path("bwrap");
-	const char *socat = p->socat_path ? p->socat_path : find_in_path("socat");
-	struct buf out = { 0 };
-	struct buf sb = { 0 };
-	int rc;
-
-	if (!bw || access(bw, X_OK) < 0) {
-		check_line(false, "bubblewrap not found — fix: apt-get install bubblewrap");
-	} else {
-		char *ver[] = { (char *)bw, "--version", NULL };
-
-		rc = run_capture(ver, &out);
-		check_line(rc == 0, "bubblewrap %s (%s)", rc == 0 ? first_line(&out) : "does not run", bw);
-		{
-			char *probe[] = { (char *)bw, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/",
-			    "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true", NULL };
-
-			out.n = 0;
-			rc = run_capture(probe, &out);
-			if (rc == 0)
-				check_line(true, "user, pid and network namespaces can be created");
-			else
-				check_line(false, "bwrap cannot create namespaces: %s — cause: %s", first_line(&out),
-				    userns_diagnosis());
-		}
-	}
-	rc = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
-	check_line(rc >= 0, "seccomp filters%s", rc >= 0 ? " are supported" : ": not supported by this kernel");
-	if (read_file("/proc/sys/kernel/seccomp/actions_avail", 4096, &sb) == 0)
-		check_line(strstr(sb.p, "user_notif") != NULL, "seccomp user notification%s",
-		    strstr(sb.p, "user_notif") ? " is supported" : ": not supported (kernel older than 5.0)");
-	else
-		check_line(false, "seccomp user notification: /proc/sys/kernel/seccomp/actions_avail unreadable");
-	if (socat && access(socat, X_OK) == 0)
-		check_line(true, "socat (%s), for bridge socat", socat);
-	else if (p->bridge == BRIDGE_SOCAT)
-		check_line(false, "socat not found, and the policy says bridge socat — fix: apt-get install socat");
-	else
-		check_line(true, "socat is not installed; only bridge socat needs it");
-	if (p->weaker_nested_sandbox)
-		check_line(true, "weaker-nested-sandbox is set: if a fresh /proc cannot be mounted, /proc shows every "
-		    "process of the machine (their cmdline, and environ of this user's), and if nested namespaces "
-		    "cannot be made the command shares bwrap's pid namespace; the seccomp filters, no capabilities, "
-		    "and read-only /proc/sys, sysrq-trigger, irq and bus still hold");
-	free(out.p);
-	free(sb.p);
-	return check_failures ? 1 : 0;
-}
-
-#endif /* SBX_LINUX */
-
 /* ====================================================================
- * 7. MACOS (Seatbelt)
- * ====================================================================
- * Not built yet: the Seatbelt profile renderer and the sandbox-exec runner
- * come with the macOS work. Until then sbx on macOS fails closed (exit 125)
- * rather than run anything unsandboxed. */
-
-/* ====================================================================
- * 8. PROXY: one poll() loop owns every listener and connection
+ * 7. PROXY: one poll() loop owns every listener and connection
  * ====================================================================
  *
  * The sandbox's network namespace holds only its own loopback. `sbx
@@ -9703,6 +6836,15 @@ check_main(const struct policy *p)
  * Everything a connection sends is hostile: every field is bounded, each
  * state has a deadline, and a bad client closes its own connection only. */
 
+/* Prototypes: the seccomp installer the lockdown shares with the inner
+ * helper (10a); the next address after a failed connect (7.3). */
+#if SBX_LINUX
+static int install_program(const struct bpf_opts *o);
+#endif
+struct proxy;
+struct conn;
+static void px_connect_next(struct proxy *px, struct conn *c);
+
 #define SBX_MAX_HTTP_HEAD_BYTES	16384
 #define SBX_RELAY_BUF_BYTES	65536		/* per direction, allocated on first use, freed when drained */
 #define SBX_BULK_AFTER_BYTES	(256 * 1024)	/* a tunnel direction that carried this much is bulk */
@@ -9723,7 +6865,6 @@ enum conn_state {
 	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_INSIDE_WAIT, CS_CONNECTING, CS_RELAY, CS_REPLY_CLOSE,
 };
 
-enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_PORT, PR_EXPOSE };
 
 /* SOCKS reply codes (RFC 1928 section 6; SOCKS4) */
 enum {
@@ -9734,7 +6875,7 @@ enum {
 };
 
 /* One direction of a connection: bytes p[off..len) wait to be sent. p is
- * owned and is NULL while the direction is idle (see 8.3, "buffers"). */
+ * owned and is NULL while the direction is idle (see 7.3, "buffers"). */
 struct rbuf {
 	char *p;
 	size_t off, len;
@@ -9853,85 +6994,8 @@ px_pipe_cloexec_nonblock(int p[2])
 }
 #endif /* SBX_LINUX */
 
-/* Decisions. Every connection the proxy decides goes through px_record, as
- * one record over a SOCK_SEQPACKET pair to sbx, which keeps them for the
- * violations report (section 9) and shows them under -v:
- *
- *   'D' verdict proto port(2, big-endian) lost(4) hostlen(1) host reasonlen(2) reason
- *
- * The proxy never waits for sbx: a record the socket cannot take now is
- * counted, and the count (lost) rides on the next record that fits. The
- * same pair tells the proxy that sbx has gone (it polls as hung up).
- * sbx decodes strictly (px_decision_decode): the proxy parses hostile bytes,
- * and a proxy taken over by a memory bug must not confuse sbx in turn. */
-/* ORDER: verdict_names, and net_log's totals indexed by verdict (8). */
-enum px_verdict { PXV_ALLOW, PXV_DENY, PXV_FAIL };	/* FAIL: allowed, but the network said no */
-
-struct px_decision {
-	enum px_verdict verdict;
-	enum proto proto;
-	uint16_t port;
-	uint32_t lost;				/* records dropped just before this one */
-	char host[SBX_MAX_HOST_BYTES + 1];	/* as the client named it; control bytes as '?' */
-	char reason[SBX_MAX_TEXT_ARG_BYTES + 1];	/* empty for an allow */
-};
-
-#define SBX_DECISION_MAX_BYTES	(12 + SBX_MAX_HOST_BYTES + SBX_MAX_TEXT_ARG_BYTES)
-
-static const char *const proto_names[] = { "http-connect", "http", "socks5", "socks4", "host-port", "expose-port" };	/* ORDER: enum proto */
-static const char *const verdict_names[] = { "allow", "deny", "fail" };	/* ORDER: enum px_verdict */
-
-/* Encode d into out (SBX_DECISION_MAX_BYTES); returns the length. */
-static size_t
-px_decision_encode(const struct px_decision *d, unsigned char *out)
-{
-	size_t hn = strnlen(d->host, SBX_MAX_HOST_BYTES), rn = strnlen(d->reason, SBX_MAX_TEXT_ARG_BYTES), n = 0;
-
-	out[n++] = 'D';
-	out[n++] = (unsigned char)d->verdict;
-	out[n++] = (unsigned char)d->proto;
-	out[n++] = (unsigned char)(d->port >> 8);
-	out[n++] = (unsigned char)d->port;
-	for (int k = 3; k >= 0; k--)
-		out[n++] = (unsigned char)(d->lost >> (8 * k));
-	out[n++] = (unsigned char)hn;
-	for (size_t k = 0; k < hn; k++)	/* a malformed host may hold anything */
-		out[n++] = is_control((unsigned char)d->host[k]) ? '?' : (unsigned char)d->host[k];
-	out[n++] = (unsigned char)(rn >> 8);
-	out[n++] = (unsigned char)rn;
-	for (size_t k = 0; k < rn; k++)
-		out[n++] = is_control((unsigned char)d->reason[k]) ? '?' : (unsigned char)d->reason[k];
-	return n;
-}
-
-/* Decode one record: every length exact, every field in range, no control
- * bytes. Returns 0, or -1 for a record sbx must not believe. */
-static int
-px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
-{
-	size_t hn, rn;
-
-	memset(d, 0, sizeof(*d));
-	if (n < 12 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names))
-		return -1;
-	d->verdict = (enum px_verdict)b[1];
-	d->proto = (enum proto)b[2];
-	d->port = (uint16_t)(b[3] << 8 | b[4]);
-	d->lost = (uint32_t)b[5] << 24 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 8 | b[8];
-	hn = b[9];
-	if (n < 12 + hn)
-		return -1;
-	rn = (size_t)b[10 + hn] << 8 | b[11 + hn];
-	if (rn > SBX_MAX_TEXT_ARG_BYTES || n != 12 + hn + rn || (d->verdict == PXV_ALLOW) != (rn == 0))
-		return -1;
-	for (size_t k = 0; k < hn + rn; k++)
-		if (is_control(b[k < hn ? 10 + k : 12 + k]))	/* the host, then the reason */
-			return -1;
-	memcpy(d->host, b + 10, hn);
-	memcpy(d->reason, b + 12 + hn, rn);
-	return 0;
-}
-
+/* Decisions: each connection's verdict goes to sbx as one record (6c),
+ * through px_record. */
 static int px_report_fd = -1;	/* the proxy's end of the pair (the proxy is one process) */
 static uint32_t px_report_lost;
 
@@ -9959,7 +7023,7 @@ px_record(const struct conn *c, enum px_verdict v, const char *reason)
 		px_report_lost++;
 }
 
-/* ---- 8.1 Parsers: bytes in, a result out (pure; fuzzed) ---------------- */
+/* ---- 7.1 Parsers: bytes in, a result out (pure; fuzzed) ---------------- */
 
 struct http_req {
 	bool connect;
@@ -10413,7 +7477,7 @@ ssh_refusal(struct buf *b, const char *reason)
 	free(pl.p);
 }
 
-/* ---- 8.2 The resolver: blocking getaddrinfo off the event loop -------- */
+/* ---- 7.2 The resolver: blocking getaddrinfo off the event loop -------- */
 
 struct dns_job {
 	unsigned slot, gen;
@@ -10480,7 +7544,7 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
 	pthread_mutex_unlock(&dns.lock);
 }
 
-/* ---- 8.3 Connections ------------------------------------------------- */
+/* ---- 7.3 Connections ------------------------------------------------- */
 
 /* buffers. A relay buffer exists only while its direction has bytes in
  * flight: a thousand idle tunnels hold none. Most exchanges are short and
@@ -10702,8 +7766,6 @@ px_decide(struct proxy *px, struct conn *c, unsigned slot)
 	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
 	dns_submit(slot, c->gen, canon);
 }
-
-static void px_connect_next(struct proxy *px, struct conn *c);
 
 /* The resolver answered: walk its addresses (px_connect_next). */
 static void
@@ -11372,7 +8434,7 @@ px_on_resolver(struct proxy *px)
 	}
 }
 
-/* ---- 8.4 The lockdown: what a memory bug in the proxy could still do -------
+/* ---- 7.4 The lockdown: what a memory bug in the proxy could still do -------
  *
  * Before the proxy reads a byte from the sandbox it locks itself down
  * (DESIGN 3.6), in one function per platform, px_lockdown: on Linux not
@@ -11520,7 +8582,7 @@ px_lockdown(void)
 /* What is portable of the lockdown: no core file (one would hold whatever
  * the proxy relayed). XXX the Seatbelt profile for the proxy (no exec, no
  * writes, reads limited to the resolver's files) comes with the macOS
- * runner (issue 14); until then sbx on macOS runs nothing (section 10). */
+ * runner (issue 14); until then sbx on macOS runs nothing (section 12). */
 static void
 px_lockdown(void)
 {
@@ -11534,7 +8596,7 @@ px_lockdown(void)
 }
 #endif /* SBX_LINUX */
 
-/* ---- 8.5 The proxy process: set-up, lockdown, the loop -------------------
+/* ---- 7.5 The proxy process: set-up, lockdown, the loop -------------------
  *
  * px_main is the whole life of the process, one named step each: px_init
  * (the state, and this machine's addresses, read while it still may), the
@@ -11572,7 +8634,7 @@ px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, 
 	own_addresses(&px->own);	/* arena: before the seal */
 }
 
-/* The resolver threads (8.2), after the lockdown so that they run under it. */
+/* The resolver threads (7.2), after the lockdown so that they run under it. */
 static void
 px_start_resolvers(struct proxy *px)
 {
@@ -11675,10 +8737,10 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
 }
 
 /* ====================================================================
- * 9. VIOLATIONS
+ * 8. VIOLATIONS
  * ====================================================================
  * The proxy's decisions arrive here, one record each over the report pair
- * (px_record and its encoding are in section 8), and are kept as distinct
+ * (px_record in section 7, its encoding in 6c), and are kept as distinct
  * events with counts. The <sandbox_violations> block that turns the denied
  * ones (and the write observer's events) into text for a model is the next
  * step; for now -v shows each decision as it comes and a summary at exit. */
@@ -11779,7 +8841,3010 @@ net_log_summary(const struct net_log *l)
 }
 
 /* ====================================================================
- * 10. CLI AND MAIN: option table, usage, --print modes, exit status
+ * 9. THE RUN ON DISK: the runtime directory, placeholders, the audit
+ * ====================================================================
+ *
+ * What a run makes and removes on this machine, for every platform's
+ * runner: its private directory, the placeholders shared with concurrent
+ * runs, and the audit of git repositories the command made. */
+
+/* Prototypes: the audit (9b), which a run's preparation, its cleanup and
+ * the recovery of a dead run (9a) call; audit_gitdir recurses. */
+struct audit;
+static void audit_recover(const char *run_dir);
+static void audit_record(const char *run_dir, const struct plan *pl);
+static void audit_after_run(const struct plan *pl);
+static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth);
+
+/* ---- 9a. The runtime directory, and placeholders shared between runs --
+ *
+ * The runtime root (one per user: /tmp/sbx-UID, or /var/tmp/sbx-UID when
+ * the policy lets the command write /tmp) holds each run's directory (the
+ * command's private TMPDIR, the empty file bound over hidden files, the
+ * audit's record) and the placeholder registry. SECURITY: every run hides
+ * both places from its command, whatever its policy (runtime_root_pick):
+ * a command that could write one could forge what another run trusts
+ * (registry entries, records, a symlink where a run's TMPDIR is bound),
+ * and read the private TMPDIRs of concurrent runs.
+ *
+ * A placeholder is an empty directory sbx creates so that a missing
+ * dangerous name in a writable root can be covered (a mount needs a
+ * target; bwrap would create one on the host anyway). Agents run commands
+ * in parallel in one project, so placeholders are shared: a run that finds
+ * another run's placeholder covers it like its own, and a placeholder is
+ * removed only when no live run uses it. KERNEL: removing a mount point on
+ * the host dissolves the mounts on it in every other mount namespace, so a
+ * run that removed a placeholder another run still covered would lift that
+ * run's deny (and a bind racing the removal fails: "Can't get type of
+ * source").
+ *
+ * The registry: one file per placeholder, ROOT/ph/<hash of its path>,
+ * holding the path and the identity of what was made (device, inode).
+ * Every live run that covers a placeholder holds a shared flock(2)
+ * on its file; creating, sharing and removing happen under one exclusive
+ * lock on ROOT/placeholders.lock, so a removal never races a bind. The last
+ * run out (it can lock the entry exclusively) removes the placeholder if
+ * it is still what was made. A run killed by SIGKILL drops its locks with
+ * its descriptors, and the next run reclaims every entry no one holds.
+ * Proof, not trust: the registry lies where no sandbox can write (so no
+ * command can forge an entry), and removal never follows a symlink and
+ * never removes anything but the empty directory that was made: a file
+ * the person put at that name, or anything they put inside, survives. */
+
+#define SBX_PH_MAGIC	"sbx-placeholder 1"
+
+static long long
+proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int fd, i;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* the command name may hold spaces and ')' */
+	if (!p)
+		return -1;
+	for (i = 0; i < 20 && p; i++)	/* field 22, starttime, is 20 fields after ')' */
+		p = strchr(p + 1, ' ');
+	return p ? strtoll(p + 1, NULL, 10) : -1;
+}
+
+/* Open the directory that holds path's last name, following no symlink on
+ * the way (*name points into path). SECURITY: the command may have turned
+ * any directory of a writable root into a symlink on the host; a removal
+ * must still act on the name sbx made, never on what a link points at.
+ * Returns a descriptor, or -1 with errno set. */
+static int
+open_parent_nofollow(const char *path, const char **name)
+{
+	/* the last parent opened, kept: a plan's targets share a few. An fd
+	 * keeps naming the directory it opened, even if that is renamed
+	 * since, which is what a removal of what sbx made there wants */
+	static char last[PATH_MAX];
+	static int last_fd = -1;
+	char comp[NAME_MAX + 1];
+	const char *p = path, *slash;
+	int fd, next;
+
+	if (path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	slash = strrchr(path, '/');
+	if (last_fd >= 0 && (size_t)(slash - path) == strlen(last) && strncmp(path, last, (size_t)(slash - path)) == 0 &&
+	    (fd = fcntl(last_fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+		*name = slash + 1;
+		return fd;
+	}
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!(slash = strchr(p, '/'))) {
+			*name = p;
+			if ((size_t)(p - 1 - path) < sizeof(last)) {
+				if (last_fd >= 0)
+					close(last_fd);
+				last_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+				snprintf(last, sizeof(last), "%.*s", (int)(p - 1 - path), path);
+			}
+			return fd;
+		}
+		if ((size_t)(slash - p) > NAME_MAX) {
+			close(fd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(comp, p, (size_t)(slash - p));
+		comp[slash - p] = '\0';
+		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+		p = slash + 1;
+	}
+}
+
+/* Remove a tree without following symlinks: the command wrote it (its
+ * private TMPDIR). */
+static void
+rm_tree_at(int parent, const char *name, int depth)
+{
+	int fd;
+	DIR *d;
+	struct dirent *de;
+
+	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
+		return;
+	if (depth > 256)
+		return;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		/* a directory the command made unreadable is still ours;
+		 * AT_SYMLINK_NOFOLLOW: a link there is not followed to its target */
+		if (fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+			fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return;
+	}
+	fchmod(fd, 0700);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			rm_tree_at(dirfd(d), de->d_name, depth + 1);
+	closedir(d);
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+static void
+rm_tree(const char *path)
+{
+	int pfd;
+	const char *name;
+
+	if ((pfd = open_parent_nofollow(path, &name)) < 0)
+		return;
+	rm_tree_at(pfd, name, 0);
+	close(pfd);
+}
+
+/* Registry entries: the magic line, then "made KIND DEV INO CTIME" (or
+ * "intent KIND TIME" while it is being created), then the path, %-escaped
+ * (%, newline). KIND is d (an empty directory), f (an empty file) or .
+ * (a file holding "."). A directory matches on DEV and INO (a placeholder
+ * made inside it changes its ctime); a file on CTIME too. */
+static void
+line_escape(struct buf *b, const char *path)
+{
+	for (; *path; path++) {
+		if (*path == '%' || *path == '\n')
+			buf_printf(b, "%%%02x", (unsigned char)*path);
+		else
+			buf_putc(b, *path);
+	}
+}
+
+static char *
+line_unescape(const char *s)
+{
+	char *out = amalloc(strlen(s) + 1), *o = out;
+
+	for (; *s; s++) {
+		unsigned v;
+
+		if (*s == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2]) &&
+		    sscanf(s + 1, "%2x", &v) == 1) {
+			*o++ = (char)v;
+			s += 2;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* What a placeholder was when it was made. */
+struct ph_id {
+	bool made;		/* false: only the intent was written */
+	enum phkind kind;
+	unsigned long long dev, ino;
+	long long ctime;	/* "made": its ctime; "intent": when the intent was written */
+};
+
+/* A placeholder's kind as one letter in a registry entry. ORDER: enum
+ * phkind; entries other runs wrote are read back with it, so a letter
+ * must keep its meaning. */
+static const char ph_kind_letters[] = "df.";
+
+/* A directory this run mounts on, locked shared (any run, of any runtime
+ * directory, sees that lock), and when it is a placeholder of this
+ * registry, its entry, locked shared too. */
+struct ph_held {
+	const char *path;
+	int dir;	/* the directory itself, or -1 (not a directory) */
+	int fd;		/* the registry entry, or -1 (not a placeholder of ours) */
+};
+
+/* The run's own state, for cleanup at exit (atexit: every exit path). */
+static struct {
+	const char *root;	/* the runtime root */
+	const char *run_dir;	/* root/run-PID-START: TMPDIR, the empty file, the audit record */
+	const struct plan *plan;	/* what the run was built from, for the audit (9b) */
+	struct vec held;	/* of struct ph_held, in plan order (parents first) */
+	int lock_fd;		/* root/placeholders.lock while held, else -1 */
+	pid_t owner;		/* only the process that made them cleans up */
+} run_state = { NULL, NULL, NULL, { 0 }, -1, 0 };
+
+/* The registry file name of a placeholder: FNV-1a 64 of its path. The
+ * entry holds the path itself, so a collision is seen, never trusted. */
+static const char *
+ph_entry_name(const char *path)
+{
+	return aprintf("%016llx", (unsigned long long)str_hash(path));
+}
+
+/* Parse an entry. Returns its path, or NULL when it is not one of ours. */
+static const char *
+ph_entry_read(int fd, struct ph_id *id)
+{
+	char buf[8192], *nl1, *nl2, *end;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	memset(id, 0, sizeof(*id));
+	if (!(nl1 = strchr(buf, '\n')) || !(nl2 = strchr(nl1 + 1, '\n')) || !(end = strchr(nl2 + 1, '\n')))
+		return NULL;
+	*nl1 = *nl2 = *end = '\0';
+	if (strcmp(buf, SBX_PH_MAGIC) != 0)
+		return NULL;
+	{
+		char k = 0;
+		const char *at;
+
+		if (sscanf(nl1 + 1, "made %c %llu %llu %lld", &k, &id->dev, &id->ino, &id->ctime) == 4)
+			id->made = true;
+		else if (sscanf(nl1 + 1, "intent %c %lld", &k, &id->ctime) != 2)
+			return NULL;
+		if (!k || !(at = strchr(ph_kind_letters, k)))
+			return NULL;
+		id->kind = (enum phkind)(at - ph_kind_letters);
+	}
+	return nl2[1] == '/' ? line_unescape(nl2 + 1) : NULL;
+}
+
+static int
+ph_entry_write(int fd, const char *path, const struct ph_id *id)
+{
+	struct buf b = { 0 };
+	int rc;
+
+	buf_printf(&b, "%s\n", SBX_PH_MAGIC);
+	if (id->made)
+		buf_printf(&b, "made %c %llu %llu %lld\n", ph_kind_letters[id->kind], id->dev, id->ino, id->ctime);
+	else
+		buf_printf(&b, "intent %c %lld\n", ph_kind_letters[id->kind], id->ctime);
+	line_escape(&b, path);
+	buf_putc(&b, '\n');
+	/* no fsync: the entry must outlive a killed sbx, not a crashed
+	 * machine, and the page cache survives the first */
+	/* written over what was there: the reader takes three lines, so the
+	 * intent needs no cut; the made entry is cut to its length */
+	rc = pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n && (!id->made || ftruncate(fd, (off_t)b.n) == 0) ? 0 : -1;
+	free(b.p);
+	return rc;
+}
+
+/* Is st (the thing at name in pfd) the placeholder id describes? A
+ * directory sbx made has the recorded device and inode (not its ctime: a
+ * placeholder another run made inside it changes that), and only an empty
+ * one is ever removed (rmdir refuses the rest). A file sbx made also has
+ * its recorded ctime, which no one can set back, and still holds exactly
+ * what sbx wrote (nothing, or "."): a file the person put there, or
+ * changed, is never removed. An intent (sbx died between writing it and
+ * recording what it made) accepts only a directory changed since then. */
+static bool
+ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id *id)
+{
+	char b[3];
+	int fd;
+	bool same;
+
+	if (id->kind == PH_DIR) {
+		if (!S_ISDIR(st->st_mode))
+			return false;
+		if (!id->made)
+			return (long long)st->st_ctime >= id->ctime;
+		return st->st_dev == (dev_t)id->dev && st->st_ino == (ino_t)id->ino;
+	}
+	if (!id->made || !S_ISREG(st->st_mode) || st->st_dev != (dev_t)id->dev || st->st_ino != (ino_t)id->ino ||
+	    (long long)st->st_ctime != id->ctime || st->st_size != (id->kind == PH_DOT ? 2 : 0))
+		return false;
+	if (id->kind == PH_FILE)
+		return true;
+	if ((fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return false;
+	same = read(fd, b, sizeof(b)) == 2 && memcmp(b, ".\n", 2) == 0;
+	close(fd);
+	return same;
+}
+
+/* Remove the placeholder at path if it is still what id says. Returns
+ * false when it is still sbx's but could not go (a directory another
+ * run's placeholder is still in): its entry stays, for a later run. */
+static bool
+ph_remove(const char *path, const struct ph_id *id)
+{
+	struct stat st;
+	const char *name;
+	int pfd = open_parent_nofollow(path, &name);
+	bool gone = true;
+
+	if (pfd < 0)
+		return true;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
+		if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
+			note("placeholder %s: kept for now (%s)", path, strerror(errno));
+			gone = false;
+		}
+	} else if (errno != ENOENT) {
+		note("placeholder %s: replaced since it was made; kept", path);
+	}
+	close(pfd);
+	return gone;
+}
+
+/* Make the placeholder name in pfd: an empty directory, an empty file, or
+ * a file holding "." (read-only on the host too, so it reads as what it
+ * is). Returns 0, or -1 with errno set. */
+static int
+ph_make(int pfd, const char *name, enum phkind kind)
+{
+	int fd;
+
+	if (kind == PH_DIR)
+		return mkdirat(pfd, name, 0755);
+	if ((fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) < 0)
+		return -1;
+	if (kind == PH_DOT && write_all(fd, ".\n", 2) < 0) {
+		int err = errno;
+
+		close(fd);
+		unlinkat(pfd, name, 0);
+		errno = err;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Take the registry lock (held until ph_unlock). Dies if it cannot. */
+static void
+ph_lock(void)
+{
+	const char *lock = path_join(run_state.root, "placeholders.lock");
+
+	if (run_state.lock_fd >= 0)
+		return;
+	run_state.lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (run_state.lock_fd < 0)
+		die("cannot open %s: %s", lock, strerror(errno));
+	while (flock(run_state.lock_fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			die("cannot lock %s: %s", lock, strerror(errno));
+}
+
+static void
+ph_unlock(void)
+{
+	if (run_state.lock_fd >= 0)
+		close(run_state.lock_fd);
+	run_state.lock_fd = -1;
+}
+
+/* The registry directory, opened (made 0700 if absent); -1 on failure. */
+static int
+ph_dir_open(bool create)
+{
+	const char *dir = path_join(run_state.root, "ph");
+	struct stat st;
+	int fd;
+
+	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		die("cannot create %s: %s", dir, strerror(errno));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077)))
+		die_hint("remove it", "%s is not a private directory of uid %u", dir, (unsigned)getuid());
+	if (fd < 0 && create)
+		die("cannot open %s: %s", dir, strerror(errno));
+	return fd;
+}
+
+/* Open the directory or file at path without following a link, and lock
+ * it: shared, or exclusive without waiting. Returns the descriptor, or -1
+ * (missing, a link, or, for LOCK_EX, in use). */
+static int
+ph_node_lock(const char *path, int how)
+{
+	const char *name;
+	int pfd = open_parent_nofollow(path, &name), fd;
+
+	if (pfd < 0)
+		return -1;
+	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(pfd);
+	if (fd >= 0 && flock(fd, how) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* With the registry lock and the entry's lock held exclusively: remove
+ * the placeholder if no run, of any runtime directory, has its directory
+ * locked, then the entry. Returns false when the placeholder is still in
+ * use (the entry stays, for a later run to reclaim). */
+static bool
+ph_retire(int dfd, int entry, const char *ename, int dir)
+{
+	struct ph_id id;
+	const char *path = ph_entry_read(entry, &id);
+	int own = -1;
+
+	if (path) {
+		/* KERNEL: converting a shared flock to exclusive drops it first;
+		 * a run that takes it shared in between keeps the placeholder, and
+		 * one that waits sees it gone once we close (ph_cover checks) */
+		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_node_lock(path, LOCK_EX | LOCK_NB)) < 0) {
+			if (errno == EWOULDBLOCK)
+				return false;	/* another run mounts on it */
+		} else if (!ph_remove(path, &id)) {
+			if (own >= 0)
+				close(own);
+			return false;	/* not empty yet: a later run tries again */
+		}
+		if (own >= 0)
+			close(own);
+	}
+	unlinkat(dfd, ename, 0);
+	return true;
+}
+
+/* With the registry lock held: remove the placeholders of entries no live
+ * run holds (runs killed before they could clean up). */
+static void
+ph_reclaim(int dfd)
+{
+	DIR *d;
+	struct dirent *de;
+	int dup_fd = dup(dfd);
+
+	if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return;
+	}
+	struct vec found = { 0 };	/* of const char *: "path\0name", deepest first below */
+	size_t i;
+
+	while ((de = readdir(d))) {
+		struct ph_id id;
+		const char *path;
+		int fd;
+
+		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
+			continue;
+		if ((fd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		path = ph_entry_read(fd, &id);
+		close(fd);
+		/* an entry is named by the hash of the path it holds: one that is
+		 * not was not written by sbx, and removes nothing */
+		if (path && strcmp(ph_entry_name(path), de->d_name) == 0)
+			vec_push(&found, (void *)path);
+	}
+	closedir(d);
+	/* children before their parents: a placeholder made inside another
+	 * (.claude/commands in .claude) must go first, or the parent stays */
+	for (i = 0; i + 1 < found.n; i++)
+		for (size_t j = i + 1; j < found.n; j++)
+			if (strlen(found.v[j]) > strlen(found.v[i])) {
+				void *t = found.v[i];
+
+				found.v[i] = found.v[j];
+				found.v[j] = t;
+			}
+	for (i = 0; i < found.n; i++) {
+		const char *name = ph_entry_name(found.v[i]);
+		int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ph_retire(dfd, fd, name, -1))
+			note("placeholder entry %s: left by a run that did not finish; reclaimed", name);
+		close(fd);
+	}
+}
+
+/* Cover target, under the registry lock, before bwrap binds anything.
+ * A directory is locked shared, whoever made it: a placeholder of another
+ * run (even of another runtime directory) is then never removed under this
+ * run's mount. A target in this registry is shared through its entry. A
+ * missing target (planned as a placeholder, or another run's placeholder
+ * removed since this run's scan saw it) is made now, its intent recorded
+ * first. */
+static void
+ph_cover(int dfd, const char *target, enum phkind kind)
+{
+	const char *ename = ph_entry_name(target), *name, *epath;
+	struct ph_held *h;
+	struct ph_id id;
+	struct stat st, now;
+	int fd = -1, pfd, dir = -1, tries;
+
+	for (tries = 0; tries < 8 && dir < 0; tries++) {
+		if ((pfd = open_parent_nofollow(target, &name)) < 0)
+			die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target,
+			    strerror(errno));
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT)
+				die("cannot inspect %s: %s", target, strerror(errno));
+			/* missing: make the placeholder, its intent recorded first */
+			fd = openat(dfd, ename, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || flock(fd, LOCK_SH) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			memset(&id, 0, sizeof(id));
+			id.kind = kind;
+			id.ctime = (long long)time(NULL) - 1;
+			if (ph_entry_write(fd, target, &id) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			if (ph_make(pfd, name, kind) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
+				    "cannot create the placeholder %s: %s", target, strerror(errno));
+			id.made = true;
+			id.dev = (unsigned long long)st.st_dev;
+			id.ino = (unsigned long long)st.st_ino;
+			id.ctime = (long long)st.st_ctime;
+			if (ph_entry_write(fd, target, &id) < 0)
+				die("cannot record the placeholder %s: %s", target, strerror(errno));
+			note("placeholder %s (%s, removed after the last run that covers it)", target,
+			    placeholder_kinds[kind]);
+		}
+		close(pfd);
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+			break;	/* a link, a device: no run ever made or removes one */
+		if ((dir = ph_node_lock(target, LOCK_SH)) < 0 && errno != ENOENT)
+			break;	/* one we may not read (no run made it): nothing to share */
+		/* it may have been removed while this waited: then it is not
+		 * what was opened, and the next round makes it again */
+		if (dir >= 0 && (fstat(dir, &now) < 0 || now.st_nlink == 0 || now.st_ino != st.st_ino ||
+		    now.st_dev != st.st_dev)) {
+			close(dir);
+			dir = -1;
+		}
+		if (dir < 0 && fd >= 0)
+			die_hint("run again", "the placeholder %s vanished while sbx was starting", target);
+	}
+	if (fd < 0 && (fd = openat(dfd, ename, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		/* another run's placeholder, of this registry: share its entry */
+		if (flock(fd, LOCK_SH) < 0)
+			die("cannot lock the placeholder entry of %s: %s", target, strerror(errno));
+		if ((epath = ph_entry_read(fd, &id)) && strcmp(epath, target) != 0)
+			die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
+		note("placeholder %s: made by another run, covered here too", target);
+	}
+	if (dir < 0 && fd < 0)
+		return;
+	h = amalloc(sizeof(*h));
+	h->path = target;
+	h->dir = dir;
+	h->fd = fd;
+	vec_push(&run_state.held, h);
+}
+
+/* Before bwrap: every mount target of the plan (parents first: the plan's
+ * order), under the registry lock. */
+static void
+ph_acquire(const struct plan *pl)
+{
+	int dfd;
+	size_t i;
+	const char *last = "";
+
+	ph_lock();
+	dfd = ph_dir_open(true);
+	ph_reclaim(dfd);
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+		enum phkind kind = PH_DIR;	/* for a target another run's removal left missing */
+
+		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO || strcmp(m->path, last) == 0)
+			continue;	/* not a host path of the plan's, or seen */
+		last = m->path;
+		/* where the command cannot write, a placeholder of another run
+		 * (an empty directory) that vanished would lift nothing: this run
+		 * could not create anything there either */
+		if (!plan_is_writable(pl, path_dirname(m->path)))
+			continue;
+		for (size_t j = 0; j < pl->placeholders.n; j++)
+			if (strcmp(((struct placeholder *)pl->placeholders.v[j])->path, m->path) == 0)
+				kind = ((struct placeholder *)pl->placeholders.v[j])->kind;
+		ph_cover(dfd, m->path, kind);
+	}
+	close(dfd);
+	ph_unlock();
+}
+
+/* After the run: give up each directory; the last run out removes a
+ * placeholder (children first). */
+static void
+ph_release(void)
+{
+	size_t i;
+	int dfd;
+
+	if (!run_state.held.n)
+		return;
+	ph_lock();
+	dfd = ph_dir_open(false);
+	for (i = run_state.held.n; i-- > 0;) {
+		struct ph_held *h = run_state.held.v[i];
+
+		/* no other run of this registry holds the entry (they lock it
+		 * only under the registry lock, which we hold) */
+		if (h->fd >= 0 && dfd >= 0 && flock(h->fd, LOCK_EX | LOCK_NB) == 0)
+			ph_retire(dfd, h->fd, ph_entry_name(h->path), h->dir);
+		if (h->dir >= 0)
+			close(h->dir);
+		if (h->fd >= 0)
+			close(h->fd);
+	}
+	run_state.held.n = 0;
+	if (dfd >= 0)
+		close(dfd);
+	ph_unlock();
+}
+
+static void
+run_cleanup(void)
+{
+	if (!run_state.root || getpid() != run_state.owner)
+		return;
+	if (run_state.plan)
+		audit_after_run(run_state.plan);	/* if main did not (an exit after the command started) */
+	ph_release();
+	if (run_state.run_dir)
+		rm_tree(run_state.run_dir);
+	run_state.run_dir = NULL;
+}
+
+/* Where sbx's runtime directory may be, in order. Fixed, not taken from
+ * TMPDIR or XDG_RUNTIME_DIR: every run, whatever its environment and
+ * policy, must know them all to keep each out of its command's reach (a
+ * run whose policy allows writing /tmp could otherwise plant files, a
+ * forged registry entry or a symlink in place of a run's TMPDIR, in the
+ * runtime directory a run with another policy uses). */
+static const char *const runtime_bases[] = { "/tmp", "/var/tmp" };
+
+/* Make base/sbx-UID if it is missing; refuse one that is not a private
+ * directory of ours. Returns whether it exists now. */
+static bool
+runtime_dir_make(const char *root)
+{
+	struct stat st;
+
+	if (mkdir(root, 0700) < 0 && errno != EEXIST)
+		die("cannot create the runtime directory %s: %s", root, strerror(errno));
+	if (lstat(root, &st) < 0)
+		die("cannot inspect %s: %s", root, strerror(errno));
+	/* SECURITY: another user could pre-create it in a shared /tmp to read
+	 * or plant files in our TMPDIR and registry */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		die_hint("remove it", "%s is not a private directory owned by uid %u", root, (unsigned)getuid());
+	return true;
+}
+
+/* Choose the runtime root: the first candidate that the command could not
+ * write under the policy's own rules (pl0: the plan of the policy alone,
+ * before any run path is added). Every other candidate the command could
+ * write, or that exists (another run's, with its TMPDIRs), goes to covers,
+ * to be hidden as the root is; with create, one the command could write is
+ * made first, so that the command cannot make it. A policy that allows
+ * writing inside any candidate is refused. Returns a real path. */
+static const char *
+runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
+{
+	const char *chosen = NULL;
+	struct buf tried = { 0 };
+	unsigned uid = (unsigned)getuid();
+	size_t i, j;
+
+	for (i = 0; i < LEN(runtime_bases); i++) {
+		char real[PATH_MAX];
+		const char *root;
+		struct stat st;
+		bool writable;
+
+		if (!realpath(runtime_bases[i], real))
+			continue;
+		root = path_join(real, aprintf("sbx-%u", uid));
+		for (j = 0; !pl0->fs_disabled && j < pl0->nodes.n; j++) {
+			const struct pnode *n = pl0->nodes.v[j];
+
+			if ((n->rules & RB_WRITE) && path_within(n->path, root))
+				die_hint("remove that allow-write", "%s makes %s writable, inside sbx's runtime directory %s; "
+				    "the command did not run", n->why, n->path, root);
+		}
+		writable = !pl0->fs_disabled && plan_is_writable(pl0, root);
+		if (!chosen && !writable) {
+			chosen = root;
+			if (create)
+				runtime_dir_make(root);
+			continue;
+		}
+		if (writable) {
+			note("runtime directory %s: the sandbox could write it; not used, and hidden", root);
+			buf_printf(&tried, "%s%s", tried.n ? ", " : "", root);
+		}
+		if (writable && create ? runtime_dir_make(root) : lstat(root, &st) == 0)
+			vec_push(covers, (void *)root);
+	}
+	if (!chosen)
+		die_hint("narrow the allow-write that covers them", "no place for sbx's runtime directory that the "
+		    "sandbox cannot write (tried %s); the command did not run", tried.p ? tried.p : "none");
+	free(tried.p);
+	run_state.root = chosen;
+	return chosen;
+}
+
+/* Clean up the run directories of runs that died without doing it
+ * themselves (their placeholders are reclaimed by ph_acquire). */
+static void
+runtime_recover(const char *root)
+{
+	DIR *d = opendir(root);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int pid;
+		long long start;
+
+		if (sscanf(de->d_name, "run-%d-%lld", &pid, &start) != 2)
+			continue;
+		if (pid == getpid() || proc_start_time(pid) == start)
+			continue;	/* alive */
+		note("cleaning up after an earlier run that did not finish (pid %d)", pid);
+		audit_recover(path_join(root, de->d_name));	/* what it could not audit (9b) */
+		rm_tree(path_join(root, de->d_name));
+	}
+	closedir(d);
+}
+
+/* allow-write of a directory that does not exist yet (~/.npm before npm
+ * first ran; srt skips it and the tool then fails): make it, mode 0700,
+ * when its parent is a directory, and say so. Before the plan, so it is a
+ * writable root like any other. Not for globs; a path whose parent is
+ * missing too is left to the planner's warning. */
+static void
+allow_write_make_missing(const struct policy *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
+		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
+		struct stat st;
+
+		if ((!r->literal && has_glob_chars(r->path)) || lstat(r->path, &st) == 0 || errno != ENOENT)
+			continue;
+		if (stat(path_dirname(r->path), &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (mkdir(r->path, 0700) < 0)
+			warnx("allow-write %s: does not exist, and cannot be made: %s", r->path, strerror(errno));
+		else
+			warnx("allow-write %s: did not exist; made it (an empty directory, mode 0700)", r->path);
+	}
+}
+
+/* The paths of this run that do not depend on the runtime root. */
+static void
+run_paths_init(struct run_paths *rp, const char *cwd)
+{
+	char real[PATH_MAX];
+	const char *home = getenv("HOME");
+
+	memset(rp, 0, sizeof(*rp));
+	rp->cwd = cwd;
+	{
+		/* git's own order (git-config(1) FILES); the environment is the
+		 * person's, as git will see it after the run */
+		const char *g = getenv("GIT_CONFIG_GLOBAL"), *s = getenv("GIT_CONFIG_SYSTEM");
+		const char *xdg = getenv("XDG_CONFIG_HOME");
+		int n = 0;
+
+		memset(rp->git_global, 0, sizeof(rp->git_global));
+		if (!getenv("GIT_CONFIG_NOSYSTEM"))
+			rp->git_global[n++] = s && *s ? s : "/etc/gitconfig";
+		if (g && *g) {
+			rp->git_global[n++] = g;
+		} else if (home && *home == '/') {
+			rp->git_global[n++] = xdg && *xdg == '/' ? path_join(xdg, "git/config") :
+			    path_join(home, ".config/git/config");
+			rp->git_global[n++] = path_join(home, ".gitconfig");
+		}
+	}
+	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
+}
+
+/* Once the runtime root is chosen: the run directory's names (nothing is
+ * created). */
+static void
+run_paths_set_root(struct run_paths *rp, const char *root)
+{
+	rp->runtime_root = root;
+	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", root, (int)getpid(), proc_start_time(getpid()));
+	rp->empty_file = path_join(path_dirname(rp->tmpdir), "empty");
+}
+
+/* Create the run directory, the private TMPDIR, the empty file and the
+ * placeholders. Dies on any failure (nothing has run yet; atexit removes
+ * what was made). */
+static void
+run_prepare(const struct run_paths *rp, const struct plan *pl)
+{
+	const char *run_dir = path_dirname(rp->tmpdir);
+	int fd;
+
+	if (mkdir(run_dir, 0700) < 0)
+		die("cannot create %s: %s", run_dir, strerror(errno));
+	run_state.root = rp->runtime_root;
+	run_state.run_dir = run_dir;
+	run_state.owner = getpid();
+	atexit(run_cleanup);
+	audit_record(run_dir, pl);
+	run_state.plan = pl;
+	if (mkdir(rp->tmpdir, 0700) < 0)
+		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
+	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
+		die("cannot create %s: %s", rp->bridge_dir, strerror(errno));
+	fd = open(rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0)
+		die("cannot create %s: %s", rp->empty_file, strerror(errno));
+	close(fd);
+	if (!pl->fs_disabled)
+		ph_acquire(pl);
+}
+
+/* ---- 9b. Repositories created during the run ------------------------
+ *
+ * A repository that is not there when the run starts cannot be protected
+ * by a mount, and `git init` must keep working inside (agents create
+ * projects); a repository deeper than the scan reaches is not protected at
+ * all. So after the command exits (every process of the sandbox is gone by
+ * then), before anyone can run git there, sbx looks at every repository in
+ * the writable roots and NEUTRALISES what would run code later: hooks that
+ * are not *.sample are renamed NAME.sbx-disabled, and a config holding a
+ * setting of git_config_keys is rewritten without it (the original kept as
+ * config.sbx-disabled). Each is reported on stderr. Only what the command
+ * could write (the plan says so) and what changed during the run (ctime,
+ * which no process can set back) is touched:
+ *   - a .git that was not there before the run (the planner lists every
+ *     .git in the writable roots, at any depth; past the walk's bound, the
+ *     statx birth time decides), a .git file or symlink changed during
+ *     it, and the gitdir or common directory such a thing names: all of it;
+ *   - any other repository: the entries that changed during the run.
+ * Nothing else is renamed, rewritten or deleted. Finding them costs a stat
+ * per directory: the scan's walk lists every .git and directory before the
+ * run, and after it only the directories whose ctime changed are read
+ * (audit_changed_dirs). A run killed by SIGKILL leaves its record (the
+ * file "repos" in its run directory: the start time, the roots, the
+ * repositories protected); the next sbx run audits for it first, walking
+ * its roots whole.
+ * Prevention was the other design: a mount cannot cover a name that does
+ * not exist yet without a placeholder, and a placeholder .git would stop
+ * `git init`; see README. */
+
+#define SBX_MAX_AUDIT_DEPTH	8	/* gitdir -> commondir -> modules/... */
+
+struct audit {
+	long long t0;			/* run start, ns since the epoch */
+	const struct plan *pl;		/* NULL after a killed run: everything counts as writable */
+	struct vec protected_gitdirs;	/* of const char *: protected during the run */
+	struct vec seen;		/* of const char *: every .git in the roots before the run */
+	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
+	struct vec node_modules;	/* of const char *: skipped, searched only if git ran (below) */
+	struct vec dirs_seen;		/* of const char *: the directories listed before the run, or none */
+	bool fresh_found;		/* a repository not there before the run was found */
+	struct vec roots;		/* of const char *: the writable roots */
+	struct vec read_only;		/* of const char *: without pl, what was bound read-only in them */
+	bool allow_git_config;
+	long walked;
+	struct vec done;		/* of const char *: "F" or "-" + gitdir, audited */
+	int neutralised;
+};
+
+/* ctime and, where the file system records it, birth time (-1 if not) of
+ * dirfd/name in ns, not following a symlink. False if it is not there. */
+static bool
+audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
+{
+	struct stat st;
+
+	*btime = -1;
+#if SBX_LINUX && defined(SYS_statx)
+	{
+		/* struct statx by offset (linux/stat.h): musl has the syscall, not the struct */
+		unsigned char b[256];
+		uint32_t mask, ns;
+		int64_t s;
+
+		if (syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, 0x880u /* CTIME|BTIME */, b) == 0) {
+			memcpy(&mask, b, 4);
+			memcpy(&s, b + 96, 8);
+			memcpy(&ns, b + 104, 4);
+			*ctime = s * 1000000000LL + ns;
+			if (mask & 0x800u) {
+				memcpy(&s, b + 80, 8);
+				memcpy(&ns, b + 88, 4);
+				*btime = s * 1000000000LL + ns;
+			}
+			return true;
+		}
+		if (errno != ENOSYS)
+			return false;
+	}
+#endif
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+	return true;
+}
+
+static bool
+audit_changed(const struct audit *a, const char *path)
+{
+	long long c, b;
+
+	return audit_times(AT_FDCWD, path, &c, &b) && c >= a->t0;
+}
+
+static bool
+audit_in(const struct vec *v, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], path) == 0)
+			return true;
+	return false;
+}
+
+static bool
+audit_in_roots(const struct audit *a, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < a->roots.n; i++)
+		if (path_within(path, a->roots.v[i]))
+			return true;
+	return false;
+}
+
+/* Could the command have written path? Not if the plan kept it read-only. */
+static bool
+audit_writable(const struct audit *a, const char *path)
+{
+	size_t i;
+
+	if (a->pl)
+		return plan_is_writable(a->pl, path);
+	for (i = 0; i < a->read_only.n; i++)
+		if (path_within(path, a->read_only.v[i]))
+			return false;
+	return audit_in_roots(a, path);
+}
+
+static void
+audit_report(struct audit *a, const char *path, const char *what)
+{
+	a->neutralised++;
+	warnx("git: neutralised %s: %s (it would run code outside the sandbox later)", path, what);
+}
+
+/* Rename dir/name to dir/name.sbx-disabled, not following symlinks. */
+static bool
+audit_disable(int dirfd, const char *name)
+{
+	return renameat(dirfd, name, dirfd, aprintf("%s.sbx-disabled", name)) == 0;
+}
+
+static void
+audit_hooks(struct audit *a, const char *gd, bool force)
+{
+	const char *hooks = path_join(gd, "hooks");
+	struct stat st;
+	int fd;
+	DIR *d;
+	struct dirent *de;
+	struct vec names = { 0 };
+	size_t i;
+
+	const char *name;
+	int pfd;
+
+	/* SECURITY: every step through a directory opened without following a
+	 * link (open_parent_nofollow): the audit runs with the person's rights,
+	 * and a concurrent sandboxed command could swap a directory of its
+	 * root for a link to steer a rename or a rewrite outside */
+	if (!audit_writable(a, hooks) || (pfd = open_parent_nofollow(hooks, &name)) < 0)
+		return;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		close(pfd);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode)) {	/* a symlink or a file: hooks from elsewhere */
+		if ((force || audit_changed(a, hooks)) && audit_disable(pfd, name))
+			audit_report(a, hooks, "not a directory; renamed hooks.sbx-disabled");
+		close(pfd);
+		return;
+	}
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		long long c, b;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    (n > 7 && !strcmp(de->d_name + n - 7, ".sample")) ||
+		    (n > 13 && !strcmp(de->d_name + n - 13, ".sbx-disabled")))
+			continue;
+		if (force || (audit_times(dirfd(d), de->d_name, &c, &b) && c >= a->t0))
+			vec_push(&names, astrdup(de->d_name));
+	}
+	for (i = 0; i < names.n; i++)
+		if (audit_disable(dirfd(d), names.v[i]))
+			audit_report(a, path_join(hooks, names.v[i]), aprintf("hook renamed %s.sbx-disabled",
+			    (const char *)names.v[i]));
+	closedir(d);
+}
+
+/* A git config value, quoted so git reads back exactly it. */
+static void
+gitcfg_put_value(struct buf *b, const char *v)
+{
+	buf_putc(b, '"');
+	for (; *v; v++)
+		switch (*v) {
+		case '\\': buf_puts(b, "\\\\"); break;
+		case '"': buf_puts(b, "\\\""); break;
+		case '\n': buf_puts(b, "\\n"); break;
+		case '\t': buf_puts(b, "\\t"); break;
+		case '\b': buf_puts(b, "\\b"); break;
+		default: buf_putc(b, *v);
+		}
+	buf_putc(b, '"');
+}
+
+/* Write entries back as a config file (pure). */
+static void
+gitcfg_write(const struct vec *entries, struct buf *b)
+{
+	const struct gitcfg_entry *prev = NULL;
+	size_t i;
+
+	for (i = 0; i < entries->n; i++) {
+		const struct gitcfg_entry *e = entries->v[i];
+
+		if (!prev || strcmp(prev->section, e->section) != 0 || !prev->sub != !e->sub ||
+		    (e->sub && strcmp(prev->sub, e->sub) != 0)) {
+			buf_printf(b, "[%s", e->section);
+			if (e->sub) {
+				const char *s;
+
+				buf_puts(b, " \"");
+				for (s = e->sub; *s; s++) {
+					if (*s == '"' || *s == '\\')
+						buf_putc(b, '\\');
+					buf_putc(b, *s);
+				}
+				buf_putc(b, '"');
+			}
+			buf_puts(b, "]\n");
+		}
+		buf_printf(b, "\t%s", e->key);
+		if (e->value) {
+			buf_puts(b, " = ");
+			gitcfg_put_value(b, e->value);
+		}
+		buf_putc(b, '\n');
+		prev = e;
+	}
+}
+
+/* Rewrite a config without the settings that run something. */
+static void
+audit_config(struct audit *a, const char *path, bool force)
+{
+	struct stat st;
+	struct buf b = { 0 }, out = { 0 };
+	struct vec all = { 0 }, keep = { 0 }, drop = { 0 };
+	int fd, line, pfd;
+	ssize_t r;
+	size_t i;
+	const char *base, *tmp;
+
+	/* through a directory opened without following a link (audit_hooks) */
+	if (!audit_writable(a, path) || (pfd = open_parent_nofollow(path, &base)) < 0)
+		return;
+	tmp = aprintf("%s.sbx-new", base);
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || (!force && !audit_changed(a, path)))
+		goto out;
+	if (!S_ISREG(st.st_mode)) {
+		if (audit_disable(pfd, base))
+			audit_report(a, path, aprintf("not a regular file; renamed %s.sbx-disabled", base));
+		goto out;
+	}
+	fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	buf_grow(&b, (size_t)st.st_size + 1);
+	while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+		b.n += (size_t)r;
+		buf_grow(&b, 4096);
+	}
+	close(fd);
+	b.p[b.n] = '\0';
+	if (r != 0 || gitcfg_parse(b.p, b.n, path, &all, &line) < 0) {
+		free(b.p);
+		if (audit_disable(pfd, base))
+			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s.sbx-disabled", base));
+		goto out;
+	}
+	free(b.p);
+	for (i = 0; i < all.n; i++)
+		vec_push(git_key_runs(all.v[i], git_key_of(all.v[i])) ? &drop : &keep, all.v[i]);
+	if (!drop.n)
+		goto out;
+	gitcfg_write(&keep, &out);
+	fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
+	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
+	    renameat(pfd, base, pfd, aprintf("%s.sbx-disabled", base)) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
+		warnx("git: cannot rewrite %s (%s); renaming it %s.sbx-disabled", path, strerror(errno), base);
+		unlinkat(pfd, tmp, 0);
+		if (audit_disable(pfd, base))
+			audit_report(a, path, aprintf("renamed %s.sbx-disabled", base));
+		free(out.p);
+		goto out;
+	}
+	free(out.p);
+	for (i = 0; i < drop.n; i++) {
+		const struct gitcfg_entry *e = drop.v[i];
+
+		audit_report(a, path, aprintf("removed %s.%s%s%s (%s; the file as it was is %s.sbx-disabled)",
+		    e->section, e->sub ? e->sub : "", e->sub ? "." : "", e->key, git_key_of(e)->why, base));
+	}
+out:
+	close(pfd);
+}
+
+/* A rebase or cherry-pick left stopped runs the "exec" lines of its todo
+ * list on the person's `git rebase --continue`: comment them out, in a todo
+ * list the command could write and changed during the run (the original
+ * kept as NAME.sbx-disabled). The rest of the list is kept as it was. */
+static void
+audit_todo(struct audit *a, const char *path)
+{
+	struct stat st;
+	struct buf b = { 0 }, out = { 0 };
+	char *line, *save;
+	const char *base, *tmp;
+	int fd, n = 0, pfd;
+
+	/* through a directory opened without following a link (audit_hooks) */
+	if (!audit_writable(a, path) || (pfd = open_parent_nofollow(path, &base)) < 0)
+		return;
+	tmp = aprintf("%s.sbx-new", base);
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !audit_changed(a, path)) {
+		close(pfd);
+		return;
+	}
+	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		ssize_t r;
+
+		buf_grow(&b, 4096);
+		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+			b.n += (size_t)r;
+			buf_grow(&b, 4096);
+		}
+		b.p[b.n] = '\0';
+		close(fd);
+		if (r != 0)
+			fd = -1;
+	}
+	if (fd < 0) {
+		free(b.p);
+		if (audit_disable(pfd, base))
+			audit_report(a, path, "a todo list sbx cannot read; renamed, so the rebase stops there");
+		close(pfd);
+		return;
+	}
+	for (line = b.p ? strtok_r(b.p, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		const char *w = line + strspn(line, " \t");
+		size_t len = strcspn(w, " \t");
+
+		if ((len == 4 && strncmp(w, "exec", 4) == 0) || (len == 1 && w[0] == 'x')) {
+			buf_puts(&out, "# sbx-disabled: ");
+			n++;
+		}
+		buf_printf(&out, "%s\n", line);
+	}
+	free(b.p);
+	if (n && ((fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
+	    write_all(fd, out.p, out.n) < 0 || close(fd) < 0 ||
+	    renameat(pfd, base, pfd, aprintf("%s.sbx-disabled", base)) < 0 || renameat(pfd, tmp, pfd, base) < 0)) {
+		unlinkat(pfd, tmp, 0);
+		if (audit_disable(pfd, base))
+			audit_report(a, path, "a todo list sbx could not rewrite; renamed, so the rebase stops there");
+	} else if (n) {
+		audit_report(a, path, aprintf("%d exec line%s commented out (git rebase --continue runs them)", n,
+		    n == 1 ? "" : "s"));
+	}
+	free(out.p);
+	close(pfd);
+}
+
+/* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of
+ * commondir), relative to dir, as a real path; NULL if none. */
+static const char *
+audit_pointer(const char *file, const char *dir, const char *prefix)
+{
+	char buf[PATH_MAX + 16], real[PATH_MAX];
+	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+	char *p;
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	p = buf;
+	if (prefix) {
+		if (strncmp(p, prefix, strlen(prefix)) != 0)
+			return NULL;
+		p += strlen(prefix);
+		while (*p == ' ')
+			p++;
+	}
+	if (!*p || !realpath(*p == '/' ? p : path_join(dir, p), real))
+		return NULL;
+	return astrdup(real);
+}
+
+/* The gitdirs under worktrees/ and modules/ (a submodule's name may hold "/") */
+static void
+audit_children(struct audit *a, const char *dir, bool modules, bool force, bool parent_protected, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct vec subs = { 0 };
+	size_t i;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			vec_push(&subs, path_join(dir, de->d_name));
+	closedir(d);
+	for (i = 0; i < subs.n && depth < SBX_MAX_AUDIT_DEPTH; i++) {
+		const char *s = subs.v[i];
+		struct stat st;
+
+		if (modules && lstat(path_join(s, "HEAD"), &st) < 0)
+			audit_children(a, s, true, force, parent_protected, depth + 1);
+		else
+			audit_gitdir(a, s, force || (parent_protected && !audit_in(&a->protected_gitdirs, s)),
+			    depth + 1);
+	}
+}
+
+/* Audit one repository directory (a real path). */
+static void
+audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
+{
+	struct stat st;
+	bool prot = audit_in(&a->protected_gitdirs, gd);
+	const char *key = aprintf("%c%s", force ? 'F' : '-', gd), *common;
+
+	if (depth > SBX_MAX_AUDIT_DEPTH || audit_in(&a->done, key) || audit_in(&a->done, aprintf("F%s", gd)) ||
+	    lstat(gd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	vec_push(&a->done, (void *)key);
+	/* SECURITY: a repository there before the run is never audited whole,
+	 * however it is reached (a new `.git -> ../.git` symlink): that would
+	 * let a command disable the person's own hooks (a secret scanner, say).
+	 * Only what changed in it is. */
+	if (prot || audit_in(&a->seen, gd))
+		force = false;
+	audit_hooks(a, gd, force);
+	if (!(prot && a->allow_git_config))
+		audit_config(a, path_join(gd, "config"), force);
+	audit_config(a, path_join(gd, "config.worktree"), force);
+	audit_todo(a, path_join(gd, "rebase-merge/git-rebase-todo"));
+	audit_todo(a, path_join(gd, "sequencer/todo"));
+	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
+	if (common && strcmp(common, gd) != 0 && !audit_in(&a->protected_gitdirs, common) &&
+	    audit_in_roots(a, common))
+		audit_gitdir(a, common, force || audit_changed(a, path_join(gd, "commondir")), depth + 1);
+	audit_children(a, path_join(gd, "worktrees"), false, force, prot, depth);
+	audit_children(a, path_join(gd, "modules"), true, force, prot, depth);
+}
+
+/* A .git entry found in a root: a repository, or a pointer to one. */
+static void
+audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
+{
+	const char *dotgit = path_join(dir, ".git"), *gd;
+	char real[PATH_MAX];
+	bool fresh = !audit_in(&a->seen, dotgit);
+	long long c, b;
+
+	/* SECURITY: new is "not there before the run", whatever its times say
+	 * (a directory prepared in an earlier run and renamed to .git keeps
+	 * its birth time); only where the list could not reach (past the
+	 * walk's bound, in node_modules) do times decide */
+	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
+		fresh = b >= 0 ? b >= a->t0 : c >= a->t0;
+	a->fresh_found |= fresh;
+	if (type == DT_DIR) {
+		audit_gitdir(a, dotgit, fresh, 0);
+		return;
+	}
+	gd = type == DT_REG ? audit_pointer(dotgit, dir, "gitdir:") :
+	    type == DT_LNK && realpath(dotgit, real) ? astrdup(real) : NULL;
+	/* a pointer outside the roots names a repository the command could
+	 * not write: what runs there is the person's own */
+	if (gd && audit_in_roots(a, gd))
+		audit_gitdir(a, gd, fresh || audit_changed(a, dotgit), 0);
+}
+
+/* Every .git in a root, at any depth: a repository made anywhere can be
+ * reached later (a gitlink in the outer index makes `git status` run git
+ * in it). node_modules directories (most of a large tree, and skipped by
+ * srt's scan too) are kept for later unless in_nm. path is a PATH_MAX
+ * buffer holding dirfd's path; fd is owned. */
+static void
+audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
+{
+	DIR *d;
+	struct dirent *de;
+	size_t len = strlen(path);
+	struct stat st;
+
+	/* SECURITY: a repository need not be named .git: a bare one made in
+	 * one run (or a .git renamed away) is reached by a .git file a later
+	 * run writes, in another project even, and its config then runs on the
+	 * person's git status there. A directory git would take for a gitdir
+	 * (HEAD, objects/, refs/) is audited as one: whole when it is new (the
+	 * walk below a directory that changed only reaches new ones; a walk of
+	 * a whole root goes by its times), else what changed in it. */
+	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		long long c, b;
+		bool fresh = a->dirs_seen.n && !a->seen_partial ? true :
+		    audit_times(fd, ".", &c, &b) && ((b >= 0 && b >= a->t0) || c >= a->t0);
+
+		close(fd);
+		audit_gitdir(a, astrdup(path), fresh, 0);
+		return;
+	}
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		unsigned char type = de->d_type;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (++a->walked == SBX_MAX_WALK_ENTRIES)
+			warnx("git: the search for repositories made during the run stopped after %d entries; "
+			    "repositories beyond were not audited", SBX_MAX_WALK_ENTRIES);
+		if (a->walked >= SBX_MAX_WALK_ENTRIES)
+			break;
+		if (type == DT_UNKNOWN)
+			type = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
+			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
+			    DT_LNK : DT_UNKNOWN;
+		if (len + strlen(de->d_name) + 2 >= PATH_MAX)
+			continue;
+		if (!strcmp(de->d_name, ".git")) {
+			audit_dotgit(a, path, type, in_nm);
+			continue;
+		}
+		if (type == DT_DIR && !in_nm && !strcmp(de->d_name, "node_modules")) {
+			vec_push(&a->node_modules, path_join(path, de->d_name));
+			continue;
+		}
+		if (type == DT_DIR && depth < 256) {
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub < 0)
+				continue;
+			snprintf(path + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", de->d_name);
+			audit_walk(a, sub, path, depth + 1, in_nm);
+			path[len] = '\0';
+		}
+	}
+	closedir(d);
+}
+
+/* A directory that changed during the run: each .git in it, and, walked
+ * whole, each subdirectory that was not there before. */
+static void
+audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
+{
+	char path[PATH_MAX];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		const char *sub = path_join(dir, de->d_name);
+		struct stat st;
+		unsigned char type = de->d_type;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (type == DT_UNKNOWN)
+			type = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
+			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
+			    DT_LNK : DT_UNKNOWN;
+		if (!strcmp(de->d_name, ".git")) {
+			audit_dotgit(a, dir, type, false);
+		} else if (type == DT_DIR && !strset_has(known, sub)) {
+			if (!strcmp(de->d_name, "node_modules")) {
+				vec_push(&a->node_modules, (void *)sub);
+			} else if (strlen(sub) < sizeof(path) &&
+			    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+				snprintf(path, sizeof(path), "%s", sub);
+				audit_walk(a, fd, path, 1, false);
+			}
+		}
+	}
+	closedir(d);
+}
+
+/* With the list of directories the walk before the run made: only a
+ * directory whose ctime changed during the run can hold a new entry
+ * (creating, removing or renaming one sets it, and no process can set it
+ * back; mtime, which utimensat(2) can, is not trusted). Those are read,
+ * what is new in them walked whole, and every repository that was there
+ * looked at again: a large tree costs a stat per directory, not a read. */
+static void
+audit_changed_dirs(struct audit *a)
+{
+	struct strset known = { 0 };
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < a->dirs_seen.n; i++)
+		strset_add(&known, a->dirs_seen.v[i]);
+	for (i = 0; i < a->dirs_seen.n; i++) {
+		const char *d = a->dirs_seen.v[i], *base = strrchr(d, '/') + 1;
+
+		if (!strcmp(base, "node_modules"))
+			vec_push(&a->node_modules, (void *)d);	/* listed, not entered: audit_run */
+		else if (audit_changed(a, d))
+			audit_read_changed(a, d, &known);
+	}
+	for (i = 0; i < a->seen.n; i++) {	/* what changed inside those there before */
+		const char *sv = a->seen.v[i];
+
+		if (strcmp(strrchr(sv, '/') + 1, ".git") != 0)
+			audit_gitdir(a, sv, false, 0);	/* a bare repository */
+		else if (lstat(sv, &st) == 0)
+			audit_dotgit(a, path_dirname(sv), S_ISDIR(st.st_mode) ? DT_DIR :
+			    S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN, false);
+	}
+}
+
+/* Without that list (a killed run's record, or a walk that stopped at its
+ * bound): every root walked whole. */
+static void
+audit_walk_roots(struct audit *a)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->roots.n; i++) {
+		char path[PATH_MAX];
+		int fd;
+
+		for (j = 0; j < a->roots.n; j++)
+			if (j != i && path_within(a->roots.v[i], a->roots.v[j]) &&
+			    (strcmp(a->roots.v[i], a->roots.v[j]) != 0 || j < i))
+				break;
+		if (j < a->roots.n)
+			continue;	/* inside another root, which is walked whole */
+		snprintf(path, sizeof(path), "%s", (const char *)a->roots.v[i]);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			audit_walk(a, fd, path, 0, false);
+	}
+}
+
+/* Look for the repositories the run made or changed, and neutralise them. */
+static void
+audit_run(struct audit *a)
+{
+	size_t i;
+
+	if (a->dirs_seen.n && !a->seen_partial)
+		audit_changed_dirs(a);
+	else
+		audit_walk_roots(a);
+	/* node_modules: only if git could have linked a repository there, that
+	 * is if an index changed (git add, commit, status) or a repository was
+	 * made; walking it after every command would cost most of a large
+	 * tree (100 000 files: 30 ms) */
+	for (i = 0; !a->fresh_found && i < a->seen.n; i++)
+		a->fresh_found = audit_changed(a, path_join(a->seen.v[i], "index"));
+	for (i = 0; a->fresh_found && i < a->node_modules.n; i++) {
+		char path[PATH_MAX];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s", (const char *)a->node_modules.v[i]);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			audit_walk(a, fd, path, 1, true);
+	}
+}
+
+/* The record a killed run leaves for the next one: "T start", "A" (the
+ * policy let the command write .git/config), "P" (the search before the
+ * run stopped at its bound), "R root", "G gitdir" (protected), "S path"
+ * (a .git there before the run), "O path" (bound read-only in a root: the
+ * command could not have changed it). */
+static struct { const char *record; long long t0; bool done; } audit_state;
+
+static void
+audit_record(const char *run_dir, const struct plan *pl)
+{
+	struct buf b = { 0 };
+	size_t i;
+	int fd;
+
+	{
+		/* KERNEL: file times come from a coarse clock, up to a tick (4 ms at
+		 * HZ=250, 10 ms at HZ=100) behind this one: start 20 ms early, so a
+		 * change made as the command starts is never taken as older */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		audit_state.t0 = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - 20000000LL;
+	}
+	if (!pl->audit_roots.n)
+		return;
+	buf_printf(&b, "T %lld\n%s%s", audit_state.t0, pl->allow_git_config ? "A\n" : "", pl->seen_partial ? "P\n" : "");
+	for (i = 0; i < pl->audit_roots.n; i++) {
+		buf_puts(&b, "R ");
+		line_escape(&b, pl->audit_roots.v[i]);
+		buf_putc(&b, '\n');
+	}
+	for (i = 0; i < pl->gitdirs.n; i++) {
+		buf_puts(&b, "G ");
+		line_escape(&b, pl->gitdirs.v[i]);
+		buf_putc(&b, '\n');
+	}
+	for (i = 0; i < pl->repos_seen.n; i++) {
+		buf_puts(&b, "S ");
+		line_escape(&b, pl->repos_seen.v[i]);
+		buf_putc(&b, '\n');
+	}
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+		size_t j;
+
+		for (j = 0; m->kind == MK_BIND_RO && j < pl->audit_roots.n; j++)
+			if (path_within(m->path, pl->audit_roots.v[j])) {
+				buf_puts(&b, "O ");
+				line_escape(&b, m->path);
+				buf_putc(&b, '\n');
+				break;
+			}
+	}
+	audit_state.record = path_join(run_dir, "repos");
+	fd = open(audit_state.record, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, b.p, b.n) < 0)
+		die("cannot write %s: %s", audit_state.record, strerror(errno));
+	close(fd);
+	free(b.p);
+}
+
+/* After the command: audit this run's roots (called once). */
+static void
+audit_after_run(const struct plan *pl)
+{
+	struct audit a;
+
+	if (audit_state.done || !audit_state.record || !pl)
+		return;
+	audit_state.done = true;
+	memset(&a, 0, sizeof(a));
+	a.t0 = audit_state.t0;
+	a.pl = pl;
+	a.allow_git_config = pl->allow_git_config;
+	a.roots = pl->audit_roots;
+	a.protected_gitdirs = pl->gitdirs;
+	a.seen = pl->repos_seen;
+	a.seen_partial = pl->seen_partial;
+	a.dirs_seen = pl->dirs_seen;
+	audit_run(&a);
+}
+
+/* A dead run's record: audit what it may have left. */
+static void
+audit_recover(const char *run_dir)
+{
+	struct buf b = { 0 };
+	struct audit a;
+	char *line, *save;
+
+	memset(&a, 0, sizeof(a));
+	if (read_file(path_join(run_dir, "repos"), 16 << 20, &b) < 0) {
+		free(b.p);
+		return;
+	}
+	for (line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == 'T')
+			a.t0 = strtoll(line + 2, NULL, 10);
+		else if (line[0] == 'A')
+			a.allow_git_config = true;
+		else if (line[0] == 'P')
+			a.seen_partial = true;
+		else if (line[0] == 'S' && line[1] == ' ')
+			vec_push(&a.seen, line_unescape(line + 2));
+		else if (line[0] == 'O' && line[1] == ' ')
+			vec_push(&a.read_only, line_unescape(line + 2));
+		else if (line[0] == 'R' && line[1] == ' ')
+			vec_push(&a.roots, line_unescape(line + 2));
+		else if (line[0] == 'G' && line[1] == ' ')
+			vec_push(&a.protected_gitdirs, line_unescape(line + 2));
+	}
+	free(b.p);
+	if (a.t0 > 0)
+		audit_run(&a);
+}
+
+/* ====================================================================
+ * 10. LINUX RUNNER: the inner helper, running under bwrap, --check
+ * ==================================================================== */
+
+#if SBX_LINUX
+
+/* ---- 10a. The inner helper: nested namespaces, pid 1, the filters ------
+ *
+ * bwrap runs `sbx --inner 5 3,4,6` (sbx's own binary, from fd 3; the
+ * control socket is fd 5; it closes 3, 4 and 6 at once) as
+ * pid 1 of its pid namespace. The process tree it builds:
+ *
+ *   sbx --inner     pid 1 in bwrap's namespaces: reads the instructions from
+ *     |             the control socket, unshares a nested user + pid + mount
+ *     |             namespace, forwards signals, exits with the status
+ *     '- init       pid 1 of the nested namespace, non-dumpable, filtered:
+ *         |         mounts a fresh /proc, installs the filters, reaps,
+ *         |         forwards signals
+ *         '- command  pid 2: no capabilities, NO_NEW_PRIVS, filtered
+ *
+ * The command sees only its own processes: sbx --inner, bwrap and anything
+ * bwrap runs are in an outer pid namespace, and the only process it can see
+ * that it did not start, init, is non-dumpable (no ptrace, no
+ * process_vm_readv) and under the same filters.
+ *
+ * The instructions come over a socket because the command line is visible
+ * in /proc to every process of the user, and a socket message can be
+ * parsed strictly, as hostile input would be: the control message
+ * (ctl_encode, with the other wire formats), answered by the handed-fd
+ * message (handed_encode) and, once the command runs, "R". */
+
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+static void
+on_signal_noop(int sig)
+{
+	(void)sig;
+}
+
+/* Parse a strictly decimal fd number >= 3. */
+static int
+parse_fd(const char *s)
+{
+	long v;
+	const char *why;
+
+	if (parse_int(s, 3, INT_MAX, &v, &why) < 0)
+		die("--inner: bad descriptor \"%s\"", s);
+	return (int)v;
+}
+
+/* execvp(3), but telling "not found" from "found and not runnable": a
+ * directory in PATH that we may not search (EACCES) must not turn a missing
+ * command into a 126. Returns the errno to report: ENOENT when no PATH entry
+ * has the file. */
+static int
+exec_command(char **argv)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save;
+	int found_err = 0;
+
+	if (strchr(argv[0], '/')) {
+		execv(argv[0], argv);
+		return errno == ENOTDIR ? ENOENT : errno;
+	}
+	copy = astrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand = path_join(*dir ? dir : ".", argv[0]);
+		struct stat st;
+
+		execv(cand, argv);
+		if (errno == ENOEXEC) {	/* POSIX: a file without #! is a shell script */
+			size_t n = 0;
+			char **sh;
+
+			while (argv[n])
+				n++;
+			sh = amalloc((n + 2) * sizeof(*sh));
+			sh[0] = "sh";
+			sh[1] = cand;
+			memcpy(sh + 2, argv + 1, n * sizeof(*sh));
+			execv("/bin/sh", sh);
+		}
+		if (!found_err && stat(cand, &st) == 0)
+			found_err = errno;	/* it exists here, but will not run */
+	}
+	return found_err ? found_err : ENOENT;
+}
+
+/* Failures inside the sandbox use die_hint() too: its exit status, 125,
+ * with no "R" on the control socket tells the host that the message is
+ * already printed and the command did not run. */
+
+/* A listening TCP socket on the sandbox's own loopback, 127.0.0.1:port or
+ * [::1]:port. Returns -1 only for [::1] when this namespace has no IPv6
+ * loopback (a kernel without IPv6, or ipv6.disable=1); any other failure
+ * is fatal: the command must not start half connected. */
+static int
+inner_listen(int port, bool v6)
+{
+	struct sockaddr_in sa;
+	struct sockaddr_in6 sa6;
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, rc;
+
+	if (fd < 0 && v6 && errno == EAFNOSUPPORT)
+		return -1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (v6) {
+		memset(&sa6, 0, sizeof(sa6));
+		sa6.sin6_family = AF_INET6;
+		sa6.sin6_port = htons((uint16_t)port);
+		sa6.sin6_addr = in6addr_loopback;
+		if (fd >= 0)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa6, sizeof(sa6));
+		if (rc < 0 && errno == EADDRNOTAVAIL) {
+			close(fd);
+			return -1;
+		}
+	} else {
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons((uint16_t)port);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	if (rc < 0 || listen(fd, 1024) < 0)
+		die("cannot listen on %s:%d inside the sandbox: %s", v6 ? "[::1]" : "127.0.0.1", port,
+		    strerror(errno));
+	return fd;
+}
+
+static int
+write_proc_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write_all(fd, text, strlen(text));
+	close(fd);
+	return rc;
+}
+
+/* Drop every capability for good: the bounding set (so an exec as uid 0
+ * gains nothing back), the ambient and inheritable sets, then the rest. */
+static int
+drop_capabilities(void)
+{
+	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };	/* _LINUX_CAPABILITY_VERSION_3 */
+	struct { uint32_t effective, permitted, inheritable; } data[2];
+	struct buf b = { 0 };
+	int last = 63, c;
+
+	if (read_file("/proc/sys/kernel/cap_last_cap", 16, &b) == 0)
+		last = atoi(b.p);
+	free(b.p);
+	for (c = 0; c <= last; c++)
+		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+			return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -1;
+	memset(data, 0, sizeof(data));
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/* Install the filters. NO_NEW_PRIVS first: the kernel requires it (or
+ * CAP_SYS_ADMIN) and it keeps a setuid binary from shedding the filter. */
+static int
+install_filters(uint32_t flags)
+{
+	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false };
+
+	return install_program(&o);
+}
+
+/* Assemble the program for this machine and install it, NO_NEW_PRIVS first. */
+static int
+install_program(const struct bpf_opts *o)
+{
+	struct bpf_prog prog;
+	struct { unsigned short len; struct bpf_insn *filter; } fprog;	/* struct sock_fprog */
+
+	if (!bpf_native_arch()) {
+		errno = ENOSYS;
+		return -1;
+	}
+	bpf_assemble(bpf_native_arch(), o, &prog);
+	fprog.len = (unsigned short)prog.n;
+	fprog.filter = prog.insn;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, &fprog, 0, 0);
+}
+
+/* Block the forwarded signals and SIGCHLD, each with a handler.
+ * KERNEL: pid 1 of a namespace never receives a signal whose disposition
+ * is SIG_DFL, even a blocked one, so each needs a handler (which never
+ * runs: they stay blocked and are taken with sigwaitinfo). */
+static void
+signals_take(sigset_t *set, sigset_t *old)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal_noop;
+	sigemptyset(set);
+	for (i = 0; i < LEN(forwarded_signals); i++) {
+		sigaction(forwarded_signals[i], &sa, NULL);
+		sigaddset(set, forwarded_signals[i]);
+	}
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaddset(set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, set, old);
+}
+
+static void
+signals_restore(const sigset_t *old)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (i = 0; i < LEN(forwarded_signals); i++)
+		sigaction(forwarded_signals[i], &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* What the inner helper serves while the command runs: expose-port
+ * connection requests from the proxy, and the logs of the socat bridges. */
+struct inner_serve {
+	const struct inner_msg *m;
+	int xp;		/* expose-port channel (SOCK_SEQPACKET), or -1 */
+	int logs[2];	/* socat's stderr, or -1: drained so socat never blocks on it */
+};
+
+/* One expose-port request from the proxy, answered (expose_encode): the
+ * errno of a socket connecting to the command's 127.0.0.1:port, and the
+ * socket when there is one. */
+static void
+inner_expose_connect(const struct inner_serve *sv)
+{
+	unsigned char b[SBX_EXPOSE_MSG_BYTES];
+	struct expose_msg req;
+	uint32_t port, err = 0, i;
+	int fd = -1, nfd;
+	struct sockaddr_in sa;
+
+	if (expose_decode(b, recv_fds(sv->xp, b, sizeof(b), &fd, 0, &nfd, MSG_DONTWAIT), &req) < 0)
+		return;
+	port = req.value;
+	for (i = 0; i < sv->m->nexpose && sv->m->expose[i] != port; i++)
+		;
+	if (i == sv->m->nexpose) {
+		err = EPERM;	/* only the ports the policy exposes */
+	} else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+		err = (uint32_t)errno;
+	} else {
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons((uint16_t)port);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+			err = (uint32_t)errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	req.value = err;
+	expose_encode(&req, b);
+	(void)send_fds(sv->xp, b, sizeof(b), &fd, fd >= 0 ? 1 : 0);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A signal for the helper: forward it, or reap. Exits with the child's
+ * status (128+N for a signal) once the child is gone. A signal the
+ * kernel sent (SI_KERNEL: ^C, ^\ and SIGHUP from the terminal) is not
+ * forwarded: the command, in the same foreground process group, got it. */
+static void
+on_helper_signal(pid_t child, int sig, int code)
+{
+	int status;
+	pid_t pid;
+
+	if (sig != SIGCHLD) {
+		if (code <= 0)	/* SI_USER, SI_QUEUE, SI_TKILL: sent by a process */
+			kill(child, sig);
+		return;
+	}
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid != child)
+			continue;	/* an orphan reparented to us, or a socat bridge */
+		if (WIFSIGNALED(status))
+			_exit(128 + WTERMSIG(status));
+		_exit(WEXITSTATUS(status));
+	}
+}
+
+/* Wait for child, forwarding signals to it, reaping orphans, serving sv
+ * (may be NULL); then exit with its status. */
+static void __attribute__((noreturn))
+reap_and_forward(pid_t child, const sigset_t *set, struct inner_serve *sv)
+{
+	int sfd = sv ? signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
+
+	while (sfd < 0) {	/* nothing to serve: only signals */
+		siginfo_t si;
+		int sig = sigwaitinfo(set, &si);
+
+		if (sig >= 0)
+			on_helper_signal(child, sig, si.si_code);
+	}
+	for (;;) {
+		struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { sv->xp, POLLIN, 0 }, { sv->logs[0], POLLIN, 0 },
+			{ sv->logs[1], POLLIN, 0 } };
+		struct signalfd_siginfo si;
+		char drain[4096];
+
+		if (poll(pfd, 4, -1) < 0)
+			continue;
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			on_helper_signal(child, (int)si.ssi_signo, si.ssi_code);
+		if (pfd[1].revents & POLLIN)
+			inner_expose_connect(sv);
+		for (int k = 2; k < 4; k++)
+			if (pfd[k].revents && read(pfd[k].fd, drain, sizeof(drain)) <= 0) {
+				close(pfd[k].fd);	/* socat is gone; its pipe with it */
+				sv->logs[k - 2] = -1;
+			}
+		if ((pfd[1].revents & (POLLHUP | POLLERR)) && !(pfd[1].revents & POLLIN)) {
+			close(sv->xp);	/* the proxy is gone */
+			sv->xp = -1;
+		}
+	}
+}
+
+/* bridge socat (srt's topology): socat listens on 127.0.0.1:port and
+ * forwards each connection to the proxy's Unix socket, bound in from the
+ * host. It runs here, outside the command's pid namespace and filters.
+ * The command starts only once socat has said it listens (its -d -d
+ * notice "listening on", read from its stderr): unlike srt's 0.3 s poll of
+ * /proc/net/sockstat, this cannot start the command before the listener
+ * exists. Returns socat's stderr, to be drained. */
+static int
+inner_start_socat(const char *socat, int port, const char *sock)
+{
+	char line[2048], *listen_addr = aprintf("TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork", port),
+	    *to = aprintf("UNIX-CONNECT:%s", sock);
+	size_t n = 0;
+	int64_t deadline;
+	struct timespec ts;
+	int pfd[2], null;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(pfd[1], 2);
+		execl(socat, "socat", "-d", "-d", listen_addr, to, (char *)NULL);
+		dprintf(2, "E cannot run %s: %s\n", socat, strerror(errno));
+		_exit(SBX_EXIT_CANNOT_RUN);
+	}
+	close(pfd[1]);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 5000;
+	for (;;) {
+		struct pollfd p = { pfd[0], POLLIN, 0 };
+		char *nl;
+		ssize_t r;
+		int64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
+			die("bridge socat: %s did not start listening on 127.0.0.1:%d within 5 s", socat, port);
+		r = read(pfd[0], line + n, sizeof(line) - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		while (r <= 0 && n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
+			n--;	/* its last words, without the line break */
+		if (r <= 0)
+			die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
+			    "bridge socat: %s exited before it listened on 127.0.0.1:%d%s%s", socat, port,
+			    n ? ": " : "", n ? (line[n] = '\0', line) : "");
+		n += (size_t)r;
+		line[n] = '\0';
+		if (strstr(line, " listening on "))
+			break;
+		if ((nl = strrchr(line, '\n')) && n > sizeof(line) / 2) {	/* keep the last lines only */
+			memmove(line, nl + 1, n - (size_t)(nl + 1 - line) + 1);
+			n = strlen(line);
+		}
+	}
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	return pfd[0];
+}
+
+static const char *const weaker_hint =
+    "inside a container that refuses nested namespaces or a fresh /proc, add the directive "
+    "weaker-nested-sandbox (see README: what it weakens)";
+
+/* The inner helper's argv, so init can show itself as what it is in ps. */
+static char **inner_argv;
+static int inner_argc;
+
+/* Overwrite our argv in place (what /proc/PID/cmdline shows) and comm. */
+static void
+inner_rename(const char *name)
+{
+	char *start = inner_argv[0], *end = inner_argv[inner_argc - 1] + strlen(inner_argv[inner_argc - 1]);
+
+	if ((size_t)(end - start) > strlen(name)) {
+		memset(start, 0, (size_t)(end - start));
+		memcpy(start, name, strlen(name));
+	}
+	prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
+/* Mount the symlink at path onto itself, without following it (the new
+ * mount API: open_tree with AT_SYMLINK_NOFOLLOW, then move_mount without
+ * MOVE_MOUNT_T_SYMLINKS). SECURITY: a mount point can be neither removed
+ * nor renamed (EBUSY), so the command cannot swap a dangerous name that is
+ * a link for a file of its own; the link's target is denied by bwrap's
+ * mounts. Done by init, in the nested mount namespace, before the filters
+ * (which refuse both calls). Returns 0, or -1 with errno set. */
+static int
+pin_link(const char *path)
+{
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
+	int rc, saved;
+
+	if (fd < 0)
+		return -1;
+	rc = (int)syscall(SYS_move_mount, fd, "", AT_FDCWD, path, SBX_MOVE_MOUNT_F_EMPTY_PATH);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+/* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
+ * not nest, a plain child). Never returns. */
+static void __attribute__((noreturn))
+inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
+{
+	pid_t cmd;
+	int status;
+
+	/* non-dumpable: the command may not ptrace it or read its memory */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	inner_rename("sbx-init");
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (nested) {
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			die_hint(weaker_hint, "cannot make the nested mounts private: %s", strerror(errno));
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+			if (!(m->flags & IF_WEAKER))
+				die_hint(weaker_hint, "cannot mount a fresh /proc for the nested pid namespace: %s",
+				    strerror(errno));
+		}
+		/* as srt: no user namespaces below this one, on top of the filter */
+		if (!(m->flags & IF_ALLOW_USERNS) &&
+		    write_proc_file("/proc/sys/user/max_user_namespaces", "0\n") < 0 && !(m->flags & IF_WEAKER))
+			die_hint(weaker_hint, "cannot set user.max_user_namespaces=0 inside: %s", strerror(errno));
+		for (size_t i = 0; i < LEN(proc_covers); i++) {
+			if (access(proc_covers[i], F_OK) < 0)
+				continue;
+			if (mount(proc_covers[i], proc_covers[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
+			    mount(NULL, proc_covers[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
+			    MS_NOEXEC, NULL) < 0)
+				die("cannot make %s read-only: %s", proc_covers[i], strerror(errno));
+		}
+	}
+	for (uint32_t i = 0; i < m->nlinks; i++)
+		if (!nested || pin_link(m->links[i]) < 0)
+			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux 5.2+); replace the link by "
+			    "the file it points at" : weaker_hint, "cannot pin the symlink %s (a dangerous name) in place: %s",
+			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
+	/* init runs under the filters too: every process the command can see does */
+	if (install_filters(m->flags) < 0)
+		die("cannot install the seccomp filters: %s", strerror(errno));
+
+	cmd = fork();
+	if (cmd < 0)
+		die("fork: %s", strerror(errno));
+	if (cmd == 0) {
+		signals_restore(old);
+		close(ctl);
+		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+		if (drop_capabilities() < 0)
+			die("cannot drop capabilities: %s", strerror(errno));
+		status = exec_command(m->argv);
+		/* env(1)'s convention: 127 not found, 126 found but not runnable */
+		fprintf(stderr, "%s: %s: %s\n", progname, m->argv[0],
+		    status == ENOENT ? "command not found" : strerror(status));
+		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
+	}
+	if (write_all(ctl, "R", 1) < 0)
+		_exit(SBX_EXIT_FAILURE);
+	close(ctl);
+	reap_and_forward(cmd, set, NULL);
+}
+
+static int
+inner_main(int argc, char **argv)
+{
+	sigset_t set, old;
+	struct inner_msg m;
+	struct buf msg = { 0 };
+	char *list, *tok, *save, hdr[8];
+	const char *why;
+	int ctl;
+	uint32_t len;
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	bool nested = true;
+	pid_t init;
+	struct inner_serve serve = { &m, -1, { -1, -1 } };
+
+	if (argc != 4)
+		die("--inner is sbx's own helper; it is not for direct use");
+	inner_argv = argv;
+	inner_argc = argc;
+	ctl = parse_fd(argv[2]);
+	list = astrdup(argv[3]);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		close(parse_fd(tok));	/* sbx's own descriptors: the command gets none of them */
+	fcntl(ctl, F_SETFD, FD_CLOEXEC);
+
+	/* the instructions: a header, then exactly the length it gives */
+	if (read(ctl, hdr, 8) != 8)
+		die("--inner: no instructions on the control socket");
+	memcpy(&len, hdr + 4, 4);
+	if (len > SBX_CTL_MAX_BYTES)
+		die("--inner: instructions too large");
+	buf_putn(&msg, hdr, 8);
+	buf_grow(&msg, len);
+	while (msg.n < 8 + (size_t)len) {
+		ssize_t r = read(ctl, msg.p + msg.n, 8 + len - msg.n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			die("--inner: instructions cut short");
+		msg.n += (size_t)r;
+	}
+	if (ctl_decode(msg.p, msg.n, &m, &why) < 0)
+		die("--inner: bad instructions: %s", why);
+	free(msg.p);
+
+	if (inner_hands_fds(&m)) {
+		/* the listeners, made here in bwrap's network namespace, where
+		 * the command will connect to them; the host's proxy owns them
+		 * from here on. Each comes with its role and port: "L" then
+		 * (role, u16 port) per descriptor. */
+		int lfd[SBX_MAX_HANDED], nl = 0, xp[2];
+		char desc[SBX_HANDED_MAX_BYTES];
+		struct handed h = { 0 };
+
+#define HAND(fd_, role_, port_) do { lfd[nl++] = (fd_); handed_add(&h, (role_), (uint16_t)(port_)); } while (0)
+		for (int v6 = 0; v6 < 2; v6++) {
+			int fd;
+
+			if ((m.flags & IF_PROXY) && !m.socat) {
+				if ((fd = inner_listen(SBX_PROXY_HTTP_PORT, v6)) >= 0)
+					HAND(fd, LR_PROXY, SBX_PROXY_HTTP_PORT);
+				if ((fd = inner_listen(SBX_PROXY_SOCKS_PORT, v6)) >= 0)
+					HAND(fd, LR_PROXY, SBX_PROXY_SOCKS_PORT);
+			}
+			for (uint32_t k = 0; k < m.nports; k++)	/* allow-host-port */
+				if ((fd = inner_listen(m.ports[k], v6)) >= 0)
+					HAND(fd, LR_HOST_PORT, m.ports[k]);
+		}
+		if (m.nexpose) {
+			if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, xp) < 0)
+				die("socketpair: %s", strerror(errno));
+			HAND(xp[1], LR_EXPOSE, 0);
+			serve.xp = xp[0];
+		}
+#undef HAND
+		if (send_fds(ctl, desc, handed_encode(&h, desc), lfd, nl) < 0)
+			die("cannot hand the proxy listeners to sbx: %s", strerror(errno));
+		while (nl > 0)
+			close(lfd[--nl]);
+	}
+	if ((m.flags & IF_PROXY) && m.socat) {
+		serve.logs[0] = inner_start_socat(m.socat, SBX_PROXY_HTTP_PORT, m.bridge_sock[0]);
+		serve.logs[1] = inner_start_socat(m.socat, SBX_PROXY_SOCKS_PORT, m.bridge_sock[1]);
+	}
+	signals_take(&set, &old);
+	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
+		if (!(m.flags & IF_WEAKER))
+			die_hint(weaker_hint, "cannot create the nested user, pid and mount namespaces: %s",
+			    strerror(errno));
+		nested = false;	/* weaker: the filters still hold, in bwrap's namespaces */
+	} else {
+		char map[64];
+
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+		if (write_proc_file("/proc/self/setgroups", "deny\n") < 0 ||
+		    write_proc_file("/proc/self/uid_map", map) < 0)
+			die_hint(weaker_hint, "cannot map uid %u in the nested namespace: %s", (unsigned)uid,
+			    strerror(errno));
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+		if (write_proc_file("/proc/self/gid_map", map) < 0)
+			die_hint(weaker_hint, "cannot map gid %u in the nested namespace: %s", (unsigned)gid,
+			    strerror(errno));
+	}
+	init = fork();	/* after CLONE_NEWPID, the first child is pid 1 there */
+	if (init < 0)
+		die("fork: %s", strerror(errno));
+	if (init == 0) {
+		/* init and the command hold nothing of what the helper serves */
+		for (int k = 0; k < 2; k++)
+			if (serve.logs[k] >= 0)
+				close(serve.logs[k]);
+		if (serve.xp >= 0)
+			close(serve.xp);
+		inner_init(&m, ctl, nested, &set, &old);
+	}
+	close(ctl);
+	reap_and_forward(init, &set, serve.xp >= 0 || serve.logs[0] >= 0 ? &serve : NULL);
+}
+
+/* ---- 10b. Running the sandbox ---------------------------------------- */
+
+/* Forget, in this process, the variables deny-env names, once the bwrap
+ * options are rendered: every process forked after (bwrap, the proxy)
+ * starts without them. The proxy parses hostile bytes and needs none of
+ * them (DESIGN 3.6), and under weaker-nested-sandbox the command sees the
+ * host's /proc, where sbx's and bwrap's environ are readable. The value is
+ * overwritten where it lies (for the first environment, the block
+ * /proc/PID/environ shows): unsetenv(3) only unlinks the string. */
+static void
+env_scrub(const struct policy *p)
+{
+	size_t i = 0;
+
+	while (environ && environ[i]) {
+		char *eq = strchr(environ[i], '=');
+
+		if (eq && eq > environ[i] && env_denied(p, environ[i], (size_t)(eq - environ[i]))) {
+			char *name = astrndup(environ[i], (size_t)(eq - environ[i]));
+
+			memset(eq + 1, 0, strlen(eq + 1));
+			if (unsetenv(name) == 0)
+				continue;	/* the rest moved down: i is the next one */
+		}
+		i++;
+	}
+}
+
+/* A listening socket on this machine's 127.0.0.1:port (expose-port). */
+static int
+host_listen_tcp(int port)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
+		die_hint(errno == EADDRINUSE ? "stop what listens there, or expose another port" : NULL,
+		    "expose-port %d: cannot listen on this machine's 127.0.0.1:%d: %s; the command did not run",
+		    port, port, strerror(errno));
+	return fd;
+}
+
+/* A listening Unix socket at path (bridge socat), in a directory only we
+ * can enter (0700): other users cannot reach the proxy through it. */
+static int
+host_listen_unix(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		die_hint("set TMPDIR to a shorter directory", "bridge socat: the socket path %s is too long "
+		    "for a Unix socket (%zu bytes at most)", path, sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, path, strlen(path));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
+		die("bridge socat: cannot listen on %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Find prog in PATH; returns an arena string, or NULL. */
+static const char *
+find_in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save;
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0 ? prog : NULL;
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	copy = astrdup(path);
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand = path_join(*dir ? dir : ".", prog);
+		struct stat st;
+
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+			return cand;
+	}
+	return NULL;
+}
+
+static const char *
+bwrap_locate(const struct policy *p)
+{
+	const char *bw = p->bwrap_path ? p->bwrap_path : find_in_path("bwrap");
+
+	if (!bw || access(bw, X_OK) < 0)
+		die_hint("install it: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)",
+		    "bubblewrap (%s) is not installed; sbx never runs a command without its sandbox",
+		    p->bwrap_path ? p->bwrap_path : "bwrap");
+	return bw;
+}
+
+/* SECURITY: if sbx, bwrap or socat could be replaced from inside, the next
+ * sbx run would execute the command's code outside any sandbox. */
+static void
+tamper_check(const struct plan *pl, const char *what, const char *path)
+{
+	char real[PATH_MAX];
+	const char *dir;
+
+	if (!path || !realpath(path, real))
+		return;
+	dir = path_dirname(real);
+	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
+		die_hint("install it outside every writable directory (make install puts sbx in /usr/local/bin), "
+		    "or narrow the allow-write that covers it",
+		    "refusing to run: %s (%s) would be writable inside the sandbox, so the command could "
+		    "replace it and the next run would execute that code outside any sandbox", real, what);
+}
+
+/* Read bwrap's --info-fd JSON up to its closing brace; return "child-pid". */
+static pid_t
+read_child_pid(int fd)
+{
+	char buf[1024];
+	size_t n = 0;
+	ssize_t r;
+	const char *p;
+
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		n += (size_t)r;
+		buf[n] = '\0';
+		if (strchr(buf, '}'))
+			break;
+	}
+	buf[n] = '\0';
+	p = strstr(buf, "\"child-pid\"");
+	if (!p || !(p = strchr(p, ':')))
+		return -1;
+	return (pid_t)strtol(p + 1, NULL, 10);
+}
+
+static const char *
+bwrap_failure_hint(void)
+{
+	struct buf b = { 0 };
+	const char *hint = "run `sbx --check` to see which requirement is missing";
+
+	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 && b.p[0] == '1')
+		hint = "AppArmor forbids unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1): "
+		    "add an AppArmor profile for bwrap, or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`";
+	free(b.p);
+	return hint;
+}
+
+/* A run in progress: what run_linux's steps hand each other. */
+struct run {
+	const struct policy *p;
+	const struct plan *pl;
+	const struct run_paths *rp;
+	const struct run_facts *rf;
+	struct inner_msg im;		/* the instructions for the inner helper */
+	struct px_listener ls[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];	/* what the proxy will own */
+	int nls;
+	int expose_fd;			/* expose-port: the channel to the inner helper, or -1 */
+	sigset_t forwarded, old;	/* the signals taken on sigfd; the mask before */
+	int info, ctl;			/* our ends: bwrap's --info-fd pipe, the control socket */
+	pid_t bwrap, inner, proxy;	/* inner: the helper's pid as seen here; -1 while unknown */
+	int report;			/* the proxy's decisions, or -1 */
+	bool ready;			/* the inner helper said "R": the command started */
+	int status;			/* bwrap's wait status */
+	struct net_log *netlog;
+};
+
+/* Step: what the inner helper is told (flags, ports, the links it pins). */
+static void
+run_instructions(struct run *r, char **cmd)
+{
+	const struct policy *p = r->p;
+	struct inner_msg *im = &r->im;
+	size_t i;
+
+	memset(im, 0, sizeof(*im));
+	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
+	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0);
+	for (i = 0; i < p->host_ports.n; i++)
+		im->ports[im->nports++] = (uint16_t)atoi(p->host_ports.v[i]);
+	for (i = 0; i < p->expose_ports.n; i++)
+		im->expose[im->nexpose++] = (uint16_t)atoi(p->expose_ports.v[i]);
+	im->argv = cmd;
+	im->links = amalloc((r->pl->mounts.n + 1) * sizeof(char *));
+	for (i = 0; i < r->pl->mounts.n; i++)
+		if (((struct mount *)r->pl->mounts.v[i])->kind == MK_PIN_LINK)
+			im->links[im->nlinks++] = (char *)((struct mount *)r->pl->mounts.v[i])->path;
+}
+
+/* Step: expose-port's listeners on this machine, first: a port in use
+ * stops the run before anything starts. */
+static void
+run_listen_expose(struct run *r)
+{
+	for (uint32_t i = 0; i < r->im.nexpose; i++) {
+		r->ls[r->nls].fd = host_listen_tcp(r->im.expose[i]);
+		r->ls[r->nls].role = LR_EXPOSE;
+		r->ls[r->nls++].port = r->im.expose[i];
+	}
+}
+
+/* Step: the forwarded signals wait on sigfd from here on: one that comes
+ * while the sandbox is being built must not kill sbx half-way, with its
+ * placeholders made and nothing run. */
+static void
+run_take_signals(struct run *r)
+{
+	sigemptyset(&r->forwarded);
+	for (size_t i = 0; i < LEN(forwarded_signals); i++)
+		sigaddset(&r->forwarded, forwarded_signals[i]);
+	sigaddset(&r->forwarded, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &r->forwarded, &r->old);
+}
+
+/* Step (bridge socat): the proxy's Unix sockets, in the run's directory
+ * (made by run_prepare), which socat inside connects to. */
+static void
+run_listen_bridge(struct run *r)
+{
+	if (!(r->im.flags & IF_PROXY) || !r->rp->bridge_dir)
+		return;
+	r->im.socat = r->p->socat_path ? r->p->socat_path : find_in_path("socat");
+	if (!r->im.socat)
+		die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
+		    "bridge socat: socat is not in PATH; the command did not run");
+	for (int k = 0; k < 2; k++) {
+		r->im.bridge_sock[k] = path_join(r->rp->bridge_dir, k ? "socks.sock" : "http.sock");
+		r->ls[r->nls].fd = host_listen_unix(r->im.bridge_sock[k]);
+		r->ls[r->nls].role = LR_PROXY;
+		r->ls[r->nls++].port = 0;
+	}
+}
+
+/* In the bwrap child: move the descriptors bwrap inherits to their fixed
+ * numbers (enum bwrap_fd) and keep them open across exec. Each is first
+ * duplicated above every target, so no move overwrites one still to come. */
+static int
+fds_move_fixed(const int *from, const int *to, int n)
+{
+	int tmp[8], top = 0, i;
+
+	BUG_ON(n > (int)LEN(tmp));
+	for (i = 0; i < n; i++)
+		top = to[i] > top ? to[i] : top;
+	for (i = 0; i < n; i++)
+		if ((tmp[i] = fcntl(from[i], F_DUPFD_CLOEXEC, top + 1)) < 0)
+			return -1;
+	for (i = 0; i < n; i++) {
+		if (dup2(tmp[i], to[i]) < 0)	/* the new descriptor is not close-on-exec */
+			return -1;
+		close(tmp[i]);
+	}
+	return 0;
+}
+
+/* Step: start bwrap, with the argv --print=argv shows (bw_render). */
+static void
+run_spawn_bwrap(struct run *r, const char *bwrap)
+{
+	struct bw_invocation bi;
+	struct buf args = { 0 };
+	int info[2], ctl[2], exe_fd, args_fd;
+	pid_t parent = getpid();
+
+	exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (exe_fd < 0)
+		die("cannot open my own binary (/proc/self/exe): %s", strerror(errno));
+	if (pipe2(info, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
+		die("pipe: %s", strerror(errno));
+	args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
+	if (args_fd < 0)
+		die("memfd_create: %s", strerror(errno));
+	bw_render(bwrap, r->p, r->pl, r->rf, &bi);
+	/* rendered (the --unsetenv list is made): from here on sbx, and bwrap
+	 * and the proxy forked below, hold none of the denied values */
+	env_scrub(r->p);
+	bw_args_blob(&bi, &args);
+	if (write_all(args_fd, args.p, args.n) < 0 || lseek(args_fd, 0, SEEK_SET) < 0)
+		die("cannot write bwrap's arguments: %s", strerror(errno));
+	free(args.p);
+
+	r->bwrap = fork();
+	if (r->bwrap < 0)
+		die("fork: %s", strerror(errno));
+	if (r->bwrap == 0) {
+		const int from[] = { exe_fd, info[1], ctl[1], args_fd };
+		const int to[] = { SBX_FD_EXE, SBX_FD_INFO, SBX_FD_CTL, SBX_FD_ARGS };
+
+		/* if sbx dies (even by SIGKILL), bwrap and everything under it die */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(SBX_EXIT_FAILURE);
+		if (fds_move_fixed(from, to, (int)LEN(from)) < 0) {
+			fprintf(stderr, "%s: cannot pass descriptors to bwrap: %s\n", progname, strerror(errno));
+			_exit(SBX_EXIT_FAILURE);
+		}
+		sigprocmask(SIG_SETMASK, &r->old, NULL);
+		signal(SIGPIPE, SIG_DFL);	/* sbx ignores it; the command gets the default */
+		execv(bwrap, (char **)bi.argv.v);
+		fprintf(stderr, "%s: cannot run %s: %s\n", progname, bwrap, strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+	close(info[1]);
+	close(ctl[1]);
+	close(args_fd);
+	close(exe_fd);
+	r->info = info[0];
+	r->ctl = ctl[0];
+}
+
+/* Step: the instructions, then the inner helper's pid from bwrap. A write
+ * to a helper that died fails (EPIPE; SIGPIPE is ignored), and the reason
+ * shows in its exit status. */
+static void
+run_send_instructions(struct run *r)
+{
+	struct buf msg = { 0 };
+
+	ctl_encode(&r->im, &msg);
+	(void)write_all(r->ctl, msg.p, msg.n);
+	free(msg.p);
+	r->inner = read_child_pid(r->info);
+	close(r->info);
+}
+
+/* Step: the listeners made inside, each with its role (handed_decode);
+ * the expose-port channel is kept apart. */
+static void
+run_take_handed(struct run *r)
+{
+	int lfd[SBX_MAX_HANDED], nfd = 0;
+	char desc[SBX_HANDED_MAX_BYTES];
+	struct handed h;
+	ssize_t dn;
+	const char *why;
+
+	if (!inner_hands_fds(&r->im))
+		return;
+	dn = recv_fds(r->ctl, desc, sizeof(desc), lfd, SBX_MAX_HANDED, &nfd, 0);
+	if (dn < 0 || handed_decode(desc, (size_t)dn, nfd, &h, &why) < 0) {
+		for (int k = 0; k < nfd; k++)
+			close(lfd[k]);
+		return;	/* the helper failed; it said why, and the run ends in run_exit_status */
+	}
+	for (int k = 0; k < h.n; k++) {
+		if (h.role[k] == LR_EXPOSE) {
+			r->expose_fd = lfd[k];
+			continue;
+		}
+		r->ls[r->nls].fd = lfd[k];
+		r->ls[r->nls].role = h.role[k];
+		r->ls[r->nls++].port = h.port[k];
+	}
+}
+
+/* Step: the proxy process, which lives until this sbx does (its end of the
+ * report pair hangs up then). It owns the listeners from here on and sends
+ * each decision over the pair. */
+static void
+run_spawn_proxy(struct run *r)
+{
+	int pair[2];
+
+	if (r->nls == 0)
+		return;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		die("socketpair: %s", strerror(errno));
+	r->proxy = fork();
+	if (r->proxy == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pair[0]);
+		close(r->ctl);
+		for (size_t i = 0; i < run_state.held.n; i++) {	/* the placeholders' locks stay sbx's */
+			const struct ph_held *ph = run_state.held.v[i];
+
+			if (ph->dir >= 0)
+				close(ph->dir);
+			if (ph->fd >= 0)
+				close(ph->fd);
+		}
+		sigprocmask(SIG_SETMASK, &r->old, NULL);
+		px_main(r->p, r->ls, r->nls, r->expose_fd, pair[1]);
+	}
+	if (r->proxy < 0)
+		die("fork: %s", strerror(errno));	/* bwrap dies with us: nothing runs */
+	close(pair[1]);
+	r->report = pair[0];
+	while (r->nls > 0)
+		close(r->ls[--r->nls].fd);
+	if (r->expose_fd >= 0)
+		close(r->expose_fd);
+	r->expose_fd = -1;
+}
+
+/* Step: "R" from the inner helper: the command has started. */
+static void
+run_wait_ready(struct run *r)
+{
+	char ch = 0;
+
+	while (read(r->ctl, &ch, 1) < 0 && errno == EINTR)
+		;
+	r->ready = r->inner > 0 && ch == 'R';
+	close(r->ctl);
+}
+
+/* Step: wait for bwrap, forwarding signals and taking the proxy's
+ * decisions as they come (the signals stay blocked: they arrive on sigfd). */
+static void
+run_supervise(struct run *r)
+{
+	bool done = false;
+	int sigfd = signalfd(-1, &r->forwarded, SFD_CLOEXEC);
+
+	if (sigfd < 0)
+		die("signalfd: %s", strerror(errno));	/* bwrap dies with us: nothing more runs */
+	while (!done) {
+		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 } };	/* -1: poll skips it */
+		struct signalfd_siginfo si;
+		int sig;
+
+		if (poll(pf, 2, -1) < 0)
+			continue;
+		if (pf[1].revents) {
+			net_log_drain(r->netlog, r->report);
+			if (pf[1].revents & (POLLHUP | POLLERR)) {
+				close(r->report);	/* the proxy died: keep no fd that polls ready forever */
+				r->report = -1;
+			}
+		}
+		if (!(pf[0].revents & POLLIN) || read(sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		sig = (int)si.ssi_signo;
+		if (sig == SIGCHLD) {
+			pid_t w;
+
+			while ((w = waitpid(r->bwrap, &r->status, WNOHANG)) == r->bwrap || (w < 0 && errno == EINTR))
+				if (w == r->bwrap) {
+					done = true;
+					break;
+				}
+			continue;
+		}
+		/* the command gets the signal through its pid 1; before that
+		 * exists, stopping bwrap stops everything. A signal from the
+		 * terminal (SI_KERNEL) reached the command directly: it shares
+		 * our foreground process group. */
+		if (si.ssi_code <= 0 || !r->ready)
+			kill(r->ready ? r->inner : r->bwrap, sig);
+	}
+	close(sigfd);
+	if (r->report >= 0) {
+		net_log_drain(r->netlog, r->report);	/* the last decisions wait in the socket */
+		close(r->report);
+	}
+	if (r->proxy > 0) {
+		kill(r->proxy, SIGKILL);
+		waitpid(r->proxy, NULL, 0);
+	}
+	net_log_summary(r->netlog);
+	sigprocmask(SIG_SETMASK, &r->old, NULL);
+}
+
+/* Step: sbx's exit status: the command's, or 125 when the sandbox was
+ * never built (the inner helper or bwrap said why). */
+static int
+run_exit_status(const struct run *r)
+{
+	if (!r->ready && WIFEXITED(r->status) && WEXITSTATUS(r->status) == SBX_EXIT_FAILURE)
+		exit(SBX_EXIT_FAILURE);	/* the inner helper said why */
+	if (!r->ready)
+		die_hint(bwrap_failure_hint(), "bubblewrap could not build the sandbox (its message is above); "
+		    "the command did not run");
+	if (WIFSIGNALED(r->status))
+		return 128 + WTERMSIG(r->status);
+	return WEXITSTATUS(r->status);
+}
+
+/* Run the command in the sandbox, as a list of steps (nsjail's
+ * containProc() habit). Returns the exit status sbx should exit with; dies
+ * (125) if the sandbox cannot be built. */
+static int
+run_linux(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
+    const char *bwrap)
+{
+	struct run r = { .p = p, .pl = pl, .rp = rp, .rf = rf, .expose_fd = -1, .info = -1, .ctl = -1,
+		.bwrap = -1, .inner = -1, .proxy = -1, .report = -1, .netlog = net_log_new() };
+
+	run_instructions(&r, rf->cmd);
+	run_listen_expose(&r);
+	run_take_signals(&r);
+	run_prepare(rp, pl);		/* placeholders, the run's directory (9a) */
+	run_listen_bridge(&r);
+	run_spawn_bwrap(&r, bwrap);
+	run_send_instructions(&r);
+	run_take_handed(&r);
+	run_spawn_proxy(&r);
+	run_wait_ready(&r);
+	run_supervise(&r);
+	return run_exit_status(&r);
+}
+
+/* ---- 10c. --check: can this machine build the sandbox? ---------------- */
+
+/* Run argv with stdout and stderr captured into out; returns the exit status or -1. */
+static int
+run_capture(char *const argv[], struct buf *out)
+{
+	int fds[2], status;
+	pid_t pid;
+	char tmp[4096];
+	ssize_t r;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		dup2(null, 0);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((r = read(fds[0], tmp, sizeof(tmp))) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0 && out->n < 65536)
+			buf_putn(out, tmp, (size_t)r);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int check_failures;
+
+static void __attribute__((format(printf, 2, 3)))
+check_line(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ok)
+		check_failures++;
+	fputs(ok ? "ok " : "FAIL: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static char *
+first_line(const struct buf *b)
+{
+	const char *s = b->p ? b->p : "";
+
+	return astrndup(s, strcspn(s, "\n"));
+}
+
+/* The usual reasons unprivileged user namespaces fail, and their fixes. */
+static const char *
+userns_diagnosis(void)
+{
+	struct buf b = { 0 };
+	struct utsname u;
+	const char *why = NULL;
+
+	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 && b.p[0] == '1')
+		why = "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10+) — fix: add an AppArmor profile "
+		    "that allows userns for bwrap, or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
+	b.n = 0;
+	if (!why && read_file("/proc/sys/user/max_user_namespaces", 32, &b) == 0 && atoi(b.p) == 0)
+		why = "user.max_user_namespaces=0 — fix: sysctl -w user.max_user_namespaces=15000";
+	b.n = 0;
+	if (!why && read_file("/proc/sys/kernel/unprivileged_userns_clone", 16, &b) == 0 && b.p[0] == '0')
+		why = "kernel.unprivileged_userns_clone=0 — fix: sysctl -w kernel.unprivileged_userns_clone=1";
+	if (!why && uname(&u) == 0 && strstr(u.release, "Microsoft"))
+		why = "WSL1 has no user namespaces — fix: use WSL2";
+	if (!why && (access("/.dockerenv", F_OK) == 0 || access("/run/.containerenv", F_OK) == 0))
+		why = "this is a container without the privileges to nest namespaces — fix: run it with "
+		    "--security-opt seccomp=unconfined and apparmor=unconfined, or --privileged";
+	free(b.p);
+	return why ? why : "unknown cause — fix: see the bubblewrap message above";
+}
+
+static int
+check_main(const struct policy *p)
+{
+	const char *bw = p->bwrap_path ? p->bwrap_path : find_in_path("bwrap");
+	const char *socat = p->socat_path ? p->socat_path : find_in_path("socat");
+	struct buf out = { 0 };
+	struct buf sb = { 0 };
+	int rc;
+
+	if (!bw || access(bw, X_OK) < 0) {
+		check_line(false, "bubblewrap not found — fix: apt-get install bubblewrap");
+	} else {
+		char *ver[] = { (char *)bw, "--version", NULL };
+
+		rc = run_capture(ver, &out);
+		check_line(rc == 0, "bubblewrap %s (%s)", rc == 0 ? first_line(&out) : "does not run", bw);
+		{
+			char *probe[] = { (char *)bw, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/",
+			    "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true", NULL };
+
+			out.n = 0;
+			rc = run_capture(probe, &out);
+			if (rc == 0)
+				check_line(true, "user, pid and network namespaces can be created");
+			else
+				check_line(false, "bwrap cannot create namespaces: %s — cause: %s", first_line(&out),
+				    userns_diagnosis());
+		}
+	}
+	rc = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+	check_line(rc >= 0, "seccomp filters%s", rc >= 0 ? " are supported" : ": not supported by this kernel");
+	if (read_file("/proc/sys/kernel/seccomp/actions_avail", 4096, &sb) == 0)
+		check_line(strstr(sb.p, "user_notif") != NULL, "seccomp user notification%s",
+		    strstr(sb.p, "user_notif") ? " is supported" : ": not supported (kernel older than 5.0)");
+	else
+		check_line(false, "seccomp user notification: /proc/sys/kernel/seccomp/actions_avail unreadable");
+	if (socat && access(socat, X_OK) == 0)
+		check_line(true, "socat (%s), for bridge socat", socat);
+	else if (p->bridge == BRIDGE_SOCAT)
+		check_line(false, "socat not found, and the policy says bridge socat — fix: apt-get install socat");
+	else
+		check_line(true, "socat is not installed; only bridge socat needs it");
+	if (p->weaker_nested_sandbox)
+		check_line(true, "weaker-nested-sandbox is set: if a fresh /proc cannot be mounted, /proc shows every "
+		    "process of the machine (their cmdline, and environ of this user's), and if nested namespaces "
+		    "cannot be made the command shares bwrap's pid namespace; the seccomp filters, no capabilities, "
+		    "and read-only /proc/sys, sysrq-trigger, irq and bus still hold");
+	free(out.p);
+	free(sb.p);
+	return check_failures ? 1 : 0;
+}
+
+#endif /* SBX_LINUX */
+
+/* ====================================================================
+ * 11. MACOS RUNNER (Seatbelt)
+ * ====================================================================
+ * Not built yet: the Seatbelt profile renderer and the sandbox-exec runner
+ * come with the macOS work. Until then sbx on macOS fails closed (exit 125)
+ * rather than run anything unsandboxed. */
+
+/* ====================================================================
+ * 12. CLI AND MAIN: option table, usage, --print modes, exit status
  * ==================================================================== */
 
 enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_ARCH, OPT_EXPLAIN, OPT_CHECK, OPT_HELP, OPT_VERSION };
@@ -12372,7 +12437,7 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 	if (plan_build(&facts, p->fs_disabled, pl, &why) < 0)
 		die("%s", why);
 	pl->allow_git_config = p->allow_git_config;
-	pl->dirs_seen = fx.dirs;	/* the directories the scan listed, for the audit (5e) */
+	pl->dirs_seen = fx.dirs;	/* the directories the scan listed, for the audit (9b) */
 }
 
 /* Step: what the run's facts add to the plan: sbx itself where
