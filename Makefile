@@ -111,10 +111,10 @@ FUZZ_REPLAYS = $(FUZZ_NAMES:%=tests/fuzz_%_replay.bin)
 
 fuzz: $(FUZZ_BINS)
 
-$(FUZZ_BINS): tests/fuzz_%.bin: tests/fuzz_%.c sbx.c seccomp_bpf.h
+$(FUZZ_BINS): tests/fuzz_%.bin: tests/fuzz_%.c tests/fuzz.h sbx.c seccomp_bpf.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA) -o $@ tests/fuzz_$*.c
 
-$(FUZZ_REPLAYS): tests/fuzz_%_replay.bin: tests/fuzz_%.c tests/fuzz_main.c sbx.c seccomp_bpf.h
+$(FUZZ_REPLAYS): tests/fuzz_%_replay.bin: tests/fuzz_%.c tests/fuzz.h tests/fuzz_main.c sbx.c seccomp_bpf.h
 	$(CC) $(FUZZ_REPLAY_CFLAGS) $(FUZZ_EXTRA) -o $@ tests/fuzz_$*.c
 
 fuzz-replay: $(FUZZ_REPLAYS)

@@ -1268,8 +1268,9 @@ struct dcall {
 
 #define DFIELD(a, type)	FIELD((a)->p, (a)->d, type)
 
-/* Whether a string list already holds s: a directive written twice is
- * applied once, so the printers write it once. */
+/* Whether a string list already holds s (a directive written twice is
+ * applied once, so the printers write it once; the audit's lists of
+ * repositories seen and done). */
 static bool
 str_listed(const struct vec *v, const char *s)
 {
@@ -1341,17 +1342,26 @@ pol_apply_path(const struct dcall *a)
 	return 0;
 }
 
+/* The argument, checked (checked < 0: refused, saying why), onto its
+ * string list once: a directive written twice is applied once. */
+static int
+pol_add_once(const struct dcall *a, int checked, const char *why)
+{
+	if (checked < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
+	if (!str_listed(DFIELD(a, struct vec), a->args[0]))
+		vec_push(DFIELD(a, struct vec), astrdup(a->args[0]));
+	return 0;
+}
+
 /* PATTERN, onto the allow list. */
 static int
 pol_apply_allow_domain(const struct dcall *a)
 {
 	const char *why = NULL;
+	int checked = match_check_pattern(a->args[0], false, &why);
 
-	if (match_check_pattern(a->args[0], false, &why) < 0)
-		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
-	if (!str_listed(DFIELD(a, struct vec), a->args[0]))
-		vec_push(DFIELD(a, struct vec), astrdup(a->args[0]));
-	return 0;
+	return pol_add_once(a, checked, why);
 }
 
 /* PATTERN ["REASON"], onto the deny list: one entry per pattern, because
@@ -1480,12 +1490,9 @@ static int
 pol_apply_env(const struct dcall *a)
 {
 	const char *why = NULL;
+	int checked = env_check_pattern(a->args[0], &why);
 
-	if (env_check_pattern(a->args[0], &why) < 0)
-		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
-	if (!str_listed(DFIELD(a, struct vec), a->args[0]))
-		vec_push(DFIELD(a, struct vec), astrdup(a->args[0]));
-	return 0;
+	return pol_add_once(a, checked, why);
 }
 
 /* N in 1..10, into a long. */
@@ -9825,17 +9832,6 @@ audit_changed(const struct audit *a, const char *path)
 }
 
 static bool
-audit_in(const struct vec *v, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < v->n; i++)
-		if (strcmp(v->v[i], path) == 0)
-			return true;
-	return false;
-}
-
-static bool
 audit_in_roots(const struct audit *a, const char *path)
 {
 	size_t i;
@@ -10168,7 +10164,7 @@ audit_children(struct audit *a, const char *dir, bool modules, bool force, bool 
 		if (modules && lstat(path_join(s, "HEAD"), &st) < 0)
 			audit_children(a, s, true, force, parent_protected, depth + 1);
 		else
-			audit_gitdir(a, s, force || (parent_protected && !audit_in(&a->protected_gitdirs, s)),
+			audit_gitdir(a, s, force || (parent_protected && !str_listed(&a->protected_gitdirs, s)),
 			    depth + 1);
 	}
 }
@@ -10178,10 +10174,10 @@ static void
 audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 {
 	struct stat st;
-	bool prot = audit_in(&a->protected_gitdirs, gd);
+	bool prot = str_listed(&a->protected_gitdirs, gd);
 	const char *key = aprintf("%c%s", force ? 'F' : '-', gd), *common;
 
-	if (depth > SBX_MAX_AUDIT_DEPTH || audit_in(&a->done, key) || audit_in(&a->done, aprintf("F%s", gd)) ||
+	if (depth > SBX_MAX_AUDIT_DEPTH || str_listed(&a->done, key) || str_listed(&a->done, aprintf("F%s", gd)) ||
 	    lstat(gd, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	vec_push(&a->done, (void *)key);
@@ -10189,7 +10185,7 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	 * however it is reached (a new `.git -> ../.git` symlink): that would
 	 * let a command disable the person's own hooks (a secret scanner, say).
 	 * Only what changed in it is. */
-	if (prot || audit_in(&a->seen, gd))
+	if (prot || str_listed(&a->seen, gd))
 		force = false;
 	audit_hooks(a, gd, force);
 	if (!(prot && a->allow_git_config))
@@ -10198,7 +10194,7 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	audit_todo(a, path_join(gd, "rebase-merge/git-rebase-todo"));
 	audit_todo(a, path_join(gd, "sequencer/todo"));
 	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
-	if (common && strcmp(common, gd) != 0 && !audit_in(&a->protected_gitdirs, common) &&
+	if (common && strcmp(common, gd) != 0 && !str_listed(&a->protected_gitdirs, common) &&
 	    audit_in_roots(a, common))
 		audit_gitdir(a, common, force || audit_changed(a, path_join(gd, "commondir")), depth + 1);
 	audit_children(a, path_join(gd, "worktrees"), false, force, prot, depth);
@@ -10211,7 +10207,7 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 {
 	const char *dotgit = path_join(dir, ".git"), *gd;
 	char real[PATH_MAX];
-	bool fresh = !audit_in(&a->seen, dotgit);
+	bool fresh = !str_listed(&a->seen, dotgit);
 	long long c, b;
 
 	/* SECURITY: new is "not there before the run", whatever its times say

@@ -13,26 +13,11 @@
  *   make fuzz && ./tests/fuzz_gitcfg.bin -max_len=4096 CORPUS_COPY/
  *   cc -O1 -o x tests/fuzz_gitcfg.c && ./x tests/corpus/gitcfg/     (replay)
  */
-#define main sbx_main
-#include "../sbx.c"
-#undef main
+#define FUZZ_NAME "fuzz_gitcfg"
+#include "fuzz.h"
 
 #define FUZZ_MAX_INPUT	(64 * 1024)
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fuzz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_gitcfg: invariant broken: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
 
 static bool
 same(const char *a, const char *b)

@@ -17,24 +17,9 @@
  *   make fuzz && ./tests/fuzz_http.bin -max_len=20000 -dict=tests/corpus/http.dict CORPUS_COPY/
  *   cc -O1 -o x tests/fuzz_http.c && ./x tests/corpus/http/     (replay)
  */
-#define main sbx_main
-#include "../sbx.c"
-#undef main
+#define FUZZ_NAME "fuzz_http"
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fuzz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_http: invariant broken: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
 
 /* count header lines named name (case-insensitive) in a head */
 static int

@@ -11,26 +11,11 @@
  *   make fuzz && ./tests/fuzz_json.bin -max_len=4096 CORPUS_COPY/
  *   cc -O1 -o x tests/fuzz_json.c && ./x tests/corpus/json/     (replay)
  */
-#define main sbx_main
-#include "../sbx.c"
-#undef main
+#define FUZZ_NAME "fuzz_json"
+#include "fuzz.h"
 
 #define FUZZ_MAX_INPUT	(64 * 1024)
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fuzz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_json: invariant broken: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
 
 static void
 fuzz_check_utf8(const char *s, const char *what)

@@ -18,24 +18,9 @@
  *   make fuzz && ./tests/fuzz_socks.bin -max_len=1400 -dict=tests/corpus/socks.dict CORPUS_COPY/
  *   cc -O1 -o x tests/fuzz_socks.c && ./x tests/corpus/socks/     (replay)
  */
-#define main sbx_main
-#include "../sbx.c"
-#undef main
+#define FUZZ_NAME "fuzz_socks"
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fuzz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_socks: invariant broken: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
 
 typedef int (*host_parser)(const unsigned char *, size_t, char *, size_t, int *);
 

@@ -18,24 +18,9 @@
  *   make fuzz && ./tests/fuzz_wire.bin -max_len=4096 CORPUS_COPY/
  *   cc -O1 -o x tests/fuzz_wire.c && ./x tests/corpus/wire/     (replay)
  */
-#define main sbx_main
-#include "../sbx.c"
-#undef main
+#define FUZZ_NAME "fuzz_wire"
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fuzz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_wire: invariant broken: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
 
 static void
 fuzz_ctl(const char *b, size_t n)
