@@ -2196,6 +2196,25 @@ test_policy_hardening(void)
 	const char *e;
 	size_t i;
 
+	/* the memory rule: no arena allocation after the proxy's lockdown; a
+	 * sealed arena aborts (in a child), an unsealed one (control) serves */
+	for (int sealed = 0; sealed < 2; sealed++) {
+		pid_t pid = fork();
+		int status = 0;
+
+		if (pid == 0) {
+			int devnull = open("/dev/null", O_WRONLY);
+
+			dup2(devnull, 2);	/* the BUG line */
+			if (sealed)
+				arena_seal();
+			_exit(amalloc(16) ? 0 : 1);
+		}
+		waitpid(pid, &status, 0);
+		CHECK(sealed ? WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT : WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "arena %s: status 0x%x", sealed ? "sealed: amalloc aborts" : "not sealed: amalloc serves", status);
+	}
+
 	/* pol_validate: what only the whole policy shows, one warning each */
 	{
 		static const struct { const char *policy; size_t warnings; const char *needle; } vcases[] = {
