@@ -214,7 +214,7 @@ struct err {
 	char msg[320];
 };
 
-/* The one error setter: every reader's own (jw_fail, rs_fail) only says
+/* The one error setter: every reader's own (jw_fail, fx_fail) only says
  * where, and calls this. Returns -1, so `return err_set(...)` reads well. */
 static int
 err_vset(struct err *e, const char *file, int line, int col, const char *fmt, va_list ap)

@@ -1,6 +1,6 @@
 /* tests/fuzz_gitcfg.c: fuzz the reader of git's config format (section 3.8):
  * a repository made inside a sandbox hands sbx a hostile config, which the
- * audit reads, judges and rewrites (5e).
+ * audit reads, judges and rewrites (9b).
  *
  * Checks, beyond the sanitizers:
  *   - a refusal names a line within the input;

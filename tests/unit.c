@@ -798,7 +798,7 @@ test_plan(void)
 }
 
 
-/* ---- git's config format (3.8) and the audit's rewrite (5e) ------------- */
+/* ---- git's config format (3.8) and the audit's rewrite (9b) ------------- */
 
 /* "section[.sub].key=value|" per entry ("(true)" without "="), or "error:LINE". */
 static const char *
