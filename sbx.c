@@ -6635,10 +6635,15 @@ inner_hands_fds(const struct inner_msg *m)
 	return (m->flags & IF_PROXY) || m->nports || m->nexpose;
 }
 
-/* The handed-fd message: "L", then per descriptor attached (SCM_RIGHTS, in
- * the same order) its role byte and port (u16, host order; 0 for the
- * expose-port channel). */
-#define SBX_HANDED_MAX_BYTES	(1 + 3 * SBX_MAX_HANDED)
+/* The handed-fd message: "L", the count of descriptors attached
+ * (SCM_RIGHTS), then per descriptor, in the same order, its role byte and
+ * port (u16, host order; 0 for the expose-port channel). The count makes
+ * the message self-delimiting: the control socket is a stream, and a
+ * message with no descriptor attached (bridge socat, no ports) is merged
+ * by the kernel with the "R" the helper sends once the command starts; a
+ * reader that took "LR" for one bad message lost the "R" and reported a
+ * sandbox that ran as one that never started. */
+#define SBX_HANDED_MAX_BYTES	(2 + 3 * SBX_MAX_HANDED)
 struct handed {
 	int n;
 	enum listener_role role[SBX_MAX_HANDED];
@@ -6656,9 +6661,10 @@ handed_add(struct handed *h, enum listener_role role, uint16_t port)
 static size_t
 handed_encode(const struct handed *h, char *out)
 {
-	size_t n = 1;
+	size_t n = 2;
 
 	out[0] = 'L';
+	out[1] = (char)h->n;
 	for (int i = 0; i < h->n; i++) {
 		out[n++] = (char)h->role[i];
 		memcpy(out + n, &h->port[i], 2);
@@ -6667,24 +6673,27 @@ handed_encode(const struct handed *h, char *out)
 	return n;
 }
 
-/* Decode a handed-fd message of n bytes that came with nfd descriptors.
+/* Decode a handed-fd message from the n bytes read, which came with nfd
+ * descriptors; *used is its length (what follows is the next message).
  * The inner helper is sbx itself, before the command runs, but a message
  * that does not add up is refused whole rather than half used. */
 static int
-handed_decode(const char *b, size_t n, int nfd, struct handed *h, const char **why)
+handed_decode(const char *b, size_t n, int nfd, struct handed *h, size_t *used, const char **why)
 {
 	int expose = 0;
 
 	memset(h, 0, sizeof(*h));
-	if (n < 1 || b[0] != 'L' || nfd < 0 || nfd > SBX_MAX_HANDED || n != 1 + 3 * (size_t)nfd) {
+	if (n < 2 || b[0] != 'L' || nfd < 0 || nfd > SBX_MAX_HANDED || (unsigned char)b[1] != nfd ||
+	    n < 2 + 3 * (size_t)nfd) {
 		*why = "a handed-fd message that does not match its descriptors";
 		return -1;
 	}
+	*used = 2 + 3 * (size_t)nfd;
 	for (int i = 0; i < nfd; i++) {
-		enum listener_role role = (enum listener_role)(unsigned char)b[1 + 3 * i];
+		enum listener_role role = (enum listener_role)(unsigned char)b[2 + 3 * i];
 		uint16_t port;
 
-		memcpy(&port, b + 2 + 3 * i, 2);
+		memcpy(&port, b + 3 + 3 * i, 2);
 		if (role != LR_PROXY && role != LR_HOST_PORT && role != LR_EXPOSE) {
 			*why = "an unknown role in a handed-fd message";
 			return -1;
@@ -11353,6 +11362,7 @@ struct run {
 	pid_t bwrap, inner, proxy;	/* inner: the helper's pid as seen here; -1 while unknown */
 	int report;			/* the proxy's decisions, or -1 */
 	bool ready;			/* the inner helper said "R": the command started */
+	bool ready_early;		/* that "R" came in one read with the handed-fd message */
 	int status;			/* bwrap's wait status */
 	struct net_log *netlog;
 };
@@ -11521,19 +11531,25 @@ static void
 run_take_handed(struct run *r)
 {
 	int lfd[SBX_MAX_HANDED], nfd = 0;
-	char desc[SBX_HANDED_MAX_BYTES];
+	char desc[SBX_HANDED_MAX_BYTES + 1];	/* and the "R" that may follow it */
 	struct handed h;
 	ssize_t dn;
-	const char *why;
+	size_t used = 0;
+	const char *why = NULL;
 
 	if (!inner_hands_fds(&r->im))
 		return;
 	dn = recv_fds(r->ctl, desc, sizeof(desc), lfd, SBX_MAX_HANDED, &nfd, 0);
-	if (dn < 0 || handed_decode(desc, (size_t)dn, nfd, &h, &why) < 0) {
-		for (int k = 0; k < nfd; k++)
-			close(lfd[k]);
+	if (dn < 0)
 		return;	/* the helper failed; it said why, and the run ends in run_exit_status */
+	if (handed_decode(desc, (size_t)dn, nfd, &h, &used, &why) < 0 ||
+	    ((size_t)dn > used && ((size_t)dn != used + 1 || desc[used] != 'R'))) {
+		/* a helper that works but says what sbx cannot account for: the
+		 * proxy would not serve what the command was told it has */
+		die("the inner helper's handed-fd message: %s; the command did not run",
+		    why ? why : "bytes after it that are not \"R\"");
 	}
+	r->ready_early = (size_t)dn == used + 1;	/* the "R" came with it */
 	for (int k = 0; k < h.n; k++) {
 		if (h.role[k] == LR_EXPOSE) {
 			r->expose_fd = lfd[k];
@@ -11588,9 +11604,9 @@ run_spawn_proxy(struct run *r)
 static void
 run_wait_ready(struct run *r)
 {
-	char ch = 0;
+	char ch = r->ready_early ? 'R' : 0;
 
-	while (read(r->ctl, &ch, 1) < 0 && errno == EINTR)
+	while (!r->ready_early && read(r->ctl, &ch, 1) < 0 && errno == EINTR)
 		;
 	r->ready = r->inner > 0 && ch == 'R';
 	close(r->ctl);
@@ -12532,6 +12548,7 @@ main(int argc, char **argv)
 	struct pol_ctx pc = { 0 };
 	struct buf out = { 0 };
 	char cwd[PATH_MAX], self_buf[PATH_MAX];
+	const char *self;
 	struct run_paths rp;
 	struct run_facts rf;
 	struct plan pl;
@@ -12611,8 +12628,11 @@ main(int argc, char **argv)
 	/* the plan and the run's facts, the same for --print=argv and the run */
 	run_paths_init(&rp, cwd);
 	main_plan(&p, &rp, mode == PM_ARGV, &pl);
-	run_facts_collect(&rf, &p, &rp, realpath("/proc/self/exe", self_buf) ? astrdup(self_buf) : NULL,
-	    geteuid() == 0, environ, c.cmd);
+	self = realpath("/proc/self/exe", self_buf) ? astrdup(self_buf) : NULL;
+	if (!self && policy_runs_proxy(&p))	/* replaced or deleted while it runs: an upgrade */
+		warnx("cannot find my own binary (%s): GIT_SSH_COMMAND is not set, so ssh inside will not go "
+		    "through the proxy", strerror(errno));
+	run_facts_collect(&rf, &p, &rp, self, geteuid() == 0, environ, c.cmd);
 	plan_add_run_binds(&pl, &rf);
 	plan_note_mounts(&pl);
 	if (mode == PM_ARGV)

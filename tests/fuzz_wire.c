@@ -13,7 +13,8 @@
  *     known flags, at least one argument, and bridge socat fully or not at
  *     all described;
  *   - a decoded handed-fd message has a known role for each descriptor and
- *     at most one expose-port channel.
+ *     at most one expose-port channel, and uses no more bytes than it was
+ *     given (what follows it is the next message on the stream).
  *
  *   make fuzz && ./tests/fuzz_wire.bin -max_len=4096 CORPUS_COPY/
  *   cc -O1 -o x tests/fuzz_wire.c && ./x tests/corpus/wire/     (replay)
@@ -61,10 +62,12 @@ fuzz_handed(const char *b, size_t n)
 	char again[SBX_HANDED_MAX_BYTES];
 	int expose = 0;
 
-	/* the descriptor count comes with the message (SCM_RIGHTS): try the
-	 * one the bytes claim and one that disagrees */
-	for (int nfd = n ? (int)((n - 1) / 3) : 0, k = 0; k < 2; k++, nfd++) {
-		if (handed_decode(b, n, nfd, &h, &why) < 0) {
+	/* the descriptors come with the message (SCM_RIGHTS): try the count
+	 * the bytes claim and one that disagrees */
+	for (int nfd = n > 1 ? (unsigned char)b[1] : 0, k = 0; k < 2; k++, nfd++) {
+		size_t used = 0;
+
+		if (handed_decode(b, n, nfd, &h, &used, &why) < 0) {
 			if (!why)
 				fuzz_fail("handed: refused without a reason");
 			continue;
@@ -78,8 +81,10 @@ fuzz_handed(const char *b, size_t n)
 		}
 		if (expose > 1)
 			fuzz_fail("handed: two expose-port channels accepted");
-		if (handed_encode(&h, again) != n || memcmp(again, b, n) != 0)
-			fuzz_fail("handed: a %zu-byte message does not encode back to itself", n);
+		if (used > n)
+			fuzz_fail("handed: a %zu-byte message used %zu bytes", n, used);
+		if (handed_encode(&h, again) != used || memcmp(again, b, used) != 0)
+			fuzz_fail("handed: a %zu-byte message does not encode back to itself", used);
 	}
 }
 

@@ -73,3 +73,25 @@ t_git_ssh_command_only_where_it_works() { # allow-host-port alone: GIT_SSH_COMMA
 	expect_contains "$OUT" "[]" "without the proxy, GIT_SSH_COMMAND is not set"
 }
 TESTS+=(git_ssh_command_only_where_it_works)
+
+t_ready_after_empty_handed_message() { # bridge socat, no ports: the "L" with no descriptors and the "R" after it, read as one
+	command -v strace >/dev/null || skip "strace is not installed"
+	command -v socat >/dev/null || skip "socat is not installed"
+	# sbx's first recvmsg (the handed-fd message) is held back 2 s, so the inner helper's "R"
+	# (the command started) is already queued behind the "L" on the stream when sbx reads
+	run_sbx_traced() {
+		local out err
+		out=$(timeout 60 strace -o /dev/null -e trace=recvmsg -e inject=recvmsg:delay_enter=2000000:when=1 \
+			"$SBX" "$@" 2>"$T/err"); RC=$?
+		OUT=$out; ERR=$(cat "$T/err")
+		printf '$ strace ... sbx %s\n%s\n%s\n[exit %s]\n' "$*" "$OUT" "$ERR" "$RC"
+	}
+	run_sbx_traced --allow-write="$P" --bridge=socat --allow-domain=a.test -- sh -c 'echo cmd-ran; exit 7'
+	expect_contains "$OUT" "cmd-ran" "the command ran"
+	[ "$RC" = 7 ] || fail "sbx exits with the command's status 7 when L and R arrive together (got $RC): $ERR"
+	expect_not_contains "$ERR" "could not build the sandbox" "and does not say the sandbox failed"
+	# control: the same delay with bridge fd (descriptors in the message keep it apart)
+	run_sbx_traced --allow-write="$P" --allow-domain=a.test -- sh -c 'echo cmd-ran; exit 7'
+	[ "$RC" = 7 ] || fail "control: bridge fd exits 7 under the same delay (got $RC): $ERR"
+}
+TESTS+=(ready_after_empty_handed_message)

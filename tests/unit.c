@@ -2196,6 +2196,25 @@ test_policy_hardening(void)
 	const char *e;
 	size_t i;
 
+	/* the handed-fd message is self-delimiting on the stream: with no
+	 * descriptor, the kernel merges it with the "R" that follows */
+	{
+		struct handed h = { 0 }, back;
+		char b[SBX_HANDED_MAX_BYTES + 1];
+		size_t n = handed_encode(&h, b), used = 0;
+		const char *why = NULL;
+
+		b[n] = 'R';
+		CHECK(handed_decode(b, n + 1, 0, &back, &used, &why) == 0 && used == n && back.n == 0,
+		    "handed: \"L\" with no descriptors, then \"R\": the message is %zu bytes, the R left over", n);
+		handed_add(&h, LR_PROXY, 3128);
+		n = handed_encode(&h, b);
+		CHECK(handed_decode(b, n, 0, &back, &used, &why) < 0 && why,
+		    "handed: a message naming one descriptor that came with none is refused");
+		CHECK(handed_decode(b, n, 1, &back, &used, &why) == 0 && used == n && back.role[0] == LR_PROXY &&
+		    back.port[0] == 3128, "handed: control, one listener");
+	}
+
 	/* the memory rule: no arena allocation after the proxy's lockdown; a
 	 * sealed arena aborts (in a child), an unsealed one (control) serves */
 	for (int sealed = 0; sealed < 2; sealed++) {
