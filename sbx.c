@@ -8761,6 +8761,81 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
  * ones (and the write observer's events) into text for a model is the next
  * step; for now -v shows each decision as it comes and a summary at exit. */
 
+/* The store: every refusal of the run, from every source, in the order
+ * first seen. The proxy's decisions (net_log below, from the report pair),
+ * the write observer's events (judged against the plan before they come
+ * here) and the git audit's findings after the run each become one struct
+ * violation. Repeats collapse into a count. */
+enum vkind {
+	VK_FILE,	/* the observer: a write-intent syscall on a path the plan keeps read-only */
+	VK_NET,		/* the proxy: a connection it refused (network-outbound, socks-tunnel) */
+	VK_CONNECT,	/* the observer: connect() to an address other than the proxy's */
+	VK_AUDIT,	/* the audit after the run: a hook or setting neutralised */
+};
+
+struct violation {
+	enum vkind kind;
+	const char *op;		/* the syscall ("openat"), "network-outbound", "connect", the audit's verb */
+	const char *target;	/* a path, a host, an address */
+	int port;		/* VK_NET and VK_CONNECT; 0 otherwise */
+	const char *reason;	/* why, or NULL */
+	int pid;		/* the process that tried, as seen on this machine; 0: unknown */
+	const char *comm;	/* its command name, or NULL */
+	int64_t time_ms;	/* wall clock, ms since the epoch */
+	uint64_t count;		/* in the store: how many times it came */
+};
+
+#define SBX_MAX_VIOLATIONS	4096	/* distinct records kept; more are only counted */
+
+struct vstore {
+	struct vec v;		/* of struct violation * (arena), in order of first sight */
+	uint64_t unlisted;	/* records past SBX_MAX_VIOLATIONS distinct ones */
+};
+
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool
+violation_same(const struct violation *a, const struct violation *b)
+{
+	return a->kind == b->kind && a->port == b->port && strcmp(a->op, b->op) == 0 &&
+	    strcmp(a->target, b->target) == 0 && strcmp(a->reason ? a->reason : "", b->reason ? b->reason : "") == 0;
+}
+
+/* Keep v (copied into the arena; its strings too). Not in the proxy: sbx's
+ * own process only, so the arena rule holds. */
+static void
+vstore_add(struct vstore *s, const struct violation *v)
+{
+	struct violation *k;
+
+	for (size_t i = 0; i < s->v.n; i++) {
+		k = s->v.v[i];
+		if (violation_same(k, v)) {
+			k->count++;
+			return;
+		}
+	}
+	if (s->v.n >= SBX_MAX_VIOLATIONS) {
+		s->unlisted++;
+		return;
+	}
+	k = amalloc(sizeof(*k));
+	*k = *v;
+	k->op = astrdup(v->op);
+	k->target = astrdup(v->target);
+	k->reason = v->reason ? astrdup(v->reason) : NULL;
+	k->comm = v->comm ? astrdup(v->comm) : NULL;
+	k->count = 1;
+	vec_push(&s->v, k);
+}
+
 #define SBX_MAX_NET_EVENTS	1024	/* distinct events kept; more are only counted */
 
 struct net_event { struct px_decision d; uint64_t count; };	/* arena */
@@ -8771,6 +8846,7 @@ struct net_log {
 	uint64_t lost;			/* records the proxy could not send (its socket was full) */
 	uint64_t unlisted;		/* decisions past SBX_MAX_NET_EVENTS distinct events */
 	uint64_t bad;			/* records that did not decode: a proxy gone wrong */
+	struct vstore *store;		/* where the refusals go, or NULL */
 };
 
 static struct net_log *
@@ -8796,6 +8872,11 @@ net_log_add(struct net_log *l, const struct px_decision *d)
 
 	l->total[d->verdict]++;
 	l->lost += d->lost;
+	if (d->verdict == PXV_DENY && l->store) {
+		struct violation v = { VK_NET, "network-outbound", d->host, d->port, d->reason, 0, NULL, wall_ms(), 0 };
+
+		vstore_add(l->store, &v);
+	}
 	for (size_t i = 0; i < l->events.n; i++) {
 		e = l->events.v[i];
 		if (net_event_same(&e->d, d)) {
@@ -11364,7 +11445,8 @@ struct run {
 	bool ready;			/* the inner helper said "R": the command started */
 	bool ready_early;		/* that "R" came in one read with the handed-fd message */
 	int status;			/* bwrap's wait status */
-	struct net_log *netlog;
+	struct net_log *netlog;		/* the proxy's decisions */
+	struct vstore *store;		/* every refusal of the run (8) */
 };
 
 /* Step: what the inner helper is told (flags, ports, the links it pins). */
@@ -11689,10 +11771,12 @@ run_exit_status(const struct run *r)
  * (125) if the sandbox cannot be built. */
 static int
 run_linux(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
-    const char *bwrap)
+    const char *bwrap, struct vstore *store)
 {
-	struct run r = { .p = p, .pl = pl, .rp = rp, .rf = rf, .expose_fd = -1, .info = -1, .ctl = -1,
+	struct run r = { .p = p, .pl = pl, .rp = rp, .rf = rf, .store = store, .expose_fd = -1, .info = -1, .ctl = -1,
 		.bwrap = -1, .inner = -1, .proxy = -1, .report = -1, .netlog = net_log_new() };
+
+	r.netlog->store = store;
 
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
@@ -12500,12 +12584,13 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 {
 #if SBX_LINUX
 	const char *bw = bwrap_locate(p);
+	struct vstore store = { 0 };	/* every refusal of the run, for the report (8) */
 	int rc;
 
 	tamper_check(pl, "sbx's own binary", "/proc/self/exe");
 	tamper_check(pl, "bubblewrap", bw);
 	tamper_check(pl, "socat", p->socat_path ? p->socat_path : find_in_path("socat"));
-	rc = run_linux(p, pl, rp, rf, bw);
+	rc = run_linux(p, pl, rp, rf, bw, &store);
 	audit_after_run(pl);
 	if (verbose || getenv("SBX_REPORT_RSS"))
 		report_rss();
