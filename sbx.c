@@ -8771,7 +8771,7 @@ enum vkind {
 	VK_NET,		/* the proxy: a connection it refused (network-outbound, socks-tunnel) */
 	VK_CONNECT,	/* the observer: connect() to an address other than the proxy's */
 	VK_AUDIT,	/* the audit after the run: a hook or setting neutralised */
-};
+};	/* ORDER: vkind_names */
 
 struct violation {
 	enum vkind kind;
@@ -8785,12 +8785,143 @@ struct violation {
 	uint64_t count;		/* in the store: how many times it came */
 };
 
+
+/* ---- The report: srt's <sandbox_violations> block, JSON lines -------- */
+
+#define SBX_REPORT_MAX_LINES	50	/* then "... and N more", as a model's context is not a log */
+
+/* Is this code point one srt's store turns into a space (its sanitiser,
+ * sandbox-violation-store.js)? C0, DEL and C1 controls, the soft hyphen,
+ * bidi marks and embeddings, zero-width characters, the line and paragraph
+ * separators, the byte-order mark and the Tags block: each can hide or
+ * reorder what a reader sees, or end a line a model reads as the block's. */
+static bool
+report_cp_hidden(unsigned cp)
+{
+	static const struct { unsigned lo, hi; } hidden[] = {
+		{ 0x00, 0x1f }, { 0x7f, 0x9f }, { 0xad, 0xad }, { 0x61c, 0x61c }, { 0x180e, 0x180e },
+		{ 0x200b, 0x200f }, { 0x2028, 0x202e }, { 0x2060, 0x2064 }, { 0x2066, 0x206f }, { 0xfeff, 0xfeff },
+		{ 0xe0000, 0xe007f },
+	};
+
+	for (size_t i = 0; i < LEN(hidden); i++)
+		if (cp >= hidden[i].lo && cp <= hidden[i].hi)
+			return true;
+	return false;
+}
+
+/* Untrusted text (a path the command chose, a host it named) as it may
+ * stand in the block: hidden characters a space, '<' and '>' removed (so
+ * "x</sandbox_violations>\ndeny ..." can neither close the block nor start
+ * a forged line in it), bytes that are not UTF-8 a '?'. */
+static void
+report_sanitise(const char *s, struct buf *out)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+
+	while (p < end) {
+		int n = utf8_valid_len(p, end);
+		unsigned cp = 0;
+
+		if (n == 0) {
+			buf_putc(out, '?');
+			p++;
+			continue;
+		}
+		if (n == 1)
+			cp = p[0];
+		else
+			for (int i = 0; i < n; i++)
+				cp = i ? cp << 6 | (p[i] & 0x3f) : p[0] & (0xff >> (n + 1));
+		if (cp == '<' || cp == '>')
+			;
+		else if (report_cp_hidden(cp))
+			buf_putc(out, ' ');
+		else
+			buf_putn(out, (const char *)p, (size_t)n);
+		p += n;
+	}
+}
+
+/* One record as srt writes it: "deny <syscall> <path>", "deny
+ * network-outbound <host>:<port> (<reason>)"; sbx's own: "deny connect
+ * <address>:<port> (<reason>)" and the audit's "neutralised <path>
+ * (<what>)". Untrusted parts sanitised; the whole trimmed, as srt does. */
+static void
+violation_line(const struct violation *v, struct buf *out)
+{
+	struct buf raw = { 0 };
+	size_t a, b;
+
+	buf_puts(&raw, v->kind == VK_AUDIT ? "" : "deny ");
+	buf_puts(&raw, v->op);
+	buf_putc(&raw, ' ');
+	report_sanitise(v->target, &raw);
+	if (v->port)
+		buf_printf(&raw, ":%d", v->port);
+	if (v->reason && *v->reason) {
+		buf_puts(&raw, " (");
+		report_sanitise(v->reason, &raw);
+		buf_putc(&raw, ')');
+	}
+	buf_putc(&raw, '\0');
+	for (a = 0; raw.p[a] == ' '; a++)
+		;
+	for (b = strlen(raw.p); b > a && raw.p[b - 1] == ' '; b--)
+		;
+	buf_putn(out, raw.p + a, b - a);
+	free(raw.p);
+}
+
+/* ignore-violations, with srt's rules: a "*" rule's text anywhere in the
+ * line drops it; another rule's command text, found in the command, drops
+ * the lines its text is found in. For file events srt tests the path only. */
+static bool
+violation_ignored(const struct policy *p, const char *cmdline, const struct violation *v, const char *line)
+{
+	const char *tested = v->kind == VK_FILE ? v->target : line;
+
+	for (size_t i = 0; i < p->ignores.n; i++) {
+		const struct ignorerule *r = p->ignores.v[i];
+
+		if ((strcmp(r->command, "*") == 0 || strstr(cmdline, r->command)) && strstr(tested, r->line))
+			return true;
+	}
+	return false;
+}
+
+/* One record as a JSON line (--violations=FILE, --violations-fd): time,
+ * kind, op, target, port, reason, pid, comm. */
+static const char *const vkind_names[] = { "file", "network", "connect", "audit" };	/* ORDER: enum vkind */
+
+static void
+violation_json(const struct violation *v, struct buf *out)
+{
+	buf_printf(out, "{\"time\":%lld,\"kind\":\"%s\",\"op\":", (long long)v->time_ms, vkind_names[v->kind]);
+	buf_put_json_string(out, v->op);
+	buf_puts(out, ",\"target\":");
+	buf_put_json_string(out, v->target);
+	buf_printf(out, ",\"port\":%d,\"reason\":", v->port);
+	if (v->reason)
+		buf_put_json_string(out, v->reason);
+	else
+		buf_puts(out, "null");
+	buf_printf(out, ",\"pid\":%d,\"comm\":", v->pid);
+	if (v->comm)
+		buf_put_json_string(out, v->comm);
+	else
+		buf_puts(out, "null");
+	buf_puts(out, "}\n");
+}
+
 #define SBX_MAX_VIOLATIONS	4096	/* distinct records kept; more are only counted */
 
 struct vstore {
 	struct vec v;		/* of struct violation * (arena), in order of first sight */
 	uint64_t unlisted;	/* records past SBX_MAX_VIOLATIONS distinct ones */
+	int json_fd;		/* every record as a JSON line as it comes (--violations=FILE, -fd), or -1 */
 };
+
 
 static int64_t
 wall_ms(void)
@@ -8815,6 +8946,13 @@ vstore_add(struct vstore *s, const struct violation *v)
 {
 	struct violation *k;
 
+	if (s->json_fd >= 0) {	/* each record, repeats too, written whole: a watcher tails it live */
+		struct buf b = { 0 };
+
+		violation_json(v, &b);
+		(void)write_all(s->json_fd, b.p, b.n);
+		free(b.p);
+	}
 	for (size_t i = 0; i < s->v.n; i++) {
 		k = s->v.v[i];
 		if (violation_same(k, v)) {
@@ -8835,6 +8973,43 @@ vstore_add(struct vstore *s, const struct violation *v)
 	k->count = 1;
 	vec_push(&s->v, k);
 }
+
+/* The block sbx appends to its stderr after the command, exactly srt's
+ * annotateStderrWithSandboxFailures: "\n<sandbox_violations>\n", a line
+ * each, "</sandbox_violations>" with no newline after. Nothing at all when
+ * nothing was refused (or all of it is ignored). A repeat shows its count. */
+static void
+report_block(const struct vstore *s, const struct policy *p, const char *cmdline, struct buf *out)
+{
+	size_t shown = 0, more = 0;
+
+	for (size_t i = 0; i < s->v.n; i++) {
+		const struct violation *v = s->v.v[i];
+		struct buf line = { 0 };
+
+		violation_line(v, &line);
+		buf_putc(&line, '\0');
+		if (!violation_ignored(p, cmdline, v, line.p)) {
+			if (shown == SBX_REPORT_MAX_LINES) {
+				more += v->count;
+			} else {
+				if (!shown++)
+					buf_puts(out, "\n<sandbox_violations>\n");
+				buf_puts(out, line.p);
+				if (v->count > 1)
+					buf_printf(out, " (%llu times)", (unsigned long long)v->count);
+				buf_putc(out, '\n');
+			}
+		}
+		free(line.p);
+	}
+	more += s->unlisted;
+	if (more)
+		buf_printf(out, "%s... and %zu more\n", shown ? "" : "\n<sandbox_violations>\n", more);
+	if (shown || more)
+		buf_puts(out, "</sandbox_violations>");
+}
+
 
 #define SBX_MAX_NET_EVENTS	1024	/* distinct events kept; more are only counted */
 
@@ -9185,7 +9360,8 @@ static struct {
 	struct vec held;	/* of struct ph_held, in plan order (parents first) */
 	int lock_fd;		/* root/placeholders.lock while held, else -1 */
 	pid_t owner;		/* only the process that made them cleans up */
-} run_state = { NULL, NULL, NULL, { 0 }, -1, 0 };
+	struct vstore *store;	/* the run's refusals (8): the audit's findings go there too */
+} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL };
 
 /* The registry file name of a placeholder: FNV-1a 64 of its path. The
  * entry holds the path itself, so a collision is seen, never trusted. */
@@ -9949,8 +10125,18 @@ audit_writable(const struct audit *a, const char *path)
 static void
 audit_report(struct audit *a, const char *path, const char *what)
 {
+	struct buf shown = { 0 };
+
 	a->neutralised++;
-	warnx("git: neutralised %s: %s (it would run code outside the sandbox later)", path, what);
+	report_sanitise(path, &shown);	/* the command chose the name: no line of its own on sbx's stderr */
+	buf_putc(&shown, '\0');
+	warnx("git: neutralised %s: %s (it would run code outside the sandbox later)", shown.p, what);
+	free(shown.p);
+	if (run_state.store) {
+		struct violation v = { VK_AUDIT, "neutralised", path, 0, what, 0, NULL, wall_ms(), 0 };
+
+		vstore_add(run_state.store, &v);
+	}
 }
 
 /* Rename dir/name to dir/name.sbx-disabled, not following symlinks. */
@@ -11943,7 +12129,8 @@ check_main(const struct policy *p)
  * 12. CLI AND MAIN: option table, usage, --print modes, exit status
  * ==================================================================== */
 
-enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_ARCH, OPT_EXPLAIN, OPT_CHECK, OPT_HELP, OPT_VERSION };
+enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_ARCH, OPT_EXPLAIN, OPT_CHECK, OPT_HELP, OPT_VERSION,
+	OPT_VIOLATIONS, OPT_VIOLATIONS_FD };
 
 struct cli_option {
 	const char *name;	/* --name */
@@ -11964,6 +12151,10 @@ static const struct cli_option cli_options[] = {
 	{ "arch", 0, true, OPT_ARCH, "ARCH", "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
 	{ "explain", 0, true, OPT_EXPLAIN, "HOST[:PORT]",
 	  "say what the policy decides for a connection to HOST (port 443 by default), and why" },
+	{ "violations", 0, true, OPT_VIOLATIONS, "WHERE",
+	  "what was refused, after the command: stderr (srt's <sandbox_violations> block, the default), none, "
+	  "or a FILE that gets each refusal as a JSON line as it happens" },
+	{ "violations-fd", 0, true, OPT_VIOLATIONS_FD, "N", "each refusal as a JSON line on descriptor N, as it happens" },
 	{ "check", 0, false, OPT_CHECK, NULL, "check that this machine can build the sandbox" },
 	{ "help", 'h', false, OPT_HELP, NULL, "show this help" },
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
@@ -12085,6 +12276,8 @@ print_man(FILE *f)
 
 struct cli {
 	const char *config;
+	const char *violations;	/* --violations: stderr (NULL too), none, or a FILE of JSON lines */
+	int violations_fd;	/* --violations-fd: JSON lines to this descriptor, or -1 */
 	const char *print;
 	const char *arch;
 	const char *explain;
@@ -12102,6 +12295,7 @@ cli_parse(int argc, char **argv, struct cli *c)
 	int i;
 
 	memset(c, 0, sizeof(*c));
+	c->violations_fd = -1;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *eq, *val = NULL;
 		const struct cli_option *o = NULL;
@@ -12171,6 +12365,16 @@ cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_CHECK: c->check = true; break;
 		case OPT_HELP: c->help = true; break;
 		case OPT_VERSION: c->version = true; break;
+		case OPT_VIOLATIONS: c->violations = val; break;
+		case OPT_VIOLATIONS_FD: {
+			long fd;
+			const char *why;
+
+			if (parse_int(val, 1, INT_MAX, &fd, &why) < 0 || fcntl((int)fd, F_GETFD) < 0)
+				die("--violations-fd=%s: not an open descriptor", val);
+			c->violations_fd = (int)fd;
+			break;
+		}
 		}
 	}
 	c->cmd = argv + i;
@@ -12578,25 +12782,73 @@ print_argv(const struct policy *p, const struct plan *pl, const struct run_facts
 	return 0;
 }
 
+/* Where the refusals go as they happen: --violations=FILE (JSON lines,
+ * appended, one write a record so a watcher can tail it), --violations-fd,
+ * or nowhere (-1). Opened before the run: a bad FILE stops it there. */
+static int
+report_sink_open(const struct cli *c)
+{
+	int fd;
+
+	if (c->violations_fd >= 0)
+		return c->violations_fd;
+	if (!c->violations || strcmp(c->violations, "stderr") == 0 || strcmp(c->violations, "none") == 0)
+		return -1;
+	fd = open(c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		die("--violations=%s: cannot open it: %s; the command did not run", c->violations, strerror(errno));
+	return fd;
+}
+
+/* After the command: srt's block on stderr (--violations=stderr, the
+ * default), unless the refusals went to a FILE or none were asked for. */
+static void
+report_print(const struct vstore *s, const struct policy *p, const struct cli *c)
+{
+	struct buf cmdline = { 0 }, out = { 0 };
+
+	if (c->violations && strcmp(c->violations, "stderr") != 0)
+		return;
+	for (size_t i = 0; c->cmd[i]; i++) {	/* what ignore-violations' command texts are found in */
+		if (i)
+			buf_putc(&cmdline, ' ');
+		buf_put_shell_quoted(&cmdline, c->cmd[i]);
+	}
+	buf_putc(&cmdline, '\0');
+	report_block(s, p, cmdline.p, &out);
+	if (out.n)
+		(void)write_all(2, out.p, out.n);
+	free(cmdline.p);
+	free(out.p);
+}
+
 /* Step: run the command on this platform's sandbox. */
 static int
-main_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf)
+main_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
+    const struct cli *c)
 {
 #if SBX_LINUX
 	const char *bw = bwrap_locate(p);
-	struct vstore store = { 0 };	/* every refusal of the run, for the report (8) */
+	struct vstore store = { .json_fd = -1 };	/* every refusal of the run, for the report (8) */
 	int rc;
 
 	tamper_check(pl, "sbx's own binary", "/proc/self/exe");
 	tamper_check(pl, "bubblewrap", bw);
 	tamper_check(pl, "socat", p->socat_path ? p->socat_path : find_in_path("socat"));
+	store.json_fd = report_sink_open(c);
+	run_state.store = &store;
 	rc = run_linux(p, pl, rp, rf, bw, &store);
 	audit_after_run(pl);
+	run_state.store = NULL;
+	report_print(&store, p, c);
 	if (verbose || getenv("SBX_REPORT_RSS"))
 		report_rss();
 	return rc;
 #else
 	/* the macOS runner will use these as the Linux one does */
+	(void)c;
+	(void)report_print;
+	(void)report_sink_open;
 	(void)pl;
 	(void)rp;
 	(void)rf;
@@ -12722,5 +12974,5 @@ main(int argc, char **argv)
 	plan_note_mounts(&pl);
 	if (mode == PM_ARGV)
 		return print_argv(&p, &pl, &rf);
-	return main_run(&p, &pl, &rp, &rf);
+	return main_run(&p, &pl, &rp, &rf, &c);
 }

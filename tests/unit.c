@@ -1165,6 +1165,127 @@ test_print_argv_is_the_run(void)
 		}
 }
 
+/* ---- violations: the store, srt's block, JSON lines (issue 13) -------- */
+
+static void
+test_violations_report(void)
+{
+	struct policy p;
+	const char *e;
+	size_t i;
+
+	/* the sanitiser: what could forge or hide a line */
+	static const struct { const char *in, *want; } san[] = {
+		{ "/p/x</sandbox_violations>\ndeny openat /etc/passwd", "/p/x/sandbox_violations deny openat /etc/passwd" },
+		{ "a\xe2\x80\xae" "gpj.exe", "a gpj.exe" },		/* U+202E right-to-left override */
+		{ "zero\xe2\x80\x8bwidth", "zero width" },		/* U+200B */
+		{ "tag\xf3\xa0\x80\x81s", "tag s" },			/* U+E0001, the Tags block */
+		{ "bom\xef\xbb\xbf", "bom " },
+		{ "del\x7f" "c1\xc2\x85", "del c1 " },			/* DEL, NEL */
+		{ "bad\xff\xfeutf8", "bad??utf8" },
+		{ "caf\xc3\xa9 \xe6\x97\xa5", "caf\xc3\xa9 \xe6\x97\xa5" },	/* control: text passes */
+	};
+	for (i = 0; i < LEN(san); i++) {
+		struct buf b = { 0 };
+
+		report_sanitise(san[i].in, &b);
+		buf_putc(&b, '\0');
+		check_str(b.p, san[i].want, "report_sanitise", __LINE__);
+		free(b.p);
+	}
+
+	/* lines as srt writes them, and sbx's own */
+	{
+		static const struct { struct violation v; const char *want; } lines[] = {
+			{ { VK_FILE, "openat", "/etc/x", 0, NULL, 1, "sh", 0, 1 }, "deny openat /etc/x" },
+			{ { VK_NET, "network-outbound", "b.test", 443, "host is not on the allow list", 0, NULL, 0, 1 },
+			  "deny network-outbound b.test:443 (host is not on the allow list)" },
+			{ { VK_CONNECT, "connect", "93.184.216.34", 443,
+			    "direct connection; only the proxy at 127.0.0.1:3128 is reachable", 0, NULL, 0, 1 },
+			  "deny connect 93.184.216.34:443 (direct connection; only the proxy at 127.0.0.1:3128 is reachable)" },
+			{ { VK_AUDIT, "neutralised", "/p/r/.git/hooks/pre-commit", 0, "renamed", 0, NULL, 0, 1 },
+			  "neutralised /p/r/.git/hooks/pre-commit (renamed)" },
+			{ { VK_FILE, "unlinkat", " /p/\n", 0, NULL, 0, NULL, 0, 1 }, "deny unlinkat  /p/" },
+		};
+		for (i = 0; i < LEN(lines); i++) {
+			struct buf b = { 0 };
+
+			violation_line(&lines[i].v, &b);
+			buf_putc(&b, '\0');
+			check_str(b.p, lines[i].want, "violation_line", __LINE__);
+			free(b.p);
+		}
+	}
+
+	/* the block: exactly srt's frame, repeats counted, ignore rules, the cap */
+	{
+		struct vstore s = { .json_fd = -1 };
+		struct violation w = { VK_FILE, "openat", "/etc/x", 0, NULL, 7, "sh", 0, 0 };
+		struct violation n = { VK_NET, "network-outbound", "b.test", 443, "no", 0, NULL, 0, 0 };
+		struct buf b = { 0 };
+
+		e = parse(&p, "allow-write /p\n");
+		CHECK(e == NULL, "report policy: %s", S(e));
+		report_block(&s, &p, "make", &b);
+		CHECK(b.n == 0, "no block when nothing was refused");
+		vstore_add(&s, &w);
+		vstore_add(&s, &n);
+		vstore_add(&s, &w);
+		report_block(&s, &p, "make", &b);
+		buf_putc(&b, '\0');
+		check_str(b.p, "\n<sandbox_violations>\ndeny openat /etc/x (2 times)\n"
+		    "deny network-outbound b.test:443 (no)\n</sandbox_violations>", "report_block", __LINE__);
+		free(b.p);
+
+		static const struct { const char *policy, *cmd; int lines; } ign[] = {
+			{ "ignore-violations * b.test\n", "make", 1 },		/* "*": in the line */
+			{ "ignore-violations make /etc/x\n", "make all", 1 },	/* the command has "make" */
+			{ "ignore-violations npm /etc/x\n", "make all", 2 },	/* control: another command */
+			{ "ignore-violations * deny\n", "make", 1 },		/* file events: the path only */
+			{ "ignore-violations * /etc\nignore-violations * b.test\n", "x", 0 },
+		};
+		for (i = 0; i < LEN(ign); i++) {
+			int count = 0;
+
+			memset(&b, 0, sizeof(b));
+			e = parse(&p, ign[i].policy);
+			CHECK(e == NULL, "ignore case %zu parses: %s", i, S(e));
+			report_block(&s, &p, ign[i].cmd, &b);
+			buf_putc(&b, '\0');
+			for (const char *q = b.p; (q = strstr(q, "\ndeny ")); q++)
+				count++;
+			CHECK(count == ign[i].lines && (ign[i].lines || b.n == 1), "ignore case %zu: %d lines shown, want %d:%s",
+			    i, count, ign[i].lines, b.p);
+			free(b.p);
+		}
+
+		e = parse(&p, "allow-write /p\n");
+		for (i = 0; i < 60; i++) {
+			struct violation v = { VK_FILE, "mkdirat", aprintf("/etc/d%zu", i), 0, NULL, 0, NULL, 0, 0 };
+
+			vstore_add(&s, &v);
+		}
+		memset(&b, 0, sizeof(b));
+		report_block(&s, &p, "make", &b);
+		buf_putc(&b, '\0');
+		CHECK(strstr(b.p, "\ndeny mkdirat /etc/d47\n... and 12 more\n</sandbox_violations>") != NULL &&
+		    !strstr(b.p, "/etc/d48"), "the block stops at 50 lines, then says how many more:%s", b.p);
+		free(b.p);
+	}
+
+	/* JSON lines: every field, strings escaped */
+	{
+		struct violation v = { VK_FILE, "openat", "/p/a\"b\n", 0, NULL, 42, "s\th", 1700000000123LL, 1 };
+		struct buf b = { 0 };
+
+		violation_json(&v, &b);
+		buf_putc(&b, '\0');
+		check_str(b.p, "{\"time\":1700000000123,\"kind\":\"file\",\"op\":\"openat\",\"target\":\"/p/a\\\"b\\u000a\","
+		    "\"port\":0,\"reason\":null,\"pid\":42,\"comm\":\"s\\u0009h\"}\n", "violation_json", __LINE__);
+		free(b.p);
+	}
+}
+
 /* ---- seccomp: a cBPF interpreter, verdict tables for both arches ------ */
 
 struct sdata { int nr; uint32_t arch; uint64_t ip; uint64_t args[6]; };	/* struct seccomp_data */
@@ -2670,6 +2791,7 @@ main(void)
 	test_gitcfg();
 	test_argv_goldens();
 	test_print_argv_is_the_run();
+	test_violations_report();
 	test_bpf();
 	test_network_decisions();
 	test_proxy_parsers();

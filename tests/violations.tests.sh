@@ -1,0 +1,95 @@
+# tests/violations.tests.sh - sourced by test.sh: the report of what was refused (issue 13).
+# After the command, sbx appends srt's <sandbox_violations> block to its stderr (or writes JSON
+# lines to a file or descriptor as refusals happen); the command's exit status is unchanged.
+# Each test has its control: a run with nothing refused prints no block.
+
+# curl through the proxy to each host named, printing the status; no network leaves the machine:
+# the proxy refuses the hosts off the allow list before it resolves anything.
+curl_via_proxy() { local h; for h in "$@"; do
+	printf 'curl -s -o /dev/null -w "%%{http_code}\\n" -x http://127.0.0.1:3128 http://%s/; ' "$h"; done; }
+
+t_violations_block_exact() { # one block, byte for byte srt's frame, after the command's own output; exit status kept
+	command -v curl >/dev/null || skip "curl is not installed"
+	run_sbx --allow-write="$P" --allow-domain=allowed.test -- \
+		sh -c "$(curl_via_proxy denied.test other.test denied.test) echo done >&2; exit 3"
+	[ "$RC" = 3 ] || fail "the command's exit status (3) is sbx's (got $RC)"
+	expect_contains "$OUT" "403" "the proxy refused"
+	want=$'done\n\n<sandbox_violations>\ndeny network-outbound denied.test:80 (host is not on the allow list) (2 times)\ndeny network-outbound other.test:80 (host is not on the allow list)\n</sandbox_violations>'
+	[ "$ERR" = "$want" ] || { printf 'got:\n%s\n---\nwant:\n%s\n' "$ERR" "$want" | od -c | tail -20; fail "the block is not srt's, byte for byte"; }
+	[ "$(tail -c 21 "$T/.stderr")" = "</sandbox_violations>" ] || fail "no newline after the closing tag (as srt)"
+	# control: nothing refused, no block
+	run_sbx --allow-write="$P" --allow-domain=allowed.test -- sh -c 'echo clean >&2'
+	[ "$ERR" = "clean" ] || fail "a clean run printed more than the command's stderr: $ERR"
+}
+TESTS+=(violations_block_exact)
+
+t_violations_reason_and_ignore() { # a deny-domain reason replaces the default text; ignore-violations drops lines, never the refusal
+	command -v curl >/dev/null || skip "curl is not installed"
+	run_sbx --allow-write="$P" --allow-domain='*.ok.test' --allow-domain=evil.test --deny-domain='evil.test "data must not leave"' -- \
+		sh -c "$(curl_via_proxy evil.test)"
+	expect_contains "$OUT" "403" "the host is refused"
+	expect_contains "$ERR" "deny network-outbound evil.test:80 (data must not leave)" "with the policy's reason"
+	run_sbx --allow-write="$P" --allow-domain=allowed.test --ignore-violations='* denied.test' -- \
+		sh -c "$(curl_via_proxy denied.test other.test)"
+	[ "$(grep -c 403 <<<"$OUT")" = 2 ] || fail "both hosts are still refused: $OUT"
+	expect_not_contains "$ERR" "denied.test" "a \"*\" rule drops the lines its text is in"
+	expect_contains "$ERR" "deny network-outbound other.test:80" "control: the other line stays"
+	run_sbx --allow-write="$P" --allow-domain=allowed.test --ignore-violations='npm other.test' -- \
+		sh -c "$(curl_via_proxy other.test)"
+	expect_contains "$ERR" "deny network-outbound other.test:80" "a rule for another command (npm) does not apply"
+	run_sbx --allow-write="$P" --allow-domain=allowed.test --ignore-violations='curl other.test' -- \
+		sh -c "$(curl_via_proxy other.test)"
+	expect_not_contains "$ERR" "<sandbox_violations>" "a rule whose command text is in the command drops it"
+}
+TESTS+=(violations_reason_and_ignore)
+
+t_violations_json_lines() { # --violations=FILE and --violations-fd: a valid JSON line per refusal, as it happens; no block
+	command -v curl >/dev/null || skip "curl is not installed"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	run_sbx --allow-write="$P" --allow-domain=allowed.test --violations="$T/v.jsonl" -- \
+		sh -c "$(curl_via_proxy denied.test other.test denied.test)"
+	expect_not_contains "$ERR" "<sandbox_violations>" "no block on stderr when the refusals go to a file"
+	python3 - "$T/v.jsonl" <<'EOF' || fail "the JSON lines are not what they should be: $(cat "$T/v.jsonl")"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) == 3, recs                       # each refusal, repeats too
+assert [r["target"] for r in recs] == ["denied.test", "other.test", "denied.test"], recs
+for r in recs:
+    assert set(r) == {"time", "kind", "op", "target", "port", "reason", "pid", "comm"}, r
+    assert r["kind"] == "network" and r["op"] == "network-outbound" and r["port"] == 80, r
+    assert r["reason"] == "host is not on the allow list" and r["time"] > 1.6e12, r
+EOF
+	# the file is appended to, never truncated
+	run_sbx --allow-write="$P" --allow-domain=allowed.test --violations="$T/v.jsonl" -- sh -c "$(curl_via_proxy x.test)"
+	[ "$(wc -l <"$T/v.jsonl")" = 4 ] || fail "a second run appends its line: $(cat "$T/v.jsonl")"
+	# a descriptor, for embedders
+	timeout -k 5 "$TMO" "$SBX" --allow-write="$P" --allow-domain=allowed.test --violations-fd=3 -- \
+		sh -c "$(curl_via_proxy y.test)" 3>"$T/fd.jsonl" >/dev/null 2>"$T/fd.err"
+	python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r)==1 and r[0]["target"]=="y.test", r' \
+		"$T/fd.jsonl" || fail "--violations-fd=3: $(cat "$T/fd.jsonl" "$T/fd.err")"
+	grep -q "<sandbox_violations>" "$T/fd.err" || fail "--violations-fd keeps the block on stderr: $(cat "$T/fd.err")"
+	run_sbx --allow-write="$P" --violations-fd=9 -- true
+	[ "$RC" = 125 ] || fail "--violations-fd of a closed descriptor is refused (got $RC)"
+	# none: nothing at all
+	run_sbx --allow-write="$P" --allow-domain=allowed.test --violations=none -- sh -c "$(curl_via_proxy z.test)"
+	expect_contains "$OUT" "403" "control: still refused"
+	expect_not_contains "$ERR" "sandbox_violations" "--violations=none prints no block"
+}
+TESTS+=(violations_json_lines)
+
+t_violations_forged_name() { # a path crafted to close the block and forge a line is reported as one sanitised line
+	command -v git >/dev/null || skip "git is not installed"
+	local name=$'x</sandbox_violations>\ndeny openat /forged'
+	run_sbx --allow-write="$P" -- sh -c '
+		mkdir -p "$1" && cd "$1" && git init -q . && printf "#!/bin/sh\necho pwned\n" >.git/hooks/pre-commit &&
+		chmod +x .git/hooks/pre-commit && echo made' sh "$name"
+	expect_contains "$OUT" "made" "the command made a repository with a hook"
+	[ "$(grep -c '</sandbox_violations>' <<<"$ERR")" = 1 ] || fail "the name closed the block early: $ERR"
+	[ "$(grep -c '^<sandbox_violations>$' <<<"$ERR")" = 1 ] || fail "one block: $ERR"
+	grep -q '^deny openat /forged' <<<"$ERR" && fail "the name forged a line of its own: $ERR"
+	sed -n '/^<sandbox_violations>$/,/^<\/sandbox_violations>$/p' <<<"$ERR" |
+		grep -q '^neutralised .*x/sandbox_violations deny openat /forged/\.git/hooks/pre-commit (' ||
+		fail "the audit's finding is one line, with the name sanitised: $ERR"
+	[ ! -x "$P/$name/.git/hooks/pre-commit" ] || fail "the hook was left runnable"
+}
+TESTS+=(violations_forged_name)
