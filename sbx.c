@@ -9010,6 +9010,70 @@ report_block(const struct vstore *s, const struct policy *p, const char *cmdline
 		buf_puts(out, "</sandbox_violations>");
 }
 
+/* Is path under a read-only mount the plan makes on purpose (a deny: the
+ * policy's deny-write or deny-read, a mandatory one, a placeholder)? Then
+ * no allow-write lifts it: deny wins at any depth. Not the read-only root
+ * every plan starts from, which an allow-write does lift. */
+static bool
+plan_write_denied(const struct plan *pl, const char *path)
+{
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		if (m->kind != MK_BIND_RW && m->kind != MK_BIND_FROM && path_within(path, m->path))
+			return true;
+	}
+	return false;
+}
+
+/* --explain -- COMMAND: after the run, one "hint:" line per distinct
+ * refusal with the policy line that would allow it, or why none would.
+ * Never applied: the person decides. The plan says which: a path under a
+ * deny (the policy's or a mandatory one) stays read-only whatever
+ * allow-write is added, so that hint says so instead. */
+static void
+report_hints(const struct vstore *s, const struct plan *pl, const struct policy *p, const char *cmdline,
+    struct buf *out)
+{
+	struct vec said = { 0 };
+
+	for (size_t i = 0; i < s->v.n; i++) {
+		const struct violation *v = s->v.v[i];
+		struct buf line = { 0 }, t = { 0 };
+		const char *hint = NULL;
+
+		violation_line(v, &line);
+		buf_putc(&line, '\0');
+		report_sanitise(v->target, &t);
+		buf_putc(&t, '\0');
+		if (violation_ignored(p, cmdline, v, line.p) || v->kind == VK_AUDIT) {
+			;
+		} else if (v->kind == VK_FILE) {
+			if (pl && plan_write_denied(pl, v->target))
+				hint = aprintf("# %s is under a deny (the policy's deny-write or a mandatory one); "
+				    "no allow-write lifts it", t.p);
+			else
+				hint = aprintf("allow-write %s", path_dirname(t.p));
+		} else if (v->kind == VK_NET && v->reason && strcmp(v->reason, "host is not on the allow list") == 0) {
+			hint = v->port == 80 || v->port == 443 ? aprintf("allow-domain %s", t.p) :
+			    aprintf("allow-domain %s:%d", t.p, v->port);
+		} else if (v->kind == VK_NET) {
+			hint = aprintf("# %s:%d is refused by the policy itself (%s); no allow-domain overrides it", t.p,
+			    v->port, v->reason ? v->reason : "");
+		} else if (v->kind == VK_CONNECT) {
+			hint = aprintf("# %s:%d: connect through the proxy at 127.0.0.1:%d (HTTPS_PROXY and the other "
+			    "variables point at it); a direct connection is never allowed", t.p, v->port,
+			    SBX_PROXY_HTTP_PORT);
+		}
+		if (hint && !str_listed(&said, hint)) {
+			vec_push(&said, (void *)hint);
+			buf_printf(out, "hint: %s\n", hint);
+		}
+		free(line.p);
+		free(t.p);
+	}
+}
+
 
 #define SBX_MAX_NET_EVENTS	1024	/* distinct events kept; more are only counted */
 
@@ -12150,7 +12214,9 @@ static const struct cli_option cli_options[] = {
 	  "bpf (the seccomp program), bpf-proxy (the proxy's own), man" },
 	{ "arch", 0, true, OPT_ARCH, "ARCH", "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
 	{ "explain", 0, true, OPT_EXPLAIN, "HOST[:PORT]",
-	  "say what the policy decides for a connection to HOST (port 443 by default), and why" },
+	  "say what the policy decides for a connection to HOST (port 443 by default), and why; "
+	  "`--explain -- COMMAND` runs the command, then prints a hint per refusal: the policy line that would "
+	  "allow it (never applied)" },
 	{ "violations", 0, true, OPT_VIOLATIONS, "WHERE",
 	  "what was refused, after the command: stderr (srt's <sandbox_violations> block, the default), none, "
 	  "or a FILE that gets each refusal as a JSON line as it happens" },
@@ -12281,6 +12347,7 @@ struct cli {
 	const char *print;
 	const char *arch;
 	const char *explain;
+	bool explain_run;	/* --explain -- COMMAND: after the run, a hint per refusal */
 	bool check, help, version;
 	struct vec directive_opts;	/* of struct cli_directive */
 	char **cmd;
@@ -12346,6 +12413,10 @@ cli_parse(int argc, char **argv, struct cli *c)
 				cd->value = eq ? eq + 1 : NULL;
 				cd->spelled = a;
 				vec_push(&c->directive_opts, cd);
+				continue;
+			}
+			if (o->id == OPT_EXPLAIN && !eq && argv[i + 1] && strcmp(argv[i + 1], "--") == 0) {
+				c->explain_run = true;	/* --explain -- COMMAND: run it, then the hints */
 				continue;
 			}
 			if (o->takes_arg) {
@@ -12803,11 +12874,12 @@ report_sink_open(const struct cli *c)
 /* After the command: srt's block on stderr (--violations=stderr, the
  * default), unless the refusals went to a FILE or none were asked for. */
 static void
-report_print(const struct vstore *s, const struct policy *p, const struct cli *c)
+report_print(const struct vstore *s, const struct plan *pl, const struct policy *p, const struct cli *c)
 {
 	struct buf cmdline = { 0 }, out = { 0 };
+	bool block = !c->violations || strcmp(c->violations, "stderr") == 0;
 
-	if (c->violations && strcmp(c->violations, "stderr") != 0)
+	if (!block && !c->explain_run)
 		return;
 	for (size_t i = 0; c->cmd[i]; i++) {	/* what ignore-violations' command texts are found in */
 		if (i)
@@ -12815,7 +12887,13 @@ report_print(const struct vstore *s, const struct policy *p, const struct cli *c
 		buf_put_shell_quoted(&cmdline, c->cmd[i]);
 	}
 	buf_putc(&cmdline, '\0');
-	report_block(s, p, cmdline.p, &out);
+	if (block)
+		report_block(s, p, cmdline.p, &out);
+	if (c->explain_run) {
+		if (out.n)
+			buf_putc(&out, '\n');
+		report_hints(s, pl, p, cmdline.p, &out);
+	}
 	if (out.n)
 		(void)write_all(2, out.p, out.n);
 	free(cmdline.p);
@@ -12840,7 +12918,7 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	rc = run_linux(p, pl, rp, rf, bw, &store);
 	audit_after_run(pl);
 	run_state.store = NULL;
-	report_print(&store, p, c);
+	report_print(&store, pl, p, c);
 	if (verbose || getenv("SBX_REPORT_RSS"))
 		report_rss();
 	return rc;

@@ -1273,6 +1273,46 @@ test_violations_report(void)
 		free(b.p);
 	}
 
+	/* --explain's hints: the line that would allow it, or why none would */
+	{
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 } };
+		struct vec facts = { 0 };
+		struct plan pl;
+		struct err er = { 0 };
+		const char *why;
+		struct vstore s = { .json_fd = -1 };
+		struct buf b = { 0 };
+		static const struct violation vs[] = {
+			{ VK_FILE, "openat", "/etc/app/x.conf", 0, NULL, 0, NULL, 0, 0 },
+			{ VK_FILE, "unlinkat", "/etc/app/y.conf", 0, NULL, 0, NULL, 0, 0 },	/* the same hint: once */
+			{ VK_FILE, "openat", "/p/locked/f", 0, NULL, 0, NULL, 0, 0 },
+			{ VK_NET, "network-outbound", "b.test", 443, "host is not on the allow list", 0, NULL, 0, 0 },
+			{ VK_NET, "network-outbound", "c.test", 8080, "host is not on the allow list", 0, NULL, 0, 0 },
+			{ VK_NET, "network-outbound", "d.test", 443, "no exfiltration", 0, NULL, 0, 0 },
+			{ VK_CONNECT, "connect", "10.1.2.3", 443, "direct", 0, NULL, 0, 0 },
+			{ VK_AUDIT, "neutralised", "/p/r/.git/hooks/x", 0, "renamed", 0, NULL, 0, 0 },
+		};
+
+		e = parse(&p, "allow-write /p\ndeny-write /p/locked\n");
+		CHECK(e == NULL, "hints policy: %s", S(e));
+		fake_tree("d /p/locked; f /p/locked/f; d /etc/app");
+		if (plan_resolve(&p, &fake_disk, &rp, &facts, &er) == 0 && plan_build(&facts, p.fs_disabled, &pl, &why) == 0) {
+			for (i = 0; i < LEN(vs); i++)
+				vstore_add(&s, &vs[i]);
+			report_hints(&s, &pl, &p, "make", &b);
+			buf_putc(&b, '\0');
+			check_str(b.p, "hint: allow-write /etc/app\n"
+			    "hint: # /p/locked/f is under a deny (the policy's deny-write or a mandatory one); no allow-write lifts it\n"
+			    "hint: allow-domain b.test\nhint: allow-domain c.test:8080\n"
+			    "hint: # d.test:443 is refused by the policy itself (no exfiltration); no allow-domain overrides it\n"
+			    "hint: # 10.1.2.3:443: connect through the proxy at 127.0.0.1:3128 (HTTPS_PROXY and the other "
+			    "variables point at it); a direct connection is never allowed\n", "report_hints", __LINE__);
+			free(b.p);
+		} else {
+			CHECK(false, "hints plan: %s", er.msg);
+		}
+	}
+
 	/* JSON lines: every field, strings escaped */
 	{
 		struct violation v = { VK_FILE, "openat", "/p/a\"b\n", 0, NULL, 42, "s\th", 1700000000123LL, 1 };

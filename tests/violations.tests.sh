@@ -93,3 +93,29 @@ t_violations_forged_name() { # a path crafted to close the block and forge a lin
 	[ ! -x "$P/$name/.git/hooks/pre-commit" ] || fail "the hook was left runnable"
 }
 TESTS+=(violations_forged_name)
+
+t_violations_explain_hints() { # --explain -- COMMAND: a hint per refusal; added to the policy, the same command passes
+	command -v curl >/dev/null || skip "curl is not installed"
+	net_up	# the test host on 10.200.N.2 (HTTP on 8000), names from a private hosts file
+	printf '%s hint.test other.hint.test\n' "$NSIP" >>"$T/hosts"
+	local cmd hints args=() h
+	cmd='for u in http://hint.test:8000/ http://hint.test:8000/ http://other.hint.test:8000/; do
+		curl -s -o /dev/null -w "%{http_code}\n" -x http://127.0.0.1:3128 "$u"; done'
+	printf '$ sbx --explain -- ...\n'
+	in_net "$SBX" --allow-write="$P" --allow-domain=allowed.test --explain -- sh -c "$cmd" >"$T/.stdout" 2>"$T/.stderr"
+	RC=$?; OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr"); note "$OUT"; note "$ERR"
+	[ "$RC" = 0 ] || fail "--explain -- COMMAND runs the command (got $RC)"
+	[ "$(grep -c 403 <<<"$OUT")" = 3 ] || fail "the hosts are refused first: $OUT"
+	hints=$(grep '^hint: ' <<<"$ERR" | sed 's/^hint: //')
+	[ "$hints" = $'allow-domain hint.test:8000\nallow-domain other.hint.test:8000' ] || fail "one hint per distinct refusal: $ERR"
+	# the hints, added as they are, make the same command pass
+	while read -r h; do args+=("--${h%% *}=${h#* }"); done <<<"$hints"
+	in_net "$SBX" --allow-write="$P" --allow-domain=allowed.test "${args[@]}" -- sh -c "$cmd" >"$T/.stdout" 2>"$T/.stderr"
+	OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr"); note "$OUT"; note "$ERR"
+	[ "$(grep -c 200 <<<"$OUT")" = 3 ] || fail "with the hints applied, the command passes: $OUT"
+	expect_not_contains "$ERR" "<sandbox_violations>" "and nothing is reported"
+	# control: --explain=HOST still explains a host, and runs nothing
+	run_sbx --allow-domain=a.test --explain=b.test
+	expect_contains "$OUT" "b.test" "--explain=HOST is unchanged"
+}
+TESTS+=(violations_explain_hints)
