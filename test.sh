@@ -488,6 +488,10 @@ t_proxy_no_allow_domain() { # no allow-domain: refused at once by the proxy (403
 	expect_contains "$ERR" "sbx: proxy: deny http allowed.test:8000 (host is not on the allow list: the policy allows no network)" "the refusal is reported as a decision"
 	expect_contains "$ERR" "sbx:   deny http allowed.test:8000 (host is not on the allow list: the policy allows no network)" "and kept for the summary"
 	expect_contains "$ERR" "sbx: network: 0 allowed," "and counted in the summary"
+	# weaker-nested-sandbox changes nothing here: the same listeners, the same refusal
+	printf 'allow-write .\nweaker-nested-sandbox\n' >"$T/weak"
+	run_sbx -c "$T/weak" -- sh -c 'curl -s -m 5 -o /dev/null -w "weak=%{http_code}\n" http://a.test/'
+	expect_contains "$OUT" "weak=403" "weaker-nested-sandbox, no allow-domain: refused by the proxy"
 	# control: the same requests with the domain allowed go through the same proxy
 	sbx_net "$script"
 	expect_contains "$OUT" "get=200" "control: allowed through HTTP_PROXY"
