@@ -488,6 +488,17 @@ t_proxy_no_allow_domain() { # no allow-domain: refused at once by the proxy (403
 	expect_contains "$ERR" "sbx: proxy: deny http allowed.test:8000 (host is not on the allow list: the policy allows no network)" "the refusal is reported as a decision"
 	expect_contains "$ERR" "sbx:   deny http allowed.test:8000 (host is not on the allow list: the policy allows no network)" "and kept for the summary"
 	expect_contains "$ERR" "sbx: network: 0 allowed," "and counted in the summary"
+	run_sbx -c "$T/nonet" --explain=registry.npmjs.org:443
+	expect_contains "$OUT" "deny (host is not on the allow list: the policy allows no network)" "--explain gives the same reason"
+	if command -v npm >/dev/null; then	# the case issue 13 started from: npm used to retry for ~70 s, then say ENOTFOUND
+		SECONDS=0
+		run_sbx -c "$T/nonet" -- npm view left-pad version
+		note "npm took ${SECONDS}s"
+		expect_contains "$ERR$OUT" "403 host is not on the allow list: the policy allows no network" "npm prints the proxy's reason"
+		[ "$SECONDS" -le 20 ] || fail "npm took ${SECONDS}s to be refused"
+	else
+		note "npm not installed: its case not run"
+	fi
 	# weaker-nested-sandbox changes nothing here: the same listeners, the same refusal
 	printf 'allow-write .\nweaker-nested-sandbox\n' >"$T/weak"
 	run_sbx -c "$T/weak" -- sh -c 'curl -s -m 5 -o /dev/null -w "weak=%{http_code}\n" http://a.test/'
