@@ -64,7 +64,8 @@
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
  *      and the symlinks it pins, capabilities, the filters), 10b running
- *      under bwrap as named steps, 10c --check
+ *      under bwrap as named steps (the proxy forked on the first
+ *      connection), 10c --check
  *  11. macOS runner (Seatbelt): not yet built; fails closed
  *  12. CLI and main: option table, usage, the print modes, named steps
  *
@@ -3786,7 +3787,11 @@ net_decide(const struct policy *p, const char *host, int port)
 			v.reason = "allowed";
 			return v;
 		}
-	v.reason = "host is not on the allow list";
+	/* srt's words, and when the list is empty the reason behind them: a
+	 * policy with no allow-domain allows no network, which a model reading
+	 * the refusal should be told rather than left to guess */
+	v.reason = p->allow_domains.n ? "host is not on the allow list" :
+	    "host is not on the allow list: the policy allows no network";
 	return v;
 }
 
@@ -6122,7 +6127,7 @@ enum bwrap_fd {
 
 struct run_facts {
 	const struct run_paths *rp;	/* the command's TMPDIR, the empty file, the bridge directory */
-	bool proxy;		/* the proxy runs: some allow-domain or allow-host-port */
+	bool proxy;		/* the proxy runs (policy_runs_proxy: always) */
 	const char *self;	/* sbx's binary on this machine, shown inside at self_inside */
 	const char *self_inside;	/* where: sbx --connect for GIT_SSH_COMMAND; NULL: not shown, not set */
 	bool as_uid0;		/* sbx runs as uid 0: bwrap keeps CAP_SETFCAP for the nested namespace */
@@ -6132,13 +6137,20 @@ struct run_facts {
 	char **cmd;		/* the command and its arguments (sent over the control socket) */
 };
 
-/* Does the proxy run? Some domain or host port is allowed: its listeners
- * are made inside and the proxy's environment variables are set. The one
- * place this is decided. */
+/* Does the proxy run? Always, as srt's (3.3): its listeners are made
+ * inside and the proxy's environment variables are set even when the
+ * policy allows no domain, so a client that tries is refused at once with
+ * a 403 and the reason (the policy allows no network), and the refusal is
+ * reported, where with nothing listening it met a DNS failure after a
+ * minute of retries that never named the sandbox. It costs next to nothing
+ * until then: sbx forks the proxy on the first connection (run_supervise).
+ * The one place this is decided; p stays for a policy that may one day
+ * turn the network fully off or on. */
 static bool
 policy_runs_proxy(const struct policy *p)
 {
-	return p->allow_domains.n > 0 || p->host_ports.n > 0;
+	(void)p;
+	return true;
 }
 
 /* Does a deny-env pattern name this variable (n bytes of name)? */
@@ -11692,6 +11704,8 @@ struct run {
 	int info, ctl;			/* our ends: bwrap's --info-fd pipe, the control socket */
 	pid_t bwrap, inner, proxy;	/* inner: the helper's pid as seen here; -1 while unknown */
 	int report;			/* the proxy's decisions, or -1 */
+	int sigfd;			/* run_supervise's signalfd, or -1 */
+	pid_t self_pid;			/* sbx's: the proxy checks it is still its parent */
 	bool ready;			/* the inner helper said "R": the command started */
 	bool ready_early;		/* that "R" came in one read with the handed-fd message */
 	int status;			/* bwrap's wait status */
@@ -11893,23 +11907,29 @@ run_take_handed(struct run *r)
 	}
 }
 
-/* Step: the proxy process, which lives until this sbx does (its end of the
- * report pair hangs up then). It owns the listeners from here on and sends
- * each decision over the pair. */
-static void
+/* The proxy process, forked by run_proxy_on_demand on the first
+ * connection; it lives until this sbx does (its end of the report pair
+ * hangs up then). It owns the listeners from here on and sends each
+ * decision over the pair. Returns -1 (and sbx keeps the listeners closed:
+ * the command is refused, the boundary unchanged) when it cannot start. */
+static int
 run_spawn_proxy(struct run *r)
 {
-	int pair[2];
+	int pair[2] = { -1, -1 }, err = 0;
 
-	if (r->nls == 0)
-		return;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-		die("socketpair: %s", strerror(errno));
-	r->proxy = fork();
-	if (r->proxy == 0) {
+		err = errno;
+	else if ((r->proxy = fork()) < 0)
+		err = errno;
+	if (!err && r->proxy == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != r->self_pid)
+			_exit(0);	/* sbx died between the fork and the prctl */
 		close(pair[0]);
-		close(r->ctl);
+		if (r->ctl >= 0)
+			close(r->ctl);
+		if (r->sigfd >= 0)
+			close(r->sigfd);
 		for (size_t i = 0; i < run_state.held.n; i++) {	/* the placeholders' locks stay sbx's */
 			const struct ph_held *ph = run_state.held.v[i];
 
@@ -11921,15 +11941,49 @@ run_spawn_proxy(struct run *r)
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
 		px_main(r->p, r->ls, r->nls, r->expose_fd, pair[1]);
 	}
-	if (r->proxy < 0)
-		die("fork: %s", strerror(errno));	/* bwrap dies with us: nothing runs */
-	close(pair[1]);
-	r->report = pair[0];
-	while (r->nls > 0)
+	if (pair[1] >= 0)
+		close(pair[1]);
+	if (err && pair[0] >= 0)
+		close(pair[0]);
+	else if (!err)
+		r->report = pair[0];
+	while (r->nls > 0)	/* the proxy's now, or closed: refused, never left open */
 		close(r->ls[--r->nls].fd);
 	if (r->expose_fd >= 0)
 		close(r->expose_fd);
 	r->expose_fd = -1;
+	errno = err;
+	return err ? -1 : 0;
+}
+
+/* Step, in run_supervise: the proxy on demand. Until some listener has a
+ * connection waiting, sbx holds them (the command's connect() completes
+ * at once: the kernel queues it in the backlog) and polls them with the
+ * rest; the first one readable forks the proxy, which accepts it. A run
+ * that never connects pays for no proxy at all (README, "Figures").
+ * run_proxy_poll adds the listeners to pf[n..] while they wait and returns
+ * the new count; run_proxy_on_demand looks at what poll() said of them. */
+static nfds_t
+run_proxy_poll(const struct run *r, struct pollfd *pf, nfds_t n)
+{
+	for (int i = 0; r->proxy < 0 && i < r->nls; i++) {
+		pf[n].fd = r->ls[i].fd;
+		pf[n].events = POLLIN;
+		pf[n++].revents = 0;
+	}
+	return n;
+}
+
+static void
+run_proxy_on_demand(struct run *r, const struct pollfd *pf, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		if (pf[i].revents) {
+			if (run_spawn_proxy(r) < 0)
+				warnx("cannot start the proxy: %s; the command's network attempts are refused "
+				    "without a reason", strerror(errno));
+			return;
+		}
 }
 
 /* Step: "R" from the inner helper: the command has started. */
@@ -11942,6 +11996,7 @@ run_wait_ready(struct run *r)
 		;
 	r->ready = r->inner > 0 && ch == 'R';
 	close(r->ctl);
+	r->ctl = -1;
 }
 
 /* Step: wait for bwrap, forwarding signals and taking the proxy's
@@ -11954,13 +12009,16 @@ run_supervise(struct run *r)
 
 	if (sigfd < 0)
 		die("signalfd: %s", strerror(errno));	/* bwrap dies with us: nothing more runs */
+	r->sigfd = sigfd;
 	while (!done) {
-		struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 } };	/* -1: poll skips it */
+		struct pollfd pf[2 + LEN(r->ls)] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 } };	/* -1: skipped */
+		nfds_t npf = run_proxy_poll(r, pf, 2);
 		struct signalfd_siginfo si;
 		int sig;
 
-		if (poll(pf, 2, -1) < 0)
+		if (poll(pf, npf, -1) < 0)
 			continue;
+		run_proxy_on_demand(r, pf + 2, npf - 2);
 		if (pf[1].revents) {
 			net_log_drain(r->netlog, r->report);
 			if (pf[1].revents & (POLLHUP | POLLERR)) {
@@ -11989,6 +12047,7 @@ run_supervise(struct run *r)
 			kill(r->ready ? r->inner : r->bwrap, sig);
 	}
 	close(sigfd);
+	r->sigfd = -1;
 	if (r->report >= 0) {
 		net_log_drain(r->netlog, r->report);	/* the last decisions wait in the socket */
 		close(r->report);
@@ -12024,7 +12083,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
     const char *bwrap, struct vstore *store)
 {
 	struct run r = { .p = p, .pl = pl, .rp = rp, .rf = rf, .store = store, .expose_fd = -1, .info = -1, .ctl = -1,
-		.bwrap = -1, .inner = -1, .proxy = -1, .report = -1, .netlog = net_log_new() };
+		.bwrap = -1, .inner = -1, .proxy = -1, .report = -1, .sigfd = -1, .self_pid = getpid(),
+		.netlog = net_log_new() };
 
 	r.netlog->store = store;
 
@@ -12036,9 +12096,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_spawn_bwrap(&r, bwrap);
 	run_send_instructions(&r);
 	run_take_handed(&r);
-	run_spawn_proxy(&r);
 	run_wait_ready(&r);
-	run_supervise(&r);
+	run_supervise(&r);		/* forks the proxy on the first connection */
 	return run_exit_status(&r);
 }
 
@@ -12523,7 +12582,7 @@ connect_main(const char *host, const char *port_s)
 	sa.sin_port = htons(SBX_PROXY_HTTP_PORT);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("--connect: no proxy on 127.0.0.1:%d: %s (is this inside sbx with an allow-domain?)",
+		die("--connect: no proxy on 127.0.0.1:%d: %s (is this inside sbx?)",
 		    SBX_PROXY_HTTP_PORT, strerror(errno));
 	n = (size_t)snprintf(head, sizeof(head), "CONNECT %s:%ld HTTP/1.1\r\nHost: %s:%ld\r\n\r\n",
 	    host, port, host, port);

@@ -438,9 +438,11 @@ EOF'
 }
 TESTS+=(proxy_ssh_refusal_and_hostile_clients)
 
-t_proxy_environment() { # the variables srt sets (and JVM, node), pointing at the listeners; none without allow-domain
+t_proxy_environment() { # the variables srt sets (and JVM, node), pointing at the listeners; the same without allow-domain
 	net_up
-	sbx_net 'env | grep -E "^(HTTPS?_PROXY|https?_proxy|ALL_PROXY|NO_PROXY|FTP_PROXY|RSYNC_PROXY|GRPC_PROXY|JAVA_TOOL_OPTIONS|NODE_USE_ENV_PROXY|CLOUDSDK_PROXY_PORT)=" | sort'
+	local vars='env | grep -E "^(HTTPS?_PROXY|https?_proxy|ALL_PROXY|NO_PROXY|FTP_PROXY|RSYNC_PROXY|GRPC_PROXY|JAVA_TOOL_OPTIONS|NODE_USE_ENV_PROXY|CLOUDSDK_PROXY_PORT|GIT_SSH_COMMAND)=" | sort'
+	sbx_net "$vars"
+	local with=$OUT
 	expect_contains "$OUT" "HTTPS_PROXY=http://127.0.0.1:3128" "HTTPS_PROXY"
 	expect_contains "$OUT" "https_proxy=http://127.0.0.1:3128" "https_proxy"
 	expect_contains "$OUT" "ALL_PROXY=http://127.0.0.1:3128" "ALL_PROXY"
@@ -448,19 +450,91 @@ t_proxy_environment() { # the variables srt sets (and JVM, node), pointing at th
 	expect_contains "$OUT" "NO_PROXY=localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16" "NO_PROXY as srt"
 	expect_contains "$OUT" "-Dhttps.proxyPort=3128" "JAVA_TOOL_OPTIONS"
 	expect_contains "$OUT" "NODE_USE_ENV_PROXY=1" "NODE_USE_ENV_PROXY"
+	expect_contains "$OUT" "GIT_SSH_COMMAND=ssh " "GIT_SSH_COMMAND"
+	# no allow-domain: the proxy still runs, as srt's (3.3): the same variables, the same listeners
 	policy nonet <<<"allow-write ."
+	in_net "$SBX" -c "$T/nonet" -- sh -c "$vars" >"$T/nonet.out" 2>&1
+	expect_eq "$(cat "$T/nonet.out")" "$with" "the same proxy variables without allow-domain"
 	local probe='import socket,sys
-try:
-    socket.create_connection(("127.0.0.1", 3128), timeout=2); print("listening")
-except OSError as e:
-    print("closed", e.errno)'
-	sbx_net "python3 -c '$probe'"
-	expect_contains "$OUT" "listening" "control: the listener exists with allow-domain"
-	run_sbx -c "$T/nonet" -- sh -c 'echo "[${HTTPS_PROXY:-none}]"; python3 -c "$1"' sh "$probe"
-	expect_contains "$OUT" "[none]" "no proxy variables without allow-domain"
-	expect_contains "$OUT" "closed 111" "no listener without allow-domain (ECONNREFUSED)"
+for port in (3128, 1080):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2); print("listening", port)
+    except OSError as e:
+        print("closed", port, e.errno)'
+	run_sbx -c "$T/nonet" -- python3 -c "$probe"
+	expect_contains "$OUT" "listening 3128" "the HTTP listener exists without allow-domain"
+	expect_contains "$OUT" "listening 1080" "the SOCKS listener exists without allow-domain"
 }
 TESTS+=(proxy_environment)
+
+t_proxy_no_allow_domain() { # no allow-domain: refused at once by the proxy (403 + reason, SOCKS 0x02), reported; a direct connect still fails
+	net_up
+	policy nonet <<<"allow-write ."
+	local script='curl -s -m 5 -o /dev/null -w "get=%{http_code} %{time_total}\n" http://allowed.test:8000/
+		curl -s -m 5 -i -p -x http://127.0.0.1:3128 http://allowed.test:8000/ 2>/dev/null | head -1 | tr -d "\r"; echo
+		curl -s -m 5 -o /dev/null -w "socks=%{http_code}\n" --socks5-hostname 127.0.0.1:1080 http://allowed.test:8000/; echo "socks-rc=$?"
+		curl -s -m 5 --noproxy "*" -o /dev/null http://'"$NSIP"':8000/; echo "direct=$?"'
+	# attack: a client that honours HTTP_PROXY, with no domain allowed
+	in_net "$SBX" -v -c "$T/nonet" -- sh -c "$script" >"$T/nonet.out" 2>"$T/nonet.err"; RC=$?
+	OUT=$(cat "$T/nonet.out"); ERR=$(cat "$T/nonet.err")
+	log_file out "$T/nonet.out"; log_file err "$T/nonet.err"
+	local t; t=$(sed -n 's/^get=403 //p' <<<"$OUT")
+	[ -n "$t" ] || fail "curl through HTTP_PROXY did not get a 403 without allow-domain: $OUT"
+	awk -v t="$t" 'BEGIN { exit !(t < 1.0) }' || fail "the 403 took $t s, not at once (within a second)"
+	expect_contains "$OUT" "HTTP/1.1 403 host is not on the allow list: the policy allows no network" "CONNECT: srt's reason, and why, as the status phrase"
+	expect_contains "$OUT" "socks-rc=97" "SOCKS5: refused (reply 0x02), curl exit 97"
+	grep -q '^direct=0$' <<<"$OUT" && fail "a direct connection (no proxy) succeeded"
+	expect_contains "$OUT" "direct=7" "a direct connect still fails (nothing to route to)"
+	expect_contains "$ERR" "sbx: proxy: deny http allowed.test:8000 (host is not on the allow list: the policy allows no network)" "the refusal is reported as a decision"
+	expect_contains "$ERR" "sbx:   deny http allowed.test:8000 (host is not on the allow list: the policy allows no network)" "and kept for the summary"
+	expect_contains "$ERR" "sbx: network: 0 allowed," "and counted in the summary"
+	run_sbx -c "$T/nonet" --explain=registry.npmjs.org:443
+	expect_contains "$OUT" "deny (host is not on the allow list: the policy allows no network)" "--explain gives the same reason"
+	if command -v npm >/dev/null; then	# the case issue 13 started from: npm used to retry for ~70 s, then say ENOTFOUND
+		SECONDS=0
+		run_sbx -c "$T/nonet" -- npm view left-pad version
+		note "npm took ${SECONDS}s"
+		expect_contains "$ERR$OUT" "403 host is not on the allow list: the policy allows no network" "npm prints the proxy's reason"
+		[ "$SECONDS" -le 20 ] || fail "npm took ${SECONDS}s to be refused"
+	else
+		note "npm not installed: its case not run"
+	fi
+	# weaker-nested-sandbox changes nothing here: the same listeners, the same refusal
+	printf 'allow-write .\nweaker-nested-sandbox\n' >"$T/weak"
+	run_sbx -c "$T/weak" -- sh -c 'curl -s -m 5 -o /dev/null -w "weak=%{http_code}\n" http://a.test/'
+	expect_contains "$OUT" "weak=403" "weaker-nested-sandbox, no allow-domain: refused by the proxy"
+	# control: the same requests with the domain allowed go through the same proxy
+	sbx_net "$script"
+	expect_contains "$OUT" "get=200" "control: allowed through HTTP_PROXY"
+	expect_contains "$OUT" "HTTP/1.1 200 Connection Established" "control: the proxy opens the CONNECT tunnel"
+	expect_contains "$OUT" "socks=200" "control: allowed through SOCKS5"
+	grep -q '^direct=0$' <<<"$OUT" && fail "control: a direct connection (no proxy) succeeded with allow-domain"
+}
+TESTS+=(proxy_no_allow_domain)
+
+t_proxy_forked_on_first_connection() { # the proxy is forked when the command first connects: a run that never does has none
+	policy nonet <<<"allow-write ."
+	kids() { # kids SBX-PID: the comm of each child of sbx, sorted, on one line
+		local c; for c in $(pgrep -P "$1"); do cat "/proc/$c/comm" 2>/dev/null; done | sort | tr '\n' ' '
+	}
+	local go=$T/go i k=
+	# one run: no connection for a while (only bwrap under sbx), then one (the proxy appears)
+	"$SBX" -c "$T/nonet" -- sh -c 'while [ ! -e "$1" ]; do sleep 0.1; done
+		curl -s -m 5 -o /dev/null -w "code=%{http_code}\n" http://a.test/; sleep 3' sh "$go" >"$T/bg.out" 2>&1 &
+	local bg=$!
+	for i in $(seq 50); do k=$(kids $bg); [ -n "$k" ] && break; sleep 0.1; done
+	sleep 0.5; k=$(kids $bg)
+	note "before any connection, sbx's children: $k"
+	expect_eq "$k" "bwrap " "no connection yet: sbx's only child is bwrap (no proxy)"
+	touch "$go"
+	for i in $(seq 30); do grep -q code= "$T/bg.out" && break; sleep 0.1; done
+	k=$(kids $bg)
+	note "after the first connection, sbx's children: $k"
+	[ "$(wc -w <<<"$k")" = 2 ] || fail "control: after a connection sbx has bwrap and the proxy, got '$k'"
+	wait $bg
+	expect_contains "$(cat "$T/bg.out")" "code=403" "control: the proxy forked then answered the waiting connection"
+}
+TESTS+=(proxy_forked_on_first_connection)
 
 t_explain_decisions() { # --explain: srt's decision order, reasons, and the resolved-address guard
 	policy p <<'EOF'

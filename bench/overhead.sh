@@ -12,7 +12,17 @@
 #      --unshare-net --unshare-pid --die-with-parent true
 #      (--unshare-user is added only when bwrap cannot run without it);
 #   3. sbx -c policy.example -- true, run from a scratch project directory
-#      (sbx refuses its policy in $HOME or /);
+#      (sbx refuses its policy in $HOME or /); policy.example has no
+#      allow-domain, so this is also the cost of the proxy that always runs
+#      (its listeners and variables; the process is forked on the first
+#      connection, so a command that never connects starts none);
+#   3b. with SBX_BEFORE=/path/to/an/older/sbx, the same with that binary, in
+#      the same run (before/after side by side);
+#   3c. sbx -c policy.example -- curl through HTTP_PROXY to a host the policy
+#      refuses (no allow-domain: the proxy forked on that first connection
+#      answers 403), beside sbx -- curl --version (the same execs, both
+#      under sh -c, no connection): the difference is what the first
+#      refusal costs;
 #   4. sbx with a 50-path policy (deny-read / allow-write / deny-write lines)
 #      over a generated 10,000-file project (100 dirs x 100 files);
 #   5. srt --settings F -c true, with F the srt settings equivalent of
@@ -38,6 +48,7 @@
 # Run:   bench/overhead.sh              (from anywhere; sbx is ../sbx from here,
 #                                        built with `make -C .. -s` if missing)
 # Knobs: RUNS=50 WARMUP=3  NO_SRT=1 (skip srt)  NO_HYPERFINE=1 (use the loop)
+#        SBX_BEFORE=/path/to/sbx (row 3b: an older build, outside any writable root)
 #        SRT_VERSION=0.0.81 (installed once into bench/.srt, then reused)
 # Needs: bash, bwrap, awk; optional hyperfine, node+npm (srt), rg and socat
 #        (srt needs both; apt-get install ripgrep socat), /usr/bin/time.
@@ -417,6 +428,17 @@ measure true "true (bare)" "$PROJ" "$TRUE" || FATAL=1
 measure floor "bwrap floor" "$PROJ" "${FLOOR[@]}" || FATAL=1
 if [ "$SBX_OK" = 1 ]; then
 	measure sbx "sbx -c policy.example -- true" "$PROJ" "$SBX" -c "$POLICY" -- "$TRUE" || FATAL=1
+	if [ -n "${SBX_BEFORE:-}" ]; then
+		measure sbx_before "SBX_BEFORE -c policy.example -- true" "$PROJ" "$SBX_BEFORE" -c "$POLICY" -- "$TRUE"
+	fi
+	if have curl; then
+		CURL=$(type -P curl)
+		measure sbx_curl_v "sbx -- curl --version" "$PROJ" "$SBX" -c "$POLICY" -- \
+			sh -c '"$1" --version >/dev/null' sh "$CURL"
+		# -w so the untimed run fails unless the proxy answered 403
+		measure sbx_curl_403 "sbx -- curl, refused (403)" "$PROJ" "$SBX" -c "$POLICY" -- \
+			sh -c '[ "$("$1" -s -o /dev/null -w "%{http_code}" http://example.invalid/)" = 403 ]' sh "$CURL"
+	fi
 	measure sbx50 "sbx, 50 policy paths, 10k files" "$PROJ50" "$SBX" -c "$WORK/policy50" -- "$TRUE" || FATAL=1
 fi
 # The floor again, to see how much the machine drifted while sbx was timed.

@@ -119,6 +119,15 @@ t_bridge_socat() { # bridge socat (srt's topology): the same core scenarios thro
 	grep -q '^direct=0$' <<<"$OUT" && fail "a direct connection (no proxy) succeeded"
 	expect_contains "$OUT" "socat-seen=0" "socat runs outside the command's pid namespace"
 	grep -q '^drwx------ .*bridge$' <<<"$OUT" || fail "the bridge directory is not private (0700): $OUT"
+	# no allow-domain: the bridge still runs (the proxy always does, as srt's), and refuses with the reason
+	printf 'allow-write .\nbridge socat\n' >"$T/nonet"
+	run_sbx -c "$T/nonet" -- sh -c 'curl -s -m 5 -i -p -x http://127.0.0.1:3128 http://allowed.test:8000/ | head -1 | tr -d "\r"
+		curl -s -m 5 --socks5-hostname 127.0.0.1:1080 http://allowed.test:8000/; echo "s5=$?"
+		curl -s -m 3 --noproxy "*" http://'"$NSIP"':8000/; echo "direct=$?"'
+	expect_rc 0 "bridge socat, no allow-domain"
+	expect_contains "$OUT" "HTTP/1.1 403 host is not on the allow list: the policy allows no network" "no allow-domain: refused through the bridge, with the reason"
+	expect_contains "$OUT" "s5=97" "no allow-domain: SOCKS refused through the bridge"
+	grep -q '^direct=0$' <<<"$OUT" && fail "no allow-domain: a direct connection succeeded"
 	# fails closed when socat cannot run
 	printf 'socat-path /nonexistent/socat\n' >>"$T/net"
 	sbx_net 'echo ran'

@@ -142,8 +142,10 @@ EOF
 	expect_contains "$OUT" "SANDBOX_RUNTIME=1" "sbx's own variables"
 	# once the options are rendered, sbx forgets the denied values (overwritten in
 	# place), so neither sbx, nor bwrap, nor the proxy (which parses what the command
-	# sends) holds them; control: a variable not denied is still there to read
-	AWS_SECRET_ACCESS_KEY=sekrit-aws OTHER_VAR=kept3 start_bg "$T/bg.out" -c "$T/p" -- sleep "${TOKBASE}3"
+	# sends) holds them; control: a variable not denied is still there to read. The command
+	# connects once: sbx forks the proxy on the first connection.
+	AWS_SECRET_ACCESS_KEY=sekrit-aws OTHER_VAR=kept3 start_bg "$T/bg.out" -c "$T/p" -- \
+		sh -c 'curl -s -m 5 -o /dev/null http://good.test/; exec sleep "$1"' sh "${TOKBASE}3"
 	local i c proxy= bw= envs=
 	for i in $(seq 50); do
 		for c in $(cat /proc/$BGPID/task/*/children 2>/dev/null); do
@@ -191,9 +193,10 @@ EOF
 allow-write .
 deny-env *
 EOF
-	SOMETHING=x run_sbx -c "$T/all" -- /usr/bin/env
+	SOMETHING=x JAVA_TOOL_OPTIONS=-Dmine=1 run_sbx -c "$T/all" -- /usr/bin/env
 	expect_rc 0 "deny-env *"
-	expect_eq "$(grep -v -E '^(SANDBOX_RUNTIME|TMPDIR|PWD)=' <<<"$OUT")" "" "deny-env *: only sbx's (and bwrap's PWD) are left"
+	expect_eq "$(grep -v -E '^(SANDBOX_RUNTIME|TMPDIR|PWD|[A-Za-z_]+_PROXY|[a-z_]+_proxy|CLOUDSDK_PROXY_[A-Z]+|NODE_USE_ENV_PROXY|GIT_SSH_COMMAND)=' <<<"$OUT" |
+		grep -v '^JAVA_TOOL_OPTIONS=-Dhttp.proxyHost=127.0.0.1 ')" "" "deny-env *: only sbx's (its own, the proxy's, bwrap's PWD) are left"
 	printf 'deny-env GH-TOKEN\n' >"$T/badname.policy"
 	run_sbx -c "$T/badname.policy" -- echo COMMAND-RAN
 	refused 'badname\.policy:1: deny-env GH-TOKEN: ' "a name with a dash"

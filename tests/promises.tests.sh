@@ -36,10 +36,11 @@ t_proxy_nondumpable() { # the proxy's /proc/PID/mem and environ refuse a same-ui
 	mkdir -p "$U/home" && chown -R "$AS_UID" "$U" || fail "cannot make a directory for uid $AS_UID"
 	"${AS[@]}" bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true 2>"$T/bw.err" ||
 		skip "bwrap cannot make a sandbox as uid $AS_UID here: $(head -c 200 "$T/bw.err")"
-	printf 'allow-write .\nallow-domain example.test\n' >"$U/p"	# an allowed domain: the proxy runs
+	printf 'allow-write .\nallow-domain example.test\n' >"$U/p"
 	chmod 644 "$U/p"
 	# The reader, as that user, starts the control (an ordinary sleep) and sbx itself, so
-	# both are its descendants (Yama ptrace_scope=1 lets a process read only those), finds
+	# both are its descendants (Yama ptrace_scope=1 lets a process read only those); the
+	# command connects once, since sbx forks the proxy on the first connection; the reader finds
 	# the proxy (sbx's child that runs sbx's own image; bwrap is the other) once it is
 	# under its filter (PR_SET_DUMPABLE comes before), and tries both.
 	cat >"$T/reader.py" <<'EOF'
@@ -80,7 +81,8 @@ def children(pid):
             pass
     return out
 ctl = subprocess.Popen(["sleep", "30"])
-box = subprocess.Popen([sbx, "-c", policy, "--", "sleep", tok])
+box = subprocess.Popen([sbx, "-c", policy, "--", "python3", "-c",
+    "import socket, sys, time; socket.create_connection(('127.0.0.1', 3128)).close(); time.sleep(30)", tok])
 proxy = None
 for _ in range(100):
     for c in children(box.pid):

@@ -68,9 +68,28 @@ t_git_ssh_command_only_where_it_works() { # allow-host-port alone: GIT_SSH_COMMA
 	expect_contains "$OUT" "connect-client-present" "the sbx it names is there, inside"
 	expect_contains "$OUT" "connect-rc=1" "sbx --connect runs and is refused"
 	expect_contains "$ERR" "--connect nowhere.test 7000: HTTP/1.1 403" "with the proxy's reason, not 'not found'"
-	# control: no network allowed, no proxy: the variable is not set at all
-	run_sbx --allow-write="$P" -- sh -c 'printf "[%s]\n" "$GIT_SSH_COMMAND"'
-	expect_contains "$OUT" "[]" "without the proxy, GIT_SSH_COMMAND is not set"
+	# no network allowed at all: the proxy still runs (as srt's), so the variable is set, the sbx
+	# it names is there, and ssh is refused by the proxy with the reason, never "not found"
+	run_sbx --allow-write="$P" -- sh -c '
+		B=$(printf "%s" "$GIT_SSH_COMMAND" | sed "s/.*ProxyCommand=.\([^ ]*\) .*/\1/")
+		[ -n "$GIT_SSH_COMMAND" ] && [ -x "$B" ] && echo "connect-client-present"
+		"$B" --connect github.com 22 </dev/null | tr -c "[:print:]\n" " "; echo
+		"$B" --connect github.com 443 </dev/null; echo "connect-rc=$?"'
+	note "$OUT"; note "$ERR"
+	expect_contains "$OUT" "connect-client-present" "no allow-domain: GIT_SSH_COMMAND names an sbx that is there"
+	expect_contains "$OUT" "SSH-2.0-policy_refusal" "no allow-domain: ssh to port 22 meets the proxy's SSH refusal"
+	expect_contains "$OUT" "host is not on the allow list: the policy allows no network" "which ssh prints with the reason"
+	expect_contains "$OUT" "connect-rc=1" "no allow-domain: sbx --connect to 443 is refused"
+	expect_contains "$ERR" "--connect github.com 443: HTTP/1.1 403 host is not on the allow list: the policy allows no network" \
+		"no allow-domain: with the reason"
+	# control: where sbx cannot find its own binary (run from a deleted copy: /proc/self/exe then
+	# names "... (deleted)"), the variable is not set, with a warning; the others still are
+	cp "$SBX" "$T/sbx-gone"
+	run_sbx_gone() { sh -c 'exec 3<"$1" && rm -f "$1" && shift && exec /proc/self/fd/3 "$@"' sh "$T/sbx-gone" "$@" \
+		>"$T/.stdout" 2>"$T/.stderr"; RC=$?; OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr"); note "$OUT"; note "$ERR"; }
+	run_sbx_gone --allow-write="$P" -- sh -c 'printf "[%s] [%s]\n" "$GIT_SSH_COMMAND" "$HTTPS_PROXY"'
+	expect_contains "$OUT" "[] [http://127.0.0.1:3128]" "control: without sbx to show inside, GIT_SSH_COMMAND is not set"
+	expect_contains "$ERR" "cannot find my own binary" "control: and sbx says why"
 }
 TESTS+=(git_ssh_command_only_where_it_works)
 

@@ -1998,6 +1998,21 @@ test_network_decisions(void)
 		}
 	}
 	{
+		/* no allow-domain: srt's words, then why (the proxy always runs, so this is what a client reads) */
+		struct policy q;
+		struct net_verdict v;
+
+		e = parse(&q, "deny-domain evil.test \"no evil\"\nallow-host-port 5432\n");
+		CHECK(e == NULL, "a policy without allow-domain parses: %s", e ? e : "");
+		v = net_decide(&q, "registry.npmjs.org", 443);
+		CHECK(!v.allow && strcmp(v.reason, "host is not on the allow list: the policy allows no network") == 0,
+		    "no allow-domain: %s", v.reason);
+		v = net_decide(&q, "evil.test", 443);
+		CHECK(!v.allow && strcmp(v.reason, "no evil") == 0, "no allow-domain: the deny list still gives its reason: %s",
+		    v.reason);
+		CHECK(policy_runs_proxy(&q) && policy_runs_proxy(&p), "the proxy runs with or without allow-domain");
+	}
+	{
 		static const struct { const char *host; const char *addr; const char *want; } cases[] = {
 			{ "a.github.com", "140.82.112.3", NULL },
 			{ "a.github.com", "127.0.0.1", "a loopback address" },
