@@ -8568,7 +8568,7 @@ px_landlock(void)
 static void
 px_lockdown(void)
 {
-	struct bpf_opts o = { false, false, true };
+	struct bpf_opts o = { false, false, true, false, false };
 	int abi;
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -10807,7 +10807,7 @@ drop_capabilities(void)
 static int
 install_filters(uint32_t flags)
 {
-	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false };
+	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false, false, false };
 
 	return install_program(&o);
 }
@@ -11960,7 +11960,7 @@ static const struct cli_option cli_options[] = {
 	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) and the proxy's (each connection, a summary at exit) on stderr" },
 	{ "print", 0, true, OPT_PRINT, "WHAT",
 	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), "
-	  "bpf (the seccomp program), bpf-proxy (the proxy's own), man" },
+	  "bpf (the seccomp program), bpf-proxy (the proxy's own), bpf-observer (the write observer's), man" },
 	{ "arch", 0, true, OPT_ARCH, "ARCH", "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
 	{ "explain", 0, true, OPT_EXPLAIN, "HOST[:PORT]",
 	  "say what the policy decides for a connection to HOST (port 443 by default), and why" },
@@ -12443,10 +12443,10 @@ report_rss(void)
 
 /* What sbx was asked to do besides running: --print=WHAT. ORDER: none
  * (looked up by name in print_modes). */
-enum print_mode { PM_NONE, PM_POLICY, PM_JSON, PM_ARGV, PM_BPF, PM_BPF_PROXY, PM_MAN };
+enum print_mode { PM_NONE, PM_POLICY, PM_JSON, PM_ARGV, PM_BPF, PM_BPF_PROXY, PM_BPF_OBSERVER, PM_MAN };
 static const struct { const char *name; enum print_mode mode; } print_modes[] = {
 	{ "policy", PM_POLICY }, { "json", PM_JSON }, { "argv", PM_ARGV }, { "bpf", PM_BPF },
-	{ "bpf-proxy", PM_BPF_PROXY }, { "man", PM_MAN },
+	{ "bpf-proxy", PM_BPF_PROXY }, { "bpf-observer", PM_BPF_OBSERVER }, { "man", PM_MAN },
 };
 
 static enum print_mode
@@ -12457,7 +12457,7 @@ print_mode_named(const char *name)
 	for (size_t i = 0; i < LEN(print_modes); i++)
 		if (strcmp(name, print_modes[i].name) == 0)
 			return print_modes[i].mode;
-	die("--print takes policy, json, argv, bpf, bpf-proxy or man, not \"%s\"", name);
+	die("--print takes policy, json, argv, bpf, bpf-proxy, bpf-observer or man, not \"%s\"", name);
 }
 
 /* Step: the policy, from -c FILE or the default, then the --directive
@@ -12473,7 +12473,7 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 	if (c->config) {
 		if (pol_read_file(p, pc, c->config, &e) < 0)
 			die_err(&e);
-	} else if (!c->check && !c->explain && mode != PM_BPF && mode != PM_BPF_PROXY) {
+	} else if (!c->check && !c->explain && mode != PM_BPF && mode != PM_BPF_PROXY && mode != PM_BPF_OBSERVER) {
 		if (strcmp(pc->cwd, "/") == 0 ||
 		    (pc->home && realpath(pc->home, home_real) && strcmp(pc->cwd, home_real) == 0))
 			die_hint("run sbx from a project directory, or pass a policy with -c",
@@ -12484,12 +12484,13 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 	cli_apply_directives(c, p, pc);
 }
 
-/* Step (--print=bpf, bpf-proxy): the seccomp program, disassembled. */
+/* Step (--print=bpf, bpf-proxy, bpf-observer): the seccomp program, disassembled. */
 static int
 print_bpf(const struct policy *p, const struct cli *c, enum print_mode mode)
 {
 	const struct bpf_arch *arch = c->arch ? bpf_arch_named(c->arch) : bpf_native_arch();
-	struct bpf_opts o = { p->allow_all_unix_sockets, p->allow_nested_userns, mode == PM_BPF_PROXY };
+	struct bpf_opts o = { p->allow_all_unix_sockets, p->allow_nested_userns, mode == PM_BPF_PROXY,
+		mode == PM_BPF_OBSERVER, false };
 	struct bpf_prog prog;
 
 	if (!arch)
@@ -12671,7 +12672,7 @@ main(int argc, char **argv)
 		print_man(stdout);
 		return 0;
 	}
-	if (c.arch && mode != PM_BPF && mode != PM_BPF_PROXY)
+	if (c.arch && mode != PM_BPF && mode != PM_BPF_PROXY && mode != PM_BPF_OBSERVER)
 		die("--arch goes with --print=bpf");
 	if (!getcwd(cwd, sizeof(cwd)))
 		die("cannot find the current directory: %s", strerror(errno));
@@ -12692,6 +12693,7 @@ main(int argc, char **argv)
 	switch (mode) {
 	case PM_BPF:
 	case PM_BPF_PROXY:
+	case PM_BPF_OBSERVER:
 		return print_bpf(&p, &c, mode);
 	case PM_POLICY:
 	case PM_JSON:
