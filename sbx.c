@@ -925,8 +925,10 @@ path_normalize_lex(const char *in, char *out, size_t n)
 			continue;
 		}
 		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			while (o > 0 && out[o] != '/')
+			while (o > 0 && out[o - 1] != '/')
 				o--;
+			if (o > 0)
+				o--;	/* and the '/' before the component */
 			p += 2;
 			continue;
 		}
@@ -12040,7 +12042,8 @@ struct run {
 	int listener;			/* the write observer's listener (came with "R"), or -1 */
 	pid_t observer;			/* its reader (10b), or -1 */
 	int events;			/* our end of the observer's event pair, or -1 */
-	uint64_t obs_events, obs_lost, obs_bad;	/* events taken; dropped by the observer; malformed */
+	uint64_t obs_events, obs_refused, obs_lost, obs_bad;	/* events taken; of them refusals; dropped
+						 * by the observer; malformed */
 	unsigned obs_restarts;		/* observers started again after one died */
 };
 
@@ -12380,8 +12383,14 @@ run_take_observations(struct run *r, short revents)
 		if (!obs_judge(r->pl, &e, norm, sizeof(norm), &v))
 			continue;
 		v.time_ms = wall_ms();
-		if (r->store)
+		r->obs_refused++;
+		if (r->store) {
+			size_t before = r->store->v.n;
+
 			vstore_add(r->store, &v);
+			if (r->store->v.n == before)
+				continue;	/* -v shows each distinct refusal once; the summary counts them */
+		}
 		if (verbose) {	/* a file name may hold anything: no control byte reaches the terminal */
 			size_t k;
 
@@ -12431,9 +12440,9 @@ run_stop_observer(struct run *r)
 		close(r->listener);
 	r->listener = -1;
 	if (r->obs_events || r->obs_lost || r->obs_bad)
-		note("observer: %llu events, %llu not reported (its socket was full), %llu malformed, %u restarts",
-		    (unsigned long long)r->obs_events, (unsigned long long)r->obs_lost,
-		    (unsigned long long)r->obs_bad, r->obs_restarts);
+		note("observer: %llu events, %llu refused, %llu not reported (its socket was full), %llu malformed, "
+		    "%u restarts", (unsigned long long)r->obs_events, (unsigned long long)r->obs_refused,
+		    (unsigned long long)r->obs_lost, (unsigned long long)r->obs_bad, r->obs_restarts);
 }
 
 /* Step: wait for bwrap, forwarding signals and taking the proxy's
@@ -13350,6 +13359,9 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	(void)rf;
 	(void)run_prepare;
 	(void)plan_is_writable;
+	(void)obs_judge;
+	(void)obs_event_encode;
+	(void)obs_event_decode;
 	(void)report_rss;
 	(void)ctl_encode;
 	(void)ctl_decode;

@@ -2733,6 +2733,145 @@ test_host_edges(void)
 	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
 }
 
+/* ---- the write observer: its events' codec, the judging, the store ----- */
+
+static void
+test_observer(void)
+{
+	static const struct { const char *in, *want; } norm[] = {
+		{ "/", "/" }, { "//", "/" }, { "/a//b/", "/a/b" }, { "/a/./b/.", "/a/b" }, { "/a/b/../c", "/a/c" },
+		{ "/a/b/../../..", "/" }, { "/..", "/" }, { "/a/..b/c", "/a/..b/c" }, { "/a/.../c", "/a/.../c" },
+		{ "/w/sub/../../o/x", "/o/x" }, { "/a/b/c/../../d/", "/a/d" }, { "relative", NULL }, { "", NULL },
+	};
+	struct policy p;
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 } };
+	struct vec facts = { 0 };
+	struct plan pl;
+	struct err e = { 0 };
+	const char *why;
+	char out[64];
+	size_t i;
+
+	for (i = 0; i < LEN(norm); i++) {
+		int rc = path_normalize_lex(norm[i].in, out, sizeof(out));
+
+		CHECK(norm[i].want ? rc == 0 && strcmp(out, norm[i].want) == 0 : rc < 0,
+		    "path_normalize_lex(\"%s\"): got %s, want %s", norm[i].in, rc < 0 ? "-1" : out,
+		    norm[i].want ? norm[i].want : "-1");
+	}
+	CHECK(path_normalize_lex("/aaaa/bbbb", out, 8) < 0, "a path longer than the buffer is refused");
+
+	/* the codec: round trip, every cut refused, hostile records refused */
+	{
+		struct obs_event ev = { 1, 7, 4242, 0, "sh\001x", "/o/a file\nwith a newline" }, got;
+		unsigned char rec[SBX_OBS_MAX_BYTES + 1];
+		size_t n = obs_event_encode(&ev, rec), cut;
+		int believed = 0;
+
+		CHECK(obs_event_decode(rec, n, &got) == 0 && got.call == 1 && got.lost == 7 && got.pid == 4242 &&
+		    strcmp(got.comm, "sh?x") == 0 && strcmp(got.target, ev.target) == 0,
+		    "an event round-trips (a control byte in comm as '?', the path's bytes as they are)");
+		for (cut = 0; cut < n; cut++)
+			if (obs_event_decode(rec, cut, &got) == 0)
+				believed++;
+		CHECK(believed == 0, "%d cut records believed", believed);
+		CHECK(obs_event_decode(rec, n + 1, &got) < 0, "a byte past the record is refused");
+		rec[1] = (unsigned char)LEN(obs_calls);
+		CHECK(obs_event_decode(rec, n, &got) < 0, "an unknown call is refused");
+		rec[1] = 1;
+		rec[13] = 0x1b;
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a control byte in comm is refused");
+		rec[13] = 's';
+		rec[n - 1] = '\0';
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a NUL in the path is refused");
+		strcpy(ev.target, "relative/path");
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a relative path is refused");
+		strcpy(ev.target, "/o/x");
+		ev.port = 80;
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a file event with a port is refused");
+		for (i = 0; i < LEN(obs_calls) && !obs_calls[i].connect; i++)
+			;
+		ev.call = (uint8_t)i;
+		strcpy(ev.target, "/not/an/address");
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a connect whose target is no address is refused");
+		strcpy(ev.target, "2001:db8::1");
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) == 0 && got.port == 80, "control: a connect to an IPv6 address");
+	}
+
+	/* the judging: the plan's own function, over a fake disk */
+	CHECK(parse(&p, "allow-write /w\ndeny-write /w/sec\n") == NULL, "observer policy parses");
+	fake_tree("d /w/sec; d /w/sub; d /o");
+	CHECK(plan_resolve(&p, &fake_disk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
+	    "observer plan builds");
+	{
+		static const struct { const char *call, *target; uint16_t port; bool refused; const char *want; } cases[] = {
+			{ "openat", "/w/new-file", 0, false, NULL },
+			{ "openat", "/w/sub/deep/new", 0, false, NULL },
+			{ "openat", "//w///x/", 0, false, NULL },
+			{ "openat", "/o/x", 0, true, "/o/x" },
+			{ "unlinkat", "/w/sec/x", 0, true, "/w/sec/x" },
+			{ "openat", "/w/sec", 0, true, "/w/sec" },
+			{ "openat", "/w/sub/../../o/y", 0, true, "/o/y" },
+			{ "openat", "/w/sec/../ok", 0, false, NULL },
+			{ "mkdir", "/elsewhere/d", 0, true, "/elsewhere/d" },
+			{ "openat", "/dev/null", 0, false, NULL },
+			{ "openat", "/proc/self/attr/current", 0, false, NULL },
+			{ "openat", "/devices/x", 0, true, "/devices/x" },
+			{ "connect", "10.200.99.1", 443, true, "10.200.99.1" },
+			{ "connect", "::ffff:10.0.0.1", 443, true, "::ffff:10.0.0.1" },
+			{ "connect", "127.0.0.1", 3128, false, NULL },
+			{ "connect", "127.1.2.3", 80, false, NULL },
+			{ "connect", "0.0.0.0", 80, false, NULL },
+			{ "connect", "::1", 3128, false, NULL },
+			{ "connect", "::", 3128, false, NULL },
+			{ "connect", "::ffff:127.0.0.1", 3128, false, NULL },
+		};
+		struct vstore store = { { 0 }, 0 };
+
+		for (i = 0; i < LEN(cases); i++) {
+			struct obs_event ev = { 0 };
+			struct violation v;
+			char nbuf[PATH_MAX];
+			bool got;
+			size_t k;
+
+			for (k = 0; k < LEN(obs_calls) && strcmp(sc_names[obs_calls[k].sc], cases[i].call) != 0; k++)
+				;
+			ev.call = (uint8_t)k;
+			ev.pid = 99;
+			ev.port = cases[i].port;
+			snprintf(ev.target, sizeof(ev.target), "%s", cases[i].target);
+			got = obs_judge(&pl, &ev, nbuf, sizeof(nbuf), &v);
+			CHECK(got == cases[i].refused, "%s %s: judged %s", cases[i].call, cases[i].target,
+			    got ? "a refusal" : "allowed");
+			if (!got || !cases[i].refused)
+				continue;
+			CHECK(strcmp(v.target, cases[i].want) == 0 && strcmp(v.op, cases[i].call) == 0 &&
+			    v.kind == (ev.port ? VK_CONNECT : VK_FILE) && v.port == cases[i].port,
+			    "%s %s: the violation is %s %s:%d", cases[i].call, cases[i].target, v.op, v.target, v.port);
+			CHECK(v.kind != VK_CONNECT ||
+			    strcmp(v.reason, "direct connection; only the proxy at 127.0.0.1:3128 is reachable") == 0,
+			    "connect: the reason");
+		}
+		/* 100 processes writing the same denied file: one record, counted 100 */
+		for (i = 0; i < 100; i++) {
+			struct obs_event ev = { 1, 0, (uint32_t)(1000 + i), 0, "sh", "/o/f" };
+			struct violation v;
+			char nbuf[PATH_MAX];
+
+			if (obs_judge(&pl, &ev, nbuf, sizeof(nbuf), &v))
+				vstore_add(&store, &v);
+		}
+		CHECK(store.v.n == 1 && ((struct violation *)store.v.v[0])->count == 100,
+		    "100 writes of one file by 100 processes: %zu records, the first counted %llu", store.v.n,
+		    store.v.n ? (unsigned long long)((struct violation *)store.v.v[0])->count : 0ULL);
+	}
+}
+
 int
 main(void)
 {
@@ -2750,6 +2889,7 @@ main(void)
 	test_decisions();
 	test_policy_hardening();
 	test_host_edges();
+	test_observer();
 #if SBX_LINUX
 	test_expose_refusal();
 #endif
