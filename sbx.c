@@ -11843,6 +11843,7 @@ obs_main(int listener, int events)
 	const struct bpf_arch *arch = bpf_native_arch();
 	uint32_t lost = 0;
 
+	prctl(PR_SET_NAME, "sbx-observer", 0, 0, 0);	/* in ps, and for the tests that tell it from the proxy */
 	obs_lockdown();
 	arena_seal();	/* from here on, stack and malloc only (2.1) */
 	for (;;) {
