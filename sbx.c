@@ -12671,6 +12671,17 @@ check_main(const struct policy *p)
 		    strstr(sb.p, "user_notif") ? " is supported" : ": not supported (kernel older than 5.0)");
 	else
 		check_line(false, "seccomp user notification: /proc/sys/kernel/seccomp/actions_avail unreadable");
+	{
+		const char *why = observer_unavailable();
+
+		/* not a failure: the boundary is the same without it */
+		if (!p->observe_writes)
+			check_line(true, "the write observer is off: observe-writes off");
+		else if (why)
+			check_line(true, "the write observer is off: %s; writes are refused as ever, but not reported", why);
+		else
+			check_line(true, "the write observer is on: refused writes and direct connections are reported");
+	}
 	if (socat && access(socat, X_OK) == 0)
 		check_line(true, "socat (%s), for bridge socat", socat);
 	else if (p->bridge == BRIDGE_SOCAT)

@@ -187,3 +187,34 @@ t_observer_listener_with_merged_ready() { # the "R" that carries the listener, r
 	expect_contains "$ERR" "observer: deny openat $O/apart" "control: the R read on its own"
 }
 TESTS+=(observer_listener_with_merged_ready)
+
+t_observer_locked_down() { # the observer process: NoNewPrivs, its own seccomp filter, not dumpable; the command's calls still go on
+	observer_usable
+	local tok="${TOKBASE}7" i obs= st
+	run_sbx_bg() { "$SBX" --allow-write="$P" -- sh -c "echo x >'$O/f' 2>/dev/null; echo in >'$P/in'; sleep $tok" >/dev/null 2>&1 & }
+	run_sbx_bg
+	local spid=$!
+	for i in $(seq 50); do
+		for c in $(pgrep -x sbx-observer); do
+			[ "$(ps -o ppid= -p "$c" | tr -d ' ')" = "$spid" ] && obs=$c
+		done
+		[ -n "$obs" ] && [ -s "$P/in" ] && break; sleep 0.1
+	done
+	[ -n "$obs" ] || { kill $spid; fail "no sbx-observer process under sbx"; }
+	st=$(grep -E '^(NoNewPrivs|Seccomp):' "/proc/$obs/status")
+	note "observer $obs: $(tr '\n' ' ' <<<"$st")"
+	kill $spid; wait $spid 2>/dev/null
+	grep -Eq '^NoNewPrivs:[[:space:]]*1$' <<<"$st" || fail "observer NoNewPrivs is not 1: $st"
+	grep -Eq '^Seccomp:[[:space:]]*2$' <<<"$st" || fail "observer is not under a seccomp filter: $st"
+	# control: the command's writes went on while it was watched
+	[ "$(cat "$P/in")" = in ] || fail "control: the command's write inside the root did not happen"
+}
+TESTS+=(observer_locked_down)
+
+t_observer_check_line() { # sbx --check says whether the observer is on, and why not
+	run_sbx --check
+	expect_contains "$OUT" "the write observer is" "--check names the observer"
+	run_sbx --check --observe-writes=off
+	expect_contains "$OUT" "the write observer is off: observe-writes off" "--check with observe-writes off"
+}
+TESTS+=(observer_check_line)
