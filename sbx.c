@@ -11658,9 +11658,21 @@ obs_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t n)
 static int
 obs_read_path(uint32_t pid, uint64_t addr, char *out, size_t n)
 {
-	ssize_t r = obs_read_mem(pid, addr, out, n - 1);
+	char path[40];
+	ssize_t r, more = 0;
+	size_t first = n - 1 < 256 ? n - 1 : 256;	/* most paths are short: copy 256 bytes, not 4 KiB */
+	int fd;
 
-	if (r <= 0 || !memchr(out, '\0', (size_t)r))
+	if (addr > (uint64_t)INT64_MAX - n)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/mem", (unsigned)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	r = pread(fd, out, first, (off_t)addr);
+	if (r == (ssize_t)first && !memchr(out, '\0', first) && first < n - 1)
+		more = pread(fd, out + first, n - 1 - first, (off_t)(addr + first));
+	close(fd);
+	if (r <= 0 || !memchr(out, '\0', (size_t)r + (size_t)(more > 0 ? more : 0)))
 		return -1;
 	return 0;
 }
