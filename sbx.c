@@ -11816,11 +11816,20 @@ obs_lockdown(void)
 	}
 }
 
+/* The notification being read, in a page shared with sbx (and so with
+ * the observer sbx starts after this one): a notification received and
+ * not yet answered by an observer that died stays pending for good
+ * (another reader's RECV never sees it again), so the next observer
+ * answers it first. A memory bug may scribble here: the worst it does is
+ * answer another pending call CONTINUE early, which is every call's
+ * answer anyway. */
+struct obs_inflight { volatile uint64_t id; volatile uint32_t busy; };
+
 /* One notification: read, check it is still valid, report, and ALWAYS
  * answer CONTINUE (the event goes to sbx first, so it is there before the
  * command can go on, and exit). */
 static void
-obs_take_one(int listener, int events, const struct bpf_arch *arch, uint32_t *lost)
+obs_take_one(int listener, int events, const struct bpf_arch *arch, uint32_t *lost, struct obs_inflight *fl)
 {
 	struct sbx_seccomp_notif nf;
 	struct sbx_seccomp_notif_resp resp;
@@ -11831,6 +11840,8 @@ obs_take_one(int listener, int events, const struct bpf_arch *arch, uint32_t *lo
 	memset(&nf, 0, sizeof(nf));	/* the kernel refuses a RECV buffer that is not zeroed */
 	if (ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_RECV, &nf) < 0)
 		return;	/* ENOENT: the caller went away meanwhile (a signal) */
+	fl->id = nf.id;
+	fl->busy = 1;
 	n = obs_collect(&nf, arch, ev);
 	if (ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_ID_VALID, &nf.id) < 0)
 		n = 0;	/* what was read may be another program's memory now */
@@ -11845,12 +11856,28 @@ obs_take_one(int listener, int events, const struct bpf_arch *arch, uint32_t *lo
 	resp.id = nf.id;
 	resp.flags = SBX_SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	(void)ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_SEND, &resp);	/* ENOENT: it has gone */
+	fl->busy = 0;
+}
+
+/* Answer CONTINUE to id, which a dead observer received (obs_inflight). */
+static void
+obs_answer_orphan(int listener, struct obs_inflight *fl)
+{
+	struct sbx_seccomp_notif_resp resp;
+
+	if (!fl->busy)
+		return;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = fl->id;
+	resp.flags = SBX_SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	(void)ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_SEND, &resp);	/* ENOENT: answered, or gone */
+	fl->busy = 0;
 }
 
 /* The observer process: runs until every filtered process has gone (the
  * listener hangs up: exit 0) or sbx has (its end of the pair hangs up). */
 static void __attribute__((noreturn))
-obs_main(int listener, int events)
+obs_main(int listener, int events, struct obs_inflight *fl)
 {
 	const struct bpf_arch *arch = bpf_native_arch();
 	uint32_t lost = 0;
@@ -11858,6 +11885,7 @@ obs_main(int listener, int events)
 	prctl(PR_SET_NAME, "sbx-observer", 0, 0, 0);	/* in ps, and for the tests that tell it from the proxy */
 	obs_lockdown();
 	arena_seal();	/* from here on, stack and malloc only (2.1) */
+	obs_answer_orphan(listener, fl);
 	for (;;) {
 		struct pollfd pf[2] = { { listener, POLLIN, 0 }, { events, POLLIN, 0 } };	/* sbx never writes */
 
@@ -11869,7 +11897,7 @@ obs_main(int listener, int events)
 		if (pf[1].revents)
 			_exit(0);	/* sbx has gone */
 		if (pf[0].revents & POLLIN)
-			obs_take_one(listener, events, arch, &lost);
+			obs_take_one(listener, events, arch, &lost, fl);
 		else if (pf[0].revents & (POLLHUP | POLLERR))
 			_exit(0);	/* no filtered process is left */
 	}
@@ -12058,6 +12086,7 @@ struct run {
 	uint64_t obs_events, obs_refused, obs_lost, obs_bad;	/* events taken; of them refusals; dropped
 						 * by the observer; malformed */
 	unsigned obs_restarts;		/* observers started again after one died */
+	struct obs_inflight *inflight;	/* shared with the observers (10b), or NULL */
 };
 
 /* Step: what the inner helper is told (flags, ports, the links it pins). */
@@ -12339,8 +12368,15 @@ run_spawn_observer(struct run *r)
 		}
 		return;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
-		warnx("observer: socketpair: %s; writes are not observed", strerror(errno));
+	if (!r->inflight) {
+		void *m = mmap(NULL, sizeof(*r->inflight), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		r->inflight = m == MAP_FAILED ? NULL : m;
+	}
+	if (!r->inflight || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+		warnx("observer: cannot start it: %s; writes are not observed", strerror(errno));
+		close(r->listener);	/* the kernel fails what it would notify: better than a hang */
+		r->listener = -1;
 		return;
 	}
 	(void)setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));	/* a burst waits, not lost */
@@ -12359,7 +12395,7 @@ run_spawn_observer(struct run *r)
 				close(ph->fd);
 		}
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		obs_main(r->listener, pair[1]);
+		obs_main(r->listener, pair[1], r->inflight);
 	}
 	close(pair[1]);
 	if (r->observer < 0) {

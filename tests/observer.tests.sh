@@ -218,3 +218,57 @@ t_observer_check_line() { # sbx --check says whether the observer is on, and why
 	expect_contains "$OUT" "the write observer is off: observe-writes off" "--check with observe-writes off"
 }
 TESTS+=(observer_check_line)
+
+t_observer_restarts_after_a_crash() { # an observer that dies is replaced: the command neither hangs nor fails, no event is lost
+	observer_usable
+	local i obs= spid
+	"$SBX" -v --allow-write="$P" -- sh -c "for i in \$(seq 30); do echo \$i >'$O/c'\$i 2>/dev/null; echo \$i >'$P/in'\$i; sleep 0.1; done; echo finished" \
+		>"$T/bg.out" 2>"$T/bg.err" &
+	spid=$!
+	for i in $(seq 50); do
+		for c in $(pgrep -P "$spid"); do [ "$(cat "/proc/$c/comm" 2>/dev/null)" = sbx-observer ] && obs=$c; done
+		[ -n "$obs" ] && [ -e "$P/in5" ] && break; sleep 0.1
+	done
+	[ -n "$obs" ] || { kill $spid; fail "no sbx-observer process under sbx"; }
+	kill -SEGV "$obs"
+	wait $spid; RC=$?
+	OUT=$(cat "$T/bg.out"); ERR=$(cat "$T/bg.err")
+	log_file err "$T/bg.err"
+	expect_rc 0
+	expect_contains "$OUT" finished "the command ran to its end"
+	expect_contains "$ERR" "observer: it died (signal 11); starting another" "the crash is said, and the observer replaced"
+	expect_contains "$ERR" "observer: deny openat $O/c30 " "events after the crash are reported"
+	[ "$(refused_count)" = 30 ] || fail "30 refusals counted across the crash, got '$(refused_count)'"
+	# control: every write inside the root happened
+	[ "$(cat "$P/in30")" = 30 ] || fail "control: the writes inside the root happened"
+}
+TESTS+=(observer_restarts_after_a_crash)
+
+t_observer_dies_mid_notification() { # an observer killed between receiving a call and answering it: the next one answers it
+	observer_usable
+	command -v strace >/dev/null || skip "strace is not installed"
+	[ "$(id -u)" = 0 ] || skip "attaching strace to the non-dumpable observer needs root"
+	local i obs= spid tpid
+	"$SBX" -v --allow-write="$P" -- sh -c "sleep 1; echo x >'$O/mid' 2>/dev/null; echo after >'$P/after'; echo finished" \
+		>"$T/bg.out" 2>"$T/bg.err" &
+	spid=$!
+	for i in $(seq 50); do
+		for c in $(pgrep -P "$spid"); do [ "$(cat "/proc/$c/comm" 2>/dev/null)" = sbx-observer ] && obs=$c; done
+		[ -n "$obs" ] && break; sleep 0.05
+	done
+	[ -n "$obs" ] || { kill $spid; fail "no sbx-observer process under sbx"; }
+	# the observer's first openat after a RECV is /proc/PID/mem: it dies there, the call received
+	strace -o /dev/null -p "$obs" -e trace=openat -e inject=openat:signal=SIGKILL:when=1 2>/dev/null &
+	tpid=$!
+	for i in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$spid" 2>/dev/null && { kill "$spid"; kill "$tpid" 2>/dev/null; fail "the command hung on the call the dead observer held"; }
+	wait $spid; RC=$?
+	kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null
+	OUT=$(cat "$T/bg.out"); ERR=$(cat "$T/bg.err")
+	log_file err "$T/bg.err"
+	expect_rc 0
+	expect_contains "$OUT" finished "the command went on"
+	expect_contains "$ERR" "observer: it died (signal 9); starting another" "the observer died mid-notification"
+	[ "$(cat "$P/after")" = after ] || fail "control: the write after it happened"
+}
+TESTS+=(observer_dies_mid_notification)
