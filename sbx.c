@@ -11761,8 +11761,7 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, str
 {
 	const struct obs_call *c = NULL;
 	char comm[64];
-	struct buf b = { 0 };
-	int n = 0;
+	int n = 0, fd;
 	uint8_t k;
 
 	if (nf->data.arch != arch->audit_arch)
@@ -11791,13 +11790,15 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, str
 			n++;
 	}
 	snprintf(comm, sizeof(comm), "/proc/%u/comm", (unsigned)nf->pid);
-	if (n && read_file(comm, SBX_OBS_COMM_BYTES, &b) == 0) {	/* malloc: the arena is sealed */
-		size_t len = strcspn(b.p, "\n");
+	if (n && (fd = open(comm, O_RDONLY | O_CLOEXEC)) >= 0) {	/* "name\n", at most 16 bytes */
+		ssize_t r = read(fd, comm, SBX_OBS_COMM_BYTES);
 
-		for (int i = 0; i < n; i++)
-			snprintf(ev[i].comm, sizeof(ev[i].comm), "%.*s", (int)len, b.p);
+		close(fd);
+		comm[r > 0 ? r : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		for (int i = 0; i < n; i++)	/* ev is zeroed: the NUL is there */
+			memcpy(ev[i].comm, comm, strnlen(comm, SBX_OBS_COMM_BYTES));
 	}
-	free(b.p);
 	return n;
 }
 
