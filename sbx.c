@@ -11079,6 +11079,8 @@ install_program(const struct bpf_opts *o)
 #define SBX_SECCOMP_IOCTL_NOTIF_RECV		0xc0502100UL
 #define SBX_SECCOMP_IOCTL_NOTIF_SEND		0xc0182101UL
 #define SBX_SECCOMP_IOCTL_NOTIF_ID_VALID	0x40082102UL
+#define SBX_SECCOMP_IOCTL_NOTIF_SET_FLAGS	0x40082104UL	/* _IOW('!', 4, u64), Linux 6.6 */
+#define SBX_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	1ULL
 
 struct sbx_seccomp_notif {
 	uint64_t id;
@@ -11887,6 +11889,11 @@ obs_main(int listener, int events, struct obs_inflight *fl)
 	obs_lockdown();
 	arena_seal();	/* from here on, stack and malloc only (2.1) */
 	obs_answer_orphan(listener, fl);
+	/* Linux 6.6+: the caller and this reader hand the CPU to each other
+	 * (a synchronous wake-up, as a pipe between two threads would be)
+	 * instead of each waking the other through the scheduler; an older
+	 * kernel says EINVAL and the loop is the same */
+	(void)ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_SET_FLAGS, SBX_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	for (;;) {
 		struct pollfd pf[2] = { { listener, POLLIN, 0 }, { events, POLLIN, 0 } };	/* sbx never writes */
 
