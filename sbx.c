@@ -63,9 +63,10 @@
  *      entries), 9b the audit of repositories made during the run
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
- *      and the symlinks it pins, capabilities, the filters), 10b running
+ *      and the symlinks it pins, capabilities, the filters), 10b the write
+ *      observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
- *      connection), 10c --check
+ *      connection), 10d --check
  *  11. macOS runner (Seatbelt): not yet built; fails closed
  *  12. CLI and main: option table, usage, the print modes, named steps
  *
@@ -154,6 +155,7 @@
 #  include <sched.h>
 #  include <sys/mount.h>
 #  include <sys/prctl.h>
+#  include <sys/ioctl.h>
 #  include <sys/signalfd.h>
 #  include <sys/un.h>
 #  include <sys/syscall.h>
@@ -738,6 +740,51 @@ fds_cloexec_from(int lowest)
 	return fds_cloexec_listed(lowest);
 }
 
+/* Close every descriptor above 2 but the n in keep. A child forked to
+ * parse hostile input (the proxy, the observer) holds only what it needs,
+ * whatever sbx had open when it forked: the placeholders' locks, the other
+ * child's channels, the proxy's listeners (an observer taken over by a
+ * memory bug must not be able to accept the command's connections and dial
+ * out for it), the report's sink. Listed from /proc/self/fd (or /dev/fd),
+ * else every number up to the open-file limit. */
+static void
+fds_close_except(const int *keep, size_t n)
+{
+	static const char *const dirs[] = { "/proc/self/fd", "/dev/fd" };
+	struct vec open_fds = { 0 };
+	struct rlimit rl;
+	long fd, max;
+	bool listed = false;
+
+	for (size_t i = 0; i < LEN(dirs) && !listed; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d)))
+			if (isdigit((unsigned char)de->d_name[0]) && (fd = strtol(de->d_name, NULL, 10)) > 2 &&
+			    fd != dirfd(d))
+				vec_push(&open_fds, (void *)(intptr_t)fd);
+		closedir(d);
+		listed = true;
+	}
+	if (!listed) {
+		max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 1 << 20;
+		for (fd = 3; fd < max && fd < 1 << 20; fd++)
+			vec_push(&open_fds, (void *)(intptr_t)fd);
+	}
+	for (size_t i = 0; i < open_fds.n; i++) {
+		bool kept = false;
+
+		fd = (long)(intptr_t)open_fds.v[i];
+		for (size_t k = 0; k < n && !kept; k++)
+			kept = keep[k] == fd;
+		if (!kept)
+			close((int)fd);
+	}
+}
+
 /* Send n bytes with nfd descriptors attached (SCM_RIGHTS), one message. */
 static int
 send_fds(int sock, const void *data, size_t n, const int *fds, int nfd)
@@ -896,6 +943,53 @@ path_has_dotdot(const char *p)
 		if (p[3] == '/' || p[3] == '\0')
 			return true;
 	return false;
+}
+
+/* Lexically normalise an absolute path into out (n bytes): "//" and "/./"
+ * collapse, ".." takes away the component before it (never past "/"), a
+ * trailing "/" goes. Unlike path_clean it resolves "..", without the disk:
+ * only for the write observer's paths, which are hints (section 8), read
+ * from memory that may have changed since; no arena, so a storm of events
+ * costs no memory. Returns 0, or -1 when in is not absolute or out is too
+ * small. */
+static int
+path_normalize_lex(const char *in, char *out, size_t n)
+{
+	size_t o = 0;
+	const char *p = in;
+
+	if (*p != '/' || n < 2)
+		return -1;
+	while (*p) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (len == 0 || (len == 1 && p[0] == '.')) {
+			p += len;
+			continue;
+		}
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;	/* and the '/' before the component */
+			p += 2;
+			continue;
+		}
+		if (o + 1 + len + 1 > n)
+			return -1;
+		out[o++] = '/';
+		memcpy(out + o, p, len);
+		o += len;
+		out[o] = '\0';
+		p += len;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
 }
 
 static bool
@@ -6450,7 +6544,8 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
  *   the control message    sbx -> inner helper: what to build and run
  *   the handed-fd message  inner helper -> sbx: listeners made inside
  *   expose-port messages   proxy <-> inner helper: a connection inside
- *   decision records       proxy -> sbx: each connection's verdict */
+ *   decision records       proxy -> sbx: each connection's verdict
+ *   observer events        the write observer -> sbx: what the command tried */
 
 /* The control message to the inner helper (10a). */
 enum inner_flag {
@@ -6458,6 +6553,8 @@ enum inner_flag {
 	IF_ALLOW_USERNS = 2,	/* allow-nested-userns */
 	IF_WEAKER = 4,		/* weaker-nested-sandbox */
 	IF_PROXY = 8,		/* make the proxy listeners and hand them over */
+	IF_OBSERVE = 16,	/* observe-writes: sbx-init installs the observer's program and
+				 * hands its listener over with "R" */
 };
 
 #define SBX_CTL_MAGIC		"SBX1"
@@ -6595,7 +6692,7 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 		return -1;
 	}
 	if (take_u32(&c, &m->flags, "no flags") &&
-	    (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY)))
+	    (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE)))
 		c.why = "unknown flags";
 	take_ports(&c, &m->nports, m->ports, "allow-host-port list cut short");
 	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
@@ -6831,6 +6928,126 @@ px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
 			return -1;
 	memcpy(d->host, b + 10, hn);
 	memcpy(d->reason, b + 12 + hn, rn);
+	return 0;
+}
+
+/* The write observer's events, observer -> sbx over a SOCK_SEQPACKET
+ * pair, one record each (the observer is in 10b, the judging in 8):
+ *
+ *   'O' call(1) lost(4) pid(4) port(2) commlen(1) comm pathlen(2) target
+ *
+ * (big-endian). call indexes obs_calls: which syscall, and where its path
+ * or address lies. target is the absolute path as the command named it,
+ * resolved against its dirfd or cwd (its raw bytes: a file name may hold
+ * anything but NUL, and the judging needs it as it is; the report
+ * sanitises), or for connect the address in text. The observer reads
+ * hostile memory, so sbx decodes strictly: a record that does not add up
+ * is dropped and counted. Like px_record, the observer never waits for
+ * sbx: what the socket cannot take is counted in lost. */
+
+/* Where a syscall's target lies: argument indexes into seccomp_data.args.
+ * dfd -1: relative to the cwd (AT_FDCWD); path -1: the file open on dfd;
+ * dfd2/path2: a second path (rename's new name), path2 -1: none.
+ * ORDER: none; an index into this table is the record's call byte. */
+struct obs_call { enum sc_id sc; int8_t dfd, path, dfd2, path2; bool connect; };
+
+static const struct obs_call obs_calls[] = {
+	{ SC_open, -1, 0, 0, -1, false },	{ SC_openat, 0, 1, 0, -1, false },
+	{ SC_openat2, 0, 1, 0, -1, false },	{ SC_creat, -1, 0, 0, -1, false },
+	{ SC_truncate, -1, 0, 0, -1, false },	{ SC_unlink, -1, 0, 0, -1, false },
+	{ SC_unlinkat, 0, 1, 0, -1, false },	{ SC_rmdir, -1, 0, 0, -1, false },
+	{ SC_rename, -1, 0, -1, 1, false },	{ SC_renameat, 0, 1, 2, 3, false },
+	{ SC_renameat2, 0, 1, 2, 3, false },	{ SC_mkdir, -1, 0, 0, -1, false },
+	{ SC_mkdirat, 0, 1, 0, -1, false },	{ SC_mknod, -1, 0, 0, -1, false },
+	{ SC_mknodat, 0, 1, 0, -1, false },	{ SC_symlink, -1, 1, 0, -1, false },
+	{ SC_symlinkat, 1, 2, 0, -1, false },	{ SC_link, -1, 1, 0, -1, false },
+	{ SC_linkat, 2, 3, 0, -1, false },	{ SC_chmod, -1, 0, 0, -1, false },
+	{ SC_fchmodat, 0, 1, 0, -1, false },	{ SC_fchmodat2, 0, 1, 0, -1, false },
+	{ SC_chown, -1, 0, 0, -1, false },	{ SC_fchownat, 0, 1, 0, -1, false },
+	{ SC_lchown, -1, 0, 0, -1, false },	{ SC_utime, -1, 0, 0, -1, false },
+	{ SC_utimes, -1, 0, 0, -1, false },	{ SC_utimensat, 0, 1, 0, -1, false },
+	{ SC_setxattr, -1, 0, 0, -1, false },	{ SC_lsetxattr, -1, 0, 0, -1, false },
+	{ SC_fsetxattr, 0, -1, 0, -1, false },	{ SC_setxattrat, 0, 1, 0, -1, false },
+	{ SC_removexattr, -1, 0, 0, -1, false },	{ SC_lremovexattr, -1, 0, 0, -1, false },
+	{ SC_fremovexattr, 0, -1, 0, -1, false },	{ SC_removexattrat, 0, 1, 0, -1, false },
+	{ SC_connect, 0, 1, 0, -1, true },	/* args: fd, sockaddr, addrlen */
+};
+
+#define SBX_OBS_COMM_BYTES	16	/* TASK_COMM_LEN, its NUL included */
+#define SBX_OBS_TARGET_BYTES	4095	/* PATH_MAX less its NUL */
+#define SBX_OBS_MAX_BYTES	(15 + SBX_OBS_COMM_BYTES + SBX_OBS_TARGET_BYTES)
+
+struct obs_event {
+	uint8_t call;			/* index into obs_calls */
+	uint32_t lost;			/* events dropped just before this one */
+	uint32_t pid;			/* as this machine's pid namespace sees it */
+	uint16_t port;			/* connect only */
+	char comm[SBX_OBS_COMM_BYTES + 1];	/* control bytes as '?' */
+	char target[SBX_OBS_TARGET_BYTES + 1];
+};
+
+/* Encode e into out (SBX_OBS_MAX_BYTES); returns the length. */
+static size_t
+obs_event_encode(const struct obs_event *e, unsigned char *out)
+{
+	size_t cn = strnlen(e->comm, SBX_OBS_COMM_BYTES), tn = strnlen(e->target, SBX_OBS_TARGET_BYTES), n = 0;
+
+	out[n++] = 'O';
+	out[n++] = e->call;
+	for (int k = 3; k >= 0; k--)
+		out[n++] = (unsigned char)(e->lost >> (8 * k));
+	for (int k = 3; k >= 0; k--)
+		out[n++] = (unsigned char)(e->pid >> (8 * k));
+	out[n++] = (unsigned char)(e->port >> 8);
+	out[n++] = (unsigned char)e->port;
+	out[n++] = (unsigned char)cn;
+	for (size_t k = 0; k < cn; k++)	/* prctl(PR_SET_NAME) takes any bytes */
+		out[n++] = is_control((unsigned char)e->comm[k]) ? '?' : (unsigned char)e->comm[k];
+	out[n++] = (unsigned char)(tn >> 8);
+	out[n++] = (unsigned char)tn;
+	memcpy(out + n, e->target, tn);
+	return n + tn;
+}
+
+/* Is s (NUL-terminated) an IPv4 or IPv6 address in text? */
+static bool
+obs_is_address(const char *s)
+{
+	unsigned char a[16];
+
+	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
+
+/* Decode one record: every length exact, a known call, a comm without
+ * control bytes, a target that is an absolute path (files) or an address
+ * (connect). Returns 0, or -1 for a record sbx must not believe. */
+static int
+obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
+{
+	size_t cn, tn;
+
+	memset(e, 0, sizeof(*e));
+	if (n < 15 || b[0] != 'O' || b[1] >= LEN(obs_calls))
+		return -1;
+	e->call = b[1];
+	e->lost = (uint32_t)b[2] << 24 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 8 | b[5];
+	e->pid = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[8] << 8 | b[9];
+	e->port = (uint16_t)(b[10] << 8 | b[11]);
+	cn = b[12];
+	if (cn > SBX_OBS_COMM_BYTES || n < 15 + cn)
+		return -1;
+	tn = (size_t)b[13 + cn] << 8 | b[14 + cn];
+	if (tn == 0 || tn > SBX_OBS_TARGET_BYTES || n != 15 + cn + tn)
+		return -1;
+	for (size_t k = 0; k < cn; k++)
+		if (is_control(b[13 + k]))
+			return -1;
+	if (memchr(b + 15 + cn, '\0', tn))
+		return -1;
+	memcpy(e->comm, b + 13, cn);
+	memcpy(e->target, b + 15 + cn, tn);
+	if (obs_calls[e->call].connect ? !obs_is_address(e->target) : (e->target[0] != '/' || e->port != 0))
+		return -1;
 	return 0;
 }
 
@@ -8580,7 +8797,7 @@ px_landlock(void)
 static void
 px_lockdown(void)
 {
-	struct bpf_opts o = { false, false, true };
+	struct bpf_opts o = { false, false, true, false, false };
 	int abi;
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -9086,6 +9303,71 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 	}
 }
 
+
+/* The write observer's events (10b) judged against the plan: the plan's
+ * own pure function decides, so a write inside an allowed root is never
+ * reported and one under a deny is. The observer reports attempts (it
+ * answers every call CONTINUE and never decides, DESIGN 3.2); this turns
+ * an attempt into a refusal only where the mount table refuses it.
+ *
+ * A path is judged as the command named it, lexically normalised ("..",
+ * "//", a trailing "/"): the path of a new file in a writable directory
+ * is writable as its directory is (plan_is_writable goes by the deepest
+ * node above it). /dev and /proc are bwrap's own mounts, outside the
+ * plan (writing /dev/null is no refusal), so they are not judged.
+ * connect(): inside the sandbox only the loopback exists; any other
+ * address is a connection that cannot be made, whatever the policy says
+ * of the host, because only the proxy reaches out.
+ * Returns true and fills v (its strings point into e and norm) when the
+ * event is a refusal. */
+static const char obs_connect_reason[] = "direct connection; only the proxy at 127.0.0.1:3128 is reachable";
+
+static bool
+obs_is_local_address(const char *s)
+{
+	unsigned char a[16];
+
+	if (inet_pton(AF_INET, s, a) == 1)
+		return a[0] == 127 || (a[0] | a[1] | a[2] | a[3]) == 0;	/* 127/8, and 0.0.0.0: this host */
+	if (inet_pton(AF_INET6, s, a) != 1)
+		return false;
+	static const unsigned char v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	bool zero = true;
+
+	for (int i = 0; i < 15; i++)
+		zero &= a[i] == 0;
+	if (zero && (a[15] == 0 || a[15] == 1))
+		return true;	/* :: and ::1 */
+	return memcmp(a, v4mapped, 12) == 0 && (a[12] == 127 || (a[12] | a[13] | a[14] | a[15]) == 0);
+}
+
+static bool
+obs_judge(const struct plan *pl, const struct obs_event *e, char *norm, size_t nn, struct violation *v)
+{
+	const struct obs_call *c = &obs_calls[e->call];
+
+	memset(v, 0, sizeof(*v));
+	v->pid = (int)e->pid;
+	v->comm = e->comm[0] ? e->comm : NULL;
+	if (c->connect) {
+		if (obs_is_local_address(e->target))
+			return false;
+		v->kind = VK_CONNECT;
+		v->op = "connect";
+		v->target = e->target;
+		v->port = e->port;
+		v->reason = obs_connect_reason;
+		return true;
+	}
+	if (path_normalize_lex(e->target, norm, nn) < 0)
+		return false;
+	if (path_within(norm, "/dev") || path_within(norm, "/proc") || plan_is_writable(pl, norm))
+		return false;
+	v->kind = VK_FILE;
+	v->op = sc_names[c->sc];
+	v->target = norm;
+	return true;
+}
 
 #define SBX_MAX_NET_EVENTS	1024	/* distinct events kept; more are only counted */
 
@@ -11069,7 +11351,7 @@ drop_capabilities(void)
 static int
 install_filters(uint32_t flags)
 {
-	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false };
+	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false, false, false };
 
 	return install_program(&o);
 }
@@ -11091,6 +11373,70 @@ install_program(const struct bpf_opts *o)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
 	return prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, &fprog, 0, 0);
+}
+
+/* The write observer's kernel interface (seccomp_unotify(2)), spelled
+ * here so the file builds without new kernel headers. The ioctl numbers
+ * encode the structures' sizes (_IOWR('!', 0, struct seccomp_notif): 80
+ * bytes; _IOWR('!', 1, struct seccomp_notif_resp): 24; _IOW('!', 2, u64)). */
+#define SBX_SECCOMP_SET_MODE_FILTER		1
+#define SBX_SECCOMP_GET_ACTION_AVAIL		2
+#define SBX_SECCOMP_FILTER_FLAG_NEW_LISTENER	(1UL << 3)
+#define SBX_SECCOMP_USER_NOTIF_FLAG_CONTINUE	(1U << 0)
+#define SBX_SECCOMP_IOCTL_NOTIF_RECV		0xc0502100UL
+#define SBX_SECCOMP_IOCTL_NOTIF_SEND		0xc0182101UL
+#define SBX_SECCOMP_IOCTL_NOTIF_ID_VALID	0x40082102UL
+#define SBX_SECCOMP_IOCTL_NOTIF_SET_FLAGS	0x40082104UL	/* _IOW('!', 4, u64), Linux 6.6 */
+#define SBX_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	1ULL
+
+struct sbx_seccomp_notif {
+	uint64_t id;
+	uint32_t pid, flags;
+	struct { int32_t nr; uint32_t arch; uint64_t ip; uint64_t args[6]; } data;
+};
+struct sbx_seccomp_notif_resp { uint64_t id; int64_t val; int32_t error; uint32_t flags; };
+_Static_assert(sizeof(struct sbx_seccomp_notif) == 80, "struct seccomp_notif");
+_Static_assert(sizeof(struct sbx_seccomp_notif_resp) == 24, "struct seccomp_notif_resp");
+
+/* Why the write observer cannot run on this kernel, or NULL when it can.
+ * It needs SECCOMP_RET_USER_NOTIF (Linux 5.0) and, so that it never
+ * changes what the command can do, SECCOMP_USER_NOTIF_FLAG_CONTINUE
+ * (5.5), which no call can probe: the release says. Asked by sbx-init
+ * (the same kernel as sbx's) and by --check. */
+static const char *
+observer_unavailable(void)
+{
+	uint32_t action = SBX_RET_USER_NOTIF;
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (!bpf_native_arch())
+		return "sbx has no seccomp program for this architecture";
+	if (syscall(SYS_seccomp, SBX_SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0)
+		return "the kernel has no seccomp user notification (Linux 5.0+)";
+	if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+	    (major < 5 || (major == 5 && minor < 5)))
+		return "the kernel cannot let a notified call continue (SECCOMP_USER_NOTIF_FLAG_CONTINUE, Linux 5.5+)";
+	return NULL;
+}
+
+/* Install the write observer's program (bpf_opts.observe: USER_NOTIF for
+ * write intent) with a listener, after install_filters (NO_NEW_PRIVS is
+ * set). Returns the listener (close-on-exec), or -1: the run goes on
+ * unobserved. The kernel allows one listener in a filter chain, so a
+ * command that installs its own (a nested sandbox with an observer of its
+ * own) gets EBUSY while this one is there. */
+static int
+install_observer(void)
+{
+	struct bpf_opts o = { false, false, false, true, false };
+	struct bpf_prog prog;
+	struct { unsigned short len; struct bpf_insn *filter; } fprog;	/* struct sock_fprog */
+
+	bpf_assemble(bpf_native_arch(), &o, &prog);
+	fprog.len = (unsigned short)prog.n;
+	fprog.filter = prog.insn;
+	return (int)syscall(SYS_seccomp, SBX_SECCOMP_SET_MODE_FILTER, SBX_SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
 }
 
 /* Block the forwarded signals and SIGCHLD, each with a handler.
@@ -11354,7 +11700,7 @@ static void __attribute__((noreturn))
 inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
 	pid_t cmd;
-	int status;
+	int status, listener = -1;
 
 	/* non-dumpable: the command may not ptrace it or read its memory */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -11389,6 +11735,12 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
 		die("cannot install the seccomp filters: %s", strerror(errno));
+	/* the write observer's program last: init makes no write-intent call
+	 * after it, and its listener goes to sbx with "R" (10b). Where the
+	 * kernel cannot (observer_unavailable), the run goes on unobserved:
+	 * the observer is never part of the boundary. */
+	if ((m->flags & IF_OBSERVE) && !observer_unavailable())
+		listener = install_observer();
 
 	cmd = fork();
 	if (cmd < 0)
@@ -11396,6 +11748,8 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	if (cmd == 0) {
 		signals_restore(old);
 		close(ctl);
+		if (listener >= 0)
+			close(listener);	/* close-on-exec too: the command never holds it */
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 		if (drop_capabilities() < 0)
 			die("cannot drop capabilities: %s", strerror(errno));
@@ -11405,8 +11759,14 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 		    status == ENOENT ? "command not found" : strerror(status));
 		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
 	}
-	if (write_all(ctl, "R", 1) < 0)
+	/* "R", with the observer's listener attached. SECURITY: init keeps no
+	 * copy: if the observer dies and sbx lets the listener go, the kernel
+	 * fails the calls it would have reported (ENOSYS) rather than leave
+	 * them waiting on a listener nobody reads */
+	if (send_fds(ctl, "R", 1, &listener, listener >= 0 ? 1 : 0) < 0)
 		_exit(SBX_EXIT_FAILURE);
+	if (listener >= 0)
+		close(listener);
 	close(ctl);
 	reap_and_forward(cmd, set, NULL);
 }
@@ -11532,7 +11892,333 @@ inner_main(int argc, char **argv)
 	reap_and_forward(init, &set, serve.xp >= 0 || serve.logs[0] >= 0 ? &serve : NULL);
 }
 
-/* ---- 10b. Running the sandbox ---------------------------------------- */
+/* ---- 10b. The write observer: what the command tried ----------------
+ *
+ * sbx-init installs the observer's program (seccomp_bpf.h, RG_OBSERVE:
+ * USER_NOTIF for write-intent calls and connect) with a listener, and
+ * hands the listener to sbx with "R"; sbx forks this process to read it
+ * (run_spawn_observer). Each notification: read the path (or sockaddr)
+ * from the caller's memory, check the notification is still valid, send
+ * an event to sbx, answer CONTINUE. sbx judges the events against the
+ * plan (obs_judge, section 8).
+ *
+ * Why a process of its own, in the host's namespaces, outside bwrap:
+ *  - the listener must be where the command cannot reach it: a command
+ *    holding it could answer its own calls (and a listener the command
+ *    can read shows every path its peers write). Only sbx's processes
+ *    outside the sandbox hold it: init hands it over and closes its copy.
+ *  - DESIGN 3.6: it parses hostile memory, so it is locked down before it
+ *    reads any (obs_lockdown): not dumpable; the proxy's seccomp program
+ *    (no exec, no write-opens, no deleting or renaming, no new namespaces,
+ *    no mounts, no ptrace or process_vm_*) plus no new process at all
+ *    (RG_NOFORK: clone, fork, vfork). No Landlock: Landlock's ptrace rule
+ *    lets a process in a Landlock domain reach into another's memory only
+ *    when that one is in the same or a nested domain, and the command is
+ *    in none, so a Landlocked observer could not open /proc/PID/mem.
+ *  - the kernel gives each notification's pid in the reader's pid
+ *    namespace: in the host's, /proc/PID/{mem,cwd,fd/N,comm} are the
+ *    caller's, with no translation.
+ *  - reading /proc/PID/mem needs ptrace access (PTRACE_MODE_ATTACH). The
+ *    uid is the same, and the command's user namespaces (bwrap's, then
+ *    the nested one) were made by this uid, so this process has
+ *    CAP_SYS_PTRACE over them: a process whose euid owns a user
+ *    namespace made from its own has every capability in it and in its
+ *    children (cap_capable()). That also answers Yama: ptrace_scope=1
+ *    admits a tracer that is not an ancestor when it has CAP_SYS_PTRACE
+ *    in the tracee's user namespace (yama_ptrace_access_check). Scope 2
+ *    and 3 refuse it: then every read fails and no event comes; the
+ *    calls still continue.
+ *
+ * Hostile, racing memory: every read is bounded (PATH_MAX, a NUL must be
+ * found; the sockaddr by its addrlen, at most a sockaddr_storage), and
+ * SECCOMP_IOCTL_NOTIF_ID_VALID is asked after reading: if the caller has
+ * gone, its pid may name another process, whose memory was read, and the
+ * event is dropped. A thread of the command may change the path between
+ * our read and the kernel's: that is why the events are hints (DESIGN
+ * 3.2) and never a decision.
+ *
+ * It never changes what the command can do: every notification is
+ * answered SECCOMP_USER_NOTIF_FLAG_CONTINUE, read or not. It never waits
+ * for sbx (an event the pair cannot take now is counted, and the count
+ * rides on the next one). If it dies, sbx (which keeps a copy of the
+ * listener) starts another; the calls waiting meanwhile wait for it. */
+
+/* Up to n bytes of process pid's memory at addr. Returns the count, or -1. */
+static ssize_t
+obs_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t n)
+{
+	char path[40];
+	ssize_t r;
+	int fd;
+
+	if (addr > (uint64_t)INT64_MAX)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/mem", (unsigned)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	r = pread(fd, buf, n, (off_t)addr);
+	close(fd);
+	return r;
+}
+
+/* A NUL-terminated path from the caller's memory, at most n - 1 bytes.
+ * A read that stops at an unmapped page keeps what came; no NUL within
+ * the bound is no path. Returns 0, or -1. */
+static int
+obs_read_path(uint32_t pid, uint64_t addr, char *out, size_t n)
+{
+	char path[40];
+	ssize_t r, more = 0;
+	size_t first = n - 1 < 256 ? n - 1 : 256;	/* most paths are short: copy 256 bytes, not 4 KiB */
+	int fd;
+
+	if (addr > (uint64_t)INT64_MAX - n)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/mem", (unsigned)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	r = pread(fd, out, first, (off_t)addr);
+	if (r == (ssize_t)first && !memchr(out, '\0', first) && first < n - 1)
+		more = pread(fd, out + first, n - 1 - first, (off_t)(addr + first));
+	close(fd);
+	if (r <= 0 || !memchr(out, '\0', (size_t)r + (size_t)(more > 0 ? more : 0)))
+		return -1;
+	return 0;
+}
+
+/* readlink /proc/PID/WHAT (cwd, fd/N) into out. Returns 0 when it names an
+ * absolute path (not "pipe:[...]" and the like), else -1. */
+static int
+obs_readlink(uint32_t pid, const char *what, char *out, size_t n)
+{
+	char path[64];
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "/proc/%u/%s", (unsigned)pid, what);
+	r = readlink(path, out, n - 1);
+	if (r <= 0 || out[0] != '/')
+		return -1;
+	out[r] = '\0';
+	return 0;
+}
+
+/* The absolute path a call names: its path argument, resolved against its
+ * dirfd (or the cwd for AT_FDCWD) when relative; the file open on the
+ * dirfd itself when the call has no path argument or it is empty or NULL
+ * (AT_EMPTY_PATH, utimensat). Returns 0, or -1. */
+static int
+obs_resolve(const struct sbx_seccomp_notif *nf, int dfd_arg, int path_arg, char *out, size_t n)
+{
+	char path[PATH_MAX], base[PATH_MAX], fdname[24];
+	int dfd = dfd_arg < 0 ? AT_FDCWD : (int)(uint32_t)nf->data.args[dfd_arg];
+
+	path[0] = '\0';
+	if (path_arg >= 0 && nf->data.args[path_arg] &&
+	    obs_read_path(nf->pid, nf->data.args[path_arg], path, sizeof(path)) < 0)
+		return -1;
+	if (path[0] == '/')
+		return snprintf(out, n, "%s", path) < (int)n ? 0 : -1;
+	if (dfd == AT_FDCWD)
+		snprintf(fdname, sizeof(fdname), "cwd");
+	else if (dfd >= 0)
+		snprintf(fdname, sizeof(fdname), "fd/%d", dfd);
+	else
+		return -1;
+	if (obs_readlink(nf->pid, fdname, base, sizeof(base)) < 0)
+		return -1;
+	if (!path[0])
+		return snprintf(out, n, "%s", base) < (int)n ? 0 : -1;
+	return snprintf(out, n, "%s/%s", strcmp(base, "/") == 0 ? "" : base, path) < (int)n ? 0 : -1;
+}
+
+/* connect()'s address, as text and port. Returns 0 for an inet one, -1
+ * for any other family (a Unix socket is no direct connection) or a
+ * sockaddr that does not fit its family. */
+static int
+obs_read_sockaddr(const struct sbx_seccomp_notif *nf, struct obs_event *e)
+{
+	struct sockaddr_storage ss;
+	uint64_t len = nf->data.args[2];
+	ssize_t r;
+
+	if (len > sizeof(ss))
+		len = sizeof(ss);
+	memset(&ss, 0, sizeof(ss));
+	if ((r = obs_read_mem(nf->pid, nf->data.args[1], &ss, (size_t)len)) < (ssize_t)sizeof(sa_family_t))
+		return -1;
+	if (ss.ss_family == AF_INET && r >= (ssize_t)sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, e->target, sizeof(e->target));
+		e->port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (ss.ss_family == AF_INET6 && r >= 24) {	/* SIN6_LEN_RFC2133: the kernel takes it */
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, e->target, sizeof(e->target));
+		e->port = ntohs(in6->sin6_port);
+		return 0;
+	}
+	return -1;
+}
+
+/* What one notification names: up to two events (rename's two paths).
+ * Returns how many. */
+static int
+obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, struct obs_event ev[2])
+{
+	const struct obs_call *c = NULL;
+	char comm[64];
+	int n = 0, fd;
+	uint8_t k;
+
+	if (nf->data.arch != arch->audit_arch)
+		return 0;
+	for (k = 0; k < LEN(obs_calls) && !c; k++)
+		if (arch->nr[obs_calls[k].sc] == nf->data.nr)
+			c = &obs_calls[k];
+	if (!c)
+		return 0;
+	memset(ev, 0, 2 * sizeof(*ev));
+	ev[0].call = (uint8_t)(c - obs_calls);
+	ev[0].pid = nf->pid;
+	if (c->sc == SC_openat2) {	/* struct open_how: its u64 flags come first */
+		uint64_t flags = 0;
+
+		if (obs_read_mem(nf->pid, nf->data.args[2], &flags, sizeof(flags)) != (ssize_t)sizeof(flags) ||
+		    !(flags & SBX_O_OBSERVE))
+			return 0;
+	}
+	if (c->connect ? obs_read_sockaddr(nf, &ev[0]) == 0
+	    : obs_resolve(nf, c->dfd, c->path, ev[0].target, sizeof(ev[0].target)) == 0)
+		n++;
+	if (c->path2 >= 0) {
+		ev[n] = ev[0];
+		if (obs_resolve(nf, c->dfd2, c->path2, ev[n].target, sizeof(ev[n].target)) == 0)
+			n++;
+	}
+	snprintf(comm, sizeof(comm), "/proc/%u/comm", (unsigned)nf->pid);
+	if (n && (fd = open(comm, O_RDONLY | O_CLOEXEC)) >= 0) {	/* "name\n", at most 16 bytes */
+		ssize_t r = read(fd, comm, SBX_OBS_COMM_BYTES);
+
+		close(fd);
+		comm[r > 0 ? r : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		for (int i = 0; i < n; i++)	/* ev is zeroed: the NUL is there */
+			memcpy(ev[i].comm, comm, strnlen(comm, SBX_OBS_COMM_BYTES));
+	}
+	return n;
+}
+
+/* SECURITY: lock this process down before it reads a byte of the
+ * command's memory (the section's comment says what, and why not
+ * Landlock). Exits 125 when the filter does not install. */
+static void
+obs_lockdown(void)
+{
+	struct bpf_opts o = { false, false, true, false, true };
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (install_program(&o) < 0) {
+		warnx("observer: cannot install its seccomp filter: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+}
+
+/* The notification being read, in a page shared with sbx (and so with
+ * the observer sbx starts after this one): a notification received and
+ * not yet answered by an observer that died stays pending for good
+ * (another reader's RECV never sees it again), so the next observer
+ * answers it first. A memory bug may scribble here: the worst it does is
+ * answer another pending call CONTINUE early, which is every call's
+ * answer anyway. */
+struct obs_inflight { volatile uint64_t id; volatile uint32_t busy; };
+
+/* One notification: read, check it is still valid, report, and ALWAYS
+ * answer CONTINUE (the event goes to sbx first, so it is there before the
+ * command can go on, and exit). */
+static void
+obs_take_one(int listener, int events, const struct bpf_arch *arch, uint32_t *lost, struct obs_inflight *fl)
+{
+	struct sbx_seccomp_notif nf;
+	struct sbx_seccomp_notif_resp resp;
+	struct obs_event ev[2];
+	unsigned char rec[SBX_OBS_MAX_BYTES];
+	int n;
+
+	memset(&nf, 0, sizeof(nf));	/* the kernel refuses a RECV buffer that is not zeroed */
+	if (ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_RECV, &nf) < 0)
+		return;	/* ENOENT: the caller went away meanwhile (a signal) */
+	fl->id = nf.id;
+	fl->busy = 1;
+	n = obs_collect(&nf, arch, ev);
+	if (ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_ID_VALID, &nf.id) < 0)
+		n = 0;	/* what was read may be another program's memory now */
+	for (int i = 0; i < n; i++) {
+		ev[i].lost = *lost;
+		if (send(events, rec, obs_event_encode(&ev[i], rec), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			(*lost)++;
+		else
+			*lost = 0;
+	}
+	memset(&resp, 0, sizeof(resp));
+	resp.id = nf.id;
+	resp.flags = SBX_SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	(void)ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_SEND, &resp);	/* ENOENT: it has gone */
+	fl->busy = 0;
+}
+
+/* Answer CONTINUE to id, which a dead observer received (obs_inflight). */
+static void
+obs_answer_orphan(int listener, struct obs_inflight *fl)
+{
+	struct sbx_seccomp_notif_resp resp;
+
+	if (!fl->busy)
+		return;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = fl->id;
+	resp.flags = SBX_SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	(void)ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_SEND, &resp);	/* ENOENT: answered, or gone */
+	fl->busy = 0;
+}
+
+/* The observer process: runs until every filtered process has gone (the
+ * listener hangs up: exit 0) or sbx has (its end of the pair hangs up). */
+static void __attribute__((noreturn))
+obs_main(int listener, int events, struct obs_inflight *fl)
+{
+	const struct bpf_arch *arch = bpf_native_arch();
+	uint32_t lost = 0;
+
+	prctl(PR_SET_NAME, "sbx-observer", 0, 0, 0);	/* in ps, and for the tests that tell it from the proxy */
+	obs_lockdown();
+	arena_seal();	/* from here on, stack and malloc only (2.1) */
+	obs_answer_orphan(listener, fl);
+	/* Linux 6.6+: the caller and this reader hand the CPU to each other
+	 * (a synchronous wake-up, as a pipe between two threads would be)
+	 * instead of each waking the other through the scheduler; an older
+	 * kernel says EINVAL and the loop is the same */
+	(void)ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_SET_FLAGS, SBX_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	for (;;) {
+		struct pollfd pf[2] = { { listener, POLLIN, 0 }, { events, POLLIN, 0 } };	/* sbx never writes */
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(SBX_EXIT_FAILURE);
+		}
+		if (pf[1].revents)
+			_exit(0);	/* sbx has gone */
+		if (pf[0].revents & POLLIN)
+			obs_take_one(listener, events, arch, &lost, fl);
+		else if (pf[0].revents & (POLLHUP | POLLERR))
+			_exit(0);	/* no filtered process is left */
+	}
+}
+
+/* ---- 10c. Running the sandbox ---------------------------------------- */
 
 /* Forget, in this process, the variables deny-env names, once the bwrap
  * options are rendered: every process forked after (bwrap, the proxy)
@@ -11711,6 +12397,13 @@ struct run {
 	int status;			/* bwrap's wait status */
 	struct net_log *netlog;		/* the proxy's decisions */
 	struct vstore *store;		/* every refusal of the run (8) */
+	int listener;			/* the write observer's listener (came with "R"), or -1 */
+	pid_t observer;			/* its reader (10b), or -1 */
+	int events;			/* our end of the observer's event pair, or -1 */
+	uint64_t obs_events, obs_refused, obs_lost, obs_bad;	/* events taken; of them refusals; dropped
+						 * by the observer; malformed */
+	unsigned obs_restarts;		/* observers started again after one died */
+	struct obs_inflight *inflight;	/* shared with the observers (10b), or NULL */
 };
 
 /* Step: what the inner helper is told (flags, ports, the links it pins). */
@@ -11723,7 +12416,8 @@ run_instructions(struct run *r, char **cmd)
 
 	memset(im, 0, sizeof(*im));
 	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
-	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0);
+	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0) |
+	    (p->observe_writes ? IF_OBSERVE : 0);
 	for (i = 0; i < p->host_ports.n; i++)
 		im->ports[im->nports++] = (uint16_t)atoi(p->host_ports.v[i]);
 	for (i = 0; i < p->expose_ports.n; i++)
@@ -11876,7 +12570,7 @@ run_send_instructions(struct run *r)
 static void
 run_take_handed(struct run *r)
 {
-	int lfd[SBX_MAX_HANDED], nfd = 0;
+	int lfd[SBX_MAX_HANDED + 1], nfd = 0, nl;	/* and the listener an "R" may carry */
 	char desc[SBX_HANDED_MAX_BYTES + 1];	/* and the "R" that may follow it */
 	struct handed h;
 	ssize_t dn;
@@ -11885,17 +12579,27 @@ run_take_handed(struct run *r)
 
 	if (!inner_hands_fds(&r->im))
 		return;
-	dn = recv_fds(r->ctl, desc, sizeof(desc), lfd, SBX_MAX_HANDED, &nfd, 0);
+	dn = recv_fds(r->ctl, desc, sizeof(desc), lfd, SBX_MAX_HANDED + 1, &nfd, 0);
 	if (dn < 0)
 		return;	/* the helper failed; it said why, and the run ends in run_exit_status */
-	if (handed_decode(desc, (size_t)dn, nfd, &h, &used, &why) < 0 ||
-	    ((size_t)dn > used && ((size_t)dn != used + 1 || desc[used] != 'R'))) {
+	/* an "L" with no descriptor merges with the "R" behind it, and that
+	 * "R" may carry the observer's listener: descriptors past the count
+	 * the "L" gives are the "R"'s (the kernel ends a read after a message
+	 * with descriptors, so none can come before the "L"'s own) */
+	nl = dn >= 2 && (unsigned char)desc[1] < nfd ? (unsigned char)desc[1] : nfd;
+	if (handed_decode(desc, (size_t)dn, nl, &h, &used, &why) < 0 ||
+	    ((size_t)dn > used && ((size_t)dn != used + 1 || desc[used] != 'R')) ||
+	    (nfd > nl && ((size_t)dn != used + 1 || nfd - nl > 1))) {
 		/* a helper that works but says what sbx cannot account for: the
 		 * proxy would not serve what the command was told it has */
+		for (int k = nl; k < nfd; k++)
+			close(lfd[k]);
 		die("the inner helper's handed-fd message: %s; the command did not run",
-		    why ? why : "bytes after it that are not \"R\"");
+		    why ? why : "bytes or descriptors after it that are not one \"R\"");
 	}
 	r->ready_early = (size_t)dn == used + 1;	/* the "R" came with it */
+	if (nfd > nl)
+		r->listener = lfd[nl];	/* and the observer's listener with the "R" */
 	for (int k = 0; k < h.n; k++) {
 		if (h.role[k] == LR_EXPOSE) {
 			r->expose_fd = lfd[k];
@@ -11922,22 +12626,20 @@ run_spawn_proxy(struct run *r)
 	else if ((r->proxy = fork()) < 0)
 		err = errno;
 	if (!err && r->proxy == 0) {
+		int keep[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS + 2], nkeep = 0;
+
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != r->self_pid)
 			_exit(0);	/* sbx died between the fork and the prctl */
-		close(pair[0]);
-		if (r->ctl >= 0)
-			close(r->ctl);
-		if (r->sigfd >= 0)
-			close(r->sigfd);
-		for (size_t i = 0; i < run_state.held.n; i++) {	/* the placeholders' locks stay sbx's */
-			const struct ph_held *ph = run_state.held.v[i];
-
-			if (ph->dir >= 0)
-				close(ph->dir);
-			if (ph->fd >= 0)
-				close(ph->fd);
-		}
+		for (int i = 0; i < r->nls; i++)
+			keep[nkeep++] = r->ls[i].fd;
+		keep[nkeep++] = r->expose_fd;
+		keep[nkeep++] = pair[1];
+		/* the locks, the control socket, signals, the observer's listener
+		 * and channel and the report's sink stay sbx's */
+		fds_close_except(keep, (size_t)nkeep);
+		if (r->inflight)
+			munmap(r->inflight, sizeof(*r->inflight));
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
 		px_main(r->p, r->ls, r->nls, r->expose_fd, pair[1]);
 	}
@@ -11986,17 +12688,160 @@ run_proxy_on_demand(struct run *r, const struct pollfd *pf, nfds_t n)
 		}
 }
 
-/* Step: "R" from the inner helper: the command has started. */
+/* Step: "R" from the inner helper: the command has started; with it,
+ * the write observer's listener when sbx-init could install it. */
 static void
 run_wait_ready(struct run *r)
 {
 	char ch = r->ready_early ? 'R' : 0;
+	int fd = -1, nfd = 0;
 
-	while (!r->ready_early && read(r->ctl, &ch, 1) < 0 && errno == EINTR)
-		;
+	if (!r->ready_early && recv_fds(r->ctl, &ch, 1, &fd, 1, &nfd, 0) == 1 && nfd == 1)
+		r->listener = fd;
 	r->ready = r->inner > 0 && ch == 'R';
 	close(r->ctl);
 	r->ctl = -1;
+	if (r->listener >= 0 && !(r->im.flags & IF_OBSERVE)) {
+		close(r->listener);	/* not asked for: nobody would read it */
+		r->listener = -1;
+	}
+}
+
+/* Step (observe-writes): the write observer's process (10b), reading the
+ * listener; a new event pair each time. sbx keeps its own copy of the
+ * listener so that one which dies can be replaced (run_take_observations):
+ * with none left, the kernel would fail every call it notifies (ENOSYS). */
+static void
+run_spawn_observer(struct run *r)
+{
+	int pair[2], sz = 4 << 20;
+
+	if (r->listener < 0) {
+		if ((r->im.flags & IF_OBSERVE) && r->ready) {
+			const char *why = observer_unavailable();
+
+			note("observer: off (%s); the boundary is the same", why ? why : "sbx-init could not install it");
+		}
+		return;
+	}
+	if (!r->inflight) {
+		void *m = mmap(NULL, sizeof(*r->inflight), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		r->inflight = m == MAP_FAILED ? NULL : m;
+	}
+	if (!r->inflight || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+		warnx("observer: cannot start it: %s; writes are not observed", strerror(errno));
+		close(r->listener);	/* the kernel fails what it would notify: better than a hang */
+		r->listener = -1;
+		return;
+	}
+	(void)setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));	/* a burst waits, not lost */
+	r->observer = fork();
+	if (r->observer == 0) {
+		const int keep[] = { r->listener, pair[1] };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != r->self_pid)
+			_exit(0);	/* sbx died between the fork and the prctl */
+		fds_close_except(keep, LEN(keep));	/* the locks, the listeners, the sink stay sbx's */
+		sigprocmask(SIG_SETMASK, &r->old, NULL);
+		obs_main(r->listener, pair[1], r->inflight);
+	}
+	close(pair[1]);
+	if (r->observer < 0) {
+		warnx("observer: fork: %s; writes are not observed", strerror(errno));
+		close(pair[0]);
+		close(r->listener);	/* the kernel fails what it would notify: better than a hang */
+		r->listener = -1;
+		return;
+	}
+	r->events = pair[0];
+}
+
+/* Step: the observer's events, each judged against the plan (obs_judge);
+ * the refusals go to the store. When the observer has gone: if the
+ * command still runs and the observer did not end by itself (exit 0: no
+ * filtered process left), another is started. */
+static void
+run_take_observations(struct run *r, short revents)
+{
+	unsigned char rec[SBX_OBS_MAX_BYTES + 1];	/* one more: an over-long record truncates and fails */
+	char norm[PATH_MAX], shown[PATH_MAX];
+	struct obs_event e;
+	struct violation v;
+	ssize_t n;
+	int status = 0;
+
+	while ((n = recv(r->events, rec, sizeof(rec), MSG_DONTWAIT)) > 0) {
+		if (obs_event_decode(rec, (size_t)n, &e) < 0) {
+			r->obs_bad++;
+			continue;
+		}
+		r->obs_events++;
+		r->obs_lost += e.lost;
+		if (!obs_judge(r->pl, &e, norm, sizeof(norm), &v))
+			continue;
+		v.time_ms = wall_ms();
+		r->obs_refused++;
+		if (r->store) {
+			size_t before = r->store->v.n;
+
+			vstore_add(r->store, &v);
+			if (r->store->v.n == before)
+				continue;	/* -v shows each distinct refusal once; the summary counts them */
+		}
+		if (verbose) {	/* a file name may hold anything: no control byte reaches the terminal */
+			size_t k;
+
+			for (k = 0; v.target[k] && k < sizeof(shown) - 1; k++)
+				shown[k] = is_control((unsigned char)v.target[k]) ? '?' : v.target[k];
+			shown[k] = '\0';
+			if (v.kind == VK_CONNECT)
+				note("observer: deny %s %s:%d (%s) by %s[%d]", v.op, shown, v.port, v.reason,
+				    v.comm ? v.comm : "?", v.pid);
+			else
+				note("observer: deny %s %s by %s[%d]", v.op, shown, v.comm ? v.comm : "?", v.pid);
+		}
+	}
+	if (!(revents & (POLLHUP | POLLERR)) || n > 0)
+		return;
+	close(r->events);
+	r->events = -1;
+	while (waitpid(r->observer, &status, 0) < 0 && errno == EINTR)
+		;
+	r->observer = -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		close(r->listener);
+		r->listener = -1;
+		return;
+	}
+	r->obs_restarts++;
+	warnx("observer: it died (%s %d); starting another", WIFSIGNALED(status) ? "signal" : "exit status",
+	    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	run_spawn_observer(r);
+}
+
+/* Step, after the command: the last events, then the observer goes. */
+static void
+run_stop_observer(struct run *r)
+{
+	if (r->events >= 0) {
+		run_take_observations(r, 0);
+		close(r->events);
+		r->events = -1;
+	}
+	if (r->observer > 0) {
+		kill(r->observer, SIGKILL);
+		waitpid(r->observer, NULL, 0);
+		r->observer = -1;
+	}
+	if (r->listener >= 0)
+		close(r->listener);
+	r->listener = -1;
+	if (r->obs_events || r->obs_lost || r->obs_bad)
+		note("observer: %llu events, %llu refused, %llu not reported (its socket was full), %llu malformed, "
+		    "%u restarts", (unsigned long long)r->obs_events, (unsigned long long)r->obs_refused,
+		    (unsigned long long)r->obs_lost, (unsigned long long)r->obs_bad, r->obs_restarts);
 }
 
 /* Step: wait for bwrap, forwarding signals and taking the proxy's
@@ -12011,14 +12856,17 @@ run_supervise(struct run *r)
 		die("signalfd: %s", strerror(errno));	/* bwrap dies with us: nothing more runs */
 	r->sigfd = sigfd;
 	while (!done) {
-		struct pollfd pf[2 + LEN(r->ls)] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 } };	/* -1: skipped */
-		nfds_t npf = run_proxy_poll(r, pf, 2);
+		struct pollfd pf[3 + LEN(r->ls)] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 },
+			{ r->events, POLLIN, 0 } };	/* -1: poll skips it */
+		nfds_t npf = run_proxy_poll(r, pf, 3);
 		struct signalfd_siginfo si;
 		int sig;
 
 		if (poll(pf, npf, -1) < 0)
 			continue;
-		run_proxy_on_demand(r, pf + 2, npf - 2);
+		run_proxy_on_demand(r, pf + 3, npf - 3);
+		if (pf[2].revents)
+			run_take_observations(r, pf[2].revents);
 		if (pf[1].revents) {
 			net_log_drain(r->netlog, r->report);
 			if (pf[1].revents & (POLLHUP | POLLERR)) {
@@ -12056,6 +12904,7 @@ run_supervise(struct run *r)
 		kill(r->proxy, SIGKILL);
 		waitpid(r->proxy, NULL, 0);
 	}
+	run_stop_observer(r);
 	net_log_summary(r->netlog);
 	sigprocmask(SIG_SETMASK, &r->old, NULL);
 }
@@ -12084,7 +12933,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 {
 	struct run r = { .p = p, .pl = pl, .rp = rp, .rf = rf, .store = store, .expose_fd = -1, .info = -1, .ctl = -1,
 		.bwrap = -1, .inner = -1, .proxy = -1, .report = -1, .sigfd = -1, .self_pid = getpid(),
-		.netlog = net_log_new() };
+		.netlog = net_log_new(), .listener = -1, .observer = -1, .events = -1 };
 
 	r.netlog->store = store;
 
@@ -12097,11 +12946,12 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_send_instructions(&r);
 	run_take_handed(&r);
 	run_wait_ready(&r);
+	run_spawn_observer(&r);
 	run_supervise(&r);		/* forks the proxy on the first connection */
 	return run_exit_status(&r);
 }
 
-/* ---- 10c. --check: can this machine build the sandbox? ---------------- */
+/* ---- 10d. --check: can this machine build the sandbox? ---------------- */
 
 /* Run argv with stdout and stderr captured into out; returns the exit status or -1. */
 static int
@@ -12223,6 +13073,17 @@ check_main(const struct policy *p)
 		    strstr(sb.p, "user_notif") ? " is supported" : ": not supported (kernel older than 5.0)");
 	else
 		check_line(false, "seccomp user notification: /proc/sys/kernel/seccomp/actions_avail unreadable");
+	{
+		const char *why = observer_unavailable();
+
+		/* not a failure: the boundary is the same without it */
+		if (!p->observe_writes)
+			check_line(true, "the write observer is off: observe-writes off");
+		else if (why)
+			check_line(true, "the write observer is off: %s; writes are refused as ever, but not reported", why);
+		else
+			check_line(true, "the write observer is on: refused writes and direct connections are reported");
+	}
 	if (socat && access(socat, X_OK) == 0)
 		check_line(true, "socat (%s), for bridge socat", socat);
 	else if (p->bridge == BRIDGE_SOCAT)
@@ -12270,7 +13131,7 @@ static const struct cli_option cli_options[] = {
 	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) and the proxy's (each connection, a summary at exit) on stderr" },
 	{ "print", 0, true, OPT_PRINT, "WHAT",
 	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), "
-	  "bpf (the seccomp program), bpf-proxy (the proxy's own), man" },
+	  "bpf (the seccomp program), bpf-proxy (the proxy's own), bpf-observer (the write observer's), man" },
 	{ "arch", 0, true, OPT_ARCH, "ARCH", "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
 	{ "explain", 0, true, OPT_EXPLAIN, "HOST[:PORT]",
 	  "say what the policy decides for a connection to HOST (port 443 by default), and why; "
@@ -12777,10 +13638,10 @@ report_rss(void)
 
 /* What sbx was asked to do besides running: --print=WHAT. ORDER: none
  * (looked up by name in print_modes). */
-enum print_mode { PM_NONE, PM_POLICY, PM_JSON, PM_ARGV, PM_BPF, PM_BPF_PROXY, PM_MAN };
+enum print_mode { PM_NONE, PM_POLICY, PM_JSON, PM_ARGV, PM_BPF, PM_BPF_PROXY, PM_BPF_OBSERVER, PM_MAN };
 static const struct { const char *name; enum print_mode mode; } print_modes[] = {
 	{ "policy", PM_POLICY }, { "json", PM_JSON }, { "argv", PM_ARGV }, { "bpf", PM_BPF },
-	{ "bpf-proxy", PM_BPF_PROXY }, { "man", PM_MAN },
+	{ "bpf-proxy", PM_BPF_PROXY }, { "bpf-observer", PM_BPF_OBSERVER }, { "man", PM_MAN },
 };
 
 static enum print_mode
@@ -12791,7 +13652,7 @@ print_mode_named(const char *name)
 	for (size_t i = 0; i < LEN(print_modes); i++)
 		if (strcmp(name, print_modes[i].name) == 0)
 			return print_modes[i].mode;
-	die("--print takes policy, json, argv, bpf, bpf-proxy or man, not \"%s\"", name);
+	die("--print takes policy, json, argv, bpf, bpf-proxy, bpf-observer or man, not \"%s\"", name);
 }
 
 /* Step: the policy, from -c FILE or the default, then the --directive
@@ -12807,7 +13668,7 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 	if (c->config) {
 		if (pol_read_file(p, pc, c->config, &e) < 0)
 			die_err(&e);
-	} else if (!c->check && !c->explain && mode != PM_BPF && mode != PM_BPF_PROXY) {
+	} else if (!c->check && !c->explain && mode != PM_BPF && mode != PM_BPF_PROXY && mode != PM_BPF_OBSERVER) {
 		if (strcmp(pc->cwd, "/") == 0 ||
 		    (pc->home && realpath(pc->home, home_real) && strcmp(pc->cwd, home_real) == 0))
 			die_hint("run sbx from a project directory, or pass a policy with -c",
@@ -12818,12 +13679,13 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 	cli_apply_directives(c, p, pc);
 }
 
-/* Step (--print=bpf, bpf-proxy): the seccomp program, disassembled. */
+/* Step (--print=bpf, bpf-proxy, bpf-observer): the seccomp program, disassembled. */
 static int
 print_bpf(const struct policy *p, const struct cli *c, enum print_mode mode)
 {
 	const struct bpf_arch *arch = c->arch ? bpf_arch_named(c->arch) : bpf_native_arch();
-	struct bpf_opts o = { p->allow_all_unix_sockets, p->allow_nested_userns, mode == PM_BPF_PROXY };
+	struct bpf_opts o = { p->allow_all_unix_sockets, p->allow_nested_userns, mode == PM_BPF_PROXY,
+		mode == PM_BPF_OBSERVER, false };
 	struct bpf_prog prog;
 
 	if (!arch)
@@ -12991,6 +13853,9 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	(void)rf;
 	(void)run_prepare;
 	(void)plan_is_writable;
+	(void)obs_judge;
+	(void)obs_event_encode;
+	(void)obs_event_decode;
 	(void)report_rss;
 	(void)ctl_encode;
 	(void)ctl_decode;
@@ -12999,6 +13864,7 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	(void)handed_decode;
 	(void)bw_args_blob;
 	(void)send_fds;
+	(void)fds_close_except;
 	(void)expose_encode;
 	(void)expose_decode;
 	(void)px_main;		/* and through it the parsers, px_record, now_ms */
@@ -13060,7 +13926,7 @@ main(int argc, char **argv)
 		print_man(stdout);
 		return 0;
 	}
-	if (c.arch && mode != PM_BPF && mode != PM_BPF_PROXY)
+	if (c.arch && mode != PM_BPF && mode != PM_BPF_PROXY && mode != PM_BPF_OBSERVER)
 		die("--arch goes with --print=bpf");
 	if (!getcwd(cwd, sizeof(cwd)))
 		die("cannot find the current directory: %s", strerror(errno));
@@ -13081,6 +13947,7 @@ main(int argc, char **argv)
 	switch (mode) {
 	case PM_BPF:
 	case PM_BPF_PROXY:
+	case PM_BPF_OBSERVER:
 		return print_bpf(&p, &c, mode);
 	case PM_POLICY:
 	case PM_JSON:

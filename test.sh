@@ -310,6 +310,7 @@ t_proxy_locked_down() { # the proxy process: NoNewPrivs, under its own seccomp f
 	for i in $(seq 50); do
 		sbxpid=$(pgrep -P $spid -f "$SBX" | head -1)
 		for c in $( [ -n "$sbxpid" ] && pgrep -P "$sbxpid"); do
+			[ "$(cat "/proc/$c/comm" 2>/dev/null)" = sbx-observer ] && continue   # the write observer
 			[ "$(tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline" | cut -d' ' -f1)" = "$SBX" ] && proxy=$c
 		done
 		[ -n "$proxy" ] && break; sleep 0.1

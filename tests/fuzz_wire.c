@@ -1,14 +1,18 @@
 /* tests/fuzz_wire.c: fuzz the decoders of the wire formats between sbx's
  * own processes (sbx.c, "Wire formats"): the control message to the inner
  * helper (ctl_decode), the handed-fd message back (handed_decode), the
- * expose-port messages (expose_decode) and the proxy's decision records
- * (px_decision_decode). The first byte picks the decoder; the rest is its
- * input. Each side of every pair may be the one a memory bug took over, so
+ * expose-port messages (expose_decode), the proxy's decision records
+ * (px_decision_decode) and the write observer's events (obs_event_decode).
+ * The first byte picks the decoder (4: the observer's events, chosen so
+ * that no earlier corpus input changes decoder; otherwise byte % 4); the
+ * rest is its input. Each side of every pair may be the one a memory bug took over, so
  * each decoder must refuse what it cannot account for.
  *
  * Checks, beyond the sanitizers:
  *   - what decodes encodes back to exactly the bytes it came from (nothing
- *     ignored, nothing invented), for all four formats;
+ *     ignored, nothing invented), for all five formats;
+ *   - a decoded observer event names a known call, has a comm without
+ *     control bytes, and an absolute path or, for connect, an address;
  *   - a decoded control message has absolute link paths, ports 1..65535,
  *     known flags, at least one argument, and bridge socat fully or not at
  *     all described;
@@ -36,7 +40,7 @@ fuzz_ctl(const char *b, size_t n)
 			fuzz_fail("ctl: refused without a reason");
 		return;
 	}
-	if (m.flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY))
+	if (m.flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE))
 		fuzz_fail("ctl: unknown flags 0x%x accepted", m.flags);
 	for (i = 0; i < m.nports; i++)
 		if (m.ports[i] == 0)
@@ -126,6 +130,25 @@ fuzz_decision(const unsigned char *b, size_t n)
 		fuzz_fail("decision: a %zu-byte record does not encode back to itself", n);
 }
 
+static void
+fuzz_observer(const unsigned char *b, size_t n)
+{
+	struct obs_event e;
+	unsigned char again[SBX_OBS_MAX_BYTES];
+
+	if (obs_event_decode(b, n, &e) < 0)
+		return;
+	if (e.call >= LEN(obs_calls))
+		fuzz_fail("observer: call %u accepted", e.call);
+	for (const char *q = e.comm; *q; q++)
+		if (is_control((unsigned char)*q))
+			fuzz_fail("observer: a control byte in comm");
+	if (obs_calls[e.call].connect ? !obs_is_address(e.target) : e.target[0] != '/')
+		fuzz_fail("observer: a target that is neither an absolute path nor an address");
+	if (obs_event_encode(&e, again) != n || memcmp(again, b, n) != 0)
+		fuzz_fail("observer: a %zu-byte record does not encode back to itself", n);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -136,6 +159,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* an exact-size copy, so a sanitizer sees a read past the end */
 	copy = malloc(size - 1 ? size - 1 : 1);
 	memcpy(copy, data + 1, size - 1);
+	if (data[0] == 4) {
+		fuzz_observer((const unsigned char *)copy, size - 1);
+		free(copy);
+		return 0;
+	}
 	switch (data[0] % 4) {
 	case 0:
 		fuzz_ctl(copy, size - 1);

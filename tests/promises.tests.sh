@@ -253,11 +253,11 @@ EOF
 }
 TESTS+=(capabilities_dropped)
 
-t_print_bpf_goldens() { # sbx --print=bpf and --print=bpf-proxy print the unit tests' goldens, for both arches
+t_print_bpf_goldens() { # sbx --print=bpf, bpf-proxy and bpf-observer print the unit tests' goldens, for both arches
 	local a m
 	policy p <<<"allow-write ."
 	for a in x86_64 aarch64; do
-		for m in bpf bpf-proxy; do
+		for m in bpf bpf-proxy bpf-observer; do
 			run_sbx -c "$T/p" --print=$m --arch=$a
 			expect_rc 0
 			[ "$OUT" = "$(cat "$HERE/tests/golden/$a.$m.txt")" ] ||

@@ -745,8 +745,10 @@ EOF
 		for c in $(pgrep -P "$p"); do [ "$(cat "/proc/$c/comm" 2>/dev/null)" = bwrap ] && sbxpid=$p; done
 	done
 	[ -n "$sbxpid" ] || fail "cannot find the sbx process (the parent of bwrap)"
-	for c in $(pgrep -P "$sbxpid"); do [ "$(cat "/proc/$c/comm" 2>/dev/null)" = bwrap ] || px=$px${px:+ }$c; done
-	[ -n "$px" ] && [[ $px != *" "* ]] || fail "expected exactly one non-bwrap child of sbx (the proxy), got '$px'"
+	for c in $(pgrep -P "$sbxpid"); do
+		case $(cat "/proc/$c/comm" 2>/dev/null) in bwrap|sbx-observer) ;; *) px=$px${px:+ }$c ;; esac
+	done
+	[ -n "$px" ] && [[ $px != *" "* ]] || fail "expected exactly one child of sbx besides bwrap and the write observer (the proxy), got '$px'"
 	cmp -s "/proc/$sbxpid/cmdline" "/proc/$px/cmdline" || fail "the proxy's command line differs from sbx's"
 	local base base_rss open_a after_a open_b after_bc left_bc open_d after_d left_d end_rss
 	base=$(fds); base_rss=$(rss_kb)

@@ -1390,14 +1390,16 @@ enum { X86 = 0, A64 = 1 };
 #define ENOSYS_RET	SBX_RET_ERRNO(38)
 #define KILL		SBX_RET_KILL_PROCESS
 #define ALLOW		SBX_RET_ALLOW
+#define NOTIF		SBX_RET_USER_NOTIF
 #define AUDIT_I386	0x40000003U
 #define AUDIT_ARM	0x40000028U
 
 /* The verdict matrix: each line one syscall (its number on x86_64 and on
  * aarch64, -1 where the arch lacks it, written out rather than taken from
- * the table) and its verdict under the four programs: the sandbox's by
- * default, with allow-all-unix-sockets, with allow-nested-userns, and the
- * proxy's own. A row of the rule table that moves to another group, loses
+ * the table) and its verdict under the six programs: the sandbox's by
+ * default, with allow-all-unix-sockets, with allow-nested-userns, the
+ * proxy's own, the write observer's (T: USER_NOTIF) and the observer's
+ * lockdown (the proxy's, and no new process). A row of the rule table that moves to another group, loses
  * its test or its number changes fails here. */
 static void
 bpf_matrix(void)
@@ -1405,29 +1407,32 @@ bpf_matrix(void)
 #define E EPERM_RET
 #define A ALLOW
 #define N ENOSYS_RET
-#define PROXY_ONLY { A, A, A, E }
-#define EVERYWHERE { E, E, E, E }
+#define T SBX_RET_USER_NOTIF
+#define PROXY_ONLY { A, A, A, E, A, E }
+#define PROXY_ONLY_NOTIF { A, A, A, E, T, E }	/* and the observer traps it */
+#define OBSERVED { A, A, A, A, T, A }		/* only the observer's program names it */
+#define EVERYWHERE { E, E, E, E, A, E }
 	static const struct {
-		const char *what; int nr[2]; uint64_t a0, a1, a2; uint32_t want[4];
+		const char *what; int nr[2]; uint64_t a0, a1, a2; uint32_t want[6];
 	} matrix[] = {
 		/* unix-block: dropped by allow-all-unix-sockets, kept by the proxy */
-		{ "socket(AF_UNIX)", { 41, 198 }, 1, 1, 0, { E, A, E, E } },
-		{ "socket(AF_VSOCK)", { 41, 198 }, 40, 1, 0, { E, A, E, E } },
-		{ "socket(AF_INET)", { 41, 198 }, 2, 1, 0, { A, A, A, A } },
-		{ "socket(AF_INET6)", { 41, 198 }, 10, 1, 0, { A, A, A, A } },
-		{ "io_uring_setup", { 425, 425 }, 0, 0, 0, { E, A, E, E } },
-		{ "io_uring_enter", { 426, 426 }, 0, 0, 0, { E, A, E, E } },
-		{ "io_uring_register", { 427, 427 }, 0, 0, 0, { E, A, E, E } },
-		{ "socketpair(AF_UNIX)", { 53, 199 }, 1, 1, 0, { A, A, A, A } },
+		{ "socket(AF_UNIX)", { 41, 198 }, 1, 1, 0, { E, A, E, E, A, E } },
+		{ "socket(AF_VSOCK)", { 41, 198 }, 40, 1, 0, { E, A, E, E, A, E } },
+		{ "socket(AF_INET)", { 41, 198 }, 2, 1, 0, { A, A, A, A, A, A } },
+		{ "socket(AF_INET6)", { 41, 198 }, 10, 1, 0, { A, A, A, A, A, A } },
+		{ "io_uring_setup", { 425, 425 }, 0, 0, 0, { E, A, E, E, A, E } },
+		{ "io_uring_enter", { 426, 426 }, 0, 0, 0, { E, A, E, E, A, E } },
+		{ "io_uring_register", { 427, 427 }, 0, 0, 0, { E, A, E, E, A, E } },
+		{ "socketpair(AF_UNIX)", { 53, 199 }, 1, 1, 0, { A, A, A, A, A, A } },
 		/* namespaces and mounts: only the user namespace rows yield to allow-nested-userns */
-		{ "unshare(CLONE_NEWUSER)", { 272, 97 }, 0x10000000, 0, 0, { E, E, A, E } },
+		{ "unshare(CLONE_NEWUSER)", { 272, 97 }, 0x10000000, 0, 0, { E, E, A, E, A, E } },
 		{ "unshare(CLONE_NEWNS)", { 272, 97 }, 0x20000, 0, 0, EVERYWHERE },
 		{ "unshare(0x100000) as srt", { 272, 97 }, 0x100000, 0, 0, EVERYWHERE },
-		{ "unshare(CLONE_NEWNET)", { 272, 97 }, 0x40000000, 0, 0, { A, A, A, A } },
-		{ "clone(CLONE_NEWUSER|SIGCHLD)", { 56, 220 }, 0x10000011, 0, 0, { E, E, A, E } },
+		{ "unshare(CLONE_NEWNET)", { 272, 97 }, 0x40000000, 0, 0, { A, A, A, A, A, A } },
+		{ "clone(CLONE_NEWUSER|SIGCHLD)", { 56, 220 }, 0x10000011, 0, 0, { E, E, A, E, A, E } },
 		{ "clone(CLONE_NEWNS|SIGCHLD)", { 56, 220 }, 0x20011, 0, 0, EVERYWHERE },
-		{ "clone(thread flags)", { 56, 220 }, 0x3d0f00, 0, 0, { A, A, A, A } },
-		{ "clone3", { 435, 435 }, 0, 0, 0, { N, N, N, N } },
+		{ "clone(thread flags)", { 56, 220 }, 0x3d0f00, 0, 0, { A, A, A, A, A, E } },
+		{ "clone3", { 435, 435 }, 0, 0, 0, { N, N, N, N, A, N } },
 		{ "setns", { 308, 268 }, 0, 0, 0, EVERYWHERE },
 		{ "mount", { 165, 40 }, 0, 0, 0, EVERYWHERE },
 		{ "umount2", { 166, 39 }, 0, 0, 0, EVERYWHERE },
@@ -1444,7 +1449,7 @@ bpf_matrix(void)
 		/* the terminal and the keyrings */
 		{ "ioctl(TIOCSTI)", { 16, 29 }, 0, 0x5412, 0, EVERYWHERE },
 		{ "ioctl(TIOCLINUX)", { 16, 29 }, 0, 0x541c, 0, EVERYWHERE },
-		{ "ioctl(TIOCGWINSZ)", { 16, 29 }, 0, 0x5413, 0, { A, A, A, A } },
+		{ "ioctl(TIOCGWINSZ)", { 16, 29 }, 0, 0x5413, 0, { A, A, A, A, A, A } },
 		{ "keyctl", { 250, 219 }, 0, 0, 0, EVERYWHERE },
 		{ "add_key", { 248, 217 }, 0, 0, 0, EVERYWHERE },
 		{ "request_key", { 249, 218 }, 0, 0, 0, EVERYWHERE },
@@ -1454,46 +1459,72 @@ bpf_matrix(void)
 		{ "ptrace", { 101, 117 }, 0, 0, 0, PROXY_ONLY },
 		{ "process_vm_readv", { 310, 270 }, 0, 0, 0, PROXY_ONLY },
 		{ "process_vm_writev", { 311, 271 }, 0, 0, 0, PROXY_ONLY },
-		{ "open(O_WRONLY)", { 2, -1 }, 0, 01, 0, PROXY_ONLY },
-		{ "open(O_RDONLY|O_CLOEXEC)", { 2, -1 }, 0, 02000000, 0, { A, A, A, A } },
-		{ "openat(O_RDWR)", { 257, 56 }, 0xffffff9c, 0, 02, PROXY_ONLY },
-		{ "openat(O_WRONLY|O_CREAT|O_TRUNC)", { 257, 56 }, 0xffffff9c, 0, 01101, PROXY_ONLY },
-		{ "openat(O_RDONLY|O_CLOEXEC|O_DIRECTORY)", { 257, 56 }, 0xffffff9c, 0, 02200000, { A, A, A, A } },
-		{ "openat2", { 437, 437 }, 0, 0, 0, PROXY_ONLY },
-		{ "creat", { 85, -1 }, 0, 0644, 0, PROXY_ONLY },
-		{ "truncate", { 76, 45 }, 0, 0, 0, PROXY_ONLY },
-		{ "unlink", { 87, -1 }, 0, 0, 0, PROXY_ONLY },
-		{ "unlinkat", { 263, 35 }, 0, 0, 0, PROXY_ONLY },
-		{ "rename", { 82, -1 }, 0, 0, 0, PROXY_ONLY },
-		{ "renameat", { 264, 38 }, 0, 0, 0, PROXY_ONLY },
-		{ "renameat2", { 316, 276 }, 0, 0, 0, PROXY_ONLY },
-		{ "mkdir", { 83, -1 }, 0, 0, 0, PROXY_ONLY },
-		{ "mkdirat", { 258, 34 }, 0, 0, 0, PROXY_ONLY },
-		{ "rmdir", { 84, -1 }, 0, 0, 0, PROXY_ONLY },
-		{ "symlink", { 88, -1 }, 0, 0, 0, PROXY_ONLY },
-		{ "symlinkat", { 266, 36 }, 0, 0, 0, PROXY_ONLY },
-		{ "link", { 86, -1 }, 0, 0, 0, PROXY_ONLY },
-		{ "linkat", { 265, 37 }, 0, 0, 0, PROXY_ONLY },
-		{ "chmod", { 90, -1 }, 0, 0, 0, PROXY_ONLY },
-		{ "fchmodat", { 268, 53 }, 0, 0, 0, PROXY_ONLY },
-		{ "chown", { 92, -1 }, 0, 0, 0, PROXY_ONLY },
-		{ "fchownat", { 260, 54 }, 0, 0, 0, PROXY_ONLY },
-		{ "lchown", { 94, -1 }, 0, 0, 0, PROXY_ONLY },
+		{ "open(O_WRONLY)", { 2, -1 }, 0, 01, 0, PROXY_ONLY_NOTIF },
+		{ "open(O_RDONLY|O_CLOEXEC)", { 2, -1 }, 0, 02000000, 0, { A, A, A, A, A, A } },
+		{ "openat(O_RDWR)", { 257, 56 }, 0xffffff9c, 0, 02, PROXY_ONLY_NOTIF },
+		{ "openat(O_WRONLY|O_CREAT|O_TRUNC)", { 257, 56 }, 0xffffff9c, 0, 01101, PROXY_ONLY_NOTIF },
+		{ "openat(O_RDONLY|O_CLOEXEC|O_DIRECTORY)", { 257, 56 }, 0xffffff9c, 0, 02200000, { A, A, A, A, A, A } },
+		{ "openat2", { 437, 437 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "creat", { 85, -1 }, 0, 0644, 0, PROXY_ONLY_NOTIF },
+		{ "truncate", { 76, 45 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "unlink", { 87, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "unlinkat", { 263, 35 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "rename", { 82, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "renameat", { 264, 38 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "renameat2", { 316, 276 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "mkdir", { 83, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "mkdirat", { 258, 34 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "rmdir", { 84, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "symlink", { 88, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "symlinkat", { 266, 36 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "link", { 86, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "linkat", { 265, 37 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "chmod", { 90, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "fchmodat", { 268, 53 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "chown", { 92, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "fchownat", { 260, 54 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "lchown", { 94, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
 		/* what the proxy lives on */
-		{ "read", { 0, 63 }, 0, 0, 0, { A, A, A, A } },
-		{ "connect", { 42, 203 }, 0, 0, 0, { A, A, A, A } },
-		{ "accept4", { 288, 242 }, 0, 0, 0, { A, A, A, A } },
-		{ "getpid", { 39, 172 }, 0, 0, 0, { A, A, A, A } },
+		{ "read", { 0, 63 }, 0, 0, 0, { A, A, A, A, A, A } },
+		{ "connect", { 42, 203 }, 0, 0, 0, { A, A, A, A, T, A } },
+		{ "accept4", { 288, 242 }, 0, 0, 0, { A, A, A, A, A, A } },
+		{ "getpid", { 39, 172 }, 0, 0, 0, { A, A, A, A, A, A } },
+		/* the write observer's own (issue 13), beyond srt's list: xattrs, times, nodes */
+		{ "open(O_TMPFILE|O_RDWR)", { 2, -1 }, 0, 020200002, 0, PROXY_ONLY_NOTIF },
+		{ "openat(__O_TMPFILE bit alone)", { 257, 56 }, 0xffffff9c, 0, 020000000, OBSERVED },
+		{ "mknod", { 133, -1 }, 0, 0, 0, OBSERVED },
+		{ "mknodat", { 259, 33 }, 0, 0, 0, OBSERVED },
+		{ "fchmodat2", { 452, 452 }, 0, 0, 0, OBSERVED },
+		{ "utime", { 132, -1 }, 0, 0, 0, OBSERVED },
+		{ "utimes", { 235, -1 }, 0, 0, 0, OBSERVED },
+		{ "utimensat", { 280, 88 }, 0, 0x7ffc0010, 0, OBSERVED },
+		{ "utimensat(fd, NULL): futimens, no path", { 280, 88 }, 3, 0, 0, { A, A, A, A, A, A } },
+		{ "setxattr", { 188, 5 }, 0, 0, 0, OBSERVED },
+		{ "lsetxattr", { 189, 6 }, 0, 0, 0, OBSERVED },
+		{ "fsetxattr", { 190, 7 }, 0, 0, 0, OBSERVED },
+		{ "setxattrat", { 463, 463 }, 0, 0, 0, OBSERVED },
+		{ "removexattr", { 197, 14 }, 0, 0, 0, OBSERVED },
+		{ "lremovexattr", { 198, 15 }, 0, 0, 0, OBSERVED },
+		{ "fremovexattr", { 199, 16 }, 0, 0, 0, OBSERVED },
+		{ "removexattrat", { 466, 466 }, 0, 0, 0, OBSERVED },
+		/* the observer's lockdown: no new process */
+		{ "fork", { 57, -1 }, 0, 0, 0, { A, A, A, A, A, E } },
+		{ "vfork", { 58, -1 }, 0, 0, 0, { A, A, A, A, A, E } },
 	};
 #undef E
 #undef A
 #undef N
+#undef T
 #undef PROXY_ONLY
+#undef PROXY_ONLY_NOTIF
+#undef OBSERVED
 #undef EVERYWHERE
-	static const char *const policy_names[4] = { "default", "allow-all-unix-sockets", "allow-nested-userns", "proxy" };
-	static const struct bpf_opts policies[4] = { { false, false, false }, { true, false, false },
-		{ false, true, false }, { false, false, true } };
-	static struct bpf_prog progs[2][4];
+	static const char *const policy_names[6] = { "default", "allow-all-unix-sockets", "allow-nested-userns", "proxy",
+		"observer", "observer's lockdown" };
+	static const struct bpf_opts policies[6] = { { false, false, false, false, false },
+		{ true, false, false, false, false }, { false, true, false, false, false }, { false, false, true, false, false },
+		{ false, false, false, true, false }, { false, false, true, false, true } };
+	static struct bpf_prog progs[2][6];
 	/* which rows a passing line ended on, per arch; which syscalls with
 	 * argument tests a passing line saw allowed (no test matched) */
 	static bool fired[2][LEN(bpf_rules)], passed[2][SC_COUNT];
@@ -1501,7 +1532,7 @@ bpf_matrix(void)
 	int k, pol;
 
 	for (k = 0; k < 2; k++)
-		for (pol = 0; pol < 4; pol++)
+		for (pol = 0; pol < 6; pol++)
 			bpf_assemble(&bpf_arches[k], &policies[pol], &progs[k][pol]);
 	for (m = 0; m < LEN(matrix); m++)
 		for (k = 0; k < 2; k++) {
@@ -1511,7 +1542,7 @@ bpf_matrix(void)
 
 			if (matrix[m].nr[k] < 0)
 				continue;
-			for (pol = 0; pol < 4; pol++) {
+			for (pol = 0; pol < 6; pol++) {
 				unsigned cost;
 				int rule = -1;
 				uint32_t got = bpf_run(&progs[k][pol], &d, &cost, &rule);
@@ -1565,7 +1596,7 @@ bpf_shapes(void)
 
 	for (k = 0; k < 2; k++)
 		for (opts = 0; opts < 8; opts++) {
-			struct bpf_opts o = { (opts & 1) != 0, (opts & 2) != 0, (opts & 4) != 0 };
+			struct bpf_opts o = { (opts & 1) != 0, (opts & 2) != 0, (opts & 4) != 0, false, false };
 			struct bpf_prog p;
 			bool reached[SBX_BPF_MAX_INSNS] = { false };
 			unsigned i, bad = 0, stranded = 0;
@@ -1756,6 +1787,44 @@ test_bpf(void)
 		{ A64, 0, 56, 0xffffff9c, 0, 4, ALLOW, "proxy aarch64: openat(O_RDONLY|O_CLOEXEC)", 0x80000 },
 		{ A64, 0, 35, 0, 0, 4, EPERM_RET, "proxy aarch64: unlinkat", 0 },
 		{ A64, 0, 270, 0, 0, 4, EPERM_RET, "proxy aarch64: process_vm_readv", 0 },
+		/* the write observer's program (opts 8): USER_NOTIF for write intent only */
+		{ X86, 0, 257, 0xffffff9c, 0, 8, ALLOW, "observer: openat(O_RDONLY|O_CLOEXEC) never traps", 0x80000 },
+		{ X86, 0, 257, 0xffffff9c, 0, 8, ALLOW, "observer: openat(O_DIRECTORY|O_NOFOLLOW)", 0x30000 },
+		{ X86, 0, 2, 0, 0, 8, ALLOW, "observer: open(O_RDONLY)", 0 },
+		{ X86, 0, 257, 0xffffff9c, 0, 8, NOTIF, "observer: openat(O_WRONLY)", 1 },
+		{ X86, 0, 257, 0xffffff9c, 0, 8, NOTIF, "observer: openat(O_RDWR)", 2 },
+		{ X86, 0, 257, 0xffffff9c, 0, 8, NOTIF, "observer: openat(O_CREAT)", 0x40 },
+		{ X86, 0, 257, 0xffffff9c, 0, 8, NOTIF, "observer: openat(O_TRUNC)", 0x200 },
+		{ X86, 0, 257, 0xffffff9c, 0, 8, NOTIF, "observer: openat(O_APPEND)", 0x400 },
+		{ X86, 0, 257, 0xffffff9c, 0, 8, NOTIF, "observer: openat(__O_TMPFILE alone)", 0x400000 },
+		{ X86, 0, 257, 0xffffff9c, 0, 8, NOTIF, "observer: openat(write | garbage << 32)", 0xffffffff00000001ULL },
+		{ X86, 0, 257, 0xffffff9c, 0, 8, ALLOW, "observer: openat(only garbage << 32)", 0xffffffff00000000ULL },
+		{ X86, 0, 2, 0, 0x241, 8, NOTIF, "observer: open(O_WRONLY|O_CREAT|O_TRUNC)", 0 },
+		{ X86, 0, 2, 0, 0x410002, 8, NOTIF, "observer: open(O_TMPFILE|O_RDWR)", 0 },
+		{ X86, 0, 437, 0, 0, 8, NOTIF, "observer: openat2 (flags in memory)", 0 },
+		{ X86, 0, 42, 3, 0, 8, NOTIF, "observer: connect", 0 },
+		{ X86, 0, 87, 0, 0, 8, NOTIF, "observer: unlink", 0 },
+		{ X86, 0, 188, 0, 0, 8, NOTIF, "observer: setxattr", 0 },
+		{ X86, 0, 463, 0, 0, 8, NOTIF, "observer: setxattrat", 0 },
+		{ X86, 0, 0, 0, 0, 8, ALLOW, "observer: read", 0 },
+		{ X86, 0, 4, 0, 0, 8, ALLOW, "observer: stat", 0 },
+		{ X86, 0, 41, 1, 1, 8, ALLOW, "observer: socket(AF_UNIX) (the sandbox's filter decides)", 0 },
+		{ A64, 0, 56, 0xffffff9c, 0, 8, ALLOW, "observer aarch64: openat(O_RDONLY)", 0 },
+		{ A64, 0, 56, 0xffffff9c, 0, 8, NOTIF, "observer aarch64: openat(O_WRONLY|O_CREAT|O_TRUNC)", 0x241 },
+		{ A64, 0, 56, 0xffffff9c, 0, 8, NOTIF, "observer aarch64: openat(O_TMPFILE|O_RDWR)", 0x404002 },
+		{ A64, 0, 203, 3, 0, 8, NOTIF, "observer aarch64: connect", 0 },
+		{ A64, 0, 35, 0, 0, 8, NOTIF, "observer aarch64: unlinkat", 0 },
+		{ A64, 0, 5, 0, 0, 8, NOTIF, "observer aarch64: setxattr", 0 },
+		{ A64, 0, 63, 0, 0, 8, ALLOW, "observer aarch64: read", 0 },
+		{ A64, 0, 2, 0, 1, 8, ALLOW, "observer aarch64: 2 is io_submit, not open", 0 },
+		/* the observer's own lockdown (opts 4|16): the proxy's, and no new process */
+		{ X86, 0, 56, 0x3d0f00, 0, 20, EPERM_RET, "observer lockdown: clone(threads) too", 0 },
+		{ X86, 0, 57, 0, 0, 20, EPERM_RET, "observer lockdown: fork", 0 },
+		{ X86, 0, 59, 0, 0, 20, EPERM_RET, "observer lockdown: execve", 0 },
+		{ X86, 0, 257, 0xffffff9c, 0, 20, ALLOW, "observer lockdown: openat(O_RDONLY) (/proc/PID/mem)", 0 },
+		{ X86, 0, 257, 0xffffff9c, 0, 20, EPERM_RET, "observer lockdown: openat(O_WRONLY)", 1 },
+		{ X86, 0, 56, 0x3d0f00, 0, 4, ALLOW, "the proxy keeps its threads (no_fork is the observer's)", 0 },
+		{ A64, 0, 220, 0x11, 0, 20, EPERM_RET, "observer lockdown aarch64: clone(SIGCHLD)", 0 },
 		/* aarch64: the upper half of an argument is never loaded */
 		{ A64, 0, 198, 0xffffffff00000028ULL, 1, 0, EPERM_RET, "aarch64 socket(AF_VSOCK | garbage << 32)", 0 },
 		{ A64, 0, 29, 0, 0xffffffff0000541cULL, 0, EPERM_RET, "aarch64 ioctl(TIOCLINUX | garbage << 32)", 0 },
@@ -1766,7 +1835,8 @@ test_bpf(void)
 
 	for (i = 0; i < LEN(cases); i++) {
 		const struct bpf_arch *arch = &bpf_arches[cases[i].arch];
-		struct bpf_opts o = { (cases[i].opts & 1) != 0, (cases[i].opts & 2) != 0, (cases[i].opts & 4) != 0 };
+		struct bpf_opts o = { (cases[i].opts & 1) != 0, (cases[i].opts & 2) != 0, (cases[i].opts & 4) != 0,
+			(cases[i].opts & 8) != 0, (cases[i].opts & 16) != 0 };
 		struct bpf_prog p;
 		struct sdata d = { cases[i].nr, cases[i].audit ? cases[i].audit : arch->audit_arch, 0,
 		    { cases[i].a0, cases[i].a1, cases[i].a2, 0, 0, 0 } };
@@ -1781,7 +1851,7 @@ test_bpf(void)
 	bpf_label_misuse();
 	/* sweep: every syscall number no rule names is allowed, on both arches */
 	for (k = 0; k < 2; k++) {
-		struct bpf_opts o = { false, false, false };
+		struct bpf_opts o = { false, false, false, false, false };
 		struct bpf_prog p;
 		int nr, bad = 0;
 
@@ -1805,24 +1875,29 @@ test_bpf(void)
 	/* every rule is reachable: each appears in the source map of the program
 	 * that keeps every group (the proxy's), unless the arch lacks the syscall */
 	for (k = 0; k < 2; k++) {
-		struct bpf_opts o = { false, false, true };
+		/* the proxy's, the observer's lockdown (no_fork) and the observer's own */
+		struct bpf_opts os[] = { { false, false, true, false, false }, { false, false, true, false, true },
+			{ false, false, false, true, false } };
 		struct bpf_prog p;
 		bool seen[LEN(bpf_rules)] = { false };
 		unsigned j;
 
-		bpf_assemble(&bpf_arches[k], &o, &p);
-		for (j = 0; j < p.n; j++)
-			if (p.rule_of[j] >= 0)
-				seen[p.rule_of[j]] = true;
+		for (size_t q = 0; q < LEN(os); q++) {
+			bpf_assemble(&bpf_arches[k], &os[q], &p);
+			for (j = 0; j < p.n; j++)
+				if (p.rule_of[j] >= 0)
+					seen[p.rule_of[j]] = true;
+		}
 		for (j = 0; j < LEN(bpf_rules); j++)
 			CHECK(seen[j] || bpf_arches[k].nr[bpf_rules[j].sc] < 0, "%s: rule %u (%s) emitted nothing",
 			    bpf_arches[k].name, j, sc_names[bpf_rules[j].sc]);
 	}
-	/* --print=bpf and --print=bpf-proxy goldens for both arches */
-	for (k = 0; k < 4; k++) {
-		struct bpf_opts o = { false, false, k >= 2 };
+	/* --print=bpf, bpf-proxy and bpf-observer goldens for both arches */
+	for (k = 0; k < 6; k++) {
+		struct bpf_opts o = { false, false, k >= 2 && k < 4, k >= 4, false };
 		struct bpf_prog p;
-		const char *path = aprintf("tests/golden/%s.%s.txt", bpf_arches[k % 2].name, k >= 2 ? "bpf-proxy" : "bpf");
+		const char *path = aprintf("tests/golden/%s.%s.txt", bpf_arches[k % 2].name,
+		    k >= 4 ? "bpf-observer" : k >= 2 ? "bpf-proxy" : "bpf");
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
@@ -2835,6 +2910,145 @@ test_host_edges(void)
 	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
 }
 
+/* ---- the write observer: its events' codec, the judging, the store ----- */
+
+static void
+test_observer(void)
+{
+	static const struct { const char *in, *want; } norm[] = {
+		{ "/", "/" }, { "//", "/" }, { "/a//b/", "/a/b" }, { "/a/./b/.", "/a/b" }, { "/a/b/../c", "/a/c" },
+		{ "/a/b/../../..", "/" }, { "/..", "/" }, { "/a/..b/c", "/a/..b/c" }, { "/a/.../c", "/a/.../c" },
+		{ "/w/sub/../../o/x", "/o/x" }, { "/a/b/c/../../d/", "/a/d" }, { "relative", NULL }, { "", NULL },
+	};
+	struct policy p;
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 } };
+	struct vec facts = { 0 };
+	struct plan pl;
+	struct err e = { 0 };
+	const char *why;
+	char out[64];
+	size_t i;
+
+	for (i = 0; i < LEN(norm); i++) {
+		int rc = path_normalize_lex(norm[i].in, out, sizeof(out));
+
+		CHECK(norm[i].want ? rc == 0 && strcmp(out, norm[i].want) == 0 : rc < 0,
+		    "path_normalize_lex(\"%s\"): got %s, want %s", norm[i].in, rc < 0 ? "-1" : out,
+		    norm[i].want ? norm[i].want : "-1");
+	}
+	CHECK(path_normalize_lex("/aaaa/bbbb", out, 8) < 0, "a path longer than the buffer is refused");
+
+	/* the codec: round trip, every cut refused, hostile records refused */
+	{
+		struct obs_event ev = { 1, 7, 4242, 0, "sh\001x", "/o/a file\nwith a newline" }, got;
+		unsigned char rec[SBX_OBS_MAX_BYTES + 1];
+		size_t n = obs_event_encode(&ev, rec), cut;
+		int believed = 0;
+
+		CHECK(obs_event_decode(rec, n, &got) == 0 && got.call == 1 && got.lost == 7 && got.pid == 4242 &&
+		    strcmp(got.comm, "sh?x") == 0 && strcmp(got.target, ev.target) == 0,
+		    "an event round-trips (a control byte in comm as '?', the path's bytes as they are)");
+		for (cut = 0; cut < n; cut++)
+			if (obs_event_decode(rec, cut, &got) == 0)
+				believed++;
+		CHECK(believed == 0, "%d cut records believed", believed);
+		CHECK(obs_event_decode(rec, n + 1, &got) < 0, "a byte past the record is refused");
+		rec[1] = (unsigned char)LEN(obs_calls);
+		CHECK(obs_event_decode(rec, n, &got) < 0, "an unknown call is refused");
+		rec[1] = 1;
+		rec[13] = 0x1b;
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a control byte in comm is refused");
+		rec[13] = 's';
+		rec[n - 1] = '\0';
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a NUL in the path is refused");
+		strcpy(ev.target, "relative/path");
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a relative path is refused");
+		strcpy(ev.target, "/o/x");
+		ev.port = 80;
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a file event with a port is refused");
+		for (i = 0; i < LEN(obs_calls) && !obs_calls[i].connect; i++)
+			;
+		ev.call = (uint8_t)i;
+		strcpy(ev.target, "/not/an/address");
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a connect whose target is no address is refused");
+		strcpy(ev.target, "2001:db8::1");
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) == 0 && got.port == 80, "control: a connect to an IPv6 address");
+	}
+
+	/* the judging: the plan's own function, over a fake disk */
+	CHECK(parse(&p, "allow-write /w\ndeny-write /w/sec\n") == NULL, "observer policy parses");
+	fake_tree("d /w/sec; d /w/sub; d /o");
+	CHECK(plan_resolve(&p, &fake_disk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
+	    "observer plan builds");
+	{
+		static const struct { const char *call, *target; uint16_t port; bool refused; const char *want; } cases[] = {
+			{ "openat", "/w/new-file", 0, false, NULL },
+			{ "openat", "/w/sub/deep/new", 0, false, NULL },
+			{ "openat", "//w///x/", 0, false, NULL },
+			{ "openat", "/o/x", 0, true, "/o/x" },
+			{ "unlinkat", "/w/sec/x", 0, true, "/w/sec/x" },
+			{ "openat", "/w/sec", 0, true, "/w/sec" },
+			{ "openat", "/w/sub/../../o/y", 0, true, "/o/y" },
+			{ "openat", "/w/sec/../ok", 0, false, NULL },
+			{ "mkdir", "/elsewhere/d", 0, true, "/elsewhere/d" },
+			{ "openat", "/dev/null", 0, false, NULL },
+			{ "openat", "/proc/self/attr/current", 0, false, NULL },
+			{ "openat", "/devices/x", 0, true, "/devices/x" },
+			{ "connect", "10.200.99.1", 443, true, "10.200.99.1" },
+			{ "connect", "::ffff:10.0.0.1", 443, true, "::ffff:10.0.0.1" },
+			{ "connect", "127.0.0.1", 3128, false, NULL },
+			{ "connect", "127.1.2.3", 80, false, NULL },
+			{ "connect", "0.0.0.0", 80, false, NULL },
+			{ "connect", "::1", 3128, false, NULL },
+			{ "connect", "::", 3128, false, NULL },
+			{ "connect", "::ffff:127.0.0.1", 3128, false, NULL },
+		};
+		struct vstore store = { { 0 }, 0 };
+
+		for (i = 0; i < LEN(cases); i++) {
+			struct obs_event ev = { 0 };
+			struct violation v;
+			char nbuf[PATH_MAX];
+			bool got;
+			size_t k;
+
+			for (k = 0; k < LEN(obs_calls) && strcmp(sc_names[obs_calls[k].sc], cases[i].call) != 0; k++)
+				;
+			ev.call = (uint8_t)k;
+			ev.pid = 99;
+			ev.port = cases[i].port;
+			snprintf(ev.target, sizeof(ev.target), "%s", cases[i].target);
+			got = obs_judge(&pl, &ev, nbuf, sizeof(nbuf), &v);
+			CHECK(got == cases[i].refused, "%s %s: judged %s", cases[i].call, cases[i].target,
+			    got ? "a refusal" : "allowed");
+			if (!got || !cases[i].refused)
+				continue;
+			CHECK(strcmp(v.target, cases[i].want) == 0 && strcmp(v.op, cases[i].call) == 0 &&
+			    v.kind == (ev.port ? VK_CONNECT : VK_FILE) && v.port == cases[i].port,
+			    "%s %s: the violation is %s %s:%d", cases[i].call, cases[i].target, v.op, v.target, v.port);
+			CHECK(v.kind != VK_CONNECT ||
+			    strcmp(v.reason, "direct connection; only the proxy at 127.0.0.1:3128 is reachable") == 0,
+			    "connect: the reason");
+		}
+		/* 100 processes writing the same denied file: one record, counted 100 */
+		for (i = 0; i < 100; i++) {
+			struct obs_event ev = { 1, 0, (uint32_t)(1000 + i), 0, "sh", "/o/f" };
+			struct violation v;
+			char nbuf[PATH_MAX];
+
+			if (obs_judge(&pl, &ev, nbuf, sizeof(nbuf), &v))
+				vstore_add(&store, &v);
+		}
+		CHECK(store.v.n == 1 && ((struct violation *)store.v.v[0])->count == 100,
+		    "100 writes of one file by 100 processes: %zu records, the first counted %llu", store.v.n,
+		    store.v.n ? (unsigned long long)((struct violation *)store.v.v[0])->count : 0ULL);
+	}
+}
+
 int
 main(void)
 {
@@ -2853,6 +3067,7 @@ main(void)
 	test_decisions();
 	test_policy_hardening();
 	test_host_edges();
+	test_observer();
 #if SBX_LINUX
 	test_expose_refusal();
 #endif

@@ -23,6 +23,17 @@ t_violations_block_exact() { # one block, byte for byte srt's frame, after the c
 }
 TESTS+=(violations_block_exact)
 
+t_violations_golden_write_and_host() { # one denied write and one denied host: the block byte for byte as tests/golden/violations.block
+	command -v curl >/dev/null || skip "curl is not installed"
+	run_sbx --allow-write="$P" --allow-domain=allowed.test -- \
+		sh -c "{ echo x >'$O/golden.txt'; } 2>/dev/null; $(curl_via_proxy denied.test denied.test) echo in >'$P/in.txt'"
+	[ "$RC" = 0 ] || fail "the command's status (0) is kept (got $RC)"
+	[ -f "$P/in.txt" ] && [ ! -e "$O/golden.txt" ] || fail "control: the write inside happened, the one outside did not"
+	sed "s|@O@|$O|" "$HERE/tests/golden/violations.block" >"$T/want"
+	cmp "$T/.stderr" "$T/want" || { od -c "$T/.stderr" | tail -8; fail "the block differs from the golden"; }
+}
+TESTS+=(violations_golden_write_and_host)
+
 t_violations_reason_and_ignore() { # a deny-domain reason replaces the default text; ignore-violations drops lines, never the refusal
 	command -v curl >/dev/null || skip "curl is not installed"
 	run_sbx --allow-write="$P" --allow-domain='*.ok.test' --allow-domain=evil.test --deny-domain='evil.test "data must not leave"' -- \

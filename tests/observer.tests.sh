@@ -1,0 +1,280 @@
+# tests/observer.tests.sh - sourced by test.sh: the write observer (issue 13, section 10b of
+# sbx.c). sbx-init installs a USER_NOTIF program for write-intent calls and connect(); a process
+# of sbx's reads what the command named and always lets the call go on; sbx judges each event
+# against the plan. Until the <sandbox_violations> report lands, the -v lines are what a test
+# can see: "observer: deny OP TARGET by COMM[PID]" once per distinct refusal, and at exit
+# "observer: N events, M refused, ...".
+
+observer_usable() { # skip where the kernel has no user notification (the run is unobserved there)
+	grep -q user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null ||
+		skip "this kernel has no seccomp user notification"
+}
+
+refused_count() { # the "M refused" of the -v summary in $ERR
+	sed -n 's/.*observer: [0-9]* events, \([0-9]*\) refused.*/\1/p' <<<"$ERR" | tail -1
+}
+
+t_observer_write_outside_reported() { # a denied write outside the roots is observed; one inside a root is not
+	observer_usable
+	run_sbx -v --allow-write="$P" -- sh -c "echo x >'$O/denied' 2>/dev/null; echo y >'$P/allowed'; echo done"
+	expect_rc 0
+	expect_contains "$OUT" done "the command ran"
+	expect_contains "$ERR" "observer: deny openat $O/denied by sh[" "the denied write is reported, with its command"
+	# control: the write inside the root happened and is not reported
+	[ "$(cat "$P/allowed")" = y ] || fail "control: the allowed write did not happen"
+	expect_not_contains "$ERR" "observer: deny openat $P/allowed" "an allowed write"
+	[ ! -e "$O/denied" ] || fail "the denied write happened"
+}
+TESTS+=(observer_write_outside_reported)
+
+t_observer_paths_resolved() { # relative paths (cwd, dirfd), "..", rename's two names and mkdir, judged as the plan says
+	observer_usable
+	mkdir -p "$P/sub"
+	echo old >"$P/sub/f"
+	run_sbx -v --allow-write="$P" -- sh -c "cd '$O' && { echo x >rel; } 2>/dev/null
+		cd '$P/sub' && { echo x >'../../out/dotdot'; } 2>/dev/null
+		mv '$P/sub/f' '$O/moved' 2>/dev/null; mkdir '$O/newdir' 2>/dev/null
+		echo ok >../inside-via-dotdot; echo done"
+	expect_rc 0
+	expect_contains "$OUT" done "the command ran"
+	expect_contains "$ERR" "observer: deny openat $O/rel " "a path relative to the cwd"
+	expect_contains "$ERR" "observer: deny openat $O/dotdot " "a path with .. in it, normalised"
+	grep -Eq "observer: deny rename(at2?)? $O/moved " <<<"$ERR" || fail "rename: the name outside is not reported"
+	expect_contains "$ERR" "observer: deny mkdir $O/newdir " "mkdir"
+	# control: rename's source inside the root and a write through .. into the root are not refusals
+	expect_not_contains "$ERR" "deny rename $P/sub/f" "rename's source inside the root"
+	expect_not_contains "$ERR" "inside-via-dotdot" "a write that .. keeps inside the root"
+	[ "$(cat "$P/inside-via-dotdot")" = ok ] || fail "control: the write inside the root did not happen"
+}
+TESTS+=(observer_paths_resolved)
+
+t_observer_direct_connect() { # connect() past the proxy is reported with its reason; one to the proxy is not
+	observer_usable
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	run_sbx -v --allow-write="$P" --allow-domain=example.test -- python3 -c '
+import socket
+for host, port in (("10.200.99.1", 443), ("127.0.0.1", 3128)):
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((host, port))
+        print(host, "connected")
+    except OSError as e:
+        print(host, "failed", e.errno)
+    s.close()
+'
+	expect_rc 0
+	expect_contains "$OUT" "10.200.99.1 failed" "nothing routes to the test address"
+	expect_contains "$OUT" "127.0.0.1 connected" "control: the proxy is reachable"
+	expect_contains "$ERR" "observer: deny connect 10.200.99.1:443 (direct connection; only the proxy at 127.0.0.1:3128 is reachable)" \
+		"the direct connection, with its reason"
+	expect_not_contains "$ERR" "deny connect 127.0.0.1" "a connection to the proxy"
+}
+TESTS+=(observer_direct_connect)
+
+t_observer_off_no_events() { # observe-writes off: no observer, no events; on (the control): events
+	observer_usable
+	run_sbx -v --allow-write="$P" --observe-writes=off -- sh -c "echo x >'$O/denied' 2>/dev/null; echo done"
+	expect_rc 0
+	expect_contains "$OUT" done "the command ran"
+	expect_not_contains "$ERR" "observer:" "observe-writes off"
+	run_sbx -v --allow-write="$P" --observe-writes=on -- sh -c "echo x >'$O/denied' 2>/dev/null; echo done"
+	expect_contains "$ERR" "observer: deny openat $O/denied" "control: observe-writes on"
+}
+TESTS+=(observer_off_no_events)
+
+t_observer_same_outcomes() { # 200 mixed file operations give the same results with the observer on and off
+	observer_usable
+	local i ops="" mode on off
+	for i in $(seq 0 24); do
+		ops+="c$i create $P/w/f$i"$'\n'"o$i create $O/w/f$i"$'\n'
+		ops+="a$i append $P/w/f$i"$'\n'"m$i mkdir $O/w/d$i"$'\n'
+		ops+="r$i rename $P/w/f$i $P/w/g$i"$'\n'"x$i rename $O/w/e$i $O/w/y$i"$'\n'
+		ops+="u$i unlink $P/w/g$i"$'\n'"h$i chmod $O/w/e$i 600"$'\n'
+	done
+	[ "$(grep -c . <<<"$ops")" = 200 ] || fail "the test makes 200 operations"
+	for mode in on off; do
+		rm -rf "$P/w" "$O/w"; mkdir -p "$P/w" "$O/w"
+		for i in $(seq 0 24); do echo e >"$O/w/e$i"; done
+		run_ops -v --allow-write="$P" --observe-writes=$mode <<<"$ops"
+		expect_rc 0
+		[ "$(grep -c . <<<"$OUT")" = 200 ] || fail "observe-writes $mode: 200 results expected, got $(grep -c . <<<"$OUT")"
+		if [ $mode = on ]; then on=$OUT; else off=$OUT; fi
+	done
+	[ "$on" = "$off" ] || fail "the results differ: $(diff <(echo "$on") <(echo "$off") | head -5)"
+	# the operations did what the plan says, both times: inside ok, outside refused
+	expect_contains "$on" "c0 ok" "a create inside the root"
+	expect_contains "$on" "o0 EROFS" "a create outside"
+	[ "$(refused_count)" -ge 100 ] 2>/dev/null || note "refused: $(refused_count)"
+}
+TESTS+=(observer_same_outcomes)
+
+t_observer_forked_children_dedup() { # 100 forked children writing the same denied file: one distinct refusal, 100 counted
+	observer_usable
+	run_sbx -v --allow-write="$P" -- sh -c "for i in \$(seq 100); do (echo x >'$O/f') 2>/dev/null & done; wait; echo done"
+	expect_rc 0
+	expect_contains "$OUT" done "the command ran"
+	[ "$(grep -c "observer: deny openat $O/f " <<<"$ERR")" = 1 ] ||
+		fail "one line for the distinct refusal, got $(grep -c "observer: deny openat $O/f " <<<"$ERR")"
+	[ "$(refused_count)" = 100 ] || fail "100 refusals counted, got '$(refused_count)'"
+	# control: 100 children writing inside the root: nothing refused
+	run_sbx -v --allow-write="$P" -- sh -c "for i in \$(seq 100); do (echo x >'$P/f') 2>/dev/null & done; wait; echo done"
+	expect_rc 0
+	expect_not_contains "$ERR" "observer: deny" "writes inside the root"
+}
+TESTS+=(observer_forked_children_dedup)
+
+t_observer_storm() { # 100k denied open(O_WRONLY): no hang, no output lost, in bounded time
+	observer_usable
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	local start end
+	start=$(date +%s)
+	run_sbx -v --allow-write="$P" -- python3 -c "
+import os, sys
+n = 0
+for i in range(100000):
+    try:
+        os.close(os.open('$O/storm', os.O_WRONLY | os.O_CREAT))
+    except OSError:
+        n += 1
+print('denied', n)
+sys.stdout.flush()
+for i in range(1000):
+    print('line', i)
+"
+	end=$(date +%s)
+	expect_rc 0
+	expect_contains "$OUT" "denied 100000" "every open was refused (by the mount, not by the observer)"
+	[ "$(grep -c '^line ' <<<"$OUT")" = 1000 ] || fail "the command's output was cut: $(grep -c '^line ' <<<"$OUT") of 1000 lines"
+	[ $((end - start)) -le 45 ] || fail "100k notifications took $((end - start)) s"
+	expect_contains "$ERR" "observer: deny openat $O/storm" "the storm is reported"
+	note "storm: $((end - start)) s; $(grep 'observer: [0-9]* events' <<<"$ERR" | sed 's/^sbx: //')"
+	# control: the same loop with the observer off refuses as many
+	run_sbx --allow-write="$P" --observe-writes=off -- python3 -c "
+import os
+n = 0
+for i in range(1000):
+    try:
+        os.open('$O/storm', os.O_WRONLY | os.O_CREAT)
+    except OSError:
+        n += 1
+print('denied', n)"
+	expect_contains "$OUT" "denied 1000" "control: unobserved, the same refusals"
+}
+TESTS+=(observer_storm)
+
+t_observer_listener_with_merged_ready() { # the "R" that carries the listener, read in one recvmsg with an "L" of no descriptors
+	observer_usable
+	command -v strace >/dev/null || skip "strace is not installed"
+	command -v socat >/dev/null || skip "socat is not installed"
+	# as run-facts' ready_after_empty_handed_message: sbx's first recvmsg is held back 2 s, so
+	# the "R" (with the listener) is queued behind the "L" (bridge socat: no descriptors)
+	local out
+	out=$(timeout 60 strace -o /dev/null -e trace=recvmsg -e inject=recvmsg:delay_enter=2000000:when=1 \
+		"$SBX" -v --allow-write="$P" --bridge=socat --allow-domain=a.test -- \
+		sh -c "echo x >'$O/merged' 2>/dev/null; echo cmd-ran; exit 7" 2>"$T/err"); RC=$?
+	ERR=$(cat "$T/err")
+	printf '$ strace ... sbx\n%s\n%s\n[exit %s]\n' "$out" "$ERR" "$RC"
+	[ "$RC" = 7 ] || fail "the command's status 7 (got $RC)"
+	expect_contains "$out" cmd-ran "the command ran"
+	expect_contains "$ERR" "observer: deny openat $O/merged" "the listener that came with the merged R is read"
+	# control: bridge fd (the "L" carries descriptors, so the "R" comes in a read of its own)
+	out=$(timeout 60 strace -o /dev/null -e trace=recvmsg -e inject=recvmsg:delay_enter=2000000:when=1 \
+		"$SBX" -v --allow-write="$P" --allow-domain=a.test -- \
+		sh -c "echo x >'$O/apart' 2>/dev/null; exit 7" 2>"$T/err"); RC=$?
+	ERR=$(cat "$T/err")
+	[ "$RC" = 7 ] || fail "control: exit 7 (got $RC)"
+	expect_contains "$ERR" "observer: deny openat $O/apart" "control: the R read on its own"
+}
+TESTS+=(observer_listener_with_merged_ready)
+
+t_observer_locked_down() { # the observer process: NoNewPrivs, its own seccomp filter, not dumpable; the command's calls still go on
+	observer_usable
+	local tok="${TOKBASE}7" i obs= st
+	run_sbx_bg() { "$SBX" --allow-write="$P" -- sh -c "echo x >'$O/f' 2>/dev/null; echo in >'$P/in'; sleep $tok" >/dev/null 2>&1 & }
+	run_sbx_bg
+	local spid=$!
+	for i in $(seq 50); do
+		for c in $(pgrep -x sbx-observer); do
+			[ "$(ps -o ppid= -p "$c" | tr -d ' ')" = "$spid" ] && obs=$c
+		done
+		[ -n "$obs" ] && [ -s "$P/in" ] && break; sleep 0.1
+	done
+	[ -n "$obs" ] || { kill $spid; fail "no sbx-observer process under sbx"; }
+	st=$(grep -E '^(NoNewPrivs|Seccomp):' "/proc/$obs/status")
+	note "observer $obs: $(tr '\n' ' ' <<<"$st")"
+	# it holds its listener, its channel to sbx and stdio, nothing of sbx's (the placeholders'
+	# locks, the proxy's listeners, the report's sink): fds_close_except
+	local fds fd; fds=$(for fd in /proc/"$obs"/fd/*; do readlink "$fd" | tr ' ' _; done | sort | tr '\n' ' ')
+	note "observer fds: $fds"
+	kill $spid; wait $spid 2>/dev/null
+	[ "$(wc -w <<<"$fds")" = 5 ] || fail "the observer holds more than stdio, its listener and its channel: $fds"
+	grep -q 'seccomp' <<<"$fds" || fail "control: the observer holds its listener: $fds"
+	grep -Eq '^NoNewPrivs:[[:space:]]*1$' <<<"$st" || fail "observer NoNewPrivs is not 1: $st"
+	grep -Eq '^Seccomp:[[:space:]]*2$' <<<"$st" || fail "observer is not under a seccomp filter: $st"
+	# control: the command's writes went on while it was watched
+	[ "$(cat "$P/in")" = in ] || fail "control: the command's write inside the root did not happen"
+}
+TESTS+=(observer_locked_down)
+
+t_observer_check_line() { # sbx --check says whether the observer is on, and why not
+	run_sbx --check
+	expect_contains "$OUT" "the write observer is" "--check names the observer"
+	run_sbx --check --observe-writes=off
+	expect_contains "$OUT" "the write observer is off: observe-writes off" "--check with observe-writes off"
+}
+TESTS+=(observer_check_line)
+
+t_observer_restarts_after_a_crash() { # an observer that dies is replaced: the command neither hangs nor fails, no event is lost
+	observer_usable
+	local i obs= spid
+	"$SBX" -v --allow-write="$P" -- sh -c "for i in \$(seq 30); do echo \$i >'$O/c'\$i 2>/dev/null; echo \$i >'$P/in'\$i; sleep 0.1; done; echo finished" \
+		>"$T/bg.out" 2>"$T/bg.err" &
+	spid=$!
+	for i in $(seq 50); do
+		for c in $(pgrep -P "$spid"); do [ "$(cat "/proc/$c/comm" 2>/dev/null)" = sbx-observer ] && obs=$c; done
+		[ -n "$obs" ] && [ -e "$P/in5" ] && break; sleep 0.1
+	done
+	[ -n "$obs" ] || { kill $spid; fail "no sbx-observer process under sbx"; }
+	kill -SEGV "$obs"
+	wait $spid; RC=$?
+	OUT=$(cat "$T/bg.out"); ERR=$(cat "$T/bg.err")
+	log_file err "$T/bg.err"
+	expect_rc 0
+	expect_contains "$OUT" finished "the command ran to its end"
+	expect_contains "$ERR" "observer: it died (signal 11); starting another" "the crash is said, and the observer replaced"
+	expect_contains "$ERR" "observer: deny openat $O/c30 " "events after the crash are reported"
+	[ "$(refused_count)" = 30 ] || fail "30 refusals counted across the crash, got '$(refused_count)'"
+	# control: every write inside the root happened
+	[ "$(cat "$P/in30")" = 30 ] || fail "control: the writes inside the root happened"
+}
+TESTS+=(observer_restarts_after_a_crash)
+
+t_observer_dies_mid_notification() { # an observer killed between receiving a call and answering it: the next one answers it
+	observer_usable
+	command -v strace >/dev/null || skip "strace is not installed"
+	[ "$(id -u)" = 0 ] || skip "attaching strace to the non-dumpable observer needs root"
+	local i obs= spid tpid
+	"$SBX" -v --allow-write="$P" -- sh -c "sleep 1; echo x >'$O/mid' 2>/dev/null; echo after >'$P/after'; echo finished" \
+		>"$T/bg.out" 2>"$T/bg.err" &
+	spid=$!
+	for i in $(seq 50); do
+		for c in $(pgrep -P "$spid"); do [ "$(cat "/proc/$c/comm" 2>/dev/null)" = sbx-observer ] && obs=$c; done
+		[ -n "$obs" ] && break; sleep 0.05
+	done
+	[ -n "$obs" ] || { kill $spid; fail "no sbx-observer process under sbx"; }
+	# the observer's first openat after a RECV is /proc/PID/mem: it dies there, the call received
+	strace -o /dev/null -p "$obs" -e trace=openat -e inject=openat:signal=SIGKILL:when=1 2>/dev/null &
+	tpid=$!
+	for i in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$spid" 2>/dev/null && { kill "$spid"; kill "$tpid" 2>/dev/null; fail "the command hung on the call the dead observer held"; }
+	wait $spid; RC=$?
+	kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null
+	OUT=$(cat "$T/bg.out"); ERR=$(cat "$T/bg.err")
+	log_file err "$T/bg.err"
+	expect_rc 0
+	expect_contains "$OUT" finished "the command went on"
+	expect_contains "$ERR" "observer: it died (signal 9); starting another" "the observer died mid-notification"
+	[ "$(cat "$P/after")" = after ] || fail "control: the write after it happened"
+}
+TESTS+=(observer_dies_mid_notification)
