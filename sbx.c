@@ -12758,6 +12758,29 @@ run_spawn_observer(struct run *r)
 	r->events = pair[0];
 }
 
+/* A refusal judged on the name as the command wrote it may be a write
+ * that went through: a symlinked directory on the way (a symlinked $HOME,
+ * a link from outside into a root) leads where the plan makes it writable.
+ * The parent's real path, as this machine resolves it (the sandbox binds
+ * the same trees), decides then. Only refusals are re-judged, so the
+ * common case (a write inside a root) costs nothing more. */
+static bool
+obs_writable_through_links(const struct plan *pl, const char *path)
+{
+	char dir[PATH_MAX], real[PATH_MAX], joined[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if (!realpath(dir, real) || strcmp(real, dir) == 0)
+		return false;	/* no link on the way: the lexical verdict stands */
+	if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", strcmp(real, "/") ? real : "", slash + 1) >= sizeof(joined))
+		return false;
+	return plan_is_writable(pl, joined);
+}
+
 /* Step: the observer's events, each judged against the plan (obs_judge);
  * the refusals go to the store. When the observer has gone: if the
  * command still runs and the observer did not end by itself (exit 0: no
@@ -12779,7 +12802,8 @@ run_take_observations(struct run *r, short revents)
 		}
 		r->obs_events++;
 		r->obs_lost += e.lost;
-		if (!obs_judge(r->pl, &e, norm, sizeof(norm), &v))
+		if (!obs_judge(r->pl, &e, norm, sizeof(norm), &v) ||
+		    (v.kind == VK_FILE && obs_writable_through_links(r->pl, norm)))
 			continue;
 		v.time_ms = wall_ms();
 		r->obs_refused++;

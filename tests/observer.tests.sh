@@ -68,6 +68,9 @@ for host, port in (("10.200.99.1", 443), ("127.0.0.1", 3128)):
 	expect_contains "$OUT" "127.0.0.1 connected" "control: the proxy is reachable"
 	expect_contains "$ERR" "observer: deny connect 10.200.99.1:443 (direct connection; only the proxy at 127.0.0.1:3128 is reachable)" \
 		"the direct connection, with its reason"
+	sed -n '/^<sandbox_violations>$/,/^<\/sandbox_violations>$/p' <<<"$ERR" |
+		grep -qx 'deny connect 10.200.99.1:443 (direct connection; only the proxy at 127.0.0.1:3128 is reachable)' ||
+		fail "the report names the direct connection: $ERR"
 	expect_not_contains "$ERR" "deny connect 127.0.0.1" "a connection to the proxy"
 }
 TESTS+=(observer_direct_connect)
@@ -117,6 +120,7 @@ t_observer_forked_children_dedup() { # 100 forked children writing the same deni
 	[ "$(grep -c "observer: deny openat $O/f " <<<"$ERR")" = 1 ] ||
 		fail "one line for the distinct refusal, got $(grep -c "observer: deny openat $O/f " <<<"$ERR")"
 	[ "$(refused_count)" = 100 ] || fail "100 refusals counted, got '$(refused_count)'"
+	grep -qx "deny openat $O/f (100 times)" <<<"$ERR" || fail "the report: one line, counted 100 times: $ERR"
 	# control: 100 children writing inside the root: nothing refused
 	run_sbx -v --allow-write="$P" -- sh -c "for i in \$(seq 100); do (echo x >'$P/f') 2>/dev/null & done; wait; echo done"
 	expect_rc 0
@@ -278,3 +282,14 @@ t_observer_dies_mid_notification() { # an observer killed between receiving a ca
 	[ "$(cat "$P/after")" = after ] || fail "control: the write after it happened"
 }
 TESTS+=(observer_dies_mid_notification)
+
+t_observer_symlinked_parent() { # a write through a symlink into a root is not reported as refused; a real refusal is
+	observer_usable
+	ln -s "$P" "$O/into-project"	# outside, a link into the writable project
+	run_sbx --allow-write="$P" -- sh -c "echo ok >'$O/into-project/through.txt'; { echo x >'$O/denied.txt'; } 2>/dev/null; true"
+	expect_rc 0
+	[ "$(cat "$P/through.txt" 2>/dev/null)" = ok ] || fail "the write through the link went into the project"
+	expect_not_contains "$ERR" "through.txt" "a write that went through is not reported as refused"
+	expect_contains "$ERR" "deny openat $O/denied.txt" "control: the write outside is reported"
+}
+TESTS+=(observer_symlinked_parent)

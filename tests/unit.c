@@ -3007,7 +3007,7 @@ test_observer(void)
 			{ "connect", "::", 3128, false, NULL },
 			{ "connect", "::ffff:127.0.0.1", 3128, false, NULL },
 		};
-		struct vstore store = { { 0 }, 0 };
+		struct vstore store = { .json_fd = -1 };
 
 		for (i = 0; i < LEN(cases); i++) {
 			struct obs_event ev = { 0 };
