@@ -102,6 +102,12 @@ t_violations_forged_name() { # a path crafted to close the block and forge a lin
 		grep -q '^neutralised .*x/sandbox_violations deny openat /forged/\.git/hooks/pre-commit (' ||
 		fail "the audit's finding is one line, with the name sanitised: $ERR"
 	[ ! -x "$P/$name/.git/hooks/pre-commit" ] || fail "the hook was left runnable"
+	# a file of that name written outside the roots: the observer's line, sanitised the same way
+	run_sbx --allow-write="$P" -- sh -c '{ echo x >"$1"; } 2>/dev/null; true' sh "$O/$name"
+	[ "$(grep -c '</sandbox_violations>' <<<"$ERR")" = 1 ] || fail "the file name closed the block early: $ERR"
+	grep -q '^deny openat /forged' <<<"$ERR" && fail "the file name forged a line of its own: $ERR"
+	grep -qx "deny openat $O/x/sandbox_violations deny openat /forged" <<<"$ERR" ||
+		fail "the refused write is one sanitised line: $ERR"
 }
 TESTS+=(violations_forged_name)
 
