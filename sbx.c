@@ -52,12 +52,15 @@
  *   6. Renderers and wire formats (pure): 6a the run's facts and the bwrap
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
- *      processes (control, handed fds, expose-port, decision records)
+ *      processes (control, handed fds, expose-port, decision records, the
+ *      observer's events)
  *   7. Proxy: the poll() loop; 7.1 parsers (pure: HTTP head, SOCKS5/4a, the
  *      SSH refusal), 7.2 resolver threads, 7.3 connections and relay, 7.4
  *      the lockdown (per platform), 7.5 the proxy process as its steps
- *   8. Violations: the proxy's decisions kept as counted events (-v shows
- *      them); the <sandbox_violations> report is not built yet
+ *   8. Violations: 8.1 one store of every refusal and the report (srt's
+ *      <sandbox_violations> block, JSON lines, --explain's hints), 8.2 the
+ *      sources (the observer's events judged against the plan, the proxy's
+ *      decisions; the audit's come from 9b)
  *   9. The run on disk (every platform): 9a the runtime directory and the
  *      placeholders shared by concurrent runs (a registry of flock(2)ed
  *      entries), 9b the audit of repositories made during the run
@@ -8984,11 +8987,13 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
 /* ====================================================================
  * 8. VIOLATIONS
  * ====================================================================
- * The proxy's decisions arrive here, one record each over the report pair
- * (px_record in section 7, its encoding in 6c), and are kept as distinct
- * events with counts. The <sandbox_violations> block that turns the denied
- * ones (and the write observer's events) into text for a model is the next
- * step; for now -v shows each decision as it comes and a summary at exit. */
+ * Every refusal of the run, told to the person or model that ran the
+ * command: the proxy's decisions (one record each over the report pair,
+ * px_record in section 7, its encoding in 6c), the write observer's events
+ * (10b; judged here against the plan), the git audit's findings (9b). One
+ * store keeps them; after the command, srt's <sandbox_violations> block
+ * (or JSON lines as they come, and --explain's hints) says what and why.
+ * -v also shows each proxy decision as it comes and a summary at exit. */
 
 /* The store: every refusal of the run, from every source, in the order
  * first seen. The proxy's decisions (net_log below, from the report pair),
@@ -9015,7 +9020,7 @@ struct violation {
 };
 
 
-/* ---- The report: srt's <sandbox_violations> block, JSON lines -------- */
+/* ---- 8.1 The store and the report: srt's block, JSON lines, hints ----- */
 
 #define SBX_REPORT_MAX_LINES	50	/* then "... and N more", as a model's context is not a log */
 
@@ -9303,6 +9308,8 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 	}
 }
 
+
+/* ---- 8.2 The sources: the observer's events judged, the proxy's log --- */
 
 /* The write observer's events (10b) judged against the plan: the plan's
  * own pure function decides, so a write inside an allowed root is never
