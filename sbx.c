@@ -9150,10 +9150,13 @@ violation_json(const struct violation *v, struct buf *out)
 
 #define SBX_MAX_VIOLATIONS	4096	/* distinct records kept; more are only counted */
 
+#define SBX_VSTORE_SLOTS	(2 * SBX_MAX_VIOLATIONS)	/* the index: open addressing, never more than half full */
+
 struct vstore {
 	struct vec v;		/* of struct violation * (arena), in order of first sight */
 	uint64_t unlisted;	/* records past SBX_MAX_VIOLATIONS distinct ones */
 	int json_fd;		/* every record as a JSON line as it comes (--violations=FILE, -fd), or -1 */
+	uint32_t *slot;		/* index into v, plus one (0: empty); arena, made on the first record */
 };
 
 
@@ -9187,8 +9190,17 @@ vstore_add(struct vstore *s, const struct violation *v)
 		(void)write_all(s->json_fd, b.p, b.n);
 		free(b.p);
 	}
-	for (size_t i = 0; i < s->v.n; i++) {
-		k = s->v.v[i];
+	/* a storm of distinct refusals (a command writing 100k files outside
+	 * its roots) must not turn every record into a walk of the list */
+	if (!s->slot) {
+		s->slot = amalloc(SBX_VSTORE_SLOTS * sizeof(*s->slot));
+		memset(s->slot, 0, SBX_VSTORE_SLOTS * sizeof(*s->slot));
+	}
+	size_t h = (size_t)((str_hash(v->op) ^ str_hash(v->target) * 31 ^ str_hash(v->reason ? v->reason : "") * 131 ^
+	    (uint64_t)v->port * 8191 ^ (uint64_t)v->kind) % SBX_VSTORE_SLOTS);
+
+	for (; s->slot[h]; h = (h + 1) % SBX_VSTORE_SLOTS) {
+		k = s->v.v[s->slot[h] - 1];
 		if (violation_same(k, v)) {
 			k->count++;
 			return;
@@ -9198,6 +9210,7 @@ vstore_add(struct vstore *s, const struct violation *v)
 		s->unlisted++;
 		return;
 	}
+	s->slot[h] = (uint32_t)s->v.n + 1;
 	k = amalloc(sizeof(*k));
 	*k = *v;
 	k->op = astrdup(v->op);

@@ -1313,6 +1313,23 @@ test_violations_report(void)
 		}
 	}
 
+	/* the index: distinct records kept up to the bound, repeats found among thousands */
+	{
+		struct vstore s = { .json_fd = -1 };
+
+		for (i = 0; i < SBX_MAX_VIOLATIONS + 904; i++) {
+			struct violation v = { VK_FILE, "openat", aprintf("/etc/f%zu", i), 0, NULL, 0, NULL, 0, 0 };
+
+			vstore_add(&s, &v);
+			if (i % 1000 == 0)	/* and a repeat of the first, each time */
+				vstore_add(&s, &(struct violation){ VK_FILE, "openat", "/etc/f0", 0, NULL, 0, NULL, 0, 0 });
+		}
+		CHECK(s.v.n == SBX_MAX_VIOLATIONS && s.unlisted == 904 && ((struct violation *)s.v.v[0])->count == 6 &&
+		    strcmp(((struct violation *)s.v.v[4095])->target, "/etc/f4095") == 0,
+		    "vstore: %zu kept, %llu past the bound, the first counted %llu times", s.v.n,
+		    (unsigned long long)s.unlisted, (unsigned long long)((struct violation *)s.v.v[0])->count);
+	}
+
 	/* JSON lines: every field, strings escaped */
 	{
 		struct violation v = { VK_FILE, "openat", "/p/a\"b\n", 0, NULL, 42, "s\th", 1700000000123LL, 1 };
