@@ -9128,21 +9128,47 @@ violation_ignored(const struct policy *p, const char *cmdline, const struct viol
  * kind, op, target, port, reason, pid, comm. */
 static const char *const vkind_names[] = { "file", "network", "connect", "audit" };	/* ORDER: enum vkind */
 
+/* A JSON string of untrusted text: bytes that are not UTF-8 become
+ * U+FFFD (JSON is Unicode: a strict reader stops at the first bad line and
+ * would miss every refusal after it), the rest as buf_put_json_string
+ * writes it (control bytes escaped, so one record stays one line). */
+static void
+json_put_untrusted(struct buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	struct buf clean = { 0 };
+
+	while (p < end) {
+		int n = utf8_valid_len(p, end);
+
+		if (n == 0) {
+			buf_puts(&clean, "\xef\xbf\xbd");	/* U+FFFD */
+			p++;
+		} else {
+			buf_putn(&clean, (const char *)p, (size_t)n);
+			p += n;
+		}
+	}
+	buf_putc(&clean, '\0');
+	buf_put_json_string(out, clean.p);
+	free(clean.p);
+}
+
 static void
 violation_json(const struct violation *v, struct buf *out)
 {
 	buf_printf(out, "{\"time\":%lld,\"kind\":\"%s\",\"op\":", (long long)v->time_ms, vkind_names[v->kind]);
-	buf_put_json_string(out, v->op);
+	json_put_untrusted(out, v->op);
 	buf_puts(out, ",\"target\":");
-	buf_put_json_string(out, v->target);
+	json_put_untrusted(out, v->target);
 	buf_printf(out, ",\"port\":%d,\"reason\":", v->port);
 	if (v->reason)
-		buf_put_json_string(out, v->reason);
+		json_put_untrusted(out, v->reason);
 	else
 		buf_puts(out, "null");
 	buf_printf(out, ",\"pid\":%d,\"comm\":", v->pid);
 	if (v->comm)
-		buf_put_json_string(out, v->comm);
+		json_put_untrusted(out, v->comm);
 	else
 		buf_puts(out, "null");
 	buf_puts(out, "}\n");
@@ -9157,6 +9183,8 @@ struct vstore {
 	uint64_t unlisted;	/* records past SBX_MAX_VIOLATIONS distinct ones */
 	int json_fd;		/* every record as a JSON line as it comes (--violations=FILE, -fd), or -1 */
 	uint32_t *slot;		/* index into v, plus one (0: empty); arena, made on the first record */
+	uint64_t seed;		/* of the index's hash, per run: names chosen to collide cannot be precomputed */
+	uint64_t unobserved;	/* attempts the observer could not report (its channel was full) */
 };
 
 
@@ -9183,21 +9211,15 @@ vstore_add(struct vstore *s, const struct violation *v)
 {
 	struct violation *k;
 
-	if (s->json_fd >= 0) {	/* each record, repeats too, written whole: a watcher tails it live */
-		struct buf b = { 0 };
-
-		violation_json(v, &b);
-		(void)write_all(s->json_fd, b.p, b.n);
-		free(b.p);
-	}
 	/* a storm of distinct refusals (a command writing 100k files outside
 	 * its roots) must not turn every record into a walk of the list */
 	if (!s->slot) {
 		s->slot = amalloc(SBX_VSTORE_SLOTS * sizeof(*s->slot));
 		memset(s->slot, 0, SBX_VSTORE_SLOTS * sizeof(*s->slot));
+		s->seed = (uint64_t)wall_ms() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)s->slot;
 	}
-	size_t h = (size_t)((str_hash(v->op) ^ str_hash(v->target) * 31 ^ str_hash(v->reason ? v->reason : "") * 131 ^
-	    (uint64_t)v->port * 8191 ^ (uint64_t)v->kind) % SBX_VSTORE_SLOTS);
+	size_t h = (size_t)(((str_hash(v->op) ^ str_hash(v->target) * 31 ^ str_hash(v->reason ? v->reason : "") * 131 ^
+	    (uint64_t)v->port * 8191 ^ (uint64_t)v->kind) ^ s->seed) * 0xff51afd7ed558ccdULL % SBX_VSTORE_SLOTS);
 
 	for (; s->slot[h]; h = (h + 1) % SBX_VSTORE_SLOTS) {
 		k = s->v.v[s->slot[h] - 1];
@@ -9219,6 +9241,18 @@ vstore_add(struct vstore *s, const struct violation *v)
 	k->comm = v->comm ? astrdup(v->comm) : NULL;
 	k->count = 1;
 	vec_push(&s->v, k);
+	if (s->json_fd >= 0) {
+		/* each distinct refusal as it first comes, written whole, so a
+		 * watcher tails it live; repeats are counted in the block, not
+		 * written again: a command repeating one 4 KiB refusal in a loop
+		 * must not fill the person's disk (the file is at most
+		 * SBX_MAX_VIOLATIONS lines) */
+		struct buf b = { 0 };
+
+		violation_json(v, &b);
+		(void)write_all(s->json_fd, b.p, b.n);
+		free(b.p);
+	}
 }
 
 /* The block sbx appends to its stderr after the command, exactly srt's
@@ -9253,7 +9287,10 @@ report_block(const struct vstore *s, const struct policy *p, const char *cmdline
 	more += s->unlisted;
 	if (more)
 		buf_printf(out, "%s... and %zu more\n", shown ? "" : "\n<sandbox_violations>\n", more);
-	if (shown || more)
+	if (s->unobserved)	/* say it: a report that silently lost lines reads as complete */
+		buf_printf(out, "%s... and %llu attempts not observed (the observer fell behind)\n",
+		    shown || more ? "" : "\n<sandbox_violations>\n", (unsigned long long)s->unobserved);
+	if (shown || more || s->unobserved)
 		buf_puts(out, "</sandbox_violations>");
 }
 
@@ -9295,6 +9332,11 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 		buf_putc(&t, '\0');
 		if (violation_ignored(p, cmdline, v, line.p) || v->kind == VK_AUDIT) {
 			;
+		} else if (v->kind == VK_FILE && path_depth(path_dirname(v->target)) < 2) {
+			/* never "allow-write /" or "/etc": the command chose the name,
+			 * and a hint must not steer the person into opening the disk */
+			hint = aprintf("# %s: outside every writable root, at the top of the disk; no allow-write is "
+			    "suggested for it", t.p);
 		} else if (v->kind == VK_FILE) {
 			if (pl && plan_write_denied(pl, v->target))
 				hint = aprintf("# %s is under a deny (the policy's deny-write or a mandatory one); "
@@ -9314,11 +9356,14 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 		}
 		if (hint && !str_listed(&said, hint)) {
 			vec_push(&said, (void *)hint);
-			buf_printf(out, "hint: %s\n", hint);
+			if (said.n <= SBX_REPORT_MAX_LINES)
+				buf_printf(out, "hint: %s\n", hint);
 		}
 		free(line.p);
 		free(t.p);
 	}
+	if (said.n > SBX_REPORT_MAX_LINES)
+		buf_printf(out, "hint: ... and %zu more\n", said.n - SBX_REPORT_MAX_LINES);
 }
 
 
@@ -12778,6 +12823,31 @@ run_spawn_observer(struct run *r)
 	r->events = pair[0];
 }
 
+/* A call the mount table would refuse may fail first for another reason,
+ * and then it was no refusal: creating a name that exists is EEXIST
+ * (`mkdir -p /usr/share`, `os.makedirs(exist_ok=True)`), removing one that
+ * does not is ENOENT (`rm -f` of a lock that is not there). Reporting
+ * those would send a model after an allow-write it does not need. Judged
+ * on this machine's view of the name, just after the call. */
+static bool
+obs_failed_anyway(const struct obs_event *e, const char *path)
+{
+	static const enum sc_id creating[] = { SC_mkdir, SC_mkdirat, SC_mknod, SC_mknodat, SC_symlink,
+		SC_symlinkat, SC_link, SC_linkat };
+	static const enum sc_id removing[] = { SC_unlink, SC_unlinkat, SC_rmdir };
+	enum sc_id sc = obs_calls[e->call].sc;
+	struct stat st;
+	bool there = lstat(path, &st) == 0;
+
+	for (size_t i = 0; i < LEN(creating); i++)
+		if (sc == creating[i])
+			return there;
+	for (size_t i = 0; i < LEN(removing); i++)
+		if (sc == removing[i])
+			return !there && errno == ENOENT;
+	return false;
+}
+
 /* A refusal judged on the name as the command wrote it may be a write
  * that went through: a symlinked directory on the way (a symlinked $HOME,
  * a link from outside into a root) leads where the plan makes it writable.
@@ -12790,6 +12860,10 @@ obs_writable_through_links(const struct plan *pl, const char *path)
 	char dir[PATH_MAX], real[PATH_MAX], joined[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 
+	/* the name itself a symlink into a root (dotfiles kept by stow): the
+	 * write followed it */
+	if (realpath(path, real) && strcmp(real, path) != 0 && plan_is_writable(pl, real))
+		return true;
 	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
 		return false;
 	memcpy(dir, path, (size_t)(slash - path));
@@ -12823,7 +12897,7 @@ run_take_observations(struct run *r, short revents)
 		r->obs_events++;
 		r->obs_lost += e.lost;
 		if (!obs_judge(r->pl, &e, norm, sizeof(norm), &v) ||
-		    (v.kind == VK_FILE && obs_writable_through_links(r->pl, norm)))
+		    (v.kind == VK_FILE && (obs_writable_through_links(r->pl, norm) || obs_failed_anyway(&e, norm))))
 			continue;
 		v.time_ms = wall_ms();
 		r->obs_refused++;
@@ -12882,6 +12956,8 @@ run_stop_observer(struct run *r)
 	if (r->listener >= 0)
 		close(r->listener);
 	r->listener = -1;
+	if (r->store)
+		r->store->unobserved = r->obs_lost;
 	if (r->obs_events || r->obs_lost || r->obs_bad)
 		note("observer: %llu events, %llu refused, %llu not reported (its socket was full), %llu malformed, "
 		    "%u restarts", (unsigned long long)r->obs_events, (unsigned long long)r->obs_refused,
@@ -13820,19 +13896,38 @@ print_argv(const struct policy *p, const struct plan *pl, const struct run_facts
 
 /* Where the refusals go as they happen: --violations=FILE (JSON lines,
  * appended, one write a record so a watcher can tail it), --violations-fd,
- * or nowhere (-1). Opened before the run: a bad FILE stops it there. */
+ * or nowhere (-1). Opened before the run: a bad FILE stops it there.
+ * SECURITY: sbx appends text the command chose (paths, hosts) to FILE, so
+ * FILE must be a plain file of the caller's that the command cannot reach:
+ * a symlink the command planted would aim those lines at ~/.bashrc (a
+ * path named "$(...)" then runs on the person's next shell), a FIFO would
+ * hang sbx in open(), a file inside a writable root could be forged or
+ * swapped between runs. So: no symlink, no blocking open, a regular file
+ * with one link owned by the caller, and not where the plan lets the
+ * command write (as tamper_check does for sbx's own binary). */
 static int
-report_sink_open(const struct cli *c)
+report_sink_open(const struct cli *c, const struct plan *pl)
 {
+	char real[PATH_MAX];
+	struct stat st;
 	int fd;
 
 	if (c->violations_fd >= 0)
 		return c->violations_fd;
 	if (!c->violations || strcmp(c->violations, "stderr") == 0 || strcmp(c->violations, "none") == 0)
 		return -1;
-	fd = open(c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	fd = open(c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0)
-		die("--violations=%s: cannot open it: %s; the command did not run", c->violations, strerror(errno));
+		die("--violations=%s: cannot open it: %s; the command did not run", c->violations,
+		    errno == ELOOP ? "it is a symlink" : strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid())
+		die("--violations=%s: not a plain file of yours (one link, a regular file); the command did not run",
+		    c->violations);
+	if (!realpath(c->violations, real) || plan_is_writable(pl, real) || plan_is_writable(pl, path_dirname(real)))
+		die_hint("write the report outside every writable directory (e.g. under ~/.cache), or use "
+		    "--violations-fd", "--violations=%s: the command could write there (forge the report, or swap the "
+		    "file for a link); the command did not run", c->violations);
+	(void)fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);	/* blocking again: a record is written whole */
 	return fd;
 }
 
@@ -13878,7 +13973,7 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	tamper_check(pl, "sbx's own binary", "/proc/self/exe");
 	tamper_check(pl, "bubblewrap", bw);
 	tamper_check(pl, "socat", p->socat_path ? p->socat_path : find_in_path("socat"));
-	store.json_fd = report_sink_open(c);
+	store.json_fd = report_sink_open(c, pl);
 	run_state.store = &store;
 	rc = run_linux(p, pl, rp, rf, bw, &store);
 	audit_after_run(pl);

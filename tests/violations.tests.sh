@@ -54,7 +54,7 @@ t_violations_reason_and_ignore() { # a deny-domain reason replaces the default t
 }
 TESTS+=(violations_reason_and_ignore)
 
-t_violations_json_lines() { # --violations=FILE and --violations-fd: a valid JSON line per refusal, as it happens; no block
+t_violations_json_lines() { # --violations=FILE and --violations-fd: a valid JSON line per distinct refusal, as it happens; no block
 	command -v curl >/dev/null || skip "curl is not installed"
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	run_sbx --allow-write="$P" --allow-domain=allowed.test --violations="$T/v.jsonl" -- \
@@ -63,8 +63,8 @@ t_violations_json_lines() { # --violations=FILE and --violations-fd: a valid JSO
 	python3 - "$T/v.jsonl" <<'EOF' || fail "the JSON lines are not what they should be: $(cat "$T/v.jsonl")"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
-assert len(recs) == 3, recs                       # each refusal, repeats too
-assert [r["target"] for r in recs] == ["denied.test", "other.test", "denied.test"], recs
+assert len(recs) == 2, recs                       # each distinct refusal once (repeats: counted in the block)
+assert [r["target"] for r in recs] == ["denied.test", "other.test"], recs
 for r in recs:
     assert set(r) == {"time", "kind", "op", "target", "port", "reason", "pid", "comm"}, r
     assert r["kind"] == "network" and r["op"] == "network-outbound" and r["port"] == 80, r
@@ -72,7 +72,7 @@ for r in recs:
 EOF
 	# the file is appended to, never truncated
 	run_sbx --allow-write="$P" --allow-domain=allowed.test --violations="$T/v.jsonl" -- sh -c "$(curl_via_proxy x.test)"
-	[ "$(wc -l <"$T/v.jsonl")" = 4 ] || fail "a second run appends its line: $(cat "$T/v.jsonl")"
+	[ "$(wc -l <"$T/v.jsonl")" = 3 ] || fail "a second run appends its line: $(cat "$T/v.jsonl")"
 	# a descriptor, for embedders
 	timeout -k 5 "$TMO" "$SBX" --allow-write="$P" --allow-domain=allowed.test --violations-fd=3 -- \
 		sh -c "$(curl_via_proxy y.test)" 3>"$T/fd.jsonl" >/dev/null 2>"$T/fd.err"
@@ -81,6 +81,11 @@ EOF
 	grep -q "<sandbox_violations>" "$T/fd.err" || fail "--violations-fd keeps the block on stderr: $(cat "$T/fd.err")"
 	run_sbx --allow-write="$P" --violations-fd=9 -- true
 	[ "$RC" = 125 ] || fail "--violations-fd of a closed descriptor is refused (got $RC)"
+	# a hostile name (bytes that are not UTF-8, a newline) still gives one valid JSON line
+	run_sbx --allow-write="$P" --violations="$T/h.jsonl" -- sh -c '{ echo x >"$1"; } 2>/dev/null; true' sh \
+		"$O/bad"$'\377\376'"name"$'\n'"x"
+	python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]; assert len(r)==1 and "\ufffd" in r[0]["target"] and "\n" in r[0]["target"], r' \
+		"$T/h.jsonl" || fail "a hostile name breaks the JSON lines: $(od -c "$T/h.jsonl" | head -5)"
 	# none: nothing at all
 	run_sbx --allow-write="$P" --allow-domain=allowed.test --violations=none -- sh -c "$(curl_via_proxy z.test)"
 	expect_contains "$OUT" "403" "control: still refused"
@@ -136,3 +141,34 @@ t_violations_explain_hints() { # --explain -- COMMAND: a hint per refusal; added
 	expect_contains "$OUT" "b.test" "--explain=HOST is unchanged"
 }
 TESTS+=(violations_explain_hints)
+
+t_violations_sink_not_the_commands() { # --violations=FILE: no symlink, no FIFO, nowhere the command can write (it would aim its lines)
+	local victim=$O/victim.rc
+	echo "# the person's file" >"$victim"
+	ln -s "$victim" "$T/link.jsonl"
+	run_sbx --allow-write="$P" --violations="$T/link.jsonl" -- sh -c 'echo ran'
+	[ "$RC" = 125 ] || fail "a symlinked report file is refused (got $RC)"
+	expect_not_contains "$OUT" "ran" "and the command did not run"
+	[ "$(cat "$victim")" = "# the person's file" ] || fail "the link's target was written"
+	mkfifo "$T/fifo.jsonl"
+	run_sbx --allow-write="$P" --violations="$T/fifo.jsonl" -- sh -c 'echo ran'
+	[ "$RC" = 125 ] || fail "a FIFO is refused, at once (got $RC)"
+	run_sbx --allow-write="$P" --violations="$P/v.jsonl" -- sh -c 'echo ran'
+	[ "$RC" = 125 ] || fail "a report file the command could write is refused (got $RC)"
+	expect_contains "$ERR" "the command could write there" "and says why"
+	# control: a plain file outside the roots
+	run_sbx --allow-write="$P" --violations="$T/ok.jsonl" -- sh -c 'echo ran'
+	expect_contains "$OUT" "ran" "control: a plain file outside the roots is taken"
+}
+TESTS+=(violations_sink_not_the_commands)
+
+t_violations_no_false_refusals() { # what fails anyway (EEXIST, ENOENT) or goes through a link is not reported; a real refusal is
+	run_sbx --allow-write="$P" --explain -- sh -c 'mkdir -p /usr/share; rm -f /etc/sbx-none.lock; { echo x >"$1/real.txt"; } 2>/dev/null; echo rc=$?' sh "$O"
+	expect_contains "$OUT" "rc=" "the command ran"
+	expect_not_contains "$ERR" "deny mkdir" "mkdir -p of directories that exist"
+	expect_not_contains "$ERR" "sbx-none.lock" "rm -f of a file that is not there"
+	grep -Eqx 'hint: allow-write /(usr|etc)?' <<<"$ERR" && fail "a hint to open the top of the disk: $ERR"
+	expect_contains "$ERR" "deny openat $O/real.txt" "control: a real refusal is reported"
+	expect_contains "$ERR" "hint: allow-write $O" "with its hint"
+}
+TESTS+=(violations_no_false_refusals)
