@@ -7322,10 +7322,14 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 					 * "*:*" because Seatbelt's localhost misses ::ffff:127.0.0.1 */
 		buf_puts(out, "(allow network-bind (local ip \"*:*\"))\n(allow network-inbound (local ip \"*:*\"))"
 		    "\t; allow-local-binding\n");
+	/* Unix sockets: socket(AF_UNIX) itself (domain 1) is harmless, what
+	 * it may reach is the rule; bind and connect each get their own rule,
+	 * so no (local ...) filter ever sits on an outbound one */
+	if (p->allow_all_unix_sockets || p->allow_unix_sockets.n)
+		buf_puts(out, "(allow system-socket (socket-domain 1))\n");
 	if (p->allow_all_unix_sockets)
-		buf_puts(out, "(allow system-socket (socket-domain 1))\n(allow network-bind network-outbound "
-		    "(remote unix-socket (path-regex #\"^/\")) (local unix-socket (path-regex #\"^/\")))"
-		    "\t; allow-all-unix-sockets\n");
+		buf_puts(out, "(allow network-bind (local unix-socket (path-regex #\"^/\")))\n"
+		    "(allow network-outbound (remote unix-socket (path-regex #\"^/\")))\t; allow-all-unix-sockets\n");
 	for (i = 0; i < p->allow_unix_sockets.n; i++) {
 		buf_puts(out, "(allow network-outbound (remote unix-socket (subpath ");
 		if (sb_put_string(out, p->allow_unix_sockets.v[i]) < 0 && !bad)
