@@ -62,7 +62,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct buf one = { 0 }, out = { 0 };
 	struct sexp_out o;
 	struct policy p;
-	struct plan pl, empty;
+	struct plan pl;
 	struct run_paths rp = { "/p", "/r", s, "/r/e", "/h", NULL, { NULL }, { 0 } };
 	struct sb_facts f;
 	const char *why = NULL;
@@ -79,7 +79,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the whole profile: the input in every place a string goes */
 	pol_init(&p);
 	memset(&pl, 0, sizeof(pl));
-	memset(&empty, 0, sizeof(empty));
 	for (int k = MK_BIND_RO; k <= MK_PIN_LINK; k++)
 		plan_mount(&pl, (enum mkind)k, s, "fuzz");
 	vec_push(&p.allow_unix_sockets, s);
@@ -94,7 +93,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		pol_init(&q);
 		memset(&none, 0, sizeof(none));
-		q.allow_unix_sockets.n = 0;
 		vec_push(&q.allow_unix_sockets, "/x");
 		vec_push(&q.allow_mach_lookup, "x");
 		base = lists_without(&q, &none, &f);
