@@ -7166,6 +7166,31 @@ sb_put_string(struct buf *out, const char *s)
 	return 0;
 }
 
+/* The sysctls a shell's programs read: srt's list, name by name (a
+ * prefix over kern. would include kern.proc.* of every user and more). */
+#define SB_SYSCTL_READ \
+	"(sysctl-name \"hw.activecpu\") (sysctl-name \"hw.busfrequency_compat\") (sysctl-name \"hw.byteorder\") " \
+	"(sysctl-name \"hw.cacheconfig\") (sysctl-name \"hw.cachelinesize_compat\") (sysctl-name \"hw.cpufamily\") " \
+	"(sysctl-name \"hw.cpufrequency\") (sysctl-name \"hw.cpufrequency_compat\") (sysctl-name \"hw.cputype\") " \
+	"(sysctl-name \"hw.l1dcachesize_compat\") (sysctl-name \"hw.l1icachesize_compat\") " \
+	"(sysctl-name \"hw.l2cachesize_compat\") (sysctl-name \"hw.l3cachesize_compat\") (sysctl-name \"hw.logicalcpu\") " \
+	"(sysctl-name \"hw.logicalcpu_max\") (sysctl-name \"hw.machine\") (sysctl-name \"hw.memsize\") " \
+	"(sysctl-name \"hw.ncpu\") (sysctl-name \"hw.nperflevels\") (sysctl-name \"hw.packages\") " \
+	"(sysctl-name \"hw.pagesize_compat\") (sysctl-name \"hw.pagesize\") (sysctl-name \"hw.physicalcpu\") " \
+	"(sysctl-name \"hw.physicalcpu_max\") (sysctl-name \"hw.tbfrequency_compat\") (sysctl-name \"hw.vectorunit\") " \
+	"(sysctl-name \"kern.argmax\") (sysctl-name \"kern.bootargs\") (sysctl-name \"kern.hostname\") " \
+	"(sysctl-name \"kern.maxfiles\") (sysctl-name \"kern.maxfilesperproc\") (sysctl-name \"kern.maxproc\") " \
+	"(sysctl-name \"kern.ngroups\") (sysctl-name \"kern.osproductversion\") (sysctl-name \"kern.osrelease\") " \
+	"(sysctl-name \"kern.ostype\") (sysctl-name \"kern.osvariant_status\") (sysctl-name \"kern.osversion\") " \
+	"(sysctl-name \"kern.secure_kernel\") (sysctl-name \"kern.tcsm_available\") (sysctl-name \"kern.tcsm_enable\") " \
+	"(sysctl-name \"kern.usrstack64\") (sysctl-name \"kern.version\") (sysctl-name \"kern.willshutdown\") " \
+	"(sysctl-name \"machdep.cpu.brand_string\") (sysctl-name \"machdep.ptrauth_enabled\") " \
+	"(sysctl-name \"security.mac.lockdown_mode_state\") (sysctl-name \"sysctl.proc_cputype\") " \
+	"(sysctl-name \"vm.loadavg\") (sysctl-name-prefix \"hw.optional.arm\") (sysctl-name-prefix \"hw.optional.armv8_\") " \
+	"(sysctl-name-prefix \"hw.perflevel\") (sysctl-name-prefix \"kern.proc.all\") " \
+	"(sysctl-name-prefix \"kern.proc.pgrp.\") (sysctl-name-prefix \"kern.proc.pid.\") " \
+	"(sysctl-name-prefix \"machdep.cpu.\") (sysctl-name-prefix \"net.routetable.\")"
+
 /* What a shell needs, added back after (deny default): srt's list
  * (srt-behaviour.md 8), each with the reason it is there. Constant text:
  * nothing here comes from the policy. */
@@ -7194,11 +7219,14 @@ static const struct { const char *rule, *why; } sb_shell_rules[] = {
 	{ "(allow ipc-posix-shm)", "POSIX shared memory: Python multiprocessing, node workers" },
 	{ "(allow ipc-posix-sem)", "POSIX semaphores: the same" },
 	{ "(allow iokit-get-properties)", "hardware facts (CPU count, model) read through IOKit" },
-	{ "(allow iokit-open (iokit-registry-entry-class \"RootDomainUserClient\"))", "power state queries; no other IOKit client" },
-	{ "(allow system-socket (require-all (socket-domain 32) (socket-protocol 2)))",
-	  "AF_SYSTEM/SYSPROTO_CONTROL: the kernel's control sockets that libnetwork queries" },
-	{ "(allow sysctl-read (sysctl-name-prefix \"hw.\") (sysctl-name-prefix \"kern.\") (sysctl-name \"sysctl.proc_cputype\") "
-	  "(sysctl-name \"vm.loadavg\"))", "CPU count, page size, OS version, process lists: reads only; sysctl-write stays denied" },
+	{ "(allow iokit-open (iokit-registry-entry-class \"IOSurfaceRootUserClient\") "
+	  "(iokit-registry-entry-class \"RootDomainUserClient\") (iokit-user-client-class \"IOSurfaceSendRight\"))",
+	  "IOSurface (graphics buffers some tools create) and power state queries; no other IOKit client" },
+	{ "(allow system-socket (require-all (socket-domain AF_SYSTEM) (socket-protocol 2)))",
+	  "AF_SYSTEM/SYSPROTO_CONTROL: the kernel's control sockets that libnetwork queries; no network" },
+	{ "(allow sysctl-read " SB_SYSCTL_READ ")",
+	  "CPU count and features, page size, OS version, this user's processes: srt's names, no wildcard over kern." },
+	{ "(allow sysctl-write (sysctl-name \"kern.tcsm_enable\"))", "V8 sets it when it counts threads (srt); the one write" },
 	{ "(allow distributed-notification-post)", "CFNotificationCenter posts" },
 	{ "(allow file-ioctl (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/random\") (literal \"/dev/urandom\") "
 	  "(literal \"/dev/dtracehelper\") (literal \"/dev/tty\"))", "isatty and friends on the standard devices" },
@@ -7322,11 +7350,11 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 					 * "*:*" because Seatbelt's localhost misses ::ffff:127.0.0.1 */
 		buf_puts(out, "(allow network-bind (local ip \"*:*\"))\n(allow network-inbound (local ip \"*:*\"))"
 		    "\t; allow-local-binding\n");
-	/* Unix sockets: socket(AF_UNIX) itself (domain 1) is harmless, what
+	/* Unix sockets: socket(AF_UNIX) itself (AF_UNIX) is harmless, what
 	 * it may reach is the rule; bind and connect each get their own rule,
 	 * so no (local ...) filter ever sits on an outbound one */
 	if (p->allow_all_unix_sockets || p->allow_unix_sockets.n)
-		buf_puts(out, "(allow system-socket (socket-domain 1))\n");
+		buf_puts(out, "(allow system-socket (socket-domain AF_UNIX))\n");
 	if (p->allow_all_unix_sockets)
 		buf_puts(out, "(allow network-bind (local unix-socket (path-regex #\"^/\")))\n"
 		    "(allow network-outbound (remote unix-socket (path-regex #\"^/\")))\t; allow-all-unix-sockets\n");
