@@ -20,11 +20,11 @@ cross: sbx-aarch64
 sbx-aarch64: sbx.c seccomp_bpf.h
 	$(CROSS) -static -O2 -Wall -Wextra -o $@ sbx.c
 
-tests/unit: tests/unit.c sbx.c seccomp_bpf.h
+tests/unit: tests/unit.c tests/sexp.h sbx.c seccomp_bpf.h
 	$(CC) -O1 -g -Wall -Wextra -o $@ tests/unit.c
 
 # The macOS path compiles (and its pure parts are tested) on Linux too.
-tests/unit-macos: tests/unit.c sbx.c seccomp_bpf.h
+tests/unit-macos: tests/unit.c tests/sexp.h sbx.c seccomp_bpf.h
 	$(CC) -O1 -g -Wall -Wextra -DSBX_FORCE_MACOS -o $@ tests/unit.c
 
 unit: tests/unit tests/unit-macos
@@ -105,16 +105,16 @@ FUZZ_CC     ?= clang
 FUZZ_CFLAGS ?= -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined -DSBX_LIBFUZZER
 FUZZ_EXTRA  ?=
 FUZZ_REPLAY_CFLAGS ?= -O1 -g -Wall -Wextra
-FUZZ_NAMES   = json policy pattern http socks gitcfg wire
+FUZZ_NAMES   = json policy pattern http socks gitcfg wire seatbelt
 FUZZ_BINS    = $(FUZZ_NAMES:%=tests/fuzz_%.bin)
 FUZZ_REPLAYS = $(FUZZ_NAMES:%=tests/fuzz_%_replay.bin)
 
 fuzz: $(FUZZ_BINS)
 
-$(FUZZ_BINS): tests/fuzz_%.bin: tests/fuzz_%.c tests/fuzz.h sbx.c seccomp_bpf.h
+$(FUZZ_BINS): tests/fuzz_%.bin: tests/fuzz_%.c tests/fuzz.h tests/sexp.h sbx.c seccomp_bpf.h
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA) -o $@ tests/fuzz_$*.c
 
-$(FUZZ_REPLAYS): tests/fuzz_%_replay.bin: tests/fuzz_%.c tests/fuzz.h tests/fuzz_main.c sbx.c seccomp_bpf.h
+$(FUZZ_REPLAYS): tests/fuzz_%_replay.bin: tests/fuzz_%.c tests/fuzz.h tests/sexp.h tests/fuzz_main.c sbx.c seccomp_bpf.h
 	$(CC) $(FUZZ_REPLAY_CFLAGS) $(FUZZ_EXTRA) -o $@ tests/fuzz_$*.c
 
 fuzz-replay: $(FUZZ_REPLAYS)

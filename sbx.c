@@ -53,7 +53,8 @@
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
  *      processes (control, handed fds, expose-port, decision records, the
- *      observer's events)
+ *      observer's events), 6d the Seatbelt profile (the plan and the
+ *      network policy as SBPL, for macOS; printed on every platform)
  *   7. Proxy: the poll() loop; 7.1 parsers (pure: HTTP head, SOCKS5/4a, the
  *      SSH refusal), 7.2 resolver threads, 7.3 connections and relay, 7.4
  *      the lockdown (per platform), 7.5 the proxy process as its steps
@@ -70,7 +71,8 @@
  *      observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
  *      connection), 10d --check
- *  11. macOS runner (Seatbelt): not yet built; fails closed
+ *  11. macOS runner (Seatbelt): not yet built; fails closed (the profile
+ *      it will apply is 6d)
  *  12. CLI and main: option table, usage, the print modes, named steps
  *
  * Invariants (../shared/DESIGN.md section 3):
@@ -6192,12 +6194,13 @@ plan_is_writable(const struct plan *pl, const char *path)
 
 /* ====================================================================
  * 6. RENDERERS AND WIRE FORMATS: the run's facts, the bwrap argv, the
- *    seccomp programs, the messages between sbx's processes (all pure)
+ *    seccomp programs, the messages between sbx's processes, the Seatbelt
+ *    profile (all pure)
  * ====================================================================
  *
  * Everything here is a function of the policy, the plan and the run's
- * facts, compiled on every platform and tested as goldens (tests/unit.c).
- * The Seatbelt profile joins them with the macOS runner. */
+ * facts, compiled on every platform and tested as goldens (tests/unit.c),
+ * the Seatbelt profile (6d) among them. */
 
 /* ---- 6a. The run's facts and the bwrap argv ------------------------------
  *
@@ -7051,6 +7054,321 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 	memcpy(e->target, b + 15 + cn, tn);
 	if (obs_calls[e->call].connect ? !obs_is_address(e->target) : (e->target[0] != '/' || e->port != 0))
 		return -1;
+	return 0;
+}
+
+/* ---- 6d. The Seatbelt profile: the plan and the network policy as SBPL ---
+ *
+ * macOS has no mount namespace: the same plan becomes a Seatbelt profile
+ * (SBPL, a Scheme dialect) that `sandbox-exec -p` applies to the command.
+ * In SBPL a later rule that matches wins over an earlier one, which is how
+ * bwrap's mounts behave too (a later mount covers an earlier one), so the
+ * plan's mounts, sorted parents first, render in their order, once for
+ * reads and once for writes:
+ *
+ *   MK_BIND_RW P      allow read, allow write      (subpath P)
+ *   MK_BIND_RO P      allow read, deny write       (subpath P): a deny-write,
+ *                     a mandatory deny, a git rule inside a root, or a path
+ *                     shown again inside a hidden directory
+ *   MK_TMPFS P        deny read, deny write        (subpath P): hidden; the
+ *                     write deny too, or a command could overwrite a secret
+ *                     it cannot read (on Linux it writes into a tmpfs)
+ *   MK_EMPTY_FILE P   deny read, deny write        (literal P)
+ *   MK_PIN_LINK P     deny write                   (literal P): the link itself
+ *   MK_REMOUNT_RO,    nothing: the tmpfs's read-only remount and sbx's own
+ *   MK_BIND_FROM      binary shown inside are bwrap's mechanics
+ *
+ * Placeholders are not needed: a (literal) or (subpath) deny matches a
+ * path that does not exist yet, so its creation is refused. Every mount
+ * point cannot be renamed on Linux (EBUSY); here each gets a deny of
+ * file-write-unlink on its literal path at the end, so `mv .git g2` cannot
+ * carry a protected hooks directory out from under its rule (Seatbelt
+ * checks the name an operation uses, not what lies below it). */
+
+/* Where the profile's inputs beyond the plan come from (sb_facts_collect). */
+struct sb_facts {
+	const char *tag;	/* CMD64_<base64>_END_<suffix>: log lines map back to the run */
+	const char *suffix;	/* per run, random (an input: goldens stay stable) */
+	const char *tmpdir;	/* the command's private TMPDIR */
+	int http_port, socks_port;	/* the proxy's listeners on 127.0.0.1 */
+};
+
+/* Standard base64 (RFC 4648 4) of n bytes, into out. */
+static void
+sb_base64(const unsigned char *s, size_t n, struct buf *out)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0) |
+		    (i + 2 < n ? s[i + 2] : 0);
+
+		buf_putc(out, a[v >> 18 & 63]);
+		buf_putc(out, a[v >> 12 & 63]);
+		buf_putc(out, i + 1 < n ? a[v >> 6 & 63] : '=');
+		buf_putc(out, i + 2 < n ? a[v & 63] : '=');
+	}
+}
+
+/* The facts, from the run's paths, the command, the proxy's ports and the
+ * run's random suffix (pure: the caller draws the suffix and binds the
+ * ports). The tag carries the first 100 bytes of the command, as srt's
+ * (its base64 has no byte the profile's strings must escape). */
+static void
+sb_facts_collect(struct sb_facts *f, const struct run_paths *rp, char *const *cmd, const char *suffix,
+    int http_port, int socks_port)
+{
+	struct buf c = { 0 }, b = { 0 };
+
+	for (size_t i = 0; cmd && cmd[i]; i++) {
+		if (i)
+			buf_putc(&c, ' ');
+		buf_puts(&c, cmd[i]);
+	}
+	sb_base64((const unsigned char *)(c.p ? c.p : ""), c.n > 100 ? 100 : c.n, &b);
+	f->tag = aprintf("CMD64_%s_END_%s", b.p ? b.p : "", suffix);
+	f->suffix = suffix;
+	f->tmpdir = rp->tmpdir;
+	f->http_port = http_port;
+	f->socks_port = socks_port;
+	free(c.p);
+	free(b.p);
+}
+
+/* Append s as an SBPL string literal, quotes included. Returns 0, or -1
+ * when s holds a control byte or is not UTF-8. `"` and `\` are escaped;
+ * everything else is refused rather than escaped, because which escapes
+ * SBPL's reader accepts beyond those two is not documented, and a path
+ * with a newline or invalid UTF-8 in a policy is a mistake or an attack
+ * (APFS names are UTF-8): failing closed costs nothing real. */
+static int
+sb_put_string(struct buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	size_t start = out->n;
+
+	buf_putc(out, '"');
+	while (p < end) {
+		int len = *p < 0x80 ? 1 : utf8_valid_len(p, end);
+
+		if (len == 0 || (len == 1 && is_control(*p))) {
+			out->n = start;	/* nothing half-written */
+			if (out->p)
+				out->p[start] = '\0';
+			return -1;
+		}
+		if (*p == '"' || *p == '\\')
+			buf_putc(out, '\\');
+		buf_putn(out, (const char *)p, (size_t)len);
+		p += len;
+	}
+	buf_putc(out, '"');
+	return 0;
+}
+
+/* The sysctls a shell's programs read: srt's list, name by name (a
+ * prefix over kern. would include kern.proc.* of every user and more). */
+#define SB_SYSCTL_READ \
+	"(sysctl-name \"hw.activecpu\") (sysctl-name \"hw.busfrequency_compat\") (sysctl-name \"hw.byteorder\") " \
+	"(sysctl-name \"hw.cacheconfig\") (sysctl-name \"hw.cachelinesize_compat\") (sysctl-name \"hw.cpufamily\") " \
+	"(sysctl-name \"hw.cpufrequency\") (sysctl-name \"hw.cpufrequency_compat\") (sysctl-name \"hw.cputype\") " \
+	"(sysctl-name \"hw.l1dcachesize_compat\") (sysctl-name \"hw.l1icachesize_compat\") " \
+	"(sysctl-name \"hw.l2cachesize_compat\") (sysctl-name \"hw.l3cachesize_compat\") (sysctl-name \"hw.logicalcpu\") " \
+	"(sysctl-name \"hw.logicalcpu_max\") (sysctl-name \"hw.machine\") (sysctl-name \"hw.memsize\") " \
+	"(sysctl-name \"hw.ncpu\") (sysctl-name \"hw.nperflevels\") (sysctl-name \"hw.packages\") " \
+	"(sysctl-name \"hw.pagesize_compat\") (sysctl-name \"hw.pagesize\") (sysctl-name \"hw.physicalcpu\") " \
+	"(sysctl-name \"hw.physicalcpu_max\") (sysctl-name \"hw.tbfrequency_compat\") (sysctl-name \"hw.vectorunit\") " \
+	"(sysctl-name \"kern.argmax\") (sysctl-name \"kern.bootargs\") (sysctl-name \"kern.hostname\") " \
+	"(sysctl-name \"kern.maxfiles\") (sysctl-name \"kern.maxfilesperproc\") (sysctl-name \"kern.maxproc\") " \
+	"(sysctl-name \"kern.ngroups\") (sysctl-name \"kern.osproductversion\") (sysctl-name \"kern.osrelease\") " \
+	"(sysctl-name \"kern.ostype\") (sysctl-name \"kern.osvariant_status\") (sysctl-name \"kern.osversion\") " \
+	"(sysctl-name \"kern.secure_kernel\") (sysctl-name \"kern.tcsm_available\") (sysctl-name \"kern.tcsm_enable\") " \
+	"(sysctl-name \"kern.usrstack64\") (sysctl-name \"kern.version\") (sysctl-name \"kern.willshutdown\") " \
+	"(sysctl-name \"machdep.cpu.brand_string\") (sysctl-name \"machdep.ptrauth_enabled\") " \
+	"(sysctl-name \"security.mac.lockdown_mode_state\") (sysctl-name \"sysctl.proc_cputype\") " \
+	"(sysctl-name \"vm.loadavg\") (sysctl-name-prefix \"hw.optional.arm\") (sysctl-name-prefix \"hw.optional.armv8_\") " \
+	"(sysctl-name-prefix \"hw.perflevel\") (sysctl-name-prefix \"kern.proc.all\") " \
+	"(sysctl-name-prefix \"kern.proc.pgrp.\") (sysctl-name-prefix \"kern.proc.pid.\") " \
+	"(sysctl-name-prefix \"machdep.cpu.\") (sysctl-name-prefix \"net.routetable.\")"
+
+/* What a shell needs, added back after (deny default): srt's list
+ * (srt-behaviour.md 8), each with the reason it is there. Constant text:
+ * nothing here comes from the policy. */
+static const struct { const char *rule, *why; } sb_shell_rules[] = {
+	{ "(allow process-exec)", "a shell runs programs" },
+	{ "(allow process-fork)", "a shell forks for every command and pipeline" },
+	{ "(allow process-info* (target same-sandbox))", "ps, job control, getpgrp: only about processes of this sandbox" },
+	{ "(allow signal (target same-sandbox))", "kill and job control inside; never a process outside" },
+	{ "(allow mach-priv-task-port (target same-sandbox))", "debuggers and runtimes that inspect their own children" },
+	{ "(allow user-preference-read)", "CFPreferences: most Apple frameworks read defaults at start" },
+	{ "(allow mach-lookup (global-name \"com.apple.audio.systemsoundserver\"))", "AudioToolbox, linked by many CLI tools" },
+	{ "(allow mach-lookup (global-name \"com.apple.distributed_notifications@Uv3\"))", "CFNotificationCenter" },
+	{ "(allow mach-lookup (global-name \"com.apple.FontObjectsServer\"))", "CoreText, for tools that render text" },
+	{ "(allow mach-lookup (global-name \"com.apple.fonts\"))", "the font registry" },
+	{ "(allow mach-lookup (global-name \"com.apple.logd\"))", "os_log: every framework logs" },
+	{ "(allow mach-lookup (global-name \"com.apple.lsd.mapdb\"))", "LaunchServices' database: file types, bundles" },
+	{ "(allow mach-lookup (global-name \"com.apple.PowerManagement.control\"))", "IOPM assertions (caffeinate-like calls in builds)" },
+	{ "(allow mach-lookup (global-name \"com.apple.system.logger\"))", "asl, the older logging API" },
+	{ "(allow mach-lookup (global-name \"com.apple.system.notification_center\"))", "notify(3): time zone and network changes" },
+	{ "(allow mach-lookup (global-name \"com.apple.system.opendirectoryd.libinfo\"))", "getpwuid, getgrgid: the user's name and home" },
+	{ "(allow mach-lookup (global-name \"com.apple.system.opendirectoryd.membership\"))", "group membership checks" },
+	{ "(allow mach-lookup (global-name \"com.apple.bsd.dirhelper\"))", "confstr(_CS_DARWIN_USER_TEMP_DIR)" },
+	{ "(allow mach-lookup (global-name \"com.apple.securityd.xpc\"))", "Security.framework: keychain-free certificate reads" },
+	{ "(allow mach-lookup (global-name \"com.apple.coreservices.launchservicesd\"))", "LaunchServices: bundle lookups" },
+	{ "(allow mach-lookup (global-name \"com.apple.SecurityServer\"))", "Security.framework's legacy server" },
+	{ "(allow ipc-posix-shm)", "POSIX shared memory: Python multiprocessing, node workers" },
+	{ "(allow ipc-posix-sem)", "POSIX semaphores: the same" },
+	{ "(allow iokit-get-properties)", "hardware facts (CPU count, model) read through IOKit" },
+	{ "(allow iokit-open (iokit-registry-entry-class \"IOSurfaceRootUserClient\") "
+	  "(iokit-registry-entry-class \"RootDomainUserClient\") (iokit-user-client-class \"IOSurfaceSendRight\"))",
+	  "IOSurface (graphics buffers some tools create) and power state queries; no other IOKit client" },
+	{ "(allow system-socket (require-all (socket-domain AF_SYSTEM) (socket-protocol 2)))",
+	  "AF_SYSTEM/SYSPROTO_CONTROL: the kernel's control sockets that libnetwork queries; no network" },
+	{ "(allow sysctl-read " SB_SYSCTL_READ ")",
+	  "CPU count and features, page size, OS version, this user's processes: srt's names, no wildcard over kern." },
+	{ "(allow sysctl-write (sysctl-name \"kern.tcsm_enable\"))", "V8 sets it when it counts threads (srt); the one write" },
+	{ "(allow distributed-notification-post)", "CFNotificationCenter posts" },
+	{ "(allow file-ioctl (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/random\") (literal \"/dev/urandom\") "
+	  "(literal \"/dev/dtracehelper\") (literal \"/dev/tty\"))", "isatty and friends on the standard devices" },
+};
+
+/* A rule with one path filter: "(ACTION OPS (FILTER "PATH"))". Returns 0,
+ * or -1 when the path cannot be a profile string. */
+static int
+sb_rule(struct buf *out, const char *action, const char *ops, const char *filter, const char *path)
+{
+	buf_printf(out, "(%s %s (%s ", action, ops, filter);
+	if (sb_put_string(out, path) < 0)
+		return -1;
+	buf_puts(out, "))\n");
+	return 0;
+}
+
+/* What each mount kind says about reads and writes (NULL: nothing), and
+ * its filter. ORDER: enum mkind. */
+static const struct { const char *read, *write, *filter; } sb_mount_rules[] = {
+	[MK_BIND_RO] = { "allow", "deny", "subpath" },
+	[MK_BIND_RW] = { "allow", "allow", "subpath" },
+	[MK_EMPTY_FILE] = { "deny", "deny", "literal" },
+	[MK_TMPFS] = { "deny", "deny", "subpath" },
+	[MK_REMOUNT_RO] = { NULL, NULL, NULL },
+	[MK_BIND_FROM] = { NULL, NULL, NULL },
+	[MK_PIN_LINK] = { NULL, "deny", "literal" },
+};
+
+/* The profile. Returns 0, or -1 with *why set when a path or name cannot
+ * be written as a profile string (then out holds no usable profile). */
+static int
+seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_facts *f, struct buf *out,
+    const char **why)
+{
+	const char *bad = NULL;
+	size_t i;
+
+	/* Every string below goes through sb_put_string; a refusal is kept
+	 * in bad and reported once, at the end. */
+#define SB_PATH(action, ops, filter, path)	do { if (sb_rule(out, action, ops, filter, path) < 0 && !bad) bad = (path); } while (0)
+
+	buf_puts(out, "(version 1)\n");
+	buf_puts(out, "(deny default (with message ");
+	if (sb_put_string(out, f->tag) < 0)
+		bad = f->tag;
+	buf_puts(out, "))\n\n; what a shell needs (srt's list)\n");
+	for (i = 0; i < LEN(sb_shell_rules); i++)
+		buf_printf(out, "%s\t; %s\n", sb_shell_rules[i].rule, sb_shell_rules[i].why);
+	if (p->allow_pty)	/* allow-pty: script, expect, tmux inside */
+		buf_puts(out, "(allow pseudo-tty)\n(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") "
+		    "(regex #\"^/dev/ttys[0-9]+$\"))\n");
+	for (i = 0; i < p->allow_mach_lookup.n; i++) {
+		const char *name = p->allow_mach_lookup.v[i];
+		size_t n = strlen(name);
+		bool prefix = n > 0 && name[n - 1] == '*';	/* srt: a trailing * is a prefix */
+
+		buf_printf(out, "(allow mach-lookup (%s ", prefix ? "global-name-prefix" : "global-name");
+		if (sb_put_string(out, prefix ? astrndup(name, n - 1) : name) < 0 && !bad)
+			bad = name;
+		buf_puts(out, "))\t; allow-mach-lookup\n");
+	}
+	if (p->weaker_network_isolation)	/* Go's TLS verifies through trustd: an exfiltration path (srt's README) */
+		buf_puts(out, "(allow mach-lookup (global-name \"com.apple.trustd.agent\"))\t; weaker-network-isolation\n");
+	if (p->allow_apple_events)	/* other apps then run code outside the sandbox (srt's README) */
+		buf_puts(out, "(allow appleevent-send)\n(allow lsopen)\n"
+		    "(allow mach-lookup (global-name \"com.apple.coreservices.appleevents\") "
+		    "(global-name \"com.apple.CoreServices.coreservicesd\") "
+		    "(global-name \"com.apple.coreservices.quarantine-resolver\"))\t; allow-apple-events\n");
+
+	/* reads: open, then the plan's hidden paths and what is shown again */
+	buf_puts(out, "\n; reads: everything, then the plan's hidden paths and what it shows again\n(allow file-read*)\n");
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		if (sb_mount_rules[m->kind].read)
+			SB_PATH(sb_mount_rules[m->kind].read, "file-read*", sb_mount_rules[m->kind].filter, m->path);
+	}
+
+	/* writes: the devices and ttys first, then the plan in its order, so
+	 * every deny (deny-write, the mandatory denies, the git rules) comes
+	 * after the allow it overrides and wins */
+	buf_puts(out, "\n; writes: the standard devices, then the plan (its denies after the allows they override)\n");
+	buf_puts(out, "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\") "
+	    "(regex #\"^/dev/ttys[0-9]+$\"))\n");
+	/* the private TMPDIR is in the plan (plan_add_run_paths): a writable
+	 * root shown again inside the hidden runtime directory */
+	if (pl->fs_disabled)
+		buf_puts(out, "(allow file-write*)\t; disable-filesystem\n");
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		if (sb_mount_rules[m->kind].write)
+			SB_PATH(sb_mount_rules[m->kind].write, "file-write*", sb_mount_rules[m->kind].filter, m->path);
+	}
+	buf_puts(out, "\n; no rename or removal of what the plan covers (a mount point on Linux)\n");
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		if (sb_mount_rules[m->kind].write && !(m->kind == MK_BIND_RW && f->tmpdir && strcmp(m->path, f->tmpdir) == 0))
+			SB_PATH("deny", "file-write-unlink", "literal", m->path);
+	}
+
+	/* network: only the proxy's ports and allow-host-port, by remote
+	 * address. Never a (local ip ...) filter on outbound: it is matched
+	 * against the socket's source address, the any-address of an unbound
+	 * socket, which Seatbelt's "localhost" matches, so it would admit
+	 * every connection (srt's comment). */
+	buf_puts(out, "\n; network: the proxy's ports on localhost, by remote address only\n");
+	buf_printf(out, "(allow network-outbound (remote ip \"localhost:%d\") (remote ip \"localhost:%d\"))\n",
+	    f->http_port, f->socks_port);
+	for (i = 0; i < p->host_ports.n; i++) {
+		long port;
+		const char *perr;
+
+		if (parse_int(p->host_ports.v[i], 1, 65535, &port, &perr) == 0)
+			buf_printf(out, "(allow network-outbound (remote ip \"localhost:%ld\"))\t; allow-host-port\n", port);
+	}
+	if (p->allow_local_binding)	/* bind and inbound only: srt also opens outbound to every
+					 * localhost port, an exfiltration path (srt #131, #225);
+					 * "*:*" because Seatbelt's localhost misses ::ffff:127.0.0.1 */
+		buf_puts(out, "(allow network-bind (local ip \"*:*\"))\n(allow network-inbound (local ip \"*:*\"))"
+		    "\t; allow-local-binding\n");
+	/* Unix sockets: socket(AF_UNIX) itself (AF_UNIX) is harmless, what
+	 * it may reach is the rule; bind and connect each get their own rule,
+	 * so no (local ...) filter ever sits on an outbound one */
+	if (p->allow_all_unix_sockets || p->allow_unix_sockets.n)
+		buf_puts(out, "(allow system-socket (socket-domain AF_UNIX))\n");
+	if (p->allow_all_unix_sockets)
+		buf_puts(out, "(allow network-bind (local unix-socket (path-regex #\"^/\")))\n"
+		    "(allow network-outbound (remote unix-socket (path-regex #\"^/\")))\t; allow-all-unix-sockets\n");
+	for (i = 0; i < p->allow_unix_sockets.n; i++) {
+		buf_puts(out, "(allow network-outbound (remote unix-socket (subpath ");
+		if (sb_put_string(out, p->allow_unix_sockets.v[i]) < 0 && !bad)
+			bad = p->allow_unix_sockets.v[i];
+		buf_puts(out, ")))\t; allow-unix-socket\n");
+	}
+#undef SB_PATH
+	if (bad) {
+		*why = "a path or name holds a control byte or is not UTF-8: it cannot be written into a Seatbelt profile";
+		return -1;
+	}
 	return 0;
 }
 
@@ -13251,6 +13569,7 @@ static const struct cli_option cli_options[] = {
 	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) and the proxy's (each connection, a summary at exit) on stderr" },
 	{ "print", 0, true, OPT_PRINT, "WHAT",
 	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), "
+	  "seatbelt (the macOS profile), "
 	  "bpf (the seccomp program), bpf-proxy (the proxy's own), bpf-observer (the write observer's), man" },
 	{ "arch", 0, true, OPT_ARCH, "ARCH", "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
 	{ "explain", 0, true, OPT_EXPLAIN, "HOST[:PORT]",
@@ -13758,9 +14077,9 @@ report_rss(void)
 
 /* What sbx was asked to do besides running: --print=WHAT. ORDER: none
  * (looked up by name in print_modes). */
-enum print_mode { PM_NONE, PM_POLICY, PM_JSON, PM_ARGV, PM_BPF, PM_BPF_PROXY, PM_BPF_OBSERVER, PM_MAN };
+enum print_mode { PM_NONE, PM_POLICY, PM_JSON, PM_ARGV, PM_SEATBELT, PM_BPF, PM_BPF_PROXY, PM_BPF_OBSERVER, PM_MAN };
 static const struct { const char *name; enum print_mode mode; } print_modes[] = {
-	{ "policy", PM_POLICY }, { "json", PM_JSON }, { "argv", PM_ARGV }, { "bpf", PM_BPF },
+	{ "policy", PM_POLICY }, { "json", PM_JSON }, { "argv", PM_ARGV }, { "seatbelt", PM_SEATBELT }, { "bpf", PM_BPF },
 	{ "bpf-proxy", PM_BPF_PROXY }, { "bpf-observer", PM_BPF_OBSERVER }, { "man", PM_MAN },
 };
 
@@ -13772,7 +14091,7 @@ print_mode_named(const char *name)
 	for (size_t i = 0; i < LEN(print_modes); i++)
 		if (strcmp(name, print_modes[i].name) == 0)
 			return print_modes[i].mode;
-	die("--print takes policy, json, argv, bpf, bpf-proxy, bpf-observer or man, not \"%s\"", name);
+	die("--print takes policy, json, argv, seatbelt, bpf, bpf-proxy, bpf-observer or man, not \"%s\"", name);
 }
 
 /* Step: the policy, from -c FILE or the default, then the --directive
@@ -13889,6 +14208,24 @@ print_argv(const struct policy *p, const struct plan *pl, const struct run_facts
 
 	bw_render(p->bwrap_path ? p->bwrap_path : "bwrap", p, pl, rf, &bi);
 	bw_print(&bi, &out);
+	fwrite(out.p, 1, out.n, stdout);
+	free(out.p);
+	return 0;
+}
+
+/* Step (--print=seatbelt): the Seatbelt profile for this policy, on any
+ * platform. The proxy's ports and the run's suffix are fixed stand-ins
+ * here (a run draws them): the rest is what the macOS runner will apply. */
+static int
+print_seatbelt(const struct policy *p, const struct plan *pl, const struct run_paths *rp, char **cmd)
+{
+	struct sb_facts f;
+	struct buf out = { 0 };
+	const char *why = NULL;
+
+	sb_facts_collect(&f, rp, cmd, "_PRINTED_SBX", SBX_PROXY_HTTP_PORT, SBX_PROXY_SOCKS_PORT);
+	if (seatbelt_render(p, pl, &f, &out, &why) < 0)
+		die("cannot write the Seatbelt profile: %s", why);
 	fwrite(out.p, 1, out.n, stdout);
 	free(out.p);
 	return 0;
@@ -14096,6 +14433,7 @@ main(int argc, char **argv)
 		return 0;
 	case PM_NONE:
 	case PM_ARGV:
+	case PM_SEATBELT:
 	case PM_MAN:
 		break;
 	}
@@ -14107,7 +14445,7 @@ main(int argc, char **argv)
 
 	/* the plan and the run's facts, the same for --print=argv and the run */
 	run_paths_init(&rp, cwd);
-	main_plan(&p, &rp, mode == PM_ARGV, &pl);
+	main_plan(&p, &rp, mode == PM_ARGV || mode == PM_SEATBELT, &pl);
 	self = realpath("/proc/self/exe", self_buf) ? astrdup(self_buf) : NULL;
 	if (!self && policy_runs_proxy(&p))	/* replaced or deleted while it runs: an upgrade */
 		warnx("cannot find my own binary (%s): GIT_SSH_COMMAND is not set, so ssh inside will not go "
@@ -14117,5 +14455,7 @@ main(int argc, char **argv)
 	plan_note_mounts(&pl);
 	if (mode == PM_ARGV)
 		return print_argv(&p, &pl, &rf);
+	if (mode == PM_SEATBELT)
+		return print_seatbelt(&p, &pl, &rp, c.cmd);
 	return main_run(&p, &pl, &rp, &rf, &c);
 }

@@ -1650,6 +1650,23 @@ EOF
 }
 TESTS+=(print_argv)
 
+t_print_seatbelt() { # --print=seatbelt prints the macOS profile on any platform, exits 0, runs nothing; strings escaped
+	mkdir -p "$T/we\"ird)dir"
+	policy p <<EOF
+allow-write .
+deny-read "$T/we\"ird)dir"
+EOF
+	snap "$P" >"$T/p.before"
+	run_sbx --print=seatbelt -c "$T/p" -- sh -c 'echo RAN; touch marker'
+	expect_rc 0; expect_not_contains "$OUT" $'\nRAN' "output"; [ ! -e "$P/marker" ] || fail "command ran"
+	expect_same_tree "$P" "$T/p.before" "project after --print=seatbelt (nothing may be created)"
+	expect_contains "$OUT" "(version 1)" "profile"
+	expect_contains "$OUT" "(allow file-write* (subpath \"$P\"))" "profile"
+	expect_contains "$OUT" "(deny file-read* (subpath \"$T/we\\\"ird)dir\"))" "profile (the quote escaped)"
+	expect_contains "$OUT" '(remote ip "localhost:3128")' "profile"
+}
+TESTS+=(print_seatbelt)
+
 roundtrip() { # roundtrip POLICYFILE : --print=policy / --print=json fed back give identical --print=policy
 	local f=$1 b; b=$T/rt-$(basename "$f")
 	run_sbx --print=policy -c "$f" -- true; expect_rc 0 "--print=policy $f"

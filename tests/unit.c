@@ -9,6 +9,7 @@
  */
 #define main sbx_main
 #include "../sbx.c"
+#include "sexp.h"
 #undef main
 
 static int n_pass, n_fail;
@@ -1021,6 +1022,158 @@ test_argv_goldens(void)
 			check_str(out.p, golden.p, golden_path, __LINE__);
 		}
 		free(text.p);
+		free(golden.p);
+		free(out.p);
+		free(tree.p);
+	}
+}
+
+/* ---- the Seatbelt profile (6d) ------------------------------------- */
+
+/* The escaper: what it writes reads back as the same bytes, and what it
+ * cannot write safely it refuses. */
+static void
+test_seatbelt_escape(void)
+{
+	static const struct { const char *in, *out; } ok[] = {
+		{ "/p/plain", "\"/p/plain\"" },
+		{ "/p/a\"b", "\"/p/a\\\"b\"" },
+		{ "/p/a\\b", "\"/p/a\\\\b\"" },
+		{ "/p/a)b(c", "\"/p/a)b(c\"" },		/* parentheses are plain bytes in a string */
+		{ "/p/\")) (allow default) ;", "\"/p/\\\")) (allow default) ;\"" },
+		{ "/p/caf\xc3\xa9", "\"/p/caf\xc3\xa9\"" },	/* UTF-8 passes as it is */
+		{ "", "\"\"" },
+	};
+	static const char *const refused[] = {
+		"/p/a\nb", "/p/a\rb", "/p/a\tb", "/p/\x1b[31m", "/p/\x7f", "/p/\xff", "/p/\xc3", "/p/\xc0\xaf",
+		"/p/\xed\xa0\x80",	/* a surrogate */
+	};
+
+	for (size_t i = 0; i < LEN(ok); i++) {
+		struct buf b = { 0 };
+		struct sexp_out o;
+		const char *why;
+
+		CHECK(sb_put_string(&b, ok[i].in) == 0, "escape: %s accepted", ok[i].out);
+		check_str(b.p, ok[i].out, "sb_put_string", __LINE__);
+		CHECK(sexp_read(b.p, b.n, &o, &why) == 0 && o.strings.n == 1 && strcmp(o.strings.v[0], ok[i].in) == 0,
+		    "escape: %s reads back as one string, the same bytes", ok[i].out);
+		free(b.p);
+	}
+	for (size_t i = 0; i < LEN(refused); i++) {
+		struct buf b = { 0 };
+
+		buf_puts(&b, "(x ");
+		CHECK(sb_put_string(&b, refused[i]) < 0, "escape: refused case %zu refused", i);
+		CHECK(strcmp(b.p, "(x ") == 0, "escape: a refusal writes nothing (case %zu)", i);
+		free(b.p);
+	}
+	/* a refused path refuses the whole profile */
+	{
+		struct policy p;
+		struct plan pl;
+		struct sb_facts f = { "T", "S", "/t", 1, 2 };
+		struct buf out = { 0 };
+		const char *why = NULL;
+
+		pol_init(&p);
+		memset(&pl, 0, sizeof(pl));
+		plan_mount(&pl, MK_TMPFS, "/p/a\n(allow default)", "test");
+		CHECK(seatbelt_render(&p, &pl, &f, &out, &why) < 0 && why, "a newline in a plan path refuses the profile");
+		free(out.p);
+	}
+}
+
+/* The vocabulary: tests/seatbelt-vocabulary.txt's first words. */
+static struct strset *
+seatbelt_vocabulary(void)
+{
+	struct buf text = { 0 };
+	struct strset *set = amalloc(sizeof(*set));
+	char *save, *line;
+
+	memset(set, 0, sizeof(*set));
+	if (read_file("tests/seatbelt-vocabulary.txt", 1 << 20, &text) < 0) {
+		CHECK(false, "cannot read tests/seatbelt-vocabulary.txt");
+		return set;
+	}
+	for (line = strtok_r(astrdup(text.p), "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strcspn(line, " \t");
+
+		if (line[0] != '#' && n)
+			strset_add(set, astrndup(line, n));
+	}
+	free(text.p);
+	return set;
+}
+
+/* Goldens for --print=seatbelt, over the argv goldens' policies (their
+ * fake disks), policy.example, and one with every macOS directive; each
+ * parses, and every symbol in it is in the vocabulary. */
+static void
+test_seatbelt_goldens(void)
+{
+	static const char *const names[] = { "default", "srt-docs", "deny-read-tree", "weaker", "seatbelt-all",
+		"policy-example" };
+	struct strset *vocab = seatbelt_vocabulary();
+	size_t i;
+
+	for (i = 0; i < LEN(names); i++) {
+		struct buf text = { 0 }, golden = { 0 }, out = { 0 }, tree = { 0 }, treesrc = { 0 };
+		bool example = strcmp(names[i], "policy-example") == 0;
+		const char *policy_path = example ? "policy.example" : aprintf("tests/golden/%s.policy", names[i]);
+		const char *golden_path = aprintf("tests/golden/%s.sb", names[i]);
+		char *line, *save;
+		struct policy p;
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL }, { 0 } };
+		struct vec facts = { 0 };
+		struct plan pl;
+		struct err e = { 0 };
+		const char *why = NULL, *perr;
+		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
+		struct sb_facts f;
+		struct sexp_out o;
+
+		if (read_file(policy_path, 1 << 20, &text) < 0 ||
+		    read_file(example ? "tests/golden/default.policy" : policy_path, 1 << 20, &treesrc) < 0) {
+			CHECK(false, "cannot read %s", policy_path);
+			continue;
+		}
+		/* "#tree ..." lines give the fake disk (policy.example: default's) */
+		for (line = strtok_r(astrdup(treesrc.p), "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (strncmp(line, "#tree ", 6) == 0)
+				buf_printf(&tree, "%s;", line + 6);
+		perr = parse(&p, text.p);
+		CHECK(perr == NULL, "%s parses: %s", policy_path, perr ? perr : "");
+		fake_tree(tree.p ? tree.p : "");
+		if (perr || plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0 || plan_build(&facts, p.fs_disabled, &pl, &why) < 0) {
+			CHECK(false, "%s: plan failed: %s", policy_path, e.msg);
+			continue;
+		}
+		sb_facts_collect(&f, &rp, cmd, "_k3j9x0q2a_SBX", SBX_PROXY_HTTP_PORT, SBX_PROXY_SOCKS_PORT);
+		CHECK(seatbelt_render(&p, &pl, &f, &out, &why) == 0, "%s: the profile renders: %s", policy_path, why ? why : "");
+		if (getenv("UPDATE_GOLDEN")) {
+			FILE *fp = fopen(golden_path, "w");
+
+			fputs(out.p, fp);
+			fclose(fp);
+		} else if (read_file(golden_path, 1 << 20, &golden) < 0) {
+			CHECK(false, "missing golden %s (UPDATE_GOLDEN=1 makes it)", golden_path);
+		} else {
+			check_str(out.p, golden.p, golden_path, __LINE__);
+		}
+		CHECK(sexp_read(out.p, out.n, &o, &why) == 0, "%s parses as s-expressions: %s", golden_path, why ? why : "");
+		for (size_t k = 0; k < o.symbols.n; k++)
+			CHECK(strset_has(vocab, o.symbols.v[k]), "%s: \"%s\" is not in tests/seatbelt-vocabulary.txt",
+			    golden_path, (const char *)o.symbols.v[k]);
+		/* the tag carries the command, and no (local ip) filter ever sits on outbound */
+		CHECK(strstr(out.p, "(with message \"CMD64_c2ggLWMgZWNobyAiJDEiIHggaXQncw==_END__k3j9x0q2a_SBX\")") != NULL,
+		    "%s: the tag is the command's base64 and the suffix", golden_path);
+		for (line = strtok_r(astrdup(out.p), "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			CHECK(!strstr(line, "network-outbound") || !strstr(line, "(local ip"),
+			    "%s: no (local ip) filter on outbound: %s", golden_path, line);
+		free(text.p);
+		free(treesrc.p);
 		free(golden.p);
 		free(out.p);
 		free(tree.p);
@@ -3076,6 +3229,8 @@ main(void)
 	test_plan();
 	test_gitcfg();
 	test_argv_goldens();
+	test_seatbelt_escape();
+	test_seatbelt_goldens();
 	test_print_argv_is_the_run();
 	test_violations_report();
 	test_bpf();
