@@ -970,6 +970,23 @@ test_gitcfg(void)
 
 /* ---- argv goldens ------------------------------------------------- */
 
+/* Compare got with the golden file at path (read into *golden, which the
+ * caller frees); UPDATE_GOLDEN=1 writes it instead. */
+static void
+check_golden(const char *path, const char *got, struct buf *golden)
+{
+	if (getenv("UPDATE_GOLDEN")) {
+		FILE *fp = fopen(path, "w");
+
+		fputs(got, fp);
+		fclose(fp);
+	} else if (read_file(path, 1 << 20, golden) < 0) {
+		CHECK(false, "missing golden %s (UPDATE_GOLDEN=1 makes it)", path);
+	} else {
+		check_str(got, golden->p, path, __LINE__);
+	}
+}
+
 static void
 test_argv_goldens(void)
 {
@@ -1011,16 +1028,7 @@ test_argv_goldens(void)
 		run_facts_collect(&rf, &p, &rp, NULL, true, NULL, cmd);
 		bw_render("bwrap", &p, &pl, &rf, &bi);
 		bw_print(&bi, &out);
-		if (getenv("UPDATE_GOLDEN")) {
-			FILE *f = fopen(golden_path, "w");
-
-			fputs(out.p, f);
-			fclose(f);
-		} else if (read_file(golden_path, 1 << 20, &golden) < 0) {
-			CHECK(false, "missing golden %s (UPDATE_GOLDEN=1 makes it)", golden_path);
-		} else {
-			check_str(out.p, golden.p, golden_path, __LINE__);
-		}
+		check_golden(golden_path, out.p, &golden);
 		free(text.p);
 		free(golden.p);
 		free(out.p);
@@ -1152,16 +1160,7 @@ test_seatbelt_goldens(void)
 		}
 		sb_facts_collect(&f, &rp, cmd, "_k3j9x0q2a_SBX", SBX_PROXY_HTTP_PORT, SBX_PROXY_SOCKS_PORT);
 		CHECK(seatbelt_render(&p, &pl, &f, &out, &why) == 0, "%s: the profile renders: %s", policy_path, why ? why : "");
-		if (getenv("UPDATE_GOLDEN")) {
-			FILE *fp = fopen(golden_path, "w");
-
-			fputs(out.p, fp);
-			fclose(fp);
-		} else if (read_file(golden_path, 1 << 20, &golden) < 0) {
-			CHECK(false, "missing golden %s (UPDATE_GOLDEN=1 makes it)", golden_path);
-		} else {
-			check_str(out.p, golden.p, golden_path, __LINE__);
-		}
+		check_golden(golden_path, out.p, &golden);
 		CHECK(sexp_read(out.p, out.n, &o, &why) == 0, "%s parses as s-expressions: %s", golden_path, why ? why : "");
 		for (size_t k = 0; k < o.symbols.n; k++)
 			CHECK(strset_has(vocab, o.symbols.v[k]), "%s: \"%s\" is not in tests/seatbelt-vocabulary.txt",
