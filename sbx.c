@@ -2786,6 +2786,27 @@ pol_validate(const struct policy *p, struct vec *warnings)
 		    "environment of your other processes (the shell that ran sbx) may be readable");
 }
 
+/* The directives that open a real hole in the macOS boundary, with the
+ * warning srt's README gives for each: said by --check and by
+ * --print=policy/json, where a person reviews a policy, so an opt-in is
+ * never taken for a small convenience. */
+static void
+pol_weakenings(const struct policy *p, struct vec *warnings)
+{
+	static const struct { size_t off; const char *text; } weak[] = {
+		{ offsetof(struct policy, weaker_network_isolation), "weaker-network-isolation (macOS): lets the command "
+		  "reach com.apple.trustd.agent, which Go programs need to verify TLS certificates; srt's README calls it "
+		  "a potential data exfiltration vector" },
+		{ offsetof(struct policy, allow_apple_events), "allow-apple-events (macOS): the command can open and "
+		  "script other applications (open, osascript), and they run outside the sandbox; this removes "
+		  "code-execution isolation, not just weakens it" },
+	};
+
+	for (size_t i = 0; i < LEN(weak); i++)
+		if (*(const bool *)((const char *)p + weak[i].off))
+			vec_push(warnings, (void *)weak[i].text);
+}
+
 /* ---- 3.7 Printers: the effective policy in either format -----------
  * Reading either output back gives the same policy (a test checks). */
 
@@ -14411,6 +14432,13 @@ main(int argc, char **argv)
 
 	/* the policy, and what needs nothing more */
 	main_load_policy(&c, mode, &pc, &p);
+	if (c.check || mode == PM_POLICY || mode == PM_JSON) {	/* where a person reviews the policy */
+		struct vec weak = { 0 };
+
+		pol_weakenings(&p, &weak);
+		for (size_t i = 0; i < weak.n; i++)
+			warnx("warning: %s", (const char *)weak.v[i]);
+	}
 	if (c.check) {
 #if SBX_LINUX
 		return check_main(&p);

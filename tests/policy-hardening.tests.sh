@@ -276,3 +276,22 @@ EOF
 	if [ -n "$PY" ]; then "$PY" -m json.tool "$T/p.json" >/dev/null || fail "--print=json is not valid JSON"; fi
 }
 TESTS+=(deny_secret_file)
+
+t_macos_weakenings_said() { # weaker-network-isolation and allow-apple-events: srt's warning on --print=policy/json and --check
+	local pol=$T/weak.pol
+	printf 'allow-write .\nweaker-network-isolation\nallow-apple-events\n' >"$pol"
+	run_sbx -c "$pol" --print=policy
+	expect_rc 0 "--print=policy"
+	expect_contains "$OUT" "allow-apple-events" "the policy is printed as it is"
+	expect_contains "$ERR" "warning: weaker-network-isolation (macOS)" "the trustd opt-in is said"
+	expect_contains "$ERR" "removes code-execution isolation" "and the Apple Events one, with srt's words"
+	run_sbx -c "$pol" --print=json
+	expect_contains "$ERR" "warning: allow-apple-events" "--print=json says it too"
+	run_sbx -c "$pol" --check
+	expect_contains "$ERR" "warning: weaker-network-isolation" "--check says it"
+	expect_not_contains "$OUT" "warning" "on stderr, so --check's ok/FAIL lines stay as they are"
+	# control: a policy without them says nothing
+	run_sbx --allow-write=. --print=policy
+	expect_not_contains "$ERR" "warning" "no warning without the opt-ins"
+}
+TESTS+=(macos_weakenings_said)
