@@ -34,7 +34,8 @@
  * it needs (a forward reference, or functions that call each other); there
  * are none in the middle. (grep -n '^ \* [0-9]*\. [A-Z]\|^/\* ---- ' sbx.c
  * prints the banners this list must match.)
- *   1. Platform switch and limits
+ *   1. Platform switch and limits, and the platform interface (what each
+ *      runner section defines, so shared code never asks the platform)
  *   2. Utilities: 2.1 the arena, 2.2 vectors, buffers, a string set, 2.3
  *      descriptors (inherited ones closed on exec as sbx starts; passing
  *      them over a socket), 2.4 path helpers
@@ -61,18 +62,22 @@
  *   8. Violations: 8.1 one store of every refusal and the report (srt's
  *      <sandbox_violations> block, JSON lines, --explain's hints), 8.2 the
  *      sources (the observer's events judged against the plan, the proxy's
- *      decisions; the audit's come from 9b)
+ *      decisions, macOS's unified log parsed; the audit's come from 9b)
  *   9. The run on disk (every platform): 9a the runtime directory and the
  *      placeholders shared by concurrent runs (a registry of flock(2)ed
- *      entries), 9b the audit of repositories made during the run
+ *      entries), 9b the audit of repositories made during the run, 9c the
+ *      programs sbx runs (found, tamper-checked), the caller's denied
+ *      variables forgotten, the signals passed on
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
  *      and the symlinks it pins, capabilities, the filters), 10b the write
  *      observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
- *      connection), 10d --check
- *  11. macOS runner (Seatbelt): not yet built; fails closed (the profile
- *      it will apply is 6d)
+ *      connection), 10d --check, 10e the platform interface on Linux (the
+ *      proxy's lockdown: Landlock and its seccomp program)
+ *  11. macOS runner (Seatbelt): 11a the platform interface on macOS, 11b the
+ *      log monitor, 11c sandbox-exec as sbx's child, the proxy on loopback
+ *      with a per-run credential, as named steps, 11d --check
  *  12. CLI and main: option table, usage, the print modes, named steps
  *
  * Invariants (../shared/DESIGN.md section 3):
@@ -9725,7 +9730,8 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 }
 
 
-/* ---- 8.2 The sources: the observer's events judged, the proxy's log --- */
+/* ---- 8.2 The sources: the observer's events judged, the proxy's log,
+ * macOS's unified log parsed ---------------------------------------- */
 
 /* The write observer's events (10b) judged against the plan: the plan's
  * own pure function decides, so a write inside an allowed root is never
@@ -10006,8 +10012,8 @@ sblog_judge(struct sblog *s, struct violation *v)
 		const char *t = p + on;
 		size_t tl;
 
-		if (on == 0) {
-			s->malformed++;
+		if (on == 0 || on >= sizeof(s->op) || strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-*") < on) {
+			s->malformed++;	/* an operation's name is a word of Seatbelt's: the report prints it as is */
 			return false;
 		}
 		sblog_copy(s->op, sizeof(s->op), p, on);
@@ -10082,7 +10088,8 @@ sblog_hint(const struct violation *v, const struct plan *pl, const char *t)
 }
 
 /* ====================================================================
- * 9. THE RUN ON DISK: the runtime directory, placeholders, the audit
+ * 9. THE RUN ON DISK: the runtime directory, placeholders, the audit, the
+ *    programs and the environment (every platform)
  * ====================================================================
  *
  * What a run makes and removes on this machine, for every platform's
@@ -11822,6 +11829,23 @@ env_scrub(const struct policy *p)
 		}
 		i++;
 	}
+}
+
+/* --check's lines: "ok ..." or "FAIL: ...", each platform's (10d, 11d). */
+static int check_failures;
+
+static void __attribute__((format(printf, 2, 3)))
+check_line(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ok)
+		check_failures++;
+	fputs(ok ? "ok " : "FAIL: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
 }
 
 /* ====================================================================
@@ -13625,21 +13649,6 @@ run_capture(char *const argv[], struct buf *out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int check_failures;
-
-static void __attribute__((format(printf, 2, 3)))
-check_line(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ok)
-		check_failures++;
-	fputs(ok ? "ok " : "FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 static char *
 first_line(const struct buf *b)
@@ -14749,30 +14758,16 @@ mac_linux_only_parts(void)
 
 /* ---- 11d. --check on macOS ---------------------------------------------- */
 
-static bool
-mac_check_line(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: ", ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	return ok;
-}
-
 /* sandbox-exec there and applying a profile (a trivial one, to a trivial
  * program), log there, the proxy able to listen on 127.0.0.1. */
 static int
 plat_check(const struct policy *p)
 {
 	const char *se = mac_tool("sandbox-exec"), *log = mac_tool("log");
-	bool ok = true;
 	int port, fd;
 
 	(void)p;
-	ok &= mac_check_line(se != NULL, "sandbox-exec: %s", se ? se : "not found; sbx cannot run anything");
+	check_line(se != NULL, "sandbox-exec: %s", se ? se : "not found; sbx cannot run anything");
 	if (se) {
 		pid_t pid = fork();
 		int status = -1;
@@ -14789,15 +14784,15 @@ plat_check(const struct policy *p)
 		}
 		while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
-		ok &= mac_check_line(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		check_line(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		    "sandbox-exec applies a profile (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
-	mac_check_line(log != NULL, "log: %s", log ? log : "not found: refusals will not be reported (not needed "
-	    "for the sandbox itself)");
+	check_line(true, "log: %s", log ? aprintf("%s, for the refusals' report", log) :
+	    "not found: the sandbox is the same, but what it refuses is not reported");
 	fd = mac_listen_loopback(&port);
 	close(fd);
-	ok &= mac_check_line(true, "proxy: can listen on 127.0.0.1 (port %d was free)", port);
-	return ok ? 0 : 1;
+	check_line(true, "the proxy can listen on 127.0.0.1 (port %d was free)", port);
+	return check_failures ? 1 : 0;
 }
 
 #endif /* SBX_MACOS */
