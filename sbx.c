@@ -9909,8 +9909,8 @@ net_log_summary(const struct net_log *l)
  * The second line is the profile's (deny default (with message TAG)): the
  * run's tag (6d), which the log's predicate already selects on (its
  * suffix). sblog_line takes the lines one at a time and returns each
- * event that is a refusal of this run as a violation once the next event
- * (or sblog_end) shows it is whole. As srt: an event is one when it holds
+ * event that is a refusal of this run as a violation as soon as its line
+ * with the tag comes (the last of it). As srt: an event is one when it holds
  * "Sandbox:" and "deny", and srt's noise (mDNSResponder, diagnosticd,
  * analyticsd) is dropped. Beyond srt: it must END with this run's whole
  * tag, command included, so a message another process logged with the
@@ -10028,8 +10028,23 @@ sblog_judge(struct sblog *s, struct violation *v)
 	return true;
 }
 
+/* Does the event read so far end with the run's tag? Then it is whole:
+ * the predicate selects messages that end with the tag's suffix, and the
+ * tag is the last thing the profile adds to every refusal's message. */
+static bool
+sblog_whole(const struct sblog *s)
+{
+	size_t n = s->ev.n, tn = strlen(s->tag);
+
+	while (n > 0 && isspace((unsigned char)s->ev.p[n - 1]))
+		n--;
+	return n >= tn && memcmp(s->ev.p + n - tn, s->tag, tn) == 0;
+}
+
 /* One line of the log's output (n bytes, no newline). True with v filled
- * when the event before it was a refusal of this run. */
+ * when it completes a refusal of this run: at once, so a refusal reaches
+ * --violations= while the command runs. An event that never ends with the
+ * tag is judged (and counted as dropped) when the next one starts. */
 static bool __attribute__((unused))	/* the macOS runner's (11), and the tests' */
 sblog_line(struct sblog *s, const char *line, size_t n, struct violation *v)
 {
@@ -10037,11 +10052,11 @@ sblog_line(struct sblog *s, const char *line, size_t n, struct violation *v)
 
 	if (sblog_timestamped(line, n)) {
 		if (s->in_event)
-			got = sblog_judge(s, v);
+			(void)sblog_judge(s, v);	/* without the tag: never one of this run's */
 		s->ev.n = 0;
 		s->in_event = true;
 	} else if (!s->in_event) {
-		return false;	/* "Filtering the log data ...", the column header */
+		return false;	/* "Filtering the log data ...", the column header, an event's tail */
 	} else {
 		buf_putc(&s->ev, '\n');
 	}
@@ -10050,10 +10065,14 @@ sblog_line(struct sblog *s, const char *line, size_t n, struct violation *v)
 	buf_putn(&s->ev, line, n);
 	buf_putc(&s->ev, '\0');
 	s->ev.n--;	/* NUL-ended for sblog_judge, not counted */
+	if (sblog_whole(s)) {
+		got = sblog_judge(s, v);
+		s->in_event = false;
+	}
 	return got;
 }
 
-/* The end of the output: the last event, if it was a refusal. */
+/* The end of the output: an event left without the tag is counted. */
 static bool __attribute__((unused))	/* the macOS runner's (11), and the tests' */
 sblog_end(struct sblog *s, struct violation *v)
 {
