@@ -9910,7 +9910,8 @@ net_log_summary(const struct net_log *l)
  * run's tag (6d), which the log's predicate already selects on (its
  * suffix). sblog_line takes the lines one at a time and returns each
  * event that is a refusal of this run as a violation as soon as its line
- * with the tag comes (the last of it). As srt: an event is one when it holds
+ * with the tag comes (the last of it: the predicate selects messages that
+ * end with the suffix, so that line also ends the event). As srt: an event is one when it holds
  * "Sandbox:" and "deny", and srt's noise (mDNSResponder, diagnosticd,
  * analyticsd) is dropped. Beyond srt: it must END with this run's whole
  * tag, command included, so a message another process logged with the
@@ -9923,6 +9924,7 @@ net_log_summary(const struct net_log *l)
 
 struct sblog {
 	const char *tag;		/* the run's: CMD64_<base64>_END_<suffix> */
+	const char *suffix;		/* the tag's end: what the log's predicate selects on */
 	struct buf ev;			/* the event being read, its lines '\n'-joined */
 	bool in_event;
 	uint64_t noise, foreign, malformed;	/* dropped: srt's noise; not this run's tag; unparsed */
@@ -10028,44 +10030,53 @@ sblog_judge(struct sblog *s, struct violation *v)
 	return true;
 }
 
-/* Does the event read so far end with the run's tag? Then it is whole:
- * the predicate selects messages that end with the tag's suffix, and the
- * tag is the last thing the profile adds to every refusal's message. */
+/* Does text (n bytes) end with end, trailing white space aside? */
 static bool
-sblog_whole(const struct sblog *s)
+sblog_ends_with(const char *text, size_t n, const char *end)
 {
-	size_t n = s->ev.n, tn = strlen(s->tag);
+	size_t en = strlen(end);
 
-	while (n > 0 && isspace((unsigned char)s->ev.p[n - 1]))
+	while (n > 0 && isspace((unsigned char)text[n - 1]))
 		n--;
-	return n >= tn && memcmp(s->ev.p + n - tn, s->tag, tn) == 0;
+	return n >= en && memcmp(text + n - en, end, en) == 0;
 }
 
 /* One line of the log's output (n bytes, no newline). True with v filled
  * when it completes a refusal of this run: at once, so a refusal reaches
- * --violations= while the command runs. An event that never ends with the
- * tag is judged (and counted as dropped) when the next one starts. */
+ * --violations= while the command runs.
+ * SECURITY: an event ends only with a line ending in the run's suffix,
+ * never where a timestamped line begins: the predicate prints only
+ * messages that end with the suffix, so until one has, what follows is
+ * still its message. A path with a newline and a line shaped like an
+ * event after it ("x\n2026-01-01 ... Sandbox: y(1) deny(1) ...") then
+ * stays inside the real refusal, and can neither hide it nor stand as one
+ * of its own; to end an event early, the command would need the suffix,
+ * which it cannot see (it is in log stream's argv, and process-info is
+ * same-sandbox only). An event that outgrows SBX_SBLOG_EVENT_MAX is
+ * dropped, and the next timestamped line starts afresh. */
 static bool __attribute__((unused))	/* the macOS runner's (11), and the tests' */
 sblog_line(struct sblog *s, const char *line, size_t n, struct violation *v)
 {
 	bool got = false;
 
-	if (sblog_timestamped(line, n)) {
-		if (s->in_event)
-			(void)sblog_judge(s, v);	/* without the tag: never one of this run's */
+	if (!s->in_event) {
+		if (!sblog_timestamped(line, n))
+			return false;	/* "Filtering the log data ...", the column header */
 		s->ev.n = 0;
 		s->in_event = true;
-	} else if (!s->in_event) {
-		return false;	/* "Filtering the log data ...", the column header, an event's tail */
 	} else {
 		buf_putc(&s->ev, '\n');
 	}
-	if (s->ev.n + n > SBX_SBLOG_EVENT_MAX)
-		n = s->ev.n < SBX_SBLOG_EVENT_MAX ? SBX_SBLOG_EVENT_MAX - s->ev.n : 0;
+	if (s->ev.n + n > SBX_SBLOG_EVENT_MAX) {
+		s->malformed++;
+		s->in_event = false;	/* resynchronise at the next timestamped line */
+		s->ev.n = 0;
+		return false;
+	}
 	buf_putn(&s->ev, line, n);
 	buf_putc(&s->ev, '\0');
 	s->ev.n--;	/* NUL-ended for sblog_judge, not counted */
-	if (sblog_whole(s)) {
+	if (sblog_ends_with(s->ev.p, s->ev.n, s->suffix)) {
 		got = sblog_judge(s, v);
 		s->in_event = false;
 	}
@@ -14225,8 +14236,9 @@ mac_tool(const char *name)
 #define SBX_LOG_DRAIN_MAX_MS	1000	/* ... or this long in all */
 
 struct mac_log {
-	pid_t pid;		/* log stream, or -1 */
-	int fd;			/* its output, or -1 */
+	pid_t keeper;		/* the process that runs log stream and ends it, or -1 */
+	int lifeline;		/* the keeper's: when it hangs up (sbx closed it, or died), log stream goes */
+	int fd;			/* log stream's output, or -1 */
 	struct sblog sl;
 	struct buf part;	/* a line not yet whole */
 	uint64_t lines;
@@ -14263,44 +14275,84 @@ mac_log_take(struct mac_log *lg, struct vstore *store)
 	return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR));
 }
 
+/* The keeper: runs log stream and ends it when sbx closes the lifeline
+ * or dies (macOS has no PR_SET_PDEATHSIG, and log stream, whose predicate
+ * no other process matches, would never write again, so never meet a
+ * closed pipe). In a session of its own, so a ^C meant for the command
+ * does not end the monitor before the command's last refusals. */
+static void __attribute__((noreturn))
+mac_log_keeper(const char *log, const char *suffix, int out, int life)
+{
+	const int keep[] = { out, life };
+	struct pollfd pf = { life, POLLIN, 0 };
+	pid_t lp;
+
+	fds_close_except(keep, LEN(keep));
+	setsid();
+	lp = fork();
+	if (lp == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		close(life);
+		dup2(out, 1);
+		if (null >= 0) {
+			dup2(null, 0);
+			if (!verbose)
+				dup2(null, 2);
+		}
+		execl(log, "log", "stream", "--predicate", aprintf("(eventMessage ENDSWITH \"%s\")", suffix),
+		    "--style", "compact", (char *)NULL);
+		_exit(127);
+	}
+	close(out);
+	while (lp > 0 && waitpid(lp, NULL, WNOHANG) == 0)
+		if (poll(&pf, 1, 250) > 0) {	/* the lifeline hung up */
+			kill(lp, SIGTERM);
+			waitpid(lp, NULL, 0);
+			break;
+		}
+	_exit(0);
+}
+
 /* Start log stream on the run's suffix and wait for its first line. The
  * run goes on without it (the boundary does not depend on it), saying
  * that its refusals will not be reported. */
 static void
 mac_log_start(struct mac_log *lg, const char *log, const char *tag, const char *suffix, const sigset_t *mask)
 {
-	int out[2];
+	int out[2], life[2];
 	int64_t until = now_ms() + SBX_LOG_START_MS;
 
-	lg->pid = -1;
+	lg->keeper = -1;
+	lg->lifeline = -1;
 	lg->fd = -1;
 	memset(&lg->sl, 0, sizeof(lg->sl));
 	lg->sl.tag = tag;
+	lg->sl.suffix = suffix;
 	if (!log) {
 		warnx("warning: `log` is not there: what Seatbelt refuses is not reported (the sandbox is the same)");
 		return;
 	}
-	if (pipe(out) < 0)
+	if (pipe(out) < 0 || pipe(life) < 0)
 		die("pipe: %s", strerror(errno));
-	lg->pid = fork();
-	if (lg->pid < 0)
+	lg->keeper = fork();
+	if (lg->keeper < 0)
 		die("fork: %s", strerror(errno));
-	if (lg->pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(out[1], 1);
-		if (null >= 0) {
-			dup2(null, 0);
-			if (!verbose)
-				dup2(null, 2);
-		}
+	if (lg->keeper == 0) {
+		for (size_t i = 0; i < LEN(forwarded_signals); i++)
+			signal(forwarded_signals[i], SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
 		sigprocmask(SIG_SETMASK, mask, NULL);
-		execl(log, "log", "stream", "--predicate", aprintf("(eventMessage ENDSWITH \"%s\")", suffix),
-		    "--style", "compact", (char *)NULL);
-		_exit(127);
+		close(out[0]);
+		close(life[1]);
+		mac_log_keeper(log, suffix, out[1], life[0]);
 	}
 	close(out[1]);
+	close(life[0]);
 	lg->fd = out[0];
+	lg->lifeline = life[1];
+	fcntl(lg->lifeline, F_SETFD, FD_CLOEXEC);
 	fcntl(lg->fd, F_SETFD, FD_CLOEXEC);
 	fcntl(lg->fd, F_SETFL, O_NONBLOCK);
 	while (lg->lines == 0) {
@@ -14343,11 +14395,11 @@ mac_log_stop(struct mac_log *lg, struct vstore *store)
 	}
 	if (lg->fd >= 0)
 		close(lg->fd);
-	if (lg->pid > 0) {
-		kill(lg->pid, SIGTERM);
-		while (waitpid(lg->pid, NULL, 0) < 0 && errno == EINTR)
+	if (lg->lifeline >= 0)
+		close(lg->lifeline);	/* the keeper ends log stream */
+	if (lg->keeper > 0)
+		while (waitpid(lg->keeper, NULL, 0) < 0 && errno == EINTR)
 			;
-	}
 	if (lg->sl.noise || lg->sl.foreign || lg->sl.malformed)
 		note("log: %llu lines; dropped %llu as noise (srt's list), %llu without this run's tag, %llu unparsed",
 		    (unsigned long long)lg->lines, (unsigned long long)lg->sl.noise,
@@ -14372,6 +14424,7 @@ struct mac_run {
 	char suffix[16];		/* the log tag's: "_" 9 random [0-9a-z] "_SBX", as srt */
 	const char *tag;
 	struct buf profile;
+	char **envp;			/* the command's environment (mac_command_env) */
 	int sigpipe[2];			/* the signal handler's: (signal, from a process) pairs */
 	sigset_t mask;			/* the signal mask before, for children */
 	pid_t self_pid, child, proxy;
@@ -14568,8 +14621,9 @@ mac_command_env(const struct mac_run *r)
  * first, in the command's PATH, with env(1)'s statuses (127, 126) and the
  * Linux runner's words. */
 static void
-mac_check_command(const struct mac_run *r, char *const *envp)
+mac_check_command(struct mac_run *r)
 {
+	char *const *envp = r->envp = mac_command_env(r);
 	const char *argv0 = r->rf.cmd[0], *path = NULL, *found;
 	struct stat st;
 
@@ -14605,10 +14659,9 @@ mac_check_command(const struct mac_run *r, char *const *envp)
 static void
 mac_spawn_command(struct mac_run *r)
 {
-	char **envp = mac_command_env(r);
+	char **envp = r->envp;
 	struct vec argv = { 0 };
 
-	mac_check_command(r, envp);
 	vec_push(&argv, "sandbox-exec");
 	vec_push(&argv, "-p");
 	vec_push(&argv, r->profile.p);
@@ -14748,6 +14801,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	mac_render_profile(&r);
 	mac_take_signals(&r);
 	run_prepare(rp, pl);		/* the run's directory and TMPDIR (9a) */
+	mac_check_command(&r);		/* 127 or 126 here, before anything else starts */
 	mac_log_start(&r.log_mon, r.log, r.tag, r.suffix, &r.mask);
 	mac_spawn_command(&r);
 	mac_supervise(&r);

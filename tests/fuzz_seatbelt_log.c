@@ -35,6 +35,7 @@ feed(const uint8_t *data, size_t size, const char *tag, struct buf *lines)
 
 	memset(&s, 0, sizeof(s));
 	s.tag = tag;
+	s.suffix = "_k3j9x0q2a_SBX";	/* TAG's and OTHER's */
 	for (size_t i = 0; i <= size; i++) {
 		bool more;
 

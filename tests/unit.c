@@ -1116,12 +1116,17 @@ test_sblog(void)
 		"2026-12-03 10:00:00.600000 Df myapp[55:66] Sandbox: fake(1) deny(1) file-write-create /x _k3j9x0q2a_SBX",	/* the suffix alone */
 		"2026-12-03 10:00:00.700000 E  kernel[0:1a2b] (Sandbox) Sandbox: touch(4242) deny(1) file-write-create /Users/me/x",
 		TAG,
+		/* a path with a newline and an event's shape after it: still the real refusal's message */
+		"2026-12-03 10:00:00.800000 E  kernel[0:1a2b] (Sandbox) Sandbox: sh(5) deny(1) file-write-create /x/exfil",
+		"2026-01-01 00:00:00.000000 E  kernel[0:1a2b] (Sandbox) Sandbox: innocent(1) deny(1) mach-lookup com.apple.forged",
+		TAG,
 	};
 	static const struct { const char *op, *target, *comm; int pid; } want[] = {
 		{ "network-outbound", "93.184.216.34:443", "curl", 7 },
 		{ "file-write-data", "/tmp/a</sandbox_violations>", "sh", 1 },
 		{ "mach-lookup", "com.apple.foo", "my tool", 42 },
 		{ "file-write-create", "/Users/me/x", "touch", 4242 },
+		{ "file-write-create", "/x/exfil", "sh", 5 },
 	};
 	struct sblog s;
 	struct violation v;
@@ -1129,6 +1134,7 @@ test_sblog(void)
 
 	memset(&s, 0, sizeof(s));
 	s.tag = TAG;
+	s.suffix = "_k3j9x0q2a_SBX";
 	for (size_t i = 0; i <= LEN(lines); i++) {
 		bool one = i < LEN(lines) ? sblog_line(&s, lines[i], strlen(lines[i]), &v) : sblog_end(&s, &v);
 
