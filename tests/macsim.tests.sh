@@ -1,0 +1,267 @@
+# tests/macsim.tests.sh - sourced by test.sh: the macOS runner end to end, on Linux (issue 14 §2).
+# sbx-macsim is sbx.c built with -DSBX_FORCE_MACOS (`make macos-sim`): the code a Mac runs,
+# finding `sandbox-exec` and `log` in PATH. tests/macsim/bin (built by make) holds stand-ins:
+# sandbox-exec parses the profile, records it in $SBX_MACSIM_DIR and runs the command under
+# the Linux sbx ($SBX, as SBX_MACSIM_LINUX_SBX) with the profile's file and network subset;
+# what that sbx refuses becomes Seatbelt kernel events in $SBX_MACSIM_DIR/kernel.log, which the
+# log stand-in prints as `log stream --style compact` does, for sbx-macsim's log monitor.
+# tests/macsim/recorded.events holds recorded Mac events the stand-in replays on request.
+# Only loopback and the test host (net_up) are contacted. Each test has its control.
+
+MACSIM=$HERE/sbx-macsim
+
+# macsim_setup: build sbx-macsim and the stand-ins (once per test.sh run; a build that fails
+# or warns fails the test), and export the stand-ins' environment: SBX_MACSIM_DIR=$T/macsim,
+# SBX_MACSIM_LINUX_SBX=$SBX, tests/macsim/bin first in PATH (PATH0: the PATH without it).
+macsim_setup() {
+	if [ ! -e "$RUN/macsim.built" ]; then
+		grep -q '^macos-sim:' "$HERE/Makefile" || skip "the Makefile has no macos-sim target yet (sbx-macsim)"
+		(cd "$HERE" && make -s macos-sim tests/macsim/bin/sandbox-exec tests/macsim/bin/log) >"$T/build.out" 2>&1 ||
+			fail "build: make macos-sim and the stand-ins failed: $(head -c 800 "$T/build.out")"
+		[ ! -s "$T/build.out" ] || fail "build: make macos-sim and the stand-ins print warnings: $(head -c 800 "$T/build.out")"
+		touch "$RUN/macsim.built"
+	fi
+	[ -x "$MACSIM" ] || fail "make macos-sim did not build $MACSIM"
+	[ -x "$HERE/tests/macsim/bin/sandbox-exec" ] && [ -x "$HERE/tests/macsim/bin/log" ] ||
+		fail "the stand-ins are not in tests/macsim/bin"
+	PATH0=$PATH
+	export SBX_MACSIM_DIR=$T/macsim SBX_MACSIM_LINUX_SBX=$SBX PATH="$HERE/tests/macsim/bin:$PATH"
+	unset SBX_MACSIM_REPLAY
+	mkdir -p "$SBX_MACSIM_DIR"
+}
+
+run_macsim() { # run_macsim ARGS... : run sbx-macsim (stdin inherited); sets RC OUT ERR
+	printf '$ sbx-macsim'; printf ' %q' "$@"; printf '   (cwd %s)\n' "$PWD"
+	timeout -k 5 "$TMO" "$MACSIM" "$@" >"$T/.stdout" 2>"$T/.stderr"
+	RC=$?
+	OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr")
+	echo "  [exit $RC]"; log_file out "$T/.stdout"; log_file err "$T/.stderr"
+	[ "$RC" != 124 ] || note "(timed out after ${TMO}s)"
+}
+
+run_macsim_net() { # run_macsim_net ARGS... : the same, with net_up's private hosts file as /etc/hosts
+	printf '$ sbx-macsim (hosts: %s)' "$T/hosts"; printf ' %q' "$@"; printf '\n'
+	timeout -k 5 "$TMO" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$T/hosts" \
+		"$MACSIM" "$@" >"$T/.stdout" 2>"$T/.stderr"
+	RC=$?
+	OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr")
+	echo "  [exit $RC]"; log_file out "$T/.stdout"; log_file err "$T/.stderr"
+	[ "$RC" != 124 ] || note "(timed out after ${TMO}s)"
+}
+
+macsim_block() { # the <sandbox_violations> block of $ERR
+	sed -n '/^<sandbox_violations>$/,/^<\/sandbox_violations>$/p' <<<"$ERR"
+}
+
+macsim_log_files() { # what the stand-ins recorded, into the test's log
+	log_file generated.policy "$SBX_MACSIM_DIR/generated.policy"
+	log_file kernel.log "$SBX_MACSIM_DIR/kernel.log"
+	log_file log.calls "$SBX_MACSIM_DIR/log.calls"
+	log_file log.err "$SBX_MACSIM_DIR/log.err"
+}
+
+t_macsim_allowed_and_denied() { # sbx-macsim: allowed.test through the localhost proxy (200), denied.test 403 and reported; the profile allows that port
+	command -v curl >/dev/null || skip "curl is not installed"
+	macsim_setup
+	net_up
+	local script port tag want
+	script='echo "proxy=$HTTP_PROXY"
+		curl -s -m 10 http://allowed.test:8000/; echo "allowed=$?"
+		curl -s -m 10 -o /dev/null -w "denied=%{http_code}\n" http://denied.test/'
+	run_macsim_net --allow-write="$P" --allow-domain=allowed.test -- sh -c "$script"
+	macsim_log_files
+	expect_rc 0 "sbx-macsim"
+	expect_contains "$OUT" "hello-from-test-host" "allowed.test through sbx-macsim's proxy"
+	expect_contains "$OUT" "allowed=0" "curl to allowed.test"
+	expect_contains "$OUT" "denied=403" "denied.test refused by the proxy"
+	port=$(sed -n 's|^proxy=http://sbx:[0-9a-f]\{32\}@127\.0\.0\.1:\([0-9][0-9]*\)$|\1|p' <<<"$OUT")
+	[ -n "$port" ] || fail "HTTP_PROXY inside is not http://sbx:TOKEN@127.0.0.1:PORT: $(grep '^proxy=' <<<"$OUT")"
+	grep -qF "(remote ip \"localhost:$port\")" "$SBX_MACSIM_DIR/profile.sb" ||
+		fail "the profile does not allow the proxy's port $port: $(grep -F 'remote ip' "$SBX_MACSIM_DIR/profile.sb")"
+	grep -qx "allow-host-port $port" "$SBX_MACSIM_DIR/generated.policy" || fail "the stand-in did not emulate that rule"
+	expect_contains "$(macsim_block)" "deny network-outbound denied.test:80 (" "the refusal in the block"
+	expect_not_contains "$(macsim_block)" "allowed.test" "control: the allowed host is not reported"
+	# the profile's tag: the command's first 100 bytes in base64, and the suffix log stream follows
+	tag=$(cat "$SBX_MACSIM_DIR/tag")
+	want="CMD64_$(printf '%s' "sh -c $script" | head -c 100 | base64 -w0)_END__"
+	[[ $tag == "$want"[0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z]_SBX ]] ||
+		fail "the profile's tag is $tag, expected $want<9 of [0-9a-z]>_SBX"
+	grep -qxF "(eventMessage ENDSWITH \"${tag#*_END_}\")" "$SBX_MACSIM_DIR/log.calls" ||
+		fail "log stream was not started on the tag's suffix ${tag#*_END_}: $(cat "$SBX_MACSIM_DIR/log.calls" 2>&1)"
+}
+TESTS+=(macsim_allowed_and_denied)
+
+t_macsim_credential_required() { # sbx-macsim's proxy refuses clients without the run's credential (407, SOCKS refusal), inside and from outside; with it, works
+	command -v curl >/dev/null || skip "curl is not installed"
+	macsim_setup
+	net_up
+	local zero=00000000000000000000000000000000 port cred i bg
+	run_macsim_net --allow-write="$P" --allow-domain=allowed.test -- sh -c '
+		port=${HTTP_PROXY##*:}; sport=${FTP_PROXY##*:}
+		case $FTP_PROXY in socks5h://sbx:*@127.0.0.1:*) echo socks-var-ok;; esac
+		curl -s -m 10 -o /dev/null -w "nocred=%{http_code}\n" -x "http://127.0.0.1:$port" http://allowed.test:8000/
+		curl -s -m 10 -o /dev/null -w "wrongcred=%{http_code}\n" -x "http://sbx:$1@127.0.0.1:$port" http://allowed.test:8000/
+		curl -s -m 10 --socks5-hostname "127.0.0.1:$sport" http://allowed.test:8000/; echo "socks-noauth=$?"
+		curl -s -m 10 -x "socks5h://sbx:$1@127.0.0.1:$sport" http://allowed.test:8000/; echo "socks-wrong=$?"
+		curl -s -m 10 -x "$HTTP_PROXY" http://allowed.test:8000/; echo "cred=$?"
+		curl -s -m 10 -x "$FTP_PROXY" http://allowed.test:8000/; echo "socks-cred=$?"' sh "$zero"
+	expect_rc 0 "sbx-macsim"
+	expect_contains "$OUT" "socks-var-ok" "FTP_PROXY is the SOCKS URL with the credential"
+	expect_contains "$OUT" "nocred=407" "no credential: 407 Proxy Authentication Required"
+	expect_contains "$OUT" "wrongcred=407" "a wrong password: 407"
+	grep -q '^socks-noauth=0$' <<<"$OUT" && fail "SOCKS5 without user/password auth was served"
+	grep -q '^socks-wrong=0$' <<<"$OUT" && fail "SOCKS5 with a wrong password was served"
+	[ "$(grep -c hello-from-test-host <<<"$OUT")" = 2 ] || fail "control: with the credential, HTTP and SOCKS both reach allowed.test (and only they do): $OUT"
+	expect_contains "$OUT" "cred=0" "control: the credential over HTTP"
+	expect_contains "$OUT" "socks-cred=0" "control: the credential over SOCKS"
+	# from outside the sandbox: another local process knows the port but not the credential
+	printf '$ sbx-macsim ... (in the background; the port and the credential written to %s)\n' "$P"
+	unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$T/hosts" \
+		"$MACSIM" --allow-write="$P" --allow-domain=allowed.test -- sh -c '
+		echo "$SBX_PROXY_CREDENTIAL" >"$1/cred"; echo "${HTTP_PROXY##*:}" >"$1/port.tmp"; mv "$1/port.tmp" "$1/port"
+		i=0; while [ ! -e "$1/go" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done' sh "$P" \
+		>"$T/bg.out" 2>&1 </dev/null &
+	bg=$!
+	for i in $(seq 100); do [ -s "$P/port" ] && break; sleep 0.1; done
+	port=$(cat "$P/port" 2>/dev/null); cred=$(cat "$P/cred" 2>/dev/null)
+	[ -n "$port" ] || { touch "$P/go"; wait $bg; log_file bg "$T/bg.out"; fail "the background run never wrote its port"; }
+	local nocred socks withcred
+	nocred=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -x "http://127.0.0.1:$port" http://allowed.test:8000/)
+	curl -s -m 5 --socks5-hostname "127.0.0.1:$port" http://allowed.test:8000/ >"$T/socks.out" 2>&1; socks=$?
+	withcred=$(curl -s -m 5 -x "http://$cred@127.0.0.1:$port" http://allowed.test:8000/)
+	touch "$P/go"
+	wait_pid $bg 20 || fail "the background sbx-macsim did not end"
+	log_file bg "$T/bg.out"
+	note "outside: no credential $nocred, SOCKS without auth exit $socks, with the credential '$withcred'"
+	[ "$nocred" = 407 ] || fail "a process outside, without the credential: expected 407, got $nocred"
+	[ "$socks" != 0 ] || fail "a process outside, SOCKS5 without auth, was served"
+	[ "$withcred" = hello-from-test-host ] || fail "control: from outside with the credential the proxy serves (got '$withcred')"
+	[ "$WRC" = 0 ] || fail "the background run's status: $WRC"
+}
+TESTS+=(macsim_credential_required)
+
+t_macsim_write_refused_and_reported() { # sbx-macsim: a write outside the roots is refused and reported (stand-in sandbox-exec -> kernel.log -> log -> the block)
+	macsim_setup
+	run_macsim --allow-write="$P" -- sh -c '{ echo x >"$1/f"; } 2>/dev/null; echo y >"$2/ok"' sh "$O" "$P"
+	macsim_log_files
+	expect_rc 0 "sbx-macsim"
+	[ ! -e "$O/f" ] || fail "the write outside the allowed root happened"
+	[ "$(cat "$P/ok" 2>/dev/null)" = y ] || fail "control: the write inside the allowed root did not happen"
+	grep -qF "deny(1) file-write-create $O/f" "$SBX_MACSIM_DIR/kernel.log" ||
+		fail "the stand-in did not log the refusal as a kernel event: $(cat "$SBX_MACSIM_DIR/kernel.log" 2>&1)"
+	macsim_block | grep -qxF "deny file-write-create $O/f" || fail "the block does not report the refused write: $ERR"
+	[ "$(tail -n 1 <<<"$ERR")" = "</sandbox_violations>" ] || fail "the block is not the end of stderr: $ERR"
+	# control: nothing refused, no block
+	run_macsim --allow-write="$P" -- sh -c 'echo z >"$1/ok2"; echo clean >&2' sh "$P"
+	expect_rc 0 "sbx-macsim"
+	[ "$ERR" = clean ] || fail "a clean run printed more than the command's stderr: $ERR"
+}
+TESTS+=(macsim_write_refused_and_reported)
+
+t_macsim_log_replay() { # recorded Mac kernel events: the block keeps the violations, drops noise, other runs and other tags; a hostile path cannot close or forge
+	macsim_setup
+	export SBX_MACSIM_REPLAY=$HERE/tests/macsim/recorded.events
+	run_macsim --allow-write="$P" -- true
+	macsim_log_files
+	expect_rc 0 "sbx-macsim"
+	local block l
+	block=$(macsim_block)
+	for l in "deny file-write-create $H/Library/Preferences/com.example.tool.plist" \
+		"deny network-outbound 192.0.2.10:443" \
+		"deny mach-lookup com.apple.coreservices.appleevents" \
+		"deny file-read-data $H/.ssh/id_ed25519" \
+		"deny file-write-data $H/.gitconfig"; do
+		grep -qxF -- "$l" <<<"$block" || fail "a recorded violation is not in the block: '$l'; block: $block"
+	done
+	expect_not_contains "$block" "mDNSResponder" "srt's noise filter (mDNSResponder)"
+	expect_not_contains "$block" "com.apple.diagnosticd" "srt's noise filter (diagnosticd)"
+	expect_not_contains "$block" "com.apple.analyticsd" "srt's noise filter (analyticsd)"
+	expect_not_contains "$block" "other/out.o" "another run's event (another suffix)"
+	expect_not_contains "$block" "pre-commit" "an event with our suffix but another command's tag"
+	# the hostile path: one sanitised line; the block is closed once, at the end
+	[ "$(grep -c '</sandbox_violations>' <<<"$ERR")" = 1 ] || fail "the hostile path closed the block early: $ERR"
+	[ "$(tail -n 1 <<<"$ERR")" = "</sandbox_violations>" ] || fail "the block does not end stderr: $ERR"
+	[ "$(grep -c '^<sandbox_violations>$' <<<"$ERR")" = 1 ] || fail "one block: $ERR"
+	grep -q '^deny file-write-create /forged' <<<"$ERR" && fail "the hostile path forged a line of its own: $ERR"
+	grep -qF -- "deny file-write-create $H/evil/sandbox_violations" <<<"$block" ||
+		fail "the hostile event is not reported as one sanitised line: $block"
+	[ "$(grep -c '^deny ' <<<"$block")" = 6 ] || fail "expected the 6 kept violations and nothing else: $block"
+	# control: the same run without the replay reports nothing
+	unset SBX_MACSIM_REPLAY
+	run_macsim --allow-write="$P" -- true
+	expect_rc 0 "sbx-macsim"
+	expect_not_contains "$ERR" "<sandbox_violations>" "control: no replay, no block"
+}
+TESTS+=(macsim_log_replay)
+
+t_macsim_exit_status_signals_tmpdir() { # sbx-macsim: the command's status, 128+N for a signal, a private TMPDIR made and removed, stdio byte-exact
+	macsim_setup
+	local t1 t2
+	run_macsim --allow-write="$P" -- sh -c 'exit 7'
+	expect_rc 7 "the command's exit status"
+	run_macsim --allow-write="$P" -- sh -c 'kill -TERM $$; sleep 5'
+	expect_rc 143 "a command killed by SIGTERM"
+	run_macsim --allow-write="$P" -- sh -c 'true'
+	expect_rc 0 "control: a command that succeeds"
+	# TMPDIR: private (0700), there, writable; another per run; gone after it
+	run_macsim --allow-write="$P" -- sh -c 'echo "tmp=$TMPDIR"; [ -d "$TMPDIR" ] && echo isdir
+		echo w >"$TMPDIR/w" && cat "$TMPDIR/w"; stat -c "mode=%a" "$TMPDIR"'
+	expect_rc 0 "sbx-macsim"
+	t1=$(sed -n 's/^tmp=//p' <<<"$OUT")
+	[ -n "$t1" ] && [ "$t1" != "${TMPDIR:-/tmp}" ] || fail "TMPDIR inside is not a directory of the run's: '$t1'"
+	expect_contains "$OUT" "isdir" "TMPDIR exists inside"
+	grep -qx w <<<"$OUT" || fail "TMPDIR is not writable inside: $OUT $ERR"
+	grep -qx "mode=700" <<<"$OUT" || fail "TMPDIR is not private (0700): $(grep '^mode=' <<<"$OUT")"
+	[ ! -e "$t1" ] || fail "TMPDIR $t1 is left after the run"
+	run_macsim --allow-write="$P" -- sh -c 'echo "tmp=$TMPDIR"'
+	t2=$(sed -n 's/^tmp=//p' <<<"$OUT")
+	[ -n "$t2" ] && [ "$t2" != "$t1" ] || fail "two runs share a TMPDIR: $t1 $t2"
+	# stdin and stdout pass through, byte for byte
+	printf '$ echo hi | sbx-macsim -- cat\n'
+	OUT=$(echo hi | timeout -k 5 "$TMO" "$MACSIM" --allow-write="$P" -- cat 2>"$T/.stderr"); RC=$?
+	expect_rc 0 "sbx-macsim -- cat"
+	expect_eq "$OUT" "hi" "stdin to stdout through sbx-macsim"
+	head -c 1000000 /dev/urandom >"$T/in.bin"
+	timeout -k 5 "$TMO" "$MACSIM" --allow-write="$P" -- cat <"$T/in.bin" >"$T/out.bin" 2>"$T/.stderr" ||
+		fail "sbx-macsim -- cat of 1 MB failed: $(cat "$T/.stderr")"
+	cmp -s "$T/in.bin" "$T/out.bin" || fail "1 MB through the command's stdin and stdout changed"
+}
+TESTS+=(macsim_exit_status_signals_tmpdir)
+
+t_macsim_missing_sandbox_exec() { # sbx-macsim without sandbox-exec in PATH: exit 125, says so, runs nothing
+	macsim_setup
+	mkdir -p "$T/logonly"
+	ln -s "$HERE/tests/macsim/bin/log" "$T/logonly/log"
+	PATH="$T/logonly:$PATH0" run_macsim --allow-write="$P" -- sh -c 'touch "$1/marker"' sh "$P"
+	expect_rc 125 "no sandbox-exec"
+	expect_contains "$ERR" "sandbox-exec" "the message names sandbox-exec"
+	[ ! -e "$P/marker" ] || fail "the command ran without its sandbox"
+	[ ! -e "$SBX_MACSIM_DIR/profile.sb" ] || fail "a sandbox-exec was run all the same"
+	# control: with the stand-in in PATH, the same command runs
+	run_macsim --allow-write="$P" -- sh -c 'touch "$1/marker"' sh "$P"
+	expect_rc 0 "control: with sandbox-exec"
+	[ -e "$P/marker" ] || fail "control: the command did not run"
+}
+TESTS+=(macsim_missing_sandbox_exec)
+
+t_macsim_missing_log() { # sbx-macsim without log in PATH: the command runs sandboxed all the same, and sbx says refusals cannot be reported
+	macsim_setup
+	mkdir -p "$T/seonly"
+	ln -s "$HERE/tests/macsim/bin/sandbox-exec" "$T/seonly/sandbox-exec"
+	PATH="$T/seonly:$PATH0" run_macsim --allow-write="$P" -- sh -c '{ echo x >"$1/f"; } 2>/dev/null; touch "$2/marker"' sh "$O" "$P"
+	macsim_log_files
+	expect_rc 0 "no log"
+	[ -e "$P/marker" ] || fail "the command did not run"
+	[ ! -e "$O/f" ] || fail "the command ran without its boundary (a write outside happened)"
+	grep -qF "file-write-create $O/f" "$SBX_MACSIM_DIR/kernel.log" || fail "the stand-in did not see the refusal"
+	grep -qi 'log' <<<"$ERR" && grep -Eqi 'not (be )?reported|cannot be reported' <<<"$ERR" ||
+		fail "sbx does not say that refusals cannot be reported without log: $ERR"
+	expect_not_contains "$ERR" "<sandbox_violations>" "no log, no block"
+	# control: with log, the same refusal is reported and nothing is said about log
+	run_macsim --allow-write="$P" -- sh -c '{ echo x >"$1/f"; } 2>/dev/null; touch "$2/marker"' sh "$O" "$P"
+	expect_rc 0 "control: with log"
+	expect_contains "$ERR" "deny file-write-create $O/f" "control: the refusal reported with log"
+	grep -Eqi 'not (be )?reported|cannot be reported' <<<"$ERR" && fail "control: a warning about log while log is there: $ERR"
+	return 0
+}
+TESTS+=(macsim_missing_log)
