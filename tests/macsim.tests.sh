@@ -18,7 +18,7 @@ macsim_setup() {
 		grep -q '^macos-sim:' "$HERE/Makefile" || skip "the Makefile has no macos-sim target yet (sbx-macsim)"
 		(cd "$HERE" && make -s macos-sim tests/macsim/bin/sandbox-exec tests/macsim/bin/log) >"$T/build.out" 2>&1 ||
 			fail "build: make macos-sim and the stand-ins failed: $(head -c 800 "$T/build.out")"
-		[ ! -s "$T/build.out" ] || fail "build: make macos-sim and the stand-ins print warnings: $(head -c 800 "$T/build.out")"
+		! grep -qi 'warning' "$T/build.out" || fail "build: make macos-sim and the stand-ins warn: $(head -c 800 "$T/build.out")"
 		touch "$RUN/macsim.built"
 	fi
 	[ -x "$MACSIM" ] || fail "make macos-sim did not build $MACSIM"
@@ -265,3 +265,88 @@ t_macsim_missing_log() { # sbx-macsim without log in PATH: the command runs sand
 	return 0
 }
 TESTS+=(macsim_missing_log)
+
+t_macsim_standin_contract() { # the stand-ins themselves: usage 64, a bad profile 65 with nothing run, the rules they emulate, env kept, log's predicate
+	(cd "$HERE" && make -s tests/macsim/bin/sandbox-exec tests/macsim/bin/log) >"$T/build.out" 2>&1 ||
+		fail "build: the stand-ins: $(head -c 800 "$T/build.out")"
+	! grep -qi 'warning' "$T/build.out" || fail "build: the stand-ins warn: $(head -c 800 "$T/build.out")"
+	local se=$HERE/tests/macsim/bin/sandbox-exec lg=$HERE/tests/macsim/bin/log d=$T/macsim rc
+	local head='(version 1) (deny default (with message "CMD64_eA==_END__abcdefghi_SBX"))'
+	mkdir -p "$d"
+	export SBX_MACSIM_DIR=$d SBX_MACSIM_LINUX_SBX=$SBX
+	# usage: exit 64, nothing run
+	"$se" >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "sandbox-exec with no arguments: expected usage (64), got $rc"
+	"$se" -f x.sb true >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "sandbox-exec -f: expected usage (64), got $rc"
+	"$se" -p "$head" >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "sandbox-exec -p with no command: expected usage (64), got $rc"
+	"$se" -p "$head" -- >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "sandbox-exec -p PROFILE --: expected usage (64), got $rc"
+	"$se" -n name touch "$P/ran" >/dev/null 2>"$T/se.err"; rc=$?; [ $rc = 64 ] || fail "sandbox-exec -n: expected usage (64), got $rc"
+	[ ! -e "$P/ran" ] || fail "a usage error ran the command"
+	grep -q '^usage: sandbox-exec' "$T/se.err" || fail "no usage message: $(cat "$T/se.err")"
+	# a profile that does not parse, or lacks the tag: 65, nothing run
+	for prof in "$head (allow file-read*" "$head (allow file-write* (subpath \"a\\nb\"))" "$head )" \
+		'(version 1) (deny default)' '(deny default (with message "x")) (version 1)' "$head (allow \"x)"; do
+		"$se" -p "$prof" -- touch "$P/ran" 2>"$T/se.err"; rc=$?
+		[ $rc = 65 ] || fail "a bad profile: expected 65, got $rc for: $prof"
+		grep -q '^sandbox-exec: syntax error' "$T/se.err" || fail "no syntax error message for: $prof ($(cat "$T/se.err"))"
+		[ ! -e "$P/ran" ] || fail "the command ran under a bad profile: $prof"
+	done
+	# a good one: strings with \" and \\, a #"regex", comments; the rules it emulates
+	mkdir -p "$P/q\"x\\y" "$P/q\"x\\y/ro"
+	local qp='q\"x\\y'
+	cat >"$T/good.sb" <<EOP
+$head
+; a comment with ) and " in it
+(allow file-read*)
+(deny file-write* (subpath "$O"))	; before any allow that overlaps it: left out
+(allow file-write* (subpath "$P/$qp") (regex #"^/dev/ttys[0-9]+\$") (literal "/dev/null"))
+(deny file-write* (subpath "$P/$qp/ro"))
+(deny file-write-unlink (literal "$P/$qp"))
+(deny file-read* (subpath "$H"))
+(allow file-read* (subpath "$H/shown"))
+(allow mach-lookup (global-name "com.apple.logd"))
+(allow network-outbound (remote ip "localhost:40001") (remote ip "localhost:40002"))
+EOP
+	mkdir -p "$H/shown"; echo secret >"$H/hidden"; echo shown >"$H/shown/f"
+	printf '$ sandbox-exec -p "$(cat good.sb)" -- sh -c ...\n'
+	FOO='a b' TMPDIR=/keep/this "$se" -p "$(cat "$T/good.sb")" -- sh -c '
+		echo ok >"$1/ok"; { echo x >"$1/ro/f"; } 2>/dev/null; { echo x >"$2/f"; } 2>/dev/null
+		echo "foo=$FOO tmp=$TMPDIR macsim=${SBX_MACSIM_DIR:-unset}"; cat "$3/hidden"; cat "$3/shown/f"; exit 5' \
+		sh "$P/q\"x\\y" "$O" "$H" >"$T/good.out" 2>"$T/good.err"; rc=$?
+	log_file out "$T/good.out"; log_file err "$T/good.err"; log_file policy "$d/generated.policy"
+	[ $rc = 5 ] || fail "the command's exit status through the stand-in: expected 5, got $rc"
+	[ -e "$P/q\"x\\y/ok" ] || fail "control: the write the profile allows did not happen"
+	[ ! -e "$P/q\"x\\y/ro/f" ] || fail "a write under (deny file-write*) after the allow happened"
+	[ ! -e "$O/f" ] || fail "a write outside every allowed subpath happened"
+	grep -qx "foo=a b tmp=/keep/this macsim=unset" "$T/good.out" || fail "the command's environment: $(cat "$T/good.out")"
+	grep -qx secret "$T/good.out" && fail "(deny file-read*) was not emulated"
+	grep -qx shown "$T/good.out" || fail "control: the (allow file-read*) after the deny was not emulated"
+	[ "$(cat "$d/tag")" = "CMD64_eA==_END__abcdefghi_SBX" ] || fail "the tag: $(cat "$d/tag")"
+	[ "$(cat "$d/profile.sb")" = "$(cat "$T/good.sb")" ] || fail "profile.sb is not the profile"
+	grep -v '^#' "$d/generated.policy" >"$T/gen"
+	printf '%s\n' 'observe-writes on' "allow-write literal \"$P/$qp\"" "deny-write literal \"$P/$qp/ro\"" \
+		"deny-read literal \"$H\"" "allow-read literal \"$H/shown\"" 'allow-host-port 40001' 'allow-host-port 40002' >"$T/want"
+	diff "$T/want" "$T/gen" >"$T/gen.diff" || { log_file diff "$T/gen.diff"; fail "the generated policy is not the expected translation"; }
+	grep -qF "deny(1) file-write-create $O/f\\nCMD64_eA==_END__abcdefghi_SBX\"" "$d/kernel.log" ||
+		fail "the refused write is not a kernel event ending with the tag: $(cat "$d/kernel.log")"
+	grep -qF "file-write-create $P/q\\\"x\\\\y/ro/f" "$d/kernel.log" || fail "the write under the deny is not a kernel event"
+	# log: exactly sbx's invocation; prints the header and this suffix's events only; TERM ends it quietly
+	"$lg" stream --style compact >/dev/null 2>&1; rc=$?
+	[ $rc = 64 ] || fail "log with other arguments: expected 64, got $rc"
+	"$lg" stream --predicate '(eventMessage ENDSWITH "nope")' --style compact >/dev/null 2>&1; rc=$?
+	[ $rc = 64 ] || fail "log with a suffix that is not sbx's: expected 64, got $rc"
+	printf '%s\n' '{"ts": "2026-12-03 10:00:00.000001", "process": "kernel", "pid": 0, "tid": "0x1a2b", "type": "E", "msg": "Sandbox: a(1) deny(1) file-write-data /x\nT_zzzzzzzzz_SBX"}' >>"$d/kernel.log"
+	"$lg" stream --predicate '(eventMessage ENDSWITH "_abcdefghi_SBX")' --style compact >"$T/log.out" 2>"$T/log.err" &
+	local lp=$!
+	wait_file_has "$T/log.out" "$O/f" 5
+	kill -TERM $lp; wait $lp
+	log_file log "$T/log.out"
+	[ "$(head -n 2 "$T/log.out")" = 'Filtering the log data using "composedMessage ENDSWITH "_abcdefghi_SBX""'$'\n''Timestamp               Ty Process[PID:TID]' ] ||
+		fail "log's first two lines: $(head -n 2 "$T/log.out")"
+	grep -Eq "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} E  kernel\[0:1a2b\] \(Sandbox\) Sandbox: sh\([0-9]+\) deny\(1\) file-write-create $O/f\$" "$T/log.out" ||
+		fail "log did not print the event in compact style"
+	grep -qx "CMD64_eA==_END__abcdefghi_SBX" "$T/log.out" || fail "the tag's continuation line"
+	grep -q "T_zzzzzzzzz_SBX" "$T/log.out" && fail "log printed another suffix's event"
+	[ ! -s "$T/log.err" ] || fail "log was not quiet: $(cat "$T/log.err")"
+	return 0
+}
+TESTS+=(macsim_standin_contract)
