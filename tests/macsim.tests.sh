@@ -216,6 +216,19 @@ t_macsim_exit_status_signals_tmpdir() { # sbx-macsim: the command's status, 128+
 	run_macsim --allow-write="$P" -- sh -c 'echo "tmp=$TMPDIR"'
 	t2=$(sed -n 's/^tmp=//p' <<<"$OUT")
 	[ -n "$t2" ] && [ "$t2" != "$t1" ] || fail "two runs share a TMPDIR: $t1 $t2"
+	# a signal sent to sbx-macsim reaches the command (through sandbox-exec), and its status comes back
+	printf '$ sbx-macsim -- sh -c "trap ... TERM; ..." & kill -TERM\n'
+	"$FSOP" exec-dfl "$MACSIM" --allow-write="$P" -- sh -c 'trap "echo got-term >\"\$1/term\"; exit 9" TERM
+		echo ready >"$1/ready"; i=0; while [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done; exit 3' sh "$P" \
+		>"$T/sig.out" 2>&1 </dev/null &
+	local sp=$! i
+	for i in $(seq 100); do [ -e "$P/ready" ] && break; sleep 0.1; done
+	[ -e "$P/ready" ] || { kill -KILL $sp; fail "the command under sbx-macsim never started"; }
+	kill -TERM $sp
+	wait_pid $sp 20 || fail "sbx-macsim did not end after SIGTERM"
+	log_file sig "$T/sig.out"
+	[ -e "$P/term" ] || fail "SIGTERM sent to sbx-macsim did not reach the command (status $WRC)"
+	[ "$WRC" = 9 ] || fail "the command's status after its TERM trap: expected 9, got $WRC"
 	# stdin and stdout pass through, byte for byte
 	printf '$ echo hi | sbx-macsim -- cat\n'
 	OUT=$(echo hi | timeout -k 5 "$TMO" "$MACSIM" --allow-write="$P" -- cat 2>"$T/.stderr"); RC=$?
@@ -350,3 +363,24 @@ EOP
 	return 0
 }
 TESTS+=(macsim_standin_contract)
+
+t_macsim_profile_paths() { # sbx-macsim: a root whose name needs escaping in the profile, a deny-write inside a root, a deny-read: enforced through the profile
+	macsim_setup
+	local w=$T/w/'a"b)c\d (x)'
+	mkdir -p "$w" "$P/ro"
+	echo secret-text >"$H/secret"; echo public-text >"$H/public"
+	run_macsim --allow-write="$P" --allow-write="$w" --deny-write="$P/ro" --deny-read="$H/secret" -- sh -c '
+		echo in >"$1/ok"; echo in >"$2/ok"; { echo x >"$2/ro/f"; } 2>/dev/null
+		cat "$3/secret" 2>/dev/null; cat "$3/public"' sh "$w" "$P" "$H"
+	macsim_log_files
+	expect_rc 0 "sbx-macsim"
+	grep -qF "(subpath \"$T/w/a\\\"b)c\\\\d (x)\")" "$SBX_MACSIM_DIR/profile.sb" ||
+		fail "the profile does not hold the escaped root: $(grep -F "$T/w" "$SBX_MACSIM_DIR/profile.sb")"
+	[ -e "$w/ok" ] || fail "a write into the allowed root with \", ), \\ and a space in its name did not happen"
+	[ -e "$P/ok" ] || fail "control: the write into the project did not happen"
+	[ ! -e "$P/ro/f" ] || fail "a write under deny-write inside an allowed root happened"
+	macsim_block | grep -qxF "deny file-write-create $P/ro/f" || fail "the refused write under deny-write is not reported: $ERR"
+	expect_not_contains "$OUT" "secret-text" "a deny-read file was read"
+	expect_contains "$OUT" "public-text" "control: the file beside it is read"
+}
+TESTS+=(macsim_profile_paths)
