@@ -384,3 +384,39 @@ t_macsim_profile_paths() { # sbx-macsim: a root whose name needs escaping in the
 	expect_contains "$OUT" "public-text" "control: the file beside it is read"
 }
 TESTS+=(macsim_profile_paths)
+
+t_macsim_connect_tunnel() { # sbx-macsim --connect (GIT_SSH_COMMAND's ProxyCommand) tunnels through the localhost proxy with the credential; a denied host is refused
+	macsim_setup
+	net_up
+	run_macsim_net --allow-write="$P" --allow-domain=allowed.test -- sh -c '
+		echo "ssh=$GIT_SSH_COMMAND"
+		echo tunnel-hello | timeout 10 "$1" --connect allowed.test 7000 | head -n 1; echo "allowed=$?"
+		echo tunnel-hello | timeout 10 "$1" --connect denied.test 7000; echo "denied=$?"' sh "$MACSIM"
+	expect_rc 0 "sbx-macsim"
+	expect_contains "$OUT" "ProxyCommand='$MACSIM --connect %h %p'" "GIT_SSH_COMMAND runs sbx-macsim --connect"
+	grep -qx "tunnel-hello" <<<"$OUT" || fail "the echo server's answer did not come back through the tunnel: $OUT"
+	[ "$(grep -c '^tunnel-hello$' <<<"$OUT")" = 1 ] || fail "denied.test answered too: $OUT"
+	expect_contains "$(macsim_block)" "deny network-outbound denied.test:7000" "the refused tunnel is reported"
+}
+TESTS+=(macsim_connect_tunnel)
+
+t_macsim_allow_host_port() { # sbx-macsim: allow-host-port PORT puts localhost:PORT in the profile, and only that port of this machine is reached
+	command -v curl >/dev/null || skip "curl is not installed"
+	macsim_setup
+	local port=$(( 20000 + RANDOM % 20000 )) other srv srv2 i
+	other=$((port + 1))
+	mkdir -p "$T/site"; echo host-loopback-service >"$T/site/index.html"
+	python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/site" >/dev/null 2>&1 & srv=$!
+	python3 -m http.server "$other" --bind 127.0.0.1 --directory "$T/site" >/dev/null 2>&1 & srv2=$!
+	for i in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/" >/dev/null 2>&1 && curl -s -m 1 "http://127.0.0.1:$other/" >/dev/null 2>&1 && break; sleep 0.1; done
+	run_macsim --allow-write="$P" --allow-host-port="$port" -- sh -c "curl -s -m 5 http://127.0.0.1:$port/; echo rc=\$?; curl -s -m 5 http://127.0.0.1:$other/; echo other-rc=\$?"
+	kill $srv $srv2 2>/dev/null
+	expect_rc 0 "sbx-macsim"
+	grep -qF "(remote ip \"localhost:$port\")" "$SBX_MACSIM_DIR/profile.sb" || fail "the profile does not allow localhost:$port"
+	grep -qF "localhost:$other" "$SBX_MACSIM_DIR/profile.sb" && fail "the profile allows a port the policy does not name"
+	expect_contains "$OUT" "host-loopback-service" "the host's loopback service through allow-host-port"
+	expect_contains "$OUT" "rc=0" "curl to the allowed port"
+	grep -q 'other-rc=0' <<<"$OUT" && fail "a port not named by allow-host-port was reachable"
+	return 0
+}
+TESTS+=(macsim_allow_host_port)
