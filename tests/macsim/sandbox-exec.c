@@ -24,7 +24,10 @@
  * parse is "sandbox-exec: syntax error ..." and exit 65 (EX_DATAERR), nothing runs. Otherwise
  * the exit status is the command's (128+N when a signal killed it). Signals sent to the
  * stand-in (INT, TERM, HUP, QUIT, USR1, USR2) are passed on, as they would reach the command
- * directly on a Mac (Apple's sandbox-exec execs the command in its own process).
+ * directly on a Mac (Apple's sandbox-exec execs the command in its own process), and the
+ * inner sbx dies with the stand-in (SIGKILL included: PR_SET_PDEATHSIG).
+ * SBX_MACSIM_DIR must lie outside the command's writable roots (the inner sbx refuses a
+ * violations file the command could write).
  *
  * The profile must start with (version 1) then (deny default (with message "TAG")), as sbx
  * writes it; the rest is parsed as s-expressions (strings with \" and \\ escapes, #"regex"
@@ -78,6 +81,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1076,8 +1080,13 @@ main(int argc, char **argv)
 	if (child < 0)
 		die(EX_OSERR, "fork: %s", strerror(errno));
 	if (child == 0) {
+		pid_t parent = getppid();
+
 		for (i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
 			signal(forwarded[i], SIG_DFL);
+		/* on a Mac the command IS sandbox-exec's process: it cannot outlive it */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(EX_OSERR);
 		remap_uid();
 		execv(sbx, av);
 		fprintf(stderr, "sandbox-exec: (stand-in) %s: %s\n", sbx, strerror(errno));
