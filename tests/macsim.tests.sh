@@ -420,3 +420,25 @@ t_macsim_allow_host_port() { # sbx-macsim: allow-host-port PORT puts localhost:P
 	return 0
 }
 TESTS+=(macsim_allow_host_port)
+
+t_macsim_no_leftovers() { # sbx-macsim leaves no log stream running and no run directory behind: after a command, and when the command is not found (127) or cannot run (126)
+	macsim_setup
+	local suffix what before after p
+	: >"$T/not-executable"
+	for what in "true:0" "sbx-macsim-no-such-command:127" "$T/not-executable:126"; do
+		before=$(ls -d /tmp/sbx-"$(id -u)"/run-* 2>/dev/null | sort)
+		run_macsim --allow-write="$P" -- "${what%:*}"
+		[ "$RC" = "${what##*:}" ] || fail "sbx-macsim -- ${what%:*}: expected exit ${what##*:}, got $RC"
+		suffix=$(tail -n 1 "$SBX_MACSIM_DIR/log.calls" 2>/dev/null | sed -n 's/^(eventMessage ENDSWITH "\(.*\)")$/\1/p')
+		[ -n "$suffix" ] || fail "log stream was not started for ${what%:*}"
+		: >"$SBX_MACSIM_DIR/log.calls"
+		if ! wait_gone "ENDSWITH \"$suffix\"" 3; then
+			for p in $(procs_with "ENDSWITH \"$suffix\""); do kill "$p"; done
+			fail "log stream is left running after sbx-macsim -- ${what%:*} (exit $RC)"
+		fi
+		after=$(ls -d /tmp/sbx-"$(id -u)"/run-* 2>/dev/null | sort)
+		[ "$(comm -13 <(echo "$before") <(echo "$after") | grep -c .)" = 0 ] ||
+			fail "a run directory is left after sbx-macsim -- ${what%:*}: $(comm -13 <(echo "$before") <(echo "$after"))"
+	done
+}
+TESTS+=(macsim_no_leftovers)
