@@ -58,6 +58,7 @@ macsim_log_files() { # what the stand-ins recorded, into the test's log
 	log_file kernel.log "$SBX_MACSIM_DIR/kernel.log"
 	log_file log.calls "$SBX_MACSIM_DIR/log.calls"
 	log_file log.err "$SBX_MACSIM_DIR/log.err"
+	log_file log.orphaned "$SBX_MACSIM_DIR/log.orphaned"
 }
 
 t_macsim_allowed_and_denied() { # sbx-macsim: allowed.test through the localhost proxy (200), denied.test 403 and reported; the profile allows that port
@@ -436,6 +437,9 @@ t_macsim_no_leftovers() { # sbx-macsim leaves no log stream running and no run d
 			for p in $(procs_with "ENDSWITH \"$suffix\""); do kill "$p"; done
 			fail "log stream is left running after sbx-macsim -- ${what%:*} (exit $RC)"
 		fi
+		# the stand-in ends itself when sbx is gone (a real log stream would run on): it says so
+		! grep -qF "$suffix" "$SBX_MACSIM_DIR/log.orphaned" 2>/dev/null ||
+			fail "sbx-macsim -- ${what%:*} (exit $RC) exited without stopping its log stream"
 		after=$(ls -d /tmp/sbx-"$(id -u)"/run-* 2>/dev/null | sort)
 		[ "$(comm -13 <(echo "$before") <(echo "$after") | grep -c .)" = 0 ] ||
 			fail "a run directory is left after sbx-macsim -- ${what%:*}: $(comm -13 <(echo "$before") <(echo "$after"))"
