@@ -137,8 +137,3 @@ fuzz-clean:
 	rm -f $(FUZZ_BINS) $(FUZZ_REPLAYS)
 
 .PHONY: fuzz fuzz-replay fuzz-clean
-
-# TEMPORARY (not committed): the lead's in-progress sbx.c
-macos-sim: sbx-macsim
-sbx-macsim: /tmp/sbxlead/sbx.c
-	$(CC) -O2 -Wall -Wextra -DSBX_FORCE_MACOS -o $@ /tmp/sbxlead/sbx.c
