@@ -36,7 +36,10 @@
  * EMULATED (run under sbx's own Linux boundary: `$SBX_MACSIM_LINUX_SBX -c generated.policy
  * --violations=inner.jsonl -- /usr/bin/env -i K=V... CMD ARGS`, observe-writes on):
  *   (allow file-write* (subpath|literal "P"))          -> allow-write P
- *   (allow file-write*) with no filter                 -> allow-write /
+ *   (allow file-write*) with no filter                 -> allow-write / (the inner sbx then
+ *       finds no runtime directory the command cannot write and exits 125; sbx-macsim itself
+ *       refuses disable-filesystem, which writes this rule, since its own binary would be
+ *       writable, so no run gets here)
  *   (deny file-write* (subpath|literal "P"))           -> deny-write P, when P overlaps an
  *       allow-write root that came BEFORE it (Seatbelt: the later rule wins; sbx: a write deny
  *       wins at any depth, so a deny no earlier allow overlaps is left out: writes are closed
