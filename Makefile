@@ -43,6 +43,12 @@ unit: tests/unit tests/unit-macos
 	./tests/unit
 	./tests/unit-macos
 
+# The macOS runner, built on Linux (-DSBX_FORCE_MACOS): test.sh runs it with
+# stand-ins for sandbox-exec and log (tests/macsim/).
+macos-sim: sbx-macsim tests/macsim/bin/sandbox-exec tests/macsim/bin/log
+sbx-macsim: sbx.c seccomp_bpf.h
+	$(CC) $(CFLAGS) -DSBX_FORCE_MACOS -o $@ sbx.c
+
 test: sbx
 	./test.sh
 
@@ -56,10 +62,10 @@ install: sbx
 	install -m 0644 sbx.1 $(DESTDIR)$(PREFIX)/share/man/man1/sbx.1
 
 clean:
-	rm -f sbx sbx-static sbx-aarch64 tests/unit tests/unit-macos sbx-asan tests/unit-asan
+	rm -f sbx sbx-static sbx-aarch64 sbx-macsim tests/unit tests/unit-macos sbx-asan tests/unit-asan
 	rm -rf tests/macsim/bin
 
-.PHONY: all static cross unit test install clean macsim-standins
+.PHONY: all static cross macos-sim macsim-standins unit test install clean
 
 # ---- Sanitizers: `make test-asan` ---------------------------------------
 # The unit tests (tests/unit-asan) and test.sh's proxy, allow_host_port and
@@ -118,7 +124,7 @@ FUZZ_CC     ?= clang
 FUZZ_CFLAGS ?= -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined -DSBX_LIBFUZZER
 FUZZ_EXTRA  ?=
 FUZZ_REPLAY_CFLAGS ?= -O1 -g -Wall -Wextra
-FUZZ_NAMES   = json policy pattern http socks gitcfg wire seatbelt
+FUZZ_NAMES   = json policy pattern http socks gitcfg wire seatbelt seatbelt_log
 FUZZ_BINS    = $(FUZZ_NAMES:%=tests/fuzz_%.bin)
 FUZZ_REPLAYS = $(FUZZ_NAMES:%=tests/fuzz_%_replay.bin)
 

@@ -34,7 +34,8 @@
  * it needs (a forward reference, or functions that call each other); there
  * are none in the middle. (grep -n '^ \* [0-9]*\. [A-Z]\|^/\* ---- ' sbx.c
  * prints the banners this list must match.)
- *   1. Platform switch and limits
+ *   1. Platform switch and limits, and the platform interface (what each
+ *      runner section defines, so shared code never asks the platform)
  *   2. Utilities: 2.1 the arena, 2.2 vectors, buffers, a string set, 2.3
  *      descriptors (inherited ones closed on exec as sbx starts; passing
  *      them over a socket), 2.4 path helpers
@@ -61,18 +62,22 @@
  *   8. Violations: 8.1 one store of every refusal and the report (srt's
  *      <sandbox_violations> block, JSON lines, --explain's hints), 8.2 the
  *      sources (the observer's events judged against the plan, the proxy's
- *      decisions; the audit's come from 9b)
+ *      decisions, macOS's unified log parsed; the audit's come from 9b)
  *   9. The run on disk (every platform): 9a the runtime directory and the
  *      placeholders shared by concurrent runs (a registry of flock(2)ed
- *      entries), 9b the audit of repositories made during the run
+ *      entries), 9b the audit of repositories made during the run, 9c the
+ *      programs sbx runs (found, tamper-checked), the caller's denied
+ *      variables forgotten, the signals passed on
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
  *      and the symlinks it pins, capabilities, the filters), 10b the write
  *      observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
- *      connection), 10d --check
- *  11. macOS runner (Seatbelt): not yet built; fails closed (the profile
- *      it will apply is 6d)
+ *      connection), 10d --check, 10e the platform interface on Linux (the
+ *      proxy's lockdown: Landlock and its seccomp program)
+ *  11. macOS runner (Seatbelt): 11a the platform interface on macOS, 11b the
+ *      log monitor, 11c sandbox-exec as sbx's child, the proxy on loopback
+ *      with a per-run credential, as named steps, 11d --check
  *  12. CLI and main: option table, usage, the print modes, named steps
  *
  * Invariants (../shared/DESIGN.md section 3):
@@ -113,8 +118,16 @@
 
 #if defined(SBX_FORCE_MACOS) || defined(__APPLE__)
 #  define SBX_MACOS 1	/* SBX_FORCE_MACOS: exercise the macOS path on Linux */
+#  define SBX_SELF_BOUND_INSIDE 0	/* no mounts: sbx --connect runs from where sbx is */
+#  define SBX_PLACEHOLDERS 0	/* a Seatbelt rule matches a name not there yet: no mount point needed */
+#  define SBX_RECORD_SOCKET SOCK_DGRAM	/* macOS has no SOCK_SEQPACKET for AF_UNIX ... */
+#  define SBX_PROXY_WATCHES_PARENT 1	/* ... and a datagram pair never hangs up: the proxy looks */
 #elif defined(__linux__)
 #  define SBX_LINUX 1
+#  define SBX_SELF_BOUND_INSIDE 1	/* bound under the runtime root, whatever covers its path */
+#  define SBX_PLACEHOLDERS 1	/* a mount needs something to mount on (9a) */
+#  define SBX_RECORD_SOCKET SOCK_SEQPACKET	/* the proxy's records: one a message, and a hang-up when sbx dies */
+#  define SBX_PROXY_WATCHES_PARENT 0
 #  ifndef _GNU_SOURCE
 #    define _GNU_SOURCE	/* memfd_create, pipe2, ppoll */
 #  endif
@@ -180,6 +193,13 @@
 #ifndef O_PATH
 #  define O_PATH	O_RDONLY	/* macOS: no O_PATH; a directory opened for reading serves */
 #endif
+#ifndef SOCK_CLOEXEC
+#  define SOCK_CLOEXEC	0	/* macOS: where a child could inherit it, fcntl() sets FD_CLOEXEC just after */
+#endif
+#if SBX_MACOS && defined(__APPLE__)
+#  include <sys/sysctl.h>	/* the start time of a process (11a) */
+#  include <mach-o/dyld.h>	/* _NSGetExecutablePath */
+#endif
 
 
 extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on glibc */
@@ -207,6 +227,46 @@ extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on 
 #define SBX_EXIT_NOT_FOUND	127
 
 #define LEN(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* The platform interface. Shared code (sections 2 to 9, and 12) never asks
+ * which platform it runs on: it calls these, and each runner section
+ * defines every one of them, section 10 on Linux (10e), section 11 on
+ * macOS (and, under SBX_FORCE_MACOS, its simulation on Linux). So every
+ * #if about the platform stays in section 1 and the runner sections. */
+struct policy;
+struct plan;
+struct run_paths;
+struct run_facts;
+struct vstore;
+/* Mark every descriptor >= lowest close-on-exec in one call: 0, or -1
+ * when this kernel cannot (2.3 then marks them one by one). */
+static int plat_cloexec_fast(int lowest);
+/* When process pid started (a stable number per process: a pid reused
+ * later gives another), or -1 when it is gone (9a's registry). */
+static long long plat_proc_start_time(pid_t pid);
+/* ctime and, where the file system records it, birth time (-1 if not) of
+ * dirfd/name in ns, not following a symlink; false if it is not there. */
+static bool plat_file_times(int dirfd, const char *name, long long *ctime_ns, long long *btime_ns);
+/* sbx's own binary, its real path (in buf), or NULL when it cannot be
+ * found (replaced or deleted while it runs: an upgrade). */
+static const char *plat_self_exe(char *buf, size_t n);
+/* sbx started as one of its own helpers (Linux: `sbx --inner` under
+ * bwrap): runs it and returns its exit status; -1 when argv is not one. */
+static int plat_helper_main(int argc, char **argv);
+/* --check: can this machine build the sandbox? The exit status. */
+static int plat_check(const struct policy *p);
+/* Run the command in this platform's sandbox; every refusal goes to
+ * store. Returns the command's exit status; dies (125) when the sandbox
+ * cannot be built. */
+static int plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp,
+    const struct run_facts *rf, struct vstore *store);
+/* The proxy's (7): descriptors made close-on-exec and non-blocking (a TCP
+ * socket, an accepted connection (-1, EAGAIN: none waits), a pipe), and
+ * its lockdown before it reads a byte from the sandbox (7.4). */
+static int px_socket_cloexec_nonblock(int family);
+static int px_accept_cloexec_nonblock(int lfd);
+static int px_pipe_cloexec_nonblock(int p[2]);
+static void px_lockdown(void);
 
 /* ====================================================================
  * 2. UTILITIES: errors, arena, vectors, buffers, descriptors, path helpers
@@ -738,10 +798,8 @@ fds_cloexec_listed(int lowest)
 static int
 fds_cloexec_from(int lowest)
 {
-#if SBX_LINUX
-	if (syscall(SYS_close_range, (unsigned)lowest, ~0U, SBX_CLOSE_RANGE_CLOEXEC) == 0)
+	if (plat_cloexec_fast(lowest) == 0)
 		return 0;	/* one call, however many there are */
-#endif
 	return fds_cloexec_listed(lowest);
 }
 
@@ -6246,9 +6304,20 @@ enum bwrap_fd {
 	SBX_FD_ARGS = 6,	/* where bwrap reads its options from (--args) */
 };
 
+/* Where the command finds the proxy. On Linux: in the sandbox's own network
+ * namespace, at srt's fixed ports, with no credential (nothing but the
+ * command can reach them). On macOS: on this machine's loopback, at ports
+ * the kernel picks, and with a credential made for the run, because every
+ * local process can reach a loopback port (srt does the same, 3.3). */
+struct proxy_endpoint {
+	int http_port, socks_port;
+	const char *user, *token;	/* the credential, or NULL: none */
+};
+
 struct run_facts {
 	const struct run_paths *rp;	/* the command's TMPDIR, the empty file, the bridge directory */
 	bool proxy;		/* the proxy runs (policy_runs_proxy: always) */
+	struct proxy_endpoint ep;	/* where (Linux's; the macOS runner sets its own) */
 	const char *self;	/* sbx's binary on this machine, shown inside at self_inside */
 	const char *self_inside;	/* where: sbx --connect for GIT_SSH_COMMAND; NULL: not shown, not set */
 	bool as_uid0;		/* sbx runs as uid 0: bwrap keeps CAP_SETFCAP for the nested namespace */
@@ -6300,9 +6369,14 @@ run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run
 	memset(rf, 0, sizeof(*rf));
 	rf->rp = rp;
 	rf->proxy = policy_runs_proxy(p);
+	rf->ep.http_port = SBX_PROXY_HTTP_PORT;
+	rf->ep.socks_port = SBX_PROXY_SOCKS_PORT;
 	if (rf->proxy && self && rp->runtime_root) {
 		rf->self = self;
-		rf->self_inside = path_join(rp->runtime_root, "sbx");
+		/* bound at a fixed path under the hidden runtime root where the
+		 * platform builds the sandbox from mounts; elsewhere run from where
+		 * it is (section 1) */
+		rf->self_inside = SBX_SELF_BOUND_INSIDE ? path_join(rp->runtime_root, "sbx") : self;
 	}
 	rf->as_uid0 = as_uid0;
 	rf->envp = envp;
@@ -6335,42 +6409,79 @@ argv_push3(struct vec *v, const char *a, const char *b, const char *c)
  * is uid 0 in its namespace and would pass their permission checks. */
 static const char *const proc_covers[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus" };
 
-/* Where programs find the proxy: every variable srt sets (3.3), pointing
- * at the listeners inside, and what srt lacks: JVM properties (JVM tools
- * ignore HTTPS_PROXY) and NODE_USE_ENV_PROXY (node's fetch honours the
- * variables where it supports them). No credentials: the listeners exist
- * only inside this sandbox's network namespace. */
 static void
-bw_render_proxy_env(const struct run_facts *rf, struct vec *out)
+env_push(struct vec *kv, const char *name, const char *value)
 {
+	vec_push(kv, (void *)name);
+	vec_push(kv, (void *)value);
+}
+
+/* Where programs find the proxy: every variable srt sets (3.3), pointing
+ * at the proxy's listeners (rf->ep), and what srt lacks: JVM properties
+ * (JVM tools ignore HTTPS_PROXY) and NODE_USE_ENV_PROXY (node's fetch
+ * honours the variables where it supports them). With a credential
+ * (macOS) it is in every URL, and sbx --connect finds it in
+ * SBX_PROXY_PORT and SBX_PROXY_CREDENTIAL. */
+static void
+run_env_proxy(const struct run_facts *rf, struct vec *kv)
+{
+	const struct proxy_endpoint *ep = &rf->ep;
 	const char *jto = rf->java_tool_options;	/* NULL when denied: it must not come back in front of ours */
 	static const char *const http_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
 		"ALL_PROXY", "all_proxy", "GRPC_PROXY", "grpc_proxy", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY" };
 	static const char no_proxy[] = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
-	const char *http = aprintf("http://127.0.0.1:%d", SBX_PROXY_HTTP_PORT);
-	const char *socks = aprintf("socks5h://127.0.0.1:%d", SBX_PROXY_SOCKS_PORT);
+	const char *cred = ep->token ? aprintf("%s:%s@", ep->user, ep->token) : "";
+	const char *http = aprintf("http://%s127.0.0.1:%d", cred, ep->http_port);
+	const char *socks = aprintf("socks5h://%s127.0.0.1:%d", cred, ep->socks_port);
 	size_t i;
 
 	for (i = 0; i < LEN(http_vars); i++)
-		argv_push3(out, "--setenv", http_vars[i], http);
-	argv_push3(out, "--setenv", "FTP_PROXY", socks);
-	argv_push3(out, "--setenv", "ftp_proxy", socks);
-	argv_push3(out, "--setenv", "RSYNC_PROXY", aprintf("127.0.0.1:%d", SBX_PROXY_SOCKS_PORT));
-	argv_push3(out, "--setenv", "NO_PROXY", no_proxy);
-	argv_push3(out, "--setenv", "no_proxy", no_proxy);
-	argv_push3(out, "--setenv", "CLOUDSDK_PROXY_TYPE", "http");
-	argv_push3(out, "--setenv", "CLOUDSDK_PROXY_ADDRESS", "127.0.0.1");
-	argv_push3(out, "--setenv", "CLOUDSDK_PROXY_PORT", aprintf("%d", SBX_PROXY_HTTP_PORT));
-	argv_push3(out, "--setenv", "NODE_USE_ENV_PROXY", "1");
+		env_push(kv, http_vars[i], http);
+	env_push(kv, "FTP_PROXY", socks);
+	env_push(kv, "ftp_proxy", socks);
+	env_push(kv, "RSYNC_PROXY", aprintf("%s127.0.0.1:%d", cred, ep->socks_port));
+	env_push(kv, "NO_PROXY", no_proxy);
+	env_push(kv, "no_proxy", no_proxy);
+	env_push(kv, "CLOUDSDK_PROXY_TYPE", "http");
+	env_push(kv, "CLOUDSDK_PROXY_ADDRESS", "127.0.0.1");
+	env_push(kv, "CLOUDSDK_PROXY_PORT", aprintf("%d", ep->http_port));
+	if (ep->token) {
+		env_push(kv, "CLOUDSDK_PROXY_USERNAME", ep->user);
+		env_push(kv, "CLOUDSDK_PROXY_PASSWORD", ep->token);
+		env_push(kv, "SBX_PROXY_PORT", aprintf("%d", ep->http_port));
+		env_push(kv, "SBX_PROXY_CREDENTIAL", aprintf("%s:%s", ep->user, ep->token));
+	}
+	env_push(kv, "NODE_USE_ENV_PROXY", "1");
 	/* ssh (and git over ssh) through the proxy with sbx's own CONNECT
-	 * client, bound at a fixed path inside: no socat needed */
+	 * client (on Linux bound at a fixed path inside): no socat needed */
 	if (rf->self_inside)
-		argv_push3(out, "--setenv", "GIT_SSH_COMMAND", aprintf("ssh -o ControlMaster=no -o ControlPath=none "
+		env_push(kv, "GIT_SSH_COMMAND", aprintf("ssh -o ControlMaster=no -o ControlPath=none "
 		    "-o ProxyCommand='%s --connect %%h %%p'", rf->self_inside));
-	argv_push3(out, "--setenv", "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
+	env_push(kv, "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
 	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d -Dhttp.nonProxyHosts=localhost|127.*|[::1]",
-	    jto ? jto : "", jto ? " " : "",
-	    SBX_PROXY_HTTP_PORT, SBX_PROXY_HTTP_PORT));
+	    jto ? jto : "", jto ? " " : "", ep->http_port, ep->http_port));
+}
+
+/* The variables sbx sets for the command, in order, as name, value pairs
+ * in kv: both runners set exactly these (bwrap's --setenv, the macOS
+ * runner's environment), after removing what deny-env names. */
+static void
+run_env(const struct policy *p, const struct run_facts *rf, struct vec *kv)
+{
+	env_push(kv, "SANDBOX_RUNTIME", "1");
+	if (rf->proxy)
+		run_env_proxy(rf, kv);
+	env_push(kv, "TMPDIR", rf->rp->tmpdir);
+	if (p->git_safe_dirs.n) {
+		/* continue the caller's GIT_CONFIG_COUNT (0 when it was denied) */
+		long base = rf->git_config_count;
+
+		for (size_t i = 0; i < p->git_safe_dirs.n; i++) {
+			env_push(kv, aprintf("GIT_CONFIG_KEY_%ld", base + (long)i), "safe.directory");
+			env_push(kv, aprintf("GIT_CONFIG_VALUE_%ld", base + (long)i), p->git_safe_dirs.v[i]);
+		}
+		env_push(kv, "GIT_CONFIG_COUNT", aprintf("%ld", base + (long)p->git_safe_dirs.n));
+	}
 }
 
 /* The options bwrap reads from --args (NUL-separated, so thousands of
@@ -6395,20 +6506,12 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 		if (eq && eq > rf->envp[i] && env_denied(p, rf->envp[i], (size_t)(eq - rf->envp[i])))
 			argv_push3(out, "--unsetenv", astrndup(rf->envp[i], (size_t)(eq - rf->envp[i])), NULL);
 	}
-	argv_push3(out, "--setenv", "SANDBOX_RUNTIME", "1");
-	if (rf->proxy)
-		bw_render_proxy_env(rf, out);
-	argv_push3(out, "--setenv", "TMPDIR", rf->rp->tmpdir);
-	if (p->git_safe_dirs.n) {
-		/* continue the caller's GIT_CONFIG_COUNT (0 when it was denied) */
-		long base = rf->git_config_count;
+	{
+		struct vec kv = { 0 };
 
-		for (i = 0; i < p->git_safe_dirs.n; i++) {
-			argv_push3(out, "--setenv", aprintf("GIT_CONFIG_KEY_%ld", base + (long)i), "safe.directory");
-			argv_push3(out, "--setenv", aprintf("GIT_CONFIG_VALUE_%ld", base + (long)i),
-			    p->git_safe_dirs.v[i]);
-		}
-		argv_push3(out, "--setenv", "GIT_CONFIG_COUNT", aprintf("%ld", base + (long)p->git_safe_dirs.n));
+		run_env(p, rf, &kv);
+		for (i = 0; i + 1 < kv.n; i += 2)
+			argv_push3(out, "--setenv", kv.v[i], kv.v[i + 1]);
 	}
 
 	argv_push3(out, pl->fs_disabled ? "--bind" : "--ro-bind", "/", "/");
@@ -7366,6 +7469,14 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 		if (parse_int(p->host_ports.v[i], 1, 65535, &port, &perr) == 0)
 			buf_printf(out, "(allow network-outbound (remote ip \"localhost:%ld\"))\t; allow-host-port\n", port);
 	}
+	for (i = 0; i < p->expose_ports.n; i++) {	/* the command's own listener, reached from this machine */
+		long port;
+		const char *perr;
+
+		if (parse_int(p->expose_ports.v[i], 1, 65535, &port, &perr) == 0)
+			buf_printf(out, "(allow network-bind (local ip \"localhost:%ld\"))\n(allow network-inbound "
+			    "(local ip \"localhost:%ld\"))\t; expose-port\n", port, port);
+	}
 	if (p->allow_local_binding)	/* bind and inbound only: srt also opens outbound to every
 					 * localhost port, an exfiltration path (srt #131, #225);
 					 * "*:*" because Seatbelt's localhost misses ::ffff:127.0.0.1 */
@@ -7423,16 +7534,16 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
  * Everything a connection sends is hostile: every field is bounded, each
  * state has a deadline, and a bad client closes its own connection only. */
 
-/* Prototypes: the seccomp installer the lockdown shares with the inner
- * helper (10a); the next address after a failed connect (7.3). */
-#if SBX_LINUX
-static int install_program(const struct bpf_opts *o);
-#endif
+/* Prototypes: the next address after a failed connect (7.3). The calls
+ * that differ per platform (px_socket_cloexec_nonblock and the others,
+ * px_lockdown) are the platform interface's (section 1). */
 struct proxy;
 struct conn;
 static void px_connect_next(struct proxy *px, struct conn *c);
 
 #define SBX_MAX_HTTP_HEAD_BYTES	16384
+#define SBX_SOCKS_NO_AUTH_REASON	"This proxy requires authentication, and this client did not offer an " \
+	"authentication method, so the connection was refused."	/* srt's words (5.4) */
 #define SBX_RELAY_BUF_BYTES	65536		/* per direction, allocated on first use, freed when drained */
 #define SBX_BULK_AFTER_BYTES	(256 * 1024)	/* a tunnel direction that carried this much is bulk */
 #define SBX_BULK_BUF_BYTES	(512 * 1024)	/* a bulk direction's buffer, kept until the tunnel closes */
@@ -7486,6 +7597,7 @@ struct conn {
 			struct addrinfo *addrs, *next_addr;	/* owned (getaddrinfo) */
 			char refused[200];		/* classes of refused addresses */
 			bool dialled;			/* some address passed the guard */
+	/* credential */	const char *unauthorised;	/* why, when it must be refused for it; NULL: fine */
 	/* time */	int64_t deadline_ms;
 };
 
@@ -7498,6 +7610,8 @@ struct proxy {
 	int nlisteners;
 	int expose_fd;			/* expose-port: the inner helper opens inside connections, or -1 */
 	int resolved_pipe[2];
+	const char *token;		/* the run's proxy credential, or NULL: none asked (7.1) */
+	pid_t parent;			/* sbx (SBX_PROXY_WATCHES_PARENT) */
 };
 
 static int64_t
@@ -7509,77 +7623,6 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Portability. The proxy is the same code on every platform; these are
- * the calls it needs that only Linux has, one definition per platform:
- *   px_socket_cloexec_nonblock(family)  a TCP socket, or -1
- *   px_accept_cloexec_nonblock(lfd)     the next connection on a listener,
- *                                       or -1 (EAGAIN: none waits)
- *   px_pipe_cloexec_nonblock(p)         a pipe; 0 or -1
- * Linux sets O_CLOEXEC and O_NONBLOCK in the call that makes the
- * descriptor; elsewhere fcntl() sets them just after, which is as good
- * here: the proxy never forks or execs, so no child can inherit one in
- * between. */
-#if SBX_LINUX
-static int
-px_socket_cloexec_nonblock(int family)
-{
-	return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-}
-
-static int
-px_accept_cloexec_nonblock(int lfd)
-{
-	return accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-}
-
-static int
-px_pipe_cloexec_nonblock(int p[2])
-{
-	return pipe2(p, O_CLOEXEC | O_NONBLOCK);
-}
-
-#else
-/* fd, made close-on-exec and non-blocking; -1 (fd closed) if it cannot be. */
-static int
-px_fd_cloexec_nonblock(int fd)
-{
-	if (fd < 0)
-		return -1;
-	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int
-px_socket_cloexec_nonblock(int family)
-{
-	return px_fd_cloexec_nonblock(socket(family, SOCK_STREAM, 0));
-}
-
-static int
-px_accept_cloexec_nonblock(int lfd)
-{
-	return px_fd_cloexec_nonblock(accept(lfd, NULL, NULL));
-}
-
-static int
-px_pipe_cloexec_nonblock(int p[2])
-{
-	if (pipe(p) < 0)
-		return -1;
-	if (px_fd_cloexec_nonblock(p[0]) < 0) {
-		close(p[1]);
-		return -1;
-	}
-	if (px_fd_cloexec_nonblock(p[1]) < 0) {
-		close(p[0]);
-		return -1;
-	}
-	return 0;
-}
-#endif /* SBX_LINUX */
 
 /* Decisions: each connection's verdict goes to sbx as one record (6c),
  * through px_record. */
@@ -7619,6 +7662,7 @@ struct http_req {
 	const char *path; size_t path_n;	/* origin-form target (forward only) */
 	const char *version;			/* "HTTP/1.0" or "HTTP/1.1" */
 	bool has_host;
+	const char *auth; size_t auth_n;	/* the Proxy-Authorization value, or NULL */
 	size_t head_n;				/* bytes of the head, CRLFCRLF included */
 };
 
@@ -7811,6 +7855,12 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 				return -400;
 		if (colon - line == 4 && strncasecmp(line, "host", 4) == 0)
 			r->has_host = true;
+		if (colon - line == 19 && strncasecmp(line, "proxy-authorization", 19) == 0) {
+			if (r->auth)
+				return -400;	/* two credentials: which one counts is not for us to guess */
+			r->auth = colon + 1;
+			r->auth_n = (size_t)(le - colon - 1);
+		}
 		line = le + 2;
 	}
 	{
@@ -7920,45 +7970,111 @@ http_rewrite_response(const char *buf, size_t n, size_t head_n, size_t *out_n)
 }
 
 /* SOCKS5 greeting: VER NMETHODS METHODS. Returns >0 (its length) with the
- * method chosen (0x00 no auth, 0x02 user/pass, 0xff none), 0 if short. */
+ * method chosen (0x00 no auth, 0x02 user/pass, 0xff none), 0 if short.
+ * The one offered first among the two is not what decides: without a
+ * credential to ask for, no auth is preferred; with one (want_auth),
+ * user/pass, and a client that offers only no auth is taken on and
+ * refused once its request says where it meant to go (srt, 5.4). */
 static int
-socks5_parse_greeting(const unsigned char *b, size_t n, int *method)
+socks5_parse_greeting(const unsigned char *b, size_t n, bool want_auth, int *method)
 {
-	size_t i;
+	const int first = want_auth ? 0x02 : 0x00, second = want_auth ? 0x00 : 0x02;
 
 	if (n < 2)
 		return 0;
 	if (n < 2 + (size_t)b[1])
 		return 0;
 	*method = 0xff;
-	for (i = 0; i < b[1]; i++)
-		if (b[2 + i] == 0x00)
-			*method = 0x00;
-	if (*method == 0xff)
-		for (i = 0; i < b[1]; i++)
-			if (b[2 + i] == 0x02)
-				*method = 0x02;
+	for (size_t i = 0; i < b[1] && *method != first; i++)
+		if (b[2 + i] == first || b[2 + i] == second)
+			*method = b[2 + i];
 	return 2 + b[1];
 }
 
-/* RFC 1929: VER(1) ULEN UNAME PLEN PASSWD. Any credentials are accepted:
- * the listeners exist only inside this sandbox. Returns length, 0, or -1. */
+/* RFC 1929: VER(1) ULEN UNAME PLEN PASSWD. Returns its length with the
+ * user name and password (not NUL-ended; checked by proxy_credential_ok),
+ * 0 if short, or -1. */
 static int
-socks5_parse_auth(const unsigned char *b, size_t n)
+socks5_parse_auth(const unsigned char *b, size_t n, const unsigned char **user, size_t *ul,
+    const unsigned char **pass, size_t *pl)
 {
-	size_t ul, pl;
-
 	if (n < 2)
 		return 0;
 	if (b[0] != 0x01)
 		return -1;
-	ul = b[1];
-	if (n < 2 + ul + 1)
+	*ul = b[1];
+	if (n < 2 + *ul + 1)
 		return 0;
-	pl = b[2 + ul];
-	if (n < 3 + ul + pl)
+	*pl = b[2 + *ul];
+	if (n < 3 + *ul + *pl)
 		return 0;
-	return (int)(3 + ul + pl);
+	*user = b + 2;
+	*pass = b + 3 + *ul;
+	return (int)(3 + *ul + *pl);
+}
+
+/* The proxy's credential (macOS: its listeners are on this machine's
+ * loopback, where every local process can reach them; on Linux they
+ * exist only inside the sandbox and none is asked). srt's rule (5.3): a
+ * user name of any text but empty, and the run's token as the password.
+ * The comparison takes the same time wherever the first difference is. */
+static bool
+proxy_credential_ok(const unsigned char *user, size_t ul, const unsigned char *pass, size_t pl, const char *token)
+{
+	size_t tn = strlen(token);
+	unsigned diff = 0;
+
+	(void)user;	/* any name: srt's attribution key, not a secret */
+	if (ul == 0 || pl != tn)
+		return false;
+	for (size_t i = 0; i < tn; i++)
+		diff |= (unsigned)(pass[i] ^ (unsigned char)token[i]);
+	return diff == 0;
+}
+
+/* A Proxy-Authorization value (n bytes): srt's /^basic\s+([a-z0-9+\/=]+)\s*$/i,
+ * the base64 decoded as "user:password", then proxy_credential_ok. */
+static bool
+proxy_basic_ok(const char *v, size_t n, const char *token)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned char dec[256];
+	size_t i = 0, start, end, dn = 0;
+	unsigned acc = 0;
+	int bits = 0;
+	const unsigned char *colon;
+
+	while (i < n && (v[i] == ' ' || v[i] == '\t'))
+		i++;
+	if (n - i < 6 || strncasecmp(v + i, "basic", 5) != 0 || (v[i + 5] != ' ' && v[i + 5] != '\t'))
+		return false;
+	for (i += 5; i < n && (v[i] == ' ' || v[i] == '\t'); i++)
+		;
+	for (start = i; i < n && v[i] != ' ' && v[i] != '\t'; i++)
+		;
+	end = i;
+	for (; i < n; i++)
+		if (v[i] != ' ' && v[i] != '\t')
+			return false;
+	for (i = start; i < end && v[i] != '='; i++) {
+		const char *at = memchr(b64, v[i], 64);
+
+		if (!at || v[i] == '\0')
+			return false;
+		acc = acc << 6 | (unsigned)(at - b64);
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			if (dn == sizeof(dec))
+				return false;
+			dec[dn++] = (unsigned char)(acc >> bits);
+		}
+	}
+	for (; i < end; i++)
+		if (v[i] != '=')
+			return false;	/* '=' only as padding, at the end */
+	if (start == end || !(colon = memchr(dec, ':', dn)))
+		return false;
+	return proxy_credential_ok(dec, (size_t)(colon - dec), colon + 1, dn - (size_t)(colon - dec) - 1, token);
 }
 
 /* SOCKS5 request: VER CMD RSV ATYP DST.ADDR DST.PORT. Returns >0 with host
@@ -8337,6 +8453,18 @@ px_http_error(struct conn *c, int code)
 	px_reply_close(c, r, strlen(r));
 }
 
+/* An HTTP request without the run's credential: 407, as srt (5.3), and
+ * the refusal recorded with where it meant to go. */
+static void
+px_refuse_credential(struct conn *c, const char *reason)
+{
+	static const char r[] = "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"sbx\"\r\n"
+	    "Connection: close\r\nContent-Length: 0\r\n\r\n";
+
+	px_record(c, PXV_DENY, reason);
+	px_reply_close(c, r, sizeof(r) - 1);
+}
+
 /* A parsed request: decide, then resolve (or dial a literal at once). */
 static void
 px_decide(struct proxy *px, struct conn *c, unsigned slot)
@@ -8512,6 +8640,11 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			}
 			snprintf(c->host, sizeof(c->host), "%s", req.host);
 			c->port = req.port;
+			if (px->token && !(req.auth && proxy_basic_ok(req.auth, req.auth_n, px->token))) {
+				px_refuse_credential(c, req.auth ? "the proxy credential is wrong" :
+				    "the proxy credential is missing: the proxy variables' URLs hold it");
+				return;
+			}
 			if (!req.connect)
 				c->fwd = http_rewrite(c->head, &req, &c->fwd_n);
 			head_consume(c, (size_t)rc);
@@ -8520,7 +8653,7 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 		}
 		case CS_SOCKS5_GREETING:
 			c->proto = PR_SOCKS5;
-			rc = socks5_parse_greeting(b, c->head_n, &method);
+			rc = socks5_parse_greeting(b, c->head_n, px->token != NULL, &method);
 			if (rc == 0)
 				return;
 			{
@@ -8533,24 +8666,35 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				rbuf_put(&c->u2c, reply, 2);
 			}
 			head_consume(c, (size_t)rc);
+			if (px->token && method == 0x00)	/* refused with the reason once the request names a host */
+				c->unauthorised = SBX_SOCKS_NO_AUTH_REASON;
 			c->st = method == 0x02 ? CS_SOCKS5_AUTH : CS_SOCKS5_REQUEST;
 			if (!c->head_n)
 				return;
 			continue;
-		case CS_SOCKS5_AUTH:
-			rc = socks5_parse_auth(b, c->head_n);
+		case CS_SOCKS5_AUTH: {
+			const unsigned char *user, *pass;
+			size_t ul, pl;
+
+			rc = socks5_parse_auth(b, c->head_n, &user, &ul, &pass, &pl);
 			if (rc == 0)
 				return;
 			if (rc < 0) {
 				px_close(px, c);
 				return;
 			}
+			/* a wrong credential is answered as a right one would be, and
+			 * refused with the reason once the request names a host: the
+			 * refusal then says where the command meant to go */
+			if (px->token && !proxy_credential_ok(user, ul, pass, pl, px->token))
+				c->unauthorised = "the proxy credential is wrong";
 			rbuf_put(&c->u2c, "\x01\x00", 2);
 			head_consume(c, (size_t)rc);
 			c->st = CS_SOCKS5_REQUEST;
 			if (!c->head_n)
 				return;
 			continue;
+		}
 		case CS_SOCKS5_REQUEST:
 			rc = socks5_parse_request(b, c->head_n, c->host, sizeof(c->host), &c->port);
 			if (rc == 0)
@@ -8560,6 +8704,10 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				return;
 			}
 			head_consume(c, (size_t)rc);
+			if (c->unauthorised) {
+				px_refuse(c, c->unauthorised, true);	/* 0x02, or in SSH for port 22 */
+				return;
+			}
 			px_decide(px, c, slot);
 			return;
 		case CS_SOCKS4_REQUEST:
@@ -8572,6 +8720,10 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				return;
 			}
 			head_consume(c, (size_t)rc);
+			if (px->token) {	/* SOCKS4 has a user id but no password */
+				px_refuse(c, "SOCKS4 cannot carry the proxy credential: use SOCKS5 or HTTP", true);
+				return;
+			}
 			px_decide(px, c, slot);
 			return;
 		default:
@@ -9024,8 +9176,9 @@ px_on_resolver(struct proxy *px)
 /* ---- 7.4 The lockdown: what a memory bug in the proxy could still do -------
  *
  * Before the proxy reads a byte from the sandbox it locks itself down
- * (DESIGN 3.6), in one function per platform, px_lockdown: on Linux not
- * dumpable, Landlock and the seccomp program; elsewhere what is portable. */
+ * (DESIGN 3.6), in one function per platform, px_lockdown (the platform
+ * interface: 10e on Linux, not dumpable, Landlock and the seccomp
+ * program; 11 on macOS). What every platform shares is here. */
 
 /* SECURITY: load what the resolver needs (NSS modules, hosts, resolv.conf)
  * once, before px_lockdown takes away what loading them takes. */
@@ -9038,150 +9191,6 @@ px_warm_resolver(void)
 		freeaddrinfo(warm);
 }
 
-#if SBX_LINUX
-
-/* Landlock: the proxy reads only what the resolver needs.
- *
- * KERNEL 5.13+ (ABI 1; this code knows up to ABI 6). On top of the seccomp
- * program (no exec, no write-opens), a Landlock ruleset leaves the proxy
- * read access to the resolver's files and the libraries NSS may still load,
- * nothing else: a memory bug in a parser cannot read ~/.ssh. Where the
- * kernel has no Landlock the seccomp program stands alone (-v says so).
- * The structures are the kernel's (linux/landlock.h), spelled here so the
- * file builds without new kernel headers. */
-
-#define SBX_NR_landlock_create_ruleset	444	/* the same on x86_64 and aarch64 */
-#define SBX_NR_landlock_add_rule	445
-#define SBX_NR_landlock_restrict_self	446
-
-struct ll_ruleset_attr { uint64_t handled_access_fs, handled_access_net, scoped; };
-struct ll_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
-
-enum {
-	LL_FS_EXECUTE = 1 << 0, LL_FS_WRITE_FILE = 1 << 1, LL_FS_READ_FILE = 1 << 2, LL_FS_READ_DIR = 1 << 3,
-	LL_FS_ABI1_ALL = (1 << 13) - 1,		/* execute .. make_sym */
-	LL_FS_REFER = 1 << 13,			/* ABI 2 */
-	LL_FS_TRUNCATE = 1 << 14,		/* ABI 3 */
-	LL_FS_IOCTL_DEV = 1 << 15,		/* ABI 5 */
-	LL_NET_BIND_TCP = 1 << 0,		/* ABI 4: the proxy never binds */
-	LL_SCOPE_ABSTRACT_UNIX = 1 << 0, LL_SCOPE_SIGNAL = 1 << 1,	/* ABI 6 */
-	LL_RULE_PATH_BENEATH = 1,
-	LL_CREATE_RULESET_VERSION = 1,
-};
-
-/* What the resolver reads after the warm-up lookup: files, then trees. */
-static const char *const px_read_files[] = {
-	"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
-	"/etc/services", "/etc/ld.so.cache",
-};
-static const char *const px_read_trees[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/lib32" };
-
-/* Restrict this process (and the resolver threads it starts later).
- * Returns the ABI in force, 0 when the kernel has no Landlock, -1 on a
- * failure after the kernel said it has one. */
-static int
-px_landlock(void)
-{
-	struct ll_ruleset_attr ra;
-	long abi = syscall(SBX_NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
-	size_t i, ra_size = 16;
-	int rs;
-
-	if (abi < 1)
-		return 0;	/* ENOSYS or EOPNOTSUPP: not built, or not enabled */
-	memset(&ra, 0, sizeof(ra));
-	ra.handled_access_fs = LL_FS_ABI1_ALL | (abi >= 2 ? LL_FS_REFER : 0) | (abi >= 3 ? LL_FS_TRUNCATE : 0) |
-	    (abi >= 5 ? LL_FS_IOCTL_DEV : 0);
-	if (abi >= 4)
-		ra.handled_access_net = LL_NET_BIND_TCP;
-	if (abi >= 6) {
-		ra.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
-		ra_size = sizeof(ra);
-	}
-	rs = (int)syscall(SBX_NR_landlock_create_ruleset, &ra, ra_size, 0);
-	if (rs < 0)
-		return -1;
-	for (i = 0; i < LEN(px_read_files) + LEN(px_read_trees); i++) {
-		bool tree = i >= LEN(px_read_files);
-		const char *path = tree ? px_read_trees[i - LEN(px_read_files)] : px_read_files[i];
-		struct ll_path_beneath pb;
-		struct stat st;
-		int fd = open(path, O_PATH | O_CLOEXEC);	/* a symlinked resolv.conf: its target */
-
-		if (fd < 0)
-			continue;	/* not on this machine */
-		if (fstat(fd, &st) < 0 || (tree ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
-			close(fd);
-			continue;
-		}
-		pb.allowed_access = LL_FS_READ_FILE | (tree ? LL_FS_READ_DIR : 0);
-		pb.parent_fd = fd;
-		if (syscall(SBX_NR_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
-			close(fd);
-			close(rs);
-			return -1;
-		}
-		close(fd);
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SBX_NR_landlock_restrict_self, rs, 0) < 0) {
-		close(rs);
-		return -1;
-	}
-	close(rs);
-	return (int)abi;
-}
-
-/* SECURITY: lock this process down before it reads a byte from the
- * sandbox; the resolver threads, started after, inherit it. Not dumpable
- * (no ptrace, no core), Landlock (above) where the kernel has it, then the
- * seccomp program with the proxy's rules (no exec, no write-opens).
- * Exits 125 when a lock that should hold does not. */
-static void
-px_lockdown(void)
-{
-	struct bpf_opts o = { false, false, true, false, false };
-	int abi;
-
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if ((abi = px_landlock()) < 0) {
-		warnx("proxy: cannot install its Landlock ruleset: %s", strerror(errno));
-		_exit(SBX_EXIT_FAILURE);
-	}
-	if (verbose) {
-		/* show it holds: a file outside the ruleset cannot be opened */
-		int probe = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-
-		if (abi == 0)
-			warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks the proxy down");
-		else
-			warnx("proxy: Landlock ABI %d: reads limited to the resolver's files (/proc/self/status: %s)",
-			    abi, probe < 0 ? strerror(errno) : "READABLE");
-		if (probe >= 0)
-			close(probe);
-	}
-	if (install_program(&o) < 0) {
-		warnx("proxy: cannot install its seccomp filter: %s", strerror(errno));
-		_exit(SBX_EXIT_FAILURE);
-	}
-}
-
-#else
-/* What is portable of the lockdown: no core file (one would hold whatever
- * the proxy relayed). XXX the Seatbelt profile for the proxy (no exec, no
- * writes, reads limited to the resolver's files) comes with the macOS
- * runner (issue 14); until then sbx on macOS runs nothing (section 12). */
-static void
-px_lockdown(void)
-{
-	struct rlimit rl = { 0, 0 };
-
-	if (setrlimit(RLIMIT_CORE, &rl) < 0) {
-		warnx("proxy: cannot turn core files off: %s", strerror(errno));
-		_exit(SBX_EXIT_FAILURE);
-	}
-	note("proxy: no Seatbelt profile yet; only core files are off");
-}
-#endif /* SBX_LINUX */
 
 /* ---- 7.5 The proxy process: set-up, lockdown, the loop -------------------
  *
@@ -9194,7 +9203,8 @@ px_lockdown(void)
  * allows, the connection table, the listeners, this machine's addresses
  * (getifaddrs, for the resolved-address guard). Exits 125 when it cannot. */
 static void
-px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
+px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd,
+    const char *token)
 {
 	static struct conn conns[SBX_MAX_CONNS];
 	struct rlimit rl;
@@ -9210,6 +9220,8 @@ px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, 
 	for (i = 0; i < SBX_MAX_CONNS; i++)
 		conns[i].cfd = conns[i].ufd = -1;
 	px->p = p;
+	px->token = token;
+	px->parent = getppid();
 	px->conns = conns;
 	px_report_fd = report_fd;
 	px->expose_fd = expose_fd;
@@ -9276,7 +9288,11 @@ px_loop(struct proxy *px)
 			}
 		}
 		timeout = next < 0 ? -1 : (int)(next - now > 0 ? next - now : 0);
+		if (SBX_PROXY_WATCHES_PARENT && (timeout < 0 || timeout > 1000))
+			timeout = 1000;	/* a datagram pair never says sbx has gone: look each second */
 		rc = poll(pfd, n, timeout);
+		if (SBX_PROXY_WATCHES_PARENT && getppid() != px->parent)
+			_exit(0);	/* sbx has gone (this process was handed to another parent) */
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
@@ -9309,13 +9325,14 @@ px_loop(struct proxy *px)
 	}
 }
 
-/* The proxy process: runs until sbx goes away (report_fd hangs up). */
+/* The proxy process: runs until sbx goes away (report_fd hangs up). token:
+ * the credential every client must give (macOS), or NULL (Linux). */
 static void __attribute__((noreturn))
-px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd)
+px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd, const char *token)
 {
 	static struct proxy px;
 
-	px_init(&px, p, ls, nl, expose_fd, report_fd);
+	px_init(&px, p, ls, nl, expose_fd, report_fd, token);
 	px_warm_resolver();
 	px_lockdown();
 	arena_seal();		/* the proxy lives for hours: no arena from here on (2.1) */
@@ -9334,6 +9351,10 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
  * (or JSON lines as they come, and --explain's hints) says what and why.
  * -v also shows each proxy decision as it comes and a summary at exit. */
 
+/* Prototypes: the hint for a Seatbelt refusal, with its source (8.2). */
+struct violation;
+static const char *sblog_hint(const struct violation *v, const struct plan *pl, const char *t);
+
 /* The store: every refusal of the run, from every source, in the order
  * first seen. The proxy's decisions (net_log below, from the report pair),
  * the write observer's events (judged against the plan before they come
@@ -9344,6 +9365,7 @@ enum vkind {
 	VK_NET,		/* the proxy: a connection it refused (network-outbound, socks-tunnel) */
 	VK_CONNECT,	/* the observer: connect() to an address other than the proxy's */
 	VK_AUDIT,	/* the audit after the run: a hook or setting neutralised */
+	VK_SEATBELT,	/* macOS: the kernel's Seatbelt refusal, from the unified log (sblog) */
 };	/* ORDER: vkind_names */
 
 struct violation {
@@ -9465,7 +9487,7 @@ violation_ignored(const struct policy *p, const char *cmdline, const struct viol
 
 /* One record as a JSON line (--violations=FILE, --violations-fd): time,
  * kind, op, target, port, reason, pid, comm. */
-static const char *const vkind_names[] = { "file", "network", "connect", "audit" };	/* ORDER: enum vkind */
+static const char *const vkind_names[] = { "file", "network", "connect", "audit", "seatbelt" };	/* ORDER: enum vkind */
 
 /* A JSON string of untrusted text: bytes that are not UTF-8 become
  * U+FFFD (JSON is Unicode: a strict reader stops at the first bad line and
@@ -9692,6 +9714,8 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 			hint = aprintf("# %s:%d: connect through the proxy at 127.0.0.1:%d (HTTPS_PROXY and the other "
 			    "variables point at it); a direct connection is never allowed", t.p, v->port,
 			    SBX_PROXY_HTTP_PORT);
+		} else if (v->kind == VK_SEATBELT) {
+			hint = sblog_hint(v, pl, t.p);
 		}
 		if (hint && !str_listed(&said, hint)) {
 			vec_push(&said, (void *)hint);
@@ -9706,7 +9730,8 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 }
 
 
-/* ---- 8.2 The sources: the observer's events judged, the proxy's log --- */
+/* ---- 8.2 The sources: the observer's events judged, the proxy's log,
+ * macOS's unified log parsed ---------------------------------------- */
 
 /* The write observer's events (10b) judged against the plan: the plan's
  * own pure function decides, so a write inside an allowed root is never
@@ -9874,8 +9899,197 @@ net_log_summary(const struct net_log *l)
 		    SBX_MAX_NET_EVENTS, (unsigned long long)l->bad);
 }
 
+/* The unified log (macOS). Seatbelt refuses in the kernel and logs it:
+ * `log stream --style compact` prints one event as a timestamped line and
+ * the message's further lines after it:
+ *
+ *   2026-12-03 10:00:00.123456 E  kernel[0:1a2b] (Sandbox) Sandbox: touch(4242) deny(1) file-write-create /Users/me/x
+ *   CMD64_dG91Y2ggL1VzZXJzL21lL3g=_END__k3j9x0q2a_SBX
+ *
+ * The second line is the profile's (deny default (with message TAG)): the
+ * run's tag (6d), which the log's predicate already selects on (its
+ * suffix). sblog_line takes the lines one at a time and returns each
+ * event that is a refusal of this run as a violation once the next event
+ * (or sblog_end) shows it is whole. As srt: an event is one when it holds
+ * "Sandbox:" and "deny", and srt's noise (mDNSResponder, diagnosticd,
+ * analyticsd) is dropped. Beyond srt: it must END with this run's whole
+ * tag, command included, so a message another process logged with the
+ * suffix alone, or one split oddly, is not taken for a refusal; every
+ * byte of it is hostile (a path is the command's choice), and only the
+ * report's sanitiser (8.1) decides how it is shown. Pure: tested on
+ * recorded lines and fuzzed (tests/fuzz_seatbelt_log.c). */
+
+#define SBX_SBLOG_EVENT_MAX	16384	/* longer events are cut (and then lack the tag: dropped) */
+
+struct sblog {
+	const char *tag;		/* the run's: CMD64_<base64>_END_<suffix> */
+	struct buf ev;			/* the event being read, its lines '\n'-joined */
+	bool in_event;
+	uint64_t noise, foreign, malformed;	/* dropped: srt's noise; not this run's tag; unparsed */
+	char op[64], target[4096], comm[256];	/* what the violation returned points at */
+};
+
+/* Does the line open an event: "YYYY-MM-DD HH:MM:SS"? */
+static bool
+sblog_timestamped(const char *l, size_t n)
+{
+	static const char shape[] = "0000-00-00 00:00:00";
+
+	if (n < sizeof(shape) - 1)
+		return false;
+	for (size_t i = 0; i < sizeof(shape) - 1; i++)
+		if (shape[i] == '0' ? !isdigit((unsigned char)l[i]) : l[i] != shape[i])
+			return false;
+	return true;
+}
+
+/* Copy n bytes into a field of s, cut to fit. */
+static void
+sblog_copy(char *dst, size_t cap, const char *src, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* The event in s->ev, judged: true with v filled when it is a refusal of
+ * this run, "COMM(PID) deny(N) OPERATION [TARGET]" after "Sandbox: ". */
+static bool
+sblog_judge(struct sblog *s, struct violation *v)
+{
+	char *e = s->ev.p, *text, *eol, *deny, *open, *p;
+	size_t n = s->ev.n, tn = strlen(s->tag);
+
+	if (!e || !strstr(e, "Sandbox:") || !strstr(e, "deny"))
+		return false;	/* another kind of message: not a refusal */
+	if (strstr(e, "mDNSResponder") || strstr(e, "mach-lookup com.apple.diagnosticd") ||
+	    strstr(e, "mach-lookup com.apple.analyticsd")) {
+		s->noise++;
+		return false;
+	}
+	while (n > 0 && isspace((unsigned char)e[n - 1]))
+		n--;
+	if (n < tn || memcmp(e + n - tn, s->tag, tn) != 0 || (n > tn && !isspace((unsigned char)e[n - tn - 1]))) {
+		s->foreign++;
+		return false;
+	}
+	e[n - tn] = '\0';	/* the tag: checked, not part of what is reported */
+	text = strstr(e, "Sandbox:") + 8;
+	while (*text == ' ' || *text == '\t')
+		text++;
+	if ((eol = strchr(text, '\n')))
+		*eol = '\0';
+	deny = strstr(text, ") deny(");
+	if (!deny) {
+		s->malformed++;
+		return false;
+	}
+	for (open = deny; open > text && *open != '('; open--)
+		;
+	if (*open != '(' || open == deny) {
+		s->malformed++;
+		return false;
+	}
+	memset(v, 0, sizeof(*v));
+	v->kind = VK_SEATBELT;
+	for (p = open + 1; p < deny && isdigit((unsigned char)*p); p++)
+		v->pid = v->pid < 100000000 ? v->pid * 10 + (*p - '0') : v->pid;
+	if (p != deny)
+		v->pid = 0;	/* not a number: unknown */
+	sblog_copy(s->comm, sizeof(s->comm), text, (size_t)(open - text));
+	v->comm = s->comm[0] ? s->comm : NULL;
+	for (p = deny + 7; isdigit((unsigned char)*p); p++)
+		;
+	if (*p != ')') {
+		s->malformed++;
+		return false;
+	}
+	for (p++; *p == ' '; p++)
+		;
+	{
+		size_t on = strcspn(p, " \t");
+		const char *t = p + on;
+		size_t tl;
+
+		if (on == 0 || on >= sizeof(s->op) || strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-*") < on) {
+			s->malformed++;	/* an operation's name is a word of Seatbelt's: the report prints it as is */
+			return false;
+		}
+		sblog_copy(s->op, sizeof(s->op), p, on);
+		while (*t == ' ' || *t == '\t')
+			t++;
+		for (tl = strlen(t); tl > 0 && isspace((unsigned char)t[tl - 1]); tl--)
+			;
+		sblog_copy(s->target, sizeof(s->target), t, tl);
+	}
+	v->op = s->op;
+	v->target = s->target;
+	return true;
+}
+
+/* One line of the log's output (n bytes, no newline). True with v filled
+ * when the event before it was a refusal of this run. */
+static bool __attribute__((unused))	/* the macOS runner's (11), and the tests' */
+sblog_line(struct sblog *s, const char *line, size_t n, struct violation *v)
+{
+	bool got = false;
+
+	if (sblog_timestamped(line, n)) {
+		if (s->in_event)
+			got = sblog_judge(s, v);
+		s->ev.n = 0;
+		s->in_event = true;
+	} else if (!s->in_event) {
+		return false;	/* "Filtering the log data ...", the column header */
+	} else {
+		buf_putc(&s->ev, '\n');
+	}
+	if (s->ev.n + n > SBX_SBLOG_EVENT_MAX)
+		n = s->ev.n < SBX_SBLOG_EVENT_MAX ? SBX_SBLOG_EVENT_MAX - s->ev.n : 0;
+	buf_putn(&s->ev, line, n);
+	buf_putc(&s->ev, '\0');
+	s->ev.n--;	/* NUL-ended for sblog_judge, not counted */
+	return got;
+}
+
+/* The end of the output: the last event, if it was a refusal. */
+static bool __attribute__((unused))	/* the macOS runner's (11), and the tests' */
+sblog_end(struct sblog *s, struct violation *v)
+{
+	bool got = s->in_event && sblog_judge(s, v);
+
+	s->in_event = false;
+	s->ev.n = 0;
+	return got;
+}
+
+/* --explain's hint for a Seatbelt refusal (t: its target, sanitised). */
+static const char *
+sblog_hint(const struct violation *v, const struct plan *pl, const char *t)
+{
+	if (strncmp(v->op, "file-write", 10) == 0 && v->target[0] == '/') {
+		if (path_depth(path_dirname(v->target)) < 2)
+			return aprintf("# %s: outside every writable root, at the top of the disk; no allow-write is "
+			    "suggested for it", t);
+		if (pl && plan_write_denied(pl, v->target))
+			return aprintf("# %s is under a deny (the policy's deny-write or a mandatory one); no allow-write "
+			    "lifts it", t);
+		return aprintf("allow-write %s", path_dirname(t));
+	}
+	if (strncmp(v->op, "file-read", 9) == 0)
+		return aprintf("# %s is hidden by the policy (deny-read); allow-read inside it shows a part again", t);
+	if (strcmp(v->op, "mach-lookup") == 0)
+		return aprintf("allow-mach-lookup %s", t);
+	if (strncmp(v->op, "network", 7) == 0)
+		return aprintf("# %s: connect through the proxy (HTTPS_PROXY and the other variables point at it); "
+		    "a direct connection is never allowed", t);
+	return aprintf("# %s %s: no policy line allows this operation", v->op, t);
+}
+
 /* ====================================================================
- * 9. THE RUN ON DISK: the runtime directory, placeholders, the audit
+ * 9. THE RUN ON DISK: the runtime directory, placeholders, the audit, the
+ *    programs and the environment (every platform)
  * ====================================================================
  *
  * What a run makes and removes on this machine, for every platform's
@@ -9927,29 +10141,18 @@ static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 
 #define SBX_PH_MAGIC	"sbx-placeholder 1"
 
+/* Field 22, starttime, of a /proc/PID/stat line (Linux's, and the macOS
+ * simulation's, plat_proc_start_time), or -1. */
 static long long
-proc_start_time(pid_t pid)
+proc_stat_starttime(const char *stat)
 {
-	char path[64], buf[1024], *p;
-	int fd, i;
-	ssize_t n;
+	const char *p = strrchr(stat, ')');	/* the command name may hold spaces and ')' */
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');	/* the command name may hold spaces and ')' */
-	if (!p)
-		return -1;
-	for (i = 0; i < 20 && p; i++)	/* field 22, starttime, is 20 fields after ')' */
+	for (int i = 0; i < 20 && p; i++)	/* 20 fields after ')' */
 		p = strchr(p + 1, ' ');
 	return p ? strtoll(p + 1, NULL, 10) : -1;
 }
+
 
 /* Open the directory that holds path's last name, following no symlink on
  * the way (*name points into path). SECURITY: the command may have turned
@@ -10663,7 +10866,7 @@ runtime_recover(const char *root)
 
 		if (sscanf(de->d_name, "run-%d-%lld", &pid, &start) != 2)
 			continue;
-		if (pid == getpid() || proc_start_time(pid) == start)
+		if (pid == getpid() || plat_proc_start_time(pid) == start)
 			continue;	/* alive */
 		note("cleaning up after an earlier run that did not finish (pid %d)", pid);
 		audit_recover(path_join(root, de->d_name));	/* what it could not audit (9b) */
@@ -10733,7 +10936,7 @@ static void
 run_paths_set_root(struct run_paths *rp, const char *root)
 {
 	rp->runtime_root = root;
-	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", root, (int)getpid(), proc_start_time(getpid()));
+	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", root, (int)getpid(), plat_proc_start_time(getpid()));
 	rp->empty_file = path_join(path_dirname(rp->tmpdir), "empty");
 }
 
@@ -10762,7 +10965,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	if (fd < 0)
 		die("cannot create %s: %s", rp->empty_file, strerror(errno));
 	close(fd);
-	if (!pl->fs_disabled)
+	if (!pl->fs_disabled && SBX_PLACEHOLDERS)
 		ph_acquire(pl);
 }
 
@@ -10819,36 +11022,7 @@ struct audit {
 static bool
 audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
 {
-	struct stat st;
-
-	*btime = -1;
-#if SBX_LINUX && defined(SYS_statx)
-	{
-		/* struct statx by offset (linux/stat.h): musl has the syscall, not the struct */
-		unsigned char b[256];
-		uint32_t mask, ns;
-		int64_t s;
-
-		if (syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, 0x880u /* CTIME|BTIME */, b) == 0) {
-			memcpy(&mask, b, 4);
-			memcpy(&s, b + 96, 8);
-			memcpy(&ns, b + 104, 4);
-			*ctime = s * 1000000000LL + ns;
-			if (mask & 0x800u) {
-				memcpy(&s, b + 80, 8);
-				memcpy(&ns, b + 88, 4);
-				*btime = s * 1000000000LL + ns;
-			}
-			return true;
-		}
-		if (errno != ENOSYS)
-			return false;
-	}
-#endif
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return false;
-	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
-	return true;
+	return plat_file_times(dirfd, name, ctime, btime);
 }
 
 static bool
@@ -11581,11 +11755,108 @@ audit_recover(const char *run_dir)
 		audit_run(&a);
 }
 
+/* ---- 9c. Programs and the environment (every platform) --------------
+ *
+ * What both runners need around the command: the programs sbx runs found
+ * and checked (none may be writable inside), the caller's denied variables
+ * forgotten, the signals passed on to the command. */
+
+/* The signals sbx passes on to the command (the rest keep their default:
+ * SIGKILL and SIGSTOP cannot be caught, a SIGPIPE is sbx's own). */
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+/* Find prog in PATH; returns an arena string, or NULL. */
+static const char *
+find_in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save;
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0 ? prog : NULL;
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	copy = astrdup(path);
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand = path_join(*dir ? dir : ".", prog);
+		struct stat st;
+
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+			return cand;
+	}
+	return NULL;
+}
+
+/* SECURITY: if sbx or a program it runs the sandbox with (bwrap, socat,
+ * sandbox-exec) could be replaced from inside, the next sbx run would execute the command's code outside any sandbox. */
+static void
+tamper_check(const struct plan *pl, const char *what, const char *path)
+{
+	char real[PATH_MAX];
+	const char *dir;
+
+	if (!path || !realpath(path, real))
+		return;
+	dir = path_dirname(real);
+	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
+		die_hint("install it outside every writable directory (make install puts sbx in /usr/local/bin), "
+		    "or narrow the allow-write that covers it",
+		    "refusing to run: %s (%s) would be writable inside the sandbox, so the command could "
+		    "replace it and the next run would execute that code outside any sandbox", real, what);
+}
+
+/* Forget, in this process, the variables deny-env names, once the bwrap
+ * options (or, on macOS, the command's environment) are rendered: every
+ * process forked after (bwrap, the proxy) starts without them. The proxy parses hostile bytes and needs none of
+ * them (DESIGN 3.6), and under weaker-nested-sandbox the command sees the
+ * host's /proc, where sbx's and bwrap's environ are readable. The value is
+ * overwritten where it lies (for the first environment, the block
+ * /proc/PID/environ shows): unsetenv(3) only unlinks the string. */
+static void
+env_scrub(const struct policy *p)
+{
+	size_t i = 0;
+
+	while (environ && environ[i]) {
+		char *eq = strchr(environ[i], '=');
+
+		if (eq && eq > environ[i] && env_denied(p, environ[i], (size_t)(eq - environ[i]))) {
+			char *name = astrndup(environ[i], (size_t)(eq - environ[i]));
+
+			memset(eq + 1, 0, strlen(eq + 1));
+			if (unsetenv(name) == 0)
+				continue;	/* the rest moved down: i is the next one */
+		}
+		i++;
+	}
+}
+
+/* --check's lines: "ok ..." or "FAIL: ...", each platform's (10d, 11d). */
+static int check_failures;
+
+static void __attribute__((format(printf, 2, 3)))
+check_line(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ok)
+		check_failures++;
+	fputs(ok ? "ok " : "FAIL: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
 /* ====================================================================
  * 10. LINUX RUNNER: the inner helper, running under bwrap, --check
  * ==================================================================== */
 
 #if SBX_LINUX
+
+/* Prototypes: the seccomp installer sbx-init's filters and the proxy's
+ * lockdown (10e) share. */
+static int install_program(const struct bpf_opts *o);
 
 /* ---- 10a. The inner helper: nested namespaces, pid 1, the filters ------
  *
@@ -11611,8 +11882,6 @@ audit_recover(const char *run_dir)
  * parsed strictly, as hostile input would be: the control message
  * (ctl_encode, with the other wire formats), answered by the handed-fd
  * message (handed_encode) and, once the command runs, "R". */
-
-static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
 static void
 on_signal_noop(int sig)
@@ -12624,32 +12893,6 @@ obs_main(int listener, int events, struct obs_inflight *fl)
 
 /* ---- 10c. Running the sandbox ---------------------------------------- */
 
-/* Forget, in this process, the variables deny-env names, once the bwrap
- * options are rendered: every process forked after (bwrap, the proxy)
- * starts without them. The proxy parses hostile bytes and needs none of
- * them (DESIGN 3.6), and under weaker-nested-sandbox the command sees the
- * host's /proc, where sbx's and bwrap's environ are readable. The value is
- * overwritten where it lies (for the first environment, the block
- * /proc/PID/environ shows): unsetenv(3) only unlinks the string. */
-static void
-env_scrub(const struct policy *p)
-{
-	size_t i = 0;
-
-	while (environ && environ[i]) {
-		char *eq = strchr(environ[i], '=');
-
-		if (eq && eq > environ[i] && env_denied(p, environ[i], (size_t)(eq - environ[i]))) {
-			char *name = astrndup(environ[i], (size_t)(eq - environ[i]));
-
-			memset(eq + 1, 0, strlen(eq + 1));
-			if (unsetenv(name) == 0)
-				continue;	/* the rest moved down: i is the next one */
-		}
-		i++;
-	}
-}
-
 /* A listening socket on this machine's 127.0.0.1:port (expose-port). */
 static int
 host_listen_tcp(int port)
@@ -12688,28 +12931,6 @@ host_listen_unix(const char *path)
 	return fd;
 }
 
-/* Find prog in PATH; returns an arena string, or NULL. */
-static const char *
-find_in_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save;
-
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0 ? prog : NULL;
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	copy = astrdup(path);
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		char *cand = path_join(*dir ? dir : ".", prog);
-		struct stat st;
-
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			return cand;
-	}
-	return NULL;
-}
-
 static const char *
 bwrap_locate(const struct policy *p)
 {
@@ -12720,24 +12941,6 @@ bwrap_locate(const struct policy *p)
 		    "bubblewrap (%s) is not installed; sbx never runs a command without its sandbox",
 		    p->bwrap_path ? p->bwrap_path : "bwrap");
 	return bw;
-}
-
-/* SECURITY: if sbx, bwrap or socat could be replaced from inside, the next
- * sbx run would execute the command's code outside any sandbox. */
-static void
-tamper_check(const struct plan *pl, const char *what, const char *path)
-{
-	char real[PATH_MAX];
-	const char *dir;
-
-	if (!path || !realpath(path, real))
-		return;
-	dir = path_dirname(real);
-	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
-		die_hint("install it outside every writable directory (make install puts sbx in /usr/local/bin), "
-		    "or narrow the allow-write that covers it",
-		    "refusing to run: %s (%s) would be writable inside the sandbox, so the command could "
-		    "replace it and the next run would execute that code outside any sandbox", real, what);
 }
 
 /* Read bwrap's --info-fd JSON up to its closing brace; return "child-pid". */
@@ -13025,7 +13228,7 @@ run_spawn_proxy(struct run *r)
 {
 	int pair[2] = { -1, -1 }, err = 0;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+	if (socketpair(AF_UNIX, SBX_RECORD_SOCKET | SOCK_CLOEXEC, 0, pair) < 0)
 		err = errno;
 	else if ((r->proxy = fork()) < 0)
 		err = errno;
@@ -13045,7 +13248,7 @@ run_spawn_proxy(struct run *r)
 		if (r->inflight)
 			munmap(r->inflight, sizeof(*r->inflight));
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		px_main(r->p, r->ls, r->nls, r->expose_fd, pair[1]);
+		px_main(r->p, r->ls, r->nls, r->expose_fd, pair[1], NULL);	/* no credential: only the sandbox reaches them */
 	}
 	if (pair[1] >= 0)
 		close(pair[1]);
@@ -13446,21 +13649,6 @@ run_capture(char *const argv[], struct buf *out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int check_failures;
-
-static void __attribute__((format(printf, 2, 3)))
-check_line(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ok)
-		check_failures++;
-	fputs(ok ? "ok " : "FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 static char *
 first_line(const struct buf *b)
@@ -13559,14 +13747,1055 @@ check_main(const struct policy *p)
 	return check_failures ? 1 : 0;
 }
 
+/* ---- 10e. The platform interface on Linux (section 1) -----------------
+ *
+ * The calls shared code makes that only Linux answers this way, and the
+ * proxy's lockdown (Landlock and the seccomp program). */
+
+/* Linux sets O_CLOEXEC and O_NONBLOCK in the call that makes the
+ * descriptor: no window in which a fork could inherit it. */
+static int
+px_socket_cloexec_nonblock(int family)
+{
+	return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+static int
+px_accept_cloexec_nonblock(int lfd)
+{
+	return accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+static int
+px_pipe_cloexec_nonblock(int p[2])
+{
+	return pipe2(p, O_CLOEXEC | O_NONBLOCK);
+}
+
+
+
+/* Landlock: the proxy reads only what the resolver needs.
+ *
+ * KERNEL 5.13+ (ABI 1; this code knows up to ABI 6). On top of the seccomp
+ * program (no exec, no write-opens), a Landlock ruleset leaves the proxy
+ * read access to the resolver's files and the libraries NSS may still load,
+ * nothing else: a memory bug in a parser cannot read ~/.ssh. Where the
+ * kernel has no Landlock the seccomp program stands alone (-v says so).
+ * The structures are the kernel's (linux/landlock.h), spelled here so the
+ * file builds without new kernel headers. */
+
+#define SBX_NR_landlock_create_ruleset	444	/* the same on x86_64 and aarch64 */
+#define SBX_NR_landlock_add_rule	445
+#define SBX_NR_landlock_restrict_self	446
+
+struct ll_ruleset_attr { uint64_t handled_access_fs, handled_access_net, scoped; };
+struct ll_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
+
+enum {
+	LL_FS_EXECUTE = 1 << 0, LL_FS_WRITE_FILE = 1 << 1, LL_FS_READ_FILE = 1 << 2, LL_FS_READ_DIR = 1 << 3,
+	LL_FS_ABI1_ALL = (1 << 13) - 1,		/* execute .. make_sym */
+	LL_FS_REFER = 1 << 13,			/* ABI 2 */
+	LL_FS_TRUNCATE = 1 << 14,		/* ABI 3 */
+	LL_FS_IOCTL_DEV = 1 << 15,		/* ABI 5 */
+	LL_NET_BIND_TCP = 1 << 0,		/* ABI 4: the proxy never binds */
+	LL_SCOPE_ABSTRACT_UNIX = 1 << 0, LL_SCOPE_SIGNAL = 1 << 1,	/* ABI 6 */
+	LL_RULE_PATH_BENEATH = 1,
+	LL_CREATE_RULESET_VERSION = 1,
+};
+
+/* What the resolver reads after the warm-up lookup: files, then trees. */
+static const char *const px_read_files[] = {
+	"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
+	"/etc/services", "/etc/ld.so.cache",
+};
+static const char *const px_read_trees[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/lib32" };
+
+/* Restrict this process (and the resolver threads it starts later).
+ * Returns the ABI in force, 0 when the kernel has no Landlock, -1 on a
+ * failure after the kernel said it has one. */
+static int
+px_landlock(void)
+{
+	struct ll_ruleset_attr ra;
+	long abi = syscall(SBX_NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+	size_t i, ra_size = 16;
+	int rs;
+
+	if (abi < 1)
+		return 0;	/* ENOSYS or EOPNOTSUPP: not built, or not enabled */
+	memset(&ra, 0, sizeof(ra));
+	ra.handled_access_fs = LL_FS_ABI1_ALL | (abi >= 2 ? LL_FS_REFER : 0) | (abi >= 3 ? LL_FS_TRUNCATE : 0) |
+	    (abi >= 5 ? LL_FS_IOCTL_DEV : 0);
+	if (abi >= 4)
+		ra.handled_access_net = LL_NET_BIND_TCP;
+	if (abi >= 6) {
+		ra.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+		ra_size = sizeof(ra);
+	}
+	rs = (int)syscall(SBX_NR_landlock_create_ruleset, &ra, ra_size, 0);
+	if (rs < 0)
+		return -1;
+	for (i = 0; i < LEN(px_read_files) + LEN(px_read_trees); i++) {
+		bool tree = i >= LEN(px_read_files);
+		const char *path = tree ? px_read_trees[i - LEN(px_read_files)] : px_read_files[i];
+		struct ll_path_beneath pb;
+		struct stat st;
+		int fd = open(path, O_PATH | O_CLOEXEC);	/* a symlinked resolv.conf: its target */
+
+		if (fd < 0)
+			continue;	/* not on this machine */
+		if (fstat(fd, &st) < 0 || (tree ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+			close(fd);
+			continue;
+		}
+		pb.allowed_access = LL_FS_READ_FILE | (tree ? LL_FS_READ_DIR : 0);
+		pb.parent_fd = fd;
+		if (syscall(SBX_NR_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+			close(fd);
+			close(rs);
+			return -1;
+		}
+		close(fd);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SBX_NR_landlock_restrict_self, rs, 0) < 0) {
+		close(rs);
+		return -1;
+	}
+	close(rs);
+	return (int)abi;
+}
+
+/* SECURITY: lock this process down before it reads a byte from the
+ * sandbox; the resolver threads, started after, inherit it. Not dumpable
+ * (no ptrace, no core), Landlock (above) where the kernel has it, then the
+ * seccomp program with the proxy's rules (no exec, no write-opens).
+ * Exits 125 when a lock that should hold does not. */
+static void
+px_lockdown(void)
+{
+	struct bpf_opts o = { false, false, true, false, false };
+	int abi;
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if ((abi = px_landlock()) < 0) {
+		warnx("proxy: cannot install its Landlock ruleset: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+	if (verbose) {
+		/* show it holds: a file outside the ruleset cannot be opened */
+		int probe = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+		if (abi == 0)
+			warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks the proxy down");
+		else
+			warnx("proxy: Landlock ABI %d: reads limited to the resolver's files (/proc/self/status: %s)",
+			    abi, probe < 0 ? strerror(errno) : "READABLE");
+		if (probe >= 0)
+			close(probe);
+	}
+	if (install_program(&o) < 0) {
+		warnx("proxy: cannot install its seccomp filter: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+}
+
+
+/* close_range(CLOSE_RANGE_CLOEXEC): KERNEL 5.11+. */
+static int
+plat_cloexec_fast(int lowest)
+{
+	return (int)syscall(SYS_close_range, (unsigned)lowest, ~0U, SBX_CLOSE_RANGE_CLOEXEC);
+}
+
+/* Field 22 of /proc/PID/stat, starttime (clock ticks since boot). */
+static long long
+plat_proc_start_time(pid_t pid)
+{
+	struct buf b = { 0 };
+	long long t = read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
+
+	free(b.p);
+	return t;
+}
+
+/* statx(2) for the birth time, where the kernel and the file system have
+ * it; fstatat(2) otherwise. */
+static bool
+plat_file_times(int dirfd, const char *name, long long *ctime, long long *btime)
+{
+	struct stat st;
+
+	*btime = -1;
+#if defined(SYS_statx)
+	{
+		/* struct statx by offset (linux/stat.h): musl has the syscall, not the struct */
+		unsigned char b[256];
+		uint32_t mask, ns;
+		int64_t s;
+
+		if (syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, 0x880u /* CTIME|BTIME */, b) == 0) {
+			memcpy(&mask, b, 4);
+			memcpy(&s, b + 96, 8);
+			memcpy(&ns, b + 104, 4);
+			*ctime = s * 1000000000LL + ns;
+			if (mask & 0x800u) {
+				memcpy(&s, b + 80, 8);
+				memcpy(&ns, b + 88, 4);
+				*btime = s * 1000000000LL + ns;
+			}
+			return true;
+		}
+		if (errno != ENOSYS)
+			return false;
+	}
+#endif
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+	return true;
+}
+
+static const char *
+plat_self_exe(char *buf, size_t n)
+{
+	(void)n;	/* realpath writes at most PATH_MAX: the callers' buffers are that */
+	return realpath("/proc/self/exe", buf);
+}
+
+/* bwrap runs `sbx --inner` (10a). */
+static int
+plat_helper_main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--inner") == 0)
+		return inner_main(argc, argv);
+	return -1;
+}
+
+static int
+plat_check(const struct policy *p)
+{
+	return check_main(p);
+}
+
+/* The programs first: bwrap found, and neither sbx, bwrap nor socat
+ * writable inside; then the run (10c). */
+static int
+plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
+    struct vstore *store)
+{
+	const char *bw = bwrap_locate(p);
+	char self[PATH_MAX];
+
+	tamper_check(pl, "sbx's own binary", plat_self_exe(self, sizeof(self)));
+	tamper_check(pl, "bubblewrap", bw);
+	tamper_check(pl, "socat", p->socat_path ? p->socat_path : find_in_path("socat"));
+	return run_linux(p, pl, rp, rf, bw, store);
+}
+
 #endif /* SBX_LINUX */
 
 /* ====================================================================
  * 11. MACOS RUNNER (Seatbelt)
  * ====================================================================
- * Not built yet: the Seatbelt profile renderer and the sandbox-exec runner
- * come with the macOS work. Until then sbx on macOS fails closed (exit 125)
- * rather than run anything unsandboxed. */
+ *
+ * macOS has no namespaces to build: the boundary is the Seatbelt profile
+ * (6d), which `sandbox-exec -p PROFILE -- COMMAND` applies to itself
+ * before it execs the command. The process tree:
+ *
+ *   sbx                 the policy, the plan, the profile; listens on
+ *     |                 127.0.0.1 (two ephemeral ports), reads the log,
+ *     |                 passes signals on, exits with the command's status
+ *     |- log stream     the unified log, on this run's tag only (11b)
+ *     |- proxy          forked on the first connection (section 7),
+ *     |                 asks every client for this run's credential
+ *     '- sandbox-exec   applies the profile, then execs the command
+ *
+ * Differences from Linux that the code below carries: the proxy's ports
+ * are on this machine's loopback, where every local process can reach
+ * them, hence the credential (7.1, srt does the same); the profile allows
+ * outbound connections to those two ports and nothing else; violations
+ * come from the kernel's own log, not from an observer (11b). A failure to
+ * build any of it exits 125 with the command not run.
+ *
+ * Built on macOS, and on Linux with -DSBX_FORCE_MACOS (`make macos-sim`:
+ * sbx-macsim): there `sandbox-exec` and `log` are found in PATH, where
+ * the tests put stand-ins (tests/macsim/), and the platform interface's
+ * Linux answers are used; everything else is the code a Mac runs. */
+
+#if SBX_MACOS
+
+/* ---- 11a. The platform interface on macOS (section 1) ----------------- */
+
+/* fcntl() just after the call that makes the descriptor: as good as
+ * Linux's flags for the proxy, which never forks or execs, so no child
+ * can inherit one in between. fd, made close-on-exec and non-blocking;
+ * -1 (fd closed) if it cannot be. */
+static int
+px_fd_cloexec_nonblock(int fd)
+{
+	if (fd < 0)
+		return -1;
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+px_socket_cloexec_nonblock(int family)
+{
+	return px_fd_cloexec_nonblock(socket(family, SOCK_STREAM, 0));
+}
+
+static int
+px_accept_cloexec_nonblock(int lfd)
+{
+	return px_fd_cloexec_nonblock(accept(lfd, NULL, NULL));
+}
+
+static int
+px_pipe_cloexec_nonblock(int p[2])
+{
+	if (pipe(p) < 0)
+		return -1;
+	if (px_fd_cloexec_nonblock(p[0]) < 0) {
+		close(p[1]);
+		return -1;
+	}
+	if (px_fd_cloexec_nonblock(p[1]) < 0) {
+		close(p[0]);
+		return -1;
+	}
+	return 0;
+}
+
+/* What is portable of the lockdown: no core file (one would hold whatever
+ * the proxy relayed). XXX a Seatbelt profile for the proxy itself (no
+ * exec, no writes, reads limited to the resolver's files, through
+ * sandbox_init) is not built: it cannot be tried here, and a wrong one
+ * would refuse every connection of every run (README, "macOS"). */
+static void
+px_lockdown(void)
+{
+	struct rlimit rl = { 0, 0 };
+
+	if (setrlimit(RLIMIT_CORE, &rl) < 0) {
+		warnx("proxy: cannot turn core files off: %s", strerror(errno));
+		_exit(SBX_EXIT_FAILURE);
+	}
+	note("proxy: on macOS only core files are off (no Seatbelt profile of its own)");
+}
+
+static int
+plat_cloexec_fast(int lowest)
+{
+	(void)lowest;
+	errno = ENOSYS;	/* no close_range: 2.3 marks them one by one */
+	return -1;
+}
+
+static int
+plat_helper_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return -1;	/* sandbox-exec runs the command itself: no helper inside */
+}
+
+#ifdef __APPLE__
+/* The kernel's record of the process: start time in microseconds. */
+static long long
+plat_proc_start_time(pid_t pid)
+{
+	int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid };
+	struct kinfo_proc kp;
+	size_t n = sizeof(kp);
+
+	if (sysctl(mib, 4, &kp, &n, NULL, 0) < 0 || n != sizeof(kp))
+		return -1;
+	return (long long)kp.kp_proc.p_starttime.tv_sec * 1000000 + kp.kp_proc.p_starttime.tv_usec;
+}
+
+/* APFS and HFS+ record every file's birth time. */
+static bool
+plat_file_times(int dirfd, const char *name, long long *ctime, long long *btime)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*ctime = (long long)st.st_ctimespec.tv_sec * 1000000000LL + st.st_ctimespec.tv_nsec;
+	*btime = (long long)st.st_birthtimespec.tv_sec * 1000000000LL + st.st_birthtimespec.tv_nsec;
+	return true;
+}
+
+static const char *
+plat_self_exe(char *buf, size_t n)
+{
+	char raw[PATH_MAX];
+	uint32_t size = sizeof(raw);
+
+	(void)n;	/* realpath writes at most PATH_MAX: the callers' buffers are that */
+	if (_NSGetExecutablePath(raw, &size) != 0)
+		return NULL;
+	return realpath(raw, buf);
+}
+
+/* The system's own, at fixed paths: SIP keeps /usr/bin unwritable, and no
+ * PATH entry can stand in for them. */
+static const char *
+mac_tool(const char *name)
+{
+	const char *path = aprintf("/usr/bin/%s", name);
+
+	return access(path, X_OK) == 0 ? path : NULL;
+}
+
+#else	/* the simulation (SBX_FORCE_MACOS on Linux): Linux's answers */
+
+static long long
+plat_proc_start_time(pid_t pid)
+{
+	struct buf b = { 0 };
+	long long t = read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
+
+	free(b.p);
+	return t;
+}
+
+static bool
+plat_file_times(int dirfd, const char *name, long long *ctime, long long *btime)
+{
+	struct stat st;
+
+	*btime = -1;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+	return true;
+}
+
+static const char *
+plat_self_exe(char *buf, size_t n)
+{
+	(void)n;
+	return realpath("/proc/self/exe", buf);
+}
+
+/* The tests' stand-ins, first in PATH (tests/macsim/). */
+static const char *
+mac_tool(const char *name)
+{
+	return find_in_path(name);
+}
+#endif	/* __APPLE__ */
+
+/* ---- 11b. The log monitor: the kernel's refusals, from the unified log --
+ *
+ * `log stream` with srt's predicate, on this run's suffix: only events
+ * whose message ends with it, which the profile's (deny default (with
+ * message TAG)) puts on every refusal of this run and of no other. Its
+ * output is parsed by sblog (8.2) into the store. It starts before the
+ * command (sbx waits for its first line, the predicate it prints), and
+ * after the command it is read until it has been quiet for a moment: the
+ * log delivers the kernel's lines a little after the fact. */
+
+#define SBX_LOG_START_MS	2000	/* for log stream's first line; then the command runs anyway */
+#define SBX_LOG_QUIET_MS	150	/* after the command: read until this long without a line ... */
+#define SBX_LOG_DRAIN_MAX_MS	1000	/* ... or this long in all */
+
+struct mac_log {
+	pid_t pid;		/* log stream, or -1 */
+	int fd;			/* its output, or -1 */
+	struct sblog sl;
+	struct buf part;	/* a line not yet whole */
+	uint64_t lines;
+};
+
+/* What log stream printed since the last call: each whole line to the
+ * parser, each refusal of this run to the store. Returns false at its EOF. */
+static bool
+mac_log_take(struct mac_log *lg, struct vstore *store)
+{
+	char chunk[8192];
+	ssize_t n;
+	struct violation v;
+
+	while ((n = read(lg->fd, chunk, sizeof(chunk))) > 0) {
+		size_t start = 0;
+
+		buf_putn(&lg->part, chunk, (size_t)n);
+		for (size_t i = 0; i < lg->part.n; i++) {
+			if (lg->part.p[i] != '\n')
+				continue;
+			lg->lines++;
+			if (sblog_line(&lg->sl, lg->part.p + start, i - start, &v)) {
+				v.time_ms = wall_ms();
+				vstore_add(store, &v);
+			}
+			start = i + 1;
+		}
+		memmove(lg->part.p, lg->part.p + start, lg->part.n - start);
+		lg->part.n -= start;
+		if (lg->part.n > SBX_SBLOG_EVENT_MAX)
+			lg->part.n = 0;	/* a line without end: not one the log prints */
+	}
+	return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR));
+}
+
+/* Start log stream on the run's suffix and wait for its first line. The
+ * run goes on without it (the boundary does not depend on it), saying
+ * that its refusals will not be reported. */
+static void
+mac_log_start(struct mac_log *lg, const char *log, const char *tag, const char *suffix, const sigset_t *mask)
+{
+	int out[2];
+	int64_t until = now_ms() + SBX_LOG_START_MS;
+
+	lg->pid = -1;
+	lg->fd = -1;
+	memset(&lg->sl, 0, sizeof(lg->sl));
+	lg->sl.tag = tag;
+	if (!log) {
+		warnx("warning: `log` is not there: what Seatbelt refuses is not reported (the sandbox is the same)");
+		return;
+	}
+	if (pipe(out) < 0)
+		die("pipe: %s", strerror(errno));
+	lg->pid = fork();
+	if (lg->pid < 0)
+		die("fork: %s", strerror(errno));
+	if (lg->pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(out[1], 1);
+		if (null >= 0) {
+			dup2(null, 0);
+			if (!verbose)
+				dup2(null, 2);
+		}
+		sigprocmask(SIG_SETMASK, mask, NULL);
+		execl(log, "log", "stream", "--predicate", aprintf("(eventMessage ENDSWITH \"%s\")", suffix),
+		    "--style", "compact", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	lg->fd = out[0];
+	fcntl(lg->fd, F_SETFD, FD_CLOEXEC);
+	fcntl(lg->fd, F_SETFL, O_NONBLOCK);
+	while (lg->lines == 0) {
+		struct pollfd pf = { lg->fd, POLLIN, 0 };
+		int64_t left = until - now_ms();
+
+		if (left <= 0) {
+			warnx("warning: log stream printed nothing in %d ms: what Seatbelt refuses early may not be "
+			    "reported", SBX_LOG_START_MS);
+			return;
+		}
+		if (poll(&pf, 1, (int)left) > 0 && !mac_log_take(lg, run_state.store)) {
+			warnx("warning: log stream ended at once: what Seatbelt refuses is not reported");
+			close(lg->fd);
+			lg->fd = -1;
+			return;
+		}
+	}
+}
+
+/* After the command: the lines still on their way, the last event, then
+ * log stream goes. */
+static void
+mac_log_stop(struct mac_log *lg, struct vstore *store)
+{
+	struct violation v;
+	int64_t end = now_ms() + SBX_LOG_DRAIN_MAX_MS;
+
+	while (lg->fd >= 0) {
+		struct pollfd pf = { lg->fd, POLLIN, 0 };
+		int64_t left = end - now_ms();
+
+		if (left <= 0 || poll(&pf, 1, left < SBX_LOG_QUIET_MS ? (int)left : SBX_LOG_QUIET_MS) <= 0 ||
+		    !mac_log_take(lg, store))
+			break;
+	}
+	if (sblog_end(&lg->sl, &v)) {
+		v.time_ms = wall_ms();
+		vstore_add(store, &v);
+	}
+	if (lg->fd >= 0)
+		close(lg->fd);
+	if (lg->pid > 0) {
+		kill(lg->pid, SIGTERM);
+		while (waitpid(lg->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (lg->sl.noise || lg->sl.foreign || lg->sl.malformed)
+		note("log: %llu lines; dropped %llu as noise (srt's list), %llu without this run's tag, %llu unparsed",
+		    (unsigned long long)lg->lines, (unsigned long long)lg->sl.noise,
+		    (unsigned long long)lg->sl.foreign, (unsigned long long)lg->sl.malformed);
+	free(lg->part.p);
+	free(lg->sl.ev.p);
+}
+
+/* ---- 11c. Running under sandbox-exec, as named steps ------------------ */
+
+/* A run in progress: what mac_run's steps hand each other. */
+struct mac_run {
+	const struct policy *p;
+	const struct plan *pl;
+	const struct run_paths *rp;
+	struct run_facts rf;		/* the caller's, with this run's proxy endpoint */
+	struct vstore *store;
+	const char *sandbox_exec, *log;	/* the programs (11a) */
+	struct px_listener ls[2];	/* the proxy's, on 127.0.0.1, until it is forked */
+	int nls;
+	char token[33];			/* the proxy credential: 128 random bits, hex */
+	char suffix[16];		/* the log tag's: "_" 9 random [0-9a-z] "_SBX", as srt */
+	const char *tag;
+	struct buf profile;
+	int sigpipe[2];			/* the signal handler's: (signal, from a process) pairs */
+	sigset_t mask;			/* the signal mask before, for children */
+	pid_t self_pid, child, proxy;
+	int report;			/* the proxy's decisions, or -1 */
+	struct net_log *netlog;
+	struct mac_log log_mon;
+	int status;			/* sandbox-exec's, which is the command's */
+};
+
+static int mac_sigpipe_w = -1;	/* the handler's end of mac_run.sigpipe */
+
+/* Every forwarded signal and SIGCHLD come here and wait in the pipe for
+ * mac_supervise: one byte the signal, one whether a process sent it (a
+ * terminal's reached the command too: it shares the foreground group). */
+static void
+mac_on_signal(int sig, siginfo_t *si, void *uc)
+{
+	unsigned char rec[2] = { (unsigned char)sig, si && (si->si_code == SI_USER || si->si_code == SI_QUEUE) };
+	int saved = errno;
+
+	(void)uc;
+	(void)!write(mac_sigpipe_w, rec, 2);
+	errno = saved;
+}
+
+/* Random bytes from the kernel. */
+static void
+mac_random(unsigned char *b, size_t n)
+{
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+
+	while (fd >= 0 && got < n) {
+		ssize_t r = read(fd, b + got, n - got);
+
+		if (r <= 0 && errno != EINTR)
+			break;
+		if (r > 0)
+			got += (size_t)r;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (got < n)
+		die("cannot read /dev/urandom: %s; the command did not run", strerror(errno));
+}
+
+/* Step: the programs. sandbox-exec must be there (or nothing runs); log
+ * should be (or nothing is reported); none of them, nor sbx, may be
+ * writable inside. */
+static void
+mac_find_programs(struct mac_run *r)
+{
+	char self[PATH_MAX];
+
+	r->sandbox_exec = mac_tool("sandbox-exec");
+	if (!r->sandbox_exec)
+		die_hint("sbx needs macOS's own /usr/bin/sandbox-exec (it ships with every macOS release)",
+		    "sandbox-exec is not there; sbx never runs a command without its sandbox");
+	r->log = mac_tool("log");
+	tamper_check(r->pl, "sbx's own binary", plat_self_exe(self, sizeof(self)));
+	tamper_check(r->pl, "sandbox-exec", r->sandbox_exec);
+	tamper_check(r->pl, "log", r->log);
+}
+
+/* A listening socket on 127.0.0.1, on a port the kernel picks. */
+static int
+mac_listen_loopback(int *port)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 1024) < 0 || getsockname(fd, (struct sockaddr *)&sa, &sl) < 0)
+		die("cannot listen on 127.0.0.1 for the proxy: %s; the command did not run", strerror(errno));
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* Step: the proxy's two listeners (HTTP and SOCKS: both speak both, the
+ * first byte decides), the run's credential and log suffix; the command
+ * is told all three through rf.ep. */
+static void
+mac_listen_proxy(struct mac_run *r)
+{
+	static const char hex[] = "0123456789abcdef", b36[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	unsigned char rnd[16 + 9];
+
+	for (int k = 0; k < 2; k++) {
+		r->ls[k].fd = mac_listen_loopback(&r->ls[k].port);
+		r->ls[k].role = LR_PROXY;
+	}
+	r->nls = 2;
+	mac_random(rnd, sizeof(rnd));
+	for (int i = 0; i < 16; i++) {
+		r->token[2 * i] = hex[rnd[i] >> 4];
+		r->token[2 * i + 1] = hex[rnd[i] & 15];
+	}
+	r->token[32] = '\0';
+	r->suffix[0] = '_';
+	for (int i = 0; i < 9; i++)
+		r->suffix[1 + i] = b36[rnd[16 + i] % 36];	/* 256 % 36 = 4: a negligible bias, as srt's */
+	memcpy(r->suffix + 10, "_SBX", 5);
+	r->rf.ep.http_port = r->ls[0].port;
+	r->rf.ep.socks_port = r->ls[1].port;
+	r->rf.ep.user = "sbx";
+	r->rf.ep.token = r->token;
+}
+
+/* Step: the profile (6d), with this run's ports and tag. */
+static void
+mac_render_profile(struct mac_run *r)
+{
+	struct sb_facts f;
+	const char *why = NULL;
+
+	sb_facts_collect(&f, r->rp, r->rf.cmd, r->suffix, r->rf.ep.http_port, r->rf.ep.socks_port);
+	r->tag = f.tag;
+	if (seatbelt_render(r->p, r->pl, &f, &r->profile, &why) < 0)
+		die("cannot write the Seatbelt profile: %s; the command did not run", why);
+	buf_putc(&r->profile, '\0');
+	if (verbose)
+		note("profile: %zu bytes, proxy on 127.0.0.1:%d (HTTP) and :%d (SOCKS), log tag %s", r->profile.n - 1,
+		    r->rf.ep.http_port, r->rf.ep.socks_port, r->tag);
+}
+
+/* Step: the forwarded signals and SIGCHLD, from here on, arrive in the
+ * pipe: one that comes while the run is being set up is passed on to the
+ * command once it runs, never kills sbx half-way. */
+static void
+mac_take_signals(struct mac_run *r)
+{
+	struct sigaction sa;
+
+	if (pipe(r->sigpipe) < 0)
+		die("pipe: %s", strerror(errno));
+	for (int k = 0; k < 2; k++) {
+		fcntl(r->sigpipe[k], F_SETFD, FD_CLOEXEC);
+		fcntl(r->sigpipe[k], F_SETFL, O_NONBLOCK);
+	}
+	mac_sigpipe_w = r->sigpipe[1];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = mac_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < LEN(forwarded_signals); i++)
+		sigaction(forwarded_signals[i], &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_SETMASK, NULL, &r->mask);
+}
+
+/* In a child: the signals as they were before sbx took them. */
+static void
+mac_child_signals(const struct mac_run *r)
+{
+	for (size_t i = 0; i < LEN(forwarded_signals); i++)
+		signal(forwarded_signals[i], SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);	/* sbx ignores it; the command gets the default */
+	sigprocmask(SIG_SETMASK, &r->mask, NULL);
+}
+
+/* The command's environment: the caller's, less every variable deny-env
+ * names and every one sbx sets, then sbx's (run_env, as bwrap's --setenv
+ * on Linux). */
+static char **
+mac_command_env(const struct mac_run *r)
+{
+	struct vec kv = { 0 }, env = { 0 };
+
+	run_env(r->p, &r->rf, &kv);
+	for (size_t i = 0; r->rf.envp && r->rf.envp[i]; i++) {
+		const char *e = r->rf.envp[i], *eq = strchr(e, '=');
+		bool ours = false;
+
+		if (!eq || eq == e || env_denied(r->p, e, (size_t)(eq - e)))
+			continue;
+		for (size_t k = 0; k + 1 < kv.n && !ours; k += 2)
+			ours = strlen(kv.v[k]) == (size_t)(eq - e) && memcmp(kv.v[k], e, (size_t)(eq - e)) == 0;
+		if (!ours)
+			vec_push(&env, (void *)e);
+	}
+	for (size_t k = 0; k + 1 < kv.n; k += 2)
+		vec_push(&env, (void *)aprintf("%s=%s", (const char *)kv.v[k], (const char *)kv.v[k + 1]));
+	vec_push(&env, NULL);
+	return (char **)env.v;
+}
+
+/* Step: is the command there, and runnable? sandbox-exec reports neither
+ * in a way sbx can tell from the command's own failure, so sbx looks
+ * first, in the command's PATH, with env(1)'s statuses (127, 126) and the
+ * Linux runner's words. */
+static void
+mac_check_command(const struct mac_run *r, char *const *envp)
+{
+	const char *argv0 = r->rf.cmd[0], *path = NULL, *found;
+	struct stat st;
+
+	for (size_t i = 0; envp[i]; i++)
+		if (strncmp(envp[i], "PATH=", 5) == 0)
+			path = envp[i] + 5;
+	if (strchr(argv0, '/')) {
+		found = stat(argv0, &st) == 0 ? argv0 : NULL;
+	} else {
+		char *copy = astrdup(path && *path ? path : "/usr/bin:/bin:/usr/sbin:/sbin"), *dir, *save;
+
+		found = NULL;
+		for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+			const char *cand = path_join(*dir ? dir : ".", argv0);
+
+			if (stat(cand, &st) == 0 && !S_ISDIR(st.st_mode))
+				found = cand;
+		}
+	}
+	if (!found) {
+		fprintf(stderr, "%s: %s: command not found\n", progname, argv0);
+		exit(SBX_EXIT_NOT_FOUND);
+	}
+	if (S_ISDIR(st.st_mode) || access(found, X_OK) < 0) {
+		fprintf(stderr, "%s: %s: %s\n", progname, argv0, strerror(S_ISDIR(st.st_mode) ? EISDIR : EACCES));
+		exit(SBX_EXIT_CANNOT_RUN);
+	}
+}
+
+/* Step: sandbox-exec -p PROFILE -- COMMAND..., as sbx's child, with the
+ * environment above. It applies the profile to itself and execs the
+ * command, so the child's exit status is the command's. */
+static void
+mac_spawn_command(struct mac_run *r)
+{
+	char **envp = mac_command_env(r);
+	struct vec argv = { 0 };
+
+	mac_check_command(r, envp);
+	vec_push(&argv, "sandbox-exec");
+	vec_push(&argv, "-p");
+	vec_push(&argv, r->profile.p);
+	vec_push(&argv, "--");
+	for (size_t i = 0; r->rf.cmd[i]; i++)
+		vec_push(&argv, r->rf.cmd[i]);
+	vec_push(&argv, NULL);
+	env_scrub(r->p);	/* the proxy, forked later, holds none of the denied values */
+	r->child = fork();
+	if (r->child < 0)
+		die("fork: %s", strerror(errno));
+	if (r->child == 0) {
+		mac_child_signals(r);
+		execve(r->sandbox_exec, (char **)argv.v, envp);
+		fprintf(stderr, "%s: cannot run %s: %s%s; the command did not run\n", progname, r->sandbox_exec,
+		    strerror(errno), errno == E2BIG ? " (the profile and the command together are too long)" : "");
+		_exit(SBX_EXIT_FAILURE);
+	}
+}
+
+/* The proxy process, forked on the first connection (as on Linux, 10c):
+ * the listeners are its from then on, and every client must give the
+ * credential. */
+static void
+mac_spawn_proxy(struct mac_run *r)
+{
+	int pair[2] = { -1, -1 }, sz = 256 << 10, err = 0;
+
+	if (socketpair(AF_UNIX, SBX_RECORD_SOCKET, 0, pair) < 0)
+		err = errno;
+	else if ((r->proxy = fork()) < 0)
+		err = errno;
+	if (!err && r->proxy == 0) {
+		int keep[3] = { r->ls[0].fd, r->ls[1].fd, pair[1] };
+
+		if (getppid() != r->self_pid)
+			_exit(0);
+		fds_close_except(keep, LEN(keep));	/* the log, the signal pipe, the report's sink stay sbx's */
+		mac_child_signals(r);
+		signal(SIGPIPE, SIG_IGN);
+		px_main(r->p, r->ls, r->nls, -1, pair[1], r->token);
+	}
+	if (pair[1] >= 0)
+		close(pair[1]);
+	if (err) {
+		warnx("cannot start the proxy: %s; the command's network attempts are refused without a reason",
+		    strerror(err));
+		if (pair[0] >= 0)
+			close(pair[0]);
+	} else {
+		fcntl(pair[0], F_SETFD, FD_CLOEXEC);
+		(void)setsockopt(pair[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));	/* macOS's default: 4 KiB */
+		r->report = pair[0];
+	}
+	while (r->nls > 0)	/* the proxy's now, or closed: refused, never left open */
+		close(r->ls[--r->nls].fd);
+}
+
+/* Step: until the command exits: signals passed on, the proxy forked on
+ * the first connection, its decisions and the log's lines taken. */
+static void
+mac_supervise(struct mac_run *r)
+{
+	bool done = false;
+
+	while (!done) {
+		struct pollfd pf[5] = { { r->sigpipe[0], POLLIN, 0 }, { r->report, POLLIN, 0 },
+			{ r->log_mon.fd, POLLIN, 0 } };
+		nfds_t n = 3;
+		unsigned char rec[2];
+
+		for (int i = 0; r->proxy < 0 && i < r->nls; i++) {
+			pf[n].fd = r->ls[i].fd;
+			pf[n].events = POLLIN;
+			pf[n++].revents = 0;
+		}
+		if (poll(pf, n, -1) < 0)
+			continue;
+		for (nfds_t i = 3; i < n; i++)
+			if (pf[i].revents) {
+				mac_spawn_proxy(r);
+				break;
+			}
+		if (pf[1].revents)
+			net_log_drain(r->netlog, r->report);
+		if (pf[2].revents && !mac_log_take(&r->log_mon, r->store)) {
+			close(r->log_mon.fd);	/* log stream has gone: keep no fd that polls ready forever */
+			r->log_mon.fd = -1;
+		}
+		while (read(r->sigpipe[0], rec, 2) == 2) {
+			if (rec[0] == SIGCHLD) {
+				pid_t w;
+
+				while ((w = waitpid(r->child, &r->status, WNOHANG)) < 0 && errno == EINTR)
+					;
+				done |= w == r->child;
+			} else if (rec[1]) {
+				kill(r->child, rec[0]);
+			}
+		}
+	}
+}
+
+/* Step, after the command: the log's last lines, the proxy's last
+ * decisions, and both go. */
+static void
+mac_finish(struct mac_run *r)
+{
+	mac_log_stop(&r->log_mon, r->store);
+	if (r->report >= 0) {
+		net_log_drain(r->netlog, r->report);
+		close(r->report);
+	}
+	if (r->proxy > 0) {
+		kill(r->proxy, SIGKILL);
+		while (waitpid(r->proxy, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	while (r->nls > 0)
+		close(r->ls[--r->nls].fd);
+	net_log_summary(r->netlog);
+	for (size_t i = 0; i < LEN(forwarded_signals); i++)
+		signal(forwarded_signals[i], SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+}
+
+static int
+plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
+    struct vstore *store)
+{
+	struct mac_run r = { .p = p, .pl = pl, .rp = rp, .rf = *rf, .store = store, .self_pid = getpid(), .child = -1,
+		.proxy = -1, .report = -1, .netlog = net_log_new() };
+
+	r.netlog->store = store;
+	mac_find_programs(&r);
+	mac_listen_proxy(&r);
+	mac_render_profile(&r);
+	mac_take_signals(&r);
+	run_prepare(rp, pl);		/* the run's directory and TMPDIR (9a) */
+	mac_log_start(&r.log_mon, r.log, r.tag, r.suffix, &r.mask);
+	mac_spawn_command(&r);
+	mac_supervise(&r);
+	mac_finish(&r);
+	if (WIFSIGNALED(r.status))
+		return 128 + WTERMSIG(r.status);
+	return WEXITSTATUS(r.status);
+}
+
+/* The pure parts only the Linux runner uses (the bwrap argv's blob, the
+ * messages to and from its inner helper, the observer's events): compiled
+ * and unit-tested here too, named once so the compiler does not warn. */
+static void __attribute__((unused))
+mac_linux_only_parts(void)
+{
+	(void)bw_args_blob;
+	(void)ctl_encode;
+	(void)ctl_decode;
+	(void)inner_hands_fds;
+	(void)handed_encode;
+	(void)handed_decode;
+	(void)obs_event_encode;
+	(void)obs_event_decode;
+	(void)obs_judge;
+	(void)send_fds;
+}
+
+/* ---- 11d. --check on macOS ---------------------------------------------- */
+
+/* sandbox-exec there and applying a profile (a trivial one, to a trivial
+ * program), log there, the proxy able to listen on 127.0.0.1. */
+static int
+plat_check(const struct policy *p)
+{
+	const char *se = mac_tool("sandbox-exec"), *log = mac_tool("log");
+	int port, fd;
+
+	(void)p;
+	check_line(se != NULL, "sandbox-exec: %s", se ? se : "not found; sbx cannot run anything");
+	if (se) {
+		pid_t pid = fork();
+		int status = -1;
+
+		if (pid == 0) {
+			int null = open("/dev/null", O_RDWR);
+
+			if (null >= 0) {
+				dup2(null, 1);
+				dup2(null, 2);
+			}
+			execl(se, "sandbox-exec", "-p", "(version 1)(allow default)", "--", "/usr/bin/true", (char *)NULL);
+			_exit(127);
+		}
+		while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		check_line(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "sandbox-exec applies a profile (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	check_line(true, "log: %s", log ? aprintf("%s, for the refusals' report", log) :
+	    "not found: the sandbox is the same, but what it refuses is not reported");
+	fd = mac_listen_loopback(&port);
+	close(fd);
+	check_line(true, "the proxy can listen on 127.0.0.1 (port %d was free)", port);
+	return check_failures ? 1 : 0;
+}
+
+#endif /* SBX_MACOS */
 
 /* ====================================================================
  * 12. CLI AND MAIN: option table, usage, --print modes, exit status
@@ -13890,25 +15119,35 @@ connect_main(const char *host, const char *port_s)
 	struct sockaddr_in sa;
 	char head[4096];
 	size_t n = 0;
-	long port;
-	const char *why;
+	long port, proxy_port = SBX_PROXY_HTTP_PORT;
+	const char *why, *cred = getenv("SBX_PROXY_CREDENTIAL"), *pp = getenv("SBX_PROXY_PORT");
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct pollfd pf[2];
 	bool in_eof = false, sock_eof = false;
+	struct buf auth = { 0 };
 
 	if (parse_int(port_s, 1, 65535, &port, &why) < 0 || !*host || strpbrk(host, " \r\n"))
 		die("--connect takes HOST PORT");
+	/* macOS: the proxy is on this machine's loopback, and asks for the
+	 * run's credential (run_env_proxy sets both); Linux: neither */
+	if (pp && parse_int(pp, 1, 65535, &proxy_port, &why) < 0)
+		die("--connect: SBX_PROXY_PORT: %s", why);
+	if (cred && *cred) {
+		buf_puts(&auth, "Proxy-Authorization: Basic ");
+		sb_base64((const unsigned char *)cred, strlen(cred), &auth);
+		buf_puts(&auth, "\r\n");
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
-	sa.sin_port = htons(SBX_PROXY_HTTP_PORT);
+	sa.sin_port = htons((uint16_t)proxy_port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("--connect: no proxy on 127.0.0.1:%d: %s (is this inside sbx?)",
-		    SBX_PROXY_HTTP_PORT, strerror(errno));
-	n = (size_t)snprintf(head, sizeof(head), "CONNECT %s:%ld HTTP/1.1\r\nHost: %s:%ld\r\n\r\n",
-	    host, port, host, port);
-	if (write_all(fd, head, n) < 0)
-		die("--connect: %s", strerror(errno));
+		die("--connect: no proxy on 127.0.0.1:%ld: %s (is this inside sbx?)", proxy_port, strerror(errno));
+	n = (size_t)snprintf(head, sizeof(head), "CONNECT %s:%ld HTTP/1.1\r\nHost: %s:%ld\r\n%s\r\n",
+	    host, port, host, port, auth.p ? auth.p : "");
+	free(auth.p);
+	if (n >= sizeof(head) || write_all(fd, head, n) < 0)
+		die("--connect: %s", n >= sizeof(head) ? "the host name is too long" : strerror(errno));
 	/* the reply head, a byte at a time: what follows it is the tunnel's */
 	for (n = 0; n < sizeof(head) - 1; n++) {
 		if (read(fd, head + n, 1) != 1)
@@ -14198,7 +15437,7 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 static void
 plan_add_run_binds(struct plan *pl, const struct run_facts *rf)
 {
-	if (rf->self_inside)
+	if (rf->self_inside && strcmp(rf->self_inside, rf->self) != 0)
 		plan_bind_from(pl, rf->self, rf->self_inside, "sbx itself, for sbx --connect (GIT_SSH_COMMAND)");
 	if (rf->rp->bridge_dir)
 		plan_bind_from(pl, rf->rp->bridge_dir, rf->rp->bridge_dir, "bridge socat: the proxy's Unix sockets");
@@ -14318,61 +15557,24 @@ report_print(const struct vstore *s, const struct plan *pl, const struct policy 
 	free(out.p);
 }
 
-/* Step: run the command on this platform's sandbox. */
+/* Step: run the command on this platform's sandbox (plat_run: 10e, 11),
+ * then the audit and the report. */
 static int
 main_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
     const struct cli *c)
 {
-#if SBX_LINUX
-	const char *bw = bwrap_locate(p);
 	struct vstore store = { .json_fd = -1 };	/* every refusal of the run, for the report (8) */
 	int rc;
 
-	tamper_check(pl, "sbx's own binary", "/proc/self/exe");
-	tamper_check(pl, "bubblewrap", bw);
-	tamper_check(pl, "socat", p->socat_path ? p->socat_path : find_in_path("socat"));
 	store.json_fd = report_sink_open(c, pl);
 	run_state.store = &store;
-	rc = run_linux(p, pl, rp, rf, bw, &store);
+	rc = plat_run(p, pl, rp, rf, &store);
 	audit_after_run(pl);
 	run_state.store = NULL;
 	report_print(&store, pl, p, c);
 	if (verbose || getenv("SBX_REPORT_RSS"))
 		report_rss();
 	return rc;
-#else
-	/* the macOS runner will use these as the Linux one does */
-	(void)c;
-	(void)report_print;
-	(void)report_sink_open;
-	(void)pl;
-	(void)rp;
-	(void)rf;
-	(void)run_prepare;
-	(void)plan_is_writable;
-	(void)obs_judge;
-	(void)obs_event_encode;
-	(void)obs_event_decode;
-	(void)report_rss;
-	(void)ctl_encode;
-	(void)ctl_decode;
-	(void)inner_hands_fds;
-	(void)handed_encode;
-	(void)handed_decode;
-	(void)bw_args_blob;
-	(void)send_fds;
-	(void)fds_close_except;
-	(void)expose_encode;
-	(void)expose_decode;
-	(void)px_main;		/* and through it the parsers, px_record, now_ms */
-	(void)px_decision_decode;
-	(void)net_log_new;
-	(void)net_log_drain;
-	(void)net_log_summary;
-	(void)p;
-	die_hint("use sbx on Linux for now", "the macOS sandbox (Seatbelt) is not built yet; sbx refuses to run "
-	    "the command without a sandbox");
-#endif
 }
 
 /* sbx: the options, the policy, the plan, then one of the print modes or
@@ -14391,13 +15593,12 @@ main(int argc, char **argv)
 	struct plan pl;
 	struct vec warnings = { 0 };
 	enum print_mode mode;
+	int rc;
 
 	if (fds_cloexec_from(3) < 0)
 		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run", strerror(errno));
-#if SBX_LINUX
-	if (argc > 1 && strcmp(argv[1], "--inner") == 0)
-		return inner_main(argc, argv);
-#endif
+	if ((rc = plat_helper_main(argc, argv)) >= 0)
+		return rc;	/* one of sbx's own helpers (Linux: --inner) */
 	/* sbx's own diagnostics never kill it (`sbx -v ... 2>&1 | head`): a
 	 * write to a closed pipe fails instead, and sbx carries on to remove
 	 * what it made. bwrap and the command get the default back. */
@@ -14439,13 +15640,8 @@ main(int argc, char **argv)
 		for (size_t i = 0; i < weak.n; i++)
 			warnx("warning: %s", (const char *)weak.v[i]);
 	}
-	if (c.check) {
-#if SBX_LINUX
-		return check_main(&p);
-#else
-		die("--check is built for Linux only so far");
-#endif
-	}
+	if (c.check)
+		return plat_check(&p);
 	if (c.explain)
 		return explain_main(&p, c.explain);
 	switch (mode) {
@@ -14474,7 +15670,7 @@ main(int argc, char **argv)
 	/* the plan and the run's facts, the same for --print=argv and the run */
 	run_paths_init(&rp, cwd);
 	main_plan(&p, &rp, mode == PM_ARGV || mode == PM_SEATBELT, &pl);
-	self = realpath("/proc/self/exe", self_buf) ? astrdup(self_buf) : NULL;
+	self = plat_self_exe(self_buf, sizeof(self_buf)) ? astrdup(self_buf) : NULL;
 	if (!self && policy_runs_proxy(&p))	/* replaced or deleted while it runs: an upgrade */
 		warnx("cannot find my own binary (%s): GIT_SSH_COMMAND is not set, so ssh inside will not go "
 		    "through the proxy", strerror(errno));

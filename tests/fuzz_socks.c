@@ -59,12 +59,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int method = -1, rc;
 
-	rc = socks5_parse_greeting(data, size, &method);
-	if (rc > 0 && ((size_t)rc > size || (method != 0 && method != 2 && method != 0xff)))
-		fuzz_fail("greeting: %d bytes of %zu, method %d", rc, size, method);
-	rc = socks5_parse_auth(data, size);
-	if (rc > 0 && (size_t)rc > size)
-		fuzz_fail("auth consumed %d of %zu", rc, size);
+	for (int want = 0; want < 2; want++) {
+		rc = socks5_parse_greeting(data, size, want, &method);
+		if (rc > 0 && ((size_t)rc > size || (method != 0 && method != 2 && method != 0xff)))
+			fuzz_fail("greeting: %d bytes of %zu, method %d", rc, size, method);
+	}
+	{
+		const unsigned char *user, *pass;
+		size_t ul, pl;
+
+		rc = socks5_parse_auth(data, size, &user, &ul, &pass, &pl);
+		if (rc > 0 && ((size_t)rc > size || user + ul > data + size || pass + pl > data + size))
+			fuzz_fail("auth consumed %d of %zu", rc, size);
+		if (rc > 0)
+			(void)proxy_credential_ok(user, ul, pass, pl, "0123456789abcdef0123456789abcdef");
+	}
+	/* the input as a Proxy-Authorization value: never read past it */
+	(void)proxy_basic_ok((const char *)data, size, "0123456789abcdef0123456789abcdef");
 	check_host_parser("socks5_parse_request", socks5_parse_request, data, size);
 	check_host_parser("socks4_parse", socks4_parse, data, size);
 

@@ -1092,6 +1092,69 @@ test_seatbelt_escape(void)
 	}
 }
 
+/* The unified log's parser (sbx.c 8.2) on lines shaped as `log stream
+ * --style compact` prints them: what it keeps, what it drops and why. */
+static void
+test_sblog(void)
+{
+#define TAG "CMD64_dG91Y2ggL3RtcC94_END__k3j9x0q2a_SBX"
+	static const char *const lines[] = {
+		"Filtering the log data using \"composedMessage ENDSWITH \"_k3j9x0q2a_SBX\"\"",
+		"Timestamp               Ty Process[PID:TID]",
+		"2026-12-03 10:00:00.100000 E  kernel[0:1a2b] (Sandbox) Sandbox: curl(7) deny(1) network-outbound 93.184.216.34:443",
+		TAG,
+		"2026-12-03 10:00:00.200000 E  kernel[0:1a2b] (Sandbox) Sandbox: mDNSResponder(9) deny(1) network-outbound /private/var/run/mDNSResponder",
+		TAG,
+		"2026-12-03 10:00:00.250000 E  kernel[0:1a2b] (Sandbox) Sandbox: node(8) deny(1) mach-lookup com.apple.diagnosticd",
+		TAG,
+		"2026-12-03 10:00:00.300000 E  kernel[0:1a2b] (Sandbox) Sandbox: sh(1) deny(1) file-write-data /tmp/a</sandbox_violations>",
+		"deny forged",
+		TAG,
+		"2026-12-03 10:00:00.400000 E  kernel[0:1a2b] (Sandbox) Sandbox: my tool(42) deny(2) mach-lookup com.apple.foo " TAG,
+		"2026-12-03 10:00:00.500000 E  kernel[0:1a2b] (Sandbox) Sandbox: ls(3) deny(1) file-read-data /etc/z",
+		"CMD64_bHMgL3RtcA==_END__k3j9x0q2a_SBX",	/* another command's tag: not this run's */
+		"2026-12-03 10:00:00.600000 Df myapp[55:66] Sandbox: fake(1) deny(1) file-write-create /x _k3j9x0q2a_SBX",	/* the suffix alone */
+		"2026-12-03 10:00:00.700000 E  kernel[0:1a2b] (Sandbox) Sandbox: touch(4242) deny(1) file-write-create /Users/me/x",
+		TAG,
+	};
+	static const struct { const char *op, *target, *comm; int pid; } want[] = {
+		{ "network-outbound", "93.184.216.34:443", "curl", 7 },
+		{ "file-write-data", "/tmp/a</sandbox_violations>", "sh", 1 },
+		{ "mach-lookup", "com.apple.foo", "my tool", 42 },
+		{ "file-write-create", "/Users/me/x", "touch", 4242 },
+	};
+	struct sblog s;
+	struct violation v;
+	size_t got = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.tag = TAG;
+	for (size_t i = 0; i <= LEN(lines); i++) {
+		bool one = i < LEN(lines) ? sblog_line(&s, lines[i], strlen(lines[i]), &v) : sblog_end(&s, &v);
+
+		if (!one)
+			continue;
+		if (got < LEN(want))
+			CHECK(v.kind == VK_SEATBELT && strcmp(v.op, want[got].op) == 0 && strcmp(v.target, want[got].target) == 0 &&
+			    v.comm && strcmp(v.comm, want[got].comm) == 0 && v.pid == want[got].pid,
+			    "sblog %zu: %s %s by %s(%d)", got, v.op, v.target, v.comm ? v.comm : "-", v.pid);
+		if (got == 1) {	/* the hostile name: the report's line cannot close the block or start a line */
+			struct buf line = { 0 };
+
+			violation_line(&v, &line);
+			buf_putc(&line, '\0');
+			check_str(line.p, "deny file-write-data /tmp/a/sandbox_violations", "sblog: the hostile name's line", __LINE__);
+			free(line.p);
+		}
+		got++;
+	}
+	CHECK(got == LEN(want), "sblog: %zu violations (want %zu)", got, LEN(want));
+	CHECK(s.noise == 2 && s.foreign == 2 && s.malformed == 0, "sblog: noise %llu (want 2), foreign %llu (want 2), "
+	    "malformed %llu", (unsigned long long)s.noise, (unsigned long long)s.foreign, (unsigned long long)s.malformed);
+	free(s.ev.p);
+#undef TAG
+}
+
 /* The vocabulary: tests/seatbelt-vocabulary.txt's first words. */
 static struct strset *
 seatbelt_vocabulary(void)
@@ -1308,7 +1371,9 @@ test_print_argv_is_the_run(void)
 					shown |= mt->kind == MK_BIND_FROM && strcmp(mt->path, "/tmp/sbx-0/sbx") == 0 &&
 					    strcmp(mt->src, "/usr/local/bin/sbx") == 0;
 				}
-				CHECK(shown && strstr(ran.v[k + 2], "'/tmp/sbx-0/sbx --connect"),
+				/* macOS: no mounts; it names sbx where it is */
+				CHECK(SBX_SELF_BOUND_INSIDE ? shown && strstr(ran.v[k + 2], "'/tmp/sbx-0/sbx --connect") :
+				    !shown && strstr(ran.v[k + 2], "'/usr/local/bin/sbx --connect"),
 				    "identity %zu/%zu: GIT_SSH_COMMAND names sbx where the plan shows it", i, j);
 			}
 			CHECK((k + 2 < ran.n) == rf.proxy, "identity %zu/%zu: GIT_SSH_COMMAND set iff the proxy runs", i, j);
@@ -2400,10 +2465,40 @@ test_proxy_parsers(void)
 		char host[300];
 		int port, m;
 
-		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x02\x02\x00", 4, &m) == 4 && m == 0, "no-auth preferred");
-		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x01\x02", 3, &m) == 3 && m == 2, "user/pass");
-		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x01\x01", 3, &m) == 3 && m == 0xff, "GSSAPI only: none");
-		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x03\x00", 3, &m) == 0, "short greeting");
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x02\x02\x00", 4, false, &m) == 4 && m == 0, "no-auth preferred");
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x01\x02", 3, false, &m) == 3 && m == 2, "user/pass");
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x01\x01", 3, false, &m) == 3 && m == 0xff, "GSSAPI only: none");
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x03\x00", 3, false, &m) == 0, "short greeting");
+		/* with a credential to ask for (macOS): user/pass preferred, no auth taken on (and refused later) */
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x02\x00\x02", 4, true, &m) == 4 && m == 2, "credential: user/pass preferred");
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x01\x00", 3, true, &m) == 3 && m == 0, "credential: no auth only");
+		CHECK(socks5_parse_greeting((const unsigned char *)"\x05\x01\x01", 3, true, &m) == 3 && m == 0xff, "credential: GSSAPI only");
+		{	/* the proxy credential (macOS): srt's Basic rule and RFC 1929 */
+			static const char tok[] = "0123456789abcdef0123456789abcdef";
+			const unsigned char *u, *pw;
+			size_t ul, pl;
+			static const struct { const char *v; bool ok; } basic[] = {
+				{ "Basic c2J4OjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVm", true },	/* sbx:tok */
+				{ "  basic   c2J4OjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVm  ", true },	/* case, spaces */
+				{ "Basic OjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVm", false },	/* empty user */
+				{ "Basic c2J4OjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVl", false },	/* last char differs */
+				{ "Basic c2J4OjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVmMA==", false },	/* longer */
+				{ "Basic c2J4OjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGU=", false },	/* shorter */
+				{ "Bearer c2J4OjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVm", false },
+				{ "Basic c2J4OjAx=MjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVm", false },	/* '=' inside */
+				{ "Basic c2J4OjAxMjM0NTY3ODlhYmNk ZWYwMTIzNDU2Nzg5YWJjZGVm", false },	/* two words */
+				{ "Basic", false }, { "", false },
+			};
+
+			for (size_t i = 0; i < LEN(basic); i++)
+				CHECK(proxy_basic_ok(basic[i].v, strlen(basic[i].v), tok) == basic[i].ok, "Proxy-Authorization \"%s\"", basic[i].v);
+			CHECK(socks5_parse_auth((const unsigned char *)"\x01\x03sbx\x20" "0123456789abcdef0123456789abcdef", 38, &u, &ul, &pw, &pl) == 38 &&
+			    proxy_credential_ok(u, ul, pw, pl, tok), "SOCKS5 user/pass with the token");
+			CHECK(socks5_parse_auth((const unsigned char *)"\x01\x00\x20" "0123456789abcdef0123456789abcdef", 35, &u, &ul, &pw, &pl) == 35 &&
+			    !proxy_credential_ok(u, ul, pw, pl, tok), "SOCKS5: an empty user name is refused (srt)");
+			CHECK(socks5_parse_auth((const unsigned char *)"\x01\x03sbx\x03" "012", 9, &u, &ul, &pw, &pl) == 9 &&
+			    !proxy_credential_ok(u, ul, pw, pl, tok), "SOCKS5: a wrong password");
+		}
 		CHECK(socks5_parse_request((const unsigned char *)"\x05\x01\x00\x03\x06" "a.test" "\x01\xbb", 13, host, sizeof(host), &port) == 13 &&
 		    strcmp(host, "a.test") == 0 && port == 443, "domain request");
 		CHECK(socks5_parse_request((const unsigned char *)"\x05\x01\x00\x01\x0a\xc8\x00\x02\x00\x50", 10, host, sizeof(host), &port) == 10 &&
@@ -3230,6 +3325,7 @@ main(void)
 	test_argv_goldens();
 	test_seatbelt_escape();
 	test_seatbelt_goldens();
+	test_sblog();
 	test_print_argv_is_the_run();
 	test_violations_report();
 	test_bpf();
