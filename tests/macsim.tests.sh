@@ -446,3 +446,32 @@ t_macsim_no_leftovers() { # sbx-macsim leaves no log stream running and no run d
 	done
 }
 TESTS+=(macsim_no_leftovers)
+
+t_macsim_log_misbehaves() { # a log that exits at once, or never prints: the command runs all the same, sbx says so, waits at most about a second, leaves nothing behind
+	macsim_setup
+	mkdir -p "$T/quit" "$T/mute"
+	printf '#!/bin/sh\necho "log: no such thing" >&2; exit 64\n' >"$T/quit/log"
+	printf '#!/bin/sh\nexec sleep %s\n' "$TOKBASE" >"$T/mute/log"
+	chmod +x "$T/quit/log" "$T/mute/log"
+	ln -s "$HERE/tests/macsim/bin/sandbox-exec" "$T/quit/sandbox-exec"
+	ln -s "$HERE/tests/macsim/bin/sandbox-exec" "$T/mute/sandbox-exec"
+	local start end
+	PATH="$T/quit:$PATH0" run_macsim --allow-write="$P" -- sh -c 'touch "$1/ran-quit"' sh "$P"
+	expect_rc 0 "a log that exits at once"
+	[ -e "$P/ran-quit" ] || fail "the command did not run when log exited at once"
+	expect_contains "$ERR" "not reported" "sbx says that refusals are not reported"
+	start=$(date +%s%N)
+	PATH="$T/mute:$PATH0" run_macsim --allow-write="$P" -- sh -c 'touch "$1/ran-mute"' sh "$P"
+	end=$(date +%s%N)
+	expect_rc 0 "a log that never prints"
+	[ -e "$P/ran-mute" ] || fail "the command did not run when log printed nothing"
+	expect_contains "$ERR" "log stream printed nothing" "sbx says that log printed nothing"
+	note "run with a mute log: $(( (end - start) / 1000000 )) ms"
+	[ $(( (end - start) / 1000000 )) -lt 5000 ] || fail "sbx waited $(( (end - start) / 1000000 )) ms for a mute log"
+	wait_gone "sleep $TOKBASE" 3 || fail "the mute log is left running after the run"
+	# control: with the stand-in log, nothing is said
+	run_macsim --allow-write="$P" -- true
+	expect_rc 0 "control"
+	expect_not_contains "$ERR" "log stream" "control: nothing said about log"
+}
+TESTS+=(macsim_log_misbehaves)
