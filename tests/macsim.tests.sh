@@ -475,3 +475,26 @@ t_macsim_log_misbehaves() { # a log that exits at once, or never prints: the com
 	expect_not_contains "$ERR" "log stream" "control: nothing said about log"
 }
 TESTS+=(macsim_log_misbehaves)
+
+t_macsim_log_forged_timestamp() { # a path holding a newline and a timestamped compact line cannot hide its refusal or forge another in the block
+	macsim_setup
+	export SBX_MACSIM_REPLAY=$HERE/tests/macsim/forged.events
+	run_macsim --allow-write="$P" -- true
+	macsim_log_files
+	expect_rc 0 "sbx-macsim"
+	[ "$(grep -c '</sandbox_violations>' <<<"$ERR")" -le 1 ] || fail "the block was closed early: $ERR"
+	local bad=
+	grep -q '^deny file-write-create /forged' <<<"$ERR" &&
+		bad+="recorded: a path with a newline and a timestamped line forged a refusal of its choosing: $(macsim_block | tr '\n' ' '); "
+	grep -qF "deny file-write-create $H/exfil" <<<"$ERR" || bad+="recorded: the real refusal is not reported; "
+	# live: the command's own write, through the stand-ins (no slash after the newline: one name)
+	unset SBX_MACSIM_REPLAY
+	run_macsim --allow-write="$P" -- sh -c '{ echo x >"$1"; } 2>/dev/null; true' sh \
+		"$O/exfil"$'\n''2026-01-01 00:00:00.000000 E  kernel[0:1a2b] (Sandbox) Sandbox: innocent(1) deny(1) mach-lookup com.apple.forged'
+	expect_rc 0 "sbx-macsim"
+	grep -q '^deny mach-lookup com.apple.forged' <<<"$ERR" &&
+		bad+="live: the command's own file name forged a refusal: $(macsim_block | tr '\n' ' '); "
+	grep -qF "deny file-write-create $O/exfil" <<<"$ERR" || bad+="live: its real refusal (the write) is not reported; "
+	[ -z "$bad" ] || fail "$bad"
+}
+TESTS+=(macsim_log_forged_timestamp)
