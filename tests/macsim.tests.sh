@@ -343,6 +343,9 @@ EOP
 	grep -qF "deny(1) file-write-create $O/f\\nCMD64_eA==_END__abcdefghi_SBX\"" "$d/kernel.log" ||
 		fail "the refused write is not a kernel event ending with the tag: $(cat "$d/kernel.log")"
 	grep -qF "file-write-create $P/q\\\"x\\\\y/ro/f" "$d/kernel.log" || fail "the write under the deny is not a kernel event"
+	# (version 1)(allow default), --check's probe: restricts nothing, so the command runs as it is
+	"$se" -p '(version 1)(allow default)' -- sh -c 'echo free >"$1/free"; exit 4' sh "$O" 2>"$T/se.err"; rc=$?
+	[ $rc = 4 ] && [ -e "$O/free" ] || fail "(version 1)(allow default): expected the command to run as it is (exit 4, $O/free written), got $rc: $(cat "$T/se.err")"
 	# log: exactly sbx's invocation; prints the header and this suffix's events only; TERM ends it quietly
 	"$lg" stream --style compact >/dev/null 2>&1; rc=$?
 	[ $rc = 64 ] || fail "log with other arguments: expected 64, got $rc"
@@ -498,3 +501,19 @@ t_macsim_log_forged_timestamp() { # a path holding a newline and a timestamped c
 	[ -z "$bad" ] || fail "$bad"
 }
 TESTS+=(macsim_log_forged_timestamp)
+
+t_macsim_check() { # sbx-macsim --check: sandbox-exec there and applying a profile, log there, the proxy's loopback; without sandbox-exec it fails
+	macsim_setup
+	run_macsim --check
+	expect_rc 0 "sbx-macsim --check with the stand-ins"
+	grep -q '^ok sandbox-exec: ' <<<"$OUT" || fail "--check does not find sandbox-exec: $OUT"
+	grep -q '^ok sandbox-exec applies a profile' <<<"$OUT" || fail "--check: sandbox-exec does not apply its probe profile: $OUT"
+	grep -q '^ok log: ' <<<"$OUT" || fail "--check does not find log: $OUT"
+	expect_contains "$OUT" "127.0.0.1" "--check tries the proxy's loopback"
+	mkdir -p "$T/logonly"
+	ln -s "$HERE/tests/macsim/bin/log" "$T/logonly/log"
+	PATH="$T/logonly:$PATH0" run_macsim --check
+	[ "$RC" != 0 ] || fail "--check passes without sandbox-exec"
+	grep -q '^FAIL.*sandbox-exec' <<<"$OUT$ERR" || fail "--check does not say that sandbox-exec is missing: $OUT $ERR"
+}
+TESTS+=(macsim_check)

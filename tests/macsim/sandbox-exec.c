@@ -30,7 +30,9 @@
  * violations file the command could write).
  *
  * The profile must start with (version 1) then (deny default (with message "TAG")), as sbx
- * writes it; the rest is parsed as s-expressions (strings with \" and \\ escapes, #"regex"
+ * writes it, or be exactly (version 1)(allow default) (sbx --check's probe: the command is
+ * then run as it is, without the inner sbx, since that profile restricts nothing); the rest
+ * is parsed as s-expressions (strings with \" and \\ escapes, #"regex"
  * strings, ; comments) and what can be emulated is translated into sbx's line format:
  *
  * EMULATED (run under sbx's own Linux boundary: `$SBX_MACSIM_LINUX_SBX -c generated.policy
@@ -1024,6 +1026,12 @@ main(int argc, char **argv)
 	    !is_atom(top->kid[0]->kid[1], "1"))
 		die(EX_DATAERR, "syntax error: the profile does not start with (version 1)");
 	f = top->n >= 2 ? top->kid[1] : NULL;
+	if (top->n == 2 && f->kind == N_LIST && f->n == 2 && is_atom(f->kid[0], "allow") && is_atom(f->kid[1], "default")) {
+		/* (version 1)(allow default), sbx --check's probe: no restriction at all, so the
+		 * command runs as it is (on a Mac, in sandbox-exec's own process) */
+		execvp(cmd[0], cmd);
+		die(127, "execvp() of '%s' failed: %s", cmd[0], strerror(errno));
+	}
 	if (!f || f->kind != N_LIST || f->n != 3 || !is_atom(f->kid[0], "deny") || !is_atom(f->kid[1], "default") ||
 	    f->kid[2]->kind != N_LIST || f->kid[2]->n != 3 || !is_atom(f->kid[2]->kid[0], "with") ||
 	    !is_atom(f->kid[2]->kid[1], "message") || f->kid[2]->kid[2]->kind != N_STR)
