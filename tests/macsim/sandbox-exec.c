@@ -77,8 +77,8 @@
  * appears as another (4242): its runtime directory is /tmp/sbx-4242, and /tmp/sbx-UID is an
  * ordinary path to it (files are still accessed as this uid).
  *
- * EVENTS: after the inner sbx exits, each of its JSON lines of kind "file" or "connect"
- * becomes a kernel event `Sandbox: COMM(PID) deny(1) OP TARGET\nTAG` in kernel.log (OP mapped
+ * EVENTS: while the inner sbx runs (polled every 10 ms) and once more after it exits, each of
+ * its JSON lines of kind "file" or "connect" becomes a kernel event `Sandbox: COMM(PID) deny(1) OP TARGET\nTAG` in kernel.log (OP mapped
  * from the syscall, see seatbelt_op), so that sbx-macsim's log monitor receives them through
  * tests/macsim/log as it would receive a Mac kernel's. */
 #define _GNU_SOURCE
@@ -889,7 +889,10 @@ seatbelt_op(const char *op, const char *target)
 	return "file-write-data";	/* truncate, and the rest */
 }
 
-static void
+/* The inner sbx's JSON lines from offset from on, each whole one as a kernel event; returns
+ * the offset after the last whole line (the inner sbx writes a record in one write(2), but a
+ * line is taken only once its newline is there). */
+static off_t
 convert_inner(const char *tag, off_t from)
 {
 	char *path = path_in_dir("inner.jsonl"), *line, *next;
@@ -898,14 +901,13 @@ convert_inner(const char *tag, off_t from)
 
 	free(path);
 	if (!text)
-		return;
-	for (line = text; line && *line; line = next) {
+		return from;
+	for (line = text; (next = strchr(line, '\n')); line = next) {
 		struct jrec r;
 		struct buf m = { 0 };
 
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
+		*next++ = 0;
+		from += next - line;
 		if (!jrecord(line, &r)) {
 			fprintf(stderr, "sandbox-exec: (stand-in) an inner violation line it cannot read: %s\n", line);
 			continue;
@@ -922,6 +924,7 @@ convert_inner(const char *tag, off_t from)
 		free(r.kind), free(r.op), free(r.target), free(r.comm);
 	}
 	free(text);
+	return from;
 }
 
 /* ---- running the command ------------------------------------------------------ */
@@ -1103,11 +1106,17 @@ main(int argc, char **argv)
 		fprintf(stderr, "sandbox-exec: (stand-in) %s: %s\n", sbx, strerror(errno));
 		_exit(EX_OSERR);
 	}
-	while (waitpid(child, &status, 0) < 0)
-		if (errno != EINTR)
-			die(EX_OSERR, "waitpid: %s", strerror(errno));
+	/* what the inner sbx refuses, as the Mac kernel's log events, as it happens (every 10 ms) */
+	for (;;) {
+		pid_t w = waitpid(child, &status, WNOHANG);
 
-	/* what the inner sbx refused, as the Mac kernel's log events */
+		from = convert_inner(tag, from);
+		if (w == child)
+			break;
+		if (w < 0 && errno != EINTR)
+			die(EX_OSERR, "waitpid: %s", strerror(errno));
+		usleep(10000);
+	}
 	convert_inner(tag, from);
 
 	if (WIFSIGNALED(status))
