@@ -517,3 +517,29 @@ t_macsim_check() { # sbx-macsim --check: sandbox-exec there and applying a profi
 	grep -q '^FAIL.*sandbox-exec' <<<"$OUT$ERR" || fail "--check does not say that sandbox-exec is missing: $OUT $ERR"
 }
 TESTS+=(macsim_check)
+
+t_macsim_violations_live() { # sbx-macsim --violations=FILE: a Seatbelt refusal reaches the file while the command still runs (the log is read live)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	macsim_setup
+	printf '$ sbx-macsim --violations=%s -- sh -c ... &\n' "$T/v.jsonl"
+	"$MACSIM" --allow-write="$P" --violations="$T/v.jsonl" -- sh -c '{ echo x >"$1/live"; } 2>/dev/null
+		i=0; while [ ! -e "$2/go" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done; echo "waited=$i"' sh "$O" "$P" \
+		>"$T/live.out" 2>&1 </dev/null &
+	local bg=$! seen=
+	wait_file_has "$T/v.jsonl" "$O/live" 8 && seen=1
+	[ -e "$P/go" ] && seen=	# the command gave up waiting: not live
+	touch "$P/go"
+	wait_pid $bg 20 || fail "sbx-macsim did not end"
+	log_file out "$T/live.out"; log_file v "$T/v.jsonl"
+	[ "$WRC" = 0 ] || fail "sbx-macsim's status: $WRC"
+	[ -n "$seen" ] || fail "the refusal did not reach the violations file while the command ran: $(cat "$T/v.jsonl" 2>&1)"
+	python3 - "$T/v.jsonl" "$O/live" <<'PY' || fail "the JSON line is not the Seatbelt refusal: $(cat "$T/v.jsonl")"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) == 1, recs
+r = recs[0]
+assert r["op"] == "file-write-create" and r["target"] == sys.argv[2] and r["comm"] == "sh" and r["pid"] > 0, r
+PY
+	expect_not_contains "$(cat "$T/live.out")" "<sandbox_violations>" "no block when the refusals go to a file"
+}
+TESTS+=(macsim_violations_live)
