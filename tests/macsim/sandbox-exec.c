@@ -69,7 +69,12 @@
  *     deny-write of a missing path elsewhere is not held here (on a Mac it is);
  *   - a single Unix socket (remote unix-socket (subpath "P")): Linux refuses every AF_UNIX
  *     socket unless all are allowed (stricter);
- *   - network-outbound to anything but localhost:N (the inner sbx's namespace has only lo).
+ *   - network-outbound to anything but localhost:N (the inner sbx's namespace has only lo);
+ *   - what is REPORTED differs: a read of a denied path reads empty on Linux and is not a
+ *     kernel event here (a Mac refuses it and logs file-read-data); a connection to a
+ *     localhost port the profile does not allow fails but is not a kernel event (the inner
+ *     sbx reports only non-loopback connects; a Mac logs network-outbound 127.0.0.1:N);
+ *   - the command sees uid 4242 (see UIDS), not the caller's.
  *
  * UIDS: sbx-macsim (this uid) keeps its runtime directory, with the command's TMPDIR, in
  * /tmp/sbx-UID, and a Linux sbx of the same uid hides that directory and refuses any
@@ -78,9 +83,10 @@
  * ordinary path to it (files are still accessed as this uid).
  *
  * EVENTS: while the inner sbx runs (polled every 10 ms) and once more after it exits, each of
- * its JSON lines of kind "file" or "connect" becomes a kernel event `Sandbox: COMM(PID) deny(1) OP TARGET\nTAG` in kernel.log (OP mapped
- * from the syscall, see seatbelt_op), so that sbx-macsim's log monitor receives them through
- * tests/macsim/log as it would receive a Mac kernel's. */
+ * its JSON lines of kind "file" or "connect" becomes a kernel event in kernel.log,
+ * `Sandbox: COMM(PID) deny(1) OP TARGET\nTAG` (OP mapped from the syscall, see seatbelt_op;
+ * the target as it is, a newline included, as a Mac's kernel prints a path), so that
+ * sbx-macsim's log monitor receives them through tests/macsim/log as it would a Mac's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
