@@ -85,7 +85,8 @@
  * EVENTS: while the inner sbx runs (polled every 10 ms) and once more after it exits, each of
  * its JSON lines of kind "file" or "connect" becomes a kernel event in kernel.log,
  * `Sandbox: COMM(PID) deny(1) OP TARGET\nTAG` (OP mapped from the syscall, see seatbelt_op;
- * the target as it is, a newline included, as a Mac's kernel prints a path), so that
+ * the target as it is, a newline included, as a Mac's kernel is taken to print a path:
+ * unverified here), so that
  * sbx-macsim's log monitor receives them through tests/macsim/log as it would a Mac's. */
 #define _GNU_SOURCE
 #include <errno.h>
