@@ -27,6 +27,18 @@ tests/unit: tests/unit.c tests/sexp.h sbx.c seccomp_bpf.h
 tests/unit-macos: tests/unit.c tests/sexp.h sbx.c seccomp_bpf.h
 	$(CC) -O1 -g -Wall -Wextra -DSBX_FORCE_MACOS -o $@ tests/unit.c
 
+# The stand-ins test.sh puts first in PATH for sbx-macsim (tests/macsim.tests.sh): a
+# sandbox-exec that runs the command under the Linux sbx, and a log that follows its events.
+tests/macsim/bin/sandbox-exec: tests/macsim/sandbox-exec.c
+	@mkdir -p tests/macsim/bin
+	$(CC) -O2 -Wall -Wextra -o $@ tests/macsim/sandbox-exec.c
+
+tests/macsim/bin/log: tests/macsim/log
+	@mkdir -p tests/macsim/bin
+	cp tests/macsim/log $@ && chmod +x $@
+
+macsim-standins: tests/macsim/bin/sandbox-exec tests/macsim/bin/log
+
 unit: tests/unit tests/unit-macos
 	./tests/unit
 	./tests/unit-macos
@@ -51,8 +63,9 @@ install: sbx
 
 clean:
 	rm -f sbx sbx-static sbx-aarch64 sbx-macsim tests/unit tests/unit-macos sbx-asan tests/unit-asan
+	rm -rf tests/macsim/bin
 
-.PHONY: all static cross macos-sim unit test install clean
+.PHONY: all static cross macos-sim macsim-standins unit test install clean
 
 # ---- Sanitizers: `make test-asan` ---------------------------------------
 # The unit tests (tests/unit-asan) and test.sh's proxy, allow_host_port and
