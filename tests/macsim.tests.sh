@@ -425,7 +425,7 @@ t_macsim_allow_host_port() { # sbx-macsim: allow-host-port PORT puts localhost:P
 }
 TESTS+=(macsim_allow_host_port)
 
-t_macsim_no_leftovers() { # sbx-macsim leaves no log stream running and no run directory behind: after a command, and when the command is not found (127) or cannot run (126)
+t_macsim_no_leftovers() { # sbx-macsim leaves no log stream running and no run directory behind: after a command; none is started when the command is not found (127) or cannot run (126)
 	macsim_setup
 	local suffix what before after p
 	: >"$T/not-executable"
@@ -434,14 +434,19 @@ t_macsim_no_leftovers() { # sbx-macsim leaves no log stream running and no run d
 		run_macsim --allow-write="$P" -- "${what%:*}"
 		[ "$RC" = "${what##*:}" ] || fail "sbx-macsim -- ${what%:*}: expected exit ${what##*:}, got $RC"
 		suffix=$(tail -n 1 "$SBX_MACSIM_DIR/log.calls" 2>/dev/null | sed -n 's/^(eventMessage ENDSWITH "\(.*\)")$/\1/p')
-		[ -n "$suffix" ] || fail "log stream was not started for ${what%:*}"
+		# a command that is not there (or cannot run) is found out before the monitor starts
+		if [ "${what##*:}" = 0 ]; then
+			[ -n "$suffix" ] || fail "log stream was not started for ${what%:*}"
+		else
+			[ -z "$suffix" ] || fail "log stream was started for ${what%:*}, which sbx refuses before anything runs"
+		fi
 		: >"$SBX_MACSIM_DIR/log.calls"
-		if ! wait_gone "ENDSWITH \"$suffix\"" 3; then
+		if [ -n "$suffix" ] && ! wait_gone "ENDSWITH \"$suffix\"" 3; then
 			for p in $(procs_with "ENDSWITH \"$suffix\""); do kill "$p"; done
 			fail "log stream is left running after sbx-macsim -- ${what%:*} (exit $RC)"
 		fi
 		# the stand-in ends itself when sbx is gone (a real log stream would run on): it says so
-		! grep -qF "$suffix" "$SBX_MACSIM_DIR/log.orphaned" 2>/dev/null ||
+		[ -z "$suffix" ] || ! grep -qF "$suffix" "$SBX_MACSIM_DIR/log.orphaned" 2>/dev/null ||
 			fail "sbx-macsim -- ${what%:*} (exit $RC) exited without stopping its log stream"
 		after=$(ls -d /tmp/sbx-"$(id -u)"/run-* 2>/dev/null | sort)
 		[ "$(comm -13 <(echo "$before") <(echo "$after") | grep -c .)" = 0 ] ||
@@ -543,3 +548,27 @@ PY
 	expect_not_contains "$(cat "$T/live.out")" "<sandbox_violations>" "no block when the refusals go to a file"
 }
 TESTS+=(macsim_violations_live)
+
+t_macsim_sigkill_no_monitor_left() { # sbx-macsim killed by SIGKILL: its log stream ends (the keeper sees the lifeline hang up) and its proxy exits within seconds; control: both were running
+	macsim_setup
+	local pid suffix i
+	"$MACSIM" --allow-write="$P" -- sh -c 'curl -s -o /dev/null -x "$HTTP_PROXY" http://denied.test/; echo up >"$1/up"; exec sleep '"$TOKBASE"'1' sh "$P" >"$T/bg.out" 2>&1 &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do [ -e "$P/up" ] && break; sleep 0.1; done
+	[ -e "$P/up" ] || { kill -KILL "$pid"; fail "the command did not start: $(head -c 400 "$T/bg.out")"; }
+	suffix=$(tail -n 1 "$SBX_MACSIM_DIR/log.calls" | sed -n 's/^(eventMessage ENDSWITH "\(.*\)")$/\1/p')
+	[ -n "$suffix" ] && [ -n "$(procs_with "ENDSWITH \"$suffix\"")" ] || fail "control: log stream runs while the command does"
+	[ -n "$(ps -o pid= --ppid "$pid")" ] || fail "control: sbx-macsim has children (the proxy, the keeper, sandbox-exec)"
+	ps -o pid= --ppid "$pid" | tr -d ' ' >"$T/children"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	wait_gone "ENDSWITH \"$suffix\"" 3 || fail "log stream runs on after sbx-macsim was killed"
+	for ((i = 0; i < 30; i++)); do
+		left=$(for c in $(cat "$T/children"); do [ -e /proc/$c ] && cat /proc/$c/comm; done | grep -v "^sandbox-exec$\|^sleep$\|^sbx$" || true)
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	[ -z "$left" ] || fail "left running after sbx-macsim was killed (other than the command, which a Mac leaves too): $left"
+	for p in $(procs_with "sleep ${TOKBASE}1"); do kill -KILL "$p"; done
+}
+TESTS+=(macsim_sigkill_no_monitor_left)

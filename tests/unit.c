@@ -1161,6 +1161,38 @@ test_sblog(void)
 #undef TAG
 }
 
+/* The parser on a recorded sample as the log stand-in prints it
+ * (tests/golden/seatbelt-log.txt, made by tests/macsim/make-golden), each
+ * refusal kept against tests/golden/seatbelt-log.expect: "OP\tTARGET\tPID\tCOMM". */
+static void
+test_sblog_golden(void)
+{
+	struct buf text = { 0 }, want = { 0 }, got = { 0 };
+	struct sblog s;
+	struct violation v;
+	char *line, *save;
+
+	if (read_file("tests/golden/seatbelt-log.txt", 1 << 20, &text) < 0 ||
+	    read_file("tests/golden/seatbelt-log.expect", 1 << 20, &want) < 0) {
+		CHECK(false, "cannot read tests/golden/seatbelt-log.txt or .expect");
+		return;
+	}
+	memset(&s, 0, sizeof(s));
+	s.tag = "CMD64_dG91Y2ggL3RtcC94_END__k3j9x0q2a_SBX";
+	s.suffix = "_k3j9x0q2a_SBX";
+	for (line = strtok_r(text.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (sblog_line(&s, line, strlen(line), &v))
+			buf_printf(&got, "%s\t%s\t%d\t%s\n", v.op, v.target, v.pid, v.comm ? v.comm : "");
+	if (sblog_end(&s, &v))
+		buf_printf(&got, "%s\t%s\t%d\t%s\n", v.op, v.target, v.pid, v.comm ? v.comm : "");
+	buf_putc(&got, '\0');
+	check_str(got.p, want.p, "the recorded log sample's refusals", __LINE__);
+	free(text.p);
+	free(want.p);
+	free(got.p);
+	free(s.ev.p);
+}
+
 /* The vocabulary: tests/seatbelt-vocabulary.txt's first words. */
 static struct strset *
 seatbelt_vocabulary(void)
@@ -3332,6 +3364,7 @@ main(void)
 	test_seatbelt_escape();
 	test_seatbelt_goldens();
 	test_sblog();
+	test_sblog_golden();
 	test_print_argv_is_the_run();
 	test_violations_report();
 	test_bpf();
