@@ -221,6 +221,7 @@ extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on 
 #define SBX_PROXY_HTTP_PORT	3128		/* inside the sandbox, as srt */
 #define SBX_PROXY_SOCKS_PORT	1080
 #define SBX_MAX_HOST_PORTS	64		/* allow-host-port and expose-port, each */
+#define SBX_MAX_HOST_BYTES	255		/* a host name, as srt's isValidHost (4.4) */
 #define SBX_MAX_HANDED		(4 + 2 * SBX_MAX_HOST_PORTS + 1)	/* descriptors the inner helper hands sbx */
 #define SBX_EXIT_FAILURE	125		/* sbx itself failed: env(1)/timeout(1) convention */
 #define SBX_EXIT_CANNOT_RUN	126
@@ -1075,6 +1076,7 @@ struct jwalk;
 static int match_check_pattern(const char *pat, bool deny_list, const char **why);
 static int ipv4_whatwg(const char *h, uint32_t *out);
 static int match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix);
+static void sb_base64(const unsigned char *s, size_t n, struct buf *out);
 static int pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err *e);
 static int json_parse_policy(struct policy *p, struct pol_ctx *c, const char *text, size_t n,
     const char *file, struct err *e);
@@ -1118,6 +1120,12 @@ struct policy {
 	long bridge;			/* enum bridge_mode */
 	long observe_writes;		/* 0 or 1 */
 	const char *bwrap_path, *socat_path;	/* absolute, or NULL: PATH lookup */
+	const char *parent_http, *parent_https;	/* parent-proxy URLs as written, or NULL: the environment's */
+	struct vec parent_bypass;	/* of const char *: parent-proxy-bypass, NO_PROXY's entries */
+	/* not read but derived, once, after reading (main_parent_route): the
+	 * parent route in effect, the policy's or else sbx's environment's
+	 * (4.7); NULL: every allowed connection is dialled directly */
+	const struct parent_route *route;
 };
 
 /* Where relative paths and "~" point while a policy is read. */
@@ -1183,6 +1191,8 @@ enum dkind {
 	DK_PORT,	/* PORT in 1..65535, kept in a list */
 	DK_ENV,		/* NAME of an environment variable, * globs allowed, kept in a list */
 	DK_NAME,	/* a name or relative path below a root (protect) */
+	DK_PROXY_URL,	/* an http:// parent proxy URL, into a string */
+	DK_BYPASS,	/* a NO_PROXY entry: *, CIDR, a host or domain suffix; kept in a list */
 };
 
 struct directive {
@@ -1268,6 +1278,14 @@ static const struct directive directives[] = {
 	  "add a name (.envrc) or a relative path (.config/tool/rc) to the mandatory denies: read-only at the "
 	  "top of every writable root (and, a single name, wherever the scan finds it), held when missing where "
 	  "srt's names are" },
+	{ "parent-proxy", DK_PROXY_URL, 1, 1, F(parent_http), "URL", "network.parentProxy.http",
+	  "send allowed connections on through this upstream HTTP proxy (default: HTTP_PROXY of sbx's "
+	  "environment); policy first, then the parent" },
+	{ "parent-proxy-https", DK_PROXY_URL, 1, 1, F(parent_https), "URL", "network.parentProxy.https",
+	  "the upstream proxy for tunnels (CONNECT, SOCKS) when not parent-proxy's (default: HTTPS_PROXY)" },
+	{ "parent-proxy-bypass", DK_BYPASS, 1, 1, F(parent_bypass), "PATTERN", "network.parentProxy.noProxy",
+	  "reach these directly, not through the parent: * | a CIDR | a host or domain suffix (NO_PROXY's "
+	  "syntax; loopback always is)" },
 	{ "include", DK_INCLUDE, 1, 1, 0, "FILE", NULL,
 	  "read another policy file here (relative to this file's directory)" },
 };
@@ -1288,6 +1306,177 @@ directive_find(const char *name)
 #define FIELD(p, d, type)	((type *)((char *)(p) + (d)->off))
 
 /* ---- 3.3 Values: paths, patterns and addresses, checked strictly --- */
+
+/* A parent (upstream) proxy, as its URL says (srt parent-proxy.js): an
+ * http:// one, or host:port with no scheme (curl's reading). https://
+ * is refused: it needs TLS to the parent, which sbx does not speak (the
+ * tunnels through an http:// parent stay end-to-end encrypted anyway). */
+struct parent_proxy {
+	char host[SBX_MAX_HOST_BYTES + 1];	/* a name or an address, unbracketed */
+	int port;				/* 80 when the URL has none */
+	const char *auth;			/* "Basic <base64 user:password>" (arena), or NULL */
+};
+
+static int
+hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Percent-decoding of a URL's user or password (n bytes) into out; a bad
+ * escape is kept as written, as srt does. */
+static void
+url_unescape(const char *s, size_t n, struct buf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 3 <= n &&
+		    hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
+			buf_putc(out, (char)(hex_digit(s[i + 1]) << 4 | hex_digit(s[i + 2])));
+			i += 2;
+		} else {
+			buf_putc(out, s[i]);
+		}
+	}
+}
+
+static int
+proxy_url_parse(const char *url, struct parent_proxy *pp, const char **why)
+{
+	const char *p = url, *auth, *end, *at, *host, *hend, *colon = NULL;
+	long port = 80;
+
+	memset(pp, 0, sizeof(*pp));
+	for (const char *q = url; *q; q++)
+		if (*q == ' ' || *q == '\t') {
+			*why = "a URL holds no spaces";
+			return -1;
+		}
+	{
+		const char *sep = strstr(url, "://");
+		size_t sn = sep ? (size_t)(sep - url) : 0;
+
+		if (sep && sn > 0 && isalpha((unsigned char)url[0]) && strspn(url, "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") >= sn) {
+			if (sn == 5 && strncasecmp(url, "https", 5) == 0) {
+				*why = "an https:// parent proxy needs TLS to the parent, which sbx does not speak; "
+				    "give its http:// address (the tunnels through it stay end-to-end encrypted)";
+				return -1;
+			}
+			if (sn != 4 || strncasecmp(url, "http", 4) != 0) {
+				*why = "only an http:// parent proxy is supported";
+				return -1;
+			}
+			p = sep + 3;
+		}
+	}
+	for (end = p; *end && *end != '/' && *end != '?' && *end != '#'; end++)
+		;
+	if (*end && strcmp(end, "/") != 0) {
+		*why = "a parent proxy URL has no path, query or fragment";
+		return -1;
+	}
+	for (at = end; at > p && at[-1] != '@'; at--)
+		;
+	auth = at > p ? p : NULL;	/* RFC 3986: the userinfo ends at the last '@' */
+	host = at > p ? at : p;
+	if (auth) {
+		const char *sep = memchr(auth, ':', (size_t)(at - 1 - auth));
+		struct buf cred = { 0 }, b64 = { 0 };
+
+		url_unescape(auth, sep ? (size_t)(sep - auth) : (size_t)(at - 1 - auth), &cred);
+		buf_putc(&cred, ':');
+		if (sep)
+			url_unescape(sep + 1, (size_t)(at - 1 - sep - 1), &cred);
+		for (size_t i = 0; i < cred.n; i++)
+			if (is_control((unsigned char)cred.p[i])) {
+				free(cred.p);
+				*why = "the user name or password decodes to a control character";
+				return -1;
+			}
+		buf_puts(&b64, "Basic ");
+		sb_base64((const unsigned char *)cred.p, cred.n, &b64);
+		pp->auth = astrndup(b64.p, b64.n);
+		free(cred.p);
+		free(b64.p);
+	}
+	if (*host == '[') {
+		hend = memchr(host, ']', (size_t)(end - host));
+		if (!hend) {
+			*why = "an IPv6 address without its closing ']'";
+			return -1;
+		}
+		colon = hend + 1 < end ? hend + 1 : NULL;
+		if (colon && *colon != ':') {
+			*why = "something other than :PORT after the IPv6 address";
+			return -1;
+		}
+		host++;
+	} else {
+		colon = memchr(host, ':', (size_t)(end - host));
+		hend = colon ? colon : end;
+	}
+	if (hend == host || (size_t)(hend - host) > SBX_MAX_HOST_BYTES) {
+		*why = "no host, or a host longer than 255 bytes";
+		return -1;
+	}
+	memcpy(pp->host, host, (size_t)(hend - host));
+	pp->host[hend - host] = '\0';
+	{
+		unsigned char a[16];
+		bool v6 = host[-1] == '[';
+
+		if (v6 ? inet_pton(AF_INET6, pp->host, a) != 1 :
+		    strspn(pp->host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(pp->host)) {
+			*why = v6 ? "not an IPv6 address inside [ ]" : "a host name holds only letters, digits, '.', '_' and '-'";
+			return -1;
+		}
+	}
+	if (colon) {
+		char ps[8];
+		size_t pn = (size_t)(end - colon - 1);
+		const char *perr;
+
+		if (pn == 0 || pn >= sizeof(ps)) {
+			*why = "a bad port";
+			return -1;
+		}
+		memcpy(ps, colon + 1, pn);
+		ps[pn] = '\0';
+		if (parse_int(ps, 1, 65535, &port, &perr) < 0) {
+			*why = "a bad port";
+			return -1;
+		}
+	}
+	pp->port = (int)port;
+	return 0;
+}
+
+/* A NO_PROXY entry (srt parseNoProxy): "*", a CIDR or an address, or a
+ * host or domain suffix ("example.com", ".example.com", "*.example.com",
+ * any of them with a ":port", which is ignored, as srt and Go do). */
+static int
+proxy_bypass_check(const char *e, const char **why)
+{
+	int fam, prefix;
+	unsigned char a[16];
+
+	if (strcmp(e, "*") == 0)
+		return 0;
+	if (strchr(e, '/')) {
+		if (match_parse_cidr(e, &fam, a, &prefix) < 0) {
+			*why = "not a CIDR range";
+			return -1;
+		}
+		return 0;
+	}
+	if (!*e || strspn(e, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-:*[]") != strlen(e) ||
+	    (strchr(e, '*') && strncmp(e, "*.", 2) != 0) || strchr(e + (e[0] == '*'), '*')) {
+		*why = "not *, a CIDR, an address, or a host or domain suffix (a '*' only as \"*.\" in front)";
+		return -1;
+	}
+	return 0;
+}
+
 
 /* Turn a spelled path into a clean absolute one, as srt does: "~" and "~/"
  * expand to $HOME, a relative path is taken against the current directory,
@@ -1739,6 +1928,34 @@ pol_apply_include(const struct dcall *a)
 	return 0;
 }
 
+/* An http:// parent proxy URL (proxy_url_parse checks it), into a
+ * string: given once. */
+static int
+pol_apply_proxy_url(const struct dcall *a)
+{
+	struct parent_proxy pp;
+	const char *why = NULL;
+
+	if (*DFIELD(a, const char *))
+		return err_set(a->e, a->file, a->line, 0, "%s: given twice", a->d->name);
+	if (proxy_url_parse(a->args[0], &pp, &why) < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
+	*DFIELD(a, const char *) = astrdup(a->args[0]);
+	return 0;
+}
+
+/* One NO_PROXY entry (proxy_bypass_check), kept in a list. */
+static int
+pol_apply_bypass(const struct dcall *a)
+{
+	const char *why = NULL;
+
+	if (proxy_bypass_check(a->args[0], &why) < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
+	vec_push(DFIELD(a, struct vec), astrdup(a->args[0]));
+	return 0;
+}
+
 /* The handler of each kind, and how its arguments are bounded. Indexed by
  * enum dkind with designated initializers, so the order of either is free;
  * a kind left out has no handler, which pol_apply reports as internal. */
@@ -1765,6 +1982,8 @@ static const struct dkind_ops {
 	[DK_PORT] = { pol_apply_port, false },
 	[DK_ENV] = { pol_apply_env, false },
 	[DK_NAME] = { pol_apply_name, false },
+	[DK_PROXY_URL] = { pol_apply_proxy_url, false },
+	[DK_BYPASS] = { pol_apply_bypass, false },
 };
 
 /* Arguments come from either reader (and the command line); each must
@@ -2434,6 +2653,7 @@ enum jkind {
 	JK_IGNORES,	/* ignoreViolations: { "command": ["line", ...] } */
 	JK_ENUM,	/* a string -> directive with that argument */
 	JK_PORTS,	/* array of integers 1..65535 -> directive */
+	JK_CSV,		/* a comma-separated string (NO_PROXY's form) -> the directive per entry */
 	JK_CREDENTIALS,	/* credentials.files / envVars: [{ "path"|"name": ..., "mode": "deny" }] -> directive */
 	JK_IGNORED,	/* srt internals: accepted, ignored */
 	JK_UNSUPPORTED,	/* an srt feature sbx does not build: refused */
@@ -2479,7 +2699,7 @@ static const struct jkey jkeys[] = {
 	{ "", "credentials", JK_OBJECT, NULL, NULL },	/* strict in srt too */
 	{ "", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
 	{ "", "mitmProxy", JK_UNSUPPORTED, NULL, "sbx has no MITM proxy route" },
-	{ "", "parentProxy", JK_UNSUPPORTED, NULL, "sbx does not chain to a parent proxy" },
+	{ "", "parentProxy", JK_UNSUPPORTED, NULL, "it belongs under \"network\"" },
 	{ "network", "allowedDomains", JK_STRINGS, "allow-domain", NULL },
 	{ "network", "deniedDomains", JK_STRINGS, "deny-domain", NULL },
 	{ "network", "deniedDomainReasons", JK_REASONS, NULL, NULL },
@@ -2493,7 +2713,10 @@ static const struct jkey jkeys[] = {
 	{ "network", "socksProxyPort", JK_UNSUPPORTED, NULL, "sbx always runs its own filtering proxy; an external proxy port is not supported" },
 	{ "network", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
 	{ "network", "mitmProxy", JK_UNSUPPORTED, NULL, "sbx has no MITM proxy route" },
-	{ "network", "parentProxy", JK_UNSUPPORTED, NULL, "sbx does not chain to a parent proxy" },
+	{ "network", "parentProxy", JK_OBJECT, NULL, NULL },
+	{ "parentProxy", "http", JK_ENUM, "parent-proxy", NULL },
+	{ "parentProxy", "https", JK_ENUM, "parent-proxy-https", NULL },
+	{ "parentProxy", "noProxy", JK_CSV, "parent-proxy-bypass", NULL },
 	{ "network", "filterRequest", JK_UNSUPPORTED, NULL, "a request filter is a library callback, not a setting" },
 	{ "network", "allowPlaintextHeaderSet", JK_UNSUPPORTED, NULL, "header injection needs credential masking, which sbx does not build" },
 	{ "network", "stripResponseHeaders", JK_UNSUPPORTED, NULL, "sbx does not rewrite responses" },
@@ -2639,6 +2862,27 @@ jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
 			return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
 		args[0] = (char *)v->s;
 		return jw_apply(w, k, v, args, 1);
+	case JK_CSV: {
+		char *copy, *entry, *save;
+
+		if (v->t != J_STR)
+			return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
+		copy = astrdup(v->s);
+		for (entry = strtok_r(copy, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
+			char *end = entry + strlen(entry);
+
+			while (*entry == ' ' || *entry == '\t')
+				entry++;
+			while (end > entry && (end[-1] == ' ' || end[-1] == '\t'))
+				*--end = '\0';
+			if (!*entry)
+				continue;	/* "a,,b" and a trailing comma, as srt */
+			args[0] = entry;
+			if (jw_apply(w, k, v, args, 1) < 0)
+				return -1;
+		}
+		return 0;
+	}
 	case JK_PORTS:
 		if (v->t != J_ARR)
 			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
@@ -2920,6 +3164,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_PORT:
 		case DK_ENV:
 		case DK_NAME:
+		case DK_BYPASS:
 			for (j = 0; j < v->n; j++) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, v->v[j]);
@@ -2960,6 +3205,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 			buf_printf(b, "%s %s\n", d->name, *FIELD(p, d, const long) == BRIDGE_SOCAT ? "socat" : "fd");
 			break;
 		case DK_BINARY:
+		case DK_PROXY_URL:
 			if (*FIELD(p, d, const char *const)) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, *FIELD(p, d, const char *const));
@@ -3111,6 +3357,28 @@ pol_print_json(const struct policy *p, struct buf *b)
 	jo_bool(&o, "allowLocalBinding", p->allow_local_binding);
 	if (p->allow_mach_lookup.n)
 		jo_strings(&o, "allowMachLookup", &p->allow_mach_lookup, false);
+	if (p->parent_http || p->parent_https || p->parent_bypass.n) {
+		jo_open(&o, "parentProxy", '{');
+		if (p->parent_http) {
+			jo_key(&o, "http");
+			buf_put_json_string(b, p->parent_http);
+		}
+		if (p->parent_https) {
+			jo_key(&o, "https");
+			buf_put_json_string(b, p->parent_https);
+		}
+		if (p->parent_bypass.n) {
+			struct buf csv = { 0 };
+
+			for (size_t k = 0; k < p->parent_bypass.n; k++)
+				buf_printf(&csv, "%s%s", k ? "," : "", (const char *)p->parent_bypass.v[k]);
+			buf_putc(&csv, '\0');
+			jo_key(&o, "noProxy");
+			buf_put_json_string(b, csv.p);
+			free(csv.p);
+		}
+		jo_close(&o, '}');
+	}
 	jo_close(&o, '}');
 
 	jo_open(&o, "filesystem", '{');
@@ -3725,8 +3993,6 @@ env_match(const char *pat, const char *name, size_t n)
  * 2130706433, 0x7f.0.0.1, 0177.0.0.1) made dotted-decimal, IPv6
  * compressed, and an IPv4-mapped IPv6 address made IPv4. */
 
-#define SBX_MAX_HOST_BYTES	255
-
 /* srt's isValidHost: non-empty, at most 255 bytes, no '%', and an IP
  * literal or only [A-Za-z0-9._-]. */
 static bool
@@ -4159,6 +4425,223 @@ net_judge_address(const struct policy *p, const char *host, int port, const stru
 	if (has_v4 && (cls = addr_class(p, &v4, own)))
 		return cls;
 	return NULL;
+}
+
+/* ---- 4.7 The parent proxy: which route an allowed connection takes ----
+ * (srt parent-proxy.js.) The policy decides first, always; then a
+ * connection goes through the parent proxy unless its host is bypassed:
+ * loopback always, then NO_PROXY's entries (Go's httpproxy reading: "*",
+ * CIDRs and addresses, "example.com" matching it and its subdomains,
+ * ".example.com" the same, a ":port" ignored). Tunnels (CONNECT, SOCKS)
+ * take the https parent (falling back to http's), plain HTTP the http
+ * one only, as curl does. */
+
+struct parent_route {
+	bool have_http, have_https;
+	struct parent_proxy http, https;	/* https: the tunnels'; http: plain requests' */
+	const char *http_from, *https_from;	/* where each came from: "parent-proxy", "HTTP_PROXY", ... */
+	bool bypass_all;
+	struct vec bypass_names;	/* of const char *: lower case; ".x" or "x" */
+	struct vec bypass_nets;		/* of const char *: a CIDR, or an address */
+};
+
+/* One NO_PROXY entry (checked by proxy_bypass_check, or from the
+ * environment: then one that is not understood is skipped, as srt does). */
+static void
+parent_bypass_add(struct parent_route *r, const char *entry)
+{
+	char v[SBX_MAX_HOST_BYTES + 16], *c;
+	unsigned char a[16];
+	int fam, prefix;
+	size_t n;
+
+	while (*entry == ' ' || *entry == '\t')
+		entry++;
+	n = strlen(entry);
+	while (n > 0 && (entry[n - 1] == ' ' || entry[n - 1] == '\t'))
+		n--;
+	if (n == 0 || n >= sizeof(v))
+		return;
+	memcpy(v, entry, n);
+	v[n] = '\0';
+	if (strcmp(v, "*") == 0) {
+		r->bypass_all = true;
+		return;
+	}
+	if (strchr(v, '/')) {
+		if (match_parse_cidr(v, &fam, a, &prefix) == 0)
+			vec_push(&r->bypass_nets, astrdup(v));
+		return;	/* a malformed CIDR is not a name either */
+	}
+	for (c = v; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	c = v;
+	if (*c == '[' && (c = strchr(v, ']'))) {	/* [v6] or [v6]:port */
+		*c = '\0';
+		c = v + 1;
+	} else {
+		c = v;
+		if (strncmp(c, "*.", 2) == 0)
+			c++;	/* "*.x" is ".x" */
+	}
+	if (addr_parse(c, &(struct addr){ 0 }) == 0) {
+		vec_push(&r->bypass_nets, astrdup(c));	/* an address: an exact match */
+		return;
+	}
+	{
+		char *colon = strrchr(c, ':');
+
+		if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1))
+			*colon = '\0';	/* the port is ignored */
+	}
+	if (*c && strcmp(c, ".") != 0)
+		vec_push(&r->bypass_names, astrdup(c));
+}
+
+/* Does a connection to host (as the client named it) go directly? */
+static bool
+parent_bypassed(const struct parent_route *r, const char *host)
+{
+	char h[SBX_MAX_HOST_BYTES + 1];
+	size_t n = strlen(host), hn;
+	struct addr a;
+
+	if (n >= sizeof(h))
+		return false;
+	if (host[0] == '[' && n > 1 && host[n - 1] == ']') {
+		memcpy(h, host + 1, n - 2);
+		h[n - 2] = '\0';
+	} else {
+		memcpy(h, host, n + 1);
+	}
+	for (char *c = h; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	hn = strlen(h);
+	if (hn > 0 && h[hn - 1] == '.')
+		h[--hn] = '\0';
+	if (addr_parse(h, &a) == 0) {
+		struct addr v4;
+
+		if (addr_in_cidr(&a, "127.0.0.0/8") || addr_in_cidr(&a, "::1/128") ||
+		    (addr_embedded_v4(&a, &v4) && addr_in_cidr(&v4, "127.0.0.0/8")))
+			return true;	/* loopback: never through a parent */
+		if (r->bypass_all)
+			return true;
+		for (size_t i = 0; i < r->bypass_nets.n; i++)
+			if (strchr(r->bypass_nets.v[i], '/') ? addr_in_cidr(&a, r->bypass_nets.v[i]) :
+			    addr_in_cidr(&a, aprintf("%s/%d", (const char *)r->bypass_nets.v[i], a.family == AF_INET ? 32 : 128)))
+				return true;
+		return false;
+	}
+	if (strcmp(h, "localhost") == 0 || r->bypass_all)
+		return true;
+	for (size_t i = 0; i < r->bypass_names.n; i++) {
+		const char *v = r->bypass_names.v[i];
+		size_t vn = strlen(v);
+
+		if (v[0] == '.' ? strcmp(h, v + 1) == 0 || (hn > vn && strcmp(h + hn - vn, v) == 0) :
+		    strcmp(h, v) == 0 || (hn > vn && h[hn - vn - 1] == '.' && strcmp(h + hn - vn, v) == 0))
+			return true;
+	}
+	return false;
+}
+
+/* The parent a connection to host goes through, or NULL: directly. */
+static const struct parent_proxy *
+parent_for(const struct parent_route *r, const char *host, bool tunnel)
+{
+	if (!r || (!r->have_http && !r->have_https) || parent_bypassed(r, host))
+		return NULL;
+	if (tunnel)
+		return r->have_https ? &r->https : &r->http;
+	return r->have_http ? &r->http : NULL;	/* plain HTTP never takes HTTPS_PROXY alone (curl) */
+}
+
+/* A URL for messages: its password (and user) replaced by "***". */
+static const char *
+url_redacted(const char *url)
+{
+	const char *start = strstr(url, "://"), *end, *at;
+
+	start = start ? start + 3 : url;
+	end = start + strcspn(start, "/?#");
+	for (at = end; at > start && at[-1] != '@'; at--)
+		;
+	return at > start ? aprintf("%.*s***:***@%s", (int)(start - url), url, at) : url;
+}
+
+static const char *
+env_value(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+/* The route in effect (srt resolveParentProxy): each of the policy's
+ * parent-proxy, parent-proxy-https and parent-proxy-bypass, or else what
+ * sbx's own environment says (HTTP_PROXY or http_proxy, HTTPS_PROXY or
+ * https_proxy, falling back to the http one, NO_PROXY or no_proxy; an
+ * empty value is unset). A URL from the environment that does not parse
+ * is skipped with a warning, as srt does; an https:// one stops the run:
+ * sbx cannot reach it, and going around a proxy the person set is not for
+ * sbx to decide. Returns 0, or -1 with *why. */
+static int
+parent_route_collect(const struct policy *p, char *const *envp, struct parent_route *r, struct vec *warnings,
+    const char **why)
+{
+	struct { const char *url, *from; } w[2] = { { p->parent_http, "parent-proxy" }, { p->parent_https, "parent-proxy-https" } };
+	static const char *const envs[2][2] = { { "HTTP_PROXY", "http_proxy" }, { "HTTPS_PROXY", "https_proxy" } };
+
+	memset(r, 0, sizeof(*r));
+	for (int k = 0; k < 2; k++)
+		for (int e = 0; !w[k].url && e < 2; e++) {
+			const char *v = env_value(envp, envs[k][e]);
+
+			if (v && *v) {
+				w[k].url = v;
+				w[k].from = envs[k][e];
+			}
+		}
+	if (!w[1].url)
+		w[1] = w[0];	/* tunnels fall back to the http parent (curl) */
+	for (int k = 0; k < 2; k++) {
+		struct parent_proxy *pp = k ? &r->https : &r->http;
+		const char *perr = NULL;
+
+		if (!w[k].url || (k == 1 && w[1].url == w[0].url && !r->have_http))
+			continue;	/* unset, or the http one that was already found wanting */
+		if (proxy_url_parse(w[k].url, pp, &perr) < 0) {
+			if (strncasecmp(w[k].url, "https://", 8) == 0) {
+				*why = aprintf("%s=%s: %s", w[k].from, url_redacted(w[k].url), perr);
+				return -1;
+			}
+			vec_push(warnings, (void *)aprintf("%s=%s: %s; ignored, as srt does", w[k].from,
+			    url_redacted(w[k].url), perr));
+			continue;
+		}
+		if (k)
+			r->have_https = true, r->https_from = w[k].from;
+		else
+			r->have_http = true, r->http_from = w[k].from;
+	}
+	if (p->parent_bypass.n) {
+		for (size_t i = 0; i < p->parent_bypass.n; i++)
+			parent_bypass_add(r, p->parent_bypass.v[i]);
+	} else {
+		const char *np = env_value(envp, "NO_PROXY");
+		char *copy, *entry, *save;
+
+		if (!np || !*np)
+			np = env_value(envp, "no_proxy");
+		copy = astrdup(np ? np : "");
+		for (entry = strtok_r(copy, ",", &save); entry; entry = strtok_r(NULL, ",", &save))
+			parent_bypass_add(r, entry);
+	}
+	return 0;
 }
 
 /* ====================================================================
@@ -6983,7 +7466,7 @@ struct px_listener { int fd; enum listener_role role; int port; };
  * one record over a SOCK_SEQPACKET pair to sbx, which keeps them for the
  * violations report (section 8) and shows them under -v:
  *
- *   'D' verdict proto port(2, big-endian) lost(4) hostlen(1) host reasonlen(2) reason
+ *   'D' verdict proto route port(2, big-endian) lost(4) hostlen(1) host reasonlen(2) reason
  *
  * The proxy never waits for sbx: a record the socket cannot take now is
  * counted, and the count (lost) rides on the next record that fits. The
@@ -6996,19 +7479,23 @@ enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_POR
 
 enum px_verdict { PXV_ALLOW, PXV_DENY, PXV_FAIL };	/* FAIL: allowed, but the network said no */
 
+enum px_route { PXR_DIRECT, PXR_PARENT };	/* how an allowed connection went on (4.7) */
+
 struct px_decision {
 	enum px_verdict verdict;
 	enum proto proto;
+	enum px_route route;
 	uint16_t port;
 	uint32_t lost;				/* records dropped just before this one */
 	char host[SBX_MAX_HOST_BYTES + 1];	/* as the client named it; control bytes as '?' */
 	char reason[SBX_MAX_TEXT_ARG_BYTES + 1];	/* empty for an allow */
 };
 
-#define SBX_DECISION_MAX_BYTES	(12 + SBX_MAX_HOST_BYTES + SBX_MAX_TEXT_ARG_BYTES)
+#define SBX_DECISION_MAX_BYTES	(13 + SBX_MAX_HOST_BYTES + SBX_MAX_TEXT_ARG_BYTES)
 
 static const char *const proto_names[] = { "http-connect", "http", "socks5", "socks4", "host-port", "expose-port" };	/* ORDER: enum proto */
 static const char *const verdict_names[] = { "allow", "deny", "fail" };	/* ORDER: enum px_verdict */
+static const char *const route_names[] = { "direct", "parent" };	/* ORDER: enum px_route */
 
 /* Encode d into out (SBX_DECISION_MAX_BYTES); returns the length. */
 static size_t
@@ -7019,6 +7506,7 @@ px_decision_encode(const struct px_decision *d, unsigned char *out)
 	out[n++] = 'D';
 	out[n++] = (unsigned char)d->verdict;
 	out[n++] = (unsigned char)d->proto;
+	out[n++] = (unsigned char)d->route;
 	out[n++] = (unsigned char)(d->port >> 8);
 	out[n++] = (unsigned char)d->port;
 	for (int k = 3; k >= 0; k--)
@@ -7041,23 +7529,24 @@ px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
 	size_t hn, rn;
 
 	memset(d, 0, sizeof(*d));
-	if (n < 12 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names))
+	if (n < 13 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names) || b[3] >= LEN(route_names))
 		return -1;
 	d->verdict = (enum px_verdict)b[1];
 	d->proto = (enum proto)b[2];
-	d->port = (uint16_t)(b[3] << 8 | b[4]);
-	d->lost = (uint32_t)b[5] << 24 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 8 | b[8];
-	hn = b[9];
-	if (n < 12 + hn)
+	d->route = (enum px_route)b[3];
+	d->port = (uint16_t)(b[4] << 8 | b[5]);
+	d->lost = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[8] << 8 | b[9];
+	hn = b[10];
+	if (n < 13 + hn)
 		return -1;
-	rn = (size_t)b[10 + hn] << 8 | b[11 + hn];
-	if (rn > SBX_MAX_TEXT_ARG_BYTES || n != 12 + hn + rn || (d->verdict == PXV_ALLOW) != (rn == 0))
+	rn = (size_t)b[11 + hn] << 8 | b[12 + hn];
+	if (rn > SBX_MAX_TEXT_ARG_BYTES || n != 13 + hn + rn || (d->verdict == PXV_ALLOW) != (rn == 0))
 		return -1;
 	for (size_t k = 0; k < hn + rn; k++)
-		if (is_control(b[k < hn ? 10 + k : 12 + k]))	/* the host, then the reason */
+		if (is_control(b[k < hn ? 11 + k : 13 + k]))	/* the host, then the reason */
 			return -1;
-	memcpy(d->host, b + 10, hn);
-	memcpy(d->reason, b + 12 + hn, rn);
+	memcpy(d->host, b + 11, hn);
+	memcpy(d->reason, b + 13 + hn, rn);
 	return 0;
 }
 
@@ -7534,12 +8023,15 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
  * Everything a connection sends is hostile: every field is bounded, each
  * state has a deadline, and a bad client closes its own connection only. */
 
-/* Prototypes: the next address after a failed connect (7.3). The calls
+/* Prototypes: the next address after a failed connect, and sending what a
+ * buffer holds (7.3; the parent's CONNECT goes out that way). The calls
  * that differ per platform (px_socket_cloexec_nonblock and the others,
  * px_lockdown) are the platform interface's (section 1). */
 struct proxy;
 struct conn;
+struct rbuf;
 static void px_connect_next(struct proxy *px, struct conn *c);
+static bool relay_out(int fd, struct rbuf *r);
 
 #define SBX_MAX_HTTP_HEAD_BYTES	16384
 #define SBX_SOCKS_NO_AUTH_REASON	"This proxy requires authentication, and this client did not offer an " \
@@ -7560,7 +8052,7 @@ static void px_connect_next(struct proxy *px, struct conn *c);
  * the request". */
 enum conn_state {
 	CS_FREE, CS_PEEK, CS_HTTP_HEAD, CS_SOCKS5_GREETING, CS_SOCKS5_AUTH, CS_SOCKS5_REQUEST,
-	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_INSIDE_WAIT, CS_CONNECTING, CS_RELAY, CS_REPLY_CLOSE,
+	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_INSIDE_WAIT, CS_CONNECTING, CS_PARENT_REPLY, CS_RELAY, CS_REPLY_CLOSE,
 };
 
 
@@ -7598,6 +8090,8 @@ struct conn {
 			char refused[200];		/* classes of refused addresses */
 			bool dialled;			/* some address passed the guard */
 	/* credential */	const char *unauthorised;	/* why, when it must be refused for it; NULL: fine */
+	/* route */	const struct parent_proxy *via;	/* the parent it goes through (4.7), or NULL: directly */
+			char *phead; size_t phead_n;	/* owned: the parent's answer to CONNECT, so far */
 	/* time */	int64_t deadline_ms;
 };
 
@@ -7642,6 +8136,7 @@ px_record(const struct conn *c, enum px_verdict v, const char *reason)
 	memset(&d, 0, sizeof(d));
 	d.verdict = v;
 	d.proto = c->proto;
+	d.route = c->via ? PXR_PARENT : PXR_DIRECT;
 	d.port = (uint16_t)c->port;
 	d.lost = px_report_lost;
 	snprintf(d.host, sizeof(d.host), "%s", c->host);
@@ -8180,6 +8675,82 @@ ssh_refusal(struct buf *b, const char *reason)
 	free(pl.p);
 }
 
+/* The parent proxy (4.7), as srt's openConnectTunnel speaks to it. */
+
+#define SBX_PARENT_MS	30000	/* for the parent's answer to CONNECT, as srt */
+
+/* host as it stands in an authority: an IPv6 address in brackets. */
+static void
+authority_put(struct buf *b, const char *host, int port)
+{
+	buf_printf(b, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+}
+
+/* "CONNECT host:port", with the parent's credential if it has one. host
+ * passed the policy's checks (srt's isValidHost: no CR, LF or space). */
+static void
+parent_connect_request(struct buf *b, const char *host, int port, const char *auth)
+{
+	buf_puts(b, "CONNECT ");
+	authority_put(b, host, port);
+	buf_puts(b, " HTTP/1.1\r\nHost: ");
+	authority_put(b, host, port);
+	buf_puts(b, "\r\n");
+	if (auth)
+		buf_printf(b, "Proxy-Authorization: %s\r\n", auth);
+	buf_puts(b, "\r\n");
+}
+
+/* The parent's answer to CONNECT, n bytes so far. Returns 0 while its head
+ * is incomplete, its length (the tunnel's bytes follow) for "HTTP/1.x
+ * 2xx", -1 for any other status (the status line is in *line, at most
+ * line_n bytes) and -2 for a head over 16 KiB (srt's bound). */
+static int
+parent_reply(const char *b, size_t n, char *line, size_t line_n)
+{
+	const char *end = NULL;
+	size_t ln;
+
+	for (size_t i = 3; i < n && !end; i++)
+		if (b[i] == '\n' && b[i - 1] == '\r' && b[i - 2] == '\n' && b[i - 3] == '\r')
+			end = b + i + 1;
+	if (!end)
+		return n >= SBX_MAX_HTTP_HEAD_BYTES ? -2 : 0;
+	ln = strcspn(b, "\r\n");
+	snprintf(line, line_n, "%.*s", (int)(ln < line_n ? ln : line_n - 1), b);
+	for (char *c = line; *c; c++)
+		if (is_control((unsigned char)*c))
+			*c = '?';
+	/* srt: /^HTTP\/1\.[01] 2\d\d(?:\s|$)/ */
+	if (ln < 12 || memcmp(b, "HTTP/1.", 7) != 0 || (b[7] != '0' && b[7] != '1') || b[8] != ' ' || b[9] != '2' ||
+	    !isdigit((unsigned char)b[10]) || !isdigit((unsigned char)b[11]) || (ln > 12 && !isspace((unsigned char)b[12])))
+		return -1;
+	return (int)(end - b);
+}
+
+/* A forwarded request (http_rewrite's origin form) made absolute for the
+ * parent: "GET http://host:port/path HTTP/1.1", and the parent's
+ * credential. The client's own Proxy-* headers were dropped already. */
+static char *
+http_absolute_form(const char *fwd, size_t n, const char *host, int port, const char *auth, size_t *out_n)
+{
+	struct buf b = { 0 };
+	const char *sp = memchr(fwd, ' ', n), *eol = memchr(fwd, '\n', n);
+
+	buf_putn(&b, fwd, (size_t)(sp - fwd) + 1);
+	buf_puts(&b, "http://");
+	if (port == 80)
+		buf_printf(&b, strchr(host, ':') ? "[%s]" : "%s", host);
+	else
+		authority_put(&b, host, port);
+	buf_putn(&b, sp + 1, (size_t)(eol - sp));	/* the path, the version, CRLF */
+	if (auth)
+		buf_printf(&b, "Proxy-Authorization: %s\r\n", auth);
+	buf_putn(&b, eol + 1, n - (size_t)(eol + 1 - fwd));
+	*out_n = b.n;
+	return b.p;
+}
+
 /* ---- 7.2 The resolver: blocking getaddrinfo off the event loop -------- */
 
 struct dns_job {
@@ -8342,6 +8913,7 @@ px_close(struct proxy *px, struct conn *c)
 	c->c2u.moved = c->u2c.moved = 0;
 	free(c->head);
 	free(c->fwd);
+	free(c->phead);
 	if (c->addrs)
 		freeaddrinfo(c->addrs);
 	{
@@ -8477,15 +9049,35 @@ px_decide(struct proxy *px, struct conn *c, unsigned slot)
 		return;
 	}
 	match_canonical_host(c->host, canon, sizeof(canon));
+	/* the route: the parent resolves the name (and is exempt from the
+	 * guard, srt: users run cntlm on 127.0.0.1), or we do */
+	c->via = parent_for(px->p->route, canon, c->proto != PR_HTTP_FORWARD);
+	if (c->via && c->proto == PR_HTTP_FORWARD) {
+		size_t n;
+		char *abs = http_absolute_form(c->fwd, c->fwd_n, canon, c->port, c->via->auth, &n);
+
+		free(c->fwd);
+		c->fwd = abs;
+		c->fwd_n = n;
+	}
 	c->st = CS_RESOLVING;
 	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
-	dns_submit(slot, c->gen, canon);
+	dns_submit(slot, c->gen, c->via ? c->via->host : canon);
 }
 
 /* The resolver answered: walk its addresses (px_connect_next). */
 static void
 px_resolved(struct proxy *px, struct conn *c, struct addrinfo *res, int err)
 {
+	if ((err || !res) && c->via) {
+		char why[SBX_MAX_HOST_BYTES + 64];	/* no arena here: it is sealed (2.1) */
+
+		if (res)
+			freeaddrinfo(res);
+		snprintf(why, sizeof(why), "the parent proxy %s does not resolve", c->via->host);
+		px_refuse(c, why, false);
+		return;
+	}
 	if (err || !res) {
 		if (res)
 			freeaddrinfo(res);
@@ -8522,10 +9114,11 @@ px_connect_next(struct proxy *px, struct conn *c)
 		if (!addr_from_sockaddr(ai->ai_addr, &a))
 			continue;
 		if (ai->ai_family == AF_INET)
-			((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)c->port);
+			((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)(c->via ? c->via->port : c->port));
 		else
-			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)c->port);
-		if ((cls = net_judge_address(px->p, canon, c->port, &a, &px->own))) {
+			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)(c->via ? c->via->port : c->port));
+		/* the parent's own address is exempt (srt): the person named it */
+		if (!c->via && (cls = net_judge_address(px->p, canon, c->port, &a, &px->own))) {
 			if (!strstr(c->refused, cls))
 				snprintf(c->refused + strlen(c->refused), sizeof(c->refused) - strlen(c->refused), "%s%s",
 				    c->refused[0] ? " / " : "", cls);
@@ -8544,7 +9137,13 @@ px_connect_next(struct proxy *px, struct conn *c)
 		c->deadline_ms = now_ms() + SBX_CONNECT_MS;
 		return;
 	}
-	if (!c->dialled) {
+	if (c->via) {
+		char why[SBX_MAX_HOST_BYTES + 64];
+
+		snprintf(why, sizeof(why), "the parent proxy %s:%d refused the connection or is unreachable",
+		    c->via->host, c->via->port);
+		px_refuse(c, why, false);
+	} else if (!c->dialled) {
 		char why[260];
 
 		snprintf(why, sizeof(why), "resolved to %s", c->refused);
@@ -8557,9 +9156,10 @@ px_connect_next(struct proxy *px, struct conn *c)
 	}
 }
 
-/* Connected upstream: answer the client and start relaying. */
+/* The way to the target is open (a direct connection, or the parent's
+ * tunnel): answer the client and start relaying. */
 static void
-px_established(struct conn *c)
+px_tunnel_ready(struct conn *c)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
 	int one = 1;
@@ -8591,6 +9191,70 @@ px_established(struct conn *c)
 	c->head_n = 0;
 	c->st = CS_RELAY;
 	c->deadline_ms = 0;	/* idle tunnels are kept (ssh sessions), with keepalive */
+}
+
+/* Connected upstream. Through a parent, a tunnel is asked for first
+ * (CONNECT, its answer read in CS_PARENT_REPLY); a plain request goes to
+ * the parent as it is, in absolute form (px_decide made it so). */
+static void
+px_established(struct conn *c)
+{
+	struct buf b = { 0 };
+
+	if (!c->via || c->proto == PR_HTTP_FORWARD) {
+		px_tunnel_ready(c);
+		return;
+	}
+	parent_connect_request(&b, c->host, c->port, c->via->auth);
+	rbuf_put(&c->c2u, b.p, b.n);
+	free(b.p);
+	c->st = CS_PARENT_REPLY;
+	c->deadline_ms = now_ms() + SBX_PARENT_MS;
+}
+
+/* The parent's answer to CONNECT: a 2xx opens the tunnel (what came after
+ * its head is the target's first bytes); anything else is refused, with
+ * its status line as the reason. */
+static void
+px_parent_reply(struct proxy *px, struct conn *c, short urev)
+{
+	char line[160], why[220];
+	ssize_t r;
+	int rc;
+
+	if ((urev & POLLOUT) && !relay_out(c->ufd, &c->c2u)) {
+		px_close(px, c);
+		return;
+	}
+	if (!(urev & (POLLIN | POLLHUP | POLLERR)))
+		return;
+	if (!c->phead && !(c->phead = malloc(SBX_MAX_HTTP_HEAD_BYTES))) {
+		px_close(px, c);
+		return;
+	}
+	r = recv(c->ufd, c->phead + c->phead_n, SBX_MAX_HTTP_HEAD_BYTES - c->phead_n, 0);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r > 0)
+		c->phead_n += (size_t)r;
+	rc = parent_reply(c->phead, c->phead_n, line, sizeof(line));
+	if (rc == 0 && r > 0)
+		return;
+	if (rc > 0) {
+		rbuf_put(&c->u2c, c->phead + rc, c->phead_n - (size_t)rc);	/* the target's first bytes */
+		free(c->phead);
+		c->phead = NULL;
+		c->phead_n = 0;
+		px_tunnel_ready(c);
+		return;
+	}
+	snprintf(why, sizeof(why), "the parent proxy %s", rc == -1 ? "refused the tunnel: " :
+	    rc == -2 ? "answered CONNECT with a head over 16 KiB" : "closed the connection before it answered CONNECT");
+	if (rc == -1)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s", line);
+	close(c->ufd);
+	c->ufd = -1;
+	px_refuse(c, why, false);
 }
 
 /* Consume n bytes of the request head; what follows is early data. */
@@ -8899,6 +9563,10 @@ px_interest(const struct conn *c, short *cev, short *uev)
 		*uev = POLLOUT;
 		*cev = rbuf_pending(&c->u2c) ? POLLOUT : 0;
 		break;
+	case CS_PARENT_REPLY:	/* the client's first bytes wait until the tunnel is open */
+		*uev = POLLIN | (rbuf_pending(&c->c2u) ? POLLOUT : 0);
+		*cev = rbuf_pending(&c->u2c) ? POLLOUT : 0;
+		break;
 	case CS_RELAY:
 		if (!c->c_eof && rbuf_room(&c->c2u))
 			*cev |= POLLIN;
@@ -9050,6 +9718,12 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 		px_established(c);
 		urev = 0;
 	}
+	if (c->st == CS_PARENT_REPLY && urev) {
+		px_parent_reply(px, c, urev);
+		if (c->st == CS_FREE)
+			return;
+		urev = 0;
+	}
 	if (crev & (POLLERR | POLLNVAL)) {
 		px_close(px, c);
 		return;
@@ -9129,9 +9803,9 @@ px_on_timeouts(struct proxy *px, int64_t now)
 			px_close(px, c);
 			continue;
 		}
-		if (c->st == CS_CONNECTING || c->st == CS_RESOLVING) {
-			px_record(c, PXV_FAIL, c->st == CS_CONNECTING ? "the upstream did not answer in time" :
-			    "the name did not resolve in time");
+		if (c->st == CS_CONNECTING || c->st == CS_RESOLVING || c->st == CS_PARENT_REPLY) {
+			px_record(c, PXV_FAIL, c->st == CS_PARENT_REPLY ? "the parent proxy did not answer CONNECT in time" :
+			    c->st == CS_CONNECTING ? "the upstream did not answer in time" : "the name did not resolve in time");
 			if (c->proto == PR_SOCKS5 || c->proto == PR_SOCKS4)
 				px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED, true);
 			else
@@ -9872,8 +10546,9 @@ net_log_drain(struct net_log *l, int fd)
 		}
 		net_log_add(l, &d);
 		if (verbose)
-			warnx("proxy: %s %s %s:%u%s%s%s", verdict_names[d.verdict], proto_names[d.proto], d.host, d.port,
-			    *d.reason ? " (" : "", d.reason, *d.reason ? ")" : "");
+			warnx("proxy: %s %s %s:%u%s%s%s%s", verdict_names[d.verdict], proto_names[d.proto], d.host, d.port,
+			    d.route == PXR_PARENT ? " via the parent proxy" : "", *d.reason ? " (" : "", d.reason,
+			    *d.reason ? ")" : "");
 	}
 }
 
@@ -15361,6 +16036,19 @@ explain_main(const struct policy *p, const char *target)
 		return 1;
 	}
 	match_canonical_host(host, canon, sizeof(canon));
+	{
+		const struct parent_proxy *t = parent_for(p->route, canon, true), *h = parent_for(p->route, canon, false);
+
+		if (t || h) {	/* the parent resolves the name: no guard here (srt) */
+			printf("%s:%ld: allow; tunnels (CONNECT, SOCKS) %s%s%s%s, plain HTTP %s%s%s%s\n", host, port,
+			    t ? "through the parent proxy " : "directly", t ? t->host : "", t ? ":" : "",
+			    t ? aprintf("%d", t->port) : "", h ? "through the parent proxy " : "directly",
+			    h ? h->host : "", h ? ":" : "", h ? aprintf("%d", h->port) : "");
+			if (!t || !h)
+				printf("  (what goes directly is still judged by the resolved-address guard)\n");
+			return 0;
+		}
+	}
 	if (host_is_ip(canon)) {
 		printf("%s:%ld: allow (an IP literal on the allow list is dialled as is)\n", host, port);
 		return 0;
@@ -15449,6 +16137,31 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 		pol_default(p, pc);
 	}
 	cli_apply_directives(c, p, pc);
+}
+
+/* Step: the parent route in effect (4.7), into p->route. An https://
+ * parent, from the policy (refused when read) or the environment, stops
+ * here: sbx cannot reach it and will not go around it. -v says which
+ * parent each kind of connection takes. */
+static void
+main_parent_route(struct policy *p)
+{
+	static struct parent_route route;
+	struct vec warnings = { 0 };
+	const char *why = NULL;
+
+	if (parent_route_collect(p, environ, &route, &warnings, &why) < 0)
+		die_hint("set parent-proxy to the parent's http:// address in the policy, or unset the variable",
+		    "parent proxy: %s", why);
+	for (size_t i = 0; i < warnings.n; i++)
+		warnx("warning: parent proxy: %s", (const char *)warnings.v[i]);
+	if (!route.have_http && !route.have_https)
+		return;
+	p->route = &route;
+	if (route.have_http)
+		note("parent proxy for plain HTTP: %s:%d (from %s)", route.http.host, route.http.port, route.http_from);
+	if (route.have_https)
+		note("parent proxy for tunnels: %s:%d (from %s)", route.https.host, route.https.port, route.https_from);
 }
 
 /* Step (--print=bpf, bpf-proxy, bpf-observer): the seccomp program, disassembled. */
@@ -15715,6 +16428,8 @@ main(int argc, char **argv)
 	}
 	if (c.check)
 		return plat_check(&p);
+	if (c.explain || (mode == PM_NONE && *c.cmd))
+		main_parent_route(&p);	/* the proxy's route: for --explain and the run */
 	if (c.explain)
 		return explain_main(&p, c.explain);
 	switch (mode) {

@@ -118,6 +118,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (count_headers(out, on, "proxy-"))
 				fuzz_fail("a Proxy-* header went upstream");
 			check_connection_options(buf, r.head_n, out, on);
+			{	/* the same request to a parent proxy: absolute form, its credential once, the rest kept */
+				size_t an = 0;
+				char *abs = http_absolute_form(out, on, r.host, r.port, "Basic cDpx", &an);
+
+				if (an < on + 7 || memcmp(abs, out, ml) != 0 || memcmp(abs + ml, " http://", 8) != 0 ||
+				    memcmp(abs + an - 4, "\r\n\r\n", 4) != 0)
+					fuzz_fail("the parent's form of the request is not absolute-form ending in CRLFCRLF");
+				if (count_headers(abs, an, "proxy-") != 1 || count_headers(abs, an, "host:") != 1)
+					fuzz_fail("the parent's form: %d Proxy-* headers, %d Host", count_headers(abs, an, "proxy-"),
+					    count_headers(abs, an, "host:"));
+				free(abs);
+			}
 			free(out);
 		}
 	} else if (rc == 0) {
@@ -125,6 +137,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_fail("more bytes asked for, with a whole head or past the bound (%zu bytes)", size);
 	} else if (rc != -400 && rc != -431) {
 		fuzz_fail("result %d", rc);
+	}
+
+	/* the same bytes as a parent proxy's answer to CONNECT */
+	{
+		char line[160];
+		int pr = parent_reply(buf, size, line, sizeof(line));
+
+		if (pr > 0 && ((size_t)pr > size || memcmp(buf + pr - 4, "\r\n\r\n", 4) != 0 || memcmp(buf, "HTTP/1.", 7) != 0 ||
+		    buf[9] != '2'))
+			fuzz_fail("a parent's answer taken as 2xx: %d bytes", pr);
+		if (pr == 0 && (memmem(buf, size, "\r\n\r\n", 4) || size >= SBX_MAX_HTTP_HEAD_BYTES))
+			fuzz_fail("more of the parent's answer asked for, with a whole head or past the bound");
+		if (pr == -1)
+			for (const char *c = line; *c; c++)
+				if (is_control((unsigned char)*c))
+					fuzz_fail("a control byte in the parent's status line as reported");
 	}
 
 	/* the same bytes as an upstream's response head */

@@ -2408,6 +2408,123 @@ test_network_decisions(void)
 
 /* ---- the proxy's parsers ------------------------------------------- */
 
+/* The parent proxy (4.7, 7.1): its URL, NO_PROXY, the route a host
+ * takes, the route from the environment, the CONNECT exchange. */
+static void
+test_parent_proxy(void)
+{
+	static const struct { const char *url; const char *host; int port; const char *auth; } ok[] = {
+		{ "http://proxy.corp:3128", "proxy.corp", 3128, NULL },
+		{ "proxy.corp:8080", "proxy.corp", 8080, NULL },	/* no scheme: http (curl) */
+		{ "HTTP://10.1.2.3/", "10.1.2.3", 80, NULL },
+		{ "http://[fd00::1]:3128", "fd00::1", 3128, NULL },
+		{ "http://u%40corp:p%3Ass@proxy:1", "proxy", 1, "Basic dUBjb3JwOnA6c3M=" },	/* u@corp:p:ss */
+		{ "http://user@proxy:1", "proxy", 1, "Basic dXNlcjo=" },			/* user: */
+		{ "http://a@b:c@proxy:1", "proxy", 1, "Basic YUBiOmM=" },			/* the last @ ends it */
+	};
+	static const char *const bad[] = { "https://proxy:3128", "socks5://proxy:1080", "http://proxy:0",
+		"http://proxy:99999", "http://proxy/path", "http://", "http://[fd00::1", "http://pro xy:1",
+		"http://proxy:1?x", "http://bad_host!:1", "http://[nothex]:1", "http://p:%0a@proxy:1" };
+	struct parent_proxy pp;
+	const char *why;
+
+	for (size_t i = 0; i < LEN(ok); i++) {
+		why = NULL;
+		CHECK(proxy_url_parse(ok[i].url, &pp, &why) == 0 && strcmp(pp.host, ok[i].host) == 0 && pp.port == ok[i].port &&
+		    (ok[i].auth ? pp.auth && strcmp(pp.auth, ok[i].auth) == 0 : !pp.auth),
+		    "parent URL %s: %s:%d %s (%s)", ok[i].url, pp.host, pp.port, pp.auth ? pp.auth : "-", why ? why : "");
+	}
+	for (size_t i = 0; i < LEN(bad); i++)
+		CHECK(proxy_url_parse(bad[i], &pp, &why) < 0, "parent URL %s refused", bad[i]);
+	CHECK(proxy_url_parse("https://p:1", &pp, &why) < 0 && strstr(why, "TLS"), "https://: says it needs TLS");
+
+	{	/* NO_PROXY (Go's reading, as srt) and the route */
+		static const char *const entries[] = { ".corp.example", "internal", "*.wild.test", "10.0.0.0/8",
+			"192.0.2.7", "[fd00::7]:443", "noport.test:8080" };
+		static const struct { const char *host; bool bypassed; } hosts[] = {
+			{ "corp.example", true }, { "a.corp.example", true }, { "xcorp.example", false },
+			{ "internal", true }, { "x.internal", true }, { "xinternal", false },
+			{ "wild.test", true }, { "a.wild.test", true }, { "10.9.8.7", true }, { "11.0.0.1", false },
+			{ "192.0.2.7", true }, { "192.0.2.8", false }, { "[fd00::7]", true }, { "fd00::7", true },
+			{ "noport.test", true }, { "localhost", true }, { "127.0.0.5", true }, { "::1", true },
+			{ "[::ffff:127.0.0.1]", true }, { "INTERNAL.", true }, { "example.com", false },
+		};
+		struct parent_route r;
+
+		memset(&r, 0, sizeof(r));
+		for (size_t i = 0; i < LEN(entries); i++) {
+			CHECK(proxy_bypass_check(entries[i], &why) == 0, "bypass entry %s accepted", entries[i]);
+			parent_bypass_add(&r, entries[i]);
+		}
+		for (size_t i = 0; i < LEN(hosts); i++)
+			CHECK(parent_bypassed(&r, hosts[i].host) == hosts[i].bypassed, "bypass %s: %d", hosts[i].host,
+			    hosts[i].bypassed);
+		CHECK(proxy_bypass_check("a*b", &why) < 0 && proxy_bypass_check("10.0.0.0/33", &why) < 0 &&
+		    proxy_bypass_check("x y", &why) < 0, "bad bypass entries refused");
+		r.have_https = false;
+		r.have_http = true;
+		proxy_url_parse("http://p:1", &r.http, &why);
+		CHECK(parent_for(&r, "example.com", true) == &r.http && parent_for(&r, "example.com", false) == &r.http,
+		    "tunnels fall back to the http parent");
+		CHECK(!parent_for(&r, "a.corp.example", true), "a bypassed host goes directly");
+		r.have_http = false;
+		r.have_https = true;
+		proxy_url_parse("http://q:2", &r.https, &why);
+		CHECK(parent_for(&r, "example.com", true) == &r.https && !parent_for(&r, "example.com", false),
+		    "HTTPS_PROXY alone: tunnels only, plain HTTP directly (curl)");
+		r.bypass_all = true;
+		CHECK(!parent_for(&r, "example.com", true), "NO_PROXY=*: everything directly");
+	}
+	{	/* from the environment, as srt's resolveParentProxy */
+		struct policy p;
+		struct parent_route r;
+		struct vec warn = { 0 };
+		char *env1[] = { "http_proxy=http://h:1", "HTTPS_PROXY=", "no_proxy=a.test", NULL };
+		char *env2[] = { "HTTPS_PROXY=https://s:1", NULL };
+		char *env3[] = { "HTTP_PROXY=ftp://x:1", NULL };
+		char *env4[] = { "HTTP_PROXY=http://env:1", "NO_PROXY=b.test", NULL };
+
+		pol_init(&p);
+		CHECK(parent_route_collect(&p, env1, &r, &warn, &why) == 0 && r.have_http && r.have_https &&
+		    strcmp(r.https.host, "h") == 0 && strcmp(r.https_from, "http_proxy") == 0 && parent_bypassed(&r, "a.test"),
+		    "http_proxy for both, an empty HTTPS_PROXY unset, no_proxy");
+		CHECK(parent_route_collect(&p, env2, &r, &warn, &why) < 0 && strstr(why, "HTTPS_PROXY=https://s:1"),
+		    "an https:// parent from the environment stops the run, naming the variable");
+		warn.n = 0;
+		CHECK(parent_route_collect(&p, env3, &r, &warn, &why) == 0 && !r.have_http && !r.have_https && warn.n == 1,
+		    "a URL that is not http:// from the environment: skipped, with one warning");
+		p.parent_http = "http://pol:2";
+		vec_push(&p.parent_bypass, "c.test");
+		CHECK(parent_route_collect(&p, env4, &r, &warn, &why) == 0 && strcmp(r.http.host, "pol") == 0 &&
+		    parent_bypassed(&r, "c.test") && !parent_bypassed(&r, "b.test"),
+		    "the policy's parent and bypass list win over the environment's");
+	}
+	{	/* the CONNECT exchange */
+		struct buf b = { 0 };
+		char line[160];
+		size_t n;
+		char *abs;
+
+		parent_connect_request(&b, "fd00::1", 443, "Basic cDpx");
+		buf_putc(&b, '\0');
+		check_str(b.p, "CONNECT [fd00::1]:443 HTTP/1.1\r\nHost: [fd00::1]:443\r\nProxy-Authorization: Basic cDpx\r\n\r\n",
+		    "CONNECT to the parent", __LINE__);
+		free(b.p);
+		CHECK(parent_reply("HTTP/1.1 200 Connection established\r\n\r\nTLS", 42, line, sizeof(line)) == 39,
+		    "2xx: the tunnel's bytes follow the head");
+		CHECK(parent_reply("HTTP/1.0 200\r\n\r\n", 16, line, sizeof(line)) == 16, "HTTP/1.0 200 with no phrase");
+		CHECK(parent_reply("HTTP/1.1 407 Proxy Authentication Required\r\nX: y\r\n\r\n", 52, line, sizeof(line)) == -1 &&
+		    strcmp(line, "HTTP/1.1 407 Proxy Authentication Required") == 0, "407: refused, its status line kept");
+		CHECK(parent_reply("HTTP/1.1 2000 x\r\n\r\n", 19, line, sizeof(line)) == -1, "2000 is not 2xx");
+		CHECK(parent_reply("HTTP/1.1 200 OK\r\n", 17, line, sizeof(line)) == 0, "an unfinished head: more");
+		abs = http_absolute_form("GET /a?b HTTP/1.1\r\nHost: x.test:81\r\nConnection: close\r\n\r\n", 57, "x.test", 81,
+		    "Basic cDpx", &n);
+		CHECK(n == 106 && memcmp(abs, "GET http://x.test:81/a?b HTTP/1.1\r\nProxy-Authorization: Basic cDpx\r\nHost: x.test:81\r\n", 85) == 0,
+		    "absolute form for the parent: %.*s", (int)n, abs);
+		free(abs);
+	}
+}
+
 static void
 test_proxy_parsers(void)
 {
@@ -2628,9 +2745,9 @@ test_decisions(void)
 	/* hostile records: each field out of range */
 	{
 		static const struct { const char *what; size_t at; unsigned char v; } bad[] = {
-			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 6 },
-			{ "host length past the end", 9, 200 }, { "host length short of the end", 9, 9 },
-			{ "a control byte in the host", 10, '\n' },
+			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 6 }, { "route", 3, 2 },
+			{ "host length past the end", 10, 200 }, { "host length short of the end", 10, 9 },
+			{ "a control byte in the host", 11, '\n' },
 		};
 		unsigned char b[64];
 
@@ -2639,7 +2756,7 @@ test_decisions(void)
 			b[bad[k].at] = bad[k].v;
 			CHECK(px_decision_decode(b, n, &got) < 0, "hostile record refused: %s", bad[k].what);
 		}
-		CHECK(n == 22, "the allow record for a 10-byte host is 22 bytes (%zu)", n);
+		CHECK(n == 23, "the allow record for a 10-byte host is 23 bytes (%zu)", n);
 	}
 	d.verdict = PXV_DENY;
 	snprintf(d.reason, sizeof(d.reason), "x");
@@ -3365,6 +3482,7 @@ main(void)
 	test_seatbelt_goldens();
 	test_sblog();
 	test_sblog_golden();
+	test_parent_proxy();
 	test_print_argv_is_the_run();
 	test_violations_report();
 	test_bpf();

@@ -1,0 +1,106 @@
+# tests/parent.tests.sh - sourced by test.sh: the parent (upstream) proxy route (issue 15 §1).
+# A small upstream proxy (tests/helpers/upstream_proxy.py) runs in the test namespace; names it
+# resolves (far.test) are known to it only, so reaching one proves the connection went through
+# it. The policy decides first, always; each test has its control in the same run.
+
+# in_net_nodns CMD: in_net, and no name server either (127.0.0.1, where none listens): a name the
+# parent alone knows must never be looked up outside the test network
+in_net_nodns() {
+	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' >"$T/resolv.conf"
+	unshare -m sh -c 'mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"' \
+		sh "$T/hosts" "$T/resolv.conf" "$@"
+}
+
+# parent_up [ARGS...]: the upstream proxy on $NSIP:3128, logging to $T/up.log; far.test, refuse.test
+# and allowed.test are the test host to it.
+parent_up() {
+	net_up
+	: >"$T/up.log"
+	ip netns exec "$NS" python3 "$HERE/tests/helpers/upstream_proxy.py" "$NSIP" 3128 "$T/up.log" \
+		--host "far.test=$NSIP" --host "refuse.test=$NSIP" --host "allowed.test=$NSIP" --refuse refuse.test "$@" \
+		>"$T/up.err" 2>&1 &
+	local i; for i in $(seq 50); do curl -s -m 1 -o /dev/null "http://$NSIP:3128/" && break; sleep 0.1; done
+	UPAUTH="auth=Basic $(printf 'u:p' | base64)"
+}
+
+# the same requests in each run: absolute-form HTTP, a CONNECT tunnel (curl -p), SOCKS5, a bypassed
+# host, a host the policy refuses, a CONNECT the parent refuses, a client's own proxy credential
+PARENT_SCRIPT='
+for how in "" "-p" "--socks5-hostname 127.0.0.1:1080"; do
+	printf "%s: " "${how:-absolute}"; curl -s -m 10 $how http://far.test:8000/ || echo "curl exit $?"
+done
+printf "bypass: "; curl -s -m 10 http://allowed.test:8000/ || echo "curl exit $?"
+printf "policy: "; curl -s -m 10 -o /dev/null -w "%{http_code}\n" http://denied.test/
+printf "refused: "; curl -s -m 10 -p -o /dev/null http://refuse.test:8000/; echo "curl exit $?"
+printf "client credential: "; curl -s -m 10 -x http://evil:secret@127.0.0.1:3128 http://far.test:8000/?q || echo "curl exit $?"'
+
+t_parent_proxy_routes() { # parent-proxy: absolute-form HTTP, CONNECT and SOCKS reach far.test only through it, with its credential; bypass, policy first, a refused CONNECT, the client's credential never forwarded
+	command -v curl >/dev/null || skip "curl is not installed"
+	parent_up --auth u:p
+	printf 'allow-write .\nallow-domain far.test\nallow-domain refuse.test\nallow-domain allowed.test\n' >"$T/parent"
+	printf 'deny-domain denied.test\nparent-proxy http://u:p@%s:3128\nparent-proxy-bypass allowed.test\n' "$NSIP" >>"$T/parent"
+	# control: without the parent, far.test does not resolve here at all
+	in_net_nodns "$SBX" -c "$T/net" --allow-domain=far.test -- curl -s -m 10 -o /dev/null -w '%{http_code}\n' \
+		http://far.test:8000/ >"$T/ctl.out" 2>&1
+	grep -q '^502' "$T/ctl.out" || fail "control: far.test should not be reachable without the parent: $(cat "$T/ctl.out")"
+	in_net_nodns "$SBX" -v -c "$T/parent" -- sh -c "$PARENT_SCRIPT" >"$T/r.out" 2>"$T/r.err"; RC=$?
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err")
+	log_file out "$T/r.out"; log_file up "$T/up.log"
+	expect_rc 0
+	for how in absolute -p "--socks5-hostname 127.0.0.1:1080"; do
+		grep -q -- "^$how: hello-from-test-host" "$T/r.out" || fail "$how: far.test through the parent: $(grep -- "^$how" "$T/r.out")"
+	done
+	expect_contains "$OUT" "bypass: hello-from-test-host" "a bypassed host, directly"
+	expect_contains "$OUT" "policy: 403" "the policy decides first"
+	grep -q "^refused: curl exit 56" "$T/r.out" || fail "a CONNECT the parent refuses fails at the client: $(grep '^refused' "$T/r.out")"
+	expect_contains "$OUT" "client credential: hello-from-test-host" "a client's own proxy credential"
+	# what the parent saw: its credential on every request, never the client's
+	grep -q "^GET http://far.test:8000/ $UPAUTH\$" "$T/up.log" || fail "absolute form with the parent's credential"
+	[ "$(grep -c "^CONNECT far.test:8000 $UPAUTH\$" "$T/up.log")" = 2 ] || fail "CONNECT (curl -p and SOCKS) with the parent's credential"
+	grep -q "^GET http://far.test:8000/?q $UPAUTH\$" "$T/up.log" || fail "the client's credential replaced by the parent's"
+	! grep -q "evil\|ZXZpbDpzZWNyZXQ" "$T/up.log" || fail "the client's own Proxy-Authorization reached the parent"
+	! grep -q "allowed.test\|denied.test" "$T/up.log" || fail "a bypassed or refused host went to the parent"
+	grep -q "^CONNECT refuse.test:8000 " "$T/up.log" || fail "control: the refused CONNECT did reach the parent"
+	expect_contains "$ERR" "far.test:8000 via the parent proxy" "-v says the route"
+	expect_contains "$ERR" "the parent proxy refused the tunnel: HTTP/1.1 403 Forbidden by upstream policy" "the parent's refusal, with its status line"
+	expect_contains "$ERR" "deny network-outbound denied.test:80" "the policy's refusal is a violation"
+}
+TESTS+=(parent_proxy_routes)
+
+t_parent_proxy_failures() { # a wrong parent credential (407 from the parent), a dead parent: the client gets 502, -v says why; nothing is tried directly
+	command -v curl >/dev/null || skip "curl is not installed"
+	parent_up --auth u:p
+	local how
+	for how in "http://u:wrong@$NSIP:3128|the parent proxy refused the tunnel: HTTP/1.1 407" \
+		"http://$NSIP:3999|the parent proxy $NSIP:3999 refused the connection or is unreachable"; do
+		in_net_nodns "$SBX" -v -c "$T/net" --allow-domain=far.test --parent-proxy="${how%%|*}" -- \
+			sh -c 'curl -s -m 10 -p -o /dev/null http://far.test:8000/; echo "curl exit $?"; curl -s -m 10 -o /dev/null -w "%{http_code}\n" http://far.test:8000/' \
+			>"$T/r.out" 2>"$T/r.err"
+		log_file out "$T/r.out"; log_file err "$T/r.err"
+		grep -q "curl exit 56" "$T/r.out" || fail "${how%%|*}: the tunnel fails at the client: $(cat "$T/r.out")"
+		grep -q "${how#*|}" "$T/r.err" || fail "${how%%|*}: -v says why: expected '${how#*|}'"
+	done
+	grep -q "^GET http://far.test:8000/ auth=Basic $(printf 'u:wrong' | base64)\$" "$T/up.log" ||
+		fail "the wrong credential was the one sent"
+}
+TESTS+=(parent_proxy_failures)
+
+t_parent_proxy_from_environment() { # no parent-proxy in the policy: HTTP_PROXY and NO_PROXY of sbx's environment, as srt; an https:// one stops the run (125), nothing runs
+	command -v curl >/dev/null || skip "curl is not installed"
+	parent_up --auth u:p
+	HTTP_PROXY="http://u:p@$NSIP:3128" NO_PROXY="localhost,allowed.test" in_net_nodns "$SBX" -c "$T/net" --allow-domain=far.test -- \
+		sh -c 'curl -s -m 10 http://far.test:8000/; curl -s -m 10 -p http://allowed.test:8000/' >"$T/r.out" 2>"$T/r.err"
+	log_file out "$T/r.out"; log_file err "$T/r.err"; log_file up "$T/up.log"
+	[ "$(grep -c hello-from-test-host "$T/r.out")" = 2 ] || fail "far.test through HTTP_PROXY, allowed.test directly: $(cat "$T/r.out")"
+	grep -q "^GET http://far.test:8000/ $UPAUTH\$" "$T/up.log" || fail "the parent from HTTP_PROXY, with its credential"
+	! grep -q allowed.test "$T/up.log" || fail "NO_PROXY: allowed.test went to the parent"
+	HTTPS_PROXY="https://$NSIP:3128" run_sbx --allow-write="$P" -- touch "$P/ran"
+	expect_rc 125 "an https:// parent from the environment"
+	expect_contains "$ERR" "HTTPS_PROXY=https://$NSIP:3128: an https:// parent proxy needs TLS" "says which variable and why"
+	[ ! -e "$P/ran" ] || fail "the command ran although the parent route was refused"
+	printf 'parent-proxy https://u:p@%s:3128\n' "$NSIP" >"$T/bad"
+	run_sbx -c "$T/bad" -- true
+	expect_rc 125 "an https:// parent in the policy"
+	expect_contains "$ERR" "$T/bad:1: parent-proxy https://" "the file and line"
+}
+TESTS+=(parent_proxy_from_environment)
