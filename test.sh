@@ -37,6 +37,8 @@
 set -u
 export LC_ALL=C
 unset SANDBOX_RUNTIME
+# a parent proxy of the machine's would change every proxy test's route (sbx reads these, as srt)
+unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy NO_PROXY no_proxy ALL_PROXY all_proxy
 cd "$(dirname "$0")" || exit 2
 HERE=$(pwd -P)
 FILTER=${1:-}
