@@ -1122,6 +1122,10 @@ struct policy {
 	const char *bwrap_path, *socat_path;	/* absolute, or NULL: PATH lookup */
 	const char *parent_http, *parent_https;	/* parent-proxy URLs as written, or NULL: the environment's */
 	struct vec parent_bypass;	/* of const char *: parent-proxy-bypass, NO_PROXY's entries */
+	bool refuse_opaque_tunnels, require_host_match;	/* srt's request-filter knobs (7.3) */
+	struct vec strip_response_headers;	/* of const char *: header names, removed from plain-HTTP answers */
+	const char *ambiguous_request_target;	/* refuse|asSpelled|normalize: inert without filterRequest */
+	bool allow_plaintext_header_set;	/* inert without filterRequest */
 	/* not read but derived, once, after reading (main_parent_route): the
 	 * parent route in effect, the policy's or else sbx's environment's
 	 * (4.7); NULL: every allowed connection is dialled directly */
@@ -1193,6 +1197,8 @@ enum dkind {
 	DK_NAME,	/* a name or relative path below a root (protect) */
 	DK_PROXY_URL,	/* an http:// parent proxy URL, into a string */
 	DK_BYPASS,	/* a NO_PROXY entry: *, CIDR, a host or domain suffix; kept in a list */
+	DK_HEADER,	/* an HTTP header name (a token), kept in a list */
+	DK_CHOICE,	/* one word of the directive's own list (directive_choices), into a string */
 };
 
 struct directive {
@@ -1286,6 +1292,18 @@ static const struct directive directives[] = {
 	{ "parent-proxy-bypass", DK_BYPASS, 1, 1, F(parent_bypass), "PATTERN", "network.parentProxy.noProxy",
 	  "reach these directly, not through the parent: * | a CIDR | a host or domain suffix (NO_PROXY's "
 	  "syntax; loopback always is)" },
+	{ "refuse-opaque-tunnels", DK_FLAG, 0, 0, F(refuse_opaque_tunnels), NULL, "network.refuseOpaqueTunnels",
+	  "refuse every CONNECT (403) and SOCKS tunnel: the proxy cannot see into them (no TLS termination), so "
+	  "only plain HTTP goes out; it stops ssh through the proxy too" },
+	{ "require-host-match", DK_FLAG, 0, 0, F(require_host_match), NULL, "network.requireHostMatch",
+	  "plain HTTP: answer 421 when the Host header names another host or port than the request's target" },
+	{ "strip-response-header", DK_HEADER, 1, 1, F(strip_response_headers), "NAME", "network.stripResponseHeaders",
+	  "remove this header from plain-HTTP responses (case, '-', '_' and '.' folded: set-cookie)" },
+	{ "ambiguous-request-target", DK_CHOICE, 1, 1, F(ambiguous_request_target), "refuse|asSpelled|normalize",
+	  "network.ambiguousRequestTarget", "srt's, for its filterRequest callback, which a settings file cannot hold: "
+	  "accepted and checked, it changes nothing in sbx" },
+	{ "allow-plaintext-header-set", DK_FLAG, 0, 0, F(allow_plaintext_header_set), NULL,
+	  "network.allowPlaintextHeaderSet", "srt's, for its filterRequest callback: accepted, changes nothing in sbx" },
 	{ "include", DK_INCLUDE, 1, 1, 0, "FILE", NULL,
 	  "read another policy file here (relative to this file's directory)" },
 };
@@ -1944,6 +1962,38 @@ pol_apply_proxy_url(const struct dcall *a)
 	return 0;
 }
 
+/* An HTTP header name: a token (RFC 9110 5.1), kept in a list. */
+static int
+pol_apply_header(const struct dcall *a)
+{
+	const char *n = a->args[0];
+
+	if (!*n || strspn(n, "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(n))
+		return err_set(a->e, a->file, a->line, 0, "%s %s: not a header name", a->d->name, n);
+	vec_push(DFIELD(a, struct vec), astrdup(n));
+	return 0;
+}
+
+/* One word of the directive's own list (its metavar, "a|b|c"), into a
+ * string. */
+static int
+pol_apply_choice(const struct dcall *a)
+{
+	const char *m = a->d->metavar, *w = a->args[0];
+	size_t wn = strlen(w);
+
+	for (const char *p = m; *p;) {
+		size_t n = strcspn(p, "|");
+
+		if (n == wn && strncmp(p, w, n) == 0) {
+			*DFIELD(a, const char *) = astrdup(w);
+			return 0;
+		}
+		p += n + (p[n] == '|');
+	}
+	return err_set(a->e, a->file, a->line, 0, "%s takes %s, not \"%s\"", a->d->name, m, w);
+}
+
 /* One NO_PROXY entry (proxy_bypass_check), kept in a list. */
 static int
 pol_apply_bypass(const struct dcall *a)
@@ -1984,6 +2034,8 @@ static const struct dkind_ops {
 	[DK_NAME] = { pol_apply_name, false },
 	[DK_PROXY_URL] = { pol_apply_proxy_url, false },
 	[DK_BYPASS] = { pol_apply_bypass, false },
+	[DK_HEADER] = { pol_apply_header, false },
+	[DK_CHOICE] = { pol_apply_choice, false },
 };
 
 /* Arguments come from either reader (and the command line); each must
@@ -2718,11 +2770,11 @@ static const struct jkey jkeys[] = {
 	{ "parentProxy", "https", JK_ENUM, "parent-proxy-https", NULL },
 	{ "parentProxy", "noProxy", JK_CSV, "parent-proxy-bypass", NULL },
 	{ "network", "filterRequest", JK_UNSUPPORTED, NULL, "a request filter is a library callback, not a setting" },
-	{ "network", "allowPlaintextHeaderSet", JK_UNSUPPORTED, NULL, "header injection needs credential masking, which sbx does not build" },
-	{ "network", "stripResponseHeaders", JK_UNSUPPORTED, NULL, "sbx does not rewrite responses" },
-	{ "network", "refuseOpaqueTunnels", JK_UNSUPPORTED, NULL, "sbx does not inspect tunnels, so it cannot refuse opaque ones" },
-	{ "network", "requireHostMatch", JK_UNSUPPORTED, NULL, "sbx does not inspect TLS, so it cannot match SNI to the host" },
-	{ "network", "ambiguousRequestTarget", JK_UNSUPPORTED, NULL, "sbx always decides on the request target, never the Host header" },
+	{ "network", "allowPlaintextHeaderSet", JK_BOOL, "allow-plaintext-header-set", NULL },
+	{ "network", "stripResponseHeaders", JK_STRINGS, "strip-response-header", NULL },
+	{ "network", "refuseOpaqueTunnels", JK_BOOL, "refuse-opaque-tunnels", NULL },
+	{ "network", "requireHostMatch", JK_BOOL, "require-host-match", NULL },
+	{ "network", "ambiguousRequestTarget", JK_ENUM, "ambiguous-request-target", NULL },
 	{ "filesystem", "denyRead", JK_PATHS, "deny-read", NULL },
 	{ "filesystem", "allowRead", JK_PATHS, "allow-read", NULL },
 	{ "filesystem", "allowWrite", JK_PATHS, "allow-write", NULL },
@@ -3165,6 +3217,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_ENV:
 		case DK_NAME:
 		case DK_BYPASS:
+		case DK_HEADER:
 			for (j = 0; j < v->n; j++) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, v->v[j]);
@@ -3206,6 +3259,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 			break;
 		case DK_BINARY:
 		case DK_PROXY_URL:
+		case DK_CHOICE:
 			if (*FIELD(p, d, const char *const)) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, *FIELD(p, d, const char *const));
@@ -3379,6 +3433,18 @@ pol_print_json(const struct policy *p, struct buf *b)
 		}
 		jo_close(&o, '}');
 	}
+	if (p->refuse_opaque_tunnels)
+		jo_bool(&o, "refuseOpaqueTunnels", true);
+	if (p->require_host_match)
+		jo_bool(&o, "requireHostMatch", true);
+	if (p->strip_response_headers.n)
+		jo_strings(&o, "stripResponseHeaders", &p->strip_response_headers, false);
+	if (p->ambiguous_request_target) {
+		jo_key(&o, "ambiguousRequestTarget");
+		buf_put_json_string(b, p->ambiguous_request_target);
+	}
+	if (p->allow_plaintext_header_set)
+		jo_bool(&o, "allowPlaintextHeaderSet", true);
 	jo_close(&o, '}');
 
 	jo_open(&o, "filesystem", '{');
@@ -7466,7 +7532,7 @@ struct px_listener { int fd; enum listener_role role; int port; };
  * one record over a SOCK_SEQPACKET pair to sbx, which keeps them for the
  * violations report (section 8) and shows them under -v:
  *
- *   'D' verdict proto route port(2, big-endian) lost(4) hostlen(1) host reasonlen(2) reason
+ *   'D' verdict proto route op port(2, big-endian) lost(4) hostlen(1) host reasonlen(2) reason
  *
  * The proxy never waits for sbx: a record the socket cannot take now is
  * counted, and the count (lost) rides on the next record that fits. The
@@ -7480,22 +7546,28 @@ enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_POR
 enum px_verdict { PXV_ALLOW, PXV_DENY, PXV_FAIL };	/* FAIL: allowed, but the network said no */
 
 enum px_route { PXR_DIRECT, PXR_PARENT };	/* how an allowed connection went on (4.7) */
+/* What a record is about, srt's line for each: a connection to host:port
+ * ("deny network-outbound HOST:PORT"), an HTTP request the knobs refused
+ * ("deny http-request METHOD TARGET", host holding "METHOD TARGET"), a
+ * SOCKS tunnel ("deny socks-tunnel HOST:PORT"). */
+enum px_op { PXO_OUTBOUND, PXO_HTTP_REQUEST, PXO_SOCKS_TUNNEL };
 
 struct px_decision {
 	enum px_verdict verdict;
 	enum proto proto;
 	enum px_route route;
+	enum px_op op;
 	uint16_t port;
 	uint32_t lost;				/* records dropped just before this one */
 	char host[SBX_MAX_HOST_BYTES + 1];	/* as the client named it; control bytes as '?' */
 	char reason[SBX_MAX_TEXT_ARG_BYTES + 1];	/* empty for an allow */
 };
 
-#define SBX_DECISION_MAX_BYTES	(13 + SBX_MAX_HOST_BYTES + SBX_MAX_TEXT_ARG_BYTES)
+#define SBX_DECISION_MAX_BYTES	(14 + SBX_MAX_HOST_BYTES + SBX_MAX_TEXT_ARG_BYTES)
 
 static const char *const proto_names[] = { "http-connect", "http", "socks5", "socks4", "host-port", "expose-port" };	/* ORDER: enum proto */
 static const char *const verdict_names[] = { "allow", "deny", "fail" };	/* ORDER: enum px_verdict */
-static const char *const route_names[] = { "direct", "parent" };	/* ORDER: enum px_route */
+static const char *const op_names[] = { "network-outbound", "http-request", "socks-tunnel" };	/* ORDER: enum px_op */
 
 /* Encode d into out (SBX_DECISION_MAX_BYTES); returns the length. */
 static size_t
@@ -7507,6 +7579,7 @@ px_decision_encode(const struct px_decision *d, unsigned char *out)
 	out[n++] = (unsigned char)d->verdict;
 	out[n++] = (unsigned char)d->proto;
 	out[n++] = (unsigned char)d->route;
+	out[n++] = (unsigned char)d->op;
 	out[n++] = (unsigned char)(d->port >> 8);
 	out[n++] = (unsigned char)d->port;
 	for (int k = 3; k >= 0; k--)
@@ -7529,24 +7602,26 @@ px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
 	size_t hn, rn;
 
 	memset(d, 0, sizeof(*d));
-	if (n < 13 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names) || b[3] >= LEN(route_names))
+	if (n < 14 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names) || b[3] > PXR_PARENT ||
+	    b[4] >= LEN(op_names))
 		return -1;
 	d->verdict = (enum px_verdict)b[1];
 	d->proto = (enum proto)b[2];
 	d->route = (enum px_route)b[3];
-	d->port = (uint16_t)(b[4] << 8 | b[5]);
-	d->lost = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[8] << 8 | b[9];
-	hn = b[10];
-	if (n < 13 + hn)
+	d->op = (enum px_op)b[4];
+	d->port = (uint16_t)(b[5] << 8 | b[6]);
+	d->lost = (uint32_t)b[7] << 24 | (uint32_t)b[8] << 16 | (uint32_t)b[9] << 8 | b[10];
+	hn = b[11];
+	if (n < 14 + hn)
 		return -1;
-	rn = (size_t)b[11 + hn] << 8 | b[12 + hn];
-	if (rn > SBX_MAX_TEXT_ARG_BYTES || n != 13 + hn + rn || (d->verdict == PXV_ALLOW) != (rn == 0))
+	rn = (size_t)b[12 + hn] << 8 | b[13 + hn];
+	if (rn > SBX_MAX_TEXT_ARG_BYTES || n != 14 + hn + rn || (d->verdict == PXV_ALLOW) != (rn == 0))
 		return -1;
 	for (size_t k = 0; k < hn + rn; k++)
-		if (is_control(b[k < hn ? 11 + k : 13 + k]))	/* the host, then the reason */
+		if (is_control(b[k < hn ? 12 + k : 14 + k]))	/* the host, then the reason */
 			return -1;
-	memcpy(d->host, b + 11, hn);
-	memcpy(d->reason, b + 13 + hn, rn);
+	memcpy(d->host, b + 12, hn);
+	memcpy(d->reason, b + 14 + hn, rn);
 	return 0;
 }
 
@@ -8090,6 +8165,7 @@ struct conn {
 			char refused[200];		/* classes of refused addresses */
 			bool dialled;			/* some address passed the guard */
 	/* credential */	const char *unauthorised;	/* why, when it must be refused for it; NULL: fine */
+	/* knobs */	const char *misdirected;	/* require-host-match: why the Host header is wrong, or NULL */
 	/* route */	const struct parent_proxy *via;	/* the parent it goes through (4.7), or NULL: directly */
 			char *phead; size_t phead_n;	/* owned: the parent's answer to CONNECT, so far */
 	/* time */	int64_t deadline_ms;
@@ -8123,9 +8199,10 @@ now_ms(void)
 static int px_report_fd = -1;	/* the proxy's end of the pair (the proxy is one process) */
 static uint32_t px_report_lost;
 
-/* Every decision goes through here. */
+/* Every decision goes through here: about op on target (a host and
+ * port, or for an HTTP request "METHOD URL" and port 0). */
 static void
-px_record(const struct conn *c, enum px_verdict v, const char *reason)
+px_record_as(const struct conn *c, enum px_verdict v, enum px_op op, const char *target, int port, const char *reason)
 {
 	struct px_decision d;
 	unsigned char rec[SBX_DECISION_MAX_BYTES];
@@ -8137,15 +8214,23 @@ px_record(const struct conn *c, enum px_verdict v, const char *reason)
 	d.verdict = v;
 	d.proto = c->proto;
 	d.route = c->via ? PXR_PARENT : PXR_DIRECT;
-	d.port = (uint16_t)c->port;
+	d.op = op;
+	d.port = (uint16_t)port;
 	d.lost = px_report_lost;
-	snprintf(d.host, sizeof(d.host), "%s", c->host);
+	snprintf(d.host, sizeof(d.host), "%s", target);
 	snprintf(d.reason, sizeof(d.reason), "%s", v == PXV_ALLOW ? "" : reason && *reason ? reason : "?");
 	n = px_decision_encode(&d, rec);
 	if (send(px_report_fd, rec, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n)
 		px_report_lost = 0;
 	else
 		px_report_lost++;
+}
+
+/* A connection's decision: network-outbound, to its host and port. */
+static void
+px_record(const struct conn *c, enum px_verdict v, const char *reason)
+{
+	px_record_as(c, v, PXO_OUTBOUND, c->host, c->port, reason);
 }
 
 /* ---- 7.1 Parsers: bytes in, a result out (pure; fuzzed) ---------------- */
@@ -8157,6 +8242,8 @@ struct http_req {
 	const char *path; size_t path_n;	/* origin-form target (forward only) */
 	const char *version;			/* "HTTP/1.0" or "HTTP/1.1" */
 	bool has_host;
+	int host_count;				/* Host headers */
+	const char *host_hdr; size_t host_hdr_n;	/* the first one's value, white space trimmed */
 	const char *auth; size_t auth_n;	/* the Proxy-Authorization value, or NULL */
 	size_t head_n;				/* bytes of the head, CRLFCRLF included */
 };
@@ -8348,8 +8435,19 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 		for (const char *q = line; q < colon; q++)
 			if (!isgraph((unsigned char)*q))
 				return -400;
-		if (colon - line == 4 && strncasecmp(line, "host", 4) == 0)
+		if (colon - line == 4 && strncasecmp(line, "host", 4) == 0) {
+			const char *v = colon + 1, *ve = le;
+
+			while (v < ve && (*v == ' ' || *v == '\t'))
+				v++;
+			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+				ve--;
+			if (!r->host_count++) {
+				r->host_hdr = v;
+				r->host_hdr_n = (size_t)(ve - v);
+			}
 			r->has_host = true;
+		}
 		if (colon - line == 19 && strncasecmp(line, "proxy-authorization", 19) == 0) {
 			if (r->auth)
 				return -400;	/* two credentials: which one counts is not for us to guess */
@@ -8425,8 +8523,31 @@ http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
  * believing in keep-alive would send its next request into a closed
  * socket. head_n covers CRLFCRLF. Returns a malloc'd copy of the whole
  * buffer with the head rewritten. */
+/* Is the header name (n bytes) one of strip's, with case, '-', '_' and
+ * '.' folded (srt's foldHeaderName: x_secret is X-Secret)? */
+static bool
+header_stripped(const struct vec *strip, const char *name, size_t n)
+{
+	for (size_t i = 0; strip && i < strip->n; i++) {
+		const char *s = strip->v[i];
+		size_t k;
+
+		if (strlen(s) != n)
+			continue;
+		for (k = 0; k < n; k++) {
+			char a = (char)tolower((unsigned char)s[k]), b = (char)tolower((unsigned char)name[k]);
+
+			if ((a == '_' || a == '.' ? '-' : a) != (b == '_' || b == '.' ? '-' : b))
+				break;
+		}
+		if (k == n)
+			return true;
+	}
+	return false;
+}
+
 static char *
-http_rewrite_response(const char *buf, size_t n, size_t head_n, size_t *out_n)
+http_rewrite_response(const char *buf, size_t n, size_t head_n, const struct vec *strip, size_t *out_n)
 {
 	struct buf b = { 0 };
 	const char *line = memchr(buf, '\n', head_n), *end = buf + head_n - 2;
@@ -8448,7 +8569,8 @@ http_rewrite_response(const char *buf, size_t n, size_t head_n, size_t *out_n)
 		colon = memchr(line, ':', ln);
 		if (!colon || !(((colon - line == 10 && strncasecmp(line, "connection", 10) == 0)) ||
 		    (colon - line == 10 && strncasecmp(line, "keep-alive", 10) == 0) ||
-		    (colon - line == 16 && strncasecmp(line, "proxy-connection", 16) == 0))) {
+		    (colon - line == 16 && strncasecmp(line, "proxy-connection", 16) == 0) ||
+		    header_stripped(strip, line, (size_t)(colon - line)))) {
 			/* each line ends in CRLF, a bare LF's too: the head the
 			 * client gets ends where its own parser will think it does */
 			size_t keep = ln - 1 - (ln >= 2 && line[ln - 2] == '\r');
@@ -8751,6 +8873,66 @@ http_absolute_form(const char *fwd, size_t n, const char *host, int port, const 
 	return b.p;
 }
 
+/* requireHostMatch (srt request-filter.js hostMismatch, for plain HTTP):
+ * NULL when the request's Host header names its target, else why. It
+ * names it when it is the target's host, in any case, with the target's
+ * port after one colon, or with no port when that is 80; with brackets
+ * only around an IPv6 address. Any other shape (empty, a trailing colon
+ * or dot, brackets around a name) names no host; two Host headers are a
+ * mismatch, none is not (HTTP/1.1 without one is refused earlier, 400). */
+static const char *
+http_host_mismatch(const struct http_req *r, const char *want, int port)
+{
+	const char *h = r->host_hdr, *host = h, *rest;
+	size_t n = r->host_hdr_n, hn;
+	char ps[8];
+
+	if (r->host_count == 0)
+		return NULL;
+	if (r->host_count > 1)
+		return "more than one Host header";
+	if (n && h[0] == '[') {
+		const char *end = memchr(h, ']', n);
+		char v6[64];
+		unsigned char a[16];
+
+		if (!end || (size_t)(end - h - 1) >= sizeof(v6))
+			goto mismatch;
+		memcpy(v6, h + 1, (size_t)(end - h - 1));
+		v6[end - h - 1] = '\0';
+		if (inet_pton(AF_INET6, v6, a) != 1)
+			goto mismatch;
+		host = h + 1;
+		hn = (size_t)(end - h - 1);
+		rest = end + 1;
+	} else {
+		const char *colon = memchr(h, ':', n);
+
+		hn = colon ? (size_t)(colon - h) : n;
+		rest = h + hn;
+		if (memchr(h, '[', hn) || memchr(h, ']', hn))
+			goto mismatch;
+	}
+	if (hn != strlen(want) || strncasecmp(host, want, hn) != 0)
+		goto mismatch;
+	if (rest == h + n)
+		return port == 80 ? NULL : "Host header does not match the request target";
+	if (*rest != ':' || rest + 1 == h + n || (size_t)(h + n - rest - 1) >= sizeof(ps))
+		goto mismatch;
+	memcpy(ps, rest + 1, (size_t)(h + n - rest - 1));
+	ps[h + n - rest - 1] = '\0';
+	{
+		char wp[8];	/* the proxy's arena is sealed: no aprintf here */
+
+		snprintf(wp, sizeof(wp), "%d", port);
+		if (strpbrk(ps, "[]:") || strcmp(ps, wp) != 0)
+			goto mismatch;
+	}
+	return NULL;
+mismatch:
+	return "Host header does not match the request target";
+}
+
 /* ---- 7.2 The resolver: blocking getaddrinfo off the event loop -------- */
 
 struct dns_job {
@@ -9037,6 +9219,60 @@ px_refuse_credential(struct conn *c, const char *reason)
 	px_reply_close(c, r, sizeof(r) - 1);
 }
 
+/* refuse-opaque-tunnels, SOCKS: refused before the policy is asked, as
+ * srt's ruleset validator does, with a general failure (its reply, not a
+ * claim that the policy refused this host). */
+static void
+px_refuse_socks_tunnel(struct conn *c)
+{
+	px_record_as(c, PXV_DENY, PXO_SOCKS_TUNNEL, c->host, c->port, "refuseOpaqueTunnels");
+	px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_FAILURE, true);
+}
+
+/* refuse-opaque-tunnels, CONNECT (after the allow): srt's rawDenied, byte
+ * for byte, recorded as "deny http-request CONNECT host:port (reason)". */
+static void
+px_refuse_connect_tunnel(struct conn *c, const char *canon)
+{
+	static const char reason[] = "this proxy does not tunnel CONNECTs it cannot inspect";
+	char target[SBX_MAX_HOST_BYTES + 32];
+	struct buf b = { 0 };
+
+	snprintf(target, sizeof(target), strchr(canon, ':') ? "CONNECT [%s]:%d" : "CONNECT %s:%d", canon, c->port);
+	px_record_as(c, PXV_DENY, PXO_HTTP_REQUEST, target, 0, reason);
+	buf_printf(&b, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n"
+	    "\r\n%s", reason);
+	px_reply_close(c, b.p, b.n);
+	free(b.p);
+}
+
+/* require-host-match (after the allow): 421 with the reason, as srt's
+ * respondDenied; recorded as "deny http-request GET http://host/path (why)",
+ * the query cut to "?…" as srt's redactUrlForViolation does. */
+static void
+px_refuse_misdirected(struct conn *c, const char *canon)
+{
+	const char *sp = memchr(c->fwd, ' ', c->fwd_n), *path = sp + 1;
+	size_t pn = strcspn(path, " ?#");
+	struct buf t = { 0 }, b = { 0 };
+
+	buf_putn(&t, c->fwd, (size_t)(sp - c->fwd));	/* the method */
+	buf_printf(&t, strchr(canon, ':') ? " http://[%s]" : " http://%s", canon);
+	if (c->port != 80)	/* the scheme's own port is elided, as srt */
+		buf_printf(&t, ":%d", c->port);
+	buf_putn(&t, path, pn);
+	if (path[pn] == '?' || path[pn] == '#')
+		buf_puts(&t, "?\u2026");
+	buf_putc(&t, '\0');
+	px_record_as(c, PXV_DENY, PXO_HTTP_REQUEST, t.p, 0, c->misdirected);
+	buf_printf(&b, "HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\n"
+	    "X-Proxy-Error: blocked-by-sandbox-runtime\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
+	    strlen(c->misdirected) + 1, c->misdirected);
+	px_reply_close(c, b.p, b.n);
+	free(t.p);
+	free(b.p);
+}
+
 /* A parsed request: decide, then resolve (or dial a literal at once). */
 static void
 px_decide(struct proxy *px, struct conn *c, unsigned slot)
@@ -9049,6 +9285,14 @@ px_decide(struct proxy *px, struct conn *c, unsigned slot)
 		return;
 	}
 	match_canonical_host(c->host, canon, sizeof(canon));
+	if (c->proto == PR_HTTP_CONNECT && px->p->refuse_opaque_tunnels) {
+		px_refuse_connect_tunnel(c, canon);
+		return;
+	}
+	if (c->misdirected) {
+		px_refuse_misdirected(c, canon);
+		return;
+	}
 	/* the route: the parent resolves the name (and is exempt from the
 	 * guard, srt: users run cntlm on 127.0.0.1), or we do */
 	c->via = parent_for(px->p->route, canon, c->proto != PR_HTTP_FORWARD);
@@ -9309,6 +9553,12 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				    "the proxy credential is missing: the proxy variables' URLs hold it");
 				return;
 			}
+			if (!req.connect && px->p->require_host_match) {	/* judged after the allow, as srt */
+				char canon[SBX_MAX_HOST_BYTES + 64];
+
+				match_canonical_host(req.host, canon, sizeof(canon));
+				c->misdirected = http_host_mismatch(&req, canon, req.port);
+			}
 			if (!req.connect)
 				c->fwd = http_rewrite(c->head, &req, &c->fwd_n);
 			head_consume(c, (size_t)rc);
@@ -9372,6 +9622,10 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				px_refuse(c, c->unauthorised, true);	/* 0x02, or in SSH for port 22 */
 				return;
 			}
+			if (px->p->refuse_opaque_tunnels) {
+				px_refuse_socks_tunnel(c);
+				return;
+			}
 			px_decide(px, c, slot);
 			return;
 		case CS_SOCKS4_REQUEST:
@@ -9386,6 +9640,10 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			head_consume(c, (size_t)rc);
 			if (px->token) {	/* SOCKS4 has a user id but no password */
 				px_refuse(c, "SOCKS4 cannot carry the proxy credential: use SOCKS5 or HTTP", true);
+				return;
+			}
+			if (px->p->refuse_opaque_tunnels) {
+				px_refuse_socks_tunnel(c);
 				return;
 			}
 			px_decide(px, c, slot);
@@ -9478,7 +9736,7 @@ rbuf_pending(const struct rbuf *r)
  * then rewrite it (http_rewrite_response). A head that does not fit the
  * buffer, or an upstream that ends first, is passed on as it is. */
 static void
-px_fix_response(struct conn *c)
+px_fix_response(const struct proxy *px, struct conn *c)
 {
 	size_t n, i, out_n;
 	const char *p;
@@ -9498,8 +9756,22 @@ px_fix_response(struct conn *c)
 			if (p[i] == '\n' && p[i - 1] == '\r' && p[i - 2] == '\n' && p[i - 3] == '\r')
 				break;
 		if (i >= n) {
-			if (c->u_eof || c->u2c.len == c->u2c.cap)
-				c->resp_head = false;	/* not HTTP as we know it: relay it untouched */
+			if (!(c->u_eof || c->u2c.len == c->u2c.cap))
+				return;
+			c->resp_head = false;	/* not HTTP as we know it: relay it untouched, */
+			if (px->p->strip_response_headers.n) {	/* unless headers must go: 502, as srt */
+				static const char bad[] = "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+
+				memmove(c->u2c.p, c->u2c.p + c->u2c.off, c->resp_ok);	/* the interim heads stay */
+				c->u2c.off = 0;
+				c->u2c.len = c->resp_ok;
+				if (c->u2c.len + sizeof(bad) - 1 <= c->u2c.cap) {
+					memcpy(c->u2c.p + c->u2c.len, bad, sizeof(bad) - 1);
+					c->u2c.len += sizeof(bad) - 1;
+				}
+				c->u_eof = true;	/* nothing more of it is read */
+				px_record(c, PXV_FAIL, "the upstream's answer is not an HTTP head whose headers can be stripped");
+			}
 			return;
 		}
 		/* an interim 1xx head (100 Continue) goes at once, untouched: the
@@ -9510,7 +9782,7 @@ px_fix_response(struct conn *c)
 		}
 		break;
 	}
-	out = http_rewrite_response(p, n, i + 1, &out_n);
+	out = http_rewrite_response(p, n, i + 1, &px->p->strip_response_headers, &out_n);
 	c->resp_head = false;
 	if (c->resp_ok + out_n <= c->u2c.cap) {
 		memmove(c->u2c.p, c->u2c.p + c->u2c.off, c->resp_ok);
@@ -9762,7 +10034,7 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 			c->u_eof = true;
 		crev |= POLLOUT;
 	}
-	px_fix_response(c);
+	px_fix_response(px, c);
 	if ((urev & POLLERR) || ((urev & POLLOUT) && !relay_out(c->ufd, &c->c2u)) ||
 	    ((crev & POLLOUT) && !px_send_client(c))) {
 		px_close(px, c);
@@ -10509,7 +10781,7 @@ net_log_add(struct net_log *l, const struct px_decision *d)
 	l->total[d->verdict]++;
 	l->lost += d->lost;
 	if (d->verdict == PXV_DENY && l->store) {
-		struct violation v = { VK_NET, "network-outbound", d->host, d->port, d->reason, 0, NULL, wall_ms(), 0 };
+		struct violation v = { VK_NET, op_names[d->op], d->host, d->port, d->reason, 0, NULL, wall_ms(), 0 };
 
 		vstore_add(l->store, &v);
 	}
@@ -16137,6 +16409,9 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 		pol_default(p, pc);
 	}
 	cli_apply_directives(c, p, pc);
+	if (p->ambiguous_request_target || p->allow_plaintext_header_set)
+		note("ambiguousRequestTarget and allowPlaintextHeaderSet steer srt's filterRequest callback, which a "
+		    "settings file cannot hold: checked, and inert in sbx");
 }
 
 /* Step: the parent route in effect (4.7), into p->route. An https://

@@ -161,7 +161,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (e) {
 			size_t hn = (size_t)(e - buf) + 4, on = 0;
-			char *out = http_rewrite_response(buf, size, hn, &on);
+			char *out = http_rewrite_response(buf, size, hn, NULL, &on);
 
 			if (out) {
 				size_t body = size - hn, oh = on - body;

@@ -2525,6 +2525,49 @@ test_parent_proxy(void)
 	}
 }
 
+/* srt's request knobs (7.1): requireHostMatch's reading of a Host
+ * header, stripResponseHeaders' folding. */
+static void
+test_request_knobs(void)
+{
+	static const struct { const char *head; const char *want; int port; bool ok; } hosts[] = {
+		{ "Host: a.test", "a.test", 80, true }, { "Host: A.Test:80", "a.test", 80, true },
+		{ "Host: a.test:8080", "a.test", 8080, true }, { "Host: a.test", "a.test", 8080, false },
+		{ "Host: a.test:080", "a.test", 80, false }, { "Host: b.test", "a.test", 80, false },
+		{ "Host: a.test.", "a.test", 80, false }, { "Host: a.test:", "a.test", 80, false },
+		{ "Host: [a.test]", "a.test", 80, false }, { "Host: [::1]:81", "::1", 81, true },
+		{ "Host: [::1]", "::1", 80, true }, { "Host: ::1", "::1", 80, false },
+		{ "Host: a.test:81:81", "a.test", 81, false }, { "Host:    a.test   ", "a.test", 80, true },
+		{ "X-Other: 1", "a.test", 80, true },	/* none: not a mismatch */
+		{ "Host: a.test\r\nHost: a.test", "a.test", 80, false },
+	};
+
+	for (size_t i = 0; i < LEN(hosts); i++) {
+		char head[256];
+		struct http_req r;
+
+		snprintf(head, sizeof(head), "GET http://x/ HTTP/1.0\r\n%s\r\n\r\n", hosts[i].head);
+		CHECK(http_parse_head(head, strlen(head), &r) > 0 &&
+		    (http_host_mismatch(&r, hosts[i].want, hosts[i].port) == NULL) == hosts[i].ok,
+		    "requireHostMatch: \"%s\" for %s:%d %s", hosts[i].head, hosts[i].want, hosts[i].port,
+		    hosts[i].ok ? "names it" : "does not");
+	}
+	{
+		struct vec strip = { 0 };
+		const char *in = "HTTP/1.1 200 OK\r\nSet-Cookie: a=b\r\nX.Secret: s\r\nx_secret: t\r\nX-Kept: k\r\n\r\nbody";
+		size_t n;
+		char *out;
+
+		vec_push(&strip, "set-cookie");
+		vec_push(&strip, "X-SECRET");
+		out = http_rewrite_response(in, strlen(in), strlen(in) - 4, &strip, &n);
+		CHECK(n == strlen("HTTP/1.1 200 OK\r\nConnection: close\r\nX-Kept: k\r\n\r\nbody") &&
+		    memcmp(out, "HTTP/1.1 200 OK\r\nConnection: close\r\nX-Kept: k\r\n\r\nbody", n) == 0,
+		    "stripResponseHeaders: folded names removed, the rest kept: %.*s", (int)n, out);
+		free(out);
+	}
+}
+
 static void
 test_proxy_parsers(void)
 {
@@ -2611,7 +2654,7 @@ test_proxy_parsers(void)
 			free(h.p);
 		}
 		in = "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\nhi";
-		out = http_rewrite_response(in, strlen(in), strlen(in) - 2, &n);
+		out = http_rewrite_response(in, strlen(in), strlen(in) - 2, NULL, &n);
 		check_str(astrndup(out, n), "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nhi",
 		    "the client is told the connection closes", __LINE__);
 		free(out);
@@ -2745,9 +2788,9 @@ test_decisions(void)
 	/* hostile records: each field out of range */
 	{
 		static const struct { const char *what; size_t at; unsigned char v; } bad[] = {
-			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 6 }, { "route", 3, 2 },
-			{ "host length past the end", 10, 200 }, { "host length short of the end", 10, 9 },
-			{ "a control byte in the host", 11, '\n' },
+			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 6 }, { "route", 3, 2 }, { "op", 4, 3 },
+			{ "host length past the end", 11, 200 }, { "host length short of the end", 11, 9 },
+			{ "a control byte in the host", 12, '\n' },
 		};
 		unsigned char b[64];
 
@@ -2756,7 +2799,7 @@ test_decisions(void)
 			b[bad[k].at] = bad[k].v;
 			CHECK(px_decision_decode(b, n, &got) < 0, "hostile record refused: %s", bad[k].what);
 		}
-		CHECK(n == 23, "the allow record for a 10-byte host is 23 bytes (%zu)", n);
+		CHECK(n == 24, "the allow record for a 10-byte host is 24 bytes (%zu)", n);
 	}
 	d.verdict = PXV_DENY;
 	snprintf(d.reason, sizeof(d.reason), "x");
@@ -3483,6 +3526,7 @@ main(void)
 	test_sblog();
 	test_sblog_golden();
 	test_parent_proxy();
+	test_request_knobs();
 	test_print_argv_is_the_run();
 	test_violations_report();
 	test_bpf();
