@@ -1123,6 +1123,7 @@ struct policy {
 	const char *parent_http, *parent_https;	/* parent-proxy URLs as written, or NULL: the environment's */
 	struct vec parent_bypass;	/* of const char *: parent-proxy-bypass, NO_PROXY's entries */
 	bool refuse_opaque_tunnels, require_host_match;	/* srt's request-filter knobs (7.3) */
+	long http_proxy_port, socks_proxy_port;	/* the person's own proxy on this machine's 127.0.0.1, or 0 */
 	struct vec strip_response_headers;	/* of const char *: header names, removed from plain-HTTP answers */
 	const char *ambiguous_request_target;	/* refuse|asSpelled|normalize: inert without filterRequest */
 	bool allow_plaintext_header_set;	/* inert without filterRequest */
@@ -1199,6 +1200,7 @@ enum dkind {
 	DK_BYPASS,	/* a NO_PROXY entry: *, CIDR, a host or domain suffix; kept in a list */
 	DK_HEADER,	/* an HTTP header name (a token), kept in a list */
 	DK_CHOICE,	/* one word of the directive's own list (directive_choices), into a string */
+	DK_PORT1,	/* PORT in 1..65535, into a long, given once */
 };
 
 struct directive {
@@ -1292,6 +1294,11 @@ static const struct directive directives[] = {
 	{ "parent-proxy-bypass", DK_BYPASS, 1, 1, F(parent_bypass), "PATTERN", "network.parentProxy.noProxy",
 	  "reach these directly, not through the parent: * | a CIDR | a host or domain suffix (NO_PROXY's "
 	  "syntax; loopback always is)" },
+	{ "http-proxy-port", DK_PORT1, 1, 1, F(http_proxy_port), "PORT", "network.httpProxyPort",
+	  "hand HTTP proxying to your own proxy on this machine's 127.0.0.1:PORT instead of sbx's (it does the "
+	  "filtering: sbx's policy does not apply to what goes through it)" },
+	{ "socks-proxy-port", DK_PORT1, 1, 1, F(socks_proxy_port), "PORT", "network.socksProxyPort",
+	  "the same for SOCKS: your own SOCKS proxy on 127.0.0.1:PORT" },
 	{ "refuse-opaque-tunnels", DK_FLAG, 0, 0, F(refuse_opaque_tunnels), NULL, "network.refuseOpaqueTunnels",
 	  "refuse every CONNECT (403) and SOCKS tunnel: the proxy cannot see into them (no TLS termination), so "
 	  "only plain HTTP goes out; it stops ssh through the proxy too" },
@@ -1974,6 +1981,21 @@ pol_apply_header(const struct dcall *a)
 	return 0;
 }
 
+/* PORT in 1..65535, into a long, given once. */
+static int
+pol_apply_port1(const struct dcall *a)
+{
+	const char *why = NULL;
+	long v;
+
+	if (*DFIELD(a, long))
+		return err_set(a->e, a->file, a->line, 0, "%s: given twice", a->d->name);
+	if (parse_int(a->args[0], 1, 65535, &v, &why) < 0)
+		return err_set(a->e, a->file, a->line, 0, "%s %s: %s (1..65535)", a->d->name, a->args[0], why);
+	*DFIELD(a, long) = v;
+	return 0;
+}
+
 /* One word of the directive's own list (its metavar, "a|b|c"), into a
  * string. */
 static int
@@ -2036,6 +2058,7 @@ static const struct dkind_ops {
 	[DK_BYPASS] = { pol_apply_bypass, false },
 	[DK_HEADER] = { pol_apply_header, false },
 	[DK_CHOICE] = { pol_apply_choice, false },
+	[DK_PORT1] = { pol_apply_port1, false },
 };
 
 /* Arguments come from either reader (and the command line); each must
@@ -2706,6 +2729,7 @@ enum jkind {
 	JK_ENUM,	/* a string -> directive with that argument */
 	JK_PORTS,	/* array of integers 1..65535 -> directive */
 	JK_CSV,		/* a comma-separated string (NO_PROXY's form) -> the directive per entry */
+	JK_PORT1,	/* an integer 1..65535 -> directive */
 	JK_CREDENTIALS,	/* credentials.files / envVars: [{ "path"|"name": ..., "mode": "deny" }] -> directive */
 	JK_IGNORED,	/* srt internals: accepted, ignored */
 	JK_UNSUPPORTED,	/* an srt feature sbx does not build: refused */
@@ -2761,8 +2785,8 @@ static const struct jkey jkeys[] = {
 	{ "network", "allowLocalBinding", JK_BOOL, "allow-local-binding", NULL },
 	{ "network", "allowMachLookup", JK_STRINGS, "allow-mach-lookup", NULL },
 	{ "network", "strictAllowlist", JK_IGNORED, NULL, "sbx never asks, so the allow list is always strict" },
-	{ "network", "httpProxyPort", JK_UNSUPPORTED, NULL, "sbx always runs its own filtering proxy; an external proxy port is not supported" },
-	{ "network", "socksProxyPort", JK_UNSUPPORTED, NULL, "sbx always runs its own filtering proxy; an external proxy port is not supported" },
+	{ "network", "httpProxyPort", JK_PORT1, "http-proxy-port", NULL },
+	{ "network", "socksProxyPort", JK_PORT1, "socks-proxy-port", NULL },
 	{ "network", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
 	{ "network", "mitmProxy", JK_UNSUPPORTED, NULL, "sbx has no MITM proxy route" },
 	{ "network", "parentProxy", JK_OBJECT, NULL, NULL },
@@ -2913,6 +2937,11 @@ jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
 		if (v->t != J_STR)
 			return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
 		args[0] = (char *)v->s;
+		return jw_apply(w, k, v, args, 1);
+	case JK_PORT1:
+		if (v->t != J_NUM || !v->integral || v->num < 1 || v->num > 65535)
+			return jw_fail(w, v, "%s: expected a port number (1..65535)", dotted);
+		args[0] = aprintf("%ld", (long)v->num);
 		return jw_apply(w, k, v, args, 1);
 	case JK_CSV: {
 		char *copy, *entry, *save;
@@ -3251,6 +3280,10 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_DEPTH:
 			buf_printf(b, "%s %ld\n", d->name, *FIELD(p, d, const long));
 			break;
+		case DK_PORT1:
+			if (*FIELD(p, d, const long))
+				buf_printf(b, "%s %ld\n", d->name, *FIELD(p, d, const long));
+			break;
 		case DK_ONOFF:
 			buf_printf(b, "%s %s\n", d->name, *FIELD(p, d, const long) ? "on" : "off");
 			break;
@@ -3432,6 +3465,14 @@ pol_print_json(const struct policy *p, struct buf *b)
 			free(csv.p);
 		}
 		jo_close(&o, '}');
+	}
+	if (p->http_proxy_port) {
+		jo_key(&o, "httpProxyPort");
+		buf_printf(b, "%ld", p->http_proxy_port);
+	}
+	if (p->socks_proxy_port) {
+		jo_key(&o, "socksProxyPort");
+		buf_printf(b, "%ld", p->socks_proxy_port);
 	}
 	if (p->refuse_opaque_tunnels)
 		jo_bool(&o, "refuseOpaqueTunnels", true);
@@ -6861,6 +6902,7 @@ enum bwrap_fd {
 struct proxy_endpoint {
 	int http_port, socks_port;
 	const char *user, *token;	/* the credential, or NULL: none */
+	bool http_external, socks_external;	/* that port is the person's own proxy's: no credential */
 };
 
 struct run_facts {
@@ -6980,21 +7022,21 @@ run_env_proxy(const struct run_facts *rf, struct vec *kv)
 		"ALL_PROXY", "all_proxy", "GRPC_PROXY", "grpc_proxy", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY" };
 	static const char no_proxy[] = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
 	const char *cred = ep->token ? aprintf("%s:%s@", ep->user, ep->token) : "";
-	const char *http = aprintf("http://%s127.0.0.1:%d", cred, ep->http_port);
-	const char *socks = aprintf("socks5h://%s127.0.0.1:%d", cred, ep->socks_port);
+	const char *http = aprintf("http://%s127.0.0.1:%d", ep->http_external ? "" : cred, ep->http_port);
+	const char *socks = aprintf("socks5h://%s127.0.0.1:%d", ep->socks_external ? "" : cred, ep->socks_port);
 	size_t i;
 
 	for (i = 0; i < LEN(http_vars); i++)
 		env_push(kv, http_vars[i], http);
 	env_push(kv, "FTP_PROXY", socks);
 	env_push(kv, "ftp_proxy", socks);
-	env_push(kv, "RSYNC_PROXY", aprintf("%s127.0.0.1:%d", cred, ep->socks_port));
+	env_push(kv, "RSYNC_PROXY", aprintf("%s127.0.0.1:%d", ep->socks_external ? "" : cred, ep->socks_port));
 	env_push(kv, "NO_PROXY", no_proxy);
 	env_push(kv, "no_proxy", no_proxy);
 	env_push(kv, "CLOUDSDK_PROXY_TYPE", "http");
 	env_push(kv, "CLOUDSDK_PROXY_ADDRESS", "127.0.0.1");
 	env_push(kv, "CLOUDSDK_PROXY_PORT", aprintf("%d", ep->http_port));
-	if (ep->token) {
+	if (ep->token && !ep->http_external) {
 		env_push(kv, "CLOUDSDK_PROXY_USERNAME", ep->user);
 		env_push(kv, "CLOUDSDK_PROXY_PASSWORD", ep->token);
 		env_push(kv, "SBX_PROXY_PORT", aprintf("%d", ep->http_port));
@@ -14038,6 +14080,24 @@ run_take_signals(struct run *r)
 	sigprocmask(SIG_BLOCK, &r->forwarded, &r->old);
 }
 
+/* http-proxy-port, socks-proxy-port (srt's httpProxyPort, socksProxyPort):
+ * the listener inside for that protocol (inside_port, 3128 or 1080) is
+ * aimed at the person's own proxy on this machine's 127.0.0.1:PORT, through
+ * allow-host-port's plumbing; the variables inside stay as they are. That
+ * proxy does the filtering: sbx's policy does not see what goes through
+ * it (as srt, which then starts no proxy of its own for it). */
+static void
+run_external_proxy(const struct policy *p, struct px_listener *l, int inside_port)
+{
+	long ext = inside_port == SBX_PROXY_HTTP_PORT ? p->http_proxy_port :
+	    inside_port == SBX_PROXY_SOCKS_PORT ? p->socks_proxy_port : 0;
+
+	if (l->role != LR_PROXY || !ext)
+		return;
+	l->role = LR_HOST_PORT;
+	l->port = (int)ext;
+}
+
 /* Step (bridge socat): the proxy's Unix sockets, in the run's directory
  * (made by run_prepare), which socat inside connects to. */
 static void
@@ -14053,7 +14113,8 @@ run_listen_bridge(struct run *r)
 		r->im.bridge_sock[k] = path_join(r->rp->bridge_dir, k ? "socks.sock" : "http.sock");
 		r->ls[r->nls].fd = host_listen_unix(r->im.bridge_sock[k]);
 		r->ls[r->nls].role = LR_PROXY;
-		r->ls[r->nls++].port = 0;
+		r->ls[r->nls].port = 0;
+		run_external_proxy(r->p, &r->ls[r->nls++], k ? SBX_PROXY_SOCKS_PORT : SBX_PROXY_HTTP_PORT);
 	}
 }
 
@@ -14191,7 +14252,8 @@ run_take_handed(struct run *r)
 		}
 		r->ls[r->nls].fd = lfd[k];
 		r->ls[r->nls].role = h.role[k];
-		r->ls[r->nls++].port = h.port[k];
+		r->ls[r->nls].port = h.port[k];
+		run_external_proxy(r->p, &r->ls[r->nls++], h.port[k]);
 	}
 }
 
@@ -15482,6 +15544,16 @@ mac_listen_proxy(struct mac_run *r)
 	r->rf.ep.socks_port = r->ls[1].port;
 	r->rf.ep.user = "sbx";
 	r->rf.ep.token = r->token;
+	/* http-proxy-port, socks-proxy-port: the person's own proxy on this
+	 * machine, reached directly (the profile allows just its port) */
+	if (r->p->http_proxy_port) {
+		r->rf.ep.http_port = (int)r->p->http_proxy_port;
+		r->rf.ep.http_external = true;
+	}
+	if (r->p->socks_proxy_port) {
+		r->rf.ep.socks_port = (int)r->p->socks_proxy_port;
+		r->rf.ep.socks_external = true;
+	}
 }
 
 /* Step: the profile (6d), with this run's ports and tag. */

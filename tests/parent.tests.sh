@@ -104,3 +104,28 @@ t_parent_proxy_from_environment() { # no parent-proxy in the policy: HTTP_PROXY 
 	expect_contains "$ERR" "$T/bad:1: parent-proxy https://" "the file and line"
 }
 TESTS+=(parent_proxy_from_environment)
+
+t_external_proxy_ports() { # http-proxy-port (srt's httpProxyPort): 127.0.0.1:3128 inside reaches the person's own proxy on this machine, which decides; SOCKS stays sbx's (control); JSON's key works the same
+	command -v curl >/dev/null || skip "curl is not installed"
+	net_up
+	local port=$((20000 + RANDOM % 20000)) i
+	: >"$T/own.log"
+	python3 "$HERE/tests/helpers/upstream_proxy.py" 127.0.0.1 "$port" "$T/own.log" --host "far.test=$NSIP" >"$T/own.err" 2>&1 &
+	for i in $(seq 50); do curl -s -m 1 -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+	in_net "$SBX" -c "$T/net" --http-proxy-port="$port" -- sh -c '
+		printf "http: "; curl -s -m 10 http://far.test:8000/ || echo "curl exit $?"
+		printf "connect: "; curl -s -m 10 -p http://far.test:8000/ || echo "curl exit $?"
+		printf "socks: "; curl -s -m 10 --socks5-hostname 127.0.0.1:1080 -o /dev/null -w "%{http_code}\n" http://far.test:8000/; echo "curl exit $?"' \
+		>"$T/r.out" 2>"$T/r.err"
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err"); log_file out "$T/r.out"; log_file err "$T/r.err"; log_file own "$T/own.log"
+	expect_contains "$OUT" "http: hello-from-test-host" "plain HTTP through the person's own proxy (sbx's policy does not allow far.test)"
+	expect_contains "$OUT" "connect: hello-from-test-host" "CONNECT through it"
+	expect_contains "$OUT" "socks: 000" "control: SOCKS is still sbx's proxy, which refuses far.test"
+	grep -q "^GET http://far.test:8000/ " "$T/own.log" && grep -q "^CONNECT far.test:8000 " "$T/own.log" ||
+		fail "the person's proxy saw both requests"
+	expect_contains "$ERR" "deny network-outbound far.test:8000" "control: sbx's own proxy refused the SOCKS one"
+	printf '{"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":%s},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}\n' "$port" >"$T/ext.json"
+	in_net "$SBX" -c "$T/ext.json" -- curl -s -m 10 http://far.test:8000/ >"$T/r.out" 2>&1
+	grep -q hello-from-test-host "$T/r.out" || fail "network.httpProxyPort in srt's settings: $(cat "$T/r.out")"
+}
+TESTS+=(external_proxy_ports)
