@@ -7591,8 +7591,11 @@ enum px_route { PXR_DIRECT, PXR_PARENT };	/* how an allowed connection went on (
 /* What a record is about, srt's line for each: a connection to host:port
  * ("deny network-outbound HOST:PORT"), an HTTP request the knobs refused
  * ("deny http-request METHOD TARGET", host holding "METHOD TARGET"), a
- * SOCKS tunnel ("deny socks-tunnel HOST:PORT"). */
-enum px_op { PXO_OUTBOUND, PXO_HTTP_REQUEST, PXO_SOCKS_TUNNEL };
+ * SOCKS tunnel ("deny socks-tunnel HOST:PORT"), and sbx's own: a client
+ * without the run's proxy credential ("deny proxy-credential missing"),
+ * where the host it named is not kept: any local process can reach the
+ * macOS proxy, and its words must not reach the report a model reads. */
+enum px_op { PXO_OUTBOUND, PXO_HTTP_REQUEST, PXO_SOCKS_TUNNEL, PXO_CREDENTIAL };
 
 struct px_decision {
 	enum px_verdict verdict;
@@ -7609,7 +7612,7 @@ struct px_decision {
 
 static const char *const proto_names[] = { "http-connect", "http", "socks5", "socks4", "host-port", "expose-port" };	/* ORDER: enum proto */
 static const char *const verdict_names[] = { "allow", "deny", "fail" };	/* ORDER: enum px_verdict */
-static const char *const op_names[] = { "network-outbound", "http-request", "socks-tunnel" };	/* ORDER: enum px_op */
+static const char *const op_names[] = { "network-outbound", "http-request", "socks-tunnel", "proxy-credential" };	/* ORDER: enum px_op */
 
 /* Encode d into out (SBX_DECISION_MAX_BYTES); returns the length. */
 static size_t
@@ -8162,6 +8165,7 @@ static bool relay_out(int fd, struct rbuf *r);
 #define SBX_CONNECT_MS		10000
 #define SBX_HALF_CLOSED_MS	10000
 #define SBX_MAX_CONNS		4096
+#define SBX_MAX_HANDSHAKES	256		/* clients still to send their request: the oldest goes first */
 #define SBX_RESOLVER_THREADS	2
 
 /* ORDER: the handshake states (CS_PEEK .. CS_SOCKS4_REQUEST) come before
@@ -9187,15 +9191,15 @@ px_socks_reply(struct conn *c, int code, bool close_after)
 		rbuf_put(&c->u2c, r, 10);
 }
 
-/* Refuse a connection, in the words of its protocol (srt 5.3, 5.4). */
+/* Answer a refused connection in the words of its protocol (srt 5.3,
+ * 5.4); px_refuse records it first. */
 static void
-px_refuse(struct conn *c, const char *reason, bool policy)
+px_reply_refusal(struct conn *c, const char *reason, bool policy)
 {
 	struct buf b = { 0 };
 	char phrase[200];
 	size_t i;
 
-	px_record(c, policy ? PXV_DENY : PXV_FAIL, reason);
 	if (policy && c->port == 22 && c->proto != PR_HTTP_FORWARD) {
 		/* ssh through the proxy: say why, in SSH */
 		if (c->proto == PR_HTTP_CONNECT)
@@ -9249,16 +9253,27 @@ px_http_error(struct conn *c, int code)
 	px_reply_close(c, r, strlen(r));
 }
 
-/* An HTTP request without the run's credential: 407, as srt (5.3), and
- * the refusal recorded with where it meant to go. */
+/* Refuse a connection: recorded, then answered (px_reply_refusal). */
 static void
-px_refuse_credential(struct conn *c, const char *reason)
+px_refuse(struct conn *c, const char *reason, bool policy)
+{
+	px_record(c, policy ? PXV_DENY : PXV_FAIL, reason);
+	px_reply_refusal(c, reason, policy);
+}
+
+/* A client without the run's credential (macOS): HTTP gets 407, as srt
+ * (5.3), SOCKS its refusal; recorded without the host it named (px_op). */
+static void
+px_refuse_credential(struct conn *c, const char *what, const char *reason)
 {
 	static const char r[] = "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"sbx\"\r\n"
 	    "Connection: close\r\nContent-Length: 0\r\n\r\n";
 
-	px_record(c, PXV_DENY, reason);
-	px_reply_close(c, r, sizeof(r) - 1);
+	px_record_as(c, PXV_DENY, PXO_CREDENTIAL, what, 0, reason);
+	if (c->proto == PR_HTTP_CONNECT || c->proto == PR_HTTP_FORWARD)
+		px_reply_close(c, r, sizeof(r) - 1);
+	else
+		px_reply_refusal(c, reason, true);	/* 0x02, or in SSH for port 22 */
 }
 
 /* refuse-opaque-tunnels, SOCKS: refused before the policy is asked, as
@@ -9591,8 +9606,10 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			snprintf(c->host, sizeof(c->host), "%s", req.host);
 			c->port = req.port;
 			if (px->token && !(req.auth && proxy_basic_ok(req.auth, req.auth_n, px->token))) {
-				px_refuse_credential(c, req.auth ? "the proxy credential is wrong" :
-				    "the proxy credential is missing: the proxy variables' URLs hold it");
+				px_refuse_credential(c, req.auth ? "wrong" : "missing", req.auth ?
+				    "a client of the proxy gave a wrong credential: not this run's" :
+				    "a client of the proxy gave no credential: a program that ignores the one in the proxy "
+				    "variables' URLs, or another process on this machine");
 				return;
 			}
 			if (!req.connect && px->p->require_host_match) {	/* judged after the allow, as srt */
@@ -9643,7 +9660,7 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			 * refused with the reason once the request names a host: the
 			 * refusal then says where the command meant to go */
 			if (px->token && !proxy_credential_ok(user, ul, pass, pl, px->token))
-				c->unauthorised = "the proxy credential is wrong";
+				c->unauthorised = "a client of the proxy gave a wrong credential: not this run's";
 			rbuf_put(&c->u2c, "\x01\x00", 2);
 			head_consume(c, (size_t)rc);
 			c->st = CS_SOCKS5_REQUEST;
@@ -9661,7 +9678,8 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			}
 			head_consume(c, (size_t)rc);
 			if (c->unauthorised) {
-				px_refuse(c, c->unauthorised, true);	/* 0x02, or in SSH for port 22 */
+				px_refuse_credential(c, strcmp(c->unauthorised, SBX_SOCKS_NO_AUTH_REASON) == 0 ? "missing" :
+				    "wrong", c->unauthorised);
 				return;
 			}
 			if (px->p->refuse_opaque_tunnels) {
@@ -9681,7 +9699,7 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			}
 			head_consume(c, (size_t)rc);
 			if (px->token) {	/* SOCKS4 has a user id but no password */
-				px_refuse(c, "SOCKS4 cannot carry the proxy credential: use SOCKS5 or HTTP", true);
+				px_refuse_credential(c, "missing", "SOCKS4 cannot carry the proxy credential: use SOCKS5 or HTTP");
 				return;
 			}
 			if (px->p->refuse_opaque_tunnels) {
@@ -9945,6 +9963,33 @@ px_expose_request(struct proxy *px, struct conn *c, unsigned slot, int port)
 		c->st = CS_REPLY_CLOSE;	/* nothing queued: closes at once */
 }
 
+/* SECURITY: on macOS every local process can reach the proxy, and one that
+ * opens thousands of connections and says nothing would hold every slot
+ * until its handshake deadline: the command's next connection would get a
+ * 503. At most SBX_MAX_HANDSHAKES clients may be still to send their
+ * request; past that, the one waiting longest is closed for the new one
+ * (a real client sends its request at once). */
+static void
+px_make_room_for_handshake(struct proxy *px)
+{
+	unsigned n = 0, oldest = 0;
+	int64_t oldest_deadline = INT64_MAX;
+
+	for (unsigned s = 0; s < px->conns_end; s++) {
+		const struct conn *c = &px->conns[s];
+
+		if (c->st == CS_FREE || c->st >= CS_RESOLVING)	/* ORDER: enum conn_state */
+			continue;
+		n++;
+		if (c->deadline_ms < oldest_deadline) {
+			oldest_deadline = c->deadline_ms;
+			oldest = s;
+		}
+	}
+	if (n >= SBX_MAX_HANDSHAKES)
+		px_close(px, &px->conns[oldest]);
+}
+
 /* The inner helper's answer: a socket inside, or the errno it got. */
 static void
 px_expose_answer(struct proxy *px)
@@ -9986,6 +10031,7 @@ px_accept(struct proxy *px, const struct px_listener *l)
 
 		if (fd < 0)
 			return;
+		px_make_room_for_handshake(px);
 		for (i = 0; i < SBX_MAX_CONNS && px->conns[i].st != CS_FREE; i++)
 			;
 		if (i == SBX_MAX_CONNS) {	/* full: say so and drop it */
@@ -10198,9 +10244,16 @@ px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, 
 	struct rlimit rl;
 	int i;
 
+	static const int terminal_signals[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGUSR1, SIGUSR2 };
+
 	if (px_pipe_cloexec_nonblock(px->resolved_pipe) < 0)
 		_exit(SBX_EXIT_FAILURE);
 	signal(SIGPIPE, SIG_IGN);
+	/* a terminal's ^C goes to its whole foreground process group, this
+	 * process included; the proxy lives until sbx goes (or kills it),
+	 * whatever the command does with the signal */
+	for (i = 0; i < (int)LEN(terminal_signals); i++)
+		signal(terminal_signals[i], SIG_IGN);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
@@ -10692,6 +10745,8 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 				    "no allow-write lifts it", t.p);
 			else
 				hint = aprintf("allow-write %s", path_dirname(t.p));
+		} else if (v->kind == VK_NET && strcmp(v->op, "network-outbound") != 0) {
+			hint = aprintf("# %s %s: %s; no allow-domain changes it", v->op, t.p, v->reason ? v->reason : "");
 		} else if (v->kind == VK_NET && v->reason && strcmp(v->reason, "host is not on the allow list") == 0) {
 			hint = v->port == 80 || v->port == 443 ? aprintf("allow-domain %s", t.p) :
 			    aprintf("allow-domain %s:%d", t.p, v->port);
@@ -10954,11 +11009,6 @@ sblog_judge(struct sblog *s, struct violation *v)
 
 	if (!e || !strstr(e, "Sandbox:") || !strstr(e, "deny"))
 		return false;	/* another kind of message: not a refusal */
-	if (strstr(e, "mDNSResponder") || strstr(e, "mach-lookup com.apple.diagnosticd") ||
-	    strstr(e, "mach-lookup com.apple.analyticsd")) {
-		s->noise++;
-		return false;
-	}
 	while (n > 0 && isspace((unsigned char)e[n - 1]))
 		n--;
 	if (n < tn || memcmp(e + n - tn, s->tag, tn) != 0 || (n > tn && !isspace((unsigned char)e[n - tn - 1]))) {
@@ -11016,6 +11066,17 @@ sblog_judge(struct sblog *s, struct violation *v)
 	}
 	v->op = s->op;
 	v->target = s->target;
+	/* srt's noise (the resolver's socket, diagnostics and analytics
+	 * lookups every framework makes), judged on the parsed fields: srt
+	 * looks for the words anywhere in the line, so a command that names a
+	 * file "mDNSResponder.plist" hides that refusal from its report */
+	if ((v->comm && strcmp(v->comm, "mDNSResponder") == 0) ||
+	    (strcmp(v->op, "mach-lookup") == 0 && (strcmp(v->target, "com.apple.diagnosticd") == 0 ||
+	    strcmp(v->target, "com.apple.analyticsd") == 0)) ||
+	    (strncmp(v->op, "network-outbound", 16) == 0 && strcmp(v->target, "/private/var/run/mDNSResponder") == 0)) {
+		s->noise++;
+		return false;
+	}
 	return true;
 }
 
@@ -11053,19 +11114,22 @@ sblog_line(struct sblog *s, const char *line, size_t n, struct violation *v)
 			return false;	/* "Filtering the log data ...", the column header */
 		s->ev.n = 0;
 		s->in_event = true;
-	} else {
-		buf_putc(&s->ev, '\n');
 	}
-	if (s->ev.n + n > SBX_SBLOG_EVENT_MAX) {
+	if (s->ev.n + 1 + n > SBX_SBLOG_EVENT_MAX) {
 		s->malformed++;
 		s->in_event = false;	/* resynchronise at the next timestamped line */
 		s->ev.n = 0;
 		return false;
 	}
+	if (s->ev.n)
+		buf_putc(&s->ev, '\n');
 	buf_putn(&s->ev, line, n);
 	buf_putc(&s->ev, '\0');
 	s->ev.n--;	/* NUL-ended for sblog_judge, not counted */
-	if (sblog_ends_with(s->ev.p, s->ev.n, s->suffix)) {
+	/* the event so far ends with the suffix iff this line does: the
+	 * lines before did not (else it had ended), and a blank one adds
+	 * nothing. One look at the new line: no event is read twice. */
+	if (sblog_ends_with(line, n, s->suffix)) {
 		got = sblog_judge(s, v);
 		s->in_event = false;
 	}
@@ -15250,6 +15314,7 @@ struct mac_log {
 	int fd;			/* log stream's output, or -1 */
 	struct sblog sl;
 	struct buf part;	/* a line not yet whole */
+	bool skipping;		/* within a line too long to be an event's: to its end */
 	uint64_t lines;
 };
 
@@ -15259,28 +15324,42 @@ static bool
 mac_log_take(struct mac_log *lg, struct vstore *store)
 {
 	char chunk[8192];
-	ssize_t n;
+	ssize_t n = -1;
 	struct violation v;
 
-	while ((n = read(lg->fd, chunk, sizeof(chunk))) > 0) {
-		size_t start = 0;
+	/* 256 KiB at most a call: in a flood the loop still sees SIGCHLD and
+	 * its deadlines */
+	for (int round = 0; round < 32 && (n = read(lg->fd, chunk, sizeof(chunk))) > 0; round++) {
+		const char *p = chunk, *end = chunk + n;
 
-		buf_putn(&lg->part, chunk, (size_t)n);
-		for (size_t i = 0; i < lg->part.n; i++) {
-			if (lg->part.p[i] != '\n')
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t len = (size_t)((nl ? nl : end) - p);
+
+			if (!lg->skipping && lg->part.n + len > SBX_SBLOG_EVENT_MAX) {
+				lg->skipping = true;	/* longer than any event: dropped to its end */
+				lg->part.n = 0;
+				lg->sl.malformed++;
+			}
+			if (!lg->skipping)
+				buf_putn(&lg->part, p, len);
+			if (!nl)
+				break;
+			p = nl + 1;
+			if (lg->skipping) {
+				lg->skipping = false;
 				continue;
+			}
 			lg->lines++;
-			if (sblog_line(&lg->sl, lg->part.p + start, i - start, &v)) {
+			if (sblog_line(&lg->sl, lg->part.p ? lg->part.p : "", lg->part.n, &v)) {
 				v.time_ms = wall_ms();
 				vstore_add(store, &v);
 			}
-			start = i + 1;
+			lg->part.n = 0;
 		}
-		memmove(lg->part.p, lg->part.p + start, lg->part.n - start);
-		lg->part.n -= start;
-		if (lg->part.n > SBX_SBLOG_EVENT_MAX)
-			lg->part.n = 0;	/* a line without end: not one the log prints */
 	}
+	if (n > 0)
+		return true;	/* the budget, not the end: the rest on the next round */
 	return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR));
 }
 
@@ -15309,14 +15388,21 @@ mac_log_keeper(const char *log, const char *suffix, int out, int life)
 			if (!verbose)
 				dup2(null, 2);
 		}
+		if (out > 2)	/* its own pipe's end: held, it would never meet a reader that left */
+			close(out);
+		if (null > 2)
+			close(null);
 		execl(log, "log", "stream", "--predicate", aprintf("(eventMessage ENDSWITH \"%s\")", suffix),
 		    "--style", "compact", (char *)NULL);
 		_exit(127);
 	}
 	close(out);
 	while (lp > 0 && waitpid(lp, NULL, WNOHANG) == 0)
-		if (poll(&pf, 1, 250) > 0) {	/* the lifeline hung up */
+		if (poll(&pf, 1, 250) > 0) {	/* the lifeline hung up: TERM, then KILL after 0.5 s */
 			kill(lp, SIGTERM);
+			for (int i = 0; i < 50 && waitpid(lp, NULL, WNOHANG) == 0; i++)
+				usleep(10000);
+			kill(lp, SIGKILL);
 			waitpid(lp, NULL, 0);
 			break;
 		}
@@ -15446,17 +15532,33 @@ struct mac_run {
 static int mac_sigpipe_w = -1;	/* the handler's end of mac_run.sigpipe */
 
 /* Every forwarded signal and SIGCHLD come here and wait in the pipe for
- * mac_supervise: one byte the signal, one whether a process sent it (a
- * terminal's reached the command too: it shares the foreground group). */
+ * mac_supervise, one byte each. (Whether a process or the terminal sent
+ * one cannot be told from si_code on macOS: XNU sets it to 0 for every
+ * caught signal but SIGCHLD; mac_forwards decides instead.) */
 static void
-mac_on_signal(int sig, siginfo_t *si, void *uc)
+mac_on_signal(int sig)
 {
-	unsigned char rec[2] = { (unsigned char)sig, si && (si->si_code == SI_USER || si->si_code == SI_QUEUE) };
+	unsigned char b = (unsigned char)sig;
 	int saved = errno;
 
-	(void)uc;
-	(void)!write(mac_sigpipe_w, rec, 2);
+	(void)!write(mac_sigpipe_w, &b, 1);
 	errno = saved;
+}
+
+/* Does sig go on to the command? SIGINT and SIGQUIT come from a terminal
+ * to its whole foreground process group, the command included: passed
+ * on, the command would get them twice. So those go on only when sbx is
+ * not in the terminal's foreground group (a kill(1), a harness's timeout);
+ * the others a terminal never sends. */
+static bool
+mac_forwards(int sig)
+{
+	if (sig != SIGINT && sig != SIGQUIT)
+		return true;
+	for (int fd = 0; fd < 3; fd++)
+		if (isatty(fd))
+			return tcgetpgrp(fd) != getpgrp();
+	return true;
 }
 
 /* Random bytes from the kernel. */
@@ -15589,8 +15691,8 @@ mac_take_signals(struct mac_run *r)
 	}
 	mac_sigpipe_w = r->sigpipe[1];
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = mac_on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sa.sa_handler = mac_on_signal;
+	sa.sa_flags = SA_RESTART;
 	sigfillset(&sa.sa_mask);
 	for (size_t i = 0; i < LEN(forwarded_signals); i++)
 		sigaction(forwarded_signals[i], &sa, NULL);
@@ -15652,15 +15754,25 @@ mac_check_command(struct mac_run *r)
 	if (strchr(argv0, '/')) {
 		found = stat(argv0, &st) == 0 ? argv0 : NULL;
 	} else {
+		/* execvp's walk: the first that runs; one that is there but does
+		 * not run makes it 126 only if none further on runs */
 		char *copy = astrdup(path && *path ? path : "/usr/bin:/bin:/usr/sbin:/sbin"), *dir, *save;
+		const char *blocked = NULL;
+		struct stat bst;
 
 		found = NULL;
 		for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
 			const char *cand = path_join(*dir ? dir : ".", argv0);
 
-			if (stat(cand, &st) == 0 && !S_ISDIR(st.st_mode))
+			if (stat(cand, &st) < 0 || S_ISDIR(st.st_mode))
+				continue;
+			if (access(cand, X_OK) == 0)
 				found = cand;
+			else if (!blocked)
+				blocked = cand, bst = st;
 		}
+		if (!found && blocked)
+			found = blocked, st = bst;
 	}
 	if (!found) {
 		fprintf(stderr, "%s: %s: command not found\n", progname, argv0);
@@ -15670,6 +15782,28 @@ mac_check_command(struct mac_run *r)
 		fprintf(stderr, "%s: %s: %s\n", progname, argv0, strerror(S_ISDIR(st.st_mode) ? EISDIR : EACCES));
 		exit(SBX_EXIT_CANNOT_RUN);
 	}
+}
+
+/* Step: a signal that came while the run was being set up (the wait for
+ * log stream's first line may take seconds): one that ends a run ends it
+ * here, before the command starts; the others wait for it. */
+static void
+mac_signalled_before_start(struct mac_run *r)
+{
+	unsigned char sig, keep[64];
+	size_t nkeep = 0;
+
+	while (read(r->sigpipe[0], &sig, 1) == 1) {
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+			fprintf(stderr, "%s: %s before the command started; it did not run\n", progname, strsignal(sig));
+			mac_log_stop(&r->log_mon, r->store);
+			exit(128 + sig);
+		}
+		if (sig != SIGCHLD && nkeep < sizeof(keep))
+			keep[nkeep++] = sig;
+	}
+	if (nkeep)	/* SIGUSR1, SIGUSR2: for the command, once it runs */
+		(void)!write(mac_sigpipe_w, keep, nkeep);
 }
 
 /* Step: sandbox-exec -p PROFILE -- COMMAND..., as sbx's child, with the
@@ -15688,7 +15822,6 @@ mac_spawn_command(struct mac_run *r)
 	for (size_t i = 0; r->rf.cmd[i]; i++)
 		vec_push(&argv, r->rf.cmd[i]);
 	vec_push(&argv, NULL);
-	env_scrub(r->p);	/* the proxy, forked later, holds none of the denied values */
 	r->child = fork();
 	if (r->child < 0)
 		die("fork: %s", strerror(errno));
@@ -15750,7 +15883,7 @@ mac_supervise(struct mac_run *r)
 		struct pollfd pf[5] = { { r->sigpipe[0], POLLIN, 0 }, { r->report, POLLIN, 0 },
 			{ r->log_mon.fd, POLLIN, 0 } };
 		nfds_t n = 3;
-		unsigned char rec[2];
+		unsigned char sig;
 
 		for (int i = 0; r->proxy < 0 && i < r->nls; i++) {
 			pf[n].fd = r->ls[i].fd;
@@ -15764,21 +15897,26 @@ mac_supervise(struct mac_run *r)
 				mac_spawn_proxy(r);
 				break;
 			}
-		if (pf[1].revents)
+		if (pf[1].revents) {
 			net_log_drain(r->netlog, r->report);
+			if (pf[1].revents & (POLLHUP | POLLERR)) {
+				close(r->report);	/* the proxy died: keep no fd that polls ready forever */
+				r->report = -1;
+			}
+		}
 		if (pf[2].revents && !mac_log_take(&r->log_mon, r->store)) {
 			close(r->log_mon.fd);	/* log stream has gone: keep no fd that polls ready forever */
 			r->log_mon.fd = -1;
 		}
-		while (read(r->sigpipe[0], rec, 2) == 2) {
-			if (rec[0] == SIGCHLD) {
+		while (read(r->sigpipe[0], &sig, 1) == 1) {
+			if (sig == SIGCHLD) {
 				pid_t w;
 
 				while ((w = waitpid(r->child, &r->status, WNOHANG)) < 0 && errno == EINTR)
 					;
 				done |= w == r->child;
-			} else if (rec[1]) {
-				kill(r->child, rec[0]);
+			} else if (mac_forwards(sig)) {
+				kill(r->child, sig);
 			}
 		}
 	}
@@ -15821,7 +15959,9 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	mac_take_signals(&r);
 	run_prepare(rp, pl);		/* the run's directory and TMPDIR (9a) */
 	mac_check_command(&r);		/* 127 or 126 here, before anything else starts */
+	env_scrub(p);			/* the command's environment is made: no child holds a denied value */
 	mac_log_start(&r.log_mon, r.log, r.tag, r.suffix, &r.mask);
+	mac_signalled_before_start(&r);
 	mac_spawn_command(&r);
 	mac_supervise(&r);
 	mac_finish(&r);

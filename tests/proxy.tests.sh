@@ -852,3 +852,31 @@ t_proxy_decisions_reported() { # every decision reaches sbx over the report pair
 	expect_not_contains "$ERR" "network:" "no summary without -v"
 }
 TESTS+=(proxy_decisions_reported)
+
+t_proxy_idle_handshakes_evicted() { # clients that connect and say nothing: past 256 the oldest are closed, so a real request still gets through at once (on macOS any local process can open them)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	command -v curl >/dev/null || skip "curl is not installed"
+	net_up
+	sbx_net 'python3 -c "
+import socket, subprocess, time
+idle = [socket.create_connection((\"127.0.0.1\", 3128)) for _ in range(600)]
+time.sleep(0.5)
+t = time.time()
+code = subprocess.run([\"curl\", \"-s\", \"-m\", \"5\", \"-o\", \"/dev/null\", \"-w\", \"%{http_code}\", \"http://allowed.test:8000/\"], capture_output=True, text=True).stdout
+took = time.time() - t
+closed = 0
+for s in idle:
+    s.setblocking(False)
+    try:
+        closed += s.recv(1) == b\"\"
+    except BlockingIOError:
+        pass
+    except OSError:
+        closed += 1
+print(\"code\", code, \"closed\", closed, \"took %.1f\" % took)
+"'
+	expect_rc 0
+	[[ $OUT =~ code\ 200\ closed\ ([0-9]+) ]] || fail "the request got through: $OUT"
+	[ "${BASH_REMATCH[1]}" -ge 300 ] || fail "the oldest silent clients were closed (at least 344 of 600): $OUT"
+}
+TESTS+=(proxy_idle_handshakes_evicted)

@@ -1121,6 +1121,9 @@ test_sblog(void)
 		"2026-12-03 10:00:00.800000 E  kernel[0:1a2b] (Sandbox) Sandbox: sh(5) deny(1) file-write-create /x/exfil",
 		"2026-01-01 00:00:00.000000 E  kernel[0:1a2b] (Sandbox) Sandbox: innocent(1) deny(1) mach-lookup com.apple.forged",
 		TAG,
+		/* srt's noise words in a path the command chose: still its refusal */
+		"2026-12-03 10:00:00.900000 E  kernel[0:1a2b] (Sandbox) Sandbox: sh(6) deny(1) file-write-create /Users/me/mDNSResponder.plist",
+		TAG,
 	};
 	static const struct { const char *op, *target, *comm; int pid; } want[] = {
 		{ "network-outbound", "93.184.216.34:443", "curl", 7 },
@@ -1128,6 +1131,7 @@ test_sblog(void)
 		{ "mach-lookup", "com.apple.foo", "my tool", 42 },
 		{ "file-write-create", "/Users/me/x", "touch", 4242 },
 		{ "file-write-create", "/x/exfil", "sh", 5 },
+		{ "file-write-create", "/Users/me/mDNSResponder.plist", "sh", 6 },
 	};
 	struct sblog s;
 	struct violation v;
@@ -2789,7 +2793,7 @@ test_decisions(void)
 	/* hostile records: each field out of range */
 	{
 		static const struct { const char *what; size_t at; unsigned char v; } bad[] = {
-			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 6 }, { "route", 3, 2 }, { "op", 4, 3 },
+			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 6 }, { "route", 3, 2 }, { "op", 4, 4 },
 			{ "host length past the end", 11, 200 }, { "host length short of the end", 11, 9 },
 			{ "a control byte in the host", 12, '\n' },
 		};
