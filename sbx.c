@@ -8212,6 +8212,8 @@ struct conn {
 			bool dialled;			/* some address passed the guard */
 	/* credential */	const char *unauthorised;	/* why, when it must be refused for it; NULL: fine */
 	/* knobs */	const char *misdirected;	/* require-host-match: why the Host header is wrong, or NULL */
+	/* forward */	int64_t body_left;		/* the request's body still to relay, or -1: to the end */
+			bool c_done;			/* the request is whole: nothing more is read from the client */
 	/* route */	const struct parent_proxy *via;	/* the parent it goes through (4.7), or NULL: directly */
 			char *phead; size_t phead_n;	/* owned: the parent's answer to CONNECT, so far */
 	/* time */	int64_t deadline_ms;
@@ -8289,6 +8291,8 @@ struct http_req {
 	const char *version;			/* "HTTP/1.0" or "HTTP/1.1" */
 	bool has_host;
 	int host_count;				/* Host headers */
+	long long content_length;		/* its Content-Length, or -1 */
+	bool chunked;				/* a Transfer-Encoding: the body's end is not counted */
 	const char *host_hdr; size_t host_hdr_n;	/* the first one's value, white space trimmed */
 	const char *auth; size_t auth_n;	/* the Proxy-Authorization value, or NULL */
 	size_t head_n;				/* bytes of the head, CRLFCRLF included */
@@ -8414,6 +8418,7 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 	size_t i, tn;
 
 	memset(r, 0, sizeof(*r));
+	r->content_length = -1;
 	for (i = 3; i < n; i++)
 		if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' && buf[i - 3] == '\r') {
 			end = buf + i + 1;
@@ -8493,6 +8498,29 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 				r->host_hdr_n = (size_t)(ve - v);
 			}
 			r->has_host = true;
+		}
+		if (colon - line == 17 && strncasecmp(line, "transfer-encoding", 17) == 0)
+			r->chunked = true;	/* any coding: its end is not a count of bytes */
+		if (colon - line == 14 && strncasecmp(line, "content-length", 14) == 0) {
+			const char *v = colon + 1;
+			long long cl = 0;
+
+			while (v < le && (*v == ' ' || *v == '\t'))
+				v++;
+			if (v == le)
+				return -400;
+			for (; v < le && isdigit((unsigned char)*v); v++) {
+				if (cl > (LLONG_MAX - 9) / 10)
+					return -400;
+				cl = cl * 10 + (*v - '0');
+			}
+			while (v < le && (*v == ' ' || *v == '\t'))
+				v++;
+			/* SECURITY: one length, stated once (or repeated the same):
+			 * two readings of a body's end smuggle a second request */
+			if (v != le || (r->content_length >= 0 && r->content_length != cl))
+				return -400;
+			r->content_length = cl;
 		}
 		if (colon - line == 19 && strncasecmp(line, "proxy-authorization", 19) == 0) {
 			if (r->auth)
@@ -9485,6 +9513,12 @@ px_tunnel_ready(struct conn *c)
 	case PR_EXPOSE:
 		break;	/* nothing to say: bytes flow at once */
 	}
+	if (c->proto == PR_HTTP_FORWARD && c->body_left >= 0 && (int64_t)c->head_n > c->body_left)
+		c->head_n = (size_t)c->body_left;	/* what follows the body is not sent */
+	if (c->proto == PR_HTTP_FORWARD && c->body_left >= 0) {
+		c->body_left -= (int64_t)c->head_n;
+		c->c_done = c->body_left == 0;
+	}
 	if (c->head_n)	/* early data after the request: the client's first bytes */
 		rbuf_put(&c->c2u, c->head, c->head_n);
 	free(c->head);
@@ -9618,8 +9652,14 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				match_canonical_host(req.host, canon, sizeof(canon));
 				c->misdirected = http_host_mismatch(&req, canon, req.port);
 			}
-			if (!req.connect)
+			if (!req.connect) {
 				c->fwd = http_rewrite(c->head, &req, &c->fwd_n);
+				/* one request a connection: its body and no more, so a
+				 * request pipelined after it is neither sent undecided
+				 * nor with a Proxy-Authorization (a Transfer-Encoding'd
+				 * body runs to the client's end, as before) */
+				c->body_left = req.chunked ? -1 : req.content_length >= 0 ? req.content_length : 0;
+			}
 			head_consume(c, (size_t)rc);
 			px_decide(px, c, slot);
 			return;
@@ -9900,7 +9940,7 @@ px_interest(const struct conn *c, short *cev, short *uev)
 		*cev = rbuf_pending(&c->u2c) ? POLLOUT : 0;
 		break;
 	case CS_RELAY:
-		if (!c->c_eof && rbuf_room(&c->c2u))
+		if (!c->c_eof && !c->c_done && rbuf_room(&c->c2u))
 			*cev |= POLLIN;
 		if (rbuf_pending(&c->u2c) && (!c->resp_head || c->resp_ok))
 			*cev |= POLLOUT;
@@ -10112,9 +10152,21 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 	 * read is sent on at once (the other side is usually writable): one
 	 * poll() per chunk instead of two */
 	bulk = c->proto != PR_HTTP_FORWARD;	/* its response head is rewritten in a small buffer */
-	if ((crev & (POLLIN | POLLHUP)) && !c->c_eof && rbuf_room(&c->c2u)) {
+	if (c->c_done && (crev & POLLHUP))
+		c->c_eof = true;	/* the client left */
+	if ((crev & (POLLIN | POLLHUP)) && !c->c_eof && !c->c_done && rbuf_room(&c->c2u)) {
+		uint64_t before = c->c2u.moved;
+
 		if (!relay_in(c->cfd, &c->c2u, bulk))
 			c->c_eof = true;
+		if (c->proto == PR_HTTP_FORWARD && c->body_left >= 0) {
+			int64_t got = (int64_t)(c->c2u.moved - before);
+
+			if (got > c->body_left)
+				c->c2u.len -= (size_t)(got - c->body_left);	/* past the body: dropped */
+			c->body_left -= got < c->body_left ? got : c->body_left;
+			c->c_done = c->body_left == 0;
+		}
 		urev |= POLLOUT;
 	}
 	if ((urev & (POLLIN | POLLHUP)) && !c->u_eof && rbuf_room(&c->u2c)) {

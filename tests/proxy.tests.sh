@@ -880,3 +880,44 @@ print(\"code\", code, \"closed\", closed, \"took %.1f\" % took)
 	[ "${BASH_REMATCH[1]}" -ge 300 ] || fail "the oldest silent clients were closed (at least 344 of 600): $OUT"
 }
 TESTS+=(proxy_idle_handshakes_evicted)
+
+t_proxy_forward_one_request() { # plain HTTP: one request a connection, its body to its Content-Length and not a byte more; a request pipelined after it never reaches the upstream (undecided, with a Proxy-Authorization)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	net_up
+	: >"$T/got"
+	ip netns exec "$NS" python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((sys.argv[1], 7200)); s.listen(8)
+while True:
+    c, _ = s.accept(); c.settimeout(1); data = b""
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d: break
+            data += d
+            if b"\r\n\r\n" in data and len(data.split(b"\r\n\r\n", 1)[1]) >= 5: break
+    except OSError: pass
+    time.sleep(0.3)
+    try:
+        c.settimeout(0.3); data += c.recv(65536)
+    except OSError: pass
+    open(sys.argv[2], "ab").write(data + b"\n=====\n")
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"); c.close()' "$NSIP" "$T/got" >/dev/null 2>&1 &
+	sleep 0.5
+	sbx_net 'python3 -c "
+import socket
+for body in (b\"\", b\"hello\"):
+    s = socket.create_connection((\"127.0.0.1\", 3128))
+    first = (b\"POST\" if body else b\"GET\") + b\" http://allowed.test:7200/first HTTP/1.1\r\nHost: allowed.test:7200\r\nContent-Length: %d\r\n\r\n\" % len(body) + body
+    s.sendall(first + b\"GET http://allowed.test:7200/second HTTP/1.1\r\nHost: evil.example\r\nProxy-Authorization: Basic Zm9vOmJhcg==\r\n\r\n\")
+    print(s.recv(65536).split(b\"\r\n\")[0].decode())
+    s.close()
+"'
+	log_file got "$T/got"
+	[ "$(grep -c "^HTTP/1.0 200" <<<"$OUT")" = 2 ] || fail "both first requests answered: $OUT"
+	[ "$(grep -c "/first" "$T/got")" = 2 ] || fail "control: the upstream got both first requests"
+	grep -q "^hello" "$T/got" || fail "control: the POST's body reached the upstream"
+	! grep -q "second\|Proxy-Authorization\|Zm9vOmJhcg\|evil.example" "$T/got" ||
+		fail "a pipelined request reached the upstream: $(cat "$T/got")"
+}
+TESTS+=(proxy_forward_one_request)
