@@ -246,3 +246,18 @@ t_srtcli_sbx_command_line_hint() { # a command not found whose name holds a spac
 	expect_contains "$ERR" "hint: to run a command line" "the hint under srt too"
 }
 TESTS+=(srtcli_sbx_command_line_hint)
+
+t_srtcli_command_line_hint_macos() { # the macOS runner (sbx-macsim) gives the same hint where it finds no command
+	macsim_setup
+	run_macsim -- "npm test"
+	expect_rc 127 "sbx-macsim -- 'npm test'"
+	expect_contains "$ERR" "npm test: command not found" "not found, before anything starts"
+	expect_contains "$ERR" "hint: to run a command line, use: sbx ... -- sh -c 'npm test'" "the hint on macOS"
+	# control: a plain name gets no hint; a command that is there runs
+	run_macsim -- no-such-command-here
+	expect_rc 127 "a plain name not found"
+	expect_not_contains "$ERR" "hint:" "no hint without a space"
+	run_macsim -- sh -c 'echo ran'
+	expect_eq "$OUT" "ran" "the control runs under sbx-macsim"
+}
+TESTS+=(srtcli_command_line_hint_macos)
