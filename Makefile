@@ -61,11 +61,18 @@ install: sbx
 	install -m 0755 sbx $(DESTDIR)$(PREFIX)/bin/sbx
 	install -m 0644 sbx.1 $(DESTDIR)$(PREFIX)/share/man/man1/sbx.1
 
+# Opt-in: srt as a symlink to sbx, which then takes srt's command line (README "srt's
+# CLI"). An srt that is there already (npm's) is left alone.
+install-srt-link: install
+	@l=$(DESTDIR)$(PREFIX)/bin/srt; if { [ -e "$$l" ] || [ -L "$$l" ]; } && [ "$$(readlink "$$l")" != sbx ]; then \
+		echo "$$l exists and is not sbx's link: left alone (remove it first)" >&2; exit 1; fi
+	ln -sfn sbx $(DESTDIR)$(PREFIX)/bin/srt
+
 clean:
 	rm -f sbx sbx-static sbx-aarch64 sbx-macsim tests/unit tests/unit-macos sbx-asan tests/unit-asan
 	rm -rf tests/macsim/bin
 
-.PHONY: all static cross macos-sim macsim-standins unit test install clean
+.PHONY: all static cross macos-sim macsim-standins unit test install install-srt-link clean
 
 # ---- Sanitizers: `make test-asan` ---------------------------------------
 # The unit tests (tests/unit-asan) and test.sh's proxy, allow_host_port and

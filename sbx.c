@@ -12922,6 +12922,32 @@ find_in_path(const char *prog)
 	return NULL;
 }
 
+/* The hint for a command that was not found and whose name holds a space
+ * or a tab: a command line given as one word (`sbx -- "npm test"`, where
+ * srt would have run it through a shell). Writes it into out (no arena:
+ * the inner helper calls this between fork and exec) and returns true, or
+ * returns false when there is no hint to give. */
+static bool
+cmd_line_hint(const char *argv0, char *out, size_t n)
+{
+	size_t k;
+
+	if (!strpbrk(argv0, " \t") || n < 64)
+		return false;
+	k = (size_t)snprintf(out, n, "to run a command line, use: sbx ... -- sh -c '");
+	for (const char *p = argv0; *p && k + 6 < n; p++) {
+		if (*p == '\'') {	/* ' is written '\'' */
+			memcpy(out + k, "'\\''", 4);
+			k += 4;
+		} else {
+			out[k++] = *p;
+		}
+	}
+	out[k++] = '\'';
+	out[k] = '\0';
+	return true;
+}
+
 /* SECURITY: if sbx or a program it runs the sandbox with (bwrap, socat,
  * sandbox-exec) could be replaced from inside, the next sbx run would execute the command's code outside any sandbox. */
 static void
@@ -13554,6 +13580,8 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	if (cmd < 0)
 		die("fork: %s", strerror(errno));
 	if (cmd == 0) {
+		char hint[512];
+
 		signals_restore(old);
 		close(ctl);
 		if (listener >= 0)
@@ -13565,6 +13593,8 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 		/* env(1)'s convention: 127 not found, 126 found but not runnable */
 		fprintf(stderr, "%s: %s: %s\n", progname, m->argv[0],
 		    status == ENOENT ? "command not found" : strerror(status));
+		if (status == ENOENT && cmd_line_hint(m->argv[0], hint, sizeof(hint)))
+			fprintf(stderr, "%s: hint: %s\n", progname, hint);
 		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
 	}
 	/* "R", with the observer's listener attached. SECURITY: init keeps no
@@ -15827,7 +15857,11 @@ mac_check_command(struct mac_run *r)
 			found = blocked, st = bst;
 	}
 	if (!found) {
+		char hint[512];
+
 		fprintf(stderr, "%s: %s: command not found\n", progname, argv0);
+		if (cmd_line_hint(argv0, hint, sizeof(hint)))
+			fprintf(stderr, "%s: hint: %s\n", progname, hint);
 		exit(SBX_EXIT_NOT_FOUND);
 	}
 	if (S_ISDIR(st.st_mode) || access(found, X_OK) < 0) {
@@ -16100,6 +16134,7 @@ struct cli_option {
 static const struct cli_option cli_options[] = {
 	{ "config", 'c', true, OPT_CONFIG, "FILE",
 	  "the policy: an srt settings file (JSON) or the line format; without it, the default policy" },
+	{ "settings", 0, true, OPT_CONFIG, "FILE", "the same as -c FILE (srt's name for it)" },
 	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) and the proxy's (each connection, a summary at exit) on stderr" },
 	{ "print", 0, true, OPT_PRINT, "WHAT",
 	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), "
@@ -16181,6 +16216,9 @@ usage(FILE *f)
 	    "(bad policy, no bubblewrap, the sandbox could not be built); 126 if the command\n"
 	    "cannot be run; 127 if it was not found.\n"
 	    "\n"
+	    "Run as srt (a symlink: make install-srt-link), sbx takes srt's command line,\n"
+	    "srt [-d] [-s SETTINGS] [--control-fd N] [-c STRING | COMMAND ARG...]: srt --help.\n"
+	    "\n"
 	    "Examples:\n"
 	    "  sbx -- make test                      default policy, from a project directory\n"
 	    "  sbx -c policy.example --deny-read=./secrets -- npm install\n"
@@ -16228,6 +16266,11 @@ print_man(FILE *f)
 	fprintf(f, ".SH EXIT STATUS\nThe command's status; 128+\\fIN\\fR when signal \\fIN\\fR killed it; 125 when "
 	    "sbx itself failed (bad policy, bubblewrap missing, the sandbox could not be built); 126 when the "
 	    "command could not be run; 127 when it was not found.\n"
+	    ".SH SRT'S COMMAND LINE\nRun as \\fBsrt\\fR (a symlink: \\fBmake install\\-srt\\-link\\fR), sbx takes srt's "
+	    "command line: \\fBsrt\\fR [\\fB\\-d\\fR] [\\fB\\-s\\fR \\fIsettings\\fR] [\\fB\\-\\-control\\-fd\\fR "
+	    "\\fIn\\fR] [\\fB\\-c\\fR \\fIstring\\fR | \\fIcommand\\fR [\\fIarg\\fR...]], with ~/.srt\\-settings.json "
+	    "by default and srt's rules and messages for a settings file that is missing, unreadable, empty or invalid "
+	    "(exit 125). Options end at the command.\n"
 	    ".SH EXAMPLES\n.nf\nsbx \\-\\- make test\nsbx \\-c policy.example \\-\\-deny\\-read=./secrets \\-\\- npm install\n"
 	    "sbx \\-c ~/.srt\\-settings.json \\-\\-print=argv \\-\\- true\n.fi\n"
 	    ".SH SEE ALSO\n\\fBbwrap\\fR(1)\n");
@@ -16244,6 +16287,8 @@ struct cli {
 	bool check, help, version;
 	struct vec directive_opts;	/* of struct cli_directive */
 	char **cmd;
+	bool srt;		/* invoked as srt: the settings by srt's rules (srt_load_settings) */
+	const char *srt_settings;	/* srt's -s FILE; NULL: ~/.srt-settings.json */
 };
 
 struct cli_directive { const struct directive *d; const char *value; const char *spelled; };
@@ -16375,22 +16420,313 @@ cli_apply_directives(const struct cli *c, struct policy *p, struct pol_ctx *pc)
 	}
 }
 
+/* The default policy's denies: the credential stores hidden. */
+static void
+pol_default_denies(struct policy *p, struct pol_ctx *pc)
+{
+	struct err e = { 0 };
+	char *arg[1];
+
+	for (size_t i = 0; i < LEN(default_deny_read); i++) {
+		arg[0] = (char *)default_deny_read[i];
+		if (pol_apply(p, pc, directive_find("deny-read"), arg, 1, default_policy_file, 0, &e) < 0)
+			die_err(&e);
+	}
+}
+
 /* The default policy: credential stores hidden, the project writable. */
 static void
 pol_default(struct policy *p, struct pol_ctx *pc)
 {
 	struct err e = { 0 };
 	char *arg[1];
-	size_t i;
 
-	for (i = 0; i < LEN(default_deny_read); i++) {
-		arg[0] = (char *)default_deny_read[i];
-		if (pol_apply(p, pc, directive_find("deny-read"), arg, 1, default_policy_file, 0, &e) < 0)
-			die_err(&e);
-	}
+	pol_default_denies(p, pc);
 	arg[0] = (char *)".";
 	if (pol_apply(p, pc, directive_find("allow-write"), arg, 1, default_policy_file, 0, &e) < 0)
 		die_err(&e);
+}
+
+/* srt's CLI, for sbx invoked as `srt` (a symlink: make install-srt-link).
+ * People have srt in scripts and habits, so its grammar is taken as it is:
+ *   srt [-d|--debug] [-s|--settings FILE] [--control-fd N]
+ *       [-c COMMAND-STRING | COMMAND ARG...]
+ * with srt's default ~/.srt-settings.json and its rules for a settings
+ * file that is missing, unreadable, empty or invalid (its texts, word for
+ * word). It is translated into sbx's own options and goes through
+ * cli_parse like any other run. Where srt is unsafe or odd, sbx differs
+ * and README's "Differences from srt" says so:
+ *   - options end at the first word that is not one (or at "--"): srt's
+ *     parser takes options anywhere, so in `srt sh -c 'echo "$1"' x y` the
+ *     -c was srt's and the command was lost;
+ *   - COMMAND ARG... is run as those words, not re-parsed by a shell: srt
+ *     quotes them into a bash command line, which runs the same program
+ *     except for bash's builtins (`srt exit 3`);
+ *   - -c STRING with words after it is refused (srt drops the words
+ *     silently), as is an option srt does not know (srt passes it on);
+ *   - sbx's own failures exit 125, never srt's 1, so a script can tell a
+ *     refusal from the command's status. */
+#define SRT_FILE_RULES "this file's rules (its denyRead, allowRead and credential entries included)"
+#define SRT_NAMED_RULES "the rules --settings asked for"
+
+/* srt's built-in config (cli.js getDefaultConfig), for a missing default
+ * file: no network, writes only where sbx always allows them. */
+static const char srt_default_config[] = "{\"network\":{\"allowedDomains\":[],\"deniedDomains\":[]},"
+    "\"filesystem\":{\"denyRead\":[],\"allowRead\":[],\"allowWrite\":[],\"denyWrite\":[]}}";
+
+struct srt_args {
+	int debug;		/* -d, --debug: sbx's -v */
+	const char *settings;	/* -s FILE; NULL: ~/.srt-settings.json */
+	const char *command;	/* -c STRING, run by bash -c as srt runs it */
+	const char *control_fd;	/* --control-fd N, checked: digits, >= 3 */
+	bool help, version;
+	char **args;		/* COMMAND ARG..., or none */
+};
+
+/* True when argv[0]'s last component is "srt". */
+static bool
+invoked_as_srt(const char *argv0)
+{
+	const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+
+	return argv0 && strcmp(slash ? slash + 1 : argv0, "srt") == 0;
+}
+
+/* Parse srt's grammar (argv[0] is skipped). Returns 0, or -1 with e->msg
+ * the whole text to print (srt's, where srt has one). Pure. */
+static int
+srt_parse(char **argv, struct srt_args *s, struct err *e)
+{
+	/* the options that take a value, as srt's parser names them in errors */
+	static const struct { const char *shrt, *lng, *spelled; } valued[] = {
+		{ "-s", "--settings", "-s, --settings <path>" },
+		{ "-c", NULL, "-c <command>" },
+		{ NULL, "--control-fd", "--control-fd <fd>" },
+	};
+	static const char *const subcommands[] = { "proxy", "windows-install", "windows-uninstall" };
+	size_t i = 1, j;
+
+	memset(s, 0, sizeof(*s));
+	for (; argv[i]; i++) {
+		const char *a = argv[i], *val = NULL;
+		size_t which = LEN(valued);
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			break;
+		if (strcmp(a, "-d") == 0 || strcmp(a, "--debug") == 0) {
+			s->debug++;
+			continue;
+		}
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			s->help = true;
+			continue;
+		}
+		if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+			s->version = true;
+			continue;
+		}
+		for (j = 0; j < LEN(valued) && which == LEN(valued); j++) {
+			size_t n = valued[j].lng ? strlen(valued[j].lng) : 0;
+
+			if (valued[j].shrt && strncmp(a, valued[j].shrt, 2) == 0)
+				val = a[2] ? a + 2 : argv[i + 1];	/* -sFILE or -s FILE */
+			else if (n && strncmp(a, valued[j].lng, n) == 0 && (a[n] == '\0' || a[n] == '='))
+				val = a[n] ? a + n + 1 : argv[i + 1];	/* --x=V or --x V */
+			else
+				continue;
+			which = j;
+			if (val && val == argv[i + 1])
+				i++;
+		}
+		if (which == LEN(valued))
+			return err_set(e, NULL, 0, 0, "error: unknown option '%s'", a);
+		if (!val)
+			return err_set(e, NULL, 0, 0, "error: option '%s' argument missing", valued[which].spelled);
+		switch (which) {
+		case 0: s->settings = val; break;
+		case 1: s->command = val; break;
+		default:
+			/* srt: /^\d+$/ and >= 3 (Number() alone would take 0x10, 3e0, " 5 ") */
+			if (!*val || strspn(val, "0123456789") != strlen(val) || strtod(val, NULL) < 3)
+				return err_set(e, NULL, 0, 0, "error: option '%s' argument '%s' is invalid. must be an "
+				    "integer file descriptor >= 3 (0-2 are stdin, stdout and stderr).", valued[which].spelled,
+				    val);
+			s->control_fd = val;
+		}
+	}
+	s->args = argv + i;
+	if (s->help || s->version)
+		return 0;
+	for (j = 0; *s->args && j < LEN(subcommands); j++)
+		if (strcmp(s->args[0], subcommands[j]) == 0)
+			return err_set(e, NULL, 0, 0, "Error: srt's %s subcommand is not part of sbx; run a command "
+			    "instead: srt [-s FILE] -c '...'", subcommands[j]);
+	if (s->command && *s->args)
+		return err_set(e, NULL, 0, 0, "Error: -c takes the whole command line, and srt would drop the words "
+		    "after it (%s...); put them in the -c string", s->args[0]);
+	if (!s->command && !*s->args)
+		return err_set(e, NULL, 0, 0, "Error: No command specified. Use -c <command> or provide command "
+		    "arguments.");
+	return 0;
+}
+
+static void
+srt_usage(FILE *f)
+{
+	fprintf(f,
+	    "Usage: srt [options] [command...]\n"
+	    "\n"
+	    "sbx %s with srt's command line (Anthropic sandbox-runtime %s): run a command\n"
+	    "in a sandbox with network and filesystem restrictions.\n"
+	    "\n"
+	    "Options (they end at the first word that is not one, or at --):\n"
+	    "  -V, --version          output the version number\n"
+	    "  -d, --debug            enable debug logging (sbx's -v)\n"
+	    "  -s, --settings <path>  path to config file (default: ~/.srt-settings.json)\n"
+	    "  -c <command>           run command string directly (bash -c), no escaping applied\n"
+	    "  --control-fd <fd>      read config updates from an inherited file descriptor >= 3\n"
+	    "  -h, --help             display help for command\n"
+	    "\n"
+	    "A missing ~/.srt-settings.json means srt's built-in config: no network, writes\n"
+	    "only to a private TMPDIR, sbx's credential stores hidden. A missing, unreadable,\n"
+	    "empty or invalid settings file is refused otherwise. Exit status: the\n"
+	    "command's; 125 if sbx refused or failed. sbx --help describes sbx's own options.\n",
+	    SBX_VERSION, SBX_SRT_VERSION);
+}
+
+/* main's options when invoked as srt: srt's grammar, translated to sbx's
+ * (-d is -v, the command after --) and parsed by cli_parse; the settings
+ * are then read by srt's rules (srt_load_settings), not -c's. */
+static void
+srt_cli(int argc, char **argv, struct cli *c)
+{
+	struct srt_args s;
+	struct err e = { 0 };
+	struct vec out = { 0 };
+
+	if (srt_parse(argv, &s, &e) < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		exit(SBX_EXIT_FAILURE);
+	}
+	if (s.help) {
+		srt_usage(stdout);
+		exit(0);
+	}
+	if (s.version) {
+		printf("sbx %s (srt %s compatible)\n", SBX_VERSION, SBX_SRT_VERSION);
+		exit(0);
+	}
+	/* JOIN(control-fd): once sbx has --control-fd N (issue 15 section 3),
+	 * pass it on here: vec_push(&out, aprintf("--control-fd=%s", s.control_fd)),
+	 * and drop this refusal. Until then a channel asked for must not be
+	 * ignored silently (srt's own rule for a control fd it cannot read). */
+	if (s.control_fd) {
+		fprintf(stderr, "Error: --control-fd %s is not usable: this sbx does not read a control channel "
+		    "yet. Refusing to run the command without the control channel it asks for.\n", s.control_fd);
+		exit(SBX_EXIT_FAILURE);
+	}
+	vec_push(&out, argv[0]);
+	for (int i = 0; i < s.debug; i++)
+		vec_push(&out, "-v");
+	vec_push(&out, "--");
+	if (s.command) {	/* srt runs it as bash -c STRING (its inner shell) */
+		vec_push(&out, "bash");
+		vec_push(&out, "-c");
+		vec_push(&out, (void *)s.command);
+	}
+	for (char **a = s.args; *a; a++)
+		vec_push(&out, *a);
+	vec_push(&out, NULL);
+	cli_parse((int)out.n - 1, (char **)out.v, c);
+	c->srt = true;
+	c->srt_settings = s.settings;
+	(void)argc;
+}
+
+/* srt's error code names (Node's error.code), for "could not be read". */
+static const char *
+srt_errno_name(int err)
+{
+	static const struct { int err; const char *name; } names[] = {
+		{ EACCES, "EACCES" }, { EPERM, "EPERM" }, { EISDIR, "EISDIR" }, { ENOTDIR, "ENOTDIR" },
+		{ ELOOP, "ELOOP" }, { ENAMETOOLONG, "ENAMETOOLONG" }, { EIO, "EIO" }, { ENXIO, "ENXIO" },
+		{ EFBIG, "EFBIG" }, { EMFILE, "EMFILE" }, { ENFILE, "ENFILE" },
+	};
+
+	for (size_t i = 0; i < LEN(names); i++)
+		if (names[i].err == err)
+			return names[i].name;
+	return strerror(err);
+}
+
+/* srt's refusal: two lines, its words, but sbx's status. */
+static void __attribute__((noreturn))
+srt_refuse(const char *reason, const char *lost)
+{
+	fprintf(stderr, "Error: %s\nRefusing to run with the built-in defaults, which would drop %s.\n", reason, lost);
+	exit(SBX_EXIT_FAILURE);
+}
+
+/* An error of sbx's JSON reader, where srt would print JSON.parse's or
+ * zod's: the message, then where. */
+static const char *
+srt_err_text(const struct err *e)
+{
+	if (e->line && e->col)
+		return aprintf("%s (line %d, column %d)", e->msg, e->line, e->col);
+	return e->line ? aprintf("%s (line %d)", e->msg, e->line) : e->msg;
+}
+
+/* Step (invoked as srt): the settings by srt's rules (cli.js, utils/
+ * config-loader.js). The file is read first and the failure sorted, as
+ * srt does: only ENOENT is "missing", and only at the default path does
+ * it mean srt's built-in config. Everything else is refused. The file is
+ * srt's JSON: sbx's line format is for sbx -c. */
+static void
+srt_load_settings(const char *named, struct policy *p, struct pol_ctx *pc)
+{
+	const char *path = named;
+	struct buf b = { 0 };
+	struct jval *root;
+	struct err e = { 0 };
+	size_t i;
+
+	if (!path) {
+		if (!pc->home || !*pc->home)
+			die("HOME is not set, so there is no ~/.srt-settings.json to read; the command did not run");
+		path = path_join(pc->home, ".srt-settings.json");
+	}
+	if (read_file(path, SBX_MAX_POLICY_BYTES, &b) < 0) {
+		int saved = errno;
+
+		free(b.p);
+		if (saved == ENOENT && named)
+			srt_refuse(aprintf("%s does not exist.", path), SRT_NAMED_RULES);
+		if (saved != ENOENT)
+			srt_refuse(aprintf("%s could not be read (%s).", path, srt_errno_name(saved)), SRT_FILE_RULES);
+		/* srt's default config, and sbx's default denies on top: the
+		 * credential stores stay hidden (srt leaves them readable) */
+		note("No config found at %s, using default config", path);
+		if (json_parse_policy(p, pc, srt_default_config, strlen(srt_default_config), "srt's default config",
+		    &e) < 0)
+			die_err(&e);
+		pol_default_denies(p, pc);
+		return;
+	}
+	for (i = 0; i < b.n && isspace((unsigned char)b.p[i]); i++)
+		;
+	if (i == b.n)
+		srt_refuse(aprintf("%s is empty. Delete it, or put a config in it.", path), SRT_FILE_RULES);
+	if (json_parse(b.p, b.n, NULL, &root, &e) < 0)
+		srt_refuse(aprintf("%s is not valid JSON: %s", path, srt_err_text(&e)), SRT_FILE_RULES);
+	if (json_parse_policy(p, pc, b.p, b.n, astrdup(path), &e) < 0)
+		srt_refuse(aprintf("%s does not hold a valid config \xe2\x80\x94 %s", path, srt_err_text(&e)),
+		    SRT_FILE_RULES);
+	free(b.p);
 }
 
 /* sbx --connect HOST PORT: a CONNECT client on stdin/stdout, for ssh's
@@ -16661,7 +16997,9 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 	char home_real[PATH_MAX];
 
 	pol_init(p);
-	if (c->config) {
+	if (c->srt) {
+		srt_load_settings(c->srt_settings, p, pc);
+	} else if (c->config) {
 		if (pol_read_file(p, pc, c->config, &e) < 0)
 			die_err(&e);
 	} else if (!c->check && !c->explain && mode != PM_BPF && mode != PM_BPF_PROXY && mode != PM_BPF_OBSERVER) {
@@ -16935,7 +17273,10 @@ main(int argc, char **argv)
 	}
 
 	/* the options */
-	cli_parse(argc, argv, &c);
+	if (invoked_as_srt(argv[0]))
+		srt_cli(argc, argv, &c);	/* srt's grammar, translated */
+	else
+		cli_parse(argc, argv, &c);
 	if (c.help) {
 		usage(stdout);
 		return 0;

@@ -3516,6 +3516,109 @@ test_observer(void)
 	}
 }
 
+/* ---- srt's command line (sbx invoked as srt) and the command-line hint - */
+
+static void
+test_srt_cli(void)
+{
+	/* argv words, then what srt_parse makes of them: "" for no error,
+	 * else the start of its message; the settings, the -c string, the
+	 * control fd, -d's count and the command's first word */
+	static const struct {
+		const char *argv[8];
+		const char *err, *settings, *command, *control_fd;
+		int debug;
+		const char *arg0;
+	} cases[] = {
+		{ { "srt", "-c", "echo hi" }, "", NULL, "echo hi", NULL, 0, NULL },
+		{ { "srt", "-cecho hi" }, "", NULL, "echo hi", NULL, 0, NULL },
+		{ { "srt", "-d", "--debug", "-s", "f.json", "ls", "-la" }, "", "f.json", NULL, NULL, 2, "ls" },
+		{ { "srt", "-sf.json", "ls" }, "", "f.json", NULL, NULL, 0, "ls" },
+		{ { "srt", "--settings=f.json", "ls" }, "", "f.json", NULL, NULL, 0, "ls" },
+		{ { "srt", "--settings", "f.json", "ls" }, "", "f.json", NULL, NULL, 0, "ls" },
+		{ { "srt", "-c", "-d" }, "", NULL, "-d", NULL, 0, NULL },	/* a value is taken whatever it is */
+		/* options end at the command: its -c and -d are its own */
+		{ { "srt", "sh", "-c", "echo", "-d" }, "", NULL, NULL, NULL, 0, "sh" },
+		{ { "srt", "--", "-c", "x" }, "", NULL, NULL, NULL, 0, "-c" },
+		{ { "srt", "-", "x" }, "", NULL, NULL, NULL, 0, "-" },
+		{ { "srt", "--control-fd", "3", "ls" }, "", NULL, NULL, "3", 0, "ls" },
+		{ { "srt", "--control-fd=10", "ls" }, "", NULL, NULL, "10", 0, "ls" },
+		{ { "srt", "--control-fd", "2", "ls" }, "error: option '--control-fd <fd>' argument '2' is invalid. must be "
+		  "an integer file descriptor >= 3 (0-2 are stdin, stdout and stderr).", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "--control-fd", "0x10", "ls" }, "error: option '--control-fd <fd>' argument '0x10' is invalid.",
+		  NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "--control-fd", "+5", "ls" }, "error: option '--control-fd <fd>' argument '+5'", NULL, NULL, NULL,
+		  0, NULL },
+		{ { "srt", "--control-fd" }, "error: option '--control-fd <fd>' argument missing", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "-s" }, "error: option '-s, --settings <path>' argument missing", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "-c" }, "error: option '-c <command>' argument missing", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "--control-fdx", "3" }, "error: unknown option '--control-fdx'", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "-v", "ls" }, "error: unknown option '-v'", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "-dc", "x" }, "error: unknown option '-dc'", NULL, NULL, NULL, 0, NULL },
+		{ { "srt" }, "Error: No command specified. Use -c <command> or provide command arguments.", NULL, NULL, NULL,
+		  0, NULL },
+		{ { "srt", "-d" }, "Error: No command specified.", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "-c", "x", "y" }, "Error: -c takes the whole command line", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "proxy" }, "Error: srt's proxy subcommand", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "--", "windows-install" }, "Error: srt's windows-install", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "-V" }, "", NULL, NULL, NULL, 0, NULL },
+		{ { "srt", "--help" }, "", NULL, NULL, NULL, 0, NULL },
+	};
+	static const struct { const char *argv0; bool srt; } names[] = {
+		{ "srt", true }, { "/usr/local/bin/srt", true }, { "./srt", true }, { "sbx", false },
+		{ "/bin/srt2", false }, { "srt/sbx", false }, { "", false }, { NULL, false },
+	};
+	static const struct { const char *argv0, *hint; } hints[] = {
+		{ "npm test", "to run a command line, use: sbx ... -- sh -c 'npm test'" },
+		{ "echo it's", "to run a command line, use: sbx ... -- sh -c 'echo it'\\''s'" },
+		{ "a\tb", "to run a command line, use: sbx ... -- sh -c 'a\tb'" },
+		{ "npm", NULL },
+		{ "/usr/bin/npm", NULL },
+	};
+	char buf[512];
+
+	for (size_t i = 0; i < LEN(cases); i++) {
+		struct srt_args s;
+		struct err e = { 0 };
+		int rc = srt_parse((char **)cases[i].argv, &s, &e);
+
+		if (*cases[i].err) {
+			CHECK(rc < 0 && strncmp(e.msg, cases[i].err, strlen(cases[i].err)) == 0,
+			    "srt case %zu: want error \"%s\", got rc %d \"%s\"", i, cases[i].err, rc, e.msg);
+			continue;
+		}
+		CHECK(rc == 0, "srt case %zu: unexpected error \"%s\"", i, e.msg);
+		if (rc < 0)
+			continue;
+		CHECK(strcmp(S(s.settings), S(cases[i].settings)) == 0, "srt case %zu: settings %s", i, S(s.settings));
+		CHECK(strcmp(S(s.command), S(cases[i].command)) == 0, "srt case %zu: command %s", i, S(s.command));
+		CHECK(strcmp(S(s.control_fd), S(cases[i].control_fd)) == 0, "srt case %zu: control fd %s", i,
+		    S(s.control_fd));
+		CHECK(s.debug == cases[i].debug, "srt case %zu: debug %d", i, s.debug);
+		CHECK(strcmp(S(s.args[0]), S(cases[i].arg0)) == 0, "srt case %zu: command word %s", i, S(s.args[0]));
+	}
+	for (size_t i = 0; i < LEN(names); i++)
+		CHECK(invoked_as_srt(names[i].argv0) == names[i].srt, "invoked_as_srt(%s)", S(names[i].argv0));
+	for (size_t i = 0; i < LEN(hints); i++) {
+		bool got = cmd_line_hint(hints[i].argv0, buf, sizeof(buf));
+
+		CHECK(got == (hints[i].hint != NULL), "cmd_line_hint(%s): %d", hints[i].argv0, got);
+		if (got && hints[i].hint)
+			check_str(buf, hints[i].hint, "cmd_line_hint", __LINE__);
+	}
+	/* a long name: the hint is cut, never overrun, and still closes its quote */
+	memset(buf, 'x', sizeof(buf));
+	{
+		char name[600];
+
+		memset(name, 'a', sizeof(name) - 1);
+		name[sizeof(name) - 1] = '\0';
+		name[3] = ' ';
+		CHECK(cmd_line_hint(name, buf, 100) && strlen(buf) < 100 && buf[strlen(buf) - 1] == '\'',
+		    "cmd_line_hint: a long name overran or lost its closing quote");
+	}
+}
+
 int
 main(void)
 {
@@ -3541,6 +3644,7 @@ main(void)
 	test_policy_hardening();
 	test_host_edges();
 	test_observer();
+	test_srt_cli();
 #if SBX_LINUX
 	test_expose_refusal();
 #endif
