@@ -9576,11 +9576,13 @@ px_parent_reply(struct proxy *px, struct conn *c, short urev)
 	if (rc == 0 && r > 0)
 		return;
 	if (rc > 0) {
-		rbuf_put(&c->u2c, c->phead + rc, c->phead_n - (size_t)rc);	/* the target's first bytes */
-		free(c->phead);
+		char *head = c->phead;
+
 		c->phead = NULL;
+		px_tunnel_ready(c);	/* the client's answer first (200, SOCKS success), */
+		rbuf_put(&c->u2c, head + rc, c->phead_n - (size_t)rc);	/* then the target's first bytes */
+		free(head);
 		c->phead_n = 0;
-		px_tunnel_ready(c);
 		return;
 	}
 	snprintf(why, sizeof(why), "the parent proxy %s", rc == -1 ? "refused the tunnel: " :

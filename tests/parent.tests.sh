@@ -129,3 +129,24 @@ t_external_proxy_ports() { # http-proxy-port (srt's httpProxyPort): 127.0.0.1:31
 	grep -q hello-from-test-host "$T/r.out" || fail "network.httpProxyPort in srt's settings: $(cat "$T/r.out")"
 }
 TESTS+=(external_proxy_ports)
+
+t_parent_proxy_eager_tunnel() { # the parent's "200" and the target's first bytes in one read (a server that speaks first, as sshd): the client gets sbx's answer, then those bytes, in that order
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	parent_up --eager
+	ip netns exec "$NS" python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((sys.argv[1], 7300)); s.listen(8)
+while True:
+    c, _ = s.accept(); c.sendall(b"SSH-2.0-banner-first\r\n"); c.recv(10); c.close()' "$NSIP" >/dev/null 2>&1 &
+	sleep 0.3
+	in_net_nodns "$SBX" -c "$T/net" --allow-domain=far.test --parent-proxy="http://$NSIP:3128" -- python3 -c '
+import socket, time
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT far.test:7300 HTTP/1.1\r\nHost: far.test:7300\r\n\r\n")
+time.sleep(1.5)
+print(repr(s.recv(65536)))' >"$T/r.out" 2>"$T/r.err"
+	log_file out "$T/r.out"; log_file err "$T/r.err"
+	grep -qF "b'HTTP/1.1 200 Connection Established\\r\\n\\r\\nSSH-2.0-banner-first\\r\\n'" "$T/r.out" ||
+		fail "the answer, then the target's first bytes: $(cat "$T/r.out")"
+}
+TESTS+=(parent_proxy_eager_tunnel)

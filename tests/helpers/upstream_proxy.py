@@ -9,6 +9,8 @@ It speaks what a corporate proxy speaks: CONNECT host:port (a tunnel) and absolu
 name that works proves the connection went through this proxy. Every request is one line in LOG:
     <METHOD> <TARGET> auth=<the Proxy-Authorization value, or ->
 With --auth, a request without that Basic credential gets 407; a CONNECT to a --refuse name 403.
+With --eager, a tunnel's "200" and the target's first bytes leave in one write (as a busy proxy's
+may), so the client side must keep the order: the answer, then the bytes.
 """
 import base64
 import socket
@@ -16,9 +18,12 @@ import sys
 import threading
 
 bind_ip, port, log_path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-auth, hosts, refuse = None, {}, set()
+auth, hosts, refuse, eager = None, {}, set(), False
 args = sys.argv[4:]
 while args:
+    if args[0] == "--eager":
+        eager, args = True, args[1:]
+        continue
     opt, val = args[0], args[1]
     args = args[2:]
     if opt == "--auth":
@@ -95,7 +100,15 @@ def serve(c):
                     c.sendall(b"HTTP/1.1 403 Forbidden by upstream policy\r\nContent-Length: 0\r\n\r\n")
                     return
                 u, _ = dial(target, 443)
-                c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                first = b""
+                if eager:
+                    u.settimeout(1)
+                    try:
+                        first = u.recv(65536)
+                    except OSError:
+                        pass
+                    u.settimeout(None)
+                c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n" + first)
                 if rest:
                     u.sendall(rest)
             else:
