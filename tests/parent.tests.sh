@@ -150,3 +150,21 @@ print(repr(s.recv(65536)))' >"$T/r.out" 2>"$T/r.err"
 		fail "the answer, then the target's first bytes: $(cat "$T/r.out")"
 }
 TESTS+=(parent_proxy_eager_tunnel)
+
+t_parent_proxy_on_loopback() { # a parent on this machine's 127.0.0.1 (cntlm's place, srt #147) is exempt from the resolved-address guard; a bypassed target resolving to loopback is still refused by it (control)
+	command -v curl >/dev/null || skip "curl is not installed"
+	net_up
+	local port=$((20000 + RANDOM % 20000)) i
+	: >"$T/lo.log"
+	python3 "$HERE/tests/helpers/upstream_proxy.py" 127.0.0.1 "$port" "$T/lo.log" --host "far.test=$NSIP" >"$T/lo.err" 2>&1 &
+	for i in $(seq 50); do curl -s -m 1 -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+	in_net_nodns "$SBX" -c "$T/net" --allow-domain=far.test --parent-proxy="http://127.0.0.1:$port" --parent-proxy-bypass=rebind.test -- \
+		sh -c 'curl -s -m 10 -p http://far.test:8000/; printf "rebind: "; curl -s -m 10 -o /dev/null -w "%{http_code}\n" http://rebind.test:8000/' \
+		>"$T/r.out" 2>"$T/r.err"
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err"); log_file out "$T/r.out"; log_file err "$T/r.err"
+	expect_contains "$OUT" "hello-from-test-host" "far.test through the parent on 127.0.0.1"
+	grep -q "^CONNECT far.test:8000 " "$T/lo.log" || fail "the loopback parent saw the tunnel"
+	expect_contains "$OUT" "rebind: 403" "control: a bypassed target resolving to 127.0.0.1 is refused by the guard"
+	expect_contains "$ERR" "deny network-outbound rebind.test:8000 (resolved to a loopback address)" "the guard's reason"
+}
+TESTS+=(parent_proxy_on_loopback)
