@@ -41,7 +41,8 @@
  *      them over a socket), 2.4 path helpers
  *   3. Policy: 3.1 the model, 3.2 the directive table, 3.3 values, 3.4 the
  *      line format, 3.5 a JSON reader, 3.6 srt settings as a table, 3.7
- *      printers, 3.8 a reader of git's config format
+ *      printers, 3.8 a reader of git's config format, 3.9 a policy
+ *      update (a control-fd line): what changed, what applies live
  *   4. Matching: 4.1 domain patterns, 4.2 addresses, 4.3 globs, 4.4 hosts
  *      (the canonical form), 4.5 domain patterns matched (the network
  *      decision), 4.6 resolved-address classes (for the proxy)
@@ -54,7 +55,7 @@
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
  *      processes (control, handed fds, expose-port, decision records, the
- *      observer's events), 6d the Seatbelt profile (the plan and the
+ *      observer's events, the network tables), 6d the Seatbelt profile (the plan and the
  *      network policy as SBPL, for macOS; printed on every platform)
  *   7. Proxy: the poll() loop; 7.1 parsers (pure: HTTP head, SOCKS5/4a, the
  *      SSH refusal), 7.2 resolver threads, 7.3 connections and relay, 7.4
@@ -67,7 +68,8 @@
  *      placeholders shared by concurrent runs (a registry of flock(2)ed
  *      entries), 9b the audit of repositories made during the run, 9c the
  *      programs sbx runs (found, tamper-checked), the caller's denied
- *      variables forgotten, the signals passed on
+ *      variables forgotten, the signals passed on, 9d live policy: the
+ *      control fd's lines read, compared, the network lists applied
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
  *      and the symlinks it pins, capabilities, the filters), 10b the write
@@ -141,6 +143,7 @@
 #include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/file.h>
+#include <sys/uio.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -264,6 +267,9 @@ static int plat_run(const struct policy *p, const struct plan *pl, const struct 
 /* The proxy's (7): descriptors made close-on-exec and non-blocking (a TCP
  * socket, an accepted connection (-1, EAGAIN: none waits), a pipe), and
  * its lockdown before it reads a byte from the sandbox (7.4). */
+/* A file of no name, read-write and close-on-exec, for what one message
+ * cannot carry (the network tables, 6c); -1 with errno when there is none. */
+static int plat_anon_file(const char *name);
 static int px_socket_cloexec_nonblock(int family);
 static int px_accept_cloexec_nonblock(int lfd);
 static int px_pipe_cloexec_nonblock(int p[2]);
@@ -3839,6 +3845,99 @@ gitcfg_path(const char *value, const char *base, const char *home)
 	return base ? path_clean(path_join(base, value)) : NULL;
 }
 
+/* ---- 3.9 A policy update: what changed, and what a running sandbox takes
+ *
+ * A line on the control fd (9d) is a whole new policy. Only the network
+ * lists can change under a running command: the proxy decides each new
+ * connection, so its allow list, deny list (reasons too) and denied
+ * address ranges are swapped in live (6c, 7.5). Everything else is
+ * already built into the sandbox (mounts, filters, the environment, the
+ * listeners) and cannot follow: each such key that differs is named, so
+ * nobody takes a warning-free update for an applied one. Pure. */
+
+static bool
+str_eq_or_null(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Does directive d's field hold the same in a and b? */
+static bool
+pol_field_equal(const struct policy *a, const struct policy *b, const struct directive *d)
+{
+	const struct vec *va = FIELD(a, d, const struct vec), *vb = FIELD(b, d, const struct vec);
+
+	switch (d->kind) {
+	case DK_FLAG:
+		return *FIELD(a, d, const bool) == *FIELD(b, d, const bool);
+	case DK_DEPTH:
+	case DK_ONOFF:
+	case DK_BRIDGE:
+	case DK_PORT1:
+		return *FIELD(a, d, const long) == *FIELD(b, d, const long);
+	case DK_BINARY:
+	case DK_PROXY_URL:
+	case DK_CHOICE:
+		return str_eq_or_null(*FIELD(a, d, const char *const), *FIELD(b, d, const char *const));
+	case DK_INCLUDE:
+		return true;	/* no field of its own: what it read is in the others */
+	case DK_PATH:		/* the lists, compared below; no default: a new kind must say which it is */
+	case DK_ALLOW_DOMAIN:
+	case DK_DENY_DOMAIN:
+	case DK_ADDRESS:
+	case DK_SOCKET:
+	case DK_STRING:
+	case DK_IGNORE:
+	case DK_PORT:
+	case DK_ENV:
+	case DK_NAME:
+	case DK_BYPASS:
+	case DK_HEADER:
+		break;
+	}
+	if (va->n != vb->n)
+		return false;
+	for (size_t i = 0; i < va->n; i++) {
+		bool same;
+
+		if (d->kind == DK_PATH) {
+			const struct pathrule *x = va->v[i], *y = vb->v[i];
+
+			same = strcmp(x->path, y->path) == 0 && x->literal == y->literal;
+		} else if (d->kind == DK_DENY_DOMAIN) {
+			const struct domrule *x = va->v[i], *y = vb->v[i];
+
+			same = strcmp(x->pattern, y->pattern) == 0 && str_eq_or_null(x->reason, y->reason);
+		} else if (d->kind == DK_IGNORE) {
+			const struct ignorerule *x = va->v[i], *y = vb->v[i];
+
+			same = strcmp(x->command, y->command) == 0 && strcmp(x->line, y->line) == 0;
+		} else {
+			same = strcmp(va->v[i], vb->v[i]) == 0;
+		}
+		if (!same)
+			return false;
+	}
+	return true;
+}
+
+/* Can a running sandbox take a change of d? The network lists only. */
+static bool
+directive_is_live(const struct directive *d)
+{
+	return d->kind == DK_ALLOW_DOMAIN || d->kind == DK_DENY_DOMAIN || d->kind == DK_ADDRESS;
+}
+
+/* The directives whose values differ between the running policy and an
+ * update, into live (applied) and fixed (not), in table order. */
+static void
+pol_changes(const struct policy *running, const struct policy *update, struct vec *live, struct vec *fixed)
+{
+	for (size_t i = 0; i < LEN(directives); i++)
+		if (!pol_field_equal(running, update, &directives[i]))
+			vec_push(directive_is_live(&directives[i]) ? live : fixed, (void *)&directives[i]);
+}
+
 /* ====================================================================
  * 4. MATCHING: domain patterns, addresses, globs
  * ==================================================================== */
@@ -7266,7 +7365,8 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
  *   the handed-fd message  inner helper -> sbx: listeners made inside
  *   expose-port messages   proxy <-> inner helper: a connection inside
  *   decision records       proxy -> sbx: each connection's verdict
- *   observer events        the write observer -> sbx: what the command tried */
+ *   observer events        the write observer -> sbx: what the command tried
+ *   network tables         sbx -> proxy: the lists a control-fd line changed */
 
 /* The control message to the inner helper (10a). */
 enum inner_flag {
@@ -7790,6 +7890,204 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 	return 0;
 }
 
+/* The network tables, sbx -> proxy, when a line on the control fd changes
+ * them (9d): the allow list, the deny list with its reasons, the denied
+ * address ranges. The proxy swaps them in between two poll iterations
+ * (7.5): a connection already decided keeps its decision.
+ *
+ *   'N' u32 nallow (u16 len, pattern)* u32 ndeny (u16 len, pattern,
+ *   u8 has_reason, [u16 len, reason])* u32 naddr (u16 len, cidr)*
+ *
+ * (big-endian). A table may be larger than one datagram (macOS's are 2
+ * KiB), so it travels in a file of its own (plat_anon_file) whose
+ * descriptor rides on a 'P' message over the record pair: "P" u32 length
+ * (host order), one descriptor attached. sbx is the trusted side here, but
+ * the proxy's matchers assume checked patterns (4.5 splits a bracketed
+ * one at its ']'), so the decoder checks each entry as the policy reader
+ * did, and refuses the whole table for one that does not pass. The
+ * decoded tables are malloc'd (the proxy's arena is sealed, 2.1). */
+#define SBX_TABLES_MAX_BYTES	(4 << 20)
+#define SBX_TABLES_MSG_BYTES	5
+
+struct net_tables {
+	struct vec allow, deny, addrs;	/* as in struct policy; every array and string malloc'd below */
+	struct domrule *rules;		/* deny's elements */
+	char *strings;
+};
+
+static void
+put_be16(struct buf *b, size_t v)
+{
+	unsigned char x[2] = { (unsigned char)(v >> 8), (unsigned char)v };
+
+	buf_putn(b, (const char *)x, 2);
+}
+
+static void
+put_be32(struct buf *b, size_t v)
+{
+	unsigned char x[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+		(unsigned char)v };
+
+	buf_putn(b, (const char *)x, 4);
+}
+
+static void
+put_str16(struct buf *b, const char *s)
+{
+	put_be16(b, strlen(s));
+	buf_puts(b, s);
+}
+
+/* Encode the three lists (of const char *, struct domrule *, const char *). */
+static void
+net_tables_encode(const struct vec *allow, const struct vec *deny, const struct vec *addrs, struct buf *b)
+{
+	buf_putc(b, 'N');
+	put_be32(b, allow->n);
+	for (size_t i = 0; i < allow->n; i++)
+		put_str16(b, allow->v[i]);
+	put_be32(b, deny->n);
+	for (size_t i = 0; i < deny->n; i++) {
+		const struct domrule *r = deny->v[i];
+
+		put_str16(b, r->pattern);
+		buf_putc(b, r->reason ? 1 : 0);
+		if (r->reason)
+			put_str16(b, r->reason);
+	}
+	put_be32(b, addrs->n);
+	for (size_t i = 0; i < addrs->n; i++)
+		put_str16(b, addrs->v[i]);
+}
+
+static void
+net_tables_free(struct net_tables *t)
+{
+	if (!t)
+		return;
+	free(t->allow.v);
+	free(t->deny.v);
+	free(t->addrs.v);
+	free(t->rules);
+	free(t->strings);
+	free(t);
+}
+
+/* One string of a table: u16 length (1..SBX_MAX_TEXT_ARG_BYTES), no NUL
+ * or control byte; copied NUL-terminated to *s (advanced). */
+static const char *
+tables_take_str(const unsigned char *b, size_t n, size_t *off, char **s, const char **why)
+{
+	size_t len;
+	char *out = *s;
+
+	if (n - *off < 2) {
+		*why = "a string cut short";
+		return NULL;
+	}
+	len = (size_t)b[*off] << 8 | b[*off + 1];
+	*off += 2;
+	if (len == 0 || len > SBX_MAX_TEXT_ARG_BYTES || n - *off < len) {
+		*why = "a bad string length";
+		return NULL;
+	}
+	for (size_t k = 0; k < len; k++)
+		if (!b[*off + k] || is_control(b[*off + k])) {
+			*why = "a control byte in a string";
+			return NULL;
+		}
+	memcpy(out, b + *off, len);
+	out[len] = '\0';
+	*off += len;
+	*s += len + 1;
+	return out;
+}
+
+/* Decode a table: every length exact, every entry checked as the policy
+ * reader checks it (3.3). Returns the tables (net_tables_free), or NULL
+ * with *why set. */
+static struct net_tables *
+net_tables_decode(const unsigned char *b, size_t n, const char **why)
+{
+	struct net_tables *t = calloc(1, sizeof(*t));
+	struct vec *lists[3];
+	size_t off = 1;
+	char *s;
+
+	if (!t || !(t->strings = malloc(n + 1))) {
+		free(t);
+		*why = "out of memory";
+		return NULL;
+	}
+	lists[0] = &t->allow;
+	lists[1] = &t->deny;
+	lists[2] = &t->addrs;
+	s = t->strings;
+	if (n < 1 || b[0] != 'N' || n > SBX_TABLES_MAX_BYTES) {
+		*why = "not a table";
+		goto fail;
+	}
+	for (int l = 0; l < 3; l++) {
+		size_t cnt;
+
+		if (n - off < 4) {
+			*why = "a count cut short";
+			goto fail;
+		}
+		cnt = (size_t)b[off] << 24 | (size_t)b[off + 1] << 16 | (size_t)b[off + 2] << 8 | b[off + 3];
+		off += 4;
+		if (cnt > (n - off) / 3) {	/* each entry takes 3 bytes at least */
+			*why = "a count larger than the table";
+			goto fail;
+		}
+		lists[l]->v = malloc((cnt ? cnt : 1) * sizeof(void *));
+		if (l == 1)
+			t->rules = malloc((cnt ? cnt : 1) * sizeof(struct domrule));
+		if (!lists[l]->v || (l == 1 && !t->rules)) {
+			*why = "out of memory";
+			goto fail;
+		}
+		lists[l]->cap = cnt;
+		for (size_t i = 0; i < cnt; i++) {
+			const char *e = tables_take_str(b, n, &off, &s, why), *check, *reason = NULL;
+			int fam, prefix;
+			unsigned char a[16];
+
+			if (!e)
+				goto fail;
+			if (l == 1) {
+				if (n - off < 1 || b[off] > 1) {
+					*why = "a bad reason flag";
+					goto fail;
+				}
+				if (b[off++] && !(reason = tables_take_str(b, n, &off, &s, why)))
+					goto fail;
+			}
+			if (l < 2 ? match_check_pattern(e, l == 1, &check) < 0 : match_parse_cidr(e, &fam, a, &prefix) < 0) {
+				*why = l < 2 ? "a domain pattern that does not check" : "an address range that does not parse";
+				goto fail;
+			}
+			if (l == 1) {
+				t->rules[i].pattern = e;
+				t->rules[i].reason = reason;
+				lists[l]->v[i] = &t->rules[i];
+			} else {
+				lists[l]->v[i] = (void *)e;
+			}
+			lists[l]->n++;
+		}
+	}
+	if (off != n) {
+		*why = "bytes after the tables";
+		goto fail;
+	}
+	return t;
+fail:
+	net_tables_free(t);
+	return NULL;
+}
+
 /* ---- 6d. The Seatbelt profile: the plan and the network policy as SBPL ---
  *
  * macOS has no mount namespace: the same plan becomes a Seatbelt profile
@@ -8220,7 +8518,10 @@ struct conn {
 };
 
 struct proxy {
-	const struct policy *p;
+	const struct policy *p;		/* &live: the policy sbx forked it with, its network lists swapped
+					 * for each table sbx sends (px_take_tables) */
+	struct policy live;
+	struct net_tables *tables;	/* owned: the lists live points to since the last swap, or NULL */
 	struct vec own;			/* this machine's addresses (struct addr *) */
 	struct conn *conns;		/* SBX_MAX_CONNS slots */
 	unsigned conns_end;		/* one past the highest slot in use: the loop scans only below it */
@@ -10314,7 +10615,8 @@ px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, 
 	}
 	for (i = 0; i < SBX_MAX_CONNS; i++)
 		conns[i].cfd = conns[i].ufd = -1;
-	px->p = p;
+	px->live = *p;
+	px->p = &px->live;
 	px->token = token;
 	px->parent = getppid();
 	px->conns = conns;
@@ -10339,6 +10641,71 @@ px_start_resolvers(struct proxy *px)
 		pthread_create(&t, NULL, dns_worker, NULL);
 }
 
+/* A 'P' message from sbx (6c): the new network tables, in the file fd.
+ * Swapped in whole, between two poll iterations: a connection decided
+ * keeps its decision, the next one is decided by the new lists; one that
+ * is resolving is judged by the new denied addresses (the safe side). A
+ * table that does not decode changes nothing. */
+static void
+px_take_tables(struct proxy *px, const unsigned char *msg, ssize_t n, int fd)
+{
+	uint32_t len;
+	unsigned char *b;
+	struct net_tables *t = NULL;
+	const char *why = "a bad 'P' message";
+	size_t got = 0;
+
+	memcpy(&len, msg + 1, n == SBX_TABLES_MSG_BYTES ? 4 : 0);
+	if (n != SBX_TABLES_MSG_BYTES || msg[0] != 'P' || len > SBX_TABLES_MAX_BYTES || !(b = malloc(len + 1))) {
+		warnx("proxy: a policy update from sbx refused: %s", why);
+		return;
+	}
+	while (got < len) {	/* malloc, never the arena: it is sealed (2.1) */
+		ssize_t r = pread(fd, b + got, len - got, (off_t)got);
+
+		if (r == 0 || (r < 0 && errno != EINTR))
+			break;
+		got += r > 0 ? (size_t)r : 0;
+	}
+	if (got == len)
+		t = net_tables_decode(b, len, &why);
+	else
+		why = "the table is cut short";
+	free(b);
+	if (!t) {
+		warnx("proxy: a policy update from sbx refused: %s", why);
+		return;
+	}
+	px->live.allow_domains = t->allow;
+	px->live.deny_domains = t->deny;
+	px->live.deny_addresses = t->addrs;
+	net_tables_free(px->tables);	/* the lists before: nothing points into them past this call */
+	px->tables = t;
+}
+
+/* sbx's end of the record pair: tables from sbx, or its end closing.
+ * Returns only while sbx is there. */
+static void
+px_from_sbx(struct proxy *px)
+{
+	for (;;) {
+		unsigned char msg[SBX_TABLES_MSG_BYTES + 1];	/* one more: a longer message is refused */
+		int fd = -1, nfd = 0;
+		ssize_t n;
+
+		errno = 0;
+		n = recv_fds(px_report_fd, msg, sizeof(msg), &fd, 1, &nfd, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0)
+			_exit(0);	/* sbx has gone (its end closed: a read of 0) */
+		if (nfd == 1) {
+			px_take_tables(px, msg, n, fd);
+			close(fd);
+		}
+	}
+}
+
 /* The loop: expired deadlines, one poll() over sbx's end of the report
  * pair, the resolver's pipe, the expose channel, the listeners and every
  * connection, then what it reported. Returns never: exits 0 when sbx has
@@ -10360,7 +10727,7 @@ px_loop(struct proxy *px)
 		unsigned s;
 
 		px_on_timeouts(px, now);
-		pfd[n].fd = px_report_fd; pfd[n].events = POLLIN; n++;	/* sbx never writes: any event is its end closing */
+		pfd[n].fd = px_report_fd; pfd[n].events = POLLIN; n++;	/* tables from sbx, or its end closing */
 		pfd[n].fd = px->resolved_pipe[0]; pfd[n].events = POLLIN; n++;
 		pfd[n].fd = px->expose_fd; pfd[n].events = POLLIN; n++;	/* -1: poll skips it */
 		for (i = 0; i < px->nlisteners; i++) {
@@ -10394,7 +10761,7 @@ px_loop(struct proxy *px)
 			_exit(SBX_EXIT_FAILURE);
 		}
 		if (pfd[0].revents)
-			_exit(0);	/* sbx has gone */
+			px_from_sbx(px);	/* first: what follows is decided by the new tables */
 		if (pfd[1].revents & POLLIN)
 			px_on_resolver(px);
 		if (pfd[2].revents)
@@ -11226,12 +11593,13 @@ sblog_hint(const struct violation *v, const struct plan *pl, const char *t)
 
 /* ====================================================================
  * 9. THE RUN ON DISK: the runtime directory, placeholders, the audit, the
- *    programs and the environment (every platform)
+ *    programs and the environment, the live policy (every platform)
  * ====================================================================
  *
  * What a run makes and removes on this machine, for every platform's
  * runner: its private directory, the placeholders shared with concurrent
- * runs, and the audit of git repositories the command made. */
+ * runs, and the audit of git repositories the command made; and what
+ * both runners' supervise loops share: the control fd's updates (9d). */
 
 /* Prototypes: the audit (9b), which a run's preparation, its cleanup and
  * the recovery of a dead run (9a) call; audit_gitdir recurses. */
@@ -13011,6 +13379,228 @@ check_line(bool ok, const char *fmt, ...)
 	putchar('\n');
 }
 
+/* ---- 9d. Live policy: the control fd (every platform) ----------------
+ *
+ * --control-fd N, srt's protocol: JSON lines, each a whole settings object
+ * read by the same strict reader as a policy file (3.5, 3.6). A line that
+ * does not read is reported and dropped: the policy before it stays. A
+ * good one changes the network lists at once (3.9): sbx's own copy, which
+ * a proxy forked later starts from, and the running proxy's, by a table
+ * (6c) it swaps in between two poll iterations (7.5). Every other key
+ * that changed is named: a running sandbox cannot take it.
+ *
+ * The channel, as srt's: it is checked readable before anything is built
+ * (main_control_fd_check) and read only once the command runs (the
+ * runners' supervise loops), so nothing written meanwhile is lost. End of
+ * input means the writer is done: the last policy stays. A read error
+ * before the first line stops the command (SIGTERM, SIGKILL 2 s later)
+ * and sbx exits 125 (srt: 1); after it, it only ends the updates.
+ * SECURITY: the fd never reaches the command: sbx marks it close-on-exec
+ * with every inherited one (2.3), and the proxy and the observer close
+ * every descriptor they do not need (fds_close_except). */
+
+#define SBX_MAX_CONTROL_LINE_BYTES	(1 << 20)	/* a longer line is refused, as a policy file */
+#define SBX_CONTROL_KILL_GRACE_MS	2000		/* srt's KILL_GRACE_MS */
+
+/* main's reader of one line: the policy it describes, into out (the
+ * arena); 0, or -1 with e filled. */
+typedef int (*live_load_fn)(void *ctx, const char *text, size_t n, const char *name, struct policy *out,
+    struct err *e);
+
+static struct {
+	int given;		/* N as given; -1: no --control-fd */
+	int fd;			/* N while it is read, else -1 */
+	bool any_line;		/* srt's receivedAnyLine: a line came, even an empty one */
+	bool failed;		/* it failed before its first line: the command is stopped, sbx exits 125 */
+	int64_t kill_at;	/* then: when a command that ignores SIGTERM gets SIGKILL; 0: not due */
+	unsigned lines;
+	struct buf acc;		/* the line read so far */
+	bool overlong;		/* longer than SBX_MAX_CONTROL_LINE_BYTES: dropped up to its newline */
+	struct policy cur;	/* the policy in force */
+	live_load_fn load;
+	void *ctx;
+} live = { .given = -1, .fd = -1 };
+
+/* From here on the control fd is read (by the runner), against policy p. */
+static void
+live_start(int fd, const struct policy *p, live_load_fn load, void *ctx)
+{
+	live.given = live.fd = fd;
+	live.cur = *p;
+	live.load = load;
+	live.ctx = ctx;
+}
+
+/* The policy a proxy forked now starts with: the last one applied. */
+static const struct policy *
+live_policy(const struct policy *p)
+{
+	return live.given >= 0 ? &live.cur : p;
+}
+
+/* The proxy's new tables: in a file of their own, its descriptor on a 'P'
+ * message over the record pair (6c). Never waits for the proxy: its
+ * socket full, the update is said to be lost. */
+static void
+live_send(int report)
+{
+	struct buf b = { 0 };
+	unsigned char msg[SBX_TABLES_MSG_BYTES];
+	int fd = plat_anon_file("sbx-tables");
+	uint32_t len;
+	int err = 0;
+
+	net_tables_encode(&live.cur.allow_domains, &live.cur.deny_domains, &live.cur.deny_addresses, &b);
+	len = (uint32_t)b.n;
+	msg[0] = 'P';
+	memcpy(msg + 1, &len, 4);
+	(void)fcntl(report, F_SETFL, fcntl(report, F_GETFL) | O_NONBLOCK);	/* sbx reads it with MSG_DONTWAIT anyway */
+	if (fd < 0 || b.n > SBX_TABLES_MAX_BYTES || write_all(fd, b.p, b.n) < 0 ||
+	    send_fds(report, msg, sizeof(msg), &fd, 1) < 0)
+		err = b.n > SBX_TABLES_MAX_BYTES ? EFBIG : errno;
+	if (fd >= 0)
+		close(fd);
+	free(b.p);
+	if (err)
+		warnx("control fd %d: the proxy did not take the update (%s): new connections are decided by the "
+		    "network lists before it", live.given, strerror(err));
+}
+
+/* One line (in live.acc): read, compared, applied. */
+static void
+live_line(int report)
+{
+	struct vec on = { 0 }, off = { 0 };
+	struct policy np;
+	struct err e = { 0 };
+	char msg[1200];
+	size_t n = live.acc.n, k;
+	const char *s = live.acc.p ? live.acc.p : "";
+
+	live.any_line = true;
+	live.lines++;
+	while (n && s[n - 1] == '\r')	/* "\r\n" ends a line too (readline's crlfDelay) */
+		n--;
+	for (k = 0; k < n && isspace((unsigned char)s[k]); k++)
+		;
+	if (k == n && !live.overlong)
+		goto done;	/* an empty line: srt says nothing */
+	if (live.overlong)
+		snprintf(msg, sizeof(msg), "control fd %d, line %u: longer than %d bytes", live.given, live.lines,
+		    SBX_MAX_CONTROL_LINE_BYTES);
+	if (live.overlong || live.load(live.ctx, s, n, aprintf("control fd %d, line %u", live.given, live.lines),
+	    &np, &e) < 0) {
+		if (!live.overlong)
+			err_format(&e, msg, sizeof(msg));
+		fprintf(stderr, "Invalid config on control fd %d: ignored, previous config still in force\n", live.given);
+		warnx("%s", msg);
+		goto done;
+	}
+	pol_changes(&live.cur, &np, &on, &off);
+	for (k = 0; k < off.n; k++) {
+		const struct directive *d = off.v[k];
+		const char *key = d->json ? d->json : d->name;
+
+		warnx("control fd %d: %s changed; %s, so this change is ignored", live.given, key,
+		    d->kind == DK_PATH || strncmp(key, "filesystem.", 11) == 0 ?
+		    "a running sandbox's filesystem cannot change" : "only the network lists apply to a running sandbox");
+	}
+	if (!on.n) {
+		note("control fd %d, line %u: the network lists are as they were", live.given, live.lines);
+		goto done;
+	}
+	live.cur.allow_domains = np.allow_domains;
+	live.cur.deny_domains = np.deny_domains;
+	live.cur.deny_addresses = np.deny_addresses;
+	for (k = 0; k < on.n; k++)
+		note("control fd %d, line %u: %s applied", live.given, live.lines,
+		    ((const struct directive *)on.v[k])->json);
+	if (report >= 0)
+		live_send(report);	/* else the proxy, when it forks, starts with live.cur */
+done:
+	live.acc.n = 0;
+	live.overlong = false;
+}
+
+/* The channel failed (why: the error). Returns -1 when the command must
+ * be stopped: nothing had come through it yet. */
+static int
+live_fail(const char *why)
+{
+	close(live.fd);
+	live.fd = -1;
+	if (live.any_line) {
+		/* the policy last applied stays: the command keeps running under it */
+		fprintf(stderr, "Error reading control fd %d: %s. The control channel is closed; no further updates "
+		    "will be applied.\n", live.given, why);
+		return 0;
+	}
+	fprintf(stderr, "Error: control fd %d failed before delivering an update: %s. Refusing to run the command "
+	    "without the control channel it asks for.\n", live.given, why);
+	live.failed = true;
+	live.kill_at = now_ms() + SBX_CONTROL_KILL_GRACE_MS;
+	return -1;
+}
+
+/* The control fd is readable (poll): take what came, line by line.
+ * report: sbx's end of the proxy's record pair, or -1 while no proxy
+ * runs. Returns -1 when the runner must stop the command (SIGTERM now;
+ * live_kill_due says when SIGKILL is). */
+static int
+live_read(int report)
+{
+	char chunk[65536];
+	ssize_t r = read(live.fd, chunk, sizeof(chunk));
+
+	if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (r < 0)
+		return live_fail(strerror(errno));
+	if (r == 0) {
+		if (live.acc.n || live.overlong)
+			live_line(report);	/* the last line needs no newline (readline's) */
+		close(live.fd);
+		live.fd = -1;
+		note("control fd %d: end of input; the policy last applied stays", live.given);
+		return 0;
+	}
+	for (const char *p = chunk, *end = chunk + r; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t k = (size_t)((nl ? nl : end) - p);
+
+		if (!live.overlong && live.acc.n + k > SBX_MAX_CONTROL_LINE_BYTES) {
+			live.overlong = true;
+			live.acc.n = 0;
+		}
+		if (!live.overlong)
+			buf_putn(&live.acc, p, k);
+		if (!nl)
+			break;
+		live_line(report);
+		p = nl + 1;
+	}
+	return 0;
+}
+
+/* The poll timeout the runner uses: -1, or until SIGKILL is due. */
+static int
+live_timeout(void)
+{
+	int64_t left = live.kill_at ? live.kill_at - now_ms() : -1;
+
+	return live.kill_at ? (int)(left > 0 ? left : 0) : -1;
+}
+
+/* Is SIGKILL due for a command stopped for its control fd? Once. */
+static bool
+live_kill_due(void)
+{
+	if (!live.kill_at || now_ms() < live.kill_at)
+		return false;
+	live.kill_at = 0;
+	return true;
+}
+
 /* ====================================================================
  * 10. LINUX RUNNER: the inner helper, running under bwrap, --check
  * ==================================================================== */
@@ -14435,7 +15025,8 @@ run_spawn_proxy(struct run *r)
 		if (r->inflight)
 			munmap(r->inflight, sizeof(*r->inflight));
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		px_main(r->p, r->ls, r->nls, r->expose_fd, pair[1], NULL);	/* no credential: only the sandbox reaches them */
+		/* the policy last applied (9d): a control-fd line may have come first */
+		px_main(live_policy(r->p), r->ls, r->nls, r->expose_fd, pair[1], NULL);	/* no credential: only the sandbox reaches them */
 	}
 	if (pair[1] >= 0)
 		close(pair[1]);
@@ -14693,8 +15284,9 @@ run_stop_observer(struct run *r)
 		    (unsigned long long)r->obs_lost, (unsigned long long)r->obs_bad, r->obs_restarts);
 }
 
-/* Step: wait for bwrap, forwarding signals and taking the proxy's
- * decisions as they come (the signals stay blocked: they arrive on sigfd). */
+/* Step: wait for bwrap, forwarding signals, taking the proxy's decisions
+ * and the control fd's updates as they come (the signals stay blocked:
+ * they arrive on sigfd). */
 static void
 run_supervise(struct run *r)
 {
@@ -14705,15 +15297,21 @@ run_supervise(struct run *r)
 		die("signalfd: %s", strerror(errno));	/* bwrap dies with us: nothing more runs */
 	r->sigfd = sigfd;
 	while (!done) {
-		struct pollfd pf[3 + LEN(r->ls)] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 },
-			{ r->events, POLLIN, 0 } };	/* -1: poll skips it */
-		nfds_t npf = run_proxy_poll(r, pf, 3);
+		struct pollfd pf[4 + LEN(r->ls)] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 },
+			{ r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 } };	/* -1: poll skips it */
+		nfds_t npf = run_proxy_poll(r, pf, 4);
 		struct signalfd_siginfo si;
 		int sig;
 
-		if (poll(pf, npf, -1) < 0)
+		if (poll(pf, npf, live_timeout()) < 0)
 			continue;
-		run_proxy_on_demand(r, pf + 3, npf - 3);
+		run_proxy_on_demand(r, pf + 4, npf - 4);
+		/* a control fd that failed before its first line stops the
+		 * command, as a signal would, then for good (9d) */
+		if (pf[3].revents && live_read(r->report) < 0)
+			kill(r->ready ? r->inner : r->bwrap, SIGTERM);
+		if (live_kill_due())
+			kill(r->ready ? r->inner : r->bwrap, SIGKILL);	/* pid 1 of its namespace: all of it goes */
 		if (pf[2].revents)
 			run_take_observations(r, pf[2].revents);
 		if (pf[1].revents) {
@@ -15087,6 +15685,13 @@ px_lockdown(void)
 }
 
 
+/* memfd_create: KERNEL 3.17+; no file system is touched. */
+static int
+plat_anon_file(const char *name)
+{
+	return memfd_create(name, MFD_CLOEXEC);
+}
+
 /* close_range(CLOSE_RANGE_CLOEXEC): KERNEL 5.11+. */
 static int
 plat_cloexec_fast(int lowest)
@@ -15272,6 +15877,26 @@ px_lockdown(void)
 		_exit(SBX_EXIT_FAILURE);
 	}
 	note("proxy: on macOS only core files are off (no Seatbelt profile of its own)");
+}
+
+/* No memfd: a file made in TMPDIR (or /tmp) and unlinked at once, so
+ * only the descriptor holds it. */
+static int
+plat_anon_file(const char *name)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[PATH_MAX];
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.XXXXXX", dir && *dir ? dir : "/tmp", name) >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = mkstemp(path)) < 0)
+		return -1;
+	unlink(path);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
 }
 
 static int
@@ -15942,7 +16567,7 @@ mac_spawn_proxy(struct mac_run *r)
 		fds_close_except(keep, LEN(keep));	/* the log, the signal pipe, the report's sink stay sbx's */
 		mac_child_signals(r);
 		signal(SIGPIPE, SIG_IGN);
-		px_main(r->p, r->ls, r->nls, -1, pair[1], r->token);
+		px_main(live_policy(r->p), r->ls, r->nls, -1, pair[1], r->token);	/* the last applied (9d) */
 	}
 	if (pair[1] >= 0)
 		close(pair[1]);
@@ -15961,16 +16586,17 @@ mac_spawn_proxy(struct mac_run *r)
 }
 
 /* Step: until the command exits: signals passed on, the proxy forked on
- * the first connection, its decisions and the log's lines taken. */
+ * the first connection, its decisions, the log's lines and the control
+ * fd's updates taken. */
 static void
 mac_supervise(struct mac_run *r)
 {
 	bool done = false;
 
 	while (!done) {
-		struct pollfd pf[5] = { { r->sigpipe[0], POLLIN, 0 }, { r->report, POLLIN, 0 },
-			{ r->log_mon.fd, POLLIN, 0 } };
-		nfds_t n = 3;
+		struct pollfd pf[6] = { { r->sigpipe[0], POLLIN, 0 }, { r->report, POLLIN, 0 },
+			{ r->log_mon.fd, POLLIN, 0 }, { live.fd, POLLIN, 0 } };	/* -1: poll skips it */
+		nfds_t n = 4;
 		unsigned char sig;
 
 		for (int i = 0; r->proxy < 0 && i < r->nls; i++) {
@@ -15978,13 +16604,18 @@ mac_supervise(struct mac_run *r)
 			pf[n].events = POLLIN;
 			pf[n++].revents = 0;
 		}
-		if (poll(pf, n, -1) < 0)
+		if (poll(pf, n, live_timeout()) < 0)
 			continue;
-		for (nfds_t i = 3; i < n; i++)
+		for (nfds_t i = 4; i < n; i++)
 			if (pf[i].revents) {
 				mac_spawn_proxy(r);
 				break;
 			}
+		/* a control fd that failed before its first line stops the command (9d) */
+		if (pf[3].revents && live_read(r->report) < 0)
+			kill(r->child, SIGTERM);
+		if (live_kill_due())
+			kill(r->child, SIGKILL);
 		if (pf[1].revents) {
 			net_log_drain(r->netlog, r->report);
 			if (pf[1].revents & (POLLHUP | POLLERR)) {
@@ -16122,7 +16753,7 @@ plat_check(const struct policy *p)
  * ==================================================================== */
 
 enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_ARCH, OPT_EXPLAIN, OPT_CHECK, OPT_HELP, OPT_VERSION,
-	OPT_VIOLATIONS, OPT_VIOLATIONS_FD };
+	OPT_VIOLATIONS, OPT_VIOLATIONS_FD, OPT_CONTROL_FD };
 
 struct cli_option {
 	const char *name;	/* --name */
@@ -16151,6 +16782,9 @@ static const struct cli_option cli_options[] = {
 	  "what was refused, after the command: stderr (srt's <sandbox_violations> block, the default), none, "
 	  "or a FILE that gets each refusal as a JSON line as it happens" },
 	{ "violations-fd", 0, true, OPT_VIOLATIONS_FD, "N", "each refusal as a JSON line on descriptor N, as it happens" },
+	{ "control-fd", 0, true, OPT_CONTROL_FD, "N",
+	  "read policy updates from descriptor N >= 3 while the command runs (srt's protocol: one JSON settings "
+	  "object a line); the network lists apply at once, other changes are named and ignored" },
 	{ "check", 0, false, OPT_CHECK, NULL, "check that this machine can build the sandbox" },
 	{ "help", 'h', false, OPT_HELP, NULL, "show this help" },
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
@@ -16282,6 +16916,8 @@ struct cli {
 	const char *config;
 	const char *violations;	/* --violations: stderr (NULL too), none, or a FILE of JSON lines */
 	int violations_fd;	/* --violations-fd: JSON lines to this descriptor, or -1 */
+	long control_fd;	/* --control-fd: policy updates from this descriptor (9d), or -1 */
+	const char *control_fd_arg;	/* as written, for messages */
 	const char *print;
 	const char *arch;
 	const char *explain;
@@ -16303,6 +16939,7 @@ cli_parse(int argc, char **argv, struct cli *c)
 
 	memset(c, 0, sizeof(*c));
 	c->violations_fd = -1;
+	c->control_fd = -1;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *eq, *val = NULL;
 		const struct cli_option *o = NULL;
@@ -16386,17 +17023,31 @@ cli_parse(int argc, char **argv, struct cli *c)
 			c->violations_fd = (int)fd;
 			break;
 		}
+		case OPT_CONTROL_FD: {
+			/* srt's check, /^\d+$/ and >= 3, and its words; a number
+			 * past any descriptor is kept and found unusable */
+			size_t k = strspn(val, "0123456789");
+
+			c->control_fd = 0;
+			c->control_fd_arg = val;
+			for (size_t j = 0; j < k && c->control_fd <= INT_MAX; j++)
+				c->control_fd = c->control_fd * 10 + (val[j] - '0');
+			if (!k || val[k] || c->control_fd < 3)
+				die("--control-fd %s: must be an integer file descriptor >= 3 (0-2 are stdin, stdout and "
+				    "stderr).", val);
+			break;
+		}
 		}
 	}
 	c->cmd = argv + i;
 }
 
-/* Apply the --directive options, after the file: they add to its rules. */
-static void
-cli_apply_directives(const struct cli *c, struct policy *p, struct pol_ctx *pc)
+/* Apply the --directive options, after the file: they add to its rules.
+ * Returns 0, or -1 with e filled. */
+static int
+cli_directives_apply(const struct cli *c, struct policy *p, struct pol_ctx *pc, struct err *e)
 {
 	size_t i;
-	struct err e = { 0 };
 
 	for (i = 0; i < c->directive_opts.n; i++) {
 		const struct cli_directive *cd = c->directive_opts.v[i];
@@ -16412,14 +17063,24 @@ cli_apply_directives(const struct cli *c, struct policy *p, struct pol_ctx *pc)
 			if (cd->d->kind == DK_DENY_DOMAIN || cd->d->kind == DK_IGNORE) {
 				n = pol_split_words(copy, words, (int)LEN(words), &why);
 				if (n < 0)
-					die("%s: %s", cd->spelled, why);
+					return err_set(e, cd->spelled, 0, 0, "%s", why);
 			} else {
 				words[n++] = copy;
 			}
 		}
-		if (pol_apply(p, pc, cd->d, words, n, cd->spelled, 0, &e) < 0)
-			die_err(&e);
+		if (pol_apply(p, pc, cd->d, words, n, cd->spelled, 0, e) < 0)
+			return -1;
 	}
+	return 0;
+}
+
+static void
+cli_apply_directives(const struct cli *c, struct policy *p, struct pol_ctx *pc)
+{
+	struct err e = { 0 };
+
+	if (cli_directives_apply(c, p, pc, &e) < 0)
+		die_err(&e);
 }
 
 /* The default policy's denies: the credential stores hidden. */
@@ -17043,6 +17704,43 @@ main_parent_route(struct policy *p)
 		note("parent proxy for tunnels: %s:%d (from %s)", route.https.host, route.https.port, route.https_from);
 }
 
+/* Step (--control-fd): is the descriptor readable? Before anything is
+ * built, as srt: a zero-length readv(2) asks the kernel whether a read is
+ * allowed at all without doing one (EBADF for a closed descriptor, one
+ * opened write-only, a pipe's write end), never blocks on an empty pipe
+ * and takes no byte from a full one. srt's words; exit 125. */
+static void
+main_control_fd_check(const struct cli *c)
+{
+	char none;
+	struct iovec iov = { &none, 0 };
+
+	if (c->control_fd < 0)
+		return;
+	if (c->control_fd > INT_MAX || readv((int)c->control_fd, &iov, 1) < 0) {
+		fprintf(stderr, "Error: --control-fd %s is not usable: %s. Refusing to run the command without the "
+		    "control channel it asks for.\n", c->control_fd_arg, strerror(c->control_fd > INT_MAX ? EBADF : errno));
+		exit(SBX_EXIT_FAILURE);
+	}
+}
+
+/* What a control-fd line is read with (9d): the policy file's reader,
+ * then the command line's directives on top, as at the start (the line
+ * takes the file's place); the parent route stays the run's. */
+struct main_live { const struct cli *c; struct pol_ctx *pc; const struct parent_route *route; };
+
+static int
+main_live_load(void *ctx, const char *text, size_t n, const char *name, struct policy *out, struct err *e)
+{
+	const struct main_live *ml = ctx;
+
+	pol_init(out);
+	if (json_parse_policy(out, ml->pc, text, n, name, e) < 0 || cli_directives_apply(ml->c, out, ml->pc, e) < 0)
+		return -1;
+	out->route = ml->route;
+	return 0;
+}
+
 /* Step (--print=bpf, bpf-proxy, bpf-observer): the seccomp program, disassembled. */
 static int
 print_bpf(const struct policy *p, const struct cli *c, enum print_mode mode)
@@ -17234,6 +17932,8 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	store.json_fd = report_sink_open(c, pl);
 	run_state.store = &store;
 	rc = plat_run(p, pl, rp, rf, &store);
+	if (live.failed)
+		rc = SBX_EXIT_FAILURE;	/* stopped for its control fd (9d): its status is not the run's */
 	audit_after_run(pl);
 	run_state.store = NULL;
 	report_print(&store, pl, p, c);
@@ -17333,6 +18033,8 @@ main(int argc, char **argv)
 	}
 	if (!*c.cmd)
 		die_hint("sbx --help shows how", "no command given");
+	if (mode == PM_NONE)
+		main_control_fd_check(&c);	/* before anything is built */
 	pol_validate(&p, &warnings);
 	for (size_t i = 0; i < warnings.n; i++)
 		warnx("%s", (const char *)warnings.v[i]);
@@ -17351,5 +18053,11 @@ main(int argc, char **argv)
 		return print_argv(&p, &pl, &rf);
 	if (mode == PM_SEATBELT)
 		return print_seatbelt(&p, &pl, &rp, c.cmd);
+	if (c.control_fd >= 0) {
+		static struct main_live ml;
+
+		ml = (struct main_live){ &c, &pc, p.route };
+		live_start((int)c.control_fd, &p, main_live_load, &ml);
+	}
 	return main_run(&p, &pl, &rp, &rf, &c);
 }
