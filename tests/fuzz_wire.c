@@ -2,15 +2,19 @@
  * own processes (sbx.c, "Wire formats"): the control message to the inner
  * helper (ctl_decode), the handed-fd message back (handed_decode), the
  * expose-port messages (expose_decode), the proxy's decision records
- * (px_decision_decode) and the write observer's events (obs_event_decode).
- * The first byte picks the decoder (4: the observer's events, chosen so
- * that no earlier corpus input changes decoder; otherwise byte % 4); the
- * rest is its input. Each side of every pair may be the one a memory bug took over, so
+ * (px_decision_decode), the write observer's events (obs_event_decode)
+ * and the network tables sbx sends the proxy (net_tables_decode).
+ * The first byte picks the decoder (4: the observer's events, 5: the
+ * network tables, each chosen so that no earlier corpus input changes
+ * decoder; otherwise byte % 4); the rest is its input. Each side of every pair may be the one a memory bug took over, so
  * each decoder must refuse what it cannot account for.
  *
  * Checks, beyond the sanitizers:
  *   - what decodes encodes back to exactly the bytes it came from (nothing
- *     ignored, nothing invented), for all five formats;
+ *     ignored, nothing invented), for all six formats;
+ *   - a decoded network table holds only entries the policy reader would
+ *     take (patterns that check, ranges that parse, reasons without control
+ *     bytes), and its memory is the decoder's own (malloc, freed whole);
  *   - a decoded observer event names a known call, has a comm without
  *     control bytes, and an absolute path or, for connect, an address;
  *   - a decoded control message has absolute link paths, ports 1..65535,
@@ -149,6 +153,42 @@ fuzz_observer(const unsigned char *b, size_t n)
 		fuzz_fail("observer: a %zu-byte record does not encode back to itself", n);
 }
 
+static void
+fuzz_tables(const unsigned char *b, size_t n)
+{
+	struct net_tables *t;
+	struct buf again = { 0 };
+	const char *why = NULL, *check;
+	int fam, prefix;
+	unsigned char a[16];
+
+	if (!(t = net_tables_decode(b, n, &why))) {
+		if (!why)
+			fuzz_fail("tables: refused without a reason");
+		return;
+	}
+	for (size_t i = 0; i < t->allow.n; i++)
+		if (match_check_pattern(t->allow.v[i], false, &check) < 0)
+			fuzz_fail("tables: an allow pattern that does not check");
+	for (size_t i = 0; i < t->deny.n; i++) {
+		const struct domrule *r = t->deny.v[i];
+
+		if (match_check_pattern(r->pattern, true, &check) < 0)
+			fuzz_fail("tables: a deny pattern that does not check");
+		for (const char *q = r->reason; q && *q; q++)
+			if (is_control((unsigned char)*q))
+				fuzz_fail("tables: a control byte in a reason");
+	}
+	for (size_t i = 0; i < t->addrs.n; i++)
+		if (match_parse_cidr(t->addrs.v[i], &fam, a, &prefix) < 0)
+			fuzz_fail("tables: an address range that does not parse");
+	net_tables_encode(&t->allow, &t->deny, &t->addrs, &again);
+	if (again.n != n || memcmp(again.p, b, n) != 0)
+		fuzz_fail("tables: a %zu-byte table encodes back to %zu other bytes", n, again.n);
+	free(again.p);
+	net_tables_free(t);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -161,6 +201,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(copy, data + 1, size - 1);
 	if (data[0] == 4) {
 		fuzz_observer((const unsigned char *)copy, size - 1);
+		free(copy);
+		return 0;
+	}
+	if (data[0] == 5) {
+		fuzz_tables((const unsigned char *)copy, size - 1);
 		free(copy);
 		return 0;
 	}

@@ -3619,6 +3619,101 @@ test_srt_cli(void)
 	}
 }
 
+/* ---- live policy (9d): the network tables (6c), what an update changes (3.9) ---- */
+
+static void
+test_live_policy(void)
+{
+	struct policy a, b;
+	struct buf enc = { 0 }, again = { 0 };
+	struct net_tables *t;
+	const char *why = NULL, *err;
+	struct vec on = { 0 }, off = { 0 };
+	size_t believed = 0, first = 0;
+
+	err = parse(&a, "{\"network\":{\"allowedDomains\":[\"a.test\",\"*.b.test:443\",\"[::1]:8080\"],"
+	    "\"deniedDomains\":[\"c.test\",\"*:22\"],\"deniedDomainReasons\":{\"*:22\":\"no ssh\"},"
+	    "\"deniedResolvedAddresses\":[\"10.0.0.0/8\",\"fc00::/7\"]},\"filesystem\":{\"allowWrite\":[\".\"]}}");
+	CHECK(!err, "the policy reads: %s", S(err));
+	net_tables_encode(&a.allow_domains, &a.deny_domains, &a.deny_addresses, &enc);
+	t = net_tables_decode((const unsigned char *)enc.p, enc.n, &why);
+	CHECK(t && t->allow.n == 3 && t->deny.n == 2 && t->addrs.n == 2, "the tables round-trip: %s", t ? "" : S(why));
+	if (t) {
+		const struct domrule *r0 = t->deny.v[0], *r1 = t->deny.v[1];
+
+		CHECK(strcmp(t->allow.v[1], "*.b.test:443") == 0 && strcmp(t->allow.v[2], "[::1]:8080") == 0 &&
+		    strcmp(r0->pattern, "c.test") == 0 && !r0->reason && strcmp(r1->pattern, "*:22") == 0 &&
+		    strcmp(S(r1->reason), "no ssh") == 0 && strcmp(t->addrs.v[1], "fc00::/7") == 0,
+		    "every entry and reason as sent");
+		net_tables_encode(&t->allow, &t->deny, &t->addrs, &again);
+		CHECK(again.n == enc.n && memcmp(again.p, enc.p, enc.n) == 0, "what decodes encodes back to the same bytes");
+		/* the proxy decides with them as with the policy's */
+		b = a;
+		b.allow_domains = t->allow;
+		b.deny_domains = t->deny;
+		b.deny_addresses = t->addrs;
+		CHECK(net_decide(&b, "x.b.test", 443).allow && !net_decide(&b, "x.b.test", 80).allow,
+		    "a decoded allow list decides as the policy's");
+		CHECK(strcmp(net_decide(&b, "a.test", 22).reason, "no ssh") == 0, "a decoded reason is the one given");
+		net_tables_free(t);
+	}
+	/* every truncation, and one byte more, refused */
+	for (size_t cut = 0; cut < enc.n; cut++) {
+		struct net_tables *u = net_tables_decode((const unsigned char *)enc.p, cut, &why);
+
+		if (u && !believed++)
+			first = cut;
+		net_tables_free(u);
+	}
+	CHECK(believed == 0, "every truncation of a table is refused: %zu believed, first at %zu bytes", believed, first);
+	buf_putc(&enc, 'x');
+	CHECK(!net_tables_decode((const unsigned char *)enc.p, enc.n, &why), "a byte past the table is refused");
+	enc.n--;
+	/* hostile tables: each refused whole */
+	{
+		static const struct { const char *what; const char *bytes; size_t n; } bad[] = {
+			{ "an unclosed bracket", "N\0\0\0\1\0\4[::1\0\0\0\0\0\0\0\0", 19 },
+			{ "a pattern as broad as *", "N\0\0\0\1\0\1*\0\0\0\0\0\0\0\0", 16 },
+			{ "a control byte", "N\0\0\0\1\0\3a\nb\0\0\0\0\0\0\0\0", 18 },
+			{ "an empty string", "N\0\0\0\1\0\0\0\0\0\0\0\0\0\0", 15 },
+			{ "a count past the bytes", "N\0\1\0\0\0\1a\0\0\0\0\0\0\0\0", 16 },
+			{ "a reason flag of 2", "N\0\0\0\0\0\0\0\1\0\3a.b\2\0\0\0\0", 19 },
+			{ "an address range that does not parse", "N\0\0\0\0\0\0\0\0\0\0\0\1\0\2x/", 17 },
+			{ "another kind", "X\0\0\0\0\0\0\0\0\0\0\0\0", 13 },
+		};
+
+		t = net_tables_decode((const unsigned char *)"N\0\0\0\1\0\3a.b\0\0\0\0\0\0\0\0", 18, &why);
+		CHECK(t != NULL, "control: a table with a good entry decodes: %s", t ? "" : S(why));
+		net_tables_free(t);
+		t = net_tables_decode((const unsigned char *)"N\0\0\0\0\0\0\0\1\0\3a.b\1\0\2hi\0\0\0\0", 23, &why);
+		CHECK(t != NULL, "control: and one with a reason: %s", t ? "" : S(why));
+		net_tables_free(t);
+		for (size_t k = 0; k < LEN(bad); k++)
+			CHECK(!net_tables_decode((const unsigned char *)bad[k].bytes, bad[k].n, &why),
+			    "a hostile table refused: %s", bad[k].what);
+	}
+	free(enc.p);
+	free(again.p);
+
+	/* what an update changes: the network lists apply, the rest is named */
+	err = parse(&b, "{\"network\":{\"allowedDomains\":[\"a.test\",\"*.b.test:443\",\"[::1]:8080\"],"
+	    "\"deniedDomains\":[\"c.test\",\"*:22\"],\"deniedDomainReasons\":{\"*:22\":\"no ssh\"},"
+	    "\"deniedResolvedAddresses\":[\"10.0.0.0/8\",\"fc00::/7\"]},\"filesystem\":{\"allowWrite\":[\".\"]}}");
+	pol_changes(&a, &b, &on, &off);
+	CHECK(!err && on.n == 0 && off.n == 0, "the same policy: nothing changed (%zu, %zu)", on.n, off.n);
+	err = parse(&b, "{\"network\":{\"allowedDomains\":[\"a.test\"],\"deniedDomains\":[\"c.test\",\"*:22\"],"
+	    "\"deniedDomainReasons\":{\"*:22\":\"no SSH here\"},\"deniedResolvedAddresses\":[\"10.0.0.0/8\",\"fc00::/7\"]},"
+	    "\"filesystem\":{\"allowWrite\":[\".\",\"/tmp\"],\"denyRead\":[\"~/.ssh\"]},\"allowPty\":true}");
+	pol_changes(&a, &b, &on, &off);
+	CHECK(!err && on.n == 2 && strcmp(((const struct directive *)on.v[0])->name, "allow-domain") == 0 &&
+	    strcmp(((const struct directive *)on.v[1])->name, "deny-domain") == 0,
+	    "the allow list and a reason changed: both live (%zu)", on.n);
+	CHECK(off.n == 3 && strcmp(((const struct directive *)off.v[0])->json, "filesystem.allowWrite") == 0 &&
+	    strcmp(((const struct directive *)off.v[1])->json, "filesystem.denyRead") == 0 &&
+	    strcmp(((const struct directive *)off.v[2])->json, "allowPty") == 0,
+	    "the filesystem and allowPty named, in table order (%zu)", off.n);
+}
+
 int
 main(void)
 {
@@ -3645,6 +3740,7 @@ main(void)
 	test_host_edges();
 	test_observer();
 	test_srt_cli();
+	test_live_policy();
 #if SBX_LINUX
 	test_expose_refusal();
 #endif
