@@ -42,6 +42,19 @@ t_controlfd_network_live() { # --control-fd: a line removing an allowed host ref
 	done'
 	ctl_start "$T/bg" -v -c "$T/start.json" -- sh -c "$script"
 	ctl_wait_step 1
+	# sbx's children that parse hostile input (the proxy, the observer) do not hold the channel
+	local sbxpid= c kids=0
+	for c in $BGPID $(pgrep -P $BGPID) $(pgrep -P "$(pgrep -P $BGPID | head -1)"); do
+		[ "$(readlink "/proc/$c/exe")" = "$SBX" ] && { sbxpid=$c; break; }
+	done
+	[ -n "$sbxpid" ] && [ "$(readlink "/proc/$sbxpid/fd/3")" = "$(readlink -f "$T/ctl")" ] ||
+		fail "control: sbx ($sbxpid) does not hold the fifo on fd 3"
+	for c in $(pgrep -P "$sbxpid"); do
+		[ "$(readlink "/proc/$c/exe")" = "$(readlink "/proc/$sbxpid/exe")" ] || continue	# bwrap
+		kids=$((kids + 1))
+		ls -l "/proc/$c/fd/" | grep -qF "$T/ctl" && fail "sbx's child $c ($(cat "/proc/$c/comm")) holds the control fd"
+	done
+	[ "$kids" -ge 1 ] || fail "control: no proxy or observer process found under sbx"
 	ctl_json '[]' >&7
 	wait_file_has "$T/bg.err" "line 1: network.allowedDomains applied" 10 || fail "sbx did not apply line 1"
 	: >"$P/go1"
@@ -212,3 +225,44 @@ EOF
 		"$T/py.err" || fail "srt's words for an error after a line"
 }
 TESTS+=(controlfd_eof_and_error_after_line)
+
+t_controlfd_macsim() { # sbx-macsim --control-fd (the macOS runner): the proxy's lists change live, 403 then 200 again; an error before the first line stops the command, 125
+	command -v curl >/dev/null || skip "curl is not installed"
+	macsim_setup
+	net_up
+	ctl_json '["allowed.test"]' >"$T/start.json"
+	# shellcheck disable=SC2016
+	local script='
+	for i in 1 2 3; do
+		curl -s -m 5 -o /dev/null -w "curl$i=%{http_code}\n" http://allowed.test:8000/
+		: >"step$i"
+		while [ $i -lt 3 ] && [ ! -e "go$i" ]; do sleep 0.1; done
+	done'
+	mkfifo "$T/ctl"
+	printf '$ sbx-macsim --control-fd 3 -v -c start.json -- ... 3<ctl &\n'
+	in_net "$MACSIM" --control-fd 3 -v -c "$T/start.json" -- sh -c "$script" >"$T/bg" 2>"$T/bg.err" 3<"$T/ctl" </dev/null &
+	BGPID=$!
+	exec 7>"$T/ctl"
+	ctl_wait_step 1
+	ctl_json '[]' >&7
+	wait_file_has "$T/bg.err" "line 1: network.allowedDomains applied" 10 || fail "sbx-macsim did not apply line 1"
+	: >"$P/go1"
+	ctl_wait_step 2
+	ctl_json '["allowed.test"]' >&7
+	wait_file_has "$T/bg.err" "line 2: network.allowedDomains applied" 10 || fail "sbx-macsim did not apply line 2"
+	: >"$P/go2"
+	exec 7>&-
+	wait_pid "$BGPID" 30 || fail "sbx-macsim did not finish"
+	log_file out "$T/bg"; log_file err "$T/bg.err"
+	[ "$WRC" = 0 ] || fail "expected exit 0, got $WRC"
+	OUT=$(cat "$T/bg")
+	expect_contains "$OUT" "curl1=200" "control: allowed at the start"
+	expect_contains "$OUT" "curl2=403" "refused once the line removed it"
+	expect_contains "$OUT" "curl3=200" "allowed again once a line added it back"
+	# a read error before the first line: the command is stopped, 125
+	run_macsim --control-fd 9 -c "$T/start.json" -- sh -c 'sleep 20; : >finished' 9<"$P"
+	expect_rc 125 "a directory as the control fd"
+	expect_contains "$ERR" "Error: control fd 9 failed before delivering an update: Is a directory." "srt's words"
+	[ ! -e finished ] || fail "the command ran to its end"
+}
+TESTS+=(controlfd_macsim)
