@@ -13466,7 +13466,10 @@ live_send(int report)
 		    "network lists before it", live.given, strerror(err));
 }
 
-/* One line (in live.acc): read, compared, applied. */
+/* One line (in live.acc): read, compared, applied. XXX: each line's
+ * policy is read into sbx's arena and stays there (the arena is never
+ * freed, 2.1): a few KiB for a usual policy, at most about a MiB's worth
+ * for the longest line, per line, for the life of the run. */
 static void
 live_line(int report)
 {
