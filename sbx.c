@@ -438,6 +438,32 @@ arena_seal(void)
 	arena_sealed = true;
 }
 
+/* A point in the arena to come back to: arena_release frees everything
+ * allocated after it (the blocks are a stack). For a reader whose result
+ * is copied out before the release: a control-fd line (9d), read in a
+ * process that lives as long as the command. */
+struct arena_mark { struct arena_block *head; size_t used; };
+
+static struct arena_mark
+arena_mark(void)
+{
+	return (struct arena_mark){ arena_head, arena_head ? arena_head->used : 0 };
+}
+
+static void
+arena_release(struct arena_mark m)
+{
+	while (arena_head && arena_head != m.head) {
+		struct arena_block *next = arena_head->next;
+
+		free(arena_head);
+		arena_head = next;
+	}
+	BUG_ON(arena_head != m.head);	/* the mark was made in this arena */
+	if (arena_head)
+		arena_head->used = m.used;
+}
+
 /* Free every block: for fuzz targets and tests that run the parsers many
  * times in one process. Every arena pointer is invalid afterwards. */
 static void __attribute__((unused))
@@ -13416,7 +13442,8 @@ static struct {
 	unsigned lines;
 	struct buf acc;		/* the line read so far */
 	bool overlong;		/* longer than SBX_MAX_CONTROL_LINE_BYTES: dropped up to its newline */
-	struct policy cur;	/* the policy in force */
+	struct policy cur;	/* the policy in force; its network lists are tables's once a line changed them */
+	struct net_tables *tables;	/* owned (malloc), or NULL */
 	live_load_fn load;
 	void *ctx;
 } live = { .given = -1, .fd = -1 };
@@ -13442,40 +13469,40 @@ live_policy(const struct policy *p)
  * message over the record pair (6c). Never waits for the proxy: its
  * socket full, the update is said to be lost. */
 static void
-live_send(int report)
+live_send(int report, const struct buf *b)
 {
-	struct buf b = { 0 };
 	unsigned char msg[SBX_TABLES_MSG_BYTES];
 	int fd = plat_anon_file("sbx-tables");
-	uint32_t len;
+	uint32_t len = (uint32_t)b->n;
 	int err = 0;
 
-	net_tables_encode(&live.cur.allow_domains, &live.cur.deny_domains, &live.cur.deny_addresses, &b);
-	len = (uint32_t)b.n;
 	msg[0] = 'P';
 	memcpy(msg + 1, &len, 4);
 	(void)fcntl(report, F_SETFL, fcntl(report, F_GETFL) | O_NONBLOCK);	/* sbx reads it with MSG_DONTWAIT anyway */
-	if (fd < 0 || b.n > SBX_TABLES_MAX_BYTES || write_all(fd, b.p, b.n) < 0 ||
-	    send_fds(report, msg, sizeof(msg), &fd, 1) < 0)
-		err = b.n > SBX_TABLES_MAX_BYTES ? EFBIG : errno;
+	if (fd < 0 || write_all(fd, b->p, b->n) < 0 || send_fds(report, msg, sizeof(msg), &fd, 1) < 0)
+		err = errno;
 	if (fd >= 0)
 		close(fd);
-	free(b.p);
 	if (err)
 		warnx("control fd %d: the proxy did not take the update (%s): new connections are decided by the "
 		    "network lists before it", live.given, strerror(err));
 }
 
-/* One line (in live.acc): read, compared, applied. XXX: each line's
- * policy is read into sbx's arena and stays there (the arena is never
- * freed, 2.1): a few KiB for a usual policy, at most about a MiB's worth
- * for the longest line, per line, for the life of the run. */
+/* One line (in live.acc): read, compared, applied. sbx lives as long as
+ * the command and a harness may send a line a second for hours, so the
+ * line is read into the arena past a mark and released after (2.1): what
+ * stays is the new network lists, as the proxy gets them (the same
+ * encoding, decoded into malloc'd tables), and memory stays bounded. */
 static void
 live_line(int report)
 {
 	struct vec on = { 0 }, off = { 0 };
 	struct policy np;
 	struct err e = { 0 };
+	struct buf enc = { 0 };
+	struct net_tables *t;
+	struct arena_mark mark = arena_mark();
+	const char *why = NULL;
 	char msg[1200];
 	size_t n = live.acc.n, k;
 	const char *s = live.acc.p ? live.acc.p : "";
@@ -13512,15 +13539,31 @@ live_line(int report)
 		note("control fd %d, line %u: the network lists are as they were", live.given, live.lines);
 		goto done;
 	}
-	live.cur.allow_domains = np.allow_domains;
-	live.cur.deny_domains = np.deny_domains;
-	live.cur.deny_addresses = np.deny_addresses;
+	net_tables_encode(&np.allow_domains, &np.deny_domains, &np.deny_addresses, &enc);
+	t = net_tables_decode((const unsigned char *)enc.p, enc.n, &why);	/* what the reader took, it takes */
+	if (!t) {
+		warnx("control fd %d, line %u: the network lists do not fit the proxy's tables (%s): not applied",
+		    live.given, live.lines, why);
+		free(enc.p);
+		goto done;
+	}
 	for (k = 0; k < on.n; k++)
 		note("control fd %d, line %u: %s applied", live.given, live.lines,
 		    ((const struct directive *)on.v[k])->json);
+	arena_release(mark);	/* np and the rest of the line are gone from here on */
+	live.cur.allow_domains = t->allow;
+	live.cur.deny_domains = t->deny;
+	live.cur.deny_addresses = t->addrs;
+	net_tables_free(live.tables);	/* the lists before: nothing points into them past this */
+	live.tables = t;
 	if (report >= 0)
-		live_send(report);	/* else the proxy, when it forks, starts with live.cur */
+		live_send(report, &enc);	/* else the proxy, when it forks, starts with live.cur */
+	free(enc.p);
+	live.acc.n = 0;
+	live.overlong = false;
+	return;
 done:
+	arena_release(mark);
 	live.acc.n = 0;
 	live.overlong = false;
 }

@@ -266,3 +266,26 @@ t_controlfd_macsim() { # sbx-macsim --control-fd (the macOS runner): the proxy's
 	[ ! -e finished ] || fail "the command ran to its end"
 }
 TESTS+=(controlfd_macsim)
+
+t_controlfd_memory_bounded() { # --control-fd: 400 lines of 1000 domains each leave sbx's memory bounded (each line's reading released)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	ctl_json '[]' >"$T/start.json"
+	python3 -c '
+import json
+for i in range(400):
+    print(json.dumps({"network": {"allowedDomains": ["d%d-%d.test" % (i % 2, k) for k in range(1000)]},
+                      "filesystem": {"allowWrite": ["."]}}))' >"$T/lines"
+	printf '$ SBX_REPORT_RSS=1 sbx -v --control-fd 3 -c start.json -- ... 3<lines &\n'
+	SBX_REPORT_RSS=1 "$SBX" -v --control-fd 3 -c "$T/start.json" -- sh -c 'while [ ! -e go ]; do sleep 0.1; done' \
+		>"$T/bg" 2>"$T/bg.err" 3<"$T/lines" </dev/null &
+	BGPID=$!
+	wait_file_has "$T/bg.err" "control fd 3, line 400: network.allowedDomains applied" 50 || fail "sbx did not apply the 400 lines"
+	: >"$P/go"
+	wait_pid "$BGPID" 30 || fail "sbx did not finish"
+	local rss
+	rss=$(sed -n 's/^sbx: peak RSS \([0-9]*\) KiB$/\1/p' "$T/bg.err")
+	note "peak RSS ${rss:-?} KiB after 400 lines of about 22 KiB"
+	[ -n "$rss" ] || fail "no peak RSS line"
+	[ "$rss" -lt 20000 ] || fail "sbx's peak RSS is ${rss} KiB: the lines' readings are kept"
+}
+TESTS+=(controlfd_memory_bounded)

@@ -3708,6 +3708,20 @@ test_live_policy(void)
 	CHECK(!err && on.n == 2 && strcmp(((const struct directive *)on.v[0])->name, "allow-domain") == 0 &&
 	    strcmp(((const struct directive *)on.v[1])->name, "deny-domain") == 0,
 	    "the allow list and a reason changed: both live (%zu)", on.n);
+	/* a line's reading is released (9d): the arena is back where it was */
+	{
+		char *keep = astrdup("before");
+		struct arena_mark m = arena_mark();
+		struct arena_block *head = arena_head;
+		size_t used = arena_head->used;
+
+		for (int i = 0; i < 100; i++)
+			(void)amalloc(i % 2 ? 70000 : 100);	/* past a block's size: a block of its own */
+		CHECK(arena_head != head, "control: the allocations made new blocks");
+		arena_release(m);
+		CHECK(arena_head == head && arena_head->used == used && strcmp(keep, "before") == 0,
+		    "released to the mark: the blocks after it freed, what came before kept");
+	}
 	CHECK(off.n == 3 && strcmp(((const struct directive *)off.v[0])->json, "filesystem.allowWrite") == 0 &&
 	    strcmp(((const struct directive *)off.v[1])->json, "filesystem.denyRead") == 0 &&
 	    strcmp(((const struct directive *)off.v[2])->json, "allowPty") == 0,
