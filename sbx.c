@@ -102,7 +102,8 @@
  *     strictly, because a typo there silently weakens the boundary.
  *
  * Memory: one arena per process (2.1). Policy, plan and argv strings are
- * allocated there and never freed; the arena dies with the process. No
+ * allocated there and never freed; the arena dies with the process (one
+ * exception: a control-fd line's reading is released, 9d). No
  * arena allocation after the proxy's lockdown (it lives for hours; amalloc
  * enforces it).
  * Errors: pure code returns -1 and fills a struct err (err_set, the one
