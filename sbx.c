@@ -16978,6 +16978,21 @@ struct cli {
 
 struct cli_directive { const struct directive *d; const char *value; const char *spelled; };
 
+/* --control-fd N: srt's check, /^\d+$/ and >= 3, and its words; a number
+ * past any descriptor is kept and found unusable (main_control_fd_check). */
+static void
+cli_take_control_fd(struct cli *c, const char *val)
+{
+	size_t k = strspn(val, "0123456789");
+
+	c->control_fd = 0;
+	c->control_fd_arg = val;
+	for (size_t j = 0; j < k && c->control_fd <= INT_MAX; j++)
+		c->control_fd = c->control_fd * 10 + (val[j] - '0');
+	if (!k || val[k] || c->control_fd < 3)
+		die("--control-fd %s: must be an integer file descriptor >= 3 (0-2 are stdin, stdout and stderr).", val);
+}
+
 /* Parse sbx's own options; stops at the first non-option or after "--". */
 static void
 cli_parse(int argc, char **argv, struct cli *c)
@@ -17070,20 +17085,7 @@ cli_parse(int argc, char **argv, struct cli *c)
 			c->violations_fd = (int)fd;
 			break;
 		}
-		case OPT_CONTROL_FD: {
-			/* srt's check, /^\d+$/ and >= 3, and its words; a number
-			 * past any descriptor is kept and found unusable */
-			size_t k = strspn(val, "0123456789");
-
-			c->control_fd = 0;
-			c->control_fd_arg = val;
-			for (size_t j = 0; j < k && c->control_fd <= INT_MAX; j++)
-				c->control_fd = c->control_fd * 10 + (val[j] - '0');
-			if (!k || val[k] || c->control_fd < 3)
-				die("--control-fd %s: must be an integer file descriptor >= 3 (0-2 are stdin, stdout and "
-				    "stderr).", val);
-			break;
-		}
+		case OPT_CONTROL_FD: cli_take_control_fd(c, val); break;
 		}
 	}
 	c->cmd = argv + i;
