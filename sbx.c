@@ -15352,13 +15352,15 @@ run_supervise(struct run *r)
 
 		if (poll(pf, npf, live_timeout()) < 0)
 			continue;
-		run_proxy_on_demand(r, pf + 4, npf - 4);
-		/* a control fd that failed before its first line stops the
-		 * command, as a signal would, then for good (9d) */
+		/* the control fd first: a line that waits as the first
+		 * connection comes is what the proxy forked for it starts with.
+		 * One that failed before its first line stops the command, as a
+		 * signal would, then for good (9d) */
 		if (pf[3].revents && live_read(r->report) < 0)
 			kill(r->ready ? r->inner : r->bwrap, SIGTERM);
 		if (live_kill_due())
 			kill(r->ready ? r->inner : r->bwrap, SIGKILL);	/* pid 1 of its namespace: all of it goes */
+		run_proxy_on_demand(r, pf + 4, npf - 4);
 		if (pf[2].revents)
 			run_take_observations(r, pf[2].revents);
 		if (pf[1].revents) {
@@ -16653,16 +16655,18 @@ mac_supervise(struct mac_run *r)
 		}
 		if (poll(pf, n, live_timeout()) < 0)
 			continue;
+		/* the control fd first: a line that waits as the first
+		 * connection comes is what the proxy starts with; one that failed
+		 * before its first line stops the command (9d) */
+		if (pf[3].revents && live_read(r->report) < 0)
+			kill(r->child, SIGTERM);
+		if (live_kill_due())
+			kill(r->child, SIGKILL);
 		for (nfds_t i = 4; i < n; i++)
 			if (pf[i].revents) {
 				mac_spawn_proxy(r);
 				break;
 			}
-		/* a control fd that failed before its first line stops the command (9d) */
-		if (pf[3].revents && live_read(r->report) < 0)
-			kill(r->child, SIGTERM);
-		if (live_kill_due())
-			kill(r->child, SIGKILL);
 		if (pf[1].revents) {
 			net_log_drain(r->netlog, r->report);
 			if (pf[1].revents & (POLLHUP | POLLERR)) {
