@@ -17336,18 +17336,11 @@ srt_cli(int argc, char **argv, struct cli *c)
 		printf("sbx %s (srt %s compatible)\n", SBX_VERSION, SBX_SRT_VERSION);
 		exit(0);
 	}
-	/* JOIN(control-fd): once sbx has --control-fd N (issue 15 section 3),
-	 * pass it on here: vec_push(&out, aprintf("--control-fd=%s", s.control_fd)),
-	 * and drop this refusal. Until then a channel asked for must not be
-	 * ignored silently (srt's own rule for a control fd it cannot read). */
-	if (s.control_fd) {
-		fprintf(stderr, "Error: --control-fd %s is not usable: this sbx does not read a control channel "
-		    "yet. Refusing to run the command without the control channel it asks for.\n", s.control_fd);
-		exit(SBX_EXIT_FAILURE);
-	}
 	vec_push(&out, argv[0]);
 	for (int i = 0; i < s.debug; i++)
 		vec_push(&out, "-v");
+	if (s.control_fd)	/* sbx's own --control-fd: srt's protocol (9d) */
+		vec_push(&out, aprintf("--control-fd=%s", s.control_fd));
 	vec_push(&out, "--");
 	if (s.command) {	/* srt runs it as bash -c STRING (its inner shell) */
 		vec_push(&out, "bash");

@@ -289,3 +289,18 @@ for i in range(400):
 	[ "$rss" -lt 20000 ] || fail "sbx's peak RSS is ${rss} KiB: the lines' readings are kept"
 }
 TESTS+=(controlfd_memory_bounded)
+
+t_controlfd_as_srt() { # srt --control-fd N (sbx run as srt) reads the same channel: a bad line reported and ignored, a closed fd 125, a good line applied (-d)
+	srt_link
+	srt_settings "$T/s.json" "$P"
+	run_sbx -d -s "$T/s.json" --control-fd 9 -c 'sleep 1; echo ran' 9< <(printf '{bad\n'; ctl_json '["allowed.test"]')
+	expect_rc 0 "srt --control-fd 9"
+	expect_contains "$OUT" "ran" "the command ran"
+	expect_contains "$ERR" "Invalid config on control fd 9: ignored, previous config still in force" "the bad line"
+	expect_contains "$ERR" "control fd 9, line 2: network.allowedDomains applied" "the good line (-d is -v)"
+	run_sbx -s "$T/s.json" --control-fd 9 -c ': >ran2'
+	expect_rc 125 "srt --control-fd 9, closed"
+	expect_contains "$ERR" "Error: --control-fd 9 is not usable: Bad file descriptor." "srt's words"
+	[ ! -e "$P/ran2" ] || fail "the command ran without its channel"
+}
+TESTS+=(controlfd_as_srt)
