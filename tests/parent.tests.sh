@@ -168,3 +168,27 @@ t_parent_proxy_on_loopback() { # a parent on this machine's 127.0.0.1 (cntlm's p
 	expect_contains "$ERR" "deny network-outbound rebind.test:8000 (resolved to a loopback address)" "the guard's reason"
 }
 TESTS+=(parent_proxy_on_loopback)
+
+t_parent_proxy_python_clients() { # real clients through the parent: python's urllib (HTTP_PROXY, absolute form) and http.client's tunnel (CONNECT), each reaching far.test only the parent knows; a denied host still refused first
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	parent_up --auth u:p
+	in_net_nodns "$SBX" -c "$T/net" --allow-domain=far.test --parent-proxy="http://u:p@$NSIP:3128" -- python3 -c '
+import http.client, os, urllib.request, urllib.error
+print("urllib:", urllib.request.urlopen("http://far.test:8000/", timeout=10).read().decode().strip())
+c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=10)
+c.set_tunnel("far.test", 8000)
+c.request("GET", "/")
+print("tunnel:", c.getresponse().read().decode().strip())
+try:
+    urllib.request.urlopen("http://denied.test:8000/", timeout=10)
+except urllib.error.HTTPError as e:
+    print("denied:", e.code)' >"$T/r.out" 2>"$T/r.err"
+	OUT=$(cat "$T/r.out"); log_file out "$T/r.out"; log_file err "$T/r.err"; log_file up "$T/up.log"
+	expect_contains "$OUT" "urllib: hello-from-test-host" "urllib through the parent"
+	expect_contains "$OUT" "tunnel: hello-from-test-host" "http.client's CONNECT tunnel through the parent"
+	expect_contains "$OUT" "denied: 403" "the policy first"
+	grep -q "^GET http://far.test:8000/ $UPAUTH\$" "$T/up.log" && grep -q "^CONNECT far.test:8000 $UPAUTH\$" "$T/up.log" ||
+		fail "the parent saw both, with its credential"
+	! grep -q denied.test "$T/up.log" || fail "a denied host reached the parent"
+}
+TESTS+=(parent_proxy_python_clients)
