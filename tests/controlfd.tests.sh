@@ -29,18 +29,41 @@ ctl_wait_step() { # ctl_wait_step N: wait for the command's $P/stepN
 	fail "the command never reached step $1"
 }
 
-t_controlfd_network_live() { # --control-fd: a line removing an allowed host refuses its next request (403, reported); a line adding it back allows it again
-	command -v curl >/dev/null || skip "curl is not installed"
-	net_up
-	ctl_json '["allowed.test"]' >"$T/start.json"
-	# shellcheck disable=SC2016
-	local script='
+# The command both runners are steered in: three requests to allowed.test, each waiting for
+# the test's go between them.
+# shellcheck disable=SC2016
+CTL_THREE_REQUESTS='
 	for i in 1 2 3; do
 		curl -s -m 5 -o /dev/null -w "curl$i=%{http_code}\n" http://allowed.test:8000/
 		: >"step$i"
 		while [ $i -lt 3 ] && [ ! -e "go$i" ]; do sleep 0.1; done
 	done'
-	ctl_start "$T/bg" -v -c "$T/start.json" -- sh -c "$script"
+
+# ctl_three_requests_steered WHO: after request 1, a line removing allowed.test, after request 2
+# one adding it back (fd 7 is the channel's writing end); then 200, 403, 200 in $OUT
+ctl_three_requests_steered() {
+	ctl_json '[]' >&7
+	wait_file_has "$T/bg.err" "line 1: network.allowedDomains applied" 10 || fail "$1 did not apply line 1"
+	: >"$P/go1"
+	ctl_wait_step 2
+	ctl_json '["allowed.test"]' >&7
+	wait_file_has "$T/bg.err" "line 2: network.allowedDomains applied" 10 || fail "$1 did not apply line 2"
+	: >"$P/go2"
+	exec 7>&-
+	wait_pid "$BGPID" 30 || fail "$1 did not finish"
+	log_file out "$T/bg"; log_file err "$T/bg.err"
+	[ "$WRC" = 0 ] || fail "expected exit 0, got $WRC"
+	OUT=$(cat "$T/bg"); ERR=$(cat "$T/bg.err")
+	expect_contains "$OUT" "curl1=200" "control: allowed at the start"
+	expect_contains "$OUT" "curl2=403" "refused once the line removed it"
+	expect_contains "$OUT" "curl3=200" "allowed again once a line added it back"
+}
+
+t_controlfd_network_live() { # --control-fd: a line removing an allowed host refuses its next request (403, reported); a line adding it back allows it again
+	command -v curl >/dev/null || skip "curl is not installed"
+	net_up
+	ctl_json '["allowed.test"]' >"$T/start.json"
+	ctl_start "$T/bg" -v -c "$T/start.json" -- sh -c "$CTL_THREE_REQUESTS"
 	ctl_wait_step 1
 	# sbx's children that parse hostile input (the proxy, the observer) do not hold the channel
 	local sbxpid= c kids=0
@@ -55,21 +78,7 @@ t_controlfd_network_live() { # --control-fd: a line removing an allowed host ref
 		ls -l "/proc/$c/fd/" | grep -qF "$T/ctl" && fail "sbx's child $c ($(cat "/proc/$c/comm")) holds the control fd"
 	done
 	[ "$kids" -ge 1 ] || fail "control: no proxy or observer process found under sbx"
-	ctl_json '[]' >&7
-	wait_file_has "$T/bg.err" "line 1: network.allowedDomains applied" 10 || fail "sbx did not apply line 1"
-	: >"$P/go1"
-	ctl_wait_step 2
-	ctl_json '["allowed.test"]' >&7
-	wait_file_has "$T/bg.err" "line 2: network.allowedDomains applied" 10 || fail "sbx did not apply line 2"
-	: >"$P/go2"
-	exec 7>&-
-	wait_pid "$BGPID" 30 || fail "sbx did not finish"
-	log_file out "$T/bg"; log_file err "$T/bg.err"
-	[ "$WRC" = 0 ] || fail "expected exit 0, got $WRC"
-	OUT=$(cat "$T/bg"); ERR=$(cat "$T/bg.err")
-	expect_contains "$OUT" "curl1=200" "control: allowed at the start"
-	expect_contains "$OUT" "curl2=403" "refused once the line removed it"
-	expect_contains "$OUT" "curl3=200" "allowed again once a line added it back"
+	ctl_three_requests_steered sbx
 	expect_contains "$ERR" "<sandbox_violations>" "the refusal is reported"
 	grep -A5 '<sandbox_violations>' "$T/bg.err" | grep -q 'allowed.test' || fail "the violations block does not name allowed.test"
 	expect_not_contains "$ERR" "Invalid config" "no line was refused"
@@ -231,34 +240,13 @@ t_controlfd_macsim() { # sbx-macsim --control-fd (the macOS runner): the proxy's
 	macsim_setup
 	net_up
 	ctl_json '["allowed.test"]' >"$T/start.json"
-	# shellcheck disable=SC2016
-	local script='
-	for i in 1 2 3; do
-		curl -s -m 5 -o /dev/null -w "curl$i=%{http_code}\n" http://allowed.test:8000/
-		: >"step$i"
-		while [ $i -lt 3 ] && [ ! -e "go$i" ]; do sleep 0.1; done
-	done'
 	mkfifo "$T/ctl"
 	printf '$ sbx-macsim --control-fd 3 -v -c start.json -- ... 3<ctl &\n'
-	in_net "$MACSIM" --control-fd 3 -v -c "$T/start.json" -- sh -c "$script" >"$T/bg" 2>"$T/bg.err" 3<"$T/ctl" </dev/null &
+	in_net "$MACSIM" --control-fd 3 -v -c "$T/start.json" -- sh -c "$CTL_THREE_REQUESTS" >"$T/bg" 2>"$T/bg.err" 3<"$T/ctl" </dev/null &
 	BGPID=$!
 	exec 7>"$T/ctl"
 	ctl_wait_step 1
-	ctl_json '[]' >&7
-	wait_file_has "$T/bg.err" "line 1: network.allowedDomains applied" 10 || fail "sbx-macsim did not apply line 1"
-	: >"$P/go1"
-	ctl_wait_step 2
-	ctl_json '["allowed.test"]' >&7
-	wait_file_has "$T/bg.err" "line 2: network.allowedDomains applied" 10 || fail "sbx-macsim did not apply line 2"
-	: >"$P/go2"
-	exec 7>&-
-	wait_pid "$BGPID" 30 || fail "sbx-macsim did not finish"
-	log_file out "$T/bg"; log_file err "$T/bg.err"
-	[ "$WRC" = 0 ] || fail "expected exit 0, got $WRC"
-	OUT=$(cat "$T/bg")
-	expect_contains "$OUT" "curl1=200" "control: allowed at the start"
-	expect_contains "$OUT" "curl2=403" "refused once the line removed it"
-	expect_contains "$OUT" "curl3=200" "allowed again once a line added it back"
+	ctl_three_requests_steered sbx-macsim
 	# a read error before the first line: the command is stopped, 125
 	run_macsim --control-fd 9 -c "$T/start.json" -- sh -c 'sleep 20; : >finished' 9<"$P"
 	expect_rc 125 "a directory as the control fd"

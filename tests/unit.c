@@ -988,6 +988,37 @@ check_golden(const char *path, const char *got, struct buf *golden)
 	}
 }
 
+/* The plan of a golden's policy over its fake disk, which the "#tree ..."
+ * lines of tree_path give (policy.example borrows default's). False, with
+ * a failed check saying why, when it cannot be read, parsed or planned. */
+static bool
+golden_plan(const char *policy_path, const char *tree_path, struct policy *p, struct run_paths *rp, struct plan *pl)
+{
+	struct buf text = { 0 }, treesrc = { 0 }, tree = { 0 };
+	struct vec facts = { 0 };
+	struct err e = { 0 };
+	const char *why = NULL, *perr;
+	char *line, *save;
+	bool ok;
+
+	if (read_file(policy_path, 1 << 20, &text) < 0 || read_file(tree_path, 1 << 20, &treesrc) < 0) {
+		CHECK(false, "cannot read %s", policy_path);
+		return false;
+	}
+	for (line = strtok_r(treesrc.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, "#tree ", 6) == 0)
+			buf_printf(&tree, "%s;", line + 6);
+	perr = parse(p, text.p);
+	CHECK(perr == NULL, "%s parses: %s", policy_path, perr ? perr : "");
+	fake_tree(tree.p ? tree.p : "");
+	ok = !perr && plan_resolve(p, &fake_disk, rp, &facts, &e) == 0 && plan_build(&facts, p->fs_disabled, pl, &why) == 0;
+	CHECK(ok || perr, "%s: plan failed: %s", policy_path, e.msg);
+	free(text.p);
+	free(treesrc.p);
+	free(tree.p);
+	return ok;
+}
+
 static void
 test_argv_goldens(void)
 {
@@ -995,45 +1026,24 @@ test_argv_goldens(void)
 	size_t i;
 
 	for (i = 0; i < LEN(names); i++) {
-		struct buf text = { 0 }, golden = { 0 }, out = { 0 };
+		struct buf golden = { 0 }, out = { 0 };
 		const char *policy_path = aprintf("tests/golden/%s.policy", names[i]);
 		const char *golden_path = aprintf("tests/golden/%s.argv", names[i]);
-		char *line, *save, *copy;
-		struct buf tree = { 0 };
 		struct policy p;
 		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL }, { 0 } };
-		struct vec facts = { 0 };
 		struct plan pl;
-		struct err e = { 0 };
-		const char *why, *perr;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
 		struct run_facts rf;
 		struct bw_invocation bi;
 
-		if (read_file(policy_path, 1 << 20, &text) < 0) {
-			CHECK(false, "cannot read %s", policy_path);
+		if (!golden_plan(policy_path, policy_path, &p, &rp, &pl))
 			continue;
-		}
-		/* "#tree ..." lines give the fake disk */
-		copy = astrdup(text.p);
-		for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-			if (strncmp(line, "#tree ", 6) == 0)
-				buf_printf(&tree, "%s;", line + 6);
-		perr = parse(&p, text.p);
-		CHECK(perr == NULL, "%s parses: %s", policy_path, perr ? perr : "");
-		fake_tree(tree.p ? tree.p : "");
-		if (perr || plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0 || plan_build(&facts, p.fs_disabled, &pl, &why) < 0) {
-			CHECK(false, "%s: plan failed: %s", policy_path, e.msg);
-			continue;
-		}
 		run_facts_collect(&rf, &p, &rp, NULL, true, NULL, cmd);
 		bw_render("bwrap", &p, &pl, &rf, &bi);
 		bw_print(&bi, &out);
 		check_golden(golden_path, out.p, &golden);
-		free(text.p);
 		free(golden.p);
 		free(out.p);
-		free(tree.p);
 	}
 }
 
@@ -1233,37 +1243,21 @@ test_seatbelt_goldens(void)
 	size_t i;
 
 	for (i = 0; i < LEN(names); i++) {
-		struct buf text = { 0 }, golden = { 0 }, out = { 0 }, tree = { 0 }, treesrc = { 0 };
+		struct buf golden = { 0 }, out = { 0 };
 		bool example = strcmp(names[i], "policy-example") == 0;
 		const char *policy_path = example ? "policy.example" : aprintf("tests/golden/%s.policy", names[i]);
 		const char *golden_path = aprintf("tests/golden/%s.sb", names[i]);
 		char *line, *save;
 		struct policy p;
 		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL }, { 0 } };
-		struct vec facts = { 0 };
 		struct plan pl;
-		struct err e = { 0 };
-		const char *why = NULL, *perr;
+		const char *why = NULL;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
 		struct sb_facts f;
 		struct sexp_out o;
 
-		if (read_file(policy_path, 1 << 20, &text) < 0 ||
-		    read_file(example ? "tests/golden/default.policy" : policy_path, 1 << 20, &treesrc) < 0) {
-			CHECK(false, "cannot read %s", policy_path);
+		if (!golden_plan(policy_path, example ? "tests/golden/default.policy" : policy_path, &p, &rp, &pl))
 			continue;
-		}
-		/* "#tree ..." lines give the fake disk (policy.example: default's) */
-		for (line = strtok_r(astrdup(treesrc.p), "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-			if (strncmp(line, "#tree ", 6) == 0)
-				buf_printf(&tree, "%s;", line + 6);
-		perr = parse(&p, text.p);
-		CHECK(perr == NULL, "%s parses: %s", policy_path, perr ? perr : "");
-		fake_tree(tree.p ? tree.p : "");
-		if (perr || plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0 || plan_build(&facts, p.fs_disabled, &pl, &why) < 0) {
-			CHECK(false, "%s: plan failed: %s", policy_path, e.msg);
-			continue;
-		}
 		sb_facts_collect(&f, &rp, cmd, "_k3j9x0q2a_SBX", SBX_PROXY_HTTP_PORT, SBX_PROXY_SOCKS_PORT);
 		CHECK(seatbelt_render(&p, &pl, &f, &out, &why) == 0, "%s: the profile renders: %s", policy_path, why ? why : "");
 		check_golden(golden_path, out.p, &golden);
@@ -1277,11 +1271,8 @@ test_seatbelt_goldens(void)
 		for (line = strtok_r(astrdup(out.p), "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 			CHECK(!strstr(line, "network-outbound") || !strstr(line, "(local ip"),
 			    "%s: no (local ip) filter on outbound: %s", golden_path, line);
-		free(text.p);
-		free(treesrc.p);
 		free(golden.p);
 		free(out.p);
-		free(tree.p);
 	}
 }
 
