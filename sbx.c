@@ -45,7 +45,8 @@
  *      update (a control-fd line): what changed, what applies live
  *   4. Matching: 4.1 domain patterns, 4.2 addresses, 4.3 globs, 4.4 hosts
  *      (the canonical form), 4.5 domain patterns matched (the network
- *      decision), 4.6 resolved-address classes (for the proxy)
+ *      decision), 4.6 resolved-address classes (for the proxy), 4.7 the
+ *      parent proxy: which route an allowed connection takes
  *   5. Filesystem plan (pure, over a disk view): 5a the disk view, path
  *      resolution and glob expansion, 5b facts and mounts (the types), 5c
  *      from policy rules to facts (the dangerous names, what a git
@@ -10335,8 +10336,8 @@ px_expose_request(struct proxy *px, struct conn *c, unsigned slot, int port)
 
 /* SECURITY: on macOS every local process can reach the proxy, and one that
  * opens thousands of connections and says nothing would hold every slot
- * until its handshake deadline: the command's next connection would get a
- * 503. At most SBX_MAX_HANDSHAKES clients may be still to send their
+ * until its handshake deadline: the command's next connection would get
+ * a 503. At most SBX_MAX_HANDSHAKES clients may be still to send their
  * request; past that, the one waiting longest is closed for the new one
  * (a real client sends its request at once). */
 static void
