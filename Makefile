@@ -131,7 +131,7 @@ FUZZ_CC     ?= clang
 FUZZ_CFLAGS ?= -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined -DSBX_LIBFUZZER
 FUZZ_EXTRA  ?=
 FUZZ_REPLAY_CFLAGS ?= -O1 -g -Wall -Wextra
-FUZZ_NAMES   = json policy pattern http socks gitcfg wire seatbelt seatbelt_log
+FUZZ_NAMES   = json policy pattern http socks gitcfg wire seatbelt seatbelt_log dns
 FUZZ_BINS    = $(FUZZ_NAMES:%=tests/fuzz_%.bin)
 FUZZ_REPLAYS = $(FUZZ_NAMES:%=tests/fuzz_%_replay.bin)
 

@@ -59,8 +59,9 @@
  *      observer's events, the network tables), 6d the Seatbelt profile (the plan and the
  *      network policy as SBPL, for macOS; printed on every platform)
  *   7. Proxy: the poll() loop; 7.1 parsers (pure: HTTP head, SOCKS5/4a, the
- *      SSH refusal), 7.2 resolver threads, 7.3 connections and relay, 7.4
- *      the lockdown (per platform), 7.5 the proxy process as its steps
+ *      SSH refusal, DNS messages), 7.2 resolver threads, 7.3 connections
+ *      and relay, 7.4 the DNS stub and capture, 7.5 the lockdown (per
+ *      platform), 7.6 the proxy process as its steps
  *   8. Violations: 8.1 one store of every refusal and the report (srt's
  *      <sandbox_violations> block, JSON lines, --explain's hints), 8.2 the
  *      sources (the observer's events judged against the plan, the proxy's
@@ -126,12 +127,14 @@
 #  define SBX_PLACEHOLDERS 0	/* a Seatbelt rule matches a name not there yet: no mount point needed */
 #  define SBX_RECORD_SOCKET SOCK_DGRAM	/* macOS has no SOCK_SEQPACKET for AF_UNIX ... */
 #  define SBX_PROXY_WATCHES_PARENT 1	/* ... and a datagram pair never hangs up: the proxy looks */
+#  define SBX_DNS_STUB 0	/* the command uses the system's resolver: no network namespace to answer in */
 #elif defined(__linux__)
 #  define SBX_LINUX 1
 #  define SBX_SELF_BOUND_INSIDE 1	/* bound under the runtime root, whatever covers its path */
 #  define SBX_PLACEHOLDERS 1	/* a mount needs something to mount on (9a) */
 #  define SBX_RECORD_SOCKET SOCK_SEQPACKET	/* the proxy's records: one a message, and a hang-up when sbx dies */
 #  define SBX_PROXY_WATCHES_PARENT 0
+#  define SBX_DNS_STUB 1	/* network-dns and network-capture: the stub inside the namespace (7.4) */
 #  ifndef _GNU_SOURCE
 #    define _GNU_SOURCE	/* memfd_create, pipe2, ppoll */
 #  endif
@@ -168,6 +171,8 @@
 #include <pthread.h>
 #include <netdb.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <net/if.h>
 #ifndef MSG_NOSIGNAL
 #  define MSG_NOSIGNAL 0	/* older macOS: the proxy ignores SIGPIPE anyway */
 #endif
@@ -227,7 +232,9 @@ extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on 
 #define SBX_PROXY_SOCKS_PORT	1080
 #define SBX_MAX_HOST_PORTS	64		/* allow-host-port and expose-port, each */
 #define SBX_MAX_HOST_BYTES	255		/* a host name, as srt's isValidHost (4.4) */
-#define SBX_MAX_HANDED		(4 + 2 * SBX_MAX_HOST_PORTS + 1)	/* descriptors the inner helper hands sbx */
+/* descriptors the inner helper hands sbx: the proxy's (v4, v6), allow-host-port's (v4, v6),
+ * the expose channel, the DNS stub, the capture listeners */
+#define SBX_MAX_HANDED		(4 + 2 * SBX_MAX_HOST_PORTS + 1 + 1 + SBX_MAX_HOST_PORTS)
 #define SBX_EXIT_FAILURE	125		/* sbx itself failed: env(1)/timeout(1) convention */
 #define SBX_EXIT_CANNOT_RUN	126
 #define SBX_EXIT_NOT_FOUND	127
@@ -268,7 +275,7 @@ static int plat_run(const struct policy *p, const struct plan *pl, const struct 
     const struct run_facts *rf, struct vstore *store);
 /* The proxy's (7): descriptors made close-on-exec and non-blocking (a TCP
  * socket, an accepted connection (-1, EAGAIN: none waits), a pipe), and
- * its lockdown before it reads a byte from the sandbox (7.4). */
+ * its lockdown before it reads a byte from the sandbox (7.5). */
 /* A file of no name, read-write and close-on-exec, for what one message
  * cannot carry (the network tables, 6c); -1 with errno when there is none. */
 static int plat_anon_file(const char *name);
@@ -1153,6 +1160,8 @@ struct policy {
 	bool allow_apple_events, allow_pty, fs_disabled;
 	long bridge;			/* enum bridge_mode */
 	long observe_writes;		/* 0 or 1 */
+	long network_dns;		/* 0 or 1: the DNS stub inside (Linux, when the proxy runs) */
+	long network_capture;		/* 0 or 1: allowed names answered with loopback addresses it captures */
 	const char *bwrap_path, *socat_path;	/* absolute, or NULL: PATH lookup */
 	const char *parent_http, *parent_https;	/* parent-proxy URLs as written, or NULL: the environment's */
 	struct vec parent_bypass;	/* of const char *: parent-proxy-bypass, NO_PROXY's entries */
@@ -1181,6 +1190,7 @@ pol_init(struct policy *p)
 	p->mandatory_deny_depth = SBX_DEFAULT_DENY_DEPTH;
 	p->bridge = BRIDGE_FD;
 	p->observe_writes = 1;
+	p->network_dns = 1;
 }
 
 /* The credential stores the default policy hides (and policy.example
@@ -1306,6 +1316,12 @@ static const struct directive directives[] = {
 	  "how the proxy is reached inside: fd (default, listeners handed over) or socat (srt's topology)" },
 	{ "observe-writes", DK_ONOFF, 1, 1, F(observe_writes), "on|off", NULL,
 	  "report denied write attempts as violations (default on)" },
+	{ "network-dns", DK_ONOFF, 1, 1, F(network_dns), "on|off", NULL,
+	  "Linux: answer DNS inside: allowed names resolve (the proxy's resolver, the address guard applied), "
+	  "others are refused at once and reported (default on)" },
+	{ "network-capture", DK_ONOFF, 1, 1, F(network_capture), "on|off", NULL,
+	  "Linux: answer allowed names with loopback addresses whose ports 80, 443 and the allow rules' lead "
+	  "to the proxy, for programs that ignore HTTP_PROXY (default off)" },
 	{ "bwrap-path", DK_BINARY, 1, 1, F(bwrap_path), "PATH", "bwrapPath",
 	  "the bubblewrap binary to run (default: bwrap from PATH)" },
 	{ "socat-path", DK_BINARY, 1, 1, F(socat_path), "PATH", "socatPath",
@@ -2847,6 +2863,8 @@ static const struct jkey jkeys[] = {
 	{ "credentials", "sigv4", JK_UNSUPPORTED, NULL, "SigV4 re-signing is part of masking, and " SBX_MASKING_WHY },
 	{ "sbx", "bridge", JK_ENUM, "bridge", NULL },
 	{ "sbx", "observeWrites", JK_BOOL, "observe-writes", NULL },
+	{ "sbx", "networkDns", JK_BOOL, "network-dns", NULL },
+	{ "sbx", "networkCapture", JK_BOOL, "network-capture", NULL },
 	{ "sbx", "allowHostPorts", JK_PORTS, "allow-host-port", NULL },
 	{ "sbx", "exposePorts", JK_PORTS, "expose-port", NULL },
 	{ "sbx", "protectedFiles", JK_STRINGS, "protect", NULL },
@@ -3602,6 +3620,10 @@ pol_print_json(const struct policy *p, struct buf *b)
 	buf_puts(b, p->bridge == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
 	jo_key(&o, "observeWrites");
 	buf_puts(b, p->observe_writes ? "true" : "false");
+	jo_key(&o, "networkDns");
+	buf_puts(b, p->network_dns ? "true" : "false");
+	jo_key(&o, "networkCapture");
+	buf_puts(b, p->network_capture ? "true" : "false");
 	if (p->host_ports.n)
 		jo_ports(&o, "allowHostPorts", &p->host_ports);
 	if (p->expose_ports.n)
@@ -3878,7 +3900,7 @@ gitcfg_path(const char *value, const char *base, const char *home)
  * A line on the control fd (9d) is a whole new policy. Only the network
  * lists can change under a running command: the proxy decides each new
  * connection, so its allow list, deny list (reasons too) and denied
- * address ranges are swapped in live (6c, 7.5). Everything else is
+ * address ranges are swapped in live (6c, 7.6). Everything else is
  * already built into the sandbox (mounts, filters, the environment, the
  * listeners) and cannot follow: each such key that differs is named, so
  * nobody takes a warning-free update for an applied one. Pure. */
@@ -4471,6 +4493,81 @@ net_decide(const struct policy *p, const char *host, int port)
 	v.reason = p->allow_domains.n ? "host is not on the allow list" :
 	    "host is not on the allow list: the policy allows no network";
 	return v;
+}
+
+/* The DNS stub's question (7.4): may this name be looked up at all? A
+ * name is asked without a port, so a deny rule refuses it only when it
+ * holds for every port (no ":port"), and an allow rule admits it whatever
+ * port it names: each connection is still decided on its own, port and
+ * all, when it is made. Pure. */
+static struct net_verdict
+net_decide_name(const struct policy *p, const char *host)
+{
+	struct net_verdict v = { false, "malformed host" };
+	char canon[SBX_MAX_HOST_BYTES + 64];
+	size_t i;
+
+	if (!match_host_valid(host) || match_canonical_host(host, canon, sizeof(canon)) < 0)
+		return v;
+	for (i = 0; i < p->deny_domains.n; i++) {
+		const struct domrule *r = p->deny_domains.v[i];
+
+		if (match_domain(canon, -1, r->pattern)) {	/* -1: no port rule matches it */
+			v.reason = r->reason ? r->reason : "host is on the deny list";
+			return v;
+		}
+	}
+	for (i = 0; i < p->allow_domains.n; i++) {
+		char ph[300];
+		int pport;
+
+		pattern_split(p->allow_domains.v[i], ph, sizeof(ph), &pport);
+		if (match_domain(canon, pport, p->allow_domains.v[i])) {
+			v.allow = true;
+			v.reason = "allowed";
+			return v;
+		}
+	}
+	v.reason = p->allow_domains.n ? "host is not on the allow list" :
+	    "host is not on the allow list: the policy allows no network";
+	return v;
+}
+
+/* network-capture's ports (7.4): 80 and 443, then each port an allow rule
+ * for a name names (a rule for an address or localhost is not a name the
+ * stub hands out), less the ports already taken inside: the proxy's own
+ * and allow-host-port's. Fills out (at most max), returns the count. Pure. */
+static size_t __attribute__((unused))	/* the Linux runner's (10c), and the tests' */
+capture_ports(const struct policy *p, uint16_t *out, size_t max)
+{
+	size_t n = 0, i, k;
+	long taken[2 + SBX_MAX_HOST_PORTS];
+	size_t ntaken = 0;
+
+	taken[ntaken++] = SBX_PROXY_HTTP_PORT;
+	taken[ntaken++] = SBX_PROXY_SOCKS_PORT;
+	for (i = 0; i < p->host_ports.n && ntaken < LEN(taken); i++)
+		taken[ntaken++] = atol(p->host_ports.v[i]);
+	for (i = 0; i < 2 + p->allow_domains.n && n < max; i++) {
+		char ph[300];
+		int port;
+		bool seen = false;
+
+		if (i < 2) {
+			port = i == 0 ? 80 : 443;
+		} else {
+			pattern_split(p->allow_domains.v[i - 2], ph, sizeof(ph), &port);
+			if (!port || host_is_ip(ph) || strcmp(ph, "localhost") == 0)
+				continue;
+		}
+		for (k = 0; k < ntaken; k++)
+			seen |= taken[k] == port;
+		for (k = 0; k < n; k++)
+			seen |= out[k] == port;
+		if (!seen)
+			out[n++] = (uint16_t)port;
+	}
+	return n;
 }
 
 /* ---- 4.6 Resolved addresses (srt resolved-address-guard.js, 5.6) ------
@@ -6579,6 +6676,7 @@ struct run_paths {
 	const char *bridge_dir;	/* bridge socat: the proxy's sockets (0700), or NULL */
 	const char *git_global[4];	/* git's global and system config files, NULL-ended */
 	struct vec runtime_covers;	/* of const char *: the other runtime directories, hidden too */
+	const char *resolv_conf;	/* network-dns: "nameserver 127.0.0.1", bound over /etc/resolv.conf */
 };
 
 /* The policy's own path rules, resolved into facts: no run paths, no
@@ -7039,6 +7137,8 @@ struct run_facts {
 	const char *self;	/* sbx's binary on this machine, shown inside at self_inside */
 	const char *self_inside;	/* where: sbx --connect for GIT_SSH_COMMAND; NULL: not shown, not set */
 	bool as_uid0;		/* sbx runs as uid 0: bwrap keeps CAP_SETFCAP for the nested namespace */
+	bool dns, capture;	/* network-dns and network-capture in effect (7.4) */
+	const char *resolv_at;	/* dns: where /etc/resolv.conf leads (realpath), bound over; NULL: none */
 	long git_config_count;	/* the caller's GIT_CONFIG_COUNT, continued (0 when denied or unset) */
 	const char *java_tool_options;	/* the caller's JAVA_TOOL_OPTIONS, kept in front; NULL when denied */
 	char *const *envp;	/* the caller's environment, what deny-env is matched against; NULL: none */
@@ -7097,6 +7197,15 @@ run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run
 		rf->self_inside = SBX_SELF_BOUND_INSIDE ? path_join(rp->runtime_root, "sbx") : self;
 	}
 	rf->as_uid0 = as_uid0;
+	rf->dns = rf->proxy && p->network_dns && SBX_DNS_STUB;
+	rf->capture = rf->dns && p->network_capture;
+	if (rf->dns) {
+		/* a resolv.conf that is a link (systemd-resolved's) is covered
+		 * where it leads; with none, the C library asks 127.0.0.1 anyway */
+		char real[PATH_MAX];
+
+		rf->resolv_at = realpath("/etc/resolv.conf", real) ? astrdup(real) : NULL;
+	}
 	rf->envp = envp;
 	rf->cmd = cmd;
 	for (i = 0; envp && envp[i]; i++) {
@@ -7259,6 +7368,8 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 			break;	/* sbx-init's, from the control message */
 		}
 	}
+	if (rf->dns && rf->resolv_at)
+		argv_push3(out, "--ro-bind", rf->rp->resolv_conf, rf->resolv_at);
 	argv_push3(out, "--dev", "/dev", NULL);
 	argv_push(out, "--unshare-pid");
 	argv_push(out, "--unshare-user");
@@ -7377,7 +7488,7 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
  * filters as tables of rules (each with its reason), the assembler that
  * turns them into cBPF (jumps by labels, resolved in one pass) and the
  * disassembler behind --print=bpf. Installed by the inner helper (10a) and
- * the proxy's lockdown (7.4). */
+ * the proxy's lockdown (7.5). */
 
 #include "seccomp_bpf.h"
 
@@ -7404,6 +7515,9 @@ enum inner_flag {
 	IF_PROXY = 8,		/* make the proxy listeners and hand them over */
 	IF_OBSERVE = 16,	/* observe-writes: sbx-init installs the observer's program and
 				 * hands its listener over with "R" */
+	IF_DNS = 32,		/* network-dns: a network namespace of the helper's own, the stub's
+				 * UDP socket on 127.0.0.1:53 handed over */
+	IF_CAPTURE = 64,	/* network-capture: listeners on 0.0.0.0:port for each capture port */
 };
 
 #define SBX_CTL_MAGIC		"SBX1"
@@ -7416,6 +7530,7 @@ struct inner_msg {
 	uint32_t flags;
 	uint32_t nports; uint16_t ports[SBX_MAX_HOST_PORTS];	/* allow-host-port */
 	uint32_t nexpose; uint16_t expose[SBX_MAX_HOST_PORTS];	/* expose-port */
+	uint32_t ncapture; uint16_t capture[SBX_MAX_HOST_PORTS];	/* network-capture's ports (capture_ports) */
 	const char *socat;		/* bridge socat: the socat binary, else NULL */
 	const char *bridge_sock[2];	/* bridge socat: the proxy's Unix sockets, HTTP and SOCKS */
 	uint32_t nlinks; char **links;	/* symlinked dangerous names sbx-init pins (MK_PIN_LINK) */
@@ -7430,7 +7545,7 @@ put_u32(struct buf *b, uint32_t v)
 
 /* Encode the instructions for the inner helper:
  *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 | u32 nexpose |
- *   nexpose x u32 | socat NUL | http socket NUL | socks socket NUL |
+ *   nexpose x u32 | u32 ncapture | ncapture x u32 | socat NUL | http socket NUL | socks socket NUL |
  *   u32 nlinks | nlinks NUL-terminated absolute paths |
  *   u32 argc | argc NUL-terminated strings
  * (an empty string is "none"). */
@@ -7449,6 +7564,9 @@ ctl_encode(const struct inner_msg *m, struct buf *b)
 	put_u32(&body, m->nexpose);
 	for (i = 0; i < m->nexpose; i++)
 		put_u32(&body, m->expose[i]);
+	put_u32(&body, m->ncapture);
+	for (i = 0; i < m->ncapture; i++)
+		put_u32(&body, m->capture[i]);
 	buf_putn(&body, m->socat ? m->socat : "", strlen(m->socat ? m->socat : "") + 1);
 	for (i = 0; i < 2; i++)
 		buf_putn(&body, m->bridge_sock[i] ? m->bridge_sock[i] : "",
@@ -7541,10 +7659,12 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 		return -1;
 	}
 	if (take_u32(&c, &m->flags, "no flags") &&
-	    (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE)))
+	    (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE | IF_DNS |
+	    IF_CAPTURE)))
 		c.why = "unknown flags";
 	take_ports(&c, &m->nports, m->ports, "allow-host-port list cut short");
 	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
+	take_ports(&c, &m->ncapture, m->capture, "capture port list cut short");
 	for (i = 0; i < 3; i++)
 		take_str(&c, &s[i], "bridge strings cut short");
 	if (take_u32(&c, &m->nlinks, "no link count") && m->nlinks > SBX_MAX_MOUNTS)
@@ -7583,6 +7703,9 @@ enum listener_role {
 	LR_HOST_PORT = 'H',	/* allow-host-port: to this machine's 127.0.0.1:port */
 	LR_EXPOSE = 'X',	/* expose-port: on this machine, to the command's 127.0.0.1:port; handed over,
 				 * it is the channel the proxy asks the inner helper for connections on */
+	LR_DNS = 'N',		/* the DNS stub's UDP socket, 127.0.0.1:53 (7.6) */
+	LR_CAPTURE = 'C',	/* network-capture: 0.0.0.0:port, each connection a CONNECT to the name
+				 * its address stands for (7.4) */
 };
 
 /* Does the inner helper hand descriptors over (an "L" message)? Both
@@ -7590,7 +7713,7 @@ enum listener_role {
 static bool
 inner_hands_fds(const struct inner_msg *m)
 {
-	return (m->flags & IF_PROXY) || m->nports || m->nexpose;
+	return (m->flags & (IF_PROXY | IF_DNS | IF_CAPTURE)) || m->nports || m->nexpose;
 }
 
 /* The handed-fd message: "L", the count of descriptors attached
@@ -7638,7 +7761,7 @@ handed_encode(const struct handed *h, char *out)
 static int
 handed_decode(const char *b, size_t n, int nfd, struct handed *h, size_t *used, const char **why)
 {
-	int expose = 0;
+	int expose = 0, dns = 0;
 
 	memset(h, 0, sizeof(*h));
 	if (n < 2 || b[0] != 'L' || nfd < 0 || nfd > SBX_MAX_HANDED || (unsigned char)b[1] != nfd ||
@@ -7652,11 +7775,12 @@ handed_decode(const char *b, size_t n, int nfd, struct handed *h, size_t *used, 
 		uint16_t port;
 
 		memcpy(&port, b + 3 + 3 * i, 2);
-		if (role != LR_PROXY && role != LR_HOST_PORT && role != LR_EXPOSE) {
+		if (role != LR_PROXY && role != LR_HOST_PORT && role != LR_EXPOSE && role != LR_DNS && role != LR_CAPTURE) {
 			*why = "an unknown role in a handed-fd message";
 			return -1;
 		}
-		if ((role == LR_EXPOSE) != (port == 0) || (role == LR_EXPOSE && ++expose > 1)) {
+		if ((role == LR_EXPOSE) != (port == 0) || (role == LR_EXPOSE && ++expose > 1) ||
+		    (role == LR_DNS && (port != 53 || ++dns > 1))) {
 			*why = "a bad port in a handed-fd message";
 			return -1;
 		}
@@ -7711,7 +7835,7 @@ struct px_listener { int fd; enum listener_role role; int port; };
  * and a proxy taken over by a memory bug must not confuse sbx in turn. */
 /* ORDER: verdict_names, and net_log's totals indexed by verdict (8). */
 /* How a connection reached the proxy. ORDER: proto_names. */
-enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_PORT, PR_EXPOSE };
+enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_PORT, PR_EXPOSE, PR_DNS, PR_CAPTURE };
 
 enum px_verdict { PXV_ALLOW, PXV_DENY, PXV_FAIL };	/* FAIL: allowed, but the network said no */
 
@@ -7722,8 +7846,9 @@ enum px_route { PXR_DIRECT, PXR_PARENT };	/* how an allowed connection went on (
  * SOCKS tunnel ("deny socks-tunnel HOST:PORT"), and sbx's own: a client
  * without the run's proxy credential ("deny proxy-credential missing"),
  * where the host it named is not kept: any local process can reach the
- * macOS proxy, and its words must not reach the report a model reads. */
-enum px_op { PXO_OUTBOUND, PXO_HTTP_REQUEST, PXO_SOCKS_TUNNEL, PXO_CREDENTIAL };
+ * macOS proxy, and its words must not reach the report a model reads;
+ * and a name the DNS stub was asked ("deny dns-query NAME", 7.4). */
+enum px_op { PXO_OUTBOUND, PXO_HTTP_REQUEST, PXO_SOCKS_TUNNEL, PXO_CREDENTIAL, PXO_DNS };
 
 struct px_decision {
 	enum px_verdict verdict;
@@ -7738,9 +7863,11 @@ struct px_decision {
 
 #define SBX_DECISION_MAX_BYTES	(14 + SBX_MAX_HOST_BYTES + SBX_MAX_TEXT_ARG_BYTES)
 
-static const char *const proto_names[] = { "http-connect", "http", "socks5", "socks4", "host-port", "expose-port" };	/* ORDER: enum proto */
+static const char *const proto_names[] = { "http-connect", "http", "socks5", "socks4", "host-port", "expose-port", "dns",
+	"capture" };	/* ORDER: enum proto */
 static const char *const verdict_names[] = { "allow", "deny", "fail" };	/* ORDER: enum px_verdict */
-static const char *const op_names[] = { "network-outbound", "http-request", "socks-tunnel", "proxy-credential" };	/* ORDER: enum px_op */
+static const char *const op_names[] = { "network-outbound", "http-request", "socks-tunnel", "proxy-credential",
+	"dns-query" };	/* ORDER: enum px_op */
 
 /* Encode d into out (SBX_DECISION_MAX_BYTES); returns the length. */
 static size_t
@@ -7921,7 +8048,7 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 /* The network tables, sbx -> proxy, when a line on the control fd changes
  * them (9d): the allow list, the deny list with its reasons, the denied
  * address ranges. The proxy swaps them in between two poll iterations
- * (7.5): a connection already decided keeps its decision.
+ * (7.6): a connection already decided keeps its decision.
  *
  *   'N' u32 nallow (u16 len, pattern)* u32 ndeny (u16 len, pattern,
  *   u8 has_reason, [u16 len, reason])* u32 naddr (u16 len, cidr)*
@@ -8470,13 +8597,16 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
  * state has a deadline, and a bad client closes its own connection only. */
 
 /* Prototypes: the next address after a failed connect, and sending what a
- * buffer holds (7.3; the parent's CONNECT goes out that way). The calls
+ * buffer holds (7.3; the parent's CONNECT goes out that way), the DNS
+ * stub's answer from the resolver and a capture connection (7.4). The calls
  * that differ per platform (px_socket_cloexec_nonblock and the others,
  * px_lockdown) are the platform interface's (section 1). */
 struct proxy;
 struct conn;
 struct rbuf;
 static void px_connect_next(struct proxy *px, struct conn *c);
+static void px_dns_resolved(struct proxy *px, unsigned qi, unsigned gen, struct addrinfo *res, int err);
+static void px_capture(struct proxy *px, struct conn *c, unsigned slot, int port);
 static bool relay_out(int fd, struct rbuf *r);
 
 #define SBX_MAX_HTTP_HEAD_BYTES	16384
@@ -8493,6 +8623,10 @@ static bool relay_out(int fd, struct rbuf *r);
 #define SBX_MAX_CONNS		4096
 #define SBX_MAX_HANDSHAKES	256		/* clients still to send their request: the oldest goes first */
 #define SBX_RESOLVER_THREADS	2
+#define SBX_DNS_PENDING		64		/* DNS questions waiting for the resolver at once */
+#define SBX_DNS_TTL		30		/* seconds: what a client may keep a looked-up answer */
+#define SBX_DNS_CAPTURE_TTL	3600		/* a capture address stands for its name for the whole run */
+#define SBX_MAX_CAPTURE_NAMES	4096		/* names handed a capture address in one run */
 
 /* ORDER: the handshake states (CS_PEEK .. CS_SOCKS4_REQUEST) come before
  * CS_RESOLVING: px_on_events tests st < CS_RESOLVING for "still reading
@@ -8559,6 +8693,11 @@ struct proxy {
 	int resolved_pipe[2];
 	const char *token;		/* the run's proxy credential, or NULL: none asked (7.1) */
 	pid_t parent;			/* sbx (SBX_PROXY_WATCHES_PARENT) */
+	struct dns_pending *dnsq;	/* SBX_DNS_PENDING questions waiting for the resolver (7.4) */
+	unsigned dns_gen;
+	char (*capture_names)[SBX_MAX_HOST_BYTES + 1];	/* network-capture: the name each address stands
+							 * for, or NULL: no capture listener (7.4) */
+	unsigned ncapture;
 };
 
 static int64_t
@@ -8579,7 +8718,8 @@ static uint32_t px_report_lost;
 /* Every decision goes through here: about op on target (a host and
  * port, or for an HTTP request "METHOD URL" and port 0). */
 static void
-px_record_as(const struct conn *c, enum px_verdict v, enum px_op op, const char *target, int port, const char *reason)
+px_record_raw(enum proto proto, enum px_route route, enum px_verdict v, enum px_op op, const char *target, int port,
+    const char *reason)
 {
 	struct px_decision d;
 	unsigned char rec[SBX_DECISION_MAX_BYTES];
@@ -8589,8 +8729,8 @@ px_record_as(const struct conn *c, enum px_verdict v, enum px_op op, const char 
 		return;
 	memset(&d, 0, sizeof(d));
 	d.verdict = v;
-	d.proto = c->proto;
-	d.route = c->via ? PXR_PARENT : PXR_DIRECT;
+	d.proto = proto;
+	d.route = route;
 	d.op = op;
 	d.port = (uint16_t)port;
 	d.lost = px_report_lost;
@@ -8601,6 +8741,12 @@ px_record_as(const struct conn *c, enum px_verdict v, enum px_op op, const char 
 		px_report_lost = 0;
 	else
 		px_report_lost++;
+}
+
+static void
+px_record_as(const struct conn *c, enum px_verdict v, enum px_op op, const char *target, int port, const char *reason)
+{
+	px_record_raw(c->proto, c->via ? PXR_PARENT : PXR_DIRECT, v, op, target, port, reason);
 }
 
 /* A connection's decision: network-outbound, to its host and port. */
@@ -9336,6 +9482,145 @@ mismatch:
 	return "Host header does not match the request target";
 }
 
+/* DNS messages (RFC 1035 4.1), the stub's side (7.4). A query comes from
+ * the sandbox: hostile bytes. Accepted: a query (QR 0, opcode 0) with
+ * exactly one question and nothing in the answer and authority sections
+ * (an EDNS OPT in the additional one is allowed, and ignored); the name's
+ * labels are 1..63 bytes, uncompressed (a query has nothing earlier to
+ * point at), 253 characters in all. A label holding a byte no host name
+ * holds (a '.', a NUL, a space: the policy is asked about the name as
+ * text, and "a.b" as one label must not read as two) marks the question
+ * bad; it is refused, never looked up. The answer is built from the
+ * parsed question, never by echoing the packet back. */
+#define SBX_DNS_MAX_NAME	253
+#define SBX_DNS_UDP_BYTES	512	/* RFC 1035 4.2.1: every answer fits, with no EDNS to negotiate */
+
+enum dns_rcode { DNS_NOERROR = 0, DNS_FORMERR = 1, DNS_SERVFAIL = 2, DNS_NXDOMAIN = 3, DNS_NOTIMP = 4, DNS_REFUSED = 5 };
+enum { DNS_TYPE_A = 1, DNS_TYPE_AAAA = 28, DNS_CLASS_IN = 1 };
+
+struct dns_question {
+	uint16_t id;
+	bool rd;			/* recursion desired: echoed */
+	bool have_question;		/* parsed far enough to be echoed in the answer */
+	bool bad;			/* a byte no host name holds: refused */
+	char spelled[SBX_DNS_MAX_NAME + 1];	/* as asked (case kept: some clients check it), '?' for bad bytes */
+	char name[SBX_DNS_MAX_NAME + 1];	/* lower case: what the policy is asked about */
+	uint16_t qtype, qclass;
+};
+
+static uint16_t
+be16(const unsigned char *b)
+{
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+/* Parse one datagram. Returns DNS_NOERROR for a question to answer, another
+ * rcode to answer with at once (q->id set, q->have_question says whether
+ * the question can be echoed), or -1 to drop it unanswered: shorter than a
+ * header, or a response (answering responses could loop two resolvers). */
+static int
+dns_query_parse(const unsigned char *b, size_t n, struct dns_question *q)
+{
+	size_t pos = 12, len = 0;
+
+	memset(q, 0, sizeof(*q));
+	if (n < 12 || (b[2] & 0x80))
+		return -1;
+	q->id = be16(b);
+	q->rd = (b[2] & 0x01) != 0;
+	if (((b[2] >> 3) & 0x0f) != 0)
+		return DNS_NOTIMP;	/* only QUERY */
+	if (be16(b + 4) != 1 || be16(b + 6) != 0 || be16(b + 8) != 0 || be16(b + 10) > 1)
+		return DNS_FORMERR;
+	for (;;) {
+		unsigned lab;
+
+		if (pos >= n)
+			return DNS_FORMERR;
+		lab = b[pos++];
+		if (lab == 0)
+			break;
+		if (lab > 63 || pos + lab > n || len + (len ? 1 : 0) + lab > SBX_DNS_MAX_NAME)
+			return DNS_FORMERR;	/* compression (0xc0), the reserved 0x40/0x80, or too long */
+		if (len)
+			q->spelled[len++] = '.';
+		for (unsigned k = 0; k < lab; k++) {
+			unsigned char ch = b[pos + k];
+			bool ok = isalnum(ch) || ch == '-' || ch == '_';
+
+			q->bad |= !ok;
+			q->spelled[len++] = ok ? (char)ch : '?';
+		}
+		pos += lab;
+	}
+	if (pos + 4 > n)
+		return DNS_FORMERR;
+	q->spelled[len] = '\0';
+	for (size_t k = 0; k <= len; k++)
+		q->name[k] = (char)tolower((unsigned char)q->spelled[k]);
+	q->qtype = be16(b + pos);
+	q->qclass = be16(b + pos + 2);
+	q->have_question = true;
+	return DNS_NOERROR;
+}
+
+/* The answer to q: rcode, and for DNS_NOERROR the addresses of q->qtype's
+ * family (others are skipped), each with ttl seconds, as many as fit in
+ * SBX_DNS_UDP_BYTES (no TC bit: a client then has fewer addresses, which
+ * is an answer; truncation would send it to TCP, where no stub listens).
+ * out holds SBX_DNS_UDP_BYTES. Returns the length. Pure. */
+static size_t
+dns_reply_build(const struct dns_question *q, int rcode, const struct addr *a, size_t na, uint32_t ttl,
+    unsigned char *out)
+{
+	size_t n = 12, nans = 0;
+	int fam = q->qtype == DNS_TYPE_A ? AF_INET : q->qtype == DNS_TYPE_AAAA ? AF_INET6 : 0;
+
+	memset(out, 0, 12);
+	out[0] = (unsigned char)(q->id >> 8);
+	out[1] = (unsigned char)q->id;
+	out[2] = (unsigned char)(0x80 | (q->rd ? 0x01 : 0));	/* QR, opcode 0, RD echoed */
+	out[3] = (unsigned char)(0x80 | (rcode & 0x0f));	/* RA */
+	if (!q->have_question)
+		return n;
+	out[5] = 1;	/* QDCOUNT */
+	for (const char *l = q->spelled; *l;) {	/* the name, label by label, as asked */
+		size_t ll = strcspn(l, ".");
+
+		out[n++] = (unsigned char)ll;
+		memcpy(out + n, l, ll);
+		n += ll;
+		l += ll + (l[ll] == '.');
+	}
+	out[n++] = 0;
+	out[n++] = (unsigned char)(q->qtype >> 8);
+	out[n++] = (unsigned char)q->qtype;
+	out[n++] = (unsigned char)(q->qclass >> 8);
+	out[n++] = (unsigned char)q->qclass;
+	for (size_t i = 0; rcode == DNS_NOERROR && i < na && nans < 0xffff; i++) {
+		size_t alen = a[i].family == AF_INET ? 4 : 16;
+
+		if (a[i].family != fam || n + 12 + alen > SBX_DNS_UDP_BYTES)
+			continue;
+		out[n++] = 0xc0;	/* the name: a pointer to the question's, at offset 12 */
+		out[n++] = 12;
+		out[n++] = (unsigned char)(q->qtype >> 8);
+		out[n++] = (unsigned char)q->qtype;
+		out[n++] = 0;
+		out[n++] = DNS_CLASS_IN;
+		for (int k = 3; k >= 0; k--)
+			out[n++] = (unsigned char)(ttl >> (8 * k));
+		out[n++] = 0;
+		out[n++] = (unsigned char)alen;
+		memcpy(out + n, a[i].b, alen);
+		n += alen;
+		nans++;
+	}
+	out[6] = (unsigned char)(nans >> 8);
+	out[7] = (unsigned char)nans;
+	return n;
+}
+
 /* ---- 7.2 The resolver: blocking getaddrinfo off the event loop -------- */
 
 struct dns_job {
@@ -9561,7 +9846,7 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 		/* ssh through the proxy: say why, in SSH */
 		if (c->proto == PR_HTTP_CONNECT)
 			buf_puts(&b, "HTTP/1.1 200 Connection Established\r\n\r\n");
-		else
+		else if (c->proto != PR_CAPTURE)	/* a captured ssh hears the refusal straight away */
 			px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_OK : SOCKS5_OK, false);
 		ssh_refusal(&b, reason);
 		px_reply_close(c, b.p, b.n);
@@ -9571,6 +9856,8 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 	switch (c->proto) {
 	case PR_HOST_PORT:
 	case PR_EXPOSE:
+	case PR_CAPTURE:
+	case PR_DNS:
 		break;	/* no protocol to answer in: the connection just closes */
 	case PR_HTTP_CONNECT:
 		/* the status phrase is the reason, as srt; no CR/LF can get in it */
@@ -9701,6 +9988,10 @@ px_decide(struct proxy *px, struct conn *c, unsigned slot)
 	match_canonical_host(c->host, canon, sizeof(canon));
 	if (c->proto == PR_HTTP_CONNECT && px->p->refuse_opaque_tunnels) {
 		px_refuse_connect_tunnel(c, canon);
+		return;
+	}
+	if (c->proto == PR_CAPTURE && px->p->refuse_opaque_tunnels) {	/* as opaque as a CONNECT */
+		px_refuse(c, "refuseOpaqueTunnels: only plain HTTP through the proxy goes out", true);
 		return;
 	}
 	if (c->misdirected) {
@@ -9840,6 +10131,8 @@ px_tunnel_ready(struct conn *c)
 		break;
 	case PR_HOST_PORT:
 	case PR_EXPOSE:
+	case PR_CAPTURE:
+	case PR_DNS:
 		break;	/* nothing to say: bytes flow at once */
 	}
 	if (c->proto == PR_HTTP_FORWARD && c->body_left >= 0 && (int64_t)c->head_n > c->body_left)
@@ -10423,6 +10716,8 @@ px_accept(struct proxy *px, const struct px_listener *l)
 			px_host_port(&px->conns[i], l->port);
 		else if (l->role == LR_EXPOSE)
 			px_expose_request(px, &px->conns[i], i, l->port);
+		else if (l->role == LR_CAPTURE)
+			px_capture(px, &px->conns[i], i, l->port);
 	}
 }
 
@@ -10549,6 +10844,10 @@ px_on_timeouts(struct proxy *px, int64_t now)
 		if (c->st == CS_CONNECTING || c->st == CS_RESOLVING || c->st == CS_PARENT_REPLY) {
 			px_record(c, PXV_FAIL, c->st == CS_PARENT_REPLY ? "the parent proxy did not answer CONNECT in time" :
 			    c->st == CS_CONNECTING ? "the upstream did not answer in time" : "the name did not resolve in time");
+			if (c->proto == PR_CAPTURE) {
+				px_close(px, c);	/* no protocol to say it in */
+				continue;
+			}
 			if (c->proto == PR_SOCKS5 || c->proto == PR_SOCKS4)
 				px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED, true);
 			else
@@ -10579,18 +10878,279 @@ px_on_resolver(struct proxy *px)
 	pthread_mutex_unlock(&dns.lock);
 	while (done) {
 		struct dns_job *j = done;
-		struct conn *c = &px->conns[j->slot];
 
 		done = j->next;
-		if (c->st == CS_RESOLVING && c->gen == j->gen)
-			px_resolved(px, c, j->res, j->err);
-		else if (j->res)
+		if (j->slot >= SBX_MAX_CONNS) {	/* a DNS stub question's (7.4) */
+			px_dns_resolved(px, j->slot - SBX_MAX_CONNS, j->gen, j->res, j->err);
+		} else if (px->conns[j->slot].st == CS_RESOLVING && px->conns[j->slot].gen == j->gen) {
+			px_resolved(px, &px->conns[j->slot], j->res, j->err);
+		} else if (j->res) {
 			freeaddrinfo(j->res);
+		}
 		free(j);
 	}
 }
 
-/* ---- 7.4 The lockdown: what a memory bug in the proxy could still do -------
+/* ---- 7.4 The DNS stub and capture: names inside, answered here -------
+ *
+ * network-dns (default on, Linux): the command's resolv.conf names
+ * 127.0.0.1 (bound over /etc/resolv.conf), where the inner helper made a
+ * UDP socket in the command's network namespace and handed it here, the
+ * way it hands the proxy's listeners: a query lands straight in this loop,
+ * no relay process. Each question is decided as a connection would be,
+ * but for the name alone (net_decide_name): a name the policy refuses is
+ * answered REFUSED at once, with a record saying why ("deny dns-query
+ * NAME"), and is never looked up outside; an allowed one is looked up by
+ * the resolver threads (7.2), each address judged by the resolved-address
+ * guard (4.6), and answered with the survivors of the family asked
+ * (REFUSED, and a record, when the guard took them all). Other types (MX,
+ * TXT, HTTPS) of an allowed name get an empty answer: only addresses are
+ * ever relayed, so a TXT record cannot carry data in. What a lookup of an
+ * allowed name can carry out (the name itself, to the name's own
+ * servers) the proxy's CONNECT already carries: a wildcard rule allows
+ * both.
+ *
+ * network-capture: for programs that dial what they resolved (Go's own
+ * transports, raw sockets, SDKs that ignore HTTP_PROXY). The stub answers
+ * an allowed name's A question with an address of its own, 127.77.x.y,
+ * one per name for the whole run (capture_names), and AAAA with nothing,
+ * so clients take that address; the inner helper listens on 0.0.0.0 at
+ * the capture ports (capture_ports), and a connection's own address
+ * (getsockname) says which name it is for. From there it is a CONNECT to
+ * NAME:PORT: px_decide, the same guard, the same route, the same records,
+ * only with no protocol to answer in (a refusal closes the connection, and
+ * on port 22 speaks the SSH refusal). An address that stands for no name
+ * (127.0.0.1:443, a literal a program was given) is decided as that
+ * literal, which the policy refuses unless it names it. */
+
+struct dns_pending {
+	bool used;
+	unsigned gen;
+	int fd;					/* the stub's socket, to answer on */
+	struct dns_question q;
+	struct sockaddr_storage from;		/* who asked */
+	socklen_t fromlen;
+	int64_t deadline_ms;
+};
+
+#define SBX_CAPTURE_NET	0x7f4d0000u	/* 127.77.0.0/16: capture addresses, 127.77.0.1 for the first name */
+
+static void
+px_dns_send(int fd, const struct sockaddr_storage *to, socklen_t tolen, const struct dns_question *q, int rcode,
+    const struct addr *a, size_t na, uint32_t ttl)
+{
+	unsigned char out[SBX_DNS_UDP_BYTES];
+	size_t n = dns_reply_build(q, rcode, a, na, ttl, out);
+
+	(void)!sendto(fd, out, n, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)to, tolen);
+}
+
+static void
+px_dns_record(enum px_verdict v, const char *name, const char *reason)
+{
+	px_record_raw(PR_DNS, PXR_DIRECT, v, PXO_DNS, name, 0, reason);
+}
+
+/* The capture address of a canonical name: the one it has, or the next
+ * one. Returns the index (address SBX_CAPTURE_NET + index + 1), or -1
+ * when the run has handed out every one. */
+static int
+px_capture_index(struct proxy *px, const char *canon)
+{
+	unsigned i;
+
+	for (i = 0; i < px->ncapture; i++)
+		if (strcmp(px->capture_names[i], canon) == 0)
+			return (int)i;
+	if (px->ncapture == SBX_MAX_CAPTURE_NAMES || strlen(canon) > SBX_MAX_HOST_BYTES)
+		return -1;
+	memcpy(px->capture_names[px->ncapture], canon, strlen(canon) + 1);
+	return (int)px->ncapture++;
+}
+
+/* One question, decided (the module comment above). */
+static void
+px_dns_question(struct proxy *px, int fd, const struct dns_question *q, const struct sockaddr_storage *from,
+    socklen_t fromlen)
+{
+	char canon[SBX_MAX_HOST_BYTES + 64];
+	struct net_verdict v;
+	unsigned i;
+
+	if (q->bad) {
+		px_dns_record(PXV_DENY, q->spelled, "a name no host can have");
+		px_dns_send(fd, from, fromlen, q, DNS_REFUSED, NULL, 0, 0);
+		return;
+	}
+	if (!q->name[0] || q->qclass != DNS_CLASS_IN) {	/* the root, or CHAOS and the like: nothing to look up */
+		px_dns_send(fd, from, fromlen, q, q->name[0] ? DNS_NOTIMP : DNS_REFUSED, NULL, 0, 0);
+		return;
+	}
+	v = net_decide_name(px->p, q->name);
+	if (!v.allow || match_canonical_host(q->name, canon, sizeof(canon)) < 0) {
+		px_dns_record(PXV_DENY, q->name, v.reason);
+		px_dns_send(fd, from, fromlen, q, DNS_REFUSED, NULL, 0, 0);
+		return;
+	}
+	if (q->qtype != DNS_TYPE_A && q->qtype != DNS_TYPE_AAAA) {
+		px_dns_send(fd, from, fromlen, q, DNS_NOERROR, NULL, 0, 0);	/* only addresses are relayed */
+		return;
+	}
+	if (px->capture_names) {
+		struct addr a = { AF_INET, { 0 } };
+		int idx;
+
+		if (q->qtype == DNS_TYPE_AAAA) {
+			px_dns_send(fd, from, fromlen, q, DNS_NOERROR, NULL, 0, 0);	/* IPv4 only: the A is captured */
+			return;
+		}
+		if ((idx = px_capture_index(px, canon)) < 0) {
+			px_dns_record(PXV_FAIL, q->name, "network-capture has handed out every address of this run");
+			px_dns_send(fd, from, fromlen, q, DNS_SERVFAIL, NULL, 0, 0);
+			return;
+		}
+		uint32_t ip = htonl(SBX_CAPTURE_NET + (uint32_t)idx + 1);
+
+		memcpy(a.b, &ip, 4);
+		px_dns_record(PXV_ALLOW, q->name, NULL);
+		px_dns_send(fd, from, fromlen, q, DNS_NOERROR, &a, 1, SBX_DNS_CAPTURE_TTL);
+		return;
+	}
+	for (i = 0; i < SBX_DNS_PENDING && px->dnsq[i].used; i++)
+		;
+	if (i == SBX_DNS_PENDING) {
+		px_dns_record(PXV_FAIL, q->name, "too many questions at once");
+		px_dns_send(fd, from, fromlen, q, DNS_SERVFAIL, NULL, 0, 0);
+		return;
+	}
+	px->dnsq[i] = (struct dns_pending){ true, ++px->dns_gen, fd, *q, *from, fromlen, now_ms() + SBX_CONNECT_MS };
+	dns_submit(SBX_MAX_CONNS + i, px->dnsq[i].gen, canon);
+}
+
+/* The resolver's answer for question qi: the addresses of the family
+ * asked that the guard lets through. */
+static void
+px_dns_resolved(struct proxy *px, unsigned qi, unsigned gen, struct addrinfo *res, int err)
+{
+	struct dns_pending *d = qi < SBX_DNS_PENDING ? &px->dnsq[qi] : NULL;
+	struct addr keep[32];
+	size_t nkeep = 0;
+	char refused[200] = "", canon[SBX_MAX_HOST_BYTES + 64];
+	int fam;
+
+	if (!d || !d->used || d->gen != gen) {
+		if (res)
+			freeaddrinfo(res);
+		return;
+	}
+	d->used = false;
+	fam = d->q.qtype == DNS_TYPE_A ? AF_INET : AF_INET6;
+	match_canonical_host(d->q.name, canon, sizeof(canon));
+	for (struct addrinfo *ai = err ? NULL : res; ai && nkeep < LEN(keep); ai = ai->ai_next) {
+		struct addr a;
+		const char *cls;
+		bool dup = false;
+
+		if (!addr_from_sockaddr(ai->ai_addr, &a) || a.family != fam)
+			continue;
+		if ((cls = net_judge_address(px->p, canon, 0, &a, &px->own))) {
+			if (!strstr(refused, cls))
+				snprintf(refused + strlen(refused), sizeof(refused) - strlen(refused), "%s%s",
+				    refused[0] ? " / " : "", cls);
+			continue;
+		}
+		for (size_t k = 0; k < nkeep; k++)
+			dup |= memcmp(&keep[k], &a, sizeof(a)) == 0;
+		if (!dup)
+			keep[nkeep++] = a;
+	}
+	if (res)
+		freeaddrinfo(res);
+	if (err) {
+		bool none = err == EAI_NONAME
+#ifdef EAI_NODATA
+		    || err == EAI_NODATA
+#endif
+		    ;
+
+		px_dns_record(PXV_FAIL, d->q.name, "does not resolve");
+		px_dns_send(d->fd, &d->from, d->fromlen, &d->q, none ? DNS_NXDOMAIN : DNS_SERVFAIL, NULL, 0, 0);
+	} else if (!nkeep && refused[0]) {
+		char why[220];
+
+		snprintf(why, sizeof(why), "resolved to %s", refused);
+		px_dns_record(PXV_DENY, d->q.name, why);
+		px_dns_send(d->fd, &d->from, d->fromlen, &d->q, DNS_REFUSED, NULL, 0, 0);
+	} else {
+		px_dns_record(PXV_ALLOW, d->q.name, NULL);
+		px_dns_send(d->fd, &d->from, d->fromlen, &d->q, DNS_NOERROR, keep, nkeep, SBX_DNS_TTL);
+	}
+}
+
+/* Questions still unanswered at their deadline: SERVFAIL (the client has
+ * most likely asked again by then). */
+static void
+px_dns_timeouts(struct proxy *px, int64_t now)
+{
+	for (unsigned i = 0; px->dnsq && i < SBX_DNS_PENDING; i++) {
+		struct dns_pending *d = &px->dnsq[i];
+
+		if (!d->used || d->deadline_ms > now)
+			continue;
+		d->used = false;
+		px_dns_record(PXV_FAIL, d->q.name, "the name did not resolve in time");
+		px_dns_send(d->fd, &d->from, d->fromlen, &d->q, DNS_SERVFAIL, NULL, 0, 0);
+	}
+}
+
+/* The stub's socket is readable: every datagram waiting (up to a round's
+ * worth), each parsed (7.1) and decided. */
+static void
+px_dns_read(struct proxy *px, int fd)
+{
+	for (int k = 0; k < 64; k++) {
+		unsigned char b[1500];
+		struct sockaddr_storage from;
+		socklen_t fromlen = sizeof(from);
+		struct dns_question q;
+		ssize_t n = recvfrom(fd, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)&from, &fromlen);
+		int rc;
+
+		if (n < 0)
+			return;
+		if ((rc = dns_query_parse(b, (size_t)n, &q)) < 0)
+			continue;
+		if (rc != DNS_NOERROR)
+			px_dns_send(fd, &from, fromlen, &q, rc, NULL, 0, 0);
+		else
+			px_dns_question(px, fd, &q, &from, fromlen);
+	}
+}
+
+/* A capture connection: the name its address stands for, or the literal
+ * address, then decided as a CONNECT to it (px_decide). */
+static void
+px_capture(struct proxy *px, struct conn *c, unsigned slot, int port)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	uint32_t ip;
+
+	c->proto = PR_CAPTURE;
+	c->port = port;
+	if (getsockname(c->cfd, (struct sockaddr *)&sa, &sl) < 0 || sa.sin_family != AF_INET) {
+		c->st = CS_REPLY_CLOSE;	/* nothing queued: closes at once */
+		return;
+	}
+	ip = ntohl(sa.sin_addr.s_addr);
+	if ((ip & 0xffff0000u) == SBX_CAPTURE_NET && ip - SBX_CAPTURE_NET >= 1 && ip - SBX_CAPTURE_NET <= px->ncapture)
+		snprintf(c->host, sizeof(c->host), "%s", px->capture_names[ip - SBX_CAPTURE_NET - 1]);
+	else
+		inet_ntop(AF_INET, &sa.sin_addr, c->host, sizeof(c->host));
+	px_decide(px, c, slot);
+}
+
+/* ---- 7.5 The lockdown: what a memory bug in the proxy could still do -------
  *
  * Before the proxy reads a byte from the sandbox it locks itself down
  * (DESIGN 3.6), in one function per platform, px_lockdown (the platform
@@ -10609,7 +11169,7 @@ px_warm_resolver(void)
 }
 
 
-/* ---- 7.5 The proxy process: set-up, lockdown, the loop -------------------
+/* ---- 7.6 The proxy process: set-up, lockdown, the loop -------------------
  *
  * px_main is the whole life of the process, one named step each: px_init
  * (the state, and this machine's addresses, read while it still may), the
@@ -10653,8 +11213,13 @@ px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, 
 	for (i = 0; i < nl && i < (int)LEN(px->listeners); i++) {
 		px->listeners[i] = ls[i];
 		fcntl(ls[i].fd, F_SETFL, O_NONBLOCK);
+		if (ls[i].role == LR_CAPTURE && !px->capture_names)	/* pages are touched as names come */
+			px->capture_names = calloc(SBX_MAX_CAPTURE_NAMES, sizeof(*px->capture_names));
 	}
 	px->nlisteners = i;
+	px->dnsq = calloc(SBX_DNS_PENDING, sizeof(*px->dnsq));
+	if (!px->dnsq)
+		_exit(SBX_EXIT_FAILURE);
 	own_addresses(&px->own);	/* arena: before the seal */
 }
 
@@ -10755,6 +11320,10 @@ px_loop(struct proxy *px)
 		unsigned s;
 
 		px_on_timeouts(px, now);
+		px_dns_timeouts(px, now);
+		for (unsigned q = 0; q < SBX_DNS_PENDING; q++)
+			if (px->dnsq[q].used && (next < 0 || px->dnsq[q].deadline_ms < next))
+				next = px->dnsq[q].deadline_ms;
 		pfd[n].fd = px_report_fd; pfd[n].events = POLLIN; n++;	/* tables from sbx, or its end closing */
 		pfd[n].fd = px->resolved_pipe[0]; pfd[n].events = POLLIN; n++;
 		pfd[n].fd = px->expose_fd; pfd[n].events = POLLIN; n++;	/* -1: poll skips it */
@@ -10795,7 +11364,9 @@ px_loop(struct proxy *px)
 		if (pfd[2].revents)
 			px_expose_answer(px);
 		for (i = 0; i < px->nlisteners; i++)
-			if (pfd[3 + i].revents & POLLIN)
+			if ((pfd[3 + i].revents & POLLIN) && px->listeners[i].role == LR_DNS)
+				px_dns_read(px, px->listeners[i].fd);
+			else if (pfd[3 + i].revents & POLLIN)
 				px_accept(px, &px->listeners[i]);
 		for (nfds_t k = (nfds_t)(3 + px->nlisteners); k < n; k++) {
 			unsigned slot = pslot[k] / 2;
@@ -11194,6 +11765,11 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 				    "no allow-write lifts it", t.p);
 			else
 				hint = aprintf("allow-write %s", path_dirname(t.p));
+		} else if (v->kind == VK_NET && strcmp(v->op, "dns-query") == 0) {
+			/* a name is looked up before any port is known */
+			hint = v->reason && strcmp(v->reason, "host is not on the allow list") == 0 ?
+			    aprintf("allow-domain %s", t.p) :
+			    aprintf("# dns-query %s: %s; no allow-domain changes it", t.p, v->reason ? v->reason : "");
 		} else if (v->kind == VK_NET && strcmp(v->op, "network-outbound") != 0) {
 			hint = aprintf("# %s %s: %s; no allow-domain changes it", v->op, t.p, v->reason ? v->reason : "");
 		} else if (v->kind == VK_NET && v->reason && strcmp(v->reason, "host is not on the allow list") == 0) {
@@ -12471,13 +13047,14 @@ run_paths_set_root(struct run_paths *rp, const char *root)
 	rp->runtime_root = root;
 	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", root, (int)getpid(), plat_proc_start_time(getpid()));
 	rp->empty_file = path_join(path_dirname(rp->tmpdir), "empty");
+	rp->resolv_conf = path_join(path_dirname(rp->tmpdir), "resolv.conf");
 }
 
-/* Create the run directory, the private TMPDIR, the empty file and the
- * placeholders. Dies on any failure (nothing has run yet; atexit removes
- * what was made). */
+/* Create the run directory, the private TMPDIR, the empty file, for the
+ * DNS stub (dns) the resolv.conf it is named in, and the placeholders.
+ * Dies on any failure (nothing has run yet; atexit removes what was made). */
 static void
-run_prepare(const struct run_paths *rp, const struct plan *pl)
+run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns)
 {
 	const char *run_dir = path_dirname(rp->tmpdir);
 	int fd;
@@ -12498,6 +13075,15 @@ run_prepare(const struct run_paths *rp, const struct plan *pl)
 	if (fd < 0)
 		die("cannot create %s: %s", rp->empty_file, strerror(errno));
 	close(fd);
+	if (dns) {
+		/* no search list: a name is asked as the command spelled it */
+		static const char conf[] = "# sbx: the DNS stub (network-dns)\nnameserver 127.0.0.1\n";
+
+		fd = open(rp->resolv_conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+		if (fd < 0 || write_all(fd, conf, sizeof(conf) - 1) < 0)
+			die("cannot create %s: %s", rp->resolv_conf, strerror(errno));
+		close(fd);
+	}
 	if (!pl->fs_disabled && SBX_PLACEHOLDERS)
 		ph_acquire(pl);
 }
@@ -13414,7 +14000,7 @@ check_line(bool ok, const char *fmt, ...)
  * does not read is reported and dropped: the policy before it stays. A
  * good one changes the network lists at once (3.9): sbx's own copy, which
  * a proxy forked later starts from, and the running proxy's, by a table
- * (6c) it swaps in between two poll iterations (7.5). Every other key
+ * (6c) it swaps in between two poll iterations (7.6). Every other key
  * that changed is named: a running sandbox cannot take it.
  *
  * The channel, as srt's: it is checked readable before anything is built
@@ -14129,6 +14715,85 @@ static const char *const weaker_hint =
     "inside a container that refuses nested namespaces or a fresh /proc, add the directive "
     "weaker-nested-sandbox (see README: what it weakens)";
 
+/* Map the caller's own uid and gid in the nested user namespace it has
+ * just made (and nothing else: setgroups denied). */
+static void
+inner_map_ids(uid_t uid, gid_t gid)
+{
+	char map[64];
+
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (write_proc_file("/proc/self/setgroups", "deny\n") < 0 || write_proc_file("/proc/self/uid_map", map) < 0)
+		die_hint(weaker_hint, "cannot map uid %u in the nested namespace: %s", (unsigned)uid, strerror(errno));
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (write_proc_file("/proc/self/gid_map", map) < 0)
+		die_hint(weaker_hint, "cannot map gid %u in the nested namespace: %s", (unsigned)gid, strerror(errno));
+}
+
+/* network-dns, network-capture: the command's network namespace, made
+ * here with the nested user namespace. WHY: the stub's port 53 (and
+ * capture's 80 and 443) need CAP_NET_BIND_SERVICE in the user namespace
+ * that owns the network namespace. bwrap's belongs to bwrap's user
+ * namespace, where bwrap drops every capability for anyone but root
+ * (--cap-add is root's only); one made with the nested user namespace
+ * belongs to that, where this helper holds every capability (init drops
+ * them all before the command starts, as always). It costs one more
+ * namespace, about 0.3 ms. bwrap's stays around it: if this one cannot be
+ * made, the command is still in an empty network. A fresh namespace's
+ * loopback is down; it is brought up (::1 comes with it). Returns whether
+ * the caller is in the new namespaces. */
+static bool
+inner_own_network(uid_t uid, gid_t gid)
+{
+	struct ifreq ifr;
+	int fd;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+		return false;
+	inner_map_ids(uid, gid);
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if ((fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ||
+	    (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0))
+		die("cannot bring up the sandbox's loopback: %s", strerror(errno));
+	close(fd);
+	return true;
+}
+
+/* The DNS stub's socket: UDP 127.0.0.1:53, or -1 (the host then says the
+ * stub is missing, and names do not resolve inside). */
+static int
+inner_dns_socket(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(53) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* A capture listener: TCP 0.0.0.0:port. Every address of 127/8 is this
+ * namespace's, so one socket takes connections to each of the stub's
+ * addresses (and to 127.0.0.1:port: the proxy decides those as the
+ * literal address). Fatal on failure, as inner_listen. */
+static int
+inner_capture_listen(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
+		die("network-capture: cannot listen on port %d inside the sandbox: %s", port, strerror(errno));
+	return fd;
+}
+
 /* The inner helper's argv, so init can show itself as what it is in ps. */
 static char **inner_argv;
 static int inner_argc;
@@ -14261,7 +14926,7 @@ inner_main(int argc, char **argv)
 	uint32_t len;
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	bool nested = true;
+	bool nested = true, own_net = false;
 	pid_t init;
 	struct inner_serve serve = { &m, -1, { -1, -1 } };
 
@@ -14296,8 +14961,11 @@ inner_main(int argc, char **argv)
 		die("--inner: bad instructions: %s", why);
 	free(msg.p);
 
+	if (m.flags & (IF_DNS | IF_CAPTURE))
+		own_net = inner_own_network(uid, gid);
 	if (inner_hands_fds(&m)) {
-		/* the listeners, made here in bwrap's network namespace, where
+		/* the listeners, made here in the command's network namespace
+		 * (bwrap's, or with own_net the helper's own), where
 		 * the command will connect to them; the host's proxy owns them
 		 * from here on. Each comes with its role and port: "L" then
 		 * (role, u16 port) per descriptor. */
@@ -14319,6 +14987,14 @@ inner_main(int argc, char **argv)
 				if ((fd = inner_listen(m.ports[k], v6)) >= 0)
 					HAND(fd, LR_HOST_PORT, m.ports[k]);
 		}
+		if (own_net && (m.flags & IF_DNS)) {
+			int fd = inner_dns_socket();
+
+			if (fd >= 0)
+				HAND(fd, LR_DNS, 53);
+		}
+		for (uint32_t k = 0; own_net && (m.flags & IF_CAPTURE) && k < m.ncapture; k++)
+			HAND(inner_capture_listen(m.capture[k]), LR_CAPTURE, m.capture[k]);
 		if (m.nexpose) {
 			if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, xp) < 0)
 				die("socketpair: %s", strerror(errno));
@@ -14336,23 +15012,14 @@ inner_main(int argc, char **argv)
 		serve.logs[1] = inner_start_socat(m.socat, SBX_PROXY_SOCKS_PORT, m.bridge_sock[1]);
 	}
 	signals_take(&set, &old);
-	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
+	/* the nested user namespace exists already with own_net */
+	if (unshare((own_net ? 0 : CLONE_NEWUSER) | CLONE_NEWPID | CLONE_NEWNS) < 0) {
 		if (!(m.flags & IF_WEAKER))
 			die_hint(weaker_hint, "cannot create the nested user, pid and mount namespaces: %s",
 			    strerror(errno));
 		nested = false;	/* weaker: the filters still hold, in bwrap's namespaces */
-	} else {
-		char map[64];
-
-		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-		if (write_proc_file("/proc/self/setgroups", "deny\n") < 0 ||
-		    write_proc_file("/proc/self/uid_map", map) < 0)
-			die_hint(weaker_hint, "cannot map uid %u in the nested namespace: %s", (unsigned)uid,
-			    strerror(errno));
-		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-		if (write_proc_file("/proc/self/gid_map", map) < 0)
-			die_hint(weaker_hint, "cannot map gid %u in the nested namespace: %s", (unsigned)gid,
-			    strerror(errno));
+	} else if (!own_net) {
+		inner_map_ids(uid, gid);
 	}
 	init = fork();	/* after CLONE_NEWPID, the first child is pid 1 there */
 	if (init < 0)
@@ -14829,7 +15496,9 @@ run_instructions(struct run *r, char **cmd)
 	memset(im, 0, sizeof(*im));
 	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
 	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0) |
-	    (p->observe_writes ? IF_OBSERVE : 0);
+	    (p->observe_writes ? IF_OBSERVE : 0) | (r->rf->dns ? IF_DNS : 0) | (r->rf->capture ? IF_CAPTURE : 0);
+	if (r->rf->capture)
+		im->ncapture = (uint32_t)capture_ports(p, im->capture, LEN(im->capture));
 	for (i = 0; i < p->host_ports.n; i++)
 		im->ports[im->nports++] = (uint16_t)atoi(p->host_ports.v[i]);
 	for (i = 0; i < p->expose_ports.n; i++)
@@ -15437,7 +16106,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
 	run_take_signals(&r);
-	run_prepare(rp, pl);		/* placeholders, the run's directory (9a) */
+	run_prepare(rp, pl, rf->dns);	/* placeholders, the run's directory (9a) */
 	run_listen_bridge(&r);
 	run_spawn_bwrap(&r, bwrap);
 	run_send_instructions(&r);
@@ -16728,7 +17397,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	mac_listen_proxy(&r);
 	mac_render_profile(&r);
 	mac_take_signals(&r);
-	run_prepare(rp, pl);		/* the run's directory and TMPDIR (9a) */
+	run_prepare(rp, pl, false);	/* the run's directory and TMPDIR (9a) */
 	mac_check_command(&r);		/* 127 or 126 here, before anything else starts */
 	env_scrub(p);			/* the command's environment is made: no child holds a denied value */
 	mac_log_start(&r.log_mon, r.log, r.tag, r.suffix, &r.mask);

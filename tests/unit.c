@@ -260,7 +260,7 @@ plan_text(const char *policy, const char *tree)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 } };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -782,7 +782,7 @@ test_plan(void)
 	/* writability queries, as the tamper check uses them */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 } };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -1030,7 +1030,8 @@ test_argv_goldens(void)
 		const char *policy_path = aprintf("tests/golden/%s.policy", names[i]);
 		const char *golden_path = aprintf("tests/golden/%s.argv", names[i]);
 		struct policy p;
-		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL }, { 0 } };
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL,
+			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf" };
 		struct plan pl;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
 		struct run_facts rf;
@@ -1039,6 +1040,9 @@ test_argv_goldens(void)
 		if (!golden_plan(policy_path, policy_path, &p, &rp, &pl))
 			continue;
 		run_facts_collect(&rf, &p, &rp, NULL, true, NULL, cmd);
+		rf.dns = rf.proxy && p.network_dns;	/* Linux's, on every platform the unit tests build for */
+		if (rf.dns)
+			rf.resolv_at = "/etc/resolv.conf";	/* this machine's may be a link: the goldens are every machine's */
 		bw_render("bwrap", &p, &pl, &rf, &bi);
 		bw_print(&bi, &out);
 		check_golden(golden_path, out.p, &golden);
@@ -1249,7 +1253,8 @@ test_seatbelt_goldens(void)
 		const char *golden_path = aprintf("tests/golden/%s.sb", names[i]);
 		char *line, *save;
 		struct policy p;
-		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL, { NULL }, { 0 } };
+		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL,
+			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf" };
 		struct plan pl;
 		const char *why = NULL;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
@@ -1345,7 +1350,7 @@ test_print_argv_is_the_run(void)
 		for (j = 0; j < LEN(envs); j++) {
 			struct policy p;
 			struct run_paths rp = { "/p", "/tmp/sbx-0", "/tmp/sbx-0/run-1-2/tmp", "/tmp/sbx-0/run-1-2/empty",
-				"/home/u", NULL, { NULL }, { 0 } };
+				"/home/u", NULL, { NULL }, { 0 }, "/tmp/sbx-0/run-1-2/resolv.conf" };
 			struct vec facts = { 0 }, printed = { 0 }, printed_cmd = { 0 }, ran = { 0 };
 			struct run_facts rf;
 			struct bw_invocation bi;
@@ -1526,7 +1531,7 @@ test_violations_report(void)
 
 	/* --explain's hints: the line that would allow it, or why none would */
 	{
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 } };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err er = { 0 };
@@ -2237,9 +2242,9 @@ test_bpf(void)
 		b.p[b.n - 1] = 'x';	/* last argument no longer NUL-terminated */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "unterminated argument refused");
 		b.p[b.n - 1] = '\0';
-		b.p[8] |= 0x40;	/* an unknown flag */
+		b.p[8] |= 0x80;	/* an unknown flag */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "unknown flag refused");
-		b.p[8] &= (char)~0x40;
+		b.p[8] &= (char)~0x80;
 		b.p[12] = 65;	/* more ports than the message holds */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "bad port count refused");
 		b.p[12] = 2;
@@ -2784,7 +2789,7 @@ test_decisions(void)
 	/* hostile records: each field out of range */
 	{
 		static const struct { const char *what; size_t at; unsigned char v; } bad[] = {
-			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 6 }, { "route", 3, 2 }, { "op", 4, 4 },
+			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 8 }, { "route", 3, 2 }, { "op", 4, 5 },
 			{ "host length past the end", 11, 200 }, { "host length short of the end", 11, 9 },
 			{ "a control byte in the host", 12, '\n' },
 		};
@@ -3161,7 +3166,7 @@ test_policy_hardening(void)
 			struct plan pl;
 			struct vec opts = { 0 };
 			struct buf b = { 0 };
-			struct run_paths rp = { "/p", "/r", "/t", "/e", "/home/u", NULL, { NULL }, { 0 } };
+			struct run_paths rp = { "/p", "/r", "/t", "/e", "/home/u", NULL, { NULL }, { 0 }, "/resolv.conf" };
 			struct run_facts rf;
 			size_t k;
 
@@ -3232,7 +3237,7 @@ test_policy_hardening(void)
 			check_str(got, plans[i].want, plans[i].name, __LINE__);
 	}
 	{	/* nothing under a secret is writable, even with allow-write */
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 } };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err er = { 0 };
@@ -3379,7 +3384,7 @@ test_observer(void)
 		{ "/w/sub/../../o/x", "/o/x" }, { "/a/b/c/../../d/", "/a/d" }, { "relative", NULL }, { "", NULL },
 	};
 	struct policy p;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 } };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -3612,6 +3617,108 @@ test_srt_cli(void)
 
 /* ---- live policy (9d): the network tables (6c), what an update changes (3.9) ---- */
 
+/* The DNS stub (7.1, 7.4): the question parser on good and hostile
+ * datagrams, the answer builder, the name-only decision, capture's ports. */
+static void
+test_dns_stub(void)
+{
+	static const unsigned char good[] = { 0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 1,
+		3, 'F', 'a', 'r', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1 };
+	static const struct { const char *what; const char *hex; int rc; } bad[] = {
+		{ "short header", "1234", -1 },
+		{ "a response (QR)", "123481000001000000000000", -1 },
+		{ "opcode 2", "123410000001000000000000", DNS_NOTIMP },
+		{ "two questions", "123401000002000000000000", DNS_FORMERR },
+		{ "an answer in a query", "123401000001000100000000", DNS_FORMERR },
+		{ "no question bytes", "123401000001000000000000", DNS_FORMERR },
+		{ "a compression pointer", "123401000001000000000000c00c00010001", DNS_FORMERR },
+		{ "a 64-byte label", "1234010000010000000000004000", DNS_FORMERR },
+		{ "a label past the end", "12340100000100000000000005616200010001", DNS_FORMERR },
+		{ "no type", "12340100000100000000000001610000", DNS_FORMERR },
+	};
+	struct dns_question q;
+	unsigned char out[SBX_DNS_UDP_BYTES], pkt[600];
+	struct addr a[40];
+	size_t n;
+
+	CHECK(dns_query_parse(good, sizeof(good), &q) == DNS_NOERROR && q.id == 0x1234 && q.rd &&
+	    strcmp(q.spelled, "Far.test") == 0 && strcmp(q.name, "far.test") == 0 && q.qtype == DNS_TYPE_A &&
+	    q.qclass == DNS_CLASS_IN && !q.bad, "a query: id, RD, the name as spelled and in lower case, type");
+	for (size_t i = 0; i < LEN(bad); i++) {
+		size_t hl = strlen(bad[i].hex) / 2;
+
+		for (size_t k = 0; k < hl; k++)
+			sscanf(bad[i].hex + 2 * k, "%2hhx", &pkt[k]);
+		CHECK(dns_query_parse(pkt, hl, &q) == bad[i].rc, "DNS: %s -> %d", bad[i].what, bad[i].rc);
+	}
+	{	/* a label holding a dot, a NUL or a space is one label: the name is bad, never two labels */
+		static const unsigned char dotted[] = { 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+			3, 'a', '.', 'b', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1 };
+		static const unsigned char nul[] = { 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+			3, 'a', 0, 'b', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1 };
+
+		CHECK(dns_query_parse(dotted, sizeof(dotted), &q) == DNS_NOERROR && q.bad &&
+		    strcmp(q.name, "a?b.test") == 0, "a dot inside a label: bad, shown as '?' (%s)", q.name);
+		CHECK(dns_query_parse(nul, sizeof(nul), &q) == DNS_NOERROR && q.bad && strlen(q.name) == 8,
+		    "a NUL inside a label: bad, the name not cut short");
+	}
+	{	/* 253 characters is the longest name; 254 is refused */
+		size_t k = 12;
+
+		memset(pkt, 0, 12);
+		pkt[5] = 1;
+		for (int l = 0; l < 4; l++) {	/* 4 labels of 63: 255 characters with the dots */
+			pkt[k++] = 63;
+			memset(pkt + k, 'a', 63);
+			k += 63;
+		}
+		pkt[k++] = 0;
+		pkt[k++] = 0; pkt[k++] = 1; pkt[k++] = 0; pkt[k++] = 1;
+		CHECK(dns_query_parse(pkt, k, &q) == DNS_FORMERR, "a 255-character name refused");
+	}
+
+	/* answers: the question echoed as asked, only the family asked, within 512 bytes */
+	dns_query_parse(good, sizeof(good), &q);
+	memset(a, 0, sizeof(a));
+	for (int i = 0; i < 40; i++) {
+		a[i].family = i == 1 ? AF_INET6 : AF_INET;
+		a[i].b[0] = 10;
+		a[i].b[3] = (unsigned char)i;
+	}
+	n = dns_reply_build(&q, DNS_NOERROR, a, 2, 30, out);
+	CHECK(n == 12 + 14 + 16 && out[0] == 0x12 && out[1] == 0x34 && (out[2] & 0x80) && (out[2] & 1) &&
+	    (out[3] & 0x0f) == 0 && out[5] == 1 && out[7] == 1 && memcmp(out + 12, good + 12, 14) == 0 &&
+	    out[26] == 0xc0 && out[27] == 12 && out[38] == 10 && out[41] == 0,
+	    "an A answer: one record (the AAAA skipped), the question as asked (%zu bytes)", n);
+	n = dns_reply_build(&q, DNS_NOERROR, a, 40, 30, out);
+	CHECK(n <= SBX_DNS_UDP_BYTES && out[7] == (SBX_DNS_UDP_BYTES - 26) / 16, "answers stop within 512 bytes (%u)", out[7]);
+	n = dns_reply_build(&q, DNS_REFUSED, a, 2, 30, out);
+	CHECK(n == 26 && (out[3] & 0x0f) == DNS_REFUSED && out[7] == 0, "REFUSED carries no answer");
+	CHECK(dns_query_parse(out, n, &q) == -1, "an answer fed back to the parser is dropped (no loops)");
+
+	{	/* the name alone: deny rules without a port refuse it, allow rules admit it at any port */
+		struct policy p;
+		const char *e = parse(&p, "allow-domain far.test:8000\nallow-domain *.wild.test\nallow-domain 10.1.2.3:8080\n"
+		    "allow-domain localhost:3000\ndeny-domain bad.wild.test\ndeny-domain *:22\nallow-host-port 5432\n"
+		    "allow-domain db.test:5432\nallow-domain far.test:443\n");
+		static const struct { const char *name; bool allow; } names[] = {
+			{ "far.test", true }, { "FAR.test.", true }, { "a.wild.test", true }, { "bad.wild.test", false },
+			{ "wild.test", false }, { "evil.test", false }, { "a?b.test", false }, { "", false },
+		};
+		uint16_t ports[8];
+
+		CHECK(e == NULL, "dns policy parses: %s", e ? e : "");
+		for (size_t i = 0; i < LEN(names); i++)
+			CHECK(net_decide_name(&p, names[i].name).allow == names[i].allow, "DNS: %s %s", names[i].name,
+			    names[i].allow ? "allowed" : "refused");
+		CHECK(strcmp(net_decide_name(&p, "evil.test").reason, "host is not on the allow list") == 0,
+		    "a refused name says why");
+		n = capture_ports(&p, ports, LEN(ports));
+		CHECK(n == 3 && ports[0] == 80 && ports[1] == 443 && ports[2] == 8000,
+		    "capture ports: 80, 443, a name's :8000; not an address's, localhost's or allow-host-port's (%zu)", n);
+	}
+}
+
 static void
 test_live_policy(void)
 {
@@ -3746,6 +3853,7 @@ main(void)
 	test_observer();
 	test_srt_cli();
 	test_live_policy();
+	test_dns_stub();
 #if SBX_LINUX
 	test_expose_refusal();
 #endif

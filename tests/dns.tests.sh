@@ -1,0 +1,152 @@
+# tests/dns.tests.sh - sourced by test.sh: the DNS stub inside the sandbox and network-capture
+# (issue 15 §4, §5). A small DNS server (tests/helpers/dns_server.py) runs in the test namespace
+# and is the only name server sbx's proxy asks; it logs every question, so a test can tell which
+# names left the machine. Inside, /etc/hosts names only localhost: a name resolves there through
+# the stub or not at all. Each test has its control in the same run.
+
+# dns_up: net_up, then the test's name server on $NSIP:53 (log: $T/dns.log), which knows
+# far.test and its subdomain x.far.test ($NSIP), loop.test (127.0.0.1) and meta.test (the
+# metadata address); $T/dnshosts holds localhost only
+dns_up() {
+	net_up
+	: >"$T/dns.log"
+	ip netns exec "$NS" python3 "$HERE/tests/helpers/dns_server.py" "$NSIP" "$T/dns.log" \
+		"far.test=$NSIP" "x.far.test=$NSIP" "loop.test=127.0.0.1" "meta.test=169.254.169.254" \
+		"evil.test=$NSIP" >"$T/dns.err" 2>&1 &
+	printf '127.0.0.1 localhost\n' >"$T/dnshosts"
+	printf 'nameserver %s\noptions timeout:2 attempts:2\n' "$NSIP" >"$T/dnsresolv"
+	local i
+	for i in $(seq 50); do	# up when it answers a question (for a name it does not know)
+		python3 -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(0.2)
+s.sendto(bytes(4) + bytes([0, 1]) + bytes(6) + b"\5probe\4test\0\0\1\0\1", (sys.argv[1], 53)); s.recv(512)' \
+			"$NSIP" 2>/dev/null && break
+		sleep 0.1
+	done
+	: >"$T/dns.log"
+}
+
+# in_dns CMD: CMD with the test's hosts and resolv.conf (a mount namespace): sbx's proxy asks the
+# test's name server, and nothing else
+in_dns() {
+	unshare -m sh -c 'mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"' \
+		sh "$T/dnshosts" "$T/dnsresolv" "$@"
+}
+
+# A raw question to the stub, in python: the answer's rcode and addresses, or "timeout"
+DNS_ASK='
+import socket, struct, sys
+def ask(name, qtype, raw=None, wait=3):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(wait)
+    q = raw if raw is not None else (struct.pack("!HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) +
+        b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0" + struct.pack("!HH", qtype, 1))
+    s.sendto(q, ("127.0.0.1", 53))
+    try: r = s.recv(4096)
+    except socket.timeout: return "timeout"
+    rcode = r[3] & 15; an = struct.unpack("!H", r[6:8])[0]
+    return "rcode=%d answers=%d" % (rcode, an)
+'
+
+t_dns_stub_resolves_allowed_names() { # the stub inside: allowed names resolve (python, node, getent) through the proxy's resolver, a denied name is refused at once and never asked outside, the guard applies, hostile datagrams change nothing
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	dns_up
+	printf 'allow-write .\nallow-domain far.test\nallow-domain *.far.test\nallow-domain loop.test\nallow-domain meta.test\n' >"$T/dns"
+	local script
+	# shellcheck disable=SC2016
+	script='
+cat /etc/resolv.conf | grep -v "^#"
+python3 -c "
+import socket
+for n in [\"far.test\", \"x.far.test\", \"evil.test\", \"loop.test\", \"meta.test\"]:
+    try: print(\"py\", n, sorted({a[4][0] for a in socket.getaddrinfo(n, 80, type=socket.SOCK_STREAM)}))
+    except socket.gaierror as e: print(\"py\", n, \"error\", e.errno)
+"
+if command -v node >/dev/null; then
+	node -e "const d=require(\"dns\"); for (const n of [\"far.test\",\"evil.test\"]) d.lookup(n,(e,a)=>console.log(\"node\",n,e?e.code:a))"
+else echo "node far.test skip"; echo "node evil.test skip"; fi
+printf "getent: "; getent hosts far.test || echo failed
+python3 -c "$DNS_ASK
+print(\"txt\", ask(\"far.test\", 16))
+print(\"mx-evil\", ask(\"evil.test\", 15))
+for bad in [b\"\", b\"x\"*11, b\"\\x12\\x34\\x81\\x00\" + b\"\\0\"*8, bytes(12) + b\"\\xc0\\x0c\\0\\1\\0\\1\",
+            bytes.fromhex(\"123401000002000000000000\") + b\"\\3far\\4test\\0\\0\\1\\0\\1\" * 2, b\"\\x12\\x34\\x01\\x00\\0\\1\\0\\0\\0\\0\\0\\0\\3a.b\\4test\\0\\0\\1\\0\\1\",
+            bytes(512) * 3]:
+    print(\"hostile\", len(bad), ask(None, 0, raw=bad, wait=0.5))
+print(\"after\", ask(\"far.test\", 1))
+"
+curl -s -m 10 http://far.test:8000/'
+	in_dns "$SBX" -v -c "$T/dns" -- env DNS_ASK="$DNS_ASK" sh -c "$script" >"$T/r.out" 2>"$T/r.err"; RC=$?
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err")
+	log_file out "$T/r.out"; log_file dns "$T/dns.log"
+	expect_rc 0
+	expect_contains "$OUT" "nameserver 127.0.0.1" "resolv.conf inside names the stub"
+	expect_contains "$OUT" "py far.test ['$NSIP']" "python: an allowed name resolves"
+	expect_contains "$OUT" "py x.far.test ['$NSIP']" "python: a name a wildcard allows resolves"
+	grep -q "^py evil.test error" "$T/r.out" || fail "python: a denied name must not resolve: $(grep 'py evil' "$T/r.out")"
+	grep -q "^py loop.test error" "$T/r.out" || fail "the guard: an allowed name resolving to loopback is refused"
+	grep -q "^py meta.test error" "$T/r.out" || fail "the guard: the metadata address is refused"
+	grep -q "^node far.test \($NSIP\|skip\)" "$T/r.out" || fail "node dns.lookup of an allowed name: $(grep 'node far' "$T/r.out")"
+	grep -q "^node evil.test \(E[A-Z_]*\|skip\)$" "$T/r.out" || fail "node dns.lookup of a denied name fails: $(grep 'node evil' "$T/r.out")"
+	expect_contains "$OUT" "getent: $NSIP" "getent hosts (the C library)"
+	expect_contains "$OUT" "txt rcode=0 answers=0" "a TXT question of an allowed name: an empty answer, nothing relayed"
+	expect_contains "$OUT" "mx-evil rcode=5 answers=0" "any type of a denied name: REFUSED"
+	expect_contains "$OUT" "after rcode=0 answers=1" "after hostile datagrams, the stub still answers"
+	expect_contains "$OUT" "hello-from-test-host" "control: curl through the proxy"
+	# what left the machine: the allowed names, never the denied one
+	grep -q " far.test$" "$T/dns.log" || fail "far.test was looked up by the proxy"
+	! grep -q "evil" "$T/dns.log" || fail "a denied name must never be looked up outside: $(grep evil "$T/dns.log")"
+	! grep -q "16 far.test" "$T/dns.log" || fail "a TXT question must not be relayed"
+	expect_contains "$ERR" "deny dns-query evil.test (host is not on the allow list)" "the refusal is a violation, with its reason"
+	expect_contains "$ERR" "deny dns-query loop.test (resolved to a loopback address)" "the guard's refusal is a violation"
+	expect_contains "$ERR" "deny dns-query a?b.test (a name no host can have)" "a label holding a dot is refused and reported"
+}
+TESTS+=(dns_stub_resolves_allowed_names)
+
+t_dns_stub_off() { # network-dns off: resolv.conf inside is the machine's and no name resolves inside; the same run with it on resolves (control)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	dns_up
+	local on off
+	on=$(in_dns "$SBX" -c "$T/net" --allow-domain=far.test -- python3 -c 'import socket; print(socket.gethostbyname("far.test"))' 2>&1)
+	off=$(in_dns "$SBX" -c "$T/net" --allow-domain=far.test --network-dns=off -- sh -c 'grep nameserver /etc/resolv.conf; python3 -c "import socket; print(socket.gethostbyname(\"far.test\"))" 2>&1 | tail -1' 2>&1)
+	printf 'on: %s\noff: %s\n' "$on" "$off"
+	[ "$on" = "$NSIP" ] || fail "control: with the stub, far.test resolves: $on"
+	expect_contains "$off" "nameserver $NSIP" "off: the machine's resolv.conf"
+	expect_contains "$off" "gaierror" "off: nothing resolves inside"
+}
+TESTS+=(dns_stub_off)
+
+t_network_capture() { # network-capture: a C client that ignores the proxy (curl --noproxy) reaches an allowed name through a captured address; a denied name does not resolve; an address standing for no name, 127.0.0.1 and an IP literal are refused and reported
+	command -v curl >/dev/null || skip "curl is not installed"
+	dns_up
+	printf 'allow-write .\nallow-domain far.test:8000\nallow-domain evil.test:9\nnetwork-capture on\n' >"$T/cap"
+	# shellcheck disable=SC2016
+	in_dns "$SBX" -v -c "$T/cap" -- sh -c '
+printf "direct: "; curl -s -m 10 --noproxy "*" http://far.test:8000/ || echo "curl exit $?"
+printf "proxy: "; curl -s -m 10 http://far.test:8000/ || echo "curl exit $?"
+printf "addr: "; python3 -c "import socket; print(socket.gethostbyname(\"far.test\"))"
+printf "denied: "; curl -s -m 10 --noproxy "*" -o /dev/null http://other.test:8000/; echo "curl exit $?"
+printf "other port: "; curl -s -m 10 --noproxy "*" -o /dev/null http://far.test:9/; echo "curl exit $?"
+printf "unmapped: "; curl -s -m 10 --noproxy "*" -o /dev/null http://127.77.0.99:8000/; echo "curl exit $?"
+printf "loopback: "; curl -s -m 10 --noproxy "*" -o /dev/null http://127.0.0.1:8000/; echo "curl exit $?"
+printf "literal: "; curl -s -m 10 --noproxy "*" -o /dev/null http://'"$NSIP"':8000/; echo "curl exit $?"
+' >"$T/r.out" 2>"$T/r.err"; RC=$?
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err")
+	log_file out "$T/r.out"; log_file err "$T/r.err"
+	expect_rc 0
+	expect_contains "$OUT" "direct: hello-from-test-host" "a client that ignores HTTP_PROXY reaches the allowed name"
+	expect_contains "$OUT" "proxy: hello-from-test-host" "control: the proxy path still works"
+	expect_contains "$OUT" "addr: 127.77.0." "the stub answers with a capture address"
+	expect_contains "$OUT" "denied: curl exit 6" "a denied name does not resolve"
+	grep -q "^other port: curl exit \(7\|52\|56\)" "$T/r.out" || fail "a port the policy does not allow for the name: $(grep '^other port' "$T/r.out")"
+	grep -q "^unmapped: curl exit \(7\|52\|56\)" "$T/r.out" || fail "an address standing for no name: $(grep '^unmapped' "$T/r.out")"
+	grep -q "^loopback: curl exit \(7\|52\|56\)" "$T/r.out" || fail "127.0.0.1: $(grep '^loopback' "$T/r.out")"
+	grep -q "^literal: curl exit 7" "$T/r.out" || fail "an IP literal has no route: $(grep '^literal' "$T/r.out")"
+	expect_contains "$ERR" "allow capture far.test:8000" "-v: the captured connection, decided as far.test:8000"
+	expect_contains "$ERR" "deny dns-query other.test" "the denied name's refusal is reported"
+	expect_contains "$ERR" "deny network-outbound 127.77.0.99:8000" "an unmapped address is decided as the literal, refused, reported"
+	expect_contains "$ERR" "deny network-outbound 127.0.0.1:8000" "127.0.0.1 on a capture port: refused, reported"
+	expect_contains "$ERR" "deny connect $NSIP:8000" "an IP literal: refused by the kernel, reported by the observer"
+	grep -q "^[A-Z0-9]* other.test$" "$T/dns.log" && fail "a denied name must never be looked up outside"
+	return 0
+}
+TESTS+=(network_capture)
