@@ -267,8 +267,9 @@ t_observer_dies_mid_notification() { # an observer killed between receiving a ca
 		[ -n "$obs" ] && break; sleep 0.05
 	done
 	[ -n "$obs" ] || { kill $spid; fail "no sbx-observer process under sbx"; }
-	# the observer's first openat after a RECV is /proc/PID/mem: it dies there, the call received
-	strace -o /dev/null -p "$obs" -e trace=openat -e inject=openat:signal=SIGKILL:when=1 2>/dev/null &
+	# the observer's first open after a RECV is /proc/PID/mem: it dies there, the call received
+	# (openat with glibc; musl, which the static build uses, calls open where the kernel has it)
+	strace -o /dev/null -p "$obs" -e trace=open,openat -e inject=open,openat:signal=SIGKILL:when=1 2>/dev/null &
 	tpid=$!
 	for i in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$spid" 2>/dev/null && { kill "$spid"; kill "$tpid" 2>/dev/null; fail "the command hung on the call the dead observer held"; }
