@@ -515,7 +515,7 @@ else
 	PIDS+=("$PPID_SBX")
 	for _ in $(seq 100); do
 		for p in $(descendants "$PPID_SBX"); do
-			[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" = "sleep $PTOKEN " ] && { PSLEEP=$p; break 2; }
+			[ "$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline")" = "sleep $PTOKEN " ] && { PSLEEP=$p; break 2; }
 		done
 		sleep 0.05
 	done
