@@ -54,13 +54,23 @@
 #   3. CONNECT latency: HS_N sequential CONNECTs to allowed.test:8002, each
 #      timed from connect() to the end of the "200 Connection Established"
 #      head; p50 and p99. The direct column is a bare TCP connect().
-#   4. proxy memory with TUNNELS open tunnels: the client opens them
+#   4. proxy memory with TUNNELS open tunnels: after one request (sbx forks
+#      its proxy on the first connection), the client opens them
 #      (CONNECT to the echo server, one round trip each) and holds them while
 #      this script reads VmRSS (and VmHWM) of sbx's proxy process — the child
 #      of sbx that is not bwrap — idle before, and with every tunnel open;
 #      then each tunnel is checked again. For srt the same figures of its node
 #      process (its proxy), plus the count and total Pss of its socat
 #      processes (it forks two per connection).
+#   5. through a parent proxy: rows 1-3 again (bulk, requests/s, CONNECT
+#      latency) in two more columns: "parent", the client straight to a
+#      parent proxy, and "sbx>parent", the client inside sbx whose policy
+#      says `parent-proxy` that parent, so every request crosses sbx's proxy
+#      and then the parent. The parent is a second sbx's proxy (fast, so the
+#      row measures sbx, not the parent): `sbx -c P -- sleep`, whose
+#      listener 127.0.0.1:3128 exists only in that sandbox's network
+#      namespace; both columns run there (nsenter --net), where nothing but
+#      that listener is reachable. The ratio is sbx>parent / parent.
 # Then a table (sbx/direct and sbx/srt ratios) and a summary against the
 # targets: bulk >= 90% of direct and >= 3x srt; requests/s >= 5x srt (both
 # rows); proxy RSS with 1000 tunnels <= 40 MiB.
@@ -69,15 +79,16 @@
 # under `nice -n $NICE` (default -5, root only), equally, so the rest of the
 # machine (2 cores here) disturbs it less. Every loop is bounded, every run
 # is under `timeout` (the tunnel runs: bounded waits, then a kill), a full run
-# takes about 4 minutes; a trap kills the server and sandboxes this script
+# takes about 5 minutes; a trap kills the server and sandboxes this script
 # started (by pid) and removes the namespace, the veth and the scratch
 # directory.
 #
 # Run:   bench/proxy.sh   (as root; sbx is ../sbx, built with make if missing)
 # Knobs: BULK_MIB=1024 BULK_RUNS=5 SEQ_N=10000 PAR_N=10000 PAR_C=64 HS_N=2000
 #        TUNNELS=1000 NICE=-5 NO_SRT=1 (skip the srt column) NO_CURL=1
-# Needs: ip (iproute2), unshare, mount, bwrap, cc, curl; for srt: node, socat
-#        and rg (srt checks for them).
+#        NO_PARENT=1 (skip section 5)
+# Needs: ip (iproute2), unshare, mount, bwrap, cc, curl; nsenter for section 5;
+#        for srt: node, socat and rg (srt checks for them).
 
 set -u -o pipefail
 
@@ -242,7 +253,7 @@ errtext() { cat "$M/$1.err" "$M/$1.out" 2>/dev/null | grep -v '^$' | head -n 3 |
 declare -A V		# V[row:mode] = the figure
 declare -A WHY		# WHY[row:mode] = why it is missing
 MODES=(direct sbx srt)
-declare -A OK=([direct]=1 [sbx]=1 [srt]=1 [relay]=$RELAY_OK)
+declare -A OK=([direct]=1 [sbx]=1 [srt]=1 [relay]=$RELAY_OK [pdirect]=0 [psbx]=0)
 declare -A SKIPWHY
 declare -A PNAME		# PNAME[mode] = which process the memory figures are of
 
@@ -387,11 +398,12 @@ wait_phase() {
 	return 1
 }
 
-# sbx_proxy_pid SBXPID: the child of sbx that is not bwrap
+# sbx_proxy_pid SBXPID: the child of sbx that is neither bwrap nor the write observer
+# (sbx-observer, also a child of sbx: taking it for the proxy measured the observer's memory)
 sbx_proxy_pid() {
 	local c
 	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		[ "$(cat "/proc/$c/comm" 2>/dev/null)" != bwrap ] && { echo "$c"; return 0; }
+		case $(cat "/proc/$c/comm" 2>/dev/null) in bwrap|sbx-observer|'') ;; *) echo "$c"; return 0 ;; esac
 	done
 	return 1
 }
@@ -426,7 +438,10 @@ for mode in sbx srt; do
 	[ "${OK[$mode]}" = 1 ] || { WHY[rss_idle:$mode]=skipped; WHY[rss_open:$mode]=skipped; continue; }
 	say "  tunnels / $mode" >&2
 	rm -f "$PROJ/phase" "$PROJ/go" "$PROJ/done"
-	(launch "$mode" 0 "$PL" tunnels "$(target "$mode" 8002)" "$TUNNELS" "$PROJ" 60) \
+	# one request first: sbx forks its proxy on the first connection, so "idle" is the proxy
+	# after one request, in both columns (srt's is up from the start)
+	(launch "$mode" 0 sh -c '"$1" reqs "$2" 1 1 >/dev/null; shift 2; exec "$@"' sh "$PL" "$(target "$mode" 8000)" \
+		"$PL" tunnels "$(target "$mode" 8002)" "$TUNNELS" "$PROJ" 60) \
 		>"$M/tun_$mode.out" 2>"$M/tun_$mode.err" &
 	lp=$!
 	PIDS+=("$lp")
@@ -472,6 +487,112 @@ for mode in sbx srt; do
 	fi
 done
 
+# ---- 5. through a parent proxy ---------------------------------------------------------------
+
+# The parent is a second sbx's proxy, as fast as the one measured (python's upstream_proxy.py of
+# the tests would measure python; socat speaks no proxy protocol). sbx has no bare proxy mode and
+# refuses expose-port on its own proxy ports, so the parent is `sbx -c PARENT_POLICY -- sleep`,
+# and its listener 127.0.0.1:3128 is reached from inside that sandbox's network namespace
+# (nsenter --net=/proc/SLEEP/ns/net): a client there (the "parent" column) talks to it directly;
+# the "sbx>parent" column runs the measured sbx there with `parent-proxy http://127.0.0.1:3128`,
+# so its proxy (forked on the host side, in that namespace) dials the parent's listener, and
+# nothing else is reachable from it: every request goes sbx -> parent -> server. Both proxies
+# resolve allowed.test from the private hosts file; both run under the same nice.
+PMODES=(pdirect psbx)
+OK[pdirect]=0; OK[psbx]=0
+PARENT_DESC="a second sbx's proxy (sbx -c P -- sleep; its 127.0.0.1:3128 reached from inside that sandbox's network namespace with nsenter)"
+PSLEEP=
+if [ -n "${NO_PARENT:-}" ]; then
+	SKIPWHY[pdirect]="NO_PARENT is set"
+elif ! have nsenter; then
+	SKIPWHY[pdirect]="nsenter (util-linux) is not installed"
+else
+	PTOKEN="$((RANDOM + 1000))$$"
+	mkdir -p "$WORK/parent"
+	(cd "$WORK/parent" && exec "${NICE_CMD[@]}" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
+		sh "$HOSTS" "$SBX" -c "$POLICY" -- sleep "$PTOKEN") >"$M/parent.out" 2>"$M/parent.err" &
+	PPID_SBX=$!
+	PIDS+=("$PPID_SBX")
+	for _ in $(seq 100); do
+		for p in $(descendants "$PPID_SBX"); do
+			[ "$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline")" = "sleep $PTOKEN " ] && { PSLEEP=$p; break 2; }
+		done
+		sleep 0.05
+	done
+	if [ -z "$PSLEEP" ]; then
+		SKIPWHY[pdirect]="the parent sandbox did not start: $(errtext parent)"
+	else
+		OK[pdirect]=1; OK[psbx]=1
+		printf 'allow-write .\nallow-domain allowed.test\nparent-proxy http://127.0.0.1:3128\n' >"$WORK/policy.parent"
+	fi
+fi
+[ -n "${SKIPWHY[pdirect]:-}" ] && SKIPWHY[psbx]=${SKIPWHY[pdirect]}
+
+# the two columns, as launch's
+plaunch() {
+	local mode=$1 secs=$2 tmo=()
+	shift 2
+	[ "$secs" -gt 0 ] && tmo=(timeout -k 5 "$secs")
+	cd "$PROJ" || exit 1
+	case $mode in
+	pdirect) HTTP_PROXY=http://127.0.0.1:3128 exec "${NICE_CMD[@]}" "${tmo[@]}" nsenter --net="/proc/$PSLEEP/ns/net" "$@" ;;
+	psbx) exec "${NICE_CMD[@]}" "${tmo[@]}" nsenter --net="/proc/$PSLEEP/ns/net" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
+		sh "$HOSTS" "$SBX" -c "$WORK/policy.parent" -- "$@" ;;
+	esac
+}
+pmeasure() {
+	local row=$1 mode=$2 secs=$3 key=$4 id
+	shift 4
+	id=${row}_$mode
+	[ "${OK[$mode]}" = 1 ] || { WHY[$row:$mode]=skipped; return 1; }
+	say "  $row / $mode" >&2
+	if (plaunch "$mode" "$secs" "$@") >"$M/$id.out" 2>"$M/$id.err" && [ -n "$(kv "$id" "$key")" ]; then
+		V[$row:$mode]=$(kv "$id" "$key")
+		return 0
+	fi
+	WHY[$row:$mode]="failed: $(errtext "$id")"
+	note "$row / $mode: ${WHY[$row:$mode]}"
+	return 1
+}
+
+for mode in "${PMODES[@]}"; do
+	[ "${OK[$mode]}" = 1 ] || continue
+	if ! pmeasure pprobe "$mode" 60 ok "$PL" reqs proxy:allowed.test:8000 1 1 || [ "$(kv "pprobe_$mode" ok)" != 1 ]; then
+		OK[$mode]=0
+		SKIPWHY[$mode]="one request through it failed: $(errtext "pprobe_$mode")"
+		note "$mode column skipped: ${SKIPWHY[$mode]}"
+	fi
+done
+say "5. through a parent proxy ($PARENT_DESC): bulk, requests, CONNECT latency" >&2
+declare -A PBVALS
+for ((i = 1; i <= BULK_RUNS; i++)); do
+	for mode in "${PMODES[@]}"; do
+		pmeasure "pbulk$i" "$mode" 120 MBps "$PL" bulk proxy:allowed.test:8001 || continue
+		b=$(kv "pbulk${i}_$mode" bytes)
+		[ "$b" != "$BULK_BYTES" ] && note "parent bulk / $mode run $i: the stream ended after $b of $BULK_BYTES bytes"
+		PBVALS[$mode]="${PBVALS[$mode]:-} ${V[pbulk$i:$mode]}"
+	done
+done
+for mode in "${PMODES[@]}"; do
+	# shellcheck disable=SC2086
+	[ -n "${PBVALS[$mode]:-}" ] && V[bulk:$mode]=$(median ${PBVALS[$mode]}) && V[bulk_all:$mode]=${PBVALS[$mode]# }
+	pmeasure seq "$mode" 300 rps "$PL" reqs proxy:allowed.test:8000 "$SEQ_N" 1
+	pmeasure par "$mode" 300 rps "$PL" reqs proxy:allowed.test:8000 "$PAR_N" "$PAR_C"
+	for r in seq par; do
+		e=$(kv "${r}_$mode" err)
+		[ -n "$e" ] && [ "$e" != 0 ] && note "$r / $mode: $e requests failed ($(kv "${r}_$mode" last_err))"
+	done
+	if pmeasure hs "$mode" 300 p50_us "$PL" handshake proxy:allowed.test:8002 "$HS_N"; then
+		V[p50:$mode]=$(kv "hs_$mode" p50_us); V[p99:$mode]=$(kv "hs_$mode" p99_us)
+	fi
+done
+if [ -n "$PSLEEP" ]; then	# the parent sandbox ends with its command
+	kill "$PSLEEP" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$PPID_SBX" 2>/dev/null || break; sleep 0.1; done
+	wait "$PPID_SBX" 2>/dev/null
+	forget "$PPID_SBX"
+fi
+
 # ---- report ---------------------------------------------------------------------------------
 
 # ratio A B: A / B, or "-"
@@ -515,6 +636,21 @@ done
 for mode in direct sbx srt; do
 	[ "${OK[$mode]}" = 1 ] || say "$mode column skipped: ${SKIPWHY[$mode]}"
 done
+if [ -z "${NO_PARENT:-}" ]; then
+say ""
+say "through a parent proxy: $PARENT_DESC"
+printf '%-40s %10s %10s %15s %12s\n' "row" "parent" "sbx>parent" "sbx>par/parent" "sbx>par/sbx"
+printf '%-40s %10s %10s %15s %12s\n' "---" "------" "----------" "--------------" "-----------"
+for r in bulk seq par p50 p99; do
+	printf '%-40s %10s %10s %15s %12s\n' "${RLABEL[$r]}" "$(cell "$r" pdirect)" "$(cell "$r" psbx)" \
+		"$(ratio "${V[$r:psbx]:-}" "${V[$r:pdirect]:-}")" "$(ratio "${V[$r:psbx]:-}" "${V[$r:sbx]:-}")"
+done
+say "parent bulk runs, MB/s: parent ${V[bulk_all:pdirect]:-?} | sbx>parent ${V[bulk_all:psbx]:-?}"
+say "columns: parent = the client straight to the parent; sbx>parent = the client in sbx, whose proxy goes on through the parent; sbx>par/sbx = against sbx alone (no parent), above"
+for mode in "${PMODES[@]}"; do
+	[ "${OK[$mode]}" = 1 ] || say "$mode column skipped: ${SKIPWHY[$mode]}"
+done
+fi
 
 # what the sandboxes printed on stderr, besides the client (sbx warnings, proxy errors)
 odd=$(cat "$M"/*_sbx.err "$M"/*_srt.err 2>/dev/null | grep -v '^proxy_load' | grep -v '^$' | sort | uniq -c | sort -rn | head -n 10)
@@ -547,6 +683,13 @@ if [ -n "${V[rss_open:sbx]:-}" ]; then
 	[ -n "${V[rss_open:srt]:-}" ] && say "  srt's node process: ${V[rss_open:srt]} KiB (idle ${V[rss_idle:srt]:-?}), plus ${V[socat_n:srt]:-?} socat processes (${V[socat_pss:srt]:-?} KiB Pss)."
 else
 	say "- sbx proxy RSS with $TUNNELS tunnels: not measured (${WHY[rss_open:sbx]:-${WHY[rss_idle:sbx]:-?}}); target <= 40 MiB: not met."
+fi
+if [ -z "${NO_PARENT:-}" ]; then
+	say "- through a parent proxy, a second sbx's (sbx>parent against the client straight to that parent; no target):"
+	for r in seq par; do
+		say "  ${RLABEL[$r]}: sbx>parent ${V[$r:psbx]:-?}, the parent directly ${V[$r:pdirect]:-?} ($(ratio "${V[$r:psbx]:-}" "${V[$r:pdirect]:-}") of it)."
+	done
+	say "  bulk: sbx>parent ${V[bulk:psbx]:-?} MB/s, the parent directly ${V[bulk:pdirect]:-?} ($(ratio "${V[bulk:psbx]:-}" "${V[bulk:pdirect]:-}")); CONNECT p50 ${V[p50:psbx]:-?} against ${V[p50:pdirect]:-?} us."
 fi
 for n in "${NOTES[@]}"; do say "- note: $n"; done
 exit 0

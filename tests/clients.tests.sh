@@ -1,5 +1,7 @@
 # tests/clients.tests.sh - more real clients through the proxy: git over SSH to a real sshd
-# (GIT_SSH_COMMAND, sbx --connect as the ProxyCommand), and pip against a local PEP 503 index.
+# (GIT_SSH_COMMAND, sbx --connect as the ProxyCommand), pip against a local PEP 503 index, npm
+# against a local registry (tests/helpers/npm_registry.py; directly and through a parent proxy),
+# and node's built-in http through a CONNECT tunnel to the proxy its environment names.
 # Sourced by test.sh (uses net_up, fail, skip, note, expect_*, and wait_port from
 # tests/proxy.tests.sh, which is sourced after this file: it is looked up when called).
 # Only loopback and the test host $NSIP are ever contacted; names come from the private
@@ -201,3 +203,175 @@ PYEOF
 }
 
 TESTS+=(proxy_pip_download)
+
+# npm_up: node and npm, net_up (unless a test network is up already: parent_up's), a tiny package packed offline with `npm pack` ($T/reg/sbxdemo-1.0.0.tgz;
+# its integrity in NPM_INTEGRITY, its sha1 in NPM_SHASUM), and tests/helpers/npm_registry.py
+# serving it on $NSIP:8030 in the test namespace, logging to $T/reg.log
+npm_up() {
+	command -v node >/dev/null || skip "node not installed"
+	command -v npm >/dev/null || skip "npm not installed"
+	[ -n "${NS:-}" ] || net_up
+	note "node $(node --version), npm $(npm --version)"
+	mkdir -p "$T/pkgsrc" "$T/reg"
+	cat >"$T/pkgsrc/package.json" <<'PKG'
+{ "name": "sbxdemo", "version": "1.0.0", "description": "sbx test package", "main": "index.js", "license": "MIT" }
+PKG
+	echo 'module.exports = "hello from a local npm registry";' >"$T/pkgsrc/index.js"
+	# packing is offline: no registry is asked
+	(cd "$T/pkgsrc" && npm pack --json --ignore-scripts --pack-destination "$T/reg" --cache "$T/hostcache" \
+		--loglevel=error) >"$T/pack.json" 2>"$T/pack.err" || { log_file pack "$T/pack.err"; fail "host: npm pack failed"; }
+	[ -f "$T/reg/sbxdemo-1.0.0.tgz" ] || fail "host: npm pack made no sbxdemo-1.0.0.tgz"
+	NPM_INTEGRITY=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["integrity"])' "$T/pack.json")
+	NPM_SHASUM=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["shasum"])' "$T/pack.json")
+	[ -n "$NPM_INTEGRITY" ] && [ -n "$NPM_SHASUM" ] || fail "host: npm pack --json gave no integrity"
+	: >"$T/reg.log"
+	ip netns exec "$NS" python3 "$HERE/tests/helpers/npm_registry.py" "$NSIP" 8030 "$T/reg.log" "$T/reg/sbxdemo-1.0.0.tgz" \
+		>"$T/reg.err" 2>&1 &
+	wait_port 8030 10 || { log_file reg "$T/reg.err"; fail "the test registry did not start"; }
+	# control (host side, no proxy, no sandbox): the packument carries npm pack's own integrity and
+	# sha1, and a tarball URL on the name asked for
+	local pm
+	pm=$(curl -s -m 5 --noproxy '*' -H "Host: npm.allowed.test:8030" "http://$NSIP:8030/sbxdemo")
+	expect_contains "$pm" "\"integrity\": \"$NPM_INTEGRITY\"" "control: the packument's dist.integrity is npm pack's"
+	expect_contains "$pm" "\"shasum\": \"$NPM_SHASUM\"" "control: the packument's dist.shasum is npm pack's"
+	expect_contains "$pm" '"tarball": "http://npm.allowed.test:8030/sbxdemo/-/sbxdemo-1.0.0.tgz"' "control: dist.tarball on the name asked for"
+	: >"$T/reg.log"
+	# npm's own configuration from this machine stays out (a user or global .npmrc, npm_config_*)
+	unset $(env | sed -n 's/^\([nN][pP][mM]_[cC][oO][nN][fF][iI][gG]_[A-Za-z0-9_]*\)=.*/\1/p')
+	: >"$T/npmrc.user"; : >"$T/npmrc.global"
+	export NPM_CONFIG_USERCONFIG=$T/npmrc.user NPM_CONFIG_GLOBALCONFIG=$T/npmrc.global
+}
+
+# npm_script REGISTRY-URL DIR: a shell script that runs `npm install sbxdemo` from REGISTRY-URL in
+# ./DIR (its cache in ./DIR.cache, both in the project: allow-write .), no retries, `npm http
+# fetch` lines shown; then prints "DIR=<npm's exit status>", and what node reads of the package
+npm_script() {
+	printf '%s' 'mkdir -p '"$2"' && cd '"$2"' &&
+		npm install --registry '"$1"' --cache "$PWD/../'"$2"'.cache" --no-audit --no-fund --no-update-notifier \
+			--fetch-retries 0 --fetch-timeout 20000 --loglevel http sbxdemo 2>&1; echo "'"$2"'=$?"
+		[ -f node_modules/sbxdemo/package.json ] && echo "'"$2"'-installed"
+		node -e "console.log(\"'"$2"'-says: \" + require(\"sbxdemo\"))" 2>/dev/null; cd ..'
+}
+
+t_proxy_npm_install() { # npm install from a registry in the test namespace through HTTP_PROXY (npm reads it itself): the package on disk, as packed; a registry on denied.test: E403, the violations block names the host
+	npm_up
+	echo "$NSIP npm.allowed.test" >>"$T/hosts"
+	sbx_pol net 'echo "HTTP_PROXY=$HTTP_PROXY"; printf "npm config proxy: "; npm config get proxy --no-update-notifier --cache "$PWD/config.cache"
+		'"$(npm_script http://npm.allowed.test:8030/ app)"'
+		'"$(npm_script http://denied.test:8030/ denied)"'
+		echo end'
+	expect_rc 0
+	expect_contains "$OUT" "HTTP_PROXY=http://127.0.0.1:3128" "HTTP_PROXY is set inside"
+	note "npm's proxy setting inside: $(sed -n 's/^npm config proxy: //p' <<<"$OUT") (so the proxy comes from HTTP_PROXY, read by npm itself; no --proxy given)"
+	grep -q '^app=0$' <<<"$OUT" || fail "npm install from npm.allowed.test: expected exit 0, got $(grep '^app=' <<<"$OUT")"
+	expect_contains "$OUT" "app-installed" "the package is in node_modules"
+	expect_contains "$OUT" "app-says: hello from a local npm registry" "node loads the installed package"
+	cmp -s "$T/pkgsrc/index.js" "$P/app/node_modules/sbxdemo/index.js" || fail "the installed index.js differs from the packed one"
+	grep -q "\"integrity\": \"$NPM_INTEGRITY\"" "$P/app/package-lock.json" ||
+		fail "package-lock.json does not record npm pack's integrity"
+	grep -q '"resolved": "http://npm.allowed.test:8030/sbxdemo/-/sbxdemo-1.0.0.tgz"' "$P/app/package-lock.json" ||
+		fail "package-lock.json does not record the tarball's URL"
+	expect_contains "$OUT" "npm http fetch GET 200 http://npm.allowed.test:8030/sbxdemo/-/sbxdemo-1.0.0.tgz" "npm fetched the tarball"
+	# the registry saw both requests, for the name (through the proxy: nothing else routes there)
+	grep -q '^GET /sbxdemo host=npm.allowed.test:8030 200$' "$T/reg.log" &&
+		grep -q '^GET /sbxdemo/-/sbxdemo-1.0.0.tgz host=npm.allowed.test:8030 200$' "$T/reg.log" ||
+		{ log_file reg "$T/reg.log"; fail "the registry did not serve the packument and the tarball to npm"; }
+	# the attack: the same install from a registry on a denied name
+	grep -q '^denied=0$' <<<"$OUT" && fail "npm install from denied.test succeeded"
+	grep -q '^denied=[0-9]' <<<"$OUT" || fail "no exit status for the denied install"
+	expect_not_contains "$OUT" "denied-installed" "a package arrived from denied.test"
+	grep -Eq '^npm (error|ERR!) code E403$' <<<"$OUT" || fail "npm does not report the proxy's 403 (npm error code E403; npm 9: npm ERR!)"
+	expect_contains "$OUT" "http://denied.test:8030/sbxdemo" "npm names the refused URL"
+	expect_contains "$ERR" "<sandbox_violations>" "the violations block"
+	expect_contains "$ERR" "deny network-outbound denied.test:8030 (denied.test is off limits)" "the block names the host, with the policy's reason"
+	expect_not_contains "$ERR" "npm.allowed.test" "the allowed registry is not a violation"
+	expect_not_contains "$ERR" "deny mkdir" "npm wrote outside the project (its cache is in it)"
+	! grep -q denied.test "$T/reg.log" || fail "a request for denied.test reached the registry"
+}
+TESTS+=(proxy_npm_install)
+
+t_parent_proxy_npm_install() { # npm install through sbx's parent-proxy route: the registry's name (far.test) is known only to the upstream proxy, whose log shows the packument and the tarball with its credential; a denied registry still refused first
+	command -v node >/dev/null && command -v npm >/dev/null || skip "node or npm not installed"
+	parent_up --auth u:p
+	npm_up
+	in_net_nodns timeout -k 5 "$TMO" "$SBX" -c "$T/net" --allow-domain=far.test --parent-proxy="http://u:p@$NSIP:3128" -- sh -c '
+		'"$(npm_script http://far.test:8030/ app)"'
+		'"$(npm_script http://denied.test:8030/ denied)"'
+		echo end' >"$T/r.out" 2>"$T/r.err"; RC=$?
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err")
+	log_file out "$T/r.out"; log_file err "$T/r.err"; log_file up "$T/up.log"; log_file reg "$T/reg.log"
+	expect_rc 0
+	grep -q '^app=0$' <<<"$OUT" || fail "npm install from far.test via the parent: expected exit 0, got $(grep '^app=' <<<"$OUT")"
+	expect_contains "$OUT" "app-says: hello from a local npm registry" "node loads the installed package"
+	grep -q "\"integrity\": \"$NPM_INTEGRITY\"" "$P/app/package-lock.json" || fail "package-lock.json does not record npm pack's integrity"
+	# the parent saw npm's two requests, in absolute form, with its credential
+	grep -q "^GET http://far.test:8030/sbxdemo $UPAUTH\$" "$T/up.log" || fail "the parent did not carry the packument request"
+	grep -q "^GET http://far.test:8030/sbxdemo/-/sbxdemo-1.0.0.tgz $UPAUTH\$" "$T/up.log" || fail "the parent did not carry the tarball request"
+	grep -q '^GET /sbxdemo/-/sbxdemo-1.0.0.tgz host=far.test:8030 200$' "$T/reg.log" || fail "the registry did not serve the tarball for far.test"
+	# the denied registry: refused by the policy, never sent to the parent
+	grep -q '^denied=0$' <<<"$OUT" && fail "npm install from denied.test succeeded"
+	grep -Eq '^npm (error|ERR!) code E403$' <<<"$OUT" || fail "npm does not report the proxy's 403 (npm error code E403; npm 9: npm ERR!)"
+	expect_contains "$ERR" "deny network-outbound denied.test:8030 (denied.test is off limits)" "the block names the host"
+	! grep -q denied.test "$T/up.log" || fail "a denied host went to the parent"
+}
+TESTS+=(parent_proxy_npm_install)
+
+# a node client using only built-ins (http, net): node 20 does not read HTTP_PROXY itself, so it
+# finds the proxy where curl does ($HTTPS_PROXY, then $HTTP_PROXY), CONNECTs to HOST:PORT, and speaks
+# HTTP over the tunnel (http.get with the tunnel as its connection); prints one line a target
+NODE_TUNNEL_JS='
+const http = require("http"), net = require("net");
+setTimeout(() => { console.log("timeout"); process.exit(3); }, 30000).unref();
+const proxy = new URL(process.env.HTTPS_PROXY || process.env.HTTP_PROXY);
+console.log("proxy:", proxy.hostname + ":" + proxy.port, "net.isIP:", net.isIP(proxy.hostname));
+function get(target) {
+  return new Promise((resolve) => {
+    const req = http.request({ host: proxy.hostname, port: Number(proxy.port), method: "CONNECT", path: target,
+                               headers: { Host: target } });
+    req.on("error", (e) => resolve(`error ${e.code || e.message}`));
+    req.on("connect", (res, socket) => {
+      if (res.statusCode !== 200) { socket.destroy(); return resolve(`status ${res.statusCode} ${res.statusMessage}`); }
+      const [host, port] = target.split(":");
+      const g = http.get({ host, port: Number(port), path: "/", createConnection: () => socket }, (r) => {
+        let body = "";
+        r.setEncoding("utf8");
+        r.on("data", (d) => body += d);
+        r.on("end", () => resolve(`tunnel 200, GET ${r.statusCode} ${body.trim()}`));
+      });
+      g.on("error", (e) => resolve(`get error ${e.code || e.message}`));
+    });
+    req.end();
+  });
+}
+(async () => {
+  for (const t of process.argv.slice(2)) console.log(`${t.split(":")[0]}:`, await get(t));
+  process.exit(0);
+})();'
+
+t_proxy_node_env_tunnel() { # node with only http/net: CONNECT to the proxy its environment names, then GET over the tunnel; denied.test: 403 with the reason, and a violation record
+	command -v node >/dev/null || skip "node not installed"
+	net_up
+	printf '%s\n' "$NODE_TUNNEL_JS" >"$P/tunnel.js"
+	sbx_net 'node tunnel.js allowed.test:8000 denied.test:8000 also.allowed.test:8000'
+	expect_rc 0
+	expect_contains "$OUT" "proxy: 127.0.0.1:3128 net.isIP: 4" "node finds the proxy in its environment"
+	expect_contains "$OUT" "allowed.test: tunnel 200, GET 200 hello-from-test-host" "node: GET over a CONNECT tunnel to allowed.test"
+	expect_contains "$OUT" "also.allowed.test: tunnel 200, GET 200 hello-from-test-host" "node: and to *.allowed.test, after the refusal"
+	expect_contains "$OUT" "denied.test: status 403 denied.test is off limits" "node: CONNECT to denied.test refused with the reason"
+	expect_contains "$ERR" "<sandbox_violations>" "the violations block"
+	expect_contains "$ERR" "deny network-outbound denied.test:8000 (denied.test is off limits)" "a violation record names the host"
+	expect_not_contains "$ERR" "allowed.test:8000" "the allowed tunnels are not violations"
+	expect_not_contains "$ERR" "deny connect" "node tried a direct connection"
+	# the same client, through the parent-proxy route, to a name only the parent knows (far.test)
+	parent_up --auth u:p
+	in_net_nodns timeout -k 5 "$TMO" "$SBX" -c "$T/net" --allow-domain=far.test --parent-proxy="http://u:p@$NSIP:3128" -- \
+		node tunnel.js far.test:8000 denied.test:8000 >"$T/r.out" 2>"$T/r.err"; RC=$?
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err"); log_file out "$T/r.out"; log_file err "$T/r.err"; log_file up "$T/up.log"
+	expect_rc 0 "node via the parent"
+	expect_contains "$OUT" "far.test: tunnel 200, GET 200 hello-from-test-host" "node: far.test through the parent"
+	expect_contains "$OUT" "denied.test: status 403 denied.test is off limits" "node via the parent: the policy first"
+	grep -q "^CONNECT far.test:8000 $UPAUTH\$" "$T/up.log" || fail "the parent saw the tunnel, with its credential"
+	! grep -q denied.test "$T/up.log" || fail "a denied host reached the parent"
+	expect_contains "$ERR" "deny network-outbound denied.test:8000 (denied.test is off limits)" "the violation record via the parent"
+}
+TESTS+=(proxy_node_env_tunnel)

@@ -12,9 +12,10 @@ in_net_nodns() {
 }
 
 # parent_up [ARGS...]: the upstream proxy on $NSIP:3128, logging to $T/up.log; far.test, refuse.test
-# and allowed.test are the test host to it.
+# and allowed.test are the test host to it. In the test network already up, if one is (a second
+# net_up would make another and leave the first behind).
 parent_up() {
-	net_up
+	[ -n "${NS:-}" ] || net_up
 	: >"$T/up.log"
 	ip netns exec "$NS" python3 "$HERE/tests/helpers/upstream_proxy.py" "$NSIP" 3128 "$T/up.log" \
 		--host "far.test=$NSIP" --host "refuse.test=$NSIP" --host "allowed.test=$NSIP" --refuse refuse.test "$@" \
