@@ -11584,7 +11584,7 @@ net_log_new(void)
 static bool
 net_event_same(const struct px_decision *a, const struct px_decision *b)
 {
-	return a->verdict == b->verdict && a->proto == b->proto && a->port == b->port &&
+	return a->verdict == b->verdict && a->proto == b->proto && a->route == b->route && a->port == b->port &&
 	    strcmp(a->host, b->host) == 0 && strcmp(a->reason, b->reason) == 0;
 }
 
@@ -11656,8 +11656,8 @@ net_log_summary(const struct net_log *l)
 		const struct net_event *e = l->events.v[i];
 
 		if (e->d.verdict != PXV_ALLOW)
-			warnx("  %s %s %s:%u (%s)%s%.0llu%s", verdict_names[e->d.verdict], proto_names[e->d.proto], e->d.host,
-			    e->d.port, e->d.reason, e->count > 1 ? ", " : "", e->count > 1 ? (unsigned long long)e->count : 0ULL,
+			warnx("  %s %s %s:%u%s (%s)%s%.0llu%s", verdict_names[e->d.verdict], proto_names[e->d.proto], e->d.host,
+			    e->d.port, route_via[e->d.route], e->d.reason, e->count > 1 ? ", " : "", e->count > 1 ? (unsigned long long)e->count : 0ULL,
 			    e->count > 1 ? " times" : "");
 	}
 	if (l->lost || l->unlisted || l->bad)
@@ -13809,7 +13809,9 @@ live_line(int report)
 
 		warnx("control fd %d: %s changed; %s, so this change is ignored", live.given, key,
 		    d->kind == DK_PATH || strncmp(key, "filesystem.", 11) == 0 ?
-		    "a running sandbox's filesystem cannot change" : "only the network lists apply to a running sandbox");
+		    "a running sandbox's filesystem cannot change" : d->kind == DK_UNIX_SOCKET || d->kind == DK_MITM_DOMAIN ||
+		    d->kind == DK_PROXY_URL || d->kind == DK_BYPASS ? "the routes (parent and MITM proxies) are the run's, "
+		    "set when it starts" : "only the network lists apply to a running sandbox");
 	}
 	if (!on.n) {
 		note("control fd %d, line %u: the network lists are as they were", live.given, live.lines);

@@ -140,3 +140,53 @@ t_mitm_proxy_policy() { # strict reading: a relative or overlong socket, a port 
 	expect_contains "$OUT" "far.test:443: allow; through the MITM proxy at /run/m.sock" "--explain names the route"
 }
 TESTS+=(mitm_proxy_policy)
+
+t_macsim_mitm_proxy() { # sbx-macsim (the macOS runner, simulated): the same route through its loopback proxy: absolute form and CONNECT reach far.test only through the socket, a denied host on the route never reaches it (control: direct for a host off the route)
+	command -v curl >/dev/null || skip "curl is not installed"
+	macsim_setup
+	mitm_up
+	run_macsim_net --allow-write="$P" --allow-domain=far.test --allow-domain=allowed.test --deny-domain=denied.test \
+		--mitm-proxy="$T/mitm.sock" --mitm-proxy-domain=far.test --mitm-proxy-domain=denied.test -- sh -c '
+		printf "absolute: "; curl -s -m 10 http://far.test:8000/ || echo "curl exit $?"
+		printf "connect: "; curl -s -m 10 -p http://far.test:8000/ || echo "curl exit $?"
+		printf "direct: "; curl -s -m 10 http://allowed.test:8000/ || echo "curl exit $?"
+		printf "policy: "; curl -s -m 10 -o /dev/null -w "%{http_code}\n" http://denied.test:8000/'
+	log_file mitm "$T/mitm.log"
+	expect_rc 0 "sbx-macsim"
+	expect_contains "$OUT" "policy: 403" "the policy first"
+	! grep -q denied.test "$T/mitm.log" || fail "a denied host reached the MITM socket"
+	expect_contains "$OUT" "absolute: hello-from-test-host" "plain HTTP through the MITM proxy"
+	expect_contains "$OUT" "connect: hello-from-test-host" "CONNECT through the MITM proxy"
+	expect_contains "$OUT" "direct: hello-from-test-host" "control: a host off the route"
+	grep -q "^GET http://far.test:8000/ auth=-\$" "$T/mitm.log" && grep -q "^CONNECT far.test:8000 auth=-\$" "$T/mitm.log" ||
+		fail "the MITM proxy saw both, with no credential (the run's own is never passed on)"
+	! grep -q allowed.test "$T/mitm.log" || fail "a host off the route went to the socket"
+}
+TESTS+=(macsim_mitm_proxy)
+
+t_mitm_proxy_not_live() { # --control-fd: a line that moves hosts off the MITM route is named and not applied (far.test still goes through the socket after it); control: the same line's allow list applies at once
+	command -v curl >/dev/null || skip "curl is not installed"
+	mitm_up
+	local start='{"network":{"allowedDomains":["far.test"],"deniedDomains":[],"mitmProxy":{"socketPath":"'$T'/mitm.sock","domains":["far.test"]}},"filesystem":{"allowWrite":["."]}}'
+	printf '%s\n' "$start" >"$T/start.json"
+	mkfifo "$T/ctl"
+	printf '%s\n' "$start" | sed 's|"allowedDomains":\["far.test"\]|"allowedDomains":["far.test","allowed.test"]|; s|"domains":\["far.test"\]|"domains":["other.test"]|' >"$T/line"
+	in_net_nodns "$SBX" -v --control-fd 3 -c "$T/start.json" -- sh -c '
+		while [ ! -e go ]; do sleep 0.1; done
+		printf "mitm: "; curl -s -m 10 -p http://far.test:8000/ || echo "curl exit $?"
+		printf "live: "; curl -s -m 10 -o /dev/null -w "%{http_code}\n" http://allowed.test:8000/' \
+		>"$T/bg" 2>"$T/bg.err" 3<"$T/ctl" </dev/null &
+	BGPID=$!
+	exec 7>"$T/ctl"
+	cat "$T/line" >&7
+	wait_file_has "$T/bg.err" "line 1: network.allowedDomains applied" 20 || fail "sbx did not apply the line"
+	: >"$P/go"
+	exec 7>&-
+	wait_pid "$BGPID" 30 || fail "sbx did not finish"
+	OUT=$(cat "$T/bg"); ERR=$(cat "$T/bg.err"); log_file out "$T/bg"; log_file err "$T/bg.err"; log_file mitm "$T/mitm.log"
+	expect_contains "$ERR" "control fd 3: network.mitmProxy.domains changed; the routes (parent and MITM proxies) are the run's, set when it starts, so this change is ignored" "the route change is named"
+	expect_contains "$OUT" "mitm: hello-from-test-host" "far.test still through the socket"
+	grep -q "^CONNECT far.test:8000 " "$T/mitm.log" || fail "the MITM proxy saw far.test after the line"
+	expect_contains "$OUT" "live: 200" "control: the allow list applied at once"
+}
+TESTS+=(mitm_proxy_not_live)
