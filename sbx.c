@@ -8656,6 +8656,11 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
  *                           -> CS_CONNECTING (non-blocking, next address on failure)
  *                           -> reply -> CS_RELAY (both ways, bounded, half-close) -> closed
  *
+ * An allowed host on the MITM route (4.7) is not resolved: sbx dials the
+ * route's Unix socket for it (CS_MITM_WAIT, 9e), and the proxy speaks to
+ * it as to a parent (CONNECT, CS_PARENT_REPLY; or the request in absolute
+ * form).
+ *
  * Each decision (allow, deny, or a network failure) is one record sent to
  * sbx (px_record, below), which keeps them for the violations report.
  *
@@ -18074,9 +18079,16 @@ main_parent_route(struct policy *p)
 		    "parent proxy: %s", why);
 	for (size_t i = 0; i < warnings.n; i++)
 		warnx("warning: parent proxy: %s", (const char *)warnings.v[i]);
-	if (p->mitm_socket)
+	if (p->mitm_socket) {
+		struct stat st;
+		int rc = stat(p->mitm_socket, &st);
+
 		note("MITM proxy for %zu host pattern%s (before any parent): %s", p->mitm_domains.n,
 		    p->mitm_domains.n == 1 ? "" : "s", p->mitm_socket);
+		if (rc < 0 || !S_ISSOCK(st.st_mode))	/* it may start later: said, not refused */
+			warnx("warning: mitm-proxy %s: %s; connections to its hosts fail (502) until a proxy listens there",
+			    p->mitm_socket, rc == 0 ? "not a socket" : errno == ENOENT ? "no socket there (yet)" : strerror(errno));
+	}
 	if (!route.have_http && !route.have_https)
 		return;
 	p->route = &route;

@@ -98,7 +98,13 @@ t_mitm_proxy_dead_socket() { # a socket nobody listens on (ECONNREFUSED) or that
 		expect_contains "$ERR" "fail http allowed.test:8000 via the MITM proxy (the MITM proxy's socket ${sock%%|*}: ${sock#*|})" \
 			"${sock%%|*}: the record says why"
 		expect_contains "$ERR" "fail socks5 allowed.test:8000 via the MITM proxy" "${sock%%|*}: the SOCKS one too"
+		if [ "${sock%%|*}" = "$T/none.sock" ]; then
+			expect_contains "$ERR" "warning: mitm-proxy $T/none.sock: no socket there (yet)" "a missing socket is said at the start"
+		else
+			expect_not_contains "$ERR" "warning: mitm-proxy" "control: a socket that is there is not warned about"
+		fi
 	done
+
 }
 TESTS+=(mitm_proxy_dead_socket)
 
