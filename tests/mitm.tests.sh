@@ -5,13 +5,14 @@
 # connection went through it; it logs every request. The policy decides first, always; each test
 # has its control in the same run. in_net_nodns and parent_up come from tests/parent.tests.sh.
 
-# mitm_up: the test host (net_up), and the MITM proxy on $T/mitm.sock, logging to $T/mitm.log;
-# far.test and denied.test are the test host to it (denied.test: a name it could reach, if asked)
+# mitm_up [ARGS...]: the test host (net_up), and the MITM proxy on $T/mitm.sock, logging to
+# $T/mitm.log; far.test and denied.test are the test host to it (denied.test: a name it could
+# reach, if asked); ARGS go to the proxy (more --host NAME=IP: call net_up first for $NSIP)
 mitm_up() {
-	net_up
+	[ -n "${NSIP:-}" ] || net_up
 	: >"$T/mitm.log"
 	python3 "$HERE/tests/helpers/upstream_proxy.py" - - "$T/mitm.log" --unix "$T/mitm.sock" \
-		--host "far.test=$NSIP" --host "denied.test=$NSIP" >"$T/mitm.err" 2>&1 &
+		--host "far.test=$NSIP" --host "denied.test=$NSIP" "$@" >"$T/mitm.err" 2>&1 &
 	local i; for i in $(seq 50); do [ -S "$T/mitm.sock" ] && break; sleep 0.1; done
 	[ -S "$T/mitm.sock" ] || fail "the MITM proxy did not start: $(cat "$T/mitm.err")"
 }
@@ -61,8 +62,8 @@ TESTS+=(mitm_proxy_routes)
 
 t_mitm_proxy_before_parent() { # srt's order, MITM socket > parent > direct: far.test goes to the socket although a parent proxy is set; a host off the route takes the parent
 	command -v curl >/dev/null || skip "curl is not installed"
-	mitm_up
-	parent_up
+	parent_up	# net_up, then the parent on $NSIP:3128
+	mitm_up		# the same test host
 	in_net_nodns "$SBX" -c "$T/net" --allow-domain=far.test --parent-proxy="http://$NSIP:3128" \
 		--mitm-proxy="$T/mitm.sock" --mitm-proxy-domain=far.test -- \
 		sh -c 'printf "mitm: "; curl -s -m 10 -p http://far.test:8000/; printf "parent: "; curl -s -m 10 -p http://allowed.test:8000/' \
@@ -196,3 +197,19 @@ t_mitm_proxy_not_live() { # --control-fd: a line that moves hosts off the MITM r
 	expect_contains "$OUT" "live: 200" "control: the allow list applied at once"
 }
 TESTS+=(mitm_proxy_not_live)
+
+t_mitm_proxy_no_guard() { # nothing is resolved on the MITM route, so the resolved-address guard does not apply (srt 5.6): rebind.test, 127.0.0.1 in this machine's hosts file, goes to the socket; control: off the route it is refused by the guard
+	command -v curl >/dev/null || skip "curl is not installed"
+	net_up
+	mitm_up --host "rebind.test=$NSIP"
+	in_net "$SBX" -v -c "$T/net" --mitm-proxy="$T/mitm.sock" --mitm-proxy-domain=rebind.test -- \
+		sh -c 'printf "mitm: "; curl -s -m 10 -p http://rebind.test:8000/ || echo "curl exit $?"' >"$T/r.out" 2>"$T/r.err"
+	in_net "$SBX" -v -c "$T/net" -- \
+		sh -c 'printf "direct: "; curl -s -m 10 -o /dev/null -w "%{http_code}\n" http://rebind.test:8000/' >>"$T/r.out" 2>>"$T/r.err"
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err"); log_file out "$T/r.out"; log_file err "$T/r.err"; log_file mitm "$T/mitm.log"
+	expect_contains "$OUT" "mitm: hello-from-test-host" "rebind.test through the MITM proxy, which resolves it"
+	grep -q "^CONNECT rebind.test:8000 " "$T/mitm.log" || fail "the MITM proxy saw rebind.test"
+	expect_contains "$OUT" "direct: 403" "control: off the route, the guard refuses a name resolving to loopback"
+	expect_contains "$ERR" "deny network-outbound rebind.test:8000 (resolved to a loopback address)" "the guard's reason"
+}
+TESTS+=(mitm_proxy_no_guard)
