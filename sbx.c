@@ -10102,7 +10102,14 @@ px_established(struct conn *c)
 		px_tunnel_ready(c);
 		return;
 	}
-	parent_connect_request(&b, c->host, c->port, c->via->auth);
+	{
+		char canon[SBX_MAX_HOST_BYTES + 64];
+
+		/* the spelling the policy and the route judged (srt: the authority
+		 * on the wire is the canonical host), not the client's FAR.Test. */
+		match_canonical_host(c->host, canon, sizeof(canon));
+		parent_connect_request(&b, canon, c->port, c->via->auth);
+	}
 	rbuf_put(&c->c2u, b.p, b.n);
 	free(b.p);
 	c->st = CS_PARENT_REPLY;

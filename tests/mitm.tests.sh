@@ -25,7 +25,8 @@ for how in "" "-p" "--socks5-hostname 127.0.0.1:1080"; do
 done
 printf "direct: "; curl -s -m 10 http://allowed.test:8000/ || echo "curl exit $?"
 printf "policy: "; curl -s -m 10 -o /dev/null -w "%{http_code}\n" http://denied.test:8000/
-printf "policy tunnel: "; curl -s -m 10 -p -o /dev/null http://denied.test:8000/; echo "curl exit $?"'
+printf "policy tunnel: "; curl -s -m 10 -p -o /dev/null http://denied.test:8000/; echo "curl exit $?"
+printf "spelling: "; python3 -c "import socket; s = socket.create_connection((\"127.0.0.1\", 3128)); s.sendall(b\"CONNECT FAR.Test.:8000 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n\"); print(s.recv(100).split(b\"\\r\\n\")[0].decode())"'
 
 t_mitm_proxy_routes() { # mitm-proxy: a denied host on the route never reaches the socket (403 first); absolute-form HTTP, CONNECT and SOCKS reach far.test only through the socket; a host off the route goes direct; -v names the route
 	command -v curl >/dev/null || skip "curl is not installed"
@@ -52,7 +53,9 @@ t_mitm_proxy_routes() { # mitm-proxy: a denied host on the route never reaches t
 		grep -q -- "^$how: hello-from-test-host" "$T/r.out" || fail "$how: far.test through the MITM proxy: $(grep -- "^$how" "$T/r.out")"
 	done
 	grep -q "^GET http://far.test:8000/ auth=-\$" "$T/mitm.log" || fail "plain HTTP in absolute form, with no credential"
-	[ "$(grep -c "^CONNECT far.test:8000 auth=-\$" "$T/mitm.log")" = 2 ] || fail "CONNECT for curl -p and for SOCKS"
+	[ "$(grep -c "^CONNECT far.test:8000 auth=-\$" "$T/mitm.log")" = 3 ] || fail "CONNECT for curl -p, for SOCKS and for FAR.Test."
+	expect_contains "$OUT" "spelling: HTTP/1.1 200 Connection Established" "a client's own spelling of an allowed host on the route"
+	! grep -q "FAR.Test" "$T/mitm.log" || fail "the client's spelling reached the MITM proxy, not the one the policy judged"
 	expect_contains "$OUT" "direct: hello-from-test-host" "a host off the route"
 	! grep -q "allowed.test" "$T/mitm.log" || fail "a host off the route went to the MITM socket"
 	expect_contains "$ERR" "far.test:8000 via the MITM proxy" "-v says the route"
