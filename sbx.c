@@ -46,7 +46,7 @@
  *   4. Matching: 4.1 domain patterns, 4.2 addresses, 4.3 globs, 4.4 hosts
  *      (the canonical form), 4.5 domain patterns matched (the network
  *      decision), 4.6 resolved-address classes (for the proxy), 4.7 the
- *      parent proxy: which route an allowed connection takes
+ *      routes: the MITM proxy's socket, the parent proxy, or direct
  *   5. Filesystem plan (pure, over a disk view): 5a the disk view, path
  *      resolution and glob expansion, 5b facts and mounts (the types), 5c
  *      from policy rules to facts (the dangerous names, what a git
@@ -71,7 +71,8 @@
  *      entries), 9b the audit of repositories made during the run, 9c the
  *      programs sbx runs (found, tamper-checked), the caller's denied
  *      variables forgotten, the signals passed on, 9d live policy: the
- *      control fd's lines read, compared, the network lists applied
+ *      control fd's lines read, compared, the network lists applied, 9e
+ *      the MITM route: the proxy's socket, dialled by sbx
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
  *      and the symlinks it pins, capabilities, the filters), 10b the write
@@ -173,6 +174,7 @@
 #include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <net/if.h>
+#include <sys/un.h>		/* the MITM proxy's socket (9e), on every platform */
 #ifndef MSG_NOSIGNAL
 #  define MSG_NOSIGNAL 0	/* older macOS: the proxy ignores SIGPIPE anyway */
 #endif
@@ -185,7 +187,6 @@
 #  include <sys/prctl.h>
 #  include <sys/ioctl.h>
 #  include <sys/signalfd.h>
-#  include <sys/un.h>
 #  include <sys/syscall.h>
 #  include <sys/utsname.h>
 #  ifndef SYS_close_range
@@ -1115,6 +1116,7 @@ struct jparser;
 struct jval;
 struct jwalk;
 static int match_check_pattern(const char *pat, bool deny_list, const char **why);
+static bool is_ipv6_literal(const char *s);
 static int ipv4_whatwg(const char *h, uint32_t *out);
 static int match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix);
 static void sb_base64(const unsigned char *s, size_t n, struct buf *out);
@@ -1141,6 +1143,8 @@ struct ignorerule { const char *command, *line; };	/* ignoreViolations */
 
 enum bridge_mode { BRIDGE_FD, BRIDGE_SOCAT };
 
+struct where { const char *file; int line; };	/* where a directive was read, for messages */
+
 struct policy {
 	struct vec paths[PL_COUNT];	/* of struct pathrule */
 	struct vec allow_domains;	/* of const char * */
@@ -1165,6 +1169,9 @@ struct policy {
 	const char *bwrap_path, *socat_path;	/* absolute, or NULL: PATH lookup */
 	const char *parent_http, *parent_https;	/* parent-proxy URLs as written, or NULL: the environment's */
 	struct vec parent_bypass;	/* of const char *: parent-proxy-bypass, NO_PROXY's entries */
+	const char *mitm_socket;	/* mitm-proxy: the Unix socket of the person's MITM proxy, or NULL */
+	struct vec mitm_domains;	/* of const char *: mitm-proxy-domain, the hosts sent through it */
+	struct where mitm_socket_at, mitm_domain_at;	/* where the first of each was given (pol_check_whole) */
 	bool refuse_opaque_tunnels, require_host_match;	/* srt's request-filter knobs (7.3) */
 	long http_proxy_port, socks_proxy_port;	/* the person's own proxy on this machine's 127.0.0.1, or 0 */
 	struct vec strip_response_headers;	/* of const char *: header names, removed from plain-HTTP answers */
@@ -1245,6 +1252,8 @@ enum dkind {
 	DK_HEADER,	/* an HTTP header name (a token), kept in a list */
 	DK_CHOICE,	/* one word of the directive's own list (directive_choices), into a string */
 	DK_PORT1,	/* PORT in 1..65535, into a long, given once */
+	DK_UNIX_SOCKET,	/* the absolute path of a Unix socket, into a string, given once */
+	DK_MITM_DOMAIN,	/* PATTERN with no port (srt's mitmProxy.domains), kept in a list */
 };
 
 struct directive {
@@ -1344,6 +1353,13 @@ static const struct directive directives[] = {
 	{ "parent-proxy-bypass", DK_BYPASS, 1, 1, F(parent_bypass), "PATTERN", "network.parentProxy.noProxy",
 	  "reach these directly, not through the parent: * | a CIDR | a host or domain suffix (NO_PROXY's "
 	  "syntax; loopback always is)" },
+	{ "mitm-proxy", DK_UNIX_SOCKET, 1, 1, F(mitm_socket), "SOCKET", "network.mitmProxy.socketPath",
+	  "send allowed connections to the mitm-proxy-domain hosts on through the HTTP proxy listening on this Unix "
+	  "socket (yours, which may inspect TLS): CONNECT for tunnels (SOCKS too), absolute form for plain HTTP; "
+	  "policy first, and before any parent proxy" },
+	{ "mitm-proxy-domain", DK_MITM_DOMAIN, 1, 1, F(mitm_domains), "PATTERN", "network.mitmProxy.domains",
+	  "a host that goes through mitm-proxy: example.com, *.example.com (no :port: every port); mitm-proxy needs "
+	  "at least one" },
 	{ "http-proxy-port", DK_PORT1, 1, 1, F(http_proxy_port), "PORT", "network.httpProxyPort",
 	  "hand HTTP proxying to your own proxy on this machine's 127.0.0.1:PORT instead of sbx's (it does the "
 	  "filtering: sbx's policy does not apply to what goes through it)" },
@@ -2078,6 +2094,53 @@ pol_apply_bypass(const struct dcall *a)
 	return 0;
 }
 
+/* The absolute path of a Unix socket (mitm-proxy), into a string, given
+ * once. It must fit a sockaddr_un (sun_path, 104 bytes on macOS, 108 on
+ * Linux, its NUL included): a longer one could never be dialled, and
+ * saying so here beats a 502 for every connection. */
+static int
+pol_apply_unix_socket(const struct dcall *a)
+{
+	const char *s = a->args[0];
+
+	if (*DFIELD(a, const char *))
+		return err_set(a->e, a->file, a->line, 0, "%s: given twice", a->d->name);
+	if (s[0] != '/')
+		return err_set(a->e, a->file, a->line, 0, "%s %s: the socket path must be absolute", a->d->name, s);
+	if (strlen(path_clean(s)) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return err_set(a->e, a->file, a->line, 0, "%s %s: longer than a Unix socket address holds (%zu bytes)",
+		    a->d->name, s, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+	*DFIELD(a, const char *) = path_clean(s);
+	a->p->mitm_socket_at = (struct where){ a->file, a->line };
+	return 0;
+}
+
+/* A host for the MITM route (srt's mitmProxy.domains: isValidDomainPattern,
+ * a host with no port, matched on every port), kept in a list. Checked as
+ * allow-domain's patterns are, in either IPv6 spelling: srt's bare one
+ * (::1) or sbx's bracketed one ([::1]). */
+static int
+pol_apply_mitm_domain(const struct dcall *a)
+{
+	const char *pat = a->args[0], *why = NULL;
+	const char *close = pat[0] == '[' ? strchr(pat, ']') : NULL;
+
+	if (!is_ipv6_literal(pat)) {
+		if (match_check_pattern(pat, false, &why) < 0)
+			return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, pat,
+			    strncmp(why, "invalid domain pattern:", 23) != 0 ? why : "invalid domain pattern: must be a "
+			    "domain (example.com), a wildcard (*.example.com) or an IPv6 literal (::1, [::1]), with no :port; "
+			    "patterns as broad as \"*.com\" or \"*\" are refused");
+		if (close ? close[1] != '\0' : strchr(pat, ':') != NULL)
+			return err_set(a->e, a->file, a->line, 0, "%s %s: a host with no :port (the MITM route takes "
+			    "every port of it, as srt)", a->d->name, pat);
+	}
+	vec_push(DFIELD(a, struct vec), astrdup(pat));
+	if (!a->p->mitm_domain_at.file && !a->p->mitm_domain_at.line)
+		a->p->mitm_domain_at = (struct where){ a->file, a->line };
+	return 0;
+}
+
 /* The handler of each kind, and how its arguments are bounded. Indexed by
  * enum dkind with designated initializers, so the order of either is free;
  * a kind left out has no handler, which pol_apply reports as internal. */
@@ -2109,6 +2172,8 @@ static const struct dkind_ops {
 	[DK_HEADER] = { pol_apply_header, false },
 	[DK_CHOICE] = { pol_apply_choice, false },
 	[DK_PORT1] = { pol_apply_port1, false },
+	[DK_UNIX_SOCKET] = { pol_apply_unix_socket, true },
+	[DK_MITM_DOMAIN] = { pol_apply_mitm_domain, false },
 };
 
 /* Arguments come from either reader (and the command line); each must
@@ -2769,6 +2834,7 @@ json_parse(const char *text, size_t n, const char *file, struct jval **out, stru
 
 enum jkind {
 	JK_OBJECT,	/* a nested object whose keys are rows with this row's name as parent */
+	JK_RECORD,	/* JK_OBJECT with every one of its rows required (srt's z.object, no .optional()) */
 	JK_PATHS,	/* array of path entries (string or {path, literal:true}) -> directive */
 	JK_STRINGS,	/* array of strings -> directive */
 	JK_BOOL,	/* true sets the flag directive */
@@ -2824,7 +2890,7 @@ static const struct jkey jkeys[] = {
 	{ "", "windows", JK_IGNORED, NULL, "sbx does not run on Windows" },
 	{ "", "credentials", JK_OBJECT, NULL, NULL },	/* strict in srt too */
 	{ "", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
-	{ "", "mitmProxy", JK_UNSUPPORTED, NULL, "sbx has no MITM proxy route" },
+	{ "", "mitmProxy", JK_UNSUPPORTED, NULL, "it belongs under \"network\"" },
 	{ "", "parentProxy", JK_UNSUPPORTED, NULL, "it belongs under \"network\"" },
 	{ "network", "allowedDomains", JK_STRINGS, "allow-domain", NULL },
 	{ "network", "deniedDomains", JK_STRINGS, "deny-domain", NULL },
@@ -2838,7 +2904,9 @@ static const struct jkey jkeys[] = {
 	{ "network", "httpProxyPort", JK_PORT1, "http-proxy-port", NULL },
 	{ "network", "socksProxyPort", JK_PORT1, "socks-proxy-port", NULL },
 	{ "network", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
-	{ "network", "mitmProxy", JK_UNSUPPORTED, NULL, "sbx has no MITM proxy route" },
+	{ "network", "mitmProxy", JK_RECORD, NULL, NULL },
+	{ "mitmProxy", "socketPath", JK_ENUM, "mitm-proxy", NULL },
+	{ "mitmProxy", "domains", JK_STRINGS, "mitm-proxy-domain", NULL },
 	{ "network", "parentProxy", JK_OBJECT, NULL, NULL },
 	{ "parentProxy", "http", JK_ENUM, "parent-proxy", NULL },
 	{ "parentProxy", "https", JK_ENUM, "parent-proxy-https", NULL },
@@ -2922,8 +2990,19 @@ jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
 
 	switch (k->kind) {
 	case JK_OBJECT:
+	case JK_RECORD:
 		if (v->t != J_OBJ)
 			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+		for (i = 0; k->kind == JK_RECORD && i < LEN(jkeys); i++) {
+			size_t j;
+
+			if (strcmp(jkeys[i].parent, k->key) != 0)
+				continue;
+			for (j = 0; j < v->n && strcmp(v->keys[j], jkeys[i].key) != 0; j++)
+				;
+			if (j == v->n)
+				return jw_fail(w, v, "%s.%s: required", dotted, jkeys[i].key);
+		}
 		return jw_object(w, k->key, v);
 	case JK_PATHS:
 	case JK_STRINGS:
@@ -3221,6 +3300,25 @@ pol_validate(const struct policy *p, struct vec *warnings)
 		    "environment of your other processes (the shell that ran sbx) may be readable");
 }
 
+/* What the whole policy must hold, once every source is read (the file,
+ * its includes, the --directive options; a control-fd line the same): the
+ * MITM route is a socket and its hosts, each useless without the other
+ * (srt: mitmProxy needs socketPath and domains, at least one). Refused
+ * rather than warned: a route that silently is not there sends the hosts
+ * the person meant for inspection straight out. Returns 0, or -1 with e
+ * filled, at the directive given alone. */
+static int
+pol_check_whole(const struct policy *p, struct err *e)
+{
+	if (p->mitm_socket && !p->mitm_domains.n)
+		return err_set(e, p->mitm_socket_at.file, p->mitm_socket_at.line, 0, "mitm-proxy %s: no mitm-proxy-domain "
+		    "names a host to send through it (network.mitmProxy.domains needs at least one)", p->mitm_socket);
+	if (!p->mitm_socket && p->mitm_domains.n)
+		return err_set(e, p->mitm_domain_at.file, p->mitm_domain_at.line, 0, "mitm-proxy-domain %s: no mitm-proxy "
+		    "names the socket to send it through", (const char *)p->mitm_domains.v[0]);
+	return 0;
+}
+
 /* The directives that open a real hole in the macOS boundary, with the
  * warning srt's README gives for each: said by --check and by
  * --print=policy/json, where a person reviews a policy, so an opt-in is
@@ -3299,6 +3397,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_NAME:
 		case DK_BYPASS:
 		case DK_HEADER:
+		case DK_MITM_DOMAIN:
 			for (j = 0; j < v->n; j++) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, v->v[j]);
@@ -3345,6 +3444,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 		case DK_BINARY:
 		case DK_PROXY_URL:
 		case DK_CHOICE:
+		case DK_UNIX_SOCKET:
 			if (*FIELD(p, d, const char *const)) {
 				buf_printf(b, "%s ", d->name);
 				buf_put_word(b, *FIELD(p, d, const char *const));
@@ -3516,6 +3616,15 @@ pol_print_json(const struct policy *p, struct buf *b)
 			buf_put_json_string(b, csv.p);
 			free(csv.p);
 		}
+		jo_close(&o, '}');
+	}
+	if (p->mitm_socket || p->mitm_domains.n) {
+		jo_open(&o, "mitmProxy", '{');
+		if (p->mitm_socket) {
+			jo_key(&o, "socketPath");
+			buf_put_json_string(b, p->mitm_socket);
+		}
+		jo_strings(&o, "domains", &p->mitm_domains, false);
 		jo_close(&o, '}');
 	}
 	if (p->http_proxy_port) {
@@ -3903,7 +4012,11 @@ gitcfg_path(const char *value, const char *base, const char *home)
  * address ranges are swapped in live (6c, 7.6). Everything else is
  * already built into the sandbox (mounts, filters, the environment, the
  * listeners) and cannot follow: each such key that differs is named, so
- * nobody takes a warning-free update for an applied one. Pure. */
+ * nobody takes a warning-free update for an applied one. The routes (the
+ * parent proxy, the MITM proxy's socket and its hosts) are the run's too:
+ * the proxy was forked with them and sbx dials the socket it was given, so
+ * a line that moves hosts onto or off the MITM route is named, not taken
+ * (a host half-moved between two proxies is worse than none moved). Pure. */
 
 static bool
 str_eq_or_null(const char *a, const char *b)
@@ -3928,6 +4041,7 @@ pol_field_equal(const struct policy *a, const struct policy *b, const struct dir
 	case DK_BINARY:
 	case DK_PROXY_URL:
 	case DK_CHOICE:
+	case DK_UNIX_SOCKET:
 		return str_eq_or_null(*FIELD(a, d, const char *const), *FIELD(b, d, const char *const));
 	case DK_INCLUDE:
 		return true;	/* no field of its own: what it read is in the others */
@@ -3943,6 +4057,7 @@ pol_field_equal(const struct policy *a, const struct policy *b, const struct dir
 	case DK_NAME:
 	case DK_BYPASS:
 	case DK_HEADER:
+	case DK_MITM_DOMAIN:
 		break;
 	}
 	if (va->n != vb->n)
@@ -4758,9 +4873,11 @@ net_judge_address(const struct policy *p, const char *host, int port, const stru
 	return NULL;
 }
 
-/* ---- 4.7 The parent proxy: which route an allowed connection takes ----
- * (srt parent-proxy.js.) The policy decides first, always; then a
- * connection goes through the parent proxy unless its host is bypassed:
+/* ---- 4.7 The routes: which way an allowed connection takes ------------
+ * (srt parent-proxy.js, getMitmSocketPath.) The policy decides first,
+ * always. A host of mitm-proxy-domain then goes to the MITM proxy's Unix
+ * socket (mitm_routes, below; sbx dials it for the proxy, 9e). Any other
+ * goes through the parent proxy unless its host is bypassed:
  * loopback always, then NO_PROXY's entries (Go's httpproxy reading: "*",
  * CIDRs and addresses, "example.com" matching it and its subdomains,
  * ".example.com" the same, a ":port" ignored). Tunnels (CONNECT, SOCKS)
@@ -4886,6 +5003,26 @@ parent_for(const struct parent_route *r, const char *host, bool tunnel)
 	if (tunnel)
 		return r->have_https ? &r->https : &r->http;
 	return r->have_http ? &r->http : NULL;	/* plain HTTP never takes HTTPS_PROXY alone (curl) */
+}
+
+/* Does an allowed connection to canon (a canonical host) take the MITM
+ * route (srt getMitmSocketPath)? Its patterns are matched as allow-domain's
+ * with no port, so every port of a host goes the one way; a bare IPv6
+ * pattern (srt's spelling) is compared in canonical form. The MITM route
+ * comes before the parent's, as srt's order: MITM socket > parent >
+ * direct. Pure. */
+static bool
+mitm_routes(const struct policy *p, const char *canon)
+{
+	for (size_t i = 0; p->mitm_socket && i < p->mitm_domains.n; i++) {
+		const char *pat = p->mitm_domains.v[i];
+		char v6[SBX_MAX_HOST_BYTES + 64];
+
+		if (is_ipv6_literal(pat) ? match_canonical_host(pat, v6, sizeof(v6)) == 0 && strcmp(v6, canon) == 0 :
+		    match_domain(canon, 0, pat))
+			return true;
+	}
+	return false;
 }
 
 /* A URL for messages: its password (and user) replaced by "***". */
@@ -7505,7 +7642,8 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
  *   expose-port messages   proxy <-> inner helper: a connection inside
  *   decision records       proxy -> sbx: each connection's verdict
  *   observer events        the write observer -> sbx: what the command tried
- *   network tables         sbx -> proxy: the lists a control-fd line changed */
+ *   network tables         sbx -> proxy: the lists a control-fd line changed
+ *   MITM socket messages   proxy <-> sbx: the MITM proxy's socket, dialled by sbx */
 
 /* The control message to the inner helper (10a). */
 enum inner_flag {
@@ -7839,7 +7977,7 @@ enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_POR
 
 enum px_verdict { PXV_ALLOW, PXV_DENY, PXV_FAIL };	/* FAIL: allowed, but the network said no */
 
-enum px_route { PXR_DIRECT, PXR_PARENT };	/* how an allowed connection went on (4.7) */
+enum px_route { PXR_DIRECT, PXR_PARENT, PXR_MITM };	/* how an allowed connection went on (4.7) */
 /* What a record is about, srt's line for each: a connection to host:port
  * ("deny network-outbound HOST:PORT"), an HTTP request the knobs refused
  * ("deny http-request METHOD TARGET", host holding "METHOD TARGET"), a
@@ -7868,6 +8006,7 @@ static const char *const proto_names[] = { "http-connect", "http", "socks5", "so
 static const char *const verdict_names[] = { "allow", "deny", "fail" };	/* ORDER: enum px_verdict */
 static const char *const op_names[] = { "network-outbound", "http-request", "socks-tunnel", "proxy-credential",
 	"dns-query" };	/* ORDER: enum px_op */
+static const char *const route_via[] = { "", " via the parent proxy", " via the MITM proxy" };	/* ORDER: enum px_route */
 
 /* Encode d into out (SBX_DECISION_MAX_BYTES); returns the length. */
 static size_t
@@ -7902,7 +8041,7 @@ px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
 	size_t hn, rn;
 
 	memset(d, 0, sizeof(*d));
-	if (n < 14 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names) || b[3] > PXR_PARENT ||
+	if (n < 14 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names) || b[3] >= LEN(route_via) ||
 	    b[4] >= LEN(op_names))
 		return -1;
 	d->verdict = (enum px_verdict)b[1];
@@ -7923,6 +8062,60 @@ px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
 	memcpy(d->host, b + 12, hn);
 	memcpy(d->reason, b + 14 + hn, rn);
 	return 0;
+}
+
+/* The MITM route's socket (4.7), over the record pair. The proxy may not
+ * create a Unix socket (its lockdown, 7.4), so it asks sbx, which dials
+ * the policy's mitm-proxy without waiting (9e) and hands the connection
+ * over:
+ *
+ *   ask     proxy -> sbx   'M' slot(4) gen(4)
+ *   answer  sbx -> proxy   'm' slot(4) gen(4) errno(4), and for errno 0 the
+ *                          connected socket attached (SCM_RIGHTS)
+ *
+ * (host order: both ends are this machine). slot and gen name the proxy's
+ * connection, as the expose-port messages' do: an answer for one that has
+ * gone is dropped. SECURITY: the ask names no path. sbx dials the one
+ * socket the policy names, so a proxy a memory bug took over gets through
+ * sbx nothing the route would not give it anyway. */
+#define SBX_MITM_ASK_BYTES	9
+#define SBX_MITM_ANSWER_BYTES	13
+#define SBX_MITM_MAX_ERRNO	4095	/* errnos are small positive numbers (the kernel's MAX_ERRNO) */
+
+struct mitm_msg {
+	char kind;		/* 'M' ask, 'm' answer */
+	uint32_t slot, gen;
+	uint32_t err;		/* the answer's errno, 0: a socket is attached; 0 in an ask */
+};
+
+/* Encode m into out (SBX_MITM_ANSWER_BYTES); returns the length. */
+static size_t
+mitm_encode(const struct mitm_msg *m, unsigned char *out)
+{
+	out[0] = (unsigned char)m->kind;
+	memcpy(out + 1, &m->slot, 4);
+	memcpy(out + 5, &m->gen, 4);
+	if (m->kind == 'M')
+		return SBX_MITM_ASK_BYTES;
+	memcpy(out + 9, &m->err, 4);
+	return SBX_MITM_ANSWER_BYTES;
+}
+
+/* Decode an ask or an answer of n bytes: its kind's exact length, an
+ * errno in range. Whether a socket came with it is the receiver's to
+ * check (it holds the descriptors). Returns 0, or -1. */
+static int
+mitm_decode(const unsigned char *b, size_t n, struct mitm_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (n < 1 || (b[0] == 'M' ? n != SBX_MITM_ASK_BYTES : b[0] != 'm' || n != SBX_MITM_ANSWER_BYTES))
+		return -1;
+	m->kind = (char)b[0];
+	memcpy(&m->slot, b + 1, 4);
+	memcpy(&m->gen, b + 5, 4);
+	if (m->kind == 'm')
+		memcpy(&m->err, b + 9, 4);
+	return m->err > SBX_MITM_MAX_ERRNO ? -1 : 0;
 }
 
 /* The write observer's events, observer -> sbx over a SOCK_SEQPACKET
@@ -8590,6 +8783,11 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
  *                           -> CS_CONNECTING (non-blocking, next address on failure)
  *                           -> reply -> CS_RELAY (both ways, bounded, half-close) -> closed
  *
+ * An allowed host on the MITM route (4.7) is not resolved: sbx dials the
+ * route's Unix socket for it (CS_MITM_WAIT, 9e), and the proxy speaks to
+ * it as to a parent (CONNECT, CS_PARENT_REPLY; or the request in absolute
+ * form).
+ *
  * Each decision (allow, deny, or a network failure) is one record sent to
  * sbx (px_record, below), which keeps them for the violations report.
  *
@@ -8634,6 +8832,7 @@ static bool relay_out(int fd, struct rbuf *r);
 enum conn_state {
 	CS_FREE, CS_PEEK, CS_HTTP_HEAD, CS_SOCKS5_GREETING, CS_SOCKS5_AUTH, CS_SOCKS5_REQUEST,
 	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_INSIDE_WAIT, CS_CONNECTING, CS_PARENT_REPLY, CS_RELAY, CS_REPLY_CLOSE,
+	CS_MITM_WAIT,	/* sbx dials the MITM proxy's socket (9e); its answer comes on the record pair */
 };
 
 
@@ -8676,6 +8875,7 @@ struct conn {
 			bool c_done;			/* the request is whole: nothing more is read from the client */
 	/* route */	const struct parent_proxy *via;	/* the parent it goes through (4.7), or NULL: directly */
 			char *phead; size_t phead_n;	/* owned: the parent's answer to CONNECT, so far */
+			bool mitm;			/* the MITM route: via is px_mitm_hop, the socket sbx's (9e) */
 	/* time */	int64_t deadline_ms;
 };
 
@@ -8746,7 +8946,7 @@ px_record_raw(enum proto proto, enum px_route route, enum px_verdict v, enum px_
 static void
 px_record_as(const struct conn *c, enum px_verdict v, enum px_op op, const char *target, int port, const char *reason)
 {
-	px_record_raw(c->proto, c->via ? PXR_PARENT : PXR_DIRECT, v, op, target, port, reason);
+	px_record_raw(c->proto, c->mitm ? PXR_MITM : c->via ? PXR_PARENT : PXR_DIRECT, v, op, target, port, reason);
 }
 
 /* A connection's decision: network-outbound, to its host and port. */
@@ -9974,6 +10174,34 @@ px_refuse_misdirected(struct conn *c, const char *canon)
 	free(b.p);
 }
 
+/* The MITM route (4.7): spoken to as a parent is (CONNECT, or a plain
+ * request in absolute form), but with no credential and no address: sbx
+ * dials its socket, which this process may not (7.4). */
+static const struct parent_proxy px_mitm_hop;
+
+/* The hop a tunnel or a request goes through, for messages. */
+static const char *
+px_hop_name(const struct conn *c)
+{
+	return c->mitm ? "the MITM proxy" : "the parent proxy";
+}
+
+/* Ask sbx for a connection to the MITM proxy's socket (6c); the answer
+ * comes on the record pair (px_mitm_answer). Never waits: a pair too full
+ * to take the ask fails the connection at once. */
+static void
+px_mitm_ask(struct conn *c, unsigned slot)
+{
+	struct mitm_msg m = { 'M', slot, c->gen, 0 };
+	unsigned char b[SBX_MITM_ANSWER_BYTES];
+	size_t n = mitm_encode(&m, b);
+
+	c->st = CS_MITM_WAIT;
+	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
+	if (px_report_fd < 0 || send(px_report_fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n)
+		px_refuse(c, "sbx did not take the ask for the MITM proxy's socket", false);
+}
+
 /* A parsed request: decide, then resolve (or dial a literal at once). */
 static void
 px_decide(struct proxy *px, struct conn *c, unsigned slot)
@@ -9998,9 +10226,10 @@ px_decide(struct proxy *px, struct conn *c, unsigned slot)
 		px_refuse_misdirected(c, canon);
 		return;
 	}
-	/* the route: the parent resolves the name (and is exempt from the
-	 * guard, srt: users run cntlm on 127.0.0.1), or we do */
-	c->via = parent_for(px->p->route, canon, c->proto != PR_HTTP_FORWARD);
+	/* the route: the MITM proxy or the parent resolves the name (and is
+	 * exempt from the guard, srt: users run cntlm on 127.0.0.1), or we do */
+	c->mitm = mitm_routes(px->p, canon);
+	c->via = c->mitm ? &px_mitm_hop : parent_for(px->p->route, canon, c->proto != PR_HTTP_FORWARD);
 	if (c->via && c->proto == PR_HTTP_FORWARD) {
 		size_t n;
 		char *abs = http_absolute_form(c->fwd, c->fwd_n, canon, c->port, c->via->auth, &n);
@@ -10008,6 +10237,10 @@ px_decide(struct proxy *px, struct conn *c, unsigned slot)
 		free(c->fwd);
 		c->fwd = abs;
 		c->fwd_n = n;
+	}
+	if (c->mitm) {
+		px_mitm_ask(c, slot);
+		return;
 	}
 	c->st = CS_RESOLVING;
 	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
@@ -10162,7 +10395,14 @@ px_established(struct conn *c)
 		px_tunnel_ready(c);
 		return;
 	}
-	parent_connect_request(&b, c->host, c->port, c->via->auth);
+	{
+		char canon[SBX_MAX_HOST_BYTES + 64];
+
+		/* the spelling the policy and the route judged (srt: the authority
+		 * on the wire is the canonical host), not the client's FAR.Test. */
+		match_canonical_host(c->host, canon, sizeof(canon));
+		parent_connect_request(&b, canon, c->port, c->via->auth);
+	}
 	rbuf_put(&c->c2u, b.p, b.n);
 	free(b.p);
 	c->st = CS_PARENT_REPLY;
@@ -10207,7 +10447,7 @@ px_parent_reply(struct proxy *px, struct conn *c, short urev)
 		c->phead_n = 0;
 		return;
 	}
-	snprintf(why, sizeof(why), "the parent proxy %s", rc == -1 ? "refused the tunnel: " :
+	snprintf(why, sizeof(why), "%s %s", px_hop_name(c), rc == -1 ? "refused the tunnel: " :
 	    rc == -2 ? "answered CONNECT with a head over 16 KiB" : "closed the connection before it answered CONNECT");
 	if (rc == -1)
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s", line);
@@ -10551,6 +10791,7 @@ px_interest(const struct conn *c, short *cev, short *uev)
 		*cev = POLLIN | (rbuf_pending(&c->u2c) ? POLLOUT : 0);
 		break;
 	case CS_RESOLVING:
+	case CS_MITM_WAIT:
 		*cev = rbuf_pending(&c->u2c) ? POLLOUT : 0;
 		break;
 	case CS_INSIDE_WAIT:
@@ -10684,6 +10925,36 @@ px_expose_answer(struct proxy *px)
 		close(px->expose_fd);	/* the helper is gone: no new exposes */
 		px->expose_fd = -1;
 	}
+}
+
+/* sbx's answer to px_mitm_ask (6c): a connection to the MITM proxy's
+ * socket, spoken to as a parent from here on (px_established), or the
+ * errno sbx got, answered as an unreachable upstream (502, SOCKS host
+ * unreachable) and recorded with it. fd: the socket that came, or -1;
+ * taken here. An answer for a connection that has gone is dropped. */
+static void
+px_mitm_answer(struct proxy *px, const unsigned char *b, size_t n, int fd)
+{
+	struct mitm_msg ans;
+	struct conn *c;
+	char why[SBX_MAX_TEXT_ARG_BYTES];
+
+	c = mitm_decode(b, n, &ans) == 0 && ans.kind == 'm' && ans.slot < SBX_MAX_CONNS &&
+	    px->conns[ans.slot].gen == ans.gen && px->conns[ans.slot].st == CS_MITM_WAIT ? &px->conns[ans.slot] : NULL;
+	if (c && !ans.err && fd >= 0) {
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		c->ufd = fd;
+		c->dialled = true;
+		px_established(c);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!c)
+		return;
+	snprintf(why, sizeof(why), "the MITM proxy's socket %s: %s", px->p->mitm_socket ? px->p->mitm_socket : "?",
+	    ans.err ? strerror((int)ans.err) : "sbx sent no socket");
+	px_refuse(c, why, false);
 }
 
 static void
@@ -10841,9 +11112,11 @@ px_on_timeouts(struct proxy *px, int64_t now)
 			px_close(px, c);
 			continue;
 		}
-		if (c->st == CS_CONNECTING || c->st == CS_RESOLVING || c->st == CS_PARENT_REPLY) {
-			px_record(c, PXV_FAIL, c->st == CS_PARENT_REPLY ? "the parent proxy did not answer CONNECT in time" :
-			    c->st == CS_CONNECTING ? "the upstream did not answer in time" : "the name did not resolve in time");
+		if (c->st == CS_CONNECTING || c->st == CS_RESOLVING || c->st == CS_PARENT_REPLY || c->st == CS_MITM_WAIT) {
+			px_record(c, PXV_FAIL, c->st == CS_PARENT_REPLY ? (c->mitm ? "the MITM proxy did not answer CONNECT in time" :
+			    "the parent proxy did not answer CONNECT in time") : c->st == CS_CONNECTING ?
+			    "the upstream did not answer in time" : c->st == CS_MITM_WAIT ?
+			    "sbx did not hand over the MITM proxy's socket in time" : "the name did not resolve in time");
 			if (c->proto == PR_CAPTURE) {
 				px_close(px, c);	/* no protocol to say it in */
 				continue;
@@ -11276,13 +11549,14 @@ px_take_tables(struct proxy *px, const unsigned char *msg, ssize_t n, int fd)
 	px->tables = t;
 }
 
-/* sbx's end of the record pair: tables from sbx, or its end closing.
+/* sbx's end of the record pair: tables from sbx, answers to the MITM
+ * route's asks, or its end closing.
  * Returns only while sbx is there. */
 static void
 px_from_sbx(struct proxy *px)
 {
 	for (;;) {
-		unsigned char msg[SBX_TABLES_MSG_BYTES + 1];	/* one more: a longer message is refused */
+		unsigned char msg[SBX_MITM_ANSWER_BYTES + 1];	/* one more: a longer message is refused */
 		int fd = -1, nfd = 0;
 		ssize_t n;
 
@@ -11292,6 +11566,10 @@ px_from_sbx(struct proxy *px)
 			return;
 		if (n <= 0)
 			_exit(0);	/* sbx has gone (its end closed: a read of 0) */
+		if (msg[0] == 'm') {	/* the MITM proxy's socket, or why not */
+			px_mitm_answer(px, msg, (size_t)n, nfd == 1 ? fd : -1);
+			continue;
+		}
 		if (nfd == 1) {
 			px_take_tables(px, msg, n, fd);
 			close(fd);
@@ -11412,9 +11690,11 @@ px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose
  * (or JSON lines as they come, and --explain's hints) says what and why.
  * -v also shows each proxy decision as it comes and a summary at exit. */
 
-/* Prototypes: the hint for a Seatbelt refusal, with its source (8.2). */
+/* Prototypes: the hint for a Seatbelt refusal, with its source (8.2), and
+ * the MITM route's dialler, whose asks come with the decisions (9e). */
 struct violation;
 static const char *sblog_hint(const struct violation *v, const struct plan *pl, const char *t);
+static int mitm_serve(int report, const char *path, const unsigned char *rec, size_t n);
 
 /* The store: every refusal of the run, from every source, in the order
  * first seen. The proxy's decisions (net_log below, from the report pair),
@@ -11877,6 +12157,7 @@ struct net_log {
 	uint64_t unlisted;		/* decisions past SBX_MAX_NET_EVENTS distinct events */
 	uint64_t bad;			/* records that did not decode: a proxy gone wrong */
 	struct vstore *store;		/* where the refusals go, or NULL */
+	const char *mitm_socket;	/* the policy's mitm-proxy, dialled when the proxy asks (9e), or NULL */
 };
 
 static struct net_log *
@@ -11891,7 +12172,7 @@ net_log_new(void)
 static bool
 net_event_same(const struct px_decision *a, const struct px_decision *b)
 {
-	return a->verdict == b->verdict && a->proto == b->proto && a->port == b->port &&
+	return a->verdict == b->verdict && a->proto == b->proto && a->route == b->route && a->port == b->port &&
 	    strcmp(a->host, b->host) == 0 && strcmp(a->reason, b->reason) == 0;
 }
 
@@ -11925,24 +12206,40 @@ net_log_add(struct net_log *l, const struct px_decision *d)
 	vec_push(&l->events, e);
 }
 
+/* ":PORT" for a record's port, or "" for none (a DNS question's). */
+static const char *
+port_suffix(uint16_t port, char buf[8])
+{
+	if (port)
+		snprintf(buf, 8, ":%u", (unsigned)port);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 /* Take every record waiting on fd (non-blocking). */
 static void
 net_log_drain(struct net_log *l, int fd)
 {
 	unsigned char rec[SBX_DECISION_MAX_BYTES + 1];	/* one more: an over-long record truncates and fails */
 	struct px_decision d;
+	char ps[8];
 	ssize_t n;
 
 	while ((n = recv(fd, rec, sizeof(rec), MSG_DONTWAIT)) > 0) {
+		if (rec[0] == 'M') {	/* not a decision: the proxy asks for the MITM socket */
+			if (!l->mitm_socket || mitm_serve(fd, l->mitm_socket, rec, (size_t)n) < 0)
+				l->bad++;
+			continue;
+		}
 		if (px_decision_decode(rec, (size_t)n, &d) < 0) {
 			l->bad++;
 			continue;
 		}
 		net_log_add(l, &d);
 		if (verbose)
-			warnx("proxy: %s %s %s:%u%s%s%s%s", verdict_names[d.verdict], proto_names[d.proto], d.host, d.port,
-			    d.route == PXR_PARENT ? " via the parent proxy" : "", *d.reason ? " (" : "", d.reason,
-			    *d.reason ? ")" : "");
+			warnx("proxy: %s %s %s%s%s%s%s%s", verdict_names[d.verdict], proto_names[d.proto], d.host,
+			    port_suffix(d.port, ps), route_via[d.route], *d.reason ? " (" : "", d.reason, *d.reason ? ")" : "");
 	}
 }
 
@@ -11950,6 +12247,8 @@ net_log_drain(struct net_log *l, int fd)
 static void
 net_log_summary(const struct net_log *l)
 {
+	char ps[8];
+
 	if (!verbose || l->total[PXV_ALLOW] + l->total[PXV_DENY] + l->total[PXV_FAIL] + l->bad == 0)
 		return;
 	warnx("network: %llu allowed, %llu denied, %llu failed", (unsigned long long)l->total[PXV_ALLOW],
@@ -11958,8 +12257,8 @@ net_log_summary(const struct net_log *l)
 		const struct net_event *e = l->events.v[i];
 
 		if (e->d.verdict != PXV_ALLOW)
-			warnx("  %s %s %s:%u (%s)%s%.0llu%s", verdict_names[e->d.verdict], proto_names[e->d.proto], e->d.host,
-			    e->d.port, e->d.reason, e->count > 1 ? ", " : "", e->count > 1 ? (unsigned long long)e->count : 0ULL,
+			warnx("  %s %s %s%s%s (%s)%s%.0llu%s", verdict_names[e->d.verdict], proto_names[e->d.proto], e->d.host,
+			    port_suffix(e->d.port, ps), route_via[e->d.route], e->d.reason, e->count > 1 ? ", " : "", e->count > 1 ? (unsigned long long)e->count : 0ULL,
 			    e->count > 1 ? " times" : "");
 	}
 	if (l->lost || l->unlisted || l->bad)
@@ -14121,7 +14420,9 @@ live_line(int report)
 
 		warnx("control fd %d: %s changed; %s, so this change is ignored", live.given, key,
 		    d->kind == DK_PATH || strncmp(key, "filesystem.", 11) == 0 ?
-		    "a running sandbox's filesystem cannot change" : "only the network lists apply to a running sandbox");
+		    "a running sandbox's filesystem cannot change" : d->kind == DK_UNIX_SOCKET || d->kind == DK_MITM_DOMAIN ||
+		    d->kind == DK_PROXY_URL || d->kind == DK_BYPASS ? "the routes (parent and MITM proxies) are the run's, "
+		    "set when it starts" : "only the network lists apply to a running sandbox");
 	}
 	if (!on.n) {
 		note("control fd %d, line %u: the network lists are as they were", live.given, live.lines);
@@ -14233,6 +14534,53 @@ live_kill_due(void)
 		return false;
 	live.kill_at = 0;
 	return true;
+}
+
+/* ---- 9e. The MITM route: the proxy's socket, dialled by sbx -----------
+ *
+ * The proxy may not create a Unix socket (its lockdown, 7.4: a memory
+ * bug there must not reach docker.sock), so for a host of
+ * mitm-proxy-domain it asks sbx over the record pair (6c) and sbx, which
+ * reads that pair anyway (net_log_drain, 8.2), dials the policy's socket
+ * and hands the connection back. sbx never waits here: a Unix connect()
+ * does not block on a non-blocking socket (it is queued at once, or fails
+ * with ECONNREFUSED, ENOENT, or EAGAIN when the listener's backlog is
+ * full), and the answer goes out MSG_DONTWAIT-style; an answer the pair
+ * cannot take is lost, and the proxy's deadline answers the client. */
+
+/* One ask (rec, n bytes) from the proxy on report: dial path, answer with
+ * the socket or the errno. Returns 0, or -1 for an ask that does not
+ * decode (counted as a bad record). */
+static int
+mitm_serve(int report, const char *path, const unsigned char *rec, size_t n)
+{
+	struct mitm_msg m;
+	struct sockaddr_un sa;
+	unsigned char b[SBX_MITM_ANSWER_BYTES];
+	int fd, err = 0;
+
+	if (mitm_decode(rec, n, &m) < 0 || m.kind != 'M')
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path));	/* it fits: the policy reader checked (3.3) */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);	/* macOS: no SOCK_CLOEXEC, F_SETFD below */
+	if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0 ||
+	    (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS))
+		err = errno;	/* EINPROGRESS: the proxy's first write waits for it */
+	if (err && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	m.kind = 'm';
+	m.err = (uint32_t)(err > 0 && err <= SBX_MITM_MAX_ERRNO ? err : err ? EIO : 0);
+	note("mitm proxy: %s for the proxy's connection %u: %s", path, m.slot, err ? strerror(err) : "connected");
+	(void)fcntl(report, F_SETFL, fcntl(report, F_GETFL) | O_NONBLOCK);	/* never wait for the proxy */
+	if (send_fds(report, b, mitm_encode(&m, b), &fd, fd >= 0 ? 1 : 0) < 0)
+		note("mitm proxy: the answer to the proxy was lost (%s); its deadline answers the client", strerror(errno));
+	if (fd >= 0)
+		close(fd);	/* the proxy has its own copy */
+	return 0;
 }
 
 /* ====================================================================
@@ -16102,6 +16450,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 		.netlog = net_log_new(), .listener = -1, .observer = -1, .events = -1 };
 
 	r.netlog->store = store;
+	r.netlog->mitm_socket = p->mitm_socket;
 
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
@@ -17393,6 +17742,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 		.proxy = -1, .report = -1, .netlog = net_log_new() };
 
 	r.netlog->store = store;
+	r.netlog->mitm_socket = p->mitm_socket;
 	mac_find_programs(&r);
 	mac_listen_proxy(&r);
 	mac_render_profile(&r);
@@ -18287,6 +18637,11 @@ explain_main(const struct policy *p, const char *target)
 		return 1;
 	}
 	match_canonical_host(host, canon, sizeof(canon));
+	if (mitm_routes(p, canon)) {	/* first, as srt: MITM socket > parent > direct */
+		printf("%s:%ld: allow; through the MITM proxy at %s (tunnels and SOCKS as CONNECT, plain HTTP in absolute "
+		    "form; it resolves the name, so no resolved-address guard here)\n", host, port, p->mitm_socket);
+		return 0;
+	}
 	{
 		const struct parent_proxy *t = parent_for(p->route, canon, true), *h = parent_for(p->route, canon, false);
 
@@ -18390,12 +18745,14 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 		pol_default(p, pc);
 	}
 	cli_apply_directives(c, p, pc);
+	if (pol_check_whole(p, &e) < 0)
+		die_err(&e);
 	if (p->ambiguous_request_target || p->allow_plaintext_header_set)
 		note("ambiguousRequestTarget and allowPlaintextHeaderSet steer srt's filterRequest callback, which a "
 		    "settings file cannot hold: checked, and inert in sbx");
 }
 
-/* Step: the parent route in effect (4.7), into p->route. An https://
+/* Step: the routes in effect (4.7): the parent's into p->route. An https://
  * parent, from the policy (refused when read) or the environment, stops
  * here: sbx cannot reach it and will not go around it. -v says which
  * parent each kind of connection takes. */
@@ -18411,6 +18768,16 @@ main_parent_route(struct policy *p)
 		    "parent proxy: %s", why);
 	for (size_t i = 0; i < warnings.n; i++)
 		warnx("warning: parent proxy: %s", (const char *)warnings.v[i]);
+	if (p->mitm_socket) {
+		struct stat st;
+		int rc = stat(p->mitm_socket, &st);
+
+		note("MITM proxy for %zu host pattern%s (before any parent): %s", p->mitm_domains.n,
+		    p->mitm_domains.n == 1 ? "" : "s", p->mitm_socket);
+		if (rc < 0 || !S_ISSOCK(st.st_mode))	/* it may start later: said, not refused */
+			warnx("warning: mitm-proxy %s: %s; connections to its hosts fail (502) until a proxy listens there",
+			    p->mitm_socket, rc == 0 ? "not a socket" : errno == ENOENT ? "no socket there (yet)" : strerror(errno));
+	}
 	if (!route.have_http && !route.have_https)
 		return;
 	p->route = &route;
@@ -18451,7 +18818,8 @@ main_live_load(void *ctx, const char *text, size_t n, const char *name, struct p
 	const struct main_live *ml = ctx;
 
 	pol_init(out);
-	if (json_parse_policy(out, ml->pc, text, n, name, e) < 0 || cli_directives_apply(ml->c, out, ml->pc, e) < 0)
+	if (json_parse_policy(out, ml->pc, text, n, name, e) < 0 || cli_directives_apply(ml->c, out, ml->pc, e) < 0 ||
+	    pol_check_whole(out, e) < 0)
 		return -1;
 	out->route = ml->route;
 	return 0;

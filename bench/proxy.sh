@@ -71,6 +71,13 @@
 #      listener 127.0.0.1:3128 exists only in that sandbox's network
 #      namespace; both columns run there (nsenter --net), where nothing but
 #      that listener is reachable. The ratio is sbx>parent / parent.
+#   6. network-capture against the CONNECT path: rows 1-2 (bulk, requests/s)
+#      in two more columns, both the client inside sbx: "CONNECT", a CONNECT
+#      tunnel through 127.0.0.1:3128 for each request, then GET / in it; and
+#      "capture", a policy with network-capture on (and /etc/hosts hidden
+#      inside, so the name goes to the DNS stub): the client resolves
+#      allowed.test once, gets a capture address and connects there as a
+#      program that ignores HTTP_PROXY would. The ratio is capture / CONNECT.
 # Then a table (sbx/direct and sbx/srt ratios) and a summary against the
 # targets: bulk >= 90% of direct and >= 3x srt; requests/s >= 5x srt (both
 # rows); proxy RSS with 1000 tunnels <= 40 MiB.
@@ -86,7 +93,7 @@
 # Run:   bench/proxy.sh   (as root; sbx is ../sbx, built with make if missing)
 # Knobs: BULK_MIB=1024 BULK_RUNS=5 SEQ_N=10000 PAR_N=10000 PAR_C=64 HS_N=2000
 #        TUNNELS=1000 NICE=-5 NO_SRT=1 (skip the srt column) NO_CURL=1
-#        NO_PARENT=1 (skip section 5)
+#        NO_PARENT=1 (skip section 5)  NO_CAPTURE=1 (skip section 6)
 # Needs: ip (iproute2), unshare, mount, bwrap, cc, curl; nsenter for section 5;
 #        for srt: node, socat and rg (srt checks for them).
 
@@ -593,6 +600,74 @@ if [ -n "$PSLEEP" ]; then	# the parent sandbox ends with its command
 	forget "$PPID_SBX"
 fi
 
+# ---- 6. network-capture against the CONNECT path ----------------------------------------------
+
+# Both columns run the same client in sbx. "tunnel": it CONNECTs to allowed.test through
+# 127.0.0.1:3128 for each request, then sends GET / through the tunnel (the CONNECT path).
+# "capture": the policy has network-capture on and hides /etc/hosts inside (deny-read), so the
+# client resolves allowed.test through the DNS stub, gets a capture address (127.77.0.1), and
+# connects there as a program that ignores HTTP_PROXY does; the proxy takes each connection as
+# a CONNECT to allowed.test:PORT. The name is resolved once per client process, as a program
+# with a resolver cache would.
+CMODES=(ctunnel ccapture)
+OK[ctunnel]=1; OK[ccapture]=1
+if [ -n "${NO_CAPTURE:-}" ]; then
+	OK[ctunnel]=0; OK[ccapture]=0; SKIPWHY[ctunnel]="NO_CAPTURE is set"; SKIPWHY[ccapture]="NO_CAPTURE is set"
+fi
+printf 'allow-write .\nallow-domain allowed.test:8000\nallow-domain allowed.test:8001\nnetwork-capture on\ndeny-read /etc/hosts\n' \
+	>"$WORK/policy.capture"
+claunch() {
+	local mode=$1 secs=$2 pol=$POLICY tmo=()
+	shift 2
+	[ "$secs" -gt 0 ] && tmo=(timeout -k 5 "$secs")
+	[ "$mode" = ccapture ] && pol=$WORK/policy.capture
+	cd "$PROJ" || exit 1
+	exec "${NICE_CMD[@]}" "${tmo[@]}" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
+		sh "$HOSTS" "$SBX" -c "$pol" -- "$@"
+}
+cmeasure() {
+	local row=$1 mode=$2 secs=$3 key=$4 id
+	shift 4
+	id=${row}_$mode
+	[ "${OK[$mode]}" = 1 ] || { WHY[$row:$mode]=skipped; return 1; }
+	say "  $row / $mode" >&2
+	if (claunch "$mode" "$secs" "$@") >"$M/$id.out" 2>"$M/$id.err" && [ -n "$(kv "$id" "$key")" ]; then
+		V[$row:$mode]=$(kv "$id" "$key")
+		return 0
+	fi
+	WHY[$row:$mode]="failed: $(errtext "$id")"
+	note "$row / $mode: ${WHY[$row:$mode]}"
+	return 1
+}
+# ctarget MODE PORT: the client's TARGET in that column
+ctarget() { if [ "$1" = ccapture ]; then printf 'name:allowed.test:%s' "$2"; else printf 'tunnel:allowed.test:%s' "$2"; fi; }
+for mode in "${CMODES[@]}"; do
+	[ "${OK[$mode]}" = 1 ] || continue
+	if ! cmeasure cprobe "$mode" 60 ok "$PL" reqs "$(ctarget "$mode" 8000)" 1 1 || [ "$(kv "cprobe_$mode" ok)" != 1 ]; then
+		OK[$mode]=0
+		SKIPWHY[$mode]="one request through it failed: $(errtext "cprobe_$mode")"
+		note "$mode column skipped: ${SKIPWHY[$mode]}"
+	fi
+done
+say "6. network-capture against the CONNECT path: bulk, requests" >&2
+declare -A CBVALS
+for ((i = 1; i <= BULK_RUNS; i++)); do
+	for mode in "${CMODES[@]}"; do
+		cmeasure "cbulk$i" "$mode" 120 MBps "$PL" bulk "$(ctarget "$mode" 8001 | sed 's/^tunnel:/proxy:/')" || continue
+		CBVALS[$mode]="${CBVALS[$mode]:-} ${V[cbulk$i:$mode]}"
+	done
+done
+for mode in "${CMODES[@]}"; do
+	# shellcheck disable=SC2086
+	[ -n "${CBVALS[$mode]:-}" ] && V[bulk:$mode]=$(median ${CBVALS[$mode]}) && V[bulk_all:$mode]=${CBVALS[$mode]# }
+	cmeasure seq "$mode" 300 rps "$PL" reqs "$(ctarget "$mode" 8000)" "$SEQ_N" 1
+	cmeasure par "$mode" 300 rps "$PL" reqs "$(ctarget "$mode" 8000)" "$PAR_N" "$PAR_C"
+	for r in seq par; do
+		e=$(kv "${r}_$mode" err)
+		[ -n "$e" ] && [ "$e" != 0 ] && note "$r / $mode: $e requests failed ($(kv "${r}_$mode" last_err))"
+	done
+done
+
 # ---- report ---------------------------------------------------------------------------------
 
 # ratio A B: A / B, or "-"
@@ -652,6 +727,22 @@ for mode in "${PMODES[@]}"; do
 done
 fi
 
+if [ -z "${NO_CAPTURE:-}" ]; then
+say ""
+say "network-capture against the CONNECT path (both in sbx)"
+printf '%-40s %10s %10s %16s\n' "row" "CONNECT" "capture" "capture/CONNECT"
+printf '%-40s %10s %10s %16s\n' "---" "-------" "-------" "---------------"
+for r in bulk seq par; do
+	printf '%-40s %10s %10s %16s\n' "${RLABEL[$r]}" "$(cell "$r" ctunnel)" "$(cell "$r" ccapture)" \
+		"$(ratio "${V[$r:ccapture]:-}" "${V[$r:ctunnel]:-}")"
+done
+say "capture bulk runs, MB/s: CONNECT ${V[bulk_all:ctunnel]:-?} | capture ${V[bulk_all:ccapture]:-?}"
+say "columns: CONNECT = a CONNECT tunnel through 127.0.0.1:3128 per request, then GET /; capture = the client resolves the name through the DNS stub and connects to the capture address (network-capture on)"
+for mode in "${CMODES[@]}"; do
+	[ "${OK[$mode]}" = 1 ] || say "$mode column skipped: ${SKIPWHY[$mode]}"
+done
+fi
+
 # what the sandboxes printed on stderr, besides the client (sbx warnings, proxy errors)
 odd=$(cat "$M"/*_sbx.err "$M"/*_srt.err 2>/dev/null | grep -v '^proxy_load' | grep -v '^$' | sort | uniq -c | sort -rn | head -n 10)
 [ -n "$odd" ] && { say ""; say "stderr of the sandboxed runs (count, line):"; say "$odd"; }
@@ -690,6 +781,9 @@ if [ -z "${NO_PARENT:-}" ]; then
 		say "  ${RLABEL[$r]}: sbx>parent ${V[$r:psbx]:-?}, the parent directly ${V[$r:pdirect]:-?} ($(ratio "${V[$r:psbx]:-}" "${V[$r:pdirect]:-}") of it)."
 	done
 	say "  bulk: sbx>parent ${V[bulk:psbx]:-?} MB/s, the parent directly ${V[bulk:pdirect]:-?} ($(ratio "${V[bulk:psbx]:-}" "${V[bulk:pdirect]:-}")); CONNECT p50 ${V[p50:psbx]:-?} against ${V[p50:pdirect]:-?} us."
+fi
+if [ -z "${NO_CAPTURE:-}" ]; then
+	say "- network-capture against the CONNECT path, both in sbx (no target): requests/s sequential $(ratio "${V[seq:ccapture]:-}" "${V[seq:ctunnel]:-}"), over $PAR_C clients $(ratio "${V[par:ccapture]:-}" "${V[par:ctunnel]:-}"), bulk $(ratio "${V[bulk:ccapture]:-}" "${V[bulk:ctunnel]:-}") of it."
 fi
 for n in "${NOTES[@]}"; do say "- note: $n"; done
 exit 0

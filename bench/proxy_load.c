@@ -11,10 +11,13 @@
  *                  as the body (a thread per connection, 1 MiB writes);
  *       ECHO_PORT: echoes what it reads (epoll, one thread).
  *
- * Every client takes TARGET: "direct:IP:PORT" (connect there) or
- * "proxy:HOST:PORT" (to HOST:PORT through the HTTP proxy that $HTTP_PROXY
- * names, as curl finds it; its user:password, if any, is sent as
- * Proxy-Authorization: Basic, which srt requires).
+ * Every client takes TARGET: "direct:IP:PORT" (connect there),
+ * "name:HOST:PORT" (HOST resolved once with getaddrinfo, then as direct:
+ * a client that ignores HTTP_PROXY), or "proxy:HOST:PORT" (to HOST:PORT
+ * through the HTTP proxy that $HTTP_PROXY names, as curl finds it; its
+ * user:password, if any, is sent as Proxy-Authorization: Basic, which srt
+ * requires); "tunnel:HOST:PORT" is proxy's, but reqs opens a CONNECT
+ * tunnel for each request and sends GET / through it.
  *
  *   proxy_load bulk TARGET           CONNECT (proxy), GET /, read the body to EOF;
  *                                    prints "bytes=N secs=S MBps=M"
@@ -41,6 +44,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -280,6 +284,7 @@ serve(char **av)
 
 struct target {
 	int proxy;			/* through an HTTP proxy */
+	int tunnel;			/* proxy, and reqs CONNECTs first ("tunnel:"): the CONNECT path */
 	char auth[2048];		/* "Proxy-Authorization: Basic ...\r\n" from $HTTP_PROXY's userinfo, or "" */
 	struct sockaddr_in sa;		/* where to connect() */
 	char host[256];			/* proxy: the target's name */
@@ -391,7 +396,20 @@ parse_target(const char *s)
 
 	if (sscanf(s, "direct:%63[^:]:%d", ip, &port) == 2) {
 		tg.proxy = 0;
-	} else if (sscanf(s, "proxy:%255[^:]:%d", tg.host, &tg.port) == 2) {
+	} else if (sscanf(s, "name:%255[^:]:%d", tg.host, &port) == 2) {
+		/* resolved once, as a client that ignores HTTP_PROXY does (sbx's
+		 * network-capture: the DNS stub's answer is a capture address) */
+		struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
+
+		tg.proxy = 0;
+		if (getaddrinfo(tg.host, NULL, &hints, &res) != 0) {
+			fprintf(stderr, "proxy_load: %s does not resolve\n", tg.host);
+			exit(2);
+		}
+		inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, ip, sizeof(ip));
+		freeaddrinfo(res);
+	} else if (sscanf(s, "proxy:%255[^:]:%d", tg.host, &tg.port) == 2 ||
+	    (sscanf(s, "tunnel:%255[^:]:%d", tg.host, &tg.port) == 2 && (tg.tunnel = 1))) {
 		tg.proxy = 1;
 		proxy_from_env(ip, sizeof(ip), &port);
 	} else {
@@ -536,11 +554,11 @@ reqs_worker(void *arg)
 	int n;
 
 	(void)arg;
-	if (tg.proxy)
+	if (tg.proxy && !tg.tunnel)
 		n = snprintf(req, sizeof(req), "GET http://%s:%d/ HTTP/1.1\r\nHost: %s:%d\r\n%sConnection: close\r\n\r\n",
 		    tg.host, tg.port, tg.host, tg.port, tg.auth);
 	else
-		n = snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+		n = snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", tg.host[0] ? tg.host : "x");
 	for (;;) {
 		int fd, ok = 0;
 		size_t got = 0;
@@ -552,7 +570,7 @@ reqs_worker(void *arg)
 		}
 		reqs_next++;
 		pthread_mutex_unlock(&reqs_lock);
-		if ((fd = dial()) >= 0 && send_all(fd, req, (size_t)n) == 0) {
+		if ((fd = tg.tunnel ? open_tunnel() : dial()) >= 0 && send_all(fd, req, (size_t)n) == 0) {
 			for (;;) {	/* to EOF: the server (or proxy) closes first */
 				ssize_t r = read(fd, b + (got < 64 ? got : 64), got < 64 ? 64 - got + 1000 : 1000);
 

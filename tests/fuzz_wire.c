@@ -2,16 +2,19 @@
  * own processes (sbx.c, "Wire formats"): the control message to the inner
  * helper (ctl_decode), the handed-fd message back (handed_decode), the
  * expose-port messages (expose_decode), the proxy's decision records
- * (px_decision_decode), the write observer's events (obs_event_decode)
- * and the network tables sbx sends the proxy (net_tables_decode).
+ * (px_decision_decode), the write observer's events (obs_event_decode),
+ * the network tables sbx sends the proxy (net_tables_decode) and the MITM
+ * route's ask and answer (mitm_decode).
  * The first byte picks the decoder (4: the observer's events, 5: the
- * network tables, each chosen so that no earlier corpus input changes
- * decoder; otherwise byte % 4); the rest is its input. Each side of every pair may be the one a memory bug took over, so
+ * network tables, 8: the MITM messages, each chosen so that no earlier
+ * corpus input changes decoder; otherwise byte % 4); the rest is its input. Each side of every pair may be the one a memory bug took over, so
  * each decoder must refuse what it cannot account for.
  *
  * Checks, beyond the sanitizers:
  *   - what decodes encodes back to exactly the bytes it came from (nothing
- *     ignored, nothing invented), for all six formats;
+ *     ignored, nothing invented), for all seven formats;
+ *   - a decoded MITM message is an ask or an answer of its exact length,
+ *     with an errno in range;
  *   - a decoded network table holds only entries the policy reader would
  *     take (patterns that check, ranges that parse, reasons without control
  *     bytes), and its memory is the decoder's own (malloc, freed whole);
@@ -117,6 +120,22 @@ fuzz_expose(const unsigned char *b, size_t n)
 }
 
 static void
+fuzz_mitm(const unsigned char *b, size_t n)
+{
+	struct mitm_msg m;
+	unsigned char again[SBX_MITM_ANSWER_BYTES];
+
+	if (mitm_decode(b, n, &m) < 0)
+		return;
+	if (m.kind == 'M' ? n != SBX_MITM_ASK_BYTES || m.err : m.kind != 'm' || n != SBX_MITM_ANSWER_BYTES)
+		fuzz_fail("mitm: a %zu-byte message of kind 0x%02x accepted", n, (unsigned char)m.kind);
+	if (m.err > SBX_MITM_MAX_ERRNO)
+		fuzz_fail("mitm: errno %u accepted", m.err);
+	if (mitm_encode(&m, again) != n || memcmp(again, b, n) != 0)
+		fuzz_fail("mitm: a message does not encode back to itself");
+}
+
+static void
 fuzz_decision(const unsigned char *b, size_t n)
 {
 	struct px_decision d;
@@ -206,6 +225,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (data[0] == 5) {
 		fuzz_tables((const unsigned char *)copy, size - 1);
+		free(copy);
+		return 0;
+	}
+	if (data[0] == 8) {
+		fuzz_mitm((const unsigned char *)copy, size - 1);
 		free(copy);
 		return 0;
 	}

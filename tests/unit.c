@@ -2526,6 +2526,140 @@ test_parent_proxy(void)
 	}
 }
 
+/* The MITM route (srt's network.mitmProxy): the two directives read
+ * strictly, whole-policy pairing, both printers, which hosts take it, the
+ * ask/answer messages over the record pair (6c), and that it is not live. */
+static void
+test_mitm_proxy(void)
+{
+	static const struct { const char *text, *want; } bad[] = {
+		{ "mitm-proxy run/m.sock\n", "t:1: mitm-proxy run/m.sock: the socket path must be absolute" },
+		{ "mitm-proxy /a\nmitm-proxy /b\n", "t:2: mitm-proxy: given twice" },
+		{ "mitm-proxy-domain a.test:443\n", "t:1: mitm-proxy-domain a.test:443: a host with no :port" },
+		{ "mitm-proxy-domain [::1]:443\n", "t:1: mitm-proxy-domain [::1]:443: a host with no :port" },
+		{ "mitm-proxy-domain *.com\n", "t:1: mitm-proxy-domain *.com: invalid domain pattern: must be a domain "
+		  "(example.com), a wildcard (*.example.com) or an IPv6 literal (::1, [::1]), with no :port" },
+		{ "mitm-proxy-domain *\n", "t:1: mitm-proxy-domain *: invalid domain pattern" },
+		{ "mitm-proxy-domain http://a.test\n", "t:1: mitm-proxy-domain http://a.test: invalid domain pattern" },
+		{ "mitm-proxy-domain 127.1\n", "t:1: mitm-proxy-domain 127.1: an IPv4 address in a pattern must be written a.b.c.d" },
+		{ "{\"network\":{\"mitmProxy\":{\"domains\":[\"a.test\"]}}}", "t:1:25: network.mitmProxy.socketPath: required" },
+		{ "{\"network\":{\"mitmProxy\":{\"socketPath\":\"/m\"}}}", "t:1:25: network.mitmProxy.domains: required" },
+		{ "{\"network\":{\"mitmProxy\":{\"socketPath\":\"/m\",\"domains\":[\"a.test\"],\"x\":1}}}",
+		  "unknown key \"x\" in mitmProxy" },
+		{ "{\"network\":{\"mitmProxy\":[]}}", "network.mitmProxy: expected an object, got an array" },
+		{ "{\"mitmProxy\":{}}", "mitmProxy: it belongs under \"network\"" },
+	};
+	static const struct { const char *host; bool mitm; } hosts[] = {
+		{ "far.test", true }, { "x.far.test", true }, { "far.test.evil", false }, { "xfar.test", false },
+		{ "near.test", false }, { "a.b.wild.test", true }, { "wild.test", false }, { "::1", true },
+		{ "::2", false }, { "fd00::7", true }, { "10.1.2.3", true }, { "10.1.2.4", false },
+	};
+	struct policy p, q;
+	struct buf l1 = { 0 }, j1 = { 0 }, l2 = { 0 };
+	struct err e = { 0 };
+	struct vec on = { 0 }, off = { 0 };
+	const char *err;
+
+	for (size_t i = 0; i < LEN(bad); i++) {
+		err = parse(&p, bad[i].text);
+		CHECK(err && strstr(err, bad[i].want), "refused: %s\n  got:  %s\n  want: %s", bad[i].text, S(err), bad[i].want);
+	}
+	/* either half alone is refused once the whole policy is read, at its line */
+	err = parse(&p, "allow-domain a.test\nmitm-proxy /run/m.sock\n");
+	CHECK(!err && pol_check_whole(&p, &e) < 0 && e.line == 2 && strstr(e.msg, "no mitm-proxy-domain names a host"),
+	    "a socket with no host: line %d: %s", e.line, e.msg);
+	err = parse(&p, "allow-domain a.test\nmitm-proxy-domain a.test\nmitm-proxy-domain b.test\n");
+	CHECK(!err && pol_check_whole(&p, &e) < 0 && e.line == 2 && strstr(e.msg, "mitm-proxy-domain a.test: no mitm-proxy"),
+	    "hosts with no socket: line %d: %s", e.line, e.msg);
+	err = parse(&p, "{\"network\":{\"mitmProxy\":{\"socketPath\":\"/m\",\"domains\":[]}}}");
+	CHECK(!err && pol_check_whole(&p, &e) < 0 && strstr(e.msg, "network.mitmProxy.domains needs at least one"),
+	    "srt's domains:[] (at least one): %s", e.msg);
+
+	/* the hosts that take the route: its patterns with no port, IPv6 in either spelling */
+	err = parse(&p, "mitm-proxy /run//m.sock\nmitm-proxy-domain far.test\nmitm-proxy-domain *.far.test\n"
+	    "mitm-proxy-domain *.wild.test\nmitm-proxy-domain ::1\nmitm-proxy-domain [fd00::7]\nmitm-proxy-domain 10.1.2.3\n");
+	CHECK(!err && pol_check_whole(&p, &e) == 0 && strcmp(S(p.mitm_socket), "/run/m.sock") == 0 && p.mitm_domains.n == 6,
+	    "the route reads: %s", S(err));
+	for (size_t i = 0; i < LEN(hosts); i++) {
+		char canon[SBX_MAX_HOST_BYTES + 64];
+
+		CHECK(match_canonical_host(hosts[i].host, canon, sizeof(canon)) == 0 && mitm_routes(&p, canon) == hosts[i].mitm,
+		    "mitm route for %s: want %d", hosts[i].host, hosts[i].mitm);
+	}
+	q = p;
+	q.mitm_socket = NULL;
+	CHECK(!mitm_routes(&q, "far.test"), "no socket: no route, whatever the hosts");
+
+	/* both printers; JSON in srt's shape, and read back */
+	pol_print_lines(&p, &l1);
+	pol_print_json(&p, &j1);
+	CHECK(strstr(l1.p, "mitm-proxy /run/m.sock\nmitm-proxy-domain far.test\nmitm-proxy-domain *.far.test\n"
+	    "mitm-proxy-domain *.wild.test\nmitm-proxy-domain ::1\nmitm-proxy-domain [fd00::7]\n") != NULL,
+	    "line printer: %s", l1.p);
+	CHECK(strstr(j1.p, "\"mitmProxy\": {\n      \"socketPath\": \"/run/m.sock\",\n      \"domains\": [\n"
+	    "        \"far.test\",\n") != NULL, "JSON printer: %s", j1.p);
+	err = parse(&q, j1.p);
+	CHECK(!err && pol_check_whole(&q, &e) == 0, "printed JSON reads back: %s", S(err));
+	pol_print_lines(&q, &l2);
+	check_str(S(l2.p), S(l1.p), "mitm: JSON -> lines round trip", __LINE__);
+	free(l1.p);
+	free(j1.p);
+	free(l2.p);
+
+	/* a control-fd line cannot move hosts onto or off the route: named, not applied */
+	err = parse(&q, "mitm-proxy /run/m.sock\nmitm-proxy-domain far.test\n");
+	pol_changes(&p, &q, &on, &off);
+	CHECK(!err && on.n == 0 && off.n == 1 && strcmp(((const struct directive *)off.v[0])->json,
+	    "network.mitmProxy.domains") == 0, "a changed route is named, not live (%zu, %zu)", on.n, off.n);
+
+	/* the ask and the answer (6c) */
+	{
+		struct mitm_msg ask = { 'M', 17, 0xdeadbeef, 0 }, ans = { 'm', 4095, 7, ECONNREFUSED }, got;
+		unsigned char b[SBX_MITM_ANSWER_BYTES + 1], again[SBX_MITM_ANSWER_BYTES];
+		size_t n, believed = 0;
+
+		n = mitm_encode(&ask, b);
+		CHECK(n == SBX_MITM_ASK_BYTES && mitm_decode(b, n, &got) == 0 && got.kind == 'M' && got.slot == 17 &&
+		    got.gen == 0xdeadbeef && got.err == 0 && mitm_encode(&got, again) == n && memcmp(again, b, n) == 0,
+		    "an ask round-trips");
+		for (size_t cut = 0; cut < n; cut++)
+			believed += mitm_decode(b, cut, &got) == 0;
+		b[n] = 0;
+		CHECK(believed == 0 && mitm_decode(b, n + 1, &got) < 0, "an ask cut short or one byte long is refused");
+		n = mitm_encode(&ans, b);
+		CHECK(n == SBX_MITM_ANSWER_BYTES && mitm_decode(b, n, &got) == 0 && got.kind == 'm' && got.slot == 4095 &&
+		    got.gen == 7 && got.err == ECONNREFUSED && mitm_encode(&got, again) == n && memcmp(again, b, n) == 0,
+		    "an answer round-trips");
+		for (size_t cut = 0; cut < n; cut++)
+			believed += mitm_decode(b, cut, &got) == 0;
+		CHECK(believed == 0 && mitm_decode(b, n + 1, &got) < 0, "an answer cut short or one byte long is refused");
+		ans.err = SBX_MITM_MAX_ERRNO + 1;
+		n = mitm_encode(&ans, b);
+		CHECK(mitm_decode(b, n, &got) < 0, "an errno out of range is refused");
+		b[0] = 'M';
+		CHECK(mitm_decode(b, n, &got) < 0, "an ask of an answer's length is refused");
+		b[0] = 'D';
+		CHECK(mitm_decode(b, n, &got) < 0, "another kind is refused");
+	}
+	/* the decision record carries the route */
+	{
+		struct px_decision d, got;
+		unsigned char rec[SBX_DECISION_MAX_BYTES];
+		size_t n;
+
+		memset(&d, 0, sizeof(d));
+		d.verdict = PXV_FAIL;
+		d.proto = PR_SOCKS5;
+		d.route = PXR_MITM;
+		d.port = 443;
+		snprintf(d.host, sizeof(d.host), "far.test");
+		snprintf(d.reason, sizeof(d.reason), "the MITM proxy's socket /m: Connection refused");
+		n = px_decision_encode(&d, rec);
+		CHECK(px_decision_decode(rec, n, &got) == 0 && got.route == PXR_MITM && strcmp(route_via[got.route],
+		    " via the MITM proxy") == 0, "a MITM-route decision round-trips, and says its route");
+	}
+}
+
 /* srt's request knobs (7.1): requireHostMatch's reading of a Host
  * header, stripResponseHeaders' folding. */
 static void
@@ -2789,7 +2923,7 @@ test_decisions(void)
 	/* hostile records: each field out of range */
 	{
 		static const struct { const char *what; size_t at; unsigned char v; } bad[] = {
-			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 8 }, { "route", 3, 2 }, { "op", 4, 5 },
+			{ "kind byte", 0, 'X' }, { "verdict", 1, 3 }, { "proto", 2, 8 }, { "route", 3, 3 }, { "op", 4, 5 },
 			{ "host length past the end", 11, 200 }, { "host length short of the end", 11, 9 },
 			{ "a control byte in the host", 12, '\n' },
 		};
@@ -3841,6 +3975,7 @@ main(void)
 	test_sblog();
 	test_sblog_golden();
 	test_parent_proxy();
+	test_mitm_proxy();
 	test_request_knobs();
 	test_print_argv_is_the_run();
 	test_violations_report();

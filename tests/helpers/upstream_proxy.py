@@ -2,7 +2,7 @@
 """tests/helpers/upstream_proxy.py: a small upstream ("parent") HTTP proxy for the tests of
 sbx's parent-proxy route, run in the test network namespace (never reachable from anywhere else).
 
-    upstream_proxy.py BIND_IP PORT LOG [--auth USER:PASS] [--host NAME=IP ...] [--refuse NAME ...]
+    upstream_proxy.py BIND_IP PORT LOG [--auth USER:PASS] [--host NAME=IP ...] [--refuse NAME ...] [--unix PATH]
 
 It speaks what a corporate proxy speaks: CONNECT host:port (a tunnel) and absolute-form requests
 (GET http://host:port/path, sent on in origin form). Names resolve only through --host, so a
@@ -11,14 +11,16 @@ name that works proves the connection went through this proxy. Every request is 
 With --auth, a request without that Basic credential gets 407; a CONNECT to a --refuse name 403.
 With --eager, a tunnel's "200" and the target's first bytes leave in one write (as a busy proxy's
 may), so the client side must keep the order: the answer, then the bytes.
+With --unix PATH it listens on a Unix stream socket at PATH instead of BIND_IP:PORT (give "-" for
+both): the MITM proxy sbx's mitm-proxy route reaches (a socket sbx dials, never the sandbox).
 """
 import base64
 import socket
 import sys
 import threading
 
-bind_ip, port, log_path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-auth, hosts, refuse, eager = None, {}, set(), False
+bind_ip, port, log_path = sys.argv[1], sys.argv[2], sys.argv[3]
+auth, hosts, refuse, eager, unix_path = None, {}, set(), False, None
 args = sys.argv[4:]
 while args:
     if args[0] == "--eager":
@@ -33,6 +35,8 @@ while args:
         hosts[name] = ip
     elif opt == "--refuse":
         refuse.add(val)
+    elif opt == "--unix":
+        unix_path = val
     else:
         sys.exit("unknown option " + opt)
 log_lock = threading.Lock()
@@ -127,9 +131,13 @@ def serve(c):
             t.join(5)
 
 
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((bind_ip, port))
+if unix_path:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(unix_path)
+else:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((bind_ip, int(port)))
 s.listen(64)
 while True:
     conn, _ = s.accept()
