@@ -15086,7 +15086,7 @@ inner_map_ids(uid_t uid, gid_t gid)
  * (--cap-add is root's only); one made with the nested user namespace
  * belongs to that, where this helper holds every capability (init drops
  * them all before the command starts, as always). It costs one more
- * namespace, about 0.3 ms. bwrap's stays around it: if this one cannot be
+ * namespace, about 0.5 ms. bwrap's stays around it: if this one cannot be
  * made, the command is still in an empty network. A fresh namespace's
  * loopback is down; it is brought up (::1 comes with it). Returns whether
  * the caller is in the new namespaces. */
