@@ -236,6 +236,7 @@ extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on 
 /* descriptors the inner helper hands sbx: the proxy's (v4, v6), allow-host-port's (v4, v6),
  * the expose channel, the DNS stub, the capture listeners */
 #define SBX_MAX_HANDED		(4 + 2 * SBX_MAX_HOST_PORTS + 1 + 1 + SBX_MAX_HOST_PORTS)
+#define SBX_FRAME_MAX_BYTES	(4 << 20)	/* a session message's body (6c, 10f) */
 #define SBX_EXIT_FAILURE	125		/* sbx itself failed: env(1)/timeout(1) convention */
 #define SBX_EXIT_CANNOT_RUN	126
 #define SBX_EXIT_NOT_FOUND	127
@@ -267,6 +268,7 @@ static const char *plat_self_exe(char *buf, size_t n);
 /* sbx started as one of its own helpers (Linux: `sbx --inner` under
  * bwrap): runs it and returns its exit status; -1 when argv is not one. */
 static int plat_helper_main(int argc, char **argv);
+static int plat_session_main(int *argc, char ***argv);
 /* --check: can this machine build the sandbox? The exit status. */
 static int plat_check(const struct policy *p);
 /* Run the command in this platform's sandbox; every refusal goes to
@@ -965,6 +967,66 @@ recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int 
 	}
 	*nfd = count;
 	return r;
+}
+
+/* A framed message on a stream socket (the session messages, 6c): a type
+ * byte, a u32 length, the body; descriptors ride on the header. */
+static int
+frame_send(int sock, char type, const void *body, size_t n, const int *fds, int nfd)
+{
+	char hdr[5];
+	uint32_t len = (uint32_t)n;
+
+	hdr[0] = type;
+	memcpy(hdr + 1, &len, 4);
+	if (send_fds(sock, hdr, sizeof(hdr), fds, nfd) < 0)
+		return -1;
+	return n ? write_all(sock, body, n) : 0;
+}
+
+/* Read one framed message (blocking; a socket with SO_RCVTIMEO bounds a
+ * peer that stops half way): the body into b (emptied first), at most
+ * SBX_FRAME_MAX_BYTES, and up to max_fds descriptors. Returns the type,
+ * or -1 (end of stream, an error, a message too long or with too many
+ * descriptors: those that came are closed). */
+static int
+frame_recv(int sock, struct buf *b, int *fds, int max_fds, int *nfd)
+{
+	char hdr[5];
+	size_t got = 0;
+	uint32_t len;
+
+	*nfd = 0;
+	b->n = 0;
+	while (got < sizeof(hdr)) {
+		int k = 0;
+		ssize_t r = recv_fds(sock, hdr + got, sizeof(hdr) - got, fds + *nfd, max_fds - *nfd, &k, 0);
+
+		if (r <= 0)
+			goto fail;
+		got += (size_t)r;
+		*nfd += k;
+	}
+	memcpy(&len, hdr + 1, 4);
+	if (len > SBX_FRAME_MAX_BYTES)
+		goto fail;
+	buf_grow(b, len + 1);
+	while (b->n < len) {
+		ssize_t r = read(sock, b->p + b->n, len - b->n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			goto fail;
+		b->n += (size_t)r;
+	}
+	b->p[b->n] = '\0';
+	return (unsigned char)hdr[0];
+fail:
+	for (int i = 0; i < *nfd; i++)
+		close(fds[i]);
+	*nfd = 0;
+	return -1;
 }
 
 /* ---- 2.4 Path helpers ------------------------------------------- */
@@ -7656,6 +7718,8 @@ enum inner_flag {
 	IF_DNS = 32,		/* network-dns: a network namespace of the helper's own, the stub's
 				 * UDP socket on 127.0.0.1:53 handed over */
 	IF_CAPTURE = 64,	/* network-capture: listeners on 0.0.0.0:port for each capture port */
+	IF_SESSION = 128,	/* a session (10f): sbx-init runs no command of its own but each exec sbx
+				 * sends over the control socket, which it keeps */
 };
 
 #define SBX_CTL_MAGIC		"SBX1"
@@ -7798,7 +7862,7 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	}
 	if (take_u32(&c, &m->flags, "no flags") &&
 	    (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE | IF_DNS |
-	    IF_CAPTURE)))
+	    IF_CAPTURE | IF_SESSION)))
 		c.why = "unknown flags";
 	take_ports(&c, &m->nports, m->ports, "allow-host-port list cut short");
 	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
@@ -7955,6 +8019,94 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
 	memcpy(&m->slot, b, 4);
 	memcpy(&m->gen, b + 4, 4);
 	memcpy(&m->value, b + 8, 4);
+	return 0;
+}
+
+/* Session messages (10f): between `sbx exec` and a session's sbx over the
+ * session's socket, and between that sbx and sbx-init over the control
+ * socket. Each is framed on a stream: a type byte, a u32 length, then that
+ * many bytes of body; the descriptors a message carries (an exec's stdin,
+ * stdout and stderr) ride on its type byte. Types:
+ *   'E' exec: exec_req (client -> sbx -> init), with 3 descriptors
+ *   'S' started: u32 id | u32 pid (init -> sbx), u32 id (sbx -> client)
+ *   'Z' ended: u32 id | i32 exit status as the shell gives it (init -> sbx;
+ *       sbx -> client: then the exec's violations block as text)
+ *   'K' signal: u32 id | u32 signal (client -> sbx -> init)
+ *   'Q' stop the session, 'P' who are you (client -> sbx; the answer 'P'
+ *       carries a line of text)
+ * The exec request's body:
+ *   u32 id | u32 flags | u32 argc | argc NUL-terminated | u32 envc |
+ *   envc NUL-terminated NAME=VALUE | cwd NUL
+ * decoded strictly: sbx takes it from a client (of its own uid, but not
+ * trusted to be well formed), init from sbx. */
+#define SBX_EXEC_MAX_STRINGS	65536
+
+struct exec_req {
+	uint32_t id;		/* sbx's number for the exec (0 from a client) */
+	uint32_t flags;		/* none yet: must be 0 */
+	char **argv, **envp;	/* NULL-terminated */
+	const char *cwd;	/* absolute */
+};
+
+static void
+exec_req_encode(const struct exec_req *e, struct buf *b)
+{
+	uint32_t n = 0;
+
+	put_u32(b, e->id);
+	put_u32(b, e->flags);
+	while (e->argv[n])
+		n++;
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++)
+		buf_putn(b, e->argv[i], strlen(e->argv[i]) + 1);
+	for (n = 0; e->envp[n]; n++)
+		;
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++)
+		buf_putn(b, e->envp[i], strlen(e->envp[i]) + 1);
+	buf_putn(b, e->cwd, strlen(e->cwd) + 1);
+}
+
+/* Decode an exec request's body: every count bounded, every string
+ * terminated, each variable NAME=VALUE with a name, the directory
+ * absolute, nothing after it. Returns 0, or -1 with *why. */
+static int
+exec_req_decode(const char *p, size_t n, struct exec_req *e, const char **why)
+{
+	struct cursor c = { p, p + n, NULL };
+	uint32_t argc = 0, envc = 0;
+	char *cwd = NULL;
+
+	memset(e, 0, sizeof(*e));
+	take_u32(&c, &e->id, "no id");
+	if (take_u32(&c, &e->flags, "no flags") && e->flags != 0)
+		c.why = "unknown flags";
+	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_EXEC_MAX_STRINGS))
+		c.why = "bad argument count";
+	if (!c.why)
+		e->argv = amalloc((argc + 1) * sizeof(char *));
+	for (uint32_t i = 0; !c.why && i < argc; i++)
+		take_str(&c, &e->argv[i], "argument not terminated");
+	if (take_u32(&c, &envc, "no environment count") && envc > SBX_EXEC_MAX_STRINGS)
+		c.why = "bad environment count";
+	if (!c.why)
+		e->envp = amalloc((envc + 1) * sizeof(char *));
+	for (uint32_t i = 0; !c.why && i < envc; i++)
+		if (take_str(&c, &e->envp[i], "variable not terminated") &&
+		    (e->envp[i][0] == '=' || !strchr(e->envp[i], '=')))
+			c.why = "a variable that is not NAME=VALUE";
+	if (take_str(&c, &cwd, "no directory") && cwd[0] != '/')
+		c.why = "a directory that is not absolute";
+	if (!c.why && c.p != c.end)
+		c.why = "bytes after the request";
+	if (c.why) {
+		*why = c.why;
+		return -1;
+	}
+	e->argv[argc] = NULL;
+	e->envp[envc] = NULL;
+	e->cwd = cwd;
 	return 0;
 }
 
@@ -15183,6 +15335,133 @@ pin_link(const char *path)
 
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
  * not nest, a plain child). Never returns. */
+/* Session mode (10f): sbx-init starts no command of its own. For each
+ * exec sbx sends ('E', with the client's stdin, stdout and stderr) it
+ * forks one as it would the command (its own process group, no
+ * capabilities, under the filters it inherits), says it started ('S' with
+ * its pid, which is its group) and ended ('Z' with its status), and passes
+ * signals on ('K'). What the execs leave running (a dev server started in
+ * the background) is reaped here when it ends, and lives until the
+ * session stops: pid 1 going takes its namespace with it. sbx's socket is
+ * its one input; it never reads a byte from a command. */
+#define SBX_SESSION_MAX_EXECS	256
+
+struct sess_exec { uint32_t id; pid_t pid; };
+
+static void
+init_send_u32s(int ctl, char type, uint32_t a, uint32_t b)
+{
+	uint32_t v[2] = { a, b };
+
+	if (frame_send(ctl, type, v, sizeof(v), NULL, 0) < 0)
+		_exit(0);	/* sbx has gone: so does the session */
+}
+
+static void
+init_start_exec(int ctl, int sfd, const sigset_t *old, const char *body, size_t n, int *fds, int nfd,
+    struct sess_exec *ex)
+{
+	struct exec_req e;
+	const char *why = "descriptors missing";
+	size_t slot;
+	pid_t pid;
+
+	if (nfd != 3 || exec_req_decode(body, n, &e, &why) < 0) {
+		warnx("session: an exec request refused: %s", why);
+		init_send_u32s(ctl, 'Z', 0, SBX_EXIT_FAILURE);
+		return;
+	}
+	for (slot = 0; slot < SBX_SESSION_MAX_EXECS && ex[slot].pid; slot++)
+		;
+	if (slot == SBX_SESSION_MAX_EXECS) {
+		(void)!write(fds[2], "sbx: the session runs too many commands at once\n", 49);
+		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
+		return;
+	}
+	if (pid == 0) {
+		int status;
+
+		signals_restore(old);
+		setpgid(0, 0);
+		for (int k = 0; k < 3; k++)
+			if (dup2(fds[k], k) < 0)
+				_exit(SBX_EXIT_FAILURE);
+		close(ctl);
+		close(sfd);
+		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+		if (drop_capabilities() < 0)
+			die("cannot drop capabilities: %s", strerror(errno));
+		if (chdir(e.cwd) < 0)
+			die("cannot enter %s inside the sandbox: %s", e.cwd, strerror(errno));
+		environ = e.envp;
+		status = exec_command(e.argv);
+		fprintf(stderr, "%s: %s: %s\n", progname, e.argv[0],
+		    status == ENOENT ? "command not found" : strerror(status));
+		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
+	}
+	setpgid(pid, pid);	/* here too: a 'K' may come before the child has run */
+	ex[slot] = (struct sess_exec){ e.id, pid };
+	init_send_u32s(ctl, 'S', e.id, (uint32_t)pid);
+}
+
+static void __attribute__((noreturn))
+init_serve(int ctl, const sigset_t *set, const sigset_t *old)
+{
+	static struct sess_exec ex[SBX_SESSION_MAX_EXECS];
+	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	struct buf b = { 0 };
+
+	if (sfd < 0)
+		_exit(SBX_EXIT_FAILURE);
+	for (;;) {
+		struct pollfd pfd[2] = { { ctl, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+
+		if (poll(pfd, 2, -1) < 0)
+			continue;
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			int status;
+			pid_t pid;
+
+			if (si.ssi_signo != SIGCHLD)
+				continue;	/* the session's own end comes as SIGKILL to pid 1 of bwrap's */
+			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+				for (size_t k = 0; k < SBX_SESSION_MAX_EXECS; k++)
+					if (ex[k].pid == pid) {
+						init_send_u32s(ctl, 'Z', ex[k].id, WIFSIGNALED(status) ?
+						    128 + (uint32_t)WTERMSIG(status) : (uint32_t)WEXITSTATUS(status));
+						ex[k].pid = 0;
+					}
+		}
+		if (pfd[0].revents) {
+			int fds[3], nfd = 0, type;
+			struct arena_mark mark = arena_mark();
+
+			type = frame_recv(ctl, &b, fds, 3, &nfd);
+			if (type < 0)
+				_exit(0);	/* sbx has gone: the session ends */
+			if (type == 'E') {
+				init_start_exec(ctl, sfd, old, b.p, b.n, fds, nfd, ex);
+			} else if (type == 'K' && b.n == 8) {
+				uint32_t v[2];
+
+				memcpy(v, b.p, 8);
+				for (size_t k = 0; k < SBX_SESSION_MAX_EXECS; k++)
+					if (ex[k].pid && ex[k].id == v[0] && v[1] > 0 && v[1] < 65)
+						kill(-ex[k].pid, (int)v[1]);
+			}
+			for (int k = 0; k < nfd; k++)
+				close(fds[k]);
+			arena_release(mark);
+		}
+	}
+}
+
 static void __attribute__((noreturn))
 inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
@@ -15228,6 +15507,13 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	 * the observer is never part of the boundary. */
 	if ((m->flags & IF_OBSERVE) && !observer_unavailable())
 		listener = install_observer();
+	if (m->flags & IF_SESSION) {
+		if (send_fds(ctl, "R", 1, &listener, listener >= 0 ? 1 : 0) < 0)
+			_exit(SBX_EXIT_FAILURE);
+		if (listener >= 0)
+			close(listener);
+		init_serve(ctl, set, old);
+	}
 
 	cmd = fork();
 	if (cmd < 0)
@@ -15803,6 +16089,41 @@ bwrap_failure_hint(void)
 	return hint;
 }
 
+/* Sessions (10f): one sandbox, many commands. What the run's steps ask of them. */
+#define SBX_SESSION_MAX_CLIENTS	64
+#define SBX_SESSION_IDLE_S	3600		/* --idle's default */
+#define SBX_SESSION_NAME_MAX	64
+
+struct sess_client {
+	int fd;				/* the client's socket, or -1 */
+	uint32_t id;			/* its exec, or 0 before it asks */
+	bool started;
+	size_t nv;			/* the store's refusals when it started ... */
+	uint64_t *counts;		/* ... and their counts then (malloc) */
+	char *tmpdir;			/* its private TMPDIR (malloc) */
+	char *cmdline;			/* for ignore-violations (malloc) */
+};
+
+static struct session {
+	bool on;			/* this run is a session's (sbx session start) */
+	const char *name, *path;	/* NAME, and its socket */
+	long idle_s;
+	int lfd;			/* the listening socket, or -1 */
+	int ready_fd;			/* the starter waits on it for "ready", or -1 */
+	int64_t idle_since;		/* when the last exec ended; 0: one runs */
+	uint32_t next_id, execs;
+	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
+} sess = { .lfd = -1, .ready_fd = -1, .idle_s = SBX_SESSION_IDLE_S };
+
+struct run;
+static void session_listen(const struct run_paths *rp);
+static void session_daemonize(void);
+static void session_ready(const struct run_paths *rp);
+static nfds_t session_poll(const struct run *r, struct pollfd *pf, nfds_t n);
+static void session_on_events(struct run *r, const struct pollfd *pf);
+static int session_timeout(void);
+static void session_end(void);
+
 /* A run in progress: what run_linux's steps hand each other. */
 struct run {
 	const struct policy *p;
@@ -15844,7 +16165,8 @@ run_instructions(struct run *r, char **cmd)
 	memset(im, 0, sizeof(*im));
 	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
 	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0) |
-	    (p->observe_writes ? IF_OBSERVE : 0) | (r->rf->dns ? IF_DNS : 0) | (r->rf->capture ? IF_CAPTURE : 0);
+	    (p->observe_writes ? IF_OBSERVE : 0) | (r->rf->dns ? IF_DNS : 0) | (r->rf->capture ? IF_CAPTURE : 0) |
+	    (sess.on ? IF_SESSION : 0);
 	if (r->rf->capture)
 		im->ncapture = (uint32_t)capture_ports(p, im->capture, LEN(im->capture));
 	for (i = 0; i < p->host_ports.n; i++)
@@ -16149,8 +16471,10 @@ run_wait_ready(struct run *r)
 	if (!r->ready_early && recv_fds(r->ctl, &ch, 1, &fd, 1, &nfd, 0) == 1 && nfd == 1)
 		r->listener = fd;
 	r->ready = r->inner > 0 && ch == 'R';
-	close(r->ctl);
-	r->ctl = -1;
+	if (!sess.on) {	/* a session's init takes its execs on it (10f) */
+		close(r->ctl);
+		r->ctl = -1;
+	}
 	if (r->listener >= 0 && !(r->im.flags & IF_OBSERVE)) {
 		close(r->listener);	/* not asked for: nobody would read it */
 		r->listener = -1;
@@ -16362,13 +16686,13 @@ run_supervise(struct run *r)
 		die("signalfd: %s", strerror(errno));	/* bwrap dies with us: nothing more runs */
 	r->sigfd = sigfd;
 	while (!done) {
-		struct pollfd pf[4 + LEN(r->ls)] = { { sigfd, POLLIN, 0 }, { r->report, POLLIN, 0 },
-			{ r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 } };	/* -1: poll skips it */
-		nfds_t npf = run_proxy_poll(r, pf, 4);
+		struct pollfd pf[4 + 2 + SBX_SESSION_MAX_CLIENTS + LEN(r->ls)] = { { sigfd, POLLIN, 0 },
+			{ r->report, POLLIN, 0 }, { r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 } };	/* -1: poll skips it */
+		nfds_t ns = session_poll(r, pf, 4), npf = run_proxy_poll(r, pf, ns);
 		struct signalfd_siginfo si;
-		int sig;
+		int sig, tmo = live_timeout(), stmo = session_timeout();
 
-		if (poll(pf, npf, live_timeout()) < 0)
+		if (poll(pf, npf, tmo < 0 || (stmo >= 0 && stmo < tmo) ? stmo : tmo) < 0)
 			continue;
 		/* the control fd first: a line that waits as the first
 		 * connection comes is what the proxy forked for it starts with.
@@ -16378,7 +16702,8 @@ run_supervise(struct run *r)
 			kill(r->ready ? r->inner : r->bwrap, SIGTERM);
 		if (live_kill_due())
 			kill(r->ready ? r->inner : r->bwrap, SIGKILL);	/* pid 1 of its namespace: all of it goes */
-		run_proxy_on_demand(r, pf + 4, npf - 4);
+		run_proxy_on_demand(r, pf + ns, npf - ns);
+		session_on_events(r, pf + 4);
 		if (pf[2].revents)
 			run_take_observations(r, pf[2].revents);
 		if (pf[1].revents) {
@@ -16405,7 +16730,9 @@ run_supervise(struct run *r)
 		 * exists, stopping bwrap stops everything. A signal from the
 		 * terminal (SI_KERNEL) reached the command directly: it shares
 		 * our foreground process group. */
-		if (si.ssi_code <= 0 || !r->ready)
+		if (sess.on && r->ready)
+			kill(r->inner, SIGKILL);	/* a session's daemon told to go: the session ends */
+		else if (si.ssi_code <= 0 || !r->ready)
 			kill(r->ready ? r->inner : r->bwrap, sig);
 	}
 	close(sigfd);
@@ -16452,6 +16779,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	r.netlog->store = store;
 	r.netlog->mitm_socket = p->mitm_socket;
 
+	if (sess.on)	/* a session's daemon (10f) */
+		session_listen(rp);
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
 	run_take_signals(&r);
@@ -16462,7 +16791,10 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_take_handed(&r);
 	run_wait_ready(&r);
 	run_spawn_observer(&r);
+	if (sess.on && r.ready)
+		session_ready(rp);
 	run_supervise(&r);		/* forks the proxy on the first connection */
+	session_end();
 	return run_exit_status(&r);
 }
 
@@ -16852,6 +17184,649 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	return run_linux(p, pl, rp, rf, bw, store);
 }
 
+/* ---- 10f. Sessions: one sandbox, many commands ---------------------------
+ *
+ * `sbx session start` builds the sandbox once, as a run does (the plan,
+ * placeholders, listeners, bwrap, the proxy on demand, the observer), but
+ * sbx-init runs no command: it serves execs (init_serve, 10a). This sbx
+ * becomes the session's daemon: it listens on ROOT/sessions/NAME.sock (a
+ * stream socket in the runtime root, 0700, which every run hides from its
+ * command: runtime_root_pick), takes each `sbx exec NAME -- CMD` of its own
+ * uid (SO_PEERCRED), gives the command the client's environment (less
+ * deny-env, plus sbx's variables and a private TMPDIR of its own) and the
+ * client's stdin, stdout and stderr, passes signals on, and answers with
+ * the status and the refusals of the time it ran. It ends on `sbx session
+ * stop NAME`, after --idle seconds with nothing running, on SIGTERM, or
+ * when it dies (bwrap --die-with-parent, the proxy's and observer's
+ * PDEATHSIG): then pid 1 of the sandbox is killed, everything inside goes
+ * with it, and the end of a run follows (the audit, placeholders, the run
+ * directory). */
+/* A session's name: letters, digits, '.', '_' and '-', not starting with
+ * '.'; it names a file. */
+static bool
+session_name_ok(const char *n)
+{
+	size_t k = strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+
+	return k > 0 && k <= SBX_SESSION_NAME_MAX && !n[k] && n[0] != '.';
+}
+
+/* The socket of session name in runtime root root. */
+static const char *
+session_path(const char *root, const char *name)
+{
+	return aprintf("%s/sessions/%s.sock", root, name);
+}
+
+static int
+session_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The daemon, before anything is planned: the starter forks it and waits
+ * for "ready" (or the pipe's end: the daemon said why on the stderr they
+ * share, and failed). The daemon leaves the starter's session and, once
+ * ready, its terminal: its stderr goes to ROOT/sessions/NAME.log. */
+static void
+session_daemonize(void)
+{
+	int p[2];
+	pid_t pid;
+	char ok;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
+		die("session: cannot start the daemon: %s", strerror(errno));
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &ok, 1) != 1)
+			exit(SBX_EXIT_FAILURE);	/* the daemon said why */
+		printf("%s\n", sess.name);
+		exit(0);
+	}
+	close(p[0]);
+	sess.ready_fd = p[1];
+	setsid();
+}
+
+/* The listening socket, in the runtime root; a live session of that name
+ * stops this one. */
+static void
+session_listen(const struct run_paths *rp)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *dir = path_join(rp->runtime_root, "sessions");
+	int fd;
+
+	sess.path = session_path(rp->runtime_root, sess.name);
+	if (strlen(sess.path) >= sizeof(sa.sun_path))
+		die("session: the socket's path is too long: %s", sess.path);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		die("session: cannot create %s: %s", dir, strerror(errno));
+	if ((fd = session_connect(sess.path)) >= 0) {
+		close(fd);
+		die_hint(aprintf("stop it (sbx session stop %s), or choose another --name", sess.name),
+		    "session: %s is running already", sess.name);
+	}
+	unlink(sess.path);	/* a socket left by a session that died */
+	memcpy(sa.sun_path, sess.path, strlen(sess.path) + 1);
+	if ((sess.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
+	    bind(sess.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sess.path, 0600) < 0 ||
+	    listen(sess.lfd, 64) < 0)
+		die("session: cannot listen on %s: %s", sess.path, strerror(errno));
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		sess.c[i].fd = -1;
+	sess.idle_since = now_ms();
+}
+
+/* Ready: the starter prints the name and returns; the daemon's stderr
+ * goes to the session's log. */
+static void
+session_ready(const struct run_paths *rp)
+{
+	const char *log = aprintf("%s/sessions/%s.log", rp->runtime_root, sess.name);
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600), null = open("/dev/null",
+	    O_RDWR | O_CLOEXEC);
+
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+	}
+	if (fd >= 0 || null >= 0)
+		dup2(fd >= 0 ? fd : null, 2);
+	(void)!write(sess.ready_fd, "R", 1);
+	close(sess.ready_fd);
+	sess.ready_fd = -1;
+}
+
+/* An exec's environment: the client's, less what deny-env names and what
+ * sbx sets, then sbx's (run_env: the proxy's variables and the rest, as a
+ * run's), with its own TMPDIR. */
+static char **
+session_env(const struct run *r, char *const *client, const char *tmpdir)
+{
+	struct vec kv = { 0 }, out = { 0 };
+
+	run_env(r->p, r->rf, &kv);
+	for (size_t i = 0; client[i]; i++) {
+		const char *eq = strchr(client[i], '=');
+		size_t n = eq ? (size_t)(eq - client[i]) : 0;
+		bool ours = false;
+
+		for (size_t k = 0; k + 1 < kv.n && !ours; k += 2)
+			ours = strlen(kv.v[k]) == n && strncmp(kv.v[k], client[i], n) == 0;
+		if (n && !ours && !env_denied(r->p, client[i], n))
+			vec_push(&out, client[i]);
+	}
+	for (size_t k = 0; k + 1 < kv.n; k += 2)
+		vec_push(&out, aprintf("%s=%s", (const char *)kv.v[k],
+		    strcmp(kv.v[k], "TMPDIR") == 0 ? tmpdir : (const char *)kv.v[k + 1]));
+	vec_push(&out, NULL);
+	return (char **)out.v;
+}
+
+static void
+session_client_close(struct sess_client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->tmpdir)
+		rm_tree(c->tmpdir);
+	free(c->tmpdir);
+	free(c->counts);
+	free(c->cmdline);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+/* An exec asked for: checked, given its environment and TMPDIR, sent on
+ * to init with the client's three descriptors. */
+static void
+session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *fds, int nfd)
+{
+	struct exec_req e;
+	struct buf body = { 0 }, cmdline = { 0 };
+	const char *why = "descriptors missing";
+
+	if (nfd != 3 || c->id || exec_req_decode(b->p, b->n, &e, &why) < 0 || (e.id && (why = "an id from a client"))) {
+		frame_send(c->fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
+		warnx("session: a request refused: %s", c->id ? "a second exec on one connection" : why);
+		session_client_close(c);
+		return;
+	}
+	c->id = e.id = ++sess.next_id;
+	c->tmpdir = strdup(aprintf("%s/exec-%u", r->rp->tmpdir, (unsigned)c->id));
+	if (!c->tmpdir || mkdir(c->tmpdir, 0700) < 0) {
+		warnx("session: cannot create a TMPDIR for exec %u: %s", (unsigned)c->id, strerror(errno));
+		frame_send(c->fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
+		session_client_close(c);
+		return;
+	}
+	e.envp = session_env(r, e.envp, c->tmpdir);
+	for (size_t i = 0; e.argv[i]; i++) {
+		if (i)
+			buf_putc(&cmdline, ' ');
+		buf_put_shell_quoted(&cmdline, e.argv[i]);
+	}
+	buf_putc(&cmdline, '\0');
+	c->cmdline = cmdline.p;
+	c->nv = r->store->v.n;
+	c->counts = malloc((c->nv + 1) * sizeof(*c->counts));
+	for (size_t i = 0; c->counts && i < c->nv; i++)
+		c->counts[i] = ((const struct violation *)r->store->v.v[i])->count;
+	exec_req_encode(&e, &body);
+	if (frame_send(r->ctl, 'E', body.p, body.n, fds, 3) < 0)
+		warnx("session: sbx-init did not take exec %u: %s", (unsigned)c->id, strerror(errno));
+	free(body.p);
+	sess.execs++;
+	sess.idle_since = 0;
+}
+
+/* The refusals of the time an exec ran: what came since it started, and
+ * more of what had come before. Every exec running at the time gets them:
+ * the proxy cannot tell which process a connection is from, so with
+ * several at once each one's block may hold its neighbours' (none is ever
+ * hidden). */
+static void
+session_report(const struct run *r, const struct sess_client *c, struct buf *out)
+{
+	struct vstore part = { .json_fd = -1 };
+	struct violation *copies = NULL;
+	void **list = NULL;
+	size_t n = 0;
+
+	/* malloc, not the arena: the daemon lives for hours, a report is gone at once */
+	if (r->store->v.n) {
+		copies = calloc(r->store->v.n, sizeof(*copies));
+		list = calloc(r->store->v.n, sizeof(*list));
+	}
+	for (size_t i = 0; copies && list && i < r->store->v.n; i++) {
+		const struct violation *v = r->store->v.v[i];
+		uint64_t before = i < c->nv && c->counts ? c->counts[i] : 0;
+
+		if (v->count > before) {
+			copies[n] = *v;
+			copies[n].count = v->count - before;
+			list[n] = &copies[n];
+			n++;
+		}
+	}
+	part.v.v = list;
+	part.v.n = n;
+	report_block(&part, r->p, c->cmdline ? c->cmdline : "", out);
+	free(list);
+	free(copies);
+}
+
+/* A message from init: an exec started, or ended. */
+static void
+session_from_init(struct run *r)
+{
+	struct buf b = { 0 };
+	int fds[1], nfd, type = frame_recv(r->ctl, &b, fds, 1, &nfd);
+	uint32_t v[2];
+
+	if (type < 0) {
+		close(r->ctl);	/* init has gone: the sandbox ends with it */
+		r->ctl = -1;
+		free(b.p);
+		return;
+	}
+	if (b.n != 8) {
+		free(b.p);
+		return;
+	}
+	memcpy(v, b.p, 8);
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++) {
+		struct sess_client *c = &sess.c[i];
+		struct buf out = { 0 };
+
+		if (!c->id || c->id != v[0])
+			continue;
+		if (type == 'S') {
+			c->started = true;
+			if (c->fd >= 0)
+				frame_send(c->fd, 'S', &v[0], 4, NULL, 0);
+		} else if (type == 'Z') {
+			put_u32(&out, v[1]);
+			session_report(r, c, &out);
+			if (c->fd >= 0)
+				frame_send(c->fd, 'Z', out.p, out.n, NULL, 0);
+			free(out.p);
+			session_client_close(c);
+		}
+	}
+	free(b.p);
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id)
+			return;
+	sess.idle_since = now_ms();
+}
+
+/* A message from a client: an exec, a signal, stop, or who are you. */
+static void
+session_from_client(struct run *r, struct sess_client *c)
+{
+	struct buf b = { 0 };
+	int fds[3], nfd, type = frame_recv(c->fd, &b, fds, 3, &nfd);
+
+	if (type < 0) {	/* it went: its command is hung up on, as a terminal's would be */
+		if (c->id && r->ctl >= 0)
+			frame_send(r->ctl, 'K', (uint32_t[2]){ c->id, SIGHUP }, 8, NULL, 0);
+		if (c->id) {
+			close(c->fd);	/* the exec's end still comes from init: cleaned up then */
+			c->fd = -1;
+		} else {
+			session_client_close(c);
+		}
+	} else if (type == 'E') {
+		session_on_exec(r, c, &b, fds, nfd);
+	} else if (type == 'K' && b.n == 8 && c->id && r->ctl >= 0) {
+		uint32_t v[2];
+
+		memcpy(v, b.p, 8);
+		frame_send(r->ctl, 'K', (uint32_t[2]){ c->id, v[1] }, 8, NULL, 0);
+	} else if (type == 'Q') {
+		sess.on = sess.on;	/* the daemon's end: pid 1 of the sandbox goes, all of it with it */
+		kill(r->inner, SIGKILL);
+	} else if (type == 'P') {
+		const char *info = aprintf("%s pid=%d execs=%u running=%s", sess.name, (int)getpid(),
+		    (unsigned)sess.execs, sess.idle_since ? "no" : "yes");
+
+		frame_send(c->fd, 'P', info, strlen(info), NULL, 0);
+	}
+	if (type != 'E')
+		for (int k = 0; k < nfd; k++)
+			close(fds[k]);
+	free(b.p);
+}
+
+/* A client of the session's socket: only this uid (SO_PEERCRED). */
+static void
+session_accept(void)
+{
+	for (;;) {
+		int fd = accept4(sess.lfd, NULL, NULL, SOCK_CLOEXEC), i;
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+		struct timeval tv = { 5, 0 };
+
+		if (fd < 0)
+			return;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != getuid()) {
+			close(fd);
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* a client that stops half way */
+		for (i = 0; i < SBX_SESSION_MAX_CLIENTS && sess.c[i].fd >= 0; i++)
+			;
+		if (i == SBX_SESSION_MAX_CLIENTS) {
+			close(fd);
+			continue;
+		}
+		memset(&sess.c[i], 0, sizeof(sess.c[i]));
+		sess.c[i].fd = fd;
+	}
+}
+
+/* run_supervise's part: the socket, init's messages, the clients. */
+static nfds_t
+session_poll(const struct run *r, struct pollfd *pf, nfds_t n)
+{
+	if (!sess.on)
+		return n;
+	pf[n++] = (struct pollfd){ sess.lfd, POLLIN, 0 };
+	pf[n++] = (struct pollfd){ r->ctl, POLLIN, 0 };
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		pf[n++] = (struct pollfd){ sess.c[i].fd, POLLIN, 0 };
+	return n;
+}
+
+static void
+session_on_events(struct run *r, const struct pollfd *pf)
+{
+	if (!sess.on)
+		return;
+	if (pf[0].revents)
+		session_accept();
+	if (pf[1].revents && r->ctl >= 0)
+		session_from_init(r);
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (pf[2 + i].revents && sess.c[i].fd >= 0)
+			session_from_client(r, &sess.c[i]);
+	if (sess.idle_s > 0 && sess.idle_since && now_ms() - sess.idle_since > sess.idle_s * 1000)
+		kill(r->inner, SIGKILL);	/* idle: the session ends */
+}
+
+/* The poll timeout the idle clock needs (ms), or -1. */
+static int
+session_timeout(void)
+{
+	int64_t left;
+
+	if (!sess.on || sess.idle_s <= 0 || !sess.idle_since)
+		return -1;
+	left = sess.idle_since + sess.idle_s * 1000 - now_ms();
+	return left > 0 ? (int)(left < INT_MAX ? left : INT_MAX) : 0;
+}
+
+/* The end: the socket goes first, so no client connects to a dying session. */
+static void
+session_end(void)
+{
+	if (!sess.on || !sess.path)
+		return;
+	unlink(sess.path);
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].fd >= 0 || sess.c[i].id) {
+			if (sess.c[i].fd >= 0)
+				frame_send(sess.c[i].fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
+			session_client_close(&sess.c[i]);
+		}
+}
+
+
+/* The clients: `sbx exec NAME -- CMD`, `sbx session list|stop NAME`. A
+ * session is looked for under every runtime base (a policy may have moved
+ * its root), in a root that is a private directory of ours, and its
+ * daemon must be of our uid too (SO_PEERCRED): a socket another user
+ * planted would otherwise get our command and our terminal. */
+static int
+session_find(const char *name, const char **path)
+{
+	unsigned uid = (unsigned)getuid();
+
+	for (size_t i = 0; i < LEN(runtime_bases); i++) {
+		char real[PATH_MAX];
+		const char *root;
+		struct stat st;
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+		int fd;
+
+		if (!realpath(runtime_bases[i], real))
+			continue;
+		root = path_join(real, aprintf("sbx-%u", uid));
+		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077))
+			continue;
+		if ((fd = session_connect(session_path(root, name))) < 0)
+			continue;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != uid) {
+			close(fd);
+			continue;
+		}
+		if (path)
+			*path = session_path(root, name);
+		return fd;
+	}
+	return -1;
+}
+
+/* sbx exec NAME [--] CMD ARGS...: the command in the session, with this
+ * process's stdin, stdout, stderr, environment and directory; signals
+ * passed on; its status is ours, its refusals on our stderr. */
+static int
+session_exec_main(int argc, char **argv)
+{
+	static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP };
+	char cwd[PATH_MAX];
+	struct exec_req e = { 0 };
+	struct buf body = { 0 }, b = { 0 };
+	const int fds[3] = { 0, 1, 2 };
+	sigset_t set, old;
+	int fd, sfd, first = 3;
+
+	if (argc < 4 || (strcmp(argv[3], "--") == 0 && argc < 5))
+		die_hint("sbx exec NAME -- COMMAND [ARGS...]", "exec: no session name or no command");
+	if (!session_name_ok(argv[2]))
+		die("exec: \"%s\" is not a session name (letters, digits, '.', '_', '-')", argv[2]);
+	if (strcmp(argv[3], "--") == 0)
+		first = 4;
+	if ((fd = session_find(argv[2], NULL)) < 0)
+		die_hint("sbx session start --name NAME starts one; sbx session list shows them",
+		    "exec: no session %s is running; the command did not run", argv[2]);
+	if (!getcwd(cwd, sizeof(cwd)))
+		die("exec: cannot find the current directory: %s; the command did not run", strerror(errno));
+	e.argv = argv + first;
+	e.envp = environ;
+	e.cwd = cwd;
+	exec_req_encode(&e, &body);
+	sigemptyset(&set);
+	for (size_t i = 0; i < LEN(passed); i++)
+		sigaddset(&set, passed[i]);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0 || frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
+		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
+	for (;;) {
+		struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+		int type, nfd;
+		uint32_t status;
+
+		if (poll(pfd, 2, -1) < 0)
+			continue;
+		if ((pfd[1].revents & POLLIN) && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			frame_send(fd, 'K', (uint32_t[2]){ 0, si.ssi_signo }, 8, NULL, 0);
+		if (!pfd[0].revents)
+			continue;
+		type = frame_recv(fd, &b, NULL, 0, &nfd);
+		if (type == 'S')
+			continue;
+		if (type != 'Z' || b.n < 4) {
+			warnx("exec: session %s ended before the command did", argv[2]);
+			return SBX_EXIT_FAILURE;
+		}
+		memcpy(&status, b.p, 4);
+		if (b.n > 4)
+			(void)write_all(2, b.p + 4, b.n - 4);
+		return (int)(status & 0xff);
+	}
+}
+
+/* sbx session list: each live session's line; sbx session stop NAME. */
+static int
+session_list_main(void)
+{
+	unsigned uid = (unsigned)getuid();
+	struct buf b = { 0 };
+
+	for (size_t i = 0; i < LEN(runtime_bases); i++) {
+		char real[PATH_MAX];
+		const char *dir;
+		DIR *d;
+		struct dirent *de;
+
+		if (!realpath(runtime_bases[i], real))
+			continue;
+		dir = path_join(real, aprintf("sbx-%u/sessions", uid));
+		if (!(d = opendir(dir)))
+			continue;
+		while ((de = readdir(d))) {
+			size_t n = strlen(de->d_name);
+			char *name;
+			int fd, nfd;
+
+			if (n < 6 || strcmp(de->d_name + n - 5, ".sock") != 0)
+				continue;
+			name = astrndup(de->d_name, n - 5);
+			if (!session_name_ok(name) || (fd = session_find(name, NULL)) < 0)
+				continue;
+			if (frame_send(fd, 'P', NULL, 0, NULL, 0) == 0 && frame_recv(fd, &b, NULL, 0, &nfd) == 'P')
+				printf("%s\n", b.p);
+			close(fd);
+		}
+		closedir(d);
+	}
+	free(b.p);
+	return 0;
+}
+
+static int
+session_stop_main(const char *name)
+{
+	int fd, nfd;
+	struct buf b = { 0 };
+
+	if (!session_name_ok(name) || (fd = session_find(name, NULL)) < 0)
+		die("session stop: no session %s is running", name);
+	if (frame_send(fd, 'Q', NULL, 0, NULL, 0) < 0)
+		die("session stop: cannot reach %s: %s", name, strerror(errno));
+	/* the daemon closes every client as it ends */
+	while (frame_recv(fd, &b, NULL, 0, &nfd) >= 0)
+		;
+	free(b.p);
+	close(fd);
+	return 0;
+}
+
+/* `sbx session start [OPTIONS]`: the options a run takes (a policy, -v,
+ * directives), plus --name NAME and --idle=SECONDS (0: never); turned into
+ * the run's argv with a command of the session's own. Returns the argv
+ * main goes on with. */
+static char **
+session_start_args(int argc, char **argv, int *nargc)
+{
+	struct vec out = { 0 };
+
+	vec_push(&out, argv[0]);
+	for (int i = 3; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+		long n;
+		const char *why;
+
+		if (strcmp(a, "--name") == 0 || strcmp(a, "--idle") == 0) {
+			if (i + 1 >= argc)
+				die("session start: %s needs a value", a);
+			v = argv[++i];
+		} else if (strncmp(a, "--name=", 7) == 0 || strncmp(a, "--idle=", 7) == 0) {
+			v = a + 7;
+		}
+		if (!v) {
+			if (strcmp(a, "--") == 0)
+				die("session start: a session runs no command of its own; use sbx exec NAME -- COMMAND");
+			vec_push(&out, (void *)a);
+			continue;
+		}
+		if (strncmp(a, "--name", 6) == 0) {
+			if (!session_name_ok(v))
+				die("session start: \"%s\" is not a session name (letters, digits, '.', '_', '-')", v);
+			sess.name = v;
+		} else if (parse_int(v, 0, 86400 * 365, &n, &why) < 0) {
+			die("session start: --idle=%s: %s", v, why);
+		} else {
+			sess.idle_s = n;
+		}
+	}
+	if (!sess.name)
+		sess.name = aprintf("s%d", (int)getpid());
+	sess.on = true;
+	vec_push(&out, "--");
+	vec_push(&out, "sbx-session");
+	*nargc = (int)out.n;
+	vec_push(&out, NULL);
+	return (char **)out.v;
+}
+
+/* The session subcommands (section 1's plat_session_main): returns an
+ * exit status, or -1 with *argv and *argc rewritten for a start, which is
+ * a run. */
+static int
+plat_session_main(int *argc, char ***argv)
+{
+	char **v = *argv;
+
+	if (*argc > 1 && strcmp(v[1], "exec") == 0)
+		return session_exec_main(*argc, v);
+	if (*argc < 2 || strcmp(v[1], "session") != 0)
+		return -1;
+	if (*argc > 2 && strcmp(v[2], "start") == 0) {
+		*argv = session_start_args(*argc, v, argc);
+		/* before anything is planned: the run's directory is named by
+		 * the daemon's pid, which other runs check to tell a live run
+		 * from one to clean up after */
+		session_daemonize();
+		return -1;
+	}
+	if (*argc == 3 && strcmp(v[2], "list") == 0)
+		return session_list_main();
+	if (*argc == 4 && strcmp(v[2], "stop") == 0)
+		return session_stop_main(v[3]);
+	die_hint("sbx session start [-c POLICY] [--name NAME] [--idle=SECONDS] | list | stop NAME",
+	    "session: unknown subcommand");
+}
+
 #endif /* SBX_LINUX */
 
 /* ====================================================================
@@ -16981,6 +17956,16 @@ plat_helper_main(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	return -1;	/* sandbox-exec runs the command itself: no helper inside */
+}
+
+/* Sessions (10f) keep sbx-init serving inside the sandbox; Seatbelt has no
+ * such process: not built on macOS yet, and said so. */
+static int
+plat_session_main(int *argc, char ***argv)
+{
+	if (*argc > 1 && (strcmp((*argv)[1], "exec") == 0 || strcmp((*argv)[1], "session") == 0))
+		die("sbx %s: sessions are built for Linux only so far; run each command as sbx -- COMMAND", (*argv)[1]);
+	return -1;
 }
 
 #ifdef __APPLE__
@@ -17776,6 +18761,10 @@ mac_linux_only_parts(void)
 	(void)obs_event_decode;
 	(void)obs_judge;
 	(void)send_fds;
+	(void)frame_send;
+	(void)frame_recv;
+	(void)exec_req_encode;
+	(void)exec_req_decode;
 }
 
 /* ---- 11d. --check on macOS ---------------------------------------------- */
@@ -19052,6 +20041,8 @@ main(int argc, char **argv)
 	 * write to a closed pipe fails instead, and sbx carries on to remove
 	 * what it made. bwrap and the command get the default back. */
 	signal(SIGPIPE, SIG_IGN);
+	if ((rc = plat_session_main(&argc, &argv)) >= 0)
+		return rc;	/* sbx exec, sbx session list|stop; a start goes on as a run (10f) */
 	if (argc > 1 && strcmp(argv[1], "--connect") == 0) {
 		if (argc != 4)
 			die("usage: sbx --connect HOST PORT (a CONNECT client through the sandbox's proxy)");
