@@ -17507,9 +17507,8 @@ session_from_client(struct run *r, struct sess_client *c)
 
 		frame_send(c->fd, 'P', info, strlen(info), NULL, 0);
 	}
-	if (type != 'E')
-		for (int k = 0; k < nfd; k++)
-			close(fds[k]);
+	for (int k = 0; k < nfd; k++)
+		close(fds[k]);	/* init has its own copies now */
 	free(b.p);
 }
 
@@ -17554,9 +17553,15 @@ session_poll(const struct run *r, struct pollfd *pf, nfds_t n)
 	return n;
 }
 
+/* ARENA: what a message needs (its decoding, an environment, a report)
+ * is released when it is handled: the daemon lives for hours, one arena
+ * string per exec would add up. Nothing kept across messages is in the
+ * arena (the clients' fields are malloc's). */
 static void
 session_on_events(struct run *r, const struct pollfd *pf)
 {
+	struct arena_mark mark = arena_mark();
+
 	if (!sess.on)
 		return;
 	if (pf[0].revents)
@@ -17566,6 +17571,7 @@ session_on_events(struct run *r, const struct pollfd *pf)
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (pf[2 + i].revents && sess.c[i].fd >= 0)
 			session_from_client(r, &sess.c[i]);
+	arena_release(mark);
 	if (sess.idle_s > 0 && sess.idle_since && now_ms() - sess.idle_since > sess.idle_s * 1000)
 		kill(r->inner, SIGKILL);	/* idle: the session ends */
 }
