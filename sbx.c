@@ -17805,6 +17805,287 @@ session_start_args(int argc, char **argv, int *nargc)
 	return (char **)out.v;
 }
 
+
+/* Read fd to its end, at most max bytes. Returns 0, or -1. */
+static int
+read_fd_all(int fd, size_t max, struct buf *out)
+{
+	for (;;) {
+		ssize_t r;
+
+		buf_grow(out, 65536);
+		r = read(fd, out->p + out->n, out->cap - out->n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		out->n += (size_t)r;
+		if (out->n > max)
+			return -1;
+	}
+	out->p[out->n] = '\0';
+	return 0;
+}
+
+/* --print-settings: the hooks to install, for Claude Code's settings.json
+ * (~/.claude/settings.json, or the project's .claude/settings.json) or
+ * Codex's hooks.json, with this sbx's path and the options given. */
+static int
+hook_print_settings(const char *agent, const char *self, char **opts, int nopt)
+{
+	static const struct { const char *event, *matcher, *arg; } hooks[] = {
+		{ "SessionStart", NULL, "session-start" },
+		{ "PreToolUse", "Bash", "pre-tool-use" },
+		{ "SessionEnd", NULL, "session-end" },
+	};
+	struct buf b = { 0 };
+
+	buf_puts(&b, "{\n  \"hooks\": {\n");
+	for (size_t i = 0; i < LEN(hooks); i++) {
+		struct buf cmd = { 0 };
+
+		buf_put_shell_quoted(&cmd, self);
+		buf_printf(&cmd, " hook %s %s", agent, hooks[i].arg);
+		for (int k = 0; k < nopt; k++) {
+			buf_putc(&cmd, ' ');
+			buf_put_shell_quoted(&cmd, opts[k]);
+		}
+		buf_putc(&cmd, '\0');
+		buf_printf(&b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ", hooks[i].event,
+		    hooks[i].matcher ? "\"matcher\": \"" : "", hooks[i].matcher ? hooks[i].matcher : "",
+		    hooks[i].matcher ? "\", " : "");
+		buf_put_json_string(&b, cmd.p);
+		buf_printf(&b, "}]}]%s\n", i + 1 < LEN(hooks) ? "," : "");
+		free(cmd.p);
+	}
+	buf_puts(&b, "  }\n}\n");
+	return write_all(1, b.p, b.n) < 0 ? 1 : 0;
+}
+
+/* Agent hooks (issue 16 §4): `sbx hook claude|codex EVENT [OPTIONS]` is what
+ * Claude Code's and Codex's hooks run. They read the hook's JSON on stdin
+ * (the strict reader, 3.5) and answer on stdout:
+ *   session-start  start the session of the agent's session id
+ *                  ("claude-ID" / "codex-ID", the id's unsafe bytes hashed);
+ *   pre-tool-use   a Bash call's command becomes
+ *                  `SBX exec NAME -- bash -c 'COMMAND'` (updatedInput, every
+ *                  other field of tool_input kept), the session started if
+ *                  none answers; permissionDecision "allow" (--ask: "ask");
+ *   session-end    stop it.
+ * FAIL CLOSED: a pre-tool-use that cannot parse its input or reach a
+ * session answers permissionDecision "deny" with the reason, so the
+ * command never runs outside the sandbox. OPTIONS are session start's
+ * (-c POLICY, directives, --idle=). */
+
+/* A JSON value printed back (updatedInput keeps the agent's fields). */
+static void
+json_print(struct buf *b, const struct jval *v)
+{
+	switch (v->t) {
+	case J_NULL: buf_puts(b, "null"); break;
+	case J_BOOL: buf_puts(b, v->b ? "true" : "false"); break;
+	case J_NUM:
+		if (v->integral && v->num >= -9007199254740992.0 && v->num <= 9007199254740992.0)
+			buf_printf(b, "%.0f", v->num);
+		else
+			buf_printf(b, "%.17g", v->num);
+		break;
+	case J_STR: buf_put_json_string(b, v->s); break;
+	case J_ARR:
+	case J_OBJ:
+		buf_putc(b, v->t == J_ARR ? '[' : '{');
+		for (size_t i = 0; i < v->n; i++) {
+			if (i)
+				buf_putc(b, ',');
+			if (v->t == J_OBJ) {
+				buf_put_json_string(b, v->keys[i]);
+				buf_putc(b, ':');
+			}
+			json_print(b, v->items[i]);
+		}
+		buf_putc(b, v->t == J_ARR ? ']' : '}');
+		break;
+	}
+}
+
+static const struct jval *
+json_member(const struct jval *o, const char *key, enum jtype t)
+{
+	for (size_t i = 0; o && o->t == J_OBJ && i < o->n; i++)
+		if (strcmp(o->keys[i], key) == 0)
+			return o->items[i]->t == t ? o->items[i] : NULL;
+	return NULL;
+}
+
+/* The session of an agent's session id: AGENT-ID when the id is made of
+ * name bytes and short, else AGENT- and a hash of it. Pure. */
+static const char *
+hook_session_name(const char *agent, const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n && n <= SBX_SESSION_NAME_MAX - 8 && strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n)
+		return aprintf("%s-%s", agent, id);
+	return aprintf("%s-%016llx", agent, (unsigned long long)str_hash(id));
+}
+
+/* The rewritten command: sbx exec NAME -- bash -c 'COMMAND'. Pure. */
+static char *
+hook_rewrite(const char *self, const char *name, const char *command)
+{
+	struct buf b = { 0 };
+
+	buf_put_shell_quoted(&b, self);
+	buf_puts(&b, " exec ");
+	buf_put_shell_quoted(&b, name);
+	buf_puts(&b, " -- bash -c ");
+	buf_put_shell_quoted(&b, command);
+	buf_putc(&b, '\0');
+	return b.p;
+}
+
+/* The pre-tool-use answer: allow/ask with updatedInput, or deny with why. */
+static void
+hook_answer(struct buf *out, const char *decision, const char *why, const struct jval *input, const char *command)
+{
+	buf_puts(out, "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":");
+	buf_put_json_string(out, decision);
+	buf_puts(out, ",\"permissionDecisionReason\":");
+	buf_put_json_string(out, why);
+	if (input) {
+		buf_puts(out, ",\"updatedInput\":{");
+		for (size_t i = 0, k = 0; i < input->n; i++) {
+			if (k++)
+				buf_putc(out, ',');
+			buf_put_json_string(out, input->keys[i]);
+			buf_putc(out, ':');
+			if (strcmp(input->keys[i], "command") == 0)
+				buf_put_json_string(out, command);
+			else
+				json_print(out, input->items[i]);
+		}
+		buf_putc(out, '}');
+	}
+	buf_puts(out, "}}\n");
+}
+
+/* Start session name in dir with the hook's options: this sbx, as
+ * `sbx session start OPTIONS --name NAME`. Returns 0 when it answers. */
+static int
+hook_start_session(const char *self, const char *name, const char *dir, int argc, char **argv, const char **why)
+{
+	struct vec av = { 0 };
+	int status, null;
+	pid_t pid;
+
+	vec_push(&av, (void *)self);
+	vec_push(&av, "session");
+	vec_push(&av, "start");
+	for (int i = 0; i < argc; i++)
+		vec_push(&av, argv[i]);
+	vec_push(&av, "--name");
+	vec_push(&av, (void *)name);
+	vec_push(&av, NULL);
+	if ((pid = fork()) < 0) {
+		*why = "cannot fork";
+		return -1;
+	}
+	if (pid == 0) {
+		if (chdir(dir) < 0)
+			_exit(SBX_EXIT_FAILURE);
+		if ((null = open("/dev/null", O_RDWR)) >= 0)
+			dup2(null, 1);	/* the hook's stdout is its answer: the name must not land in it */
+		execv(self, (char **)av.v);
+		_exit(SBX_EXIT_FAILURE);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			break;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		*why = "sbx session start failed (its message is on the hook's stderr)";
+		return -1;
+	}
+	return 0;
+}
+
+static int
+hook_main(int argc, char **argv)
+{
+	const char *agent = argc > 2 ? argv[2] : "", *event = argc > 3 ? argv[3] : "", *why = NULL, *name;
+	char self[PATH_MAX];
+	struct buf in = { 0 }, out = { 0 };
+	struct jval *v = NULL;
+	struct err e = { 0 };
+	const struct jval *sid, *cwd, *tool, *input, *command;
+	bool ask = false;
+	int nopt = 0;
+	char **opts = amalloc((size_t)(argc + 1) * sizeof(char *));
+
+	if (strcmp(agent, "claude") != 0 && strcmp(agent, "codex") != 0)
+		die_hint("sbx hook claude|codex session-start|pre-tool-use|session-end [-c POLICY]",
+		    "hook: the agent is claude or codex");
+	for (int i = 4; i < argc; i++)
+		if (strcmp(argv[i], "--ask") == 0)
+			ask = true;
+		else
+			opts[nopt++] = argv[i];
+	if (!plat_self_exe(self, sizeof(self)))
+		die("hook: cannot find my own binary: %s", strerror(errno));
+	if (strcmp(event, "--print-settings") == 0)
+		return hook_print_settings(agent, self, opts, nopt);
+	if (read_fd_all(0, SBX_FRAME_MAX_BYTES, &in) < 0)
+		why = "cannot read the hook's input";
+	else if (json_parse(in.p, in.n, "the hook's input", &v, &e) < 0)
+		why = aprintf("the hook's input is not JSON: %s", e.msg);
+	sid = json_member(v, "session_id", J_STR);
+	cwd = json_member(v, "cwd", J_STR);
+	if (!why && (!sid || !cwd || cwd->s[0] != '/'))
+		why = "the hook's input has no session_id, or no absolute cwd";
+	name = sid ? hook_session_name(agent, sid->s) : "";
+	if (strcmp(event, "session-start") == 0) {
+		if (why || (session_find(name, NULL) < 0 && hook_start_session(self, name, cwd->s, nopt, opts, &why) < 0)) {
+			warnx("hook: %s", why);
+			return 1;	/* not blocking: pre-tool-use fails closed when it finds no session */
+		}
+		return 0;
+	}
+	if (strcmp(event, "session-end") == 0) {
+		int fd = why ? -1 : session_find(name, NULL), nfd;
+
+		if (fd >= 0 && frame_send(fd, 'Q', NULL, 0, NULL, 0) == 0)
+			while (frame_recv(fd, &in, NULL, 0, &nfd) >= 0)
+				;
+		return 0;
+	}
+	if (strcmp(event, "pre-tool-use") != 0)
+		die_hint("sbx hook AGENT session-start|pre-tool-use|session-end", "hook: unknown event \"%s\"", event);
+	tool = json_member(v, "tool_name", J_STR);
+	input = json_member(v, "tool_input", J_OBJ);
+	if (!why && tool && strcmp(tool->s, "Bash") != 0)
+		return 0;	/* not a shell command: no opinion */
+	command = json_member(input, "command", J_STR);
+	if (!why && (!tool || !command))
+		why = "a Bash call without tool_input.command";
+	if (!why) {
+		int fd = session_find(name, NULL);
+
+		if (fd >= 0)
+			close(fd);
+		else
+			hook_start_session(self, name, cwd->s, nopt, opts, &why);
+	}
+	if (why) {
+		hook_answer(&out, "deny", aprintf("sbx: %s; the command was not run (it would have run outside the "
+		    "sandbox)", why), NULL, NULL);
+	} else {
+		hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
+		    hook_rewrite(self, name, command->s));
+	}
+	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
+}
+
 /* The session subcommands (section 1's plat_session_main): returns an
  * exit status, or -1 with *argv and *argc rewritten for a start, which is
  * a run. */
@@ -17815,6 +18096,8 @@ plat_session_main(int *argc, char ***argv)
 
 	if (*argc > 1 && strcmp(v[1], "exec") == 0)
 		return session_exec_main(*argc, v);
+	if (*argc > 1 && strcmp(v[1], "hook") == 0)
+		return hook_main(*argc, v);
 	if (*argc < 2 || strcmp(v[1], "session") != 0)
 		return -1;
 	if (*argc > 2 && strcmp(v[2], "start") == 0) {

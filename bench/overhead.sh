@@ -23,6 +23,9 @@
 #      answers 403), beside sbx -- curl --version (the same execs, both
 #      under sh -c, no connection): the difference is what the first
 #      refusal costs;
+#   3d. sbx exec SESSION -- true: a session started once (sbx session start
+#      -c policy.example), then one exec per timed run (target <= 0.3x the
+#      floor);
 #   4. sbx with a 50-path policy (deny-read / allow-write / deny-write lines)
 #      over a generated 10,000-file project (100 dirs x 100 files);
 #   5. srt --settings F -c true, with F the srt settings equivalent of
@@ -440,6 +443,15 @@ if [ "$SBX_OK" = 1 ]; then
 			sh -c '[ "$("$1" -s -o /dev/null -w "%{http_code}" http://example.invalid/)" = 403 ]' sh "$CURL"
 	fi
 	measure sbx50 "sbx, 50 policy paths, 10k files" "$PROJ50" "$SBX" -c "$WORK/policy50" -- "$TRUE" || FATAL=1
+	# 3d. a session (issue 16): the sandbox built once, then one exec per command
+	SESSION_NAME=bench-$$
+	if (cd "$PROJ" && "$SBX" session start -c "$POLICY" --name "$SESSION_NAME" --idle=600 >/dev/null 2>"$M/session.err"); then
+		measure sbx_exec "sbx exec SESSION -- true" "$PROJ" "$SBX" exec "$SESSION_NAME" -- "$TRUE"
+		"$SBX" session stop "$SESSION_NAME" >/dev/null 2>&1
+	else
+		ORDER+=(sbx_exec); LABEL[sbx_exec]="sbx exec SESSION -- true"
+		SKIP[sbx_exec]="the session did not start: $(head -c 160 "$M/session.err")"
+	fi
 fi
 # The floor again, to see how much the machine drifted while sbx was timed.
 measure floor2 "bwrap floor (re-run)" "$PROJ" "${FLOOR[@]}"

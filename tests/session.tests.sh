@@ -103,3 +103,108 @@ t_session_socket_private() { # the session's socket: nothing inside sees it, ano
 	return 0
 }
 TESTS+=(session_socket_private)
+
+t_session_many_execs() { # 1000 sequential execs and 16 at once: no descriptor, memory or process left behind by the daemon or sbx-init
+	sess_start many
+	local init fds0 fds1 ifds0 ifds1 rss0 rss1 procs0 procs1 i
+	sx true; expect_rc 0 "the first exec"
+	init=
+	for p in $(pgrep -x sbx-init); do	# the session's: the one whose ancestors hold the daemon
+		a=$p
+		while [ -n "$a" ] && [ "$a" -gt 1 ] && [ "$a" != "$SESS_PID" ]; do a=$(awk '/^PPid:/ { print $2 }' "/proc/$a/status" 2>/dev/null); done
+		[ "$a" = "$SESS_PID" ] && init=$p
+	done
+	[ -n "$init" ] || fail "no sbx-init under the session's daemon"
+	fds0=$(ls "/proc/$SESS_PID/fd" | wc -l); rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$SESS_PID/status")
+	ifds0=$(ls "/proc/$init/fd" 2>/dev/null | wc -l); procs0=$(ps -e --no-headers | wc -l)
+	for i in $(seq 1000); do
+		"$SBX" exec "$SESS" -- true || fail "exec $i failed: exit $?"
+	done
+	for i in $(seq 16); do "$SBX" exec "$SESS" -- sh -c "sleep 0.5; echo $i" >"$T/par.$i" & done
+	wait
+	for i in $(seq 16); do [ "$(cat "$T/par.$i")" = "$i" ] || fail "concurrent exec $i: $(cat "$T/par.$i")"; done
+	sleep 0.3
+	fds1=$(ls "/proc/$SESS_PID/fd" | wc -l); rss1=$(awk '/^VmRSS/ { print $2 }' "/proc/$SESS_PID/status")
+	ifds1=$(ls "/proc/$init/fd" 2>/dev/null | wc -l); procs1=$(ps -e --no-headers | wc -l)
+	note "daemon fds $fds0 -> $fds1, RSS $rss0 -> $rss1 KiB; sbx-init fds $ifds0 -> $ifds1; processes $procs0 -> $procs1"
+	[ "$fds1" = "$fds0" ] || fail "the daemon's descriptors: $fds0 before, $fds1 after 1016 execs"
+	[ "$ifds1" = "$ifds0" ] || fail "sbx-init's descriptors: $ifds0 before, $ifds1 after"
+	[ "$rss1" -le $((rss0 + 2048)) ] || fail "the daemon's memory grew: $rss0 -> $rss1 KiB"
+	[ "$procs1" -le $((procs0 + 5)) ] || fail "processes left behind: $procs0 -> $procs1"
+}
+TESTS+=(session_many_execs)
+
+t_hook_claude_and_codex() { # sbx hook: recorded Claude Code and Codex inputs; the answers carry only their schemas' fields; hostile commands round-trip exactly through the rewrite and run in the session; a bad input or policy is denied (fail closed)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	local id="t$$$RANDOM"
+	# shellcheck disable=SC2016
+	python3 - "$P" "$id" "$T" <<'PY' || fail "could not write the recorded inputs"
+import json, sys
+p, sid, t = sys.argv[1:4]
+cmds = ["echo \"it's $((6*7))\"", "printf '%s|' a 'b c' \"d\\\"e\" $'tab\\there'", "echo one\necho two; echo 'three'\"'\"'",
+        "x='$(touch pwned)'; echo \"$x\"", "echo \\\\ back\\\\slash; echo `echo backtick`", "echo 'ünïcødé ✓'"]
+json.dump(cmds, open(t + "/cmds.json", "w"))
+for i, c in enumerate(cmds):
+    json.dump({"session_id": sid, "transcript_path": "/tmp/t.jsonl", "cwd": p, "permission_mode": "default",
+               "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": c, "description": "step %d" % i, "timeout": 120000}, "tool_use_id": "toolu_%d" % i},
+              open("%s/claude.%d.json" % (t, i), "w"))
+    json.dump({"cwd": p, "hook_event_name": "PreToolUse", "model": "gpt-5-codex", "permission_mode": "default",
+               "session_id": sid, "tool_input": {"command": c}, "tool_name": "Bash", "tool_use_id": "call_%d" % i,
+               "transcript_path": None}, open("%s/codex.%d.json" % (t, i), "w"))
+json.dump({"session_id": sid, "cwd": p, "hook_event_name": "SessionStart", "source": "startup"}, open(t + "/start.json", "w"))
+json.dump({"session_id": sid, "cwd": p, "hook_event_name": "SessionEnd", "reason": "exit"}, open(t + "/end.json", "w"))
+json.dump({"session_id": sid, "cwd": p, "hook_event_name": "PreToolUse", "tool_name": "Read",
+           "tool_input": {"file_path": p + "/x"}}, open(t + "/read.json", "w"))
+PY
+	"$SBX" hook claude session-start -c "$T/hook.policy" <"$T/start.json" >"$T/start.out" 2>"$T/start.err" ||
+		fail "session-start: $(cat "$T/start.err")"
+	[ ! -s "$T/start.out" ] || fail "session-start prints nothing on stdout: $(cat "$T/start.out")"
+	"$SBX" session list | grep -q "^claude-$id " || fail "session-start started claude-$id"
+	local agent i
+	for agent in claude codex; do
+		for i in 0 1 2 3 4 5; do
+			"$SBX" hook "$agent" pre-tool-use -c "$T/hook.policy" <"$T/$agent.$i.json" >"$T/$agent.$i.out" 2>>"$T/hook.err" ||
+				fail "$agent pre-tool-use $i: exit $?: $(cat "$T/hook.err")"
+		done
+	done
+	# shellcheck disable=SC2016
+	python3 - "$T" <<'PY' >"$T/check.out" 2>&1 || fail "the answers: $(cat "$T/check.out")"
+import json, subprocess, sys
+t = sys.argv[1]
+cmds = json.load(open(t + "/cmds.json"))
+top = {"continue", "hookSpecificOutput", "stopReason", "suppressOutput", "systemMessage"}
+inner = {"additionalContext", "hookEventName", "permissionDecision", "permissionDecisionReason", "updatedInput"}
+for agent in ("claude", "codex"):
+    for i, c in enumerate(cmds):
+        o = json.load(open("%s/%s.%d.out" % (t, agent, i)))
+        assert set(o) <= top, ("top-level keys", o)
+        h = o["hookSpecificOutput"]
+        assert set(h) <= inner and h["hookEventName"] == "PreToolUse" and h["permissionDecision"] == "allow", h
+        u = h["updatedInput"]
+        want = {"command", "description", "timeout"} if agent == "claude" else {"command"}
+        assert set(u) == want, (agent, u)
+        if agent == "claude":
+            assert u["description"] == "step %d" % i and u["timeout"] == 120000, u
+        ran = subprocess.run(["bash", "-c", u["command"]], capture_output=True, text=True, timeout=60)
+        direct = subprocess.run(["bash", "-c", c], capture_output=True, text=True, timeout=60, cwd="/")
+        assert ran.returncode == 0 and ran.stdout == direct.stdout, (agent, i, c, ran.stdout, direct.stdout, ran.stderr)
+print("ok")
+PY
+	[ ! -e "$P/pwned" ] || fail "a quoted \$() ran"
+	"$SBX" hook claude pre-tool-use <"$T/read.json" >"$T/read.out" || fail "a Read call"
+	[ ! -s "$T/read.out" ] || fail "a tool that is not Bash gets no answer: $(cat "$T/read.out")"
+	echo '{"session_id": "x", "cwd": "/tmp", "tool_name": "Bash", "tool_input": {}}' |
+		"$SBX" hook codex pre-tool-use >"$T/bad.out"
+	grep -q '"permissionDecision":"deny"' "$T/bad.out" || fail "a Bash call without a command is denied: $(cat "$T/bad.out")"
+	printf '{oops' | "$SBX" hook claude pre-tool-use >"$T/bad.out"
+	grep -q '"permissionDecision":"deny"' "$T/bad.out" || fail "input that is not JSON is denied: $(cat "$T/bad.out")"
+	printf 'allow-write /nonexistent/parent/dir\nbogus-directive\n' >"$T/bad.policy"
+	sed "s/$id/other$id/" "$T/claude.0.json" | "$SBX" hook claude pre-tool-use -c "$T/bad.policy" >"$T/bad.out" 2>/dev/null
+	grep -q '"permissionDecision":"deny"' "$T/bad.out" || fail "a session that cannot start: denied: $(cat "$T/bad.out")"
+	"$SBX" hook claude session-end <"$T/end.json" || fail "session-end"
+	"$SBX" session list | grep -q "^claude-$id " && fail "session-end stopped the session"
+	return 0
+}
+TESTS+=(hook_claude_and_codex)
