@@ -17595,6 +17595,7 @@ session_end(void)
 	if (!sess.on || !sess.path)
 		return;
 	unlink(sess.path);
+	unlink(aprintf("%.*s.log", (int)(strlen(sess.path) - 5), sess.path));	/* NAME.sock -> NAME.log */
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].fd >= 0 || sess.c[i].id) {
 			if (sess.c[i].fd >= 0)
@@ -17727,8 +17728,20 @@ session_list_main(void)
 			if (n < 6 || strcmp(de->d_name + n - 5, ".sock") != 0)
 				continue;
 			name = astrndup(de->d_name, n - 5);
-			if (!session_name_ok(name) || (fd = session_find(name, NULL)) < 0)
+			if (!session_name_ok(name))
 				continue;
+			if ((fd = session_find(name, NULL)) < 0) {
+				/* a session that died (SIGKILL, a reboot): its files go */
+				int probe = session_connect(path_join(dir, de->d_name));
+
+				if (probe >= 0)
+					close(probe);
+				else if (errno == ECONNREFUSED) {
+					unlinkat(dirfd(d), de->d_name, 0);
+					unlinkat(dirfd(d), aprintf("%s.log", name), 0);
+				}
+				continue;
+			}
 			if (frame_send(fd, 'P', NULL, 0, NULL, 0) == 0 && frame_recv(fd, &b, NULL, 0, &nfd) == 'P')
 				printf("%s\n", b.p);
 			close(fd);

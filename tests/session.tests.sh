@@ -142,7 +142,7 @@ t_hook_claude_and_codex() { # sbx hook: recorded Claude Code and Codex inputs; t
 	python3 - "$P" "$id" "$T" <<'PY' || fail "could not write the recorded inputs"
 import json, sys
 p, sid, t = sys.argv[1:4]
-cmds = ["echo \"it's $((6*7))\"", "printf '%s|' a 'b c' \"d\\\"e\" $'tab\\there'", "echo one\necho two; echo 'three'\"'\"'",
+cmds = ["echo \"it's $((6*7))\"", "printf '%s|' a 'b c' \"d\\\"e\" $'tab\\there'", "echo one\necho two; echo 'three'\"'\"'four'",
         "x='$(touch pwned)'; echo \"$x\"", "echo \\\\ back\\\\slash; echo `echo backtick`", "echo 'ünïcødé ✓'"]
 json.dump(cmds, open(t + "/cmds.json", "w"))
 for i, c in enumerate(cmds):
@@ -189,7 +189,8 @@ for agent in ("claude", "codex"):
             assert u["description"] == "step %d" % i and u["timeout"] == 120000, u
         ran = subprocess.run(["bash", "-c", u["command"]], capture_output=True, text=True, timeout=60)
         direct = subprocess.run(["bash", "-c", c], capture_output=True, text=True, timeout=60, cwd="/")
-        assert ran.returncode == 0 and ran.stdout == direct.stdout, (agent, i, c, ran.stdout, direct.stdout, ran.stderr)
+        assert ran.returncode == direct.returncode == 0 and ran.stdout == direct.stdout, \
+            (agent, i, c, ran.stdout, direct.stdout, ran.stderr, direct.stderr)
 print("ok")
 PY
 	[ ! -e "$P/pwned" ] || fail "a quoted \$() ran"
@@ -203,6 +204,7 @@ PY
 	printf 'allow-write /nonexistent/parent/dir\nbogus-directive\n' >"$T/bad.policy"
 	sed "s/$id/other$id/" "$T/claude.0.json" | "$SBX" hook claude pre-tool-use -c "$T/bad.policy" >"$T/bad.out" 2>/dev/null
 	grep -q '"permissionDecision":"deny"' "$T/bad.out" || fail "a session that cannot start: denied: $(cat "$T/bad.out")"
+	"$SBX" hook codex session-end <"$T/end.json" || fail "codex session-end"
 	"$SBX" hook claude session-end <"$T/end.json" || fail "session-end"
 	"$SBX" session list | grep -q "^claude-$id " && fail "session-end stopped the session"
 	return 0
