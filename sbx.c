@@ -79,7 +79,8 @@
  *      observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
  *      connection), 10d --check, 10e the platform interface on Linux (the
- *      proxy's lockdown: Landlock and its seccomp program)
+ *      proxy's lockdown: Landlock and its seccomp program), 10f sessions
+ *      (one sandbox, many commands: the daemon, sbx exec, the agent hooks)
  *  11. macOS runner (Seatbelt): 11a the platform interface on macOS, 11b the
  *      log monitor, 11c sandbox-exec as sbx's child, the proxy on loopback
  *      with a per-run credential, as named steps, 11d --check

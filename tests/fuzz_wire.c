@@ -208,6 +208,32 @@ fuzz_tables(const unsigned char *b, size_t n)
 	net_tables_free(t);
 }
 
+/* A session's exec request (10f): from a client of the daemon's uid, not
+ * trusted to be well formed. What decodes has a command, NAME=VALUE
+ * variables, an absolute directory, and encodes back to the same bytes. */
+static void
+fuzz_exec_req(const char *b, size_t n)
+{
+	struct exec_req e;
+	struct buf again = { 0 };
+	const char *why = NULL;
+
+	if (exec_req_decode(b, n, &e, &why) < 0) {
+		if (!why)
+			fuzz_fail("exec: refused without a reason");
+		return;
+	}
+	if (!e.argv || !e.argv[0] || !e.envp || !e.cwd || e.cwd[0] != '/')
+		fuzz_fail("exec: a request without a command, an environment or an absolute directory accepted");
+	for (size_t i = 0; e.envp[i]; i++)
+		if (e.envp[i][0] == '=' || !strchr(e.envp[i], '='))
+			fuzz_fail("exec: a variable that is not NAME=VALUE accepted");
+	exec_req_encode(&e, &again);
+	if (again.n != n || memcmp(again.p, b, n) != 0)
+		fuzz_fail("exec: a %zu-byte request encodes back to %zu other bytes", n, again.n);
+	free(again.p);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -231,6 +257,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] == 8) {
 		fuzz_mitm((const unsigned char *)copy, size - 1);
 		free(copy);
+		return 0;
+	}
+	if (data[0] == 9) {
+		fuzz_exec_req(copy, size - 1);
+		free(copy);
+		arena_reset();
 		return 0;
 	}
 	switch (data[0] % 4) {
