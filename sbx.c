@@ -10983,7 +10983,10 @@ px_accept(struct proxy *px, const struct px_listener *l)
 		if (i >= px->conns_end)
 			px->conns_end = i + 1;
 		px->conns[i].deadline_ms = now_ms() + SBX_HANDSHAKE_MS;
-		if (l->role == LR_HOST_PORT)
+		if (l->role == LR_PROXY)
+			px_on_handshake(px, &px->conns[i], i);	/* a client sends its request at once: read it
+								 * now, not a poll() round later */
+		else if (l->role == LR_HOST_PORT)
 			px_host_port(&px->conns[i], l->port);
 		else if (l->role == LR_EXPOSE)
 			px_expose_request(px, &px->conns[i], i, l->port);
@@ -11013,7 +11016,11 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 			return;
 		}
 		px_established(c);
-		urev = 0;
+		/* what established queued (the request, the client's "200",
+		 * the parent's CONNECT) goes now, not a poll() round later: a
+		 * socket that just connected can take it */
+		urev = POLLOUT;
+		crev |= POLLOUT;
 	}
 	if (c->st == CS_PARENT_REPLY && urev) {
 		px_parent_reply(px, c, urev);
@@ -16583,6 +16590,25 @@ check_main(const struct policy *p)
 			check_line(true, "the write observer is off: %s; writes are refused as ever, but not reported", why);
 		else
 			check_line(true, "the write observer is on: refused writes and direct connections are reported");
+	}
+	if (!p->network_dns) {
+		check_line(true, "the DNS stub is off: network-dns off; names do not resolve inside");
+	} else {
+		/* what the inner helper does (inner_own_network), tried here: a
+		 * user namespace with a network namespace of its own */
+		pid_t pid = fork();
+		int st = -1;
+
+		if (pid == 0)
+			_exit(unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : 1);
+		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		/* not a failure: without it the boundary is the same, and names
+		 * do not resolve inside, as srt's */
+		check_line(true, pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ?
+		    "the DNS stub is on: allowed names resolve inside (network-dns)%s" :
+		    "the DNS stub cannot be made here (no user namespace with a network namespace of its own); names "
+		    "do not resolve inside%s", p->network_capture ? ", and network-capture with it" : "");
 	}
 	if (socat && access(socat, X_OK) == 0)
 		check_line(true, "socat (%s), for bridge socat", socat);
