@@ -4497,9 +4497,13 @@ net_decide(const struct policy *p, const char *host, int port)
 
 /* The DNS stub's question (7.4): may this name be looked up at all? A
  * name is asked without a port, so a deny rule refuses it only when it
- * holds for every port (no ":port"), and an allow rule admits it whatever
- * port it names: each connection is still decided on its own, port and
- * all, when it is made. Pure. */
+ * holds for every port (no ":port"), and an allow rule admits it when some
+ * connection could use it: one with no port does (a port rule denies one
+ * port of infinitely many), one with a port only when the name is allowed
+ * on that port (net_decide). SECURITY: a name denied on every port it is
+ * allowed on (allow-domain h:443 and deny-domain h:443) is refused, never
+ * looked up: the proxy's CONNECT never looks it up either. Each connection
+ * is still decided on its own, port and all, when it is made. Pure. */
 static struct net_verdict
 net_decide_name(const struct policy *p, const char *host)
 {
@@ -4517,19 +4521,24 @@ net_decide_name(const struct policy *p, const char *host)
 			return v;
 		}
 	}
+	v.reason = p->allow_domains.n ? "host is not on the allow list" :
+	    "host is not on the allow list: the policy allows no network";
 	for (i = 0; i < p->allow_domains.n; i++) {
 		char ph[300];
 		int pport;
+		struct net_verdict w;
 
 		pattern_split(p->allow_domains.v[i], ph, sizeof(ph), &pport);
-		if (match_domain(canon, pport, p->allow_domains.v[i])) {
-			v.allow = true;
-			v.reason = "allowed";
-			return v;
+		if (!match_domain(canon, pport, p->allow_domains.v[i]))
+			continue;
+		if (pport && !(w = net_decide(p, host, pport)).allow) {
+			v.reason = w.reason;	/* denied on the port this rule allows: the deny's words */
+			continue;
 		}
+		v.allow = true;
+		v.reason = "allowed";
+		return v;
 	}
-	v.reason = p->allow_domains.n ? "host is not on the allow list" :
-	    "host is not on the allow list: the policy allows no network";
 	return v;
 }
 

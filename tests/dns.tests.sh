@@ -150,3 +150,38 @@ printf "literal: "; curl -s -m 10 --noproxy "*" -o /dev/null http://'"$NSIP"':80
 	return 0
 }
 TESTS+=(network_capture)
+
+t_dns_stub_port_rules() { # a name the policy refuses on every port it allows (deny rules with ports) is refused by the stub and never looked up; a name allowed on some port resolves (control), as does the CONNECT that port allows
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	dns_up
+	policy dnsports <<'EOF'
+allow-write .
+allow-domain far.test:8000
+deny-domain far.test:8000 "far.test is off limits"
+allow-domain x.far.test:8000
+deny-domain x.far.test:22
+allow-domain evil.test
+deny-domain evil.test:9
+EOF
+	# shellcheck disable=SC2016
+	in_dns "$SBX" -v -c "$T/dnsports" -- env DNS_ASK="$DNS_ASK" sh -c '
+python3 -c "$DNS_ASK
+for n in [\"far.test\", \"x.far.test\", \"evil.test\"]:
+    print(n, ask(n, 1))
+"
+printf "connect far.test: "; curl -s -m 10 -o /dev/null -w "%{http_code}\n" http://far.test:8000/
+printf "connect x.far.test: "; curl -s -m 10 http://x.far.test:8000/' >"$T/r.out" 2>"$T/r.err"; RC=$?
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err")
+	log_file out "$T/r.out"; log_file dns "$T/dns.log"
+	expect_rc 0
+	expect_contains "$OUT" "x.far.test rcode=0 answers=1" "control: a name allowed on one port and denied on another resolves"
+	expect_contains "$OUT" "evil.test rcode=0 answers=1" "control: a name allowed on every port but one resolves"
+	expect_contains "$OUT" "far.test rcode=5 answers=0" "a name denied on the only port it is allowed on: REFUSED"
+	expect_contains "$OUT" "connect far.test: 403" "the proxy refuses far.test:8000 (the deny rule)"
+	expect_contains "$OUT" "connect x.far.test: hello-from-test-host" "control: the proxy connects x.far.test:8000"
+	expect_contains "$ERR" "deny dns-query far.test (far.test is off limits)" "the stub's refusal gives the deny rule's reason"
+	grep -q "^[A-Z0-9]* far.test$" "$T/dns.log" && fail "far.test must never be looked up outside: $(cat "$T/dns.log")"
+	grep -q "^A x.far.test$" "$T/dns.log" || fail "control: x.far.test was looked up by the proxy"
+	return 0
+}
+TESTS+=(dns_stub_port_rules)
