@@ -7298,6 +7298,26 @@ run_env_proxy(const struct run_facts *rf, struct vec *kv)
 	    jto ? jto : "", jto ? " " : "", ep->http_port, ep->http_port));
 }
 
+/* Does the plan hide path: is the last mount at it or at its deepest
+ * covered ancestor a tmpfs (a deny-read directory, nothing bound back at
+ * or above path)? Then nothing can be bound there: bwrap would have to
+ * create the mount point in a read-only tmpfs, and fails. Pure. */
+static bool
+plan_hides(const struct plan *pl, const char *path)
+{
+	const struct mount *deepest = NULL;
+
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		if (m->kind == MK_REMOUNT_RO || m->kind == MK_PIN_LINK || !path_within(path, m->path))
+			continue;
+		if (!deepest || strlen(m->path) >= strlen(deepest->path))	/* bwrap order: the later is on top */
+			deepest = m;
+	}
+	return deepest && deepest->kind == MK_TMPFS;
+}
+
 /* The variables sbx sets for the command, in order, as name, value pairs
  * in kv: both runners set exactly these (bwrap's --setenv, the macOS
  * runner's environment), after removing what deny-env names. */
@@ -7377,7 +7397,10 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 			break;	/* sbx-init's, from the control message */
 		}
 	}
-	if (rf->dns && rf->resolv_at)
+	/* the stub's resolv.conf, unless a deny-read directory hides where it
+	 * leads (deny-read /etc, or /run under systemd-resolved's link): the
+	 * command then has none, and the C library asks 127.0.0.1 anyway */
+	if (rf->dns && rf->resolv_at && !plan_hides(pl, rf->resolv_at))
 		argv_push3(out, "--ro-bind", rf->rp->resolv_conf, rf->resolv_at);
 	argv_push3(out, "--dev", "/dev", NULL);
 	argv_push(out, "--unshare-pid");

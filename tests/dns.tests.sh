@@ -185,3 +185,25 @@ printf "connect x.far.test: "; curl -s -m 10 http://x.far.test:8000/' >"$T/r.out
 	return 0
 }
 TESTS+=(dns_stub_port_rules)
+
+t_dns_stub_resolv_conf_hidden() { # where resolv.conf leads is inside a deny-read directory: the run still runs (it used to stop at bwrap's mounts) and names resolve through the stub (the C library's default server is 127.0.0.1); a deny-read of the file itself shows the stub's
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	dns_up
+	# shellcheck disable=SC2016
+	local script='cat /etc/resolv.conf 2>/dev/null | grep nameserver || echo "no resolv.conf"
+python3 -c "import socket; print(\"addr\", socket.gethostbyname(\"far.test\"))"'
+	in_dns "$SBX" -c "$T/net" --deny-read=/etc --allow-domain=far.test --network-dns=off -- sh -c 'echo ran' >"$T/off.out" 2>&1
+	expect_contains "$(cat "$T/off.out")" "ran" "control: the policy runs without the stub"
+	in_dns "$SBX" -c "$T/net" --deny-read=/etc --allow-domain=far.test -- sh -c "$script" >"$T/r.out" 2>"$T/r.err"; RC=$?
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err")
+	log_file out "$T/r.out"; log_file err "$T/r.err"
+	expect_rc 0 "deny-read /etc with the stub"
+	expect_contains "$OUT" "no resolv.conf" "/etc stays hidden"
+	expect_contains "$OUT" "addr $NSIP" "a name resolves through the stub with /etc hidden"
+	in_dns "$SBX" -c "$T/net" --deny-read=/etc/resolv.conf --allow-domain=far.test -- sh -c "$script" >"$T/r.out" 2>"$T/r.err"; RC=$?
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err")
+	expect_rc 0 "deny-read /etc/resolv.conf with the stub"
+	expect_contains "$OUT" "nameserver 127.0.0.1" "a denied resolv.conf reads as the stub's"
+	expect_contains "$OUT" "addr $NSIP" "control: a name resolves"
+}
+TESTS+=(dns_stub_resolv_conf_hidden)
