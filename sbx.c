@@ -4544,19 +4544,24 @@ net_decide_name(const struct policy *p, const char *host)
 
 /* network-capture's ports (7.4): 80 and 443, then each port an allow rule
  * for a name names (a rule for an address or localhost is not a name the
- * stub hands out), less the ports already taken inside: the proxy's own
- * and allow-host-port's. Fills out (at most max), returns the count. Pure. */
+ * stub hands out), less the ports already taken inside: the proxy's own,
+ * allow-host-port's, and expose-port's (the command's own server listens
+ * there: a capture listener would take the port from it, and this
+ * machine's connections would reach the proxy as CONNECTs to 127.0.0.1).
+ * Fills out (at most max), returns the count. Pure. */
 static size_t __attribute__((unused))	/* the Linux runner's (10c), and the tests' */
 capture_ports(const struct policy *p, uint16_t *out, size_t max)
 {
 	size_t n = 0, i, k;
-	long taken[2 + SBX_MAX_HOST_PORTS];
+	long taken[2 + 2 * SBX_MAX_HOST_PORTS];
 	size_t ntaken = 0;
 
 	taken[ntaken++] = SBX_PROXY_HTTP_PORT;
 	taken[ntaken++] = SBX_PROXY_SOCKS_PORT;
 	for (i = 0; i < p->host_ports.n && ntaken < LEN(taken); i++)
 		taken[ntaken++] = atol(p->host_ports.v[i]);
+	for (i = 0; i < p->expose_ports.n && ntaken < LEN(taken); i++)
+		taken[ntaken++] = atol(p->expose_ports.v[i]);
 	for (i = 0; i < 2 + p->allow_domains.n && n < max; i++) {
 		char ph[300];
 		int port;

@@ -207,3 +207,32 @@ python3 -c "import socket; print(\"addr\", socket.gethostbyname(\"far.test\"))"'
 	expect_contains "$OUT" "addr $NSIP" "control: a name resolves"
 }
 TESTS+=(dns_stub_resolv_conf_hidden)
+
+t_network_capture_expose_port() { # expose-port PORT with an allow rule naming PORT and network-capture on: the port stays the command's (capture does not take it), and this machine reaches the command's server; capture still works for the other ports (control)
+	command -v curl >/dev/null || skip "curl is not installed"
+	dns_up
+	local port=$(( 20000 + RANDOM % 20000 )) i got=
+	policy capx <<EOF
+allow-write .
+expose-port $port
+allow-domain far.test:$port
+allow-domain far.test:8000
+network-capture on
+EOF
+	# shellcheck disable=SC2016
+	in_dns "$SBX" -c "$T/capx" -- sh -c 'mkdir -p site; echo served-from-inside >site/index.html
+python3 -m http.server '"$port"' --bind 127.0.0.1 --directory site >serve.log 2>&1 &
+sleep 0.5; printf "direct: "; curl -s -m 10 --noproxy "*" http://far.test:8000/ || echo "curl exit $?"
+sleep 4; kill $(jobs -p); cat serve.log' >"$T/r.out" 2>"$T/r.err" &
+	local spid=$!
+	for i in $(seq 40); do
+		got=$(curl -s -m 1 "http://127.0.0.1:$port/" 2>/dev/null) && [ -n "$got" ] && break
+		sleep 0.1
+	done
+	wait $spid
+	log_file out "$T/r.out"; log_file err "$T/r.err"
+	expect_contains "$(cat "$T/r.out")" "direct: hello-from-test-host" "control: capture reaches far.test:8000"
+	expect_not_contains "$(cat "$T/r.out")" "Address already in use" "the command's server binds the exposed port"
+	[ "$got" = served-from-inside ] || fail "this machine did not reach the command's server through expose-port: '$got'"
+}
+TESTS+=(network_capture_expose_port)

@@ -3716,6 +3716,9 @@ test_dns_stub(void)
 		n = capture_ports(&p, ports, LEN(ports));
 		CHECK(n == 3 && ports[0] == 80 && ports[1] == 443 && ports[2] == 8000,
 		    "capture ports: 80, 443, a name's :8000; not an address's, localhost's or allow-host-port's (%zu)", n);
+		CHECK(parse(&p, "allow-domain far.test:8000\nallow-domain far.test:9000\nexpose-port 8000\n") == NULL &&
+		    capture_ports(&p, ports, LEN(ports)) == 3 && ports[2] == 9000,
+		    "capture ports: not expose-port's (the command's server listens there)");
 	}
 	{	/* a name denied on every port it is allowed on is refused (never looked up), with the deny's reason;
 		 * one allowed on a port no deny names is not */
