@@ -236,3 +236,81 @@ sleep 4; kill $(jobs -p); cat serve.log' >"$T/r.out" 2>"$T/r.err" &
 	[ "$got" = served-from-inside ] || fail "this machine did not reach the command's server through expose-port: '$got'"
 }
 TESTS+=(network_capture_expose_port)
+
+t_dns_stub_namespace_holds() { # the network namespace the inner helper makes for the stub gives the command nothing: no capability, lo stays up, port 53 cannot be taken to impersonate the stub, no raw or packet socket, /proc/sys/net read-only, no new namespace, a capture port cannot be listened on; names spelled to slip past the policy are refused and never looked up; the stub and capture work (controls)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	dns_up
+	policy holds <<'EOF'
+allow-write .
+allow-domain far.test:8000
+allow-domain *.far.test
+network-capture on
+EOF
+	cat >"$T/probe.py" <<'EOF'
+import os, socket, sys
+exec(os.environ["DNS_ASK"])
+def tryit(label, f):
+    try: print(label, f())
+    except OSError as e: print(label, "errno", e.errno)
+def conn(fam, addr, port):
+    s = socket.socket(fam, socket.SOCK_STREAM); s.settimeout(5); s.connect((addr, port))
+    s.sendall(b"GET / HTTP/1.0\r\nHost: far.test\r\n\r\n"); return s.recv(100).split(b"\r\n")[0].decode()
+def bind(typ, addr, port, reuse=False):
+    s = socket.socket(socket.AF_INET, typ)
+    if reuse:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    s.bind((addr, port)); return "bound"
+print("capeff", [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0])
+tryit("addr", lambda: socket.gethostbyname("far.test"))
+tryit("v4mapped", lambda: conn(socket.AF_INET6, "::ffff:127.77.0.1", 8000))
+tryit("v6loopback", lambda: conn(socket.AF_INET6, "::1", 8000))
+tryit("bind udp 53", lambda: bind(socket.SOCK_DGRAM, "127.0.0.1", 53, True))
+tryit("bind udp 53 other", lambda: bind(socket.SOCK_DGRAM, "127.0.0.2", 53))
+tryit("bind tcp 53", lambda: bind(socket.SOCK_STREAM, "127.0.0.1", 53))
+tryit("bind capture", lambda: bind(socket.SOCK_STREAM, "127.77.0.1", 8000, True))
+tryit("bind 5353", lambda: bind(socket.SOCK_DGRAM, "127.0.0.1", 5353))
+tryit("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP) and "made")
+tryit("packet", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0) and "made")
+tryit("sysctl", lambda: open("/proc/sys/net/ipv4/ip_unprivileged_port_start", "w").write("0"))
+for n in ["FAR.Test", "x.far.test", "far.test.evil.test", "far-test", "2130706433", "0x7f.1", "127.0.0.1", "localhost"]:
+    print("q", n, ask(n, 1))
+EOF
+	# shellcheck disable=SC2016
+	in_dns "$SBX" -v -c "$T/holds" -- env DNS_ASK="$DNS_ASK" sh -c '
+python3 "$0"
+if command -v ip >/dev/null; then
+	ip link set lo down 2>/dev/null; echo "lo down: $?"; ip addr add 10.9.9.9/24 dev lo 2>/dev/null; echo "addr add: $?"
+	ip link show lo | grep -q "UP" && echo "lo up"
+else echo "lo down: 2"; echo "addr add: 2"; echo "lo up"; fi
+unshare -n true 2>/dev/null; echo "unshare: $?"
+nsenter -t 1 -n true 2>/dev/null; echo "nsenter: $?"' "$T/probe.py" >"$T/r.out" 2>"$T/r.err"; RC=$?
+	OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err")
+	log_file out "$T/r.out"; log_file dns "$T/dns.log"
+	expect_rc 0
+	expect_contains "$OUT" "capeff 0000000000000000" "the command holds no capability in the namespace it owns"
+	expect_contains "$OUT" "addr 127.77.0.1" "control: the stub answers with a capture address"
+	expect_contains "$OUT" "v4mapped HTTP/1.0 200 OK" "control: an IPv4-mapped connect to the capture address is captured"
+	expect_contains "$OUT" "v6loopback errno 111" "no capture listener on ::1"
+	expect_contains "$OUT" "bind udp 53 errno 13" "the command cannot take the stub's port (SO_REUSEPORT or not)"
+	expect_contains "$OUT" "bind udp 53 other errno 13" "nor port 53 of another loopback address"
+	expect_contains "$OUT" "bind tcp 53 errno 13" "nor TCP 53"
+	expect_contains "$OUT" "bind capture errno 98" "a capture port stays the proxy's"
+	expect_contains "$OUT" "bind 5353 bound" "control: an unprivileged port binds"
+	expect_contains "$OUT" "raw errno 1" "no raw socket"
+	expect_contains "$OUT" "packet errno 1" "no packet socket"
+	expect_contains "$OUT" "sysctl errno 30" "/proc/sys/net is read-only"
+	expect_contains "$OUT" "lo down: 2" "lo cannot be brought down"
+	expect_contains "$OUT" "addr add: 2" "no address can be added"
+	expect_contains "$OUT" "lo up" "lo is still up"
+	expect_contains "$OUT" "unshare: 1" "no new network namespace"
+	expect_contains "$OUT" "nsenter: 1" "no entering init's"
+	expect_contains "$OUT" "q FAR.Test rcode=0 answers=1" "control: case does not matter"
+	expect_contains "$OUT" "q x.far.test rcode=0 answers=1" "control: the wildcard"
+	for n in far.test.evil.test far-test 2130706433 0x7f.1 127.0.0.1 localhost; do
+		expect_contains "$OUT" "q $n rcode=5 answers=0" "$n is refused"
+	done
+	grep -q "evil\|2130706433\|0x7f\|127.0.0.1\|localhost\|far-test" "$T/dns.log" &&
+		fail "a refused name was looked up outside: $(cat "$T/dns.log")"
+	return 0
+}
+TESTS+=(dns_stub_namespace_holds)
