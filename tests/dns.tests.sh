@@ -314,3 +314,40 @@ nsenter -t 1 -n true 2>/dev/null; echo "nsenter: $?"' "$T/probe.py" >"$T/r.out" 
 	return 0
 }
 TESTS+=(dns_stub_namespace_holds)
+
+t_network_capture_live_policy() { # --control-fd: a capture address handed out while its name was allowed is refused once a live line removes the name (decided as the name, under the policy of the moment), and the stub then refuses the name; allowed before the line (control)
+	command -v curl >/dev/null || skip "curl is not installed"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	dns_up
+	policy livecap <<'EOF'
+allow-write .
+allow-domain far.test:8000
+network-capture on
+EOF
+	mkfifo "$T/ctl"
+	# shellcheck disable=SC2016
+	in_dns "$SBX" -v --control-fd 3 -c "$T/livecap" -- env DNS_ASK="$DNS_ASK" sh -c '
+addr=$(python3 -c "import socket; print(socket.gethostbyname(\"far.test\"))"); echo "addr=$addr"
+curl -s -m 5 --noproxy "*" -o /dev/null -w "cap1=%{http_code}\n" "http://$addr:8000/"
+: >step1
+while [ ! -e go1 ]; do sleep 0.1; done
+curl -s -m 5 --noproxy "*" -o /dev/null -w "cap2=%{http_code}\n" "http://$addr:8000/"
+python3 -c "$DNS_ASK
+print(\"after\", ask(\"far.test\", 1))"' >"$T/bg" 2>"$T/bg.err" 3<"$T/ctl" </dev/null &
+	local bg=$!
+	exec 7>"$T/ctl"
+	ctl_wait_step 1
+	printf '{"network":{"allowedDomains":["other.test"]}}\n' >&7
+	wait_file_has "$T/bg.err" "network.allowedDomains applied" 10 || fail "the line was not applied: $(cat "$T/bg.err")"
+	: >"$P/go1"
+	exec 7>&-
+	wait_pid "$bg" 30 || fail "sbx did not finish"
+	log_file out "$T/bg"; log_file err "$T/bg.err"
+	OUT=$(cat "$T/bg"); ERR=$(cat "$T/bg.err")
+	expect_contains "$OUT" "addr=127.77.0.1" "control: the stub hands far.test a capture address"
+	expect_contains "$OUT" "cap1=200" "control: the capture address reaches far.test:8000 while it is allowed"
+	expect_contains "$OUT" "cap2=000" "the same address is refused once the line removed far.test"
+	expect_contains "$OUT" "after rcode=5 answers=0" "the stub refuses far.test after the line"
+	expect_contains "$ERR" "deny capture far.test:8000" "the refusal is decided as the name, and reported"
+}
+TESTS+=(network_capture_live_policy)
