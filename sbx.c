@@ -4579,22 +4579,33 @@ match_domain(const char *host, int port, const char *pattern)
  * reason is what the command is told. Pure. */
 struct net_verdict { bool allow; const char *reason; };
 
+/* The deny rule that refuses canon at port (-1: only a rule without a
+ * port matches), as its reason; NULL when none does. */
+static const char *
+net_denied(const struct policy *p, const char *canon, int port)
+{
+	for (size_t i = 0; i < p->deny_domains.n; i++) {
+		const struct domrule *r = p->deny_domains.v[i];
+
+		if (match_domain(canon, port, r->pattern))
+			return r->reason ? r->reason : "host is on the deny list";
+	}
+	return NULL;
+}
+
 static struct net_verdict
 net_decide(const struct policy *p, const char *host, int port)
 {
 	struct net_verdict v = { false, "malformed host" };
 	char canon[SBX_MAX_HOST_BYTES + 64];
+	const char *deny;
 	size_t i;
 
 	if (!match_host_valid(host) || match_canonical_host(host, canon, sizeof(canon)) < 0)
 		return v;
-	for (i = 0; i < p->deny_domains.n; i++) {
-		const struct domrule *r = p->deny_domains.v[i];
-
-		if (match_domain(canon, port, r->pattern)) {
-			v.reason = r->reason ? r->reason : "host is on the deny list";
-			return v;
-		}
+	if ((deny = net_denied(p, canon, port))) {
+		v.reason = deny;
+		return v;
 	}
 	for (i = 0; i < p->allow_domains.n; i++)
 		if (match_domain(canon, port, p->allow_domains.v[i])) {
@@ -4624,17 +4635,14 @@ net_decide_name(const struct policy *p, const char *host)
 {
 	struct net_verdict v = { false, "malformed host" };
 	char canon[SBX_MAX_HOST_BYTES + 64];
+	const char *deny;
 	size_t i;
 
 	if (!match_host_valid(host) || match_canonical_host(host, canon, sizeof(canon)) < 0)
 		return v;
-	for (i = 0; i < p->deny_domains.n; i++) {
-		const struct domrule *r = p->deny_domains.v[i];
-
-		if (match_domain(canon, -1, r->pattern)) {	/* -1: no port rule matches it */
-			v.reason = r->reason ? r->reason : "host is on the deny list";
-			return v;
-		}
+	if ((deny = net_denied(p, canon, -1))) {	/* -1: no port rule matches it */
+		v.reason = deny;
+		return v;
 	}
 	v.reason = p->allow_domains.n ? "host is not on the allow list" :
 	    "host is not on the allow list: the policy allows no network";
