@@ -4642,22 +4642,33 @@ match_domain(const char *host, int port, const char *pattern)
  * reason is what the command is told. Pure. */
 struct net_verdict { bool allow; const char *reason; };
 
+/* The deny rule that refuses canon at port (-1: only a rule without a
+ * port matches), as its reason; NULL when none does. */
+static const char *
+net_denied(const struct policy *p, const char *canon, int port)
+{
+	for (size_t i = 0; i < p->deny_domains.n; i++) {
+		const struct domrule *r = p->deny_domains.v[i];
+
+		if (match_domain(canon, port, r->pattern))
+			return r->reason ? r->reason : "host is on the deny list";
+	}
+	return NULL;
+}
+
 static struct net_verdict
 net_decide(const struct policy *p, const char *host, int port)
 {
 	struct net_verdict v = { false, "malformed host" };
 	char canon[SBX_MAX_HOST_BYTES + 64];
+	const char *deny;
 	size_t i;
 
 	if (!match_host_valid(host) || match_canonical_host(host, canon, sizeof(canon)) < 0)
 		return v;
-	for (i = 0; i < p->deny_domains.n; i++) {
-		const struct domrule *r = p->deny_domains.v[i];
-
-		if (match_domain(canon, port, r->pattern)) {
-			v.reason = r->reason ? r->reason : "host is on the deny list";
-			return v;
-		}
+	if ((deny = net_denied(p, canon, port))) {
+		v.reason = deny;
+		return v;
 	}
 	for (i = 0; i < p->allow_domains.n; i++)
 		if (match_domain(canon, port, p->allow_domains.v[i])) {
@@ -4675,57 +4686,68 @@ net_decide(const struct policy *p, const char *host, int port)
 
 /* The DNS stub's question (7.4): may this name be looked up at all? A
  * name is asked without a port, so a deny rule refuses it only when it
- * holds for every port (no ":port"), and an allow rule admits it whatever
- * port it names: each connection is still decided on its own, port and
- * all, when it is made. Pure. */
+ * holds for every port (no ":port"), and an allow rule admits it when some
+ * connection could use it: one with no port does (a port rule denies one
+ * port of infinitely many), one with a port only when the name is allowed
+ * on that port (net_decide). SECURITY: a name denied on every port it is
+ * allowed on (allow-domain h:443 and deny-domain h:443) is refused, never
+ * looked up: the proxy's CONNECT never looks it up either. Each connection
+ * is still decided on its own, port and all, when it is made. Pure. */
 static struct net_verdict
 net_decide_name(const struct policy *p, const char *host)
 {
 	struct net_verdict v = { false, "malformed host" };
 	char canon[SBX_MAX_HOST_BYTES + 64];
+	const char *deny;
 	size_t i;
 
 	if (!match_host_valid(host) || match_canonical_host(host, canon, sizeof(canon)) < 0)
 		return v;
-	for (i = 0; i < p->deny_domains.n; i++) {
-		const struct domrule *r = p->deny_domains.v[i];
-
-		if (match_domain(canon, -1, r->pattern)) {	/* -1: no port rule matches it */
-			v.reason = r->reason ? r->reason : "host is on the deny list";
-			return v;
-		}
-	}
-	for (i = 0; i < p->allow_domains.n; i++) {
-		char ph[300];
-		int pport;
-
-		pattern_split(p->allow_domains.v[i], ph, sizeof(ph), &pport);
-		if (match_domain(canon, pport, p->allow_domains.v[i])) {
-			v.allow = true;
-			v.reason = "allowed";
-			return v;
-		}
+	if ((deny = net_denied(p, canon, -1))) {	/* -1: no port rule matches it */
+		v.reason = deny;
+		return v;
 	}
 	v.reason = p->allow_domains.n ? "host is not on the allow list" :
 	    "host is not on the allow list: the policy allows no network";
+	for (i = 0; i < p->allow_domains.n; i++) {
+		char ph[300];
+		int pport;
+		struct net_verdict w;
+
+		pattern_split(p->allow_domains.v[i], ph, sizeof(ph), &pport);
+		if (!match_domain(canon, pport, p->allow_domains.v[i]))
+			continue;
+		if (pport && !(w = net_decide(p, host, pport)).allow) {
+			v.reason = w.reason;	/* denied on the port this rule allows: the deny's words */
+			continue;
+		}
+		v.allow = true;
+		v.reason = "allowed";
+		return v;
+	}
 	return v;
 }
 
 /* network-capture's ports (7.4): 80 and 443, then each port an allow rule
  * for a name names (a rule for an address or localhost is not a name the
- * stub hands out), less the ports already taken inside: the proxy's own
- * and allow-host-port's. Fills out (at most max), returns the count. Pure. */
+ * stub hands out), less the ports already taken inside: the proxy's own,
+ * allow-host-port's, and expose-port's (the command's own server listens
+ * there: a capture listener would take the port from it, and this
+ * machine's connections would reach the proxy as CONNECTs to 127.0.0.1).
+ * Fills out (at most max), returns the count. Pure. */
 static size_t __attribute__((unused))	/* the Linux runner's (10c), and the tests' */
 capture_ports(const struct policy *p, uint16_t *out, size_t max)
 {
 	size_t n = 0, i, k;
-	long taken[2 + SBX_MAX_HOST_PORTS];
+	long taken[2 + 2 * SBX_MAX_HOST_PORTS];
 	size_t ntaken = 0;
 
 	taken[ntaken++] = SBX_PROXY_HTTP_PORT;
 	taken[ntaken++] = SBX_PROXY_SOCKS_PORT;
 	for (i = 0; i < p->host_ports.n && ntaken < LEN(taken); i++)
 		taken[ntaken++] = atol(p->host_ports.v[i]);
+	for (i = 0; i < p->expose_ports.n && ntaken < LEN(taken); i++)
+		taken[ntaken++] = atol(p->expose_ports.v[i]);
 	for (i = 0; i < 2 + p->allow_domains.n && n < max; i++) {
 		char ph[300];
 		int port;
@@ -7489,6 +7511,26 @@ run_env_proxy(const struct run_facts *rf, struct vec *kv)
 	    jto ? jto : "", jto ? " " : "", ep->http_port, ep->http_port));
 }
 
+/* Does the plan hide path: is the last mount at it or at its deepest
+ * covered ancestor a tmpfs (a deny-read directory, nothing bound back at
+ * or above path)? Then nothing can be bound there: bwrap would have to
+ * create the mount point in a read-only tmpfs, and fails. Pure. */
+static bool
+plan_hides(const struct plan *pl, const char *path)
+{
+	const struct mount *deepest = NULL;
+
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		if (m->kind == MK_REMOUNT_RO || m->kind == MK_PIN_LINK || !path_within(path, m->path))
+			continue;
+		if (!deepest || strlen(m->path) >= strlen(deepest->path))	/* bwrap order: the later is on top */
+			deepest = m;
+	}
+	return deepest && deepest->kind == MK_TMPFS;
+}
+
 /* The variables sbx sets for the command, in order, as name, value pairs
  * in kv: both runners set exactly these (bwrap's --setenv, the macOS
  * runner's environment), after removing what deny-env names. */
@@ -7568,7 +7610,10 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 			break;	/* sbx-init's, from the control message */
 		}
 	}
-	if (rf->dns && rf->resolv_at)
+	/* the stub's resolv.conf, unless a deny-read directory hides where it
+	 * leads (deny-read /etc, or /run under systemd-resolved's link): the
+	 * command then has none, and the C library asks 127.0.0.1 anyway */
+	if (rf->dns && rf->resolv_at && !plan_hides(pl, rf->resolv_at))
 		argv_push3(out, "--ro-bind", rf->rp->resolv_conf, rf->resolv_at);
 	argv_push3(out, "--dev", "/dev", NULL);
 	argv_push(out, "--unshare-pid");
@@ -11136,7 +11181,10 @@ px_accept(struct proxy *px, const struct px_listener *l)
 		if (i >= px->conns_end)
 			px->conns_end = i + 1;
 		px->conns[i].deadline_ms = now_ms() + SBX_HANDSHAKE_MS;
-		if (l->role == LR_HOST_PORT)
+		if (l->role == LR_PROXY)
+			px_on_handshake(px, &px->conns[i], i);	/* a client sends its request at once: read it
+								 * now, not a poll() round later */
+		else if (l->role == LR_HOST_PORT)
 			px_host_port(&px->conns[i], l->port);
 		else if (l->role == LR_EXPOSE)
 			px_expose_request(px, &px->conns[i], i, l->port);
@@ -11166,7 +11214,11 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 			return;
 		}
 		px_established(c);
-		urev = 0;
+		/* what established queued (the request, the client's "200",
+		 * the parent's CONNECT) goes now, not a poll() round later: a
+		 * socket that just connected can take it */
+		urev = POLLOUT;
+		crev |= POLLOUT;
 	}
 	if (c->st == CS_PARENT_REPLY && urev) {
 		px_parent_reply(px, c, urev);
@@ -16916,6 +16968,25 @@ check_main(const struct policy *p)
 			check_line(true, "the write observer is off: %s; writes are refused as ever, but not reported", why);
 		else
 			check_line(true, "the write observer is on: refused writes and direct connections are reported");
+	}
+	if (!p->network_dns) {
+		check_line(true, "the DNS stub is off: network-dns off; names do not resolve inside");
+	} else {
+		/* what the inner helper does (inner_own_network), tried here: a
+		 * user namespace with a network namespace of its own */
+		pid_t pid = fork();
+		int st = -1;
+
+		if (pid == 0)
+			_exit(unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : 1);
+		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		/* not a failure: without it the boundary is the same, and names
+		 * do not resolve inside, as srt's */
+		check_line(true, pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ?
+		    "the DNS stub is on: allowed names resolve inside (network-dns)%s" :
+		    "the DNS stub cannot be made here (no user namespace with a network namespace of its own); names "
+		    "do not resolve inside%s", p->network_capture ? ", and network-capture with it" : "");
 	}
 	if (socat && access(socat, X_OK) == 0)
 		check_line(true, "socat (%s), for bridge socat", socat);

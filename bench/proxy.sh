@@ -547,13 +547,14 @@ plaunch() {
 		sh "$HOSTS" "$SBX" -c "$WORK/policy.parent" -- "$@" ;;
 	esac
 }
-pmeasure() {
-	local row=$1 mode=$2 secs=$3 key=$4 id
-	shift 4
+# xmeasure LAUNCHER ROW MODE SECS KEY CMD...: measure's, with a launcher of its own
+xmeasure() {
+	local launcher=$1 row=$2 mode=$3 secs=$4 key=$5 id
+	shift 5
 	id=${row}_$mode
 	[ "${OK[$mode]}" = 1 ] || { WHY[$row:$mode]=skipped; return 1; }
 	say "  $row / $mode" >&2
-	if (plaunch "$mode" "$secs" "$@") >"$M/$id.out" 2>"$M/$id.err" && [ -n "$(kv "$id" "$key")" ]; then
+	if ("$launcher" "$mode" "$secs" "$@") >"$M/$id.out" 2>"$M/$id.err" && [ -n "$(kv "$id" "$key")" ]; then
 		V[$row:$mode]=$(kv "$id" "$key")
 		return 0
 	fi
@@ -561,6 +562,7 @@ pmeasure() {
 	note "$row / $mode: ${WHY[$row:$mode]}"
 	return 1
 }
+pmeasure() { xmeasure plaunch "$@"; }
 
 for mode in "${PMODES[@]}"; do
 	[ "${OK[$mode]}" = 1 ] || continue
@@ -625,20 +627,7 @@ claunch() {
 	exec "${NICE_CMD[@]}" "${tmo[@]}" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
 		sh "$HOSTS" "$SBX" -c "$pol" -- "$@"
 }
-cmeasure() {
-	local row=$1 mode=$2 secs=$3 key=$4 id
-	shift 4
-	id=${row}_$mode
-	[ "${OK[$mode]}" = 1 ] || { WHY[$row:$mode]=skipped; return 1; }
-	say "  $row / $mode" >&2
-	if (claunch "$mode" "$secs" "$@") >"$M/$id.out" 2>"$M/$id.err" && [ -n "$(kv "$id" "$key")" ]; then
-		V[$row:$mode]=$(kv "$id" "$key")
-		return 0
-	fi
-	WHY[$row:$mode]="failed: $(errtext "$id")"
-	note "$row / $mode: ${WHY[$row:$mode]}"
-	return 1
-}
+cmeasure() { xmeasure claunch "$@"; }
 # ctarget MODE PORT: the client's TARGET in that column
 ctarget() { if [ "$1" = ccapture ]; then printf 'name:allowed.test:%s' "$2"; else printf 'tunnel:allowed.test:%s' "$2"; fi; }
 for mode in "${CMODES[@]}"; do

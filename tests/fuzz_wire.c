@@ -47,11 +47,14 @@ fuzz_ctl(const char *b, size_t n)
 			fuzz_fail("ctl: refused without a reason");
 		return;
 	}
-	if (m.flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE))
+	if (m.flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE | IF_DNS | IF_CAPTURE))
 		fuzz_fail("ctl: unknown flags 0x%x accepted", m.flags);
 	for (i = 0; i < m.nports; i++)
 		if (m.ports[i] == 0)
 			fuzz_fail("ctl: port 0 accepted");
+	for (i = 0; i < m.ncapture; i++)
+		if (m.capture[i] == 0)
+			fuzz_fail("ctl: capture port 0 accepted");
 	for (i = 0; i < m.nlinks; i++)
 		if (m.links[i][0] != '/')
 			fuzz_fail("ctl: a relative link path accepted");
@@ -71,7 +74,7 @@ fuzz_handed(const char *b, size_t n)
 	struct handed h;
 	const char *why = NULL;
 	char again[SBX_HANDED_MAX_BYTES];
-	int expose = 0;
+	int expose = 0, dns = 0;
 
 	/* the descriptors come with the message (SCM_RIGHTS): try the count
 	 * the bytes claim and one that disagrees */
@@ -86,12 +89,16 @@ fuzz_handed(const char *b, size_t n)
 		if (h.n != nfd)
 			fuzz_fail("handed: %d descriptors came, %d roles decoded", nfd, h.n);
 		for (int i = 0; i < h.n; i++) {
-			if (h.role[i] != LR_PROXY && h.role[i] != LR_HOST_PORT && h.role[i] != LR_EXPOSE)
+			if (h.role[i] != LR_PROXY && h.role[i] != LR_HOST_PORT && h.role[i] != LR_EXPOSE &&
+			    h.role[i] != LR_DNS && h.role[i] != LR_CAPTURE)
 				fuzz_fail("handed: unknown role %d accepted", (int)h.role[i]);
+			if (h.role[i] == LR_DNS && h.port[i] != 53)
+				fuzz_fail("handed: a DNS stub socket on port %u", h.port[i]);
 			expose += h.role[i] == LR_EXPOSE;
+			dns += h.role[i] == LR_DNS;
 		}
-		if (expose > 1)
-			fuzz_fail("handed: two expose-port channels accepted");
+		if (expose > 1 || dns > 1)
+			fuzz_fail("handed: two expose-port channels or two DNS stubs accepted");
 		if (used > n)
 			fuzz_fail("handed: a %zu-byte message used %zu bytes", n, used);
 		if (handed_encode(&h, again) != used || memcmp(again, b, used) != 0)

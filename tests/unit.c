@@ -3850,6 +3850,26 @@ test_dns_stub(void)
 		n = capture_ports(&p, ports, LEN(ports));
 		CHECK(n == 3 && ports[0] == 80 && ports[1] == 443 && ports[2] == 8000,
 		    "capture ports: 80, 443, a name's :8000; not an address's, localhost's or allow-host-port's (%zu)", n);
+		CHECK(parse(&p, "allow-domain far.test:8000\nallow-domain far.test:9000\nexpose-port 8000\n") == NULL &&
+		    capture_ports(&p, ports, LEN(ports)) == 3 && ports[2] == 9000,
+		    "capture ports: not expose-port's (the command's server listens there)");
+	}
+	{	/* a name denied on every port it is allowed on is refused (never looked up), with the deny's reason;
+		 * one allowed on a port no deny names is not */
+		struct policy p;
+		const char *e = parse(&p, "allow-domain far.test:8000\ndeny-domain far.test:8000 \"off limits\"\n"
+		    "allow-domain *.wild.test:443\ndeny-domain *.in.wild.test:443\nallow-domain x.far.test:8000\n"
+		    "deny-domain x.far.test:22\nallow-domain evil.test\ndeny-domain evil.test:9\n");
+		struct net_verdict v;
+
+		CHECK(e == NULL, "dns port policy parses: %s", e ? e : "");
+		v = net_decide_name(&p, "far.test");
+		CHECK(!v.allow && strcmp(v.reason, "off limits") == 0, "DNS: a name denied on its only allowed port: refused (%s)",
+		    v.reason);
+		CHECK(!net_decide_name(&p, "a.in.wild.test").allow && net_decide_name(&p, "a.wild.test").allow,
+		    "DNS: a wildcard denied on the wildcard's port: refused; its siblings: allowed");
+		CHECK(net_decide_name(&p, "x.far.test").allow && net_decide_name(&p, "evil.test").allow,
+		    "DNS: a name denied on another port than it is allowed on: allowed");
 	}
 }
 
