@@ -6,7 +6,7 @@
  * the network tables sbx sends the proxy (net_tables_decode) and the MITM
  * route's ask and answer (mitm_decode).
  * The first byte picks the decoder (4: the observer's events, 5: the
- * network tables, 8: the MITM messages, each chosen so that no earlier
+ * network tables, 8: the MITM messages, 9: a session's exec request, each chosen so that no earlier
  * corpus input changes decoder; otherwise byte % 4); the rest is its input. Each side of every pair may be the one a memory bug took over, so
  * each decoder must refuse what it cannot account for.
  *

@@ -2242,9 +2242,9 @@ test_bpf(void)
 		b.p[b.n - 1] = 'x';	/* last argument no longer NUL-terminated */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "unterminated argument refused");
 		b.p[b.n - 1] = '\0';
-		b.p[8] |= 0x80;	/* an unknown flag */
+		b.p[9] |= 0x01;	/* an unknown flag (bit 8) */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "unknown flag refused");
-		b.p[8] &= (char)~0x80;
+		b.p[9] &= (char)~0x01;
 		b.p[12] = 65;	/* more ports than the message holds */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "bad port count refused");
 		b.p[12] = 2;
@@ -3753,6 +3753,49 @@ test_srt_cli(void)
 
 /* The DNS stub (7.1, 7.4): the question parser on good and hostile
  * datagrams, the answer builder, the name-only decision, capture's ports. */
+#if SBX_LINUX
+/* Sessions (10f): the exec request's wire form, hostile bodies refused;
+ * the hooks' pure parts (a session's name from an agent's id, the rewrite;
+ * the round trip of hostile commands through bash is tests/session.tests.sh's). */
+static void
+test_sessions(void)
+{
+	char *argv[] = { "sh", "-c", "echo 'x'", NULL }, *envp[] = { "A=1", "PATH=/bin", NULL };
+	struct exec_req e = { 7, 0, argv, envp, "/p" }, d;
+	struct buf b = { 0 };
+	const char *why = NULL, *rw;
+
+	exec_req_encode(&e, &b);
+	CHECK(exec_req_decode(b.p, b.n, &d, &why) == 0 && d.id == 7 && strcmp(d.argv[2], "echo 'x'") == 0 &&
+	    !d.argv[3] && strcmp(d.envp[1], "PATH=/bin") == 0 && !d.envp[2] && strcmp(d.cwd, "/p") == 0,
+	    "an exec request round-trips (%s)", why ? why : "");
+	for (size_t cut = 0; cut < b.n; cut++)
+		CHECK(exec_req_decode(b.p, cut, &d, &why) < 0, "a request cut to %zu bytes refused", cut);
+	{
+		char *bad_env[] = { "NOEQUALS", NULL }, *empty_name[] = { "=x", NULL }, *none[] = { NULL };
+		struct exec_req bad[] = { { 0, 0, argv, bad_env, "/p" }, { 0, 0, argv, empty_name, "/p" },
+			{ 0, 0, none, envp, "/p" }, { 0, 0, argv, envp, "relative" }, { 0, 1, argv, envp, "/p" } };
+
+		for (size_t i = 0; i < LEN(bad); i++) {
+			struct buf bb = { 0 };
+
+			exec_req_encode(&bad[i], &bb);
+			CHECK(exec_req_decode(bb.p, bb.n, &d, &why) < 0, "hostile exec request %zu refused", i);
+			free(bb.p);
+		}
+	}
+	free(b.p);
+	CHECK(strcmp(hook_session_name("claude", "abc-123_x.y"), "claude-abc-123_x.y") == 0, "a plain id names the session");
+	CHECK(strncmp(hook_session_name("codex", "a/b c"), "codex-", 6) == 0 &&
+	    session_name_ok(hook_session_name("codex", "a/b c")) && session_name_ok(hook_session_name("codex", "")),
+	    "an id with other bytes, or none, is hashed into a valid name");
+	rw = hook_rewrite("/usr/bin/sbx", "claude-1", "a'b");
+	CHECK(strcmp(rw, "/usr/bin/sbx exec claude-1 -- bash -c 'a'\\''b'") == 0, "the rewrite single-quotes: %s", rw);
+	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y"),
+	    "session names: a file's name, no dot first, no slash");
+}
+#endif
+
 static void
 test_dns_stub(void)
 {
@@ -4009,6 +4052,9 @@ main(void)
 	test_srt_cli();
 	test_live_policy();
 	test_dns_stub();
+#if SBX_LINUX
+	test_sessions();
+#endif
 #if SBX_LINUX
 	test_expose_refusal();
 #endif
