@@ -47,7 +47,8 @@ fuzz_ctl(const char *b, size_t n)
 			fuzz_fail("ctl: refused without a reason");
 		return;
 	}
-	if (m.flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE | IF_DNS | IF_CAPTURE))
+	if (m.flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE | IF_DNS | IF_CAPTURE |
+	    IF_SESSION))
 		fuzz_fail("ctl: unknown flags 0x%x accepted", m.flags);
 	for (i = 0; i < m.nports; i++)
 		if (m.ports[i] == 0)
