@@ -210,3 +210,38 @@ PY
 	return 0
 }
 TESTS+=(hook_claude_and_codex)
+
+t_session_planted_socket_ignored() { # sbx exec connects only to a session in a private runtime root of its own uid: a socket another user planted where the client looks gets nothing
+	[ "$(id -u)" = 0 ] || skip "planting another user's socket needs root"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	local uid root user=
+	for u in daemon bin sys games nobody; do	# a user with no runtime directory yet: one is planted for it
+		id "$u" >/dev/null 2>&1 || continue
+		uid=$(id -u "$u")
+		[ -e "/tmp/sbx-$uid" ] || [ -e "/var/tmp/sbx-$uid" ] || { user=$u; break; }
+	done
+	[ -n "$user" ] || skip "every system user has a runtime directory already"
+	root=/var/tmp/sbx-$uid
+	mkdir -p "$root/sessions" && chmod 755 "$root" "$root/sessions"	# root's, not nobody's, and not private
+	trap 'rm -rf "$root"' EXIT
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+import os; os.chmod(sys.argv[1], 0o777)
+c, _ = s.accept(); open(sys.argv[2], "w").write("connected\n")' "$root/sessions/planted.sock" "$T/planted.log" &
+	local i
+	for i in $(seq 50); do [ -S "$root/sessions/planted.sock" ] && break; sleep 0.1; done
+	out=$(cd /tmp && timeout 10 su "$user" -s /bin/sh -c "'$SBX' exec planted -- true" 2>&1); rc=$?
+	printf '%s\n' "$out"
+	[ "$rc" = 125 ] || fail "exec into a planted socket: exit $rc"
+	expect_contains "$out" "no session planted is running" "the planted socket is not a session"
+	[ ! -s "$T/planted.log" ] || fail "the client connected to a socket in a root that is not its own"
+	# control: made private and nobody's, the same place is used (the client connects)
+	chown -R "$user" "$root" && chmod 700 "$root" "$root/sessions"
+	(cd /tmp && timeout 10 su "$user" -s /bin/sh -c "'$SBX' exec planted -- true" >/dev/null 2>&1)
+	for i in $(seq 30); do [ -s "$T/planted.log" ] && break; sleep 0.1; done
+	[ -s "$T/planted.log" ] || fail "control: a private root of the user's own is looked in"
+	kill %1 2>/dev/null
+	return 0
+}
+TESTS+=(session_planted_socket_ignored)
