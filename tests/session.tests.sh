@@ -91,9 +91,9 @@ t_session_socket_private() { # the session's socket: nothing inside sees it, ano
 	sess_start priv --idle=2
 	sx sh -c 'ls -A /tmp/sbx-*/ /var/tmp/sbx-*/ 2>/dev/null; echo end'
 	expect_not_contains "$OUT" "sessions" "no sandboxed process sees the sessions directory"
-	if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		chmod 755 "$T" "$P" 2>/dev/null
-		out=$(su nobody -s /bin/sh -c "'$SBX' exec '$SESS' -- true" 2>&1); rc=$?
+		out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SBX" exec "$SESS" -- true 2>&1); rc=$?
 		[ "$rc" = 125 ] || fail "another user's exec must fail: exit $rc: $out"
 	fi
 	local i
@@ -213,6 +213,7 @@ TESTS+=(hook_claude_and_codex)
 
 t_session_planted_socket_ignored() { # sbx exec connects only to a session in a private runtime root of its own uid: a socket another user planted where the client looks gets nothing
 	[ "$(id -u)" = 0 ] || skip "planting another user's socket needs root"
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to drop root"
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	local uid root user=
 	for u in daemon bin sys games nobody; do	# a user with no runtime directory yet: one is planted for it
@@ -231,14 +232,14 @@ import os; os.chmod(sys.argv[1], 0o777)
 c, _ = s.accept(); open(sys.argv[2], "w").write("connected\n")' "$root/sessions/planted.sock" "$T/planted.log" &
 	local i
 	for i in $(seq 50); do [ -S "$root/sessions/planted.sock" ] && break; sleep 0.1; done
-	out=$(cd /tmp && timeout 10 su "$user" -s /bin/sh -c "'$SBX' exec planted -- true" 2>&1); rc=$?
+	out=$(cd /tmp && timeout 10 setpriv --reuid="$uid" --regid="$uid" --clear-groups "$SBX" exec planted -- true 2>&1); rc=$?
 	printf '%s\n' "$out"
 	[ "$rc" = 125 ] || fail "exec into a planted socket: exit $rc"
 	expect_contains "$out" "no session planted is running" "the planted socket is not a session"
 	[ ! -s "$T/planted.log" ] || fail "the client connected to a socket in a root that is not its own"
 	# control: made private and nobody's, the same place is used (the client connects)
 	chown -R "$user" "$root" && chmod 700 "$root" "$root/sessions"
-	(cd /tmp && timeout 10 su "$user" -s /bin/sh -c "'$SBX' exec planted -- true" >/dev/null 2>&1)
+	(cd /tmp && timeout 10 setpriv --reuid="$uid" --regid="$uid" --clear-groups "$SBX" exec planted -- true >/dev/null 2>&1)
 	for i in $(seq 30); do [ -s "$T/planted.log" ] && break; sleep 0.1; done
 	[ -s "$T/planted.log" ] || fail "control: a private root of the user's own is looked in"
 	kill %1 2>/dev/null
