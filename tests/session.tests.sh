@@ -224,7 +224,7 @@ t_session_planted_socket_ignored() { # sbx exec connects only to a session in a 
 	[ -n "$user" ] || skip "every system user has a runtime directory already"
 	root=/var/tmp/sbx-$uid
 	mkdir -p "$root/sessions" && chmod 755 "$root" "$root/sessions"	# root's, not nobody's, and not private
-	trap 'rm -rf "$root"' EXIT
+	trap "rm -rf '$root'" EXIT	# root is local: its value now, not at exit
 	python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
