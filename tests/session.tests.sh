@@ -246,3 +246,15 @@ c, _ = s.accept(); open(sys.argv[2], "w").write("connected\n")' "$root/sessions/
 	return 0
 }
 TESTS+=(session_planted_socket_ignored)
+
+t_session_terminal() { # a client on a terminal: the command's stdin, stdout and stderr are that terminal (isatty), and it reads what is typed
+	command -v script >/dev/null || skip "script (util-linux) is not installed"
+	sess_start tty
+	printf 'typed-line\n' | timeout 30 script -qec "'$SBX' exec '$SESS' -- sh -c '[ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo all-three-ttys; read l; echo got=\$l'" /dev/null >"$T/tty.out" 2>&1
+	log_file tty "$T/tty.out"
+	# (tty(1) prints "not a tty" here as in a plain run: bwrap's /dev has a devpts of its own, where
+	# the client's pty has no name; the descriptor is the terminal all the same)
+	grep -q 'all-three-ttys' "$T/tty.out" || fail "stdin, stdout and stderr are the terminal"
+	grep -q 'got=typed-line' "$T/tty.out" || fail "the command reads what is typed"
+}
+TESTS+=(session_terminal)
