@@ -563,15 +563,19 @@ xmeasure() {
 	return 1
 }
 pmeasure() { xmeasure plaunch "$@"; }
-
-for mode in "${PMODES[@]}"; do
-	[ "${OK[$mode]}" = 1 ] || continue
-	if ! pmeasure pprobe "$mode" 60 ok "$PL" reqs proxy:allowed.test:8000 1 1 || [ "$(kv "pprobe_$mode" ok)" != 1 ]; then
+# xprobe LAUNCHER ID MODE TARGET: one request through a column first; a column it fails in is
+# skipped, with why
+xprobe() {
+	local launcher=$1 id=$2 mode=$3 target=$4
+	[ "${OK[$mode]}" = 1 ] || return 0
+	if ! xmeasure "$launcher" "$id" "$mode" 60 ok "$PL" reqs "$target" 1 1 || [ "$(kv "${id}_$mode" ok)" != 1 ]; then
 		OK[$mode]=0
-		SKIPWHY[$mode]="one request through it failed: $(errtext "pprobe_$mode")"
+		SKIPWHY[$mode]="one request through it failed: $(errtext "${id}_$mode")"
 		note "$mode column skipped: ${SKIPWHY[$mode]}"
 	fi
-done
+}
+
+for mode in "${PMODES[@]}"; do xprobe plaunch pprobe "$mode" proxy:allowed.test:8000; done
 say "5. through a parent proxy ($PARENT_DESC): bulk, requests, CONNECT latency" >&2
 declare -A PBVALS
 for ((i = 1; i <= BULK_RUNS; i++)); do
@@ -630,14 +634,7 @@ claunch() {
 cmeasure() { xmeasure claunch "$@"; }
 # ctarget MODE PORT: the client's TARGET in that column
 ctarget() { if [ "$1" = ccapture ]; then printf 'name:allowed.test:%s' "$2"; else printf 'tunnel:allowed.test:%s' "$2"; fi; }
-for mode in "${CMODES[@]}"; do
-	[ "${OK[$mode]}" = 1 ] || continue
-	if ! cmeasure cprobe "$mode" 60 ok "$PL" reqs "$(ctarget "$mode" 8000)" 1 1 || [ "$(kv "cprobe_$mode" ok)" != 1 ]; then
-		OK[$mode]=0
-		SKIPWHY[$mode]="one request through it failed: $(errtext "cprobe_$mode")"
-		note "$mode column skipped: ${SKIPWHY[$mode]}"
-	fi
-done
+for mode in "${CMODES[@]}"; do xprobe claunch cprobe "$mode" "$(ctarget "$mode" 8000)"; done
 say "6. network-capture against the CONNECT path: bulk, requests" >&2
 declare -A CBVALS
 for ((i = 1; i <= BULK_RUNS; i++)); do
