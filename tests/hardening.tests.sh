@@ -123,6 +123,71 @@ t_person_file_survives_cleanup() { # a placeholder replaced on the host by the p
 }
 TESTS+=(person_file_survives_cleanup)
 
+# pool_key DIR: the pool's name for placeholders in DIR (sbx.c ph_pool_open: device-inode, hex)
+pool_key() { printf '%x-%x' "$(stat -c %d "$1")" "$(stat -c %i "$1")"; }
+
+t_placeholder_pool() { # placeholders set aside in the pool between runs: denies hold, the project stays clean, a held descriptor's files never come back
+	local root=/tmp/sbx-$(id -u) key pool i
+	rm -rf "$P" && mkdir -p "$P" && cd "$P" || fail "setup"
+	snap "$P" >"$T/.snap"
+	run_sbx -- true
+	expect_rc 0
+	key=$(pool_key "$P"); pool=$root/pool/$key
+	if [ "$(stat -c %d "$P")" != "$(stat -c %d "$root")" ]; then
+		# another filesystem than the runtime root's: mkdir and rmdir, as before
+		[ ! -e "$pool" ] || fail "a pool for a project on another filesystem: $pool"
+		expect_same_tree "$P" "$T/.snap" "a run on another filesystem than $root"
+		return 0
+	fi
+	[ -d "$pool/.vscode" ] && [ -d "$pool/.bashrc" ] || fail "no pooled placeholders in $pool: $(ls -A "$pool" 2>&1)"
+	expect_same_tree "$P" "$T/.snap" "after a run whose placeholders went to the pool"
+	# taken back by the next run: the denies hold, the control write works
+	run_sbx -- sh -c "$(try_danger) ls -d .vscode .bashrc >/dev/null && echo held; echo ok > ok.txt && echo control-ok"
+	expect_rc 0
+	expect_not_contains "$OUT" WROTE "a dangerous name written with pooled placeholders"
+	expect_contains "$OUT" held "the placeholders, taken back from the pool"
+	expect_contains "$OUT" control-ok "the allowed write"
+	rm -f ok.txt
+	expect_same_tree "$P" "$T/.snap" "after a run that took its placeholders from the pool"
+	# the attack: a process that can write the project (another sandbox with it writable, here
+	# the test itself) keeps a descriptor on a placeholder, and writes through it once the
+	# directory is in the pool, hoping the next run puts tasks.json where the editor reads it
+	start_bg "$T/a.out" -- sh -c "sleep ${TOKBASE}3"
+	for i in $(seq 50); do [ -d "$P/.vscode" ] && break; sleep 0.1; done
+	[ -d "$P/.vscode" ] || fail "setup: run A made no placeholder"
+	python3 - "$P/.vscode" "$BGPID" <<'PY' >"$T/held.out" 2>&1
+import os, sys, time, signal
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+os.kill(int(sys.argv[2]), signal.SIGTERM)   # run A ends; its placeholders go to the pool
+for _ in range(200):   # until sbx has set the placeholder aside
+    if not os.path.lexists(sys.argv[1]):
+        break
+    time.sleep(0.05)
+w = os.open("tasks.json", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+os.write(w, b'{"tasks":[{"label":"pwn","command":"touch /tmp/pwned","runOptions":{"runOn":"folderOpen"}}]}')
+os.close(w); print("planted")
+PY
+	wait_pid "$BGPID" 20
+	grep -q planted "$T/held.out" || fail "setup: could not write through the held descriptor: $(cat "$T/held.out")"
+	[ -f "$pool/.vscode/tasks.json" ] || fail "setup: the planted file is not in the pooled directory"
+	run_sbx -v -- sh -c 'ls -A .vscode; echo listed'
+	expect_rc 0
+	expect_contains "$OUT" listed "the run with a tainted pool entry"
+	expect_not_contains "$OUT" tasks.json "the held descriptor's file, inside the next run"
+	expect_contains "$ERR" "is not empty, left where it is" "the note about the tainted pool entry"
+	[ ! -e "$P/.vscode" ] || fail "the tainted pooled directory came back to the project: $(ls -A "$P/.vscode")"
+	[ -f "$pool/.vscode/tasks.json" ] || fail "the planted file was removed (nothing of anyone's is deleted)"
+	# the person's own file put inside a placeholder during a run: stays where it was put
+	start_bg "$T/b.out" -- sh -c "sleep ${TOKBASE}4"
+	for i in $(seq 50); do [ -d "$P/.idea" ] && break; sleep 0.1; done
+	[ -d "$P/.idea" ] || fail "setup: run B made no placeholder .idea"
+	echo mine >"$P/.idea/workspace.xml"
+	kill -TERM "$BGPID"; wait_pid "$BGPID" 20
+	[ "$(cat "$P/.idea/workspace.xml" 2>/dev/null)" = mine ] || fail "the person's file in .idea was moved or removed"
+	rm -rf "$P/.idea" "$pool/.vscode"
+}
+TESTS+=(placeholder_pool)
+
 t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the runtime directory other runs trust
 	local uid root; uid=$(id -u); root=/tmp/sbx-$uid
 	sbx_outside_tmp
