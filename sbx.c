@@ -144,6 +144,21 @@
 #  error "sbx runs on Linux and macOS"
 #endif
 
+/* Build switches, each on by default: bench/overhead.sh builds sbx with
+ * one off at a time (and all off) to measure what each step of the
+ * per-command work (issue 16) buys, alone and stacked, against the same
+ * bwrap floor in the same run. They never weaken the boundary: each
+ * chooses between two ways of doing the same thing. */
+#ifndef SBX_PH_POOL
+#  define SBX_PH_POOL 1		/* placeholders set aside in a pool, not removed (9a) */
+#endif
+#ifndef SBX_INIT_BINDS
+#  define SBX_INIT_BINDS 1	/* sbx-init binds the placeholder directories (plan_binds_to_init) */
+#endif
+#ifndef SBX_VFORK
+#  define SBX_VFORK 1		/* bwrap started with vfork (run_spawn_bwrap) */
+#endif
+
 #include <sys/types.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -185,6 +200,7 @@
 #if SBX_LINUX
 #  include <sched.h>
 #  include <sys/mount.h>
+#  include <sys/statvfs.h>	/* the flags a placeholder bind keeps (bind_placeholder) */
 #  include <sys/prctl.h>
 #  include <sys/ioctl.h>
 #  include <sys/signalfd.h>
@@ -270,6 +286,9 @@ static const char *plat_self_exe(char *buf, size_t n);
  * bwrap): runs it and returns its exit status; -1 when argv is not one. */
 static int plat_helper_main(int argc, char **argv);
 static int plat_session_main(int *argc, char ***argv);
+/* Can this platform's sandbox make the placeholders' read-only binds
+ * itself, after the sandbox is built (plan_binds_to_init)? */
+static bool plat_init_binds(const struct policy *p);
 /* --check: can this machine build the sandbox? The exit status. */
 static int plat_check(const struct policy *p);
 /* Run the command in this platform's sandbox; every refusal goes to
@@ -5645,6 +5664,8 @@ enum mkind {
 	MK_BIND_FROM,	/* --ro-bind SRC P: a host file shown at another path (sbx itself) */
 	MK_PIN_LINK,	/* a symlink mounted onto itself, unfollowed, by sbx-init (10a): bwrap
 			 * follows every link it mounts on, so this one is not in its argv */
+	MK_BIND_RO_INIT,	/* MK_BIND_RO of a placeholder directory, made by sbx-init in the
+			 * nested mount namespace instead of bwrap (plan_binds_to_init) */
 };
 
 struct mount {
@@ -7284,6 +7305,42 @@ plan_bind_from(struct plan *pl, const char *src, const char *dest, const char *w
 	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
 }
 
+/* Hand the read-only binds of placeholder directories to sbx-init: it makes
+ * each with three syscalls in the nested mount namespace (open_tree,
+ * move_mount, a remount), where bwrap rereads the whole mount table for
+ * every bind (~50 us each with a dozen mounts, more with more). Only a
+ * leaf: no other mount of the plan lies below it, since sbx-init binds
+ * after bwrap has made all of its own, and a bind made later would cover
+ * one made below it. Only a directory: sbx-init checks the device and
+ * inode sbx holds (ph_cover) before it binds, and files keep bwrap's way.
+ * The platform says whether sbx-init can (plat_init_binds). Pure. */
+static void
+plan_binds_to_init(struct plan *pl)
+{
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		struct mount *m = pl->mounts.v[i];
+		bool placeholder_dir = false, leaf = true;
+
+		if (m->kind != MK_BIND_RO)
+			continue;
+		for (size_t j = 0; j < pl->placeholders.n; j++) {
+			const struct placeholder *ph = pl->placeholders.v[j];
+
+			if (strcmp(ph->path, m->path) == 0 && ph->kind == PH_DIR)
+				placeholder_dir = true;
+		}
+		for (size_t j = 0; placeholder_dir && j < pl->mounts.n; j++) {
+			const struct mount *o = pl->mounts.v[j];
+
+			if (o != m && strcmp(o->path, m->path) != 0 && path_within(o->path, m->path))
+				leaf = false;
+		}
+		if (placeholder_dir && leaf)
+			m->kind = MK_BIND_RO_INIT;
+	}
+	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
+}
+
 /* Would path (real) be writable inside the sandbox under this plan? */
 static bool
 plan_is_writable(const struct plan *pl, const char *path)
@@ -7607,6 +7664,7 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 			argv_push3(out, "--ro-bind", m->src, m->path);
 			break;
 		case MK_PIN_LINK:
+		case MK_BIND_RO_INIT:
 			break;	/* sbx-init's, from the control message */
 		}
 	}
@@ -7724,6 +7782,8 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
 
 		if (m->kind == MK_PIN_LINK)
 			buf_printf(b, "# symlink pinned by sbx-init (mounted onto itself, not followed): %s\n", m->path);
+		if (m->kind == MK_BIND_RO_INIT)
+			buf_printf(b, "# placeholder bound read-only onto itself by sbx-init: %s\n", m->path);
 	}
 }
 
@@ -7772,6 +7832,10 @@ enum inner_flag {
 #define SBX_CTL_MAX_BYTES	(4 << 20)
 #define SBX_CTL_MAX_ARGS	65536
 
+/* A placeholder directory sbx-init binds read-only onto itself, and what
+ * it must be: the device and inode of the directory sbx holds (ph_cover). */
+struct init_bind { char *path; uint64_t dev, ino; };
+
 /* What the inner helper is told. Ports are the policy's allow-host-port
  * and expose-port lists; socat and bridge_sock are set for bridge socat. */
 struct inner_msg {
@@ -7782,6 +7846,7 @@ struct inner_msg {
 	const char *socat;		/* bridge socat: the socat binary, else NULL */
 	const char *bridge_sock[2];	/* bridge socat: the proxy's Unix sockets, HTTP and SOCKS */
 	uint32_t nlinks; char **links;	/* symlinked dangerous names sbx-init pins (MK_PIN_LINK) */
+	uint32_t nbinds; struct init_bind *binds;	/* placeholders sbx-init binds read-only (MK_BIND_RO_INIT) */
 	char **argv;
 };
 
@@ -7795,6 +7860,7 @@ put_u32(struct buf *b, uint32_t v)
  *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 | u32 nexpose |
  *   nexpose x u32 | u32 ncapture | ncapture x u32 | socat NUL | http socket NUL | socks socket NUL |
  *   u32 nlinks | nlinks NUL-terminated absolute paths |
+ *   u32 nbinds | nbinds x (NUL-terminated absolute path, u64 dev, u64 ino) |
  *   u32 argc | argc NUL-terminated strings
  * (an empty string is "none"). */
 static void
@@ -7822,6 +7888,12 @@ ctl_encode(const struct inner_msg *m, struct buf *b)
 	put_u32(&body, m->nlinks);
 	for (i = 0; i < m->nlinks; i++)
 		buf_putn(&body, m->links[i], strlen(m->links[i]) + 1);
+	put_u32(&body, m->nbinds);
+	for (i = 0; i < m->nbinds; i++) {
+		buf_putn(&body, m->binds[i].path, strlen(m->binds[i].path) + 1);
+		buf_putn(&body, (const char *)&m->binds[i].dev, 8);
+		buf_putn(&body, (const char *)&m->binds[i].ino, 8);
+	}
 	put_u32(&body, argc);
 	for (i = 0; i < argc; i++)
 		buf_putn(&body, m->argv[i], strlen(m->argv[i]) + 1);
@@ -7861,6 +7933,20 @@ take_str(struct cursor *c, char **s, const char *what)
 	}
 	*s = astrndup(c->p, (size_t)(nul - c->p));
 	c->p = nul + 1;
+	return true;
+}
+
+static bool
+take_u64(struct cursor *c, uint64_t *v, const char *what)
+{
+	if (c->why)
+		return false;
+	if (c->end - c->p < 8) {
+		c->why = what;
+		return false;
+	}
+	memcpy(v, c->p, 8);
+	c->p += 8;
 	return true;
 }
 
@@ -7922,6 +8008,15 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	for (i = 0; !c.why && i < m->nlinks; i++)
 		if (take_str(&c, &m->links[i], "link path not terminated") && m->links[i][0] != '/')
 			c.why = "a link path that is not absolute";
+	if (take_u32(&c, &m->nbinds, "no bind count") && m->nbinds > SBX_MAX_MOUNTS)
+		c.why = "bad bind count";
+	if (!c.why)
+		m->binds = amalloc((m->nbinds + 1) * sizeof(*m->binds));
+	for (i = 0; !c.why && i < m->nbinds; i++)
+		if (take_str(&c, &m->binds[i].path, "bind path not terminated") && m->binds[i].path[0] != '/')
+			c.why = "a bind path that is not absolute";
+		else if (take_u64(&c, &m->binds[i].dev, "bind cut short"))
+			take_u64(&c, &m->binds[i].ino, "bind cut short");
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_CTL_MAX_ARGS))
 		c.why = "bad argument count";
 	if (!c.why) {
@@ -8831,6 +8926,7 @@ static const struct { const char *read, *write, *filter; } sb_mount_rules[] = {
 	[MK_REMOUNT_RO] = { NULL, NULL, NULL },
 	[MK_BIND_FROM] = { NULL, NULL, NULL },
 	[MK_PIN_LINK] = { NULL, "deny", "literal" },
+	[MK_BIND_RO_INIT] = { "allow", "deny", "subpath" },
 };
 
 /* The profile. Returns 0, or -1 with *why set when a path or name cannot
@@ -13106,7 +13202,7 @@ ph_pool_open(int pfd, bool create)
 	struct stat parent, rst;
 	char key[64];
 
-	if (fstat(pfd, &parent) < 0)
+	if (!SBX_PH_POOL || fstat(pfd, &parent) < 0)
 		return -1;
 	snprintf(key, sizeof(key), "%llx-%llx", (unsigned long long)parent.st_dev, (unsigned long long)parent.st_ino);
 	for (size_t i = 0; i < run_state.pool_roots.n; i++) {
@@ -14456,7 +14552,7 @@ audit_record(const char *run_dir, const struct plan *pl)
 		const struct mount *m = pl->mounts.v[i];
 		size_t j;
 
-		for (j = 0; m->kind == MK_BIND_RO && j < pl->audit_roots.n; j++)
+		for (j = 0; (m->kind == MK_BIND_RO || m->kind == MK_BIND_RO_INIT) && j < pl->audit_roots.n; j++)
 			if (path_within(m->path, pl->audit_roots.v[j])) {
 				buf_puts(&b, "O ");
 				line_escape(&b, m->path);
@@ -15535,6 +15631,58 @@ pin_link(const char *path)
 	return rc;
 }
 
+/* Bind the placeholder directory b->path read-only onto itself
+ * (MK_BIND_RO_INIT): what `bwrap --ro-bind P P` would, without rereading
+ * the mount table. SECURITY:
+ *  - open_tree with AT_SYMLINK_NOFOLLOW takes the name itself, and the
+ *    clone must be the directory sbx made and holds (device and inode):
+ *    another sandbox that can write the project cannot swap in a link to
+ *    a file of its choice between sbx's check and this bind (bwrap's bind
+ *    follows links); a mismatch stops the run (ESTALE);
+ *  - non-recursive: an empty directory has nothing mounted below it on
+ *    the host, and nothing of the plan's (plan_binds_to_init: leaves only);
+ *  - move_mount does not follow a link at the target either, and the
+ *    mount cannot go onto anything but a directory;
+ *  - read-only by a remount of the new mount itself (/proc/self/fd/N:
+ *    the fresh /proc of the nested namespace, mounted above), keeping the
+ *    flags the mount it was cloned from has (a user namespace may not
+ *    clear nosuid, nodev, noexec or the atime flags it inherited);
+ *  - then the filters refuse the command every mount call, and the
+ *    kernel locks these mounts together with the rest in any namespace
+ *    the command could make (it can make none: max_user_namespaces 0).
+ * Returns 0, or -1 with errno set. */
+static int
+bind_placeholder(const struct init_bind *b)
+{
+	struct stat st;
+	struct statvfs sf;
+	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+	char self[64];
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
+	int rc = -1, saved;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || fstatvfs(fd, &sf) < 0)
+		goto out;
+	if (!S_ISDIR(st.st_mode) || (uint64_t)st.st_dev != b->dev || (uint64_t)st.st_ino != b->ino) {
+		errno = ESTALE;
+		goto out;
+	}
+	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, b->path, SBX_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		goto out;
+	flags |= (sf.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sf.f_flag & ST_NODEV ? MS_NODEV : 0) |
+	    (sf.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sf.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
+	    (sf.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sf.f_flag & ST_RELATIME ? MS_RELATIME : 0);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rc = mount(NULL, self, NULL, flags, NULL);
+out:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
  * not nest, a plain child). Never returns. */
 /* Session mode (10f): sbx-init starts no command of its own. For each
@@ -15700,6 +15848,11 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux 5.2+); replace the link by "
 			    "the file it points at" : weaker_hint, "cannot pin the symlink %s (a dangerous name) in place: %s",
 			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
+	for (uint32_t i = 0; i < m->nbinds; i++)
+		if (!nested || bind_placeholder(&m->binds[i]) < 0)
+			die_hint(errno == ESTALE ? "run again" : weaker_hint, "cannot bind the placeholder %s read-only: %s",
+			    m->binds[i].path, !nested ? "no nested namespaces" : errno == ESTALE ?
+			    "it is no longer the directory sbx made" : strerror(errno));
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
 		die("cannot install the seccomp filters: %s", strerror(errno));
@@ -16377,9 +16530,15 @@ run_instructions(struct run *r, char **cmd)
 		im->expose[im->nexpose++] = (uint16_t)atoi(p->expose_ports.v[i]);
 	im->argv = cmd;
 	im->links = amalloc((r->pl->mounts.n + 1) * sizeof(char *));
-	for (i = 0; i < r->pl->mounts.n; i++)
-		if (((struct mount *)r->pl->mounts.v[i])->kind == MK_PIN_LINK)
-			im->links[im->nlinks++] = (char *)((struct mount *)r->pl->mounts.v[i])->path;
+	im->binds = amalloc((r->pl->mounts.n + 1) * sizeof(*im->binds));
+	for (i = 0; i < r->pl->mounts.n; i++) {
+		const struct mount *m = r->pl->mounts.v[i];
+
+		if (m->kind == MK_PIN_LINK)
+			im->links[im->nlinks++] = (char *)m->path;
+		if (m->kind == MK_BIND_RO_INIT)	/* its device and inode once made (run_send_instructions) */
+			im->binds[im->nbinds++].path = (char *)m->path;
+	}
 }
 
 /* Step: expose-port's listeners on this machine, first: a port in use
@@ -16467,6 +16626,18 @@ fds_move_fixed(const int *from, const int *to, int n)
 	return 0;
 }
 
+/* In a vforked child: say why it failed, and exit 125. write(2) only:
+ * the child shares sbx's memory, stdio's buffers included. */
+static void __attribute__((noreturn))
+child_fail(const char *what, const char *name, int err)
+{
+	const char *parts[] = { progname, ": ", what, name, ": ", strerror(err), "\n" };
+
+	for (size_t i = 0; i < LEN(parts); i++)
+		(void)!write(2, parts[i], strlen(parts[i]));
+	_exit(SBX_EXIT_FAILURE);
+}
+
 /* Step: start bwrap, with the argv --print=argv shows (bw_render). */
 static void
 run_spawn_bwrap(struct run *r, const char *bwrap)
@@ -16493,7 +16664,13 @@ run_spawn_bwrap(struct run *r, const char *bwrap)
 		die("cannot write bwrap's arguments: %s", strerror(errno));
 	free(args.p);
 
-	r->bwrap = fork();
+	/* vfork: the child borrows sbx's memory until it execs, so neither
+	 * copies page tables nor leaves sbx to copy-on-write pages it touches
+	 * next (~0.1 ms; 1 for 1 here). The child therefore changes nothing in
+	 * memory: system calls only, and errors written with write(2), not
+	 * stdio (its buffer is sbx's). Its descriptor table and signal mask
+	 * are its own (no CLONE_FILES, a mask per thread). */
+	r->bwrap = SBX_VFORK ? vfork() : fork();
 	if (r->bwrap < 0)
 		die("fork: %s", strerror(errno));
 	if (r->bwrap == 0) {
@@ -16504,15 +16681,12 @@ run_spawn_bwrap(struct run *r, const char *bwrap)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(SBX_EXIT_FAILURE);
-		if (fds_move_fixed(from, to, (int)LEN(from)) < 0) {
-			fprintf(stderr, "%s: cannot pass descriptors to bwrap: %s\n", progname, strerror(errno));
-			_exit(SBX_EXIT_FAILURE);
-		}
+		if (fds_move_fixed(from, to, (int)LEN(from)) < 0)
+			child_fail("cannot pass descriptors to bwrap", "", errno);
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
 		signal(SIGPIPE, SIG_DFL);	/* sbx ignores it; the command gets the default */
 		execv(bwrap, (char **)bi.argv.v);
-		fprintf(stderr, "%s: cannot run %s: %s\n", progname, bwrap, strerror(errno));
-		_exit(SBX_EXIT_FAILURE);
+		child_fail("cannot run ", bwrap, errno);
 	}
 	close(info[1]);
 	close(ctl[1]);
@@ -16530,6 +16704,20 @@ run_send_instructions(struct run *r)
 {
 	struct buf msg = { 0 };
 
+	/* what sbx-init must find at each placeholder it binds: the directory
+	 * ph_cover holds (locked, so no run removes it meanwhile) */
+	for (uint32_t i = 0; i < r->im.nbinds; i++) {
+		struct stat st;
+		const struct ph_held *h = NULL;
+
+		for (size_t j = 0; j < run_state.held.n && !h; j++)
+			if (strcmp(((struct ph_held *)run_state.held.v[j])->path, r->im.binds[i].path) == 0)
+				h = run_state.held.v[j];
+		if (!h || h->dir < 0 || fstat(h->dir, &st) < 0 || !S_ISDIR(st.st_mode))
+			die_hint("run again", "the placeholder %s is not the directory sbx made", r->im.binds[i].path);
+		r->im.binds[i].dev = (uint64_t)st.st_dev;
+		r->im.binds[i].ino = (uint64_t)st.st_ino;
+	}
 	ctl_encode(&r->im, &msg);
 	(void)write_all(r->ctl, msg.p, msg.n);
 	free(msg.p);
@@ -17388,6 +17576,18 @@ static int
 plat_check(const struct policy *p)
 {
 	return check_main(p);
+}
+
+/* sbx-init binds placeholders with open_tree and move_mount (Linux 5.2+),
+ * in the nested namespaces: not in a sandbox that may run without them
+ * (weaker-nested-sandbox), where bwrap keeps doing it. The probe: an
+ * empty path without AT_EMPTY_PATH is ENOENT where the call exists. */
+static bool
+plat_init_binds(const struct policy *p)
+{
+	if (!SBX_INIT_BINDS || p->weaker_nested_sandbox)
+		return false;
+	return syscall(SYS_open_tree, -1, "", 0) >= 0 || errno != ENOSYS;
 }
 
 /* The programs first: bwrap found, and neither sbx, bwrap nor socat
@@ -18479,6 +18679,14 @@ plat_helper_main(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	return -1;	/* sandbox-exec runs the command itself: no helper inside */
+}
+
+/* Seatbelt has no mounts: placeholders are rules of the profile. */
+static bool
+plat_init_binds(const struct policy *p)
+{
+	(void)p;
+	return false;
 }
 
 /* Sessions (10f) keep sbx-init serving inside the sandbox; Seatbelt has no
@@ -20408,7 +20616,7 @@ plan_note_mounts(const struct plan *pl)
 {
 	/* ORDER: enum mkind */
 	static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show",
-		"pin link" };
+		"pin link", "init bind" };
 
 	for (size_t i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
@@ -20646,6 +20854,8 @@ main(int argc, char **argv)
 		    "through the proxy", strerror(errno));
 	run_facts_collect(&rf, &p, &rp, self, geteuid() == 0, environ, c.cmd);
 	plan_add_run_binds(&pl, &rf);
+	if (plat_init_binds(&p))
+		plan_binds_to_init(&pl);
 	plan_note_mounts(&pl);
 	if (mode == PM_ARGV)
 		return print_argv(&p, &pl, &rf);

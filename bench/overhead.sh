@@ -26,6 +26,13 @@
 #   3d. sbx exec SESSION -- true: a session started once (sbx session start
 #      -c policy.example), then one exec per timed run (target <= 0.3x the
 #      floor);
+#   3e. what each step of the per-command work (issue 16) buys, alone and
+#      stacked: sbx.c built again into the scratch directory with its build
+#      switches (section 1 of sbx.c: SBX_PH_POOL, SBX_INIT_BINDS, SBX_VFORK)
+#      all off ("none"), then one on at a time, then all on; and the
+#      all-off build dynamically linked (cc) beside the static one (musl),
+#      for what the static build buys. Same policy, project and floor as
+#      row 3. NO_STEPS=1 skips these rows (they need musl-gcc or cc);
 #   4. sbx with a 50-path policy (deny-read / allow-write / deny-write lines)
 #      over a generated 10,000-file project (100 dirs x 100 files);
 #   5. srt --settings F -c true, with F the srt settings equivalent of
@@ -51,6 +58,7 @@
 # Run:   bench/overhead.sh              (from anywhere; sbx is ../sbx from here,
 #                                        built with `make -C .. -s` if missing)
 # Knobs: RUNS=50 WARMUP=3  NO_SRT=1 (skip srt)  NO_HYPERFINE=1 (use the loop)
+#        NO_STEPS=1 (skip rows 3e)
 #        SBX_BEFORE=/path/to/sbx (row 3b: an older build, outside any writable root)
 #        SRT_VERSION=0.0.81 (installed once into bench/.srt, then reused)
 # Needs: bash, bwrap, awk; optional hyperfine, node+npm (srt), rg and socat
@@ -442,6 +450,34 @@ if [ "$SBX_OK" = 1 ]; then
 		measure sbx_curl_403 "sbx -- curl, refused (403)" "$PROJ" "$SBX" -c "$POLICY" -- \
 			sh -c '[ "$("$1" -s -o /dev/null -w "%{http_code}" http://example.invalid/)" = 403 ]' sh "$CURL"
 	fi
+	# 3e. each step alone and stacked (issue 16 §1): builds of sbx.c with its switches
+	if [ -z "${NO_STEPS:-}" ]; then
+		STEP_CC=$(command -v musl-gcc >/dev/null 2>&1 && echo "musl-gcc -static" || echo cc)
+		OFF="-DSBX_PH_POOL=0 -DSBX_INIT_BINDS=0 -DSBX_VFORK=0"
+		step_build() { # step_build NAME CC FLAGS...
+			local name=$1 cc=$2
+			shift 2
+			# shellcheck disable=SC2086  # CC may carry -static
+			(cd "$ROOT" && $cc -O2 "$@" -o "$WORK/sbx-$name" sbx.c) >"$M/build-$name.err" 2>&1
+		}
+		for spec in "none|$OFF" "pool|-DSBX_INIT_BINDS=0 -DSBX_VFORK=0" "initbinds|-DSBX_PH_POOL=0 -DSBX_VFORK=0" \
+			"vfork|-DSBX_PH_POOL=0 -DSBX_INIT_BINDS=0" "all|"; do
+			name=${spec%%|*}
+			# shellcheck disable=SC2086
+			if step_build "$name" "$STEP_CC" ${spec#*|}; then
+				measure "step_$name" "  steps: $name" "$PROJ" "$WORK/sbx-$name" -c "$POLICY" -- "$TRUE"
+			else
+				ORDER+=("step_$name"); LABEL[step_$name]="  steps: $name"
+				SKIP[step_$name]="build failed: $(head -c 160 "$M/build-$name.err")"
+			fi
+		done
+		if [ "$STEP_CC" != cc ] && have cc; then
+			# shellcheck disable=SC2086
+			if step_build none-dynamic cc $OFF; then
+				measure step_none_dynamic "  steps: none, dynamic (cc)" "$PROJ" "$WORK/sbx-none-dynamic" -c "$POLICY" -- "$TRUE"
+			fi
+		fi
+	fi
 	measure sbx50 "sbx, 50 policy paths, 10k files" "$PROJ50" "$SBX" -c "$WORK/policy50" -- "$TRUE" || FATAL=1
 	# 3d. a session (issue 16): the sandbox built once, then one exec per command
 	SESSION_NAME=bench-$$
@@ -564,6 +600,13 @@ if [ -n "${MED[sbx]:-}" ] && [ -n "$F" ]; then
 	say "- sbx \`true\`: ${MED[sbx]} ms, ${r}x the floor; target <= 1.3x: $(verdict le "$r" 1.3)."
 else
 	say "- sbx \`true\`: not measured (${SKIP[sbx]:-sbx unavailable}); target <= 1.3x: not met."
+fi
+if [ -n "${MED[step_none]:-}" ]; then
+	line="- sbx \`true\`, the steps of issue 16 ($STEP_CC builds, x floor):"
+	for n in none none_dynamic pool initbinds vfork all; do
+		[ -n "${MED[step_$n]:-}" ] && line+=" $n ${MED[step_$n]} ms ($(ratio "${MED[step_$n]}" "$F")x);"
+	done
+	say "${line%;}."
 fi
 if [ -n "${MED[sbx50]:-}" ]; then
 	say "- sbx with 50 policy paths over 10k files: ${MED[sbx50]} ms, $(ratio "${MED[sbx50]}" "$F")x the floor."

@@ -59,6 +59,9 @@ fuzz_ctl(const char *b, size_t n)
 	for (i = 0; i < m.nlinks; i++)
 		if (m.links[i][0] != '/')
 			fuzz_fail("ctl: a relative link path accepted");
+	for (i = 0; i < m.nbinds; i++)
+		if (m.binds[i].path[0] != '/')
+			fuzz_fail("ctl: a relative bind path accepted");
 	if (!m.argv || !m.argv[0])
 		fuzz_fail("ctl: no command accepted");
 	if (!m.socat != !m.bridge_sock[0] || !m.socat != !m.bridge_sock[1])

@@ -188,6 +188,36 @@ PY
 }
 TESTS+=(placeholder_pool)
 
+t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while the sandbox is built: sbx-init refuses to bind it, nothing runs
+	local w=$T/bin/bwrap-swap real
+	real=$(command -v bwrap) || skip "no bwrap"
+	rm -rf "$P" && mkdir -p "$P" "$T/bin" && cd "$P" || fail "setup"
+	echo 'echo original' >"$P/payload.sh"
+	# the stand-in runs between sbx's check of the placeholders (ph_cover) and sbx-init's
+	# binds: what another sandbox that can write the project could do in that window
+	{
+		echo '#!/bin/sh'
+		echo '[ -n "$SWAP" ] && mv "$PWD/.bashrc" "$PWD/.bashrc.moved" && ln -s "$PWD/payload.sh" "$PWD/.bashrc"'
+		echo "exec '$real' \"\$@\""
+	} >"$w"
+	chmod 755 "$w"
+	# control: the same stand-in without the swap runs the command, .bashrc held
+	SWAP= run_sbx --bwrap-path="$w" -- sh -c 'echo pwn > .bashrc 2>/dev/null && echo WROTE; echo ran'
+	expect_rc 0
+	expect_contains "$OUT" ran "the command, through the stand-in bwrap"
+	expect_not_contains "$OUT" WROTE "a write to .bashrc"
+	# the attack: refused before the command runs, the link's target untouched
+	SWAP=1 run_sbx --bwrap-path="$w" -- sh -c 'echo "echo pwned" > .bashrc; echo "echo pwned" > payload.sh; echo ran'
+	expect_rc 125
+	expect_contains "$ERR" "cannot bind the placeholder $P/.bashrc read-only: it is no longer the directory sbx made" \
+		"the reason"
+	expect_not_contains "$OUT" ran "the command, with a placeholder swapped"
+	[ "$(cat "$P/payload.sh")" = "echo original" ] || fail "the link's target was written: $(cat "$P/payload.sh")"
+	[ -L "$P/.bashrc" ] || fail "setup: the swap did not happen"
+	rm -f "$P/.bashrc"; rmdir "$P/.bashrc.moved" 2>/dev/null || true
+}
+TESTS+=(placeholder_swapped_before_bind)
+
 t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the runtime directory other runs trust
 	local uid root; uid=$(id -u); root=/tmp/sbx-$uid
 	sbx_outside_tmp

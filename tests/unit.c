@@ -797,6 +797,56 @@ test_plan(void)
 		CHECK(!plan_is_writable(&pl, "/usr/bin/bwrap"), "outside: not writable");
 		CHECK(!plan_is_writable(&pl, "/w/.bashrc"), "mandatory placeholder: not writable");
 	}
+
+	/* plan_binds_to_init: the placeholder directories that are leaves go to
+	 * sbx-init; a placeholder file, one with a mount below it, and every
+	 * other read-only bind stay bwrap's */
+	{
+		struct policy p;
+		struct run_paths rp = { "/w", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
+		struct vec facts = { 0 };
+		struct plan pl;
+		struct err e = { 0 };
+		const char *why;
+		int init = 0, ro = 0;
+
+		parse(&p, "allow-write /w\ndeny-write /w/new/x\ndeny-write /w/new/y/z\n");
+		fake_tree("d /w/.git/hooks; f /w/.git/HEAD; f /w/.vscode");
+		CHECK(plan_resolve(&p, &fake_disk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
+		    "plan for the binds sbx-init makes");
+		plan_binds_to_init(&pl);
+		for (size_t i = 0; i < pl.mounts.n; i++) {
+			const struct mount *m = pl.mounts.v[i];
+
+			init += m->kind == MK_BIND_RO_INIT;
+			ro += m->kind == MK_BIND_RO;
+			if (strcmp(m->path, "/w/.bashrc") == 0)
+				CHECK(m->kind == MK_BIND_RO_INIT, "a missing .bashrc (a placeholder directory): sbx-init's");
+			if (strcmp(m->path, "/w/.vscode") == 0)
+				CHECK(m->kind == MK_BIND_RO, "an existing .vscode (no placeholder): bwrap's");
+			if (strcmp(m->path, "/w/.git/commondir") == 0)
+				CHECK(m->kind == MK_BIND_RO, "a placeholder file (commondir holding \".\"): bwrap's");
+			if (strcmp(m->path, "/w/.git/hooks") == 0)
+				CHECK(m->kind == MK_BIND_RO, "an existing directory: bwrap's");
+			if (strcmp(m->path, "/w/new") == 0)
+				CHECK(m->kind == MK_BIND_RO_INIT, "the placeholder for deny-write /w/new/...: sbx-init's");
+		}
+		CHECK(init >= 10 && ro >= 3, "both kinds in one plan (%d by sbx-init, %d by bwrap)", init, ro);
+		for (size_t i = 1; i < pl.mounts.n; i++)
+			CHECK(mount_cmp(&pl.mounts.v[i - 1], &pl.mounts.v[i]) <= 0, "still in bwrap's order after");
+	}
+	/* a placeholder with a mount of the plan below it stays bwrap's: sbx-init
+	 * binds after bwrap, and would cover what bwrap mounted below */
+	{
+		struct plan pl = { 0 };
+		struct placeholder ph = { "/w/.claude", PH_DIR };
+
+		vec_push(&pl.placeholders, &ph);
+		plan_mount(&pl, MK_BIND_RO, "/w/.claude", "placeholder");
+		plan_mount(&pl, MK_TMPFS, "/w/.claude/secret", "deny-read");
+		plan_binds_to_init(&pl);
+		CHECK(((struct mount *)pl.mounts.v[0])->kind == MK_BIND_RO, "a placeholder with a mount below: bwrap's");
+	}
 }
 
 
@@ -2228,9 +2278,18 @@ test_bpf(void)
 			in.nlinks = 2;
 			in.links = links;
 		}
+		{
+			static struct init_bind binds[] = { { "/p/.vscode", 0xfe00, 0x1234567890ULL } };
+
+			in.nbinds = 1;
+			in.binds = binds;
+		}
 		ctl_encode(&in, &b);
 		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.nlinks == 2 && strcmp(m.links[1], "/p/.claude/commands") == 0,
 		    "control message round trip: the links sbx-init pins");
+		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.nbinds == 1 && strcmp(m.binds[0].path, "/p/.vscode") == 0 &&
+		    m.binds[0].dev == 0xfe00 && m.binds[0].ino == 0x1234567890ULL,
+		    "control message round trip: the placeholders sbx-init binds, with their device and inode");
 		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.flags == in.flags &&
 		    strcmp(m.argv[2], "echo \"$1\"") == 0 && strcmp(m.argv[3], "") == 0 && m.argv[5] == NULL &&
 		    m.nports == 2 && m.ports[0] == 5432 && m.ports[1] == 65535 && m.nexpose == 1 && m.expose[0] == 8080 &&
