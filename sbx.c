@@ -7621,7 +7621,16 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 	 * so the command keeps the terminal (job control, resizing, tty(1))
 	 * without being able to type into the shell that runs after it. */
 	argv_push(out, "--die-with-parent");
-	argv_push(out, "--unshare-net");	/* only lo: the network is closed */
+	/* only lo: the network is closed. With the DNS stub, the inner helper
+	 * makes the command's network namespace itself (inner_own_network: it
+	 * must own it to bind port 53), and one of bwrap's would be a second
+	 * that nothing uses (each costs ~0.2 ms to make). Then the inner helper
+	 * refuses to go on without its own (fail closed); until it has it, only
+	 * sbx's helper runs, in the host's network namespace, and it connects
+	 * nowhere. A sandbox that may run without nested namespaces keeps
+	 * bwrap's. */
+	if (!rf->dns || p->weaker_nested_sandbox)
+		argv_push(out, "--unshare-net");
 	/* deny-env: each variable of sbx's environment that a pattern names is
 	 * removed, before sbx sets its own: bwrap applies these in order (srt
 	 * relies on it too), so a name sbx sets itself (SANDBOX_RUNTIME,
@@ -15950,8 +15959,15 @@ inner_main(int argc, char **argv)
 		die("--inner: bad instructions: %s", why);
 	free(msg.p);
 
-	if (m.flags & (IF_DNS | IF_CAPTURE))
+	if (m.flags & (IF_DNS | IF_CAPTURE)) {
 		own_net = inner_own_network(uid, gid);
+		/* bwrap made none (bw_render_options): without this one the
+		 * command would have the host's network */
+		if (!own_net && !(m.flags & IF_WEAKER))
+			die_hint("set network-dns off in the policy (names then do not resolve inside)",
+			    "cannot make the sandbox's network namespace (a user namespace with a network namespace of its "
+			    "own): %s; the command did not run", strerror(errno));
+	}
 	if (inner_hands_fds(&m)) {
 		/* the listeners, made here in the command's network namespace
 		 * (bwrap's, or with own_net the helper's own), where
@@ -17320,10 +17336,13 @@ check_main(const struct policy *p)
 			;
 		/* not a failure: without it the boundary is the same, and names
 		 * do not resolve inside, as srt's */
-		check_line(true, pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ?
-		    "the DNS stub is on: allowed names resolve inside (network-dns)%s" :
-		    "the DNS stub cannot be made here (no user namespace with a network namespace of its own); names "
-		    "do not resolve inside%s", p->network_capture ? ", and network-capture with it" : "");
+		if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			check_line(true, "the DNS stub is on: allowed names resolve inside (network-dns)%s",
+			    p->network_capture ? ", and network-capture with it" : "");
+		else	/* the command's network namespace is the stub's own (bw_render_options) */
+			check_line(p->weaker_nested_sandbox, "the DNS stub cannot be made here (no user namespace with a "
+			    "network namespace of its own)%s — fix: network-dns off", p->weaker_nested_sandbox ?
+			    "; names do not resolve inside" : ", and runs refuse to start without it");
 	}
 	if (socat && access(socat, X_OK) == 0)
 		check_line(true, "socat (%s), for bridge socat", socat);

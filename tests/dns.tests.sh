@@ -351,3 +351,32 @@ print(\"after\", ask(\"far.test\", 1))"' >"$T/bg" 2>"$T/bg.err" 3<"$T/ctl" </dev
 	expect_contains "$ERR" "deny capture far.test:8000" "the refusal is decided as the name, and reported"
 }
 TESTS+=(network_capture_live_policy)
+
+t_dns_stub_namespace_required() { # with the DNS stub bwrap makes no network namespace, so a run whose inner helper cannot make its own stops (125) and runs nothing; the command's network holds only lo; network-dns off still gets bwrap's
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	unshare -Ur true 2>/dev/null || skip "cannot make a user namespace to set its namespace limits in"
+	# control: the namespace the command runs in has lo only
+	run_sbx -- sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "; echo ran'
+	expect_rc 0
+	[ "$(grep -v ran <<<"$OUT")" = lo ] || fail "interfaces inside other than lo: $OUT"
+	# the kernel refuses every new network namespace: sbx runs in a user namespace whose
+	# max_net_namespaces is 0 (the limit is per user namespace, and binds its children)
+	limited() { unshare -Ur sh -c 'echo "$1" >/proc/sys/user/max_net_namespaces && shift && exec "$@"' sh "$@"; }
+	limited 0 "$SBX" -- sh -c 'echo RAN; cat /proc/net/dev' >"$T/l.out" 2>"$T/l.err"
+	RC=$? OUT=$(cat "$T/l.out") ERR=$(cat "$T/l.err")
+	expect_rc 125 "with no network namespace possible"
+	expect_not_contains "$OUT" RAN "the command, without a network namespace of its own"
+	expect_contains "$ERR" "cannot make the sandbox's network namespace" "the reason"
+	expect_contains "$ERR" "network-dns off" "the hint"
+	# network-dns off: bwrap's --unshare-net, which the same limit refuses
+	limited 0 "$SBX" --network-dns=off -- sh -c 'echo RAN' >"$T/l.out" 2>"$T/l.err"
+	RC=$? OUT=$(cat "$T/l.out") ERR=$(cat "$T/l.err")
+	expect_rc 125 "network-dns off with no network namespace possible"
+	expect_not_contains "$OUT" RAN "the command, with no network namespace at all"
+	# control: the same user namespace with the limit left alone runs the command
+	limited 1000 "$SBX" -- sh -c 'echo ran-in-userns' >"$T/l.out" 2>"$T/l.err"
+	RC=$? OUT=$(cat "$T/l.out") ERR=$(cat "$T/l.err")
+	expect_rc 0 "in the user namespace with its limit left at 1000"
+	expect_contains "$OUT" ran-in-userns "the command (control)"
+}
+TESTS+=(dns_stub_namespace_required)

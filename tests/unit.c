@@ -3331,9 +3331,16 @@ test_policy_hardening(void)
 		char *envp[] = { "AWS_A=1", "AWSX=2", "PATH=/bin", "JAVA_TOOL_OPTIONS=-Dsecret=1", "GIT_CONFIG_COUNT=3",
 			"HTTP_PROXY=http://u:pw@corp:8080", "=odd", "GH_TOKEN=t", NULL };
 		char *cmd[] = { "true", NULL };
+		/* with the DNS stub the command's network namespace is the inner
+		 * helper's own, and bwrap makes none (bw_render_options) */
+#if SBX_DNS_STUB
+#define LAST_BEFORE_ENV "--die-with-parent"
+#else
+#define LAST_BEFORE_ENV "--unshare-net"
+#endif
 		static const struct { const char *policy, *want, *absent; } rcases[] = {
 			{ "allow-domain a.com\ngit-safe-directory /r\n",
-			  "--unshare-net --setenv SANDBOX_RUNTIME 1 ",
+			  LAST_BEFORE_ENV " --setenv SANDBOX_RUNTIME 1 ",
 			  "--unsetenv" },
 			{ "allow-domain a.com\ngit-safe-directory /r\n",	/* control: inherited values continued */
 			  "--setenv JAVA_TOOL_OPTIONS -Dsecret=1 -Dhttp.proxyHost", NULL },
@@ -3341,7 +3348,7 @@ test_policy_hardening(void)
 			  "--setenv GIT_CONFIG_KEY_3 safe.directory --setenv GIT_CONFIG_VALUE_3 /r --setenv GIT_CONFIG_COUNT 4 ",
 			  NULL },
 			{ "deny-env AWS_*\ndeny-env *_TOKEN\n",
-			  "--unshare-net --unsetenv AWS_A --unsetenv GH_TOKEN --setenv SANDBOX_RUNTIME 1 ", "AWSX" },
+			  "--unsetenv AWS_A --unsetenv GH_TOKEN --setenv SANDBOX_RUNTIME 1 ", "AWSX" },
 			{ "allow-domain a.com\ndeny-env JAVA_TOOL_OPTIONS\n",
 			  "--unsetenv JAVA_TOOL_OPTIONS --setenv SANDBOX_RUNTIME 1 ", "-Dsecret" },
 			{ "git-safe-directory /r\ndeny-env GIT_CONFIG_*\n",
