@@ -13092,9 +13092,12 @@ ph_entry_read(int fd, struct ph_id *id)
 static int
 ph_entry_write(int fd, const char *path, const struct ph_id *id)
 {
-	struct buf b = { 0 };
+	/* kept from call to call: a run writes two a placeholder, and musl's
+	 * allocator maps and unmaps a page for each buffer freed */
+	static struct buf b;
 	int rc;
 
+	b.n = 0;
 	buf_printf(&b, "%s\n", SBX_PH_MAGIC);
 	if (id->made)
 		buf_printf(&b, "made %c %llu %llu %lld\n", ph_kind_letters[id->kind], id->dev, id->ino, id->ctime);
@@ -13107,7 +13110,7 @@ ph_entry_write(int fd, const char *path, const struct ph_id *id)
 	/* written over what was there: the reader takes three lines, so the
 	 * intent needs no cut; the made entry is cut to its length */
 	rc = pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n && (!id->made || ftruncate(fd, (off_t)b.n) == 0) ? 0 : -1;
-	free(b.p);
+	b.n = 0;
 	return rc;
 }
 
@@ -13164,8 +13167,9 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
  *    write them at that name in that project anyway; it never carries them
  *    into a project it cannot write;
  *  - rmdir refuses a directory that is not empty, atomically; a rename
- *    does not, so emptiness is checked before it and again after it, and a
- *    directory that gained an entry in between goes back where it was;
+ *    does not, so emptiness is checked before it and again after it
+ *    (through a descriptor on the directory itself), and a directory that
+ *    gained an entry in between goes back where it was, with what it holds;
  *    one that holds anything in the pool is never taken (it is noted, and
  *    stays there: nothing of the person's is removed);
  *  - rename(2) works only within one mount: a project elsewhere than every
@@ -13180,7 +13184,7 @@ sys_renameat2(int olddir, const char *oldname, int newdir, const char *newname, 
 	return (int)syscall(SYS_renameat2, olddir, oldname, newdir, newname, flags);
 }
 
-/* Is the directory open at fd empty? */
+/* Is the directory open at fd (at offset 0) empty? */
 static bool
 dir_fd_empty(int fd)
 {
@@ -13188,8 +13192,6 @@ dir_fd_empty(int fd)
 	long n;
 	bool empty = true;
 
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return false;
 	while (empty && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
 		for (long off = 0; off < n;) {
 			const char *d_name = buf + off + 19;	/* struct linux_dirent64: ino 8, off 8, reclen 2, type 1 */
@@ -13204,15 +13206,23 @@ dir_fd_empty(int fd)
 }
 
 /* The pool directory for placeholders in the directory pfd (made 0700 with
- * create): in the first runtime root on pfd's filesystem, or -1. */
+ * create): in the first runtime root on pfd's filesystem, or -1. The
+ * descriptor is kept for the next call (a plan's placeholders share a
+ * parent or two): the caller does not close it. */
 static int
 ph_pool_open(int pfd, bool create)
 {
+	static struct { dev_t dev; ino_t ino; int fd; } last = { 0, 0, -1 };
 	struct stat parent, rst;
 	char key[64];
 
 	if (!SBX_PH_POOL || fstat(pfd, &parent) < 0)
 		return -1;
+	if (last.fd >= 0 && last.dev == parent.st_dev && last.ino == parent.st_ino)
+		return last.fd;
+	if (last.fd >= 0)
+		close(last.fd);
+	last.fd = -1;
 	snprintf(key, sizeof(key), "%llx-%llx", (unsigned long long)parent.st_dev, (unsigned long long)parent.st_ino);
 	for (size_t i = 0; i < run_state.pool_roots.n; i++) {
 		const char *root = run_state.pool_roots.v[i], *pool = path_join(root, "pool");
@@ -13230,6 +13240,11 @@ ph_pool_open(int pfd, bool create)
 			close(fd);
 			return -1;
 		}
+		if (fd >= 0) {
+			last.dev = parent.st_dev;
+			last.ino = parent.st_ino;
+			last.fd = fd;
+		}
 		return fd;
 	}
 	return -1;
@@ -13245,17 +13260,22 @@ ph_pool_put(int pfd, const char *name)
 
 	if (pool < 0)
 		return -1;
+	/* looked at, moved, looked at again through a descriptor on the
+	 * directory itself: one that gained an entry while it moved goes
+	 * back, with what it holds */
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0 && dir_fd_empty(fd) && sys_renameat2(pfd, name, pool, name, RENAME_NOREPLACE) == 0) {
 		rc = 0;
-		/* something was put in it between the check and the rename: it
-		 * goes back, with what it holds */
-		if (!dir_fd_empty(fd) && sys_renameat2(pool, name, pfd, name, RENAME_NOREPLACE) == 0)
-			rc = -1;
+		if (lseek(fd, 0, SEEK_SET) < 0 || !dir_fd_empty(fd)) {
+			if (sys_renameat2(pool, name, pfd, name, RENAME_NOREPLACE) == 0)
+				rc = -1;
+			else	/* nothing is deleted: it stays where the next run's note names it */
+				note("placeholder %s: gained an entry while set aside, and cannot go back (%s); it is in %s/pool",
+				    name, strerror(errno), run_state.root);
+		}
 	}
 	if (fd >= 0)
 		close(fd);
-	close(pool);
 	if (rc < 0)
 		errno = ENOTEMPTY;
 	return rc;
@@ -13278,7 +13298,6 @@ ph_pool_take(int pfd, const char *name)
 			rc = 0;
 		close(fd);
 	}
-	close(pool);
 	return rc;
 }
 
