@@ -130,6 +130,7 @@
 #  define SBX_RECORD_SOCKET SOCK_DGRAM	/* macOS has no SOCK_SEQPACKET for AF_UNIX ... */
 #  define SBX_PROXY_WATCHES_PARENT 1	/* ... and a datagram pair never hangs up: the proxy looks */
 #  define SBX_DNS_STUB 0	/* the command uses the system's resolver: no network namespace to answer in */
+#  define SBX_REGISTRY_BASE NULL	/* the placeholder registry stays in the runtime root (no placeholders) */
 #elif defined(__linux__)
 #  define SBX_LINUX 1
 #  define SBX_SELF_BOUND_INSIDE 1	/* bound under the runtime root, whatever covers its path */
@@ -137,6 +138,7 @@
 #  define SBX_RECORD_SOCKET SOCK_SEQPACKET	/* the proxy's records: one a message, and a hang-up when sbx dies */
 #  define SBX_PROXY_WATCHES_PARENT 0
 #  define SBX_DNS_STUB 1	/* network-dns and network-capture: the stub inside the namespace (7.4) */
+#  define SBX_REGISTRY_BASE "/dev/shm"	/* the placeholder registry, on tmpfs, out of every sandbox (9a) */
 #  ifndef _GNU_SOURCE
 #    define _GNU_SOURCE	/* memfd_create, pipe2, ppoll */
 #  endif
@@ -13048,7 +13050,8 @@ static struct {
 	pid_t owner;		/* only the process that made them cleans up */
 	struct vstore *store;	/* the run's refusals (8): the audit's findings go there too */
 	struct vec pool_roots;	/* of const char *: the runtime roots every run hides, for the pool */
-} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 } };
+	const char *registry;	/* where the placeholder registry is: registry_root_pick */
+} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL };
 
 /* The registry file name of a placeholder: FNV-1a 64 of its path. The
  * entry holds the path itself, so a collision is seen, never trusted. */
@@ -13355,7 +13358,7 @@ ph_make(int pfd, const char *name, enum phkind kind)
 static void
 ph_lock(void)
 {
-	const char *lock = path_join(run_state.root, "placeholders.lock");
+	const char *lock = path_join(run_state.registry, "placeholders.lock");
 
 	if (run_state.lock_fd >= 0)
 		return;
@@ -13379,7 +13382,7 @@ ph_unlock(void)
 static int
 ph_dir_open(bool create)
 {
-	const char *dir = path_join(run_state.root, "ph");
+	const char *dir = path_join(run_state.registry, "ph");
 	struct stat st;
 	int fd;
 
@@ -13585,6 +13588,21 @@ ph_acquire(const struct plan *pl)
 	size_t i;
 	const char *last = "";
 
+	if (strcmp(run_state.registry, run_state.root) != 0) {
+		/* entries a killed run of an older sbx left in the runtime root,
+		 * where the registry was before it moved to tmpfs: reclaimed the
+		 * same way, under that registry's own lock */
+		const char *registry = run_state.registry;
+
+		run_state.registry = run_state.root;
+		if ((dfd = ph_dir_open(false)) >= 0) {
+			ph_lock();
+			ph_reclaim(dfd);
+			ph_unlock();
+			close(dfd);
+		}
+		run_state.registry = registry;
+	}
 	ph_lock();
 	dfd = ph_dir_open(true);
 	ph_reclaim(dfd);
@@ -13827,6 +13845,37 @@ run_paths_set_root(struct run_paths *rp, const char *root)
 	rp->resolv_conf = path_join(path_dirname(rp->tmpdir), "resolv.conf");
 }
 
+/* Where the placeholder registry lives: SBX_REGISTRY_BASE/sbx-UID, a
+ * private directory on tmpfs (/dev/shm), where there is one; else the
+ * runtime root. WHY: the registry is a dozen small files made, rewritten
+ * and removed every run, and on a disk filesystem each is a journal
+ * transaction (tens of microseconds under load, ~1 ms a run in all); on
+ * tmpfs they are memory. It needs to outlive a killed sbx (tmpfs does),
+ * not a reboot: its entries were never synced to disk either.
+ * SECURITY: no command ever sees the host's /dev/shm: bwrap mounts a /dev
+ * of its own over /dev after every other mount (bw_render_options), so
+ * not even a policy that allows writing /dev/shm reaches it, and no mount
+ * has to hide it. A /dev/shm/sbx-UID that is not a private directory of
+ * ours (another user made it first) is passed over, with a note: the
+ * registry then stays in the runtime root, as before. */
+static const char *
+registry_root_pick(const char *root)
+{
+	const char *fast;
+	struct stat st;
+
+	if (!SBX_REGISTRY_BASE || lstat(SBX_REGISTRY_BASE, &st) < 0 || !S_ISDIR(st.st_mode))
+		return root;
+	fast = aprintf("%s/sbx-%u", SBX_REGISTRY_BASE, (unsigned)getuid());
+	if ((mkdir(fast, 0700) < 0 && errno != EEXIST) || lstat(fast, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != getuid() || (st.st_mode & 077)) {
+		note("%s is not a private directory of uid %u: the placeholder registry stays in %s", fast,
+		    (unsigned)getuid(), root);
+		return root;
+	}
+	return fast;
+}
+
 /* Create the run directory, the private TMPDIR, the empty file, for the
  * DNS stub (dns) the resolv.conf it is named in, and the placeholders.
  * Dies on any failure (nothing has run yet; atexit removes what was made). */
@@ -13839,6 +13888,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns)
 	if (mkdir(run_dir, 0700) < 0)
 		die("cannot create %s: %s", run_dir, strerror(errno));
 	run_state.root = rp->runtime_root;
+	run_state.registry = registry_root_pick(rp->runtime_root);
 	run_state.run_dir = run_dir;
 	run_state.owner = getpid();
 	atexit(run_cleanup);

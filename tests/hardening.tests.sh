@@ -77,6 +77,7 @@ t_concurrent_runs_share_placeholders() { # 2, 8 and 32 overlapping runs: all suc
 	concurrent 32
 	# nothing of theirs is left in the registry either
 	local root=/tmp/sbx-$(id -u) e left=
+	[ -d /dev/shm ] && root=/dev/shm/sbx-$(id -u)	# the registry's place (registry_root_pick)
 	[ -d "$root/ph" ] || fail "setup: no registry at $root/ph"
 	for e in "$root"/ph/*; do
 		[ -e "$e" ] && grep -qF "$P/" "$e" && left+=" $e"
@@ -217,6 +218,41 @@ t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while t
 	rm -f "$P/.bashrc"; rmdir "$P/.bashrc.moved" 2>/dev/null || true
 }
 TESTS+=(placeholder_swapped_before_bind)
+
+t_registry_on_tmpfs() { # the placeholder registry lives on /dev/shm, which no command sees (bwrap's own /dev), not even under allow-write /dev/shm; entries a killed run left in the old place (the runtime root) are still reclaimed
+	[ -d /dev/shm ] || skip "no /dev/shm here: the registry stays in the runtime root"
+	local uid reg old i; uid=$(id -u); reg=/dev/shm/sbx-$uid; old=/tmp/sbx-$uid
+	rm -rf "$P" && mkdir -p "$P" && cd "$P" || fail "setup"
+	start_bg "$T/a.out" -- sh -c "sleep ${TOKBASE}5"
+	for i in $(seq 50); do [ -d "$P/.vscode" ] && break; sleep 0.1; done
+	[ -d "$P/.vscode" ] || fail "setup: the run made no placeholder"
+	grep -lqF "$P/.vscode" "$reg"/ph/* 2>/dev/null || fail "no registry entry for $P/.vscode in $reg/ph"
+	# a second run, with /dev/shm writable by its policy, looks for it
+	run_sbx --allow-write=/dev/shm -- sh -c "ls -A /dev/shm; [ -e $reg ] && echo SEEN; mkdir -p $reg/ph 2>/dev/null && : > $reg/ph/forged && echo PLANTED; echo ok > ok.txt && echo control-ok"
+	expect_rc 0
+	expect_not_contains "$OUT" SEEN "the registry, from inside"
+	expect_contains "$OUT" control-ok "the allowed write"
+	# (what it made went to the sandbox's own /dev/shm, bwrap's, gone with the run)
+	[ ! -e "$reg/ph/forged" ] || fail "a file planted in the registry"
+	kill -TERM "$BGPID"; wait_pid "$BGPID" 20
+	rm -f ok.txt
+	# the old place: an entry a killed run of an older sbx left in $old/ph for a placeholder
+	# it made; the next run reclaims it (the placeholder goes, and so does the entry)
+	mkdir -p "$old/ph" "$O/legacy" && mkdir "$O/legacy/.bashrc" || fail "setup: the legacy placeholder"
+	local path=$O/legacy/.bashrc name
+	name=$(python3 -c 'import sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode(): h = ((h ^ b) * 0x100000001b3) % (1 << 64)
+print("%016x" % h)' "$path")
+	printf 'sbx-placeholder 1\nmade d %s %s %s\n%s\n' "$(stat -c %d "$path")" "$(stat -c %i "$path")" \
+		"$(stat -c %Z "$path")" "$path" >"$old/ph/$name"
+	run_sbx -v -- true
+	expect_rc 0
+	[ ! -e "$path" ] || fail "the placeholder an older sbx left was not reclaimed"
+	[ ! -e "$old/ph/$name" ] || fail "its entry in $old/ph was not removed"
+	expect_contains "$ERR" "left by a run that did not finish; reclaimed" "the note"
+}
+TESTS+=(registry_on_tmpfs)
 
 t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the runtime directory other runs trust
 	local uid root; uid=$(id -u); root=/tmp/sbx-$uid
