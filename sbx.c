@@ -138,7 +138,9 @@
 #  define SBX_RECORD_SOCKET SOCK_SEQPACKET	/* the proxy's records: one a message, and a hang-up when sbx dies */
 #  define SBX_PROXY_WATCHES_PARENT 0
 #  define SBX_DNS_STUB 1	/* network-dns and network-capture: the stub inside the namespace (7.4) */
-#  define SBX_REGISTRY_BASE "/dev/shm"	/* the placeholder registry, on tmpfs, out of every sandbox (9a) */
+#  ifndef SBX_REGISTRY_BASE
+#    define SBX_REGISTRY_BASE "/dev/shm"	/* the registry and run directories, on tmpfs, out of every sandbox (9a) */
+#  endif
 #  ifndef _GNU_SOURCE
 #    define _GNU_SOURCE	/* memfd_create, pipe2, ppoll */
 #  endif
@@ -160,6 +162,10 @@
 #ifndef SBX_VFORK
 #  define SBX_VFORK 1		/* bwrap started with vfork (run_spawn_bwrap) */
 #endif
+#ifndef SBX_ONE_NETNS
+#  define SBX_ONE_NETNS 1	/* with the DNS stub, bwrap makes no network namespace (bw_render_options) */
+#endif
+/* and SBX_REGISTRY_BASE=NULL: the registry and run directories in the runtime root, on disk */
 
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -6915,13 +6921,14 @@ fx_scan_root(struct fact_finder *fx, const char *root)
 struct run_paths {
 	const char *cwd;	/* real */
 	const char *runtime_root;	/* chosen by runtime_root_pick (9a); NULL before */
-	const char *tmpdir;	/* the command's TMPDIR, inside runtime_root */
+	const char *tmpdir;	/* the command's TMPDIR, inside runtime_root (on disk) */
 	const char *empty_file;	/* bound over denied files: reads as empty */
 	const char *home;	/* real $HOME, or NULL */
 	const char *bridge_dir;	/* bridge socat: the proxy's sockets (0700), or NULL */
 	const char *git_global[4];	/* git's global and system config files, NULL-ended */
 	struct vec runtime_covers;	/* of const char *: the other runtime directories, hidden too */
 	const char *resolv_conf;	/* network-dns: "nameserver 127.0.0.1", bound over /etc/resolv.conf */
+	const char *run_dir;	/* this run's own files: on tmpfs where there is one (registry_root_pick) */
 };
 
 /* The policy's own path rules, resolved into facts: no run paths, no
@@ -7631,7 +7638,7 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 	 * sbx's helper runs, in the host's network namespace, and it connects
 	 * nowhere. A sandbox that may run without nested namespaces keeps
 	 * bwrap's. */
-	if (!rf->dns || p->weaker_nested_sandbox)
+	if (!SBX_ONE_NETNS || !rf->dns || p->weaker_nested_sandbox)
 		argv_push(out, "--unshare-net");
 	/* deny-env: each variable of sbx's environment that a pattern names is
 	 * removed, before sbx sets its own: bwrap applies these in order (srt
@@ -13051,7 +13058,8 @@ static struct {
 	struct vstore *store;	/* the run's refusals (8): the audit's findings go there too */
 	struct vec pool_roots;	/* of const char *: the runtime roots every run hides, for the pool */
 	const char *registry;	/* where the placeholder registry is: registry_root_pick */
-} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL };
+	const char *tmpdir, *bridge_dir;	/* the command's TMPDIR, the bridge's directory: in root */
+} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL, NULL, NULL };
 
 /* The registry file name of a placeholder: FNV-1a 64 of its path. The
  * entry holds the path itself, so a collision is seen, never trusted. */
@@ -13667,7 +13675,11 @@ run_cleanup(void)
 	ph_release();
 	if (run_state.run_dir)
 		rm_tree(run_state.run_dir);
-	run_state.run_dir = NULL;
+	if (run_state.tmpdir)
+		rm_tree(run_state.tmpdir);
+	if (run_state.bridge_dir)
+		rm_tree(run_state.bridge_dir);
+	run_state.run_dir = run_state.tmpdir = run_state.bridge_dir = NULL;
 }
 
 /* Where sbx's runtime directory may be, in order. Fixed, not taken from
@@ -13754,29 +13766,50 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 	return chosen;
 }
 
-/* Clean up the run directories of runs that died without doing it
- * themselves (their placeholders are reclaimed by ph_acquire). */
+/* Clean up after runs that died without doing it themselves (their
+ * placeholders are reclaimed by ph_acquire): their run directories (in dir,
+ * on tmpfs or in the runtime root), what the audit could not do for them,
+ * and their TMPDIRs and bridge directories (in the runtime root). A name
+ * is a run's: run-PID-START, tmp-PID-START, bridge-PID-START; the run is
+ * dead when no process PID started at START. */
 static void
-runtime_recover(const char *root)
+runtime_recover_in(const char *dir)
 {
-	DIR *d = opendir(root);
+	DIR *d = opendir(dir);
 	struct dirent *de;
 
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
+		static const char *const kinds[] = { "run", "tmp", "bridge" };
+		char kind[8];
 		int pid;
 		long long start;
+		size_t k;
 
-		if (sscanf(de->d_name, "run-%d-%lld", &pid, &start) != 2)
+		if (sscanf(de->d_name, "%7[a-z]-%d-%lld", kind, &pid, &start) != 3)
 			continue;
-		if (pid == getpid() || plat_proc_start_time(pid) == start)
-			continue;	/* alive */
-		note("cleaning up after an earlier run that did not finish (pid %d)", pid);
-		audit_recover(path_join(root, de->d_name));	/* what it could not audit (9b) */
-		rm_tree(path_join(root, de->d_name));
+		for (k = 0; k < LEN(kinds) && strcmp(kind, kinds[k]) != 0; k++)
+			;
+		if (k == LEN(kinds) || pid == getpid() || plat_proc_start_time(pid) == start)
+			continue;	/* not a run's, or alive */
+		if (k == 0) {
+			note("cleaning up after an earlier run that did not finish (pid %d)", pid);
+			audit_recover(path_join(dir, de->d_name));	/* what it could not audit (9b) */
+		}
+		rm_tree(path_join(dir, de->d_name));
 	}
 	closedir(d);
+}
+
+static void
+runtime_recover(const struct run_paths *rp)
+{
+	const char *run_root = path_dirname(rp->run_dir);
+
+	runtime_recover_in(rp->runtime_root);
+	if (strcmp(run_root, rp->runtime_root) != 0)
+		runtime_recover_in(run_root);
 }
 
 /* allow-write of a directory that does not exist yet (~/.npm before npm
@@ -13834,17 +13867,6 @@ run_paths_init(struct run_paths *rp, const char *cwd)
 	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
 }
 
-/* Once the runtime root is chosen: the run directory's names (nothing is
- * created). */
-static void
-run_paths_set_root(struct run_paths *rp, const char *root)
-{
-	rp->runtime_root = root;
-	rp->tmpdir = aprintf("%s/run-%d-%lld/tmp", root, (int)getpid(), plat_proc_start_time(getpid()));
-	rp->empty_file = path_join(path_dirname(rp->tmpdir), "empty");
-	rp->resolv_conf = path_join(path_dirname(rp->tmpdir), "resolv.conf");
-}
-
 /* Where the placeholder registry lives: SBX_REGISTRY_BASE/sbx-UID, a
  * private directory on tmpfs (/dev/shm), where there is one; else the
  * runtime root. WHY: the registry is a dozen small files made, rewritten
@@ -13859,15 +13881,18 @@ run_paths_set_root(struct run_paths *rp, const char *root)
  * ours (another user made it first) is passed over, with a note: the
  * registry then stays in the runtime root, as before. */
 static const char *
-registry_root_pick(const char *root)
+registry_root_pick(const char *root, bool create)
 {
+	static const char *volatile base = SBX_REGISTRY_BASE;	/* volatile: NULL on macOS, never passed on */
 	const char *fast;
 	struct stat st;
 
-	if (!SBX_REGISTRY_BASE || lstat(SBX_REGISTRY_BASE, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (!base || lstat(base, &st) < 0 || !S_ISDIR(st.st_mode))
 		return root;
-	fast = aprintf("%s/sbx-%u", SBX_REGISTRY_BASE, (unsigned)getuid());
-	if ((mkdir(fast, 0700) < 0 && errno != EEXIST) || lstat(fast, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	fast = aprintf("%s/sbx-%u", base, (unsigned)getuid());
+	if (!create && lstat(fast, &st) < 0)
+		return fast;	/* --print=argv: where a run would make it */
+	if ((create && mkdir(fast, 0700) < 0 && errno != EEXIST) || lstat(fast, &st) < 0 || !S_ISDIR(st.st_mode) ||
 	    st.st_uid != getuid() || (st.st_mode & 077)) {
 		note("%s is not a private directory of uid %u: the placeholder registry stays in %s", fast,
 		    (unsigned)getuid(), root);
@@ -13876,20 +13901,41 @@ registry_root_pick(const char *root)
 	return fast;
 }
 
+/* Once the runtime root is chosen: the run directory's names (nothing is
+ * created but, with create, the registry's directory on tmpfs). */
+static void
+run_paths_set_root(struct run_paths *rp, const char *root, bool create)
+{
+	const char *id = aprintf("%d-%lld", (int)getpid(), plat_proc_start_time(getpid()));
+
+	rp->runtime_root = root;
+	/* the run's own files (the empty file, resolv.conf, the audit's
+	 * record) on tmpfs with the registry, where nothing of the run is
+	 * bound at its own path inside; the command's TMPDIR stays on disk, in
+	 * the runtime root (a build's temporary files may be large), as does
+	 * the bridge's directory, shown inside at its own path */
+	rp->run_dir = aprintf("%s/run-%s", registry_root_pick(root, create), id);
+	rp->tmpdir = aprintf("%s/tmp-%s", root, id);
+	rp->empty_file = path_join(rp->run_dir, "empty");
+	rp->resolv_conf = path_join(rp->run_dir, "resolv.conf");
+}
+
 /* Create the run directory, the private TMPDIR, the empty file, for the
  * DNS stub (dns) the resolv.conf it is named in, and the placeholders.
  * Dies on any failure (nothing has run yet; atexit removes what was made). */
 static void
 run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns)
 {
-	const char *run_dir = path_dirname(rp->tmpdir);
+	const char *run_dir = rp->run_dir;
 	int fd;
 
 	if (mkdir(run_dir, 0700) < 0)
 		die("cannot create %s: %s", run_dir, strerror(errno));
 	run_state.root = rp->runtime_root;
-	run_state.registry = registry_root_pick(rp->runtime_root);
+	run_state.registry = registry_root_pick(rp->runtime_root, true);
 	run_state.run_dir = run_dir;
+	run_state.tmpdir = rp->tmpdir;
+	run_state.bridge_dir = rp->bridge_dir;
 	run_state.owner = getpid();
 	atexit(run_cleanup);
 	audit_record(run_dir, pl);
@@ -16032,7 +16078,7 @@ inner_main(int argc, char **argv)
 		own_net = inner_own_network(uid, gid);
 		/* bwrap made none (bw_render_options): without this one the
 		 * command would have the host's network */
-		if (!own_net && !(m.flags & IF_WEAKER))
+		if (!own_net && SBX_ONE_NETNS && !(m.flags & IF_WEAKER))
 			die_hint("set network-dns off in the policy (names then do not resolve inside)",
 			    "cannot make the sandbox's network namespace (a user namespace with a network namespace of its "
 			    "own): %s; the command did not run", strerror(errno));
@@ -20670,11 +20716,11 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 		die_err(&e);
 	if (plan_build(&facts, p->fs_disabled, &pl0, &why) < 0)
 		die("%s", why);
-	run_paths_set_root(rp, runtime_root_pick(&pl0, !print, &rp->runtime_covers));
+	run_paths_set_root(rp, runtime_root_pick(&pl0, !print, &rp->runtime_covers), !print);
 	if (p->bridge == BRIDGE_SOCAT && policy_runs_proxy(p))
-		rp->bridge_dir = path_join(path_dirname(rp->tmpdir), "bridge");
+		rp->bridge_dir = aprintf("%s/bridge-%s", rp->runtime_root, strchr(rp->tmpdir + strlen(rp->runtime_root), '-') + 1);
 	if (!print)
-		runtime_recover(rp->runtime_root);	/* run directories of killed runs */
+		runtime_recover(rp);	/* what killed runs left */
 	plan_add_run_paths(&fx, rp);
 	if (plan_resolve_scan(&fx, rp) < 0)
 		die_err(&e);

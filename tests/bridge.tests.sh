@@ -110,7 +110,7 @@ t_bridge_socat() { # bridge socat (srt's topology): the same core scenarios thro
 		curl -s -m 5 -o /dev/null -w "rebind=%{http_code}\n" http://rebind.test:8000/
 		curl -s -m 3 --noproxy "*" http://allowed.test:8000/; echo "direct=$?"
 		echo "socat-seen=$(ps -e -o comm= | grep -c socat)"
-		ls -ld "$(dirname "$TMPDIR")/bridge" 2>&1'
+		ls -ld "$(dirname "$TMPDIR")/bridge-${TMPDIR##*/tmp-}" 2>&1'
 	expect_rc 0
 	[ "$(grep -c '^hello-from-test-host$' <<<"$OUT")" = 3 ] || fail "not every protocol fetched the page through socat: $OUT"
 	local k; for k in a c s5; do grep -q "^$k=0$" <<<"$OUT" || fail "$k: request through the socat bridge failed: $OUT"; done
@@ -118,7 +118,7 @@ t_bridge_socat() { # bridge socat (srt's topology): the same core scenarios thro
 	expect_contains "$OUT" "rebind=403" "a name resolving to 127.0.0.1 is refused through the bridge"
 	grep -q '^direct=0$' <<<"$OUT" && fail "a direct connection (no proxy) succeeded"
 	expect_contains "$OUT" "socat-seen=0" "socat runs outside the command's pid namespace"
-	grep -q '^drwx------ .*bridge$' <<<"$OUT" || fail "the bridge directory is not private (0700): $OUT"
+	grep -q '^drwx------ .*bridge-[0-9]*-[0-9]*$' <<<"$OUT" || fail "the bridge directory is not private (0700): $OUT"
 	# no allow-domain: the bridge still runs (the proxy always does, as srt's), and refuses with the reason
 	printf 'allow-write .\nbridge socat\n' >"$T/nonet"
 	run_sbx -c "$T/nonet" -- sh -c 'curl -s -m 5 -i -p -x http://127.0.0.1:3128 http://allowed.test:8000/ | head -1 | tr -d "\r"

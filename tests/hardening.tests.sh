@@ -269,7 +269,7 @@ t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the ru
 	expect_rc 0
 	expect_not_contains "$OUT" PLANTED "a forged entry or record in the runtime directory"
 	expect_not_contains "$OUT" WROTE-ROOT "a write into the runtime directory"
-	expect_contains "$OUT" "tmp=/var/tmp/sbx-$uid/run-" "the runtime directory moved out of the writable /tmp"
+	expect_contains "$OUT" "tmp=/var/tmp/sbx-$uid/tmp-" "the runtime directory moved out of the writable /tmp"
 	expect_contains "$OUT" control-ok "a write elsewhere in /tmp (control)"
 	[ ! -e "$root/probe-$TOKBASE" ] || fail "the runtime directory was written"
 	run_sbx -- true      # the next run reclaims and recovers: nothing of the person's goes
@@ -278,7 +278,7 @@ t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the ru
 	# TMPDIR does not choose it: a TMPDIR in the project is not where it goes
 	mkdir -p "$P/tmp"
 	TMPDIR=$P/tmp run_sbx -- sh -c 'echo "tmp=$TMPDIR"'
-	expect_contains "$OUT" "tmp=$root/run-" "the command's TMPDIR"
+	expect_contains "$OUT" "tmp=$root/tmp-" "the command's TMPDIR"
 	[ -z "$(ls -A "$P/tmp")" ] || fail "sbx wrote in the caller's TMPDIR: $(ls -A "$P/tmp")"
 	# a policy that makes the runtime directory writable, or every place of it: refused
 	run_sbx --allow-write="$root/ph" -- sh -c 'echo ran'
@@ -296,12 +296,12 @@ t_other_runs_tmpdir_hidden() { # a command cannot list or read another concurren
 	local i; for i in $(seq 50); do [ -s "$P/a-tmp" ] && break; sleep 0.1; done
 	[ -s "$P/a-tmp" ] || fail "setup: run A did not start"
 	[ "$(cat "$(cat "$P/a-tmp")/s")" = a-secret ] || fail "setup: run A's secret is not where it says"
-	run_sbx -- sh -c 'a=$(cat a-tmp); root=${a%/run-*}; cat "$a/s" 2>/dev/null; ls -A "$root" "$root/ph" 2>/dev/null | grep -v "^$"
+	run_sbx -- sh -c 'a=$(cat a-tmp); root=${a%/tmp-*}; cat "$a/s" 2>/dev/null; ls -A "$root" "$root/ph" /dev/shm 2>/dev/null | grep -v "^$"
 		echo mine > "$TMPDIR/m" && cat "$TMPDIR/m"; echo "root=$root"'
 	kill -TERM "$BGPID"; wait_pid "$BGPID" 10
 	expect_rc 0
 	expect_not_contains "$OUT" a-secret "another run's TMPDIR read"
-	local a_run; a_run=$(cat "$P/a-tmp"); a_run=${a_run%/tmp}; a_run=${a_run##*/}
+	local a_run; a_run=$(cat "$P/a-tmp"); a_run=${a_run##*/}
 	expect_not_contains "$OUT" "$a_run" "another run's directory listed"
 	expect_not_contains "$OUT" "placeholders.lock" "the registry listed"
 	expect_contains "$OUT" mine "the command's own TMPDIR (control)"

@@ -260,7 +260,7 @@ plan_text(const char *policy, const char *tree)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -782,7 +782,7 @@ test_plan(void)
 	/* writability queries, as the tamper check uses them */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -803,7 +803,7 @@ test_plan(void)
 	 * other read-only bind stay bwrap's */
 	{
 		struct policy p;
-		struct run_paths rp = { "/w", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
+		struct run_paths rp = { "/w", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -1081,7 +1081,7 @@ test_argv_goldens(void)
 		const char *golden_path = aprintf("tests/golden/%s.argv", names[i]);
 		struct policy p;
 		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL,
-			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf" };
+			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf", "/tmp/sbx-1000/run-42-7" };
 		struct plan pl;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
 		struct run_facts rf;
@@ -1304,7 +1304,7 @@ test_seatbelt_goldens(void)
 		char *line, *save;
 		struct policy p;
 		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL,
-			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf" };
+			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf", "/tmp/sbx-1000/run-42-7" };
 		struct plan pl;
 		const char *why = NULL;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
@@ -1400,7 +1400,7 @@ test_print_argv_is_the_run(void)
 		for (j = 0; j < LEN(envs); j++) {
 			struct policy p;
 			struct run_paths rp = { "/p", "/tmp/sbx-0", "/tmp/sbx-0/run-1-2/tmp", "/tmp/sbx-0/run-1-2/empty",
-				"/home/u", NULL, { NULL }, { 0 }, "/tmp/sbx-0/run-1-2/resolv.conf" };
+				"/home/u", NULL, { NULL }, { 0 }, "/tmp/sbx-0/run-1-2/resolv.conf", "/tmp/sbx-0/run-1-2" };
 			struct vec facts = { 0 }, printed = { 0 }, printed_cmd = { 0 }, ran = { 0 };
 			struct run_facts rf;
 			struct bw_invocation bi;
@@ -1581,7 +1581,7 @@ test_violations_report(void)
 
 	/* --explain's hints: the line that would allow it, or why none would */
 	{
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err er = { 0 };
@@ -3366,7 +3366,7 @@ test_policy_hardening(void)
 			struct plan pl;
 			struct vec opts = { 0 };
 			struct buf b = { 0 };
-			struct run_paths rp = { "/p", "/r", "/t", "/e", "/home/u", NULL, { NULL }, { 0 }, "/resolv.conf" };
+			struct run_paths rp = { "/p", "/r", "/t", "/e", "/home/u", NULL, { NULL }, { 0 }, "/resolv.conf", "/" };
 			struct run_facts rf;
 			size_t k;
 
@@ -3437,7 +3437,7 @@ test_policy_hardening(void)
 			check_str(got, plans[i].want, plans[i].name, __LINE__);
 	}
 	{	/* nothing under a secret is writable, even with allow-write */
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err er = { 0 };
@@ -3584,7 +3584,7 @@ test_observer(void)
 		{ "/w/sub/../../o/x", "/o/x" }, { "/a/b/c/../../d/", "/a/d" }, { "relative", NULL }, { "", NULL },
 	};
 	struct policy p;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
