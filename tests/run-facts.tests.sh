@@ -24,10 +24,10 @@ print_vs_run() {
 		fail "bwrap reads its options from fd 6: $(head -3 "$rec/argv")"
 	# the run: bwrap, the options it read from fd 6, then its argv after --args 6
 	# (each run has its own directory, run-PID-START: the one part that differs)
-	WORDS_RUN=$( { echo "$fake"; cat "$rec/args"; tail -n +3 "$rec/argv"; } | sed 's/run-[0-9]*-[0-9]*/run-N/g')
+	WORDS_RUN=$( { echo "$fake"; cat "$rec/args"; tail -n +3 "$rec/argv"; } | sed -E 's/(run|tmp|bridge)-[0-9]+-[0-9]+/\1-N/g')
 	run_sbx --bwrap-path="$fake" "$@" --print=argv -- sh -c 'echo "$1"' x "it's here"
 	[ "$RC" = 0 ] || fail "--print=argv failed: $ERR"
-	WORDS_PRINT=$(eval "set -- $(grep -v '^#' <<<"$OUT")"; printf '%s\n' "$@" | sed 's/run-[0-9]*-[0-9]*/run-N/g')
+	WORDS_PRINT=$(eval "set -- $(grep -v '^#' <<<"$OUT")"; printf '%s\n' "$@" | sed -E 's/(run|tmp|bridge)-[0-9]+-[0-9]+/\1-N/g')
 	note "run: $(wc -l <<<"$WORDS_RUN") words, print: $(wc -l <<<"$WORDS_PRINT") words"
 	if [ "$WORDS_RUN" = "$WORDS_PRINT" ]; then SAME=1; else
 		diff <(echo "$WORDS_RUN") <(echo "$WORDS_PRINT") | head -20; SAME=0; fi
