@@ -2946,6 +2946,41 @@ test_decisions(void)
 	rec[n - 3] = 0x04;	/* the reason's length, high byte: 1025 > SBX_MAX_TEXT_ARG_BYTES */
 	CHECK(px_decision_decode(rec, n, &got) < 0, "a reason longer than the limit is refused");
 
+	/* a batch: records back to back in one message, each found by its lengths */
+	{
+		unsigned char batch[2 * SBX_DECISION_MAX_BYTES];
+		size_t a, b2;
+		int sp[2];
+
+		memset(&d, 0, sizeof(d));
+		d.verdict = PXV_ALLOW;
+		d.port = 80;
+		d.lost = 7;
+		snprintf(d.host, sizeof(d.host), "one.test");
+		a = px_decision_encode(&d, batch);
+		d.lost = 0;
+		snprintf(d.host, sizeof(d.host), "second.test");
+		b2 = px_decision_encode(&d, batch + a);
+		CHECK(px_decision_next(batch, a + b2, &got) == (long)a && strcmp(got.host, "one.test") == 0 && got.lost == 7,
+		    "a batch's first record is found by its lengths");
+		CHECK(px_decision_next(batch + a, b2, &got) == (long)b2 && strcmp(got.host, "second.test") == 0,
+		    "and the second after it");
+		CHECK(px_decision_decode(batch, a + b2, &got) < 0, "px_decision_decode takes one record, not a batch");
+		CHECK(px_decision_next(batch + a, b2 - 1, &got) < 0, "a batch's truncated last record is refused");
+		/* as sbx reads them: a batch, a batch cut short (its first record
+		 * believed, the rest not), the proxy's 'f' after them */
+		CHECK(socketpair(AF_UNIX, SBX_RECORD_SOCKET, 0, sp) == 0, "a record pair");
+		l = net_log_new();
+		(void)!send(sp[1], batch, a + b2, 0);
+		(void)!send(sp[1], batch, a + b2 - 1, 0);
+		(void)!send(sp[1], "f", 1, 0);
+		CHECK(net_log_drain(l, sp[0]) && l->total[PXV_ALLOW] == 3 && l->bad == 1 && l->lost == 14,
+		    "drained: 'f' seen, %llu allows (want 3), %llu bad (want 1), %llu lost (want 14)",
+		    (unsigned long long)l->total[PXV_ALLOW], (unsigned long long)l->bad, (unsigned long long)l->lost);
+		close(sp[0]);
+		close(sp[1]);
+	}
+
 	/* the log: one event per distinct decision, counted; lost records summed */
 	l = net_log_new();
 	memset(&d, 0, sizeof(d));
