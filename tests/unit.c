@@ -2875,6 +2875,66 @@ test_proxy_parsers(void)
 	}
 }
 
+/* ---- the hosts file, read in the proxy's loop (7.2) --------------------- */
+
+/* hosts_find over text: the count (or -1), the first address as text. */
+static int
+hosts_find_in(const char *text, const char *name, char *first, size_t fn, int max)
+{
+	struct addr a[SBX_HOSTS_MAX_ADDRS];
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int n;
+
+	if (!f)
+		return -2;
+	n = hosts_find(f, name, a, max);
+	fclose(f);
+	first[0] = '\0';
+	if (n > 0)
+		inet_ntop(a[0].family, a[0].b, first, (socklen_t)fn);
+	return n;
+}
+
+static void
+test_hosts_file(void)
+{
+	static const char hosts[] =
+	    "127.0.0.1\tlocalhost\n"
+	    "10.0.0.1 a.test b.test # c.test\n"
+	    "  10.0.0.2 lead.test\n"
+	    "10.1 short.test\n"
+	    "::1 a.test\n"
+	    "fe80::1%eth0 scope.test\n"
+	    "#10.0.0.9 a.test\n"
+	    "10.0.0.3 A.test\n";
+	static const struct { const char *name; int want; const char *first; const char *why; } cases[] = {
+		{ "a.test", 2, "10.0.0.1", "every line naming it, in the file's order" },
+		{ "b.test", 1, "10.0.0.1", "a second name on a line" },
+		{ "c.test", 0, "", "a name after '#' is a comment" },
+		{ "a.tes", 0, "", "a name matches whole, never a part" },
+		{ "missing.test", 0, "", "a name the file does not hold goes to getaddrinfo" },
+		{ "lead.test", -1, "", "a line with leading blanks (musl skips it) is left to getaddrinfo" },
+		{ "short.test", -1, "", "an address inet_pton refuses (musl's parser takes 10.1) is left to getaddrinfo" },
+		{ "scope.test", -1, "", "a scope id is left to getaddrinfo" },
+	};
+	char first[64], big[2 * SBX_HOSTS_LINE_BYTES];
+	int n;
+
+	for (size_t k = 0; k < LEN(cases); k++) {
+		n = hosts_find_in(hosts, cases[k].name, first, sizeof(first), SBX_HOSTS_MAX_ADDRS);
+		CHECK(n == cases[k].want && strcmp(first, cases[k].first) == 0, "hosts file, %s: %s: got %d '%s'",
+		    cases[k].name, cases[k].why, n, first);
+	}
+	n = hosts_find_in(hosts, "a.test", first, sizeof(first), 1);
+	CHECK(n == -1, "more lines naming it than the answer holds: left to getaddrinfo (got %d)", n);
+	memset(big, ' ', sizeof(big));
+	memcpy(big, "10.0.0.5 long.test", 18);
+	big[sizeof(big) - 2] = '\n';
+	big[sizeof(big) - 1] = '\0';
+	n = hosts_find_in(big, "long.test", first, sizeof(first), SBX_HOSTS_MAX_ADDRS);
+	CHECK(n == -1, "a line longer than musl's buffer: left to getaddrinfo (got %d)", n);
+}
+
 /* ---- the proxy's decision records and sbx's log of them (8, 9) -------- */
 
 static void
@@ -4080,6 +4140,7 @@ main(void)
 	test_bpf();
 	test_network_decisions();
 	test_proxy_parsers();
+	test_hosts_file();
 	test_decisions();
 	test_policy_hardening();
 	test_host_edges();
