@@ -10158,7 +10158,9 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
  * getaddrinfo would: the file is read again for every request, as
  * getaddrinfo reads it (nothing is cached, so nothing outlives the file's
  * answer), and every address then meets the same guard (px_connect_next).
- * Any other name goes to a resolver thread.
+ * An address literal (a CONNECT to 192.0.2.1, a parent proxy on
+ * 127.0.0.1) is its own answer, here too. Any other name goes to a
+ * resolver thread.
  *
  * Only what both libcs read the same way is taken: the name matched whole
  * and byte for byte (musl compares bytes; glibc ignores case, so it can
@@ -10208,21 +10210,26 @@ hosts_find(FILE *f, const char *name, struct addr *out, int max)
 	return ferror(f) ? -1 : n;
 }
 
-/* name's addresses from the hosts file, as getaddrinfo(name, NULL,
- * {AF_UNSPEC, SOCK_STREAM}) lists them; NULL when the file does not name
- * it or names it in a way left to getaddrinfo. Owned by the caller: free(). */
+/* name's addresses as getaddrinfo(name, NULL, {AF_UNSPEC, SOCK_STREAM})
+ * lists them, when that never blocks: an address literal (inet_pton's
+ * strict forms, which every getaddrinfo reads the same) is its own
+ * answer; with read_file, a name the hosts file holds. NULL otherwise, or
+ * when the file names it in a way left to getaddrinfo. Owned by the
+ * caller: free(). */
 static struct addrinfo *
-hosts_lookup(const char *name)
+hosts_lookup(const char *name, bool read_file)
 {
 	struct addr a[SBX_HOSTS_MAX_ADDRS];
 	struct hosts_answer *h;
-	FILE *f = fopen("/etc/hosts", "re");
-	int n;
+	FILE *f;
+	int n = addr_parse(name, &a[0]) == 0 ? 1 : 0;
 
-	if (!f)
+	if (!n && (!read_file || !(f = fopen("/etc/hosts", "re"))))
 		return NULL;
-	n = hosts_find(f, name, a, SBX_HOSTS_MAX_ADDRS);
-	fclose(f);
+	if (!n) {
+		n = hosts_find(f, name, a, SBX_HOSTS_MAX_ADDRS);
+		fclose(f);
+	}
 	if (n <= 0 || !(h = calloc(1, sizeof(*h))))
 		return NULL;
 	for (int i = 0; i < n; i++) {
@@ -10646,7 +10653,7 @@ px_decide(struct proxy *px, struct conn *c, unsigned slot)
 	c->st = CS_RESOLVING;
 	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
 	name = c->via ? c->via->host : canon;
-	if (px->hosts_first && (res = hosts_lookup(name))) {	/* no thread needed (7.2) */
+	if ((res = hosts_lookup(name, px->hosts_first))) {	/* no thread needed (7.2) */
 		c->addrs_mine = true;
 		px_resolved(px, c, res, 0);
 		return;

@@ -2933,6 +2933,20 @@ test_hosts_file(void)
 	big[sizeof(big) - 1] = '\0';
 	n = hosts_find_in(big, "long.test", first, sizeof(first), SBX_HOSTS_MAX_ADDRS);
 	CHECK(n == -1, "a line longer than musl's buffer: left to getaddrinfo (got %d)", n);
+	/* a literal is its own answer, the hosts file unread; a name without the file is the thread's */
+	{
+		struct addrinfo *ai = hosts_lookup("192.0.2.7", false), *ai6 = hosts_lookup("2001:db8::7", false);
+		const struct sockaddr_in *in = ai ? (const struct sockaddr_in *)ai->ai_addr : NULL;
+
+		CHECK(ai && !ai->ai_next && ai->ai_family == AF_INET && ai->ai_socktype == SOCK_STREAM &&
+		    ai->ai_addrlen == sizeof(*in) && in->sin_family == AF_INET && ntohl(in->sin_addr.s_addr) == 0xc0000207,
+		    "an IPv4 literal is its own one-address answer");
+		CHECK(ai6 && !ai6->ai_next && ai6->ai_family == AF_INET6 && ai6->ai_addr->sa_family == AF_INET6,
+		    "an IPv6 literal too");
+		CHECK(!hosts_lookup("allowed.test", false), "a name, the hosts file not to be read: left to the thread");
+		free(ai);
+		free(ai6);
+	}
 }
 
 /* ---- the proxy's decision records and sbx's log of them (8, 9) -------- */
