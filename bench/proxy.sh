@@ -93,7 +93,10 @@
 # Run:   bench/proxy.sh   (as root; sbx is ../sbx, built with make if missing)
 # Knobs: BULK_MIB=1024 BULK_RUNS=5 SEQ_N=10000 PAR_N=10000 PAR_C=64 HS_N=2000
 #        TUNNELS=1000 NICE=-5 NO_SRT=1 (skip the srt column) NO_CURL=1
+#        SBX_BIN=path (another sbx binary, e.g. a copy built before a change)
 #        NO_PARENT=1 (skip section 5)  NO_CAPTURE=1 (skip section 6)
+#        NO_BULK=1 (skip section 1)  NO_TUNNELS=1 (skip section 4): with all
+#        four NO_ knobs only requests/s and CONNECT latency run (a minute)
 # Needs: ip (iproute2), unshare, mount, bwrap, cc, curl; nsenter for section 5;
 #        for srt: node, socat and rg (srt checks for them).
 
@@ -101,6 +104,7 @@ set -u -o pipefail
 
 BULK_MIB=${BULK_MIB:-1024}
 BULK_RUNS=${BULK_RUNS:-5}
+[ -n "${NO_BULK:-}" ] && BULK_RUNS=0 NO_CURL=1
 SEQ_N=${SEQ_N:-10000}
 PAR_N=${PAR_N:-10000}
 PAR_C=${PAR_C:-64}
@@ -111,7 +115,7 @@ SRT_VERSION=0.0.81
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-SBX=$ROOT/sbx
+SBX=${SBX_BIN:-$ROOT/sbx}
 SRT=$HERE/.srt/node_modules/.bin/srt
 
 say() { printf '%s\n' "$*"; }
@@ -172,7 +176,7 @@ if [ ! -x "$SBX" ]; then
 	say "building sbx: make -C $ROOT -s" >&2
 	make -C "$ROOT" -s sbx >&2 || { say "sbx is missing and could not be built"; exit 1; }
 fi
-[ "$ROOT/sbx.c" -nt "$SBX" ] && note "sbx is older than sbx.c: measuring the old binary (run make first)"
+[ -z "${SBX_BIN:-}" ] && [ "$ROOT/sbx.c" -nt "$SBX" ] && note "sbx is older than sbx.c: measuring the old binary (run make first)"
 if ! cc -O2 -Wall -pthread -o "$PL" "$HERE/proxy_load.c" 2>"$M/cc.err"; then
 	say "cannot build bench/proxy_load.c: $(head -c 300 "$M/cc.err")"
 	exit 1
@@ -442,7 +446,7 @@ socat_pss() {
 
 say "4. memory with $TUNNELS open tunnels" >&2
 for mode in sbx srt; do
-	[ "${OK[$mode]}" = 1 ] || { WHY[rss_idle:$mode]=skipped; WHY[rss_open:$mode]=skipped; continue; }
+	[ "${OK[$mode]}" = 1 ] && [ -z "${NO_TUNNELS:-}" ] || { WHY[rss_idle:$mode]=skipped; WHY[rss_open:$mode]=skipped; continue; }
 	say "  tunnels / $mode" >&2
 	rm -f "$PROJ/phase" "$PROJ/go" "$PROJ/done"
 	# one request first: sbx forks its proxy on the first connection, so "idle" is the proxy

@@ -2,7 +2,8 @@
  * own processes (sbx.c, "Wire formats"): the control message to the inner
  * helper (ctl_decode), the handed-fd message back (handed_decode), the
  * expose-port messages (expose_decode), the proxy's decision records
- * (px_decision_decode), the write observer's events (obs_event_decode),
+ * (px_decision_decode; and a message of them batched, walked with
+ * px_decision_next), the write observer's events (obs_event_decode),
  * the network tables sbx sends the proxy (net_tables_decode) and the MITM
  * route's ask and answer (mitm_decode).
  * The first byte picks the decoder (4: the observer's events, 5: the
@@ -164,6 +165,27 @@ fuzz_decision(const unsigned char *b, size_t n)
 		fuzz_fail("decision: a %zu-byte record does not encode back to itself", n);
 }
 
+/* A message of batched records, as net_log_drain walks it: each record
+ * found stays inside the message and encodes back to its own bytes. */
+static void
+fuzz_decision_batch(const unsigned char *b, size_t n)
+{
+	struct px_decision d;
+	unsigned char again[SBX_DECISION_MAX_BYTES];
+
+	for (size_t off = 0; off < n;) {
+		long k = px_decision_next(b + off, n - off, &d);
+
+		if (k < 0)
+			return;
+		if (k < 14 || (size_t)k > n - off || (size_t)k > SBX_DECISION_MAX_BYTES)
+			fuzz_fail("decision batch: a record of %ld bytes at %zu of %zu", k, off, n);
+		if (px_decision_encode(&d, again) != (size_t)k || memcmp(again, b + off, (size_t)k) != 0)
+			fuzz_fail("decision batch: the record at %zu does not encode back to itself", off);
+		off += (size_t)k;
+	}
+}
+
 static void
 fuzz_observer(const unsigned char *b, size_t n)
 {
@@ -288,6 +310,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 3:
 		fuzz_decision((const unsigned char *)copy, size - 1);
+		fuzz_decision_batch((const unsigned char *)copy, size - 1);
 		break;
 	}
 	free(copy);

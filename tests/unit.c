@@ -2934,6 +2934,80 @@ test_proxy_parsers(void)
 	}
 }
 
+/* ---- the hosts file, read in the proxy's loop (7.2) --------------------- */
+
+/* hosts_find over text: the count (or -1), the first address as text. */
+static int
+hosts_find_in(const char *text, const char *name, char *first, size_t fn, int max)
+{
+	struct addr a[SBX_HOSTS_MAX_ADDRS];
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int n;
+
+	if (!f)
+		return -2;
+	n = hosts_find(f, name, a, max);
+	fclose(f);
+	first[0] = '\0';
+	if (n > 0)
+		inet_ntop(a[0].family, a[0].b, first, (socklen_t)fn);
+	return n;
+}
+
+static void
+test_hosts_file(void)
+{
+	static const char hosts[] =
+	    "127.0.0.1\tlocalhost\n"
+	    "10.0.0.1 a.test b.test # c.test\n"
+	    "  10.0.0.2 lead.test\n"
+	    "10.1 short.test\n"
+	    "::1 a.test\n"
+	    "fe80::1%eth0 scope.test\n"
+	    "#10.0.0.9 a.test\n"
+	    "10.0.0.3 A.test\n";
+	static const struct { const char *name; int want; const char *first; const char *why; } cases[] = {
+		{ "a.test", 2, "10.0.0.1", "every line naming it, in the file's order" },
+		{ "b.test", 1, "10.0.0.1", "a second name on a line" },
+		{ "c.test", 0, "", "a name after '#' is a comment" },
+		{ "a.tes", 0, "", "a name matches whole, never a part" },
+		{ "missing.test", 0, "", "a name the file does not hold goes to getaddrinfo" },
+		{ "lead.test", -1, "", "a line with leading blanks (musl skips it) is left to getaddrinfo" },
+		{ "short.test", -1, "", "an address inet_pton refuses (musl's parser takes 10.1) is left to getaddrinfo" },
+		{ "scope.test", -1, "", "a scope id is left to getaddrinfo" },
+	};
+	char first[64], big[2 * SBX_HOSTS_LINE_BYTES];
+	int n;
+
+	for (size_t k = 0; k < LEN(cases); k++) {
+		n = hosts_find_in(hosts, cases[k].name, first, sizeof(first), SBX_HOSTS_MAX_ADDRS);
+		CHECK(n == cases[k].want && strcmp(first, cases[k].first) == 0, "hosts file, %s: %s: got %d '%s'",
+		    cases[k].name, cases[k].why, n, first);
+	}
+	n = hosts_find_in(hosts, "a.test", first, sizeof(first), 1);
+	CHECK(n == -1, "more lines naming it than the answer holds: left to getaddrinfo (got %d)", n);
+	memset(big, ' ', sizeof(big));
+	memcpy(big, "10.0.0.5 long.test", 18);
+	big[sizeof(big) - 2] = '\n';
+	big[sizeof(big) - 1] = '\0';
+	n = hosts_find_in(big, "long.test", first, sizeof(first), SBX_HOSTS_MAX_ADDRS);
+	CHECK(n == -1, "a line longer than musl's buffer: left to getaddrinfo (got %d)", n);
+	/* a literal is its own answer, the hosts file unread; a name without the file is the thread's */
+	{
+		struct addrinfo *ai = hosts_lookup("192.0.2.7", false), *ai6 = hosts_lookup("2001:db8::7", false);
+		const struct sockaddr_in *in = ai ? (const struct sockaddr_in *)ai->ai_addr : NULL;
+
+		CHECK(ai && !ai->ai_next && ai->ai_family == AF_INET && ai->ai_socktype == SOCK_STREAM &&
+		    ai->ai_addrlen == sizeof(*in) && in->sin_family == AF_INET && ntohl(in->sin_addr.s_addr) == 0xc0000207,
+		    "an IPv4 literal is its own one-address answer");
+		CHECK(ai6 && !ai6->ai_next && ai6->ai_family == AF_INET6 && ai6->ai_addr->sa_family == AF_INET6,
+		    "an IPv6 literal too");
+		CHECK(!hosts_lookup("allowed.test", false), "a name, the hosts file not to be read: left to the thread");
+		free(ai);
+		free(ai6);
+	}
+}
+
 /* ---- the proxy's decision records and sbx's log of them (8, 9) -------- */
 
 static void
@@ -3004,6 +3078,41 @@ test_decisions(void)
 	rec[1] = PXV_DENY;
 	rec[n - 3] = 0x04;	/* the reason's length, high byte: 1025 > SBX_MAX_TEXT_ARG_BYTES */
 	CHECK(px_decision_decode(rec, n, &got) < 0, "a reason longer than the limit is refused");
+
+	/* a batch: records back to back in one message, each found by its lengths */
+	{
+		unsigned char batch[2 * SBX_DECISION_MAX_BYTES];
+		size_t a, b2;
+		int sp[2];
+
+		memset(&d, 0, sizeof(d));
+		d.verdict = PXV_ALLOW;
+		d.port = 80;
+		d.lost = 7;
+		snprintf(d.host, sizeof(d.host), "one.test");
+		a = px_decision_encode(&d, batch);
+		d.lost = 0;
+		snprintf(d.host, sizeof(d.host), "second.test");
+		b2 = px_decision_encode(&d, batch + a);
+		CHECK(px_decision_next(batch, a + b2, &got) == (long)a && strcmp(got.host, "one.test") == 0 && got.lost == 7,
+		    "a batch's first record is found by its lengths");
+		CHECK(px_decision_next(batch + a, b2, &got) == (long)b2 && strcmp(got.host, "second.test") == 0,
+		    "and the second after it");
+		CHECK(px_decision_decode(batch, a + b2, &got) < 0, "px_decision_decode takes one record, not a batch");
+		CHECK(px_decision_next(batch + a, b2 - 1, &got) < 0, "a batch's truncated last record is refused");
+		/* as sbx reads them: a batch, a batch cut short (its first record
+		 * believed, the rest not), the proxy's 'f' after them */
+		CHECK(socketpair(AF_UNIX, SBX_RECORD_SOCKET, 0, sp) == 0, "a record pair");
+		l = net_log_new();
+		(void)!send(sp[1], batch, a + b2, 0);
+		(void)!send(sp[1], batch, a + b2 - 1, 0);
+		(void)!send(sp[1], "f", 1, 0);
+		CHECK(net_log_drain(l, sp[0]) && l->total[PXV_ALLOW] == 3 && l->bad == 1 && l->lost == 14,
+		    "drained: 'f' seen, %llu allows (want 3), %llu bad (want 1), %llu lost (want 14)",
+		    (unsigned long long)l->total[PXV_ALLOW], (unsigned long long)l->bad, (unsigned long long)l->lost);
+		close(sp[0]);
+		close(sp[1]);
+	}
 
 	/* the log: one event per distinct decision, counted; lost records summed */
 	l = net_log_new();
@@ -4111,6 +4220,7 @@ main(void)
 	test_bpf();
 	test_network_decisions();
 	test_proxy_parsers();
+	test_hosts_file();
 	test_decisions();
 	test_policy_hardening();
 	test_host_edges();
