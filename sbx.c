@@ -7926,18 +7926,26 @@ ctl_encode(const struct inner_msg *m, struct buf *b)
 /* A reader over a message: each take checks the bytes are there. */
 struct cursor { const char *p, *end; const char *why; };
 
+/* n bytes into v (a u32 or a u64, in this machine's order: both ends are
+ * this machine) */
 static bool
-take_u32(struct cursor *c, uint32_t *v, const char *what)
+take_bytes(struct cursor *c, void *v, size_t n, const char *what)
 {
 	if (c->why)
 		return false;
-	if (c->end - c->p < 4) {
+	if ((size_t)(c->end - c->p) < n) {
 		c->why = what;
 		return false;
 	}
-	memcpy(v, c->p, 4);
-	c->p += 4;
+	memcpy(v, c->p, n);
+	c->p += n;
 	return true;
+}
+
+static bool
+take_u32(struct cursor *c, uint32_t *v, const char *what)
+{
+	return take_bytes(c, v, 4, what);
 }
 
 static bool
@@ -7953,20 +7961,6 @@ take_str(struct cursor *c, char **s, const char *what)
 	}
 	*s = astrndup(c->p, (size_t)(nul - c->p));
 	c->p = nul + 1;
-	return true;
-}
-
-static bool
-take_u64(struct cursor *c, uint64_t *v, const char *what)
-{
-	if (c->why)
-		return false;
-	if (c->end - c->p < 8) {
-		c->why = what;
-		return false;
-	}
-	memcpy(v, c->p, 8);
-	c->p += 8;
 	return true;
 }
 
@@ -8035,8 +8029,8 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	for (i = 0; !c.why && i < m->nbinds; i++)
 		if (take_str(&c, &m->binds[i].path, "bind path not terminated") && m->binds[i].path[0] != '/')
 			c.why = "a bind path that is not absolute";
-		else if (take_u64(&c, &m->binds[i].dev, "bind cut short"))
-			take_u64(&c, &m->binds[i].ino, "bind cut short");
+		else if (take_bytes(&c, &m->binds[i].dev, 8, "bind cut short"))
+			take_bytes(&c, &m->binds[i].ino, 8, "bind cut short");
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_CTL_MAX_ARGS))
 		c.why = "bad argument count";
 	if (!c.why) {
