@@ -258,3 +258,38 @@ t_session_terminal() { # a client on a terminal: the command's stdin, stdout and
 	grep -q 'got=typed-line' "$T/tty.out" || fail "the command reads what is typed"
 }
 TESTS+=(session_terminal)
+
+t_session_denies_match_plain_run() { # the same probes through sbx exec and through a plain run under the same policy: the same answers, the same refusals reported (a write outside, a dangerous name, a deny-read file, a deny-write file, TMPDIR, a direct connection)
+	mkdir -p "$O/secrets" && echo top-secret >"$O/secrets/key" && echo keep >"$P/locked.txt"
+	local probes='
+		(echo x > "$1/outside") 2>/dev/null && echo "outside: WROTE" || echo "outside: refused"
+		(echo x > .bashrc) 2>/dev/null && echo "bashrc: WROTE" || echo "bashrc: refused"
+		(cat "$1/secrets/key") 2>/dev/null | grep -q top-secret && echo "deny-read: READ" || echo "deny-read: refused"
+		(echo x > locked.txt) 2>/dev/null && echo "deny-write: WROTE" || echo "deny-write: refused"
+		echo t > "$TMPDIR/t" && echo "tmpdir: ok"
+		echo ok > inside.txt && echo "inside: ok"'
+	printf 'allow-write %s\ndeny-read %s\ndeny-write %s\n' "$P" "$O/secrets" "$P/locked.txt" >"$T/deny.policy"
+	SESS=denies-$$-$RANDOM
+	trap 'timeout 10 "$SBX" session stop "$SESS" >/dev/null 2>&1' EXIT
+	timeout -k 5 "$TMO" "$SBX" session start -c "$T/deny.policy" --name "$SESS" >/dev/null 2>"$T/start.err" ||
+		fail "session start with the deny policy: $(cat "$T/start.err")"
+	sx sh -c "$probes" sh "$O"
+	local exec_out=$OUT exec_rep
+	exec_rep=$(grep -E '^deny ' <<<"$ERR" | sed 's/ ([0-9]* times)$//' | sort -u)
+	rm -f "$P/inside.txt"
+	run_sbx -c "$T/deny.policy" -- sh -c "$probes" sh "$O"
+	local plain_rep; plain_rep=$(grep -E '^deny ' <<<"$ERR" | sed 's/ ([0-9]* times)$//' | sort -u)
+	# control: the allowed writes happened in both, and each refusal is a refusal
+	grep -q "inside: ok" <<<"$exec_out" && grep -q "tmpdir: ok" <<<"$exec_out" || fail "the allowed writes through exec: $exec_out"
+	grep -qE "WROTE|READ" <<<"$exec_out$OUT" && fail "a deny did not hold: exec: $exec_out / plain: $OUT"
+	[ "$exec_out" = "$OUT" ] || fail "exec and a plain run answer differently:
+exec:  $exec_out
+plain: $OUT"
+	[ -n "$plain_rep" ] || fail "setup: the plain run reported no refusal"
+	[ "$exec_rep" = "$plain_rep" ] || fail "exec and a plain run report different refusals:
+exec:  $exec_rep
+plain: $plain_rep"
+	[ "$(cat "$P/locked.txt")" = keep ] && [ ! -e "$O/outside" ] || fail "a refused write happened"
+	rm -f "$P/inside.txt" "$P/locked.txt"
+}
+TESTS+=(session_denies_match_plain_run)
