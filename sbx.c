@@ -542,10 +542,18 @@ aprintf(const char *fmt, ...)
 	int n;
 	char *p;
 
+	char small[256];
+
+	/* one pass when it fits a small buffer (nearly always: paths, notes);
+	 * a run's planning formats a few hundred strings */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
 	va_end(ap);
 	p = amalloc((size_t)n + 1);
+	if ((size_t)n < sizeof(small)) {
+		memcpy(p, small, (size_t)n + 1);
+		return p;
+	}
 	va_start(ap, fmt);
 	vsnprintf(p, (size_t)n + 1, fmt, ap);
 	va_end(ap);
@@ -1094,9 +1102,13 @@ path_clean(const char *in)
 static char *
 path_join(const char *dir, const char *name)
 {
-	if (strcmp(dir, "/") == 0)
-		return aprintf("/%s", name);
-	return aprintf("%s/%s", dir, name);
+	size_t d = strcmp(dir, "/") == 0 ? 0 : strlen(dir), n = strlen(name);
+	char *p = amalloc(d + 1 + n + 1);
+
+	memcpy(p, dir, d);	/* no printf: the planner joins a hundred paths a run */
+	p[d] = '/';
+	memcpy(p + d + 1, name, n + 1);
+	return p;
 }
 
 /* True when p is inside dir or is dir itself. Both clean and absolute. */
