@@ -258,3 +258,36 @@ t_session_terminal() { # a client on a terminal: the command's stdin, stdout and
 	grep -q 'got=typed-line' "$T/tty.out" || fail "the command reads what is typed"
 }
 TESTS+=(session_terminal)
+
+t_session_refusals_by_pid() { # two execs at once: each one's report holds the refusals of its own processes (its process group, read as the call is made), not its neighbour's; a refusal of a process no running exec owns (a background process of one that ended) is in every running exec's report
+	sess_start attr
+	rm -f "$P"/a-done "$P"/b-started
+	# B runs across A's whole life: it waits for A to be done, then makes a refusal of its own
+	timeout -k 5 "$TMO" "$SBX" exec "$SESS" -- sh -c "touch '$P/b-started'; while [ ! -e '$P/a-done' ]; do sleep 0.05; done; echo y >'$O/evil-b'; echo ok >'$P/b-wrote'" >"$T/b.out" 2>"$T/b.err" &
+	local bpid=$! i
+	for i in $(seq 100); do [ -e "$P/b-started" ] && break; sleep 0.05; done
+	[ -e "$P/b-started" ] || fail "exec B did not start"
+	sx sh -c "echo x >'$O/evil-a'; touch '$P/a-done'"
+	local aerr=$ERR; cp "$T/.stderr" "$T/a.err"
+	wait "$bpid"; RC=$?
+	local berr; berr=$(cat "$T/b.err")
+	log_file "A's stderr" "$T/a.err"; log_file "B's stderr" "$T/b.err"
+	expect_rc 0 "exec B"
+	[ "$(cat "$P/b-wrote" 2>/dev/null)" = ok ] || fail "control: B's write inside happened"
+	[ ! -e "$O/evil-a" ] && [ ! -e "$O/evil-b" ] || fail "a write outside happened"
+	expect_contains "$aerr" "$O/evil-a" "control: A's refusal is in A's report"
+	expect_contains "$berr" "$O/evil-b" "control: B's refusal is in B's report"
+	expect_not_contains "$berr" "$O/evil-a" "A's refusal is not in B's report (B ran the whole time A did)"
+	expect_not_contains "$aerr" "$O/evil-b" "B's refusal is not in A's report"
+	# no exec owns a process left running by one that ended (its group's leader gone): its
+	# refusal goes to every exec running then (a dev server's failure, told to the command
+	# that reaches it), and none is hidden
+	sx sh -c "(sleep 0.6; echo z >'$O/evil-bg') >/dev/null 2>&1 & echo started"
+	expect_rc 0 "an exec that leaves a process behind"
+	expect_not_contains "$ERR" "evil-bg" "the exec ended before its background process wrote"
+	sx sh -c "sleep 1.5"
+	expect_contains "$ERR" "$O/evil-bg" "a refusal no running exec owns is in the running exec's report"
+	[ ! -e "$O/evil-bg" ] || fail "the background write outside happened"
+	return 0
+}
+TESTS+=(session_refusals_by_pid)
