@@ -39,6 +39,9 @@ t_session_exec_basics() { # a session runs many commands: statuses, stdio byte-e
 	[ -n "$tmp1" ] && [ "$tmp1" != "$tmp2" ] || fail "each exec has a TMPDIR of its own: $tmp1 / $tmp2"
 	[ "$(sed -n 2p <<<"$OUT")" = "" ] || fail "a fresh TMPDIR is empty: $OUT"
 	[ ! -e "$tmp1" ] || fail "an exec's TMPDIR is removed when it ends"
+	# no capability at all, in any set (init dropped them once; each exec inherits none)
+	sx sh -c 'grep -E "^Cap(Inh|Prm|Eff|Bnd|Amb):" /proc/self/status'
+	[ "$(grep -c ':[[:space:]]*0000000000000000$' <<<"$OUT")" = 5 ] || fail "an exec holds a capability: $OUT"
 	# the refusal is this exec's, and only its
 	sx sh -c "echo x >'$O/evil'"
 	expect_rc 2 "a write outside"
