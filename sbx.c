@@ -18030,9 +18030,6 @@ session_exec_main(int argc, char **argv)
 		die("exec: \"%s\" is not a session name (letters, digits, '.', '_', '-')", argv[2]);
 	if (strcmp(argv[3], "--") == 0)
 		first = 4;
-	if ((fd = session_find(argv[2], NULL)) < 0)
-		die_hint("sbx session start --name NAME starts one; sbx session list shows them",
-		    "exec: no session %s is running; the command did not run", argv[2]);
 	if (!getcwd(cwd, sizeof(cwd)))
 		die("exec: cannot find the current directory: %s; the command did not run", strerror(errno));
 	e.argv = argv + first;
@@ -18043,7 +18040,14 @@ session_exec_main(int argc, char **argv)
 	for (size_t i = 0; i < LEN(passed); i++)
 		sigaddset(&set, passed[i]);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0 || frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
+	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
+		die("exec: signalfd: %s; the command did not run", strerror(errno));
+	/* the request is ready before we connect: the daemon, woken by the
+	 * connection, finds it there rather than sleeping again until it comes */
+	if ((fd = session_find(argv[2], NULL)) < 0)
+		die_hint("sbx session start --name NAME starts one; sbx session list shows them",
+		    "exec: no session %s is running; the command did not run", argv[2]);
+	if (frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
 		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
 	for (;;) {
 		struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
