@@ -17393,7 +17393,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  * uid (SO_PEERCRED), gives the command the client's environment (less
  * deny-env, plus sbx's variables and a private TMPDIR of its own) and the
  * client's stdin, stdout and stderr, passes signals on, and answers with
- * the status and the refusals of the time it ran. It ends on `sbx session
+ * the status and the refusals its processes made (session_attribute). It ends on `sbx session
  * stop NAME`, after --idle seconds with nothing running, on SIGTERM, or
  * when it dies (bwrap --die-with-parent, the proxy's and observer's
  * PDEATHSIG): then pid 1 of the sandbox is killed, everything inside goes
