@@ -15964,7 +15964,10 @@ obs_read_sockaddr(const struct sbx_seccomp_notif *nf, struct obs_event *e)
  * session that is the exec's leader's pid, which sbx-init reports with
  * "S" (10a, 10f). Read here, while the caller waits for our answer: once
  * it continues it may exit, and a pid read later may be gone or another
- * process's. Returns 0 when it cannot be read. */
+ * process's (NOTIF_ID_VALID after it says the pid was still the caller's).
+ * SECURITY: the one line the command chooses, Name:, comes escaped
+ * (a newline as "\n"), so no comm can forge an NSpgid line and put its
+ * refusal in another exec's report. Returns 0 when it cannot be read. */
 static uint32_t
 obs_read_pgid(uint32_t pid)
 {
