@@ -18052,6 +18052,7 @@ session_exec_main(int argc, char **argv)
 		    "exec: no session %s is running; the command did not run", argv[2]);
 	if (frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
 		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
+	free(body.p);
 	for (;;) {
 		struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
@@ -18069,11 +18070,13 @@ session_exec_main(int argc, char **argv)
 			continue;
 		if (type != 'Z' || b.n < 4) {
 			warnx("exec: session %s ended before the command did", argv[2]);
+			free(b.p);
 			return SBX_EXIT_FAILURE;
 		}
 		memcpy(&status, b.p, 4);
 		if (b.n > 4)
 			(void)write_all(2, b.p + 4, b.n - 4);
+		free(b.p);
 		return (int)(status & 0xff);
 	}
 }
