@@ -1017,6 +1017,40 @@ frame_send(int sock, char type, const void *body, size_t n, const int *fds, int 
 
 	hdr[0] = type;
 	memcpy(hdr + 1, &len, 4);
+	/* header and body in one sendmsg: two writes would wake the reader
+	 * twice (each a hop on a busy machine), and a session's exec crosses
+	 * six of these. What a signal cut short goes on with write_all (the
+	 * reader reads the body with read() either way). */
+	if (n) {
+		struct msghdr mh;
+		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)body, n } };
+		union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * SBX_MAX_HANDED)]; } u;
+		ssize_t r;
+
+		if (nfd > SBX_MAX_HANDED)
+			return -1;
+		memset(&mh, 0, sizeof(mh));
+		memset(&u, 0, sizeof(u));
+		mh.msg_iov = iov;
+		mh.msg_iovlen = 2;
+		if (nfd > 0) {
+			struct cmsghdr *cm;
+
+			mh.msg_control = u.buf;
+			mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
+			cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
+			memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfd);
+		}
+		while ((r = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		if (r < (ssize_t)sizeof(hdr))
+			return -1;	/* the header (and the descriptors with it) did not go */
+		return (size_t)r == sizeof(hdr) + n ? 0 : write_all(sock, (const char *)body + (r - sizeof(hdr)),
+		    n - (size_t)(r - (ssize_t)sizeof(hdr)));
+	}
 	if (send_fds(sock, hdr, sizeof(hdr), fds, nfd) < 0)
 		return -1;
 	return n ? write_all(sock, body, n) : 0;
@@ -8195,7 +8229,8 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
  * many bytes of body; the descriptors a message carries (an exec's stdin,
  * stdout and stderr) ride on its type byte. Types:
  *   'E' exec: exec_req (client -> sbx -> init), with 3 descriptors
- *   'S' started: u32 id | u32 pid (init -> sbx), u32 id (sbx -> client)
+ *   'S' started: u32 id | u32 pid (init -> sbx; the client is not told,
+ *       an old client skips it)
  *   'Z' ended: u32 id | i32 exit status as the shell gives it (init -> sbx;
  *       sbx -> client: then the exec's violations block as text)
  *   'K' signal: u32 id | u32 signal (client -> sbx -> init)
@@ -8457,9 +8492,12 @@ mitm_decode(const unsigned char *b, size_t n, struct mitm_msg *m)
 /* The write observer's events, observer -> sbx over a SOCK_SEQPACKET
  * pair, one record each (the observer is in 10b, the judging in 8):
  *
- *   'O' call(1) lost(4) pid(4) port(2) commlen(1) comm pathlen(2) target
+ *   'O' call(1) lost(4) pid(4) pgid(4) port(2) commlen(1) comm pathlen(2) target
  *
- * (big-endian). call indexes obs_calls: which syscall, and where its path
+ * (big-endian). pgid is the caller's process group in the sandbox's
+ * innermost pid namespace, read while the call waits (0: not read; a
+ * session's daemon gives the refusal to the exec of that group, 10f).
+ * call indexes obs_calls: which syscall, and where its path
  * or address lies. target is the absolute path as the command named it,
  * resolved against its dirfd or cwd (its raw bytes: a file name may hold
  * anything but NUL, and the judging needs it as it is; the report
@@ -8498,12 +8536,14 @@ static const struct obs_call obs_calls[] = {
 
 #define SBX_OBS_COMM_BYTES	16	/* TASK_COMM_LEN, its NUL included */
 #define SBX_OBS_TARGET_BYTES	4095	/* PATH_MAX less its NUL */
-#define SBX_OBS_MAX_BYTES	(15 + SBX_OBS_COMM_BYTES + SBX_OBS_TARGET_BYTES)
+#define SBX_OBS_HEAD_BYTES	19	/* 'O' .. commlen, then pathlen's 2 */
+#define SBX_OBS_MAX_BYTES	(SBX_OBS_HEAD_BYTES + SBX_OBS_COMM_BYTES + SBX_OBS_TARGET_BYTES)
 
 struct obs_event {
 	uint8_t call;			/* index into obs_calls */
 	uint32_t lost;			/* events dropped just before this one */
 	uint32_t pid;			/* as this machine's pid namespace sees it */
+	uint32_t pgid;			/* its group in the innermost namespace; 0: unknown */
 	uint16_t port;			/* connect only */
 	char comm[SBX_OBS_COMM_BYTES + 1];	/* control bytes as '?' */
 	char target[SBX_OBS_TARGET_BYTES + 1];
@@ -8521,6 +8561,8 @@ obs_event_encode(const struct obs_event *e, unsigned char *out)
 		out[n++] = (unsigned char)(e->lost >> (8 * k));
 	for (int k = 3; k >= 0; k--)
 		out[n++] = (unsigned char)(e->pid >> (8 * k));
+	for (int k = 3; k >= 0; k--)
+		out[n++] = (unsigned char)(e->pgid >> (8 * k));
 	out[n++] = (unsigned char)(e->port >> 8);
 	out[n++] = (unsigned char)e->port;
 	out[n++] = (unsigned char)cn;
@@ -8547,28 +8589,30 @@ obs_is_address(const char *s)
 static int
 obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 {
+	const size_t h = SBX_OBS_HEAD_BYTES, c0 = h - 2;	/* c0: comm's first byte */
 	size_t cn, tn;
 
 	memset(e, 0, sizeof(*e));
-	if (n < 15 || b[0] != 'O' || b[1] >= LEN(obs_calls))
+	if (n < h || b[0] != 'O' || b[1] >= LEN(obs_calls))
 		return -1;
 	e->call = b[1];
 	e->lost = (uint32_t)b[2] << 24 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 8 | b[5];
 	e->pid = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[8] << 8 | b[9];
-	e->port = (uint16_t)(b[10] << 8 | b[11]);
-	cn = b[12];
-	if (cn > SBX_OBS_COMM_BYTES || n < 15 + cn)
+	e->pgid = (uint32_t)b[10] << 24 | (uint32_t)b[11] << 16 | (uint32_t)b[12] << 8 | b[13];
+	e->port = (uint16_t)(b[14] << 8 | b[15]);
+	cn = b[16];
+	if (cn > SBX_OBS_COMM_BYTES || n < h + cn)
 		return -1;
-	tn = (size_t)b[13 + cn] << 8 | b[14 + cn];
-	if (tn == 0 || tn > SBX_OBS_TARGET_BYTES || n != 15 + cn + tn)
+	tn = (size_t)b[c0 + cn] << 8 | b[c0 + 1 + cn];
+	if (tn == 0 || tn > SBX_OBS_TARGET_BYTES || n != h + cn + tn)
 		return -1;
 	for (size_t k = 0; k < cn; k++)
-		if (is_control(b[13 + k]))
+		if (is_control(b[c0 + k]))
 			return -1;
-	if (memchr(b + 15 + cn, '\0', tn))
+	if (memchr(b + h + cn, '\0', tn))
 		return -1;
-	memcpy(e->comm, b + 13, cn);
-	memcpy(e->target, b + 15 + cn, tn);
+	memcpy(e->comm, b + c0, cn);
+	memcpy(e->target, b + h + cn, tn);
 	if (obs_calls[e->call].connect ? !obs_is_address(e->target) : (e->target[0] != '/' || e->port != 0))
 		return -1;
 	return 0;
@@ -12299,6 +12343,7 @@ struct violation {
 	const char *comm;	/* its command name, or NULL */
 	int64_t time_ms;	/* wall clock, ms since the epoch */
 	uint64_t count;		/* in the store: how many times it came */
+	uint32_t pgid;		/* the observer's: the caller's group inside (a session's exec); 0: unknown */
 };
 
 
@@ -12467,6 +12512,10 @@ struct vstore {
 	uint32_t *slot;		/* index into v, plus one (0: empty); arena, made on the first record */
 	uint64_t seed;		/* of the index's hash, per run: names chosen to collide cannot be precomputed */
 	uint64_t unobserved;	/* attempts the observer could not report (its channel was full) */
+	/* told of every record as it is kept or counted (idx: its index in v;
+	 * SIZE_MAX: unlisted), or NULL: a session's daemon gives each to its
+	 * exec (10f) */
+	void (*added)(const struct vstore *s, size_t idx, const struct violation *v);
 };
 
 
@@ -12507,11 +12556,15 @@ vstore_add(struct vstore *s, const struct violation *v)
 		k = s->v.v[s->slot[h] - 1];
 		if (violation_same(k, v)) {
 			k->count++;
+			if (s->added)
+				s->added(s, s->slot[h] - 1, v);
 			return;
 		}
 	}
 	if (s->v.n >= SBX_MAX_VIOLATIONS) {
 		s->unlisted++;
+		if (s->added)
+			s->added(s, SIZE_MAX, v);
 		return;
 	}
 	s->slot[h] = (uint32_t)s->v.n + 1;
@@ -12523,6 +12576,8 @@ vstore_add(struct vstore *s, const struct violation *v)
 	k->comm = v->comm ? astrdup(v->comm) : NULL;
 	k->count = 1;
 	vec_push(&s->v, k);
+	if (s->added)
+		s->added(s, s->v.n - 1, v);
 	if (s->json_fd >= 0) {
 		/* each distinct refusal as it first comes, written whole, so a
 		 * watcher tails it live; repeats are counted in the block, not
@@ -12705,6 +12760,7 @@ obs_judge(const struct plan *pl, const struct obs_event *e, char *norm, size_t n
 
 	memset(v, 0, sizeof(*v));
 	v->pid = (int)e->pid;
+	v->pgid = e->pgid;
 	v->comm = e->comm[0] ? e->comm : NULL;
 	if (c->connect) {
 		if (obs_is_local_address(e->target))
@@ -12764,7 +12820,7 @@ net_log_add(struct net_log *l, const struct px_decision *d)
 	l->total[d->verdict]++;
 	l->lost += d->lost;
 	if (d->verdict == PXV_DENY && l->store) {
-		struct violation v = { VK_NET, op_names[d->op], d->host, d->port, d->reason, 0, NULL, wall_ms(), 0 };
+		struct violation v = { VK_NET, op_names[d->op], d->host, d->port, d->reason, 0, NULL, wall_ms(), 0, 0 };
 
 		vstore_add(l->store, &v);
 	}
@@ -14366,7 +14422,7 @@ audit_report(struct audit *a, const char *path, const char *what)
 	warnx("git: neutralised %s: %s (it would run code outside the sandbox later)", shown.p, what);
 	free(shown.p);
 	if (run_state.store) {
-		struct violation v = { VK_AUDIT, "neutralised", path, 0, what, 0, NULL, wall_ms(), 0 };
+		struct violation v = { VK_AUDIT, "neutralised", path, 0, what, 0, NULL, wall_ms(), 0, 0 };
 
 		vstore_add(run_state.store, &v);
 	}
@@ -16173,8 +16229,8 @@ init_start_exec(int ctl, int sfd, const sigset_t *old, const char *body, size_t 
 		close(ctl);
 		close(sfd);
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-		if (drop_capabilities() < 0)
-			die("cannot drop capabilities: %s", strerror(errno));
+		/* no drop_capabilities: init_serve dropped them all, and a
+		 * child inherits none */
 		if (chdir(e.cwd) < 0)
 			die("cannot enter %s inside the sandbox: %s", e.cwd, strerror(errno));
 		environ = e.envp;
@@ -16197,6 +16253,13 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 
 	if (sfd < 0)
 		_exit(SBX_EXIT_FAILURE);
+	/* SECURITY: init holds no capability from here on (bounding set,
+	 * ambient, effective, permitted): serving needs none (fork, setpgid,
+	 * kill within its uid, waitpid), so what it forks inherits none and
+	 * each exec skips a drop of ~80 prctl calls; and a command that
+	 * found a way into init would find nothing to use. */
+	if (drop_capabilities() < 0)
+		die("cannot drop capabilities: %s", strerror(errno));
 	for (;;) {
 		struct pollfd pfd[2] = { { ctl, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
@@ -16633,10 +16696,49 @@ obs_read_sockaddr(const struct sbx_seccomp_notif *nf, struct obs_event *e)
 	return -1;
 }
 
-/* What one notification names: up to two events (rename's two paths).
+/* The caller's process group in the innermost pid namespace: the last
+ * field of /proc/PID/status's NSpgid line (the kernel lists the pgid as
+ * each namespace from the reader's down sees it; Linux 4.1+). In a
+ * session that is the exec's leader's pid, which sbx-init reports with
+ * "S" (10a, 10f). Read here, while the caller waits for our answer: once
+ * it continues it may exit, and a pid read later may be gone or another
+ * process's (NOTIF_ID_VALID after it says the pid was still the caller's).
+ * SECURITY: the one line the command chooses, Name:, comes escaped
+ * (a newline as "\n"), so no comm can forge an NSpgid line and put its
+ * refusal in another exec's report. Returns 0 when it cannot be read. */
+static uint32_t
+obs_read_pgid(uint32_t pid)
+{
+	char path[40], st[4096];
+	const char *line, *last;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", (unsigned)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	/* NSpgid comes after Groups, in the first ~600 bytes; a process in
+	 * hundreds of groups pushes it past the read: 0 then, unknown */
+	r = read(fd, st, sizeof(st) - 1);
+	close(fd);
+	if (r <= 0)
+		return 0;
+	st[r] = '\0';
+	if (!(line = strstr(st, "\nNSpgid:")))
+		return 0;
+	line += 8;
+	last = line;
+	for (const char *q = line; *q && *q != '\n'; q++)
+		if (*q == '\t' || *q == ' ')
+			last = q + 1;
+	return (uint32_t)strtoul(last, NULL, 10);
+}
+
+/* What one notification names: up to two events (rename's two paths),
+ * with the caller's process group when groups is set (a session's).
  * Returns how many. */
 static int
-obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, struct obs_event ev[2])
+obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, bool groups, struct obs_event ev[2])
 {
 	const struct obs_call *c = NULL;
 	char comm[64];
@@ -16668,6 +16770,8 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, str
 		if (obs_resolve(nf, c->dfd2, c->path2, ev[n].target, sizeof(ev[n].target)) == 0)
 			n++;
 	}
+	if (n && groups)
+		ev[0].pgid = ev[1].pgid = obs_read_pgid(nf->pid);
 	snprintf(comm, sizeof(comm), "/proc/%u/comm", (unsigned)nf->pid);
 	if (n && (fd = open(comm, O_RDONLY | O_CLOEXEC)) >= 0) {	/* "name\n", at most 16 bytes */
 		ssize_t r = read(fd, comm, SBX_OBS_COMM_BYTES);
@@ -16709,7 +16813,8 @@ struct obs_inflight { volatile uint64_t id; volatile uint32_t busy; };
  * answer CONTINUE (the event goes to sbx first, so it is there before the
  * command can go on, and exit). */
 static void
-obs_take_one(int listener, int events, const struct bpf_arch *arch, uint32_t *lost, struct obs_inflight *fl)
+obs_take_one(int listener, int events, const struct bpf_arch *arch, bool groups, uint32_t *lost,
+    struct obs_inflight *fl)
 {
 	struct sbx_seccomp_notif nf;
 	struct sbx_seccomp_notif_resp resp;
@@ -16722,9 +16827,9 @@ obs_take_one(int listener, int events, const struct bpf_arch *arch, uint32_t *lo
 		return;	/* ENOENT: the caller went away meanwhile (a signal) */
 	fl->id = nf.id;
 	fl->busy = 1;
-	n = obs_collect(&nf, arch, ev);
+	n = obs_collect(&nf, arch, groups, ev);
 	if (ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_ID_VALID, &nf.id) < 0)
-		n = 0;	/* what was read may be another program's memory now */
+		n = 0;	/* what was read may be another program's memory (or group) now */
 	for (int i = 0; i < n; i++) {
 		ev[i].lost = *lost;
 		if (send(events, rec, obs_event_encode(&ev[i], rec), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
@@ -16755,9 +16860,10 @@ obs_answer_orphan(int listener, struct obs_inflight *fl)
 }
 
 /* The observer process: runs until every filtered process has gone (the
- * listener hangs up: exit 0) or sbx has (its end of the pair hangs up). */
+ * listener hangs up: exit 0) or sbx has (its end of the pair hangs up).
+ * groups: a session's, whose events carry the caller's process group. */
 static void __attribute__((noreturn))
-obs_main(int listener, int events, struct obs_inflight *fl)
+obs_main(int listener, int events, struct obs_inflight *fl, bool groups)
 {
 	const struct bpf_arch *arch = bpf_native_arch();
 	uint32_t lost = 0;
@@ -16782,7 +16888,7 @@ obs_main(int listener, int events, struct obs_inflight *fl)
 		if (pf[1].revents)
 			_exit(0);	/* sbx has gone */
 		if (pf[0].revents & POLLIN)
-			obs_take_one(listener, events, arch, &lost, fl);
+			obs_take_one(listener, events, arch, groups, &lost, fl);
 		else if (pf[0].revents & (POLLHUP | POLLERR))
 			_exit(0);	/* no filtered process is left */
 	}
@@ -16884,13 +16990,16 @@ bwrap_failure_hint(void)
 #define SBX_SESSION_MAX_CLIENTS	64
 #define SBX_SESSION_IDLE_S	3600		/* --idle's default */
 #define SBX_SESSION_NAME_MAX	64
+#define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
 
 struct sess_client {
 	int fd;				/* the client's socket, or -1 */
 	uint32_t id;			/* its exec, or 0 before it asks */
 	bool started;
-	size_t nv;			/* the store's refusals when it started ... */
-	uint64_t *counts;		/* ... and their counts then (malloc) */
+	uint32_t pid;			/* its leader's pid inside, which is its group ("S"); 0 before */
+	uint64_t *own;			/* its refusals: a count per index of the store (malloc) ... */
+	size_t nown;			/* ... that many */
+	uint64_t unlisted, unobserved;	/* past the store's limit; the observer's losses while it ran */
 	char *tmpdir;			/* its private TMPDIR (malloc) */
 	char *cmdline;			/* for ignore-violations (malloc) */
 };
@@ -16904,7 +17013,17 @@ static struct session {
 	int64_t idle_since;		/* when the last exec ended; 0: one runs */
 	uint32_t next_id, execs;
 	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
-} sess = { .lfd = -1, .ready_fd = -1, .idle_s = SBX_SESSION_IDLE_S };
+	/* refusals of a group no started exec has, while one has not said
+	 * "S" yet (it may be theirs: 10f, session_attribute) */
+	struct { size_t idx; uint32_t pgid; } held[SBX_SESSION_MAX_HELD];
+	size_t nheld;
+	/* TMPDIRs: one made ahead, those of ended execs to remove (malloc'd
+	 * paths; session_tidy) */
+	char *spare, *trash[SBX_SESSION_MAX_CLIENTS];
+	size_t ntrash;
+	uint32_t next_tmp;
+	bool want_spare;		/* one was taken (or none made yet); cleared by a failure too */
+} sess = { .lfd = -1, .ready_fd = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true };
 
 struct run;
 static void session_listen(const struct run_paths *rp);
@@ -16914,6 +17033,10 @@ static nfds_t session_poll(const struct run *r, struct pollfd *pf, nfds_t n);
 static void session_on_events(struct run *r, const struct pollfd *pf);
 static int session_timeout(void);
 static void session_end(void);
+static void session_unobserved(uint32_t lost);
+static bool session_tidy(const struct run *r, bool now);
+struct vstore;
+static void session_attribute(const struct vstore *s, size_t idx, const struct violation *v);
 
 /* A run in progress: what run_linux's steps hand each other. */
 struct run {
@@ -17345,7 +17468,7 @@ run_spawn_observer(struct run *r)
 			_exit(0);	/* sbx died between the fork and the prctl */
 		fds_close_except(keep, LEN(keep));	/* the locks, the listeners, the sink stay sbx's */
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		obs_main(r->listener, pair[1], r->inflight);
+		obs_main(r->listener, pair[1], r->inflight, sess.on);
 	}
 	close(pair[1]);
 	if (r->observer < 0) {
@@ -17431,6 +17554,7 @@ run_take_observations(struct run *r, short revents)
 		}
 		r->obs_events++;
 		r->obs_lost += e.lost;
+		session_unobserved(e.lost);
 		if (!obs_judge(r->pl, &e, norm, sizeof(norm), &v) ||
 		    (v.kind == VK_FILE && (obs_writable_through_links(r->pl, norm) || obs_failed_anyway(&e, norm))))
 			continue;
@@ -17516,10 +17640,13 @@ run_supervise(struct run *r)
 			{ r->report, POLLIN, 0 }, { r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 } };	/* -1: poll skips it */
 		nfds_t ns = session_poll(r, pf, 4), npf = run_proxy_poll(r, pf, ns);
 		struct signalfd_siginfo si;
-		int sig, tmo = live_timeout(), stmo = session_timeout();
+		int sig, ready, tmo = live_timeout(), stmo = session_timeout();
 
-		if (poll(pf, npf, tmo < 0 || (stmo >= 0 && stmo < tmo) ? stmo : tmo) < 0)
+		ready = poll(pf, npf, tmo < 0 || (stmo >= 0 && stmo < tmo) ? stmo : tmo);
+		if (ready < 0)
 			continue;
+		if (ready == 0 && session_tidy(r, false))
+			continue;	/* nothing came: one step of a session's tidying, then look again */
 		/* the control fd first: a line that waits as the first
 		 * connection comes is what the proxy forked for it starts with.
 		 * One that failed before its first line stops the command, as a
@@ -17603,8 +17730,10 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	r.netlog->store = store;
 	r.netlog->mitm_socket = p->mitm_socket;
 
-	if (sess.on)	/* a session's daemon (10f) */
+	if (sess.on) {	/* a session's daemon (10f) */
 		session_listen(rp);
+		store->added = session_attribute;
+	}
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
 	run_take_signals(&r);
@@ -18053,7 +18182,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  * uid (SO_PEERCRED), gives the command the client's environment (less
  * deny-env, plus sbx's variables and a private TMPDIR of its own) and the
  * client's stdin, stdout and stderr, passes signals on, and answers with
- * the status and the refusals of the time it ran. It ends on `sbx session
+ * the status and the refusals its processes made (session_attribute). It ends on `sbx session
  * stop NAME`, after --idle seconds with nothing running, on SIGTERM, or
  * when it dies (bwrap --die-with-parent, the proxy's and observer's
  * PDEATHSIG): then pid 1 of the sandbox is killed, everything inside goes
@@ -18200,13 +18329,60 @@ session_client_close(struct sess_client *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
-	if (c->tmpdir)
+	if (c->tmpdir && sess.ntrash < LEN(sess.trash)) {
+		sess.trash[sess.ntrash++] = c->tmpdir;	/* removed as soon as the daemon is idle */
+		c->tmpdir = NULL;
+	} else if (c->tmpdir) {
 		rm_tree(c->tmpdir);
+	}
 	free(c->tmpdir);
-	free(c->counts);
+	free(c->own);
 	free(c->cmdline);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+}
+
+/* The execs' TMPDIRs, off their path. On this kind of disk a directory
+ * is dear: ext4 journals each mkdir and rmdir, and mounted with
+ * `discard` an rmdir frees the directory's block with a synchronous
+ * discard (0.1 to 0.2 ms each, measured; more than the rest of an exec's
+ * work in the daemon). So the next exec's TMPDIR is made ahead, and an
+ * ended exec's is removed, each while the daemon has nothing else to do
+ * (run_supervise calls this when poll finds nothing ready: one step a
+ * call, so an exec that comes meanwhile waits for one step at most).
+ * Each is still fresh (made empty, 0700, for one exec only, never used
+ * again) and removed when its exec has ended, before the daemon sleeps.
+ * now: make the spare at once (an exec is asking and none is ready).
+ * Returns whether any work is left. */
+static bool
+session_tidy(const struct run *r, bool now)
+{
+	if (!sess.on)
+		return false;
+	if (now || (sess.want_spare && !sess.spare)) {
+		/* EEXIST: a command made that name (the directory is writable
+		 * inside): never take a directory we did not make; the next */
+		for (int tries = 0; tries < 16 && !sess.spare; tries++) {
+			char *t = strdup(aprintf("%s/exec-%u", r->rp->tmpdir, (unsigned)++sess.next_tmp));
+
+			if (t && mkdir(t, 0700) == 0) {
+				sess.spare = t;
+				break;
+			}
+			free(t);
+			if (!t || errno != EEXIST) {
+				warnx("session: cannot create a TMPDIR: %s", strerror(errno));
+				break;
+			}
+		}
+		sess.want_spare = false;	/* a failure is not retried until the next exec */
+	} else if (sess.ntrash) {
+		char *t = sess.trash[--sess.ntrash];
+
+		rm_tree(t);
+		free(t);
+	}
+	return sess.ntrash > 0 || (sess.want_spare && !sess.spare);
 }
 
 /* An exec asked for: checked, given its environment and TMPDIR, sent on
@@ -18225,8 +18401,12 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 		return;
 	}
 	c->id = e.id = ++sess.next_id;
-	c->tmpdir = strdup(aprintf("%s/exec-%u", r->rp->tmpdir, (unsigned)c->id));
-	if (!c->tmpdir || mkdir(c->tmpdir, 0700) < 0) {
+	if (!sess.spare)
+		session_tidy(r, true);
+	c->tmpdir = sess.spare;
+	sess.spare = NULL;
+	sess.want_spare = true;
+	if (!c->tmpdir) {
 		warnx("session: cannot create a TMPDIR for exec %u: %s", (unsigned)c->id, strerror(errno));
 		frame_send(c->fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
 		session_client_close(c);
@@ -18240,10 +18420,6 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	}
 	buf_putc(&cmdline, '\0');
 	c->cmdline = cmdline.p;
-	c->nv = r->store->v.n;
-	c->counts = malloc((c->nv + 1) * sizeof(*c->counts));
-	for (size_t i = 0; c->counts && i < c->nv; i++)
-		c->counts[i] = ((const struct violation *)r->store->v.v[i])->count;
 	exec_req_encode(&e, &body);
 	if (frame_send(r->ctl, 'E', body.p, body.n, fds, 3) < 0)
 		warnx("session: sbx-init did not take exec %u: %s", (unsigned)c->id, strerror(errno));
@@ -18252,31 +18428,136 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	sess.idle_since = 0;
 }
 
-/* The refusals of the time an exec ran: what came since it started, and
- * more of what had come before. Every exec running at the time gets them:
- * the proxy cannot tell which process a connection is from, so with
- * several at once each one's block may hold its neighbours' (none is ever
- * hidden). */
+/* Whose refusal is it? Every record the store keeps (vstore.added) goes
+ * to the exec whose process made it:
+ *  - the observer's events carry the caller's process group in the
+ *    sandbox's innermost pid namespace (obs_read_pgid, read while the call
+ *    waited), and an exec's group is its leader's pid, which init reports
+ *    with "S". KERNEL: a group's number is not given to a new process
+ *    while the group has members (the struct pid stays allocated, and with
+ *    it its number), so a group left behind by an exec that ended never
+ *    names a later exec.
+ *  - a record of a group that is no running exec's (a process an exec left
+ *    running: a dev server, or one that made a session of its own with
+ *    setsid), or of no known group (the proxy's decisions: a connection
+ *    does not say which process opened it; an event whose group could not
+ *    be read) goes to every exec running, and to the session's log (-v,
+ *    and the store at the end): none is hidden from the model whose
+ *    command may be the one that meets it (a dev server's refused write
+ *    told to the command that reaches the server). With one exec at a
+ *    time, an agent's tool calls, the proxy's are exact too.
+ *  - an exec's first call can reach sbx before init's "S" for it (the
+ *    child runs as init writes): a record of an unknown group waits while
+ *    an exec has not started (sess.held), and goes to the one whose "S"
+ *    names its group, or to everyone when none is left to start. */
+static void
+session_own(struct sess_client *c, size_t idx)
+{
+	if (idx == SIZE_MAX) {
+		c->unlisted++;	/* past the store's limit: counted, as the store counts it */
+		return;
+	}
+	if (idx >= c->nown) {	/* malloc, not the arena: the daemon lives for hours */
+		size_t n = c->nown ? c->nown : 16;
+		uint64_t *p;
+
+		while (n <= idx)
+			n *= 2;
+		if (!(p = realloc(c->own, n * sizeof(*p)))) {
+			c->unlisted++;
+			return;
+		}
+		memset(p + c->nown, 0, (n - c->nown) * sizeof(*p));
+		c->own = p;
+		c->nown = n;
+	}
+	c->own[idx]++;
+}
+
+static void
+session_own_all(size_t idx)
+{
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id)
+			session_own(&sess.c[i], idx);
+}
+
+/* vstore.added, in a session's daemon (the comment above). */
+static void
+session_attribute(const struct vstore *s, size_t idx, const struct violation *v)
+{
+	bool unstarted = false;
+
+	(void)s;
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++) {
+		struct sess_client *c = &sess.c[i];
+
+		if (!c->id)
+			continue;
+		if (!c->pid)
+			unstarted = true;
+		else if (v->pgid && c->pid == v->pgid) {
+			session_own(c, idx);
+			return;
+		}
+	}
+	if (v->pgid && unstarted && sess.nheld < SBX_SESSION_MAX_HELD) {
+		sess.held[sess.nheld].idx = idx;
+		sess.held[sess.nheld++].pgid = v->pgid;
+		return;
+	}
+	session_own_all(idx);
+}
+
+/* The records held for c, which has just said "S"; when no exec is left
+ * to start, the rest go to every running exec. */
+static void
+session_release_held(struct sess_client *c)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < sess.nheld; i++)
+		if (c && sess.held[i].pgid == c->pid)
+			session_own(c, sess.held[i].idx);
+		else
+			sess.held[k++] = sess.held[i];
+	sess.nheld = k;
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id && !sess.c[i].pid)
+			return;
+	for (size_t i = 0; i < sess.nheld; i++)
+		session_own_all(sess.held[i].idx);
+	sess.nheld = 0;
+}
+
+/* The observer's losses (its channel was full): whose they were is not
+ * known, so every running exec's report says so. */
+static void
+session_unobserved(uint32_t lost)
+{
+	for (int i = 0; lost && sess.on && i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id)
+			sess.c[i].unobserved += lost;
+}
+
+/* The refusals an exec owns (session_attribute), as its block. */
 static void
 session_report(const struct run *r, const struct sess_client *c, struct buf *out)
 {
-	struct vstore part = { .json_fd = -1 };
+	struct vstore part = { .json_fd = -1, .unlisted = c->unlisted, .unobserved = c->unobserved };
 	struct violation *copies = NULL;
 	void **list = NULL;
-	size_t n = 0;
+	size_t n = 0, have = c->nown < r->store->v.n ? c->nown : r->store->v.n;
 
 	/* malloc, not the arena: the daemon lives for hours, a report is gone at once */
-	if (r->store->v.n) {
-		copies = calloc(r->store->v.n, sizeof(*copies));
-		list = calloc(r->store->v.n, sizeof(*list));
+	if (have) {
+		copies = calloc(have, sizeof(*copies));
+		list = calloc(have, sizeof(*list));
 	}
-	for (size_t i = 0; copies && list && i < r->store->v.n; i++) {
-		const struct violation *v = r->store->v.v[i];
-		uint64_t before = i < c->nv && c->counts ? c->counts[i] : 0;
-
-		if (v->count > before) {
-			copies[n] = *v;
-			copies[n].count = v->count - before;
+	for (size_t i = 0; copies && list && i < have; i++) {
+		if (c->own[i]) {
+			copies[n] = *(const struct violation *)r->store->v.v[i];
+			copies[n].count = c->own[i];
 			list[n] = &copies[n];
 			n++;
 		}
@@ -18314,16 +18595,24 @@ session_from_init(struct run *r)
 		if (!c->id || c->id != v[0])
 			continue;
 		if (type == 'S') {
+			/* the client is not told: a message it only skips would
+			 * wake it while its command starts (a hop on 2 CPUs) */
 			c->started = true;
-			if (c->fd >= 0)
-				frame_send(c->fd, 'S', &v[0], 4, NULL, 0);
+			c->pid = v[1];
+			session_release_held(c);
 		} else if (type == 'Z') {
+			/* its last calls' events and the proxy's decisions went out
+			 * before it could end: take them before the report */
+			run_take_observations(r, 0);
+			if (r->report >= 0)
+				net_log_drain(r->netlog, r->report);
 			put_u32(&out, v[1]);
 			session_report(r, c, &out);
 			if (c->fd >= 0)
 				frame_send(c->fd, 'Z', out.p, out.n, NULL, 0);
 			free(out.p);
 			session_client_close(c);
+			session_release_held(NULL);	/* it may have been the last one not started */
 		}
 	}
 	free(b.p);
@@ -18440,6 +18729,8 @@ session_timeout(void)
 {
 	int64_t left;
 
+	if (sess.on && (sess.ntrash || (sess.want_spare && !sess.spare)))
+		return 0;	/* session_tidy has work: poll only looks */
 	if (!sess.on || sess.idle_s <= 0 || !sess.idle_since)
 		return -1;
 	left = sess.idle_since + sess.idle_s * 1000 - now_ms();
@@ -18460,6 +18751,15 @@ session_end(void)
 				frame_send(sess.c[i].fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
 			session_client_close(&sess.c[i]);
 		}
+	if (sess.spare)
+		rm_tree(sess.spare);
+	free(sess.spare);
+	sess.spare = NULL;
+	sess.want_spare = false;
+	while (sess.ntrash) {
+		rm_tree(sess.trash[--sess.ntrash]);
+		free(sess.trash[sess.ntrash]);
+	}
 }
 
 
@@ -18519,9 +18819,6 @@ session_exec_main(int argc, char **argv)
 		die("exec: \"%s\" is not a session name (letters, digits, '.', '_', '-')", argv[2]);
 	if (strcmp(argv[3], "--") == 0)
 		first = 4;
-	if ((fd = session_find(argv[2], NULL)) < 0)
-		die_hint("sbx session start --name NAME starts one; sbx session list shows them",
-		    "exec: no session %s is running; the command did not run", argv[2]);
 	if (!getcwd(cwd, sizeof(cwd)))
 		die("exec: cannot find the current directory: %s; the command did not run", strerror(errno));
 	e.argv = argv + first;
@@ -18532,8 +18829,16 @@ session_exec_main(int argc, char **argv)
 	for (size_t i = 0; i < LEN(passed); i++)
 		sigaddset(&set, passed[i]);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0 || frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
+	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
+		die("exec: signalfd: %s; the command did not run", strerror(errno));
+	/* the request is ready before we connect: the daemon, woken by the
+	 * connection, finds it there rather than sleeping again until it comes */
+	if ((fd = session_find(argv[2], NULL)) < 0)
+		die_hint("sbx session start --name NAME starts one; sbx session list shows them",
+		    "exec: no session %s is running; the command did not run", argv[2]);
+	if (frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
 		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
+	free(body.p);
 	for (;;) {
 		struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
@@ -18551,11 +18856,13 @@ session_exec_main(int argc, char **argv)
 			continue;
 		if (type != 'Z' || b.n < 4) {
 			warnx("exec: session %s ended before the command did", argv[2]);
+			free(b.p);
 			return SBX_EXIT_FAILURE;
 		}
 		memcpy(&status, b.p, 4);
 		if (b.n > 4)
 			(void)write_all(2, b.p + 4, b.n - 4);
+		free(b.p);
 		return (int)(status & 0xff);
 	}
 }

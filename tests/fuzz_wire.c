@@ -20,7 +20,8 @@
  *     take (patterns that check, ranges that parse, reasons without control
  *     bytes), and its memory is the decoder's own (malloc, freed whole);
  *   - a decoded observer event names a known call, has a comm without
- *     control bytes, and an absolute path or, for connect, an address;
+ *     control bytes, and an absolute path or, for connect, an address (its
+ *     pid and process group, any values, round-trip with the rest);
  *   - a decoded control message has absolute link paths, ports 1..65535,
  *     known flags, at least one argument, and bridge socat fully or not at
  *     all described;

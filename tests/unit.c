@@ -1503,15 +1503,15 @@ test_violations_report(void)
 	/* lines as srt writes them, and sbx's own */
 	{
 		static const struct { struct violation v; const char *want; } lines[] = {
-			{ { VK_FILE, "openat", "/etc/x", 0, NULL, 1, "sh", 0, 1 }, "deny openat /etc/x" },
-			{ { VK_NET, "network-outbound", "b.test", 443, "host is not on the allow list", 0, NULL, 0, 1 },
+			{ { VK_FILE, "openat", "/etc/x", 0, NULL, 1, "sh", 0, 1, 0 }, "deny openat /etc/x" },
+			{ { VK_NET, "network-outbound", "b.test", 443, "host is not on the allow list", 0, NULL, 0, 1, 0 },
 			  "deny network-outbound b.test:443 (host is not on the allow list)" },
 			{ { VK_CONNECT, "connect", "93.184.216.34", 443,
-			    "direct connection; only the proxy at 127.0.0.1:3128 is reachable", 0, NULL, 0, 1 },
+			    "direct connection; only the proxy at 127.0.0.1:3128 is reachable", 0, NULL, 0, 1, 0 },
 			  "deny connect 93.184.216.34:443 (direct connection; only the proxy at 127.0.0.1:3128 is reachable)" },
-			{ { VK_AUDIT, "neutralised", "/p/r/.git/hooks/pre-commit", 0, "renamed", 0, NULL, 0, 1 },
+			{ { VK_AUDIT, "neutralised", "/p/r/.git/hooks/pre-commit", 0, "renamed", 0, NULL, 0, 1, 0 },
 			  "neutralised /p/r/.git/hooks/pre-commit (renamed)" },
-			{ { VK_FILE, "unlinkat", " /p/\n", 0, NULL, 0, NULL, 0, 1 }, "deny unlinkat  /p/" },
+			{ { VK_FILE, "unlinkat", " /p/\n", 0, NULL, 0, NULL, 0, 1, 0 }, "deny unlinkat  /p/" },
 		};
 		for (i = 0; i < LEN(lines); i++) {
 			struct buf b = { 0 };
@@ -1526,8 +1526,8 @@ test_violations_report(void)
 	/* the block: exactly srt's frame, repeats counted, ignore rules, the cap */
 	{
 		struct vstore s = { .json_fd = -1 };
-		struct violation w = { VK_FILE, "openat", "/etc/x", 0, NULL, 7, "sh", 0, 0 };
-		struct violation n = { VK_NET, "network-outbound", "b.test", 443, "no", 0, NULL, 0, 0 };
+		struct violation w = { VK_FILE, "openat", "/etc/x", 0, NULL, 7, "sh", 0, 0, 0 };
+		struct violation n = { VK_NET, "network-outbound", "b.test", 443, "no", 0, NULL, 0, 0, 0 };
 		struct buf b = { 0 };
 
 		e = parse(&p, "allow-write /p\n");
@@ -1567,7 +1567,7 @@ test_violations_report(void)
 
 		e = parse(&p, "allow-write /p\n");
 		for (i = 0; i < 60; i++) {
-			struct violation v = { VK_FILE, "mkdirat", aprintf("/etc/d%zu", i), 0, NULL, 0, NULL, 0, 0 };
+			struct violation v = { VK_FILE, "mkdirat", aprintf("/etc/d%zu", i), 0, NULL, 0, NULL, 0, 0, 0 };
 
 			vstore_add(&s, &v);
 		}
@@ -1589,14 +1589,14 @@ test_violations_report(void)
 		struct vstore s = { .json_fd = -1 };
 		struct buf b = { 0 };
 		static const struct violation vs[] = {
-			{ VK_FILE, "openat", "/etc/app/x.conf", 0, NULL, 0, NULL, 0, 0 },
-			{ VK_FILE, "unlinkat", "/etc/app/y.conf", 0, NULL, 0, NULL, 0, 0 },	/* the same hint: once */
-			{ VK_FILE, "openat", "/p/locked/f", 0, NULL, 0, NULL, 0, 0 },
-			{ VK_NET, "network-outbound", "b.test", 443, "host is not on the allow list", 0, NULL, 0, 0 },
-			{ VK_NET, "network-outbound", "c.test", 8080, "host is not on the allow list", 0, NULL, 0, 0 },
-			{ VK_NET, "network-outbound", "d.test", 443, "no exfiltration", 0, NULL, 0, 0 },
-			{ VK_CONNECT, "connect", "10.1.2.3", 443, "direct", 0, NULL, 0, 0 },
-			{ VK_AUDIT, "neutralised", "/p/r/.git/hooks/x", 0, "renamed", 0, NULL, 0, 0 },
+			{ VK_FILE, "openat", "/etc/app/x.conf", 0, NULL, 0, NULL, 0, 0, 0 },
+			{ VK_FILE, "unlinkat", "/etc/app/y.conf", 0, NULL, 0, NULL, 0, 0, 0 },	/* the same hint: once */
+			{ VK_FILE, "openat", "/p/locked/f", 0, NULL, 0, NULL, 0, 0, 0 },
+			{ VK_NET, "network-outbound", "b.test", 443, "host is not on the allow list", 0, NULL, 0, 0, 0 },
+			{ VK_NET, "network-outbound", "c.test", 8080, "host is not on the allow list", 0, NULL, 0, 0, 0 },
+			{ VK_NET, "network-outbound", "d.test", 443, "no exfiltration", 0, NULL, 0, 0, 0 },
+			{ VK_CONNECT, "connect", "10.1.2.3", 443, "direct", 0, NULL, 0, 0, 0 },
+			{ VK_AUDIT, "neutralised", "/p/r/.git/hooks/x", 0, "renamed", 0, NULL, 0, 0, 0 },
 		};
 
 		e = parse(&p, "allow-write /p\ndeny-write /p/locked\n");
@@ -1624,11 +1624,11 @@ test_violations_report(void)
 		struct vstore s = { .json_fd = -1 };
 
 		for (i = 0; i < SBX_MAX_VIOLATIONS + 904; i++) {
-			struct violation v = { VK_FILE, "openat", aprintf("/etc/f%zu", i), 0, NULL, 0, NULL, 0, 0 };
+			struct violation v = { VK_FILE, "openat", aprintf("/etc/f%zu", i), 0, NULL, 0, NULL, 0, 0, 0 };
 
 			vstore_add(&s, &v);
 			if (i % 1000 == 0)	/* and a repeat of the first, each time */
-				vstore_add(&s, &(struct violation){ VK_FILE, "openat", "/etc/f0", 0, NULL, 0, NULL, 0, 0 });
+				vstore_add(&s, &(struct violation){ VK_FILE, "openat", "/etc/f0", 0, NULL, 0, NULL, 0, 0, 0 });
 		}
 		CHECK(s.v.n == SBX_MAX_VIOLATIONS && s.unlisted == 904 && ((struct violation *)s.v.v[0])->count == 6 &&
 		    strcmp(((struct violation *)s.v.v[4095])->target, "/etc/f4095") == 0,
@@ -1638,7 +1638,7 @@ test_violations_report(void)
 
 	/* JSON lines: every field, strings escaped */
 	{
-		struct violation v = { VK_FILE, "openat", "/p/a\"b\n", 0, NULL, 42, "s\th", 1700000000123LL, 1 };
+		struct violation v = { VK_FILE, "openat", "/p/a\"b\n", 0, NULL, 42, "s\th", 1700000000123LL, 1, 0 };
 		struct buf b = { 0 };
 
 		violation_json(&v, &b);
@@ -3712,13 +3712,13 @@ test_observer(void)
 
 	/* the codec: round trip, every cut refused, hostile records refused */
 	{
-		struct obs_event ev = { 1, 7, 4242, 0, "sh\001x", "/o/a file\nwith a newline" }, got;
+		struct obs_event ev = { 1, 7, 4242, 0x01020304, 0, "sh\001x", "/o/a file\nwith a newline" }, got;
 		unsigned char rec[SBX_OBS_MAX_BYTES + 1];
 		size_t n = obs_event_encode(&ev, rec), cut;
 		int believed = 0;
 
 		CHECK(obs_event_decode(rec, n, &got) == 0 && got.call == 1 && got.lost == 7 && got.pid == 4242 &&
-		    strcmp(got.comm, "sh?x") == 0 && strcmp(got.target, ev.target) == 0,
+		    got.pgid == 0x01020304 && strcmp(got.comm, "sh?x") == 0 && strcmp(got.target, ev.target) == 0,
 		    "an event round-trips (a control byte in comm as '?', the path's bytes as they are)");
 		for (cut = 0; cut < n; cut++)
 			if (obs_event_decode(rec, cut, &got) == 0)
@@ -3728,9 +3728,9 @@ test_observer(void)
 		rec[1] = (unsigned char)LEN(obs_calls);
 		CHECK(obs_event_decode(rec, n, &got) < 0, "an unknown call is refused");
 		rec[1] = 1;
-		rec[13] = 0x1b;
+		rec[SBX_OBS_HEAD_BYTES - 2] = 0x1b;
 		CHECK(obs_event_decode(rec, n, &got) < 0, "a control byte in comm is refused");
-		rec[13] = 's';
+		rec[SBX_OBS_HEAD_BYTES - 2] = 's';
 		rec[n - 1] = '\0';
 		CHECK(obs_event_decode(rec, n, &got) < 0, "a NUL in the path is refused");
 		strcpy(ev.target, "relative/path");
@@ -3808,7 +3808,7 @@ test_observer(void)
 		}
 		/* 100 processes writing the same denied file: one record, counted 100 */
 		for (i = 0; i < 100; i++) {
-			struct obs_event ev = { 1, 0, (uint32_t)(1000 + i), 0, "sh", "/o/f" };
+			struct obs_event ev = { 1, 0, (uint32_t)(1000 + i), 0, 0, "sh", "/o/f" };
 			struct violation v;
 			char nbuf[PATH_MAX];
 
@@ -3968,6 +3968,50 @@ test_sessions(void)
 	CHECK(strcmp(rw, "/usr/bin/sbx exec claude-1 -- bash -c 'a'\\''b'") == 0, "the rewrite single-quotes: %s", rw);
 	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y"),
 	    "session names: a file's name, no dot first, no slash");
+	/* attribution (session_attribute): by the caller's group; a group no
+	 * running exec has, or none, to every running exec; a record of an
+	 * unknown group held while an exec has not said "S" yet */
+	{
+		struct vstore st = { .json_fd = -1, .added = session_attribute };
+		struct sess_client *a = &sess.c[0], *bb = &sess.c[1], *cc = &sess.c[2];
+		struct violation v = { VK_FILE, "openat", "/o/a", 0, NULL, 10, "sh", 0, 0, 5 };
+
+		memset(sess.c, 0, sizeof(sess.c));
+		sess.nheld = 0;
+		*a = (struct sess_client){ .fd = -1, .id = 1, .pid = 5 };
+		*bb = (struct sess_client){ .fd = -1, .id = 2, .pid = 9 };
+		vstore_add(&st, &v);				/* A's: group 5 */
+		v.target = "/o/b", v.pgid = 9;
+		vstore_add(&st, &v);				/* B's */
+		vstore_add(&st, &v);				/* B's again: counted */
+		v.target = "/o/bg", v.pgid = 77;
+		vstore_add(&st, &v);				/* a group no exec has */
+		v = (struct violation){ VK_NET, "network-outbound", "x.test", 443, "no", 0, NULL, 0, 0, 0 };
+		vstore_add(&st, &v);				/* the proxy's: no group */
+		CHECK(a->nown >= 4 && bb->nown >= 4 && a->own[0] == 1 && a->own[1] == 0 && bb->own[0] == 0 &&
+		    bb->own[1] == 2 && a->own[2] == 1 && bb->own[2] == 1 && a->own[3] == 1 && bb->own[3] == 1,
+		    "each exec owns its group's refusals; the rest go to both");
+		*cc = (struct sess_client){ .fd = -1, .id = 3 };	/* asked, not started */
+		v = (struct violation){ VK_FILE, "openat", "/o/c", 0, NULL, 11, "sh", 0, 0, 12 };
+		vstore_add(&st, &v);				/* group 12: C's, before its "S" */
+		CHECK(sess.nheld == 1 && a->own[4] == 0 && bb->own[4] == 0 && (cc->nown <= 4 || !cc->own[4]),
+		    "a record of an unknown group waits while an exec has not started");
+		cc->pid = 12;
+		session_release_held(cc);
+		CHECK(sess.nheld == 0 && cc->nown > 4 && cc->own[4] == 1 && a->own[4] == 0 && bb->own[4] == 0,
+		    "C's \"S\" claims it");
+		cc->pid = 0;
+		v.target = "/o/d", v.pgid = 13;
+		vstore_add(&st, &v);
+		session_release_held(NULL);			/* C never started: gone */
+		CHECK(sess.nheld == 1, "held while C has not started");
+		session_client_close(cc);
+		session_release_held(NULL);
+		CHECK(sess.nheld == 0 && a->own[5] == 1 && bb->own[5] == 1,
+		    "with none left to start, a held record goes to every running exec");
+		session_client_close(a);
+		session_client_close(bb);
+	}
 }
 #endif
 
