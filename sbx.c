@@ -1573,6 +1573,7 @@ proxy_url_parse(const char *url, struct parent_proxy *pp, const char **why)
 {
 	const char *p = url, *auth, *end, *at, *host, *hend, *colon = NULL;
 	long port = 80;
+	bool v6;	/* [ADDRESS]: an IPv6 literal (host[-1] would read before a URL that starts there) */
 
 	memset(pp, 0, sizeof(*pp));
 	for (const char *q = url; *q; q++)
@@ -1628,7 +1629,8 @@ proxy_url_parse(const char *url, struct parent_proxy *pp, const char **why)
 		free(cred.p);
 		free(b64.p);
 	}
-	if (*host == '[') {
+	v6 = *host == '[';
+	if (v6) {
 		hend = memchr(host, ']', (size_t)(end - host));
 		if (!hend) {
 			*why = "an IPv6 address without its closing ']'";
@@ -1652,7 +1654,6 @@ proxy_url_parse(const char *url, struct parent_proxy *pp, const char **why)
 	pp->host[hend - host] = '\0';
 	{
 		unsigned char a[16];
-		bool v6 = host[-1] == '[';
 
 		if (v6 ? inet_pton(AF_INET6, pp->host, a) != 1 :
 		    strspn(pp->host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(pp->host)) {
