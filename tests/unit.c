@@ -3966,6 +3966,7 @@ test_sessions(void)
 	    "an id with other bytes, or none, is hashed into a valid name");
 	rw = hook_rewrite("/usr/bin/sbx", "claude-1", "a'b");
 	CHECK(strcmp(rw, "/usr/bin/sbx exec claude-1 -- bash -c 'a'\\''b'") == 0, "the rewrite single-quotes: %s", rw);
+	free((void *)rw);
 	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y"),
 	    "session names: a file's name, no dot first, no slash");
 	/* attribution (session_attribute): by the caller's group; a group no
