@@ -16766,6 +16766,11 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 	if (c->connect ? obs_read_sockaddr(nf, &ev[0]) == 0
 	    : obs_resolve(nf, c->dfd, c->path, ev[0].target, sizeof(ev[0].target)) == 0)
 		n++;
+	/* a connect to this host (the proxy's listeners, the command's own
+	 * servers) is never a refusal (obs_judge): not sent, so sbx is not
+	 * woken for each request a client makes through the proxy */
+	if (c->connect && n && obs_is_local_address(ev[0].target))
+		return 0;
 	if (c->path2 >= 0) {
 		ev[n] = ev[0];
 		if (obs_resolve(nf, c->dfd2, c->path2, ev[n].target, sizeof(ev[n].target)) == 0)
