@@ -13464,7 +13464,7 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
  * is a synchronous discard: ~97 us each, against ~6 us for a rename, on
  * the machine of README's Figures), and a project's runs make the same
  * dozen placeholders every time. So the last run out renames each one
- * into ROOT/pool/DEV-INO/NAME (DEV-INO: its parent directory's), and the
+ * into ROOT/pool/KEY/NAME (KEY: its parent directory's, ph_pool_key), and the
  * next run that needs NAME in that parent renames it back.
  * SECURITY:
  *  - the pool lies in a runtime root, which every run hides from its
@@ -13486,6 +13486,9 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
  *    runtime root gets mkdir and rmdir as before (EXDEV). */
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE	(1 << 0)
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH		0x1000	/* Linux's; the macOS simulation's headers hide it */
 #endif
 
 static int
@@ -13519,21 +13522,47 @@ dir_fd_empty(int fd)
  * create): in the first runtime root on pfd's filesystem, or -1. The
  * descriptor is kept for the next call (a plan's placeholders share a
  * parent or two): the caller does not close it. */
+/* The pool's name for placeholders in the directory pfd: DEV-INO-HANDLE
+ * (HANDLE: name_to_handle_at's type and bytes, hex), or false (the
+ * filesystem gives no handle: no pool there).
+ * SECURITY: device and inode alone do not name a directory over time:
+ * ext4 hands a freed inode to the very next directory made, so a project
+ * removed and another one made (rm -rf a; mkdir b, git clone) has the old
+ * one's device and inode, and its pooled placeholders would move into the
+ * new one, carrying what a descriptor another sandbox kept on them writes
+ * there (tests/hardening.tests.sh placeholder_pool_parent_reused). The
+ * handle holds the inode's generation, which a reused inode does not keep. */
+static bool
+ph_pool_key(int pfd, const struct stat *parent, char *key, size_t size)
+{
+	struct { unsigned int bytes; int type; unsigned char h[64]; } fh;
+	int mnt;
+	size_t n;
+
+	fh.bytes = sizeof(fh.h);
+	if (syscall(SYS_name_to_handle_at, pfd, "", &fh, &mnt, AT_EMPTY_PATH) < 0 || fh.bytes > sizeof(fh.h))
+		return false;
+	n = (size_t)snprintf(key, size, "%llx-%llx-%x-", (unsigned long long)parent->st_dev,
+	    (unsigned long long)parent->st_ino, (unsigned)fh.type);
+	for (unsigned i = 0; i < fh.bytes && n + 3 <= size; i++)
+		n += (size_t)snprintf(key + n, size - n, "%02x", fh.h[i]);
+	return n + 1 < size;
+}
+
 static int
 ph_pool_open(int pfd, bool create)
 {
-	static struct { dev_t dev; ino_t ino; int fd; } last = { 0, 0, -1 };
+	static struct { char key[192]; int fd; } last = { "", -1 };
 	struct stat parent, rst;
-	char key[64];
+	char key[192];
 
-	if (!SBX_PH_POOL || fstat(pfd, &parent) < 0)
+	if (!SBX_PH_POOL || fstat(pfd, &parent) < 0 || !ph_pool_key(pfd, &parent, key, sizeof(key)))
 		return -1;
-	if (last.fd >= 0 && last.dev == parent.st_dev && last.ino == parent.st_ino)
+	if (last.fd >= 0 && strcmp(last.key, key) == 0)
 		return last.fd;
 	if (last.fd >= 0)
 		close(last.fd);
 	last.fd = -1;
-	snprintf(key, sizeof(key), "%llx-%llx", (unsigned long long)parent.st_dev, (unsigned long long)parent.st_ino);
 	for (size_t i = 0; i < run_state.pool_roots.n; i++) {
 		const char *root = run_state.pool_roots.v[i], *pool = path_join(root, "pool");
 		int fd;
@@ -13551,8 +13580,7 @@ ph_pool_open(int pfd, bool create)
 			return -1;
 		}
 		if (fd >= 0) {
-			last.dev = parent.st_dev;
-			last.ino = parent.st_ino;
+			snprintf(last.key, sizeof(last.key), "%s", key);
 			last.fd = fd;
 		}
 		return fd;
