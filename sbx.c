@@ -13588,33 +13588,48 @@ ph_pool_open(int pfd, bool create)
 	return -1;
 }
 
-/* Set the empty directory name in pfd aside in the pool. Returns 0, or -1
- * (no pool here, its slot taken, not empty, or not ours to move): the
- * caller removes it as before. */
+/* Set the empty directory name in pfd aside in the pool; st: what
+ * ph_matches found there. Returns 0; -1 (no pool here, its slot taken, not
+ * empty: the caller removes it as before); or -2 (what the name held when
+ * it moved was not the directory checked: it went back, and is kept).
+ * SECURITY: a rename moves whatever the name holds when it runs, not what
+ * was checked: another process that can write the parent (a sandbox with
+ * the project writable, the person) may swap a directory of its own in at
+ * that name meanwhile, and it would be moved, with what it holds, into the
+ * hidden pool. So the descriptor checked is the directory that was matched,
+ * and what landed in the pool is that directory, or it goes back
+ * (tests/hardening.tests.sh placeholder_pool_put_swapped). */
 static int
-ph_pool_put(int pfd, const char *name)
+ph_pool_put(int pfd, const char *name, const struct stat *st)
 {
 	int pool = ph_pool_open(pfd, true), fd = -1, rc = -1;
+	struct stat fst, moved;
 
 	if (pool < 0)
 		return -1;
 	/* looked at, moved, looked at again through a descriptor on the
 	 * directory itself: one that gained an entry while it moved goes
-	 * back, with what it holds */
+	 * back, with what it holds; so does one that is not that directory */
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && dir_fd_empty(fd) && sys_renameat2(pfd, name, pool, name, RENAME_NOREPLACE) == 0) {
+	if (fd >= 0 && (fstat(fd, &fst) < 0 || fst.st_dev != st->st_dev || fst.st_ino != st->st_ino))
+		rc = -2;	/* swapped already: left alone */
+	else if (fd >= 0 && dir_fd_empty(fd) && sys_renameat2(pfd, name, pool, name, RENAME_NOREPLACE) == 0) {
+		bool same = fstatat(pool, name, &moved, AT_SYMLINK_NOFOLLOW) == 0 && moved.st_dev == fst.st_dev &&
+		    moved.st_ino == fst.st_ino;
+
 		rc = 0;
-		if (lseek(fd, 0, SEEK_SET) < 0 || !dir_fd_empty(fd)) {
+		if (!same || lseek(fd, 0, SEEK_SET) < 0 || !dir_fd_empty(fd)) {
 			if (sys_renameat2(pool, name, pfd, name, RENAME_NOREPLACE) == 0)
-				rc = -1;
+				rc = same ? -1 : -2;
 			else	/* nothing is deleted: it stays where the next run's note names it */
-				note("placeholder %s: gained an entry while set aside, and cannot go back (%s); it is in %s/pool",
-				    name, strerror(errno), run_state.root);
+				note("placeholder %s: %s while set aside, and cannot go back (%s); it is in %s/pool",
+				    name, same ? "gained an entry" : "replaced by another directory", strerror(errno),
+				    run_state.root);
 		}
 	}
 	if (fd >= 0)
 		close(fd);
-	if (rc < 0)
+	if (rc == -1)
 		errno = ENOTEMPTY;
 	return rc;
 }
@@ -13653,8 +13668,12 @@ ph_remove(const char *path, const struct ph_id *id)
 	if (pfd < 0)
 		return true;
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
-		if (id->kind == PH_DIR && ph_pool_put(pfd, name) == 0)
+		int put = id->kind == PH_DIR ? ph_pool_put(pfd, name, &st) : -1;
+
+		if (put == 0)
 			;	/* set aside for the next run, not removed */
+		else if (put == -2)	/* not sbx's any more: nothing to retry */
+			note("placeholder %s: replaced while sbx was setting it aside; kept", path);
 		else if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
 			note("placeholder %s: kept for now (%s)", path, strerror(errno));
 			gone = false;

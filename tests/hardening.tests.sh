@@ -244,6 +244,42 @@ t_placeholder_pool_parent_reused() { # a pooled placeholder never moves into a n
 }
 TESTS+=(placeholder_pool_parent_reused)
 
+t_placeholder_pool_put_swapped() { # a directory swapped in at a placeholder's name just before it goes to the pool: it stays the person's, in place
+	local n i key
+	command -v strace >/dev/null || skip "no strace (it holds sbx's rename to the pool, to swap the directory meanwhile)"
+	rm -rf "$P" && mkdir -p "$P" && cd "$P" || fail "setup"
+	# every dangerous name the person's own file, but .vscode: its placeholder is the only one
+	for n in .bash_profile .bashrc .claude .gitconfig .gitmodules .idea .mcp.json .profile .ripgreprc .zprofile .zshrc; do
+		: >"$P/$n"
+	done
+	mkdir "$P/docs" && echo mine >"$P/docs/mine.txt"
+	# control: the placeholder goes to the pool, the project is as it was
+	snap "$P" >"$T/.snap"
+	run_sbx -- true
+	expect_rc 0
+	key=$(pool_key "$P")
+	[ -d "/tmp/sbx-$(id -u)/pool/$key/.vscode" ] || skip "no pool here (project on another filesystem)"
+	expect_same_tree "$P" "$T/.snap" "after a run whose placeholder went to the pool"
+	# the attack: sbx's rename to the pool is held 4 s (strace); meanwhile what another sandbox
+	# that can write the project does: the placeholder renamed away, the person's docs put at
+	# its name, where sbx has already found an empty directory
+	printf '$ strace ... sbx -- sh -c "touch ended"\n'
+	strace -o "$T/strace.log" -e trace=renameat2 -e inject=renameat2:delay_enter=4000000:when=2 \
+		"$SBX" -- sh -c 'touch ended' >"$T/s.out" 2>"$T/s.err" &
+	local pid=$!
+	for i in $(seq 100); do [ -e "$P/ended" ] && break; sleep 0.1; done
+	[ -e "$P/ended" ] || fail "setup: the run did not start"
+	sleep 1.5
+	mv "$P/.vscode" "$P/.vscode-away" && mv "$P/docs" "$P/.vscode" || fail "setup: the swap"
+	wait "$pid"
+	log_file strace "$T/strace.log"; log_file err "$T/s.err"
+	grep -q DELAYED "$T/strace.log" || fail "setup: the rename to the pool was not held: $(cat "$T/strace.log")"
+	[ "$(cat "$P/.vscode/mine.txt" 2>/dev/null)" = mine ] ||
+		fail "the person's directory swapped in at .vscode was moved away (into sbx's pool: $(ls -A "/tmp/sbx-$(id -u)/pool/$key/.vscode" 2>&1))"
+	rm -rf "/tmp/sbx-$(id -u)/pool/$key"
+}
+TESTS+=(placeholder_pool_put_swapped)
+
 t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while the sandbox is built: sbx-init refuses to bind it, nothing runs
 	local w=$T/bin/bwrap-swap real
 	real=$(command -v bwrap) || skip "no bwrap"
