@@ -13527,7 +13527,7 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
  * is a synchronous discard: ~97 us each, against ~6 us for a rename, on
  * the machine of README's Figures), and a project's runs make the same
  * dozen placeholders every time. So the last run out renames each one
- * into ROOT/pool/DEV-INO/NAME (DEV-INO: its parent directory's), and the
+ * into ROOT/pool/KEY/NAME (KEY: its parent directory's, ph_pool_key), and the
  * next run that needs NAME in that parent renames it back.
  * SECURITY:
  *  - the pool lies in a runtime root, which every run hides from its
@@ -13549,6 +13549,9 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
  *    runtime root gets mkdir and rmdir as before (EXDEV). */
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE	(1 << 0)
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH		0x1000	/* Linux's; the macOS simulation's headers hide it */
 #endif
 
 static int
@@ -13582,21 +13585,47 @@ dir_fd_empty(int fd)
  * create): in the first runtime root on pfd's filesystem, or -1. The
  * descriptor is kept for the next call (a plan's placeholders share a
  * parent or two): the caller does not close it. */
+/* The pool's name for placeholders in the directory pfd: DEV-INO-HANDLE
+ * (HANDLE: name_to_handle_at's type and bytes, hex), or false (the
+ * filesystem gives no handle: no pool there).
+ * SECURITY: device and inode alone do not name a directory over time:
+ * ext4 hands a freed inode to the very next directory made, so a project
+ * removed and another one made (rm -rf a; mkdir b, git clone) has the old
+ * one's device and inode, and its pooled placeholders would move into the
+ * new one, carrying what a descriptor another sandbox kept on them writes
+ * there (tests/hardening.tests.sh placeholder_pool_parent_reused). The
+ * handle holds the inode's generation, which a reused inode does not keep. */
+static bool
+ph_pool_key(int pfd, const struct stat *parent, char *key, size_t size)
+{
+	struct { unsigned int bytes; int type; unsigned char h[64]; } fh;
+	int mnt;
+	size_t n;
+
+	fh.bytes = sizeof(fh.h);
+	if (syscall(SYS_name_to_handle_at, pfd, "", &fh, &mnt, AT_EMPTY_PATH) < 0 || fh.bytes > sizeof(fh.h))
+		return false;
+	n = (size_t)snprintf(key, size, "%llx-%llx-%x-", (unsigned long long)parent->st_dev,
+	    (unsigned long long)parent->st_ino, (unsigned)fh.type);
+	for (unsigned i = 0; i < fh.bytes && n + 3 <= size; i++)
+		n += (size_t)snprintf(key + n, size - n, "%02x", fh.h[i]);
+	return n + 1 < size;
+}
+
 static int
 ph_pool_open(int pfd, bool create)
 {
-	static struct { dev_t dev; ino_t ino; int fd; } last = { 0, 0, -1 };
+	static struct { char key[192]; int fd; } last = { "", -1 };
 	struct stat parent, rst;
-	char key[64];
+	char key[192];
 
-	if (!SBX_PH_POOL || fstat(pfd, &parent) < 0)
+	if (!SBX_PH_POOL || fstat(pfd, &parent) < 0 || !ph_pool_key(pfd, &parent, key, sizeof(key)))
 		return -1;
-	if (last.fd >= 0 && last.dev == parent.st_dev && last.ino == parent.st_ino)
+	if (last.fd >= 0 && strcmp(last.key, key) == 0)
 		return last.fd;
 	if (last.fd >= 0)
 		close(last.fd);
 	last.fd = -1;
-	snprintf(key, sizeof(key), "%llx-%llx", (unsigned long long)parent.st_dev, (unsigned long long)parent.st_ino);
 	for (size_t i = 0; i < run_state.pool_roots.n; i++) {
 		const char *root = run_state.pool_roots.v[i], *pool = path_join(root, "pool");
 		int fd;
@@ -13614,8 +13643,7 @@ ph_pool_open(int pfd, bool create)
 			return -1;
 		}
 		if (fd >= 0) {
-			last.dev = parent.st_dev;
-			last.ino = parent.st_ino;
+			snprintf(last.key, sizeof(last.key), "%s", key);
 			last.fd = fd;
 		}
 		return fd;
@@ -13623,33 +13651,48 @@ ph_pool_open(int pfd, bool create)
 	return -1;
 }
 
-/* Set the empty directory name in pfd aside in the pool. Returns 0, or -1
- * (no pool here, its slot taken, not empty, or not ours to move): the
- * caller removes it as before. */
+/* Set the empty directory name in pfd aside in the pool; st: what
+ * ph_matches found there. Returns 0; -1 (no pool here, its slot taken, not
+ * empty: the caller removes it as before); or -2 (what the name held when
+ * it moved was not the directory checked: it went back, and is kept).
+ * SECURITY: a rename moves whatever the name holds when it runs, not what
+ * was checked: another process that can write the parent (a sandbox with
+ * the project writable, the person) may swap a directory of its own in at
+ * that name meanwhile, and it would be moved, with what it holds, into the
+ * hidden pool. So the descriptor checked is the directory that was matched,
+ * and what landed in the pool is that directory, or it goes back
+ * (tests/hardening.tests.sh placeholder_pool_put_swapped). */
 static int
-ph_pool_put(int pfd, const char *name)
+ph_pool_put(int pfd, const char *name, const struct stat *st)
 {
 	int pool = ph_pool_open(pfd, true), fd = -1, rc = -1;
+	struct stat fst, moved;
 
 	if (pool < 0)
 		return -1;
 	/* looked at, moved, looked at again through a descriptor on the
 	 * directory itself: one that gained an entry while it moved goes
-	 * back, with what it holds */
+	 * back, with what it holds; so does one that is not that directory */
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && dir_fd_empty(fd) && sys_renameat2(pfd, name, pool, name, RENAME_NOREPLACE) == 0) {
+	if (fd >= 0 && (fstat(fd, &fst) < 0 || fst.st_dev != st->st_dev || fst.st_ino != st->st_ino))
+		rc = -2;	/* swapped already: left alone */
+	else if (fd >= 0 && dir_fd_empty(fd) && sys_renameat2(pfd, name, pool, name, RENAME_NOREPLACE) == 0) {
+		bool same = fstatat(pool, name, &moved, AT_SYMLINK_NOFOLLOW) == 0 && moved.st_dev == fst.st_dev &&
+		    moved.st_ino == fst.st_ino;
+
 		rc = 0;
-		if (lseek(fd, 0, SEEK_SET) < 0 || !dir_fd_empty(fd)) {
+		if (!same || lseek(fd, 0, SEEK_SET) < 0 || !dir_fd_empty(fd)) {
 			if (sys_renameat2(pool, name, pfd, name, RENAME_NOREPLACE) == 0)
-				rc = -1;
+				rc = same ? -1 : -2;
 			else	/* nothing is deleted: it stays where the next run's note names it */
-				note("placeholder %s: gained an entry while set aside, and cannot go back (%s); it is in %s/pool",
-				    name, strerror(errno), run_state.root);
+				note("placeholder %s: %s while set aside, and cannot go back (%s); it is in %s/pool",
+				    name, same ? "gained an entry" : "replaced by another directory", strerror(errno),
+				    run_state.root);
 		}
 	}
 	if (fd >= 0)
 		close(fd);
-	if (rc < 0)
+	if (rc == -1)
 		errno = ENOTEMPTY;
 	return rc;
 }
@@ -13688,8 +13731,12 @@ ph_remove(const char *path, const struct ph_id *id)
 	if (pfd < 0)
 		return true;
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
-		if (id->kind == PH_DIR && ph_pool_put(pfd, name) == 0)
+		int put = id->kind == PH_DIR ? ph_pool_put(pfd, name, &st) : -1;
+
+		if (put == 0)
 			;	/* set aside for the next run, not removed */
+		else if (put == -2)	/* not sbx's any more: nothing to retry */
+			note("placeholder %s: replaced while sbx was setting it aside; kept", path);
 		else if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
 			note("placeholder %s: kept for now (%s)", path, strerror(errno));
 			gone = false;

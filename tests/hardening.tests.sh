@@ -124,8 +124,21 @@ t_person_file_survives_cleanup() { # a placeholder replaced on the host by the p
 }
 TESTS+=(person_file_survives_cleanup)
 
-# pool_key DIR: the pool's name for placeholders in DIR (sbx.c ph_pool_open: device-inode, hex)
-pool_key() { printf '%x-%x' "$(stat -c %d "$1")" "$(stat -c %i "$1")"; }
+# pool_key DIR: the pool's name for placeholders in DIR (sbx.c ph_pool_key: device-inode-handle
+# type-handle bytes, hex; the handle from name_to_handle_at)
+pool_key() {
+	python3 - "$1" <<'PY'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(struct.pack("Ii", 64, 0) + bytes(64))
+mnt = ctypes.c_int()
+if libc.name_to_handle_at(-100, sys.argv[1].encode(), buf, ctypes.byref(mnt), 0) != 0:
+    sys.exit("name_to_handle_at: " + os.strerror(ctypes.get_errno()))
+n, t = struct.unpack("Ii", buf.raw[:8])
+st = os.stat(sys.argv[1])
+print("%x-%x-%x-%s" % (st.st_dev, st.st_ino, t & 0xffffffff, buf.raw[8:8 + n].hex()))
+PY
+}
 
 t_placeholder_pool() { # placeholders set aside in the pool between runs: denies hold, the project stays clean, a held descriptor's files never come back
 	local root=/tmp/sbx-$(id -u) key pool i
@@ -188,6 +201,84 @@ PY
 	rm -rf "$P/.idea" "$pool/.vscode"
 }
 TESTS+=(placeholder_pool)
+
+t_placeholder_pool_parent_reused() { # a pooled placeholder never moves into a new directory that reuses its old parent's inode
+	local root=/tmp/sbx-$(id -u) key pool ino i want
+	rm -rf "$P" && mkdir -p "$P/a" && cd "$P/a" || fail "setup"
+	run_sbx -- true
+	expect_rc 0
+	key=$(pool_key "$P/a"); pool=$root/pool/$key
+	[ -d "$pool/.vscode" ] || skip "no pool here (project on another filesystem than $root)"
+	ino=$(stat -c %i "$pool/.vscode")
+	# the attacker: another sandbox that could write project a kept a descriptor on its .vscode
+	exec 3<"$pool/.vscode"
+	# the person removes project a and makes another directory: ext4 (and others) hand the freed
+	# inode to the next directory made, so b has a's device and inode, not its generation
+	cd "$P" && rm -rf "$P/a"
+	want=$(printf %s "$key" | cut -d- -f2)
+	for i in $(seq 20); do
+		mkdir "$P/b" && [ "$(printf %x "$(stat -c %i "$P/b")")" = "$want" ] && break
+		mv "$P/b" "$P/b.$i"
+	done
+	[ "$(printf %x "$(stat -c %i "$P/b")")" = "$want" ] || { exec 3<&-; rm -rf "$pool"; skip "the filesystem did not reuse the inode"; }
+	cd "$P/b"
+	start_bg "$T/b.out" -- sh -c "sleep 3; ls -A .vscode; echo listed"
+	for i in $(seq 50); do [ -d "$P/b/.vscode" ] && break; sleep 0.1; done
+	[ -d "$P/b/.vscode" ] || fail "setup: run B made no placeholder"
+	# the held descriptor writes into whatever directory it names now
+	echo '{"tasks":[{"label":"pwn","command":"touch /tmp/pwned","runOptions":{"runOn":"folderOpen"}}]}' \
+		>"/proc/$BASHPID/fd/3/tasks.json" 2>/dev/null
+	exec 3<&-
+	wait_pid "$BGPID" 20
+	[ ! -e "$P/b/.vscode/tasks.json" ] || fail "project a's pooled placeholder went into project b, with the held descriptor's tasks.json: $(ls -A "$P/b/.vscode")"
+	# control: project b's own placeholders are pooled and taken back by b's next run
+	[ ! -e "$P/b/.vscode" ] || fail "run B left its placeholder: $(ls -A "$P/b/.vscode")"
+	key=$(pool_key "$P/b")
+	[ -d "$root/pool/$key/.vscode" ] || fail "run B's placeholder is not in b's pool"
+	ino=$(stat -c %i "$root/pool/$key/.vscode")
+	run_sbx -- sh -c 'stat -c %i .vscode; echo ok > ok.txt && echo control-ok'
+	expect_rc 0
+	expect_contains "$OUT" "$ino" "b's own pooled placeholder, taken back by b's next run"
+	expect_contains "$OUT" control-ok "the allowed write"
+	rm -rf "$pool" "$root/pool/$key"
+}
+TESTS+=(placeholder_pool_parent_reused)
+
+t_placeholder_pool_put_swapped() { # a directory swapped in at a placeholder's name just before it goes to the pool: it stays the person's, in place
+	local n i key
+	command -v strace >/dev/null || skip "no strace (it holds sbx's rename to the pool, to swap the directory meanwhile)"
+	rm -rf "$P" && mkdir -p "$P" && cd "$P" || fail "setup"
+	# every dangerous name the person's own file, but .vscode: its placeholder is the only one
+	for n in .bash_profile .bashrc .claude .gitconfig .gitmodules .idea .mcp.json .profile .ripgreprc .zprofile .zshrc; do
+		: >"$P/$n"
+	done
+	mkdir "$P/docs" && echo mine >"$P/docs/mine.txt"
+	# control: the placeholder goes to the pool, the project is as it was
+	snap "$P" >"$T/.snap"
+	run_sbx -- true
+	expect_rc 0
+	key=$(pool_key "$P")
+	[ -d "/tmp/sbx-$(id -u)/pool/$key/.vscode" ] || skip "no pool here (project on another filesystem)"
+	expect_same_tree "$P" "$T/.snap" "after a run whose placeholder went to the pool"
+	# the attack: sbx's rename to the pool is held 4 s (strace); meanwhile what another sandbox
+	# that can write the project does: the placeholder renamed away, the person's docs put at
+	# its name, where sbx has already found an empty directory
+	printf '$ strace ... sbx -- sh -c "touch ended"\n'
+	strace -o "$T/strace.log" -e trace=renameat2 -e inject=renameat2:delay_enter=4000000:when=2 \
+		"$SBX" -- sh -c 'touch ended' >"$T/s.out" 2>"$T/s.err" &
+	local pid=$!
+	for i in $(seq 100); do [ -e "$P/ended" ] && break; sleep 0.1; done
+	[ -e "$P/ended" ] || fail "setup: the run did not start"
+	sleep 1.5
+	mv "$P/.vscode" "$P/.vscode-away" && mv "$P/docs" "$P/.vscode" || fail "setup: the swap"
+	wait "$pid"
+	log_file strace "$T/strace.log"; log_file err "$T/s.err"
+	grep -q DELAYED "$T/strace.log" || fail "setup: the rename to the pool was not held: $(cat "$T/strace.log")"
+	[ "$(cat "$P/.vscode/mine.txt" 2>/dev/null)" = mine ] ||
+		fail "the person's directory swapped in at .vscode was moved away (into sbx's pool: $(ls -A "/tmp/sbx-$(id -u)/pool/$key/.vscode" 2>&1))"
+	rm -rf "/tmp/sbx-$(id -u)/pool/$key"
+}
+TESTS+=(placeholder_pool_put_swapped)
 
 t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while the sandbox is built: sbx-init refuses to bind it, nothing runs
 	local w=$T/bin/bwrap-swap real
