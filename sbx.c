@@ -13581,10 +13581,6 @@ dir_fd_empty(int fd)
 	return empty && n == 0;
 }
 
-/* The pool directory for placeholders in the directory pfd (made 0700 with
- * create): in the first runtime root on pfd's filesystem, or -1. The
- * descriptor is kept for the next call (a plan's placeholders share a
- * parent or two): the caller does not close it. */
 /* The pool's name for placeholders in the directory pfd: DEV-INO-HANDLE
  * (HANDLE: name_to_handle_at's type and bytes, hex), or false (the
  * filesystem gives no handle: no pool there).
@@ -13612,6 +13608,10 @@ ph_pool_key(int pfd, const struct stat *parent, char *key, size_t size)
 	return n + 1 < size;
 }
 
+/* The pool directory for placeholders in the directory pfd (made 0700 with
+ * create): in the first runtime root on pfd's filesystem, or -1. The
+ * descriptor is kept for the next call (a plan's placeholders share a
+ * parent or two): the caller does not close it. */
 static int
 ph_pool_open(int pfd, bool create)
 {
