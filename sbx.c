@@ -931,20 +931,26 @@ fds_close_except(const int *keep, size_t n)
 	}
 }
 
-/* Send n bytes with nfd descriptors attached (SCM_RIGHTS), one message. */
-static int
-send_fds(int sock, const void *data, size_t n, const int *fds, int nfd)
+/* One sendmsg of niov pieces with nfd descriptors attached (SCM_RIGHTS);
+ * what sendmsg returns (EINTR retried). */
+static ssize_t
+send_iov_fds(int sock, struct iovec *iov, int niov, const int *fds, int nfd)
 {
 	struct msghdr mh;
-	struct iovec iov = { (void *)data, n };
 	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * SBX_MAX_HANDED)]; } u;
-	struct cmsghdr *cm;
+	ssize_t r;
 
+	if (nfd < 0 || nfd > SBX_MAX_HANDED) {
+		errno = EINVAL;
+		return -1;
+	}
 	memset(&mh, 0, sizeof(mh));
 	memset(&u, 0, sizeof(u));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
+	mh.msg_iov = iov;
+	mh.msg_iovlen = (size_t)niov;
 	if (nfd > 0) {
+		struct cmsghdr *cm;
+
 		mh.msg_control = u.buf;
 		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
 		cm = CMSG_FIRSTHDR(&mh);
@@ -953,7 +959,18 @@ send_fds(int sock, const void *data, size_t n, const int *fds, int nfd)
 		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
 		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfd);
 	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
+	while ((r = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+/* Send n bytes with nfd descriptors attached (SCM_RIGHTS), one message. */
+static int
+send_fds(int sock, const void *data, size_t n, const int *fds, int nfd)
+{
+	struct iovec iov = { (void *)data, n };
+
+	return send_iov_fds(sock, &iov, 1, fds, nfd) == (ssize_t)n ? 0 : -1;
 }
 
 /* Receive one message of at most cap bytes with at most max_fds
@@ -1022,38 +1039,15 @@ frame_send(int sock, char type, const void *body, size_t n, const int *fds, int 
 	 * six of these. What a signal cut short goes on with write_all (the
 	 * reader reads the body with read() either way). */
 	if (n) {
-		struct msghdr mh;
 		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)body, n } };
-		union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int) * SBX_MAX_HANDED)]; } u;
-		ssize_t r;
+		ssize_t r = send_iov_fds(sock, iov, 2, fds, nfd);
 
-		if (nfd > SBX_MAX_HANDED)
-			return -1;
-		memset(&mh, 0, sizeof(mh));
-		memset(&u, 0, sizeof(u));
-		mh.msg_iov = iov;
-		mh.msg_iovlen = 2;
-		if (nfd > 0) {
-			struct cmsghdr *cm;
-
-			mh.msg_control = u.buf;
-			mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
-			cm = CMSG_FIRSTHDR(&mh);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
-			memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfd);
-		}
-		while ((r = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-			;
 		if (r < (ssize_t)sizeof(hdr))
 			return -1;	/* the header (and the descriptors with it) did not go */
 		return (size_t)r == sizeof(hdr) + n ? 0 : write_all(sock, (const char *)body + (r - sizeof(hdr)),
 		    n - (size_t)(r - (ssize_t)sizeof(hdr)));
 	}
-	if (send_fds(sock, hdr, sizeof(hdr), fds, nfd) < 0)
-		return -1;
-	return n ? write_all(sock, body, n) : 0;
+	return send_fds(sock, hdr, sizeof(hdr), fds, nfd);
 }
 
 /* Read one framed message (blocking; a socket with SO_RCVTIMEO bounds a
