@@ -15616,41 +15616,106 @@ parse_fd(const char *s)
 
 /* execvp(3), but telling "not found" from "found and not runnable": a
  * directory in PATH that we may not search (EACCES) must not turn a missing
- * command into a 126. Returns the errno to report: ENOENT when no PATH entry
- * has the file. */
-static int
-exec_command(char **argv)
+ * command into a 126. In two halves, so that the command's process can be
+ * started with vfork: exec_plan_make works out every candidate path (and
+ * the `sh FILE ARGS` fallback of each) before the fork, allocating as it
+ * likes; exec_planned, in the child, makes system calls only and writes
+ * no memory, since a vfork child borrows its parent's until it execs. */
+struct exec_plan {
+	char **argv;
+	char **cands;		/* the files to try, in PATH's order */
+	char ***sh;		/* per candidate: sh CAND ARGS..., for ENOEXEC */
+	size_t n;
+	bool direct;		/* argv[0] has a '/': that file only, no PATH */
+};
+
+static struct exec_plan
+exec_plan_make(char **argv, const char *path)
 {
-	const char *path = getenv("PATH");
+	struct exec_plan p = { argv, NULL, NULL, 0, strchr(argv[0], '/') != NULL };
+	size_t argc = 0, max = 1;
 	char *copy, *dir, *save;
+
+	if (p.direct) {
+		p.cands = amalloc(sizeof(*p.cands));
+		p.cands[p.n++] = argv[0];
+		return p;
+	}
+	while (argv[argc])
+		argc++;
+	copy = astrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (const char *c = copy; *c; c++)
+		max += *c == ':';
+	p.cands = amalloc(max * sizeof(*p.cands));
+	p.sh = amalloc(max * sizeof(*p.sh));
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char **sh = amalloc((argc + 2) * sizeof(*sh));
+
+		sh[0] = "sh";	/* POSIX: a file without #! is a shell script */
+		sh[1] = path_join(*dir ? dir : ".", argv[0]);
+		memcpy(sh + 2, argv + 1, argc * sizeof(*sh));	/* argv[1..], and its NULL */
+		p.cands[p.n] = sh[1];
+		p.sh[p.n++] = sh;
+	}
+	return p;
+}
+
+/* Returns only when nothing could be run: the errno to report, ENOENT when
+ * no PATH entry has the file. System calls only (above). */
+static int
+exec_planned(const struct exec_plan *p, char **envp)
+{
 	int found_err = 0;
 
-	if (strchr(argv[0], '/')) {
-		execv(argv[0], argv);
+	if (p->direct) {
+		execve(p->cands[0], p->argv, envp);
 		return errno == ENOTDIR ? ENOENT : errno;
 	}
-	copy = astrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		char *cand = path_join(*dir ? dir : ".", argv[0]);
+	for (size_t i = 0; i < p->n; i++) {
 		struct stat st;
+		int err;
 
-		execv(cand, argv);
-		if (errno == ENOEXEC) {	/* POSIX: a file without #! is a shell script */
-			size_t n = 0;
-			char **sh;
-
-			while (argv[n])
-				n++;
-			sh = amalloc((n + 2) * sizeof(*sh));
-			sh[0] = "sh";
-			sh[1] = cand;
-			memcpy(sh + 2, argv + 1, n * sizeof(*sh));
-			execv("/bin/sh", sh);
-		}
-		if (!found_err && stat(cand, &st) == 0)
-			found_err = errno;	/* it exists here, but will not run */
+		execve(p->cands[i], p->argv, envp);
+		if (errno == ENOEXEC)
+			execve("/bin/sh", p->sh[i], envp);
+		err = errno;
+		/* it exists here, but will not run (ENOENT: it is not here, or
+		 * its interpreter is not, which reads as not found either way) */
+		if (!found_err && err != ENOENT && stat(p->cands[i], &st) == 0)
+			found_err = err;
 	}
 	return found_err ? found_err : ENOENT;
+}
+
+/* In a vforked child: say why it failed, and exit 125. write(2) only:
+ * the child shares its parent's memory, stdio's buffers included. */
+static void __attribute__((noreturn))
+child_fail(const char *what, const char *name, int err)
+{
+	const char *parts[] = { progname, ": ", what, name, ": ", strerror(err), "\n" };
+
+	for (size_t i = 0; i < LEN(parts); i++)
+		(void)!write(2, parts[i], strlen(parts[i]));
+	_exit(SBX_EXIT_FAILURE);
+}
+
+/* The child's last words when the command could not be run, env(1)'s
+ * convention: 127 not found, 126 found but not runnable. write(2) from a
+ * stack buffer, and _exit: the caller may be a vfork child. */
+static void __attribute__((noreturn))
+exec_failed(const char *argv0, int err)
+{
+	char line[PATH_MAX + 256], hint[512];
+	int n;
+
+	n = snprintf(line, sizeof(line), "%s: %s: %s\n", progname, argv0,
+	    err == ENOENT ? "command not found" : strerror(err));
+	if (n > 0)
+		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	if (err == ENOENT && cmd_line_hint(argv0, hint, sizeof(hint)) &&
+	    (n = snprintf(line, sizeof(line), "%s: hint: %s\n", progname, hint)) > 0)
+		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	_exit(err == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
 }
 
 /* Failures inside the sandbox use die_hint() too: its exit status, 125,
@@ -15713,23 +15778,38 @@ write_proc_file(const char *path, const char *text)
 /* Drop every capability for good: the bounding set (so an exec as uid 0
  * gains nothing back), the ambient and inheritable sets, then the rest. */
 static int
-drop_capabilities(void)
+drop_capabilities_to(int last)
 {
 	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };	/* _LINUX_CAPABILITY_VERSION_3 */
 	struct { uint32_t effective, permitted, inheritable; } data[2];
-	struct buf b = { 0 };
-	int last = 63, c;
 
-	if (read_file("/proc/sys/kernel/cap_last_cap", 16, &b) == 0)
-		last = atoi(b.p);
-	free(b.p);
-	for (c = 0; c <= last; c++)
+	for (int c = 0; c <= last; c++)
 		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
 			return -1;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return -1;
 	memset(data, 0, sizeof(data));
 	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/* The highest capability this kernel knows, read before a vfork (the child
+ * of which calls drop_capabilities_to: system calls only). */
+static int
+cap_last(void)
+{
+	struct buf b = { 0 };
+	int last = 63;
+
+	if (read_file("/proc/sys/kernel/cap_last_cap", 16, &b) == 0)
+		last = atoi(b.p);
+	free(b.p);
+	return last;
+}
+
+static int
+drop_capabilities(void)
+{
+	return drop_capabilities_to(cap_last());
 }
 
 /* Install the filters. NO_NEW_PRIVS first: the kernel requires it (or
@@ -16240,6 +16320,7 @@ init_start_exec(int ctl, int sfd, const sigset_t *old, const char *body, size_t 
     struct sess_exec *ex)
 {
 	struct exec_req e;
+	struct exec_plan plan;
 	const char *why = "descriptors missing";
 	size_t slot;
 	pid_t pid;
@@ -16256,14 +16337,19 @@ init_start_exec(int ctl, int sfd, const sigset_t *old, const char *body, size_t 
 		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
 		return;
 	}
-	pid = fork();
+	plan = exec_plan_make(e.argv, env_value(e.envp, "PATH"));
+	/* vfork: init's page tables are not copied for a child that execs at
+	 * once, and init does not copy-on-write its own pages afterwards. The
+	 * child makes system calls only (exec_planned, child_fail); its
+	 * descriptors and signal handlers are its own copies (no CLONE_FILES,
+	 * no CLONE_SIGHAND), and init's signals stay blocked in it until
+	 * signals_restore, so no handler of init's runs on borrowed memory. */
+	pid = SBX_VFORK ? vfork() : fork();
 	if (pid < 0) {
 		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
 		return;
 	}
 	if (pid == 0) {
-		int status;
-
 		signals_restore(old);
 		setpgid(0, 0);
 		for (int k = 0; k < 3; k++)
@@ -16275,12 +16361,8 @@ init_start_exec(int ctl, int sfd, const sigset_t *old, const char *body, size_t 
 		/* no drop_capabilities: init_serve dropped them all, and a
 		 * child inherits none */
 		if (chdir(e.cwd) < 0)
-			die("cannot enter %s inside the sandbox: %s", e.cwd, strerror(errno));
-		environ = e.envp;
-		status = exec_command(e.argv);
-		fprintf(stderr, "%s: %s: %s\n", progname, e.argv[0],
-		    status == ENOENT ? "command not found" : strerror(status));
-		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
+			child_fail("cannot enter the directory inside the sandbox: ", e.cwd, errno);
+		exec_failed(e.argv[0], exec_planned(&plan, e.envp));
 	}
 	setpgid(pid, pid);	/* here too: a 'K' may come before the child has run */
 	ex[slot] = (struct sess_exec){ e.id, pid };
@@ -16350,8 +16432,9 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 static void __attribute__((noreturn))
 inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
+	struct exec_plan plan;
 	pid_t cmd;
-	int status, listener = -1;
+	int listener = -1, last_cap;
 
 	/* non-dumpable: the command may not ptrace it or read its memory */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -16405,26 +16488,22 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 		init_serve(ctl, set, old);
 	}
 
-	cmd = fork();
+	/* vfork, as for a session's exec (init_start_exec): what the child
+	 * needs is worked out first, and it makes system calls only */
+	plan = exec_plan_make(m->argv, getenv("PATH"));
+	last_cap = cap_last();
+	cmd = SBX_VFORK ? vfork() : fork();
 	if (cmd < 0)
 		die("fork: %s", strerror(errno));
 	if (cmd == 0) {
-		char hint[512];
-
 		signals_restore(old);
 		close(ctl);
 		if (listener >= 0)
 			close(listener);	/* close-on-exec too: the command never holds it */
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-		if (drop_capabilities() < 0)
-			die("cannot drop capabilities: %s", strerror(errno));
-		status = exec_command(m->argv);
-		/* env(1)'s convention: 127 not found, 126 found but not runnable */
-		fprintf(stderr, "%s: %s: %s\n", progname, m->argv[0],
-		    status == ENOENT ? "command not found" : strerror(status));
-		if (status == ENOENT && cmd_line_hint(m->argv[0], hint, sizeof(hint)))
-			fprintf(stderr, "%s: hint: %s\n", progname, hint);
-		_exit(status == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
+		if (drop_capabilities_to(last_cap) < 0)
+			child_fail("cannot drop capabilities", "", errno);
+		exec_failed(m->argv[0], exec_planned(&plan, environ));
 	}
 	/* "R", with the observer's listener attached. SECURITY: init keeps no
 	 * copy: if the observer dies and sbx lets the listener go, the kernel
@@ -17037,6 +17116,7 @@ bwrap_failure_hint(void)
 /* Sessions (10f): one sandbox, many commands. What the run's steps ask of them. */
 #define SBX_SESSION_MAX_CLIENTS	64
 #define SBX_SESSION_IDLE_S	3600		/* --idle's default */
+#define SBX_SESSION_TIDY_DEFER_MS 20		/* session_tidy waits this long after an exec ends */
 #define SBX_SESSION_NAME_MAX	64
 #define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
 
@@ -17071,6 +17151,7 @@ static struct session {
 	size_t ntrash;
 	uint32_t next_tmp;
 	bool want_spare;		/* one was taken (or none made yet); cleared by a failure too */
+	int64_t tidy_at;		/* tidying waits until then (session_tidy) */
 } sess = { .lfd = -1, .ready_fd = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true };
 
 struct run;
@@ -17231,18 +17312,6 @@ fds_move_fixed(const int *from, const int *to, int n)
 		close(tmp[i]);
 	}
 	return 0;
-}
-
-/* In a vforked child: say why it failed, and exit 125. write(2) only:
- * the child shares sbx's memory, stdio's buffers included. */
-static void __attribute__((noreturn))
-child_fail(const char *what, const char *name, int err)
-{
-	const char *parts[] = { progname, ": ", what, name, ": ", strerror(err), "\n" };
-
-	for (size_t i = 0; i < LEN(parts); i++)
-		(void)!write(2, parts[i], strlen(parts[i]));
-	_exit(SBX_EXIT_FAILURE);
 }
 
 /* Step: start bwrap, with the argv --print=argv shows (bw_render). */
@@ -18398,6 +18467,12 @@ session_client_close(struct sess_client *c)
  * ended exec's is removed, each while the daemon has nothing else to do
  * (run_supervise calls this when poll finds nothing ready: one step a
  * call, so an exec that comes meanwhile waits for one step at most).
+ * "Nothing else to do" is the time an exec's command runs (sess.tidy_at
+ * is 0 from init's "S": init has started it and sleeps), and not while
+ * init starts it (it may share this CPU), nor the moment after
+ * an exec's status went to its client: that client, woken on this CPU,
+ * would wait behind the step, and the next exec of an agent's burst comes
+ * right after it (SBX_SESSION_TIDY_DEFER_MS).
  * Each is still fresh (made empty, 0700, for one exec only, never used
  * again) and removed when its exec has ended, before the daemon sleeps.
  * now: make the spare at once (an exec is asking and none is ready).
@@ -18407,6 +18482,8 @@ session_tidy(const struct run *r, bool now)
 {
 	if (!sess.on)
 		return false;
+	if (!now && now_ms() < sess.tidy_at)
+		return true;
 	if (now || (sess.want_spare && !sess.spare)) {
 		/* EEXIST: a command made that name (the directory is writable
 		 * inside): never take a directory we did not make; the next */
@@ -18647,6 +18724,7 @@ session_from_init(struct run *r)
 			 * wake it while its command starts (a hop on 2 CPUs) */
 			c->started = true;
 			c->pid = v[1];
+			sess.tidy_at = 0;	/* its command runs: session_tidy */
 			session_release_held(c);
 		} else if (type == 'Z') {
 			/* its last calls' events and the proxy's decisions went out
@@ -18658,6 +18736,7 @@ session_from_init(struct run *r)
 			session_report(r, c, &out);
 			if (c->fd >= 0)
 				frame_send(c->fd, 'Z', out.p, out.n, NULL, 0);
+			sess.tidy_at = now_ms() + SBX_SESSION_TIDY_DEFER_MS;	/* after the client has gone */
 			free(out.p);
 			session_client_close(c);
 			session_release_held(NULL);	/* it may have been the last one not started */
@@ -18777,8 +18856,10 @@ session_timeout(void)
 {
 	int64_t left;
 
-	if (sess.on && (sess.ntrash || (sess.want_spare && !sess.spare)))
-		return 0;	/* session_tidy has work: poll only looks */
+	if (sess.on && (sess.ntrash || (sess.want_spare && !sess.spare))) {
+		left = sess.tidy_at - now_ms();	/* session_tidy has work */
+		return left > 0 ? (int)(left < SBX_SESSION_TIDY_DEFER_MS ? left : SBX_SESSION_TIDY_DEFER_MS) : 0;
+	}
 	if (!sess.on || sess.idle_s <= 0 || !sess.idle_since)
 		return -1;
 	left = sess.idle_since + sess.idle_s * 1000 - now_ms();
