@@ -45,7 +45,10 @@ t_session_exec_basics() { # a session runs many commands: statuses, stdio byte-e
 	tmp2=$(head -1 <<<"$OUT")
 	[ -n "$tmp1" ] && [ "$tmp1" != "$tmp2" ] || fail "each exec has a TMPDIR of its own: $tmp1 / $tmp2"
 	[ "$(sed -n 2p <<<"$OUT")" = "" ] || fail "a fresh TMPDIR is empty: $OUT"
+	# removed by the daemon's sbx-tidy, just after the exec ended: waited for, not assumed
+	for _ in $(seq 100); do [ -e "$tmp1" ] || break; sleep 0.02; done
 	[ ! -e "$tmp1" ] || fail "an exec's TMPDIR is removed when it ends"
+	[ -d "$(dirname "$tmp1")" ] || fail "control: the TMPDIRs' base is there: $tmp1"
 	# no capability at all, in any set (init dropped them once; each exec inherits none)
 	sx sh -c 'grep -E "^Cap(Inh|Prm|Eff|Bnd|Amb):" /proc/self/status'
 	[ "$(grep -c ':[[:space:]]*0000000000000000$' <<<"$OUT")" = 5 ] || fail "an exec holds a capability: $OUT"
@@ -59,10 +62,13 @@ t_session_exec_basics() { # a session runs many commands: statuses, stdio byte-e
 	expect_not_contains "$ERR" "sandbox_violations" "the next exec's report holds none of the last one's"
 	[ "$(cat "$P/inside")" = ok ] || fail "control: the write inside happened"
 	[ ! -e "$O/evil" ] || fail "the write outside did not happen"
-	# stop: the socket, the daemon and everything inside go
+	# stop: the socket, the daemon, its tidier and everything inside go
+	local tidier
+	tidier=$(pgrep -P "$SESS_PID" -x sbx-tidy) || fail "the daemon's sbx-tidy is running"
 	timeout 20 "$SBX" session stop "$SESS" || fail "session stop"
 	for _ in $(seq 50); do kill -0 "$SESS_PID" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$SESS_PID" 2>/dev/null && fail "the session's daemon outlived stop"
+	kill -0 "$tidier" 2>/dev/null && fail "sbx-tidy outlived the session"
 	sx true; expect_rc 125 "exec after stop"
 	expect_contains "$ERR" "no session $SESS is running" "exec after stop says so"
 	"$SBX" session list | grep -q "^$SESS " && fail "a stopped session is listed"
