@@ -13416,7 +13416,8 @@ static struct {
 	struct vec pool_roots;	/* of const char *: the runtime roots every run hides, for the pool */
 	const char *registry;	/* where the placeholder registry is: registry_root_pick */
 	const char *tmpdir, *bridge_dir;	/* the command's TMPDIR, the bridge's directory: in root */
-} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL, NULL, NULL };
+	struct tmp_id *tmp_id;	/* the TMPDIR as it was handed to the command (tmpdir_spare_put) */
+} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL, NULL, NULL, NULL };
 
 /* The registry file name of a placeholder: FNV-1a 64 of its path. The
  * entry holds the path itself, so a collision is seen, never trusted. */
@@ -13552,7 +13553,13 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
 static int
 sys_renameat2(int olddir, const char *oldname, int newdir, const char *newname, unsigned flags)
 {
+#ifdef SYS_renameat2
 	return (int)syscall(SYS_renameat2, olddir, oldname, newdir, newname, flags);
+#else	/* macOS: no placeholders, no pool (SBX_PLACEHOLDERS 0); this compiles, and is not called */
+	(void)olddir, (void)oldname, (void)newdir, (void)newname, (void)flags;
+	errno = ENOSYS;
+	return -1;
+#endif
 }
 
 /* Is the directory open at fd (at offset 0) empty? */
@@ -13560,9 +13567,13 @@ static bool
 dir_fd_empty(int fd)
 {
 	char buf[1024];
-	long n;
+	long n = -1;
 	bool empty = true;
 
+#ifndef SYS_getdents64	/* macOS, as sys_renameat2 */
+	(void)fd, (void)buf;
+	errno = ENOSYS;
+#else
 	while (empty && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
 		for (long off = 0; off < n;) {
 			const char *d_name = buf + off + 19;	/* struct linux_dirent64: ino 8, off 8, reclen 2, type 1 */
@@ -13573,6 +13584,7 @@ dir_fd_empty(int fd)
 				empty = false;
 			off += reclen;
 		}
+#endif
 	return empty && n == 0;
 }
 
@@ -13594,8 +13606,13 @@ ph_pool_key(int pfd, const struct stat *parent, char *key, size_t size)
 	size_t n;
 
 	fh.bytes = sizeof(fh.h);
+#ifdef SYS_name_to_handle_at
 	if (syscall(SYS_name_to_handle_at, pfd, "", &fh, &mnt, AT_EMPTY_PATH) < 0 || fh.bytes > sizeof(fh.h))
 		return false;
+#else	/* macOS, as sys_renameat2 */
+	(void)pfd, (void)mnt;
+	return false;
+#endif
 	n = (size_t)snprintf(key, size, "%llx-%llx-%x-", (unsigned long long)parent->st_dev,
 	    (unsigned long long)parent->st_ino, (unsigned)fh.type);
 	for (unsigned i = 0; i < fh.bytes && n + 3 <= size; i++)
@@ -13710,6 +13727,217 @@ ph_pool_take(int pfd, const char *name)
 		close(fd);
 	}
 	return rc;
+}
+
+/* The command's TMPDIR, set aside when the run leaves it as it got it.
+ * Removing an empty directory on a filesystem mounted `discard` waits for
+ * the device (0.1 to 0.3 ms here), and every run makes and removes one
+ * TMPDIR in the runtime root, on disk (a build's temporary files may be
+ * large). Renaming costs a few microseconds. So the run that ends puts an
+ * untouched TMPDIR in ROOT/spare-tmp (at most SBX_TMP_SPARES), and the next
+ * run renames one to its own tmp-PID-START.
+ * Why it is as good as a new one:
+ *  - no process can hold it: every process of the run is gone (its pid
+ *    namespace died, and pid 1 of one waits for all the others), nothing
+ *    inside could pass a descriptor out (no unix sockets leave the
+ *    sandbox, and no other sandbox sees any runtime root: runtime_covers),
+ *    and a session's execs (whose background processes outlive them) never
+ *    come here: only a run's own TMPDIR does;
+ *  - it is as it was made, not only empty: the same inode, owner, group
+ *    and mode, the same inode flags (chattr: +S or +D would slow the next
+ *    run's writes) and the same extended attributes (a default ACL set by
+ *    the command would give the next run's files to another user; a user.*
+ *    one would carry data from one run to the next). One that differs in
+ *    anything is removed, as before;
+ *  - ROOT is a private directory (0700, ours, hidden from every sandbox),
+ *    so between runs only the person's own processes could touch a spare;
+ *    a spare is still checked when taken, and what was taken is the
+ *    directory checked, or it goes back. */
+#define SBX_TMP_SPARES	8
+#define SBX_TMP_SPARE_DIR	"spare-tmp"	/* not "tmp-": runtime_recover_in's name for a dead run's */
+
+struct tmp_id {
+	struct stat st;
+	int flags;		/* FS_IOC_GETFLAGS, or -1 */
+	ssize_t nx;		/* the extended attributes' names, flistxattr */
+	char x[256];
+};
+
+#if SBX_LINUX
+#  include <sys/xattr.h>
+#  define SBX_FS_IOC_GETFLAGS	_IOR('f', 1, long)
+
+static bool
+tmp_id_read(int fd, struct tmp_id *id)
+{
+	if (fstat(fd, &id->st) < 0)
+		return false;
+	if (ioctl(fd, SBX_FS_IOC_GETFLAGS, &id->flags) < 0)
+		id->flags = -1;
+	id->nx = flistxattr(fd, id->x, sizeof(id->x));
+	return id->nx >= 0 || errno == ENOTSUP;
+}
+
+static bool
+tmp_id_same(const struct tmp_id *a, const struct tmp_id *b)
+{
+	return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino && a->st.st_uid == b->st.st_uid &&
+	    a->st.st_gid == b->st.st_gid && a->st.st_mode == b->st.st_mode && a->flags == b->flags &&
+	    a->nx == b->nx && (a->nx <= 0 || memcmp(a->x, b->x, (size_t)a->nx) == 0);
+}
+
+/* ROOT/spare-tmp, opened (made with create), if it is ours and private. */
+static int
+tmp_spares_open(int rootfd, bool create)
+{
+	struct stat st;
+	int fd;
+
+	if (create && mkdirat(rootfd, SBX_TMP_SPARE_DIR, 0700) < 0 && errno != EEXIST)
+		return -1;
+	fd = openat(rootfd, SBX_TMP_SPARE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Rename a spare to path (ROOT/tmp-ID), and fill id. Returns 0, or -1
+ * (none to take: the caller makes one). */
+static int
+tmpdir_spare_take(const char *path, struct tmp_id *id)
+{
+	const char *name;
+	int rootfd = open_parent_nofollow(path, &name), sfd, rc = -1;
+	char buf[1024];
+	long n;
+
+	if (rootfd < 0)
+		return -1;
+	if ((sfd = tmp_spares_open(rootfd, false)) < 0) {
+		close(rootfd);
+		return -1;
+	}
+	while (rc < 0 && (n = syscall(SYS_getdents64, sfd, buf, sizeof(buf))) > 0)
+		for (long off = 0; rc < 0 && off < n;) {
+			const char *d_name = buf + off + 19;	/* struct linux_dirent64, as in dir_fd_empty */
+			unsigned short reclen;
+			struct stat moved;
+			int fd;
+
+			memcpy(&reclen, buf + off + 16, 2);
+			off += reclen;
+			if (!strcmp(d_name, ".") || !strcmp(d_name, ".."))
+				continue;
+			fd = openat(sfd, d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0)
+				continue;	/* taken by another run meanwhile */
+			if (tmp_id_read(fd, id) && id->st.st_uid == getuid() && (id->st.st_mode & 07777) == 0700 &&
+			    dir_fd_empty(fd) && sys_renameat2(sfd, d_name, rootfd, name, RENAME_NOREPLACE) == 0) {
+				if (fstatat(rootfd, name, &moved, AT_SYMLINK_NOFOLLOW) == 0 && moved.st_ino == id->st.st_ino &&
+				    moved.st_dev == id->st.st_dev && lseek(fd, 0, SEEK_SET) == 0 && dir_fd_empty(fd))
+					rc = 0;
+				else	/* not the directory checked, or not empty now: back it goes */
+					sys_renameat2(rootfd, name, sfd, d_name, RENAME_NOREPLACE);
+			}
+			close(fd);
+		}
+	close(sfd);
+	close(rootfd);
+	return rc;
+}
+
+/* Set the run's TMPDIR aside if it is as it was handed out (id). Returns
+ * true when it went; false: the caller removes it. */
+static bool
+tmpdir_spare_put(const char *path, const struct tmp_id *id)
+{
+	const char *name;
+	int rootfd = open_parent_nofollow(path, &name), sfd = -1, fd = -1, count = 0;
+	struct tmp_id now;
+	struct stat moved;
+	bool put = false;
+	char buf[1024];
+	long n;
+
+	if (rootfd < 0)
+		return false;
+	fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !tmp_id_read(fd, &now) || !tmp_id_same(id, &now) || !dir_fd_empty(fd) ||
+	    (sfd = tmp_spares_open(rootfd, true)) < 0)
+		goto out;
+	while ((n = syscall(SYS_getdents64, sfd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n; count++) {
+			unsigned short reclen;
+
+			memcpy(&reclen, buf + off + 16, 2);
+			off += reclen;
+		}
+	if (count - 2 >= SBX_TMP_SPARES)
+		goto out;
+	/* its name there is the run's own: tmp-PID-START, unique */
+	if (sys_renameat2(rootfd, name, sfd, name, RENAME_NOREPLACE) < 0)
+		goto out;
+	if (fstatat(sfd, name, &moved, AT_SYMLINK_NOFOLLOW) == 0 && moved.st_ino == now.st.st_ino &&
+	    moved.st_dev == now.st.st_dev && lseek(fd, 0, SEEK_SET) == 0 && dir_fd_empty(fd))
+		put = true;
+	else
+		sys_renameat2(sfd, name, rootfd, name, RENAME_NOREPLACE);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (sfd >= 0)
+		close(sfd);
+	close(rootfd);
+	return put;
+}
+#else	/* macOS: a TMPDIR is made and removed each run */
+static bool
+tmp_id_read(int fd, struct tmp_id *id)
+{
+	(void)fd;
+	(void)id;
+	return false;
+}
+
+static int
+tmpdir_spare_take(const char *path, struct tmp_id *id)
+{
+	(void)path;
+	(void)id;
+	return -1;
+}
+
+static bool
+tmpdir_spare_put(const char *path, const struct tmp_id *id)
+{
+	(void)path;
+	(void)id;
+	return false;
+}
+#endif
+
+/* Make the run's TMPDIR: a spare taken, or a new directory; its identity
+ * kept for tmpdir_spare_put. Returns 0, or -1 with errno. */
+static int
+tmpdir_make(const char *path)
+{
+	struct tmp_id *id = amalloc(sizeof(*id));
+	int fd;
+
+	if (tmpdir_spare_take(path, id) == 0) {
+		run_state.tmp_id = id;
+		return 0;
+	}
+	if (mkdir(path, 0700) < 0)
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		if (tmp_id_read(fd, id))
+			run_state.tmp_id = id;
+		close(fd);
+	}
+	return 0;
 }
 
 /* Remove the placeholder at path if it is still what id says. Returns
@@ -14079,7 +14307,7 @@ run_cleanup(void)
 	ph_release();
 	if (run_state.run_dir)
 		rm_tree(run_state.run_dir);
-	if (run_state.tmpdir)
+	if (run_state.tmpdir && !(run_state.tmp_id && tmpdir_spare_put(run_state.tmpdir, run_state.tmp_id)))
 		rm_tree(run_state.tmpdir);
 	if (run_state.bridge_dir)
 		rm_tree(run_state.bridge_dir);
@@ -14344,7 +14572,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns)
 	atexit(run_cleanup);
 	audit_record(run_dir, pl);
 	run_state.plan = pl;
-	if (mkdir(rp->tmpdir, 0700) < 0)
+	if (tmpdir_make(rp->tmpdir) < 0)
 		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
 	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
 		die("cannot create %s: %s", rp->bridge_dir, strerror(errno));

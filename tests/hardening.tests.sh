@@ -263,8 +263,12 @@ t_placeholder_pool_put_swapped() { # a directory swapped in at a placeholder's n
 	# the attack: sbx's rename to the pool is held 4 s (strace); meanwhile what another sandbox
 	# that can write the project does: the placeholder renamed away, the person's docs put at
 	# its name, where sbx has already found an empty directory
+	# which renameat2 is the put: the TMPDIR's spare taken (if there is one), .vscode taken from
+	# the pool, then .vscode put back (the one held)
+	local when=2
+	[ -n "$(ls -A "/tmp/sbx-$(id -u)/spare-tmp" 2>/dev/null)" ] && when=3
 	printf '$ strace ... sbx -- sh -c "touch ended"\n'
-	strace -o "$T/strace.log" -e trace=renameat2 -e inject=renameat2:delay_enter=4000000:when=2 \
+	strace -o "$T/strace.log" -e trace=renameat2 -e inject=renameat2:delay_enter=4000000:when=$when \
 		"$SBX" -- sh -c 'touch ended' >"$T/s.out" 2>"$T/s.err" &
 	local pid=$!
 	for i in $(seq 100); do [ -e "$P/ended" ] && break; sleep 0.1; done
@@ -549,3 +553,64 @@ t_killed_runs_nested_placeholders() { # two runs SIGKILLed, one's placeholders i
 	expect_same_tree "$P" "$T/.snap" "after two killed runs and one that reclaims"
 }
 TESTS+=(killed_runs_nested_placeholders)
+
+t_tmpdir_spares() { # a run's untouched TMPDIR is set aside for the next run; one its command changed (a file left, an extended attribute, its mode, an inode flag) never is, and no run gets one
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	local spares=/tmp/sbx-$(id -u)/spare-tmp before ino how
+	run_sbx -- true
+	expect_rc 0
+	[ -d "$spares" ] || fail "no spare TMPDIR after a run that left its own untouched: $(ls -A "/tmp/sbx-$(id -u)")"
+	# control: the next run's TMPDIR is one of the spares there before it (the same inode), and empty
+	before=$(stat -c %i "$spares"/* 2>/dev/null)
+	run_sbx -- sh -c 'stat -c %i "$TMPDIR"; ls -A "$TMPDIR" | wc -l'
+	expect_rc 0
+	ino=$(head -1 <<<"$OUT")
+	grep -qx "$ino" <<<"$before" || fail "control: the run's TMPDIR ($ino) was none of the spares ($before)"
+	[ "$(sed -n 2p <<<"$OUT")" = 0 ] || fail "a spare TMPDIR is not empty: $OUT"
+	# the attack: the command changes its TMPDIR, for the next run to inherit
+	for how in file xattr mode flag; do
+		run_sbx -- python3 -c '
+import os, sys, fcntl, struct
+t = os.environ["TMPDIR"]; how = sys.argv[1]
+print(os.stat(t).st_ino)
+if how == "file":
+    open(os.path.join(t, "planted"), "w").write("from the last run\n")
+elif how == "xattr":
+    try: os.setxattr(t, "user.sbx_planted", b"1")
+    except OSError: print("unsupported")
+elif how == "mode":
+    os.chmod(t, 0o777)
+elif how == "flag":   # FS_IOC_GETFLAGS / SETFLAGS: +S, synchronous updates (the owner may set it)
+    fd = os.open(t, os.O_RDONLY)
+    try:
+        f = struct.unpack("i", fcntl.ioctl(fd, 0x80086601, b"\0" * 4))[0]
+        fcntl.ioctl(fd, 0x40086602, struct.pack("i", f | 0x8))
+    except OSError: print("unsupported")
+' "$how"
+		expect_rc 0 "the $how change"
+		grep -q unsupported <<<"$OUT" && { log "$how: not supported here"; continue; }
+		ino=$(head -1 <<<"$OUT")
+		stat -c %i "$spares"/* 2>/dev/null | grep -qx "$ino" && fail "a TMPDIR whose command left a $how went back as a spare"
+		run_sbx -- python3 -c '
+import os, fcntl, struct
+t = os.environ["TMPDIR"]; st = os.stat(t); fd = os.open(t, os.O_RDONLY)
+try: fl = struct.unpack("i", fcntl.ioctl(fd, 0x80086601, b"\0" * 4))[0] & 0x8
+except OSError: fl = 0
+print(st.st_ino, sorted(os.listdir(t)), os.listxattr(t), oct(st.st_mode & 0o7777), fl)'
+		expect_rc 0
+		# (not "another inode": ext4 gives a removed directory's inode to the next one made)
+		[ "$(cut -d' ' -f2- <<<"$OUT")" = "[] [] 0o700 0" ] || fail "after a $how, the next run's TMPDIR is not as new: $OUT"
+	done
+	# parallel runs never share one: each sees only its own file
+	local i pids=()
+	for i in 1 2 3 4 5 6; do
+		( cd "$P" && "$SBX" -- sh -c "ls -A \"\$TMPDIR\" | wc -l; echo $i >\"\$TMPDIR/mine\"; sleep 0.3; cat \"\$TMPDIR/mine\"" >"$T/par.$i" 2>&1 ) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	for i in 1 2 3 4 5 6; do
+		[ "$(cat "$T/par.$i")" = "$(printf '0\n%s' "$i")" ] || fail "parallel run $i: $(cat "$T/par.$i")"
+	done
+	[ "$(ls -A "$spares" | wc -l)" -le 8 ] || fail "more spares than the bound: $(ls -A "$spares" | wc -l)"
+}
+TESTS+=(tmpdir_spares)
