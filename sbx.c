@@ -163,7 +163,10 @@
 #  define SBX_INIT_BINDS 1	/* sbx-init binds the placeholder directories (plan_binds_to_init) */
 #endif
 #ifndef SBX_VFORK
-#  define SBX_VFORK 1		/* bwrap started with vfork (run_spawn_bwrap) */
+#  define SBX_VFORK 1		/* bwrap, and each command by sbx-init, started with vfork */
+#endif
+#ifndef SBX_TMPDIR_SPARE
+#  define SBX_TMPDIR_SPARE 1	/* a run's untouched TMPDIR set aside for the next (tmpdir_spare_put) */
 #endif
 #ifndef SBX_ONE_NETNS
 #  define SBX_ONE_NETNS 1	/* with the DNS stub, bwrap makes no network namespace (bw_render_options) */
@@ -13926,7 +13929,7 @@ tmpdir_make(const char *path)
 	struct tmp_id *id = amalloc(sizeof(*id));
 	int fd;
 
-	if (tmpdir_spare_take(path, id) == 0) {
+	if (SBX_TMPDIR_SPARE && tmpdir_spare_take(path, id) == 0) {
 		run_state.tmp_id = id;
 		return 0;
 	}
@@ -14307,7 +14310,7 @@ run_cleanup(void)
 	ph_release();
 	if (run_state.run_dir)
 		rm_tree(run_state.run_dir);
-	if (run_state.tmpdir && !(run_state.tmp_id && tmpdir_spare_put(run_state.tmpdir, run_state.tmp_id)))
+	if (run_state.tmpdir && !(SBX_TMPDIR_SPARE && run_state.tmp_id && tmpdir_spare_put(run_state.tmpdir, run_state.tmp_id)))
 		rm_tree(run_state.tmpdir);
 	if (run_state.bridge_dir)
 		rm_tree(run_state.bridge_dir);

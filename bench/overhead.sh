@@ -29,7 +29,8 @@
 #   3e. what each step of the per-command work (issue 16) buys, alone and
 #      stacked: sbx.c built again into the scratch directory with its build
 #      switches (section 1 of sbx.c: SBX_PH_POOL, SBX_INIT_BINDS, SBX_VFORK,
-#      SBX_ONE_NETNS, and SBX_REGISTRY_BASE=NULL for "no tmpfs") all off
+#      SBX_ONE_NETNS, SBX_TMPDIR_SPARE, and SBX_REGISTRY_BASE=NULL for "no
+#      tmpfs") all off
 #      ("none"), then one on at a time, then all on; and the
 #      all-off build dynamically linked (cc) beside the static one (musl),
 #      for what the static build buys. Same policy, project and floor as
@@ -454,7 +455,7 @@ if [ "$SBX_OK" = 1 ]; then
 	# 3e. each step alone and stacked (issue 16 §1): builds of sbx.c with its switches
 	if [ -z "${NO_STEPS:-}" ]; then
 		STEP_CC=$(command -v musl-gcc >/dev/null 2>&1 && echo "musl-gcc -static" || echo cc)
-		OFF="-DSBX_PH_POOL=0 -DSBX_INIT_BINDS=0 -DSBX_VFORK=0 -DSBX_ONE_NETNS=0 -DSBX_REGISTRY_BASE=NULL"
+		OFF="-DSBX_PH_POOL=0 -DSBX_INIT_BINDS=0 -DSBX_VFORK=0 -DSBX_ONE_NETNS=0 -DSBX_REGISTRY_BASE=NULL -DSBX_TMPDIR_SPARE=0"
 		step_build() { # step_build NAME CC FLAGS...
 			local name=$1 cc=$2
 			shift 2
@@ -463,7 +464,7 @@ if [ "$SBX_OK" = 1 ]; then
 		}
 		# each step: every switch off but its own
 		for spec in "none|" "pool|SBX_PH_POOL" "initbinds|SBX_INIT_BINDS" "vfork|SBX_VFORK" \
-			"onenetns|SBX_ONE_NETNS" "tmpfs|SBX_REGISTRY_BASE" "all|ALL"; do
+			"onenetns|SBX_ONE_NETNS" "tmpfs|SBX_REGISTRY_BASE" "spare|SBX_TMPDIR_SPARE" "all|ALL"; do
 			name=${spec%%|*} on=${spec#*|} flags=
 			if [ "$on" != ALL ]; then
 				for f in $OFF; do [ -n "$on" ] && [ "${f#-D"$on"=}" != "$f" ] || flags+=" $f"; done
@@ -608,7 +609,7 @@ else
 fi
 if [ -n "${MED[step_none]:-}" ]; then
 	line="- sbx \`true\`, the steps of issue 16 ($STEP_CC builds, x floor):"
-	for n in none none_dynamic pool initbinds vfork onenetns tmpfs all; do
+	for n in none none_dynamic pool initbinds vfork onenetns tmpfs spare all; do
 		[ -n "${MED[step_$n]:-}" ] && line+=" $n ${MED[step_$n]} ms ($(ratio "${MED[step_$n]}" "$F")x);"
 	done
 	say "${line%;}."
