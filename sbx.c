@@ -68,7 +68,8 @@
  *      decisions, macOS's unified log parsed; the audit's come from 9b)
  *   9. The run on disk (every platform): 9a the runtime directory and the
  *      placeholders shared by concurrent runs (a registry of flock(2)ed
- *      entries on tmpfs, a pool they are set aside in), 9b the audit of repositories made during the run, 9c the
+ *      entries on tmpfs, a pool they are set aside in; untouched TMPDIRs
+ *      kept as spares), 9b the audit of repositories made during the run, 9c the
  *      programs sbx runs (found, tamper-checked), the caller's denied
  *      variables forgotten, the signals passed on, 9d live policy: the
  *      control fd's lines read, compared, the network lists applied, 9e
@@ -76,12 +77,13 @@
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
  *      and the symlinks it pins and placeholders it binds, capabilities,
- *      the filters), 10b the write
+ *      the filters, the command started with vfork), 10b the write
  *      observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
  *      connection), 10d --check, 10e the platform interface on Linux (the
  *      proxy's lockdown: Landlock and its seccomp program), 10f sessions
- *      (one sandbox, many commands: the daemon, sbx exec, the agent hooks)
+ *      (one sandbox, many commands: the daemon and its sbx-tidy, sbx exec,
+ *      the agent hooks)
  *  11. macOS runner (Seatbelt): 11a the platform interface on macOS, 11b the
  *      log monitor, 11c sandbox-exec as sbx's child, the proxy on loopback
  *      with a per-run credential, as named steps, 11d --check
