@@ -664,17 +664,24 @@ buf_put_shell_quoted(struct buf *b, const char *s)
 }
 
 /* Read a whole file (at most max bytes) into a malloc'd buffer. Returns 0, or
- * -1 with errno set (EFBIG when the file is larger than max). */
+ * -1 with errno set (EFBIG when the file is larger than max).
+ * Files are opened with openat(AT_FDCWD, ...) throughout, never open():
+ * musl's open() follows an O_CLOEXEC open with fcntl(F_SETFD) (for kernels
+ * before 2.6.23), a system call more per file on every run; openat() does
+ * not. */
 static int
 read_file(const char *path, size_t max, struct buf *out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	ssize_t r;
 
 	if (fd < 0)
 		return -1;
 	for (;;) {
-		buf_grow(out, 65536);
+		/* reads of 4 KiB, then of as much again as came: most files
+		 * read here are small, and a 64 KiB buffer was a mmap and a
+		 * munmap each */
+		buf_grow(out, out->n < 4096 ? 4096 : out->n);
 		r = read(fd, out->p + out->n, out->cap - out->n - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -5432,7 +5439,7 @@ static int
 real_readfile(void *ctx, const char *path, size_t max, struct buf *out)
 {
 	/* O_NONBLOCK: a FIFO named by a hostile include must not hang sbx */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	ssize_t r;
 
@@ -5446,7 +5453,7 @@ real_readfile(void *ctx, const char *path, size_t max, struct buf *out)
 	}
 	out->n = 0;
 	for (;;) {
-		buf_grow(out, 65536);
+		buf_grow(out, out->n < 4096 ? 4096 : out->n);	/* read_file says why */
 		r = read(fd, out->p + out->n, out->cap - out->n - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -13273,7 +13280,7 @@ open_parent_nofollow(const char *path, const char **name)
 		*name = slash + 1;
 		return fd;
 	}
-	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((fd = openat(AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
 	for (;;) {
 		while (*p == '/')
@@ -13653,7 +13660,7 @@ ph_pool_open(int pfd, bool create)
 			return -1;
 		if (create && mkdir(path_join(pool, key), 0700) < 0 && errno != EEXIST)
 			return -1;
-		fd = open(path_join(pool, key), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(AT_FDCWD, path_join(pool, key), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		/* the root is private (runtime_dir_make); what is in it is ours */
 		if (fd >= 0 && (fstat(fd, &rst) < 0 || rst.st_uid != getuid() || (rst.st_mode & 077))) {
 			close(fd);
@@ -13937,7 +13944,7 @@ tmpdir_make(const char *path)
 	}
 	if (mkdir(path, 0700) < 0)
 		return -1;
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+	if ((fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 		if (tmp_id_read(fd, id))
 			run_state.tmp_id = id;
 		close(fd);
@@ -14007,7 +14014,7 @@ ph_lock(void)
 
 	if (run_state.lock_fd >= 0)
 		return;
-	run_state.lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	run_state.lock_fd = openat(AT_FDCWD, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (run_state.lock_fd < 0)
 		die("cannot open %s: %s", lock, strerror(errno));
 	while (flock(run_state.lock_fd, LOCK_EX) < 0)
@@ -14033,7 +14040,7 @@ ph_dir_open(bool create)
 
 	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
 		die("cannot create %s: %s", dir, strerror(errno));
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077)))
 		die_hint("remove it", "%s is not a private directory of uid %u", dir, (unsigned)getuid());
 	if (fd < 0 && create)
@@ -14581,7 +14588,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns)
 		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
 	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
 		die("cannot create %s: %s", rp->bridge_dir, strerror(errno));
-	fd = open(rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	fd = openat(AT_FDCWD, rp->empty_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 	if (fd < 0)
 		die("cannot create %s: %s", rp->empty_file, strerror(errno));
 	close(fd);
@@ -14589,7 +14596,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns)
 		/* no search list: a name is asked as the command spelled it */
 		static const char conf[] = "# sbx: the DNS stub (network-dns)\nnameserver 127.0.0.1\n";
 
-		fd = open(rp->resolv_conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+		fd = openat(AT_FDCWD, rp->resolv_conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 		if (fd < 0 || write_all(fd, conf, sizeof(conf) - 1) < 0)
 			die("cannot create %s: %s", rp->resolv_conf, strerror(errno));
 		close(fd);
@@ -14958,7 +14965,7 @@ static const char *
 audit_pointer(const char *file, const char *dir, const char *prefix)
 {
 	char buf[PATH_MAX + 16], real[PATH_MAX];
-	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	ssize_t n;
 	char *p;
 
@@ -15142,13 +15149,35 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 	closedir(d);
 }
 
+/* Is name in dir (open at dfd) a placeholder directory this run made and
+ * still holds, the very one (device and inode)? It was bound read-only
+ * inside, a mount point the command could neither write into nor rename
+ * away: nothing there for the audit to read. A directory swapped in at
+ * its name from outside is another inode, and is walked. */
+static bool
+audit_own_placeholder(int dfd, const char *path, const char *name)
+{
+	struct stat here, held;
+
+	for (size_t i = 0; i < run_state.held.n; i++) {
+		const struct ph_held *h = run_state.held.v[i];
+
+		if (h->dir >= 0 && strcmp(h->path, path) == 0)
+			return fstat(h->dir, &held) == 0 && fstatat(dfd, name, &here, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    here.st_dev == held.st_dev && here.st_ino == held.st_ino;
+	}
+	return false;
+}
+
 /* A directory that changed during the run: each .git in it, and, walked
- * whole, each subdirectory that was not there before. */
+ * whole, each subdirectory that was not there before (but the run's own
+ * placeholders: sbx made them after the walk before the run, and renaming
+ * one in from the pool is what changed the directory). */
 static void
 audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 {
 	char path[PATH_MAX];
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 
@@ -15170,7 +15199,7 @@ audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 			    DT_LNK : DT_UNKNOWN;
 		if (!strcmp(de->d_name, ".git")) {
 			audit_dotgit(a, dir, type, false);
-		} else if (type == DT_DIR && !strset_has(known, sub)) {
+		} else if (type == DT_DIR && !strset_has(known, sub) && !audit_own_placeholder(dirfd(d), sub, de->d_name)) {
 			if (!strcmp(de->d_name, "node_modules")) {
 				vec_push(&a->node_modules, (void *)sub);
 			} else if (strlen(sub) < sizeof(path) &&
@@ -15235,7 +15264,7 @@ audit_walk_roots(struct audit *a)
 		if (j < a->roots.n)
 			continue;	/* inside another root, which is walked whole */
 		snprintf(path, sizeof(path), "%s", (const char *)a->roots.v[i]);
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			audit_walk(a, fd, path, 0, false);
 	}
@@ -15262,7 +15291,7 @@ audit_run(struct audit *a)
 		int fd;
 
 		snprintf(path, sizeof(path), "%s", (const char *)a->node_modules.v[i]);
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			audit_walk(a, fd, path, 1, true);
 	}
@@ -15322,7 +15351,7 @@ audit_record(const char *run_dir, const struct plan *pl)
 			}
 	}
 	audit_state.record = path_join(run_dir, "repos");
-	fd = open(audit_state.record, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = openat(AT_FDCWD, audit_state.record, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || write_all(fd, b.p, b.n) < 0)
 		die("cannot write %s: %s", audit_state.record, strerror(errno));
 	close(fd);
@@ -15998,7 +16027,7 @@ inner_listen(int port, bool v6)
 static int
 write_proc_file(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
 	int rc;
 
 	if (fd < 0)
@@ -16307,7 +16336,7 @@ inner_start_socat(const char *socat, int port, const char *sock)
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		null = open("/dev/null", O_RDWR);
+		null = openat(AT_FDCWD, "/dev/null", O_RDWR);
 		dup2(null, 0);
 		dup2(null, 1);
 		dup2(pfd[1], 2);
@@ -16942,7 +16971,7 @@ obs_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t n)
 	if (addr > (uint64_t)INT64_MAX)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%u/mem", (unsigned)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
 	r = pread(fd, buf, n, (off_t)addr);
 	close(fd);
@@ -16963,7 +16992,7 @@ obs_read_path(uint32_t pid, uint64_t addr, char *out, size_t n)
 	if (addr > (uint64_t)INT64_MAX - n)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%u/mem", (unsigned)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
 	r = pread(fd, out, first, (off_t)addr);
 	if (r == (ssize_t)first && !memchr(out, '\0', first) && first < n - 1)
@@ -17070,7 +17099,7 @@ obs_read_pgid(uint32_t pid)
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", (unsigned)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
 	/* NSpgid comes after Groups, in the first ~600 bytes; a process in
 	 * hundreds of groups pushes it past the read: 0 then, unknown */
@@ -17133,7 +17162,7 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 	if (n && groups)
 		ev[0].pgid = ev[1].pgid = obs_read_pgid(nf->pid);
 	snprintf(comm, sizeof(comm), "/proc/%u/comm", (unsigned)nf->pid);
-	if (n && (fd = open(comm, O_RDONLY | O_CLOEXEC)) >= 0) {	/* "name\n", at most 16 bytes */
+	if (n && (fd = openat(AT_FDCWD, comm, O_RDONLY | O_CLOEXEC)) >= 0) {	/* "name\n", at most 16 bytes */
 		ssize_t r = read(fd, comm, SBX_OBS_COMM_BYTES);
 
 		close(fd);
@@ -17559,7 +17588,7 @@ run_spawn_bwrap(struct run *r, const char *bwrap)
 	int info[2], ctl[2], exe_fd, args_fd;
 	pid_t parent = getpid();
 
-	exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	exe_fd = openat(AT_FDCWD, "/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (exe_fd < 0)
 		die("cannot open my own binary (/proc/self/exe): %s", strerror(errno));
 	if (pipe2(info, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
@@ -18123,7 +18152,7 @@ run_capture(char *const argv[], struct buf *out)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
+		int null = openat(AT_FDCWD, "/dev/null", O_RDONLY);
 
 		dup2(null, 0);
 		dup2(fds[1], 1);
@@ -18355,7 +18384,7 @@ px_landlock(void)
 		const char *path = tree ? px_read_trees[i - LEN(px_read_files)] : px_read_files[i];
 		struct ll_path_beneath pb;
 		struct stat st;
-		int fd = open(path, O_PATH | O_CLOEXEC);	/* a symlinked resolv.conf: its target */
+		int fd = openat(AT_FDCWD, path, O_PATH | O_CLOEXEC);	/* a symlinked resolv.conf: its target */
 
 		if (fd < 0)
 			continue;	/* not on this machine */
@@ -18398,7 +18427,7 @@ px_lockdown(void)
 	}
 	if (verbose) {
 		/* show it holds: a file outside the ruleset cannot be opened */
-		int probe = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+		int probe = openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
 
 		if (abi == 0)
 			warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks the proxy down");
@@ -18639,8 +18668,8 @@ static void
 session_ready(const struct run_paths *rp)
 {
 	const char *log = aprintf("%s/sessions/%s.log", rp->runtime_root, sess.name);
-	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600), null = open("/dev/null",
-	    O_RDWR | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
+	    null = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
 
 	if (null >= 0) {
 		dup2(null, 0);
@@ -19621,7 +19650,7 @@ hook_start_session(const char *self, const char *name, const char *dir, int argc
 	if (pid == 0) {
 		if (chdir(dir) < 0)
 			_exit(SBX_EXIT_FAILURE);
-		if ((null = open("/dev/null", O_RDWR)) >= 0)
+		if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR)) >= 0)
 			dup2(null, 1);	/* the hook's stdout is its answer: the name must not land in it */
 		execv(self, (char **)av.v);
 		_exit(SBX_EXIT_FAILURE);
@@ -20064,7 +20093,7 @@ mac_log_keeper(const char *log, const char *suffix, int out, int life)
 	setsid();
 	lp = fork();
 	if (lp == 0) {
-		int null = open("/dev/null", O_RDWR);
+		int null = openat(AT_FDCWD, "/dev/null", O_RDWR);
 
 		close(life);
 		dup2(out, 1);
@@ -20250,7 +20279,7 @@ mac_forwards(int sig)
 static void
 mac_random(unsigned char *b, size_t n)
 {
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, "/dev/urandom", O_RDONLY | O_CLOEXEC);
 	size_t got = 0;
 
 	while (fd >= 0 && got < n) {
@@ -20705,7 +20734,7 @@ plat_check(const struct policy *p)
 		int status = -1;
 
 		if (pid == 0) {
-			int null = open("/dev/null", O_RDWR);
+			int null = openat(AT_FDCWD, "/dev/null", O_RDWR);
 
 			if (null >= 0) {
 				dup2(null, 1);
@@ -21870,7 +21899,8 @@ report_sink_open(const struct cli *c, const struct plan *pl)
 		return c->violations_fd;
 	if (!c->violations || strcmp(c->violations, "stderr") == 0 || strcmp(c->violations, "none") == 0)
 		return -1;
-	fd = open(c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, 0600);
+	fd = openat(AT_FDCWD, c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
+	    0600);
 	if (fd < 0)
 		die("--violations=%s: cannot open it: %s; the command did not run", c->violations,
 		    errno == ELOOP ? "it is a symlink" : strerror(errno));
