@@ -16751,7 +16751,11 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	}
 
 	/* vfork, as for a session's exec (init_start_exec): what the child
-	 * needs is worked out first, and it makes system calls only */
+	 * needs is worked out first, and it makes system calls only. None of
+	 * them is one the observer's program sends to its listener (obs_calls:
+	 * opens, mkdir, rename...): that listener reaches sbx only with "R"
+	 * below, once the child has exec'd, and a call waiting on it would
+	 * hold the child, and init with it, for good. */
 	plan = exec_plan_make(m->argv, getenv("PATH"));
 	last_cap = cap_last();
 	cmd = SBX_VFORK ? vfork() : fork();
