@@ -25,7 +25,11 @@
 #      refusal costs;
 #   3d. sbx exec SESSION -- true: a session started once (sbx session start
 #      -c policy.example), then one exec per timed run (target <= 0.3x the
-#      floor);
+#      floor); beside it, the least any session's exec costs here:
+#      bench/session_floor.c (built into the scratch directory, static with
+#      musl when it can be), a server that vforks the command on the
+#      client's descriptors and sends back its status, one process hop each
+#      way, no sandbox (sbx has two: its daemon outside, sbx-init inside);
 #   3e. what each step of the per-command work (issue 16) buys, alone and
 #      stacked: sbx.c built again into the scratch directory with its build
 #      switches (section 1 of sbx.c: SBX_PH_POOL, SBX_INIT_BINDS, SBX_VFORK,
@@ -490,6 +494,18 @@ if [ "$SBX_OK" = 1 ]; then
 	if (cd "$PROJ" && "$SBX" session start -c "$POLICY" --name "$SESSION_NAME" --idle=600 >/dev/null 2>"$M/session.err"); then
 		measure sbx_exec "sbx exec SESSION -- true" "$PROJ" "$SBX" exec "$SESSION_NAME" -- "$TRUE"
 		"$SBX" session stop "$SESSION_NAME" >/dev/null 2>&1
+		SF_CC=$(command -v musl-gcc >/dev/null 2>&1 && echo "musl-gcc -static" || echo cc)
+		# shellcheck disable=SC2086  # SF_CC may carry -static
+		if $SF_CC -O2 -o "$WORK/session_floor" "$ROOT/bench/session_floor.c" 2>"$M/session_floor.err"; then
+			"$WORK/session_floor" serve "$WORK/sf.sock" &
+			SF_PID=$!
+			for _ in $(seq 50); do [ -S "$WORK/sf.sock" ] && break; sleep 0.02; done
+			measure session_floor "  one hop, no sandbox (session_floor)" "$PROJ" "$WORK/session_floor" run "$WORK/sf.sock" "$TRUE"
+			kill "$SF_PID" 2>/dev/null; wait "$SF_PID" 2>/dev/null
+		else
+			ORDER+=(session_floor); LABEL[session_floor]="  one hop, no sandbox (session_floor)"
+			SKIP[session_floor]="bench/session_floor.c did not build: $(head -c 160 "$M/session_floor.err")"
+		fi
 	else
 		ORDER+=(sbx_exec); LABEL[sbx_exec]="sbx exec SESSION -- true"
 		SKIP[sbx_exec]="the session did not start: $(head -c 160 "$M/session.err")"
@@ -613,6 +629,12 @@ if [ -n "${MED[step_none]:-}" ]; then
 		[ -n "${MED[step_$n]:-}" ] && line+=" $n ${MED[step_$n]} ms ($(ratio "${MED[step_$n]}" "$F")x);"
 	done
 	say "${line%;}."
+fi
+if [ -n "${MED[sbx_exec]:-}" ] && [ -n "$F" ]; then
+	r=$(ratio "${MED[sbx_exec]}" "$F")
+	line="- sbx exec SESSION -- true: ${MED[sbx_exec]} ms, ${r}x the floor; target <= 0.3x: $(verdict le "$r" 0.3)"
+	[ -n "${MED[session_floor]:-}" ] && line+="; the least a session's exec costs here (one hop, no sandbox): ${MED[session_floor]} ms, $(ratio "${MED[session_floor]}" "$F")x"
+	say "$line."
 fi
 if [ -n "${MED[sbx50]:-}" ]; then
 	say "- sbx with 50 policy paths over 10k files: ${MED[sbx50]} ms, $(ratio "${MED[sbx50]}" "$F")x the floor."
