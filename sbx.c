@@ -8262,7 +8262,16 @@ static void
 exec_req_encode(const struct exec_req *e, struct buf *b)
 {
 	uint32_t n = 0;
+	size_t size = 12 + strlen(e->cwd) + 1;
 
+	/* sized first, so the buffer is one allocation: the client's whole
+	 * run is a few hundred microseconds, and each new page it touches is a
+	 * fault (a trap to the hypervisor on a VM) */
+	for (char **v = e->argv; *v; v++)
+		size += strlen(*v) + 1;
+	for (char **v = e->envp; *v; v++)
+		size += strlen(*v) + 1;
+	buf_grow(b, size);
 	put_u32(b, e->id);
 	put_u32(b, e->flags);
 	while (e->argv[n])
@@ -19255,26 +19264,30 @@ session_find(const char *name, const char **path)
 	unsigned uid = (unsigned)getuid();
 
 	for (size_t i = 0; i < LEN(runtime_bases); i++) {
-		char real[PATH_MAX];
-		const char *root;
+		/* on the stack, not aprintf's heap: each new malloc size class is
+		 * a page touched for the first time, and this is on every exec's
+		 * path; small, as a socket's path fits sun_path anyway, and every
+		 * stack page is touched for the first time too */
+		char real[PATH_MAX], root[sizeof(((struct sockaddr_un *)0)->sun_path)], sock[sizeof(root)];
 		struct stat st;
 		struct ucred cr;
 		socklen_t cl = sizeof(cr);
 		int fd;
 
-		if (!realpath(runtime_bases[i], real))
+		if (!realpath(runtime_bases[i], real) ||
+		    (size_t)snprintf(root, sizeof(root), "%s%ssbx-%u", real, strcmp(real, "/") ? "/" : "", uid) >= sizeof(root) ||
+		    (size_t)snprintf(sock, sizeof(sock), "%s/sessions/%s.sock", root, name) >= sizeof(sock))
 			continue;
-		root = path_join(real, aprintf("sbx-%u", uid));
 		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077))
 			continue;
-		if ((fd = session_connect(session_path(root, name))) < 0)
+		if ((fd = session_connect(sock)) < 0)
 			continue;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != uid) {
 			close(fd);
 			continue;
 		}
 		if (path)
-			*path = session_path(root, name);
+			*path = astrdup(sock);
 		return fd;
 	}
 	return -1;
@@ -19289,7 +19302,7 @@ session_exec_main(int argc, char **argv)
 	static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP };
 	char cwd[PATH_MAX];
 	struct exec_req e = { 0 };
-	struct buf body = { 0 }, b = { 0 };
+	struct buf body = { 0 }, b;
 	const int fds[3] = { 0, 1, 2 };
 	sigset_t set, old;
 	int fd, sfd, first = 3;
@@ -19319,7 +19332,7 @@ session_exec_main(int argc, char **argv)
 		    "exec: no session %s is running; the command did not run", argv[2]);
 	if (frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
 		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
-	free(body.p);
+	b = body;	/* the answer reuses the request's buffer: no page touched anew */
 	for (;;) {
 		struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
