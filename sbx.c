@@ -18584,7 +18584,23 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  * when it dies (bwrap --die-with-parent, the proxy's and observer's
  * PDEATHSIG): then pid 1 of the sandbox is killed, everything inside goes
  * with it, and the end of a run follows (the audit, placeholders, the run
- * directory). */
+ * directory).
+ *
+ *   sbx session start -c POLICY --name NAME
+ *     '- the daemon: this sbx (setsid; stderr to ROOT/sessions/NAME.log)
+ *          |- bwrap -> sbx --inner -> sbx-init (pid 1 inside, filtered; init_serve)
+ *          |                              '- each exec: vfork, its own group, execve
+ *          |- the proxy (on the first connection) and the write observer, as a run's
+ *          |- sbx-tidy: removes ended execs' TMPDIRs, so the daemon never waits
+ *          |  in an rmdir
+ *          '- listens on ROOT/sessions/NAME.sock
+ *   sbx exec NAME -- CMD: connects, hands over 0, 1, 2, argv, environment and
+ *     directory (E), waits for the status and the report (Z)
+ *
+ * An exec crosses two hops each way (client -> daemon -> init, and back),
+ * and the way back must pass the daemon: the refusals are its to report
+ * (the observer and the proxy answer to it), and the status goes after
+ * them. */
 /* A session's name: letters, digits, '.', '_' and '-', not starting with
  * '.'; it names a file. */
 static bool
