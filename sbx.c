@@ -165,7 +165,7 @@
 #  define SBX_INIT_BINDS 1	/* sbx-init binds the placeholder directories (plan_binds_to_init) */
 #endif
 #ifndef SBX_VFORK
-#  define SBX_VFORK 1		/* bwrap, and each command by sbx-init, started with vfork */
+#  define SBX_VFORK 1		/* bwrap, and a run's command by sbx-init, started with vfork */
 #endif
 #ifndef SBX_TMPDIR_SPARE
 #  define SBX_TMPDIR_SPARE 1	/* a run's untouched TMPDIR set aside for the next (tmpdir_spare_put) */
@@ -7482,6 +7482,7 @@ struct run_facts {
 	const char *self_inside;	/* where: sbx --connect for GIT_SSH_COMMAND; NULL: not shown, not set */
 	bool as_uid0;		/* sbx runs as uid 0: bwrap keeps CAP_SETFCAP for the nested namespace */
 	bool dns, capture;	/* network-dns and network-capture in effect (7.4) */
+	bool tmp_spare;		/* the TMPDIR may be set aside for a later run (tmpdir_spare_put) */
 	const char *resolv_at;	/* dns: where /etc/resolv.conf leads (realpath), bound over; NULL: none */
 	long git_config_count;	/* the caller's GIT_CONFIG_COUNT, continued (0 when denied or unset) */
 	const char *java_tool_options;	/* the caller's JAVA_TOOL_OPTIONS, kept in front; NULL when denied */
@@ -7543,6 +7544,14 @@ run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run
 	rf->as_uid0 = as_uid0;
 	rf->dns = rf->proxy && p->network_dns && SBX_DNS_STUB;
 	rf->capture = rf->dns && p->network_capture;
+	/* SECURITY: a TMPDIR goes on to a later run only when no descriptor
+	 * of it can have left the sandbox: with allow-all-unix-sockets the
+	 * command can pass one (SCM_RIGHTS) to a process of another sandbox
+	 * that outlives this run, and with weaker-nested-sandbox it sees the
+	 * host's /proc; that process would read and write the next run's
+	 * "fresh" TMPDIR through the writable mount the descriptor carries
+	 * (found by an attack review: tmpdir_spares_fd_held) */
+	rf->tmp_spare = SBX_TMPDIR_SPARE && !p->allow_all_unix_sockets && !p->weaker_nested_sandbox;
 	if (rf->dns) {
 		/* a resolv.conf that is a link (systemd-resolved's) is covered
 		 * where it leads; with none, the C library asks 127.0.0.1 anyway */
@@ -13438,7 +13447,8 @@ static struct {
 	const char *registry;	/* where the placeholder registry is: registry_root_pick */
 	const char *tmpdir, *bridge_dir;	/* the command's TMPDIR, the bridge's directory: in root */
 	struct tmp_id *tmp_id;	/* the TMPDIR as it was handed to the command (tmpdir_spare_put) */
-} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL, NULL, NULL, NULL };
+	bool sandbox_gone;	/* bwrap was reaped: no process of the run is left to hold the TMPDIR */
+} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL, NULL, NULL, NULL, false };
 
 /* The registry file name of a placeholder: FNV-1a 64 of its path. The
  * entry holds the path itself, so a collision is seen, never trusted. */
@@ -13759,17 +13769,25 @@ ph_pool_take(int pfd, const char *name)
  * run renames one to its own tmp-PID-START.
  * Why it is as good as a new one:
  *  - no process can hold it: every process of the run is gone (its pid
- *    namespace died, and pid 1 of one waits for all the others), nothing
- *    inside could pass a descriptor out (no unix sockets leave the
- *    sandbox, and no other sandbox sees any runtime root: runtime_covers),
+ *    namespace died, and pid 1 of one waits for all the others: a spare is
+ *    put only once bwrap has been reaped), nothing inside could pass a
+ *    descriptor out (the filters refuse unix sockets, no other sandbox
+ *    sees any runtime root: runtime_covers; a policy that allows all unix
+ *    sockets, or shows the host's /proc, keeps no spare: run_facts_collect),
  *    and a session's execs (whose background processes outlive them) never
  *    come here: only a run's own TMPDIR does;
- *  - it is as it was made, not only empty: the same inode, owner, group
- *    and mode, the same inode flags (chattr: +S or +D would slow the next
- *    run's writes) and the same extended attributes (a default ACL set by
- *    the command would give the next run's files to another user; a user.*
- *    one would carry data from one run to the next). One that differs in
- *    anything is removed, as before;
+ *  - it is as it was made, not only empty: the same inode, owner, group,
+ *    mode, size and link count, the same change and modification times
+ *    (to the nanosecond: the kernel sets ctime to now on every change of
+ *    the inode, a chmod, an xattr, a rename, touch -d, an entry made and
+ *    removed, so a TMPDIR its command used at all is not reused; and
+ *    mtime, for a change within one tick of the clock), the same inode
+ *    flags (chattr: +S or +D would slow the next run's writes), generation
+ *    (FS_IOC_SETVERSION: 32 bits the owner may set), project and extent
+ *    size hints, and the same extended attributes, names and values (a
+ *    default ACL set or rewritten by the command would give the next run's
+ *    files to another user; a user.* one would carry data from one run to
+ *    the next). One that differs in anything is removed, as before;
  *  - ROOT is a private directory (0700, ours, hidden from every sandbox),
  *    so between runs only the person's own processes could touch a spare;
  *    a spare is still checked when taken, and what was taken is the
@@ -13780,31 +13798,71 @@ ph_pool_take(int pfd, const char *name)
 struct tmp_id {
 	struct stat st;
 	int flags;		/* FS_IOC_GETFLAGS, or -1 */
-	ssize_t nx;		/* the extended attributes' names, flistxattr */
-	char x[256];
+	int generation;		/* FS_IOC_GETVERSION, or -1 */
+	uint32_t fsx[3];	/* FS_IOC_FSGETXATTR: xflags, extent size hint, project; or all ~0 */
+	size_t nx;		/* the extended attributes: each name, NUL, its value's length and value */
+	char x[512];
 };
 
 #if SBX_LINUX
 #  include <sys/xattr.h>
 #  define SBX_FS_IOC_GETFLAGS	_IOR('f', 1, long)
+#  define SBX_FS_IOC_GETVERSION	_IOR('v', 1, long)
+struct sbx_fsxattr { uint32_t xflags, extsize, nextents, projid, cowextsize; unsigned char pad[8]; };
+#  define SBX_FS_IOC_FSGETXATTR	_IOR('X', 31, struct sbx_fsxattr)
 
+/* The directory's identity (see above). false when it cannot be read
+ * whole (extended attributes past x's room): then it is not set aside. */
 static bool
 tmp_id_read(int fd, struct tmp_id *id)
 {
+	struct sbx_fsxattr fsx;
+	char names[256];
+	ssize_t nn;
+
+	memset(id, 0, sizeof(*id));
 	if (fstat(fd, &id->st) < 0)
 		return false;
 	if (ioctl(fd, SBX_FS_IOC_GETFLAGS, &id->flags) < 0)
 		id->flags = -1;
-	id->nx = flistxattr(fd, id->x, sizeof(id->x));
-	return id->nx >= 0 || errno == ENOTSUP;
+	if (ioctl(fd, SBX_FS_IOC_GETVERSION, &id->generation) < 0)
+		id->generation = -1;
+	if (ioctl(fd, SBX_FS_IOC_FSGETXATTR, &fsx) == 0) {
+		id->fsx[0] = fsx.xflags;
+		id->fsx[1] = fsx.extsize;
+		id->fsx[2] = fsx.projid;
+	} else {
+		memset(id->fsx, 0xff, sizeof(id->fsx));
+	}
+	if ((nn = flistxattr(fd, names, sizeof(names))) < 0)
+		return errno == ENOTSUP;
+	for (ssize_t i = 0; i < nn; i += (ssize_t)strlen(names + i) + 1) {
+		size_t len = strlen(names + i) + 1;
+		ssize_t v;
+
+		if (id->nx + len + sizeof(v) > sizeof(id->x))
+			return false;
+		memcpy(id->x + id->nx, names + i, len);
+		id->nx += len;
+		v = fgetxattr(fd, names + i, id->x + id->nx + sizeof(v), sizeof(id->x) - id->nx - sizeof(v));
+		if (v < 0)
+			return false;
+		memcpy(id->x + id->nx, &v, sizeof(v));
+		id->nx += sizeof(v) + (size_t)v;
+	}
+	return true;
 }
 
 static bool
 tmp_id_same(const struct tmp_id *a, const struct tmp_id *b)
 {
 	return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino && a->st.st_uid == b->st.st_uid &&
-	    a->st.st_gid == b->st.st_gid && a->st.st_mode == b->st.st_mode && a->flags == b->flags &&
-	    a->nx == b->nx && (a->nx <= 0 || memcmp(a->x, b->x, (size_t)a->nx) == 0);
+	    a->st.st_gid == b->st.st_gid && a->st.st_mode == b->st.st_mode && a->st.st_size == b->st.st_size &&
+	    a->st.st_nlink == b->st.st_nlink && a->st.st_ctim.tv_sec == b->st.st_ctim.tv_sec &&
+	    a->st.st_ctim.tv_nsec == b->st.st_ctim.tv_nsec && a->st.st_mtim.tv_sec == b->st.st_mtim.tv_sec &&
+	    a->st.st_mtim.tv_nsec == b->st.st_mtim.tv_nsec && a->flags == b->flags &&
+	    a->generation == b->generation && memcmp(a->fsx, b->fsx, sizeof(a->fsx)) == 0 &&
+	    a->nx == b->nx && memcmp(a->x, b->x, a->nx) == 0;
 }
 
 /* ROOT/spare-tmp, opened (made with create), if it is ours and private. */
@@ -13856,8 +13914,10 @@ tmpdir_spare_take(const char *path, struct tmp_id *id)
 				continue;	/* taken by another run meanwhile */
 			if (tmp_id_read(fd, id) && id->st.st_uid == getuid() && (id->st.st_mode & 07777) == 0700 &&
 			    dir_fd_empty(fd) && sys_renameat2(sfd, d_name, rootfd, name, RENAME_NOREPLACE) == 0) {
+				/* the identity is read again: the rename changed its ctime */
 				if (fstatat(rootfd, name, &moved, AT_SYMLINK_NOFOLLOW) == 0 && moved.st_ino == id->st.st_ino &&
-				    moved.st_dev == id->st.st_dev && lseek(fd, 0, SEEK_SET) == 0 && dir_fd_empty(fd))
+				    moved.st_dev == id->st.st_dev && lseek(fd, 0, SEEK_SET) == 0 && dir_fd_empty(fd) &&
+				    tmp_id_read(fd, id))
 					rc = 0;
 				else	/* not the directory checked, or not empty now: back it goes */
 					sys_renameat2(rootfd, name, sfd, d_name, RENAME_NOREPLACE);
@@ -13939,21 +13999,22 @@ tmpdir_spare_put(const char *path, const struct tmp_id *id)
 }
 #endif
 
-/* Make the run's TMPDIR: a spare taken, or a new directory; its identity
- * kept for tmpdir_spare_put. Returns 0, or -1 with errno. */
+/* Make the run's TMPDIR: a spare taken, or a new directory; with spare
+ * (run_facts.tmp_spare), its identity kept for tmpdir_spare_put. Returns
+ * 0, or -1 with errno. */
 static int
-tmpdir_make(const char *path)
+tmpdir_make(const char *path, bool spare)
 {
 	struct tmp_id *id = amalloc(sizeof(*id));
 	int fd;
 
-	if (SBX_TMPDIR_SPARE && tmpdir_spare_take(path, id) == 0) {
+	if (spare && tmpdir_spare_take(path, id) == 0) {
 		run_state.tmp_id = id;
 		return 0;
 	}
 	if (mkdir(path, 0700) < 0)
 		return -1;
-	if ((fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+	if (spare && (fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 		if (tmp_id_read(fd, id))
 			run_state.tmp_id = id;
 		close(fd);
@@ -14328,7 +14389,8 @@ run_cleanup(void)
 	ph_release();
 	if (run_state.run_dir)
 		rm_tree(run_state.run_dir);
-	if (run_state.tmpdir && !(SBX_TMPDIR_SPARE && run_state.tmp_id && tmpdir_spare_put(run_state.tmpdir, run_state.tmp_id)))
+	if (run_state.tmpdir && !(run_state.tmp_id && run_state.sandbox_gone &&
+	    tmpdir_spare_put(run_state.tmpdir, run_state.tmp_id)))
 		rm_tree(run_state.tmpdir);
 	if (run_state.bridge_dir)
 		rm_tree(run_state.bridge_dir);
@@ -14577,7 +14639,7 @@ run_paths_set_root(struct run_paths *rp, const char *root, bool create)
  * DNS stub (dns) the resolv.conf it is named in, and the placeholders.
  * Dies on any failure (nothing has run yet; atexit removes what was made). */
 static void
-run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns)
+run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns, bool tmp_spare)
 {
 	const char *run_dir = rp->run_dir;
 	int fd;
@@ -14593,7 +14655,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns)
 	atexit(run_cleanup);
 	audit_record(run_dir, pl);
 	run_state.plan = pl;
-	if (tmpdir_make(rp->tmpdir) < 0)
+	if (tmpdir_make(rp->tmpdir, tmp_spare) < 0)
 		die("cannot create %s: %s", rp->tmpdir, strerror(errno));
 	if (rp->bridge_dir && mkdir(rp->bridge_dir, 0700) < 0)
 		die("cannot create %s: %s", rp->bridge_dir, strerror(errno));
@@ -16609,13 +16671,16 @@ init_start_exec(int ctl, int sfd, const sigset_t *old, const char *body, size_t 
 		return;
 	}
 	plan = exec_plan_make(e.argv, env_value(e.envp, "PATH"));
-	/* vfork: init's page tables are not copied for a child that execs at
-	 * once, and init does not copy-on-write its own pages afterwards. The
-	 * child makes system calls only (exec_planned, child_fail); its
-	 * descriptors and signal handlers are its own copies (no CLONE_FILES,
-	 * no CLONE_SIGHAND), and init's signals stay blocked in it until
-	 * signals_restore, so no handler of init's runs on borrowed memory. */
-	pid = SBX_VFORK ? vfork() : fork();
+	/* SECURITY: fork, not vfork (as a run's command is started). A vfork
+	 * parent sleeps until its child execs, and here the child is in reach
+	 * of every process of the session: one an earlier exec left running,
+	 * of the same uid in the same pid namespace, can watch for the new
+	 * pid and SIGSTOP it before it execs, and init would sleep for good,
+	 * every later exec with it (found by an attack review; with fork only
+	 * that one exec is stopped, which its own processes could do anyway).
+	 * The child makes system calls only all the same (exec_planned,
+	 * child_fail). */
+	pid = fork();
 	if (pid < 0) {
 		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
 		return;
@@ -16759,8 +16824,15 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 		init_serve(ctl, set, old);
 	}
 
-	/* vfork, as for a session's exec (init_start_exec): what the child
-	 * needs is worked out first, and it makes system calls only. None of
+	/* vfork: init's page tables are not copied for a child that execs at
+	 * once, and init does not copy-on-write its own pages afterwards. No
+	 * process of the sandbox exists yet to stop the child before it execs
+	 * (which would hold init: a session's execs are forked for that,
+	 * init_start_exec). What the child needs is worked out first, and it
+	 * makes system calls only; its descriptors and signal handlers are its
+	 * own copies (no CLONE_FILES, no CLONE_SIGHAND), and init's signals stay
+	 * blocked in it until signals_restore, so no handler of init's runs on
+	 * borrowed memory. None of
 	 * them is one the observer's program sends to its listener (obs_calls:
 	 * opens, mkdir, rename...): that listener reaches sbx only with "R"
 	 * below, once the child has exec'd, and a call waiting on it would
@@ -18070,6 +18142,7 @@ run_supervise(struct run *r)
 			while ((w = waitpid(r->bwrap, &r->status, WNOHANG)) == r->bwrap || (w < 0 && errno == EINTR))
 				if (w == r->bwrap) {
 					done = true;
+					run_state.sandbox_gone = true;	/* pid 1 inside waited for every other */
 					break;
 				}
 			continue;
@@ -18132,7 +18205,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
 	run_take_signals(&r);
-	run_prepare(rp, pl, rf->dns);	/* placeholders, the run's directory (9a) */
+	run_prepare(rp, pl, rf->dns, rf->tmp_spare);	/* placeholders, the run's directory (9a) */
 	if (sess.on)
 		session_tidier_start(rp->tmpdir);
 	run_listen_bridge(&r);
@@ -18589,7 +18662,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  *   sbx session start -c POLICY --name NAME
  *     '- the daemon: this sbx (setsid; stderr to ROOT/sessions/NAME.log)
  *          |- bwrap -> sbx --inner -> sbx-init (pid 1 inside, filtered; init_serve)
- *          |                              '- each exec: vfork, its own group, execve
+ *          |                              '- each exec: fork, its own group, execve
  *          |- the proxy (on the first connection) and the write observer, as a run's
  *          |- sbx-tidy: removes ended execs' TMPDIRs, so the daemon never waits
  *          |  in an rmdir
@@ -20715,7 +20788,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	mac_listen_proxy(&r);
 	mac_render_profile(&r);
 	mac_take_signals(&r);
-	run_prepare(rp, pl, false);	/* the run's directory and TMPDIR (9a) */
+	run_prepare(rp, pl, false, false);	/* the run's directory and TMPDIR (9a) */
 	mac_check_command(&r);		/* 127 or 126 here, before anything else starts */
 	env_scrub(p);			/* the command's environment is made: no child holds a denied value */
 	mac_log_start(&r.log_mon, r.log, r.tag, r.suffix, &r.mask);

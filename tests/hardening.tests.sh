@@ -554,7 +554,7 @@ t_killed_runs_nested_placeholders() { # two runs SIGKILLed, one's placeholders i
 }
 TESTS+=(killed_runs_nested_placeholders)
 
-t_tmpdir_spares() { # a run's untouched TMPDIR is set aside for the next run; one its command changed (a file left, an extended attribute, its mode, an inode flag) never is, and no run gets one
+t_tmpdir_spares() { # a run's untouched TMPDIR is set aside for the next run; one its command changed (a file left, an extended attribute, its mode, an inode flag, its times, its generation, a file made and removed) never is, and no run gets one
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	local spares=/tmp/sbx-$(id -u)/spare-tmp before ino how
 	run_sbx -- true
@@ -568,7 +568,7 @@ t_tmpdir_spares() { # a run's untouched TMPDIR is set aside for the next run; on
 	grep -qx "$ino" <<<"$before" || fail "control: the run's TMPDIR ($ino) was none of the spares ($before)"
 	[ "$(sed -n 2p <<<"$OUT")" = 0 ] || fail "a spare TMPDIR is not empty: $OUT"
 	# the attack: the command changes its TMPDIR, for the next run to inherit
-	for how in file xattr mode flag; do
+	for how in file xattr mode flag times generation used; do
 		run_sbx -- python3 -c '
 import os, sys, fcntl, struct
 t = os.environ["TMPDIR"]; how = sys.argv[1]
@@ -586,9 +586,17 @@ elif how == "flag":   # FS_IOC_GETFLAGS / SETFLAGS: +S, synchronous updates (the
         f = struct.unpack("i", fcntl.ioctl(fd, 0x80086601, b"\0" * 4))[0]
         fcntl.ioctl(fd, 0x40086602, struct.pack("i", f | 0x8))
     except OSError: print("unsupported")
+elif how == "times":  # 64 bits the command chose, in the modification time
+    os.utime(t, (1234567890.424242424, 1234567890.424242424))
+elif how == "generation":  # FS_IOC_SETVERSION: 32 bits the owner may set
+    fd = os.open(t, os.O_RDONLY)
+    try: fcntl.ioctl(fd, 0x40087602, struct.pack("l", 31337))
+    except OSError: print("unsupported")
+elif how == "used":   # a file made and removed: empty again, but not as it was made
+    open(os.path.join(t, "scratch"), "w").close(); os.unlink(os.path.join(t, "scratch"))
 ' "$how"
 		expect_rc 0 "the $how change"
-		grep -q unsupported <<<"$OUT" && { log "$how: not supported here"; continue; }
+		grep -q unsupported <<<"$OUT" && { printf '%s: not supported here\n' "$how"; continue; }
 		ino=$(head -1 <<<"$OUT")
 		stat -c %i "$spares"/* 2>/dev/null | grep -qx "$ino" && fail "a TMPDIR whose command left a $how went back as a spare"
 		run_sbx -- python3 -c '
@@ -596,10 +604,12 @@ import os, fcntl, struct
 t = os.environ["TMPDIR"]; st = os.stat(t); fd = os.open(t, os.O_RDONLY)
 try: fl = struct.unpack("i", fcntl.ioctl(fd, 0x80086601, b"\0" * 4))[0] & 0x8
 except OSError: fl = 0
-print(st.st_ino, sorted(os.listdir(t)), os.listxattr(t), oct(st.st_mode & 0o7777), fl)'
+try: gen = struct.unpack("l", fcntl.ioctl(fd, 0x80087601, b"\0" * 8))[0] == 31337
+except OSError: gen = False
+print(st.st_ino, sorted(os.listdir(t)), os.listxattr(t), oct(st.st_mode & 0o7777), fl, int(st.st_mtime) == 1234567890, gen)'
 		expect_rc 0
 		# (not "another inode": ext4 gives a removed directory's inode to the next one made)
-		[ "$(cut -d' ' -f2- <<<"$OUT")" = "[] [] 0o700 0" ] || fail "after a $how, the next run's TMPDIR is not as new: $OUT"
+		[ "$(cut -d' ' -f2- <<<"$OUT")" = "[] [] 0o700 0 False False" ] || fail "after a $how, the next run's TMPDIR is not as new: $OUT"
 	done
 	# parallel runs never share one: each sees only its own file
 	local i pids=()
@@ -614,3 +624,61 @@ print(st.st_ino, sorted(os.listdir(t)), os.listxattr(t), oct(st.st_mode & 0o7777
 	[ "$(ls -A "$spares" | wc -l)" -le 8 ] || fail "more spares than the bound: $(ls -A "$spares" | wc -l)"
 }
 TESTS+=(tmpdir_spares)
+
+t_tmpdir_spares_fd_held() { # a run that may pass descriptors out (allow-all-unix-sockets) hands its TMPDIR to a process of another sandbox: the directory must not become a later run's TMPDIR, where that process would read and write it
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	local spares=/tmp/sbx-$(id -u)/spare-tmp a_ino c_ino i
+	# run B, the holder: takes one descriptor, then watches that directory for 8 s
+	cat >"$T/holder.py" <<'EOF2'
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+print("listening", flush=True)
+c, _ = s.accept()
+msg, fds, _, _ = socket.recv_fds(c, 16, 1)
+fd = fds[0]
+print("got fd of inode", os.fstat(fd).st_ino, flush=True)
+end = time.time() + 8
+while time.time() < end:
+    names = os.listdir(fd)
+    if names:
+        for n in names:
+            try: print("SAW", n, open("/proc/self/fd/%d/%s" % (fd, n)).read().strip(), flush=True)
+            except OSError as e: print("SAW", n, e, flush=True)
+        try: open("/proc/self/fd/%d/planted-by-B" % fd, "w").write("from B"); print("PLANTED", flush=True)
+        except OSError as e: print("plant failed", e, flush=True)
+        break
+    time.sleep(0.05)
+print("holder done", flush=True)
+EOF2
+	cat >"$T/sender.py" <<'EOF2'
+import os, socket, sys
+fd = os.open(os.environ["TMPDIR"], os.O_RDONLY | os.O_DIRECTORY)
+print(os.fstat(fd).st_ino)
+c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1])
+socket.send_fds(c, [b"x"], [fd])
+EOF2
+	( cd "$P" && exec "$SBX" --allow-all-unix-sockets --allow-write="$P" -- python3 "$T/holder.py" "$P/fdsock" >"$T/holder.out" 2>&1 ) &
+	local holder=$!
+	for i in $(seq 100); do grep -q listening "$T/holder.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q listening "$T/holder.out" || fail "the holder did not start: $(cat "$T/holder.out")"
+	# run A: passes its own TMPDIR out, then ends with it empty and untouched
+	run_sbx --allow-all-unix-sockets -- python3 "$T/sender.py" "$P/fdsock"
+	expect_rc 0 "the sender"
+	a_ino=$(head -1 <<<"$OUT")
+	stat -c %i "$spares"/* 2>/dev/null | grep -qx "$a_ino" && fail "the TMPDIR of a run that could pass descriptors out was set aside as a spare"
+	# run C, default policy: writes a secret into its TMPDIR while B watches
+	run_sbx -- sh -c 'stat -c %i "$TMPDIR"; echo C-secret-42 >"$TMPDIR/secret"; sleep 2; ls -A "$TMPDIR"'
+	expect_rc 0 "run C"
+	c_ino=$(head -1 <<<"$OUT")
+	wait "$holder"
+	# control: B did hold A's TMPDIR (the attack was in place)
+	grep -q "got fd of inode $a_ino" "$T/holder.out" || fail "control: the holder never got the sender's TMPDIR: $(cat "$T/holder.out")"
+	[ "$c_ino" != "$a_ino" ] || fail "run C was given the TMPDIR another sandbox holds (inode $a_ino)"
+	grep -q "C-secret-42\|PLANTED" "$T/holder.out" && fail "another sandbox read or wrote run C's TMPDIR: $(cat "$T/holder.out")"
+	grep -q planted-by-B <<<"$OUT" && fail "run C found a file planted by another sandbox: $OUT"
+	# control: a run without the option still sets its TMPDIR aside
+	run_sbx -- sh -c 'stat -c %i "$TMPDIR"'
+	expect_rc 0
+	stat -c %i "$spares"/* 2>/dev/null | grep -qx "$(head -1 <<<"$OUT")" || fail "control: a default run's untouched TMPDIR was not set aside"
+}
+TESTS+=(tmpdir_spares_fd_held)

@@ -309,6 +309,28 @@ plain: $plain_rep"
 	rm -f "$P/inside.txt" "$P/locked.txt"
 }
 TESTS+=(session_denies_match_plain_run)
+t_session_stopped_exec_holds_nothing() { # a process an exec leaves running SIGSTOPs the next exec's child before it execs: only that exec waits, the session serves the next (sbx-init forks, not vforks, a session's exec)
+	sess_start stopper
+	# the attacker: an exec's background process, watching for new pids inside
+	sx sh -c "\"$PROBE\" stop_new 60 sbx-init >\"$P/stopper.out\" 2>&1 &"
+	[ "$RC" = 0 ] || fail "starting the watcher: rc=$RC $ERR"
+	local i caught=
+	for i in $(seq 40); do
+		timeout -k 2 5 "$SBX" exec "$SESS" -- true >/dev/null 2>&1
+		grep -q stopped "$P/stopper.out" 2>/dev/null && { caught=$(cat "$P/stopper.out"); break; }
+	done
+	printf "watcher: %s after %s execs\n" "${caught:-$(cat "$P/stopper.out" 2>/dev/null)}" "$i"
+	[ -n "$caught" ] || skip "the watcher never caught an exec's child before its execve in 40 tries (a race it must win to test anything)"
+	# the attack worked on one exec; the session must still serve
+	timeout -k 2 10 "$SBX" exec "$SESS" -- echo still-serving >"$T/after.out" 2>"$T/after.err"
+	RC=$?
+	[ "$RC" = 0 ] && [ "$(cat "$T/after.out")" = still-serving ] ||
+		fail "after one exec's child was stopped before its execve, the next exec did not run (rc=$RC: $(cat "$T/after.err")): sbx-init waits on it"
+	sx sh -c 'echo second; exit 3'
+	[ "$RC" = 3 ] && [ "$OUT" = second ] || fail "a second exec after the attack: rc=$RC out=$OUT"
+}
+TESTS+=(session_stopped_exec_holds_nothing)
+
 t_session_refusals_by_pid() { # two execs at once: each one's report holds the refusals of its own processes (its process group, read as the call is made), not its neighbour's; a refusal of a process no running exec owns (a background process of one that ended) is in every running exec's report
 	sess_start attr
 	rm -f "$P"/a-done "$P"/b-started

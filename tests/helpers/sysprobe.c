@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -213,6 +214,45 @@ main(int argc, char **argv)
 		for (i = 0; i < 8; i++)
 			pthread_join(t[i], NULL);
 		return report(0);
+	}
+	if (!strcmp(op, "stop_new")) {	/* stop_new SECONDS COMM: SIGSTOP the first new process named COMM */
+		time_t end = time(NULL) + atoi(a1);
+		int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY), last = -1;
+		char buf[32], path[64], comm[32];
+
+		if (fd < 0 || argc < 4)
+			return report(-1);
+		while (time(NULL) < end) {
+			ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+			int now;
+
+			if (n <= 0)
+				return report(-1);
+			buf[n] = '\0';
+			now = atoi(buf);
+			for (int pid = last < 0 ? now + 1 : last + 1; pid <= now; pid++) {
+				int cfd;
+
+				/* stopped first, looked at after: the child may exec at any moment */
+				if (kill(pid, SIGSTOP) < 0)
+					continue;
+				snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+				cfd = open(path, O_RDONLY);
+				n = cfd >= 0 ? read(cfd, comm, sizeof(comm) - 1) : -1;
+				if (cfd >= 0)
+					close(cfd);
+				if (n > 0 && comm[n - 1] == '\n')
+					n--;
+				if (n > 0 && (comm[n] = '\0', !strcmp(comm, argv[3]))) {
+					printf("ok:stopped %d\n", pid);
+					return 0;
+				}
+				kill(pid, SIGCONT);
+			}
+			last = now;
+		}
+		printf("ok:none\n");
+		return 0;
 	}
 	fprintf(stderr, "sysprobe: unknown op %s\n", op);
 	return 2;
