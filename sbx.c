@@ -330,6 +330,24 @@ static void px_lockdown(void);
 static const char *progname = "sbx";
 static int verbose;		/* -v: show the plan's decisions on stderr */
 
+/* Copy s into dst, a buffer of n bytes: cut to fit, always terminated
+ * (when n > 0). Returns strlen(s), as strlcpy does: a result >= n says it was
+ * cut. What snprintf(dst, n, "%s", s) did through printf's machinery,
+ * several times over for each request in the proxy. */
+static size_t
+str_copy(char *dst, const char *s, size_t n)
+{
+	size_t len = strlen(s);
+
+	if (n) {
+		size_t k = len < n ? len : n - 1;
+
+		memcpy(dst, s, k);
+		dst[k] = '\0';
+	}
+	return len;
+}
+
 /* The error record of pure code: where in the input, and what. */
 struct err {
 	const char *file;	/* borrowed; NULL when not about a file */
@@ -371,7 +389,7 @@ err_format(const struct err *e, char *out, size_t n)
 	else if (e->file)
 		snprintf(out, n, "%s: %s", e->file, e->msg);
 	else
-		snprintf(out, n, "%s", e->msg);
+		str_copy(out, e->msg, n);
 }
 
 static void
@@ -2550,7 +2568,7 @@ pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err 
 		return err_set(e, file, 0, 0, "cannot read policy file: %s", strerror(saved));
 	}
 	if (!realpath(path, real))
-		snprintf(real, sizeof(real), "%s", path);
+		str_copy(real, path, sizeof(real));
 	for (i = 0; i < c->include_depth; i++)
 		if (strcmp(c->include_stack[i], real) == 0) {
 			free(b.p);
@@ -4521,7 +4539,7 @@ match_host_valid(const char *h)
 
 	if (n == 0 || n > SBX_MAX_HOST_BYTES || strchr(h, '%'))
 		return false;
-	snprintf(tmp, sizeof(tmp), "%s", h);
+	str_copy(tmp, h, sizeof(tmp));
 	if (tmp[0] == '[' && tmp[n - 1] == ']') {	/* [v6] */
 		tmp[n - 1] = '\0';
 		return is_ipv6_literal(tmp + 1);
@@ -4619,7 +4637,7 @@ match_canonical_host(const char *host, char *out, size_t n)
 
 	if (!len || len > SBX_MAX_HOST_BYTES)
 		return -1;
-	snprintf(h, sizeof(h), "%s", host);
+	str_copy(h, host, sizeof(h));
 	if (h[0] == '[') {
 		if (h[len - 1] != ']')
 			return -1;
@@ -4644,7 +4662,7 @@ match_canonical_host(const char *host, char *out, size_t n)
 		if (r == 1)
 			snprintf(out, n, "%u.%u.%u.%u", v4 >> 24, (v4 >> 16) & 255, (v4 >> 8) & 255, v4 & 255);
 		else
-			snprintf(out, n, "%s", h);
+			str_copy(out, h, n);
 		return 0;
 	}
 	/* IPv6: an IPv4-mapped address is its IPv4 address */
@@ -4687,7 +4705,7 @@ pattern_split(const char *pat, char *host, size_t n, int *port)
 		if (inet_pton(AF_INET6, v6, &a) == 1)
 			match_canonical_host(v6, host, n);
 		else
-			snprintf(host, n, "%s", v6);
+			str_copy(host, v6, n);
 		if (close[1] == ':')
 			*port = atoi(close + 2);
 		return;
@@ -5522,7 +5540,7 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 		*why = "path too long";
 		return -1;
 	}
-	snprintf(rest, sizeof(rest), "%s", spelled);
+	str_copy(rest, spelled, sizeof(rest));
 	strcpy(cur, "/");
 	for (;;) {
 		char *r = rest, *name, *next;
@@ -5552,7 +5570,7 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				*why = "\"..\" after a name that does not exist";
 				return -1;
 			}
-			snprintf(cur, sizeof(cur), "%s", path_dirname(cur));
+			str_copy(cur, path_dirname(cur), sizeof(cur));
 			continue;
 		}
 		{
@@ -5563,10 +5581,10 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				*why = "path too long";
 				return -1;
 			}
-			snprintf(cand, sizeof(cand), "%s", joined);
+			str_copy(cand, joined, sizeof(cand));
 		}
 		if (missing) {
-			snprintf(cur, sizeof(cur), "%s", cand);
+			str_copy(cur, cand, sizeof(cur));
 			continue;
 		}
 		k = dk->ops->lstat(dk->ctx, cand, NULL);
@@ -5586,7 +5604,7 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				*why = "path too long";
 				return -1;
 			}
-			snprintf(rest, sizeof(rest), "%s", tmp);
+			str_copy(rest, tmp, sizeof(rest));
 			if (link[0] == '/')
 				strcpy(cur, "/");
 			continue;
@@ -5594,10 +5612,10 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 		if (k == FK_MISSING) {
 			missing = true;
 			out->first_missing = astrdup(cand);
-			snprintf(cur, sizeof(cur), "%s", cand);
+			str_copy(cur, cand, sizeof(cur));
 			continue;
 		}
-		snprintf(cur, sizeof(cur), "%s", cand);
+		str_copy(cur, cand, sizeof(cur));
 		if (k != FK_DIR) {
 			char *r2 = rest;
 
@@ -9381,8 +9399,8 @@ px_record_raw(enum proto proto, enum px_route route, enum px_verdict v, enum px_
 	d.op = op;
 	d.port = (uint16_t)port;
 	d.lost = px_batch_n ? 0 : px_report_lost;	/* the batch's first record carries the count */
-	snprintf(d.host, sizeof(d.host), "%s", target);
-	snprintf(d.reason, sizeof(d.reason), "%s", v == PXV_ALLOW ? "" : reason && *reason ? reason : "?");
+	str_copy(d.host, target, sizeof(d.host));
+	str_copy(d.reason, v == PXV_ALLOW ? "" : reason && *reason ? reason : "?", sizeof(d.reason));
 	px_batch_n += px_decision_encode(&d, px_batch + px_batch_n);
 	px_batch_count++;
 	if (v != PXV_ALLOW)
@@ -10324,11 +10342,10 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
 		return;
 	j->slot = slot;
 	j->gen = gen;
-	if (strlen(host) >= sizeof(j->host)) {	/* canonical forms are never longer; refuse, don't truncate */
-		free(j);
+	if (str_copy(j->host, host, sizeof(j->host)) >= sizeof(j->host)) {	/* canonical forms are never longer; */
+		free(j);	/* refuse, don't truncate */
 		return;
 	}
-	memcpy(j->host, host, strlen(host) + 1);
 	pthread_mutex_lock(&dns.lock);
 	j->next = dns.queue;
 	dns.queue = j;
@@ -10659,7 +10676,7 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 		break;	/* no protocol to answer in: the connection just closes */
 	case PR_HTTP_CONNECT:
 		/* the status phrase is the reason, as srt; no CR/LF can get in it */
-		snprintf(phrase, sizeof(phrase), "%s", reason);
+		str_copy(phrase, reason, sizeof(phrase));
 		for (i = 0; phrase[i]; i++)
 			if (is_control((unsigned char)phrase[i]))
 				phrase[i] = ' ';
@@ -11057,7 +11074,7 @@ px_parent_reply(struct proxy *px, struct conn *c, short urev)
 	snprintf(why, sizeof(why), "%s %s", px_hop_name(c), rc == -1 ? "refused the tunnel: " :
 	    rc == -2 ? "answered CONNECT with a head over 16 KiB" : "closed the connection before it answered CONNECT");
 	if (rc == -1)
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s", line);
+		str_copy(why + strlen(why), line, sizeof(why) - strlen(why));
 	close(c->ufd);
 	c->ufd = -1;
 	px_refuse(c, why, false);
@@ -11108,7 +11125,7 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				px_http_error(c, -rc);
 				return;
 			}
-			snprintf(c->host, sizeof(c->host), "%s", req.host);
+			str_copy(c->host, req.host, sizeof(c->host));
 			c->port = req.port;
 			if (px->token && !(req.auth && proxy_basic_ok(req.auth, req.auth_n, px->token))) {
 				px_refuse_credential(c, req.auth ? "wrong" : "missing", req.auth ?
@@ -12031,7 +12048,7 @@ px_capture(struct proxy *px, struct conn *c, unsigned slot, int port)
 	}
 	ip = ntohl(sa.sin_addr.s_addr);
 	if ((ip & 0xffff0000u) == SBX_CAPTURE_NET && ip - SBX_CAPTURE_NET >= 1 && ip - SBX_CAPTURE_NET <= px->ncapture)
-		snprintf(c->host, sizeof(c->host), "%s", px->capture_names[ip - SBX_CAPTURE_NET - 1]);
+		str_copy(c->host, px->capture_names[ip - SBX_CAPTURE_NET - 1], sizeof(c->host));
 	else
 		inet_ntop(AF_INET, &sa.sin_addr, c->host, sizeof(c->host));
 	px_decide(px, c, slot);
@@ -13686,7 +13703,7 @@ ph_pool_open(int pfd, bool create)
 			return -1;
 		}
 		if (fd >= 0) {
-			snprintf(last.key, sizeof(last.key), "%s", key);
+			str_copy(last.key, key, sizeof(last.key));
 			last.fd = fd;
 		}
 		return fd;
@@ -15223,7 +15240,7 @@ audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 				vec_push(&a->node_modules, (void *)sub);
 			} else if (strlen(sub) < sizeof(path) &&
 			    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-				snprintf(path, sizeof(path), "%s", sub);
+				str_copy(path, sub, sizeof(path));
 				audit_walk(a, fd, path, 1, false);
 			}
 		}
@@ -15282,7 +15299,7 @@ audit_walk_roots(struct audit *a)
 				break;
 		if (j < a->roots.n)
 			continue;	/* inside another root, which is walked whole */
-		snprintf(path, sizeof(path), "%s", (const char *)a->roots.v[i]);
+		str_copy(path, (const char *)a->roots.v[i], sizeof(path));
 		fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			audit_walk(a, fd, path, 0, false);
@@ -15309,7 +15326,7 @@ audit_run(struct audit *a)
 		char path[PATH_MAX];
 		int fd;
 
-		snprintf(path, sizeof(path), "%s", (const char *)a->node_modules.v[i]);
+		str_copy(path, (const char *)a->node_modules.v[i], sizeof(path));
 		fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			audit_walk(a, fd, path, 1, true);
@@ -18618,9 +18635,8 @@ session_connect(const char *path)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
+	if (str_copy(sa.sun_path, path, sizeof(sa.sun_path)) >= sizeof(sa.sun_path))
 		return -1;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
