@@ -10365,9 +10365,10 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
  * does not hold: musl (the static build) always, glibc where
  * nsswitch.conf's hosts line begins with files (Debian's default). A name
  * the file holds never blocks, so the loop looks it up itself, as
- * getaddrinfo would: the file is read again for every request, as
- * getaddrinfo reads it (nothing is cached, so nothing outlives the file's
- * answer), and every address then meets the same guard (px_connect_next).
+ * getaddrinfo would: each lookup reads the file's lines as they are now
+ * (its text is kept only while the file is unchanged, hosts_open below;
+ * no answer is ever kept), and every address then meets the same guard
+ * (px_connect_next).
  * An address literal (a CONNECT to 192.0.2.1, a parent proxy on
  * 127.0.0.1) is its own answer, here too. Any other name goes to a
  * resolver thread.
@@ -10420,6 +10421,80 @@ hosts_find(FILE *f, const char *name, struct addr *out, int max)
 	return ferror(f) ? -1 : n;
 }
 
+/* The hosts file's text, kept. Reading the file for each request was an
+ * open, two reads and a close, with a FILE set up around them. So its
+ * text is kept, and used again while stat(2) says the file is the one it
+ * was read from, unchanged: the same device, inode, size, mtime and
+ * ctime. The text, not an answer: each lookup still finds the name's
+ * lines in it (hosts_find), every address still meets the guard, and a
+ * name it does not hold still goes to getaddrinfo.
+ *
+ * Unchanged must mean unchanged. Any write gives the file a new ctime (no
+ * call sets ctime back; mtime can be set), but only in the timestamp's
+ * granularity: a second on ext4 with 128-byte inodes, a clock tick at
+ * best. A text read within that granularity of the file's last change
+ * could be followed by another change with the very same stat. So the
+ * text is kept only when the file's mtime and ctime were at least
+ * SBX_HOSTS_SETTLE_S old as it was read; a later change is then stamped
+ * later than both, whatever the granularity below that (which is why
+ * whole seconds compare, on every platform). A file changed just now is
+ * read again for each request, as before, until it settles; so is one
+ * over SBX_HOSTS_KEEP_BYTES (ad blockers' hosts files run to megabytes)
+ * or anything but a regular file. */
+#define SBX_HOSTS_KEEP_BYTES	65536
+#define SBX_HOSTS_SETTLE_S	2
+
+static struct {
+	struct stat st;		/* the file's, as its text was read */
+	char *text;		/* owned (malloc: the arena is sealed), or NULL: nothing kept */
+	size_t n;
+} hosts_kept;
+
+/* May the text of a hosts file with this stat, read at now, be kept? Pure. */
+static bool
+hosts_may_keep(const struct stat *st, time_t now)
+{
+	return S_ISREG(st->st_mode) && st->st_size <= SBX_HOSTS_KEEP_BYTES &&
+	    now - st->st_mtime >= SBX_HOSTS_SETTLE_S && now - st->st_ctime >= SBX_HOSTS_SETTLE_S;
+}
+
+/* Is the file of stat now the file of stat then, unchanged? Pure. */
+static bool
+hosts_same(const struct stat *now, const struct stat *then)
+{
+	return now->st_dev == then->st_dev && now->st_ino == then->st_ino && now->st_size == then->st_size &&
+	    now->st_mtime == then->st_mtime && now->st_ctime == then->st_ctime;
+}
+
+/* The hosts file as a stream for hosts_find: the kept text while the file
+ * is unchanged, else the file read now (and its text kept when it may
+ * be). NULL when there is no file, or nothing in it. */
+static FILE *
+hosts_open(void)
+{
+	static const char path[] = "/etc/hosts";
+	struct stat st;
+	struct buf b = { 0 };
+	bool have = stat(path, &st) == 0;
+
+	if (hosts_kept.text && have && hosts_same(&st, &hosts_kept.st))
+		return hosts_kept.n ? fmemopen(hosts_kept.text, hosts_kept.n, "r") : NULL;
+	free(hosts_kept.text);
+	hosts_kept.text = NULL;
+	if (!have || !hosts_may_keep(&st, time(NULL)))
+		return fopen(path, "re");
+	/* read after the stat: a change in between leaves a text newer than
+	 * the stat kept, and the next stat, differing, reads it again */
+	if (read_file(path, SBX_HOSTS_KEEP_BYTES, &b) < 0 || b.n != (size_t)st.st_size) {
+		free(b.p);	/* it changed meanwhile: read as it is now, not kept */
+		return fopen(path, "re");
+	}
+	hosts_kept.st = st;
+	hosts_kept.text = b.p;
+	hosts_kept.n = b.n;
+	return b.n ? fmemopen(b.p, b.n, "r") : NULL;	/* fmemopen takes no empty buffer */
+}
+
 /* name's addresses as getaddrinfo(name, NULL, {AF_UNSPEC, SOCK_STREAM})
  * lists them, when that never blocks: an address literal (inet_pton's
  * strict forms, which every getaddrinfo reads the same) is its own
@@ -10434,7 +10509,7 @@ hosts_lookup(const char *name, bool read_file)
 	FILE *f;
 	int n = addr_parse(name, &a[0]) == 0 ? 1 : 0;
 
-	if (!n && (!read_file || !(f = fopen("/etc/hosts", "re"))))
+	if (!n && (!read_file || !(f = hosts_open())))
 		return NULL;
 	if (!n) {
 		n = hosts_find(f, name, a, SBX_HOSTS_MAX_ADDRS);

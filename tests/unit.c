@@ -3034,6 +3034,50 @@ test_hosts_file(void)
 	big[sizeof(big) - 1] = '\0';
 	n = hosts_find_in(big, "long.test", first, sizeof(first), SBX_HOSTS_MAX_ADDRS);
 	CHECK(n == -1, "a line longer than musl's buffer: left to getaddrinfo (got %d)", n);
+	{
+		/* the text kept (hosts_open): only a regular file, small, settled; the same file unchanged */
+		struct stat st, other;
+		time_t now = 1700000000;
+
+		memset(&st, 0, sizeof(st));
+		st.st_mode = S_IFREG | 0644;
+		st.st_dev = 8;
+		st.st_ino = 1234;
+		st.st_size = 200;
+		st.st_mtime = now - 60;
+		st.st_ctime = now - 60;
+		CHECK(hosts_may_keep(&st, now), "a small regular file, a minute old: kept");
+		st.st_ctime = now - 1;
+		CHECK(!hosts_may_keep(&st, now), "changed a second ago (ctime): read each time, not kept");
+		st.st_ctime = now - SBX_HOSTS_SETTLE_S;
+		CHECK(hosts_may_keep(&st, now), "settled: kept");
+		st.st_mtime = now;
+		CHECK(!hosts_may_keep(&st, now), "written now (mtime): not kept");
+		st.st_mtime = now + 100;
+		CHECK(!hosts_may_keep(&st, now), "stamped in the future: not kept");
+		st.st_mtime = now - 60;
+		st.st_size = SBX_HOSTS_KEEP_BYTES + 1;
+		CHECK(!hosts_may_keep(&st, now), "over SBX_HOSTS_KEEP_BYTES: not kept");
+		st.st_size = 200;
+		st.st_mode = S_IFIFO | 0644;
+		CHECK(!hosts_may_keep(&st, now), "not a regular file: not kept");
+		st.st_mode = S_IFREG | 0644;
+		other = st;
+		CHECK(hosts_same(&other, &st), "the same stat: the same file, unchanged");
+		other.st_atime = now;
+		other.st_nlink = 2;
+		CHECK(hosts_same(&other, &st), "a read (atime) or a link changes nothing the text depends on");
+		other = st, other.st_ino++;
+		CHECK(!hosts_same(&other, &st), "another inode (replaced by a rename): read again");
+		other = st, other.st_dev++;
+		CHECK(!hosts_same(&other, &st), "another device (a bind mount over it): read again");
+		other = st, other.st_size++;
+		CHECK(!hosts_same(&other, &st), "another size: read again");
+		other = st, other.st_mtime++;
+		CHECK(!hosts_same(&other, &st), "another mtime: read again");
+		other = st, other.st_ctime++;
+		CHECK(!hosts_same(&other, &st), "another ctime (a write, whatever mtime says): read again");
+	}
 	/* a literal is its own answer, the hosts file unread; a name without the file is the thread's */
 	{
 		struct addrinfo *ai = hosts_lookup("192.0.2.7", false), *ai6 = hosts_lookup("2001:db8::7", false);
