@@ -213,6 +213,9 @@
 #ifndef MSG_CMSG_CLOEXEC
 #  define MSG_CMSG_CLOEXEC 0	/* macOS: recv_fds sets FD_CLOEXEC itself */
 #endif
+#ifndef POLLRDHUP
+#  define POLLRDHUP 0	/* macOS: poll() never says the peer has ended; the relay reads the EOF a round later */
+#endif
 #if SBX_LINUX
 #  include <sched.h>
 #  include <sys/mount.h>
@@ -11509,7 +11512,7 @@ px_interest(const struct conn *c, short *cev, short *uev)
 		if (rbuf_pending(&c->u2c) && (!c->resp_head || c->resp_ok))
 			*cev |= POLLOUT;
 		if (!c->u_eof && rbuf_room(&c->u2c))
-			*uev |= POLLIN;
+			*uev |= POLLIN | POLLRDHUP;	/* px_on_events: the answer and its end, at once */
 		if (rbuf_pending(&c->c2u))
 			*uev |= POLLOUT;
 		break;
@@ -11694,6 +11697,27 @@ px_accept(struct proxy *px, const struct px_listener *l)
 	}
 }
 
+/* Is a forwarded request's exchange over? The request went whole, the
+ * upstream's answer has ended and gone to the client: nothing more can
+ * come either way (one request a connection), so the connection closes
+ * now, not after a half-close and a poll() round for the client's EOF.
+ * Not while the client has sent bytes past its request that were never
+ * read: close(2) answers unread bytes with a reset, which drops what the
+ * socket still has to send, the answer's tail among it. One recv says
+ * (those bytes are dropped anyway, c_done). */
+static bool
+px_forward_over(const struct conn *c)
+{
+	char past[512];
+	ssize_t r;
+
+	if (c->proto != PR_HTTP_FORWARD || !c->c_done || c->c_eof || !c->u_eof || c->resp_head ||
+	    rbuf_pending(&c->c2u) || rbuf_pending(&c->u2c))
+		return false;
+	r = recv(c->cfd, past, sizeof(past), MSG_DONTWAIT);
+	return r == 0 || (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
 /* Handle what poll reported for one connection. */
 static void
 px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short urev)
@@ -11773,7 +11797,11 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 		urev |= POLLOUT;
 	}
 	if ((urev & (POLLIN | POLLHUP)) && !c->u_eof && rbuf_room(&c->u2c)) {
-		if (!relay_in(c->ufd, &c->u2c, bulk))
+		/* an upstream that has ended (POLLRDHUP: an answer and its
+		 * close came together, as a server's Connection: close does) is
+		 * read to its EOF now, not a poll() round later */
+		if (!relay_in(c->ufd, &c->u2c, bulk) ||
+		    ((urev & POLLRDHUP) && rbuf_room(&c->u2c) && !relay_in(c->ufd, &c->u2c, bulk)))
 			c->u_eof = true;
 		crev |= POLLOUT;
 	}
@@ -11785,6 +11813,10 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 	}
 	if ((c->c2u.cap == SBX_BULK_BUF_BYTES && (crev & POLLIN) && !relay_pump(c->cfd, c->ufd, &c->c2u, &c->c_eof)) ||
 	    (c->u2c.cap == SBX_BULK_BUF_BYTES && (urev & POLLIN) && !relay_pump(c->ufd, c->cfd, &c->u2c, &c->u_eof))) {
+		px_close(px, c);
+		return;
+	}
+	if (px_forward_over(c)) {
 		px_close(px, c);
 		return;
 	}
