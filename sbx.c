@@ -9234,6 +9234,7 @@ struct proxy;
 struct conn;
 struct rbuf;
 static void px_connect_next(struct proxy *px, struct conn *c);
+static void px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short urev);
 static void px_resolved(struct proxy *px, struct conn *c, struct addrinfo *res, int err);
 static void px_dns_resolved(struct proxy *px, unsigned qi, unsigned gen, struct addrinfo *res, int err);
 static void px_capture(struct proxy *px, struct conn *c, unsigned slot, int port);
@@ -10979,6 +10980,20 @@ px_resolved(struct proxy *px, struct conn *c, struct addrinfo *res, int err)
 	px_connect_next(px, c);
 }
 
+/* A connection just dialled whose socket is connected already goes on at
+ * once, not a poll() round over every descriptor later: over a veth or
+ * loopback the SYN-ACK is handled as connect(2) releases the socket, so
+ * the call returns EINPROGRESS for a connection that is up. One poll() of
+ * this socket, without waiting, says. */
+static void
+px_connected_yet(struct proxy *px, struct conn *c)
+{
+	struct pollfd p = { c->ufd, POLLOUT, 0 };
+
+	if (poll(&p, 1, 0) == 1)
+		px_on_events(px, c, (unsigned)(c - px->conns), 0, p.revents);
+}
+
 /* Dial the next address the guard allows (4.6), with no second lookup: a
  * rebinding answer cannot aim an allowed name at 127.0.0.1. When none is
  * left: refused by the guard, or unreachable. */
@@ -11019,6 +11034,7 @@ px_connect_next(struct proxy *px, struct conn *c)
 		c->ufd = fd;
 		c->st = CS_CONNECTING;
 		c->deadline_ms = now_ms() + SBX_CONNECT_MS;
+		px_connected_yet(px, c);
 		return;
 	}
 	if (c->via) {
