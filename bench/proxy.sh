@@ -736,8 +736,10 @@ printf '%-40s %10s %10s %10s%s %10s %11s %11s %10s %9s\n' "---" "------" "-----"
 	"---------" "----------" "---------" "-------"
 for r in "${ROWS[@]}"; do
 	[ "$r" = curl ] && [ -n "${NO_CURL:-}" ] && continue
+	[ "$r" = bulk ] && [ "$BULK_RUNS" = 0 ] && continue
+	case $r in rss_*) [ -n "${NO_TUNNELS:-}" ] && continue ;; esac
 	d=$(cell "$r" direct); f=$(cell "$r" floor); s=$(cell "$r" sbx); t=$(cell "$r" srt); c=$(cell "$r" cmp)
-	case $r in rss_*) d="-" f="-" ;; curl) f="-" ;; esac
+	case $r in rss_*) d="-" f="-" c="-" ;; curl) f="-" ;; esac
 	dv=$( [ "$d" = - ] || printf '%s' "${V[$r:direct]:-}")
 	printf '%-40s %10s %10s %10s%s %10s %11s %11s %10s %9s\n' "${RLABEL[$r]}" "$d" "$f" "$s" \
 		"$(cmpcols "$c" "$(ratio "${V[$r:cmp]:-}" "$dv")" "$(ratio "${V[$r:sbx]:-}" "${V[$r:cmp]:-}")")" "$t" \
@@ -750,6 +752,20 @@ if [ "$REQ_RUNS" -gt 1 ]; then
 	for r in seq par p50; do
 		line="$r, each round:"
 		for mode in "${RMODES[@]}"; do line="$line $mode ${V[${r}_all:$mode]:-?} |"; done
+		say "${line% |}"
+	done
+	# on a shared machine the rounds drift together: a ratio within a round is the steadier figure
+	for r in seq par; do
+		line="$r, median of the per-round ratios:"
+		for pair in sbx/direct floor/direct sbx/floor cmp/direct sbx/cmp; do
+			a=${pair%/*} b=${pair#*/} rs=
+			for ((i = 1; i <= REQ_RUNS; i++)); do
+				x=$(ratio "${V[$r$i:$a]:-}" "${V[$r$i:$b]:-}")
+				[ "$x" = - ] || rs="$rs $x"
+			done
+			# shellcheck disable=SC2086
+			[ -n "$rs" ] && line="$line $pair $(median $rs) |"
+		done
 		say "${line% |}"
 	done
 fi
