@@ -5015,8 +5015,9 @@ addr_in_literal_entries(const struct addr *a, int port, const struct vec *list, 
 }
 
 /* addr_classes, parsed: once, at the first address judged (the proxy's
- * first request), not for every address of every request (18 ranges, each
- * one or two inet_pton calls: most of the guard's time, callgrind). */
+ * first request), not for every address of every request. Parsing the 18
+ * ranges (an inet_pton or two each) was most of the guard's work: 12 300
+ * instructions to judge one IPv4 address, 1 200 now (callgrind). */
 static struct cidr addr_class_nets[LEN(addr_classes)];
 static bool addr_class_nets_done;
 
@@ -10425,13 +10426,14 @@ hosts_find(FILE *f, const char *name, struct addr *out, int max)
 	return ferror(f) ? -1 : n;
 }
 
-/* The hosts file's text, kept. Reading the file for each request was an
- * open, two reads and a close, with a FILE set up around them. So its
- * text is kept, and used again while stat(2) says the file is the one it
- * was read from, unchanged: the same device, inode, size, mtime and
- * ctime. The text, not an answer: each lookup still finds the name's
- * lines in it (hosts_find), every address still meets the guard, and a
- * name it does not hold still goes to getaddrinfo.
+/* The hosts file's text, kept. Reading the file for each request was six
+ * system calls (musl's fopen: open, two fcntl, two reads, a close), a
+ * fifth of the proxy's for a short request (strace). So its text is
+ * kept, and used again while stat(2) says the file is the one it was read
+ * from, unchanged: the same device, inode, size, mtime and ctime. The
+ * text, not an answer: each lookup still finds the name's lines in it
+ * (hosts_find), every address still meets the guard, and a name it does
+ * not hold still goes to getaddrinfo.
  *
  * Unchanged must mean unchanged. Any write gives the file a new ctime (no
  * call sets ctime back; mtime can be set), but only in the timestamp's
