@@ -64,7 +64,12 @@
 #      head; p50 and p99. The direct column is a bare TCP connect().
 #   Rows 2 and 3 run REQ_RUNS rounds (default 1), each round every column in
 #   turn (sequential, then 64 clients, then CONNECT), and report the median
-#   of each column over the rounds (each round's figures are printed too).
+#   of each column over the rounds, each round's figures, and the median of
+#   the per-round ratios (on a shared machine the columns of one round drift
+#   together). Every connection leaves a TIME_WAIT on this host, and once
+#   tens of thousands wait, connect(2) spends long in the search for a free
+#   port (hundreds of us, the direct column's too): with many rounds, take
+#   SEQ_N, PAR_N and HS_N down (3000, 3000, 500 for REQ_RUNS=7).
 #   4. proxy memory with TUNNELS open tunnels: after one request (sbx forks
 #      its proxy on the first connection), the client opens them
 #      (CONNECT to the echo server, one round trip each) and holds them while
