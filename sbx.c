@@ -213,6 +213,9 @@
 #ifndef MSG_CMSG_CLOEXEC
 #  define MSG_CMSG_CLOEXEC 0	/* macOS: recv_fds sets FD_CLOEXEC itself */
 #endif
+#ifndef POLLRDHUP
+#  define POLLRDHUP 0	/* macOS: poll() never says the peer has ended; the relay reads the EOF a round later */
+#endif
 #if SBX_LINUX
 #  include <sched.h>
 #  include <sys/mount.h>
@@ -330,6 +333,24 @@ static void px_lockdown(void);
 static const char *progname = "sbx";
 static int verbose;		/* -v: show the plan's decisions on stderr */
 
+/* Copy s into dst, a buffer of n bytes: cut to fit, always terminated
+ * (when n > 0). Returns strlen(s), as strlcpy does: a result >= n says it was
+ * cut. What snprintf(dst, n, "%s", s) did through printf's machinery,
+ * several times over for each request in the proxy. */
+static size_t
+str_copy(char *dst, const char *s, size_t n)
+{
+	size_t len = strlen(s);
+
+	if (n) {
+		size_t k = len < n ? len : n - 1;
+
+		memcpy(dst, s, k);
+		dst[k] = '\0';
+	}
+	return len;
+}
+
 /* The error record of pure code: where in the input, and what. */
 struct err {
 	const char *file;	/* borrowed; NULL when not about a file */
@@ -371,7 +392,7 @@ err_format(const struct err *e, char *out, size_t n)
 	else if (e->file)
 		snprintf(out, n, "%s: %s", e->file, e->msg);
 	else
-		snprintf(out, n, "%s", e->msg);
+		str_copy(out, e->msg, n);
 }
 
 static void
@@ -2550,7 +2571,7 @@ pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err 
 		return err_set(e, file, 0, 0, "cannot read policy file: %s", strerror(saved));
 	}
 	if (!realpath(path, real))
-		snprintf(real, sizeof(real), "%s", path);
+		str_copy(real, path, sizeof(real));
 	for (i = 0; i < c->include_depth; i++)
 		if (strcmp(c->include_stack[i], real) == 0) {
 			free(b.p);
@@ -4521,7 +4542,7 @@ match_host_valid(const char *h)
 
 	if (n == 0 || n > SBX_MAX_HOST_BYTES || strchr(h, '%'))
 		return false;
-	snprintf(tmp, sizeof(tmp), "%s", h);
+	str_copy(tmp, h, sizeof(tmp));
 	if (tmp[0] == '[' && tmp[n - 1] == ']') {	/* [v6] */
 		tmp[n - 1] = '\0';
 		return is_ipv6_literal(tmp + 1);
@@ -4619,7 +4640,7 @@ match_canonical_host(const char *host, char *out, size_t n)
 
 	if (!len || len > SBX_MAX_HOST_BYTES)
 		return -1;
-	snprintf(h, sizeof(h), "%s", host);
+	str_copy(h, host, sizeof(h));
 	if (h[0] == '[') {
 		if (h[len - 1] != ']')
 			return -1;
@@ -4644,7 +4665,7 @@ match_canonical_host(const char *host, char *out, size_t n)
 		if (r == 1)
 			snprintf(out, n, "%u.%u.%u.%u", v4 >> 24, (v4 >> 16) & 255, (v4 >> 8) & 255, v4 & 255);
 		else
-			snprintf(out, n, "%s", h);
+			str_copy(out, h, n);
 		return 0;
 	}
 	/* IPv6: an IPv4-mapped address is its IPv4 address */
@@ -4687,7 +4708,7 @@ pattern_split(const char *pat, char *host, size_t n, int *port)
 		if (inet_pton(AF_INET6, v6, &a) == 1)
 			match_canonical_host(v6, host, n);
 		else
-			snprintf(host, n, "%s", v6);
+			str_copy(host, v6, n);
 		if (close[1] == ':')
 			*port = atoi(close + 2);
 		return;
@@ -4906,21 +4927,25 @@ own_addresses(struct vec *out)
 	freeifaddrs(ifs);
 }
 
+/* A range, parsed (match_parse_cidr). */
+struct cidr { int family; unsigned char net[16]; int prefix; };
+
+static bool
+addr_in_net(const struct addr *a, const struct cidr *n)
+{
+	int whole = n->prefix / 8, rest = n->prefix % 8;
+
+	if (n->family != a->family || memcmp(a->b, n->net, (size_t)whole) != 0)
+		return false;
+	return !rest || ((a->b[whole] ^ n->net[whole]) & (0xff00 >> rest) & 0xff) == 0;
+}
+
 static bool
 addr_in_cidr(const struct addr *a, const char *cidr)
 {
-	int fam, prefix, i;
-	unsigned char net[16];
+	struct cidr n;
 
-	if (match_parse_cidr(cidr, &fam, net, &prefix) < 0 || fam != a->family)
-		return false;
-	for (i = 0; i < prefix; i++) {
-		int byte = i / 8, bit = 7 - i % 8;
-
-		if (((a->b[byte] >> bit) & 1) != ((net[byte] >> bit) & 1))
-			return false;
-	}
-	return true;
+	return match_parse_cidr(cidr, &n.family, n.net, &n.prefix) == 0 && addr_in_net(a, &n);
 }
 
 /* The IPv4 address an IPv6 one carries: mapped ::ffff:a.b.c.d, SIIT
@@ -4989,14 +5014,30 @@ addr_in_literal_entries(const struct addr *a, int port, const struct vec *list, 
 	return false;
 }
 
+/* addr_classes, parsed: once, at the first address judged (the proxy's
+ * first request), not for every address of every request. Parsing the 18
+ * ranges (an inet_pton or two each) was most of the guard's work: 12 300
+ * instructions to judge one IPv4 address, 1 200 now (callgrind). */
+static struct cidr addr_class_nets[LEN(addr_classes)];
+static bool addr_class_nets_done;
+
 /* The class of one address that keeps it from being dialled, or NULL. */
 static const char *
 addr_class(const struct policy *p, const struct addr *a, const struct vec *own)
 {
 	size_t i;
 
+	if (!addr_class_nets_done) {
+		for (i = 0; i < LEN(addr_classes); i++) {
+			struct cidr *n = &addr_class_nets[i];
+
+			/* a typo in the table would silently refuse nothing */
+			BUG_ON(match_parse_cidr(addr_classes[i].cidr, &n->family, n->net, &n->prefix) < 0);
+		}
+		addr_class_nets_done = true;
+	}
 	for (i = 0; i < LEN(addr_classes); i++)
-		if (addr_in_cidr(a, addr_classes[i].cidr))
+		if (addr_in_net(a, &addr_class_nets[i]))
 			return addr_classes[i].class_name;
 	for (i = 0; i < p->deny_addresses.n; i++)
 		if (addr_in_cidr(a, p->deny_addresses.v[i]))
@@ -5503,7 +5544,7 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 		*why = "path too long";
 		return -1;
 	}
-	snprintf(rest, sizeof(rest), "%s", spelled);
+	str_copy(rest, spelled, sizeof(rest));
 	strcpy(cur, "/");
 	for (;;) {
 		char *r = rest, *name, *next;
@@ -5533,7 +5574,7 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				*why = "\"..\" after a name that does not exist";
 				return -1;
 			}
-			snprintf(cur, sizeof(cur), "%s", path_dirname(cur));
+			str_copy(cur, path_dirname(cur), sizeof(cur));
 			continue;
 		}
 		{
@@ -5544,10 +5585,10 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				*why = "path too long";
 				return -1;
 			}
-			snprintf(cand, sizeof(cand), "%s", joined);
+			str_copy(cand, joined, sizeof(cand));
 		}
 		if (missing) {
-			snprintf(cur, sizeof(cur), "%s", cand);
+			str_copy(cur, cand, sizeof(cur));
 			continue;
 		}
 		k = dk->ops->lstat(dk->ctx, cand, NULL);
@@ -5567,7 +5608,7 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				*why = "path too long";
 				return -1;
 			}
-			snprintf(rest, sizeof(rest), "%s", tmp);
+			str_copy(rest, tmp, sizeof(rest));
 			if (link[0] == '/')
 				strcpy(cur, "/");
 			continue;
@@ -5575,10 +5616,10 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 		if (k == FK_MISSING) {
 			missing = true;
 			out->first_missing = astrdup(cand);
-			snprintf(cur, sizeof(cur), "%s", cand);
+			str_copy(cur, cand, sizeof(cur));
 			continue;
 		}
-		snprintf(cur, sizeof(cur), "%s", cand);
+		str_copy(cur, cand, sizeof(cur));
 		if (k != FK_DIR) {
 			char *r2 = rest;
 
@@ -9212,6 +9253,7 @@ struct proxy;
 struct conn;
 struct rbuf;
 static void px_connect_next(struct proxy *px, struct conn *c);
+static void px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short urev);
 static void px_resolved(struct proxy *px, struct conn *c, struct addrinfo *res, int err);
 static void px_dns_resolved(struct proxy *px, unsigned qi, unsigned gen, struct addrinfo *res, int err);
 static void px_capture(struct proxy *px, struct conn *c, unsigned slot, int port);
@@ -9380,8 +9422,8 @@ px_record_raw(enum proto proto, enum px_route route, enum px_verdict v, enum px_
 	d.op = op;
 	d.port = (uint16_t)port;
 	d.lost = px_batch_n ? 0 : px_report_lost;	/* the batch's first record carries the count */
-	snprintf(d.host, sizeof(d.host), "%s", target);
-	snprintf(d.reason, sizeof(d.reason), "%s", v == PXV_ALLOW ? "" : reason && *reason ? reason : "?");
+	str_copy(d.host, target, sizeof(d.host));
+	str_copy(d.reason, v == PXV_ALLOW ? "" : reason && *reason ? reason : "?", sizeof(d.reason));
 	px_batch_n += px_decision_encode(&d, px_batch + px_batch_n);
 	px_batch_count++;
 	if (v != PXV_ALLOW)
@@ -10323,11 +10365,10 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
 		return;
 	j->slot = slot;
 	j->gen = gen;
-	if (strlen(host) >= sizeof(j->host)) {	/* canonical forms are never longer; refuse, don't truncate */
-		free(j);
+	if (str_copy(j->host, host, sizeof(j->host)) >= sizeof(j->host)) {	/* canonical forms are never longer; */
+		free(j);	/* refuse, don't truncate */
 		return;
 	}
-	memcpy(j->host, host, strlen(host) + 1);
 	pthread_mutex_lock(&dns.lock);
 	j->next = dns.queue;
 	dns.queue = j;
@@ -10347,9 +10388,10 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
  * does not hold: musl (the static build) always, glibc where
  * nsswitch.conf's hosts line begins with files (Debian's default). A name
  * the file holds never blocks, so the loop looks it up itself, as
- * getaddrinfo would: the file is read again for every request, as
- * getaddrinfo reads it (nothing is cached, so nothing outlives the file's
- * answer), and every address then meets the same guard (px_connect_next).
+ * getaddrinfo would: each lookup reads the file's lines as they are now
+ * (its text is kept only while the file is unchanged, hosts_open below;
+ * no answer is ever kept), and every address then meets the same guard
+ * (px_connect_next).
  * An address literal (a CONNECT to 192.0.2.1, a parent proxy on
  * 127.0.0.1) is its own answer, here too. Any other name goes to a
  * resolver thread.
@@ -10402,6 +10444,81 @@ hosts_find(FILE *f, const char *name, struct addr *out, int max)
 	return ferror(f) ? -1 : n;
 }
 
+/* The hosts file's text, kept. Reading the file for each request was six
+ * system calls (musl's fopen: open, two fcntl, two reads, a close), a
+ * fifth of the proxy's for a short request (strace). So its text is
+ * kept, and used again while stat(2) says the file is the one it was read
+ * from, unchanged: the same device, inode, size, mtime and ctime. The
+ * text, not an answer: each lookup still finds the name's lines in it
+ * (hosts_find), every address still meets the guard, and a name it does
+ * not hold still goes to getaddrinfo.
+ *
+ * Unchanged must mean unchanged. Any write gives the file a new ctime (no
+ * call sets ctime back; mtime can be set), but only in the timestamp's
+ * granularity: a second on ext4 with 128-byte inodes, a clock tick at
+ * best. A text read within that granularity of the file's last change
+ * could be followed by another change with the very same stat. So the
+ * text is kept only when the file's mtime and ctime were at least
+ * SBX_HOSTS_SETTLE_S old as it was read; a later change is then stamped
+ * later than both, whatever the granularity below that (which is why
+ * whole seconds compare, on every platform). A file changed just now is
+ * read again for each request, as before, until it settles; so is one
+ * over SBX_HOSTS_KEEP_BYTES (ad blockers' hosts files run to megabytes)
+ * or anything but a regular file. */
+#define SBX_HOSTS_KEEP_BYTES	65536
+#define SBX_HOSTS_SETTLE_S	2
+
+static struct {
+	struct stat st;		/* the file's, as its text was read */
+	char *text;		/* owned (malloc: the arena is sealed), or NULL: nothing kept */
+	size_t n;
+} hosts_kept;
+
+/* May the text of a hosts file with this stat, read at now, be kept? Pure. */
+static bool
+hosts_may_keep(const struct stat *st, time_t now)
+{
+	return S_ISREG(st->st_mode) && st->st_size <= SBX_HOSTS_KEEP_BYTES &&
+	    now - st->st_mtime >= SBX_HOSTS_SETTLE_S && now - st->st_ctime >= SBX_HOSTS_SETTLE_S;
+}
+
+/* Is the file of stat now the file of stat then, unchanged? Pure. */
+static bool
+hosts_same(const struct stat *now, const struct stat *then)
+{
+	return now->st_dev == then->st_dev && now->st_ino == then->st_ino && now->st_size == then->st_size &&
+	    now->st_mtime == then->st_mtime && now->st_ctime == then->st_ctime;
+}
+
+/* The hosts file as a stream for hosts_find: the kept text while the file
+ * is unchanged, else the file read now (and its text kept when it may
+ * be). NULL when there is no file, or nothing in it. */
+static FILE *
+hosts_open(void)
+{
+	static const char path[] = "/etc/hosts";
+	struct stat st;
+	struct buf b = { 0 };
+	bool have = stat(path, &st) == 0;
+
+	if (hosts_kept.text && have && hosts_same(&st, &hosts_kept.st))
+		return hosts_kept.n ? fmemopen(hosts_kept.text, hosts_kept.n, "r") : NULL;
+	free(hosts_kept.text);
+	hosts_kept.text = NULL;
+	if (!have || !hosts_may_keep(&st, time(NULL)))
+		return fopen(path, "re");
+	/* read after the stat: a change in between leaves a text newer than
+	 * the stat kept, and the next stat, differing, reads it again */
+	if (read_file(path, SBX_HOSTS_KEEP_BYTES, &b) < 0 || b.n != (size_t)st.st_size) {
+		free(b.p);	/* it changed meanwhile: read as it is now, not kept */
+		return fopen(path, "re");
+	}
+	hosts_kept.st = st;
+	hosts_kept.text = b.p;
+	hosts_kept.n = b.n;
+	return b.n ? fmemopen(b.p, b.n, "r") : NULL;	/* fmemopen takes no empty buffer */
+}
+
 /* name's addresses as getaddrinfo(name, NULL, {AF_UNSPEC, SOCK_STREAM})
  * lists them, when that never blocks: an address literal (inet_pton's
  * strict forms, which every getaddrinfo reads the same) is its own
@@ -10416,7 +10533,7 @@ hosts_lookup(const char *name, bool read_file)
 	FILE *f;
 	int n = addr_parse(name, &a[0]) == 0 ? 1 : 0;
 
-	if (!n && (!read_file || !(f = fopen("/etc/hosts", "re"))))
+	if (!n && (!read_file || !(f = hosts_open())))
 		return NULL;
 	if (!n) {
 		n = hosts_find(f, name, a, SBX_HOSTS_MAX_ADDRS);
@@ -10658,7 +10775,7 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 		break;	/* no protocol to answer in: the connection just closes */
 	case PR_HTTP_CONNECT:
 		/* the status phrase is the reason, as srt; no CR/LF can get in it */
-		snprintf(phrase, sizeof(phrase), "%s", reason);
+		str_copy(phrase, reason, sizeof(phrase));
 		for (i = 0; phrase[i]; i++)
 			if (is_control((unsigned char)phrase[i]))
 				phrase[i] = ' ';
@@ -10883,6 +11000,20 @@ px_resolved(struct proxy *px, struct conn *c, struct addrinfo *res, int err)
 	px_connect_next(px, c);
 }
 
+/* A connection just dialled whose socket is connected already goes on at
+ * once, not a poll() round over every descriptor later: over a veth or
+ * loopback the SYN-ACK is handled as connect(2) releases the socket, so
+ * the call returns EINPROGRESS for a connection that is up. One poll() of
+ * this socket, without waiting, says. */
+static void
+px_connected_yet(struct proxy *px, struct conn *c)
+{
+	struct pollfd p = { c->ufd, POLLOUT, 0 };
+
+	if (poll(&p, 1, 0) == 1)
+		px_on_events(px, c, (unsigned)(c - px->conns), 0, p.revents);
+}
+
 /* Dial the next address the guard allows (4.6), with no second lookup: a
  * rebinding answer cannot aim an allowed name at 127.0.0.1. When none is
  * left: refused by the guard, or unreachable. */
@@ -10923,6 +11054,7 @@ px_connect_next(struct proxy *px, struct conn *c)
 		c->ufd = fd;
 		c->st = CS_CONNECTING;
 		c->deadline_ms = now_ms() + SBX_CONNECT_MS;
+		px_connected_yet(px, c);
 		return;
 	}
 	if (c->via) {
@@ -11056,7 +11188,7 @@ px_parent_reply(struct proxy *px, struct conn *c, short urev)
 	snprintf(why, sizeof(why), "%s %s", px_hop_name(c), rc == -1 ? "refused the tunnel: " :
 	    rc == -2 ? "answered CONNECT with a head over 16 KiB" : "closed the connection before it answered CONNECT");
 	if (rc == -1)
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s", line);
+		str_copy(why + strlen(why), line, sizeof(why) - strlen(why));
 	close(c->ufd);
 	c->ufd = -1;
 	px_refuse(c, why, false);
@@ -11107,7 +11239,7 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				px_http_error(c, -rc);
 				return;
 			}
-			snprintf(c->host, sizeof(c->host), "%s", req.host);
+			str_copy(c->host, req.host, sizeof(c->host));
 			c->port = req.port;
 			if (px->token && !(req.auth && proxy_basic_ok(req.auth, req.auth_n, px->token))) {
 				px_refuse_credential(c, req.auth ? "wrong" : "missing", req.auth ?
@@ -11416,7 +11548,7 @@ px_interest(const struct conn *c, short *cev, short *uev)
 		if (rbuf_pending(&c->u2c) && (!c->resp_head || c->resp_ok))
 			*cev |= POLLOUT;
 		if (!c->u_eof && rbuf_room(&c->u2c))
-			*uev |= POLLIN;
+			*uev |= POLLIN | POLLRDHUP;	/* px_on_events: the answer and its end, at once */
 		if (rbuf_pending(&c->c2u))
 			*uev |= POLLOUT;
 		break;
@@ -11601,6 +11733,27 @@ px_accept(struct proxy *px, const struct px_listener *l)
 	}
 }
 
+/* Is a forwarded request's exchange over? The request went whole, the
+ * upstream's answer has ended and gone to the client: nothing more can
+ * come either way (one request a connection), so the connection closes
+ * now, not after a half-close and a poll() round for the client's EOF.
+ * Not while the client has sent bytes past its request that were never
+ * read: close(2) answers unread bytes with a reset, which drops what the
+ * socket still has to send, the answer's tail among it. One recv says
+ * (those bytes are dropped anyway, c_done). */
+static bool
+px_forward_over(const struct conn *c)
+{
+	char past[512];
+	ssize_t r;
+
+	if (c->proto != PR_HTTP_FORWARD || !c->c_done || c->c_eof || !c->u_eof || c->resp_head ||
+	    rbuf_pending(&c->c2u) || rbuf_pending(&c->u2c))
+		return false;
+	r = recv(c->cfd, past, sizeof(past), MSG_DONTWAIT);
+	return r == 0 || (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
 /* Handle what poll reported for one connection. */
 static void
 px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short urev)
@@ -11680,7 +11833,11 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 		urev |= POLLOUT;
 	}
 	if ((urev & (POLLIN | POLLHUP)) && !c->u_eof && rbuf_room(&c->u2c)) {
-		if (!relay_in(c->ufd, &c->u2c, bulk))
+		/* an upstream that has ended (POLLRDHUP: an answer and its
+		 * close came together, as a server's Connection: close does) is
+		 * read to its EOF now, not a poll() round later */
+		if (!relay_in(c->ufd, &c->u2c, bulk) ||
+		    ((urev & POLLRDHUP) && rbuf_room(&c->u2c) && !relay_in(c->ufd, &c->u2c, bulk)))
 			c->u_eof = true;
 		crev |= POLLOUT;
 	}
@@ -11692,6 +11849,10 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 	}
 	if ((c->c2u.cap == SBX_BULK_BUF_BYTES && (crev & POLLIN) && !relay_pump(c->cfd, c->ufd, &c->c2u, &c->c_eof)) ||
 	    (c->u2c.cap == SBX_BULK_BUF_BYTES && (urev & POLLIN) && !relay_pump(c->ufd, c->cfd, &c->u2c, &c->u_eof))) {
+		px_close(px, c);
+		return;
+	}
+	if (px_forward_over(c)) {
 		px_close(px, c);
 		return;
 	}
@@ -12030,7 +12191,7 @@ px_capture(struct proxy *px, struct conn *c, unsigned slot, int port)
 	}
 	ip = ntohl(sa.sin_addr.s_addr);
 	if ((ip & 0xffff0000u) == SBX_CAPTURE_NET && ip - SBX_CAPTURE_NET >= 1 && ip - SBX_CAPTURE_NET <= px->ncapture)
-		snprintf(c->host, sizeof(c->host), "%s", px->capture_names[ip - SBX_CAPTURE_NET - 1]);
+		str_copy(c->host, px->capture_names[ip - SBX_CAPTURE_NET - 1], sizeof(c->host));
 	else
 		inet_ntop(AF_INET, &sa.sin_addr, c->host, sizeof(c->host));
 	px_decide(px, c, slot);
@@ -13686,7 +13847,7 @@ ph_pool_open(int pfd, bool create)
 			return -1;
 		}
 		if (fd >= 0) {
-			snprintf(last.key, sizeof(last.key), "%s", key);
+			str_copy(last.key, key, sizeof(last.key));
 			last.fd = fd;
 		}
 		return fd;
@@ -15275,7 +15436,7 @@ audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 				vec_push(&a->node_modules, (void *)sub);
 			} else if (strlen(sub) < sizeof(path) &&
 			    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-				snprintf(path, sizeof(path), "%s", sub);
+				str_copy(path, sub, sizeof(path));
 				audit_walk(a, fd, path, 1, false);
 			}
 		}
@@ -15334,7 +15495,7 @@ audit_walk_roots(struct audit *a)
 				break;
 		if (j < a->roots.n)
 			continue;	/* inside another root, which is walked whole */
-		snprintf(path, sizeof(path), "%s", (const char *)a->roots.v[i]);
+		str_copy(path, (const char *)a->roots.v[i], sizeof(path));
 		fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			audit_walk(a, fd, path, 0, false);
@@ -15361,7 +15522,7 @@ audit_run(struct audit *a)
 		char path[PATH_MAX];
 		int fd;
 
-		snprintf(path, sizeof(path), "%s", (const char *)a->node_modules.v[i]);
+		str_copy(path, (const char *)a->node_modules.v[i], sizeof(path));
 		fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			audit_walk(a, fd, path, 1, true);
@@ -18697,9 +18858,8 @@ session_connect(const char *path)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
+	if (str_copy(sa.sun_path, path, sizeof(sa.sun_path)) >= sizeof(sa.sun_path))
 		return -1;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {

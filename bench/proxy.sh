@@ -34,10 +34,18 @@
 #           per-run credential it puts in HTTP_PROXY's userinfo (407
 #           without); the client sends it as Proxy-Authorization, as curl does.
 #   The proxy client finds its proxy in $HTTP_PROXY, as curl does.
-# And for the bulk row only, a fourth figure, the relay floor: the client on
-# this host through `socat -b 262144` (a plain user-space TCP relay, no
-# sandbox, no policy) to the bulk port. Any proxy carries each byte through
-# the kernel's TCP stack twice; this shows what that alone costs here.
+# And a fourth column, the relay floor: what any user-space proxy costs here,
+# no sandbox, no policy. For the bulk row the client on this host through
+# `socat -b 262144` (a plain TCP relay) to the bulk port: any proxy carries
+# each byte through the kernel's TCP stack twice. For the request rows and
+# CONNECT latency the client on this host through `proxy_load relay`, a
+# minimal forwarding proxy (one thread, epoll; it knows allowed.test from
+# its command line, no lookup, no decision), speaking what the client sends
+# through sbx: an absolute-form GET or a CONNECT. Any proxy makes two TCP
+# connections per request, on the same 2 CPUs as client and server; sbx's
+# ratio to that floor is printed beside its ratio to direct.
+# With CMP_BIN, one more column, "cmp": a second sbx binary (one built
+# before a change), run exactly as the sbx column, interleaved with it.
 #
 # What one run measures:
 #   1. bulk: one 1 GiB stream, MB/s. The client CONNECTs (proxies), sends
@@ -54,6 +62,14 @@
 #   3. CONNECT latency: HS_N sequential CONNECTs to allowed.test:8002, each
 #      timed from connect() to the end of the "200 Connection Established"
 #      head; p50 and p99. The direct column is a bare TCP connect().
+#   Rows 2 and 3 run REQ_RUNS rounds (default 1), each round every column in
+#   turn (sequential, then 64 clients, then CONNECT), and report the median
+#   of each column over the rounds, each round's figures, and the median of
+#   the per-round ratios (on a shared machine the columns of one round drift
+#   together). Every connection leaves a TIME_WAIT on this host, and once
+#   tens of thousands wait, connect(2) spends long in the search for a free
+#   port (hundreds of us, the direct column's too): with many rounds, take
+#   SEQ_N, PAR_N and HS_N down (3000, 3000, 500 for REQ_RUNS=7).
 #   4. proxy memory with TUNNELS open tunnels: after one request (sbx forks
 #      its proxy on the first connection), the client opens them
 #      (CONNECT to the echo server, one round trip each) and holds them while
@@ -92,8 +108,12 @@
 #
 # Run:   bench/proxy.sh   (as root; sbx is ../sbx, built with make if missing)
 # Knobs: BULK_MIB=1024 BULK_RUNS=5 SEQ_N=10000 PAR_N=10000 PAR_C=64 HS_N=2000
-#        TUNNELS=1000 NICE=-5 NO_SRT=1 (skip the srt column) NO_CURL=1
+#        REQ_RUNS=1 TUNNELS=1000 NICE=-5 NO_SRT=1 (skip the srt column) NO_CURL=1
 #        SBX_BIN=path (another sbx binary, e.g. a copy built before a change)
+#        CMP_BIN=path (a second sbx binary, measured as the "cmp" column
+#        beside sbx in rows 1-3: before and after in one run)
+#        SBX_POLICY_EXTRA='line\nline' (lines appended to the policy of the sbx
+#        and cmp columns, e.g. "observe-writes off"; printf's escapes)
 #        NO_PARENT=1 (skip section 5)  NO_CAPTURE=1 (skip section 6)
 #        NO_BULK=1 (skip section 1)  NO_TUNNELS=1 (skip section 4): with all
 #        four NO_ knobs only requests/s and CONNECT latency run (a minute)
@@ -106,6 +126,7 @@ BULK_MIB=${BULK_MIB:-1024}
 BULK_RUNS=${BULK_RUNS:-5}
 [ -n "${NO_BULK:-}" ] && BULK_RUNS=0 NO_CURL=1
 SEQ_N=${SEQ_N:-10000}
+REQ_RUNS=${REQ_RUNS:-1}
 PAR_N=${PAR_N:-10000}
 PAR_C=${PAR_C:-64}
 HS_N=${HS_N:-2000}
@@ -116,6 +137,7 @@ SRT_VERSION=0.0.81
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 SBX=${SBX_BIN:-$ROOT/sbx}
+CMP=${CMP_BIN:-}
 SRT=$HERE/.srt/node_modules/.bin/srt
 
 say() { printf '%s\n' "$*"; }
@@ -177,6 +199,10 @@ if [ ! -x "$SBX" ]; then
 	make -C "$ROOT" -s sbx >&2 || { say "sbx is missing and could not be built"; exit 1; }
 fi
 [ -z "${SBX_BIN:-}" ] && [ "$ROOT/sbx.c" -nt "$SBX" ] && note "sbx is older than sbx.c: measuring the old binary (run make first)"
+if [ -n "$CMP" ] && [ ! -x "$CMP" ]; then
+	say "CMP_BIN=$CMP is not an executable"
+	exit 1
+fi
 if ! cc -O2 -Wall -pthread -o "$PL" "$HERE/proxy_load.c" 2>"$M/cc.err"; then
 	say "cannot build bench/proxy_load.c: $(head -c 300 "$M/cc.err")"
 	exit 1
@@ -219,10 +245,19 @@ if have socat; then
 	PIDS+=($!)
 	for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT") 2>/dev/null && { RELAY_OK=1; break; }; sleep 0.1; done
 fi
+# the relay floor of the request rows: a minimal forwarding proxy (proxy_load relay) on this
+# host, which knows allowed.test from its command line
+RPROXY_PORT=18002
+"${NICE_CMD[@]}" "$PL" relay 127.0.0.1 "$RPROXY_PORT" "allowed.test=$NSIP" >"$M/rproxy.out" 2>&1 &
+PIDS+=($!)
+FLOOR_OK=0
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$RPROXY_PORT") 2>/dev/null && { FLOOR_OK=1; break; }; sleep 0.1; done
 HOSTS=$WORK/hosts
 printf '127.0.0.1 localhost\n%s allowed.test\n' "$NSIP" >"$HOSTS"
 POLICY=$WORK/policy
 printf 'allow-write .\nallow-domain allowed.test\n' >"$POLICY"
+# shellcheck disable=SC2059	# the knob's escapes (\n) are meant
+[ -n "${SBX_POLICY_EXTRA:-}" ] && printf "${SBX_POLICY_EXTRA}\n" >>"$POLICY"
 SRT_JSON=$WORK/srt.json
 printf '%s\n' '{"network":{"allowedDomains":["allowed.test"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}' >"$SRT_JSON"
 
@@ -241,8 +276,9 @@ launch() {
 	cd "$PROJ" || exit 1
 	case $mode in
 	direct|relay) exec "${NICE_CMD[@]}" "${tmo[@]}" "$@" ;;
-	sbx) exec "${NICE_CMD[@]}" "${tmo[@]}" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
-		sh "$HOSTS" "$SBX" -c "$POLICY" -- "$@" ;;
+	floor) HTTP_PROXY=http://127.0.0.1:$RPROXY_PORT exec "${NICE_CMD[@]}" "${tmo[@]}" "$@" ;;
+	sbx|cmp) exec "${NICE_CMD[@]}" "${tmo[@]}" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
+		sh "$HOSTS" "$( [ "$mode" = cmp ] && printf '%s' "$CMP" || printf '%s' "$SBX")" -c "$POLICY" -- "$@" ;;
 	srt) exec "${NICE_CMD[@]}" "${tmo[@]}" unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
 		sh "$HOSTS" "$SRT" --settings "$SRT_JSON" -c "$(printf '%q ' "$@")" ;;
 	esac
@@ -264,8 +300,12 @@ errtext() { cat "$M/$1.err" "$M/$1.out" 2>/dev/null | grep -v '^$' | head -n 3 |
 declare -A V		# V[row:mode] = the figure
 declare -A WHY		# WHY[row:mode] = why it is missing
 MODES=(direct sbx srt)
-declare -A OK=([direct]=1 [sbx]=1 [srt]=1 [relay]=$RELAY_OK [pdirect]=0 [psbx]=0)
+[ -n "$CMP" ] && MODES=(direct sbx cmp srt)
+RMODES=(direct floor "${MODES[@]:1}")	# the request rows: the relay floor too
+declare -A OK=([direct]=1 [sbx]=1 [cmp]=0 [srt]=1 [relay]=$RELAY_OK [floor]=$FLOOR_OK [pdirect]=0 [psbx]=0)
+[ -n "$CMP" ] && OK[cmp]=1
 declare -A SKIPWHY
+[ "$FLOOR_OK" = 1 ] || SKIPWHY[floor]="the relay floor (proxy_load relay) did not start: $(head -c 200 "$M/rproxy.out")"
 declare -A PNAME		# PNAME[mode] = which process the memory figures are of
 
 # ---- srt: present, and does its proxy reach the namespace? ------------------------------
@@ -284,11 +324,11 @@ elif [ ! -x "$SRT" ] || ! "$SRT" --version 2>/dev/null | grep -qx "$SRT_VERSION"
 fi
 
 say "sbx proxy benchmark, $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -sr), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-say "server: 10.200.$NET_N.2 in namespace $NS; sbx $("$SBX" --version 2>/dev/null | head -n 1)$( [ "${OK[srt]}" = 1 ] && printf '; srt %s, node %s' "$("$SRT" --version 2>/dev/null)" "$(node --version)")"
+say "server: 10.200.$NET_N.2 in namespace $NS; sbx $SBX$( [ -n "$CMP" ] && printf ', cmp %s' "$CMP")$( [ -n "${SBX_POLICY_EXTRA:-}" ] && printf ', policy extra: %s' "$(printf "${SBX_POLICY_EXTRA}" | tr '\n' ';')"); sbx $("$SBX" --version 2>/dev/null | head -n 1)$( [ "${OK[srt]}" = 1 ] && printf '; srt %s, node %s' "$("$SRT" --version 2>/dev/null)" "$(node --version)")"
 say "open-file limit here: $(ulimit -n) (hard $(ulimit -Hn)); priority: ${NICE_CMD[*]:-normal}"
 
 # one request through each column first: a column whose proxy does not work is reported, not timed
-for mode in direct sbx srt; do
+for mode in "${RMODES[@]}"; do
 	[ "${OK[$mode]}" = 1 ] || continue
 	if ! run "probe_$mode" "$mode" 60 "$PL" reqs "$(target "$mode" 8000)" 1 1 || [ "$(kv "probe_$mode" ok)" != 1 ]; then
 		OK[$mode]=0
@@ -368,30 +408,40 @@ for mode in "${MODES[@]}"; do
 	fi
 done
 
-# ---- 2. requests/s ----------------------------------------------------------------------
+# ---- 2. requests/s, 3. CONNECT latency: rounds, the columns interleaved ------------------
 
-say "2. requests: $SEQ_N sequential, $PAR_N over $PAR_C clients" >&2
-for mode in "${MODES[@]}"; do
-	measure seq "$mode" 300 rps "$PL" reqs "$(target "$mode" 8000)" "$SEQ_N" 1
-	measure par "$mode" 300 rps "$PL" reqs "$(target "$mode" 8000)" "$PAR_N" "$PAR_C"
-	for r in seq par; do
-		e=$(kv "${r}_$mode" err)
-		[ -n "$e" ] && [ "$e" != 0 ] && note "$r / $mode: $e requests failed ($(kv "${r}_$mode" last_err))"
+say "2. requests: $SEQ_N sequential, $PAR_N over $PAR_C clients; 3. CONNECT latency: $HS_N handshakes; $REQ_RUNS round(s)" >&2
+declare -A RVALS	# RVALS[row:mode] = each round's figure, in order
+for ((i = 1; i <= REQ_RUNS; i++)); do
+	for r in seq par hs; do
+		for mode in "${RMODES[@]}"; do
+			case $r in
+			seq) measure "seq$i" "$mode" 300 rps "$PL" reqs "$(target "$mode" 8000)" "$SEQ_N" 1 ;;
+			par) measure "par$i" "$mode" 300 rps "$PL" reqs "$(target "$mode" 8000)" "$PAR_N" "$PAR_C" ;;
+			hs) measure "hs$i" "$mode" 300 p50_us "$PL" handshake "$(target "$mode" 8002)" "$HS_N" ;;
+			esac || continue
+			e=$(kv "$r${i}_$mode" err)
+			[ -n "$e" ] && [ "$e" != 0 ] && note "$r / $mode round $i: $e failed ($(kv "$r${i}_$mode" last_err))"
+			if [ "$r" = hs ]; then
+				RVALS[p50:$mode]="${RVALS[p50:$mode]:-} $(kv "hs${i}_$mode" p50_us)"
+				RVALS[p99:$mode]="${RVALS[p99:$mode]:-} $(kv "hs${i}_$mode" p99_us)"
+			else
+				RVALS[$r:$mode]="${RVALS[$r:$mode]:-} ${V[$r$i:$mode]}"
+			fi
+		done
 	done
 done
-
-# ---- 3. CONNECT latency -----------------------------------------------------------------
-
-say "3. CONNECT latency: $HS_N handshakes" >&2
-for mode in "${MODES[@]}"; do
-	if measure hs "$mode" 300 p50_us "$PL" handshake "$(target "$mode" 8002)" "$HS_N"; then
-		V[p50:$mode]=$(kv "hs_$mode" p50_us)
-		V[p99:$mode]=$(kv "hs_$mode" p99_us)
-		e=$(kv "hs_$mode" err)
-		[ "$e" != 0 ] && note "handshake / $mode: $e of $HS_N failed"
-	else
-		WHY[p50:$mode]=${WHY[hs:$mode]}; WHY[p99:$mode]=${WHY[hs:$mode]}
-	fi
+for r in seq par p50 p99; do
+	for mode in "${RMODES[@]}"; do
+		if [ -n "${RVALS[$r:$mode]:-}" ]; then
+			# shellcheck disable=SC2086
+			V[$r:$mode]=$(median ${RVALS[$r:$mode]})
+			V[${r}_all:$mode]=${RVALS[$r:$mode]# }
+		else
+			w=${r/p50/hs}; w=${w/p99/hs}
+			WHY[$r:$mode]=${WHY[${w}1:$mode]:-no complete run}
+		fi
+	done
 done
 
 # ---- 4. memory with open tunnels ----------------------------------------------------------
@@ -679,18 +729,52 @@ declare -A RLABEL=(
 	[rss_idle]="proxy VmRSS idle, KiB"
 	[rss_open]="proxy VmRSS, $TUNNELS tunnels, KiB"
 )
+# the relay floor's column: socat for bulk, proxy_load relay for the request rows
+if [ -n "${V[bulk:relay]:-}" ]; then V[bulk:floor]=${V[bulk:relay]}; else WHY[bulk:floor]=${WHY[bulk:relay]:-skipped}; fi
+[ "$RELAY_OK" = 1 ] || WHY[bulk:floor]=skipped
 say ""
-printf '%-40s %10s %10s %10s %11s %9s\n' "row" "direct" "sbx" "srt" "sbx/direct" "sbx/srt"
-printf '%-40s %10s %10s %10s %11s %9s\n' "---" "------" "---" "---" "----------" "-------"
+# the cmp columns only with CMP_BIN
+cmpcols() { [ -n "$CMP" ] && printf ' %10s %10s %8s' "$@"; }
+printf '%-40s %10s %10s %10s%s %10s %11s %11s %10s %9s\n' "row" "direct" "floor" "sbx" "$(cmpcols cmp cmp/direct sbx/cmp)" "srt" \
+	"floor/dir" "sbx/direct" "sbx/floor" "sbx/srt"
+printf '%-40s %10s %10s %10s%s %10s %11s %11s %10s %9s\n' "---" "------" "-----" "---" "$(cmpcols --- ---------- -------)" "---" \
+	"---------" "----------" "---------" "-------"
 for r in "${ROWS[@]}"; do
 	[ "$r" = curl ] && [ -n "${NO_CURL:-}" ] && continue
-	d=$(cell "$r" direct); s=$(cell "$r" sbx); t=$(cell "$r" srt)
-	case $r in rss_*) d="-" ;; esac
-	printf '%-40s %10s %10s %10s %11s %9s\n' "${RLABEL[$r]}" "$d" "$s" "$t" \
-		"$(ratio "${V[$r:sbx]:-}" "$( [ "$d" = - ] || printf '%s' "${V[$r:direct]:-}")")" "$(ratio "${V[$r:sbx]:-}" "${V[$r:srt]:-}")"
+	[ "$r" = bulk ] && [ "$BULK_RUNS" = 0 ] && continue
+	case $r in rss_*) [ -n "${NO_TUNNELS:-}" ] && continue ;; esac
+	d=$(cell "$r" direct); f=$(cell "$r" floor); s=$(cell "$r" sbx); t=$(cell "$r" srt); c=$(cell "$r" cmp)
+	case $r in rss_*) d="-" f="-" c="-" ;; curl) f="-" ;; esac
+	dv=$( [ "$d" = - ] || printf '%s' "${V[$r:direct]:-}")
+	printf '%-40s %10s %10s %10s%s %10s %11s %11s %10s %9s\n' "${RLABEL[$r]}" "$d" "$f" "$s" \
+		"$(cmpcols "$c" "$(ratio "${V[$r:cmp]:-}" "$dv")" "$(ratio "${V[$r:sbx]:-}" "${V[$r:cmp]:-}")")" "$t" \
+		"$(ratio "${V[$r:floor]:-}" "$dv")" "$(ratio "${V[$r:sbx]:-}" "$dv")" "$(ratio "${V[$r:sbx]:-}" "${V[$r:floor]:-}")" \
+		"$(ratio "${V[$r:sbx]:-}" "${V[$r:srt]:-}")"
 done
 say ""
-say "bulk runs, MB/s: direct ${V[bulk_all:direct]:-?} | sbx ${V[bulk_all:sbx]:-?} | srt ${V[bulk_all:srt]:-?} | relay floor ${V[bulk_all:relay]:-?}"
+say "bulk runs, MB/s: direct ${V[bulk_all:direct]:-?} | sbx ${V[bulk_all:sbx]:-?}$( [ -n "$CMP" ] && printf ' | cmp %s' "${V[bulk_all:cmp]:-?}") | srt ${V[bulk_all:srt]:-?} | relay floor ${V[bulk_all:relay]:-?}"
+if [ "$REQ_RUNS" -gt 1 ]; then
+	for r in seq par p50; do
+		line="$r, each round:"
+		for mode in "${RMODES[@]}"; do line="$line $mode ${V[${r}_all:$mode]:-?} |"; done
+		say "${line% |}"
+	done
+	# on a shared machine the rounds drift together: a ratio within a round is the steadier figure
+	for r in seq par; do
+		line="$r, median of the per-round ratios:"
+		for pair in sbx/direct floor/direct sbx/floor cmp/direct sbx/cmp; do
+			a=${pair%/*} b=${pair#*/} rs=
+			for ((i = 1; i <= REQ_RUNS; i++)); do
+				x=$(ratio "${V[$r$i:$a]:-}" "${V[$r$i:$b]:-}")
+				[ "$x" = - ] || rs="$rs $x"
+			done
+			# shellcheck disable=SC2086
+			[ -n "$rs" ] && line="$line $pair $(median $rs) |"
+		done
+		say "${line% |}"
+	done
+fi
+say "floor: bulk through socat -b 256K; requests and CONNECT through proxy_load relay (a minimal forwarding proxy, no sandbox, no policy, no lookup)."
 say "CONNECT direct column: a bare TCP connect() to the namespace (no proxy), for scale."
 for mode in sbx srt; do
 	[ -n "${PNAME[$mode]:-}" ] || continue
@@ -698,8 +782,8 @@ for mode in sbx srt; do
 	[ "$mode" = srt ] && [ -n "${V[socat_n:srt]:-}" ] &&
 		say "srt socat processes below node with the tunnels open (host bridge and in-sandbox relays, a fork per connection on each side): ${V[socat_n:srt]}, total Pss ${V[socat_pss:srt]} KiB"
 done
-for mode in direct sbx srt; do
-	[ "${OK[$mode]}" = 1 ] || say "$mode column skipped: ${SKIPWHY[$mode]}"
+for mode in "${RMODES[@]}"; do
+	[ "${OK[$mode]}" = 1 ] || [ "$mode" = cmp ] || say "$mode column skipped: ${SKIPWHY[$mode]}"
 done
 if [ -z "${NO_PARENT:-}" ]; then
 say ""
@@ -756,8 +840,9 @@ say "  relay floor (socat -b 256K on this host, no sandbox, no policy): ${V[bulk
 for r in seq par; do
 	x=$(ratio "${V[$r:sbx]:-}" "${V[$r:srt]:-}")
 	say "- ${RLABEL[$r]}: sbx ${V[$r:sbx]:-?}, srt ${V[$r:srt]:-?}, direct ${V[$r:direct]:-?}; target >= 5x srt: ${x}x -> $(verdict ge "$x" 5)."
+	say "  sbx $(ratio "${V[$r:sbx]:-}" "${V[$r:direct]:-}") of direct; the relay floor (proxy_load relay) ${V[$r:floor]:-?}, $(ratio "${V[$r:floor]:-}" "${V[$r:direct]:-}") of direct; sbx $(ratio "${V[$r:sbx]:-}" "${V[$r:floor]:-}") of the floor$( [ -n "$CMP" ] && printf '; cmp %s (%s of direct)' "${V[$r:cmp]:-?}" "$(ratio "${V[$r:cmp]:-}" "${V[$r:direct]:-}")")."
 done
-say "- CONNECT handshake: sbx p50 ${V[p50:sbx]:-?} us / p99 ${V[p99:sbx]:-?} us; srt p50 ${V[p50:srt]:-?} / p99 ${V[p99:srt]:-?} us (no target)."
+say "- CONNECT handshake: sbx p50 ${V[p50:sbx]:-?} us / p99 ${V[p99:sbx]:-?} us; relay floor p50 ${V[p50:floor]:-?} / p99 ${V[p99:floor]:-?} us$( [ -n "$CMP" ] && printf '; cmp p50 %s / p99 %s us' "${V[p50:cmp]:-?}" "${V[p99:cmp]:-?}"); srt p50 ${V[p50:srt]:-?} / p99 ${V[p99:srt]:-?} us (no target)."
 if [ -n "${V[rss_open:sbx]:-}" ]; then
 	mib=$(awk -v k="${V[rss_open:sbx]}" 'BEGIN { printf "%.1f", k / 1024 }')
 	say "- sbx proxy VmRSS with ${V[tun_open:sbx]:-?} open tunnels: ${V[rss_open:sbx]} KiB (${mib} MiB; idle ${V[rss_idle:sbx]:-?} KiB); target <= 40 MiB: $(verdict le "${V[rss_open:sbx]}" 40960)$( [ "${V[tun_open:sbx]:-}" = "$TUNNELS" ] || printf ' (but not all %s tunnels opened)' "$TUNNELS")$( [ "$TUNNELS" = 1000 ] || printf ' (the target is for 1000 tunnels)')."

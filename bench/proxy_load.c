@@ -29,6 +29,19 @@
  *                                    to the end of the proxy's 200 reply head
  *                                    (direct: to connect() returning);
  *                                    prints "n=N err=E p50_us= p99_us= mean_us="
+ *   proxy_load relay IP PORT NAME=ADDR...
+ *       a minimal forwarding proxy, no policy, no sandbox: the relay floor
+ *       of the request rows. It takes what the clients here send through
+ *       sbx: an absolute-form request (GET http://HOST:PORT/PATH ...),
+ *       sent on with its request line in origin form and its headers as
+ *       they are, and CONNECT HOST:PORT (a 200, then bytes both ways).
+ *       HOST is looked up in the NAME=ADDR pairs only (no resolver, no
+ *       file); anything else gets a 502. One thread, epoll, a read of
+ *       each side until EAGAIN; a forwarded request closes both sides once
+ *       the upstream's answer has ended and gone to the client (one
+ *       request a connection, Connection: close), a tunnel passes each
+ *       EOF on and closes when both sides have ended. What any user-space
+ *       proxy costs here: two TCP connections per request.
  *   proxy_load tunnels TARGET N DIR SECS
  *                                    writes DIR/phase "idle", waits for DIR/go;
  *                                    opens N tunnels (to an echo server), one
@@ -277,6 +290,320 @@ serve(char **av)
 	pthread_create(&t, NULL, epoll_server, (void *)(intptr_t)hl);
 	pthread_create(&t, NULL, epoll_server, (void *)(intptr_t)(el | (1 << 24)));
 	bulk_server((void *)(intptr_t)bl);
+	return 0;
+}
+
+/* ---- the relay floor: a minimal forwarding proxy ------------------------- */
+
+#define RL_MAX_CONNS	8192
+#define RL_HEAD_BYTES	8192		/* the request head, and then the client's bytes */
+#define RL_BUF_BYTES	65536		/* the upstream's bytes */
+
+struct rl_name { char name[256]; struct in_addr a; };
+
+static struct rl_name *rl_names;
+static int rl_nnames;
+
+struct rl_conn {
+	int cfd, ufd;			/* -1 when closed */
+	int st;				/* 0 free, 1 the request head, 2 connecting, 3 relaying */
+	int fwd;			/* a forwarded request (not a tunnel) */
+	int c_eof, u_eof;
+	int c_shut, u_shut;		/* shutdown(SHUT_WR) done on that side */
+	uint32_t cmask, umask;		/* the events epoll has for each side now */
+	char *c2u, *u2c;		/* RL_HEAD_BYTES, RL_BUF_BYTES */
+	size_t c2u_off, c2u_len, u2c_off, u2c_len;
+};
+
+static struct rl_conn *rl;
+static int rl_ep;
+
+/* tag of an fd in epoll: slot * 2 + side (1: upstream); the listener is ~0 */
+static void
+rl_watch(int fd, uint64_t tag, uint32_t *cur, uint32_t want)
+{
+	struct epoll_event ev = { .events = want, .data.u64 = tag };
+
+	if (*cur == want)
+		return;
+	epoll_ctl(rl_ep, *cur == (uint32_t)~0u ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+	*cur = want;
+}
+
+static void
+rl_close(struct rl_conn *c)
+{
+	if (c->cfd >= 0)
+		close(c->cfd);	/* also leaves the epoll set */
+	if (c->ufd >= 0)
+		close(c->ufd);
+	free(c->c2u);
+	free(c->u2c);
+	memset(c, 0, sizeof(*c));
+	c->cfd = c->ufd = -1;
+}
+
+/* Send what b[*off..*len) holds; -1 on an error. */
+static int
+rl_flush(int fd, char *b, size_t *off, size_t *len)
+{
+	while (*off < *len) {
+		ssize_t w = send(fd, b + *off, *len - *off, MSG_NOSIGNAL);
+
+		if (w < 0)
+			return errno == EAGAIN ? 0 : -1;
+		*off += (size_t)w;
+	}
+	*off = *len = 0;
+	return 0;
+}
+
+/* Read fd into b until EAGAIN, EOF or a full buffer; sets *eof. -1 on an error. */
+static int
+rl_fill(int fd, char *b, size_t cap, size_t *off, size_t *len, int *eof)
+{
+	if (*off == *len)
+		*off = *len = 0;
+	while (*len < cap) {
+		ssize_t r = recv(fd, b + *len, cap - *len, 0);
+
+		if (r > 0) {
+			*len += (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			*eof = 1;
+		return r < 0 && errno != EAGAIN ? -1 : 0;
+	}
+	return 0;
+}
+
+/* The request head is whole in c2u: find the target, make the request line
+ * origin-form (a forward), dial. -1: answer 502 and close. */
+static int
+rl_start(struct rl_conn *c, size_t head_n)
+{
+	char *sp = memchr(c->c2u, ' ', head_n), *hp, *end, *colon, host[256];
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	size_t hn;
+	int i, port;
+
+	if (!sp)
+		return -1;
+	c->fwd = !(sp - c->c2u == 7 && memcmp(c->c2u, "CONNECT", 7) == 0);
+	hp = sp + 1;
+	if (c->fwd) {
+		if (strncmp(hp, "http://", 7) != 0)
+			return -1;
+		hp += 7;
+	}
+	end = hp + strcspn(hp, c->fwd ? "/ \r" : " \r");
+	if (!(colon = memchr(hp, ':', (size_t)(end - hp))))
+		colon = end, port = 80;
+	else
+		port = atoi(colon + 1);
+	hn = (size_t)(colon - hp);
+	if (hn >= sizeof(host))
+		return -1;
+	memcpy(host, hp, hn);
+	host[hn] = '\0';
+	for (i = 0; i < rl_nnames && strcmp(rl_names[i].name, host) != 0; i++)
+		;
+	if (i == rl_nnames)
+		return -1;
+	sa.sin_addr = rl_names[i].a;
+	sa.sin_port = htons((uint16_t)port);
+	if (c->fwd) {
+		/* "GET http://h:p/x HTTP/1.1" -> "GET /x HTTP/1.1": the path moves down */
+		size_t mlen = (size_t)(sp + 1 - c->c2u);
+
+		if (*end != '/')
+			return -1;
+		memmove(c->c2u + mlen, end, c->c2u_len - (size_t)(end - c->c2u));
+		c->c2u_len -= (size_t)(end - (sp + 1));
+	} else {
+		c->c2u_len -= head_n;	/* what follows the CONNECT head goes through the tunnel */
+		memmove(c->c2u, c->c2u + head_n, c->c2u_len);
+	}
+	if ((c->ufd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	if (connect(c->ufd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS)
+		return -1;
+	c->st = 2;
+	return 0;
+}
+
+/* Interest follows buffers; a forward closes whole once the upstream has
+ * ended and everything it said has gone to the client. */
+static void
+rl_update(struct rl_conn *c, unsigned slot)
+{
+	uint32_t cw = 0, uw = 0;
+
+	if (c->st == 3) {
+		if (c->u_eof && c->u2c_len == 0 && (c->fwd || c->c_eof)) {
+			rl_close(c);
+			return;
+		}
+		if (c->c_eof && c->c2u_len == 0 && !c->u_shut)
+			c->u_shut = !shutdown(c->ufd, SHUT_WR);
+		if (c->u_eof && c->u2c_len == 0 && !c->c_shut)
+			c->c_shut = !shutdown(c->cfd, SHUT_WR);
+		if (!c->c_eof && c->c2u_len < RL_HEAD_BYTES)
+			cw |= EPOLLIN;
+		if (c->u2c_len)
+			cw |= EPOLLOUT;
+		if (!c->u_eof && c->u2c_len < RL_BUF_BYTES)
+			uw |= EPOLLIN;
+		if (c->c2u_len)
+			uw |= EPOLLOUT;
+	} else if (c->st == 2) {
+		uw = EPOLLOUT;
+	} else {
+		cw = EPOLLIN;
+	}
+	rl_watch(c->cfd, (uint64_t)slot * 2, &c->cmask, cw);
+	if (c->ufd >= 0)
+		rl_watch(c->ufd, (uint64_t)slot * 2 + 1, &c->umask, uw);
+}
+
+static void
+rl_event(unsigned slot, int up, uint32_t ev)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
+	static const char bad[] = "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+	struct rl_conn *c = &rl[slot];
+
+	if (c->st == 1) {
+		char *e;
+		int eof = 0;
+
+		if (rl_fill(c->cfd, c->c2u, RL_HEAD_BYTES - 1, &c->c2u_off, &c->c2u_len, &eof) < 0 || eof) {
+			rl_close(c);
+			return;
+		}
+		c->c2u[c->c2u_len] = '\0';
+		if (!(e = strstr(c->c2u, "\r\n\r\n"))) {
+			if (c->c2u_len == RL_HEAD_BYTES - 1)
+				rl_close(c);
+			return;
+		}
+		if (rl_start(c, (size_t)(e + 4 - c->c2u)) < 0) {
+			(void)!send(c->cfd, bad, sizeof(bad) - 1, MSG_NOSIGNAL);
+			rl_close(c);
+			return;
+		}
+		c->umask = ~0u;
+		rl_update(c, slot);
+		return;
+	}
+	if (c->st == 2) {
+		int err = 0;
+		socklen_t el = sizeof(err);
+
+		if (!up) {
+			if (ev & (EPOLLHUP | EPOLLERR))
+				rl_close(c);	/* the client left while we dialled */
+			return;
+		}
+		getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &el);
+		if (err) {
+			(void)!send(c->cfd, bad, sizeof(bad) - 1, MSG_NOSIGNAL);
+			rl_close(c);
+			return;
+		}
+		c->st = 3;
+		if (!c->fwd) {
+			memcpy(c->u2c, ok, sizeof(ok) - 1);
+			c->u2c_len = sizeof(ok) - 1;
+		}
+		ev = EPOLLOUT;	/* what is queued goes now, both ways */
+		if (rl_flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len) < 0) {
+			rl_close(c);
+			return;
+		}
+	}
+	if (ev & EPOLLERR)
+		goto gone;
+	if (up) {
+		if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->u_eof &&
+		    rl_fill(c->ufd, c->u2c, RL_BUF_BYTES, &c->u2c_off, &c->u2c_len, &c->u_eof) < 0)
+			goto gone;
+		if (rl_flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len) < 0 ||
+		    ((ev & EPOLLOUT) && rl_flush(c->ufd, c->c2u, &c->c2u_off, &c->c2u_len) < 0))
+			goto gone;
+	} else {
+		if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->c_eof &&
+		    rl_fill(c->cfd, c->c2u, RL_HEAD_BYTES, &c->c2u_off, &c->c2u_len, &c->c_eof) < 0)
+			goto gone;
+		if (rl_flush(c->ufd, c->c2u, &c->c2u_off, &c->c2u_len) < 0 ||
+		    ((ev & EPOLLOUT) && rl_flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len) < 0))
+			goto gone;
+	}
+	rl_update(c, slot);
+	return;
+gone:
+	rl_close(c);
+}
+
+static int
+relay(char **av, int n)
+{
+	int lfd = listen_on(av[0], atoi(av[1]));
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ~0ull }, evs[256];
+
+	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
+	rl_names = calloc((size_t)n, sizeof(*rl_names));
+	rl = calloc(RL_MAX_CONNS, sizeof(*rl));
+	for (int i = 2; i < n + 2; i++) {
+		char *eq = strchr(av[i], '=');
+
+		if (!eq || (size_t)(eq - av[i]) >= sizeof(rl_names[0].name) ||
+		    inet_pton(AF_INET, eq + 1, &rl_names[rl_nnames].a) != 1) {
+			fprintf(stderr, "proxy_load relay: %s is not NAME=IPV4\n", av[i]);
+			return 2;
+		}
+		memcpy(rl_names[rl_nnames].name, av[i], (size_t)(eq - av[i]));
+		rl_nnames++;
+	}
+	for (int i = 0; i < RL_MAX_CONNS; i++)
+		rl[i].cfd = rl[i].ufd = -1;
+	fcntl(lfd, F_SETFL, O_NONBLOCK);
+	if ((rl_ep = epoll_create1(EPOLL_CLOEXEC)) < 0 || epoll_ctl(rl_ep, EPOLL_CTL_ADD, lfd, &ev) < 0)
+		die("epoll");
+	for (;;) {
+		int k = epoll_wait(rl_ep, evs, 256, -1);
+
+		for (int i = 0; i < k; i++) {
+			uint64_t tag = evs[i].data.u64;
+
+			if (tag == ~0ull) {
+				int fd;
+				unsigned s = 0;
+
+				while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+					while (s < RL_MAX_CONNS && rl[s].st)
+						s++;
+					if (s == RL_MAX_CONNS || !(rl[s].c2u = malloc(RL_HEAD_BYTES)) ||
+					    !(rl[s].u2c = malloc(RL_BUF_BYTES))) {
+						if (s < RL_MAX_CONNS)
+							free(rl[s].c2u);
+						close(fd);
+						continue;
+					}
+					rl[s].cfd = fd;
+					rl[s].st = 1;
+					rl[s].cmask = ~0u;
+					rl_update(&rl[s], s);
+					rl_event(s, 0, EPOLLIN);	/* the request is most likely there already */
+				}
+				continue;
+			}
+			if (rl[tag / 2].st)
+				rl_event((unsigned)(tag / 2), (int)(tag % 2), evs[i].events);
+		}
+	}
 	return 0;
 }
 
@@ -741,6 +1068,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc == 7 && strcmp(argv[1], "serve") == 0)
 		return serve(argv + 2);
+	if (argc >= 5 && strcmp(argv[1], "relay") == 0)
+		return relay(argv + 2, argc - 4);
 	raise_nofile();
 	if (argc >= 3)
 		parse_target(argv[2]);

@@ -921,3 +921,82 @@ for body in (b\"\", b\"hello\"):
 		fail "a pipelined request reached the upstream: $(cat "$T/got")"
 }
 TESTS+=(proxy_forward_one_request)
+
+t_proxy_hosts_file_changes() { # the hosts file changed during a run is read by the next request: a new address is used, a removed name no longer resolves through it, and so does a change within the same second (same size, on a file system that stamps whole seconds: the settle window); control: the unchanged file serves repeated requests
+	command -v curl >/dev/null || skip "curl is not installed"
+	command -v nsenter >/dev/null || skip "nsenter (util-linux) is not installed"
+	net_up
+	local nsip2=10.200.$NET_N.3 img=$T/hostsfs.img fsd=$T/hostsfs coarse=0 pid i t0 c2 c3 hosts_a hosts_b hosts_c
+	ip netns exec "$NS" ip addr add "$nsip2/24" dev "${NS}n" || fail "cannot add a second address to the test namespace"
+	mkdir -p "$T/www2"; echo hello-from-second-address >"$T/www2/index.html"
+	ip netns exec "$NS" python3 -m http.server 8000 --bind "$nsip2" --directory "$T/www2" >/dev/null 2>&1 &
+	for i in $(seq 50); do curl -s -m 1 "http://$nsip2:8000/" | grep -q second-address && break; sleep 0.1; done
+	curl -s -m 2 "http://$nsip2:8000/" | grep -q second-address || fail "the second address's server did not start"
+	# A: both names on the test host; B: allowed.test moved to the second address, also.allowed.test
+	# gone; C: allowed.test back, the same size as B (the two addresses are the same length)
+	hosts_a=$(printf '127.0.0.1 localhost\n%s allowed.test also.allowed.test\n' "$NSIP")
+	hosts_b=$(printf '127.0.0.1 localhost\n%s allowed.test\n' "$nsip2")
+	hosts_c=$(printf '127.0.0.1 localhost\n%s allowed.test\n' "$NSIP")
+	[ "${#hosts_b}" = "${#hosts_c}" ] || fail "B and C must be the same size"
+	printf '%s\n' "$hosts_a" >"$T/hosts"
+	# ext4 with 128-byte inodes stamps whole seconds: two writes of one size in one second leave
+	# the same stat, which only the settle window tells apart. Where no loop device can be
+	# mounted, the file stays where it is (finer stamps: the same-second step proves less).
+	mkdir -p "$fsd"
+	if truncate -s 8M "$img" && mkfs.ext4 -q -F -I 128 "$img" >/dev/null 2>&1 &&
+		unshare -m sh -c 'mount -o loop "$1" "$2"' sh "$img" "$fsd" 2>/dev/null; then
+		coarse=1
+	else
+		note "no loop-mounted ext4 here: the hosts file stays on $T's file system"
+	fi
+	# the command: a step of requests each time the driver below says go; its end is "done"
+	( exec unshare -m sh -c '
+		if [ "$1" = 1 ]; then mount -o loop "$2" "$3" && cp "$4" "$3/hosts" && mount --bind "$3/hosts" /etc/hosts || exit 1
+		else mount --bind "$4" /etc/hosts || exit 1; fi
+		shift 4; exec "$@"' sh "$coarse" "$img" "$fsd" "$T/hosts" "$SBX" -c "$T/net" -- sh -c '
+		step() { : >"ready.$1"; i=0; while [ ! -e "go.$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; }
+		get() { curl -s -m 20 -o "body.$1" -w "%{http_code}" "http://$2:8000/" >"code.$1" 2>/dev/null; }
+		step 0; get a1 allowed.test; get a2 allowed.test; get a3 also.allowed.test
+		step 1; get b1 allowed.test; get b2 also.allowed.test
+		step 2; get c1 allowed.test
+		step 3; get d1 allowed.test
+		: >done' ) >"$T/bg.out" 2>&1 &
+	pid=$!
+	waitfor() { for i in $(seq 600); do [ -e "$P/$1" ] && return 0; kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+		log_file bg "$T/bg.out"; fail "the sandboxed command never reached $1"; }
+	# put TEXT: the hosts file rewritten in place (the inode stays: the bind follows it), as the
+	# proxy sees it, from inside the sandbox's mount namespace
+	put() { nsenter --mount="/proc/$pid/ns/mnt" sh -c 'printf "%s\n" "$1" >/etc/hosts' sh "$1" || fail "cannot rewrite the hosts file"; }
+	ctime() { nsenter --mount="/proc/$pid/ns/mnt" stat -c %z /etc/hosts; }
+	waitfor ready.0
+	# A settled (its ctime 2 s old as the first request reads it): its text is kept and served again
+	t0=$(nsenter --mount="/proc/$pid/ns/mnt" stat -c %Z /etc/hosts)
+	sleep "$(awk -v t0="$t0" -v now="$(date +%s.%N)" 'BEGIN { d = t0 + 2.5 - now; print d > 0 ? d : 0 }')"
+	: >"$P/go.0"
+	waitfor ready.1
+	put "$hosts_b"
+	: >"$P/go.1"
+	waitfor ready.2
+	# C, then B again, both early in one second
+	while [ "$(date +%N | cut -c1)" -gt 2 ]; do sleep 0.02; done
+	put "$hosts_c"; c2=$(ctime)
+	: >"$P/go.2"
+	waitfor ready.3
+	put "$hosts_b"; c3=$(ctime)
+	: >"$P/go.3"
+	waitfor done
+	wait "$pid"
+	note "hosts file on $( [ "$coarse" = 1 ] && echo "ext4 with whole-second stamps" || echo "$T's file system"); ctime of C $c2, of B again $c3"
+	[ "${c2%%.*}" = "${c3%%.*}" ] || note "C and B were written in different seconds: the same-second step proves less this time"
+	for i in a1 a2 a3 b1 b2 c1 d1; do note "$i: $(cat "$P/code.$i" 2>/dev/null) $(head -c 60 "$P/body.$i" 2>/dev/null)"; done
+	for i in a1 a2 a3; do
+		grep -q hello-from-test-host "$P/body.$i" 2>/dev/null || fail "control: request $i through the unchanged hosts file reached the test host"
+	done
+	grep -q hello-from-second-address "$P/body.b1" 2>/dev/null || fail "allowed.test moved to $nsip2 in the file: the next request still went to the old address"
+	[ "$(cat "$P/code.b2")" != 200 ] && ! grep -q hello "$P/body.b2" 2>/dev/null ||
+		fail "also.allowed.test was removed from the file, yet the next request reached the test host"
+	grep -q hello-from-test-host "$P/body.c1" 2>/dev/null || fail "allowed.test moved back: the next request did not follow"
+	grep -q hello-from-second-address "$P/body.d1" 2>/dev/null ||
+		fail "allowed.test moved again within the same second, the file the same size: the next request used the old text"
+}
+TESTS+=(proxy_hosts_file_changes)

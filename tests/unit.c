@@ -2438,6 +2438,14 @@ test_network_decisions(void)
 			{ "a.github.com", "100.100.100.200", "a cloud metadata address" },
 			{ "a.github.com", "fd00:ec2::254", "a cloud metadata address" },
 			{ "a.github.com", "168.63.129.16", "a cloud metadata address" },
+			/* the edges of ranges that end inside a byte (addr_in_net's mask) */
+			{ "a.github.com", "239.255.255.255", "a multicast address" },
+			{ "a.github.com", "240.0.0.1", NULL },
+			{ "a.github.com", "febf::1", "a link-local address" },
+			{ "a.github.com", "fec0::1", NULL },
+			{ "a.github.com", "169.255.0.1", NULL },
+			{ "a.github.com", "fd00:ec3::1", NULL },
+			{ "a.github.com", "fd00:a9fe:a9fe::2", NULL },
 			{ "a.github.com", "10.99.3.4", "a listed address" },
 			{ "a.github.com", "10.98.3.4", NULL },	/* RFC 1918 is not refused, as srt */
 			{ "a.github.com", "10.200.0.66", "a deny-listed address" },
@@ -2462,6 +2470,40 @@ test_network_decisions(void)
 			got = net_judge_address(&p, cases[i].host, 443, &a, &own);
 			CHECK((got == NULL && cases[i].want == NULL) || (got && cases[i].want && strcmp(got, cases[i].want) == 0),
 			    "judge %s -> %s: got %s, want %s", cases[i].host, cases[i].addr, S(got), S(cases[i].want));
+		}
+		/* every row of the table (parsed once, addr_class): its own first address is its class */
+		for (i = 0; i < LEN(addr_classes); i++) {
+			char a0[64];
+			struct addr a;
+			const char *got;
+
+			snprintf(a0, sizeof(a0), "%.*s", (int)strcspn(addr_classes[i].cidr, "/"), addr_classes[i].cidr);
+			CHECK(addr_parse(a0, &a) == 0, "parse %s", a0);
+			got = net_judge_address(&p, "a.github.com", 443, &a, &own);
+			CHECK(got && strcmp(got, addr_classes[i].class_name) == 0, "the table's %s: got %s", addr_classes[i].cidr, S(got));
+		}
+	}
+	{
+		/* a prefix of k bits: an address differing in bit k (from the top) is outside, in bit k+1 inside */
+		for (int fam = 0; fam < 2; fam++) {
+			const char *base = fam ? "2001:db8:1:2:3:4:5:6" : "10.1.2.3";
+			int bits = fam ? 128 : 32;
+			bool ok = true;
+
+			for (int k = 1; k <= bits && ok; k++) {
+				struct addr a, flip;
+				char net[64], cidr[80];
+
+				addr_parse(base, &a);
+				flip = a;
+				flip.b[(k - 1) / 8] ^= (unsigned char)(0x80 >> ((k - 1) % 8));
+				inet_ntop(fam ? AF_INET6 : AF_INET, flip.b, net, sizeof(net));
+				snprintf(cidr, sizeof(cidr), "%s/%d", net, k);
+				ok = !addr_in_cidr(&a, cidr);
+				snprintf(cidr, sizeof(cidr), "%s/%d", net, k - 1);
+				ok = ok && addr_in_cidr(&a, cidr);
+				CHECK(ok, "%s against %s (bit %d)", base, cidr, k);
+			}
 		}
 	}
 }
@@ -2992,6 +3034,50 @@ test_hosts_file(void)
 	big[sizeof(big) - 1] = '\0';
 	n = hosts_find_in(big, "long.test", first, sizeof(first), SBX_HOSTS_MAX_ADDRS);
 	CHECK(n == -1, "a line longer than musl's buffer: left to getaddrinfo (got %d)", n);
+	{
+		/* the text kept (hosts_open): only a regular file, small, settled; the same file unchanged */
+		struct stat st, other;
+		time_t now = 1700000000;
+
+		memset(&st, 0, sizeof(st));
+		st.st_mode = S_IFREG | 0644;
+		st.st_dev = 8;
+		st.st_ino = 1234;
+		st.st_size = 200;
+		st.st_mtime = now - 60;
+		st.st_ctime = now - 60;
+		CHECK(hosts_may_keep(&st, now), "a small regular file, a minute old: kept");
+		st.st_ctime = now - 1;
+		CHECK(!hosts_may_keep(&st, now), "changed a second ago (ctime): read each time, not kept");
+		st.st_ctime = now - SBX_HOSTS_SETTLE_S;
+		CHECK(hosts_may_keep(&st, now), "settled: kept");
+		st.st_mtime = now;
+		CHECK(!hosts_may_keep(&st, now), "written now (mtime): not kept");
+		st.st_mtime = now + 100;
+		CHECK(!hosts_may_keep(&st, now), "stamped in the future: not kept");
+		st.st_mtime = now - 60;
+		st.st_size = SBX_HOSTS_KEEP_BYTES + 1;
+		CHECK(!hosts_may_keep(&st, now), "over SBX_HOSTS_KEEP_BYTES: not kept");
+		st.st_size = 200;
+		st.st_mode = S_IFIFO | 0644;
+		CHECK(!hosts_may_keep(&st, now), "not a regular file: not kept");
+		st.st_mode = S_IFREG | 0644;
+		other = st;
+		CHECK(hosts_same(&other, &st), "the same stat: the same file, unchanged");
+		other.st_atime = now;
+		other.st_nlink = 2;
+		CHECK(hosts_same(&other, &st), "a read (atime) or a link changes nothing the text depends on");
+		other = st, other.st_ino++;
+		CHECK(!hosts_same(&other, &st), "another inode (replaced by a rename): read again");
+		other = st, other.st_dev++;
+		CHECK(!hosts_same(&other, &st), "another device (a bind mount over it): read again");
+		other = st, other.st_size++;
+		CHECK(!hosts_same(&other, &st), "another size: read again");
+		other = st, other.st_mtime++;
+		CHECK(!hosts_same(&other, &st), "another mtime: read again");
+		other = st, other.st_ctime++;
+		CHECK(!hosts_same(&other, &st), "another ctime (a write, whatever mtime says): read again");
+	}
 	/* a literal is its own answer, the hosts file unread; a name without the file is the thread's */
 	{
 		struct addrinfo *ai = hosts_lookup("192.0.2.7", false), *ai6 = hosts_lookup("2001:db8::7", false);
