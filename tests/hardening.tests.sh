@@ -680,5 +680,10 @@ EOF2
 	run_sbx -- sh -c 'stat -c %i "$TMPDIR"'
 	expect_rc 0
 	stat -c %i "$spares"/* 2>/dev/null | grep -qx "$(head -1 <<<"$OUT")" || fail "control: a default run's untouched TMPDIR was not set aside"
+	# weaker-nested-sandbox shows the host's /proc: its TMPDIR is never set aside either
+	run_sbx --weaker-nested-sandbox -- sh -c 'stat -c %i "$TMPDIR"'
+	expect_rc 0 "a run under weaker-nested-sandbox"
+	stat -c %i "$spares"/* 2>/dev/null | grep -qx "$(head -1 <<<"$OUT")" &&
+		fail "the TMPDIR of a run under weaker-nested-sandbox was set aside as a spare"
 }
 TESTS+=(tmpdir_spares_fd_held)
