@@ -77,7 +77,8 @@
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
  *      and the symlinks it pins and placeholders it binds, capabilities,
- *      the filters, the command started with vfork), 10b the write
+ *      the filters, the command started with vfork, a session's with
+ *      clone(CLONE_VM) on a stack of its own), 10b the write
  *      observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
  *      connection), 10d --check, 10e the platform interface on Linux (the
@@ -16108,13 +16109,62 @@ parse_fd(const char *s)
 	return (int)v;
 }
 
+/* System calls without libc, for a child that shares its parent's memory
+ * and runs beside it: a session's exec (init_start_exec) is started by
+ * clone(CLONE_VM) on a stack of its own, so that init neither copies its
+ * page tables nor waits for the child (vfork would: see there). Until it
+ * execs, that child must write no memory init uses, and libc's wrappers
+ * do: each failure sets errno, which lives in init's thread-local storage
+ * (the child shares its thread pointer), and some keep state (musl's
+ * sigaction marks its handlers). So the child calls the kernel itself:
+ * one instruction, the result or -errno in a register. Where this file
+ * has no such instruction, sys6 is libc's syscall(2) and session execs
+ * are forked (SBX_RAW_SYSCALLS 0). The command of a plain run, started
+ * with vfork while init sleeps, uses the same calls (exec_planned). */
+#if defined(__x86_64__)
+#  define SBX_RAW_SYSCALLS 1
+static inline long
+sys6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	register long r10 __asm__("r10") = d, r8 __asm__("r8") = e, r9 __asm__("r9") = f;
+	long ret;
+
+	/* the kernel's convention: rax the number and the result, rcx and
+	 * r11 lost to the return address and flags */
+	__asm__ volatile ("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+	    : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+#  define SBX_RAW_SYSCALLS 1
+static inline long
+sys6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	register long x8 __asm__("x8") = nr, x0 __asm__("x0") = a, x1 __asm__("x1") = b, x2 __asm__("x2") = c,
+	    x3 __asm__("x3") = d, x4 __asm__("x4") = e, x5 __asm__("x5") = f;
+
+	__asm__ volatile ("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+	return x0;
+}
+#else
+#  define SBX_RAW_SYSCALLS 0
+static long
+sys6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	long r = syscall(nr, a, b, c, d, e, f);
+
+	return r < 0 ? -errno : r;
+}
+#endif
+#define sys3(nr, a, b, c)	sys6((nr), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+
 /* execvp(3), but telling "not found" from "found and not runnable": a
  * directory in PATH that we may not search (EACCES) must not turn a missing
  * command into a 126. In two halves, so that the command's process can be
- * started with vfork: exec_plan_make works out every candidate path (and
- * the `sh FILE ARGS` fallback of each) before the fork, allocating as it
- * likes; exec_planned, in the child, makes system calls only and writes
- * no memory, since a vfork child borrows its parent's until it execs. */
+ * started with vfork or clone(CLONE_VM): exec_plan_make works out every
+ * candidate path (and the `sh FILE ARGS` fallback of each) before, allocating
+ * as it likes; exec_planned, in the child, makes system calls only (sys6)
+ * and writes no memory. */
 struct exec_plan {
 	char **argv;
 	char **cands;		/* the files to try, in PATH's order */
@@ -16162,54 +16212,66 @@ exec_planned(const struct exec_plan *p, char **envp)
 	int found_err = 0;
 
 	if (p->direct) {
-		execve(p->cands[0], p->argv, envp);
-		return errno == ENOTDIR ? ENOENT : errno;
+		int err = -(int)sys3(SYS_execve, p->cands[0], p->argv, envp);
+
+		return err == ENOTDIR ? ENOENT : err;
 	}
 	for (size_t i = 0; i < p->n; i++) {
-		struct stat st;
-		int err;
+		int err = -(int)sys3(SYS_execve, p->cands[i], p->argv, envp);
 
-		execve(p->cands[i], p->argv, envp);
-		if (errno == ENOEXEC)
-			execve("/bin/sh", p->sh[i], envp);
-		err = errno;
+		if (err == ENOEXEC)
+			err = -(int)sys3(SYS_execve, "/bin/sh", p->sh[i], envp);
 		/* it exists here, but will not run (ENOENT: it is not here, or
 		 * its interpreter is not, which reads as not found either way) */
-		if (!found_err && err != ENOENT && stat(p->cands[i], &st) == 0)
+		if (!found_err && err != ENOENT && sys6(SYS_faccessat, AT_FDCWD, (long)p->cands[i], F_OK, 0, 0, 0) == 0)
 			found_err = err;
 	}
 	return found_err ? found_err : ENOENT;
 }
 
-/* In a vforked child: say why it failed, and exit 125. write(2) only:
- * the child shares its parent's memory, stdio's buffers included. */
-static void __attribute__((noreturn))
-child_fail(const char *what, const char *name, int err)
-{
-	const char *parts[] = { progname, ": ", what, name, ": ", strerror(err), "\n" };
+/* Why a command's process did not become the command: a step before
+ * the exec failed (what and name say which), or the exec itself (what
+ * NULL, name the command as asked). */
+struct child_failure { int err; const char *what, *name; };
 
-	for (size_t i = 0; i < LEN(parts); i++)
-		(void)!write(2, parts[i], strlen(parts[i]));
-	_exit(SBX_EXIT_FAILURE);
-}
-
-/* The child's last words when the command could not be run, env(1)'s
- * convention: 127 not found, 126 found but not runnable. write(2) from a
- * stack buffer, and _exit: the caller may be a vfork child. */
-static void __attribute__((noreturn))
-exec_failed(const char *argv0, int err)
+/* The failure's words on fd, env(1)'s convention for the status it
+ * returns: 127 not found, 126 found but not runnable, 125 a step before.
+ * write(2) from a stack buffer: the caller may be a vfork child, whose
+ * memory is its parent's (stdio's buffers included). */
+static int
+child_failure_write(int fd, const struct child_failure *f)
 {
 	char line[PATH_MAX + 256], hint[512];
 	int n;
 
-	n = snprintf(line, sizeof(line), "%s: %s: %s\n", progname, argv0,
-	    err == ENOENT ? "command not found" : strerror(err));
+	if (f->what)
+		n = snprintf(line, sizeof(line), "%s: %s%s: %s\n", progname, f->what, f->name, strerror(f->err));
+	else
+		n = snprintf(line, sizeof(line), "%s: %s: %s\n", progname, f->name,
+		    f->err == ENOENT ? "command not found" : strerror(f->err));
 	if (n > 0)
-		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	if (err == ENOENT && cmd_line_hint(argv0, hint, sizeof(hint)) &&
+		(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	if (f->what)
+		return SBX_EXIT_FAILURE;
+	if (f->err == ENOENT && cmd_line_hint(f->name, hint, sizeof(hint)) &&
 	    (n = snprintf(line, sizeof(line), "%s: hint: %s\n", progname, hint)) > 0)
-		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	_exit(err == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN);
+		(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	return f->err == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN;
+}
+
+/* In a vforked child: say why it failed, and exit 125. */
+static void __attribute__((noreturn))
+child_fail(const char *what, const char *name, int err)
+{
+	_exit(child_failure_write(2, &(struct child_failure){ err, what, name }));
+}
+
+/* The child's last words when the command could not be run (exec_planned's
+ * errno), and its exit. */
+static void __attribute__((noreturn))
+exec_failed(const char *argv0, int err)
+{
+	_exit(child_failure_write(2, &(struct child_failure){ err, NULL, argv0 }));
 }
 
 /* Failures inside the sandbox use die_hint() too: its exit status, 125,
@@ -16797,8 +16859,33 @@ out:
  * session stops: pid 1 going takes its namespace with it. sbx's socket is
  * its one input; it never reads a byte from a command. */
 #define SBX_SESSION_MAX_EXECS	256
+#define SBX_EXEC_STACK		(32 << 10)	/* a session exec's child until it execs (sys6 calls only) */
 
-struct sess_exec { uint32_t id; pid_t pid; };
+/* One exec as init keeps it, from its 'E' until it is reaped. Its child
+ * is started by clone(CLONE_VM) (init_start_exec): it runs in init's
+ * memory, beside init, until it execs, so everything it reads lives
+ * here until the exec is reaped: the request (the strings), the plan's
+ * arrays (made in the exec's own arena, mem), its stack. The buffers are
+ * kept for the slot's next exec: a sequential session's execs fault in no
+ * new page. The child writes only its failure, which init puts into words
+ * on the client's stderr once the child has been reaped. */
+struct sess_exec {
+	uint32_t id;
+	pid_t pid;		/* 0: the slot is free */
+	int err_fd;		/* the client's stderr, for that failure */
+	struct buf req;
+	struct arena_block *mem;
+	char *stack;		/* SBX_EXEC_STACK bytes above a guard page */
+	/* what the child reads */
+	struct exec_plan plan;
+	char **envp;
+	const char *cwd;
+	const sigset_t *old;
+	int fds[3];
+	bool shared;		/* it shares init's memory (false: it was forked) */
+	/* what it writes: why it did not become the command (err 0: it did) */
+	struct child_failure fail;
+};
 
 static void
 init_send_u32s(int ctl, char type, uint32_t a, uint32_t b)
@@ -16809,61 +16896,159 @@ init_send_u32s(int ctl, char type, uint32_t a, uint32_t b)
 		_exit(0);	/* sbx has gone: so does the session */
 }
 
+/* The exec's child could not become the command: said by init once the
+ * child has been reaped (shared memory), or by the child itself. */
+static int
+exec_child_failed(struct sess_exec *x, const char *what, const char *name, int err)
+{
+	x->fail = (struct child_failure){ err, what, name };
+	return x->shared ? (x->fail.what ? SBX_EXIT_FAILURE : err == ENOENT ? SBX_EXIT_NOT_FOUND :
+	    SBX_EXIT_CANNOT_RUN) : child_failure_write(2, &x->fail);
+}
+
+/* The child of a session's exec, from clone(CLONE_VM) to its execve: what
+ * a forked child of init would do, in system calls only (sys6, above),
+ * on its own stack. Its descriptors, signal handlers, directory and
+ * process group are its own (no CLONE_FILES, CLONE_SIGHAND, CLONE_FS);
+ * its memory is init's, non-dumpable like init (the flag is the memory's),
+ * so no process of the sandbox can read or write it before the exec;
+ * init's signals stay blocked in it until the mask is restored, after
+ * the handlers are default again, so none of init's handlers runs in it.
+ * Returns the exit status when it could not exec (libc's clone wrapper
+ * exits with it: no atexit handler of init's runs). */
+static int
+session_exec_child(void *arg)
+{
+	struct sess_exec *x = arg;
+	long dfl[4] = { 0 };	/* struct sigaction as the kernel reads it: SIG_DFL, no flags, no mask */
+	int err;
+
+	for (size_t i = 0; i < LEN(forwarded_signals); i++)
+		sys6(SYS_rt_sigaction, forwarded_signals[i], (long)dfl, 0, 8, 0, 0);
+	sys6(SYS_rt_sigaction, SIGCHLD, (long)dfl, 0, 8, 0, 0);
+	sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)x->old, 0, 8, 0, 0);
+	sys3(SYS_setpgid, 0, 0, 0);
+	/* the client's 0, 1, 2 (received close-on-exec, like init's own
+	 * descriptors, which the command never sees); init's 0-2 are open,
+	 * so none of them is one of 0-2 already */
+	for (int k = 0; k < 3; k++)
+		if ((err = -(int)sys3(SYS_dup3, x->fds[k], k, 0)) > 0)
+			return exec_child_failed(x, "cannot take the client's descriptors", "", err);
+	/* no capabilities to drop: init_serve dropped them all, and a child
+	 * inherits none; no PDEATHSIG to clear: a child never inherits it */
+	if ((err = -(int)sys3(SYS_chdir, x->cwd, 0, 0)) > 0)
+		return exec_child_failed(x, "cannot enter the directory inside the sandbox: ", x->cwd, err);
+	return exec_child_failed(x, NULL, x->plan.argv[0], exec_planned(&x->plan, x->envp));
+}
+
+/* Start one exec: its request (b's memory becomes the slot's), its plan,
+ * its child. */
 static void
-init_start_exec(int ctl, int sfd, const sigset_t *old, const char *body, size_t n, int *fds, int nfd,
-    struct sess_exec *ex)
+init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, struct sess_exec *ex)
 {
 	struct exec_req e;
-	struct exec_plan plan;
+	struct sess_exec *x;
+	struct arena_block *own;
+	struct buf swap;
 	const char *why = "descriptors missing";
 	size_t slot;
 	pid_t pid;
 
-	if (nfd != 3 || exec_req_decode(body, n, &e, &why) < 0) {
+	for (slot = 0; slot < SBX_SESSION_MAX_EXECS && ex[slot].pid; slot++)
+		;
+	if (slot == SBX_SESSION_MAX_EXECS) {
+		if (nfd == 3)
+			(void)!write(fds[2], "sbx: the session runs too many commands at once\n", 49);
+		init_send_u32s(ctl, 'Z', exec_req_decode(b->p, b->n, &e, &why) < 0 ? 0 : e.id, SBX_EXIT_FAILURE);
+		return;
+	}
+	x = &ex[slot];
+	swap = x->req;
+	x->req = *b;
+	*b = swap;
+	/* ARENA: the exec's own, until it is reaped (init_reap_exec) */
+	own = arena_head;
+	arena_head = x->mem;
+	if (nfd != 3 || exec_req_decode(x->req.p, x->req.n, &e, &why) < 0) {
+		x->mem = arena_head;
+		arena_head = own;
 		warnx("session: an exec request refused: %s", why);
 		init_send_u32s(ctl, 'Z', 0, SBX_EXIT_FAILURE);
 		return;
 	}
-	for (slot = 0; slot < SBX_SESSION_MAX_EXECS && ex[slot].pid; slot++)
-		;
-	if (slot == SBX_SESSION_MAX_EXECS) {
-		(void)!write(fds[2], "sbx: the session runs too many commands at once\n", 49);
-		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
-		return;
+	x->plan = exec_plan_make(e.argv, env_value(e.envp, "PATH"));
+	x->mem = arena_head;
+	arena_head = own;
+	x->envp = e.envp;
+	x->cwd = e.cwd;
+	x->old = old;
+	x->fail = (struct child_failure){ 0 };
+	memcpy(x->fds, fds, sizeof(x->fds));
+	if (!x->stack) {
+		char *m = mmap(NULL, SBX_EXEC_STACK + 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+		if (m != MAP_FAILED && mprotect(m, 4096, PROT_NONE) == 0)
+			x->stack = m + 4096;	/* an overflow faults, never writes below */
+		else if (m != MAP_FAILED)
+			munmap(m, SBX_EXEC_STACK + 4096);
 	}
-	plan = exec_plan_make(e.argv, env_value(e.envp, "PATH"));
-	/* SECURITY: fork, not vfork (as a run's command is started). A vfork
+	/* SECURITY: not vfork (as a run's command is started). A vfork
 	 * parent sleeps until its child execs, and here the child is in reach
 	 * of every process of the session: one an earlier exec left running,
 	 * of the same uid in the same pid namespace, can watch for the new
 	 * pid and SIGSTOP it before it execs, and init would sleep for good,
-	 * every later exec with it (found by an attack review; with fork only
-	 * that one exec is stopped, which its own processes could do anyway).
-	 * The child makes system calls only all the same (exec_planned,
-	 * child_fail). */
-	pid = fork();
+	 * every later exec with it (found by an attack review). clone with
+	 * CLONE_VM but not CLONE_VFORK costs what vfork does (no page tables
+	 * copied, no copy-on-write faults on either side: fork cost about 1
+	 * ms more an exec on a VM where faults trap) and init goes on at once;
+	 * a stopped child holds only its own slot. Where the kernel or an
+	 * emulator refuses it (qemu-user takes CLONE_VM only for threads), the
+	 * child is forked, and says its own failure. */
+	x->shared = SBX_RAW_SYSCALLS && x->stack;
+	pid = x->shared ? clone(session_exec_child, x->stack + SBX_EXEC_STACK, CLONE_VM | SIGCHLD, x) : -1;
+	if (pid < 0) {
+		x->shared = false;
+		if ((pid = fork()) == 0)
+			_exit(session_exec_child(x));
+	}
 	if (pid < 0) {
 		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
 		return;
 	}
-	if (pid == 0) {
-		signals_restore(old);
-		setpgid(0, 0);
-		for (int k = 0; k < 3; k++)
-			if (dup2(fds[k], k) < 0)
-				_exit(SBX_EXIT_FAILURE);
-		close(ctl);
-		close(sfd);
-		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-		/* no drop_capabilities: init_serve dropped them all, and a
-		 * child inherits none */
-		if (chdir(e.cwd) < 0)
-			child_fail("cannot enter the directory inside the sandbox: ", e.cwd, errno);
-		exec_failed(e.argv[0], exec_planned(&plan, e.envp));
-	}
 	setpgid(pid, pid);	/* here too: a 'K' may come before the child has run */
-	ex[slot] = (struct sess_exec){ e.id, pid };
+	x->id = e.id;
+	x->pid = pid;
+	x->err_fd = fds[2];
+	fds[2] = -1;		/* kept for the failure's words; the rest init closes */
 	init_send_u32s(ctl, 'S', e.id, (uint32_t)pid);
+}
+
+/* An exec's child has ended: its failure said, its status to sbx, its
+ * slot free. Its memory is kept for the slot's next exec: the request's
+ * buffer, the stack, the arena's first block. */
+static void
+init_reap_exec(int ctl, struct sess_exec *x, int status)
+{
+	uint32_t code = WIFSIGNALED(status) ? 128 + (uint32_t)WTERMSIG(status) : (uint32_t)WEXITSTATUS(status);
+
+	if (x->fail.err)
+		child_failure_write(x->err_fd, &x->fail);
+	close(x->err_fd);
+	while (x->mem && x->mem->next) {
+		struct arena_block *next = x->mem->next;
+
+		free(x->mem);
+		x->mem = next;
+	}
+	if (x->mem)
+		x->mem->used = 0;
+	if (x->req.cap > 65536) {	/* a long request's buffer is not kept */
+		free(x->req.p);
+		x->req = (struct buf){ 0 };
+	}
+	x->pid = 0;
+	init_send_u32s(ctl, 'Z', x->id, code);
 }
 
 static void __attribute__((noreturn))
@@ -16888,7 +17073,7 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 
 		if (poll(pfd, 2, -1) < 0)
 			continue;
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		while (pfd[1].revents && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			int status;
 			pid_t pid;
 
@@ -16896,11 +17081,8 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 				continue;	/* the session's own end comes as SIGKILL to pid 1 of bwrap's */
 			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 				for (size_t k = 0; k < SBX_SESSION_MAX_EXECS; k++)
-					if (ex[k].pid == pid) {
-						init_send_u32s(ctl, 'Z', ex[k].id, WIFSIGNALED(status) ?
-						    128 + (uint32_t)WTERMSIG(status) : (uint32_t)WEXITSTATUS(status));
-						ex[k].pid = 0;
-					}
+					if (ex[k].pid == pid)
+						init_reap_exec(ctl, &ex[k], status);
 		}
 		if (pfd[0].revents) {
 			int fds[3], nfd = 0, type;
@@ -16910,7 +17092,7 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 			if (type < 0)
 				_exit(0);	/* sbx has gone: the session ends */
 			if (type == 'E') {
-				init_start_exec(ctl, sfd, old, b.p, b.n, fds, nfd, ex);
+				init_start_exec(ctl, old, &b, fds, nfd, ex);
 			} else if (type == 'K' && b.n == 8) {
 				uint32_t v[2];
 
@@ -16920,7 +17102,8 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 						kill(-ex[k].pid, (int)v[1]);
 			}
 			for (int k = 0; k < nfd; k++)
-				close(fds[k]);
+				if (fds[k] >= 0)
+					close(fds[k]);
 			arena_release(mark);
 		}
 	}
@@ -17662,6 +17845,11 @@ static struct session {
 	int64_t tidy_at;		/* tidying waits until then (session_tidy) */
 	int tidier;			/* the pipe to sbx-tidy (session_tidier_start), or -1 */
 	pid_t tidier_pid;
+	/* the messages received and the one being built, kept from one to
+	 * the next (session_buf_done): musl maps and unmaps a buffer of a few
+	 * pages for each malloc and free, two of each and their page faults
+	 * an exec on a VM where every fault traps */
+	struct buf in, out;
 } sess = { .lfd = -1, .ready_fd = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true, .tidier = -1 };
 
 struct run;
@@ -18970,11 +19158,25 @@ session_env(const struct run *r, char *const *client, const char *tmpdir)
 	return (char **)out.v;
 }
 
+/* A message buffer of the daemon's, done with: kept for the next (sess.in,
+ * sess.out), unless a long message made it large. */
+static void
+session_buf_done(struct buf *b)
+{
+	b->n = 0;
+	if (b->cap > 65536) {
+		free(b->p);
+		*b = (struct buf){ 0 };
+	}
+}
+
 /* The tidier (sbx-tidy): a child of the daemon that removes the TMPDIRs
  * of ended execs. An rmdir on a filesystem mounted `discard` waits for the
  * device (0.1 to 0.3 ms here, in D state), and a daemon waiting there
  * holds every exec's status and every observer event behind it; so the
- * daemon writes the path to a pipe and goes on. The tidier removes only an
+ * daemon writes the path to a pipe and goes on, when it has nothing else
+ * to do (session_tidy: not as a client wakes to its status, when the
+ * tidier would wake beside it on a 2-CPU machine). The tidier removes only an
  * exec-N directly below the session's TMPDIR base (what it is sent is
  * checked, not trusted, though only the daemon writes the pipe), and ends
  * when the pipe does (session_end waits for it) or with the daemon
@@ -19048,11 +19250,11 @@ session_client_close(struct sess_client *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
-	if (c->tmpdir && session_tidier_take(c->tmpdir)) {
-		;	/* removed by sbx-tidy */
-	} else if (c->tmpdir && sess.ntrash < LEN(sess.trash)) {
-		sess.trash[sess.ntrash++] = c->tmpdir;	/* removed as soon as the daemon is idle */
+	if (c->tmpdir && sess.ntrash < LEN(sess.trash)) {
+		sess.trash[sess.ntrash++] = c->tmpdir;	/* to sbx-tidy as soon as the daemon is idle */
 		c->tmpdir = NULL;
+	} else if (c->tmpdir && session_tidier_take(c->tmpdir)) {
+		;	/* removed by sbx-tidy */
 	} else if (c->tmpdir) {
 		rm_tree(c->tmpdir);
 	}
@@ -19068,7 +19270,8 @@ session_client_close(struct sess_client *c)
  * `discard` an rmdir frees the directory's block with a synchronous
  * discard (0.1 to 0.2 ms each, measured; more than the rest of an exec's
  * work in the daemon). So the next exec's TMPDIR is made ahead, and an
- * ended exec's is removed, each while the daemon has nothing else to do
+ * ended exec's is handed to sbx-tidy (or removed here when it cannot
+ * take it), each while the daemon has nothing else to do
  * (run_supervise calls this when poll finds nothing ready: one step a
  * call, so an exec that comes meanwhile waits for one step at most).
  * "Nothing else to do" is the time an exec's command runs (sess.tidy_at
@@ -19108,7 +19311,8 @@ session_tidy(const struct run *r, bool now)
 	} else if (sess.ntrash) {
 		char *t = sess.trash[--sess.ntrash];
 
-		rm_tree(t);
+		if (!session_tidier_take(t))
+			rm_tree(t);
 		free(t);
 	}
 	return sess.ntrash > 0 || (sess.want_spare && !sess.spare);
@@ -19120,7 +19324,7 @@ static void
 session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *fds, int nfd)
 {
 	struct exec_req e;
-	struct buf body = { 0 }, cmdline = { 0 };
+	struct buf cmdline = { 0 };
 	const char *why = "descriptors missing";
 
 	if (nfd != 3 || c->id || exec_req_decode(b->p, b->n, &e, &why) < 0 || (e.id && (why = "an id from a client"))) {
@@ -19149,10 +19353,11 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	}
 	buf_putc(&cmdline, '\0');
 	c->cmdline = cmdline.p;
-	exec_req_encode(&e, &body);
-	if (frame_send(r->ctl, 'E', body.p, body.n, fds, 3) < 0)
+	sess.out.n = 0;
+	exec_req_encode(&e, &sess.out);
+	if (frame_send(r->ctl, 'E', sess.out.p, sess.out.n, fds, 3) < 0)
 		warnx("session: sbx-init did not take exec %u: %s", (unsigned)c->id, strerror(errno));
-	free(body.p);
+	session_buf_done(&sess.out);
 	sess.execs++;
 	sess.idle_since = 0;
 }
@@ -19302,24 +19507,24 @@ session_report(const struct run *r, const struct sess_client *c, struct buf *out
 static void
 session_from_init(struct run *r)
 {
-	struct buf b = { 0 };
-	int fds[1], nfd, type = frame_recv(r->ctl, &b, fds, 1, &nfd);
+	int fds[1], nfd, type = frame_recv(r->ctl, &sess.in, fds, 1, &nfd);
 	uint32_t v[2];
 
 	if (type < 0) {
 		close(r->ctl);	/* init has gone: the sandbox ends with it */
 		r->ctl = -1;
-		free(b.p);
+		session_buf_done(&sess.in);
 		return;
 	}
-	if (b.n != 8) {
-		free(b.p);
+	if (sess.in.n != 8) {
+		session_buf_done(&sess.in);
 		return;
 	}
-	memcpy(v, b.p, 8);
+	memcpy(v, sess.in.p, 8);
+	session_buf_done(&sess.in);
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++) {
 		struct sess_client *c = &sess.c[i];
-		struct buf out = { 0 };
+		struct buf *out = &sess.out;
 
 		if (!c->id || c->id != v[0])
 			continue;
@@ -19336,17 +19541,17 @@ session_from_init(struct run *r)
 			run_take_observations(r, 0);
 			if (r->report >= 0)
 				net_log_drain(r->netlog, r->report);
-			put_u32(&out, v[1]);
-			session_report(r, c, &out);
+			out->n = 0;
+			put_u32(out, v[1]);
+			session_report(r, c, out);
 			if (c->fd >= 0)
-				frame_send(c->fd, 'Z', out.p, out.n, NULL, 0);
+				frame_send(c->fd, 'Z', out->p, out->n, NULL, 0);
 			sess.tidy_at = now_ms() + SBX_SESSION_TIDY_DEFER_MS;	/* after the client has gone */
-			free(out.p);
+			session_buf_done(out);
 			session_client_close(c);
 			session_release_held(NULL);	/* it may have been the last one not started */
 		}
 	}
-	free(b.p);
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].id)
 			return;
@@ -19357,7 +19562,7 @@ session_from_init(struct run *r)
 static void
 session_from_client(struct run *r, struct sess_client *c)
 {
-	struct buf b = { 0 };
+	struct buf b = sess.in;	/* the daemon's buffer, given back below */
 	int fds[3], nfd, type = frame_recv(c->fd, &b, fds, 3, &nfd);
 
 	if (type < 0) {	/* it went: its command is hung up on, as a terminal's would be */
@@ -19387,7 +19592,8 @@ session_from_client(struct run *r, struct sess_client *c)
 	}
 	for (int k = 0; k < nfd; k++)
 		close(fds[k]);	/* init has its own copies now */
-	free(b.p);
+	sess.in = b;
+	session_buf_done(&sess.in);
 }
 
 /* A client of the session's socket: only this uid (SO_PEERCRED). */

@@ -5,7 +5,7 @@
 # sess_start NAME [ARGS...]: start session NAME (policy: write the project only); SESS=NAME
 sess_start() {
 	SESS=$1-$$-$RANDOM; shift
-	printf 'allow-write %s\n' "$P" >"$T/sess.policy"
+	printf 'allow-write %s\n%s' "$P" "${SESS_POLICY_EXTRA:-}" >"$T/sess.policy"
 	printf '$ sbx session start --name %s %s\n' "$SESS" "$*"
 	timeout -k 5 "$TMO" "$SBX" session start -c "$T/sess.policy" --name "$SESS" "$@" >"$T/start.out" 2>"$T/start.err" ||
 		fail "session start: exit $?: $(cat "$T/start.err")"
@@ -309,7 +309,27 @@ plain: $plain_rep"
 	rm -f "$P/inside.txt" "$P/locked.txt"
 }
 TESTS+=(session_denies_match_plain_run)
-t_session_stopped_exec_holds_nothing() { # a process an exec leaves running SIGSTOPs the next exec's child before it execs: only that exec waits, the session serves the next (sbx-init forks, not vforks, a session's exec)
+t_session_exec_failures() { # a command that cannot start says why, with a plain run's words and statuses: not found 127 (with the hint for a command line), not runnable 126, a directory the sandbox hides 125 (said by sbx-init once the child, which shares its memory, has ended)
+	mkdir -p "$O/hidden/sub"
+	SESS_POLICY_EXTRA="deny-read $O/hidden"$'\n' sess_start fails
+	sx nosuchcommand-here; expect_rc 127 "not found"; expect_contains "$ERR" "nosuchcommand-here: command not found" "not found says so"
+	sx 'ls -l'; expect_rc 127 "a command line as one word"
+	expect_contains "$ERR" "hint: to run a command line, use: sbx ... -- sh -c 'ls -l'" "the hint"
+	printf 'echo hi\n' >"$P/not-executable"; chmod 644 "$P/not-executable"
+	sx "$P/not-executable"; expect_rc 126 "not runnable"
+	expect_contains "$ERR" "$P/not-executable: Permission denied" "not runnable says why"
+	local here=$PWD
+	[ -d "$O/hidden/sub" ] || fail "control: the directory is there outside"
+	cd "$O/hidden/sub" || fail "cd"
+	sx pwd; cd "$here" || fail "cd back"
+	expect_rc 125 "a directory hidden inside"
+	expect_contains "$ERR" "cannot enter the directory inside the sandbox: $O/hidden/sub: No such file or directory" "says which"
+	# and the session still serves, its next exec in the slot the failures used
+	sx sh -c 'echo fine'; expect_rc 0 "after the failures"; [ "$OUT" = fine ] || fail "after the failures: $OUT"
+}
+TESTS+=(session_exec_failures)
+
+t_session_stopped_exec_holds_nothing() { # a process an exec leaves running SIGSTOPs the next exec's child before it execs: only that exec waits, the session serves the next (sbx-init starts it with clone(CLONE_VM), not vfork), and the stopped child's memory, which is init's, cannot be read, written or traced
 	sess_start stopper
 	# the attacker: an exec's background process, watching for new pids inside
 	sx sh -c "\"$PROBE\" stop_new 60 sbx-init >\"$P/stopper.out\" 2>&1 &"
@@ -321,6 +341,15 @@ t_session_stopped_exec_holds_nothing() { # a process an exec leaves running SIGS
 	done
 	printf "watcher: %s after %s execs\n" "${caught:-$(cat "$P/stopper.out" 2>/dev/null)}" "$i"
 	[ -n "$caught" ] || skip "the watcher never caught an exec's child before its execve in 40 tries (a race it must win to test anything)"
+	# until it execs, the child shares sbx-init's memory: whoever could write it would be init
+	case "$caught" in *control=ok*) ;; *) fail "control: the watcher could not open the memory of a child of its own ($caught)" ;; esac
+	local field
+	for field in mem vmread ptrace; do
+		case " $caught " in
+		*" $field=EPERM "* | *" $field=EACCES "* | *" $field=ENOSYS "*) ;;
+		*) fail "the stopped child's memory (sbx-init's) was not refused to $field: $caught" ;;
+		esac
+	done
 	# the attack worked on one exec; the session must still serve
 	timeout -k 2 10 "$SBX" exec "$SESS" -- echo still-serving >"$T/after.out" 2>"$T/after.err"
 	RC=$?

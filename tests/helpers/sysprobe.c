@@ -26,6 +26,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+static long stop_new_probe;	/* an address to read in another process (stop_new) */
+
 static const char *
 errname(int e)
 {
@@ -215,7 +217,14 @@ main(int argc, char **argv)
 			pthread_join(t[i], NULL);
 		return report(0);
 	}
-	if (!strcmp(op, "stop_new")) {	/* stop_new SECONDS COMM: SIGSTOP the first new process named COMM */
+	/* stop_new SECONDS COMM: SIGSTOP the first new process named COMM, then
+	 * try to reach its memory: /proc/PID/mem for writing, process_vm_readv,
+	 * ptrace. Prints "ok:stopped PID mem=R vmread=R ptrace=R control=R",
+	 * each R "ok" or an errno name; control is /proc/CHILD/mem of a child
+	 * of our own, which must work (the attempts can succeed here). A
+	 * session's exec shares sbx-init's memory until it execs (clone with
+	 * CLONE_VM): reaching it would be reaching init. */
+	if (!strcmp(op, "stop_new")) {
 		time_t end = time(NULL) + atoi(a1);
 		int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY), last = -1;
 		char buf[32], path[64], comm[32];
@@ -244,7 +253,33 @@ main(int argc, char **argv)
 				if (n > 0 && comm[n - 1] == '\n')
 					n--;
 				if (n > 0 && (comm[n] = '\0', !strcmp(comm, argv[3]))) {
-					printf("ok:stopped %d\n", pid);
+					char word[8];
+					struct iovec local = { word, sizeof(word) }, remote = { (void *)&stop_new_probe, sizeof(word) };
+					int mfd, mem, vm, pt, ctl;
+					pid_t own = fork();
+
+					if (own == 0) {
+						pause();
+						_exit(0);
+					}
+					snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+					mfd = open(path, O_RDWR);
+					mem = mfd >= 0 ? 0 : errno;
+					if (mfd >= 0)
+						close(mfd);
+					vm = process_vm_readv(pid, &local, 1, &remote, 1, 0) >= 0 ? 0 : errno;
+					pt = ptrace(PTRACE_ATTACH, pid, NULL, NULL) == 0 ? 0 : errno;
+					snprintf(path, sizeof(path), "/proc/%d/mem", (int)own);
+					mfd = own > 0 ? open(path, O_RDWR) : -1;
+					ctl = mfd >= 0 ? 0 : errno;
+					if (mfd >= 0)
+						close(mfd);
+					if (own > 0)
+						kill(own, SIGKILL);
+					printf("ok:stopped %d mem=%s", pid, mem ? errname(mem) : "ok");
+					printf(" vmread=%s", vm ? errname(vm) : "ok");
+					printf(" ptrace=%s", pt ? errname(pt) : "ok");
+					printf(" control=%s\n", ctl ? errname(ctl) : "ok");
 					return 0;
 				}
 				kill(pid, SIGCONT);
