@@ -16234,29 +16234,47 @@ exec_planned(const struct exec_plan *p, char **envp)
  * NULL, name the command as asked). */
 struct child_failure { int err; const char *what, *name; };
 
-/* The failure's words on fd, env(1)'s convention for the status it
- * returns: 127 not found, 126 found but not runnable, 125 a step before.
- * write(2) from a stack buffer: the caller may be a vfork child, whose
+#define SBX_FAILURE_WORDS_MAX	(PATH_MAX + 1024)
+
+/* The failure in words (a line, and a hint when there is one) into out,
+ * which has SBX_FAILURE_WORDS_MAX bytes; returns their length. On the
+ * stack and snprintf's only: the caller may be a vfork child, whose
  * memory is its parent's (stdio's buffers included). */
-static int
-child_failure_write(int fd, const struct child_failure *f)
+static size_t
+child_failure_words(const struct child_failure *f, char *out)
 {
-	char line[PATH_MAX + 256], hint[512];
+	char hint[512];
+	size_t cap = SBX_FAILURE_WORDS_MAX, k;
 	int n;
 
 	if (f->what)
-		n = snprintf(line, sizeof(line), "%s: %s%s: %s\n", progname, f->what, f->name, strerror(f->err));
+		n = snprintf(out, cap, "%s: %s%s: %s\n", progname, f->what, f->name, strerror(f->err));
 	else
-		n = snprintf(line, sizeof(line), "%s: %s: %s\n", progname, f->name,
+		n = snprintf(out, cap, "%s: %s: %s\n", progname, f->name,
 		    f->err == ENOENT ? "command not found" : strerror(f->err));
-	if (n > 0)
-		(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	if (f->what)
-		return SBX_EXIT_FAILURE;
-	if (f->err == ENOENT && cmd_line_hint(f->name, hint, sizeof(hint)) &&
-	    (n = snprintf(line, sizeof(line), "%s: hint: %s\n", progname, hint)) > 0)
-		(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	return f->err == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN;
+	k = n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+	if (!f->what && f->err == ENOENT && cmd_line_hint(f->name, hint, sizeof(hint)) &&
+	    (n = snprintf(out + k, cap - k, "%s: hint: %s\n", progname, hint)) > 0)
+		k += (size_t)n < cap - k ? (size_t)n : cap - k - 1;
+	return k;
+}
+
+/* env(1)'s convention: 127 not found, 126 found but not runnable, 125 a
+ * step before the exec failed. */
+static int
+child_failure_status(const struct child_failure *f)
+{
+	return f->what ? SBX_EXIT_FAILURE : f->err == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN;
+}
+
+/* The failure's words on fd (write(2) only); returns the status. */
+static int
+child_failure_write(int fd, const struct child_failure *f)
+{
+	char words[SBX_FAILURE_WORDS_MAX];
+
+	(void)!write(fd, words, child_failure_words(f, words));
+	return child_failure_status(f);
 }
 
 /* In a vforked child: say why it failed, and exit 125. */
@@ -16868,11 +16886,10 @@ out:
  * arrays (made in the exec's own arena, mem), its stack. The buffers are
  * kept for the slot's next exec: a sequential session's execs fault in no
  * new page. The child writes only its failure, which init puts into words
- * on the client's stderr once the child has been reaped. */
+ * once the child has been reaped (init_reap_exec). */
 struct sess_exec {
 	uint32_t id;
 	pid_t pid;		/* 0: the slot is free */
-	int err_fd;		/* the client's stderr, for that failure */
 	struct buf req;
 	struct arena_block *mem;
 	char *stack;		/* SBX_EXEC_STACK bytes above a guard page */
@@ -16896,14 +16913,14 @@ init_send_u32s(int ctl, char type, uint32_t a, uint32_t b)
 		_exit(0);	/* sbx has gone: so does the session */
 }
 
-/* The exec's child could not become the command: said by init once the
- * child has been reaped (shared memory), or by the child itself. */
+/* The exec's child could not become the command: put into words by init
+ * once the child has been reaped (shared memory), or by the child itself
+ * (forked). */
 static int
 exec_child_failed(struct sess_exec *x, const char *what, const char *name, int err)
 {
 	x->fail = (struct child_failure){ err, what, name };
-	return x->shared ? (x->fail.what ? SBX_EXIT_FAILURE : err == ENOENT ? SBX_EXIT_NOT_FOUND :
-	    SBX_EXIT_CANNOT_RUN) : child_failure_write(2, &x->fail);
+	return x->shared ? child_failure_status(&x->fail) : child_failure_write(2, &x->fail);
 }
 
 /* The child of a session's exec, from clone(CLONE_VM) to its execve: what
@@ -17019,22 +17036,29 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	setpgid(pid, pid);	/* here too: a 'K' may come before the child has run */
 	x->id = e.id;
 	x->pid = pid;
-	x->err_fd = fds[2];
-	fds[2] = -1;		/* kept for the failure's words; the rest init closes */
 	init_send_u32s(ctl, 'S', e.id, (uint32_t)pid);
 }
 
-/* An exec's child has ended: its failure said, its status to sbx, its
- * slot free. Its memory is kept for the slot's next exec: the request's
- * buffer, the stack, the arena's first block. */
+/* An exec's child has ended: its status to sbx ('Z'), with the words of
+ * its failure when it could not become the command, its slot free. The
+ * words go with the status, for the client to print: init never writes
+ * to a client's descriptor, which a process inside that shares it (a
+ * terminal, a pipe) could have filled, and init would wait there for
+ * good, every exec with it. The exec's memory is kept for the slot's
+ * next one: the request's buffer, the stack, the arena's first block. */
 static void
 init_reap_exec(int ctl, struct sess_exec *x, int status)
 {
 	uint32_t code = WIFSIGNALED(status) ? 128 + (uint32_t)WTERMSIG(status) : (uint32_t)WEXITSTATUS(status);
+	char msg[8 + SBX_FAILURE_WORDS_MAX];
+	size_t n = 8;
 
+	memcpy(msg, &x->id, 4);
+	memcpy(msg + 4, &code, 4);
 	if (x->fail.err)
-		child_failure_write(x->err_fd, &x->fail);
-	close(x->err_fd);
+		n += child_failure_words(&x->fail, msg + 8);
+	if (frame_send(ctl, 'Z', msg, n, NULL, 0) < 0)
+		_exit(0);	/* sbx has gone: so does the session */
 	while (x->mem && x->mem->next) {
 		struct arena_block *next = x->mem->next;
 
@@ -17048,7 +17072,6 @@ init_reap_exec(int ctl, struct sess_exec *x, int status)
 		x->req = (struct buf){ 0 };
 	}
 	x->pid = 0;
-	init_send_u32s(ctl, 'Z', x->id, code);
 }
 
 static void __attribute__((noreturn))
@@ -17102,8 +17125,7 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 						kill(-ex[k].pid, (int)v[1]);
 			}
 			for (int k = 0; k < nfd; k++)
-				if (fds[k] >= 0)
-					close(fds[k]);
+				close(fds[k]);
 			arena_release(mark);
 		}
 	}
@@ -19516,12 +19538,14 @@ session_from_init(struct run *r)
 		session_buf_done(&sess.in);
 		return;
 	}
-	if (sess.in.n != 8) {
+	/* 'S' is an exec's id and pid; 'Z' its id and status, then the words
+	 * of its failure when it could not start (init_reap_exec): at most a
+	 * line and a hint, printed by the client as the command's stderr */
+	if (sess.in.n != 8 && (type != 'Z' || sess.in.n < 8 || sess.in.n > 8 + SBX_FAILURE_WORDS_MAX)) {
 		session_buf_done(&sess.in);
 		return;
 	}
 	memcpy(v, sess.in.p, 8);
-	session_buf_done(&sess.in);
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++) {
 		struct sess_client *c = &sess.c[i];
 		struct buf *out = &sess.out;
@@ -19543,6 +19567,7 @@ session_from_init(struct run *r)
 				net_log_drain(r->netlog, r->report);
 			out->n = 0;
 			put_u32(out, v[1]);
+			buf_putn(out, sess.in.p + 8, sess.in.n - 8);
 			session_report(r, c, out);
 			if (c->fd >= 0)
 				frame_send(c->fd, 'Z', out->p, out->n, NULL, 0);
@@ -19552,6 +19577,7 @@ session_from_init(struct run *r)
 			session_release_held(NULL);	/* it may have been the last one not started */
 		}
 	}
+	session_buf_done(&sess.in);
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].id)
 			return;

@@ -329,6 +329,33 @@ t_session_exec_failures() { # a command that cannot start says why, with a plain
 }
 TESTS+=(session_exec_failures)
 
+t_session_full_stderr_holds_nothing() { # a process an exec leaves running fills the stderr that later execs share (a pipe nobody drains): an exec that then cannot start has its words printed by its own client, never by sbx-init, so only that client waits and the session serves the next
+	sess_start fullerr
+	mkfifo "$T/err.fifo"
+	exec 7<>"$T/err.fifo"	# read-write: a writer never meets EPIPE, and nobody reads
+	# the attacker: left running by one exec, it fills the shared stderr and blocks there
+	timeout -k 2 10 "$SBX" exec "$SESS" -- sh -c 'head -c 1000000 /dev/zero >&2 & echo started' 2>&7 >"$T/a.out"
+	[ "$(cat "$T/a.out")" = started ] || { exec 7>&-; fail "the filler did not start"; }
+	sleep 0.5
+	# control: the pipe is full (a write that must not block fails at once)
+	python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_WRONLY|os.O_NONBLOCK)
+try: os.write(fd, b"x"); print("room")
+except BlockingIOError: print("full")' "$T/err.fifo" >"$T/probe.out" 2>&1
+	[ "$(cat "$T/probe.out")" = full ] || { exec 7>&-; fail "control: the shared stderr is full: $(cat "$T/probe.out")"; }
+	# an exec that cannot start, with that stderr: its words have nowhere to go
+	timeout -k 2 3 "$SBX" exec "$SESS" -- no-such-command-here 2>&7 >/dev/null
+	local brc=$?
+	exec 7>&-
+	# the session still serves (with init writing the words itself, it waited on the pipe for good)
+	timeout -k 2 10 "$SBX" exec "$SESS" -- echo still-serving >"$T/after.out" 2>"$T/after.err"
+	RC=$?
+	[ "$RC" = 0 ] && [ "$(cat "$T/after.out")" = still-serving ] ||
+		fail "after an exec whose stderr was full, the next exec did not run (rc=$RC: $(cat "$T/after.err")): sbx-init waits on that stderr"
+	case $brc in 124 | 127 | 137) ;; *) fail "the exec that could not start: rc=$brc" ;; esac	# its client waits on its own stderr, or ends
+	sx no-such-command-here; expect_rc 127 "control: not found"; expect_contains "$ERR" "command not found" "control: its words, with a stderr that is read"
+}
+TESTS+=(session_full_stderr_holds_nothing)
+
 t_session_stopped_exec_holds_nothing() { # a process an exec leaves running SIGSTOPs the next exec's child before it execs: only that exec waits, the session serves the next (sbx-init starts it with clone(CLONE_VM), not vfork), and the stopped child's memory, which is init's, cannot be read, written or traced
 	sess_start stopper
 	# the attacker: an exec's background process, watching for new pids inside
