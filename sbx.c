@@ -16865,11 +16865,9 @@ out:
 	return rc;
 }
 
-/* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
- * not nest, a plain child). Never returns. */
 /* Session mode (10f): sbx-init starts no command of its own. For each
  * exec sbx sends ('E', with the client's stdin, stdout and stderr) it
- * forks one as it would the command (its own process group, no
+ * starts one as it would the command (its own process group, no
  * capabilities, under the filters it inherits), says it started ('S' with
  * its pid, which is its group) and ended ('Z' with its status), and passes
  * signals on ('K'). What the execs leave running (a dev server started in
@@ -17084,8 +17082,8 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 	if (sfd < 0)
 		_exit(SBX_EXIT_FAILURE);
 	/* SECURITY: init holds no capability from here on (bounding set,
-	 * ambient, effective, permitted): serving needs none (fork, setpgid,
-	 * kill within its uid, waitpid), so what it forks inherits none and
+	 * ambient, effective, permitted): serving needs none (clone, setpgid,
+	 * kill within its uid, waitpid), so what it starts inherits none and
 	 * each exec skips a drop of ~80 prctl calls; and a command that
 	 * found a way into init would find nothing to use. */
 	if (drop_capabilities() < 0)
@@ -17131,6 +17129,8 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 	}
 }
 
+/* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
+ * not nest, a plain child). Never returns. */
 static void __attribute__((noreturn))
 inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
@@ -19033,7 +19033,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  *   sbx session start -c POLICY --name NAME
  *     '- the daemon: this sbx (setsid; stderr to ROOT/sessions/NAME.log)
  *          |- bwrap -> sbx --inner -> sbx-init (pid 1 inside, filtered; init_serve)
- *          |                              '- each exec: fork, its own group, execve
+ *          |                              '- each exec: clone(CLONE_VM), its own group, execve
  *          |- the proxy (on the first connection) and the write observer, as a run's
  *          |- sbx-tidy: removes ended execs' TMPDIRs, so the daemon never waits
  *          |  in an rmdir

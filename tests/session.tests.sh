@@ -122,7 +122,7 @@ TESTS+=(session_socket_private)
 
 t_session_many_execs() { # 1000 sequential execs and 16 at once: no descriptor, memory or process left behind by the daemon or sbx-init
 	sess_start many
-	local init fds0 fds1 ifds0 ifds1 rss0 rss1 procs0 procs1 i
+	local init fds0 fds1 ifds0 ifds1 rss0 rss1 irss0 irss_seq irss1 procs0 procs1 i
 	sx true; expect_rc 0 "the first exec"
 	init=
 	for p in $(pgrep -x sbx-init); do	# the session's: the one whose ancestors hold the daemon
@@ -133,16 +133,23 @@ t_session_many_execs() { # 1000 sequential execs and 16 at once: no descriptor, 
 	[ -n "$init" ] || fail "no sbx-init under the session's daemon"
 	fds0=$(ls "/proc/$SESS_PID/fd" | wc -l); rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$SESS_PID/status")
 	ifds0=$(ls "/proc/$init/fd" 2>/dev/null | wc -l); procs0=$(sess_procs)
+	irss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$init/status")
 	for i in $(seq 1000); do
 		"$SBX" exec "$SESS" -- true || fail "exec $i failed: exit $?"
 	done
+	# sbx-init keeps an exec's memory (request, plan, stack) for its slot's next: one slot here
+	irss_seq=$(awk '/^VmRSS/ { print $2 }' "/proc/$init/status")
 	for i in $(seq 16); do "$SBX" exec "$SESS" -- sh -c "sleep 0.5; echo $i" >"$T/par.$i" & done
 	wait
 	for i in $(seq 16); do [ "$(cat "$T/par.$i")" = "$i" ] || fail "concurrent exec $i: $(cat "$T/par.$i")"; done
 	sleep 0.3
 	fds1=$(ls "/proc/$SESS_PID/fd" | wc -l); rss1=$(awk '/^VmRSS/ { print $2 }' "/proc/$SESS_PID/status")
 	ifds1=$(ls "/proc/$init/fd" 2>/dev/null | wc -l); procs1=$(sess_procs)
-	note "daemon fds $fds0 -> $fds1, RSS $rss0 -> $rss1 KiB; sbx-init fds $ifds0 -> $ifds1; processes $procs0 -> $procs1"
+	irss1=$(awk '/^VmRSS/ { print $2 }' "/proc/$init/status")
+	note "daemon fds $fds0 -> $fds1, RSS $rss0 -> $rss1 KiB; sbx-init fds $ifds0 -> $ifds1, RSS $irss0 -> $irss_seq (1000 in turn) -> $irss1 KiB (16 at once); processes $procs0 -> $procs1"
+	[ -n "$irss0" ] && [ -n "$irss_seq" ] && [ -n "$irss1" ] || fail "control: sbx-init's memory read"
+	[ "$irss_seq" -le $((irss0 + 256)) ] || fail "sbx-init's memory grew over 1000 execs in turn: $irss0 -> $irss_seq KiB"
+	[ "$irss1" -le $((irss0 + 2048)) ] || fail "sbx-init's memory after 16 execs at once: $irss0 -> $irss1 KiB"
 	[ "$fds1" = "$fds0" ] || fail "the daemon's descriptors: $fds0 before, $fds1 after 1016 execs"
 	[ "$ifds1" = "$ifds0" ] || fail "sbx-init's descriptors: $ifds0 before, $ifds1 after"
 	[ "$rss1" -le $((rss0 + 2048)) ] || fail "the daemon's memory grew: $rss0 -> $rss1 KiB"
