@@ -13492,9 +13492,16 @@ open_parent_nofollow(const char *path, const char **name)
 }
 
 /* Remove a tree without following symlinks: the command wrote it (its
- * private TMPDIR). */
+ * private TMPDIR). One descriptor and one directory stream a level, so
+ * the depth is bounded (SBX_RM_TREE_DEPTH): a subtree below that is
+ * moved up into the top directory (renameat between two descriptors
+ * held: no path is followed) and removed by the next pass. A command
+ * that made a tree deeper than any bound leaves nothing behind either. */
+#define SBX_RM_TREE_DEPTH	128
+#define SBX_RM_TREE_PASSES	8192	/* a tree 1M directories deep; a racer's work is bounded */
+
 static void
-rm_tree_at(int parent, const char *name, int depth)
+rm_tree_at(int parent, const char *name, int depth, int top, unsigned *moved)
 {
 	int fd;
 	DIR *d;
@@ -13502,8 +13509,14 @@ rm_tree_at(int parent, const char *name, int depth)
 
 	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
 		return;
-	if (depth > 256)
+	if (depth > SBX_RM_TREE_DEPTH) {
+		char up[32];
+
+		snprintf(up, sizeof(up), ".sbx-deep-%u", *moved);
+		if (renameat(parent, name, top, up) == 0)
+			(*moved)++;
 		return;
+	}
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		/* a directory the command made unreadable is still ours;
@@ -13521,7 +13534,7 @@ rm_tree_at(int parent, const char *name, int depth)
 	}
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			rm_tree_at(dirfd(d), de->d_name, depth + 1);
+			rm_tree_at(dirfd(d), de->d_name, depth + 1, depth ? top : dirfd(d), moved);
 	closedir(d);
 	unlinkat(parent, name, AT_REMOVEDIR);
 }
@@ -13531,10 +13544,16 @@ rm_tree(const char *path)
 {
 	int pfd;
 	const char *name;
+	unsigned moved = 0, before;
 
 	if ((pfd = open_parent_nofollow(path, &name)) < 0)
 		return;
-	rm_tree_at(pfd, name, 0);
+	for (int pass = 0; pass < SBX_RM_TREE_PASSES; pass++) {
+		before = moved;
+		rm_tree_at(pfd, name, 0, -1, &moved);
+		if (moved == before)
+			break;	/* removed, or as far as it goes */
+	}
 	close(pfd);
 }
 

@@ -1450,6 +1450,23 @@ t_env() { # SANDBOX_RUNTIME=1; TMPDIR private, 0700, writable, removed after; ot
 }
 TESTS+=(env)
 
+t_tmpdir_deep_tree_removed() { # a tree deeper than rm_tree's bound (700 levels, one of them unreadable) left in TMPDIR is removed all the same: nothing a command leaves there outlives the run
+	local td
+	mkdir "$T/hosttmp"
+	policy p <<<"allow-write ."
+	TMPDIR=$T/hosttmp run_sbx -c "$T/p" -- sh -c '
+		echo "TD=$TMPDIR"; cd "$TMPDIR" || exit 9
+		i=0; while [ $i -lt 700 ]; do mkdir d && cd d || exit 8; i=$((i + 1)); [ $i = 300 ] && mkdir locked && touch locked/x && chmod 000 locked; done
+		touch leaf && echo "made $(pwd | tr -cd / | wc -c) levels"'
+	expect_rc 0
+	td=$(sed -n 's/^TD=//p' <<<"$OUT")
+	[ -n "$td" ] || fail "TMPDIR not set inside"
+	expect_contains "$OUT" "made " "control: the tree was made"
+	[ "$(sed -n 's/^made \([0-9]*\) levels/\1/p' <<<"$OUT")" -gt 700 ] || fail "control: the tree is 700 deep: $OUT"
+	[ ! -e "$td" ] || fail "TMPDIR $td (a 700-deep tree) still exists after the run: $(find "$td" -maxdepth 2 | head -3)"
+}
+TESTS+=(tmpdir_deep_tree_removed)
+
 t_exit_status() { # exit statuses: 0 3 126 127 130 137 143
 	local want cmd
 	printf '#!/bin/sh\necho hi\n' >"$P/notexec"; chmod 644 "$P/notexec"
