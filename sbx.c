@@ -462,6 +462,7 @@ die_err(const struct err *e)
 
 struct arena_block { struct arena_block *next; size_t used, size; char data[]; };
 static struct arena_block *arena_head;
+static struct arena_block *arena_spare;	/* the last block arena_release freed, kept for the next */
 
 /* The rule: no arena allocation after the proxy's lockdown. The arena is
  * never freed (its blocks are malloc'd and live as long as the process),
@@ -487,12 +488,16 @@ amalloc(size_t n)
 	if (!b || b->size - b->used < n) {
 		size_t size = n > 60000 ? n : 60000;
 
-		b = malloc(sizeof(*b) + size);
-		if (!b)
+		if (arena_spare && arena_spare->size >= n) {
+			b = arena_spare;
+			arena_spare = NULL;
+		} else if (!(b = malloc(sizeof(*b) + size))) {
 			die("out of memory");
+		} else {
+			b->size = size;
+		}
 		b->next = arena_head;
 		b->used = 0;
-		b->size = size;
 		arena_head = b;
 	}
 	p = b->data + b->used;
@@ -511,7 +516,10 @@ arena_seal(void)
 /* A point in the arena to come back to: arena_release frees everything
  * allocated after it (the blocks are a stack). For a reader whose result
  * is copied out before the release: a control-fd line (9d), read in a
- * process that lives as long as the command. */
+ * process that lives as long as the command; a session's messages (10f).
+ * One freed block is kept for the next amalloc that needs one: a daemon
+ * whose message crosses a block's end would otherwise have musl map and
+ * unmap one each time (an munmap is a TLB shootdown, dear on a VM). */
 struct arena_mark { struct arena_block *head; size_t used; };
 
 static struct arena_mark
@@ -526,7 +534,12 @@ arena_release(struct arena_mark m)
 	while (arena_head && arena_head != m.head) {
 		struct arena_block *next = arena_head->next;
 
-		free(arena_head);
+		if (!arena_spare || arena_spare->size < arena_head->size) {
+			free(arena_spare);
+			arena_spare = arena_head;
+		} else {
+			free(arena_head);
+		}
 		arena_head = next;
 	}
 	BUG_ON(arena_head != m.head);	/* the mark was made in this arena */
@@ -545,6 +558,8 @@ arena_reset(void)
 		free(arena_head);
 		arena_head = next;
 	}
+	free(arena_spare);
+	arena_spare = NULL;
 }
 
 static char *
@@ -19380,6 +19395,7 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	c->tmpdir = sess.spare;
 	sess.spare = NULL;
 	sess.want_spare = true;
+	sess.tidy_at = INT64_MAX;	/* not while init starts it: its "S" says when */
 	if (!c->tmpdir) {
 		warnx("session: cannot create a TMPDIR for exec %u: %s", (unsigned)c->id, strerror(errno));
 		frame_send(c->fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
@@ -19635,16 +19651,27 @@ session_from_client(struct run *r, struct sess_client *c)
 
 		frame_send(c->fd, 'P', info, strlen(info), NULL, 0);
 	}
+	/* init has its own copies now; received together, they are usually
+	 * three numbers in a row: one close_range, not three closes */
+	if (nfd == 3 && fds[1] == fds[0] + 1 && fds[2] == fds[0] + 2 &&
+	    syscall(SYS_close_range, (unsigned)fds[0], (unsigned)fds[2], 0U) == 0)
+		nfd = 0;
 	for (int k = 0; k < nfd; k++)
-		close(fds[k]);	/* init has its own copies now */
+		close(fds[k]);
 	sess.in = b;
 	session_buf_done(&sess.in);
 }
 
-/* A client of the session's socket: only this uid (SO_PEERCRED). */
+/* A client of the session's socket: only this uid (SO_PEERCRED). One a
+ * call: poll says so again while more wait (an exec's connection is one
+ * accept, not one and an EAGAIN). */
 static void
 session_accept(void)
 {
+	static uid_t uid = (uid_t)-1;
+
+	if (uid == (uid_t)-1)
+		uid = getuid();
 	for (;;) {
 		int fd = accept4(sess.lfd, NULL, NULL, SOCK_CLOEXEC), i;
 		struct ucred cr;
@@ -19653,7 +19680,7 @@ session_accept(void)
 
 		if (fd < 0)
 			return;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != getuid()) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != uid) {
 			close(fd);
 			continue;
 		}
@@ -19666,6 +19693,7 @@ session_accept(void)
 		}
 		memset(&sess.c[i], 0, sizeof(sess.c[i]));
 		sess.c[i].fd = fd;
+		return;
 	}
 }
 

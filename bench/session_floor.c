@@ -15,6 +15,14 @@
  *   session_floor serve SOCKET &        (runs until killed)
  *   session_floor run SOCKET CMD ARGS...
  *
+ * And the same with sbx's shape, two hops each way, still no sandbox: a
+ * relay in front of the server, one connection to it kept open (as sbx's
+ * daemon keeps one to sbx-init), passing each request and its descriptors
+ * on and the status back:
+ *
+ *   session_floor relay SOCKET UPSTREAM &   (UPSTREAM: a serve's SOCKET)
+ *   session_floor run SOCKET CMD ARGS...
+ *
  * Build: cc -O2 -o session_floor bench/session_floor.c (musl-gcc -static
  * for the same start-up as sbx's static build). */
 #define _GNU_SOURCE
@@ -41,26 +49,54 @@ sock_addr(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
-/* One request: argv as NUL-separated strings, with fds 0-2 attached. */
-static int
-serve_one(int c)
+/* A request: argv as NUL-separated strings, with fds 0-2 attached.
+ * Returns its length, or -1. */
+static ssize_t
+recv_req(int c, char *req, int fds[3])
 {
-	static char req[MAX_REQ];
 	char cbuf[CMSG_SPACE(3 * sizeof(int))];
-	struct iovec iov = { req, sizeof(req) - 1 };
+	struct iovec iov = { req, MAX_REQ - 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 		.msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm;
-	char *argv[256];
-	int fds[3], argc = 0, status;
 	ssize_t n = recvmsg(c, &mh, MSG_CMSG_CLOEXEC);
-	pid_t pid;
 
 	if (n <= 0 || !(cm = CMSG_FIRSTHDR(&mh)) || cm->cmsg_type != SCM_RIGHTS ||
 	    cm->cmsg_len != CMSG_LEN(3 * sizeof(int)))
 		return -1;
-	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	memcpy(fds, CMSG_DATA(cm), 3 * sizeof(int));
 	req[n] = '\0';
+	return n;
+}
+
+static int
+send_req(int s, char *req, size_t n, const int fds[3])
+{
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = { req, n };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
+	return sendmsg(s, &mh, 0) < 0 ? -1 : 0;
+}
+
+/* One request: the command started, waited for, its status sent back. */
+static int
+serve_one(int c)
+{
+	static char req[MAX_REQ];
+	char *argv[256];
+	int fds[3], argc = 0, status;
+	ssize_t n = recv_req(c, req, fds);
+	pid_t pid;
+
+	if (n < 0)
+		return -1;
 	for (char *p = req; p < req + n && argc < 255; p += strlen(p) + 1)
 		argv[argc++] = p;
 	argv[argc] = NULL;
@@ -86,7 +122,35 @@ main(int argc, char **argv)
 	int s, status;
 
 	if (argc < 3 || sock_addr(argv[2], &sa) < 0)
-		return fprintf(stderr, "usage: session_floor serve SOCKET | run SOCKET CMD ARGS...\n"), 2;
+		return fprintf(stderr, "usage: session_floor serve SOCKET | relay SOCKET UPSTREAM | run SOCKET CMD ARGS...\n"), 2;
+	if (strcmp(argv[1], "relay") == 0 && argc == 4) {
+		struct sockaddr_un ua;
+		static char req[MAX_REQ];
+		int up;
+
+		signal(SIGPIPE, SIG_IGN);
+		if (sock_addr(argv[3], &ua) < 0 || (up = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+		    connect(up, (struct sockaddr *)&ua, sizeof(ua)) < 0)
+			return perror("session_floor: upstream"), 1;
+		unlink(argv[2]);
+		if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+		    bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s, 64) < 0)
+			return perror("session_floor: listen"), 1;
+		for (;;) {
+			int c = accept4(s, NULL, NULL, SOCK_CLOEXEC), fds[3];
+			ssize_t n = c < 0 ? -1 : recv_req(c, req, fds);
+
+			if (n >= 0) {
+				if (send_req(up, req, (size_t)n, fds) < 0 || read(up, &status, sizeof(status)) != sizeof(status))
+					return perror("session_floor: upstream"), 1;
+				for (int k = 0; k < 3; k++)
+					close(fds[k]);
+				(void)!write(c, &status, sizeof(status));
+			}
+			if (c >= 0)
+				close(c);
+		}
+	}
 	if (strcmp(argv[1], "serve") == 0) {
 		signal(SIGPIPE, SIG_IGN);
 		unlink(argv[2]);
@@ -98,7 +162,8 @@ main(int argc, char **argv)
 
 			if (c < 0)
 				continue;
-			serve_one(c);
+			while (serve_one(c) == 0)
+				;	/* a relay keeps its connection: request after request */
 			close(c);
 		}
 	}
@@ -131,5 +196,5 @@ main(int argc, char **argv)
 			return perror("session_floor: run"), 125;
 		return status & 0xff;
 	}
-	return fprintf(stderr, "usage: session_floor serve SOCKET | run SOCKET CMD ARGS...\n"), 2;
+	return fprintf(stderr, "usage: session_floor serve SOCKET | relay SOCKET UPSTREAM | run SOCKET CMD ARGS...\n"), 2;
 }
