@@ -29,7 +29,9 @@
 #      bench/session_floor.c (built into the scratch directory, static with
 #      musl when it can be), a server that vforks the command on the
 #      client's descriptors and sends back its status, one process hop each
-#      way, no sandbox (sbx has two: its daemon outside, sbx-init inside);
+#      way, no sandbox (sbx has two: its daemon outside, sbx-init inside),
+#      and the same with sbx's two hops (session_floor relay in front of
+#      it, one connection to the server kept open), still no sandbox;
 #   3e. what each step of the per-command work (issue 16) buys, alone and
 #      stacked: sbx.c built again into the scratch directory with its build
 #      switches (section 1 of sbx.c: SBX_PH_POOL, SBX_INIT_BINDS, SBX_VFORK,
@@ -501,7 +503,12 @@ if [ "$SBX_OK" = 1 ]; then
 			SF_PID=$!
 			for _ in $(seq 50); do [ -S "$WORK/sf.sock" ] && break; sleep 0.02; done
 			measure session_floor "  one hop, no sandbox (session_floor)" "$PROJ" "$WORK/session_floor" run "$WORK/sf.sock" "$TRUE"
-			kill "$SF_PID" 2>/dev/null; wait "$SF_PID" 2>/dev/null
+			# sbx's shape: a relay in front, one connection to the server kept open
+			"$WORK/session_floor" relay "$WORK/sf-relay.sock" "$WORK/sf.sock" &
+			SF_RELAY=$!
+			for _ in $(seq 50); do [ -S "$WORK/sf-relay.sock" ] && break; sleep 0.02; done
+			measure session_floor2 "  two hops, no sandbox (session_floor relay)" "$PROJ" "$WORK/session_floor" run "$WORK/sf-relay.sock" "$TRUE"
+			kill "$SF_RELAY" "$SF_PID" 2>/dev/null; wait "$SF_RELAY" "$SF_PID" 2>/dev/null
 		else
 			ORDER+=(session_floor); LABEL[session_floor]="  one hop, no sandbox (session_floor)"
 			SKIP[session_floor]="bench/session_floor.c did not build: $(head -c 160 "$M/session_floor.err")"
@@ -634,6 +641,7 @@ if [ -n "${MED[sbx_exec]:-}" ] && [ -n "$F" ]; then
 	r=$(ratio "${MED[sbx_exec]}" "$F")
 	line="- sbx exec SESSION -- true: ${MED[sbx_exec]} ms, ${r}x the floor; target <= 0.3x: $(verdict le "$r" 0.3)"
 	[ -n "${MED[session_floor]:-}" ] && line+="; the least a session's exec costs here (one hop, no sandbox): ${MED[session_floor]} ms, $(ratio "${MED[session_floor]}" "$F")x"
+	[ -n "${MED[session_floor2]:-}" ] && line+="; with sbx's two hops (no sandbox): ${MED[session_floor2]} ms, $(ratio "${MED[session_floor2]}" "$F")x"
 	say "$line."
 fi
 if [ -n "${MED[sbx50]:-}" ]; then
