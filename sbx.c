@@ -16945,6 +16945,21 @@ init_send_u32s(int ctl, char type, uint32_t a, uint32_t b)
 		_exit(0);	/* sbx has gone: so does the session */
 }
 
+/* An exec's arena emptied for the slot's next: its first block kept,
+ * unless a long request made it large (as the request's buffer). */
+static void
+init_exec_mem_done(struct sess_exec *x)
+{
+	while (x->mem && (x->mem->next || x->mem->size > 65536)) {
+		struct arena_block *next = x->mem->next;
+
+		free(x->mem);
+		x->mem = next;
+	}
+	if (x->mem)
+		x->mem->used = 0;
+}
+
 /* The exec's child could not become the command: put into words by init
  * once the child has been reaped (shared memory), or by the child itself
  * (forked). */
@@ -17006,9 +17021,16 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	for (slot = 0; slot < SBX_SESSION_MAX_EXECS && ex[slot].pid; slot++)
 		;
 	if (slot == SBX_SESSION_MAX_EXECS) {
-		if (nfd == 3)
-			(void)!write(fds[2], "sbx: the session runs too many commands at once\n", 49);
-		init_send_u32s(ctl, 'Z', exec_req_decode(b->p, b->n, &e, &why) < 0 ? 0 : e.id, SBX_EXIT_FAILURE);
+		/* the words with the status, for the client to print: init
+		 * never writes a client's descriptor (init_reap_exec) */
+		static const char words[] = "sbx: the session runs too many commands at once\n";
+		char msg[8 + sizeof(words)];
+		uint32_t v[2] = { exec_req_decode(b->p, b->n, &e, &why) < 0 ? 0 : e.id, SBX_EXIT_FAILURE };
+
+		memcpy(msg, v, 8);
+		memcpy(msg + 8, words, sizeof(words) - 1);
+		if (frame_send(ctl, 'Z', msg, sizeof(msg) - 1, NULL, 0) < 0)
+			_exit(0);
 		return;
 	}
 	x = &ex[slot];
@@ -17021,6 +17043,7 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	if (nfd != 3 || exec_req_decode(x->req.p, x->req.n, &e, &why) < 0) {
 		x->mem = arena_head;
 		arena_head = own;
+		init_exec_mem_done(x);
 		warnx("session: an exec request refused: %s", why);
 		init_send_u32s(ctl, 'Z', 0, SBX_EXIT_FAILURE);
 		return;
@@ -17062,6 +17085,7 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 			_exit(session_exec_child(x));
 	}
 	if (pid < 0) {
+		init_exec_mem_done(x);
 		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
 		return;
 	}
@@ -17087,18 +17111,14 @@ init_reap_exec(int ctl, struct sess_exec *x, int status)
 
 	memcpy(msg, &x->id, 4);
 	memcpy(msg + 4, &code, 4);
-	if (x->fail.err)
+	/* SECURITY: only a child that exited wrote its whole failure; one
+	 * killed (by any process of the session, at any instruction) may
+	 * have left err set and name not yet (a NULL read here) */
+	if (WIFEXITED(status) && x->fail.err)
 		n += child_failure_words(&x->fail, msg + 8);
 	if (frame_send(ctl, 'Z', msg, n, NULL, 0) < 0)
 		_exit(0);	/* sbx has gone: so does the session */
-	while (x->mem && x->mem->next) {
-		struct arena_block *next = x->mem->next;
-
-		free(x->mem);
-		x->mem = next;
-	}
-	if (x->mem)
-		x->mem->used = 0;
+	init_exec_mem_done(x);
 	if (x->req.cap > 65536) {	/* a long request's buffer is not kept */
 		free(x->req.p);
 		x->req = (struct buf){ 0 };

@@ -137,6 +137,7 @@ enum {
 	X(setxattrat, 463, 463) \
 	X(removexattrat, 466, 466) \
 	X(connect, 42, 203) \
+	X(prlimit64, 302, 261) \
 	X(fork, 57, -1) \
 	X(vfork, 58, -1) \
 
@@ -399,6 +400,9 @@ _Static_assert(__NR_removexattrat == 466, "x86_64 number of removexattrat");
 #  ifdef __NR_connect
 _Static_assert(__NR_connect == 42, "x86_64 number of connect");
 #  endif
+#  ifdef __NR_prlimit64
+_Static_assert(__NR_prlimit64 == 302, "x86_64 number of prlimit64");
+#  endif
 #  ifdef __NR_fork
 _Static_assert(__NR_fork == 57, "x86_64 number of fork");
 #  endif
@@ -562,6 +566,9 @@ _Static_assert(__NR_removexattrat == 466, "aarch64 number of removexattrat");
 #  ifdef __NR_connect
 _Static_assert(__NR_connect == 203, "aarch64 number of connect");
 #  endif
+#  ifdef __NR_prlimit64
+_Static_assert(__NR_prlimit64 == 261, "aarch64 number of prlimit64");
+#  endif
 #  endif
 #endif
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -676,6 +683,14 @@ static const struct bpf_rule bpf_rules[] = {
 	  "adds to the shared keyrings" },
 	{ SC_request_key,	0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
 	  "can run /sbin/request-key outside the sandbox" },
+
+	/* other processes' resource limits: the kernel asks only that the
+	 * uid be the same (not ptrace's access, not dumpable), and a pid is
+	 * an int, so its low word is all of it */
+	{ SC_prlimit64,		0, CMP_EQ,	0,				SBX_RET_ALLOW, RG_ALWAYS,
+	  "a process's own limits: getrlimit and setrlimit ask with pid 0" },
+	{ SC_prlimit64,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
+	  "another process's limits: sbx-init's lowered (no descriptors, a CPU limit) would end a session" },
 
 	/* The proxy's own filter adds these: a memory bug in the code that
 	 * parses what the command sends must not become code execution, a
@@ -1040,6 +1055,7 @@ bpf_assemble(const struct bpf_arch *arch, const struct bpf_opts *o, struct bpf_p
 				tested = true;
 			} else {
 				bpf_stmt(&a, BPF_RET | BPF_K, r->action, (int)j);
+				tested = false;	/* the syscall's last word: nothing falls through */
 			}
 		}
 		if (next_syscall == LBL_NEXT)
@@ -1084,6 +1100,8 @@ bpf_value_name(const struct bpf_rule *r, char *buf, size_t n)
 		return r->value == SBX_TIOCSTI ? "TIOCSTI" : r->value == SBX_TIOCLINUX ? "TIOCLINUX" : "?";
 	if (r->sc == SC_utimensat)
 		return r->value == 0 ? "NULL" : "?";
+	if (r->sc == SC_prlimit64)
+		return r->value == 0 ? "0 (itself)" : "?";
 	if (r->sc == SC_open || r->sc == SC_openat)
 		return r->value == SBX_O_WRITE_INTENT ? "O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND"
 		    : r->value == SBX_O_OBSERVE ? "O_WRITE_INTENT|__O_TMPFILE" : "?";

@@ -363,6 +363,33 @@ except BlockingIOError: print("full")' "$T/err.fifo" >"$T/probe.out" 2>&1
 }
 TESTS+=(session_full_stderr_holds_nothing)
 
+t_session_init_limits_untouchable() { # a command cannot lower sbx-init's resource limits (the kernel asks only for the same uid): prlimit on another process is refused, so no exec can take the session's descriptors or CPU away; its own limits it sets as it likes
+	sess_start limits
+	local set_init='import resource,sys
+try:
+    resource.prlimit(int(sys.argv[1]), resource.RLIMIT_NOFILE, (4, 4)); print("SET")
+except OSError as e: print("refused", e.errno)'
+	sx python3 -c "$set_init" 1
+	expect_rc 0 "the attempt ran"
+	expect_contains "$OUT" "refused 1" "prlimit on sbx-init (pid 1) is refused with EPERM"
+	sx python3 -c 'import resource; resource.prlimit(1, resource.RLIMIT_CPU, (1, 1)); print("SET")'
+	expect_not_contains "$OUT" "SET" "nor a CPU limit on sbx-init"
+	# control: its own limits, by pid 0 (getrlimit and setrlimit) or through the shell
+	sx sh -c 'ulimit -n 64 && ulimit -n'; expect_rc 0 "ulimit"; [ "$OUT" = 64 ] || fail "control: a command sets its own limit: $OUT"
+	sx python3 -c 'import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (32, 32)); print(resource.getrlimit(resource.RLIMIT_NOFILE))'
+	expect_contains "$OUT" "(32, 32)" "control: setrlimit on itself"
+	# control: outside any sandbox the same call works (it is the filter that refuses)
+	sleep 30 &
+	local victim=$!
+	python3 -c "$set_init" "$victim" >"$T/outside.out" 2>&1
+	kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+	grep -q SET "$T/outside.out" || fail "control: prlimit on another process of the same uid works outside: $(cat "$T/outside.out")"
+	sx echo still-serving; expect_rc 0 "the session after the attempts"; [ "$OUT" = still-serving ] || fail "after: $OUT"
+	run_sbx -c "$T/sess.policy" -- python3 -c "$set_init" 1
+	expect_contains "$OUT" "refused 1" "a plain run's init is kept the same way"
+}
+TESTS+=(session_init_limits_untouchable)
+
 t_session_stopped_exec_holds_nothing() { # a process an exec leaves running SIGSTOPs the next exec's child before it execs: only that exec waits, the session serves the next (sbx-init starts it with clone(CLONE_VM), not vfork), and the stopped child's memory, which is init's, cannot be read, written or traced
 	sess_start stopper
 	# the attacker: an exec's background process, watching for new pids inside

@@ -1776,6 +1776,9 @@ bpf_matrix(void)
 		{ "keyctl", { 250, 219 }, 0, 0, 0, EVERYWHERE },
 		{ "add_key", { 248, 217 }, 0, 0, 0, EVERYWHERE },
 		{ "request_key", { 249, 218 }, 0, 0, 0, EVERYWHERE },
+		/* resource limits: a process's own only */
+		{ "prlimit64(0, RLIMIT_NOFILE): its own", { 302, 261 }, 0, 7, 0, { A, A, A, A, A, A } },
+		{ "prlimit64(1, RLIMIT_NOFILE): sbx-init's", { 302, 261 }, 1, 7, 0, EVERYWHERE },
 		/* the proxy's own: the sandbox keeps these (its mounts decide writes) */
 		{ "execve", { 59, 221 }, 0, 0, 0, PROXY_ONLY },
 		{ "execveat", { 322, 281 }, 0, 0, 0, PROXY_ONLY },
@@ -2050,6 +2053,9 @@ test_bpf(void)
 		{ X86, 0, 250, 0, 0, 0, EPERM_RET, "keyctl", 0 },
 		{ X86, 0, 248, 0, 0, 0, EPERM_RET, "add_key", 0 },
 		{ X86, 0, 249, 0, 0, 0, EPERM_RET, "request_key", 0 },
+		{ X86, 0, 302, 0, 7, 0, ALLOW, "prlimit64(0): its own limits", 0 },
+		{ X86, 0, 302, 0xffffffff00000000ULL, 7, 0, ALLOW, "prlimit64(garbage << 32): the kernel reads an int, 0", 0 },
+		{ X86, 0, 302, 1, 7, 0, EPERM_RET, "prlimit64(1): sbx-init's limits", 0 },
 		/* other ABIs */
 		{ X86, AUDIT_I386, 102, 1, 0, 0, KILL, "i386 socketcall (int 0x80)", 0 },
 		{ X86, AUDIT_I386, 20, 0, 0, 0, KILL, "i386 getpid", 0 },
@@ -4046,6 +4052,36 @@ test_sessions(void)
 		}
 	}
 	free(b.p);
+	{
+		/* init_reap_exec: a child that shared init's memory wrote its
+		 * failure (err, then what and name) and exited; one killed in
+		 * between (by any process of the session) left a partial record,
+		 * which must not be read (a NULL name crashed init) */
+		struct sess_exec x = { .id = 9, .pid = 42 };
+		struct buf got = { 0 };
+		int sv[2], fds[1], nfd, type;
+		uint32_t v[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+			x.fail = (struct child_failure){ ENOENT, NULL, NULL };
+			init_reap_exec(sv[0], &x, SIGKILL);	/* a wait status: killed by SIGKILL */
+			type = frame_recv(sv[1], &got, fds, 1, &nfd);
+			memcpy(v, got.p, 8);
+			CHECK(type == 'Z' && got.n == 8 && v[0] == 9 && v[1] == 128 + SIGKILL && x.pid == 0,
+			    "a killed child's partial failure is not put into words (Z, %zu bytes)", got.n);
+			x = (struct sess_exec){ .id = 10, .pid = 43 };
+			x.fail = (struct child_failure){ ENOENT, NULL, "no-such-cmd" };
+			init_reap_exec(sv[0], &x, SBX_EXIT_NOT_FOUND << 8);	/* exited 127 */
+			type = frame_recv(sv[1], &got, fds, 1, &nfd);
+			memcpy(v, got.p, 8);
+			CHECK(type == 'Z' && v[0] == 10 && v[1] == SBX_EXIT_NOT_FOUND && got.n > 8 &&
+			    strstr(got.p + 8, "no-such-cmd: command not found\n"),
+			    "an exited child's failure goes with its status, in words (%s)", got.n > 8 ? got.p + 8 : "");
+			close(sv[0]);
+			close(sv[1]);
+			free(got.p);
+		}
+	}
 	CHECK(strcmp(hook_session_name("claude", "abc-123_x.y"), "claude-abc-123_x.y") == 0, "a plain id names the session");
 	CHECK(strncmp(hook_session_name("codex", "a/b c"), "codex-", 6) == 0 &&
 	    session_name_ok(hook_session_name("codex", "a/b c")) && session_name_ok(hook_session_name("codex", "")),
