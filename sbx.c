@@ -81,7 +81,7 @@
  *      clone(CLONE_VM) on a stack of its own), 10b the write
  *      observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
- *      connection), 10d --check, 10e the platform interface on Linux (the
+ *      connection, the observer on the first call it sees), 10d --check, 10e the platform interface on Linux (the
  *      proxy's lockdown: Landlock and its seccomp program), 10f sessions
  *      (one sandbox, many commands: the daemon and its sbx-tidy, sbx exec,
  *      the agent hooks)
@@ -17964,7 +17964,8 @@ struct run {
 	struct net_log *netlog;		/* the proxy's decisions */
 	struct vstore *store;		/* every refusal of the run (8) */
 	int listener;			/* the write observer's listener (came with "R"), or -1 */
-	pid_t observer;			/* its reader (10b), or -1 */
+	pid_t observer;			/* its reader (10b), forked on the first call it sees; or -1 */
+	bool listener_hup;		/* no process is left under its filter: not polled again */
 	int events;			/* our end of the observer's event pair, or -1 */
 	uint64_t obs_events, obs_refused, obs_lost, obs_bad;	/* events taken; of them refusals; dropped
 						 * by the observer; malformed */
@@ -18322,23 +18323,34 @@ run_wait_ready(struct run *r)
 	}
 }
 
-/* Step (observe-writes): the write observer's process (10b), reading the
- * listener; a new event pair each time. sbx keeps its own copy of the
- * listener so that one which dies can be replaced (run_take_observations):
- * with none left, the kernel would fail every call it notifies (ENOSYS). */
+/* Step (observe-writes): the write observer is forked on the first call
+ * it is to see, as the proxy is on the first connection: until then sbx
+ * polls the listener itself (run_supervise), which is readable when a
+ * notification waits, and the command's call waits for the observer's
+ * answer as it always does. Most of what an agent runs (`ls`, `git
+ * status`, a search) makes no write-intent call and pays for no fork, no
+ * lockdown and no process at the end. */
+static void
+run_note_observer(const struct run *r)
+{
+	if (r->listener < 0 && (r->im.flags & IF_OBSERVE) && r->ready) {
+		const char *why = observer_unavailable();
+
+		note("observer: off (%s); the boundary is the same", why ? why : "sbx-init could not install it");
+	}
+}
+
+/* The write observer's process (10b), reading the listener; a new event
+ * pair each time. sbx keeps its own copy of the listener so that one
+ * which dies can be replaced (run_take_observations): with none left, the
+ * kernel would fail every call it notifies (ENOSYS). */
 static void
 run_spawn_observer(struct run *r)
 {
 	int pair[2], sz = 4 << 20;
 
-	if (r->listener < 0) {
-		if ((r->im.flags & IF_OBSERVE) && r->ready) {
-			const char *why = observer_unavailable();
-
-			note("observer: off (%s); the boundary is the same", why ? why : "sbx-init could not install it");
-		}
+	if (r->listener < 0)
 		return;
-	}
 	if (!r->inflight) {
 		void *m = mmap(NULL, sizeof(*r->inflight), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
@@ -18528,9 +18540,13 @@ run_supervise(struct run *r)
 		die("signalfd: %s", strerror(errno));	/* bwrap dies with us: nothing more runs */
 	r->sigfd = sigfd;
 	while (!done) {
-		struct pollfd pf[4 + 2 + SBX_SESSION_MAX_CLIENTS + LEN(r->ls)] = { { sigfd, POLLIN, 0 },
-			{ r->report, POLLIN, 0 }, { r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 } };	/* -1: poll skips it */
-		nfds_t ns = session_poll(r, pf, 4), npf = run_proxy_poll(r, pf, ns);
+		/* the listener while no observer reads it (run_note_observer);
+		 * its hang-up (no process left under the filter) only once */
+		int unread = r->observer < 0 && !r->listener_hup ? r->listener : -1;
+		struct pollfd pf[5 + 2 + SBX_SESSION_MAX_CLIENTS + LEN(r->ls)] = { { sigfd, POLLIN, 0 },
+			{ r->report, POLLIN, 0 }, { r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 },
+			{ unread, POLLIN, 0 } };	/* -1: poll skips it */
+		nfds_t ns = session_poll(r, pf, 5), npf = run_proxy_poll(r, pf, ns);
 		struct signalfd_siginfo si;
 		int sig, ready, tmo = live_timeout(), stmo = session_timeout();
 
@@ -18548,7 +18564,11 @@ run_supervise(struct run *r)
 		if (live_kill_due())
 			kill(r->ready ? r->inner : r->bwrap, SIGKILL);	/* pid 1 of its namespace: all of it goes */
 		run_proxy_on_demand(r, pf + ns, npf - ns);
-		session_on_events(r, pf + 4);
+		if (pf[4].revents & POLLIN)
+			run_spawn_observer(r);	/* a call waits for it */
+		else if (pf[4].revents)
+			r->listener_hup = true;
+		session_on_events(r, pf + 5);
 		if (pf[2].revents)
 			run_take_observations(r, pf[2].revents);
 		if (pf[1].revents) {
@@ -18638,7 +18658,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_send_instructions(&r);
 	run_take_handed(&r);
 	run_wait_ready(&r);
-	run_spawn_observer(&r);
+	run_note_observer(&r);	/* the observer itself is forked on the first call it sees */
 	if (sess.on && r.ready)
 		session_ready(rp);
 	run_supervise(&r);		/* forks the proxy on the first connection */

@@ -192,6 +192,29 @@ t_observer_listener_with_merged_ready() { # the "R" that carries the listener, r
 }
 TESTS+=(observer_listener_with_merged_ready)
 
+t_observer_forked_on_demand() { # the observer is forked on the first call it is to see: a command that has made no write-intent call has no observer; its first one brings it up, and is reported
+	observer_usable
+	local i spid obs_before= obs_after= c
+	observers_of() { for c in $(pgrep -P "$1"); do [ "$(cat "/proc/$c/comm" 2>/dev/null)" = sbx-observer ] && echo "$c"; done; }
+	# "started" goes to stdout, an inherited descriptor: a write, not an open, so nothing the observer sees
+	"$SBX" -v --allow-write="$P" -- sh -c "echo started; sleep 1.5; echo x >'$O/late' 2>/dev/null; sleep 1.5; echo finished" \
+		>"$T/bg.out" 2>"$T/bg.err" &
+	spid=$!
+	for i in $(seq 100); do grep -q started "$T/bg.out" 2>/dev/null && break; sleep 0.05; done
+	grep -q started "$T/bg.out" || { kill $spid; fail "the command did not start"; }
+	obs_before=$(observers_of "$spid")
+	for i in $(seq 60); do obs_after=$(observers_of "$spid"); [ -n "$obs_after" ] && break; sleep 0.05; done
+	wait $spid; RC=$?
+	OUT=$(cat "$T/bg.out"); ERR=$(cat "$T/bg.err")
+	log_file err "$T/bg.err"
+	expect_rc 0
+	[ -z "$obs_before" ] || fail "an observer ran before any call it is to see: $obs_before"
+	[ -n "$obs_after" ] || fail "no observer after the command's first write-intent call"
+	expect_contains "$ERR" "observer: deny openat $O/late" "the call that brought it up is reported"
+	expect_contains "$OUT" finished "the command went on"
+}
+TESTS+=(observer_forked_on_demand)
+
 t_observer_locked_down() { # the observer process: NoNewPrivs, its own seccomp filter, not dumpable; the command's calls still go on
 	observer_usable
 	local tok="${TOKBASE}7" i obs= st
@@ -259,7 +282,8 @@ t_observer_dies_mid_notification() { # an observer killed between receiving a ca
 	command -v strace >/dev/null || skip "strace is not installed"
 	[ "$(id -u)" = 0 ] || skip "attaching strace to the non-dumpable observer needs root"
 	local i obs= spid tpid
-	"$SBX" -v --allow-write="$P" -- sh -c "sleep 1; echo x >'$O/mid' 2>/dev/null; echo after >'$P/after'; echo finished" \
+	# the first write brings the observer up (it is forked on the first call it sees)
+	"$SBX" -v --allow-write="$P" -- sh -c "echo up >'$P/up'; sleep 1; echo x >'$O/mid' 2>/dev/null; echo after >'$P/after'; echo finished" \
 		>"$T/bg.out" 2>"$T/bg.err" &
 	spid=$!
 	for i in $(seq 50); do
