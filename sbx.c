@@ -660,6 +660,16 @@ buf_putc(struct buf *b, char c)
 	buf_putn(b, &c, 1);
 }
 
+/* Empty b for reuse, its memory kept (a scratch buffer: musl maps and
+ * unmaps a page for a small malloc and free done alone). */
+static void
+buf_reset(struct buf *b)
+{
+	b->n = 0;
+	if (b->p)
+		b->p[0] = '\0';
+}
+
 static void __attribute__((format(printf, 2, 3)))
 buf_printf(struct buf *b, const char *fmt, ...)
 {
@@ -892,6 +902,20 @@ strset_add(struct strset *set, const char *s)
  * reaches bwrap or the command: an open directory is a way past every
  * mount (`echo x > /proc/self/fd/7/file`), an open file a way past every
  * deny. sbx clears the flag only on the descriptors it means to pass. */
+
+/* A copy of fd, close-on-exec, numbered lowest or above. On Linux one
+ * system call: musl's fcntl follows F_DUPFD_CLOEXEC with an F_SETFD (for
+ * kernels before 2.6.24), and a run dups a directory for each placeholder
+ * (open_parent_nofollow): 39 calls a run. */
+static int
+dup_cloexec(int fd, int lowest)
+{
+#if SBX_LINUX
+	return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, lowest);
+#else
+	return fcntl(fd, F_DUPFD_CLOEXEC, lowest);
+#endif
+}
 
 /* The fallback for kernels without close_range(CLOSE_RANGE_CLOEXEC)
  * (before 5.11): each open descriptor, as /proc/self/fd (or /dev/fd)
@@ -3984,9 +4008,10 @@ gitcfg_keychar(int c)
 static const char *
 gitcfg_value(struct gitcfg_src *s)
 {
-	struct buf b = { 0 };
+	static struct buf b;	/* scratch (buf_reset): the value goes to the arena */
 	int quote = 0, comment = 0, space = 0;
-	const char *v;
+
+	buf_reset(&b);
 
 	for (;;) {
 		int c = gitcfg_getc(s);
@@ -4028,11 +4053,8 @@ gitcfg_value(struct gitcfg_src *s)
 		}
 		buf_putc(&b, (char)c);
 	}
-	v = astrdup(b.p ? b.p : "");
-	free(b.p);
-	return v;
+	return astrdup(b.p ? b.p : "");
 bad:
-	free(b.p);
 	return NULL;
 }
 
@@ -4065,67 +4087,63 @@ gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int 
 			continue;
 		}
 		if (c == '[') {
-			struct buf name = { 0 }, sb = { 0 };
+			static struct buf name, sb;	/* scratch (buf_reset): copied to the arena */
 			bool have_sub = false;
 			char *dot;
+
+			buf_reset(&name);
+			buf_reset(&sb);
 
 			for (;;) {
 				c = gitcfg_getc(&s);
 				if (s.eof || c == '\n')
-					goto bad_hdr;
+					goto bad;
 				if (c == ']')
 					break;
 				if (isspace(c)) {
 					while (isspace(c = gitcfg_getc(&s)) && c != '\n')
 						;
 					if (c != '"')
-						goto bad_hdr;
+						goto bad;
 					for (;;) {
 						c = gitcfg_getc(&s);
 						if (c == '\n')
-							goto bad_hdr;
+							goto bad;
 						if (c == '"')
 							break;
 						if (c == '\\' && (c = gitcfg_getc(&s)) == '\n')
-							goto bad_hdr;
+							goto bad;
 						buf_putc(&sb, (char)c);
 					}
 					if (gitcfg_getc(&s) != ']')
-						goto bad_hdr;
+						goto bad;
 					have_sub = true;
 					break;
 				}
 				if (!gitcfg_keychar(c) && c != '.')
-					goto bad_hdr;
+					goto bad;
 				buf_putc(&name, (char)tolower(c));
 			}
 			if (!name.n)
-				goto bad_hdr;
+				goto bad;
 			section = astrdup(name.p);
 			sub = have_sub ? astrdup(sb.p ? sb.p : "") : NULL;
 			if (!have_sub && (dot = strchr(section, '.'))) {	/* [section.sub] */
 				*dot = '\0';
 				sub = dot + 1;
 			}
-			if (!*section) {	/* git takes "[.x]" as a section named "": refused, not guessed */
-				free(name.p);
-				free(sb.p);
+			if (!*section)	/* git takes "[.x]" as a section named "": refused, not guessed */
 				goto bad;
-			}
-			free(name.p);
-			free(sb.p);
 			continue;
-bad_hdr:
-			free(name.p);
-			free(sb.p);
-			goto bad;
 		}
 		if (!isalpha(c) || !section)
 			goto bad;	/* git: a key must start with a letter and follow a section */
 		{
-			struct buf key = { 0 };
+			static struct buf key;	/* scratch (buf_reset) */
 			struct gitcfg_entry *en;
 			int at = s.line;
+
+			buf_reset(&key);
 
 			do {
 				buf_putc(&key, (char)tolower(c));
@@ -4139,7 +4157,6 @@ bad_hdr:
 			en->key = astrdup(key.p);
 			en->file = file;
 			en->line = at;
-			free(key.p);
 			if (c != '\n') {
 				if (c != '=' || !(en->value = gitcfg_value(&s)))
 					goto bad;
@@ -13471,7 +13488,7 @@ open_parent_nofollow(const char *path, const char **name)
 	}
 	slash = strrchr(path, '/');
 	if (last_fd >= 0 && (size_t)(slash - path) == strlen(last) && strncmp(path, last, (size_t)(slash - path)) == 0 &&
-	    (fd = fcntl(last_fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+	    (fd = dup_cloexec(last_fd, 0)) >= 0) {
 		*name = slash + 1;
 		return fd;
 	}
@@ -13485,7 +13502,7 @@ open_parent_nofollow(const char *path, const char **name)
 			if ((size_t)(p - 1 - path) < sizeof(last)) {
 				if (last_fd >= 0)
 					close(last_fd);
-				last_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+				last_fd = dup_cloexec(fd, 0);
 				snprintf(last, sizeof(last), "%.*s", (int)(p - 1 - path), path);
 			}
 			return fd;
@@ -18080,7 +18097,7 @@ fds_move_fixed(const int *from, const int *to, int n)
 	for (i = 0; i < n; i++)
 		top = to[i] > top ? to[i] : top;
 	for (i = 0; i < n; i++)
-		if ((tmp[i] = fcntl(from[i], F_DUPFD_CLOEXEC, top + 1)) < 0)
+		if ((tmp[i] = dup_cloexec(from[i], top + 1)) < 0)
 			return -1;
 	for (i = 0; i < n; i++) {
 		if (dup2(tmp[i], to[i]) < 0)	/* the new descriptor is not close-on-exec */
