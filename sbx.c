@@ -17983,6 +17983,7 @@ struct run {
 	int listener;			/* the write observer's listener (came with "R"), or -1 */
 	pid_t observer;			/* its reader (10b), forked on the first call it sees; or -1 */
 	bool listener_hup;		/* no process is left under its filter: not polled again */
+	int64_t obs_retry_at;		/* its fork failed (no process to spare): tried again then */
 	int events;			/* our end of the observer's event pair, or -1 */
 	uint64_t obs_events, obs_refused, obs_lost, obs_bad;	/* events taken; of them refusals; dropped
 						 * by the observer; malformed */
@@ -18364,7 +18365,7 @@ run_note_observer(const struct run *r)
 static void
 run_spawn_observer(struct run *r)
 {
-	int pair[2], sz = 4 << 20;
+	int pair[2], sz = 4 << 20, fork_err;
 
 	if (r->listener < 0)
 		return;
@@ -18391,9 +18392,24 @@ run_spawn_observer(struct run *r)
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
 		obs_main(r->listener, pair[1], r->inflight, sess.on);
 	}
+	fork_err = errno;
 	close(pair[1]);
+	if (r->observer < 0 && (fork_err == EAGAIN || fork_err == ENOMEM)) {
+		/* SECURITY: the command can use up its uid's processes (RLIMIT_NPROC,
+		 * pids.max) before its first write-intent call: the listener is
+		 * kept and the fork tried again (the call waits, as for any
+		 * answer), or one such command would leave a run, or a session
+		 * for good, unobserved and every later write failing (ENOSYS) */
+		if (!r->obs_retry_at)
+			warnx("observer: fork: %s; the calls it is to see wait, it is tried again", strerror(fork_err));
+		r->obs_retry_at = now_ms() + 100;
+		r->observer = -1;
+		close(pair[0]);
+		return;
+	}
+	r->obs_retry_at = 0;
 	if (r->observer < 0) {
-		warnx("observer: fork: %s; writes are not observed", strerror(errno));
+		warnx("observer: fork: %s; writes are not observed", strerror(fork_err));
 		close(pair[0]);
 		close(r->listener);	/* the kernel fails what it would notify: better than a hang */
 		r->listener = -1;
@@ -18559,7 +18575,8 @@ run_supervise(struct run *r)
 	while (!done) {
 		/* the listener while no observer reads it (run_note_observer);
 		 * its hang-up (no process left under the filter) only once */
-		int unread = r->observer < 0 && !r->listener_hup ? r->listener : -1;
+		int64_t wait_obs = r->observer < 0 && r->obs_retry_at ? r->obs_retry_at - now_ms() : 0;
+		int unread = r->observer < 0 && !r->listener_hup && wait_obs <= 0 ? r->listener : -1;
 		struct pollfd pf[5 + 2 + SBX_SESSION_MAX_CLIENTS + LEN(r->ls)] = { { sigfd, POLLIN, 0 },
 			{ r->report, POLLIN, 0 }, { r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 },
 			{ unread, POLLIN, 0 } };	/* -1: poll skips it */
@@ -18567,7 +18584,10 @@ run_supervise(struct run *r)
 		struct signalfd_siginfo si;
 		int sig, ready, tmo = live_timeout(), stmo = session_timeout();
 
-		ready = poll(pf, npf, tmo < 0 || (stmo >= 0 && stmo < tmo) ? stmo : tmo);
+		tmo = tmo < 0 || (stmo >= 0 && stmo < tmo) ? stmo : tmo;
+		if (wait_obs > 0 && r->listener >= 0 && (tmo < 0 || wait_obs < tmo))
+			tmo = (int)wait_obs;	/* the observer's fork, tried again */
+		ready = poll(pf, npf, tmo);
 		if (ready < 0)
 			continue;
 		if (ready == 0 && session_tidy(r, false))
@@ -18583,8 +18603,8 @@ run_supervise(struct run *r)
 		run_proxy_on_demand(r, pf + ns, npf - ns);
 		if (pf[4].revents & POLLIN)
 			run_spawn_observer(r);	/* a call waits for it */
-		else if (pf[4].revents)
-			r->listener_hup = true;
+		else if (pf[4].revents & POLLHUP)
+			r->listener_hup = true;	/* not POLLERR alone: a signal during the kernel's lock (EPOLLERR) */
 		session_on_events(r, pf + 5);
 		if (pf[2].revents)
 			run_take_observations(r, pf[2].revents);

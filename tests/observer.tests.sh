@@ -318,3 +318,20 @@ t_observer_symlinked_parent() { # a write through a symlink into a root is not r
 	expect_contains "$ERR" "deny openat $O/denied.txt" "control: the write outside is reported"
 }
 TESTS+=(observer_symlinked_parent)
+
+t_observer_fork_refused_then_retried() { # a command that uses up its uid's processes before its first write-intent call: the observer's fork is tried again (the call waits), never given up (which failed every later write with ENOSYS, unreported); control: the refusal is reported
+	observer_usable
+	[ "$(id -u)" = 0 ] || skip "runs the sandbox as nobody under RLIMIT_NPROC (root is exempt from it)"
+	command -v setpriv >/dev/null && command -v prlimit >/dev/null || skip "setpriv or prlimit is not installed"
+	local d; d=$(mktemp -d /tmp/sbx-nproc.XXXXXX); chmod 755 "$d"
+	mkdir "$d/proj" "$d/out" "$d/home"; chown 65534 "$d/proj" "$d/home"
+	cc -O2 -static -o "$d/bomb" "$HERE/tests/helpers/nprocbomb.c" 2>/dev/null || cc -O2 -o "$d/bomb" "$HERE/tests/helpers/nprocbomb.c"
+	(cd "$d/proj" && timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups prlimit --nproc=60 \
+		env HOME="$d/home" "$SBX" -v --allow-write="$d/proj" -- "$d/bomb" "$d/out/b" "$d/proj/inside") >"$T/o" 2>"$T/e"
+	RC=$?; OUT=$(cat "$T/o"); ERR=$(cat "$T/e"); log_file err "$T/e"; rm -rf "$d"
+	expect_rc 0
+	expect_contains "$OUT" "open($d/out/b): Read-only file system" "the write outside was refused by the mount table"
+	expect_contains "$OUT" "open($d/proj/inside): ok" "control: a write inside a root works afterwards (no ENOSYS)"
+	grep -Eq "observer: deny open(at)? $d/out/b " <<<"$ERR" || fail "the refusal is not reported"
+}
+TESTS+=(observer_fork_refused_then_retried)
