@@ -81,8 +81,9 @@
  *      clone(CLONE_VM) on a stack of its own), 10b the write
  *      observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
- *      connection, the observer on the first call it sees), 10d --check, 10e the platform interface on Linux (the
- *      proxy's lockdown: Landlock and its seccomp program), 10f sessions
+ *      connection, the observer on the first call it sees), 10d --check,
+ *      10e the platform interface on Linux (the proxy's lockdown: Landlock
+ *      and its seccomp program), 10f sessions
  *      (one sandbox, many commands: the daemon and its sbx-tidy, sbx exec,
  *      the agent hooks)
  *  11. macOS runner (Seatbelt): 11a the platform interface on macOS, 11b the
@@ -668,6 +669,19 @@ buf_reset(struct buf *b)
 	b->n = 0;
 	if (b->p)
 		b->p[0] = '\0';
+}
+
+/* The same for a buffer of messages kept from one to the next (a
+ * session's daemon, an exec's request in sbx-init), except one a long
+ * message made large: that is freed. */
+static void __attribute__((unused))	/* sessions are Linux's */
+buf_recycle(struct buf *b)
+{
+	if (b->cap > 65536) {
+		free(b->p);
+		*b = (struct buf){ 0 };
+	}
+	buf_reset(b);
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -17136,10 +17150,7 @@ init_reap_exec(int ctl, struct sess_exec *x, int status)
 	if (frame_send(ctl, 'Z', msg, n, NULL, 0) < 0)
 		_exit(0);	/* sbx has gone: so does the session */
 	init_exec_mem_done(x);
-	if (x->req.cap > 65536) {	/* a long request's buffer is not kept */
-		free(x->req.p);
-		x->req = (struct buf){ 0 };
-	}
+	buf_recycle(&x->req);
 	x->pid = 0;
 }
 
@@ -17939,7 +17950,7 @@ static struct session {
 	int tidier;			/* the pipe to sbx-tidy (session_tidier_start), or -1 */
 	pid_t tidier_pid;
 	/* the messages received and the one being built, kept from one to
-	 * the next (session_buf_done): musl maps and unmaps a buffer of a few
+	 * the next (buf_recycle): musl maps and unmaps a buffer of a few
 	 * pages for each malloc and free, two of each and their page faults
 	 * an exec on a VM where every fault traps */
 	struct buf in, out;
@@ -19291,18 +19302,6 @@ session_env(const struct run *r, char *const *client, const char *tmpdir)
 	return (char **)out.v;
 }
 
-/* A message buffer of the daemon's, done with: kept for the next (sess.in,
- * sess.out), unless a long message made it large. */
-static void
-session_buf_done(struct buf *b)
-{
-	b->n = 0;
-	if (b->cap > 65536) {
-		free(b->p);
-		*b = (struct buf){ 0 };
-	}
-}
-
 /* The tidier (sbx-tidy): a child of the daemon that removes the TMPDIRs
  * of ended execs. An rmdir on a filesystem mounted `discard` waits for the
  * device (0.1 to 0.3 ms here, in D state), and a daemon waiting there
@@ -19491,7 +19490,7 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	exec_req_encode(&e, &sess.out);
 	if (frame_send(r->ctl, 'E', sess.out.p, sess.out.n, fds, 3) < 0)
 		warnx("session: sbx-init did not take exec %u: %s", (unsigned)c->id, strerror(errno));
-	session_buf_done(&sess.out);
+	buf_recycle(&sess.out);
 	sess.execs++;
 	sess.idle_since = 0;
 }
@@ -19647,14 +19646,14 @@ session_from_init(struct run *r)
 	if (type < 0) {
 		close(r->ctl);	/* init has gone: the sandbox ends with it */
 		r->ctl = -1;
-		session_buf_done(&sess.in);
+		buf_recycle(&sess.in);
 		return;
 	}
 	/* 'S' is an exec's id and pid; 'Z' its id and status, then the words
 	 * of its failure when it could not start (init_reap_exec): at most a
 	 * line and a hint, printed by the client as the command's stderr */
 	if (sess.in.n != 8 && (type != 'Z' || sess.in.n < 8 || sess.in.n > 8 + SBX_FAILURE_WORDS_MAX)) {
-		session_buf_done(&sess.in);
+		buf_recycle(&sess.in);
 		return;
 	}
 	memcpy(v, sess.in.p, 8);
@@ -19684,12 +19683,12 @@ session_from_init(struct run *r)
 			if (c->fd >= 0)
 				frame_send(c->fd, 'Z', out->p, out->n, NULL, 0);
 			sess.tidy_at = now_ms() + SBX_SESSION_TIDY_DEFER_MS;	/* after the client has gone */
-			session_buf_done(out);
+			buf_recycle(out);
 			session_client_close(c);
 			session_release_held(NULL);	/* it may have been the last one not started */
 		}
 	}
-	session_buf_done(&sess.in);
+	buf_recycle(&sess.in);
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].id)
 			return;
@@ -19736,7 +19735,7 @@ session_from_client(struct run *r, struct sess_client *c)
 	for (int k = 0; k < nfd; k++)
 		close(fds[k]);
 	sess.in = b;
-	session_buf_done(&sess.in);
+	buf_recycle(&sess.in);
 }
 
 /* A client of the session's socket: only this uid (SO_PEERCRED). One a
