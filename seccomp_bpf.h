@@ -604,7 +604,9 @@ enum rule_group {		/* which policy switch a rule belongs to */
 	RG_USERNS,		/* dropped by allow-nested-userns */
 	RG_PROXY,		/* only in the proxy's own filter: it parses hostile bytes */
 	RG_OBSERVE,		/* only in the write observer's USER_NOTIF program (bpf_opts.observe) */
-	RG_NOFORK,		/* only in the observer's own lockdown (bpf_opts.no_fork) */
+	RG_NOFORK,		/* only in the observer's own lockdown (bpf_opts.observer_lockdown) */
+	RG_NOREAD,		/* the proxy's, but not the observer's lockdown: reading the
+				 * command's memory is what the observer is for */
 };
 
 struct bpf_rule {
@@ -700,7 +702,7 @@ static const struct bpf_rule bpf_rules[] = {
 	{ SC_execveat,		0, CMP_NONE,	0,				EPERM_,	RG_PROXY, "proxy: execve by fd" },
 	{ SC_ptrace,		0, CMP_NONE,	0,				EPERM_,	RG_PROXY,
 	  "proxy: reaching into the user's other processes" },
-	{ SC_process_vm_readv,	0, CMP_NONE,	0,				EPERM_,	RG_PROXY, "proxy: reading another process" },
+	{ SC_process_vm_readv,	0, CMP_NONE,	0,				EPERM_,	RG_NOREAD, "proxy: reading another process" },
 	{ SC_process_vm_writev,	0, CMP_NONE,	0,				EPERM_,	RG_PROXY, "proxy: writing another process" },
 	{ SC_open,		1, CMP_ANY_BIT,	SBX_O_WRITE_INTENT,		EPERM_,	RG_PROXY,
 	  "proxy: opening a file to write (reads stay: the resolver reads /etc/hosts)" },
@@ -729,7 +731,11 @@ static const struct bpf_rule bpf_rules[] = {
 
 	/* The observer's lockdown adds these to the proxy's: it reads the
 	 * command's memory (hostile, racing) and has no use for a new process;
-	 * an exploit that forks escapes the single-threaded loop's watch. */
+	 * an exploit that forks escapes the single-threaded loop's watch. It
+	 * drops one of the proxy's: process_vm_readv (RG_NOREAD), the one
+	 * system call that reads a caller's bytes, where /proc/PID/mem took an
+	 * open, a pread and a close each time, with the same ptrace check;
+	 * process_vm_writev stays refused. */
 	{ SC_clone,		0, CMP_NONE,	0,				EPERM_,	RG_NOFORK,
 	  "observer: no new process (it has no threads either)" },
 	{ SC_fork,		0, CMP_NONE,	0,				EPERM_,	RG_NOFORK, "observer: no new process" },
@@ -838,9 +844,10 @@ struct bpf_prog {
 
 /* Which groups a program keeps: the sandbox's, by policy; the proxy's
  * (proxy = true) keeps every group but the observer's two; the observer's
- * lockdown is the proxy's with no_fork; observe: the write observer's
- * USER_NOTIF program alone. */
-struct bpf_opts { bool allow_unix; bool allow_userns; bool proxy; bool observe; bool no_fork; };
+ * lockdown (observer_lockdown, with proxy) is the proxy's with no new
+ * process and process_vm_readv; observe: the write observer's USER_NOTIF
+ * program alone. */
+struct bpf_opts { bool allow_unix; bool allow_userns; bool proxy; bool observe; bool observer_lockdown; };
 
 /* The label every jump field names unless told otherwise: the next
  * instruction, a distance of 0. */
@@ -863,7 +870,9 @@ bpf_rule_kept(const struct bpf_rule *r, const struct bpf_opts *o)
 	if (o->observe || r->group == RG_OBSERVE)
 		return o->observe && r->group == RG_OBSERVE;
 	if (r->group == RG_NOFORK)
-		return o->no_fork;
+		return o->observer_lockdown;
+	if (r->group == RG_NOREAD)
+		return o->proxy && !o->observer_lockdown;
 	if (o->proxy)
 		return true;
 	return r->group == RG_ALWAYS || (r->group == RG_UNIX && !o->allow_unix) ||

@@ -291,9 +291,11 @@ t_observer_dies_mid_notification() { # an observer killed between receiving a ca
 		[ -n "$obs" ] && break; sleep 0.05
 	done
 	[ -n "$obs" ] || { kill $spid; fail "no sbx-observer process under sbx"; }
-	# the observer's first open after a RECV is /proc/PID/mem: it dies there, the call received
-	# (openat with glibc; musl, which the static build uses, calls open where the kernel has it)
-	strace -o /dev/null -p "$obs" -e trace=open,openat -e inject=open,openat:signal=SIGKILL:when=1 2>/dev/null &
+	# the observer's first call after a RECV reads the caller's memory (process_vm_readv; or an
+	# open of /proc/PID/mem where that is refused: openat with glibc, open with musl): it dies
+	# there, the call received
+	strace -o /dev/null -p "$obs" -e trace=process_vm_readv,open,openat \
+		-e inject=process_vm_readv,open,openat:signal=SIGKILL:when=1 2>/dev/null &
 	tpid=$!
 	for i in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$spid" 2>/dev/null && { kill "$spid"; kill "$tpid" 2>/dev/null; fail "the command hung on the call the dead observer held"; }
@@ -307,6 +309,47 @@ t_observer_dies_mid_notification() { # an observer killed between receiving a ca
 	[ "$(cat "$P/after")" = after ] || fail "control: the write after it happened"
 }
 TESTS+=(observer_dies_mid_notification)
+
+t_observer_reads_with_process_vm_readv() { # the observer reads a caller's path with one process_vm_readv; where that is refused (EPERM, as a container's filter says), with /proc/PID/mem, and the refusal is reported either way
+	observer_usable
+	command -v strace >/dev/null || skip "strace is not installed"
+	[ "$(id -u)" = 0 ] || skip "attaching strace to the non-dumpable observer needs root"
+	local i obs spid tpid how inject
+	for how in readv refused; do
+		inject=(); [ "$how" = refused ] && inject=(-e inject=process_vm_readv:error=EPERM)
+		rm -f "$P/after"
+		# the first write brings the observer up; the ones after the pause are read under strace
+		"$SBX" -v --allow-write="$P" -- sh -c "echo up >'$P/up'; sleep 1
+			for i in 1 2 3; do echo x >'$O/denied-$how-'\$i 2>/dev/null; done; echo after >'$P/after'" \
+			>"$T/bg.out" 2>"$T/bg.err" &
+		spid=$!; obs=
+		for i in $(seq 50); do
+			for c in $(pgrep -P "$spid"); do [ "$(cat "/proc/$c/comm" 2>/dev/null)" = sbx-observer ] && obs=$c; done
+			[ -n "$obs" ] && break; sleep 0.05
+		done
+		[ -n "$obs" ] || { kill $spid; fail "$how: no sbx-observer process under sbx"; }
+		strace -o "$T/strace-$how.log" -p "$obs" -e trace=process_vm_readv,open,openat "${inject[@]}" 2>/dev/null &
+		tpid=$!
+		wait $spid; RC=$?
+		kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null
+		ERR=$(cat "$T/bg.err")
+		log_file "err-$how" "$T/bg.err"; log_file "strace-$how" "$T/strace-$how.log"
+		expect_rc 0
+		[ "$(cat "$P/after")" = after ] || fail "$how: control: the write inside the root happened"
+		for i in 1 2 3; do
+			expect_contains "$ERR" "observer: deny openat $O/denied-$how-$i " "$how: the refused write $i, its path read"
+		done
+		grep -q '^process_vm_readv(' "$T/strace-$how.log" || fail "$how: strace saw no process_vm_readv in the observer"
+		if [ "$how" = readv ]; then
+			if grep -q '/mem"' "$T/strace-$how.log"; then fail "readv: /proc/PID/mem opened though process_vm_readv works"; fi
+		else
+			[ "$(grep -c '^process_vm_readv(' "$T/strace-$how.log")" = 1 ] ||
+				fail "refused: process_vm_readv asked again after its refusal"
+			grep -Eq '^open(at)?\(.*"/proc/[0-9]+/mem"' "$T/strace-$how.log" || fail "refused: no /proc/PID/mem read instead"
+		fi
+	done
+}
+TESTS+=(observer_reads_with_process_vm_readv)
 
 t_observer_symlinked_parent() { # a write through a symlink into a root is not reported as refused; a real refusal is
 	observer_usable

@@ -1783,7 +1783,8 @@ bpf_matrix(void)
 		{ "execve", { 59, 221 }, 0, 0, 0, PROXY_ONLY },
 		{ "execveat", { 322, 281 }, 0, 0, 0, PROXY_ONLY },
 		{ "ptrace", { 101, 117 }, 0, 0, 0, PROXY_ONLY },
-		{ "process_vm_readv", { 310, 270 }, 0, 0, 0, PROXY_ONLY },
+		/* the observer reads the caller with it: its lockdown keeps it */
+		{ "process_vm_readv", { 310, 270 }, 0, 0, 0, { A, A, A, E, A, A } },
 		{ "process_vm_writev", { 311, 271 }, 0, 0, 0, PROXY_ONLY },
 		{ "open(O_WRONLY)", { 2, -1 }, 0, 01, 0, PROXY_ONLY_NOTIF },
 		{ "open(O_RDONLY|O_CLOEXEC)", { 2, -1 }, 0, 02000000, 0, { A, A, A, A, A, A } },
@@ -2152,7 +2153,13 @@ test_bpf(void)
 		{ X86, 0, 59, 0, 0, 20, EPERM_RET, "observer lockdown: execve", 0 },
 		{ X86, 0, 257, 0xffffff9c, 0, 20, ALLOW, "observer lockdown: openat(O_RDONLY) (/proc/PID/mem)", 0 },
 		{ X86, 0, 257, 0xffffff9c, 0, 20, EPERM_RET, "observer lockdown: openat(O_WRONLY)", 1 },
-		{ X86, 0, 56, 0x3d0f00, 0, 4, ALLOW, "the proxy keeps its threads (no_fork is the observer's)", 0 },
+		{ X86, 0, 310, 0, 0, 20, ALLOW, "observer lockdown: process_vm_readv (what it reads the caller with)", 0 },
+		{ X86, 0, 311, 0, 0, 20, EPERM_RET, "observer lockdown: process_vm_writev", 0 },
+		{ X86, 0, 101, 0, 0, 20, EPERM_RET, "observer lockdown: ptrace", 0 },
+		{ X86, 0, 310, 0, 0, 4, EPERM_RET, "proxy: process_vm_readv (not the observer's reading)", 0 },
+		{ A64, 0, 270, 0, 0, 20, ALLOW, "observer lockdown aarch64: process_vm_readv", 0 },
+		{ A64, 0, 271, 0, 0, 20, EPERM_RET, "observer lockdown aarch64: process_vm_writev", 0 },
+		{ X86, 0, 56, 0x3d0f00, 0, 4, ALLOW, "the proxy keeps its threads (no new process is the observer's)", 0 },
 		{ A64, 0, 220, 0x11, 0, 20, EPERM_RET, "observer lockdown aarch64: clone(SIGCHLD)", 0 },
 		/* aarch64: the upper half of an argument is never loaded */
 		{ A64, 0, 198, 0xffffffff00000028ULL, 1, 0, EPERM_RET, "aarch64 socket(AF_VSOCK | garbage << 32)", 0 },
@@ -2204,7 +2211,7 @@ test_bpf(void)
 	/* every rule is reachable: each appears in the source map of the program
 	 * that keeps every group (the proxy's), unless the arch lacks the syscall */
 	for (k = 0; k < 2; k++) {
-		/* the proxy's, the observer's lockdown (no_fork) and the observer's own */
+		/* the proxy's, the observer's lockdown and the observer's own */
 		struct bpf_opts os[] = { { false, false, true, false, false }, { false, false, true, false, true },
 			{ false, false, false, true, false } };
 		struct bpf_prog p;
