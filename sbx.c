@@ -5424,18 +5424,24 @@ real_lstat(void *ctx, const char *path, struct fid *id)
 	/* Planning resolves the same prefixes again and again ("/", $HOME, the
 	 * project, for each of dozens of names), and nothing runs in the
 	 * sandbox yet to change them: each answer is kept (a bounded table;
-	 * when it is full, lstat(2) answers) */
+	 * when it is full, lstat(2) answers). The hash table holds only the
+	 * index of an answer, and the answers fill their array in order: a run
+	 * keeps a few dozen, so they touch two pages, where a table of the
+	 * answers themselves, spread by their hashes, touched sixteen (a first
+	 * touch is a page fault, 11 us on the VM measured) */
 	static struct { const char *path; enum fkind kind; struct fid id; } memo[2048];
-	size_t i = str_hash(path) & (LEN(memo) - 1), tries;
+	static uint16_t slot[2048];	/* index + 1 into memo, or 0: free */
+	static size_t nmemo;
+	size_t i = str_hash(path) & (LEN(slot) - 1), tries;
 	struct stat st;
 	enum fkind k;
 
 	(void)ctx;
-	for (tries = 0; memo[i].path && tries < 16; tries++, i = (i + 1) & (LEN(memo) - 1))
-		if (strcmp(memo[i].path, path) == 0) {
+	for (tries = 0; slot[i] && tries < 16; tries++, i = (i + 1) & (LEN(slot) - 1))
+		if (strcmp(memo[slot[i] - 1].path, path) == 0) {
 			if (id)
-				*id = memo[i].id;
-			return memo[i].kind;
+				*id = memo[slot[i] - 1].id;
+			return memo[slot[i] - 1].kind;
 		}
 	if (lstat(path, &st) < 0) {
 		k = errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
@@ -5443,11 +5449,12 @@ real_lstat(void *ctx, const char *path, struct fid *id)
 	} else {
 		k = kind_of_mode(st.st_mode);
 	}
-	if (!memo[i].path) {
-		memo[i].path = astrdup(path);
-		memo[i].kind = k;
-		memo[i].id.dev = st.st_dev;
-		memo[i].id.ino = st.st_ino;
+	if (!slot[i] && nmemo < LEN(memo)) {
+		memo[nmemo].path = astrdup(path);
+		memo[nmemo].kind = k;
+		memo[nmemo].id.dev = st.st_dev;
+		memo[nmemo].id.ino = st.st_ino;
+		slot[i] = (uint16_t)++nmemo;
 	}
 	if (id) {
 		id->dev = st.st_dev;
@@ -6493,7 +6500,11 @@ static int
 git_config_read(const struct disk *dk, const char *home, const char *path, int depth, size_t *budget,
     struct vec *out, const char **why)
 {
-	struct buf b = { 0 };
+	/* the file's text, kept between files (a run reads three or four:
+	 * musl mapped and unmapped a buffer for each); done with before an
+	 * include is read (gitcfg_parse copies what it keeps), so the
+	 * recursion below never finds it in use */
+	static struct buf b;
 	size_t start = out->n, i, n;
 	int line;
 
@@ -6501,27 +6512,25 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 		*why = aprintf("%s: git config includes nested more than %d deep", path, SBX_MAX_GITCFG_DEPTH);
 		return -1;
 	}
+	buf_recycle(&b);
 	if (dk->ops->readfile(dk->ctx, path, SBX_MAX_GITCFG_BYTES, &b) < 0) {
 		int err = errno;
 
-		free(b.p);
 		if (err == ENOENT || err == ENOTDIR || err == EACCES)
 			return 0;	/* git skips these too (EACCES with a warning) */
 		*why = aprintf("%s: git config that cannot be read (%s)", path, strerror(err));
 		return -1;
 	}
 	if (b.n > *budget) {
-		free(b.p);
 		*why = aprintf("%s: git config and its includes pass %d bytes", path, 4 * SBX_MAX_GITCFG_BYTES);
 		return -1;
 	}
 	*budget -= b.n;
 	if (gitcfg_parse(b.p ? b.p : "", b.n, astrdup(path), out, &line) < 0) {
-		free(b.p);
 		*why = aprintf("%s:%d: git config git would refuse, or larger than sbx reads", path, line);
 		return -1;
 	}
-	free(b.p);
+	buf_recycle(&b);
 	n = out->n;
 	for (i = start; i < n; i++) {
 		const struct gitcfg_entry *e = out->v[i];
@@ -19054,15 +19063,17 @@ plat_cloexec_fast(int lowest)
 	return (int)syscall(SYS_close_range, (unsigned)lowest, ~0U, SBX_CLOSE_RANGE_CLOEXEC);
 }
 
-/* Field 22 of /proc/PID/stat, starttime (clock ticks since boot). */
+/* Field 22 of /proc/PID/stat, starttime (clock ticks since boot). The
+ * buffer is kept for the next call (a run asks for its own and for each
+ * other run's in the registry): musl maps a fresh one and unmaps it on
+ * each free, and every page of it is a fault again. */
 static long long
 plat_proc_start_time(pid_t pid)
 {
-	struct buf b = { 0 };
-	long long t = read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
+	static struct buf b;
 
-	free(b.p);
-	return t;
+	buf_reset(&b);
+	return read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
 }
 
 /* statx(2) for the birth time, where the kernel and the file system have

@@ -14,7 +14,7 @@
 # hyperfine cannot run.
 #
 # Run:   bench/observer.sh            (sbx is ../sbx, built if missing)
-# Knobs: RUNS=15 WARMUP=3
+# Knobs: RUNS=15 WARMUP=3 SBX_BIN=path (another sbx binary, e.g. one built before a change)
 # Needs: bash, bwrap, hyperfine, python3 (to read hyperfine's JSON), tar, grep.
 
 set -u -o pipefail
@@ -23,10 +23,10 @@ RUNS=${RUNS:-15}
 WARMUP=${WARMUP:-3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-SBX=$ROOT/sbx
+SBX=${SBX_BIN:-$ROOT/sbx}
 
 command -v hyperfine >/dev/null || { echo "bench/observer.sh: hyperfine is not installed" >&2; exit 1; }
-[ -x "$SBX" ] || make -C "$ROOT" -s sbx || exit 1
+[ -x "$SBX" ] || { [ -z "${SBX_BIN:-}" ] && make -C "$ROOT" -s sbx; } || exit 1
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sbx-obs-bench.XXXXXX") || exit 1
 trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
