@@ -37,8 +37,9 @@
  *   1. Platform switch and limits, and the platform interface (what each
  *      runner section defines, so shared code never asks the platform)
  *   2. Utilities: 2.1 the arena, 2.2 vectors, buffers, a string set, 2.3
- *      descriptors (inherited ones closed on exec as sbx starts; passing
- *      them over a socket), 2.4 path helpers
+ *      directories read into a buffer of our own, 2.4 descriptors
+ *      (inherited ones closed on exec as sbx starts; passing them over a
+ *      socket), 2.5 path helpers
  *   3. Policy: 3.1 the model, 3.2 the directive table, 3.3 values, 3.4 the
  *      line format, 3.5 a JSON reader, 3.6 srt settings as a table, 3.7
  *      printers, 3.8 a reader of git's config format, 3.9 a policy
@@ -292,7 +293,7 @@ struct run_paths;
 struct run_facts;
 struct vstore;
 /* Mark every descriptor >= lowest close-on-exec in one call: 0, or -1
- * when this kernel cannot (2.3 then marks them one by one). */
+ * when this kernel cannot (2.4 then marks them one by one). */
 static int plat_cloexec_fast(int lowest);
 /* When process pid started (a stable number per process: a pid reused
  * later gives another), or -1 when it is gone (9a's registry). */
@@ -909,7 +910,148 @@ strset_add(struct strset *set, const char *s)
 	set->n++;
 }
 
-/* ---- 2.3 Descriptors: inherited ones, and passing them over a socket --
+/* ---- 2.3 Directories, read into a buffer of our own ------------------
+ *
+ * musl's opendir callocs its 2 KiB DIR, a size its allocator serves from a
+ * group mapped for it and unmapped again at closedir: a run opened seven
+ * (the scan, the registry, the audit, removals), each an mmap, an munmap
+ * and a page fault on first touch (11 us on the VM measured, where a fault
+ * traps to the hypervisor). A dir_stream reads getdents64 into a buffer
+ * from a small static pool instead (a walk holds one a level; past the
+ * pool, malloc), touched once and reused. Elsewhere (macOS), DIR under the
+ * same three calls. "." and ".." are never returned. */
+#define SBX_DIR_POOL	8
+
+struct dir_stream {
+	int fd;
+	bool pooled;
+#if defined(SYS_getdents64)
+	unsigned pos, end;
+	char buf[2048] __attribute__((aligned(8)));	/* struct linux_dirent64 records */
+#else
+	DIR *d;
+#endif
+};
+struct dir_entry { const char *name; unsigned char type; /* DT_*, DT_UNKNOWN where the fs says nothing */ };
+
+static struct dir_stream dir_pool[SBX_DIR_POOL];
+static bool dir_pool_used[SBX_DIR_POOL];
+
+/* The stream's memory back to the pool (or to malloc). */
+static void
+dir_release(struct dir_stream *d)
+{
+	if (d->pooled)
+		dir_pool_used[d - dir_pool] = false;
+	else
+		free(d);
+}
+
+/* A stream on the open directory fd, which it owns from here (closed by
+ * dir_close, or now on failure). NULL + errno. */
+static struct dir_stream *
+dir_open_fd(int fd)
+{
+	struct dir_stream *d = NULL;
+	size_t i;
+
+	if (fd < 0)
+		return NULL;
+	for (i = 0; i < SBX_DIR_POOL && !d; i++)
+		if (!dir_pool_used[i]) {
+			dir_pool_used[i] = true;
+			d = &dir_pool[i];
+			d->pooled = true;
+		}
+	if (!d && (d = malloc(sizeof(*d))))
+		d->pooled = false;
+	if (!d) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->fd = fd;
+#if defined(SYS_getdents64)
+	d->pos = d->end = 0;
+#else
+	if (!(d->d = fdopendir(fd))) {
+		int err = errno;
+
+		close(fd);
+		dir_release(d);
+		errno = err;
+		return NULL;
+	}
+#endif
+	return d;
+}
+
+/* openat(at, path) as a directory, never following a last-component
+ * symlink; then as dir_open_fd. */
+static struct dir_stream *
+dir_open(int at, const char *path)
+{
+	return dir_open_fd(openat(at, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+/* The next entry: 1 with e set (e->name good until the next call), 0 at
+ * the end, -1 with errno on an error. */
+static int
+dir_next(struct dir_stream *d, struct dir_entry *e)
+{
+	for (;;) {
+#if defined(SYS_getdents64)
+		const char *rec;
+		unsigned short reclen;
+
+		if (d->pos >= d->end) {
+			long n = syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf));
+
+			if (n <= 0)
+				return n < 0 ? -1 : 0;
+			d->pos = 0;
+			d->end = (unsigned)n;
+		}
+		rec = d->buf + d->pos;	/* ino 8, off 8, reclen 2, type 1, name */
+		memcpy(&reclen, rec + 16, 2);
+		d->pos += reclen;
+		e->type = (unsigned char)rec[18];
+		e->name = rec + 19;
+#else
+		struct dirent *de;
+
+		errno = 0;
+		if (!(de = readdir(d->d)))
+			return errno ? -1 : 0;
+		e->type = de->d_type;
+		e->name = de->d_name;
+#endif
+		if (strcmp(e->name, ".") && strcmp(e->name, ".."))
+			return 1;
+	}
+}
+
+/* The stream's descriptor (for *at calls under it). */
+static int
+dir_fd(const struct dir_stream *d)
+{
+	return d->fd;
+}
+
+static void
+dir_close(struct dir_stream *d)
+{
+	if (!d)
+		return;
+#if defined(SYS_getdents64)
+	close(d->fd);
+#else
+	closedir(d->d);
+#endif
+	dir_release(d);
+}
+
+/* ---- 2.4 Descriptors: inherited ones, and passing them over a socket --
  *
  * SECURITY: sbx marks every descriptor above 2 close-on-exec as it starts,
  * so none that the caller leaked (shells, IDEs and agent harnesses do)
@@ -943,20 +1085,20 @@ fds_cloexec_listed(int lowest)
 	long fd, max;
 
 	for (size_t i = 0; i < LEN(dirs); i++) {
-		DIR *d = opendir(dirs[i]);
-		struct dirent *de;
+		struct dir_stream *d = dir_open_fd(openat(AT_FDCWD, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		struct dir_entry de;
 		int rc = 0;
 
 		if (!d)
 			continue;
-		while ((de = readdir(d))) {
-			fd = strtol(de->d_name, NULL, 10);
-			if (!isdigit((unsigned char)de->d_name[0]) || fd < lowest || fd == dirfd(d))
+		while (dir_next(d, &de) == 1) {
+			fd = strtol(de.name, NULL, 10);
+			if (!isdigit((unsigned char)de.name[0]) || fd < lowest || fd == dir_fd(d))
 				continue;
 			if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF)
 				rc = -1;
 		}
-		closedir(d);
+		dir_close(d);
 		return rc;
 	}
 	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 1 << 20;
@@ -991,16 +1133,16 @@ fds_close_except(const int *keep, size_t n)
 	bool listed = false;
 
 	for (size_t i = 0; i < LEN(dirs) && !listed; i++) {
-		DIR *d = opendir(dirs[i]);
-		struct dirent *de;
+		struct dir_stream *d = dir_open_fd(openat(AT_FDCWD, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		struct dir_entry de;
 
 		if (!d)
 			continue;
-		while ((de = readdir(d)))
-			if (isdigit((unsigned char)de->d_name[0]) && (fd = strtol(de->d_name, NULL, 10)) > 2 &&
-			    fd != dirfd(d))
+		while (dir_next(d, &de) == 1)
+			if (isdigit((unsigned char)de.name[0]) && (fd = strtol(de.name, NULL, 10)) > 2 &&
+			    fd != dir_fd(d))
 				vec_push(&open_fds, (void *)(intptr_t)fd);
-		closedir(d);
+		dir_close(d);
 		listed = true;
 	}
 	if (!listed) {
@@ -1183,7 +1325,7 @@ fail:
 	return -1;
 }
 
-/* ---- 2.4 Path helpers ------------------------------------------- */
+/* ---- 2.5 Path helpers ------------------------------------------- */
 
 /* Lexically clean an absolute path: collapse "//", drop "/./" and a trailing
  * "/" or "/.". ".." is resolved against the disk later (it may pass through a
@@ -5478,56 +5620,40 @@ real_readlink(void *ctx, const char *path, char *buf, size_t n)
 static void *
 real_opendir(void *ctx, void *parent, const char *name)
 {
-	int fd;
-	DIR *d;
-
 	(void)ctx;
-	fd = openat(parent ? dirfd((DIR *)parent) : AT_FDCWD, name,
-	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d)
-		close(fd);
-	return d;
+	return dir_open(parent ? dir_fd(parent) : AT_FDCWD, name);
 }
 
 static int
 real_readdir(void *ctx, void *dir, const char **name, enum fkind *kind)
 {
-	struct dirent *de;
+	struct dir_entry de;
+	int r;
 
 	(void)ctx;
-	for (;;) {
-		errno = 0;
-		de = readdir((DIR *)dir);
-		if (!de)
-			return errno ? -1 : 0;
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		*name = de->d_name;
-		switch (de->d_type) {	/* d_type: no stat per entry on the common file systems */
-		case DT_DIR: *kind = FK_DIR; break;
-		case DT_REG: *kind = FK_FILE; break;
-		case DT_LNK: *kind = FK_LINK; break;
-		case DT_UNKNOWN: {
-			struct stat st;
+	if ((r = dir_next(dir, &de)) != 1)
+		return r;
+	*name = de.name;
+	switch (de.type) {	/* d_type: no stat per entry on the common file systems */
+	case DT_DIR: *kind = FK_DIR; break;
+	case DT_REG: *kind = FK_FILE; break;
+	case DT_LNK: *kind = FK_LINK; break;
+	case DT_UNKNOWN: {
+		struct stat st;
 
-			*kind = fstatat(dirfd((DIR *)dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
-			    ? kind_of_mode(st.st_mode) : FK_OTHER;
-			break;
-		}
-		default: *kind = FK_OTHER;
-		}
-		return 1;
+		*kind = fstatat(dir_fd(dir), de.name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? kind_of_mode(st.st_mode) : FK_OTHER;
+		break;
 	}
+	default: *kind = FK_OTHER;
+	}
+	return 1;
 }
 
 static void
 real_closedir(void *ctx, void *dir)
 {
 	(void)ctx;
-	closedir((DIR *)dir);
+	dir_close(dir);
 }
 
 static int
@@ -13559,10 +13685,13 @@ static void
 rm_tree_at(int parent, const char *name, int depth, int top, unsigned *moved)
 {
 	int fd;
-	DIR *d;
-	struct dirent *de;
+	struct dir_stream *d;
+	struct dir_entry de;
 
 	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
+		return;
+	/* an empty directory (most TMPDIRs a command leaves) goes in one call */
+	if (unlinkat(parent, name, AT_REMOVEDIR) == 0)
 		return;
 	if (depth > SBX_RM_TREE_DEPTH) {
 		char up[32];
@@ -13582,15 +13711,11 @@ rm_tree_at(int parent, const char *name, int depth, int top, unsigned *moved)
 			return;
 	}
 	fchmod(fd, 0700);
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
+	if (!(d = dir_open_fd(fd)))
 		return;
-	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			rm_tree_at(dirfd(d), de->d_name, depth + 1, depth ? top : dirfd(d), moved);
-	closedir(d);
+	while (dir_next(d, &de) == 1)
+		rm_tree_at(dir_fd(d), de.name, depth + 1, depth ? top : dir_fd(d), moved);
+	dir_close(d);
 	unlinkat(parent, name, AT_REMOVEDIR);
 }
 
@@ -14409,35 +14534,32 @@ ph_retire(int dfd, int entry, const char *ename, int dir)
 static void
 ph_reclaim(int dfd)
 {
-	DIR *d;
-	struct dirent *de;
+	struct dir_stream *d;
+	struct dir_entry de;
 	int dup_fd = dup(dfd);
 
-	if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	if (!(d = dir_open_fd(dup_fd)))
 		return;
-	}
 	struct vec found = { 0 };	/* of const char *: "path\0name", deepest first below */
 	size_t i;
 
-	while ((de = readdir(d))) {
+	while (dir_next(d, &de) == 1) {
 		struct ph_id id;
 		const char *path;
 		int fd;
 
-		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
+		if (strlen(de.name) != 16 || strspn(de.name, "0123456789abcdef") != 16)
 			continue;
-		if ((fd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		if ((fd = openat(dfd, de.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			continue;
 		path = ph_entry_read(fd, &id);
 		close(fd);
 		/* an entry is named by the hash of the path it holds: one that is
 		 * not was not written by sbx, and removes nothing */
-		if (path && strcmp(ph_entry_name(path), de->d_name) == 0)
+		if (path && strcmp(ph_entry_name(path), de.name) == 0)
 			vec_push(&found, (void *)path);
 	}
-	closedir(d);
+	dir_close(d);
 	/* children before their parents: a placeholder made inside another
 	 * (.claude/commands in .claude) must go first, or the parent stays */
 	for (i = 0; i + 1 < found.n; i++)
@@ -14726,19 +14848,19 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 static void
 runtime_recover_in(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	struct dir_stream *d = dir_open_fd(openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dir_entry de;
 
 	if (!d)
 		return;
-	while ((de = readdir(d))) {
+	while (dir_next(d, &de) == 1) {
 		static const char *const kinds[] = { "run", "tmp", "bridge" };
 		char kind[8];
 		int pid;
 		long long start;
 		size_t k;
 
-		if (sscanf(de->d_name, "%7[a-z]-%d-%lld", kind, &pid, &start) != 3)
+		if (sscanf(de.name, "%7[a-z]-%d-%lld", kind, &pid, &start) != 3)
 			continue;
 		for (k = 0; k < LEN(kinds) && strcmp(kind, kinds[k]) != 0; k++)
 			;
@@ -14746,11 +14868,11 @@ runtime_recover_in(const char *dir)
 			continue;	/* not a run's, or alive */
 		if (k == 0) {
 			note("cleaning up after an earlier run that did not finish (pid %d)", pid);
-			audit_recover(path_join(dir, de->d_name));	/* what it could not audit (9b) */
+			audit_recover(path_join(dir, de.name));	/* what it could not audit (9b) */
 		}
-		rm_tree(path_join(dir, de->d_name));
+		rm_tree(path_join(dir, de.name));
 	}
-	closedir(d);
+	dir_close(d);
 }
 
 static void
@@ -15031,8 +15153,8 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 	const char *hooks = path_join(gd, "hooks");
 	struct stat st;
 	int fd;
-	DIR *d;
-	struct dirent *de;
+	struct dir_stream *d;
+	struct dir_entry de;
 	struct vec names = { 0 };
 	size_t i;
 
@@ -15057,27 +15179,24 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 	}
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(pfd);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (!(d = dir_open_fd(fd)))
 		return;
-	}
-	while ((de = readdir(d))) {
-		size_t n = strlen(de->d_name);
+	while (dir_next(d, &de) == 1) {
+		size_t n = strlen(de.name);
 		long long c, b;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    (n > 7 && !strcmp(de->d_name + n - 7, ".sample")) ||
-		    (n > 13 && !strcmp(de->d_name + n - 13, ".sbx-disabled")))
+		if (!strcmp(de.name, ".") || !strcmp(de.name, "..") ||
+		    (n > 7 && !strcmp(de.name + n - 7, ".sample")) ||
+		    (n > 13 && !strcmp(de.name + n - 13, ".sbx-disabled")))
 			continue;
-		if (force || (audit_times(dirfd(d), de->d_name, &c, &b) && c >= a->t0))
-			vec_push(&names, astrdup(de->d_name));
+		if (force || (audit_times(dir_fd(d), de.name, &c, &b) && c >= a->t0))
+			vec_push(&names, astrdup(de.name));
 	}
 	for (i = 0; i < names.n; i++)
-		if (audit_disable(dirfd(d), names.v[i]))
+		if (audit_disable(dir_fd(d), names.v[i]))
 			audit_report(a, path_join(hooks, names.v[i]), aprintf("hook renamed %s.sbx-disabled",
 			    (const char *)names.v[i]));
-	closedir(d);
+	dir_close(d);
 }
 
 /* A git config value, quoted so git reads back exactly it. */
@@ -15301,17 +15420,17 @@ audit_pointer(const char *file, const char *dir, const char *prefix)
 static void
 audit_children(struct audit *a, const char *dir, bool modules, bool force, bool parent_protected, int depth)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	struct dir_stream *d = dir_open_fd(openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dir_entry de;
 	struct vec subs = { 0 };
 	size_t i;
 
 	if (!d)
 		return;
-	while ((de = readdir(d)))
-		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			vec_push(&subs, path_join(dir, de->d_name));
-	closedir(d);
+	while (dir_next(d, &de) == 1)
+		if (de.type == DT_DIR && strcmp(de.name, ".") && strcmp(de.name, ".."))
+			vec_push(&subs, path_join(dir, de.name));
+	dir_close(d);
 	for (i = 0; i < subs.n && depth < SBX_MAX_AUDIT_DEPTH; i++) {
 		const char *s = subs.v[i];
 		struct stat st;
@@ -15392,8 +15511,8 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 static void
 audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 {
-	DIR *d;
-	struct dirent *de;
+	struct dir_stream *d;
+	struct dir_entry de;
 	size_t len = strlen(path);
 	struct stat st;
 
@@ -15415,14 +15534,12 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 		audit_gitdir(a, astrdup(path), fresh, 0);
 		return;
 	}
-	if (!(d = fdopendir(fd))) {
-		close(fd);
+	if (!(d = dir_open_fd(fd)))
 		return;
-	}
-	while ((de = readdir(d))) {
-		unsigned char type = de->d_type;
+	while (dir_next(d, &de) == 1) {
+		unsigned char type = de.type;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de.name, ".") || !strcmp(de.name, ".."))
 			continue;
 		if (++a->walked == SBX_MAX_WALK_ENTRIES)
 			warnx("git: the search for repositories made during the run stopped after %d entries; "
@@ -15430,30 +15547,30 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 		if (a->walked >= SBX_MAX_WALK_ENTRIES)
 			break;
 		if (type == DT_UNKNOWN)
-			type = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
+			type = fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
 			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
 			    DT_LNK : DT_UNKNOWN;
-		if (len + strlen(de->d_name) + 2 >= PATH_MAX)
+		if (len + strlen(de.name) + 2 >= PATH_MAX)
 			continue;
-		if (!strcmp(de->d_name, ".git")) {
+		if (!strcmp(de.name, ".git")) {
 			audit_dotgit(a, path, type, in_nm);
 			continue;
 		}
-		if (type == DT_DIR && !in_nm && !strcmp(de->d_name, "node_modules")) {
-			vec_push(&a->node_modules, path_join(path, de->d_name));
+		if (type == DT_DIR && !in_nm && !strcmp(de.name, "node_modules")) {
+			vec_push(&a->node_modules, path_join(path, de.name));
 			continue;
 		}
 		if (type == DT_DIR && depth < 256) {
-			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub = openat(dir_fd(d), de.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			if (sub < 0)
 				continue;
-			snprintf(path + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", de->d_name);
+			snprintf(path + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", de.name);
 			audit_walk(a, sub, path, depth + 1, in_nm);
 			path[len] = '\0';
 		}
 	}
-	closedir(d);
+	dir_close(d);
 }
 
 /* Is name in dir (open at dfd) a placeholder directory this run made and
@@ -15485,38 +15602,35 @@ audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 {
 	char path[PATH_MAX];
 	int fd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
+	struct dir_stream *d = dir_open_fd(fd);
+	struct dir_entry de;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return;
-	}
-	while ((de = readdir(d))) {
-		const char *sub = path_join(dir, de->d_name);
+	while (dir_next(d, &de) == 1) {
+		const char *sub = path_join(dir, de.name);
 		struct stat st;
-		unsigned char type = de->d_type;
+		unsigned char type = de.type;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de.name, ".") || !strcmp(de.name, ".."))
 			continue;
 		if (type == DT_UNKNOWN)
-			type = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
+			type = fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
 			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
 			    DT_LNK : DT_UNKNOWN;
-		if (!strcmp(de->d_name, ".git")) {
+		if (!strcmp(de.name, ".git")) {
 			audit_dotgit(a, dir, type, false);
-		} else if (type == DT_DIR && !strset_has(known, sub) && !audit_own_placeholder(dirfd(d), sub, de->d_name)) {
-			if (!strcmp(de->d_name, "node_modules")) {
+		} else if (type == DT_DIR && !strset_has(known, sub) && !audit_own_placeholder(dir_fd(d), sub, de.name)) {
+			if (!strcmp(de.name, "node_modules")) {
 				vec_push(&a->node_modules, (void *)sub);
 			} else if (strlen(sub) < sizeof(path) &&
-			    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			    (fd = openat(dir_fd(d), de.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 				str_copy(path, sub, sizeof(path));
 				audit_walk(a, fd, path, 1, false);
 			}
 		}
 	}
-	closedir(d);
+	dir_close(d);
 }
 
 /* With the list of directories the walk before the run made: only a
@@ -15856,7 +15970,7 @@ check_line(bool ok, const char *fmt, ...)
  * before the first line stops the command (SIGTERM, SIGKILL 2 s later)
  * and sbx exits 125 (srt: 1); after it, it only ends the updates.
  * SECURITY: the fd never reaches the command: sbx marks it close-on-exec
- * with every inherited one (2.3), and the proxy and the observer close
+ * with every inherited one (2.4), and the proxy and the observer close
  * every descriptor they do not need (fds_close_except). */
 
 #define SBX_MAX_CONTROL_LINE_BYTES	(1 << 20)	/* a longer line is refused, as a policy file */
@@ -20003,33 +20117,33 @@ session_list_main(void)
 	for (size_t i = 0; i < LEN(runtime_bases); i++) {
 		char real[PATH_MAX];
 		const char *dir;
-		DIR *d;
-		struct dirent *de;
+		struct dir_stream *d;
+		struct dir_entry de;
 
 		if (!realpath(runtime_bases[i], real))
 			continue;
 		dir = path_join(real, aprintf("sbx-%u/sessions", uid));
-		if (!(d = opendir(dir)))
+		if (!(d = dir_open_fd(openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
 			continue;
-		while ((de = readdir(d))) {
-			size_t n = strlen(de->d_name);
+		while (dir_next(d, &de) == 1) {
+			size_t n = strlen(de.name);
 			char *name;
 			int fd, nfd;
 
-			if (n < 6 || strcmp(de->d_name + n - 5, ".sock") != 0)
+			if (n < 6 || strcmp(de.name + n - 5, ".sock") != 0)
 				continue;
-			name = astrndup(de->d_name, n - 5);
+			name = astrndup(de.name, n - 5);
 			if (!session_name_ok(name))
 				continue;
 			if ((fd = session_find(name, NULL)) < 0) {
 				/* a session that died (SIGKILL, a reboot): its files go */
-				int probe = session_connect(path_join(dir, de->d_name));
+				int probe = session_connect(path_join(dir, de.name));
 
 				if (probe >= 0)
 					close(probe);
 				else if (errno == ECONNREFUSED) {
-					unlinkat(dirfd(d), de->d_name, 0);
-					unlinkat(dirfd(d), aprintf("%s.log", name), 0);
+					unlinkat(dir_fd(d), de.name, 0);
+					unlinkat(dir_fd(d), aprintf("%s.log", name), 0);
 				}
 				continue;
 			}
@@ -20037,7 +20151,7 @@ session_list_main(void)
 				printf("%s\n", b.p);
 			close(fd);
 		}
-		closedir(d);
+		dir_close(d);
 	}
 	free(b.p);
 	return 0;
@@ -20539,7 +20653,7 @@ static int
 plat_cloexec_fast(int lowest)
 {
 	(void)lowest;
-	errno = ENOSYS;	/* no close_range: 2.3 marks them one by one */
+	errno = ENOSYS;	/* no close_range: 2.4 marks them one by one */
 	return -1;
 }
 
