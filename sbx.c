@@ -17625,7 +17625,9 @@ inner_main(int argc, char **argv)
  * (ENOSYS, or EPERM from a container's filter) /proc/PID/mem is read
  * instead, and the refusal is remembered: an open, a pread and a close
  * each time, about 6 us more a call here, half of what the observer
- * costs a command's connect. */
+ * costs a command's connect. (An EPERM of the ptrace check itself, Yama
+ * at 2 or 3, would refuse /proc/PID/mem just the same: nothing is lost by
+ * remembering it.) */
 static ssize_t
 obs_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t n)
 {
