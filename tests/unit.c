@@ -3781,6 +3781,76 @@ test_host_edges(void)
 	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
 }
 
+/* ---- 2.3 directories: every entry once, across several getdents64 reads,
+ * with its type; "." and ".." never; past the pool, malloc; the pool's
+ * slots given back ---------------------------------------------------------- */
+
+static void
+test_dir_stream(void)
+{
+	char tmpl[] = "/tmp/sbx-unit-dir-XXXXXX";
+	const char *dir = mkdtemp(tmpl);
+	struct dir_stream *held[SBX_DIR_POOL + 4];
+	struct dir_entry de;
+	struct dir_stream *d;
+	int files = 0, dirs = 0, other = 0, r, seen[300] = { 0 };
+
+	CHECK(dir != NULL, "setup: a directory");
+	if (!dir)
+		return;
+	/* 300 names of 40 bytes: about 18 KiB of records, nine reads of 2 KiB */
+	for (int i = 0; i < 300; i++) {
+		const char *p = aprintf("%s/entry-%03d-padding-padding-padding-pad", dir, i);
+
+		if (i % 3 == 0)
+			CHECK(mkdir(p, 0700) == 0, "setup: mkdir %s", p);
+		else
+			CHECK(close(open(p, O_WRONLY | O_CREAT, 0600)) == 0, "setup: %s", p);
+	}
+	d = dir_open(AT_FDCWD, dir);
+	CHECK(d != NULL, "dir_open %s", dir);
+	while (d && (r = dir_next(d, &de)) == 1) {
+		int i = -1;
+
+		CHECK(strcmp(de.name, ".") && strcmp(de.name, ".."), "dir_next returned %s", de.name);
+		if (sscanf(de.name, "entry-%3d-", &i) == 1 && i >= 0 && i < 300)
+			seen[i]++;
+		if (de.type == DT_DIR)
+			dirs++;
+		else if (de.type == DT_REG)
+			files++;
+		else
+			other++;
+	}
+	dir_close(d);
+	for (int i = 0; i < 300; i++)
+		CHECK(seen[i] == 1, "entry %d seen %d times", i, seen[i]);
+	CHECK(dirs == 100 && files == 200 && other == 0, "types: %d directories, %d files, %d other", dirs, files, other);
+	/* more streams at once than the pool holds: the rest are malloc'd, and
+	 * every one reads; closed, the pool's slots are free again */
+	for (size_t k = 0; k < LEN(held); k++) {
+		held[k] = dir_open(AT_FDCWD, dir);
+		CHECK(held[k] && dir_next(held[k], &de) == 1, "stream %zu of %zu at once", k, LEN(held));
+		CHECK(held[k] && held[k]->pooled == (k < SBX_DIR_POOL), "stream %zu pooled: %d", k, held[k] ? held[k]->pooled : -1);
+	}
+	for (size_t k = 0; k < LEN(held); k++)
+		dir_close(held[k]);
+	for (size_t k = 0; k < SBX_DIR_POOL; k++)
+		CHECK(!dir_pool_used[k], "pool slot %zu still taken", k);
+	/* a symlink as the last component is not followed; a file is no directory */
+	CHECK(symlink(dir, aprintf("%s/link", dir)) == 0, "setup: a link");
+	errno = 0;
+	CHECK(dir_open(AT_FDCWD, aprintf("%s/link", dir)) == NULL && (errno == ELOOP || errno == ENOTDIR),
+	    "dir_open followed a symlink (errno %d)", errno);
+	errno = 0;
+	CHECK(dir_open(AT_FDCWD, aprintf("%s/entry-001-padding-padding-padding-pad", dir)) == NULL && errno == ENOTDIR,
+	    "dir_open opened a file");
+	for (size_t k = 0; k < SBX_DIR_POOL; k++)
+		CHECK(!dir_pool_used[k], "a failed open kept pool slot %zu", k);
+	rm_tree(dir);
+	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
+}
+
 /* ---- the write observer: its events' codec, the judging, the store ----- */
 
 static void
@@ -4398,6 +4468,7 @@ main(void)
 	test_decisions();
 	test_policy_hardening();
 	test_host_edges();
+	test_dir_stream();
 	test_observer();
 	test_srt_cli();
 	test_live_policy();
