@@ -17623,7 +17623,8 @@ inner_main(int argc, char **argv)
  * the same ptrace access as /proc/PID/mem (above) and is the observer's
  * only exception to the proxy's filter (RG_NOREAD); where it is refused
  * (ENOSYS, or EPERM from a container's filter) /proc/PID/mem is read
- * instead, and the refusal is remembered: an open, a pread and a close
+ * instead, and the refusal is remembered (a page it cannot read is read
+ * there too, below): an open, a pread and a close
  * each time, about 6 us more a call here, half of what the observer
  * costs a command's connect. (An EPERM of the ptrace check itself, Yama
  * at 2 or 3, would refuse /proc/PID/mem just the same: nothing is lost by
@@ -17633,7 +17634,7 @@ obs_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t n)
 {
 	static bool vm_readv_refused;
 	char path[40];
-	ssize_t r;
+	ssize_t r, got = -1;	/* got: what process_vm_readv read, if short */
 	int fd;
 
 	if (addr > (uint64_t)INT64_MAX - n || pid > INT_MAX)
@@ -17643,17 +17644,26 @@ obs_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t n)
 		struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
 
 		r = syscall(SYS_process_vm_readv, (int)pid, &local, 1UL, &remote, 1UL, 0UL);
-		if (r >= 0 || (errno != ENOSYS && errno != EPERM))
+		if (r == (ssize_t)n || (r < 0 && errno != ENOSYS && errno != EPERM && errno != EFAULT))
 			return r;
-		vm_readv_refused = true;
+		if (r < 0 && errno != EFAULT)
+			vm_readv_refused = true;
+		got = r;
+		/* SECURITY: short, or EFAULT: process_vm_readv reads only pages
+		 * mapped readable, and the kernel's own copy of a call's path
+		 * reads a page mapped PROT_WRITE or PROT_EXEC alone (the hardware
+		 * cannot refuse it); a command that put the path there hid every
+		 * refusal from the observer (found by an attack review:
+		 * observer_unreadable_page_reported). /proc/PID/mem reads what
+		 * the kernel reads (FOLL_FORCE). */
 	}
 #endif
 	snprintf(path, sizeof(path), "/proc/%u/mem", (unsigned)pid);
 	if ((fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	r = pread(fd, buf, n, (off_t)addr);
+		return got;
+	r = pread(fd, buf, n, (off_t)addr);	/* the same bytes first, if any came */
 	close(fd);
-	return r;
+	return r > got ? r : got;
 }
 
 /* A NUL-terminated path from the caller's memory, at most n - 1 bytes.

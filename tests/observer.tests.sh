@@ -351,6 +351,41 @@ t_observer_reads_with_process_vm_readv() { # the observer reads a caller's path 
 }
 TESTS+=(observer_reads_with_process_vm_readv)
 
+t_observer_unreadable_page_reported() { # a path (or a connect's address) in a page mapped PROT_WRITE or PROT_EXEC alone, which the kernel reads and process_vm_readv refuses: still reported (an attack review hid every refusal so); control: a readable page
+	observer_usable
+	local d mode out
+	d=$(mktemp -d /tmp/sbx-unread.XXXXXX)
+	cc -O2 -o "$d/up" "$HERE/tests/helpers/unreadable_path.c" 2>"$d/cc.err" || { rm -rf "$d"; skip "the helper did not build: $(head -c 200 "$d/cc.err")"; }
+	run_sbx -v --allow-write="$P" -- sh -c "p=443; for m in normal write exec; do '$d/up' \$m open '$O/hidden-'\$m
+		'$d/up' \$m connect 10.200.99.1 \$p; p=\$((p + 1)); done"
+	rm -rf "$d"
+	expect_rc 0
+	expect_contains "$OUT" "normal open: EROFS" "control: the write outside is refused (read-only)"
+	for mode in normal write exec; do
+		out=$(grep "^$mode open: " <<<"$OUT")
+		[ -n "$out" ] || fail "$mode: the helper said nothing: $OUT"
+		if [ "$out" = "$mode open: EFAULT" ]; then
+			[ "$mode" != normal ] || fail "control: the kernel could not read a readable page"
+			continue	# the kernel could not read that page either: nothing was tried
+		fi
+		expect_contains "$ERR" "observer: deny openat $O/hidden-$mode " "$mode: the refused write from that page is reported"
+		[ ! -e "$O/hidden-$mode" ] || fail "$mode: the write happened"
+	done
+	# the connects, a port each (443 normal, 444 write, 445 exec): each reported where the kernel read it
+	local port=443
+	for mode in normal write exec; do
+		out=$(grep "^$mode connect: " <<<"$OUT")
+		[ -n "$out" ] || fail "$mode: the helper's connect said nothing: $OUT"
+		if [ "$out" != "$mode connect: EFAULT" ]; then
+			expect_contains "$ERR" "observer: deny connect 10.200.99.1:$port " "$mode: the direct connection from that page is reported"
+		fi
+		port=$((port + 1))
+	done
+	[ "$(grep -c '^exec open: EFAULT$' <<<"$OUT")$(grep -c '^write open: EFAULT$' <<<"$OUT")" != 11 ] ||
+		note "this CPU refuses the kernel's reads of write-only and exec-only pages: only the control ran"
+}
+TESTS+=(observer_unreadable_page_reported)
+
 t_observer_symlinked_parent() { # a write through a symlink into a root is not reported as refused; a real refusal is
 	observer_usable
 	ln -s "$P" "$O/into-project"	# outside, a link into the writable project
