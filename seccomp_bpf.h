@@ -95,6 +95,7 @@ enum {
 	X(keyctl, 250, 219) \
 	X(add_key, 248, 217) \
 	X(request_key, 249, 218) \
+	X(memfd_secret, 447, 447) \
 	X(execve, 59, 221) \
 	X(execveat, 322, 281) \
 	X(ptrace, 101, 117) \
@@ -273,6 +274,9 @@ _Static_assert(__NR_add_key == 248, "x86_64 number of add_key");
 #  endif
 #  ifdef __NR_request_key
 _Static_assert(__NR_request_key == 249, "x86_64 number of request_key");
+#  endif
+#  ifdef __NR_memfd_secret
+_Static_assert(__NR_memfd_secret == 447, "x86_64 number of memfd_secret");
 #  endif
 #  ifdef __NR_execve
 _Static_assert(__NR_execve == 59, "x86_64 number of execve");
@@ -482,6 +486,9 @@ _Static_assert(__NR_add_key == 217, "aarch64 number of add_key");
 #  ifdef __NR_request_key
 _Static_assert(__NR_request_key == 218, "aarch64 number of request_key");
 #  endif
+#  ifdef __NR_memfd_secret
+_Static_assert(__NR_memfd_secret == 447, "aarch64 number of memfd_secret");
+#  endif
 #  ifdef __NR_execve
 _Static_assert(__NR_execve == 221, "aarch64 number of execve");
 #  endif
@@ -685,6 +692,14 @@ static const struct bpf_rule bpf_rules[] = {
 	  "adds to the shared keyrings" },
 	{ SC_request_key,	0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
 	  "can run /sbin/request-key outside the sandbox" },
+
+	/* memory no other process can read: not /proc/PID/mem, not
+	 * process_vm_readv, so the write observer could not read a path put
+	 * there, and the refusal of that write would go unreported (an attack
+	 * review). ENOSYS, as on a kernel built without it: its users fall
+	 * back to ordinary memory. */
+	{ SC_memfd_secret,	0, CMP_NONE,	0,	SBX_RET_ERRNO(SBX_ENOSYS),	RG_ALWAYS,
+	  "secret memory hides a path from the write observer; ENOSYS as on a kernel without it" },
 
 	/* other processes' resource limits: the kernel asks only that the
 	 * uid be the same (not ptrace's access, not dumpable), and a pid is

@@ -1776,6 +1776,7 @@ bpf_matrix(void)
 		{ "keyctl", { 250, 219 }, 0, 0, 0, EVERYWHERE },
 		{ "add_key", { 248, 217 }, 0, 0, 0, EVERYWHERE },
 		{ "request_key", { 249, 218 }, 0, 0, 0, EVERYWHERE },
+		{ "memfd_secret", { 447, 447 }, 0, 0, 0, { N, N, N, N, A, N } },
 		/* resource limits: a process's own only */
 		{ "prlimit64(0, RLIMIT_NOFILE): its own", { 302, 261 }, 0, 7, 0, { A, A, A, A, A, A } },
 		{ "prlimit64(1, RLIMIT_NOFILE): sbx-init's", { 302, 261 }, 1, 7, 0, EVERYWHERE },
@@ -2054,6 +2055,8 @@ test_bpf(void)
 		{ X86, 0, 250, 0, 0, 0, EPERM_RET, "keyctl", 0 },
 		{ X86, 0, 248, 0, 0, 0, EPERM_RET, "add_key", 0 },
 		{ X86, 0, 249, 0, 0, 0, EPERM_RET, "request_key", 0 },
+		{ X86, 0, 447, 0, 0, 0, ENOSYS_RET, "memfd_secret", 0 },
+		{ A64, 0, 447, 0, 0, 0, ENOSYS_RET, "aarch64 memfd_secret", 0 },
 		{ X86, 0, 302, 0, 7, 0, ALLOW, "prlimit64(0): its own limits", 0 },
 		{ X86, 0, 302, 0xffffffff00000000ULL, 7, 0, ALLOW, "prlimit64(garbage << 32): the kernel reads an int, 0", 0 },
 		{ X86, 0, 302, 1, 7, 0, EPERM_RET, "prlimit64(1): sbx-init's limits", 0 },

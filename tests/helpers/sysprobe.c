@@ -168,6 +168,8 @@ main(int argc, char **argv)
 	}
 	if (!strcmp(op, "keyctl"))	/* KEYCTL_GET_KEYRING_ID of the session keyring */
 		return report(syscall(SYS_keyctl, 0, -3, 0));
+	if (!strcmp(op, "memfd_secret"))	/* 447 on x86_64 and aarch64 */
+		return report(syscall(447, 0));
 	if (!strcmp(op, "clone3")) {
 		char args[88] = { 0 };
 
