@@ -13672,6 +13672,41 @@ open_parent_nofollow(const char *path, const char **name)
 	}
 }
 
+/* Is the directory fd (at path) ours and private? A directory sbx made is
+ * 0700 and ours. One that is ours and that no one else can write, but
+ * readable by others (made by hand, or by `mkdir -p` under umask 022), is
+ * repaired to 0700, and said: only its owner could have made or chmod'ed
+ * it, and no one else could have put anything in it. One that others can
+ * write, or someone else's, or not a directory, is not ours: nothing in it
+ * is trusted. */
+static bool
+private_dir_ok(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return false;
+	if (!(st.st_mode & 077))
+		return true;
+	if ((st.st_mode & 022) || fchmod(fd, 0700) < 0)
+		return false;
+	warnx("%s was mode %04o; sbx makes its directories 0700 and has set it so", path,
+	    (unsigned)(st.st_mode & 07777));
+	return true;
+}
+
+/* private_dir_ok of the directory at path, not following a last link. */
+static bool
+private_dir_at(const char *path)
+{
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool ok = private_dir_ok(fd, path);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 /* Remove a tree without following symlinks: the command wrote it (its
  * private TMPDIR). One descriptor and one directory stream a level, so
  * the depth is bounded (SBX_RM_TREE_DEPTH): a subtree below that is
@@ -14042,7 +14077,7 @@ ph_pool_open(int pfd, bool create)
 			return -1;
 		fd = openat(AT_FDCWD, path_join(pool, key), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		/* the root is private (runtime_dir_make); what is in it is ours */
-		if (fd >= 0 && (fstat(fd, &rst) < 0 || rst.st_uid != getuid() || (rst.st_mode & 077))) {
+		if (fd >= 0 && !private_dir_ok(fd, path_join(pool, key))) {
 			close(fd);
 			return -1;
 		}
@@ -14230,13 +14265,12 @@ tmp_id_same(const struct tmp_id *a, const struct tmp_id *b)
 static int
 tmp_spares_open(int rootfd, bool create)
 {
-	struct stat st;
 	int fd;
 
 	if (create && mkdirat(rootfd, SBX_TMP_SPARE_DIR, 0700) < 0 && errno != EEXIST)
 		return -1;
 	fd = openat(rootfd, SBX_TMP_SPARE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077))) {
+	if (fd >= 0 && !private_dir_ok(fd, SBX_TMP_SPARE_DIR)) {
 		close(fd);
 		return -1;
 	}
@@ -14466,14 +14500,14 @@ static int
 ph_dir_open(bool create)
 {
 	const char *dir = path_join(run_state.registry, "ph");
-	struct stat st;
 	int fd;
 
 	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
 		die("cannot create %s: %s", dir, strerror(errno));
 	fd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077)))
-		die_hint("remove it", "%s is not a private directory of uid %u", dir, (unsigned)getuid());
+	if (fd >= 0 && !private_dir_ok(fd, dir))
+		die_hint(aprintf("remove it (rm -rf %s); sbx makes a new one", dir), "%s is not a private directory of "
+		    "uid %u, and others could have written in it; the command did not run", dir, (unsigned)getuid());
 	if (fd < 0 && create)
 		die("cannot open %s: %s", dir, strerror(errno));
 	return fd;
@@ -14755,35 +14789,94 @@ run_cleanup(void)
 	run_state.run_dir = run_state.tmpdir = run_state.bridge_dir = NULL;
 }
 
-/* Where sbx's runtime directory may be, in order. Fixed, not taken from
- * TMPDIR or XDG_RUNTIME_DIR: every run, whatever its environment and
- * policy, must know them all to keep each out of its command's reach (a
- * run whose policy allows writing /tmp could otherwise plant files, a
- * forged registry entry or a symlink in place of a run's TMPDIR, in the
- * runtime directory a run with another policy uses). */
-static const char *const runtime_bases[] = { "/tmp", "/var/tmp" };
+/* Where sbx's runtime directory may be, in order of preference: BASE/sbx-UID
+ * for each base. The shared bases come first and are fixed, not taken
+ * from TMPDIR: every run, whatever its environment and policy, must know
+ * them all to keep each out of its command's reach (a run whose policy
+ * allows writing /tmp could otherwise plant files, a forged registry entry
+ * or a symlink in place of a run's TMPDIR, in the runtime directory a run
+ * with another policy uses). The private bases follow: places no other
+ * user can create, for when another local user made sbx-UID in a shared
+ * base first (a sticky /tmp: the person cannot even remove it). The
+ * runtime directory in $XDG_RUNTIME_DIR (or systemd's /run/user/UID) and
+ * in $HOME/.cache; each only when it is a directory of ours that no one
+ * else can write. */
+#define SBX_RUNTIME_PLACES	5
+static const char *const runtime_shared_bases[] = { "/tmp", "/var/tmp" };
 
-/* Make base/sbx-UID if it is missing; refuse one that is not a private
- * directory of ours. Returns whether it exists now. */
+/* A private base: a directory of ours that no one else can write (its
+ * mode is left alone: it is the person's). */
 static bool
-runtime_dir_make(const char *root)
+runtime_private_base(const char *base)
 {
 	struct stat st;
 
-	if (mkdir(root, 0700) < 0 && errno != EEXIST)
-		die("cannot create the runtime directory %s: %s", root, strerror(errno));
-	if (lstat(root, &st) < 0)
-		die("cannot inspect %s: %s", root, strerror(errno));
-	/* SECURITY: another user could pre-create it in a shared /tmp to read
-	 * or plant files in our TMPDIR and registry */
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		die_hint("remove it", "%s is not a private directory owned by uid %u", root, (unsigned)getuid());
-	return true;
+	return base && base[0] == '/' && lstat(base, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+	    !(st.st_mode & 022);
+}
+
+/* The candidate runtime directories, real paths, in order (see above);
+ * shared[i] says which are in a shared base. Returns how many. */
+static size_t
+runtime_places(const char *out[SBX_RUNTIME_PLACES], bool shared[SBX_RUNTIME_PLACES])
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *priv[3] = { xdg, aprintf("/run/user/%u", (unsigned)getuid()), NULL };
+	const char *name = aprintf("sbx-%u", (unsigned)getuid());
+	size_t n = 0;
+
+	for (size_t i = 0; i < LEN(runtime_shared_bases); i++) {
+		char real[PATH_MAX];
+
+		if (realpath(runtime_shared_bases[i], real)) {
+			shared[n] = true;
+			out[n++] = path_join(real, name);
+		}
+	}
+	/* ~/.cache when the home is ours; made (0700) only when it is used */
+	if (home && home[0] == '/' && runtime_private_base(home))
+		priv[2] = path_join(home, ".cache");
+	for (size_t i = 0; i < LEN(priv); i++) {
+		char real[PATH_MAX];
+		const char *root;
+		bool dup = false;
+
+		if (!priv[i] || priv[i][0] != '/')
+			continue;
+		if (realpath(priv[i], real) ? !runtime_private_base(real) : i != 2)
+			continue;	/* .cache may be missing: made when used */
+		root = path_join(realpath(priv[i], real) ? real : priv[i], name);
+		for (size_t j = 0; j < n; j++)
+			dup = dup || strcmp(out[j], root) == 0;
+		if (!dup && n < SBX_RUNTIME_PLACES) {
+			shared[n] = false;
+			out[n++] = root;
+		}
+	}
+	return n;
+}
+
+/* Make the runtime directory root if it is missing (and, for the one in
+ * ~/.cache, .cache); repair one of ours (private_dir_ok). Returns whether
+ * it is ours and private now; one that is not (another user made it
+ * first) is passed over, with a note, never trusted and never removed. */
+static bool
+runtime_dir_make(const char *root)
+{
+	const char *base = path_dirname(root);
+
+	if (mkdir(root, 0700) < 0 && errno == ENOENT && mkdir(base, 0700) == 0)
+		mkdir(root, 0700);
+	if (private_dir_at(root))
+		return true;
+	note("%s is not a private directory of uid %u (another user may have made it): not used", root,
+	    (unsigned)getuid());
+	return false;
 }
 
 /* Choose the runtime root: the first candidate that the command could not
  * write under the policy's own rules (pl0: the plan of the policy alone,
- * before any run path is added). Every other candidate the command could
+ * before any run path is added) and that is ours. Every other candidate the command could
  * write, or that exists (another run's, with its TMPDIRs), goes to covers,
  * to be hidden as the root is; with create, one the command could write is
  * made first, so that the command cannot make it. A policy that allows
@@ -14791,33 +14884,39 @@ runtime_dir_make(const char *root)
 static const char *
 runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 {
-	const char *chosen = NULL;
+	const char *chosen = NULL, *places[SBX_RUNTIME_PLACES];
+	bool shared[SBX_RUNTIME_PLACES], foreign = false;
 	struct buf tried = { 0 };
-	unsigned uid = (unsigned)getuid();
-	size_t i, j;
+	size_t i, j, n = runtime_places(places, shared);
 
-	for (i = 0; i < LEN(runtime_bases); i++) {
-		char real[PATH_MAX];
-		const char *root;
+	for (i = 0; i < n; i++) {
+		const char *root = places[i];
 		struct stat st;
 		bool writable;
 
-		if (!realpath(runtime_bases[i], real))
-			continue;
-		root = path_join(real, aprintf("sbx-%u", uid));
 		for (j = 0; !pl0->fs_disabled && j < pl0->nodes.n; j++) {
-			const struct pnode *n = pl0->nodes.v[j];
+			const struct pnode *nd = pl0->nodes.v[j];
 
-			if ((n->rules & RB_WRITE) && path_within(n->path, root))
+			if ((nd->rules & RB_WRITE) && path_within(nd->path, root))
 				die_hint("remove that allow-write", "%s makes %s writable, inside sbx's runtime directory %s; "
-				    "the command did not run", n->why, n->path, root);
+				    "the command did not run", nd->why, nd->path, root);
 		}
+		/* a private place is a fallback: looked at only when a shared
+		 * one was someone else's, or to be hidden when it exists */
+		if (!shared[i] && !foreign && (chosen || lstat(root, &st) < 0))
+			continue;
 		writable = !pl0->fs_disabled && plan_is_writable(pl0, root);
 		if (!chosen && !writable) {
-			chosen = root;
-			if (create)
-				runtime_dir_make(root);
-			vec_push(&run_state.pool_roots, (void *)root);
+			if (!create ? lstat(root, &st) < 0 || (S_ISDIR(st.st_mode) && st.st_uid == getuid()) :
+			    runtime_dir_make(root)) {
+				chosen = root;
+				if (foreign)
+					note("runtime directory %s: a shared one was not ours", root);
+				vec_push(&run_state.pool_roots, (void *)root);
+				continue;
+			}
+			foreign = true;
+			buf_printf(&tried, "%s%s (not ours)", tried.n ? ", " : "", root);
 			continue;
 		}
 		if (writable) {
@@ -14832,8 +14931,9 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 		}
 	}
 	if (!chosen)
-		die_hint("narrow the allow-write that covers them", "no place for sbx's runtime directory that the "
-		    "sandbox cannot write (tried %s); the command did not run", tried.p ? tried.p : "none");
+		die_hint("narrow the allow-write that covers them, or remove a directory that is not yours", "no place "
+		    "for sbx's runtime directory that is yours and that the sandbox cannot write (tried %s); the command "
+		    "did not run", tried.p ? tried.p : "none");
 	free(tried.p);
 	run_state.root = chosen;
 	return chosen;
@@ -14965,8 +15065,7 @@ registry_root_pick(const char *root, bool create)
 	fast = aprintf("%s/sbx-%u", base, (unsigned)getuid());
 	if (!create && lstat(fast, &st) < 0)
 		return fast;	/* --print=argv: where a run would make it */
-	if ((create && mkdir(fast, 0700) < 0 && errno != EEXIST) || lstat(fast, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != getuid() || (st.st_mode & 077)) {
+	if ((create && mkdir(fast, 0700) < 0 && errno != EEXIST) || !private_dir_at(fast)) {
 		note("%s is not a private directory of uid %u: the placeholder registry stays in %s", fast,
 		    (unsigned)getuid(), root);
 		return root;
@@ -20020,21 +20119,20 @@ static int
 session_find(const char *name, const char **path)
 {
 	unsigned uid = (unsigned)getuid();
+	const char *places[SBX_RUNTIME_PLACES];
+	bool shared[SBX_RUNTIME_PLACES];
+	size_t n = runtime_places(places, shared);
 
-	for (size_t i = 0; i < LEN(runtime_bases); i++) {
-		/* on the stack, not aprintf's heap: each new malloc size class is
-		 * a page touched for the first time, and this is on every exec's
-		 * path; small, as a socket's path fits sun_path anyway, and every
-		 * stack page is touched for the first time too */
-		char real[PATH_MAX], root[sizeof(((struct sockaddr_un *)0)->sun_path)], sock[sizeof(root)];
+	for (size_t i = 0; i < n; i++) {
+		/* small, as a socket's path fits sun_path anyway */
+		char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
+		const char *root = places[i];
 		struct stat st;
 		struct ucred cr;
 		socklen_t cl = sizeof(cr);
 		int fd;
 
-		if (!realpath(runtime_bases[i], real) ||
-		    (size_t)snprintf(root, sizeof(root), "%s%ssbx-%u", real, strcmp(real, "/") ? "/" : "", uid) >= sizeof(root) ||
-		    (size_t)snprintf(sock, sizeof(sock), "%s/sessions/%s.sock", root, name) >= sizeof(sock))
+		if ((size_t)snprintf(sock, sizeof(sock), "%s/sessions/%s.sock", root, name) >= sizeof(sock))
 			continue;
 		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077))
 			continue;
@@ -20123,18 +20221,16 @@ session_exec_main(int argc, char **argv)
 static int
 session_list_main(void)
 {
-	unsigned uid = (unsigned)getuid();
 	struct buf b = { 0 };
+	const char *places[SBX_RUNTIME_PLACES];
+	bool shared[SBX_RUNTIME_PLACES];
+	size_t np = runtime_places(places, shared);
 
-	for (size_t i = 0; i < LEN(runtime_bases); i++) {
-		char real[PATH_MAX];
-		const char *dir;
+	for (size_t i = 0; i < np; i++) {
+		const char *dir = path_join(places[i], "sessions");
 		struct dir_stream *d;
 		struct dir_entry de;
 
-		if (!realpath(runtime_bases[i], real))
-			continue;
-		dir = path_join(real, aprintf("sbx-%u/sessions", uid));
 		if (!(d = dir_open_fd(openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
 			continue;
 		while (dir_next(d, &de) == 1) {

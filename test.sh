@@ -66,6 +66,82 @@ fi
 [ -x "$SBX" ] || die_early "build: $SBX is not an executable"
 SBX=$(realpath "$SBX")
 
+# ---------------------------------------------------------------- a private view of sbx's places
+# The suite never reads or writes the person's own runtime places (sbx's runtime directory in
+# /tmp, /var/tmp, /dev/shm, /run/user/UID and ~/.cache, and the sessions in them). As root it
+# runs itself again in a private mount namespace with an empty tmpfs over /tmp, /var/tmp,
+# /dev/shm and /run/user, so every run starts from a fresh machine's state, and it tests the
+# same binary. A checkout (or SBX, or SBX_TEST_DIR) under one of those is bound back at its
+# own path. Afterwards the outer run checks that the real places are as they were: one more
+# test, real_runtime_places_unchanged. Where the namespace cannot be made (not root), the
+# tests that change those places themselves skip, saying why (need_private_places).
+SBX_UID=$(id -u)
+real_places_snapshot() { # every runtime place sbx could use, as it is on the real machine
+	local p
+	for p in /tmp /var/tmp /dev/shm ${XDG_RUNTIME_DIR:+"$XDG_RUNTIME_DIR"} /run/user/"$SBX_UID" "$HOME/.cache"; do
+		p=$p/sbx-$SBX_UID
+		if [ -e "$p" ] || [ -L "$p" ]; then
+			find "$p" -printf '%p %y %m %U %i %s %T@\n' 2>&1 | sort
+		else
+			echo "$p absent"
+		fi
+	done
+}
+if [ -z "${SBX_TEST_PRIVATE:-}" ] && [ "$SBX_UID" = 0 ] && command -v unshare >/dev/null &&
+	unshare -m --propagation private true 2>/dev/null; then
+	before=$(real_places_snapshot)
+	masked="/tmp /var/tmp /dev/shm"; [ -d /run/user ] && masked+=" /run/user"
+	rebind=""
+	for p in "$HERE" "$(dirname "$SBX")" ${SBX_TEST_DIR:+"$SBX_TEST_DIR"}; do
+		for m in $masked; do
+			case $(realpath -m "$p")/ in "$m"/*) rebind+=" $(realpath -m "$p")" ;; esac
+		done
+	done
+	inner_tmpdir=${TMPDIR:-}
+	for m in $masked; do case ${TMPDIR:-/}/ in "$m"/*) inner_tmpdir= ;; esac; done
+	# fd 8 keeps the real root reachable once tmpfs covers the bases: each path to bind
+	# back is taken through /proc/self/fd/8 (of mount's own process, which inherits it)
+	SBX_TEST_PRIVATE=1 SBX=$SBX TMPDIR=$inner_tmpdir MASKED=$masked REBIND=$rebind \
+		unshare -m --propagation private bash -c '
+		exec 8</
+		for m in $MASKED; do mount -t tmpfs -o mode=1777 sbx-test "$m" || exit 97; done
+		for p in $REBIND; do
+			mkdir -p "$p" && mount --bind "/proc/self/fd/8$p" "$p" || exit 97
+		done
+		exec 8<&-
+		[ -n "$TMPDIR" ] || unset TMPDIR
+		unset XDG_RUNTIME_DIR MASKED REBIND
+		exec ./test.sh "$@"' test.sh "$@" | {
+		last=
+		while IFS= read -r line; do
+			if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
+				last=$line
+			else
+				printf '%s\n' "$line"
+			fi
+		done
+		[[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]] ||
+			{ echo "FAIL - private_namespace: the suite in its private mount namespace printed no summary"; echo "0 passed, 1 failed"; exit 1; }
+		np=${BASH_REMATCH[1]} nf=${BASH_REMATCH[2]} ns=${BASH_REMATCH[4]:-0}
+		after=$(real_places_snapshot)
+		if [ "$before" = "$after" ]; then
+			echo "ok - real_runtime_places_unchanged"; np=$((np + 1))
+		else
+			echo "FAIL - real_runtime_places_unchanged: the suite changed the machine's own runtime places (or sbx ran outside it meanwhile)"
+			diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") | head -n 20 | sed 's/^/    /'
+			nf=$((nf + 1))
+		fi
+		if [ "$ns" -gt 0 ]; then echo "$np passed, $nf failed, $ns skipped"; else echo "$np passed, $nf failed"; fi
+		[ "$nf" = 0 ]
+	}
+	exit $?
+fi
+# need_private_places: for a test that makes or changes sbx's runtime places itself
+need_private_places() {
+	[ -n "${SBX_TEST_PRIVATE:-}" ] ||
+		skip "it changes sbx's runtime places (/tmp/sbx-UID...), and this run could not make a private mount namespace over them (run the suite as root)"
+}
+
 # ---------------------------------------------------------------- per-run scratch
 RUN=$(mktemp -d "${SBX_TEST_DIR:-${TMPDIR:-/tmp}}/sbxtest.XXXXXX") || die_early "mktemp failed"
 RUN=$(realpath "$RUN")

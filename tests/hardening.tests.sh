@@ -245,6 +245,7 @@ t_placeholder_pool_parent_reused() { # a pooled placeholder never moves into a n
 TESTS+=(placeholder_pool_parent_reused)
 
 t_placeholder_pool_put_swapped() { # a directory swapped in at a placeholder's name just before it goes to the pool: it stays the person's, in place
+	need_private_places
 	local n i key
 	command -v strace >/dev/null || skip "no strace (it holds sbx's rename to the pool, to swap the directory meanwhile)"
 	rm -rf "$P" && mkdir -p "$P" && cd "$P" || fail "setup"
@@ -315,6 +316,7 @@ t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while t
 TESTS+=(placeholder_swapped_before_bind)
 
 t_registry_on_tmpfs() { # the placeholder registry lives on /dev/shm, which no command sees (bwrap's own /dev), not even under allow-write /dev/shm; entries a killed run left in the old place (the runtime root) are still reclaimed
+	need_private_places
 	[ -d /dev/shm ] || skip "no /dev/shm here: the registry stays in the runtime root"
 	local uid reg old i; uid=$(id -u); reg=/dev/shm/sbx-$uid; old=/tmp/sbx-$uid
 	rm -rf "$P" && mkdir -p "$P" && cd "$P" || fail "setup"
@@ -333,7 +335,8 @@ t_registry_on_tmpfs() { # the placeholder registry lives on /dev/shm, which no c
 	rm -f ok.txt
 	# the old place: an entry a killed run of an older sbx left in $old/ph for a placeholder
 	# it made; the next run reclaims it (the placeholder goes, and so does the entry)
-	mkdir -p "$old/ph" "$O/legacy" && mkdir "$O/legacy/.bashrc" || fail "setup: the legacy placeholder"
+	install -d -m 0700 "$old/ph" && mkdir -p "$O/legacy" && mkdir "$O/legacy/.bashrc" ||
+		fail "setup: the legacy placeholder"	# ph as sbx makes it: 0700
 	local path=$O/legacy/.bashrc name
 	name=$(python3 -c 'import sys
 h = 0xcbf29ce484222325
@@ -349,7 +352,89 @@ print("%016x" % h)' "$path")
 }
 TESTS+=(registry_on_tmpfs)
 
+t_runtime_state_repaired() { # runtime state of ours at a mode sbx would not set (mkdir -p under umask 022) is repaired and said; a directory others could write is refused with the fix, nothing run
+	need_private_places
+	local uid root reg; uid=$(id -u); root=/tmp/sbx-$uid; reg=/dev/shm/sbx-$uid
+	[ -d /dev/shm ] || reg=$root
+	rm -rf "$root" "$reg"
+	(umask 022; mkdir -p "$root/ph" "$reg/ph" "$root/spare-tmp") || fail "setup"
+	run_sbx -- sh -c 'echo ran'
+	expect_rc 0 "a run over runtime state made at 0755"
+	expect_contains "$OUT" ran "the command"
+	expect_contains "$ERR" "$root was mode 0755; sbx makes its directories 0700" "the repair, said"
+	for d in "$root" "$root/ph" "$reg" "$reg/ph"; do
+		[ "$(stat -c %a "$d")" = 700 ] || fail "$d left at mode $(stat -c %a "$d")"
+	done
+	run_sbx -- true
+	expect_rc 0 "the next run"
+	[ -z "$ERR" ] || fail "the next run still speaks of it: $ERR"
+	# the attack: a registry directory others could have written in (mode 0777): its
+	# entries are not trusted; refused, with the command to fix it, nothing run
+	chmod 0777 "$reg/ph"
+	run_sbx -- sh -c 'echo ran'
+	expect_rc 125 "registry others could write"
+	expect_not_contains "$OUT" ran "the command"
+	expect_contains "$ERR" "rm -rf $reg/ph" "the fix, named"
+	chmod 0700 "$reg/ph"
+	# a runtime root others could write (0777, ours): passed over, never trusted; the run
+	# goes on in the next place, said under -v
+	chmod 0777 "$root"
+	run_sbx -v -- sh -c 'echo "tmp=$TMPDIR"'
+	expect_rc 0 "a root others could write"
+	expect_contains "$ERR" "$root is not a private directory" "the note"
+	expect_contains "$OUT" "tmp=/var/tmp/sbx-$uid/tmp-" "the next place"
+	chmod 0700 "$root"
+	run_sbx -- sh -c 'echo "tmp=$TMPDIR"'
+	expect_contains "$OUT" "tmp=$root/tmp-" "the root, private again (control)"
+}
+TESTS+=(runtime_state_repaired)
+
+t_runtime_dir_planted_by_another_user() { # another local user pre-creates sbx-UID in /tmp, /var/tmp and /dev/shm (sticky: the victim cannot remove them); the victim's runs go on in $XDG_RUNTIME_DIR or ~/.cache, said under -v, and write nothing in what the other user made
+	need_private_places
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to run as two users"
+	local v=4242 a=65534 vh=$T/vhome vp=$T/vproj d
+	local AS_V=(setpriv --reuid=$v --regid=$v --clear-groups) AS_A=(setpriv --reuid=$a --regid=$a --clear-groups)
+	rm -rf /tmp/sbx-$v /var/tmp/sbx-$v /dev/shm/sbx-$v /run/user/$v
+	mkdir -p "$vh" "$vp" && chown $v:$v "$vh" "$vp" && chmod 700 "$vh" || fail "setup"
+	"${AS_V[@]}" bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true 2>"$T/bw.err" ||
+		skip "bwrap cannot make a sandbox as uid $v here: $(head -c 200 "$T/bw.err")"
+	victim() { (cd "$vp" && env -u XDG_RUNTIME_DIR HOME="$vh" "$@" timeout 30 "${AS_V[@]}" "$SBX" -v -- sh -c 'echo "tmp=$TMPDIR"; echo ok > f && echo wrote') >"$T/v.out" 2>"$T/v.err"; RC=$?
+		OUT=$(cat "$T/v.out"); ERR=$(cat "$T/v.err"); log_file out "$T/v.out"; log_file err "$T/v.err"; }
+	# control: nothing planted: the shared place
+	victim
+	expect_rc 0 "the victim's run, nothing planted"
+	expect_contains "$OUT" "tmp=/tmp/sbx-$v/tmp-" "the shared place (control)"
+	rm -rf /tmp/sbx-$v /dev/shm/sbx-$v "$vp/f"
+	# the attack: the other user makes each place first, open to themselves
+	for d in /tmp/sbx-$v /var/tmp/sbx-$v /dev/shm/sbx-$v; do
+		"${AS_A[@]}" mkdir -m 0777 "$d" || fail "setup: the other user cannot make $d"
+	done
+	victim
+	expect_rc 0 "the victim's run, every shared place planted"
+	expect_contains "$OUT" wrote "the command"
+	expect_contains "$OUT" "tmp=$vh/.cache/sbx-$v/tmp-" "the fallback in the home's cache"
+	expect_contains "$ERR" "/tmp/sbx-$v is not a private directory of uid $v" "the note under -v"
+	[ "$(stat -c '%U %a' "$vh/.cache/sbx-$v")" = "4242 700" ] || [ "$(stat -c '%u %a' "$vh/.cache/sbx-$v")" = "4242 700" ] ||
+		fail "the fallback is not the victim's private directory: $(stat -c '%u %a' "$vh/.cache/sbx-$v")"
+	for d in /tmp/sbx-$v /var/tmp/sbx-$v /dev/shm/sbx-$v; do
+		[ -z "$(ls -A "$d")" ] || fail "the victim's run wrote in $d, which the other user made: $(ls -A "$d")"
+	done
+	# $XDG_RUNTIME_DIR, when it is the victim's and 0700, comes before the cache
+	mkdir -m 0700 "$T/xdg" && chown $v:$v "$T/xdg" || fail "setup"
+	victim XDG_RUNTIME_DIR="$T/xdg"
+	expect_rc 0 "the victim's run with XDG_RUNTIME_DIR"
+	expect_contains "$OUT" "tmp=$T/xdg/sbx-$v/tmp-" "the fallback in XDG_RUNTIME_DIR"
+	# one that is not private is passed over
+	chmod 0755 "$T/xdg"; chmod 0777 "$T/xdg"
+	victim XDG_RUNTIME_DIR="$T/xdg"
+	expect_rc 0 "XDG_RUNTIME_DIR others can write"
+	expect_contains "$OUT" "tmp=$vh/.cache/sbx-$v/tmp-" "an XDG_RUNTIME_DIR others can write is passed over"
+	rm -rf /tmp/sbx-$v /var/tmp/sbx-$v /dev/shm/sbx-$v
+}
+TESTS+=(runtime_dir_planted_by_another_user)
+
 t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the runtime directory other runs trust
+	need_private_places
 	local uid root; uid=$(id -u); root=/tmp/sbx-$uid
 	sbx_outside_tmp
 	mkdir -p "$O/victim-dir"; : >"$O/victim-file"

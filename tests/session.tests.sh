@@ -235,6 +235,7 @@ PY
 TESTS+=(hook_claude_and_codex)
 
 t_session_planted_socket_ignored() { # sbx exec connects only to a session in a private runtime root of its own uid: a socket another user planted where the client looks gets nothing
+	need_private_places
 	[ "$(id -u)" = 0 ] || skip "planting another user's socket needs root"
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to drop root"
 	command -v python3 >/dev/null || skip "python3 is not installed"
