@@ -5560,6 +5560,27 @@ kind_of_mode(mode_t m)
 	return FK_OTHER;
 }
 
+/* lstat(2), asked now */
+static enum fkind
+real_lstat_now(void *ctx, const char *path, struct fid *id)
+{
+	struct stat st;
+	enum fkind k;
+
+	(void)ctx;
+	if (lstat(path, &st) < 0) {
+		k = errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
+		memset(&st, 0, sizeof(st));
+	} else {
+		k = kind_of_mode(st.st_mode);
+	}
+	if (id) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+	return k;
+}
+
 static enum fkind
 real_lstat(void *ctx, const char *path, struct fid *id)
 {
@@ -5575,33 +5596,24 @@ real_lstat(void *ctx, const char *path, struct fid *id)
 	static uint16_t slot[2048];	/* index + 1 into memo, or 0: free */
 	static size_t nmemo;
 	size_t i = str_hash(path) & (LEN(slot) - 1), tries;
-	struct stat st;
+	struct fid fid;
 	enum fkind k;
 
-	(void)ctx;
 	for (tries = 0; slot[i] && tries < 16; tries++, i = (i + 1) & (LEN(slot) - 1))
 		if (strcmp(memo[slot[i] - 1].path, path) == 0) {
 			if (id)
 				*id = memo[slot[i] - 1].id;
 			return memo[slot[i] - 1].kind;
 		}
-	if (lstat(path, &st) < 0) {
-		k = errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
-		memset(&st, 0, sizeof(st));
-	} else {
-		k = kind_of_mode(st.st_mode);
-	}
+	k = real_lstat_now(ctx, path, &fid);
 	if (!slot[i] && nmemo < LEN(memo)) {
 		memo[nmemo].path = astrdup(path);
 		memo[nmemo].kind = k;
-		memo[nmemo].id.dev = st.st_dev;
-		memo[nmemo].id.ino = st.st_ino;
+		memo[nmemo].id = fid;
 		slot[i] = (uint16_t)++nmemo;
 	}
-	if (id) {
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
-	}
+	if (id)
+		*id = fid;
 	return k;
 }
 
@@ -5694,6 +5706,9 @@ real_readfile(void *ctx, const char *path, size_t max, struct buf *out)
 
 static const struct disk_ops real_disk_ops = {
 	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
+}, real_disk_ops_now = {	/* for sbx's own changes before the plan (allow_write_make_missing):
+			 * what it learns must not be remembered into the plan */
+	real_lstat_now, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
 };
 
 /* The result of resolving one spelled path against the disk. */
@@ -5705,6 +5720,8 @@ struct resolved {
 	bool through_file;	/* a component was a file (e.g. a worktree's .git file):
 				 * path is then that file */
 	bool via_link;		/* a symlink was followed on the way */
+	struct vec links;	/* of const char *: where each symlink followed lies
+				 * (its real directory and its name), in order */
 };
 
 /* Resolve symlinks as realpath(3) does, through the disk view, but carry on
@@ -5784,6 +5801,7 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				return -1;
 			}
 			out->via_link = true;
+			vec_push(&out->links, astrdup(cand));
 			if (snprintf(tmp, sizeof(tmp), "%s/%s", link, rest) >= (int)sizeof(tmp)) {
 				*why = "path too long";
 				return -1;
@@ -6429,11 +6447,102 @@ rule_why(const char *directive, const struct pathrule *r)
 	return aprintf("%s %s", directive, r->path);
 }
 
+/* Rules spelled through a symlink. SECURITY: bwrap follows every symlink
+ * in the path of a mount, and a command can make a link wherever it can
+ * write; the link outlives the run. One run's `ln -s ../other build` in
+ * the project, and the next run of `allow-write .` and `allow-write
+ * ./build` writes ../other (or ~/.ssh, or /etc); of `allow-read ./build`
+ * under a deny-read, reads it. So an allow rule whose path follows a
+ * symlink that lies in a place the policy makes writable is not followed:
+ * it is skipped, with one line naming the link, where it leads and what to
+ * name instead, and the run goes on without it. Nothing is widened, and a
+ * planted link cannot stop every later run either, as a refusal would. A
+ * write deny spelled through such a link pins it (fx_rules). A link
+ * anywhere else (/var/run -> /run, macOS's /tmp -> private/tmp, a home
+ * reached through a link the person made outside every writable root) no
+ * command of this policy could have made: it is followed, as the kernel
+ * follows it, and only a write root it widens to a broader directory is
+ * refused (fx_rules). srt skips every write root whose real path is
+ * neither its spelled one nor below it (isSymlinkOutsideBoundary), which
+ * also breaks a home reached through a link, and follows allowRead's. The
+ * policy's writable places are the real directories of all its allow-write
+ * rules, a skipped one included (so no order of the rules decides); a link
+ * that a run with wider roots left is judged by this run's. */
+
+/* The real directories the policy's allow-write rules name, globs
+ * expanded: where a command may write, so may have left a symlink. A rule
+ * that names nothing, or fails, adds nothing (fx_rules says why). */
+static void
+write_areas(const struct disk *dk, const struct policy *p, struct vec *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
+		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
+		struct vec spelled = { 0 };
+		const char *why;
+
+		if (r->literal || !has_glob_chars(r->path))
+			vec_push(&spelled, (void *)r->path);
+		else if (glob_expand(dk, r->path, &spelled, &why) < 0)
+			continue;
+		for (j = 0; j < spelled.n; j++) {
+			struct resolved res;
+
+			if (resolve_path(dk, spelled.v[j], &res, &why) == 0 && res.kind == FK_DIR)
+				vec_push(out, (void *)res.path);
+		}
+	}
+}
+
+/* The one of areas a symlink at link lies in, or NULL. */
+static const char *
+link_area(const char *link, const struct vec *areas)
+{
+	size_t i;
+
+	for (i = 0; i < areas->n; i++)
+		if (path_within(link, areas->v[i]))
+			return areas->v[i];
+	return NULL;
+}
+
+/* The first symlink res followed that lies in one of areas (a command
+ * could have made it), with *area set to that one; NULL if none. */
+static const char *
+planted_link(const struct resolved *res, const struct vec *areas, const char **area)
+{
+	size_t i;
+
+	for (i = 0; i < res->links.n; i++)
+		if ((*area = link_area(res->links.v[i], areas)))
+			return res->links.v[i];
+	return NULL;
+}
+
+/* The line that says a write root is skipped for a planted link. */
+static const char *
+planted_link_warning(const struct disk *dk, const char *why, const struct resolved *res, const char *link,
+    const char *area, const char *able)
+{
+	char to[PATH_MAX];
+
+	if (dk->ops->readlink(dk->ctx, link, to, sizeof(to)) < 0)
+		str_copy(to, "?", sizeof(to));
+	return aprintf("%s: skipped, not followed: %s is a symlink (to %s) in the writable root %s, where a "
+	    "command could have made it; to make %s %s, name it itself", why, link, to, area, res->path, able);
+}
+
 static int
 fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 {
 	const struct vec *rules = &fx->p->paths[which];
+	struct vec areas = { 0 };
+	bool allow = which == PL_ALLOW_WRITE || which == PL_ALLOW_READ;
 	size_t i, j;
+
+	if (which != PL_DENY_READ && which != PL_DENY_SECRET)
+		write_areas(fx->dk, fx->p, &areas);
 
 	for (i = 0; i < rules->n; i++) {
 		const struct pathrule *r = rules->v[i];
@@ -6446,11 +6555,32 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 			fx_warn(fx, r, "%s: the glob matches nothing (a typo?)%s", why,
 			    which == PL_ALLOW_WRITE ? "" : "; a file created there later is not covered");
 		for (j = 0; j < spelled.n; j++) {
-			const char *sp = spelled.v[j], *err;
+			const char *sp = spelled.v[j], *err, *link, *area;
 			struct resolved res;
+			size_t k;
 
-			if (resolve_path(fx->dk, sp, &res, &err) < 0)
+			if (resolve_path(fx->dk, sp, &res, &err) < 0) {
+				if (allow && (link = planted_link(&res, &areas, &area))) {
+					vec_push(&fx->warnings, (void *)aprintf("%s: skipped, not followed: %s is a "
+					    "symlink in the writable root %s, where a command could have made it, "
+					    "and the path through it does not resolve (%s)", why, link, area, err));
+					continue;
+				}
 				return fx_fail(fx, r, "%s %s: %s", directive, sp, err);
+			}
+			if (allow && (link = planted_link(&res, &areas, &area))) {
+				vec_push(&fx->warnings, (void *)planted_link_warning(fx->dk, why, &res, link, area,
+				    which == PL_ALLOW_WRITE ? "writable" : "readable"));
+				continue;
+			}
+			/* SECURITY: a write deny spelled through a symlink in a writable
+			 * place holds only while the link does: a command that replaced
+			 * it would write at the spelled path. Each such link is pinned
+			 * (as srt masks it), and the target is denied below. */
+			for (k = 0; which == PL_DENY_WRITE && k < res.links.n; k++)
+				if (link_area(res.links.v[k], &areas))
+					plan_add_fact(fx->facts, res.links.v[k], FK_LINK, RB_LINK_PIN,
+					    aprintf("%s (a symlink on its way: pinned)", why));
 			/* what a glob matched or a symlink leads to, checked as the
 			 * spelled rule was (3.3): a deny there is refused, not skipped */
 			if ((err = path_refused(which, res.path))) {
@@ -6478,6 +6608,8 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 					    "does not exist, nor does its parent directory" : "cannot be inspected");
 					continue;
 				}
+				/* a link no command could have made (those were skipped
+				 * above) that widens the root: the policy's own mistake */
 				if (res.via_link && strcmp(res.path, sp) != 0 &&
 				    (path_within(sp, res.path) || path_depth(res.path) <= 1))
 					return fx_fail(fx, r,
@@ -14893,17 +15025,25 @@ runtime_recover(const struct run_paths *rp)
 static void
 allow_write_make_missing(const struct policy *p)
 {
+	struct disk dk = { &real_disk_ops_now, NULL };
+	struct vec areas = { 0 };
 	size_t i;
 
+	write_areas(&dk, p, &areas);
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
-		struct stat st;
+		struct resolved res;
+		const char *why;
 
-		if ((!r->literal && has_glob_chars(r->path)) || lstat(r->path, &st) == 0 || errno != ENOENT)
-			continue;
-		if (stat(path_dirname(r->path), &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		if (mkdir(r->path, 0700) < 0)
+		/* SECURITY: made at the real path the planner then binds, and
+		 * never through a symlink a command could have made: mkdir(2)
+		 * would follow it and make a directory outside every root, on
+		 * the host (the planner skips such a root, and says so) */
+		if ((!r->literal && has_glob_chars(r->path)) || dk.ops->lstat(dk.ctx, r->path, NULL) != FK_MISSING ||
+		    resolve_path(&dk, r->path, &res, &why) < 0 || res.kind != FK_MISSING || !res.first_missing ||
+		    strcmp(res.first_missing, res.path) != 0 || planted_link(&res, &areas, &why))
+			continue;	/* there, its parent missing too, or reached through such a link */
+		if (mkdir(res.path, 0700) < 0)
 			warnx("allow-write %s: does not exist, and cannot be made: %s", r->path, strerror(errno));
 		else
 			warnx("allow-write %s: did not exist; made it (an empty directory, mode 0700)", r->path);
