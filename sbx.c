@@ -5517,7 +5517,7 @@ parent_route_collect(const struct policy *p, char *const *envp, struct parent_ro
 /* Prototypes: a repository's submodules and worktrees are repositories
  * too (fx_gitdir recurses through them). */
 struct fact_finder;
-static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth);
+static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, int depth);
 
 /* ---- 5a. The disk view and path resolution -------------------------
  * Everything the planner learns about the disk goes through struct disk,
@@ -6140,11 +6140,36 @@ static const char *const claude_children[] = { "commands", "agents", "settings.j
  * which git runs code or reads configuration from elsewhere is read-only;
  * the rest of .git stays writable, because git makes its lock files
  * (index.lock, HEAD.lock, config.lock) in .git itself: a read-only .git
- * with writable exceptions cannot work. */
+ * with writable exceptions cannot work. A missing one is held, in every
+ * repository the scan protects (at a root's top, nested, bare, a
+ * submodule's under modules/, a worktree's under worktrees/): a
+ * placeholder git reads as absent (an empty config, an empty hooks
+ * directory, a commondir holding "."), bound read-only for the run and
+ * gone after it, so nothing the command writes there is left for the
+ * audit (9b) to clean up.
+ *
+ * The rest of gitrepository-layout(5), and why it is left writable:
+ *   info/attributes    selects filter, diff and merge drivers, but only
+ *                      ones a config defines; the work tree's own
+ *                      .gitattributes can do the same
+ *   objects/ (info/alternates), refs/, packed-refs, HEAD, index, logs/,
+ *   shallow, info/grafts, info/exclude, info/sparse-checkout
+ *                      what git stores and shows, not what it runs; git
+ *                      writes them in every commit and fetch
+ *   branches/, remotes/
+ *                      a remote's URL: a transport git has (ext:: needs
+ *                      protocol.allow, in the config)
+ *   rebase-merge/, sequencer/
+ *                      the todo list's exec lines run on the person's
+ *                      `git rebase --continue`; git makes these in every
+ *                      rebase (a placeholder there reads as one in
+ *                      progress), so the audit comments them out after
+ *   a worktrees/NAME/ or modules/NAME/ not there before the run
+ *                      a repository the command makes: `git worktree add`
+ *                      and `git submodule add` must work; audited after */
 enum gd_flags {
-	GD_HOLD = 1,		/* held when missing in a repository at a root's top */
+	GD_HOLD = 1,		/* held when missing */
 	GD_CONFIG = 2,		/* allow-git-config lifts it */
-	GD_WTCONFIG = 4,	/* held only when extensions.worktreeConfig is on */
 };
 
 static const struct gitdir_entry {
@@ -6156,12 +6181,16 @@ static const struct gitdir_entry {
 	{ "hooks", PH_DIR, GD_HOLD, "git runs hooks on commit, checkout, merge, rebase and push" },
 	{ "config", PH_FILE, GD_HOLD | GD_CONFIG,
 	  "git runs what it names (core.fsmonitor, core.pager, aliases, filters) and reads what it includes" },
-	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+	{ "config.worktree", PH_FILE, GD_HOLD, "git reads it as config once extensions.worktreeConfig is on, "
+	  "as `git sparse-checkout init` and `git config --worktree` setups switch it on later" },
 	{ "commondir", PH_DOT, GD_HOLD, "git takes config and hooks from the directory it names" },
 }, worktree_entries[] = {	/* $GIT_COMMON_DIR/worktrees/NAME: a linked worktree's own gitdir */
+	/* not held: without one, worktrees/NAME has no objects, and git
+	 * takes it for no repository at all */
 	{ "commondir", PH_DOT, 0, "git takes config and hooks from the directory it names" },
 	{ "gitdir", PH_FILE, 0, "names the worktree's .git file; git worktree repair and prune follow it" },
-	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+	{ "config.worktree", PH_FILE, GD_HOLD, "git reads it as the worktree's config once "
+	  "extensions.worktreeConfig is on" },
 };
 
 /* Settings whose value git executes or reads config from. The planner
@@ -6873,19 +6902,19 @@ fx_git_named(struct fact_finder *fx, const struct vec *cfg, const char *top)
  * common directory's) and config.worktree when that is switched on.
  * Returns 0 or -1 (fx_fail). */
 static int
-fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct vec *cfg, bool *wtconfig)
+fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct vec *cfg)
 {
 	size_t budget = 4 * SBX_MAX_GITCFG_BYTES, i;
 	const char *why;
+	bool wtconfig = false;
 
-	*wtconfig = false;
 	if (git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why) < 0)
 		return fx_fail(fx, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
 		    "remove the file, or leave the repository read-only)", why);
 	for (i = 0; i < cfg->n; i++)
 		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
-			*wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
-	if (*wtconfig &&
+			wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
+	if (wtconfig &&
 	    git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
 		return fx_fail(fx, NULL, "%s", why);
 	return 0;
@@ -6925,7 +6954,7 @@ fx_git_modules(struct fact_finder *fx, const char *root, const char *dir, int de
 		const char *sub = subs.v[i];
 
 		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(sub, "HEAD"), NULL) != FK_MISSING) {
-			if (fx_gitdir(fx, root, sub, NULL, false, depth + 1) < 0)
+			if (fx_gitdir(fx, root, sub, NULL, depth + 1) < 0)
 				return -1;
 		} else if (fx_git_modules(fx, root, sub, depth + 1) < 0) {
 			return -1;
@@ -6935,15 +6964,12 @@ fx_git_modules(struct fact_finder *fx, const char *root, const char *dir, int de
 }
 
 /* Protect one repository directory gd inside the writable root: the
- * gitdir_entries (held when missing if hold: a repository at a root's top),
- * its linked worktrees' entries, its submodules' repositories, and what its
- * config names. Missing entries that are not held are left to the audit
- * after the run (9b), which neutralises what was created there. */
+ * gitdir_entries, its linked worktrees' entries, its submodules'
+ * repositories, and what its config names. */
 static int
-fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth)
+fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, int depth)
 {
 	struct vec cfg = { 0 };
-	bool wtconfig;
 	size_t i;
 	void *dh;
 	const char *name;
@@ -6952,15 +6978,15 @@ fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *
 
 	if (fx_gitdir_known(fx, gd))
 		return 0;
-	if (fx_git_config(fx, gd, NULL, &cfg, &wtconfig) < 0)
+	if (fx_git_config(fx, gd, NULL, &cfg) < 0)
 		return -1;
 	for (i = 0; i < LEN(gitdir_entries); i++) {
 		const struct gitdir_entry *g = &gitdir_entries[i];
-		bool h = hold && ((g->flags & GD_HOLD) || ((g->flags & GD_WTCONFIG) && wtconfig));
 
 		if ((g->flags & GD_CONFIG) && fx->p->allow_git_config)
 			continue;
-		if (fx_mandatory_ph(fx, root, path_join(gd, g->name) + strlen(root) + 1, g->why, h, g->ph) < 0)
+		if (fx_mandatory_ph(fx, root, path_join(gd, g->name) + strlen(root) + 1, g->why, g->flags & GD_HOLD,
+		    g->ph) < 0)
 			return -1;
 	}
 	if ((dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, path_join(gd, "worktrees")))) {
@@ -6975,7 +7001,7 @@ fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *
 		fx_gitdir_known(fx, wts.v[i]);
 		for (j = 0; j < LEN(worktree_entries); j++)
 			if (fx_mandatory_ph(fx, root, path_join(wts.v[i], worktree_entries[j].name) + strlen(root) + 1,
-			    worktree_entries[j].why, false, worktree_entries[j].ph) < 0)
+			    worktree_entries[j].why, worktree_entries[j].flags & GD_HOLD, worktree_entries[j].ph) < 0)
 				return -1;
 	}
 	if (depth < 8 && fx_git_modules(fx, root, path_join(gd, "modules"), depth) < 0)
@@ -7032,7 +7058,6 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 	const char *dotgit = path_join(top, ".git"), *gd, *common, *back;
 	static const char *const shared[] = { "objects", "refs", "logs" };
 	struct vec cfg = { 0 };
-	bool wtconfig;
 	size_t i;
 
 	if (!(gd = fx_git_pointer(fx, dotgit, top, "gitdir:", FK_DIR)) ||
@@ -7051,7 +7076,7 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(common, shared[i]), NULL) == FK_DIR)
 			plan_add_fact(fx->facts, path_join(common, shared[i]), FK_DIR, RB_WRITE,
 			    aprintf("the worktree %s commits here", top));
-	if (fx_git_config(fx, gd, common, &cfg, &wtconfig) < 0)
+	if (fx_git_config(fx, gd, common, &cfg) < 0)
 		return -1;
 	for (i = 0; i < LEN(worktree_entries); i++) {
 		const struct gitdir_entry *g = &worktree_entries[i];
@@ -7060,7 +7085,7 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 
 		if (resolve_path(fx->dk, path_join(gd, g->name), &res, &err) < 0)
 			continue;
-		if (res.kind != FK_MISSING || ((g->flags & GD_WTCONFIG) && wtconfig))
+		if (res.kind != FK_MISSING || (g->flags & GD_HOLD))
 			fx_deny_write_ph(fx, &res, aprintf("mandatory deny %s: %s", g->name, g->why), g->ph);
 	}
 	return fx_git_named(fx, &cfg, top);
@@ -7095,7 +7120,7 @@ fx_scan_top(struct fact_finder *fx, const char *root)
 		if (fx_mandatory(fx, root, fx->p->protected_names.v[i], "named by protect in the policy", hold_missing) < 0)
 			return -1;
 	if (git == FK_DIR) {
-		if (fx_gitdir(fx, root, path_join(root, ".git"), root, true, 0) < 0)
+		if (fx_gitdir(fx, root, path_join(root, ".git"), root, 0) < 0)
 			return -1;
 	} else if (git == FK_LINK) {	/* its gitdir could be anything */
 		return fx_fail(fx, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
@@ -7222,8 +7247,13 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		char *p;
 
 		if ((gitdir_parts |= gitdir_part(name, k)) == 7 && !gitdir_said) {
-			gitdir_said = true;	/* a gitdir (a bare repository): what changed in it is audited */
+			/* a gitdir (a bare repository): a push to it runs its
+			 * hooks, so it is protected as a .git is (its own
+			 * directory is where git runs them) */
+			gitdir_said = true;
 			plan_add_fact(fx->facts, path, FK_DIR, RB_REPO_SEEN, "a repository before the run");
+			if (fx_gitdir(fx, path_dirname(path), path, path, 0) < 0)
+				return -1;
 		}
 
 		/* every .git, every directory, as far down as fx_seen_repos goes:
@@ -7274,10 +7304,8 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		}
 		if (dir_level && name_ieq(name, ".git")) {
 			dangerous = k == FK_LINK;
-			/* a nested repository: its entries that exist are denied
-			 * (held missing ones would cost a mount each; the audit
-			 * after the run neutralises what is created there) */
-			if (k == FK_DIR && fx_gitdir(fx, path, p, path, false, 0) < 0)
+			/* a nested repository: protected as one at a root's top */
+			if (k == FK_DIR && fx_gitdir(fx, path, p, path, 0) < 0)
 				return -1;
 			if (k == FK_FILE)
 				plan_add_fact(fx->facts, p, k, RB_DENY_WRITE,

@@ -668,16 +668,20 @@ test_plan(void)
 		{ "deny-read deep inside a root, its ancestors pinned (mv a a2 would carry it out)",
 		  "allow-write /w\ndeny-read /w/a/b/secret.txt\n", "f /w/a/b/secret.txt", "/w/a",
 		  "rw /w/a\nrw /w/a/b\nempty /w/a/b/secret.txt\n" },
-		{ "nested repo found by the scan, its .git pinned", "allow-write /w\n",
+		{ "nested repo found by the scan, its .git pinned, its missing entries held", "allow-write /w\n",
 		  "d /w/a/.git/hooks; f /w/a/.git/config; f /w/a/.git/HEAD", "/w/a",
-		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/config\nro /w/a/.git/hooks\n" },
+		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/commondir\nro /w/a/.git/config\nro /w/a/.git/config.worktree\n"
+		  "ro /w/a/.git/hooks\nph o /w/a/.git/commondir\nph f /w/a/.git/config.worktree\n" },
 		{ "allow-git-config", "allow-write /w\nallow-git-config\n", "d /w/.git/hooks; f /w/.git/config", "/w/.git$|/w/.git/",
-		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config.worktree\nro /w/.git/hooks\nph o /w/.git/commondir\n"
+		  "ph f /w/.git/config.worktree\n" },
 		{ "worktree .git file", "allow-write /w\n", "f /w/.git", "/w/.git$", "ro /w/.git\n" },
 		{ "depth 3: files in dirs at depth <= 2, dirs at depth <= 1",
 		  "allow-write /w\n",
 		  "f /w/a/b/.bashrc; f /w/a/b/c/.bashrc; d /w/a/.vscode; d /w/a/b/.vscode; d /w/a/.git/hooks; d /w/a/b/.git/hooks",
-		  "/w/a", "rw /w/a\nrw /w/a/.git\nro /w/a/.git/hooks\nro /w/a/.vscode\nrw /w/a/b\nro /w/a/b/.bashrc\n" },
+		  "/w/a", "rw /w/a\nrw /w/a/.git\nro /w/a/.git/commondir\nro /w/a/.git/config\nro /w/a/.git/config.worktree\n"
+		  "ro /w/a/.git/hooks\nro /w/a/.vscode\nrw /w/a/b\nro /w/a/b/.bashrc\nph o /w/a/.git/commondir\n"
+		  "ph f /w/a/.git/config\nph f /w/a/.git/config.worktree\n" },
 		{ "depth 1: only the top", "allow-write /w\nmandatory-deny-depth 1\n",
 		  "f /w/.bashrc; f /w/a/.bashrc; d /w/.vscode", "/w/a", "" },
 		{ "names in any case; node_modules skipped", "allow-write /w\n",
@@ -728,10 +732,11 @@ test_plan(void)
 		  "ph d /home/u/.profile\nph d /home/u/.xprofile\nph d /home/u/.zprofile\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
 		/* git: what a repository runs (5c) */
-		{ "repository at a root's top: hooks, config; a missing commondir held as \".\"", "allow-write /w\n",
-		  "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD", "/w/.git$|/w/.git/",
-		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
-		{ "config.worktree held (an empty file) when extensions.worktreeConfig is on", "allow-write /w\n",
+		{ "repository at a root's top: hooks, config; a missing commondir held as \".\", config.worktree empty",
+		  "allow-write /w\n", "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD", "/w/.git$|/w/.git/",
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config\nro /w/.git/config.worktree\nro /w/.git/hooks\n"
+		  "ph o /w/.git/commondir\nph f /w/.git/config.worktree\n" },
+		{ "config.worktree held (an empty file) when extensions.worktreeConfig is on too", "allow-write /w\n",
 		  "d /w/.git/hooks; c /w/.git/config [extensions]\\n\\tworktreeConfig = true\\n", "worktree",
 		  "ro /w/.git/config.worktree\nph f /w/.git/config.worktree\n" },
 		{ "worktrees/*/ and modules/**/: their entries read-only, pinned", "allow-write /w\n",
@@ -739,8 +744,21 @@ test_plan(void)
 		  "f /w/.git/worktrees/a/index; d /w/.git/modules/lib/x/hooks; f /w/.git/modules/lib/x/HEAD; "
 		  "f /w/.git/modules/lib/x/config; f /w/.git/modules/lib/x/commondir", "worktrees|/modules",
 		  "rw /w/.git/modules\nrw /w/.git/modules/lib\nrw /w/.git/modules/lib/x\nro /w/.git/modules/lib/x/commondir\n"
-		  "ro /w/.git/modules/lib/x/config\nro /w/.git/modules/lib/x/hooks\nrw /w/.git/worktrees\n"
-		  "rw /w/.git/worktrees/a\nro /w/.git/worktrees/a/commondir\nro /w/.git/worktrees/a/gitdir\n" },
+		  "ro /w/.git/modules/lib/x/config\nro /w/.git/modules/lib/x/config.worktree\nro /w/.git/modules/lib/x/hooks\n"
+		  "rw /w/.git/worktrees\nrw /w/.git/worktrees/a\nro /w/.git/worktrees/a/commondir\n"
+		  "ro /w/.git/worktrees/a/config.worktree\nro /w/.git/worktrees/a/gitdir\n"
+		  "ph f /w/.git/modules/lib/x/config.worktree\nph f /w/.git/worktrees/a/config.worktree\n" },
+		{ "a bare repository found by the walk: protected as a .git (a push runs its hooks)", "allow-write /w\n",
+		  "f /w/b.git/HEAD; d /w/b.git/objects; d /w/b.git/refs; d /w/b.git/hooks; f /w/b.git/config", "b.git",
+		  "rw /w/b.git\nro /w/b.git/commondir\nro /w/b.git/config\nro /w/b.git/config.worktree\nro /w/b.git/hooks\n"
+		  "ph o /w/b.git/commondir\nph f /w/b.git/config.worktree\n" },
+		{ "control: a directory without refs/ is no repository", "allow-write /w\n",
+		  "f /w/b.git/HEAD; d /w/b.git/objects; d /w/b.git/hooks; f /w/b.git/config", "b.git", "" },
+		{ "a submodule's repository: a missing commondir held as \".\"", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/.git/config; d /w/.git/modules/s/hooks; f /w/.git/modules/s/HEAD; "
+		  "f /w/.git/modules/s/config", "modules/s/c",
+		  "ro /w/.git/modules/s/commondir\nro /w/.git/modules/s/config\nro /w/.git/modules/s/config.worktree\n"
+		  "ph o /w/.git/modules/s/commondir\nph f /w/.git/modules/s/config.worktree\n" },
 		{ "what the config names: hooksPath (husky's parent too), an include, an fsmonitor script",
 		  "allow-write /w\n",
 		  "d /w/.git/hooks; d /w/.husky/_; f /w/fsm.sh; f /w/.git/HEAD; "
@@ -764,7 +782,8 @@ test_plan(void)
 		  "c /m/.git/worktrees/w/gitdir /w/.git; f /m/.git/worktrees/w/index; d /m/.git/objects; d /m/.git/refs; "
 		  "d /m/.git/logs; d /m/.git/hooks; f /m/.git/config; f /m/.git/HEAD", "/m/",
 		  "rw /m/.git/logs\nrw /m/.git/objects\nrw /m/.git/refs\nrw /m/.git/worktrees/w\n"
-		  "ro /m/.git/worktrees/w/commondir\nro /m/.git/worktrees/w/gitdir\n" },
+		  "ro /m/.git/worktrees/w/commondir\nro /m/.git/worktrees/w/config.worktree\nro /m/.git/worktrees/w/gitdir\n"
+		  "ph f /m/.git/worktrees/w/config.worktree\n" },
 		{ "a .git file whose gitdir does not point back: nothing of it becomes writable", "allow-write /w\n",
 		  "c /w/.git gitdir: /m/.git/worktrees/w; c /m/.git/worktrees/w/commondir ../..; "
 		  "c /m/.git/worktrees/w/gitdir /elsewhere/.git; d /m/.git/objects; d /m/.git/refs", "/m/", "" },
