@@ -6160,10 +6160,12 @@ static const char *const claude_children[] = { "commands", "agents", "settings.j
  *                      a remote's URL: a transport git has (ext:: needs
  *                      protocol.allow, in the config)
  *   rebase-merge/, sequencer/
- *                      the todo list's exec lines run on the person's
+ *                      the todo list's exec lines, and the merge strategy
+ *                      (a path, from the work tree), run on the person's
  *                      `git rebase --continue`; git makes these in every
  *                      rebase (a placeholder there reads as one in
- *                      progress), so the audit comments them out after
+ *                      progress), so the audit (audit_todo, audit_strategy)
+ *                      disables them after
  *   a worktrees/NAME/ or modules/NAME/ not there before the run
  *                      a repository the command makes: `git worktree add`
  *                      and `git submodule add` must work; audited after */
@@ -15553,6 +15555,70 @@ audit_todo(struct audit *a, const char *path)
 	close(pfd);
 }
 
+/* A rebase or cherry-pick left stopped also names the merge strategy its
+ * --continue runs: git runs "git-merge-" + that name, and a name holding a
+ * "/" is a path from the work tree's top (`../x` runs git-merge-../x, a
+ * directory and a script the command can make there). A strategy file
+ * (rebase-merge/strategy, the name; sequencer/opts, git config with
+ * options.strategy) the command could write, changed during the run and
+ * naming anything but git's own strategies, is renamed NAME.sbx-disabled:
+ * the --continue then merges with git's default. */
+static void
+audit_strategy(struct audit *a, const char *path, bool config)
+{
+	static const char *const own[] = { "ort", "recursive", "resolve", "octopus", "ours", "subtree" };
+	struct stat st;
+	struct buf b = { 0 };
+	struct vec entries = { 0 }, names = { 0 };
+	const char *base;
+	int fd, pfd, line;
+	ssize_t r = -1;
+	size_t i, j, foreign = 0;
+
+	/* through a directory opened without following a link (audit_hooks) */
+	if (!audit_writable(a, path) || (pfd = open_parent_nofollow(path, &base)) < 0)
+		return;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !audit_changed(a, path)) {
+		close(pfd);
+		return;
+	}
+	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		buf_grow(&b, 4096);
+		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+			b.n += (size_t)r;
+			buf_grow(&b, 4096);
+		}
+		b.p[b.n] = '\0';
+		close(fd);
+	}
+	if (r != 0) {
+		foreign = 1;	/* not a file, or one sbx cannot read: its name is unknown */
+	} else if (!config) {
+		b.p[strcspn(b.p, "\r\n")] = '\0';
+		vec_push(&names, b.p);
+	} else if (gitcfg_parse(b.p, b.n, path, &entries, &line) < 0) {
+		foreign = 1;
+	} else {
+		for (i = 0; i < entries.n; i++)
+			if (gitcfg_is(entries.v[i], "options", "", "strategy"))
+				vec_push(&names, (void *)((const struct gitcfg_entry *)entries.v[i])->value);
+	}
+	for (i = 0; i < names.n; i++) {
+		const char *n = names.v[i] ? names.v[i] : "";
+
+		for (j = 0; j < LEN(own) && strcmp(n, own[j]) != 0; j++)
+			;
+		foreign += j == LEN(own);
+	}
+	if (foreign && audit_disable(pfd, base))
+		audit_report(a, path, aprintf("names a merge strategy that is not one of git's own, a program `git %s "
+		    "--continue` would run; renamed %s.sbx-disabled, so git's default is used", config ? "cherry-pick" :
+		    "rebase", base));
+	free(b.p);
+	close(pfd);
+}
+
 /* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of
  * commondir), relative to dir, as a real path; NULL if none. */
 static const char *
@@ -15635,6 +15701,8 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	audit_config(a, path_join(gd, "config.worktree"), force);
 	audit_todo(a, path_join(gd, "rebase-merge/git-rebase-todo"));
 	audit_todo(a, path_join(gd, "sequencer/todo"));
+	audit_strategy(a, path_join(gd, "rebase-merge/strategy"), false);
+	audit_strategy(a, path_join(gd, "sequencer/opts"), true);
 	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
 	if (common && strcmp(common, gd) != 0 && !str_listed(&a->protected_gitdirs, common) &&
 	    audit_in_roots(a, common))

@@ -478,3 +478,48 @@ t_git_bare_repo_held() { # the person's bare repository in a root: its hooks, co
 		"host: the push made inside (control)"
 }
 TESTS+=(git_bare_repo_held)
+
+t_git_stopped_merge_strategy() { # a rebase or cherry-pick left stopped naming its merge strategy as a path: the person's --continue runs nothing
+	git_env
+	local pay; pay=$(git_payload strategy)
+	git_project "$P"
+	git -C "$P" checkout -q -b side
+	echo s >"$P/file.txt"; git -C "$P" commit -qam s
+	git -C "$P" checkout -q -b other HEAD~1
+	echo o >"$P/file.txt"; git -C "$P" commit -qam o1
+	echo o2 >"$P/o2.txt"; git -C "$P" add o2.txt; git -C "$P" commit -qm o2
+	git -C "$P" checkout -q -b work HEAD~2
+	echo two >"$P/two.txt"; git -C "$P" add two.txt; git -C "$P" commit -qm two
+	printf 'git-merge-../\n' >"$P/.git/info/exclude"
+	# the payload where git runs it: "git-merge-" + "../x" is the path git-merge-../x, from the top
+	local setup="mkdir -p git-merge-..; printf '#!/bin/sh\\n$pay\\nexit 1\\n' > git-merge-../x; chmod +x git-merge-../x"
+	printf '#!/bin/sh\nsed -i "1i break" "$1"\n' >"$T/seqed.sh"; chmod +x "$T/seqed.sh"
+	policy p <<<"allow-write ."
+	# a rebase of work onto side, stopped at once, its strategy file naming the payload
+	run_sbx -c "$T/p" -- sh -c "$setup; GIT_SEQUENCE_EDITOR=$T/seqed.sh git rebase -q -i side
+		echo ../x > .git/rebase-merge/strategy; echo STOPPED"
+	expect_rc 0; expect_contains "$OUT" STOPPED "the rebase inside"
+	[ -d "$P/.git/rebase-merge" ] || fail "setup: no rebase left in progress"
+	[ -x "$P/git-merge-../x" ] || fail "setup: no payload where git would run it"
+	expect_contains "$ERR" "neutralised $P/.git/rebase-merge/strategy" "the report"
+	git -C "$P" -c core.editor=true rebase --continue >/dev/null 2>&1
+	expect_no_payload "git rebase --continue outside"
+	[ ! -d "$P/.git/rebase-merge" ] || fail "control: the rebase did not finish with git's own strategy"
+	expect_eq "$(git -C "$P" log --format=%s | tr '\n' ' ')" "two s one " "control: the rebased branch"
+	# a cherry-pick of two commits, stopped on a conflict at the first, its options naming the payload
+	run_sbx -c "$T/p" -- sh -c "git cherry-pick side..other >/dev/null 2>&1
+		git config -f .git/sequencer/opts options.strategy ../x; echo STOPPED"
+	expect_rc 0; expect_contains "$OUT" STOPPED "the cherry-pick inside"
+	[ -f "$P/.git/sequencer/todo" ] || fail "setup: no cherry-pick left in progress"
+	expect_contains "$ERR" "neutralised $P/.git/sequencer/opts" "the report"
+	echo resolved >"$P/file.txt"; git -C "$P" add file.txt
+	git -C "$P" -c core.editor=true cherry-pick --continue >/dev/null 2>&1
+	expect_no_payload "git cherry-pick --continue outside"
+	expect_eq "$(git -C "$P" log -1 --format=%s)" o2 "control: the cherry-pick finished"
+	# control: a stopped rebase naming one of git's own strategies is left as it is
+	run_sbx -c "$T/p" -- sh -c "GIT_SEQUENCE_EDITOR=$T/seqed.sh git rebase -q -i -s ort HEAD~1; echo STOPPED"
+	expect_rc 0; expect_contains "$OUT" STOPPED "the third rebase inside"
+	expect_not_contains "$ERR" neutralised "a rebase with git's own strategy"
+	git -C "$P" rebase --abort >/dev/null 2>&1
+}
+TESTS+=(git_stopped_merge_strategy)
