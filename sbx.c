@@ -5517,7 +5517,7 @@ parent_route_collect(const struct policy *p, char *const *envp, struct parent_ro
 /* Prototypes: a repository's submodules and worktrees are repositories
  * too (fx_gitdir recurses through them). */
 struct fact_finder;
-static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth);
+static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, int depth);
 
 /* ---- 5a. The disk view and path resolution -------------------------
  * Everything the planner learns about the disk goes through struct disk,
@@ -5560,6 +5560,27 @@ kind_of_mode(mode_t m)
 	return FK_OTHER;
 }
 
+/* lstat(2), asked now */
+static enum fkind
+real_lstat_now(void *ctx, const char *path, struct fid *id)
+{
+	struct stat st;
+	enum fkind k;
+
+	(void)ctx;
+	if (lstat(path, &st) < 0) {
+		k = errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
+		memset(&st, 0, sizeof(st));
+	} else {
+		k = kind_of_mode(st.st_mode);
+	}
+	if (id) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+	return k;
+}
+
 static enum fkind
 real_lstat(void *ctx, const char *path, struct fid *id)
 {
@@ -5575,33 +5596,24 @@ real_lstat(void *ctx, const char *path, struct fid *id)
 	static uint16_t slot[2048];	/* index + 1 into memo, or 0: free */
 	static size_t nmemo;
 	size_t i = str_hash(path) & (LEN(slot) - 1), tries;
-	struct stat st;
+	struct fid fid;
 	enum fkind k;
 
-	(void)ctx;
 	for (tries = 0; slot[i] && tries < 16; tries++, i = (i + 1) & (LEN(slot) - 1))
 		if (strcmp(memo[slot[i] - 1].path, path) == 0) {
 			if (id)
 				*id = memo[slot[i] - 1].id;
 			return memo[slot[i] - 1].kind;
 		}
-	if (lstat(path, &st) < 0) {
-		k = errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
-		memset(&st, 0, sizeof(st));
-	} else {
-		k = kind_of_mode(st.st_mode);
-	}
+	k = real_lstat_now(ctx, path, &fid);
 	if (!slot[i] && nmemo < LEN(memo)) {
 		memo[nmemo].path = astrdup(path);
 		memo[nmemo].kind = k;
-		memo[nmemo].id.dev = st.st_dev;
-		memo[nmemo].id.ino = st.st_ino;
+		memo[nmemo].id = fid;
 		slot[i] = (uint16_t)++nmemo;
 	}
-	if (id) {
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
-	}
+	if (id)
+		*id = fid;
 	return k;
 }
 
@@ -5694,6 +5706,9 @@ real_readfile(void *ctx, const char *path, size_t max, struct buf *out)
 
 static const struct disk_ops real_disk_ops = {
 	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
+}, real_disk_ops_now = {	/* for sbx's own changes before the plan (allow_write_make_missing):
+			 * what it learns must not be remembered into the plan */
+	real_lstat_now, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
 };
 
 /* The result of resolving one spelled path against the disk. */
@@ -5705,6 +5720,8 @@ struct resolved {
 	bool through_file;	/* a component was a file (e.g. a worktree's .git file):
 				 * path is then that file */
 	bool via_link;		/* a symlink was followed on the way */
+	struct vec links;	/* of const char *: where each symlink followed lies
+				 * (its real directory and its name), in order */
 };
 
 /* Resolve symlinks as realpath(3) does, through the disk view, but carry on
@@ -5784,6 +5801,7 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				return -1;
 			}
 			out->via_link = true;
+			vec_push(&out->links, astrdup(cand));
 			if (snprintf(tmp, sizeof(tmp), "%s/%s", link, rest) >= (int)sizeof(tmp)) {
 				*why = "path too long";
 				return -1;
@@ -6122,11 +6140,38 @@ static const char *const claude_children[] = { "commands", "agents", "settings.j
  * which git runs code or reads configuration from elsewhere is read-only;
  * the rest of .git stays writable, because git makes its lock files
  * (index.lock, HEAD.lock, config.lock) in .git itself: a read-only .git
- * with writable exceptions cannot work. */
+ * with writable exceptions cannot work. A missing one is held, in every
+ * repository the scan protects (at a root's top, nested, bare, a
+ * submodule's under modules/, a worktree's under worktrees/): a
+ * placeholder git reads as absent (an empty config, an empty hooks
+ * directory, a commondir holding "."), bound read-only for the run and
+ * gone after it, so nothing the command writes there is left for the
+ * audit (9b) to clean up.
+ *
+ * The rest of gitrepository-layout(5), and why it is left writable:
+ *   info/attributes    selects filter, diff and merge drivers, but only
+ *                      ones a config defines; the work tree's own
+ *                      .gitattributes can do the same
+ *   objects/ (info/alternates), refs/, packed-refs, HEAD, index, logs/,
+ *   shallow, info/grafts, info/exclude, info/sparse-checkout
+ *                      what git stores and shows, not what it runs; git
+ *                      writes them in every commit and fetch
+ *   branches/, remotes/
+ *                      a remote's URL: a transport git has (ext:: needs
+ *                      protocol.allow, in the config)
+ *   rebase-merge/, sequencer/
+ *                      the todo list's exec lines, and the merge strategy
+ *                      (a path, from the work tree), run on the person's
+ *                      `git rebase --continue`; git makes these in every
+ *                      rebase (a placeholder there reads as one in
+ *                      progress), so the audit (audit_todo, audit_strategy)
+ *                      disables them after
+ *   a worktrees/NAME/ or modules/NAME/ not there before the run
+ *                      a repository the command makes: `git worktree add`
+ *                      and `git submodule add` must work; audited after */
 enum gd_flags {
-	GD_HOLD = 1,		/* held when missing in a repository at a root's top */
+	GD_HOLD = 1,		/* held when missing */
 	GD_CONFIG = 2,		/* allow-git-config lifts it */
-	GD_WTCONFIG = 4,	/* held only when extensions.worktreeConfig is on */
 };
 
 static const struct gitdir_entry {
@@ -6138,12 +6183,16 @@ static const struct gitdir_entry {
 	{ "hooks", PH_DIR, GD_HOLD, "git runs hooks on commit, checkout, merge, rebase and push" },
 	{ "config", PH_FILE, GD_HOLD | GD_CONFIG,
 	  "git runs what it names (core.fsmonitor, core.pager, aliases, filters) and reads what it includes" },
-	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+	{ "config.worktree", PH_FILE, GD_HOLD, "git reads it as config once extensions.worktreeConfig is on, "
+	  "as `git sparse-checkout init` and `git config --worktree` setups switch it on later" },
 	{ "commondir", PH_DOT, GD_HOLD, "git takes config and hooks from the directory it names" },
 }, worktree_entries[] = {	/* $GIT_COMMON_DIR/worktrees/NAME: a linked worktree's own gitdir */
+	/* not held: without one, worktrees/NAME has no objects, and git
+	 * takes it for no repository at all */
 	{ "commondir", PH_DOT, 0, "git takes config and hooks from the directory it names" },
 	{ "gitdir", PH_FILE, 0, "names the worktree's .git file; git worktree repair and prune follow it" },
-	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+	{ "config.worktree", PH_FILE, GD_HOLD, "git reads it as the worktree's config once "
+	  "extensions.worktreeConfig is on" },
 };
 
 /* Settings whose value git executes or reads config from. The planner
@@ -6429,11 +6478,102 @@ rule_why(const char *directive, const struct pathrule *r)
 	return aprintf("%s %s", directive, r->path);
 }
 
+/* Rules spelled through a symlink. SECURITY: bwrap follows every symlink
+ * in the path of a mount, and a command can make a link wherever it can
+ * write; the link outlives the run. One run's `ln -s ../other build` in
+ * the project, and the next run of `allow-write .` and `allow-write
+ * ./build` writes ../other (or ~/.ssh, or /etc); of `allow-read ./build`
+ * under a deny-read, reads it. So an allow rule whose path follows a
+ * symlink that lies in a place the policy makes writable is not followed:
+ * it is skipped, with one line naming the link, where it leads and what to
+ * name instead, and the run goes on without it. Nothing is widened, and a
+ * planted link cannot stop every later run either, as a refusal would. A
+ * write deny spelled through such a link pins it (fx_rules). A link
+ * anywhere else (/var/run -> /run, macOS's /tmp -> private/tmp, a home
+ * reached through a link the person made outside every writable root) no
+ * command of this policy could have made: it is followed, as the kernel
+ * follows it, and only a write root it widens to a broader directory is
+ * refused (fx_rules). srt skips every write root whose real path is
+ * neither its spelled one nor below it (isSymlinkOutsideBoundary), which
+ * also breaks a home reached through a link, and follows allowRead's. The
+ * policy's writable places are the real directories of all its allow-write
+ * rules, a skipped one included (so no order of the rules decides); a link
+ * that a run with wider roots left is judged by this run's. */
+
+/* The real directories the policy's allow-write rules name, globs
+ * expanded: where a command may write, so may have left a symlink. A rule
+ * that names nothing, or fails, adds nothing (fx_rules says why). */
+static void
+write_areas(const struct disk *dk, const struct policy *p, struct vec *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
+		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
+		struct vec spelled = { 0 };
+		const char *why;
+
+		if (r->literal || !has_glob_chars(r->path))
+			vec_push(&spelled, (void *)r->path);
+		else if (glob_expand(dk, r->path, &spelled, &why) < 0)
+			continue;
+		for (j = 0; j < spelled.n; j++) {
+			struct resolved res;
+
+			if (resolve_path(dk, spelled.v[j], &res, &why) == 0 && res.kind == FK_DIR)
+				vec_push(out, (void *)res.path);
+		}
+	}
+}
+
+/* The one of areas a symlink at link lies in, or NULL. */
+static const char *
+link_area(const char *link, const struct vec *areas)
+{
+	size_t i;
+
+	for (i = 0; i < areas->n; i++)
+		if (path_within(link, areas->v[i]))
+			return areas->v[i];
+	return NULL;
+}
+
+/* The first symlink res followed that lies in one of areas (a command
+ * could have made it), with *area set to that one; NULL if none. */
+static const char *
+planted_link(const struct resolved *res, const struct vec *areas, const char **area)
+{
+	size_t i;
+
+	for (i = 0; i < res->links.n; i++)
+		if ((*area = link_area(res->links.v[i], areas)))
+			return res->links.v[i];
+	return NULL;
+}
+
+/* The line that says a write root is skipped for a planted link. */
+static const char *
+planted_link_warning(const struct disk *dk, const char *why, const struct resolved *res, const char *link,
+    const char *area, const char *able)
+{
+	char to[PATH_MAX];
+
+	if (dk->ops->readlink(dk->ctx, link, to, sizeof(to)) < 0)
+		str_copy(to, "?", sizeof(to));
+	return aprintf("%s: skipped, not followed: %s is a symlink (to %s) in the writable root %s, where a "
+	    "command could have made it; to make %s %s, name it itself", why, link, to, area, res->path, able);
+}
+
 static int
 fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 {
 	const struct vec *rules = &fx->p->paths[which];
+	struct vec areas = { 0 };
+	bool allow = which == PL_ALLOW_WRITE || which == PL_ALLOW_READ;
 	size_t i, j;
+
+	if (which != PL_DENY_READ && which != PL_DENY_SECRET)
+		write_areas(fx->dk, fx->p, &areas);
 
 	for (i = 0; i < rules->n; i++) {
 		const struct pathrule *r = rules->v[i];
@@ -6446,11 +6586,32 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 			fx_warn(fx, r, "%s: the glob matches nothing (a typo?)%s", why,
 			    which == PL_ALLOW_WRITE ? "" : "; a file created there later is not covered");
 		for (j = 0; j < spelled.n; j++) {
-			const char *sp = spelled.v[j], *err;
+			const char *sp = spelled.v[j], *err, *link, *area;
 			struct resolved res;
+			size_t k;
 
-			if (resolve_path(fx->dk, sp, &res, &err) < 0)
+			if (resolve_path(fx->dk, sp, &res, &err) < 0) {
+				if (allow && (link = planted_link(&res, &areas, &area))) {
+					vec_push(&fx->warnings, (void *)aprintf("%s: skipped, not followed: %s is a "
+					    "symlink in the writable root %s, where a command could have made it, "
+					    "and the path through it does not resolve (%s)", why, link, area, err));
+					continue;
+				}
 				return fx_fail(fx, r, "%s %s: %s", directive, sp, err);
+			}
+			if (allow && (link = planted_link(&res, &areas, &area))) {
+				vec_push(&fx->warnings, (void *)planted_link_warning(fx->dk, why, &res, link, area,
+				    which == PL_ALLOW_WRITE ? "writable" : "readable"));
+				continue;
+			}
+			/* SECURITY: a write deny spelled through a symlink in a writable
+			 * place holds only while the link does: a command that replaced
+			 * it would write at the spelled path. Each such link is pinned
+			 * (as srt masks it), and the target is denied below. */
+			for (k = 0; which == PL_DENY_WRITE && k < res.links.n; k++)
+				if (link_area(res.links.v[k], &areas))
+					plan_add_fact(fx->facts, res.links.v[k], FK_LINK, RB_LINK_PIN,
+					    aprintf("%s (a symlink on its way: pinned)", why));
 			/* what a glob matched or a symlink leads to, checked as the
 			 * spelled rule was (3.3): a deny there is refused, not skipped */
 			if ((err = path_refused(which, res.path))) {
@@ -6478,6 +6639,8 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 					    "does not exist, nor does its parent directory" : "cannot be inspected");
 					continue;
 				}
+				/* a link no command could have made (those were skipped
+				 * above) that widens the root: the policy's own mistake */
 				if (res.via_link && strcmp(res.path, sp) != 0 &&
 				    (path_within(sp, res.path) || path_depth(res.path) <= 1))
 					return fx_fail(fx, r,
@@ -6741,19 +6904,19 @@ fx_git_named(struct fact_finder *fx, const struct vec *cfg, const char *top)
  * common directory's) and config.worktree when that is switched on.
  * Returns 0 or -1 (fx_fail). */
 static int
-fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct vec *cfg, bool *wtconfig)
+fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct vec *cfg)
 {
 	size_t budget = 4 * SBX_MAX_GITCFG_BYTES, i;
 	const char *why;
+	bool wtconfig = false;
 
-	*wtconfig = false;
 	if (git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why) < 0)
 		return fx_fail(fx, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
 		    "remove the file, or leave the repository read-only)", why);
 	for (i = 0; i < cfg->n; i++)
 		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
-			*wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
-	if (*wtconfig &&
+			wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
+	if (wtconfig &&
 	    git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
 		return fx_fail(fx, NULL, "%s", why);
 	return 0;
@@ -6793,7 +6956,7 @@ fx_git_modules(struct fact_finder *fx, const char *root, const char *dir, int de
 		const char *sub = subs.v[i];
 
 		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(sub, "HEAD"), NULL) != FK_MISSING) {
-			if (fx_gitdir(fx, root, sub, NULL, false, depth + 1) < 0)
+			if (fx_gitdir(fx, root, sub, NULL, depth + 1) < 0)
 				return -1;
 		} else if (fx_git_modules(fx, root, sub, depth + 1) < 0) {
 			return -1;
@@ -6803,15 +6966,12 @@ fx_git_modules(struct fact_finder *fx, const char *root, const char *dir, int de
 }
 
 /* Protect one repository directory gd inside the writable root: the
- * gitdir_entries (held when missing if hold: a repository at a root's top),
- * its linked worktrees' entries, its submodules' repositories, and what its
- * config names. Missing entries that are not held are left to the audit
- * after the run (9b), which neutralises what was created there. */
+ * gitdir_entries, its linked worktrees' entries, its submodules'
+ * repositories, and what its config names. */
 static int
-fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth)
+fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, int depth)
 {
 	struct vec cfg = { 0 };
-	bool wtconfig;
 	size_t i;
 	void *dh;
 	const char *name;
@@ -6820,15 +6980,15 @@ fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *
 
 	if (fx_gitdir_known(fx, gd))
 		return 0;
-	if (fx_git_config(fx, gd, NULL, &cfg, &wtconfig) < 0)
+	if (fx_git_config(fx, gd, NULL, &cfg) < 0)
 		return -1;
 	for (i = 0; i < LEN(gitdir_entries); i++) {
 		const struct gitdir_entry *g = &gitdir_entries[i];
-		bool h = hold && ((g->flags & GD_HOLD) || ((g->flags & GD_WTCONFIG) && wtconfig));
 
 		if ((g->flags & GD_CONFIG) && fx->p->allow_git_config)
 			continue;
-		if (fx_mandatory_ph(fx, root, path_join(gd, g->name) + strlen(root) + 1, g->why, h, g->ph) < 0)
+		if (fx_mandatory_ph(fx, root, path_join(gd, g->name) + strlen(root) + 1, g->why, g->flags & GD_HOLD,
+		    g->ph) < 0)
 			return -1;
 	}
 	if ((dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, path_join(gd, "worktrees")))) {
@@ -6843,7 +7003,7 @@ fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *
 		fx_gitdir_known(fx, wts.v[i]);
 		for (j = 0; j < LEN(worktree_entries); j++)
 			if (fx_mandatory_ph(fx, root, path_join(wts.v[i], worktree_entries[j].name) + strlen(root) + 1,
-			    worktree_entries[j].why, false, worktree_entries[j].ph) < 0)
+			    worktree_entries[j].why, worktree_entries[j].flags & GD_HOLD, worktree_entries[j].ph) < 0)
 				return -1;
 	}
 	if (depth < 8 && fx_git_modules(fx, root, path_join(gd, "modules"), depth) < 0)
@@ -6900,7 +7060,6 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 	const char *dotgit = path_join(top, ".git"), *gd, *common, *back;
 	static const char *const shared[] = { "objects", "refs", "logs" };
 	struct vec cfg = { 0 };
-	bool wtconfig;
 	size_t i;
 
 	if (!(gd = fx_git_pointer(fx, dotgit, top, "gitdir:", FK_DIR)) ||
@@ -6919,7 +7078,7 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(common, shared[i]), NULL) == FK_DIR)
 			plan_add_fact(fx->facts, path_join(common, shared[i]), FK_DIR, RB_WRITE,
 			    aprintf("the worktree %s commits here", top));
-	if (fx_git_config(fx, gd, common, &cfg, &wtconfig) < 0)
+	if (fx_git_config(fx, gd, common, &cfg) < 0)
 		return -1;
 	for (i = 0; i < LEN(worktree_entries); i++) {
 		const struct gitdir_entry *g = &worktree_entries[i];
@@ -6928,7 +7087,7 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 
 		if (resolve_path(fx->dk, path_join(gd, g->name), &res, &err) < 0)
 			continue;
-		if (res.kind != FK_MISSING || ((g->flags & GD_WTCONFIG) && wtconfig))
+		if (res.kind != FK_MISSING || (g->flags & GD_HOLD))
 			fx_deny_write_ph(fx, &res, aprintf("mandatory deny %s: %s", g->name, g->why), g->ph);
 	}
 	return fx_git_named(fx, &cfg, top);
@@ -6963,7 +7122,7 @@ fx_scan_top(struct fact_finder *fx, const char *root)
 		if (fx_mandatory(fx, root, fx->p->protected_names.v[i], "named by protect in the policy", hold_missing) < 0)
 			return -1;
 	if (git == FK_DIR) {
-		if (fx_gitdir(fx, root, path_join(root, ".git"), root, true, 0) < 0)
+		if (fx_gitdir(fx, root, path_join(root, ".git"), root, 0) < 0)
 			return -1;
 	} else if (git == FK_LINK) {	/* its gitdir could be anything */
 		return fx_fail(fx, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
@@ -7090,8 +7249,13 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		char *p;
 
 		if ((gitdir_parts |= gitdir_part(name, k)) == 7 && !gitdir_said) {
-			gitdir_said = true;	/* a gitdir (a bare repository): what changed in it is audited */
+			/* a gitdir (a bare repository): a push to it runs its
+			 * hooks, so it is protected as a .git is (its own
+			 * directory is where git runs them) */
+			gitdir_said = true;
 			plan_add_fact(fx->facts, path, FK_DIR, RB_REPO_SEEN, "a repository before the run");
+			if (fx_gitdir(fx, path_dirname(path), path, path, 0) < 0)
+				return -1;
 		}
 
 		/* every .git, every directory, as far down as fx_seen_repos goes:
@@ -7142,10 +7306,8 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		}
 		if (dir_level && name_ieq(name, ".git")) {
 			dangerous = k == FK_LINK;
-			/* a nested repository: its entries that exist are denied
-			 * (held missing ones would cost a mount each; the audit
-			 * after the run neutralises what is created there) */
-			if (k == FK_DIR && fx_gitdir(fx, path, p, path, false, 0) < 0)
+			/* a nested repository: protected as one at a root's top */
+			if (k == FK_DIR && fx_gitdir(fx, path, p, path, 0) < 0)
 				return -1;
 			if (k == FK_FILE)
 				plan_add_fact(fx->facts, p, k, RB_DENY_WRITE,
@@ -14993,17 +15155,25 @@ runtime_recover(const struct run_paths *rp)
 static void
 allow_write_make_missing(const struct policy *p)
 {
+	struct disk dk = { &real_disk_ops_now, NULL };
+	struct vec areas = { 0 };
 	size_t i;
 
+	write_areas(&dk, p, &areas);
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
-		struct stat st;
+		struct resolved res;
+		const char *why;
 
-		if ((!r->literal && has_glob_chars(r->path)) || lstat(r->path, &st) == 0 || errno != ENOENT)
-			continue;
-		if (stat(path_dirname(r->path), &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		if (mkdir(r->path, 0700) < 0)
+		/* SECURITY: made at the real path the planner then binds, and
+		 * never through a symlink a command could have made: mkdir(2)
+		 * would follow it and make a directory outside every root, on
+		 * the host (the planner skips such a root, and says so) */
+		if ((!r->literal && has_glob_chars(r->path)) || dk.ops->lstat(dk.ctx, r->path, NULL) != FK_MISSING ||
+		    resolve_path(&dk, r->path, &res, &why) < 0 || res.kind != FK_MISSING || !res.first_missing ||
+		    strcmp(res.first_missing, res.path) != 0 || planted_link(&res, &areas, &why))
+			continue;	/* there, its parent missing too, or reached through such a link */
+		if (mkdir(res.path, 0700) < 0)
 			warnx("allow-write %s: does not exist, and cannot be made: %s", r->path, strerror(errno));
 		else
 			warnx("allow-write %s: did not exist; made it (an empty directory, mode 0700)", r->path);
@@ -15484,6 +15654,70 @@ audit_todo(struct audit *a, const char *path)
 	close(pfd);
 }
 
+/* A rebase or cherry-pick left stopped also names the merge strategy its
+ * --continue runs: git runs "git-merge-" + that name, and a name holding a
+ * "/" is a path from the work tree's top (`../x` runs git-merge-../x, a
+ * directory and a script the command can make there). A strategy file
+ * (rebase-merge/strategy, the name; sequencer/opts, git config with
+ * options.strategy) the command could write, changed during the run and
+ * naming anything but git's own strategies, is renamed NAME.sbx-disabled:
+ * the --continue then merges with git's default. */
+static void
+audit_strategy(struct audit *a, const char *path, bool config)
+{
+	static const char *const own[] = { "ort", "recursive", "resolve", "octopus", "ours", "subtree" };
+	struct stat st;
+	struct buf b = { 0 };
+	struct vec entries = { 0 }, names = { 0 };
+	const char *base;
+	int fd, pfd, line;
+	ssize_t r = -1;
+	size_t i, j, foreign = 0;
+
+	/* through a directory opened without following a link (audit_hooks) */
+	if (!audit_writable(a, path) || (pfd = open_parent_nofollow(path, &base)) < 0)
+		return;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !audit_changed(a, path)) {
+		close(pfd);
+		return;
+	}
+	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		buf_grow(&b, 4096);
+		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+			b.n += (size_t)r;
+			buf_grow(&b, 4096);
+		}
+		b.p[b.n] = '\0';
+		close(fd);
+	}
+	if (r != 0) {
+		foreign = 1;	/* not a file, or one sbx cannot read: its name is unknown */
+	} else if (!config) {
+		b.p[strcspn(b.p, "\r\n")] = '\0';
+		vec_push(&names, b.p);
+	} else if (gitcfg_parse(b.p, b.n, path, &entries, &line) < 0) {
+		foreign = 1;
+	} else {
+		for (i = 0; i < entries.n; i++)
+			if (gitcfg_is(entries.v[i], "options", "", "strategy"))
+				vec_push(&names, (void *)((const struct gitcfg_entry *)entries.v[i])->value);
+	}
+	for (i = 0; i < names.n; i++) {
+		const char *n = names.v[i] ? names.v[i] : "";
+
+		for (j = 0; j < LEN(own) && strcmp(n, own[j]) != 0; j++)
+			;
+		foreign += j == LEN(own);
+	}
+	if (foreign && audit_disable(pfd, base))
+		audit_report(a, path, aprintf("names a merge strategy that is not one of git's own, a program `git %s "
+		    "--continue` would run; renamed %s.sbx-disabled, so git's default is used", config ? "cherry-pick" :
+		    "rebase", base));
+	free(b.p);
+	close(pfd);
+}
+
 /* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of
  * commondir), relative to dir, as a real path; NULL if none. */
 static const char *
@@ -15566,6 +15800,8 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	audit_config(a, path_join(gd, "config.worktree"), force);
 	audit_todo(a, path_join(gd, "rebase-merge/git-rebase-todo"));
 	audit_todo(a, path_join(gd, "sequencer/todo"));
+	audit_strategy(a, path_join(gd, "rebase-merge/strategy"), false);
+	audit_strategy(a, path_join(gd, "sequencer/opts"), true);
 	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
 	if (common && strcmp(common, gd) != 0 && !str_listed(&a->protected_gitdirs, common) &&
 	    audit_in_roots(a, common))

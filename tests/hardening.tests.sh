@@ -772,3 +772,187 @@ EOF2
 		fail "the TMPDIR of a run under weaker-nested-sandbox was set aside as a spare"
 }
 TESTS+=(tmpdir_spares_fd_held)
+
+# Allow rules spelled through a symlink a command could have made (one that lies in a writable
+# root: an earlier run leaves it there) are skipped, one stderr line each, never followed; a
+# write deny spelled through one pins it. Controls: the target named itself, a plain directory.
+planted_skip_line() { # planted_skip_line LIST LINE PATH LINK TO TARGET ABLE : the line sbx prints for policy $T/p
+	printf 'sbx: %s %s (%s:%s): skipped, not followed: %s is a symlink (to %s) in the writable root %s, where a command could have made it; to make %s %s, name it itself' \
+		"$1" "$3" "$T/p" "$2" "$4" "$5" "$P" "$6" "$7"
+}
+t_symlinked_write_roots_skipped() { # allow-write through a link in a root (to a sibling, the parent, /etc, several components up): skipped, said, not in the argv; plain roots work
+	local probe=sbx-symlink-probe-$TOKBASE n
+	mkdir -p "$T/sib" "$T/ext/b/c" "$P/plain"
+	ln -s ../sib "$P/build"; ln -s .. "$P/up"; ln -s /etc "$P/etcl"; ln -s "$T/ext" "$P/a"
+	snap "$T/sib" >"$T/sib.before"; snap "$T/ext" >"$T/ext.before"
+	policy p <<EOP
+allow-write .
+allow-write ./build
+allow-write ./up
+allow-write ./etcl
+allow-write ./a/b/c
+allow-write ./plain
+EOP
+	run_ops -c "$T/p" <<EOP
+sib create $P/build/x
+up create $P/up/x
+etc create $P/etcl/$probe
+deep create $P/a/b/c/x
+sib_direct create $T/sib/y
+ctl_plain create $P/plain/x
+ctl_root create $P/x
+EOP
+	if [ -e "/etc/$probe" ]; then rm -f "/etc/$probe"; fail "a write through the link to /etc landed in /etc"; fi
+	expect_ops <<'EOP'
+sib EROFS
+up EROFS
+etc EROFS
+deep EROFS
+sib_direct EROFS
+ctl_plain ok
+ctl_root ok
+EOP
+	expect_same_tree "$T/sib" "$T/sib.before" "the sibling after writes through the link"
+	expect_same_tree "$T/ext" "$T/ext.before" "the directory several components up"
+	[ ! -e "$T/x" ] || fail "a write through the link to the parent landed in it"
+	expect_contains "$ERR" "$(planted_skip_line allow-write 2 "$P/build" "$P/build" ../sib "$T/sib" writable)" "the line for the sibling"
+	expect_contains "$ERR" "$(planted_skip_line allow-write 3 "$P/up" "$P/up" .. "$T" writable)" "the line for the parent"
+	expect_contains "$ERR" "$(planted_skip_line allow-write 4 "$P/etcl" "$P/etcl" /etc /etc writable)" "the line for /etc"
+	expect_contains "$ERR" "$(planted_skip_line allow-write 5 "$P/a/b/c" "$P/a" "$T/ext" "$T/ext/b/c" writable)" "the line for the link several components up"
+	n=$(grep -c 'skipped, not followed' <<<"$ERR")
+	[ "$n" = 4 ] || fail "one line for each skipped root, got $n"
+	# --print=argv: the skipped roots are not bound
+	run_sbx --print=argv -c "$T/p" -- true
+	expect_rc 0 "--print=argv"
+	if grep -E -- "--bind ($T/sib|$T/ext/b/c|/etc|$T) " <<<"$OUT"; then fail "--print=argv binds a skipped root writable"; fi
+	expect_contains "$OUT" "--bind $P $P" "--print=argv binds the root itself (control)"
+	# control: the targets named themselves are writable, through the links too, and nothing is said
+	policy p <<EOP
+allow-write .
+allow-write $T/sib
+allow-write $T/ext/b/c
+EOP
+	run_ops -c "$T/p" <<EOP
+sib create $P/build/x
+deep create $P/a/b/c/x
+EOP
+	expect_ops <<'EOP'
+sib ok
+deep ok
+EOP
+	expect_not_contains "$ERR" "skipped" "stderr when the targets are named themselves"
+	[ -f "$T/sib/x" ] && [ -f "$T/ext/b/c/x" ] || fail "control: the writes did not land in the named targets"
+}
+TESTS+=(symlinked_write_roots_skipped)
+
+t_symlinked_write_roots_json() { # srt settings: a filesystem.allowWrite entry through a link in a root is skipped as the line format's; the root itself works
+	mkdir -p "$T/sib"; ln -s ../sib "$P/build"
+	cat >"$T/s.json" <<'EOP'
+{ "network": { "allowedDomains": [] },
+  "filesystem": { "allowWrite": [".", "./build"] } }
+EOP
+	run_ops -c "$T/s.json" <<EOP
+sib create $P/build/x
+ctl_root create $P/x
+EOP
+	expect_ops <<'EOP'
+sib EROFS
+ctl_root ok
+EOP
+	[ ! -e "$T/sib/x" ] || fail "a write through the link landed in the sibling"
+	expect_contains "$ERR" "sbx: allow-write $P/build ($T/s.json:" "the line names the settings file"
+	expect_contains "$ERR" "skipped, not followed: $P/build is a symlink (to ../sib) in the writable root $P, where a command could have made it; to make $T/sib writable, name it itself" "the line"
+	# through srt's grammar too (sbx run through a symlink named srt)
+	mkdir -p "$T/bin"; ln -sf "$SBX" "$T/bin/srt"
+	local sbx=$SBX; SBX=$T/bin/srt
+	run_sbx -s "$T/s.json" sh -c 'echo pwn > build/y; echo ok > z'
+	SBX=$sbx
+	[ ! -e "$T/sib/y" ] || fail "srt: a write through the link landed in the sibling"
+	[ -f "$P/z" ] || fail "srt: the root itself is not writable (control)"
+	expect_contains "$ERR" "skipped, not followed: $P/build is a symlink (to ../sib)" "srt: the line"
+	# control: the sibling named itself
+	cat >"$T/s.json" <<EOP
+{ "network": { "allowedDomains": [] },
+  "filesystem": { "allowWrite": [".", "$T/sib"] } }
+EOP
+	run_ops -c "$T/s.json" <<EOP
+sib create $P/build/x
+EOP
+	expect_ops <<<"sib ok"
+	expect_not_contains "$ERR" "skipped" "stderr when the sibling is named itself"
+}
+TESTS+=(symlinked_write_roots_json)
+
+t_symlinked_links_outside_roots() { # a link no command of the policy could have made (outside every root): followed; one to a broader directory refused
+	mkdir -p "$O/data/work"
+	ln -s "$O/data" "$T/datalink"       # the person's own link, outside every writable root
+	policy p <<EOP
+allow-write .
+allow-write $T/datalink/work
+EOP
+	run_ops -c "$T/p" <<EOP
+work create $T/datalink/work/x
+work_real create $O/data/work/y
+out create $O/z
+EOP
+	expect_ops <<'EOP'
+work ok
+work_real ok
+out EROFS
+EOP
+	expect_not_contains "$ERR" "skipped" "a link outside every root"
+	# a link outside every root to a broader directory: refused, as before (the policy names it)
+	ln -s /etc "$T/etclink"
+	policy p <<EOP
+allow-write .
+allow-write $T/etclink
+EOP
+	run_sbx -c "$T/p" -- sh -c 'echo ran'
+	expect_rc 125 "a root through the person's link to /etc"
+	expect_contains "$ERR" "allow-write $T/etclink: is a symlink to /etc, a broader directory; name /etc itself if that is meant" "the refusal"
+	expect_not_contains "$OUT" ran "nothing ran"
+}
+TESTS+=(symlinked_links_outside_roots)
+
+t_symlinked_allow_read_skipped() { # allow-read through a link in a root does not show what deny-read hides; a plain allow-read does
+	mkdir -p "$O/sec/pub"; echo TOPSECRET >"$O/sec/key"; echo PUBLIC >"$O/sec/pub/note"
+	ln -s "$O/sec" "$P/view"
+	policy p <<EOP
+allow-write .
+deny-read $O/sec
+allow-read ./view
+allow-read $O/sec/pub
+EOP
+	run_ops -c "$T/p" <<EOP
+via read $P/view/key
+direct read $O/sec/key
+ctl_pub read $O/sec/pub/note
+EOP
+	expect_ops <<'EOP'
+via ENOENT
+direct ENOENT
+ctl_pub ok:PUBLIC
+EOP
+	expect_contains "$ERR" "sbx: allow-read $P/view ($T/p:3): skipped, not followed: $P/view is a symlink (to $O/sec) in the writable root $P, where a command could have made it; to make $O/sec readable, name it itself" "the line"
+}
+TESTS+=(symlinked_allow_read_skipped)
+
+t_symlinked_deny_write_pinned() { # deny-write spelled through a link in a root: the link cannot be replaced to write the spelled path; its target stays read-only
+	mkdir -p "$P/real"; echo keep >"$P/real/secret"
+	ln -s real "$P/cfg"
+	policy p <<EOP
+allow-write .
+deny-write ./cfg/secret
+EOP
+	run_sbx -c "$T/p" -- sh -c 'echo pwn > cfg/secret; mv cfg cfg2 2>/dev/null && echo MOVED; rm -f cfg 2>/dev/null && echo REMOVED
+		mkdir cfg 2>/dev/null; (echo pwn > cfg/secret) 2>/dev/null && echo WROTE; echo ok > real/other && echo CONTROL-OK'
+	expect_rc 0
+	expect_not_contains "$OUT" MOVED "renaming the link"
+	expect_not_contains "$OUT" REMOVED "removing the link"
+	expect_not_contains "$OUT" WROTE "a write at the spelled path"
+	expect_contains "$OUT" CONTROL-OK "a write beside the denied file (control)"
+	[ -L "$P/cfg" ] && [ "$(cat "$P/cfg/secret")" = keep ] || fail "host: the link or the denied file changed"
+	run_sbx --print=argv -c "$T/p" -- true
+	expect_contains "$OUT" "# symlink pinned by sbx-init (mounted onto itself, not followed): $P/cfg" "--print=argv shows the pin"
+}
+TESTS+=(symlinked_deny_write_pinned)

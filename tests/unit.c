@@ -254,14 +254,17 @@ parse(struct policy *p, const char *text)
 
 static const char *const mkind_names[] = { "ro", "rw", "empty", "tmpfs", "remount-ro", "from", "pinlink" };	/* ORDER: enum mkind */
 
-/* Plan a policy over a fake tree: "KIND PATH" per mount, "ph f|d PATH" per placeholder. */
+/* Plan a policy over a fake tree: "KIND PATH" per mount, "ph f|d PATH" per
+ * placeholder; the planner's warnings (the lines main prints) to warnings,
+ * when it is not NULL. */
 static const char *
-plan_text(const char *policy, const char *tree)
+plan_text_warned(const char *policy, const char *tree, struct vec *warnings)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
 	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 	struct vec facts = { 0 };
+	struct fact_finder fx;
 	struct plan pl;
 	struct err e = { 0 };
 	struct buf b = { 0 };
@@ -271,10 +274,13 @@ plan_text(const char *policy, const char *tree)
 	if (perr)
 		return aprintf("parse error: %s", perr);
 	fake_tree(tree);
-	if (plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0) {
+	fx_init(&fx, &p, &fake_disk, rp.cwd, rp.home, &facts, &e);	/* plan_resolve's steps, fx kept */
+	if (plan_resolve_rules(&fx) < 0 || (plan_add_run_paths(&fx, &rp), plan_resolve_scan(&fx, &rp)) < 0) {
 		err_format(&e, msg, sizeof(msg));
 		return aprintf("error: %s", msg);
 	}
+	if (warnings)
+		*warnings = fx.warnings;
 	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
 		return aprintf("error: %s", why);
 	for (i = 0; i < pl.mounts.n; i++) {
@@ -293,6 +299,12 @@ plan_text(const char *policy, const char *tree)
 		free(b.p);
 		return s;
 	}
+}
+
+static const char *
+plan_text(const char *policy, const char *tree)
+{
+	return plan_text_warned(policy, tree, NULL);
 }
 
 /* Only the lines of a plan that match needle: alternatives split by "|", each
@@ -656,16 +668,20 @@ test_plan(void)
 		{ "deny-read deep inside a root, its ancestors pinned (mv a a2 would carry it out)",
 		  "allow-write /w\ndeny-read /w/a/b/secret.txt\n", "f /w/a/b/secret.txt", "/w/a",
 		  "rw /w/a\nrw /w/a/b\nempty /w/a/b/secret.txt\n" },
-		{ "nested repo found by the scan, its .git pinned", "allow-write /w\n",
+		{ "nested repo found by the scan, its .git pinned, its missing entries held", "allow-write /w\n",
 		  "d /w/a/.git/hooks; f /w/a/.git/config; f /w/a/.git/HEAD", "/w/a",
-		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/config\nro /w/a/.git/hooks\n" },
+		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/commondir\nro /w/a/.git/config\nro /w/a/.git/config.worktree\n"
+		  "ro /w/a/.git/hooks\nph o /w/a/.git/commondir\nph f /w/a/.git/config.worktree\n" },
 		{ "allow-git-config", "allow-write /w\nallow-git-config\n", "d /w/.git/hooks; f /w/.git/config", "/w/.git$|/w/.git/",
-		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config.worktree\nro /w/.git/hooks\nph o /w/.git/commondir\n"
+		  "ph f /w/.git/config.worktree\n" },
 		{ "worktree .git file", "allow-write /w\n", "f /w/.git", "/w/.git$", "ro /w/.git\n" },
 		{ "depth 3: files in dirs at depth <= 2, dirs at depth <= 1",
 		  "allow-write /w\n",
 		  "f /w/a/b/.bashrc; f /w/a/b/c/.bashrc; d /w/a/.vscode; d /w/a/b/.vscode; d /w/a/.git/hooks; d /w/a/b/.git/hooks",
-		  "/w/a", "rw /w/a\nrw /w/a/.git\nro /w/a/.git/hooks\nro /w/a/.vscode\nrw /w/a/b\nro /w/a/b/.bashrc\n" },
+		  "/w/a", "rw /w/a\nrw /w/a/.git\nro /w/a/.git/commondir\nro /w/a/.git/config\nro /w/a/.git/config.worktree\n"
+		  "ro /w/a/.git/hooks\nro /w/a/.vscode\nrw /w/a/b\nro /w/a/b/.bashrc\nph o /w/a/.git/commondir\n"
+		  "ph f /w/a/.git/config\nph f /w/a/.git/config.worktree\n" },
 		{ "depth 1: only the top", "allow-write /w\nmandatory-deny-depth 1\n",
 		  "f /w/.bashrc; f /w/a/.bashrc; d /w/.vscode", "/w/a", "" },
 		{ "names in any case; node_modules skipped", "allow-write /w\n",
@@ -716,10 +732,11 @@ test_plan(void)
 		  "ph d /home/u/.profile\nph d /home/u/.xprofile\nph d /home/u/.zprofile\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
 		/* git: what a repository runs (5c) */
-		{ "repository at a root's top: hooks, config; a missing commondir held as \".\"", "allow-write /w\n",
-		  "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD", "/w/.git$|/w/.git/",
-		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
-		{ "config.worktree held (an empty file) when extensions.worktreeConfig is on", "allow-write /w\n",
+		{ "repository at a root's top: hooks, config; a missing commondir held as \".\", config.worktree empty",
+		  "allow-write /w\n", "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD", "/w/.git$|/w/.git/",
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config\nro /w/.git/config.worktree\nro /w/.git/hooks\n"
+		  "ph o /w/.git/commondir\nph f /w/.git/config.worktree\n" },
+		{ "config.worktree held (an empty file) when extensions.worktreeConfig is on too", "allow-write /w\n",
 		  "d /w/.git/hooks; c /w/.git/config [extensions]\\n\\tworktreeConfig = true\\n", "worktree",
 		  "ro /w/.git/config.worktree\nph f /w/.git/config.worktree\n" },
 		{ "worktrees/*/ and modules/**/: their entries read-only, pinned", "allow-write /w\n",
@@ -727,8 +744,21 @@ test_plan(void)
 		  "f /w/.git/worktrees/a/index; d /w/.git/modules/lib/x/hooks; f /w/.git/modules/lib/x/HEAD; "
 		  "f /w/.git/modules/lib/x/config; f /w/.git/modules/lib/x/commondir", "worktrees|/modules",
 		  "rw /w/.git/modules\nrw /w/.git/modules/lib\nrw /w/.git/modules/lib/x\nro /w/.git/modules/lib/x/commondir\n"
-		  "ro /w/.git/modules/lib/x/config\nro /w/.git/modules/lib/x/hooks\nrw /w/.git/worktrees\n"
-		  "rw /w/.git/worktrees/a\nro /w/.git/worktrees/a/commondir\nro /w/.git/worktrees/a/gitdir\n" },
+		  "ro /w/.git/modules/lib/x/config\nro /w/.git/modules/lib/x/config.worktree\nro /w/.git/modules/lib/x/hooks\n"
+		  "rw /w/.git/worktrees\nrw /w/.git/worktrees/a\nro /w/.git/worktrees/a/commondir\n"
+		  "ro /w/.git/worktrees/a/config.worktree\nro /w/.git/worktrees/a/gitdir\n"
+		  "ph f /w/.git/modules/lib/x/config.worktree\nph f /w/.git/worktrees/a/config.worktree\n" },
+		{ "a bare repository found by the walk: protected as a .git (a push runs its hooks)", "allow-write /w\n",
+		  "f /w/b.git/HEAD; d /w/b.git/objects; d /w/b.git/refs; d /w/b.git/hooks; f /w/b.git/config", "b.git",
+		  "rw /w/b.git\nro /w/b.git/commondir\nro /w/b.git/config\nro /w/b.git/config.worktree\nro /w/b.git/hooks\n"
+		  "ph o /w/b.git/commondir\nph f /w/b.git/config.worktree\n" },
+		{ "control: a directory without refs/ is no repository", "allow-write /w\n",
+		  "f /w/b.git/HEAD; d /w/b.git/objects; d /w/b.git/hooks; f /w/b.git/config", "b.git", "" },
+		{ "a submodule's repository: a missing commondir held as \".\"", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/.git/config; d /w/.git/modules/s/hooks; f /w/.git/modules/s/HEAD; "
+		  "f /w/.git/modules/s/config", "modules/s/c",
+		  "ro /w/.git/modules/s/commondir\nro /w/.git/modules/s/config\nro /w/.git/modules/s/config.worktree\n"
+		  "ph o /w/.git/modules/s/commondir\nph f /w/.git/modules/s/config.worktree\n" },
 		{ "what the config names: hooksPath (husky's parent too), an include, an fsmonitor script",
 		  "allow-write /w\n",
 		  "d /w/.git/hooks; d /w/.husky/_; f /w/fsm.sh; f /w/.git/HEAD; "
@@ -752,7 +782,8 @@ test_plan(void)
 		  "c /m/.git/worktrees/w/gitdir /w/.git; f /m/.git/worktrees/w/index; d /m/.git/objects; d /m/.git/refs; "
 		  "d /m/.git/logs; d /m/.git/hooks; f /m/.git/config; f /m/.git/HEAD", "/m/",
 		  "rw /m/.git/logs\nrw /m/.git/objects\nrw /m/.git/refs\nrw /m/.git/worktrees/w\n"
-		  "ro /m/.git/worktrees/w/commondir\nro /m/.git/worktrees/w/gitdir\n" },
+		  "ro /m/.git/worktrees/w/commondir\nro /m/.git/worktrees/w/config.worktree\nro /m/.git/worktrees/w/gitdir\n"
+		  "ph f /m/.git/worktrees/w/config.worktree\n" },
 		{ "a .git file whose gitdir does not point back: nothing of it becomes writable", "allow-write /w\n",
 		  "c /w/.git gitdir: /m/.git/worktrees/w; c /m/.git/worktrees/w/commondir ../..; "
 		  "c /m/.git/worktrees/w/gitdir /elsewhere/.git; d /m/.git/objects; d /m/.git/refs", "/m/", "" },
@@ -846,6 +877,76 @@ test_plan(void)
 		plan_mount(&pl, MK_TMPFS, "/w/.claude/secret", "deny-read");
 		plan_binds_to_init(&pl);
 		CHECK(((struct mount *)pl.mounts.v[0])->kind == MK_BIND_RO, "a placeholder with a mount below: bwrap's");
+	}
+}
+
+/* Allow rules spelled through a symlink (5c): one a command could have made
+ * (it lies in a writable root) is not followed, the rule skipped with one
+ * line; one elsewhere is followed; a write deny through one pins it. Each
+ * attack has its control (the same target named itself, or a plain
+ * directory) in the next row. warn: a substring of the one warning, or
+ * NULL for none. */
+static void
+test_planted_links(void)
+{
+	static const struct { const char *name, *policy, *tree, *needle, *want, *warn; } cases[] = {
+		{ "a link to a sibling, in the writable root: skipped", "allow-write /p\nallow-write /p/build\n",
+		  "l /p/build /s; d /s", "/s$", "",
+		  "allow-write /p/build (t:2): skipped, not followed: /p/build is a symlink (to /s) in the writable "
+		  "root /p, where a command could have made it; to make /s writable, name it itself" },
+		{ "control: the sibling named itself", "allow-write /p\nallow-write /s\n", "l /p/build /s; d /s",
+		  "/s$", "rw /s\n", NULL },
+		{ "control: a plain directory root", "allow-write /p\nallow-write /p/build\n", "d /p/build; d /s",
+		  "build$", "", NULL },
+		{ "a relative link to the parent: skipped", "allow-write /w/p\nallow-write /w/p/up\n",
+		  "l /w/p/up ..; d /w/p", " /w$", "", "/w/p/up is a symlink (to ..) in the writable root /w/p" },
+		{ "a link to /etc: skipped", "allow-write /p\nallow-write /p/etc\n", "l /p/etc /etc; d /etc",
+		  "/etc", "", "to make /etc writable, name it itself" },
+		{ "a link several components up: skipped", "allow-write /p\nallow-write /p/a/b/c\n",
+		  "l /p/a /x; d /x/b/c", "/x", "",
+		  "/p/a is a symlink (to /x) in the writable root /p, where a command could have made it; to make "
+		  "/x/b/c writable, name it itself" },
+		{ "control: the same, /x/b/c named", "allow-write /p\nallow-write /x/b/c\n", "l /p/a /x; d /x/b/c",
+		  "/x", "rw /x/b/c\n", NULL },
+		{ "a missing root through a planted link: skipped, not made", "allow-write /p\nallow-write /p/b/new\n",
+		  "l /p/b /s; d /s", "/s", "", "/p/b is a symlink (to /s)" },
+		{ "a planted loop: skipped, the run goes on", "allow-write /p\nallow-write /p/loop\n",
+		  "l /p/loop /p/loop; d /p", "loop", "", "/p/loop is a symlink in the writable root /p" },
+		{ "a root whose link lies in the root it leads to: skipped", "allow-write /w/p/up\n",
+		  "l /w/p/up /w; d /w/p", " /w$", "", "/w/p/up is a symlink (to /w) in the writable root /w" },
+		{ "a glob's match through a planted link: skipped", "allow-write /p\nallow-write /p/*.d\n",
+		  "l /p/x.d /s; d /s; d /p/y.d", "/s$", "", "/p/x.d is a symlink (to /s)" },
+		/* links a command of this policy could not have made: followed */
+		{ "a home reached through a link outside every root: followed", "allow-write /home/u/proj\n",
+		  "l /home/u /data/u; d /data/u/proj", "proj$", "rw /data/u/proj\n", NULL },
+		{ "a system link (/var/run -> /run): followed", "allow-write /var/run/app\n",
+		  "l /var/run /run; d /run/app", "app$", "rw /run/app\n", NULL },
+		{ "a link below a root it does not lie in: followed", "allow-write /p\nallow-write /o/l\n",
+		  "l /o/l /srv/s; d /srv/s; d /p", "/s$", "rw /srv/s\n", NULL },
+		/* reads: allow-read re-exposes what deny-read hides */
+		{ "allow-read through a planted link under a deny-read: skipped",
+		  "allow-write /p\ndeny-read /o\nallow-read /p/b\n", "l /p/b /o; f /o/secret", "/o",
+		  "tmpfs /o\nremount-ro /o\n", "allow-read /p/b (t:3): skipped, not followed: /p/b is a symlink (to /o) "
+		  "in the writable root /p, where a command could have made it; to make /o readable, name it itself" },
+		{ "control: allow-read of a plain directory under the deny", "allow-write /p\ndeny-read /o\nallow-read /o/pub\n",
+		  "d /p; f /o/secret; d /o/pub", "/o", "tmpfs /o\nro /o/pub\nremount-ro /o\n", NULL },
+		/* a write deny through a link in a root: the link pinned, the target denied */
+		{ "deny-write through a link in the root: pinned", "allow-write /p\ndeny-write /p/cfg/secret\n",
+		  "l /p/cfg /p/real; f /p/real/secret", "cfg|real", "pinlink /p/cfg\nrw /p/real\nro /p/real/secret\n",
+		  NULL },
+		{ "deny-write through a link outside every root: nothing to pin", "allow-write /p\ndeny-write /o/cfg/x\n",
+		  "l /o/cfg /p/real; f /p/real/x", "cfg|real", "rw /p/real\nro /p/real/x\n", NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(cases); i++) {
+		struct vec w = { 0 };
+		const char *got = plan_lines_with(plan_text_warned(cases[i].policy, cases[i].tree, &w), cases[i].needle);
+		const char *said = w.n ? w.v[0] : "";
+
+		CHECK(strcmp(got, cases[i].want) == 0, "%s: plan\n%s\nwant\n%s", cases[i].name, got, cases[i].want);
+		CHECK(cases[i].warn ? w.n == 1 && strstr(said, cases[i].warn) : w.n == 0,
+		    "%s: %zu warnings, the first \"%s\"", cases[i].name, w.n, said);
 	}
 }
 
@@ -4453,6 +4554,7 @@ main(void)
 	test_patterns();
 	test_globs_and_paths();
 	test_plan();
+	test_planted_links();
 	test_gitcfg();
 	test_argv_goldens();
 	test_seatbelt_escape();
