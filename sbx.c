@@ -51,8 +51,8 @@
  *   5. Filesystem plan (pure, over a disk view): 5a the disk view, path
  *      resolution and glob expansion, 5b facts and mounts (the types), 5c
  *      from policy rules to facts (the dangerous names, what a git
- *      repository runs, the fact finder and its scan), 5d the mount plan
- *      (facts -> mounts)
+ *      repository runs, the fact finder, what an agent's settings run, the
+ *      scan), 5d the mount plan (facts -> mounts)
  *   6. Renderers and wire formats (pure): 6a the run's facts and the bwrap
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
@@ -102,7 +102,8 @@
  *     socat would be writable in the sandbox, sbx refuses.
  *   - Nothing written inside runs later outside: the mandatory denies, every
  *     entry of .git through which git runs code, what git's config names,
- *     and the audit of repositories made during the run (5c, 9b).
+ *     what an agent's settings name, and the audit of repositories made
+ *     during the run (5c, 9b).
  *   - Concurrent runs never weaken each other, and nothing a sandbox wrote
  *     is trusted without proof: placeholders are shared and locked (9a),
  *     the runtime directory is never where a command can write.
@@ -7027,11 +7028,15 @@ static const struct agent_key {
 
 struct agent_cmd { const char *what, *cmd; };
 
-/* What a word of a command names. ORDER: none. */
+struct agent_read { const char *file; struct vec cmds; };	/* of struct agent_cmd: a file's, read once */
+
+/* What a word of a command names (agent_cmd_paths). ORDER: tests/unit.c's
+ * agent_paths_text prints them as "HEU". */
 enum agent_pk {
 	AP_HOLD,	/* a path: protected, held when missing */
-	AP_EXISTING,	/* a quoted path with blanks: protected if it exists (held, a
-			 * misread command line would leave a junk placeholder) */
+	AP_EXISTING,	/* a quoted part with blanks, or a word of it: protected if it
+			 * exists, not held (were it misread, its placeholder would
+			 * be named after half a path) */
 	AP_UNKNOWN,	/* a word with a variable sbx cannot expand: said under -v */
 };
 
@@ -7118,7 +7123,7 @@ agent_loose_string(const char **pp, const char *end)
 static void
 agent_loose(const char *s, size_t n, enum agent_fmt fmt, struct vec *out)
 {
-	const char *p = s, *end = s + n, *last = NULL;
+	const char *p = s, *end = s + n, *last = NULL, *key_name = NULL;
 	const struct agent_key *key = NULL;	/* the key the strings that follow are values of */
 	bool line_start = true, in_value = false;	/* TOML: after "=", until its line ends outside brackets */
 	int depth = 0;
@@ -7154,7 +7159,8 @@ agent_loose(const char *s, size_t n, enum agent_fmt fmt, struct vec *out)
 			} else if (key) {
 				struct agent_cmd *cmd = amalloc(sizeof(*cmd));
 
-				cmd->what = key->what;
+				/* in a loose JSON reading a "command" may be any row's */
+				cmd->what = fmt == AG_JSON ? aprintf("a \"%s\" setting", key_name) : key->what;
 				cmd->cmd = str;
 				vec_push(out, cmd);
 			}
@@ -7162,6 +7168,7 @@ agent_loose(const char *s, size_t n, enum agent_fmt fmt, struct vec *out)
 		}
 		if (c == '=' || c == ':') {
 			key = agent_key_named(fmt, last);
+			key_name = last;
 			last = NULL;
 			in_value = true;
 			depth = 0;
@@ -7248,7 +7255,7 @@ agent_cmd_paths(const char *cmd, const char *project, const char *home, bool wea
 	bool redirect = false;
 	int words = 0;
 
-	while (*s && words < 64) {
+	while (*s && words < 4096) {	/* a bound for a hostile file; no hook has as many */
 		struct buf w = { 0 }, raw = { 0 };	/* the word; its quoted parts as written */
 		bool unknown = false, blanks = false, operators = false;
 		const char *cand, *eq, *colon, *slash, *v, *at, *start;
@@ -7281,8 +7288,12 @@ agent_cmd_paths(const char *cmd, const char *project, const char *home, bool wea
 						buf_putn(&raw, at, (size_t)(s - at));
 						continue;
 					}
-					if (q == '"' && *s == '\\' && s[1] && strchr("\"\\$`", s[1]))
-						s++;
+					if (q == '"' && *s == '\\' && s[1] && strchr("\"\\$`", s[1])) {
+						buf_putc(&w, s[1]);	/* and unescaped for the shell it reaches */
+						buf_putc(&raw, s[1]);
+						s += 2;
+						continue;
+					}
 					blanks |= isspace((unsigned char)*s) != 0;
 					operators |= strchr(ops, *s) || *s == '$' || *s == '\n';	/* "$(" here */
 					buf_putc(&w, *s);
@@ -7354,7 +7365,11 @@ fx_agent_protect(struct fact_finder *fx, const struct agent_path *ap, const char
 	}
 	if (resolve_path(fx->dk, ap->path, &res, &err) < 0)
 		return 0;	/* the agent cannot run it either */
-	if (res.kind == FK_DIR || (res.kind == FK_MISSING && ap->kind != AP_HOLD))
+	if (res.kind == FK_DIR) {
+		note("%s: %s is a directory: left as it is", why, ap->path);
+		return 0;
+	}
+	if (res.kind == FK_MISSING && ap->kind != AP_HOLD)
 		return 0;
 	if (fx->agent_paths++ == SBX_MAX_AGENT_PATHS)
 		vec_push(&fx->warnings, aprintf("the agents' settings name more than %d paths; the rest are not "
@@ -7379,7 +7394,7 @@ static int
 fx_agent_file(struct fact_finder *fx, const char *file, const struct agent_file *af, const char *project)
 {
 	const char *seen = aprintf("%s\n%s", file, project);
-	struct agent_read { const char *file; struct vec cmds; } *rd = NULL;
+	struct agent_read *rd = NULL;
 	size_t i, j;
 
 	for (i = 0; i < fx->agent_seen.n; i++)
@@ -7399,7 +7414,9 @@ fx_agent_file(struct fact_finder *fx, const char *file, const struct agent_file 
 		rd->file = file;
 		vec_push(&fx->agent_read, rd);
 		if (fx->dk->ops->readfile(fx->dk->ctx, file, SBX_MAX_AGENT_CFG_BYTES, &b) < 0) {
-			if (errno != ENOENT && errno != ENOTDIR)
+			/* EINVAL: not a regular file (another run's placeholder
+			 * directory): the agent reads no settings there either */
+			if (errno != ENOENT && errno != ENOTDIR && errno != EINVAL)
 				vec_push(&fx->warnings, aprintf("%s: cannot be read (%s); what its commands name is not "
 				    "protected", file, strerror(errno)));
 			free(b.p);
@@ -7416,8 +7433,8 @@ fx_agent_file(struct fact_finder *fx, const char *file, const struct agent_file 
 				char msg[1200];
 
 				err_format(&e, msg, sizeof(msg));
-				vec_push(&fx->warnings, aprintf("%s (not JSON sbx reads: it is read loosely, and the paths "
-				    "its commands name are protected as found)", msg));
+				vec_push(&fx->warnings, aprintf("%s (sbx's JSON reader refuses it, so it is read loosely: "
+				    "the paths its commands name are still protected)", msg));
 			}
 			agent_loose(b.p, b.n, af->fmt, &rd->cmds);
 		}

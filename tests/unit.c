@@ -4529,7 +4529,8 @@ test_agents(void)
 		{ "a settings file the strict reader refuses (a trailing comma, a duplicate key)",
 		  "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./a.sh\"},]}]},\n"
 		  " \"statusLine\": {\"command\": \"./b.sh\"}, \"statusLine\": {}, \"apiKeyHelper\": \"k/h\"}",
-		  AG_JSON, "a hook: ./a.sh\na hook: ./b.sh\nthe API key helper: k/h\n" },
+		  AG_JSON, "a \"command\" setting: ./a.sh\na \"command\" setting: ./b.sh\n"
+		  "a \"apiKeyHelper\" setting: k/h\n" },
 		{ "unterminated strings end at their line", "notify = [\"a/b\ncommand = 'c/d", AG_TOML,
 		  "notify: a/b\nan MCP server's or a hook's command: c/d\n" },
 	};
