@@ -6998,6 +6998,7 @@ static const struct agent_file {
 	{ ".claude", "settings.local.json", AG_JSON, "Claude Code runs it with full access" },
 	{ ".codex", "config.toml", AG_TOML, "Codex runs it with full access" },
 	{ ".codex", "hooks.json", AG_JSON, "Codex runs it with full access" },
+	{ ".", ".mcp.json", AG_JSON, "Claude Code starts it with full access" },
 	{ "/etc/claude-code", "managed-settings.json", AG_JSON, "Claude Code runs it with full access" },
 	{ "/etc/codex", "config.toml", AG_TOML, "Codex runs it with full access" },
 };
@@ -7021,6 +7022,8 @@ static const struct agent_key {
 	{ AG_JSON, "awsAuthRefresh", "the AWS auth refresh" },
 	{ AG_JSON, "awsCredentialExport", "the AWS credential export" },
 	{ AG_JSON, "otelHeadersHelper", "the OpenTelemetry headers helper" },
+	{ AG_JSON, "mcpServers.*.command", "an MCP server" },
+	{ AG_JSON, "mcpServers.*.args.*", "an MCP server's arguments" },
 	{ AG_TOML, "notify", "notify" },
 	{ AG_TOML, "command", "an MCP server's or a hook's command" },
 	{ AG_TOML, "args", "an MCP server's arguments" },
@@ -7065,16 +7068,21 @@ agent_json_at(const struct jval *v, const char *path, const char *what, struct v
 			agent_json_at(v->items[i], rest, what, out);
 }
 
-/* The agent_keys row a loose reading's key names, or NULL. */
+/* The agent_keys row a loose reading's key names (a row's last name that
+ * is not "*": "args" of mcpServers.*.args.*), or NULL. */
 static const struct agent_key *
 agent_key_named(enum agent_fmt fmt, const char *key)
 {
-	size_t i;
+	size_t i, n = key ? strlen(key) : 0;
 
 	for (i = 0; key && i < LEN(agent_keys); i++) {
-		const char *last = strrchr(agent_keys[i].path, '.');
+		const char *path = agent_keys[i].path, *end = path + strlen(path), *name;
 
-		if (agent_keys[i].fmt == fmt && strcmp(last ? last + 1 : agent_keys[i].path, key) == 0)
+		while (end - path >= 2 && strcmp(end - 2, ".*") == 0)
+			end -= 2;
+		for (name = end; name > path && name[-1] != '.'; name--)
+			;
+		if (agent_keys[i].fmt == fmt && (size_t)(end - name) == n && strncmp(name, key, n) == 0)
 			return &agent_keys[i];
 	}
 	return NULL;
@@ -7465,7 +7473,8 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
 
 		if ((af->dir[0] == '/') != !dir)
 			continue;
-		if (fx_agent_file(fx, path_join(dir ? path_join(dir, af->dir) : af->dir, af->name), af, project) < 0)
+		if (fx_agent_file(fx, path_clean(path_join(dir ? path_join(dir, af->dir) : af->dir, af->name)), af,
+		    project) < 0)
 			return -1;
 	}
 	return 0;

@@ -5,12 +5,15 @@
 # control in the same run, then check on the host that what the agent would run is unchanged.
 
 # A project whose .claude/settings.json names a hook script by $CLAUDE_PROJECT_DIR, a script
-# after an interpreter, one in ~/bin, a status line, and a script that does not exist yet.
+# after an interpreter, one in ~/bin, a status line, and a script that does not exist yet; its
+# .mcp.json an MCP server's script.
 agent_project() {
 	mkdir -p "$P/.claude/hooks" "$P/.claude/skills/s" "$P/scripts" "$P/tools" "$H/bin"
 	echo 'echo fmt' >"$P/.claude/hooks/fmt.sh"; echo 'echo lint' >"$P/scripts/lint.sh"
 	echo 'print("status")' >"$P/tools/status.py"; echo 'echo x' >"$H/bin/x"
 	echo 'a skill' >"$P/.claude/skills/s/SKILL.md"
+	mkdir -p "$P/mcp"; echo 'server' >"$P/mcp/server.js"
+	echo '{"mcpServers": {"local": {"command": "node", "args": ["mcp/server.js"]}}}' >"$P/.mcp.json"
 	cat >"$P/.claude/settings.json" <<'JSON'
 {
   "hooks": {
@@ -25,7 +28,7 @@ agent_project() {
 JSON
 }
 
-t_agent_settings_named_paths() { # the scripts .claude/settings.json names cannot be rewritten, replaced, renamed over or created; skills and agents neither; the project stays writable
+t_agent_settings_named_paths() { # the scripts .claude/settings.json and .mcp.json name cannot be rewritten, replaced, renamed over or created; skills and agents neither; the project stays writable
 	agent_project
 	policy p <<<"allow-write ."
 	run_ops -c "$T/p" <<EOF
@@ -46,6 +49,7 @@ status_write append $P/tools/status.py
 status_rename rename $P/evil.sh $P/tools/status.py
 missing_mkdir mkdir $P/later
 missing_create create $P/later/new.sh
+mcp_write append $P/mcp/server.js
 skill_write append $P/.claude/skills/s/SKILL.md
 skill_new mkdir $P/.claude/skills/t
 agent_new create $P/.claude/agents/a.md
@@ -70,6 +74,7 @@ status_write EROFS
 status_rename EROFS|EBUSY|EXDEV
 missing_mkdir EEXIST|EROFS
 missing_create EROFS|ENOTDIR|EISDIR
+mcp_write EROFS
 skill_write EROFS
 skill_new EROFS
 agent_new EROFS

@@ -4528,9 +4528,10 @@ test_agents(void)
 		  "an MCP server's or a hook's command: ./bin/y\n" },
 		{ "a settings file the strict reader refuses (a trailing comma, a duplicate key)",
 		  "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./a.sh\"},]}]},\n"
-		  " \"statusLine\": {\"command\": \"./b.sh\"}, \"statusLine\": {}, \"apiKeyHelper\": \"k/h\"}",
+		  " \"statusLine\": {\"command\": \"./b.sh\"}, \"statusLine\": {}, \"apiKeyHelper\": \"k/h\",\n"
+		  " \"mcpServers\": {\"a\": {\"args\": [\"x/y\"],}}}",
 		  AG_JSON, "a \"command\" setting: ./a.sh\na \"command\" setting: ./b.sh\n"
-		  "a \"apiKeyHelper\" setting: k/h\n" },
+		  "a \"apiKeyHelper\" setting: k/h\na \"args\" setting: x/y\n" },
 		{ "unterminated strings end at their line", "notify = [\"a/b\ncommand = 'c/d", AG_TOML,
 		  "notify: a/b\nan MCP server's or a hook's command: c/d\n" },
 	};
@@ -4582,6 +4583,10 @@ test_agents(void)
 		{ "a settings file that is not JSON: what it names is still protected", "allow-write /p\n",
 		  "f /p/a.sh; c /p/.claude/settings.json {\"statusLine\": {\"command\": \"./a.sh\"},}", "a.sh",
 		  "ro /p/a.sh\n" },
+		{ "a project's .mcp.json: its servers' programs and scripts", "allow-write /p\n",
+		  "f /p/mcp/server.js; f /p/bin/srv; c /p/.mcp.json {\"mcpServers\": {\"a\": {\"command\": \"node\", "
+		  "\"args\": [\"./mcp/server.js\", \"--x\"]}, \"b\": {\"command\": \"./bin/srv\"}}}", "/p/mcp|/p/bin",
+		  "rw /p/bin\nro /p/bin/srv\nrw /p/mcp\nro /p/mcp/server.js\n" },
 		{ "named outside every writable root: nothing", "allow-write /p\n",
 		  "f /o/x.sh; c /p/.claude/settings.json {\"statusLine\": {\"command\": \"/o/x.sh\"}}", "/o", "" },
 	};
