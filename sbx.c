@@ -7242,7 +7242,8 @@ agent_var(const char **pp, const char *project, const char *home)
  * hooks/fmt.sh, ./x, ~/bin/x) and equally each argument, so an
  * interpreter's script (bash x.sh, python3 tools/y.py, node a.js) and a
  * tool's config (--config=./c.js: the value after "=" is a word too) are
- * covered without knowing any program's options. Conservative on purpose:
+ * covered without knowing any program's options (a word with a glob is
+ * taken as written: fx_agent_protect expands it). Conservative on purpose:
  * an argument that is no path (sed's s/a/b/) costs at most a placeholder;
  * a path missed is a script the command could rewrite. Not taken: a word
  * with another variable (AP_UNKNOWN: its value is the hook's, unknown
@@ -7369,6 +7370,24 @@ fx_agent_protect(struct fact_finder *fx, const struct agent_path *ap, const char
 
 	if (ap->kind == AP_UNKNOWN) {
 		note("%s: %s holds a variable sbx cannot expand; not protected", why, ap->path);
+		return 0;
+	}
+	if (has_glob_chars(ap->path)) {
+		/* the shell expands it when the hook runs: the files it matches
+		 * now are protected (one directory listed), a file the command
+		 * adds that it would match is not; name such scripts one by one */
+		struct vec m = { 0 };
+		struct agent_path one = { NULL, AP_EXISTING };
+
+		if (has_glob_chars(path_dirname(ap->path)) || glob_expand(fx->dk, ap->path, &m, &err) < 0) {
+			note("%s: %s: a glob sbx does not expand; not protected", why, ap->path);
+			return 0;
+		}
+		for (i = 0; i < m.n; i++) {
+			one.path = m.v[i];
+			if (fx_agent_protect(fx, &one, why) < 0)
+				return -1;
+		}
 		return 0;
 	}
 	if (resolve_path(fx->dk, ap->path, &res, &err) < 0)

@@ -4587,6 +4587,10 @@ test_agents(void)
 		  "f /p/mcp/server.js; f /p/bin/srv; c /p/.mcp.json {\"mcpServers\": {\"a\": {\"command\": \"node\", "
 		  "\"args\": [\"./mcp/server.js\", \"--x\"]}, \"b\": {\"command\": \"./bin/srv\"}}}", "/p/mcp|/p/bin",
 		  "rw /p/bin\nro /p/bin/srv\nrw /p/mcp\nro /p/mcp/server.js\n" },
+		{ "a glob: what it matches now (in one directory); a glob in a directory name: nothing", "allow-write /p\n",
+		  "f /p/scripts/a.sh; f /p/scripts/b.sh; f /p/scripts/c.py; f /p/x/y/z.sh; "
+		  "c /p/.claude/settings.json {\"statusLine\": {\"command\": \"for f in scripts/*.sh x/*/z.sh\"}}",
+		  "scripts|/p/x", "rw /p/scripts\nro /p/scripts/a.sh\nro /p/scripts/b.sh\n" },
 		{ "named outside every writable root: nothing", "allow-write /p\n",
 		  "f /o/x.sh; c /p/.claude/settings.json {\"statusLine\": {\"command\": \"/o/x.sh\"}}", "/o", "" },
 	};
