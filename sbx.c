@@ -51,8 +51,8 @@
  *   5. Filesystem plan (pure, over a disk view): 5a the disk view, path
  *      resolution and glob expansion, 5b facts and mounts (the types), 5c
  *      from policy rules to facts (the dangerous names, what a git
- *      repository runs, the fact finder and its scan), 5d the mount plan
- *      (facts -> mounts)
+ *      repository runs, the fact finder, what an agent's settings run, the
+ *      scan), 5d the mount plan (facts -> mounts)
  *   6. Renderers and wire formats (pure): 6a the run's facts and the bwrap
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
@@ -102,7 +102,8 @@
  *     socat would be writable in the sandbox, sbx refuses.
  *   - Nothing written inside runs later outside: the mandatory denies, every
  *     entry of .git through which git runs code, what git's config names,
- *     and the audit of repositories made during the run (5c, 9b).
+ *     what an agent's settings name, and the audit of repositories made
+ *     during the run (5c, 9b).
  *   - Concurrent runs never weaken each other, and nothing a sandbox wrote
  *     is trusted without proof: placeholders are shared and locked (9a),
  *     the runtime directory is never where a command can write.
@@ -6051,7 +6052,20 @@ enum dwhere {
 	DW_HOME,	/* only under $HOME, wherever that lies in a writable root;
 			 * held. A project's own copy is not denied: the project's
 			 * code runs in the project anyway */
+	DW_HOME_FILE,	/* as DW_HOME, held by an empty file: the program refuses a
+			 * directory there (Codex: "is not a file") and reads an
+			 * empty file as no settings */
+	DW_PROJECT,	/* as DW_TOP, but never directly in $HOME: an agent keeps
+			 * its own state there (Codex writes sessions/, log/,
+			 * history.jsonl and auth.json in ~/.codex), so there the
+			 * DW_HOME rows name only the parts of it that run */
 };
+
+static bool
+dw_home_only(enum dwhere w)
+{
+	return w == DW_HOME || w == DW_HOME_FILE;
+}
 
 /* Files that run code later, outside the sandbox, if a command could write
  * them: srt's DANGEROUS_FILES (sandbox-utils.js), then sbx's additions (the
@@ -6096,7 +6110,21 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME },
 	{ ".gdbinit", "gdb runs it at start", DW_HOME },
 	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME },
-	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME },
+	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME_FILE },
+	/* the agents' parts of $HOME that run (agent_files below: what they
+	 * name), not the whole of ~/.codex or ~/.claude, which the agents
+	 * write as they work (sessions, logs, auth, projects, todos) */
+	{ ".codex/hooks.json", "Codex runs the hook commands it names with full access", DW_HOME },
+	{ ".codex/hooks", "holds the scripts Codex's hooks run with full access", DW_HOME },
+	{ ".codex/rules", "its rules let commands run outside Codex's sandbox", DW_HOME },
+	{ ".codex/plugins", "Codex runs its plugins' hooks and MCP servers with full access", DW_HOME },
+	{ ".claude/settings.json", "defines the hooks, status line and helpers Claude Code runs with full access",
+	  DW_HOME },
+	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_HOME },
+	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_HOME },
+	{ ".claude/agents", "agent definitions run later with full access", DW_HOME },
+	{ ".claude/commands", "agent commands run later with full access", DW_HOME },
+	{ ".claude/plugins", "Claude Code runs its plugins' hooks and MCP servers with full access", DW_HOME },
 	{ ".bash_completion", "bash-completion sources it in every interactive bash", DW_HOME },
 	{ ".local/share/bash-completion/completions", "bash sources a completion file from it on the first tab", DW_HOME },
 	{ ".config/fish/functions", "fish runs a function file from it when its name is typed", DW_HOME },
@@ -6124,6 +6152,10 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 	/* beyond srt */
 	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP },
 	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP },
+	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_TOP },
+	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_TOP },
+	{ ".codex", "Codex runs what its config.toml and hooks.json name (MCP servers, notify, hooks) with full "
+	  "access, and its rules let commands past Codex's sandbox", DW_PROJECT },
 	{ ".devcontainer", "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING },
 	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING },
 	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING },
@@ -6132,7 +6164,8 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 /* Files below .claude/ the walk looks for: the ".claude/" rows of
  * dangerous_dirs, without the prefix. Their order is free, but the two
  * lists must name the same files: change them together. */
-static const char *const claude_children[] = { "commands", "agents", "settings.json", "settings.local.json" };
+static const char *const claude_children[] = { "commands", "agents", "settings.json", "settings.local.json", "hooks",
+	"skills" };
 
 /* ---- git: what a repository runs (gitrepository-layout(5), githooks(5),
  * git-config(1)) ------------------------------------------------------
@@ -6392,6 +6425,9 @@ struct fact_finder {
 	bool dotless;		/* a protect name without a leading dot: no fast path in the walk */
 	struct vec dirs;	/* of const char *: every directory the scan and fx_seen_repos listed (9b) */
 	long seen_walked;	/* fx_seen_repos's entries, bounded apart from the scan's */
+	struct vec agent_seen;	/* of const char *: "file\nproject", each agent settings file read for a project */
+	struct vec agent_read;	/* of struct agent_read: the commands each holds, read once */
+	long agent_paths;	/* paths protected for them (SBX_MAX_AGENT_PATHS) */
 };
 
 /* The file name of the default policy's rules (their denies are generic:
@@ -7093,6 +7129,535 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 	return fx_git_named(fx, &cfg, top);
 }
 
+/* ---- agents: what Claude Code's and Codex's settings run --------------
+ * Claude Code runs the commands its settings name with the person's full
+ * rights, outside any sandbox: a hook on every tool call, the status line on
+ * every update, the API key helper. Codex does the same with notify, its
+ * hooks and its MCP servers. The files themselves are read-only (the rows
+ * above), but a script they name is an ordinary file: a sandboxed command
+ * rewrote .claude/hooks/fmt.sh, and Claude Code's next PostToolUse hook ran
+ * it. So, as for git's config, the planner reads each of these files and
+ * protects the paths its commands name, wherever they lie in a writable
+ * root: the project's (the current directory and its work tree's top, and
+ * every .claude and .codex directory the scan finds, whose parent is their
+ * project) and $HOME's and the machine's, which apply in every project
+ * (their relative paths and $CLAUDE_PROJECT_DIR are the current project's). */
+
+#define SBX_MAX_AGENT_CFG_BYTES	(1 << 20)	/* settings files are a few KiB */
+#define SBX_MAX_AGENT_PATHS	256		/* paths protected for all of them; a warning past it */
+
+enum agent_fmt { AG_JSON, AG_TOML };
+
+static const struct agent_file {
+	const char *dir, *name;	/* dir: in a project (or $HOME), or absolute */
+	enum agent_fmt fmt;
+	const char *why;
+} agent_files[] = {
+	{ ".claude", "settings.json", AG_JSON, "Claude Code runs it with full access" },
+	{ ".claude", "settings.local.json", AG_JSON, "Claude Code runs it with full access" },
+	{ ".codex", "config.toml", AG_TOML, "Codex runs it with full access" },
+	{ ".codex", "hooks.json", AG_JSON, "Codex runs it with full access" },
+	{ ".", ".mcp.json", AG_JSON, "Claude Code starts it with full access" },
+	{ "/etc/claude-code", "managed-settings.json", AG_JSON, "Claude Code runs it with full access" },
+	{ "/etc/codex", "config.toml", AG_TOML, "Codex runs it with full access" },
+};
+
+/* The settings whose value is a command. A JSON row is a path through the
+ * document, "*" for every key of an object or element of an array; its
+ * last name is what a loose reading (agent_loose) looks for in a file that
+ * is not JSON sbx reads. A TOML row is a key's last name, wherever it
+ * stands ([mcp_servers.x] command, [[hooks.Stop.hooks]] command). Every
+ * value is read as a command line (agent_cmd_paths): an argv element
+ * (notify = ["python3", "notify.py"]) is then its own word. */
+static const struct agent_key {
+	enum agent_fmt fmt;
+	const char *path;
+	const char *what;
+} agent_keys[] = {
+	{ AG_JSON, "hooks.*.*.hooks.*.command", "a hook" },
+	{ AG_JSON, "statusLine.command", "the status line" },
+	{ AG_JSON, "fileSuggestion.command", "the file suggestion command" },
+	{ AG_JSON, "apiKeyHelper", "the API key helper" },
+	{ AG_JSON, "awsAuthRefresh", "the AWS auth refresh" },
+	{ AG_JSON, "awsCredentialExport", "the AWS credential export" },
+	{ AG_JSON, "otelHeadersHelper", "the OpenTelemetry headers helper" },
+	{ AG_JSON, "mcpServers.*.command", "an MCP server" },
+	{ AG_JSON, "mcpServers.*.args.*", "an MCP server's arguments" },
+	{ AG_TOML, "notify", "notify" },
+	{ AG_TOML, "command", "an MCP server's or a hook's command" },
+	{ AG_TOML, "args", "an MCP server's arguments" },
+};
+
+struct agent_cmd { const char *what, *cmd; };
+
+struct agent_read { const char *file; struct vec cmds; };	/* of struct agent_cmd: a file's, read once */
+
+/* What a word of a command names (agent_cmd_paths). ORDER: tests/unit.c's
+ * agent_paths_text prints them as "HEU". */
+enum agent_pk {
+	AP_HOLD,	/* a path: protected, held when missing */
+	AP_EXISTING,	/* a quoted part with blanks, or a word of it: protected if it
+			 * exists, not held (were it misread, its placeholder would
+			 * be named after half a path) */
+	AP_UNKNOWN,	/* a word with a variable sbx cannot expand: said under -v */
+};
+
+struct agent_path { const char *path; enum agent_pk kind; };
+
+/* Every string at path (agent_keys) below v, pushed as a struct agent_cmd. */
+static void
+agent_json_at(const struct jval *v, const char *path, const char *what, struct vec *out)
+{
+	const char *dot = strchr(path, '.'), *rest = dot ? dot + 1 : "";
+	size_t n = dot ? (size_t)(dot - path) : strlen(path), i;
+
+	if (!*path) {
+		if (v->t == J_STR) {
+			struct agent_cmd *c = amalloc(sizeof(*c));
+
+			c->what = what;
+			c->cmd = v->s;
+			vec_push(out, c);
+		}
+		return;
+	}
+	for (i = 0; (v->t == J_OBJ || v->t == J_ARR) && i < v->n; i++)
+		if ((n == 1 && path[0] == '*') ||
+		    (v->t == J_OBJ && strlen(v->keys[i]) == n && strncmp(v->keys[i], path, n) == 0))
+			agent_json_at(v->items[i], rest, what, out);
+}
+
+/* The agent_keys row a loose reading's key names (a row's last name that
+ * is not "*": "args" of mcpServers.*.args.*), or NULL. */
+static const struct agent_key *
+agent_key_named(enum agent_fmt fmt, const char *key)
+{
+	size_t i, n = key ? strlen(key) : 0;
+
+	for (i = 0; key && i < LEN(agent_keys); i++) {
+		const char *path = agent_keys[i].path, *end = path + strlen(path), *name;
+
+		while (end - path >= 2 && strcmp(end - 2, ".*") == 0)
+			end -= 2;
+		for (name = end; name > path && name[-1] != '.'; name--)
+			;
+		if (agent_keys[i].fmt == fmt && (size_t)(end - name) == n && strncmp(name, key, n) == 0)
+			return &agent_keys[i];
+	}
+	return NULL;
+}
+
+/* One quoted string at *pp ("..." with backslash escapes, '...' literal, or
+ * either tripled, as TOML writes them); *pp moves past it. An unterminated
+ * one ends at its line. Returns an arena string. */
+static const char *
+agent_loose_string(const char **pp, const char *end)
+{
+	const char *p = *pp, *r;
+	char q = *p;
+	bool triple = end - p >= 3 && p[1] == q && p[2] == q;
+	struct buf b = { 0 };
+
+	for (p += triple ? 3 : 1; p < end; p++) {
+		if (triple ? end - p >= 3 && p[0] == q && p[1] == q && p[2] == q : *p == q) {
+			p += triple ? 3 : 1;
+			break;
+		}
+		if (!triple && *p == '\n')
+			break;
+		if (q == '"' && *p == '\\' && p + 1 < end) {
+			p++;	/* \uXXXX stays "uXXXX": a path spelled so is not taken */
+			buf_putc(&b, *p == 'n' ? '\n' : *p == 't' ? '\t' : *p);
+			continue;
+		}
+		buf_putc(&b, *p);
+	}
+	*pp = p;
+	r = astrndup(b.p ? b.p : "", b.n);
+	free(b.p);
+	return r;
+}
+
+/* A loose reading: every string that stands as the value of a key in
+ * agent_keys, pushed as a struct agent_cmd. For TOML, which sbx has no
+ * reader for, and for a settings file the strict JSON reader refuses
+ * (Claude Code's JSON.parse takes a duplicate key, which 3.5 does not). A
+ * key is the last name before "=" or ":"; every string after it, alone or in
+ * an array, is its value until the next key. A TOML table header
+ * ([projects."/home/me/p"]) and a comment name no value. SECURITY: the file
+ * may be hostile; nothing here fails, and a string misread as a command
+ * only protects a path more. */
+static void
+agent_loose(const char *s, size_t n, enum agent_fmt fmt, struct vec *out)
+{
+	const char *p = s, *end = s + n, *last = NULL, *key_name = NULL;
+	const struct agent_key *key = NULL;	/* the key the strings that follow are values of */
+	bool line_start = true, in_value = false;	/* TOML: after "=", until its line ends outside brackets */
+	int depth = 0;
+
+	while (p < end) {
+		char c = *p;
+
+		if (c == '\n') {
+			line_start = true;
+			in_value = in_value && depth > 0;
+			p++;
+			continue;
+		}
+		if (isspace((unsigned char)c) || c == ',') {
+			p++;
+			continue;
+		}
+		if (fmt == AG_TOML && (c == '#' || (c == '[' && line_start && !in_value))) {
+			if (c == '[')
+				key = NULL;	/* a new table: no key yet */
+			while (p < end && *p != '\n')
+				p++;
+			continue;
+		}
+		line_start = false;
+		if (c == '"' || c == '\'') {
+			const char *str = agent_loose_string(&p, end), *q = p;
+
+			while (q < end && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q < end && (*q == '=' || *q == ':' || *q == '.')) {
+				last = str;	/* a key, or a dotted key's part */
+			} else if (key) {
+				struct agent_cmd *cmd = amalloc(sizeof(*cmd));
+
+				/* in a loose JSON reading a "command" may be any row's */
+				cmd->what = fmt == AG_JSON ? aprintf("a \"%s\" setting", key_name) : key->what;
+				cmd->cmd = str;
+				vec_push(out, cmd);
+			}
+			continue;
+		}
+		if (c == '=' || c == ':') {
+			key = agent_key_named(fmt, last);
+			key_name = last;
+			last = NULL;
+			in_value = true;
+			depth = 0;
+		} else if (c == '[' || c == '{') {
+			depth++;
+		} else if (c == ']' || c == '}') {
+			depth--;
+		} else if (isalnum((unsigned char)c) || c == '_' || c == '-') {
+			const char *w = p;
+
+			while (p < end && (isalnum((unsigned char)*p) || *p == '_' || *p == '-'))
+				p++;
+			last = astrndup(w, (size_t)(p - w));
+			continue;
+		}
+		p++;
+	}
+}
+
+/* A $NAME or ${NAME} at *pp as the shell would expand it for a command
+ * the agent runs: $CLAUDE_PROJECT_DIR is the project, $HOME the home;
+ * *pp moves past it. NULL for any other variable (its value is the
+ * command's, unknown here); "$" itself when no name follows. */
+static const char *
+agent_var(const char **pp, const char *project, const char *home)
+{
+	const char *p = *pp + 1, *name;
+	bool brace = *p == '{';
+	size_t n;
+
+	p += brace;
+	for (name = p; isalnum((unsigned char)*p) || *p == '_'; p++)
+		;
+	n = (size_t)(p - name);
+	if (brace) {	/* ${NAME:-default} and the like: not a plain NAME */
+		bool plain = *p == '}';
+
+		while (*p && *p != '}')
+			p++;
+		p += *p == '}';
+		if (!plain)
+			n = 0;
+	} else if (!n) {
+		if (!*p || !strchr("@*#?$!-", *p)) {
+			*pp = p;
+			return "$";
+		}
+		p++;	/* $@, $?, $$ ... */
+	}
+	*pp = p;
+	if (n == strlen("CLAUDE_PROJECT_DIR") && strncmp(name, "CLAUDE_PROJECT_DIR", n) == 0)
+		return project;
+	if (n == strlen("HOME") && strncmp(name, "HOME", n) == 0)
+		return home;
+	return NULL;
+}
+
+/* The paths a command line names, words split as the shell splits them: at
+ * blanks and operators (; | & < > ( ) `), quotes removed, backslashes
+ * taken, $CLAUDE_PROJECT_DIR and $HOME (with braces or without) and a
+ * leading ~ expanded. Every word that then holds a "/" is taken, made
+ * absolute against the project: the program ("$CLAUDE_PROJECT_DIR"/.claude/
+ * hooks/fmt.sh, ./x, ~/bin/x) and equally each argument, so an
+ * interpreter's script (bash x.sh, python3 tools/y.py, node a.js) and a
+ * tool's config (--config=./c.js: the value after "=" is a word too) are
+ * covered without knowing any program's options (a word with a glob is
+ * taken as written: fx_agent_protect expands it). Conservative on purpose:
+ * an argument that is no path (sed's s/a/b/) costs at most a placeholder;
+ * a path missed is a script the command could rewrite. Not taken: a word
+ * with another variable (AP_UNKNOWN: its value is the hook's, unknown
+ * here), an option without "=", a URL or host:path (a ":" before the first
+ * "/"), and a redirection's target (written, not run).
+ * A quoted part with blanks or operators (sh -c '...', "$(...)") is also
+ * read again as a command line of its own, as the shell that runs it will.
+ * With operators it is a command line and nothing else. With blanks only it
+ * may be one path ("$CLAUDE_PROJECT_DIR/my hooks/x.sh") or a short command
+ * line (sh -c 'x.sh arg'): both readings count, but only where they exist
+ * (weak: AP_EXISTING), since holding a missing one would leave a
+ * placeholder named after half a path. Pure. */
+static void
+agent_cmd_paths(const char *cmd, const char *project, const char *home, bool weak, struct vec *out, int depth)
+{
+	static const char ops[] = ";|&<>()`";
+	const char *s = cmd;
+	bool redirect = false;
+	int words = 0;
+
+	while (*s && words < 4096) {	/* a bound for a hostile file; no hook has as many */
+		struct buf w = { 0 }, raw = { 0 };	/* the word; its quoted parts as written */
+		bool unknown = false, blanks = false, operators = false;
+		const char *cand, *eq, *colon, *slash, *v, *at, *start;
+
+		for (; *s && (isspace((unsigned char)*s) || strchr(ops, *s)); s++)
+			if (strchr(ops, *s))
+				redirect = *s == '>';
+		if (!*s)
+			break;
+		words++;
+		start = s;
+		if (*s == '~' && (!s[1] || s[1] == '/' || isspace((unsigned char)s[1]) || strchr(ops, s[1]))) {
+			if (home)
+				buf_puts(&w, home);
+			unknown |= !home;
+			s++;
+		} else {
+			unknown |= *s == '~';	/* ~user */
+		}
+		while (*s && !isspace((unsigned char)*s) && !strchr(ops, *s)) {
+			if (*s == '\'' || *s == '"') {
+				char q = *s++;
+
+				while (*s && *s != q) {
+					if (q == '"' && *s == '$' && s[1] != '(') {
+						at = s;
+						if ((v = agent_var(&s, project, home)))
+							buf_puts(&w, v);
+						unknown |= !v;
+						buf_putn(&raw, at, (size_t)(s - at));
+						continue;
+					}
+					if (q == '"' && *s == '\\' && s[1] && strchr("\"\\$`", s[1])) {
+						buf_putc(&w, s[1]);	/* and unescaped for the shell it reaches */
+						buf_putc(&raw, s[1]);
+						s += 2;
+						continue;
+					}
+					blanks |= isspace((unsigned char)*s) != 0;
+					operators |= strchr(ops, *s) || *s == '$' || *s == '\n';	/* "$(" here */
+					buf_putc(&w, *s);
+					buf_putc(&raw, *s++);
+				}
+				s += *s == q;
+				buf_putc(&raw, ' ');
+				continue;
+			}
+			if (*s == '\\' && s[1]) {
+				buf_putc(&w, s[1]);
+				s += 2;
+				continue;
+			}
+			if (*s == '$' && s[1] == '(') {
+				s++;	/* "$(" ends the word; the "(" is an operator */
+				break;
+			}
+			if (*s == '$') {
+				if ((v = agent_var(&s, project, home)))
+					buf_puts(&w, v);
+				unknown |= !v;
+				continue;
+			}
+			buf_putc(&w, *s++);
+		}
+		if ((blanks || operators) && raw.p && depth < 3)
+			agent_cmd_paths(raw.p, project, home, weak || !operators, out, depth + 1);
+		cand = w.p ? w.p : "";
+		if ((eq = strchr(cand, '=')) && (!(slash = strchr(cand, '/')) || eq < slash))
+			cand = eq + 1;	/* A=B, --config=B: B */
+		else if (cand[0] == '-')
+			cand = "";	/* an option */
+		colon = strchr(cand, ':');
+		slash = strchr(cand, '/');
+		if (!redirect && !operators && slash && !(colon && colon < slash)) {
+			struct agent_path *ap = amalloc(sizeof(*ap));
+
+			ap->kind = unknown ? AP_UNKNOWN : weak || blanks ? AP_EXISTING : AP_HOLD;
+			ap->path = unknown ? astrndup(start, (size_t)(s - start)) :
+			    path_clean(cand[0] == '/' ? cand : path_join(project, cand));
+			vec_push(out, ap);
+		}
+		redirect = false;
+		free(w.p);
+		free(raw.p);
+	}
+}
+
+/* Protect one path a command names (agent_cmd_paths), where it lies in a
+ * writable root. A directory is left as it is: the program decides what
+ * it runs from there (cd dir && make), as it does with the project's own
+ * code, and a project's directory made read-only whole would stop the
+ * work. The root is found by the path as spelled, so a symlink on the way
+ * (.venv/bin/python) is pinned and its target denied (fx_mandatory_ph),
+ * not only the target. A missing path is held by a placeholder, as the
+ * paths git's config names are: else the command could create the script
+ * the next hook runs. */
+static int
+fx_agent_protect(struct fact_finder *fx, const struct agent_path *ap, const char *why)
+{
+	struct resolved res;
+	const char *err, *root = NULL;
+	size_t i;
+
+	if (ap->kind == AP_UNKNOWN) {
+		note("%s: %s holds a variable sbx cannot expand; not protected", why, ap->path);
+		return 0;
+	}
+	if (has_glob_chars(ap->path)) {
+		/* the shell expands it when the hook runs: the files it matches
+		 * now are protected (one directory listed), a file the command
+		 * adds that it would match is not; name such scripts one by one */
+		struct vec m = { 0 };
+		struct agent_path one = { NULL, AP_EXISTING };
+
+		if (has_glob_chars(path_dirname(ap->path)) || glob_expand(fx->dk, ap->path, &m, &err) < 0) {
+			note("%s: %s: a glob sbx does not expand; not protected", why, ap->path);
+			return 0;
+		}
+		for (i = 0; i < m.n; i++) {
+			one.path = m.v[i];
+			if (fx_agent_protect(fx, &one, why) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (resolve_path(fx->dk, ap->path, &res, &err) < 0)
+		return 0;	/* the agent cannot run it either */
+	if (res.kind == FK_DIR) {
+		note("%s: %s is a directory: left as it is", why, ap->path);
+		return 0;
+	}
+	if (res.kind == FK_MISSING && ap->kind != AP_HOLD)
+		return 0;
+	if (fx->agent_paths++ == SBX_MAX_AGENT_PATHS)
+		vec_push(&fx->warnings, aprintf("the agents' settings name more than %d paths; the rest are not "
+		    "protected (%s)", SBX_MAX_AGENT_PATHS, why));
+	if (fx->agent_paths > SBX_MAX_AGENT_PATHS)
+		return 0;
+	for (i = 0; !path_has_dotdot(ap->path) && i < fx->roots.n; i++)
+		if (path_within(ap->path, fx->roots.v[i]) && strcmp(ap->path, fx->roots.v[i]) != 0 &&
+		    (!root || strlen(fx->roots.v[i]) > strlen(root)))
+			root = fx->roots.v[i];
+	if (root)
+		return fx_mandatory_ph(fx, root, ap->path + strlen(root) + 1, why, true, PH_DIR);
+	return fx_protect(fx, ap->path, why, true, PH_DIR);
+}
+
+/* One settings file read (once: the commands it holds are kept), and the
+ * paths its commands name protected, relative ones and $CLAUDE_PROJECT_DIR
+ * taken in project. A file that is not JSON sbx reads is read loosely,
+ * with one warning: the file itself is read-only already, and what its
+ * commands name is still protected. Returns 0, or -1 (fx_fail). */
+static int
+fx_agent_file(struct fact_finder *fx, const char *file, const struct agent_file *af, const char *project)
+{
+	const char *seen = aprintf("%s\n%s", file, project);
+	struct agent_read *rd = NULL;
+	size_t i, j;
+
+	for (i = 0; i < fx->agent_seen.n; i++)
+		if (strcmp(fx->agent_seen.v[i], seen) == 0)
+			return 0;
+	vec_push(&fx->agent_seen, (void *)seen);
+	for (i = 0; i < fx->agent_read.n && !rd; i++)
+		if (strcmp(((struct agent_read *)fx->agent_read.v[i])->file, file) == 0)
+			rd = fx->agent_read.v[i];
+	if (!rd) {
+		struct buf b = { 0 };
+		struct jval *doc;
+		struct err e = { 0 };
+		const char *t;
+
+		rd = amalloc(sizeof(*rd));
+		rd->file = file;
+		vec_push(&fx->agent_read, rd);
+		if (fx->dk->ops->readfile(fx->dk->ctx, file, SBX_MAX_AGENT_CFG_BYTES, &b) < 0) {
+			/* EINVAL: not a regular file (another run's placeholder
+			 * directory): the agent reads no settings there either */
+			if (errno != ENOENT && errno != ENOTDIR && errno != EINVAL)
+				vec_push(&fx->warnings, aprintf("%s: cannot be read (%s); what its commands name is not "
+				    "protected", file, strerror(errno)));
+			free(b.p);
+			return 0;
+		}
+		for (t = b.p ? b.p : ""; isspace((unsigned char)*t); t++)
+			;
+		if (af->fmt == AG_JSON && *t && json_parse(b.p, b.n, file, &doc, &e) == 0) {
+			for (j = 0; j < LEN(agent_keys); j++)
+				if (agent_keys[j].fmt == AG_JSON)
+					agent_json_at(doc, agent_keys[j].path, agent_keys[j].what, &rd->cmds);
+		} else if (*t) {
+			if (af->fmt == AG_JSON) {
+				char msg[1200];
+
+				err_format(&e, msg, sizeof(msg));
+				vec_push(&fx->warnings, aprintf("%s (sbx's JSON reader refuses it, so it is read loosely: "
+				    "the paths its commands name are still protected)", msg));
+			}
+			agent_loose(b.p, b.n, af->fmt, &rd->cmds);
+		}
+		free(b.p);
+	}
+	for (i = 0; i < rd->cmds.n; i++) {
+		const struct agent_cmd *c = rd->cmds.v[i];
+		const char *why = aprintf("named by %s in %s: %s", c->what, file, af->why);
+		struct vec paths = { 0 };
+
+		agent_cmd_paths(c->cmd, project, fx->home, false, &paths, 0);
+		for (j = 0; j < paths.n; j++)
+			if (fx_agent_protect(fx, paths.v[j], why) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* The agents' settings files in dir (a project, or $HOME), or with dir
+ * NULL the machine's, read for project. */
+static int
+fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(agent_files); i++) {
+		const struct agent_file *af = &agent_files[i];
+
+		if ((af->dir[0] == '/') != !dir)
+			continue;
+		if (fx_agent_file(fx, path_clean(path_join(dir ? path_join(dir, af->dir) : af->dir, af->name)), af,
+		    project) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The dangerous names directly at the top of a writable root: the whole
  * list, placeholders included (srt's linuxGetCwdMandatoryDenyPaths). A
  * placeholder costs a mount (and bwrap rereads the mount table for each),
@@ -7113,14 +7678,18 @@ fx_scan_top(struct fact_finder *fx, const char *root)
 		size_t j = f ? i : i - LEN(dangerous_files);
 		enum dwhere w = f ? dangerous_files[j].where : dangerous_dirs[j].where;
 
-		if (w != DW_HOME && fx_mandatory(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
+		if (dw_home_only(w) || (w == DW_PROJECT && is_home))
+			continue;
+		if (fx_mandatory(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
 		    f ? dangerous_files[j].why : dangerous_dirs[j].why,
-		    w == DW_TOP ? hold_missing : w == DW_HOME_HELD ? is_home : false) < 0)
+		    w == DW_TOP || w == DW_PROJECT ? hold_missing : w == DW_HOME_HELD ? is_home : false) < 0)
 			return -1;
 	}
 	for (i = 0; i < fx->p->protected_names.n; i++)
 		if (fx_mandatory(fx, root, fx->p->protected_names.v[i], "named by protect in the policy", hold_missing) < 0)
 			return -1;
+	if (fx_agent_dir(fx, root, root) < 0)
+		return -1;
 	if (git == FK_DIR) {
 		if (fx_gitdir(fx, root, path_join(root, ".git"), root, 0) < 0)
 			return -1;
@@ -7281,12 +7850,13 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		p = path_join(path, name);
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
-				if (dangerous_files[i].where != DW_HOME && name_ieq(name, dangerous_files[i].name) &&
+				if (!dw_home_only(dangerous_files[i].where) && name_ieq(name, dangerous_files[i].name) &&
 				    fx_deny_found(fx, p, k, aprintf("mandatory deny %s: %s", dangerous_files[i].name,
 				    dangerous_files[i].why)) < 0)
 					return -1;
 		for (i = 0; dir_level && i < LEN(dangerous_dirs); i++)
 			if (!strchr(dangerous_dirs[i].name, '/') && name_ieq(name, dangerous_dirs[i].name) &&
+			    !(dangerous_dirs[i].where == DW_PROJECT && fx->home && strcmp(path, fx->home) == 0) &&
 			    fx_deny_found(fx, p, k, aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why)) < 0)
 				return -1;
 		for (i = 0; depth <= maxd - 1 && i < fx->p->protected_names.n; i++)
@@ -7304,6 +7874,8 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 				if (fx_mandatory(fx, path, aprintf("%s/%s", name, claude_children[i]), claude_why, false) < 0)
 					return -1;
 		}
+		if (dir_level && (name_ieq(name, ".claude") || name_ieq(name, ".codex")) && fx_agent_dir(fx, path, path) < 0)
+			return -1;
 		if (dir_level && name_ieq(name, ".git")) {
 			dangerous = k == FK_LINK;
 			/* a nested repository: protected as one at a root's top */
@@ -7404,6 +7976,30 @@ plan_add_run_paths(const struct fact_finder *fx, const struct run_paths *rp)
 		    "another place of sbx's runtime directory: no command may write or read it");
 }
 
+/* What the agents' settings name (fx_agent_dir), for the project the
+ * command runs in: the current directory, and the top of its work tree
+ * when that is above (an agent started there, its Bash call in a
+ * subdirectory); each read with its own settings, $HOME's and the
+ * machine's. The scan has read those of the writable roots and of the
+ * .claude and .codex directories below them, each for its own project. */
+static int
+plan_agents(struct fact_finder *fx, const struct run_paths *rp)
+{
+	const char *projects[2] = { rp->cwd, NULL }, *d;
+	size_t i;
+
+	for (d = rp->cwd; strcmp(d, "/") != 0; d = path_dirname(d))
+		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(d, ".git"), NULL) != FK_MISSING) {
+			projects[1] = strcmp(d, rp->cwd) != 0 ? d : NULL;
+			break;
+		}
+	for (i = 0; i < LEN(projects) && projects[i]; i++)
+		if (fx_agent_dir(fx, projects[i], projects[i]) < 0 ||
+		    (rp->home && fx_agent_dir(fx, rp->home, projects[i]) < 0) || fx_agent_dir(fx, NULL, projects[i]) < 0)
+			return -1;
+	return 0;
+}
+
 /* The mandatory-deny scan: each writable root once, and the cwd too when
  * it is writable (srt scans only its cwd); the repositories there and what
  * git's config makes them run; the files read from $HOME. An allow-write
@@ -7456,14 +8052,17 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 	/* files read from $HOME wherever $HOME lies in a writable root (the
 	 * whole of it, or only ~/.config), and git's global config files */
 	for (i = 0; rp->home && i < LEN(dangerous_files); i++)
-		if (dangerous_files[i].where == DW_HOME &&
+		if (dw_home_only(dangerous_files[i].where) &&
 		    fx_protect(fx, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
-		    dangerous_files[i].name, dangerous_files[i].why), true, PH_DIR) < 0)
+		    dangerous_files[i].name, dangerous_files[i].why), true,
+		    dangerous_files[i].where == DW_HOME_FILE ? PH_FILE : PH_DIR) < 0)
 			return -1;
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
 		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
 			return -1;
 	if (fx_git_named(fx, NULL, rp->cwd) < 0)
+		return -1;
+	if (plan_agents(fx, rp) < 0)
 		return -1;
 	/* the cwd inside a worktree, below its top: git finds the .git above */
 	for (i = 0; i < fx->roots.n; i++)

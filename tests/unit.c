@@ -625,8 +625,8 @@ test_globs_and_paths(void)
 
 /* The top-of-root placeholders every writable /p gets when nothing exists. */
 #define P_PLACEHOLDERS \
-	"ro /p/.bash_profile\nro /p/.bashrc\nro /p/.claude\nro /p/.gitconfig\nro /p/.gitmodules\nro /p/.idea\n" \
-	"ro /p/.mcp.json\nro /p/.profile\nro /p/.ripgreprc\nro /p/.vscode\nro /p/.zprofile\nro /p/.zshrc\n"
+	"ro /p/.bash_profile\nro /p/.bashrc\nro /p/.claude\nro /p/.codex\nro /p/.gitconfig\nro /p/.gitmodules\n" \
+	"ro /p/.idea\nro /p/.mcp.json\nro /p/.profile\nro /p/.ripgreprc\nro /p/.vscode\nro /p/.zprofile\nro /p/.zshrc\n"
 
 static void
 test_plan(void)
@@ -634,9 +634,9 @@ test_plan(void)
 	static const struct { const char *name, *policy, *tree, *needle, *want; } cases[] = {
 		{ "write root and its placeholders", "allow-write .\n", "d /p", "/p",
 		  "rw /p\n" P_PLACEHOLDERS
-		  "ph d /p/.bash_profile\nph d /p/.bashrc\nph d /p/.claude\nph d /p/.gitconfig\nph d /p/.gitmodules\n"
-		  "ph d /p/.idea\nph d /p/.mcp.json\nph d /p/.profile\nph d /p/.ripgreprc\nph d /p/.vscode\n"
-		  "ph d /p/.zprofile\nph d /p/.zshrc\n" },
+		  "ph d /p/.bash_profile\nph d /p/.bashrc\nph d /p/.claude\nph d /p/.codex\nph d /p/.gitconfig\n"
+		  "ph d /p/.gitmodules\nph d /p/.idea\nph d /p/.mcp.json\nph d /p/.profile\nph d /p/.ripgreprc\n"
+		  "ph d /p/.vscode\nph d /p/.zprofile\nph d /p/.zshrc\n" },
 		{ "nothing writable: no placeholders, no mounts", "deny-write /p/x\n", "d /p", "", "" },
 		{ "deny-read dir -> tmpfs, allow-read inside bound back",
 		  "deny-read /home/u/.ssh\nallow-read /home/u/.ssh/known_hosts\n",
@@ -4546,6 +4546,199 @@ test_live_policy(void)
 	    "the filesystem and allowPty named, in table order (%zu)", off.n);
 }
 
+/* ---- what an agent's settings run ------------------------------------ */
+
+/* The paths agent_cmd_paths takes from one command, a line each: "H" held,
+ * "E" protected where it exists, "U" a word with a variable. */
+static const char *
+agent_paths_text(const char *cmd)
+{
+	struct vec out = { 0 };
+	struct buf b = { 0 };
+	const char *s;
+	size_t i;
+
+	agent_cmd_paths(cmd, "/p", "/home/u", false, &out, 0);
+	for (i = 0; i < out.n; i++) {
+		const struct agent_path *ap = out.v[i];
+
+		buf_printf(&b, "%c %s\n", "HEU"[ap->kind], ap->path);	/* ORDER: enum agent_pk */
+	}
+	s = astrdup(b.p ? b.p : "");
+	free(b.p);
+	return s;
+}
+
+/* The commands a loose reading finds, "what: command" a line each. */
+static const char *
+agent_loose_text(const char *text, enum agent_fmt fmt)
+{
+	struct vec out = { 0 };
+	struct buf b = { 0 };
+	const char *s;
+	size_t i;
+
+	agent_loose(text, strlen(text), fmt, &out);
+	for (i = 0; i < out.n; i++) {
+		const struct agent_cmd *c = out.v[i];
+
+		buf_printf(&b, "%s: %s\n", c->what, c->cmd);
+	}
+	s = astrdup(b.p ? b.p : "");
+	free(b.p);
+	return s;
+}
+
+static void
+test_agents(void)
+{
+	static const struct { const char *cmd, *want; } words[] = {
+		{ "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/fmt.sh", "H /p/.claude/hooks/fmt.sh\n" },
+		{ "${CLAUDE_PROJECT_DIR}/x.sh --flag", "H /p/x.sh\n" },
+		{ "bash scripts/lint.sh", "H /p/scripts/lint.sh\n" },
+		{ "python3 tools/y.py && node ./a.js | tee", "H /p/tools/y.py\nH /p/a.js\n" },
+		{ "~/bin/x; $HOME/bin/y; \"${HOME}\"/bin/z", "H /home/u/bin/x\nH /home/u/bin/y\nH /home/u/bin/z\n" },
+		{ "prettier --config=./c.js --write -I/usr/include", "H /p/c.js\n" },
+		{ "FOO=bar/baz cmd ../up/x.sh", "H /p/bar/baz\nH /p/../up/x.sh\n" },
+		{ "curl https://example.com/a; git clone git@github.com:o/r.git", "" },
+		{ "echo x > /tmp/log 2>/dev/null >>out/log", "" },
+		{ "sh < scripts/in.sh", "H /p/scripts/in.sh\n" },
+		{ "sh -c 'cd sub && ./run.sh'", "H /p/run.sh\n" },
+		{ "sh -c 'tools/x.sh arg'", "E /p/tools/x.sh\nE /p/tools/x.sh arg\n" },
+		{ "\"$CLAUDE_PROJECT_DIR/my hooks/x.sh\"", "E /p/my\nE /p/hooks/x.sh\nE /p/my hooks/x.sh\n" },
+		{ "\"$CLAUDE_PLUGIN_ROOT\"/x.sh ~other/y $1/z", "U \"$CLAUDE_PLUGIN_ROOT\"/x.sh\nU ~other/y\nU $1/z\n" },
+		{ "echo $(cat scripts/a.sh) `sh b/c.sh`", "H /p/scripts/a.sh\nH /p/b/c.sh\n" },
+		{ "jq -r '.tool_input.file_path | select(endswith(\".ts\"))'", "" },
+		{ "sed 's/a/b/' x", "H /p/s/a/b\n" },
+		{ "bash -c \"bash \\\"$CLAUDE_PROJECT_DIR\\\"/h.sh; ok\"", "H /p/h.sh\n" },
+		{ "", "" },
+	};
+	static const struct { const char *name, *text; enum agent_fmt fmt; const char *want; } loose[] = {
+		{ "Codex's config.toml: notify, an MCP server's command and args, a hook; no table header, no comment",
+		  "notify = [\"python3\", \"/home/u/.codex/notify.py\"]\n"
+		  "model = \"x\"\n"
+		  "[projects.\"/p/scripts\"]\ntrust_level = \"trusted\"\n"
+		  "[mcp_servers.x]\ncommand = \"node\"\nargs = [\n  \"./srv/index.js\",\n  [\"nested\"],\n]\n"
+		  "# command = \"not/this\"\n"
+		  "[[hooks.Stop.hooks]]\ncommand = '''bash ~/.codex/hooks/stop.sh'''\n"
+		  "mcp_servers.y = { command = \"./bin/y\", env = { A = \"b/c\" } }\n",
+		  AG_TOML,
+		  "notify: python3\nnotify: /home/u/.codex/notify.py\n"
+		  "an MCP server's or a hook's command: node\nan MCP server's arguments: ./srv/index.js\n"
+		  "an MCP server's arguments: nested\nan MCP server's or a hook's command: bash ~/.codex/hooks/stop.sh\n"
+		  "an MCP server's or a hook's command: ./bin/y\n" },
+		{ "a settings file the strict reader refuses (a trailing comma, a duplicate key)",
+		  "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./a.sh\"},]}]},\n"
+		  " \"statusLine\": {\"command\": \"./b.sh\"}, \"statusLine\": {}, \"apiKeyHelper\": \"k/h\",\n"
+		  " \"mcpServers\": {\"a\": {\"args\": [\"x/y\"],}}}",
+		  AG_JSON, "a \"command\" setting: ./a.sh\na \"command\" setting: ./b.sh\n"
+		  "a \"apiKeyHelper\" setting: k/h\na \"args\" setting: x/y\n" },
+		{ "unterminated strings end at their line", "notify = [\"a/b\ncommand = 'c/d", AG_TOML,
+		  "notify: a/b\nan MCP server's or a hook's command: c/d\n" },
+	};
+	static const struct { const char *name, *policy, *tree, *needle, *want; } plans[] = {
+		{ "a hook's and the status line's scripts read-only; a missing one held; a directory left",
+		  "allow-write /p\n",
+		  "f /p/.claude/hooks/fmt.sh; f /p/scripts/lint.sh; d /p/frontend; "
+		  "c /p/.claude/settings.json {\"hooks\": {\"PostToolUse\": [{\"matcher\": \"Edit\", \"hooks\": ["
+		  "{\"type\": \"command\", \"command\": \"\\\"$CLAUDE_PROJECT_DIR\\\"/.claude/hooks/fmt.sh\"}, "
+		  "{\"type\": \"command\", \"command\": \"bash scripts/lint.sh && cd frontend/ && npm test\"}]}]}, "
+		  "\"statusLine\": {\"type\": \"command\", \"command\": \"tools/status.sh\"}}",
+		  "hooks|scripts|tools|frontend",
+		  "ro /p/.claude/hooks\nrw /p/scripts\nro /p/scripts/lint.sh\nro /p/tools\nph d /p/tools\n" },
+		{ "settings.local.json too, and a named symlink: pinned, its target denied", "allow-write /p\n",
+		  "l /p/bin/tool /p/real/tool.sh; f /p/real/tool.sh; "
+		  "c /p/.claude/settings.local.json {\"apiKeyHelper\": \"./bin/tool\"}", "/p/bin|/p/real",
+		  "rw /p/bin\npinlink /p/bin/tool\nrw /p/real\nro /p/real/tool.sh\n" },
+		{ "$HOME's settings: their scripts in $HOME, and the project's by $CLAUDE_PROJECT_DIR",
+		  "allow-write /p\nallow-write /home/u/.claude\n",
+		  "d /p; f /home/u/.claude/statusline.sh; d /home/u/.claude/projects; "
+		  "c /home/u/.claude/settings.json {\"statusLine\": {\"command\": \"bash ~/.claude/statusline.sh\"}, "
+		  "\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"$CLAUDE_PROJECT_DIR/tools/stop.sh\"}]}]}}",
+		  "statusline|tools|/home/u/.claude",
+		  "rw /home/u/.claude\nro /home/u/.claude/agents\nro /home/u/.claude/commands\nro /home/u/.claude/hooks\n"
+		  "ro /home/u/.claude/plugins\nro /home/u/.claude/settings.json\nro /home/u/.claude/skills\n"
+		  "ro /home/u/.claude/statusline.sh\nro /p/tools\nph d /home/u/.claude/agents\nph d /home/u/.claude/commands\n"
+		  "ph d /home/u/.claude/hooks\nph d /home/u/.claude/plugins\nph d /home/u/.claude/skills\nph d /p/tools\n" },
+		{ "a writable $HOME: ~/.codex's parts that run, not the whole (sessions, logs stay writable)",
+		  "allow-write /home/u\nmandatory-deny-depth 3\n",
+		  "d /home/u/.codex/sessions; f /home/u/.codex/notify.py; f /home/u/mcp/srv; f /home/u/.codex/auth.json; "
+		  "c /home/u/.codex/hooks.json {\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"~/.codex/hooks/s.sh\"}]}]}}; "
+		  "c /home/u/.codex/config.toml notify = [\"python3\", \"/home/u/.codex/notify.py\"]\\n"
+		  "[mcp_servers.x]\\ncommand = \"~/mcp/srv\"\\n",
+		  "/home/u/.codex|/mcp",
+		  "rw /home/u/.codex\nro /home/u/.codex/config.toml\nro /home/u/.codex/hooks\nro /home/u/.codex/hooks.json\n"
+		  "ro /home/u/.codex/notify.py\nro /home/u/.codex/plugins\nro /home/u/.codex/rules\nrw /home/u/mcp\n"
+		  "ro /home/u/mcp/srv\nph d /home/u/.codex/hooks\nph d /home/u/.codex/plugins\nph d /home/u/.codex/rules\n" },
+		{ "a missing ~/.codex/config.toml is held by an empty file (Codex refuses a directory)",
+		  "allow-write /home/u/.codex\n", "d /home/u/.codex/sessions", "config.toml", "ro /home/u/.codex/config.toml\n"
+		  "ph f /home/u/.codex/config.toml\n" },
+		{ "a project's .codex read-only whole, wherever the walk finds one", "allow-write /w\n",
+		  "f /w/a/.codex/config.toml; d /w/a/.codex/rules", "codex", "ro /w/a/.codex\n" },
+		{ "... but never $HOME's own, found from a root above it", "allow-write /home\n",
+		  "d /home/u/.codex/sessions; d /home/v/.codex", "/home/u/.codex$|/home/v/.codex$",
+		  "rw /home/u/.codex\nro /home/v/.codex\n" },
+		{ "a project's settings found by the walk: $CLAUDE_PROJECT_DIR is that project", "allow-write /w\n",
+		  "f /w/a/x.sh; c /w/a/.claude/settings.json {\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": "
+		  "\"$CLAUDE_PROJECT_DIR/x.sh\"}]}]}}", "x.sh", "ro /w/a/x.sh\n" },
+		{ "a settings file that is not JSON: what it names is still protected", "allow-write /p\n",
+		  "f /p/a.sh; c /p/.claude/settings.json {\"statusLine\": {\"command\": \"./a.sh\"},}", "a.sh",
+		  "ro /p/a.sh\n" },
+		{ "a project's .mcp.json: its servers' programs and scripts", "allow-write /p\n",
+		  "f /p/mcp/server.js; f /p/bin/srv; c /p/.mcp.json {\"mcpServers\": {\"a\": {\"command\": \"node\", "
+		  "\"args\": [\"./mcp/server.js\", \"--x\"]}, \"b\": {\"command\": \"./bin/srv\"}}}", "/p/mcp|/p/bin",
+		  "rw /p/bin\nro /p/bin/srv\nrw /p/mcp\nro /p/mcp/server.js\n" },
+		{ "a glob: what it matches now (in one directory); a glob in a directory name: nothing", "allow-write /p\n",
+		  "f /p/scripts/a.sh; f /p/scripts/b.sh; f /p/scripts/c.py; f /p/x/y/z.sh; "
+		  "c /p/.claude/settings.json {\"statusLine\": {\"command\": \"for f in scripts/*.sh x/*/z.sh\"}}",
+		  "scripts|/p/x", "rw /p/scripts\nro /p/scripts/a.sh\nro /p/scripts/b.sh\n" },
+		{ "named outside every writable root: nothing", "allow-write /p\n",
+		  "f /o/x.sh; c /p/.claude/settings.json {\"statusLine\": {\"command\": \"/o/x.sh\"}}", "/o", "" },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(words); i++)
+		check_str(agent_paths_text(words[i].cmd), words[i].want, words[i].cmd, __LINE__);
+	for (i = 0; i < LEN(loose); i++)
+		check_str(agent_loose_text(loose[i].text, loose[i].fmt), loose[i].want, loose[i].name, __LINE__);
+	for (i = 0; i < LEN(plans); i++) {
+		const char *got = plan_text(plans[i].policy, plans[i].tree);
+
+		if (*plans[i].needle && strncmp(got, "error", 5) != 0)
+			got = plan_lines_with(got, plans[i].needle);
+		check_str(got, plans[i].want, plans[i].name, __LINE__);
+	}
+
+	/* a hostile file: bounded, and said once */
+	{
+		struct policy p;
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+		struct vec facts = { 0 };
+		struct err e = { 0 };
+		struct fact_finder fx;
+		struct buf b = { 0 };
+		size_t n, warned = 0;
+
+		buf_puts(&b, "{\"hooks\": {\"Stop\": [{\"hooks\": [");
+		for (n = 0; n < 400; n++)
+			buf_printf(&b, "{\"command\": \"./s%zu.sh\"}, ", n);
+		buf_puts(&b, "]}]}}");
+		parse(&p, "allow-write /p\n");
+		fake_tree("d /p/.git");
+		fake_content("/p/.claude/settings.json", astrdup(b.p));
+		fake_content("/home/u/.claude/settings.json", "{\"statusLine\": {\"command\": \"./h.sh\"}}");
+		free(b.p);
+		fx_init(&fx, &p, &fake_disk, rp.cwd, rp.home, &facts, &e);
+		CHECK(plan_resolve_rules(&fx) == 0 && plan_resolve_scan(&fx, &rp) == 0, "a hostile settings file plans");
+		for (n = 0; n < fx.warnings.n; n++)
+			warned += strstr(fx.warnings.v[n], "/p/.claude/settings.json") != NULL ||
+			    strstr(fx.warnings.v[n], "more than 256 paths") != NULL;
+		CHECK(warned == 2 && fx.warnings.n == 2, "one warning for the file, one for the bound (%zu of %zu)", warned,
+		    fx.warnings.n);
+		CHECK(fx.agent_paths > SBX_MAX_AGENT_PATHS, "the bound reached: %ld", fx.agent_paths);
+	}
+}
+
 int
 main(void)
 {
@@ -4556,6 +4749,7 @@ main(void)
 	test_plan();
 	test_planted_links();
 	test_gitcfg();
+	test_agents();
 	test_argv_goldens();
 	test_seatbelt_escape();
 	test_seatbelt_goldens();
