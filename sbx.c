@@ -17656,25 +17656,56 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
  * made before) that shares init's descriptors (CLONE_FILES), so the
  * listener init gets is the hand's too. It waits on a pipe for the
  * listener's number, sends "R" and exits. It closes nothing: the table
- * is init's. Like init it is not dumpable (its memory is a copy of
- * init's), so no process inside reads the table through /proc. */
-struct hand { pid_t pid; int go[2]; };
+ * is init's. It shares init's memory too (CLONE_VM, on a stack of its
+ * own, as a session's exec does: no page tables copied, and no page init
+ * writes afterwards faults to be copied), so it makes system calls only
+ * (sys6); where it cannot (no raw system calls here, or clone refused),
+ * it is forked. Either way its memory is not dumpable, as init's, so no
+ * process inside reads the table through /proc. */
+#define SBX_HAND_STACK	8192
+
+struct hand { pid_t pid; int go[2]; int ctl; };
+
+static int
+hand_main(void *arg)
+{
+	const struct hand *h = arg;
+	union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov = { (void *)"R", 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int listener = -1;
+	long r;
+
+	while ((r = sys3(SYS_read, h->go[0], &listener, sizeof(listener))) == -EINTR)
+		;
+	if (r != (long)sizeof(listener))
+		return 1;
+	if (listener >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.b;
+		mh.msg_controllen = sizeof(u.b);
+		u.c.cmsg_level = SOL_SOCKET;
+		u.c.cmsg_type = SCM_RIGHTS;
+		u.c.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&u.c), &listener, sizeof(int));
+	}
+	while ((r = sys3(SYS_sendmsg, h->ctl, &mh, MSG_NOSIGNAL)) == -EINTR)
+		;
+	return r == 1 ? 0 : 1;
+}
 
 /* Start the hand; returns 0, or -1 (then there is no observer). */
 static int
 hand_start(struct hand *h, int ctl)
 {
+	static char stack[SBX_HAND_STACK] __attribute__((aligned(16)));
+
+	h->ctl = ctl;
 	if (pipe2(h->go, O_CLOEXEC) < 0)
 		return -1;
-	h->pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
-	if (h->pid == 0) {
-		int listener = -1;
-		ssize_t r;
-
-		while ((r = read(h->go[0], &listener, sizeof(listener))) < 0 && errno == EINTR)
-			;
-		_exit(r == (ssize_t)sizeof(listener) && send_fds(ctl, "R", 1, &listener, listener >= 0) == 0 ? 0 : 1);
-	}
+	h->pid = SBX_RAW_SYSCALLS ? clone(hand_main, stack + sizeof(stack), CLONE_VM | CLONE_FILES | SIGCHLD, h) : -1;
+	if (h->pid < 0 && (h->pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0)) == 0)
+		_exit(hand_main(h));
 	if (h->pid > 0)
 		return 0;
 	close(h->go[0]);
@@ -17728,7 +17759,7 @@ static void __attribute__((noreturn))
 inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
 	struct exec_plan plan;
-	struct hand hand = { -1, { -1, -1 } };
+	struct hand hand = { -1, { -1, -1 }, -1 };
 	pid_t cmd;
 	int listener = -1, last_cap;
 
