@@ -64,9 +64,11 @@
  *      and relay, 7.4 the DNS stub and capture, 7.5 the lockdown (per
  *      platform), 7.6 the proxy process as its steps
  *   8. Violations: 8.1 one store of every refusal and the report (srt's
- *      <sandbox_violations> block, JSON lines, --explain's hints), 8.2 the
- *      sources (the observer's events judged against the plan, the proxy's
- *      decisions, macOS's unified log parsed; the audit's come from 9b)
+ *      <sandbox_violations> block: of each class the first and the last,
+ *      the refusals that matter most a class apart; JSON lines, rotated
+ *      past a cap; --explain's hints), 8.2 the sources (the observer's
+ *      events judged against the plan, the proxy's decisions, macOS's
+ *      unified log parsed; the audit's come from 9b)
  *   9. The run on disk (every platform): 9a the runtime directory and the
  *      placeholders shared by concurrent runs (a registry of flock(2)ed
  *      entries on tmpfs, a pool they are set aside in; untouched TMPDIRs
@@ -78,9 +80,10 @@
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
  *      and the symlinks it pins and placeholders it binds, capabilities,
- *      the filters, the command started with vfork, a session's with
- *      clone(CLONE_VM) on a stack of its own), 10b the write
- *      observer (the listener's reader, a process of its own), 10c running
+ *      the filters, the hand that gives sbx the observer's listener, the
+ *      command started with vfork, a session's with clone(CLONE_VM) on a
+ *      stack of its own, in a session of its own), 10b the write observer
+ *      (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
  *      connection, the observer on the first call it sees), 10d --check,
  *      10e the platform interface on Linux (the proxy's lockdown: Landlock
@@ -1257,6 +1260,7 @@ recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int 
 
 /* A framed message on a stream socket (the session messages, 6c): a type
  * byte, a u32 length, the body; descriptors ride on the header. */
+#define SBX_FRAME_SHORT_BYTES	(PATH_MAX + 2048)	/* init's "Z" and the words of a failure fit */
 static int
 frame_send(int sock, char type, const void *body, size_t n, const int *fds, int nfd)
 {
@@ -1268,7 +1272,22 @@ frame_send(int sock, char type, const void *body, size_t n, const int *fds, int 
 	/* header and body in one sendmsg: two writes would wake the reader
 	 * twice (each a hop on a busy machine), and a session's exec crosses
 	 * six of these. What a signal cut short goes on with write_all (the
-	 * reader reads the body with read() either way). */
+	 * reader reads the body with read() either way). Without descriptors,
+	 * a short one goes in one send() instead: sbx-init's "S" and "Z" are
+	 * sent under the observer's program, which stops every sendmsg (its
+	 * address is in memory, 10b) and lets send() go (sendto with none) */
+	if (!nfd && n <= SBX_FRAME_SHORT_BYTES) {
+		char one[sizeof(hdr) + SBX_FRAME_SHORT_BYTES];
+		ssize_t r;
+
+		memcpy(one, hdr, sizeof(hdr));
+		memcpy(one + sizeof(hdr), body, n);
+		while ((r = send(sock, one, sizeof(hdr) + n, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		if (r < (ssize_t)sizeof(hdr))
+			return -1;
+		return write_all(sock, one + r, sizeof(hdr) + n - (size_t)r);
+	}
 	if (n) {
 		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)body, n } };
 		ssize_t r = send_iov_fds(sock, iov, 2, fds, nfd);
@@ -9502,47 +9521,66 @@ mitm_decode(const unsigned char *b, size_t n, struct mitm_msg *m)
 /* The write observer's events, observer -> sbx over a SOCK_SEQPACKET
  * pair, one record each (the observer is in 10b, the judging in 8):
  *
- *   'O' call(1) lost(4) pid(4) pgid(4) port(2) commlen(1) comm pathlen(2) target
+ *   'O' call(1) lost(4) pid(4) sid(4) port(2) commlen(1) comm pathlen(2) target
  *
- * (big-endian). pgid is the caller's process group in the sandbox's
- * innermost pid namespace, read while the call waits (0: not read; a
- * session's daemon gives the refusal to the exec of that group, 10f).
- * call indexes obs_calls: which syscall, and where its path
- * or address lies. target is the absolute path as the command named it,
- * resolved against its dirfd or cwd (its raw bytes: a file name may hold
- * anything but NUL, and the judging needs it as it is; the report
- * sanitises), or for connect the address in text. The observer reads
+ * (big-endian). sid is the caller's session in the sandbox's innermost pid
+ * namespace, read while the call waits (0: not read; a session's daemon
+ * gives the refusal to the exec of that session, 10f). call indexes
+ * obs_calls: which syscall, and where its path or address lies. target is
+ * the absolute path as the command named it, resolved against its dirfd
+ * or cwd (its raw bytes: a file name may hold anything but NUL, and the
+ * judging needs it as it is; the report sanitises), for an address (a
+ * connect, a send) the address in text, and for setsid the new session's
+ * id in decimal (sid is then the session it left). The observer reads
  * hostile memory, so sbx decodes strictly: a record that does not add up
  * is dropped and counted. Like px_record, the observer never waits for
  * sbx: what the socket cannot take is counted in lost. */
 
-/* Where a syscall's target lies: argument indexes into seccomp_data.args.
- * dfd -1: relative to the cwd (AT_FDCWD); path -1: the file open on dfd;
- * dfd2/path2: a second path (rename's new name), path2 -1: none.
+/* What a call names, and where: argument indexes into seccomp_data.args.
+ *   OW_PATH: dfd -1: relative to the cwd (AT_FDCWD); path -1: the file
+ *     open on dfd; dfd2/path2: a second path (rename's new name), path2
+ *     -1: none.
+ *   OW_ADDR: path: a sockaddr's, dfd: its length's (connect, sendto).
+ *   OW_MSG: path: a struct msghdr's, whose msg_name is the address
+ *     (sendmsg); OW_MMSG: path: struct mmsghdr[], dfd: their count
+ *     (sendmmsg), every address in them.
+ *   OW_BIND: as OW_ADDR, and a Unix socket's path is a file written.
+ *   OW_SETSID: none; the caller's sessions, from /proc (a session's).
  * ORDER: none; an index into this table is the record's call byte. */
-struct obs_call { enum sc_id sc; int8_t dfd, path, dfd2, path2; bool connect; };
+enum obs_what { OW_PATH, OW_ADDR, OW_MSG, OW_MMSG, OW_BIND, OW_SETSID };
 
+struct obs_call { enum sc_id sc; int8_t dfd, path, dfd2, path2; uint8_t what; };
+
+#define P_	OW_PATH
 static const struct obs_call obs_calls[] = {
-	{ SC_open, -1, 0, 0, -1, false },	{ SC_openat, 0, 1, 0, -1, false },
-	{ SC_openat2, 0, 1, 0, -1, false },	{ SC_creat, -1, 0, 0, -1, false },
-	{ SC_truncate, -1, 0, 0, -1, false },	{ SC_unlink, -1, 0, 0, -1, false },
-	{ SC_unlinkat, 0, 1, 0, -1, false },	{ SC_rmdir, -1, 0, 0, -1, false },
-	{ SC_rename, -1, 0, -1, 1, false },	{ SC_renameat, 0, 1, 2, 3, false },
-	{ SC_renameat2, 0, 1, 2, 3, false },	{ SC_mkdir, -1, 0, 0, -1, false },
-	{ SC_mkdirat, 0, 1, 0, -1, false },	{ SC_mknod, -1, 0, 0, -1, false },
-	{ SC_mknodat, 0, 1, 0, -1, false },	{ SC_symlink, -1, 1, 0, -1, false },
-	{ SC_symlinkat, 1, 2, 0, -1, false },	{ SC_link, -1, 1, 0, -1, false },
-	{ SC_linkat, 2, 3, 0, -1, false },	{ SC_chmod, -1, 0, 0, -1, false },
-	{ SC_fchmodat, 0, 1, 0, -1, false },	{ SC_fchmodat2, 0, 1, 0, -1, false },
-	{ SC_chown, -1, 0, 0, -1, false },	{ SC_fchownat, 0, 1, 0, -1, false },
-	{ SC_lchown, -1, 0, 0, -1, false },	{ SC_utime, -1, 0, 0, -1, false },
-	{ SC_utimes, -1, 0, 0, -1, false },	{ SC_utimensat, 0, 1, 0, -1, false },
-	{ SC_setxattr, -1, 0, 0, -1, false },	{ SC_lsetxattr, -1, 0, 0, -1, false },
-	{ SC_fsetxattr, 0, -1, 0, -1, false },	{ SC_setxattrat, 0, 1, 0, -1, false },
-	{ SC_removexattr, -1, 0, 0, -1, false },	{ SC_lremovexattr, -1, 0, 0, -1, false },
-	{ SC_fremovexattr, 0, -1, 0, -1, false },	{ SC_removexattrat, 0, 1, 0, -1, false },
-	{ SC_connect, 0, 1, 0, -1, true },	/* args: fd, sockaddr, addrlen */
+	{ SC_open, -1, 0, 0, -1, P_ },		{ SC_openat, 0, 1, 0, -1, P_ },
+	{ SC_openat2, 0, 1, 0, -1, P_ },	{ SC_creat, -1, 0, 0, -1, P_ },
+	{ SC_truncate, -1, 0, 0, -1, P_ },	{ SC_unlink, -1, 0, 0, -1, P_ },
+	{ SC_unlinkat, 0, 1, 0, -1, P_ },	{ SC_rmdir, -1, 0, 0, -1, P_ },
+	{ SC_rename, -1, 0, -1, 1, P_ },	{ SC_renameat, 0, 1, 2, 3, P_ },
+	{ SC_renameat2, 0, 1, 2, 3, P_ },	{ SC_mkdir, -1, 0, 0, -1, P_ },
+	{ SC_mkdirat, 0, 1, 0, -1, P_ },	{ SC_mknod, -1, 0, 0, -1, P_ },
+	{ SC_mknodat, 0, 1, 0, -1, P_ },	{ SC_symlink, -1, 1, 0, -1, P_ },
+	{ SC_symlinkat, 1, 2, 0, -1, P_ },	{ SC_link, -1, 1, 0, -1, P_ },
+	{ SC_linkat, 2, 3, 0, -1, P_ },		{ SC_chmod, -1, 0, 0, -1, P_ },
+	{ SC_fchmodat, 0, 1, 0, -1, P_ },	{ SC_fchmodat2, 0, 1, 0, -1, P_ },
+	{ SC_chown, -1, 0, 0, -1, P_ },		{ SC_fchownat, 0, 1, 0, -1, P_ },
+	{ SC_lchown, -1, 0, 0, -1, P_ },	{ SC_utime, -1, 0, 0, -1, P_ },
+	{ SC_utimes, -1, 0, 0, -1, P_ },	{ SC_utimensat, 0, 1, 0, -1, P_ },
+	{ SC_setxattr, -1, 0, 0, -1, P_ },	{ SC_lsetxattr, -1, 0, 0, -1, P_ },
+	{ SC_fsetxattr, 0, -1, 0, -1, P_ },	{ SC_setxattrat, 0, 1, 0, -1, P_ },
+	{ SC_removexattr, -1, 0, 0, -1, P_ },	{ SC_lremovexattr, -1, 0, 0, -1, P_ },
+	{ SC_fremovexattr, 0, -1, 0, -1, P_ },	{ SC_removexattrat, 0, 1, 0, -1, P_ },
+	{ SC_connect, 2, 1, 0, -1, OW_ADDR },	/* args: fd, sockaddr, addrlen */
+	{ SC_futimesat, 0, 1, 0, -1, P_ },	{ SC_fchmod, 0, -1, 0, -1, P_ },
+	{ SC_fchown, 0, -1, 0, -1, P_ },
+	{ SC_sendto, 5, 4, 0, -1, OW_ADDR },	/* fd, buf, len, flags, sockaddr, addrlen */
+	{ SC_sendmsg, 0, 1, 0, -1, OW_MSG },	/* fd, msghdr, flags */
+	{ SC_sendmmsg, 2, 1, 0, -1, OW_MMSG },	/* fd, mmsghdr[], vlen, flags */
+	{ SC_bind, 2, 1, 0, -1, OW_BIND },	/* fd, sockaddr, addrlen */
+	{ SC_setsid, 0, -1, 0, -1, OW_SETSID },
 };
+#undef P_
 
 #define SBX_OBS_COMM_BYTES	16	/* TASK_COMM_LEN, its NUL included */
 #define SBX_OBS_TARGET_BYTES	4095	/* PATH_MAX less its NUL */
@@ -9553,8 +9591,8 @@ struct obs_event {
 	uint8_t call;			/* index into obs_calls */
 	uint32_t lost;			/* events dropped just before this one */
 	uint32_t pid;			/* as this machine's pid namespace sees it */
-	uint32_t pgid;			/* its group in the innermost namespace; 0: unknown */
-	uint16_t port;			/* connect only */
+	uint32_t sid;			/* its session in the innermost namespace; 0: unknown */
+	uint16_t port;			/* an address's only */
 	char comm[SBX_OBS_COMM_BYTES + 1];	/* control bytes as '?' */
 	char target[SBX_OBS_TARGET_BYTES + 1];
 };
@@ -9572,7 +9610,7 @@ obs_event_encode(const struct obs_event *e, unsigned char *out)
 	for (int k = 3; k >= 0; k--)
 		out[n++] = (unsigned char)(e->pid >> (8 * k));
 	for (int k = 3; k >= 0; k--)
-		out[n++] = (unsigned char)(e->pgid >> (8 * k));
+		out[n++] = (unsigned char)(e->sid >> (8 * k));
 	out[n++] = (unsigned char)(e->port >> 8);
 	out[n++] = (unsigned char)e->port;
 	out[n++] = (unsigned char)cn;
@@ -9593,9 +9631,20 @@ obs_is_address(const char *s)
 	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
 }
 
+/* Is s a session id in decimal: digits only, no leading zero, at most
+ * the kernel's PID_MAX_LIMIT (4194304)? */
+static bool
+obs_is_sid(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n > 0 && n <= 7 && !s[n] && s[0] != '0' && strtoul(s, NULL, 10) <= 4194304;
+}
+
 /* Decode one record: every length exact, a known call, a comm without
- * control bytes, a target that is an absolute path (files) or an address
- * (connect). Returns 0, or -1 for a record sbx must not believe. */
+ * control bytes, a target that is an absolute path (files, a Unix
+ * socket's), an address (connect, a send), or a session id (setsid).
+ * Returns 0, or -1 for a record sbx must not believe. */
 static int
 obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 {
@@ -9608,7 +9657,7 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 	e->call = b[1];
 	e->lost = (uint32_t)b[2] << 24 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 8 | b[5];
 	e->pid = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[8] << 8 | b[9];
-	e->pgid = (uint32_t)b[10] << 24 | (uint32_t)b[11] << 16 | (uint32_t)b[12] << 8 | b[13];
+	e->sid = (uint32_t)b[10] << 24 | (uint32_t)b[11] << 16 | (uint32_t)b[12] << 8 | b[13];
 	e->port = (uint16_t)(b[14] << 8 | b[15]);
 	cn = b[16];
 	if (cn > SBX_OBS_COMM_BYTES || n < h + cn)
@@ -9623,9 +9672,18 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 		return -1;
 	memcpy(e->comm, b + c0, cn);
 	memcpy(e->target, b + h + cn, tn);
-	if (obs_calls[e->call].connect ? !obs_is_address(e->target) : (e->target[0] != '/' || e->port != 0))
-		return -1;
-	return 0;
+	switch (obs_calls[e->call].what) {
+	case OW_ADDR:
+	case OW_MSG:
+	case OW_MMSG:
+		return obs_is_address(e->target) ? 0 : -1;
+	case OW_SETSID:
+		return obs_is_sid(e->target) && e->port == 0 ? 0 : -1;
+	case OW_PATH:
+	case OW_BIND:
+		break;
+	}
+	return e->target[0] == '/' && e->port == 0 ? 0 : -1;
 }
 
 /* The network tables, sbx -> proxy, when a line on the control fd changes
@@ -13450,15 +13508,15 @@ struct violation;
 static const char *sblog_hint(const struct violation *v, const struct plan *pl, const char *t);
 static int mitm_serve(int report, const char *path, const unsigned char *rec, size_t n);
 
-/* The store: every refusal of the run, from every source, in the order
- * first seen. The proxy's decisions (net_log below, from the report pair),
- * the write observer's events (judged against the plan before they come
- * here) and the git audit's findings after the run each become one struct
- * violation. Repeats collapse into a count. */
+/* The store: every refusal of the run, from every source. The proxy's
+ * decisions (net_log below, from the report pair), the write observer's
+ * events (judged against the plan before they come here) and the git
+ * audit's findings after the run each become one struct violation.
+ * Repeats collapse into a count. */
 enum vkind {
 	VK_FILE,	/* the observer: a write-intent syscall on a path the plan keeps read-only */
 	VK_NET,		/* the proxy: a connection it refused (network-outbound, socks-tunnel) */
-	VK_CONNECT,	/* the observer: connect() to an address other than the proxy's */
+	VK_CONNECT,	/* the observer: connect() (or a send) to an address other than the proxy's */
 	VK_AUDIT,	/* the audit after the run: a hook or setting neutralised */
 	VK_SEATBELT,	/* macOS: the kernel's Seatbelt refusal, from the unified log (sblog) */
 };	/* ORDER: vkind_names */
@@ -13473,13 +13531,13 @@ struct violation {
 	const char *comm;	/* its command name, or NULL */
 	int64_t time_ms;	/* wall clock, ms since the epoch */
 	uint64_t count;		/* in the store: how many times it came */
-	uint32_t pgid;		/* the observer's: the caller's group inside (a session's exec); 0: unknown */
+	uint32_t sid;		/* the observer's: the caller's session inside (a session's exec); 0: unknown */
 };
 
 
 /* ---- 8.1 The store and the report: srt's block, JSON lines, hints ----- */
 
-#define SBX_REPORT_MAX_LINES	50	/* then "... and N more", as a model's context is not a log */
+#define SBX_HINTS_MAX	50	/* --explain's hints, then "... and N more" */
 
 /* Is this code point one srt's store turns into a space (its sanitiser,
  * sandbox-violation-store.js)? C0, DEL and C1 controls, the soft hyphen,
@@ -13631,23 +13689,88 @@ violation_json(const struct violation *v, struct buf *out)
 	buf_puts(out, "}\n");
 }
 
-#define SBX_MAX_VIOLATIONS	4096	/* distinct records kept; more are only counted */
-
-#define SBX_VSTORE_SLOTS	(2 * SBX_MAX_VIOLATIONS)	/* the index: open addressing, never more than half full */
-
-struct vstore {
-	struct vec v;		/* of struct violation * (arena), in order of first sight */
-	uint64_t unlisted;	/* records past SBX_MAX_VIOLATIONS distinct ones */
-	int json_fd;		/* every record as a JSON line as it comes (--violations=FILE, -fd), or -1 */
-	uint32_t *slot;		/* index into v, plus one (0: empty); arena, made on the first record */
-	uint64_t seed;		/* of the index's hash, per run: names chosen to collide cannot be precomputed */
-	uint64_t unobserved;	/* attempts the observer could not report (its channel was full) */
-	/* told of every record as it is kept or counted (idx: its index in v;
-	 * SIZE_MAX: unlisted), or NULL: a session's daemon gives each to its
-	 * exec (10f) */
-	void (*added)(const struct vstore *s, size_t idx, const struct violation *v);
+/* What the store keeps, and so what the block can show. A model's context
+ * is not a log, so the block is bounded; and a command can make refusals
+ * on purpose: thousands of junk ones, then the one that matters (srt's
+ * store keeps its last 100 for that). So, of each class, the first
+ * distinct refusals are kept for good and the last ones in a ring, and
+ * what falls out between is counted ("... and N more" where it fell out).
+ * The refusals that matter most are a class of their own, which junk of
+ * the other class cannot push out at all: a host or an address refused,
+ * a write under a deny (the policy's or a mandatory one: .bashrc,
+ * .git/hooks), the audit's findings (violation_class). Bounded memory: a
+ * long session keeps no more than a run. */
+enum vclass {
+	VC_PINNED,	/* always shown, up to its first and last SBX_REPORT_PINNED */
+	VC_OTHER,	/* a write outside every root; Seatbelt's other refusals */
+	VC_IGNORED,	/* ignore-violations drops its line: held only so a repeat is counted */
+	VC_COUNT
 };
 
+#define SBX_REPORT_PINNED	50	/* the first and the last distinct pinned refusals: 100 lines at most */
+#define SBX_REPORT_OTHER	25	/* ... and of the others: 50 lines at most */
+#define SBX_REPORT_IGNORED	16	/* the last ignored ones, never shown */
+
+static const struct { uint16_t first, last; } vclass_keep[VC_COUNT] = {	/* ORDER: enum vclass */
+	{ SBX_REPORT_PINNED, SBX_REPORT_PINNED }, { SBX_REPORT_OTHER, SBX_REPORT_OTHER }, { 0, SBX_REPORT_IGNORED },
+};
+#define SBX_VSTORE_SLOTS	(2 * SBX_REPORT_PINNED + 2 * SBX_REPORT_OTHER + SBX_REPORT_IGNORED)	/* vclass_keep's sum */
+
+/* One distinct refusal held: its copy (malloc'd in one block with its
+ * strings: a session's daemon lives for hours, so no arena). */
+struct vkept {
+	struct violation v;	/* v.count: how many times it came */
+	uint64_t seq;		/* order of first sight */
+	uint64_t hash;		/* of what makes it distinct (violation_same) */
+	enum vclass class;
+	bool in_ring;		/* among its class's last, not its first */
+};
+
+struct vstore {
+	struct vkept *kept[SBX_VSTORE_SLOTS];	/* a class's first, then its ring (vclass_base); NULL: free */
+	struct {
+		uint32_t nfirst;	/* of its first slots, filled */
+		uint32_t nring, oldest;	/* of its ring: filled, and the slot to go next */
+		uint64_t dropped;	/* times refused, of those that fell out of the ring */
+	} cls[VC_COUNT];
+	uint64_t seq;
+	uint64_t unobserved;	/* attempts the observer could not report (its channel was full) */
+	const struct policy *p;	/* borrowed: ignore-violations; NULL: none */
+	const struct plan *pl;	/* borrowed: which paths are under a deny; NULL: none known */
+	const char *cmdline;	/* borrowed: what ignore-violations' command texts are found in */
+	int json_fd;		/* each new distinct record as a JSON line (--violations=FILE, -fd), or -1 */
+	int json_dir;		/* --violations=FILE: its directory, for rotating it (vstore_json); or -1 */
+	const char *json_name;	/* FILE's name in json_dir (arena) */
+	uint64_t *written;	/* the records written lately, by hash (vstore_json; malloc), or NULL */
+	uint64_t seed;		/* of the hashes, per store: names chosen to collide cannot be precomputed */
+	/* told of every record as it comes, before the store keeps or counts
+	 * it, or NULL: a session's daemon gives each to its exec's store (10f) */
+	void (*added)(const struct vstore *s, const struct violation *v);
+};
+
+/* A store for the run or an exec: nothing kept, no sink. */
+static void
+vstore_init(struct vstore *s, const struct policy *p, const struct plan *pl, const char *cmdline)
+{
+	memset(s, 0, sizeof(*s));
+	s->p = p;
+	s->pl = pl;
+	s->cmdline = cmdline ? cmdline : "";
+	s->json_fd = s->json_dir = -1;
+	s->seed = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)s;
+}
+
+/* Let go of what s holds (not its sink: its opener's). */
+static void
+vstore_clear(struct vstore *s)
+{
+	for (size_t i = 0; i < SBX_VSTORE_SLOTS; i++)
+		free(s->kept[i]);
+	memset(s->kept, 0, sizeof(s->kept));
+	memset(s->cls, 0, sizeof(s->cls));
+	free(s->written);
+	s->written = NULL;
+}
 
 static int64_t
 wall_ms(void)
@@ -13665,100 +13788,37 @@ violation_same(const struct violation *a, const struct violation *b)
 	    strcmp(a->target, b->target) == 0 && strcmp(a->reason ? a->reason : "", b->reason ? b->reason : "") == 0;
 }
 
-/* Keep v (copied into the arena; its strings too). Not in the proxy: sbx's
- * own process only, so the arena rule holds. */
-static void
-vstore_add(struct vstore *s, const struct violation *v)
+/* What makes v distinct, hashed with the store's seed; never 0. */
+static uint64_t
+violation_hash(const struct vstore *s, const struct violation *v)
 {
-	struct violation *k;
-
-	/* a storm of distinct refusals (a command writing 100k files outside
-	 * its roots) must not turn every record into a walk of the list */
-	if (!s->slot) {
-		s->slot = amalloc(SBX_VSTORE_SLOTS * sizeof(*s->slot));
-		memset(s->slot, 0, SBX_VSTORE_SLOTS * sizeof(*s->slot));
-		s->seed = (uint64_t)wall_ms() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)s->slot;
-	}
-	size_t h = (size_t)(((str_hash(v->op) ^ str_hash(v->target) * 31 ^ str_hash(v->reason ? v->reason : "") * 131 ^
-	    (uint64_t)v->port * 8191 ^ (uint64_t)v->kind) ^ s->seed) * 0xff51afd7ed558ccdULL % SBX_VSTORE_SLOTS);
-
-	for (; s->slot[h]; h = (h + 1) % SBX_VSTORE_SLOTS) {
-		k = s->v.v[s->slot[h] - 1];
-		if (violation_same(k, v)) {
-			k->count++;
-			if (s->added)
-				s->added(s, s->slot[h] - 1, v);
-			return;
-		}
-	}
-	if (s->v.n >= SBX_MAX_VIOLATIONS) {
-		s->unlisted++;
-		if (s->added)
-			s->added(s, SIZE_MAX, v);
-		return;
-	}
-	s->slot[h] = (uint32_t)s->v.n + 1;
-	k = amalloc(sizeof(*k));
-	*k = *v;
-	k->op = astrdup(v->op);
-	k->target = astrdup(v->target);
-	k->reason = v->reason ? astrdup(v->reason) : NULL;
-	k->comm = v->comm ? astrdup(v->comm) : NULL;
-	k->count = 1;
-	vec_push(&s->v, k);
-	if (s->added)
-		s->added(s, s->v.n - 1, v);
-	if (s->json_fd >= 0) {
-		/* each distinct refusal as it first comes, written whole, so a
-		 * watcher tails it live; repeats are counted in the block, not
-		 * written again: a command repeating one 4 KiB refusal in a loop
-		 * must not fill the person's disk (the file is at most
-		 * SBX_MAX_VIOLATIONS lines) */
-		struct buf b = { 0 };
-
-		violation_json(v, &b);
-		(void)write_all(s->json_fd, b.p, b.n);
-		free(b.p);
-	}
+	return ((str_hash(v->op) ^ str_hash(v->target) * 31 ^ str_hash(v->reason ? v->reason : "") * 131 ^
+	    (uint64_t)v->port * 8191 ^ (uint64_t)v->kind) ^ s->seed) * 0xff51afd7ed558ccdULL | 1;
 }
 
-/* The block sbx appends to its stderr after the command, exactly srt's
- * annotateStderrWithSandboxFailures: "\n<sandbox_violations>\n", a line
- * each, "</sandbox_violations>" with no newline after. Nothing at all when
- * nothing was refused (or all of it is ignored). A repeat shows its count. */
-static void
-report_block(const struct vstore *s, const struct policy *p, const char *cmdline, struct buf *out)
+/* A copy of v in one malloc'd block, strings included, or NULL. */
+static struct vkept *
+vkept_new(const struct violation *v)
 {
-	size_t shown = 0, more = 0;
+	const char *str[4] = { v->op, v->target, v->reason, v->comm };
+	size_t len[4], n = sizeof(struct vkept);
+	struct vkept *k;
+	char *p;
 
-	for (size_t i = 0; i < s->v.n; i++) {
-		const struct violation *v = s->v.v[i];
-		struct buf line = { 0 };
+	for (int i = 0; i < 4; i++)
+		n += len[i] = str[i] ? strlen(str[i]) + 1 : 0;
+	if (!(k = malloc(n)))
+		return NULL;
+	memset(k, 0, sizeof(*k));
+	k->v = *v;
+	p = (char *)(k + 1);
+	for (int i = 0; i < 4; i++) {
+		const char **dst = i == 0 ? &k->v.op : i == 1 ? &k->v.target : i == 2 ? &k->v.reason : &k->v.comm;
 
-		violation_line(v, &line);
-		buf_putc(&line, '\0');
-		if (!violation_ignored(p, cmdline, v, line.p)) {
-			if (shown == SBX_REPORT_MAX_LINES) {
-				more += v->count;
-			} else {
-				if (!shown++)
-					buf_puts(out, "\n<sandbox_violations>\n");
-				buf_puts(out, line.p);
-				if (v->count > 1)
-					buf_printf(out, " (%llu times)", (unsigned long long)v->count);
-				buf_putc(out, '\n');
-			}
-		}
-		free(line.p);
+		*dst = str[i] ? memcpy(p, str[i], len[i]) : NULL;
+		p += len[i];
 	}
-	more += s->unlisted;
-	if (more)
-		buf_printf(out, "%s... and %zu more\n", shown ? "" : "\n<sandbox_violations>\n", more);
-	if (s->unobserved)	/* say it: a report that silently lost lines reads as complete */
-		buf_printf(out, "%s... and %llu attempts not observed (the observer fell behind)\n",
-		    shown || more ? "" : "\n<sandbox_violations>\n", (unsigned long long)s->unobserved);
-	if (shown || more || s->unobserved)
-		buf_puts(out, "</sandbox_violations>");
+	return k;
 }
 
 /* Is path under a read-only mount the plan makes on purpose (a deny: the
@@ -13777,27 +13837,256 @@ plan_write_denied(const struct plan *pl, const char *path)
 	return false;
 }
 
+/* Which class v is (the comment above vclass): ignored by the policy's
+ * ignore-violations first (so the ignored cannot push out the rest),
+ * then pinned or not by what was refused. */
+static enum vclass
+violation_class(const struct vstore *s, const struct violation *v)
+{
+	if (s->p && s->p->ignores.n) {
+		struct buf line = { 0 };
+		bool ignored;
+
+		violation_line(v, &line);
+		buf_putc(&line, '\0');
+		ignored = violation_ignored(s->p, s->cmdline, v, line.p);
+		free(line.p);
+		if (ignored)
+			return VC_IGNORED;
+	}
+	switch (v->kind) {
+	case VK_NET:
+	case VK_CONNECT:
+	case VK_AUDIT:
+		return VC_PINNED;
+	case VK_FILE:
+		return s->pl && plan_write_denied(s->pl, v->target) ? VC_PINNED : VC_OTHER;
+	case VK_SEATBELT:
+		return strncmp(v->op, "network", 7) == 0 || (strncmp(v->op, "file-write", 10) == 0 && v->target[0] == '/' &&
+		    s->pl && plan_write_denied(s->pl, v->target)) ? VC_PINNED : VC_OTHER;
+	}
+	return VC_OTHER;
+}
+
+/* The first slot of class c in kept[]: its first ones, then its ring. */
+static size_t
+vclass_base(enum vclass c)
+{
+	size_t base = 0;
+
+	for (int i = 0; i < (int)c; i++)
+		base += vclass_keep[i].first + vclass_keep[i].last;
+	return base;
+}
+
+#define SBX_VIOLATIONS_FILE_BYTES	(4 << 20)	/* --violations=FILE moves to FILE.1 past this */
+
+/* --violations=FILE is past its cap: move it to FILE.1 (the older FILE.1
+ * goes) and start a new FILE. When another run has done so already (the
+ * descriptor is no longer FILE's), only open the new one. The directory
+ * is the one report_sink_open checked: not where the command can write.
+ * On a failure nothing more is written there (the cap holds), and sbx
+ * says so once. */
+static void
+vstore_rotate(struct vstore *s, const struct stat *mine)
+{
+	char old[NAME_MAX + 3];
+	struct stat cur;
+	bool still_file = fstatat(s->json_dir, s->json_name, &cur, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    cur.st_dev == mine->st_dev && cur.st_ino == mine->st_ino;
+	const char *why = NULL;
+	int fd = -1;
+
+	if ((size_t)snprintf(old, sizeof(old), "%s.1", s->json_name) >= sizeof(old))
+		why = strerror(ENAMETOOLONG);
+	else if (still_file && renameat(s->json_dir, s->json_name, s->json_dir, old) < 0)
+		why = strerror(errno);
+	else if ((fd = openat(s->json_dir, s->json_name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY |
+	    O_NOFOLLOW | O_NONBLOCK, 0600)) < 0)
+		why = strerror(errno);
+	else if (fstat(fd, &cur) < 0 || !S_ISREG(cur.st_mode) || cur.st_nlink != 1 || cur.st_uid != geteuid())
+		why = "the new one is not a plain file of yours";
+	close(s->json_fd);
+	s->json_fd = -1;
+	if (!why) {
+		(void)fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);	/* blocking again: a record is written whole */
+		s->json_fd = fd;
+		return;
+	}
+	warnx("--violations: cannot move %s to %s.1 and start it again (%s): no more refusals are written there",
+	    s->json_name, s->json_name, why);
+	if (fd >= 0)
+		close(fd);
+}
+
+#define SBX_JSON_RECENT	4096	/* records written lately, remembered by hash (vstore_json) */
+
+/* v (of hash h) as a JSON line to the sink, whole, in one write (a
+ * watcher tails it live), unless it was written lately: a repeat is
+ * counted in the block, not written again, though it fell out of the
+ * store (a command cycling through a few hundred refusals writes each
+ * once). --violations=FILE holds at most SBX_VIOLATIONS_FILE_BYTES: a
+ * record that would pass that first rotates it (vstore_rotate), so FILE
+ * always holds the latest refusals, and FILE and FILE.1 together at most
+ * twice the cap, across runs too: a command making refusals on purpose
+ * can neither fill the disk nor keep its last attempts out of the file
+ * (as a cap that stopped writing did). A descriptor (--violations-fd) is
+ * its embedder's to drain: written, never rotated. */
+static void
+vstore_json(struct vstore *s, const struct violation *v, uint64_t h)
+{
+	struct buf b = { 0 };
+	struct stat st;
+
+	if (!s->written)
+		s->written = calloc(SBX_JSON_RECENT, sizeof(*s->written));
+	if (s->written) {	/* four hashes a bucket, the latest first: one crowded out is written again, never dropped */
+		uint64_t *w = s->written + h % (SBX_JSON_RECENT / 4) * 4;
+
+		if (w[0] == h || w[1] == h || w[2] == h || w[3] == h)
+			return;
+		memmove(w + 1, w, 3 * sizeof(*w));
+		w[0] = h;
+	}
+	violation_json(v, &b);
+	if (s->json_dir >= 0 && fstat(s->json_fd, &st) == 0 && (uint64_t)st.st_size + b.n > SBX_VIOLATIONS_FILE_BYTES)
+		vstore_rotate(s, &st);
+	if (s->json_fd >= 0)
+		(void)write_all(s->json_fd, b.p, b.n);
+	free(b.p);
+}
+
+/* Keep v (copied), or count it: a repeat of one held is counted there; a
+ * new one takes its class's next first slot, or its ring's oldest, which
+ * then falls out (counted as dropped). Returns true when v is new (not
+ * held already). Not in the proxy: sbx's own process only. */
+static bool
+vstore_add(struct vstore *s, const struct violation *v)
+{
+	uint64_t h = violation_hash(s, v);
+	struct vkept *k;
+	enum vclass c;
+	size_t base, slot;
+
+	if (s->added)
+		s->added(s, v);
+	/* a storm of distinct refusals (100k files written outside the
+	 * roots) walks at most SBX_VSTORE_SLOTS hashes a record */
+	for (size_t i = 0; i < SBX_VSTORE_SLOTS; i++)
+		if ((k = s->kept[i]) && k->hash == h && violation_same(&k->v, v)) {
+			k->v.count++;
+			return false;
+		}
+	c = violation_class(s, v);
+	if (!(k = vkept_new(v))) {
+		s->cls[c].dropped++;	/* no memory: counted, as one that fell out */
+		return false;
+	}
+	k->v.count = 1;
+	k->seq = ++s->seq;
+	k->hash = h;
+	k->class = c;
+	base = vclass_base(c);
+	if (s->cls[c].nfirst < vclass_keep[c].first) {
+		slot = base + s->cls[c].nfirst++;
+	} else {
+		k->in_ring = true;
+		base += vclass_keep[c].first;
+		if (s->cls[c].nring < vclass_keep[c].last) {
+			slot = base + s->cls[c].nring++;
+		} else {
+			slot = base + s->cls[c].oldest;
+			s->cls[c].oldest = (s->cls[c].oldest + 1) % vclass_keep[c].last;
+			s->cls[c].dropped += s->kept[slot]->v.count;
+			free(s->kept[slot]);
+		}
+	}
+	s->kept[slot] = k;
+	/* each distinct refusal as it first comes; a repeat is counted in
+	 * the block, not written again: a command repeating one 4 KiB
+	 * refusal in a loop does not write it again and again */
+	if (s->json_fd >= 0)
+		vstore_json(s, v, h);
+	return true;
+}
+
+/* The refusals s shows (not the ignored), in the order first seen, into
+ * out (SBX_VSTORE_SLOTS); returns how many. */
+static size_t
+vstore_list(const struct vstore *s, const struct vkept **out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < SBX_VSTORE_SLOTS; i++) {
+		const struct vkept *k = s->kept[i];
+		size_t j;
+
+		if (!k || k->class == VC_IGNORED)
+			continue;
+		for (j = n++; j > 0 && out[j - 1]->seq > k->seq; j--)	/* an insertion sort of at most 150 */
+			out[j] = out[j - 1];
+		out[j] = k;
+	}
+	return n;
+}
+
+/* The block sbx appends to its stderr after the command, exactly srt's
+ * annotateStderrWithSandboxFailures: "\n<sandbox_violations>\n", a line
+ * each, "</sandbox_violations>" with no newline after. Nothing at all when
+ * nothing was refused (or all of it is ignored). A repeat shows its count;
+ * where a class's refusals fell out between its first and its last, one
+ * line says how many times ("... and N more"). */
+static void
+report_block(const struct vstore *s, struct buf *out)
+{
+	const struct vkept *list[SBX_VSTORE_SLOTS];
+	size_t n = vstore_list(s, list);
+	uint64_t more[VC_COUNT] = { s->cls[VC_PINNED].dropped, s->cls[VC_OTHER].dropped, 0 };	/* ORDER: enum vclass */
+	bool any = n || more[VC_PINNED] || more[VC_OTHER] || s->unobserved;
+
+	if (any)
+		buf_puts(out, "\n<sandbox_violations>\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct vkept *k = list[i];
+
+		if (k->in_ring && more[k->class]) {
+			buf_printf(out, "... and %llu more\n", (unsigned long long)more[k->class]);
+			more[k->class] = 0;
+		}
+		violation_line(&k->v, out);
+		if (k->v.count > 1)
+			buf_printf(out, " (%llu times)", (unsigned long long)k->v.count);
+		buf_putc(out, '\n');
+	}
+	if (more[VC_PINNED] + more[VC_OTHER])	/* none of theirs left to show where they fell out */
+		buf_printf(out, "... and %llu more\n", (unsigned long long)(more[VC_PINNED] + more[VC_OTHER]));
+	if (s->unobserved)	/* say it: a report that silently lost lines reads as complete */
+		buf_printf(out, "... and %llu attempts not observed (the observer fell behind)\n",
+		    (unsigned long long)s->unobserved);
+	if (any)
+		buf_puts(out, "</sandbox_violations>");
+}
+
 /* --explain -- COMMAND: after the run, one "hint:" line per distinct
  * refusal with the policy line that would allow it, or why none would.
  * Never applied: the person decides. The plan says which: a path under a
  * deny (the policy's or a mandatory one) stays read-only whatever
  * allow-write is added, so that hint says so instead. */
 static void
-report_hints(const struct vstore *s, const struct plan *pl, const struct policy *p, const char *cmdline,
-    struct buf *out)
+report_hints(const struct vstore *s, const struct plan *pl, struct buf *out)
 {
+	const struct vkept *list[SBX_VSTORE_SLOTS];
+	size_t n = vstore_list(s, list);
 	struct vec said = { 0 };
 
-	for (size_t i = 0; i < s->v.n; i++) {
-		const struct violation *v = s->v.v[i];
-		struct buf line = { 0 }, t = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		const struct violation *v = &list[i]->v;
+		struct buf t = { 0 };
 		const char *hint = NULL;
 
-		violation_line(v, &line);
-		buf_putc(&line, '\0');
 		report_sanitise(v->target, &t);
 		buf_putc(&t, '\0');
-		if (violation_ignored(p, cmdline, v, line.p) || v->kind == VK_AUDIT) {
+		if (v->kind == VK_AUDIT) {
 			;
 		} else if (v->kind == VK_FILE && path_depth(path_dirname(v->target)) < 2) {
 			/* never "allow-write /" or "/etc": the command chose the name,
@@ -13832,14 +14121,13 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 		}
 		if (hint && !str_listed(&said, hint)) {
 			vec_push(&said, (void *)hint);
-			if (said.n <= SBX_REPORT_MAX_LINES)
+			if (said.n <= SBX_HINTS_MAX)
 				buf_printf(out, "hint: %s\n", hint);
 		}
-		free(line.p);
 		free(t.p);
 	}
-	if (said.n > SBX_REPORT_MAX_LINES)
-		buf_printf(out, "hint: ... and %zu more\n", said.n - SBX_REPORT_MAX_LINES);
+	if (said.n > SBX_HINTS_MAX)
+		buf_printf(out, "hint: ... and %zu more\n", said.n - SBX_HINTS_MAX);
 }
 
 
@@ -13857,9 +14145,11 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
  * is writable as its directory is (plan_is_writable goes by the deepest
  * node above it). /dev and /proc are bwrap's own mounts, outside the
  * plan (writing /dev/null is no refusal), so they are not judged.
- * connect(): inside the sandbox only the loopback exists; any other
- * address is a connection that cannot be made, whatever the policy says
- * of the host, because only the proxy reaches out.
+ * connect(), and a send with an address (sendto, sendmsg, sendmmsg: a
+ * UDP datagram, TCP fast open): inside the sandbox only the loopback
+ * exists; any other address is one that cannot be reached, whatever the
+ * policy says of the host, because only the proxy reaches out. bind()'s
+ * Unix socket path is a name written, judged as a file.
  * Returns true and fills v (its strings point into e and norm) when the
  * event is a refusal. */
 static const char obs_connect_reason[] = "direct connection; only the proxy at 127.0.0.1:3128 is reachable";
@@ -13890,13 +14180,15 @@ obs_judge(const struct plan *pl, const struct obs_event *e, char *norm, size_t n
 
 	memset(v, 0, sizeof(*v));
 	v->pid = (int)e->pid;
-	v->pgid = e->pgid;
+	v->sid = e->sid;
 	v->comm = e->comm[0] ? e->comm : NULL;
-	if (c->connect) {
+	if (c->what == OW_SETSID)
+		return false;	/* no refusal: a session made (session_setsid, 10f) */
+	if (c->what == OW_ADDR || c->what == OW_MSG || c->what == OW_MMSG) {
 		if (obs_is_local_address(e->target))
 			return false;
 		v->kind = VK_CONNECT;
-		v->op = "connect";
+		v->op = sc_names[c->sc];
 		v->target = e->target;
 		v->port = e->port;
 		v->reason = obs_connect_reason;
@@ -17513,7 +17805,7 @@ drop_capabilities(void)
 static int
 install_filters(uint32_t flags)
 {
-	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false, false, false };
+	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false, false, false, false, 0 };
 
 	return install_program(&o);
 }
@@ -17583,15 +17875,16 @@ observer_unavailable(void)
 }
 
 /* Install the write observer's program (bpf_opts.observe: USER_NOTIF for
- * write intent) with a listener, after install_filters (NO_NEW_PRIVS is
- * set). Returns the listener (close-on-exec), or -1: the run goes on
- * unobserved. The kernel allows one listener in a filter chain, so a
- * command that installs its own (a nested sandbox with an observer of its
- * own) gets EBUSY while this one is there. */
+ * write intent; a session's sees setsid too, but for one with its key)
+ * with a listener, after install_filters (NO_NEW_PRIVS is set). Returns
+ * the listener (close-on-exec), or -1: the run goes on unobserved. The
+ * kernel allows one listener in a filter chain, so a command that
+ * installs its own (a nested sandbox with an observer of its own) gets
+ * EBUSY while this one is there. */
 static int
-install_observer(void)
+install_observer(bool session, uint32_t key)
 {
-	struct bpf_opts o = { false, false, false, true, false };
+	struct bpf_opts o = { false, false, false, true, false, session, key };
 	struct bpf_prog prog;
 	struct { unsigned short len; struct bpf_insn *filter; } fprog;	/* struct sock_fprog */
 
@@ -17989,15 +18282,21 @@ out:
 
 /* Session mode (10f): sbx-init starts no command of its own. For each
  * exec sbx sends ('E', with the client's stdin, stdout and stderr) it
- * starts one as it would the command (its own process group, no
+ * starts one as it would the command (a session of its own, no
  * capabilities, under the filters it inherits), says it started ('S' with
- * its pid, which is its group) and ended ('Z' with its status), and passes
- * signals on ('K'). What the execs leave running (a dev server started in
- * the background) is reaped here when it ends, and lives until the
- * session stops: pid 1 going takes its namespace with it. sbx's socket is
- * its one input; it never reads a byte from a command. */
+ * its pid, which is its session and group) and ended ('Z' with its
+ * status), and passes signals on ('K'). What the execs leave running (a
+ * dev server started in the background) is reaped here when it ends, and
+ * lives until the session stops: pid 1 going takes its namespace with
+ * it. sbx's socket is its one input; it never reads a byte from a
+ * command. */
 #define SBX_SESSION_MAX_EXECS	256
 #define SBX_EXEC_STACK		(32 << 10)	/* a session exec's child until it execs (sys6 calls only) */
+
+/* A session's key: a random word an exec's child passes to setsid, which
+ * the observer's program lets go without a stop (seccomp_bpf.h, CMP_KEY).
+ * In init's memory, which no process inside can read (not dumpable). */
+static uint32_t session_key;
 
 /* One exec as init keeps it, from its 'E' until it is reaped. Its child
  * is started by clone(CLONE_VM) (init_start_exec): it runs in init's
@@ -18061,7 +18360,7 @@ exec_child_failed(struct sess_exec *x, const char *what, const char *name, int e
 /* The child of a session's exec, from clone(CLONE_VM) to its execve: what
  * a forked child of init would do, in system calls only (sys6, above),
  * on its own stack. Its descriptors, signal handlers, directory and
- * process group are its own (no CLONE_FILES, CLONE_SIGHAND, CLONE_FS);
+ * session are its own (no CLONE_FILES, CLONE_SIGHAND, CLONE_FS);
  * its memory is init's, non-dumpable like init (the flag is the memory's),
  * so no process of the sandbox can read or write it before the exec;
  * init's signals stay blocked in it until the mask is restored, after
@@ -18079,7 +18378,17 @@ session_exec_child(void *arg)
 		sys6(SYS_rt_sigaction, forwarded_signals[i], (long)dfl, 0, 8, 0, 0);
 	sys6(SYS_rt_sigaction, SIGCHLD, (long)dfl, 0, 8, 0, 0);
 	sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)x->old, 0, 8, 0, 0);
-	sys3(SYS_setpgid, 0, 0, 0);
+	/* SECURITY: a session of its own, not a process group in init's:
+	 * setpgid(2) moves a process only into a group of its own session, so
+	 * no process of another exec can join this one's group (and have its
+	 * refusals charged here, or this one's signals) nor one of this exec
+	 * another's; a refusal is its exec's by the caller's session id
+	 * (10f), which a process can leave only by making a new session, and
+	 * the observer sees that (a session's program observes setsid, but
+	 * this one: it passes the session's key, seccomp_bpf.h). It fails
+	 * only for a group leader, which a fresh child is not */
+	if ((err = -(int)sys3(SYS_setsid, session_key, 0, 0)) > 0)
+		return exec_child_failed(x, "cannot start a session of its own", "", err);
 	/* the client's 0, 1, 2 (received close-on-exec, like init's own
 	 * descriptors, which the command never sees); init's 0-2 are open,
 	 * so none of them is one of 0-2 already */
@@ -18177,7 +18486,9 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
 		return;
 	}
-	setpgid(pid, pid);	/* here too: a 'K' may come before the child has run */
+	/* no setpgid(pid, pid) here as a forked child's parent would: the
+	 * child's setsid fails for a group leader. A 'K' before the child
+	 * has run finds no group yet, and is sent to the child itself */
 	x->id = e.id;
 	x->pid = pid;
 	init_send_u32s(ctl, 'S', e.id, (uint32_t)pid);
@@ -18221,7 +18532,7 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 	if (sfd < 0)
 		_exit(SBX_EXIT_FAILURE);
 	/* SECURITY: init holds no capability from here on (bounding set,
-	 * ambient, effective, permitted): serving needs none (clone, setpgid,
+	 * ambient, effective, permitted): serving needs none (clone,
 	 * kill within its uid, waitpid), so what it starts inherits none and
 	 * each exec skips a drop of ~80 prctl calls; and a command that
 	 * found a way into init would find nothing to use. */
@@ -18258,8 +18569,9 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 
 				memcpy(v, b.p, 8);
 				for (size_t k = 0; k < SBX_SESSION_MAX_EXECS; k++)
-					if (ex[k].pid && ex[k].id == v[0] && v[1] > 0 && v[1] < 65)
-						kill(-ex[k].pid, (int)v[1]);
+					if (ex[k].pid && ex[k].id == v[0] && v[1] > 0 && v[1] < 65 &&
+					    kill(-ex[k].pid, (int)v[1]) < 0 && errno == ESRCH)
+						kill(ex[k].pid, (int)v[1]);	/* before its setsid */
 			}
 			for (int k = 0; k < nfd; k++)
 				close(fds[k]);
@@ -18268,12 +18580,120 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 	}
 }
 
+/* The observer's listener goes to sbx with "R" (SCM_RIGHTS), and init,
+ * once under the observer's program, cannot send it: a sendmsg is a call
+ * that program stops (its address is in memory, so every one is
+ * observed, 10b), and it would wait for an observer that only this very
+ * message lets sbx start. So the hand sends it: a child of init made
+ * before the program (KERNEL: a seccomp filter binds the task that
+ * installs it and the children that task makes afterwards, never one
+ * made before) that shares init's descriptors (CLONE_FILES), so the
+ * listener init gets is the hand's too. It waits on a pipe for the
+ * listener's number, sends "R" and exits. It closes nothing: the table
+ * is init's. It shares init's memory too (CLONE_VM, on a stack of its
+ * own, as a session's exec does: no page tables copied, and no page init
+ * writes afterwards faults to be copied), so it makes system calls only
+ * (sys6); where it cannot (no raw system calls here, or clone refused),
+ * it is forked. Either way its memory is not dumpable, as init's, so no
+ * process inside reads the table through /proc. */
+#define SBX_HAND_STACK	8192
+
+struct hand { pid_t pid; int go[2]; int ctl; };
+
+static int
+hand_main(void *arg)
+{
+	const struct hand *h = arg;
+	union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov = { (void *)"R", 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int listener = -1;
+	long r;
+
+	while ((r = sys3(SYS_read, h->go[0], &listener, sizeof(listener))) == -EINTR)
+		;
+	if (r != (long)sizeof(listener))
+		return 1;
+	if (listener >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.b;
+		mh.msg_controllen = sizeof(u.b);
+		u.c.cmsg_level = SOL_SOCKET;
+		u.c.cmsg_type = SCM_RIGHTS;
+		u.c.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&u.c), &listener, sizeof(int));
+	}
+	while ((r = sys3(SYS_sendmsg, h->ctl, &mh, MSG_NOSIGNAL)) == -EINTR)
+		;
+	return r == 1 ? 0 : 1;
+}
+
+/* Start the hand; returns 0, or -1 (then there is no observer). */
+static int
+hand_start(struct hand *h, int ctl)
+{
+	static char stack[SBX_HAND_STACK] __attribute__((aligned(16)));
+
+	h->ctl = ctl;
+	if (pipe2(h->go, O_CLOEXEC) < 0)
+		return -1;
+	h->pid = SBX_RAW_SYSCALLS ? clone(hand_main, stack + sizeof(stack), CLONE_VM | CLONE_FILES | SIGCHLD, h) : -1;
+	if (h->pid < 0 && (h->pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0)) == 0)
+		_exit(hand_main(h));
+	if (h->pid > 0)
+		return 0;
+	close(h->go[0]);
+	close(h->go[1]);
+	return -1;
+}
+
+/* "R", with the observer's listener attached when there is one: by the
+ * hand when it runs, else by init itself (no observer: nothing stops
+ * it). SECURITY: init keeps no copy: if the observer dies and sbx lets
+ * the listener go, the kernel fails the calls it would have reported
+ * (ENOSYS) rather than leave them waiting on a listener nobody reads.
+ * Exits when sbx has gone. */
+static void
+hand_over(struct hand *h, int ctl, int listener)
+{
+	int status = 0;
+
+	if (h->pid > 0) {
+		if (write(h->go[1], &listener, sizeof(listener)) != (ssize_t)sizeof(listener))
+			kill(h->pid, SIGKILL);
+		while (waitpid(h->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		close(h->go[0]);
+		close(h->go[1]);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			_exit(SBX_EXIT_FAILURE);
+	} else if (send_fds(ctl, "R", 1, &listener, listener >= 0 ? 1 : 0) < 0) {
+		_exit(SBX_EXIT_FAILURE);
+	}
+	if (listener >= 0)
+		close(listener);
+}
+
+/* The write observer's program, with its hand and, in a session, its
+ * key. Returns the listener, or -1: no observer. */
+static int
+observer_start(const struct inner_msg *m, struct hand *h, int ctl)
+{
+	if (!(m->flags & IF_OBSERVE) || observer_unavailable() || hand_start(h, ctl) < 0)
+		return -1;
+	if ((m->flags & IF_SESSION) &&
+	    syscall(SYS_getrandom, &session_key, sizeof(session_key), 0) != (long)sizeof(session_key))
+		session_key = 0;	/* no key: an exec's own setsid is observed too */
+	return install_observer(m->flags & IF_SESSION, session_key);
+}
+
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
  * not nest, a plain child). Never returns. */
 static void __attribute__((noreturn))
 inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
 	struct exec_plan plan;
+	struct hand hand = { -1, { -1, -1 }, -1 };
 	pid_t cmd;
 	int listener = -1, last_cap;
 
@@ -18315,17 +18735,14 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
 		die("cannot install the seccomp filters: %s", strerror(errno));
-	/* the write observer's program last: init makes no write-intent call
-	 * after it, and its listener goes to sbx with "R" (10b). Where the
-	 * kernel cannot (observer_unavailable), the run goes on unobserved:
-	 * the observer is never part of the boundary. */
-	if ((m->flags & IF_OBSERVE) && !observer_unavailable())
-		listener = install_observer();
+	/* the write observer's program last: init makes no observed call
+	 * after it, and its listener goes to sbx with "R" (10b), sent by the
+	 * hand (hand_start). Where the kernel cannot (observer_unavailable),
+	 * the run goes on unobserved: the observer is never part of the
+	 * boundary. */
+	listener = observer_start(m, &hand, ctl);
 	if (m->flags & IF_SESSION) {
-		if (send_fds(ctl, "R", 1, &listener, listener >= 0 ? 1 : 0) < 0)
-			_exit(SBX_EXIT_FAILURE);
-		if (listener >= 0)
-			close(listener);
+		hand_over(&hand, ctl, listener);
 		init_serve(ctl, set, old);
 	}
 
@@ -18339,9 +18756,9 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	 * blocked in it until signals_restore, so no handler of init's runs on
 	 * borrowed memory. None of
 	 * them is one the observer's program sends to its listener (obs_calls:
-	 * opens, mkdir, rename...): that listener reaches sbx only with "R"
-	 * below, once the child has exec'd, and a call waiting on it would
-	 * hold the child, and init with it, for good. */
+	 * opens, mkdir, rename, a send...): that listener reaches sbx only
+	 * with "R" below, once the child has exec'd, and a call waiting on it
+	 * would hold the child, and init with it, for good. */
 	plan = exec_plan_make(m->argv, getenv("PATH"));
 	last_cap = cap_last();
 	cmd = SBX_VFORK ? vfork() : fork();
@@ -18357,14 +18774,7 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 			child_fail("cannot drop capabilities", "", errno);
 		exec_failed(m->argv[0], exec_planned(&plan, environ));
 	}
-	/* "R", with the observer's listener attached. SECURITY: init keeps no
-	 * copy: if the observer dies and sbx lets the listener go, the kernel
-	 * fails the calls it would have reported (ENOSYS) rather than leave
-	 * them waiting on a listener nobody reads */
-	if (send_fds(ctl, "R", 1, &listener, listener >= 0 ? 1 : 0) < 0)
-		_exit(SBX_EXIT_FAILURE);
-	if (listener >= 0)
-		close(listener);
+	hand_over(&hand, ctl, listener);
 	close(ctl);
 	reap_and_forward(cmd, set, NULL);
 }
@@ -18502,12 +18912,14 @@ inner_main(int argc, char **argv)
 /* ---- 10b. The write observer: what the command tried ----------------
  *
  * sbx-init installs the observer's program (seccomp_bpf.h, RG_OBSERVE:
- * USER_NOTIF for write-intent calls and connect) with a listener, and
- * hands the listener to sbx with "R"; sbx forks this process to read it
+ * USER_NOTIF for write-intent calls, connect, a send with an address, a
+ * bind; in a session, setsid) with a listener, and its hand gives the
+ * listener to sbx with "R" (10a); sbx forks this process to read it
  * (run_spawn_observer). Each notification: read the path (or sockaddr)
  * from the caller's memory, check the notification is still valid, send
  * an event to sbx, answer CONTINUE. sbx judges the events against the
- * plan (obs_judge, section 8).
+ * plan (obs_judge, section 8). Which calls it sees, and why the others
+ * are not needed, is a table of tests/unit.c (observer_coverage).
  *
  * Why a process of its own, in the host's namespaces, outside bwrap:
  *  - the listener must be where the command cannot reach it: a command
@@ -18524,8 +18936,8 @@ inner_main(int argc, char **argv)
  *    when that one is in the same or a nested domain, and the command is
  *    in none, so a Landlocked observer could not open /proc/PID/mem.
  *  - the kernel gives each notification's pid in the reader's pid
- *    namespace: in the host's, /proc/PID/{mem,cwd,fd/N,comm} are the
- *    caller's, with no translation.
+ *    namespace: in the host's, /proc/PID/{mem,cwd,fd/N,comm,status} are
+ *    the caller's, with no translation.
  *  - reading the caller's memory (process_vm_readv, or /proc/PID/mem
  *    where that is refused) needs ptrace access (PTRACE_MODE_ATTACH). The
  *    uid is the same, and the command's user namespaces (bwrap's, then
@@ -18539,7 +18951,8 @@ inner_main(int argc, char **argv)
  *    calls still continue.
  *
  * Hostile, racing memory: every read is bounded (PATH_MAX, a NUL must be
- * found; the sockaddr by its addrlen, at most a sockaddr_storage), and
+ * found; the sockaddr by its addrlen, at most a sockaddr_storage;
+ * sendmmsg's headers by UIO_MAXIOV), and
  * SECCOMP_IOCTL_NOTIF_ID_VALID is asked after reading, when there is an
  * event to send: if the caller has gone, its pid may name another
  * process, whose memory was read, and the event is dropped. A thread of the command may change the path between
@@ -18664,20 +19077,20 @@ obs_resolve(const struct sbx_seccomp_notif *nf, int dfd_arg, int path_arg, char 
 	return snprintf(out, n, "%s/%s", strcmp(base, "/") == 0 ? "" : base, path) < (int)n ? 0 : -1;
 }
 
-/* connect()'s address, as text and port. Returns 0 for an inet one, -1
- * for any other family (a Unix socket is no direct connection) or a
- * sockaddr that does not fit its family. */
+/* An address: the sockaddr of len bytes at addr in the caller's memory,
+ * as text and port into e. Returns 0 for an inet one, -1 for any other
+ * family (a Unix socket is no direct connection) or a sockaddr that does
+ * not fit its family. */
 static int
-obs_read_sockaddr(const struct sbx_seccomp_notif *nf, struct obs_event *e)
+obs_read_sockaddr(uint32_t pid, uint64_t addr, uint64_t len, struct obs_event *e)
 {
 	struct sockaddr_storage ss;
-	uint64_t len = nf->data.args[2];
 	ssize_t r;
 
 	if (len > sizeof(ss))
 		len = sizeof(ss);
 	memset(&ss, 0, sizeof(ss));
-	if ((r = obs_read_mem(nf->pid, nf->data.args[1], &ss, (size_t)len)) < (ssize_t)sizeof(sa_family_t))
+	if (!addr || (r = obs_read_mem(pid, addr, &ss, (size_t)len)) < (ssize_t)sizeof(sa_family_t))
 		return -1;
 	if (ss.ss_family == AF_INET && r >= (ssize_t)sizeof(struct sockaddr_in)) {
 		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
@@ -18696,53 +19109,151 @@ obs_read_sockaddr(const struct sbx_seccomp_notif *nf, struct obs_event *e)
 	return -1;
 }
 
-/* The caller's process group in the innermost pid namespace: the last
- * field of /proc/PID/status's NSpgid line (the kernel lists the pgid as
- * each namespace from the reader's down sees it; Linux 4.1+). In a
- * session that is the exec's leader's pid, which sbx-init reports with
- * "S" (10a, 10f). Read here, while the caller waits for our answer: once
- * it continues it may exit, and a pid read later may be gone or another
- * process's (NOTIF_ID_VALID after it says the pid was still the caller's).
- * SECURITY: the one line the command chooses, Name:, comes escaped
- * (a newline as "\n"), so no comm can forge an NSpgid line and put its
- * refusal in another exec's report. Returns 0 when it cannot be read. */
-static uint32_t
-obs_read_pgid(uint32_t pid)
+/* An address outside this host, read into e: what a connect or a send
+ * reports (one to the loopback, the proxy's or the command's own
+ * servers', is never a refusal: not sent, so sbx is not woken for each
+ * request a client makes through the proxy). */
+static bool
+obs_remote_address(uint32_t pid, uint64_t addr, uint64_t len, struct obs_event *e)
 {
+	return obs_read_sockaddr(pid, addr, len, e) == 0 && !obs_is_local_address(e->target);
+}
+
+/* The address of a struct msghdr at addr (sendmsg): its msg_name and
+ * msg_namelen; NULL or 0 is a connected socket's send. */
+static bool
+obs_msg_address(uint32_t pid, uint64_t addr, struct obs_event *e)
+{
+	struct msghdr m;
+
+	return obs_read_mem(pid, addr, &m, sizeof(m)) == (ssize_t)sizeof(m) &&
+	    obs_remote_address(pid, (uint64_t)(uintptr_t)m.msg_name, m.msg_namelen, e);
+}
+
+#define SBX_OBS_MMSG_MAX	1024	/* UIO_MAXIOV: the most sendmmsg sends in one call */
+
+/* sendmmsg's vlen struct mmsghdr at addr: each distinct remote address
+ * into ev (from ev[0], at most max; more are counted in *more). A
+ * datagram to the loopback first must not hide a remote one after it, so
+ * every header is read. Returns how many. */
+static int
+obs_mmsg_addresses(uint32_t pid, uint64_t addr, uint64_t vlen, struct obs_event *ev, int max, uint32_t *more)
+{
+	static struct mmsghdr vec[SBX_OBS_MMSG_MAX];	/* 64 KiB: not on the stack; one thread */
+	static struct obs_event e;			/* each address read, its call and pid ev[0]'s */
+	ssize_t r;
+	int n = 0;
+
+	vlen = (uint32_t)vlen < SBX_OBS_MMSG_MAX ? (uint32_t)vlen : SBX_OBS_MMSG_MAX;	/* an unsigned int */
+	if ((r = obs_read_mem(pid, addr, vec, vlen * sizeof(vec[0]))) <= 0)
+		return 0;
+	e = ev[0];
+	for (size_t i = 0; i < (size_t)r / sizeof(vec[0]); i++) {
+		bool seen = false;
+
+		if (!obs_remote_address(pid, (uint64_t)(uintptr_t)vec[i].msg_hdr.msg_name, vec[i].msg_hdr.msg_namelen, &e))
+			continue;
+		for (int k = 0; k < n && !seen; k++)
+			seen = ev[k].port == e.port && strcmp(ev[k].target, e.target) == 0;
+		if (seen)
+			continue;
+		if (n < max)
+			ev[n++] = e;
+		else
+			(*more)++;	/* told as attempts not observed */
+	}
+	return n;
+}
+
+/* bind()'s Unix socket path, absolute (a relative one against the
+ * caller's cwd), into out. Returns 0, or -1 for another family or an
+ * abstract name (no file). */
+static int
+obs_bind_path(uint32_t pid, uint64_t addr, uint64_t len, char *out, size_t n)
+{
+	struct sockaddr_un un;
+	char base[PATH_MAX];
+	size_t pl;
+	ssize_t r;
+
+	if (len > sizeof(un))
+		len = sizeof(un);
+	memset(&un, 0, sizeof(un));
+	if (!addr || (r = obs_read_mem(pid, addr, &un, (size_t)len)) <= (ssize_t)offsetof(struct sockaddr_un, sun_path) ||
+	    un.sun_family != AF_UNIX || !un.sun_path[0])
+		return -1;
+	pl = strnlen(un.sun_path, (size_t)r - offsetof(struct sockaddr_un, sun_path));
+	if (un.sun_path[0] == '/')
+		return snprintf(out, n, "%.*s", (int)pl, un.sun_path) < (int)n ? 0 : -1;
+	if (obs_readlink(pid, "cwd", base, sizeof(base)) < 0)
+		return -1;
+	return snprintf(out, n, "%s/%.*s", strcmp(base, "/") == 0 ? "" : base, (int)pl, un.sun_path) < (int)n ? 0 : -1;
+}
+
+/* The caller's session and thread group in the sandbox's innermost pid
+ * namespace: the last fields of /proc/PID/status's NSsid and NStgid
+ * lines (the kernel lists each as every namespace from the reader's down
+ * sees it, Linux 4.1+; 0 where the session's leader is outside the
+ * namespace, as sbx-init's is). In a session an exec's session is its
+ * leader's pid, which sbx-init reports with "S" (10a, 10f). Read here,
+ * while the caller waits for our answer: once it continues it may exit,
+ * and a pid read later may be gone or another process's (NOTIF_ID_VALID
+ * after it says the pid was still the caller's).
+ * SECURITY: the one line the command chooses, Name:, comes escaped
+ * (a newline as "\n"), so no comm can forge an NSsid line and put its
+ * refusal in another exec's report. *tgid may be NULL. Returns the
+ * session, 0 when it cannot be read. */
+static uint32_t
+obs_read_sid(uint32_t pid, uint32_t *tgid)
+{
+	static const char *const keys[2] = { "\nNSsid:", "\nNStgid:" };
+	uint32_t got[2] = { 0, 0 };
 	char path[40], st[4096];
-	const char *line, *last;
 	ssize_t r;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", (unsigned)pid);
 	if ((fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
-	/* NSpgid comes after Groups, in the first ~600 bytes; a process in
+	/* NSsid comes after Groups, in the first ~600 bytes; a process in
 	 * hundreds of groups pushes it past the read: 0 then, unknown */
 	r = read(fd, st, sizeof(st) - 1);
 	close(fd);
 	if (r <= 0)
 		return 0;
 	st[r] = '\0';
-	if (!(line = strstr(st, "\nNSpgid:")))
-		return 0;
-	line += 8;
-	last = line;
-	for (const char *q = line; *q && *q != '\n'; q++)
-		if (*q == '\t' || *q == ' ')
-			last = q + 1;
-	return (uint32_t)strtoul(last, NULL, 10);
+	for (int k = 0; k < 2; k++) {
+		const char *line = strstr(st, keys[k]), *last;
+
+		if (!line)
+			continue;
+		line += strlen(keys[k]);
+		last = line;
+		for (const char *q = line; *q && *q != '\n'; q++)
+			if (*q == '\t' || *q == ' ')
+				last = q + 1;
+		got[k] = (uint32_t)strtoul(last, NULL, 10);
+	}
+	if (tgid)
+		*tgid = got[1];
+	return got[0];
 }
 
-/* What one notification names: up to two events (rename's two paths),
- * with the caller's process group when groups is set (a session's).
- * Returns how many. */
+#define SBX_OBS_EVENTS_MAX	8	/* a call's: rename's two paths, sendmmsg's addresses */
+
+/* What one notification names: up to SBX_OBS_EVENTS_MAX events (rename's
+ * two paths, sendmmsg's distinct addresses; more are counted in *more),
+ * with the caller's session when sessions is set (a session's). Returns
+ * how many. */
 static int
-obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, bool groups, struct obs_event ev[2])
+obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, bool sessions,
+    struct obs_event ev[SBX_OBS_EVENTS_MAX], uint32_t *more)
 {
 	const struct obs_call *c = NULL;
+	const uint64_t *arg = nf->data.args;
 	char comm[64];
 	int n = 0, fd;
+	uint32_t tgid = 0;
 	uint8_t k;
 
 	if (nf->data.arch != arch->audit_arch)
@@ -18752,31 +19263,51 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 			c = &obs_calls[k];
 	if (!c)
 		return 0;
-	memset(ev, 0, 2 * sizeof(*ev));
+	memset(ev, 0, SBX_OBS_EVENTS_MAX * sizeof(*ev));
 	ev[0].call = (uint8_t)(c - obs_calls);
 	ev[0].pid = nf->pid;
-	if (c->sc == SC_openat2) {	/* struct open_how: its u64 flags come first */
-		uint64_t flags = 0;
+	switch (c->what) {
+	case OW_PATH:
+		if (c->sc == SC_openat2) {	/* struct open_how: its u64 flags come first */
+			uint64_t flags = 0;
 
-		if (obs_read_mem(nf->pid, nf->data.args[2], &flags, sizeof(flags)) != (ssize_t)sizeof(flags) ||
-		    !(flags & SBX_O_OBSERVE))
+			if (obs_read_mem(nf->pid, arg[2], &flags, sizeof(flags)) != (ssize_t)sizeof(flags) ||
+			    !(flags & SBX_O_OBSERVE))
+				return 0;
+		}
+		n = obs_resolve(nf, c->dfd, c->path, ev[0].target, sizeof(ev[0].target)) == 0;
+		if (c->path2 >= 0) {
+			ev[n] = ev[0];
+			n += obs_resolve(nf, c->dfd2, c->path2, ev[n].target, sizeof(ev[n].target)) == 0;
+		}
+		break;
+	case OW_ADDR:
+		n = obs_remote_address(nf->pid, arg[c->path], arg[c->dfd], &ev[0]);
+		break;
+	case OW_MSG:
+		n = obs_msg_address(nf->pid, arg[c->path], &ev[0]);
+		break;
+	case OW_MMSG:
+		n = obs_mmsg_addresses(nf->pid, arg[c->path], arg[c->dfd], ev, SBX_OBS_EVENTS_MAX, more);
+		break;
+	case OW_BIND:
+		n = obs_bind_path(nf->pid, arg[c->path], arg[c->dfd], ev[0].target, sizeof(ev[0].target)) == 0;
+		break;
+	case OW_SETSID:
+		/* the session it leaves, and the new one's id (its thread
+		 * group's); from sbx-init's (0: an exec's own, which "S" names)
+		 * there is nothing to tell */
+		if (!sessions || !(ev[0].sid = obs_read_sid(nf->pid, &tgid)) || !tgid)
 			return 0;
+		snprintf(ev[0].target, sizeof(ev[0].target), "%u", (unsigned)tgid);
+		return 1;
 	}
-	if (c->connect ? obs_read_sockaddr(nf, &ev[0]) == 0
-	    : obs_resolve(nf, c->dfd, c->path, ev[0].target, sizeof(ev[0].target)) == 0)
-		n++;
-	/* a connect to this host (the proxy's listeners, the command's own
-	 * servers) is never a refusal (obs_judge): not sent, so sbx is not
-	 * woken for each request a client makes through the proxy */
-	if (c->connect && n && obs_is_local_address(ev[0].target))
-		return 0;
-	if (c->path2 >= 0) {
-		ev[n] = ev[0];
-		if (obs_resolve(nf, c->dfd2, c->path2, ev[n].target, sizeof(ev[n].target)) == 0)
-			n++;
+	if (n && sessions) {
+		uint32_t sid = obs_read_sid(nf->pid, NULL);
+
+		for (int i = 0; i < n; i++)
+			ev[i].sid = sid;
 	}
-	if (n && groups)
-		ev[0].pgid = ev[1].pgid = obs_read_pgid(nf->pid);
 	snprintf(comm, sizeof(comm), "/proc/%u/comm", (unsigned)nf->pid);
 	if (n && (fd = openat(AT_FDCWD, comm, O_RDONLY | O_CLOEXEC)) >= 0) {	/* "name\n", at most 16 bytes */
 		ssize_t r = read(fd, comm, SBX_OBS_COMM_BYTES);
@@ -18796,7 +19327,7 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 static void
 obs_lockdown(void)
 {
-	struct bpf_opts o = { false, false, true, false, true };
+	struct bpf_opts o = { false, false, true, false, true, false, 0 };
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (install_program(&o) < 0) {
@@ -18818,13 +19349,14 @@ struct obs_inflight { volatile uint64_t id; volatile uint32_t busy; };
  * answer CONTINUE (the event goes to sbx first, so it is there before the
  * command can go on, and exit). */
 static void
-obs_take_one(int listener, int events, const struct bpf_arch *arch, bool groups, uint32_t *lost,
+obs_take_one(int listener, int events, const struct bpf_arch *arch, bool sessions, uint32_t *lost,
     struct obs_inflight *fl)
 {
 	struct sbx_seccomp_notif nf;
 	struct sbx_seccomp_notif_resp resp;
-	struct obs_event ev[2];
+	struct obs_event ev[SBX_OBS_EVENTS_MAX];
 	unsigned char rec[SBX_OBS_MAX_BYTES];
+	uint32_t more = 0;
 	int n;
 
 	memset(&nf, 0, sizeof(nf));	/* the kernel refuses a RECV buffer that is not zeroed */
@@ -18832,12 +19364,13 @@ obs_take_one(int listener, int events, const struct bpf_arch *arch, bool groups,
 		return;	/* ENOENT: the caller went away meanwhile (a signal) */
 	fl->id = nf.id;
 	fl->busy = 1;
-	n = obs_collect(&nf, arch, groups, ev);
-	/* what was read may be another program's memory (or group) now; with
-	 * nothing to report (a connect to loopback: most of them), nothing
-	 * to check */
+	n = obs_collect(&nf, arch, sessions, ev, &more);
+	/* what was read may be another program's memory (or session) now;
+	 * with nothing to report (a connect to loopback: most of them),
+	 * nothing to check */
 	if (n > 0 && ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_ID_VALID, &nf.id) < 0)
 		n = 0;
+	*lost += n > 0 ? more : 0;
 	for (int i = 0; i < n; i++) {
 		ev[i].lost = *lost;
 		if (send(events, rec, obs_event_encode(&ev[i], rec), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
@@ -18869,9 +19402,10 @@ obs_answer_orphan(int listener, struct obs_inflight *fl)
 
 /* The observer process: runs until every filtered process has gone (the
  * listener hangs up: exit 0) or sbx has (its end of the pair hangs up).
- * groups: a session's, whose events carry the caller's process group. */
+ * sessions: a session's, whose events carry the caller's session, and
+ * whose setsid calls are told. */
 static void __attribute__((noreturn))
-obs_main(int listener, int events, struct obs_inflight *fl, bool groups)
+obs_main(int listener, int events, struct obs_inflight *fl, bool sessions)
 {
 	const struct bpf_arch *arch = bpf_native_arch();
 	uint32_t lost = 0;
@@ -18896,7 +19430,7 @@ obs_main(int listener, int events, struct obs_inflight *fl, bool groups)
 		if (pf[1].revents)
 			_exit(0);	/* sbx has gone */
 		if (pf[0].revents & POLLIN)
-			obs_take_one(listener, events, arch, groups, &lost, fl);
+			obs_take_one(listener, events, arch, sessions, &lost, fl);
 		else if (pf[0].revents & (POLLHUP | POLLERR))
 			_exit(0);	/* no filtered process is left */
 	}
@@ -19000,15 +19534,14 @@ bwrap_failure_hint(void)
 #define SBX_SESSION_TIDY_DEFER_MS 20		/* session_tidy waits this long after an exec ends */
 #define SBX_SESSION_NAME_MAX	64
 #define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
+#define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
 
 struct sess_client {
 	int fd;				/* the client's socket, or -1 */
 	uint32_t id;			/* its exec, or 0 before it asks */
 	bool started;
-	uint32_t pid;			/* its leader's pid inside, which is its group ("S"); 0 before */
-	uint64_t *own;			/* its refusals: a count per index of the store (malloc) ... */
-	size_t nown;			/* ... that many */
-	uint64_t unlisted, unobserved;	/* past the store's limit; the observer's losses while it ran */
+	uint32_t pid;			/* its leader's pid inside, which is its session ("S"); 0 before */
+	struct vstore store;		/* its refusals, and the observer's losses while it ran */
 	char *tmpdir;			/* its private TMPDIR (malloc) */
 	char *cmdline;			/* for ignore-violations (malloc) */
 };
@@ -19022,10 +19555,15 @@ static struct session {
 	int64_t idle_since;		/* when the last exec ended; 0: one runs */
 	uint32_t next_id, execs;
 	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
-	/* refusals of a group no started exec has, while one has not said
-	 * "S" yet (it may be theirs: 10f, session_attribute) */
-	struct { size_t idx; uint32_t pgid; } held[SBX_SESSION_MAX_HELD];
+	/* refusals of a session no started exec has, while one has not said
+	 * "S" yet (it may be theirs: 10f, session_attribute); malloc'd copies */
+	struct { struct vkept *k; uint32_t sid; } held[SBX_SESSION_MAX_HELD];
 	size_t nheld;
+	/* sessions made inside execs (setsid, seen by the observer): whose
+	 * exec each is; exec 0: made in the session from, of an exec whose
+	 * "S" has not come yet (session_setsid) */
+	struct { uint32_t sid, exec, from; } sids[SBX_SESSION_MAX_SIDS];
+	size_t nsids;
 	/* TMPDIRs: one made ahead, those of ended execs to remove (malloc'd
 	 * paths; session_tidy) */
 	char *spare, *trash[SBX_SESSION_MAX_CLIENTS];
@@ -19053,8 +19591,8 @@ static int session_timeout(void);
 static void session_end(void);
 static void session_unobserved(uint32_t lost);
 static bool session_tidy(const struct run *r, bool now);
-struct vstore;
-static void session_attribute(const struct vstore *s, size_t idx, const struct violation *v);
+static void session_attribute(const struct vstore *s, const struct violation *v);
+static void session_setsid(uint32_t sid, uint32_t from);
 
 /* A run in progress: what run_linux's steps hand each other. */
 struct run {
@@ -19084,6 +19622,7 @@ struct run {
 	int events;			/* our end of the observer's event pair, or -1 */
 	uint64_t obs_events, obs_refused, obs_lost, obs_bad;	/* events taken; of them refusals; dropped
 						 * by the observer; malformed */
+	uint64_t obs_noted;		/* distinct refusals -v has shown (at most SBX_NOTED_MAX) */
 	unsigned obs_restarts;		/* observers started again after one died */
 	struct obs_inflight *inflight;	/* shared with the observers (10b), or NULL */
 };
@@ -19567,6 +20106,8 @@ obs_writable_through_links(const struct plan *pl, const char *path)
 	return plan_is_writable(pl, joined);
 }
 
+#define SBX_NOTED_MAX	4096	/* -v's lines for distinct refusals: a session's log is on disk */
+
 /* Step: the observer's events, each judged against the plan (obs_judge);
  * the refusals go to the store. When the observer has gone: if the
  * command still runs and the observer did not end by itself (exit 0: no
@@ -19589,20 +20130,21 @@ run_take_observations(struct run *r, short revents)
 		r->obs_events++;
 		r->obs_lost += e.lost;
 		session_unobserved(e.lost);
+		if (obs_calls[e.call].what == OW_SETSID) {	/* a session made inside an exec (10f) */
+			session_setsid((uint32_t)strtoul(e.target, NULL, 10), e.sid);
+			continue;
+		}
 		if (!obs_judge(r->pl, &e, norm, sizeof(norm), &v) ||
 		    (v.kind == VK_FILE && (obs_writable_through_links(r->pl, norm) || obs_failed_anyway(&e, norm))))
 			continue;
 		v.time_ms = wall_ms();
 		r->obs_refused++;
-		if (r->store) {
-			size_t before = r->store->v.n;
-
-			vstore_add(r->store, &v);
-			if (r->store->v.n == before)
-				continue;	/* -v shows each distinct refusal once; the summary counts them */
-		}
-		if (verbose) {	/* a file name may hold anything: no control byte reaches the terminal */
-			size_t k;
+		if (r->store && !vstore_add(r->store, &v))
+			continue;	/* -v shows each distinct refusal once; the summary counts them */
+		if (verbose && ++r->obs_noted == SBX_NOTED_MAX + 1)
+			note("observer: more than %d distinct refusals; the rest are counted, not shown", SBX_NOTED_MAX);
+		if (verbose && r->obs_noted <= SBX_NOTED_MAX) {
+			size_t k;	/* a file name may hold anything: no control byte reaches the terminal */
 
 			for (k = 0; v.target[k] && k < sizeof(shown) - 1; k++)
 				shown[k] = is_control((unsigned char)v.target[k]) ? '?' : v.target[k];
@@ -20082,7 +20624,7 @@ px_landlock(void)
 static void
 px_lockdown(void)
 {
-	struct bpf_opts o = { false, false, true, false, false };
+	struct bpf_opts o = { false, false, true, false, false, false, 0 };
 	int abi;
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -20243,7 +20785,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  *   sbx session start -c POLICY --name NAME
  *     '- the daemon: this sbx (setsid; stderr to ROOT/sessions/NAME.log)
  *          |- bwrap -> sbx --inner -> sbx-init (pid 1 inside, filtered; init_serve)
- *          |                              '- each exec: clone(CLONE_VM), its own group, execve
+ *          |                              '- each exec: clone(CLONE_VM), its own session, execve
  *          |- the proxy (on the first connection) and the write observer, as a run's
  *          |- sbx-tidy: removes ended execs' TMPDIRs, so the daemon never waits
  *          |  in an rmdir
@@ -20479,8 +21021,11 @@ session_client_close(struct sess_client *c)
 		rm_tree(c->tmpdir);
 	}
 	free(c->tmpdir);
-	free(c->own);
+	vstore_clear(&c->store);
 	free(c->cmdline);
+	for (size_t i = 0; c->id && i < sess.nsids; i++)	/* its sessions: no longer any running exec's */
+		if (sess.sids[i].exec == c->id)
+			sess.sids[i--] = sess.sids[--sess.nsids];
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
@@ -20574,6 +21119,7 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	}
 	buf_putc(&cmdline, '\0');
 	c->cmdline = cmdline.p;
+	vstore_init(&c->store, r->p, r->pl, c->cmdline);
 	sess.out.n = 0;
 	exec_req_encode(&e, &sess.out);
 	if (frame_send(r->ctl, 'E', sess.out.p, sess.out.n, fds, 3) < 0)
@@ -20583,106 +21129,186 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	sess.idle_since = 0;
 }
 
-/* Whose refusal is it? Every record the store keeps (vstore.added) goes
- * to the exec whose process made it:
- *  - the observer's events carry the caller's process group in the
- *    sandbox's innermost pid namespace (obs_read_pgid, read while the call
- *    waited), and an exec's group is its leader's pid, which init reports
- *    with "S". KERNEL: a group's number is not given to a new process
- *    while the group has members (the struct pid stays allocated, and with
- *    it its number), so a group left behind by an exec that ended never
- *    names a later exec.
- *  - a record of a group that is no running exec's (a process an exec left
- *    running: a dev server, or one that made a session of its own with
- *    setsid), or of no known group (the proxy's decisions: a connection
- *    does not say which process opened it; an event whose group could not
- *    be read) goes to every exec running, and to the session's log (-v,
- *    and the store at the end): none is hidden from the model whose
- *    command may be the one that meets it (a dev server's refused write
- *    told to the command that reaches the server). With one exec at a
- *    time, an agent's tool calls, the proxy's are exact too.
+/* Whose refusal is it? Every record the session's store takes
+ * (vstore.added) goes to the store of the exec whose process made it,
+ * each exec's its own (so one exec's thousands of refusals fill no later
+ * exec's report):
+ *  - the observer's events carry the caller's session id in the
+ *    sandbox's innermost pid namespace (obs_read_sid, read while the call
+ *    waited), and each exec is a session of its own (setsid in its child,
+ *    10a) whose id is its leader's pid, which init reports with "S".
+ *    KERNEL: the id is not the command's to change. setpgid(2) moves a
+ *    process only within its own session, and no call joins an existing
+ *    session: a process can only make a new one (setsid), with its own
+ *    pid as the id, and a session's observer program sees every setsid
+ *    (session_setsid), so a session made inside an exec stays that
+ *    exec's, however deep. (A process group would not do: in one session
+ *    a process can setpgid into any group, another exec's too, and have
+ *    its refusals charged there.) A session's number is not given to a
+ *    new process while the session has members (its struct pid stays
+ *    allocated), so one left behind by an exec that ended never names a
+ *    later exec.
+ *  - a record of a session that is no running exec's (a process an exec
+ *    left running: a dev server, whose exec has ended; a session made when
+ *    the table of them was full), or of no known session (the proxy's
+ *    decisions: a connection does not say which process opened it; an
+ *    event whose session could not be read) goes to every exec running,
+ *    and to the session's log (-v, and the store at the end): none is
+ *    hidden from the model whose command may be the one that meets it (a
+ *    dev server's refused write told to the command that reaches the
+ *    server). With one exec at a time, an agent's tool calls, the
+ *    proxy's are exact too.
  *  - an exec's first call can reach sbx before init's "S" for it (the
- *    child runs as init writes): a record of an unknown group waits while
- *    an exec has not started (sess.held), and goes to the one whose "S"
- *    names its group, or to everyone when none is left to start. */
-static void
-session_own(struct sess_client *c, size_t idx)
-{
-	if (idx == SIZE_MAX) {
-		c->unlisted++;	/* past the store's limit: counted, as the store counts it */
-		return;
-	}
-	if (idx >= c->nown) {	/* malloc, not the arena: the daemon lives for hours */
-		size_t n = c->nown ? c->nown : 16;
-		uint64_t *p;
+ *    child runs as init writes): a record of an unknown session waits
+ *    while an exec has not started (sess.held), and goes to the one whose
+ *    "S" names its session, or to everyone when none is left to start. */
 
-		while (n <= idx)
-			n *= 2;
-		if (!(p = realloc(c->own, n * sizeof(*p)))) {
-			c->unlisted++;
-			return;
-		}
-		memset(p + c->nown, 0, (n - c->nown) * sizeof(*p));
-		c->own = p;
-		c->nown = n;
-	}
-	c->own[idx]++;
+/* Is an exec asked for that has not said "S"? */
+static bool
+session_unstarted(void)
+{
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id && !sess.c[i].pid)
+			return true;
+	return false;
 }
 
+/* The exec of that id (asked for, not ended), or NULL. */
+static struct sess_client *
+session_exec_of(uint32_t exec)
+{
+	for (int i = 0; exec && i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id == exec)
+			return &sess.c[i];
+	return NULL;
+}
+
+/* The exec that session sid is of (its leader's session, or one made
+ * inside it), or NULL. *pending (may be NULL): sid was made inside an
+ * exec that has not said "S" yet. */
+static struct sess_client *
+session_owner(uint32_t sid, bool *pending)
+{
+	if (pending)
+		*pending = false;
+	if (!sid)
+		return NULL;
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id && sess.c[i].pid == sid)
+			return &sess.c[i];
+	for (size_t i = 0; i < sess.nsids; i++)
+		if (sess.sids[i].sid == sid) {
+			if (pending)
+				*pending = !sess.sids[i].exec;
+			return session_exec_of(sess.sids[i].exec);
+		}
+	return NULL;
+}
+
+/* The observer saw a process of session from make session sid (setsid):
+ * sid is from's exec's, or waits for the "S" of from's exec. A session of
+ * no exec's is not kept: its records go to every running exec. */
 static void
-session_own_all(size_t idx)
+session_setsid(uint32_t sid, uint32_t from)
+{
+	struct sess_client *c;
+	uint32_t wait = 0;
+	bool pending;
+
+	if (!sess.on || !sid)
+		return;
+	for (size_t i = 0; i < sess.nsids; i++)	/* a number used again: what it named has gone */
+		if (sess.sids[i].sid == sid)
+			sess.sids[i--] = sess.sids[--sess.nsids];
+	c = session_owner(from, &pending);
+	if (!c && pending) {
+		for (size_t i = 0; i < sess.nsids; i++)
+			if (sess.sids[i].sid == from)
+				wait = sess.sids[i].from;
+	} else if (!c && from && session_unstarted()) {
+		wait = from;
+	}
+	if ((c || wait) && sess.nsids < SBX_SESSION_MAX_SIDS) {
+		sess.sids[sess.nsids].sid = sid;
+		sess.sids[sess.nsids].exec = c ? c->id : 0;
+		sess.sids[sess.nsids++].from = c ? 0 : wait;
+	}
+}
+
+/* c has said "S" (its pid is its session): the sessions made inside it
+ * meanwhile are its. When no exec is left to start, those still waiting
+ * are no exec's. */
+static void
+session_sids_started(const struct sess_client *c)
+{
+	bool unstarted = session_unstarted();
+
+	for (size_t i = 0; i < sess.nsids; i++) {
+		if (sess.sids[i].exec)
+			continue;
+		if (c && sess.sids[i].from == c->pid) {
+			sess.sids[i].exec = c->id;
+			sess.sids[i].from = 0;
+		} else if (!unstarted) {
+			sess.sids[i--] = sess.sids[--sess.nsids];
+		}
+	}
+}
+
+/* v to every running exec's store. */
+static void
+session_own_all(const struct violation *v)
 {
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].id)
-			session_own(&sess.c[i], idx);
+			vstore_add(&sess.c[i].store, v);
 }
 
 /* vstore.added, in a session's daemon (the comment above). */
 static void
-session_attribute(const struct vstore *s, size_t idx, const struct violation *v)
+session_attribute(const struct vstore *s, const struct violation *v)
 {
-	bool unstarted = false;
+	struct sess_client *c;
+	bool pending;
 
 	(void)s;
-	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++) {
-		struct sess_client *c = &sess.c[i];
-
-		if (!c->id)
-			continue;
-		if (!c->pid)
-			unstarted = true;
-		else if (v->pgid && c->pid == v->pgid) {
-			session_own(c, idx);
-			return;
-		}
-	}
-	if (v->pgid && unstarted && sess.nheld < SBX_SESSION_MAX_HELD) {
-		sess.held[sess.nheld].idx = idx;
-		sess.held[sess.nheld++].pgid = v->pgid;
+	if ((c = session_owner(v->sid, &pending))) {
+		vstore_add(&c->store, v);
 		return;
 	}
-	session_own_all(idx);
+	if (v->sid && (pending || session_unstarted()) && sess.nheld < SBX_SESSION_MAX_HELD &&
+	    (sess.held[sess.nheld].k = vkept_new(v))) {
+		sess.held[sess.nheld++].sid = v->sid;
+		return;
+	}
+	session_own_all(v);
 }
 
-/* The records held for c, which has just said "S"; when no exec is left
- * to start, the rest go to every running exec. */
+/* The records held while an exec had not started, after an "S" or a "Z":
+ * each to the exec that owns it now; while one is left to start, the
+ * rest wait, and then they go to every running exec. */
 static void
-session_release_held(struct sess_client *c)
+session_release_held(void)
 {
+	bool unstarted = session_unstarted();
 	size_t k = 0;
 
-	for (size_t i = 0; i < sess.nheld; i++)
-		if (c && sess.held[i].pgid == c->pid)
-			session_own(c, sess.held[i].idx);
-		else
+	for (size_t i = 0; i < sess.nheld; i++) {
+		struct vkept *h = sess.held[i].k;
+		struct sess_client *c = session_owner(sess.held[i].sid, NULL);
+
+		if (!c && unstarted) {
 			sess.held[k++] = sess.held[i];
+			continue;
+		}
+		h->v.count = 1;	/* a held record is one time refused */
+		if (c)
+			vstore_add(&c->store, &h->v);
+		else
+			session_own_all(&h->v);
+		free(h);
+	}
 	sess.nheld = k;
-	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
-		if (sess.c[i].id && !sess.c[i].pid)
-			return;
-	for (size_t i = 0; i < sess.nheld; i++)
-		session_own_all(sess.held[i].idx);
-	sess.nheld = 0;
 }
 
 /* The observer's losses (its channel was full): whose they were is not
@@ -20692,36 +21318,7 @@ session_unobserved(uint32_t lost)
 {
 	for (int i = 0; lost && sess.on && i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].id)
-			sess.c[i].unobserved += lost;
-}
-
-/* The refusals an exec owns (session_attribute), as its block. */
-static void
-session_report(const struct run *r, const struct sess_client *c, struct buf *out)
-{
-	struct vstore part = { .json_fd = -1, .unlisted = c->unlisted, .unobserved = c->unobserved };
-	struct violation *copies = NULL;
-	void **list = NULL;
-	size_t n = 0, have = c->nown < r->store->v.n ? c->nown : r->store->v.n;
-
-	/* malloc, not the arena: the daemon lives for hours, a report is gone at once */
-	if (have) {
-		copies = calloc(have, sizeof(*copies));
-		list = calloc(have, sizeof(*list));
-	}
-	for (size_t i = 0; copies && list && i < have; i++) {
-		if (c->own[i]) {
-			copies[n] = *(const struct violation *)r->store->v.v[i];
-			copies[n].count = c->own[i];
-			list[n] = &copies[n];
-			n++;
-		}
-	}
-	part.v.v = list;
-	part.v.n = n;
-	report_block(&part, r->p, c->cmdline ? c->cmdline : "", out);
-	free(list);
-	free(copies);
+			sess.c[i].store.unobserved += lost;
 }
 
 /* A message from init: an exec started, or ended. */
@@ -20757,7 +21354,8 @@ session_from_init(struct run *r)
 			c->started = true;
 			c->pid = v[1];
 			sess.tidy_at = 0;	/* its command runs: session_tidy */
-			session_release_held(c);
+			session_sids_started(c);
+			session_release_held();
 		} else if (type == 'Z') {
 			/* its last calls' events and the proxy's decisions went out
 			 * before it could end: take them before the report */
@@ -20767,13 +21365,14 @@ session_from_init(struct run *r)
 			out->n = 0;
 			put_u32(out, v[1]);
 			buf_putn(out, sess.in.p + 8, sess.in.n - 8);
-			session_report(r, c, out);
+			report_block(&c->store, out);
 			if (c->fd >= 0)
 				frame_send(c->fd, 'Z', out->p, out->n, NULL, 0);
 			sess.tidy_at = now_ms() + SBX_SESSION_TIDY_DEFER_MS;	/* after the client has gone */
 			buf_recycle(out);
 			session_client_close(c);
-			session_release_held(NULL);	/* it may have been the last one not started */
+			session_sids_started(NULL);	/* it may have been the last one not started */
+			session_release_held();
 		}
 	}
 	buf_recycle(&sess.in);
@@ -22496,7 +23095,7 @@ static const struct cli_option cli_options[] = {
 	  "allow it (never applied)" },
 	{ "violations", 0, true, OPT_VIOLATIONS, "WHERE",
 	  "what was refused, after the command: stderr (srt's <sandbox_violations> block, the default), none, "
-	  "or a FILE that gets each refusal as a JSON line as it happens" },
+	  "or a FILE that gets each refusal as a JSON line as it happens (moved to FILE.1 past 4 MiB)" },
 	{ "violations-fd", 0, true, OPT_VIOLATIONS_FD, "N", "each refusal as a JSON line on descriptor N, as it happens" },
 	{ "control-fd", 0, true, OPT_CONTROL_FD, "N",
 	  "read policy updates from descriptor N >= 3 while the command runs (srt's protocol: one JSON settings "
@@ -23476,7 +24075,7 @@ print_bpf(const struct policy *p, const struct cli *c, enum print_mode mode)
 {
 	const struct bpf_arch *arch = c->arch ? bpf_arch_named(c->arch) : bpf_native_arch();
 	struct bpf_opts o = { p->allow_all_unix_sockets, p->allow_nested_userns, mode == PM_BPF_PROXY,
-		mode == PM_BPF_OBSERVER, false };
+		mode == PM_BPF_OBSERVER, false, false, 0 };
 	struct bpf_prog prog;
 
 	if (!arch)
@@ -23584,8 +24183,9 @@ print_seatbelt(const struct policy *p, const struct plan *pl, const struct run_p
 }
 
 /* Where the refusals go as they happen: --violations=FILE (JSON lines,
- * appended, one write a record so a watcher can tail it), --violations-fd,
- * or nowhere (-1). Opened before the run: a bad FILE stops it there.
+ * appended, one write a record so a watcher can tail it; rotated to
+ * FILE.1 past its cap, vstore_json), --violations-fd, or nowhere: into
+ * s's sink. Opened before the run: a bad FILE stops it there.
  * SECURITY: sbx appends text the command chose (paths, hosts) to FILE, so
  * FILE must be a plain file of the caller's that the command cannot reach:
  * a symlink the command planted would aim those lines at ~/.bashrc (a
@@ -23593,18 +24193,21 @@ print_seatbelt(const struct policy *p, const struct plan *pl, const struct run_p
  * hang sbx in open(), a file inside a writable root could be forged or
  * swapped between runs. So: no symlink, no blocking open, a regular file
  * with one link owned by the caller, and not where the plan lets the
- * command write (as tamper_check does for sbx's own binary). */
-static int
-report_sink_open(const struct cli *c, const struct plan *pl)
+ * command write (as tamper_check does for sbx's own binary); its
+ * directory, held open, is where FILE.1 goes. */
+static void
+report_sink_open(const struct cli *c, const struct plan *pl, struct vstore *s)
 {
 	char real[PATH_MAX];
 	struct stat st;
 	int fd;
 
-	if (c->violations_fd >= 0)
-		return c->violations_fd;
+	if (c->violations_fd >= 0) {
+		s->json_fd = c->violations_fd;
+		return;
+	}
 	if (!c->violations || strcmp(c->violations, "stderr") == 0 || strcmp(c->violations, "none") == 0)
-		return -1;
+		return;
 	fd = openat(AT_FDCWD, c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
 	    0600);
 	if (fd < 0)
@@ -23618,35 +24221,51 @@ report_sink_open(const struct cli *c, const struct plan *pl)
 		    "--violations-fd", "--violations=%s: the command could write there (forge the report, or swap the "
 		    "file for a link); the command did not run", c->violations);
 	(void)fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);	/* blocking again: a record is written whole */
-	return fd;
+	if ((s->json_dir = openat(AT_FDCWD, path_dirname(real), O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		die("--violations=%s: cannot open its directory: %s; the command did not run", c->violations,
+		    strerror(errno));
+	s->json_fd = fd;
+	s->json_name = astrdup(strrchr(real, '/') + 1);
+}
+
+/* The command as ignore-violations' command texts are looked for in it:
+ * its words shell-quoted, joined by spaces (arena). */
+static const char *
+report_cmdline(char **cmd)
+{
+	struct buf b = { 0 };
+	const char *line;
+
+	for (size_t i = 0; cmd[i]; i++) {
+		if (i)
+			buf_putc(&b, ' ');
+		buf_put_shell_quoted(&b, cmd[i]);
+	}
+	buf_putc(&b, '\0');
+	line = astrdup(b.p);
+	free(b.p);
+	return line;
 }
 
 /* After the command: srt's block on stderr (--violations=stderr, the
  * default), unless the refusals went to a FILE or none were asked for. */
 static void
-report_print(const struct vstore *s, const struct plan *pl, const struct policy *p, const struct cli *c)
+report_print(const struct vstore *s, const struct plan *pl, const struct cli *c)
 {
-	struct buf cmdline = { 0 }, out = { 0 };
+	struct buf out = { 0 };
 	bool block = !c->violations || strcmp(c->violations, "stderr") == 0;
 
 	if (!block && !c->explain_run)
 		return;
-	for (size_t i = 0; c->cmd[i]; i++) {	/* what ignore-violations' command texts are found in */
-		if (i)
-			buf_putc(&cmdline, ' ');
-		buf_put_shell_quoted(&cmdline, c->cmd[i]);
-	}
-	buf_putc(&cmdline, '\0');
 	if (block)
-		report_block(s, p, cmdline.p, &out);
+		report_block(s, &out);
 	if (c->explain_run) {
 		if (out.n)
 			buf_putc(&out, '\n');
-		report_hints(s, pl, p, cmdline.p, &out);
+		report_hints(s, pl, &out);
 	}
 	if (out.n)
 		(void)write_all(2, out.p, out.n);
-	free(cmdline.p);
 	free(out.p);
 }
 
@@ -23656,17 +24275,19 @@ static int
 main_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
     const struct cli *c)
 {
-	struct vstore store = { .json_fd = -1 };	/* every refusal of the run, for the report (8) */
+	struct vstore store;	/* every refusal of the run, for the report (8) */
 	int rc;
 
-	store.json_fd = report_sink_open(c, pl);
+	vstore_init(&store, p, pl, report_cmdline(c->cmd));
+	report_sink_open(c, pl, &store);
 	run_state.store = &store;
 	rc = plat_run(p, pl, rp, rf, &store);
 	if (live.failed)
 		rc = SBX_EXIT_FAILURE;	/* stopped for its control fd (9d): its status is not the run's */
 	audit_after_run(pl);
 	run_state.store = NULL;
-	report_print(&store, pl, p, c);
+	report_print(&store, pl, c);
+	vstore_clear(&store);
 	if (verbose || getenv("SBX_REPORT_RSS"))
 		report_rss();
 	return rc;

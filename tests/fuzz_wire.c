@@ -20,8 +20,9 @@
  *     take (patterns that check, ranges that parse, reasons without control
  *     bytes), and its memory is the decoder's own (malloc, freed whole);
  *   - a decoded observer event names a known call, has a comm without
- *     control bytes, and an absolute path or, for connect, an address (its
- *     pid and process group, any values, round-trip with the rest);
+ *     control bytes, and an absolute path, for a connect or a send an
+ *     address, for setsid a session id (its pid and session, any values,
+ *     round-trip with the rest);
  *   - a decoded control message has absolute link paths, ports 1..65535,
  *     known flags, at least one argument, and bridge socat fully or not at
  *     all described;
@@ -200,8 +201,10 @@ fuzz_observer(const unsigned char *b, size_t n)
 	for (const char *q = e.comm; *q; q++)
 		if (is_control((unsigned char)*q))
 			fuzz_fail("observer: a control byte in comm");
-	if (obs_calls[e.call].connect ? !obs_is_address(e.target) : e.target[0] != '/')
-		fuzz_fail("observer: a target that is neither an absolute path nor an address");
+	if (obs_calls[e.call].what == OW_SETSID ? !obs_is_sid(e.target) :
+	    obs_calls[e.call].what == OW_PATH || obs_calls[e.call].what == OW_BIND ? e.target[0] != '/' :
+	    !obs_is_address(e.target))
+		fuzz_fail("observer: a target that is not what its call names (a path, an address, a session)");
 	if (obs_event_encode(&e, again) != n || memcmp(again, b, n) != 0)
 		fuzz_fail("observer: a %zu-byte record does not encode back to itself", n);
 }
