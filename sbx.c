@@ -99,7 +99,8 @@
  *     mount placed after every allow it overrides; its ancestors inside a
  *     writable root are pinned with a bind so they cannot be renamed away.
  *   - sbx cannot be tampered with from inside: if its own binary, bwrap or
- *     socat would be writable in the sandbox, sbx refuses.
+ *     socat would be writable in the sandbox, sbx refuses (unless
+ *     disable-filesystem switched the filesystem boundary off: one warning).
  *   - Nothing written inside runs later outside: the mandatory denies, every
  *     entry of .git through which git runs code, what git's config names,
  *     and the audit of repositories made during the run (5c, 9b).
@@ -3658,6 +3659,10 @@ pol_validate(const struct policy *p, struct vec *warnings)
 	if (p->allow_unix_sockets.n)
 		vec_push(warnings, "allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is "
 		    "the Linux form");
+	if (p->fs_disabled)
+		vec_push(warnings, "disable-filesystem: no filesystem isolation; the command can read and write "
+		    "whatever you can (sbx itself, your shell's startup files, git hooks); only the network and "
+		    "deny-secret-file are confined");
 	if (p->deny_env.n && p->weaker_nested_sandbox)
 		vec_push(warnings, "deny-env with weaker-nested-sandbox: the command sees the host's /proc, where the "
 		    "environment of your other processes (the shell that ran sbx) may be readable");
@@ -15900,7 +15905,11 @@ tamper_check(const struct plan *pl, const char *what, const char *path)
 	char real[PATH_MAX];
 	const char *dir;
 
-	if (!path || !realpath(path, real))
+	/* disable-filesystem: the person switched the boundary off for the
+	 * disk, so every program on it is writable, the shell's startup
+	 * files too; refusing would only make the setting unusable
+	 * (pol_validate says so on every run) */
+	if (pl->fs_disabled || !path || !realpath(path, real))
 		return;
 	dir = path_dirname(real);
 	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
