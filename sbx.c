@@ -4219,17 +4219,24 @@ bad:
 	return NULL;
 }
 
-/* Parse one file's text into entries (appended to out). Returns 0, or -1
- * with *line set to where git would stop. */
+/* Parse one file's text into entries (appended to out). Returns 0; 1
+ * where git would stop ("bad config line"), with *line the first such
+ * line; or -1, *line set, where this reader cannot stand for git's (a NUL
+ * byte, past which the two could disagree; more entries than
+ * SBX_MAX_GITCFG_ENTRIES). With resync, a bad line is skipped and the
+ * reading goes on at the next: git reads none of the file, but the rest
+ * is what it will run the day the line is fixed, so a caller protecting
+ * what a config names learns as much of it as can be read. */
 static int
-gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int *line)
+gitcfg_scan(const char *text, size_t n, const char *file, struct vec *out, int *line, bool resync)
 {
 	struct gitcfg_src s = { text, text + n, 1, false };
 	const char *section = NULL, *sub = NULL;
-	int comment = 0;
+	int comment = 0, bad_line = 0;
 
+	*line = 1;
 	if (memchr(text, '\0', n))
-		goto bad;	/* git's reader and this one could disagree past a NUL */
+		return -1;	/* git's reader and this one could disagree past a NUL */
 	if (n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
 		s.p += 3;	/* a UTF-8 byte-order mark, which git skips */
 	for (;;) {
@@ -4237,7 +4244,7 @@ gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int 
 
 		if (c == '\n') {
 			if (s.eof)
-				return 0;
+				break;
 			comment = 0;
 			continue;
 		}
@@ -4322,16 +4329,37 @@ gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int 
 				if (c != '=' || !(en->value = gitcfg_value(&s)))
 					goto bad;
 			}
-			if (out->n >= SBX_MAX_GITCFG_ENTRIES)
-				goto bad;
+			if (out->n >= SBX_MAX_GITCFG_ENTRIES) {
+				*line = at;
+				return -1;
+			}
 			vec_push(out, en);
 			if (s.eof)
-				return 0;
+				break;
 		}
-	}
+		continue;
 bad:
-	*line = s.line - (s.p > text && s.p[-1] == '\n');	/* the line git names */
-	return -1;
+		if (!bad_line)
+			bad_line = s.line - (s.p > text && s.p[-1] == '\n');	/* the line git names */
+		if (!resync)
+			break;
+		while (!(s.p > text && s.p[-1] == '\n') && !s.eof)
+			gitcfg_getc(&s);	/* to the start of the next line */
+		if (s.eof)
+			break;
+		comment = 0;
+	}
+	if (bad_line)
+		*line = bad_line;
+	return bad_line ? 1 : 0;
+}
+
+/* The strict reading: a file git would stop at, or this reader could
+ * misread, is refused whole (0 or -1, *line where). */
+static int
+gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int *line)
+{
+	return gitcfg_scan(text, n, file, out, line, false) != 0 ? -1 : 0;
 }
 
 /* Does entry e name section.[sub.]key? sub: NULL any, "" none, "*" any but none. */
@@ -6371,6 +6399,9 @@ fx_warn(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	for (size_t i = 0; i < fx->warnings.n; i++)
+		if (strcmp(fx->warnings.v[i], msg) == 0)
+			return;	/* one line each: a config read for every worktree of a repository */
 	vec_push(&fx->warnings, astrdup(msg));
 }
 
@@ -6626,7 +6657,9 @@ fx_protect(struct fact_finder *fx, const char *path, const char *why, bool hold,
  * and includeIf.*.path whatever the condition: a file named under any
  * condition is protected). A missing file reads as empty, as in git.
  * *budget bounds the bytes read over all the files (includes can fan out).
- * Returns 0, or -1 with *why. */
+ * Returns 0; 1 with *why when one of the files has a line git cannot
+ * parse (git then refuses every command that reads it; out holds what
+ * the other lines say, gitcfg_scan); or -1 with *why. */
 static int
 git_config_read(const struct disk *dk, const char *home, const char *path, int depth, size_t *budget,
     struct vec *out, const char **why)
@@ -6637,7 +6670,7 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 	 * recursion below never finds it in use */
 	static struct buf b;
 	size_t start = out->n, i, n;
-	int line;
+	int line, rc;
 
 	if (depth > SBX_MAX_GITCFG_DEPTH) {
 		*why = aprintf("%s: git config includes nested more than %d deep", path, SBX_MAX_GITCFG_DEPTH);
@@ -6657,24 +6690,35 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 		return -1;
 	}
 	*budget -= b.n;
-	if (gitcfg_parse(b.p ? b.p : "", b.n, astrdup(path), out, &line) < 0) {
-		*why = aprintf("%s:%d: git config git would refuse, or larger than sbx reads", path, line);
+	rc = gitcfg_scan(b.p ? b.p : "", b.n, astrdup(path), out, &line, true);
+	if (rc < 0) {
+		*why = aprintf("%s:%d: git config sbx cannot read as git does (a NUL byte, or more than %d entries)",
+		    path, line, SBX_MAX_GITCFG_ENTRIES);
 		return -1;
 	}
+	if (rc > 0)
+		*why = aprintf("%s:%d: a line git cannot parse", path, line);
 	buf_recycle(&b);
 	n = out->n;
 	for (i = start; i < n; i++) {
 		const struct gitcfg_entry *e = out->v[i];
-		const char *inc, *err;
+		const char *inc, *err, *inc_why;
 		struct resolved res;
+		int r;
 
 		if ((gitcfg_is(e, "include", "", "path") || gitcfg_is(e, "includeif", "*", "path")) &&
 		    (inc = gitcfg_path(e->value, path_dirname(path), home)) &&
-		    resolve_path(dk, inc, &res, &err) == 0 && res.kind != FK_MISSING &&
-		    git_config_read(dk, home, res.path, depth + 1, budget, out, why) < 0)
-			return -1;
+		    resolve_path(dk, inc, &res, &err) == 0 && res.kind != FK_MISSING) {
+			r = git_config_read(dk, home, res.path, depth + 1, budget, out, &inc_why);
+			if (r < 0 || (r > 0 && rc == 0)) {
+				*why = inc_why;
+				if (r < 0)
+					return -1;
+				rc = 1;
+			}
+		}
 	}
-	return 0;
+	return rc;
 }
 
 /* Protect what a repository's effective config (the global files, then
@@ -6742,6 +6786,22 @@ fx_git_named(struct fact_finder *fx, const struct vec *cfg, const char *top)
 	return 0;
 }
 
+/* A config with a line git cannot parse (git_config_read returned rc 1):
+ * git refuses every command that reads it, in that repository or, for a
+ * global one, everywhere, so nothing it names runs, and the run goes on
+ * with one warning. The file stays read-only wherever the command could
+ * write (a mandatory deny), so the command can neither repair it into one
+ * that runs its code nor break a good one into this; what the other lines
+ * name is protected as usual, for the day the person fixes the line. */
+static void
+fx_git_unparsable(struct fact_finder *fx, int rc, const char *why, bool writable)
+{
+	if (rc > 0)
+		fx_warn(fx, NULL, "warning: %s, so git refuses to run there until it is fixed; %s, and what its "
+		    "other lines name stays protected", why, writable ? "allow-git-config leaves the file writable" :
+		    "the file stays read-only");
+}
+
 /* A gitdir's effective local config: its config (or, with a commondir, the
  * common directory's) and config.worktree when that is switched on.
  * Returns 0 or -1 (fx_fail). */
@@ -6750,17 +6810,21 @@ fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct
 {
 	size_t budget = 4 * SBX_MAX_GITCFG_BYTES, i;
 	const char *why;
+	int rc;
 
 	*wtconfig = false;
-	if (git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why) < 0)
+	rc = git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why);
+	if (rc < 0)
 		return fx_fail(fx, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
 		    "remove the file, or leave the repository read-only)", why);
+	fx_git_unparsable(fx, rc, why, fx->p->allow_git_config);
 	for (i = 0; i < cfg->n; i++)
 		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
 			*wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
 	if (*wtconfig &&
-	    git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
+	    (rc = git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why)) < 0)
 		return fx_fail(fx, NULL, "%s", why);
+	fx_git_unparsable(fx, rc, why, false);
 	return 0;
 }
 
@@ -7269,8 +7333,11 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
 		const char *why;
 
-		if (git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &fx->git_global, &why) < 0)
+		int rc = git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &fx->git_global, &why);
+
+		if (rc < 0)
 			return fx_fail(fx, NULL, "%s", why);
+		fx_git_unparsable(fx, rc, why, false);
 	}
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
