@@ -1497,6 +1497,9 @@ enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_
 struct pathrule {
 	const char *path;	/* absolute, clean, "~" expanded; globs not yet expanded */
 	bool literal;		/* srt's { "path": ..., "literal": true }: never globbed */
+	bool dir_form;		/* written with a trailing slash-star-star: what lies beneath the
+				 * directories path names, never a file so named (srt's
+				 * directory form, 5c) */
 	const char *file;	/* where it was written, for messages */
 	int line;
 };
@@ -1937,7 +1940,7 @@ proxy_bypass_check(const char *e, const char **why)
  * expand to $HOME, a relative path is taken against the current directory,
  * a trailing "/" or "/" "**" means the directory itself. */
 static int
-pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const char **why)
+pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, bool *dir_form, const char **why)
 {
 	char *p;
 	size_t n;
@@ -1961,15 +1964,21 @@ pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const cha
 	} else {
 		p = astrdup(s);
 	}
-	/* a trailing slash-star-star means the directory (srt:
-	 * removeTrailingGlobSuffix); cleaning first and after each strip
-	 * makes a trailing slash-star-star-slash, or -dot, mean the directory too */
+	/* a trailing slash-star-star means what lies beneath the directory
+	 * (srt: removeTrailingGlobSuffix, then its directory form): the path
+	 * is the directory, and *dir_form says a file of that name is not
+	 * meant (5c); cleaning first and after each strip makes a trailing
+	 * slash-star-star-slash, or -dot, mean the directory too */
 	p = path_clean(p);
+	if (dir_form)
+		*dir_form = false;
 	for (;;) {
 		n = strlen(p);
 		if (n > 3 && strcmp(p + n - 3, "/**") == 0) {
 			p[n - 3] = '\0';
 			p = path_clean(p);
+			if (dir_form)
+				*dir_form = true;
 		} else {
 			break;
 		}
@@ -1980,6 +1989,16 @@ pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const cha
 	}
 	*out = p;
 	return 0;
+}
+
+/* A rule's path as it was written (with its trailing slash-star-star for
+ * the directory form), for the printers: read back, the same rule. */
+static const char *
+pathrule_spelling(const struct pathrule *r)
+{
+	if (!r->dir_form)
+		return r->path;
+	return strcmp(r->path, "/") == 0 ? "/**" : aprintf("%s/**", r->path);
 }
 
 /* Paths a deny cannot honour, refused where they are written: a deny that
@@ -2042,13 +2061,14 @@ env_check_pattern(const char *s, const char **why)
 }
 
 static struct pathrule *
-pol_add_path(struct policy *p, enum path_list which, const char *path, bool literal,
+pol_add_path(struct policy *p, enum path_list which, const char *path, bool literal, bool dir_form,
     const char *file, int line)
 {
 	struct pathrule *r = amalloc(sizeof(*r));
 
 	r->path = path;
 	r->literal = literal;
+	r->dir_form = dir_form && !literal;
 	r->file = file;
 	r->line = line;
 	vec_push(&p->paths[which], r);
@@ -2114,7 +2134,7 @@ pol_apply_path(const struct dcall *a)
 {
 	const char *why = NULL, *spelled = a->args[0];
 	char *path;
-	bool literal = false;
+	bool literal = false, dir_form;
 	enum path_list which;
 
 	/* the list this row fills: its field is one of p->paths[] */
@@ -2134,13 +2154,13 @@ pol_apply_path(const struct dcall *a)
 		literal = true;
 		spelled = a->args[1];
 	}
-	if (pol_normalize_path(a->c, spelled, &path, &why) < 0)
+	if (pol_normalize_path(a->c, spelled, &path, &dir_form, &why) < 0)
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, spelled, why);
 	/* lexically only where no ".." can lead elsewhere; 5c checks
 	 * every path again once it is resolved */
 	if (!path_has_dotdot(path) && (why = path_refused(which, path)))
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, spelled, why);
-	pol_add_path(a->p, which, path, literal, a->file, a->line);
+	pol_add_path(a->p, which, path, literal, dir_form, a->file, a->line);
 	return 0;
 }
 
@@ -2222,7 +2242,7 @@ pol_apply_socket(const struct dcall *a)
 	const char *why = NULL;
 	char *path;
 
-	if (pol_normalize_path(a->c, a->args[0], &path, &why) < 0)
+	if (pol_normalize_path(a->c, a->args[0], &path, NULL, &why) < 0)
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
 	vec_push(DFIELD(a, struct vec), path);
 	return 0;
@@ -3752,7 +3772,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 				const struct pathrule *r = v->v[j];
 
 				buf_printf(b, "%s %s", d->name, r->literal ? "literal " : "");
-				buf_put_word(b, r->path);
+				buf_put_word(b, pathrule_spelling(r));
 				buf_putc(b, '\n');
 			}
 			break;
@@ -3908,7 +3928,7 @@ jo_strings(struct jout *o, const char *key, const struct vec *v, bool paths)
 				buf_put_json_string(o->b, r->path);
 				buf_puts(o->b, ", \"literal\": true }");
 			} else {
-				buf_put_json_string(o->b, r->path);
+				buf_put_json_string(o->b, pathrule_spelling(r));
 			}
 		} else {
 			buf_put_json_string(o->b, v->v[i]);
@@ -4041,7 +4061,7 @@ pol_print_json(const struct policy *p, struct buf *b)
 			for (j = 0; j < v->n; j++) {
 				jo_key(&o, NULL);
 				buf_printf(b, "{ \"%s\": ", cred_lists[i].id);
-				buf_put_json_string(b, i == 0 ? ((const struct pathrule *)v->v[j])->path : v->v[j]);
+				buf_put_json_string(b, i == 0 ? pathrule_spelling(v->v[j]) : v->v[j]);
 				buf_puts(b, ", \"mode\": \"deny\" }");
 			}
 			jo_close(&o, ']');
@@ -4457,7 +4477,7 @@ pol_field_equal(const struct policy *a, const struct policy *b, const struct dir
 		if (d->kind == DK_PATH) {
 			const struct pathrule *x = va->v[i], *y = vb->v[i];
 
-			same = strcmp(x->path, y->path) == 0 && x->literal == y->literal;
+			same = strcmp(x->path, y->path) == 0 && x->literal == y->literal && x->dir_form == y->dir_form;
 		} else if (d->kind == DK_DENY_DOMAIN) {
 			const struct domrule *x = va->v[i], *y = vb->v[i];
 
@@ -4652,10 +4672,13 @@ match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix
 }
 
 /* ---- 4.3 Globs: *, ?, [...] and ** ---------------------------------
- * "*" and "?" never cross a "/"; "**" as a whole component matches any
- * number of components (zero included); "[...]" is a class with ranges and
- * "!" or "^" for negation. Dot files are matched like any other name: for a
- * deny, matching more is the safe side. */
+ * srt's matching (globToRegex): "*" and "?" never cross a "/"; "**" followed
+ * by "/" matches any number of components (zero included); any other "**"
+ * matches any run, "/" included ("a**.pem" is a.pem, ab.pem and a/x/b.pem);
+ * "[...]" is a class with ranges and "!" or "^" for negation, never "/".
+ * Dot files are matched like any other name: for a deny, matching more is
+ * the safe side. A trailing slash-star-star is no glob: the policy reads it
+ * as the directory form (3.3, 5c). */
 
 static bool
 glob_class(const char **pp, char c)
@@ -4714,6 +4737,50 @@ glob_match_component(const char *pat, const char *s)
 		}
 	}
 	return *s == '\0';
+}
+
+/* Match a relative path (several components) against a pattern in which a
+ * "**" is not a whole component, as srt's regular expression does: a run
+ * of stars reads as globToRegex rewrites it, "**" then "/" first (zero or
+ * more directories), then "**" (any run) and a last "*" (any run but "/"). */
+static bool
+glob_match_path(const char *p, const char *s)
+{
+	for (;;) {
+		if (*p == '*') {
+			size_t k = strspn(p, "*");
+			bool dirs = p[k] == '/' && k >= 2;	/* "**" "/": (.* "/")? */
+			size_t left = k - (dirs ? 2 : 0);	/* 0; 1: [^/]*; 2 and more: .* */
+			const char *rest = p + k + dirs;
+
+			for (const char *t = s;; t++) {
+				if (dirs) {
+					if (glob_match_path(rest, t))
+						return true;
+					for (const char *u = t; *u; u++)
+						if (*u == '/' && glob_match_path(rest, u + 1))
+							return true;
+				} else if (glob_match_path(rest, t)) {
+					return true;
+				}
+				if (!*t || left == 0 || (left == 1 && *t == '/'))
+					return false;
+			}
+		}
+		if (!*p)
+			return !*s;
+		if (!*s || (*s == '/' && *p != '/'))
+			return false;
+		if (*p == '?') {
+			p++;
+		} else if (*p == '[') {
+			if (!glob_class(&p, *s))
+				return false;
+		} else if (*p++ != *s) {
+			return false;
+		}
+		s++;
+	}
 }
 
 /* Match an environment variable name (n bytes: the part of "NAME=VALUE"
@@ -5864,6 +5931,41 @@ struct glob_walk {
 	const char *why;
 };
 
+/* Every entry beneath dir whose path from the walk's start (rel) matches
+ * pat, at any depth: the rest of a pattern with a "**" inside a component
+ * (glob_match_path), which can end any number of components down. Links
+ * are matched, never entered, as in glob_expand_at. */
+static int
+glob_expand_tail(struct glob_walk *gw, const char *dir, const char *rel, const char *pat, int depth)
+{
+	void *dh;
+	const char *name;
+	enum fkind k;
+	int rc = 0;
+
+	if (depth > 64 || !(dh = gw->dk->ops->opendir(gw->dk->ctx, NULL, dir)))
+		return 0;
+	while (rc == 0 && gw->dk->ops->readdir(gw->dk->ctx, dh, &name, &k) == 1) {
+		const char *r = *rel ? aprintf("%s/%s", rel, name) : astrdup(name);
+
+		if (++gw->visited > SBX_MAX_WALK_ENTRIES) {
+			gw->why = "the glob walks more than 2000000 entries; make it narrower";
+			rc = -1;
+			break;
+		}
+		if (glob_match_path(pat, r))
+			vec_push(gw->out, path_join(dir, name));
+		if (k == FK_DIR)
+			rc = glob_expand_tail(gw, path_join(dir, name), r, pat, depth + 1);
+	}
+	gw->dk->ops->closedir(gw->dk->ctx, dh);
+	if (rc == 0 && gw->out->n > SBX_MAX_GLOB_MATCHES) {
+		gw->why = "the glob matches more than 4096 paths; make it narrower";
+		return -1;
+	}
+	return rc;
+}
+
 static int
 glob_expand_at(struct glob_walk *gw, const char *dir, char **comps, int ncomps, int depth)
 {
@@ -5872,6 +5974,16 @@ glob_expand_at(struct glob_walk *gw, const char *dir, char **comps, int ncomps, 
 	enum fkind k;
 	int rc = 0;
 
+	if (ncomps > 0 && strstr(comps[0], "**") && strcmp(comps[0], "**") != 0) {
+		struct buf pat = { 0 };
+		const char *tail;
+
+		for (int i = 0; i < ncomps; i++)
+			buf_printf(&pat, "%s%s", i ? "/" : "", comps[i]);
+		tail = astrdup(pat.p);
+		free(pat.p);
+		return glob_expand_tail(gw, dir, "", tail, depth);
+	}
 	if (ncomps == 0) {
 		vec_push(gw->out, astrdup(dir));
 		return 0;
@@ -6465,6 +6577,50 @@ rule_why(const char *directive, const struct pathrule *r)
 	return aprintf("%s %s", directive, r->path);
 }
 
+/* A deny-read in the directory form (X with a trailing slash-star-star:
+ * what lies beneath X) names every entry under each directory X, and
+ * collapses to X, hidden whole, as srt's expandReadDenyGlobLinux does:
+ * an empty X names nothing, so it is not hidden (srt: nothing to deny).
+ * Where an allow-read or allow-write (resolved earlier: fx_rules runs the
+ * allows first) shows a path R at or under X again, what lies directly
+ * beneath R is still named by the deny and stays hidden, as in srt (the
+ * entries deeper down go with those); they are added to spelled, to be
+ * resolved and hidden as any match is. Returns 1, 0 for an empty X, or -1
+ * (fx_fail). */
+static int
+fx_dir_form_deny(struct fact_finder *fx, const struct pathrule *r, const char *x, struct vec *spelled)
+{
+	void *dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, x);
+	const char *name;
+	enum fkind k;
+	size_t i, n = fx->facts->n;
+	bool empty = true;
+
+	if (dh) {
+		empty = fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) != 1;
+		fx->dk->ops->closedir(fx->dk->ctx, dh);
+	}
+	if (empty)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct fact *f = fx->facts->v[i];
+
+		if (!(f->rules & (RB_SHOW | RB_WRITE)) || f->kind != FK_DIR || !path_within(f->path, x) ||
+		    !(dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, f->path)))
+			continue;
+		while (fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1) {
+			if (spelled->n > SBX_MAX_GLOB_MATCHES) {
+				fx->dk->ops->closedir(fx->dk->ctx, dh);
+				return fx_fail(fx, r, "%s: more than %d paths under what allow-read and allow-write show "
+				    "again inside it; make it narrower", r->path, SBX_MAX_GLOB_MATCHES);
+			}
+			vec_push(spelled, path_join(f->path, name));
+		}
+		fx->dk->ops->closedir(fx->dk->ctx, dh);
+	}
+	return 1;
+}
+
 static int
 fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 {
@@ -6475,9 +6631,11 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 		const struct pathrule *r = rules->v[i];
 		struct vec spelled = { 0 };
 		const char *why = rule_why(directive, r);
+		size_t matched;
 
 		if (fx_expand(fx, r, &spelled) < 0)
 			return -1;
+		matched = spelled.n;	/* past it: entries fx_dir_form_deny adds */
 		if (!spelled.n && which != PL_ALLOW_READ)
 			fx_warn(fx, r, "%s: the glob matches nothing (a typo?)%s", why,
 			    which == PL_ALLOW_WRITE ? "" : "; a file created there later is not covered");
@@ -6507,6 +6665,23 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 			}
 			if (which == PL_ALLOW_WRITE && path_within(res.path, "/sys"))
 				return fx_fail(fx, r, "%s %s: /sys cannot be made writable", directive, sp);
+			/* the directory form names what lies beneath a directory: a
+			 * file of that name (or a link to one) is not meant (srt) */
+			if (r->dir_form && j < matched && res.kind != FK_DIR && res.kind != FK_MISSING &&
+			    res.kind != FK_UNREADABLE) {
+				note("%s: %s is not a directory, so nothing lies beneath it", why, sp);
+				continue;
+			}
+			if (which == PL_DENY_READ && r->dir_form && j < matched && res.kind == FK_DIR) {
+				int rc = fx_dir_form_deny(fx, r, res.path, &spelled);
+
+				if (rc < 0)
+					return -1;
+				if (rc == 0) {
+					note("%s: %s is empty: nothing beneath it to hide (as srt)", why, sp);
+					continue;
+				}
+			}
 			switch (which) {
 			case PL_ALLOW_WRITE:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
@@ -21699,9 +21874,10 @@ usage(FILE *f)
 	}
 	fprintf(f,
 	    "\n"
-	    "Paths: ~ is $HOME, relative paths start at the current directory, dir/** is dir,\n"
-	    "globs (* ? [..] **) are expanded when the command starts. A mount cannot cover a\n"
-	    "file created later: a deny-read of a path that does not exist yet hides nothing.\n"
+	    "Paths: ~ is $HOME, relative paths start at the current directory, dir/** is\n"
+	    "what lies beneath the directory dir (not a file named dir), globs (* ? [..] **)\n"
+	    "are expanded when the command starts. A mount cannot cover a file created later:\n"
+	    "a deny-read of a path that does not exist yet hides nothing.\n"
 	    "\n"
 	    "Without -c, the default policy: reads open except ~/.ssh ~/.aws ~/.gnupg\n"
 	    "~/.config/gcloud ~/.kube ~/.docker/config.json ~/.netrc ~/.git-credentials;\n"

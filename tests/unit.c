@@ -609,6 +609,126 @@ test_globs_and_paths(void)
 	    path_order("/b", "/a/z") > 0, "path order: parents before children");
 }
 
+/* srt's glob matching (sandbox-utils globToRegex, read-deny-glob.ts) and
+ * its tests (glob-expand.test.ts, read-deny-glob.test.ts), as sbx plans
+ * them: a trailing slash-star-star is the directory form, a "**" inside a
+ * component spans directories. */
+#define SRT_BUILD_TREE \
+	"f /r/pkg/a/build/1.out; f /r/pkg/a/build/2.out; f /r/pkg/a/build/nested/deep.out; f /r/pkg/a/index.ts; " \
+	"f /r/pkg/b/build/1.out; f /r/pkg/b/build/nested/deep.out; f /r/pkg/b/index.ts; " \
+	"f /r/pkg/c/build/1.out; f /r/pkg/c/index.ts; f /r/pkg/build; f /r/pkg/a/build/public/ok.txt; " \
+	"d /r/pkg/a/build/public/sub/inner"
+
+static void
+test_globs_srt(void)
+{
+	static const struct { const char *pat, *s; bool m; } paths[] = {
+		/* globToRegex: "**" then "/" is zero or more directories, any other "**" any run */
+		{ "**/*.env", "token.env", true }, { "**/*.env", "subdir/deeper/bottom.env", true },
+		{ "**/*.env", "readme.txt", false }, { "**.env", "a/b/c.env", true }, { "**.env", ".env", true },
+		{ "a**.pem", "a.pem", true }, { "a**.pem", "ab/x/y.pem", true }, { "a**.pem", "b/a.pem", false },
+		{ "x**/y", "xy", true }, { "x**/y", "x/y", true }, { "x**/y", "xq/r/y", true }, { "x**/y", "x/yz", false },
+		{ "*/**.log", "a/b/c.log", true }, { "*/**.log", "c.log", false },
+		{ "***/k", "a/b/k", true }, { "***/k", "k", true },
+		/* "*", "?" and a class never cross "/" */
+		{ "a*b**", "a/b", false }, { "a?b**", "a/b", false }, { "a[/]b**", "a/b", false }, { "a[xy]b**", "ayb/z", true },
+		{ "**secret**", "x/my-secret/key", true }, { "**secret**", "x/key", false },
+	};
+	static const struct { const char *name, *policy, *tree, *needle, *want; } plans[] = {
+		{ "srt: **/build/** is one mount per build directory; a FILE named build is not swept up",
+		  "deny-read /r/**/build/**\n", SRT_BUILD_TREE, "",
+		  "tmpfs /r/pkg/a/build\nremount-ro /r/pkg/a/build\ntmpfs /r/pkg/b/build\nremount-ro /r/pkg/b/build\n"
+		  "tmpfs /r/pkg/c/build\nremount-ro /r/pkg/c/build\n" },
+		{ "control: **/build (no trailing slash-star-star) names the file too", "deny-read /r/**/build\n",
+		  SRT_BUILD_TREE, "", "tmpfs /r/pkg/a/build\nremount-ro /r/pkg/a/build\ntmpfs /r/pkg/b/build\n"
+		  "remount-ro /r/pkg/b/build\nempty /r/pkg/build\ntmpfs /r/pkg/c/build\nremount-ro /r/pkg/c/build\n" },
+		{ "srt: an allowRead carve-out inside a collapsed dir keeps what the glob names beneath it masked",
+		  "deny-read /r/**/build/**\nallow-read /r/pkg/a/build/public\n", SRT_BUILD_TREE, "pkg/a/",
+		  "tmpfs /r/pkg/a/build\nro /r/pkg/a/build/public\nempty /r/pkg/a/build/public/ok.txt\n"
+		  "tmpfs /r/pkg/a/build/public/sub\nremount-ro /r/pkg/a/build/public/sub\nremount-ro /r/pkg/a/build\n" },
+		{ "srt: re-exposers in un-normalized spellings", "deny-read /r/**/build/**\nallow-read /r/pkg/a/build/public/\n",
+		  SRT_BUILD_TREE, "ok.txt", "empty /r/pkg/a/build/public/ok.txt\n" },
+		{ "srt: a re-exposer AT the covering dir: everything directly beneath it keeps its own mount",
+		  "deny-read /r/pkg/c/build/**\nallow-read /r/pkg/c/build\n", SRT_BUILD_TREE, "",
+		  "empty /r/pkg/c/build/1.out\n" },
+		{ "an allow-write root is a re-exposer too", "deny-read /r/pkg/b/build/**\nallow-write /r/pkg/b/build/nested\n"
+		  "mandatory-deny-depth 1\n", SRT_BUILD_TREE, "deep",
+		  "empty /r/pkg/b/build/nested/deep.out\n" },
+		{ "srt: **/*.out: every file its own mount, nothing to collapse", "deny-read /r/pkg/b/**/*.out\n",
+		  SRT_BUILD_TREE, "", "empty /r/pkg/b/build/1.out\nempty /r/pkg/b/build/nested/deep.out\n" },
+		{ "srt: an empty matched directory gets no mount", "deny-read /r/**/build/**\n",
+		  "d /r/pkg/empty/build; f /r/pkg/full/build/x", "",
+		  "tmpfs /r/pkg/full/build\nremount-ro /r/pkg/full/build\n" },
+		{ "srt: a symlink named like the directory form: what lies beneath its target is hidden",
+		  "deny-read /r/**/build/**\n", "l /r/pkg/linked/build /r/elsewhere; f /r/elsewhere/1.out", "",
+		  "tmpfs /r/elsewhere\nremount-ro /r/elsewhere\n" },
+		{ "a link beneath a collapsed dir is hidden with it; its target, named by no rule, is not (srt masks it)",
+		  "deny-read /r/**/build/**\n", "f /r/pkg/a/build/1.out; l /r/pkg/a/build/link /r/outside; f /r/outside/s", "",
+		  "tmpfs /r/pkg/a/build\nremount-ro /r/pkg/a/build\n" },
+		{ "srt: a literal deny beside the glob is one file mask", "deny-read /r/**/build/**\ndeny-read /r/pkg/a/index.ts\n",
+		  SRT_BUILD_TREE, "index", "empty /r/pkg/a/index.ts\n" },
+		{ "a literal prefix in the directory form: a file of that name is not meant", "deny-read /r/pkg/build/**\n",
+		  SRT_BUILD_TREE, "", "" },
+		{ "control: the file itself, named", "deny-read /r/pkg/build\n", SRT_BUILD_TREE, "", "empty /r/pkg/build\n" },
+		{ "allow-read in the directory form shows build directories, not a file named build",
+		  "deny-read /r/pkg\nallow-read /r/pkg/**/build/**\n", SRT_BUILD_TREE, "",
+		  "tmpfs /r/pkg\nro /r/pkg/a/build\nro /r/pkg/b/build\nro /r/pkg/c/build\nremount-ro /r/pkg\n" },
+		{ "srt: a ** inside a component spans directories", "deny-read /r/pkg/**.out\n",
+		  "f /r/pkg/a.out; f /r/pkg/x/y/b.out; f /r/pkg/x/c.txt", "",
+		  "empty /r/pkg/a.out\nempty /r/pkg/x/y/b.out\n" },
+	};
+	struct vec out = { 0 };
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < LEN(paths); i++)
+		CHECK(glob_match_path(paths[i].pat, paths[i].s) == paths[i].m, "srt glob %s ~ %s", paths[i].pat, paths[i].s);
+	for (i = 0; i < LEN(plans); i++) {
+		const char *got = plan_text(plans[i].policy, plans[i].tree);
+
+		if (*plans[i].needle && strncmp(got, "error", 5) != 0)
+			got = plan_lines_with(got, plans[i].needle);
+		check_str(got, plans[i].want, plans[i].name, __LINE__);
+	}
+
+	/* glob-expand.test.ts, its tree */
+	fake_tree("f /t/token.env; f /t/secrets.env; f /t/readme.txt; f /t/config.json; f /t/subdir/nested.env; "
+	    "f /t/subdir/deep.txt; f /t/subdir/deeper/bottom.env");
+	CHECK(glob_expand(&fake_disk, "/t/*.env", &out, &why) == 0 && out.n == 2, "srt: *.env, this directory only: %zu",
+	    out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/t/**/*.env", &out, &why) == 0 && out.n == 4, "srt: **/*.env recursively: %zu",
+	    out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/t/**.env", &out, &why) == 0 && out.n == 4, "a ** in a component: %zu", out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/nonexistent/path/*.env", &out, &why) == 0 && out.n == 0,
+	    "srt: a missing base matches nothing");
+	CHECK(glob_expand(&fake_disk, "/t/*.xyz", &out, &why) == 0 && out.n == 0, "srt: no match, nothing");
+	CHECK(glob_expand(&fake_disk, "/t/*", &out, &why) == 0 && out.n == 5, "srt: * matches directories too: %zu",
+	    out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/t/*.tx?", &out, &why) == 0 && out.n == 1 &&
+	    strcmp(out.v[0], "/t/readme.txt") == 0, "srt: ?");
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/t/secret*.env", &out, &why) == 0 && out.n == 1 &&
+	    strcmp(out.v[0], "/t/secrets.env") == 0, "srt: a partial name");
+	out.n = 0;
+
+	/* the directory form is printed as written, and read back the same */
+	{
+		struct policy p;
+		struct buf b = { 0 };
+		const char *perr = parse(&p, "deny-read /r/**/build/**\nallow-read /r/x/**\ndeny-secret-file /s/**\n");
+
+		CHECK(!perr, "parse: %s", S(perr));
+		pol_print_lines(&p, &b);
+		CHECK(b.p && strstr(b.p, "deny-read /r/**/build/**\n") && strstr(b.p, "allow-read /r/x/**\n") &&
+		    strstr(b.p, "deny-secret-file /s/**\n"), "printed as written: %s", S(b.p));
+		free(b.p);
+	}
+}
+
 /* ---- the mount plan ------------------------------------------------- */
 
 /* The top-of-root placeholders every writable /p gets when nothing exists. */
@@ -4542,6 +4662,7 @@ main(void)
 	test_json();
 	test_patterns();
 	test_globs_and_paths();
+	test_globs_srt();
 	test_plan();
 	test_gitcfg();
 	test_gitcfg_resync();
