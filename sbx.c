@@ -10149,23 +10149,33 @@ hop_by_hop(const char *name, size_t n)
 }
 
 /* The request as the origin server gets it: origin-form, Host from the
- * target, hop-by-hop and Proxy-* headers removed (the fixed set and the
- * connection options the request names), one request per
- * connection (Connection: close), so each request is decided on its own
- * target. Returns a malloc'd head. */
+ * target in its canonical form (4.4: the host the policy judged and the
+ * proxy dials, and the one a parent's or the MITM proxy's URL names, so
+ * the two never disagree; an IPv6 address in brackets), hop-by-hop and
+ * Proxy-* headers removed (the fixed set and the connection options the
+ * request names), one request per connection (Connection: close), so
+ * each request is decided on its own target. A target with no canonical
+ * form keeps its spelling: the policy refuses it as malformed before
+ * anything is sent. Returns a malloc'd head. */
 static char *
 http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
 {
 	struct buf b = { 0 };
 	struct conn_opts opts;
 	const char *line = memchr(buf, '\n', r->head_n) + 1, *end = buf + r->head_n - 2;
+	char canon[SBX_MAX_HOST_BYTES + 64];
+	bool v6 = false;
 
+	if (match_canonical_host(r->host, canon, sizeof(canon)) == 0)
+		v6 = strchr(canon, ':') != NULL;
+	else
+		str_copy(canon, r->host, sizeof(canon));
 	buf_putn(&b, buf, (size_t)(memchr(buf, ' ', r->head_n) - (void *)buf));
 	buf_putc(&b, ' ');
 	if (r->path_n == 0 || r->path[0] != '/')
 		buf_putc(&b, '/');
 	buf_putn(&b, r->path, r->path_n);
-	buf_printf(&b, " %s\r\nHost: %s", r->version, r->host);
+	buf_printf(&b, v6 ? " %s\r\nHost: [%s]" : " %s\r\nHost: %s", r->version, canon);
 	if (r->port != 80)
 		buf_printf(&b, ":%d", r->port);
 	buf_puts(&b, "\r\n");

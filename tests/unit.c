@@ -3091,6 +3091,32 @@ test_proxy_parsers(void)
 		check_str(astrndup(out, n), "GET /p?q HTTP/1.1\r\nHost: a.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n",
 		    "origin-form request, Host from the target, hop-by-hop and Proxy-* gone", __LINE__);
 		free(out);
+		/* Host is the target's canonical form, whatever the client spelled: what the policy judged,
+		 * and what a parent's or the MITM proxy's URL names (http_absolute_form), so they agree */
+		{
+			static const struct { const char *target, *host; } hosts[] = {
+				{ "http://Api.MITM.invalid./", "Api.MITM.invalid." },
+				{ "http://api.mitm.invalid.:8080/", "api.mitm.invalid.:8080" },
+				{ "http://[0:0:0:0:0:0:0:1]:8000/", "[0:0:0:0:0:0:0:1]:8000" },
+				{ "http://[2001:DB8:0:0:0:0:0:1]/", "[2001:DB8::1]" },
+				{ "http://[::ffff:10.0.0.1]/", "[::ffff:10.0.0.1]" },
+				{ "http://127.1:81/", "127.1:81" },
+				{ "http://u:p@A.Test:80/", "A.Test" },
+			};
+			static const char *const want[] = { "Host: api.mitm.invalid\r\n", "Host: api.mitm.invalid:8080\r\n",
+				"Host: [::1]:8000\r\n", "Host: [2001:db8::1]\r\n", "Host: 10.0.0.1\r\n",
+				"Host: 127.0.0.1:81\r\n", "Host: a.test\r\n" };
+
+			for (size_t k = 0; k < LEN(hosts); k++) {
+				char *req = aprintf("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", hosts[k].target, hosts[k].host);
+
+				CHECK(http_parse_head(req, strlen(req), &r) > 0, "%s parses", hosts[k].target);
+				out = http_rewrite(req, &r, &n);
+				CHECK(memmem(out, n, want[k], strlen(want[k])) != NULL, "%s: %s, got %.*s", hosts[k].target,
+				    want[k], (int)n, out);
+				free(out);
+			}
+		}
 		/* connection options are this hop's too (RFC 9110 7.6.1); framing is never dropped that way */
 		in = "POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nConnection: X-Hop, x-other ,content-length\r\n"
 		    "X-Hop: 1\r\nX-Other: 2\r\nX-Hopper: 3\r\nConnection: Transfer-Encoding\r\nContent-Length: 2\r\n\r\n";
