@@ -11213,13 +11213,17 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 	case PR_DNS:
 		break;	/* no protocol to answer in: the connection just closes */
 	case PR_HTTP_CONNECT:
-		/* the status phrase is the reason, as srt; no CR/LF can get in it */
+		/* the status phrase is the reason, as srt; no CR/LF can get in it.
+		 * X-Proxy-Error says the policy refused: an allowed host whose
+		 * upstream failed (refused, unresolvable, a parent's refusal)
+		 * is a plain 502, so a client or a model reading it never takes
+		 * a network fault for a rule to work around */
 		str_copy(phrase, reason, sizeof(phrase));
 		for (i = 0; phrase[i]; i++)
 			if (is_control((unsigned char)phrase[i]))
 				phrase[i] = ' ';
-		buf_printf(&b, "HTTP/1.1 %s %s\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n"
-		    "Connection: close\r\nContent-Length: 0\r\n\r\n", policy ? "403" : "502", phrase);
+		buf_printf(&b, "HTTP/1.1 %s %s\r\n%sConnection: close\r\nContent-Length: 0\r\n\r\n", policy ? "403" : "502",
+		    phrase, policy ? "Content-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n" : "");
 		break;
 	case PR_HTTP_FORWARD:
 		if (policy)
