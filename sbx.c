@@ -6669,7 +6669,11 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 			 * file of that name (or a link to one) is not meant (srt) */
 			if (r->dir_form && j < matched && res.kind != FK_DIR && res.kind != FK_MISSING &&
 			    res.kind != FK_UNREADABLE) {
-				note("%s: %s is not a directory, so nothing lies beneath it", why, sp);
+				if (which != PL_ALLOW_READ && which != PL_ALLOW_WRITE && !has_glob_chars(r->path))
+					fx_warn(fx, r, "%s: %s is not a directory, so nothing lies beneath it to deny (a "
+					    "typo? name the file itself)", why, sp);
+				else
+					note("%s: %s is not a directory, so nothing lies beneath it", why, sp);
 				continue;
 			}
 			if (which == PL_DENY_READ && r->dir_form && j < matched && res.kind == FK_DIR) {

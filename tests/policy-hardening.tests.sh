@@ -349,5 +349,11 @@ EOF
 	# the policy prints as it was written
 	run_sbx -c "$T/p" --print=policy
 	expect_contains "$OUT" "deny-read $P/**/build/**" "--print=policy keeps the directory form"
+	# a deny naming what lies beneath a file names nothing: said, as any deny that names nothing
+	policy f <<<"deny-read ./pkg/build/**"
+	run_sbx -c "$T/f" -- cat "$P/pkg/build"
+	expect_rc 0 "deny-read FILE/**"
+	expect_eq "$OUT" "FILE" "nothing lies beneath a file: it stays readable"
+	expect_contains "$ERR" "is not a directory, so nothing lies beneath it to deny" "the warning"
 }
 TESTS+=(deny_read_directory_form)
