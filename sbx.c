@@ -1938,7 +1938,8 @@ proxy_bypass_check(const char *e, const char **why)
 
 /* Turn a spelled path into a clean absolute one, as srt does: "~" and "~/"
  * expand to $HOME, a relative path is taken against the current directory,
- * a trailing "/" or "/" "**" means the directory itself. */
+ * a trailing "/" means the directory itself, and a trailing "/" "**" what
+ * lies beneath it (*dir_form set, when dir_form is not NULL). */
 static int
 pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, bool *dir_form, const char **why)
 {
