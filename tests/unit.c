@@ -3112,7 +3112,7 @@ test_proxy_parsers(void)
 
 				CHECK(http_parse_head(req, strlen(req), &r) > 0, "%s parses", hosts[k].target);
 				out = http_rewrite(req, &r, &n);
-				CHECK(memmem(out, n, want[k], strlen(want[k])) != NULL, "%s: %s, got %.*s", hosts[k].target,
+				CHECK(strstr(astrndup(out, n), want[k]) != NULL, "%s: %s, got %.*s", hosts[k].target,
 				    want[k], (int)n, out);
 				free(out);
 			}
