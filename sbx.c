@@ -102,7 +102,8 @@
  *     mount placed after every allow it overrides; its ancestors inside a
  *     writable root are pinned with a bind so they cannot be renamed away.
  *   - sbx cannot be tampered with from inside: if its own binary, bwrap or
- *     socat would be writable in the sandbox, sbx refuses.
+ *     socat would be writable in the sandbox, sbx refuses (unless
+ *     disable-filesystem switched the filesystem boundary off: one warning).
  *   - Nothing written inside runs later outside: the mandatory denies, every
  *     entry of .git through which git runs code, what git's config names,
  *     what an agent's settings name, and the audit of repositories made
@@ -1516,6 +1517,9 @@ enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_
 struct pathrule {
 	const char *path;	/* absolute, clean, "~" expanded; globs not yet expanded */
 	bool literal;		/* srt's { "path": ..., "literal": true }: never globbed */
+	bool dir_form;		/* written with a trailing slash-star-star: what lies beneath the
+				 * directories path names, never a file so named (srt's
+				 * directory form, 5c) */
 	const char *file;	/* where it was written, for messages */
 	int line;
 };
@@ -1954,9 +1958,10 @@ proxy_bypass_check(const char *e, const char **why)
 
 /* Turn a spelled path into a clean absolute one, as srt does: "~" and "~/"
  * expand to $HOME, a relative path is taken against the current directory,
- * a trailing "/" or "/" "**" means the directory itself. */
+ * a trailing "/" means the directory itself, and a trailing "/" "**" what
+ * lies beneath it (*dir_form set, when dir_form is not NULL). */
 static int
-pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const char **why)
+pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, bool *dir_form, const char **why)
 {
 	char *p;
 	size_t n;
@@ -1980,15 +1985,21 @@ pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const cha
 	} else {
 		p = astrdup(s);
 	}
-	/* a trailing slash-star-star means the directory (srt:
-	 * removeTrailingGlobSuffix); cleaning first and after each strip
-	 * makes a trailing slash-star-star-slash, or -dot, mean the directory too */
+	/* a trailing slash-star-star means what lies beneath the directory
+	 * (srt: removeTrailingGlobSuffix, then its directory form): the path
+	 * is the directory, and *dir_form says a file of that name is not
+	 * meant (5c); cleaning first and after each strip makes a trailing
+	 * slash-star-star-slash, or -dot, mean the directory too */
 	p = path_clean(p);
+	if (dir_form)
+		*dir_form = false;
 	for (;;) {
 		n = strlen(p);
 		if (n > 3 && strcmp(p + n - 3, "/**") == 0) {
 			p[n - 3] = '\0';
 			p = path_clean(p);
+			if (dir_form)
+				*dir_form = true;
 		} else {
 			break;
 		}
@@ -1999,6 +2010,16 @@ pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const cha
 	}
 	*out = p;
 	return 0;
+}
+
+/* A rule's path as it was written (with its trailing slash-star-star for
+ * the directory form), for the printers: read back, the same rule. */
+static const char *
+pathrule_spelling(const struct pathrule *r)
+{
+	if (!r->dir_form)
+		return r->path;
+	return strcmp(r->path, "/") == 0 ? "/**" : aprintf("%s/**", r->path);
 }
 
 /* Paths a deny cannot honour, refused where they are written: a deny that
@@ -2061,13 +2082,14 @@ env_check_pattern(const char *s, const char **why)
 }
 
 static struct pathrule *
-pol_add_path(struct policy *p, enum path_list which, const char *path, bool literal,
+pol_add_path(struct policy *p, enum path_list which, const char *path, bool literal, bool dir_form,
     const char *file, int line)
 {
 	struct pathrule *r = amalloc(sizeof(*r));
 
 	r->path = path;
 	r->literal = literal;
+	r->dir_form = dir_form && !literal;
 	r->file = file;
 	r->line = line;
 	vec_push(&p->paths[which], r);
@@ -2133,7 +2155,7 @@ pol_apply_path(const struct dcall *a)
 {
 	const char *why = NULL, *spelled = a->args[0];
 	char *path;
-	bool literal = false;
+	bool literal = false, dir_form;
 	enum path_list which;
 
 	/* the list this row fills: its field is one of p->paths[] */
@@ -2153,13 +2175,13 @@ pol_apply_path(const struct dcall *a)
 		literal = true;
 		spelled = a->args[1];
 	}
-	if (pol_normalize_path(a->c, spelled, &path, &why) < 0)
+	if (pol_normalize_path(a->c, spelled, &path, &dir_form, &why) < 0)
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, spelled, why);
 	/* lexically only where no ".." can lead elsewhere; 5c checks
 	 * every path again once it is resolved */
 	if (!path_has_dotdot(path) && (why = path_refused(which, path)))
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, spelled, why);
-	pol_add_path(a->p, which, path, literal, a->file, a->line);
+	pol_add_path(a->p, which, path, literal, dir_form, a->file, a->line);
 	return 0;
 }
 
@@ -2241,7 +2263,7 @@ pol_apply_socket(const struct dcall *a)
 	const char *why = NULL;
 	char *path;
 
-	if (pol_normalize_path(a->c, a->args[0], &path, &why) < 0)
+	if (pol_normalize_path(a->c, a->args[0], &path, NULL, &why) < 0)
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
 	vec_push(DFIELD(a, struct vec), path);
 	return 0;
@@ -3678,6 +3700,10 @@ pol_validate(const struct policy *p, struct vec *warnings)
 	if (p->allow_unix_sockets.n)
 		vec_push(warnings, "allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is "
 		    "the Linux form");
+	if (p->fs_disabled)
+		vec_push(warnings, "disable-filesystem: no filesystem isolation; the command can read and write "
+		    "whatever you can (sbx itself, your shell's startup files, git hooks); only the network and "
+		    "deny-secret-file are confined");
 	if (p->deny_env.n && p->weaker_nested_sandbox)
 		vec_push(warnings, "deny-env with weaker-nested-sandbox: the command sees the host's /proc, where the "
 		    "environment of your other processes (the shell that ran sbx) may be readable");
@@ -3767,7 +3793,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 				const struct pathrule *r = v->v[j];
 
 				buf_printf(b, "%s %s", d->name, r->literal ? "literal " : "");
-				buf_put_word(b, r->path);
+				buf_put_word(b, pathrule_spelling(r));
 				buf_putc(b, '\n');
 			}
 			break;
@@ -3923,7 +3949,7 @@ jo_strings(struct jout *o, const char *key, const struct vec *v, bool paths)
 				buf_put_json_string(o->b, r->path);
 				buf_puts(o->b, ", \"literal\": true }");
 			} else {
-				buf_put_json_string(o->b, r->path);
+				buf_put_json_string(o->b, pathrule_spelling(r));
 			}
 		} else {
 			buf_put_json_string(o->b, v->v[i]);
@@ -4056,7 +4082,7 @@ pol_print_json(const struct policy *p, struct buf *b)
 			for (j = 0; j < v->n; j++) {
 				jo_key(&o, NULL);
 				buf_printf(b, "{ \"%s\": ", cred_lists[i].id);
-				buf_put_json_string(b, i == 0 ? ((const struct pathrule *)v->v[j])->path : v->v[j]);
+				buf_put_json_string(b, i == 0 ? pathrule_spelling(v->v[j]) : v->v[j]);
 				buf_puts(b, ", \"mode\": \"deny\" }");
 			}
 			jo_close(&o, ']');
@@ -4234,17 +4260,24 @@ bad:
 	return NULL;
 }
 
-/* Parse one file's text into entries (appended to out). Returns 0, or -1
- * with *line set to where git would stop. */
+/* Parse one file's text into entries (appended to out). Returns 0; 1
+ * where git would stop ("bad config line"), with *line the first such
+ * line; or -1, *line set, where this reader cannot stand for git's (a NUL
+ * byte, past which the two could disagree; more entries than
+ * SBX_MAX_GITCFG_ENTRIES). With resync, a bad line is skipped and the
+ * reading goes on at the next: git reads none of the file, but the rest
+ * is what it will run the day the line is fixed, so a caller protecting
+ * what a config names learns as much of it as can be read. */
 static int
-gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int *line)
+gitcfg_scan(const char *text, size_t n, const char *file, struct vec *out, int *line, bool resync)
 {
 	struct gitcfg_src s = { text, text + n, 1, false };
 	const char *section = NULL, *sub = NULL;
-	int comment = 0;
+	int comment = 0, bad_line = 0;
 
+	*line = 1;
 	if (memchr(text, '\0', n))
-		goto bad;	/* git's reader and this one could disagree past a NUL */
+		return -1;	/* git's reader and this one could disagree past a NUL */
 	if (n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
 		s.p += 3;	/* a UTF-8 byte-order mark, which git skips */
 	for (;;) {
@@ -4252,7 +4285,7 @@ gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int 
 
 		if (c == '\n') {
 			if (s.eof)
-				return 0;
+				break;
 			comment = 0;
 			continue;
 		}
@@ -4337,16 +4370,37 @@ gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int 
 				if (c != '=' || !(en->value = gitcfg_value(&s)))
 					goto bad;
 			}
-			if (out->n >= SBX_MAX_GITCFG_ENTRIES)
-				goto bad;
+			if (out->n >= SBX_MAX_GITCFG_ENTRIES) {
+				*line = at;
+				return -1;
+			}
 			vec_push(out, en);
 			if (s.eof)
-				return 0;
+				break;
 		}
-	}
+		continue;
 bad:
-	*line = s.line - (s.p > text && s.p[-1] == '\n');	/* the line git names */
-	return -1;
+		if (!bad_line)
+			bad_line = s.line - (s.p > text && s.p[-1] == '\n');	/* the line git names */
+		if (!resync)
+			break;
+		while (!(s.p > text && s.p[-1] == '\n') && !s.eof)
+			gitcfg_getc(&s);	/* to the start of the next line */
+		if (s.eof)
+			break;
+		comment = 0;
+	}
+	if (bad_line)
+		*line = bad_line;
+	return bad_line ? 1 : 0;
+}
+
+/* The strict reading: a file git would stop at, or this reader could
+ * misread, is refused whole (0 or -1, *line where). */
+static int
+gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int *line)
+{
+	return gitcfg_scan(text, n, file, out, line, false) != 0 ? -1 : 0;
 }
 
 /* Does entry e name section.[sub.]key? sub: NULL any, "" none, "*" any but none. */
@@ -4444,7 +4498,7 @@ pol_field_equal(const struct policy *a, const struct policy *b, const struct dir
 		if (d->kind == DK_PATH) {
 			const struct pathrule *x = va->v[i], *y = vb->v[i];
 
-			same = strcmp(x->path, y->path) == 0 && x->literal == y->literal;
+			same = strcmp(x->path, y->path) == 0 && x->literal == y->literal && x->dir_form == y->dir_form;
 		} else if (d->kind == DK_DENY_DOMAIN) {
 			const struct domrule *x = va->v[i], *y = vb->v[i];
 
@@ -4639,10 +4693,13 @@ match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix
 }
 
 /* ---- 4.3 Globs: *, ?, [...] and ** ---------------------------------
- * "*" and "?" never cross a "/"; "**" as a whole component matches any
- * number of components (zero included); "[...]" is a class with ranges and
- * "!" or "^" for negation. Dot files are matched like any other name: for a
- * deny, matching more is the safe side. */
+ * srt's matching (globToRegex): "*" and "?" never cross a "/"; "**" followed
+ * by "/" matches any number of components (zero included); any other "**"
+ * matches any run, "/" included ("a**.pem" is a.pem, ab.pem and a/x/b.pem);
+ * "[...]" is a class with ranges and "!" or "^" for negation, never "/".
+ * Dot files are matched like any other name: for a deny, matching more is
+ * the safe side. A trailing slash-star-star is no glob: the policy reads it
+ * as the directory form (3.3, 5c). */
 
 static bool
 glob_class(const char **pp, char c)
@@ -4701,6 +4758,50 @@ glob_match_component(const char *pat, const char *s)
 		}
 	}
 	return *s == '\0';
+}
+
+/* Match a relative path (several components) against a pattern in which a
+ * "**" is not a whole component, as srt's regular expression does: a run
+ * of stars reads as globToRegex rewrites it, "**" then "/" first (zero or
+ * more directories), then "**" (any run) and a last "*" (any run but "/"). */
+static bool
+glob_match_path(const char *p, const char *s)
+{
+	for (;;) {
+		if (*p == '*') {
+			size_t k = strspn(p, "*");
+			bool dirs = p[k] == '/' && k >= 2;	/* "**" "/": (.* "/")? */
+			size_t left = k - (dirs ? 2 : 0);	/* 0; 1: [^/]*; 2 and more: .* */
+			const char *rest = p + k + dirs;
+
+			for (const char *t = s;; t++) {
+				if (dirs) {
+					if (glob_match_path(rest, t))
+						return true;
+					for (const char *u = t; *u; u++)
+						if (*u == '/' && glob_match_path(rest, u + 1))
+							return true;
+				} else if (glob_match_path(rest, t)) {
+					return true;
+				}
+				if (!*t || left == 0 || (left == 1 && *t == '/'))
+					return false;
+			}
+		}
+		if (!*p)
+			return !*s;
+		if (!*s || (*s == '/' && *p != '/'))
+			return false;
+		if (*p == '?') {
+			p++;
+		} else if (*p == '[') {
+			if (!glob_class(&p, *s))
+				return false;
+		} else if (*p++ != *s) {
+			return false;
+		}
+		s++;
+	}
 }
 
 /* Match an environment variable name (n bytes: the part of "NAME=VALUE"
@@ -5869,6 +5970,41 @@ struct glob_walk {
 	const char *why;
 };
 
+/* Every entry beneath dir whose path from the walk's start (rel) matches
+ * pat, at any depth: the rest of a pattern with a "**" inside a component
+ * (glob_match_path), which can end any number of components down. Links
+ * are matched, never entered, as in glob_expand_at. */
+static int
+glob_expand_tail(struct glob_walk *gw, const char *dir, const char *rel, const char *pat, int depth)
+{
+	void *dh;
+	const char *name;
+	enum fkind k;
+	int rc = 0;
+
+	if (depth > 64 || !(dh = gw->dk->ops->opendir(gw->dk->ctx, NULL, dir)))
+		return 0;
+	while (rc == 0 && gw->dk->ops->readdir(gw->dk->ctx, dh, &name, &k) == 1) {
+		const char *r = *rel ? aprintf("%s/%s", rel, name) : astrdup(name);
+
+		if (++gw->visited > SBX_MAX_WALK_ENTRIES) {
+			gw->why = "the glob walks more than 2000000 entries; make it narrower";
+			rc = -1;
+			break;
+		}
+		if (glob_match_path(pat, r))
+			vec_push(gw->out, path_join(dir, name));
+		if (k == FK_DIR)
+			rc = glob_expand_tail(gw, path_join(dir, name), r, pat, depth + 1);
+	}
+	gw->dk->ops->closedir(gw->dk->ctx, dh);
+	if (rc == 0 && gw->out->n > SBX_MAX_GLOB_MATCHES) {
+		gw->why = "the glob matches more than 4096 paths; make it narrower";
+		return -1;
+	}
+	return rc;
+}
+
 static int
 glob_expand_at(struct glob_walk *gw, const char *dir, char **comps, int ncomps, int depth)
 {
@@ -5877,6 +6013,16 @@ glob_expand_at(struct glob_walk *gw, const char *dir, char **comps, int ncomps, 
 	enum fkind k;
 	int rc = 0;
 
+	if (ncomps > 0 && strstr(comps[0], "**") && strcmp(comps[0], "**") != 0) {
+		struct buf pat = { 0 };
+		const char *tail;
+
+		for (int i = 0; i < ncomps; i++)
+			buf_printf(&pat, "%s%s", i ? "/" : "", comps[i]);
+		tail = astrdup(pat.p);
+		free(pat.p);
+		return glob_expand_tail(gw, dir, "", tail, depth);
+	}
 	if (ncomps == 0) {
 		vec_push(gw->out, astrdup(dir));
 		return 0;
@@ -6470,6 +6616,9 @@ fx_warn(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	for (size_t i = 0; i < fx->warnings.n; i++)
+		if (strcmp(fx->warnings.v[i], msg) == 0)
+			return;	/* one line each: a config read for every worktree of a repository */
 	vec_push(&fx->warnings, astrdup(msg));
 }
 
@@ -6619,6 +6768,50 @@ planted_link_warning(const struct disk *dk, const char *why, const struct resolv
 	    "command could have made it; to make %s %s, name it itself", why, link, to, area, res->path, able);
 }
 
+/* A deny-read in the directory form (X with a trailing slash-star-star:
+ * what lies beneath X) names every entry under each directory X, and
+ * collapses to X, hidden whole, as srt's expandReadDenyGlobLinux does:
+ * an empty X names nothing, so it is not hidden (srt: nothing to deny).
+ * Where an allow-read or allow-write (resolved earlier: fx_rules runs the
+ * allows first) shows a path R at or under X again, what lies directly
+ * beneath R is still named by the deny and stays hidden, as in srt (the
+ * entries deeper down go with those); they are added to spelled, to be
+ * resolved and hidden as any match is. Returns 1, 0 for an empty X, or -1
+ * (fx_fail). */
+static int
+fx_dir_form_deny(struct fact_finder *fx, const struct pathrule *r, const char *x, struct vec *spelled)
+{
+	void *dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, x);
+	const char *name;
+	enum fkind k;
+	size_t i, n = fx->facts->n;
+	bool empty = true;
+
+	if (dh) {
+		empty = fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) != 1;
+		fx->dk->ops->closedir(fx->dk->ctx, dh);
+	}
+	if (empty)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct fact *f = fx->facts->v[i];
+
+		if (!(f->rules & (RB_SHOW | RB_WRITE)) || f->kind != FK_DIR || !path_within(f->path, x) ||
+		    !(dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, f->path)))
+			continue;
+		while (fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1) {
+			if (spelled->n > SBX_MAX_GLOB_MATCHES) {
+				fx->dk->ops->closedir(fx->dk->ctx, dh);
+				return fx_fail(fx, r, "%s: more than %d paths under what allow-read and allow-write show "
+				    "again inside it; make it narrower", r->path, SBX_MAX_GLOB_MATCHES);
+			}
+			vec_push(spelled, path_join(f->path, name));
+		}
+		fx->dk->ops->closedir(fx->dk->ctx, dh);
+	}
+	return 1;
+}
+
 static int
 fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 {
@@ -6634,9 +6827,11 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 		const struct pathrule *r = rules->v[i];
 		struct vec spelled = { 0 };
 		const char *why = rule_why(directive, r);
+		size_t matched;
 
 		if (fx_expand(fx, r, &spelled) < 0)
 			return -1;
+		matched = spelled.n;	/* past it: entries fx_dir_form_deny adds */
 		if (!spelled.n && which != PL_ALLOW_READ)
 			fx_warn(fx, r, "%s: the glob matches nothing (a typo?)%s", why,
 			    which == PL_ALLOW_WRITE ? "" : "; a file created there later is not covered");
@@ -6687,6 +6882,27 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 			}
 			if (which == PL_ALLOW_WRITE && path_within(res.path, "/sys"))
 				return fx_fail(fx, r, "%s %s: /sys cannot be made writable", directive, sp);
+			/* the directory form names what lies beneath a directory: a
+			 * file of that name (or a link to one) is not meant (srt) */
+			if (r->dir_form && j < matched && res.kind != FK_DIR && res.kind != FK_MISSING &&
+			    res.kind != FK_UNREADABLE) {
+				if (which != PL_ALLOW_READ && which != PL_ALLOW_WRITE && !has_glob_chars(r->path))
+					fx_warn(fx, r, "%s: %s is not a directory, so nothing lies beneath it to deny (a "
+					    "typo? name the file itself)", why, sp);
+				else
+					note("%s: %s is not a directory, so nothing lies beneath it", why, sp);
+				continue;
+			}
+			if (which == PL_DENY_READ && r->dir_form && j < matched && res.kind == FK_DIR) {
+				int rc = fx_dir_form_deny(fx, r, res.path, &spelled);
+
+				if (rc < 0)
+					return -1;
+				if (rc == 0) {
+					note("%s: %s is empty: nothing beneath it to hide (as srt)", why, sp);
+					continue;
+				}
+			}
 			switch (which) {
 			case PL_ALLOW_WRITE:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
@@ -6839,7 +7055,9 @@ fx_protect(struct fact_finder *fx, const char *path, const char *why, bool hold,
  * and includeIf.*.path whatever the condition: a file named under any
  * condition is protected). A missing file reads as empty, as in git.
  * *budget bounds the bytes read over all the files (includes can fan out).
- * Returns 0, or -1 with *why. */
+ * Returns 0; 1 with *why when one of the files has a line git cannot
+ * parse (git then refuses every command that reads it; out holds what
+ * the other lines say, gitcfg_scan); or -1 with *why. */
 static int
 git_config_read(const struct disk *dk, const char *home, const char *path, int depth, size_t *budget,
     struct vec *out, const char **why)
@@ -6850,7 +7068,7 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 	 * recursion below never finds it in use */
 	static struct buf b;
 	size_t start = out->n, i, n;
-	int line;
+	int line, rc;
 
 	if (depth > SBX_MAX_GITCFG_DEPTH) {
 		*why = aprintf("%s: git config includes nested more than %d deep", path, SBX_MAX_GITCFG_DEPTH);
@@ -6870,24 +7088,35 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 		return -1;
 	}
 	*budget -= b.n;
-	if (gitcfg_parse(b.p ? b.p : "", b.n, astrdup(path), out, &line) < 0) {
-		*why = aprintf("%s:%d: git config git would refuse, or larger than sbx reads", path, line);
+	rc = gitcfg_scan(b.p ? b.p : "", b.n, astrdup(path), out, &line, true);
+	if (rc < 0) {
+		*why = aprintf("%s:%d: git config sbx cannot read as git does (a NUL byte, or more than %d entries)",
+		    path, line, SBX_MAX_GITCFG_ENTRIES);
 		return -1;
 	}
+	if (rc > 0)
+		*why = aprintf("%s:%d: a line git cannot parse", path, line);
 	buf_recycle(&b);
 	n = out->n;
 	for (i = start; i < n; i++) {
 		const struct gitcfg_entry *e = out->v[i];
-		const char *inc, *err;
+		const char *inc, *err, *inc_why;
 		struct resolved res;
+		int r;
 
 		if ((gitcfg_is(e, "include", "", "path") || gitcfg_is(e, "includeif", "*", "path")) &&
 		    (inc = gitcfg_path(e->value, path_dirname(path), home)) &&
-		    resolve_path(dk, inc, &res, &err) == 0 && res.kind != FK_MISSING &&
-		    git_config_read(dk, home, res.path, depth + 1, budget, out, why) < 0)
-			return -1;
+		    resolve_path(dk, inc, &res, &err) == 0 && res.kind != FK_MISSING) {
+			r = git_config_read(dk, home, res.path, depth + 1, budget, out, &inc_why);
+			if (r < 0 || (r > 0 && rc == 0)) {
+				*why = inc_why;
+				if (r < 0)
+					return -1;
+				rc = 1;
+			}
+		}
 	}
-	return 0;
+	return rc;
 }
 
 /* Protect what a repository's effective config (the global files, then
@@ -6955,6 +7184,22 @@ fx_git_named(struct fact_finder *fx, const struct vec *cfg, const char *top)
 	return 0;
 }
 
+/* A config with a line git cannot parse (git_config_read returned rc 1):
+ * git refuses every command that reads it, in that repository or, for a
+ * global one, everywhere, so nothing it names runs, and the run goes on
+ * with one warning. The file stays read-only wherever the command could
+ * write (a mandatory deny), so the command can neither repair it into one
+ * that runs its code nor break a good one into this; what the other lines
+ * name is protected as usual, for the day the person fixes the line. */
+static void
+fx_git_unparsable(struct fact_finder *fx, int rc, const char *why, bool writable)
+{
+	if (rc > 0)
+		fx_warn(fx, NULL, "warning: %s, so git refuses to run there until it is fixed; %s, and what its "
+		    "other lines name stays protected", why, writable ? "allow-git-config leaves the file writable" :
+		    "the file stays read-only");
+}
+
 /* A gitdir's effective local config: its config (or, with a commondir, the
  * common directory's) and config.worktree when that is switched on.
  * Returns 0 or -1 (fx_fail). */
@@ -6964,16 +7209,22 @@ fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct
 	size_t budget = 4 * SBX_MAX_GITCFG_BYTES, i;
 	const char *why;
 	bool wtconfig = false;
+	int rc;
 
-	if (git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why) < 0)
+	rc = git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why);
+	if (rc < 0)
 		return fx_fail(fx, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
 		    "remove the file, or leave the repository read-only)", why);
+	fx_git_unparsable(fx, rc, why, fx->p->allow_git_config);
 	for (i = 0; i < cfg->n; i++)
 		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
 			wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
-	if (wtconfig &&
-	    git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
+	if (!wtconfig)
+		return 0;
+	rc = git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why);
+	if (rc < 0)
 		return fx_fail(fx, NULL, "%s", why);
+	fx_git_unparsable(fx, rc, why, false);
 	return 0;
 }
 
@@ -8041,8 +8292,11 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
 		const char *why;
 
-		if (git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &fx->git_global, &why) < 0)
+		int rc = git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &fx->git_global, &why);
+
+		if (rc < 0)
 			return fx_fail(fx, NULL, "%s", why);
+		fx_git_unparsable(fx, rc, why, false);
 	}
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
@@ -10721,23 +10975,33 @@ hop_by_hop(const char *name, size_t n)
 }
 
 /* The request as the origin server gets it: origin-form, Host from the
- * target, hop-by-hop and Proxy-* headers removed (the fixed set and the
- * connection options the request names), one request per
- * connection (Connection: close), so each request is decided on its own
- * target. Returns a malloc'd head. */
+ * target in its canonical form (4.4: the host the policy judged and the
+ * proxy dials, and the one a parent's or the MITM proxy's URL names, so
+ * the two never disagree; an IPv6 address in brackets), hop-by-hop and
+ * Proxy-* headers removed (the fixed set and the connection options the
+ * request names), one request per connection (Connection: close), so
+ * each request is decided on its own target. A target with no canonical
+ * form keeps its spelling: the policy refuses it as malformed before
+ * anything is sent. Returns a malloc'd head. */
 static char *
 http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
 {
 	struct buf b = { 0 };
 	struct conn_opts opts;
 	const char *line = memchr(buf, '\n', r->head_n) + 1, *end = buf + r->head_n - 2;
+	char canon[SBX_MAX_HOST_BYTES + 64];
+	bool v6 = false;
 
+	if (match_canonical_host(r->host, canon, sizeof(canon)) == 0)
+		v6 = strchr(canon, ':') != NULL;
+	else
+		str_copy(canon, r->host, sizeof(canon));
 	buf_putn(&b, buf, (size_t)(memchr(buf, ' ', r->head_n) - (void *)buf));
 	buf_putc(&b, ' ');
 	if (r->path_n == 0 || r->path[0] != '/')
 		buf_putc(&b, '/');
 	buf_putn(&b, r->path, r->path_n);
-	buf_printf(&b, " %s\r\nHost: %s", r->version, r->host);
+	buf_printf(&b, v6 ? " %s\r\nHost: [%s]" : " %s\r\nHost: %s", r->version, canon);
 	if (r->port != 80)
 		buf_printf(&b, ":%d", r->port);
 	buf_puts(&b, "\r\n");
@@ -11775,13 +12039,17 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 	case PR_DNS:
 		break;	/* no protocol to answer in: the connection just closes */
 	case PR_HTTP_CONNECT:
-		/* the status phrase is the reason, as srt; no CR/LF can get in it */
+		/* the status phrase is the reason, as srt; no CR/LF can get in it.
+		 * X-Proxy-Error says the policy refused: an allowed host whose
+		 * upstream failed (refused, unresolvable, a parent's refusal)
+		 * is a plain 502, so a client or a model reading it never takes
+		 * a network fault for a rule to work around */
 		str_copy(phrase, reason, sizeof(phrase));
 		for (i = 0; phrase[i]; i++)
 			if (is_control((unsigned char)phrase[i]))
 				phrase[i] = ' ';
-		buf_printf(&b, "HTTP/1.1 %s %s\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n"
-		    "Connection: close\r\nContent-Length: 0\r\n\r\n", policy ? "403" : "502", phrase);
+		buf_printf(&b, "HTTP/1.1 %s %s\r\n%sConnection: close\r\nContent-Length: 0\r\n\r\n", policy ? "403" : "502",
+		    phrase, policy ? "Content-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n" : "");
 		break;
 	case PR_HTTP_FORWARD:
 		if (policy)
@@ -17126,7 +17394,11 @@ tamper_check(const struct plan *pl, const char *what, const char *path)
 	char real[PATH_MAX];
 	const char *dir;
 
-	if (!path || !realpath(path, real))
+	/* disable-filesystem: the person switched the boundary off for the
+	 * disk, so every program on it is writable, the shell's startup
+	 * files too; refusing would only make the setting unusable
+	 * (pol_validate says so on every run) */
+	if (pl->fs_disabled || !path || !realpath(path, real))
 		return;
 	dir = path_dirname(real);
 	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
@@ -23153,9 +23425,10 @@ usage(FILE *f)
 	}
 	fprintf(f,
 	    "\n"
-	    "Paths: ~ is $HOME, relative paths start at the current directory, dir/** is dir,\n"
-	    "globs (* ? [..] **) are expanded when the command starts. A mount cannot cover a\n"
-	    "file created later: a deny-read of a path that does not exist yet hides nothing.\n"
+	    "Paths: ~ is $HOME, relative paths start at the current directory, dir/** is\n"
+	    "what lies beneath the directory dir (not a file named dir), globs (* ? [..] **)\n"
+	    "are expanded when the command starts. A mount cannot cover a file created later:\n"
+	    "a deny-read of a path that does not exist yet hides nothing.\n"
 	    "\n"
 	    "Without -c, the default policy: reads open except ~/.ssh ~/.aws ~/.gnupg\n"
 	    "~/.config/gcloud ~/.kube ~/.docker/config.json ~/.netrc ~/.git-credentials;\n"

@@ -194,6 +194,47 @@ EOF
 	[ ! -e "$P/later.gitconfig" ] && [ ! -e "$P/filters" ] || fail "host: a placeholder was left behind"
 }
 
+t_git_config_unparsable_runs() { # a .git/config git cannot parse: the run goes on with one warning; config, hooks and what its other lines name stay read-only
+	git_env
+	git_project "$P"
+	mkdir -p "$P/.githooks"
+	# a line git stops at, then a hooksPath git reads the day the line is fixed
+	printf '[core]\n\tbare = false\n[broken\n[core]\n\thooksPath = .githooks\n' >"$P/.git/config"
+	git -C "$P" status >/dev/null 2>&1 && fail "setup: git accepts the broken config"
+	cp "$P/.git/config" "$T/config.before"
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<EOF
+config append $P/.git/config
+config_rename rename $P/.git/config $P/.git/config.old
+hook create $P/.git/hooks/pre-commit
+hookspath create $P/.githooks/pre-commit
+ctl_file append $P/file.txt
+ctl_gitdir create $P/.git/newfile
+EOF
+	expect_ops <<'EOF'
+config EROFS
+config_rename EBUSY|EROFS
+hook EROFS
+hookspath EROFS
+ctl_file ok
+ctl_gitdir ok
+EOF
+	expect_eq "$(grep -c "config:3: a line git cannot parse" <<<"$ERR")" 1 "one warning line, naming the file and the line"
+	cmp -s "$P/.git/config" "$T/config.before" || fail "the broken config changed (the person's file, left as it was)"
+	[ ! -e "$P/.git/config.sbx-disabled" ] || fail "the person's config was renamed"
+	# control: the line fixed, git works inside and there is no warning
+	printf '[core]\n\tbare = false\n[core]\n\thooksPath = .githooks\n' >"$P/.git/config"
+	run_sbx -c "$T/p" -- git status --short
+	expect_rc 0 "git status inside, the config fixed"
+	expect_not_contains "$ERR" "cannot parse" "no warning for a good config"
+	# still refused: a config sbx cannot read as git does (git reads past a NUL byte; sbx cannot say what it sees)
+	printf '[core]\n\tbare = false # \0\n[core]\n\thooksPath = .githooks\n' >"$P/.git/config"
+	run_sbx -c "$T/p" -- true
+	expect_rc 125 "a config with a NUL byte"
+	expect_contains "$ERR" "cannot read as git does" "the NUL refusal names why"
+}
+TESTS+=(git_config_unparsable_runs)
+
 t_git_worktree_commit() { # a worktree whose main repository is outside the writable root: commit works, the rest is read-only
 	git_env
 	git_project "$O/main"
