@@ -18376,6 +18376,36 @@ bwrap_failure_hint(void)
 	return hint;
 }
 
+/* A path of the plan's that bwrap mounts on, or from, that existed when
+ * sbx looked at it (the scan's answers, real_lstat, or what ph_cover
+ * holds) and is gone or another file now: bwrap failed because another
+ * program changed it, not because of this machine. NULL when none did.
+ * (sbx-init's binds say so themselves: init_binds.) */
+static const char *
+plan_changed_path(const struct plan *pl)
+{
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+		const char *path = m->kind == MK_BIND_FROM ? m->src : m->path;
+		const struct ph_held *h = ph_held_at(path);
+		struct fid seen = { 0, 0 };
+		struct stat now;
+
+		if (m->kind == MK_REMOUNT_RO || m->kind == MK_PIN_LINK || m->kind == MK_BIND_RO_INIT ||
+		    m->kind == MK_BIND_RW_INIT)
+			continue;
+		if (h)
+			seen = h->id;
+		else if (real_lstat(NULL, path, &seen) != FK_DIR && real_lstat(NULL, path, &seen) != FK_FILE)
+			continue;	/* missing then (made since, by sbx), or nothing to compare */
+		if (!seen.ino)
+			continue;
+		if (lstat(path, &now) < 0 || now.st_dev != seen.dev || now.st_ino != seen.ino)
+			return path;
+	}
+	return NULL;
+}
+
 /* Sessions (10f): one sandbox, many commands. What the run's steps ask of them. */
 #define SBX_SESSION_MAX_CLIENTS	64
 #define SBX_SESSION_IDLE_S	3600		/* --idle's default */
@@ -18855,12 +18885,14 @@ run_rebind(struct run *r)
 	ph_lock();
 	dfd = ph_dir_open(true);
 	for (int i = 0; i < n; i++) {
-		const char *was = r->im.binds[idx[i]].path;
+		const struct init_bind *b = &r->im.binds[idx[i]];
+		const char *was = b->path;
 
 		ph_recover(dfd, r->pl, &r->im.binds[idx[i]], &covered);
 		note("%s changed on this machine after sbx covered it (another program works there): %s", was,
-		    r->im.binds[idx[i]].flags & IB_NONE ? "covered with what is above it" :
-		    aprintf("covered as it is now, %s", r->im.binds[idx[i]].path));
+		    b->flags & IB_NONE ? "nothing to bind (covered above it, or the command could not make it)" :
+		    strcmp(b->path, was) == 0 ? "covered as it is now" :
+		    aprintf("%s is gone too: a placeholder there", b->path));
 	}
 	close(dfd);
 	ph_unlock();
@@ -19220,9 +19252,16 @@ run_exit_status(const struct run *r)
 {
 	if (!r->ready && WIFEXITED(r->status) && WEXITSTATUS(r->status) == SBX_EXIT_FAILURE)
 		exit(SBX_EXIT_FAILURE);	/* the inner helper said why */
-	if (!r->ready)
+	if (!r->ready) {
+		const char *changed = plan_changed_path(r->pl);
+
+		if (changed)	/* not this machine's setup: another program's work, so no --check */
+			die_hint("run it again; if that program keeps changing it, run when it has finished",
+			    "bubblewrap could not build the sandbox (its message is above): %s changed on this machine "
+			    "while sbx was starting (another program works there); the command did not run", changed);
 		die_hint(bwrap_failure_hint(), "bubblewrap could not build the sandbox (its message is above); "
 		    "the command did not run");
+	}
 	if (WIFSIGNALED(r->status))
 		return 128 + WTERMSIG(r->status);
 	return WEXITSTATUS(r->status);
