@@ -14918,15 +14918,20 @@ ph_acquire(const struct plan *pl)
 		 * could not create anything there either */
 		if (!plan_is_writable(pl, path_dirname(m->path)))
 			continue;
-		for (size_t j = 0; j < pl->placeholders.n; j++)
-			if (strcmp(((struct placeholder *)pl->placeholders.v[j])->path, m->path) == 0) {
-				kind = ((struct placeholder *)pl->placeholders.v[j])->kind;
-				planned = true;
-			}
+		for (size_t j = 0; j < pl->placeholders.n; j++) {
+			const struct placeholder *ph = pl->placeholders.v[j];
+
+			if (strcmp(ph->path, m->path) == 0)
+				kind = ph->kind;
+			planned |= path_within(ph->path, m->path);
+		}
 		/* a name sbx-init binds, gone since the scan: sbx-init asks about
 		 * it, and run_rebind covers the first name gone on its way once,
 		 * where a placeholder here would make a tree of them (a pinned
-		 * repository, removed, would come back as placeholders) */
+		 * repository, removed, would come back as placeholders). Not when
+		 * a placeholder is planned at it or below it: that one needs the
+		 * directories above it (a killed run's .claude, reclaimed above,
+		 * that held .claude/commands) */
 		ph_cover(dfd, m->path, kind, !planned && (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT));
 	}
 	close(dfd);
