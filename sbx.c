@@ -77,7 +77,8 @@
  *      the MITM route: the proxy's socket, dialled by sbx
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
- *      and the symlinks it pins and placeholders it binds, capabilities,
+ *      and the symlinks it pins and the names in writable places it binds
+ *      (asking sbx to cover again what another program changed), capabilities,
  *      the filters, the command started with vfork, a session's with
  *      clone(CLONE_VM) on a stack of its own), 10b the write
  *      observer (the listener's reader, a process of its own), 10c running
@@ -165,7 +166,7 @@
 #  define SBX_PH_POOL 1		/* placeholders set aside in a pool, not removed (9a) */
 #endif
 #ifndef SBX_INIT_BINDS
-#  define SBX_INIT_BINDS 1	/* sbx-init binds the placeholder directories (plan_binds_to_init) */
+#  define SBX_INIT_BINDS 1	/* sbx-init binds the names in writable places (plan_binds_to_init) */
 #endif
 #ifndef SBX_VFORK
 #  define SBX_VFORK 1		/* bwrap, and a run's command by sbx-init, started with vfork */
@@ -222,7 +223,7 @@
 #if SBX_LINUX
 #  include <sched.h>
 #  include <sys/mount.h>
-#  include <sys/statvfs.h>	/* the flags a placeholder bind keeps (bind_placeholder) */
+#  include <sys/statvfs.h>	/* the flags a read-only bind keeps (bind_held) */
 #  include <sys/prctl.h>
 #  include <sys/ioctl.h>
 #  include <sys/signalfd.h>
@@ -7643,8 +7644,9 @@ plan_is_writable(const struct plan *pl, const char *path)
  * the plan lies below it): sbx-init binds after bwrap has made all of its
  * own, and a read-only clone takes nothing below it, so it would cover one
  * made below it. A pin (MK_BIND_RW) is cloned with what is below it (10a,
- * bind_held), so it may have mounts below. The platform says whether
- * sbx-init can (plat_init_binds). Pure. */
+ * bind_held), so it may have mounts below. A FIFO or a device denied in a
+ * root stays bwrap's (sbx holds only files and directories). The platform
+ * says whether sbx-init can (plat_init_binds). Pure. */
 static void
 plan_binds_to_init(struct plan *pl)
 {
@@ -7654,16 +7656,20 @@ plan_binds_to_init(struct plan *pl)
 
 		if ((m->kind != MK_BIND_RO && m->kind != MK_BIND_RW) || !plan_is_writable(pl, path_dirname(m->path)))
 			continue;
+		for (size_t j = 0; j < pl->nodes.n; j++) {
+			const struct pnode *n = pl->nodes.v[j];
+
+			if (strcmp(n->path, m->path) == 0 && n->kind == FK_OTHER)
+				leaf = false;	/* a FIFO or a device: sbx holds only files and directories */
+		}
 		for (size_t j = 0; m->kind == MK_BIND_RO && j < pl->mounts.n; j++) {
 			const struct mount *o = pl->mounts.v[j];
 
 			if (o != m && strcmp(o->path, m->path) != 0 && path_within(o->path, m->path))
 				leaf = false;
 		}
-		if (m->kind == MK_BIND_RW)
-			m->kind = MK_BIND_RW_INIT;
-		else if (leaf)
-			m->kind = MK_BIND_RO_INIT;
+		if (leaf)
+			m->kind = m->kind == MK_BIND_RW ? MK_BIND_RW_INIT : MK_BIND_RO_INIT;
 	}
 	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
 }
@@ -8367,7 +8373,8 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 /* A rebind: the binds sbx-init could not make as planned because the name
  * changed on this machine after sbx covered it (gone, or another file or
  * directory now), and sbx's answer, what covers each of them now
- * (run_rebind). sbx-init asks with an 'R'-less frame (frame_send):
+ * (run_rebind). Both are frames (frame_send: the type, a u32 length,
+ * the body), sent before sbx-init's "R"; sbx-init waits for the answer:
  *   'V': u32 n | n x u32 index into the instructions' binds, rising
  *   'W': u32 n | n x (u32 index, NUL-terminated absolute path, u64 dev,
  *        u64 ino, u32 flags)
@@ -16508,7 +16515,9 @@ static int install_program(const struct bpf_opts *o);
  * in /proc to every process of the user, and a socket message can be
  * parsed strictly, as hostile input would be: the control message
  * (ctl_encode, with the other wire formats), answered by the handed-fd
- * message (handed_encode) and, once the command runs, "R". */
+ * message (handed_encode), a rebind's ask when a name sbx-init binds
+ * changed on this machine (rebind_ask_encode: init_binds, run_rebind),
+ * and, once the command runs, "R". */
 
 static void
 on_signal_noop(int sig)

@@ -81,7 +81,7 @@ fake_add(const char *path, enum fkind kind, const char *target)
 
 static void fake_content(const char *path, const char *content);
 
-/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir),
+/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir), "o PATH" (a FIFO),
  * "c PATH TEXT" (a file holding TEXT, "\\n" for a newline), ';'-separated. */
 static void
 fake_tree(const char *spec)
@@ -115,7 +115,7 @@ fake_tree(const char *spec)
 			free(b.p);
 			continue;
 		}
-		fake_add(path, kind == 'd' || kind == 'x' ? FK_DIR : kind == 'l' ? FK_LINK : FK_FILE,
+		fake_add(path, kind == 'd' || kind == 'x' ? FK_DIR : kind == 'l' ? FK_LINK : kind == 'o' ? FK_OTHER : FK_FILE,
 		    kind == 'l' ? astrdup(target) : NULL);
 		if (kind == 'x')
 			fake_find(path)->unlistable = true;
@@ -814,6 +814,7 @@ test_plan(void)
 			{ "/w/.vscode", MK_BIND_RO, "a directory with a hidden file below it: bwrap's" },
 			{ "/w/.vscode/secret", MK_EMPTY_FILE, "the hidden file" },
 			{ "/r/shown", MK_BIND_RO, "shown again inside a hidden directory (not a writable place)" },
+			{ "/w/fifo", MK_BIND_RO, "a FIFO denied in a root: bwrap's (sbx holds files and directories)" },
 		};
 		struct policy p;
 		struct run_paths rp = { "/w", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
@@ -823,8 +824,8 @@ test_plan(void)
 		const char *why;
 
 		parse(&p, "allow-write /w\ndeny-write /w/new/x\ndeny-write /w/new/y/z\ndeny-read /w/.vscode/secret\n"
-		    "deny-read /r\nallow-read /r/shown\n");
-		fake_tree("d /w/.git/hooks; f /w/.git/HEAD; f /w/.profile; f /w/.vscode/secret; d /r/shown");
+		    "deny-read /r\nallow-read /r/shown\ndeny-write /w/fifo\n");
+		fake_tree("d /w/.git/hooks; f /w/.git/HEAD; f /w/.profile; f /w/.vscode/secret; d /r/shown; o /w/fifo");
 		CHECK(plan_resolve(&p, &fake_disk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
 		    "plan for the binds sbx-init makes");
 		plan_binds_to_init(&pl);
