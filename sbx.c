@@ -13699,7 +13699,8 @@ static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
  *
  * A placeholder is an empty directory sbx creates so that a missing
  * dangerous name in a writable root can be covered (a mount needs a
- * target; bwrap would create one on the host anyway). Agents run commands
+ * target; bwrap would create one on the host anyway), or one another
+ * program removed after the scan, when sbx-init asks (ph_recover). Agents run commands
  * in parallel in one project, so placeholders are shared: a run that finds
  * another run's placeholder covers it like its own, and a placeholder is
  * removed only when no live run uses it. KERNEL: removing a mount point on
@@ -13739,6 +13740,22 @@ proc_stat_starttime(const char *stat)
 }
 
 
+/* The last parent open_parent_nofollow opened, kept: a plan's targets share
+ * a few. An fd keeps naming the directory it opened, even if that is
+ * renamed since, which is what a removal of what sbx made there wants;
+ * covering a name again after another program changed the directories on
+ * its way (ph_recover) forgets it first. */
+static struct { char path[PATH_MAX]; int fd; } parent_kept = { "", -1 };
+
+static void
+open_parent_forget(void)
+{
+	if (parent_kept.fd >= 0)
+		close(parent_kept.fd);
+	parent_kept.fd = -1;
+	parent_kept.path[0] = '\0';
+}
+
 /* Open the directory that holds path's last name, following no symlink on
  * the way (*name points into path). SECURITY: the command may have turned
  * any directory of a writable root into a symlink on the host; a removal
@@ -13747,11 +13764,6 @@ proc_stat_starttime(const char *stat)
 static int
 open_parent_nofollow(const char *path, const char **name)
 {
-	/* the last parent opened, kept: a plan's targets share a few. An fd
-	 * keeps naming the directory it opened, even if that is renamed
-	 * since, which is what a removal of what sbx made there wants */
-	static char last[PATH_MAX];
-	static int last_fd = -1;
 	char comp[NAME_MAX + 1];
 	const char *p = path, *slash;
 	int fd, next;
@@ -13761,8 +13773,8 @@ open_parent_nofollow(const char *path, const char **name)
 		return -1;
 	}
 	slash = strrchr(path, '/');
-	if (last_fd >= 0 && (size_t)(slash - path) == strlen(last) && strncmp(path, last, (size_t)(slash - path)) == 0 &&
-	    (fd = dup_cloexec(last_fd, 0)) >= 0) {
+	if (parent_kept.fd >= 0 && (size_t)(slash - path) == strlen(parent_kept.path) &&
+	    strncmp(path, parent_kept.path, (size_t)(slash - path)) == 0 && (fd = dup_cloexec(parent_kept.fd, 0)) >= 0) {
 		*name = slash + 1;
 		return fd;
 	}
@@ -13773,11 +13785,11 @@ open_parent_nofollow(const char *path, const char **name)
 			p++;
 		if (!(slash = strchr(p, '/'))) {
 			*name = p;
-			if ((size_t)(p - 1 - path) < sizeof(last)) {
-				if (last_fd >= 0)
-					close(last_fd);
-				last_fd = dup_cloexec(fd, 0);
-				snprintf(last, sizeof(last), "%.*s", (int)(p - 1 - path), path);
+			if ((size_t)(p - 1 - path) < sizeof(parent_kept.path)) {
+				if (parent_kept.fd >= 0)
+					close(parent_kept.fd);
+				parent_kept.fd = dup_cloexec(fd, 0);
+				snprintf(parent_kept.path, sizeof(parent_kept.path), "%.*s", (int)(p - 1 - path), path);
 			}
 			return fd;
 		}
@@ -14824,21 +14836,23 @@ ph_held_at(const char *path)
 
 /* Cover b->path again, under the registry lock: sbx-init could not bind
  * it as planned, because another program removed it, or put another file
- * or directory there, after ph_cover (run_rebind). What was held at it
- * and below it is let go (it is gone); then what is there now is covered,
- * or, where a directory on the way is gone too, the first name missing on
- * the way, with one placeholder directory (nothing below it can then be
- * made). A placeholder is bound read-only, even where a pin was planned:
- * what the pin kept in place is gone. b is rewritten: the path to bind and
- * what must be there, or IB_NONE when nothing needs a bind (a path below
- * one covered this round (covered, of const char *), or a name the command
- * could not create anyway). Dies when what is there cannot be covered (a
- * symlink now: its target would need the plan's rules). */
+ * or directory there, after ph_cover (run_rebind). What was held at it is
+ * let go (it is gone); then what is there now is covered, or, where a
+ * directory on the way is gone too, the first name missing on the way,
+ * with one placeholder directory (nothing below it can then be made). A
+ * placeholder is bound read-only, even where a pin was planned: what the
+ * pin kept in place is gone. b is rewritten: the path to bind and what
+ * must be there, or IB_NONE when nothing needs a bind (a path below one
+ * bound read-only this round (covered, of const char *), or a name the
+ * command could not create anyway). Dies when what is there cannot be
+ * covered (a symlink now: its target would need the plan's rules). */
 static void
 ph_recover(int dfd, const struct plan *pl, struct init_bind *b, struct vec *covered)
 {
 	const char *d = b->path, *name;
 	struct ph_held *h;
+	struct stat st;
+	bool gone;
 	int pfd;
 
 	for (size_t i = 0; i < covered->n; i++)
@@ -14846,19 +14860,24 @@ ph_recover(int dfd, const struct plan *pl, struct init_bind *b, struct vec *cove
 			b->flags = IB_NONE;
 			return;
 		}
+	open_parent_forget();
 	while ((pfd = open_parent_nofollow(d, &name)) < 0) {
 		if ((errno != ENOENT && errno != ENOTDIR && errno != ELOOP) || strcmp(path_dirname(d), "/") == 0)
 			die_hint("run again", "cannot reach %s: %s", d, strerror(errno));
 		d = path_dirname(d);
 	}
+	gone = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;	/* a placeholder next */
 	close(pfd);
 	if (d != b->path && !plan_is_writable(pl, path_dirname(d))) {
 		b->flags = IB_NONE;
 		return;
 	}
+	/* what was held at the name is gone; below it too, when a directory
+	 * above it went (what is below a name that was replaced is asked
+	 * about on its own, if it changed) */
 	for (size_t i = run_state.held.n; i-- > 0;) {
 		h = run_state.held.v[i];
-		if (!path_within(h->path, d))
+		if (d != b->path ? !path_within(h->path, d) : strcmp(h->path, d) != 0)
 			continue;
 		if (h->dir >= 0)
 			close(h->dir);
@@ -14872,17 +14891,14 @@ ph_recover(int dfd, const struct plan *pl, struct init_bind *b, struct vec *cove
 		die_hint("run it again when that program has finished", "%s changed on this machine while the sandbox "
 		    "was being built (another program works there), into what sbx cannot cover (a symlink or a "
 		    "device); the command did not run", d);
-	{
-		struct stat hs;
-
-		/* a pin only of a directory that is not a placeholder */
-		if (d != b->path || h->fd >= 0 || h->dir < 0 || fstat(h->dir, &hs) < 0 || !S_ISDIR(hs.st_mode))
-			b->flags &= ~(uint32_t)IB_PIN;
-	}
+	/* a pin only of a directory that is not the placeholder just made */
+	if (d != b->path || gone || h->dir < 0 || fstat(h->dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		b->flags &= ~(uint32_t)IB_PIN;
 	b->path = (char *)d;
 	b->dev = (uint64_t)h->id.dev;
 	b->ino = (uint64_t)h->id.ino;
-	vec_push(covered, (void *)d);
+	if (!(b->flags & IB_PIN))
+		vec_push(covered, (void *)d);	/* read-only: nothing below it needs a bind of its own */
 }
 
 /* Before bwrap: every mount target of the plan (parents first: the plan's

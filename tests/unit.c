@@ -3946,12 +3946,33 @@ test_ph_recover(void)
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == SBX_EXIT_FAILURE,
 	    "a dangerous name that became a symlink: sbx stops (status %d)", status);
 
+	/* a pinned repository replaced by a new one (another clone at the same
+	 * name): the new directory pinned, and its hooks asked about on their
+	 * own, bound read-only; nothing else of it left to a placeholder */
+	rm_tree(path_join(w, "repo"));
+	CHECK(mkdir(path_join(w, "repo"), 0755) == 0 && mkdir(path_join(w, "repo/.git"), 0755) == 0 &&
+	    mkdir(path_join(w, "repo/.git/hooks"), 0755) == 0, "setup: a new repository at the same name");
+	covered.n = 0;
+	b[3] = (struct init_bind){ (char *)path_join(w, "repo"), 1, 1, IB_PIN };
+	b[4] = (struct init_bind){ (char *)path_join(w, "repo/.git/hooks"), 1, 1, 0 };
+	ph_lock();
+	dfd = ph_dir_open(true);
+	ph_recover(dfd, &pl, &b[3], &covered);
+	ph_recover(dfd, &pl, &b[4], &covered);
+	close(dfd);
+	ph_unlock();
+	CHECK(b[3].flags == IB_PIN && lstat(b[3].path, &st) == 0 && st.st_ino == b[3].ino,
+	    "a pinned repository replaced: the new one pinned (flags %u)", b[3].flags);
+	CHECK(b[4].flags == 0 && strcmp(b[4].path, path_join(w, "repo/.git/hooks")) == 0 && lstat(b[4].path, &st) == 0 &&
+	    st.st_ino == b[4].ino, "its new hooks: bound read-only on their own, not skipped under the pin");
+
 	/* after the run: the placeholders sbx made go, what another program
 	 * made stays */
 	ph_release();
-	CHECK(lstat(path_join(w, ".bashrc"), &st) < 0 && lstat(path_join(w, "repo"), &st) < 0 &&
-	    lstat(path_join(w, ".gitmodules"), &st) < 0, "the placeholders removed after the run");
-	CHECK(lstat(path_join(w, ".zshrc"), &st) == 0 && S_ISDIR(st.st_mode), "the other program's directory kept");
+	CHECK(lstat(path_join(w, ".bashrc"), &st) < 0 && lstat(path_join(w, ".gitmodules"), &st) < 0,
+	    "the placeholders removed after the run");
+	CHECK(lstat(path_join(w, ".zshrc"), &st) == 0 && S_ISDIR(st.st_mode) && lstat(path_join(w, "repo/.git/hooks"), &st) == 0,
+	    "the other program's directories kept");
 	run_state.registry = run_state.root = NULL;
 	rm_tree(top);
 }
