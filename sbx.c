@@ -21939,8 +21939,9 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 }
 
 /* The pure parts only the Linux runner uses (the bwrap argv's blob, the
- * messages to and from its inner helper, the observer's events): compiled
- * and unit-tested here too, named once so the compiler does not warn. */
+ * messages to and from its inner helper, the observer's events), and the
+ * placeholder sbx makes when sbx-init asks (ph_recover): compiled and
+ * unit-tested here too, named once so the compiler does not warn. */
 static void __attribute__((unused))
 mac_linux_only_parts(void)
 {
@@ -21958,6 +21959,11 @@ mac_linux_only_parts(void)
 	(void)frame_recv;
 	(void)exec_req_encode;
 	(void)exec_req_decode;
+	(void)rebind_ask_encode;
+	(void)rebind_ask_decode;
+	(void)rebind_answer_encode;
+	(void)rebind_answer_decode;
+	(void)ph_recover;
 }
 
 /* ---- 11d. --check on macOS ---------------------------------------------- */
