@@ -17319,7 +17319,7 @@ bind_held(const struct init_bind *b)
 			goto out;
 	}
 	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, b->path, SBX_MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		goto out;
+		goto changed;	/* EINVAL: a directory there now, where a file was (or the other way) */
 	if (pin || whole) {
 		rc = 0;
 		goto out;
@@ -17328,15 +17328,21 @@ bind_held(const struct init_bind *b)
 	    (sf.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sf.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
 	    (sf.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sf.f_flag & ST_RELATIME ? MS_RELATIME : 0);
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	if ((rc = mount(NULL, self, NULL, flags, NULL)) < 0 && errno == EINVAL) {
+	if ((rc = mount(NULL, self, NULL, flags, NULL)) == 0)
+		goto out;
+	/* EINVAL, KERNEL: another program removed the name since the move:
+	 * the kernel took the new mount off it (a mount point removed in
+	 * another namespace goes from every namespace), and a mount no longer
+	 * attached cannot be remounted */
+changed:
+	{
 		struct stat now;
 
-		/* KERNEL: another program removed the name since the move: the
-		 * kernel took the new mount off it (a mount point removed in
-		 * another namespace goes from every namespace), and a mount no
-		 * longer attached cannot be remounted. (A lookup during that
-		 * unlink may still find the name, with no link left.) */
-		if (lstat(b->path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino || !now.st_nlink)
+		/* not what was cloned at the name any more (a lookup during an
+		 * unlink may still find it, with no link left): sbx covers it
+		 * again; else the error stands */
+		if (errno == EINVAL && (lstat(b->path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino ||
+		    !now.st_nlink))
 			errno = ESTALE;
 	}
 out:
