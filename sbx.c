@@ -79,11 +79,12 @@
  *      the MITM route: the proxy's socket, dialled by sbx
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
- *      and the symlinks it pins and placeholders it binds, capabilities,
- *      the filters, the hand that gives sbx the observer's listener, the
- *      command started with vfork, a session's with clone(CLONE_VM) on a
- *      stack of its own, in a session of its own), 10b the write observer
- *      (the listener's reader, a process of its own), 10c running
+ *      and the symlinks it pins and the names in writable places it binds
+ *      (asking sbx to cover again what another program changed),
+ *      capabilities, the filters, the hand that gives sbx the observer's
+ *      listener, the command started with vfork, a session's with
+ *      clone(CLONE_VM) on a stack of its own, in a session of its own), 10b
+ *      the write observer (the listener's reader, a process of its own), 10c running
  *      under bwrap as named steps (the proxy forked on the first
  *      connection, the observer on the first call it sees), 10d --check,
  *      10e the platform interface on Linux (the proxy's lockdown: Landlock
@@ -170,7 +171,7 @@
 #  define SBX_PH_POOL 1		/* placeholders set aside in a pool, not removed (9a) */
 #endif
 #ifndef SBX_INIT_BINDS
-#  define SBX_INIT_BINDS 1	/* sbx-init binds the placeholder directories (plan_binds_to_init) */
+#  define SBX_INIT_BINDS 1	/* sbx-init binds the names in writable places (plan_binds_to_init) */
 #endif
 #ifndef SBX_VFORK
 #  define SBX_VFORK 1		/* bwrap, and a run's command by sbx-init, started with vfork */
@@ -227,7 +228,7 @@
 #if SBX_LINUX
 #  include <sched.h>
 #  include <sys/mount.h>
-#  include <sys/statvfs.h>	/* the flags a placeholder bind keeps (bind_placeholder) */
+#  include <sys/statvfs.h>	/* the flags a read-only bind keeps (bind_held) */
 #  include <sys/prctl.h>
 #  include <sys/ioctl.h>
 #  include <sys/signalfd.h>
@@ -241,8 +242,13 @@
 #    define SYS_open_tree	428	/* Linux 5.2; the same on x86_64 and aarch64 */
 #    define SYS_move_mount	429
 #  endif
+#  ifndef SYS_mount_setattr
+#    define SYS_mount_setattr	442	/* Linux 5.12 */
+#  endif
 #  define SBX_OPEN_TREE_CLONE		1
 #  define SBX_MOVE_MOUNT_F_EMPTY_PATH	0x4
+#  define SBX_AT_RECURSIVE		0x8000
+#  define SBX_MOUNT_ATTR_RDONLY		0x1
 #endif
 
 #ifndef O_PATH
@@ -6133,8 +6139,9 @@ enum mkind {
 	MK_BIND_FROM,	/* --ro-bind SRC P: a host file shown at another path (sbx itself) */
 	MK_PIN_LINK,	/* a symlink mounted onto itself, unfollowed, by sbx-init (10a): bwrap
 			 * follows every link it mounts on, so this one is not in its argv */
-	MK_BIND_RO_INIT,	/* MK_BIND_RO of a placeholder directory, made by sbx-init in the
-			 * nested mount namespace instead of bwrap (plan_binds_to_init) */
+	MK_BIND_RO_INIT,	/* MK_BIND_RO of a name in a writable place, made by sbx-init in
+			 * the nested mount namespace instead of bwrap (plan_binds_to_init) */
+	MK_BIND_RW_INIT,	/* MK_BIND_RW there (a pin), the same way, with what is below it */
 };
 
 struct mount {
@@ -8627,42 +8634,6 @@ plan_bind_from(struct plan *pl, const char *src, const char *dest, const char *w
 	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
 }
 
-/* Hand the read-only binds of placeholder directories to sbx-init: it makes
- * each with three syscalls in the nested mount namespace (open_tree,
- * move_mount, a remount), where bwrap rereads the whole mount table for
- * every bind (~50 us each with a dozen mounts, more with more). Only a
- * leaf: no other mount of the plan lies below it, since sbx-init binds
- * after bwrap has made all of its own, and a bind made later would cover
- * one made below it. Only a directory: sbx-init checks the device and
- * inode sbx holds (ph_cover) before it binds, and files keep bwrap's way.
- * The platform says whether sbx-init can (plat_init_binds). Pure. */
-static void
-plan_binds_to_init(struct plan *pl)
-{
-	for (size_t i = 0; i < pl->mounts.n; i++) {
-		struct mount *m = pl->mounts.v[i];
-		bool placeholder_dir = false, leaf = true;
-
-		if (m->kind != MK_BIND_RO)
-			continue;
-		for (size_t j = 0; j < pl->placeholders.n; j++) {
-			const struct placeholder *ph = pl->placeholders.v[j];
-
-			if (strcmp(ph->path, m->path) == 0 && ph->kind == PH_DIR)
-				placeholder_dir = true;
-		}
-		for (size_t j = 0; placeholder_dir && j < pl->mounts.n; j++) {
-			const struct mount *o = pl->mounts.v[j];
-
-			if (o != m && strcmp(o->path, m->path) != 0 && path_within(o->path, m->path))
-				leaf = false;
-		}
-		if (placeholder_dir && leaf)
-			m->kind = MK_BIND_RO_INIT;
-	}
-	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
-}
-
 /* Would path (real) be writable inside the sandbox under this plan? */
 static bool
 plan_is_writable(const struct plan *pl, const char *path)
@@ -8685,6 +8656,56 @@ plan_is_writable(const struct plan *pl, const char *path)
 	if (!best)
 		return false;
 	return best->visible && best->writable;
+}
+
+/* Hand sbx-init the binds of names in a writable place: each bind of a
+ * path onto itself whose parent the command can write, which ph_acquire
+ * covers and holds. Two reasons:
+ *  - Other programs work in those directories (a shell in /tmp, a `git
+ *    checkout` in the project, an editor saving by rename). A name the scan
+ *    saw may be gone, or another file, by the time it is mounted on. bwrap
+ *    then fails the whole run ("Can't find source path", or "Unable to find
+ *    ... in mount table" when the name goes while bwrap rereads the mount
+ *    table), and a bind it skipped would leave the name creatable. sbx-init
+ *    binds by the device and inode sbx holds, and what changed goes back to
+ *    sbx, which covers it as it is now (run_rebind): a placeholder where it
+ *    is gone, what is there where it was replaced. Nothing is walked again
+ *    and nothing is planned again: the run goes on with every name covered.
+ *  - It is cheaper: three syscalls each (open_tree, move_mount, a remount),
+ *    where bwrap rereads the whole mount table for every bind (~50 us each
+ *    with a dozen mounts, more with more).
+ * A read-only bind is sbx-init's only when it is a leaf (no other mount of
+ * the plan lies below it): sbx-init binds after bwrap has made all of its
+ * own, and a read-only clone takes nothing below it, so it would cover one
+ * made below it. A pin (MK_BIND_RW) is cloned with what is below it (10a,
+ * bind_held), so it may have mounts below. A FIFO or a device denied in a
+ * root stays bwrap's (sbx holds only files and directories). The platform
+ * says whether sbx-init can (plat_init_binds). Pure. */
+static void
+plan_binds_to_init(struct plan *pl)
+{
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		struct mount *m = pl->mounts.v[i];
+		bool leaf = true;
+
+		if ((m->kind != MK_BIND_RO && m->kind != MK_BIND_RW) || !plan_is_writable(pl, path_dirname(m->path)))
+			continue;
+		for (size_t j = 0; j < pl->nodes.n; j++) {
+			const struct pnode *n = pl->nodes.v[j];
+
+			if (strcmp(n->path, m->path) == 0 && n->kind == FK_OTHER)
+				leaf = false;	/* a FIFO or a device: sbx holds only files and directories */
+		}
+		for (size_t j = 0; m->kind == MK_BIND_RO && j < pl->mounts.n; j++) {
+			const struct mount *o = pl->mounts.v[j];
+
+			if (o != m && strcmp(o->path, m->path) != 0 && path_within(o->path, m->path))
+				leaf = false;
+		}
+		if (leaf)
+			m->kind = m->kind == MK_BIND_RW ? MK_BIND_RW_INIT : MK_BIND_RO_INIT;
+	}
+	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
 }
 
 /* ====================================================================
@@ -9005,6 +9026,7 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 			break;
 		case MK_PIN_LINK:
 		case MK_BIND_RO_INIT:
+		case MK_BIND_RW_INIT:
 			break;	/* sbx-init's, from the control message */
 		}
 	}
@@ -9123,7 +9145,9 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
 		if (m->kind == MK_PIN_LINK)
 			buf_printf(b, "# symlink pinned by sbx-init (mounted onto itself, not followed): %s\n", m->path);
 		if (m->kind == MK_BIND_RO_INIT)
-			buf_printf(b, "# placeholder bound read-only onto itself by sbx-init: %s\n", m->path);
+			buf_printf(b, "# bound read-only onto itself by sbx-init: %s\n", m->path);
+		if (m->kind == MK_BIND_RW_INIT)
+			buf_printf(b, "# pinned (bound onto itself, with what is below it) by sbx-init: %s\n", m->path);
 	}
 }
 
@@ -9172,9 +9196,14 @@ enum inner_flag {
 #define SBX_CTL_MAX_BYTES	(4 << 20)
 #define SBX_CTL_MAX_ARGS	65536
 
-/* A placeholder directory sbx-init binds read-only onto itself, and what
- * it must be: the device and inode of the directory sbx holds (ph_cover). */
-struct init_bind { char *path; uint64_t dev, ino; };
+/* A name sbx-init binds onto itself (plan_binds_to_init), and what it must
+ * be: the device and inode of what sbx holds there (ph_cover). */
+struct init_bind { char *path; uint64_t dev, ino; uint32_t flags; };
+
+enum init_bind_flags {
+	IB_PIN = 1,	/* read-write, with what is mounted below it (MK_BIND_RW_INIT) */
+	IB_NONE = 2,	/* in sbx's answer to a rebind: nothing to bind there (run_rebind) */
+};
 
 /* What the inner helper is told. Ports are the policy's allow-host-port
  * and expose-port lists; socat and bridge_sock are set for bridge socat. */
@@ -9186,7 +9215,7 @@ struct inner_msg {
 	const char *socat;		/* bridge socat: the socat binary, else NULL */
 	const char *bridge_sock[2];	/* bridge socat: the proxy's Unix sockets, HTTP and SOCKS */
 	uint32_t nlinks; char **links;	/* symlinked dangerous names sbx-init pins (MK_PIN_LINK) */
-	uint32_t nbinds; struct init_bind *binds;	/* placeholders sbx-init binds read-only (MK_BIND_RO_INIT) */
+	uint32_t nbinds; struct init_bind *binds;	/* names sbx-init binds (MK_BIND_RO_INIT, MK_BIND_RW_INIT) */
 	char **argv;
 };
 
@@ -9200,7 +9229,7 @@ put_u32(struct buf *b, uint32_t v)
  *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 | u32 nexpose |
  *   nexpose x u32 | u32 ncapture | ncapture x u32 | socat NUL | http socket NUL | socks socket NUL |
  *   u32 nlinks | nlinks NUL-terminated absolute paths |
- *   u32 nbinds | nbinds x (NUL-terminated absolute path, u64 dev, u64 ino) |
+ *   u32 nbinds | nbinds x (NUL-terminated absolute path, u64 dev, u64 ino, u32 flags) |
  *   u32 argc | argc NUL-terminated strings
  * (an empty string is "none"). */
 static void
@@ -9233,6 +9262,7 @@ ctl_encode(const struct inner_msg *m, struct buf *b)
 		buf_putn(&body, m->binds[i].path, strlen(m->binds[i].path) + 1);
 		buf_putn(&body, (const char *)&m->binds[i].dev, 8);
 		buf_putn(&body, (const char *)&m->binds[i].ino, 8);
+		put_u32(&body, m->binds[i].flags);
 	}
 	put_u32(&body, argc);
 	for (i = 0; i < argc; i++)
@@ -9349,8 +9379,10 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	for (i = 0; !c.why && i < m->nbinds; i++)
 		if (take_str(&c, &m->binds[i].path, "bind path not terminated") && m->binds[i].path[0] != '/')
 			c.why = "a bind path that is not absolute";
-		else if (take_bytes(&c, &m->binds[i].dev, 8, "bind cut short"))
-			take_bytes(&c, &m->binds[i].ino, 8, "bind cut short");
+		else if (take_bytes(&c, &m->binds[i].dev, 8, "bind cut short") &&
+		    take_bytes(&c, &m->binds[i].ino, 8, "bind cut short") &&
+		    take_u32(&c, &m->binds[i].flags, "bind cut short") && (m->binds[i].flags & ~(uint32_t)IB_PIN))
+			c.why = "unknown bind flags";
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_CTL_MAX_ARGS))
 		c.why = "bad argument count";
 	if (!c.why) {
@@ -9369,6 +9401,97 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 		*why = c.why;
 		return -1;
 	}
+	return 0;
+}
+
+/* A rebind: the binds sbx-init could not make as planned because the name
+ * changed on this machine after sbx covered it (gone, or another file or
+ * directory now), and sbx's answer, what covers each of them now
+ * (run_rebind). Both are frames (frame_send: the type, a u32 length,
+ * the body), sent before sbx-init's "R"; sbx-init waits for the answer:
+ *   'V': u32 n | n x u32 index into the instructions' binds, rising
+ *   'W': u32 n | n x (u32 index, NUL-terminated absolute path, u64 dev,
+ *        u64 ino, u32 flags)
+ * The answer's path may be an ancestor of the one asked about (the first
+ * name on the way that is gone, covered by one placeholder), and IB_NONE
+ * says there is nothing to bind (no name on the way the command could
+ * create). The decoders check every index against the instructions: the
+ * answer replaces those binds in place. */
+#define SBX_REBIND_ASK		'V'
+#define SBX_REBIND_ANSWER	'W'
+
+static void
+rebind_ask_encode(const uint32_t *idx, uint32_t n, struct buf *b)
+{
+	b->n = 0;
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++)
+		put_u32(b, idx[i]);
+}
+
+/* Into idx (room for nbinds): the indices asked about, each below nbinds
+ * and rising. Returns their count, or -1 with *why set. */
+static int
+rebind_ask_decode(const char *p, size_t n, uint32_t nbinds, uint32_t *idx, const char **why)
+{
+	struct cursor c = { p, p + n, NULL };
+	uint32_t count = 0;
+
+	if (take_u32(&c, &count, "no count") && (count == 0 || count > nbinds))
+		c.why = "bad count";
+	for (uint32_t i = 0; !c.why && i < count; i++)
+		if (take_u32(&c, &idx[i], "cut short") && (idx[i] >= nbinds || (i && idx[i] <= idx[i - 1])))
+			c.why = "an index out of range or out of order";
+	if (!c.why && c.p != c.end)
+		c.why = "bytes after the last index";
+	*why = c.why;
+	return c.why ? -1 : (int)count;
+}
+
+static void
+rebind_answer_encode(const struct init_bind *binds, const uint32_t *idx, uint32_t n, struct buf *b)
+{
+	b->n = 0;
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct init_bind *ib = &binds[idx[i]];
+
+		put_u32(b, idx[i]);
+		buf_putn(b, ib->path, strlen(ib->path) + 1);
+		buf_putn(b, (const char *)&ib->dev, 8);
+		buf_putn(b, (const char *)&ib->ino, 8);
+		put_u32(b, ib->flags);
+	}
+}
+
+/* The answer, for exactly the indices asked about (idx, n): each replaces
+ * binds[index]. Returns 0, or -1 with *why set (binds then unchanged). */
+static int
+rebind_answer_decode(const char *p, size_t n, struct init_bind *binds, const uint32_t *idx, uint32_t count,
+    const char **why)
+{
+	struct cursor c = { p, p + n, NULL };
+	struct init_bind *got = amalloc((count + 1) * sizeof(*got));
+	uint32_t k = 0, index;
+
+	if (take_u32(&c, &k, "no count") && k != count)
+		c.why = "not the count asked about";
+	for (uint32_t i = 0; !c.why && i < count; i++) {
+		if (take_u32(&c, &index, "cut short") && index != idx[i])
+			c.why = "not the index asked about";
+		else if (take_str(&c, &got[i].path, "path not terminated") && got[i].path[0] != '/')
+			c.why = "a path that is not absolute";
+		else if (take_bytes(&c, &got[i].dev, 8, "cut short") && take_bytes(&c, &got[i].ino, 8, "cut short") &&
+		    take_u32(&c, &got[i].flags, "cut short") && (got[i].flags & ~(uint32_t)(IB_PIN | IB_NONE)))
+			c.why = "unknown flags";
+	}
+	if (!c.why && c.p != c.end)
+		c.why = "bytes after the last bind";
+	*why = c.why;
+	if (c.why)
+		return -1;
+	for (uint32_t i = 0; i < count; i++)
+		binds[idx[i]] = got[i];
 	return 0;
 }
 
@@ -10147,8 +10270,8 @@ fail:
  * plan's mounts, sorted parents first, render in their order, once for
  * reads and once for writes:
  *
- *   MK_BIND_RW P      allow read, allow write      (subpath P)
- *   MK_BIND_RO P      allow read, deny write       (subpath P): a deny-write,
+ *   MK_BIND_RW P      allow read, allow write      (subpath P) (and _INIT)
+ *   MK_BIND_RO P      allow read, deny write       (subpath P) (and _INIT): a deny-write,
  *                     a mandatory deny, a git rule inside a root, or a path
  *                     shown again inside a hidden directory
  *   MK_TMPFS P        deny read, deny write        (subpath P): hidden; the
@@ -10336,6 +10459,7 @@ static const struct { const char *read, *write, *filter; } sb_mount_rules[] = {
 	[MK_BIND_FROM] = { NULL, NULL, NULL },
 	[MK_PIN_LINK] = { NULL, "deny", "literal" },
 	[MK_BIND_RO_INIT] = { "allow", "deny", "subpath" },
+	[MK_BIND_RW_INIT] = { "allow", "allow", "subpath" },
 };
 
 /* The profile. Returns 0, or -1 with *why set when a path or name cannot
@@ -14099,7 +14223,8 @@ plan_write_denied(const struct plan *pl, const char *path)
 	for (size_t i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 
-		if (m->kind != MK_BIND_RW && m->kind != MK_BIND_FROM && path_within(path, m->path))
+		if (m->kind != MK_BIND_RW && m->kind != MK_BIND_RW_INIT && m->kind != MK_BIND_FROM &&
+		    path_within(path, m->path))
 			return true;
 	}
 	return false;
@@ -14895,7 +15020,8 @@ static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
  *
  * A placeholder is an empty directory sbx creates so that a missing
  * dangerous name in a writable root can be covered (a mount needs a
- * target; bwrap would create one on the host anyway). Agents run commands
+ * target; bwrap would create one on the host anyway), or one another
+ * program removed after the scan, when sbx-init asks (ph_recover). Agents run commands
  * in parallel in one project, so placeholders are shared: a run that finds
  * another run's placeholder covers it like its own, and a placeholder is
  * removed only when no live run uses it. KERNEL: removing a mount point on
@@ -14935,6 +15061,22 @@ proc_stat_starttime(const char *stat)
 }
 
 
+/* The last parent open_parent_nofollow opened, kept: a plan's targets share
+ * a few. An fd keeps naming the directory it opened, even if that is
+ * renamed since, which is what a removal of what sbx made there wants;
+ * covering a name again after another program changed the directories on
+ * its way (ph_recover) forgets it first. */
+static struct { char path[PATH_MAX]; int fd; } parent_kept = { "", -1 };
+
+static void
+open_parent_forget(void)
+{
+	if (parent_kept.fd >= 0)
+		close(parent_kept.fd);
+	parent_kept.fd = -1;
+	parent_kept.path[0] = '\0';
+}
+
 /* Open the directory that holds path's last name, following no symlink on
  * the way (*name points into path). SECURITY: the command may have turned
  * any directory of a writable root into a symlink on the host; a removal
@@ -14943,11 +15085,6 @@ proc_stat_starttime(const char *stat)
 static int
 open_parent_nofollow(const char *path, const char **name)
 {
-	/* the last parent opened, kept: a plan's targets share a few. An fd
-	 * keeps naming the directory it opened, even if that is renamed
-	 * since, which is what a removal of what sbx made there wants */
-	static char last[PATH_MAX];
-	static int last_fd = -1;
 	char comp[NAME_MAX + 1];
 	const char *p = path, *slash;
 	int fd, next;
@@ -14957,8 +15094,8 @@ open_parent_nofollow(const char *path, const char **name)
 		return -1;
 	}
 	slash = strrchr(path, '/');
-	if (last_fd >= 0 && (size_t)(slash - path) == strlen(last) && strncmp(path, last, (size_t)(slash - path)) == 0 &&
-	    (fd = dup_cloexec(last_fd, 0)) >= 0) {
+	if (parent_kept.fd >= 0 && (size_t)(slash - path) == strlen(parent_kept.path) &&
+	    strncmp(path, parent_kept.path, (size_t)(slash - path)) == 0 && (fd = dup_cloexec(parent_kept.fd, 0)) >= 0) {
 		*name = slash + 1;
 		return fd;
 	}
@@ -14969,11 +15106,11 @@ open_parent_nofollow(const char *path, const char **name)
 			p++;
 		if (!(slash = strchr(p, '/'))) {
 			*name = p;
-			if ((size_t)(p - 1 - path) < sizeof(last)) {
-				if (last_fd >= 0)
-					close(last_fd);
-				last_fd = dup_cloexec(fd, 0);
-				snprintf(last, sizeof(last), "%.*s", (int)(p - 1 - path), path);
+			if ((size_t)(p - 1 - path) < sizeof(parent_kept.path)) {
+				if (parent_kept.fd >= 0)
+					close(parent_kept.fd);
+				parent_kept.fd = dup_cloexec(fd, 0);
+				snprintf(parent_kept.path, sizeof(parent_kept.path), "%.*s", (int)(p - 1 - path), path);
 			}
 			return fd;
 		}
@@ -15147,8 +15284,10 @@ static const char ph_kind_letters[] = "df.";
  * registry, its entry, locked shared too. */
 struct ph_held {
 	const char *path;
-	int dir;	/* the directory itself, or -1 (not a directory) */
+	int dir;	/* the directory (or file) itself, opened and locked, or -1 */
 	int fd;		/* the registry entry, or -1 (not a placeholder of ours) */
+	struct fid id;	/* what was there once covered, a directory or a regular
+			 * file (sbx-init binds only that); 0 0 for anything else */
 };
 
 /* The run's own state, for cleanup at exit (atexit: every exit path). */
@@ -15943,9 +16082,11 @@ ph_reclaim(int dfd)
  * run's mount. A target in this registry is shared through its entry. A
  * missing target (planned as a placeholder, or another run's placeholder
  * removed since this run's scan saw it) is made now, its intent recorded
- * first. */
+ * first; unless lazy: a name sbx-init binds that the plan saw there, gone
+ * now (or a directory above it gone), is left to sbx-init, which asks for
+ * it again (run_rebind covers it then, as it is then). */
 static void
-ph_cover(int dfd, const char *target, enum phkind kind)
+ph_cover(int dfd, const char *target, enum phkind kind, bool lazy)
 {
 	const char *ename = ph_entry_name(target), *name, *epath;
 	struct ph_held *h;
@@ -15954,12 +16095,19 @@ ph_cover(int dfd, const char *target, enum phkind kind)
 	int fd = -1, pfd, dir = -1, tries;
 
 	for (tries = 0; tries < 8 && dir < 0; tries++) {
-		if ((pfd = open_parent_nofollow(target, &name)) < 0)
-			die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target,
-			    strerror(errno));
+		if ((pfd = open_parent_nofollow(target, &name)) < 0) {
+			if (lazy && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+				return;
+			die_hint("it changed on this machine while sbx was starting (another program works there); "
+			    "run again", "cannot reach %s: %s", target, strerror(errno));
+		}
 		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno != ENOENT)
 				die("cannot inspect %s: %s", target, strerror(errno));
+			if (lazy) {
+				close(pfd);
+				return;
+			}
 			/* missing: make the placeholder, its intent recorded first */
 			fd = openat(dfd, ename, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (fd < 0 || flock(fd, LOCK_SH) < 0)
@@ -15969,9 +16117,22 @@ ph_cover(int dfd, const char *target, enum phkind kind)
 			id.ctime = (long long)time(NULL) - 1;
 			if (ph_entry_write(fd, target, &id) < 0)
 				die("cannot record the placeholder %s: %s", target, strerror(errno));
-			if (ph_make(pfd, name, kind) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
-				    "cannot create the placeholder %s: %s", target, strerror(errno));
+			if (ph_make(pfd, name, kind) < 0) {
+				if (errno != EEXIST)
+					die("cannot create the placeholder %s: %s", target, strerror(errno));
+				/* another program made the name since fstatat: the
+				 * entry is made to claim nothing (made, of no inode:
+				 * ph_matches never matches it, so no removal touches
+				 * what is there), and the next round covers that */
+				id.made = true;
+				(void)ph_entry_write(fd, target, &id);
+				close(fd);
+				close(pfd);
+				fd = -1;
+				continue;
+			}
+			if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				die("cannot create the placeholder %s: %s", target, strerror(errno));
 			id.made = true;
 			id.dev = (unsigned long long)st.st_dev;
 			id.ino = (unsigned long long)st.st_ino;
@@ -16005,13 +16166,94 @@ ph_cover(int dfd, const char *target, enum phkind kind)
 			die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
 		note("placeholder %s: made by another run, covered here too", target);
 	}
-	if (dir < 0 && fd < 0)
+	if (dir < 0 && fd < 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 		return;
 	h = amalloc(sizeof(*h));
 	h->path = target;
 	h->dir = dir;
 	h->fd = fd;
+	if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+		h->id.dev = st.st_dev;
+		h->id.ino = st.st_ino;
+	}
 	vec_push(&run_state.held, h);
+}
+
+/* What ph_cover holds at path (the last one), or NULL. */
+static struct ph_held *
+ph_held_at(const char *path)
+{
+	for (size_t i = run_state.held.n; i-- > 0;)
+		if (strcmp(((struct ph_held *)run_state.held.v[i])->path, path) == 0)
+			return run_state.held.v[i];
+	return NULL;
+}
+
+/* Cover b->path again, under the registry lock: sbx-init could not bind
+ * it as planned, because another program removed it, or put another file
+ * or directory there, after ph_cover (run_rebind). What was held at it is
+ * let go (it is gone); then what is there now is covered, or, where a
+ * directory on the way is gone too, the first name missing on the way,
+ * with one placeholder directory (nothing below it can then be made). A
+ * placeholder is bound read-only, even where a pin was planned: what the
+ * pin kept in place is gone. b is rewritten: the path to bind and what
+ * must be there, or IB_NONE when nothing needs a bind (a path below one
+ * bound read-only this round (covered, of const char *), or a name the
+ * command could not create anyway). Dies when what is there cannot be
+ * covered (a symlink now: its target would need the plan's rules). */
+static void
+ph_recover(int dfd, const struct plan *pl, struct init_bind *b, struct vec *covered)
+{
+	const char *d = b->path, *name;
+	struct ph_held *h;
+	struct stat st;
+	bool gone;
+	int pfd;
+
+	for (size_t i = 0; i < covered->n; i++)
+		if (path_within(b->path, covered->v[i])) {
+			b->flags = IB_NONE;
+			return;
+		}
+	open_parent_forget();
+	while ((pfd = open_parent_nofollow(d, &name)) < 0) {
+		if ((errno != ENOENT && errno != ENOTDIR && errno != ELOOP) || strcmp(path_dirname(d), "/") == 0)
+			die_hint("run again", "cannot reach %s: %s", d, strerror(errno));
+		d = path_dirname(d);
+	}
+	gone = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;	/* a placeholder next */
+	close(pfd);
+	if (d != b->path && !plan_is_writable(pl, path_dirname(d))) {
+		b->flags = IB_NONE;
+		return;
+	}
+	/* what was held at the name is gone; below it too, when a directory
+	 * above it went (what is below a name that was replaced is asked
+	 * about on its own, if it changed) */
+	for (size_t i = run_state.held.n; i-- > 0;) {
+		h = run_state.held.v[i];
+		if (d != b->path ? !path_within(h->path, d) : strcmp(h->path, d) != 0)
+			continue;
+		if (h->dir >= 0)
+			close(h->dir);
+		if (h->fd >= 0)
+			close(h->fd);
+		memmove(&run_state.held.v[i], &run_state.held.v[i + 1], (run_state.held.n - i - 1) * sizeof(void *));
+		run_state.held.n--;
+	}
+	ph_cover(dfd, d, PH_DIR, false);
+	if (!(h = ph_held_at(d)) || (!h->id.dev && !h->id.ino))
+		die_hint("run it again when that program has finished", "%s changed on this machine while the sandbox "
+		    "was being built (another program works there), into what sbx cannot cover (a symlink or a "
+		    "device); the command did not run", d);
+	/* a pin only of a directory that is not the placeholder just made */
+	if (d != b->path || gone || h->dir < 0 || fstat(h->dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		b->flags &= ~(uint32_t)IB_PIN;
+	b->path = (char *)d;
+	b->dev = (uint64_t)h->id.dev;
+	b->ino = (uint64_t)h->id.ino;
+	if (!(b->flags & IB_PIN))
+		vec_push(covered, (void *)d);	/* read-only: nothing below it needs a bind of its own */
 }
 
 /* Before bwrap: every mount target of the plan (parents first: the plan's
@@ -16044,6 +16286,7 @@ ph_acquire(const struct plan *pl)
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 		enum phkind kind = PH_DIR;	/* for a target another run's removal left missing */
+		bool planned = false;
 
 		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO || strcmp(m->path, last) == 0)
 			continue;	/* not a host path of the plan's, or seen */
@@ -16053,10 +16296,21 @@ ph_acquire(const struct plan *pl)
 		 * could not create anything there either */
 		if (!plan_is_writable(pl, path_dirname(m->path)))
 			continue;
-		for (size_t j = 0; j < pl->placeholders.n; j++)
-			if (strcmp(((struct placeholder *)pl->placeholders.v[j])->path, m->path) == 0)
-				kind = ((struct placeholder *)pl->placeholders.v[j])->kind;
-		ph_cover(dfd, m->path, kind);
+		for (size_t j = 0; j < pl->placeholders.n; j++) {
+			const struct placeholder *ph = pl->placeholders.v[j];
+
+			if (strcmp(ph->path, m->path) == 0)
+				kind = ph->kind;
+			planned |= path_within(ph->path, m->path);
+		}
+		/* a name sbx-init binds, gone since the scan: sbx-init asks about
+		 * it, and run_rebind covers the first name gone on its way once,
+		 * where a placeholder here would make a tree of them (a pinned
+		 * repository, removed, would come back as placeholders). Not when
+		 * a placeholder is planned at it or below it: that one needs the
+		 * directories above it (a killed run's .claude, reclaimed above,
+		 * that held .claude/commands) */
+		ph_cover(dfd, m->path, kind, !planned && (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT));
 	}
 	close(dfd);
 	ph_unlock();
@@ -17775,7 +18029,9 @@ static int install_program(const struct bpf_opts *o);
  * in /proc to every process of the user, and a socket message can be
  * parsed strictly, as hostile input would be: the control message
  * (ctl_encode, with the other wire formats), answered by the handed-fd
- * message (handed_encode) and, once the command runs, "R". */
+ * message (handed_encode), a rebind's ask when a name sbx-init binds
+ * changed on this machine (rebind_ask_encode: init_binds, run_rebind),
+ * and, once the command runs, "R". */
 
 static void
 on_signal_noop(int sig)
@@ -18500,18 +18756,26 @@ pin_link(const char *path)
 	return rc;
 }
 
-/* Bind the placeholder directory b->path read-only onto itself
- * (MK_BIND_RO_INIT): what `bwrap --ro-bind P P` would, without rereading
- * the mount table. SECURITY:
+/* Bind b->path onto itself (plan_binds_to_init): read-only, or, a pin
+ * (IB_PIN), read-write with what is mounted below it. What `bwrap
+ * --ro-bind P P` (or --bind) would, without rereading the mount table.
+ * SECURITY:
  *  - open_tree with AT_SYMLINK_NOFOLLOW takes the name itself, and the
- *    clone must be the directory sbx made and holds (device and inode):
- *    another sandbox that can write the project cannot swap in a link to
- *    a file of its choice between sbx's check and this bind (bwrap's bind
- *    follows links); a mismatch stops the run (ESTALE);
- *  - non-recursive: an empty directory has nothing mounted below it on
- *    the host, and nothing of the plan's (plan_binds_to_init: leaves only);
- *  - move_mount does not follow a link at the target either, and the
- *    mount cannot go onto anything but a directory;
+ *    clone must be what sbx covered and holds (device and inode): another
+ *    sandbox that can write the project cannot swap in a link to a file of
+ *    its choice between sbx's check and this bind (bwrap's bind follows
+ *    links); a mismatch is ESTALE, and sbx covers the name again
+ *    (init_binds);
+ *  - read-only: non-recursive, so nothing of the host's mounted below it
+ *    comes along writable, and nothing of the plan's lies below it (a
+ *    leaf); where the host has a mount below it (a clone would then leave
+ *    that part of the tree out, which the kernel refuses in a user
+ *    namespace: EINVAL), the clone takes it along and the whole clone is
+ *    made read-only (mount_setattr, Linux 5.12);
+ *  - a pin: recursive, so every mount bwrap made below it (a hidden file, a
+ *    placeholder) stays in place on top of it, with its own flags;
+ *  - move_mount does not follow a link at the target either, and a
+ *    directory goes onto a directory, a file onto a file;
  *  - read-only by a remount of the new mount itself (/proc/self/fd/N:
  *    the fresh /proc of the nested namespace, mounted above), keeping the
  *    flags the mount it was cloned from has (a user namespace may not
@@ -18519,37 +18783,129 @@ pin_link(const char *path)
  *  - then the filters refuse the command every mount call, and the
  *    kernel locks these mounts together with the rest in any namespace
  *    the command could make (it can make none: max_user_namespaces 0).
- * Returns 0, or -1 with errno set. */
+ * Returns 0, or -1 with errno set (ENOENT or ESTALE: the name changed on
+ * this machine since sbx covered it). */
 static int
-bind_placeholder(const struct init_bind *b)
+bind_held(const struct init_bind *b)
 {
 	struct stat st;
 	struct statvfs sf;
 	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
 	char self[64];
-	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
+	bool pin = b->flags & IB_PIN, whole = false;
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC |
+	    (pin ? SBX_AT_RECURSIVE : 0));
 	int rc = -1, saved;
 
+	if (fd < 0 && errno == EINVAL && !pin) {
+		whole = true;
+		fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC |
+		    SBX_AT_RECURSIVE);
+	}
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || fstatvfs(fd, &sf) < 0)
 		goto out;
-	if (!S_ISDIR(st.st_mode) || (uint64_t)st.st_dev != b->dev || (uint64_t)st.st_ino != b->ino) {
+	if (!(S_ISDIR(st.st_mode) || (!pin && S_ISREG(st.st_mode))) || (uint64_t)st.st_dev != b->dev ||
+	    (uint64_t)st.st_ino != b->ino) {
 		errno = ESTALE;
 		goto out;
 	}
+	if (whole) {
+		struct { uint64_t set, clr, propagation, userns_fd; } attr = { SBX_MOUNT_ATTR_RDONLY, 0, 0, 0 };
+
+		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | SBX_AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+			goto out;
+	}
 	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, b->path, SBX_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		goto changed;	/* EINVAL: a directory there now, where a file was (or the other way) */
+	if (pin || whole) {
+		rc = 0;
 		goto out;
+	}
 	flags |= (sf.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sf.f_flag & ST_NODEV ? MS_NODEV : 0) |
 	    (sf.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sf.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
 	    (sf.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sf.f_flag & ST_RELATIME ? MS_RELATIME : 0);
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	rc = mount(NULL, self, NULL, flags, NULL);
+	if ((rc = mount(NULL, self, NULL, flags, NULL)) == 0)
+		goto out;
+	/* EINVAL, KERNEL: another program removed the name since the move:
+	 * the kernel took the new mount off it (a mount point removed in
+	 * another namespace goes from every namespace), and a mount no longer
+	 * attached cannot be remounted */
+changed:
+	{
+		struct stat now;
+
+		/* not what was cloned at the name any more (a lookup during an
+		 * unlink may still find it, with no link left): sbx covers it
+		 * again; else the error stands */
+		if (errno == EINVAL && (lstat(b->path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino ||
+		    !now.st_nlink))
+			errno = ESTALE;
+	}
 out:
 	saved = errno;
 	close(fd);
 	errno = saved;
 	return rc;
+}
+
+/* Rounds of covering again (run_rebind) before sbx-init gives up on a name
+ * another program keeps changing. */
+#define SBX_REBIND_ROUNDS	8
+
+/* The binds of names in a writable place (plan_binds_to_init), in the
+ * plan's order (parents first). Between sbx covering a name (ph_cover) and
+ * this bind, another program may have removed it, or put another file or
+ * directory there: the bind fails (ENOENT, ESTALE). Those go back to sbx
+ * in one message; sbx covers each as it is now (a placeholder where it is
+ * gone) and says what to bind, and they are bound again, in order. A name
+ * still changing after SBX_REBIND_ROUNDS stops the run, saying why. */
+static void
+init_binds(struct inner_msg *m, int ctl, bool nested)
+{
+	uint32_t *redo = amalloc((m->nbinds + 1) * sizeof(*redo)), nredo = 0, *todo = NULL, ntodo = m->nbinds;
+	struct buf msg = { 0 };
+	const char *why;
+	int nofd[1], nfd;
+
+	for (int round = 0; ntodo; round++) {
+		nredo = 0;
+		for (uint32_t k = 0; k < ntodo; k++) {
+			uint32_t i = todo ? todo[k] : k;
+			const struct init_bind *b = &m->binds[i];
+
+			if (b->flags & IB_NONE)
+				continue;
+			if (!nested)
+				die_hint(weaker_hint, "cannot bind %s onto itself: no nested namespaces", b->path);
+			if (bind_held(b) == 0)
+				continue;
+			if (errno != ENOENT && errno != ESTALE && errno != ENOTDIR)
+				die_hint(errno == ENOSYS ? "the kernel lacks mount_setattr (Linux 5.12+), needed for a "
+				    "mount below a dangerous name" : weaker_hint, "cannot bind %s onto itself%s: %s", b->path,
+				    b->flags & IB_PIN ? "" : " read-only", strerror(errno));
+			if (round == SBX_REBIND_ROUNDS)
+				die_hint("another program keeps removing or replacing it; run again when it has finished",
+				    "%s changed on this machine while the sandbox was being built, %d times; the command "
+				    "did not run", b->path, round + 1);
+			redo[nredo++] = i;
+		}
+		if (!nredo)
+			break;
+		rebind_ask_encode(redo, nredo, &msg);
+		if (frame_send(ctl, SBX_REBIND_ASK, msg.p, msg.n, NULL, 0) < 0 ||
+		    frame_recv(ctl, &msg, nofd, 0, &nfd) != SBX_REBIND_ANSWER)
+			_exit(SBX_EXIT_FAILURE);	/* sbx has gone (it said why, if anything) */
+		if (rebind_answer_decode(msg.p, msg.n, m->binds, redo, nredo, &why) < 0)
+			die("sbx's answer about the names that changed: %s", why);
+		if (!todo)
+			todo = amalloc((m->nbinds + 1) * sizeof(*todo));
+		memcpy(todo, redo, nredo * sizeof(*todo));
+		ntodo = nredo;
+	}
+	free(msg.p);
 }
 
 /* Session mode (10f): sbx-init starts no command of its own. For each
@@ -18962,7 +19318,7 @@ observer_start(const struct inner_msg *m, struct hand *h, int ctl)
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
  * not nest, a plain child). Never returns. */
 static void __attribute__((noreturn))
-inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
+inner_init(struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
 	struct exec_plan plan;
 	struct hand hand = { -1, { -1, -1 }, -1 };
@@ -18999,11 +19355,7 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux 5.2+); replace the link by "
 			    "the file it points at" : weaker_hint, "cannot pin the symlink %s (a dangerous name) in place: %s",
 			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
-	for (uint32_t i = 0; i < m->nbinds; i++)
-		if (!nested || bind_placeholder(&m->binds[i]) < 0)
-			die_hint(errno == ESTALE ? "run again" : weaker_hint, "cannot bind the placeholder %s read-only: %s",
-			    m->binds[i].path, !nested ? "no nested namespaces" : errno == ESTALE ?
-			    "it is no longer the directory sbx made" : strerror(errno));
+	init_binds(m, ctl, nested);
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
 		die("cannot install the seccomp filters: %s", strerror(errno));
@@ -19800,6 +20152,36 @@ bwrap_failure_hint(void)
 	return hint;
 }
 
+/* A path of the plan's that bwrap mounts on, or from, that existed when
+ * sbx looked at it (the scan's answers, real_lstat, or what ph_cover
+ * holds) and is gone or another file now: bwrap failed because another
+ * program changed it, not because of this machine. NULL when none did.
+ * (sbx-init's binds say so themselves: init_binds.) */
+static const char *
+plan_changed_path(const struct plan *pl)
+{
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+		const char *path = m->kind == MK_BIND_FROM ? m->src : m->path;
+		const struct ph_held *h = ph_held_at(path);
+		struct fid seen = { 0, 0 };
+		struct stat now;
+
+		if (m->kind == MK_REMOUNT_RO || m->kind == MK_PIN_LINK || m->kind == MK_BIND_RO_INIT ||
+		    m->kind == MK_BIND_RW_INIT)
+			continue;
+		if (h)
+			seen = h->id;
+		else if (real_lstat(NULL, path, &seen) != FK_DIR && real_lstat(NULL, path, &seen) != FK_FILE)
+			continue;	/* missing then (made since, by sbx), or nothing to compare */
+		if (!seen.ino)
+			continue;
+		if (lstat(path, &now) < 0 || now.st_dev != seen.dev || now.st_ino != seen.ino)
+			return path;
+	}
+	return NULL;
+}
+
 /* Sessions (10f): one sandbox, many commands. What the run's steps ask of them. */
 #define SBX_SESSION_MAX_CLIENTS	64
 #define SBX_SESSION_IDLE_S	3600		/* --idle's default */
@@ -19884,6 +20266,8 @@ struct run {
 	pid_t self_pid;			/* sbx's: the proxy checks it is still its parent */
 	bool ready;			/* the inner helper said "R": the command started */
 	bool ready_early;		/* that "R" came in one read with the handed-fd message */
+	char early[SBX_HANDED_MAX_BYTES + 1];	/* or the start of a rebind's ask did (run_rebind) */
+	size_t nearly;
 	int status;			/* bwrap's wait status */
 	struct net_log *netlog;		/* the proxy's decisions */
 	struct vstore *store;		/* every refusal of the run (8) */
@@ -19926,8 +20310,11 @@ run_instructions(struct run *r, char **cmd)
 
 		if (m->kind == MK_PIN_LINK)
 			im->links[im->nlinks++] = (char *)m->path;
-		if (m->kind == MK_BIND_RO_INIT)	/* its device and inode once made (run_send_instructions) */
+		if (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT) {	/* its device and inode once
+											 * covered (run_send_instructions) */
+			im->binds[im->nbinds].flags = m->kind == MK_BIND_RW_INIT ? IB_PIN : 0;
 			im->binds[im->nbinds++].path = (char *)m->path;
+		}
 	}
 }
 
@@ -20082,19 +20469,15 @@ run_send_instructions(struct run *r)
 {
 	struct buf msg = { 0 };
 
-	/* what sbx-init must find at each placeholder it binds: the directory
-	 * ph_cover holds (locked, so no run removes it meanwhile) */
+	/* what sbx-init must find at each name it binds: what ph_cover saw
+	 * there (a placeholder locked, so no run removes it meanwhile); 0 0
+	 * where it found nothing it could cover, gone since the scan, which
+	 * sbx-init then asks about (run_rebind) */
 	for (uint32_t i = 0; i < r->im.nbinds; i++) {
-		struct stat st;
-		const struct ph_held *h = NULL;
+		const struct ph_held *h = ph_held_at(r->im.binds[i].path);
 
-		for (size_t j = 0; j < run_state.held.n && !h; j++)
-			if (strcmp(((struct ph_held *)run_state.held.v[j])->path, r->im.binds[i].path) == 0)
-				h = run_state.held.v[j];
-		if (!h || h->dir < 0 || fstat(h->dir, &st) < 0 || !S_ISDIR(st.st_mode))
-			die_hint("run again", "the placeholder %s is not the directory sbx made", r->im.binds[i].path);
-		r->im.binds[i].dev = (uint64_t)st.st_dev;
-		r->im.binds[i].ino = (uint64_t)st.st_ino;
+		r->im.binds[i].dev = h ? (uint64_t)h->id.dev : 0;
+		r->im.binds[i].ino = h ? (uint64_t)h->id.ino : 0;
 	}
 	ctl_encode(&r->im, &msg);
 	(void)write_all(r->ctl, msg.p, msg.n);
@@ -20108,7 +20491,7 @@ run_send_instructions(struct run *r)
 static void
 run_take_handed(struct run *r)
 {
-	int lfd[SBX_MAX_HANDED + 1], nfd = 0, nl;	/* and the listener an "R" may carry */
+	int lfd[SBX_MAX_HANDED + 1], nfd = 0, nl, rc;	/* and the listener an "R" may carry */
 	char desc[SBX_HANDED_MAX_BYTES + 1];	/* and the "R" that may follow it */
 	struct handed h;
 	ssize_t dn;
@@ -20125,8 +20508,15 @@ run_take_handed(struct run *r)
 	 * the "L" gives are the "R"'s (the kernel ends a read after a message
 	 * with descriptors, so none can come before the "L"'s own) */
 	nl = dn >= 2 && (unsigned char)desc[1] < nfd ? (unsigned char)desc[1] : nfd;
-	if (handed_decode(desc, (size_t)dn, nl, &h, &used, &why) < 0 ||
-	    ((size_t)dn > used && ((size_t)dn != used + 1 || desc[used] != 'R')) ||
+	rc = handed_decode(desc, (size_t)dn, nl, &h, &used, &why);
+	if (rc == 0 && (size_t)dn > used && desc[used] == SBX_REBIND_ASK && nfd == nl) {
+		/* sbx-init's question about names that changed (run_rebind),
+		 * behind an "L" with no descriptor: kept for run_wait_ready */
+		r->nearly = (size_t)dn - used;
+		memcpy(r->early, desc + used, r->nearly);
+		dn = (ssize_t)used;
+	}
+	if (rc < 0 || ((size_t)dn > used && ((size_t)dn != used + 1 || desc[used] != 'R')) ||
 	    (nfd > nl && ((size_t)dn != used + 1 || nfd - nl > 1))) {
 		/* a helper that works but says what sbx cannot account for: the
 		 * proxy would not serve what the command was told it has */
@@ -20228,16 +20618,93 @@ run_proxy_on_demand(struct run *r, const struct pollfd *pf, nfds_t n)
 		}
 }
 
+/* n bytes from the control socket, those kept by run_take_handed first.
+ * Returns 0, or -1 when the helper has gone. */
+static int
+run_ctl_read(struct run *r, void *p, size_t n)
+{
+	size_t k = r->nearly < n ? r->nearly : n;
+
+	memcpy(p, r->early, k);
+	memmove(r->early, r->early + k, r->nearly - k);
+	r->nearly -= k;
+	while (k < n) {
+		ssize_t got = read(r->ctl, (char *)p + k, n - k);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		k += (size_t)got;
+	}
+	return 0;
+}
+
+/* Step, when sbx-init asks (its type byte read): names it could not bind
+ * as planned, because another program removed or replaced them after
+ * ph_cover. Each is covered as it is now (ph_recover, under the registry
+ * lock), and sbx-init is told what to bind (init_binds). Returns 0, or -1
+ * when the helper has gone (the run then ends in run_exit_status). */
+static int
+run_rebind(struct run *r)
+{
+	struct buf msg = { 0 };
+	struct vec covered = { 0 };
+	uint32_t len, *idx = amalloc((r->im.nbinds + 1) * sizeof(*idx));
+	const char *why;
+	int n, dfd;
+
+	if (run_ctl_read(r, &len, 4) < 0)
+		return -1;
+	if (len > SBX_FRAME_MAX_BYTES)
+		die("sbx-init's rebind: %u bytes; the command did not run", len);
+	buf_grow(&msg, len + 1);
+	if (run_ctl_read(r, msg.p, len) < 0)
+		return -1;
+	if ((n = rebind_ask_decode(msg.p, len, r->im.nbinds, idx, &why)) < 0)
+		die("sbx-init's rebind: %s; the command did not run", why);
+	ph_lock();
+	dfd = ph_dir_open(true);
+	for (int i = 0; i < n; i++) {
+		const struct init_bind *b = &r->im.binds[idx[i]];
+		const char *was = b->path;
+
+		ph_recover(dfd, r->pl, &r->im.binds[idx[i]], &covered);
+		note("%s changed on this machine after sbx covered it (another program works there): %s", was,
+		    b->flags & IB_NONE ? "nothing to bind (covered above it, or the command could not make it)" :
+		    strcmp(b->path, was) == 0 ? "covered as it is now" :
+		    aprintf("%s is gone too: a placeholder there", b->path));
+	}
+	close(dfd);
+	ph_unlock();
+	rebind_answer_encode(r->im.binds, idx, (uint32_t)n, &msg);
+	n = frame_send(r->ctl, SBX_REBIND_ANSWER, msg.p, msg.n, NULL, 0);
+	free(msg.p);
+	return n;
+}
+
 /* Step: "R" from the inner helper: the command has started; with it,
- * the write observer's listener when sbx-init could install it. */
+ * the write observer's listener when sbx-init could install it. Before
+ * it, sbx-init may ask about names that changed (run_rebind). */
 static void
 run_wait_ready(struct run *r)
 {
 	char ch = r->ready_early ? 'R' : 0;
 	int fd = -1, nfd = 0;
 
-	if (!r->ready_early && recv_fds(r->ctl, &ch, 1, &fd, 1, &nfd, 0) == 1 && nfd == 1)
-		r->listener = fd;
+	while (!r->ready_early) {
+		ch = 0;
+		if (r->nearly)
+			(void)run_ctl_read(r, &ch, 1);
+		else if (recv_fds(r->ctl, &ch, 1, &fd, 1, &nfd, 0) == 1 && nfd == 1) {
+			if (ch == 'R')
+				r->listener = fd;
+			else
+				close(fd);
+		}
+		if (ch != SBX_REBIND_ASK || run_rebind(r) < 0)
+			break;
+	}
 	r->ready = r->inner > 0 && ch == 'R';
 	if (!sess.on) {	/* a session's init takes its execs on it (10f) */
 		close(r->ctl);
@@ -20569,9 +21036,16 @@ run_exit_status(const struct run *r)
 {
 	if (!r->ready && WIFEXITED(r->status) && WEXITSTATUS(r->status) == SBX_EXIT_FAILURE)
 		exit(SBX_EXIT_FAILURE);	/* the inner helper said why */
-	if (!r->ready)
+	if (!r->ready) {
+		const char *changed = plan_changed_path(r->pl);
+
+		if (changed)	/* not this machine's setup: another program's work, so no --check */
+			die_hint("run it again; if that program keeps changing it, run when it has finished",
+			    "bubblewrap could not build the sandbox (its message is above): %s changed on this machine "
+			    "while sbx was starting (another program works there); the command did not run", changed);
 		die_hint(bwrap_failure_hint(), "bubblewrap could not build the sandbox (its message is above); "
 		    "the command did not run");
+	}
 	if (WIFSIGNALED(r->status))
 		return 128 + WTERMSIG(r->status);
 	return WEXITSTATUS(r->status);
@@ -23273,8 +23747,9 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 }
 
 /* The pure parts only the Linux runner uses (the bwrap argv's blob, the
- * messages to and from its inner helper, the observer's events): compiled
- * and unit-tested here too, named once so the compiler does not warn. */
+ * messages to and from its inner helper, the observer's events), and the
+ * placeholder sbx makes when sbx-init asks (ph_recover): compiled and
+ * unit-tested here too, named once so the compiler does not warn. */
 static void __attribute__((unused))
 mac_linux_only_parts(void)
 {
@@ -23292,6 +23767,11 @@ mac_linux_only_parts(void)
 	(void)frame_recv;
 	(void)exec_req_encode;
 	(void)exec_req_decode;
+	(void)rebind_ask_encode;
+	(void)rebind_ask_decode;
+	(void)rebind_answer_encode;
+	(void)rebind_answer_decode;
+	(void)ph_recover;
 }
 
 /* ---- 11d. --check on macOS ---------------------------------------------- */
@@ -24413,7 +24893,7 @@ plan_note_mounts(const struct plan *pl)
 {
 	/* ORDER: enum mkind */
 	static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show",
-		"pin link", "init bind" };
+		"pin link", "init bind", "init pin" };
 
 	for (size_t i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];

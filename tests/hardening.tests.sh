@@ -285,7 +285,7 @@ t_placeholder_pool_put_swapped() { # a directory swapped in at a placeholder's n
 }
 TESTS+=(placeholder_pool_put_swapped)
 
-t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while the sandbox is built: sbx-init refuses to bind it, nothing runs
+t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while the sandbox is built: sbx will not cover the link, nothing runs
 	local w=$T/bin/bwrap-swap real
 	real=$(command -v bwrap) || skip "no bwrap"
 	rm -rf "$P" && mkdir -p "$P" "$T/bin" && cd "$P" || fail "setup"
@@ -306,7 +306,7 @@ t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while t
 	# the attack: refused before the command runs, the link's target untouched
 	SWAP=1 run_sbx --bwrap-path="$w" -- sh -c 'echo "echo pwned" > .bashrc; echo "echo pwned" > payload.sh; echo ran'
 	expect_rc 125
-	expect_contains "$ERR" "cannot bind the placeholder $P/.bashrc read-only: it is no longer the directory sbx made" \
+	expect_contains "$ERR" "$P/.bashrc changed on this machine while the sandbox was being built (another program works there), into what sbx cannot cover (a symlink" \
 		"the reason"
 	expect_not_contains "$OUT" ran "the command, with a placeholder swapped"
 	[ "$(cat "$P/payload.sh")" = "echo original" ] || fail "the link's target was written: $(cat "$P/payload.sh")"
@@ -314,6 +314,133 @@ t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while t
 	rm -f "$P/.bashrc"; rmdir "$P/.bashrc.moved" 2>/dev/null || true
 }
 TESTS+=(placeholder_swapped_before_bind)
+
+# vanish_repo DIR: a repository as `git init` and a hook leave it
+vanish_repo() {
+	mkdir -p "$1/.git/hooks" && echo 'ref: refs/heads/main' >"$1/.git/HEAD" && printf '[core]\n' >"$1/.git/config" &&
+		printf '#!/bin/sh\nexit 0\n' >"$1/.git/hooks/pre-commit"
+}
+
+t_vanish_before_mount() { # names removed or replaced by another program after sbx covered them and before the sandbox's binds: the run goes on, each name covered as it is now (a placeholder where it went), none writable; a root bwrap mounts itself, removed: the reason names it, not --check
+	local w=$T/bin/bwrap-vanish real s=$T/shared try
+	real=$(command -v bwrap) || skip "no bwrap"
+	mkdir -p "$T/bin" && cd "$P" || fail "setup"
+	# the stand-in runs $VANISH between sbx's cover of each name (ph_cover) and the binds
+	# (bwrap's, then sbx-init's): what another program at work in a writable directory does then
+	{
+		echo '#!/bin/sh'
+		echo '[ -n "$VANISH" ] && sh -c "$VANISH"'
+		echo "exec '$real' \"\$@\""
+	} >"$w"
+	chmod 755 "$w"
+	vanish_setup() {
+		rm -rf "$s" && mkdir -p "$s" || fail "setup"
+		for f in .bashrc .zshrc .gitconfig; do echo '# theirs' >"$s/$f"; done
+		vanish_repo "$s/repo"
+		echo '# theirs' >"$P/.profile"	# a name held in the project: a placeholder when missing
+	}
+	# what the command tries: each name written or made, a hook made or written, and its control
+	try="cd '$s'; for f in .bashrc .zshrc .gitconfig .zshrc/x '$P/.profile'; do (echo pwn >> \"\$f\") 2>/dev/null && echo \"WROTE \$f\"; done
+		(mkdir -p repo/.git/hooks && echo pwn > repo/.git/hooks/post-checkout) 2>/dev/null && echo 'WROTE a new hook'
+		(echo pwn >> repo/.git/hooks/pre-commit) 2>/dev/null && echo 'WROTE pre-commit'
+		echo ok > ok && echo control-ok"
+
+	# control: the same stand-in, nothing changed; every name refused, the control written
+	vanish_setup
+	VANISH= run_sbx --bwrap-path="$w" --allow-write="$s" -- sh -c "$try"
+	expect_rc 0 "control"
+	expect_contains "$OUT" control-ok "the control write"
+	expect_not_contains "$OUT" WROTE "a dangerous name, nothing changed"
+
+	# removed: two dotfiles, the whole repository (its pins and hooks), the project's .profile
+	vanish_setup
+	VANISH="rm -f '$s/.bashrc' '$s/.gitconfig' '$P/.profile'; rm -rf '$s/repo'" \
+		run_sbx -v --bwrap-path="$w" --allow-write="$s" -- sh -c "$try"
+	expect_rc 0 "names removed before the binds"
+	expect_contains "$OUT" control-ok "the control write, names removed"
+	expect_not_contains "$OUT" WROTE "a name removed before the binds, made again inside"
+	expect_contains "$ERR" "$s/.bashrc changed on this machine after sbx covered it" "the -v note"
+	[ -e "$s/.bashrc" ] || [ -e "$s/.gitconfig" ] || [ -e "$s/repo" ] || [ -e "$P/.profile" ] &&
+		fail "a placeholder left after the run: $(ls -A "$s" "$P")"
+
+	# replaced: .zshrc by a directory, the hooks directory by a new one
+	vanish_setup
+	VANISH="rm -f '$s/.zshrc' && mkdir '$s/.zshrc' && rm -rf '$s/repo/.git/hooks' && mkdir '$s/repo/.git/hooks'" \
+		run_sbx --bwrap-path="$w" --allow-write="$s" -- sh -c "$try"
+	expect_rc 0 "names replaced before the binds"
+	expect_contains "$OUT" control-ok "the control write, names replaced"
+	expect_not_contains "$OUT" WROTE "a name replaced before the binds"
+	[ -d "$s/.zshrc" ] && [ -z "$(ls -A "$s/.zshrc")" ] || fail "the other program's .zshrc directory: $(ls -la "$s/.zshrc")"
+	[ -d "$s/repo/.git/hooks" ] && [ -z "$(ls -A "$s/repo/.git/hooks")" ] || fail "the new hooks directory was written"
+
+	# a root bwrap mounts itself, removed: not this machine's setup, so no --check
+	vanish_setup
+	VANISH="rm -rf '$s'" run_sbx --bwrap-path="$w" --allow-write="$s" -- sh -c 'echo ran'
+	expect_rc 125 "a root removed before bwrap mounts it"
+	expect_not_contains "$OUT" ran "the command, its root gone"
+	expect_contains "$ERR" "$s changed on this machine while sbx was starting (another program works there)" "the reason"
+	expect_not_contains "$ERR" "--check" "the hint"
+	rm -f "$P/.profile"
+}
+TESTS+=(vanish_before_mount)
+
+t_vanish_stress() { # SBX_VANISH_RUNS runs (200 by default) while another program keeps creating and removing dotfiles and repositories in the project and in another writable root: none fails, every dangerous name sbx covered refuses the command's writes, the control write works every time
+	local n=${SBX_VANISH_RUNS:-200} i rc s=$T/shared log=$T/racer.log runf=$T/run.cur racer script start bad= nbad=0
+	cd "$P" || fail "setup"
+	cc -O2 -o "$T/racer" "$HERE/tests/helpers/vanish_racer.c" 2>"$T/cc.err" || fail "the racer did not build: $(head -c 300 "$T/cc.err")"
+	mkdir -p "$s" && : >"$log" && echo 0 >"$runf" || fail "setup"
+	# each dotfile and repository of both directories changes at most once a run, one change
+	# every 0.3 ms from the run's start: during sbx's scan, cover and binds (vanish_racer.c)
+	"$T/racer" "$runf" "$log" 300 "$P" "$s" &
+	racer=$!
+	# the command: appends to every dangerous file it finds (never creates one: the kernel takes
+	# a mount off a name another program removes, so a name gone is no refusal to check), makes a
+	# file in every dangerous directory (a placeholder), appends to every repository's hook and
+	# config. A write into a file another program was removing as it was opened goes nowhere
+	# (fsop append-linked: ok:unlinked). Not sbx's to cover, and so not counted: what the racer
+	# made during this run in the other root (a name not held there, made after the scan: srt's
+	# rule too) and the repositories it made during it. The racer logs each name before making
+	# it, and the log is read after the writes. Each result is "ITEM>PATH RESULT".
+	script='n=$1 s=$2 log=$3
+		{
+		for d in "$PWD" "$s"; do
+			for f in .bash_profile .bashrc .zshrc .gitconfig .profile .gitmodules .mcp.json .zprofile .ripgreprc; do
+				p=$d/$f
+				if [ -f "$p" ]; then echo "$p>$p append-linked $p"; elif [ -d "$p" ]; then echo "$p>$p/x create $p/x"; fi
+			done
+			for r in "$d"/repo*; do
+				[ -d "$r/.git" ] || continue
+				for f in .git/hooks/pre-commit .git/config; do [ -e "$r/$f" ] && echo "$r>$r/$f append-linked $r/$f"; done
+				echo "$r>$r/.git/hooks/new create $r/.git/hooks/new"
+			done
+		done
+		} | "$4" - >"$TMPDIR/results"
+		while read -r label res; do
+			[ "$res" = ok ] || continue
+			item=${label%%>*}
+			case $item in "$PWD"/.*) ;; *) grep -qxF "C $item $n" "$log" && continue ;; esac
+			echo "WROTE ${label#*>}"
+		done <"$TMPDIR/results"
+		echo ok > "ok-$n" && echo control-ok'
+	start=$SECONDS
+	for i in $(seq 1 "$n"); do
+		echo "$i" >"$runf"
+		timeout -k 5 "$TMO" "$SBX" --allow-write="$s" -- sh -c "$script" x "$i" "$s" "$log" "$FSOP" >"$T/v.out" 2>"$T/v.err"
+		rc=$?
+		if [ "$rc" != 0 ] || ! grep -q control-ok "$T/v.out" || grep -q WROTE "$T/v.out" || [ ! -f "$P/ok-$i" ]; then
+			nbad=$((nbad + 1))
+			[ "$nbad" -gt 10 ] ||
+				bad+="    run $i: exit $rc: $(grep WROTE "$T/v.out" | head -3 | tr '\n' ' ')$(head -c 300 "$T/v.err")"$'\n'
+		fi
+		rm -f "$P/ok-$i"
+	done
+	touch "$P/.racer-stop"
+	wait "$racer"
+	rm -f "$P/.racer-stop"
+	note "$n runs in $((SECONDS - start)) s, $(grep -c . "$log") names made by the racer meanwhile"
+	[ "$nbad" = 0 ] || fail "$nbad of $n runs failed or wrote a dangerous name (the first 10):"$'\n'"${bad%$'\n'}"
+}
+TESTS+=(vanish_stress)
 
 t_registry_on_tmpfs() { # the placeholder registry lives on /dev/shm, which no command sees (bwrap's own /dev), not even under allow-write /dev/shm; entries a killed run left in the old place (the runtime root) are still reclaimed
 	need_private_places

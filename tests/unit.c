@@ -81,7 +81,7 @@ fake_add(const char *path, enum fkind kind, const char *target)
 
 static void fake_content(const char *path, const char *content);
 
-/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir),
+/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir), "o PATH" (a FIFO),
  * "c PATH TEXT" (a file holding TEXT, "\\n" for a newline), ';'-separated. */
 static void
 fake_tree(const char *spec)
@@ -115,7 +115,7 @@ fake_tree(const char *spec)
 			free(b.p);
 			continue;
 		}
-		fake_add(path, kind == 'd' || kind == 'x' ? FK_DIR : kind == 'l' ? FK_LINK : FK_FILE,
+		fake_add(path, kind == 'd' || kind == 'x' ? FK_DIR : kind == 'l' ? FK_LINK : kind == 'o' ? FK_OTHER : FK_FILE,
 		    kind == 'l' ? astrdup(target) : NULL);
 		if (kind == 'x')
 			fake_find(path)->unlistable = true;
@@ -949,54 +949,48 @@ test_plan(void)
 		CHECK(!plan_is_writable(&pl, "/w/.bashrc"), "mandatory placeholder: not writable");
 	}
 
-	/* plan_binds_to_init: the placeholder directories that are leaves go to
-	 * sbx-init; a placeholder file, one with a mount below it, and every
-	 * other read-only bind stay bwrap's */
+	/* plan_binds_to_init: every bind of a name onto itself in a writable
+	 * place goes to sbx-init (which binds by the device and inode sbx
+	 * holds, and asks again about one that changed: run_rebind), read-only
+	 * ones when they are leaves, pins with what is below them; binds
+	 * elsewhere, and a read-only one with a mount below it, stay bwrap's */
 	{
+		static const struct { const char *path; enum mkind kind; const char *why; } want[] = {
+			{ "/w/.bashrc", MK_BIND_RO_INIT, "a missing .bashrc (a placeholder directory)" },
+			{ "/w/.profile", MK_BIND_RO_INIT, "an existing .profile (a file another program may remove)" },
+			{ "/w/.git", MK_BIND_RW_INIT, "the pin that keeps .git/hooks in place" },
+			{ "/w/.git/hooks", MK_BIND_RO_INIT, "an existing directory" },
+			{ "/w/.git/commondir", MK_BIND_RO_INIT, "a placeholder file (commondir holding \".\")" },
+			{ "/w/new", MK_BIND_RO_INIT, "the placeholder for deny-write /w/new/..." },
+			{ "/w/.vscode", MK_BIND_RO, "a directory with a hidden file below it: bwrap's" },
+			{ "/w/.vscode/secret", MK_EMPTY_FILE, "the hidden file" },
+			{ "/r/shown", MK_BIND_RO, "shown again inside a hidden directory (not a writable place)" },
+			{ "/w/fifo", MK_BIND_RO, "a FIFO denied in a root: bwrap's (sbx holds files and directories)" },
+		};
 		struct policy p;
 		struct run_paths rp = { "/w", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
 		const char *why;
-		int init = 0, ro = 0;
 
-		parse(&p, "allow-write /w\ndeny-write /w/new/x\ndeny-write /w/new/y/z\n");
-		fake_tree("d /w/.git/hooks; f /w/.git/HEAD; f /w/.vscode");
+		parse(&p, "allow-write /w\ndeny-write /w/new/x\ndeny-write /w/new/y/z\ndeny-read /w/.vscode/secret\n"
+		    "deny-read /r\nallow-read /r/shown\ndeny-write /w/fifo\n");
+		fake_tree("d /w/.git/hooks; f /w/.git/HEAD; f /w/.profile; f /w/.vscode/secret; d /r/shown; o /w/fifo");
 		CHECK(plan_resolve(&p, &fake_disk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
 		    "plan for the binds sbx-init makes");
 		plan_binds_to_init(&pl);
-		for (size_t i = 0; i < pl.mounts.n; i++) {
-			const struct mount *m = pl.mounts.v[i];
+		for (size_t k = 0; k < LEN(want); k++) {
+			const struct mount *found = NULL;
 
-			init += m->kind == MK_BIND_RO_INIT;
-			ro += m->kind == MK_BIND_RO;
-			if (strcmp(m->path, "/w/.bashrc") == 0)
-				CHECK(m->kind == MK_BIND_RO_INIT, "a missing .bashrc (a placeholder directory): sbx-init's");
-			if (strcmp(m->path, "/w/.vscode") == 0)
-				CHECK(m->kind == MK_BIND_RO, "an existing .vscode (no placeholder): bwrap's");
-			if (strcmp(m->path, "/w/.git/commondir") == 0)
-				CHECK(m->kind == MK_BIND_RO, "a placeholder file (commondir holding \".\"): bwrap's");
-			if (strcmp(m->path, "/w/.git/hooks") == 0)
-				CHECK(m->kind == MK_BIND_RO, "an existing directory: bwrap's");
-			if (strcmp(m->path, "/w/new") == 0)
-				CHECK(m->kind == MK_BIND_RO_INIT, "the placeholder for deny-write /w/new/...: sbx-init's");
+			for (size_t i = 0; i < pl.mounts.n; i++)
+				if (strcmp(((const struct mount *)pl.mounts.v[i])->path, want[k].path) == 0)
+					found = pl.mounts.v[i];
+			CHECK(found && found->kind == want[k].kind, "%s: %s (kind %d)", want[k].path, want[k].why,
+			    found ? (int)found->kind : -1);
 		}
-		CHECK(init >= 10 && ro >= 3, "both kinds in one plan (%d by sbx-init, %d by bwrap)", init, ro);
 		for (size_t i = 1; i < pl.mounts.n; i++)
 			CHECK(mount_cmp(&pl.mounts.v[i - 1], &pl.mounts.v[i]) <= 0, "still in bwrap's order after");
-	}
-	/* a placeholder with a mount of the plan below it stays bwrap's: sbx-init
-	 * binds after bwrap, and would cover what bwrap mounted below */
-	{
-		struct plan pl = { 0 };
-		struct placeholder ph = { "/w/.claude", PH_DIR };
-
-		vec_push(&pl.placeholders, &ph);
-		plan_mount(&pl, MK_BIND_RO, "/w/.claude", "placeholder");
-		plan_mount(&pl, MK_TMPFS, "/w/.claude/secret", "deny-read");
-		plan_binds_to_init(&pl);
-		CHECK(((struct mount *)pl.mounts.v[0])->kind == MK_BIND_RO, "a placeholder with a mount below: bwrap's");
 	}
 }
 
@@ -2888,17 +2882,19 @@ test_bpf(void)
 			in.links = links;
 		}
 		{
-			static struct init_bind binds[] = { { "/p/.vscode", 0xfe00, 0x1234567890ULL } };
+			static struct init_bind binds[] = { { "/p/.vscode", 0xfe00, 0x1234567890ULL, 0 },
+				{ "/p/.git", 1, 2, IB_PIN } };
 
-			in.nbinds = 1;
+			in.nbinds = 2;
 			in.binds = binds;
 		}
 		ctl_encode(&in, &b);
 		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.nlinks == 2 && strcmp(m.links[1], "/p/.claude/commands") == 0,
 		    "control message round trip: the links sbx-init pins");
-		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.nbinds == 1 && strcmp(m.binds[0].path, "/p/.vscode") == 0 &&
-		    m.binds[0].dev == 0xfe00 && m.binds[0].ino == 0x1234567890ULL,
-		    "control message round trip: the placeholders sbx-init binds, with their device and inode");
+		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.nbinds == 2 && strcmp(m.binds[0].path, "/p/.vscode") == 0 &&
+		    m.binds[0].dev == 0xfe00 && m.binds[0].ino == 0x1234567890ULL && m.binds[0].flags == 0 &&
+		    m.binds[1].flags == IB_PIN,
+		    "control message round trip: the names sbx-init binds, with their device, inode and flags");
 		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.flags == in.flags &&
 		    strcmp(m.argv[2], "echo \"$1\"") == 0 && strcmp(m.argv[3], "") == 0 && m.argv[5] == NULL &&
 		    m.nports == 2 && m.ports[0] == 5432 && m.ports[1] == 65535 && m.nexpose == 1 && m.expose[0] == 8080 &&
@@ -2930,6 +2926,62 @@ test_bpf(void)
 			ctl_encode(&in, &b);
 			CHECK(ctl_decode(b.p, b.n, &m, &why) < 0 && strstr(why, "absolute"), "a relative link path refused");
 			free(b.p);
+		}
+
+		/* an unknown bind flag is refused */
+		{
+			static struct init_bind odd[] = { { "/p/.vscode", 1, 2, 4 } };
+
+			in.nlinks = 0;
+			in.nbinds = 1;
+			in.binds = odd;
+			b = (struct buf){ 0 };
+			ctl_encode(&in, &b);
+			CHECK(ctl_decode(b.p, b.n, &m, &why) < 0 && strstr(why, "flags"), "an unknown bind flag refused");
+			free(b.p);
+			in.nbinds = 0;
+		}
+
+		/* the rebind: sbx-init's ask (indices into its binds, rising) and
+		 * sbx's answer (what to bind at each now), every field checked */
+		{
+			struct init_bind binds[3] = { { "/w/.bashrc", 1, 2, 0 }, { "/w/r", 1, 3, IB_PIN }, { "/w/r/.git/hooks", 1, 4, 0 } };
+			struct init_bind answer[3];
+			uint32_t ask[3] = { 0, 1, 2 }, got[4];
+			struct buf a = { 0 };
+
+			rebind_ask_encode(ask, 3, &a);
+			CHECK(rebind_ask_decode(a.p, a.n, 3, got, &why) == 3 && got[0] == 0 && got[2] == 2, "rebind ask round trip");
+			CHECK(rebind_ask_decode(a.p, a.n, 2, got, &why) < 0, "rebind ask: an index past the binds refused");
+			for (size_t cut = 0; cut < a.n; cut++)
+				CHECK(rebind_ask_decode(a.p, cut, 3, got, &why) < 0, "rebind ask cut at %zu refused", cut);
+			ask[1] = 0;
+			rebind_ask_encode(ask, 3, &a);
+			CHECK(rebind_ask_decode(a.p, a.n, 3, got, &why) < 0 && strstr(why, "order"), "rebind ask out of order refused");
+			ask[1] = 1;
+			rebind_ask_encode(ask, 0, &a);
+			CHECK(rebind_ask_decode(a.p, a.n, 3, got, &why) < 0, "an empty rebind ask refused");
+
+			memcpy(answer, binds, sizeof(answer));
+			answer[1] = (struct init_bind){ "/w/r", 1, 9, 0 };	/* gone: a placeholder, read-only */
+			answer[2] = (struct init_bind){ "/w/r/.git/hooks", 0, 0, IB_NONE };	/* covered above */
+			rebind_answer_encode(answer, ask + 1, 2, &a);
+			CHECK(rebind_answer_decode(a.p, a.n, binds, ask + 1, 2, &why) == 0 && binds[1].ino == 9 &&
+			    binds[1].flags == 0 && binds[2].flags == IB_NONE && binds[0].ino == 2, "rebind answer round trip");
+			CHECK(rebind_answer_decode(a.p, a.n, binds, ask, 2, &why) < 0 && strstr(why, "asked"),
+			    "rebind answer about another index refused");
+			for (size_t cut = 0; cut < a.n; cut++)
+				CHECK(rebind_answer_decode(a.p, cut, binds, ask + 1, 2, &why) < 0, "rebind answer cut at %zu refused",
+				    cut);
+			answer[1].flags = 8;
+			rebind_answer_encode(answer, ask + 1, 2, &a);
+			CHECK(rebind_answer_decode(a.p, a.n, binds, ask + 1, 2, &why) < 0 && strstr(why, "flags"),
+			    "rebind answer with unknown flags refused");
+			answer[1] = (struct init_bind){ "w/r", 1, 9, 0 };
+			rebind_answer_encode(answer, ask + 1, 2, &a);
+			CHECK(rebind_answer_decode(a.p, a.n, binds, ask + 1, 2, &why) < 0 && strstr(why, "absolute"),
+			    "rebind answer with a relative path refused");
+			free(a.p);
 		}
 
 		/* no bridge, no ports: nothing handed over; half a bridge refused */
@@ -4403,6 +4455,147 @@ test_host_edges(void)
 	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
 }
 
+/* ---- 9a placeholders: a name changed between ph_cover and sbx-init's
+ * bind, covered again (ph_recover) -------------------------------------- */
+
+/* One bind as run_instructions and run_send_instructions make it. */
+static struct init_bind
+ph_test_bind(const struct plan *pl, const char *path)
+{
+	struct init_bind b = { (char *)path, 0, 0, 0 };
+	const struct ph_held *h = ph_held_at(path);
+
+	for (size_t i = 0; i < pl->mounts.n; i++)
+		if (strcmp(((const struct mount *)pl->mounts.v[i])->path, path) == 0 &&
+		    ((const struct mount *)pl->mounts.v[i])->kind == MK_BIND_RW_INIT)
+			b.flags = IB_PIN;
+	if (h) {
+		b.dev = (uint64_t)h->id.dev;
+		b.ino = (uint64_t)h->id.ino;
+	}
+	return b;
+}
+
+static void
+test_ph_recover(void)
+{
+	char tmpl[] = "/tmp/sbx-unit-ph-XXXXXX";
+	const char *top = mkdtemp(tmpl), *w, *reg;
+	struct policy p;
+	struct disk dk = { &real_disk_ops, NULL };
+	struct run_paths rp = { "/", NULL, "/tmp/t", NULL, "/nonexistent-home", NULL, { NULL }, { 0 }, NULL, NULL };
+	struct vec facts = { 0 }, covered = { 0 };
+	struct plan pl;
+	struct err e = { 0 };
+	struct init_bind b[6];
+	struct stat st;
+	const char *why;
+	int dfd, status;
+	pid_t pid;
+
+	CHECK(top != NULL, "setup: a directory");
+	if (!top)
+		return;
+	w = path_join(top, "w");
+	reg = path_join(top, "reg");
+	CHECK(mkdir(w, 0755) == 0 && mkdir(reg, 0700) == 0 && mkdir(path_join(w, "repo"), 0755) == 0 &&
+	    mkdir(path_join(w, "repo/.git"), 0755) == 0 && mkdir(path_join(w, "repo/.git/hooks"), 0755) == 0,
+	    "setup: a writable root with a repository");
+	for (size_t i = 0; i < 5; i++) {
+		static const char *const files[] = { ".bashrc", ".zshrc", ".profile", ".gitmodules", "repo/.git/config" };
+
+		CHECK(close(open(path_join(w, files[i]), O_WRONLY | O_CREAT, 0644)) == 0, "setup: %s", files[i]);
+	}
+	parse(&p, aprintf("allow-write %s\n", w));
+	CHECK(plan_resolve(&p, &dk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
+	    "plan over the real disk: %s", e.msg);
+	plan_binds_to_init(&pl);
+	run_state.registry = run_state.root = reg;
+
+	/* gone before ph_cover: left to sbx-init (lazy), nothing made there */
+	CHECK(unlink(path_join(w, ".gitmodules")) == 0, "setup: .gitmodules gone after the scan");
+	ph_acquire(&pl);
+	CHECK(lstat(path_join(w, ".gitmodules"), &st) < 0 && errno == ENOENT,
+	    "a name sbx-init binds, gone before ph_cover: no placeholder made for it there");
+	b[0] = ph_test_bind(&pl, path_join(w, ".gitmodules"));
+	CHECK(b[0].ino == 0, "and nothing held for it: sbx-init asks about it");
+
+	/* then, after ph_cover: .bashrc removed, .zshrc replaced by a
+	 * directory, the repository removed whole, .profile made a symlink */
+	b[1] = ph_test_bind(&pl, path_join(w, ".bashrc"));
+	b[2] = ph_test_bind(&pl, path_join(w, ".zshrc"));
+	b[3] = ph_test_bind(&pl, path_join(w, "repo"));
+	b[4] = ph_test_bind(&pl, path_join(w, "repo/.git/hooks"));
+	b[5] = ph_test_bind(&pl, path_join(w, ".profile"));
+	CHECK(b[1].ino && b[2].ino && b[3].ino && b[4].ino && b[3].flags == IB_PIN && b[4].flags == 0,
+	    "held: what sbx-init binds, the repository as a pin");
+	CHECK(unlink(path_join(w, ".bashrc")) == 0 && unlink(path_join(w, ".zshrc")) == 0 &&
+	    mkdir(path_join(w, ".zshrc"), 0755) == 0, "setup: .bashrc gone, .zshrc a directory");
+	rm_tree(path_join(w, "repo"));
+	CHECK(unlink(path_join(w, ".profile")) == 0 && symlink("/etc/passwd", path_join(w, ".profile")) == 0,
+	    "setup: .profile a symlink");
+
+	ph_lock();
+	dfd = ph_dir_open(true);
+	for (int i = 0; i < 5; i++)
+		ph_recover(dfd, &pl, &b[i], &covered);
+	CHECK(strcmp(b[0].path, path_join(w, ".gitmodules")) == 0 && lstat(b[0].path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_ino == b[0].ino && b[0].flags == 0, "gone before ph_cover: a placeholder, bound read-only");
+	CHECK(lstat(b[1].path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == b[1].ino && b[1].flags == 0,
+	    ".bashrc gone: a placeholder where it was");
+	CHECK(lstat(b[2].path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == b[2].ino && b[2].flags == 0 &&
+	    ph_held_at(b[2].path)->fd < 0, ".zshrc now a directory: that directory, read-only, and no placeholder made");
+	CHECK(strcmp(b[3].path, path_join(w, "repo")) == 0 && lstat(b[3].path, &st) == 0 && st.st_ino == b[3].ino &&
+	    !(b[3].flags & IB_PIN), "the repository gone: one placeholder where it was, read-only, not a pin");
+	CHECK(b[4].flags == IB_NONE, "its hooks: covered by that placeholder, nothing to bind");
+	CHECK(lstat(path_join(w, "repo/.git"), &st) < 0, "no placeholders below the first missing name");
+	close(dfd);
+	ph_unlock();
+
+	/* a symlink now: its target would need the plan's rules; sbx stops */
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		ph_lock();
+		ph_recover(ph_dir_open(true), &pl, &b[5], &covered);
+		_exit(0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == SBX_EXIT_FAILURE,
+	    "a dangerous name that became a symlink: sbx stops (status %d)", status);
+
+	/* a pinned repository replaced by a new one (another clone at the same
+	 * name): the new directory pinned, and its hooks asked about on their
+	 * own, bound read-only; nothing else of it left to a placeholder */
+	rm_tree(path_join(w, "repo"));
+	CHECK(mkdir(path_join(w, "repo"), 0755) == 0 && mkdir(path_join(w, "repo/.git"), 0755) == 0 &&
+	    mkdir(path_join(w, "repo/.git/hooks"), 0755) == 0, "setup: a new repository at the same name");
+	covered.n = 0;
+	b[3] = (struct init_bind){ (char *)path_join(w, "repo"), 1, 1, IB_PIN };
+	b[4] = (struct init_bind){ (char *)path_join(w, "repo/.git/hooks"), 1, 1, 0 };
+	ph_lock();
+	dfd = ph_dir_open(true);
+	ph_recover(dfd, &pl, &b[3], &covered);
+	ph_recover(dfd, &pl, &b[4], &covered);
+	close(dfd);
+	ph_unlock();
+	CHECK(b[3].flags == IB_PIN && lstat(b[3].path, &st) == 0 && st.st_ino == b[3].ino,
+	    "a pinned repository replaced: the new one pinned (flags %u)", b[3].flags);
+	CHECK(b[4].flags == 0 && strcmp(b[4].path, path_join(w, "repo/.git/hooks")) == 0 && lstat(b[4].path, &st) == 0 &&
+	    st.st_ino == b[4].ino, "its new hooks: bound read-only on their own, not skipped under the pin");
+
+	/* after the run: the placeholders sbx made go, what another program
+	 * made stays */
+	ph_release();
+	CHECK(lstat(path_join(w, ".bashrc"), &st) < 0 && lstat(path_join(w, ".gitmodules"), &st) < 0,
+	    "the placeholders removed after the run");
+	CHECK(lstat(path_join(w, ".zshrc"), &st) == 0 && S_ISDIR(st.st_mode) && lstat(path_join(w, "repo/.git/hooks"), &st) == 0,
+	    "the other program's directories kept");
+	run_state.registry = run_state.root = NULL;
+	rm_tree(top);
+}
+
 /* ---- 2.3 directories: every entry once, across several getdents64 reads,
  * with its type; "." and ".." never; past the pool, malloc; the pool's
  * slots given back ---------------------------------------------------------- */
@@ -5444,6 +5637,7 @@ main(void)
 	test_policy_hardening();
 	test_host_edges();
 	test_dir_stream();
+	test_ph_recover();
 	test_observer();
 	test_srt_cli();
 	test_live_policy();
