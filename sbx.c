@@ -5953,7 +5953,13 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 			if (*r2) {	/* a file in the middle of the path */
 				out->through_file = k == FK_FILE;
 				out->path = astrdup(cur);
-				out->kind = k == FK_FILE ? FK_FILE : FK_MISSING;
+				/* a FIFO, socket or device there: nothing can be
+				 * made below it, but a command that can replace it
+				 * by a directory could; the thing itself is what a
+				 * deny covers */
+				out->kind = k == FK_FILE ? FK_FILE : k == FK_OTHER ? FK_OTHER : FK_MISSING;
+				if (out->kind == FK_MISSING)
+					out->first_missing = out->path;
 				return 0;
 			}
 			out->kind = k;

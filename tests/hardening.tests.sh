@@ -1083,3 +1083,13 @@ EOP
 	expect_contains "$OUT" "# symlink pinned by sbx-init (mounted onto itself, not followed): $P/cfg" "--print=argv shows the pin"
 }
 TESTS+=(symlinked_deny_write_pinned)
+
+t_deny_write_through_fifo() { # a deny spelled through a FIFO (one a run could plant) neither crashes sbx nor lets the command replace the FIFO by a directory and write the denied name; a write beside it works
+	mkfifo "$P/f" || skip "mkfifo is not possible here"
+	run_sbx --allow-write=. --deny-write=./f/x -- sh -c 'rm -f f; mkdir f 2>/dev/null; echo x > f/x 2>/dev/null && echo WROTE; echo ok > y && echo control-ok'
+	expect_rc 0 "sbx, a deny through a FIFO"
+	expect_not_contains "$OUT" WROTE "the denied name, under the FIFO replaced"
+	expect_contains "$OUT" control-ok "a write beside it (control)"
+	[ -p "$P/f" ] || fail "the FIFO was replaced"
+}
+TESTS+=(deny_write_through_fifo)
