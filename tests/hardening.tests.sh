@@ -250,7 +250,7 @@ t_placeholder_pool_put_swapped() { # a directory swapped in at a placeholder's n
 	command -v strace >/dev/null || skip "no strace (it holds sbx's rename to the pool, to swap the directory meanwhile)"
 	rm -rf "$P" && mkdir -p "$P" && cd "$P" || fail "setup"
 	# every dangerous name the person's own file, but .vscode: its placeholder is the only one
-	for n in .bash_profile .bashrc .claude .gitconfig .gitmodules .idea .mcp.json .profile .ripgreprc .zprofile .zshrc; do
+	for n in .bash_profile .bashrc .claude .codex .gitconfig .gitmodules .idea .mcp.json .profile .ripgreprc .zprofile .zshrc; do
 		: >"$P/$n"
 	done
 	mkdir "$P/docs" && echo mine >"$P/docs/mine.txt"
