@@ -18912,6 +18912,22 @@ init_binds(struct inner_msg *m, int ctl, bool nested)
 		ntodo = nredo;
 	}
 	free(msg.p);
+	for (uint32_t i = 0; i < m->nbinds; i++)
+		if (m->binds[i].flags & IB_PIN) {
+			char cwd[PATH_MAX];
+
+			/* KERNEL: a mount does not move the processes whose working
+			 * directory it covers: they stay in what lies below it. A pin
+			 * of the working directory (the project inside a writable
+			 * root) or of a directory above it would leave the command
+			 * there, where none of the binds made on the pin's tree are,
+			 * and a relative .vscode/x would be written. bwrap enters the
+			 * directory after its own mounts; sbx-init enters it again, by
+			 * its path, after its own. (Gone meanwhile: left as it is.) */
+			if (getcwd(cwd, sizeof(cwd)) && chdir(cwd) < 0)
+				die("cannot enter %s again after the binds: %s", cwd, strerror(errno));
+			break;
+		}
 }
 
 /* Session mode (10f): sbx-init starts no command of its own. For each

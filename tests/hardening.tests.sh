@@ -384,6 +384,21 @@ t_vanish_before_mount() { # names removed or replaced by another program after s
 }
 TESTS+=(vanish_before_mount)
 
+t_pinned_cwd_relative_paths() { # the project inside a writable root: sbx-init pins the project's directory, and a path relative to it meets the covers made on the pin (the command does not stay in the tree below the pin)
+	mkdir -p "$P/.git/hooks" && echo 'ref: refs/heads/main' >"$P/.git/HEAD" && printf '[core]\n' >"$P/.git/config" &&
+		cd "$P" || fail "setup"
+	run_sbx -v --allow-write="$T" -- sh -c 'for f in .vscode/x .idea/x .bashrc .git/hooks/pre-commit .git/config ../proj/.vscode/y; do
+			(echo pwn > "$f") 2>/dev/null && echo "WROTE $f"; done
+		cd .git && (echo pwn > hooks/x) 2>/dev/null && echo "WROTE hooks/x"; cd ..
+		echo ok > ok.txt && echo control-ok'
+	expect_rc 0
+	expect_contains "$ERR" "init pin   $P  <-" "the project's directory, pinned by sbx-init"
+	expect_contains "$OUT" control-ok "the control write"
+	expect_not_contains "$OUT" WROTE "a path relative to the pinned directory, into a covered name"
+	[ "$(cat "$P/ok.txt")" = ok ] || fail "the control write is missing from the project"
+}
+TESTS+=(pinned_cwd_relative_paths)
+
 t_vanish_stress() { # SBX_VANISH_RUNS runs (200 by default) while another program keeps creating and removing dotfiles and repositories in the project and in another writable root: none fails, every dangerous name sbx covered refuses the command's writes, the control write works every time
 	local n=${SBX_VANISH_RUNS:-200} i rc s=$T/shared log=$T/racer.log runf=$T/run.cur racer script start bad= nbad=0
 	cd "$P" || fail "setup"
