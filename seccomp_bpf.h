@@ -72,6 +72,7 @@ enum {
  * numbers come from the kernel's syscall_64.tbl and asm-generic/unistd.h. */
 #define SBX_SYSCALLS(X) \
 	X(socket, 41, 198) \
+	X(socketpair, 53, 199) \
 	X(io_uring_setup, 425, 425) \
 	X(io_uring_enter, 426, 426) \
 	X(io_uring_register, 427, 427) \
@@ -213,6 +214,9 @@ bpf_arch_named(const char *name)
 #  if defined(__x86_64__)
 #  ifdef __NR_socket
 _Static_assert(__NR_socket == 41, "x86_64 number of socket");
+#  endif
+#  ifdef __NR_socketpair
+_Static_assert(__NR_socketpair == 53, "x86_64 number of socketpair");
 #  endif
 #  ifdef __NR_io_uring_setup
 _Static_assert(__NR_io_uring_setup == 425, "x86_64 number of io_uring_setup");
@@ -448,6 +452,9 @@ _Static_assert(__NR_vfork == 58, "x86_64 number of vfork");
 #  elif defined(__aarch64__)
 #  ifdef __NR_socket
 _Static_assert(__NR_socket == 198, "aarch64 number of socket");
+#  endif
+#  ifdef __NR_socketpair
+_Static_assert(__NR_socketpair == 199, "aarch64 number of socketpair");
 #  endif
 #  ifdef __NR_io_uring_setup
 _Static_assert(__NR_io_uring_setup == 425, "aarch64 number of io_uring_setup");
@@ -701,7 +708,16 @@ static const struct bpf_rule bpf_rules[] = {
 	  "a ring made elsewhere and passed in still takes IORING_OP_SOCKET" },
 	{ SC_io_uring_register,	0, CMP_NONE,	0,				EPERM_,	RG_UNIX,
 	  "no io_uring at all: its opcodes bypass every rule here" },
-	/* socketpair() is not filtered: its two ends reach nobody outside */
+	/* socketpair(AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET): both ends are
+	 * connected to each other for good (connect() is EISCONN, a sendto
+	 * address EISCONN or EOPNOTSUPP), so they reach nobody outside. A
+	 * SOCK_DGRAM end is not: sendto() with a path, or connect() to one,
+	 * reaches any datagram socket on the host (/dev/log, a daemon's),
+	 * through read-only mounts too. Bit 1 of the type is SOCK_DGRAM (2)
+	 * and SOCK_RAW (3, refused for AF_UNIX anyway), never STREAM (1) or
+	 * SEQPACKET (5); the flags SOCK_NONBLOCK and SOCK_CLOEXEC lie above */
+	{ SC_socketpair,	1, CMP_ANY_BIT,	2,				EPERM_,	RG_UNIX,
+	  "a datagram end sends to any Unix socket path on the host (sendto, connect)" },
 
 	/* namespaces and mounts: a private mount tree would undo the write denies */
 	{ SC_unshare,		0, CMP_ANY_BIT,	SBX_CLONE_NEWUSER,		EPERM_,	RG_USERNS,
@@ -1222,6 +1238,8 @@ bpf_value_name(const struct bpf_rule *r, char *buf, size_t n)
 {
 	if (r->sc == SC_socket)
 		return r->value == SBX_AF_UNIX ? "AF_UNIX" : r->value == SBX_AF_VSOCK ? "AF_VSOCK" : "?";
+	if (r->sc == SC_socketpair)
+		return r->value == 2 ? "SOCK_DGRAM" : "?";
 	if (r->sc == SC_ioctl)
 		return r->value == SBX_TIOCSTI ? "TIOCSTI" : r->value == SBX_TIOCLINUX ? "TIOCLINUX" : "?";
 	if (r->cmp == CMP_NULL)

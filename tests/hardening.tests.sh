@@ -1108,3 +1108,34 @@ t_deny_write_through_fifo() { # a deny spelled through a FIFO (one a run could p
 	[ -p "$P/f" ] || fail "the FIFO was replaced"
 }
 TESTS+=(deny_write_through_fifo)
+
+t_socketpair_dgram_refused() { # a SOCK_DGRAM socketpair end could sendto() any Unix datagram socket on the host (/dev/log, a daemon's) past socket(AF_UNIX)'s refusal: refused; a stream pair (pipes between a command's processes) still works, and the host's socket hears nothing
+	local py; py=$(command -v python3) || skip "python3 is needed inside and out"
+	"$py" - "$O/dgram.sock" "$O/heard" >/dev/null 2>&1 <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); s.settimeout(8)
+try:
+    d = s.recv(100); open(sys.argv[2], "wb").write(d)
+except OSError:
+    pass
+PY
+	local lpid=$! i
+	for i in $(seq 50); do [ -S "$O/dgram.sock" ] && break; sleep 0.1; done
+	[ -S "$O/dgram.sock" ] || fail "setup: the host's datagram socket"
+	run_sbx -- "$py" -c '
+import socket, sys
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM); a.send(b"x"); print("stream-ok" if b.recv(1) == b"x" else "stream-bad")
+try:
+    c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    c.sendto(b"escaped", sys.argv[1]); print("SENT")
+except OSError as e:
+    print("dgram:", e.errno)
+' "$O/dgram.sock"
+	kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
+	expect_rc 0
+	expect_contains "$OUT" stream-ok "a stream socketpair (control)"
+	expect_not_contains "$OUT" SENT "a datagram sent to the host's socket"
+	expect_contains "$OUT" "dgram: 1" "socketpair(AF_UNIX, SOCK_DGRAM) refused with EPERM"
+	[ ! -e "$O/heard" ] || fail "the host's socket received: $(cat "$O/heard")"
+}
+TESTS+=(socketpair_dgram_refused)

@@ -2171,7 +2171,12 @@ bpf_matrix(void)
 		{ "io_uring_setup", { 425, 425 }, { 0, 0, 0 }, { E, A, E, E, A, E, A } },
 		{ "io_uring_enter", { 426, 426 }, { 0, 0, 0 }, { E, A, E, E, A, E, A } },
 		{ "io_uring_register", { 427, 427 }, { 0, 0, 0 }, { E, A, E, E, A, E, A } },
-		{ "socketpair(AF_UNIX)", { 53, 199 }, { 1, 1, 0 }, { A, A, A, A, A, A, A } },
+		{ "socketpair(AF_UNIX, SOCK_STREAM)", { 53, 199 }, { 1, 1, 0 }, { A, A, A, A, A, A, A } },
+		{ "socketpair(AF_UNIX, SOCK_SEQPACKET|SOCK_CLOEXEC)", { 53, 199 }, { 1, 0x80005, 0 },
+		  { A, A, A, A, A, A, A } },
+		{ "socketpair(AF_UNIX, SOCK_DGRAM)", { 53, 199 }, { 1, 2, 0 }, { E, A, E, E, A, E, A } },
+		{ "socketpair(AF_UNIX, SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC)", { 53, 199 }, { 1, 0x80802, 0 },
+		  { E, A, E, E, A, E, A } },
 		/* namespaces and mounts: only the user namespace rows yield to allow-nested-userns */
 		{ "unshare(CLONE_NEWUSER)", { 272, 97 }, { 0x10000000, 0, 0 }, { E, E, A, E, A, E, A } },
 		{ "unshare(CLONE_NEWNS)", { 272, 97 }, { 0x20000, 0, 0 }, EVERYWHERE },
