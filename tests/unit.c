@@ -1754,7 +1754,12 @@ bpf_matrix(void)
 		{ "unshare(CLONE_NEWNET)", { 272, 97 }, 0x40000000, 0, 0, { A, A, A, A, A, A } },
 		{ "clone(CLONE_NEWUSER|SIGCHLD)", { 56, 220 }, 0x10000011, 0, 0, { E, E, A, E, A, E } },
 		{ "clone(CLONE_NEWNS|SIGCHLD)", { 56, 220 }, 0x20011, 0, 0, EVERYWHERE },
-		{ "clone(thread flags)", { 56, 220 }, 0x3d0f00, 0, 0, { A, A, A, A, A, E } },
+		{ "clone(thread flags)", { 56, 220 }, 0x3d0f00, 0, 0, { A, A, A, A, T, E } },
+		/* the observer's attribution checks (sbx.c 9b): sharing traps, vfork does not */
+		{ "clone(CLONE_VM|CLONE_VFORK|SIGCHLD): posix_spawn", { 56, 220 }, 0x4111, 0, 0, { A, A, A, A, A, E } },
+		{ "clone(CLONE_VM|SIGCHLD)", { 56, 220 }, 0x111, 0, 0, { A, A, A, A, T, E } },
+		{ "clone(CLONE_FILES|SIGCHLD)", { 56, 220 }, 0x411, 0, 0, { A, A, A, A, T, E } },
+		{ "clone(fork: SIGCHLD|CHILD_SETTID|CHILD_CLEARTID)", { 56, 220 }, 0x1200011, 0, 0, { A, A, A, A, A, E } },
 		{ "clone3", { 435, 435 }, 0, 0, 0, { N, N, N, N, A, N } },
 		{ "setns", { 308, 268 }, 0, 0, 0, EVERYWHERE },
 		{ "mount", { 165, 40 }, 0, 0, 0, EVERYWHERE },
@@ -1783,10 +1788,10 @@ bpf_matrix(void)
 		/* the proxy's own: the sandbox keeps these (its mounts decide writes) */
 		{ "execve", { 59, 221 }, 0, 0, 0, PROXY_ONLY },
 		{ "execveat", { 322, 281 }, 0, 0, 0, PROXY_ONLY },
-		{ "ptrace", { 101, 117 }, 0, 0, 0, PROXY_ONLY },
+		{ "ptrace", { 101, 117 }, 0, 0, 0, PROXY_ONLY_NOTIF },
 		/* the observer reads the caller with it: its lockdown keeps it */
 		{ "process_vm_readv", { 310, 270 }, 0, 0, 0, { A, A, A, E, A, A } },
-		{ "process_vm_writev", { 311, 271 }, 0, 0, 0, PROXY_ONLY },
+		{ "process_vm_writev", { 311, 271 }, 0, 0, 0, PROXY_ONLY_NOTIF },
 		{ "open(O_WRONLY)", { 2, -1 }, 0, 01, 0, PROXY_ONLY_NOTIF },
 		{ "open(O_RDONLY|O_CLOEXEC)", { 2, -1 }, 0, 02000000, 0, { A, A, A, A, A, A } },
 		{ "openat(O_RDWR)", { 257, 56 }, 0xffffff9c, 0, 02, PROXY_ONLY_NOTIF },
@@ -3884,7 +3889,7 @@ test_observer(void)
 
 	/* the codec: round trip, every cut refused, hostile records refused */
 	{
-		struct obs_event ev = { 1, 7, 4242, 0x01020304, 0, "sh\001x", "/o/a file\nwith a newline" }, got;
+		struct obs_event ev = { 1, 7, 4242, 0x01020304, 0, "sh\001x", "/o/a file\nwith a newline", 0 }, got;
 		unsigned char rec[SBX_OBS_MAX_BYTES + 1];
 		size_t n = obs_event_encode(&ev, rec), cut;
 		int believed = 0;
@@ -3909,9 +3914,28 @@ test_observer(void)
 		n = obs_event_encode(&ev, rec);
 		CHECK(obs_event_decode(rec, n, &got) < 0, "a relative path is refused");
 		strcpy(ev.target, "/o/x");
-		ev.port = 80;
+		ev.flags = 0x0040;
 		n = obs_event_encode(&ev, rec);
-		CHECK(obs_event_decode(rec, n, &got) < 0, "a file event with a port is refused");
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a path's record with an unknown flag is refused");
+		ev.flags = (uint16_t)(OU_COUNT << OBS_F_UNSURE_SHIFT);
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) < 0, "a path's record with an unknown doubt is refused");
+		ev.flags = (uint16_t)(OBS_F_WHERE | OU_MOVED << OBS_F_UNSURE_SHIFT);
+		ev.port = 80;	/* a path has none: its slot carries the flags */
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) == 0 && got.flags == ev.flags && got.port == 0,
+		    "a path's flags round-trip in the port's slot");
+		for (i = 0; i < LEN(obs_calls) && obs_calls[i].path != OBS_NONE; i++)
+			;
+		ev.call = (uint8_t)i;
+		ev.flags = OU_SHARING << OBS_F_UNSURE_SHIFT;
+		n = obs_event_encode(&ev, rec);
+		CHECK(i < LEN(obs_calls) && obs_event_decode(rec, n, &got) < 0,
+		    "a call with no path, its record not marked where: refused");
+		ev.flags |= OBS_F_WHERE;
+		n = obs_event_encode(&ev, rec);
+		CHECK(obs_event_decode(rec, n, &got) == 0, "control: marked where, it is taken");
+		ev.flags = 0;
 		for (i = 0; i < LEN(obs_calls) && !obs_calls[i].connect; i++)
 			;
 		ev.call = (uint8_t)i;
@@ -3980,7 +4004,7 @@ test_observer(void)
 		}
 		/* 100 processes writing the same denied file: one record, counted 100 */
 		for (i = 0; i < 100; i++) {
-			struct obs_event ev = { 1, 0, (uint32_t)(1000 + i), 0, 0, "sh", "/o/f" };
+			struct obs_event ev = { 1, 0, (uint32_t)(1000 + i), 0, 0, "sh", "/o/f", 0 };
 			struct violation v;
 			char nbuf[PATH_MAX];
 
@@ -4445,6 +4469,104 @@ test_live_policy(void)
 	    "the filesystem and allowPty named, in table order (%zu)", off.n);
 }
 
+/* The audit's attribution (sbx.c 9b): what the sandbox touched, and the
+ * entries it takes for the sandbox's; the observer's pure checks (10b). */
+static void
+attrib_reset(void)
+{
+	attrib_give_up("reset");
+	attrib.unsure = NULL;
+	attrib.depth = 0;
+}
+
+static void
+test_attribution(void)
+{
+	static const char *const recorded[] = { "/w/a/b/c.txt", "/w/x/.git/objects/ab/cd", "/w/r/.git",
+		"/w/m/.git/hooks/pre-commit" };
+	static const struct { const char *path; bool touched; } q[] = {
+		{ "/w/a/b/c.txt", true },			/* itself */
+		{ "/w/a/b/c.txt/x", true },			/* inside what it named */
+		{ "/w/a", true },				/* something inside it */
+		{ "/", true },
+		{ "/w/x/.git/hooks/pre-commit", false },	/* objects written, not the hook */
+		{ "/w/x/.git/config", false },
+		{ "/w/x/.git", true },
+		{ "/w/r/.git/hooks/post-checkout", true },	/* a repository renamed into place */
+		{ "/w/m/.git/hooks/pre-commit", true },
+		{ "/w/m/.git/hooks/pre-push", false },		/* the hook beside it */
+		{ "/w/y/.git/hooks/pre-commit", false },
+		{ "/w/a/b/c.txt2", false },			/* a name that only starts the same */
+		{ "/w/a/bb", false },
+	};
+	struct plan pl = { 0 };
+	struct obs_event e = { 0 };
+	size_t i;
+	char buf[64];
+
+	attrib_reset();
+	for (i = 0; i < LEN(recorded); i++)
+		attrib_record(recorded[i]);
+	for (i = 0; i < LEN(q); i++)
+		CHECK(attrib_touched(q[i].path) == q[i].touched, "attrib_touched(%s): want %d", q[i].path, q[i].touched);
+
+	/* past the bound, paths are kept shorter: more is the sandbox's, never less */
+	for (i = 0; attrib.n <= SBX_MAX_TOUCHED; i++) {
+		snprintf(buf, sizeof(buf), "/w/big/d%zu/f%zu", i / 100, i);
+		attrib_record(buf);
+	}
+	attrib_coarsen();
+	CHECK(attrib.n <= SBX_MAX_TOUCHED / 2 && attrib.depth > 0, "coarsened to %zu keys, depth %d", attrib.n, attrib.depth);
+	for (i = 0; i < LEN(q); i++)
+		CHECK(!q[i].touched || attrib_touched(q[i].path), "after coarsening, still touched: %s", q[i].path);
+	CHECK(attrib_touched("/w/big/d3/other"), "a path beside a kept one, within a coarsened directory");
+
+	/* the observer's records: inside a root kept, a doubt gives up */
+	attrib_reset();
+	vec_push(&pl.audit_roots, "/w");
+	strcpy(e.target, "/w/p/.git/hooks/../hooks/pre-commit");
+	attrib_event(&pl, &e);
+	CHECK(attrib_touched("/w/p/.git/hooks/pre-commit"), "a path is kept lexically normalised");
+	strcpy(e.target, "/elsewhere/.git/hooks/x");
+	attrib_event(&pl, &e);
+	CHECK(!attrib_touched("/elsewhere/.git/hooks/x"), "a path outside the writable roots is not kept");
+	e.flags = (uint16_t)(OBS_F_WHERE | OU_THREADS << OBS_F_UNSURE_SHIFT);
+	attrib_event(&pl, &e);
+	CHECK(attrib.unsure && strstr(attrib.unsure, "threads") && !attrib.n, "a doubt: unsure, the record gone");
+	attrib_reset();
+	e.flags = 0;
+	e.lost = 1;
+	attrib_event(&pl, &e);
+	CHECK(attrib.unsure != NULL, "a lost event: unsure");
+	attrib_reset();
+
+#if SBX_LINUX
+	{
+		static const struct { const char *p; int fd; } alias[] = {
+			{ "/dev/stdout", 1 }, { "/dev/stderr", 2 }, { "/dev/fd/7", 7 }, { "/proc/self/fd/12", 12 },
+			{ "/proc/thread-self/fd/3", 3 }, { "/proc/self/fd/3/x", -1 }, { "/dev/fd/", -1 },
+			{ "/proc/1/fd/3", -1 }, { "/dev/null", -1 },
+		};
+		static const struct { const char *p; bool plain; } proc[] = {
+			{ "/proc/self/oom_score_adj", true }, { "/proc/42/comm", true }, { "/proc/sys/kernel/x", true },
+			{ "/proc/self/mem", false }, { "/proc/42/task/43/mem", false }, { "/proc/self/fd/3/x", false },
+			{ "/proc/self/cwd/.git/hooks/x", false }, { "/proc/self/root/w/x", false },
+			{ "/proc/self/map_files/1-2", false }, { "/dev/fd/3", false },
+		};
+		static const struct { const char *p; bool dd; } dotdot[] = {
+			{ "/a/../b", true }, { "/a/..", true }, { "/a/..b", false }, { "/a/b..", false }, { "/a/b", false },
+		};
+
+		for (i = 0; i < LEN(alias); i++)
+			CHECK(obs_fd_alias(alias[i].p) == alias[i].fd, "obs_fd_alias(%s)", alias[i].p);
+		for (i = 0; i < LEN(proc); i++)
+			CHECK(obs_proc_plain(proc[i].p) == proc[i].plain, "obs_proc_plain(%s)", proc[i].p);
+		for (i = 0; i < LEN(dotdot); i++)
+			CHECK(obs_has_dotdot(dotdot[i].p) == dotdot[i].dd, "obs_has_dotdot(%s)", dotdot[i].p);
+	}
+#endif
+}
+
 int
 main(void)
 {
@@ -4473,6 +4595,7 @@ main(void)
 	test_host_edges();
 	test_dir_stream();
 	test_observer();
+	test_attribution();
 	test_srt_cli();
 	test_live_policy();
 	test_dns_stub();
