@@ -8480,6 +8480,8 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
  *   'K' signal: u32 id | u32 signal (client -> sbx -> init)
  *   'Q' stop the session, 'P' who are you (client -> sbx; the answer 'P'
  *       carries a line of text)
+ *   'A' the audit's report as the session ends (sbx -> a client that is
+ *       no exec's: `sbx session stop`, the agent hook's session end)
  * The exec request's body:
  *   u32 id | u32 flags | u32 argc | argc NUL-terminated | u32 envc |
  *   envc NUL-terminated NAME=VALUE | cwd NUL
@@ -15460,6 +15462,25 @@ struct audit {
  * a session's log goes with it. malloc'd. */
 static struct buf audit_text;
 
+/* A session's report kept for the next exec or run (session_audit_notice,
+ * 10f), in ROOT/sessions: shown once, on stderr, then removed. Taken by a
+ * rename first, so two execs starting at once do not both show it. */
+#define SBX_AUDIT_NOTICES	"audit-notices"
+
+static void
+audit_notice_show(const char *sessions_dir)
+{
+	const char *from = path_join(sessions_dir, SBX_AUDIT_NOTICES), *taken = aprintf("%s.%d", from, (int)getpid());
+	struct buf b = { 0 };
+
+	if (renameat(AT_FDCWD, from, AT_FDCWD, taken) < 0)
+		return;	/* none (ENOENT), or another exec took it */
+	if (read_file(taken, 1 << 20, &b) == 0 && b.n)
+		(void)write_all(2, b.p, b.n);
+	unlinkat(AT_FDCWD, taken, 0);
+	free(b.p);
+}
+
 /* ctime and, where the file system records it, birth time (-1 if not) of
  * dirfd/name in ns, not following a symlink. False if it is not there. */
 static bool
@@ -20043,6 +20064,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	if (sess.on) {	/* a session's daemon (10f) */
 		session_listen(rp);
 		store->added = session_attribute;
+	} else if (rp->runtime_root) {
+		audit_notice_show(path_join(rp->runtime_root, "sessions"));	/* an ended session's audit (9b) */
 	}
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
@@ -20059,6 +20082,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	if (sess.on && r.ready)
 		session_ready(rp);
 	run_supervise(&r);		/* forks the proxy on the first connection */
+	if (sess.on)
+		audit_after_run(pl);	/* now, so `sbx session stop` shows it (session_end) */
 	session_end();
 	return run_exit_status(&r);
 }
@@ -21176,6 +21201,33 @@ session_timeout(void)
 	return left > 0 ? (int)(left < INT_MAX ? left : INT_MAX) : 0;
 }
 
+/* The audit's report as the session ends, for the next `sbx exec` or run
+ * to show (audit_notice_show): the session's log goes with it, and the
+ * person may not be the one who stops it (an agent's hook). Appended to
+ * sessions/audit-notices in the runtime root, which only this uid can
+ * write. */
+static void
+session_audit_notice(void)
+{
+	struct buf b = { 0 };
+	char when[32];
+	time_t now = time(NULL);
+	int fd;
+
+	if (!audit_text.n)
+		return;
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
+	buf_printf(&b, "sbx: session %s ended at %s; its audit of the repositories made while it ran:\n", sess.name, when);
+	buf_putn(&b, audit_text.p, audit_text.n);
+	fd = openat(AT_FDCWD, path_join(path_dirname(sess.path), SBX_AUDIT_NOTICES),
+	    O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, b.p, b.n) < 0)
+		warnx("session: cannot keep the audit's report for the next exec: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(b.p);
+}
+
 /* The end: the socket goes first, so no client connects to a dying session. */
 static void
 session_end(void)
@@ -21184,6 +21236,10 @@ session_end(void)
 		return;
 	unlink(sess.path);
 	unlink(aprintf("%.*s.log", (int)(strlen(sess.path) - 5), sess.path));	/* NAME.sock -> NAME.log */
+	session_audit_notice();
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].fd >= 0 && !sess.c[i].id && audit_text.n)	/* `sbx session stop` shows it */
+			frame_send(sess.c[i].fd, 'A', audit_text.p, audit_text.n, NULL, 0);
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].fd >= 0 || sess.c[i].id) {
 			if (sess.c[i].fd >= 0)
@@ -21258,6 +21314,7 @@ session_exec_main(int argc, char **argv)
 	struct exec_req e = { 0 };
 	struct buf body = { 0 }, b;
 	const int fds[3] = { 0, 1, 2 };
+	const char *sock;
 	sigset_t set, old;
 	int fd, sfd, first = 3;
 
@@ -21281,9 +21338,10 @@ session_exec_main(int argc, char **argv)
 		die("exec: signalfd: %s; the command did not run", strerror(errno));
 	/* the request is ready before we connect: the daemon, woken by the
 	 * connection, finds it there rather than sleeping again until it comes */
-	if ((fd = session_find(argv[2], NULL)) < 0)
+	if ((fd = session_find(argv[2], &sock)) < 0)
 		die_hint("sbx session start --name NAME starts one; sbx session list shows them",
 		    "exec: no session %s is running; the command did not run", argv[2]);
+	audit_notice_show(path_dirname(sock));	/* what an ended session's audit did (9b) */
 	if (frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
 		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
 	b = body;	/* the answer reuses the request's buffer: no page touched anew */
@@ -21366,16 +21424,17 @@ session_list_main(void)
 static int
 session_stop_main(const char *name)
 {
-	int fd, nfd;
+	int fd, nfd, type;
 	struct buf b = { 0 };
 
 	if (!session_name_ok(name) || (fd = session_find(name, NULL)) < 0)
 		die("session stop: no session %s is running", name);
 	if (frame_send(fd, 'Q', NULL, 0, NULL, 0) < 0)
 		die("session stop: cannot reach %s: %s", name, strerror(errno));
-	/* the daemon closes every client as it ends */
-	while (frame_recv(fd, &b, NULL, 0, &nfd) >= 0)
-		;
+	/* the daemon closes every client as it ends, after the audit's report */
+	while ((type = frame_recv(fd, &b, NULL, 0, &nfd)) >= 0)
+		if (type == 'A')
+			(void)write_all(2, b.p, b.n);
 	free(b.p);
 	close(fd);
 	return 0;
@@ -21676,11 +21735,12 @@ hook_main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(event, "session-end") == 0) {
-		int fd = why ? -1 : session_find(name, NULL), nfd;
+		int fd = why ? -1 : session_find(name, NULL), nfd, type;
 
 		if (fd >= 0 && frame_send(fd, 'Q', NULL, 0, NULL, 0) == 0)
-			while (frame_recv(fd, &in, NULL, 0, &nfd) >= 0)
-				;
+			while ((type = frame_recv(fd, &in, NULL, 0, &nfd)) >= 0)
+				if (type == 'A')	/* the audit's report: also kept for the next exec */
+					(void)write_all(2, in.p, in.n);
 		return 0;
 	}
 	if (strcmp(event, "pre-tool-use") != 0)
@@ -22681,6 +22741,7 @@ mac_linux_only_parts(void)
 	(void)obs_judge;
 	(void)attrib_start;
 	(void)attrib_event;
+	(void)audit_notice_show;
 	(void)send_fds;
 	(void)frame_send;
 	(void)frame_recv;
