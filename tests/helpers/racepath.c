@@ -70,7 +70,10 @@ main(int argc, char **argv)
 	}
 	decoy = argv[2];
 	real = argv[3];
-	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	/* threads: private memory (only the other thread can change it); shared: a page both
+	 * processes map */
+	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	    (strcmp(argv[1], "shared") == 0 ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return 2;
 	memcpy(buf, decoy, strlen(decoy) + 1);
