@@ -8802,6 +8802,7 @@ static const struct obs_call obs_calls[] = {
  * observer cannot vouch for what the call named (enum obs_unsure), which
  * makes the audit act on every repository changed during the run (9b). */
 #define OBS_F_WHERE		0x0001
+#define OBS_F_EXISTS		0x0002	/* mkdir of a name that is there: it fails, changing nothing */
 #define OBS_F_UNSURE_SHIFT	8
 
 /* ORDER: obs_unsure_why[] */
@@ -8905,7 +8906,7 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 	if (!obs_calls[e->call].connect) {	/* the slot holds a path's flags */
 		e->flags = e->port;
 		e->port = 0;
-		if ((e->flags & ~(OBS_F_WHERE | 0xf00)) || (e->flags >> OBS_F_UNSURE_SHIFT) >= OU_COUNT ||
+		if ((e->flags & ~(OBS_F_WHERE | OBS_F_EXISTS | 0xf00)) || (e->flags >> OBS_F_UNSURE_SHIFT) >= OU_COUNT ||
 		    (obs_calls[e->call].path == OBS_NONE && !(e->flags & OBS_F_WHERE)))
 			return -1;
 	}
@@ -15248,6 +15249,7 @@ static struct attrib {
 	const char *unsure;	/* why sbx cannot tell who made what; NULL: it can */
 	char **slot;		/* "=PATH" (a call named it), "<PATH" (one named a path below) */
 	size_t cap, n;
+	size_t inodes;		/* of them "#DEV:INO" (attrib_record_inode) */
 	int depth;		/* paths kept to this many components; 0: all of them */
 } attrib = { .unsure = "the write observer did not run" };
 
@@ -15352,10 +15354,44 @@ attrib_coarsen(void)
 		for (i = 0; i < cap; i++)
 			if (old[i] && old[i][0] == '=')
 				attrib_record(old[i] + 1);
+			else if (old[i] && old[i][0] == '#')
+				attrib_put('#', old[i] + 1, strlen(old[i] + 1));
 		for (i = 0; i < cap; i++)
 			free(old[i]);
 		free(old);
 	}
+}
+
+/* What a path names now (its device and inode, "#DEV:INO"), soon after
+ * the call: a file the sandbox wrote that someone outside then moves
+ * into a repository (`mv scratch/tool tool`) is still the sandbox's,
+ * wherever it is. Bounded apart (a quarter of the set); past it, paths
+ * alone. Taken late, it may name what came after: more is the
+ * sandbox's, never less. */
+static void
+attrib_record_inode(const char *path)
+{
+	char key[48];
+	struct stat st;
+
+	if (attrib.inodes >= SBX_MAX_TOUCHED / 4 || lstat(path, &st) < 0)
+		return;
+	snprintf(key, sizeof(key), "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	if (attrib_put('#', key, strlen(key)))
+		attrib.inodes++;
+}
+
+/* Is dirfd/name (not followed) a file the sandbox wrote (attrib_record_inode)? */
+static bool
+attrib_touched_inode(int dirfd, const char *name)
+{
+	char key[48];
+	struct stat st;
+
+	if (!attrib.inodes || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	snprintf(key, sizeof(key), "#%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	return attrib_has(key);
 }
 
 /* sbx can no longer tell who made what this run (the first reason is
@@ -15370,7 +15406,7 @@ attrib_give_up(const char *why)
 		free(attrib.slot[i]);
 	free(attrib.slot);
 	attrib.slot = NULL;
-	attrib.cap = attrib.n = 0;
+	attrib.cap = attrib.n = attrib.inodes = 0;
 }
 
 /* The run's observer is in place, for every process of the sandbox from
@@ -15397,11 +15433,12 @@ attrib_event(const struct plan *pl, const struct obs_event *e)
 		attrib_give_up(obs_unsure_why[why < OU_COUNT ? why : OU_UNREAD]);
 		return;
 	}
-	if (path_normalize_lex(e->target, norm, sizeof(norm)) < 0)
+	if ((e->flags & OBS_F_EXISTS) || path_normalize_lex(e->target, norm, sizeof(norm)) < 0)
 		return;
 	for (size_t i = 0; i < pl->audit_roots.n; i++)
 		if (path_within(norm, pl->audit_roots.v[i])) {
 			attrib_record(norm);
+			attrib_record_inode(norm);
 			if (attrib.n > SBX_MAX_TOUCHED)
 				attrib_coarsen();
 			return;
@@ -15537,17 +15574,18 @@ audit_say(const struct buf *line)
 	free(shown.p);
 }
 
-/* Act on the entry at path (a hook, hooks, a config, a todo list)? Yes
- * when the sandbox touched it or a directory above it, or when sbx cannot
- * tell (attrib); *why says which, for the report. */
+/* Act on the entry at path, dirfd/name (a hook, hooks, a config, a todo
+ * list)? Yes when the sandbox touched it or a directory above it, or wrote
+ * the file it is now, or when sbx cannot tell (attrib); *why says which,
+ * for the report. */
 static bool
-audit_acts(const struct audit *a, const char *path, const char **why)
+audit_acts(const struct audit *a, const char *path, int dirfd, const char *name, const char **why)
 {
 	if (!a->attribute)
 		*why = "sbx cannot tell who made it: the run that made it was killed before its audit";
 	else if (attrib.unsure)
 		*why = aprintf("sbx cannot tell who made it: %s", attrib.unsure);
-	else if (attrib_touched(path))
+	else if (attrib_touched(path) || attrib_touched_inode(dirfd, name))
 		*why = "made in the sandbox";
 	else
 		return false;
@@ -15687,7 +15725,7 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 	if (!S_ISDIR(st.st_mode)) {	/* a symlink or a file: hooks from elsewhere */
 		if (!force && !audit_changed(a, hooks))
 			;
-		else if (!audit_acts(a, hooks, &why))
+		else if (!audit_acts(a, hooks, pfd, name, &why))
 			audit_left(hooks, "hooks, not a directory");
 		else if (audit_disable(pfd, name, &kept))
 			audit_report(a, hooks, aprintf("not a directory; renamed %s", kept), why, kept);
@@ -15711,7 +15749,7 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 	for (i = 0; i < names.n; i++) {
 		const char *hook = path_join(hooks, names.v[i]);
 
-		if (!audit_acts(a, hook, &why))
+		if (!audit_acts(a, hook, dir_fd(d), names.v[i], &why))
 			audit_left(hook, "a hook");
 		else if (audit_disable(dir_fd(d), names.v[i], &kept))
 			audit_report(a, hook, aprintf("hook renamed %s", kept), why, kept);
@@ -15791,7 +15829,7 @@ audit_config(struct audit *a, const char *path, bool force)
 	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || (!force && !audit_changed(a, path)))
 		goto out;
 	if (!S_ISREG(st.st_mode)) {
-		if (!audit_acts(a, path, &why))
+		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a config that is not a regular file");
 		else if (audit_disable(pfd, base, &kept))
 			audit_report(a, path, aprintf("not a regular file; renamed %s", kept), why, kept);
@@ -15809,7 +15847,7 @@ audit_config(struct audit *a, const char *path, bool force)
 	b.p[b.n] = '\0';
 	if (r != 0 || gitcfg_parse(b.p, b.n, path, &all, &line) < 0) {
 		free(b.p);
-		if (!audit_acts(a, path, &why))
+		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a config sbx cannot read");
 		else if (audit_disable(pfd, base, &kept))
 			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s", kept), why, kept);
@@ -15820,7 +15858,7 @@ audit_config(struct audit *a, const char *path, bool force)
 		vec_push(git_key_runs(all.v[i], git_key_of(all.v[i])) ? &drop : &keep, all.v[i]);
 	if (!drop.n)
 		goto out;
-	if (!audit_acts(a, path, &why)) {
+	if (!audit_acts(a, path, pfd, base, &why)) {
 		if (audit_config_names_touched(a, path, &drop)) {
 			why = "it names what the sandbox wrote";
 		} else {
@@ -15896,7 +15934,7 @@ audit_todo(struct audit *a, const char *path)
 	}
 	if (fd < 0) {
 		free(b.p);
-		if (!audit_acts(a, path, &why))
+		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a todo list sbx cannot read");
 		else if (audit_disable(pfd, base, &kept))
 			audit_report(a, path, "a todo list sbx cannot read; renamed, so the rebase stops there", why, kept);
@@ -15914,7 +15952,7 @@ audit_todo(struct audit *a, const char *path)
 		buf_printf(&out, "%s\n", line);
 	}
 	free(b.p);
-	if (n && !audit_acts(a, path, &why)) {
+	if (n && !audit_acts(a, path, pfd, base, &why)) {
 		audit_left(path, "a todo list with exec lines");
 	} else if (n && ((fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
 	    write_all(fd, out.p, out.n) < 0 || close(fd) < 0 ||
@@ -18947,12 +18985,14 @@ obs_add_where(const struct obs_event *base, const char *where, struct obs_event 
  * source, which must not be a directory or a symlink. */
 static enum obs_unsure
 obs_locate(struct obs_att *att, const struct obs_event *e, const char *t, bool src, bool record,
-    struct obs_event *ev, int *n)
+    struct obs_event *ev, int *n, mode_t *found)
 {
 	char norm[PATH_MAX], where[PATH_MAX], dir[PATH_MAX];
 	struct stat st;
 	mode_t mode = 0;
 	int fd, r;
+
+	*found = 0;
 
 	if (path_normalize_lex(t, norm, sizeof(norm)) < 0)
 		return OU_UNREAD;
@@ -18987,6 +19027,7 @@ obs_locate(struct obs_att *att, const struct obs_event *e, const char *t, bool s
 	if (record)
 		obs_add_where(e, where, ev, n);
 last:
+	*found = mode;
 	if (src && (S_ISDIR(mode) || S_ISLNK(mode)))
 		return OU_MOVED;
 	if (!S_ISLNK(mode))
@@ -19018,7 +19059,7 @@ obs_link_source(struct obs_att *att, const struct sbx_seccomp_notif *nf, const s
 	if (obs_resolve(nf, linkat ? 0 : -1, linkat ? 1 : 0, src, sizeof(src), &raw) < 0)
 		return OU_UNREAD;
 	obs_seen_add(s, nf->data.args[linkat ? 1 : 0], raw);
-	return obs_locate(att, e, src, true, false, NULL, NULL);
+	return obs_locate(att, e, src, true, false, NULL, NULL, &st.st_mode);
 }
 
 /* A symlink the command makes, at the real place e's path leads to, with
@@ -19079,8 +19120,14 @@ obs_attribute(struct obs_att *att, const struct sbx_seccomp_notif *nf, struct ob
 		why = obs_link_source(att, nf, &ev[0], s);
 	if (!why)
 		why = obs_racy(att, nf->pid, s);
-	for (int i = 0; !why && i < own; i++)	/* a rename's old name first */
-		why = obs_locate(att, &ev[i], ev[i].target, c->path2 >= 0 && (i == 0 || exchange), true, ev, n);
+	for (int i = 0; !why && i < own; i++) {	/* a rename's old name first */
+		mode_t found;
+
+		why = obs_locate(att, &ev[i], ev[i].target, c->path2 >= 0 && (i == 0 || exchange), true, ev, n, &found);
+		/* mkdir of what is there fails (mkdir -p tries each parent): no write */
+		if (found && (c->sc == SC_mkdir || c->sc == SC_mkdirat))
+			ev[i].flags |= OBS_F_EXISTS;
+	}
 	if (!why && (c->sc == SC_symlink || c->sc == SC_symlinkat))
 		why = obs_symlink_target(&ev[0], text, ev, n);
 	return why;
@@ -19774,9 +19821,15 @@ run_note_observer(const struct run *r)
 		note("observer: off (%s); the boundary is the same", why ? why : "sbx-init could not install it");
 	}
 	/* the audit's record of what the sandbox touched (9b) starts now:
-	 * the listener came with "R", before the command's first call */
-	attrib_start(r->listener >= 0, !(r->im.flags & IF_OBSERVE) ? "observe-writes is off" :
-	    "the write observer could not be installed");
+	 * the listener came with "R", before the command's first call. Not
+	 * with a way to write that no call of the sandbox's shows: io_uring
+	 * (allow-all-unix-sockets lets it through), or a service outside it
+	 * that writes for it (a daemon's Unix socket, allow-host-port) */
+	attrib_start(r->listener >= 0 && !r->p->allow_all_unix_sockets && !r->p->host_ports.n,
+	    !(r->im.flags & IF_OBSERVE) ? "observe-writes is off" : r->listener < 0 ?
+	    "the write observer could not be installed" : r->p->allow_all_unix_sockets ?
+	    "allow-all-unix-sockets lets the command write through io_uring or a daemon, unseen" :
+	    "allow-host-port lets the command reach a service here that may write for it");
 }
 
 /* The write observer's process (10b), reading the listener; a new event

@@ -406,7 +406,7 @@ attrib_usable() { # the observer is what attributes: where the kernel lacks it, 
 }
 # attrib_bg POLICY CMD: the sandboxed CMD runs once the person is done ($O/go); "ready" first
 attrib_bg() {
-	rm -f "$O/go"
+	rm -f "$O/go" "$T/bg.out" "$T/bg.out.err"	# else the last run's "ready" may be read before the shell truncates it
 	start_bg "$T/bg.out" -c "$T/$1" -- sh -c "echo ready; while [ ! -e '$O/go' ]; do sleep 0.05; done; $2"
 	wait_file_has "$T/bg.out" ready 20 || { kill -KILL "$BGPID"; fail "the command never became ready: $(cat "$T/bg.out.err")"; }
 }
@@ -533,7 +533,7 @@ touch $O/PWNED-race-$mode'"
 }
 TESTS+=(git_audit_attack_race)
 
-t_git_audit_attack_moves() { # the command puts its hook into the person's repository made during the run without writing it there: renamed in, hard-linked, through a symlink an earlier run left, through one it makes, a prepared repository renamed into place inside it: each neutralised; control: a quiet run leaves the person's
+t_git_audit_attack_moves() { # the command puts its hook into the person's repository made during the run without writing it there: renamed in, hard-linked, through a symlink an earlier run left, through one it makes, a prepared repository renamed into place inside it, a script the person's husky hooksPath runs: each neutralised; control: a quiet run leaves the person's
 	attrib_usable
 	git_env
 	local pay; pay=$(git_payload moves)
@@ -549,7 +549,7 @@ t_git_audit_attack_moves() { # the command puts its hook into the person's repos
 	attrib_wait
 	expect_person_repo_kept "$P/quiet" "control: a quiet run"
 	local how cmd hook why
-	for how in rename hardlink oldlink newlink repo; do
+	for how in rename hardlink oldlink newlink repo named; do
 		hook=$P/mine-$how/.git/hooks/post-checkout
 		case $how in
 		rename) cmd="mv stash/a '$hook'"; why="made in the sandbox" ;;
@@ -561,11 +561,22 @@ t_git_audit_attack_moves() { # the command puts its hook into the person's repos
 		repo) cmd="mkdir mine-$how/sub && echo 'ref: refs/heads/main' >kit/HEAD && mv kit mine-$how/sub/.git"
 			why="sbx cannot tell who made it: the command moved a directory or a symlink"
 			hook=$P/mine-$how/sub/.git/hooks/pre-commit ;;
+		named)	# husky's layout, made by the person (npx husky init): .husky/_ runs .husky/<hook>
+			cmd="mkdir -p mine-$how/.husky && cp stash/c mine-$how/.husky/pre-commit" ;;
 		esac
 		attrib_bg p "$cmd"
 		if [ "$how" = oldlink ]; then person_repo "$P/mine-link"; else person_repo "$P/mine-$how"; fi
+		[ "$how" != named ] || git -C "$P/mine-$how" config core.hooksPath .husky/_
 		attrib_wait
 		[ "$WRC" = 0 ] || fail "$how: the command failed: $ERR"
+		if [ "$how" = named ]; then	# the person's config names what the sandbox wrote: rewritten
+			[ -e "$P/mine-$how/.git/config.sbx-disabled" ] && [ -z "$(git -C "$P/mine-$how" config core.hooksPath)" ] ||
+				fail "named: the person's core.hooksPath, naming the sandbox's script, was left"
+			grep -F "neutralised $P/mine-$how/.git/config: removed core.hookspath" <<<"$ERR" |
+				grep -qF "it names what the sandbox wrote" || fail "named: the report"
+			git_outside "$P/mine-$how"
+			continue
+		fi
 		expect_neutralised "$hook" "$why" "$how"
 		git_outside "$(dirname "$(dirname "$(dirname "$hook")")")"
 	done
@@ -592,3 +603,23 @@ t_git_audit_observer_off() { # observe-writes off: sbx cannot tell who made what
 	expect_no_payload "git outside"
 }
 TESTS+=(git_audit_observer_off)
+
+t_git_audit_person_moves_sandbox_repo() { # the sandbox makes a repository with a hook; the person renames its directory during the run: still the sandbox's (the file it wrote), neutralised; control: the person's own beside it left
+	attrib_usable
+	git_env
+	local pay; pay=$(git_payload moved)
+	policy p <<<"allow-write ."
+	rm -f "$O/go" "$T/bg.out"
+	start_bg "$T/bg.out" -c "$T/p" -- sh -c "mkdir scratch && git init -q scratch/tool &&
+		printf '#!/bin/sh\n$pay\n' >scratch/tool/.git/hooks/post-checkout && chmod +x scratch/tool/.git/hooks/post-checkout &&
+		echo made; while [ ! -e '$O/go' ]; do sleep 0.05; done"
+	wait_file_has "$T/bg.out" made 20 || { kill -KILL "$BGPID"; fail "the command never made its repository: $(cat "$T/bg.out.err")"; }
+	mv "$P/scratch/tool" "$P/tool"	# the person's own mv, outside
+	person_repo "$P/mine"
+	attrib_wait
+	expect_neutralised "$P/tool/.git/hooks/post-checkout" "made in the sandbox" "the sandbox's hook, moved by the person"
+	expect_person_repo_kept "$P/mine" "control: the person's repository"
+	git_outside "$P/tool"; git -C "$P/tool" checkout -q -b x 2>/dev/null
+	expect_no_payload "git outside in the moved repository"
+}
+TESTS+=(git_audit_person_moves_sandbox_repo)

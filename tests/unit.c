@@ -4540,6 +4540,26 @@ test_attribution(void)
 	CHECK(attrib.unsure != NULL, "a lost event: unsure");
 	attrib_reset();
 
+	/* a file the sandbox wrote is still its own after someone else renames it */
+	{
+		char dir[] = "/tmp/sbx-attrib-XXXXXX";
+		int dfd;
+
+		CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+		dfd = open(dir, O_RDONLY | O_DIRECTORY);
+		close(openat(dfd, "hook", O_WRONLY | O_CREAT, 0755));
+		close(openat(dfd, "other", O_WRONLY | O_CREAT, 0755));
+		attrib_record_inode(path_join(dir, "hook"));
+		CHECK(renameat(dfd, "hook", dfd, "moved") == 0, "rename");
+		CHECK(attrib_touched_inode(dfd, "moved"), "the file written, renamed: still the sandbox's");
+		CHECK(!attrib_touched_inode(dfd, "other"), "control: another file is not");
+		unlinkat(dfd, "moved", 0);
+		unlinkat(dfd, "other", 0);
+		close(dfd);
+		rmdir(dir);
+		attrib_reset();
+	}
+
 #if SBX_LINUX
 	{
 		static const struct { const char *p; int fd; } alias[] = {
