@@ -584,22 +584,31 @@ t_git_audit_attack_moves() { # the command puts its hook into the person's repos
 }
 TESTS+=(git_audit_attack_moves)
 
-t_git_audit_observer_off() { # observe-writes off: sbx cannot tell who made what, so it acts on the person's repository too, says why, and gives the mv that restores it; control: the same run observed leaves it
+t_git_audit_observer_off() { # observe-writes off, or a way to write the observer cannot see (allow-all-unix-sockets: io_uring, daemons): sbx cannot tell who made what, so it acts on the person's repository too, says why, and gives the mv that restores it; control: the same run observed leaves it
 	attrib_usable
 	git_env
 	local pay; pay=$(git_payload off)
 	policy on <<<"allow-write ."
 	printf 'allow-write .\nobserve-writes off\n' >"$T/off"
+	printf 'allow-write .\nallow-all-unix-sockets\n' >"$T/unix"
 	attrib_bg on "echo x >notes.txt"
 	person_repo "$P/observed"
 	attrib_wait
 	expect_person_repo_kept "$P/observed" "control: observed"
-	attrib_bg off "git init -q theirs && printf '#!/bin/sh\n$pay\n' >theirs/.git/hooks/pre-commit && chmod +x theirs/.git/hooks/pre-commit"
-	person_repo "$P/mine"
-	attrib_wait
-	expect_neutralised "$P/theirs/.git/hooks/pre-commit" "sbx cannot tell who made it: observe-writes is off" "the sandbox's hook"
-	expect_neutralised "$P/mine/.git/hooks/pre-commit" "sbx cannot tell who made it: observe-writes is off" "the person's hook"
-	git_outside "$P/theirs"
+	local pol why
+	for pol in off unix; do
+		case $pol in
+		off) why="observe-writes is off" ;;
+		unix) why="allow-all-unix-sockets lets the command write through io_uring or a daemon, unseen" ;;
+		esac
+		attrib_bg $pol "git init -q theirs-$pol && printf '#!/bin/sh\n$pay\n' >theirs-$pol/.git/hooks/pre-commit &&
+			chmod +x theirs-$pol/.git/hooks/pre-commit"
+		person_repo "$P/mine-$pol"
+		attrib_wait
+		expect_neutralised "$P/theirs-$pol/.git/hooks/pre-commit" "sbx cannot tell who made it: $why" "$pol: the sandbox's hook"
+		expect_neutralised "$P/mine-$pol/.git/hooks/pre-commit" "sbx cannot tell who made it: $why" "$pol: the person's hook"
+		git_outside "$P/theirs-$pol"
+	done
 	expect_no_payload "git outside"
 }
 TESTS+=(git_audit_observer_off)
