@@ -51,8 +51,8 @@
  *   5. Filesystem plan (pure, over a disk view): 5a the disk view, path
  *      resolution and glob expansion, 5b facts and mounts (the types), 5c
  *      from policy rules to facts (the dangerous names, what a git
- *      repository runs, the fact finder and its scan), 5d the mount plan
- *      (facts -> mounts)
+ *      repository runs, the fact finder, what an agent's settings run, the
+ *      scan), 5d the mount plan (facts -> mounts)
  *   6. Renderers and wire formats (pure): 6a the run's facts and the bwrap
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
@@ -64,9 +64,11 @@
  *      and relay, 7.4 the DNS stub and capture, 7.5 the lockdown (per
  *      platform), 7.6 the proxy process as its steps
  *   8. Violations: 8.1 one store of every refusal and the report (srt's
- *      <sandbox_violations> block, JSON lines, --explain's hints), 8.2 the
- *      sources (the observer's events judged against the plan, the proxy's
- *      decisions, macOS's unified log parsed; the audit's come from 9b)
+ *      <sandbox_violations> block: of each class the first and the last,
+ *      the refusals that matter most a class apart; JSON lines, rotated
+ *      past a cap; --explain's hints), 8.2 the sources (the observer's
+ *      events judged against the plan, the proxy's decisions, macOS's
+ *      unified log parsed; the audit's come from 9b)
  *   9. The run on disk (every platform): 9a the runtime directory and the
  *      placeholders shared by concurrent runs (a registry of flock(2)ed
  *      entries on tmpfs, a pool they are set aside in; untouched TMPDIRs
@@ -78,11 +80,13 @@
  *      the MITM route: the proxy's socket, dialled by sbx
  *  10. Linux runner: 10a the inner helper (the listeners it hands over, the
  *      socat bridge, expose-port connections, nested namespaces, sbx-init
- *      and the symlinks it pins and placeholders it binds, capabilities,
- *      the filters, the command started with vfork, a session's with
- *      clone(CLONE_VM) on a stack of its own), 10b the write
- *      observer (the listener's reader, a process of its own; the checks
- *      that it read what the kernel acts on, for the audit), 10c running
+ *      and the symlinks it pins and the names in writable places it binds
+ *      (asking sbx to cover again what another program changed),
+ *      capabilities, the filters, the hand that gives sbx the observer's
+ *      listener, the command started with vfork, a session's with
+ *      clone(CLONE_VM) on a stack of its own, in a session of its own), 10b
+ *      the write observer (the listener's reader, a process of its own; the
+ *      checks that it read what the kernel acts on, for the audit), 10c running
  *      under bwrap as named steps (the proxy forked on the first
  *      connection, the observer on the first call it sees), 10d --check,
  *      10e the platform interface on Linux (the proxy's lockdown: Landlock
@@ -101,10 +105,12 @@
  *     mount placed after every allow it overrides; its ancestors inside a
  *     writable root are pinned with a bind so they cannot be renamed away.
  *   - sbx cannot be tampered with from inside: if its own binary, bwrap or
- *     socat would be writable in the sandbox, sbx refuses.
+ *     socat would be writable in the sandbox, sbx refuses (unless
+ *     disable-filesystem switched the filesystem boundary off: one warning).
  *   - Nothing written inside runs later outside: the mandatory denies, every
  *     entry of .git through which git runs code, what git's config names,
- *     and the audit of repositories made during the run (5c, 9b).
+ *     what an agent's settings name, and the audit of repositories made
+ *     during the run (5c, 9b).
  *   - Concurrent runs never weaken each other, and nothing a sandbox wrote
  *     is trusted without proof: placeholders are shared and locked (9a),
  *     the runtime directory is never where a command can write.
@@ -167,7 +173,7 @@
 #  define SBX_PH_POOL 1		/* placeholders set aside in a pool, not removed (9a) */
 #endif
 #ifndef SBX_INIT_BINDS
-#  define SBX_INIT_BINDS 1	/* sbx-init binds the placeholder directories (plan_binds_to_init) */
+#  define SBX_INIT_BINDS 1	/* sbx-init binds the names in writable places (plan_binds_to_init) */
 #endif
 #ifndef SBX_VFORK
 #  define SBX_VFORK 1		/* bwrap, and a run's command by sbx-init, started with vfork */
@@ -224,7 +230,7 @@
 #if SBX_LINUX
 #  include <sched.h>
 #  include <sys/mount.h>
-#  include <sys/statvfs.h>	/* the flags a placeholder bind keeps (bind_placeholder) */
+#  include <sys/statvfs.h>	/* the flags a read-only bind keeps (bind_held) */
 #  include <sys/vfs.h>		/* fstatfs: the observer's walk stops at /proc (10b) */
 #  include <sys/sysmacros.h>	/* major, minor: a file /proc/PID/maps names (10b) */
 #  include <sys/prctl.h>
@@ -240,8 +246,13 @@
 #    define SYS_open_tree	428	/* Linux 5.2; the same on x86_64 and aarch64 */
 #    define SYS_move_mount	429
 #  endif
+#  ifndef SYS_mount_setattr
+#    define SYS_mount_setattr	442	/* Linux 5.12 */
+#  endif
 #  define SBX_OPEN_TREE_CLONE		1
 #  define SBX_MOVE_MOUNT_F_EMPTY_PATH	0x4
+#  define SBX_AT_RECURSIVE		0x8000
+#  define SBX_MOUNT_ATTR_RDONLY		0x1
 #endif
 
 #ifndef O_PATH
@@ -1260,6 +1271,7 @@ recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int 
 
 /* A framed message on a stream socket (the session messages, 6c): a type
  * byte, a u32 length, the body; descriptors ride on the header. */
+#define SBX_FRAME_SHORT_BYTES	(PATH_MAX + 2048)	/* init's "Z" and the words of a failure fit */
 static int
 frame_send(int sock, char type, const void *body, size_t n, const int *fds, int nfd)
 {
@@ -1271,7 +1283,22 @@ frame_send(int sock, char type, const void *body, size_t n, const int *fds, int 
 	/* header and body in one sendmsg: two writes would wake the reader
 	 * twice (each a hop on a busy machine), and a session's exec crosses
 	 * six of these. What a signal cut short goes on with write_all (the
-	 * reader reads the body with read() either way). */
+	 * reader reads the body with read() either way). Without descriptors,
+	 * a short one goes in one send() instead: sbx-init's "S" and "Z" are
+	 * sent under the observer's program, which stops every sendmsg (its
+	 * address is in memory, 10b) and lets send() go (sendto with none) */
+	if (!nfd && n <= SBX_FRAME_SHORT_BYTES) {
+		char one[sizeof(hdr) + SBX_FRAME_SHORT_BYTES];
+		ssize_t r;
+
+		memcpy(one, hdr, sizeof(hdr));
+		memcpy(one + sizeof(hdr), body, n);
+		while ((r = send(sock, one, sizeof(hdr) + n, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		if (r < (ssize_t)sizeof(hdr))
+			return -1;
+		return write_all(sock, one + r, sizeof(hdr) + n - (size_t)r);
+	}
 	if (n) {
 		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)body, n } };
 		ssize_t r = send_iov_fds(sock, iov, 2, fds, nfd);
@@ -1500,6 +1527,9 @@ enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_
 struct pathrule {
 	const char *path;	/* absolute, clean, "~" expanded; globs not yet expanded */
 	bool literal;		/* srt's { "path": ..., "literal": true }: never globbed */
+	bool dir_form;		/* written with a trailing slash-star-star: what lies beneath the
+				 * directories path names, never a file so named (srt's
+				 * directory form, 5c) */
 	const char *file;	/* where it was written, for messages */
 	int line;
 };
@@ -1938,9 +1968,10 @@ proxy_bypass_check(const char *e, const char **why)
 
 /* Turn a spelled path into a clean absolute one, as srt does: "~" and "~/"
  * expand to $HOME, a relative path is taken against the current directory,
- * a trailing "/" or "/" "**" means the directory itself. */
+ * a trailing "/" means the directory itself, and a trailing "/" "**" what
+ * lies beneath it (*dir_form set, when dir_form is not NULL). */
 static int
-pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const char **why)
+pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, bool *dir_form, const char **why)
 {
 	char *p;
 	size_t n;
@@ -1964,15 +1995,21 @@ pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const cha
 	} else {
 		p = astrdup(s);
 	}
-	/* a trailing slash-star-star means the directory (srt:
-	 * removeTrailingGlobSuffix); cleaning first and after each strip
-	 * makes a trailing slash-star-star-slash, or -dot, mean the directory too */
+	/* a trailing slash-star-star means what lies beneath the directory
+	 * (srt: removeTrailingGlobSuffix, then its directory form): the path
+	 * is the directory, and *dir_form says a file of that name is not
+	 * meant (5c); cleaning first and after each strip makes a trailing
+	 * slash-star-star-slash, or -dot, mean the directory too */
 	p = path_clean(p);
+	if (dir_form)
+		*dir_form = false;
 	for (;;) {
 		n = strlen(p);
 		if (n > 3 && strcmp(p + n - 3, "/**") == 0) {
 			p[n - 3] = '\0';
 			p = path_clean(p);
+			if (dir_form)
+				*dir_form = true;
 		} else {
 			break;
 		}
@@ -1983,6 +2020,16 @@ pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, const cha
 	}
 	*out = p;
 	return 0;
+}
+
+/* A rule's path as it was written (with its trailing slash-star-star for
+ * the directory form), for the printers: read back, the same rule. */
+static const char *
+pathrule_spelling(const struct pathrule *r)
+{
+	if (!r->dir_form)
+		return r->path;
+	return strcmp(r->path, "/") == 0 ? "/**" : aprintf("%s/**", r->path);
 }
 
 /* Paths a deny cannot honour, refused where they are written: a deny that
@@ -2045,13 +2092,14 @@ env_check_pattern(const char *s, const char **why)
 }
 
 static struct pathrule *
-pol_add_path(struct policy *p, enum path_list which, const char *path, bool literal,
+pol_add_path(struct policy *p, enum path_list which, const char *path, bool literal, bool dir_form,
     const char *file, int line)
 {
 	struct pathrule *r = amalloc(sizeof(*r));
 
 	r->path = path;
 	r->literal = literal;
+	r->dir_form = dir_form && !literal;
 	r->file = file;
 	r->line = line;
 	vec_push(&p->paths[which], r);
@@ -2117,7 +2165,7 @@ pol_apply_path(const struct dcall *a)
 {
 	const char *why = NULL, *spelled = a->args[0];
 	char *path;
-	bool literal = false;
+	bool literal = false, dir_form;
 	enum path_list which;
 
 	/* the list this row fills: its field is one of p->paths[] */
@@ -2137,13 +2185,13 @@ pol_apply_path(const struct dcall *a)
 		literal = true;
 		spelled = a->args[1];
 	}
-	if (pol_normalize_path(a->c, spelled, &path, &why) < 0)
+	if (pol_normalize_path(a->c, spelled, &path, &dir_form, &why) < 0)
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, spelled, why);
 	/* lexically only where no ".." can lead elsewhere; 5c checks
 	 * every path again once it is resolved */
 	if (!path_has_dotdot(path) && (why = path_refused(which, path)))
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, spelled, why);
-	pol_add_path(a->p, which, path, literal, a->file, a->line);
+	pol_add_path(a->p, which, path, literal, dir_form, a->file, a->line);
 	return 0;
 }
 
@@ -2225,7 +2273,7 @@ pol_apply_socket(const struct dcall *a)
 	const char *why = NULL;
 	char *path;
 
-	if (pol_normalize_path(a->c, a->args[0], &path, &why) < 0)
+	if (pol_normalize_path(a->c, a->args[0], &path, NULL, &why) < 0)
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
 	vec_push(DFIELD(a, struct vec), path);
 	return 0;
@@ -3662,6 +3710,10 @@ pol_validate(const struct policy *p, struct vec *warnings)
 	if (p->allow_unix_sockets.n)
 		vec_push(warnings, "allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is "
 		    "the Linux form");
+	if (p->fs_disabled)
+		vec_push(warnings, "disable-filesystem: no filesystem isolation; the command can read and write "
+		    "whatever you can (sbx itself, your shell's startup files, git hooks); only the network and "
+		    "deny-secret-file are confined");
 	if (p->deny_env.n && p->weaker_nested_sandbox)
 		vec_push(warnings, "deny-env with weaker-nested-sandbox: the command sees the host's /proc, where the "
 		    "environment of your other processes (the shell that ran sbx) may be readable");
@@ -3751,7 +3803,7 @@ pol_print_lines(const struct policy *p, struct buf *b)
 				const struct pathrule *r = v->v[j];
 
 				buf_printf(b, "%s %s", d->name, r->literal ? "literal " : "");
-				buf_put_word(b, r->path);
+				buf_put_word(b, pathrule_spelling(r));
 				buf_putc(b, '\n');
 			}
 			break;
@@ -3907,7 +3959,7 @@ jo_strings(struct jout *o, const char *key, const struct vec *v, bool paths)
 				buf_put_json_string(o->b, r->path);
 				buf_puts(o->b, ", \"literal\": true }");
 			} else {
-				buf_put_json_string(o->b, r->path);
+				buf_put_json_string(o->b, pathrule_spelling(r));
 			}
 		} else {
 			buf_put_json_string(o->b, v->v[i]);
@@ -4040,7 +4092,7 @@ pol_print_json(const struct policy *p, struct buf *b)
 			for (j = 0; j < v->n; j++) {
 				jo_key(&o, NULL);
 				buf_printf(b, "{ \"%s\": ", cred_lists[i].id);
-				buf_put_json_string(b, i == 0 ? ((const struct pathrule *)v->v[j])->path : v->v[j]);
+				buf_put_json_string(b, i == 0 ? pathrule_spelling(v->v[j]) : v->v[j]);
 				buf_puts(b, ", \"mode\": \"deny\" }");
 			}
 			jo_close(&o, ']');
@@ -4218,17 +4270,24 @@ bad:
 	return NULL;
 }
 
-/* Parse one file's text into entries (appended to out). Returns 0, or -1
- * with *line set to where git would stop. */
+/* Parse one file's text into entries (appended to out). Returns 0; 1
+ * where git would stop ("bad config line"), with *line the first such
+ * line; or -1, *line set, where this reader cannot stand for git's (a NUL
+ * byte, past which the two could disagree; more entries than
+ * SBX_MAX_GITCFG_ENTRIES). With resync, a bad line is skipped and the
+ * reading goes on at the next: git reads none of the file, but the rest
+ * is what it will run the day the line is fixed, so a caller protecting
+ * what a config names learns as much of it as can be read. */
 static int
-gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int *line)
+gitcfg_scan(const char *text, size_t n, const char *file, struct vec *out, int *line, bool resync)
 {
 	struct gitcfg_src s = { text, text + n, 1, false };
 	const char *section = NULL, *sub = NULL;
-	int comment = 0;
+	int comment = 0, bad_line = 0;
 
+	*line = 1;
 	if (memchr(text, '\0', n))
-		goto bad;	/* git's reader and this one could disagree past a NUL */
+		return -1;	/* git's reader and this one could disagree past a NUL */
 	if (n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
 		s.p += 3;	/* a UTF-8 byte-order mark, which git skips */
 	for (;;) {
@@ -4236,7 +4295,7 @@ gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int 
 
 		if (c == '\n') {
 			if (s.eof)
-				return 0;
+				break;
 			comment = 0;
 			continue;
 		}
@@ -4321,16 +4380,37 @@ gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int 
 				if (c != '=' || !(en->value = gitcfg_value(&s)))
 					goto bad;
 			}
-			if (out->n >= SBX_MAX_GITCFG_ENTRIES)
-				goto bad;
+			if (out->n >= SBX_MAX_GITCFG_ENTRIES) {
+				*line = at;
+				return -1;
+			}
 			vec_push(out, en);
 			if (s.eof)
-				return 0;
+				break;
 		}
-	}
+		continue;
 bad:
-	*line = s.line - (s.p > text && s.p[-1] == '\n');	/* the line git names */
-	return -1;
+		if (!bad_line)
+			bad_line = s.line - (s.p > text && s.p[-1] == '\n');	/* the line git names */
+		if (!resync)
+			break;
+		while (!(s.p > text && s.p[-1] == '\n') && !s.eof)
+			gitcfg_getc(&s);	/* to the start of the next line */
+		if (s.eof)
+			break;
+		comment = 0;
+	}
+	if (bad_line)
+		*line = bad_line;
+	return bad_line ? 1 : 0;
+}
+
+/* The strict reading: a file git would stop at, or this reader could
+ * misread, is refused whole (0 or -1, *line where). */
+static int
+gitcfg_parse(const char *text, size_t n, const char *file, struct vec *out, int *line)
+{
+	return gitcfg_scan(text, n, file, out, line, false) != 0 ? -1 : 0;
 }
 
 /* Does entry e name section.[sub.]key? sub: NULL any, "" none, "*" any but none. */
@@ -4428,7 +4508,7 @@ pol_field_equal(const struct policy *a, const struct policy *b, const struct dir
 		if (d->kind == DK_PATH) {
 			const struct pathrule *x = va->v[i], *y = vb->v[i];
 
-			same = strcmp(x->path, y->path) == 0 && x->literal == y->literal;
+			same = strcmp(x->path, y->path) == 0 && x->literal == y->literal && x->dir_form == y->dir_form;
 		} else if (d->kind == DK_DENY_DOMAIN) {
 			const struct domrule *x = va->v[i], *y = vb->v[i];
 
@@ -4623,10 +4703,13 @@ match_parse_cidr(const char *s, int *family, unsigned char addr[16], int *prefix
 }
 
 /* ---- 4.3 Globs: *, ?, [...] and ** ---------------------------------
- * "*" and "?" never cross a "/"; "**" as a whole component matches any
- * number of components (zero included); "[...]" is a class with ranges and
- * "!" or "^" for negation. Dot files are matched like any other name: for a
- * deny, matching more is the safe side. */
+ * srt's matching (globToRegex): "*" and "?" never cross a "/"; "**" followed
+ * by "/" matches any number of components (zero included); any other "**"
+ * matches any run, "/" included ("a**.pem" is a.pem, ab.pem and a/x/b.pem);
+ * "[...]" is a class with ranges and "!" or "^" for negation, never "/".
+ * Dot files are matched like any other name: for a deny, matching more is
+ * the safe side. A trailing slash-star-star is no glob: the policy reads it
+ * as the directory form (3.3, 5c). */
 
 static bool
 glob_class(const char **pp, char c)
@@ -4685,6 +4768,50 @@ glob_match_component(const char *pat, const char *s)
 		}
 	}
 	return *s == '\0';
+}
+
+/* Match a relative path (several components) against a pattern in which a
+ * "**" is not a whole component, as srt's regular expression does: a run
+ * of stars reads as globToRegex rewrites it, "**" then "/" first (zero or
+ * more directories), then "**" (any run) and a last "*" (any run but "/"). */
+static bool
+glob_match_path(const char *p, const char *s)
+{
+	for (;;) {
+		if (*p == '*') {
+			size_t k = strspn(p, "*");
+			bool dirs = p[k] == '/' && k >= 2;	/* "**" "/": (.* "/")? */
+			size_t left = k - (dirs ? 2 : 0);	/* 0; 1: [^/]*; 2 and more: .* */
+			const char *rest = p + k + dirs;
+
+			for (const char *t = s;; t++) {
+				if (dirs) {
+					if (glob_match_path(rest, t))
+						return true;
+					for (const char *u = t; *u; u++)
+						if (*u == '/' && glob_match_path(rest, u + 1))
+							return true;
+				} else if (glob_match_path(rest, t)) {
+					return true;
+				}
+				if (!*t || left == 0 || (left == 1 && *t == '/'))
+					return false;
+			}
+		}
+		if (!*p)
+			return !*s;
+		if (!*s || (*s == '/' && *p != '/'))
+			return false;
+		if (*p == '?') {
+			p++;
+		} else if (*p == '[') {
+			if (!glob_class(&p, *s))
+				return false;
+		} else if (*p++ != *s) {
+			return false;
+		}
+		s++;
+	}
 }
 
 /* Match an environment variable name (n bytes: the part of "NAME=VALUE"
@@ -5521,7 +5648,7 @@ parent_route_collect(const struct policy *p, char *const *envp, struct parent_ro
 /* Prototypes: a repository's submodules and worktrees are repositories
  * too (fx_gitdir recurses through them). */
 struct fact_finder;
-static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth);
+static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, int depth);
 
 /* ---- 5a. The disk view and path resolution -------------------------
  * Everything the planner learns about the disk goes through struct disk,
@@ -5564,6 +5691,27 @@ kind_of_mode(mode_t m)
 	return FK_OTHER;
 }
 
+/* lstat(2), asked now */
+static enum fkind
+real_lstat_now(void *ctx, const char *path, struct fid *id)
+{
+	struct stat st;
+	enum fkind k;
+
+	(void)ctx;
+	if (lstat(path, &st) < 0) {
+		k = errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
+		memset(&st, 0, sizeof(st));
+	} else {
+		k = kind_of_mode(st.st_mode);
+	}
+	if (id) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+	return k;
+}
+
 static enum fkind
 real_lstat(void *ctx, const char *path, struct fid *id)
 {
@@ -5579,33 +5727,24 @@ real_lstat(void *ctx, const char *path, struct fid *id)
 	static uint16_t slot[2048];	/* index + 1 into memo, or 0: free */
 	static size_t nmemo;
 	size_t i = str_hash(path) & (LEN(slot) - 1), tries;
-	struct stat st;
+	struct fid fid;
 	enum fkind k;
 
-	(void)ctx;
 	for (tries = 0; slot[i] && tries < 16; tries++, i = (i + 1) & (LEN(slot) - 1))
 		if (strcmp(memo[slot[i] - 1].path, path) == 0) {
 			if (id)
 				*id = memo[slot[i] - 1].id;
 			return memo[slot[i] - 1].kind;
 		}
-	if (lstat(path, &st) < 0) {
-		k = errno == ENOENT || errno == ENOTDIR ? FK_MISSING : FK_UNREADABLE;
-		memset(&st, 0, sizeof(st));
-	} else {
-		k = kind_of_mode(st.st_mode);
-	}
+	k = real_lstat_now(ctx, path, &fid);
 	if (!slot[i] && nmemo < LEN(memo)) {
 		memo[nmemo].path = astrdup(path);
 		memo[nmemo].kind = k;
-		memo[nmemo].id.dev = st.st_dev;
-		memo[nmemo].id.ino = st.st_ino;
+		memo[nmemo].id = fid;
 		slot[i] = (uint16_t)++nmemo;
 	}
-	if (id) {
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
-	}
+	if (id)
+		*id = fid;
 	return k;
 }
 
@@ -5698,6 +5837,9 @@ real_readfile(void *ctx, const char *path, size_t max, struct buf *out)
 
 static const struct disk_ops real_disk_ops = {
 	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
+}, real_disk_ops_now = {	/* for sbx's own changes before the plan (allow_write_make_missing):
+			 * what it learns must not be remembered into the plan */
+	real_lstat_now, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
 };
 
 /* The result of resolving one spelled path against the disk. */
@@ -5709,6 +5851,8 @@ struct resolved {
 	bool through_file;	/* a component was a file (e.g. a worktree's .git file):
 				 * path is then that file */
 	bool via_link;		/* a symlink was followed on the way */
+	struct vec links;	/* of const char *: where each symlink followed lies
+				 * (its real directory and its name), in order */
 };
 
 /* Resolve symlinks as realpath(3) does, through the disk view, but carry on
@@ -5788,6 +5932,7 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				return -1;
 			}
 			out->via_link = true;
+			vec_push(&out->links, astrdup(cand));
 			if (snprintf(tmp, sizeof(tmp), "%s/%s", link, rest) >= (int)sizeof(tmp)) {
 				*why = "path too long";
 				return -1;
@@ -5812,7 +5957,13 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 			if (*r2) {	/* a file in the middle of the path */
 				out->through_file = k == FK_FILE;
 				out->path = astrdup(cur);
-				out->kind = k == FK_FILE ? FK_FILE : FK_MISSING;
+				/* a FIFO, socket or device there: nothing can be
+				 * made below it, but a command that can replace it
+				 * by a directory could; the thing itself is what a
+				 * deny covers */
+				out->kind = k == FK_FILE ? FK_FILE : k == FK_OTHER ? FK_OTHER : FK_MISSING;
+				if (out->kind == FK_MISSING)
+					out->first_missing = out->path;
 				return 0;
 			}
 			out->kind = k;
@@ -5835,6 +5986,41 @@ struct glob_walk {
 	const char *why;
 };
 
+/* Every entry beneath dir whose path from the walk's start (rel) matches
+ * pat, at any depth: the rest of a pattern with a "**" inside a component
+ * (glob_match_path), which can end any number of components down. Links
+ * are matched, never entered, as in glob_expand_at. */
+static int
+glob_expand_tail(struct glob_walk *gw, const char *dir, const char *rel, const char *pat, int depth)
+{
+	void *dh;
+	const char *name;
+	enum fkind k;
+	int rc = 0;
+
+	if (depth > 64 || !(dh = gw->dk->ops->opendir(gw->dk->ctx, NULL, dir)))
+		return 0;
+	while (rc == 0 && gw->dk->ops->readdir(gw->dk->ctx, dh, &name, &k) == 1) {
+		const char *r = *rel ? aprintf("%s/%s", rel, name) : astrdup(name);
+
+		if (++gw->visited > SBX_MAX_WALK_ENTRIES) {
+			gw->why = "the glob walks more than 2000000 entries; make it narrower";
+			rc = -1;
+			break;
+		}
+		if (glob_match_path(pat, r))
+			vec_push(gw->out, path_join(dir, name));
+		if (k == FK_DIR)
+			rc = glob_expand_tail(gw, path_join(dir, name), r, pat, depth + 1);
+	}
+	gw->dk->ops->closedir(gw->dk->ctx, dh);
+	if (rc == 0 && gw->out->n > SBX_MAX_GLOB_MATCHES) {
+		gw->why = "the glob matches more than 4096 paths; make it narrower";
+		return -1;
+	}
+	return rc;
+}
+
 static int
 glob_expand_at(struct glob_walk *gw, const char *dir, char **comps, int ncomps, int depth)
 {
@@ -5843,6 +6029,16 @@ glob_expand_at(struct glob_walk *gw, const char *dir, char **comps, int ncomps, 
 	enum fkind k;
 	int rc = 0;
 
+	if (ncomps > 0 && strstr(comps[0], "**") && strcmp(comps[0], "**") != 0) {
+		struct buf pat = { 0 };
+		const char *tail;
+
+		for (int i = 0; i < ncomps; i++)
+			buf_printf(&pat, "%s%s", i ? "/" : "", comps[i]);
+		tail = astrdup(pat.p);
+		free(pat.p);
+		return glob_expand_tail(gw, dir, "", tail, depth);
+	}
 	if (ncomps == 0) {
 		vec_push(gw->out, astrdup(dir));
 		return 0;
@@ -5953,8 +6149,9 @@ enum mkind {
 	MK_BIND_FROM,	/* --ro-bind SRC P: a host file shown at another path (sbx itself) */
 	MK_PIN_LINK,	/* a symlink mounted onto itself, unfollowed, by sbx-init (10a): bwrap
 			 * follows every link it mounts on, so this one is not in its argv */
-	MK_BIND_RO_INIT,	/* MK_BIND_RO of a placeholder directory, made by sbx-init in the
-			 * nested mount namespace instead of bwrap (plan_binds_to_init) */
+	MK_BIND_RO_INIT,	/* MK_BIND_RO of a name in a writable place, made by sbx-init in
+			 * the nested mount namespace instead of bwrap (plan_binds_to_init) */
+	MK_BIND_RW_INIT,	/* MK_BIND_RW there (a pin), the same way, with what is below it */
 };
 
 struct mount {
@@ -6037,7 +6234,20 @@ enum dwhere {
 	DW_HOME,	/* only under $HOME, wherever that lies in a writable root;
 			 * held. A project's own copy is not denied: the project's
 			 * code runs in the project anyway */
+	DW_HOME_FILE,	/* as DW_HOME, held by an empty file: the program refuses a
+			 * directory there (Codex: "is not a file") and reads an
+			 * empty file as no settings */
+	DW_PROJECT,	/* as DW_TOP, but never directly in $HOME: an agent keeps
+			 * its own state there (Codex writes sessions/, log/,
+			 * history.jsonl and auth.json in ~/.codex), so there the
+			 * DW_HOME rows name only the parts of it that run */
 };
+
+static bool
+dw_home_only(enum dwhere w)
+{
+	return w == DW_HOME || w == DW_HOME_FILE;
+}
 
 /* Files that run code later, outside the sandbox, if a command could write
  * them: srt's DANGEROUS_FILES (sandbox-utils.js), then sbx's additions (the
@@ -6082,7 +6292,21 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME },
 	{ ".gdbinit", "gdb runs it at start", DW_HOME },
 	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME },
-	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME },
+	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME_FILE },
+	/* the agents' parts of $HOME that run (agent_files below: what they
+	 * name), not the whole of ~/.codex or ~/.claude, which the agents
+	 * write as they work (sessions, logs, auth, projects, todos) */
+	{ ".codex/hooks.json", "Codex runs the hook commands it names with full access", DW_HOME },
+	{ ".codex/hooks", "holds the scripts Codex's hooks run with full access", DW_HOME },
+	{ ".codex/rules", "its rules let commands run outside Codex's sandbox", DW_HOME },
+	{ ".codex/plugins", "Codex runs its plugins' hooks and MCP servers with full access", DW_HOME },
+	{ ".claude/settings.json", "defines the hooks, status line and helpers Claude Code runs with full access",
+	  DW_HOME },
+	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_HOME },
+	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_HOME },
+	{ ".claude/agents", "agent definitions run later with full access", DW_HOME },
+	{ ".claude/commands", "agent commands run later with full access", DW_HOME },
+	{ ".claude/plugins", "Claude Code runs its plugins' hooks and MCP servers with full access", DW_HOME },
 	{ ".bash_completion", "bash-completion sources it in every interactive bash", DW_HOME },
 	{ ".local/share/bash-completion/completions", "bash sources a completion file from it on the first tab", DW_HOME },
 	{ ".config/fish/functions", "fish runs a function file from it when its name is typed", DW_HOME },
@@ -6110,6 +6334,10 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 	/* beyond srt */
 	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP },
 	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP },
+	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_TOP },
+	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_TOP },
+	{ ".codex", "Codex runs what its config.toml and hooks.json name (MCP servers, notify, hooks) with full "
+	  "access, and its rules let commands past Codex's sandbox", DW_PROJECT },
 	{ ".devcontainer", "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING },
 	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING },
 	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING },
@@ -6118,7 +6346,8 @@ static const struct { const char *name; const char *why; enum dwhere where; } da
 /* Files below .claude/ the walk looks for: the ".claude/" rows of
  * dangerous_dirs, without the prefix. Their order is free, but the two
  * lists must name the same files: change them together. */
-static const char *const claude_children[] = { "commands", "agents", "settings.json", "settings.local.json" };
+static const char *const claude_children[] = { "commands", "agents", "settings.json", "settings.local.json", "hooks",
+	"skills" };
 
 /* ---- git: what a repository runs (gitrepository-layout(5), githooks(5),
  * git-config(1)) ------------------------------------------------------
@@ -6126,11 +6355,38 @@ static const char *const claude_children[] = { "commands", "agents", "settings.j
  * which git runs code or reads configuration from elsewhere is read-only;
  * the rest of .git stays writable, because git makes its lock files
  * (index.lock, HEAD.lock, config.lock) in .git itself: a read-only .git
- * with writable exceptions cannot work. */
+ * with writable exceptions cannot work. A missing one is held, in every
+ * repository the scan protects (at a root's top, nested, bare, a
+ * submodule's under modules/, a worktree's under worktrees/): a
+ * placeholder git reads as absent (an empty config, an empty hooks
+ * directory, a commondir holding "."), bound read-only for the run and
+ * gone after it, so nothing the command writes there is left for the
+ * audit (9b) to clean up.
+ *
+ * The rest of gitrepository-layout(5), and why it is left writable:
+ *   info/attributes    selects filter, diff and merge drivers, but only
+ *                      ones a config defines; the work tree's own
+ *                      .gitattributes can do the same
+ *   objects/ (info/alternates), refs/, packed-refs, HEAD, index, logs/,
+ *   shallow, info/grafts, info/exclude, info/sparse-checkout
+ *                      what git stores and shows, not what it runs; git
+ *                      writes them in every commit and fetch
+ *   branches/, remotes/
+ *                      a remote's URL: a transport git has (ext:: needs
+ *                      protocol.allow, in the config)
+ *   rebase-merge/, sequencer/
+ *                      the todo list's exec lines, and the merge strategy
+ *                      (a path, from the work tree), run on the person's
+ *                      `git rebase --continue`; git makes these in every
+ *                      rebase (a placeholder there reads as one in
+ *                      progress), so the audit (audit_todo, audit_strategy)
+ *                      disables them after
+ *   a worktrees/NAME/ or modules/NAME/ not there before the run
+ *                      a repository the command makes: `git worktree add`
+ *                      and `git submodule add` must work; audited after */
 enum gd_flags {
-	GD_HOLD = 1,		/* held when missing in a repository at a root's top */
+	GD_HOLD = 1,		/* held when missing */
 	GD_CONFIG = 2,		/* allow-git-config lifts it */
-	GD_WTCONFIG = 4,	/* held only when extensions.worktreeConfig is on */
 };
 
 static const struct gitdir_entry {
@@ -6142,12 +6398,16 @@ static const struct gitdir_entry {
 	{ "hooks", PH_DIR, GD_HOLD, "git runs hooks on commit, checkout, merge, rebase and push" },
 	{ "config", PH_FILE, GD_HOLD | GD_CONFIG,
 	  "git runs what it names (core.fsmonitor, core.pager, aliases, filters) and reads what it includes" },
-	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+	{ "config.worktree", PH_FILE, GD_HOLD, "git reads it as config once extensions.worktreeConfig is on, "
+	  "as `git sparse-checkout init` and `git config --worktree` setups switch it on later" },
 	{ "commondir", PH_DOT, GD_HOLD, "git takes config and hooks from the directory it names" },
 }, worktree_entries[] = {	/* $GIT_COMMON_DIR/worktrees/NAME: a linked worktree's own gitdir */
+	/* not held: without one, worktrees/NAME has no objects, and git
+	 * takes it for no repository at all */
 	{ "commondir", PH_DOT, 0, "git takes config and hooks from the directory it names" },
 	{ "gitdir", PH_FILE, 0, "names the worktree's .git file; git worktree repair and prune follow it" },
-	{ "config.worktree", PH_FILE, GD_WTCONFIG, "git reads it as config when extensions.worktreeConfig is on" },
+	{ "config.worktree", PH_FILE, GD_HOLD, "git reads it as the worktree's config once "
+	  "extensions.worktreeConfig is on" },
 };
 
 /* Settings whose value git executes or reads config from. The planner
@@ -6347,6 +6607,9 @@ struct fact_finder {
 	bool dotless;		/* a protect name without a leading dot: no fast path in the walk */
 	struct vec dirs;	/* of const char *: every directory the scan and fx_seen_repos listed (9b) */
 	long seen_walked;	/* fx_seen_repos's entries, bounded apart from the scan's */
+	struct vec agent_seen;	/* of const char *: "file\nproject", each agent settings file read for a project */
+	struct vec agent_read;	/* of struct agent_read: the commands each holds, read once */
+	long agent_paths;	/* paths protected for them (SBX_MAX_AGENT_PATHS) */
 };
 
 /* The file name of the default policy's rules (their denies are generic:
@@ -6370,6 +6633,9 @@ fx_warn(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	for (size_t i = 0; i < fx->warnings.n; i++)
+		if (strcmp(fx->warnings.v[i], msg) == 0)
+			return;	/* one line each: a config read for every worktree of a repository */
 	vec_push(&fx->warnings, astrdup(msg));
 }
 
@@ -6433,28 +6699,186 @@ rule_why(const char *directive, const struct pathrule *r)
 	return aprintf("%s %s", directive, r->path);
 }
 
+/* Rules spelled through a symlink. SECURITY: bwrap follows every symlink
+ * in the path of a mount, and a command can make a link wherever it can
+ * write; the link outlives the run. One run's `ln -s ../other build` in
+ * the project, and the next run of `allow-write .` and `allow-write
+ * ./build` writes ../other (or ~/.ssh, or /etc); of `allow-read ./build`
+ * under a deny-read, reads it. So an allow rule whose path follows a
+ * symlink that lies in a place the policy makes writable is not followed:
+ * it is skipped, with one line naming the link, where it leads and what to
+ * name instead, and the run goes on without it. Nothing is widened, and a
+ * planted link cannot stop every later run either, as a refusal would. A
+ * write deny spelled through such a link pins it (fx_rules). A link
+ * anywhere else (/var/run -> /run, macOS's /tmp -> private/tmp, a home
+ * reached through a link the person made outside every writable root) no
+ * command of this policy could have made: it is followed, as the kernel
+ * follows it, and only a write root it widens to a broader directory is
+ * refused (fx_rules). srt skips every write root whose real path is
+ * neither its spelled one nor below it (isSymlinkOutsideBoundary), which
+ * also breaks a home reached through a link, and follows allowRead's. The
+ * policy's writable places are the real directories of all its allow-write
+ * rules, a skipped one included (so no order of the rules decides); a link
+ * that a run with wider roots left is judged by this run's. */
+
+/* The real directories the policy's allow-write rules name, globs
+ * expanded: where a command may write, so may have left a symlink. A rule
+ * that names nothing, or fails, adds nothing (fx_rules says why). */
+static void
+write_areas(const struct disk *dk, const struct policy *p, struct vec *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
+		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
+		struct vec spelled = { 0 };
+		const char *why;
+
+		if (r->literal || !has_glob_chars(r->path))
+			vec_push(&spelled, (void *)r->path);
+		else if (glob_expand(dk, r->path, &spelled, &why) < 0)
+			continue;
+		for (j = 0; j < spelled.n; j++) {
+			struct resolved res;
+
+			if (resolve_path(dk, spelled.v[j], &res, &why) == 0 && res.kind == FK_DIR)
+				vec_push(out, (void *)res.path);
+		}
+	}
+}
+
+/* The one of areas a symlink at link lies in, or NULL. */
+static const char *
+link_area(const char *link, const struct vec *areas)
+{
+	size_t i;
+
+	for (i = 0; i < areas->n; i++)
+		if (path_within(link, areas->v[i]))
+			return areas->v[i];
+	return NULL;
+}
+
+/* The first symlink res followed that lies in one of areas (a command
+ * could have made it), with *area set to that one; NULL if none. */
+static const char *
+planted_link(const struct resolved *res, const struct vec *areas, const char **area)
+{
+	size_t i;
+
+	for (i = 0; i < res->links.n; i++)
+		if ((*area = link_area(res->links.v[i], areas)))
+			return res->links.v[i];
+	return NULL;
+}
+
+/* The line that says a write root is skipped for a planted link. */
+static const char *
+planted_link_warning(const struct disk *dk, const char *why, const struct resolved *res, const char *link,
+    const char *area, const char *able)
+{
+	char to[PATH_MAX];
+
+	if (dk->ops->readlink(dk->ctx, link, to, sizeof(to)) < 0)
+		str_copy(to, "?", sizeof(to));
+	return aprintf("%s: skipped, not followed: %s is a symlink (to %s) in the writable root %s, where a "
+	    "command could have made it; to make %s %s, name it itself", why, link, to, area, res->path, able);
+}
+
+/* A deny-read in the directory form (X with a trailing slash-star-star:
+ * what lies beneath X) names every entry under each directory X, and
+ * collapses to X, hidden whole, as srt's expandReadDenyGlobLinux does:
+ * an empty X names nothing, so it is not hidden (srt: nothing to deny).
+ * Where an allow-read or allow-write (resolved earlier: fx_rules runs the
+ * allows first) shows a path R at or under X again, what lies directly
+ * beneath R is still named by the deny and stays hidden, as in srt (the
+ * entries deeper down go with those); they are added to spelled, to be
+ * resolved and hidden as any match is. Returns 1, 0 for an empty X, or -1
+ * (fx_fail). */
+static int
+fx_dir_form_deny(struct fact_finder *fx, const struct pathrule *r, const char *x, struct vec *spelled)
+{
+	void *dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, x);
+	const char *name;
+	enum fkind k;
+	size_t i, n = fx->facts->n;
+	bool empty = true;
+
+	if (dh) {
+		empty = fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) != 1;
+		fx->dk->ops->closedir(fx->dk->ctx, dh);
+	}
+	if (empty)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct fact *f = fx->facts->v[i];
+
+		if (!(f->rules & (RB_SHOW | RB_WRITE)) || f->kind != FK_DIR || !path_within(f->path, x) ||
+		    !(dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, f->path)))
+			continue;
+		while (fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1) {
+			if (spelled->n > SBX_MAX_GLOB_MATCHES) {
+				fx->dk->ops->closedir(fx->dk->ctx, dh);
+				return fx_fail(fx, r, "%s: more than %d paths under what allow-read and allow-write show "
+				    "again inside it; make it narrower", r->path, SBX_MAX_GLOB_MATCHES);
+			}
+			vec_push(spelled, path_join(f->path, name));
+		}
+		fx->dk->ops->closedir(fx->dk->ctx, dh);
+	}
+	return 1;
+}
+
 static int
 fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 {
 	const struct vec *rules = &fx->p->paths[which];
+	struct vec areas = { 0 };
+	bool allow = which == PL_ALLOW_WRITE || which == PL_ALLOW_READ;
 	size_t i, j;
+
+	if (which != PL_DENY_READ && which != PL_DENY_SECRET)
+		write_areas(fx->dk, fx->p, &areas);
 
 	for (i = 0; i < rules->n; i++) {
 		const struct pathrule *r = rules->v[i];
 		struct vec spelled = { 0 };
 		const char *why = rule_why(directive, r);
+		size_t matched;
 
 		if (fx_expand(fx, r, &spelled) < 0)
 			return -1;
+		matched = spelled.n;	/* past it: entries fx_dir_form_deny adds */
 		if (!spelled.n && which != PL_ALLOW_READ)
 			fx_warn(fx, r, "%s: the glob matches nothing (a typo?)%s", why,
 			    which == PL_ALLOW_WRITE ? "" : "; a file created there later is not covered");
 		for (j = 0; j < spelled.n; j++) {
-			const char *sp = spelled.v[j], *err;
+			const char *sp = spelled.v[j], *err, *link, *area;
 			struct resolved res;
+			size_t k;
 
-			if (resolve_path(fx->dk, sp, &res, &err) < 0)
+			if (resolve_path(fx->dk, sp, &res, &err) < 0) {
+				if (allow && (link = planted_link(&res, &areas, &area))) {
+					vec_push(&fx->warnings, (void *)aprintf("%s: skipped, not followed: %s is a "
+					    "symlink in the writable root %s, where a command could have made it, "
+					    "and the path through it does not resolve (%s)", why, link, area, err));
+					continue;
+				}
 				return fx_fail(fx, r, "%s %s: %s", directive, sp, err);
+			}
+			if (allow && (link = planted_link(&res, &areas, &area))) {
+				vec_push(&fx->warnings, (void *)planted_link_warning(fx->dk, why, &res, link, area,
+				    which == PL_ALLOW_WRITE ? "writable" : "readable"));
+				continue;
+			}
+			/* SECURITY: a write deny spelled through a symlink in a writable
+			 * place holds only while the link does: a command that replaced
+			 * it would write at the spelled path. Each such link is pinned
+			 * (as srt masks it), and the target is denied below. */
+			for (k = 0; which == PL_DENY_WRITE && k < res.links.n; k++)
+				if (link_area(res.links.v[k], &areas))
+					plan_add_fact(fx->facts, res.links.v[k], FK_LINK, RB_LINK_PIN,
+					    aprintf("%s (a symlink on its way: pinned)", why));
 			/* what a glob matched or a symlink leads to, checked as the
 			 * spelled rule was (3.3): a deny there is refused, not skipped */
 			if ((err = path_refused(which, res.path))) {
@@ -6475,6 +6899,27 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 			}
 			if (which == PL_ALLOW_WRITE && path_within(res.path, "/sys"))
 				return fx_fail(fx, r, "%s %s: /sys cannot be made writable", directive, sp);
+			/* the directory form names what lies beneath a directory: a
+			 * file of that name (or a link to one) is not meant (srt) */
+			if (r->dir_form && j < matched && res.kind != FK_DIR && res.kind != FK_MISSING &&
+			    res.kind != FK_UNREADABLE) {
+				if (which != PL_ALLOW_READ && which != PL_ALLOW_WRITE && !has_glob_chars(r->path))
+					fx_warn(fx, r, "%s: %s is not a directory, so nothing lies beneath it to deny (a "
+					    "typo? name the file itself)", why, sp);
+				else
+					note("%s: %s is not a directory, so nothing lies beneath it", why, sp);
+				continue;
+			}
+			if (which == PL_DENY_READ && r->dir_form && j < matched && res.kind == FK_DIR) {
+				int rc = fx_dir_form_deny(fx, r, res.path, &spelled);
+
+				if (rc < 0)
+					return -1;
+				if (rc == 0) {
+					note("%s: %s is empty: nothing beneath it to hide (as srt)", why, sp);
+					continue;
+				}
+			}
 			switch (which) {
 			case PL_ALLOW_WRITE:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
@@ -6482,6 +6927,8 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 					    "does not exist, nor does its parent directory" : "cannot be inspected");
 					continue;
 				}
+				/* a link no command could have made (those were skipped
+				 * above) that widens the root: the policy's own mistake */
 				if (res.via_link && strcmp(res.path, sp) != 0 &&
 				    (path_within(sp, res.path) || path_depth(res.path) <= 1))
 					return fx_fail(fx, r,
@@ -6625,7 +7072,9 @@ fx_protect(struct fact_finder *fx, const char *path, const char *why, bool hold,
  * and includeIf.*.path whatever the condition: a file named under any
  * condition is protected). A missing file reads as empty, as in git.
  * *budget bounds the bytes read over all the files (includes can fan out).
- * Returns 0, or -1 with *why. */
+ * Returns 0; 1 with *why when one of the files has a line git cannot
+ * parse (git then refuses every command that reads it; out holds what
+ * the other lines say, gitcfg_scan); or -1 with *why. */
 static int
 git_config_read(const struct disk *dk, const char *home, const char *path, int depth, size_t *budget,
     struct vec *out, const char **why)
@@ -6636,7 +7085,7 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 	 * recursion below never finds it in use */
 	static struct buf b;
 	size_t start = out->n, i, n;
-	int line;
+	int line, rc;
 
 	if (depth > SBX_MAX_GITCFG_DEPTH) {
 		*why = aprintf("%s: git config includes nested more than %d deep", path, SBX_MAX_GITCFG_DEPTH);
@@ -6656,24 +7105,35 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 		return -1;
 	}
 	*budget -= b.n;
-	if (gitcfg_parse(b.p ? b.p : "", b.n, astrdup(path), out, &line) < 0) {
-		*why = aprintf("%s:%d: git config git would refuse, or larger than sbx reads", path, line);
+	rc = gitcfg_scan(b.p ? b.p : "", b.n, astrdup(path), out, &line, true);
+	if (rc < 0) {
+		*why = aprintf("%s:%d: git config sbx cannot read as git does (a NUL byte, or more than %d entries)",
+		    path, line, SBX_MAX_GITCFG_ENTRIES);
 		return -1;
 	}
+	if (rc > 0)
+		*why = aprintf("%s:%d: a line git cannot parse", path, line);
 	buf_recycle(&b);
 	n = out->n;
 	for (i = start; i < n; i++) {
 		const struct gitcfg_entry *e = out->v[i];
-		const char *inc, *err;
+		const char *inc, *err, *inc_why;
 		struct resolved res;
+		int r;
 
 		if ((gitcfg_is(e, "include", "", "path") || gitcfg_is(e, "includeif", "*", "path")) &&
 		    (inc = gitcfg_path(e->value, path_dirname(path), home)) &&
-		    resolve_path(dk, inc, &res, &err) == 0 && res.kind != FK_MISSING &&
-		    git_config_read(dk, home, res.path, depth + 1, budget, out, why) < 0)
-			return -1;
+		    resolve_path(dk, inc, &res, &err) == 0 && res.kind != FK_MISSING) {
+			r = git_config_read(dk, home, res.path, depth + 1, budget, out, &inc_why);
+			if (r < 0 || (r > 0 && rc == 0)) {
+				*why = inc_why;
+				if (r < 0)
+					return -1;
+				rc = 1;
+			}
+		}
 	}
-	return 0;
+	return rc;
 }
 
 /* Protect what a repository's effective config (the global files, then
@@ -6741,25 +7201,47 @@ fx_git_named(struct fact_finder *fx, const struct vec *cfg, const char *top)
 	return 0;
 }
 
+/* A config with a line git cannot parse (git_config_read returned rc 1):
+ * git refuses every command that reads it, in that repository or, for a
+ * global one, everywhere, so nothing it names runs, and the run goes on
+ * with one warning. The file stays read-only wherever the command could
+ * write (a mandatory deny), so the command can neither repair it into one
+ * that runs its code nor break a good one into this; what the other lines
+ * name is protected as usual, for the day the person fixes the line. */
+static void
+fx_git_unparsable(struct fact_finder *fx, int rc, const char *why, bool writable)
+{
+	if (rc > 0)
+		fx_warn(fx, NULL, "warning: %s, so git refuses to run there until it is fixed; %s, and what its "
+		    "other lines name stays protected", why, writable ? "allow-git-config leaves the file writable" :
+		    "the file stays read-only");
+}
+
 /* A gitdir's effective local config: its config (or, with a commondir, the
  * common directory's) and config.worktree when that is switched on.
  * Returns 0 or -1 (fx_fail). */
 static int
-fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct vec *cfg, bool *wtconfig)
+fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct vec *cfg)
 {
 	size_t budget = 4 * SBX_MAX_GITCFG_BYTES, i;
 	const char *why;
+	bool wtconfig = false;
+	int rc;
 
-	*wtconfig = false;
-	if (git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why) < 0)
+	rc = git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why);
+	if (rc < 0)
 		return fx_fail(fx, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
 		    "remove the file, or leave the repository read-only)", why);
+	fx_git_unparsable(fx, rc, why, fx->p->allow_git_config);
 	for (i = 0; i < cfg->n; i++)
 		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
-			*wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
-	if (*wtconfig &&
-	    git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why) < 0)
+			wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
+	if (!wtconfig)
+		return 0;
+	rc = git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why);
+	if (rc < 0)
 		return fx_fail(fx, NULL, "%s", why);
+	fx_git_unparsable(fx, rc, why, false);
 	return 0;
 }
 
@@ -6797,7 +7279,7 @@ fx_git_modules(struct fact_finder *fx, const char *root, const char *dir, int de
 		const char *sub = subs.v[i];
 
 		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(sub, "HEAD"), NULL) != FK_MISSING) {
-			if (fx_gitdir(fx, root, sub, NULL, false, depth + 1) < 0)
+			if (fx_gitdir(fx, root, sub, NULL, depth + 1) < 0)
 				return -1;
 		} else if (fx_git_modules(fx, root, sub, depth + 1) < 0) {
 			return -1;
@@ -6807,15 +7289,12 @@ fx_git_modules(struct fact_finder *fx, const char *root, const char *dir, int de
 }
 
 /* Protect one repository directory gd inside the writable root: the
- * gitdir_entries (held when missing if hold: a repository at a root's top),
- * its linked worktrees' entries, its submodules' repositories, and what its
- * config names. Missing entries that are not held are left to the audit
- * after the run (9b), which neutralises what was created there. */
+ * gitdir_entries, its linked worktrees' entries, its submodules'
+ * repositories, and what its config names. */
 static int
-fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, bool hold, int depth)
+fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, int depth)
 {
 	struct vec cfg = { 0 };
-	bool wtconfig;
 	size_t i;
 	void *dh;
 	const char *name;
@@ -6824,15 +7303,15 @@ fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *
 
 	if (fx_gitdir_known(fx, gd))
 		return 0;
-	if (fx_git_config(fx, gd, NULL, &cfg, &wtconfig) < 0)
+	if (fx_git_config(fx, gd, NULL, &cfg) < 0)
 		return -1;
 	for (i = 0; i < LEN(gitdir_entries); i++) {
 		const struct gitdir_entry *g = &gitdir_entries[i];
-		bool h = hold && ((g->flags & GD_HOLD) || ((g->flags & GD_WTCONFIG) && wtconfig));
 
 		if ((g->flags & GD_CONFIG) && fx->p->allow_git_config)
 			continue;
-		if (fx_mandatory_ph(fx, root, path_join(gd, g->name) + strlen(root) + 1, g->why, h, g->ph) < 0)
+		if (fx_mandatory_ph(fx, root, path_join(gd, g->name) + strlen(root) + 1, g->why, g->flags & GD_HOLD,
+		    g->ph) < 0)
 			return -1;
 	}
 	if ((dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, path_join(gd, "worktrees")))) {
@@ -6847,7 +7326,7 @@ fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *
 		fx_gitdir_known(fx, wts.v[i]);
 		for (j = 0; j < LEN(worktree_entries); j++)
 			if (fx_mandatory_ph(fx, root, path_join(wts.v[i], worktree_entries[j].name) + strlen(root) + 1,
-			    worktree_entries[j].why, false, worktree_entries[j].ph) < 0)
+			    worktree_entries[j].why, worktree_entries[j].flags & GD_HOLD, worktree_entries[j].ph) < 0)
 				return -1;
 	}
 	if (depth < 8 && fx_git_modules(fx, root, path_join(gd, "modules"), depth) < 0)
@@ -6904,7 +7383,6 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 	const char *dotgit = path_join(top, ".git"), *gd, *common, *back;
 	static const char *const shared[] = { "objects", "refs", "logs" };
 	struct vec cfg = { 0 };
-	bool wtconfig;
 	size_t i;
 
 	if (!(gd = fx_git_pointer(fx, dotgit, top, "gitdir:", FK_DIR)) ||
@@ -6923,7 +7401,7 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(common, shared[i]), NULL) == FK_DIR)
 			plan_add_fact(fx->facts, path_join(common, shared[i]), FK_DIR, RB_WRITE,
 			    aprintf("the worktree %s commits here", top));
-	if (fx_git_config(fx, gd, common, &cfg, &wtconfig) < 0)
+	if (fx_git_config(fx, gd, common, &cfg) < 0)
 		return -1;
 	for (i = 0; i < LEN(worktree_entries); i++) {
 		const struct gitdir_entry *g = &worktree_entries[i];
@@ -6932,10 +7410,539 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 
 		if (resolve_path(fx->dk, path_join(gd, g->name), &res, &err) < 0)
 			continue;
-		if (res.kind != FK_MISSING || ((g->flags & GD_WTCONFIG) && wtconfig))
+		if (res.kind != FK_MISSING || (g->flags & GD_HOLD))
 			fx_deny_write_ph(fx, &res, aprintf("mandatory deny %s: %s", g->name, g->why), g->ph);
 	}
 	return fx_git_named(fx, &cfg, top);
+}
+
+/* ---- agents: what Claude Code's and Codex's settings run --------------
+ * Claude Code runs the commands its settings name with the person's full
+ * rights, outside any sandbox: a hook on every tool call, the status line on
+ * every update, the API key helper. Codex does the same with notify, its
+ * hooks and its MCP servers. The files themselves are read-only (the rows
+ * above), but a script they name is an ordinary file: a sandboxed command
+ * rewrote .claude/hooks/fmt.sh, and Claude Code's next PostToolUse hook ran
+ * it. So, as for git's config, the planner reads each of these files and
+ * protects the paths its commands name, wherever they lie in a writable
+ * root: the project's (the current directory and its work tree's top, and
+ * every .claude and .codex directory the scan finds, whose parent is their
+ * project) and $HOME's and the machine's, which apply in every project
+ * (their relative paths and $CLAUDE_PROJECT_DIR are the current project's). */
+
+#define SBX_MAX_AGENT_CFG_BYTES	(1 << 20)	/* settings files are a few KiB */
+#define SBX_MAX_AGENT_PATHS	256		/* paths protected for all of them; a warning past it */
+
+enum agent_fmt { AG_JSON, AG_TOML };
+
+static const struct agent_file {
+	const char *dir, *name;	/* dir: in a project (or $HOME), or absolute */
+	enum agent_fmt fmt;
+	const char *why;
+} agent_files[] = {
+	{ ".claude", "settings.json", AG_JSON, "Claude Code runs it with full access" },
+	{ ".claude", "settings.local.json", AG_JSON, "Claude Code runs it with full access" },
+	{ ".codex", "config.toml", AG_TOML, "Codex runs it with full access" },
+	{ ".codex", "hooks.json", AG_JSON, "Codex runs it with full access" },
+	{ ".", ".mcp.json", AG_JSON, "Claude Code starts it with full access" },
+	{ "/etc/claude-code", "managed-settings.json", AG_JSON, "Claude Code runs it with full access" },
+	{ "/etc/codex", "config.toml", AG_TOML, "Codex runs it with full access" },
+};
+
+/* The settings whose value is a command. A JSON row is a path through the
+ * document, "*" for every key of an object or element of an array; its
+ * last name is what a loose reading (agent_loose) looks for in a file that
+ * is not JSON sbx reads. A TOML row is a key's last name, wherever it
+ * stands ([mcp_servers.x] command, [[hooks.Stop.hooks]] command). Every
+ * value is read as a command line (agent_cmd_paths): an argv element
+ * (notify = ["python3", "notify.py"]) is then its own word. */
+static const struct agent_key {
+	enum agent_fmt fmt;
+	const char *path;
+	const char *what;
+} agent_keys[] = {
+	{ AG_JSON, "hooks.*.*.hooks.*.command", "a hook" },
+	{ AG_JSON, "statusLine.command", "the status line" },
+	{ AG_JSON, "fileSuggestion.command", "the file suggestion command" },
+	{ AG_JSON, "apiKeyHelper", "the API key helper" },
+	{ AG_JSON, "awsAuthRefresh", "the AWS auth refresh" },
+	{ AG_JSON, "awsCredentialExport", "the AWS credential export" },
+	{ AG_JSON, "otelHeadersHelper", "the OpenTelemetry headers helper" },
+	{ AG_JSON, "mcpServers.*.command", "an MCP server" },
+	{ AG_JSON, "mcpServers.*.args.*", "an MCP server's arguments" },
+	{ AG_TOML, "notify", "notify" },
+	{ AG_TOML, "command", "an MCP server's or a hook's command" },
+	{ AG_TOML, "args", "an MCP server's arguments" },
+};
+
+struct agent_cmd { const char *what, *cmd; };
+
+struct agent_read { const char *file; struct vec cmds; };	/* of struct agent_cmd: a file's, read once */
+
+/* What a word of a command names (agent_cmd_paths). ORDER: tests/unit.c's
+ * agent_paths_text prints them as "HEU". */
+enum agent_pk {
+	AP_HOLD,	/* a path: protected, held when missing */
+	AP_EXISTING,	/* a quoted part with blanks, or a word of it: protected if it
+			 * exists, not held (were it misread, its placeholder would
+			 * be named after half a path) */
+	AP_UNKNOWN,	/* a word with a variable sbx cannot expand: said under -v */
+};
+
+struct agent_path { const char *path; enum agent_pk kind; };
+
+/* Every string at path (agent_keys) below v, pushed as a struct agent_cmd. */
+static void
+agent_json_at(const struct jval *v, const char *path, const char *what, struct vec *out)
+{
+	const char *dot = strchr(path, '.'), *rest = dot ? dot + 1 : "";
+	size_t n = dot ? (size_t)(dot - path) : strlen(path), i;
+
+	if (!*path) {
+		if (v->t == J_STR) {
+			struct agent_cmd *c = amalloc(sizeof(*c));
+
+			c->what = what;
+			c->cmd = v->s;
+			vec_push(out, c);
+		}
+		return;
+	}
+	for (i = 0; (v->t == J_OBJ || v->t == J_ARR) && i < v->n; i++)
+		if ((n == 1 && path[0] == '*') ||
+		    (v->t == J_OBJ && strlen(v->keys[i]) == n && strncmp(v->keys[i], path, n) == 0))
+			agent_json_at(v->items[i], rest, what, out);
+}
+
+/* The agent_keys row a loose reading's key names (a row's last name that
+ * is not "*": "args" of mcpServers.*.args.*), or NULL. */
+static const struct agent_key *
+agent_key_named(enum agent_fmt fmt, const char *key)
+{
+	size_t i, n = key ? strlen(key) : 0;
+
+	for (i = 0; key && i < LEN(agent_keys); i++) {
+		const char *path = agent_keys[i].path, *end = path + strlen(path), *name;
+
+		while (end - path >= 2 && strcmp(end - 2, ".*") == 0)
+			end -= 2;
+		for (name = end; name > path && name[-1] != '.'; name--)
+			;
+		if (agent_keys[i].fmt == fmt && (size_t)(end - name) == n && strncmp(name, key, n) == 0)
+			return &agent_keys[i];
+	}
+	return NULL;
+}
+
+/* One quoted string at *pp ("..." with backslash escapes, '...' literal, or
+ * either tripled, as TOML writes them); *pp moves past it. An unterminated
+ * one ends at its line. Returns an arena string. */
+static const char *
+agent_loose_string(const char **pp, const char *end)
+{
+	const char *p = *pp, *r;
+	char q = *p;
+	bool triple = end - p >= 3 && p[1] == q && p[2] == q;
+	struct buf b = { 0 };
+
+	for (p += triple ? 3 : 1; p < end; p++) {
+		if (triple ? end - p >= 3 && p[0] == q && p[1] == q && p[2] == q : *p == q) {
+			p += triple ? 3 : 1;
+			break;
+		}
+		if (!triple && *p == '\n')
+			break;
+		if (q == '"' && *p == '\\' && p + 1 < end) {
+			p++;	/* \uXXXX stays "uXXXX": a path spelled so is not taken */
+			buf_putc(&b, *p == 'n' ? '\n' : *p == 't' ? '\t' : *p);
+			continue;
+		}
+		buf_putc(&b, *p);
+	}
+	*pp = p;
+	r = astrndup(b.p ? b.p : "", b.n);
+	free(b.p);
+	return r;
+}
+
+/* A loose reading: every string that stands as the value of a key in
+ * agent_keys, pushed as a struct agent_cmd. For TOML, which sbx has no
+ * reader for, and for a settings file the strict JSON reader refuses
+ * (Claude Code's JSON.parse takes a duplicate key, which 3.5 does not). A
+ * key is the last name before "=" or ":"; every string after it, alone or in
+ * an array, is its value until the next key. A TOML table header
+ * ([projects."/home/me/p"]) and a comment name no value. SECURITY: the file
+ * may be hostile; nothing here fails, and a string misread as a command
+ * only protects a path more. */
+static void
+agent_loose(const char *s, size_t n, enum agent_fmt fmt, struct vec *out)
+{
+	const char *p = s, *end = s + n, *last = NULL, *key_name = NULL;
+	const struct agent_key *key = NULL;	/* the key the strings that follow are values of */
+	bool line_start = true, in_value = false;	/* TOML: after "=", until its line ends outside brackets */
+	int depth = 0;
+
+	while (p < end) {
+		char c = *p;
+
+		if (c == '\n') {
+			line_start = true;
+			in_value = in_value && depth > 0;
+			p++;
+			continue;
+		}
+		if (isspace((unsigned char)c) || c == ',') {
+			p++;
+			continue;
+		}
+		if (fmt == AG_TOML && (c == '#' || (c == '[' && line_start && !in_value))) {
+			if (c == '[')
+				key = NULL;	/* a new table: no key yet */
+			while (p < end && *p != '\n')
+				p++;
+			continue;
+		}
+		line_start = false;
+		if (c == '"' || c == '\'') {
+			const char *str = agent_loose_string(&p, end), *q = p;
+
+			while (q < end && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q < end && (*q == '=' || *q == ':' || *q == '.')) {
+				last = str;	/* a key, or a dotted key's part */
+			} else if (key) {
+				struct agent_cmd *cmd = amalloc(sizeof(*cmd));
+
+				/* in a loose JSON reading a "command" may be any row's */
+				cmd->what = fmt == AG_JSON ? aprintf("a \"%s\" setting", key_name) : key->what;
+				cmd->cmd = str;
+				vec_push(out, cmd);
+			}
+			continue;
+		}
+		if (c == '=' || c == ':') {
+			key = agent_key_named(fmt, last);
+			key_name = last;
+			last = NULL;
+			in_value = true;
+			depth = 0;
+		} else if (c == '[' || c == '{') {
+			depth++;
+		} else if (c == ']' || c == '}') {
+			depth--;
+		} else if (isalnum((unsigned char)c) || c == '_' || c == '-') {
+			const char *w = p;
+
+			while (p < end && (isalnum((unsigned char)*p) || *p == '_' || *p == '-'))
+				p++;
+			last = astrndup(w, (size_t)(p - w));
+			continue;
+		}
+		p++;
+	}
+}
+
+/* A $NAME or ${NAME} at *pp as the shell would expand it for a command
+ * the agent runs: $CLAUDE_PROJECT_DIR is the project, $HOME the home;
+ * *pp moves past it. NULL for any other variable (its value is the
+ * command's, unknown here); "$" itself when no name follows. */
+static const char *
+agent_var(const char **pp, const char *project, const char *home)
+{
+	const char *p = *pp + 1, *name;
+	bool brace = *p == '{';
+	size_t n;
+
+	p += brace;
+	for (name = p; isalnum((unsigned char)*p) || *p == '_'; p++)
+		;
+	n = (size_t)(p - name);
+	if (brace) {	/* ${NAME:-default} and the like: not a plain NAME */
+		bool plain = *p == '}';
+
+		while (*p && *p != '}')
+			p++;
+		p += *p == '}';
+		if (!plain)
+			n = 0;
+	} else if (!n) {
+		if (!*p || !strchr("@*#?$!-", *p)) {
+			*pp = p;
+			return "$";
+		}
+		p++;	/* $@, $?, $$ ... */
+	}
+	*pp = p;
+	if (n == strlen("CLAUDE_PROJECT_DIR") && strncmp(name, "CLAUDE_PROJECT_DIR", n) == 0)
+		return project;
+	if (n == strlen("HOME") && strncmp(name, "HOME", n) == 0)
+		return home;
+	return NULL;
+}
+
+/* The paths a command line names, words split as the shell splits them: at
+ * blanks and operators (; | & < > ( ) `), quotes removed, backslashes
+ * taken, $CLAUDE_PROJECT_DIR and $HOME (with braces or without) and a
+ * leading ~ expanded. Every word that then holds a "/" is taken, made
+ * absolute against the project: the program ("$CLAUDE_PROJECT_DIR"/.claude/
+ * hooks/fmt.sh, ./x, ~/bin/x) and equally each argument, so an
+ * interpreter's script (bash x.sh, python3 tools/y.py, node a.js) and a
+ * tool's config (--config=./c.js: the value after "=" is a word too) are
+ * covered without knowing any program's options (a word with a glob is
+ * taken as written: fx_agent_protect expands it). Conservative on purpose:
+ * an argument that is no path (sed's s/a/b/) costs at most a placeholder;
+ * a path missed is a script the command could rewrite. Not taken: a word
+ * with another variable (AP_UNKNOWN: its value is the hook's, unknown
+ * here), an option without "=", a URL or host:path (a ":" before the first
+ * "/"), and a redirection's target (written, not run).
+ * A quoted part with blanks or operators (sh -c '...', "$(...)") is also
+ * read again as a command line of its own, as the shell that runs it will.
+ * With operators it is a command line and nothing else. With blanks only it
+ * may be one path ("$CLAUDE_PROJECT_DIR/my hooks/x.sh") or a short command
+ * line (sh -c 'x.sh arg'): both readings count, but only where they exist
+ * (weak: AP_EXISTING), since holding a missing one would leave a
+ * placeholder named after half a path. Pure. */
+static void
+agent_cmd_paths(const char *cmd, const char *project, const char *home, bool weak, struct vec *out, int depth)
+{
+	static const char ops[] = ";|&<>()`";
+	const char *s = cmd;
+	bool redirect = false;
+	int words = 0;
+
+	while (*s && words < 4096) {	/* a bound for a hostile file; no hook has as many */
+		struct buf w = { 0 }, raw = { 0 };	/* the word; its quoted parts as written */
+		bool unknown = false, blanks = false, operators = false;
+		const char *cand, *eq, *colon, *slash, *v, *at, *start;
+
+		for (; *s && (isspace((unsigned char)*s) || strchr(ops, *s)); s++)
+			if (strchr(ops, *s))
+				redirect = *s == '>';
+		if (!*s)
+			break;
+		words++;
+		start = s;
+		if (*s == '~' && (!s[1] || s[1] == '/' || isspace((unsigned char)s[1]) || strchr(ops, s[1]))) {
+			if (home)
+				buf_puts(&w, home);
+			unknown |= !home;
+			s++;
+		} else {
+			unknown |= *s == '~';	/* ~user */
+		}
+		while (*s && !isspace((unsigned char)*s) && !strchr(ops, *s)) {
+			if (*s == '\'' || *s == '"') {
+				char q = *s++;
+
+				while (*s && *s != q) {
+					if (q == '"' && *s == '$' && s[1] != '(') {
+						at = s;
+						if ((v = agent_var(&s, project, home)))
+							buf_puts(&w, v);
+						unknown |= !v;
+						buf_putn(&raw, at, (size_t)(s - at));
+						continue;
+					}
+					if (q == '"' && *s == '\\' && s[1] && strchr("\"\\$`", s[1])) {
+						buf_putc(&w, s[1]);	/* and unescaped for the shell it reaches */
+						buf_putc(&raw, s[1]);
+						s += 2;
+						continue;
+					}
+					blanks |= isspace((unsigned char)*s) != 0;
+					operators |= strchr(ops, *s) || *s == '$' || *s == '\n';	/* "$(" here */
+					buf_putc(&w, *s);
+					buf_putc(&raw, *s++);
+				}
+				s += *s == q;
+				buf_putc(&raw, ' ');
+				continue;
+			}
+			if (*s == '\\' && s[1]) {
+				buf_putc(&w, s[1]);
+				s += 2;
+				continue;
+			}
+			if (*s == '$' && s[1] == '(') {
+				s++;	/* "$(" ends the word; the "(" is an operator */
+				break;
+			}
+			if (*s == '$') {
+				if ((v = agent_var(&s, project, home)))
+					buf_puts(&w, v);
+				unknown |= !v;
+				continue;
+			}
+			buf_putc(&w, *s++);
+		}
+		if ((blanks || operators) && raw.p && depth < 3)
+			agent_cmd_paths(raw.p, project, home, weak || !operators, out, depth + 1);
+		cand = w.p ? w.p : "";
+		if ((eq = strchr(cand, '=')) && (!(slash = strchr(cand, '/')) || eq < slash))
+			cand = eq + 1;	/* A=B, --config=B: B */
+		else if (cand[0] == '-')
+			cand = "";	/* an option */
+		colon = strchr(cand, ':');
+		slash = strchr(cand, '/');
+		if (!redirect && !operators && slash && !(colon && colon < slash)) {
+			struct agent_path *ap = amalloc(sizeof(*ap));
+
+			ap->kind = unknown ? AP_UNKNOWN : weak || blanks ? AP_EXISTING : AP_HOLD;
+			ap->path = unknown ? astrndup(start, (size_t)(s - start)) :
+			    path_clean(cand[0] == '/' ? cand : path_join(project, cand));
+			vec_push(out, ap);
+		}
+		redirect = false;
+		free(w.p);
+		free(raw.p);
+	}
+}
+
+/* Protect one path a command names (agent_cmd_paths), where it lies in a
+ * writable root. A directory is left as it is: the program decides what
+ * it runs from there (cd dir && make), as it does with the project's own
+ * code, and a project's directory made read-only whole would stop the
+ * work. The root is found by the path as spelled, so a symlink on the way
+ * (.venv/bin/python) is pinned and its target denied (fx_mandatory_ph),
+ * not only the target. A missing path is held by a placeholder, as the
+ * paths git's config names are: else the command could create the script
+ * the next hook runs. */
+static int
+fx_agent_protect(struct fact_finder *fx, const struct agent_path *ap, const char *why)
+{
+	struct resolved res;
+	const char *err, *root = NULL;
+	size_t i;
+
+	if (ap->kind == AP_UNKNOWN) {
+		note("%s: %s holds a variable sbx cannot expand; not protected", why, ap->path);
+		return 0;
+	}
+	if (has_glob_chars(ap->path)) {
+		/* the shell expands it when the hook runs: the files it matches
+		 * now are protected (one directory listed), a file the command
+		 * adds that it would match is not; name such scripts one by one */
+		struct vec m = { 0 };
+		struct agent_path one = { NULL, AP_EXISTING };
+
+		if (has_glob_chars(path_dirname(ap->path)) || glob_expand(fx->dk, ap->path, &m, &err) < 0) {
+			note("%s: %s: a glob sbx does not expand; not protected", why, ap->path);
+			return 0;
+		}
+		for (i = 0; i < m.n; i++) {
+			one.path = m.v[i];
+			if (fx_agent_protect(fx, &one, why) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (resolve_path(fx->dk, ap->path, &res, &err) < 0)
+		return 0;	/* the agent cannot run it either */
+	if (res.kind == FK_DIR) {
+		note("%s: %s is a directory: left as it is", why, ap->path);
+		return 0;
+	}
+	if (res.kind == FK_MISSING && ap->kind != AP_HOLD)
+		return 0;
+	if (fx->agent_paths++ == SBX_MAX_AGENT_PATHS)
+		vec_push(&fx->warnings, aprintf("the agents' settings name more than %d paths; the rest are not "
+		    "protected (%s)", SBX_MAX_AGENT_PATHS, why));
+	if (fx->agent_paths > SBX_MAX_AGENT_PATHS)
+		return 0;
+	for (i = 0; !path_has_dotdot(ap->path) && i < fx->roots.n; i++)
+		if (path_within(ap->path, fx->roots.v[i]) && strcmp(ap->path, fx->roots.v[i]) != 0 &&
+		    (!root || strlen(fx->roots.v[i]) > strlen(root)))
+			root = fx->roots.v[i];
+	if (root)
+		return fx_mandatory_ph(fx, root, ap->path + strlen(root) + 1, why, true, PH_DIR);
+	return fx_protect(fx, ap->path, why, true, PH_DIR);
+}
+
+/* One settings file read (once: the commands it holds are kept), and the
+ * paths its commands name protected, relative ones and $CLAUDE_PROJECT_DIR
+ * taken in project. A file that is not JSON sbx reads is read loosely,
+ * with one warning: the file itself is read-only already, and what its
+ * commands name is still protected. Returns 0, or -1 (fx_fail). */
+static int
+fx_agent_file(struct fact_finder *fx, const char *file, const struct agent_file *af, const char *project)
+{
+	const char *seen = aprintf("%s\n%s", file, project);
+	struct agent_read *rd = NULL;
+	size_t i, j;
+
+	for (i = 0; i < fx->agent_seen.n; i++)
+		if (strcmp(fx->agent_seen.v[i], seen) == 0)
+			return 0;
+	vec_push(&fx->agent_seen, (void *)seen);
+	for (i = 0; i < fx->agent_read.n && !rd; i++)
+		if (strcmp(((struct agent_read *)fx->agent_read.v[i])->file, file) == 0)
+			rd = fx->agent_read.v[i];
+	if (!rd) {
+		struct buf b = { 0 };
+		struct jval *doc;
+		struct err e = { 0 };
+		const char *t;
+
+		rd = amalloc(sizeof(*rd));
+		rd->file = file;
+		vec_push(&fx->agent_read, rd);
+		if (fx->dk->ops->readfile(fx->dk->ctx, file, SBX_MAX_AGENT_CFG_BYTES, &b) < 0) {
+			/* EINVAL: not a regular file (another run's placeholder
+			 * directory): the agent reads no settings there either */
+			if (errno != ENOENT && errno != ENOTDIR && errno != EINVAL)
+				vec_push(&fx->warnings, aprintf("%s: cannot be read (%s); what its commands name is not "
+				    "protected", file, strerror(errno)));
+			free(b.p);
+			return 0;
+		}
+		for (t = b.p ? b.p : ""; isspace((unsigned char)*t); t++)
+			;
+		if (af->fmt == AG_JSON && *t && json_parse(b.p, b.n, file, &doc, &e) == 0) {
+			for (j = 0; j < LEN(agent_keys); j++)
+				if (agent_keys[j].fmt == AG_JSON)
+					agent_json_at(doc, agent_keys[j].path, agent_keys[j].what, &rd->cmds);
+		} else if (*t) {
+			if (af->fmt == AG_JSON) {
+				char msg[1200];
+
+				err_format(&e, msg, sizeof(msg));
+				vec_push(&fx->warnings, aprintf("%s (sbx's JSON reader refuses it, so it is read loosely: "
+				    "the paths its commands name are still protected)", msg));
+			}
+			agent_loose(b.p, b.n, af->fmt, &rd->cmds);
+		}
+		free(b.p);
+	}
+	for (i = 0; i < rd->cmds.n; i++) {
+		const struct agent_cmd *c = rd->cmds.v[i];
+		const char *why = aprintf("named by %s in %s: %s", c->what, file, af->why);
+		struct vec paths = { 0 };
+
+		agent_cmd_paths(c->cmd, project, fx->home, false, &paths, 0);
+		for (j = 0; j < paths.n; j++)
+			if (fx_agent_protect(fx, paths.v[j], why) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* The agents' settings files in dir (a project, or $HOME), or with dir
+ * NULL the machine's, read for project. */
+static int
+fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
+{
+	size_t i;
+
+	for (i = 0; i < LEN(agent_files); i++) {
+		const struct agent_file *af = &agent_files[i];
+
+		if ((af->dir[0] == '/') != !dir)
+			continue;
+		if (fx_agent_file(fx, path_clean(path_join(dir ? path_join(dir, af->dir) : af->dir, af->name)), af,
+		    project) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* The dangerous names directly at the top of a writable root: the whole
@@ -6958,16 +7965,20 @@ fx_scan_top(struct fact_finder *fx, const char *root)
 		size_t j = f ? i : i - LEN(dangerous_files);
 		enum dwhere w = f ? dangerous_files[j].where : dangerous_dirs[j].where;
 
-		if (w != DW_HOME && fx_mandatory(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
+		if (dw_home_only(w) || (w == DW_PROJECT && is_home))
+			continue;
+		if (fx_mandatory(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
 		    f ? dangerous_files[j].why : dangerous_dirs[j].why,
-		    w == DW_TOP ? hold_missing : w == DW_HOME_HELD ? is_home : false) < 0)
+		    w == DW_TOP || w == DW_PROJECT ? hold_missing : w == DW_HOME_HELD ? is_home : false) < 0)
 			return -1;
 	}
 	for (i = 0; i < fx->p->protected_names.n; i++)
 		if (fx_mandatory(fx, root, fx->p->protected_names.v[i], "named by protect in the policy", hold_missing) < 0)
 			return -1;
+	if (fx_agent_dir(fx, root, root) < 0)
+		return -1;
 	if (git == FK_DIR) {
-		if (fx_gitdir(fx, root, path_join(root, ".git"), root, true, 0) < 0)
+		if (fx_gitdir(fx, root, path_join(root, ".git"), root, 0) < 0)
 			return -1;
 	} else if (git == FK_LINK) {	/* its gitdir could be anything */
 		return fx_fail(fx, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
@@ -7094,8 +8105,13 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		char *p;
 
 		if ((gitdir_parts |= gitdir_part(name, k)) == 7 && !gitdir_said) {
-			gitdir_said = true;	/* a gitdir (a bare repository): what changed in it is audited */
+			/* a gitdir (a bare repository): a push to it runs its
+			 * hooks, so it is protected as a .git is (its own
+			 * directory is where git runs them) */
+			gitdir_said = true;
 			plan_add_fact(fx->facts, path, FK_DIR, RB_REPO_SEEN, "a repository before the run");
+			if (fx_gitdir(fx, path_dirname(path), path, path, 0) < 0)
+				return -1;
 		}
 
 		/* every .git, every directory, as far down as fx_seen_repos goes:
@@ -7121,12 +8137,13 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		p = path_join(path, name);
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
-				if (dangerous_files[i].where != DW_HOME && name_ieq(name, dangerous_files[i].name) &&
+				if (!dw_home_only(dangerous_files[i].where) && name_ieq(name, dangerous_files[i].name) &&
 				    fx_deny_found(fx, p, k, aprintf("mandatory deny %s: %s", dangerous_files[i].name,
 				    dangerous_files[i].why)) < 0)
 					return -1;
 		for (i = 0; dir_level && i < LEN(dangerous_dirs); i++)
 			if (!strchr(dangerous_dirs[i].name, '/') && name_ieq(name, dangerous_dirs[i].name) &&
+			    !(dangerous_dirs[i].where == DW_PROJECT && fx->home && strcmp(path, fx->home) == 0) &&
 			    fx_deny_found(fx, p, k, aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why)) < 0)
 				return -1;
 		for (i = 0; depth <= maxd - 1 && i < fx->p->protected_names.n; i++)
@@ -7144,12 +8161,12 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 				if (fx_mandatory(fx, path, aprintf("%s/%s", name, claude_children[i]), claude_why, false) < 0)
 					return -1;
 		}
+		if (dir_level && (name_ieq(name, ".claude") || name_ieq(name, ".codex")) && fx_agent_dir(fx, path, path) < 0)
+			return -1;
 		if (dir_level && name_ieq(name, ".git")) {
 			dangerous = k == FK_LINK;
-			/* a nested repository: its entries that exist are denied
-			 * (held missing ones would cost a mount each; the audit
-			 * after the run neutralises what is created there) */
-			if (k == FK_DIR && fx_gitdir(fx, path, p, path, false, 0) < 0)
+			/* a nested repository: protected as one at a root's top */
+			if (k == FK_DIR && fx_gitdir(fx, path, p, path, 0) < 0)
 				return -1;
 			if (k == FK_FILE)
 				plan_add_fact(fx->facts, p, k, RB_DENY_WRITE,
@@ -7246,6 +8263,30 @@ plan_add_run_paths(const struct fact_finder *fx, const struct run_paths *rp)
 		    "another place of sbx's runtime directory: no command may write or read it");
 }
 
+/* What the agents' settings name (fx_agent_dir), for the project the
+ * command runs in: the current directory, and the top of its work tree
+ * when that is above (an agent started there, its Bash call in a
+ * subdirectory); each read with its own settings, $HOME's and the
+ * machine's. The scan has read those of the writable roots and of the
+ * .claude and .codex directories below them, each for its own project. */
+static int
+plan_agents(struct fact_finder *fx, const struct run_paths *rp)
+{
+	const char *projects[2] = { rp->cwd, NULL }, *d;
+	size_t i;
+
+	for (d = rp->cwd; strcmp(d, "/") != 0; d = path_dirname(d))
+		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(d, ".git"), NULL) != FK_MISSING) {
+			projects[1] = strcmp(d, rp->cwd) != 0 ? d : NULL;
+			break;
+		}
+	for (i = 0; i < LEN(projects) && projects[i]; i++)
+		if (fx_agent_dir(fx, projects[i], projects[i]) < 0 ||
+		    (rp->home && fx_agent_dir(fx, rp->home, projects[i]) < 0) || fx_agent_dir(fx, NULL, projects[i]) < 0)
+			return -1;
+	return 0;
+}
+
 /* The mandatory-deny scan: each writable root once, and the cwd too when
  * it is writable (srt scans only its cwd); the repositories there and what
  * git's config makes them run; the files read from $HOME. An allow-write
@@ -7268,8 +8309,11 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
 		const char *why;
 
-		if (git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &fx->git_global, &why) < 0)
+		int rc = git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &fx->git_global, &why);
+
+		if (rc < 0)
 			return fx_fail(fx, NULL, "%s", why);
+		fx_git_unparsable(fx, rc, why, false);
 	}
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
@@ -7298,14 +8342,17 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 	/* files read from $HOME wherever $HOME lies in a writable root (the
 	 * whole of it, or only ~/.config), and git's global config files */
 	for (i = 0; rp->home && i < LEN(dangerous_files); i++)
-		if (dangerous_files[i].where == DW_HOME &&
+		if (dw_home_only(dangerous_files[i].where) &&
 		    fx_protect(fx, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
-		    dangerous_files[i].name, dangerous_files[i].why), true, PH_DIR) < 0)
+		    dangerous_files[i].name, dangerous_files[i].why), true,
+		    dangerous_files[i].where == DW_HOME_FILE ? PH_FILE : PH_DIR) < 0)
 			return -1;
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
 		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
 			return -1;
 	if (fx_git_named(fx, NULL, rp->cwd) < 0)
+		return -1;
+	if (plan_agents(fx, rp) < 0)
 		return -1;
 	/* the cwd inside a worktree, below its top: git finds the .git above */
 	for (i = 0; i < fx->roots.n; i++)
@@ -7597,42 +8644,6 @@ plan_bind_from(struct plan *pl, const char *src, const char *dest, const char *w
 	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
 }
 
-/* Hand the read-only binds of placeholder directories to sbx-init: it makes
- * each with three syscalls in the nested mount namespace (open_tree,
- * move_mount, a remount), where bwrap rereads the whole mount table for
- * every bind (~50 us each with a dozen mounts, more with more). Only a
- * leaf: no other mount of the plan lies below it, since sbx-init binds
- * after bwrap has made all of its own, and a bind made later would cover
- * one made below it. Only a directory: sbx-init checks the device and
- * inode sbx holds (ph_cover) before it binds, and files keep bwrap's way.
- * The platform says whether sbx-init can (plat_init_binds). Pure. */
-static void
-plan_binds_to_init(struct plan *pl)
-{
-	for (size_t i = 0; i < pl->mounts.n; i++) {
-		struct mount *m = pl->mounts.v[i];
-		bool placeholder_dir = false, leaf = true;
-
-		if (m->kind != MK_BIND_RO)
-			continue;
-		for (size_t j = 0; j < pl->placeholders.n; j++) {
-			const struct placeholder *ph = pl->placeholders.v[j];
-
-			if (strcmp(ph->path, m->path) == 0 && ph->kind == PH_DIR)
-				placeholder_dir = true;
-		}
-		for (size_t j = 0; placeholder_dir && j < pl->mounts.n; j++) {
-			const struct mount *o = pl->mounts.v[j];
-
-			if (o != m && strcmp(o->path, m->path) != 0 && path_within(o->path, m->path))
-				leaf = false;
-		}
-		if (placeholder_dir && leaf)
-			m->kind = MK_BIND_RO_INIT;
-	}
-	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
-}
-
 /* Would path (real) be writable inside the sandbox under this plan? */
 static bool
 plan_is_writable(const struct plan *pl, const char *path)
@@ -7655,6 +8666,56 @@ plan_is_writable(const struct plan *pl, const char *path)
 	if (!best)
 		return false;
 	return best->visible && best->writable;
+}
+
+/* Hand sbx-init the binds of names in a writable place: each bind of a
+ * path onto itself whose parent the command can write, which ph_acquire
+ * covers and holds. Two reasons:
+ *  - Other programs work in those directories (a shell in /tmp, a `git
+ *    checkout` in the project, an editor saving by rename). A name the scan
+ *    saw may be gone, or another file, by the time it is mounted on. bwrap
+ *    then fails the whole run ("Can't find source path", or "Unable to find
+ *    ... in mount table" when the name goes while bwrap rereads the mount
+ *    table), and a bind it skipped would leave the name creatable. sbx-init
+ *    binds by the device and inode sbx holds, and what changed goes back to
+ *    sbx, which covers it as it is now (run_rebind): a placeholder where it
+ *    is gone, what is there where it was replaced. Nothing is walked again
+ *    and nothing is planned again: the run goes on with every name covered.
+ *  - It is cheaper: three syscalls each (open_tree, move_mount, a remount),
+ *    where bwrap rereads the whole mount table for every bind (~50 us each
+ *    with a dozen mounts, more with more).
+ * A read-only bind is sbx-init's only when it is a leaf (no other mount of
+ * the plan lies below it): sbx-init binds after bwrap has made all of its
+ * own, and a read-only clone takes nothing below it, so it would cover one
+ * made below it. A pin (MK_BIND_RW) is cloned with what is below it (10a,
+ * bind_held), so it may have mounts below. A FIFO or a device denied in a
+ * root stays bwrap's (sbx holds only files and directories). The platform
+ * says whether sbx-init can (plat_init_binds). Pure. */
+static void
+plan_binds_to_init(struct plan *pl)
+{
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		struct mount *m = pl->mounts.v[i];
+		bool leaf = true;
+
+		if ((m->kind != MK_BIND_RO && m->kind != MK_BIND_RW) || !plan_is_writable(pl, path_dirname(m->path)))
+			continue;
+		for (size_t j = 0; j < pl->nodes.n; j++) {
+			const struct pnode *n = pl->nodes.v[j];
+
+			if (strcmp(n->path, m->path) == 0 && n->kind == FK_OTHER)
+				leaf = false;	/* a FIFO or a device: sbx holds only files and directories */
+		}
+		for (size_t j = 0; m->kind == MK_BIND_RO && j < pl->mounts.n; j++) {
+			const struct mount *o = pl->mounts.v[j];
+
+			if (o != m && strcmp(o->path, m->path) != 0 && path_within(o->path, m->path))
+				leaf = false;
+		}
+		if (leaf)
+			m->kind = m->kind == MK_BIND_RW ? MK_BIND_RW_INIT : MK_BIND_RO_INIT;
+	}
+	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
 }
 
 /* ====================================================================
@@ -7975,6 +9036,7 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 			break;
 		case MK_PIN_LINK:
 		case MK_BIND_RO_INIT:
+		case MK_BIND_RW_INIT:
 			break;	/* sbx-init's, from the control message */
 		}
 	}
@@ -8093,7 +9155,9 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
 		if (m->kind == MK_PIN_LINK)
 			buf_printf(b, "# symlink pinned by sbx-init (mounted onto itself, not followed): %s\n", m->path);
 		if (m->kind == MK_BIND_RO_INIT)
-			buf_printf(b, "# placeholder bound read-only onto itself by sbx-init: %s\n", m->path);
+			buf_printf(b, "# bound read-only onto itself by sbx-init: %s\n", m->path);
+		if (m->kind == MK_BIND_RW_INIT)
+			buf_printf(b, "# pinned (bound onto itself, with what is below it) by sbx-init: %s\n", m->path);
 	}
 }
 
@@ -8142,9 +9206,14 @@ enum inner_flag {
 #define SBX_CTL_MAX_BYTES	(4 << 20)
 #define SBX_CTL_MAX_ARGS	65536
 
-/* A placeholder directory sbx-init binds read-only onto itself, and what
- * it must be: the device and inode of the directory sbx holds (ph_cover). */
-struct init_bind { char *path; uint64_t dev, ino; };
+/* A name sbx-init binds onto itself (plan_binds_to_init), and what it must
+ * be: the device and inode of what sbx holds there (ph_cover). */
+struct init_bind { char *path; uint64_t dev, ino; uint32_t flags; };
+
+enum init_bind_flags {
+	IB_PIN = 1,	/* read-write, with what is mounted below it (MK_BIND_RW_INIT) */
+	IB_NONE = 2,	/* in sbx's answer to a rebind: nothing to bind there (run_rebind) */
+};
 
 /* What the inner helper is told. Ports are the policy's allow-host-port
  * and expose-port lists; socat and bridge_sock are set for bridge socat. */
@@ -8156,7 +9225,7 @@ struct inner_msg {
 	const char *socat;		/* bridge socat: the socat binary, else NULL */
 	const char *bridge_sock[2];	/* bridge socat: the proxy's Unix sockets, HTTP and SOCKS */
 	uint32_t nlinks; char **links;	/* symlinked dangerous names sbx-init pins (MK_PIN_LINK) */
-	uint32_t nbinds; struct init_bind *binds;	/* placeholders sbx-init binds read-only (MK_BIND_RO_INIT) */
+	uint32_t nbinds; struct init_bind *binds;	/* names sbx-init binds (MK_BIND_RO_INIT, MK_BIND_RW_INIT) */
 	char **argv;
 };
 
@@ -8170,7 +9239,7 @@ put_u32(struct buf *b, uint32_t v)
  *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 | u32 nexpose |
  *   nexpose x u32 | u32 ncapture | ncapture x u32 | socat NUL | http socket NUL | socks socket NUL |
  *   u32 nlinks | nlinks NUL-terminated absolute paths |
- *   u32 nbinds | nbinds x (NUL-terminated absolute path, u64 dev, u64 ino) |
+ *   u32 nbinds | nbinds x (NUL-terminated absolute path, u64 dev, u64 ino, u32 flags) |
  *   u32 argc | argc NUL-terminated strings
  * (an empty string is "none"). */
 static void
@@ -8203,6 +9272,7 @@ ctl_encode(const struct inner_msg *m, struct buf *b)
 		buf_putn(&body, m->binds[i].path, strlen(m->binds[i].path) + 1);
 		buf_putn(&body, (const char *)&m->binds[i].dev, 8);
 		buf_putn(&body, (const char *)&m->binds[i].ino, 8);
+		put_u32(&body, m->binds[i].flags);
 	}
 	put_u32(&body, argc);
 	for (i = 0; i < argc; i++)
@@ -8319,8 +9389,10 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	for (i = 0; !c.why && i < m->nbinds; i++)
 		if (take_str(&c, &m->binds[i].path, "bind path not terminated") && m->binds[i].path[0] != '/')
 			c.why = "a bind path that is not absolute";
-		else if (take_bytes(&c, &m->binds[i].dev, 8, "bind cut short"))
-			take_bytes(&c, &m->binds[i].ino, 8, "bind cut short");
+		else if (take_bytes(&c, &m->binds[i].dev, 8, "bind cut short") &&
+		    take_bytes(&c, &m->binds[i].ino, 8, "bind cut short") &&
+		    take_u32(&c, &m->binds[i].flags, "bind cut short") && (m->binds[i].flags & ~(uint32_t)IB_PIN))
+			c.why = "unknown bind flags";
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_CTL_MAX_ARGS))
 		c.why = "bad argument count";
 	if (!c.why) {
@@ -8339,6 +9411,97 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 		*why = c.why;
 		return -1;
 	}
+	return 0;
+}
+
+/* A rebind: the binds sbx-init could not make as planned because the name
+ * changed on this machine after sbx covered it (gone, or another file or
+ * directory now), and sbx's answer, what covers each of them now
+ * (run_rebind). Both are frames (frame_send: the type, a u32 length,
+ * the body), sent before sbx-init's "R"; sbx-init waits for the answer:
+ *   'V': u32 n | n x u32 index into the instructions' binds, rising
+ *   'W': u32 n | n x (u32 index, NUL-terminated absolute path, u64 dev,
+ *        u64 ino, u32 flags)
+ * The answer's path may be an ancestor of the one asked about (the first
+ * name on the way that is gone, covered by one placeholder), and IB_NONE
+ * says there is nothing to bind (no name on the way the command could
+ * create). The decoders check every index against the instructions: the
+ * answer replaces those binds in place. */
+#define SBX_REBIND_ASK		'V'
+#define SBX_REBIND_ANSWER	'W'
+
+static void
+rebind_ask_encode(const uint32_t *idx, uint32_t n, struct buf *b)
+{
+	b->n = 0;
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++)
+		put_u32(b, idx[i]);
+}
+
+/* Into idx (room for nbinds): the indices asked about, each below nbinds
+ * and rising. Returns their count, or -1 with *why set. */
+static int
+rebind_ask_decode(const char *p, size_t n, uint32_t nbinds, uint32_t *idx, const char **why)
+{
+	struct cursor c = { p, p + n, NULL };
+	uint32_t count = 0;
+
+	if (take_u32(&c, &count, "no count") && (count == 0 || count > nbinds))
+		c.why = "bad count";
+	for (uint32_t i = 0; !c.why && i < count; i++)
+		if (take_u32(&c, &idx[i], "cut short") && (idx[i] >= nbinds || (i && idx[i] <= idx[i - 1])))
+			c.why = "an index out of range or out of order";
+	if (!c.why && c.p != c.end)
+		c.why = "bytes after the last index";
+	*why = c.why;
+	return c.why ? -1 : (int)count;
+}
+
+static void
+rebind_answer_encode(const struct init_bind *binds, const uint32_t *idx, uint32_t n, struct buf *b)
+{
+	b->n = 0;
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct init_bind *ib = &binds[idx[i]];
+
+		put_u32(b, idx[i]);
+		buf_putn(b, ib->path, strlen(ib->path) + 1);
+		buf_putn(b, (const char *)&ib->dev, 8);
+		buf_putn(b, (const char *)&ib->ino, 8);
+		put_u32(b, ib->flags);
+	}
+}
+
+/* The answer, for exactly the indices asked about (idx, n): each replaces
+ * binds[index]. Returns 0, or -1 with *why set (binds then unchanged). */
+static int
+rebind_answer_decode(const char *p, size_t n, struct init_bind *binds, const uint32_t *idx, uint32_t count,
+    const char **why)
+{
+	struct cursor c = { p, p + n, NULL };
+	struct init_bind *got = amalloc((count + 1) * sizeof(*got));
+	uint32_t k = 0, index;
+
+	if (take_u32(&c, &k, "no count") && k != count)
+		c.why = "not the count asked about";
+	for (uint32_t i = 0; !c.why && i < count; i++) {
+		if (take_u32(&c, &index, "cut short") && index != idx[i])
+			c.why = "not the index asked about";
+		else if (take_str(&c, &got[i].path, "path not terminated") && got[i].path[0] != '/')
+			c.why = "a path that is not absolute";
+		else if (take_bytes(&c, &got[i].dev, 8, "cut short") && take_bytes(&c, &got[i].ino, 8, "cut short") &&
+		    take_u32(&c, &got[i].flags, "cut short") && (got[i].flags & ~(uint32_t)(IB_PIN | IB_NONE)))
+			c.why = "unknown flags";
+	}
+	if (!c.why && c.p != c.end)
+		c.why = "bytes after the last bind";
+	*why = c.why;
+	if (c.why)
+		return -1;
+	for (uint32_t i = 0; i < count; i++)
+		binds[idx[i]] = got[i];
 	return 0;
 }
 
@@ -8747,55 +9910,74 @@ mitm_decode(const unsigned char *b, size_t n, struct mitm_msg *m)
 /* The write observer's events, observer -> sbx over a SOCK_SEQPACKET
  * pair, one record each (the observer is in 10b, the judging in 8):
  *
- *   'O' call(1) lost(4) pid(4) pgid(4) port(2) commlen(1) comm pathlen(2) target
+ *   'O' call(1) lost(4) pid(4) sid(4) port(2) commlen(1) comm pathlen(2) target
  *
- * (big-endian; port is connect's, and a path's record carries its OBS_F_*
- * flags there). pgid is the caller's process group in the sandbox's
- * innermost pid namespace, read while the call waits (0: not read; a
- * session's daemon gives the refusal to the exec of that group, 10f).
- * call indexes obs_calls: which syscall, and where its path
- * or address lies. target is the absolute path as the command named it,
- * resolved against its dirfd or cwd (its raw bytes: a file name may hold
- * anything but NUL, and the judging needs it as it is; the report
- * sanitises), or for connect the address in text. The observer reads
+ * (big-endian; port is an address's, and a path's record carries its
+ * OBS_F_* flags there). sid is the caller's session in the sandbox's innermost pid
+ * namespace, read while the call waits (0: not read; a session's daemon
+ * gives the refusal to the exec of that session, 10f). call indexes
+ * obs_calls: which syscall, and where its path or address lies. target is
+ * the absolute path as the command named it, resolved against its dirfd
+ * or cwd (its raw bytes: a file name may hold anything but NUL, and the
+ * judging needs it as it is; the report sanitises), for an address (a
+ * connect, a send) the address in text, and for setsid the new session's
+ * id in decimal (sid is then the session it left). The observer reads
  * hostile memory, so sbx decodes strictly: a record that does not add up
  * is dropped and counted. Like px_record, the observer never waits for
  * sbx: what the socket cannot take is counted in lost. */
 
-/* Where a syscall's target lies: argument indexes into seccomp_data.args.
- * dfd -1: relative to the cwd (AT_FDCWD); path -1: the file open on dfd,
- * OBS_NONE: no target at all (a call that lets one process change what
- * another's call names: it only ever makes the audit unsure, 9b);
- * dfd2/path2: a second path (rename's new name), path2 -1: none.
+/* What a call names, and where: argument indexes into seccomp_data.args.
+ *   OW_PATH: dfd -1: relative to the cwd (AT_FDCWD); path -1: the file
+ *     open on dfd; dfd2/path2: a second path (rename's new name), path2
+ *     -1: none.
+ *   OW_ADDR: path: a sockaddr's, dfd: its length's (connect, sendto).
+ *   OW_MSG: path: a struct msghdr's, whose msg_name is the address
+ *     (sendmsg); OW_MMSG: path: struct mmsghdr[], dfd: their count
+ *     (sendmmsg), every address in them.
+ *   OW_BIND: as OW_ADDR, and a Unix socket's path is a file written.
+ *   OW_SETSID: none; the caller's sessions, from /proc (a session's).
+ *   OW_SHARE: none; a call that lets one process change what another's
+ *     call names (clone, ptrace, process_vm_writev): it only ever makes
+ *     the audit unsure (9b), its record marked OBS_F_WHERE.
  * ORDER: none; an index into this table is the record's call byte. */
-#define OBS_NONE	(-2)
-struct obs_call { enum sc_id sc; int8_t dfd, path, dfd2, path2; bool connect; };
+enum obs_what { OW_PATH, OW_ADDR, OW_MSG, OW_MMSG, OW_BIND, OW_SETSID, OW_SHARE };
 
+struct obs_call { enum sc_id sc; int8_t dfd, path, dfd2, path2; uint8_t what; };
+
+#define P_	OW_PATH
 static const struct obs_call obs_calls[] = {
-	{ SC_open, -1, 0, 0, -1, false },	{ SC_openat, 0, 1, 0, -1, false },
-	{ SC_openat2, 0, 1, 0, -1, false },	{ SC_creat, -1, 0, 0, -1, false },
-	{ SC_truncate, -1, 0, 0, -1, false },	{ SC_unlink, -1, 0, 0, -1, false },
-	{ SC_unlinkat, 0, 1, 0, -1, false },	{ SC_rmdir, -1, 0, 0, -1, false },
-	{ SC_rename, -1, 0, -1, 1, false },	{ SC_renameat, 0, 1, 2, 3, false },
-	{ SC_renameat2, 0, 1, 2, 3, false },	{ SC_mkdir, -1, 0, 0, -1, false },
-	{ SC_mkdirat, 0, 1, 0, -1, false },	{ SC_mknod, -1, 0, 0, -1, false },
-	{ SC_mknodat, 0, 1, 0, -1, false },	{ SC_symlink, -1, 1, 0, -1, false },
-	{ SC_symlinkat, 1, 2, 0, -1, false },	{ SC_link, -1, 1, 0, -1, false },
-	{ SC_linkat, 2, 3, 0, -1, false },	{ SC_chmod, -1, 0, 0, -1, false },
-	{ SC_fchmodat, 0, 1, 0, -1, false },	{ SC_fchmodat2, 0, 1, 0, -1, false },
-	{ SC_chown, -1, 0, 0, -1, false },	{ SC_fchownat, 0, 1, 0, -1, false },
-	{ SC_lchown, -1, 0, 0, -1, false },	{ SC_utime, -1, 0, 0, -1, false },
-	{ SC_utimes, -1, 0, 0, -1, false },	{ SC_utimensat, 0, 1, 0, -1, false },
-	{ SC_setxattr, -1, 0, 0, -1, false },	{ SC_lsetxattr, -1, 0, 0, -1, false },
-	{ SC_fsetxattr, 0, -1, 0, -1, false },	{ SC_setxattrat, 0, 1, 0, -1, false },
-	{ SC_removexattr, -1, 0, 0, -1, false },	{ SC_lremovexattr, -1, 0, 0, -1, false },
-	{ SC_fremovexattr, 0, -1, 0, -1, false },	{ SC_removexattrat, 0, 1, 0, -1, false },
-	{ SC_connect, 0, 1, 0, -1, true },	/* args: fd, sockaddr, addrlen */
-	{ SC_clone, -1, OBS_NONE, 0, -1, false },	{ SC_ptrace, -1, OBS_NONE, 0, -1, false },
-	{ SC_process_vm_writev, -1, OBS_NONE, 0, -1, false },
+	{ SC_open, -1, 0, 0, -1, P_ },		{ SC_openat, 0, 1, 0, -1, P_ },
+	{ SC_openat2, 0, 1, 0, -1, P_ },	{ SC_creat, -1, 0, 0, -1, P_ },
+	{ SC_truncate, -1, 0, 0, -1, P_ },	{ SC_unlink, -1, 0, 0, -1, P_ },
+	{ SC_unlinkat, 0, 1, 0, -1, P_ },	{ SC_rmdir, -1, 0, 0, -1, P_ },
+	{ SC_rename, -1, 0, -1, 1, P_ },	{ SC_renameat, 0, 1, 2, 3, P_ },
+	{ SC_renameat2, 0, 1, 2, 3, P_ },	{ SC_mkdir, -1, 0, 0, -1, P_ },
+	{ SC_mkdirat, 0, 1, 0, -1, P_ },	{ SC_mknod, -1, 0, 0, -1, P_ },
+	{ SC_mknodat, 0, 1, 0, -1, P_ },	{ SC_symlink, -1, 1, 0, -1, P_ },
+	{ SC_symlinkat, 1, 2, 0, -1, P_ },	{ SC_link, -1, 1, 0, -1, P_ },
+	{ SC_linkat, 2, 3, 0, -1, P_ },		{ SC_chmod, -1, 0, 0, -1, P_ },
+	{ SC_fchmodat, 0, 1, 0, -1, P_ },	{ SC_fchmodat2, 0, 1, 0, -1, P_ },
+	{ SC_chown, -1, 0, 0, -1, P_ },		{ SC_fchownat, 0, 1, 0, -1, P_ },
+	{ SC_lchown, -1, 0, 0, -1, P_ },	{ SC_utime, -1, 0, 0, -1, P_ },
+	{ SC_utimes, -1, 0, 0, -1, P_ },	{ SC_utimensat, 0, 1, 0, -1, P_ },
+	{ SC_setxattr, -1, 0, 0, -1, P_ },	{ SC_lsetxattr, -1, 0, 0, -1, P_ },
+	{ SC_fsetxattr, 0, -1, 0, -1, P_ },	{ SC_setxattrat, 0, 1, 0, -1, P_ },
+	{ SC_removexattr, -1, 0, 0, -1, P_ },	{ SC_lremovexattr, -1, 0, 0, -1, P_ },
+	{ SC_fremovexattr, 0, -1, 0, -1, P_ },	{ SC_removexattrat, 0, 1, 0, -1, P_ },
+	{ SC_connect, 2, 1, 0, -1, OW_ADDR },	/* args: fd, sockaddr, addrlen */
+	{ SC_futimesat, 0, 1, 0, -1, P_ },	{ SC_fchmod, 0, -1, 0, -1, P_ },
+	{ SC_fchown, 0, -1, 0, -1, P_ },
+	{ SC_sendto, 5, 4, 0, -1, OW_ADDR },	/* fd, buf, len, flags, sockaddr, addrlen */
+	{ SC_sendmsg, 0, 1, 0, -1, OW_MSG },	/* fd, msghdr, flags */
+	{ SC_sendmmsg, 2, 1, 0, -1, OW_MMSG },	/* fd, mmsghdr[], vlen, flags */
+	{ SC_bind, 2, 1, 0, -1, OW_BIND },	/* fd, sockaddr, addrlen */
+	{ SC_setsid, 0, -1, 0, -1, OW_SETSID },
+	{ SC_clone, -1, -1, 0, -1, OW_SHARE },	{ SC_ptrace, -1, -1, 0, -1, OW_SHARE },
+	{ SC_process_vm_writev, -1, -1, 0, -1, OW_SHARE },
 };
+#undef P_
 
-/* A path record's flags, in the slot connect's port takes. OBS_F_WHERE:
+/* A path record's flags, in the slot an address's port takes. OBS_F_WHERE:
  * the target is where the call's path leads (a symlink on its way, or a
  * descriptor it names), or "/" for a call with none: recorded for the
  * audit's attribution, never judged as a refusal. Bits 8-11: why the
@@ -8830,8 +10012,8 @@ struct obs_event {
 	uint8_t call;			/* index into obs_calls */
 	uint32_t lost;			/* events dropped just before this one */
 	uint32_t pid;			/* as this machine's pid namespace sees it */
-	uint32_t pgid;			/* its group in the innermost namespace; 0: unknown */
-	uint16_t port;			/* connect only */
+	uint32_t sid;			/* its session in the innermost namespace; 0: unknown */
+	uint16_t port;			/* an address's only */
 	char comm[SBX_OBS_COMM_BYTES + 1];	/* control bytes as '?' */
 	char target[SBX_OBS_TARGET_BYTES + 1];
 	uint16_t flags;			/* a path's only: OBS_F_* (in port's slot on the wire) */
@@ -8850,8 +10032,8 @@ obs_event_encode(const struct obs_event *e, unsigned char *out)
 	for (int k = 3; k >= 0; k--)
 		out[n++] = (unsigned char)(e->pid >> (8 * k));
 	for (int k = 3; k >= 0; k--)
-		out[n++] = (unsigned char)(e->pgid >> (8 * k));
-	uint16_t slot = obs_calls[e->call].connect ? e->port : e->flags;
+		out[n++] = (unsigned char)(e->sid >> (8 * k));
+	uint16_t slot = obs_calls[e->call].what == OW_PATH || obs_calls[e->call].what == OW_SHARE ? e->flags : e->port;
 
 	out[n++] = (unsigned char)(slot >> 8);
 	out[n++] = (unsigned char)slot;
@@ -8873,9 +10055,20 @@ obs_is_address(const char *s)
 	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
 }
 
+/* Is s a session id in decimal: digits only, no leading zero, at most
+ * the kernel's PID_MAX_LIMIT (4194304)? */
+static bool
+obs_is_sid(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n > 0 && n <= 7 && !s[n] && s[0] != '0' && strtoul(s, NULL, 10) <= 4194304;
+}
+
 /* Decode one record: every length exact, a known call, a comm without
- * control bytes, a target that is an absolute path (files) or an address
- * (connect). Returns 0, or -1 for a record sbx must not believe. */
+ * control bytes, a target that is an absolute path (files, a Unix
+ * socket's), an address (connect, a send), or a session id (setsid).
+ * Returns 0, or -1 for a record sbx must not believe. */
 static int
 obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 {
@@ -8888,7 +10081,7 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 	e->call = b[1];
 	e->lost = (uint32_t)b[2] << 24 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 8 | b[5];
 	e->pid = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[8] << 8 | b[9];
-	e->pgid = (uint32_t)b[10] << 24 | (uint32_t)b[11] << 16 | (uint32_t)b[12] << 8 | b[13];
+	e->sid = (uint32_t)b[10] << 24 | (uint32_t)b[11] << 16 | (uint32_t)b[12] << 8 | b[13];
 	e->port = (uint16_t)(b[14] << 8 | b[15]);
 	cn = b[16];
 	if (cn > SBX_OBS_COMM_BYTES || n < h + cn)
@@ -8903,16 +10096,25 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 		return -1;
 	memcpy(e->comm, b + c0, cn);
 	memcpy(e->target, b + h + cn, tn);
-	if (!obs_calls[e->call].connect) {	/* the slot holds a path's flags */
+	switch (obs_calls[e->call].what) {
+	case OW_ADDR:
+	case OW_MSG:
+	case OW_MMSG:
+		return obs_is_address(e->target) ? 0 : -1;
+	case OW_SETSID:
+		return obs_is_sid(e->target) && e->port == 0 ? 0 : -1;
+	case OW_PATH:
+	case OW_SHARE:	/* the slot holds a path's flags */
 		e->flags = e->port;
 		e->port = 0;
 		if ((e->flags & ~(OBS_F_WHERE | OBS_F_EXISTS | 0xf00)) || (e->flags >> OBS_F_UNSURE_SHIFT) >= OU_COUNT ||
-		    (obs_calls[e->call].path == OBS_NONE && !(e->flags & OBS_F_WHERE)))
+		    (obs_calls[e->call].what == OW_SHARE && !(e->flags & OBS_F_WHERE)))
 			return -1;
+		break;
+	case OW_BIND:
+		break;
 	}
-	if (obs_calls[e->call].connect ? !obs_is_address(e->target) : e->target[0] != '/')
-		return -1;
-	return 0;
+	return e->target[0] == '/' && e->port == 0 ? 0 : -1;
 }
 
 /* The network tables, sbx -> proxy, when a line on the control fd changes
@@ -9122,8 +10324,8 @@ fail:
  * plan's mounts, sorted parents first, render in their order, once for
  * reads and once for writes:
  *
- *   MK_BIND_RW P      allow read, allow write      (subpath P)
- *   MK_BIND_RO P      allow read, deny write       (subpath P): a deny-write,
+ *   MK_BIND_RW P      allow read, allow write      (subpath P) (and _INIT)
+ *   MK_BIND_RO P      allow read, deny write       (subpath P) (and _INIT): a deny-write,
  *                     a mandatory deny, a git rule inside a root, or a path
  *                     shown again inside a hidden directory
  *   MK_TMPFS P        deny read, deny write        (subpath P): hidden; the
@@ -9311,6 +10513,7 @@ static const struct { const char *read, *write, *filter; } sb_mount_rules[] = {
 	[MK_BIND_FROM] = { NULL, NULL, NULL },
 	[MK_PIN_LINK] = { NULL, "deny", "literal" },
 	[MK_BIND_RO_INIT] = { "allow", "deny", "subpath" },
+	[MK_BIND_RW_INIT] = { "allow", "allow", "subpath" },
 };
 
 /* The profile. Returns 0, or -1 with *why set when a path or name cannot
@@ -9950,23 +11153,33 @@ hop_by_hop(const char *name, size_t n)
 }
 
 /* The request as the origin server gets it: origin-form, Host from the
- * target, hop-by-hop and Proxy-* headers removed (the fixed set and the
- * connection options the request names), one request per
- * connection (Connection: close), so each request is decided on its own
- * target. Returns a malloc'd head. */
+ * target in its canonical form (4.4: the host the policy judged and the
+ * proxy dials, and the one a parent's or the MITM proxy's URL names, so
+ * the two never disagree; an IPv6 address in brackets), hop-by-hop and
+ * Proxy-* headers removed (the fixed set and the connection options the
+ * request names), one request per connection (Connection: close), so
+ * each request is decided on its own target. A target with no canonical
+ * form keeps its spelling: the policy refuses it as malformed before
+ * anything is sent. Returns a malloc'd head. */
 static char *
 http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
 {
 	struct buf b = { 0 };
 	struct conn_opts opts;
 	const char *line = memchr(buf, '\n', r->head_n) + 1, *end = buf + r->head_n - 2;
+	char canon[SBX_MAX_HOST_BYTES + 64];
+	bool v6 = false;
 
+	if (match_canonical_host(r->host, canon, sizeof(canon)) == 0)
+		v6 = strchr(canon, ':') != NULL;
+	else
+		str_copy(canon, r->host, sizeof(canon));
 	buf_putn(&b, buf, (size_t)(memchr(buf, ' ', r->head_n) - (void *)buf));
 	buf_putc(&b, ' ');
 	if (r->path_n == 0 || r->path[0] != '/')
 		buf_putc(&b, '/');
 	buf_putn(&b, r->path, r->path_n);
-	buf_printf(&b, " %s\r\nHost: %s", r->version, r->host);
+	buf_printf(&b, v6 ? " %s\r\nHost: [%s]" : " %s\r\nHost: %s", r->version, canon);
 	if (r->port != 80)
 		buf_printf(&b, ":%d", r->port);
 	buf_puts(&b, "\r\n");
@@ -11004,13 +12217,17 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 	case PR_DNS:
 		break;	/* no protocol to answer in: the connection just closes */
 	case PR_HTTP_CONNECT:
-		/* the status phrase is the reason, as srt; no CR/LF can get in it */
+		/* the status phrase is the reason, as srt; no CR/LF can get in it.
+		 * X-Proxy-Error says the policy refused: an allowed host whose
+		 * upstream failed (refused, unresolvable, a parent's refusal)
+		 * is a plain 502, so a client or a model reading it never takes
+		 * a network fault for a rule to work around */
 		str_copy(phrase, reason, sizeof(phrase));
 		for (i = 0; phrase[i]; i++)
 			if (is_control((unsigned char)phrase[i]))
 				phrase[i] = ' ';
-		buf_printf(&b, "HTTP/1.1 %s %s\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n"
-		    "Connection: close\r\nContent-Length: 0\r\n\r\n", policy ? "403" : "502", phrase);
+		buf_printf(&b, "HTTP/1.1 %s %s\r\n%sConnection: close\r\nContent-Length: 0\r\n\r\n", policy ? "403" : "502",
+		    phrase, policy ? "Content-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n" : "");
 		break;
 	case PR_HTTP_FORWARD:
 		if (policy)
@@ -12737,15 +13954,15 @@ struct violation;
 static const char *sblog_hint(const struct violation *v, const struct plan *pl, const char *t);
 static int mitm_serve(int report, const char *path, const unsigned char *rec, size_t n);
 
-/* The store: every refusal of the run, from every source, in the order
- * first seen. The proxy's decisions (net_log below, from the report pair),
- * the write observer's events (judged against the plan before they come
- * here) and the git audit's findings after the run each become one struct
- * violation. Repeats collapse into a count. */
+/* The store: every refusal of the run, from every source. The proxy's
+ * decisions (net_log below, from the report pair), the write observer's
+ * events (judged against the plan before they come here) and the git
+ * audit's findings after the run each become one struct violation.
+ * Repeats collapse into a count. */
 enum vkind {
 	VK_FILE,	/* the observer: a write-intent syscall on a path the plan keeps read-only */
 	VK_NET,		/* the proxy: a connection it refused (network-outbound, socks-tunnel) */
-	VK_CONNECT,	/* the observer: connect() to an address other than the proxy's */
+	VK_CONNECT,	/* the observer: connect() (or a send) to an address other than the proxy's */
 	VK_AUDIT,	/* the audit after the run: a hook or setting neutralised */
 	VK_SEATBELT,	/* macOS: the kernel's Seatbelt refusal, from the unified log (sblog) */
 };	/* ORDER: vkind_names */
@@ -12760,13 +13977,13 @@ struct violation {
 	const char *comm;	/* its command name, or NULL */
 	int64_t time_ms;	/* wall clock, ms since the epoch */
 	uint64_t count;		/* in the store: how many times it came */
-	uint32_t pgid;		/* the observer's: the caller's group inside (a session's exec); 0: unknown */
+	uint32_t sid;		/* the observer's: the caller's session inside (a session's exec); 0: unknown */
 };
 
 
 /* ---- 8.1 The store and the report: srt's block, JSON lines, hints ----- */
 
-#define SBX_REPORT_MAX_LINES	50	/* then "... and N more", as a model's context is not a log */
+#define SBX_HINTS_MAX	50	/* --explain's hints, then "... and N more" */
 
 /* Is this code point one srt's store turns into a space (its sanitiser,
  * sandbox-violation-store.js)? C0, DEL and C1 controls, the soft hyphen,
@@ -12918,23 +14135,88 @@ violation_json(const struct violation *v, struct buf *out)
 	buf_puts(out, "}\n");
 }
 
-#define SBX_MAX_VIOLATIONS	4096	/* distinct records kept; more are only counted */
-
-#define SBX_VSTORE_SLOTS	(2 * SBX_MAX_VIOLATIONS)	/* the index: open addressing, never more than half full */
-
-struct vstore {
-	struct vec v;		/* of struct violation * (arena), in order of first sight */
-	uint64_t unlisted;	/* records past SBX_MAX_VIOLATIONS distinct ones */
-	int json_fd;		/* every record as a JSON line as it comes (--violations=FILE, -fd), or -1 */
-	uint32_t *slot;		/* index into v, plus one (0: empty); arena, made on the first record */
-	uint64_t seed;		/* of the index's hash, per run: names chosen to collide cannot be precomputed */
-	uint64_t unobserved;	/* attempts the observer could not report (its channel was full) */
-	/* told of every record as it is kept or counted (idx: its index in v;
-	 * SIZE_MAX: unlisted), or NULL: a session's daemon gives each to its
-	 * exec (10f) */
-	void (*added)(const struct vstore *s, size_t idx, const struct violation *v);
+/* What the store keeps, and so what the block can show. A model's context
+ * is not a log, so the block is bounded; and a command can make refusals
+ * on purpose: thousands of junk ones, then the one that matters (srt's
+ * store keeps its last 100 for that). So, of each class, the first
+ * distinct refusals are kept for good and the last ones in a ring, and
+ * what falls out between is counted ("... and N more" where it fell out).
+ * The refusals that matter most are a class of their own, which junk of
+ * the other class cannot push out at all: a host or an address refused,
+ * a write under a deny (the policy's or a mandatory one: .bashrc,
+ * .git/hooks), the audit's findings (violation_class). Bounded memory: a
+ * long session keeps no more than a run. */
+enum vclass {
+	VC_PINNED,	/* always shown, up to its first and last SBX_REPORT_PINNED */
+	VC_OTHER,	/* a write outside every root; Seatbelt's other refusals */
+	VC_IGNORED,	/* ignore-violations drops its line: held only so a repeat is counted */
+	VC_COUNT
 };
 
+#define SBX_REPORT_PINNED	50	/* the first and the last distinct pinned refusals: 100 lines at most */
+#define SBX_REPORT_OTHER	25	/* ... and of the others: 50 lines at most */
+#define SBX_REPORT_IGNORED	16	/* the last ignored ones, never shown */
+
+static const struct { uint16_t first, last; } vclass_keep[VC_COUNT] = {	/* ORDER: enum vclass */
+	{ SBX_REPORT_PINNED, SBX_REPORT_PINNED }, { SBX_REPORT_OTHER, SBX_REPORT_OTHER }, { 0, SBX_REPORT_IGNORED },
+};
+#define SBX_VSTORE_SLOTS	(2 * SBX_REPORT_PINNED + 2 * SBX_REPORT_OTHER + SBX_REPORT_IGNORED)	/* vclass_keep's sum */
+
+/* One distinct refusal held: its copy (malloc'd in one block with its
+ * strings: a session's daemon lives for hours, so no arena). */
+struct vkept {
+	struct violation v;	/* v.count: how many times it came */
+	uint64_t seq;		/* order of first sight */
+	uint64_t hash;		/* of what makes it distinct (violation_same) */
+	enum vclass class;
+	bool in_ring;		/* among its class's last, not its first */
+};
+
+struct vstore {
+	struct vkept *kept[SBX_VSTORE_SLOTS];	/* a class's first, then its ring (vclass_base); NULL: free */
+	struct {
+		uint32_t nfirst;	/* of its first slots, filled */
+		uint32_t nring, oldest;	/* of its ring: filled, and the slot to go next */
+		uint64_t dropped;	/* times refused, of those that fell out of the ring */
+	} cls[VC_COUNT];
+	uint64_t seq;
+	uint64_t unobserved;	/* attempts the observer could not report (its channel was full) */
+	const struct policy *p;	/* borrowed: ignore-violations; NULL: none */
+	const struct plan *pl;	/* borrowed: which paths are under a deny; NULL: none known */
+	const char *cmdline;	/* borrowed: what ignore-violations' command texts are found in */
+	int json_fd;		/* each new distinct record as a JSON line (--violations=FILE, -fd), or -1 */
+	int json_dir;		/* --violations=FILE: its directory, for rotating it (vstore_json); or -1 */
+	const char *json_name;	/* FILE's name in json_dir (arena) */
+	uint64_t *written;	/* the records written lately, by hash (vstore_json; malloc), or NULL */
+	uint64_t seed;		/* of the hashes, per store: names chosen to collide cannot be precomputed */
+	/* told of every record as it comes, before the store keeps or counts
+	 * it, or NULL: a session's daemon gives each to its exec's store (10f) */
+	void (*added)(const struct vstore *s, const struct violation *v);
+};
+
+/* A store for the run or an exec: nothing kept, no sink. */
+static void
+vstore_init(struct vstore *s, const struct policy *p, const struct plan *pl, const char *cmdline)
+{
+	memset(s, 0, sizeof(*s));
+	s->p = p;
+	s->pl = pl;
+	s->cmdline = cmdline ? cmdline : "";
+	s->json_fd = s->json_dir = -1;
+	s->seed = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)s;
+}
+
+/* Let go of what s holds (not its sink: its opener's). */
+static void
+vstore_clear(struct vstore *s)
+{
+	for (size_t i = 0; i < SBX_VSTORE_SLOTS; i++)
+		free(s->kept[i]);
+	memset(s->kept, 0, sizeof(s->kept));
+	memset(s->cls, 0, sizeof(s->cls));
+	free(s->written);
+	s->written = NULL;
+}
 
 static int64_t
 wall_ms(void)
@@ -12952,100 +14234,37 @@ violation_same(const struct violation *a, const struct violation *b)
 	    strcmp(a->target, b->target) == 0 && strcmp(a->reason ? a->reason : "", b->reason ? b->reason : "") == 0;
 }
 
-/* Keep v (copied into the arena; its strings too). Not in the proxy: sbx's
- * own process only, so the arena rule holds. */
-static void
-vstore_add(struct vstore *s, const struct violation *v)
+/* What makes v distinct, hashed with the store's seed; never 0. */
+static uint64_t
+violation_hash(const struct vstore *s, const struct violation *v)
 {
-	struct violation *k;
-
-	/* a storm of distinct refusals (a command writing 100k files outside
-	 * its roots) must not turn every record into a walk of the list */
-	if (!s->slot) {
-		s->slot = amalloc(SBX_VSTORE_SLOTS * sizeof(*s->slot));
-		memset(s->slot, 0, SBX_VSTORE_SLOTS * sizeof(*s->slot));
-		s->seed = (uint64_t)wall_ms() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)s->slot;
-	}
-	size_t h = (size_t)(((str_hash(v->op) ^ str_hash(v->target) * 31 ^ str_hash(v->reason ? v->reason : "") * 131 ^
-	    (uint64_t)v->port * 8191 ^ (uint64_t)v->kind) ^ s->seed) * 0xff51afd7ed558ccdULL % SBX_VSTORE_SLOTS);
-
-	for (; s->slot[h]; h = (h + 1) % SBX_VSTORE_SLOTS) {
-		k = s->v.v[s->slot[h] - 1];
-		if (violation_same(k, v)) {
-			k->count++;
-			if (s->added)
-				s->added(s, s->slot[h] - 1, v);
-			return;
-		}
-	}
-	if (s->v.n >= SBX_MAX_VIOLATIONS) {
-		s->unlisted++;
-		if (s->added)
-			s->added(s, SIZE_MAX, v);
-		return;
-	}
-	s->slot[h] = (uint32_t)s->v.n + 1;
-	k = amalloc(sizeof(*k));
-	*k = *v;
-	k->op = astrdup(v->op);
-	k->target = astrdup(v->target);
-	k->reason = v->reason ? astrdup(v->reason) : NULL;
-	k->comm = v->comm ? astrdup(v->comm) : NULL;
-	k->count = 1;
-	vec_push(&s->v, k);
-	if (s->added)
-		s->added(s, s->v.n - 1, v);
-	if (s->json_fd >= 0) {
-		/* each distinct refusal as it first comes, written whole, so a
-		 * watcher tails it live; repeats are counted in the block, not
-		 * written again: a command repeating one 4 KiB refusal in a loop
-		 * must not fill the person's disk (the file is at most
-		 * SBX_MAX_VIOLATIONS lines) */
-		struct buf b = { 0 };
-
-		violation_json(v, &b);
-		(void)write_all(s->json_fd, b.p, b.n);
-		free(b.p);
-	}
+	return ((str_hash(v->op) ^ str_hash(v->target) * 31 ^ str_hash(v->reason ? v->reason : "") * 131 ^
+	    (uint64_t)v->port * 8191 ^ (uint64_t)v->kind) ^ s->seed) * 0xff51afd7ed558ccdULL | 1;
 }
 
-/* The block sbx appends to its stderr after the command, exactly srt's
- * annotateStderrWithSandboxFailures: "\n<sandbox_violations>\n", a line
- * each, "</sandbox_violations>" with no newline after. Nothing at all when
- * nothing was refused (or all of it is ignored). A repeat shows its count. */
-static void
-report_block(const struct vstore *s, const struct policy *p, const char *cmdline, struct buf *out)
+/* A copy of v in one malloc'd block, strings included, or NULL. */
+static struct vkept *
+vkept_new(const struct violation *v)
 {
-	size_t shown = 0, more = 0;
+	const char *str[4] = { v->op, v->target, v->reason, v->comm };
+	size_t len[4], n = sizeof(struct vkept);
+	struct vkept *k;
+	char *p;
 
-	for (size_t i = 0; i < s->v.n; i++) {
-		const struct violation *v = s->v.v[i];
-		struct buf line = { 0 };
+	for (int i = 0; i < 4; i++)
+		n += len[i] = str[i] ? strlen(str[i]) + 1 : 0;
+	if (!(k = malloc(n)))
+		return NULL;
+	memset(k, 0, sizeof(*k));
+	k->v = *v;
+	p = (char *)(k + 1);
+	for (int i = 0; i < 4; i++) {
+		const char **dst = i == 0 ? &k->v.op : i == 1 ? &k->v.target : i == 2 ? &k->v.reason : &k->v.comm;
 
-		violation_line(v, &line);
-		buf_putc(&line, '\0');
-		if (!violation_ignored(p, cmdline, v, line.p)) {
-			if (shown == SBX_REPORT_MAX_LINES) {
-				more += v->count;
-			} else {
-				if (!shown++)
-					buf_puts(out, "\n<sandbox_violations>\n");
-				buf_puts(out, line.p);
-				if (v->count > 1)
-					buf_printf(out, " (%llu times)", (unsigned long long)v->count);
-				buf_putc(out, '\n');
-			}
-		}
-		free(line.p);
+		*dst = str[i] ? memcpy(p, str[i], len[i]) : NULL;
+		p += len[i];
 	}
-	more += s->unlisted;
-	if (more)
-		buf_printf(out, "%s... and %zu more\n", shown ? "" : "\n<sandbox_violations>\n", more);
-	if (s->unobserved)	/* say it: a report that silently lost lines reads as complete */
-		buf_printf(out, "%s... and %llu attempts not observed (the observer fell behind)\n",
-		    shown || more ? "" : "\n<sandbox_violations>\n", (unsigned long long)s->unobserved);
-	if (shown || more || s->unobserved)
-		buf_puts(out, "</sandbox_violations>");
+	return k;
 }
 
 /* Is path under a read-only mount the plan makes on purpose (a deny: the
@@ -13058,10 +14277,241 @@ plan_write_denied(const struct plan *pl, const char *path)
 	for (size_t i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 
-		if (m->kind != MK_BIND_RW && m->kind != MK_BIND_FROM && path_within(path, m->path))
+		if (m->kind != MK_BIND_RW && m->kind != MK_BIND_RW_INIT && m->kind != MK_BIND_FROM &&
+		    path_within(path, m->path))
 			return true;
 	}
 	return false;
+}
+
+/* Which class v is (the comment above vclass): ignored by the policy's
+ * ignore-violations first (so the ignored cannot push out the rest),
+ * then pinned or not by what was refused. */
+static enum vclass
+violation_class(const struct vstore *s, const struct violation *v)
+{
+	if (s->p && s->p->ignores.n) {
+		struct buf line = { 0 };
+		bool ignored;
+
+		violation_line(v, &line);
+		buf_putc(&line, '\0');
+		ignored = violation_ignored(s->p, s->cmdline, v, line.p);
+		free(line.p);
+		if (ignored)
+			return VC_IGNORED;
+	}
+	switch (v->kind) {
+	case VK_NET:
+	case VK_CONNECT:
+	case VK_AUDIT:
+		return VC_PINNED;
+	case VK_FILE:
+		return s->pl && plan_write_denied(s->pl, v->target) ? VC_PINNED : VC_OTHER;
+	case VK_SEATBELT:
+		return strncmp(v->op, "network", 7) == 0 || (strncmp(v->op, "file-write", 10) == 0 && v->target[0] == '/' &&
+		    s->pl && plan_write_denied(s->pl, v->target)) ? VC_PINNED : VC_OTHER;
+	}
+	return VC_OTHER;
+}
+
+/* The first slot of class c in kept[]: its first ones, then its ring. */
+static size_t
+vclass_base(enum vclass c)
+{
+	size_t base = 0;
+
+	for (int i = 0; i < (int)c; i++)
+		base += vclass_keep[i].first + vclass_keep[i].last;
+	return base;
+}
+
+#define SBX_VIOLATIONS_FILE_BYTES	(4 << 20)	/* --violations=FILE moves to FILE.1 past this */
+
+/* --violations=FILE is past its cap: move it to FILE.1 (the older FILE.1
+ * goes) and start a new FILE. When another run has done so already (the
+ * descriptor is no longer FILE's), only open the new one. The directory
+ * is the one report_sink_open checked: not where the command can write.
+ * On a failure nothing more is written there (the cap holds), and sbx
+ * says so once. */
+static void
+vstore_rotate(struct vstore *s, const struct stat *mine)
+{
+	char old[NAME_MAX + 3];
+	struct stat cur;
+	bool still_file = fstatat(s->json_dir, s->json_name, &cur, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    cur.st_dev == mine->st_dev && cur.st_ino == mine->st_ino;
+	const char *why = NULL;
+	int fd = -1;
+
+	if ((size_t)snprintf(old, sizeof(old), "%s.1", s->json_name) >= sizeof(old))
+		why = strerror(ENAMETOOLONG);
+	else if (still_file && renameat(s->json_dir, s->json_name, s->json_dir, old) < 0)
+		why = strerror(errno);
+	else if ((fd = openat(s->json_dir, s->json_name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY |
+	    O_NOFOLLOW | O_NONBLOCK, 0600)) < 0)
+		why = strerror(errno);
+	else if (fstat(fd, &cur) < 0 || !S_ISREG(cur.st_mode) || cur.st_nlink != 1 || cur.st_uid != geteuid())
+		why = "the new one is not a plain file of yours";
+	close(s->json_fd);
+	s->json_fd = -1;
+	if (!why) {
+		(void)fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);	/* blocking again: a record is written whole */
+		s->json_fd = fd;
+		return;
+	}
+	warnx("--violations: cannot move %s to %s.1 and start it again (%s): no more refusals are written there",
+	    s->json_name, s->json_name, why);
+	if (fd >= 0)
+		close(fd);
+}
+
+#define SBX_JSON_RECENT	4096	/* records written lately, remembered by hash (vstore_json) */
+
+/* v (of hash h) as a JSON line to the sink, whole, in one write (a
+ * watcher tails it live), unless it was written lately: a repeat is
+ * counted in the block, not written again, though it fell out of the
+ * store (a command cycling through a few hundred refusals writes each
+ * once). --violations=FILE holds at most SBX_VIOLATIONS_FILE_BYTES: a
+ * record that would pass that first rotates it (vstore_rotate), so FILE
+ * always holds the latest refusals, and FILE and FILE.1 together at most
+ * twice the cap, across runs too: a command making refusals on purpose
+ * can neither fill the disk nor keep its last attempts out of the file
+ * (as a cap that stopped writing did). A descriptor (--violations-fd) is
+ * its embedder's to drain: written, never rotated. */
+static void
+vstore_json(struct vstore *s, const struct violation *v, uint64_t h)
+{
+	struct buf b = { 0 };
+	struct stat st;
+
+	if (!s->written)
+		s->written = calloc(SBX_JSON_RECENT, sizeof(*s->written));
+	if (s->written) {	/* four hashes a bucket, the latest first: one crowded out is written again, never dropped */
+		uint64_t *w = s->written + h % (SBX_JSON_RECENT / 4) * 4;
+
+		if (w[0] == h || w[1] == h || w[2] == h || w[3] == h)
+			return;
+		memmove(w + 1, w, 3 * sizeof(*w));
+		w[0] = h;
+	}
+	violation_json(v, &b);
+	if (s->json_dir >= 0 && fstat(s->json_fd, &st) == 0 && (uint64_t)st.st_size + b.n > SBX_VIOLATIONS_FILE_BYTES)
+		vstore_rotate(s, &st);
+	if (s->json_fd >= 0)
+		(void)write_all(s->json_fd, b.p, b.n);
+	free(b.p);
+}
+
+/* Keep v (copied), or count it: a repeat of one held is counted there; a
+ * new one takes its class's next first slot, or its ring's oldest, which
+ * then falls out (counted as dropped). Returns true when v is new (not
+ * held already). Not in the proxy: sbx's own process only. */
+static bool
+vstore_add(struct vstore *s, const struct violation *v)
+{
+	uint64_t h = violation_hash(s, v);
+	struct vkept *k;
+	enum vclass c;
+	size_t base, slot;
+
+	if (s->added)
+		s->added(s, v);
+	/* a storm of distinct refusals (100k files written outside the
+	 * roots) walks at most SBX_VSTORE_SLOTS hashes a record */
+	for (size_t i = 0; i < SBX_VSTORE_SLOTS; i++)
+		if ((k = s->kept[i]) && k->hash == h && violation_same(&k->v, v)) {
+			k->v.count++;
+			return false;
+		}
+	c = violation_class(s, v);
+	if (!(k = vkept_new(v))) {
+		s->cls[c].dropped++;	/* no memory: counted, as one that fell out */
+		return false;
+	}
+	k->v.count = 1;
+	k->seq = ++s->seq;
+	k->hash = h;
+	k->class = c;
+	base = vclass_base(c);
+	if (s->cls[c].nfirst < vclass_keep[c].first) {
+		slot = base + s->cls[c].nfirst++;
+	} else {
+		k->in_ring = true;
+		base += vclass_keep[c].first;
+		if (s->cls[c].nring < vclass_keep[c].last) {
+			slot = base + s->cls[c].nring++;
+		} else {
+			slot = base + s->cls[c].oldest;
+			s->cls[c].oldest = (s->cls[c].oldest + 1) % vclass_keep[c].last;
+			s->cls[c].dropped += s->kept[slot]->v.count;
+			free(s->kept[slot]);
+		}
+	}
+	s->kept[slot] = k;
+	/* each distinct refusal as it first comes; a repeat is counted in
+	 * the block, not written again: a command repeating one 4 KiB
+	 * refusal in a loop does not write it again and again */
+	if (s->json_fd >= 0)
+		vstore_json(s, v, h);
+	return true;
+}
+
+/* The refusals s shows (not the ignored), in the order first seen, into
+ * out (SBX_VSTORE_SLOTS); returns how many. */
+static size_t
+vstore_list(const struct vstore *s, const struct vkept **out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < SBX_VSTORE_SLOTS; i++) {
+		const struct vkept *k = s->kept[i];
+		size_t j;
+
+		if (!k || k->class == VC_IGNORED)
+			continue;
+		for (j = n++; j > 0 && out[j - 1]->seq > k->seq; j--)	/* an insertion sort of at most 150 */
+			out[j] = out[j - 1];
+		out[j] = k;
+	}
+	return n;
+}
+
+/* The block sbx appends to its stderr after the command, exactly srt's
+ * annotateStderrWithSandboxFailures: "\n<sandbox_violations>\n", a line
+ * each, "</sandbox_violations>" with no newline after. Nothing at all when
+ * nothing was refused (or all of it is ignored). A repeat shows its count;
+ * where a class's refusals fell out between its first and its last, one
+ * line says how many times ("... and N more"). */
+static void
+report_block(const struct vstore *s, struct buf *out)
+{
+	const struct vkept *list[SBX_VSTORE_SLOTS];
+	size_t n = vstore_list(s, list);
+	uint64_t more[VC_COUNT] = { s->cls[VC_PINNED].dropped, s->cls[VC_OTHER].dropped, 0 };	/* ORDER: enum vclass */
+	bool any = n || more[VC_PINNED] || more[VC_OTHER] || s->unobserved;
+
+	if (any)
+		buf_puts(out, "\n<sandbox_violations>\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct vkept *k = list[i];
+
+		if (k->in_ring && more[k->class]) {
+			buf_printf(out, "... and %llu more\n", (unsigned long long)more[k->class]);
+			more[k->class] = 0;
+		}
+		violation_line(&k->v, out);
+		if (k->v.count > 1)
+			buf_printf(out, " (%llu times)", (unsigned long long)k->v.count);
+		buf_putc(out, '\n');
+	}
+	if (more[VC_PINNED] + more[VC_OTHER])	/* none of theirs left to show where they fell out */
+		buf_printf(out, "... and %llu more\n", (unsigned long long)(more[VC_PINNED] + more[VC_OTHER]));
+	if (s->unobserved)	/* say it: a report that silently lost lines reads as complete */
+		buf_printf(out, "... and %llu attempts not observed (the observer fell behind)\n",
+		    (unsigned long long)s->unobserved);
+	if (any)
+		buf_puts(out, "</sandbox_violations>");
 }
 
 /* --explain -- COMMAND: after the run, one "hint:" line per distinct
@@ -13070,21 +14520,20 @@ plan_write_denied(const struct plan *pl, const char *path)
  * deny (the policy's or a mandatory one) stays read-only whatever
  * allow-write is added, so that hint says so instead. */
 static void
-report_hints(const struct vstore *s, const struct plan *pl, const struct policy *p, const char *cmdline,
-    struct buf *out)
+report_hints(const struct vstore *s, const struct plan *pl, struct buf *out)
 {
+	const struct vkept *list[SBX_VSTORE_SLOTS];
+	size_t n = vstore_list(s, list);
 	struct vec said = { 0 };
 
-	for (size_t i = 0; i < s->v.n; i++) {
-		const struct violation *v = s->v.v[i];
-		struct buf line = { 0 }, t = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		const struct violation *v = &list[i]->v;
+		struct buf t = { 0 };
 		const char *hint = NULL;
 
-		violation_line(v, &line);
-		buf_putc(&line, '\0');
 		report_sanitise(v->target, &t);
 		buf_putc(&t, '\0');
-		if (violation_ignored(p, cmdline, v, line.p) || v->kind == VK_AUDIT) {
+		if (v->kind == VK_AUDIT) {
 			;
 		} else if (v->kind == VK_FILE && path_depth(path_dirname(v->target)) < 2) {
 			/* never "allow-write /" or "/etc": the command chose the name,
@@ -13119,14 +14568,13 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
 		}
 		if (hint && !str_listed(&said, hint)) {
 			vec_push(&said, (void *)hint);
-			if (said.n <= SBX_REPORT_MAX_LINES)
+			if (said.n <= SBX_HINTS_MAX)
 				buf_printf(out, "hint: %s\n", hint);
 		}
-		free(line.p);
 		free(t.p);
 	}
-	if (said.n > SBX_REPORT_MAX_LINES)
-		buf_printf(out, "hint: ... and %zu more\n", said.n - SBX_REPORT_MAX_LINES);
+	if (said.n > SBX_HINTS_MAX)
+		buf_printf(out, "hint: ... and %zu more\n", said.n - SBX_HINTS_MAX);
 }
 
 
@@ -13144,9 +14592,11 @@ report_hints(const struct vstore *s, const struct plan *pl, const struct policy 
  * is writable as its directory is (plan_is_writable goes by the deepest
  * node above it). /dev and /proc are bwrap's own mounts, outside the
  * plan (writing /dev/null is no refusal), so they are not judged.
- * connect(): inside the sandbox only the loopback exists; any other
- * address is a connection that cannot be made, whatever the policy says
- * of the host, because only the proxy reaches out.
+ * connect(), and a send with an address (sendto, sendmsg, sendmmsg: a
+ * UDP datagram, TCP fast open): inside the sandbox only the loopback
+ * exists; any other address is one that cannot be reached, whatever the
+ * policy says of the host, because only the proxy reaches out. bind()'s
+ * Unix socket path is a name written, judged as a file.
  * Returns true and fills v (its strings point into e and norm) when the
  * event is a refusal. */
 static const char obs_connect_reason[] = "direct connection; only the proxy at 127.0.0.1:3128 is reachable";
@@ -13177,13 +14627,15 @@ obs_judge(const struct plan *pl, const struct obs_event *e, char *norm, size_t n
 
 	memset(v, 0, sizeof(*v));
 	v->pid = (int)e->pid;
-	v->pgid = e->pgid;
+	v->sid = e->sid;
 	v->comm = e->comm[0] ? e->comm : NULL;
-	if (c->connect) {
+	if (c->what == OW_SETSID)
+		return false;	/* no refusal: a session made (session_setsid, 10f) */
+	if (c->what == OW_ADDR || c->what == OW_MSG || c->what == OW_MMSG) {
 		if (obs_is_local_address(e->target))
 			return false;
 		v->kind = VK_CONNECT;
-		v->op = "connect";
+		v->op = sc_names[c->sc];
 		v->target = e->target;
 		v->port = e->port;
 		v->reason = obs_connect_reason;
@@ -13622,7 +15074,8 @@ static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
  *
  * A placeholder is an empty directory sbx creates so that a missing
  * dangerous name in a writable root can be covered (a mount needs a
- * target; bwrap would create one on the host anyway). Agents run commands
+ * target; bwrap would create one on the host anyway), or one another
+ * program removed after the scan, when sbx-init asks (ph_recover). Agents run commands
  * in parallel in one project, so placeholders are shared: a run that finds
  * another run's placeholder covers it like its own, and a placeholder is
  * removed only when no live run uses it. KERNEL: removing a mount point on
@@ -13662,6 +15115,22 @@ proc_stat_starttime(const char *stat)
 }
 
 
+/* The last parent open_parent_nofollow opened, kept: a plan's targets share
+ * a few. An fd keeps naming the directory it opened, even if that is
+ * renamed since, which is what a removal of what sbx made there wants;
+ * covering a name again after another program changed the directories on
+ * its way (ph_recover) forgets it first. */
+static struct { char path[PATH_MAX]; int fd; } parent_kept = { "", -1 };
+
+static void
+open_parent_forget(void)
+{
+	if (parent_kept.fd >= 0)
+		close(parent_kept.fd);
+	parent_kept.fd = -1;
+	parent_kept.path[0] = '\0';
+}
+
 /* Open the directory that holds path's last name, following no symlink on
  * the way (*name points into path). SECURITY: the command may have turned
  * any directory of a writable root into a symlink on the host; a removal
@@ -13670,11 +15139,6 @@ proc_stat_starttime(const char *stat)
 static int
 open_parent_nofollow(const char *path, const char **name)
 {
-	/* the last parent opened, kept: a plan's targets share a few. An fd
-	 * keeps naming the directory it opened, even if that is renamed
-	 * since, which is what a removal of what sbx made there wants */
-	static char last[PATH_MAX];
-	static int last_fd = -1;
 	char comp[NAME_MAX + 1];
 	const char *p = path, *slash;
 	int fd, next;
@@ -13684,8 +15148,8 @@ open_parent_nofollow(const char *path, const char **name)
 		return -1;
 	}
 	slash = strrchr(path, '/');
-	if (last_fd >= 0 && (size_t)(slash - path) == strlen(last) && strncmp(path, last, (size_t)(slash - path)) == 0 &&
-	    (fd = dup_cloexec(last_fd, 0)) >= 0) {
+	if (parent_kept.fd >= 0 && (size_t)(slash - path) == strlen(parent_kept.path) &&
+	    strncmp(path, parent_kept.path, (size_t)(slash - path)) == 0 && (fd = dup_cloexec(parent_kept.fd, 0)) >= 0) {
 		*name = slash + 1;
 		return fd;
 	}
@@ -13696,11 +15160,11 @@ open_parent_nofollow(const char *path, const char **name)
 			p++;
 		if (!(slash = strchr(p, '/'))) {
 			*name = p;
-			if ((size_t)(p - 1 - path) < sizeof(last)) {
-				if (last_fd >= 0)
-					close(last_fd);
-				last_fd = dup_cloexec(fd, 0);
-				snprintf(last, sizeof(last), "%.*s", (int)(p - 1 - path), path);
+			if ((size_t)(p - 1 - path) < sizeof(parent_kept.path)) {
+				if (parent_kept.fd >= 0)
+					close(parent_kept.fd);
+				parent_kept.fd = dup_cloexec(fd, 0);
+				snprintf(parent_kept.path, sizeof(parent_kept.path), "%.*s", (int)(p - 1 - path), path);
 			}
 			return fd;
 		}
@@ -13874,8 +15338,10 @@ static const char ph_kind_letters[] = "df.";
  * registry, its entry, locked shared too. */
 struct ph_held {
 	const char *path;
-	int dir;	/* the directory itself, or -1 (not a directory) */
+	int dir;	/* the directory (or file) itself, opened and locked, or -1 */
 	int fd;		/* the registry entry, or -1 (not a placeholder of ours) */
+	struct fid id;	/* what was there once covered, a directory or a regular
+			 * file (sbx-init binds only that); 0 0 for anything else */
 };
 
 /* The run's own state, for cleanup at exit (atexit: every exit path). */
@@ -14670,9 +16136,11 @@ ph_reclaim(int dfd)
  * run's mount. A target in this registry is shared through its entry. A
  * missing target (planned as a placeholder, or another run's placeholder
  * removed since this run's scan saw it) is made now, its intent recorded
- * first. */
+ * first; unless lazy: a name sbx-init binds that the plan saw there, gone
+ * now (or a directory above it gone), is left to sbx-init, which asks for
+ * it again (run_rebind covers it then, as it is then). */
 static void
-ph_cover(int dfd, const char *target, enum phkind kind)
+ph_cover(int dfd, const char *target, enum phkind kind, bool lazy)
 {
 	const char *ename = ph_entry_name(target), *name, *epath;
 	struct ph_held *h;
@@ -14681,12 +16149,19 @@ ph_cover(int dfd, const char *target, enum phkind kind)
 	int fd = -1, pfd, dir = -1, tries;
 
 	for (tries = 0; tries < 8 && dir < 0; tries++) {
-		if ((pfd = open_parent_nofollow(target, &name)) < 0)
-			die_hint("it changed while sbx was starting; run again", "cannot reach %s: %s", target,
-			    strerror(errno));
+		if ((pfd = open_parent_nofollow(target, &name)) < 0) {
+			if (lazy && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+				return;
+			die_hint("it changed on this machine while sbx was starting (another program works there); "
+			    "run again", "cannot reach %s: %s", target, strerror(errno));
+		}
 		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno != ENOENT)
 				die("cannot inspect %s: %s", target, strerror(errno));
+			if (lazy) {
+				close(pfd);
+				return;
+			}
 			/* missing: make the placeholder, its intent recorded first */
 			fd = openat(dfd, ename, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (fd < 0 || flock(fd, LOCK_SH) < 0)
@@ -14696,9 +16171,22 @@ ph_cover(int dfd, const char *target, enum phkind kind)
 			id.ctime = (long long)time(NULL) - 1;
 			if (ph_entry_write(fd, target, &id) < 0)
 				die("cannot record the placeholder %s: %s", target, strerror(errno));
-			if (ph_make(pfd, name, kind) < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				die_hint(errno == EEXIST ? "it appeared while sbx was starting; run again" : NULL,
-				    "cannot create the placeholder %s: %s", target, strerror(errno));
+			if (ph_make(pfd, name, kind) < 0) {
+				if (errno != EEXIST)
+					die("cannot create the placeholder %s: %s", target, strerror(errno));
+				/* another program made the name since fstatat: the
+				 * entry is made to claim nothing (made, of no inode:
+				 * ph_matches never matches it, so no removal touches
+				 * what is there), and the next round covers that */
+				id.made = true;
+				(void)ph_entry_write(fd, target, &id);
+				close(fd);
+				close(pfd);
+				fd = -1;
+				continue;
+			}
+			if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				die("cannot create the placeholder %s: %s", target, strerror(errno));
 			id.made = true;
 			id.dev = (unsigned long long)st.st_dev;
 			id.ino = (unsigned long long)st.st_ino;
@@ -14732,13 +16220,94 @@ ph_cover(int dfd, const char *target, enum phkind kind)
 			die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
 		note("placeholder %s: made by another run, covered here too", target);
 	}
-	if (dir < 0 && fd < 0)
+	if (dir < 0 && fd < 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 		return;
 	h = amalloc(sizeof(*h));
 	h->path = target;
 	h->dir = dir;
 	h->fd = fd;
+	if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+		h->id.dev = st.st_dev;
+		h->id.ino = st.st_ino;
+	}
 	vec_push(&run_state.held, h);
+}
+
+/* What ph_cover holds at path (the last one), or NULL. */
+static struct ph_held *
+ph_held_at(const char *path)
+{
+	for (size_t i = run_state.held.n; i-- > 0;)
+		if (strcmp(((struct ph_held *)run_state.held.v[i])->path, path) == 0)
+			return run_state.held.v[i];
+	return NULL;
+}
+
+/* Cover b->path again, under the registry lock: sbx-init could not bind
+ * it as planned, because another program removed it, or put another file
+ * or directory there, after ph_cover (run_rebind). What was held at it is
+ * let go (it is gone); then what is there now is covered, or, where a
+ * directory on the way is gone too, the first name missing on the way,
+ * with one placeholder directory (nothing below it can then be made). A
+ * placeholder is bound read-only, even where a pin was planned: what the
+ * pin kept in place is gone. b is rewritten: the path to bind and what
+ * must be there, or IB_NONE when nothing needs a bind (a path below one
+ * bound read-only this round (covered, of const char *), or a name the
+ * command could not create anyway). Dies when what is there cannot be
+ * covered (a symlink now: its target would need the plan's rules). */
+static void
+ph_recover(int dfd, const struct plan *pl, struct init_bind *b, struct vec *covered)
+{
+	const char *d = b->path, *name;
+	struct ph_held *h;
+	struct stat st;
+	bool gone;
+	int pfd;
+
+	for (size_t i = 0; i < covered->n; i++)
+		if (path_within(b->path, covered->v[i])) {
+			b->flags = IB_NONE;
+			return;
+		}
+	open_parent_forget();
+	while ((pfd = open_parent_nofollow(d, &name)) < 0) {
+		if ((errno != ENOENT && errno != ENOTDIR && errno != ELOOP) || strcmp(path_dirname(d), "/") == 0)
+			die_hint("run again", "cannot reach %s: %s", d, strerror(errno));
+		d = path_dirname(d);
+	}
+	gone = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;	/* a placeholder next */
+	close(pfd);
+	if (d != b->path && !plan_is_writable(pl, path_dirname(d))) {
+		b->flags = IB_NONE;
+		return;
+	}
+	/* what was held at the name is gone; below it too, when a directory
+	 * above it went (what is below a name that was replaced is asked
+	 * about on its own, if it changed) */
+	for (size_t i = run_state.held.n; i-- > 0;) {
+		h = run_state.held.v[i];
+		if (d != b->path ? !path_within(h->path, d) : strcmp(h->path, d) != 0)
+			continue;
+		if (h->dir >= 0)
+			close(h->dir);
+		if (h->fd >= 0)
+			close(h->fd);
+		memmove(&run_state.held.v[i], &run_state.held.v[i + 1], (run_state.held.n - i - 1) * sizeof(void *));
+		run_state.held.n--;
+	}
+	ph_cover(dfd, d, PH_DIR, false);
+	if (!(h = ph_held_at(d)) || (!h->id.dev && !h->id.ino))
+		die_hint("run it again when that program has finished", "%s changed on this machine while the sandbox "
+		    "was being built (another program works there), into what sbx cannot cover (a symlink or a "
+		    "device); the command did not run", d);
+	/* a pin only of a directory that is not the placeholder just made */
+	if (d != b->path || gone || h->dir < 0 || fstat(h->dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		b->flags &= ~(uint32_t)IB_PIN;
+	b->path = (char *)d;
+	b->dev = (uint64_t)h->id.dev;
+	b->ino = (uint64_t)h->id.ino;
+	if (!(b->flags & IB_PIN))
+		vec_push(covered, (void *)d);	/* read-only: nothing below it needs a bind of its own */
 }
 
 /* Before bwrap: every mount target of the plan (parents first: the plan's
@@ -14771,6 +16340,7 @@ ph_acquire(const struct plan *pl)
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 		enum phkind kind = PH_DIR;	/* for a target another run's removal left missing */
+		bool planned = false;
 
 		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO || strcmp(m->path, last) == 0)
 			continue;	/* not a host path of the plan's, or seen */
@@ -14780,10 +16350,21 @@ ph_acquire(const struct plan *pl)
 		 * could not create anything there either */
 		if (!plan_is_writable(pl, path_dirname(m->path)))
 			continue;
-		for (size_t j = 0; j < pl->placeholders.n; j++)
-			if (strcmp(((struct placeholder *)pl->placeholders.v[j])->path, m->path) == 0)
-				kind = ((struct placeholder *)pl->placeholders.v[j])->kind;
-		ph_cover(dfd, m->path, kind);
+		for (size_t j = 0; j < pl->placeholders.n; j++) {
+			const struct placeholder *ph = pl->placeholders.v[j];
+
+			if (strcmp(ph->path, m->path) == 0)
+				kind = ph->kind;
+			planned |= path_within(ph->path, m->path);
+		}
+		/* a name sbx-init binds, gone since the scan: sbx-init asks about
+		 * it, and run_rebind covers the first name gone on its way once,
+		 * where a placeholder here would make a tree of them (a pinned
+		 * repository, removed, would come back as placeholders). Not when
+		 * a placeholder is planned at it or below it: that one needs the
+		 * directories above it (a killed run's .claude, reclaimed above,
+		 * that held .claude/commands) */
+		ph_cover(dfd, m->path, kind, !planned && (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT));
 	}
 	close(dfd);
 	ph_unlock();
@@ -15041,17 +16622,25 @@ runtime_recover(const struct run_paths *rp)
 static void
 allow_write_make_missing(const struct policy *p)
 {
+	struct disk dk = { &real_disk_ops_now, NULL };
+	struct vec areas = { 0 };
 	size_t i;
 
+	write_areas(&dk, p, &areas);
 	for (i = 0; i < p->paths[PL_ALLOW_WRITE].n; i++) {
 		const struct pathrule *r = p->paths[PL_ALLOW_WRITE].v[i];
-		struct stat st;
+		struct resolved res;
+		const char *why;
 
-		if ((!r->literal && has_glob_chars(r->path)) || lstat(r->path, &st) == 0 || errno != ENOENT)
-			continue;
-		if (stat(path_dirname(r->path), &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		if (mkdir(r->path, 0700) < 0)
+		/* SECURITY: made at the real path the planner then binds, and
+		 * never through a symlink a command could have made: mkdir(2)
+		 * would follow it and make a directory outside every root, on
+		 * the host (the planner skips such a root, and says so) */
+		if ((!r->literal && has_glob_chars(r->path)) || dk.ops->lstat(dk.ctx, r->path, NULL) != FK_MISSING ||
+		    resolve_path(&dk, r->path, &res, &why) < 0 || res.kind != FK_MISSING || !res.first_missing ||
+		    strcmp(res.first_missing, res.path) != 0 || planted_link(&res, &areas, &why))
+			continue;	/* there, its parent missing too, or reached through such a link */
+		if (mkdir(res.path, 0700) < 0)
 			warnx("allow-write %s: does not exist, and cannot be made: %s", r->path, strerror(errno));
 		else
 			warnx("allow-write %s: did not exist; made it (an empty directory, mode 0700)", r->path);
@@ -15427,8 +17016,8 @@ attrib_event(const struct plan *pl, const struct obs_event *e)
 
 	if (e->lost)
 		attrib_give_up("the observer lost events (its socket was full)");
-	if (attrib.unsure || obs_calls[e->call].connect)
-		return;
+	if (attrib.unsure || (obs_calls[e->call].what != OW_PATH && obs_calls[e->call].what != OW_SHARE))
+		return;	/* an address, a Unix socket's name, a session: no repository's entry */
 	if (why) {
 		attrib_give_up(obs_unsure_why[why < OU_COUNT ? why : OU_UNREAD]);
 		return;
@@ -15969,6 +17558,72 @@ audit_todo(struct audit *a, const char *path)
 	close(pfd);
 }
 
+/* A rebase or cherry-pick left stopped also names the merge strategy its
+ * --continue runs: git runs "git-merge-" + that name, and a name holding a
+ * "/" is a path from the work tree's top (`../x` runs git-merge-../x, a
+ * directory and a script the command can make there). A strategy file
+ * (rebase-merge/strategy, the name; sequencer/opts, git config with
+ * options.strategy) the command could write, changed during the run and
+ * naming anything but git's own strategies, is renamed NAME.sbx-disabled:
+ * the --continue then merges with git's default. */
+static void
+audit_strategy(struct audit *a, const char *path, bool config)
+{
+	static const char *const own[] = { "ort", "recursive", "resolve", "octopus", "ours", "subtree" };
+	struct stat st;
+	struct buf b = { 0 };
+	struct vec entries = { 0 }, names = { 0 };
+	const char *base, *kept, *why;
+	int fd, pfd, line;
+	ssize_t r = -1;
+	size_t i, j, foreign = 0;
+
+	/* through a directory opened without following a link (audit_hooks) */
+	if (!audit_writable(a, path) || (pfd = open_parent_nofollow(path, &base)) < 0)
+		return;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !audit_changed(a, path)) {
+		close(pfd);
+		return;
+	}
+	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		buf_grow(&b, 4096);
+		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+			b.n += (size_t)r;
+			buf_grow(&b, 4096);
+		}
+		b.p[b.n] = '\0';
+		close(fd);
+	}
+	if (r != 0) {
+		foreign = 1;	/* not a file, or one sbx cannot read: its name is unknown */
+	} else if (!config) {
+		b.p[strcspn(b.p, "\r\n")] = '\0';
+		vec_push(&names, b.p);
+	} else if (gitcfg_parse(b.p, b.n, path, &entries, &line) < 0) {
+		foreign = 1;
+	} else {
+		for (i = 0; i < entries.n; i++)
+			if (gitcfg_is(entries.v[i], "options", "", "strategy"))
+				vec_push(&names, (void *)((const struct gitcfg_entry *)entries.v[i])->value);
+	}
+	for (i = 0; i < names.n; i++) {
+		const char *n = names.v[i] ? names.v[i] : "";
+
+		for (j = 0; j < LEN(own) && strcmp(n, own[j]) != 0; j++)
+			;
+		foreign += j == LEN(own);
+	}
+	if (foreign && !audit_acts(a, path, pfd, base, &why))
+		audit_left(path, "a merge strategy that is not one of git's own");
+	else if (foreign && audit_disable(pfd, base, &kept))
+		audit_report(a, path, aprintf("names a merge strategy that is not one of git's own, a program `git %s "
+		    "--continue` would run; renamed %s, so git's default is used", config ? "cherry-pick" : "rebase",
+		    kept), why, kept);
+	free(b.p);
+	close(pfd);
+}
+
 /* The path a gitdir pointer names ("gitdir: X" in a .git file, the text of
  * commondir), relative to dir, as a real path; NULL if none. */
 static const char *
@@ -16051,6 +17706,8 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	audit_config(a, path_join(gd, "config.worktree"), force);
 	audit_todo(a, path_join(gd, "rebase-merge/git-rebase-todo"));
 	audit_todo(a, path_join(gd, "sequencer/todo"));
+	audit_strategy(a, path_join(gd, "rebase-merge/strategy"), false);
+	audit_strategy(a, path_join(gd, "sequencer/opts"), true);
 	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
 	if (common && strcmp(common, gd) != 0 && !str_listed(&a->protected_gitdirs, common) &&
 	    audit_in_roots(a, common))
@@ -16486,7 +18143,11 @@ tamper_check(const struct plan *pl, const char *what, const char *path)
 	char real[PATH_MAX];
 	const char *dir;
 
-	if (!path || !realpath(path, real))
+	/* disable-filesystem: the person switched the boundary off for the
+	 * disk, so every program on it is writable, the shell's startup
+	 * files too; refusing would only make the setting unusable
+	 * (pol_validate says so on every run) */
+	if (pl->fs_disabled || !path || !realpath(path, real))
 		return;
 	dir = path_dirname(real);
 	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
@@ -16863,7 +18524,9 @@ static int install_program(const struct bpf_opts *o);
  * in /proc to every process of the user, and a socket message can be
  * parsed strictly, as hostile input would be: the control message
  * (ctl_encode, with the other wire formats), answered by the handed-fd
- * message (handed_encode) and, once the command runs, "R". */
+ * message (handed_encode), a rebind's ask when a name sbx-init binds
+ * changed on this machine (rebind_ask_encode: init_binds, run_rebind),
+ * and, once the command runs, "R". */
 
 static void
 on_signal_noop(int sig)
@@ -17165,7 +18828,7 @@ drop_capabilities(void)
 static int
 install_filters(uint32_t flags)
 {
-	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false, false, false };
+	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false, false, false, false, 0 };
 
 	return install_program(&o);
 }
@@ -17235,15 +18898,16 @@ observer_unavailable(void)
 }
 
 /* Install the write observer's program (bpf_opts.observe: USER_NOTIF for
- * write intent) with a listener, after install_filters (NO_NEW_PRIVS is
- * set). Returns the listener (close-on-exec), or -1: the run goes on
- * unobserved. The kernel allows one listener in a filter chain, so a
- * command that installs its own (a nested sandbox with an observer of its
- * own) gets EBUSY while this one is there. */
+ * write intent; a session's sees setsid too, but for one with its key)
+ * with a listener, after install_filters (NO_NEW_PRIVS is set). Returns
+ * the listener (close-on-exec), or -1: the run goes on unobserved. The
+ * kernel allows one listener in a filter chain, so a command that
+ * installs its own (a nested sandbox with an observer of its own) gets
+ * EBUSY while this one is there. */
 static int
-install_observer(void)
+install_observer(bool session, uint32_t key)
 {
-	struct bpf_opts o = { false, false, false, true, false };
+	struct bpf_opts o = { false, false, false, true, false, session, key };
 	struct bpf_prog prog;
 	struct { unsigned short len; struct bpf_insn *filter; } fprog;	/* struct sock_fprog */
 
@@ -17587,18 +19251,26 @@ pin_link(const char *path)
 	return rc;
 }
 
-/* Bind the placeholder directory b->path read-only onto itself
- * (MK_BIND_RO_INIT): what `bwrap --ro-bind P P` would, without rereading
- * the mount table. SECURITY:
+/* Bind b->path onto itself (plan_binds_to_init): read-only, or, a pin
+ * (IB_PIN), read-write with what is mounted below it. What `bwrap
+ * --ro-bind P P` (or --bind) would, without rereading the mount table.
+ * SECURITY:
  *  - open_tree with AT_SYMLINK_NOFOLLOW takes the name itself, and the
- *    clone must be the directory sbx made and holds (device and inode):
- *    another sandbox that can write the project cannot swap in a link to
- *    a file of its choice between sbx's check and this bind (bwrap's bind
- *    follows links); a mismatch stops the run (ESTALE);
- *  - non-recursive: an empty directory has nothing mounted below it on
- *    the host, and nothing of the plan's (plan_binds_to_init: leaves only);
- *  - move_mount does not follow a link at the target either, and the
- *    mount cannot go onto anything but a directory;
+ *    clone must be what sbx covered and holds (device and inode): another
+ *    sandbox that can write the project cannot swap in a link to a file of
+ *    its choice between sbx's check and this bind (bwrap's bind follows
+ *    links); a mismatch is ESTALE, and sbx covers the name again
+ *    (init_binds);
+ *  - read-only: non-recursive, so nothing of the host's mounted below it
+ *    comes along writable, and nothing of the plan's lies below it (a
+ *    leaf); where the host has a mount below it (a clone would then leave
+ *    that part of the tree out, which the kernel refuses in a user
+ *    namespace: EINVAL), the clone takes it along and the whole clone is
+ *    made read-only (mount_setattr, Linux 5.12);
+ *  - a pin: recursive, so every mount bwrap made below it (a hidden file, a
+ *    placeholder) stays in place on top of it, with its own flags;
+ *  - move_mount does not follow a link at the target either, and a
+ *    directory goes onto a directory, a file onto a file;
  *  - read-only by a remount of the new mount itself (/proc/self/fd/N:
  *    the fresh /proc of the nested namespace, mounted above), keeping the
  *    flags the mount it was cloned from has (a user namespace may not
@@ -17606,32 +19278,67 @@ pin_link(const char *path)
  *  - then the filters refuse the command every mount call, and the
  *    kernel locks these mounts together with the rest in any namespace
  *    the command could make (it can make none: max_user_namespaces 0).
- * Returns 0, or -1 with errno set. */
+ * Returns 0, or -1 with errno set (ENOENT or ESTALE: the name changed on
+ * this machine since sbx covered it). */
 static int
-bind_placeholder(const struct init_bind *b)
+bind_held(const struct init_bind *b)
 {
 	struct stat st;
 	struct statvfs sf;
 	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
 	char self[64];
-	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
+	bool pin = b->flags & IB_PIN, whole = false;
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC |
+	    (pin ? SBX_AT_RECURSIVE : 0));
 	int rc = -1, saved;
 
+	if (fd < 0 && errno == EINVAL && !pin) {
+		whole = true;
+		fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC |
+		    SBX_AT_RECURSIVE);
+	}
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || fstatvfs(fd, &sf) < 0)
 		goto out;
-	if (!S_ISDIR(st.st_mode) || (uint64_t)st.st_dev != b->dev || (uint64_t)st.st_ino != b->ino) {
+	if (!(S_ISDIR(st.st_mode) || (!pin && S_ISREG(st.st_mode))) || (uint64_t)st.st_dev != b->dev ||
+	    (uint64_t)st.st_ino != b->ino) {
 		errno = ESTALE;
 		goto out;
 	}
+	if (whole) {
+		struct { uint64_t set, clr, propagation, userns_fd; } attr = { SBX_MOUNT_ATTR_RDONLY, 0, 0, 0 };
+
+		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | SBX_AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+			goto out;
+	}
 	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, b->path, SBX_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		goto changed;	/* EINVAL: a directory there now, where a file was (or the other way) */
+	if (pin || whole) {
+		rc = 0;
 		goto out;
+	}
 	flags |= (sf.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sf.f_flag & ST_NODEV ? MS_NODEV : 0) |
 	    (sf.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sf.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
 	    (sf.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sf.f_flag & ST_RELATIME ? MS_RELATIME : 0);
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	rc = mount(NULL, self, NULL, flags, NULL);
+	if ((rc = mount(NULL, self, NULL, flags, NULL)) == 0)
+		goto out;
+	/* EINVAL, KERNEL: another program removed the name since the move:
+	 * the kernel took the new mount off it (a mount point removed in
+	 * another namespace goes from every namespace), and a mount no longer
+	 * attached cannot be remounted */
+changed:
+	{
+		struct stat now;
+
+		/* not what was cloned at the name any more (a lookup during an
+		 * unlink may still find it, with no link left): sbx covers it
+		 * again; else the error stands */
+		if (errno == EINVAL && (lstat(b->path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino ||
+		    !now.st_nlink))
+			errno = ESTALE;
+	}
 out:
 	saved = errno;
 	close(fd);
@@ -17639,17 +19346,96 @@ out:
 	return rc;
 }
 
+/* Rounds of covering again (run_rebind) before sbx-init gives up on a name
+ * another program keeps changing. */
+#define SBX_REBIND_ROUNDS	8
+
+/* The binds of names in a writable place (plan_binds_to_init), in the
+ * plan's order (parents first). Between sbx covering a name (ph_cover) and
+ * this bind, another program may have removed it, or put another file or
+ * directory there: the bind fails (ENOENT, ESTALE). Those go back to sbx
+ * in one message; sbx covers each as it is now (a placeholder where it is
+ * gone) and says what to bind, and they are bound again, in order. A name
+ * still changing after SBX_REBIND_ROUNDS stops the run, saying why. */
+static void
+init_binds(struct inner_msg *m, int ctl, bool nested)
+{
+	uint32_t *redo = amalloc((m->nbinds + 1) * sizeof(*redo)), nredo = 0, *todo = NULL, ntodo = m->nbinds;
+	struct buf msg = { 0 };
+	const char *why;
+	int nofd[1], nfd;
+
+	for (int round = 0; ntodo; round++) {
+		nredo = 0;
+		for (uint32_t k = 0; k < ntodo; k++) {
+			uint32_t i = todo ? todo[k] : k;
+			const struct init_bind *b = &m->binds[i];
+
+			if (b->flags & IB_NONE)
+				continue;
+			if (!nested)
+				die_hint(weaker_hint, "cannot bind %s onto itself: no nested namespaces", b->path);
+			if (bind_held(b) == 0)
+				continue;
+			if (errno != ENOENT && errno != ESTALE && errno != ENOTDIR)
+				die_hint(errno == ENOSYS ? "the kernel lacks mount_setattr (Linux 5.12+), needed for a "
+				    "mount below a dangerous name" : weaker_hint, "cannot bind %s onto itself%s: %s", b->path,
+				    b->flags & IB_PIN ? "" : " read-only", strerror(errno));
+			if (round == SBX_REBIND_ROUNDS)
+				die_hint("another program keeps removing or replacing it; run again when it has finished",
+				    "%s changed on this machine while the sandbox was being built, %d times; the command "
+				    "did not run", b->path, round + 1);
+			redo[nredo++] = i;
+		}
+		if (!nredo)
+			break;
+		rebind_ask_encode(redo, nredo, &msg);
+		if (frame_send(ctl, SBX_REBIND_ASK, msg.p, msg.n, NULL, 0) < 0 ||
+		    frame_recv(ctl, &msg, nofd, 0, &nfd) != SBX_REBIND_ANSWER)
+			_exit(SBX_EXIT_FAILURE);	/* sbx has gone (it said why, if anything) */
+		if (rebind_answer_decode(msg.p, msg.n, m->binds, redo, nredo, &why) < 0)
+			die("sbx's answer about the names that changed: %s", why);
+		if (!todo)
+			todo = amalloc((m->nbinds + 1) * sizeof(*todo));
+		memcpy(todo, redo, nredo * sizeof(*todo));
+		ntodo = nredo;
+	}
+	free(msg.p);
+	for (uint32_t i = 0; i < m->nbinds; i++)
+		if (m->binds[i].flags & IB_PIN) {
+			char cwd[PATH_MAX];
+
+			/* KERNEL: a mount does not move the processes whose working
+			 * directory it covers: they stay in what lies below it. A pin
+			 * of the working directory (the project inside a writable
+			 * root) or of a directory above it would leave the command
+			 * there, where none of the binds made on the pin's tree are,
+			 * and a relative .vscode/x would be written. bwrap enters the
+			 * directory after its own mounts; sbx-init enters it again, by
+			 * its path, after its own. (Gone meanwhile: left as it is.) */
+			if (getcwd(cwd, sizeof(cwd)) && chdir(cwd) < 0)
+				die("cannot enter %s again after the binds: %s", cwd, strerror(errno));
+			break;
+		}
+}
+
 /* Session mode (10f): sbx-init starts no command of its own. For each
  * exec sbx sends ('E', with the client's stdin, stdout and stderr) it
- * starts one as it would the command (its own process group, no
+ * starts one as it would the command (a session of its own, no
  * capabilities, under the filters it inherits), says it started ('S' with
- * its pid, which is its group) and ended ('Z' with its status), and passes
- * signals on ('K'). What the execs leave running (a dev server started in
- * the background) is reaped here when it ends, and lives until the
- * session stops: pid 1 going takes its namespace with it. sbx's socket is
- * its one input; it never reads a byte from a command. */
+ * its pid, which is its session and group) and ended ('Z' with its
+ * status), and passes signals on ('K'). What the execs leave running (a
+ * dev server started in the background) is reaped here when it ends, and
+ * lives until the session stops: pid 1 going takes its namespace with
+ * it. sbx's socket is its one input; it never reads a byte from a
+ * command. */
 #define SBX_SESSION_MAX_EXECS	256
 #define SBX_EXEC_STACK		(32 << 10)	/* a session exec's child until it execs (sys6 calls only) */
+
+/* A session's key: a random word an exec's child passes to setsid, which
+ * the observer's program lets go without a stop (seccomp_bpf.h, CMP_KEY).
+ * In init's memory, which no process inside can read (not dumpable). */
+static uint32_t session_key;
 
 /* One exec as init keeps it, from its 'E' until it is reaped. Its child
  * is started by clone(CLONE_VM) (init_start_exec): it runs in init's
@@ -17713,7 +19499,7 @@ exec_child_failed(struct sess_exec *x, const char *what, const char *name, int e
 /* The child of a session's exec, from clone(CLONE_VM) to its execve: what
  * a forked child of init would do, in system calls only (sys6, above),
  * on its own stack. Its descriptors, signal handlers, directory and
- * process group are its own (no CLONE_FILES, CLONE_SIGHAND, CLONE_FS);
+ * session are its own (no CLONE_FILES, CLONE_SIGHAND, CLONE_FS);
  * its memory is init's, non-dumpable like init (the flag is the memory's),
  * so no process of the sandbox can read or write it before the exec;
  * init's signals stay blocked in it until the mask is restored, after
@@ -17731,7 +19517,17 @@ session_exec_child(void *arg)
 		sys6(SYS_rt_sigaction, forwarded_signals[i], (long)dfl, 0, 8, 0, 0);
 	sys6(SYS_rt_sigaction, SIGCHLD, (long)dfl, 0, 8, 0, 0);
 	sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)x->old, 0, 8, 0, 0);
-	sys3(SYS_setpgid, 0, 0, 0);
+	/* SECURITY: a session of its own, not a process group in init's:
+	 * setpgid(2) moves a process only into a group of its own session, so
+	 * no process of another exec can join this one's group (and have its
+	 * refusals charged here, or this one's signals) nor one of this exec
+	 * another's; a refusal is its exec's by the caller's session id
+	 * (10f), which a process can leave only by making a new session, and
+	 * the observer sees that (a session's program observes setsid, but
+	 * this one: it passes the session's key, seccomp_bpf.h). It fails
+	 * only for a group leader, which a fresh child is not */
+	if ((err = -(int)sys3(SYS_setsid, session_key, 0, 0)) > 0)
+		return exec_child_failed(x, "cannot start a session of its own", "", err);
 	/* the client's 0, 1, 2 (received close-on-exec, like init's own
 	 * descriptors, which the command never sees); init's 0-2 are open,
 	 * so none of them is one of 0-2 already */
@@ -17829,7 +19625,9 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 		init_send_u32s(ctl, 'Z', e.id, SBX_EXIT_FAILURE);
 		return;
 	}
-	setpgid(pid, pid);	/* here too: a 'K' may come before the child has run */
+	/* no setpgid(pid, pid) here as a forked child's parent would: the
+	 * child's setsid fails for a group leader. A 'K' before the child
+	 * has run finds no group yet, and is sent to the child itself */
 	x->id = e.id;
 	x->pid = pid;
 	init_send_u32s(ctl, 'S', e.id, (uint32_t)pid);
@@ -17873,7 +19671,7 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 	if (sfd < 0)
 		_exit(SBX_EXIT_FAILURE);
 	/* SECURITY: init holds no capability from here on (bounding set,
-	 * ambient, effective, permitted): serving needs none (clone, setpgid,
+	 * ambient, effective, permitted): serving needs none (clone,
 	 * kill within its uid, waitpid), so what it starts inherits none and
 	 * each exec skips a drop of ~80 prctl calls; and a command that
 	 * found a way into init would find nothing to use. */
@@ -17910,8 +19708,9 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 
 				memcpy(v, b.p, 8);
 				for (size_t k = 0; k < SBX_SESSION_MAX_EXECS; k++)
-					if (ex[k].pid && ex[k].id == v[0] && v[1] > 0 && v[1] < 65)
-						kill(-ex[k].pid, (int)v[1]);
+					if (ex[k].pid && ex[k].id == v[0] && v[1] > 0 && v[1] < 65 &&
+					    kill(-ex[k].pid, (int)v[1]) < 0 && errno == ESRCH)
+						kill(ex[k].pid, (int)v[1]);	/* before its setsid */
 			}
 			for (int k = 0; k < nfd; k++)
 				close(fds[k]);
@@ -17920,12 +19719,120 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 	}
 }
 
+/* The observer's listener goes to sbx with "R" (SCM_RIGHTS), and init,
+ * once under the observer's program, cannot send it: a sendmsg is a call
+ * that program stops (its address is in memory, so every one is
+ * observed, 10b), and it would wait for an observer that only this very
+ * message lets sbx start. So the hand sends it: a child of init made
+ * before the program (KERNEL: a seccomp filter binds the task that
+ * installs it and the children that task makes afterwards, never one
+ * made before) that shares init's descriptors (CLONE_FILES), so the
+ * listener init gets is the hand's too. It waits on a pipe for the
+ * listener's number, sends "R" and exits. It closes nothing: the table
+ * is init's. It shares init's memory too (CLONE_VM, on a stack of its
+ * own, as a session's exec does: no page tables copied, and no page init
+ * writes afterwards faults to be copied), so it makes system calls only
+ * (sys6); where it cannot (no raw system calls here, or clone refused),
+ * it is forked. Either way its memory is not dumpable, as init's, so no
+ * process inside reads the table through /proc. */
+#define SBX_HAND_STACK	8192
+
+struct hand { pid_t pid; int go[2]; int ctl; };
+
+static int
+hand_main(void *arg)
+{
+	const struct hand *h = arg;
+	union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov = { (void *)"R", 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int listener = -1;
+	long r;
+
+	while ((r = sys3(SYS_read, h->go[0], &listener, sizeof(listener))) == -EINTR)
+		;
+	if (r != (long)sizeof(listener))
+		return 1;
+	if (listener >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.b;
+		mh.msg_controllen = sizeof(u.b);
+		u.c.cmsg_level = SOL_SOCKET;
+		u.c.cmsg_type = SCM_RIGHTS;
+		u.c.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&u.c), &listener, sizeof(int));
+	}
+	while ((r = sys3(SYS_sendmsg, h->ctl, &mh, MSG_NOSIGNAL)) == -EINTR)
+		;
+	return r == 1 ? 0 : 1;
+}
+
+/* Start the hand; returns 0, or -1 (then there is no observer). */
+static int
+hand_start(struct hand *h, int ctl)
+{
+	static char stack[SBX_HAND_STACK] __attribute__((aligned(16)));
+
+	h->ctl = ctl;
+	if (pipe2(h->go, O_CLOEXEC) < 0)
+		return -1;
+	h->pid = SBX_RAW_SYSCALLS ? clone(hand_main, stack + sizeof(stack), CLONE_VM | CLONE_FILES | SIGCHLD, h) : -1;
+	if (h->pid < 0 && (h->pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0)) == 0)
+		_exit(hand_main(h));
+	if (h->pid > 0)
+		return 0;
+	close(h->go[0]);
+	close(h->go[1]);
+	return -1;
+}
+
+/* "R", with the observer's listener attached when there is one: by the
+ * hand when it runs, else by init itself (no observer: nothing stops
+ * it). SECURITY: init keeps no copy: if the observer dies and sbx lets
+ * the listener go, the kernel fails the calls it would have reported
+ * (ENOSYS) rather than leave them waiting on a listener nobody reads.
+ * Exits when sbx has gone. */
+static void
+hand_over(struct hand *h, int ctl, int listener)
+{
+	int status = 0;
+
+	if (h->pid > 0) {
+		if (write(h->go[1], &listener, sizeof(listener)) != (ssize_t)sizeof(listener))
+			kill(h->pid, SIGKILL);
+		while (waitpid(h->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		close(h->go[0]);
+		close(h->go[1]);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			_exit(SBX_EXIT_FAILURE);
+	} else if (send_fds(ctl, "R", 1, &listener, listener >= 0 ? 1 : 0) < 0) {
+		_exit(SBX_EXIT_FAILURE);
+	}
+	if (listener >= 0)
+		close(listener);
+}
+
+/* The write observer's program, with its hand and, in a session, its
+ * key. Returns the listener, or -1: no observer. */
+static int
+observer_start(const struct inner_msg *m, struct hand *h, int ctl)
+{
+	if (!(m->flags & IF_OBSERVE) || observer_unavailable() || hand_start(h, ctl) < 0)
+		return -1;
+	if ((m->flags & IF_SESSION) &&
+	    syscall(SYS_getrandom, &session_key, sizeof(session_key), 0) != (long)sizeof(session_key))
+		session_key = 0;	/* no key: an exec's own setsid is observed too */
+	return install_observer(m->flags & IF_SESSION, session_key);
+}
+
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
  * not nest, a plain child). Never returns. */
 static void __attribute__((noreturn))
-inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
+inner_init(struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
 	struct exec_plan plan;
+	struct hand hand = { -1, { -1, -1 }, -1 };
 	pid_t cmd;
 	int listener = -1, last_cap;
 
@@ -17959,25 +19866,18 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux 5.2+); replace the link by "
 			    "the file it points at" : weaker_hint, "cannot pin the symlink %s (a dangerous name) in place: %s",
 			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
-	for (uint32_t i = 0; i < m->nbinds; i++)
-		if (!nested || bind_placeholder(&m->binds[i]) < 0)
-			die_hint(errno == ESTALE ? "run again" : weaker_hint, "cannot bind the placeholder %s read-only: %s",
-			    m->binds[i].path, !nested ? "no nested namespaces" : errno == ESTALE ?
-			    "it is no longer the directory sbx made" : strerror(errno));
+	init_binds(m, ctl, nested);
 	/* init runs under the filters too: every process the command can see does */
 	if (install_filters(m->flags) < 0)
 		die("cannot install the seccomp filters: %s", strerror(errno));
-	/* the write observer's program last: init makes no write-intent call
-	 * after it, and its listener goes to sbx with "R" (10b). Where the
-	 * kernel cannot (observer_unavailable), the run goes on unobserved:
-	 * the observer is never part of the boundary. */
-	if ((m->flags & IF_OBSERVE) && !observer_unavailable())
-		listener = install_observer();
+	/* the write observer's program last: init makes no observed call
+	 * after it, and its listener goes to sbx with "R" (10b), sent by the
+	 * hand (hand_start). Where the kernel cannot (observer_unavailable),
+	 * the run goes on unobserved: the observer is never part of the
+	 * boundary. */
+	listener = observer_start(m, &hand, ctl);
 	if (m->flags & IF_SESSION) {
-		if (send_fds(ctl, "R", 1, &listener, listener >= 0 ? 1 : 0) < 0)
-			_exit(SBX_EXIT_FAILURE);
-		if (listener >= 0)
-			close(listener);
+		hand_over(&hand, ctl, listener);
 		init_serve(ctl, set, old);
 	}
 
@@ -17991,9 +19891,9 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 	 * blocked in it until signals_restore, so no handler of init's runs on
 	 * borrowed memory. None of
 	 * them is one the observer's program sends to its listener (obs_calls:
-	 * opens, mkdir, rename...): that listener reaches sbx only with "R"
-	 * below, once the child has exec'd, and a call waiting on it would
-	 * hold the child, and init with it, for good. */
+	 * opens, mkdir, rename, a send...): that listener reaches sbx only
+	 * with "R" below, once the child has exec'd, and a call waiting on it
+	 * would hold the child, and init with it, for good. */
 	plan = exec_plan_make(m->argv, getenv("PATH"));
 	last_cap = cap_last();
 	cmd = SBX_VFORK ? vfork() : fork();
@@ -18009,14 +19909,7 @@ inner_init(const struct inner_msg *m, int ctl, bool nested, const sigset_t *set,
 			child_fail("cannot drop capabilities", "", errno);
 		exec_failed(m->argv[0], exec_planned(&plan, environ));
 	}
-	/* "R", with the observer's listener attached. SECURITY: init keeps no
-	 * copy: if the observer dies and sbx lets the listener go, the kernel
-	 * fails the calls it would have reported (ENOSYS) rather than leave
-	 * them waiting on a listener nobody reads */
-	if (send_fds(ctl, "R", 1, &listener, listener >= 0 ? 1 : 0) < 0)
-		_exit(SBX_EXIT_FAILURE);
-	if (listener >= 0)
-		close(listener);
+	hand_over(&hand, ctl, listener);
 	close(ctl);
 	reap_and_forward(cmd, set, NULL);
 }
@@ -18154,12 +20047,14 @@ inner_main(int argc, char **argv)
 /* ---- 10b. The write observer: what the command tried ----------------
  *
  * sbx-init installs the observer's program (seccomp_bpf.h, RG_OBSERVE:
- * USER_NOTIF for write-intent calls and connect) with a listener, and
- * hands the listener to sbx with "R"; sbx forks this process to read it
+ * USER_NOTIF for write-intent calls, connect, a send with an address, a
+ * bind; in a session, setsid) with a listener, and its hand gives the
+ * listener to sbx with "R" (10a); sbx forks this process to read it
  * (run_spawn_observer). Each notification: read the path (or sockaddr)
  * from the caller's memory, check the notification is still valid, send
  * an event to sbx, answer CONTINUE. sbx judges the events against the
- * plan (obs_judge, section 8).
+ * plan (obs_judge, section 8). Which calls it sees, and why the others
+ * are not needed, is a table of tests/unit.c (observer_coverage).
  *
  * Why a process of its own, in the host's namespaces, outside bwrap:
  *  - the listener must be where the command cannot reach it: a command
@@ -18176,8 +20071,8 @@ inner_main(int argc, char **argv)
  *    when that one is in the same or a nested domain, and the command is
  *    in none, so a Landlocked observer could not open /proc/PID/mem.
  *  - the kernel gives each notification's pid in the reader's pid
- *    namespace: in the host's, /proc/PID/{mem,cwd,fd/N,comm} are the
- *    caller's, with no translation.
+ *    namespace: in the host's, /proc/PID/{mem,cwd,fd/N,comm,status} are
+ *    the caller's, with no translation.
  *  - reading the caller's memory (process_vm_readv, or /proc/PID/mem
  *    where that is refused) needs ptrace access (PTRACE_MODE_ATTACH). The
  *    uid is the same, and the command's user namespaces (bwrap's, then
@@ -18191,7 +20086,8 @@ inner_main(int argc, char **argv)
  *    calls still continue.
  *
  * Hostile, racing memory: every read is bounded (PATH_MAX, a NUL must be
- * found; the sockaddr by its addrlen, at most a sockaddr_storage), and
+ * found; the sockaddr by its addrlen, at most a sockaddr_storage;
+ * sendmmsg's headers by UIO_MAXIOV), and
  * SECCOMP_IOCTL_NOTIF_ID_VALID is asked after reading, when there is an
  * event to send: if the caller has gone, its pid may name another
  * process, whose memory was read, and the event is dropped. A thread of the command may change the path between
@@ -18319,20 +20215,20 @@ obs_resolve(const struct sbx_seccomp_notif *nf, int dfd_arg, int path_arg, char 
 	return snprintf(out, n, "%s/%s", strcmp(base, "/") == 0 ? "" : base, path) < (int)n ? 0 : -1;
 }
 
-/* connect()'s address, as text and port. Returns 0 for an inet one, -1
- * for any other family (a Unix socket is no direct connection) or a
- * sockaddr that does not fit its family. */
+/* An address: the sockaddr of len bytes at addr in the caller's memory,
+ * as text and port into e. Returns 0 for an inet one, -1 for any other
+ * family (a Unix socket is no direct connection) or a sockaddr that does
+ * not fit its family. */
 static int
-obs_read_sockaddr(const struct sbx_seccomp_notif *nf, struct obs_event *e)
+obs_read_sockaddr(uint32_t pid, uint64_t addr, uint64_t len, struct obs_event *e)
 {
 	struct sockaddr_storage ss;
-	uint64_t len = nf->data.args[2];
 	ssize_t r;
 
 	if (len > sizeof(ss))
 		len = sizeof(ss);
 	memset(&ss, 0, sizeof(ss));
-	if ((r = obs_read_mem(nf->pid, nf->data.args[1], &ss, (size_t)len)) < (ssize_t)sizeof(sa_family_t))
+	if (!addr || (r = obs_read_mem(pid, addr, &ss, (size_t)len)) < (ssize_t)sizeof(sa_family_t))
 		return -1;
 	if (ss.ss_family == AF_INET && r >= (ssize_t)sizeof(struct sockaddr_in)) {
 		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
@@ -18351,45 +20247,138 @@ obs_read_sockaddr(const struct sbx_seccomp_notif *nf, struct obs_event *e)
 	return -1;
 }
 
-/* The caller's process group in the innermost pid namespace: the last
- * field of /proc/PID/status's NSpgid line (the kernel lists the pgid as
- * each namespace from the reader's down sees it; Linux 4.1+). In a
- * session that is the exec's leader's pid, which sbx-init reports with
- * "S" (10a, 10f). Read here, while the caller waits for our answer: once
- * it continues it may exit, and a pid read later may be gone or another
- * process's (NOTIF_ID_VALID after it says the pid was still the caller's).
- * SECURITY: the one line the command chooses, Name:, comes escaped
- * (a newline as "\n"), so no comm can forge an NSpgid line and put its
- * refusal in another exec's report. Returns 0 when it cannot be read. */
-static uint32_t
-obs_read_pgid(uint32_t pid)
+/* An address outside this host, read into e: what a connect or a send
+ * reports (one to the loopback, the proxy's or the command's own
+ * servers', is never a refusal: not sent, so sbx is not woken for each
+ * request a client makes through the proxy). */
+static bool
+obs_remote_address(uint32_t pid, uint64_t addr, uint64_t len, struct obs_event *e)
 {
+	return obs_read_sockaddr(pid, addr, len, e) == 0 && !obs_is_local_address(e->target);
+}
+
+/* The address of a struct msghdr at addr (sendmsg): its msg_name and
+ * msg_namelen; NULL or 0 is a connected socket's send. */
+static bool
+obs_msg_address(uint32_t pid, uint64_t addr, struct obs_event *e)
+{
+	struct msghdr m;
+
+	return obs_read_mem(pid, addr, &m, sizeof(m)) == (ssize_t)sizeof(m) &&
+	    obs_remote_address(pid, (uint64_t)(uintptr_t)m.msg_name, m.msg_namelen, e);
+}
+
+#define SBX_OBS_MMSG_MAX	1024	/* UIO_MAXIOV: the most sendmmsg sends in one call */
+
+/* sendmmsg's vlen struct mmsghdr at addr: each distinct remote address
+ * into ev (from ev[0], at most max; more are counted in *more). A
+ * datagram to the loopback first must not hide a remote one after it, so
+ * every header is read. Returns how many. */
+static int
+obs_mmsg_addresses(uint32_t pid, uint64_t addr, uint64_t vlen, struct obs_event *ev, int max, uint32_t *more)
+{
+	static struct mmsghdr vec[SBX_OBS_MMSG_MAX];	/* 64 KiB: not on the stack; one thread */
+	static struct obs_event e;			/* each address read, its call and pid ev[0]'s */
+	ssize_t r;
+	int n = 0;
+
+	vlen = (uint32_t)vlen < SBX_OBS_MMSG_MAX ? (uint32_t)vlen : SBX_OBS_MMSG_MAX;	/* an unsigned int */
+	if ((r = obs_read_mem(pid, addr, vec, vlen * sizeof(vec[0]))) <= 0)
+		return 0;
+	e = ev[0];
+	for (size_t i = 0; i < (size_t)r / sizeof(vec[0]); i++) {
+		bool seen = false;
+
+		if (!obs_remote_address(pid, (uint64_t)(uintptr_t)vec[i].msg_hdr.msg_name, vec[i].msg_hdr.msg_namelen, &e))
+			continue;
+		for (int k = 0; k < n && !seen; k++)
+			seen = ev[k].port == e.port && strcmp(ev[k].target, e.target) == 0;
+		if (seen)
+			continue;
+		if (n < max)
+			ev[n++] = e;
+		else
+			(*more)++;	/* told as attempts not observed */
+	}
+	return n;
+}
+
+/* bind()'s Unix socket path, absolute (a relative one against the
+ * caller's cwd), into out. Returns 0, or -1 for another family or an
+ * abstract name (no file). */
+static int
+obs_bind_path(uint32_t pid, uint64_t addr, uint64_t len, char *out, size_t n)
+{
+	struct sockaddr_un un;
+	char base[PATH_MAX];
+	size_t pl;
+	ssize_t r;
+
+	if (len > sizeof(un))
+		len = sizeof(un);
+	memset(&un, 0, sizeof(un));
+	if (!addr || (r = obs_read_mem(pid, addr, &un, (size_t)len)) <= (ssize_t)offsetof(struct sockaddr_un, sun_path) ||
+	    un.sun_family != AF_UNIX || !un.sun_path[0])
+		return -1;
+	pl = strnlen(un.sun_path, (size_t)r - offsetof(struct sockaddr_un, sun_path));
+	if (un.sun_path[0] == '/')
+		return snprintf(out, n, "%.*s", (int)pl, un.sun_path) < (int)n ? 0 : -1;
+	if (obs_readlink(pid, "cwd", base, sizeof(base)) < 0)
+		return -1;
+	return snprintf(out, n, "%s/%.*s", strcmp(base, "/") == 0 ? "" : base, (int)pl, un.sun_path) < (int)n ? 0 : -1;
+}
+
+/* The caller's session and thread group in the sandbox's innermost pid
+ * namespace: the last fields of /proc/PID/status's NSsid and NStgid
+ * lines (the kernel lists each as every namespace from the reader's down
+ * sees it, Linux 4.1+; 0 where the session's leader is outside the
+ * namespace, as sbx-init's is). In a session an exec's session is its
+ * leader's pid, which sbx-init reports with "S" (10a, 10f). Read here,
+ * while the caller waits for our answer: once it continues it may exit,
+ * and a pid read later may be gone or another process's (NOTIF_ID_VALID
+ * after it says the pid was still the caller's).
+ * SECURITY: the one line the command chooses, Name:, comes escaped
+ * (a newline as "\n"), so no comm can forge an NSsid line and put its
+ * refusal in another exec's report. *tgid may be NULL. Returns the
+ * session, 0 when it cannot be read. */
+static uint32_t
+obs_read_sid(uint32_t pid, uint32_t *tgid)
+{
+	static const char *const keys[2] = { "\nNSsid:", "\nNStgid:" };
+	uint32_t got[2] = { 0, 0 };
 	char path[40], st[4096];
-	const char *line, *last;
 	ssize_t r;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", (unsigned)pid);
 	if ((fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
-	/* NSpgid comes after Groups, in the first ~600 bytes; a process in
+	/* NSsid comes after Groups, in the first ~600 bytes; a process in
 	 * hundreds of groups pushes it past the read: 0 then, unknown */
 	r = read(fd, st, sizeof(st) - 1);
 	close(fd);
 	if (r <= 0)
 		return 0;
 	st[r] = '\0';
-	if (!(line = strstr(st, "\nNSpgid:")))
-		return 0;
-	line += 8;
-	last = line;
-	for (const char *q = line; *q && *q != '\n'; q++)
-		if (*q == '\t' || *q == ' ')
-			last = q + 1;
-	return (uint32_t)strtoul(last, NULL, 10);
+	for (int k = 0; k < 2; k++) {
+		const char *line = strstr(st, keys[k]), *last;
+
+		if (!line)
+			continue;
+		line += strlen(keys[k]);
+		last = line;
+		for (const char *q = line; *q && *q != '\n'; q++)
+			if (*q == '\t' || *q == ' ')
+				last = q + 1;
+		got[k] = (uint32_t)strtoul(last, NULL, 10);
+	}
+	if (tgid)
+		*tgid = got[1];
+	return got[0];
 }
 
-#define SBX_OBS_EVENTS	6	/* a call's two paths, and where each leads (obs_locate) */
+#define SBX_OBS_EVENTS_MAX	8	/* a call's: rename's two paths and where each leads
+					 * (obs_locate), sendmmsg's addresses */
 
 /* What obs_collect read of a call, for the attribution checks after it
  * (obs_attribute): the bytes the kernel will read again, and whether
@@ -18412,16 +20401,19 @@ obs_seen_add(struct obs_seen *s, uint64_t addr, size_t len)
 	}
 }
 
-/* What one notification names: up to two events (rename's two paths),
- * with the caller's process group when groups is set (a session's).
- * Returns how many; s says what was read. */
+/* What one notification names: up to SBX_OBS_EVENTS_MAX events (rename's
+ * two paths, sendmmsg's distinct addresses; more are counted in *more),
+ * with the caller's session when sessions is set (a session's). Returns
+ * how many; s says what was read of a path's call. */
 static int
-obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, bool groups,
-    struct obs_event ev[SBX_OBS_EVENTS], struct obs_seen *s)
+obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, bool sessions,
+    struct obs_event ev[SBX_OBS_EVENTS_MAX], uint32_t *more, struct obs_seen *s)
 {
 	const struct obs_call *c = NULL;
+	const uint64_t *arg = nf->data.args;
 	char comm[64];
 	int n = 0, fd;
+	uint32_t tgid = 0;
 	uint8_t k;
 	size_t raw = 0;
 
@@ -18434,47 +20426,69 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 	if (!c)
 		return 0;
 	s->c = c;
-	memset(ev, 0, SBX_OBS_EVENTS * sizeof(*ev));
+	memset(ev, 0, SBX_OBS_EVENTS_MAX * sizeof(*ev));
 	ev[0].call = (uint8_t)(c - obs_calls);
 	ev[0].pid = nf->pid;
-	if (c->path == OBS_NONE)
-		return 0;	/* nothing to report; obs_attribute looks at it */
-	if (c->sc == SC_openat2) {	/* struct open_how: its u64 flags come first */
-		uint64_t flags = 0;
+	switch (c->what) {
+	case OW_PATH:
+		if (c->sc == SC_openat2) {	/* struct open_how: its u64 flags come first */
+			uint64_t flags = 0;
 
-		obs_seen_add(s, nf->data.args[2], sizeof(flags) - 1);
-		if (obs_read_mem(nf->pid, nf->data.args[2], &flags, sizeof(flags)) != (ssize_t)sizeof(flags)) {
-			s->unread = true;
-			return 0;
+			obs_seen_add(s, arg[2], sizeof(flags) - 1);
+			if (obs_read_mem(nf->pid, arg[2], &flags, sizeof(flags)) != (ssize_t)sizeof(flags)) {
+				s->unread = true;
+				return 0;
+			}
+			if (!(flags & SBX_O_OBSERVE)) {
+				s->readonly = true;
+				return 0;
+			}
 		}
-		if (!(flags & SBX_O_OBSERVE)) {
-			s->readonly = true;
-			return 0;
-		}
-	}
-	if (c->connect ? obs_read_sockaddr(nf, &ev[0]) == 0
-	    : obs_resolve(nf, c->dfd, c->path, ev[0].target, sizeof(ev[0].target), &raw) == 0)
-		n++;
-	else if (!c->connect)
-		s->unread = true;
-	if (!c->connect && c->path >= 0)
-		obs_seen_add(s, nf->data.args[c->path], raw);
-	/* a connect to this host (the proxy's listeners, the command's own
-	 * servers) is never a refusal (obs_judge): not sent, so sbx is not
-	 * woken for each request a client makes through the proxy */
-	if (c->connect && n && obs_is_local_address(ev[0].target))
-		return 0;
-	if (c->path2 >= 0) {
-		ev[n] = ev[0];
-		raw = 0;
-		if (obs_resolve(nf, c->dfd2, c->path2, ev[n].target, sizeof(ev[n].target), &raw) == 0)
-			n++;
+		if (obs_resolve(nf, c->dfd, c->path, ev[0].target, sizeof(ev[0].target), &raw) == 0)
+			n = 1;
 		else
 			s->unread = true;
-		obs_seen_add(s, nf->data.args[c->path2], raw);
+		if (c->path >= 0)
+			obs_seen_add(s, arg[c->path], raw);
+		if (c->path2 >= 0) {
+			ev[n] = ev[0];
+			raw = 0;
+			if (obs_resolve(nf, c->dfd2, c->path2, ev[n].target, sizeof(ev[n].target), &raw) == 0)
+				n++;
+			else
+				s->unread = true;
+			obs_seen_add(s, arg[c->path2], raw);
+		}
+		break;
+	case OW_ADDR:
+		n = obs_remote_address(nf->pid, arg[c->path], arg[c->dfd], &ev[0]);
+		break;
+	case OW_MSG:
+		n = obs_msg_address(nf->pid, arg[c->path], &ev[0]);
+		break;
+	case OW_MMSG:
+		n = obs_mmsg_addresses(nf->pid, arg[c->path], arg[c->dfd], ev, SBX_OBS_EVENTS_MAX, more);
+		break;
+	case OW_BIND:
+		n = obs_bind_path(nf->pid, arg[c->path], arg[c->dfd], ev[0].target, sizeof(ev[0].target)) == 0;
+		break;
+	case OW_SETSID:
+		/* the session it leaves, and the new one's id (its thread
+		 * group's); from sbx-init's (0: an exec's own, which "S" names)
+		 * there is nothing to tell */
+		if (!sessions || !(ev[0].sid = obs_read_sid(nf->pid, &tgid)) || !tgid)
+			return 0;
+		snprintf(ev[0].target, sizeof(ev[0].target), "%u", (unsigned)tgid);
+		return 1;
+	case OW_SHARE:
+		return 0;	/* nothing to report; obs_attribute looks at it */
 	}
-	if (n && groups)
-		ev[0].pgid = ev[1].pgid = obs_read_pgid(nf->pid);
+	if (n && sessions) {
+		uint32_t sid = obs_read_sid(nf->pid, NULL);
+
+		for (int i = 0; i < n; i++)
+			ev[i].sid = sid;
+	}
 	snprintf(comm, sizeof(comm), "/proc/%u/comm", (unsigned)nf->pid);
 	if (n && (fd = openat(AT_FDCWD, comm, O_RDONLY | O_CLOEXEC)) >= 0) {	/* "name\n", at most 16 bytes */
 		ssize_t r = read(fd, comm, SBX_OBS_COMM_BYTES);
@@ -18730,7 +20744,7 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
 	return OU_NONE;
 }
 
-/* A call that names no file (OBS_NONE): does it let a process change what
+/* A call that names no file (OW_SHARE): does it let a process change what
  * another's call names? A thread is trapped only for a vfork child's
  * (the process sharing its parent's memory makes one, and the parent,
  * once its child exits, shares memory with that thread); a process
@@ -18971,7 +20985,7 @@ obs_dir(struct obs_att *att, uint32_t pid, const char *dir)
 static void
 obs_add_where(const struct obs_event *base, const char *where, struct obs_event *ev, int *n)
 {
-	if (*n >= SBX_OBS_EVENTS || strcmp(where, base->target) == 0)
+	if (*n >= SBX_OBS_EVENTS_MAX || strcmp(where, base->target) == 0)
 		return;
 	ev[*n] = *base;
 	ev[*n].flags = OBS_F_WHERE;
@@ -19097,7 +21111,7 @@ obs_symlink_target(const struct obs_event *e, const char *text, struct obs_event
  * records of where its paths lead are added to ev (*n). */
 static enum obs_unsure
 obs_attribute(struct obs_att *att, const struct sbx_seccomp_notif *nf, struct obs_seen *s,
-    struct obs_event ev[SBX_OBS_EVENTS], int *n)
+    struct obs_event ev[SBX_OBS_EVENTS_MAX], int *n)
 {
 	const struct obs_call *c = s->c;
 	enum obs_unsure why = OU_NONE;
@@ -19105,9 +21119,9 @@ obs_attribute(struct obs_att *att, const struct sbx_seccomp_notif *nf, struct ob
 	int own = *n;
 	bool exchange = c && c->sc == SC_renameat2 && (nf->data.args[4] & SBX_RENAME_EXCHANGE);
 
-	if (att->unsure || !c || c->connect)
+	if (att->unsure || !c || (c->what != OW_PATH && c->what != OW_SHARE))
 		return OU_NONE;
-	if (c->path == OBS_NONE)
+	if (c->what == OW_SHARE)
 		return obs_sharing(nf, c, att->init_parent);
 	if (s->unread)
 		return OU_UNREAD;
@@ -19139,7 +21153,7 @@ obs_attribute(struct obs_att *att, const struct sbx_seccomp_notif *nf, struct ob
 static void
 obs_lockdown(void)
 {
-	struct bpf_opts o = { false, false, true, false, true };
+	struct bpf_opts o = { false, false, true, false, true, false, 0 };
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (install_program(&o) < 0) {
@@ -19166,14 +21180,15 @@ struct obs_inflight {
  * answer CONTINUE (the event goes to sbx first, so it is there before the
  * command can go on, and exit). */
 static void
-obs_take_one(int listener, int events, const struct bpf_arch *arch, bool groups, uint32_t *lost,
+obs_take_one(int listener, int events, const struct bpf_arch *arch, bool sessions, uint32_t *lost,
     struct obs_inflight *fl, struct obs_att *att)
 {
 	struct sbx_seccomp_notif nf;
 	struct sbx_seccomp_notif_resp resp;
-	struct obs_event ev[SBX_OBS_EVENTS];
+	struct obs_event ev[SBX_OBS_EVENTS_MAX];
 	struct obs_seen seen;
 	unsigned char rec[SBX_OBS_MAX_BYTES];
+	uint32_t more = 0;
 	enum obs_unsure why;
 	int n;
 
@@ -19182,7 +21197,7 @@ obs_take_one(int listener, int events, const struct bpf_arch *arch, bool groups,
 		return;	/* ENOENT: the caller went away meanwhile (a signal) */
 	fl->id = nf.id;
 	fl->busy = 1;
-	n = obs_collect(&nf, arch, groups, ev, &seen);
+	n = obs_collect(&nf, arch, sessions, ev, &more, &seen);
 	if ((why = obs_attribute(att, &nf, &seen, ev, &n)) != OU_NONE) {
 		if (!n) {	/* a call with nothing to judge: a record to carry the doubt */
 			ev[0].flags = OBS_F_WHERE;
@@ -19191,11 +21206,12 @@ obs_take_one(int listener, int events, const struct bpf_arch *arch, bool groups,
 		}
 		ev[0].flags |= (uint16_t)(why << OBS_F_UNSURE_SHIFT);
 	}
-	/* what was read may be another program's memory (or group) now; with
-	 * nothing to report (a connect to loopback: most of them), nothing
-	 * to check */
+	/* what was read may be another program's memory (or session) now;
+	 * with nothing to report (a connect to loopback: most of them),
+	 * nothing to check */
 	if (n > 0 && ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_ID_VALID, &nf.id) < 0)
 		n = 0;
+	*lost += n > 0 ? more : 0;
 	for (int i = 0; i < n; i++) {
 		ev[i].lost = *lost;
 		if (send(events, rec, obs_event_encode(&ev[i], rec), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
@@ -19231,10 +21247,11 @@ obs_answer_orphan(int listener, struct obs_inflight *fl)
 
 /* The observer process: runs until every filtered process has gone (the
  * listener hangs up: exit 0) or sbx has (its end of the pair hangs up).
- * groups: a session's, whose events carry the caller's process group;
- * init_parent: sbx-init's parent (obs_sharing). */
+ * sessions: a session's, whose events carry the caller's session, and
+ * whose setsid calls are told; init_parent: sbx-init's parent
+ * (obs_sharing). */
 static void __attribute__((noreturn))
-obs_main(int listener, int events, struct obs_inflight *fl, bool groups, long init_parent)
+obs_main(int listener, int events, struct obs_inflight *fl, bool sessions, long init_parent)
 {
 	const struct bpf_arch *arch = bpf_native_arch();
 	uint32_t lost = 0;
@@ -19263,7 +21280,7 @@ obs_main(int listener, int events, struct obs_inflight *fl, bool groups, long in
 		if (pf[1].revents)
 			_exit(0);	/* sbx has gone */
 		if (pf[0].revents & POLLIN)
-			obs_take_one(listener, events, arch, groups, &lost, fl, &att);
+			obs_take_one(listener, events, arch, sessions, &lost, fl, &att);
 		else if (pf[0].revents & (POLLHUP | POLLERR))
 			_exit(0);	/* no filtered process is left */
 	}
@@ -19361,21 +21378,50 @@ bwrap_failure_hint(void)
 	return hint;
 }
 
+/* A path of the plan's that bwrap mounts on, or from, that existed when
+ * sbx looked at it (the scan's answers, real_lstat, or what ph_cover
+ * holds) and is gone or another file now: bwrap failed because another
+ * program changed it, not because of this machine. NULL when none did.
+ * (sbx-init's binds say so themselves: init_binds.) */
+static const char *
+plan_changed_path(const struct plan *pl)
+{
+	for (size_t i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+		const char *path = m->kind == MK_BIND_FROM ? m->src : m->path;
+		const struct ph_held *h = ph_held_at(path);
+		struct fid seen = { 0, 0 };
+		struct stat now;
+
+		if (m->kind == MK_REMOUNT_RO || m->kind == MK_PIN_LINK || m->kind == MK_BIND_RO_INIT ||
+		    m->kind == MK_BIND_RW_INIT)
+			continue;
+		if (h)
+			seen = h->id;
+		else if (real_lstat(NULL, path, &seen) != FK_DIR && real_lstat(NULL, path, &seen) != FK_FILE)
+			continue;	/* missing then (made since, by sbx), or nothing to compare */
+		if (!seen.ino)
+			continue;
+		if (lstat(path, &now) < 0 || now.st_dev != seen.dev || now.st_ino != seen.ino)
+			return path;
+	}
+	return NULL;
+}
+
 /* Sessions (10f): one sandbox, many commands. What the run's steps ask of them. */
 #define SBX_SESSION_MAX_CLIENTS	64
 #define SBX_SESSION_IDLE_S	3600		/* --idle's default */
 #define SBX_SESSION_TIDY_DEFER_MS 20		/* session_tidy waits this long after an exec ends */
 #define SBX_SESSION_NAME_MAX	64
 #define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
+#define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
 
 struct sess_client {
 	int fd;				/* the client's socket, or -1 */
 	uint32_t id;			/* its exec, or 0 before it asks */
 	bool started;
-	uint32_t pid;			/* its leader's pid inside, which is its group ("S"); 0 before */
-	uint64_t *own;			/* its refusals: a count per index of the store (malloc) ... */
-	size_t nown;			/* ... that many */
-	uint64_t unlisted, unobserved;	/* past the store's limit; the observer's losses while it ran */
+	uint32_t pid;			/* its leader's pid inside, which is its session ("S"); 0 before */
+	struct vstore store;		/* its refusals, and the observer's losses while it ran */
 	char *tmpdir;			/* its private TMPDIR (malloc) */
 	char *cmdline;			/* for ignore-violations (malloc) */
 };
@@ -19389,10 +21435,15 @@ static struct session {
 	int64_t idle_since;		/* when the last exec ended; 0: one runs */
 	uint32_t next_id, execs;
 	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
-	/* refusals of a group no started exec has, while one has not said
-	 * "S" yet (it may be theirs: 10f, session_attribute) */
-	struct { size_t idx; uint32_t pgid; } held[SBX_SESSION_MAX_HELD];
+	/* refusals of a session no started exec has, while one has not said
+	 * "S" yet (it may be theirs: 10f, session_attribute); malloc'd copies */
+	struct { struct vkept *k; uint32_t sid; } held[SBX_SESSION_MAX_HELD];
 	size_t nheld;
+	/* sessions made inside execs (setsid, seen by the observer): whose
+	 * exec each is; exec 0: made in the session from, of an exec whose
+	 * "S" has not come yet (session_setsid) */
+	struct { uint32_t sid, exec, from; } sids[SBX_SESSION_MAX_SIDS];
+	size_t nsids;
 	/* TMPDIRs: one made ahead, those of ended execs to remove (malloc'd
 	 * paths; session_tidy) */
 	char *spare, *trash[SBX_SESSION_MAX_CLIENTS];
@@ -19420,8 +21471,8 @@ static int session_timeout(void);
 static void session_end(void);
 static void session_unobserved(uint32_t lost);
 static bool session_tidy(const struct run *r, bool now);
-struct vstore;
-static void session_attribute(const struct vstore *s, size_t idx, const struct violation *v);
+static void session_attribute(const struct vstore *s, const struct violation *v);
+static void session_setsid(uint32_t sid, uint32_t from);
 
 /* A run in progress: what run_linux's steps hand each other. */
 struct run {
@@ -19441,6 +21492,8 @@ struct run {
 	pid_t self_pid;			/* sbx's: the proxy checks it is still its parent */
 	bool ready;			/* the inner helper said "R": the command started */
 	bool ready_early;		/* that "R" came in one read with the handed-fd message */
+	char early[SBX_HANDED_MAX_BYTES + 1];	/* or the start of a rebind's ask did (run_rebind) */
+	size_t nearly;
 	int status;			/* bwrap's wait status */
 	struct net_log *netlog;		/* the proxy's decisions */
 	struct vstore *store;		/* every refusal of the run (8) */
@@ -19451,6 +21504,7 @@ struct run {
 	int events;			/* our end of the observer's event pair, or -1 */
 	uint64_t obs_events, obs_refused, obs_lost, obs_bad;	/* events taken; of them refusals; dropped
 						 * by the observer; malformed */
+	uint64_t obs_noted;		/* distinct refusals -v has shown (at most SBX_NOTED_MAX) */
 	unsigned obs_restarts;		/* observers started again after one died */
 	struct obs_inflight *inflight;	/* shared with the observers (10b), or NULL */
 };
@@ -19482,8 +21536,11 @@ run_instructions(struct run *r, char **cmd)
 
 		if (m->kind == MK_PIN_LINK)
 			im->links[im->nlinks++] = (char *)m->path;
-		if (m->kind == MK_BIND_RO_INIT)	/* its device and inode once made (run_send_instructions) */
+		if (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT) {	/* its device and inode once
+											 * covered (run_send_instructions) */
+			im->binds[im->nbinds].flags = m->kind == MK_BIND_RW_INIT ? IB_PIN : 0;
 			im->binds[im->nbinds++].path = (char *)m->path;
+		}
 	}
 }
 
@@ -19638,19 +21695,15 @@ run_send_instructions(struct run *r)
 {
 	struct buf msg = { 0 };
 
-	/* what sbx-init must find at each placeholder it binds: the directory
-	 * ph_cover holds (locked, so no run removes it meanwhile) */
+	/* what sbx-init must find at each name it binds: what ph_cover saw
+	 * there (a placeholder locked, so no run removes it meanwhile); 0 0
+	 * where it found nothing it could cover, gone since the scan, which
+	 * sbx-init then asks about (run_rebind) */
 	for (uint32_t i = 0; i < r->im.nbinds; i++) {
-		struct stat st;
-		const struct ph_held *h = NULL;
+		const struct ph_held *h = ph_held_at(r->im.binds[i].path);
 
-		for (size_t j = 0; j < run_state.held.n && !h; j++)
-			if (strcmp(((struct ph_held *)run_state.held.v[j])->path, r->im.binds[i].path) == 0)
-				h = run_state.held.v[j];
-		if (!h || h->dir < 0 || fstat(h->dir, &st) < 0 || !S_ISDIR(st.st_mode))
-			die_hint("run again", "the placeholder %s is not the directory sbx made", r->im.binds[i].path);
-		r->im.binds[i].dev = (uint64_t)st.st_dev;
-		r->im.binds[i].ino = (uint64_t)st.st_ino;
+		r->im.binds[i].dev = h ? (uint64_t)h->id.dev : 0;
+		r->im.binds[i].ino = h ? (uint64_t)h->id.ino : 0;
 	}
 	ctl_encode(&r->im, &msg);
 	(void)write_all(r->ctl, msg.p, msg.n);
@@ -19664,7 +21717,7 @@ run_send_instructions(struct run *r)
 static void
 run_take_handed(struct run *r)
 {
-	int lfd[SBX_MAX_HANDED + 1], nfd = 0, nl;	/* and the listener an "R" may carry */
+	int lfd[SBX_MAX_HANDED + 1], nfd = 0, nl, rc;	/* and the listener an "R" may carry */
 	char desc[SBX_HANDED_MAX_BYTES + 1];	/* and the "R" that may follow it */
 	struct handed h;
 	ssize_t dn;
@@ -19681,8 +21734,15 @@ run_take_handed(struct run *r)
 	 * the "L" gives are the "R"'s (the kernel ends a read after a message
 	 * with descriptors, so none can come before the "L"'s own) */
 	nl = dn >= 2 && (unsigned char)desc[1] < nfd ? (unsigned char)desc[1] : nfd;
-	if (handed_decode(desc, (size_t)dn, nl, &h, &used, &why) < 0 ||
-	    ((size_t)dn > used && ((size_t)dn != used + 1 || desc[used] != 'R')) ||
+	rc = handed_decode(desc, (size_t)dn, nl, &h, &used, &why);
+	if (rc == 0 && (size_t)dn > used && desc[used] == SBX_REBIND_ASK && nfd == nl) {
+		/* sbx-init's question about names that changed (run_rebind),
+		 * behind an "L" with no descriptor: kept for run_wait_ready */
+		r->nearly = (size_t)dn - used;
+		memcpy(r->early, desc + used, r->nearly);
+		dn = (ssize_t)used;
+	}
+	if (rc < 0 || ((size_t)dn > used && ((size_t)dn != used + 1 || desc[used] != 'R')) ||
 	    (nfd > nl && ((size_t)dn != used + 1 || nfd - nl > 1))) {
 		/* a helper that works but says what sbx cannot account for: the
 		 * proxy would not serve what the command was told it has */
@@ -19784,16 +21844,93 @@ run_proxy_on_demand(struct run *r, const struct pollfd *pf, nfds_t n)
 		}
 }
 
+/* n bytes from the control socket, those kept by run_take_handed first.
+ * Returns 0, or -1 when the helper has gone. */
+static int
+run_ctl_read(struct run *r, void *p, size_t n)
+{
+	size_t k = r->nearly < n ? r->nearly : n;
+
+	memcpy(p, r->early, k);
+	memmove(r->early, r->early + k, r->nearly - k);
+	r->nearly -= k;
+	while (k < n) {
+		ssize_t got = read(r->ctl, (char *)p + k, n - k);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		k += (size_t)got;
+	}
+	return 0;
+}
+
+/* Step, when sbx-init asks (its type byte read): names it could not bind
+ * as planned, because another program removed or replaced them after
+ * ph_cover. Each is covered as it is now (ph_recover, under the registry
+ * lock), and sbx-init is told what to bind (init_binds). Returns 0, or -1
+ * when the helper has gone (the run then ends in run_exit_status). */
+static int
+run_rebind(struct run *r)
+{
+	struct buf msg = { 0 };
+	struct vec covered = { 0 };
+	uint32_t len, *idx = amalloc((r->im.nbinds + 1) * sizeof(*idx));
+	const char *why;
+	int n, dfd;
+
+	if (run_ctl_read(r, &len, 4) < 0)
+		return -1;
+	if (len > SBX_FRAME_MAX_BYTES)
+		die("sbx-init's rebind: %u bytes; the command did not run", len);
+	buf_grow(&msg, len + 1);
+	if (run_ctl_read(r, msg.p, len) < 0)
+		return -1;
+	if ((n = rebind_ask_decode(msg.p, len, r->im.nbinds, idx, &why)) < 0)
+		die("sbx-init's rebind: %s; the command did not run", why);
+	ph_lock();
+	dfd = ph_dir_open(true);
+	for (int i = 0; i < n; i++) {
+		const struct init_bind *b = &r->im.binds[idx[i]];
+		const char *was = b->path;
+
+		ph_recover(dfd, r->pl, &r->im.binds[idx[i]], &covered);
+		note("%s changed on this machine after sbx covered it (another program works there): %s", was,
+		    b->flags & IB_NONE ? "nothing to bind (covered above it, or the command could not make it)" :
+		    strcmp(b->path, was) == 0 ? "covered as it is now" :
+		    aprintf("%s is gone too: a placeholder there", b->path));
+	}
+	close(dfd);
+	ph_unlock();
+	rebind_answer_encode(r->im.binds, idx, (uint32_t)n, &msg);
+	n = frame_send(r->ctl, SBX_REBIND_ANSWER, msg.p, msg.n, NULL, 0);
+	free(msg.p);
+	return n;
+}
+
 /* Step: "R" from the inner helper: the command has started; with it,
- * the write observer's listener when sbx-init could install it. */
+ * the write observer's listener when sbx-init could install it. Before
+ * it, sbx-init may ask about names that changed (run_rebind). */
 static void
 run_wait_ready(struct run *r)
 {
 	char ch = r->ready_early ? 'R' : 0;
 	int fd = -1, nfd = 0;
 
-	if (!r->ready_early && recv_fds(r->ctl, &ch, 1, &fd, 1, &nfd, 0) == 1 && nfd == 1)
-		r->listener = fd;
+	while (!r->ready_early) {
+		ch = 0;
+		if (r->nearly)
+			(void)run_ctl_read(r, &ch, 1);
+		else if (recv_fds(r->ctl, &ch, 1, &fd, 1, &nfd, 0) == 1 && nfd == 1) {
+			if (ch == 'R')
+				r->listener = fd;
+			else
+				close(fd);
+		}
+		if (ch != SBX_REBIND_ASK || run_rebind(r) < 0)
+			break;
+	}
 	r->ready = r->inner > 0 && ch == 'R';
 	if (!sess.on) {	/* a session's init takes its execs on it (10f) */
 		close(r->ctl);
@@ -19946,6 +22083,8 @@ obs_writable_through_links(const struct plan *pl, const char *path)
 	return plan_is_writable(pl, joined);
 }
 
+#define SBX_NOTED_MAX	4096	/* -v's lines for distinct refusals: a session's log is on disk */
+
 /* Step: the observer's events, each judged against the plan (obs_judge);
  * the refusals go to the store. When the observer has gone: if the
  * command still runs and the observer did not end by itself (exit 0: no
@@ -19969,21 +22108,22 @@ run_take_observations(struct run *r, short revents)
 		r->obs_events++;
 		r->obs_lost += e.lost;
 		session_unobserved(e.lost);
+		if (obs_calls[e.call].what == OW_SETSID) {	/* a session made inside an exec (10f) */
+			session_setsid((uint32_t)strtoul(e.target, NULL, 10), e.sid);
+			continue;
+		}
 		attrib_event(r->pl, &e);	/* for the audit (9b) */
 		if ((e.flags & OBS_F_WHERE) || !obs_judge(r->pl, &e, norm, sizeof(norm), &v) ||
 		    (v.kind == VK_FILE && (obs_writable_through_links(r->pl, norm) || obs_failed_anyway(&e, norm))))
 			continue;
 		v.time_ms = wall_ms();
 		r->obs_refused++;
-		if (r->store) {
-			size_t before = r->store->v.n;
-
-			vstore_add(r->store, &v);
-			if (r->store->v.n == before)
-				continue;	/* -v shows each distinct refusal once; the summary counts them */
-		}
-		if (verbose) {	/* a file name may hold anything: no control byte reaches the terminal */
-			size_t k;
+		if (r->store && !vstore_add(r->store, &v))
+			continue;	/* -v shows each distinct refusal once; the summary counts them */
+		if (verbose && ++r->obs_noted == SBX_NOTED_MAX + 1)
+			note("observer: more than %d distinct refusals; the rest are counted, not shown", SBX_NOTED_MAX);
+		if (verbose && r->obs_noted <= SBX_NOTED_MAX) {
+			size_t k;	/* a file name may hold anything: no control byte reaches the terminal */
 
 			for (k = 0; v.target[k] && k < sizeof(shown) - 1; k++)
 				shown[k] = is_control((unsigned char)v.target[k]) ? '?' : v.target[k];
@@ -20139,9 +22279,16 @@ run_exit_status(const struct run *r)
 {
 	if (!r->ready && WIFEXITED(r->status) && WEXITSTATUS(r->status) == SBX_EXIT_FAILURE)
 		exit(SBX_EXIT_FAILURE);	/* the inner helper said why */
-	if (!r->ready)
+	if (!r->ready) {
+		const char *changed = plan_changed_path(r->pl);
+
+		if (changed)	/* not this machine's setup: another program's work, so no --check */
+			die_hint("run it again; if that program keeps changing it, run when it has finished",
+			    "bubblewrap could not build the sandbox (its message is above): %s changed on this machine "
+			    "while sbx was starting (another program works there); the command did not run", changed);
 		die_hint(bwrap_failure_hint(), "bubblewrap could not build the sandbox (its message is above); "
 		    "the command did not run");
+	}
 	if (WIFSIGNALED(r->status))
 		return 128 + WTERMSIG(r->status);
 	return WEXITSTATUS(r->status);
@@ -20470,7 +22617,7 @@ px_landlock(void)
 static void
 px_lockdown(void)
 {
-	struct bpf_opts o = { false, false, true, false, false };
+	struct bpf_opts o = { false, false, true, false, false, false, 0 };
 	int abi;
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -20631,7 +22778,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  *   sbx session start -c POLICY --name NAME
  *     '- the daemon: this sbx (setsid; stderr to ROOT/sessions/NAME.log)
  *          |- bwrap -> sbx --inner -> sbx-init (pid 1 inside, filtered; init_serve)
- *          |                              '- each exec: clone(CLONE_VM), its own group, execve
+ *          |                              '- each exec: clone(CLONE_VM), its own session, execve
  *          |- the proxy (on the first connection) and the write observer, as a run's
  *          |- sbx-tidy: removes ended execs' TMPDIRs, so the daemon never waits
  *          |  in an rmdir
@@ -20867,8 +23014,11 @@ session_client_close(struct sess_client *c)
 		rm_tree(c->tmpdir);
 	}
 	free(c->tmpdir);
-	free(c->own);
+	vstore_clear(&c->store);
 	free(c->cmdline);
+	for (size_t i = 0; c->id && i < sess.nsids; i++)	/* its sessions: no longer any running exec's */
+		if (sess.sids[i].exec == c->id)
+			sess.sids[i--] = sess.sids[--sess.nsids];
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
@@ -20962,6 +23112,7 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	}
 	buf_putc(&cmdline, '\0');
 	c->cmdline = cmdline.p;
+	vstore_init(&c->store, r->p, r->pl, c->cmdline);
 	sess.out.n = 0;
 	exec_req_encode(&e, &sess.out);
 	if (frame_send(r->ctl, 'E', sess.out.p, sess.out.n, fds, 3) < 0)
@@ -20971,106 +23122,186 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	sess.idle_since = 0;
 }
 
-/* Whose refusal is it? Every record the store keeps (vstore.added) goes
- * to the exec whose process made it:
- *  - the observer's events carry the caller's process group in the
- *    sandbox's innermost pid namespace (obs_read_pgid, read while the call
- *    waited), and an exec's group is its leader's pid, which init reports
- *    with "S". KERNEL: a group's number is not given to a new process
- *    while the group has members (the struct pid stays allocated, and with
- *    it its number), so a group left behind by an exec that ended never
- *    names a later exec.
- *  - a record of a group that is no running exec's (a process an exec left
- *    running: a dev server, or one that made a session of its own with
- *    setsid), or of no known group (the proxy's decisions: a connection
- *    does not say which process opened it; an event whose group could not
- *    be read) goes to every exec running, and to the session's log (-v,
- *    and the store at the end): none is hidden from the model whose
- *    command may be the one that meets it (a dev server's refused write
- *    told to the command that reaches the server). With one exec at a
- *    time, an agent's tool calls, the proxy's are exact too.
+/* Whose refusal is it? Every record the session's store takes
+ * (vstore.added) goes to the store of the exec whose process made it,
+ * each exec's its own (so one exec's thousands of refusals fill no later
+ * exec's report):
+ *  - the observer's events carry the caller's session id in the
+ *    sandbox's innermost pid namespace (obs_read_sid, read while the call
+ *    waited), and each exec is a session of its own (setsid in its child,
+ *    10a) whose id is its leader's pid, which init reports with "S".
+ *    KERNEL: the id is not the command's to change. setpgid(2) moves a
+ *    process only within its own session, and no call joins an existing
+ *    session: a process can only make a new one (setsid), with its own
+ *    pid as the id, and a session's observer program sees every setsid
+ *    (session_setsid), so a session made inside an exec stays that
+ *    exec's, however deep. (A process group would not do: in one session
+ *    a process can setpgid into any group, another exec's too, and have
+ *    its refusals charged there.) A session's number is not given to a
+ *    new process while the session has members (its struct pid stays
+ *    allocated), so one left behind by an exec that ended never names a
+ *    later exec.
+ *  - a record of a session that is no running exec's (a process an exec
+ *    left running: a dev server, whose exec has ended; a session made when
+ *    the table of them was full), or of no known session (the proxy's
+ *    decisions: a connection does not say which process opened it; an
+ *    event whose session could not be read) goes to every exec running,
+ *    and to the session's log (-v, and the store at the end): none is
+ *    hidden from the model whose command may be the one that meets it (a
+ *    dev server's refused write told to the command that reaches the
+ *    server). With one exec at a time, an agent's tool calls, the
+ *    proxy's are exact too.
  *  - an exec's first call can reach sbx before init's "S" for it (the
- *    child runs as init writes): a record of an unknown group waits while
- *    an exec has not started (sess.held), and goes to the one whose "S"
- *    names its group, or to everyone when none is left to start. */
-static void
-session_own(struct sess_client *c, size_t idx)
-{
-	if (idx == SIZE_MAX) {
-		c->unlisted++;	/* past the store's limit: counted, as the store counts it */
-		return;
-	}
-	if (idx >= c->nown) {	/* malloc, not the arena: the daemon lives for hours */
-		size_t n = c->nown ? c->nown : 16;
-		uint64_t *p;
+ *    child runs as init writes): a record of an unknown session waits
+ *    while an exec has not started (sess.held), and goes to the one whose
+ *    "S" names its session, or to everyone when none is left to start. */
 
-		while (n <= idx)
-			n *= 2;
-		if (!(p = realloc(c->own, n * sizeof(*p)))) {
-			c->unlisted++;
-			return;
-		}
-		memset(p + c->nown, 0, (n - c->nown) * sizeof(*p));
-		c->own = p;
-		c->nown = n;
-	}
-	c->own[idx]++;
+/* Is an exec asked for that has not said "S"? */
+static bool
+session_unstarted(void)
+{
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id && !sess.c[i].pid)
+			return true;
+	return false;
 }
 
+/* The exec of that id (asked for, not ended), or NULL. */
+static struct sess_client *
+session_exec_of(uint32_t exec)
+{
+	for (int i = 0; exec && i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id == exec)
+			return &sess.c[i];
+	return NULL;
+}
+
+/* The exec that session sid is of (its leader's session, or one made
+ * inside it), or NULL. *pending (may be NULL): sid was made inside an
+ * exec that has not said "S" yet. */
+static struct sess_client *
+session_owner(uint32_t sid, bool *pending)
+{
+	if (pending)
+		*pending = false;
+	if (!sid)
+		return NULL;
+	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
+		if (sess.c[i].id && sess.c[i].pid == sid)
+			return &sess.c[i];
+	for (size_t i = 0; i < sess.nsids; i++)
+		if (sess.sids[i].sid == sid) {
+			if (pending)
+				*pending = !sess.sids[i].exec;
+			return session_exec_of(sess.sids[i].exec);
+		}
+	return NULL;
+}
+
+/* The observer saw a process of session from make session sid (setsid):
+ * sid is from's exec's, or waits for the "S" of from's exec. A session of
+ * no exec's is not kept: its records go to every running exec. */
 static void
-session_own_all(size_t idx)
+session_setsid(uint32_t sid, uint32_t from)
+{
+	struct sess_client *c;
+	uint32_t wait = 0;
+	bool pending;
+
+	if (!sess.on || !sid)
+		return;
+	for (size_t i = 0; i < sess.nsids; i++)	/* a number used again: what it named has gone */
+		if (sess.sids[i].sid == sid)
+			sess.sids[i--] = sess.sids[--sess.nsids];
+	c = session_owner(from, &pending);
+	if (!c && pending) {
+		for (size_t i = 0; i < sess.nsids; i++)
+			if (sess.sids[i].sid == from)
+				wait = sess.sids[i].from;
+	} else if (!c && from && session_unstarted()) {
+		wait = from;
+	}
+	if ((c || wait) && sess.nsids < SBX_SESSION_MAX_SIDS) {
+		sess.sids[sess.nsids].sid = sid;
+		sess.sids[sess.nsids].exec = c ? c->id : 0;
+		sess.sids[sess.nsids++].from = c ? 0 : wait;
+	}
+}
+
+/* c has said "S" (its pid is its session): the sessions made inside it
+ * meanwhile are its. When no exec is left to start, those still waiting
+ * are no exec's. */
+static void
+session_sids_started(const struct sess_client *c)
+{
+	bool unstarted = session_unstarted();
+
+	for (size_t i = 0; i < sess.nsids; i++) {
+		if (sess.sids[i].exec)
+			continue;
+		if (c && sess.sids[i].from == c->pid) {
+			sess.sids[i].exec = c->id;
+			sess.sids[i].from = 0;
+		} else if (!unstarted) {
+			sess.sids[i--] = sess.sids[--sess.nsids];
+		}
+	}
+}
+
+/* v to every running exec's store. */
+static void
+session_own_all(const struct violation *v)
 {
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].id)
-			session_own(&sess.c[i], idx);
+			vstore_add(&sess.c[i].store, v);
 }
 
 /* vstore.added, in a session's daemon (the comment above). */
 static void
-session_attribute(const struct vstore *s, size_t idx, const struct violation *v)
+session_attribute(const struct vstore *s, const struct violation *v)
 {
-	bool unstarted = false;
+	struct sess_client *c;
+	bool pending;
 
 	(void)s;
-	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++) {
-		struct sess_client *c = &sess.c[i];
-
-		if (!c->id)
-			continue;
-		if (!c->pid)
-			unstarted = true;
-		else if (v->pgid && c->pid == v->pgid) {
-			session_own(c, idx);
-			return;
-		}
-	}
-	if (v->pgid && unstarted && sess.nheld < SBX_SESSION_MAX_HELD) {
-		sess.held[sess.nheld].idx = idx;
-		sess.held[sess.nheld++].pgid = v->pgid;
+	if ((c = session_owner(v->sid, &pending))) {
+		vstore_add(&c->store, v);
 		return;
 	}
-	session_own_all(idx);
+	if (v->sid && (pending || session_unstarted()) && sess.nheld < SBX_SESSION_MAX_HELD &&
+	    (sess.held[sess.nheld].k = vkept_new(v))) {
+		sess.held[sess.nheld++].sid = v->sid;
+		return;
+	}
+	session_own_all(v);
 }
 
-/* The records held for c, which has just said "S"; when no exec is left
- * to start, the rest go to every running exec. */
+/* The records held while an exec had not started, after an "S" or a "Z":
+ * each to the exec that owns it now; while one is left to start, the
+ * rest wait, and then they go to every running exec. */
 static void
-session_release_held(struct sess_client *c)
+session_release_held(void)
 {
+	bool unstarted = session_unstarted();
 	size_t k = 0;
 
-	for (size_t i = 0; i < sess.nheld; i++)
-		if (c && sess.held[i].pgid == c->pid)
-			session_own(c, sess.held[i].idx);
-		else
+	for (size_t i = 0; i < sess.nheld; i++) {
+		struct vkept *h = sess.held[i].k;
+		struct sess_client *c = session_owner(sess.held[i].sid, NULL);
+
+		if (!c && unstarted) {
 			sess.held[k++] = sess.held[i];
+			continue;
+		}
+		h->v.count = 1;	/* a held record is one time refused */
+		if (c)
+			vstore_add(&c->store, &h->v);
+		else
+			session_own_all(&h->v);
+		free(h);
+	}
 	sess.nheld = k;
-	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
-		if (sess.c[i].id && !sess.c[i].pid)
-			return;
-	for (size_t i = 0; i < sess.nheld; i++)
-		session_own_all(sess.held[i].idx);
-	sess.nheld = 0;
 }
 
 /* The observer's losses (its channel was full): whose they were is not
@@ -21080,36 +23311,7 @@ session_unobserved(uint32_t lost)
 {
 	for (int i = 0; lost && sess.on && i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].id)
-			sess.c[i].unobserved += lost;
-}
-
-/* The refusals an exec owns (session_attribute), as its block. */
-static void
-session_report(const struct run *r, const struct sess_client *c, struct buf *out)
-{
-	struct vstore part = { .json_fd = -1, .unlisted = c->unlisted, .unobserved = c->unobserved };
-	struct violation *copies = NULL;
-	void **list = NULL;
-	size_t n = 0, have = c->nown < r->store->v.n ? c->nown : r->store->v.n;
-
-	/* malloc, not the arena: the daemon lives for hours, a report is gone at once */
-	if (have) {
-		copies = calloc(have, sizeof(*copies));
-		list = calloc(have, sizeof(*list));
-	}
-	for (size_t i = 0; copies && list && i < have; i++) {
-		if (c->own[i]) {
-			copies[n] = *(const struct violation *)r->store->v.v[i];
-			copies[n].count = c->own[i];
-			list[n] = &copies[n];
-			n++;
-		}
-	}
-	part.v.v = list;
-	part.v.n = n;
-	report_block(&part, r->p, c->cmdline ? c->cmdline : "", out);
-	free(list);
-	free(copies);
+			sess.c[i].store.unobserved += lost;
 }
 
 /* A message from init: an exec started, or ended. */
@@ -21145,7 +23347,8 @@ session_from_init(struct run *r)
 			c->started = true;
 			c->pid = v[1];
 			sess.tidy_at = 0;	/* its command runs: session_tidy */
-			session_release_held(c);
+			session_sids_started(c);
+			session_release_held();
 		} else if (type == 'Z') {
 			/* its last calls' events and the proxy's decisions went out
 			 * before it could end: take them before the report */
@@ -21155,13 +23358,14 @@ session_from_init(struct run *r)
 			out->n = 0;
 			put_u32(out, v[1]);
 			buf_putn(out, sess.in.p + 8, sess.in.n - 8);
-			session_report(r, c, out);
+			report_block(&c->store, out);
 			if (c->fd >= 0)
 				frame_send(c->fd, 'Z', out->p, out->n, NULL, 0);
 			sess.tidy_at = now_ms() + SBX_SESSION_TIDY_DEFER_MS;	/* after the client has gone */
 			buf_recycle(out);
 			session_client_close(c);
-			session_release_held(NULL);	/* it may have been the last one not started */
+			session_sids_started(NULL);	/* it may have been the last one not started */
+			session_release_held();
 		}
 	}
 	buf_recycle(&sess.in);
@@ -22825,8 +25029,9 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 }
 
 /* The pure parts only the Linux runner uses (the bwrap argv's blob, the
- * messages to and from its inner helper, the observer's events): compiled
- * and unit-tested here too, named once so the compiler does not warn. */
+ * messages to and from its inner helper, the observer's events), and the
+ * placeholder sbx makes when sbx-init asks (ph_recover): compiled and
+ * unit-tested here too, named once so the compiler does not warn. */
 static void __attribute__((unused))
 mac_linux_only_parts(void)
 {
@@ -22847,6 +25052,11 @@ mac_linux_only_parts(void)
 	(void)frame_recv;
 	(void)exec_req_encode;
 	(void)exec_req_decode;
+	(void)rebind_ask_encode;
+	(void)rebind_ask_decode;
+	(void)rebind_answer_encode;
+	(void)rebind_answer_decode;
+	(void)ph_recover;
 }
 
 /* ---- 11d. --check on macOS ---------------------------------------------- */
@@ -22922,7 +25132,7 @@ static const struct cli_option cli_options[] = {
 	  "allow it (never applied)" },
 	{ "violations", 0, true, OPT_VIOLATIONS, "WHERE",
 	  "what was refused, after the command: stderr (srt's <sandbox_violations> block, the default), none, "
-	  "or a FILE that gets each refusal as a JSON line as it happens" },
+	  "or a FILE that gets each refusal as a JSON line as it happens (moved to FILE.1 past 4 MiB)" },
 	{ "violations-fd", 0, true, OPT_VIOLATIONS_FD, "N", "each refusal as a JSON line on descriptor N, as it happens" },
 	{ "control-fd", 0, true, OPT_CONTROL_FD, "N",
 	  "read policy updates from descriptor N >= 3 while the command runs (srt's protocol: one JSON settings "
@@ -22980,9 +25190,10 @@ usage(FILE *f)
 	}
 	fprintf(f,
 	    "\n"
-	    "Paths: ~ is $HOME, relative paths start at the current directory, dir/** is dir,\n"
-	    "globs (* ? [..] **) are expanded when the command starts. A mount cannot cover a\n"
-	    "file created later: a deny-read of a path that does not exist yet hides nothing.\n"
+	    "Paths: ~ is $HOME, relative paths start at the current directory, dir/** is\n"
+	    "what lies beneath the directory dir (not a file named dir), globs (* ? [..] **)\n"
+	    "are expanded when the command starts. A mount cannot cover a file created later:\n"
+	    "a deny-read of a path that does not exist yet hides nothing.\n"
 	    "\n"
 	    "Without -c, the default policy: reads open except ~/.ssh ~/.aws ~/.gnupg\n"
 	    "~/.config/gcloud ~/.kube ~/.docker/config.json ~/.netrc ~/.git-credentials;\n"
@@ -23902,7 +26113,7 @@ print_bpf(const struct policy *p, const struct cli *c, enum print_mode mode)
 {
 	const struct bpf_arch *arch = c->arch ? bpf_arch_named(c->arch) : bpf_native_arch();
 	struct bpf_opts o = { p->allow_all_unix_sockets, p->allow_nested_userns, mode == PM_BPF_PROXY,
-		mode == PM_BPF_OBSERVER, false };
+		mode == PM_BPF_OBSERVER, false, false, 0 };
 	struct bpf_prog prog;
 
 	if (!arch)
@@ -23967,7 +26178,7 @@ plan_note_mounts(const struct plan *pl)
 {
 	/* ORDER: enum mkind */
 	static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show",
-		"pin link", "init bind" };
+		"pin link", "init bind", "init pin" };
 
 	for (size_t i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
@@ -24010,8 +26221,9 @@ print_seatbelt(const struct policy *p, const struct plan *pl, const struct run_p
 }
 
 /* Where the refusals go as they happen: --violations=FILE (JSON lines,
- * appended, one write a record so a watcher can tail it), --violations-fd,
- * or nowhere (-1). Opened before the run: a bad FILE stops it there.
+ * appended, one write a record so a watcher can tail it; rotated to
+ * FILE.1 past its cap, vstore_json), --violations-fd, or nowhere: into
+ * s's sink. Opened before the run: a bad FILE stops it there.
  * SECURITY: sbx appends text the command chose (paths, hosts) to FILE, so
  * FILE must be a plain file of the caller's that the command cannot reach:
  * a symlink the command planted would aim those lines at ~/.bashrc (a
@@ -24019,18 +26231,21 @@ print_seatbelt(const struct policy *p, const struct plan *pl, const struct run_p
  * hang sbx in open(), a file inside a writable root could be forged or
  * swapped between runs. So: no symlink, no blocking open, a regular file
  * with one link owned by the caller, and not where the plan lets the
- * command write (as tamper_check does for sbx's own binary). */
-static int
-report_sink_open(const struct cli *c, const struct plan *pl)
+ * command write (as tamper_check does for sbx's own binary); its
+ * directory, held open, is where FILE.1 goes. */
+static void
+report_sink_open(const struct cli *c, const struct plan *pl, struct vstore *s)
 {
 	char real[PATH_MAX];
 	struct stat st;
 	int fd;
 
-	if (c->violations_fd >= 0)
-		return c->violations_fd;
+	if (c->violations_fd >= 0) {
+		s->json_fd = c->violations_fd;
+		return;
+	}
 	if (!c->violations || strcmp(c->violations, "stderr") == 0 || strcmp(c->violations, "none") == 0)
-		return -1;
+		return;
 	fd = openat(AT_FDCWD, c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
 	    0600);
 	if (fd < 0)
@@ -24044,35 +26259,51 @@ report_sink_open(const struct cli *c, const struct plan *pl)
 		    "--violations-fd", "--violations=%s: the command could write there (forge the report, or swap the "
 		    "file for a link); the command did not run", c->violations);
 	(void)fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);	/* blocking again: a record is written whole */
-	return fd;
+	if ((s->json_dir = openat(AT_FDCWD, path_dirname(real), O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		die("--violations=%s: cannot open its directory: %s; the command did not run", c->violations,
+		    strerror(errno));
+	s->json_fd = fd;
+	s->json_name = astrdup(strrchr(real, '/') + 1);
+}
+
+/* The command as ignore-violations' command texts are looked for in it:
+ * its words shell-quoted, joined by spaces (arena). */
+static const char *
+report_cmdline(char **cmd)
+{
+	struct buf b = { 0 };
+	const char *line;
+
+	for (size_t i = 0; cmd[i]; i++) {
+		if (i)
+			buf_putc(&b, ' ');
+		buf_put_shell_quoted(&b, cmd[i]);
+	}
+	buf_putc(&b, '\0');
+	line = astrdup(b.p);
+	free(b.p);
+	return line;
 }
 
 /* After the command: srt's block on stderr (--violations=stderr, the
  * default), unless the refusals went to a FILE or none were asked for. */
 static void
-report_print(const struct vstore *s, const struct plan *pl, const struct policy *p, const struct cli *c)
+report_print(const struct vstore *s, const struct plan *pl, const struct cli *c)
 {
-	struct buf cmdline = { 0 }, out = { 0 };
+	struct buf out = { 0 };
 	bool block = !c->violations || strcmp(c->violations, "stderr") == 0;
 
 	if (!block && !c->explain_run)
 		return;
-	for (size_t i = 0; c->cmd[i]; i++) {	/* what ignore-violations' command texts are found in */
-		if (i)
-			buf_putc(&cmdline, ' ');
-		buf_put_shell_quoted(&cmdline, c->cmd[i]);
-	}
-	buf_putc(&cmdline, '\0');
 	if (block)
-		report_block(s, p, cmdline.p, &out);
+		report_block(s, &out);
 	if (c->explain_run) {
 		if (out.n)
 			buf_putc(&out, '\n');
-		report_hints(s, pl, p, cmdline.p, &out);
+		report_hints(s, pl, &out);
 	}
 	if (out.n)
 		(void)write_all(2, out.p, out.n);
-	free(cmdline.p);
 	free(out.p);
 }
 
@@ -24082,17 +26313,19 @@ static int
 main_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
     const struct cli *c)
 {
-	struct vstore store = { .json_fd = -1 };	/* every refusal of the run, for the report (8) */
+	struct vstore store;	/* every refusal of the run, for the report (8) */
 	int rc;
 
-	store.json_fd = report_sink_open(c, pl);
+	vstore_init(&store, p, pl, report_cmdline(c->cmd));
+	report_sink_open(c, pl, &store);
 	run_state.store = &store;
 	rc = plat_run(p, pl, rp, rf, &store);
 	if (live.failed)
 		rc = SBX_EXIT_FAILURE;	/* stopped for its control fd (9d): its status is not the run's */
 	audit_after_run(pl);
 	run_state.store = NULL;
-	report_print(&store, pl, p, c);
+	report_print(&store, pl, c);
+	vstore_clear(&store);
 	if (verbose || getenv("SBX_REPORT_RSS"))
 		report_rss();
 	return rc;

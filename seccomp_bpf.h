@@ -129,6 +129,9 @@ enum {
 	X(utimensat, 280, 88) \
 	X(utime, 132, -1) \
 	X(utimes, 235, -1) \
+	X(futimesat, 261, -1) \
+	X(fchmod, 91, 52) \
+	X(fchown, 93, 55) \
 	X(setxattr, 188, 5) \
 	X(lsetxattr, 189, 6) \
 	X(fsetxattr, 190, 7) \
@@ -138,6 +141,11 @@ enum {
 	X(setxattrat, 463, 463) \
 	X(removexattrat, 466, 466) \
 	X(connect, 42, 203) \
+	X(sendto, 44, 206) \
+	X(sendmsg, 46, 211) \
+	X(sendmmsg, 307, 269) \
+	X(bind, 49, 200) \
+	X(setsid, 112, 157) \
 	X(prlimit64, 302, 261) \
 	X(fork, 57, -1) \
 	X(vfork, 58, -1) \
@@ -377,6 +385,15 @@ _Static_assert(__NR_utime == 132, "x86_64 number of utime");
 #  ifdef __NR_utimes
 _Static_assert(__NR_utimes == 235, "x86_64 number of utimes");
 #  endif
+#  ifdef __NR_futimesat
+_Static_assert(__NR_futimesat == 261, "x86_64 number of futimesat");
+#  endif
+#  ifdef __NR_fchmod
+_Static_assert(__NR_fchmod == 91, "x86_64 number of fchmod");
+#  endif
+#  ifdef __NR_fchown
+_Static_assert(__NR_fchown == 93, "x86_64 number of fchown");
+#  endif
 #  ifdef __NR_setxattr
 _Static_assert(__NR_setxattr == 188, "x86_64 number of setxattr");
 #  endif
@@ -403,6 +420,21 @@ _Static_assert(__NR_removexattrat == 466, "x86_64 number of removexattrat");
 #  endif
 #  ifdef __NR_connect
 _Static_assert(__NR_connect == 42, "x86_64 number of connect");
+#  endif
+#  ifdef __NR_sendto
+_Static_assert(__NR_sendto == 44, "x86_64 number of sendto");
+#  endif
+#  ifdef __NR_sendmsg
+_Static_assert(__NR_sendmsg == 46, "x86_64 number of sendmsg");
+#  endif
+#  ifdef __NR_sendmmsg
+_Static_assert(__NR_sendmmsg == 307, "x86_64 number of sendmmsg");
+#  endif
+#  ifdef __NR_bind
+_Static_assert(__NR_bind == 49, "x86_64 number of bind");
+#  endif
+#  ifdef __NR_setsid
+_Static_assert(__NR_setsid == 112, "x86_64 number of setsid");
 #  endif
 #  ifdef __NR_prlimit64
 _Static_assert(__NR_prlimit64 == 302, "x86_64 number of prlimit64");
@@ -573,6 +605,27 @@ _Static_assert(__NR_removexattrat == 466, "aarch64 number of removexattrat");
 #  ifdef __NR_connect
 _Static_assert(__NR_connect == 203, "aarch64 number of connect");
 #  endif
+#  ifdef __NR_sendto
+_Static_assert(__NR_sendto == 206, "aarch64 number of sendto");
+#  endif
+#  ifdef __NR_sendmsg
+_Static_assert(__NR_sendmsg == 211, "aarch64 number of sendmsg");
+#  endif
+#  ifdef __NR_sendmmsg
+_Static_assert(__NR_sendmmsg == 269, "aarch64 number of sendmmsg");
+#  endif
+#  ifdef __NR_bind
+_Static_assert(__NR_bind == 200, "aarch64 number of bind");
+#  endif
+#  ifdef __NR_setsid
+_Static_assert(__NR_setsid == 157, "aarch64 number of setsid");
+#  endif
+#  ifdef __NR_fchmod
+_Static_assert(__NR_fchmod == 52, "aarch64 number of fchmod");
+#  endif
+#  ifdef __NR_fchown
+_Static_assert(__NR_fchown == 55, "aarch64 number of fchown");
+#  endif
 #  ifdef __NR_prlimit64
 _Static_assert(__NR_prlimit64 == 261, "aarch64 number of prlimit64");
 #  endif
@@ -607,6 +660,12 @@ enum bpf_cmp {
 	CMP_NONE,	/* the syscall alone decides */
 	CMP_EQ,		/* low 32 bits of the argument == value */
 	CMP_ANY_BIT,	/* low 32 bits of the argument & value != 0 */
+	CMP_NULL,	/* the whole 64-bit argument is 0: a NULL pointer (value unused). A
+			 * pointer's low word alone would not do: a command that put a path
+			 * or an address at 0x7e0100000000 passes a pointer whose low 32
+			 * bits are 0, and the call would go unobserved */
+	CMP_KEY,	/* low 32 bits of the argument == the program's key (bpf_opts.key,
+			 * drawn per session; value unused); no key (0): the rule is left out */
 };
 
 enum rule_group {		/* which policy switch a rule belongs to */
@@ -615,6 +674,7 @@ enum rule_group {		/* which policy switch a rule belongs to */
 	RG_USERNS,		/* dropped by allow-nested-userns */
 	RG_PROXY,		/* only in the proxy's own filter: it parses hostile bytes */
 	RG_OBSERVE,		/* only in the write observer's USER_NOTIF program (bpf_opts.observe) */
+	RG_OBSERVE_SESSION,	/* ... and only in a session's (bpf_opts.session) */
 	RG_NOFORK,		/* only in the observer's own lockdown (bpf_opts.observer_lockdown) */
 	RG_NOREAD,		/* the proxy's, but not the observer's lockdown: reading the
 				 * command's memory is what the observer is for */
@@ -788,12 +848,17 @@ static const struct bpf_rule bpf_rules[] = {
 	OBS_(SC_link, "planting a hard link"), OBS_(SC_linkat, "planting a hard link"),
 	OBS_(SC_chmod, "changing modes"), OBS_(SC_fchmodat, "changing modes"), OBS_(SC_fchmodat2, "changing modes"),
 	OBS_(SC_chown, "changing owners"), OBS_(SC_fchownat, "changing owners"), OBS_(SC_lchown, "changing owners"),
-	OBS_(SC_utime, "changing times"), OBS_(SC_utimes, "changing times"),
-	/* futimens(fd) is utimensat(fd, NULL): no path, and the write open
-	 * of fd was observed; tar calls it once a file, so skipping it halves
-	 * the notifications of an unpack. The low word decides (a pointer
-	 * whose low 32 bits are 0 is not observed: a hint lost, never a hole) */
-	{ SC_utimensat,		1, CMP_EQ,	0,				SBX_RET_ALLOW, RG_OBSERVE,
+	/* by descriptor: one opened only to read (not observed) changes modes
+	 * and owners too, and is refused on a read-only mount all the same */
+	OBS_(SC_fchmod, "changing modes by descriptor"), OBS_(SC_fchown, "changing owners by descriptor"),
+	OBS_(SC_utime, "changing times"), OBS_(SC_utimes, "changing times"), OBS_(SC_futimesat, "changing times"),
+	/* futimens(fd) is utimensat(fd, NULL): no path, and a write open of
+	 * fd was observed; tar calls it once a file, so skipping it halves the
+	 * notifications of an unpack (one on a descriptor opened only to read,
+	 * refused on a read-only mount, goes unreported: a hint lost). The
+	 * whole pointer decides (CMP_NULL): a path at an address whose low
+	 * word is 0 is observed like any other */
+	{ SC_utimensat,		1, CMP_NULL,	0,				SBX_RET_ALLOW, RG_OBSERVE,
 	  "observer: futimens(fd), utimensat with no path: the open was observed" },
 	OBS_(SC_utimensat, "changing times"),
 	OBS_(SC_setxattr, "writing an xattr"), OBS_(SC_lsetxattr, "writing an xattr"),
@@ -801,6 +866,32 @@ static const struct bpf_rule bpf_rules[] = {
 	OBS_(SC_removexattr, "removing an xattr"), OBS_(SC_lremovexattr, "removing an xattr"),
 	OBS_(SC_fremovexattr, "removing an xattr"), OBS_(SC_removexattrat, "removing an xattr"),
 	OBS_(SC_connect, "every connect: sbx judges the address (a direct connection past the proxy)"),
+	/* an address reached without connect: a UDP datagram (a DNS query to
+	 * a server outside), TCP fast open (MSG_FASTOPEN). send() is
+	 * sendto(fd, buf, len, flags, NULL, 0), on a connected socket: not
+	 * observed. sendmsg's and sendmmsg's addresses are in memory: every
+	 * call (the observer reads them) */
+	{ SC_sendto,		4, CMP_NULL,	0,				SBX_RET_ALLOW, RG_OBSERVE,
+	  "observer: send(), sendto with no address: a connected socket's" },
+	OBS_(SC_sendto, "sendto with an address: sbx judges it (a datagram past the proxy, TCP fast open)"),
+	OBS_(SC_sendmsg, "sendmsg: its address is in memory, so every call"),
+	OBS_(SC_sendmmsg, "sendmmsg: its addresses are in memory, so every call"),
+	OBS_(SC_bind, "bind: a Unix socket's path is a name written"),
+	/* A session's execs are each a session of their own (setsid in the
+	 * exec's child, 10a), and a refusal is its exec's by the caller's
+	 * session id: a process can never join another session, only make a
+	 * new one, and that is seen here, so the new session stays the exec's
+	 * (10f, session_attribute). An exec's own setsid, from sbx-init, is
+	 * not stopped (a hop to the observer and back on every exec): it
+	 * passes the session's key, a random word in an argument setsid
+	 * ignores, which no process inside can read (it is in sbx-init's
+	 * memory, not dumpable, and in this program). One that guessed it
+	 * would make a session nobody sees made, whose refusals go to every
+	 * running exec (its own included): nothing is hidden */
+	{ SC_setsid,		0, CMP_KEY,	0,				SBX_RET_ALLOW, RG_OBSERVE_SESSION,
+	  "observer (a session): an exec's own, from sbx-init (the session's key)" },
+	{ SC_setsid,		0, CMP_NONE,	0,	SBX_RET_USER_NOTIF,	RG_OBSERVE_SESSION,
+	  "observer (a session): a new session, its creator's exec's" },
 	/* The audit's attribution (sbx.c 9b): the observer reads a call's
 	 * path while the call waits, and the kernel reads it again after; what
 	 * lets another process change those bytes, the descriptors or the cwd
@@ -837,6 +928,7 @@ static const struct bpf_rule bpf_rules[] = {
  *   for each syscall with rules:
  *     jeq NR ? next : next_syscall
  *     for each rule: [ld args[i].lo; jeq/jset VALUE ? next : next_rule]
+ *                    [CMP_NULL: ld args[i].hi; jeq 0 ? next : next_rule]
  *                    ret ACTION
  *                    [next_rule]
  *     ret ALLOW                             if it tested an argument: none matched
@@ -865,7 +957,8 @@ static const struct bpf_rule bpf_rules[] = {
  * 64-bit, but socket()'s domain and ioctl()'s request are ints, and the
  * kernel ignores the upper half. A 64-bit equality test would miss
  * socket(AF_UNIX | 1UL << 32, ...) and wave it through. The cBPF accumulator
- * is 32 bits wide, so loading the low word IS the mask. */
+ * is 32 bits wide, so loading the low word IS the mask. A pointer is the
+ * exception (CMP_NULL): all 64 bits are the address, so NULL is both words. */
 
 #define SBX_BPF_MAX_INSNS	512
 #define SBX_BPF_MAX_LABELS	256	/* one per syscall block and per argument test, and two more */
@@ -881,8 +974,11 @@ struct bpf_prog {
  * (proxy = true) keeps every group but the observer's two; the observer's
  * lockdown (observer_lockdown, with proxy) is the proxy's with no new
  * process and process_vm_readv; observe: the write observer's USER_NOTIF
- * program alone. */
-struct bpf_opts { bool allow_unix; bool allow_userns; bool proxy; bool observe; bool observer_lockdown; };
+ * program alone, with session: a session's (setsid observed too). */
+struct bpf_opts {
+	bool allow_unix; bool allow_userns; bool proxy; bool observe; bool observer_lockdown; bool session;
+	uint32_t key;		/* CMP_KEY's value (a session's observer program); 0: none */
+};
 
 /* The label every jump field names unless told otherwise: the next
  * instruction, a distance of 0. */
@@ -902,8 +998,10 @@ struct bpf_asm {
 static bool
 bpf_rule_kept(const struct bpf_rule *r, const struct bpf_opts *o)
 {
-	if (o->observe || r->group == RG_OBSERVE)
-		return o->observe && r->group == RG_OBSERVE;
+	if (r->cmp == CMP_KEY && !o->key)
+		return false;
+	if (o->observe || r->group == RG_OBSERVE || r->group == RG_OBSERVE_SESSION)
+		return o->observe && (r->group == RG_OBSERVE || (r->group == RG_OBSERVE_SESSION && o->session));
 	if (r->group == RG_NOFORK)
 		return o->observer_lockdown;
 	if (r->group == RG_NOREAD)
@@ -1092,8 +1190,12 @@ bpf_assemble(const struct bpf_arch *arch, const struct bpf_opts *o, struct bpf_p
 				unsigned next_rule = bpf_label_new(&a);
 
 				bpf_stmt(&a, BPF_LD | BPF_W | BPF_ABS, SD_ARG_LO(r->arg), (int)j);
-				bpf_jump_to(&a, BPF_JMP | (r->cmp == CMP_EQ ? BPF_JEQ : BPF_JSET) | BPF_K, r->value,
-				    LBL_NEXT, next_rule, (int)j);
+				bpf_jump_to(&a, BPF_JMP | (r->cmp == CMP_ANY_BIT ? BPF_JSET : BPF_JEQ) | BPF_K,
+				    r->cmp == CMP_NULL ? 0 : r->cmp == CMP_KEY ? o->key : r->value, LBL_NEXT, next_rule, (int)j);
+				if (r->cmp == CMP_NULL) {	/* and the high word */
+					bpf_stmt(&a, BPF_LD | BPF_W | BPF_ABS, SD_ARG_HI(r->arg), (int)j);
+					bpf_jump_to(&a, BPF_JMP | BPF_JEQ | BPF_K, 0, LBL_NEXT, next_rule, (int)j);
+				}
 				bpf_stmt(&a, BPF_RET | BPF_K, r->action, (int)j);
 				bpf_label(&a, next_rule);
 				tested = true;
@@ -1142,8 +1244,10 @@ bpf_value_name(const struct bpf_rule *r, char *buf, size_t n)
 		return r->value == SBX_AF_UNIX ? "AF_UNIX" : r->value == SBX_AF_VSOCK ? "AF_VSOCK" : "?";
 	if (r->sc == SC_ioctl)
 		return r->value == SBX_TIOCSTI ? "TIOCSTI" : r->value == SBX_TIOCLINUX ? "TIOCLINUX" : "?";
-	if (r->sc == SC_utimensat)
-		return r->value == 0 ? "NULL" : "?";
+	if (r->cmp == CMP_NULL)
+		return "NULL";
+	if (r->cmp == CMP_KEY)
+		return "the session's key";
 	if (r->sc == SC_prlimit64)
 		return r->value == 0 ? "0 (itself)" : "?";
 	if (r->sc == SC_open || r->sc == SC_openat)
@@ -1194,7 +1298,8 @@ bpf_disassemble(const struct bpf_prog *p, FILE *f)
 		if (code == (BPF_LD | BPF_W | BPF_ABS)) {
 			loaded = in->k == SD_ARCH ? "arch" : in->k == SD_NR ? "nr" : "arg";
 			if (in->k >= SD_ARGS)
-				snprintf(text, sizeof(text), "ld  args[%u].lo", (in->k - SD_ARGS) / 8);
+				snprintf(text, sizeof(text), "ld  args[%u].%s", (in->k - SD_ARGS) / 8,
+				    (in->k - SD_ARGS) % 8 ? "hi" : "lo");
 			else
 				snprintf(text, sizeof(text), "ld  %s", loaded);
 		} else if ((code & 0x07) == BPF_JMP) {

@@ -112,7 +112,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fuzz_fail("rewritten request does not start with its method and /");
 			if (count_headers(out, on, "host:") != 1)
 				fuzz_fail("rewritten request has %d Host headers", count_headers(out, on, "host:"));
-			snprintf(hostline, sizeof(hostline), "\r\nHost: %s", r.host);
+			{	/* the target's host in its canonical form (what the policy judged), bracketed if IPv6 */
+				char canon[SBX_MAX_HOST_BYTES + 64];
+
+				if (match_canonical_host(r.host, canon, sizeof(canon)) == 0)
+					snprintf(hostline, sizeof(hostline), strchr(canon, ':') ? "\r\nHost: [%s]" : "\r\nHost: %s",
+					    canon);
+				else
+					snprintf(hostline, sizeof(hostline), "\r\nHost: %s", r.host);
+			}
 			if (!memmem(out, on, hostline, strlen(hostline)))
 				fuzz_fail("the Host header is not the target's (%s)", r.host);
 			if (count_headers(out, on, "proxy-"))

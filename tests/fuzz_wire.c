@@ -5,9 +5,11 @@
  * (px_decision_decode; and a message of them batched, walked with
  * px_decision_next), the write observer's events (obs_event_decode),
  * the network tables sbx sends the proxy (net_tables_decode) and the MITM
- * route's ask and answer (mitm_decode).
+ * route's ask and answer (mitm_decode), and sbx-init's rebind ask and sbx's
+ * answer (rebind_ask_decode, rebind_answer_decode).
  * The first byte picks the decoder (4: the observer's events, 5: the
- * network tables, 8: the MITM messages, 9: a session's exec request, each chosen so that no earlier
+ * network tables, 8: the MITM messages, 9: a session's exec request, 10: a
+ * rebind, each chosen so that no earlier
  * corpus input changes decoder; otherwise byte % 4); the rest is its input. Each side of every pair may be the one a memory bug took over, so
  * each decoder must refuse what it cannot account for.
  *
@@ -20,11 +22,15 @@
  *     take (patterns that check, ranges that parse, reasons without control
  *     bytes), and its memory is the decoder's own (malloc, freed whole);
  *   - a decoded observer event names a known call, has a comm without
- *     control bytes, and an absolute path or, for connect, an address (its
- *     pid and process group, any values, round-trip with the rest);
+ *     control bytes, and an absolute path, for a connect or a send an
+ *     address, for setsid a session id (its pid and session, any values,
+ *     round-trip with the rest);
  *   - a decoded control message has absolute link paths, ports 1..65535,
  *     known flags, at least one argument, and bridge socat fully or not at
  *     all described;
+ *   - a decoded rebind ask names binds that exist, rising; a decoded answer
+ *     replaces exactly the binds asked about, with absolute paths and known
+ *     flags;
  *   - a decoded handed-fd message has a known role for each descriptor and
  *     at most one expose-port channel, and uses no more bytes than it was
  *     given (what follows it is the next message on the stream).
@@ -200,8 +206,10 @@ fuzz_observer(const unsigned char *b, size_t n)
 	for (const char *q = e.comm; *q; q++)
 		if (is_control((unsigned char)*q))
 			fuzz_fail("observer: a control byte in comm");
-	if (obs_calls[e.call].connect ? !obs_is_address(e.target) : e.target[0] != '/')
-		fuzz_fail("observer: a target that is neither an absolute path nor an address");
+	if (obs_calls[e.call].what == OW_SETSID ? !obs_is_sid(e.target) :
+	    obs_calls[e.call].what == OW_PATH || obs_calls[e.call].what == OW_BIND ? e.target[0] != '/' :
+	    !obs_is_address(e.target))
+		fuzz_fail("observer: a target that is not what its call names (a path, an address, a session)");
 	if (obs_event_encode(&e, again) != n || memcmp(again, b, n) != 0)
 		fuzz_fail("observer: a %zu-byte record does not encode back to itself", n);
 }
@@ -268,6 +276,60 @@ fuzz_exec_req(const char *b, size_t n)
 	free(again.p);
 }
 
+/* A rebind (run_rebind): the first byte is how many binds the instructions
+ * hold; the rest is decoded as an ask, then as the answer about the first
+ * of them (up to three). */
+static void
+fuzz_rebind(const unsigned char *b, size_t n)
+{
+	struct init_bind binds[256];
+	uint32_t nbinds, idx[256], count;
+	struct buf again = { 0 };
+	const char *why = NULL;
+	int k;
+
+	if (n < 1)
+		return;
+	nbinds = b[0];
+	b++;
+	n--;
+	if ((k = rebind_ask_decode((const char *)b, n, nbinds, idx, &why)) < 0) {
+		if (!why)
+			fuzz_fail("rebind ask: refused without a reason");
+	} else {
+		for (int i = 0; i < k; i++)
+			if (idx[i] >= nbinds || (i && idx[i] <= idx[i - 1]))
+				fuzz_fail("rebind ask: index %u accepted", idx[i]);
+		rebind_ask_encode(idx, (uint32_t)k, &again);
+		if (again.n != n || memcmp(again.p, b, n) != 0)
+			fuzz_fail("rebind ask: %zu bytes encode back to %zu other bytes", n, again.n);
+	}
+	count = nbinds < 3 ? nbinds : 3;
+	for (uint32_t i = 0; i < nbinds; i++)
+		binds[i] = (struct init_bind){ "/unchanged", 1, 1, 0 };
+	for (uint32_t i = 0; i < count; i++)
+		idx[i] = i;
+	why = NULL;
+	if (!count)
+		;
+	else if (rebind_answer_decode((const char *)b, n, binds, idx, count, &why) < 0) {
+		if (!why)
+			fuzz_fail("rebind answer: refused without a reason");
+		for (uint32_t i = 0; i < nbinds; i++)
+			if (strcmp(binds[i].path, "/unchanged") != 0)
+				fuzz_fail("rebind answer: refused, yet bind %u changed", i);
+	} else {
+		for (uint32_t i = 0; i < nbinds; i++)
+			if (i >= count ? strcmp(binds[i].path, "/unchanged") != 0 :
+			    binds[i].path[0] != '/' || (binds[i].flags & ~(uint32_t)(IB_PIN | IB_NONE)))
+				fuzz_fail("rebind answer: bind %u is not what was asked about", i);
+		rebind_answer_encode(binds, idx, count, &again);
+		if (again.n != n || memcmp(again.p, b, n) != 0)
+			fuzz_fail("rebind answer: %zu bytes encode back to %zu other bytes", n, again.n);
+	}
+	free(again.p);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -295,6 +357,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (data[0] == 9) {
 		fuzz_exec_req(copy, size - 1);
+		free(copy);
+		arena_reset();
+		return 0;
+	}
+	if (data[0] == 10) {
+		fuzz_rebind((const unsigned char *)copy, size - 1);
 		free(copy);
 		arena_reset();
 		return 0;

@@ -194,6 +194,47 @@ EOF
 	[ ! -e "$P/later.gitconfig" ] && [ ! -e "$P/filters" ] || fail "host: a placeholder was left behind"
 }
 
+t_git_config_unparsable_runs() { # a .git/config git cannot parse: the run goes on with one warning; config, hooks and what its other lines name stay read-only
+	git_env
+	git_project "$P"
+	mkdir -p "$P/.githooks"
+	# a line git stops at, then a hooksPath git reads the day the line is fixed
+	printf '[core]\n\tbare = false\n[broken\n[core]\n\thooksPath = .githooks\n' >"$P/.git/config"
+	git -C "$P" status >/dev/null 2>&1 && fail "setup: git accepts the broken config"
+	cp "$P/.git/config" "$T/config.before"
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<EOF
+config append $P/.git/config
+config_rename rename $P/.git/config $P/.git/config.old
+hook create $P/.git/hooks/pre-commit
+hookspath create $P/.githooks/pre-commit
+ctl_file append $P/file.txt
+ctl_gitdir create $P/.git/newfile
+EOF
+	expect_ops <<'EOF'
+config EROFS
+config_rename EBUSY|EROFS
+hook EROFS
+hookspath EROFS
+ctl_file ok
+ctl_gitdir ok
+EOF
+	expect_eq "$(grep -c "config:3: a line git cannot parse" <<<"$ERR")" 1 "one warning line, naming the file and the line"
+	cmp -s "$P/.git/config" "$T/config.before" || fail "the broken config changed (the person's file, left as it was)"
+	[ ! -e "$P/.git/config.sbx-disabled" ] || fail "the person's config was renamed"
+	# control: the line fixed, git works inside and there is no warning
+	printf '[core]\n\tbare = false\n[core]\n\thooksPath = .githooks\n' >"$P/.git/config"
+	run_sbx -c "$T/p" -- git status --short
+	expect_rc 0 "git status inside, the config fixed"
+	expect_not_contains "$ERR" "cannot parse" "no warning for a good config"
+	# still refused: a config sbx cannot read as git does (git reads past a NUL byte; sbx cannot say what it sees)
+	printf '[core]\n\tbare = false # \0\n[core]\n\thooksPath = .githooks\n' >"$P/.git/config"
+	run_sbx -c "$T/p" -- true
+	expect_rc 125 "a config with a NUL byte"
+	expect_contains "$ERR" "cannot read as git does" "the NUL refusal names why"
+}
+TESTS+=(git_config_unparsable_runs)
+
 t_git_worktree_commit() { # a worktree whose main repository is outside the writable root: commit works, the rest is read-only
 	git_env
 	git_project "$O/main"
@@ -221,7 +262,7 @@ main_file EROFS
 head EROFS
 wt_commondir EROFS
 wt_gitdir EROFS
-wt_new ok|EROFS
+wt_new EEXIST|EROFS
 ctl_refs ok
 ctl_wt_index ok
 EOF
@@ -281,13 +322,15 @@ t_git_deep_and_renamed_repos() { # beyond the scan's depth: the person's hooks k
 	git -C "$P/a/b/c/deep" config core.pager cat   # the person's own setting
 	policy p <<<"allow-write ."
 	sleep 0.1   # the audit takes what changed from 20 ms before the run on as the command's
-	# run 1 prepares a repository-shaped directory that is not a repository yet
-	run_sbx -c "$T/p" -- sh -ec "git init -q --bare prep; git --git-dir=prep config core.fsmonitor $pay; mv prep/config prep/cfg"
+	# run 1 prepares a directory that is not a repository yet (no config, no refs: nothing to
+	# audit, nothing the next run's scan takes for a repository to protect)
+	run_sbx -c "$T/p" -- sh -ec "git init -q --bare prep; git --git-dir=prep config core.fsmonitor $pay
+		mv prep/config prep/cfg; mv prep/refs prep/rfs"
 	expect_rc 0 "run 1"
 	run_sbx -c "$T/p" -- sh -ec "
 		cd a/b/c/deep; echo x >>file.txt; git -c core.fsmonitor=false commit -qam inside
 		printf '#!/bin/sh\n$pay\n' >.git/hooks/post-commit; chmod +x .git/hooks/post-commit; cd - >/dev/null
-		mv prep/cfg prep/config; mkdir -p x/y/z/w; mv prep x/y/z/w/.git; echo DONE"
+		mv prep/cfg prep/config; mv prep/rfs prep/refs; mkdir -p x/y/z/w; mv prep x/y/z/w/.git; echo DONE"
 	expect_rc 0 "run 2"; expect_contains "$OUT" DONE "run 2"
 	expect_contains "$ERR" "neutralised $P/a/b/c/deep/.git/hooks/post-commit" "the hook added to the deep repository"
 	expect_contains "$ERR" "neutralised $P/x/y/z/w/.git/config" "the directory renamed to .git"
@@ -385,13 +428,142 @@ t_git_bare_repo_pointed_at_later() { # a bare repository made in one run, a .git
 	expect_rc 0 "run 3"
 	expect_not_contains "$ERR" "mine.git" "the person's bare repository"
 	[ -x "$P/q2/mine.git/hooks/pre-receive" ] || fail "host: the person's bare repository's hook was touched"
-	# the attack on it: a hook added to the person's bare repository (a push to it runs it)
-	run_sbx -c "$T/p" -- sh -ec "printf '#!/bin/sh\n$pay\n' > mine.git/hooks/post-receive; chmod +x mine.git/hooks/post-receive"
-	expect_rc 0 "run 4"
-	expect_contains "$ERR" "neutralised $P/q2/mine.git/hooks/post-receive" "a hook added to the person's bare repository"
-	[ -x "$P/q2/mine.git/hooks/pre-receive" ] || fail "host: the person's own hook was touched by the audit"
+	# the attack on it: a hook added to the person's bare repository (a push to it runs it):
+	# its hooks are read-only, as a .git's are (git_bare_repo_held)
+	run_sbx -c "$T/p" -- sh -c "(printf '#!/bin/sh\n$pay\n' > mine.git/hooks/post-receive) 2>/dev/null && echo WROTE; echo DONE"
+	expect_rc 0 "run 4"; expect_contains "$OUT" DONE "run 4"
+	expect_not_contains "$OUT" WROTE "a hook added to the person's bare repository"
+	[ ! -e "$P/q2/mine.git/hooks/post-receive" ] || fail "host: a hook was added to the person's bare repository"
+	[ -x "$P/q2/mine.git/hooks/pre-receive" ] || fail "host: the person's own hook was touched"
 }
 TESTS+=(git_bare_repo_pointed_at_later)
+
+# The entries of an existing repository through which git runs code, when they are missing:
+# held before the run (an empty placeholder, read-only), not cleaned up after it, so the audit
+# has nothing to neutralise. Each attack writes real content; the person's git runs outside
+# afterwards, with extensions.worktreeConfig switched on as `git sparse-checkout init` does.
+git_attack_writes() { # git_attack_writes FILE... : a shell snippet writing an fsmonitor config to each FILE
+	local f
+	for f in "$@"; do
+		printf '(printf "[core]\\n\\tfsmonitor = %%s\\n" "$PAY" > %s) 2>/dev/null && echo "WROTE %s"; ' "$f" "$f"
+		printf 'mv -f "$EVIL/config" %s 2>/dev/null && echo "RENAMED ONTO %s"; cp "$EVIL/config.keep" "$EVIL/config"; ' "$f" "$f"
+	done
+}
+t_git_missing_entries_held() { # config.worktree, commondir in submodule and nested repositories, worktrees/*/config.worktree: held before the run; git works inside and out
+	git_env
+	local pay; pay=$(git_payload held)
+	git_project "$P"
+	git -C "$P" worktree add -q "$O/wt" -b wtb 2>/dev/null || fail "setup: worktree add"
+	mkdir -p "$P/.git/modules"; git init -q --separate-git-dir "$P/.git/modules/sub" "$T/subwt" >/dev/null || fail "setup: modules/sub"
+	git -C "$T/subwt" commit -q --allow-empty -m sub || fail "setup: a commit in the submodule"
+	git_project "$P/nested"
+	# a common directory the command would point a commondir at: a config that runs the payload
+	mkdir -p "$P/evil/hooks"; printf '[core]\n\tfsmonitor = %s\n' "$pay" >"$P/evil/config"
+	cp "$P/evil/config" "$P/evil/config.keep"
+	printf '.git/\nnested/\nevil/\n' >"$P/.git/info/exclude"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -c "PAY=$pay EVIL=$P/evil; $(git_attack_writes "$P/.git/config.worktree" \
+		"$P/.git/worktrees/wt/config.worktree" "$P/.git/modules/sub/config.worktree" \
+		"$P/nested/.git/config.worktree")
+		(echo ../../../evil > $P/.git/modules/sub/commondir) 2>/dev/null && echo 'WROTE modules/sub/commondir'
+		(echo ../../evil > $P/nested/.git/commondir) 2>/dev/null && echo 'WROTE nested/.git/commondir'
+		# control: git works inside, with the placeholders in place
+		git status --short >/dev/null && git commit -q --allow-empty -m inside && echo TOP-OK
+		git -C nested status --short >/dev/null && git -C nested commit -q --allow-empty -m inside && echo NESTED-OK
+		git -C $T/subwt status --short >/dev/null && echo SUB-OK
+		git -C $O/wt status --short >/dev/null && echo WT-OK
+		cat .git/config.worktree .git/modules/sub/commondir; echo CAT-OK"
+	expect_rc 0 "the attacks and git inside"
+	expect_not_contains "$OUT" WROTE "a write of a held entry"
+	expect_not_contains "$OUT" RENAMED "a rename onto a held entry"
+	for w in TOP-OK NESTED-OK SUB-OK WT-OK CAT-OK; do expect_contains "$OUT" "$w" "git inside ($w)"; done
+	expect_not_contains "$ERR" neutralised "the audit (nothing was created to clean up)"
+	for f in .git/config.worktree .git/worktrees/wt/config.worktree .git/modules/sub/config.worktree \
+		.git/modules/sub/commondir nested/.git/config.worktree nested/.git/commondir; do
+		[ ! -e "$P/$f" ] || fail "host: $f left behind after the run"
+	done
+	# the person's git outside, afterwards, with config.worktree switched on
+	git -C "$P" config extensions.worktreeConfig true; git -C "$P/nested" config extensions.worktreeConfig true
+	git -C "$T/subwt" config extensions.worktreeConfig true
+	git_outside "$P"; git_outside "$O/wt"; git_outside "$T/subwt"; git_outside "$P/nested"
+	expect_no_payload "git outside after the run"
+	expect_eq "$(git -C "$P" log -1 --format=%s)" outside "host: the person's commit after the run (control)"
+	expect_eq "$(git -C "$P" log -2 --format=%s | tail -1)" inside "host: the commit made inside (control)"
+}
+TESTS+=(git_missing_entries_held)
+
+t_git_bare_repo_held() { # the person's bare repository in a root: its hooks, config and missing entries read-only before the run; a push works inside
+	git_env
+	local pay; pay=$(git_payload barehook)
+	git_project "$P"
+	git init -q --bare "$P/mine.git" || fail "setup: a bare repository"
+	printf '#!/bin/sh\nexit 0\n' >"$P/mine.git/hooks/pre-receive"; chmod +x "$P/mine.git/hooks/pre-receive"
+	printf 'mine.git/\n' >"$P/.git/info/exclude"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -c "
+		(printf '#!/bin/sh\n$pay\n' > mine.git/hooks/post-receive) 2>/dev/null && echo 'WROTE hooks/post-receive'
+		(printf '[core]\n\thooksPath = $O\n' >> mine.git/config) 2>/dev/null && echo 'WROTE config'
+		(printf '[core]\n\thooksPath = $O\n' > mine.git/config.worktree) 2>/dev/null && echo 'WROTE config.worktree'
+		(echo ../evil > mine.git/commondir) 2>/dev/null && echo 'WROTE commondir'
+		git push -q ./mine.git HEAD:refs/heads/inside && echo PUSH-OK"
+	expect_rc 0 "the attacks and a push inside"
+	expect_not_contains "$OUT" WROTE "a write into the bare repository's hooks, config or missing entries"
+	expect_contains "$OUT" PUSH-OK "a push into the bare repository inside (control)"
+	expect_not_contains "$ERR" neutralised "the audit (nothing was created to clean up)"
+	[ ! -e "$P/mine.git/config.worktree" ] && [ ! -e "$P/mine.git/commondir" ] || fail "host: a placeholder left behind"
+	# the person's push, outside, afterwards: runs the hooks the repository had, and nothing else
+	git -C "$P" config extensions.worktreeConfig true
+	git -C "$P" push -q ./mine.git HEAD:refs/heads/outside >/dev/null 2>&1 || fail "the person's push outside"
+	expect_no_payload "a push into the bare repository outside, after the run"
+	expect_eq "$(git -C "$P/mine.git" rev-parse -q --verify refs/heads/inside)" "$(git -C "$P" rev-parse HEAD)" \
+		"host: the push made inside (control)"
+}
+TESTS+=(git_bare_repo_held)
+
+t_git_stopped_merge_strategy() { # a rebase or cherry-pick left stopped naming its merge strategy as a path: the person's --continue runs nothing
+	git_env
+	local pay; pay=$(git_payload strategy)
+	git_project "$P"
+	git -C "$P" checkout -q -b side
+	echo s >"$P/file.txt"; git -C "$P" commit -qam s
+	git -C "$P" checkout -q -b other HEAD~1
+	echo o >"$P/file.txt"; git -C "$P" commit -qam o1
+	echo o2 >"$P/o2.txt"; git -C "$P" add o2.txt; git -C "$P" commit -qm o2
+	git -C "$P" checkout -q -b work HEAD~2
+	echo two >"$P/two.txt"; git -C "$P" add two.txt; git -C "$P" commit -qm two
+	printf 'git-merge-../\n' >"$P/.git/info/exclude"
+	# the payload where git runs it: "git-merge-" + "../x" is the path git-merge-../x, from the top
+	local setup="mkdir -p git-merge-..; printf '#!/bin/sh\\n$pay\\nexit 1\\n' > git-merge-../x; chmod +x git-merge-../x"
+	printf '#!/bin/sh\nsed -i "1i break" "$1"\n' >"$T/seqed.sh"; chmod +x "$T/seqed.sh"
+	policy p <<<"allow-write ."
+	# a rebase of work onto side, stopped at once, its strategy file naming the payload
+	run_sbx -c "$T/p" -- sh -c "$setup; GIT_SEQUENCE_EDITOR=$T/seqed.sh git rebase -q -i side
+		echo ../x > .git/rebase-merge/strategy; echo STOPPED"
+	expect_rc 0; expect_contains "$OUT" STOPPED "the rebase inside"
+	[ -d "$P/.git/rebase-merge" ] || fail "setup: no rebase left in progress"
+	[ -x "$P/git-merge-../x" ] || fail "setup: no payload where git would run it"
+	expect_contains "$ERR" "neutralised $P/.git/rebase-merge/strategy" "the report"
+	git -C "$P" -c core.editor=true rebase --continue >/dev/null 2>&1
+	expect_no_payload "git rebase --continue outside"
+	[ ! -d "$P/.git/rebase-merge" ] || fail "control: the rebase did not finish with git's own strategy"
+	expect_eq "$(git -C "$P" log --format=%s | tr '\n' ' ')" "two s one " "control: the rebased branch"
+	# a cherry-pick of two commits, stopped on a conflict at the first, its options naming the payload
+	run_sbx -c "$T/p" -- sh -c "git cherry-pick side..other >/dev/null 2>&1
+		git config -f .git/sequencer/opts options.strategy ../x; echo STOPPED"
+	expect_rc 0; expect_contains "$OUT" STOPPED "the cherry-pick inside"
+	[ -f "$P/.git/sequencer/todo" ] || fail "setup: no cherry-pick left in progress"
+	expect_contains "$ERR" "neutralised $P/.git/sequencer/opts" "the report"
+	echo resolved >"$P/file.txt"; git -C "$P" add file.txt
+	git -C "$P" -c core.editor=true cherry-pick --continue >/dev/null 2>&1
+	expect_no_payload "git cherry-pick --continue outside"
+	expect_eq "$(git -C "$P" log -1 --format=%s)" o2 "control: the cherry-pick finished"
+	# control: a stopped rebase naming one of git's own strategies is left as it is
+	run_sbx -c "$T/p" -- sh -c "GIT_SEQUENCE_EDITOR=$T/seqed.sh git rebase -q -i -s ort HEAD~1; echo STOPPED"
+	expect_rc 0; expect_contains "$OUT" STOPPED "the third rebase inside"
+	expect_not_contains "$ERR" neutralised "a rebase with git's own strategy"
+	git -C "$P" rebase --abort >/dev/null 2>&1
+}
+TESTS+=(git_stopped_merge_strategy)
 
 # ---------------------------------------------------------------- the audit's attribution
 # The audit acts only on what the sandbox's own processes made (sbx.c 9b): a repository the

@@ -250,7 +250,7 @@ t_placeholder_pool_put_swapped() { # a directory swapped in at a placeholder's n
 	command -v strace >/dev/null || skip "no strace (it holds sbx's rename to the pool, to swap the directory meanwhile)"
 	rm -rf "$P" && mkdir -p "$P" && cd "$P" || fail "setup"
 	# every dangerous name the person's own file, but .vscode: its placeholder is the only one
-	for n in .bash_profile .bashrc .claude .gitconfig .gitmodules .idea .mcp.json .profile .ripgreprc .zprofile .zshrc; do
+	for n in .bash_profile .bashrc .claude .codex .gitconfig .gitmodules .idea .mcp.json .profile .ripgreprc .zprofile .zshrc; do
 		: >"$P/$n"
 	done
 	mkdir "$P/docs" && echo mine >"$P/docs/mine.txt"
@@ -285,7 +285,7 @@ t_placeholder_pool_put_swapped() { # a directory swapped in at a placeholder's n
 }
 TESTS+=(placeholder_pool_put_swapped)
 
-t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while the sandbox is built: sbx-init refuses to bind it, nothing runs
+t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while the sandbox is built: sbx will not cover the link, nothing runs
 	local w=$T/bin/bwrap-swap real
 	real=$(command -v bwrap) || skip "no bwrap"
 	rm -rf "$P" && mkdir -p "$P" "$T/bin" && cd "$P" || fail "setup"
@@ -306,7 +306,7 @@ t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while t
 	# the attack: refused before the command runs, the link's target untouched
 	SWAP=1 run_sbx --bwrap-path="$w" -- sh -c 'echo "echo pwned" > .bashrc; echo "echo pwned" > payload.sh; echo ran'
 	expect_rc 125
-	expect_contains "$ERR" "cannot bind the placeholder $P/.bashrc read-only: it is no longer the directory sbx made" \
+	expect_contains "$ERR" "$P/.bashrc changed on this machine while the sandbox was being built (another program works there), into what sbx cannot cover (a symlink" \
 		"the reason"
 	expect_not_contains "$OUT" ran "the command, with a placeholder swapped"
 	[ "$(cat "$P/payload.sh")" = "echo original" ] || fail "the link's target was written: $(cat "$P/payload.sh")"
@@ -314,6 +314,148 @@ t_placeholder_swapped_before_bind() { # a placeholder swapped for a link while t
 	rm -f "$P/.bashrc"; rmdir "$P/.bashrc.moved" 2>/dev/null || true
 }
 TESTS+=(placeholder_swapped_before_bind)
+
+# vanish_repo DIR: a repository as `git init` and a hook leave it
+vanish_repo() {
+	mkdir -p "$1/.git/hooks" && echo 'ref: refs/heads/main' >"$1/.git/HEAD" && printf '[core]\n' >"$1/.git/config" &&
+		printf '#!/bin/sh\nexit 0\n' >"$1/.git/hooks/pre-commit"
+}
+
+t_vanish_before_mount() { # names removed or replaced by another program after sbx covered them and before the sandbox's binds: the run goes on, each name covered as it is now (a placeholder where it went), none writable; a root bwrap mounts itself, removed: the reason names it, not --check
+	local w=$T/bin/bwrap-vanish real s=$T/shared try
+	real=$(command -v bwrap) || skip "no bwrap"
+	mkdir -p "$T/bin" && cd "$P" || fail "setup"
+	# the stand-in runs $VANISH between sbx's cover of each name (ph_cover) and the binds
+	# (bwrap's, then sbx-init's): what another program at work in a writable directory does then
+	{
+		echo '#!/bin/sh'
+		echo '[ -n "$VANISH" ] && sh -c "$VANISH"'
+		echo "exec '$real' \"\$@\""
+	} >"$w"
+	chmod 755 "$w"
+	vanish_setup() {
+		rm -rf "$s" && mkdir -p "$s" || fail "setup"
+		for f in .bashrc .zshrc .gitconfig; do echo '# theirs' >"$s/$f"; done
+		vanish_repo "$s/repo"
+		echo '# theirs' >"$P/.profile"	# a name held in the project: a placeholder when missing
+	}
+	# what the command tries: each name written or made, a hook made or written, and its control
+	try="cd '$s'; for f in .bashrc .zshrc .gitconfig .zshrc/x '$P/.profile'; do (echo pwn >> \"\$f\") 2>/dev/null && echo \"WROTE \$f\"; done
+		(mkdir -p repo/.git/hooks && echo pwn > repo/.git/hooks/post-checkout) 2>/dev/null && echo 'WROTE a new hook'
+		(echo pwn >> repo/.git/hooks/pre-commit) 2>/dev/null && echo 'WROTE pre-commit'
+		echo ok > ok && echo control-ok"
+
+	# control: the same stand-in, nothing changed; every name refused, the control written
+	vanish_setup
+	VANISH= run_sbx --bwrap-path="$w" --allow-write="$s" -- sh -c "$try"
+	expect_rc 0 "control"
+	expect_contains "$OUT" control-ok "the control write"
+	expect_not_contains "$OUT" WROTE "a dangerous name, nothing changed"
+
+	# removed: two dotfiles, the whole repository (its pins and hooks), the project's .profile
+	vanish_setup
+	VANISH="rm -f '$s/.bashrc' '$s/.gitconfig' '$P/.profile'; rm -rf '$s/repo'" \
+		run_sbx -v --bwrap-path="$w" --allow-write="$s" -- sh -c "$try"
+	expect_rc 0 "names removed before the binds"
+	expect_contains "$OUT" control-ok "the control write, names removed"
+	expect_not_contains "$OUT" WROTE "a name removed before the binds, made again inside"
+	expect_contains "$ERR" "$s/.bashrc changed on this machine after sbx covered it" "the -v note"
+	[ -e "$s/.bashrc" ] || [ -e "$s/.gitconfig" ] || [ -e "$s/repo" ] || [ -e "$P/.profile" ] &&
+		fail "a placeholder left after the run: $(ls -A "$s" "$P")"
+
+	# replaced: .zshrc by a directory, the hooks directory by a new one
+	vanish_setup
+	VANISH="rm -f '$s/.zshrc' && mkdir '$s/.zshrc' && rm -rf '$s/repo/.git/hooks' && mkdir '$s/repo/.git/hooks'" \
+		run_sbx --bwrap-path="$w" --allow-write="$s" -- sh -c "$try"
+	expect_rc 0 "names replaced before the binds"
+	expect_contains "$OUT" control-ok "the control write, names replaced"
+	expect_not_contains "$OUT" WROTE "a name replaced before the binds"
+	[ -d "$s/.zshrc" ] && [ -z "$(ls -A "$s/.zshrc")" ] || fail "the other program's .zshrc directory: $(ls -la "$s/.zshrc")"
+	[ -d "$s/repo/.git/hooks" ] && [ -z "$(ls -A "$s/repo/.git/hooks")" ] || fail "the new hooks directory was written"
+
+	# a root bwrap mounts itself, removed: not this machine's setup, so no --check
+	vanish_setup
+	VANISH="rm -rf '$s'" run_sbx --bwrap-path="$w" --allow-write="$s" -- sh -c 'echo ran'
+	expect_rc 125 "a root removed before bwrap mounts it"
+	expect_not_contains "$OUT" ran "the command, its root gone"
+	expect_contains "$ERR" "$s changed on this machine while sbx was starting (another program works there)" "the reason"
+	expect_not_contains "$ERR" "--check" "the hint"
+	rm -f "$P/.profile"
+}
+TESTS+=(vanish_before_mount)
+
+t_pinned_cwd_relative_paths() { # the project inside a writable root: sbx-init pins the project's directory, and a path relative to it meets the covers made on the pin (the command does not stay in the tree below the pin)
+	mkdir -p "$P/.git/hooks" && echo 'ref: refs/heads/main' >"$P/.git/HEAD" && printf '[core]\n' >"$P/.git/config" &&
+		cd "$P" || fail "setup"
+	run_sbx -v --allow-write="$T" -- sh -c 'for f in .vscode/x .idea/x .bashrc .git/hooks/pre-commit .git/config ../proj/.vscode/y; do
+			(echo pwn > "$f") 2>/dev/null && echo "WROTE $f"; done
+		cd .git && (echo pwn > hooks/x) 2>/dev/null && echo "WROTE hooks/x"; cd ..
+		echo ok > ok.txt && echo control-ok'
+	expect_rc 0
+	expect_contains "$ERR" "init pin   $P  <-" "the project's directory, pinned by sbx-init"
+	expect_contains "$OUT" control-ok "the control write"
+	expect_not_contains "$OUT" WROTE "a path relative to the pinned directory, into a covered name"
+	[ "$(cat "$P/ok.txt")" = ok ] || fail "the control write is missing from the project"
+}
+TESTS+=(pinned_cwd_relative_paths)
+
+t_vanish_stress() { # SBX_VANISH_RUNS runs (200 by default) while another program keeps creating and removing dotfiles and repositories in the project and in another writable root: none fails, every dangerous name sbx covered refuses the command's writes, the control write works every time
+	local n=${SBX_VANISH_RUNS:-200} i rc s=$T/shared log=$T/racer.log runf=$T/run.cur racer script start bad= nbad=0
+	cd "$P" || fail "setup"
+	cc -O2 -o "$T/racer" "$HERE/tests/helpers/vanish_racer.c" 2>"$T/cc.err" || fail "the racer did not build: $(head -c 300 "$T/cc.err")"
+	mkdir -p "$s" && : >"$log" && echo 0 >"$runf" || fail "setup"
+	# each dotfile and repository of both directories changes at most once a run, one change
+	# every 0.3 ms from the run's start: during sbx's scan, cover and binds (vanish_racer.c)
+	"$T/racer" "$runf" "$log" 300 "$P" "$s" &
+	racer=$!
+	# the command: appends to every dangerous file it finds (never creates one: the kernel takes
+	# a mount off a name another program removes, so a name gone is no refusal to check), makes a
+	# file in every dangerous directory (a placeholder), appends to every repository's hook and
+	# config. A write into a file another program was removing as it was opened goes nowhere
+	# (fsop append-linked: ok:unlinked). Not sbx's to cover, and so not counted: what the racer
+	# made during this run in the other root (a name not held there, made after the scan: srt's
+	# rule too) and the repositories it made during it. The racer logs each name before making
+	# it, and the log is read after the writes. Each result is "ITEM>PATH RESULT".
+	script='n=$1 s=$2 log=$3
+		{
+		for d in "$PWD" "$s"; do
+			for f in .bash_profile .bashrc .zshrc .gitconfig .profile .gitmodules .mcp.json .zprofile .ripgreprc; do
+				p=$d/$f
+				if [ -f "$p" ]; then echo "$p>$p append-linked $p"; elif [ -d "$p" ]; then echo "$p>$p/x create $p/x"; fi
+			done
+			for r in "$d"/repo*; do
+				[ -d "$r/.git" ] || continue
+				for f in .git/hooks/pre-commit .git/config; do [ -e "$r/$f" ] && echo "$r>$r/$f append-linked $r/$f"; done
+				echo "$r>$r/.git/hooks/new create $r/.git/hooks/new"
+			done
+		done
+		} | "$4" - >"$TMPDIR/results"
+		while read -r label res; do
+			[ "$res" = ok ] || continue
+			item=${label%%>*}
+			case $item in "$PWD"/.*) ;; *) grep -qxF "C $item $n" "$log" && continue ;; esac
+			echo "WROTE ${label#*>}"
+		done <"$TMPDIR/results"
+		echo ok > "ok-$n" && echo control-ok'
+	start=$SECONDS
+	for i in $(seq 1 "$n"); do
+		echo "$i" >"$runf"
+		timeout -k 5 "$TMO" "$SBX" --allow-write="$s" -- sh -c "$script" x "$i" "$s" "$log" "$FSOP" >"$T/v.out" 2>"$T/v.err"
+		rc=$?
+		if [ "$rc" != 0 ] || ! grep -q control-ok "$T/v.out" || grep -q WROTE "$T/v.out" || [ ! -f "$P/ok-$i" ]; then
+			nbad=$((nbad + 1))
+			[ "$nbad" -gt 10 ] ||
+				bad+="    run $i: exit $rc: $(grep WROTE "$T/v.out" | head -3 | tr '\n' ' ')$(head -c 300 "$T/v.err")"$'\n'
+		fi
+		rm -f "$P/ok-$i"
+	done
+	touch "$P/.racer-stop"
+	wait "$racer"
+	rm -f "$P/.racer-stop"
+	note "$n runs in $((SECONDS - start)) s, $(grep -c . "$log") names made by the racer meanwhile"
+	[ "$nbad" = 0 ] || fail "$nbad of $n runs failed or wrote a dangerous name (the first 10):"$'\n'"${bad%$'\n'}"
+}
+TESTS+=(vanish_stress)
 
 t_registry_on_tmpfs() { # the placeholder registry lives on /dev/shm, which no command sees (bwrap's own /dev), not even under allow-write /dev/shm; entries a killed run left in the old place (the runtime root) are still reclaimed
 	need_private_places
@@ -772,3 +914,197 @@ EOF2
 		fail "the TMPDIR of a run under weaker-nested-sandbox was set aside as a spare"
 }
 TESTS+=(tmpdir_spares_fd_held)
+
+# Allow rules spelled through a symlink a command could have made (one that lies in a writable
+# root: an earlier run leaves it there) are skipped, one stderr line each, never followed; a
+# write deny spelled through one pins it. Controls: the target named itself, a plain directory.
+planted_skip_line() { # planted_skip_line LIST LINE PATH LINK TO TARGET ABLE : the line sbx prints for policy $T/p
+	printf 'sbx: %s %s (%s:%s): skipped, not followed: %s is a symlink (to %s) in the writable root %s, where a command could have made it; to make %s %s, name it itself' \
+		"$1" "$3" "$T/p" "$2" "$4" "$5" "$P" "$6" "$7"
+}
+t_symlinked_write_roots_skipped() { # allow-write through a link in a root (to a sibling, the parent, /etc, several components up): skipped, said, not in the argv; plain roots work
+	local probe=sbx-symlink-probe-$TOKBASE n
+	mkdir -p "$T/sib" "$T/ext/b/c" "$P/plain"
+	ln -s ../sib "$P/build"; ln -s .. "$P/up"; ln -s /etc "$P/etcl"; ln -s "$T/ext" "$P/a"
+	snap "$T/sib" >"$T/sib.before"; snap "$T/ext" >"$T/ext.before"
+	policy p <<EOP
+allow-write .
+allow-write ./build
+allow-write ./up
+allow-write ./etcl
+allow-write ./a/b/c
+allow-write ./plain
+EOP
+	run_ops -c "$T/p" <<EOP
+sib create $P/build/x
+up create $P/up/x
+etc create $P/etcl/$probe
+deep create $P/a/b/c/x
+sib_direct create $T/sib/y
+ctl_plain create $P/plain/x
+ctl_root create $P/x
+EOP
+	if [ -e "/etc/$probe" ]; then rm -f "/etc/$probe"; fail "a write through the link to /etc landed in /etc"; fi
+	expect_ops <<'EOP'
+sib EROFS
+up EROFS
+etc EROFS
+deep EROFS
+sib_direct EROFS
+ctl_plain ok
+ctl_root ok
+EOP
+	expect_same_tree "$T/sib" "$T/sib.before" "the sibling after writes through the link"
+	expect_same_tree "$T/ext" "$T/ext.before" "the directory several components up"
+	[ ! -e "$T/x" ] || fail "a write through the link to the parent landed in it"
+	expect_contains "$ERR" "$(planted_skip_line allow-write 2 "$P/build" "$P/build" ../sib "$T/sib" writable)" "the line for the sibling"
+	expect_contains "$ERR" "$(planted_skip_line allow-write 3 "$P/up" "$P/up" .. "$T" writable)" "the line for the parent"
+	expect_contains "$ERR" "$(planted_skip_line allow-write 4 "$P/etcl" "$P/etcl" /etc /etc writable)" "the line for /etc"
+	expect_contains "$ERR" "$(planted_skip_line allow-write 5 "$P/a/b/c" "$P/a" "$T/ext" "$T/ext/b/c" writable)" "the line for the link several components up"
+	n=$(grep -c 'skipped, not followed' <<<"$ERR")
+	[ "$n" = 4 ] || fail "one line for each skipped root, got $n"
+	# --print=argv: the skipped roots are not bound
+	run_sbx --print=argv -c "$T/p" -- true
+	expect_rc 0 "--print=argv"
+	if grep -E -- "--bind ($T/sib|$T/ext/b/c|/etc|$T) " <<<"$OUT"; then fail "--print=argv binds a skipped root writable"; fi
+	expect_contains "$OUT" "--bind $P $P" "--print=argv binds the root itself (control)"
+	# control: the targets named themselves are writable, through the links too, and nothing is said
+	policy p <<EOP
+allow-write .
+allow-write $T/sib
+allow-write $T/ext/b/c
+EOP
+	run_ops -c "$T/p" <<EOP
+sib create $P/build/x
+deep create $P/a/b/c/x
+EOP
+	expect_ops <<'EOP'
+sib ok
+deep ok
+EOP
+	expect_not_contains "$ERR" "skipped" "stderr when the targets are named themselves"
+	[ -f "$T/sib/x" ] && [ -f "$T/ext/b/c/x" ] || fail "control: the writes did not land in the named targets"
+}
+TESTS+=(symlinked_write_roots_skipped)
+
+t_symlinked_write_roots_json() { # srt settings: a filesystem.allowWrite entry through a link in a root is skipped as the line format's; the root itself works
+	mkdir -p "$T/sib"; ln -s ../sib "$P/build"
+	cat >"$T/s.json" <<'EOP'
+{ "network": { "allowedDomains": [] },
+  "filesystem": { "allowWrite": [".", "./build"] } }
+EOP
+	run_ops -c "$T/s.json" <<EOP
+sib create $P/build/x
+ctl_root create $P/x
+EOP
+	expect_ops <<'EOP'
+sib EROFS
+ctl_root ok
+EOP
+	[ ! -e "$T/sib/x" ] || fail "a write through the link landed in the sibling"
+	expect_contains "$ERR" "sbx: allow-write $P/build ($T/s.json:" "the line names the settings file"
+	expect_contains "$ERR" "skipped, not followed: $P/build is a symlink (to ../sib) in the writable root $P, where a command could have made it; to make $T/sib writable, name it itself" "the line"
+	# through srt's grammar too (sbx run through a symlink named srt)
+	mkdir -p "$T/bin"; ln -sf "$SBX" "$T/bin/srt"
+	local sbx=$SBX; SBX=$T/bin/srt
+	run_sbx -s "$T/s.json" sh -c 'echo pwn > build/y; echo ok > z'
+	SBX=$sbx
+	[ ! -e "$T/sib/y" ] || fail "srt: a write through the link landed in the sibling"
+	[ -f "$P/z" ] || fail "srt: the root itself is not writable (control)"
+	expect_contains "$ERR" "skipped, not followed: $P/build is a symlink (to ../sib)" "srt: the line"
+	# control: the sibling named itself
+	cat >"$T/s.json" <<EOP
+{ "network": { "allowedDomains": [] },
+  "filesystem": { "allowWrite": [".", "$T/sib"] } }
+EOP
+	run_ops -c "$T/s.json" <<EOP
+sib create $P/build/x
+EOP
+	expect_ops <<<"sib ok"
+	expect_not_contains "$ERR" "skipped" "stderr when the sibling is named itself"
+}
+TESTS+=(symlinked_write_roots_json)
+
+t_symlinked_links_outside_roots() { # a link no command of the policy could have made (outside every root): followed; one to a broader directory refused
+	mkdir -p "$O/data/work"
+	ln -s "$O/data" "$T/datalink"       # the person's own link, outside every writable root
+	policy p <<EOP
+allow-write .
+allow-write $T/datalink/work
+EOP
+	run_ops -c "$T/p" <<EOP
+work create $T/datalink/work/x
+work_real create $O/data/work/y
+out create $O/z
+EOP
+	expect_ops <<'EOP'
+work ok
+work_real ok
+out EROFS
+EOP
+	expect_not_contains "$ERR" "skipped" "a link outside every root"
+	# a link outside every root to a broader directory: refused, as before (the policy names it)
+	ln -s /etc "$T/etclink"
+	policy p <<EOP
+allow-write .
+allow-write $T/etclink
+EOP
+	run_sbx -c "$T/p" -- sh -c 'echo ran'
+	expect_rc 125 "a root through the person's link to /etc"
+	expect_contains "$ERR" "allow-write $T/etclink: is a symlink to /etc, a broader directory; name /etc itself if that is meant" "the refusal"
+	expect_not_contains "$OUT" ran "nothing ran"
+}
+TESTS+=(symlinked_links_outside_roots)
+
+t_symlinked_allow_read_skipped() { # allow-read through a link in a root does not show what deny-read hides; a plain allow-read does
+	mkdir -p "$O/sec/pub"; echo TOPSECRET >"$O/sec/key"; echo PUBLIC >"$O/sec/pub/note"
+	ln -s "$O/sec" "$P/view"
+	policy p <<EOP
+allow-write .
+deny-read $O/sec
+allow-read ./view
+allow-read $O/sec/pub
+EOP
+	run_ops -c "$T/p" <<EOP
+via read $P/view/key
+direct read $O/sec/key
+ctl_pub read $O/sec/pub/note
+EOP
+	expect_ops <<'EOP'
+via ENOENT
+direct ENOENT
+ctl_pub ok:PUBLIC
+EOP
+	expect_contains "$ERR" "sbx: allow-read $P/view ($T/p:3): skipped, not followed: $P/view is a symlink (to $O/sec) in the writable root $P, where a command could have made it; to make $O/sec readable, name it itself" "the line"
+}
+TESTS+=(symlinked_allow_read_skipped)
+
+t_symlinked_deny_write_pinned() { # deny-write spelled through a link in a root: the link cannot be replaced to write the spelled path; its target stays read-only
+	mkdir -p "$P/real"; echo keep >"$P/real/secret"
+	ln -s real "$P/cfg"
+	policy p <<EOP
+allow-write .
+deny-write ./cfg/secret
+EOP
+	run_sbx -c "$T/p" -- sh -c 'echo pwn > cfg/secret; mv cfg cfg2 2>/dev/null && echo MOVED; rm -f cfg 2>/dev/null && echo REMOVED
+		mkdir cfg 2>/dev/null; (echo pwn > cfg/secret) 2>/dev/null && echo WROTE; echo ok > real/other && echo CONTROL-OK'
+	expect_rc 0
+	expect_not_contains "$OUT" MOVED "renaming the link"
+	expect_not_contains "$OUT" REMOVED "removing the link"
+	expect_not_contains "$OUT" WROTE "a write at the spelled path"
+	expect_contains "$OUT" CONTROL-OK "a write beside the denied file (control)"
+	[ -L "$P/cfg" ] && [ "$(cat "$P/cfg/secret")" = keep ] || fail "host: the link or the denied file changed"
+	run_sbx --print=argv -c "$T/p" -- true
+	expect_contains "$OUT" "# symlink pinned by sbx-init (mounted onto itself, not followed): $P/cfg" "--print=argv shows the pin"
+}
+TESTS+=(symlinked_deny_write_pinned)
+
+t_deny_write_through_fifo() { # a deny spelled through a FIFO (one a run could plant) neither crashes sbx nor lets the command replace the FIFO by a directory and write the denied name; a write beside it works
+	mkfifo "$P/f" || skip "mkfifo is not possible here"
+	run_sbx --allow-write=. --deny-write=./f/x -- sh -c 'rm -f f; mkdir f 2>/dev/null; echo x > f/x 2>/dev/null && echo WROTE; echo ok > y && echo control-ok'
+	expect_rc 0 "sbx, a deny through a FIFO"
+	expect_not_contains "$OUT" WROTE "the denied name, under the FIFO replaced"
+	expect_contains "$OUT" control-ok "a write beside it (control)"
+	[ -p "$P/f" ] || fail "the FIFO was replaced"
+}
+TESTS+=(deny_write_through_fifo)

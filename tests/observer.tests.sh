@@ -418,3 +418,101 @@ t_observer_fork_refused_then_retried() { # a command that uses up its uid's proc
 	grep -Eq "observer: deny open(at)? $d/out/b " <<<"$ERR" || fail "the refusal is not reported"
 }
 TESTS+=(observer_fork_refused_then_retried)
+
+t_observer_times_reported() { # every utimes-family call on a path outside the roots is reported (futimesat, utimes, utime, utimensat; one whose path lies at an address with a zero low word too); control: the same calls inside a root work and are not
+	observer_usable
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	[ "$(uname -m)" = x86_64 ] || skip "the old utimes calls (futimesat, utimes, utime) are x86_64's"
+	echo old >"$O/t-futimesat"; echo old >"$O/t-utimes"; echo old >"$O/t-utime"; echo old >"$O/t-utimensat"; echo old >"$O/t-high"
+	touch -d '2001-01-01' "$O"/t-* && cp -p "$O"/t-* "$P/"
+	run_sbx --allow-write="$P" -- python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+AT_FDCWD = -100
+def call(name, nr, *args):
+    r = libc.syscall(nr, *args)
+    print(name, "ok" if r == 0 else os.strerror(ctypes.get_errno()))
+for d in sys.argv[1:]:
+    call("futimesat", 261, AT_FDCWD, (d + "/t-futimesat").encode(), None)
+    call("utimes", 235, (d + "/t-utimes").encode(), None)
+    call("utime", 132, (d + "/t-utime").encode(), None)
+    call("utimensat", 280, AT_FDCWD, (d + "/t-utimensat").encode(), None, 0)
+    # the path at 0x7e0000000000 + 4 GiB: a pointer whose low 32 bits are 0
+    m = libc.mmap(ctypes.c_void_p(0x7e0100000000), 4096, 3, 0x22 | 0x100000, -1, 0)
+    if m != 0x7e0100000000:
+        print("high no-map"); continue
+    p = (d + "/t-high").encode() + b"\0"
+    ctypes.memmove(m, p, len(p))
+    call("high", 280, AT_FDCWD, ctypes.c_void_p(m), None, 0)
+    libc.munmap(ctypes.c_void_p(m), 4096)
+' sh "$O" "$P"
+	expect_rc 0
+	local block; block=$(sed -n '/^<sandbox_violations>$/,/^<\/sandbox_violations>$/p' <<<"$ERR")
+	local c
+	for c in futimesat utimes utime utimensat; do
+		grep -qx "deny $c $O/t-$c" <<<"$block" || fail "$c on a path outside the roots is not reported: $block"
+	done
+	expect_not_contains "$OUT" "high no-map" "the test could not map its page"
+	grep -qx "deny utimensat $O/t-high" <<<"$block" || fail "a path at an address whose low word is 0 hid the refusal: $block"
+	# control: inside the root the same calls worked (5 oks), and none is reported
+	[ "$(grep -c ' ok$' <<<"$OUT")" = 5 ] || fail "control: the calls inside the root: $OUT"
+	[ "$(grep -c ' Read-only file system$' <<<"$OUT")" = 5 ] || fail "the calls outside were refused: $OUT"
+	expect_not_contains "$block" "$P/" "a call inside the root"
+}
+TESTS+=(observer_times_reported)
+
+t_observer_sends_reported() { # a datagram sent past the proxy (sendto, sendmsg, sendmmsg with an address; TCP fast open) is reported, as connect is; control: sends to the loopback and on a connected socket are not
+	observer_usable
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	run_sbx --allow-write="$P" -- python3 -c '
+import ctypes, os, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def tryit(name, f):
+    try:
+        f(); print(name, "sent")
+    except OSError as e:
+        print(name, "failed", e.errno)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+tryit("sendto", lambda: u.sendto(b"q", ("10.200.99.7", 53)))
+tryit("sendmsg", lambda: u.sendmsg([b"q"], [], 0, ("10.200.99.8", 123)))
+# sendmmsg: the loopback first, then a remote address: the second must not hide behind the first
+class iovec(ctypes.Structure): _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+class msghdr(ctypes.Structure): _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+    ("iov", ctypes.POINTER(iovec)), ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p),
+    ("controllen", ctypes.c_size_t), ("flags", ctypes.c_int)]
+class mmsghdr(ctypes.Structure): _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+def sin(ip, port): return ctypes.create_string_buffer(struct.pack("=H", socket.AF_INET) + struct.pack("!H", port) + socket.inet_aton(ip) + bytes(8), 16)
+data = ctypes.create_string_buffer(b"q"); iov = iovec(ctypes.cast(data, ctypes.c_void_p), 1)
+addrs = [sin("127.0.0.1", 9), sin("10.200.99.9", 53)]
+vec = (mmsghdr * 2)()
+for i, a in enumerate(addrs):
+    vec[i].hdr.name = ctypes.cast(a, ctypes.c_void_p); vec[i].hdr.namelen = 16
+    vec[i].hdr.iov = ctypes.pointer(iov); vec[i].hdr.iovlen = 1
+n = libc.sendmmsg(u.fileno(), vec, 2, 0)
+print("sendmmsg", n, os.strerror(ctypes.get_errno()) if n < 2 else "")
+t = socket.socket()
+tryit("fastopen", lambda: t.sendto(b"GET / HTTP/1.0\r\n\r\n", 0x20000000, ("10.200.99.10", 80)))
+# controls: the loopback, and a connected socket (send: no address)
+l = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); l.bind(("127.0.0.1", 0))
+tryit("loopback", lambda: u.sendto(b"q", l.getsockname()))
+c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); c.connect(l.getsockname())
+tryit("connected", lambda: c.send(b"q"))
+print("got", l.recv(10), l.recv(10))
+'
+	expect_rc 0
+	expect_contains "$OUT" "loopback sent" "control: a datagram to the loopback"
+	expect_contains "$OUT" "connected sent" "control: a send on a connected socket"
+	expect_contains "$OUT" "got b'q' b'q'" "control: both arrived"
+	local block; block=$(sed -n '/^<sandbox_violations>$/,/^<\/sandbox_violations>$/p' <<<"$ERR")
+	local why="(direct connection; only the proxy at 127.0.0.1:3128 is reachable)"
+	grep -qx "deny sendto 10.200.99.7:53 $why" <<<"$block" || fail "sendto to a remote address is not reported: $block"
+	grep -qx "deny sendmsg 10.200.99.8:123 $why" <<<"$block" || fail "sendmsg with a remote address is not reported"
+	grep -qx "deny sendmmsg 10.200.99.9:53 $why" <<<"$block" || fail "sendmmsg's second (remote) address is not reported"
+	grep -qx "deny sendto 10.200.99.10:80 $why" <<<"$block" || fail "TCP fast open (sendto with MSG_FASTOPEN) is not reported"
+	grep -q '^deny [a-z]* 127\.' <<<"$block" && fail "a send to the loopback is reported: $block"
+	return 0
+}
+TESTS+=(observer_sends_reported)

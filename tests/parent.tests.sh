@@ -193,3 +193,66 @@ except urllib.error.HTTPError as e:
 	! grep -q denied.test "$T/up.log" || fail "a denied host reached the parent"
 }
 TESTS+=(parent_proxy_python_clients)
+
+# raw_get TARGET...: inside the sandbox, one absolute-form GET a connection to the proxy, the Host
+# header spelled as the target's authority; prints "TARGET STATUS-LINE" (the spelling is the
+# client's own: curl would normalise some of it)
+RAW_GET='import socket, sys
+for t in sys.argv[1:]:
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (t, t[7:].split("/")[0])).encode())
+    print(t, s.recv(200).split(b"\r\n")[0].decode()); s.close()'
+
+t_forward_host_canonical() { # plain HTTP forwarded: Host is the target's canonical form on every route (direct, parent proxy, MITM socket), as the URL the parent gets; never the client's spelling (Api.Test., a trailing dot with a port, an uncompressed IPv6 literal)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	parent_up --log-host
+	mitm_up --log-host
+	: >"$T/up.log"	# parent_up's own probes
+	: >"$T/origin.log"
+	ip netns exec "$NS" python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((sys.argv[1], 8001)); s.listen(16)
+while True:
+    c, _ = s.accept(); d = b""
+    while b"\r\n\r\n" not in d:
+        x = c.recv(65536)
+        if not x: break
+        d += x
+    with open(sys.argv[2], "a") as f:
+        f.writelines(l.decode("latin-1") + "\n" for l in d.split(b"\r\n") if l.lower().startswith(b"host:"))
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"); c.close()' "$NSIP" "$T/origin.log" &
+	local i mapped
+	for i in $(seq 50); do curl -s -m 1 -o /dev/null "http://$NSIP:8001/" && break; sleep 0.1; done
+	: >"$T/origin.log"
+	mapped=$(printf '0:0:0:0:0:ffff:0ac8:%02x02' "$(cut -d. -f3 <<<"$NSIP")")
+	# direct: the origin server's Host
+	in_net "$SBX" -c "$T/net" --allow-domain="$NSIP" -- python3 -c "$RAW_GET" \
+		"http://Allowed.TEST.:8001/" "http://[$mapped]:8001/" >"$T/d.out" 2>"$T/d.err"
+	log_file out "$T/d.out"; log_file origin "$T/origin.log"
+	[ "$(grep -c ' HTTP/1.1 200 OK$' "$T/d.out")" = 2 ] || fail "direct: both requests answered: $(cat "$T/d.out" "$T/d.err")"
+	expect_eq "$(cat "$T/origin.log")" "Host: allowed.test:8001
+Host: $NSIP:8001" "direct: the origin's Host is the canonical host"
+	# the parent proxy: its URL and the Host header name the same canonical host
+	printf 'allow-write .\nallow-domain far.test\nallow-domain [2001:db8::1]\nparent-proxy http://%s:3128\n' "$NSIP" >"$T/parent"
+	in_net_nodns "$SBX" -c "$T/parent" -- python3 -c "$RAW_GET" \
+		"http://FAR.Test./" "http://far.test.:8000/" "http://[2001:DB8:0:0:0:0:0:1]:8000/" >"$T/p.out" 2>"$T/p.err"
+	log_file out "$T/p.out"; log_file up "$T/up.log"
+	grep -q '^http://far.test.:8000/ HTTP/1.[01] 200' "$T/p.out" || fail "control: far.test:8000 through the parent: $(cat "$T/p.out")"
+	expect_eq "$(grep -v '^CONNECT' "$T/up.log")" "GET http://far.test/ auth=-
+HOST far.test
+GET http://far.test:8000/ auth=-
+HOST far.test:8000
+GET http://[2001:db8::1]:8000/ auth=-
+HOST [2001:db8::1]:8000" "parent: Host and the URL, both canonical"
+	# the MITM socket, the same
+	printf 'allow-write .\nallow-domain far.test\nmitm-proxy %s\nmitm-proxy-domain far.test\n' "$T/mitm.sock" >"$T/mitm"
+	in_net_nodns "$SBX" -c "$T/mitm" -- python3 -c "$RAW_GET" "http://FAR.Test./" "http://far.test.:8000/" \
+		>"$T/m.out" 2>"$T/m.err"
+	log_file out "$T/m.out"; log_file mitm "$T/mitm.log"
+	grep -q '^http://far.test.:8000/ HTTP/1.[01] 200' "$T/m.out" || fail "control: far.test:8000 through the MITM socket: $(cat "$T/m.out")"
+	expect_eq "$(cat "$T/mitm.log")" "GET http://far.test/ auth=-
+HOST far.test
+GET http://far.test:8000/ auth=-
+HOST far.test:8000" "MITM: Host and the URL, both canonical"
+}
+TESTS+=(forward_host_canonical)

@@ -295,3 +295,65 @@ t_macos_weakenings_said() { # weaker-network-isolation and allow-apple-events: s
 	expect_not_contains "$ERR" "warning" "no warning without the opt-ins"
 }
 TESTS+=(macos_weakenings_said)
+
+t_deny_read_directory_form() { # srt's matching: X/** hides what lies beneath directories X, never a file named X; an allow-read carve-out keeps the glob's own matches masked; an empty X is left alone
+	mkdir -p "$P/pkg/a/build/public/sub" "$P/pkg/b/build" "$P/pkg/empty/build"
+	echo OUT-A >"$P/pkg/a/build/1.out"; echo OUT-B >"$P/pkg/b/build/1.out"
+	echo OK >"$P/pkg/a/build/public/ok.txt"; echo IN >"$P/pkg/a/build/public/sub/in.txt"
+	echo FILE >"$P/pkg/build"; echo IDX >"$P/pkg/a/index.ts"
+	mkdir -p "$H/deep/x/y"; echo PEM1 >"$H/deep/a.pem"; echo PEM2 >"$H/deep/x/y/b.pem"; echo TXT >"$H/deep/x/c.txt"
+	policy p <<'EOF'
+allow-write .
+deny-read ./**/build/**
+allow-read ./pkg/a/build/public
+deny-read ~/deep/**.pem
+EOF
+	run_ops -c "$T/p" <<EOF
+out_a read $P/pkg/a/build/1.out
+out_b read $P/pkg/b/build/1.out
+file_named_build read $P/pkg/build
+carve_listing ls $P/pkg/a/build/public
+carve_file read $P/pkg/a/build/public/ok.txt
+carve_sub ls $P/pkg/a/build/public/sub
+empty_build create $P/pkg/empty/build/new
+ctl_index read $P/pkg/a/index.ts
+pem_top read $H/deep/a.pem
+pem_deep read $H/deep/x/y/b.pem
+ctl_txt read $H/deep/x/c.txt
+EOF
+	expect_ops <<'EOF'
+out_a ENOENT
+out_b ENOENT
+file_named_build ok:FILE
+carve_listing ok:((ok.txt|sub),?)+
+carve_file ok:
+carve_sub ok:
+empty_build ok
+ctl_index ok:IDX
+pem_top ok:
+pem_deep ok:
+ctl_txt ok:TXT
+EOF
+	# control: without the trailing slash-star-star, the file named build is hidden too
+	policy q <<'EOF'
+deny-read ./**/build
+EOF
+	run_ops -c "$T/q" <<EOF
+file_named_build read $P/pkg/build
+out_a read $P/pkg/a/build/1.out
+EOF
+	expect_ops <<'EOF'
+file_named_build ok:
+out_a ENOENT
+EOF
+	# the policy prints as it was written
+	run_sbx -c "$T/p" --print=policy
+	expect_contains "$OUT" "deny-read $P/**/build/**" "--print=policy keeps the directory form"
+	# a deny naming what lies beneath a file names nothing: said, as any deny that names nothing
+	policy f <<<"deny-read ./pkg/build/**"
+	run_sbx -c "$T/f" -- cat "$P/pkg/build"
+	expect_rc 0 "deny-read FILE/**"
+	expect_eq "$OUT" "FILE" "nothing lies beneath a file: it stays readable"
+	expect_contains "$ERR" "is not a directory, so nothing lies beneath it to deny" "the warning"
+}
+TESTS+=(deny_read_directory_form)

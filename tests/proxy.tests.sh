@@ -1000,3 +1000,54 @@ t_proxy_hosts_file_changes() { # the hosts file changed during a run is read by 
 		fail "allowed.test moved again within the same second, the file the same size: the next request used the old text"
 }
 TESTS+=(proxy_hosts_file_changes)
+
+# heads_of REQ...: inside the sandbox, each raw request (\r\n spelled as in Python) to the proxy on
+# its own connection; prints "N STATUS-LINE error=<X-Proxy-Error, or ->" for the N-th
+HEADS_OF='import socket, sys
+for i, r in enumerate(sys.argv[1:]):
+    s = socket.create_connection(("127.0.0.1", 3128)); s.settimeout(15)
+    s.sendall(r.encode().decode("unicode_escape").encode("latin-1")); d = b""
+    while b"\r\n\r\n" not in d:
+        x = s.recv(4096)
+        if not x: break
+        d += x
+    lines = d.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    err = [l.split(":", 1)[1].strip() for l in lines[1:] if l.lower().startswith("x-proxy-error:")]
+    print(i, lines[0], "error=" + (err[0] if err else "-")); s.close()'
+
+t_proxy_upstream_failure_not_policy() { # an allowed host whose upstream fails (refused, a name that does not resolve, a parent that refuses) gets a plain 502: X-Proxy-Error: blocked-by-allowlist only on the policy's refusals (the control, same run: a denied host, one on no list, the address guard)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	net_up
+	in_net_nodns "$SBX" -c "$T/net" -- python3 -c "$HEADS_OF" \
+		'CONNECT allowed.test:8999 HTTP/1.1\r\nHost: allowed.test:8999\r\n\r\n' \
+		'CONNECT nowhere.allowed.test:443 HTTP/1.1\r\nHost: nowhere.allowed.test:443\r\n\r\n' \
+		'GET http://allowed.test:8999/ HTTP/1.1\r\nHost: allowed.test:8999\r\n\r\n' \
+		'GET http://nowhere.allowed.test/ HTTP/1.1\r\nHost: nowhere.allowed.test\r\n\r\n' \
+		'CONNECT denied.test:8000 HTTP/1.1\r\nHost: denied.test:8000\r\n\r\n' \
+		'CONNECT other.test:8000 HTTP/1.1\r\nHost: other.test:8000\r\n\r\n' \
+		'CONNECT rebind.test:8000 HTTP/1.1\r\nHost: rebind.test:8000\r\n\r\n' \
+		'GET http://denied.test:8000/ HTTP/1.1\r\nHost: denied.test:8000\r\n\r\n' \
+		'CONNECT allowed.test:8000 HTTP/1.1\r\nHost: allowed.test:8000\r\n\r\n' >"$T/r.out" 2>"$T/r.err"
+	RC=$?; OUT=$(cat "$T/r.out"); ERR=$(cat "$T/r.err")
+	log_file out "$T/r.out"; log_file err "$T/r.err"
+	expect_rc 0 "the probes"
+	# the upstream failed: 502, and nothing says the policy refused
+	expect_contains "$OUT" "0 HTTP/1.1 502 the upstream refused the connection error=-" "CONNECT to a closed port"
+	expect_contains "$OUT" "1 HTTP/1.1 502 the name does not resolve error=-" "CONNECT to a name that does not resolve"
+	expect_contains "$OUT" "2 HTTP/1.1 502 Bad Gateway error=-" "plain HTTP to a closed port"
+	expect_contains "$OUT" "3 HTTP/1.1 502 Bad Gateway error=-" "plain HTTP to a name that does not resolve"
+	# control: the policy's refusals carry the header, CONNECT and plain HTTP alike
+	expect_contains "$OUT" "4 HTTP/1.1 403 denied.test is off limits error=blocked-by-allowlist" "a denied host"
+	expect_contains "$OUT" "5 HTTP/1.1 403 host is not on the allow list error=blocked-by-allowlist" "a host on no list"
+	expect_contains "$OUT" "6 HTTP/1.1 403 resolved to a loopback address error=blocked-by-allowlist" "the address guard"
+	expect_contains "$OUT" "7 HTTP/1.1 403 Forbidden error=blocked-by-allowlist" "plain HTTP to a denied host"
+	expect_contains "$OUT" "8 HTTP/1.1 200 Connection Established error=-" "an allowed host that answers"
+	# a parent proxy that refuses the tunnel: the upstream's failure too
+	parent_up --refuse far.test
+	in_net_nodns "$SBX" -c "$T/net" --allow-domain=far.test --parent-proxy="http://$NSIP:3128" -- python3 -c "$HEADS_OF" \
+		'CONNECT far.test:8000 HTTP/1.1\r\nHost: far.test:8000\r\n\r\n' >"$T/p.out" 2>"$T/p.err"
+	log_file out "$T/p.out"; log_file err "$T/p.err"
+	grep -q "^0 HTTP/1.1 502 the parent proxy refused the tunnel: HTTP/1.1 403 Forbidden by upstream policy error=-\$" "$T/p.out" ||
+		fail "a parent's refusal is no refusal by the policy: $(cat "$T/p.out" "$T/p.err")"
+}
+TESTS+=(proxy_upstream_failure_not_policy)

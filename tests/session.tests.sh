@@ -454,3 +454,64 @@ t_session_refusals_by_pid() { # two execs at once: each one's report holds the r
 	return 0
 }
 TESTS+=(session_refusals_by_pid)
+
+t_session_report_per_exec() { # one exec makes 5000 distinct refusals; the next exec's single refusal is still in its report (the store's bound is each exec's, not the session's)
+	grep -q user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null || skip "this kernel has no seccomp user notification"
+	sess_start perexec
+	sx sh -c "i=0; while [ \$i -lt 5000 ]; do { true >'$O/junk-'\$i; } 2>/dev/null; i=\$((i + 1)); done; echo flooded"
+	expect_rc 0 "the flooding exec"
+	expect_contains "$OUT" flooded "the flooding exec ran"
+	expect_contains "$ERR" "deny openat $O/junk-4999" "control: the flood's last refusal is in its own report"
+	sx sh -c "echo x >'$O/the-one'"
+	expect_rc 2 "a write outside"
+	local block; block=$(sed -n '/^<sandbox_violations>$/,/^<\/sandbox_violations>$/p' <<<"$ERR")
+	grep -qx "deny openat $O/the-one" <<<"$block" || fail "the second exec's refusal is not in its report: $block"
+	expect_not_contains "$block" "junk" "the first exec's refusals are not the second's"
+	expect_not_contains "$block" "more" "nothing else counted in the second exec's report"
+}
+TESTS+=(session_report_per_exec)
+
+t_session_attribution_unforgeable() { # an exec's process cannot move into another exec's group (setpgid: each exec is a session of its own) nor slip out of its own report with setsid: its refusals stay in its exec's report, never in the neighbour's
+	grep -q user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null || skip "this kernel has no seccomp user notification"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	sess_start unforge
+	rm -f "$P"/a-done "$P"/b.pid
+	# B runs across A's whole life, says its process group, and refuses nothing itself
+	timeout -k 5 "$TMO" "$SBX" exec "$SESS" -- sh -c "echo \$\$ >'$P/b.pid.tmp'; mv '$P/b.pid.tmp' '$P/b.pid'; while [ ! -e '$P/a-done' ]; do sleep 0.05; done; echo b-ok" >"$T/b.out" 2>"$T/b.err" &
+	local bpid=$! i
+	for i in $(seq 100); do [ -e "$P/b.pid" ] && break; sleep 0.05; done
+	[ -e "$P/b.pid" ] || fail "exec B did not start"
+	# A's process: a control write in its own group, then setpgid into B's group, then setsid
+	sx sh -c "python3 -c '
+import os, sys
+O, P = sys.argv[1], sys.argv[2]
+b = int(open(P + \"/b.pid\").read())
+def deny(name):
+    try: open(O + \"/\" + name, \"w\")
+    except OSError: pass
+deny(\"evil-own\")
+try: os.setpgid(0, b); print(\"setpgid joined\", b)
+except OSError as e: print(\"setpgid refused\", e.errno)
+deny(\"evil-pgid\")
+os.setsid(); print(\"setsid\", os.getsid(0))
+deny(\"evil-sid\")
+if os.fork() == 0:
+    deny(\"evil-sid-child\"); os._exit(0)
+os.wait()
+' '$O' '$P'; touch '$P/a-done'"
+	local aout=$OUT aerr=$ERR
+	wait "$bpid"
+	local berr; berr=$(cat "$T/b.err")
+	note "A: $aout"; log_file "A's stderr" <(printf '%s\n' "$aerr"); log_file "B's stderr" "$T/b.err"
+	grep -q b-ok "$T/b.out" || fail "exec B did not finish"
+	expect_contains "$aerr" "$O/evil-own" "control: A's refusal in its own group is in A's report"
+	expect_not_contains "$berr" "$O/evil-own" "control: and not in B's"
+	expect_contains "$aout" "setpgid refused 1" "a process of A joined B's process group"
+	expect_contains "$aerr" "$O/evil-pgid" "after the setpgid attempt, A's refusal is in A's report"
+	expect_not_contains "$berr" "evil-pgid" "A's refusal was charged to B"
+	expect_contains "$aerr" "$O/evil-sid" "after setsid, A's refusal is still in A's report"
+	expect_contains "$aerr" "$O/evil-sid-child" "and its child's, in the new session"
+	expect_not_contains "$berr" "evil-sid" "after setsid, A's refusal went to B's report"
+	return 0
+}
+TESTS+=(session_attribution_unforgeable)

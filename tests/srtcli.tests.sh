@@ -157,6 +157,37 @@ $REFUSAL_LINE" "empty at the default path"
 }
 TESTS+=(srtcli_default_settings)
 
+t_srtcli_filesystem_disabled() { # filesystem.disabled: true runs, with one warning (sbx's own binary is writable then: the tamper check has nothing to protect); the network stays closed
+	srt_link
+	local fs
+	for fs in true false; do
+		printf '{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"disabled":%s,"denyRead":[],"allowWrite":[],"denyWrite":[]}}\n' \
+			"$fs" >"$T/disabled-$fs.json"
+	done
+	# control: with isolation on, the same write is refused, and sbx's own directory, allowed, is refused as a tamper risk
+	run_sbx -s "$T/disabled-false.json" -c "echo x > '$O/w' 2>/dev/null || echo refused"
+	expect_rc 0 "filesystem.disabled false"
+	expect_eq "$OUT" "refused" "isolation on: outside every allowWrite root is read-only"
+	printf '{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["%s"],"denyWrite":[]}}\n' \
+		"$(dirname "$SBX_SELF")" >"$T/self-writable.json"
+	run_sbx -s "$T/self-writable.json" -c 'echo ran'
+	expect_rc 125 "an allowWrite over sbx's own binary"
+	expect_contains "$ERR" "(sbx's own binary) would be writable inside the sandbox" "the tamper check, isolation on"
+	# filesystem.disabled: the command writes where it likes, and only the network is confined
+	run_sbx -s "$T/disabled-true.json" -c "echo x > '$O/w' && echo wrote; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '"
+	expect_rc 0 "filesystem.disabled true"
+	expect_eq "$OUT" $'wrote\nlo' "isolation off: the write landed; the network namespace is still empty"
+	expect_eq "$(cat "$O/w")" "x" "the file written outside"
+	expect_eq "$(grep -c "disable-filesystem: no filesystem isolation" <<<"$ERR")" 1 "one warning line"
+	expect_not_contains "$ERR" "refusing" "no tamper refusal"
+	# the line format's directive, and sbx's own name, the same
+	printf 'disable-filesystem\n' >"$T/off.policy"
+	SBX=$SBX_SELF run_sbx -c "$T/off.policy" -- sh -c 'echo y > "$1/y" && echo wrote' x "$O"
+	expect_rc 0 "sbx disable-filesystem"
+	expect_eq "$OUT" "wrote" "disable-filesystem: the write landed"
+}
+TESTS+=(srtcli_filesystem_disabled)
+
 t_srtcli_control_fd_checked() { # --control-fd N: srt's check (digits, >= 3) and its text; a valid N is accepted by the parser
 	srt_link
 	srt_settings "$T/s.json"

@@ -81,7 +81,7 @@ fake_add(const char *path, enum fkind kind, const char *target)
 
 static void fake_content(const char *path, const char *content);
 
-/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir),
+/* Build a tree from "d PATH", "f PATH", "l PATH TARGET", "x PATH" (unlistable dir), "o PATH" (a FIFO),
  * "c PATH TEXT" (a file holding TEXT, "\\n" for a newline), ';'-separated. */
 static void
 fake_tree(const char *spec)
@@ -115,7 +115,7 @@ fake_tree(const char *spec)
 			free(b.p);
 			continue;
 		}
-		fake_add(path, kind == 'd' || kind == 'x' ? FK_DIR : kind == 'l' ? FK_LINK : FK_FILE,
+		fake_add(path, kind == 'd' || kind == 'x' ? FK_DIR : kind == 'l' ? FK_LINK : kind == 'o' ? FK_OTHER : FK_FILE,
 		    kind == 'l' ? astrdup(target) : NULL);
 		if (kind == 'x')
 			fake_find(path)->unlistable = true;
@@ -254,14 +254,17 @@ parse(struct policy *p, const char *text)
 
 static const char *const mkind_names[] = { "ro", "rw", "empty", "tmpfs", "remount-ro", "from", "pinlink" };	/* ORDER: enum mkind */
 
-/* Plan a policy over a fake tree: "KIND PATH" per mount, "ph f|d PATH" per placeholder. */
+/* Plan a policy over a fake tree: "KIND PATH" per mount, "ph f|d PATH" per
+ * placeholder; the planner's warnings (the lines main prints) to warnings,
+ * when it is not NULL. */
 static const char *
-plan_text(const char *policy, const char *tree)
+plan_text_warned(const char *policy, const char *tree, struct vec *warnings)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
 	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 	struct vec facts = { 0 };
+	struct fact_finder fx;
 	struct plan pl;
 	struct err e = { 0 };
 	struct buf b = { 0 };
@@ -271,10 +274,13 @@ plan_text(const char *policy, const char *tree)
 	if (perr)
 		return aprintf("parse error: %s", perr);
 	fake_tree(tree);
-	if (plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0) {
+	fx_init(&fx, &p, &fake_disk, rp.cwd, rp.home, &facts, &e);	/* plan_resolve's steps, fx kept */
+	if (plan_resolve_rules(&fx) < 0 || (plan_add_run_paths(&fx, &rp), plan_resolve_scan(&fx, &rp)) < 0) {
 		err_format(&e, msg, sizeof(msg));
 		return aprintf("error: %s", msg);
 	}
+	if (warnings)
+		*warnings = fx.warnings;
 	if (plan_build(&facts, p.fs_disabled, &pl, &why) < 0)
 		return aprintf("error: %s", why);
 	for (i = 0; i < pl.mounts.n; i++) {
@@ -293,6 +299,12 @@ plan_text(const char *policy, const char *tree)
 		free(b.p);
 		return s;
 	}
+}
+
+static const char *
+plan_text(const char *policy, const char *tree)
+{
+	return plan_text_warned(policy, tree, NULL);
 }
 
 /* Only the lines of a plan that match needle: alternatives split by "|", each
@@ -609,12 +621,132 @@ test_globs_and_paths(void)
 	    path_order("/b", "/a/z") > 0, "path order: parents before children");
 }
 
+/* srt's glob matching (sandbox-utils globToRegex, read-deny-glob.ts) and
+ * its tests (glob-expand.test.ts, read-deny-glob.test.ts), as sbx plans
+ * them: a trailing slash-star-star is the directory form, a "**" inside a
+ * component spans directories. */
+#define SRT_BUILD_TREE \
+	"f /r/pkg/a/build/1.out; f /r/pkg/a/build/2.out; f /r/pkg/a/build/nested/deep.out; f /r/pkg/a/index.ts; " \
+	"f /r/pkg/b/build/1.out; f /r/pkg/b/build/nested/deep.out; f /r/pkg/b/index.ts; " \
+	"f /r/pkg/c/build/1.out; f /r/pkg/c/index.ts; f /r/pkg/build; f /r/pkg/a/build/public/ok.txt; " \
+	"d /r/pkg/a/build/public/sub/inner"
+
+static void
+test_globs_srt(void)
+{
+	static const struct { const char *pat, *s; bool m; } paths[] = {
+		/* globToRegex: "**" then "/" is zero or more directories, any other "**" any run */
+		{ "**/*.env", "token.env", true }, { "**/*.env", "subdir/deeper/bottom.env", true },
+		{ "**/*.env", "readme.txt", false }, { "**.env", "a/b/c.env", true }, { "**.env", ".env", true },
+		{ "a**.pem", "a.pem", true }, { "a**.pem", "ab/x/y.pem", true }, { "a**.pem", "b/a.pem", false },
+		{ "x**/y", "xy", true }, { "x**/y", "x/y", true }, { "x**/y", "xq/r/y", true }, { "x**/y", "x/yz", false },
+		{ "*/**.log", "a/b/c.log", true }, { "*/**.log", "c.log", false },
+		{ "***/k", "a/b/k", true }, { "***/k", "k", true },
+		/* "*", "?" and a class never cross "/" */
+		{ "a*b**", "a/b", false }, { "a?b**", "a/b", false }, { "a[/]b**", "a/b", false }, { "a[xy]b**", "ayb/z", true },
+		{ "**secret**", "x/my-secret/key", true }, { "**secret**", "x/key", false },
+	};
+	static const struct { const char *name, *policy, *tree, *needle, *want; } plans[] = {
+		{ "srt: **/build/** is one mount per build directory; a FILE named build is not swept up",
+		  "deny-read /r/**/build/**\n", SRT_BUILD_TREE, "",
+		  "tmpfs /r/pkg/a/build\nremount-ro /r/pkg/a/build\ntmpfs /r/pkg/b/build\nremount-ro /r/pkg/b/build\n"
+		  "tmpfs /r/pkg/c/build\nremount-ro /r/pkg/c/build\n" },
+		{ "control: **/build (no trailing slash-star-star) names the file too", "deny-read /r/**/build\n",
+		  SRT_BUILD_TREE, "", "tmpfs /r/pkg/a/build\nremount-ro /r/pkg/a/build\ntmpfs /r/pkg/b/build\n"
+		  "remount-ro /r/pkg/b/build\nempty /r/pkg/build\ntmpfs /r/pkg/c/build\nremount-ro /r/pkg/c/build\n" },
+		{ "srt: an allowRead carve-out inside a collapsed dir keeps what the glob names beneath it masked",
+		  "deny-read /r/**/build/**\nallow-read /r/pkg/a/build/public\n", SRT_BUILD_TREE, "pkg/a/",
+		  "tmpfs /r/pkg/a/build\nro /r/pkg/a/build/public\nempty /r/pkg/a/build/public/ok.txt\n"
+		  "tmpfs /r/pkg/a/build/public/sub\nremount-ro /r/pkg/a/build/public/sub\nremount-ro /r/pkg/a/build\n" },
+		{ "srt: re-exposers in un-normalized spellings", "deny-read /r/**/build/**\nallow-read /r/pkg/a/build/public/\n",
+		  SRT_BUILD_TREE, "ok.txt", "empty /r/pkg/a/build/public/ok.txt\n" },
+		{ "srt: a re-exposer AT the covering dir: everything directly beneath it keeps its own mount",
+		  "deny-read /r/pkg/c/build/**\nallow-read /r/pkg/c/build\n", SRT_BUILD_TREE, "",
+		  "empty /r/pkg/c/build/1.out\n" },
+		{ "an allow-write root is a re-exposer too", "deny-read /r/pkg/b/build/**\nallow-write /r/pkg/b/build/nested\n"
+		  "mandatory-deny-depth 1\n", SRT_BUILD_TREE, "deep",
+		  "empty /r/pkg/b/build/nested/deep.out\n" },
+		{ "srt: **/*.out: every file its own mount, nothing to collapse", "deny-read /r/pkg/b/**/*.out\n",
+		  SRT_BUILD_TREE, "", "empty /r/pkg/b/build/1.out\nempty /r/pkg/b/build/nested/deep.out\n" },
+		{ "srt: an empty matched directory gets no mount", "deny-read /r/**/build/**\n",
+		  "d /r/pkg/empty/build; f /r/pkg/full/build/x", "",
+		  "tmpfs /r/pkg/full/build\nremount-ro /r/pkg/full/build\n" },
+		{ "srt: a symlink named like the directory form: what lies beneath its target is hidden",
+		  "deny-read /r/**/build/**\n", "l /r/pkg/linked/build /r/elsewhere; f /r/elsewhere/1.out", "",
+		  "tmpfs /r/elsewhere\nremount-ro /r/elsewhere\n" },
+		{ "a link beneath a collapsed dir is hidden with it; its target, named by no rule, is not (srt masks it)",
+		  "deny-read /r/**/build/**\n", "f /r/pkg/a/build/1.out; l /r/pkg/a/build/link /r/outside; f /r/outside/s", "",
+		  "tmpfs /r/pkg/a/build\nremount-ro /r/pkg/a/build\n" },
+		{ "srt: a literal deny beside the glob is one file mask", "deny-read /r/**/build/**\ndeny-read /r/pkg/a/index.ts\n",
+		  SRT_BUILD_TREE, "index", "empty /r/pkg/a/index.ts\n" },
+		{ "a literal prefix in the directory form: a file of that name is not meant", "deny-read /r/pkg/build/**\n",
+		  SRT_BUILD_TREE, "", "" },
+		{ "control: the file itself, named", "deny-read /r/pkg/build\n", SRT_BUILD_TREE, "", "empty /r/pkg/build\n" },
+		{ "allow-read in the directory form shows build directories, not a file named build",
+		  "deny-read /r/pkg\nallow-read /r/pkg/**/build/**\n", SRT_BUILD_TREE, "",
+		  "tmpfs /r/pkg\nro /r/pkg/a/build\nro /r/pkg/b/build\nro /r/pkg/c/build\nremount-ro /r/pkg\n" },
+		{ "srt: a ** inside a component spans directories", "deny-read /r/pkg/**.out\n",
+		  "f /r/pkg/a.out; f /r/pkg/x/y/b.out; f /r/pkg/x/c.txt", "",
+		  "empty /r/pkg/a.out\nempty /r/pkg/x/y/b.out\n" },
+	};
+	struct vec out = { 0 };
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < LEN(paths); i++)
+		CHECK(glob_match_path(paths[i].pat, paths[i].s) == paths[i].m, "srt glob %s ~ %s", paths[i].pat, paths[i].s);
+	for (i = 0; i < LEN(plans); i++) {
+		const char *got = plan_text(plans[i].policy, plans[i].tree);
+
+		if (*plans[i].needle && strncmp(got, "error", 5) != 0)
+			got = plan_lines_with(got, plans[i].needle);
+		check_str(got, plans[i].want, plans[i].name, __LINE__);
+	}
+
+	/* glob-expand.test.ts, its tree */
+	fake_tree("f /t/token.env; f /t/secrets.env; f /t/readme.txt; f /t/config.json; f /t/subdir/nested.env; "
+	    "f /t/subdir/deep.txt; f /t/subdir/deeper/bottom.env");
+	CHECK(glob_expand(&fake_disk, "/t/*.env", &out, &why) == 0 && out.n == 2, "srt: *.env, this directory only: %zu",
+	    out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/t/**/*.env", &out, &why) == 0 && out.n == 4, "srt: **/*.env recursively: %zu",
+	    out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/t/**.env", &out, &why) == 0 && out.n == 4, "a ** in a component: %zu", out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/nonexistent/path/*.env", &out, &why) == 0 && out.n == 0,
+	    "srt: a missing base matches nothing");
+	CHECK(glob_expand(&fake_disk, "/t/*.xyz", &out, &why) == 0 && out.n == 0, "srt: no match, nothing");
+	CHECK(glob_expand(&fake_disk, "/t/*", &out, &why) == 0 && out.n == 5, "srt: * matches directories too: %zu",
+	    out.n);
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/t/*.tx?", &out, &why) == 0 && out.n == 1 &&
+	    strcmp(out.v[0], "/t/readme.txt") == 0, "srt: ?");
+	out.n = 0;
+	CHECK(glob_expand(&fake_disk, "/t/secret*.env", &out, &why) == 0 && out.n == 1 &&
+	    strcmp(out.v[0], "/t/secrets.env") == 0, "srt: a partial name");
+	out.n = 0;
+
+	/* the directory form is printed as written, and read back the same */
+	{
+		struct policy p;
+		struct buf b = { 0 };
+		const char *perr = parse(&p, "deny-read /r/**/build/**\nallow-read /r/x/**\ndeny-secret-file /s/**\n");
+
+		CHECK(!perr, "parse: %s", S(perr));
+		pol_print_lines(&p, &b);
+		CHECK(b.p && strstr(b.p, "deny-read /r/**/build/**\n") && strstr(b.p, "allow-read /r/x/**\n") &&
+		    strstr(b.p, "deny-secret-file /s/**\n"), "printed as written: %s", S(b.p));
+		free(b.p);
+	}
+}
+
 /* ---- the mount plan ------------------------------------------------- */
 
 /* The top-of-root placeholders every writable /p gets when nothing exists. */
 #define P_PLACEHOLDERS \
-	"ro /p/.bash_profile\nro /p/.bashrc\nro /p/.claude\nro /p/.gitconfig\nro /p/.gitmodules\nro /p/.idea\n" \
-	"ro /p/.mcp.json\nro /p/.profile\nro /p/.ripgreprc\nro /p/.vscode\nro /p/.zprofile\nro /p/.zshrc\n"
+	"ro /p/.bash_profile\nro /p/.bashrc\nro /p/.claude\nro /p/.codex\nro /p/.gitconfig\nro /p/.gitmodules\n" \
+	"ro /p/.idea\nro /p/.mcp.json\nro /p/.profile\nro /p/.ripgreprc\nro /p/.vscode\nro /p/.zprofile\nro /p/.zshrc\n"
 
 static void
 test_plan(void)
@@ -622,9 +754,9 @@ test_plan(void)
 	static const struct { const char *name, *policy, *tree, *needle, *want; } cases[] = {
 		{ "write root and its placeholders", "allow-write .\n", "d /p", "/p",
 		  "rw /p\n" P_PLACEHOLDERS
-		  "ph d /p/.bash_profile\nph d /p/.bashrc\nph d /p/.claude\nph d /p/.gitconfig\nph d /p/.gitmodules\n"
-		  "ph d /p/.idea\nph d /p/.mcp.json\nph d /p/.profile\nph d /p/.ripgreprc\nph d /p/.vscode\n"
-		  "ph d /p/.zprofile\nph d /p/.zshrc\n" },
+		  "ph d /p/.bash_profile\nph d /p/.bashrc\nph d /p/.claude\nph d /p/.codex\nph d /p/.gitconfig\n"
+		  "ph d /p/.gitmodules\nph d /p/.idea\nph d /p/.mcp.json\nph d /p/.profile\nph d /p/.ripgreprc\n"
+		  "ph d /p/.vscode\nph d /p/.zprofile\nph d /p/.zshrc\n" },
 		{ "nothing writable: no placeholders, no mounts", "deny-write /p/x\n", "d /p", "", "" },
 		{ "deny-read dir -> tmpfs, allow-read inside bound back",
 		  "deny-read /home/u/.ssh\nallow-read /home/u/.ssh/known_hosts\n",
@@ -656,16 +788,20 @@ test_plan(void)
 		{ "deny-read deep inside a root, its ancestors pinned (mv a a2 would carry it out)",
 		  "allow-write /w\ndeny-read /w/a/b/secret.txt\n", "f /w/a/b/secret.txt", "/w/a",
 		  "rw /w/a\nrw /w/a/b\nempty /w/a/b/secret.txt\n" },
-		{ "nested repo found by the scan, its .git pinned", "allow-write /w\n",
+		{ "nested repo found by the scan, its .git pinned, its missing entries held", "allow-write /w\n",
 		  "d /w/a/.git/hooks; f /w/a/.git/config; f /w/a/.git/HEAD", "/w/a",
-		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/config\nro /w/a/.git/hooks\n" },
+		  "rw /w/a\nrw /w/a/.git\nro /w/a/.git/commondir\nro /w/a/.git/config\nro /w/a/.git/config.worktree\n"
+		  "ro /w/a/.git/hooks\nph o /w/a/.git/commondir\nph f /w/a/.git/config.worktree\n" },
 		{ "allow-git-config", "allow-write /w\nallow-git-config\n", "d /w/.git/hooks; f /w/.git/config", "/w/.git$|/w/.git/",
-		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config.worktree\nro /w/.git/hooks\nph o /w/.git/commondir\n"
+		  "ph f /w/.git/config.worktree\n" },
 		{ "worktree .git file", "allow-write /w\n", "f /w/.git", "/w/.git$", "ro /w/.git\n" },
 		{ "depth 3: files in dirs at depth <= 2, dirs at depth <= 1",
 		  "allow-write /w\n",
 		  "f /w/a/b/.bashrc; f /w/a/b/c/.bashrc; d /w/a/.vscode; d /w/a/b/.vscode; d /w/a/.git/hooks; d /w/a/b/.git/hooks",
-		  "/w/a", "rw /w/a\nrw /w/a/.git\nro /w/a/.git/hooks\nro /w/a/.vscode\nrw /w/a/b\nro /w/a/b/.bashrc\n" },
+		  "/w/a", "rw /w/a\nrw /w/a/.git\nro /w/a/.git/commondir\nro /w/a/.git/config\nro /w/a/.git/config.worktree\n"
+		  "ro /w/a/.git/hooks\nro /w/a/.vscode\nrw /w/a/b\nro /w/a/b/.bashrc\nph o /w/a/.git/commondir\n"
+		  "ph f /w/a/.git/config\nph f /w/a/.git/config.worktree\n" },
 		{ "depth 1: only the top", "allow-write /w\nmandatory-deny-depth 1\n",
 		  "f /w/.bashrc; f /w/a/.bashrc; d /w/.vscode", "/w/a", "" },
 		{ "names in any case; node_modules skipped", "allow-write /w\n",
@@ -716,10 +852,11 @@ test_plan(void)
 		  "ph d /home/u/.profile\nph d /home/u/.xprofile\nph d /home/u/.zprofile\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
 		/* git: what a repository runs (5c) */
-		{ "repository at a root's top: hooks, config; a missing commondir held as \".\"", "allow-write /w\n",
-		  "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD", "/w/.git$|/w/.git/",
-		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config\nro /w/.git/hooks\nph o /w/.git/commondir\n" },
-		{ "config.worktree held (an empty file) when extensions.worktreeConfig is on", "allow-write /w\n",
+		{ "repository at a root's top: hooks, config; a missing commondir held as \".\", config.worktree empty",
+		  "allow-write /w\n", "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD", "/w/.git$|/w/.git/",
+		  "rw /w/.git\nro /w/.git/commondir\nro /w/.git/config\nro /w/.git/config.worktree\nro /w/.git/hooks\n"
+		  "ph o /w/.git/commondir\nph f /w/.git/config.worktree\n" },
+		{ "config.worktree held (an empty file) when extensions.worktreeConfig is on too", "allow-write /w\n",
 		  "d /w/.git/hooks; c /w/.git/config [extensions]\\n\\tworktreeConfig = true\\n", "worktree",
 		  "ro /w/.git/config.worktree\nph f /w/.git/config.worktree\n" },
 		{ "worktrees/*/ and modules/**/: their entries read-only, pinned", "allow-write /w\n",
@@ -727,8 +864,21 @@ test_plan(void)
 		  "f /w/.git/worktrees/a/index; d /w/.git/modules/lib/x/hooks; f /w/.git/modules/lib/x/HEAD; "
 		  "f /w/.git/modules/lib/x/config; f /w/.git/modules/lib/x/commondir", "worktrees|/modules",
 		  "rw /w/.git/modules\nrw /w/.git/modules/lib\nrw /w/.git/modules/lib/x\nro /w/.git/modules/lib/x/commondir\n"
-		  "ro /w/.git/modules/lib/x/config\nro /w/.git/modules/lib/x/hooks\nrw /w/.git/worktrees\n"
-		  "rw /w/.git/worktrees/a\nro /w/.git/worktrees/a/commondir\nro /w/.git/worktrees/a/gitdir\n" },
+		  "ro /w/.git/modules/lib/x/config\nro /w/.git/modules/lib/x/config.worktree\nro /w/.git/modules/lib/x/hooks\n"
+		  "rw /w/.git/worktrees\nrw /w/.git/worktrees/a\nro /w/.git/worktrees/a/commondir\n"
+		  "ro /w/.git/worktrees/a/config.worktree\nro /w/.git/worktrees/a/gitdir\n"
+		  "ph f /w/.git/modules/lib/x/config.worktree\nph f /w/.git/worktrees/a/config.worktree\n" },
+		{ "a bare repository found by the walk: protected as a .git (a push runs its hooks)", "allow-write /w\n",
+		  "f /w/b.git/HEAD; d /w/b.git/objects; d /w/b.git/refs; d /w/b.git/hooks; f /w/b.git/config", "b.git",
+		  "rw /w/b.git\nro /w/b.git/commondir\nro /w/b.git/config\nro /w/b.git/config.worktree\nro /w/b.git/hooks\n"
+		  "ph o /w/b.git/commondir\nph f /w/b.git/config.worktree\n" },
+		{ "control: a directory without refs/ is no repository", "allow-write /w\n",
+		  "f /w/b.git/HEAD; d /w/b.git/objects; d /w/b.git/hooks; f /w/b.git/config", "b.git", "" },
+		{ "a submodule's repository: a missing commondir held as \".\"", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/.git/config; d /w/.git/modules/s/hooks; f /w/.git/modules/s/HEAD; "
+		  "f /w/.git/modules/s/config", "modules/s/c",
+		  "ro /w/.git/modules/s/commondir\nro /w/.git/modules/s/config\nro /w/.git/modules/s/config.worktree\n"
+		  "ph o /w/.git/modules/s/commondir\nph f /w/.git/modules/s/config.worktree\n" },
 		{ "what the config names: hooksPath (husky's parent too), an include, an fsmonitor script",
 		  "allow-write /w\n",
 		  "d /w/.git/hooks; d /w/.husky/_; f /w/fsm.sh; f /w/.git/HEAD; "
@@ -742,17 +892,18 @@ test_plan(void)
 		  "d /w/.git/hooks; c /w/.git/config [include]\\n\\tpath = ../shared.cfg\\n; "
 		  "c /w/shared.cfg [filter \"x\"]\\n\\tclean = tools/clean.sh %f\\n", "shared|tools",
 		  "ro /w/shared.cfg\nro /w/tools\nph d /w/tools\n" },
-		{ "a config git would refuse: sbx refuses", "allow-write /w\n",
-		  "d /w/.git/hooks; c /w/.git/config [core\\n", "",
-		  "error: /w/.git/config:1: git config git would refuse, or larger than sbx reads (sbx reads a repository's "
-		  "config to protect what it runs; fix or remove the file, or leave the repository read-only)" },
+		{ "a config git refuses: planned as usual, what its other lines name protected", "allow-write /w\n",
+		  "d /w/.git/hooks; d /w/h; c /w/.git/config [core\\n[core]\\n\\thooksPath = h\\n", "git/|/w/h",
+		  "ro /w/.git/commondir\nro /w/.git/config\nro /w/.git/config.worktree\nro /w/.git/hooks\nro /w/h\n"
+		  "ph o /w/.git/commondir\nph f /w/.git/config.worktree\n" },
 		{ "a worktree whose repository is outside: its gitdir and the common objects, refs, logs writable",
 		  "allow-write /w\n",
 		  "c /w/.git gitdir: /m/.git/worktrees/w; c /m/.git/worktrees/w/commondir ../..; "
 		  "c /m/.git/worktrees/w/gitdir /w/.git; f /m/.git/worktrees/w/index; d /m/.git/objects; d /m/.git/refs; "
 		  "d /m/.git/logs; d /m/.git/hooks; f /m/.git/config; f /m/.git/HEAD", "/m/",
 		  "rw /m/.git/logs\nrw /m/.git/objects\nrw /m/.git/refs\nrw /m/.git/worktrees/w\n"
-		  "ro /m/.git/worktrees/w/commondir\nro /m/.git/worktrees/w/gitdir\n" },
+		  "ro /m/.git/worktrees/w/commondir\nro /m/.git/worktrees/w/config.worktree\nro /m/.git/worktrees/w/gitdir\n"
+		  "ph f /m/.git/worktrees/w/config.worktree\n" },
 		{ "a .git file whose gitdir does not point back: nothing of it becomes writable", "allow-write /w\n",
 		  "c /w/.git gitdir: /m/.git/worktrees/w; c /m/.git/worktrees/w/commondir ../..; "
 		  "c /m/.git/worktrees/w/gitdir /elsewhere/.git; d /m/.git/objects; d /m/.git/refs", "/m/", "" },
@@ -798,54 +949,118 @@ test_plan(void)
 		CHECK(!plan_is_writable(&pl, "/w/.bashrc"), "mandatory placeholder: not writable");
 	}
 
-	/* plan_binds_to_init: the placeholder directories that are leaves go to
-	 * sbx-init; a placeholder file, one with a mount below it, and every
-	 * other read-only bind stay bwrap's */
+	/* plan_binds_to_init: every bind of a name onto itself in a writable
+	 * place goes to sbx-init (which binds by the device and inode sbx
+	 * holds, and asks again about one that changed: run_rebind), read-only
+	 * ones when they are leaves, pins with what is below them; binds
+	 * elsewhere, and a read-only one with a mount below it, stay bwrap's */
 	{
+		static const struct { const char *path; enum mkind kind; const char *why; } want[] = {
+			{ "/w/.bashrc", MK_BIND_RO_INIT, "a missing .bashrc (a placeholder directory)" },
+			{ "/w/.profile", MK_BIND_RO_INIT, "an existing .profile (a file another program may remove)" },
+			{ "/w/.git", MK_BIND_RW_INIT, "the pin that keeps .git/hooks in place" },
+			{ "/w/.git/hooks", MK_BIND_RO_INIT, "an existing directory" },
+			{ "/w/.git/commondir", MK_BIND_RO_INIT, "a placeholder file (commondir holding \".\")" },
+			{ "/w/new", MK_BIND_RO_INIT, "the placeholder for deny-write /w/new/..." },
+			{ "/w/.vscode", MK_BIND_RO, "a directory with a hidden file below it: bwrap's" },
+			{ "/w/.vscode/secret", MK_EMPTY_FILE, "the hidden file" },
+			{ "/r/shown", MK_BIND_RO, "shown again inside a hidden directory (not a writable place)" },
+			{ "/w/fifo", MK_BIND_RO, "a FIFO denied in a root: bwrap's (sbx holds files and directories)" },
+		};
 		struct policy p;
 		struct run_paths rp = { "/w", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
 		const char *why;
-		int init = 0, ro = 0;
 
-		parse(&p, "allow-write /w\ndeny-write /w/new/x\ndeny-write /w/new/y/z\n");
-		fake_tree("d /w/.git/hooks; f /w/.git/HEAD; f /w/.vscode");
+		parse(&p, "allow-write /w\ndeny-write /w/new/x\ndeny-write /w/new/y/z\ndeny-read /w/.vscode/secret\n"
+		    "deny-read /r\nallow-read /r/shown\ndeny-write /w/fifo\n");
+		fake_tree("d /w/.git/hooks; f /w/.git/HEAD; f /w/.profile; f /w/.vscode/secret; d /r/shown; o /w/fifo");
 		CHECK(plan_resolve(&p, &fake_disk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
 		    "plan for the binds sbx-init makes");
 		plan_binds_to_init(&pl);
-		for (size_t i = 0; i < pl.mounts.n; i++) {
-			const struct mount *m = pl.mounts.v[i];
+		for (size_t k = 0; k < LEN(want); k++) {
+			const struct mount *found = NULL;
 
-			init += m->kind == MK_BIND_RO_INIT;
-			ro += m->kind == MK_BIND_RO;
-			if (strcmp(m->path, "/w/.bashrc") == 0)
-				CHECK(m->kind == MK_BIND_RO_INIT, "a missing .bashrc (a placeholder directory): sbx-init's");
-			if (strcmp(m->path, "/w/.vscode") == 0)
-				CHECK(m->kind == MK_BIND_RO, "an existing .vscode (no placeholder): bwrap's");
-			if (strcmp(m->path, "/w/.git/commondir") == 0)
-				CHECK(m->kind == MK_BIND_RO, "a placeholder file (commondir holding \".\"): bwrap's");
-			if (strcmp(m->path, "/w/.git/hooks") == 0)
-				CHECK(m->kind == MK_BIND_RO, "an existing directory: bwrap's");
-			if (strcmp(m->path, "/w/new") == 0)
-				CHECK(m->kind == MK_BIND_RO_INIT, "the placeholder for deny-write /w/new/...: sbx-init's");
+			for (size_t i = 0; i < pl.mounts.n; i++)
+				if (strcmp(((const struct mount *)pl.mounts.v[i])->path, want[k].path) == 0)
+					found = pl.mounts.v[i];
+			CHECK(found && found->kind == want[k].kind, "%s: %s (kind %d)", want[k].path, want[k].why,
+			    found ? (int)found->kind : -1);
 		}
-		CHECK(init >= 10 && ro >= 3, "both kinds in one plan (%d by sbx-init, %d by bwrap)", init, ro);
 		for (size_t i = 1; i < pl.mounts.n; i++)
 			CHECK(mount_cmp(&pl.mounts.v[i - 1], &pl.mounts.v[i]) <= 0, "still in bwrap's order after");
 	}
-	/* a placeholder with a mount of the plan below it stays bwrap's: sbx-init
-	 * binds after bwrap, and would cover what bwrap mounted below */
-	{
-		struct plan pl = { 0 };
-		struct placeholder ph = { "/w/.claude", PH_DIR };
+}
 
-		vec_push(&pl.placeholders, &ph);
-		plan_mount(&pl, MK_BIND_RO, "/w/.claude", "placeholder");
-		plan_mount(&pl, MK_TMPFS, "/w/.claude/secret", "deny-read");
-		plan_binds_to_init(&pl);
-		CHECK(((struct mount *)pl.mounts.v[0])->kind == MK_BIND_RO, "a placeholder with a mount below: bwrap's");
+/* Allow rules spelled through a symlink (5c): one a command could have made
+ * (it lies in a writable root) is not followed, the rule skipped with one
+ * line; one elsewhere is followed; a write deny through one pins it. Each
+ * attack has its control (the same target named itself, or a plain
+ * directory) in the next row. warn: a substring of the one warning, or
+ * NULL for none. */
+static void
+test_planted_links(void)
+{
+	static const struct { const char *name, *policy, *tree, *needle, *want, *warn; } cases[] = {
+		{ "a link to a sibling, in the writable root: skipped", "allow-write /p\nallow-write /p/build\n",
+		  "l /p/build /s; d /s", "/s$", "",
+		  "allow-write /p/build (t:2): skipped, not followed: /p/build is a symlink (to /s) in the writable "
+		  "root /p, where a command could have made it; to make /s writable, name it itself" },
+		{ "control: the sibling named itself", "allow-write /p\nallow-write /s\n", "l /p/build /s; d /s",
+		  "/s$", "rw /s\n", NULL },
+		{ "control: a plain directory root", "allow-write /p\nallow-write /p/build\n", "d /p/build; d /s",
+		  "build$", "", NULL },
+		{ "a relative link to the parent: skipped", "allow-write /w/p\nallow-write /w/p/up\n",
+		  "l /w/p/up ..; d /w/p", " /w$", "", "/w/p/up is a symlink (to ..) in the writable root /w/p" },
+		{ "a link to /etc: skipped", "allow-write /p\nallow-write /p/etc\n", "l /p/etc /etc; d /etc",
+		  "/etc", "", "to make /etc writable, name it itself" },
+		{ "a link several components up: skipped", "allow-write /p\nallow-write /p/a/b/c\n",
+		  "l /p/a /x; d /x/b/c", "/x", "",
+		  "/p/a is a symlink (to /x) in the writable root /p, where a command could have made it; to make "
+		  "/x/b/c writable, name it itself" },
+		{ "control: the same, /x/b/c named", "allow-write /p\nallow-write /x/b/c\n", "l /p/a /x; d /x/b/c",
+		  "/x", "rw /x/b/c\n", NULL },
+		{ "a missing root through a planted link: skipped, not made", "allow-write /p\nallow-write /p/b/new\n",
+		  "l /p/b /s; d /s", "/s", "", "/p/b is a symlink (to /s)" },
+		{ "a planted loop: skipped, the run goes on", "allow-write /p\nallow-write /p/loop\n",
+		  "l /p/loop /p/loop; d /p", "loop", "", "/p/loop is a symlink in the writable root /p" },
+		{ "a root whose link lies in the root it leads to: skipped", "allow-write /w/p/up\n",
+		  "l /w/p/up /w; d /w/p", " /w$", "", "/w/p/up is a symlink (to /w) in the writable root /w" },
+		{ "a glob's match through a planted link: skipped", "allow-write /p\nallow-write /p/*.d\n",
+		  "l /p/x.d /s; d /s; d /p/y.d", "/s$", "", "/p/x.d is a symlink (to /s)" },
+		/* links a command of this policy could not have made: followed */
+		{ "a home reached through a link outside every root: followed", "allow-write /home/u/proj\n",
+		  "l /home/u /data/u; d /data/u/proj", "proj$", "rw /data/u/proj\n", NULL },
+		{ "a system link (/var/run -> /run): followed", "allow-write /var/run/app\n",
+		  "l /var/run /run; d /run/app", "app$", "rw /run/app\n", NULL },
+		{ "a link below a root it does not lie in: followed", "allow-write /p\nallow-write /o/l\n",
+		  "l /o/l /srv/s; d /srv/s; d /p", "/s$", "rw /srv/s\n", NULL },
+		/* reads: allow-read re-exposes what deny-read hides */
+		{ "allow-read through a planted link under a deny-read: skipped",
+		  "allow-write /p\ndeny-read /o\nallow-read /p/b\n", "l /p/b /o; f /o/secret", "/o",
+		  "tmpfs /o\nremount-ro /o\n", "allow-read /p/b (t:3): skipped, not followed: /p/b is a symlink (to /o) "
+		  "in the writable root /p, where a command could have made it; to make /o readable, name it itself" },
+		{ "control: allow-read of a plain directory under the deny", "allow-write /p\ndeny-read /o\nallow-read /o/pub\n",
+		  "d /p; f /o/secret; d /o/pub", "/o", "tmpfs /o\nro /o/pub\nremount-ro /o\n", NULL },
+		/* a write deny through a link in a root: the link pinned, the target denied */
+		{ "deny-write through a link in the root: pinned", "allow-write /p\ndeny-write /p/cfg/secret\n",
+		  "l /p/cfg /p/real; f /p/real/secret", "cfg|real", "pinlink /p/cfg\nrw /p/real\nro /p/real/secret\n",
+		  NULL },
+		{ "deny-write through a link outside every root: nothing to pin", "allow-write /p\ndeny-write /o/cfg/x\n",
+		  "l /o/cfg /p/real; f /p/real/x", "cfg|real", "rw /p/real\nro /p/real/x\n", NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(cases); i++) {
+		struct vec w = { 0 };
+		const char *got = plan_lines_with(plan_text_warned(cases[i].policy, cases[i].tree, &w), cases[i].needle);
+		const char *said = w.n ? w.v[0] : "";
+
+		CHECK(strcmp(got, cases[i].want) == 0, "%s: plan\n%s\nwant\n%s", cases[i].name, got, cases[i].want);
+		CHECK(cases[i].warn ? w.n == 1 && strstr(said, cases[i].warn) : w.n == 0,
+		    "%s: %zu warnings, the first \"%s\"", cases[i].name, w.n, said);
 	}
 }
 
@@ -1016,6 +1231,97 @@ test_gitcfg(void)
 		CHECK(gitcfg_parse(b.p, b.n, "t", &again, &line) == 0 &&
 		    strcmp(gitcfg_text(text, strlen(text)), gitcfg_text(b.p, b.n)) == 0, "rewrite round-trips:\n%s", b.p);
 		free(b.p);
+	}
+}
+
+/* gitcfg_scan with resync, as the planner reads a repository's config:
+ * "rc:line:entries", the entries as gitcfg_text prints them. */
+static const char *
+gitcfg_scan_text(const char *text, size_t n)
+{
+	struct vec out = { 0 };
+	struct buf b = { 0 };
+	const char *s;
+	int line = 0, rc = gitcfg_scan(text, n, "t", &out, &line, true);
+
+	for (size_t i = 0; i < out.n; i++) {
+		const struct gitcfg_entry *e = out.v[i];
+
+		buf_printf(&b, "%s.%s%s%s=%s|", e->section, e->sub ? e->sub : "", e->sub ? "." : "", e->key,
+		    e->value ? e->value : "(true)");
+	}
+	s = aprintf("%d:%d:%s", rc, line, b.p ? b.p : "");
+	free(b.p);
+	return s;
+}
+
+/* A line git cannot parse: git refuses the file, so the run goes on
+ * (with a warning, 5c); what the other lines say is still read, for the
+ * day the line is fixed. What sbx's reader cannot stand for git's is
+ * refused whatever the mode. */
+static void
+test_gitcfg_resync(void)
+{
+	static const struct { const char *name, *text, *want; } cases[] = {
+		{ "a good file", "[a]\nk = v\n", "0:1:a.k=v|" },
+		{ "the lines after an unterminated header",
+		  "[a]\nk = v\n[broken\n[core]\nhooksPath = h\n", "1:3:a.k=v|core.hookspath=h|" },
+		{ "an unterminated quote ends at its line", "[a]\nk = \"open\nj = w\n", "1:2:a.j=w|" },
+		{ "an unknown escape: the rest of its line skipped", "[a]\nk = bad\\q tail\nj = w\n", "1:2:a.j=w|" },
+		{ "a key starting with a digit", "[a]\n1k = v\nj = w\n", "1:2:a.j=w|" },
+		{ "a key then junk", "[a]\nk v w\nj = w\n", "1:2:a.j=w|" },
+		{ "a key before any section", "k = v\n[a]\nj = w\n", "1:1:a.j=w|" },
+		{ "the first bad line is the one named", "[a\n[b\n[c]\nk\n", "1:1:c.k=(true)|" },
+		{ "a bad last line without a newline", "[a]\nj = w\nk v", "1:3:a.j=w|" },
+		{ "a bad header keeps the section before it", "[a]\n[b c]\nk = v\n", "1:2:a.k=v|" },
+		{ "binary bytes: their whole line skipped", "\x01\x02[a]\n[b]\nk = v\n", "1:1:b.k=v|" },
+		{ "CRLF lines", "[a\r\n[b]\r\nk = v\r\n", "1:1:b.k=v|" },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(cases); i++)
+		check_str(gitcfg_scan_text(cases[i].text, strlen(cases[i].text)), cases[i].want, cases[i].name, __LINE__);
+	/* the strict reading (the audit's, 9b) still refuses each bad one whole */
+	for (i = 1; i < LEN(cases); i++)
+		CHECK(strncmp(gitcfg_text(cases[i].text, strlen(cases[i].text)), "error:", 6) == 0,
+		    "strict: %s refused", cases[i].name);
+	CHECK(strncmp(gitcfg_scan_text("[a]\nk = v\0x\n[b\n", 15), "-1:", 3) == 0,
+	    "a NUL byte is refused even with resync (git reads past it; what it sees there is not this reader's)");
+	{
+		struct buf big = { 0 };
+
+		buf_puts(&big, "[a\n[a]\n");
+		for (i = 0; i <= SBX_MAX_GITCFG_ENTRIES; i++)
+			buf_puts(&big, "k\n");
+		CHECK(strncmp(gitcfg_scan_text(big.p, big.n), "-1:", 3) == 0, "more than %d entries refused with resync",
+		    SBX_MAX_GITCFG_ENTRIES);
+		free(big.p);
+	}
+
+	/* git_config_read: 1 and why when a file, or one it includes, has a bad line; every file still read */
+	{
+		struct vec out = { 0 };
+		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
+		const char *why = NULL;
+		int rc;
+
+		fake_tree("c /r/top [include]\\n\\tpath = bad.cfg\\n[core]\\n\\tpager = p1\\n; "
+		    "c /r/bad.cfg [x\\n[core]\\n\\tfsmonitor = f\\n");
+		rc = git_config_read(&fake_disk, "/home/u", "/r/top", 0, &budget, &out, &why);
+		CHECK(rc == 1 && why && strstr(why, "/r/bad.cfg:1: a line git cannot parse") && out.n == 3 &&
+		    strcmp(((struct gitcfg_entry *)out.v[2])->key, "fsmonitor") == 0,
+		    "an included file's bad line: rc %d, %s, %zu entries", rc, S(why), out.n);
+		fake_tree("c /r/top [core]\\n\\tpager = p1\\n\\tbad line\\n");
+		out.n = 0;
+		budget = 4 * SBX_MAX_GITCFG_BYTES;
+		rc = git_config_read(&fake_disk, "/home/u", "/r/top", 0, &budget, &out, &why);
+		CHECK(rc == 1 && strstr(why, "/r/top:3: a line git cannot parse") && out.n == 1, "the file's own bad line: "
+		    "rc %d, %s", rc, S(why));
+		fake_tree("c /r/top [core]\\n\\tpager = p1\\n");
+		out.n = 0;
+		budget = 4 * SBX_MAX_GITCFG_BYTES;
+		CHECK(git_config_read(&fake_disk, "/home/u", "/r/top", 0, &budget, &out, &why) == 0 && out.n == 1,
+		    "control: a good file is 0");
 	}
 }
 
@@ -1523,25 +1829,25 @@ test_violations_report(void)
 		}
 	}
 
-	/* the block: exactly srt's frame, repeats counted, ignore rules, the cap */
+	/* the block: exactly srt's frame, repeats counted, ignore rules */
 	{
-		struct vstore s = { .json_fd = -1 };
+		struct vstore s;
 		struct violation w = { VK_FILE, "openat", "/etc/x", 0, NULL, 7, "sh", 0, 0, 0 };
 		struct violation n = { VK_NET, "network-outbound", "b.test", 443, "no", 0, NULL, 0, 0, 0 };
 		struct buf b = { 0 };
 
 		e = parse(&p, "allow-write /p\n");
 		CHECK(e == NULL, "report policy: %s", S(e));
-		report_block(&s, &p, "make", &b);
+		vstore_init(&s, &p, NULL, "make");
+		report_block(&s, &b);
 		CHECK(b.n == 0, "no block when nothing was refused");
-		vstore_add(&s, &w);
-		vstore_add(&s, &n);
-		vstore_add(&s, &w);
-		report_block(&s, &p, "make", &b);
+		CHECK(vstore_add(&s, &w) && vstore_add(&s, &n) && !vstore_add(&s, &w), "vstore_add says which are new");
+		report_block(&s, &b);
 		buf_putc(&b, '\0');
 		check_str(b.p, "\n<sandbox_violations>\ndeny openat /etc/x (2 times)\n"
 		    "deny network-outbound b.test:443 (no)\n</sandbox_violations>", "report_block", __LINE__);
 		free(b.p);
+		vstore_clear(&s);
 
 		static const struct { const char *policy, *cmd; int lines; } ign[] = {
 			{ "ignore-violations * b.test\n", "make", 1 },		/* "*": in the line */
@@ -1556,84 +1862,203 @@ test_violations_report(void)
 			memset(&b, 0, sizeof(b));
 			e = parse(&p, ign[i].policy);
 			CHECK(e == NULL, "ignore case %zu parses: %s", i, S(e));
-			report_block(&s, &p, ign[i].cmd, &b);
+			vstore_init(&s, &p, NULL, ign[i].cmd);
+			vstore_add(&s, &w);
+			vstore_add(&s, &n);
+			vstore_add(&s, &w);
+			report_block(&s, &b);
 			buf_putc(&b, '\0');
 			for (const char *q = b.p; (q = strstr(q, "\ndeny ")); q++)
 				count++;
 			CHECK(count == ign[i].lines && (ign[i].lines || b.n == 1), "ignore case %zu: %d lines shown, want %d:%s",
 			    i, count, ign[i].lines, b.p);
 			free(b.p);
+			vstore_clear(&s);
 		}
+	}
+
+	/* what the block keeps: of the others, the first 25 and the last 25
+	 * distinct ones, the middle counted where it fell out */
+	{
+		struct vstore s;
+		struct buf b = { 0 }, want = { 0 };
 
 		e = parse(&p, "allow-write /p\n");
+		vstore_init(&s, &p, NULL, "make");
 		for (i = 0; i < 60; i++) {
 			struct violation v = { VK_FILE, "mkdirat", aprintf("/etc/d%zu", i), 0, NULL, 0, NULL, 0, 0, 0 };
 
 			vstore_add(&s, &v);
+			if (i == 30)	/* one that falls out, repeated: each time counted */
+				vstore_add(&s, &v);
 		}
-		memset(&b, 0, sizeof(b));
-		report_block(&s, &p, "make", &b);
+		report_block(&s, &b);
 		buf_putc(&b, '\0');
-		CHECK(strstr(b.p, "\ndeny mkdirat /etc/d47\n... and 12 more\n</sandbox_violations>") != NULL &&
-		    !strstr(b.p, "/etc/d48"), "the block stops at 50 lines, then says how many more:%s", b.p);
+		buf_puts(&want, "\n<sandbox_violations>\n");
+		for (i = 0; i < 60; i++) {
+			if (i == 35)	/* where d25..d34 fell out: d30 came twice */
+				buf_puts(&want, "... and 11 more\n");
+			if (i < 25 || i >= 35)
+				buf_printf(&want, "deny mkdirat /etc/d%zu\n", i);
+		}
+		buf_puts(&want, "</sandbox_violations>");
+		buf_putc(&want, '\0');
+		check_str(b.p, want.p, "the first 25 and the last 25, the middle counted", __LINE__);
 		free(b.p);
+		free(want.p);
+		vstore_clear(&s);
 	}
 
-	/* --explain's hints: the line that would allow it, or why none would */
+	/* the one that matters after 4300 junk refusals; a pinned one (a deny,
+	 * a host) in the middle of thousands of others; the ignored, however
+	 * many, push nothing out */
 	{
 		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err er = { 0 };
 		const char *why;
-		struct vstore s = { .json_fd = -1 };
+		struct vstore s;
 		struct buf b = { 0 };
-		static const struct violation vs[] = {
-			{ VK_FILE, "openat", "/etc/app/x.conf", 0, NULL, 0, NULL, 0, 0, 0 },
-			{ VK_FILE, "unlinkat", "/etc/app/y.conf", 0, NULL, 0, NULL, 0, 0, 0 },	/* the same hint: once */
-			{ VK_FILE, "openat", "/p/locked/f", 0, NULL, 0, NULL, 0, 0, 0 },
-			{ VK_NET, "network-outbound", "b.test", 443, "host is not on the allow list", 0, NULL, 0, 0, 0 },
-			{ VK_NET, "network-outbound", "c.test", 8080, "host is not on the allow list", 0, NULL, 0, 0, 0 },
-			{ VK_NET, "network-outbound", "d.test", 443, "no exfiltration", 0, NULL, 0, 0, 0 },
-			{ VK_CONNECT, "connect", "10.1.2.3", 443, "direct", 0, NULL, 0, 0, 0 },
-			{ VK_AUDIT, "neutralised", "/p/r/.git/hooks/x", 0, "renamed", 0, NULL, 0, 0, 0 },
-		};
+		struct violation mand = { VK_FILE, "openat", "/p/.bashrc", 0, NULL, 0, NULL, 0, 0, 0 };
+		struct violation host = { VK_NET, "network-outbound", "exfil.test", 443, "host is not on the allow list",
+			0, NULL, 0, 0, 0 };
 
-		e = parse(&p, "allow-write /p\ndeny-write /p/locked\n");
-		CHECK(e == NULL, "hints policy: %s", S(e));
-		fake_tree("d /p/locked; f /p/locked/f; d /etc/app");
-		if (plan_resolve(&p, &fake_disk, &rp, &facts, &er) == 0 && plan_build(&facts, p.fs_disabled, &pl, &why) == 0) {
-			for (i = 0; i < LEN(vs); i++)
-				vstore_add(&s, &vs[i]);
-			report_hints(&s, &pl, &p, "make", &b);
-			buf_putc(&b, '\0');
-			check_str(b.p, "hint: allow-write /etc/app\n"
-			    "hint: # /p/locked/f is under a deny (the policy's deny-write or a mandatory one); no allow-write lifts it\n"
-			    "hint: allow-domain b.test\nhint: allow-domain c.test:8080\n"
-			    "hint: # d.test:443 is refused by the policy itself (no exfiltration); no allow-domain overrides it\n"
-			    "hint: # 10.1.2.3:443: connect through the proxy at 127.0.0.1:3128 (HTTPS_PROXY and the other "
-			    "variables point at it); a direct connection is never allowed\n", "report_hints", __LINE__);
-			free(b.p);
+		e = parse(&p, "allow-write /p\nignore-violations * /o/ign\n");
+		CHECK(e == NULL, "pinned policy: %s", S(e));
+		fake_tree("d /p; f /p/.bashrc; d /o");
+		if (plan_resolve(&p, &fake_disk, &rp, &facts, &er) < 0 || plan_build(&facts, p.fs_disabled, &pl, &why) < 0) {
+			CHECK(false, "pinned plan: %s", er.msg);
 		} else {
-			CHECK(false, "hints plan: %s", er.msg);
+			vstore_init(&s, &p, &pl, "make");
+			for (i = 0; i < 4300; i++) {
+				vstore_add(&s, &(struct violation){ VK_FILE, "openat", aprintf("/o/junk%zu", i), 0, NULL, 0, NULL,
+				    0, 0, 0 });
+				vstore_add(&s, &(struct violation){ VK_FILE, "openat", aprintf("/o/ign%zu", i), 0, NULL, 0, NULL,
+				    0, 0, 0 });
+				if (i == 2000) {
+					vstore_add(&s, &mand);
+					vstore_add(&s, &host);
+				}
+			}
+			vstore_add(&s, &(struct violation){ VK_FILE, "openat", "/o/the-one", 0, NULL, 0, NULL, 0, 0, 0 });
+			report_block(&s, &b);
+			buf_putc(&b, '\0');
+			CHECK(strstr(b.p, "\ndeny openat /o/the-one\n</sandbox_violations>") != NULL,
+			    "the last refusal after 4300 junk ones ends the block:%s", b.p + (b.n > 300 ? b.n - 300 : 0));
+			CHECK(strstr(b.p, "\ndeny openat /p/.bashrc\n") && strstr(b.p, "\ndeny network-outbound exfil.test:443"),
+			    "a mandatory deny and a host, amid junk, are listed");
+			CHECK(strstr(b.p, "\ndeny openat /o/junk0\n") && strstr(b.p, "\ndeny openat /o/junk4299\n") &&
+			    strstr(b.p, "\n... and 4251 more\n") && !strstr(b.p, "/o/ign"),
+			    "the junk's first and last listed, its middle counted; the ignored neither listed nor counted");
+			free(b.p);
+			vstore_clear(&s);
+			/* 300 distinct hosts: the first 50 and the last 50 of them */
+			vstore_init(&s, &p, &pl, "make");
+			for (i = 0; i < 300; i++)
+				vstore_add(&s, &(struct violation){ VK_NET, "network-outbound", aprintf("h%zu.test", i), 443, "no",
+				    0, NULL, 0, 0, 0 });
+			memset(&b, 0, sizeof(b));
+			report_block(&s, &b);
+			buf_putc(&b, '\0');
+			CHECK(strstr(b.p, "\ndeny network-outbound h49.test:443 (no)\n... and 200 more\n"
+			    "deny network-outbound h250.test:443 (no)\n") && !strstr(b.p, "h50.test") &&
+			    strstr(b.p, "h299.test"), "pinned: the first 50 and the last 50:%.300s", b.p);
+			free(b.p);
+			vstore_clear(&s);
 		}
 	}
 
-	/* the index: distinct records kept up to the bound, repeats found among thousands */
+	/* the store's memory is bounded: a repeat is found among the kept and
+	 * counted, one that fell out comes back as new */
 	{
-		struct vstore s = { .json_fd = -1 };
+		struct vstore s;
+		size_t kept = 0;
 
-		for (i = 0; i < SBX_MAX_VIOLATIONS + 904; i++) {
+		vstore_init(&s, NULL, NULL, NULL);
+		for (i = 0; i < 20000; i++) {
 			struct violation v = { VK_FILE, "openat", aprintf("/etc/f%zu", i), 0, NULL, 0, NULL, 0, 0, 0 };
 
 			vstore_add(&s, &v);
 			if (i % 1000 == 0)	/* and a repeat of the first, each time */
-				vstore_add(&s, &(struct violation){ VK_FILE, "openat", "/etc/f0", 0, NULL, 0, NULL, 0, 0, 0 });
+				CHECK(!vstore_add(&s, &(struct violation){ VK_FILE, "openat", "/etc/f0", 0, NULL, 0, NULL, 0, 0, 0 }),
+				    "a repeat of a first one is no new record");
 		}
-		CHECK(s.v.n == SBX_MAX_VIOLATIONS && s.unlisted == 904 && ((struct violation *)s.v.v[0])->count == 6 &&
-		    strcmp(((struct violation *)s.v.v[4095])->target, "/etc/f4095") == 0,
-		    "vstore: %zu kept, %llu past the bound, the first counted %llu times", s.v.n,
-		    (unsigned long long)s.unlisted, (unsigned long long)((struct violation *)s.v.v[0])->count);
+		for (i = 0; i < SBX_VSTORE_SLOTS; i++)
+			kept += s.kept[i] != NULL;
+		const struct vkept *first = s.kept[vclass_base(VC_OTHER)];
+
+		CHECK(kept == 2 * SBX_REPORT_OTHER && first && first->v.count == 21 && s.cls[VC_OTHER].dropped == 20000 - 50,
+		    "vstore: %zu kept, the first counted %llu times, %llu fell out", kept,
+		    first ? (unsigned long long)first->v.count : 0ULL, (unsigned long long)s.cls[VC_OTHER].dropped);
+		CHECK(vstore_add(&s, &(struct violation){ VK_FILE, "openat", "/etc/f100", 0, NULL, 0, NULL, 0, 0, 0 }),
+		    "one that fell out comes back as new");
+		CHECK(vclass_base(VC_IGNORED) + vclass_keep[VC_IGNORED].first + vclass_keep[VC_IGNORED].last ==
+		    SBX_VSTORE_SLOTS, "SBX_VSTORE_SLOTS is vclass_keep's sum");
+		vstore_clear(&s);
+	}
+
+	/* a command cycling through 100 refusals (more than the store keeps):
+	 * each is written once, the repeats counted */
+	{
+		struct vstore s;
+		int pfd[2];
+		char buf[65536];
+		ssize_t got = 0, r;
+		int lines = 0;
+
+		vstore_init(&s, NULL, NULL, NULL);
+		if (pipe(pfd) == 0) {
+			s.json_fd = pfd[1];
+			fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+			for (int round = 0; round < 10; round++)
+				for (i = 0; i < 100; i++)
+					vstore_add(&s, &(struct violation){ VK_FILE, "openat", aprintf("/o/c%zu", i), 0, NULL, 0,
+					    NULL, 0, 0, 0 });
+			while ((r = read(pfd[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+				got += r;
+			for (ssize_t k = 0; k < got; k++)
+				lines += buf[k] == '\n';
+			close(pfd[0]);
+			close(pfd[1]);
+		}
+		CHECK(lines == 100, "100 refusals cycled 10 times: %d JSON lines, want 100", lines);
+		vstore_clear(&s);
+	}
+
+	/* --violations=FILE past its cap: moved to FILE.1, the latest in FILE */
+	{
+		char dir[] = "/tmp/sbx-unit-vXXXXXX";
+		struct vstore s;
+		struct stat st, st1;
+		const char *pad = aprintf("%0400d", 0);
+		bool made = mkdtemp(dir) != NULL;
+
+		vstore_init(&s, NULL, NULL, NULL);
+		if (made) {
+			s.json_dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			s.json_name = "v.jsonl";
+			s.json_fd = openat(s.json_dir, s.json_name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		}
+		for (i = 0; s.json_fd >= 0 && i < 12000; i++)
+			vstore_add(&s, &(struct violation){ VK_FILE, "openat", aprintf("/o/%s-%05zu", pad, i), 0, NULL, 0,
+			    NULL, 0, 0, 0 });
+		CHECK(made && fstatat(s.json_dir, "v.jsonl", &st, 0) == 0 && fstatat(s.json_dir, "v.jsonl.1", &st1, 0) == 0 &&
+		    st.st_size <= SBX_VIOLATIONS_FILE_BYTES && st1.st_size <= SBX_VIOLATIONS_FILE_BYTES &&
+		    st1.st_size > SBX_VIOLATIONS_FILE_BYTES - 1000, "FILE rotated to FILE.1 at the cap");
+		if (made) {
+			char tail[64] = { 0 };
+			int fd = openat(s.json_dir, "v.jsonl", O_RDONLY | O_CLOEXEC);
+
+			if (fd >= 0 && pread(fd, tail, sizeof(tail) - 1, st.st_size - 60) > 0)
+				CHECK(strstr(tail, "-11999\"") != NULL, "the latest record is in FILE: %s", tail);
+			if (fd >= 0)
+				close(fd);
+			close(s.json_fd);
+			close(s.json_dir);
+			rm_tree(dir);
+		}
+		vstore_clear(&s);
 	}
 
 	/* JSON lines: every field, strings escaped */
@@ -1719,7 +2144,7 @@ enum { X86 = 0, A64 = 1 };
 
 /* The verdict matrix: each line one syscall (its number on x86_64 and on
  * aarch64, -1 where the arch lacks it, written out rather than taken from
- * the table) and its verdict under the six programs: the sandbox's by
+ * the table) and its verdict under the seven programs: the sandbox's by
  * default, with allow-all-unix-sockets, with allow-nested-userns, the
  * proxy's own, the write observer's (T: USER_NOTIF) and the observer's
  * lockdown (the proxy's, and no new process). A row of the rule table that moves to another group, loses
@@ -1731,118 +2156,135 @@ bpf_matrix(void)
 #define A ALLOW
 #define N ENOSYS_RET
 #define T SBX_RET_USER_NOTIF
-#define PROXY_ONLY { A, A, A, E, A, E }
-#define PROXY_ONLY_NOTIF { A, A, A, E, T, E }	/* and the observer traps it */
-#define OBSERVED { A, A, A, A, T, A }		/* only the observer's program names it */
-#define EVERYWHERE { E, E, E, E, A, E }
+#define PROXY_ONLY { A, A, A, E, A, E, A }
+#define PROXY_ONLY_NOTIF { A, A, A, E, T, E, T }	/* and the observer traps it */
+#define OBSERVED { A, A, A, A, T, A, T }		/* only the observer's program names it */
+#define EVERYWHERE { E, E, E, E, A, E, A }
 	static const struct {
-		const char *what; int nr[2]; uint64_t a0, a1, a2; uint32_t want[6];
+		const char *what; int nr[2]; uint64_t a[6]; uint32_t want[7];
 	} matrix[] = {
 		/* unix-block: dropped by allow-all-unix-sockets, kept by the proxy */
-		{ "socket(AF_UNIX)", { 41, 198 }, 1, 1, 0, { E, A, E, E, A, E } },
-		{ "socket(AF_VSOCK)", { 41, 198 }, 40, 1, 0, { E, A, E, E, A, E } },
-		{ "socket(AF_INET)", { 41, 198 }, 2, 1, 0, { A, A, A, A, A, A } },
-		{ "socket(AF_INET6)", { 41, 198 }, 10, 1, 0, { A, A, A, A, A, A } },
-		{ "io_uring_setup", { 425, 425 }, 0, 0, 0, { E, A, E, E, A, E } },
-		{ "io_uring_enter", { 426, 426 }, 0, 0, 0, { E, A, E, E, A, E } },
-		{ "io_uring_register", { 427, 427 }, 0, 0, 0, { E, A, E, E, A, E } },
-		{ "socketpair(AF_UNIX)", { 53, 199 }, 1, 1, 0, { A, A, A, A, A, A } },
+		{ "socket(AF_UNIX)", { 41, 198 }, { 1, 1, 0 }, { E, A, E, E, A, E, A } },
+		{ "socket(AF_VSOCK)", { 41, 198 }, { 40, 1, 0 }, { E, A, E, E, A, E, A } },
+		{ "socket(AF_INET)", { 41, 198 }, { 2, 1, 0 }, { A, A, A, A, A, A, A } },
+		{ "socket(AF_INET6)", { 41, 198 }, { 10, 1, 0 }, { A, A, A, A, A, A, A } },
+		{ "io_uring_setup", { 425, 425 }, { 0, 0, 0 }, { E, A, E, E, A, E, A } },
+		{ "io_uring_enter", { 426, 426 }, { 0, 0, 0 }, { E, A, E, E, A, E, A } },
+		{ "io_uring_register", { 427, 427 }, { 0, 0, 0 }, { E, A, E, E, A, E, A } },
+		{ "socketpair(AF_UNIX)", { 53, 199 }, { 1, 1, 0 }, { A, A, A, A, A, A, A } },
 		/* namespaces and mounts: only the user namespace rows yield to allow-nested-userns */
-		{ "unshare(CLONE_NEWUSER)", { 272, 97 }, 0x10000000, 0, 0, { E, E, A, E, A, E } },
-		{ "unshare(CLONE_NEWNS)", { 272, 97 }, 0x20000, 0, 0, EVERYWHERE },
-		{ "unshare(0x100000) as srt", { 272, 97 }, 0x100000, 0, 0, EVERYWHERE },
-		{ "unshare(CLONE_NEWNET)", { 272, 97 }, 0x40000000, 0, 0, { A, A, A, A, A, A } },
-		{ "clone(CLONE_NEWUSER|SIGCHLD)", { 56, 220 }, 0x10000011, 0, 0, { E, E, A, E, A, E } },
-		{ "clone(CLONE_NEWNS|SIGCHLD)", { 56, 220 }, 0x20011, 0, 0, EVERYWHERE },
-		{ "clone(thread flags)", { 56, 220 }, 0x3d0f00, 0, 0, { A, A, A, A, T, E } },
+		{ "unshare(CLONE_NEWUSER)", { 272, 97 }, { 0x10000000, 0, 0 }, { E, E, A, E, A, E, A } },
+		{ "unshare(CLONE_NEWNS)", { 272, 97 }, { 0x20000, 0, 0 }, EVERYWHERE },
+		{ "unshare(0x100000) as srt", { 272, 97 }, { 0x100000, 0, 0 }, EVERYWHERE },
+		{ "unshare(CLONE_NEWNET)", { 272, 97 }, { 0x40000000, 0, 0 }, { A, A, A, A, A, A, A } },
+		{ "clone(CLONE_NEWUSER|SIGCHLD)", { 56, 220 }, { 0x10000011, 0, 0 }, { E, E, A, E, A, E, A } },
+		{ "clone(CLONE_NEWNS|SIGCHLD)", { 56, 220 }, { 0x20011, 0, 0 }, EVERYWHERE },
+		{ "clone(thread flags)", { 56, 220 }, { 0x3d0f00, 0, 0 }, { A, A, A, A, T, E, T } },
 		/* the observer's attribution checks (sbx.c 9b): sharing traps, vfork does not */
-		{ "clone(CLONE_VM|CLONE_VFORK|SIGCHLD): posix_spawn", { 56, 220 }, 0x4111, 0, 0, { A, A, A, A, A, E } },
-		{ "clone(CLONE_VM|SIGCHLD)", { 56, 220 }, 0x111, 0, 0, { A, A, A, A, T, E } },
-		{ "clone(CLONE_FILES|SIGCHLD)", { 56, 220 }, 0x411, 0, 0, { A, A, A, A, T, E } },
-		{ "clone(fork: SIGCHLD|CHILD_SETTID|CHILD_CLEARTID)", { 56, 220 }, 0x1200011, 0, 0, { A, A, A, A, A, E } },
-		{ "clone3", { 435, 435 }, 0, 0, 0, { N, N, N, N, A, N } },
-		{ "setns", { 308, 268 }, 0, 0, 0, EVERYWHERE },
-		{ "mount", { 165, 40 }, 0, 0, 0, EVERYWHERE },
-		{ "umount2", { 166, 39 }, 0, 0, 0, EVERYWHERE },
-		{ "pivot_root", { 155, 41 }, 0, 0, 0, EVERYWHERE },
-		{ "chroot", { 161, 51 }, 0, 0, 0, EVERYWHERE },
-		{ "open_tree", { 428, 428 }, 0, 0, 0, EVERYWHERE },
-		{ "open_tree_attr", { 467, 467 }, 0, 0, 0, EVERYWHERE },
-		{ "move_mount", { 429, 429 }, 0, 0, 0, EVERYWHERE },
-		{ "fsopen", { 430, 430 }, 0, 0, 0, EVERYWHERE },
-		{ "fsconfig", { 431, 431 }, 0, 0, 0, EVERYWHERE },
-		{ "fsmount", { 432, 432 }, 0, 0, 0, EVERYWHERE },
-		{ "fspick", { 433, 433 }, 0, 0, 0, EVERYWHERE },
-		{ "mount_setattr", { 442, 442 }, 0, 0, 0, EVERYWHERE },
+		{ "clone(CLONE_VM|CLONE_VFORK|SIGCHLD): posix_spawn", { 56, 220 }, { 0x4111, 0, 0 }, { A, A, A, A, A, E, A } },
+		{ "clone(CLONE_VM|SIGCHLD)", { 56, 220 }, { 0x111, 0, 0 }, { A, A, A, A, T, E, T } },
+		{ "clone(CLONE_FILES|SIGCHLD)", { 56, 220 }, { 0x411, 0, 0 }, { A, A, A, A, T, E, T } },
+		{ "clone(fork: SIGCHLD|CHILD_SETTID|CHILD_CLEARTID)", { 56, 220 }, { 0x1200011, 0, 0 }, { A, A, A, A, A, E, A } },
+		{ "clone3", { 435, 435 }, { 0, 0, 0 }, { N, N, N, N, A, N, A } },
+		{ "setns", { 308, 268 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "mount", { 165, 40 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "umount2", { 166, 39 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "pivot_root", { 155, 41 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "chroot", { 161, 51 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "open_tree", { 428, 428 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "open_tree_attr", { 467, 467 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "move_mount", { 429, 429 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "fsopen", { 430, 430 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "fsconfig", { 431, 431 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "fsmount", { 432, 432 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "fspick", { 433, 433 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "mount_setattr", { 442, 442 }, { 0, 0, 0 }, EVERYWHERE },
 		/* the terminal and the keyrings */
-		{ "ioctl(TIOCSTI)", { 16, 29 }, 0, 0x5412, 0, EVERYWHERE },
-		{ "ioctl(TIOCLINUX)", { 16, 29 }, 0, 0x541c, 0, EVERYWHERE },
-		{ "ioctl(TIOCGWINSZ)", { 16, 29 }, 0, 0x5413, 0, { A, A, A, A, A, A } },
-		{ "keyctl", { 250, 219 }, 0, 0, 0, EVERYWHERE },
-		{ "add_key", { 248, 217 }, 0, 0, 0, EVERYWHERE },
-		{ "request_key", { 249, 218 }, 0, 0, 0, EVERYWHERE },
-		{ "memfd_secret", { 447, 447 }, 0, 0, 0, { N, N, N, N, A, N } },
+		{ "ioctl(TIOCSTI)", { 16, 29 }, { 0, 0x5412, 0 }, EVERYWHERE },
+		{ "ioctl(TIOCLINUX)", { 16, 29 }, { 0, 0x541c, 0 }, EVERYWHERE },
+		{ "ioctl(TIOCGWINSZ)", { 16, 29 }, { 0, 0x5413, 0 }, { A, A, A, A, A, A, A } },
+		{ "keyctl", { 250, 219 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "add_key", { 248, 217 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "request_key", { 249, 218 }, { 0, 0, 0 }, EVERYWHERE },
+		{ "memfd_secret", { 447, 447 }, { 0, 0, 0 }, { N, N, N, N, A, N, A } },
 		/* resource limits: a process's own only */
-		{ "prlimit64(0, RLIMIT_NOFILE): its own", { 302, 261 }, 0, 7, 0, { A, A, A, A, A, A } },
-		{ "prlimit64(1, RLIMIT_NOFILE): sbx-init's", { 302, 261 }, 1, 7, 0, EVERYWHERE },
+		{ "prlimit64(0, RLIMIT_NOFILE): its own", { 302, 261 }, { 0, 7, 0 }, { A, A, A, A, A, A, A } },
+		{ "prlimit64(1, RLIMIT_NOFILE): sbx-init's", { 302, 261 }, { 1, 7, 0 }, EVERYWHERE },
 		/* the proxy's own: the sandbox keeps these (its mounts decide writes) */
-		{ "execve", { 59, 221 }, 0, 0, 0, PROXY_ONLY },
-		{ "execveat", { 322, 281 }, 0, 0, 0, PROXY_ONLY },
-		{ "ptrace", { 101, 117 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "execve", { 59, 221 }, { 0, 0, 0 }, PROXY_ONLY },
+		{ "execveat", { 322, 281 }, { 0, 0, 0 }, PROXY_ONLY },
+		{ "ptrace", { 101, 117 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
 		/* the observer reads the caller with it: its lockdown keeps it */
-		{ "process_vm_readv", { 310, 270 }, 0, 0, 0, { A, A, A, E, A, A } },
-		{ "process_vm_writev", { 311, 271 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "open(O_WRONLY)", { 2, -1 }, 0, 01, 0, PROXY_ONLY_NOTIF },
-		{ "open(O_RDONLY|O_CLOEXEC)", { 2, -1 }, 0, 02000000, 0, { A, A, A, A, A, A } },
-		{ "openat(O_RDWR)", { 257, 56 }, 0xffffff9c, 0, 02, PROXY_ONLY_NOTIF },
-		{ "openat(O_WRONLY|O_CREAT|O_TRUNC)", { 257, 56 }, 0xffffff9c, 0, 01101, PROXY_ONLY_NOTIF },
-		{ "openat(O_RDONLY|O_CLOEXEC|O_DIRECTORY)", { 257, 56 }, 0xffffff9c, 0, 02200000, { A, A, A, A, A, A } },
-		{ "openat2", { 437, 437 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "creat", { 85, -1 }, 0, 0644, 0, PROXY_ONLY_NOTIF },
-		{ "truncate", { 76, 45 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "unlink", { 87, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "unlinkat", { 263, 35 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "rename", { 82, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "renameat", { 264, 38 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "renameat2", { 316, 276 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "mkdir", { 83, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "mkdirat", { 258, 34 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "rmdir", { 84, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "symlink", { 88, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "symlinkat", { 266, 36 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "link", { 86, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "linkat", { 265, 37 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "chmod", { 90, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "fchmodat", { 268, 53 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "chown", { 92, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "fchownat", { 260, 54 }, 0, 0, 0, PROXY_ONLY_NOTIF },
-		{ "lchown", { 94, -1 }, 0, 0, 0, PROXY_ONLY_NOTIF },
+		{ "process_vm_readv", { 310, 270 }, { 0, 0, 0 }, { A, A, A, E, A, A, A } },
+		{ "process_vm_writev", { 311, 271 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "open(O_WRONLY)", { 2, -1 }, { 0, 01, 0 }, PROXY_ONLY_NOTIF },
+		{ "open(O_RDONLY|O_CLOEXEC)", { 2, -1 }, { 0, 02000000, 0 }, { A, A, A, A, A, A, A } },
+		{ "openat(O_RDWR)", { 257, 56 }, { 0xffffff9c, 0, 02 }, PROXY_ONLY_NOTIF },
+		{ "openat(O_WRONLY|O_CREAT|O_TRUNC)", { 257, 56 }, { 0xffffff9c, 0, 01101 }, PROXY_ONLY_NOTIF },
+		{ "openat(O_RDONLY|O_CLOEXEC|O_DIRECTORY)", { 257, 56 }, { 0xffffff9c, 0, 02200000 }, { A, A, A, A, A, A, A } },
+		{ "openat2", { 437, 437 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "creat", { 85, -1 }, { 0, 0644, 0 }, PROXY_ONLY_NOTIF },
+		{ "truncate", { 76, 45 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "unlink", { 87, -1 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "unlinkat", { 263, 35 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "rename", { 82, -1 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "renameat", { 264, 38 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "renameat2", { 316, 276 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "mkdir", { 83, -1 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "mkdirat", { 258, 34 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "rmdir", { 84, -1 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "symlink", { 88, -1 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "symlinkat", { 266, 36 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "link", { 86, -1 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "linkat", { 265, 37 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "chmod", { 90, -1 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "fchmodat", { 268, 53 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "chown", { 92, -1 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "fchownat", { 260, 54 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
+		{ "lchown", { 94, -1 }, { 0, 0, 0 }, PROXY_ONLY_NOTIF },
 		/* what the proxy lives on */
-		{ "read", { 0, 63 }, 0, 0, 0, { A, A, A, A, A, A } },
-		{ "connect", { 42, 203 }, 0, 0, 0, { A, A, A, A, T, A } },
-		{ "accept4", { 288, 242 }, 0, 0, 0, { A, A, A, A, A, A } },
-		{ "getpid", { 39, 172 }, 0, 0, 0, { A, A, A, A, A, A } },
+		{ "read", { 0, 63 }, { 0, 0, 0 }, { A, A, A, A, A, A, A } },
+		{ "connect", { 42, 203 }, { 0, 0, 0 }, { A, A, A, A, T, A, T } },
+		{ "accept4", { 288, 242 }, { 0, 0, 0 }, { A, A, A, A, A, A, A } },
+		{ "getpid", { 39, 172 }, { 0, 0, 0 }, { A, A, A, A, A, A, A } },
 		/* the write observer's own (issue 13), beyond srt's list: xattrs, times, nodes */
-		{ "open(O_TMPFILE|O_RDWR)", { 2, -1 }, 0, 020200002, 0, PROXY_ONLY_NOTIF },
-		{ "openat(__O_TMPFILE bit alone)", { 257, 56 }, 0xffffff9c, 0, 020000000, OBSERVED },
-		{ "mknod", { 133, -1 }, 0, 0, 0, OBSERVED },
-		{ "mknodat", { 259, 33 }, 0, 0, 0, OBSERVED },
-		{ "fchmodat2", { 452, 452 }, 0, 0, 0, OBSERVED },
-		{ "utime", { 132, -1 }, 0, 0, 0, OBSERVED },
-		{ "utimes", { 235, -1 }, 0, 0, 0, OBSERVED },
-		{ "utimensat", { 280, 88 }, 0, 0x7ffc0010, 0, OBSERVED },
-		{ "utimensat(fd, NULL): futimens, no path", { 280, 88 }, 3, 0, 0, { A, A, A, A, A, A } },
-		{ "setxattr", { 188, 5 }, 0, 0, 0, OBSERVED },
-		{ "lsetxattr", { 189, 6 }, 0, 0, 0, OBSERVED },
-		{ "fsetxattr", { 190, 7 }, 0, 0, 0, OBSERVED },
-		{ "setxattrat", { 463, 463 }, 0, 0, 0, OBSERVED },
-		{ "removexattr", { 197, 14 }, 0, 0, 0, OBSERVED },
-		{ "lremovexattr", { 198, 15 }, 0, 0, 0, OBSERVED },
-		{ "fremovexattr", { 199, 16 }, 0, 0, 0, OBSERVED },
-		{ "removexattrat", { 466, 466 }, 0, 0, 0, OBSERVED },
+		{ "open(O_TMPFILE|O_RDWR)", { 2, -1 }, { 0, 020200002, 0 }, PROXY_ONLY_NOTIF },
+		{ "openat(__O_TMPFILE bit alone)", { 257, 56 }, { 0xffffff9c, 0, 020000000 }, OBSERVED },
+		{ "mknod", { 133, -1 }, { 0, 0, 0 }, OBSERVED },
+		{ "mknodat", { 259, 33 }, { 0, 0, 0 }, OBSERVED },
+		{ "fchmodat2", { 452, 452 }, { 0, 0, 0 }, OBSERVED },
+		{ "utime", { 132, -1 }, { 0, 0, 0 }, OBSERVED },
+		{ "utimes", { 235, -1 }, { 0, 0, 0 }, OBSERVED },
+		{ "utimensat", { 280, 88 }, { 0, 0x7ffc0010, 0 }, OBSERVED },
+		{ "utimensat(fd, NULL): futimens, no path", { 280, 88 }, { 3, 0, 0 }, { A, A, A, A, A, A, A } },
+		{ "setxattr", { 188, 5 }, { 0, 0, 0 }, OBSERVED },
+		{ "lsetxattr", { 189, 6 }, { 0, 0, 0 }, OBSERVED },
+		{ "fsetxattr", { 190, 7 }, { 0, 0, 0 }, OBSERVED },
+		{ "setxattrat", { 463, 463 }, { 0, 0, 0 }, OBSERVED },
+		{ "removexattr", { 197, 14 }, { 0, 0, 0 }, OBSERVED },
+		{ "lremovexattr", { 198, 15 }, { 0, 0, 0 }, OBSERVED },
+		{ "fremovexattr", { 199, 16 }, { 0, 0, 0 }, OBSERVED },
+		{ "removexattrat", { 466, 466 }, { 0, 0, 0 }, OBSERVED },
+		/* ... the utimes family whole, changes by descriptor, sends with an
+		 * address, a Unix socket's bind; in a session, setsid */
+		{ "futimesat", { 261, -1 }, { 0xffffff9c, 0x7ffc0010, 0 }, OBSERVED },
+		{ "fchmod", { 91, 52 }, { 3, 0644, 0 }, OBSERVED },
+		{ "fchown", { 93, 55 }, { 3, 0, 0 }, OBSERVED },
+		{ "utimensat(fd, path at 0x7e0100000000)", { 280, 88 }, { 0xffffff9c, 0x7e0100000000ULL, 0 }, OBSERVED },
+		{ "sendto(fd, buf, len, 0, sockaddr, 16)", { 44, 206 }, { 3, 0x7ffc0010, 1, 0, 0x7ffc0100, 16 }, OBSERVED },
+		{ "sendto(..., sockaddr at 0x7e0100000000)", { 44, 206 }, { 3, 0x7ffc0010, 1, 0, 0x7e0100000000ULL, 16 },
+		  OBSERVED },
+		{ "send(): sendto with no address", { 44, 206 }, { 3, 0x7ffc0010, 1, 0, 0, 0 }, { A, A, A, A, A, A, A } },
+		{ "sendmsg", { 46, 211 }, { 3, 0x7ffc0010, 0 }, OBSERVED },
+		{ "sendmmsg", { 307, 269 }, { 3, 0x7ffc0010, 2 }, OBSERVED },
+		{ "bind", { 49, 200 }, { 3, 0x7ffc0010, 16 }, OBSERVED },
+		{ "setsid", { 112, 157 }, { 0, 0, 0 }, { A, A, A, A, A, A, T } },
+		{ "setsid(the session's key): an exec's own, from sbx-init", { 112, 157 }, { 0x5eed, 0, 0 },
+		  { A, A, A, A, A, A, A } },
+		{ "setsid(the key in the high word)", { 112, 157 }, { 0x5eed00000000ULL, 0, 0 }, { A, A, A, A, A, A, T } },
 		/* the observer's lockdown: no new process */
-		{ "fork", { 57, -1 }, 0, 0, 0, { A, A, A, A, A, E } },
-		{ "vfork", { 58, -1 }, 0, 0, 0, { A, A, A, A, A, E } },
+		{ "fork", { 57, -1 }, { 0, 0, 0 }, { A, A, A, A, A, E, A } },
+		{ "vfork", { 58, -1 }, { 0, 0, 0 }, { A, A, A, A, A, E, A } },
 	};
 #undef E
 #undef A
@@ -1852,12 +2294,13 @@ bpf_matrix(void)
 #undef PROXY_ONLY_NOTIF
 #undef OBSERVED
 #undef EVERYWHERE
-	static const char *const policy_names[6] = { "default", "allow-all-unix-sockets", "allow-nested-userns", "proxy",
-		"observer", "observer's lockdown" };
-	static const struct bpf_opts policies[6] = { { false, false, false, false, false },
-		{ true, false, false, false, false }, { false, true, false, false, false }, { false, false, true, false, false },
-		{ false, false, false, true, false }, { false, false, true, false, true } };
-	static struct bpf_prog progs[2][6];
+	static const char *const policy_names[7] = { "default", "allow-all-unix-sockets", "allow-nested-userns", "proxy",
+		"observer", "observer's lockdown", "a session's observer" };
+	static const struct bpf_opts policies[7] = { { false, false, false, false, false, false, 0 },
+		{ true, false, false, false, false, false, 0 }, { false, true, false, false, false, false, 0 },
+		{ false, false, true, false, false, false, 0 }, { false, false, false, true, false, false, 0 },
+		{ false, false, true, false, true, false, 0 }, { false, false, false, true, false, true, 0x5eed } };
+	static struct bpf_prog progs[2][7];
 	/* which rows a passing line ended on, per arch; which syscalls with
 	 * argument tests a passing line saw allowed (no test matched) */
 	static bool fired[2][LEN(bpf_rules)], passed[2][SC_COUNT];
@@ -1865,17 +2308,17 @@ bpf_matrix(void)
 	int k, pol;
 
 	for (k = 0; k < 2; k++)
-		for (pol = 0; pol < 6; pol++)
+		for (pol = 0; pol < 7; pol++)
 			bpf_assemble(&bpf_arches[k], &policies[pol], &progs[k][pol]);
 	for (m = 0; m < LEN(matrix); m++)
 		for (k = 0; k < 2; k++) {
 			const struct bpf_arch *arch = &bpf_arches[k];
-			struct sdata d = { matrix[m].nr[k], arch->audit_arch, 0,
-			    { matrix[m].a0, matrix[m].a1, matrix[m].a2, 0, 0, 0 } };
+			struct sdata d = { matrix[m].nr[k], arch->audit_arch, 0, { 0 } };
 
+			memcpy(d.args, matrix[m].a, sizeof(d.args));
 			if (matrix[m].nr[k] < 0)
 				continue;
-			for (pol = 0; pol < 6; pol++) {
+			for (pol = 0; pol < 7; pol++) {
 				unsigned cost;
 				int rule = -1;
 				uint32_t got = bpf_run(&progs[k][pol], &d, &cost, &rule);
@@ -1916,6 +2359,160 @@ bpf_matrix(void)
 	}
 }
 
+/* What the write observer sees: every system call that can write a path
+ * or reach an address, on both arches (numbers written out, -1 where the
+ * arch lacks it), with arguments that name one. Each is observed (the
+ * observer's program stops it: USER_NOTIF, and obs_calls says where the
+ * path or address lies), or named here with why not (and the program
+ * lets it go). The other way round too: every call the observer's program
+ * stops is named here, so a rule added without its row fails, and so
+ * does a row whose call lost its rule. */
+static void
+observer_coverage(void)
+{
+#define OBS_	NULL	/* observed */
+#define BY_FD	"through a descriptor: it needs one opened for writing, and that open was observed"
+#define FILTERED	"refused by the sandbox's own filter (EPERM) before any path is looked at: ERRNO beats USER_NOTIF"
+#define HOST_CAP	"needs a capability in the host's user namespace: the kernel refuses it (EPERM) first"
+	static const struct { const char *name; int nr[2]; uint64_t a[6]; const char *why_not; } calls[] = {
+		{ "open(O_WRONLY)", { 2, -1 }, { 0x7ffc0010, 1 }, OBS_ },
+		{ "openat(O_WRONLY)", { 257, 56 }, { 0xffffff9c, 0x7ffc0010, 1 }, OBS_ },
+		{ "openat2", { 437, 437 }, { 0xffffff9c, 0x7ffc0010, 0x7ffc0100, 24 }, OBS_ },
+		{ "creat", { 85, -1 }, { 0x7ffc0010, 0644 }, OBS_ },
+		{ "truncate", { 76, 45 }, { 0x7ffc0010 }, OBS_ },
+		{ "unlink", { 87, -1 }, { 0x7ffc0010 }, OBS_ },
+		{ "unlinkat", { 263, 35 }, { 0xffffff9c, 0x7ffc0010 }, OBS_ },
+		{ "rmdir", { 84, -1 }, { 0x7ffc0010 }, OBS_ },
+		{ "rename", { 82, -1 }, { 0x7ffc0010, 0x7ffc0100 }, OBS_ },
+		{ "renameat", { 264, 38 }, { 0xffffff9c, 0x7ffc0010, 0xffffff9c, 0x7ffc0100 }, OBS_ },
+		{ "renameat2", { 316, 276 }, { 0xffffff9c, 0x7ffc0010, 0xffffff9c, 0x7ffc0100 }, OBS_ },
+		{ "mkdir", { 83, -1 }, { 0x7ffc0010, 0755 }, OBS_ },
+		{ "mkdirat", { 258, 34 }, { 0xffffff9c, 0x7ffc0010, 0755 }, OBS_ },
+		{ "mknod", { 133, -1 }, { 0x7ffc0010, 010644 }, OBS_ },
+		{ "mknodat", { 259, 33 }, { 0xffffff9c, 0x7ffc0010, 010644 }, OBS_ },
+		{ "symlink", { 88, -1 }, { 0x7ffc0010, 0x7ffc0100 }, OBS_ },
+		{ "symlinkat", { 266, 36 }, { 0x7ffc0010, 0xffffff9c, 0x7ffc0100 }, OBS_ },
+		{ "link", { 86, -1 }, { 0x7ffc0010, 0x7ffc0100 }, OBS_ },
+		{ "linkat", { 265, 37 }, { 0xffffff9c, 0x7ffc0010, 0xffffff9c, 0x7ffc0100 }, OBS_ },
+		{ "chmod", { 90, -1 }, { 0x7ffc0010, 0755 }, OBS_ },
+		{ "fchmodat", { 268, 53 }, { 0xffffff9c, 0x7ffc0010, 0755 }, OBS_ },
+		{ "fchmodat2", { 452, 452 }, { 0xffffff9c, 0x7ffc0010, 0755 }, OBS_ },
+		{ "fchmod", { 91, 52 }, { 3, 0755 }, OBS_ },
+		{ "chown", { 92, -1 }, { 0x7ffc0010, 0, 0 }, OBS_ },
+		{ "fchownat", { 260, 54 }, { 0xffffff9c, 0x7ffc0010, 0, 0 }, OBS_ },
+		{ "lchown", { 94, -1 }, { 0x7ffc0010, 0, 0 }, OBS_ },
+		{ "fchown", { 93, 55 }, { 3, 0, 0 }, OBS_ },
+		{ "utime", { 132, -1 }, { 0x7ffc0010 }, OBS_ },
+		{ "utimes", { 235, -1 }, { 0x7ffc0010 }, OBS_ },
+		{ "futimesat", { 261, -1 }, { 0xffffff9c, 0x7ffc0010 }, OBS_ },
+		{ "utimensat", { 280, 88 }, { 0xffffff9c, 0x7ffc0010 }, OBS_ },
+		{ "utimensat, its path at an address whose low word is 0", { 280, 88 }, { 0xffffff9c, 0x7e0100000000ULL },
+		  OBS_ },
+		{ "setxattr", { 188, 5 }, { 0x7ffc0010, 0x7ffc0100 }, OBS_ },
+		{ "lsetxattr", { 189, 6 }, { 0x7ffc0010, 0x7ffc0100 }, OBS_ },
+		{ "fsetxattr", { 190, 7 }, { 3, 0x7ffc0100 }, OBS_ },
+		{ "setxattrat", { 463, 463 }, { 0xffffff9c, 0x7ffc0010 }, OBS_ },
+		{ "removexattr", { 197, 14 }, { 0x7ffc0010, 0x7ffc0100 }, OBS_ },
+		{ "lremovexattr", { 198, 15 }, { 0x7ffc0010, 0x7ffc0100 }, OBS_ },
+		{ "fremovexattr", { 199, 16 }, { 3, 0x7ffc0100 }, OBS_ },
+		{ "removexattrat", { 466, 466 }, { 0xffffff9c, 0x7ffc0010 }, OBS_ },
+		{ "bind (a Unix socket's path is a name written)", { 49, 200 }, { 3, 0x7ffc0010, 16 }, OBS_ },
+		{ "connect", { 42, 203 }, { 3, 0x7ffc0010, 16 }, OBS_ },
+		{ "sendto with an address (UDP; TCP fast open)", { 44, 206 }, { 3, 0x7ffc0010, 1, 0x20000000, 0x7ffc0100, 16 },
+		  OBS_ },
+		{ "sendto, its address at 0x7e0100000000", { 44, 206 }, { 3, 0x7ffc0010, 1, 0, 0x7e0100000000ULL, 16 }, OBS_ },
+		{ "sendmsg", { 46, 211 }, { 3, 0x7ffc0010, 0 }, OBS_ },
+		{ "sendmmsg", { 307, 269 }, { 3, 0x7ffc0010, 2, 0 }, OBS_ },
+		/* what lets a process change what another's call names: seen for the audit's attribution
+		 * (sbx.c 9b), which it only ever makes unsure */
+		{ "clone(CLONE_VM|SIGCHLD): a process in another's memory", { 56, 220 }, { 0x111 }, OBS_ },
+		{ "clone(thread flags): a vfork child's would share its parent's memory", { 56, 220 }, { 0x3d0f00 }, OBS_ },
+		{ "ptrace(PTRACE_POKEDATA)", { 101, 117 }, { 5, 42, 0x7ffc0010, 0 }, OBS_ },
+		{ "process_vm_writev", { 311, 271 }, { 42, 0x7ffc0010, 1, 0x7ffc0100, 1, 0 }, OBS_ },
+		/* named, not observed */
+		{ "clone(CLONE_VM|CLONE_VFORK|SIGCHLD): vfork, posix_spawn", { 56, 220 }, { 0x4111 },
+		  "its parent waits until it execs (sbx-init starts a run's command so, before sbx holds the "
+		  "listener); the child's own calls are looked at for memory it shares (obs_racy)" },
+		{ "vfork", { 58, -1 }, { 0 }, "as clone(CLONE_VM|CLONE_VFORK)" },
+		{ "fork: clone(SIGCHLD)", { 56, 220 }, { 0x1200011 }, "a copy of everything: nothing shared" },
+		{ "utimensat(fd, NULL): futimens", { 280, 88 }, { 3, 0, 0x7ffc0010 },
+		  "no path; tar calls it once a file, and a write open of the descriptor was observed (one opened "
+		  "only to read, on a read-only mount, is refused unreported: a hint lost)" },
+		{ "send(): sendto with no address", { 44, 206 }, { 3, 0x7ffc0010, 1, 0, 0, 0 },
+		  "no address: a connected socket's, whose connect was observed" },
+		{ "ftruncate", { 77, 46 }, { 3, 0 }, BY_FD },
+		{ "fallocate", { 285, 47 }, { 3, 0, 0, 4096 }, BY_FD },
+		{ "write", { 1, 64 }, { 3, 0x7ffc0010, 1 }, BY_FD },
+		{ "pwrite64", { 18, 68 }, { 3, 0x7ffc0010, 1, 0 }, BY_FD },
+		{ "writev", { 20, 66 }, { 3, 0x7ffc0010, 1 }, BY_FD },
+		{ "pwritev", { 296, 70 }, { 3, 0x7ffc0010, 1, 0 }, BY_FD },
+		{ "pwritev2", { 328, 287 }, { 3, 0x7ffc0010, 1, 0 }, BY_FD },
+		{ "copy_file_range", { 326, 285 }, { 3, 0, 4, 0, 4096 }, BY_FD },
+		{ "sendfile", { 40, 71 }, { 4, 3, 0, 4096 }, BY_FD },
+		{ "splice", { 275, 76 }, { 3, 0, 4, 0, 4096 }, BY_FD },
+		{ "mount", { 165, 40 }, { 0x7ffc0010, 0x7ffc0100 }, FILTERED },
+		{ "umount2", { 166, 39 }, { 0x7ffc0010 }, FILTERED },
+		{ "pivot_root", { 155, 41 }, { 0x7ffc0010, 0x7ffc0100 }, FILTERED },
+		{ "chroot", { 161, 51 }, { 0x7ffc0010 }, FILTERED },
+		{ "open_tree", { 428, 428 }, { 0xffffff9c, 0x7ffc0010 }, FILTERED },
+		{ "move_mount", { 429, 429 }, { 3, 0x7ffc0010, 0xffffff9c, 0x7ffc0100 }, FILTERED },
+		{ "io_uring_enter (IORING_OP_OPENAT, _CONNECT, _SENDMSG)", { 426, 426 }, { 3, 1 },
+		  "refused by the sandbox's filter unless allow-all-unix-sockets; with it, a ring's operations are "
+		  "never system calls a seccomp program sees" },
+		{ "open_by_handle_at", { 304, 265 }, { 3, 0x7ffc0010, 1 }, HOST_CAP " (CAP_DAC_READ_SEARCH)" },
+		{ "acct", { 163, 89 }, { 0x7ffc0010 }, HOST_CAP " (CAP_SYS_PACCT)" },
+		{ "swapon", { 167, 224 }, { 0x7ffc0010 }, HOST_CAP " (CAP_SYS_ADMIN)" },
+		{ "quotactl", { 179, 60 }, { 0, 0x7ffc0010 }, HOST_CAP " (CAP_SYS_ADMIN)" },
+		{ "mq_open(O_CREAT)", { 240, 180 }, { 0x7ffc0010, 0x41 },
+		  "a queue in the kernel's mqueue file system, not a path of the plan" },
+	};
+#undef OBS_
+#undef BY_FD
+#undef FILTERED
+#undef HOST_CAP
+	for (int k = 0; k < 2; k++) {
+		const struct bpf_arch *arch = &bpf_arches[k];
+		struct bpf_opts o = { false, false, false, true, false, true, 0x5eed };	/* a session's: the most it stops */
+		bool named[SC_COUNT] = { false };
+		struct bpf_prog p;
+
+		bpf_assemble(arch, &o, &p);
+		for (size_t i = 0; i < LEN(calls); i++) {
+			struct sdata d = { calls[i].nr[k], arch->audit_arch, 0, { 0 } };
+			const struct obs_call *c = NULL;
+			unsigned cost;
+			uint32_t got;
+
+			if (calls[i].nr[k] < 0)
+				continue;
+			memcpy(d.args, calls[i].a, sizeof(d.args));
+			got = bpf_run(&p, &d, &cost, NULL);
+			for (size_t j = 0; j < LEN(obs_calls) && !c; j++)
+				if (arch->nr[obs_calls[j].sc] == calls[i].nr[k])
+					c = &obs_calls[j];
+			if (!calls[i].why_not) {
+				CHECK(got == SBX_RET_USER_NOTIF && c, "%s: %s is not observed (verdict 0x%08x, %s in obs_calls)",
+				    arch->name, calls[i].name, got, c ? "" : "not");
+				if (c)
+					named[c->sc] = true;
+			} else {
+				CHECK(got != SBX_RET_USER_NOTIF && *calls[i].why_not, "%s: %s is named as not observed, but "
+				    "the observer's program stops it", arch->name, calls[i].name);
+			}
+		}
+		/* the other way: nothing observed goes unnamed above (a session's
+		 * setsid writes no path and reaches no address: it tells whose) */
+		for (size_t j = 0; j < LEN(obs_calls); j++)
+			CHECK(arch->nr[obs_calls[j].sc] < 0 || named[obs_calls[j].sc] || obs_calls[j].what == OW_SETSID,
+			    "%s: %s is in obs_calls but has no row in observer_coverage", arch->name, sc_names[obs_calls[j].sc]);
+		for (size_t j = 0; j < LEN(bpf_rules); j++)
+			CHECK(arch->nr[bpf_rules[j].sc] < 0 || !bpf_rule_kept(&bpf_rules[j], &o) ||
+			    bpf_rules[j].action != SBX_RET_USER_NOTIF || named[bpf_rules[j].sc] || bpf_rules[j].sc == SC_setsid,
+			    "%s: the observer's program stops %s, which has no row in observer_coverage", arch->name,
+			    sc_names[bpf_rules[j].sc]);
+	}
+}
+
 /* The shape of every program the assembler makes: for each combination of
  * the options on both arches, each jump lands forward and inside the
  * program, nothing runs past the end, and every instruction is reached
@@ -1929,7 +2526,7 @@ bpf_shapes(void)
 
 	for (k = 0; k < 2; k++)
 		for (opts = 0; opts < 8; opts++) {
-			struct bpf_opts o = { (opts & 1) != 0, (opts & 2) != 0, (opts & 4) != 0, false, false };
+			struct bpf_opts o = { (opts & 1) != 0, (opts & 2) != 0, (opts & 4) != 0, false, false, false, 0 };
 			struct bpf_prog p;
 			bool reached[SBX_BPF_MAX_INSNS] = { false };
 			unsigned i, bad = 0, stranded = 0;
@@ -2180,7 +2777,7 @@ test_bpf(void)
 	for (i = 0; i < LEN(cases); i++) {
 		const struct bpf_arch *arch = &bpf_arches[cases[i].arch];
 		struct bpf_opts o = { (cases[i].opts & 1) != 0, (cases[i].opts & 2) != 0, (cases[i].opts & 4) != 0,
-			(cases[i].opts & 8) != 0, (cases[i].opts & 16) != 0 };
+			(cases[i].opts & 8) != 0, (cases[i].opts & 16) != 0, (cases[i].opts & 32) != 0, 0x5eed };
 		struct bpf_prog p;
 		struct sdata d = { cases[i].nr, cases[i].audit ? cases[i].audit : arch->audit_arch, 0,
 		    { cases[i].a0, cases[i].a1, cases[i].a2, 0, 0, 0 } };
@@ -2191,11 +2788,12 @@ test_bpf(void)
 		CHECK(got == cases[i].want, "%s: got 0x%08x, want 0x%08x", cases[i].what, got, cases[i].want);
 	}
 	bpf_matrix();
+	observer_coverage();
 	bpf_shapes();
 	bpf_label_misuse();
 	/* sweep: every syscall number no rule names is allowed, on both arches */
 	for (k = 0; k < 2; k++) {
-		struct bpf_opts o = { false, false, false, false, false };
+		struct bpf_opts o = { false, false, false, false, false, false, 0 };
 		struct bpf_prog p;
 		int nr, bad = 0;
 
@@ -2220,8 +2818,8 @@ test_bpf(void)
 	 * that keeps every group (the proxy's), unless the arch lacks the syscall */
 	for (k = 0; k < 2; k++) {
 		/* the proxy's, the observer's lockdown and the observer's own */
-		struct bpf_opts os[] = { { false, false, true, false, false }, { false, false, true, false, true },
-			{ false, false, false, true, false } };
+		struct bpf_opts os[] = { { false, false, true, false, false, false, 0 },
+			{ false, false, true, false, true, false, 0 }, { false, false, false, true, false, true, 0x5eed } };
 		struct bpf_prog p;
 		bool seen[LEN(bpf_rules)] = { false };
 		unsigned j;
@@ -2238,7 +2836,7 @@ test_bpf(void)
 	}
 	/* --print=bpf, bpf-proxy and bpf-observer goldens for both arches */
 	for (k = 0; k < 6; k++) {
-		struct bpf_opts o = { false, false, k >= 2 && k < 4, k >= 4, false };
+		struct bpf_opts o = { false, false, k >= 2 && k < 4, k >= 4, false, false, 0 };
 		struct bpf_prog p;
 		const char *path = aprintf("tests/golden/%s.%s.txt", bpf_arches[k % 2].name,
 		    k >= 4 ? "bpf-observer" : k >= 2 ? "bpf-proxy" : "bpf");
@@ -2300,17 +2898,19 @@ test_bpf(void)
 			in.links = links;
 		}
 		{
-			static struct init_bind binds[] = { { "/p/.vscode", 0xfe00, 0x1234567890ULL } };
+			static struct init_bind binds[] = { { "/p/.vscode", 0xfe00, 0x1234567890ULL, 0 },
+				{ "/p/.git", 1, 2, IB_PIN } };
 
-			in.nbinds = 1;
+			in.nbinds = 2;
 			in.binds = binds;
 		}
 		ctl_encode(&in, &b);
 		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.nlinks == 2 && strcmp(m.links[1], "/p/.claude/commands") == 0,
 		    "control message round trip: the links sbx-init pins");
-		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.nbinds == 1 && strcmp(m.binds[0].path, "/p/.vscode") == 0 &&
-		    m.binds[0].dev == 0xfe00 && m.binds[0].ino == 0x1234567890ULL,
-		    "control message round trip: the placeholders sbx-init binds, with their device and inode");
+		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.nbinds == 2 && strcmp(m.binds[0].path, "/p/.vscode") == 0 &&
+		    m.binds[0].dev == 0xfe00 && m.binds[0].ino == 0x1234567890ULL && m.binds[0].flags == 0 &&
+		    m.binds[1].flags == IB_PIN,
+		    "control message round trip: the names sbx-init binds, with their device, inode and flags");
 		CHECK(ctl_decode(b.p, b.n, &m, &why) == 0 && m.flags == in.flags &&
 		    strcmp(m.argv[2], "echo \"$1\"") == 0 && strcmp(m.argv[3], "") == 0 && m.argv[5] == NULL &&
 		    m.nports == 2 && m.ports[0] == 5432 && m.ports[1] == 65535 && m.nexpose == 1 && m.expose[0] == 8080 &&
@@ -2342,6 +2942,62 @@ test_bpf(void)
 			ctl_encode(&in, &b);
 			CHECK(ctl_decode(b.p, b.n, &m, &why) < 0 && strstr(why, "absolute"), "a relative link path refused");
 			free(b.p);
+		}
+
+		/* an unknown bind flag is refused */
+		{
+			static struct init_bind odd[] = { { "/p/.vscode", 1, 2, 4 } };
+
+			in.nlinks = 0;
+			in.nbinds = 1;
+			in.binds = odd;
+			b = (struct buf){ 0 };
+			ctl_encode(&in, &b);
+			CHECK(ctl_decode(b.p, b.n, &m, &why) < 0 && strstr(why, "flags"), "an unknown bind flag refused");
+			free(b.p);
+			in.nbinds = 0;
+		}
+
+		/* the rebind: sbx-init's ask (indices into its binds, rising) and
+		 * sbx's answer (what to bind at each now), every field checked */
+		{
+			struct init_bind binds[3] = { { "/w/.bashrc", 1, 2, 0 }, { "/w/r", 1, 3, IB_PIN }, { "/w/r/.git/hooks", 1, 4, 0 } };
+			struct init_bind answer[3];
+			uint32_t ask[3] = { 0, 1, 2 }, got[4];
+			struct buf a = { 0 };
+
+			rebind_ask_encode(ask, 3, &a);
+			CHECK(rebind_ask_decode(a.p, a.n, 3, got, &why) == 3 && got[0] == 0 && got[2] == 2, "rebind ask round trip");
+			CHECK(rebind_ask_decode(a.p, a.n, 2, got, &why) < 0, "rebind ask: an index past the binds refused");
+			for (size_t cut = 0; cut < a.n; cut++)
+				CHECK(rebind_ask_decode(a.p, cut, 3, got, &why) < 0, "rebind ask cut at %zu refused", cut);
+			ask[1] = 0;
+			rebind_ask_encode(ask, 3, &a);
+			CHECK(rebind_ask_decode(a.p, a.n, 3, got, &why) < 0 && strstr(why, "order"), "rebind ask out of order refused");
+			ask[1] = 1;
+			rebind_ask_encode(ask, 0, &a);
+			CHECK(rebind_ask_decode(a.p, a.n, 3, got, &why) < 0, "an empty rebind ask refused");
+
+			memcpy(answer, binds, sizeof(answer));
+			answer[1] = (struct init_bind){ "/w/r", 1, 9, 0 };	/* gone: a placeholder, read-only */
+			answer[2] = (struct init_bind){ "/w/r/.git/hooks", 0, 0, IB_NONE };	/* covered above */
+			rebind_answer_encode(answer, ask + 1, 2, &a);
+			CHECK(rebind_answer_decode(a.p, a.n, binds, ask + 1, 2, &why) == 0 && binds[1].ino == 9 &&
+			    binds[1].flags == 0 && binds[2].flags == IB_NONE && binds[0].ino == 2, "rebind answer round trip");
+			CHECK(rebind_answer_decode(a.p, a.n, binds, ask, 2, &why) < 0 && strstr(why, "asked"),
+			    "rebind answer about another index refused");
+			for (size_t cut = 0; cut < a.n; cut++)
+				CHECK(rebind_answer_decode(a.p, cut, binds, ask + 1, 2, &why) < 0, "rebind answer cut at %zu refused",
+				    cut);
+			answer[1].flags = 8;
+			rebind_answer_encode(answer, ask + 1, 2, &a);
+			CHECK(rebind_answer_decode(a.p, a.n, binds, ask + 1, 2, &why) < 0 && strstr(why, "flags"),
+			    "rebind answer with unknown flags refused");
+			answer[1] = (struct init_bind){ "w/r", 1, 9, 0 };
+			rebind_answer_encode(answer, ask + 1, 2, &a);
+			CHECK(rebind_answer_decode(a.p, a.n, binds, ask + 1, 2, &why) < 0 && strstr(why, "absolute"),
+			    "rebind answer with a relative path refused");
+			free(a.p);
 		}
 
 		/* no bridge, no ports: nothing handed over; half a bridge refused */
@@ -2886,6 +3542,32 @@ test_proxy_parsers(void)
 		check_str(astrndup(out, n), "GET /p?q HTTP/1.1\r\nHost: a.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n",
 		    "origin-form request, Host from the target, hop-by-hop and Proxy-* gone", __LINE__);
 		free(out);
+		/* Host is the target's canonical form, whatever the client spelled: what the policy judged,
+		 * and what a parent's or the MITM proxy's URL names (http_absolute_form), so they agree */
+		{
+			static const struct { const char *target, *host; } hosts[] = {
+				{ "http://Api.MITM.invalid./", "Api.MITM.invalid." },
+				{ "http://api.mitm.invalid.:8080/", "api.mitm.invalid.:8080" },
+				{ "http://[0:0:0:0:0:0:0:1]:8000/", "[0:0:0:0:0:0:0:1]:8000" },
+				{ "http://[2001:DB8:0:0:0:0:0:1]/", "[2001:DB8::1]" },
+				{ "http://[::ffff:10.0.0.1]/", "[::ffff:10.0.0.1]" },
+				{ "http://127.1:81/", "127.1:81" },
+				{ "http://u:p@A.Test:80/", "A.Test" },
+			};
+			static const char *const want[] = { "Host: api.mitm.invalid\r\n", "Host: api.mitm.invalid:8080\r\n",
+				"Host: [::1]:8000\r\n", "Host: [2001:db8::1]\r\n", "Host: 10.0.0.1\r\n",
+				"Host: 127.0.0.1:81\r\n", "Host: a.test\r\n" };
+
+			for (size_t k = 0; k < LEN(hosts); k++) {
+				char *req = aprintf("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", hosts[k].target, hosts[k].host);
+
+				CHECK(http_parse_head(req, strlen(req), &r) > 0, "%s parses", hosts[k].target);
+				out = http_rewrite(req, &r, &n);
+				CHECK(strstr(astrndup(out, n), want[k]) != NULL, "%s: %s, got %.*s", hosts[k].target,
+				    want[k], (int)n, out);
+				free(out);
+			}
+		}
 		/* connection options are this hop's too (RFC 9110 7.6.1); framing is never dropped that way */
 		in = "POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nConnection: X-Hop, x-other ,content-length\r\n"
 		    "X-Hop: 1\r\nX-Other: 2\r\nX-Hopper: 3\r\nConnection: Transfer-Encoding\r\nContent-Length: 2\r\n\r\n";
@@ -3789,6 +4471,147 @@ test_host_edges(void)
 	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
 }
 
+/* ---- 9a placeholders: a name changed between ph_cover and sbx-init's
+ * bind, covered again (ph_recover) -------------------------------------- */
+
+/* One bind as run_instructions and run_send_instructions make it. */
+static struct init_bind
+ph_test_bind(const struct plan *pl, const char *path)
+{
+	struct init_bind b = { (char *)path, 0, 0, 0 };
+	const struct ph_held *h = ph_held_at(path);
+
+	for (size_t i = 0; i < pl->mounts.n; i++)
+		if (strcmp(((const struct mount *)pl->mounts.v[i])->path, path) == 0 &&
+		    ((const struct mount *)pl->mounts.v[i])->kind == MK_BIND_RW_INIT)
+			b.flags = IB_PIN;
+	if (h) {
+		b.dev = (uint64_t)h->id.dev;
+		b.ino = (uint64_t)h->id.ino;
+	}
+	return b;
+}
+
+static void
+test_ph_recover(void)
+{
+	char tmpl[] = "/tmp/sbx-unit-ph-XXXXXX";
+	const char *top = mkdtemp(tmpl), *w, *reg;
+	struct policy p;
+	struct disk dk = { &real_disk_ops, NULL };
+	struct run_paths rp = { "/", NULL, "/tmp/t", NULL, "/nonexistent-home", NULL, { NULL }, { 0 }, NULL, NULL };
+	struct vec facts = { 0 }, covered = { 0 };
+	struct plan pl;
+	struct err e = { 0 };
+	struct init_bind b[6];
+	struct stat st;
+	const char *why;
+	int dfd, status;
+	pid_t pid;
+
+	CHECK(top != NULL, "setup: a directory");
+	if (!top)
+		return;
+	w = path_join(top, "w");
+	reg = path_join(top, "reg");
+	CHECK(mkdir(w, 0755) == 0 && mkdir(reg, 0700) == 0 && mkdir(path_join(w, "repo"), 0755) == 0 &&
+	    mkdir(path_join(w, "repo/.git"), 0755) == 0 && mkdir(path_join(w, "repo/.git/hooks"), 0755) == 0,
+	    "setup: a writable root with a repository");
+	for (size_t i = 0; i < 5; i++) {
+		static const char *const files[] = { ".bashrc", ".zshrc", ".profile", ".gitmodules", "repo/.git/config" };
+
+		CHECK(close(open(path_join(w, files[i]), O_WRONLY | O_CREAT, 0644)) == 0, "setup: %s", files[i]);
+	}
+	parse(&p, aprintf("allow-write %s\n", w));
+	CHECK(plan_resolve(&p, &dk, &rp, &facts, &e) == 0 && plan_build(&facts, false, &pl, &why) == 0,
+	    "plan over the real disk: %s", e.msg);
+	plan_binds_to_init(&pl);
+	run_state.registry = run_state.root = reg;
+
+	/* gone before ph_cover: left to sbx-init (lazy), nothing made there */
+	CHECK(unlink(path_join(w, ".gitmodules")) == 0, "setup: .gitmodules gone after the scan");
+	ph_acquire(&pl);
+	CHECK(lstat(path_join(w, ".gitmodules"), &st) < 0 && errno == ENOENT,
+	    "a name sbx-init binds, gone before ph_cover: no placeholder made for it there");
+	b[0] = ph_test_bind(&pl, path_join(w, ".gitmodules"));
+	CHECK(b[0].ino == 0, "and nothing held for it: sbx-init asks about it");
+
+	/* then, after ph_cover: .bashrc removed, .zshrc replaced by a
+	 * directory, the repository removed whole, .profile made a symlink */
+	b[1] = ph_test_bind(&pl, path_join(w, ".bashrc"));
+	b[2] = ph_test_bind(&pl, path_join(w, ".zshrc"));
+	b[3] = ph_test_bind(&pl, path_join(w, "repo"));
+	b[4] = ph_test_bind(&pl, path_join(w, "repo/.git/hooks"));
+	b[5] = ph_test_bind(&pl, path_join(w, ".profile"));
+	CHECK(b[1].ino && b[2].ino && b[3].ino && b[4].ino && b[3].flags == IB_PIN && b[4].flags == 0,
+	    "held: what sbx-init binds, the repository as a pin");
+	CHECK(unlink(path_join(w, ".bashrc")) == 0 && unlink(path_join(w, ".zshrc")) == 0 &&
+	    mkdir(path_join(w, ".zshrc"), 0755) == 0, "setup: .bashrc gone, .zshrc a directory");
+	rm_tree(path_join(w, "repo"));
+	CHECK(unlink(path_join(w, ".profile")) == 0 && symlink("/etc/passwd", path_join(w, ".profile")) == 0,
+	    "setup: .profile a symlink");
+
+	ph_lock();
+	dfd = ph_dir_open(true);
+	for (int i = 0; i < 5; i++)
+		ph_recover(dfd, &pl, &b[i], &covered);
+	CHECK(strcmp(b[0].path, path_join(w, ".gitmodules")) == 0 && lstat(b[0].path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_ino == b[0].ino && b[0].flags == 0, "gone before ph_cover: a placeholder, bound read-only");
+	CHECK(lstat(b[1].path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == b[1].ino && b[1].flags == 0,
+	    ".bashrc gone: a placeholder where it was");
+	CHECK(lstat(b[2].path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == b[2].ino && b[2].flags == 0 &&
+	    ph_held_at(b[2].path)->fd < 0, ".zshrc now a directory: that directory, read-only, and no placeholder made");
+	CHECK(strcmp(b[3].path, path_join(w, "repo")) == 0 && lstat(b[3].path, &st) == 0 && st.st_ino == b[3].ino &&
+	    !(b[3].flags & IB_PIN), "the repository gone: one placeholder where it was, read-only, not a pin");
+	CHECK(b[4].flags == IB_NONE, "its hooks: covered by that placeholder, nothing to bind");
+	CHECK(lstat(path_join(w, "repo/.git"), &st) < 0, "no placeholders below the first missing name");
+	close(dfd);
+	ph_unlock();
+
+	/* a symlink now: its target would need the plan's rules; sbx stops */
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		ph_lock();
+		ph_recover(ph_dir_open(true), &pl, &b[5], &covered);
+		_exit(0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == SBX_EXIT_FAILURE,
+	    "a dangerous name that became a symlink: sbx stops (status %d)", status);
+
+	/* a pinned repository replaced by a new one (another clone at the same
+	 * name): the new directory pinned, and its hooks asked about on their
+	 * own, bound read-only; nothing else of it left to a placeholder */
+	rm_tree(path_join(w, "repo"));
+	CHECK(mkdir(path_join(w, "repo"), 0755) == 0 && mkdir(path_join(w, "repo/.git"), 0755) == 0 &&
+	    mkdir(path_join(w, "repo/.git/hooks"), 0755) == 0, "setup: a new repository at the same name");
+	covered.n = 0;
+	b[3] = (struct init_bind){ (char *)path_join(w, "repo"), 1, 1, IB_PIN };
+	b[4] = (struct init_bind){ (char *)path_join(w, "repo/.git/hooks"), 1, 1, 0 };
+	ph_lock();
+	dfd = ph_dir_open(true);
+	ph_recover(dfd, &pl, &b[3], &covered);
+	ph_recover(dfd, &pl, &b[4], &covered);
+	close(dfd);
+	ph_unlock();
+	CHECK(b[3].flags == IB_PIN && lstat(b[3].path, &st) == 0 && st.st_ino == b[3].ino,
+	    "a pinned repository replaced: the new one pinned (flags %u)", b[3].flags);
+	CHECK(b[4].flags == 0 && strcmp(b[4].path, path_join(w, "repo/.git/hooks")) == 0 && lstat(b[4].path, &st) == 0 &&
+	    st.st_ino == b[4].ino, "its new hooks: bound read-only on their own, not skipped under the pin");
+
+	/* after the run: the placeholders sbx made go, what another program
+	 * made stays */
+	ph_release();
+	CHECK(lstat(path_join(w, ".bashrc"), &st) < 0 && lstat(path_join(w, ".gitmodules"), &st) < 0,
+	    "the placeholders removed after the run");
+	CHECK(lstat(path_join(w, ".zshrc"), &st) == 0 && S_ISDIR(st.st_mode) && lstat(path_join(w, "repo/.git/hooks"), &st) == 0,
+	    "the other program's directories kept");
+	run_state.registry = run_state.root = NULL;
+	rm_tree(top);
+}
+
 /* ---- 2.3 directories: every entry once, across several getdents64 reads,
  * with its type; "." and ".." never; past the pool, malloc; the pool's
  * slots given back ---------------------------------------------------------- */
@@ -3861,6 +4684,92 @@ test_dir_stream(void)
 
 /* ---- the write observer: its events' codec, the judging, the store ----- */
 
+/* How many times s holds a refusal of target (0: none kept). */
+static uint64_t __attribute__((unused))	/* the session tests' (Linux) */
+kept_count(const struct vstore *s, const char *target)
+{
+	for (size_t i = 0; i < SBX_VSTORE_SLOTS; i++)
+		if (s->kept[i] && strcmp(s->kept[i]->v.target, target) == 0)
+			return s->kept[i]->v.count;
+	return 0;
+}
+
+#if SBX_LINUX
+/* What the observer reads from a caller's memory, read here from this
+ * process's own (process_vm_readv of itself): a sendto's and a sendmsg's
+ * address, sendmmsg's every remote address (one to the loopback first
+ * must not hide one after it), bind's Unix path, setsid's session. */
+static void
+test_observer_collect(void)
+{
+	const struct bpf_arch *arch = bpf_native_arch();
+	struct obs_event ev[SBX_OBS_EVENTS_MAX];
+	struct obs_seen seen;
+	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_port = htons(9) }, far[10];
+	struct sockaddr_un un = { .sun_family = AF_UNIX, .sun_path = "rel.sock" };
+	struct iovec iov = { (void *)"q", 1 };
+	struct msghdr mh = { .msg_name = &far[0], .msg_namelen = sizeof(far[0]), .msg_iov = &iov, .msg_iovlen = 1 };
+	struct mmsghdr mm[12];
+	char cwd[PATH_MAX];
+	uint32_t more = 0;
+	int n;
+
+	if (!arch || !getcwd(cwd, sizeof(cwd)))
+		return;
+	lo.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (int i = 0; i < 10; i++) {
+		far[i] = lo;
+		far[i].sin_addr.s_addr = htonl(0x0ac86300 + (uint32_t)i);	/* 10.200.99.i */
+		far[i].sin_port = htons(53);
+	}
+	memset(mm, 0, sizeof(mm));
+	mm[0].msg_hdr.msg_name = &lo;	/* the loopback first */
+	mm[0].msg_hdr.msg_namelen = sizeof(lo);
+	for (int i = 1; i < 12; i++) {
+		mm[i].msg_hdr.msg_name = &far[(i - 1) % 10];	/* ten distinct, then two repeated */
+		mm[i].msg_hdr.msg_namelen = sizeof(far[0]);
+	}
+	struct { enum sc_id sc; uint64_t a[6]; int want; const char *first; } cases[] = {
+		{ SC_sendto, { 3, 0, 1, 0, (uintptr_t)&far[0], sizeof(far[0]) }, 1, "10.200.99.0" },
+		{ SC_sendto, { 3, 0, 1, 0, (uintptr_t)&lo, sizeof(lo) }, 0, NULL },
+		{ SC_sendmsg, { 3, (uintptr_t)&mh, 0 }, 1, "10.200.99.0" },
+		{ SC_sendmmsg, { 3, (uintptr_t)mm, 12, 0 }, SBX_OBS_EVENTS_MAX, "10.200.99.0" },
+		{ SC_bind, { 3, (uintptr_t)&un, sizeof(un) }, 1, aprintf("%s/rel.sock", strcmp(cwd, "/") ? cwd : "") },
+		{ SC_bind, { 3, (uintptr_t)&lo, sizeof(lo) }, 0, NULL },
+		{ SC_connect, { 3, (uintptr_t)&far[3], sizeof(far[3]) }, 1, "10.200.99.3" },
+	};
+	for (size_t i = 0; i < LEN(cases); i++) {
+		struct sbx_seccomp_notif nf = { 0 };
+
+		nf.pid = (uint32_t)getpid();
+		nf.data.arch = arch->audit_arch;
+		nf.data.nr = arch->nr[cases[i].sc];
+		memcpy(nf.data.args, cases[i].a, sizeof(nf.data.args));
+		more = 0;
+		n = obs_collect(&nf, arch, true, ev, &more, &seen);
+		CHECK(n == cases[i].want && (!n || strcmp(ev[0].target, cases[i].first) == 0),
+		    "obs_collect %s case %zu: %d events, the first %s", sc_names[cases[i].sc], i, n, n ? ev[0].target : "-");
+		CHECK(!n || ev[0].sid == (uint32_t)getsid(0), "obs_collect %s: the caller's session (%u, want %u)",
+		    sc_names[cases[i].sc], (unsigned)ev[0].sid, (unsigned)getsid(0));
+		if (cases[i].sc == SC_sendmmsg)
+			CHECK(more == 2 && strcmp(ev[7].target, "10.200.99.7") == 0,
+			    "sendmmsg: eight distinct remote addresses, two more counted (%u), none twice", (unsigned)more);
+	}
+	/* setsid: the session left, and the new one's id (the caller's thread group) */
+	{
+		struct sbx_seccomp_notif nf = { 0 };
+
+		nf.pid = (uint32_t)getpid();
+		nf.data.arch = arch->audit_arch;
+		nf.data.nr = arch->nr[SC_setsid];
+		n = obs_collect(&nf, arch, true, ev, &more, &seen);
+		CHECK(getsid(0) == 0 || (n == 1 && ev[0].sid == (uint32_t)getsid(0) &&
+		    strtoul(ev[0].target, NULL, 10) == (unsigned long)getpid()), "setsid: %d events", n);
+		CHECK(obs_collect(&nf, arch, false, ev, &more, &seen) == 0, "setsid is a session's alone");
+	}
+}
+#endif
+
 static void
 test_observer(void)
 {
@@ -3895,7 +4804,7 @@ test_observer(void)
 		int believed = 0;
 
 		CHECK(obs_event_decode(rec, n, &got) == 0 && got.call == 1 && got.lost == 7 && got.pid == 4242 &&
-		    got.pgid == 0x01020304 && strcmp(got.comm, "sh?x") == 0 && strcmp(got.target, ev.target) == 0,
+		    got.sid == 0x01020304 && strcmp(got.comm, "sh?x") == 0 && strcmp(got.target, ev.target) == 0,
 		    "an event round-trips (a control byte in comm as '?', the path's bytes as they are)");
 		for (cut = 0; cut < n; cut++)
 			if (obs_event_decode(rec, cut, &got) == 0)
@@ -3925,7 +4834,7 @@ test_observer(void)
 		n = obs_event_encode(&ev, rec);
 		CHECK(obs_event_decode(rec, n, &got) == 0 && got.flags == ev.flags && got.port == 0,
 		    "a path's flags round-trip in the port's slot");
-		for (i = 0; i < LEN(obs_calls) && obs_calls[i].path != OBS_NONE; i++)
+		for (i = 0; i < LEN(obs_calls) && obs_calls[i].what != OW_SHARE; i++)
 			;
 		ev.call = (uint8_t)i;
 		ev.flags = OU_SHARING << OBS_F_UNSURE_SHIFT;
@@ -3936,15 +4845,30 @@ test_observer(void)
 		n = obs_event_encode(&ev, rec);
 		CHECK(obs_event_decode(rec, n, &got) == 0, "control: marked where, it is taken");
 		ev.flags = 0;
-		for (i = 0; i < LEN(obs_calls) && !obs_calls[i].connect; i++)
-			;
-		ev.call = (uint8_t)i;
-		strcpy(ev.target, "/not/an/address");
-		n = obs_event_encode(&ev, rec);
-		CHECK(obs_event_decode(rec, n, &got) < 0, "a connect whose target is no address is refused");
-		strcpy(ev.target, "2001:db8::1");
-		n = obs_event_encode(&ev, rec);
-		CHECK(obs_event_decode(rec, n, &got) == 0 && got.port == 80, "control: a connect to an IPv6 address");
+		for (i = 0; i < LEN(obs_calls); i++) {	/* each kind of call: what its target must be */
+			static const struct { const char *target; uint16_t port; bool ok[7]; } t[] = {
+				/*				   PATH   ADDR   MSG    MMSG   BIND   SETSID SHARE */
+				{ "/o/x", 0,		{ true,  false, false, false, true,  false, false } },
+				{ "2001:db8::1", 80,	{ false, true,  true,  true,  false, false, false } },
+				/* a path's slot carries its flags, not a port: a path (a Unix socket's
+				 * name keeps port 0) */
+				{ "/not/an/address", 80, { true,  false, false, false, false, false, false } },
+				{ "4242", 0,		{ false, false, false, false, false, true,  false } },
+				{ "04242", 0,		{ false, false, false, false, false, false, false } },
+				{ "4194305", 0,		{ false, false, false, false, false, false, false } },
+				{ "12a", 0,		{ false, false, false, false, false, false, false } },
+			};
+
+			ev.call = (uint8_t)i;
+			for (size_t j = 0; j < LEN(t); j++) {
+				strcpy(ev.target, t[j].target);
+				ev.port = t[j].port;
+				n = obs_event_encode(&ev, rec);
+				CHECK((obs_event_decode(rec, n, &got) == 0) == t[j].ok[obs_calls[i].what],
+				    "%s: a target \"%s\" port %u %s", sc_names[obs_calls[i].sc], t[j].target,
+				    (unsigned)t[j].port, t[j].ok[obs_calls[i].what] ? "refused" : "believed");
+			}
+		}
 	}
 
 	/* the judging: the plan's own function, over a fake disk */
@@ -3974,8 +4898,18 @@ test_observer(void)
 			{ "connect", "::1", 3128, false, NULL },
 			{ "connect", "::", 3128, false, NULL },
 			{ "connect", "::ffff:127.0.0.1", 3128, false, NULL },
+			{ "sendto", "10.200.99.7", 53, true, "10.200.99.7" },
+			{ "sendmsg", "10.200.99.8", 123, true, "10.200.99.8" },
+			{ "sendmmsg", "2001:db8::9", 53, true, "2001:db8::9" },
+			{ "sendto", "127.0.0.53", 53, false, NULL },
+			{ "futimesat", "/o/t", 0, true, "/o/t" },
+			{ "fchmod", "/w/sec/f", 0, true, "/w/sec/f" },
+			{ "fchown", "/w/f", 0, false, NULL },
+			{ "bind", "/o/s.sock", 0, true, "/o/s.sock" },
+			{ "bind", "/w/s.sock", 0, false, NULL },
+			{ "setsid", "4242", 0, false, NULL },	/* a session made: no refusal */
 		};
-		struct vstore store = { .json_fd = -1 };
+		struct vstore store;
 
 		for (i = 0; i < LEN(cases); i++) {
 			struct obs_event ev = { 0 };
@@ -3995,7 +4929,7 @@ test_observer(void)
 			    got ? "a refusal" : "allowed");
 			if (!got || !cases[i].refused)
 				continue;
-			CHECK(strcmp(v.target, cases[i].want) == 0 && strcmp(v.op, cases[i].call) == 0 &&
+			CHECK(k < LEN(obs_calls) && strcmp(v.target, cases[i].want) == 0 && strcmp(v.op, cases[i].call) == 0 &&
 			    v.kind == (ev.port ? VK_CONNECT : VK_FILE) && v.port == cases[i].port,
 			    "%s %s: the violation is %s %s:%d", cases[i].call, cases[i].target, v.op, v.target, v.port);
 			CHECK(v.kind != VK_CONNECT ||
@@ -4003,6 +4937,7 @@ test_observer(void)
 			    "connect: the reason");
 		}
 		/* 100 processes writing the same denied file: one record, counted 100 */
+		vstore_init(&store, NULL, NULL, NULL);
 		for (i = 0; i < 100; i++) {
 			struct obs_event ev = { 1, 0, (uint32_t)(1000 + i), 0, 0, "sh", "/o/f", 0 };
 			struct violation v;
@@ -4011,10 +4946,13 @@ test_observer(void)
 			if (obs_judge(&pl, &ev, nbuf, sizeof(nbuf), &v))
 				vstore_add(&store, &v);
 		}
-		CHECK(store.v.n == 1 && ((struct violation *)store.v.v[0])->count == 100,
-		    "100 writes of one file by 100 processes: %zu records, the first counted %llu", store.v.n,
-		    store.v.n ? (unsigned long long)((struct violation *)store.v.v[0])->count : 0ULL);
+		CHECK(store.seq == 1 && store.kept[vclass_base(VC_OTHER)] && store.kept[vclass_base(VC_OTHER)]->v.count == 100,
+		    "100 writes of one file by 100 processes: %llu records", (unsigned long long)store.seq);
+		vstore_clear(&store);
 	}
+#if SBX_LINUX
+	test_observer_collect();
+#endif
 }
 
 /* ---- srt's command line (sbx invoked as srt) and the command-line hint - */
@@ -4195,49 +5133,93 @@ test_sessions(void)
 	free((void *)rw);
 	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y"),
 	    "session names: a file's name, no dot first, no slash");
-	/* attribution (session_attribute): by the caller's group; a group no
-	 * running exec has, or none, to every running exec; a record of an
-	 * unknown group held while an exec has not said "S" yet */
+	/* attribution (session_attribute): by the caller's session, each
+	 * exec's into its own store; a session made inside an exec (setsid,
+	 * seen by the observer) stays that exec's; a session no running exec
+	 * has, or none, to every running exec; a record of an unknown session
+	 * held while an exec has not said "S" yet */
 	{
-		struct vstore st = { .json_fd = -1, .added = session_attribute };
+		struct vstore st;
 		struct sess_client *a = &sess.c[0], *bb = &sess.c[1], *cc = &sess.c[2];
 		struct violation v = { VK_FILE, "openat", "/o/a", 0, NULL, 10, "sh", 0, 0, 5 };
 
+		vstore_init(&st, NULL, NULL, NULL);
+		st.added = session_attribute;
 		memset(sess.c, 0, sizeof(sess.c));
-		sess.nheld = 0;
+		sess.nheld = sess.nsids = 0;
+		sess.on = true;
 		*a = (struct sess_client){ .fd = -1, .id = 1, .pid = 5 };
 		*bb = (struct sess_client){ .fd = -1, .id = 2, .pid = 9 };
-		vstore_add(&st, &v);				/* A's: group 5 */
-		v.target = "/o/b", v.pgid = 9;
+		vstore_init(&a->store, NULL, NULL, "a");
+		vstore_init(&bb->store, NULL, NULL, "b");
+		vstore_add(&st, &v);				/* A's: session 5 */
+		v.target = "/o/b", v.sid = 9;
 		vstore_add(&st, &v);				/* B's */
 		vstore_add(&st, &v);				/* B's again: counted */
-		v.target = "/o/bg", v.pgid = 77;
-		vstore_add(&st, &v);				/* a group no exec has */
+		v.target = "/o/bg", v.sid = 77;
+		vstore_add(&st, &v);				/* a session no exec has */
 		v = (struct violation){ VK_NET, "network-outbound", "x.test", 443, "no", 0, NULL, 0, 0, 0 };
-		vstore_add(&st, &v);				/* the proxy's: no group */
-		CHECK(a->nown >= 4 && bb->nown >= 4 && a->own[0] == 1 && a->own[1] == 0 && bb->own[0] == 0 &&
-		    bb->own[1] == 2 && a->own[2] == 1 && bb->own[2] == 1 && a->own[3] == 1 && bb->own[3] == 1,
-		    "each exec owns its group's refusals; the rest go to both");
-		*cc = (struct sess_client){ .fd = -1, .id = 3 };	/* asked, not started */
-		v = (struct violation){ VK_FILE, "openat", "/o/c", 0, NULL, 11, "sh", 0, 0, 12 };
-		vstore_add(&st, &v);				/* group 12: C's, before its "S" */
-		CHECK(sess.nheld == 1 && a->own[4] == 0 && bb->own[4] == 0 && (cc->nown <= 4 || !cc->own[4]),
-		    "a record of an unknown group waits while an exec has not started");
-		cc->pid = 12;
-		session_release_held(cc);
-		CHECK(sess.nheld == 0 && cc->nown > 4 && cc->own[4] == 1 && a->own[4] == 0 && bb->own[4] == 0,
-		    "C's \"S\" claims it");
-		cc->pid = 0;
-		v.target = "/o/d", v.pgid = 13;
+		vstore_add(&st, &v);				/* the proxy's: no session */
+		CHECK(kept_count(&a->store, "/o/a") == 1 && !kept_count(&a->store, "/o/b") && !kept_count(&bb->store, "/o/a") &&
+		    kept_count(&bb->store, "/o/b") == 2 && kept_count(&a->store, "/o/bg") == 1 &&
+		    kept_count(&bb->store, "/o/bg") == 1 && kept_count(&a->store, "x.test") == 1 &&
+		    kept_count(&bb->store, "x.test") == 1, "each exec owns its session's refusals; the rest go to both");
+		/* setsid inside A, twice over: still A's; from a session of no exec: no exec's */
+		session_setsid(100, 5);
+		session_setsid(101, 100);
+		session_setsid(102, 77);
+		v = (struct violation){ VK_FILE, "openat", "/o/a-sid", 0, NULL, 11, "py", 0, 0, 101 };
 		vstore_add(&st, &v);
-		session_release_held(NULL);			/* C never started: gone */
-		CHECK(sess.nheld == 1, "held while C has not started");
+		v.target = "/o/nobody", v.sid = 102;
+		vstore_add(&st, &v);
+		CHECK(kept_count(&a->store, "/o/a-sid") == 1 && !kept_count(&bb->store, "/o/a-sid") &&
+		    kept_count(&a->store, "/o/nobody") == 1 && kept_count(&bb->store, "/o/nobody") == 1,
+		    "a session made inside an exec is that exec's; one made outside every exec goes to all");
+		/* C asked, not started: its session's records (and of a session
+		 * made inside it meanwhile) wait for its "S" */
+		*cc = (struct sess_client){ .fd = -1, .id = 3 };
+		vstore_init(&cc->store, NULL, NULL, "c");
+		v = (struct violation){ VK_FILE, "openat", "/o/c", 0, NULL, 12, "sh", 0, 0, 12 };
+		vstore_add(&st, &v);
+		session_setsid(200, 12);
+		v.target = "/o/c-sid", v.sid = 200;
+		vstore_add(&st, &v);
+		CHECK(sess.nheld == 2 && !kept_count(&a->store, "/o/c") && !kept_count(&bb->store, "/o/c-sid"),
+		    "a record of an unknown session waits while an exec has not started");
+		cc->pid = 12;
+		session_sids_started(cc);
+		session_release_held();
+		CHECK(sess.nheld == 0 && kept_count(&cc->store, "/o/c") == 1 && kept_count(&cc->store, "/o/c-sid") == 1 &&
+		    !kept_count(&a->store, "/o/c") && !kept_count(&bb->store, "/o/c-sid"), "C's \"S\" claims both");
+		/* C ends: its sessions are no running exec's (a process it left) */
 		session_client_close(cc);
-		session_release_held(NULL);
-		CHECK(sess.nheld == 0 && a->own[5] == 1 && bb->own[5] == 1,
+		v.target = "/o/c-left";
+		vstore_add(&st, &v);
+		CHECK(kept_count(&a->store, "/o/c-left") == 1 && kept_count(&bb->store, "/o/c-left") == 1,
+		    "a session of an exec that ended goes to every running exec");
+		/* D asked, never started: what waited for it goes to everyone */
+		*cc = (struct sess_client){ .fd = -1, .id = 4 };
+		vstore_init(&cc->store, NULL, NULL, "d");
+		v.target = "/o/d", v.sid = 13;
+		vstore_add(&st, &v);
+		session_release_held();
+		CHECK(sess.nheld == 1, "held while D has not started");
+		session_client_close(cc);
+		session_sids_started(NULL);
+		session_release_held();
+		CHECK(sess.nheld == 0 && kept_count(&a->store, "/o/d") == 1 && kept_count(&bb->store, "/o/d") == 1,
 		    "with none left to start, a held record goes to every running exec");
+		/* a number used again: the session it named has gone */
+		session_setsid(100, 9);
+		v.target = "/o/reused", v.sid = 100;
+		vstore_add(&st, &v);
+		CHECK(kept_count(&bb->store, "/o/reused") == 1 && !kept_count(&a->store, "/o/reused"),
+		    "a session id made again names its new exec");
 		session_client_close(a);
 		session_client_close(bb);
+		CHECK(sess.nsids == 0, "the sessions of ended execs are forgotten (%zu left)", sess.nsids);
+		vstore_clear(&st);
+		sess.on = false;
 	}
 }
 #endif
@@ -4587,6 +5569,199 @@ test_attribution(void)
 #endif
 }
 
+/* ---- what an agent's settings run ------------------------------------ */
+
+/* The paths agent_cmd_paths takes from one command, a line each: "H" held,
+ * "E" protected where it exists, "U" a word with a variable. */
+static const char *
+agent_paths_text(const char *cmd)
+{
+	struct vec out = { 0 };
+	struct buf b = { 0 };
+	const char *s;
+	size_t i;
+
+	agent_cmd_paths(cmd, "/p", "/home/u", false, &out, 0);
+	for (i = 0; i < out.n; i++) {
+		const struct agent_path *ap = out.v[i];
+
+		buf_printf(&b, "%c %s\n", "HEU"[ap->kind], ap->path);	/* ORDER: enum agent_pk */
+	}
+	s = astrdup(b.p ? b.p : "");
+	free(b.p);
+	return s;
+}
+
+/* The commands a loose reading finds, "what: command" a line each. */
+static const char *
+agent_loose_text(const char *text, enum agent_fmt fmt)
+{
+	struct vec out = { 0 };
+	struct buf b = { 0 };
+	const char *s;
+	size_t i;
+
+	agent_loose(text, strlen(text), fmt, &out);
+	for (i = 0; i < out.n; i++) {
+		const struct agent_cmd *c = out.v[i];
+
+		buf_printf(&b, "%s: %s\n", c->what, c->cmd);
+	}
+	s = astrdup(b.p ? b.p : "");
+	free(b.p);
+	return s;
+}
+
+static void
+test_agents(void)
+{
+	static const struct { const char *cmd, *want; } words[] = {
+		{ "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/fmt.sh", "H /p/.claude/hooks/fmt.sh\n" },
+		{ "${CLAUDE_PROJECT_DIR}/x.sh --flag", "H /p/x.sh\n" },
+		{ "bash scripts/lint.sh", "H /p/scripts/lint.sh\n" },
+		{ "python3 tools/y.py && node ./a.js | tee", "H /p/tools/y.py\nH /p/a.js\n" },
+		{ "~/bin/x; $HOME/bin/y; \"${HOME}\"/bin/z", "H /home/u/bin/x\nH /home/u/bin/y\nH /home/u/bin/z\n" },
+		{ "prettier --config=./c.js --write -I/usr/include", "H /p/c.js\n" },
+		{ "FOO=bar/baz cmd ../up/x.sh", "H /p/bar/baz\nH /p/../up/x.sh\n" },
+		{ "curl https://example.com/a; git clone git@github.com:o/r.git", "" },
+		{ "echo x > /tmp/log 2>/dev/null >>out/log", "" },
+		{ "sh < scripts/in.sh", "H /p/scripts/in.sh\n" },
+		{ "sh -c 'cd sub && ./run.sh'", "H /p/run.sh\n" },
+		{ "sh -c 'tools/x.sh arg'", "E /p/tools/x.sh\nE /p/tools/x.sh arg\n" },
+		{ "\"$CLAUDE_PROJECT_DIR/my hooks/x.sh\"", "E /p/my\nE /p/hooks/x.sh\nE /p/my hooks/x.sh\n" },
+		{ "\"$CLAUDE_PLUGIN_ROOT\"/x.sh ~other/y $1/z", "U \"$CLAUDE_PLUGIN_ROOT\"/x.sh\nU ~other/y\nU $1/z\n" },
+		{ "echo $(cat scripts/a.sh) `sh b/c.sh`", "H /p/scripts/a.sh\nH /p/b/c.sh\n" },
+		{ "jq -r '.tool_input.file_path | select(endswith(\".ts\"))'", "" },
+		{ "sed 's/a/b/' x", "H /p/s/a/b\n" },
+		{ "bash -c \"bash \\\"$CLAUDE_PROJECT_DIR\\\"/h.sh; ok\"", "H /p/h.sh\n" },
+		{ "", "" },
+	};
+	static const struct { const char *name, *text; enum agent_fmt fmt; const char *want; } loose[] = {
+		{ "Codex's config.toml: notify, an MCP server's command and args, a hook; no table header, no comment",
+		  "notify = [\"python3\", \"/home/u/.codex/notify.py\"]\n"
+		  "model = \"x\"\n"
+		  "[projects.\"/p/scripts\"]\ntrust_level = \"trusted\"\n"
+		  "[mcp_servers.x]\ncommand = \"node\"\nargs = [\n  \"./srv/index.js\",\n  [\"nested\"],\n]\n"
+		  "# command = \"not/this\"\n"
+		  "[[hooks.Stop.hooks]]\ncommand = '''bash ~/.codex/hooks/stop.sh'''\n"
+		  "mcp_servers.y = { command = \"./bin/y\", env = { A = \"b/c\" } }\n",
+		  AG_TOML,
+		  "notify: python3\nnotify: /home/u/.codex/notify.py\n"
+		  "an MCP server's or a hook's command: node\nan MCP server's arguments: ./srv/index.js\n"
+		  "an MCP server's arguments: nested\nan MCP server's or a hook's command: bash ~/.codex/hooks/stop.sh\n"
+		  "an MCP server's or a hook's command: ./bin/y\n" },
+		{ "a settings file the strict reader refuses (a trailing comma, a duplicate key)",
+		  "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./a.sh\"},]}]},\n"
+		  " \"statusLine\": {\"command\": \"./b.sh\"}, \"statusLine\": {}, \"apiKeyHelper\": \"k/h\",\n"
+		  " \"mcpServers\": {\"a\": {\"args\": [\"x/y\"],}}}",
+		  AG_JSON, "a \"command\" setting: ./a.sh\na \"command\" setting: ./b.sh\n"
+		  "a \"apiKeyHelper\" setting: k/h\na \"args\" setting: x/y\n" },
+		{ "unterminated strings end at their line", "notify = [\"a/b\ncommand = 'c/d", AG_TOML,
+		  "notify: a/b\nan MCP server's or a hook's command: c/d\n" },
+	};
+	static const struct { const char *name, *policy, *tree, *needle, *want; } plans[] = {
+		{ "a hook's and the status line's scripts read-only; a missing one held; a directory left",
+		  "allow-write /p\n",
+		  "f /p/.claude/hooks/fmt.sh; f /p/scripts/lint.sh; d /p/frontend; "
+		  "c /p/.claude/settings.json {\"hooks\": {\"PostToolUse\": [{\"matcher\": \"Edit\", \"hooks\": ["
+		  "{\"type\": \"command\", \"command\": \"\\\"$CLAUDE_PROJECT_DIR\\\"/.claude/hooks/fmt.sh\"}, "
+		  "{\"type\": \"command\", \"command\": \"bash scripts/lint.sh && cd frontend/ && npm test\"}]}]}, "
+		  "\"statusLine\": {\"type\": \"command\", \"command\": \"tools/status.sh\"}}",
+		  "hooks|scripts|tools|frontend",
+		  "ro /p/.claude/hooks\nrw /p/scripts\nro /p/scripts/lint.sh\nro /p/tools\nph d /p/tools\n" },
+		{ "settings.local.json too, and a named symlink: pinned, its target denied", "allow-write /p\n",
+		  "l /p/bin/tool /p/real/tool.sh; f /p/real/tool.sh; "
+		  "c /p/.claude/settings.local.json {\"apiKeyHelper\": \"./bin/tool\"}", "/p/bin|/p/real",
+		  "rw /p/bin\npinlink /p/bin/tool\nrw /p/real\nro /p/real/tool.sh\n" },
+		{ "$HOME's settings: their scripts in $HOME, and the project's by $CLAUDE_PROJECT_DIR",
+		  "allow-write /p\nallow-write /home/u/.claude\n",
+		  "d /p; f /home/u/.claude/statusline.sh; d /home/u/.claude/projects; "
+		  "c /home/u/.claude/settings.json {\"statusLine\": {\"command\": \"bash ~/.claude/statusline.sh\"}, "
+		  "\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"$CLAUDE_PROJECT_DIR/tools/stop.sh\"}]}]}}",
+		  "statusline|tools|/home/u/.claude",
+		  "rw /home/u/.claude\nro /home/u/.claude/agents\nro /home/u/.claude/commands\nro /home/u/.claude/hooks\n"
+		  "ro /home/u/.claude/plugins\nro /home/u/.claude/settings.json\nro /home/u/.claude/skills\n"
+		  "ro /home/u/.claude/statusline.sh\nro /p/tools\nph d /home/u/.claude/agents\nph d /home/u/.claude/commands\n"
+		  "ph d /home/u/.claude/hooks\nph d /home/u/.claude/plugins\nph d /home/u/.claude/skills\nph d /p/tools\n" },
+		{ "a writable $HOME: ~/.codex's parts that run, not the whole (sessions, logs stay writable)",
+		  "allow-write /home/u\nmandatory-deny-depth 3\n",
+		  "d /home/u/.codex/sessions; f /home/u/.codex/notify.py; f /home/u/mcp/srv; f /home/u/.codex/auth.json; "
+		  "c /home/u/.codex/hooks.json {\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"~/.codex/hooks/s.sh\"}]}]}}; "
+		  "c /home/u/.codex/config.toml notify = [\"python3\", \"/home/u/.codex/notify.py\"]\\n"
+		  "[mcp_servers.x]\\ncommand = \"~/mcp/srv\"\\n",
+		  "/home/u/.codex|/mcp",
+		  "rw /home/u/.codex\nro /home/u/.codex/config.toml\nro /home/u/.codex/hooks\nro /home/u/.codex/hooks.json\n"
+		  "ro /home/u/.codex/notify.py\nro /home/u/.codex/plugins\nro /home/u/.codex/rules\nrw /home/u/mcp\n"
+		  "ro /home/u/mcp/srv\nph d /home/u/.codex/hooks\nph d /home/u/.codex/plugins\nph d /home/u/.codex/rules\n" },
+		{ "a missing ~/.codex/config.toml is held by an empty file (Codex refuses a directory)",
+		  "allow-write /home/u/.codex\n", "d /home/u/.codex/sessions", "config.toml", "ro /home/u/.codex/config.toml\n"
+		  "ph f /home/u/.codex/config.toml\n" },
+		{ "a project's .codex read-only whole, wherever the walk finds one", "allow-write /w\n",
+		  "f /w/a/.codex/config.toml; d /w/a/.codex/rules", "codex", "ro /w/a/.codex\n" },
+		{ "... but never $HOME's own, found from a root above it", "allow-write /home\n",
+		  "d /home/u/.codex/sessions; d /home/v/.codex", "/home/u/.codex$|/home/v/.codex$",
+		  "rw /home/u/.codex\nro /home/v/.codex\n" },
+		{ "a project's settings found by the walk: $CLAUDE_PROJECT_DIR is that project", "allow-write /w\n",
+		  "f /w/a/x.sh; c /w/a/.claude/settings.json {\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": "
+		  "\"$CLAUDE_PROJECT_DIR/x.sh\"}]}]}}", "x.sh", "ro /w/a/x.sh\n" },
+		{ "a settings file that is not JSON: what it names is still protected", "allow-write /p\n",
+		  "f /p/a.sh; c /p/.claude/settings.json {\"statusLine\": {\"command\": \"./a.sh\"},}", "a.sh",
+		  "ro /p/a.sh\n" },
+		{ "a project's .mcp.json: its servers' programs and scripts", "allow-write /p\n",
+		  "f /p/mcp/server.js; f /p/bin/srv; c /p/.mcp.json {\"mcpServers\": {\"a\": {\"command\": \"node\", "
+		  "\"args\": [\"./mcp/server.js\", \"--x\"]}, \"b\": {\"command\": \"./bin/srv\"}}}", "/p/mcp|/p/bin",
+		  "rw /p/bin\nro /p/bin/srv\nrw /p/mcp\nro /p/mcp/server.js\n" },
+		{ "a glob: what it matches now (in one directory); a glob in a directory name: nothing", "allow-write /p\n",
+		  "f /p/scripts/a.sh; f /p/scripts/b.sh; f /p/scripts/c.py; f /p/x/y/z.sh; "
+		  "c /p/.claude/settings.json {\"statusLine\": {\"command\": \"for f in scripts/*.sh x/*/z.sh\"}}",
+		  "scripts|/p/x", "rw /p/scripts\nro /p/scripts/a.sh\nro /p/scripts/b.sh\n" },
+		{ "named outside every writable root: nothing", "allow-write /p\n",
+		  "f /o/x.sh; c /p/.claude/settings.json {\"statusLine\": {\"command\": \"/o/x.sh\"}}", "/o", "" },
+	};
+	size_t i;
+
+	for (i = 0; i < LEN(words); i++)
+		check_str(agent_paths_text(words[i].cmd), words[i].want, words[i].cmd, __LINE__);
+	for (i = 0; i < LEN(loose); i++)
+		check_str(agent_loose_text(loose[i].text, loose[i].fmt), loose[i].want, loose[i].name, __LINE__);
+	for (i = 0; i < LEN(plans); i++) {
+		const char *got = plan_text(plans[i].policy, plans[i].tree);
+
+		if (*plans[i].needle && strncmp(got, "error", 5) != 0)
+			got = plan_lines_with(got, plans[i].needle);
+		check_str(got, plans[i].want, plans[i].name, __LINE__);
+	}
+
+	/* a hostile file: bounded, and said once */
+	{
+		struct policy p;
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+		struct vec facts = { 0 };
+		struct err e = { 0 };
+		struct fact_finder fx;
+		struct buf b = { 0 };
+		size_t n, warned = 0;
+
+		buf_puts(&b, "{\"hooks\": {\"Stop\": [{\"hooks\": [");
+		for (n = 0; n < 400; n++)
+			buf_printf(&b, "{\"command\": \"./s%zu.sh\"}, ", n);
+		buf_puts(&b, "]}]}}");
+		parse(&p, "allow-write /p\n");
+		fake_tree("d /p/.git");
+		fake_content("/p/.claude/settings.json", astrdup(b.p));
+		fake_content("/home/u/.claude/settings.json", "{\"statusLine\": {\"command\": \"./h.sh\"}}");
+		free(b.p);
+		fx_init(&fx, &p, &fake_disk, rp.cwd, rp.home, &facts, &e);
+		CHECK(plan_resolve_rules(&fx) == 0 && plan_resolve_scan(&fx, &rp) == 0, "a hostile settings file plans");
+		for (n = 0; n < fx.warnings.n; n++)
+			warned += strstr(fx.warnings.v[n], "/p/.claude/settings.json") != NULL ||
+			    strstr(fx.warnings.v[n], "more than 256 paths") != NULL;
+		CHECK(warned == 2 && fx.warnings.n == 2, "one warning for the file, one for the bound (%zu of %zu)", warned,
+		    fx.warnings.n);
+		CHECK(fx.agent_paths > SBX_MAX_AGENT_PATHS, "the bound reached: %ld", fx.agent_paths);
+	}
+}
+
 int
 main(void)
 {
@@ -4594,8 +5769,12 @@ main(void)
 	test_json();
 	test_patterns();
 	test_globs_and_paths();
+	test_globs_srt();
 	test_plan();
+	test_planted_links();
 	test_gitcfg();
+	test_agents();
+	test_gitcfg_resync();
 	test_argv_goldens();
 	test_seatbelt_escape();
 	test_seatbelt_goldens();
@@ -4614,6 +5793,7 @@ main(void)
 	test_policy_hardening();
 	test_host_edges();
 	test_dir_stream();
+	test_ph_recover();
 	test_observer();
 	test_attribution();
 	test_srt_cli();

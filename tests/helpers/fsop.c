@@ -15,6 +15,8 @@
  *   create P      open(O_WRONLY|O_CREAT|O_EXCL) + write "new\n"
  *   write P       open(O_WRONLY|O_CREAT|O_TRUNC) + write "new\n"
  *   append P      open(O_WRONLY|O_APPEND) + write "+\n"
+ *   append-linked P   append, printing "ok:unlinked" when the file had no link left
+ *                 once open (another program was removing it)
  *   trunc P       open(O_WRONLY|O_TRUNC)
  *   truncate P    truncate(P, 0)
  *   rename A B    rename(A, B)
@@ -95,6 +97,23 @@ static int op(int argc, char **argv, char *out, size_t outsz)
 	if (!strcmp(o, "create")) { NEED(1); r = wr(argv[1], O_WRONLY | O_CREAT | O_EXCL, "new\n"); }
 	else if (!strcmp(o, "write")) { NEED(1); r = wr(argv[1], O_WRONLY | O_CREAT | O_TRUNC, "new\n"); }
 	else if (!strcmp(o, "append")) { NEED(1); r = wr(argv[1], O_WRONLY | O_APPEND, "+\n"); }
+	else if (!strcmp(o, "append-linked")) {
+		/* append, but say when the file had no link left once open: another
+		 * program was removing it (the kernel had taken a mount off the
+		 * name first), so what was written went nowhere anyone reads */
+		struct stat st;
+		int fd;
+		NEED(1);
+		if ((fd = open(argv[1], O_WRONLY | O_APPEND)) >= 0) {
+			int gone = fstat(fd, &st) == 0 && st.st_nlink == 0;
+			r = write(fd, "+\n", 2) == 2 ? 0 : -1;
+			close(fd);
+			if (r == 0 && gone) {
+				snprintf(out, outsz, "ok:unlinked");
+				return 0;
+			}
+		}
+	}
 	else if (!strcmp(o, "trunc")) { NEED(1); r = wr(argv[1], O_WRONLY | O_TRUNC, NULL); }
 	else if (!strcmp(o, "truncate")) { NEED(1); r = truncate(argv[1], 0); }
 	else if (!strcmp(o, "rename")) { NEED(2); r = rename(argv[1], argv[2]); }

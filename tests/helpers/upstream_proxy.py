@@ -3,6 +3,7 @@
 sbx's parent-proxy route, run in the test network namespace (never reachable from anywhere else).
 
     upstream_proxy.py BIND_IP PORT LOG [--auth USER:PASS] [--host NAME=IP ...] [--refuse NAME ...] [--unix PATH]
+                      [--eager] [--log-host]
 
 It speaks what a corporate proxy speaks: CONNECT host:port (a tunnel) and absolute-form requests
 (GET http://host:port/path, sent on in origin form). Names resolve only through --host, so a
@@ -13,6 +14,7 @@ With --eager, a tunnel's "200" and the target's first bytes leave in one write (
 may), so the client side must keep the order: the answer, then the bytes.
 With --unix PATH it listens on a Unix stream socket at PATH instead of BIND_IP:PORT (give "-" for
 both): the MITM proxy sbx's mitm-proxy route reaches (a socket sbx dials, never the sandbox).
+With --log-host, each request's Host headers follow its line in LOG, one "HOST <value>" line each.
 """
 import base64
 import socket
@@ -20,11 +22,14 @@ import sys
 import threading
 
 bind_ip, port, log_path = sys.argv[1], sys.argv[2], sys.argv[3]
-auth, hosts, refuse, eager, unix_path = None, {}, set(), False, None
+auth, hosts, refuse, eager, unix_path, log_host = None, {}, set(), False, None, False
 args = sys.argv[4:]
 while args:
     if args[0] == "--eager":
         eager, args = True, args[1:]
+        continue
+    if args[0] == "--log-host":
+        log_host, args = True, args[1:]
         continue
     opt, val = args[0], args[1]
     args = args[2:]
@@ -94,6 +99,10 @@ def serve(c):
         headers = [l for l in lines[1:] if l]
         got = next((l.split(":", 1)[1].strip() for l in headers if l.lower().startswith("proxy-authorization:")), "-")
         log("%s %s auth=%s" % (method, target, got))
+        if log_host:
+            for l in headers:
+                if l.lower().startswith("host:"):
+                    log("HOST " + l.split(":", 1)[1].strip())
         if auth and got != auth:
             c.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"up\"\r\n"
                       b"Content-Length: 0\r\nConnection: close\r\n\r\n")
