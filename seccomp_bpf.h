@@ -648,6 +648,10 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 /* Constants the rules test, defined here so no Linux header is needed. */
 #define SBX_AF_UNIX		1
 #define SBX_AF_VSOCK		40
+#define SBX_CLONE_VM		0x00000100U
+#define SBX_CLONE_FS		0x00000200U
+#define SBX_CLONE_FILES		0x00000400U
+#define SBX_CLONE_VFORK		0x00004000U
 #define SBX_CLONE_NEWNS		0x00020000U
 #define SBX_CLONE_NEWUSER	0x10000000U
 #define SBX_CLONE_PARENT_SETTID	0x00100000U	/* no meaning for unshare(); srt refuses it */
@@ -904,6 +908,22 @@ static const struct bpf_rule bpf_rules[] = {
 	  "observer (a session): an exec's own, from sbx-init (the session's key)" },
 	{ SC_setsid,		0, CMP_NONE,	0,	SBX_RET_USER_NOTIF,	RG_OBSERVE_SESSION,
 	  "observer (a session): a new session, its creator's exec's" },
+	/* The audit's attribution (sbx.c 9b): the observer reads a call's
+	 * path while the call waits, and the kernel reads it again after; what
+	 * lets another process change those bytes, the descriptors or the cwd
+	 * in between makes sbx unsure who wrote what. A process sharing its
+	 * parent's memory, files or cwd is trapped as it is made; a thread
+	 * too (a vfork child that makes one leaves its parent sharing memory
+	 * with it). Not vfork (CLONE_VFORK): its parent waits until the child
+	 * execs, and sbx-init starts a run's command so before sbx holds the
+	 * listener, which would hold it for good; the observer looks at such a
+	 * child's own calls instead (obs_racy). fork() shares nothing. */
+	{ SC_clone,		0, CMP_ANY_BIT,	SBX_CLONE_VFORK,		SBX_RET_ALLOW, RG_OBSERVE,
+	  "observer: vfork, or posix_spawn: the parent waits (its child's calls are looked at)" },
+	{ SC_clone,		0, CMP_ANY_BIT,	SBX_CLONE_VM | SBX_CLONE_FS | SBX_CLONE_FILES, SBX_RET_USER_NOTIF, RG_OBSERVE,
+	  "observer: a thread, or a process sharing memory, files or the cwd (attribution)" },
+	OBS_(SC_ptrace, "another process's memory and registers written (attribution)"),
+	OBS_(SC_process_vm_writev, "another process's memory written (attribution)"),
 #undef OBS_
 };
 
@@ -1251,6 +1271,10 @@ bpf_value_name(const struct bpf_rule *r, char *buf, size_t n)
 	if (r->sc == SC_open || r->sc == SC_openat)
 		return r->value == SBX_O_WRITE_INTENT ? "O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND"
 		    : r->value == SBX_O_OBSERVE ? "O_WRITE_INTENT|__O_TMPFILE" : "?";
+	if (r->value == (SBX_CLONE_VM | SBX_CLONE_FS | SBX_CLONE_FILES))
+		return "CLONE_VM|CLONE_FS|CLONE_FILES";
+	if (r->value == SBX_CLONE_VFORK)
+		return "CLONE_VFORK";
 	snprintf(buf, n, "%s%s%s", r->value & SBX_CLONE_NEWUSER ? "CLONE_NEWUSER" : "",
 	    (r->value & SBX_CLONE_NEWUSER) && (r->value & SBX_CLONE_NEWNS) ? "|" : "",
 	    r->value & SBX_CLONE_NEWNS ? "CLONE_NEWNS" : "");

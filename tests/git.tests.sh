@@ -564,3 +564,243 @@ t_git_stopped_merge_strategy() { # a rebase or cherry-pick left stopped naming i
 	git -C "$P" rebase --abort >/dev/null 2>&1
 }
 TESTS+=(git_stopped_merge_strategy)
+
+# ---------------------------------------------------------------- the audit's attribution
+# The audit acts only on what the sandbox's own processes made (sbx.c 9b): a repository the
+# person makes from their own shell while a run or a session lasts is left as it is, and said.
+# The command cannot hide its own hook by racing the path it names, by renaming or linking it
+# in, or through a symlink: sbx then either sees where it went, or says it cannot tell, and
+# acts. Each test has the person's repository made outside during the run as its control.
+
+attrib_usable() { # the observer is what attributes: where the kernel lacks it, sbx acts on all
+	grep -q user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null ||
+		skip "this kernel has no seccomp user notification (the write observer)"
+}
+# attrib_bg POLICY CMD: the sandboxed CMD runs once the person is done ($O/go); "ready" first
+attrib_bg() {
+	rm -f "$O/go" "$T/bg.out" "$T/bg.out.err"	# else the last run's "ready" may be read before the shell truncates it
+	start_bg "$T/bg.out" -c "$T/$1" -- sh -c "echo ready; while [ ! -e '$O/go' ]; do sleep 0.05; done; $2"
+	wait_file_has "$T/bg.out" ready 20 || { kill -KILL "$BGPID"; fail "the command never became ready: $(cat "$T/bg.out.err")"; }
+}
+attrib_wait() { # the run ends: its stderr in ERR
+	touch "$O/go"
+	wait_pid "$BGPID" 60 || fail "the run did not end"
+	ERR=$(cat "$T/bg.out.err"); OUT=$(cat "$T/bg.out")
+	log_file err "$T/bg.out.err"
+}
+# person_repo DIR: the person's own repository, hook and settings, made outside the sandbox
+person_repo() {
+	git init -q "$1" || fail "setup: git init $1"
+	printf '#!/bin/sh\nexit 0\n' >"$1/.git/hooks/pre-commit"; chmod +x "$1/.git/hooks/pre-commit"
+	git -C "$1" config core.fsmonitor "$O/person-fsmonitor.sh"
+	git -C "$1" config core.hooksPath .githooks; mkdir -p "$1/.githooks"
+}
+expect_person_repo_kept() { # expect_person_repo_kept DIR WHAT
+	[ -x "$1/.git/hooks/pre-commit" ] || fail "$2: the person's hook was renamed"
+	expect_eq "$(git -C "$1" config core.fsmonitor)" "$O/person-fsmonitor.sh" "$2: the person's core.fsmonitor"
+	expect_eq "$(git -C "$1" config core.hooksPath)" .githooks "$2: the person's core.hooksPath"
+	expect_contains "$ERR" "left $1/.git/hooks/pre-commit as it is: made outside the sandbox during the run" "$2: the report"
+	expect_contains "$ERR" "left $1/.git/config as it is" "$2: the report of the config"
+	expect_not_contains "$ERR" "neutralised $1/" "$2: nothing of the person's neutralised"
+}
+expect_neutralised() { # expect_neutralised PATH WHY WHAT : renamed, reported with why and the mv that restores it
+	[ ! -e "$1" ] && [ -e "$1.sbx-disabled" ] || fail "$3: $1 is not renamed $1.sbx-disabled"
+	expect_contains "$ERR" "neutralised $1: " "$3: the report"
+	grep -F "neutralised $1: " <<<"$ERR" | grep -qF "$2" || fail "$3: the report does not say '$2': $(grep -F "$1" <<<"$ERR")"
+	grep -F "neutralised $1: " <<<"$ERR" | grep -qF "restore: mv $1.sbx-disabled $1" || fail "$3: no restore command"
+}
+
+t_git_audit_person_repo_left() { # with a dir writable, the person's git init + hook + hooksPath/fsmonitor from their own shell during a run: left, and said; the sandbox's own in another repo: neutralised, with the mv that restores it
+	attrib_usable
+	git_env
+	local pay; pay=$(git_payload attrib)
+	policy p <<<"allow-write ."
+	attrib_bg p "git init -q theirs && printf '#!/bin/sh\n$pay\n' >theirs/.git/hooks/pre-commit &&
+		chmod +x theirs/.git/hooks/pre-commit && git -C theirs config core.fsmonitor $pay && echo x >notes.txt"
+	person_repo "$P/mine"
+	attrib_wait
+	[ "$WRC" = 0 ] || fail "the run: exit $WRC"
+	expect_person_repo_kept "$P/mine" "the person's repository"
+	expect_neutralised "$P/theirs/.git/hooks/pre-commit" "made in the sandbox" "control: the sandbox's hook"
+	expect_contains "$ERR" "neutralised $P/theirs/.git/config: removed core.fsmonitor" "control: the sandbox's fsmonitor"
+	git_outside "$P/theirs"
+	expect_no_payload "git outside in the sandbox's repository"
+	# the restore command does restore it
+	eval "$(grep -F "neutralised $P/theirs/.git/hooks/pre-commit: " <<<"$ERR" | sed 's/.*restore: //')"
+	[ -x "$P/theirs/.git/hooks/pre-commit" ] || fail "the restore command did not put the hook back"
+}
+TESTS+=(git_audit_person_repo_left)
+
+t_git_audit_person_repo_session() { # in a session: the person's git init + hook during it survive session stop; the sandbox's are neutralised and stop shows the mv that restores them; the next exec shows them too
+	attrib_usable
+	git_env
+	local pay sess=attr-$$-$RANDOM; pay=$(git_payload sess)
+	policy s <<<"allow-write $P"
+	timeout -k 5 "$TMO" "$SBX" session start -c "$T/s" --name "$sess" >/dev/null 2>"$T/start.err" ||
+		fail "session start: $(cat "$T/start.err")"
+	trap 'timeout 10 "$SBX" session stop "$sess" >/dev/null 2>&1' EXIT
+	timeout -k 5 "$TMO" "$SBX" exec "$sess" -- sh -c "git init -q theirs && printf '#!/bin/sh\n$pay\n' \
+		>theirs/.git/hooks/post-checkout && chmod +x theirs/.git/hooks/post-checkout" || fail "exec 1"
+	person_repo "$P/mine"
+	timeout -k 5 "$TMO" "$SBX" exec "$sess" -- sh -c 'echo edit >>notes.txt; git -C mine status --short >/dev/null' ||
+		fail "exec 2 (the agent works beside the person's repository)"
+	timeout -k 5 "$TMO" "$SBX" session stop "$sess" >"$T/stop.out" 2>"$T/stop.err" || fail "session stop"
+	trap - EXIT
+	ERR=$(cat "$T/stop.err"); log_file stop "$T/stop.err"
+	expect_person_repo_kept "$P/mine" "session stop"
+	expect_neutralised "$P/theirs/.git/hooks/post-checkout" "made in the sandbox" "control: the sandbox's hook at stop"
+	# the next exec (in another session here) says what the ended one's audit did
+	timeout -k 5 "$TMO" "$SBX" session start -c "$T/s" --name "$sess-2" >/dev/null 2>"$T/start.err" ||
+		fail "session 2 start: $(cat "$T/start.err")"
+	trap 'timeout 10 "$SBX" session stop "$sess-2" >/dev/null 2>&1' EXIT
+	timeout -k 5 "$TMO" "$SBX" exec "$sess-2" -- true 2>"$T/next.err" || fail "the next exec"
+	ERR=$(cat "$T/next.err"); log_file next "$T/next.err"
+	expect_contains "$ERR" "session $sess ended at" "the next exec: which session"
+	expect_contains "$ERR" "neutralised $P/theirs/.git/hooks/post-checkout: " "the next exec: what was neutralised"
+	expect_contains "$ERR" "restore: mv $P/theirs/.git/hooks/post-checkout.sbx-disabled" "the next exec: the restore command"
+	expect_contains "$ERR" "left $P/mine/.git/hooks/pre-commit as it is" "the next exec: what was left"
+	timeout -k 5 "$TMO" "$SBX" exec "$sess-2" -- true 2>"$T/next2.err" || fail "the exec after"
+	expect_not_contains "$(cat "$T/next2.err")" "ended at" "shown once"
+	timeout 10 "$SBX" session stop "$sess-2" >/dev/null 2>&1; trap - EXIT
+	git_outside "$P/theirs"; git -C "$P/theirs" checkout -q -b x 2>/dev/null
+	expect_no_payload "git outside after the session"
+}
+TESTS+=(git_audit_person_repo_session)
+
+t_git_audit_attack_race() { # the command races the path it opens (a second thread; a process writing a shared page) so the observer reads another than the kernel: sbx says it cannot tell, and acts on the person's repository too; control: a quiet run leaves it
+	attrib_usable
+	git_env
+	local d; d=$(mktemp -d /tmp/sbx-race.XXXXXX)
+	cc -O2 -pthread -o "$d/racepath" "$HERE/tests/helpers/racepath.c" 2>"$d/cc.err" ||
+		{ rm -rf "$d"; skip "the helper did not build: $(head -c 200 "$d/cc.err")"; }
+	cp "$d/racepath" "$O/racepath"; rm -rf "$d"
+	policy p <<<"allow-write ."
+	# control: a run that makes nothing of the kind leaves the person's repository
+	attrib_bg p "echo x >notes.txt"
+	person_repo "$P/quiet"
+	attrib_wait
+	expect_person_repo_kept "$P/quiet" "control: a quiet run"
+	local mode why
+	for mode in threads shared; do
+		case $mode in
+		threads) why="a process with several threads wrote" ;;
+		shared) why="a path was read from memory another process could change" ;;
+		esac
+		# DECOY and REAL the same length: mind-M and mine-M
+		attrib_bg p "'$O/racepath' $mode '$P/mind-$mode/.git/hooks/pre-commit' '$P/mine-$mode/.git/hooks/pre-commit' \
+			'#!/bin/sh
+touch $O/PWNED-race-$mode'"
+		git init -q "$P/mind-$mode"; person_repo "$P/mine-$mode"
+		printf '#!/bin/sh\nexit 0\n' >"$P/mine-$mode/.git/hooks/pre-push"; chmod +x "$P/mine-$mode/.git/hooks/pre-push"
+		attrib_wait
+		note "$mode: $OUT"
+		expect_neutralised "$P/mine-$mode/.git/hooks/pre-push" "sbx cannot tell who made it: $why" \
+			"$mode: the person's hook, beside the one the race aimed at"
+		if [[ $OUT == landed* ]]; then
+			expect_neutralised "$P/mine-$mode/.git/hooks/pre-commit" "sbx cannot tell who made it" "$mode: the raced hook"
+		fi
+		git_outside "$P/mine-$mode"
+	done
+	expect_no_payload "git outside after the races"
+}
+TESTS+=(git_audit_attack_race)
+
+t_git_audit_attack_moves() { # the command puts its hook into the person's repository made during the run without writing it there: renamed in, hard-linked, through a symlink an earlier run left, through one it makes, a prepared repository renamed into place inside it, a script the person's husky hooksPath runs: each neutralised; control: a quiet run leaves the person's
+	attrib_usable
+	git_env
+	local pay; pay=$(git_payload moves)
+	policy p <<<"allow-write ."
+	# an earlier run prepares: hook files outside any repository, a symlink to where the person
+	# will make a repository, and a repository's directory that is none yet (no HEAD), its hook in
+	run_sbx -c "$T/p" -- sh -ec "mkdir stash; for h in a b c; do printf '#!/bin/sh\n$pay\n' >stash/\$h; done
+		chmod +x stash/*; ln -s '$P/mine-link' link; mkdir -p kit/hooks kit/objects kit/refs
+		cp stash/a kit/hooks/pre-commit"
+	expect_rc 0 "the preparing run"
+	attrib_bg p "echo x >notes.txt"
+	person_repo "$P/quiet"
+	attrib_wait
+	expect_person_repo_kept "$P/quiet" "control: a quiet run"
+	local how cmd hook why
+	for how in rename hardlink oldlink newlink repo named; do
+		hook=$P/mine-$how/.git/hooks/post-checkout
+		case $how in
+		rename) cmd="mv stash/a '$hook'"; why="made in the sandbox" ;;
+		hardlink) cmd="ln stash/b '$hook'"; why="made in the sandbox" ;;
+		oldlink) cmd="cp stash/c link/.git/hooks/post-checkout"; why="made in the sandbox"
+			hook=$P/mine-link/.git/hooks/post-checkout ;;
+		newlink) cmd="ln -s mine-$how new-$how && cp stash/c new-$how/.git/hooks/post-checkout"
+			why="sbx cannot tell who made it: the command made a symlink" ;;
+		repo) cmd="mkdir mine-$how/sub && echo 'ref: refs/heads/main' >kit/HEAD && mv kit mine-$how/sub/.git"
+			why="sbx cannot tell who made it: the command moved a directory or a symlink"
+			hook=$P/mine-$how/sub/.git/hooks/pre-commit ;;
+		named)	# husky's layout, made by the person (npx husky init): .husky/_ runs .husky/<hook>
+			cmd="mkdir -p mine-$how/.husky && cp stash/c mine-$how/.husky/pre-commit" ;;
+		esac
+		attrib_bg p "$cmd"
+		if [ "$how" = oldlink ]; then person_repo "$P/mine-link"; else person_repo "$P/mine-$how"; fi
+		[ "$how" != named ] || git -C "$P/mine-$how" config core.hooksPath .husky/_
+		attrib_wait
+		[ "$WRC" = 0 ] || fail "$how: the command failed: $ERR"
+		if [ "$how" = named ]; then	# the person's config names what the sandbox wrote: rewritten
+			[ -e "$P/mine-$how/.git/config.sbx-disabled" ] && [ -z "$(git -C "$P/mine-$how" config core.hooksPath)" ] ||
+				fail "named: the person's core.hooksPath, naming the sandbox's script, was left"
+			grep -F "neutralised $P/mine-$how/.git/config: removed core.hookspath" <<<"$ERR" |
+				grep -qF "it names what the sandbox wrote" || fail "named: the report"
+			git_outside "$P/mine-$how"
+			continue
+		fi
+		expect_neutralised "$hook" "$why" "$how"
+		git_outside "$(dirname "$(dirname "$(dirname "$hook")")")"
+	done
+	expect_no_payload "git outside after the moves"
+}
+TESTS+=(git_audit_attack_moves)
+
+t_git_audit_observer_off() { # observe-writes off, or a way to write the observer cannot see (allow-all-unix-sockets: io_uring, daemons): sbx cannot tell who made what, so it acts on the person's repository too, says why, and gives the mv that restores it; control: the same run observed leaves it
+	attrib_usable
+	git_env
+	local pay; pay=$(git_payload off)
+	policy on <<<"allow-write ."
+	printf 'allow-write .\nobserve-writes off\n' >"$T/off"
+	printf 'allow-write .\nallow-all-unix-sockets\n' >"$T/unix"
+	attrib_bg on "echo x >notes.txt"
+	person_repo "$P/observed"
+	attrib_wait
+	expect_person_repo_kept "$P/observed" "control: observed"
+	local pol why
+	for pol in off unix; do
+		case $pol in
+		off) why="observe-writes is off" ;;
+		unix) why="allow-all-unix-sockets lets the command write through io_uring or a daemon, unseen" ;;
+		esac
+		attrib_bg $pol "git init -q theirs-$pol && printf '#!/bin/sh\n$pay\n' >theirs-$pol/.git/hooks/pre-commit &&
+			chmod +x theirs-$pol/.git/hooks/pre-commit"
+		person_repo "$P/mine-$pol"
+		attrib_wait
+		expect_neutralised "$P/theirs-$pol/.git/hooks/pre-commit" "sbx cannot tell who made it: $why" "$pol: the sandbox's hook"
+		expect_neutralised "$P/mine-$pol/.git/hooks/pre-commit" "sbx cannot tell who made it: $why" "$pol: the person's hook"
+		git_outside "$P/theirs-$pol"
+	done
+	expect_no_payload "git outside"
+}
+TESTS+=(git_audit_observer_off)
+
+t_git_audit_person_moves_sandbox_repo() { # the sandbox makes a repository with a hook; the person renames its directory during the run: still the sandbox's (the file it wrote), neutralised; control: the person's own beside it left
+	attrib_usable
+	git_env
+	local pay; pay=$(git_payload moved)
+	policy p <<<"allow-write ."
+	rm -f "$O/go" "$T/bg.out"
+	start_bg "$T/bg.out" -c "$T/p" -- sh -c "mkdir scratch && git init -q scratch/tool &&
+		printf '#!/bin/sh\n$pay\n' >scratch/tool/.git/hooks/post-checkout && chmod +x scratch/tool/.git/hooks/post-checkout &&
+		echo made; while [ ! -e '$O/go' ]; do sleep 0.05; done"
+	wait_file_has "$T/bg.out" made 20 || { kill -KILL "$BGPID"; fail "the command never made its repository: $(cat "$T/bg.out.err")"; }
+	mv "$P/scratch/tool" "$P/tool"	# the person's own mv, outside
+	person_repo "$P/mine"
+	attrib_wait
+	expect_neutralised "$P/tool/.git/hooks/post-checkout" "made in the sandbox" "the sandbox's hook, moved by the person"
+	expect_person_repo_kept "$P/mine" "control: the person's repository"
+	git_outside "$P/tool"; git -C "$P/tool" checkout -q -b x 2>/dev/null
+	expect_no_payload "git outside in the moved repository"
+}
+TESTS+=(git_audit_person_moves_sandbox_repo)

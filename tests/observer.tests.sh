@@ -231,8 +231,13 @@ t_observer_locked_down() { # the observer process: NoNewPrivs, its own seccomp f
 	st=$(grep -E '^(NoNewPrivs|Seccomp):' "/proc/$obs/status")
 	note "observer $obs: $(tr '\n' ' ' <<<"$st")"
 	# it holds its listener, its channel to sbx and stdio, nothing of sbx's (the placeholders'
-	# locks, the proxy's listeners, the report's sink): fds_close_except
-	local fds fd; fds=$(for fd in /proc/"$obs"/fd/*; do readlink "$fd" | tr ' ' _; done | sort | tr '\n' ' ')
+	# locks, the proxy's listeners, the report's sink): fds_close_except. Besides, what it
+	# opens itself for the audit's attribution: directories of the command's view (O_PATH)
+	# and the command's /proc/PID/pagemap (sbx.c 10b)
+	local fds fd; fds=$(for fd in /proc/"$obs"/fd/*; do
+		[[ $(readlink "$fd") == /proc/*/pagemap ]] && continue
+		(( 0$(awk '/^flags:/ { print $2 }' "/proc/$obs/fdinfo/${fd##*/}" 2>/dev/null) & 010000000 )) && continue
+		readlink "$fd" | tr ' ' _; done | sort | tr '\n' ' ')
 	note "observer fds: $fds"
 	kill $spid; wait $spid 2>/dev/null
 	[ "$(wc -w <<<"$fds")" = 5 ] || fail "the observer holds more than stdio, its listener and its channel: $fds"
