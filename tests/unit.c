@@ -5606,48 +5606,59 @@ test_agents(void)
 	}
 }
 
+/* Every test function, by name: `./tests/unit NAME...` runs those whose
+ * name contains one of the NAMEs (tests/mutants.sh runs a few so). */
+static const struct { const char *name; void (*fn)(void); } unit_tests[] = {
+	{ "line_format", test_line_format },
+	{ "json", test_json },
+	{ "patterns", test_patterns },
+	{ "globs_and_paths", test_globs_and_paths },
+	{ "globs_srt", test_globs_srt },
+	{ "plan", test_plan },
+	{ "planted_links", test_planted_links },
+	{ "gitcfg", test_gitcfg },
+	{ "agents", test_agents },
+	{ "gitcfg_resync", test_gitcfg_resync },
+	{ "argv_goldens", test_argv_goldens },
+	{ "seatbelt_escape", test_seatbelt_escape },
+	{ "seatbelt_goldens", test_seatbelt_goldens },
+	{ "sblog", test_sblog },
+	{ "sblog_golden", test_sblog_golden },
+	{ "parent_proxy", test_parent_proxy },
+	{ "mitm_proxy", test_mitm_proxy },
+	{ "request_knobs", test_request_knobs },
+	{ "print_argv_is_the_run", test_print_argv_is_the_run },
+	{ "violations_report", test_violations_report },
+	{ "bpf", test_bpf },
+	{ "network_decisions", test_network_decisions },
+	{ "proxy_parsers", test_proxy_parsers },
+	{ "hosts_file", test_hosts_file },
+	{ "decisions", test_decisions },
+	{ "policy_hardening", test_policy_hardening },
+	{ "host_edges", test_host_edges },
+	{ "dir_stream", test_dir_stream },
+	{ "ph_recover", test_ph_recover },
+	{ "observer", test_observer },
+	{ "srt_cli", test_srt_cli },
+	{ "live_policy", test_live_policy },
+	{ "dns_stub", test_dns_stub },
+#if SBX_LINUX
+	{ "sessions", test_sessions },
+	{ "expose_refusal", test_expose_refusal },
+#endif
+};
+
 int
-main(void)
+main(int argc, char **argv)
 {
-	test_line_format();
-	test_json();
-	test_patterns();
-	test_globs_and_paths();
-	test_globs_srt();
-	test_plan();
-	test_planted_links();
-	test_gitcfg();
-	test_agents();
-	test_gitcfg_resync();
-	test_argv_goldens();
-	test_seatbelt_escape();
-	test_seatbelt_goldens();
-	test_sblog();
-	test_sblog_golden();
-	test_parent_proxy();
-	test_mitm_proxy();
-	test_request_knobs();
-	test_print_argv_is_the_run();
-	test_violations_report();
-	test_bpf();
-	test_network_decisions();
-	test_proxy_parsers();
-	test_hosts_file();
-	test_decisions();
-	test_policy_hardening();
-	test_host_edges();
-	test_dir_stream();
-	test_ph_recover();
-	test_observer();
-	test_srt_cli();
-	test_live_policy();
-	test_dns_stub();
-#if SBX_LINUX
-	test_sessions();
-#endif
-#if SBX_LINUX
-	test_expose_refusal();
-#endif
+	for (size_t i = 0; i < LEN(unit_tests); i++) {
+		bool picked = argc < 2;
+
+		for (int k = 1; k < argc; k++)
+			picked |= strstr(unit_tests[i].name, argv[k]) != NULL;
+		if (picked)
+			unit_tests[i].fn();
+	}
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
