@@ -1124,6 +1124,36 @@ test_gitcfg(void)
 
 	for (i = 0; i < LEN(cases); i++)
 		check_str(gitcfg_text(cases[i].text, strlen(cases[i].text)), cases[i].want, cases[i].name, __LINE__);
+
+	/* git reads section and key names in any case and hands them over lower
+	 * case: a row of git_config_keys spelt otherwise matches nothing, and
+	 * what it names (core.sshCommand: a later git fetch runs it) outlives
+	 * the audit. Each row, written in mixed case, is found as itself. */
+	for (i = 0; i < LEN(git_config_keys); i++) {
+		const struct git_key *k = &git_config_keys[i];
+		struct buf t = { 0 };
+		struct vec out = { 0 };
+		int line = 0;
+		bool lower = true;
+
+		for (const char *c = k->section; *c; c++)
+			lower &= !isupper((unsigned char)*c);
+		for (const char *c = k->key; *c; c++)
+			lower &= !isupper((unsigned char)*c);
+		CHECK(lower, "git key %s.%s: in lower case", k->section, k->key);
+		buf_putc(&t, '[');
+		for (const char *c = k->section; *c; c++)	/* CoRe */
+			buf_putc(&t, (char)((c - k->section) % 2 ? *c : toupper((unsigned char)*c)));
+		if (k->sub && *k->sub)
+			buf_printf(&t, " \"%s\"", strcmp(k->sub, "*") == 0 ? "Any.Sub" : k->sub);
+		buf_puts(&t, "]\n\t");
+		for (const char *c = strcmp(k->key, "*") == 0 ? "anyKey" : k->key, *c0 = c; *c; c++)	/* sShCoMmAnD */
+			buf_putc(&t, (char)((c - c0) % 2 ? toupper((unsigned char)*c) : *c));
+		buf_puts(&t, " = !x\n");
+		CHECK(gitcfg_parse(t.p, t.n, "t", &out, &line) == 0 && out.n == 1 && git_key_of(out.v[0]) == k,
+		    "git key %s.%s, written as %s: found as itself", k->section, k->key, t.p);
+		free(t.p);
+	}
 	CHECK(strcmp(gitcfg_text("[a]\nk = v\0x\n", 12), "error:1") == 0, "a NUL byte refuses the file");
 
 	/* bounded: entries, size, include depth; includes are read, relative to their file */
@@ -1796,6 +1826,23 @@ test_violations_report(void)
 		{ "del\x7f" "c1\xc2\x85", "del c1 " },			/* DEL, NEL */
 		{ "bad\xff\xfeutf8", "bad??utf8" },
 		{ "caf\xc3\xa9 \xe6\x97\xa5", "caf\xc3\xa9 \xe6\x97\xa5" },	/* control: text passes */
+		{ "line\xe2\x80\xa8sep\xe2\x80\xa9para", "line sep para" },	/* U+2028, U+2029 end a line for a reader */
+	};
+	/* srt's ranges (sandbox-violation-store.js), each at its edges: the
+	 * code point before, the first, the last, the one after */
+	static const struct { unsigned cp; bool hidden; } edges[] = {
+		{ 0x00, true }, { 0x1f, true }, { 0x20, false },			/* C0 */
+		{ 0x7e, false }, { 0x7f, true }, { 0x9f, true }, { 0xa0, false },	/* DEL, C1 */
+		{ 0xac, false }, { 0xad, true }, { 0xae, false },			/* soft hyphen */
+		{ 0x61b, false }, { 0x61c, true }, { 0x61d, false },			/* Arabic letter mark */
+		{ 0x180d, false }, { 0x180e, true }, { 0x180f, false },		/* Mongolian vowel separator */
+		{ 0x200a, false }, { 0x200b, true }, { 0x200f, true },		/* zero-width, LRM, RLM */
+		{ 0x2027, false }, { 0x2028, true }, { 0x2029, true },		/* line, paragraph separators */
+		{ 0x202a, true }, { 0x202e, true }, { 0x202f, false },		/* bidi embeddings, overrides */
+		{ 0x205f, false }, { 0x2060, true }, { 0x2064, true }, { 0x2065, false },	/* word joiner .. */
+		{ 0x2066, true }, { 0x206f, true }, { 0x2070, false },		/* bidi isolates .. */
+		{ 0xfefe, false }, { 0xfeff, true }, { 0xff00, false },		/* byte-order mark */
+		{ 0xdffff, false }, { 0xe0000, true }, { 0xe007f, true }, { 0xe0080, false },	/* Tags */
 	};
 	for (i = 0; i < LEN(san); i++) {
 		struct buf b = { 0 };
@@ -1803,6 +1850,31 @@ test_violations_report(void)
 		report_sanitise(san[i].in, &b);
 		buf_putc(&b, '\0');
 		check_str(b.p, san[i].want, "report_sanitise", __LINE__);
+		free(b.p);
+	}
+	for (i = 0; i < LEN(edges); i++) {
+		unsigned cp = edges[i].cp;
+		char in[8] = "", want[8];
+		struct buf b = { 0 };
+
+		/* UTF-8 by hand, so the sanitiser's decoding is tested too (NUL: the empty string) */
+		if (cp < 0x80)
+			snprintf(in, sizeof(in), "%c", (char)cp);
+		else if (cp < 0x800)
+			snprintf(in, sizeof(in), "%c%c", (char)(0xc0 | cp >> 6), (char)(0x80 | (cp & 0x3f)));
+		else if (cp < 0x10000)
+			snprintf(in, sizeof(in), "%c%c%c", (char)(0xe0 | cp >> 12), (char)(0x80 | (cp >> 6 & 0x3f)),
+			    (char)(0x80 | (cp & 0x3f)));
+		else
+			snprintf(in, sizeof(in), "%c%c%c%c", (char)(0xf0 | cp >> 18), (char)(0x80 | (cp >> 12 & 0x3f)),
+			    (char)(0x80 | (cp >> 6 & 0x3f)), (char)(0x80 | (cp & 0x3f)));
+		CHECK(report_cp_hidden(cp) == edges[i].hidden, "U+%04X is %s", cp, edges[i].hidden ? "hidden" : "shown");
+		if (!cp)
+			continue;
+		snprintf(want, sizeof(want), "%s", edges[i].hidden ? " " : in);
+		report_sanitise(in, &b);
+		buf_putc(&b, '\0');
+		CHECK(strcmp(b.p, want) == 0, "U+%04X through the sanitiser: %s", cp, edges[i].hidden ? "a space" : "itself");
 		free(b.p);
 	}
 
@@ -3237,6 +3309,30 @@ test_parent_proxy(void)
 		    "HTTPS_PROXY alone: tunnels only, plain HTTP directly (curl)");
 		r.bypass_all = true;
 		CHECK(!parent_for(&r, "example.com", true), "NO_PROXY=*: everything directly");
+	}
+	{	/* the route for each pair of parents: a tunnel (CONNECT, SOCKS) takes the
+		 * https parent, else the http one; plain HTTP the http one only (srt, curl) */
+		static const struct { bool http, https, tunnel; char want; } routes[] = {
+			{ false, false, false, '-' }, { false, false, true, '-' },
+			{ true, false, false, 'h' }, { true, false, true, 'h' },
+			{ false, true, false, '-' }, { false, true, true, 's' },
+			{ true, true, false, 'h' }, { true, true, true, 's' },
+		};
+		struct parent_route r;
+
+		for (size_t i = 0; i < LEN(routes); i++) {
+			const struct parent_proxy *got;
+
+			memset(&r, 0, sizeof(r));
+			r.have_http = routes[i].http;
+			r.have_https = routes[i].https;
+			proxy_url_parse("http://h:1", &r.http, &why);
+			proxy_url_parse("http://s:2", &r.https, &why);
+			got = parent_for(&r, "example.com", routes[i].tunnel);
+			CHECK((got == &r.http ? 'h' : got == &r.https ? 's' : got ? '?' : '-') == routes[i].want,
+			    "parents http %d https %d, %s: the route is %c", routes[i].http, routes[i].https,
+			    routes[i].tunnel ? "a tunnel" : "plain HTTP", routes[i].want);
+		}
 	}
 	{	/* from the environment, as srt's resolveParentProxy */
 		struct policy p;
@@ -5093,6 +5189,27 @@ test_sessions(void)
 	rw = hook_rewrite("/usr/bin/sbx", "claude-1", "a'b");
 	CHECK(strcmp(rw, "/usr/bin/sbx exec claude-1 -- bash -c 'a'\\''b'") == 0, "the rewrite single-quotes: %s", rw);
 	free((void *)rw);
+	/* sbx's own path is one word too: unquoted, "/opt/my tools/sbx" runs /opt/my */
+	rw = hook_rewrite("/opt/my tools/sbx", "claude-1", "ls");
+	CHECK(strcmp(rw, "'/opt/my tools/sbx' exec claude-1 -- bash -c ls") == 0, "the rewrite quotes sbx's path: %s", rw);
+	free((void *)rw);
+	/* --print-settings: --ask stays on the hook that answers; the path quoted */
+	for (int ask = 0; ask < 2; ask++) {
+		struct buf sb = { 0 };
+		struct jval *jv = NULL;
+		struct err je = { 0 };
+		char *opts[] = { "-c", "my policy" };
+
+		hook_settings(&sb, "claude", "/opt/my tools/sbx", opts, 2, ask);
+		CHECK(json_parse(sb.p, sb.n, "settings", &jv, &je) == 0, "--print-settings prints JSON: %s", je.msg);
+		CHECK(strstr(sb.p, ask ? "\"'/opt/my tools/sbx' hook claude pre-tool-use --ask -c 'my policy'\"" :
+		    "\"'/opt/my tools/sbx' hook claude pre-tool-use -c 'my policy'\"") != NULL,
+		    "--print-settings%s: the pre-tool-use hook%s: %s", ask ? " --ask" : "", ask ? " keeps --ask" : "", sb.p);
+		CHECK(strstr(sb.p, "\"'/opt/my tools/sbx' hook claude session-start -c 'my policy'\"") &&
+		    strstr(sb.p, "\"'/opt/my tools/sbx' hook claude session-end -c 'my policy'\""),
+		    "--print-settings: the session hooks, as given: %s", sb.p);
+		free(sb.p);
+	}
 	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y"),
 	    "session names: a file's name, no dot first, no slash");
 	/* attribution (session_attribute): by the caller's session, each
