@@ -1491,6 +1491,45 @@ test_seatbelt_escape(void)
 		CHECK(seatbelt_render(&p, &pl, &f, &out, &why) < 0 && why, "a newline in a plan path refuses the profile");
 		free(out.p);
 	}
+	/* every place the renderer writes a string (a mount of each kind, an
+	 * allow-unix-socket, an allow-mach-lookup): a crafted one stays one
+	 * string, and the profile has the rules and symbols it has with a plain
+	 * one; a path written unescaped would add (allow default) */
+	{
+		static const char *const crafted[] = { "/p/x\")))) (allow default) (x \"", "/p/a\\\")(allow default);" };
+
+		for (size_t c = 0; c < LEN(crafted); c++) {
+			struct sexp_out o[2];
+			size_t found[2] = { 0, 0 }, defaults[2] = { 0, 0 };
+			bool read[2];
+
+			for (int k = 0; k < 2; k++) {
+				const char *str = k ? crafted[c] : "/p/plain";
+				struct policy p;
+				struct plan pl;
+				struct sb_facts f = { "T", "S", "/t", 1, 2 };
+				struct buf out = { 0 };
+				const char *why = NULL;
+
+				pol_init(&p);
+				memset(&pl, 0, sizeof(pl));
+				for (int m = MK_BIND_RO; m <= MK_PIN_LINK; m++)
+					plan_mount(&pl, (enum mkind)m, str, "test");
+				vec_push(&p.allow_unix_sockets, (void *)str);
+				vec_push(&p.allow_mach_lookup, (void *)str);
+				read[k] = seatbelt_render(&p, &pl, &f, &out, &why) == 0 && sexp_read(out.p, out.n, &o[k], &why) == 0;
+				for (size_t i = 0; read[k] && i < o[k].strings.n; i++)
+					found[k] += strcmp(o[k].strings.v[i], str) == 0;
+				for (size_t i = 0; read[k] && i < o[k].symbols.n; i++)
+					defaults[k] += strcmp(o[k].symbols.v[i], "default") == 0;
+				free(out.p);
+			}
+			CHECK(read[0] && read[1] && o[1].lists == o[0].lists && found[1] == found[0] && found[0] > 0 &&
+			    defaults[1] == defaults[0], "a crafted path (%zu) in every place: %d rules as with a plain one (%d), "
+			    "found %zu times (%zu), (allow default) %zu times (%zu)", c, read[1] ? o[1].lists : -1,
+			    read[0] ? o[0].lists : -1, found[1], found[0], defaults[1], defaults[0]);
+		}
+	}
 }
 
 /* The unified log's parser (sbx.c 8.2) on lines shaped as `log stream
