@@ -234,7 +234,7 @@ PY
 }
 TESTS+=(hook_claude_and_codex)
 
-t_session_planted_socket_ignored() { # sbx exec connects only to a session in a private runtime root of its own uid: a socket another user planted where the client looks gets nothing
+t_session_planted_socket_ignored() { # sbx exec connects only to a session in a private runtime root of its own uid, to a daemon of its own uid: a socket another user planted where the client looks, or a daemon of another uid in the client's own root, gets nothing
 	need_private_places
 	[ "$(id -u)" = 0 ] || skip "planting another user's socket needs root"
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to drop root"
@@ -253,19 +253,26 @@ t_session_planted_socket_ignored() { # sbx exec connects only to a session in a 
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
 import os; os.chmod(sys.argv[1], 0o777)
-c, _ = s.accept(); open(sys.argv[2], "w").write("connected\n")' "$root/sessions/planted.sock" "$T/planted.log" &
+c, _ = s.accept(); f = open(sys.argv[2], "w"); f.write("connected"); f.flush(); c.settimeout(5)
+try: got = c.recv(65536)
+except OSError: got = b""
+f.write(", sent %d bytes\n" % len(got)); f.close()' "$root/sessions/planted.sock" "$T/planted.log" &
 	local i
 	for i in $(seq 50); do [ -S "$root/sessions/planted.sock" ] && break; sleep 0.1; done
 	out=$(cd /tmp && timeout 10 setpriv --reuid="$uid" --regid="$uid" --clear-groups "$SBX" exec planted -- true 2>&1); rc=$?
 	printf '%s\n' "$out"
 	[ "$rc" = 125 ] || fail "exec into a planted socket: exit $rc"
 	expect_contains "$out" "no session planted is running" "the planted socket is not a session"
+	sleep 0.3	# a connection the client made would be logged by now
 	[ ! -s "$T/planted.log" ] || fail "the client connected to a socket in a root that is not its own"
 	# control: made private and nobody's, the same place is used (the client connects)
 	chown -R "$user" "$root" && chmod 700 "$root" "$root/sessions"
 	(cd /tmp && timeout 10 setpriv --reuid="$uid" --regid="$uid" --clear-groups "$SBX" exec planted -- true >/dev/null 2>&1)
 	for i in $(seq 30); do [ -s "$T/planted.log" ] && break; sleep 0.1; done
 	[ -s "$T/planted.log" ] || fail "control: a private root of the user's own is looked in"
+	# and the daemon there is root's, not the user's: the client sends it nothing (its environment, its terminal)
+	wait_file_has "$T/planted.log" bytes 6
+	expect_eq "$(cat "$T/planted.log")" "connected, sent 0 bytes" "a daemon of another uid in the user's own root"
 	kill %1 2>/dev/null
 	return 0
 }
@@ -636,3 +643,13 @@ PY
 	[ "$(cat "$P/hook-ran" 2>/dev/null)" = ran-in-session ] || fail "the rewritten command did not run in the session"
 }
 TESTS+=(hook_ask_and_spaced_path)
+
+t_session_init_untraceable() { # sbx-init of a session holds no capability (an exec's are the same), so only its being non-dumpable keeps an exec from tracing it or reading its memory (it holds the session's channel to sbx): both refused; control: the exec's own child can be traced
+	sess_start untrace
+	sx sh -c "'$PROBE' ptrace 1; '$PROBE' vmread 1; sleep 30 & s=\$!; '$PROBE' ptrace \$s; kill \$s"
+	expect_rc 0 "the probes ran"
+	[ "$(sed -n 1p <<<"$OUT")" = EPERM ] || fail "ptrace of the session's sbx-init: $(sed -n 1p <<<"$OUT")"
+	[ "$(sed -n 2p <<<"$OUT")" = EPERM ] || fail "process_vm_readv of the session's sbx-init: $(sed -n 2p <<<"$OUT")"
+	[ "$(sed -n 3p <<<"$OUT")" = ok ] || fail "control: ptrace of the exec's own child: $(sed -n 3p <<<"$OUT")"
+}
+TESTS+=(session_init_untraceable)

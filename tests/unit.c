@@ -5519,6 +5519,7 @@ test_live_policy(void)
 			{ "an empty string", "N\0\0\0\1\0\0\0\0\0\0\0\0\0\0", 15 },
 			{ "a count past the bytes", "N\0\1\0\0\0\1a\0\0\0\0\0\0\0\0", 16 },
 			{ "a reason flag of 2", "N\0\0\0\0\0\0\0\1\0\3a.b\2\0\0\0\0", 19 },
+			{ "a control byte in a reason", "N\0\0\0\0\0\0\0\1\0\3a.b\1\0\2h\n\0\0\0\0", 23 },
 			{ "an address range that does not parse", "N\0\0\0\0\0\0\0\0\0\0\0\1\0\2x/", 17 },
 			{ "another kind", "X\0\0\0\0\0\0\0\0\0\0\0\0", 13 },
 		};
