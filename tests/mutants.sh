@@ -398,7 +398,7 @@ command -v musl-gcc >/dev/null && SBX_CC=(musl-gcc -static)
 # build DIR WHAT: sbx and/or tests/unit from DIR's sources; 0, or 1 (the compiler's words in DIR/build.log)
 build() {
 	local d=$1
-	if [[ $2 == *sbx* ]]; then "${SBX_CC[@]}" -O1 -w -o "$d/sbx" "$d/sbx.c" >>"$d/build.log" 2>&1 || return 1; fi
+	if [[ $2 == *sbx* ]]; then "${SBX_CC[@]}" -O0 -w -o "$d/sbx" "$d/sbx.c" >>"$d/build.log" 2>&1 || return 1; fi
 	if [[ $2 == *unit* ]]; then cc -O0 -w -o "$d/tests/unit" "$d/tests/unit.c" >>"$d/build.log" 2>&1 || return 1; fi
 	return 0
 }
@@ -451,7 +451,7 @@ hunk_file() {
 
 # try NAME: one mutant, start to end; prints its line
 try() {
-	local name=$1 d=$W/$1 file what= c status by
+	local name=$1 d=$W/$1 file what= c status by t0=$SECONDS
 	scratch "$d" || { echo "no-build   $name (cannot copy the sources to $d)"; return; }
 	file=$(hunk_file "$name")
 	if ! apply "$d/$file" "$TAB/$name.hunk" >"$d/apply.log" 2>&1; then
@@ -467,9 +467,9 @@ try() {
 	if [ -n "$by" ]; then
 		status=caught
 		for c in $by; do grep -qx "FAIL $c" "$W/baseline/result" 2>/dev/null && status=unsure; done
-		echo "$(printf '%-10s' $status) $name (by ${by% })"
+		echo "$(printf '%-10s' $status) $name (by ${by% }; $((SECONDS - t0)) s)"
 	elif grep -q '^ok ' "$d/result"; then
-		echo "survived   $name ($(grep -c '^ok ' "$d/result") catchers passed: ${CATCH[$name]})"
+		echo "survived   $name ($(grep -c '^ok ' "$d/result") catchers passed: ${CATCH[$name]}; $((SECONDS - t0)) s)"
 	elif grep -q '^none ' "$d/result"; then
 		echo "no-build   $name (a catcher names no test: $(awk '$1 == "none" { print $2 }' "$d/result" | tr '\n' ' '))"
 	else
