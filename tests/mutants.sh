@@ -21,9 +21,10 @@
 # HUNK is a piece of sbx.c as a unified diff writes it, without line numbers: ' ' a line kept
 # (context), '-' a line removed, '+' a line added; a first line "@@ FILE" patches FILE instead
 # (seccomp_bpf.h). The kept and removed lines, in order, must be found in the file exactly once,
-# at the start of a line; otherwise the mutant "does not apply": sbx.c changed under it (update
-# the hunk), never counted as caught. Anchor hunks on distinctive lines, so edits elsewhere in
-# sbx.c leave them applying.
+# at the start of a line. Or it is sed's s|OLD|NEW| lines (any delimiter), each OLD found exactly
+# once anywhere in the file: for a change inside a line that edits around it keep changing.
+# Otherwise the mutant "does not apply": sbx.c changed under it (update the hunk), never counted
+# as caught. Anchor hunks on distinctive text, so edits elsewhere in sbx.c leave them applying.
 # CATCHER: unit:NAME (tests/unit, only its functions whose name contains NAME), or a test.sh test
 # name (a substring, as test.sh takes it).
 #
@@ -100,8 +101,7 @@ mutant parent_http_over_https_for_tunnels unit:parent_proxy parent_proxy_https_f
 +		return r->have_http ? &r->http : &r->https;
 EOF
 mutant session_signal_to_leader_only session_signal_reaches_group <<'EOF'
--						kill(-ex[k].pid, (int)v[1]);
-+						kill(ex[k].pid, (int)v[1]);
+s|kill(-ex[k].pid, (int)v[1])|kill(ex[k].pid, (int)v[1])|
 EOF
 mutant hook_ask_ignored hook_ask_and_spaced_path <<'EOF'
 -		hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
@@ -374,8 +374,23 @@ apply() {
 	python3 - "$1" "$2" <<'PY'
 import sys
 path, hunk = sys.argv[1], sys.argv[2]
+lines = open(hunk).read().split("\n")[:-1]
+src = open(path).read()
+if lines and all(l[:1] == "s" and len(l) > 2 for l in lines):
+    # sed-style: s|OLD|NEW| (any delimiter), OLD found once anywhere in the file
+    for l in lines:
+        d = l[1]
+        parts = l[2:].split(d)
+        if len(parts) != 3 or parts[2] != "":
+            sys.exit("not s%sOLD%sNEW%s: %s" % (d, d, d, l))
+        if src.count(parts[0]) != 1:
+            print("found %d times" % src.count(parts[0]))
+            sys.exit(1)
+        src = src.replace(parts[0], parts[1], 1)
+    open(path, "w").write(src)
+    sys.exit(0)
 old, new = [], []
-for l in open(hunk).read().split("\n")[:-1]:
+for l in lines:
     tag, body = (l[:1] or " "), l[1:]
     if tag in " -":
         old.append(body)
@@ -383,7 +398,7 @@ for l in open(hunk).read().split("\n")[:-1]:
         new.append(body)
     if tag not in " -+":
         sys.exit("a hunk line starts with %r, not ' ', '-' or '+'" % tag)
-src = "\n" + open(path).read()
+src = "\n" + src
 o, n = "\n" + "\n".join(old) + "\n", "\n" + "\n".join(new) + "\n"
 if src.count(o) != 1:
     print("found %d times" % src.count(o))
