@@ -442,6 +442,7 @@ run_catchers() {
 	done
 	if [ ${#tests[@]} -gt 0 ]; then
 		(cd "$HERE" && SBX=$d/sbx in_private timeout 900 ./test.sh "${tests[@]}") >"$d/test.log" 2>&1
+		[ $? != 124 ] || echo "FAIL timeout(900s)" >>"$d/result"	# a mutant that hangs the tests is seen
 		for c in "${tests[@]}"; do
 			line=$(grep -E "^(ok|FAIL|skip) - [^ :]*$c[^ :]*(:|$)" "$d/test.log" | grep -v ' - real_runtime_places_unchanged' |
 				awk '{ print $1 }' | sort -u | tr '\n' ' ')
