@@ -59,6 +59,11 @@ sbx-macsim: sbx.c seccomp_bpf.h
 test: sbx
 	./test.sh
 
+# Planted regressions (tests/mutants.sh): each of a table of small patches to sbx.c, built
+# and run against the tests named to catch it. Not part of `make test`: ~15 minutes as root.
+mutants:
+	./tests/mutants.sh
+
 # The man page is generated from the option and directive tables.
 sbx.1: sbx
 	./sbx --print=man > $@
@@ -79,7 +84,7 @@ clean:
 	rm -f sbx sbx-static sbx-aarch64 sbx-macsim tests/unit tests/unit-macos sbx-asan tests/unit-asan
 	rm -rf tests/macsim/bin
 
-.PHONY: all static cross macos-sim macsim-standins unit test install install-srt-link clean
+.PHONY: all static cross macos-sim macsim-standins unit test mutants install install-srt-link clean
 
 # ---- Sanitizers: `make test-asan` ---------------------------------------
 # The unit tests (tests/unit-asan) and test.sh's proxy, allow_host_port and

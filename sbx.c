@@ -23818,37 +23818,39 @@ read_fd_all(int fd, size_t max, struct buf *out)
 
 /* --print-settings: the hooks to install, for Claude Code's settings.json
  * (~/.claude/settings.json, or the project's .claude/settings.json) or
- * Codex's hooks.json, with this sbx's path and the options given. */
-static int
-hook_print_settings(const char *agent, const char *self, char **opts, int nopt)
+ * Codex's hooks.json, with this sbx's path and the options given; --ask
+ * goes to the hook that answers (pre-tool-use), where it means something.
+ * Pure. */
+static void
+hook_settings(struct buf *b, const char *agent, const char *self, char **opts, int nopt, bool ask)
 {
-	static const struct { const char *event, *matcher, *arg; } hooks[] = {
-		{ "SessionStart", NULL, "session-start" },
-		{ "PreToolUse", "Bash", "pre-tool-use" },
-		{ "SessionEnd", NULL, "session-end" },
+	static const struct { const char *event, *matcher, *arg; bool answers; } hooks[] = {
+		{ "SessionStart", NULL, "session-start", false },
+		{ "PreToolUse", "Bash", "pre-tool-use", true },
+		{ "SessionEnd", NULL, "session-end", false },
 	};
-	struct buf b = { 0 };
 
-	buf_puts(&b, "{\n  \"hooks\": {\n");
+	buf_puts(b, "{\n  \"hooks\": {\n");
 	for (size_t i = 0; i < LEN(hooks); i++) {
 		struct buf cmd = { 0 };
 
 		buf_put_shell_quoted(&cmd, self);
 		buf_printf(&cmd, " hook %s %s", agent, hooks[i].arg);
+		if (ask && hooks[i].answers)
+			buf_puts(&cmd, " --ask");
 		for (int k = 0; k < nopt; k++) {
 			buf_putc(&cmd, ' ');
 			buf_put_shell_quoted(&cmd, opts[k]);
 		}
 		buf_putc(&cmd, '\0');
-		buf_printf(&b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ", hooks[i].event,
+		buf_printf(b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ", hooks[i].event,
 		    hooks[i].matcher ? "\"matcher\": \"" : "", hooks[i].matcher ? hooks[i].matcher : "",
 		    hooks[i].matcher ? "\", " : "");
-		buf_put_json_string(&b, cmd.p);
-		buf_printf(&b, "}]}]%s\n", i + 1 < LEN(hooks) ? "," : "");
+		buf_put_json_string(b, cmd.p);
+		buf_printf(b, "}]}]%s\n", i + 1 < LEN(hooks) ? "," : "");
 		free(cmd.p);
 	}
-	buf_puts(&b, "  }\n}\n");
-	return write_all(1, b.p, b.n) < 0 ? 1 : 0;
+	buf_puts(b, "  }\n}\n");
 }
 
 /* Agent hooks (issue 16 §4): `sbx hook claude|codex EVENT [OPTIONS]` is what
@@ -24020,8 +24022,10 @@ hook_main(int argc, char **argv)
 			opts[nopt++] = argv[i];
 	if (!plat_self_exe(self, sizeof(self)))
 		die("hook: cannot find my own binary: %s", strerror(errno));
-	if (strcmp(event, "--print-settings") == 0)
-		return hook_print_settings(agent, self, opts, nopt);
+	if (strcmp(event, "--print-settings") == 0) {
+		hook_settings(&out, agent, self, opts, nopt, ask);
+		return write_all(1, out.p, out.n) < 0 ? 1 : 0;
+	}
 	if (read_fd_all(0, SBX_FRAME_MAX_BYTES, &in) < 0)
 		why = "cannot read the hook's input";
 	else if (json_parse(in.p, in.n, "the hook's input", &v, &e) < 0)

@@ -3,7 +3,7 @@
 #
 # Usage
 #   ./test.sh                 run every test
-#   ./test.sh SUBSTRING       run only the tests whose name contains SUBSTRING
+#   ./test.sh SUBSTRING...    run only the tests whose name contains one of the SUBSTRINGs
 #   SBX=/path/to/sbx ./test.sh    test that binary instead of ./sbx (nothing is built)
 #   SBX_TEST_TIMEOUT=60       seconds allowed for one sbx invocation (default 60)
 #   SBX_TEST_DIR=/some/dir    where the per-run scratch dir is made (default $TMPDIR or /tmp)
@@ -41,7 +41,7 @@ unset SANDBOX_RUNTIME
 unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy NO_PROXY no_proxy ALL_PROXY all_proxy
 cd "$(dirname "$0")" || exit 2
 HERE=$(pwd -P)
-FILTER=${1:-}
+FILTERS=("$@")
 TMO=${SBX_TEST_TIMEOUT:-60}
 SUMMARY_DONE=
 
@@ -1877,7 +1877,9 @@ for f in tests/*.tests.sh; do [ -f "$f" ] && . "$f"; done
 
 npass=0 nfail=0 nskip=0
 for name in "${TESTS[@]}"; do
-	[ -z "$FILTER" ] || [[ $name == *"$FILTER"* ]] || continue
+	picked=$(( ${#FILTERS[@]} == 0 ))
+	for f in "${FILTERS[@]}"; do [[ $name == *"$f"* ]] && picked=1; done
+	[ "$picked" = 1 ] || continue
 	T=$RUN/t-$name; P=$T/proj; H=$T/home; O=$T/out
 	mkdir -p "$P" "$H" "$O"
 	(

@@ -292,3 +292,32 @@ t_controlfd_as_srt() { # srt --control-fd N (sbx run as srt) reads the same chan
 	[ ! -e "$P/ran2" ] || fail "the command ran without its channel"
 }
 TESTS+=(controlfd_as_srt)
+
+t_controlfd_denied_addresses_live() { # --control-fd: a line's deniedResolvedAddresses applies, both to the proxy forked after it (the first request) and to the running one: allowed.test, resolving to a listed address, is refused; control: a line without it allows the same request again
+	command -v curl >/dev/null || skip "curl is not installed"
+	net_up
+	local i
+	ctl_deny() { printf '{"network":{"allowedDomains":["allowed.test"],"deniedResolvedAddresses":%s},"filesystem":{"allowWrite":["."]}}\n' "$1"; }
+	ctl_deny '[]' >"$T/start.json"
+	ctl_start "$T/bg" -v -c "$T/start.json" -- sh -c 'for i in 1 2 3; do
+			while [ ! -e "go$i" ]; do sleep 0.1; done
+			curl -s -m 5 -o /dev/null -w "curl$i=%{http_code}\n" http://allowed.test:8000/
+			: >"step$i"
+		done'
+	for i in 1 2 3; do
+		case $i in 2) ctl_deny '[]' ;; *) ctl_deny "[\"$NSIP/32\"]" ;; esac >&7
+		wait_file_has "$T/bg.err" "line $i: network.deniedResolvedAddresses applied" 10 || fail "sbx did not apply line $i"
+		: >"$P/go$i"
+		ctl_wait_step "$i"
+	done
+	exec 7>&-
+	wait_pid "$BGPID" 30 || fail "sbx did not finish"
+	log_file out "$T/bg"; log_file err "$T/bg.err"
+	[ "$WRC" = 0 ] || fail "expected exit 0, got $WRC"
+	OUT=$(cat "$T/bg"); ERR=$(cat "$T/bg.err")
+	expect_contains "$OUT" "curl1=403" "a line before the first request: the proxy forked then refuses the listed address"
+	expect_contains "$OUT" "curl2=200" "control: a line without it allows the request"
+	expect_contains "$OUT" "curl3=403" "a line to the running proxy: the listed address is refused"
+	expect_contains "$ERR" "deny network-outbound allowed.test:8000" "the refusal is reported"
+}
+TESTS+=(controlfd_denied_addresses_live)

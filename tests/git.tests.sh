@@ -804,3 +804,31 @@ t_git_audit_person_moves_sandbox_repo() { # the sandbox makes a repository with 
 	expect_no_payload "git outside in the moved repository"
 }
 TESTS+=(git_audit_person_moves_sandbox_repo)
+
+t_git_ssh_command_any_case() { # core.sshCommand written inside a run, in any case git reads (sshCommand, SSHCOMMAND, SshCoMmAnD), does not survive: a later git fetch outside runs nothing; control: the same config made outside does run it, and the rest of each config stays
+	git_env
+	local pay ctl r; pay=$(git_payload ssh); ctl=$(git_payload ctl)
+	# control: a repository made outside with that key, fetched: the payload runs (the fetch is an attack)
+	git init -q "$O/ctl" && git -C "$O/ctl" config core.sshCommand "$ctl" &&
+		git -C "$O/ctl" remote add origin ssh://git@host.invalid/x.git || fail "setup: the control repository"
+	git -C "$O/ctl" fetch -q origin >/dev/null 2>&1
+	[ -e "$O/PWNED-ctl" ] || fail "control: git fetch did not run core.sshCommand"
+	rm -f "$O/PWNED-ctl"
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -ec "
+		git init -q git-wrote; git -C git-wrote config core.sshCommand '$pay'
+		git init -q upper; printf '[CORE]\n\tSSHCOMMAND = %s\n' '$pay' >>upper/.git/config
+		git init -q mixed; printf '[Core]\n\tSshCoMmAnD = %s\n' '$pay' >>mixed/.git/config
+		for r in git-wrote upper mixed; do git -C \$r config user.name keep-\$r
+			git -C \$r remote add origin ssh://git@host.invalid/x.git; done
+		echo DONE"
+	expect_rc 0 "the attacks inside"; expect_contains "$OUT" DONE "the attacks inside"
+	for r in git-wrote upper mixed; do
+		expect_contains "$ERR" "neutralised $P/$r/.git/config" "$r: the config is neutralised"
+		git -C "$P/$r" fetch -q origin >/dev/null 2>&1
+		expect_eq "$(git -C "$P/$r" config user.name)" "keep-$r" "$r: the rest of the config is kept"
+		[ -z "$(git -C "$P/$r" config core.sshcommand)" ] || fail "$r: core.sshCommand is still set"
+	done
+	expect_no_payload "git fetch outside, after the run"
+}
+TESTS+=(git_ssh_command_any_case)

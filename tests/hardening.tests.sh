@@ -575,6 +575,34 @@ t_runtime_dir_planted_by_another_user() { # another local user pre-creates sbx-U
 }
 TESTS+=(runtime_dir_planted_by_another_user)
 
+t_runtime_dir_planted_for_root() { # another user makes sbx-0 first, 0700 and their own, in /tmp, /var/tmp and /dev/shm: root, who can enter and chmod anything, must still pass it over (it is not root's) and write nothing there; control: an empty place of root's own is used
+	need_private_places
+	[ "$(id -u)" = 0 ] || skip "the victim is root"
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to act as the other user"
+	local d
+	trap 'for d in /tmp /var/tmp /dev/shm; do rm -rf "$d/sbx-0"; [ ! -e "$d/sbx-0.saved-$$" ] || mv "$d/sbx-0.saved-$$" "$d/sbx-0"; done' EXIT
+	for d in /tmp /var/tmp /dev/shm; do	# the suite's own runs' places, set aside (renamed in place)
+		[ ! -e "$d/sbx-0" ] || mv "$d/sbx-0" "$d/sbx-0.saved-$$" || fail "setup: cannot set $d/sbx-0 aside"
+	done
+	run_sbx -v --allow-write="$P" -- sh -c 'echo "tmp=$TMPDIR"'
+	expect_rc 0 "control: nothing planted"
+	expect_contains "$OUT" "tmp=/tmp/sbx-0/tmp-" "control: the shared place, made by root"
+	for d in /tmp /var/tmp /dev/shm; do
+		rm -rf "$d/sbx-0"
+		setpriv --reuid=65534 --regid=65534 --clear-groups mkdir -m 0700 "$d/sbx-0" || fail "setup: the other user cannot make $d/sbx-0"
+	done
+	run_sbx -v --allow-write="$P" -- sh -c 'echo "tmp=$TMPDIR"; echo ok >inside && echo wrote'
+	expect_rc 0 "root's run, every shared place planted"
+	expect_contains "$OUT" wrote "the command"
+	expect_contains "$OUT" "tmp=$H/.cache/sbx-0/tmp-" "the fallback in the home's cache"
+	expect_contains "$ERR" "/tmp/sbx-0 is not a private directory of uid 0" "the note under -v"
+	for d in /tmp /var/tmp /dev/shm; do
+		[ -z "$(ls -A "$d/sbx-0")" ] || fail "root's run wrote in $d/sbx-0, which the other user made: $(ls -A "$d/sbx-0")"
+		[ "$(stat -c '%u %a' "$d/sbx-0")" = "65534 700" ] || fail "$d/sbx-0 was changed: $(stat -c '%u %a' "$d/sbx-0")"
+	done
+}
+TESTS+=(runtime_dir_planted_for_root)
+
 t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the runtime directory other runs trust
 	need_private_places
 	local uid root; uid=$(id -u); root=/tmp/sbx-$uid

@@ -28,7 +28,7 @@ t_knob_require_host_match() { # require-host-match: a Host naming another host o
 	command -v curl >/dev/null || skip "curl is not installed"
 	net_up
 	script='
-		for h in "" "Host: other.test" "Host: allowed.test:8001" "Host: ALLOWED.test:8000" "Host: allowed.test"; do
+		for h in "" "Host: other.test" "Host: other.test:8000" "Host: allowed.test:8001" "Host: ALLOWED.test:8000" "Host: allowed.test"; do
 			printf "%s => " "${h:-default}"; curl -s -m 10 ${h:+-H "$h"} -o /dev/null -w "%{http_code}\n" "http://allowed.test:8000/?secret=1"
 		done
 		printf "two => "; exec 3<>/dev/tcp/127.0.0.1/3128
@@ -39,6 +39,7 @@ t_knob_require_host_match() { # require-host-match: a Host naming another host o
 	expect_contains "$OUT" "default => 200" "control: curl's own Host goes"
 	expect_contains "$OUT" "Host: ALLOWED.test:8000 => 200" "the host in another case goes"
 	expect_contains "$OUT" "Host: other.test => 421" "another host: 421"
+	expect_contains "$OUT" "Host: other.test:8000 => 421" "another host on the target's port: 421"
 	expect_contains "$OUT" "Host: allowed.test:8001 => 421" "another port: 421"
 	expect_contains "$OUT" "Host: allowed.test => 421" "no port for a target on 8000: 421"
 	expect_contains "$OUT" "two => HTTP/1.1 421" "two Host headers: 421"

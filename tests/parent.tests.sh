@@ -256,3 +256,28 @@ GET http://far.test:8000/ auth=-
 HOST far.test:8000" "MITM: Host and the URL, both canonical"
 }
 TESTS+=(forward_host_canonical)
+
+t_parent_proxy_https_for_tunnels() { # both parents set: a tunnel (CONNECT, SOCKS) takes parent-proxy-https, plain HTTP parent-proxy (srt, curl); each parent told apart by its credential; HTTPS_PROXY over HTTP_PROXY the same
+	command -v curl >/dev/null || skip "curl is not installed"
+	parent_up
+	local h s
+	h="auth=Basic $(printf 'h:h' | base64)" s="auth=Basic $(printf 's:s' | base64)"
+	in_net_nodns "$SBX" -c "$T/net" --allow-domain=far.test --parent-proxy="http://h:h@$NSIP:3128" \
+		--parent-proxy-https="http://s:s@$NSIP:3128" -- sh -c "$PARENT_SCRIPT" >"$T/r.out" 2>"$T/r.err"
+	log_file out "$T/r.out"; log_file err "$T/r.err"; log_file up "$T/up.log"
+	for how in absolute -p "--socks5-hostname 127.0.0.1:1080"; do
+		grep -q -- "^$how: hello-from-test-host" "$T/r.out" || fail "$how: far.test through a parent: $(grep -- "^$how" "$T/r.out")"
+	done
+	grep -q "^GET http://far.test:8000/ $h\$" "$T/up.log" || fail "control: plain HTTP went through the http parent"
+	[ "$(grep -c "^CONNECT far.test:8000 $s\$" "$T/up.log")" = 2 ] || fail "CONNECT (curl -p and SOCKS) through the https parent"
+	! grep -q "^CONNECT .* $h\$" "$T/up.log" || fail "a tunnel took the http parent over the https one"
+	# the same from sbx's environment
+	: >"$T/up.log"
+	HTTP_PROXY="http://h:h@$NSIP:3128" HTTPS_PROXY="http://s:s@$NSIP:3128" in_net_nodns "$SBX" -c "$T/net" --allow-domain=far.test -- \
+		sh -c 'curl -s -m 10 http://far.test:8000/; curl -s -m 10 -p http://far.test:8000/' >"$T/r.out" 2>"$T/r.err"
+	log_file out "$T/r.out"; log_file err "$T/r.err"; log_file up "$T/up.log"
+	[ "$(grep -c hello-from-test-host "$T/r.out")" = 2 ] || fail "from the environment: both requests through a parent: $(cat "$T/r.out")"
+	grep -q "^GET http://far.test:8000/ $h\$" "$T/up.log" && grep -q "^CONNECT far.test:8000 $s\$" "$T/up.log" ||
+		fail "from the environment: plain HTTP through HTTP_PROXY, the tunnel through HTTPS_PROXY"
+}
+TESTS+=(parent_proxy_https_for_tunnels)

@@ -234,7 +234,7 @@ PY
 }
 TESTS+=(hook_claude_and_codex)
 
-t_session_planted_socket_ignored() { # sbx exec connects only to a session in a private runtime root of its own uid: a socket another user planted where the client looks gets nothing
+t_session_planted_socket_ignored() { # sbx exec connects only to a session in a private runtime root of its own uid, to a daemon of its own uid: a socket another user planted where the client looks, or a daemon of another uid in the client's own root, gets nothing
 	need_private_places
 	[ "$(id -u)" = 0 ] || skip "planting another user's socket needs root"
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to drop root"
@@ -253,19 +253,26 @@ t_session_planted_socket_ignored() { # sbx exec connects only to a session in a 
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
 import os; os.chmod(sys.argv[1], 0o777)
-c, _ = s.accept(); open(sys.argv[2], "w").write("connected\n")' "$root/sessions/planted.sock" "$T/planted.log" &
+c, _ = s.accept(); f = open(sys.argv[2], "w"); f.write("connected"); f.flush(); c.settimeout(5)
+try: got = c.recv(65536)
+except OSError: got = b""
+f.write(", sent %d bytes\n" % len(got)); f.close()' "$root/sessions/planted.sock" "$T/planted.log" &
 	local i
 	for i in $(seq 50); do [ -S "$root/sessions/planted.sock" ] && break; sleep 0.1; done
 	out=$(cd /tmp && timeout 10 setpriv --reuid="$uid" --regid="$uid" --clear-groups "$SBX" exec planted -- true 2>&1); rc=$?
 	printf '%s\n' "$out"
 	[ "$rc" = 125 ] || fail "exec into a planted socket: exit $rc"
 	expect_contains "$out" "no session planted is running" "the planted socket is not a session"
+	sleep 0.3	# a connection the client made would be logged by now
 	[ ! -s "$T/planted.log" ] || fail "the client connected to a socket in a root that is not its own"
 	# control: made private and nobody's, the same place is used (the client connects)
 	chown -R "$user" "$root" && chmod 700 "$root" "$root/sessions"
 	(cd /tmp && timeout 10 setpriv --reuid="$uid" --regid="$uid" --clear-groups "$SBX" exec planted -- true >/dev/null 2>&1)
 	for i in $(seq 30); do [ -s "$T/planted.log" ] && break; sleep 0.1; done
 	[ -s "$T/planted.log" ] || fail "control: a private root of the user's own is looked in"
+	# and the daemon there is root's, not the user's: the client sends it nothing (its environment, its terminal)
+	wait_file_has "$T/planted.log" bytes 6
+	expect_eq "$(cat "$T/planted.log")" "connected, sent 0 bytes" "a daemon of another uid in the user's own root"
 	kill %1 2>/dev/null
 	return 0
 }
@@ -515,3 +522,134 @@ os.wait()
 	return 0
 }
 TESTS+=(session_attribution_unforgeable)
+
+t_session_signal_reaches_group() { # a signal to the client reaches its exec's whole process group: the shell and both its children (one in the background, one waited for), not only the group's leader; control: all three were running
+	sess_start sig
+	timeout -k 5 30 "$SBX" exec "$SESS" -- sh -c "sleep ${TOKBASE}5 & sleep ${TOKBASE}6; echo after" >"$T/sig.out" 2>&1 &
+	local cpid=$! i
+	for i in $(seq 50); do
+		[ -n "$(procs_with "sleep ${TOKBASE}5")" ] && [ -n "$(procs_with "sleep ${TOKBASE}6")" ] && break
+		sleep 0.1
+	done
+	[ -n "$(procs_with "sleep ${TOKBASE}5")" ] && [ -n "$(procs_with "sleep ${TOKBASE}6")" ] ||
+		fail "control: the exec's shell did not start both children"
+	kill -TERM "$cpid"
+	wait "$cpid"; RC=$?
+	expect_rc 143 "SIGTERM to the client ends its command"
+	wait_gone "sleep ${TOKBASE}6" 5 || fail "the child the exec's shell waits for outlived the signal"
+	wait_gone "sleep ${TOKBASE}5" 5 || fail "the exec's background child outlived the signal"
+	expect_not_contains "$(cat "$T/sig.out")" after "the shell went on after the signal"
+}
+TESTS+=(session_signal_reaches_group)
+
+t_session_exec_deny_env() { # an exec never gets a variable deny-env names, though the client sends its whole environment; control: the client's other variables arrive, and a plain run under the same policy agrees
+	SESS_POLICY_EXTRA=$'deny-env SBX_TEST_SECRET_*\ndeny-env AWS_SECRET_ACCESS_KEY\n' sess_start denyenv
+	local probe='echo "foo=$FOO tok=${SBX_TEST_SECRET_TOKEN:-none} aws=${AWS_SECRET_ACCESS_KEY:-none} leaked=$(env | grep -c hidden-)"'
+	SBX_TEST_SECRET_TOKEN=hidden-1 AWS_SECRET_ACCESS_KEY=hidden-2 FOO=from-client sx sh -c "$probe"
+	expect_rc 0 "the exec"
+	expect_eq "$OUT" "foo=from-client tok=none aws=none leaked=0" "the exec's environment"
+	SBX_TEST_SECRET_TOKEN=hidden-1 AWS_SECRET_ACCESS_KEY=hidden-2 FOO=from-client run_sbx -c "$T/sess.policy" -- sh -c "$probe"
+	expect_eq "$OUT" "foo=from-client tok=none aws=none leaked=0" "control: a plain run's environment"
+}
+TESTS+=(session_exec_deny_env)
+
+t_session_daemon_checks_uid() { # the daemon itself refuses a client of another uid (SO_PEERCRED): a raw client of uid 65534 that reaches the socket (CAP_DAC_OVERRIDE kept, past sbx exec's own checks) gets no command run; control: the same raw client as the session's uid does
+	[ "$(id -u)" = 0 ] || skip "connecting as another uid needs root"
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to change uid"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	sess_start peercred
+	local sock= base
+	for base in /tmp /var/tmp /dev/shm /run/user/0 "$HOME/.cache"; do
+		[ -S "$base/sbx-0/sessions/$SESS.sock" ] && { sock=$base/sbx-0/sessions/$SESS.sock; break; }
+	done
+	[ -n "$sock" ] || fail "control: the session's socket is not in a runtime place"
+	# an 'E' frame as sbx exec sends it (6c): type, length, then id, flags, argv, environment, directory
+	cat >"$T/raw.py" <<'PY'
+import socket, struct, sys
+path, marker, cwd = sys.argv[1:4]
+argv = [b"sh", b"-c", b"echo ran >" + marker.encode()]
+env = [b"PATH=/usr/local/bin:/usr/bin:/bin"]
+body = (struct.pack("=III", 0, 0, len(argv)) + b"".join(a + b"\0" for a in argv) +
+        struct.pack("=I", len(env)) + b"".join(e + b"\0" for e in env) + cwd.encode() + b"\0")
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(path)
+print("connected", flush=True)
+socket.send_fds(s, [b"E" + struct.pack("=I", len(body)) + body], [0, 1, 2])
+s.settimeout(10)
+got = b""
+try:
+    while True:
+        d = s.recv(4096)
+        if not d:
+            break
+        got += d
+        if got[:1] == b"Z":
+            break
+except socket.timeout:
+    pass
+print("answer", got[:1].decode() or "none")
+PY
+	chmod 755 "$T" "$P"
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+dac_override --ambient-caps=+dac_override \
+		python3 "$T/raw.py" "$sock" "$P/ran-other" "$P" >"$T/other.out" 2>&1 </dev/null
+	log_file other "$T/other.out"
+	grep -q '^connected' "$T/other.out" || fail "setup: the other uid's client did not reach the socket: $(cat "$T/other.out")"
+	python3 "$T/raw.py" "$sock" "$P/ran-own" "$P" >"$T/own.out" 2>&1 </dev/null
+	log_file own "$T/own.out"
+	grep -q '^answer Z' "$T/own.out" && [ -e "$P/ran-own" ] || fail "control: the raw client of the session's uid runs its command: $(cat "$T/own.out")"
+	[ ! -e "$P/ran-other" ] || fail "the daemon ran a command for a client of another uid"
+	grep -q '^answer Z' "$T/other.out" && fail "the daemon answered a client of another uid"
+	sx echo still-serving; expect_eq "$OUT" still-serving "the session after the other uid's attempt"
+}
+TESTS+=(session_daemon_checks_uid)
+
+t_hook_ask_and_spaced_path() { # sbx hook --ask answers "ask" (the person confirms), with the same rewrite; --print-settings --ask keeps --ask on the pre-tool-use hook; sbx installed under a path with a space is quoted in what it prints and in the rewrite, which runs in the session from there; control: without --ask the answer is "allow"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	local me="$T/my tools/sbx" id="sp$$$RANDOM"
+	mkdir -p "$T/my tools" && cp "$SBX" "$me" || fail "setup: a copy of sbx under a path with a space"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	trap '"$me" hook claude session-end <"$T/end.json" >/dev/null 2>&1' EXIT
+	"$me" hook claude --print-settings --ask -c "$T/hook.policy" >"$T/settings.json" || fail "--print-settings --ask"
+	log_file settings "$T/settings.json"
+	python3 - "$T" "$P" "$id" <<'PY' 2>"$T/py.err" || fail "the settings and the inputs: $(cat "$T/py.err")"
+import json, sys
+t, p, sid = sys.argv[1:4]
+h = json.load(open(t + "/settings.json"))["hooks"]
+pre = h["PreToolUse"][0]["hooks"][0]["command"]
+assert "--ask" in pre.split(), pre
+assert all("--ask" not in h[e][0]["hooks"][0]["command"] for e in ("SessionStart", "SessionEnd")), h
+open(t + "/pre.cmd", "w").write(pre)
+c = {"session_id": sid, "cwd": p, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+     "tool_input": {"command": "echo ran-in-session >%s/hook-ran; cat /proc/1/comm" % p}}
+json.dump(c, open(t + "/pre.json", "w"))
+json.dump({"session_id": sid, "cwd": p, "hook_event_name": "SessionEnd"}, open(t + "/end.json", "w"))
+PY
+	# the printed hook, run as the agent runs it (a shell command line)
+	sh -c "$(cat "$T/pre.cmd")" <"$T/pre.json" >"$T/ask.out" 2>"$T/ask.err" || fail "the printed pre-tool-use hook: $(cat "$T/ask.err")"
+	"$me" hook claude pre-tool-use -c "$T/hook.policy" <"$T/pre.json" >"$T/allow.out" 2>>"$T/ask.err" || fail "pre-tool-use"
+	log_file ask "$T/ask.out"; log_file allow "$T/allow.out"
+	python3 - "$T" >"$T/check.out" 2>&1 <<'PY' || fail "the answers: $(cat "$T/check.out")"
+import json, subprocess, sys
+t = sys.argv[1]
+for f, want in (("ask", "ask"), ("allow", "allow")):
+    h = json.load(open("%s/%s.out" % (t, f)))["hookSpecificOutput"]
+    assert h["permissionDecision"] == want, (f, h)
+    cmd = h["updatedInput"]["command"]
+    assert cmd.startswith("'%s/my tools/sbx' exec " % t), cmd
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == "sbx-init\n", (f, cmd, r.returncode, r.stdout, r.stderr)
+print("ok")
+PY
+	[ "$(cat "$P/hook-ran" 2>/dev/null)" = ran-in-session ] || fail "the rewritten command did not run in the session"
+}
+TESTS+=(hook_ask_and_spaced_path)
+
+t_session_init_untraceable() { # sbx-init of a session holds no capability (an exec's are the same), so only its being non-dumpable keeps an exec from tracing it or reading its memory (it holds the session's channel to sbx): both refused; control: the exec's own child can be traced
+	sess_start untrace
+	sx sh -c "'$PROBE' ptrace 1; '$PROBE' vmread 1; sleep 30 & s=\$!; '$PROBE' ptrace \$s; kill \$s"
+	expect_rc 0 "the probes ran"
+	[ "$(sed -n 1p <<<"$OUT")" = EPERM ] || fail "ptrace of the session's sbx-init: $(sed -n 1p <<<"$OUT")"
+	[ "$(sed -n 2p <<<"$OUT")" = EPERM ] || fail "process_vm_readv of the session's sbx-init: $(sed -n 2p <<<"$OUT")"
+	[ "$(sed -n 3p <<<"$OUT")" = ok ] || fail "control: ptrace of the exec's own child: $(sed -n 3p <<<"$OUT")"
+}
+TESTS+=(session_init_untraceable)

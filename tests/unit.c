@@ -1124,6 +1124,36 @@ test_gitcfg(void)
 
 	for (i = 0; i < LEN(cases); i++)
 		check_str(gitcfg_text(cases[i].text, strlen(cases[i].text)), cases[i].want, cases[i].name, __LINE__);
+
+	/* git reads section and key names in any case and hands them over lower
+	 * case: a row of git_config_keys spelt otherwise matches nothing, and
+	 * what it names (core.sshCommand: a later git fetch runs it) outlives
+	 * the audit. Each row, written in mixed case, is found as itself. */
+	for (i = 0; i < LEN(git_config_keys); i++) {
+		const struct git_key *k = &git_config_keys[i];
+		struct buf t = { 0 };
+		struct vec out = { 0 };
+		int line = 0;
+		bool lower = true;
+
+		for (const char *c = k->section; *c; c++)
+			lower &= !isupper((unsigned char)*c);
+		for (const char *c = k->key; *c; c++)
+			lower &= !isupper((unsigned char)*c);
+		CHECK(lower, "git key %s.%s: in lower case", k->section, k->key);
+		buf_putc(&t, '[');
+		for (const char *c = k->section; *c; c++)	/* CoRe */
+			buf_putc(&t, (char)((c - k->section) % 2 ? *c : toupper((unsigned char)*c)));
+		if (k->sub && *k->sub)
+			buf_printf(&t, " \"%s\"", strcmp(k->sub, "*") == 0 ? "Any.Sub" : k->sub);
+		buf_puts(&t, "]\n\t");
+		for (const char *c = strcmp(k->key, "*") == 0 ? "anyKey" : k->key, *c0 = c; *c; c++)	/* sShCoMmAnD */
+			buf_putc(&t, (char)((c - c0) % 2 ? toupper((unsigned char)*c) : *c));
+		buf_puts(&t, " = !x\n");
+		CHECK(gitcfg_parse(t.p, t.n, "t", &out, &line) == 0 && out.n == 1 && git_key_of(out.v[0]) == k,
+		    "git key %s.%s, written as %s: found as itself", k->section, k->key, t.p);
+		free(t.p);
+	}
 	CHECK(strcmp(gitcfg_text("[a]\nk = v\0x\n", 12), "error:1") == 0, "a NUL byte refuses the file");
 
 	/* bounded: entries, size, include depth; includes are read, relative to their file */
@@ -1461,6 +1491,45 @@ test_seatbelt_escape(void)
 		CHECK(seatbelt_render(&p, &pl, &f, &out, &why) < 0 && why, "a newline in a plan path refuses the profile");
 		free(out.p);
 	}
+	/* every place the renderer writes a string (a mount of each kind, an
+	 * allow-unix-socket, an allow-mach-lookup): a crafted one stays one
+	 * string, and the profile has the rules and symbols it has with a plain
+	 * one; a path written unescaped would add (allow default) */
+	{
+		static const char *const crafted[] = { "/p/x\")))) (allow default) (x \"", "/p/a\\\")(allow default);" };
+
+		for (size_t c = 0; c < LEN(crafted); c++) {
+			struct sexp_out o[2];
+			size_t found[2] = { 0, 0 }, defaults[2] = { 0, 0 };
+			bool read[2];
+
+			for (int k = 0; k < 2; k++) {
+				const char *str = k ? crafted[c] : "/p/plain";
+				struct policy p;
+				struct plan pl;
+				struct sb_facts f = { "T", "S", "/t", 1, 2 };
+				struct buf out = { 0 };
+				const char *why = NULL;
+
+				pol_init(&p);
+				memset(&pl, 0, sizeof(pl));
+				for (int m = MK_BIND_RO; m <= MK_PIN_LINK; m++)
+					plan_mount(&pl, (enum mkind)m, str, "test");
+				vec_push(&p.allow_unix_sockets, (void *)str);
+				vec_push(&p.allow_mach_lookup, (void *)str);
+				read[k] = seatbelt_render(&p, &pl, &f, &out, &why) == 0 && sexp_read(out.p, out.n, &o[k], &why) == 0;
+				for (size_t i = 0; read[k] && i < o[k].strings.n; i++)
+					found[k] += strcmp(o[k].strings.v[i], str) == 0;
+				for (size_t i = 0; read[k] && i < o[k].symbols.n; i++)
+					defaults[k] += strcmp(o[k].symbols.v[i], "default") == 0;
+				free(out.p);
+			}
+			CHECK(read[0] && read[1] && o[1].lists == o[0].lists && found[1] == found[0] && found[0] > 0 &&
+			    defaults[1] == defaults[0], "a crafted path (%zu) in every place: %d rules as with a plain one (%d), "
+			    "found %zu times (%zu), (allow default) %zu times (%zu)", c, read[1] ? o[1].lists : -1,
+			    read[0] ? o[0].lists : -1, found[1], found[0], defaults[1], defaults[0]);
+		}
+	}
 }
 
 /* The unified log's parser (sbx.c 8.2) on lines shaped as `log stream
@@ -1796,6 +1865,23 @@ test_violations_report(void)
 		{ "del\x7f" "c1\xc2\x85", "del c1 " },			/* DEL, NEL */
 		{ "bad\xff\xfeutf8", "bad??utf8" },
 		{ "caf\xc3\xa9 \xe6\x97\xa5", "caf\xc3\xa9 \xe6\x97\xa5" },	/* control: text passes */
+		{ "line\xe2\x80\xa8sep\xe2\x80\xa9para", "line sep para" },	/* U+2028, U+2029 end a line for a reader */
+	};
+	/* srt's ranges (sandbox-violation-store.js), each at its edges: the
+	 * code point before, the first, the last, the one after */
+	static const struct { unsigned cp; bool hidden; } edges[] = {
+		{ 0x00, true }, { 0x1f, true }, { 0x20, false },			/* C0 */
+		{ 0x7e, false }, { 0x7f, true }, { 0x9f, true }, { 0xa0, false },	/* DEL, C1 */
+		{ 0xac, false }, { 0xad, true }, { 0xae, false },			/* soft hyphen */
+		{ 0x61b, false }, { 0x61c, true }, { 0x61d, false },			/* Arabic letter mark */
+		{ 0x180d, false }, { 0x180e, true }, { 0x180f, false },		/* Mongolian vowel separator */
+		{ 0x200a, false }, { 0x200b, true }, { 0x200f, true },		/* zero-width, LRM, RLM */
+		{ 0x2027, false }, { 0x2028, true }, { 0x2029, true },		/* line, paragraph separators */
+		{ 0x202a, true }, { 0x202e, true }, { 0x202f, false },		/* bidi embeddings, overrides */
+		{ 0x205f, false }, { 0x2060, true }, { 0x2064, true }, { 0x2065, false },	/* word joiner .. */
+		{ 0x2066, true }, { 0x206f, true }, { 0x2070, false },		/* bidi isolates .. */
+		{ 0xfefe, false }, { 0xfeff, true }, { 0xff00, false },		/* byte-order mark */
+		{ 0xdffff, false }, { 0xe0000, true }, { 0xe007f, true }, { 0xe0080, false },	/* Tags */
 	};
 	for (i = 0; i < LEN(san); i++) {
 		struct buf b = { 0 };
@@ -1803,6 +1889,31 @@ test_violations_report(void)
 		report_sanitise(san[i].in, &b);
 		buf_putc(&b, '\0');
 		check_str(b.p, san[i].want, "report_sanitise", __LINE__);
+		free(b.p);
+	}
+	for (i = 0; i < LEN(edges); i++) {
+		unsigned cp = edges[i].cp;
+		char in[8] = "", want[8];
+		struct buf b = { 0 };
+
+		/* UTF-8 by hand, so the sanitiser's decoding is tested too (NUL: the empty string) */
+		if (cp < 0x80)
+			snprintf(in, sizeof(in), "%c", (char)cp);
+		else if (cp < 0x800)
+			snprintf(in, sizeof(in), "%c%c", (char)(0xc0 | cp >> 6), (char)(0x80 | (cp & 0x3f)));
+		else if (cp < 0x10000)
+			snprintf(in, sizeof(in), "%c%c%c", (char)(0xe0 | cp >> 12), (char)(0x80 | (cp >> 6 & 0x3f)),
+			    (char)(0x80 | (cp & 0x3f)));
+		else
+			snprintf(in, sizeof(in), "%c%c%c%c", (char)(0xf0 | cp >> 18), (char)(0x80 | (cp >> 12 & 0x3f)),
+			    (char)(0x80 | (cp >> 6 & 0x3f)), (char)(0x80 | (cp & 0x3f)));
+		CHECK(report_cp_hidden(cp) == edges[i].hidden, "U+%04X is %s", cp, edges[i].hidden ? "hidden" : "shown");
+		if (!cp)
+			continue;
+		snprintf(want, sizeof(want), "%s", edges[i].hidden ? " " : in);
+		report_sanitise(in, &b);
+		buf_putc(&b, '\0');
+		CHECK(strcmp(b.p, want) == 0, "U+%04X through the sanitiser: %s", cp, edges[i].hidden ? "a space" : "itself");
 		free(b.p);
 	}
 
@@ -3258,6 +3369,30 @@ test_parent_proxy(void)
 		    "HTTPS_PROXY alone: tunnels only, plain HTTP directly (curl)");
 		r.bypass_all = true;
 		CHECK(!parent_for(&r, "example.com", true), "NO_PROXY=*: everything directly");
+	}
+	{	/* the route for each pair of parents: a tunnel (CONNECT, SOCKS) takes the
+		 * https parent, else the http one; plain HTTP the http one only (srt, curl) */
+		static const struct { bool http, https, tunnel; char want; } routes[] = {
+			{ false, false, false, '-' }, { false, false, true, '-' },
+			{ true, false, false, 'h' }, { true, false, true, 'h' },
+			{ false, true, false, '-' }, { false, true, true, 's' },
+			{ true, true, false, 'h' }, { true, true, true, 's' },
+		};
+		struct parent_route r;
+
+		for (size_t i = 0; i < LEN(routes); i++) {
+			const struct parent_proxy *got;
+
+			memset(&r, 0, sizeof(r));
+			r.have_http = routes[i].http;
+			r.have_https = routes[i].https;
+			proxy_url_parse("http://h:1", &r.http, &why);
+			proxy_url_parse("http://s:2", &r.https, &why);
+			got = parent_for(&r, "example.com", routes[i].tunnel);
+			CHECK((got == &r.http ? 'h' : got == &r.https ? 's' : got ? '?' : '-') == routes[i].want,
+			    "parents http %d https %d, %s: the route is %c", routes[i].http, routes[i].https,
+			    routes[i].tunnel ? "a tunnel" : "plain HTTP", routes[i].want);
+		}
 	}
 	{	/* from the environment, as srt's resolveParentProxy */
 		struct policy p;
@@ -5136,6 +5271,27 @@ test_sessions(void)
 	rw = hook_rewrite("/usr/bin/sbx", "claude-1", "a'b");
 	CHECK(strcmp(rw, "/usr/bin/sbx exec claude-1 -- bash -c 'a'\\''b'") == 0, "the rewrite single-quotes: %s", rw);
 	free((void *)rw);
+	/* sbx's own path is one word too: unquoted, "/opt/my tools/sbx" runs /opt/my */
+	rw = hook_rewrite("/opt/my tools/sbx", "claude-1", "ls");
+	CHECK(strcmp(rw, "'/opt/my tools/sbx' exec claude-1 -- bash -c ls") == 0, "the rewrite quotes sbx's path: %s", rw);
+	free((void *)rw);
+	/* --print-settings: --ask stays on the hook that answers; the path quoted */
+	for (int ask = 0; ask < 2; ask++) {
+		struct buf sb = { 0 };
+		struct jval *jv = NULL;
+		struct err je = { 0 };
+		char *opts[] = { "-c", "my policy" };
+
+		hook_settings(&sb, "claude", "/opt/my tools/sbx", opts, 2, ask);
+		CHECK(json_parse(sb.p, sb.n, "settings", &jv, &je) == 0, "--print-settings prints JSON: %s", je.msg);
+		CHECK(strstr(sb.p, ask ? "\"'/opt/my tools/sbx' hook claude pre-tool-use --ask -c 'my policy'\"" :
+		    "\"'/opt/my tools/sbx' hook claude pre-tool-use -c 'my policy'\"") != NULL,
+		    "--print-settings%s: the pre-tool-use hook%s: %s", ask ? " --ask" : "", ask ? " keeps --ask" : "", sb.p);
+		CHECK(strstr(sb.p, "\"'/opt/my tools/sbx' hook claude session-start -c 'my policy'\"") &&
+		    strstr(sb.p, "\"'/opt/my tools/sbx' hook claude session-end -c 'my policy'\""),
+		    "--print-settings: the session hooks, as given: %s", sb.p);
+		free(sb.p);
+	}
 	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y"),
 	    "session names: a file's name, no dot first, no slash");
 	/* attribution (session_attribute): by the caller's session, each
@@ -5406,6 +5562,7 @@ test_live_policy(void)
 			{ "an empty string", "N\0\0\0\1\0\0\0\0\0\0\0\0\0\0", 15 },
 			{ "a count past the bytes", "N\0\1\0\0\0\1a\0\0\0\0\0\0\0\0", 16 },
 			{ "a reason flag of 2", "N\0\0\0\0\0\0\0\1\0\3a.b\2\0\0\0\0", 19 },
+			{ "a control byte in a reason", "N\0\0\0\0\0\0\0\1\0\3a.b\1\0\2h\n\0\0\0\0", 23 },
 			{ "an address range that does not parse", "N\0\0\0\0\0\0\0\0\0\0\0\1\0\2x/", 17 },
 			{ "another kind", "X\0\0\0\0\0\0\0\0\0\0\0\0", 13 },
 		};
@@ -5767,49 +5924,60 @@ test_agents(void)
 	}
 }
 
+/* Every test function, by name: `./tests/unit NAME...` runs those whose
+ * name contains one of the NAMEs (tests/mutants.sh runs a few so). */
+static const struct { const char *name; void (*fn)(void); } unit_tests[] = {
+	{ "line_format", test_line_format },
+	{ "json", test_json },
+	{ "patterns", test_patterns },
+	{ "globs_and_paths", test_globs_and_paths },
+	{ "globs_srt", test_globs_srt },
+	{ "plan", test_plan },
+	{ "planted_links", test_planted_links },
+	{ "gitcfg", test_gitcfg },
+	{ "agents", test_agents },
+	{ "gitcfg_resync", test_gitcfg_resync },
+	{ "argv_goldens", test_argv_goldens },
+	{ "seatbelt_escape", test_seatbelt_escape },
+	{ "seatbelt_goldens", test_seatbelt_goldens },
+	{ "sblog", test_sblog },
+	{ "sblog_golden", test_sblog_golden },
+	{ "parent_proxy", test_parent_proxy },
+	{ "mitm_proxy", test_mitm_proxy },
+	{ "request_knobs", test_request_knobs },
+	{ "print_argv_is_the_run", test_print_argv_is_the_run },
+	{ "violations_report", test_violations_report },
+	{ "bpf", test_bpf },
+	{ "network_decisions", test_network_decisions },
+	{ "proxy_parsers", test_proxy_parsers },
+	{ "hosts_file", test_hosts_file },
+	{ "decisions", test_decisions },
+	{ "policy_hardening", test_policy_hardening },
+	{ "host_edges", test_host_edges },
+	{ "dir_stream", test_dir_stream },
+	{ "ph_recover", test_ph_recover },
+	{ "observer", test_observer },
+	{ "attribution", test_attribution },
+	{ "srt_cli", test_srt_cli },
+	{ "live_policy", test_live_policy },
+	{ "dns_stub", test_dns_stub },
+#if SBX_LINUX
+	{ "sessions", test_sessions },
+	{ "expose_refusal", test_expose_refusal },
+#endif
+};
+
 int
-main(void)
+main(int argc, char **argv)
 {
-	test_line_format();
-	test_json();
-	test_patterns();
-	test_globs_and_paths();
-	test_globs_srt();
-	test_plan();
-	test_planted_links();
-	test_gitcfg();
-	test_agents();
-	test_gitcfg_resync();
-	test_argv_goldens();
-	test_seatbelt_escape();
-	test_seatbelt_goldens();
-	test_sblog();
-	test_sblog_golden();
-	test_parent_proxy();
-	test_mitm_proxy();
-	test_request_knobs();
-	test_print_argv_is_the_run();
-	test_violations_report();
-	test_bpf();
-	test_network_decisions();
-	test_proxy_parsers();
-	test_hosts_file();
-	test_decisions();
-	test_policy_hardening();
-	test_host_edges();
-	test_dir_stream();
-	test_ph_recover();
-	test_observer();
-	test_attribution();
-	test_srt_cli();
-	test_live_policy();
-	test_dns_stub();
-#if SBX_LINUX
-	test_sessions();
-#endif
-#if SBX_LINUX
-	test_expose_refusal();
-#endif
+	for (size_t i = 0; i < LEN(unit_tests); i++) {
+		bool picked = argc < 2;
+
+		for (int k = 1; k < argc; k++)
+			picked |= strstr(unit_tests[i].name, argv[k]) != NULL;
+		if (picked)
+			unit_tests[i].fn();
+	}
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }

@@ -8,9 +8,11 @@
  *   unreadable_path MODE open PATH         openat(PATH, O_WRONLY|O_CREAT)
  *   unreadable_path MODE connect IP PORT   connect() to IP:PORT (IPv4)
  *
- * MODE: normal (PROT_READ|PROT_WRITE, the control), write, exec. Prints
- * "MODE WHAT: ok" or "MODE WHAT: ERRNO-NAME"; EFAULT means the kernel
- * could not read the page either (nothing to report). */
+ * MODE: normal (PROT_READ|PROT_WRITE, the control), write, exec; split:
+ * the argument starts 8 bytes before the end of a readable page and ends
+ * in the next, mapped PROT_WRITE alone (process_vm_readv then reads short,
+ * not nothing). Prints "MODE WHAT: ok" or "MODE WHAT: ERRNO-NAME"; EFAULT
+ * means the kernel could not read the page either (nothing to report). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,15 +27,17 @@
 int
 main(int argc, char **argv)
 {
-	char *page;
-	int prot, r;
+	char *map, *page;
+	int prot, r, split;
 
 	if (argc < 4)
-		return fprintf(stderr, "usage: unreadable_path normal|write|exec open PATH | connect IP PORT\n"), 2;
-	prot = !strcmp(argv[1], "write") ? PROT_WRITE : !strcmp(argv[1], "exec") ? PROT_EXEC : PROT_READ | PROT_WRITE;
-	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
+		return fprintf(stderr, "usage: unreadable_path normal|write|exec|split open PATH | connect IP PORT\n"), 2;
+	split = !strcmp(argv[1], "split");
+	prot = !strcmp(argv[1], "write") || split ? PROT_WRITE : !strcmp(argv[1], "exec") ? PROT_EXEC : PROT_READ | PROT_WRITE;
+	map = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
 		return perror("mmap"), 2;
+	page = split ? map + 4096 - 8 : map;
 	if (!strcmp(argv[2], "open")) {
 		snprintf(page, 4096, "%s", argv[3]);
 	} else {
@@ -43,7 +47,7 @@ main(int argc, char **argv)
 			return fprintf(stderr, "unreadable_path: %s is not an IPv4 address\n", argv[3]), 2;
 		memcpy(page, &sa, sizeof(sa));
 	}
-	if (mprotect(page, 4096, prot) < 0)
+	if (mprotect(split ? map + 4096 : map, 4096, prot) < 0)
 		return perror("mprotect"), 2;
 	if (!strcmp(argv[2], "open")) {
 		r = openat(AT_FDCWD, page, O_WRONLY | O_CREAT, 0644);

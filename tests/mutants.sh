@@ -1,0 +1,572 @@
+#!/usr/bin/env bash
+# tests/mutants.sh - plant small regressions in sbx.c, one at a time, and check that the tests
+# named to notice each one do (`make mutants`). Not part of `make test`: about 15 minutes on
+# 2 cores. A mutant the tests miss is a promise nothing checks: add the test, or say below why
+# the change cannot be seen (an equivalent mutant).
+#
+# Usage
+#   tests/mutants.sh [-j JOBS] [-n] [-l] [-c] [SUBSTRING...]
+#     SUBSTRING  only the mutants whose name contains one (all without)
+#     -j JOBS    mutants tried at once (default 2; 1 where a run must be quiet)
+#     -n         no baseline (the unmutated build against every catcher named, first)
+#     -l         list the mutants and their catchers; run nothing
+#     -c         check that every hunk applies to the sources as they are; build and run nothing
+#   MUTANTS_DIR  the scratch directory (default .mutants/ here; never under /tmp, /var/tmp or
+#                /dev/shm, which each run covers with an empty tmpfs)
+#
+# The table (below): each mutant is
+#   mutant NAME CATCHER... <<'EOF'
+#   HUNK
+#   EOF
+# HUNK is a piece of sbx.c as a unified diff writes it, without line numbers: ' ' a line kept
+# (context), '-' a line removed, '+' a line added; a first line "@@ FILE" patches FILE instead
+# (seccomp_bpf.h). The kept and removed lines, in order, must be found in the file exactly once,
+# at the start of a line. Or it is sed's s|OLD|NEW| lines (any delimiter), each OLD found exactly
+# once anywhere in the file: for a change inside a line that edits around it keep changing.
+# Otherwise the mutant "does not apply": sbx.c changed under it (update the hunk), never counted
+# as caught. Anchor hunks on distinctive text, so edits elsewhere in sbx.c leave them applying.
+# CATCHER: unit:NAME (tests/unit, only its functions whose name contains NAME), or a test.sh test
+# name (a substring, as test.sh takes it).
+#
+# For each mutant, in a scratch copy: the hunk applied; sbx built when a test.sh test is named,
+# tests/unit when a unit one is; those run, each in a private mount namespace with an empty tmpfs
+# over /tmp, /var/tmp and /dev/shm (as root: the suite's own rule), never touching the machine's
+# runtime places; then one line, and a summary line at the end:
+#   caught     NAME (by WHICH)       a catcher failed
+#   survived   NAME                  every catcher passed: the regression went unseen
+#   no-apply   NAME                  the hunk is not in the file once
+#   no-build   NAME                  the mutant does not compile (fix the hunk)
+#   skipped    NAME                  every catcher skipped (this machine lacks what they need)
+#   unsure     NAME                  a catcher failed on the unmutated build too (flaky, or broken)
+# Exit status: 0 when nothing survived and every mutant applied and built.
+#
+# Left out, equivalent in practice (the first two survived a run; the last two cannot differ by
+# construction): nothing a command or a person can observe tells them from the code as it is.
+#   - parent_route_collect without its fallback of tunnels to the http parent: parent_for falls
+#     back to it itself, so every connection takes the same route.
+#   - PR_SET_NO_NEW_PRIVS dropped before the command's seccomp filter is installed: bwrap sets
+#     no_new_privs before it runs sbx's inner helper, and the flag is inherited and cannot be
+#     cleared (without it the kernel refuses the filter to a process without CAP_SYS_ADMIN:
+#     closed either way).
+#   - report_sanitise's lead-byte mask one bit wider (0xff >> n): that bit is 0 in every lead
+#     byte utf8_valid_len has accepted, so every code point decodes the same.
+#   - socks5_parse_request's name bound one off (alen > hn): a name is at most 255 bytes and the
+#     buffer holds 256, so the bound is never reached.
+set -u
+export LC_ALL=C
+unset SANDBOX_RUNTIME HTTP_PROXY HTTPS_PROXY http_proxy https_proxy NO_PROXY no_proxy ALL_PROXY all_proxy
+cd "$(dirname "$0")/.." || exit 2
+HERE=$(pwd -P)
+JOBS=2 BASELINE=1 LIST= CHECK=
+while getopts "j:nlc" o; do
+	case $o in
+	j) JOBS=$OPTARG ;;
+	n) BASELINE= ;;
+	l) LIST=1 ;;
+	c) CHECK=1 ;;
+	*) sed -n '8,14p' "$0" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+PICK=("$@")
+W=${MUTANTS_DIR:-$HERE/.mutants}
+
+# ================================================================ the table
+NAMES=()
+declare -A CATCH
+TAB=$(mktemp -d "${TMPDIR:-/tmp}/sbx-mutants.XXXXXX") || exit 2
+trap 'rm -rf "$TAB"' EXIT
+mutant() { # mutant NAME CATCHER... <<HUNK
+	local name=$1; shift
+	[ -z "${CATCH[$name]+x}" ] || { echo "mutants.sh: two mutants named $name" >&2; exit 2; }
+	NAMES+=("$name"); CATCH[$name]="$*"
+	cat >"$TAB/$name.hunk"
+}
+
+# ---------------------------------------------------------------- promises a planted regression once broke unseen
+mutant observer_short_read_kept observer_unreadable_page_reported <<'EOF'
+-		if (r == (ssize_t)n || (r < 0 && errno != ENOSYS && errno != EPERM && errno != EFAULT))
++		if (r >= 0 || (r < 0 && errno != ENOSYS && errno != EPERM && errno != EFAULT))
+EOF
+mutant sanitiser_lets_line_separators unit:violations_report <<'EOF'
+-		{ 0x200b, 0x200f }, { 0x2028, 0x202e }, { 0x2060, 0x2064 }, { 0x2066, 0x206f }, { 0xfeff, 0xfeff },
++		{ 0x200b, 0x200f }, { 0x202a, 0x202e }, { 0x2060, 0x2064 }, { 0x2066, 0x206f }, { 0xfeff, 0xfeff },
+EOF
+mutant git_key_with_its_case unit:gitcfg git_ssh_command_any_case <<'EOF'
+-	{ "core", "", "sshcommand", GV_CMD, "git fetch and push run it" },
++	{ "core", "", "sshCommand", GV_CMD, "git fetch and push run it" },
+EOF
+mutant parent_http_over_https_for_tunnels unit:parent_proxy parent_proxy_https_for_tunnels <<'EOF'
+-		return r->have_https ? &r->https : &r->http;
++		return r->have_http ? &r->http : &r->https;
+EOF
+mutant session_signal_to_leader_only session_signal_reaches_group <<'EOF'
+s|kill(-ex[k].pid, (int)v[1])|kill(ex[k].pid, (int)v[1])|
+EOF
+mutant hook_ask_ignored hook_ask_and_spaced_path <<'EOF'
+-		hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
++		hook_answer(&out, "allow", aprintf("runs in the sbx sandbox session %s", name), input,
+EOF
+mutant hook_print_settings_drops_ask unit:sessions hook_ask_and_spaced_path <<'EOF'
+-		if (ask && hooks[i].answers)
++		if (0 && hooks[i].answers)
+EOF
+mutant session_exec_gets_denied_env session_exec_deny_env <<'EOF'
+-		if (n && !ours && !env_denied(r->p, client[i], n))
++		if (n && !ours)
+EOF
+mutant hook_rewrite_path_unquoted unit:sessions hook_ask_and_spaced_path <<'EOF'
+-	buf_put_shell_quoted(&b, self);
+-	buf_puts(&b, " exec ");
++	buf_puts(&b, self);
++	buf_puts(&b, " exec ");
+EOF
+mutant session_daemon_no_uid_check session_daemon_checks_uid <<'EOF'
+-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != uid) {
++		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {
+ 			close(fd);
+ 			continue;
+ 		}
+ 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* a client that stops half way */
+EOF
+mutant live_addresses_not_to_running_proxy controlfd_denied_addresses_live <<'EOF'
+ 	px->live.deny_domains = t->deny;
+-	px->live.deny_addresses = t->addrs;
+EOF
+mutant live_addresses_not_to_next_proxy controlfd_denied_addresses_live <<'EOF'
+ 	live.cur.deny_domains = t->deny;
+-	live.cur.deny_addresses = t->addrs;
+EOF
+mutant seatbelt_unix_socket_unescaped unit:seatbelt_escape <<'EOF'
+-		if (sb_put_string(out, p->allow_unix_sockets.v[i]) < 0 && !bad)
++		if (buf_printf(out, "\"%s\"", (const char *)p->allow_unix_sockets.v[i]), 0)
+EOF
+
+# ---------------------------------------------------------------- the seccomp programs (seccomp_bpf.h)
+mutant bpf_compares_high_word unit:bpf unix_sockets_blocked <<'EOF'
+@@ seccomp_bpf.h
+-				bpf_stmt(&a, BPF_LD | BPF_W | BPF_ABS, SD_ARG_LO(r->arg), (int)j);
++				bpf_stmt(&a, BPF_LD | BPF_W | BPF_ABS, SD_ARG_HI(r->arg), (int)j);
+EOF
+mutant bpf_x32_let_through unit:bpf foreign_abi_killed <<'EOF'
+@@ seccomp_bpf.h
+-		bpf_jump_to(&a, BPF_JMP | BPF_JGT | BPF_K, 0x3fffffff, LBL_NEXT, nr_ok, -1);
++		bpf_jump_to(&a, BPF_JMP | BPF_JGT | BPF_K, 0x3fffffff, nr_ok, nr_ok, -1);
+EOF
+mutant bpf_vsock_open unit:bpf unix_sockets_blocked <<'EOF'
+@@ seccomp_bpf.h
+-	{ SC_socket,		0, CMP_EQ,	SBX_AF_VSOCK,			EPERM_,	RG_UNIX,
++	{ SC_socket,		0, CMP_EQ,	SBX_AF_VSOCK + 1,		EPERM_,	RG_UNIX,
+EOF
+mutant bpf_tiocsti_open unit:bpf terminal_kept_tiocsti_refused <<'EOF'
+@@ seccomp_bpf.h
+-	{ SC_ioctl,		1, CMP_EQ,	SBX_TIOCSTI,			EPERM_,	RG_ALWAYS,
++	{ SC_ioctl,		1, CMP_EQ,	SBX_TIOCSTI + 1,		EPERM_,	RG_ALWAYS,
+EOF
+mutant bpf_prlimit_of_others unit:bpf session_init_limits_untouchable <<'EOF'
+@@ seccomp_bpf.h
+-	{ SC_prlimit64,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
++	{ SC_prlimit64,		0, CMP_NONE,	0,				SBX_RET_ALLOW,	RG_ALWAYS,
+EOF
+
+# ---------------------------------------------------------------- the policy readers (3): a typo must not weaken silently
+mutant json_duplicate_key_kept unit:json <<'EOF'
+ 			for (i = 0; i < keys.n; i++)
+-				if (strcmp(keys.v[i], key) == 0)
++				if (0)
+ 					return err_set(jp->e, jp->file, at->line, at->col, "duplicate key \"%s\"", key);
+EOF
+mutant json_unknown_key_dropped unit:json bad_policy <<'EOF'
+-		if (!k) {
++		if (!k)
++			continue;
++		if (0) {
+ 			const char *hint = closest_name(obj->keys[i], names, nn);
+EOF
+mutant unknown_directive_skipped unit:line_format bad_policy <<'EOF'
+-	if (!d) {
++	if (!d)
++		return 0;
++	if (0) {
+ 		hint = did_you_mean_directive(words[0]);
+EOF
+
+# ---------------------------------------------------------------- the network decision (4)
+mutant domain_suffix_without_its_dot unit:network_decisions proxy_refusals <<'EOF'
+-		return !host_is_ip(host) && hn > bn && strcmp(host + hn - bn, ph + 1) == 0;
++		return !host_is_ip(host) && hn > bn && strcmp(host + hn - bn + 1, ph + 2) == 0;
+EOF
+mutant deny_list_skipped unit:network_decisions proxy_refusals <<'EOF'
+-	if ((deny = net_denied(p, canon, port))) {
++	if (0 && (deny = net_denied(p, canon, port))) {
+EOF
+mutant link_local_dialled unit:network_decisions explain_decisions <<'EOF'
+-	{ "169.254.0.0/16", "a link-local address" }, { "fe80::/10", "a link-local address" },
++	{ "169.254.0.0/32", "a link-local address" }, { "fe80::/10", "a link-local address" },
+EOF
+mutant dns_stub_ignores_denies unit:dns_stub dns_stub_resolves_allowed_names <<'EOF'
+-	if ((deny = net_denied(p, canon, -1))) {	/* -1: no port rule matches it */
++	if (0 && (deny = net_denied(p, canon, -1))) {	/* -1: no port rule matches it */
+EOF
+mutant proxy_refusal_waved_through proxy_refusals proxy_no_allow_domain <<'EOF'
+-	if (!v.allow) {
+-		px_refuse(c, v.reason, true);
+-		return;
+-	}
+-	match_canonical_host(c->host, canon, sizeof(canon));
++	if (0 && !v.allow) {
++		px_refuse(c, v.reason, true);
++		return;
++	}
++	match_canonical_host(c->host, canon, sizeof(canon));
+EOF
+
+# ---------------------------------------------------------------- the filesystem plan (5)
+mutant dangerous_names_case_sensitive mandatory_case_insensitive unit:plan <<'EOF'
+ name_ieq(const char *a, const char *b)
+ {
+-	return strcasecmp(a, b) == 0;
++	return strcmp(a, b) == 0;
+EOF
+mutant mandatory_depth_one_short mandatory_files_depth unit:plan <<'EOF'
+-		if (depth <= maxd - 1)
++		if (depth <= maxd - 2)
+ 			for (i = 0; i < LEN(dangerous_files); i++)
+EOF
+mutant bashrc_not_dangerous mandatory_files_depth unit:plan <<'EOF'
+-	{ ".bashrc", "the next interactive bash runs it", DW_TOP },
++	{ ".bashrc~", "the next interactive bash runs it", DW_TOP },
+EOF
+mutant write_deny_not_inherited deny_write_wins unit:plan <<'EOF'
+-		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
++		forced = (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
+EOF
+mutant secret_reopened_below deny_secret_file unit:plan <<'EOF'
+-		n->secret = par->secret || (n->rules & RB_SECRET);
++		n->secret = (n->rules & RB_SECRET);
+EOF
+mutant ancestors_not_pinned rename_ancestor_busy deny_read_inside_root_pinned unit:plan <<'EOF'
+-		if (n->mounted && par->visible && par->writable && (!n->writable || !n->visible)) {
++		if (0 && n->mounted && par->visible && par->writable && (!n->writable || !n->visible)) {
+EOF
+mutant ro_bind_rendered_writable deny_write_wins unit:argv_goldens <<'EOF'
+ 		case MK_BIND_RO:
+-			argv_push3(out, "--ro-bind", m->path, m->path);
++			argv_push3(out, "--bind", m->path, m->path);
+EOF
+mutant deny_env_not_unset deny_env <<'EOF'
+-		if (eq && eq > rf->envp[i] && env_denied(p, rf->envp[i], (size_t)(eq - rf->envp[i])))
++		if (0 && eq && eq > rf->envp[i] && env_denied(p, rf->envp[i], (size_t)(eq - rf->envp[i])))
+EOF
+
+# ---------------------------------------------------------------- the processes (10)
+mutant proxy_dumpable proxy_nondumpable <<'EOF'
+-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+ 	if ((abi = px_landlock()) < 0) {
+EOF
+mutant init_dumpable session_init_untraceable process_isolation <<'EOF'
+-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+ 	inner_rename("sbx-init");
+EOF
+mutant session_init_keeps_capabilities session_exec_basics <<'EOF'
+-	if (drop_capabilities() < 0)
+-		die("cannot drop capabilities: %s", strerror(errno));
+ 	for (;;) {
+ 		struct pollfd pfd[2] = { { ctl, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+EOF
+mutant inherited_fds_kept inherited_fds_closed controlfd_not_inside <<'EOF'
+-	if (fds_cloexec_from(3) < 0)
++	if (0 && fds_cloexec_from(3) < 0)
+EOF
+mutant tamper_check_dropped tamper_refusal <<'EOF'
+-	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
++	if (0 && plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
+EOF
+mutant observer_hides_direct_connects observer_direct_connect <<'EOF'
+-		return a[0] == 127 || (a[0] | a[1] | a[2] | a[3]) == 0;	/* 127/8, and 0.0.0.0: this host */
++		return a[0] <= 127 || (a[0] | a[1] | a[2] | a[3]) == 0;	/* 127/8, and 0.0.0.0: this host */
+EOF
+
+# ---------------------------------------------------------------- the run on disk (9)
+mutant runtime_dir_of_anyone runtime_dir_planted_for_root runtime_dir_planted_by_another_user <<'EOF'
+-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
++	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+EOF
+mutant runtime_dir_others_could_write runtime_state_repaired <<'EOF'
+-	if ((st.st_mode & 022) || fchmod(fd, 0700) < 0)
++	if (fchmod(fd, 0700) < 0)
+EOF
+mutant fsmonitor_false_inverted git_created_repos_neutralised <<'EOF'
+ 	if (gitcfg_is(e, "core", "", "fsmonitor"))
+-		return !gitcfg_false(e->value);
++		return gitcfg_false(e->value);
+EOF
+
+# ---------------------------------------------------------------- the report (8)
+mutant report_keeps_closing_bracket unit:violations_report violations_forged_name <<'EOF'
+-		if (cp == '<' || cp == '>')
++		if (cp == '<')
+EOF
+mutant ignore_rule_of_another_command violations_reason_and_ignore <<'EOF'
+-		if ((strcmp(r->command, "*") == 0 || strstr(cmdline, r->command)) && strstr(tested, r->line))
++		if (strstr(tested, r->line))
+EOF
+mutant violations_sink_where_command_writes violations_sink_not_the_commands <<'EOF'
+-	if (!realpath(c->violations, real) || plan_is_writable(pl, real) || plan_is_writable(pl, path_dirname(real)))
++	if (!realpath(c->violations, real))
+EOF
+mutant violations_sink_follows_links violations_sink_not_the_commands <<'EOF'
+-	fd = openat(AT_FDCWD, c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
++	fd = openat(AT_FDCWD, c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+EOF
+
+# ---------------------------------------------------------------- the proxy's parsers (7)
+mutant host_header_not_compared knob_require_host_match unit:request_knobs <<'EOF'
+-	if (hn != strlen(want) || strncasecmp(host, want, hn) != 0)
++	if (0)
+ 		goto mismatch;
+EOF
+mutant hop_headers_forwarded proxy_strips_hop_headers unit:proxy_parsers <<'EOF'
+-		if (!hop_by_hop(line, nn) && !(nn >= 6 && strncasecmp(line, "proxy-", 6) == 0) &&
++		if (!(nn >= 6 && strncasecmp(line, "proxy-", 6) == 0) &&
+EOF
+mutant tables_take_control_bytes unit:live_policy <<'EOF'
+-		if (!b[*off + k] || is_control(b[*off + k])) {
++		if (!b[*off + k]) {
+EOF
+
+# ---------------------------------------------------------------- sessions and hooks (10f)
+mutant session_exec_relative_directory unit:sessions <<'EOF'
+-	if (take_str(&c, &cwd, "no directory") && cwd[0] != '/')
++	if (take_str(&c, &cwd, "no directory") && 0)
+EOF
+mutant session_client_any_root session_planted_socket_ignored <<'EOF'
+-		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077))
++		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode))
+EOF
+mutant session_client_any_daemon session_planted_socket_ignored <<'EOF'
+-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != uid) {
++		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {
+ 			close(fd);
+ 			continue;
+ 		}
+ 		if (path)
+EOF
+mutant hook_fails_open hook_claude_and_codex <<'EOF'
+-		hook_answer(&out, "deny", aprintf("sbx: %s; the command was not run (it would have run outside the "
++		hook_answer(&out, "allow", aprintf("sbx: %s; the command was not run (it would have run outside the "
+EOF
+
+# ================================================================ the engine
+# in_private CMD...: CMD in a private mount namespace, an empty tmpfs over sbx's runtime places
+in_private() {
+	if [ "$(id -u)" = 0 ]; then
+		unshare -m --propagation private sh -c 'for m in /tmp /var/tmp /dev/shm; do
+			mount -t tmpfs -o mode=1777 sbx-mutants "$m" || exit 97; done; exec "$@"' sh "$@"
+	else
+		"$@"
+	fi
+}
+
+# apply FILE HUNK: the hunk's kept and removed lines, found once at a line's start, replaced by its
+# kept and added lines. Exit 0, or 1 when the text is not there exactly once.
+apply() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+path, hunk = sys.argv[1], sys.argv[2]
+lines = open(hunk).read().split("\n")[:-1]
+src = open(path).read()
+if lines and all(l[:1] == "s" and len(l) > 2 for l in lines):
+    # sed-style: s|OLD|NEW| (any delimiter), OLD found once anywhere in the file
+    for l in lines:
+        d = l[1]
+        parts = l[2:].split(d)
+        if len(parts) != 3 or parts[2] != "":
+            sys.exit("not s%sOLD%sNEW%s: %s" % (d, d, d, l))
+        if src.count(parts[0]) != 1:
+            print("found %d times" % src.count(parts[0]))
+            sys.exit(1)
+        src = src.replace(parts[0], parts[1], 1)
+    open(path, "w").write(src)
+    sys.exit(0)
+old, new = [], []
+for l in lines:
+    tag, body = (l[:1] or " "), l[1:]
+    if tag in " -":
+        old.append(body)
+    if tag in " +":
+        new.append(body)
+    if tag not in " -+":
+        sys.exit("a hunk line starts with %r, not ' ', '-' or '+'" % tag)
+src = "\n" + src
+o, n = "\n" + "\n".join(old) + "\n", "\n" + "\n".join(new) + "\n"
+if src.count(o) != 1:
+    print("found %d times" % src.count(o))
+    sys.exit(1)
+open(path, "w").write(src.replace(o, n, 1)[1:])
+PY
+}
+
+SBX_CC=(cc)
+command -v musl-gcc >/dev/null && SBX_CC=(musl-gcc -static)
+
+# build DIR WHAT: sbx and/or tests/unit from DIR's sources; 0, or 1 (the compiler's words in DIR/build.log)
+build() {
+	local d=$1
+	if [[ $2 == *sbx* ]]; then "${SBX_CC[@]}" -O0 -w -o "$d/sbx" "$d/sbx.c" >>"$d/build.log" 2>&1 || return 1; fi
+	if [[ $2 == *unit* ]]; then cc -O0 -w -o "$d/tests/unit" "$d/tests/unit.c" >>"$d/build.log" 2>&1 || return 1; fi
+	return 0
+}
+
+# scratch DIR: a copy of the sources a build needs
+scratch() {
+	rm -rf "$1" && mkdir -p "$1/tests" &&
+		cp "$HERE/sbx.c" "$HERE/seccomp_bpf.h" "$1/" && cp "$HERE/tests/unit.c" "$HERE/tests/sexp.h" "$1/tests/"
+}
+
+# run_catchers DIR CATCHER...: each unit filter and test.sh test against DIR's builds; writes
+# DIR/result: one line per catcher, "ok|FAIL|skip|none NAME"
+run_catchers() {
+	local d=$1 c unit=() tests=() line
+	shift
+	for c in "$@"; do
+		case $c in unit:*) unit+=("${c#unit:}") ;; *) tests+=("$c") ;; esac
+	done
+	: >"$d/result"
+	for c in "${unit[@]}"; do
+		(cd "$HERE" && in_private env -u UPDATE_GOLDEN timeout 300 "$d/tests/unit" "$c") >"$d/unit-$c.log" 2>&1
+		line=$(tail -n 1 "$d/unit-$c.log")
+		if [[ $line =~ ^0\ passed,\ 0\ failed$ ]]; then echo "none unit:$c"
+		elif [[ $line =~ ^[0-9]+\ passed,\ 0\ failed$ ]]; then echo "ok unit:$c"
+		else echo "FAIL unit:$c"; fi >>"$d/result"
+	done
+	if [ ${#tests[@]} -gt 0 ]; then
+		(cd "$HERE" && SBX=$d/sbx in_private timeout 900 ./test.sh "${tests[@]}") >"$d/test.log" 2>&1
+		[ $? != 124 ] || echo "FAIL timeout(900s)" >>"$d/result"	# a mutant that hangs the tests is seen
+		for c in "${tests[@]}"; do
+			line=$(grep -E "^(ok|FAIL|skip) - [^ :]*$c[^ :]*(:|$)" "$d/test.log" | grep -v ' - real_runtime_places_unchanged' |
+				awk '{ print $1 }' | sort -u | tr '\n' ' ')
+			case $line in
+			*FAIL*) echo "FAIL $c" ;;
+			*ok*) echo "ok $c" ;;
+			*skip*) echo "skip $c" ;;
+			*) echo "none $c" ;;
+			esac >>"$d/result"
+		done
+		grep -q '^FAIL - real_runtime_places_unchanged' "$d/test.log" && echo "FAIL real_runtime_places_unchanged" >>"$d/result"
+	fi
+	return 0
+}
+
+# hunk_file NAME: the file the hunk patches (sbx.c, or its "@@ FILE" line, taken off the hunk)
+hunk_file() {
+	local f
+	f=$(sed -n '1s/^@@ *//p' "$TAB/$1.hunk")
+	if [ -n "$f" ]; then sed -i 1d "$TAB/$1.hunk"; echo "$f"; else echo sbx.c; fi
+}
+
+# try NAME: one mutant, start to end; prints its line
+try() {
+	local name=$1 d=$W/$1 file what= c status by t0=$SECONDS
+	scratch "$d" || { echo "no-build   $name (cannot copy the sources to $d)"; return; }
+	file=$(hunk_file "$name")
+	if ! apply "$d/$file" "$TAB/$name.hunk" >"$d/apply.log" 2>&1; then
+		echo "no-apply   $name ($file: $(head -c 200 "$d/apply.log"))"; return
+	fi
+	for c in ${CATCH[$name]}; do case $c in unit:*) what+=" unit" ;; *) what+=" sbx" ;; esac; done
+	if ! build "$d" "$what"; then
+		echo "no-build   $name ($(grep -m1 error "$d/build.log" | cut -c1-160))"; return
+	fi
+	# shellcheck disable=SC2086
+	run_catchers "$d" ${CATCH[$name]}
+	by=$(awk '$1 == "FAIL" { print $2 }' "$d/result" | tr '\n' ' ')
+	if [ -n "$by" ]; then
+		status=caught
+		for c in $by; do grep -qx "FAIL $c" "$W/baseline/result" 2>/dev/null && status=unsure; done
+		echo "$(printf '%-10s' $status) $name (by ${by% }; $((SECONDS - t0)) s)"
+	elif grep -q '^ok ' "$d/result"; then
+		echo "survived   $name ($(grep -c '^ok ' "$d/result") catchers passed: ${CATCH[$name]}; $((SECONDS - t0)) s)"
+	elif grep -q '^none ' "$d/result"; then
+		echo "no-build   $name (a catcher names no test: $(awk '$1 == "none" { print $2 }' "$d/result" | tr '\n' ' '))"
+	else
+		echo "skipped    $name (every catcher skipped)"
+	fi
+	[ -n "${MUTANTS_KEEP:-}" ] || rm -rf "$d"
+}
+
+# ================================================================ main
+# (one function, read whole before it runs: the table can be edited while a run goes on)
+main() {
+	local n p ok f bad all start running C S A B K U tried
+	local sel=()
+	for n in "${NAMES[@]}"; do
+		ok=$(( ${#PICK[@]} == 0 ))
+		for p in "${PICK[@]}"; do [[ $n == *"$p"* ]] && ok=1; done
+		[ "$ok" = 1 ] && sel+=("$n")
+	done
+	if [ -n "$LIST" ]; then
+		for n in "${sel[@]}"; do printf '%-40s %s\n' "$n" "${CATCH[$n]}"; done
+		echo "${#sel[@]} mutants"
+		return 0
+	fi
+	[ ${#sel[@]} -gt 0 ] || { echo "mutants.sh: no mutant matches ${PICK[*]}" >&2; return 2; }
+	if [ -n "$CHECK" ]; then
+		bad=0
+		for n in "${sel[@]}"; do
+			f=$(hunk_file "$n")
+			cp "$HERE/$f" "$TAB/copy" && apply "$TAB/copy" "$TAB/$n.hunk" >"$TAB/apply.log" 2>&1 ||
+				{ echo "no-apply   $n ($f: $(head -c 200 "$TAB/apply.log"))"; bad=$((bad + 1)); }
+		done
+		echo "mutants: $(( ${#sel[@]} - bad )) of ${#sel[@]} apply"
+		[ "$bad" = 0 ]
+		return
+	fi
+	case $W/ in /tmp/* | /var/tmp/* | /dev/shm/*) echo "mutants.sh: MUTANTS_DIR=$W is under a place each run covers with a tmpfs" >&2; return 2 ;; esac
+	mkdir -p "$W" || return 2
+	[ "$(id -u)" = 0 ] || echo "mutants.sh: not root: the runs share this machine's runtime places, and root-only tests skip" >&2
+	start=$(date +%s)
+
+	if [ -n "$BASELINE" ]; then
+		# every catcher the chosen mutants name, against the sources as they are: a catcher that
+		# fails here cannot tell a mutant from a flaky run (its mutants are "unsure")
+		all=()
+		for n in "${sel[@]}"; do for p in ${CATCH[$n]}; do [[ " ${all[*]} " == *" $p "* ]] || all+=("$p"); done; done
+		scratch "$W/baseline" && build "$W/baseline" "sbx unit" ||
+			{ echo "mutants.sh: the unmutated sources do not build: $(tail -3 "$W/baseline/build.log")"; return 2; }
+		run_catchers "$W/baseline" "${all[@]}"
+		if grep -qv '^ok ' "$W/baseline/result"; then
+			echo "baseline: not every catcher passes on the unmutated sources:"
+			grep -v '^ok ' "$W/baseline/result" | sed 's/^/  /'
+		else
+			echo "baseline: all ${#all[@]} catchers pass on the unmutated sources ($(( $(date +%s) - start )) s)"
+		fi
+	fi
+
+	rm -f "$W"/*.line "$W"/*.line.shown
+	running=0
+	for n in "${sel[@]}"; do
+		try "$n" >"$W/$n.line" 2>&1 &
+		running=$((running + 1))
+		if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
+		show_done
+	done
+	wait
+	show_done
+	count() { cat "$W"/*.line 2>/dev/null | grep -c "^$1 "; }
+	C=$(count caught) S=$(count survived) A=$(count no-apply) B=$(count no-build) K=$(count skipped) U=$(count unsure)
+	tried=$((C + S))
+	rm -f "$W"/*.line "$W"/*.line.shown
+	echo "mutants: $C caught, $S survived of $tried tried ($(( tried ? 100 * C / tried : 0 ))%); $A do not apply, $B do not build, $K skipped, $U unsure; $(( $(date +%s) - start )) s"
+	[ "$S" = 0 ] && [ "$A" = 0 ] && [ "$B" = 0 ]
+}
+
+# show_done: each finished mutant's line, once
+show_done() {
+	local f
+	for f in "$W"/*.line; do
+		[ -s "$f" ] && ! [ -e "$f.shown" ] && cat "$f" && : >"$f.shown"
+	done 2>/dev/null
+	return 0
+}
+
+{ main "$@"; exit $?; }
