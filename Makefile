@@ -60,7 +60,7 @@ test: sbx
 	./test.sh
 
 # Planted regressions (tests/mutants.sh): each of a table of small patches to sbx.c, built
-# and run against the tests named to catch it. Not part of `make test`: ~15 minutes as root.
+# and run against the tests named to catch it. Not part of `make test`: ~11 minutes as root.
 mutants:
 	./tests/mutants.sh
 

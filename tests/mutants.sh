@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/mutants.sh - plant small regressions in sbx.c, one at a time, and check that the tests
-# named to notice each one do (`make mutants`). Not part of `make test`: about 15 minutes on
+# named to notice each one do (`make mutants`). Not part of `make test`: about 11 minutes on
 # 2 cores. A mutant the tests miss is a promise nothing checks: add the test, or say below why
 # the change cannot be seen (an equivalent mutant).
 #
