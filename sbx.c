@@ -16483,10 +16483,15 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 				    "the command did not run", nd->why, nd->path, root);
 		}
 		/* a private place is a fallback: looked at only when a shared
-		 * one was someone else's, or to be hidden when it exists */
-		if (!shared[i] && !foreign && (chosen || lstat(root, &st) < 0))
-			continue;
+		 * one was someone else's, or to be hidden when it exists or the
+		 * command could make it. SECURITY: one the command could write
+		 * is made and hidden even when missing: left missing, the
+		 * command could make it (allow-write ~/.cache or ~) with a dead
+		 * run's record, which a later run that falls back to it trusts
+		 * (it renamed the person's git hooks outside every root) */
 		writable = !pl0->fs_disabled && plan_is_writable(pl0, root);
+		if (!shared[i] && !foreign && !writable && (chosen || lstat(root, &st) < 0))
+			continue;
 		if (!chosen && !writable) {
 			if (!create ? lstat(root, &st) < 0 || (S_ISDIR(st.st_mode) && st.st_uid == getuid()) :
 			    runtime_dir_make(root)) {
