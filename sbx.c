@@ -16583,6 +16583,7 @@ runtime_recover_in(const char *dir)
 		int pid;
 		long long start;
 		size_t k;
+		struct stat st;
 
 		if (sscanf(de.name, "%7[a-z]-%d-%lld", kind, &pid, &start) != 3)
 			continue;
@@ -16590,6 +16591,16 @@ runtime_recover_in(const char *dir)
 			;
 		if (k == LEN(kinds) || pid == getpid() || plat_proc_start_time(pid) == start)
 			continue;	/* not a run's, or alive */
+		/* SECURITY: only what a run of ours made (a directory of ours; a
+		 * run directory, 0700, that no one else can write: a TMPDIR's mode
+		 * is the command's): a root that was open to others once (then
+		 * chmod'ed 0700 by hand) may hold another user's run-1-1 with a
+		 * forged record, whose audit renamed the person's git hooks */
+		if (fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != getuid() || (k == 0 && (st.st_mode & 022))) {
+			note("%s/%s is not a directory a run of uid %u made: left alone", dir, de.name, (unsigned)getuid());
+			continue;
+		}
 		if (k == 0) {
 			note("cleaning up after an earlier run that did not finish (pid %d)", pid);
 			audit_recover(path_join(dir, de.name));	/* what it could not audit (9b) */
