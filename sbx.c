@@ -7701,23 +7701,31 @@ agent_var(const char **pp, const char *project, const char *home)
  * may be one path ("$CLAUDE_PROJECT_DIR/my hooks/x.sh") or a short command
  * line (sh -c 'x.sh arg'): both readings count, but only where they exist
  * (weak: AP_EXISTING), since holding a missing one would leave a
- * placeholder named after half a path. Pure. */
+ * placeholder named after half a path.
+ * SECURITY: a relative word after `cd DIR` (cd scripts && sh sub/x.sh)
+ * is what the shell finds below DIR: it is taken there too (and still
+ * against the project, as the cd may fail). Taken against the project
+ * only, scripts/sub/x.sh stayed writable and the hook ran it. Pure. */
 static void
 agent_cmd_paths(const char *cmd, const char *project, const char *home, bool weak, struct vec *out, int depth)
 {
 	static const char ops[] = ";|&<>()`";
-	const char *s = cmd;
-	bool redirect = false;
+	const char *s = cmd, *cwd = NULL;	/* cwd: after a cd, absolute */
+	bool redirect = false, first = true, cd_arg = false;	/* first: a command's first word */
 	int words = 0;
 
 	while (*s && words < 4096) {	/* a bound for a hostile file; no hook has as many */
 		struct buf w = { 0 }, raw = { 0 };	/* the word; its quoted parts as written */
 		bool unknown = false, blanks = false, operators = false;
 		const char *cand, *eq, *colon, *slash, *v, *at, *start;
+		bool assign, cmdword, bare, cd_dir = false;
 
 		for (; *s && (isspace((unsigned char)*s) || strchr(ops, *s)); s++)
-			if (strchr(ops, *s))
+			if (strchr(ops, *s)) {
 				redirect = *s == '>';
+				first = first || (*s != '<' && *s != '>');
+				cd_arg = false;
+			}
 		if (!*s)
 			break;
 		words++;
@@ -7776,21 +7784,51 @@ agent_cmd_paths(const char *cmd, const char *project, const char *home, bool wea
 			buf_putc(&w, *s++);
 		}
 		if ((blanks || operators) && raw.p && depth < 3)
-			agent_cmd_paths(raw.p, project, home, weak || !operators, out, depth + 1);
+			agent_cmd_paths(raw.p, cwd ? cwd : project, home, weak || !operators, out, depth + 1);
 		cand = w.p ? w.p : "";
+		assign = strchr(cand, '=') && cand[0] != '=' && (!strchr(cand, '/') || strchr(cand, '=') < strchr(cand, '/'));
+		cmdword = first && !redirect && !assign;
+		if (cd_arg && !redirect && cand[0] != '-') {
+			/* cd's directory: where the words after it are found */
+			cwd = unknown ? NULL : path_clean(cand[0] == '/' ? cand : path_join(cwd ? cwd : project, cand));
+			cd_arg = false;
+			cd_dir = true;
+		} else if (first && !redirect && (strcmp(cand, "cd") == 0 || strcmp(cand, "pushd") == 0)) {
+			cd_arg = true;
+		}
+		first = first && !redirect && assign;	/* A=B cmd: cmd is the first */
 		if ((eq = strchr(cand, '=')) && (!(slash = strchr(cand, '/')) || eq < slash))
 			cand = eq + 1;	/* A=B, --config=B: B */
 		else if (cand[0] == '-')
 			cand = "";	/* an option */
 		colon = strchr(cand, ':');
 		slash = strchr(cand, '/');
-		if (!redirect && !operators && slash && !(colon && colon < slash)) {
+		/* SECURITY: an argument with no "/" (python3 hook.py, bash lint.sh,
+		 * node fmt.js) is a file in the directory the hook runs in: taken
+		 * where it exists, and held when missing if it looks like a script
+		 * (a missing build or lint is a tool's word, and a placeholder
+		 * there would stop the tool). The command word itself is looked
+		 * up in PATH, not here. Not taken, hook.py stayed writable. */
+		bare = !slash && !cmdword && !assign && !cd_dir && cand[0] && !colon && strcmp(cand, ".") != 0 &&
+		    strcmp(cand, "..") != 0 && cand[strspn(cand, "0123456789")];	/* 2>x: a descriptor */
+		if (!redirect && !operators && (bare || (slash && !(colon && colon < slash)))) {
 			struct agent_path *ap = amalloc(sizeof(*ap));
+			const char *ext = strrchr(cand, '.');
 
 			ap->kind = unknown ? AP_UNKNOWN : weak || blanks ? AP_EXISTING : AP_HOLD;
+			if (bare && ap->kind == AP_HOLD && !(ext && strstr(" .sh .bash .zsh .py .js .mjs .cjs .ts .rb .pl .php .lua ",
+			    aprintf(" %s ", ext))))
+				ap->kind = AP_EXISTING;
 			ap->path = unknown ? astrndup(start, (size_t)(s - start)) :
 			    path_clean(cand[0] == '/' ? cand : path_join(project, cand));
 			vec_push(out, ap);
+			if (cwd && !cd_dir && !unknown && cand[0] != '/' && strcmp(cwd, project) != 0) {
+				struct agent_path *ap2 = amalloc(sizeof(*ap2));
+
+				*ap2 = *ap;
+				ap2->path = path_clean(path_join(cwd, cand));
+				vec_push(out, ap2);
+			}
 		}
 		redirect = false;
 		free(w.p);
@@ -16531,10 +16569,15 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 				    "the command did not run", nd->why, nd->path, root);
 		}
 		/* a private place is a fallback: looked at only when a shared
-		 * one was someone else's, or to be hidden when it exists */
-		if (!shared[i] && !foreign && (chosen || lstat(root, &st) < 0))
-			continue;
+		 * one was someone else's, or to be hidden when it exists or the
+		 * command could make it. SECURITY: one the command could write
+		 * is made and hidden even when missing: left missing, the
+		 * command could make it (allow-write ~/.cache or ~) with a dead
+		 * run's record, which a later run that falls back to it trusts
+		 * (it renamed the person's git hooks outside every root) */
 		writable = !pl0->fs_disabled && plan_is_writable(pl0, root);
+		if (!shared[i] && !foreign && !writable && (chosen || lstat(root, &st) < 0))
+			continue;
 		if (!chosen && !writable) {
 			if (!create ? lstat(root, &st) < 0 || (S_ISDIR(st.st_mode) && st.st_uid == getuid()) :
 			    runtime_dir_make(root)) {
@@ -16588,6 +16631,7 @@ runtime_recover_in(const char *dir)
 		int pid;
 		long long start;
 		size_t k;
+		struct stat st;
 
 		if (sscanf(de.name, "%7[a-z]-%d-%lld", kind, &pid, &start) != 3)
 			continue;
@@ -16595,6 +16639,16 @@ runtime_recover_in(const char *dir)
 			;
 		if (k == LEN(kinds) || pid == getpid() || plat_proc_start_time(pid) == start)
 			continue;	/* not a run's, or alive */
+		/* SECURITY: only what a run of ours made (a directory of ours; a
+		 * run directory, 0700, that no one else can write: a TMPDIR's mode
+		 * is the command's): a root that was open to others once (then
+		 * chmod'ed 0700 by hand) may hold another user's run-1-1 with a
+		 * forged record, whose audit renamed the person's git hooks */
+		if (fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != getuid() || (k == 0 && (st.st_mode & 022))) {
+			note("%s/%s is not a directory a run of uid %u made: left alone", dir, de.name, (unsigned)getuid());
+			continue;
+		}
 		if (k == 0) {
 			note("cleaning up after an earlier run that did not finish (pid %d)", pid);
 			audit_recover(path_join(dir, de.name));	/* what it could not audit (9b) */

@@ -88,6 +88,38 @@ EOF
 	[ -e "$P/evil.sh" ] && [ -L "$P/evil.link" ] && [ -e "$P/tools/new.py" ] || fail "host: the controls' files"
 }
 
+t_agent_settings_bare_and_cd() { # a script a hook names by a bare name (python3 hook.py) or below a cd (cd scripts && sh sub/x.sh) cannot be rewritten; its neighbours stay writable
+	mkdir -p "$P/.claude" "$P/scripts/sub"
+	echo 'print("hook")' >"$P/hook.py"; echo 'echo x' >"$P/scripts/sub/x.sh"
+	cat >"$P/.claude/settings.json" <<'JSON'
+{"hooks": {"Stop": [{"hooks": [
+  {"type": "command", "command": "python3 hook.py"},
+  {"type": "command", "command": "cd scripts && sh sub/x.sh"},
+  {"type": "command", "command": "node later.mjs"}
+]}]}}
+JSON
+	policy p <<<"allow-write ."
+	run_ops -c "$T/p" <<EOF
+ctl_py create $P/other.py
+ctl_sub create $P/scripts/sub/y.sh
+bare_write write $P/hook.py
+bare_unlink unlink $P/hook.py
+cd_write write $P/scripts/sub/x.sh
+bare_missing create $P/later.mjs
+EOF
+	expect_ops <<'EOF'
+ctl_py ok
+ctl_sub ok
+bare_write EROFS
+bare_unlink EROFS|EBUSY
+cd_write EROFS
+bare_missing EEXIST|EROFS|EISDIR|ENOTDIR
+EOF
+	expect_eq "$(cat "$P/hook.py" "$P/scripts/sub/x.sh")" "$(printf 'print("hook")\necho x')" "host: what the hooks run"
+	[ ! -e "$P/later.mjs" ] || fail "host: the placeholder for the missing script was left behind"
+}
+TESTS+=(agent_settings_bare_and_cd)
+
 t_agent_settings_home() { # with ~ writable: what ~/.claude/settings.json and ~/.codex/config.toml name, and the agents' parts of ~ that run, are read-only; what they write as they work is not
 	mkdir -p "$H/.claude/projects" "$H/.codex/sessions" "$H/mcp" "$H/bin"
 	echo 'echo line' >"$H/.claude/statusline.sh"; echo 'echo x' >"$H/bin/x"

@@ -603,6 +603,63 @@ t_runtime_dir_planted_for_root() { # another user makes sbx-0 first, 0700 and th
 }
 TESTS+=(runtime_dir_planted_for_root)
 
+t_runtime_fallback_planted_by_a_run() { # a run that may write ~/.cache cannot make the missing fallback ~/.cache/sbx-UID with a dead run's record: a later run that falls back to it (another user made /tmp/sbx-UID first) would trust the record and rename the person's git hooks outside every root
+	need_private_places
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to run as two users"
+	command -v git >/dev/null || skip "git is not installed"
+	local v=4242 a=65534 vh=$T/vhome vp=$T/vproj d
+	local AS_V=(setpriv --reuid=$v --regid=$v --clear-groups)
+	rm -rf /tmp/sbx-$v /var/tmp/sbx-$v /dev/shm/sbx-$v /run/user/$v
+	mkdir -p "$vh/.cache" "$vp" && git init -q "$vh/repo" && printf '#!/bin/sh\n' >"$vh/repo/.git/hooks/pre-commit" &&
+		chown -R $v:$v "$vh" "$vp" && chmod 700 "$vh" || fail "setup"
+	"${AS_V[@]}" bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true 2>"$T/bw.err" ||
+		skip "bwrap cannot make a sandbox as uid $v here: $(head -c 200 "$T/bw.err")"
+	victim() { (cd "$vp" && env -u XDG_RUNTIME_DIR HOME="$vh" timeout 30 "${AS_V[@]}" "$SBX" "$@") >"$T/v.out" 2>"$T/v.err"; RC=$?
+		OUT=$(cat "$T/v.out"); ERR=$(cat "$T/v.err"); log_file out "$T/v.out"; log_file err "$T/v.err"; }
+	# the attack: a run that may write ~/.cache plants the fallback with a dead run's record naming the home
+	victim --allow-write="$vh/.cache" -- sh -c "echo ok > $vh/.cache/probe && echo control-ok
+		mkdir -p $vh/.cache/sbx-$v/run-1-1 && chmod 700 $vh/.cache/sbx-$v && printf 'T 1\nR $vh\n' > $vh/.cache/sbx-$v/run-1-1/repos && echo PLANTED; true"
+	expect_rc 0 "the planting run"
+	expect_contains "$OUT" control-ok "a write in ~/.cache (control)"
+	expect_not_contains "$OUT" PLANTED "a dead run's record in the fallback runtime directory"
+	# another user makes the shared places first; the next run falls back to ~/.cache/sbx-UID
+	for d in /tmp/sbx-$v /var/tmp/sbx-$v /dev/shm/sbx-$v; do
+		rm -rf "$d"; setpriv --reuid=$a --regid=$a --clear-groups mkdir -m 0777 "$d" || fail "setup: $d"
+	done
+	victim -- sh -c 'echo "tmp=$TMPDIR"'
+	expect_rc 0 "the run that falls back"
+	expect_contains "$OUT" "tmp=$vh/.cache/sbx-$v/tmp-" "the fallback in the home's cache (control)"
+	[ -e "$vh/repo/.git/hooks/pre-commit" ] || fail "a forged record renamed the person's hook: $(ls "$vh/repo/.git/hooks" | grep -v sample)"
+	rm -rf /tmp/sbx-$v /var/tmp/sbx-$v /dev/shm/sbx-$v
+}
+TESTS+=(runtime_fallback_planted_by_a_run)
+
+t_runtime_recover_others_entries() { # a runtime root that was open to others once, then chmod'ed 0700 by hand: another user's dead-run record in it is left alone (its audit renamed the person's git hooks); a dead run of the person's is still cleaned up
+	need_private_places
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to run as two users"
+	command -v git >/dev/null || skip "git is not installed"
+	local v=4242 a=65534 vh=$T/vhome vp=$T/vproj root=/tmp/sbx-4242
+	local AS_V=(setpriv --reuid=$v --regid=$v --clear-groups) AS_A=(setpriv --reuid=$a --regid=$a --clear-groups)
+	rm -rf /tmp/sbx-$v /var/tmp/sbx-$v /dev/shm/sbx-$v /run/user/$v
+	mkdir -p "$vh" "$vp" && git init -q "$vh/repo" && printf '#!/bin/sh\n' >"$vh/repo/.git/hooks/pre-commit" &&
+		chown -R $v:$v "$vh" "$vp" && chmod 700 "$vh" || fail "setup"
+	"${AS_V[@]}" bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true 2>"$T/bw.err" ||
+		skip "bwrap cannot make a sandbox as uid $v here: $(head -c 200 "$T/bw.err")"
+	"${AS_V[@]}" sh -c "umask 0; mkdir $root" || fail "setup: the victim's open root"
+	"${AS_A[@]}" sh -c "mkdir -p $root/run-1-1 && printf 'T 1\nR $vh\n' >$root/run-1-1/repos && chmod -R 777 $root/run-1-1" ||
+		fail "setup: the other user's record"
+	"${AS_V[@]}" sh -c "mkdir -m 700 $root/run-2-2 $root/tmp-2-2" || fail "setup: a dead run of the victim's (control)"
+	chmod 700 "$root"	# the person closes it again
+	(cd "$vp" && env -u XDG_RUNTIME_DIR HOME="$vh" timeout 30 "${AS_V[@]}" "$SBX" -- sh -c 'echo "tmp=$TMPDIR"') >"$T/v.out" 2>"$T/v.err"; RC=$?
+	OUT=$(cat "$T/v.out"); ERR=$(cat "$T/v.err"); log_file out "$T/v.out"; log_file err "$T/v.err"
+	expect_rc 0 "the victim's run"
+	expect_contains "$OUT" "tmp=$root/tmp-" "the root, private again (control)"
+	[ -e "$vh/repo/.git/hooks/pre-commit" ] || fail "another user's record renamed the person's hook: $(ls "$vh/repo/.git/hooks" | grep -v sample)"
+	[ ! -e "$root/run-2-2" ] && [ ! -e "$root/tmp-2-2" ] || fail "the person's dead run was not cleaned up (control)"
+	rm -rf /tmp/sbx-$v /var/tmp/sbx-$v /dev/shm/sbx-$v
+}
+TESTS+=(runtime_recover_others_entries)
+
 t_runtime_dir_never_writable() { # a run that may write /tmp cannot touch the runtime directory other runs trust
 	need_private_places
 	local uid root; uid=$(id -u); root=/tmp/sbx-$uid
