@@ -47,6 +47,33 @@ errname(int e)
 	return buf;
 }
 
+/* Whether pid has stopped (state T in /proc/PID/stat), waiting up to a second. */
+static int
+wait_stopped(int pid)
+{
+	char path[64], st[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int tries = 0; tries < 1000; tries++) {
+		int fd = open(path, O_RDONLY);
+		ssize_t n = fd >= 0 ? read(fd, st, sizeof(st) - 1) : -1;
+		char *close_paren;
+
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			return 0;
+		st[n] = '\0';
+		close_paren = strrchr(st, ')');
+		if (!close_paren || close_paren[2] == 'Z' || close_paren[2] == 'X')
+			return 0;
+		if (close_paren[2] == 'T' || close_paren[2] == 't')
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
 static int
 report(long rc)
 {
@@ -244,8 +271,11 @@ main(int argc, char **argv)
 			for (int pid = last < 0 ? now + 1 : last + 1; pid <= now; pid++) {
 				int cfd;
 
-				/* stopped first, looked at after: the child may exec at any moment */
-				if (kill(pid, SIGSTOP) < 0)
+				/* stopped first, looked at after: the child may exec at any
+				 * moment. A child inside execve when the signal is sent stops
+				 * only on its way out, with the new program's memory and name:
+				 * so its name is read once it has stopped, never before */
+				if (kill(pid, SIGSTOP) < 0 || !wait_stopped(pid))
 					continue;
 				snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 				cfd = open(path, O_RDONLY);
