@@ -10375,11 +10375,17 @@ fail:
  *   MK_BIND_FROM      binary shown inside are bwrap's mechanics
  *
  * Placeholders are not needed: a (literal) or (subpath) deny matches a
- * path that does not exist yet, so its creation is refused. Every mount
- * point cannot be renamed on Linux (EBUSY); here each gets a deny of
- * file-write-unlink on its literal path at the end, so `mv .git g2` cannot
- * carry a protected hooks directory out from under its rule (Seatbelt
- * checks the name an operation uses, not what lies below it). */
+ * path that does not exist yet, so its creation is refused. What the plan,
+ * a snapshot of the disk at start, cannot hold follows it as patterns
+ * (globs, paths missing at start, the mandatory names at any depth: "rules
+ * as patterns" below). Every mount point cannot be renamed on Linux
+ * (EBUSY); here each gets a deny of file-write-unlink and -create on its
+ * literal path at the end, so `mv .git g2` cannot carry a protected hooks
+ * directory out from under its rule, nor a directory be renamed onto it
+ * (Seatbelt checks the names an operation uses, not what lies below them).
+ * Every deny carries the run's tag (with message), as srt's do: macOS logs
+ * the message of the rule that refused, and the monitor (11b) keeps only
+ * lines with the tag. */
 
 /* Where the profile's inputs beyond the plan come from (sb_facts_collect). */
 struct sb_facts {
@@ -10387,6 +10393,7 @@ struct sb_facts {
 	const char *suffix;	/* per run, random (an input: goldens stay stable) */
 	const char *tmpdir;	/* the command's private TMPDIR */
 	int http_port, socks_port;	/* the proxy's listeners on 127.0.0.1 */
+	const char *home;	/* real $HOME, or NULL: the tools' own log directories in it */
 };
 
 /* Standard base64 (RFC 4648 4) of n bytes, into out. */
@@ -10427,6 +10434,7 @@ sb_facts_collect(struct sb_facts *f, const struct run_paths *rp, char *const *cm
 	f->tmpdir = rp->tmpdir;
 	f->http_port = http_port;
 	f->socks_port = socks_port;
+	f->home = rp->home;
 	free(c.p);
 	free(b.p);
 }
@@ -10528,16 +10536,26 @@ static const struct { const char *rule, *why; } sb_shell_rules[] = {
 	  "(literal \"/dev/dtracehelper\") (literal \"/dev/tty\"))", "isatty and friends on the standard devices" },
 };
 
-/* A rule with one path filter: "(ACTION OPS (FILTER "PATH"))". Returns 0,
- * or -1 when the path cannot be a profile string. */
+/* A rule with one path filter: "(ACTION OPS (FILTER "PATH"))", a deny
+ * with the run's tag. Returns 0, or -1 when the path cannot be a profile
+ * string. */
+static void sb_end_deny(struct buf *out, const struct sb_facts *f);
+
 static int
-sb_rule(struct buf *out, const char *action, const char *ops, const char *filter, const char *path)
+sb_rule(struct buf *out, const char *action, const char *ops, const char *filter, const char *path,
+    const struct sb_facts *f)
 {
+	int rc;
+
 	buf_printf(out, "(%s %s (%s ", action, ops, filter);
-	if (sb_put_string(out, path) < 0)
-		return -1;
-	buf_puts(out, "))\n");
-	return 0;
+	rc = sb_put_string(out, path);
+	if (strcmp(action, "deny") == 0) {
+		buf_putc(out, ')');
+		sb_end_deny(out, f);
+	} else {
+		buf_puts(out, "))\n");
+	}
+	return rc;
 }
 
 /* What each mount kind says about reads and writes (NULL: nothing), and
@@ -10554,37 +10572,371 @@ static const struct { const char *read, *write, *filter; } sb_mount_rules[] = {
 	[MK_BIND_RW_INIT] = { "allow", "allow", "subpath" },
 };
 
+/* ---- rules as patterns ------------------------------------------------
+ * The plan is a snapshot: the names that existed when the run started. On
+ * Linux that is all a mount can cover (and sbx-init covers again what a
+ * command makes, 10a); Seatbelt instead decides at each access, by the name
+ * the operation uses, so a rule can name what is not there yet. So what the
+ * snapshot cannot hold becomes a pattern, rendered after the plan's rules
+ * and only ever denying:
+ *   - the policy's globs (deny-read, deny-write, deny-secret-file), as
+ *     POSIX extended regular expressions (what sandbox-exec's regex reads);
+ *   - its literal denies the plan has no mount for (a path missing at
+ *     start: creating it is refused, as a later read of it);
+ *   - below each writable root, every mandatory name (the same tables as on
+ *     Linux, 5c) and what git runs in a repository, at any depth, in either
+ *     letter case (APFS is case-insensitive: .GIT/HOOKS is .git/hooks);
+ *   - the directories on the way to a protected name at a root's top
+ *     (.git, .claude): neither made nor removed, so a hooks directory
+ *     cannot be built under another name and renamed into place.
+ * Seatbelt reads at most 1024 bytes in a string (sandbox-exec: "Error
+ * reading string"), so a list of names is cut into several expressions. */
+#define SB_REGEX_MAX 1000	/* one expression, as written in the profile */
+#define SB_NAMES_MAX 500	/* the alternation of names in one expression */
+
+/* Append n bytes of s to re, matching themselves: every byte an ERE reads
+ * as syntax escaped; with ci an ASCII letter as a class of both cases. */
+static void
+sb_re_literal(struct buf *re, const char *s, size_t n, bool ci)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (ci && c < 0x80 && isalpha(c)) {
+			buf_printf(re, "[%c%c]", tolower(c), toupper(c));
+			continue;
+		}
+		if (c && strchr("\\.[](){}*+?^$|", c))
+			buf_putc(re, '\\');
+		buf_putc(re, (char)c);
+	}
+}
+
+/* The glob class at *pp ("[!a-z]", 4.3) as an ERE class that, as the
+ * glob's, never matches "/". Returns false, writing nothing, when it is
+ * unterminated (the caller writes "[" as itself). A class holding "[" or
+ * "/" becomes [^/], any one byte but "/": an ERE reads "[:" as a class
+ * name, and for a deny matching more is the safe side. */
+static bool
+sb_re_class(struct buf *re, const char **pp)
+{
+	const char *p = *pp + 1, *body, *q;
+	bool neg = false;
+
+	if (*p == '!' || *p == '^')
+		neg = true, p++;
+	body = p;
+	if (*p == ']')	/* a leading ] is a member */
+		p++;
+	while (*p && *p != ']')
+		p++;
+	if (*p != ']')
+		return false;
+	if (memchr(body, '[', (size_t)(p - body)) || memchr(body, '/', (size_t)(p - body))) {
+		buf_puts(re, "[^/]");
+	} else {
+		/* a leading ] stays first: a member in an ERE too */
+		buf_puts(re, neg ? "[^" : "[");
+		for (q = body; q < p; q++)
+			buf_puts(re, *q == '\\' ? "\\\\" : (char[2]){ *q, 0 });
+		buf_puts(re, neg ? "/]" : "]");
+	}
+	*pp = p + 1;
+	return true;
+}
+
+/* A glob, read as 4.3 reads it, as an ERE matching the same paths or more:
+ * "**" then "/" is (.*)/ made optional, any other run of stars .* (or [^/]*
+ * for one), "?" is [^/], a class stays a class. */
+static void
+sb_re_glob(struct buf *re, const char *g)
+{
+	const char *p = g;
+
+	while (*p) {
+		if (*p == '*') {
+			size_t k = strspn(p, "*");
+
+			if (k >= 2 && p[k] == '/') {
+				buf_puts(re, k == 2 ? "(.*/)?" : ".*");
+				p += k + 1;
+			} else {
+				buf_puts(re, k >= 2 ? ".*" : "[^/]*");
+				p += k;
+			}
+		} else if (*p == '?') {
+			buf_puts(re, "[^/]");
+			p++;
+		} else if (!(*p == '[' && sb_re_class(re, &p))) {
+			sb_re_literal(re, p, 1, false);
+			p++;
+		}
+	}
+}
+
+/* What the pattern rules report: a string that cannot be written, or an
+ * expression longer than sandbox-exec reads. */
+struct sb_bad { const char *path; bool too_long; };
+
+/* " (with message "TAG"))\n": every deny carries the run's tag, so the log
+ * line of a refusal by any rule (not only by (deny default)) names the run
+ * (macOS logs the message of the rule that refused, 11b). */
+static void
+sb_end_deny(struct buf *out, const struct sb_facts *f)
+{
+	buf_puts(out, " (with message ");
+	if (sb_put_string(out, f->tag) < 0)	/* the tag is base64 and ASCII: never */
+		buf_puts(out, "\"\"");
+	buf_puts(out, "))\n");
+}
+
+/* "(deny OPS (regex "^RE(/.*)?$") (with message TAG))": RE and whatever
+ * lies below what it matches, as a (subpath) would. not, when not NULL: a
+ * subpath the rule leaves alone. */
+static void
+sb_deny_re(struct buf *out, const char *ops, const struct buf *re, const char *not,
+    const struct sb_facts *f, struct sb_bad *bad)
+{
+	struct buf full = { 0 };
+
+	buf_printf(&full, "^%s(/.*)?$", re->p ? re->p : "");
+	buf_printf(out, "(deny %s ", ops);
+	if (not)
+		buf_puts(out, "(require-all ");
+	buf_puts(out, "(regex ");
+	if (full.n > SB_REGEX_MAX && !bad->path)
+		bad->path = re->p, bad->too_long = true;
+	if (sb_put_string(out, full.p) < 0 && !bad->path)
+		bad->path = re->p;
+	buf_puts(out, ")");
+	if (not) {
+		buf_puts(out, " (require-not (subpath ");
+		if (sb_put_string(out, not) < 0 && !bad->path)
+			bad->path = not;
+		buf_puts(out, ")))");
+	}
+	sb_end_deny(out, f);
+	free(full.p);
+}
+
+/* The policy's own denies the plan cannot hold: its globs, and its literal
+ * paths with no mount in the plan (missing at start). reads: the deny-read
+ * and deny-secret-file rules, whose reads and writes are both refused (as
+ * a hidden path's are: a command must not overwrite what it cannot read);
+ * else the deny-write rules' writes. */
+static void
+sb_policy_patterns(struct buf *out, const struct policy *p, const struct plan *pl,
+    const struct sb_facts *f, bool reads, const char *ops, struct sb_bad *bad)
+{
+	static const enum path_list read_lists[] = { PL_DENY_READ, PL_DENY_SECRET };
+	static const enum path_list write_lists[] = { PL_DENY_WRITE };
+	const enum path_list *lists = reads ? read_lists : write_lists;
+	size_t nl = reads ? LEN(read_lists) : LEN(write_lists);
+
+	for (size_t l = 0; l < nl; l++) {
+		/* disable-filesystem keeps the secrets, and only them */
+		if (pl->fs_disabled && lists[l] != PL_DENY_SECRET)
+			continue;
+		for (size_t i = 0; i < p->paths[lists[l]].n; i++) {
+			const struct pathrule *r = p->paths[lists[l]].v[i];
+			bool covered = false;
+
+			if (!r->literal && has_glob_chars(r->path)) {
+				struct buf re = { 0 };
+
+				sb_re_glob(&re, r->path);
+				sb_deny_re(out, ops, &re, NULL, f, bad);
+				free(re.p);
+				continue;
+			}
+			for (size_t m = 0; m < pl->mounts.n && !covered; m++) {
+				const struct mount *mt = pl->mounts.v[m];
+				const char *w = sb_mount_rules[mt->kind].write;
+
+				covered = w && strcmp(w, "deny") == 0 &&
+				    strcmp(mt->path, r->path) == 0;
+			}
+			if (!covered && sb_rule(out, "deny", ops, "subpath", r->path, f) < 0 &&
+			    !bad->path)
+				bad->path = r->path;
+		}
+	}
+}
+
+/* Is root below another of the writable roots? Its names are then matched
+ * by the other's patterns already. */
+static bool
+sb_root_nested(const struct vec *roots, size_t k)
+{
+	for (size_t i = 0; i < roots->n; i++)
+		if (i != k && path_within(roots->v[k], roots->v[i]) &&
+		    (strcmp(roots->v[k], roots->v[i]) != 0 || i < k))
+			return true;
+	return false;
+}
+
+/* Below each writable root (the plan's, but the run's private TMPDIR,
+ * removed after the run, so nothing written there runs later): the
+ * mandatory names at any depth, git's entries in every repository, and
+ * the directories on the way to a protected name at the root's top. */
+static void
+sb_mandatory_patterns(struct buf *out, const struct policy *p, const struct plan *pl,
+    const struct sb_facts *f, struct sb_bad *bad)
+{
+	struct vec roots = { 0 }, names = { 0 }, project = { 0 }, git = { 0 };
+	size_t i, k;
+
+	for (i = 0; i < pl->mounts.n; i++) {
+		const struct mount *m = pl->mounts.v[i];
+
+		bool tmpdir = f->tmpdir && strcmp(m->path, f->tmpdir) == 0;
+
+		if ((m->kind == MK_BIND_RW || m->kind == MK_BIND_RW_INIT) && !tmpdir)
+			vec_push(&roots, (void *)m->path);
+	}
+	for (i = 0; i < LEN(dangerous_files); i++)
+		if (!dw_home_only(dangerous_files[i].where))
+			vec_push(&names, (void *)dangerous_files[i].name);
+	for (i = 0; i < LEN(dangerous_dirs); i++)
+		if (!dw_home_only(dangerous_dirs[i].where))
+			vec_push(dangerous_dirs[i].where == DW_PROJECT ? &project : &names,
+			    (void *)dangerous_dirs[i].name);
+	for (i = 0; i < p->protected_names.n; i++)
+		vec_push(&names, p->protected_names.v[i]);
+	for (i = 0; i < LEN(gitdir_entries) + LEN(worktree_entries); i++) {
+		const struct gitdir_entry *g = i < LEN(gitdir_entries) ? &gitdir_entries[i] :
+		    &worktree_entries[i - LEN(gitdir_entries)];
+		bool dup = false;
+
+		for (k = 0; k < git.n; k++)
+			dup |= strcmp(git.v[k], g->name) == 0;
+		if (!dup && !((g->flags & GD_CONFIG) && p->allow_git_config))
+			vec_push(&git, (void *)g->name);
+	}
+
+	for (k = 0; k < roots.n; k++) {
+		const char *root = roots.v[k];
+		struct buf head = { 0 };
+
+		if (sb_root_nested(&roots, k))
+			continue;
+		buf_puts(out, "\n; below this writable root, at any depth and in either case: the "
+		    "mandatory names, what git runs, and the directories on the way to them\n");
+		sb_re_literal(&head, root, strlen(root), false);
+		buf_puts(&head, strcmp(root, "/") == 0 ? "(.*/)?" : "/(.*/)?");
+		/* the names, cut into alternations that stay below SB_NAMES_MAX */
+		for (i = 0; i < names.n;) {
+			struct buf re = { 0 }, alt = { 0 };
+
+			for (; i < names.n; i++) {
+				if (alt.n && alt.n + 4 * strlen(names.v[i]) >= SB_NAMES_MAX)
+					break;
+				if (alt.n)
+					buf_putc(&alt, '|');
+				sb_re_literal(&alt, names.v[i], strlen(names.v[i]), true);
+			}
+			buf_printf(&re, "%s(%s)", head.p, alt.p);
+			sb_deny_re(out, "file-write*", &re, NULL, f, bad);
+			free(re.p);
+			free(alt.p);
+		}
+		/* DW_PROJECT: all but $HOME's own, where an agent keeps its state (5c) */
+		for (i = 0; i < project.n; i++) {
+			struct buf re = { 0 };
+
+			buf_puts(&re, head.p);
+			sb_re_literal(&re, project.v[i], strlen(project.v[i]), true);
+			sb_deny_re(out, "file-write*", &re, f->home && path_within(f->home, root) ?
+			    path_join(f->home, project.v[i]) : NULL, f, bad);
+			free(re.p);
+		}
+		/* git's entries in a repository's directory, a submodule's and a
+		 * linked worktree's included */
+		{
+			struct buf re = { 0 };
+
+			buf_printf(&re, "%s", head.p);
+			sb_re_literal(&re, ".git", 4, true);
+			buf_puts(&re, "/((");
+			sb_re_literal(&re, "modules", 7, true);
+			buf_putc(&re, '|');
+			sb_re_literal(&re, "worktrees", 9, true);
+			buf_puts(&re, ")/(.*/)?)?(");
+			for (i = 0; i < git.n; i++) {
+				if (i)
+					buf_putc(&re, '|');
+				sb_re_literal(&re, git.v[i], strlen(git.v[i]), true);
+			}
+			buf_putc(&re, ')');
+			sb_deny_re(out, "file-write*", &re, NULL, f, bad);
+			free(re.p);
+		}
+		/* the directories on the way, at the top: .git and each first
+		 * component of a name of srt's kind (DW_TOP) with a "/" in it */
+		buf_puts(out, "(deny file-write-create file-write-unlink (literal ");
+		if (sb_put_string(out, path_join(root, ".git")) < 0 && !bad->path)
+			bad->path = root;
+		buf_puts(out, ")");
+		for (i = 0; i < LEN(dangerous_dirs); i++) {
+			const char *n = dangerous_dirs[i].name, *slash = strchr(n, '/');
+			size_t len = slash ? (size_t)(slash - n) : 0;
+			bool seen = false;
+
+			if (dangerous_dirs[i].where != DW_TOP || !slash)
+				continue;
+			for (size_t j = 0; j < i && !seen; j++) {
+				const char *o = dangerous_dirs[j].name;
+
+				seen = dangerous_dirs[j].where == DW_TOP && strchr(o, '/') &&
+				    strncmp(o, n, len + 1) == 0;
+			}
+			if (seen)
+				continue;
+			buf_puts(out, " (literal ");
+			if (sb_put_string(out, path_join(root, astrndup(n, len))) < 0 && !bad->path)
+				bad->path = root;
+			buf_puts(out, ")");
+		}
+		sb_end_deny(out, f);
+		free(head.p);
+	}
+}
+
 /* The profile. Returns 0, or -1 with *why set when a path or name cannot
  * be written as a profile string (then out holds no usable profile). */
 static int
 seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_facts *f, struct buf *out,
     const char **why)
 {
-	const char *bad = NULL;
+	struct sb_bad bad = { NULL, false };
+	bool read_denies = false;
 	size_t i;
 
 	/* Every string below goes through sb_put_string; a refusal is kept
 	 * in bad and reported once, at the end. */
-#define SB_PATH(action, ops, filter, path)	do { if (sb_rule(out, action, ops, filter, path) < 0 && !bad) bad = (path); } while (0)
+#define SB_PATH(action, ops, filter, pth) do { \
+		if (sb_rule(out, action, ops, filter, pth, f) < 0 && !bad.path) \
+			bad.path = (pth); \
+	} while (0)
 
 	buf_puts(out, "(version 1)\n");
 	buf_puts(out, "(deny default (with message ");
 	if (sb_put_string(out, f->tag) < 0)
-		bad = f->tag;
+		bad.path = f->tag;
 	buf_puts(out, "))\n\n; what a shell needs (srt's list)\n");
 	for (i = 0; i < LEN(sb_shell_rules); i++)
 		buf_printf(out, "%s\t; %s\n", sb_shell_rules[i].rule, sb_shell_rules[i].why);
 	if (p->allow_pty)	/* allow-pty: script, expect, tmux inside */
 		buf_puts(out, "(allow pseudo-tty)\n(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") "
-		    "(regex #\"^/dev/ttys[0-9]+$\"))\n");
+		    "(regex \"^/dev/ttys[0-9]+$\"))\n");
 	for (i = 0; i < p->allow_mach_lookup.n; i++) {
 		const char *name = p->allow_mach_lookup.v[i];
 		size_t n = strlen(name);
 		bool prefix = n > 0 && name[n - 1] == '*';	/* srt: a trailing * is a prefix */
 
 		buf_printf(out, "(allow mach-lookup (%s ", prefix ? "global-name-prefix" : "global-name");
-		if (sb_put_string(out, prefix ? astrndup(name, n - 1) : name) < 0 && !bad)
-			bad = name;
+		if (sb_put_string(out, prefix ? astrndup(name, n - 1) : name) < 0 && !bad.path)
+			bad.path = name;
 		buf_puts(out, "))\t; allow-mach-lookup\n");
 	}
 	if (p->weaker_network_isolation)	/* Go's TLS verifies through trustd: an exfiltration path (srt's README) */
@@ -10595,21 +10947,45 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 		    "(global-name \"com.apple.CoreServices.coreservicesd\") "
 		    "(global-name \"com.apple.coreservices.quarantine-resolver\"))\t; allow-apple-events\n");
 
-	/* reads: open, then the plan's hidden paths and what is shown again */
+	/* reads: open, then the plan's hidden paths and what is shown again,
+	 * then what the plan cannot hold (globs, paths missing at start) */
 	buf_puts(out, "\n; reads: everything, then the plan's hidden paths and what it shows again\n(allow file-read*)\n");
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 
 		if (sb_mount_rules[m->kind].read)
 			SB_PATH(sb_mount_rules[m->kind].read, "file-read*", sb_mount_rules[m->kind].filter, m->path);
+		read_denies |= m->kind == MK_TMPFS || m->kind == MK_EMPTY_FILE;
 	}
+	buf_puts(out, "; the policy's read denies the plan cannot hold (globs, paths missing)\n");
+	sb_policy_patterns(out, p, pl, f, true, "file-read*", &bad);
+	read_denies |= p->paths[PL_DENY_READ].n || p->paths[PL_DENY_SECRET].n;
+	/* realpath(3), git and node lstat every directory on a path: a
+	 * directory's metadata (not its list of names, not a file) stays
+	 * readable in a hidden area, as srt allows */
+	if (read_denies)
+		buf_puts(out, "(allow file-read-metadata (vnode-type DIRECTORY))\n");
 
 	/* writes: the devices and ttys first, then the plan in its order, so
 	 * every deny (deny-write, the mandatory denies, the git rules) comes
 	 * after the allow it overrides and wins */
+	/* the devices a shell and its tools write (srt's list; a terminal
+	 * /dev/ttysN only with allow-pty: another one could be a person's
+	 * session), the tools' own logs (npm's, Claude Code's debug log: the
+	 * plan's denies after them win, as a hidden $HOME's) */
 	buf_puts(out, "\n; writes: the standard devices, then the plan (its denies after the allows they override)\n");
 	buf_puts(out, "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\") "
-	    "(regex #\"^/dev/ttys[0-9]+$\"))\n");
+	    "(literal \"/dev/stdout\") (literal \"/dev/stderr\") (literal \"/dev/dtracehelper\") "
+	    "(literal \"/dev/autofs_nowait\"))\n");
+	if (f->home) {
+		buf_puts(out, "(allow file-write* (subpath ");
+		if (sb_put_string(out, path_join(f->home, ".npm/_logs")) < 0 && !bad.path)
+			bad.path = f->home;
+		buf_puts(out, ") (subpath ");
+		if (sb_put_string(out, path_join(f->home, ".claude/debug")) < 0 && !bad.path)
+			bad.path = f->home;
+		buf_puts(out, "))\n");
+	}
 	/* the private TMPDIR is in the plan (plan_add_run_paths): a writable
 	 * root shown again inside the hidden runtime directory */
 	if (pl->fs_disabled)
@@ -10620,12 +10996,17 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 		if (sb_mount_rules[m->kind].write)
 			SB_PATH(sb_mount_rules[m->kind].write, "file-write*", sb_mount_rules[m->kind].filter, m->path);
 	}
+	buf_puts(out, "; the write denies the plan cannot hold, and the read denies' writes\n");
+	sb_policy_patterns(out, p, pl, f, false, "file-write*", &bad);
+	sb_policy_patterns(out, p, pl, f, true, "file-write*", &bad);
+	if (!pl->fs_disabled)
+		sb_mandatory_patterns(out, p, pl, f, &bad);
 	buf_puts(out, "\n; no rename or removal of what the plan covers (a mount point on Linux)\n");
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 
 		if (sb_mount_rules[m->kind].write && !(m->kind == MK_BIND_RW && f->tmpdir && strcmp(m->path, f->tmpdir) == 0))
-			SB_PATH("deny", "file-write-unlink", "literal", m->path);
+			SB_PATH("deny", "file-write-unlink file-write-create", "literal", m->path);
 	}
 
 	/* network: only the proxy's ports and allow-host-port, by remote
@@ -10664,15 +11045,22 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 	if (p->allow_all_unix_sockets)
 		buf_puts(out, "(allow network-bind (local unix-socket (path-regex #\"^/\")))\n"
 		    "(allow network-outbound (remote unix-socket (path-regex #\"^/\")))\t; allow-all-unix-sockets\n");
+	/* connect to it, and bind it (a server's socket) */
 	for (i = 0; i < p->allow_unix_sockets.n; i++) {
-		buf_puts(out, "(allow network-outbound (remote unix-socket (subpath ");
-		if (sb_put_string(out, p->allow_unix_sockets.v[i]) < 0 && !bad)
-			bad = p->allow_unix_sockets.v[i];
-		buf_puts(out, ")))\t; allow-unix-socket\n");
+		for (int side = 0; side < 2; side++) {
+			buf_puts(out, side ? "(allow network-bind (local unix-socket (subpath " :
+			    "(allow network-outbound (remote unix-socket (subpath ");
+			if (sb_put_string(out, p->allow_unix_sockets.v[i]) < 0 && !bad.path)
+				bad.path = p->allow_unix_sockets.v[i];
+			buf_puts(out, ")))\t; allow-unix-socket\n");
+		}
 	}
 #undef SB_PATH
-	if (bad) {
-		*why = "a path or name holds a control byte or is not UTF-8: it cannot be written into a Seatbelt profile";
+	if (bad.path) {
+		*why = bad.too_long ? "a writable root or a glob is too long for a Seatbelt "
+		    "regular expression (sandbox-exec reads at most 1024 bytes a string)" :
+		    "a path or name holds a control byte or is not UTF-8: it cannot be written "
+		    "into a Seatbelt profile";
 		return -1;
 	}
 	return 0;

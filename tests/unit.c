@@ -1481,7 +1481,7 @@ test_seatbelt_escape(void)
 	{
 		struct policy p;
 		struct plan pl;
-		struct sb_facts f = { "T", "S", "/t", 1, 2 };
+		struct sb_facts f = { "T", "S", "/t", 1, 2, NULL };
 		struct buf out = { 0 };
 		const char *why = NULL;
 
@@ -1507,7 +1507,7 @@ test_seatbelt_escape(void)
 				const char *str = k ? crafted[c] : "/p/plain";
 				struct policy p;
 				struct plan pl;
-				struct sb_facts f = { "T", "S", "/t", 1, 2 };
+				struct sb_facts f = { "T", "S", "/t", 1, 2, NULL };
 				struct buf out = { 0 };
 				const char *why = NULL;
 

@@ -63,6 +63,8 @@
  *   - file-write-unlink (renames are refused on Linux by the inner sbx's own pins instead);
  *   - regex and require-* filters (#"^/dev/ttys[0-9]+$"), and every rule about /dev (the
  *     inner sbx has its own /dev);
+ *   - an allow of a path that does not exist when the command starts (the tools' log
+ *     directories, ~/.npm/_logs): Linux cannot bind it, so it stays closed (stricter);
  *   - a deny of a path that does not exist when the command starts: Linux cannot cover a
  *     missing path without creating it; the inner sbx's own plan (same roots, same cwd and
  *     HOME, so the same mandatory denies) holds the dangerous names itself, but a user's
@@ -560,8 +562,9 @@ translate(void)
 		if (r->path && path_within(r->path, "/dev"))
 			continue;	/* the inner sbx has its own /dev */
 		switch (r->kind) {
-		case R_ALLOW_WRITE:
-			put_path(&b, "allow-write", r->path);
+		case R_ALLOW_WRITE:	/* Linux cannot bind a missing root (~/.npm/_logs) */
+			if (exists(r->path))
+				put_path(&b, "allow-write", r->path);
 			break;
 		case R_DENY_WRITE:
 			for (j = 0; j < i && !ok; j++)
