@@ -23,6 +23,7 @@ import fnmatch
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -267,6 +268,8 @@ def main(argv):
                       % (r["line"], r["case"], r["op"], r["path"]))
                 failed += 1
     print("%d cases, %d failed" % (len(cases), failed))
+    if not failed:
+        shutil.rmtree(scratch, ignore_errors=True)  # kept on a failure: the profiles named above
     return 1 if failed else 0
 
 
