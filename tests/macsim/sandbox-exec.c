@@ -86,14 +86,17 @@
  *
  * EVENTS: while the inner sbx runs (polled every 10 ms) and once more after it exits, each of
  * its JSON lines of kind "file" or "connect" becomes a kernel event in kernel.log,
- * `Sandbox: COMM(PID) deny(1) OP TARGET\nTAG` (OP mapped from the syscall, see seatbelt_op;
- * the target as it is, a newline included, as a Mac's kernel is taken to print a path:
- * unverified here), so that
+ * `Sandbox: COMM(PID) deny(1) OP TARGET\nMESSAGE` (OP mapped from the syscall, see
+ * seatbelt_op; the target as it is, a newline included, as a Mac's kernel is taken to print
+ * a path: unverified here; MESSAGE that of the profile's rule that decides OP on TARGET, the
+ * last that matches, and nothing when that rule has none: the stand-in adds no tag of its
+ * own, so a deny rule without (with message TAG) is seen as a Mac would log it), so that
  * sbx-macsim's log monitor receives them through tests/macsim/log as it would a Mac's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <regex.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <signal.h>
@@ -899,11 +902,109 @@ seatbelt_op(const char *op, const char *target)
 	return "file-write-data";	/* truncate, and the rest */
 }
 
+/* ---- which rule refused ---------------------------------------------------------
+ * A Mac's kernel logs a refusal with the message of the rule that decided it, and none when
+ * that rule has no (with message ...): so the tag is taken from the profile, never added
+ * here. The rule is the last one whose operations and filters match (Seatbelt's order). */
+static const struct node *profile_top;
+
+static bool
+op_matches(const char *rule_op, const char *op)
+{
+	size_t n = strlen(rule_op);
+
+	if (strcmp(rule_op, "default") == 0 || strcmp(rule_op, op) == 0)
+		return true;
+	return n > 1 && rule_op[n - 1] == '*' && strncmp(op, rule_op, n - 1) == 0;
+}
+
+/* Does a filter match path (NULL: an operation with no path, a connection)? literal,
+ * subpath, regex and path-regex (POSIX extended, as Seatbelt's), vnode-type, require-*;
+ * any other filter (network, mach) does not. */
+static bool
+filter_matches(const struct node *f, const char *path)
+{
+	const char *h, *arg;
+	size_t i;
+
+	if (f->kind != N_LIST || f->n < 2 || f->kid[0]->kind != N_ATOM)
+		return false;
+	h = f->kid[0]->s;
+	arg = f->kid[1]->kind == N_STR || f->kid[1]->kind == N_REGEX || f->kid[1]->kind == N_ATOM ?
+	    f->kid[1]->s : NULL;
+	if (strcmp(h, "require-all") == 0 || strcmp(h, "require-any") == 0) {
+		bool all = h[8] == 'a' && h[9] == 'l';
+
+		for (i = 1; i < f->n; i++)
+			if (filter_matches(f->kid[i], path) != all)
+				return !all;
+		return all;
+	}
+	if (strcmp(h, "require-not") == 0)
+		return !filter_matches(f->kid[1], path);
+	if (!path || !arg)
+		return false;
+	if (strcmp(h, "literal") == 0)
+		return strcmp(path, arg) == 0;
+	if (strcmp(h, "subpath") == 0)
+		return path_within(path, arg);
+	if (strcmp(h, "regex") == 0 || strcmp(h, "path-regex") == 0) {
+		regex_t re;
+		bool hit;
+
+		if (regcomp(&re, arg, REG_EXTENDED | REG_NOSUB) != 0)
+			die(EX_DATAERR, "(stand-in) a regex it cannot compile: %s", arg);
+		hit = regexec(&re, path, 0, NULL, 0) == 0;
+		regfree(&re);
+		return hit;
+	}
+	if (strcmp(h, "vnode-type") == 0) {
+		struct stat st;
+
+		return lstat(path, &st) == 0 && strcmp(arg, S_ISDIR(st.st_mode) ? "DIRECTORY" :
+		    S_ISREG(st.st_mode) ? "REGULAR-FILE" : S_ISLNK(st.st_mode) ? "SYMLINK" : "OTHER") == 0;
+	}
+	return false;
+}
+
+/* The message of the rule that decides op on path: NULL when it carries none. */
+static const char *
+deciding_message(const char *op, const char *path)
+{
+	const char *msg = NULL;
+	size_t i, k;
+
+	for (i = 1; profile_top && i < profile_top->n; i++) {
+		const struct node *r = profile_top->kid[i];
+		const char *m = NULL;
+		bool op_hit = false, filters = false, hit = false;
+
+		if (r->kind != N_LIST || r->n < 2 || !(is_atom(r->kid[0], "allow") || is_atom(r->kid[0], "deny")))
+			continue;
+		for (k = 1; k < r->n; k++) {
+			const struct node *x = r->kid[k];
+
+			if (x->kind == N_ATOM) {
+				op_hit |= op_matches(x->s, op);
+			} else if (x->kind == N_LIST && x->n == 3 && is_atom(x->kid[0], "with") &&
+			    is_atom(x->kid[1], "message") && x->kid[2]->kind == N_STR) {
+				m = x->kid[2]->s;
+			} else {
+				filters = true;
+				hit |= filter_matches(x, path);
+			}
+		}
+		if (op_hit && (!filters || hit))
+			msg = m;
+	}
+	return msg;
+}
+
 /* The inner sbx's JSON lines from offset from on, each whole one as a kernel event; returns
  * the offset after the last whole line (the inner sbx writes a record in one write(2), but a
  * line is taken only once its newline is there). */
 static off_t
-convert_inner(const char *tag, off_t from)
+convert_inner(off_t from)
 {
 	char *path = path_in_dir("inner.jsonl"), *line, *next;
 	size_t len;
@@ -922,12 +1023,17 @@ convert_inner(const char *tag, off_t from)
 			fprintf(stderr, "sandbox-exec: (stand-in) an inner violation line it cannot read: %s\n", line);
 			continue;
 		}
-		if (strcmp(r.kind, "file") == 0 && r.op && r.target)
-			buf_printf(&m, "Sandbox: %s(%ld) deny(1) %s %s\n%s", r.comm ? r.comm : "?", r.pid,
-			    seatbelt_op(r.op, r.target), r.target, tag);
-		else if (strcmp(r.kind, "connect") == 0 && r.target)
-			buf_printf(&m, "Sandbox: %s(%ld) deny(1) network-outbound %s:%ld\n%s", r.comm ? r.comm : "?",
-			    r.pid, r.target, r.port, tag);
+		if (strcmp(r.kind, "file") == 0 && r.op && r.target) {
+			const char *op = seatbelt_op(r.op, r.target), *msg = deciding_message(op, r.target);
+
+			buf_printf(&m, "Sandbox: %s(%ld) deny(1) %s %s%s%s", r.comm ? r.comm : "?", r.pid, op,
+			    r.target, msg ? "\n" : "", msg ? msg : "");
+		} else if (strcmp(r.kind, "connect") == 0 && r.target) {
+			const char *msg = deciding_message("network-outbound", NULL);
+
+			buf_printf(&m, "Sandbox: %s(%ld) deny(1) network-outbound %s:%ld%s%s", r.comm ? r.comm : "?",
+			    r.pid, r.target, r.port, msg ? "\n" : "", msg ? msg : "");
+		}
 		if (m.p)
 			kernel_event(m.p);
 		free(m.p);
@@ -1055,6 +1161,7 @@ main(int argc, char **argv)
 	dir_write("tag", tag, strlen(tag), false);
 	dir_write("tag", "\n", 1, true);
 
+	profile_top = top;
 	for (i = 2; i < top->n; i++)
 		collect_rule(top->kid[i]);
 	policy = translate();
@@ -1120,14 +1227,14 @@ main(int argc, char **argv)
 	for (;;) {
 		pid_t w = waitpid(child, &status, WNOHANG);
 
-		from = convert_inner(tag, from);
+		from = convert_inner(from);
 		if (w == child)
 			break;
 		if (w < 0 && errno != EINTR)
 			die(EX_OSERR, "waitpid: %s", strerror(errno));
 		usleep(10000);
 	}
-	convert_inner(tag, from);
+	convert_inner(from);
 
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
