@@ -10,6 +10,7 @@
 #define main sbx_main
 #include "../sbx.c"
 #include "sexp.h"
+#include <regex.h>
 #undef main
 
 static int n_pass, n_fail;
@@ -1658,6 +1659,96 @@ seatbelt_vocabulary(void)
 	}
 	free(text.p);
 	return set;
+}
+
+/* Does the ERE re (anchored by the caller) match s, as sandbox-exec's
+ * regex filter would (POSIX extended)? */
+static bool
+ere_match(const char *re, const char *s)
+{
+	regex_t r;
+	bool hit;
+
+	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB) != 0)
+		return CHECK(false, "the ERE does not compile: %s", re), false;
+	hit = regexec(&r, s, 0, NULL, 0) == 0;
+	regfree(&r);
+	return hit;
+}
+
+/* The patterns (6d, rules as patterns): a literal matches itself and no
+ * other string, whatever bytes it holds; a glob's expression matches every
+ * path the glob matches (4.3), and what lies below it; without a class,
+ * nothing else. Random globs and paths over an alphabet of the bytes that
+ * mean something to a glob or an ERE. */
+static void
+test_seatbelt_regex(void)
+{
+	static const char *const lits[] = { "/p/a.b", "/p/a[b]*?(x)", "/p/^$|+{1}\\\"q\"", "/p/caf\xc3\xa9",
+		"/p/.git/hooks", "/p/(.*/)?", "/p/a\\.b" };
+	static const char alpha[] = "ab/*?.[]!^$()|+\\{}";
+	uint32_t seed = 0x5eed;
+	size_t i;
+
+	for (i = 0; i < LEN(lits); i++) {
+		struct buf re = { 0 };
+		char *other = astrdup(lits[i]);
+
+		buf_putc(&re, '^');
+		sb_re_literal(&re, lits[i], strlen(lits[i]), false);
+		buf_putc(&re, '$');
+		CHECK(ere_match(re.p, lits[i]), "literal %s: its expression %s matches it", lits[i], re.p);
+		other[3] = other[3] == 'x' ? 'y' : 'x';
+		CHECK(!ere_match(re.p, other), "literal %s: its expression matches no other (%s)", lits[i], other);
+		CHECK(!ere_match(re.p, aprintf("%sz", lits[i])), "literal %s: anchored", lits[i]);
+		free(re.p);
+	}
+	{	/* in either case: .GIT/HOOKS is .git/hooks on APFS */
+		struct buf re = { 0 };
+
+		buf_putc(&re, '^');
+		sb_re_literal(&re, ".git/hooks", 10, true);
+		buf_putc(&re, '$');
+		CHECK(ere_match(re.p, ".GIT/Hooks") && ere_match(re.p, ".git/hooks") && !ere_match(re.p, "xgit/hooks"),
+		    "a name in either case: %s", re.p);
+		free(re.p);
+	}
+	for (i = 0; i < 4000; i++) {
+		char g[16], s[16];
+		size_t gn = 2 + (seed = seed * 1103515245u + 12345u) % 8, sn = 2 + (seed >> 8) % 9, k;
+		struct buf re = { 0 }, full = { 0 };
+		bool exact, glob, below, ere;
+
+		g[0] = s[0] = '/';	/* absolute, as the policy's */
+		for (k = 1; k < gn; k++)
+			g[k] = alpha[((seed = seed * 1103515245u + 12345u) >> 16 & 0x7fff) % (sizeof(alpha) - 1)];
+		g[gn] = '\0';
+		for (k = 1; k < sn; k++)
+			s[k] = alpha[((seed = seed * 1103515245u + 12345u) >> 16 & 0x7fff) % 6];	/* a b / * ? . */
+		s[sn] = '\0';
+		if (strstr(g, "***"))
+			continue;	/* read as .*: more than the glob, by design */
+		exact = !strchr(g, '[');
+		sb_re_glob(&re, g);
+		buf_printf(&full, "^%s(/.*)?$", re.p);
+		glob = below = glob_match_path(g, s);
+
+		for (k = 1; k < sn && !below; k++)
+			if (s[k] == '/') {
+				char *head = astrndup(s, k);
+
+				below = glob_match_path(g, head);
+			}
+		ere = ere_match(full.p, s);
+
+		if (glob)
+			CHECK(ere, "glob %s matches %s: so must its expression %s", g, s, full.p);
+		if (exact)
+			CHECK(ere == below, "glob %s, path %s: the expression %s says %d, the glob (or below it) %d",
+			    g, s, full.p, ere, below);
+		free(re.p);
+		free(full.p);
+	}
 }
 
 /* Goldens for --print=seatbelt, over the argv goldens' policies (their
@@ -5946,6 +6037,7 @@ static const struct { const char *name; void (*fn)(void); } unit_tests[] = {
 	{ "gitcfg_resync", test_gitcfg_resync },
 	{ "argv_goldens", test_argv_goldens },
 	{ "seatbelt_escape", test_seatbelt_escape },
+	{ "seatbelt_regex", test_seatbelt_regex },
 	{ "seatbelt_goldens", test_seatbelt_goldens },
 	{ "sblog", test_sblog },
 	{ "sblog_golden", test_sblog_golden },
