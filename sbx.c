@@ -146,6 +146,7 @@
 #  define SBX_RECORD_BATCH_BYTES 2048	/* ... and takes no datagram longer (net.local.dgram.maxdgram) */
 #  define SBX_DNS_STUB 0	/* the command uses the system's resolver: no network namespace to answer in */
 #  define SBX_REGISTRY_BASE NULL	/* the placeholder registry stays in the runtime root (no placeholders) */
+#  define SBX_DENY_GLOB_PATTERNS 1	/* a deny's glob is a pattern in the profile, never expanded (6d) */
 #elif defined(__linux__)
 #  define SBX_LINUX 1
 #  define SBX_SELF_BOUND_INSIDE 1	/* bound under the runtime root, whatever covers its path */
@@ -154,6 +155,7 @@
 #  define SBX_PROXY_WATCHES_PARENT 0
 #  define SBX_RECORD_BATCH_BYTES 4096	/* the proxy's allows, batched in one message (7) */
 #  define SBX_DNS_STUB 1	/* network-dns and network-capture: the stub inside the namespace (7.4) */
+#  define SBX_DENY_GLOB_PATTERNS 0	/* a mount covers what exists: a deny's glob is expanded (5c) */
 #  ifndef SBX_REGISTRY_BASE
 #    define SBX_REGISTRY_BASE "/dev/shm"	/* the registry and run directories, on tmpfs, out of every sandbox (9a) */
 #  endif
@@ -6846,6 +6848,11 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 		const char *why = rule_why(directive, r);
 		size_t matched;
 
+		/* Seatbelt matches a deny's glob itself at each access (6d, rules
+		 * as patterns): expanded, a glob over a large tree would put a rule
+		 * a match in the profile */
+		if (SBX_DENY_GLOB_PATTERNS && !allow && !r->literal && has_glob_chars(r->path))
+			continue;
 		if (fx_expand(fx, r, &spelled) < 0)
 			return -1;
 		matched = spelled.n;	/* past it: entries fx_dir_form_deny adds */
@@ -10719,6 +10726,32 @@ sb_deny_re(struct buf *out, const char *ops, const struct buf *re, const char *n
 	free(full.p);
 }
 
+/* A glob's pattern holds only while the directories it is anchored at stay
+ * where they are: `mv d01 x` would carry the .pem files below d01 out from
+ * under the pattern of deny-write ./d01 then any depth then *.pem. So the
+ * directory before its first glob character, and each one above it, are
+ * neither removed nor made (srt's move-blocking rule). */
+static void
+sb_glob_base_kept(struct buf *out, const char *glob, const struct sb_facts *f, struct sb_bad *bad)
+{
+	size_t cut = strcspn(glob, "*?[]");
+	const char *dir;
+
+	while (cut > 0 && glob[cut] != '/')
+		cut--;
+	dir = astrndup(glob, cut);
+	if (!*dir)
+		return;	/* a glob at / */
+	buf_puts(out, "(deny file-write-unlink file-write-create");
+	for (; strcmp(dir, "/") != 0; dir = path_dirname(dir)) {
+		buf_puts(out, " (literal ");
+		if (sb_put_string(out, dir) < 0 && !bad->path)
+			bad->path = dir;
+		buf_putc(out, ')');
+	}
+	sb_end_deny(out, f);
+}
+
 /* The policy's own denies the plan cannot hold: its globs, and its literal
  * paths with no mount in the plan (missing at start). reads: the deny-read
  * and deny-secret-file rules, whose reads and writes are both refused (as
@@ -10747,6 +10780,7 @@ sb_policy_patterns(struct buf *out, const struct policy *p, const struct plan *p
 				sb_re_glob(&re, r->path);
 				sb_deny_re(out, ops, &re, NULL, f, bad);
 				free(re.p);
+				sb_glob_base_kept(out, r->path, f, bad);
 				continue;
 			}
 			for (size_t m = 0; m < pl->mounts.n && !covered; m++) {

@@ -577,6 +577,16 @@ test_patterns(void)
 
 /* ---- globs and path resolution ------------------------------------ */
 
+/* Does a test policy deny through a glob? Where a deny's glob is a pattern
+ * in the profile (SBX_DENY_GLOB_PATTERNS, macOS), the plan never expands it:
+ * test_seatbelt_regex and the oracle (tests/seatbelt_oracle.py) check it
+ * there, and the plan cases that expand one are Linux's. */
+static bool
+skip_deny_glob(const char *policy)
+{
+	return SBX_DENY_GLOB_PATTERNS && strpbrk(policy, "*?[") && strstr(policy, "deny");
+}
+
 static void
 test_globs_and_paths(void)
 {
@@ -697,6 +707,8 @@ test_globs_srt(void)
 	for (i = 0; i < LEN(paths); i++)
 		CHECK(glob_match_path(paths[i].pat, paths[i].s) == paths[i].m, "srt glob %s ~ %s", paths[i].pat, paths[i].s);
 	for (i = 0; i < LEN(plans); i++) {
+		if (skip_deny_glob(plans[i].policy))
+			continue;
 		const char *got = plan_text(plans[i].policy, plans[i].tree);
 
 		if (*plans[i].needle && strncmp(got, "error", 5) != 0)
@@ -924,6 +936,8 @@ test_plan(void)
 	size_t i;
 
 	for (i = 0; i < LEN(cases); i++) {
+		if (skip_deny_glob(cases[i].policy))
+			continue;
 		const char *got = plan_text(cases[i].policy, cases[i].tree);
 
 		if (*cases[i].needle && strncmp(got, "error", 5) != 0)
@@ -4555,6 +4569,8 @@ test_policy_hardening(void)
 	};
 
 	for (i = 0; i < LEN(plans); i++) {
+		if (skip_deny_glob(plans[i].policy))
+			continue;
 		const char *got = plan_text(plans[i].policy, plans[i].tree);
 
 		if (*plans[i].needle && strncmp(got, "error", 5) != 0)
