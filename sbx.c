@@ -8929,6 +8929,22 @@ env_push(struct vec *kv, const char *name, const char *value)
 	vec_push(kv, (void *)value);
 }
 
+/* The JVM's part of a proxy with a credential (macOS): the user and
+ * password in the properties Gradle, Maven and sbt/coursier read (the JDK's
+ * own HTTP client reads none: it needs an Authenticator, which srt's agent
+ * jar installs and sbx has none of), Basic allowed for CONNECT (the JDK
+ * refuses it there by default), and IPv4 sockets: Seatbelt's "localhost"
+ * matches 127.0.0.1 and ::1 but not ::ffff:127.0.0.1, the address a JVM's
+ * dual-stack socket connects from, so without it the proxy is refused. */
+static const char *
+run_env_java_credential(const struct proxy_endpoint *ep)
+{
+	return aprintf(" -Dhttp.proxyUser=%s -Dhttp.proxyPassword=%s -Dhttps.proxyUser=%s "
+	    "-Dhttps.proxyPassword=%s -Djdk.http.auth.tunneling.disabledSchemes= "
+	    "-Djdk.http.auth.proxying.disabledSchemes= -Djava.net.preferIPv4Stack=true",
+	    ep->user, ep->token, ep->user, ep->token);
+}
+
 /* Where programs find the proxy: every variable srt sets (3.3), pointing
  * at the proxy's listeners (rf->ep), and what srt lacks: JVM properties
  * (JVM tools ignore HTTPS_PROXY) and NODE_USE_ENV_PROXY (node's fetch
@@ -8971,8 +8987,9 @@ run_env_proxy(const struct run_facts *rf, struct vec *kv)
 		env_push(kv, "GIT_SSH_COMMAND", aprintf("ssh -o ControlMaster=no -o ControlPath=none "
 		    "-o ProxyCommand='%s --connect %%h %%p'", rf->self_inside));
 	env_push(kv, "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
-	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d -Dhttp.nonProxyHosts=localhost|127.*|[::1]",
-	    jto ? jto : "", jto ? " " : "", ep->http_port, ep->http_port));
+	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d -Dhttp.nonProxyHosts=localhost|127.*|[::1]%s",
+	    jto ? jto : "", jto ? " " : "", ep->http_port, ep->http_port,
+	    ep->token && !ep->http_external ? run_env_java_credential(ep) : ""));
 }
 
 /* Does the plan hide path: is the last mount at it or at its deepest

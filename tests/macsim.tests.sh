@@ -608,3 +608,22 @@ t_seatbelt_oracle() { # sbx's Seatbelt profile denies all srt 0.0.81's does (srt
 		fail "control: the oracle passed a profile that allows every write (exit $RC)"
 }
 TESTS+=(seatbelt_oracle)
+
+t_macsim_java_proxy_credential() { # sbx-macsim: JAVA_TOOL_OPTIONS carries the run's credential (http[s].proxyUser/Password, Basic allowed for CONNECT) and preferIPv4Stack; the proxy serves with those values, 407 without
+	command -v curl >/dev/null || skip "curl is not installed"
+	macsim_setup
+	net_up
+	run_macsim_net --allow-write="$P" --allow-domain=allowed.test -- sh -c '
+		echo "jto=$JAVA_TOOL_OPTIONS"
+		prop() { for w in $JAVA_TOOL_OPTIONS; do case $w in "-D$1="*) echo "${w#*=}";; esac; done; }
+		host=$(prop https.proxyHost) port=$(prop https.proxyPort) user=$(prop https.proxyUser) pass=$(prop https.proxyPassword)
+		curl -s -m 10 -x "http://$user:$pass@$host:$port" http://allowed.test:8000/; echo "with=$?"
+		curl -s -m 10 -o /dev/null -w "without=%{http_code}\n" -x "http://$host:$port" http://allowed.test:8000/'
+	expect_rc 0 "sbx-macsim"
+	expect_contains "$OUT" "-Djava.net.preferIPv4Stack=true" "IPv4 sockets for the JVM (Seatbelt's localhost misses ::ffff:127.0.0.1)"
+	expect_contains "$OUT" "-Djdk.http.auth.tunneling.disabledSchemes= " "Basic allowed for CONNECT"
+	expect_contains "$OUT" "hello-from-test-host" "the proxy serves with the JVM's properties"
+	expect_contains "$OUT" "with=0" "curl with the JVM's user and password"
+	expect_contains "$OUT" "without=407" "control: the same proxy without them"
+}
+TESTS+=(macsim_java_proxy_credential)
