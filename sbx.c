@@ -8987,7 +8987,8 @@ run_env_proxy(const struct run_facts *rf, struct vec *kv)
 		env_push(kv, "GIT_SSH_COMMAND", aprintf("ssh -o ControlMaster=no -o ControlPath=none "
 		    "-o ProxyCommand='%s --connect %%h %%p'", rf->self_inside));
 	env_push(kv, "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
-	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d -Dhttp.nonProxyHosts=localhost|127.*|[::1]%s",
+	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d "
+	    "-Dhttp.nonProxyHosts=localhost|127.*|[::1]%s",
 	    jto ? jto : "", jto ? " " : "", ep->http_port, ep->http_port,
 	    ep->token && !ep->http_external ? run_env_java_credential(ep) : ""));
 }
