@@ -59,6 +59,11 @@ sbx-macsim: sbx.c seccomp_bpf.h
 test: sbx
 	./test.sh
 
+# What only a Mac can settle about the Seatbelt profile (docs/MACOS.md): one sandbox-exec
+# probe a question, printed as a table. Elsewhere it says it needs macOS and exits 1.
+macos-check:
+	./tests/macos-check.sh
+
 # Planted regressions (tests/mutants.sh): each of a table of small patches to sbx.c, built
 # and run against the tests named to catch it. Not part of `make test`: ~11 minutes as root.
 mutants:
@@ -84,7 +89,7 @@ clean:
 	rm -f sbx sbx-static sbx-aarch64 sbx-macsim tests/unit tests/unit-macos sbx-asan tests/unit-asan
 	rm -rf tests/macsim/bin
 
-.PHONY: all static cross macos-sim macsim-standins unit test mutants install install-srt-link clean
+.PHONY: all static cross macos-sim macsim-standins unit test macos-check mutants install install-srt-link clean
 
 # ---- Sanitizers: `make test-asan` ---------------------------------------
 # The unit tests (tests/unit-asan) and test.sh's proxy, allow_host_port and
