@@ -138,8 +138,8 @@ mutant live_addresses_not_to_next_proxy controlfd_denied_addresses_live <<'EOF'
 -	live.cur.deny_addresses = t->addrs;
 EOF
 mutant seatbelt_unix_socket_unescaped unit:seatbelt_escape <<'EOF'
--		if (sb_put_string(out, p->allow_unix_sockets.v[i]) < 0 && !bad)
-+		if (buf_printf(out, "\"%s\"", (const char *)p->allow_unix_sockets.v[i]), 0)
+-			if (sb_put_string(out, p->allow_unix_sockets.v[i]) < 0 && !bad.path)
++			if (buf_printf(out, "\"%s\"", (const char *)p->allow_unix_sockets.v[i]), 0)
 EOF
 
 # ---------------------------------------------------------------- the seccomp programs (seccomp_bpf.h)
