@@ -141,6 +141,15 @@ mutant seatbelt_unix_socket_unescaped unit:seatbelt_escape <<'EOF'
 -			if (sb_put_string(out, p->allow_unix_sockets.v[i]) < 0 && !bad.path)
 +			if (buf_printf(out, "\"%s\"", (const char *)p->allow_unix_sockets.v[i]), 0)
 EOF
+mutant seatbelt_deny_untagged unit:seatbelt_patterns <<'EOF'
+ 	buf_puts(out, " (with message ");
+-	if (sb_put_string(out, f->tag) < 0)	/* the tag is base64 and ASCII: never */
++	if (sb_put_string(out, "") < 0)
+EOF
+mutant seatbelt_names_top_only unit:seatbelt_patterns <<'EOF'
+-		buf_puts(&head, strcmp(root, "/") == 0 ? "(.*/)?" : "/(.*/)?");
++		buf_puts(&head, "/");
+EOF
 
 # ---------------------------------------------------------------- the seccomp programs (seccomp_bpf.h)
 mutant bpf_compares_high_word unit:bpf unix_sockets_blocked <<'EOF'

@@ -1765,6 +1765,60 @@ test_seatbelt_regex(void)
 	}
 }
 
+/* The rules as patterns (6d), on a plan with one writable root /p and a
+ * deny-write glob: a mandatory name made later at any depth, in either
+ * case, is refused by a pattern (an ERE of a deny rule, as sandbox-exec
+ * reads it), an ordinary file is not (control), and every deny of the
+ * profile carries the run's tag. */
+static void
+test_seatbelt_patterns(void)
+{
+	static const char *const denied[] = { "/p/.git/hooks/pre-commit", "/p/new/.git/hooks/post-checkout",
+		"/p/a/b/c/d/e/.vscode/tasks.json", "/p/x/.bashrc", "/p/X/.BASHRC", "/p/.GIT/Config",
+		"/p/sub/.claude/commands/c.md", "/p/m/.git/modules/s/hooks/x", "/p/src/new.pem" };
+	static const char *const allowed[] = { "/p/src/main.c", "/p/.git/HEAD", "/p/.git/objects/ab/cd",
+		"/p/notes.md" };
+	struct policy p;
+	struct plan pl;
+	struct sb_facts f = { "TAG", "S", "/t", 1, 2, "/h" };
+	struct buf out = { 0 };
+	struct vec res = { 0 };
+	const char *why = NULL;
+	char *line, *save;
+	size_t i, k;
+
+	pol_init(&p);
+	memset(&pl, 0, sizeof(pl));
+	plan_mount(&pl, MK_BIND_RW, "/p", "test");
+	pol_add_path(&p, PL_DENY_WRITE, "/p/**/*.pem", false, false, "t", 1);
+	CHECK(seatbelt_render(&p, &pl, &f, &out, &why) == 0, "the profile renders: %s", why ? why : "");
+	for (line = strtok_r(astrdup(out.p ? out.p : ""), "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *q = strstr(line, "(regex \"");
+		struct buf re = { 0 };
+
+		if (strncmp(line, "(deny", 5) == 0)
+			CHECK(strstr(line, "(with message \"TAG\")") != NULL, "a deny without the tag: %s", line);
+		if (strncmp(line, "(deny file-write* ", 18) != 0 || !q)
+			continue;
+		for (q += 8; *q && *q != '"'; q++) {	/* the string's escapes: \\ and \" */
+			if (*q == '\\' && q[1])
+				q++;
+			buf_putc(&re, *q);
+		}
+		vec_push(&res, re.p);
+	}
+	CHECK(res.n > 0, "the profile has write-deny patterns");
+	for (i = 0; i < LEN(denied) + LEN(allowed); i++) {
+		const char *path = i < LEN(denied) ? denied[i] : allowed[i - LEN(denied)];
+		bool hit = false;
+
+		for (k = 0; k < res.n && !hit; k++)
+			hit = ere_match(res.v[k], path);
+		CHECK(hit == (i < LEN(denied)), "%s: %s by a pattern", path, hit ? "refused" : "not refused");
+	}
+	free(out.p);
+}
+
 /* Goldens for --print=seatbelt, over the argv goldens' policies (their
  * fake disks), policy.example, and one with every macOS directive; each
  * parses, and every symbol in it is in the vocabulary. */
@@ -6054,6 +6108,7 @@ static const struct { const char *name; void (*fn)(void); } unit_tests[] = {
 	{ "argv_goldens", test_argv_goldens },
 	{ "seatbelt_escape", test_seatbelt_escape },
 	{ "seatbelt_regex", test_seatbelt_regex },
+	{ "seatbelt_patterns", test_seatbelt_patterns },
 	{ "seatbelt_goldens", test_seatbelt_goldens },
 	{ "sblog", test_sblog },
 	{ "sblog_golden", test_sblog_golden },
