@@ -103,5 +103,23 @@ row "a Unix socket rule matches /var as spelled or /private/var" "$a" \
 	"$([ "$a" = resolved ] && echo "allow-unix-socket must name /private/var/... (the real path)" || echo "either spelling is matched")"
 ran=$((ran + 1))
 
+# 8. a rule and a path through a symlink: the name as spelled, or the file it reaches?
+mkdir -p "$D/t" && ln -s t "$D/l"
+sx "(version 1)(allow default)(deny file-write* (subpath \"$R/t\"))" /bin/sh -c "echo x >'$R/l/x'"
+[ -e "$D/t/x" ] && a="spelled" || a="resolved"
+row "a path through a symlink is matched as spelled or resolved" "$a" \
+	"$([ "$a" = resolved ] && echo "a link cannot carry a write past a deny" ||
+		echo "a link made in a root carries writes past the patterns: a hole to close")"
+ran=$((ran + 1))
+
+# 9. a hard link to a protected file, written through its other name
+touch "$D/t/f"
+sx "(version 1)(allow default)(deny file-write* (subpath \"$R/t\"))" /bin/sh -c "ln '$R/t/f' '$R/h' && echo x >'$R/h'"
+[ -s "$D/t/f" ] && a="yes" || a="no"
+row "a protected file can be written through a hard link to it" "$a" \
+	"$([ "$a" = no ] && echo "the link or the write is refused" ||
+		echo "a hole: deny hard links into protected paths (file-link)")"
+ran=$((ran + 1))
+
 echo "$ran probes run"
 exit "$broken"
