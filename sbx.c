@@ -10799,6 +10799,12 @@ sb_policy_patterns(struct buf *out, const struct policy *p, const struct plan *p
 				sb_deny_re(out, ops, &re, NULL, f, bad);
 				free(re.p);
 				sb_glob_base_kept(out, r->path, f, bad);
+				/* and as the name it also is: a directory whose own name
+				 * holds [ or * (a project's, a cwd's) read as a glob
+				 * would match every name but itself (srt's literal
+				 * reading) */
+				if (sb_rule(out, "deny", ops, "subpath", r->path, f) < 0 && !bad->path)
+					bad->path = r->path;
 				continue;
 			}
 			for (size_t m = 0; m < pl->mounts.n && !covered; m++) {

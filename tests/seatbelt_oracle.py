@@ -50,7 +50,7 @@ PROBES = [
     "$P/.claude/settings.json", "$P/sub/.claude/commands/c.md", "$P/a/b/c/d/e/.vscode/",
     "$P/a/b/c/d/e/.vscode/tasks.json", "$P/a/b/c/d/e/f/.git/hooks/pre-push", "$P/ro/", "$P/ro/f",
     "$P/secrets/", "$P/secrets/k", "$P/node_modules/x/index.js", "$P/build/out.o",
-    "$P/dir with space/a.key", "$P/s.sock",
+    "$P/dir with space/a.key", "$P/s.sock", "$P/a[b]/ro/f", "$P/ab/ro/f",
     "$H/", "$H/.ssh/", "$H/.ssh/id_rsa", "$H/.ssh/newkey", "$H/.ssh/sub/k", "$H/.aws/credentials",
     "$H/.aws/config", "$H/.bashrc", "$H/.gitconfig", "$H/.npm/_logs/x.log",
     "$H/.claude/debug/d.txt", "$H/work/", "$H/work/f", "$H/work/.git/hooks/pre-commit",
@@ -115,6 +115,8 @@ CASES = [
     case("hostile_project_name", {"allowWrite": ["."], "denyWrite": ["./ro"]},
          disk=["$P/ro/"], cwd="$P/a[b]*?(x) \"q\"\\z"),
     case("hostile_glob_spaces", {"allowWrite": ["."], "denyWrite": ["./dir with space/*.key"]}),
+    case("hostile_deny_bracket_name", {"allowWrite": ["."], "denyWrite": ["./a[b]/ro"]},
+         disk=["$P/a[b]/ro/", "$P/ab/ro/"]),
     case("network_proxy", {"allowWrite": ["."]}, net={"allowedDomains": ["example.com"]}),
 ]
 for c in CASES:  # allowGitConfig lives in filesystem: spelt apart above to keep case() short
