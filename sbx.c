@@ -57,8 +57,9 @@
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
  *      processes (control, handed fds, expose-port, decision records, the
- *      observer's events, the network tables), 6d the Seatbelt profile (the plan and the
- *      network policy as SBPL, for macOS; printed on every platform)
+ *      observer's events, the network tables), 6d the Seatbelt profile (the plan, what
+ *      it cannot hold as patterns, and the network policy as SBPL, for macOS; printed
+ *      on every platform)
  *   7. Proxy: the poll() loop; 7.1 parsers (pure: HTTP head, SOCKS5/4a, the
  *      SSH refusal, DNS messages), 7.2 resolver threads, 7.3 connections
  *      and relay, 7.4 the DNS stub and capture, 7.5 the lockdown (per
