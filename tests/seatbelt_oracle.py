@@ -241,7 +241,7 @@ def main(argv):
     for c in cases:
         try:
             r = run_case(c, sbx, rows, verbose, scratch)
-        except (RuntimeError, sbpl_eval.SbplError, ValueError, subprocess.TimeoutExpired) as e:
+        except (RuntimeError, OSError, sbpl_eval.SbplError, ValueError, subprocess.TimeoutExpired) as e:
             print("FAIL %s: %s" % (c["name"], e))
             failed += 1
             continue

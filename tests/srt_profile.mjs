@@ -33,7 +33,7 @@ if (version !== WANT)
 	die(`${pkg} is srt ${version}, not ${WANT} (npm install -g @anthropic-ai/sandbox-runtime@${WANT})`);
 
 Object.defineProperty(process, 'platform', { value: 'darwin' });
-let SandboxManager, loadConfig, quoteParse;
+let SandboxManager, loadConfig;
 try {
 	({ SandboxManager } = await import(pkg + '/dist/index.js'));
 	({ loadConfig } = await import(pkg + '/dist/utils/config-loader.js'));
