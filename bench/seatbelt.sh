@@ -11,6 +11,7 @@
 # one `--print=seatbelt` (sbx: the whole process, policy to profile, scan included).
 set -eu
 cd "$(dirname "$0")/.."
+ROOT=$PWD
 FILES=${1:-10000}
 GLOBS=${2:-50}
 RUNS=${RUNS:-20}
@@ -24,7 +25,6 @@ trap 'rm -rf "$work"' EXIT
 P=$work/proj H=$work/home
 mkdir -p "$P" "$H"
 # the project: 100 directories of FILES/100 files, of the kinds the globs name
-exts=(js ts pem env key log json md c h)
 python3 - "$P" "$FILES" <<'PY'
 import os, sys
 root, n = sys.argv[1], int(sys.argv[2])
@@ -43,8 +43,9 @@ exts = ["js", "ts", "pem", "env", "key", "log", "json", "md", "c", "h"]
 globs = []
 for i in range(n):
     e = exts[i % len(exts)]
-    globs.append(["**/*.%s" % e, "./d%02d/**/*.%s" % (i % 100, e), "**/s%d/f*%d.%s" % (i % 7, i % 10, e),
-                  "./d%02d/s?/*.%s" % (i % 100, e), "**/[a-f]*%d.%s" % (i, e)][i % 5])
+    globs.append(["**/*.%s" % e, "./d%02d/**/*.%s" % (i % 100, e),
+                  "**/s%d/f*%d.%s" % (i % 7, i % 10, e), "./d%02d/s?/*.%s" % (i % 100, e),
+                  "**/[a-f]*%d.%s" % (i, e)][i % 5])
 json.dump({"network": {"allowedDomains": [], "deniedDomains": []},
            "filesystem": {"allowWrite": ["."], "denyWrite": globs[: n // 2],
                           "denyRead": globs[n // 2:], "allowRead": []}}, open(sys.argv[1], "w"))
@@ -58,15 +59,19 @@ measure() { # NAME CMD...: bytes, rules, regexes of the profile on stdout; the m
 	for _ in $(seq "$RUNS"); do (cd "$P" && HOME=$H "$@" >/dev/null 2>&1); done
 	t1=$(date +%s%N)
 	printf '%-5s %8d bytes  %5d rules  %4d regex filters  %8.1f ms a generation\n' "$name" \
-		"$(wc -c <"$out")" "$(grep -c '^(\(allow\|deny\)' "$out")" "$(grep -o '(regex ' "$out" | wc -l)" \
+		"$(wc -c <"$out")" "$(grep -c '^(\(allow\|deny\)' "$out")" \
+		"$(grep -o '(regex ' "$out" | wc -l)" \
 		"$(echo "($t1 - $t0) / $RUNS / 1000000" | bc -l)"
 }
 echo "$FILES files, $GLOBS globs ($(find "$P" -type f | wc -l) files on disk)"
 measure sbx "$SBX" --settings="$work/settings.json" --print=seatbelt -- true
 if [ -f "$(npm root -g 2>/dev/null)/@anthropic-ai/sandbox-runtime/package.json" ]; then
-	srt_sb() { node "$OLDPWD/tests/srt_profile.mjs" "$work/settings.json" |
-		python3 -c 'import shlex,sys; w=shlex.split(sys.stdin.read()); print(w[w.index("/usr/bin/sandbox-exec")+2])'; }
-	OLDPWD=$PWD measure srt srt_sb
+	srt_sb() { # the profile out of srt's `env ... /usr/bin/sandbox-exec -p PROFILE ...`
+		node "$ROOT/tests/srt_profile.mjs" "$work/settings.json" |
+			python3 -c 'import shlex, sys
+w = shlex.split(sys.stdin.read()); print(w[w.index("/usr/bin/sandbox-exec") + 2])'
+	}
+	measure srt srt_sb
 else
 	echo "srt   (not installed: npm install -g @anthropic-ai/sandbox-runtime@0.0.81)"
 fi

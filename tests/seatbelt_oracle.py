@@ -241,7 +241,8 @@ def main(argv):
     for c in cases:
         try:
             r = run_case(c, sbx, rows, verbose, scratch)
-        except (RuntimeError, OSError, sbpl_eval.SbplError, ValueError, subprocess.TimeoutExpired) as e:
+        except (RuntimeError, OSError, sbpl_eval.SbplError, ValueError,
+                subprocess.TimeoutExpired) as e:
             print("FAIL %s: %s" % (c["name"], e))
             failed += 1
             continue
@@ -266,8 +267,8 @@ def main(argv):
     if not want:
         for r in rows:
             if not r["used"]:
-                print("FAIL docs/MACOS.md:%d: an accepted difference no case shows (stale): %s %s %s"
-                      % (r["line"], r["case"], r["op"], r["path"]))
+                print("FAIL docs/MACOS.md:%d: an accepted difference no case shows (stale): "
+                      "%s %s %s" % (r["line"], r["case"], r["op"], r["path"]))
                 failed += 1
     print("%d cases, %d failed" % (len(cases), failed))
     if not failed:

@@ -9,6 +9,7 @@ import * as fs from 'fs';
 import { execFileSync } from 'child_process';
 
 const WANT = process.env.SRT_VERSION ?? '0.0.81';
+const INSTALL = `npm install -g @anthropic-ai/sandbox-runtime@${WANT}`;
 function die(why) {
 	process.stderr.write(`srt_profile: ${why}\n`);
 	process.exit(3);
@@ -27,10 +28,10 @@ let version;
 try {
 	version = JSON.parse(fs.readFileSync(pkg + '/package.json', 'utf8')).version;
 } catch (e) {
-	die(`${pkg}/package.json: ${e.message} (npm install -g @anthropic-ai/sandbox-runtime@${WANT})`);
+	die(`${pkg}/package.json: ${e.message} (${INSTALL})`);
 }
 if (version !== WANT)
-	die(`${pkg} is srt ${version}, not ${WANT} (npm install -g @anthropic-ai/sandbox-runtime@${WANT})`);
+	die(`${pkg} is srt ${version}, not ${WANT} (${INSTALL})`);
 
 Object.defineProperty(process, 'platform', { value: 'darwin' });
 let SandboxManager, loadConfig;
