@@ -10724,13 +10724,17 @@ sb_deny_re(struct buf *out, const char *ops, const struct buf *re, const char *n
     const struct sb_facts *f, struct sb_bad *bad)
 {
 	struct buf full = { 0 };
+	size_t escaped;
 
 	buf_printf(&full, "^%s(/.*)?$", re->p ? re->p : "");
+	escaped = full.n;	/* as the profile spells it: a \ or " written with a \ before it */
+	for (size_t i = 0; i < full.n; i++)
+		escaped += full.p[i] == '\\' || full.p[i] == '"';
 	buf_printf(out, "(deny %s ", ops);
 	if (not)
 		buf_puts(out, "(require-all ");
 	buf_puts(out, "(regex ");
-	if (full.n > SB_REGEX_MAX && !bad->path)
+	if (escaped > SB_REGEX_MAX && !bad->path)
 		bad->path = re->p, bad->too_long = true;
 	if (sb_put_string(out, full.p) < 0 && !bad->path)
 		bad->path = re->p;

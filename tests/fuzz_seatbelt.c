@@ -103,7 +103,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		base = lists_without(&q, &plain, &f);
 	}
 	if (seatbelt_render(&p, &pl, &f, &out, &why) < 0) {
-		if (ok && !(why && strstr(why, "too long") && strlen(s) > 200))
+		if (ok && !(why && strstr(why, "too long") && strlen(s) > 100))
 			fuzz_fail("a profile refused for an acceptable string: %s", why ? why : "");
 	} else {
 		if (!ok)
