@@ -10717,12 +10717,14 @@ sb_end_deny(struct buf *out, const struct sb_facts *f)
 }
 
 /* "(deny OPS (regex "^RE(/.*)?$") (with message TAG))": RE and whatever
- * lies below what it matches, as a (subpath) would. not, when not NULL: a
- * subpath the rule leaves alone. */
+ * lies below what it matches, as a (subpath) would. nots, when not NULL:
+ * the subpaths the rule leaves alone (require-not). */
 static void
-sb_deny_re(struct buf *out, const char *ops, const struct buf *re, const char *not,
+sb_deny_re(struct buf *out, const char *ops, const struct buf *re, const struct vec *nots,
     const struct sb_facts *f, struct sb_bad *bad)
 {
+	bool carve = nots && nots->n;
+
 	struct buf full = { 0 };
 	size_t escaped;
 
@@ -10731,7 +10733,7 @@ sb_deny_re(struct buf *out, const char *ops, const struct buf *re, const char *n
 	for (size_t i = 0; i < full.n; i++)
 		escaped += full.p[i] == '\\' || full.p[i] == '"';
 	buf_printf(out, "(deny %s ", ops);
-	if (not)
+	if (carve)
 		buf_puts(out, "(require-all ");
 	buf_puts(out, "(regex ");
 	if (escaped > SB_REGEX_MAX && !bad->path)
@@ -10739,12 +10741,14 @@ sb_deny_re(struct buf *out, const char *ops, const struct buf *re, const char *n
 	if (sb_put_string(out, full.p) < 0 && !bad->path)
 		bad->path = re->p;
 	buf_puts(out, ")");
-	if (not) {
+	for (size_t i = 0; carve && i < nots->n; i++) {
 		buf_puts(out, " (require-not (subpath ");
-		if (sb_put_string(out, not) < 0 && !bad->path)
-			bad->path = not;
-		buf_puts(out, ")))");
+		if (sb_put_string(out, nots->v[i]) < 0 && !bad->path)
+			bad->path = nots->v[i];
+		buf_puts(out, "))");
 	}
+	if (carve)
+		buf_putc(out, ')');
 	sb_end_deny(out, f);
 	free(full.p);
 }
@@ -10775,6 +10779,37 @@ sb_glob_base_kept(struct buf *out, const char *glob, const struct sb_facts *f, s
 	sb_end_deny(out, f);
 }
 
+/* The allows a deny-read glob would take back, as srt leaves them alone
+ * (its carve-outs): each literal allow-write root, and for reads each
+ * allow-read path, that the glob matches or lies below a match of
+ * (allow-read ~/.ssh/known_hosts under deny-read ~/.ssh/star). On Linux
+ * the plan shows them again over the glob's matches (5c). */
+static void
+sb_glob_carve_outs(const struct policy *p, const char *glob, bool reads, struct vec *nots)
+{
+	for (int l = 0; l < 2; l++) {
+		const struct vec *v = &p->paths[l ? PL_ALLOW_READ : PL_ALLOW_WRITE];
+
+		for (size_t i = 0; (l == 0 || reads) && i < v->n; i++) {
+			const struct pathrule *a = v->v[i];
+			const char *c = a->path;
+			bool hit = false;
+
+			if (!a->literal && has_glob_chars(a->path))
+				continue;
+			/* the glob matches it, or an ancestor of it */
+			while (!hit && (c = strchr(c + 1, '/'))) {
+				const char *up = astrndup(a->path, (size_t)(c - a->path));
+
+				hit = glob_match_path(glob, up);
+			}
+			hit = hit || glob_match_path(glob, a->path);
+			if (hit)
+				vec_push(nots, (void *)a->path);
+		}
+	}
+}
+
 /* The policy's own denies the plan cannot hold: its globs, and its literal
  * paths with no mount in the plan (missing at start). reads: the deny-read
  * and deny-secret-file rules, whose reads and writes are both refused (as
@@ -10799,11 +10834,16 @@ sb_policy_patterns(struct buf *out, const struct policy *p, const struct plan *p
 
 			if (!r->literal && has_glob_chars(r->path)) {
 				struct buf re = { 0 };
+				struct vec nots = { 0 };
+				bool read_rule = strcmp(ops, "file-read*") == 0;
 
+				if (reads)
+					sb_glob_carve_outs(p, r->path, read_rule, &nots);
 				sb_re_glob(&re, r->path);
-				sb_deny_re(out, ops, &re, NULL, f, bad);
+				sb_deny_re(out, ops, &re, &nots, f, bad);
 				free(re.p);
-				sb_glob_base_kept(out, r->path, f, bad);
+				if (!reads || read_rule)	/* once a glob */
+					sb_glob_base_kept(out, r->path, f, bad);
 				/* and as the name it also is: a directory whose own name
 				 * holds [ or * (a project's, a cwd's) read as a glob
 				 * would match every name but itself (srt's literal
@@ -10906,11 +10946,13 @@ sb_mandatory_patterns(struct buf *out, const struct policy *p, const struct plan
 		/* DW_PROJECT: all but $HOME's own, where an agent keeps its state (5c) */
 		for (i = 0; i < project.n; i++) {
 			struct buf re = { 0 };
+			struct vec home_own = { 0 };
 
 			buf_puts(&re, head.p);
 			sb_re_literal(&re, project.v[i], strlen(project.v[i]), true);
-			sb_deny_re(out, "file-write*", &re, f->home && path_within(f->home, root) ?
-			    path_join(f->home, project.v[i]) : NULL, f, bad);
+			if (f->home && path_within(f->home, root))
+				vec_push(&home_own, path_join(f->home, project.v[i]));
+			sb_deny_re(out, "file-write*", &re, &home_own, f, bad);
 			free(re.p);
 		}
 		/* git's entries in a repository's directory, a submodule's and a

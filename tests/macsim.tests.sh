@@ -590,7 +590,7 @@ t_macsim_credential_refusal_reported() { # a client without the credential is re
 }
 TESTS+=(macsim_credential_refusal_reported)
 
-t_seatbelt_oracle() { # sbx's Seatbelt profile denies all srt 0.0.81's does (srt's own generator in node, platform darwin) over 32 settings cases, unless docs/MACOS.md accepts the row; control: a profile ending in (allow file-write*) fails it
+t_seatbelt_oracle() { # sbx's Seatbelt profile denies all srt 0.0.81's does (srt's own generator in node, platform darwin) over 33 settings cases, unless docs/MACOS.md accepts the row, and allows what each case says a command needs; control: a profile ending in (allow file-write*) fails it
 	command -v node >/dev/null || fail "node is not installed: the oracle runs srt's own generator in it (.ci/run installs node and srt)"
 	macsim_setup
 	TMPDIR=$T SBX=$MACSIM timeout -k 5 600 python3 "$HERE/tests/seatbelt_oracle.py" >"$T/oracle.out" 2>&1

@@ -14,7 +14,10 @@ operations) for every probe path under each, paths made after the start included
 matches names at each access, so a probe need not exist.
 
 It fails when sbx allows what srt denies, unless docs/MACOS.md's table "Differences the oracle
-accepts" names that case, operation and path with its reason. It also fails when srt's code
+accepts" names that case, operation and path with its reason; and when sbx refuses what a case
+says a command needs there (its `must` list: srt's default write paths, a directory's stat
+under a read deny, an allowed socket's bind, an allow-read inside a deny-read glob). It also
+fails when srt's code
 cannot be loaded (never a pass without the oracle), when either profile does not parse, when
 sbx refuses a case srt takes, and when an accepted-difference row matches nothing (a stale row
 would hide the next regression). Where sbx is stricter it says so with -v; that is not a failure.
@@ -65,20 +68,25 @@ NET0 = {"allowedDomains": [], "deniedDomains": []}
 FS0 = {"denyRead": [], "allowRead": [], "allowWrite": [], "denyWrite": []}
 
 
-def case(name, fs=None, net=None, disk=(), cwd="$P", **top):
+def case(name, fs=None, net=None, disk=(), cwd="$P", must=(), **top):
+    """must: (op, path) sbx has to allow, what a real command needs there (srt allows it)."""
     s = {"network": dict(NET0, **(net or {})), "filesystem": dict(FS0, **(fs or {}))}
     s.update(top)
-    return {"name": name, "settings": s, "disk": list(disk), "cwd": cwd}
+    return {"name": name, "settings": s, "disk": list(disk), "cwd": cwd, "must": list(must)}
 
 
 GIT = ["$P/.git/hooks/", "$P/.git/config=[core]\n", "$P/.git/HEAD=ref: refs/heads/main\n"]
 CASES = [
-    case("default"),
-    case("write_root_project", {"allowWrite": ["."]}),
+    case("default", must=[("write", "/dev/stdout"), ("write", "/dev/stderr"),
+                          ("write", "/dev/dtracehelper"), ("create", "$H/.npm/_logs/x.log"),
+                          ("create", "$H/.claude/debug/d.txt")]),
+    case("write_root_project", {"allowWrite": ["."]},
+         must=[("write", "$P/src/main.c"), ("create", "$P/build/out.o"), ("unlink", "$P/x.pem")]),
     case("write_roots_two", {"allowWrite": [".", "$O/w"]}, disk=["$O/w/"]),
     case("deny_write_inside_root", {"allowWrite": ["."], "denyWrite": ["./ro"]}, disk=["$P/ro/"]),
     case("deny_read_home_allow_project",
-         {"denyRead": ["~"], "allowRead": ["."], "allowWrite": ["."]}),
+         {"denyRead": ["~"], "allowRead": ["."], "allowWrite": ["."]},
+         must=[("stat", "$H/"), ("read", "$P/file.txt"), ("write", "$P/file.txt")]),
     case("deny_read_file", {"denyRead": ["~/.aws/credentials"]},
          disk=["$H/.aws/credentials=k\n"]),
     case("deny_read_dir_allow_subdir", {"denyRead": ["$O"], "allowRead": ["$O/pub"]},
@@ -89,6 +97,10 @@ CASES = [
          disk=["$P/old.pem=x"]),
     case("glob_deny_write_pem_none_yet", {"allowWrite": ["."], "denyWrite": ["**/*.pem"]}),
     case("glob_deny_read_ssh", {"denyRead": ["~/.ssh/*"]}, disk=["$H/.ssh/id_rsa=k"]),
+    case("glob_deny_read_allow_inside", {"denyRead": ["~/.ssh/*"],
+                                         "allowRead": ["~/.ssh/known_hosts"]},
+         disk=["$H/.ssh/id_rsa=k", "$H/.ssh/known_hosts=h"],
+         must=[("read", "$H/.ssh/known_hosts")]),
     case("glob_deny_read_env", {"denyRead": ["**/*.env"], "allowWrite": ["."]},
          disk=["$P/sub/.env=x"]),
     case("glob_deny_read_home_env", {"denyRead": ["~/**/*.env"], "allowWrite": ["."]}),
@@ -100,10 +112,11 @@ CASES = [
     case("missing_deny_read", {"denyRead": ["~/.ssh"]}),
     case("missing_deny_write", {"allowWrite": ["."], "denyWrite": ["./secrets"]}),
     case("missing_allow_write", {"allowWrite": ["./build", "$O/w"]}),
-    case("unix_sockets", net={"allowUnixSockets": ["$O/sock"]}),
+    case("unix_sockets", net={"allowUnixSockets": ["$O/sock"]},
+         must=[("bind-unix", "$O/sock"), ("connect-unix", "$O/sock")]),
     case("all_unix_sockets", net={"allowAllUnixSockets": True}),
     case("local_binding", net={"allowLocalBinding": True}),
-    case("pty", {"allowWrite": ["."]}, allowPty=True),
+    case("pty", {"allowWrite": ["."]}, allowPty=True, must=[("write", "/dev/ttys001")]),
     case("credentials", {"allowWrite": ["."]},
          credentials={"files": [{"path": "~/.aws/credentials", "mode": "deny"}]},
          disk=["$H/.aws/credentials=k\n"]),
@@ -227,7 +240,14 @@ def run_case(c, sbx, rows, verbose, scratch):
             looser.append((op, rel, hit[0] if hit else None))
         elif a_srt and not a_sbx:
             stricter.append((op, path.replace(P, "$P").replace(H, "$H").replace(O, "$O")))
-    return {"n": n, "looser": looser, "stricter": stricter, "untagged": untagged, "dir": base}
+    refused = []
+    for op, spelt in c["must"]:
+        path = expand(spelt, P, H, O)
+        vtype = "DIRECTORY" if path.endswith("/") else "REGULAR-FILE"
+        if not mine.decide(op, path.rstrip("/") or "/", vtype)[0]:
+            refused.append((op, spelt))
+    return {"n": n, "looser": looser, "stricter": stricter, "untagged": untagged, "dir": base,
+            "refused": refused}
 
 
 def main(argv):
@@ -248,7 +268,7 @@ def main(argv):
             continue
         bad = [x for x in r["looser"] if x[2] is None]
         ok_diff = [x for x in r["looser"] if x[2] is not None]
-        status = "FAIL" if bad or r["untagged"] else "ok  "
+        status = "FAIL" if bad or r["untagged"] or r["refused"] else "ok  "
         print("%s %s: %d decisions, %d looser than srt (%d accepted), %d stricter, %d untagged"
               % (status, c["name"], r["n"], len(r["looser"]), len(ok_diff), len(r["stricter"]),
                  len(r["untagged"])))
@@ -256,12 +276,14 @@ def main(argv):
             print("    sbx allows, srt denies: %s %s" % (op, rel))
         for op, path in r["untagged"]:
             print("    sbx denies without (with message TAG): %s %s" % (op, path))
+        for op, path in r["refused"]:
+            print("    sbx refuses what a command needs (and srt allows): %s %s" % (op, path))
         if verbose:
             for op, rel, row in ok_diff:
                 print("    accepted (docs/MACOS.md:%d): %s %s" % (row["line"], op, rel))
             for op, rel in r["stricter"]:
                 print("    sbx stricter: %s %s" % (op, rel))
-        if bad or r["untagged"]:
+        if bad or r["untagged"] or r["refused"]:
             failed += 1
             print("    profiles: %s/srt.sb %s/sbx.sb" % (r["dir"], r["dir"]))
     if not want:
