@@ -253,7 +253,7 @@ def run_case(c, sbx, rows, verbose, scratch):
 def main(argv):
     verbose = "-v" in argv
     want = [a for a in argv[1:] if a != "-v"]
-    sbx = os.environ.get("SBX") or os.path.join(ROOT, "sbx-macsim")
+    sbx = os.path.abspath(os.environ.get("SBX") or os.path.join(ROOT, "sbx-macsim"))
     rows = accepted_rows()
     scratch = tempfile.mkdtemp(prefix="sbx-oracle.")
     failed = 0
