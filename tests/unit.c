@@ -1775,9 +1775,10 @@ test_seatbelt_patterns(void)
 {
 	static const char *const denied[] = { "/p/.git/hooks/pre-commit", "/p/new/.git/hooks/post-checkout",
 		"/p/a/b/c/d/e/.vscode/tasks.json", "/p/x/.bashrc", "/p/X/.BASHRC", "/p/.GIT/Config",
-		"/p/sub/.claude/commands/c.md", "/p/m/.git/modules/s/hooks/x", "/p/src/new.pem" };
+		"/p/sub/.claude/commands/c.md", "/p/src/new.pem" };
+	/* a new worktree's and submodule's gitdirs are for the audit (9b): git writes them */
 	static const char *const allowed[] = { "/p/src/main.c", "/p/.git/HEAD", "/p/.git/objects/ab/cd",
-		"/p/notes.md" };
+		"/p/notes.md", "/p/.git/worktrees/w/commondir", "/p/.git/modules/s/config" };
 	struct policy p;
 	struct plan pl;
 	struct sb_facts f = { "TAG", "S", "/t", 1, 2, "/h" };
