@@ -18165,6 +18165,9 @@ bwrap_failure_hint(void)
 #define SBX_SESSION_TIDY_DEFER_MS 20		/* session_tidy waits this long after an exec ends */
 #define SBX_SESSION_NAME_MAX	64
 #define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
+#define SBX_HOOK_TIMEOUT_S	60	/* the agents' timeout for sbx's hooks, in the settings printed */
+#define SBX_HOOK_START_MS	30000	/* a hook's wait for session start: well inside that timeout */
+#define SBX_HOOK_WORDS_MAX	4000	/* of session start's stderr, into a deny reason */
 
 struct sess_client {
 	int fd;				/* the client's socket, or -1 */
@@ -18184,6 +18187,7 @@ static struct session {
 	long idle_s;
 	int lfd;			/* the listening socket, or -1 */
 	int ready_fd;			/* the starter waits on it for "ready", or -1 */
+	int caller_err;			/* the caller's stderr until ready (session_listen), or -1 */
 	int64_t idle_since;		/* when the last exec ended; 0: one runs */
 	uint32_t next_id, execs;
 	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
@@ -18205,13 +18209,13 @@ static struct session {
 	 * pages for each malloc and free, two of each and their page faults
 	 * an exec on a VM where every fault traps */
 	struct buf in, out;
-} sess = { .lfd = -1, .ready_fd = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true, .tidier = -1 };
+} sess = { .lfd = -1, .ready_fd = -1, .caller_err = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true, .tidier = -1 };
 
 struct run;
 static void session_listen(const struct run_paths *rp);
 static void session_tidier_start(const char *base);
 static void session_daemonize(void);
-static void session_ready(const struct run_paths *rp);
+static void session_ready(void);
 static nfds_t session_poll(const struct run *r, struct pollfd *pf, nfds_t n);
 static void session_on_events(struct run *r, const struct pollfd *pf);
 static int session_timeout(void);
@@ -18959,7 +18963,7 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_wait_ready(&r);
 	run_note_observer(&r);	/* the observer itself is forked on the first call it sees */
 	if (sess.on && r.ready)
-		session_ready(rp);
+		session_ready();
 	run_supervise(&r);		/* forks the proxy on the first connection */
 	session_end();
 	return run_exit_status(&r);
@@ -19455,13 +19459,19 @@ session_connect(const char *path)
 }
 
 /* The daemon, before anything is planned: the starter forks it and waits
- * for "ready" (or the pipe's end: the daemon said why on the stderr they
- * share, and failed). The daemon leaves the starter's session and, once
- * ready, its terminal: its stderr goes to ROOT/sessions/NAME.log. */
+ * for "ready" (or the pipe's end: the daemon said why, and failed). The
+ * daemon leaves the starter's session and its caller's descriptors: its
+ * stdin and stdout are /dev/null from the start, and its stderr the
+ * session's log from before its first child (session_listen), every
+ * message until ready copied to the caller's stderr too. An agent's hook
+ * that runs `sbx session start` with its pipes captured reads them to
+ * their end, and returns only when no process holds them: a bwrap or
+ * sbx-init that kept them would have held the agent for the session's
+ * life (tested: session_start_detached, agents_*). */
 static void
 session_daemonize(void)
 {
-	int p[2];
+	int p[2], null;
 	pid_t pid;
 	char ok;
 
@@ -19477,6 +19487,51 @@ session_daemonize(void)
 	close(p[0]);
 	sess.ready_fd = p[1];
 	setsid();
+	if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC)) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+		die("session: cannot open /dev/null: %s", strerror(errno));
+	close(null);
+}
+
+/* Copy what the session's log (fd 2, from offset 0) holds to the
+ * caller's stderr. */
+static void
+session_log_to_caller(void)
+{
+	char b[4096];
+	off_t off = 0;
+	ssize_t n;
+
+	while (sess.caller_err >= 0 && (n = pread(2, b, sizeof(b), off)) > 0) {
+		if (write_all(sess.caller_err, b, (size_t)n) < 0)
+			break;
+		off += n;
+	}
+}
+
+/* atexit: a daemon that ends before ready (bwrap, sbx-init or this sbx
+ * failed) leaves its words, all in the log, on the caller's stderr. */
+static void
+session_start_failed(void)
+{
+	if (sess.ready_fd >= 0)
+		session_log_to_caller();
+}
+
+/* The daemon's stderr becomes the session's log, before its first child
+ * (bwrap, sbx-tidy) inherits it: the caller's stderr is kept, close-on-exec,
+ * only until ready. */
+static void
+session_log_open(const struct run_paths *rp)
+{
+	const char *log = aprintf("%s/sessions/%s.log", rp->runtime_root, sess.name);
+	int fd = openat(AT_FDCWD, log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0)
+		die("session: cannot create %s: %s", log, strerror(errno));
+	if ((sess.caller_err = fcntl(2, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(fd, 2) < 0)
+		die("session: cannot take %s as stderr: %s", log, strerror(errno));
+	close(fd);
+	atexit(session_start_failed);
 }
 
 /* The listening socket, in the runtime root; a live session of that name
@@ -19499,6 +19554,7 @@ session_listen(const struct run_paths *rp)
 		    "session: %s is running already", sess.name);
 	}
 	unlink(sess.path);	/* a socket left by a session that died */
+	session_log_open(rp);
 	memcpy(sa.sun_path, sess.path, strlen(sess.path) + 1);
 	if ((sess.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
 	    bind(sess.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sess.path, 0600) < 0 ||
@@ -19509,21 +19565,15 @@ session_listen(const struct run_paths *rp)
 	sess.idle_since = now_ms();
 }
 
-/* Ready: the starter prints the name and returns; the daemon's stderr
- * goes to the session's log. */
+/* Ready: what the log holds so far (-v's notes, warnings) goes to the
+ * caller too, the caller's stderr is let go, and the starter prints the
+ * name and returns. */
 static void
-session_ready(const struct run_paths *rp)
+session_ready(void)
 {
-	const char *log = aprintf("%s/sessions/%s.log", rp->runtime_root, sess.name);
-	int fd = openat(AT_FDCWD, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
-	    null = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-	}
-	if (fd >= 0 || null >= 0)
-		dup2(fd >= 0 ? fd : null, 2);
+	session_log_to_caller();
+	close(sess.caller_err);
+	sess.caller_err = -1;
 	(void)!write(sess.ready_fd, "R", 1);
 	close(sess.ready_fd);
 	sess.ready_fd = -1;
@@ -20355,44 +20405,62 @@ read_fd_all(int fd, size_t max, struct buf *out)
 	return 0;
 }
 
-/* --print-settings: the hooks to install, for Claude Code's settings.json
- * (~/.claude/settings.json, or the project's .claude/settings.json) or
- * Codex's hooks.json, with this sbx's path and the options given. */
+/* The agents sbx's hooks serve, as a table. ask: the agent takes
+ * permissionDecision "ask" with updatedInput. Codex does not: its output
+ * parser marks that answer invalid, fails the hook, and runs the original
+ * command, outside the sandbox (codex-rs/hooks output_parser.rs, tested:
+ * agents_codex_ask_refused), so `--ask` is refused for it. */
+static const struct hook_agent {
+	const char *name;
+	bool ask;
+} hook_agents[] = {
+	{ "claude", true },
+	{ "codex", false },
+};
+
+/* The hooks sbx installs, for both agents' settings (Claude Code's
+ * settings.json, Codex's hooks.json: the same shape). Every one has a
+ * timeout (seconds, both agents) longer than sbx ever takes to answer
+ * (SBX_HOOK_START_MS): an agent whose hook times out or crashes goes on
+ * without its answer, and runs the command as it was (README). */
+static const struct { const char *event, *matcher, *arg; } hook_events[] = {
+	{ "SessionStart", NULL, "session-start" },
+	{ "PreToolUse", "Bash", "pre-tool-use" },
+	{ "SessionEnd", NULL, "session-end" },
+};
+
+/* --print-settings: the hooks to install, with this sbx's path and the
+ * options given. */
 static int
 hook_print_settings(const char *agent, const char *self, char **opts, int nopt)
 {
-	static const struct { const char *event, *matcher, *arg; } hooks[] = {
-		{ "SessionStart", NULL, "session-start" },
-		{ "PreToolUse", "Bash", "pre-tool-use" },
-		{ "SessionEnd", NULL, "session-end" },
-	};
 	struct buf b = { 0 };
 
 	buf_puts(&b, "{\n  \"hooks\": {\n");
-	for (size_t i = 0; i < LEN(hooks); i++) {
+	for (size_t i = 0; i < LEN(hook_events); i++) {
 		struct buf cmd = { 0 };
 
 		buf_put_shell_quoted(&cmd, self);
-		buf_printf(&cmd, " hook %s %s", agent, hooks[i].arg);
+		buf_printf(&cmd, " hook %s %s", agent, hook_events[i].arg);
 		for (int k = 0; k < nopt; k++) {
 			buf_putc(&cmd, ' ');
 			buf_put_shell_quoted(&cmd, opts[k]);
 		}
 		buf_putc(&cmd, '\0');
-		buf_printf(&b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ", hooks[i].event,
-		    hooks[i].matcher ? "\"matcher\": \"" : "", hooks[i].matcher ? hooks[i].matcher : "",
-		    hooks[i].matcher ? "\", " : "");
+		buf_printf(&b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ", hook_events[i].event,
+		    hook_events[i].matcher ? "\"matcher\": \"" : "", hook_events[i].matcher ? hook_events[i].matcher : "",
+		    hook_events[i].matcher ? "\", " : "");
 		buf_put_json_string(&b, cmd.p);
-		buf_printf(&b, "}]}]%s\n", i + 1 < LEN(hooks) ? "," : "");
+		buf_printf(&b, ", \"timeout\": %d}]}]%s\n", SBX_HOOK_TIMEOUT_S, i + 1 < LEN(hook_events) ? "," : "");
 		free(cmd.p);
 	}
 	buf_puts(&b, "  }\n}\n");
 	return write_all(1, b.p, b.n) < 0 ? 1 : 0;
 }
 
-/* Agent hooks (issue 16 §4): `sbx hook claude|codex EVENT [OPTIONS]` is what
- * Claude Code's and Codex's hooks run. They read the hook's JSON on stdin
- * (the strict reader, 3.5) and answer on stdout:
+/* Agent hooks: `sbx hook claude|codex EVENT [OPTIONS]` is what Claude
+ * Code's and Codex's hooks run. They read the hook's JSON on stdin (the
+ * strict reader, 3.5) and answer on stdout:
  *   session-start  start the session of the agent's session id
  *                  ("claude-ID" / "codex-ID", the id's unsafe bytes hashed);
  *   pre-tool-use   a Bash call's command becomes
@@ -20400,10 +20468,13 @@ hook_print_settings(const char *agent, const char *self, char **opts, int nopt)
  *                  other field of tool_input kept), the session started if
  *                  none answers; permissionDecision "allow" (--ask: "ask");
  *   session-end    stop it.
- * FAIL CLOSED: a pre-tool-use that cannot parse its input or reach a
- * session answers permissionDecision "deny" with the reason, so the
- * command never runs outside the sandbox. OPTIONS are session start's
- * (-c POLICY, directives, --idle=). */
+ * FAIL CLOSED: a pre-tool-use that cannot parse its input, start or reach
+ * a session, or express what it was asked in the agent's terms answers
+ * permissionDecision "deny" with the reason (sbx's own words), so the
+ * command never runs outside the sandbox. Both agents read that answer
+ * with exit status 0; any other status (a crash, a die) would let the
+ * command run as it was. OPTIONS are session start's (-c POLICY,
+ * directives, --idle=). */
 
 /* A JSON value printed back (updatedInput keeps the agent's fields). */
 static void
@@ -20498,12 +20569,23 @@ hook_answer(struct buf *out, const char *decision, const char *why, const struct
 }
 
 /* Start session name in dir with the hook's options: this sbx, as
- * `sbx session start OPTIONS --name NAME`. Returns 0 when it answers. */
+ * `sbx session start OPTIONS --name NAME`, its stdout (the name) dropped
+ * and its stderr read to its end: a session that cannot start has its
+ * real words in *why, for the deny reason the model reads and the person
+ * sees (the hook's own stderr reaches neither). The daemon lets go of
+ * that pipe once ready (session_daemonize), so the end comes with the
+ * starter's; a starter still silent after SBX_HOOK_START_MS is killed
+ * and the call denied, before the agent's own timeout for the hook
+ * (SBX_HOOK_TIMEOUT_S) would run the command outside. Returns 0 when the
+ * session answers. */
 static int
 hook_start_session(const char *self, const char *name, const char *dir, int argc, char **argv, const char **why)
 {
 	struct vec av = { 0 };
-	int status, null;
+	struct buf err = { 0 };
+	int status = 0, null, p[2];
+	int64_t deadline = now_ms() + SBX_HOOK_START_MS;
+	bool late = false;
 	pid_t pid;
 
 	vec_push(&av, (void *)self);
@@ -20514,25 +20596,81 @@ hook_start_session(const char *self, const char *name, const char *dir, int argc
 	vec_push(&av, "--name");
 	vec_push(&av, (void *)name);
 	vec_push(&av, NULL);
-	if ((pid = fork()) < 0) {
-		*why = "cannot fork";
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		*why = aprintf("cannot start sbx session start: %s", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
 		if (chdir(dir) < 0)
 			_exit(SBX_EXIT_FAILURE);
-		if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR)) >= 0)
-			dup2(null, 1);	/* the hook's stdout is its answer: the name must not land in it */
+		/* the hook's stdout is its answer: the name must not land in it */
+		if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR)) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+		    dup2(p[1], 2) < 0)
+			_exit(SBX_EXIT_FAILURE);
 		execv(self, (char **)av.v);
 		_exit(SBX_EXIT_FAILURE);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+	close(p[1]);
+	for (;;) {
+		struct pollfd pf = { p[0], POLLIN, 0 };
+		int64_t left = deadline - now_ms();
+		ssize_t r;
+
+		if (left <= 0) {
+			late = true;
+			kill(pid, SIGKILL);
 			break;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		*why = "sbx session start failed (its message is on the hook's stderr)";
-		return -1;
+		}
+		if (poll(&pf, 1, (int)left) <= 0)
+			continue;
+		buf_grow(&err, 4096);
+		if ((r = read(p[0], err.p + err.n, err.cap - err.n - 1)) < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (err.n + (size_t)r < SBX_HOOK_WORDS_MAX)
+			err.n += (size_t)r;
 	}
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	buf_grow(&err, 1);
+	while (err.n && (err.p[err.n - 1] == '\n' || err.p[err.n - 1] == ' '))
+		err.n--;
+	err.p[err.n] = '\0';
+	if (late)
+		*why = aprintf("sbx session start did not finish within %d s%s%s", SBX_HOOK_START_MS / 1000,
+		    err.n ? ": " : "", err.p);
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		*why = err.n ? astrdup(err.p) : aprintf("sbx session start failed (status %d) and said nothing",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	free(err.p);
+	return late || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? -1 : 0;
+}
+
+/* The pre-tool-use answer that stops the call, with why. */
+static int
+hook_deny(const char *why)
+{
+	struct buf out = { 0 };
+
+	hook_answer(&out, "deny", aprintf("%s%s; the command was not run (it would have run outside the sandbox)",
+	    strncmp(why, "sbx: ", 5) == 0 ? "" : "sbx: ", why), NULL, NULL);
+	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
+}
+
+/* The session named name answers, or is started now (two calls at once
+ * may both start it: the one that loses finds the other's). */
+static int
+hook_session(const char *self, const char *name, const char *dir, int nopt, char **opts, const char **why)
+{
+	int fd = session_find(name, NULL);
+
+	if (fd < 0 && hook_start_session(self, name, dir, nopt, opts, why) < 0 &&
+	    (fd = session_find(name, NULL)) < 0)
+		return -1;
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }
 
@@ -20540,25 +20678,41 @@ static int
 hook_main(int argc, char **argv)
 {
 	const char *agent = argc > 2 ? argv[2] : "", *event = argc > 3 ? argv[3] : "", *why = NULL, *name;
+	const struct hook_agent *ag = NULL;
 	char self[PATH_MAX];
 	struct buf in = { 0 }, out = { 0 };
 	struct jval *v = NULL;
 	struct err e = { 0 };
 	const struct jval *sid, *cwd, *tool, *input, *command;
-	bool ask = false;
+	bool ask = false, pre = strcmp(event, "pre-tool-use") == 0;
 	int nopt = 0;
 	char **opts = amalloc((size_t)(argc + 1) * sizeof(char *));
 
-	if (strcmp(agent, "claude") != 0 && strcmp(agent, "codex") != 0)
-		die_hint("sbx hook claude|codex session-start|pre-tool-use|session-end [-c POLICY]",
-		    "hook: the agent is claude or codex");
+	for (size_t i = 0; i < LEN(hook_agents); i++)
+		if (strcmp(agent, hook_agents[i].name) == 0)
+			ag = &hook_agents[i];
 	for (int i = 4; i < argc; i++)
 		if (strcmp(argv[i], "--ask") == 0)
 			ask = true;
 		else
 			opts[nopt++] = argv[i];
-	if (!plat_self_exe(self, sizeof(self)))
+	if (!ag && pre)
+		return hook_deny(aprintf("the hook's command names agent \"%s\"; sbx knows claude and codex", agent));
+	if (!ag)
+		die_hint("sbx hook claude|codex session-start|pre-tool-use|session-end [-c POLICY]",
+		    "hook: the agent is claude or codex");
+	if (ask && !ag->ask) {
+		why = aprintf("--ask cannot be given to %s: it takes no \"ask\" answer with a rewritten command, and runs "
+		    "the original command instead; remove --ask from the hook's command", ag->name);
+		if (pre)
+			return hook_deny(why);
+		die("hook: %s", why);
+	}
+	if (!plat_self_exe(self, sizeof(self))) {
+		if (pre)
+			return hook_deny(aprintf("cannot find its own binary: %s", strerror(errno)));
 		die("hook: cannot find my own binary: %s", strerror(errno));
+	}
 	if (strcmp(event, "--print-settings") == 0)
 		return hook_print_settings(agent, self, opts, nopt);
 	if (read_fd_all(0, SBX_FRAME_MAX_BYTES, &in) < 0)
@@ -20571,7 +20725,7 @@ hook_main(int argc, char **argv)
 		why = "the hook's input has no session_id, or no absolute cwd";
 	name = sid ? hook_session_name(agent, sid->s) : "";
 	if (strcmp(event, "session-start") == 0) {
-		if (why || (session_find(name, NULL) < 0 && hook_start_session(self, name, cwd->s, nopt, opts, &why) < 0)) {
+		if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0) {
 			warnx("hook: %s", why);
 			return 1;	/* not blocking: pre-tool-use fails closed when it finds no session */
 		}
@@ -20585,7 +20739,7 @@ hook_main(int argc, char **argv)
 				;
 		return 0;
 	}
-	if (strcmp(event, "pre-tool-use") != 0)
+	if (!pre)
 		die_hint("sbx hook AGENT session-start|pre-tool-use|session-end", "hook: unknown event \"%s\"", event);
 	tool = json_member(v, "tool_name", J_STR);
 	input = json_member(v, "tool_input", J_OBJ);
@@ -20594,21 +20748,10 @@ hook_main(int argc, char **argv)
 	command = json_member(input, "command", J_STR);
 	if (!why && (!tool || !command))
 		why = "a Bash call without tool_input.command";
-	if (!why) {
-		int fd = session_find(name, NULL);
-
-		if (fd >= 0)
-			close(fd);
-		else
-			hook_start_session(self, name, cwd->s, nopt, opts, &why);
-	}
-	if (why) {
-		hook_answer(&out, "deny", aprintf("sbx: %s; the command was not run (it would have run outside the "
-		    "sandbox)", why), NULL, NULL);
-	} else {
-		hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
-		    hook_rewrite(self, name, command->s));
-	}
+	if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0)
+		return hook_deny(why);
+	hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
+	    hook_rewrite(self, name, command->s));
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }
 

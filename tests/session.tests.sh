@@ -234,6 +234,50 @@ PY
 }
 TESTS+=(hook_claude_and_codex)
 
+t_session_start_detached() { # sbx session start returns with its stdout and stderr captured (as an agent's hook runs it): nothing of the session keeps the caller's descriptors; a start that fails after bwrap has started still says why on the caller's stderr
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/p"
+	cat >"$T/capture.py" <<'PY'
+import subprocess, sys, time
+# both pipes read to their end, as Claude Code and Codex read a hook's: the call returns only
+# when no process holds them any more
+t0 = time.time()
+try:
+    r = subprocess.run(sys.argv[2:], stdin=subprocess.PIPE, capture_output=True, timeout=20)
+except subprocess.TimeoutExpired:
+    print("HELD after %.1f s" % (time.time() - t0)); sys.exit(0)
+open(sys.argv[1] + ".out", "wb").write(r.stdout); open(sys.argv[1] + ".err", "wb").write(r.stderr)
+print("rc=%d in %.1f s" % (r.returncode, time.time() - t0))
+PY
+	local name=det-$$-$RANDOM res
+	res=$(python3 "$T/capture.py" "$T/ok" "$SBX" session start -v -c "$T/p" --name "$name")
+	note "start: $res"
+	trap 'timeout 10 "$SBX" session stop "$name" >/dev/null 2>&1' EXIT
+	[[ $res == rc=0* ]] || fail "session start with its pipes captured: $res: $(cat "$T/ok.err" 2>/dev/null)"
+	[ "$(cat "$T/ok.out")" = "$name" ] || fail "it prints the name: $(cat "$T/ok.out")"
+	grep -q . "$T/ok.err" || fail "-v's notes until ready reach the caller's stderr"
+	timeout 10 "$SBX" exec "$name" -- true || fail "control: the session started serves"
+	local pid fd
+	pid=$("$SBX" session list | sed -n "s/^$name pid=\([0-9]*\) .*/\1/p")
+	[ -n "$pid" ] || fail "the session's daemon: $("$SBX" session list)"
+	for fd in 0 1; do
+		[ "$(readlink "/proc/$pid/fd/$fd")" = /dev/null ] || fail "the daemon's fd $fd: $(readlink "/proc/$pid/fd/$fd")"
+	done
+	expect_contains "$(readlink "/proc/$pid/fd/2")" "sessions/$name.log" "the daemon's stderr is the session's log"
+	"$SBX" session stop "$name"
+	# a bwrap that fails: after the daemon's stderr became the log, its words and sbx's reach the caller
+	printf '#!/bin/sh\necho "stand-in bwrap: no namespaces on this machine" >&2\nexit 1\n' >"$T/bwrap"
+	chmod 755 "$T/bwrap"
+	res=$(python3 "$T/capture.py" "$T/bad" "$SBX" session start --bwrap-path="$T/bwrap" -c "$T/p" --name "$name-bad")
+	note "failing start: $res"
+	[[ $res == rc=125* ]] || fail "a start that fails: $res"
+	expect_contains "$(cat "$T/bad.err")" "stand-in bwrap: no namespaces on this machine" "bwrap's words on the caller's stderr"
+	expect_contains "$(cat "$T/bad.err")" "bubblewrap could not build the sandbox" "sbx's words on the caller's stderr"
+	"$SBX" session list | grep -q "^$name-bad " && fail "the failed session is not listed"
+	return 0
+}
+TESTS+=(session_start_detached)
+
 t_session_planted_socket_ignored() { # sbx exec connects only to a session in a private runtime root of its own uid: a socket another user planted where the client looks gets nothing
 	need_private_places
 	[ "$(id -u)" = 0 ] || skip "planting another user's socket needs root"

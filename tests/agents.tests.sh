@@ -1,0 +1,192 @@
+# shellcheck shell=bash
+# The agents, for real: Claude Code (`claude -p`) and Codex (`codex exec`), the CLIs .ci/run
+# installs from npm at pinned versions, run non-interactively on a scripted conversation against
+# a mock model server on loopback (tests/helpers/mock_anthropic.py, mock_openai.py), with sbx's
+# hooks installed as README tells a person to. Each conversation runs in a network namespace of
+# its own (tests/helpers/run_agent.sh): loopback only, so neither the agent nor anything under it
+# can reach the internet. Where a CLI is not installed or does not run, its tests skip with the
+# reason; they never pass.
+#
+# What each checks, on disk and in what the mock received (the tool results, as the model reads
+# them): the run ends within seconds; a write outside the roots is refused and one inside lands;
+# the model got the output and the <sandbox_violations> block; cd carries over between calls
+# exactly as in the same conversation without sbx (the control run, which also shows the write
+# outside landing there); nothing of the session is left once the agent has exited.
+
+AGENT_TMO=${SBX_AGENT_TIMEOUT:-120}     # one conversation, at most (a hang shows as this)
+AGENT_FAST_MS=30000                     # "within seconds", with the suite's load around it
+
+agent_need() { # agent_need claude|codex : skip with the reason when the CLI cannot run here
+	local bin=$1 v
+	command -v python3 >/dev/null || skip "python3 is not installed (the mock model servers need it)"
+	command -v "$bin" >/dev/null ||
+		skip "$bin is not installed (.ci/run installs it: npm install -g $(agent_pkg "$bin"))"
+	v=$("$bin" --version 2>&1) || skip "$bin --version fails: $(head -c 200 <<<"$v")"
+	note "$bin: $v"
+	command -v ip >/dev/null || skip "ip (iproute2) is needed to bring up loopback in the agent's network namespace"
+	unshare -n true 2>/dev/null ||
+		skip "cannot make a network namespace (unshare -n): the agent must run where it cannot reach the internet"
+}
+agent_pkg() { case $1 in claude) echo @anthropic-ai/claude-code@2.1.197 ;; codex) echo @openai/codex@0.171.0 ;; esac; }
+
+agent_run() { # agent_run TAG AGENT SCRIPT-JSON [AGENT-ARGS...] : one conversation in $T/TAG
+	local tag=$1 agent=$2 script=$3 d=$T/$1
+	shift 3
+	mkdir -p "$d"
+	printf '%s\n' "$script" >"$d/script.json"
+	printf '$ %s %s%s   (cwd %s)\n' "$agent" "$tag" "$([ $# = 0 ] || printf ' %q' "$@")" "$PWD"
+	AGENT_TMO=$AGENT_TMO unshare -n bash "$HERE/tests/helpers/run_agent.sh" "$d" "$agent" -- "$@"
+	AGENT_RC=$(cat "$d/rc" 2>/dev/null || echo none) AGENT_MS=$(cat "$d/ms" 2>/dev/null || echo 0)
+	echo "  [exit $AGENT_RC in ${AGENT_MS} ms]"
+	log_file out "$d/out"; log_file err "$d/err"; log_file mock "$d/record.jsonl"
+}
+
+agent_results() { # agent_results TAG : the tool results the model got, one JSON string a line, in order
+	python3 - "$T/$1/record.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if "id" in r:
+        c = r["content"]
+        # Codex frames a command's output with a chunk id and a wall time that differ each run
+        if "\nOutput:\n" in c:
+            c = c.split("\nOutput:\n", 1)[1]
+        print(json.dumps(c))
+PY
+}
+
+agent_result() { # agent_result TAG N : the Nth tool result (from 0), as text
+	agent_results "$1" | sed -n "$(($2 + 1))p" | python3 -c 'import json, sys; sys.stdout.write(json.loads(sys.stdin.read() or "\"\""))'
+}
+
+agent_expect_fast() { # agent_expect_fast WHAT : it ended, well, within seconds
+	[ "$AGENT_RC" = 0 ] || fail "$1: the agent exited $AGENT_RC after ${AGENT_MS} ms (124: timed out): $(tail -c 300 "$T/$TAG/err" 2>/dev/null)"
+	[ "$AGENT_MS" -lt "$AGENT_FAST_MS" ] || fail "$1: the run took ${AGENT_MS} ms (a hook that holds the agent?)"
+}
+
+agent_expect_no_session() { # agent_expect_no_session AGENT : nothing of its sessions is left
+	local i left
+	for i in $(seq 50); do
+		left=$("$SBX" session list 2>/dev/null | grep "^$1-"; pgrep -af -- "session start -c $T/" | grep -v pgrep)
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	fail "the session is left after the agent exited: $left"
+}
+
+# The conversation both agents are given: cd, then a call that shows where it is, then a write
+# inside and one outside, then a text turn.
+agent_script() {
+	cat <<EOF
+[[{"bash": "cd sub && pwd"}],
+ [{"bash": "pwd"}],
+ [{"bash": "echo in >inside.txt; echo out >$O/outside.txt; echo done"}],
+ [{"text": "finished"}]]
+EOF
+}
+
+agent_sandboxed() { # agent_sandboxed AGENT INSTALL-CMD... : the scenario, without sbx (control) then with
+	local agent=$1 base=() hooked=()
+	shift
+	mkdir -p "$P/sub"
+	printf 'allow-write %s\n' "$P" >"$T/policy"
+	case $agent in
+	claude) base=(--allowedTools Bash) ;;
+	codex) base=(-s danger-full-access) hooked=(-s danger-full-access --dangerously-bypass-hook-trust) ;;
+	esac
+	TAG=plain agent_run plain "$agent" "$(agent_script)" "${base[@]}"
+	TAG=plain agent_expect_fast "without sbx"
+	[ -f "$O/outside.txt" ] || fail "control: without sbx the write outside lands"
+	local plain1 plain_in
+	plain1=$(agent_result plain 1)
+	plain_in=$(cd "$P" && find . -name inside.txt)
+	[ -n "$plain_in" ] || fail "control: without sbx the write inside lands"
+	rm -f "$O/outside.txt" "$P/inside.txt" "$P/sub/inside.txt"
+	"$@" || fail "installing the hooks: $*"
+	TAG=sbx agent_run sbx "$agent" "$(agent_script)" "${hooked[@]}"
+	TAG=sbx agent_expect_fast "with sbx's hooks"
+	local r0 r1 r2
+	r0=$(agent_result sbx 0) r1=$(agent_result sbx 1) r2=$(agent_result sbx 2)
+	expect_contains "$r0" "$P/sub" "the model got the first call's output"
+	expect_eq "$r1" "$plain1" "cd carried over to the next call exactly as without sbx"
+	[ ! -e "$O/outside.txt" ] || fail "the write outside the roots landed: the command ran outside the sandbox"
+	expect_contains "$r2" "Read-only file system" "the model got the refused write's error"
+	expect_contains "$r2" "<sandbox_violations>" "the model got the violations block"
+	expect_contains "$r2" "$O/outside.txt" "the violations block names the path"
+	expect_contains "$r2" "done" "the model got the rest of the output"
+	[ -f "$P/${plain_in#./}" ] || fail "the write inside landed where it does without sbx ($plain_in): $(cd "$P" && find . -name inside.txt)"
+	agent_expect_no_session "$agent"
+}
+
+t_agents_claude_sandboxed() { # claude -p with sbx's hooks: ends in seconds, its Bash calls run sandboxed, cd carries over, the model reads the block, no session left
+	agent_need claude
+	agent_sandboxed claude agent_install_claude
+}
+TESTS+=(agents_claude_sandboxed)
+
+t_agents_codex_sandboxed() { # codex exec with sbx's hooks: ends in seconds, its shell calls run sandboxed, cd as without sbx, the model reads the block, no session left
+	agent_need codex
+	agent_sandboxed codex agent_install_codex
+}
+TESTS+=(agents_codex_sandboxed)
+
+agent_install_claude() { # as README: the settings printed, in ~/.claude/settings.json
+	mkdir -p "$H/.claude" && "$SBX" hook claude --print-settings -c "$T/policy" "$@" >"$H/.claude/settings.json"
+}
+agent_install_codex() { # as README: the hooks printed, in ~/.codex/hooks.json
+	mkdir -p "$H/.codex" && "$SBX" hook codex --print-settings -c "$T/policy" "$@" >"$H/.codex/hooks.json"
+}
+
+t_agents_codex_ask_refused() { # Codex takes no "ask" with a rewritten command and runs the original outside: sbx refuses --ask for it, and a hook given it answers deny
+	agent_need codex
+	printf 'allow-write %s\n' "$P" >"$T/policy"
+	# a hook with --ask (by hand, or by an sbx that printed it): each call is denied, never run as it was
+	mkdir -p "$H/.codex"
+	"$SBX" hook codex --print-settings -c "$T/policy" | sed "s| pre-tool-use | pre-tool-use --ask |" >"$H/.codex/hooks.json"
+	grep -q 'pre-tool-use --ask' "$H/.codex/hooks.json" || fail "setup: the hand-made hook"
+	TAG=ask agent_run ask codex "[[{\"bash\": \"echo out >$O/ask.txt\"}], [{\"text\": \"finished\"}]]" \
+		-s danger-full-access --dangerously-bypass-hook-trust
+	TAG=ask agent_expect_fast "codex with --ask"
+	[ ! -e "$O/ask.txt" ] || fail "with --ask the original command ran, outside the sandbox"
+	expect_contains "$(agent_result ask 0)" "--ask" "the model got sbx's reason"
+	# control: the same call without --ask runs, in the sandbox (refused outside, the block said)
+	agent_install_codex
+	TAG=noask agent_run noask codex "[[{\"bash\": \"echo out >$O/ask.txt; echo in >$P/in.txt\"}], [{\"text\": \"finished\"}]]" \
+		-s danger-full-access --dangerously-bypass-hook-trust
+	TAG=noask agent_expect_fast "control: codex without --ask"
+	[ -f "$P/in.txt" ] && [ ! -e "$O/ask.txt" ] || fail "control: without --ask the command runs, in the sandbox"
+	expect_contains "$(agent_result noask 0)" "<sandbox_violations>" "control: the model got the block"
+	agent_expect_no_session codex
+	run_sbx hook codex --print-settings --ask -c "$T/policy"
+	expect_rc 125 "--print-settings --ask for codex"
+	expect_contains "$ERR" "--ask" "the refusal names the option"
+}
+TESTS+=(agents_codex_ask_refused)
+
+t_agents_session_cannot_start() { # a policy that does not parse: each agent's model reads sbx's real message, the command does not run
+	local agent
+	for agent in claude codex; do
+		command -v "$agent" >/dev/null || continue
+		agent_need "$agent"
+		printf 'allow-write %s\nbogus-directive here\n' "$P" >"$T/policy"
+		rm -f "$O/ran.txt"
+		"agent_install_$agent"
+		local extra=()
+		[ "$agent" = codex ] && extra=(-s danger-full-access --dangerously-bypass-hook-trust)
+		TAG=bad-$agent agent_run "bad-$agent" "$agent" "[[{\"bash\": \"echo ran >$O/ran.txt\"}], [{\"text\": \"finished\"}]]" "${extra[@]}"
+		TAG=bad-$agent agent_expect_fast "$agent, a session that cannot start"
+		[ ! -e "$O/ran.txt" ] || fail "$agent: the command ran though no session could start"
+		local r
+		r=$(agent_result "bad-$agent" 0)
+		expect_contains "$r" "$T/policy:2" "$agent: the model got sbx's message, with the policy's file and line"
+		expect_contains "$r" "bogus-directive" "$agent: the model got sbx's message"
+		# control: the same conversation with a policy that parses runs the command
+		printf 'allow-write %s\n' "$P" >"$T/policy"
+		TAG=good-$agent agent_run "good-$agent" "$agent" "[[{\"bash\": \"echo ran >$P/ran.txt\"}], [{\"text\": \"finished\"}]]" "${extra[@]}"
+		[ -f "$P/ran.txt" ] || fail "control: $agent runs the command when the policy parses"
+		rm -f "$P/ran.txt"
+		agent_expect_no_session "$agent"
+	done
+	command -v claude >/dev/null || command -v codex >/dev/null || agent_need claude
+}
+TESTS+=(agents_session_cannot_start)
