@@ -8468,7 +8468,8 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
  * socket. Each is framed on a stream: a type byte, a u32 length, then that
  * many bytes of body; the descriptors a message carries (an exec's stdin,
  * stdout and stderr) ride on its type byte. Types:
- *   'E' exec: exec_req (client -> sbx -> init), with 3 descriptors
+ *   'E' exec: exec_req (client -> sbx -> init), with 3 descriptors (4 with
+ *       EXEC_FD3: the client's fd 3 becomes the command's fd 3 too)
  *   'S' started: u32 id | u32 pid (init -> sbx; the client is not told,
  *       an old client skips it)
  *   'Z' ended: u32 id | i32 exit status as the shell gives it (init -> sbx;
@@ -8483,9 +8484,14 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
  * trusted to be well formed), init from sbx. */
 #define SBX_EXEC_MAX_STRINGS	65536
 
+/* An exec request's flags. */
+enum {
+	EXEC_FD3 = 1,		/* a fourth descriptor: the command's fd 3 (sbx exec --fd3) */
+};
+
 struct exec_req {
 	uint32_t id;		/* sbx's number for the exec (0 from a client) */
-	uint32_t flags;		/* none yet: must be 0 */
+	uint32_t flags;		/* EXEC_*; no other bit */
 	char **argv, **envp;	/* NULL-terminated */
 	const char *cwd;	/* absolute */
 };
@@ -8531,7 +8537,7 @@ exec_req_decode(const char *p, size_t n, struct exec_req *e, const char **why)
 
 	memset(e, 0, sizeof(*e));
 	take_u32(&c, &e->id, "no id");
-	if (take_u32(&c, &e->flags, "no flags") && e->flags != 0)
+	if (take_u32(&c, &e->flags, "no flags") && (e->flags & ~(uint32_t)EXEC_FD3))
 		c.why = "unknown flags";
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_EXEC_MAX_STRINGS))
 		c.why = "bad argument count";
@@ -8559,6 +8565,14 @@ exec_req_decode(const char *p, size_t n, struct exec_req *e, const char **why)
 	e->envp[envc] = NULL;
 	e->cwd = cwd;
 	return 0;
+}
+
+/* How many descriptors an exec request comes with: the command's 0, 1, 2,
+ * and 3 when asked. */
+static int
+exec_req_nfd(const struct exec_req *e)
+{
+	return e->flags & EXEC_FD3 ? 4 : 3;
 }
 
 struct px_listener { int fd; enum listener_role role; int port; };
@@ -17183,7 +17197,7 @@ struct sess_exec {
 	char **envp;
 	const char *cwd;
 	const sigset_t *old;
-	int fds[3];
+	int fds[4], nfd;	/* received; they become its 0 to nfd-1 */
 	bool shared;		/* it shares init's memory (false: it was forked) */
 	/* what it writes: why it did not become the command (err 0: it did) */
 	struct child_failure fail;
@@ -17245,10 +17259,11 @@ session_exec_child(void *arg)
 	sys6(SYS_rt_sigaction, SIGCHLD, (long)dfl, 0, 8, 0, 0);
 	sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)x->old, 0, 8, 0, 0);
 	sys3(SYS_setpgid, 0, 0, 0);
-	/* the client's 0, 1, 2 (received close-on-exec, like init's own
-	 * descriptors, which the command never sees); init's 0-2 are open,
-	 * so none of them is one of 0-2 already */
-	for (int k = 0; k < 3; k++)
+	/* the client's 0, 1, 2 and 3 if it sent one (received close-on-exec,
+	 * like init's own descriptors, which the command never sees); init's
+	 * 0-2 are open, so every one received is above 2, and each is dup'd
+	 * before a lower target could have replaced it */
+	for (int k = 0; k < x->nfd; k++)
 		if ((err = -(int)sys3(SYS_dup3, x->fds[k], k, 0)) > 0)
 			return exec_child_failed(x, "cannot take the client's descriptors", "", err);
 	/* no capabilities to drop: init_serve dropped them all, and a child
@@ -17293,7 +17308,7 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	/* ARENA: the exec's own, until it is reaped (init_reap_exec) */
 	own = arena_head;
 	arena_head = x->mem;
-	if (nfd != 3 || exec_req_decode(x->req.p, x->req.n, &e, &why) < 0) {
+	if (exec_req_decode(x->req.p, x->req.n, &e, &why) < 0 || (nfd != exec_req_nfd(&e) && (why = "descriptors missing"))) {
 		x->mem = arena_head;
 		arena_head = own;
 		init_exec_mem_done(x);
@@ -17308,7 +17323,8 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	x->cwd = e.cwd;
 	x->old = old;
 	x->fail = (struct child_failure){ 0 };
-	memcpy(x->fds, fds, sizeof(x->fds));
+	memcpy(x->fds, fds, (size_t)nfd * sizeof(int));
+	x->nfd = nfd;
 	if (!x->stack) {
 		char *m = mmap(NULL, SBX_EXEC_STACK + 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -17410,10 +17426,10 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 						init_reap_exec(ctl, &ex[k], status);
 		}
 		if (pfd[0].revents) {
-			int fds[3], nfd = 0, type;
+			int fds[4], nfd = 0, type;
 			struct arena_mark mark = arena_mark();
 
-			type = frame_recv(ctl, &b, fds, 3, &nfd);
+			type = frame_recv(ctl, &b, fds, 4, &nfd);
 			if (type < 0)
 				_exit(0);	/* sbx has gone: the session ends */
 			if (type == 'E') {
@@ -19425,13 +19441,13 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  * (the observer and the proxy answer to it), and the status goes after
  * them. */
 /* A session's name: letters, digits, '.', '_' and '-', not starting with
- * '.'; it names a file. */
+ * '.' (it names a file) or '-' (sbx exec's options come before it). */
 static bool
 session_name_ok(const char *n)
 {
 	size_t k = strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
 
-	return k > 0 && k <= SBX_SESSION_NAME_MAX && !n[k] && n[0] != '.';
+	return k > 0 && k <= SBX_SESSION_NAME_MAX && !n[k] && n[0] != '.' && n[0] != '-';
 }
 
 /* The socket of session name in runtime root root. */
@@ -19762,7 +19778,8 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	struct buf cmdline = { 0 };
 	const char *why = "descriptors missing";
 
-	if (nfd != 3 || c->id || exec_req_decode(b->p, b->n, &e, &why) < 0 || (e.id && (why = "an id from a client"))) {
+	if (c->id || exec_req_decode(b->p, b->n, &e, &why) < 0 || (e.id && (why = "an id from a client")) ||
+	    (nfd != exec_req_nfd(&e) && (why = "descriptors missing"))) {
 		frame_send(c->fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
 		warnx("session: a request refused: %s", c->id ? "a second exec on one connection" : why);
 		session_client_close(c);
@@ -19791,7 +19808,7 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	c->cmdline = cmdline.p;
 	sess.out.n = 0;
 	exec_req_encode(&e, &sess.out);
-	if (frame_send(r->ctl, 'E', sess.out.p, sess.out.n, fds, 3) < 0)
+	if (frame_send(r->ctl, 'E', sess.out.p, sess.out.n, fds, nfd) < 0)
 		warnx("session: sbx-init did not take exec %u: %s", (unsigned)c->id, strerror(errno));
 	buf_recycle(&sess.out);
 	sess.execs++;
@@ -20003,7 +20020,7 @@ static void
 session_from_client(struct run *r, struct sess_client *c)
 {
 	struct buf b = sess.in;	/* the daemon's buffer, given back below */
-	int fds[3], nfd, type = frame_recv(c->fd, &b, fds, 3, &nfd);
+	int fds[4], nfd, type = frame_recv(c->fd, &b, fds, 4, &nfd);
 
 	if (type < 0) {	/* it went: its command is hung up on, as a terminal's would be */
 		if (c->id && r->ctl >= 0)
@@ -20031,9 +20048,12 @@ session_from_client(struct run *r, struct sess_client *c)
 		frame_send(c->fd, 'P', info, strlen(info), NULL, 0);
 	}
 	/* init has its own copies now; received together, they are usually
-	 * three numbers in a row: one close_range, not three closes */
-	if (nfd == 3 && fds[1] == fds[0] + 1 && fds[2] == fds[0] + 2 &&
-	    syscall(SYS_close_range, (unsigned)fds[0], (unsigned)fds[2], 0U) == 0)
+	 * numbers in a row: one close_range, not a close each */
+	bool row = nfd >= 3;
+
+	for (int k = 1; row && k < nfd; k++)
+		row = fds[k] == fds[0] + k;
+	if (row && syscall(SYS_close_range, (unsigned)fds[0], (unsigned)fds[nfd - 1], 0U) == 0)
 		nfd = 0;
 	for (int k = 0; k < nfd; k++)
 		close(fds[k]);
@@ -20199,9 +20219,11 @@ session_find(const char *name, const char **path)
 	return -1;
 }
 
-/* sbx exec NAME [--] CMD ARGS...: the command in the session, with this
- * process's stdin, stdout, stderr, environment and directory; signals
- * passed on; its status is ours, its refusals on our stderr. */
+/* sbx exec [--fd3] NAME [--] CMD ARGS...: the command in the session, with
+ * this process's stdin, stdout, stderr (and fd 3, with --fd3: how an
+ * agent's hook learns the directory its command ended in, hook_rewrite),
+ * environment and directory; signals passed on; its status is ours, its
+ * refusals on our stderr. */
 static int
 session_exec_main(int argc, char **argv)
 {
@@ -20209,16 +20231,22 @@ session_exec_main(int argc, char **argv)
 	char cwd[PATH_MAX];
 	struct exec_req e = { 0 };
 	struct buf body = { 0 }, b;
-	const int fds[3] = { 0, 1, 2 };
+	const int fds[4] = { 0, 1, 2, 3 };
 	sigset_t set, old;
-	int fd, sfd, first = 3;
+	int fd, sfd, first;
 
-	if (argc < 4 || (strcmp(argv[3], "--") == 0 && argc < 5))
-		die_hint("sbx exec NAME -- COMMAND [ARGS...]", "exec: no session name or no command");
+	if (argc > 2 && strcmp(argv[2], "--fd3") == 0) {
+		if (fcntl(3, F_GETFD) < 0)
+			die("exec: --fd3, but fd 3 is not open; the command did not run");
+		e.flags |= EXEC_FD3;
+		argv++;
+		argc--;
+	}
+	first = argc > 3 && strcmp(argv[3], "--") == 0 ? 4 : 3;
+	if (argc <= first)
+		die_hint("sbx exec [--fd3] NAME -- COMMAND [ARGS...]", "exec: no session name or no command");
 	if (!session_name_ok(argv[2]))
 		die("exec: \"%s\" is not a session name (letters, digits, '.', '_', '-')", argv[2]);
-	if (strcmp(argv[3], "--") == 0)
-		first = 4;
 	if (!getcwd(cwd, sizeof(cwd)))
 		die("exec: cannot find the current directory: %s; the command did not run", strerror(errno));
 	e.argv = argv + first;
@@ -20236,7 +20264,7 @@ session_exec_main(int argc, char **argv)
 	if ((fd = session_find(argv[2], NULL)) < 0)
 		die_hint("sbx session start --name NAME starts one; sbx session list shows them",
 		    "exec: no session %s is running; the command did not run", argv[2]);
-	if (frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
+	if (frame_send(fd, 'E', body.p, body.n, fds, exec_req_nfd(&e)) < 0)
 		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
 	b = body;	/* the answer reuses the request's buffer: no page touched anew */
 	for (;;) {
@@ -20528,17 +20556,43 @@ hook_session_name(const char *agent, const char *id)
 	return aprintf("%s-%016llx", agent, (unsigned long long)str_hash(id));
 }
 
-/* The rewritten command: sbx exec NAME -- bash -c 'COMMAND'. Pure. */
+/* The rewritten command, run by the agent's shell. Pure. The command is
+ * run by bash in the session, as `bash -c COMMAND` would (the text
+ * reaches it single-quoted, byte for byte; no positional parameters),
+ * and the directory it ends in comes back to the agent's shell, which
+ * moves there: Claude Code keeps its shell's directory from one call to
+ * the next (it records `pwd -P` after a command that succeeded), and
+ * `cd sub && make` followed by `make test` must run in sub, as without
+ * the hook. The way back is a pipe (the agent's shell reads it with $(),
+ * sbx exec --fd3 hands it to the command as its fd 3); the command itself
+ * runs with fd 3 closed, so nothing it leaves running holds the pipe, and
+ * its stdout and stderr are the agent's as they were. An `exit` in the
+ * command ends the inner bash before it reports, so the shell stays where
+ * it was, as without the hook. The exit status is the command's, and no
+ * process is forked for it (a function returns it).
+ *   { __sbx_d=$(SBX exec --fd3 NAME -- bash -c 'INNER' /bin/bash COMMAND 3>&1 >&4 4>&-);
+ *     __sbx_s=$?; } 4>&1; cd to ${__sbx_d%/}; return __sbx_s
+ * INNER: run "$1" with no positional parameters and fd 3 closed, then
+ * write the directory and a '/' ($() would drop a name's trailing
+ * newlines) to fd 3, and exit with the command's status. */
 static char *
 hook_rewrite(const char *self, const char *name, const char *command)
 {
+	static const char inner[] = "__sbx_c=$1; shift; eval \"$__sbx_c\" 3>&-; __sbx_s=$?; "
+	    "printf '%s/' \"$PWD\" >&3; exit \"$__sbx_s\"";
 	struct buf b = { 0 };
 
+	buf_puts(&b, "{ __sbx_d=$(");
 	buf_put_shell_quoted(&b, self);
-	buf_puts(&b, " exec ");
+	buf_puts(&b, " exec --fd3 ");
 	buf_put_shell_quoted(&b, name);
 	buf_puts(&b, " -- bash -c ");
+	buf_put_shell_quoted(&b, inner);
+	buf_puts(&b, " /bin/bash ");	/* $0, as in both agents' own shells: their errors' prefix */
 	buf_put_shell_quoted(&b, command);
+	buf_puts(&b, " 3>&1 >&4 4>&-); __sbx_s=$?; } 4>&1; "
+	    "[ -z \"$__sbx_d\" ] || cd -- \"${__sbx_d%/}\" 2>/dev/null; "
+	    "__sbx_r() { return \"$1\"; }; __sbx_r \"$__sbx_s\"");
 	buf_putc(&b, '\0');
 	return b.p;
 }

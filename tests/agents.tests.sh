@@ -48,9 +48,9 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     if "id" in r:
         c = r["content"]
-        # Codex frames a command's output with a chunk id and a wall time that differ each run
-        if "\nOutput:\n" in c:
-            c = c.split("\nOutput:\n", 1)[1]
+        # Codex frames a command's output with a chunk id, a wall time and a token count that
+        # differ from run to run (the status and the output stay)
+        c = "\n".join(l for l in c.split("\n") if not l.startswith(("Chunk ID: ", "Wall time: ", "Original token count: ")))
         print(json.dumps(c))
 PY
 }
@@ -80,6 +80,7 @@ agent_script() {
 	cat <<EOF
 [[{"bash": "cd sub && pwd"}],
  [{"bash": "pwd"}],
+ [{"bash": "echo \\"\$0 \$#\\"; ls /nonexistent-x; echo err >&2; exit 3"}],
  [{"bash": "echo in >inside.txt; echo out >$O/outside.txt; echo done"}],
  [{"text": "finished"}]]
 EOF
@@ -97,23 +98,25 @@ agent_sandboxed() { # agent_sandboxed AGENT INSTALL-CMD... : the scenario, witho
 	TAG=plain agent_run plain "$agent" "$(agent_script)" "${base[@]}"
 	TAG=plain agent_expect_fast "without sbx"
 	[ -f "$O/outside.txt" ] || fail "control: without sbx the write outside lands"
-	local plain1 plain_in
-	plain1=$(agent_result plain 1)
+	local plain0 plain1 plain2 plain_in
+	plain0=$(agent_result plain 0) plain1=$(agent_result plain 1) plain2=$(agent_result plain 2)
 	plain_in=$(cd "$P" && find . -name inside.txt)
 	[ -n "$plain_in" ] || fail "control: without sbx the write inside lands"
 	rm -f "$O/outside.txt" "$P/inside.txt" "$P/sub/inside.txt"
 	"$@" || fail "installing the hooks: $*"
 	TAG=sbx agent_run sbx "$agent" "$(agent_script)" "${hooked[@]}"
 	TAG=sbx agent_expect_fast "with sbx's hooks"
-	local r0 r1 r2
-	r0=$(agent_result sbx 0) r1=$(agent_result sbx 1) r2=$(agent_result sbx 2)
+	local r0 r1 r2 r3
+	r0=$(agent_result sbx 0) r1=$(agent_result sbx 1) r2=$(agent_result sbx 2) r3=$(agent_result sbx 3)
 	expect_contains "$r0" "$P/sub" "the model got the first call's output"
+	expect_eq "$r0" "$plain0" "the first call's result, as without sbx"
 	expect_eq "$r1" "$plain1" "cd carried over to the next call exactly as without sbx"
+	expect_eq "$r2" "$plain2" "a failing call's output, errors and status, as without sbx"
 	[ ! -e "$O/outside.txt" ] || fail "the write outside the roots landed: the command ran outside the sandbox"
-	expect_contains "$r2" "Read-only file system" "the model got the refused write's error"
-	expect_contains "$r2" "<sandbox_violations>" "the model got the violations block"
-	expect_contains "$r2" "$O/outside.txt" "the violations block names the path"
-	expect_contains "$r2" "done" "the model got the rest of the output"
+	expect_contains "$r3" "Read-only file system" "the model got the refused write's error"
+	expect_contains "$r3" "<sandbox_violations>" "the model got the violations block"
+	expect_contains "$r3" "$O/outside.txt" "the violations block names the path"
+	expect_contains "$r3" "done" "the model got the rest of the output"
 	[ -f "$P/${plain_in#./}" ] || fail "the write inside landed where it does without sbx ($plain_in): $(cd "$P" && find . -name inside.txt)"
 	agent_expect_no_session "$agent"
 }

@@ -234,6 +234,47 @@ PY
 }
 TESTS+=(hook_claude_and_codex)
 
+t_hook_rewrite_exact() { # the rewritten command in the agent's shell, against the command itself: the same stdout, stderr, status and directory after (cd carries over, exit and failure as without the hook), and a process it leaves running holds nothing back
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	mkdir -p "$P/sub" "$P/nl
+" "$P/with space"
+	local id="rw$$$RANDOM" i=0 cmd
+	printf '{"session_id": "%s", "cwd": "%s", "hook_event_name": "SessionStart"}' "$id" "$P" >"$T/start.json"
+	"$SBX" hook claude session-start -c "$T/hook.policy" <"$T/start.json" || fail "session-start"
+	trap '"$SBX" session stop "claude-$id" >/dev/null 2>&1' EXIT
+	while IFS= read -r -d '' cmd; do
+		python3 -c 'import json, sys; print(json.dumps({"session_id": sys.argv[1], "cwd": sys.argv[2], "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": sys.argv[3]}}))' \
+			"$id" "$P" "$cmd" >"$T/in.json"
+		"$SBX" hook claude pre-tool-use -c "$T/hook.policy" <"$T/in.json" >"$T/out.json" || fail "pre-tool-use $i"
+		python3 -c 'import json, sys; sys.stdout.write(json.load(open(sys.argv[1]))["hookSpecificOutput"]["updatedInput"]["command"])' \
+			"$T/out.json" >"$T/rewritten" || fail "no rewritten command for $i: $(cat "$T/out.json")"
+		# as Claude Code's shell runs a call: eval, then record the directory after a success
+		local how
+		for how in plain hooked; do
+			local x=$cmd
+			[ $how = hooked ] && x=$(cat "$T/rewritten"; echo .) && x=${x%.}
+			rm -f "$T/cwd"
+			(cd "$P" && timeout 20 /bin/bash -c '__x=$1 __f=$2; shift 2; eval "$__x" </dev/null && pwd -P >"$__f"' /bin/bash "$x" "$T/cwd") \
+				>"$T/$how.out" 2>"$T/$how.err"
+			# the agent's directory after: the one recorded, or the one it had (none recorded)
+			echo "rc=$? cwd=$(cat "$T/cwd" 2>/dev/null || echo "$P")" >>"$T/$how.out"
+		done
+		cmp -s "$T/plain.out" "$T/hooked.out" ||
+			fail "command $i ($cmd): stdout/status/directory differ: $(diff "$T/plain.out" "$T/hooked.out" | head -8)"
+		cmp -s "$T/plain.err" "$T/hooked.err" ||
+			fail "command $i ($cmd): stderr differs: $(diff "$T/plain.err" "$T/hooked.err" | head -8)"
+		i=$((i + 1))
+	done < <(printf '%s\0' 'cd sub && pwd' 'cd sub; false' 'cd "with space"; echo "$0 $# $-"' \
+		"cd 'nl
+' && pwd" 'echo out; echo err >&2; exit 3' 'cd sub; exit 0' 'cd /nonexistent-dir-x' \
+		'cd sub && (sleep 30 &) && echo left-running' 'set -- a b; echo "$#:$*"' 'exec 3>/dev/null; cd sub; echo fd3 taken' \
+		'cd sub; trap "echo bye" EXIT; echo hi')
+	[ "$i" = 11 ] || fail "setup: $i commands"
+	return 0
+}
+TESTS+=(hook_rewrite_exact)
+
 t_session_start_detached() { # sbx session start returns with its stdout and stderr captured (as an agent's hook runs it): nothing of the session keeps the caller's descriptors; a start that fails after bwrap has started still says why on the caller's stderr
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	printf 'allow-write %s\n' "$P" >"$T/p"

@@ -4121,7 +4121,8 @@ test_sessions(void)
 	{
 		char *bad_env[] = { "NOEQUALS", NULL }, *empty_name[] = { "=x", NULL }, *none[] = { NULL };
 		struct exec_req bad[] = { { 0, 0, argv, bad_env, "/p" }, { 0, 0, argv, empty_name, "/p" },
-			{ 0, 0, none, envp, "/p" }, { 0, 0, argv, envp, "relative" }, { 0, 1, argv, envp, "/p" } };
+			{ 0, 0, none, envp, "/p" }, { 0, 0, argv, envp, "relative" }, { 0, 2, argv, envp, "/p" },
+			{ 0, EXEC_FD3 | 4, argv, envp, "/p" } };
 
 		for (size_t i = 0; i < LEN(bad); i++) {
 			struct buf bb = { 0 };
@@ -4130,6 +4131,15 @@ test_sessions(void)
 			CHECK(exec_req_decode(bb.p, bb.n, &d, &why) < 0, "hostile exec request %zu refused", i);
 			free(bb.p);
 		}
+	}
+	{
+		struct exec_req f = { 0, EXEC_FD3, argv, envp, "/p" };
+		struct buf fb = { 0 };
+
+		exec_req_encode(&f, &fb);
+		CHECK(exec_req_decode(fb.p, fb.n, &d, &why) == 0 && exec_req_nfd(&d) == 4 && exec_req_nfd(&e) == 3,
+		    "--fd3's flag round-trips, and asks for a fourth descriptor");
+		free(fb.p);
 	}
 	free(b.p);
 	{
@@ -4166,11 +4176,13 @@ test_sessions(void)
 	CHECK(strncmp(hook_session_name("codex", "a/b c"), "codex-", 6) == 0 &&
 	    session_name_ok(hook_session_name("codex", "a/b c")) && session_name_ok(hook_session_name("codex", "")),
 	    "an id with other bytes, or none, is hashed into a valid name");
-	rw = hook_rewrite("/usr/bin/sbx", "claude-1", "a'b");
-	CHECK(strcmp(rw, "/usr/bin/sbx exec claude-1 -- bash -c 'a'\\''b'") == 0, "the rewrite single-quotes: %s", rw);
+	rw = hook_rewrite("/opt/my tools/sbx", "claude-1", "a'b");
+	CHECK(strncmp(rw, "{ __sbx_d=$('/opt/my tools/sbx' exec --fd3 claude-1 -- bash -c '", 63) == 0 &&
+	    strstr(rw, "' /bin/bash 'a'\\''b' 3>&1 >&4 4>&-); __sbx_s=$?; } 4>&1; ") &&
+	    strstr(rw, "cd -- \"${__sbx_d%/}\""), "the rewrite: sbx and the command single-quoted, fd 3 back: %s", rw);
 	free((void *)rw);
-	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y"),
-	    "session names: a file's name, no dot first, no slash");
+	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y") &&
+	    !session_name_ok("--fd3"), "session names: a file's name, no dot or dash first, no slash");
 	/* attribution (session_attribute): by the caller's group; a group no
 	 * running exec has, or none, to every running exec; a record of an
 	 * unknown group held while an exec has not said "S" yet */
