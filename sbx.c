@@ -5924,16 +5924,30 @@ enum rule_bits {
 /* What a placeholder is. ORDER: placeholder_kinds[] (its description) and
  * ph_kind_letters[] (its letter in the registry, 5d) rely on this order. */
 enum phkind {
-	PH_DIR,		/* an empty directory: git ignores it, so `git add -A` does
-			 * not commit a dozen empty dotfiles */
-	PH_FILE,	/* an empty file: a config git must still be able to read */
+	PH_DIR,		/* an empty directory: what holds a directory's name, and a
+			 * file's in a git work tree (git ignores it, so `git add -A`
+			 * does not commit a dozen empty dotfiles: fx_hold_kind) */
+	PH_FILE,	/* an empty file: what holds a file's name (a program that
+			 * reads it, ~/.codex/config.toml, finds it empty, not a
+			 * directory it cannot read), and a config git must read */
 	PH_DOT,		/* a file holding ".": a missing .git/commondir; git reads it
 			 * as "the common directory is this one", while an empty file
 			 * or a directory there makes every git command fail */
+	PH_PARENT,	/* a directory made for the placeholders in it and left
+			 * writable (pinned, removed after the run if still empty):
+			 * an agent's own directory (agent_dirs) */
+	PH_JSON,	/* a file holding "{}": a JSON file's name; its programs read
+			 * an empty object as nothing set, and an empty file as a
+			 * corrupt one (Claude Code will not start on an empty
+			 * ~/.claude.json) */
 };
 
 /* ORDER: enum phkind */
-static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"" };
+static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"",
+	"a writable directory for the placeholders in it", "a file holding {}" };
+
+/* What a placeholder file holds, by kind (NULL: a directory). ORDER: enum phkind */
+static const char *const placeholder_text[] = { NULL, "", ".\n", NULL, "{}\n" };
 
 /* ORDER: mount_cmp orders mounts at one key by this order (bwrap mounts
  * the later over the earlier), and plan_note_mounts' kinds[] (the -v
@@ -6040,75 +6054,83 @@ enum dwhere {
  * class: a file that makes a tool run code without the person choosing to
  * run the project's code). ~/.gitconfig's XDG twin and the files git
  * configuration names are in the git part below. */
-static const struct { const char *name; const char *why; enum dwhere where; } dangerous_files[] = {
-	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)", DW_TOP },
-	{ ".gitmodules", "submodule URLs and update commands run on the next update", DW_TOP },
-	{ ".bashrc", "the next interactive bash runs it", DW_TOP },
-	{ ".bash_profile", "the next login bash runs it", DW_TOP },
-	{ ".zshrc", "the next interactive zsh runs it", DW_TOP },
-	{ ".zprofile", "the next login zsh runs it", DW_TOP },
-	{ ".profile", "the next login shell runs it", DW_TOP },
-	{ ".ripgreprc", "ripgrep options can name a preprocessor to run", DW_TOP },
-	{ ".mcp.json", "names MCP servers an agent will start with full access", DW_TOP },
+static const struct {
+	const char *name, *why;
+	enum dwhere where;
+	enum phkind kind;	/* what holds it when missing (fx_hold_kind): a file, {} for JSON, a directory */
+} dangerous_files[] = {
+	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)", DW_TOP, PH_FILE },
+	{ ".gitmodules", "submodule URLs and update commands run on the next update", DW_TOP, PH_FILE },
+	{ ".bashrc", "the next interactive bash runs it", DW_TOP, PH_FILE },
+	{ ".bash_profile", "the next login bash runs it", DW_TOP, PH_FILE },
+	{ ".zshrc", "the next interactive zsh runs it", DW_TOP, PH_FILE },
+	{ ".zprofile", "the next login zsh runs it", DW_TOP, PH_FILE },
+	{ ".profile", "the next login shell runs it", DW_TOP, PH_FILE },
+	{ ".ripgreprc", "ripgrep options can name a preprocessor to run", DW_TOP, PH_FILE },
+	{ ".mcp.json", "names MCP servers an agent will start with full access", DW_TOP, PH_JSON },
 	/* beyond srt */
-	{ ".zshenv", "every zsh runs it, scripts included", DW_HOME_HELD },
-	{ ".zlogin", "the next login zsh runs it", DW_HOME_HELD },
-	{ ".zlogout", "zsh runs it at logout", DW_HOME_HELD },
-	{ ".bash_login", "a login bash runs it when .bash_profile is absent", DW_HOME_HELD },
-	{ ".bash_logout", "bash runs it at logout", DW_HOME_HELD },
-	{ ".bash_aliases", "Debian's and Ubuntu's .bashrc source it", DW_HOME_HELD },
-	{ ".pre-commit-config.yaml", "the pre-commit hook runs the programs it lists on the next commit", DW_EXISTING },
-	{ ".lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING },
-	{ "lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING },
-	{ ".config/git/config", "git's XDG global config: runs what it names, like ~/.gitconfig", DW_HOME },
-	{ ".config/fish/config.fish", "every fish shell runs it", DW_HOME },
-	{ ".config/fish/conf.d", "every fish shell runs the files in it", DW_HOME },
-	{ ".bashrc.d", "Fedora's .bashrc runs the files in it", DW_HOME },
-	{ ".config/environment.d", "systemd sets these variables (LD_PRELOAD, PATH) for the next session", DW_HOME },
-	{ ".config/systemd/user", "user services start at the next login", DW_HOME },
-	{ ".config/autostart", "the desktop starts these at the next login", DW_HOME },
-	{ ".ssh/config", "ProxyCommand, LocalCommand and Match exec run on the next ssh (and git over ssh)", DW_HOME },
-	{ ".npmrc", "npm runs what it names (node-options, script-shell, git) in every project", DW_HOME },
-	{ ".yarnrc", "yarn runs the yarn-path it names in every project", DW_HOME },
-	{ ".yarnrc.yml", "yarn runs the yarnPath it names in every project", DW_HOME },
-	{ ".vimrc", "vim runs it at start", DW_HOME },
-	{ ".config/nvim", "neovim runs init.lua/init.vim and plugins from it at start", DW_HOME },
-	{ ".emacs", "emacs runs it at start", DW_HOME },
-	{ ".emacs.d", "emacs runs init.el from it at start", DW_HOME },
-	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME },
-	{ ".gdbinit", "gdb runs it at start", DW_HOME },
-	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME },
-	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME },
-	{ ".bash_completion", "bash-completion sources it in every interactive bash", DW_HOME },
-	{ ".local/share/bash-completion/completions", "bash sources a completion file from it on the first tab", DW_HOME },
-	{ ".config/fish/functions", "fish runs a function file from it when its name is typed", DW_HOME },
-	{ ".ipython/profile_default/startup", "ipython runs the files in it at start", DW_HOME },
-	{ ".gradle/init.d", "gradle runs the init scripts in it in every build", DW_HOME },
-	{ ".config/Code/User/settings.json", "VS Code runs the terminal profiles and tasks it names", DW_HOME },
-	{ ".config/Code/User/tasks.json", "VS Code runs its tasks (some at folder open)", DW_HOME },
-	{ ".psqlrc", "psql runs its \\! shell escapes at start", DW_HOME },
-	{ ".Rprofile", "R runs it at start", DW_HOME },
-	{ ".irbrc", "irb runs it at start", DW_HOME },
-	{ ".xprofile", "the display manager runs it at the next login", DW_HOME },
-	{ ".pam_environment", "pam sets these variables (LD_PRELOAD) at the next login", DW_HOME },
-	{ ".config/direnv/direnvrc", "direnv runs it for every allowed .envrc", DW_HOME },
-	{ ".cargo/config.toml", "cargo runs the rustc wrappers and runners it names in every build", DW_HOME },
+	{ ".zshenv", "every zsh runs it, scripts included", DW_HOME_HELD, PH_FILE },
+	{ ".zlogin", "the next login zsh runs it", DW_HOME_HELD, PH_FILE },
+	{ ".zlogout", "zsh runs it at logout", DW_HOME_HELD, PH_FILE },
+	{ ".bash_login", "a login bash runs it when .bash_profile is absent", DW_HOME_HELD, PH_FILE },
+	{ ".bash_logout", "bash runs it at logout", DW_HOME_HELD, PH_FILE },
+	{ ".bash_aliases", "Debian's and Ubuntu's .bashrc source it", DW_HOME_HELD, PH_FILE },
+	{ ".pre-commit-config.yaml", "the pre-commit hook runs the programs it lists on the next commit", DW_EXISTING, PH_FILE },
+	{ ".lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING, PH_FILE },
+	{ "lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING, PH_FILE },
+	{ ".config/git/config", "git's XDG global config: runs what it names, like ~/.gitconfig", DW_HOME, PH_FILE },
+	{ ".config/fish/config.fish", "every fish shell runs it", DW_HOME, PH_FILE },
+	{ ".config/fish/conf.d", "every fish shell runs the files in it", DW_HOME, PH_DIR },
+	{ ".bashrc.d", "Fedora's .bashrc runs the files in it", DW_HOME, PH_DIR },
+	{ ".config/environment.d", "systemd sets these variables (LD_PRELOAD, PATH) for the next session", DW_HOME, PH_DIR },
+	{ ".config/systemd/user", "user services start at the next login", DW_HOME, PH_DIR },
+	{ ".config/autostart", "the desktop starts these at the next login", DW_HOME, PH_DIR },
+	{ ".ssh/config", "ProxyCommand, LocalCommand and Match exec run on the next ssh (and git over ssh)", DW_HOME, PH_FILE },
+	{ ".npmrc", "npm runs what it names (node-options, script-shell, git) in every project", DW_HOME, PH_FILE },
+	{ ".yarnrc", "yarn runs the yarn-path it names in every project", DW_HOME, PH_FILE },
+	{ ".yarnrc.yml", "yarn runs the yarnPath it names in every project", DW_HOME, PH_FILE },
+	{ ".vimrc", "vim runs it at start", DW_HOME, PH_FILE },
+	{ ".config/nvim", "neovim runs init.lua/init.vim and plugins from it at start", DW_HOME, PH_DIR },
+	{ ".emacs", "emacs runs it at start", DW_HOME, PH_FILE },
+	{ ".emacs.d", "emacs runs init.el from it at start", DW_HOME, PH_DIR },
+	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME, PH_FILE },
+	{ ".gdbinit", "gdb runs it at start", DW_HOME, PH_FILE },
+	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME, PH_JSON },
+	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME, PH_FILE },
+	{ ".bash_completion", "bash-completion sources it in every interactive bash", DW_HOME, PH_FILE },
+	{ ".local/share/bash-completion/completions", "bash sources a completion file from it on the first tab", DW_HOME, PH_DIR },
+	{ ".config/fish/functions", "fish runs a function file from it when its name is typed", DW_HOME, PH_DIR },
+	{ ".ipython/profile_default/startup", "ipython runs the files in it at start", DW_HOME, PH_DIR },
+	{ ".gradle/init.d", "gradle runs the init scripts in it in every build", DW_HOME, PH_DIR },
+	{ ".config/Code/User/settings.json", "VS Code runs the terminal profiles and tasks it names", DW_HOME, PH_JSON },
+	{ ".config/Code/User/tasks.json", "VS Code runs its tasks (some at folder open)", DW_HOME, PH_JSON },
+	{ ".psqlrc", "psql runs its \\! shell escapes at start", DW_HOME, PH_FILE },
+	{ ".Rprofile", "R runs it at start", DW_HOME, PH_FILE },
+	{ ".irbrc", "irb runs it at start", DW_HOME, PH_FILE },
+	{ ".xprofile", "the display manager runs it at the next login", DW_HOME, PH_FILE },
+	{ ".pam_environment", "pam sets these variables (LD_PRELOAD) at the next login", DW_HOME, PH_FILE },
+	{ ".config/direnv/direnvrc", "direnv runs it for every allowed .envrc", DW_HOME, PH_FILE },
+	{ ".cargo/config.toml", "cargo runs the rustc wrappers and runners it names in every build", DW_HOME, PH_FILE },
 };
 
 /* Directories (and files below a dot-directory) that agents and editors
  * run from, srt's list and sbx's additions. The ".claude/" rows are named
  * again in claude_children: change them together. */
-static const struct { const char *name; const char *why; enum dwhere where; } dangerous_dirs[] = {
-	{ ".vscode", "editor tasks and settings run outside the sandbox", DW_TOP },
-	{ ".idea", "IDE run configurations run outside the sandbox", DW_TOP },
-	{ ".claude/commands", "agent commands run later with full access", DW_TOP },
-	{ ".claude/agents", "agent definitions run later with full access", DW_TOP },
+static const struct {
+	const char *name, *why;
+	enum dwhere where;
+	enum phkind kind;
+} dangerous_dirs[] = {
+	{ ".vscode", "editor tasks and settings run outside the sandbox", DW_TOP, PH_DIR },
+	{ ".idea", "IDE run configurations run outside the sandbox", DW_TOP, PH_DIR },
+	{ ".claude/commands", "agent commands run later with full access", DW_TOP, PH_DIR },
+	{ ".claude/agents", "agent definitions run later with full access", DW_TOP, PH_DIR },
 	/* beyond srt */
-	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP },
-	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP },
-	{ ".devcontainer", "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING },
-	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING },
-	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING },
+	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP, PH_JSON },
+	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP, PH_JSON },
+	{ ".devcontainer", "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING, PH_DIR },
+	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING, PH_JSON },
+	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING, PH_JSON },
 };
 
 /* Files below .claude/ the walk looks for: the ".claude/" rows of
@@ -6380,12 +6402,33 @@ fx_fail(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 	return -1;
 }
 
+/* Directories in $HOME an agent writes its own state in (sessions,
+ * history, caches) that hold a protected name: missing, the directory is
+ * made (a PH_PARENT, writable, pinned) and only the names in it are held.
+ * A read-only directory over the whole of it, as for any other missing
+ * parent, would stop the agent in a fresh home: Claude Code cannot run a
+ * command without writing ~/.claude/session-env, Codex keeps its state in
+ * ~/.codex (tested: agents_start_inside_sbx). A project's .claude is
+ * covered whole, as srt does: one mount, not five. */
+static const char *const agent_dirs[] = { ".claude", ".codex" };
+
 /* Add a write deny for a resolved path: an existing one is bound read-only,
- * a missing one becomes a placeholder at its first missing name. */
+ * a missing one becomes a placeholder at its first missing name, or, when
+ * that name is an agent's directory in $HOME right above it, a placeholder
+ * in a directory made for it. */
 static void
 fx_deny_write_ph(struct fact_finder *fx, const struct resolved *res, const char *why, enum phkind ph)
 {
 	if (res->kind == FK_MISSING) {
+		bool agent_dir = false;
+
+		for (size_t i = 0; fx->home && i < LEN(agent_dirs); i++)
+			agent_dir |= strcmp(res->first_missing, path_join(fx->home, agent_dirs[i])) == 0;
+		if (agent_dir && strcmp(path_dirname(res->path), res->first_missing) == 0) {
+			plan_add_placeholder(fx->facts, res->first_missing, PH_PARENT, why);
+			plan_add_placeholder(fx->facts, res->path, ph, why);
+			return;
+		}
 		/* the kind asked for only when the missing name is the path's
 		 * last; an ancestor of it must be a directory */
 		plan_add_placeholder(fx->facts, res->first_missing,
@@ -6595,6 +6638,20 @@ static int
 fx_mandatory(struct fact_finder *fx, const char *root, const char *rel, const char *why, bool hold_missing)
 {
 	return fx_mandatory_ph(fx, root, rel, why, hold_missing, PH_DIR);
+}
+
+/* What holds a missing dangerous name: what the table says it is in $HOME,
+ * where the programs that read it look (Codex refuses a directory at
+ * ~/.codex/config.toml, Claude Code an empty ~/.claude.json), and an empty
+ * directory in a project (the cwd, a git work tree): there an empty file
+ * would show in `git status`, and `git add -A` (in a repository the
+ * command makes, too) would commit a dozen of them, while git ignores an
+ * empty directory, and the programs that read these names in a project,
+ * Claude Code among them, take a directory there as none. */
+static enum phkind
+fx_hold_kind(enum phkind table, bool in_home)
+{
+	return in_home ? table : PH_DIR;
 }
 
 /* A mandatory deny of an absolute path, when it lies in a writable root
@@ -6954,9 +7011,10 @@ fx_scan_top(struct fact_finder *fx, const char *root)
 		size_t j = f ? i : i - LEN(dangerous_files);
 		enum dwhere w = f ? dangerous_files[j].where : dangerous_dirs[j].where;
 
-		if (w != DW_HOME && fx_mandatory(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
+		if (w != DW_HOME && fx_mandatory_ph(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
 		    f ? dangerous_files[j].why : dangerous_dirs[j].why,
-		    w == DW_TOP ? hold_missing : w == DW_HOME_HELD ? is_home : false) < 0)
+		    w == DW_TOP ? hold_missing : w == DW_HOME_HELD ? is_home : false,
+		    fx_hold_kind(f ? dangerous_files[j].kind : dangerous_dirs[j].kind, is_home)) < 0)
 			return -1;
 	}
 	for (i = 0; i < fx->p->protected_names.n; i++)
@@ -7273,7 +7331,8 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 
 		for (j = 0; j < LEN(dangerous_files); j++)
 			if (name_ieq(base, dangerous_files[j].name) &&
-			    fx_mandatory(fx, path_dirname(r->path), base, dangerous_files[j].why, true) < 0)
+			    fx_mandatory_ph(fx, path_dirname(r->path), base, dangerous_files[j].why, true,
+			    fx_hold_kind(dangerous_files[j].kind, rp->home && strcmp(path_dirname(r->path), rp->home) == 0)) < 0)
 				return -1;
 	}
 	for (i = 0; i < fx->roots.n; i++)
@@ -7296,7 +7355,7 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 	for (i = 0; rp->home && i < LEN(dangerous_files); i++)
 		if (dangerous_files[i].where == DW_HOME &&
 		    fx_protect(fx, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
-		    dangerous_files[i].name, dangerous_files[i].why), true, PH_DIR) < 0)
+		    dangerous_files[i].name, dangerous_files[i].why), true, dangerous_files[i].kind) < 0)
 			return -1;
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
 		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
@@ -7495,7 +7554,8 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			vis = true;	/* allow-read wins over deny-read on the same path (srt) */
 		else if (n->rules & RB_HIDE)
 			vis = false;
-		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
+		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_LINK_PIN)) ||
+		    ((n->rules & RB_PLACEHOLDER) && n->ph != PH_PARENT);
 		wr = forced ? false : (n->rules & RB_WRITE) ? true : par->writable;
 
 		/* what is mounted decides the state below this node */
@@ -7509,9 +7569,13 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 				ph->path = n->path;
 				ph->kind = n->ph;
 				vec_push(&pl->placeholders, ph);
-				plan_mount(pl, MK_BIND_RO, n->path, n->why);
-				n->writable = false;
-				n->mounted = true;
+				/* a PH_PARENT stays writable: the placeholder in it
+				 * pins it (below) */
+				if (n->ph != PH_PARENT) {
+					plan_mount(pl, MK_BIND_RO, n->path, n->why);
+					n->writable = false;
+					n->mounted = true;
+				}
 			}
 		} else if (n->rules & RB_LINK_PIN) {
 			/* outside every writable place a link cannot be replaced anyway */
@@ -13788,9 +13852,11 @@ rm_tree(const char *path)
 
 /* Registry entries: the magic line, then "made KIND DEV INO CTIME" (or
  * "intent KIND TIME" while it is being created), then the path, %-escaped
- * (%, newline). KIND is d (an empty directory), f (an empty file) or .
- * (a file holding "."). A directory matches on DEV and INO (a placeholder
- * made inside it changes its ctime); a file on CTIME too. */
+ * (%, newline). KIND is ph_kind_letters': d (an empty directory), f (an
+ * empty file), . (a file holding "."), p (a writable directory made for
+ * the placeholders in it), j (a file holding "{}"). A directory matches
+ * on DEV and INO (a placeholder made inside it changes its ctime); a file
+ * on CTIME too. */
 static void
 line_escape(struct buf *b, const char *path)
 {
@@ -13833,7 +13899,7 @@ struct ph_id {
 /* A placeholder's kind as one letter in a registry entry. ORDER: enum
  * phkind; entries other runs wrote are read back with it, so a letter
  * must keep its meaning. */
-static const char ph_kind_letters[] = "df.";
+static const char ph_kind_letters[] = "df.pj";
 
 /* A directory this run mounts on, locked shared (any run, of any runtime
  * directory, sees that lock), and when it is a placeholder of this
@@ -13929,17 +13995,18 @@ ph_entry_write(int fd, const char *path, const struct ph_id *id)
  * placeholder another run made inside it changes that), and only an empty
  * one is ever removed (rmdir refuses the rest). A file sbx made also has
  * its recorded ctime, which no one can set back, and still holds exactly
- * what sbx wrote (nothing, or "."): a file the person put there, or
+ * what sbx wrote (placeholder_text): a file the person put there, or
  * changed, is never removed. An intent (sbx died between writing it and
  * recording what it made) accepts only a directory changed since then. */
 static bool
 ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id *id)
 {
-	char b[3];
+	const char *text = placeholder_text[id->kind];
+	char b[4];
 	int fd;
 	bool same;
 
-	if (id->kind == PH_DIR) {
+	if (id->kind == PH_DIR || id->kind == PH_PARENT) {
 		if (!S_ISDIR(st->st_mode))
 			return false;
 		if (!id->made)
@@ -13947,13 +14014,13 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
 		return st->st_dev == (dev_t)id->dev && st->st_ino == (ino_t)id->ino;
 	}
 	if (!id->made || !S_ISREG(st->st_mode) || st->st_dev != (dev_t)id->dev || st->st_ino != (ino_t)id->ino ||
-	    (long long)st->st_ctime != id->ctime || st->st_size != (id->kind == PH_DOT ? 2 : 0))
+	    (long long)st->st_ctime != id->ctime || st->st_size != (off_t)strlen(text))
 		return false;
-	if (id->kind == PH_FILE)
+	if (!*text)
 		return true;
 	if ((fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return false;
-	same = read(fd, b, sizeof(b)) == 2 && memcmp(b, ".\n", 2) == 0;
+	same = read(fd, b, sizeof(b)) == (ssize_t)strlen(text) && memcmp(b, text, strlen(text)) == 0;
 	close(fd);
 	return same;
 }
@@ -14431,11 +14498,30 @@ tmpdir_make(const char *path, bool spare)
 	return 0;
 }
 
+/* Is path's directory a PH_PARENT of this registry (dfd)? A placeholder
+ * in one is removed, never pooled: the pool keys it by that directory,
+ * which goes after it, and the next run makes another. */
+static bool
+ph_parent_made(int dfd, const char *path)
+{
+	const char *dir = path_dirname(path), *named;
+	struct ph_id id;
+	int fd = openat(dfd, ph_entry_name(dir), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool made;
+
+	if (fd < 0)
+		return false;
+	named = ph_entry_read(fd, &id);
+	made = named && strcmp(named, dir) == 0 && id.kind == PH_PARENT;
+	close(fd);
+	return made;
+}
+
 /* Remove the placeholder at path if it is still what id says. Returns
  * false when it is still sbx's but could not go (a directory another
  * run's placeholder is still in): its entry stays, for a later run. */
 static bool
-ph_remove(const char *path, const struct ph_id *id)
+ph_remove(int dfd, const char *path, const struct ph_id *id)
 {
 	struct stat st;
 	const char *name;
@@ -14445,13 +14531,19 @@ ph_remove(const char *path, const struct ph_id *id)
 	if (pfd < 0)
 		return true;
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
-		int put = id->kind == PH_DIR ? ph_pool_put(pfd, name, &st) : -1;
+		int put = id->kind == PH_DIR && !ph_parent_made(dfd, path) ? ph_pool_put(pfd, name, &st) : -1;
 
 		if (put == 0)
 			;	/* set aside for the next run, not removed */
 		else if (put == -2)	/* not sbx's any more: nothing to retry */
 			note("placeholder %s: replaced while sbx was setting it aside; kept", path);
-		else if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
+		else if (id->kind == PH_PARENT) {
+			/* removed when empty; what the agent put in it is its own,
+			 * and the directory stays with it (the last run out holds
+			 * the entry: no other run's placeholder is in it) */
+			if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+				note("%s: kept, with what was written in it (%s)", path, strerror(errno));
+		} else if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
 			note("placeholder %s: kept for now (%s)", path, strerror(errno));
 			gone = false;
 		}
@@ -14462,9 +14554,9 @@ ph_remove(const char *path, const struct ph_id *id)
 	return gone;
 }
 
-/* Make the placeholder name in pfd: an empty directory, an empty file, or
- * a file holding "." (read-only on the host too, so it reads as what it
- * is). Returns 0, or -1 with errno set. */
+/* Make the placeholder name in pfd: a directory, or a file holding its
+ * kind's text (read-only on the host too, so it reads as what it is).
+ * Returns 0, or -1 with errno set. */
 static int
 ph_make(int pfd, const char *name, enum phkind kind)
 {
@@ -14472,9 +14564,11 @@ ph_make(int pfd, const char *name, enum phkind kind)
 
 	if (kind == PH_DIR)
 		return ph_pool_take(pfd, name) == 0 ? 0 : mkdirat(pfd, name, 0755);
+	if (kind == PH_PARENT)
+		return mkdirat(pfd, name, 0755);	/* never pooled: what the agent puts in it stays its */
 	if ((fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) < 0)
 		return -1;
-	if (kind == PH_DOT && write_all(fd, ".\n", 2) < 0) {
+	if (write_all(fd, placeholder_text[kind], strlen(placeholder_text[kind])) < 0) {
 		int err = errno;
 
 		close(fd);
@@ -14565,7 +14659,7 @@ ph_retire(int dfd, int entry, const char *ename, int dir)
 		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_node_lock(path, LOCK_EX | LOCK_NB)) < 0) {
 			if (errno == EWOULDBLOCK)
 				return false;	/* another run mounts on it */
-		} else if (!ph_remove(path, &id)) {
+		} else if (!ph_remove(dfd, path, &id)) {
 			if (own >= 0)
 				close(own);
 			return false;	/* not empty yet: a later run tries again */

@@ -193,3 +193,30 @@ t_agents_session_cannot_start() { # a policy that does not parse: each agent's m
 	command -v claude >/dev/null || command -v codex >/dev/null || agent_need claude
 }
 TESTS+=(agents_session_cannot_start)
+
+t_agents_start_inside_sbx() { # each agent itself runs inside sbx, from a fresh home: ~/.claude.json, ~/.codex/config.toml and the rest held by what they are, the agents' own directories made writable; its commands run sandboxed; after, its state stays and no placeholder does
+	local agent ran=0
+	for agent in claude codex; do
+		command -v "$agent" >/dev/null || continue
+		agent_need "$agent"
+		ran=1
+		rm -rf "$H" "$P" && mkdir -p "$H" "$P" && cd "$P" || fail "setup"
+		printf 'allow-write %s\nallow-write %s\n' "$P" "$H" >"$T/inside.policy"
+		local extra=(--allowedTools Bash)
+		[ "$agent" = codex ] && extra=(-s danger-full-access)
+		AGENT_SBX=$SBX AGENT_POLICY=$T/inside.policy TAG=in-$agent \
+			agent_run "in-$agent" "$agent" "[[{\"bash\": \"pwd; echo in >made.txt; echo out >$O/out.txt; echo done\"}], [{\"text\": \"finished\"}]]" "${extra[@]}"
+		TAG=in-$agent agent_expect_fast "$agent inside sbx, fresh home"
+		local r
+		r=$(agent_result "in-$agent" 0)
+		expect_contains "$r" "$P" "$agent: the model got the command's output"
+		expect_contains "$r" "done" "$agent: the command ran to its end"
+		[ -f "$P/made.txt" ] || fail "$agent: the write inside landed"
+		[ ! -e "$O/out.txt" ] || fail "$agent: a write outside the roots landed: the agent is not inside the sandbox"
+		[ -d "$H/.$agent" ] || fail "$agent: its state in ~/.$agent stays"
+		[ ! -e "$H/.claude.json" ] && [ ! -e "$H/.codex/config.toml" ] && [ ! -e "$H/.claude/settings.json" ] ||
+			fail "$agent: placeholders left in \$HOME: $(cd "$H" && find . -maxdepth 2 | sort | tr '\n' ' ')"
+	done
+	[ "$ran" = 1 ] || agent_need claude
+}
+TESTS+=(agents_start_inside_sbx)

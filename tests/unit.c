@@ -254,7 +254,7 @@ parse(struct policy *p, const char *text)
 
 static const char *const mkind_names[] = { "ro", "rw", "empty", "tmpfs", "remount-ro", "from", "pinlink" };	/* ORDER: enum mkind */
 
-/* Plan a policy over a fake tree: "KIND PATH" per mount, "ph f|d PATH" per placeholder. */
+/* Plan a policy over a fake tree: "KIND PATH" per mount, "ph d|f|o|p|j PATH" per placeholder. */
 static const char *
 plan_text(const char *policy, const char *tree)
 {
@@ -285,7 +285,7 @@ plan_text(const char *policy, const char *tree)
 	for (i = 0; i < pl.placeholders.n; i++) {
 		const struct placeholder *ph = pl.placeholders.v[i];
 
-		buf_printf(&b, "ph %c %s\n", "dfo"[ph->kind], ph->path);	/* ORDER: enum phkind */
+		buf_printf(&b, "ph %c %s\n", "dfopj"[ph->kind], ph->path);	/* ORDER: enum phkind */
 	}
 	{
 		const char *s = astrdup(b.p ? b.p : "");
@@ -709,11 +709,22 @@ test_plan(void)
 		  "f /home/u/.bashrc", "", "" },
 		{ "a root that is not the cwd, $HOME or a git work tree: only existing dangerous files",
 		  "allow-write /w\n", "f /w/.profile; f /w/data", "/w", "rw /w\nro /w/.profile\n" },
-		{ "$HOME writable: its missing rc files are held", "allow-write /home/u\nmandatory-deny-depth 1\n",
+		{ "$HOME writable: its missing rc files are held, each by what it is", "allow-write /home/u\nmandatory-deny-depth 1\n",
 		  "d /home/u", "bashrc|profile", "ro /home/u/.Rprofile\nro /home/u/.bash_profile\nro /home/u/.bashrc\n"
 		  "ro /home/u/.bashrc.d\nro /home/u/.profile\nro /home/u/.xprofile\nro /home/u/.zprofile\n"
-		  "ph d /home/u/.Rprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\nph d /home/u/.bashrc.d\n"
-		  "ph d /home/u/.profile\nph d /home/u/.xprofile\nph d /home/u/.zprofile\n" },
+		  "ph f /home/u/.Rprofile\nph f /home/u/.bash_profile\nph f /home/u/.bashrc\nph d /home/u/.bashrc.d\n"
+		  "ph f /home/u/.profile\nph f /home/u/.xprofile\nph f /home/u/.zprofile\n" },
+		{ "$HOME writable: an agent's missing directory is made, the names in it held; JSON held by {}",
+		  "allow-write /home/u\n", "d /home/u", "claude|codex",
+		  "rw /home/u/.claude\nro /home/u/.claude/agents\nro /home/u/.claude/commands\n"
+		  "ro /home/u/.claude/settings.json\nro /home/u/.claude/settings.local.json\nro /home/u/.claude.json\n"
+		  "rw /home/u/.codex\nro /home/u/.codex/config.toml\nph p /home/u/.claude\n"
+		  "ph d /home/u/.claude/agents\nph d /home/u/.claude/commands\nph j /home/u/.claude/settings.json\n"
+		  "ph j /home/u/.claude/settings.local.json\nph j /home/u/.claude.json\nph p /home/u/.codex\n"
+		  "ph f /home/u/.codex/config.toml\n" },
+		{ "a project's missing .claude: covered whole, by one directory", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD; f /w/.git/commondir", "claude",
+		  "ro /w/.claude\nph d /w/.claude\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
 		/* git: what a repository runs (5c) */
 		{ "repository at a root's top: hooks, config; a missing commondir held as \".\"", "allow-write /w\n",
@@ -766,7 +777,7 @@ test_plan(void)
 		  "d /home/u/.config/fish", "fish|git|nvim",
 		  "rw /home/u/.config/fish\nro /home/u/.config/fish/conf.d\nro /home/u/.config/fish/config.fish\n"
 		  "ro /home/u/.config/fish/functions\nro /home/u/.config/git\nro /home/u/.config/nvim\n"
-		  "ph d /home/u/.config/fish/conf.d\nph d /home/u/.config/fish/config.fish\nph d /home/u/.config/fish/functions\n"
+		  "ph d /home/u/.config/fish/conf.d\nph f /home/u/.config/fish/config.fish\nph d /home/u/.config/fish/functions\n"
 		  "ph d /home/u/.config/git\nph d /home/u/.config/nvim\n" },
 	};
 	size_t i;
@@ -3729,7 +3740,7 @@ test_host_edges(void)
 	id.made = true;
 	id.dev = st.st_dev;
 	id.ino = st.st_ino;
-	ph_remove(aprintf("%s/link/ph", dir), &id);
+	ph_remove(-1, aprintf("%s/link/ph", dir), &id);
 	CHECK(access(aprintf("%s/real/ph", dir), F_OK) == 0, "ph_remove acted through a symlinked parent");
 	/* an empty regular file at the name: never removed, identity or not */
 	CHECK(rmdir(aprintf("%s/real/ph", dir)) == 0 && close(open(aprintf("%s/real/ph", dir), O_CREAT | O_WRONLY, 0600)) == 0,
@@ -3737,7 +3748,7 @@ test_host_edges(void)
 	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
 	id.dev = st.st_dev;
 	id.ino = st.st_ino;
-	ph_remove(aprintf("%s/real/ph", dir), &id);
+	ph_remove(-1, aprintf("%s/real/ph", dir), &id);
 	CHECK(access(aprintf("%s/real/ph", dir), F_OK) == 0, "ph_remove removed a regular file");
 	unlink(aprintf("%s/real/ph", dir));
 	/* control: the directory it made, by its real path, is removed */
@@ -3745,7 +3756,7 @@ test_host_edges(void)
 	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
 	id.dev = st.st_dev;
 	id.ino = st.st_ino;
-	ph_remove(aprintf("%s/real/ph", dir), &id);
+	ph_remove(-1, aprintf("%s/real/ph", dir), &id);
 	CHECK(access(aprintf("%s/real/ph", dir), F_OK) < 0, "ph_remove kept its own placeholder");
 	/* and a directory with something inside is kept */
 	mkdir(aprintf("%s/real/ph", dir), 0700);
@@ -3753,7 +3764,7 @@ test_host_edges(void)
 	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
 	id.dev = st.st_dev;
 	id.ino = st.st_ino;
-	ph_remove(aprintf("%s/real/ph", dir), &id);
+	ph_remove(-1, aprintf("%s/real/ph", dir), &id);
 	CHECK(access(aprintf("%s/real/ph/mine", dir), F_OK) == 0, "ph_remove removed a directory with the person's files");
 	/* the git audit writes only through directories it opened without
 	 * following a link: a config reached through dir/link is left alone

@@ -9,6 +9,8 @@
 # DIR holds script.json (tests/helpers/mock_*.py). Written there: record.jsonl (what the mock
 # received), out and err (the agent's), rc (its exit status) and ms (its run, in milliseconds).
 # The agent runs in the current directory with the current HOME; $AGENT_TMO seconds at most.
+# With AGENT_SBX=SBX and AGENT_POLICY=FILE the agent itself runs inside `SBX -c FILE+ --`, FILE
+# plus `allow-host-port PORT` (the mock's port, reached on the sandbox's own loopback).
 # Every variable that stops a CLI's telemetry, update checks and other traffic is set here;
 # Codex's model provider is given on its command line (its config.toml is left to the test).
 set -u
@@ -28,11 +30,16 @@ unset ANTHROPIC_AUTH_TOKEN OPENAI_API_KEY OPENAI_BASE_URL CODEX_API_KEY
 export DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_BUG_COMMAND=1 \
 	CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY=1 DISABLE_COST_WARNINGS=1 \
 	NO_UPDATE_NOTIFIER=1 CODEX_DISABLE_UPDATE_CHECK=1
+wrap=()
+if [ -n "${AGENT_SBX:-}" ]; then
+	{ cat "$AGENT_POLICY"; echo "allow-host-port $port"; } >"$dir/policy.run"
+	wrap=("$AGENT_SBX" -c "$dir/policy.run" --)
+fi
 t0=$(date +%s%N)
 case $agent in
 claude)
 	ANTHROPIC_BASE_URL=http://127.0.0.1:$port ANTHROPIC_API_KEY=sk-ant-mock \
-		timeout -k 5 "${AGENT_TMO:-120}" claude -p "run the steps" --output-format json "$@" \
+		timeout -k 5 "${AGENT_TMO:-120}" "${wrap[@]}" claude -p "run the steps" --output-format json "$@" \
 		</dev/null >"$dir/out" 2>"$dir/err"
 	;;
 codex)
@@ -45,7 +52,7 @@ codex)
  "supports_parallel_tool_calls": false, "context_window": 200000, "effective_context_window_percent": 95,
  "experimental_supported_tools": [], "input_modalities": ["text"], "supports_search_tool": false}]}
 EOF
-	MOCK_API_KEY=mock timeout -k 5 "${AGENT_TMO:-120}" codex exec --skip-git-repo-check \
+	MOCK_API_KEY=mock timeout -k 5 "${AGENT_TMO:-120}" "${wrap[@]}" codex exec --skip-git-repo-check \
 		-c model=mock-model -c model_provider=mock -c "model_catalog_json=\"$dir/models.json\"" \
 		-c "model_providers.mock={name=\"mock\", base_url=\"http://127.0.0.1:$port/v1\", wire_api=\"responses\", env_key=\"MOCK_API_KEY\"}" \
 		-c check_for_update_on_startup=false -c analytics.enabled=false \
