@@ -20356,7 +20356,8 @@ session_exec_main(int argc, char **argv)
 	/* the request is ready before we connect: the daemon, woken by the
 	 * connection, finds it there rather than sleeping again until it comes */
 	if ((fd = session_find(argv[2], NULL)) < 0)
-		die_hint("sbx session start --name NAME starts one; sbx session list shows them",
+		die_hint("sbx session start --name NAME starts one; sbx session list shows them. Inside another sandbox "
+		    "(Codex's own, say) sbx's sessions are out of reach: run it without (codex --sandbox danger-full-access)",
 		    "exec: no session %s is running; the command did not run", argv[2]);
 	if (frame_send(fd, 'E', body.p, body.n, fds, exec_req_nfd(&e)) < 0)
 		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
@@ -20545,11 +20546,34 @@ static const struct hook_agent {
  * timeout (seconds, both agents) longer than sbx ever takes to answer
  * (SBX_HOOK_START_MS): an agent whose hook times out or crashes goes on
  * without its answer, and runs the command as it was (README). */
-static const struct { const char *event, *matcher, *arg; } hook_events[] = {
-	{ "SessionStart", NULL, "session-start" },
-	{ "PreToolUse", "Bash", "pre-tool-use" },
-	{ "SessionEnd", NULL, "session-end" },
+static const struct { const char *event, *matcher, *arg, *codex_label; int timeout_s; } hook_events[] = {
+/*	  the event	  matcher	the hook's arg	  Codex's name in its	timeout (s): Codex holds a
+							  trust keys		SessionEnd hook to 3, and its
+										digest takes the value it uses */
+	{ "SessionStart", NULL,		"session-start",  "session_start",	SBX_HOOK_TIMEOUT_S },
+	{ "PreToolUse",	  "Bash",	"pre-tool-use",	  "pre_tool_use",	SBX_HOOK_TIMEOUT_S },
+	{ "SessionEnd",	  NULL,		"session-end",	  "session_end",	3 },
 };
+
+/* The command of one of sbx's hooks: this sbx, the agent, the event and
+ * the options, each single-quoted where it must be. Pure. */
+static const char *
+hook_command(const char *agent, const char *self, const char *arg, char **opts, int nopt)
+{
+	struct buf cmd = { 0 };
+	const char *s;
+
+	buf_put_shell_quoted(&cmd, self);
+	buf_printf(&cmd, " hook %s %s", agent, arg);
+	for (int k = 0; k < nopt; k++) {
+		buf_putc(&cmd, ' ');
+		buf_put_shell_quoted(&cmd, opts[k]);
+	}
+	buf_putc(&cmd, '\0');
+	s = astrdup(cmd.p);
+	free(cmd.p);
+	return s;
+}
 
 /* --print-settings: the hooks to install, with this sbx's path and the
  * options given. */
@@ -20560,21 +20584,11 @@ hook_print_settings(const char *agent, const char *self, char **opts, int nopt)
 
 	buf_puts(&b, "{\n  \"hooks\": {\n");
 	for (size_t i = 0; i < LEN(hook_events); i++) {
-		struct buf cmd = { 0 };
-
-		buf_put_shell_quoted(&cmd, self);
-		buf_printf(&cmd, " hook %s %s", agent, hook_events[i].arg);
-		for (int k = 0; k < nopt; k++) {
-			buf_putc(&cmd, ' ');
-			buf_put_shell_quoted(&cmd, opts[k]);
-		}
-		buf_putc(&cmd, '\0');
 		buf_printf(&b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ", hook_events[i].event,
 		    hook_events[i].matcher ? "\"matcher\": \"" : "", hook_events[i].matcher ? hook_events[i].matcher : "",
 		    hook_events[i].matcher ? "\", " : "");
-		buf_put_json_string(&b, cmd.p);
-		buf_printf(&b, ", \"timeout\": %d}]}]%s\n", SBX_HOOK_TIMEOUT_S, i + 1 < LEN(hook_events) ? "," : "");
-		free(cmd.p);
+		buf_put_json_string(&b, hook_command(agent, self, hook_events[i].arg, opts, nopt));
+		buf_printf(&b, ", \"timeout\": %d}]}]%s\n", hook_events[i].timeout_s, i + 1 < LEN(hook_events) ? "," : "");
 	}
 	buf_puts(&b, "  }\n}\n");
 	return write_all(1, b.p, b.n) < 0 ? 1 : 0;
@@ -20796,6 +20810,643 @@ hook_start_session(const char *self, const char *name, const char *dir, int argc
 	return late || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? -1 : 0;
 }
 
+/* ---- sbx hook AGENT install | uninstall: the hooks merged into the
+ * agent's own settings -------------------------------------------------
+ *   claude  ~/.claude/settings.json (--user, the default), or the
+ *           project's .claude/settings.local.json (--project: the current
+ *           directory's, not committed)
+ *   codex   $CODEX_HOME/hooks.json (~/.codex), and in $CODEX_HOME/
+ *           config.toml the trust Codex asks of a hook before it runs it
+ * Every other key and hook stays as it was (sbx's own are replaced, so
+ * installing twice changes nothing); the file before is kept as
+ * FILE.sbx-backup; the new one replaces it in one rename. The hooks name
+ * sbx and the policy by absolute paths, and the policy is read first, as
+ * the session will read it: a policy that does not parse is refused now,
+ * not at the agent's first command. `uninstall` removes exactly sbx's
+ * hooks (and the trust block). */
+
+/* A JSON value made here (the arena's). */
+static struct jval *
+jv_new(enum jtype t, const char *s)
+{
+	struct jval *v = amalloc(sizeof(*v));
+
+	memset(v, 0, sizeof(*v));
+	v->t = t;
+	v->s = s;
+	return v;
+}
+
+static struct jval *
+jv_num(long n)
+{
+	struct jval *v = jv_new(J_NUM, NULL);
+
+	v->num = (double)n;
+	v->integral = true;
+	return v;
+}
+
+/* Append an item (key NULL) to an array, or set a member of an object:
+ * replaced where the key is, appended where it is not. */
+static void
+jv_put(struct jval *c, const char *key, struct jval *v)
+{
+	struct jval **items = amalloc((c->n + 1) * sizeof(*items));
+	const char **keys = amalloc((c->n + 1) * sizeof(*keys));
+
+	for (size_t i = 0; key && i < c->n; i++)
+		if (strcmp(c->keys[i], key) == 0) {
+			c->items[i] = v;
+			return;
+		}
+	if (c->n) {
+		memcpy(items, c->items, c->n * sizeof(*items));
+		if (c->keys)
+			memcpy(keys, c->keys, c->n * sizeof(*keys));
+	}
+	items[c->n] = v;
+	keys[c->n] = key;
+	c->items = items;
+	c->keys = c->t == J_OBJ ? keys : NULL;
+	c->n++;
+}
+
+static void
+jv_drop(struct jval *c, size_t i)
+{
+	memmove(c->items + i, c->items + i + 1, (c->n - i - 1) * sizeof(*c->items));
+	if (c->keys)
+		memmove(c->keys + i, c->keys + i + 1, (c->n - i - 1) * sizeof(*c->keys));
+	c->n--;
+}
+
+/* A JSON value printed with two spaces a level, as the agents write their
+ * own settings. */
+static void
+json_print_pretty(struct buf *b, const struct jval *v, int depth)
+{
+	if ((v->t != J_ARR && v->t != J_OBJ) || v->n == 0) {
+		if (v->t == J_ARR || v->t == J_OBJ)
+			buf_puts(b, v->t == J_ARR ? "[]" : "{}");
+		else
+			json_print(b, v);
+		return;
+	}
+	buf_putc(b, v->t == J_ARR ? '[' : '{');
+	for (size_t i = 0; i < v->n; i++) {
+		buf_printf(b, "%s\n%*s", i ? "," : "", 2 * (depth + 1), "");
+		if (v->t == J_OBJ) {
+			buf_put_json_string(b, v->keys[i]);
+			buf_puts(b, ": ");
+		}
+		json_print_pretty(b, v->items[i], depth + 1);
+	}
+	buf_printf(b, "\n%*s%c", 2 * depth, "", v->t == J_ARR ? ']' : '}');
+}
+
+/* Is cmd one of sbx's hooks for agent: `SBX hook AGENT EVENT ...`, SBX
+ * any one word (an sbx elsewhere, installed before), EVENT one of
+ * hook_events'? Pure. */
+static bool
+hook_cmd_is_ours(const char *cmd, const char *agent)
+{
+	const char *p = cmd, *rest;
+
+	if (*p == '\'') {
+		/* buf_put_shell_quoted's form: '...' with ' written '\'' */
+		for (p++; *p; p++)
+			if (*p == '\'' && strncmp(p, "'\\''", 4) == 0)
+				p += 3;
+			else if (*p == '\'')
+				break;
+		if (!*p++)
+			return false;
+	} else {
+		p += strcspn(p, " ");
+	}
+	rest = aprintf(" hook %s ", agent);
+	if (strncmp(p, rest, strlen(rest)) != 0)
+		return false;
+	p += strlen(rest);
+	for (size_t i = 0; i < LEN(hook_events); i++) {
+		size_t n = strlen(hook_events[i].arg);
+
+		if (strncmp(p, hook_events[i].arg, n) == 0 && (p[n] == ' ' || !p[n]))
+			return true;
+	}
+	return false;
+}
+
+/* Take sbx's hooks for agent out of a settings object's "hooks" (each
+ * handler; a group left with none goes, an event left with none too).
+ * Returns how many went, or -1 with *why when the file's hooks are not
+ * shaped as both agents read them. */
+static int
+hook_settings_strip(struct jval *top, const char *agent, const char **why)
+{
+	struct jval *hooks = NULL;
+	int gone = 0;
+
+	for (size_t i = 0; i < top->n; i++)
+		if (strcmp(top->keys[i], "hooks") == 0)
+			hooks = top->items[i];
+	if (!hooks)
+		return 0;
+	if (hooks->t != J_OBJ) {
+		*why = "its \"hooks\" is not an object";
+		return -1;
+	}
+	for (size_t e = hooks->n; e-- > 0;) {
+		struct jval *groups = hooks->items[e];
+
+		if (groups->t != J_ARR) {
+			*why = aprintf("its hooks.%s is not a list", hooks->keys[e]);
+			return -1;
+		}
+		for (size_t g = groups->n; g-- > 0;) {
+			struct jval *group = groups->items[g], *list = NULL;
+			size_t had;
+
+			for (size_t k = 0; group->t == J_OBJ && k < group->n; k++)
+				if (strcmp(group->keys[k], "hooks") == 0)
+					list = group->items[k];
+			if (!list || list->t != J_ARR) {
+				*why = aprintf("an entry of its hooks.%s has no \"hooks\" list", hooks->keys[e]);
+				return -1;
+			}
+			had = list->n;
+			for (size_t h = list->n; h-- > 0;) {
+				const struct jval *cmd = json_member(list->items[h], "command", J_STR);
+
+				if (cmd && hook_cmd_is_ours(cmd->s, agent)) {
+					jv_drop(list, h);
+					gone++;
+				}
+			}
+			if (had && !list->n)
+				jv_drop(groups, g);
+		}
+		if (!groups->n)
+			jv_drop(hooks, e);
+	}
+	if (!hooks->n)
+		for (size_t i = 0; i < top->n; i++)
+			if (top->items[i] == hooks)
+				jv_drop(top, i);
+	return gone;
+}
+
+/* sbx's hooks put into a settings object: a group each, after every
+ * other. Returns each one's group index in its event's list (Codex's
+ * trust keys name them by it). */
+static size_t *
+hook_settings_add(struct jval *top, const char *agent, const char *self, char **opts, int nopt)
+{
+	struct jval *hooks = NULL;
+	size_t *at = amalloc(LEN(hook_events) * sizeof(*at));
+
+	for (size_t i = 0; i < top->n; i++)
+		if (strcmp(top->keys[i], "hooks") == 0)
+			hooks = top->items[i];
+	if (!hooks) {
+		hooks = jv_new(J_OBJ, NULL);
+		jv_put(top, "hooks", hooks);
+	}
+	for (size_t i = 0; i < LEN(hook_events); i++) {
+		struct jval *groups = NULL, *group = jv_new(J_OBJ, NULL), *list = jv_new(J_ARR, NULL),
+		    *h = jv_new(J_OBJ, NULL);
+
+		for (size_t k = 0; k < hooks->n; k++)
+			if (strcmp(hooks->keys[k], hook_events[i].event) == 0)
+				groups = hooks->items[k];
+		if (!groups) {
+			groups = jv_new(J_ARR, NULL);
+			jv_put(hooks, hook_events[i].event, groups);
+		}
+		if (hook_events[i].matcher)
+			jv_put(group, "matcher", jv_new(J_STR, hook_events[i].matcher));
+		jv_put(h, "type", jv_new(J_STR, "command"));
+		jv_put(h, "command", jv_new(J_STR, hook_command(agent, self, hook_events[i].arg, opts, nopt)));
+		jv_put(h, "timeout", jv_num(hook_events[i].timeout_s));
+		jv_put(list, NULL, h);
+		jv_put(group, "hooks", list);
+		at[i] = groups->n;
+		jv_put(groups, NULL, group);
+	}
+	return at;
+}
+
+/* Write text to path in one rename, the old file kept as path.sbx-backup
+ * (its mode kept, or 0600). Dies on failure, nothing changed. */
+static void
+hook_file_replace(const char *path, const struct buf *text, bool existed)
+{
+	const char *tmp = aprintf("%s.sbx-new", path), *bak = aprintf("%s.sbx-backup", path);
+	struct stat st;
+	mode_t mode = existed && stat(path, &st) == 0 ? st.st_mode & 07777 : 0600;
+	int fd;
+
+	if (existed) {
+		struct buf old = { 0 };
+
+		if (read_file(path, SBX_MAX_POLICY_BYTES, &old) < 0 ||
+		    (fd = openat(AT_FDCWD, bak, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
+		    write_all(fd, old.p, old.n) < 0 || fsync(fd) < 0 || close(fd) < 0)
+			die("hook: cannot write the backup %s: %s; %s is unchanged", bak, strerror(errno), path);
+		free(old.p);
+	}
+	if ((fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
+	    write_all(fd, text->p, text->n) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
+	    rename(tmp, path) < 0) {
+		int err = errno;
+
+		unlink(tmp);
+		die("hook: cannot write %s: %s; it is unchanged", path, strerror(err));
+	}
+}
+
+/* SHA-256 (FIPS 180-4), for the trust Codex keys by a hook's digest. */
+static void
+sha256(const void *data, size_t n, unsigned char out[32])
+{
+	static const uint32_t k[64] = {
+		0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+		0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+		0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+		0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+		0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+		0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+		0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+		0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+	};
+	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+		0x5be0cd19 };
+	size_t total = (n + 9 + 63) / 64 * 64;
+	unsigned char *m = amalloc(total);
+	uint64_t bits = (uint64_t)n * 8;
+
+#define SHA_ROR(x, r) (((x) >> (r)) | ((x) << (32 - (r))))
+	memset(m, 0, total);
+	memcpy(m, data, n);
+	m[n] = 0x80;
+	for (int i = 0; i < 8; i++)
+		m[total - 1 - i] = (unsigned char)(bits >> (8 * i));
+	for (size_t off = 0; off < total; off += 64) {
+		uint32_t w[64], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+
+		for (int i = 0; i < 16; i++)
+			w[i] = (uint32_t)m[off + 4 * i] << 24 | (uint32_t)m[off + 4 * i + 1] << 16 |
+			    (uint32_t)m[off + 4 * i + 2] << 8 | m[off + 4 * i + 3];
+		for (int i = 16; i < 64; i++)
+			w[i] = w[i - 16] + (SHA_ROR(w[i - 15], 7) ^ SHA_ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+			    (SHA_ROR(w[i - 2], 17) ^ SHA_ROR(w[i - 2], 19) ^ (w[i - 2] >> 10));
+		for (int i = 0; i < 64; i++) {
+			uint32_t t1 = hh + (SHA_ROR(e, 6) ^ SHA_ROR(e, 11) ^ SHA_ROR(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+			uint32_t t2 = (SHA_ROR(a, 2) ^ SHA_ROR(a, 13) ^ SHA_ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+
+			hh = g;
+			g = f;
+			f = e;
+			e = d + t1;
+			d = c;
+			c = b;
+			b = a;
+			a = t1 + t2;
+		}
+		h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+	}
+#undef SHA_ROR
+	for (int i = 0; i < 32; i++)
+		out[i] = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+/* A JSON string as serde_json writes it (its short escapes), for the
+ * digest below, which must be Codex's byte for byte. */
+static void
+json_put_serde_string(struct buf *b, const char *s)
+{
+	static const char shortc[] = "\b\f\n\r\t", shorte[] = "bfnrt";
+
+	buf_putc(b, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		const char *e = *p ? strchr(shortc, *p) : NULL;
+
+		if (*p == '"' || *p == '\\')
+			buf_printf(b, "\\%c", *p);
+		else if (e)
+			buf_printf(b, "\\%c", shorte[e - shortc]);
+		else if (*p < 0x20)
+			buf_printf(b, "\\u%04x", *p);
+		else
+			buf_putc(b, (char)*p);
+	}
+	buf_putc(b, '"');
+}
+
+/* The digest Codex trusts a hook by (codex-rs/hooks discovery.rs
+ * command_hook_hash): "sha256:" and the hex SHA-256 of the hook's
+ * identity as JSON, keys sorted, no spaces: its event (as Codex's state
+ * keys name it), matcher (none: left out) and the one handler, each
+ * field a hooks.json handler has once defaults are filled in. Pure. */
+static const char *
+codex_hook_digest(const char *label, const char *matcher, const char *command, int timeout_s)
+{
+	struct buf b = { 0 };
+	unsigned char d[32];
+	char hex[65];
+
+	buf_puts(&b, "{\"event_name\":");
+	json_put_serde_string(&b, label);
+	buf_puts(&b, ",\"hooks\":[{\"async\":false,\"command\":");
+	json_put_serde_string(&b, command);
+	buf_printf(&b, ",\"timeout\":%d,\"type\":\"command\"}]", timeout_s);
+	if (matcher) {
+		buf_puts(&b, ",\"matcher\":");
+		json_put_serde_string(&b, matcher);
+	}
+	buf_putc(&b, '}');
+	sha256(b.p, b.n, d);
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	free(b.p);
+	return aprintf("sha256:%s", hex);
+}
+
+#define CODEX_TRUST_BEGIN "# sbx hook codex install: Codex runs a hook only once trusted; these are sbx's (`sbx hook codex uninstall` takes them out)"
+#define CODEX_TRUST_END "# end of sbx's hooks"
+
+/* A TOML basic string. */
+static void
+toml_put_string(struct buf *b, const char *s)
+{
+	buf_putc(b, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p == '"' || *p == '\\')
+			buf_printf(b, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			buf_printf(b, "\\u%04x", *p);
+		else
+			buf_putc(b, (char)*p);
+	buf_putc(b, '"');
+}
+
+/* config.toml's text, less sbx's trust block and any table Codex wrote
+ * for one of sbx's hooks' keys (the person trusted them in Codex: the
+ * block says the same), plus the new block when block is given. A key of
+ * ours set another way (a dotted key, an inline table) is refused: a
+ * second definition would make Codex refuse the whole file. Pure.
+ * Returns the text, or NULL with *why. */
+static char *
+codex_config_merge(const char *old, const struct vec *keys, const char *block, const char **why)
+{
+	struct buf out = { 0 };
+	bool in_block = false, in_ours = false;
+	const char *p = old;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n'), *t;
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = astrndup(p, n);
+
+		p = nl ? nl + 1 : p + n;
+		for (t = line; *t == ' ' || *t == '\t'; t++)
+			;
+		if (!in_block && strcmp(line, CODEX_TRUST_BEGIN) == 0) {
+			in_block = true;
+			continue;
+		}
+		if (in_block) {
+			in_block = strcmp(line, CODEX_TRUST_END) != 0;
+			continue;
+		}
+		if (*t == '[') {
+			in_ours = false;
+			for (size_t i = 0; i < keys->n; i++) {
+				struct buf h = { 0 };
+
+				buf_puts(&h, "[hooks.state.");
+				toml_put_string(&h, keys->v[i]);
+				buf_putc(&h, ']');
+				buf_putc(&h, '\0');
+				in_ours |= strncmp(t, h.p, strlen(h.p)) == 0;
+				free(h.p);
+			}
+			if (in_ours)
+				continue;
+		} else if (in_ours) {
+			continue;	/* a key of Codex's table for one of sbx's hooks */
+		}
+		for (size_t i = 0; i < keys->n; i++)
+			if (strstr(line, keys->v[i])) {
+				*why = aprintf("it sets the state of sbx's hook %s in a way sbx cannot rewrite (line \"%s\"); "
+				    "remove that line and run this again", (const char *)keys->v[i], line);
+				free(out.p);
+				return NULL;
+			}
+		buf_puts(&out, line);
+		buf_putc(&out, '\n');
+	}
+	while (out.n >= 2 && out.p[out.n - 1] == '\n' && out.p[out.n - 2] == '\n')
+		out.n--;	/* the blank line that set the block apart */
+	if (block) {
+		if (out.n)
+			buf_putc(&out, '\n');
+		buf_puts(&out, block);
+	}
+	buf_putc(&out, '\0');
+	return out.p;
+}
+
+/* Run self with argv (NULL-terminated, from argv[1]) in the current
+ * directory, stdout dropped, stderr read into *err. Returns the exit
+ * status (-1: not run). */
+static int
+hook_run_self(const char *self, char **argv, char **err)
+{
+	struct buf b = { 0 };
+	int p[2], status = 0, null;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
+		return -1;
+	if (pid == 0) {
+		if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR)) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+		    dup2(p[1], 2) < 0)
+			_exit(SBX_EXIT_FAILURE);
+		execv(self, argv);
+		_exit(SBX_EXIT_FAILURE);
+	}
+	close(p[1]);
+	read_fd_all(p[0], SBX_HOOK_WORDS_MAX, &b);
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	*err = b.p ? b.p : "";
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The session options as the hooks will give them: a policy file named
+ * by its absolute path (the hooks run in whatever directory the agent
+ * is in), and checked, as session start will read it. Dies when it does
+ * not parse. */
+static char **
+hook_install_opts(const char *self, char **opts, int *nopt)
+{
+	static const char *const with_file[] = { "-c", "--config", "--settings" };
+	struct vec check = { 0 };
+	char **out = amalloc((size_t)(*nopt + 1) * sizeof(char *)), *err, real[PATH_MAX];
+	int rc;
+
+	vec_push(&check, (void *)self);
+	vec_push(&check, "--print=policy");
+	for (int i = 0; i < *nopt; i++) {
+		const char *a = opts[i], *file = NULL, *prefix = NULL;
+
+		for (size_t k = 0; k < LEN(with_file); k++) {
+			size_t n = strlen(with_file[k]);
+
+			if (strcmp(a, with_file[k]) == 0 && i + 1 < *nopt) {
+				out[i] = opts[i];
+				vec_push(&check, opts[i]);
+				a = opts[++i];
+				file = a;
+				prefix = "";
+			} else if (strncmp(a, with_file[k], n) == 0 && a[n] == '=') {
+				file = a + n + 1;
+				prefix = astrndup(a, n + 1);
+			} else if (k == 0 && strncmp(a, "-c", 2) == 0 && a[2] && a[2] != '-') {
+				file = a + 2;
+				prefix = "-c";
+			}
+			if (file)
+				break;
+		}
+		if (file) {
+			if (!realpath(file, real))
+				die("hook: the policy %s: %s", file, strerror(errno));
+			a = aprintf("%s%s", prefix, real);
+		}
+		out[i] = (char *)a;
+		if (strncmp(a, "--idle", 6) == 0 && !strchr(a, '=') && i + 1 < *nopt)
+			i++, out[i] = opts[i];	/* --idle N: session start's, not a run's */
+		else if (strncmp(a, "--idle", 6) != 0)
+			vec_push(&check, (void *)a);
+	}
+	vec_push(&check, "--");
+	vec_push(&check, "true");
+	vec_push(&check, NULL);
+	if ((rc = hook_run_self(self, (char **)check.v, &err)) != 0)
+		die_hint("fix the policy, then install again", "hook: the policy does not parse, so no hook was installed:\n%s",
+		    rc < 0 ? strerror(errno) : err);
+	return out;
+}
+
+/* `sbx hook AGENT install|uninstall [--user|--project] [OPTIONS]`. */
+static int
+hook_install_main(const struct hook_agent *ag, bool install, bool ask, const char *self, char **opts, int nopt)
+{
+	const char *home = getenv("HOME"), *why = NULL, *codex_home = getenv("CODEX_HOME"), *file, *dir;
+	bool project = false, existed;
+	struct buf text = { 0 }, out = { 0 };
+	struct jval *top = NULL;
+	struct err e = { 0 };
+	char cwd[PATH_MAX];
+	size_t *at = NULL;
+	int k = 0, gone;
+
+	for (int i = 0; i < nopt; i++)
+		if (strcmp(opts[i], "--project") == 0 || strcmp(opts[i], "--user") == 0)
+			project = strcmp(opts[i], "--project") == 0;
+		else
+			opts[k++] = opts[i];
+	nopt = k;
+	if (!install && nopt)
+		die("hook: uninstall takes no options but --user or --project (given: %s)", opts[0]);
+	if (!home || home[0] != '/')
+		die("hook: HOME is not set to an absolute path, so there is no settings file to %s",
+		    install ? "install into" : "uninstall from");
+	if (strcmp(ag->name, "codex") == 0) {
+		if (project)
+			die("hook: Codex has no project file sbx installs into; its hooks are in $CODEX_HOME/hooks.json");
+		dir = codex_home && *codex_home ? codex_home : path_join(home, ".codex");
+		if (dir[0] != '/')
+			die("hook: CODEX_HOME is not an absolute path: %s", dir);
+		file = path_join(dir, "hooks.json");
+	} else if (project) {
+		if (!getcwd(cwd, sizeof(cwd)))
+			die("hook: cannot find the current directory: %s", strerror(errno));
+		dir = path_join(cwd, ".claude");
+		file = path_join(dir, "settings.local.json");
+	} else {
+		dir = path_join(home, ".claude");
+		file = path_join(dir, "settings.json");
+	}
+	if (install)
+		opts = hook_install_opts(self, opts, &nopt);
+	if (ask)
+		opts[nopt++] = "--ask";	/* hook_install_opts's array has room for one more */
+	existed = access(file, F_OK) == 0;
+	if (existed && read_file(file, SBX_MAX_POLICY_BYTES, &text) < 0)
+		die("hook: cannot read %s: %s", file, strerror(errno));
+	if (existed && json_parse(text.p, text.n, file, &top, &e) < 0)
+		die_hint("sbx changes only a file it can read; fix it, or move it away", "hook: %s:%d:%d: %s", file,
+		    e.line, e.col, e.msg);
+	if (existed && top->t != J_OBJ)
+		die("hook: %s is not a JSON object", file);
+	if (!existed)
+		top = jv_new(J_OBJ, NULL);
+	if ((gone = hook_settings_strip(top, ag->name, &why)) < 0)
+		die_hint("sbx changes only hooks shaped as the agent reads them", "hook: %s: %s", file, why);
+	if (install)
+		at = hook_settings_add(top, ag->name, self, opts, nopt);
+	json_print_pretty(&out, top, 0);
+	buf_putc(&out, '\n');
+	bool same = existed && out.n == text.n && memcmp(out.p, text.p, out.n) == 0;
+
+	if (!same && (install || gone)) {
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			die("hook: cannot create %s: %s", dir, strerror(errno));
+		hook_file_replace(file, &out, existed);
+	}
+	if (strcmp(ag->name, "codex") == 0) {
+		const char *cfg = path_join(dir, "config.toml");
+		struct vec keys = { 0 };
+		struct buf block = { 0 }, old = { 0 };
+		bool had = access(cfg, F_OK) == 0;
+		char *merged;
+
+		for (size_t i = 0; i < LEN(hook_events); i++)
+			vec_push(&keys, (void *)aprintf("%s:%s:%zu:0", file, hook_events[i].codex_label, at ? at[i] : 0));
+		if (install) {
+			buf_puts(&block, CODEX_TRUST_BEGIN "\n");
+			for (size_t i = 0; i < LEN(hook_events); i++) {
+				buf_puts(&block, "[hooks.state.");
+				toml_put_string(&block, keys.v[i]);
+				buf_printf(&block, "]\ntrusted_hash = \"%s\"\n", codex_hook_digest(hook_events[i].codex_label,
+				    hook_events[i].matcher, hook_command(ag->name, self, hook_events[i].arg, opts, nopt),
+				    hook_events[i].timeout_s));
+			}
+			buf_puts(&block, CODEX_TRUST_END "\n");
+			buf_putc(&block, '\0');
+		}
+		if (had && read_file(cfg, SBX_MAX_POLICY_BYTES, &old) < 0)
+			die("hook: cannot read %s: %s", cfg, strerror(errno));
+		if (!(merged = codex_config_merge(had ? old.p : "", install ? &keys : &(struct vec){ 0 },
+		    install ? block.p : NULL, &why)))
+			die("hook: %s: %s", cfg, why);
+		if (strcmp(merged, had ? old.p : "") != 0)
+			hook_file_replace(cfg, &(struct buf){ merged, strlen(merged), 0 }, had);
+	}
+	if (install)
+		printf("sbx: %s's hooks are in %s%s\n", ag->name, file, same ? " already" :
+		    existed ? aprintf(" (before: %s.sbx-backup)", file) : "");
+	else
+		printf("sbx: %s\n", gone ? aprintf("%d of sbx's hooks taken out of %s (before: %s.sbx-backup)", gone, file, file) :
+		    aprintf("no hook of sbx's in %s", file));
+	return 0;
+}
+
 /* The pre-tool-use answer that stops the call, with why. */
 static int
 hook_deny(const char *why)
@@ -20861,6 +21512,10 @@ hook_main(int argc, char **argv)
 			return hook_deny(aprintf("cannot find its own binary: %s", strerror(errno)));
 		die("hook: cannot find my own binary: %s", strerror(errno));
 	}
+	if (strcmp(event, "install") == 0 || strcmp(event, "uninstall") == 0)
+		return hook_install_main(ag, strcmp(event, "install") == 0, ask, self, opts, nopt);
+	if (ask)
+		opts[nopt++] = "--ask";	/* pre-tool-use reads it; the others pass it by */
 	if (strcmp(event, "--print-settings") == 0)
 		return hook_print_settings(agent, self, opts, nopt);
 	if (read_fd_all(0, SBX_FRAME_MAX_BYTES, &in) < 0)

@@ -93,7 +93,7 @@ agent_sandboxed() { # agent_sandboxed AGENT INSTALL-CMD... : the scenario, witho
 	printf 'allow-write %s\n' "$P" >"$T/policy"
 	case $agent in
 	claude) base=(--allowedTools Bash) ;;
-	codex) base=(-s danger-full-access) hooked=(-s danger-full-access --dangerously-bypass-hook-trust) ;;
+	codex) base=(-s danger-full-access) hooked=(-s danger-full-access) ;;
 	esac
 	TAG=plain agent_run plain "$agent" "$(agent_script)" "${base[@]}"
 	TAG=plain agent_expect_fast "without sbx"
@@ -133,11 +133,11 @@ t_agents_codex_sandboxed() { # codex exec with sbx's hooks: ends in seconds, its
 }
 TESTS+=(agents_codex_sandboxed)
 
-agent_install_claude() { # as README: the settings printed, in ~/.claude/settings.json
-	mkdir -p "$H/.claude" && "$SBX" hook claude --print-settings -c "$T/policy" "$@" >"$H/.claude/settings.json"
+agent_install_claude() { # as README: sbx hook claude install (~/.claude/settings.json)
+	"$SBX" hook claude install -c "$T/policy" "$@"
 }
-agent_install_codex() { # as README: the hooks printed, in ~/.codex/hooks.json
-	mkdir -p "$H/.codex" && "$SBX" hook codex --print-settings -c "$T/policy" "$@" >"$H/.codex/hooks.json"
+agent_install_codex() { # as README: sbx hook codex install (~/.codex/hooks.json, and Codex's trust in config.toml)
+	"$SBX" hook codex install -c "$T/policy" "$@"
 }
 
 t_agents_codex_ask_refused() { # Codex takes no "ask" with a rewritten command and runs the original outside: sbx refuses --ask for it, and a hook given it answers deny
@@ -153,9 +153,10 @@ t_agents_codex_ask_refused() { # Codex takes no "ask" with a rewritten command a
 	[ ! -e "$O/ask.txt" ] || fail "with --ask the original command ran, outside the sandbox"
 	expect_contains "$(agent_result ask 0)" "--ask" "the model got sbx's reason"
 	# control: the same call without --ask runs, in the sandbox (refused outside, the block said)
+	rm -f "$H/.codex/hooks.json"
 	agent_install_codex
 	TAG=noask agent_run noask codex "[[{\"bash\": \"echo out >$O/ask.txt; echo in >$P/in.txt\"}], [{\"text\": \"finished\"}]]" \
-		-s danger-full-access --dangerously-bypass-hook-trust
+		-s danger-full-access
 	TAG=noask agent_expect_fast "control: codex without --ask"
 	[ -f "$P/in.txt" ] && [ ! -e "$O/ask.txt" ] || fail "control: without --ask the command runs, in the sandbox"
 	expect_contains "$(agent_result noask 0)" "<sandbox_violations>" "control: the model got the block"
@@ -171,11 +172,13 @@ t_agents_session_cannot_start() { # a policy that does not parse: each agent's m
 	for agent in claude codex; do
 		command -v "$agent" >/dev/null || continue
 		agent_need "$agent"
+		# installed with a policy that parses (install checks it), then edited into one that does not
+		printf 'allow-write %s\n' "$P" >"$T/policy"
+		"agent_install_$agent" >/dev/null || fail "install for $agent"
 		printf 'allow-write %s\nbogus-directive here\n' "$P" >"$T/policy"
 		rm -f "$O/ran.txt"
-		"agent_install_$agent"
 		local extra=()
-		[ "$agent" = codex ] && extra=(-s danger-full-access --dangerously-bypass-hook-trust)
+		[ "$agent" = codex ] && extra=(-s danger-full-access)
 		TAG=bad-$agent agent_run "bad-$agent" "$agent" "[[{\"bash\": \"echo ran >$O/ran.txt\"}], [{\"text\": \"finished\"}]]" "${extra[@]}"
 		TAG=bad-$agent agent_expect_fast "$agent, a session that cannot start"
 		[ ! -e "$O/ran.txt" ] || fail "$agent: the command ran though no session could start"
@@ -220,3 +223,33 @@ t_agents_start_inside_sbx() { # each agent itself runs inside sbx, from a fresh 
 	[ "$ran" = 1 ] || agent_need claude
 }
 TESTS+=(agents_start_inside_sbx)
+
+t_agents_codex_hooks_trusted() { # Codex runs a hook only once trusted: after sbx hook codex install, Codex itself (its app server's hooks/list) reports each of sbx's hooks trusted; a hand edit of one makes it untrusted again (the control)
+	agent_need codex
+	printf 'allow-write %s\n' "$P" >"$T/policy"
+	agent_install_codex >/dev/null || fail "install"
+	agent_hooks_list() {
+		{ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"sbx-test","version":"1"}}}' \
+			'{"jsonrpc":"2.0","method":"initialized"}' '{"jsonrpc":"2.0","id":2,"method":"hooks/list","params":{}}'
+		  sleep 5; } | timeout 20 unshare -n codex app-server 2>/dev/null |
+			python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("id") == 2:
+        for d in m["result"]["data"]:
+            for h in d["hooks"]:
+                print(h["eventName"], h["trustStatus"], h["command"])
+        sys.exit(0)
+sys.exit("no answer to hooks/list")'
+	}
+	local list
+	list=$(agent_hooks_list) || fail "codex app-server hooks/list: $list"
+	note "$list"
+	[ "$(grep -c ' trusted .* hook codex ' <<<"$list")" = 3 ] || fail "each of sbx's three hooks trusted: $list"
+	# control: a hand edit (the policy's path, say) is a hook Codex has not trusted
+	sed -i 's| -c | -c ./|' "$H/.codex/hooks.json"
+	list=$(agent_hooks_list) || fail "codex app-server hooks/list: $list"
+	grep -q ' trusted .* hook codex ' <<<"$list" && fail "control: an edited hook is not trusted: $list"
+	return 0
+}
+TESTS+=(agents_codex_hooks_trusted)

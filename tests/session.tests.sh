@@ -234,6 +234,79 @@ PY
 }
 TESTS+=(hook_claude_and_codex)
 
+t_hook_install_merge() { # sbx hook claude|codex install: merged into the agent's file, every other key and hook kept, idempotent, a backup, absolute paths, the policy checked first; uninstall takes out exactly sbx's
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	mkdir -p "$H/.claude" "$H/.codex" "$T/pol dir"
+	printf 'allow-write .\n' >"$T/pol dir/p"
+	cat >"$H/.claude/settings.json" <<'EOF'
+{"model": "opus", "env": {"X": "1"},
+ "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "echo mine"}]}],
+           "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]},
+ "permissions": {"allow": ["Bash(ls:*)"], "deny": []}}
+EOF
+	cp "$H/.claude/settings.json" "$T/claude.orig"
+	printf 'model = "o3"\n\n[model_providers.x]\nname = "x"\n' >"$H/.codex/config.toml"
+	cp "$H/.codex/config.toml" "$T/config.orig"
+	cd "$T/pol dir" || fail "setup"
+	run_sbx hook claude install -c p
+	expect_rc 0 "install"
+	expect_contains "$OUT" "$H/.claude/settings.json" "it says where"
+	cmp -s "$H/.claude/settings.json.sbx-backup" "$T/claude.orig" || fail "the backup is the file as it was"
+	python3 - "$H/.claude/settings.json" "$T/claude.orig" "$SBX" "$T/pol dir/p" <<'PY' || fail "the merged settings"
+import json, shlex, sys
+new, old, sbx, pol = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+for k in old:
+    if k != "hooks":
+        assert new[k] == old[k], ("kept", k)
+for ev, groups in old["hooks"].items():
+    for g in groups:
+        assert g in new["hooks"][ev], ("the person's hook kept", ev, g)
+ours = [(ev, g) for ev, gs in new["hooks"].items() for g in gs if "hook claude" in g["hooks"][0]["command"]]
+assert sorted(ev for ev, _ in ours) == ["PreToolUse", "SessionEnd", "SessionStart"], ours
+for ev, g in ours:
+    words = shlex.split(g["hooks"][0]["command"])
+    assert words[0] == sbx and words[1:3] == ["hook", "claude"] and words[-2:] == ["-c", pol], words
+    assert g["hooks"][0]["timeout"] >= 3, g
+    assert ev != "PreToolUse" or g["matcher"] == "Bash", g
+PY
+	cp "$H/.claude/settings.json" "$T/claude.installed"
+	run_sbx hook claude install -c p
+	expect_rc 0 "install again"
+	cmp -s "$H/.claude/settings.json" "$T/claude.installed" || fail "installing twice changes nothing"
+	expect_contains "$OUT" "already" "it says so"
+	# a policy that does not parse: refused with its words, the file untouched
+	printf 'allow-write .\nbogus-directive x\n' >"$T/pol dir/bad"
+	run_sbx hook claude install -c bad
+	expect_rc 125 "install with a policy that does not parse"
+	expect_contains "$ERR" "bad:2" "the policy's file and line"
+	cmp -s "$H/.claude/settings.json" "$T/claude.installed" || fail "a refused install changes nothing"
+	run_sbx hook claude uninstall
+	expect_rc 0 "uninstall"
+	python3 -c 'import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:]); assert a == b, (a, b)' \
+		"$H/.claude/settings.json" "$T/claude.orig" || fail "uninstall leaves the settings as they were"
+	run_sbx hook claude install --project -c p
+	expect_rc 0 "install --project"
+	grep -q 'hook claude pre-tool-use' "$T/pol dir/.claude/settings.local.json" || fail "--project: .claude/settings.local.json"
+	# Codex: hooks.json, and the trust Codex asks for in config.toml (its other keys kept)
+	run_sbx hook codex install -c p
+	expect_rc 0 "codex install"
+	grep -q 'hook codex pre-tool-use' "$H/.codex/hooks.json" || fail "codex: hooks.json"
+	head -4 "$H/.codex/config.toml" | cmp -s - "$T/config.orig" || fail "codex: config.toml's own keys kept: $(cat "$H/.codex/config.toml")"
+	[ "$(grep -c '^trusted_hash = "sha256:[0-9a-f]\{64\}"$' "$H/.codex/config.toml")" = 3 ] ||
+		fail "codex: a trust entry for each of sbx's hooks: $(cat "$H/.codex/config.toml")"
+	cp "$H/.codex/config.toml" "$T/config.installed"
+	run_sbx hook codex install -c p
+	cmp -s "$H/.codex/config.toml" "$T/config.installed" || fail "codex: installing twice changes nothing"
+	run_sbx hook codex install --ask -c p
+	expect_rc 125 "codex install --ask"
+	run_sbx hook codex uninstall
+	expect_rc 0 "codex uninstall"
+	cmp -s "$H/.codex/config.toml" "$T/config.orig" || fail "codex uninstall: config.toml as it was: $(cat "$H/.codex/config.toml")"
+	grep -q 'hook codex' "$H/.codex/hooks.json" && fail "codex uninstall: sbx's hooks gone"
+	return 0
+}
+TESTS+=(hook_install_merge)
+
 t_hook_rewrite_exact() { # the rewritten command in the agent's shell, against the command itself: the same stdout, stderr, status and directory after (cd carries over, exit and failure as without the hook), and a process it leaves running holds nothing back
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	printf 'allow-write %s\n' "$P" >"$T/hook.policy"

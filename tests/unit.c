@@ -4192,6 +4192,38 @@ test_sessions(void)
 	    strstr(rw, "' /bin/bash 'a'\\''b' 3>&1 >&4 4>&-); __sbx_s=$?; } 4>&1; ") &&
 	    strstr(rw, "cd -- \"${__sbx_d%/}\""), "the rewrite: sbx and the command single-quoted, fd 3 back: %s", rw);
 	free((void *)rw);
+	{
+		/* FIPS 180-4's examples; and the digest Codex 0.171 itself gave a hook
+		 * (codex app-server hooks/list: currentHash) */
+		static const struct { const char *in, *hex; } v[] = {
+			{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+			{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+			{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+			  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+		};
+		unsigned char d[32];
+		char hex[65];
+
+		for (size_t i = 0; i < LEN(v); i++) {
+			sha256(v[i].in, strlen(v[i].in), d);
+			for (int k = 0; k < 32; k++)
+				snprintf(hex + 2 * k, 3, "%02x", d[k]);
+			CHECK(strcmp(hex, v[i].hex) == 0, "sha256(\"%s\") = %s", v[i].in, hex);
+		}
+		CHECK(strcmp(codex_hook_digest("pre_tool_use", "Bash", "/work/scratch-agents/loghook.sh pre", 60),
+		    "sha256:b796d28ce65fcdbcfa3647c7eb65b8528440f6411fb0f24ecc2391d9a965371b") == 0,
+		    "a hook's digest, as Codex computes it");
+		CHECK(strcmp(codex_hook_digest("session_end", NULL,
+		    "/work/wt-agents/sbx hook codex session-end -c /work/scratch-agents/it/pol", 3),
+		    "sha256:092d4db9cab63cc8d628942cee1543dd146e050450c0fa08caa25a6c4a0d2d60") == 0,
+		    "a hook's digest without a matcher, as Codex computes it");
+		CHECK(hook_cmd_is_ours("'/opt/my '\\''x'\\'' tools/sbx' hook claude pre-tool-use -c /p", "claude") &&
+		    hook_cmd_is_ours("/usr/bin/sbx hook codex session-end", "codex") &&
+		    !hook_cmd_is_ours("/usr/bin/sbx hook codex session-end", "claude") &&
+		    !hook_cmd_is_ours("echo sbx hook claude pre-tool-use", "claude") &&
+		    !hook_cmd_is_ours("/usr/bin/sbx hook claude pre-tool-usex", "claude"),
+		    "sbx's hooks told from the person's");
+	}
 	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y") &&
 	    !session_name_ok("--fd3"), "session names: a file's name, no dot or dash first, no slash");
 	/* attribution (session_attribute): by the caller's group; a group no
