@@ -7717,6 +7717,65 @@ plan_is_writable(const struct plan *pl, const char *path)
 	return best->visible && best->writable;
 }
 
+/* The node that decides path's state under this plan: the deepest one
+ * above it that mounted something or is there (plan_is_writable's rule),
+ * or NULL (the root's state: read-only, visible). */
+static const struct pnode *
+plan_node_of(const struct plan *pl, const char *path)
+{
+	const struct pnode *best = NULL;
+
+	for (size_t i = 0; i < pl->nodes.n; i++) {
+		const struct pnode *n = pl->nodes.v[i];
+
+		if (path_within(path, n->path) && (!best || strlen(n->path) > strlen(best->path)) &&
+		    (n->mounted || n->kind == FK_DIR || n->kind == FK_FILE))
+			best = n;
+	}
+	return best;
+}
+
+/* Why the sandbox refuses to write (write) or read path (real), in the
+ * plan's own words: the reason of the deny that covers it (the deepest
+ * mounted node that makes it read-only or hidden), or that no root allows
+ * it; NULL when the sandbox allows it. An agent's own file tools are held
+ * to this (sbx hook: Edit, Write, apply_patch, Read), so it must say what
+ * the mount table does. Pure. */
+static const char *
+plan_why_refused(const struct plan *pl, const char *path, bool write)
+{
+	const struct pnode *n = plan_node_of(pl, path), *deny = NULL;
+
+	if (pl->fs_disabled || (n && (write ? n->visible && n->writable : n->visible)))
+		return NULL;
+	if (!n && !write)
+		return NULL;	/* reads are open at the root */
+	for (size_t i = 0; i < pl->nodes.n; i++) {
+		const struct pnode *m = pl->nodes.v[i];
+
+		if (m->mounted && path_within(path, m->path) && (write ? !m->writable || !m->visible : !m->visible) &&
+		    (!deny || strlen(m->path) > strlen(deny->path)))
+			deny = m;
+	}
+	if (deny && (deny->forced || !deny->visible))
+		return deny->why;
+	return write ? "outside every writable root (allow-write)" : "hidden by the policy (deny-read)";
+}
+
+/* A path the sandbox hides, strictly below dir: a search of dir (Grep)
+ * would read it there, where it is hidden. NULL when none is. Pure. */
+static const char *
+plan_hidden_below(const struct plan *pl, const char *dir)
+{
+	for (size_t i = 0; i < pl->nodes.n && !pl->fs_disabled; i++) {
+		const struct pnode *n = pl->nodes.v[i];
+
+		if (n->mounted && !n->visible && path_within(n->path, dir) && strcmp(n->path, dir) != 0)
+			return n->path;
+	}
+	return NULL;
+}
+
 /* ====================================================================
  * 6. RENDERERS AND WIRE FORMATS: the run's facts, the bwrap argv, the
  *    seccomp programs, the messages between sbx's processes, the Seatbelt
@@ -8541,6 +8600,8 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
  *   'K' signal: u32 id | u32 signal (client -> sbx -> init)
  *   'Q' stop the session, 'P' who are you (client -> sbx; the answer 'P'
  *       carries a line of text)
+ *   'W' would the sandbox allow these? (an agent's hook -> sbx): a judge
+ *       request; the answer 'W' says why not, path by path (judge_*)
  * The exec request's body:
  *   u32 id | u32 flags | u32 argc | argc NUL-terminated | u32 envc |
  *   envc NUL-terminated NAME=VALUE | cwd NUL
@@ -8631,9 +8692,76 @@ exec_req_decode(const char *p, size_t n, struct exec_req *e, const char **why)
 	return 0;
 }
 
+/* A judge request ('W'): may the agent's own tool write, read, or search
+ * (read the tree below) these paths, as the session's sandbox would let a
+ * command? Its body: u32 count | count times: a kind byte and an absolute
+ * path, NUL-terminated. The answer: per path, its reason NUL-terminated
+ * ("" when allowed). Decoded strictly, as an exec request. */
+#define SBX_JUDGE_MAX	256
+enum { JUDGE_WRITE = 'w', JUDGE_READ = 'r', JUDGE_SEARCH = 's' };
+
+static void __attribute__((unused))	/* sessions' (10f, Linux), and the tests' */
+judge_req_encode(const char *kinds, char *const *paths, uint32_t n, struct buf *b)
+{
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		buf_putc(b, kinds[i]);
+		buf_putn(b, paths[i], strlen(paths[i]) + 1);
+	}
+}
+
+/* Returns the count (kinds and paths filled, paths pointing into p), or
+ * -1 with *why. */
+static int __attribute__((unused))	/* sessions' (10f, Linux), and the tests' */
+judge_req_decode(const char *p, size_t n, char *kinds, char **paths, const char **why)
+{
+	struct cursor c = { p, p + n, NULL };
+	uint32_t count = 0;
+
+	if (take_u32(&c, &count, "no count") && (count == 0 || count > SBX_JUDGE_MAX))
+		c.why = "bad count";
+	for (uint32_t i = 0; !c.why && i < count; i++) {
+		if (c.p >= c.end) {
+			c.why = "a path missing";
+			break;
+		}
+		kinds[i] = *c.p++;
+		if (kinds[i] != JUDGE_WRITE && kinds[i] != JUDGE_READ && kinds[i] != JUDGE_SEARCH)
+			c.why = "an unknown kind";
+		else if (take_str(&c, &paths[i], "a path not terminated") && paths[i][0] != '/')
+			c.why = "a path that is not absolute";
+	}
+	if (!c.why && c.p != c.end)
+		c.why = "bytes after the request";
+	if (c.why) {
+		*why = c.why;
+		return -1;
+	}
+	return (int)count;
+}
+
+/* The answer to a judge request under plan pl: each path's reason, or "".
+ * Pure. */
+static void __attribute__((unused))	/* sessions' (10f, Linux), and the tests' */
+judge_answer(const struct plan *pl, const char *kinds, char *const *paths, int n, struct buf *out)
+{
+	for (int i = 0; i < n; i++) {
+		char norm[PATH_MAX];
+		const char *why = NULL, *hidden;
+
+		if (path_normalize_lex(paths[i], norm, sizeof(norm)) < 0)
+			why = "a path sbx cannot judge";
+		else if (!(why = plan_why_refused(pl, norm, kinds[i] == JUDGE_WRITE)) && kinds[i] == JUDGE_SEARCH &&
+		    (hidden = plan_hidden_below(pl, norm)))
+			why = aprintf("it would read %s, which the policy hides (deny-read); search below it, or run "
+			    "the search as a command, in the sandbox", hidden);
+		buf_putn(out, why ? why : "", strlen(why ? why : "") + 1);
+	}
+}
+
 /* How many descriptors an exec request comes with: the command's 0, 1, 2,
  * and 3 when asked. */
-static int
+static int __attribute__((unused))	/* sessions' (10f, Linux), and the tests' */
 exec_req_nfd(const struct exec_req *e)
 {
 	return e->flags & EXEC_FD3 ? 4 : 3;
@@ -20140,6 +20268,21 @@ session_from_client(struct run *r, struct sess_client *c)
 		    (unsigned)sess.execs, sess.idle_since ? "no" : "yes");
 
 		frame_send(c->fd, 'P', info, strlen(info), NULL, 0);
+	} else if (type == 'W' && !c->id) {
+		/* an agent's own tool call, judged by this session's plan: the
+		 * mount table its commands run under (sbx hook, 10f) */
+		char kinds[SBX_JUDGE_MAX], *paths[SBX_JUDGE_MAX];
+		const char *why;
+		int n = judge_req_decode(b.p, b.n, kinds, paths, &why);
+
+		sess.out.n = 0;
+		if (n > 0)
+			judge_answer(r->pl, kinds, paths, n, &sess.out);
+		else
+			warnx("session: a judge request refused: %s", why);
+		if (n <= 0 || frame_send(c->fd, 'W', sess.out.p, sess.out.n, NULL, 0) < 0)
+			session_client_close(c);
+		buf_recycle(&sess.out);
 	}
 	/* init has its own copies now; received together, they are usually
 	 * numbers in a row: one close_range, not a close each */
@@ -20536,9 +20679,10 @@ read_fd_all(int fd, size_t max, struct buf *out)
 static const struct hook_agent {
 	const char *name;
 	bool ask;
+	const char *tools;	/* PreToolUse's matcher: the shell, and the tools hook_tools judges */
 } hook_agents[] = {
-	{ "claude", true },
-	{ "codex", false },
+	{ "claude", true, "Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob" },
+	{ "codex", false, "Bash|apply_patch" },
 };
 
 /* The hooks sbx installs, for both agents' settings (Claude Code's
@@ -20546,14 +20690,24 @@ static const struct hook_agent {
  * timeout (seconds, both agents) longer than sbx ever takes to answer
  * (SBX_HOOK_START_MS): an agent whose hook times out or crashes goes on
  * without its answer, and runs the command as it was (README). */
-static const struct { const char *event, *matcher, *arg, *codex_label; int timeout_s; } hook_events[] = {
-/*	  the event	  matcher	the hook's arg	  Codex's name in its	timeout (s): Codex holds a
-							  trust keys		SessionEnd hook to 3, and its
+static const struct { const char *event; bool tools; const char *arg, *codex_label; int timeout_s; } hook_events[] = {
+/*	  the event	  matcher: the	the hook's arg	  Codex's name in its	timeout (s): Codex holds a
+			  agent's tools			  trust keys		SessionEnd hook to 3, and its
 										digest takes the value it uses */
-	{ "SessionStart", NULL,		"session-start",  "session_start",	SBX_HOOK_TIMEOUT_S },
-	{ "PreToolUse",	  "Bash",	"pre-tool-use",	  "pre_tool_use",	SBX_HOOK_TIMEOUT_S },
-	{ "SessionEnd",	  NULL,		"session-end",	  "session_end",	3 },
+	{ "SessionStart", false,	"session-start",  "session_start",	SBX_HOOK_TIMEOUT_S },
+	{ "PreToolUse",	  true,		"pre-tool-use",	  "pre_tool_use",	SBX_HOOK_TIMEOUT_S },
+	{ "SessionEnd",	  false,	"session-end",	  "session_end",	3 },
 };
+
+/* hook_events[i]'s matcher for agent, or NULL (every one). */
+static const char *
+hook_matcher(const char *agent, size_t i)
+{
+	for (size_t k = 0; hook_events[i].tools && k < LEN(hook_agents); k++)
+		if (strcmp(hook_agents[k].name, agent) == 0)
+			return hook_agents[k].tools;
+	return NULL;
+}
 
 /* The command of one of sbx's hooks: this sbx, the agent, the event and
  * the options, each single-quoted where it must be. Pure. */
@@ -20584,9 +20738,10 @@ hook_print_settings(const char *agent, const char *self, char **opts, int nopt)
 
 	buf_puts(&b, "{\n  \"hooks\": {\n");
 	for (size_t i = 0; i < LEN(hook_events); i++) {
+		const char *m = hook_matcher(agent, i);
+
 		buf_printf(&b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ", hook_events[i].event,
-		    hook_events[i].matcher ? "\"matcher\": \"" : "", hook_events[i].matcher ? hook_events[i].matcher : "",
-		    hook_events[i].matcher ? "\", " : "");
+		    m ? "\"matcher\": \"" : "", m ? m : "", m ? "\", " : "");
 		buf_put_json_string(&b, hook_command(agent, self, hook_events[i].arg, opts, nopt));
 		buf_printf(&b, ", \"timeout\": %d}]}]%s\n", hook_events[i].timeout_s, i + 1 < LEN(hook_events) ? "," : "");
 	}
@@ -21024,8 +21179,8 @@ hook_settings_add(struct jval *top, const char *agent, const char *self, char **
 			groups = jv_new(J_ARR, NULL);
 			jv_put(hooks, hook_events[i].event, groups);
 		}
-		if (hook_events[i].matcher)
-			jv_put(group, "matcher", jv_new(J_STR, hook_events[i].matcher));
+		if (hook_matcher(agent, i))
+			jv_put(group, "matcher", jv_new(J_STR, hook_matcher(agent, i)));
 		jv_put(h, "type", jv_new(J_STR, "command"));
 		jv_put(h, "command", jv_new(J_STR, hook_command(agent, self, hook_events[i].arg, opts, nopt)));
 		jv_put(h, "timeout", jv_num(hook_events[i].timeout_s));
@@ -21424,7 +21579,7 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 				buf_puts(&block, "[hooks.state.");
 				toml_put_string(&block, keys.v[i]);
 				buf_printf(&block, "]\ntrusted_hash = \"%s\"\n", codex_hook_digest(hook_events[i].codex_label,
-				    hook_events[i].matcher, hook_command(ag->name, self, hook_events[i].arg, opts, nopt),
+				    hook_matcher(ag->name, i), hook_command(ag->name, self, hook_events[i].arg, opts, nopt),
 				    hook_events[i].timeout_s));
 			}
 			buf_puts(&block, CODEX_TRUST_END "\n");
@@ -21447,14 +21602,15 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 	return 0;
 }
 
-/* The pre-tool-use answer that stops the call, with why. */
+/* The pre-tool-use answer that stops the call: why, and what did not
+ * happen (NULL: the command, which would have run outside the sandbox). */
 static int
-hook_deny(const char *why)
+hook_deny(const char *why, const char *what)
 {
 	struct buf out = { 0 };
 
-	hook_answer(&out, "deny", aprintf("%s%s; the command was not run (it would have run outside the sandbox)",
-	    strncmp(why, "sbx: ", 5) == 0 ? "" : "sbx: ", why), NULL, NULL);
+	hook_answer(&out, "deny", aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0 ? "" : "sbx: ", why,
+	    what ? what : "the command was not run (it would have run outside the sandbox)"), NULL, NULL);
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }
 
@@ -21471,6 +21627,183 @@ hook_session(const char *self, const char *name, const char *dir, int nopt, char
 	if (fd >= 0)
 		close(fd);
 	return 0;
+}
+
+/* One policy over every tool call: an agent's own file tools write and
+ * read outside any sandbox (the agent runs them itself), so the hook
+ * judges each path they name by the session's plan, the mount table its
+ * commands run under (the 'W' request, 6c): a path the sandbox would
+ * refuse a command is refused to the tool, with the plan's reason; an
+ * allowed call gets no answer, and goes on as the agent's own rules say.
+ * A tool not in the table is not sbx's to judge. */
+static const struct hook_tool {
+	const char *agent, *tool, *field;
+	char kind;		/* JUDGE_*, or HOOK_PATCH: each file the patch names, written */
+	bool cwd_default;	/* the field may be left out: the tool then works in the cwd */
+} hook_tools[] = {
+	{ "claude", "Write",		"file_path",	 JUDGE_WRITE,	false },
+	{ "claude", "Edit",		"file_path",	 JUDGE_WRITE,	false },
+	{ "claude", "MultiEdit",	"file_path",	 JUDGE_WRITE,	false },
+	{ "claude", "NotebookEdit",	"notebook_path", JUDGE_WRITE,	false },
+	{ "claude", "Read",		"file_path",	 JUDGE_READ,	false },
+	{ "claude", "Grep",		"path",		 JUDGE_SEARCH,	true },	/* reads every file below */
+	{ "claude", "Glob",		"path",		 JUDGE_READ,	true },	/* names only */
+	{ "codex",  "apply_patch",	"command",	 'p',		false },
+};
+#define HOOK_PATCH 'p'
+
+/* A path as the tool will open it, outside the sandbox: relative to cwd,
+ * through every symlink on the way, a last one dangling included (a write
+ * creates its target: `ln -s ~/.bashrc x` made inside, then Write x, would
+ * write ~/.bashrc); what does not exist is taken as written, its ".."
+ * lexically. At most SBX_MAX_SYMLINKS links, as the kernel. */
+static const char *
+hook_resolve(const char *cwd, const char *name)
+{
+	struct buf rest = { 0 };
+	char *done = astrdup("/"), norm[PATH_MAX], target[PATH_MAX];
+	int links = 0;
+
+	buf_puts(&rest, name[0] == '/' ? name : path_join(cwd, name));
+	buf_putc(&rest, '\0');
+	for (;;) {
+		char *r = rest.p, *c;
+		struct stat st;
+		ssize_t n;
+
+		while (*r == '/')
+			r++;
+		if (!*r)
+			break;
+		c = astrndup(r, strcspn(r, "/"));
+		r += strlen(c);
+		memmove(rest.p, r, strlen(r) + 1);
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			done = astrdup(path_dirname(done));
+			continue;
+		}
+		c = path_join(done, c);
+		if (lstat(c, &st) < 0) {
+			done = path_join(c, rest.p[0] ? rest.p + 1 : "");	/* missing: the rest as written */
+			break;
+		}
+		if (!S_ISLNK(st.st_mode) || ++links > SBX_MAX_SYMLINKS ||
+		    (n = readlink(c, target, sizeof(target) - 1)) < 0) {
+			done = c;
+			continue;
+		}
+		target[n] = '\0';
+		if (target[0] == '/')
+			done = astrdup("/");
+		rest.p = (char *)aprintf("%s%s", target, rest.p);
+		rest.n = strlen(rest.p);
+		rest.cap = 0;	/* now the arena's */
+	}
+	return path_normalize_lex(done, norm, sizeof(norm)) == 0 ? astrdup(norm) : done;
+}
+
+/* The files a patch names (Codex's apply_patch format: "*** Add File: P",
+ * "*** Update File: P", "*** Delete File: P", "*** Move to: P"), each
+ * resolved from cwd, into paths. Pure but for hook_resolve. */
+static void
+hook_patch_paths(const char *patch, const char *cwd, struct vec *paths)
+{
+	static const char *const heads[] = { "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: " };
+
+	for (const char *p = patch; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		for (size_t i = 0; i < LEN(heads); i++) {
+			size_t h = strlen(heads[i]);
+
+			if (n > h && strncmp(p, heads[i], h) == 0) {
+				size_t k = n - h;
+
+				while (k && (p[h + k - 1] == '\r' || p[h + k - 1] == ' '))
+					k--;
+				if (k)
+					vec_push(paths, (void *)hook_resolve(cwd, astrndup(p + h, k)));
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+/* Ask session name whether each path may be what kinds says. Returns the
+ * reasons, one a path ("" allowed), or NULL with *why. */
+static const char **
+hook_judge(const char *name, const char *kinds, char **paths, size_t n, const char **why)
+{
+	struct buf req = { 0 }, ans = { 0 };
+	const char **reasons = amalloc(n * sizeof(*reasons));
+	const char *p;
+	int fd = session_find(name, NULL), nfd;
+	size_t i;
+
+	if (fd < 0) {
+		*why = aprintf("the session %s does not answer", name);
+		return NULL;
+	}
+	judge_req_encode(kinds, paths, (uint32_t)n, &req);
+	if (frame_send(fd, 'W', req.p, req.n, NULL, 0) < 0 || frame_recv(fd, &ans, NULL, 0, &nfd) != 'W') {
+		close(fd);
+		*why = aprintf("the session %s did not judge the call", name);
+		return NULL;
+	}
+	close(fd);
+	for (i = 0, p = ans.p; i < n && p && p < ans.p + ans.n; i++) {
+		reasons[i] = astrdup(p);
+		p = memchr(p, '\0', (size_t)(ans.p + ans.n - p));
+		p = p ? p + 1 : NULL;
+	}
+	free(req.p);
+	free(ans.p);
+	if (i < n) {
+		*why = "the session's answer was cut short";
+		return NULL;
+	}
+	return reasons;
+}
+
+/* pre-tool-use for a tool of hook_tools: no output when every path is
+ * allowed, else a deny naming each refused one and why. */
+static int
+hook_tool_call(const struct hook_tool *t, const char *self, const char *name, const struct jval *input,
+    const char *cwd, int nopt, char **opts)
+{
+	static const char *const verbs[] = { "writing", "reading", "searching" };
+	const struct jval *f = json_member(input, t->field, J_STR);
+	struct vec paths = { 0 };
+	struct buf said = { 0 };
+	const char *why = NULL, **reasons;
+	char *kinds;
+
+	if (t->kind == HOOK_PATCH && f)
+		hook_patch_paths(f->s, cwd, &paths);
+	else if (f || t->cwd_default)
+		vec_push(&paths, (void *)hook_resolve(cwd, f ? f->s : "."));
+	if (!paths.n)
+		return 0;	/* nothing named: the tool fails on its own */
+	if (paths.n > SBX_JUDGE_MAX)
+		return hook_deny(aprintf("the %s names %zu files; sbx judges %d at most", t->tool, paths.n, SBX_JUDGE_MAX),
+		    aprintf("the %s was not made", t->tool));
+	kinds = amalloc(paths.n);
+	memset(kinds, t->kind == HOOK_PATCH ? JUDGE_WRITE : t->kind, paths.n);
+	if (hook_session(self, name, cwd, nopt, opts, &why) < 0 ||
+	    !(reasons = hook_judge(name, kinds, (char **)paths.v, paths.n, &why)))
+		return hook_deny(why, aprintf("the %s was not made (it is held to the sandbox's policy)", t->tool));
+	for (size_t i = 0; i < paths.n; i++)
+		if (*reasons[i])
+			buf_printf(&said, "%s%s %s: %s", said.n ? "; " : "", verbs[kinds[i] == JUDGE_WRITE ? 0 :
+			    kinds[i] == JUDGE_READ ? 1 : 2], (const char *)paths.v[i], reasons[i]);
+	if (!said.n)
+		return 0;
+	buf_putc(&said, '\0');
+	return hook_deny(aprintf("the sandbox's policy refuses %s", said.p),
+	    aprintf("the %s was not made: the agent's own tools are held to the same policy as its commands", t->tool));
 }
 
 static int
@@ -21496,7 +21829,7 @@ hook_main(int argc, char **argv)
 		else
 			opts[nopt++] = argv[i];
 	if (!ag && pre)
-		return hook_deny(aprintf("the hook's command names agent \"%s\"; sbx knows claude and codex", agent));
+		return hook_deny(aprintf("the hook's command names agent \"%s\"; sbx knows claude and codex", agent), NULL);
 	if (!ag)
 		die_hint("sbx hook claude|codex session-start|pre-tool-use|session-end [-c POLICY]",
 		    "hook: the agent is claude or codex");
@@ -21504,12 +21837,12 @@ hook_main(int argc, char **argv)
 		why = aprintf("--ask cannot be given to %s: it takes no \"ask\" answer with a rewritten command, and runs "
 		    "the original command instead; remove --ask from the hook's command", ag->name);
 		if (pre)
-			return hook_deny(why);
+			return hook_deny(why, NULL);
 		die("hook: %s", why);
 	}
 	if (!plat_self_exe(self, sizeof(self))) {
 		if (pre)
-			return hook_deny(aprintf("cannot find its own binary: %s", strerror(errno)));
+			return hook_deny(aprintf("cannot find its own binary: %s", strerror(errno)), NULL);
 		die("hook: cannot find my own binary: %s", strerror(errno));
 	}
 	if (strcmp(event, "install") == 0 || strcmp(event, "uninstall") == 0)
@@ -21546,13 +21879,17 @@ hook_main(int argc, char **argv)
 		die_hint("sbx hook AGENT session-start|pre-tool-use|session-end", "hook: unknown event \"%s\"", event);
 	tool = json_member(v, "tool_name", J_STR);
 	input = json_member(v, "tool_input", J_OBJ);
-	if (!why && tool && strcmp(tool->s, "Bash") != 0)
-		return 0;	/* not a shell command: no opinion */
+	if (!why && tool && strcmp(tool->s, "Bash") != 0) {
+		for (size_t i = 0; i < LEN(hook_tools); i++)
+			if (strcmp(hook_tools[i].agent, agent) == 0 && strcmp(hook_tools[i].tool, tool->s) == 0)
+				return hook_tool_call(&hook_tools[i], self, name, input, cwd->s, nopt, opts);
+		return 0;	/* not sbx's to judge: no opinion */
+	}
 	command = json_member(input, "command", J_STR);
 	if (!why && (!tool || !command))
 		why = "a Bash call without tool_input.command";
 	if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0)
-		return hook_deny(why);
+		return hook_deny(why, NULL);
 	hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
 	    hook_rewrite(self, name, command->s));
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;

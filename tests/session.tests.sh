@@ -267,7 +267,7 @@ for ev, g in ours:
     words = shlex.split(g["hooks"][0]["command"])
     assert words[0] == sbx and words[1:3] == ["hook", "claude"] and words[-2:] == ["-c", pol], words
     assert g["hooks"][0]["timeout"] >= 3, g
-    assert ev != "PreToolUse" or g["matcher"] == "Bash", g
+    assert ev != "PreToolUse" or set(g["matcher"].split("|")) >= {"Bash", "Write", "Edit", "Read"}, g
 PY
 	cp "$H/.claude/settings.json" "$T/claude.installed"
 	run_sbx hook claude install -c p

@@ -255,6 +255,25 @@ parse(struct policy *p, const char *text)
 static const char *const mkind_names[] = { "ro", "rw", "empty", "tmpfs", "remount-ro", "from", "pinlink" };	/* ORDER: enum mkind */
 
 /* Plan a policy over a fake tree: "KIND PATH" per mount, "ph d|f|o|p|j PATH" per placeholder. */
+/* The plan of a policy over a fake tree (plan_text's), or NULL. */
+static struct plan *
+plan_of(const char *policy, const char *tree)
+{
+	struct policy p;
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+	struct vec facts = { 0 };
+	struct plan *pl = amalloc(sizeof(*pl));
+	struct err e = { 0 };
+	const char *why;
+
+	if (parse(&p, policy))
+		return NULL;
+	fake_tree(tree);
+	if (plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0 || plan_build(&facts, p.fs_disabled, pl, &why) < 0)
+		return NULL;
+	return pl;
+}
+
 static const char *
 plan_text(const char *policy, const char *tree)
 {
@@ -4223,6 +4242,77 @@ test_sessions(void)
 		    !hook_cmd_is_ours("echo sbx hook claude pre-tool-use", "claude") &&
 		    !hook_cmd_is_ours("/usr/bin/sbx hook claude pre-tool-usex", "claude"),
 		    "sbx's hooks told from the person's");
+	}
+	/* one policy over every tool call: the judge request's wire form, the
+	 * plan's reasons, the paths a tool names resolved as it opens them */
+	{
+		char kinds[] = { JUDGE_WRITE, JUDGE_SEARCH }, *paths[] = { "/p/a", "/p" }, k2[SBX_JUDGE_MAX], *p2[SBX_JUDGE_MAX];
+		struct buf jb = { 0 }, ans = { 0 };
+		struct plan *pl = plan_of("allow-write /p\ndeny-read /p/.env\ndeny-write /p/keep\n",
+		    "d /p/.git/hooks; f /p/.git/config; f /p/.git/HEAD; f /p/.env; d /p/src; d /p/keep; d /o");
+		const char *jwhy = NULL;
+
+		judge_req_encode(kinds, paths, 2, &jb);
+		CHECK(judge_req_decode(jb.p, jb.n, k2, p2, &jwhy) == 2 && k2[1] == JUDGE_SEARCH && strcmp(p2[1], "/p") == 0,
+		    "a judge request round-trips");
+		for (size_t cut = 0; cut < jb.n; cut++)
+			CHECK(judge_req_decode(jb.p, cut, k2, p2, &jwhy) < 0, "a judge request cut to %zu bytes refused", cut);
+		jb.p[4] = 'x';
+		CHECK(judge_req_decode(jb.p, jb.n, k2, p2, &jwhy) < 0, "an unknown kind refused");
+		free(jb.p);
+		CHECK(pl != NULL, "the plan for the judge's cases");
+		if (pl) {
+			static const struct { char kind; const char *path, *why; } jc[] = {
+				{ JUDGE_WRITE, "/p/src/x.c", NULL },
+				{ JUDGE_WRITE, "/p/new/dir/file", NULL },
+				{ JUDGE_WRITE, "/p/.git/hooks/pre-commit", "mandatory deny .git/hooks" },
+				{ JUDGE_WRITE, "/p/.vscode/tasks.json", "mandatory deny .vscode" },
+				{ JUDGE_WRITE, "/p/keep/x", "deny-write" },
+				{ JUDGE_WRITE, "/o/x", "outside every writable root" },
+				{ JUDGE_WRITE, "/p/../o/x", "outside every writable root" },
+				{ JUDGE_READ, "/p/.env", "deny-read" },
+				{ JUDGE_READ, "/o/x", NULL },
+				{ JUDGE_SEARCH, "/p/src", NULL },
+				{ JUDGE_SEARCH, "/p", "/p/.env" },
+			};
+
+			for (size_t i = 0; i < LEN(jc); i++) {
+				char kk = jc[i].kind, *pp = (char *)jc[i].path;
+
+				ans.n = 0;
+				judge_answer(pl, &kk, &pp, 1, &ans);
+				CHECK(ans.n && (jc[i].why ? strstr(ans.p, jc[i].why) != NULL : ans.p[0] == '\0'),
+				    "judged %c %s: \"%s\"", kk, pp, ans.n ? ans.p : "");
+			}
+		}
+		free(ans.p);
+	}
+	{
+		char dir[] = "/tmp/sbx-unit-resolve-XXXXXX";
+		struct vec pp = { 0 };
+
+		CHECK(mkdtemp(dir) != NULL, "a scratch directory");
+		(void)!mkdir(aprintf("%s/p", dir), 0755);
+		(void)!mkdir(aprintf("%s/o", dir), 0755);
+		(void)!symlink(aprintf("%s/o", dir), aprintf("%s/p/out", dir));
+		(void)!symlink("../o/later.sh", aprintf("%s/p/dangling", dir));
+		(void)!symlink("loop", aprintf("%s/p/loop", dir));
+		CHECK(strcmp(hook_resolve(aprintf("%s/p", dir), "src/../a.c"), aprintf("%s/p/a.c", dir)) == 0,
+		    "a relative path, from the cwd: %s", hook_resolve(aprintf("%s/p", dir), "src/../a.c"));
+		CHECK(strcmp(hook_resolve(aprintf("%s/p", dir), "out/x"), aprintf("%s/o/x", dir)) == 0,
+		    "through a symlink to outside: %s", hook_resolve(aprintf("%s/p", dir), "out/x"));
+		CHECK(strcmp(hook_resolve("/", aprintf("%s/p/dangling", dir)), aprintf("%s/o/later.sh", dir)) == 0,
+		    "through a dangling last link (a write creates its target): %s",
+		    hook_resolve("/", aprintf("%s/p/dangling", dir)));
+		CHECK(hook_resolve("/", aprintf("%s/p/loop", dir)) != NULL, "a link loop ends");
+		hook_patch_paths("*** Begin Patch\n*** Update File: a.c\n@@\n-x\n+y\n*** Add File: out/new.txt\n+z\n"
+		    "*** Update File: b.c\n*** Move to: .vscode/tasks.json\n*** Delete File: c.c\r\n*** End Patch\n",
+		    aprintf("%s/p", dir), &pp);
+		CHECK(pp.n == 5 && strcmp(pp.v[0], aprintf("%s/p/a.c", dir)) == 0 &&
+		    strcmp(pp.v[1], aprintf("%s/o/new.txt", dir)) == 0 &&
+		    strcmp(pp.v[3], aprintf("%s/p/.vscode/tasks.json", dir)) == 0 && strcmp(pp.v[4], aprintf("%s/p/c.c", dir)) == 0,
+		    "every file a patch names, resolved (%zu)", pp.n);
+		rm_tree(dir);
 	}
 	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y") &&
 	    !session_name_ok("--fd3"), "session names: a file's name, no dot or dash first, no slash");
