@@ -22954,6 +22954,30 @@ static const struct cli_option cli_options[] = {
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
 };
 
+/* The subcommands (sessions and the agents' hooks, 10f): the one list
+ * --help and the man page print. Linux only, as sessions are. */
+static const struct { const char *synopsis, *help; } cli_subcommands[] = {
+	{ "session start [-c POLICY] [--name NAME] [--idle=SECONDS] [OPTIONS]",
+	  "build one sandbox for many commands and print its name; OPTIONS as a run's (-v, directives); "
+	  "--idle=SECONDS (default 3600, 0: never) ends it when nothing has run that long" },
+	{ "session list", "the live sessions, one line each" },
+	{ "session stop NAME", "end session NAME, and everything left running inside it" },
+	{ "exec [--fd3] NAME [--] COMMAND [ARG...]",
+	  "run COMMAND in session NAME with this process's stdin, stdout, stderr, environment and directory "
+	  "(and fd 3, with --fd3); its status is sbx's, its refusals follow on stderr" },
+	{ "hook claude|codex install [--user|--project] [--ask] [OPTIONS]",
+	  "merge sbx's hooks into the agent's settings (Claude Code: ~/.claude/settings.json, with --project "
+	  ".claude/settings.local.json; Codex: $CODEX_HOME/hooks.json and its trust in config.toml): every other "
+	  "hook kept, a .sbx-backup, the policy read first; --ask (Claude Code only) has the agent ask before each "
+	  "command" },
+	{ "hook claude|codex uninstall [--user|--project]", "take sbx's hooks out again, and only them" },
+	{ "hook claude|codex --print-settings [--ask] [OPTIONS]", "print the hooks, to install by hand" },
+	{ "hook claude|codex session-start|pre-tool-use|session-end [--ask] [OPTIONS]",
+	  "what the hooks run: start the agent session's sandbox; run its shell command there, cd carried over, "
+	  "and judge the paths of its own file tools by the sandbox's plan; end it. A call sbx cannot place in the "
+	  "sandbox is denied, with the reason" },
+};
+
 static const char *
 directive_synopsis(const struct directive *d)
 {
@@ -22969,6 +22993,7 @@ usage(FILE *f)
 	    "usage: sbx [-v] [-c POLICY] [--DIRECTIVE[=ARG]...] [--] COMMAND [ARG...]\n"
 	    "       sbx [-c POLICY] --print=policy|json|argv [COMMAND...]\n"
 	    "       sbx --check | --help | --version\n"
+	    "       sbx session|exec|hook ...   (Subcommands, below)\n"
 	    "\n"
 	    "Runs COMMAND inside a sandbox: reads open except what the policy denies, writes\n"
 	    "closed except the allowed roots, no network. Options end at the first word that\n"
@@ -22987,6 +23012,9 @@ usage(FILE *f)
 			    o->takes_arg ? o->metavar : "");
 		fprintf(f, "  %-22s %s\n", lhs, o->help);
 	}
+	fprintf(f, "\nSubcommands (Linux): one sandbox for many commands, and the agents' hooks:\n");
+	for (i = 0; i < LEN(cli_subcommands); i++)
+		fprintf(f, "  sbx %s\n      %s\n", cli_subcommands[i].synopsis, cli_subcommands[i].help);
 	fprintf(f,
 	    "\n"
 	    "Policy files. A file whose first non-blank byte is '{' is an srt settings file\n"
@@ -23036,6 +23064,7 @@ print_man(FILE *f)
 	    ".SH SYNOPSIS\n.B sbx\n[\\fB\\-v\\fR] [\\fB\\-c\\fR \\fIpolicy\\fR] [\\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR]...] "
 	    "[\\fB\\-\\-\\fR] \\fIcommand\\fR [\\fIarg\\fR...]\n"
 	    ".br\n.B sbx\n\\fB\\-\\-print\\fR=\\fBpolicy\\fR|\\fBjson\\fR|\\fBargv\\fR | \\fB\\-\\-check\\fR\n"
+	    ".br\n.B sbx\n\\fBsession\\fR|\\fBexec\\fR|\\fBhook\\fR ... (SUBCOMMANDS)\n"
 	    ".SH DESCRIPTION\n"
 	    "\\fBsbx\\fR runs \\fIcommand\\fR under bubblewrap with the policy enforced by the mount table: "
 	    "reads are open except what the policy denies, writes are closed except the allowed roots, and the "
@@ -23053,6 +23082,19 @@ print_man(FILE *f)
 			fprintf(f, "\\fB\\-%c\\fR, ", o->short_name);
 		fprintf(f, "\\fB\\-\\-%s\\fR%s%s\n%s\n", o->name, o->takes_arg ? " \\fI" : "",
 		    o->takes_arg ? aprintf("%s\\fR", o->metavar) : "", o->help);
+	}
+	fprintf(f, ".SH SUBCOMMANDS\nLinux: one sandbox for many commands, and the hooks of Claude Code and Codex.\n");
+	for (i = 0; i < LEN(cli_subcommands); i++) {
+		struct buf syn = { 0 };
+
+		for (const char *c = cli_subcommands[i].synopsis; *c; c++)
+			if (*c == '-')
+				buf_puts(&syn, "\\-");
+			else
+				buf_putc(&syn, *c);
+		buf_putc(&syn, '\0');
+		fprintf(f, ".TP\n\\fBsbx %s\\fR\n%s\n", syn.p, cli_subcommands[i].help);
+		free(syn.p);
 	}
 	fprintf(f, ".SH POLICY DIRECTIVES\nOne directive per line; \\fB#\\fR starts a comment; an argument may "
 	    "be double-quoted. Each directive is also an option, \\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR].\n");

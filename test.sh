@@ -891,6 +891,13 @@ t_man_page_current() { # sbx.1 is what `sbx --print=man` generates from the tabl
 		grep -q "^  $d" "$T/help" || fail "--help does not list $d"
 		grep -q "^\\\\fB$d\\\\fR" "$HERE/sbx.1" || fail "sbx.1 does not list $d"
 	done
+	# the subcommands, with their options
+	for d in "session start" "session list" "session stop" "exec \\[--fd3\\]" "hook claude|codex install" \
+	         "hook claude|codex uninstall" "hook claude|codex --print-settings" "hook claude|codex session-start"; do
+		grep -q "^  sbx $d" "$T/help" || fail "--help does not list sbx $d"
+		grep -q "^\\\\fBsbx ${d//-/\\\\\\-}" "$HERE/sbx.1" || fail "sbx.1 does not list sbx $d"
+	done
+	grep -q -- "--idle=SECONDS" "$T/help" && grep -q -- "--user|--project" "$T/help" || fail "--help lists the subcommands' options"
 }
 TESTS+=(man_page_current)
 
