@@ -14,18 +14,24 @@ queries: titles, summaries) get a short text answer and no turn.
 
 RECORD gets one JSON line per tool result the agent sent back, the first time it is seen:
     {"id": TOOL_USE_ID, "is_error": BOOL, "content": TEXT}
-and one line per request, {"request": N, "path": PATH, "tools": [NAMES]}, so a test can tell
-what reached the model. PORTFILE gets the port (127.0.0.1:0 picked by the kernel) once listening.
+and one line per request, {"request": N, "path": PATH, "tools": [NAMES], "t_ms": T}, and one as
+its answer has gone, {"sent": N, "turn": BOOL, "t_ms": T} (T: a monotonic clock, in ms; what
+bench/agents.sh times a tool call by), so a test can tell what reached the model. PORTFILE gets the port (127.0.0.1:0 picked by the kernel) once listening.
 """
 import http.server
 import json
 import sys
 import threading
+import time
 
 script = json.load(open(sys.argv[1]))
 record_path, port_path = sys.argv[2], sys.argv[3]
 lock = threading.Lock()
 state = {"turn": 0, "seen": set(), "requests": 0}
+
+
+def now_ms():
+    return time.monotonic() * 1000
 
 
 def record(obj):
@@ -106,7 +112,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         tools = [t.get("name") for t in req.get("tools", [])]
         with lock:
             state["requests"] += 1
-            record({"request": state["requests"], "path": path, "tools": tools})
+            record({"request": state["requests"], "path": path, "tools": tools, "t_ms": now_ms()})
             for m in req.get("messages", []):
                 if m.get("role") != "user" or not isinstance(m.get("content"), list):
                     continue
@@ -124,7 +130,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         model = req.get("model", "claude-mock")
         if req.get("stream"):
             out, _ = sse(blocks, model)
-            return self.reply(200, out, "text/event-stream")
+            self.reply(200, out, "text/event-stream")
+            with lock:
+                record({"sent": state["requests"], "turn": "Bash" in tools, "t_ms": now_ms()})
+            return
         stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         msg = {"id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": blocks,
                "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}

@@ -15,19 +15,25 @@ The Nth request to /v1/responses gets turn N (the last again when the script has
 
 RECORD gets one JSON line per tool output the agent sent back, the first time it is seen:
     {"id": CALL_ID, "content": TEXT}
-and one line per request, {"request": N, "tools": [NAMES]}. PORTFILE gets the port once listening.
+and one line per request, {"request": N, "tools": [NAMES], "t_ms": T}, and one as its answer has
+gone, {"sent": N, "turn": true, "t_ms": T} (T: a monotonic clock, in ms, for bench/agents.sh). PORTFILE gets the port once listening.
 """
 import http.server
 import json
 import os
 import sys
 import threading
+import time
 
 script = json.load(open(sys.argv[1]))
 record_path, port_path = sys.argv[2], sys.argv[3]
 lock = threading.Lock()
 state = {"turn": 0, "seen": set(), "requests": 0}
 SHELLS = ("exec_command", "shell_command", "shell")
+
+
+def now_ms():
+    return time.monotonic() * 1000
 
 
 def record(obj):
@@ -98,7 +104,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             state["requests"] += 1
             n = state["turn"]
             state["turn"] += 1
-            record({"request": state["requests"], "tools": sorted(tools)})
+            record({"request": state["requests"], "tools": sorted(tools), "t_ms": now_ms()})
             for item in req.get("input", []):
                 if item.get("type") in ("function_call_output", "custom_tool_call_output") and \
                         item.get("call_id") not in state["seen"]:
@@ -113,6 +119,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "output_tokens_details": None, "total_tokens": 2}}})
         out = "".join("event: %s\ndata: %s\n\n" % (e["type"], json.dumps(e)) for e in ev).encode()
         self.reply(200, out, "text/event-stream")
+        with lock:
+            record({"sent": state["requests"], "turn": True, "t_ms": now_ms()})
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
