@@ -57,7 +57,8 @@
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
  *      processes (control, handed fds, expose-port, decision records, the
- *      observer's events, the network tables), 6d the Seatbelt profile (the plan and the
+ *      observer's events, the network tables, a session's execs and the
+ *      judging of an agent's own tool calls), 6d the Seatbelt profile (the plan and the
  *      network policy as SBPL, for macOS; printed on every platform)
  *   7. Proxy: the poll() loop; 7.1 parsers (pure: HTTP head, SOCKS5/4a, the
  *      SSH refusal, DNS messages), 7.2 resolver threads, 7.3 connections
@@ -86,7 +87,8 @@
  *      10e the platform interface on Linux (the proxy's lockdown: Landlock
  *      and its seccomp program), 10f sessions
  *      (one sandbox, many commands: the daemon and its sbx-tidy, sbx exec,
- *      the agent hooks)
+ *      the agent hooks: the shell rewritten into the session, the agents'
+ *      own file tools judged by its plan, install and uninstall)
  *  11. macOS runner (Seatbelt): 11a the platform interface on macOS, 11b the
  *      log monitor, 11c sandbox-exec as sbx's child, the proxy on loopback
  *      with a per-run credential, as named steps, 11d --check
@@ -5925,8 +5927,8 @@ enum rule_bits {
  * ph_kind_letters[] (its letter in the registry, 5d) rely on this order. */
 enum phkind {
 	PH_DIR,		/* an empty directory: what holds a directory's name, and a
-			 * file's in a git work tree (git ignores it, so `git add -A`
-			 * does not commit a dozen empty dotfiles: fx_hold_kind) */
+			 * file's in a project (git ignores it, so `git add -A` does
+			 * not commit a dozen empty dotfiles: fx_hold_kind) */
 	PH_FILE,	/* an empty file: what holds a file's name (a program that
 			 * reads it, ~/.codex/config.toml, finds it empty, not a
 			 * directory it cannot read), and a config git must read */

@@ -16,8 +16,14 @@
 AGENT_TMO=${SBX_AGENT_TIMEOUT:-120}     # one conversation, at most (a hang shows as this)
 AGENT_FAST_MS=30000                     # "within seconds", with the suite's load around it
 
+agent_reap() { # at a test's exit: the sessions of its agents that are left (a failed run's) end
+	local pid
+	for pid in $(pgrep -f -- "session start -c $T/"); do kill -TERM "$pid" 2>/dev/null; done
+}
+
 agent_need() { # agent_need claude|codex : skip with the reason when the CLI cannot run here
 	local bin=$1 v
+	trap agent_reap EXIT
 	command -v python3 >/dev/null || skip "python3 is not installed (the mock model servers need it)"
 	command -v "$bin" >/dev/null ||
 		skip "$bin is not installed (.ci/run installs it: npm install -g $(agent_pkg "$bin"))"
@@ -207,6 +213,10 @@ t_agents_start_inside_sbx() { # each agent itself runs inside sbx, from a fresh 
 		printf 'allow-write %s\nallow-write %s\n' "$P" "$H" >"$T/inside.policy"
 		local extra=(--allowedTools Bash)
 		[ "$agent" = codex ] && extra=(-s danger-full-access)
+		# control: the same conversation without sbx writes outside
+		TAG=out-$agent agent_run "out-$agent" "$agent" "[[{\"bash\": \"echo out >$O/out.txt\"}], [{\"text\": \"finished\"}]]" "${extra[@]}"
+		[ -f "$O/out.txt" ] || fail "control: without sbx, $agent writes outside"
+		rm -rf "$O/out.txt" "$H" && mkdir -p "$H" || fail "setup"
 		AGENT_SBX=$SBX AGENT_POLICY=$T/inside.policy TAG=in-$agent \
 			agent_run "in-$agent" "$agent" "[[{\"bash\": \"pwd; echo in >made.txt; echo out >$O/out.txt; echo done\"}], [{\"text\": \"finished\"}]]" "${extra[@]}"
 		TAG=in-$agent agent_expect_fast "$agent inside sbx, fresh home"

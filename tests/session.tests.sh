@@ -312,10 +312,12 @@ t_hook_rewrite_exact() { # the rewritten command in the agent's shell, against t
 	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
 	mkdir -p "$P/sub" "$P/nl
 " "$P/with space"
-	local id="rw$$$RANDOM" i=0 cmd
+	local i=0 cmd
+	RW_ID="rw$$$RANDOM"	# not local: the EXIT trap reads it after the function has returned
+	local id=$RW_ID
 	printf '{"session_id": "%s", "cwd": "%s", "hook_event_name": "SessionStart"}' "$id" "$P" >"$T/start.json"
 	"$SBX" hook claude session-start -c "$T/hook.policy" <"$T/start.json" || fail "session-start"
-	trap '"$SBX" session stop "claude-$id" >/dev/null 2>&1' EXIT
+	trap '"$SBX" session stop "claude-$RW_ID" >/dev/null 2>&1' EXIT
 	while IFS= read -r -d '' cmd; do
 		python3 -c 'import json, sys; print(json.dumps({"session_id": sys.argv[1], "cwd": sys.argv[2], "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": sys.argv[3]}}))' \
 			"$id" "$P" "$cmd" >"$T/in.json"
@@ -344,7 +346,7 @@ t_hook_rewrite_exact() { # the rewritten command in the agent's shell, against t
 		'cd sub && (sleep 30 &) && echo left-running' 'set -- a b; echo "$#:$*"' 'exec 3>/dev/null; cd sub; echo fd3 taken' \
 		'cd sub; trap "echo bye" EXIT; echo hi')
 	[ "$i" = 11 ] || fail "setup: $i commands"
-	return 0
+	"$SBX" session stop "claude-$id" || fail "session stop"
 }
 TESTS+=(hook_rewrite_exact)
 
@@ -363,10 +365,11 @@ except subprocess.TimeoutExpired:
 open(sys.argv[1] + ".out", "wb").write(r.stdout); open(sys.argv[1] + ".err", "wb").write(r.stderr)
 print("rc=%d in %.1f s" % (r.returncode, time.time() - t0))
 PY
-	local name=det-$$-$RANDOM res
+	DET_NAME=det-$$-$RANDOM	# not local: the EXIT trap reads it after the function has returned
+	local name=$DET_NAME res
 	res=$(python3 "$T/capture.py" "$T/ok" "$SBX" session start -v -c "$T/p" --name "$name")
 	note "start: $res"
-	trap 'timeout 10 "$SBX" session stop "$name" >/dev/null 2>&1' EXIT
+	trap 'timeout 10 "$SBX" session stop "$DET_NAME" >/dev/null 2>&1' EXIT
 	[[ $res == rc=0* ]] || fail "session start with its pipes captured: $res: $(cat "$T/ok.err" 2>/dev/null)"
 	[ "$(cat "$T/ok.out")" = "$name" ] || fail "it prints the name: $(cat "$T/ok.out")"
 	grep -q . "$T/ok.err" || fail "-v's notes until ready reach the caller's stderr"
