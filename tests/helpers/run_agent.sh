@@ -35,6 +35,7 @@ if [ -n "${AGENT_SBX:-}" ]; then
 	{ cat "$AGENT_POLICY"; echo "allow-host-port $port"; } >"$dir/policy.run"
 	wrap=("$AGENT_SBX" -c "$dir/policy.run" --)
 fi
+python3 -c 'import time; print(time.monotonic() * 1000)' >"$dir/t0_ms"	# the mocks' clock (bench/agents.sh)
 t0=$(date +%s%N)
 case $agent in
 claude)
