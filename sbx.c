@@ -20274,7 +20274,7 @@ session_from_client(struct run *r, struct sess_client *c)
 		/* an agent's own tool call, judged by this session's plan: the
 		 * mount table its commands run under (sbx hook, 10f) */
 		char kinds[SBX_JUDGE_MAX], *paths[SBX_JUDGE_MAX];
-		const char *why;
+		const char *why = "";
 		int n = judge_req_decode(b.p, b.n, kinds, paths, &why);
 
 		sess.out.n = 0;
@@ -20887,46 +20887,28 @@ hook_answer(struct buf *out, const char *decision, const char *why, const struct
 	buf_puts(out, "}}\n");
 }
 
-/* Start session name in dir with the hook's options: this sbx, as
- * `sbx session start OPTIONS --name NAME`, its stdout (the name) dropped
- * and its stderr read to its end: a session that cannot start has its
- * real words in *why, for the deny reason the model reads and the person
- * sees (the hook's own stderr reaches neither). The daemon lets go of
- * that pipe once ready (session_daemonize), so the end comes with the
- * starter's; a starter still silent after SBX_HOOK_START_MS is killed
- * and the call denied, before the agent's own timeout for the hook
- * (SBX_HOOK_TIMEOUT_S) would run the command outside. Returns 0 when the
- * session answers. */
+/* Run this sbx (self) with argv in dir, its stdin and stdout /dev/null
+ * (a hook's stdout is its answer), its stderr read to its end into *err
+ * (trailing blank cut, at most SBX_HOOK_WORDS_MAX bytes kept): the end
+ * comes when no process holds the pipe any more. One still running after
+ * timeout_ms is killed (*late). Returns its exit status as the shell gives
+ * it, or -1 (not started, errno set). */
 static int
-hook_start_session(const char *self, const char *name, const char *dir, int argc, char **argv, const char **why)
+hook_run_self(const char *self, char **argv, const char *dir, int timeout_ms, char **err, bool *late)
 {
-	struct vec av = { 0 };
-	struct buf err = { 0 };
+	struct buf b = { 0 };
 	int status = 0, null, p[2];
-	int64_t deadline = now_ms() + SBX_HOOK_START_MS;
-	bool late = false;
+	int64_t deadline = now_ms() + timeout_ms;
 	pid_t pid;
 
-	vec_push(&av, (void *)self);
-	vec_push(&av, "session");
-	vec_push(&av, "start");
-	for (int i = 0; i < argc; i++)
-		vec_push(&av, argv[i]);
-	vec_push(&av, "--name");
-	vec_push(&av, (void *)name);
-	vec_push(&av, NULL);
-	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-		*why = aprintf("cannot start sbx session start: %s", strerror(errno));
+	*late = false;
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
 		return -1;
-	}
 	if (pid == 0) {
-		if (chdir(dir) < 0)
+		if (chdir(dir) < 0 || (null = openat(AT_FDCWD, "/dev/null", O_RDWR)) < 0 || dup2(null, 0) < 0 ||
+		    dup2(null, 1) < 0 || dup2(p[1], 2) < 0)
 			_exit(SBX_EXIT_FAILURE);
-		/* the hook's stdout is its answer: the name must not land in it */
-		if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR)) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-		    dup2(p[1], 2) < 0)
-			_exit(SBX_EXIT_FAILURE);
-		execv(self, (char **)av.v);
+		execv(self, argv);
 		_exit(SBX_EXIT_FAILURE);
 	}
 	close(p[1]);
@@ -20936,35 +20918,63 @@ hook_start_session(const char *self, const char *name, const char *dir, int argc
 		ssize_t r;
 
 		if (left <= 0) {
-			late = true;
+			*late = true;
 			kill(pid, SIGKILL);
 			break;
 		}
 		if (poll(&pf, 1, (int)left) <= 0)
 			continue;
-		buf_grow(&err, 4096);
-		if ((r = read(p[0], err.p + err.n, err.cap - err.n - 1)) < 0 && errno == EINTR)
+		buf_grow(&b, 4096);
+		if ((r = read(p[0], b.p + b.n, b.cap - b.n - 1)) < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		if (err.n + (size_t)r < SBX_HOOK_WORDS_MAX)
-			err.n += (size_t)r;
+		if (b.n + (size_t)r < SBX_HOOK_WORDS_MAX)
+			b.n += (size_t)r;
 	}
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	buf_grow(&err, 1);
-	while (err.n && (err.p[err.n - 1] == '\n' || err.p[err.n - 1] == ' '))
-		err.n--;
-	err.p[err.n] = '\0';
-	if (late)
+	while (b.n && (b.p[b.n - 1] == '\n' || b.p[b.n - 1] == ' '))
+		b.n--;
+	*err = astrndup(b.p ? b.p : "", b.n);
+	free(b.p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Start session name in dir with the hook's options: this sbx, as
+ * `sbx session start OPTIONS --name NAME`, its stderr read to its end: a
+ * session that cannot start has its real words in *why, for the deny
+ * reason the model reads and the person sees (the hook's own stderr
+ * reaches neither). The daemon lets go of that pipe once ready
+ * (session_daemonize), so the end comes with the starter's; a starter
+ * still silent after SBX_HOOK_START_MS is killed and the call denied,
+ * before the agent's own timeout for the hook (SBX_HOOK_TIMEOUT_S) would
+ * run the command outside. Returns 0 when the session answers. */
+static int
+hook_start_session(const char *self, const char *name, const char *dir, int argc, char **argv, const char **why)
+{
+	struct vec av = { 0 };
+	char *err;
+	bool late;
+	int rc;
+
+	vec_push(&av, (void *)self);
+	vec_push(&av, "session");
+	vec_push(&av, "start");
+	for (int i = 0; i < argc; i++)
+		vec_push(&av, argv[i]);
+	vec_push(&av, "--name");
+	vec_push(&av, (void *)name);
+	vec_push(&av, NULL);
+	if ((rc = hook_run_self(self, (char **)av.v, dir, SBX_HOOK_START_MS, &err, &late)) < 0)
+		*why = aprintf("cannot start sbx session start: %s", strerror(errno));
+	else if (late)
 		*why = aprintf("sbx session start did not finish within %d s%s%s", SBX_HOOK_START_MS / 1000,
-		    err.n ? ": " : "", err.p);
-	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		*why = err.n ? astrdup(err.p) : aprintf("sbx session start failed (status %d) and said nothing",
-		    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-	free(err.p);
-	return late || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? -1 : 0;
+		    *err ? ": " : "", err);
+	else if (rc != 0)
+		*why = *err ? err : aprintf("sbx session start failed (status %d) and said nothing", rc);
+	return rc == 0 && !late ? 0 : -1;
 }
 
 /* ---- sbx hook AGENT install | uninstall: the hooks merged into the
@@ -21415,34 +21425,6 @@ codex_config_merge(const char *old, const struct vec *keys, const char *block, c
 	return out.p;
 }
 
-/* Run self with argv (NULL-terminated, from argv[1]) in the current
- * directory, stdout dropped, stderr read into *err. Returns the exit
- * status (-1: not run). */
-static int
-hook_run_self(const char *self, char **argv, char **err)
-{
-	struct buf b = { 0 };
-	int p[2], status = 0, null;
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
-		return -1;
-	if (pid == 0) {
-		if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR)) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-		    dup2(p[1], 2) < 0)
-			_exit(SBX_EXIT_FAILURE);
-		execv(self, argv);
-		_exit(SBX_EXIT_FAILURE);
-	}
-	close(p[1]);
-	read_fd_all(p[0], SBX_HOOK_WORDS_MAX, &b);
-	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	*err = b.p ? b.p : "";
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /* The session options as the hooks will give them: a policy file named
  * by its absolute path (the hooks run in whatever directory the agent
  * is in), and checked, as session start will read it. Dies when it does
@@ -21453,6 +21435,7 @@ hook_install_opts(const char *self, char **opts, int *nopt)
 	static const char *const with_file[] = { "-c", "--config", "--settings" };
 	struct vec check = { 0 };
 	char **out = amalloc((size_t)(*nopt + 1) * sizeof(char *)), *err, real[PATH_MAX];
+	bool late;
 	int rc;
 
 	vec_push(&check, (void *)self);
@@ -21493,9 +21476,9 @@ hook_install_opts(const char *self, char **opts, int *nopt)
 	vec_push(&check, "--");
 	vec_push(&check, "true");
 	vec_push(&check, NULL);
-	if ((rc = hook_run_self(self, (char **)check.v, &err)) != 0)
+	if ((rc = hook_run_self(self, (char **)check.v, ".", SBX_HOOK_START_MS, &err, &late)) != 0 || late)
 		die_hint("fix the policy, then install again", "hook: the policy does not parse, so no hook was installed:\n%s",
-		    rc < 0 ? strerror(errno) : err);
+		    rc < 0 ? strerror(errno) : late ? "sbx --print=policy did not finish" : err);
 	return out;
 }
 
