@@ -21770,8 +21770,10 @@ hook_tool_call(const struct hook_tool *t, const char *self, const char *name, co
 		hook_patch_paths(f->s, cwd, &paths);
 	else if (f || t->cwd_default)
 		vec_push(&paths, (void *)hook_resolve(cwd, f ? f->s : "."));
-	if (!paths.n)
-		return 0;	/* nothing named: the tool fails on its own */
+	if (!paths.n)	/* FAIL CLOSED: a shape of input sbx does not know may still write */
+		return hook_deny(aprintf("the %s names no file sbx can judge (tool_input.%s%s)", t->tool, t->field,
+		    t->kind == HOOK_PATCH ? ": no \"*** Add/Update/Delete File:\" line" : ""),
+		    aprintf("the %s was not made", t->tool));
 	if (paths.n > SBX_JUDGE_MAX)
 		return hook_deny(aprintf("the %s names %zu files; sbx judges %d at most", t->tool, paths.n, SBX_JUDGE_MAX),
 		    aprintf("the %s was not made", t->tool));

