@@ -100,7 +100,7 @@
  *      with a per-run credential, as named steps, 11d --check
  *  12. CLI and main: option table, usage, the print modes, named steps
  *
- * Invariants (../shared/DESIGN.md section 3):
+ * Invariants (docs/DESIGN.md explains each):
  *   - Fail closed: if the boundary cannot be built as asked, exit 125 and
  *     never run the command.
  *   - Deny wins: a write deny (the policy's or a mandatory one) is a read-only
@@ -133,6 +133,17 @@
  * mount covers; placeholder = an empty file or directory sbx creates so that
  * a missing dangerous name can be covered; pin = a bind of a directory onto
  * itself, so it is a mount point and rename(2)/rmdir(2) fail with EBUSY.
+ *
+ * Prefixes, by section: plat_ the platform interface (1); jv_ a JSON value
+ * (3.5); jw_ the walk of srt settings over their key table (3.6); jo_ the
+ * JSON printer (3.7); gitcfg_ git's config format (3.8); fx_ the fact
+ * finder, policy rules and the disk into facts (5c); plan_ the mount plan
+ * (5d); bw_ the bwrap argv (6a); sb_ the Seatbelt profile (6d); px_ the
+ * proxy and rbuf_ its relay buffers (7); vstore_ the store of refusals
+ * (8.1); sblog_ macOS's log lines (8.2); ph_ placeholders and their
+ * registry (9a); audit_ and attrib_ the audit and what the sandbox touched
+ * (9b); obs_ the write observer (10b); session_, sess_ and exec_ sessions,
+ * hook_ and judge_ the agents' hooks (10f); mac_ the macOS runner (11).
  */
 
 /* ====================================================================
@@ -168,7 +179,7 @@
 
 /* Build switches, each on by default: bench/overhead.sh builds sbx with
  * one off at a time (and all off) to measure what each step of the
- * per-command work (issue 16) buys, alone and stacked, against the same
+ * per-command work buys, alone and stacked, against the same
  * bwrap floor in the same run. They never weaken the boundary: each
  * chooses between two ways of doing the same thing. */
 #ifndef SBX_PH_POOL
@@ -4845,7 +4856,7 @@ env_match(const char *pat, const char *name, size_t n)
 	return *pat == '\0';
 }
 
-/* ---- 4.4 Hosts: validity and the canonical form (srt 5.2, 1.4) -------
+/* ---- 4.4 Hosts: validity and the canonical form (srt sandbox-manager.js, domain-pattern.js)
  * A request names a host in many spellings; the decision must see one.
  * srt canonicalises with the WHATWG URL host parser; these are its rules
  * for the forms a proxy meets: lowercase, one trailing dot dropped,
@@ -5063,7 +5074,7 @@ match_domain(const char *host, int port, const char *pattern)
 	return strcmp(host, ph) == 0;
 }
 
-/* The decision, in srt's order (5.2): a malformed host is denied; then the
+/* The decision, in srt's order (sandbox-manager.js filterNetworkRequest): a malformed host is denied; then the
  * deny list (with its reason); then the allow list; otherwise denied. The
  * reason is what the command is told. Pure. */
 struct net_verdict { bool allow; const char *reason; };
@@ -5196,7 +5207,7 @@ capture_ports(const struct policy *p, uint16_t *out, size_t max)
 	return n;
 }
 
-/* ---- 4.6 Resolved addresses (srt resolved-address-guard.js, 5.6) ------
+/* ---- 4.6 Resolved addresses (srt resolved-address-guard.js) ----------
  * After an allow, every address the name resolves to is judged; the
  * proxy dials only survivors, with no second lookup, so a DNS answer
  * cannot aim an allowed name at 127.0.0.1 or the metadata service. */
@@ -8991,7 +9002,7 @@ run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run
 	 * that outlives this run, and with weaker-nested-sandbox it sees the
 	 * host's /proc; that process would read and write the next run's
 	 * "fresh" TMPDIR through the writable mount the descriptor carries
-	 * (found by an attack review: tmpdir_spares_fd_held) */
+	 * (tested: tmpdir_spares_fd_held) */
 	rf->tmp_spare = SBX_TMPDIR_SPARE && !p->allow_all_unix_sockets && !p->weaker_nested_sandbox;
 	if (rf->dns) {
 		/* a resolv.conf that is a link (systemd-resolved's) is covered
@@ -10090,7 +10101,7 @@ px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
 }
 
 /* The MITM route's socket (4.7), over the record pair. The proxy may not
- * create a Unix socket (its lockdown, 7.4), so it asks sbx, which dials
+ * create a Unix socket (its lockdown, 7.5), so it asks sbx, which dials
  * the policy's mitm-proxy without waiting (9e) and hands the connection
  * over:
  *
@@ -10686,7 +10697,7 @@ sb_put_string(struct buf *out, const char *s)
 	"(sysctl-name-prefix \"machdep.cpu.\") (sysctl-name-prefix \"net.routetable.\")"
 
 /* What a shell needs, added back after (deny default): srt's list
- * (srt-behaviour.md 8), each with the reason it is there. Constant text:
+ * (srt macos-sandbox-utils.js), each with the reason it is there. Constant text:
  * nothing here comes from the policy. */
 static const struct { const char *rule, *why; } sb_shell_rules[] = {
 	{ "(allow process-exec)", "a shell runs programs" },
@@ -10930,7 +10941,7 @@ static bool relay_out(int fd, struct rbuf *r);
 
 #define SBX_MAX_HTTP_HEAD_BYTES	16384
 #define SBX_SOCKS_NO_AUTH_REASON	"This proxy requires authentication, and this client did not offer an " \
-	"authentication method, so the connection was refused."	/* srt's words (5.4) */
+	"authentication method, so the connection was refused."	/* srt's words (socks-proxy.js) */
 #define SBX_RELAY_BUF_BYTES	65536		/* per direction, allocated on first use, freed when drained */
 #define SBX_BULK_AFTER_BYTES	(256 * 1024)	/* a tunnel direction that carried this much is bulk */
 #define SBX_BULK_BUF_BYTES	(512 * 1024)	/* a bulk direction's buffer, kept until the tunnel closes */
@@ -11508,7 +11519,7 @@ http_rewrite_response(const char *buf, size_t n, size_t head_n, const struct vec
  * The one offered first among the two is not what decides: without a
  * credential to ask for, no auth is preferred; with one (want_auth),
  * user/pass, and a client that offers only no auth is taken on and
- * refused once its request says where it meant to go (srt, 5.4). */
+ * refused once its request says where it meant to go (srt socks-proxy.js). */
 static int
 socks5_parse_greeting(const unsigned char *b, size_t n, bool want_auth, int *method)
 {
@@ -11549,7 +11560,7 @@ socks5_parse_auth(const unsigned char *b, size_t n, const unsigned char **user, 
 
 /* The proxy's credential (macOS: its listeners are on this machine's
  * loopback, where every local process can reach them; on Linux they
- * exist only inside the sandbox and none is asked). srt's rule (5.3): a
+ * exist only inside the sandbox and none is asked). srt's rule (http-proxy.js): a
  * user name of any text but empty, and the run's token as the password.
  * The comparison takes the same time wherever the first difference is. */
 static bool
@@ -11683,7 +11694,7 @@ socks4_parse(const unsigned char *b, size_t n, char *host, size_t hn, int *port)
 	return *port ? (int)off : -1;
 }
 
-/* srt's in-band refusal for SSH (5.4): a server banner and an unencrypted
+/* srt's in-band refusal for SSH (socks-proxy.js): a server banner and an unencrypted
  * SSH_MSG_DISCONNECT (reason 1, HOST_NOT_ALLOWED_TO_CONNECT) whose text is
  * the reason, so `ssh` and `git` print why the connection was refused. */
 static void
@@ -12426,8 +12437,8 @@ px_socks_reply(struct conn *c, int code, bool close_after)
 		rbuf_put(&c->u2c, r, 10);
 }
 
-/* Answer a refused connection in the words of its protocol (srt 5.3,
- * 5.4); px_refuse records it first. */
+/* Answer a refused connection in the words of its protocol (srt
+ * http-proxy.js, socks-proxy.js); px_refuse records it first. */
 static void
 px_reply_refusal(struct conn *c, const char *reason, bool policy)
 {
@@ -12503,7 +12514,7 @@ px_refuse(struct conn *c, const char *reason, bool policy)
 }
 
 /* A client without the run's credential (macOS): HTTP gets 407, as srt
- * (5.3), SOCKS its refusal; recorded without the host it named (px_op). */
+ * (http-proxy.js), SOCKS its refusal; recorded without the host it named (px_op). */
 static void
 px_refuse_credential(struct conn *c, const char *what, const char *reason)
 {
@@ -12573,7 +12584,7 @@ px_refuse_misdirected(struct conn *c, const char *canon)
 
 /* The MITM route (4.7): spoken to as a parent is (CONNECT, or a plain
  * request in absolute form), but with no credential and no address: sbx
- * dials its socket, which this process may not (7.4). */
+ * dials its socket, which this process may not (7.5). */
 static const struct parent_proxy px_mitm_hop;
 
 /* The hop a tunnel or a request goes through, for messages. */
@@ -18728,7 +18739,7 @@ live_kill_due(void)
 
 /* ---- 9e. The MITM route: the proxy's socket, dialled by sbx -----------
  *
- * The proxy may not create a Unix socket (its lockdown, 7.4: a memory
+ * The proxy may not create a Unix socket (its lockdown, 7.5: a memory
  * bug there must not reach docker.sock), so for a host of
  * mitm-proxy-domain it asks sbx over the record pair (6c) and sbx, which
  * reads that pair anyway (net_log_drain, 8.2), dials the policy's socket
@@ -19160,7 +19171,7 @@ _Static_assert(sizeof(struct sbx_seccomp_notif_resp) == 24, "struct seccomp_noti
 /* Why the write observer cannot run on this kernel, or NULL when it can.
  * It needs SECCOMP_RET_USER_NOTIF (Linux 5.0) and, so that it never
  * changes what the command can do, SECCOMP_USER_NOTIF_FLAG_CONTINUE
- * (5.5), which no call can probe: the release says. Asked by sbx-init
+ * (Linux 5.5), which no call can probe: the release says. Asked by sbx-init
  * (the same kernel as sbx's) and by --check. */
 static const char *
 observer_unavailable(void)
@@ -19890,7 +19901,7 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	 * of every process of the session: one an earlier exec left running,
 	 * of the same uid in the same pid namespace, can watch for the new
 	 * pid and SIGSTOP it before it execs, and init would sleep for good,
-	 * every later exec with it (found by an attack review). clone with
+	 * every later exec with it. clone with
 	 * CLONE_VM but not CLONE_VFORK costs what vfork does (no page tables
 	 * copied, no copy-on-write faults on either side: fork cost about 1
 	 * ms more an exec on a VM where faults trap) and init goes on at once;
@@ -20421,7 +20432,7 @@ obs_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t n)
 		 * mapped readable, and the kernel's own copy of a call's path
 		 * reads a page mapped PROT_WRITE or PROT_EXEC alone (the hardware
 		 * cannot refuse it); a command that put the path there hid every
-		 * refusal from the observer (found by an attack review:
+		 * refusal from the observer (tested:
 		 * observer_unreadable_page_reported). /proc/PID/mem reads what
 		 * the kernel reads (FOLL_FORCE). */
 	}

@@ -1693,6 +1693,129 @@ seatbelt_vocabulary(void)
 	return set;
 }
 
+/* The map (section 0) names every section and subsection the banners open,
+ * in the banners' order, and every "(10f)"-style reference in a comment
+ * names a banner that exists: a reader follows them, so a stale one
+ * (a section renumbered, a subsection gone) must fail here. */
+static bool
+map_id_char(char c)
+{
+	return (c >= '0' && c <= '9') || c == '.' || (c >= 'a' && c <= 'f');
+}
+
+/* An id at s: "7", "7.4" or "10f" (digits, then a dot and a digit, or one
+ * letter a-f), copied to id; its length, or 0. */
+static size_t
+map_id_at(const char *s, char *id, size_t cap)
+{
+	size_t n = 0;
+
+	while (s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (n == 0 || n > 2)
+		return 0;
+	if (s[n] == '.' && s[n + 1] >= '1' && s[n + 1] <= '9' && !(s[n + 2] >= '0' && s[n + 2] <= '9'))
+		n += 2;
+	else if (s[n] >= 'a' && s[n] <= 'f' && !(s[n + 1] >= 'a' && s[n + 1] <= 'z'))
+		n += 1;
+	if (n + 1 > cap)
+		return 0;
+	memcpy(id, s, n);
+	id[n] = '\0';
+	return n;
+}
+
+static size_t
+memchr_count(const char *s, char c, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += s[i] == c;
+	return k;
+}
+
+static void
+test_map_matches_banners(void)
+{
+	struct buf src = { 0 };
+	struct vec banners = { 0 }, mapped = { 0 };
+	struct strset *have = amalloc(sizeof(*have));
+	char *text, *line, *save, id[8];
+	const char *map_start, *map_end;
+	int bad_refs = 0;
+
+	memset(have, 0, sizeof(*have));
+	if (read_file("sbx.c", 4 << 20, &src) < 0) {
+		CHECK(false, "cannot read sbx.c (the unit tests run from the repository's top)");
+		return;
+	}
+	/* the banners: " * N. TITLE" opening a section, "/" "* ---- ID " a subsection */
+	text = astrdup(src.p);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *at = NULL;
+
+		if (strncmp(line, " * ", 3) == 0 && line[3] >= '0' && line[3] <= '9' && strstr(line, ". ") &&
+		    strspn(line + 3, "0123456789") + 3 == (size_t)(strstr(line, ". ") - line) &&
+		    line[strstr(line, ". ") - line + 2] >= 'A' && line[strstr(line, ". ") - line + 2] <= 'Z')
+			at = line + 3;
+		else if (strncmp(line, "/* ---- ", 8) == 0 && line[8] >= '0' && line[8] <= '9')
+			at = line + 8;
+		if (at && map_id_at(at, id, sizeof(id)) && strcmp(id, "0") != 0) {	/* 0 is the map itself */
+			vec_push(&banners, astrdup(id));
+			strset_add(have, astrdup(id));
+		}
+	}
+	/* the map's list: from "Sections, in the order" to the invariants */
+	map_start = strstr(src.p, "Sections, in the order");
+	map_end = map_start ? strstr(map_start, " * Invariants") : NULL;
+	CHECK(map_start && map_end, "sbx.c's map has its list of sections");
+	if (!map_start || !map_end)
+		return;
+	for (const char *s = strstr(map_start, "\n"); s < map_end; s++) {
+		size_t n;
+
+		if ((s[-1] == ' ' || s[-1] == '(') && map_id_char(*s) && (n = map_id_at(s, id, sizeof(id)))) {
+			/* a top-level entry is "N." at the start of a list line; sub-ids anywhere */
+			bool top = s[n] == '.' && s[n + 1] == ' ' && strchr(id, '.') == NULL && !(id[n - 1] >= 'a');
+
+			/* a subsection's entry is its id and its name ("9b the audit"); "(from 9b)" refers */
+			if (top || ((s[n] == ' ' || s[n] == '\n') && (strchr(id, '.') || (id[n - 1] >= 'a' && id[n - 1] <= 'f'))))
+				vec_push(&mapped, astrdup(id));
+			s += n - 1;
+		}
+	}
+	CHECK(mapped.n == banners.n, "the map names %zu sections and subsections, the banners open %zu", mapped.n,
+	    banners.n);
+	for (size_t i = 0; i < mapped.n && i < banners.n; i++)
+		if (strcmp(mapped.v[i], banners.v[i]) != 0) {
+			CHECK(false, "the map's entry %zu is %s, the banner there is %s (same order, same ids)", i,
+			    (char *)mapped.v[i], (char *)banners.v[i]);
+			break;
+		}
+	/* references in comments: "(10f)", "(7.4, 9b)", ", 9e)": each names a banner */
+	for (const char *s = src.p; (s = strchr(s, '(')) != NULL; s++) {
+		const char *t = s + 1;
+
+		for (;;) {
+			size_t n = map_id_at(t, id, sizeof(id));
+
+			if (!n || (t[n] != ')' && t[n] != ',') || !(strchr(id, '.') || id[n - 1] >= 'a'))
+				break;
+			if (!strset_has(have, id) && bad_refs++ < 5)
+				CHECK(false, "sbx.c:%d: the reference (%s) names no section",
+				    1 + (int)memchr_count(src.p, '\n', (size_t)(t - src.p)), id);
+			if (t[n] == ')')
+				break;
+			t += n + 1;
+			while (*t == ' ')
+				t++;
+		}
+	}
+	CHECK(bad_refs == 0, "every (Nx) reference resolves (%d do not)", bad_refs);
+	free(src.p);
+}
+
 /* Goldens for --print=seatbelt, over the argv goldens' policies (their
  * fake disks), policy.example, and one with every macOS directive; each
  * parses, and every symbol in it is in the vocabulary. */
@@ -6078,6 +6201,7 @@ test_agents(void)
 /* Every test function, by name: `./tests/unit NAME...` runs those whose
  * name contains one of the NAMEs (tests/mutants.sh runs a few so). */
 static const struct { const char *name; void (*fn)(void); } unit_tests[] = {
+	{ "map_matches_banners", test_map_matches_banners },
 	{ "line_format", test_line_format },
 	{ "json", test_json },
 	{ "patterns", test_patterns },
