@@ -3409,209 +3409,307 @@ jw_apply(struct jwalk *w, const struct jkey *k, const struct jval *at, char **ar
 	return 0;
 }
 
+/* an object: its keys are rows with this one's name as parent (a record: every one required) */
 static int
-jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
+jw_read_object(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
 {
-	const char *dotted = jkey_dotted(k);
+	size_t i;
+
+	if (v->t != J_OBJ)
+		return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+	for (i = 0; k->kind == JK_RECORD && i < LEN(jkeys); i++) {
+		size_t j;
+
+		if (strcmp(jkeys[i].parent, k->key) != 0)
+			continue;
+		for (j = 0; j < v->n && strcmp(v->keys[j], jkeys[i].key) != 0; j++)
+			;
+		if (j == v->n)
+			return jw_fail(w, v, "%s.%s: required", dotted, jkeys[i].key);
+	}
+	return jw_object(w, k->key, v);
+}
+
+/* an array of strings (paths: or { "path", "literal": true }), one directive each */
+static int
+jw_read_list(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
 	char *args[2];
 	size_t i;
 
-	switch (k->kind) {
-	case JK_OBJECT:
-	case JK_RECORD:
-		if (v->t != J_OBJ)
-			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
-		for (i = 0; k->kind == JK_RECORD && i < LEN(jkeys); i++) {
-			size_t j;
+	if (v->t != J_ARR)
+		return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+	for (i = 0; i < v->n; i++) {
+		const struct jval *it = v->items[i];
 
-			if (strcmp(jkeys[i].parent, k->key) != 0)
-				continue;
-			for (j = 0; j < v->n && strcmp(v->keys[j], jkeys[i].key) != 0; j++)
-				;
-			if (j == v->n)
-				return jw_fail(w, v, "%s.%s: required", dotted, jkeys[i].key);
-		}
-		return jw_object(w, k->key, v);
-	case JK_PATHS:
-	case JK_STRINGS:
-		if (v->t != J_ARR)
-			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
-		for (i = 0; i < v->n; i++) {
-			const struct jval *it = v->items[i];
-
-			if (it->t == J_STR) {
-				if (!*it->s)
-					return jw_fail(w, it, "%s[%zu]: empty string", dotted, i);
-				args[0] = (char *)it->s;
-				if (jw_apply(w, k, it, args, 1) < 0)
-					return -1;
-			} else if (k->kind == JK_PATHS && it->t == J_OBJ) {
-				/* { "path": "...", "literal": true } is strict in srt too */
-				const struct jval *path = NULL, *lit = NULL;
-				size_t j;
-
-				for (j = 0; j < it->n; j++) {
-					if (strcmp(it->keys[j], "path") == 0)
-						path = it->items[j];
-					else if (strcmp(it->keys[j], "literal") == 0)
-						lit = it->items[j];
-					else
-						return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (a path entry has \"path\" and \"literal\")",
-						    dotted, i, it->keys[j]);
-				}
-				if (!path || path->t != J_STR || !*path->s || !lit || lit->t != J_BOOL || !lit->b)
-					return jw_fail(w, it, "%s[%zu]: expected a path, or { \"path\": \"<path>\", \"literal\": true }",
-					    dotted, i);
-				args[0] = (char *)"literal";
-				args[1] = (char *)path->s;
-				if (jw_apply(w, k, it, args, 2) < 0)
-					return -1;
-			} else {
-				return jw_fail(w, it, "%s[%zu]: expected %s, got %s", dotted, i,
-				    k->kind == JK_PATHS ? "a path string" : "a string", json_type_name(it->t));
-			}
-		}
-		return 0;
-	case JK_BOOL:
-		if (v->t != J_BOOL)
-			return jw_fail(w, v, "%s: expected a boolean, got %s", dotted, json_type_name(v->t));
-		/* an on|off directive takes false too; a flag has no "off",
-		 * so false leaves it as it was */
-		if (directive_find(k->directive)->kind == DK_ONOFF) {
-			args[0] = (char *)(v->b ? "on" : "off");
-			return jw_apply(w, k, v, args, 1);
-		}
-		if (v->b)
-			return jw_apply(w, k, v, args, 0);
-		return 0;
-	case JK_DEPTH:
-		if (v->t != J_NUM || !v->integral)
-			return jw_fail(w, v, "%s: expected an integer, got %s", dotted, json_type_name(v->t));
-		if (v->num < 1 || v->num > 10)
-			return jw_fail(w, v, "%s: must be between 1 and 10", dotted);
-		args[0] = aprintf("%d", (int)v->num);
-		return jw_apply(w, k, v, args, 1);
-	case JK_BINARY:
-	case JK_ENUM:
-		if (v->t != J_STR)
-			return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
-		args[0] = (char *)v->s;
-		return jw_apply(w, k, v, args, 1);
-	case JK_PORT1:
-		if (v->t != J_NUM || !v->integral || v->num < 1 || v->num > 65535)
-			return jw_fail(w, v, "%s: expected a port number (1..65535)", dotted);
-		args[0] = aprintf("%ld", (long)v->num);
-		return jw_apply(w, k, v, args, 1);
-	case JK_CSV: {
-		char *copy, *entry, *save;
-
-		if (v->t != J_STR)
-			return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
-		copy = astrdup(v->s);
-		for (entry = strtok_r(copy, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
-			char *end = entry + strlen(entry);
-
-			while (*entry == ' ' || *entry == '\t')
-				entry++;
-			while (end > entry && (end[-1] == ' ' || end[-1] == '\t'))
-				*--end = '\0';
-			if (!*entry)
-				continue;	/* "a,,b" and a trailing comma, as srt */
-			args[0] = entry;
-			if (jw_apply(w, k, v, args, 1) < 0)
-				return -1;
-		}
-		return 0;
-	}
-	case JK_PORTS:
-		if (v->t != J_ARR)
-			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
-		for (i = 0; i < v->n; i++) {
-			const struct jval *it = v->items[i];
-
-			if (it->t != J_NUM || !it->integral || it->num < 1 || it->num > 65535)
-				return jw_fail(w, it, "%s[%zu]: expected a port number (1..65535)", dotted, i);
-			args[0] = aprintf("%d", (int)it->num);
+		if (it->t == J_STR) {
+			if (!*it->s)
+				return jw_fail(w, it, "%s[%zu]: empty string", dotted, i);
+			args[0] = (char *)it->s;
 			if (jw_apply(w, k, it, args, 1) < 0)
 				return -1;
-		}
-		return 0;
-	case JK_REASONS:
-		if (v->t != J_OBJ)
-			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
-		w->reasons = (struct jval *)v;
-		return 0;
-	case JK_IGNORES:
-		if (v->t != J_OBJ)
-			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
-		for (i = 0; i < v->n; i++) {
-			const struct jval *list = v->items[i];
+		} else if (k->kind == JK_PATHS && it->t == J_OBJ) {
+			/* { "path": "...", "literal": true } is strict in srt too */
+			const struct jval *path = NULL, *lit = NULL;
 			size_t j;
 
-			if (list->t != J_ARR)
-				return jw_fail(w, list, "%s[\"%s\"]: expected an array of strings, got %s", dotted,
-				    v->keys[i], json_type_name(list->t));
-			for (j = 0; j < list->n; j++) {
-				if (list->items[j]->t != J_STR)
-					return jw_fail(w, list->items[j], "%s[\"%s\"][%zu]: expected a string", dotted,
-					    v->keys[i], j);
-				args[0] = (char *)v->keys[i];
-				args[1] = (char *)list->items[j]->s;
-				if (jw_apply(w, k, list->items[j], args, 2) < 0)
-					return -1;
-			}
-		}
-		return 0;
-	case JK_CREDENTIALS: {
-		/* srt's entry: { "path" (files) or "name" (envVars), "mode" } */
-		const char *id = directive_find(k->directive)->kind == DK_ENV ? "name" : "path";
-
-		if (v->t != J_ARR)
-			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
-		for (i = 0; i < v->n; i++) {
-			const struct jval *it = v->items[i], *name = NULL, *mode = NULL;
-			size_t j, m;
-
-			if (it->t != J_OBJ)
-				return jw_fail(w, it, "%s[%zu]: expected an object { \"%s\": ..., \"mode\": \"deny\" }, "
-				    "got %s", dotted, i, id, json_type_name(it->t));
 			for (j = 0; j < it->n; j++) {
-				if (strcmp(it->keys[j], id) == 0) {
-					name = it->items[j];
-					continue;
-				}
-				if (strcmp(it->keys[j], "mode") == 0) {
-					mode = it->items[j];
-					continue;
-				}
-				for (m = 0; m < LEN(cred_mask_only_keys); m++)
-					if (strcmp(it->keys[j], cred_mask_only_keys[m]) == 0)
-						return jw_fail(w, it->items[j], "%s[%zu].%s: only masking reads it, and %s",
-						    dotted, i, it->keys[j], SBX_MASKING_WHY);
-				return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (an entry has \"%s\" and "
-				    "\"mode\")", dotted, i, it->keys[j], id);
+				if (strcmp(it->keys[j], "path") == 0)
+					path = it->items[j];
+				else if (strcmp(it->keys[j], "literal") == 0)
+					lit = it->items[j];
+				else
+					return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (a path entry has \"path\" and \"literal\")",
+					    dotted, i, it->keys[j]);
 			}
-			if (!name || name->t != J_STR)
-				return jw_fail(w, name ? name : it, "%s[%zu].%s: %s", dotted, i, id,
-				    name ? aprintf("expected a string, got %s", json_type_name(name->t)) : "required");
-			if (!mode || mode->t != J_STR || (strcmp(mode->s, "deny") != 0 && strcmp(mode->s, "mask") != 0))
-				return jw_fail(w, mode ? mode : it, "%s[%zu].mode: %s", dotted, i,
-				    mode ? "expected \"deny\" or \"mask\"" : "required (\"deny\")");
-			if (strcmp(mode->s, "mask") == 0)
-				return jw_fail(w, mode, "%s[%zu].mode: %s", dotted, i, SBX_MASKING_WHY);
-			args[0] = (char *)name->s;
-			if (jw_apply(w, k, name, args, 1) < 0)
+			if (!path || path->t != J_STR || !*path->s || !lit || lit->t != J_BOOL || !lit->b)
+				return jw_fail(w, it, "%s[%zu]: expected a path, or { \"path\": \"<path>\", \"literal\": true }",
+				    dotted, i);
+			args[0] = (char *)"literal";
+			args[1] = (char *)path->s;
+			if (jw_apply(w, k, it, args, 2) < 0)
 				return -1;
+		} else {
+			return jw_fail(w, it, "%s[%zu]: expected %s, got %s", dotted, i,
+			    k->kind == JK_PATHS ? "a path string" : "a string", json_type_name(it->t));
 		}
-		return 0;
-	}
-	case JK_IGNORED:
-		note("%s:%d: %s is accepted and ignored: %s", w->file, v->line, dotted, k->why);
-		return 0;
-	case JK_UNSUPPORTED:
-		return jw_fail(w, v, "%s: %s (remove the key; sbx refuses rather than run without it)", dotted, k->why);
 	}
 	return 0;
+}
+
+/* a boolean: a flag, or an on|off directive */
+static int
+jw_read_bool(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+
+	if (v->t != J_BOOL)
+		return jw_fail(w, v, "%s: expected a boolean, got %s", dotted, json_type_name(v->t));
+	/* an on|off directive takes false too; a flag has no "off",
+	 * so false leaves it as it was */
+	if (directive_find(k->directive)->kind == DK_ONOFF) {
+		args[0] = (char *)(v->b ? "on" : "off");
+		return jw_apply(w, k, v, args, 1);
+	}
+	if (v->b)
+		return jw_apply(w, k, v, args, 0);
+	return 0;
+}
+
+/* an integer 1..10 */
+static int
+jw_read_depth(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+
+	if (v->t != J_NUM || !v->integral)
+		return jw_fail(w, v, "%s: expected an integer, got %s", dotted, json_type_name(v->t));
+	if (v->num < 1 || v->num > 10)
+		return jw_fail(w, v, "%s: must be between 1 and 10", dotted);
+	args[0] = aprintf("%d", (int)v->num);
+	return jw_apply(w, k, v, args, 1);
+}
+
+/* a string, the directive's argument */
+static int
+jw_read_string(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+
+	if (v->t != J_STR)
+		return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
+	args[0] = (char *)v->s;
+	return jw_apply(w, k, v, args, 1);
+}
+
+/* one port number */
+static int
+jw_read_port(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+
+	if (v->t != J_NUM || !v->integral || v->num < 1 || v->num > 65535)
+		return jw_fail(w, v, "%s: expected a port number (1..65535)", dotted);
+	args[0] = aprintf("%ld", (long)v->num);
+	return jw_apply(w, k, v, args, 1);
+}
+
+/* a comma-separated string (NO_PROXY's form), one directive per entry */
+static int
+jw_read_csv(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+	char *copy, *entry, *save;
+
+	if (v->t != J_STR)
+		return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
+	copy = astrdup(v->s);
+	for (entry = strtok_r(copy, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
+		char *end = entry + strlen(entry);
+
+		while (*entry == ' ' || *entry == '\t')
+			entry++;
+		while (end > entry && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (!*entry)
+			continue;	/* "a,,b" and a trailing comma, as srt */
+		args[0] = entry;
+		if (jw_apply(w, k, v, args, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* an array of port numbers */
+static int
+jw_read_ports(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+	size_t i;
+
+	if (v->t != J_ARR)
+		return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+	for (i = 0; i < v->n; i++) {
+		const struct jval *it = v->items[i];
+
+		if (it->t != J_NUM || !it->integral || it->num < 1 || it->num > 65535)
+			return jw_fail(w, it, "%s[%zu]: expected a port number (1..65535)", dotted, i);
+		args[0] = aprintf("%d", (int)it->num);
+		if (jw_apply(w, k, it, args, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* deniedDomainReasons: kept, applied once the whole file is read (jw_reasons) */
+static int
+jw_read_reasons(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	(void)k;
+	if (v->t != J_OBJ)
+		return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+	w->reasons = (struct jval *)v;
+	return 0;
+}
+
+/* ignoreViolations: { "command": ["text", ...] } */
+static int
+jw_read_ignores(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+	size_t i;
+
+	if (v->t != J_OBJ)
+		return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+	for (i = 0; i < v->n; i++) {
+		const struct jval *list = v->items[i];
+		size_t j;
+
+		if (list->t != J_ARR)
+			return jw_fail(w, list, "%s[\"%s\"]: expected an array of strings, got %s", dotted,
+			    v->keys[i], json_type_name(list->t));
+		for (j = 0; j < list->n; j++) {
+			if (list->items[j]->t != J_STR)
+				return jw_fail(w, list->items[j], "%s[\"%s\"][%zu]: expected a string", dotted,
+				    v->keys[i], j);
+			args[0] = (char *)v->keys[i];
+			args[1] = (char *)list->items[j]->s;
+			if (jw_apply(w, k, list->items[j], args, 2) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* srt's credential entries: { "path" (files) or "name" (envVars), "mode": "deny" } */
+static int
+jw_read_credentials(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+	size_t i;
+	/* srt's entry: { "path" (files) or "name" (envVars), "mode" } */
+	const char *id = directive_find(k->directive)->kind == DK_ENV ? "name" : "path";
+
+	if (v->t != J_ARR)
+		return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+	for (i = 0; i < v->n; i++) {
+		const struct jval *it = v->items[i], *name = NULL, *mode = NULL;
+		size_t j, m;
+
+		if (it->t != J_OBJ)
+			return jw_fail(w, it, "%s[%zu]: expected an object { \"%s\": ..., \"mode\": \"deny\" }, "
+			    "got %s", dotted, i, id, json_type_name(it->t));
+		for (j = 0; j < it->n; j++) {
+			if (strcmp(it->keys[j], id) == 0) {
+				name = it->items[j];
+				continue;
+			}
+			if (strcmp(it->keys[j], "mode") == 0) {
+				mode = it->items[j];
+				continue;
+			}
+			for (m = 0; m < LEN(cred_mask_only_keys); m++)
+				if (strcmp(it->keys[j], cred_mask_only_keys[m]) == 0)
+					return jw_fail(w, it->items[j], "%s[%zu].%s: only masking reads it, and %s",
+					    dotted, i, it->keys[j], SBX_MASKING_WHY);
+			return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (an entry has \"%s\" and "
+			    "\"mode\")", dotted, i, it->keys[j], id);
+		}
+		if (!name || name->t != J_STR)
+			return jw_fail(w, name ? name : it, "%s[%zu].%s: %s", dotted, i, id,
+			    name ? aprintf("expected a string, got %s", json_type_name(name->t)) : "required");
+		if (!mode || mode->t != J_STR || (strcmp(mode->s, "deny") != 0 && strcmp(mode->s, "mask") != 0))
+			return jw_fail(w, mode ? mode : it, "%s[%zu].mode: %s", dotted, i,
+			    mode ? "expected \"deny\" or \"mask\"" : "required (\"deny\")");
+		if (strcmp(mode->s, "mask") == 0)
+			return jw_fail(w, mode, "%s[%zu].mode: %s", dotted, i, SBX_MASKING_WHY);
+		args[0] = (char *)name->s;
+		if (jw_apply(w, k, name, args, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* a key of srt's internals: accepted, noted under -v */
+static int
+jw_read_ignored(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	note("%s:%d: %s is accepted and ignored: %s", w->file, v->line, dotted, k->why);
+	return 0;
+}
+
+/* an srt feature sbx does not build: refused */
+static int
+jw_read_unsupported(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	return jw_fail(w, v, "%s: %s (remove the key; sbx refuses rather than run without it)", dotted, k->why);
+}
+
+/* How each kind of key is read: one reader per kind, as the directive
+ * table's ops are; indexed by enum jkind. */
+static int (*const jw_readers[])(struct jwalk *, const struct jkey *, const struct jval *, const char *) = {
+	[JK_OBJECT] = jw_read_object,
+	[JK_RECORD] = jw_read_object,
+	[JK_PATHS] = jw_read_list,
+	[JK_STRINGS] = jw_read_list,
+	[JK_BOOL] = jw_read_bool,
+	[JK_DEPTH] = jw_read_depth,
+	[JK_BINARY] = jw_read_string,
+	[JK_ENUM] = jw_read_string,
+	[JK_REASONS] = jw_read_reasons,
+	[JK_IGNORES] = jw_read_ignores,
+	[JK_PORTS] = jw_read_ports,
+	[JK_CSV] = jw_read_csv,
+	[JK_PORT1] = jw_read_port,
+	[JK_CREDENTIALS] = jw_read_credentials,
+	[JK_IGNORED] = jw_read_ignored,
+	[JK_UNSUPPORTED] = jw_read_unsupported,
+};
+
+static int
+jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
+{
+	return jw_readers[k->kind](w, k, v, jkey_dotted(k));
 }
 
 static int
@@ -3990,188 +4088,188 @@ jo_bool(struct jout *o, const char *key, bool v)
 	}
 }
 
-static void
-pol_print_json(const struct policy *p, struct buf *b)
+/* Keys srt's schema requires (z.array without .optional()): printed even
+ * when empty, so srt reads what sbx prints. */
+static const char *const json_required[] = {
+	"network.allowedDomains", "network.deniedDomains", "filesystem.denyRead", "filesystem.allowRead",
+	"filesystem.allowWrite", "filesystem.denyWrite",
+};
+
+/* The policy's value for one key of the settings table, printed as
+ * srt's JSON (the reader's table, 3.6, drives the printer too: a row is
+ * read and printed the same way). Returns whether it printed anything:
+ * an empty list, a false flag and an unset string are left out, but for
+ * json_required's keys and values that always have one (on|off, the
+ * depth, the bridge). */
+static bool
+jo_value(struct jout *o, const struct policy *p, const struct jkey *k)
 {
-	struct jout o = { b, 0, { true } };
-	struct vec dd = { 0 };
+	const struct directive *d = k->directive ? directive_find(k->directive) : NULL;
+	const struct vec *v = d ? FIELD(p, d, const struct vec) : NULL;
+	const char *dotted = jkey_dotted(k);
+	bool required = false;
 	size_t i, j;
 
-	buf_putc(b, '{');
-	o.depth = 0;
-	o.first[0] = true;
-	jo_open(&o, "network", '{');
-	jo_strings(&o, "allowedDomains", &p->allow_domains, false);
-	for (i = 0; i < p->deny_domains.n; i++)
-		vec_push(&dd, (void *)((struct domrule *)p->deny_domains.v[i])->pattern);
-	jo_strings(&o, "deniedDomains", &dd, false);
-	for (i = 0; i < p->deny_domains.n; i++)
-		if (((struct domrule *)p->deny_domains.v[i])->reason)
-			break;
-	if (i < p->deny_domains.n) {
-		jo_open(&o, "deniedDomainReasons", '{');
+	for (i = 0; i < LEN(json_required); i++)
+		required |= strcmp(json_required[i], dotted) == 0;
+	switch (k->kind) {
+	case JK_OBJECT:
+	case JK_RECORD: {
+		size_t mark = o->b->n;
+		bool any = false, was_first = o->first[o->depth];
+
+		jo_open(o, k->key, '{');
+		for (i = 0; i < LEN(jkeys); i++)
+			if (strcmp(jkeys[i].parent, k->key) == 0)
+				any |= jo_value(o, p, &jkeys[i]);
+		if (!any) {	/* an empty object is left out: take back its key */
+			o->b->n = mark;
+			o->depth--;
+			o->first[o->depth] = was_first;
+			return false;
+		}
+		jo_close(o, '}');
+		return true;
+	}
+	case JK_PATHS:
+	case JK_STRINGS:
+		if (d->kind == DK_DENY_DOMAIN) {
+			struct vec patterns = { 0 };
+
+			for (i = 0; i < v->n; i++)
+				vec_push(&patterns, (void *)((const struct domrule *)v->v[i])->pattern);
+			if (!patterns.n && !required)
+				return false;
+			jo_strings(o, k->key, &patterns, false);
+			return true;
+		}
+		if (!v->n && !required)
+			return false;
+		jo_strings(o, k->key, v, k->kind == JK_PATHS);
+		return true;
+	case JK_PORTS:
+		if (!v->n)
+			return false;
+		jo_ports(o, k->key, v);
+		return true;
+	case JK_CSV: {
+		struct buf csv = { 0 };
+
+		if (!v->n)
+			return false;
+		for (i = 0; i < v->n; i++)
+			buf_printf(&csv, "%s%s", i ? "," : "", (const char *)v->v[i]);
+		buf_putc(&csv, '\0');
+		jo_key(o, k->key);
+		buf_put_json_string(o->b, csv.p);
+		free(csv.p);
+		return true;
+	}
+	case JK_BOOL:
+		if (d->kind == DK_ONOFF) {
+			jo_key(o, k->key);
+			buf_puts(o->b, *FIELD(p, d, const long) ? "true" : "false");
+			return true;
+		}
+		jo_bool(o, k->key, *FIELD(p, d, const bool));
+		return *FIELD(p, d, const bool);
+	case JK_DEPTH:
+	case JK_PORT1:
+		if (k->kind == JK_PORT1 && !*FIELD(p, d, const long))
+			return false;
+		jo_key(o, k->key);
+		buf_printf(o->b, "%ld", *FIELD(p, d, const long));
+		return true;
+	case JK_BINARY:
+	case JK_ENUM:
+		if (d->kind == DK_BRIDGE) {
+			jo_key(o, k->key);
+			buf_puts(o->b, *FIELD(p, d, const long) == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
+			return true;
+		}
+		if (!*FIELD(p, d, const char *const))
+			return false;
+		jo_key(o, k->key);
+		buf_put_json_string(o->b, *FIELD(p, d, const char *const));
+		return true;
+	case JK_REASONS:
+		for (i = 0; i < p->deny_domains.n; i++)
+			if (((const struct domrule *)p->deny_domains.v[i])->reason)
+				break;
+		if (i == p->deny_domains.n)
+			return false;
+		jo_open(o, k->key, '{');
 		for (i = 0; i < p->deny_domains.n; i++) {
 			const struct domrule *r = p->deny_domains.v[i];
 
 			if (r->reason) {
-				jo_key(&o, r->pattern);
-				buf_put_json_string(b, r->reason);
+				jo_key(o, r->pattern);
+				buf_put_json_string(o->b, r->reason);
 			}
 		}
-		jo_close(&o, '}');
-	}
-	if (p->deny_addresses.n)
-		jo_strings(&o, "deniedResolvedAddresses", &p->deny_addresses, false);
-	if (p->allow_unix_sockets.n)
-		jo_strings(&o, "allowUnixSockets", &p->allow_unix_sockets, false);
-	jo_bool(&o, "allowAllUnixSockets", p->allow_all_unix_sockets);
-	jo_bool(&o, "allowLocalBinding", p->allow_local_binding);
-	if (p->allow_mach_lookup.n)
-		jo_strings(&o, "allowMachLookup", &p->allow_mach_lookup, false);
-	if (p->parent_http || p->parent_https || p->parent_bypass.n) {
-		jo_open(&o, "parentProxy", '{');
-		if (p->parent_http) {
-			jo_key(&o, "http");
-			buf_put_json_string(b, p->parent_http);
-		}
-		if (p->parent_https) {
-			jo_key(&o, "https");
-			buf_put_json_string(b, p->parent_https);
-		}
-		if (p->parent_bypass.n) {
-			struct buf csv = { 0 };
-
-			for (size_t k = 0; k < p->parent_bypass.n; k++)
-				buf_printf(&csv, "%s%s", k ? "," : "", (const char *)p->parent_bypass.v[k]);
-			buf_putc(&csv, '\0');
-			jo_key(&o, "noProxy");
-			buf_put_json_string(b, csv.p);
-			free(csv.p);
-		}
-		jo_close(&o, '}');
-	}
-	if (p->mitm_socket || p->mitm_domains.n) {
-		jo_open(&o, "mitmProxy", '{');
-		if (p->mitm_socket) {
-			jo_key(&o, "socketPath");
-			buf_put_json_string(b, p->mitm_socket);
-		}
-		jo_strings(&o, "domains", &p->mitm_domains, false);
-		jo_close(&o, '}');
-	}
-	if (p->http_proxy_port) {
-		jo_key(&o, "httpProxyPort");
-		buf_printf(b, "%ld", p->http_proxy_port);
-	}
-	if (p->socks_proxy_port) {
-		jo_key(&o, "socksProxyPort");
-		buf_printf(b, "%ld", p->socks_proxy_port);
-	}
-	if (p->refuse_opaque_tunnels)
-		jo_bool(&o, "refuseOpaqueTunnels", true);
-	if (p->require_host_match)
-		jo_bool(&o, "requireHostMatch", true);
-	if (p->strip_response_headers.n)
-		jo_strings(&o, "stripResponseHeaders", &p->strip_response_headers, false);
-	if (p->ambiguous_request_target) {
-		jo_key(&o, "ambiguousRequestTarget");
-		buf_put_json_string(b, p->ambiguous_request_target);
-	}
-	if (p->allow_plaintext_header_set)
-		jo_bool(&o, "allowPlaintextHeaderSet", true);
-	jo_close(&o, '}');
-
-	jo_open(&o, "filesystem", '{');
-	jo_strings(&o, "denyRead", &p->paths[PL_DENY_READ], true);
-	jo_strings(&o, "allowRead", &p->paths[PL_ALLOW_READ], true);
-	jo_strings(&o, "allowWrite", &p->paths[PL_ALLOW_WRITE], true);
-	jo_strings(&o, "denyWrite", &p->paths[PL_DENY_WRITE], true);
-	jo_bool(&o, "allowGitConfig", p->allow_git_config);
-	jo_bool(&o, "disabled", p->fs_disabled);
-	jo_close(&o, '}');
-
-	/* srt's credentials block, deny mode: srt reads it too (a "*" in a
-	 * name is sbx's; srt refuses such a file rather than drop the deny) */
-	if (p->paths[PL_DENY_SECRET].n || p->deny_env.n) {
-		static const struct { const char *key, *id; } cred_lists[] = { { "files", "path" }, { "envVars", "name" } };
-
-		jo_open(&o, "credentials", '{');
-		for (i = 0; i < LEN(cred_lists); i++) {
-			const struct vec *v = i == 0 ? &p->paths[PL_DENY_SECRET] : &p->deny_env;
-
-			if (!v->n)
-				continue;
-			jo_open(&o, cred_lists[i].key, '[');
-			for (j = 0; j < v->n; j++) {
-				jo_key(&o, NULL);
-				buf_printf(b, "{ \"%s\": ", cred_lists[i].id);
-				buf_put_json_string(b, i == 0 ? pathrule_spelling(v->v[j]) : v->v[j]);
-				buf_puts(b, ", \"mode\": \"deny\" }");
-			}
-			jo_close(&o, ']');
-		}
-		jo_close(&o, '}');
-	}
-	if (p->ignores.n) {
-		jo_open(&o, "ignoreViolations", '{');
-		for (i = 0; i < p->ignores.n; i++) {
-			const struct ignorerule *r = p->ignores.v[i];
+		jo_close(o, '}');
+		return true;
+	case JK_IGNORES:
+		if (!v->n)
+			return false;
+		jo_open(o, k->key, '{');
+		for (i = 0; i < v->n; i++) {
+			const struct ignorerule *r = v->v[i];
 
 			for (j = 0; j < i; j++)	/* one key per command, in first-seen order */
-				if (strcmp(((struct ignorerule *)p->ignores.v[j])->command, r->command) == 0)
+				if (strcmp(((const struct ignorerule *)v->v[j])->command, r->command) == 0)
 					break;
 			if (j < i)
 				continue;
-			jo_open(&o, r->command, '[');
-			for (j = i; j < p->ignores.n; j++) {
-				const struct ignorerule *s = p->ignores.v[j];
+			jo_open(o, r->command, '[');
+			for (j = i; j < v->n; j++) {
+				const struct ignorerule *same = v->v[j];
 
-				if (strcmp(s->command, r->command) == 0) {
-					jo_key(&o, NULL);
-					buf_put_json_string(b, s->line);
+				if (strcmp(same->command, r->command) == 0) {
+					jo_key(o, NULL);
+					buf_put_json_string(o->b, same->line);
 				}
 			}
-			jo_close(&o, ']');
+			jo_close(o, ']');
 		}
-		jo_close(&o, '}');
+		jo_close(o, '}');
+		return true;
+	case JK_CREDENTIALS: {
+		/* deny mode, which srt reads too (a "*" in a name is sbx's; srt
+		 * refuses such a file rather than drop the deny) */
+		bool env = d->kind == DK_ENV;
+
+		if (!v->n)
+			return false;
+		jo_open(o, k->key, '[');
+		for (i = 0; i < v->n; i++) {
+			jo_key(o, NULL);
+			buf_printf(o->b, "{ \"%s\": ", env ? "name" : "path");
+			buf_put_json_string(o->b, env ? (const char *)v->v[i] : pathrule_spelling(v->v[i]));
+			buf_puts(o->b, ", \"mode\": \"deny\" }");
+		}
+		jo_close(o, ']');
+		return true;
 	}
-	if (p->git_safe_dirs.n) {
-		jo_open(&o, "git", '{');
-		jo_strings(&o, "safeDirectories", &p->git_safe_dirs, false);
-		jo_close(&o, '}');
+	case JK_IGNORED:
+	case JK_UNSUPPORTED:
+		return false;
 	}
-	jo_bool(&o, "enableWeakerNestedSandbox", p->weaker_nested_sandbox);
-	jo_bool(&o, "allowNestedUserNamespaces", p->allow_nested_userns);
-	jo_bool(&o, "enableWeakerNetworkIsolation", p->weaker_network_isolation);
-	jo_bool(&o, "allowAppleEvents", p->allow_apple_events);
-	jo_bool(&o, "allowPty", p->allow_pty);
-	jo_key(&o, "mandatoryDenySearchDepth");
-	buf_printf(b, "%ld", p->mandatory_deny_depth);
-	if (p->bwrap_path) {
-		jo_key(&o, "bwrapPath");
-		buf_put_json_string(b, p->bwrap_path);
-	}
-	if (p->socat_path) {
-		jo_key(&o, "socatPath");
-		buf_put_json_string(b, p->socat_path);
-	}
-	/* sbx's own settings live under "sbx", a key srt strips, so srt still reads the file */
-	jo_open(&o, "sbx", '{');
-	jo_key(&o, "bridge");
-	buf_puts(b, p->bridge == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
-	jo_key(&o, "observeWrites");
-	buf_puts(b, p->observe_writes ? "true" : "false");
-	jo_key(&o, "networkDns");
-	buf_puts(b, p->network_dns ? "true" : "false");
-	jo_key(&o, "networkCapture");
-	buf_puts(b, p->network_capture ? "true" : "false");
-	if (p->host_ports.n)
-		jo_ports(&o, "allowHostPorts", &p->host_ports);
-	if (p->expose_ports.n)
-		jo_ports(&o, "exposePorts", &p->expose_ports);
-	if (p->protected_names.n)
-		jo_strings(&o, "protectedFiles", &p->protected_names, false);
-	jo_close(&o, '}');
+	return false;
+}
+
+/* srt's settings JSON, every key the table's rows in the table's order;
+ * sbx's own settings under "sbx", a key srt strips, so srt still reads the
+ * file. */
+static void
+pol_print_json(const struct policy *p, struct buf *b)
+{
+	struct jout o = { b, 0, { true } };
+
+	buf_putc(b, '{');
+	for (size_t i = 0; i < LEN(jkeys); i++)
+		if (!*jkeys[i].parent)
+			jo_value(&o, p, &jkeys[i]);
 	buf_puts(b, "\n}\n");
 }
 
