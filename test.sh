@@ -1335,6 +1335,8 @@ TESTS+=(placeholders_prevent_create_and_vanish)
 
 t_placeholders_by_nature() { # a missing protected name in $HOME is held by what it is (a read-only file, {} for JSON, a directory); an agent's own missing directory is made, writable and pinned, with only the names in it held; after the run only what was written stays
 	mkdir -p "$H/.codex"
+	# sbx's own fallback runtime place in a writable $HOME (made and hidden, 9a): not the agents'
+	mkdir -p -m 0700 "$H/.cache" "$H/.cache/sbx-$(id -u)"
 	policy p <<EOF
 allow-write .
 allow-write $H
