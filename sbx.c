@@ -89,7 +89,8 @@
  *      the write observer (the listener's reader, a process of its own; the
  *      checks that it read what the kernel acts on, for the audit), 10c running
  *      under bwrap as named steps (the proxy forked on the first
- *      connection, the observer on the first call it sees), 10d --check,
+ *      connection, the observer on the first call it sees; a session plugs
+ *      in through a table of hooks, struct run_mode), 10d --check,
  *      10e the platform interface on Linux (the proxy's lockdown: Landlock
  *      and its seccomp program), 10f sessions
  *      (one sandbox, many commands: the daemon and its sbx-tidy, sbx exec,
@@ -21801,75 +21802,24 @@ plan_changed_path(const struct plan *pl)
 	return NULL;
 }
 
-/* Sessions (10f): one sandbox, many commands. What the run's steps ask of them. */
-#define SBX_SESSION_MAX_CLIENTS	64
-#define SBX_SESSION_IDLE_S	3600		/* --idle's default */
-#define SBX_SESSION_TIDY_DEFER_MS 20		/* session_tidy waits this long after an exec ends */
-#define SBX_SESSION_NAME_MAX	64
-#define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
-#define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
-#define SBX_HOOK_TIMEOUT_S	60	/* the agents' timeout for sbx's hooks, in the settings printed */
-#define SBX_HOOK_START_MS	30000	/* a hook's wait for session start: well inside that timeout */
-#define SBX_HOOK_WORDS_MAX	4000	/* of session start's stderr, into a deny reason */
-
-struct sess_client {
-	int fd;				/* the client's socket, or -1 */
-	uint32_t id;			/* its exec, or 0 before it asks */
-	bool started;
-	uint32_t pid;			/* its leader's pid inside, which is its session ("S"); 0 before */
-	struct vstore store;		/* its refusals, and the observer's losses while it ran */
-	char *tmpdir;			/* its private TMPDIR (malloc) */
-	char *cmdline;			/* for ignore-violations (malloc) */
-};
-
-static struct session {
-	bool on;			/* this run is a session's (sbx session start) */
-	const char *name, *path;	/* NAME, and its socket */
-	long idle_s;
-	int lfd;			/* the listening socket, or -1 */
-	int ready_fd;			/* the starter waits on it for "ready", or -1 */
-	int caller_err;			/* the caller's stderr until ready (session_listen), or -1 */
-	int64_t idle_since;		/* when the last exec ended; 0: one runs */
-	uint32_t next_id, execs;
-	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
-	/* refusals of a session no started exec has, while one has not said
-	 * "S" yet (it may be theirs: 10f, session_attribute); malloc'd copies */
-	struct { struct vkept *k; uint32_t sid; } held[SBX_SESSION_MAX_HELD];
-	size_t nheld;
-	/* sessions made inside execs (setsid, seen by the observer): whose
-	 * exec each is; exec 0: made in the session from, of an exec whose
-	 * "S" has not come yet (session_setsid) */
-	struct { uint32_t sid, exec, from; } sids[SBX_SESSION_MAX_SIDS];
-	size_t nsids;
-	/* TMPDIRs: one made ahead, those of ended execs to remove (malloc'd
-	 * paths; session_tidy) */
-	char *spare, *trash[SBX_SESSION_MAX_CLIENTS];
-	size_t ntrash;
-	uint32_t next_tmp;
-	bool want_spare;		/* one was taken (or none made yet); cleared by a failure too */
-	int64_t tidy_at;		/* tidying waits until then (session_tidy) */
-	int tidier;			/* the pipe to sbx-tidy (session_tidier_start), or -1 */
-	pid_t tidier_pid;
-	/* the messages received and the one being built, kept from one to
-	 * the next (buf_recycle): musl maps and unmaps a buffer of a few
-	 * pages for each malloc and free, two of each and their page faults
-	 * an exec on a VM where every fault traps */
-	struct buf in, out;
-} sess = { .lfd = -1, .ready_fd = -1, .caller_err = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true, .tidier = -1 };
-
+/* A mode that serves many commands from one sandbox (a session, 10f)
+ * plugs into a run through these hooks, called in this order; a single
+ * run has none (run_mode is NULL), so every step below reads as one run. */
 struct run;
-static void session_listen(const struct run_paths *rp);
-static void session_tidier_start(const char *base);
-static void session_daemonize(void);
-static void session_ready(void);
-static nfds_t session_poll(const struct run *r, struct pollfd *pf, nfds_t n);
-static void session_on_events(struct run *r, const struct pollfd *pf);
-static int session_timeout(void);
-static void session_end(void);
-static void session_unobserved(uint32_t lost);
-static bool session_tidy(const struct run *r, bool now);
-static void session_attribute(const struct vstore *s, const struct violation *v);
-static void session_setsid(uint32_t sid, uint32_t from);
+struct run_mode {
+	void (*start)(const struct run_paths *rp, struct vstore *store);	/* before the steps */
+	void (*prepared)(const struct run_paths *rp);	/* the run's directory is made */
+	void (*ready)(void);				/* the sandbox is built */
+	nfds_t (*poll)(const struct run *r, struct pollfd *pf, nfds_t n);	/* its descriptors */
+	int (*timeout)(void);				/* how long the loop may sleep (ms), or -1 */
+	bool (*idle)(const struct run *r, bool now);	/* nothing came: whether work is left */
+	void (*events)(struct run *r, const struct pollfd *pf);	/* what its descriptors brought */
+	void (*unobserved)(uint32_t lost);		/* the observer lost records */
+	void (*setsid)(uint32_t sid, uint32_t from);	/* a process inside made a session */
+	void (*end)(const struct plan *pl);		/* the sandbox is gone */
+};
+#define SBX_RUN_MODE_MAX_FDS	66	/* what a mode's poll may add */
+static const struct run_mode *run_mode;
 
 /* A run in progress: what run_linux's steps hand each other. */
 struct run {
@@ -21918,7 +21868,7 @@ run_instructions(struct run *r, char **cmd)
 	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
 	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0) |
 	    (p->observe_writes ? IF_OBSERVE : 0) | (r->rf->dns ? IF_DNS : 0) | (r->rf->capture ? IF_CAPTURE : 0) |
-	    (sess.on ? IF_SESSION : 0);
+	    (run_mode ? IF_SESSION : 0);
 	if (r->rf->capture)
 		im->ncapture = (uint32_t)capture_ports(p, im->capture, LEN(im->capture));
 	for (i = 0; i < p->host_ports.n; i++)
@@ -22329,7 +22279,7 @@ run_wait_ready(struct run *r)
 			break;
 	}
 	r->ready = r->inner > 0 && ch == 'R';
-	if (!sess.on) {	/* a session's init takes its execs on it (10f) */
+	if (!run_mode) {	/* a session's init takes its execs on it (10f) */
 		close(r->ctl);
 		r->ctl = -1;
 	}
@@ -22399,7 +22349,7 @@ run_spawn_observer(struct run *r)
 			_exit(0);	/* sbx died between the fork and the prctl */
 		fds_close_except(keep, LEN(keep));	/* the locks, the listeners, the sink stay sbx's */
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		obs_main(r->listener, pair[1], r->inflight, sess.on, (long)r->inner);
+		obs_main(r->listener, pair[1], r->inflight, run_mode != NULL, (long)r->inner);
 	}
 	fork_err = errno;
 	close(pair[1]);
@@ -22504,9 +22454,11 @@ run_take_observations(struct run *r, short revents)
 		}
 		r->obs_events++;
 		r->obs_lost += e.lost;
-		session_unobserved(e.lost);
+		if (run_mode)
+			run_mode->unobserved(e.lost);
 		if (obs_calls[e.call].what == OW_SETSID) {	/* a session made inside an exec (10f) */
-			session_setsid((uint32_t)strtoul(e.target, NULL, 10), e.sid);
+			if (run_mode)
+				run_mode->setsid((uint32_t)strtoul(e.target, NULL, 10), e.sid);
 			continue;
 		}
 		attrib_event(r->pl, &e);	/* for the audit (9b) */
@@ -22595,12 +22547,12 @@ run_supervise(struct run *r)
 		 * its hang-up (no process left under the filter) only once */
 		int64_t wait_obs = r->observer < 0 && r->obs_retry_at ? r->obs_retry_at - now_ms() : 0;
 		int unread = r->observer < 0 && !r->listener_hup && wait_obs <= 0 ? r->listener : -1;
-		struct pollfd pf[5 + 2 + SBX_SESSION_MAX_CLIENTS + LEN(r->ls)] = { { sigfd, POLLIN, 0 },
+		struct pollfd pf[5 + SBX_RUN_MODE_MAX_FDS + LEN(r->ls)] = { { sigfd, POLLIN, 0 },
 			{ r->report, POLLIN, 0 }, { r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 },
 			{ unread, POLLIN, 0 } };	/* -1: poll skips it */
-		nfds_t ns = session_poll(r, pf, 5), npf = run_proxy_poll(r, pf, ns);
+		nfds_t ns = run_mode ? run_mode->poll(r, pf, 5) : 5, npf = run_proxy_poll(r, pf, ns);
 		struct signalfd_siginfo si;
-		int sig, ready, tmo = live_timeout(), stmo = session_timeout();
+		int sig, ready, tmo = live_timeout(), stmo = run_mode ? run_mode->timeout() : -1;
 
 		tmo = tmo < 0 || (stmo >= 0 && stmo < tmo) ? stmo : tmo;
 		if (wait_obs > 0 && r->listener >= 0 && (tmo < 0 || wait_obs < tmo))
@@ -22608,8 +22560,8 @@ run_supervise(struct run *r)
 		ready = poll(pf, npf, tmo);
 		if (ready < 0)
 			continue;
-		if (ready == 0 && session_tidy(r, false))
-			continue;	/* nothing came: one step of a session's tidying, then look again */
+		if (ready == 0 && run_mode && run_mode->idle(r, false))
+			continue;	/* nothing came: one step of the mode's own work, then look again */
 		/* the control fd first: a line that waits as the first
 		 * connection comes is what the proxy forked for it starts with.
 		 * One that failed before its first line stops the command, as a
@@ -22623,7 +22575,8 @@ run_supervise(struct run *r)
 			run_spawn_observer(r);	/* a call waits for it */
 		else if (pf[4].revents & POLLHUP)
 			r->listener_hup = true;	/* not POLLERR alone: a signal during the kernel's lock (EPOLLERR) */
-		session_on_events(r, pf + 5);
+		if (run_mode)
+			run_mode->events(r, pf + 5);
 		if (pf[2].revents)
 			run_take_observations(r, pf[2].revents);
 		if (pf[1].revents) {
@@ -22651,7 +22604,7 @@ run_supervise(struct run *r)
 		 * exists, stopping bwrap stops everything. A signal from the
 		 * terminal (SI_KERNEL) reached the command directly: it shares
 		 * our foreground process group. */
-		if (sess.on && r->ready)
+		if (run_mode && r->ready)
 			kill(r->inner, SIGKILL);	/* a session's daemon told to go: the session ends */
 		else if (si.ssi_code <= 0 || !r->ready)
 			kill(r->ready ? r->inner : r->bwrap, sig);
@@ -22705,30 +22658,27 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	r.netlog->store = store;
 	r.netlog->mitm_socket = p->mitm_socket;
 
-	if (sess.on) {	/* a session's daemon (10f) */
-		session_listen(rp);
-		store->added = session_attribute;
-	} else if (rp->runtime_root) {
+	if (run_mode)
+		run_mode->start(rp, store);
+	else if (rp->runtime_root)
 		audit_notice_show(path_join(rp->runtime_root, "sessions"));	/* an ended session's audit (9b) */
-	}
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
 	run_take_signals(&r);
 	run_prepare(rp, pl, rf->dns, rf->tmp_spare);	/* placeholders, the run's directory (9a) */
-	if (sess.on)
-		session_tidier_start(rp->tmpdir);
+	if (run_mode)
+		run_mode->prepared(rp);
 	run_listen_bridge(&r);
 	run_spawn_bwrap(&r, bwrap);
 	run_send_instructions(&r);
 	run_take_handed(&r);
 	run_wait_ready(&r);
 	run_note_observer(&r);	/* the observer itself is forked on the first call it sees */
-	if (sess.on && r.ready)
-		session_ready();
+	if (run_mode && r.ready)
+		run_mode->ready();
 	run_supervise(&r);		/* forks the proxy on the first connection */
-	if (sess.on)
-		audit_after_run(pl);	/* now, so `sbx session stop` shows it (session_end) */
-	session_end();
+	if (run_mode)
+		run_mode->end(pl);
 	return run_exit_status(&r);
 }
 
@@ -23187,6 +23137,62 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  * and the way back must pass the daemon: the refusals are its to report
  * (the observer and the proxy answer to it), and the status goes after
  * them. */
+
+#define SBX_SESSION_MAX_CLIENTS	64
+#define SBX_SESSION_IDLE_S	3600		/* --idle's default */
+#define SBX_SESSION_TIDY_DEFER_MS 20		/* session_tidy waits this long after an exec ends */
+#define SBX_SESSION_NAME_MAX	64
+#define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
+#define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
+#define SBX_HOOK_TIMEOUT_S	60	/* the agents' timeout for sbx's hooks, in the settings printed */
+#define SBX_HOOK_START_MS	30000	/* a hook's wait for session start: well inside that timeout */
+#define SBX_HOOK_WORDS_MAX	4000	/* of session start's stderr, into a deny reason */
+
+struct sess_client {
+	int fd;				/* the client's socket, or -1 */
+	uint32_t id;			/* its exec, or 0 before it asks */
+	bool started;
+	uint32_t pid;			/* its leader's pid inside, which is its session ("S"); 0 before */
+	struct vstore store;		/* its refusals, and the observer's losses while it ran */
+	char *tmpdir;			/* its private TMPDIR (malloc) */
+	char *cmdline;			/* for ignore-violations (malloc) */
+};
+
+static struct session {
+	bool on;			/* this run is a session's (sbx session start) */
+	const char *name, *path;	/* NAME, and its socket */
+	long idle_s;
+	int lfd;			/* the listening socket, or -1 */
+	int ready_fd;			/* the starter waits on it for "ready", or -1 */
+	int caller_err;			/* the caller's stderr until ready (session_listen), or -1 */
+	int64_t idle_since;		/* when the last exec ended; 0: one runs */
+	uint32_t next_id, execs;
+	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
+	/* refusals of a session no started exec has, while one has not said
+	 * "S" yet (it may be theirs: 10f, session_attribute); malloc'd copies */
+	struct { struct vkept *k; uint32_t sid; } held[SBX_SESSION_MAX_HELD];
+	size_t nheld;
+	/* sessions made inside execs (setsid, seen by the observer): whose
+	 * exec each is; exec 0: made in the session from, of an exec whose
+	 * "S" has not come yet (session_setsid) */
+	struct { uint32_t sid, exec, from; } sids[SBX_SESSION_MAX_SIDS];
+	size_t nsids;
+	/* TMPDIRs: one made ahead, those of ended execs to remove (malloc'd
+	 * paths; session_tidy) */
+	char *spare, *trash[SBX_SESSION_MAX_CLIENTS];
+	size_t ntrash;
+	uint32_t next_tmp;
+	bool want_spare;		/* one was taken (or none made yet); cleared by a failure too */
+	int64_t tidy_at;		/* tidying waits until then (session_tidy) */
+	int tidier;			/* the pipe to sbx-tidy (session_tidier_start), or -1 */
+	pid_t tidier_pid;
+	/* the messages received and the one being built, kept from one to
+	 * the next (buf_recycle): musl maps and unmaps a buffer of a few
+	 * pages for each malloc and free, two of each and their page faults
+	 * an exec on a VM where every fault traps */
+	struct buf in, out;
+} sess = { .lfd = -1, .ready_fd = -1, .caller_err = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true, .tidier = -1 };
+
 /* A session's name: letters, digits, '.', '_' and '-', not starting with
  * '.' (it names a file) or '-' (sbx exec's options come before it). */
 static bool
@@ -24029,6 +24035,41 @@ session_end(void)
 	}
 }
 
+/* The session as a mode of a run (10c): run_linux's steps call these. */
+static void
+session_start_run(const struct run_paths *rp, struct vstore *store)
+{
+	session_listen(rp);
+	store->added = session_attribute;	/* each refusal to its exec's report */
+}
+
+static void
+session_tidier_start_run(const struct run_paths *rp)
+{
+	session_tidier_start(rp->tmpdir);
+}
+
+static void
+session_end_run(const struct plan *pl)
+{
+	audit_after_run(pl);	/* now, so `sbx session stop` shows it (session_end) */
+	session_end();
+}
+
+static const struct run_mode session_mode = {
+	.start = session_start_run,
+	.prepared = session_tidier_start_run,
+	.ready = session_ready,
+	.poll = session_poll,
+	.timeout = session_timeout,
+	.idle = session_tidy,
+	.events = session_on_events,
+	.unobserved = session_unobserved,
+	.setsid = session_setsid,
+	.end = session_end_run,
+};
+_Static_assert(2 + SBX_SESSION_MAX_CLIENTS <= SBX_RUN_MODE_MAX_FDS, "session_poll's descriptors fit run_supervise's");
+
 
 /* The clients: `sbx exec NAME -- CMD`, `sbx session list|stop NAME`. A
  * session is looked for under every runtime base (a policy may have moved
@@ -24256,6 +24297,7 @@ session_start_args(int argc, char **argv, int *nargc)
 	if (!sess.name)
 		sess.name = aprintf("s%d", (int)getpid());
 	sess.on = true;
+	run_mode = &session_mode;
 	vec_push(&out, "--");
 	vec_push(&out, "sbx-session");
 	*nargc = (int)out.n;
