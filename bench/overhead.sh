@@ -69,6 +69,7 @@
 #        NO_STEPS=1 (skip rows 3e)
 #        SBX_BEFORE=/path/to/sbx (row 3b: an older build, outside any writable root)
 #        SRT_VERSION=0.0.81 (installed once into bench/.srt, then reused)
+#        SRT_BIN=path (an srt of that version already installed: no npm install)
 # Needs: bash, bwrap, awk; optional hyperfine, node+npm (srt), rg and socat
 #        (srt needs both; apt-get install ripgrep socat), /usr/bin/time.
 # Scratch trees live in one mktemp directory, removed on exit.
@@ -84,7 +85,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 SBX=$ROOT/sbx
 POLICY=$ROOT/policy.example
 SRT_PREFIX=$HERE/.srt
-SRT=$SRT_PREFIX/node_modules/.bin/srt
+SRT=${SRT_BIN:-$SRT_PREFIX/node_modules/.bin/srt}
 TRUE=$(type -P true)        # the binary: bash's `true` is a builtin
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sbx-bench.XXXXXX") || exit 1
