@@ -57,7 +57,7 @@ declare -A KNOBS_QUICK=(
 	[observer]="RUNS=5 WARMUP=1"
 	[proxy]="BULK_MIB=256 BULK_RUNS=3 SEQ_N=2000 PAR_N=2000 HS_N=300"
 	[static-bwrap]="RUNS=20 WARMUP=2"
-	[agents]="N=5 ROUNDS=1"
+	[agents]="N=10 ROUNDS=2"
 )
 declare -A KNOBS_FULL=([overhead]="" [syscalls]="" [observer]="" [proxy]="" [static-bwrap]="" [agents]="")
 
@@ -88,9 +88,11 @@ run_benches() { # the benches in NAMES, each with its knobs; output to $OUT/NAME
 			elif [ "$QUICK" = 1 ]; then knobs+=" NO_SRT=1"; fi ;;
 		esac
 		echo "$ME: bench/$n.sh ${knobs:-(its defaults)}" >&2
+		cut -d' ' -f1 /proc/loadavg >"$OUT/$n.load"
 		# shellcheck disable=SC2086	# the knobs are words
 		env $knobs bash "$HERE/$n.sh" >"$OUT/$n.out" 2>"$OUT/$n.err"
 		rc=$?
+		cut -d' ' -f1 /proc/loadavg >>"$OUT/$n.load"
 		echo "$rc" >"$OUT/$n.rc"
 		printf '%s\n' "$knobs" >"$OUT/$n.knobs"
 		echo "$ME: bench/$n.sh exited $rc" >&2
@@ -126,13 +128,12 @@ fi
 
 # ---- the machine -----------------------------------------------------------------------
 
-LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 [ "$RUN" = 1 ] || [ ! -f "$OUT/machine.md" ] && {
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 	vm=$(systemd-detect-virt --vm 2>/dev/null || true)
 	ct=$(systemd-detect-virt --container 2>/dev/null || true)
 	echo "- Machine: $(nproc) CPUs (${cpu:-unknown model})$( [ -n "$vm" ] && [ "$vm" != none ] && printf ', a %s virtual machine' "$vm")$( [ -n "$ct" ] && [ "$ct" != none ] && printf ' (in a %s container)' "$ct"), $(uname -sr), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) of memory."
-	echo "- Shared: other work ran on the same CPUs; the load average was $LOAD_END at the end. Compare within a table (the columns of one run share the load), never across tables."
+	echo "- Shared: other work ran on the same CPUs (each table gives the load average at its start and end). Compare within a table (the columns of one run share the load), never across tables."
 	echo "- bubblewrap: $(bwrap --version 2>/dev/null || echo 'not installed'); sbx: $("$ROOT/sbx" --version 2>/dev/null | head -n 1), built by \`make\` ($(file -b "$ROOT/sbx" 2>/dev/null | grep -o 'statically linked\|dynamically linked' || echo 'linkage unknown'))."
 	if [ "$QUICK" = 1 ]; then
 		echo "- Mode: \`bench/report.sh --quick\` (fewer runs and smaller loads than the benches' defaults; the knobs are under each table)."
@@ -241,7 +242,10 @@ def fragment(name):
         why = (text.strip().splitlines() or err or ["no output"])[-1]
         return ["*Not measured in the last report: bench/%s.sh printed no table (exit %s): %s*" % (name, rc, md_escape(why[:300]))]
     run = "`%sbench/%s.sh`" % ((knobs + " ") if knobs else "", name)
-    return md + ["", "Run as %s%s." % (run, " (quick mode)" if quick else "")]
+    load = open(base + ".load").read().split() if os.path.exists(base + ".load") else []
+    how = (["quick mode"] if quick else []) + (
+        ["load average %s at the start, %s at the end" % tuple(load[:2])] if len(load) >= 2 else [])
+    return md + ["", "Run as %s%s." % (run, " (%s)" % "; ".join(how) if how else "")]
 
 def replace(text, key, body):
     begin, end = "<!-- report:%s begin -->" % key, "<!-- report:%s end -->" % key
