@@ -569,7 +569,7 @@ t_proxy_no_allow_domain() { # no allow-domain: refused at once by the proxy (403
 	expect_contains "$ERR" "sbx: network: 0 allowed," "and counted in the summary"
 	run_sbx -c "$T/nonet" --explain=registry.npmjs.org:443
 	expect_contains "$OUT" "deny (host is not on the allow list: the policy allows no network)" "--explain gives the same reason"
-	if command -v npm >/dev/null; then	# the case issue 13 started from: npm used to retry for ~70 s, then say ENOTFOUND
+	if command -v npm >/dev/null; then	# without an answer inside, npm retries for ~70 s, then says ENOTFOUND
 		SECONDS=0
 		run_sbx -c "$T/nonet" -- npm view left-pad version
 		note "npm took ${SECONDS}s"

@@ -1,4 +1,4 @@
-# tests/session.tests.sh - sourced by test.sh: sessions (issue 16 §2): one sandbox built by
+# tests/session.tests.sh - sourced by test.sh: sessions: one sandbox built by
 # `sbx session start`, many commands run in it by `sbx exec NAME -- CMD`. Each test starts its
 # own session (named after the test and this run, so parallel suites do not meet) and stops it.
 

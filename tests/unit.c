@@ -1903,7 +1903,7 @@ shell_words(const char *s, struct vec *words, struct vec *cmd)
 	}
 }
 
-/* Issue 12: --print=argv shows the command that runs, byte for byte. The
+/* --print=argv shows the command that runs, byte for byte. The
  * run's side: the bytes written to bwrap's --args descriptor and the argv
  * execv'd; the print's side: the text, split as sh would. Both from the
  * same facts, for policies and environments that once made them differ
@@ -2002,7 +2002,7 @@ test_print_argv_is_the_run(void)
 		}
 }
 
-/* ---- violations: the store, srt's block, JSON lines (issue 13) -------- */
+/* ---- violations: the store, srt's block, JSON lines -------- */
 
 static void
 test_violations_report(void)
@@ -2519,7 +2519,7 @@ bpf_matrix(void)
 		{ "connect", { 42, 203 }, { 0, 0, 0 }, { A, A, A, A, T, A, T } },
 		{ "accept4", { 288, 242 }, { 0, 0, 0 }, { A, A, A, A, A, A, A } },
 		{ "getpid", { 39, 172 }, { 0, 0, 0 }, { A, A, A, A, A, A, A } },
-		/* the write observer's own (issue 13), beyond srt's list: xattrs, times, nodes */
+		/* the write observer's own, beyond srt's list: xattrs, times, nodes */
 		{ "open(O_TMPFILE|O_RDWR)", { 2, -1 }, { 0, 020200002, 0 }, PROXY_ONLY_NOTIF },
 		{ "openat(__O_TMPFILE bit alone)", { 257, 56 }, { 0xffffff9c, 0, 020000000 }, OBSERVED },
 		{ "mknod", { 133, -1 }, { 0, 0, 0 }, OBSERVED },
