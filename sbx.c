@@ -101,7 +101,7 @@
  *      with a per-run credential, as named steps, 11d --check
  *  12. CLI and main: option table, usage, the print modes, named steps
  *
- * Invariants (docs/DESIGN.md explains each):
+ * Invariants (docs/DESIGN.md, section 17, explains each):
  *   - Fail closed: if the boundary cannot be built as asked, exit 125 and
  *     never run the command.
  *   - Deny wins: a write deny (the policy's or a mandatory one) is a read-only
@@ -11148,7 +11148,7 @@ now_ms(void)
  *
  * Batching. A record sent as it was made woke sbx once per request, and
  * that wake-up was the largest single cost of a short request here (on
- * the 2-CPU machine of README's Figures, sequential requests went from
+ * the 2-CPU machine of docs/BENCHMARKS.md, sequential requests went from
  * 0.20 to 0.29 of a direct connection's rate without it). So an allow
  * waits in px_batch, at most SBX_RECORD_DELAY_MS, and goes with the
  * others in one message. Everything else goes at once, the allows before
@@ -12170,7 +12170,7 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
 
 /* The hosts file, read in the loop. A lookup through a resolver thread
  * costs two wake-ups (the thread's futex, then the loop's pipe): on the
- * 2-CPU machine of README's Figures, about a sixth of a short request's
+ * 2-CPU machine of docs/BENCHMARKS.md, about a sixth of a short request's
  * time (sequential requests, lookups in the loop against through a
  * thread, interleaved in one run: 7419 against 6191 a second).
  * But getaddrinfo asks the hosts file first and DNS only for a name it
@@ -12362,7 +12362,7 @@ hosts_lookup(const char *name, bool read_file)
  * mapped for it and kept until the tunnel closes (freeing it on every drain
  * would be an mmap, 128 page faults and a munmap per chunk). Each poll()
  * round and recv/send pair can then move eight times the bytes: on the
- * 2-CPU machine of README's Figures a 1 GiB stream went from 0.54 to 0.78
+ * 2-CPU machine of docs/BENCHMARKS.md a 1 GiB stream went from 0.54 to 0.78
  * of a direct connection. The bulk buffers together stay within
  * SBX_BULK_BUDGET_BYTES, so a storm of bulk tunnels costs at most that much
  * more memory; the tunnels past it relay with small buffers.
@@ -15811,7 +15811,7 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
  * WHY: removing an empty directory is the dearest step of a run on ext4
  * (rmdir frees the directory's block; with the `discard` mount option that
  * is a synchronous discard: ~97 us each, against ~6 us for a rename, on
- * the machine of README's Figures), and a project's runs make the same
+ * the machine of docs/BENCHMARKS.md), and a project's runs make the same
  * dozen placeholders every time. So the last run out renames each one
  * into ROOT/pool/KEY/NAME (KEY: its parent directory's, ph_pool_key), and the
  * next run that needs NAME in that parent renames it back.
@@ -17192,7 +17192,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns, bool tm
  * its roots whole.
  * Prevention was the other design: a mount cannot cover a name that does
  * not exist yet without a placeholder, and a placeholder .git would stop
- * `git init`; see README. */
+ * `git init`; see docs/DESIGN.md, 5.6. */
 
 /* ---- What the sandbox touched: the audit's attribution ----------------
  *
@@ -19523,7 +19523,7 @@ inner_start_socat(const char *socat, int port, const char *sock)
 
 static const char *const weaker_hint =
     "inside a container that refuses nested namespaces or a fresh /proc, add the directive "
-    "weaker-nested-sandbox (see README: what it weakens)";
+    "weaker-nested-sandbox (see docs/SECURITY.md: what it weakens)";
 
 /* Map the caller's own uid and gid in the nested user namespace it has
  * just made (and nothing else: setgroups denied). */
@@ -22165,7 +22165,7 @@ run_spawn_proxy(struct run *r)
  * connection waiting, sbx holds them (the command's connect() completes
  * at once: the kernel queues it in the backlog) and polls them with the
  * rest; the first one readable forks the proxy, which accepts it. A run
- * that never connects pays for no proxy at all (README, "Figures").
+ * that never connects pays for no proxy at all (docs/BENCHMARKS.md).
  * run_proxy_poll adds the listeners to pf[n..] while they wait and returns
  * the new count; run_proxy_on_demand looks at what poll() said of them. */
 static nfds_t
@@ -24347,7 +24347,7 @@ static const struct hook_agent {
  * settings.json, Codex's hooks.json: the same shape). Every one has a
  * timeout (seconds, both agents) longer than sbx ever takes to answer
  * (SBX_HOOK_START_MS): an agent whose hook times out or crashes goes on
- * without its answer, and runs the command as it was (README). */
+ * without its answer, and runs the command as it was (README, docs/DESIGN.md 13). */
 static const struct { const char *event; bool tools; const char *arg, *codex_label; int timeout_s; } hook_events[] = {
 /*	  the event	  matcher: the	the hook's arg	  Codex's name in its	timeout (s): Codex holds a
 			  agent's tools			  trust keys		SessionEnd hook to 3, and its
@@ -25663,7 +25663,7 @@ px_pipe_cloexec_nonblock(int p[2])
  * the proxy relayed). XXX a Seatbelt profile for the proxy itself (no
  * exec, no writes, reads limited to the resolver's files, through
  * sandbox_init) is not built: it cannot be tried here, and a wrong one
- * would refuse every connection of every run (README, "macOS"). */
+ * would refuse every connection of every run (docs/MACOS.md). */
 static void
 px_lockdown(void)
 {
@@ -26992,7 +26992,7 @@ pol_default(struct policy *p, struct pol_ctx *pc)
  * file that is missing, unreadable, empty or invalid (its texts, word for
  * word). It is translated into sbx's own options and goes through
  * cli_parse like any other run. Where srt is unsafe or odd, sbx differs
- * and README's "Differences from srt" says so:
+ * and docs/DESIGN.md's "Differences from srt" says so:
  *   - options end at the first word that is not one (or at "--"): srt's
  *     parser takes options anywhere, so in `srt sh -c 'echo "$1"' x y` the
  *     -c was srt's and the command was lost;
