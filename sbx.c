@@ -98,7 +98,8 @@
  *      own file tools judged by its plan, install and uninstall)
  *  11. macOS runner (Seatbelt): 11a the platform interface on macOS, 11b the
  *      log monitor, 11c sandbox-exec as sbx's child, the proxy on loopback
- *      with a per-run credential, as named steps, 11d --check
+ *      with a per-run credential, as named steps, 11d --check, 11e the
+ *      simulation's stand-ins (tests only: the macOS runner on Linux)
  *  12. CLI and main: option table, usage, the print modes, named steps
  *
  * Invariants (docs/DESIGN.md, section 17, explains each):
@@ -25607,11 +25608,15 @@ plat_session_main(int *argc, char ***argv)
  * build any of it exits 125 with the command not run.
  *
  * Built on macOS, and on Linux with -DSBX_FORCE_MACOS (`make macos-sim`:
- * sbx-macsim): there `sandbox-exec` and `log` are found in PATH, where
- * the tests put stand-ins (tests/macsim/), and the platform interface's
- * Linux answers are used; everything else is the code a Mac runs. */
+ * sbx-macsim) for the tests: there the stand-ins of 11e answer the
+ * platform's questions and find the tests' `sandbox-exec` and `log`;
+ * everything else is the code a Mac runs. */
 
 #if SBX_MACOS
+
+/* Prototypes: the system's programs, found per build (11a on a Mac, 11e in
+ * the simulation on Linux). */
+static const char *mac_tool(const char *name);
 
 /* ---- 11a. The platform interface on macOS (section 1) ----------------- */
 
@@ -25779,44 +25784,7 @@ mac_tool(const char *name)
 	return access(path, X_OK) == 0 ? path : NULL;
 }
 
-#else	/* the simulation (SBX_FORCE_MACOS on Linux): Linux's answers */
-
-static long long
-plat_proc_start_time(pid_t pid)
-{
-	struct buf b = { 0 };
-	long long t = read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
-
-	free(b.p);
-	return t;
-}
-
-static bool
-plat_file_times(int dirfd, const char *name, long long *ctime, long long *btime)
-{
-	struct stat st;
-
-	*btime = -1;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return false;
-	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
-	return true;
-}
-
-static const char *
-plat_self_exe(char *buf, size_t n)
-{
-	(void)n;
-	return realpath("/proc/self/exe", buf);
-}
-
-/* The tests' stand-ins, first in PATH (tests/macsim/). */
-static const char *
-mac_tool(const char *name)
-{
-	return find_in_path(name);
-}
-#endif	/* __APPLE__ */
+#endif	/* __APPLE__; built on Linux, the simulation's stand-ins are in 11e */
 
 /* ---- 11b. The log monitor: the kernel's refusals, from the unified log --
  *
@@ -26574,6 +26542,53 @@ plat_check(const struct policy *p)
 	check_line(true, "the proxy can listen on 127.0.0.1 (port %d was free)", port);
 	return check_failures ? 1 : 0;
 }
+
+/* ---- 11e. The simulation's stand-ins (tests only) ----------------------
+ *
+ * Built on Linux with -DSBX_FORCE_MACOS (`make macos-sim`: sbx-macsim), the
+ * macOS runner runs for its tests with Linux's answers to the platform's
+ * questions, and finds `sandbox-exec` and `log` in PATH, where the tests
+ * put stand-ins (tests/macsim/). Nothing here is built on a Mac, nor in
+ * the Linux sbx. */
+
+#ifndef __APPLE__
+
+static long long
+plat_proc_start_time(pid_t pid)
+{
+	struct buf b = { 0 };
+	long long t = read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
+
+	free(b.p);
+	return t;
+}
+
+static bool
+plat_file_times(int dirfd, const char *name, long long *ctime, long long *btime)
+{
+	struct stat st;
+
+	*btime = -1;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+	return true;
+}
+
+static const char *
+plat_self_exe(char *buf, size_t n)
+{
+	(void)n;
+	return realpath("/proc/self/exe", buf);
+}
+
+/* The tests' stand-ins, first in PATH (tests/macsim/). */
+static const char *
+mac_tool(const char *name)
+{
+	return find_in_path(name);
+}
+#endif	/* !__APPLE__ */
 
 #endif /* SBX_MACOS */
 
