@@ -181,6 +181,13 @@
 #ifndef SBX_TMPDIR_SPARE
 #  define SBX_TMPDIR_SPARE 1	/* a run's untouched TMPDIR set aside for the next (tmpdir_spare_put) */
 #endif
+#ifndef SBX_SCAN_CACHE		/* the walk takes unchanged directories' listings from the scan cache (5c) */
+#  ifdef SBX_LINUX
+#    define SBX_SCAN_CACHE 1
+#  else
+#    define SBX_SCAN_CACHE 0	/* macOS: every directory listed (sc_fs_trusted) */
+#  endif
+#endif
 #ifndef SBX_ONE_NETNS
 #  define SBX_ONE_NETNS 1	/* with the DNS stub, bwrap makes no network namespace (bw_render_options) */
 #endif
@@ -223,6 +230,9 @@
 #endif
 #ifndef MSG_CMSG_CLOEXEC
 #  define MSG_CMSG_CLOEXEC 0	/* macOS: recv_fds sets FD_CLOEXEC itself */
+#endif
+#ifndef MAP_POPULATE
+#  define MAP_POPULATE 0
 #endif
 #ifndef POLLRDHUP
 #  define POLLRDHUP 0	/* macOS: poll() never says the peer has ended; the relay reads the EOF a round later */
@@ -6597,6 +6607,7 @@ struct fact_finder {
 	const char *cwd, *home;	/* real paths; home may be NULL */
 	const struct policy *p;
 	const struct disk *dk;
+	const struct disk *sdk;	/* the walk's listings: dk, or the scan cache over it */
 	struct vec *facts;	/* of struct fact */
 	struct vec roots;	/* of const char *: writable directories to scan */
 	struct vec warnings;	/* of const char *: printed by main, one line each */
@@ -7983,6 +7994,514 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
 	return 0;
 }
 
+/* ---- the scan cache: listings kept between runs, verified on use -------
+ *
+ * The walk below reads every directory of every writable root: a home of
+ * 100,000 files is thousands of directories, each an open, two getdents
+ * and a close, before every command. Most of them did not change since
+ * the last run. The scan cache keeps, for each directory a run listed,
+ * its identity (device, inode), its ctime and mtime, and the part of its
+ * listing the walk reads (its subdirectories, its names with a leading
+ * dot, HEAD); the next run's walk takes a directory's listing from it
+ * when one lstat(2) of the directory gives the same four, and lists it
+ * again otherwise. The walk itself is the same code over another disk
+ * view (struct disk): the same facts come out, with the same depth rules.
+ *
+ * SECURITY, why a matching ctime means the same listing: creating,
+ * removing or renaming an entry sets the directory's ctime (and mtime) to
+ * now; utimensat(2) can set mtime back, never ctime (only a clock set back
+ * by root could), so a command that changed a directory cannot make it
+ * look unchanged. A directory replaced by another is another inode, or
+ * the same inode number reused, with a new ctime; one replaced by a file
+ * or a symlink changes its parent's listing. The kernel takes ctime from a
+ * coarse clock (a tick, up to 10 ms, behind): a listing is kept only when
+ * the directory's ctime is SBX_SCAN_CACHE_RACY_NS older than the lstat
+ * taken before reading it, so a change made after that lstat has a later
+ * ctime (git's "racy" index entries, the same cure). Only file systems
+ * whose ctime is kept by the kernel that serves them are trusted
+ * (sc_fs_trusted: not NFS, FUSE or overlayfs, where a directory can change
+ * under a ctime the kernel cached): elsewhere every directory is listed.
+ *
+ * It is kept in the registry's place (/dev/shm/sbx-UID, else the runtime
+ * root, 9a), where no command can write; read only when it is a regular
+ * file of this uid that no one else can write, every offset checked
+ * before use (a damaged file is a file not there: every directory is
+ * listed). Written to a new name and renamed over the old, so a
+ * concurrent run reads one whole file or the other, and each entry of
+ * either is verified before use. Bounded: SBX_SCAN_CACHE_MAX_DIRS
+ * directories (the trees of the roots this run walked first, then other
+ * runs' roots while they fit). Linux only (macOS lists every directory). */
+#define SBX_SCAN_CACHE_FILE	"scan-cache"
+#define SBX_SCAN_CACHE_MAX_DIRS	262144		/* ~15 MiB of records at most */
+#define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the audit's margin for the coarse clock (audit_record) */
+#define SBX_SCAN_CACHE_MAGIC	"sbxscan1"
+#define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite up to this */
+
+/* The file: a head, the records (a parent before its children), the
+ * children's name offsets, the names (a kind byte, then the name and a
+ * NUL), and a hash table of (parent, name) -> record + 1. */
+struct sc_head { char magic[8]; uint32_t nrec, nkid, nname, nslot; };
+struct sc_rec {
+	uint64_t dev, ino;
+	int64_t ctime, mtime;	/* ns */
+	uint32_t parent;	/* record + 1, or 0: a root, named by its whole path */
+	uint32_t name;		/* offset of the kind byte before the name */
+	uint32_t kid0, nkids;	/* the listing kept */
+	uint32_t trusted;	/* 0: kept only as the way to its children's records */
+	uint32_t pad;
+};
+
+struct sc_file {
+	const struct sc_rec *rec;
+	const uint32_t *kid, *slot;
+	const char *name;
+	uint32_t nrec, nkid, nname, nslot;
+};
+
+struct scan_cache {
+	const struct disk *under;	/* the real view */
+	const char *path;		/* NULL: read nothing, write nothing */
+	struct sc_file old;
+	void *map;
+	size_t maplen;
+	struct buf recs, kids, names;	/* the new file's parts */
+	long long now;			/* ns, when the scan began */
+	struct { dev_t dev; bool ok; } fs[16];
+	size_t nfs;
+	long served, listed;	/* directories: from the old file, listed */
+	long changed, restamped;	/* listed and kept: new or changed, or as the old file has them */
+};
+
+/* A directory opened through the cache: its listing read from the old
+ * file (real NULL), or from the disk and kept as it goes. */
+struct sc_dir {
+	struct dir_stream *real;
+	const char *path;
+	uint32_t old;		/* the old file's record at this (parent, name) + 1, or 0 */
+	uint32_t self;		/* this directory's record in the new file + 1 */
+	uint32_t pos;		/* served: the next child */
+	bool served, done, keep, trusted;
+	struct buf kids;	/* listed: the children's name offsets in the new names */
+};
+
+static uint32_t
+sc_hash(uint32_t parent, const char *name)
+{
+	return (uint32_t)(str_hash(name) ^ (parent * 0x9e3779b97f4a7c15ULL >> 17));
+}
+
+/* The old file's record for (parent + 1, name), + 1; or 0. */
+static uint32_t
+sc_find(const struct sc_file *f, uint32_t parent, const char *name)
+{
+	uint32_t i, n;
+
+	if (!f->nslot)
+		return 0;
+	for (i = sc_hash(parent, name) & (f->nslot - 1), n = 0; n < f->nslot && f->slot[i];
+	    i = (i + 1) & (f->nslot - 1), n++) {
+		const struct sc_rec *r = &f->rec[f->slot[i] - 1];
+
+		if (r->parent == parent && strcmp(f->name + r->name + 1, name) == 0)
+			return f->slot[i];
+	}
+	return 0;
+}
+
+/* Every offset of a file read from disk checked once, so the lookups
+ * above never leave it: 0, or -1 (then it is not used). */
+static int
+sc_check(const struct sc_file *f)
+{
+	uint32_t i;
+
+	if (f->nname == 0 || f->name[f->nname - 1] != '\0' || (f->nslot & (f->nslot - 1)) != 0 || f->nslot < f->nrec)
+		return -1;
+	for (i = 0; i < f->nrec; i++) {
+		const struct sc_rec *r = &f->rec[i];
+
+		if (r->parent > i || r->name >= f->nname - 1 || r->kid0 > f->nkid || r->nkids > f->nkid - r->kid0)
+			return -1;
+	}
+	for (i = 0; i < f->nkid; i++)
+		if (f->kid[i] >= f->nname - 1)
+			return -1;
+	for (i = 0; i < f->nslot; i++)
+		if (f->slot[i] > f->nrec)
+			return -1;
+	return 0;
+}
+
+/* Map the file at sc->path, if it is one sbx can trust. */
+static void
+sc_load(struct scan_cache *sc)
+{
+	int fd = openat(AT_FDCWD, sc->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct sc_head h;
+	struct stat st;
+	size_t need;
+	const char *p;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) ||
+	    st.st_size < (off_t)sizeof(h) || st.st_size > (off_t)SBX_SCAN_CACHE_MAX_DIRS * 128) {
+		note("scan cache %s: not a private file of this user, or too large: not used", sc->path);
+		close(fd);
+		return;
+	}
+	sc->maplen = (size_t)st.st_size;
+	sc->map = mmap(NULL, sc->maplen, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (sc->map == MAP_FAILED) {
+		sc->map = NULL;
+		return;
+	}
+	memcpy(&h, sc->map, sizeof(h));
+	need = sizeof(h) + (size_t)h.nrec * sizeof(struct sc_rec) + ((size_t)h.nkid + h.nslot) * 4 + h.nname;
+	if (memcmp(h.magic, SBX_SCAN_CACHE_MAGIC, 8) != 0 || h.nrec > SBX_SCAN_CACHE_MAX_DIRS ||
+	    h.nkid > 64u * SBX_SCAN_CACHE_MAX_DIRS || h.nslot > 4u * SBX_SCAN_CACHE_MAX_DIRS ||
+	    h.nname > 64u << 20 || need != sc->maplen)
+		goto bad;
+	p = (const char *)sc->map + sizeof(h);
+	sc->old.rec = (const struct sc_rec *)p;
+	p += (size_t)h.nrec * sizeof(struct sc_rec);
+	sc->old.kid = (const uint32_t *)p;
+	p += (size_t)h.nkid * 4;
+	sc->old.slot = (const uint32_t *)p;
+	p += (size_t)h.nslot * 4;
+	sc->old.name = p;
+	sc->old.nrec = h.nrec;
+	sc->old.nkid = h.nkid;
+	sc->old.nslot = h.nslot;
+	sc->old.nname = h.nname;
+	if (sc_check(&sc->old) == 0)
+		return;
+bad:
+	note("scan cache %s: damaged: not used", sc->path);
+	memset(&sc->old, 0, sizeof(sc->old));
+	munmap(sc->map, sc->maplen);
+	sc->map = NULL;
+}
+
+/* Is dev's file system one whose directory ctimes the kernel keeps itself
+ * (local, not stacked)? Asked once a device. */
+static bool
+sc_fs_trusted(struct scan_cache *sc, dev_t dev, const char *path)
+{
+#if SBX_LINUX
+	/* ext2/3/4, xfs, btrfs, tmpfs, f2fs */
+	static const unsigned long trusted[] = { 0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010 };
+	struct statfs sf;
+	size_t i;
+
+	for (i = 0; i < sc->nfs; i++)
+		if (sc->fs[i].dev == dev)
+			return sc->fs[i].ok;
+	if (i == LEN(sc->fs))
+		return false;
+	sc->fs[i].dev = dev;
+	sc->fs[i].ok = false;
+	sc->nfs++;
+	if (statfs(path, &sf) == 0)
+		for (size_t j = 0; j < LEN(trusted); j++)
+			sc->fs[i].ok |= (unsigned long)sf.f_type == trusted[j];
+	return sc->fs[i].ok;
+#else
+	(void)sc, (void)dev, (void)path;
+	return false;
+#endif
+}
+
+static int64_t
+sc_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/* A name for the new file's names: its offset. */
+static uint32_t
+sc_name(struct scan_cache *sc, const char *name, enum fkind k)
+{
+	uint32_t off = (uint32_t)sc->names.n;
+
+	buf_putc(&sc->names, (char)k);
+	buf_putn(&sc->names, name, strlen(name) + 1);
+	return off;
+}
+
+/* What of a listing the walk reads (fx_scan_walk, fx_seen_repos): every
+ * subdirectory, every name with a leading dot (each dangerous name has
+ * one), and HEAD (a bare repository's mark, gitdir_part). */
+static bool
+sc_kept(const char *name, enum fkind k)
+{
+	return k == FK_DIR || name[0] == '.' || strcmp(name, "HEAD") == 0;
+}
+
+static void *
+sc_opendir(void *ctx, void *parent, const char *name)
+{
+	struct scan_cache *sc = ctx;
+	struct sc_dir *pd = parent, *d;
+	struct stat st, fst;
+	struct sc_rec r = { 0 };
+	const struct sc_rec *o;
+	struct timespec now;
+	uint32_t old;
+	int at = pd && pd->real ? dir_fd(pd->real) : AT_FDCWD;
+	const char *path = pd ? path_join(pd->path, name) : name, *rel = pd && pd->real ? name : path;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!(d = calloc(1, sizeof(*d))))
+		return NULL;
+	d->path = path;
+	if (fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+		/* not a directory, or gone: the real call answers, nothing kept */
+		if ((d->real = dir_open(at, rel)))
+			return d;
+		free(d);
+		return NULL;
+	}
+	old = sc_find(&sc->old, pd ? pd->old : 0, pd ? name : path);
+	d->old = old;
+	r.dev = st.st_dev;
+	r.ino = st.st_ino;
+	r.ctime = sc_ns(&st.st_ctim);
+	r.mtime = sc_ns(&st.st_mtim);
+	r.parent = pd ? pd->self : 0;
+	r.name = sc_name(sc, pd ? name : path, FK_DIR);
+	o = old ? &sc->old.rec[old - 1] : NULL;
+	/* the children of .claude are read whole (fx_scan_children): listed */
+	d->keep = sc_fs_trusted(sc, st.st_dev, path) && !name_ieq(strrchr(path, '/') + 1, ".claude") &&
+	    (!pd || pd->self);
+	if (d->keep && o && o->trusted && o->dev == r.dev && o->ino == r.ino && o->ctime == r.ctime &&
+	    o->mtime == r.mtime) {
+		d->served = true;
+		r.trusted = 1;
+		r.kid0 = (uint32_t)(sc->kids.n / 4);
+		r.nkids = o->nkids;
+		for (uint32_t i = 0; i < o->nkids; i++) {
+			const char *kn = sc->old.name + sc->old.kid[o->kid0 + i];
+			uint32_t off = sc_name(sc, kn + 1, (enum fkind)kn[0]);
+
+			buf_putn(&sc->kids, (const char *)&off, 4);
+		}
+		sc->served++;
+	} else {
+		if (!(d->real = dir_open(at, rel))) {
+			int err = errno;
+
+			free(d);
+			errno = err;
+			return NULL;
+		}
+		/* trusted next time if the listing is of the directory lstat
+		 * saw, and old enough that a later change has a later ctime;
+		 * else kept only as the way to its children's records */
+		d->trusted = fstat(dir_fd(d->real), &fst) == 0 && fst.st_dev == st.st_dev && fst.st_ino == st.st_ino &&
+		    r.ctime < sc_ns(&now) - SBX_SCAN_CACHE_RACY_NS;
+	}
+	if (d->real)
+		sc->listed++;
+	if (d->keep) {
+		d->self = (uint32_t)(sc->recs.n / sizeof(r)) + 1;
+		buf_putn(&sc->recs, (const char *)&r, sizeof(r));
+	}
+	return d;
+}
+
+static int
+sc_readdir(void *ctx, void *dir, const char **name, enum fkind *kind)
+{
+	struct scan_cache *sc = ctx;
+	struct sc_dir *d = dir;
+	int r;
+
+	if (d->served) {
+		/* from the old file's map, which stays put until sc_save: the
+		 * new file's names grow (and move) as the walk goes down */
+		const struct sc_rec *o = &sc->old.rec[d->old - 1];
+		const char *kn;
+
+		if (d->pos >= o->nkids)
+			return 0;
+		kn = sc->old.name + sc->old.kid[o->kid0 + d->pos++];
+		*kind = (enum fkind)kn[0];
+		*name = kn + 1;
+		return 1;
+	}
+	r = sc->under->ops->readdir(sc->under->ctx, d->real, name, kind);
+	if (r == 1 && d->keep && sc_kept(*name, *kind)) {
+		uint32_t off = sc_name(sc, *name, *kind);
+
+		buf_putn(&d->kids, (const char *)&off, 4);
+	}
+	d->done = r == 0;
+	return r;
+}
+
+/* Is the listing just kept the one the old file holds for that place (a
+ * directory whose ctime moved with nothing the walk reads changed: the
+ * project's own, where each run's placeholders come and go)? */
+static bool
+sc_same_kids(const struct scan_cache *sc, const struct sc_rec *r, uint32_t old)
+{
+	const struct sc_rec *o = old ? &sc->old.rec[old - 1] : NULL;
+	const uint32_t *kids = (const uint32_t *)sc->kids.p;
+
+	if (!o || (!o->trusted && r->trusted) || o->nkids != r->nkids)
+		return false;
+	for (uint32_t i = 0; i < r->nkids; i++)
+		if (strcmp(sc->names.p + kids[r->kid0 + i], sc->old.name + sc->old.kid[o->kid0 + i]) != 0)
+			return false;
+	return true;
+}
+
+static void
+sc_closedir(void *ctx, void *dir)
+{
+	struct scan_cache *sc = ctx;
+	struct sc_dir *d = dir;
+
+	if (d->real && d->keep) {
+		struct sc_rec *r = &((struct sc_rec *)sc->recs.p)[d->self - 1];
+
+		r->kid0 = (uint32_t)(sc->kids.n / 4);
+		r->nkids = (uint32_t)(d->kids.n / 4);
+		r->trusted = d->done && d->trusted;	/* a listing cut short: only a way down */
+		buf_putn(&sc->kids, d->kids.p ? d->kids.p : "", d->kids.n);
+		if (sc_same_kids(sc, r, d->old))
+			sc->restamped++;
+		else
+			sc->changed++;
+	}
+	if (d->real)
+		dir_close(d->real);
+	free(d->kids.p);
+	free(d);
+}
+
+static enum fkind
+sc_lstat(void *ctx, const char *path, struct fid *id)
+{
+	const struct scan_cache *sc = ctx;
+
+	return sc->under->ops->lstat(sc->under->ctx, path, id);
+}
+
+static int
+sc_readlink(void *ctx, const char *path, char *buf, size_t n)
+{
+	const struct scan_cache *sc = ctx;
+
+	return sc->under->ops->readlink(sc->under->ctx, path, buf, n);
+}
+
+static int
+sc_readfile(void *ctx, const char *path, size_t max, struct buf *out)
+{
+	const struct scan_cache *sc = ctx;
+
+	return sc->under->ops->readfile(sc->under->ctx, path, max, out);
+}
+
+static const struct disk_ops sc_disk_ops = {
+	sc_lstat, sc_readlink, sc_opendir, sc_readdir, sc_closedir, sc_readfile,
+};
+
+/* The cache at path (NULL: none kept), over the real view under. */
+static void
+sc_open(struct scan_cache *sc, const struct disk *under, const char *path)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->under = under;
+	sc->path = path;
+	if (path)
+		sc_load(sc);
+}
+
+/* Write the new file: this run's records, then the old file's trees of
+ * roots this run did not walk while they fit; nothing when every
+ * directory came from the old file and nothing else changed. */
+static void
+sc_save(struct scan_cache *sc)
+{
+	struct sc_rec *nr = (struct sc_rec *)sc->recs.p;
+	uint32_t n = (uint32_t)(sc->recs.n / sizeof(*nr)), i, j, *map = NULL, *slot;
+	struct strset roots = { 0 };	/* in the arena */
+	struct sc_head h = { SBX_SCAN_CACHE_MAGIC, 0, 0, 0, 0 };
+	struct buf out = { 0 };
+	const char *tmp;
+	int fd;
+
+	if (!sc->path || n > SBX_SCAN_CACHE_MAX_DIRS)
+		goto done;
+	for (i = 0; i < n; i++)
+		if (!nr[i].parent)
+			strset_add(&roots, astrdup(sc->names.p + nr[i].name + 1));
+	if (sc->old.nrec && !(map = calloc(sc->old.nrec, sizeof(*map))))
+		goto done;
+	for (i = 0; i < sc->old.nrec && n < SBX_SCAN_CACHE_MAX_DIRS; i++) {
+		struct sc_rec r = sc->old.rec[i];
+		const char *nm = sc->old.name + r.name;
+
+		if (r.parent ? !map[r.parent - 1] : strset_has(&roots, nm + 1))
+			continue;	/* a tree this run walked again, or one not kept */
+		r.parent = r.parent ? map[r.parent - 1] : 0;
+		r.name = sc_name(sc, nm + 1, (enum fkind)nm[0]);
+		r.kid0 = (uint32_t)(sc->kids.n / 4);
+		for (j = 0; j < r.nkids; j++) {
+			const char *kn = sc->old.name + sc->old.kid[sc->old.rec[i].kid0 + j];
+			uint32_t off = sc_name(sc, kn + 1, (enum fkind)kn[0]);
+
+			buf_putn(&sc->kids, (const char *)&off, 4);
+		}
+		buf_putn(&sc->recs, (const char *)&r, sizeof(r));
+		map[i] = ++n;
+	}
+	if (!sc->changed && sc->restamped <= SBX_SCAN_CACHE_RESTAMPS && n == sc->old.nrec)
+		goto done;	/* the same file, but for a few ctimes: listed again next time */
+	nr = (struct sc_rec *)sc->recs.p;
+	h.nrec = n;
+	h.nkid = (uint32_t)(sc->kids.n / 4);
+	h.nname = (uint32_t)sc->names.n;
+	for (h.nslot = 16; h.nslot < 2 * n; h.nslot *= 2)
+		;
+	if (!(slot = calloc(h.nslot, 4)))
+		goto done;
+	for (i = 0; i < n; i++) {
+		for (j = sc_hash(nr[i].parent, sc->names.p + nr[i].name + 1) & (h.nslot - 1); slot[j];
+		    j = (j + 1) & (h.nslot - 1))
+			;
+		slot[j] = i + 1;
+	}
+	buf_putn(&out, (const char *)&h, sizeof(h));
+	buf_putn(&out, sc->recs.p ? sc->recs.p : "", sc->recs.n);
+	buf_putn(&out, sc->kids.p ? sc->kids.p : "", sc->kids.n);
+	buf_putn(&out, (const char *)slot, (size_t)h.nslot * 4);
+	buf_putn(&out, sc->names.p ? sc->names.p : "", sc->names.n);
+	free(slot);
+	/* a name of this process's own, then renamed over: a concurrent run
+	 * maps the old file or this one, whole */
+	tmp = aprintf("%s.%d", sc->path, (int)getpid());
+	unlink(tmp);	/* a dead run's, with this pid */
+	fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, out.p, out.n) < 0 || close(fd) < 0 || rename(tmp, sc->path) < 0) {
+		note("scan cache %s: cannot write it: %s", sc->path, strerror(errno));
+		unlink(tmp);
+	} else {
+		note("scan cache %s: %u directories, %zu bytes", sc->path, n, out.n);
+	}
+	free(out.p);
+done:
+	free(map);
+	if (sc->map)
+		munmap(sc->map, sc->maplen);
+	sc->map = NULL;
+	memset(&sc->old, 0, sizeof(sc->old));
+}
+
 /* The dangerous names directly at the top of a writable root: the whole
  * list, placeholders included (srt's linuxGetCwdMandatoryDenyPaths). A
  * placeholder costs a mount (and bwrap rereads the mount table for each),
@@ -8047,7 +8566,7 @@ static int
 fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, const char *dirname,
     const char *const *names, size_t n, const char *why)
 {
-	void *dh = fx->dk->ops->opendir(fx->dk->ctx, parent, dirname);
+	void *dh = fx->sdk->ops->opendir(fx->sdk->ctx, parent, dirname);
 	const char *name;
 	enum fkind k;
 	size_t i;
@@ -8055,7 +8574,7 @@ fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, cons
 
 	if (!dh)
 		return 0;
-	while (rc == 0 && fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1)
+	while (rc == 0 && fx->sdk->ops->readdir(fx->sdk->ctx, dh, &name, &k) == 1)
 		for (i = 0; i < n; i++)
 			if (name_ieq(name, names[i])) {
 				const char *p = path_join(dirpath, name);
@@ -8065,7 +8584,7 @@ fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, cons
 				else
 					plan_add_fact(fx->facts, p, k, RB_DENY_WRITE, why);
 			}
-	fx->dk->ops->closedir(fx->dk->ctx, dh);
+	fx->sdk->ops->closedir(fx->sdk->ctx, dh);
 	return rc;
 }
 
@@ -8094,7 +8613,7 @@ fx_seen_repos(struct fact_finder *fx, void *dh, const char *dir, long *walked, i
 	unsigned parts = 0;
 
 	vec_push(&fx->dirs, (void *)dir);
-	while (fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1) {
+	while (fx->sdk->ops->readdir(fx->sdk->ctx, dh, &name, &k) == 1) {
 		if (++*walked > SBX_MAX_WALK_ENTRIES) {
 			plan_add_fact(fx->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
 			return;
@@ -8112,11 +8631,11 @@ fx_seen_repos(struct fact_finder *fx, void *dh, const char *dir, long *walked, i
 		return;
 	}
 	for (i = 0; i < subs.n; i++) {
-		void *sub = fx->dk->ops->opendir(fx->dk->ctx, dh, subs.v[i]);
+		void *sub = fx->sdk->ops->opendir(fx->sdk->ctx, dh, subs.v[i]);
 
 		if (sub) {
 			fx_seen_repos(fx, sub, path_join(dir, subs.v[i]), walked, depth + 1);
-			fx->dk->ops->closedir(fx->dk->ctx, sub);
+			fx->sdk->ops->closedir(fx->sdk->ctx, sub);
 		}
 	}
 }
@@ -8138,7 +8657,7 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 	bool gitdir_said = false;
 
 	vec_push(&fx->dirs, (void *)path);	/* for the audit after the run (9b) */
-	while ((r = fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k)) == 1) {
+	while ((r = fx->sdk->ops->readdir(fx->sdk->ctx, dh, &name, &k)) == 1) {
 		bool dangerous = false, dir_level = depth <= maxd - 2;
 		char *p;
 
@@ -8159,11 +8678,11 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		if (k == FK_DIR && strcmp(name, "node_modules") == 0)
 			vec_push(&fx->dirs, path_join(path, name));	/* listed, not entered */
 		else if (k == FK_DIR && depth + 1 > maxd - 1 && strcmp(name, ".git") != 0) {
-			void *sub = fx->dk->ops->opendir(fx->dk->ctx, dh, name);
+			void *sub = fx->sdk->ops->opendir(fx->sdk->ctx, dh, name);
 
 			if (sub) {
 				fx_seen_repos(fx, sub, path_join(path, name), &fx->seen_walked, depth + 1);
-				fx->dk->ops->closedir(fx->dk->ctx, sub);
+				fx->sdk->ops->closedir(fx->sdk->ctx, sub);
 			}
 		}
 
@@ -8216,7 +8735,7 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 			    "\"gitdir: PATH\", as git worktree writes)", p);
 		if (k == FK_DIR && depth + 1 <= maxd - 1 && strcmp(name, "node_modules") != 0 &&
 		    !name_ieq(name, ".git")) {
-			void *sub = fx->dk->ops->opendir(fx->dk->ctx, dh, name);
+			void *sub = fx->sdk->ops->opendir(fx->sdk->ctx, dh, name);
 
 			if (!sub) {
 				/* SECURITY: a directory sbx cannot list may hold anything:
@@ -8229,7 +8748,7 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 				continue;
 			}
 			r = fx_scan_walk(fx, sub, p, depth + 1);
-			fx->dk->ops->closedir(fx->dk->ctx, sub);
+			fx->sdk->ops->closedir(fx->sdk->ctx, sub);
 			if (r < 0)
 				return -1;
 		}
@@ -8245,11 +8764,11 @@ fx_scan_root(struct fact_finder *fx, const char *root)
 
 	if (fx_scan_top(fx, root) < 0)
 		return -1;
-	dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, root);
+	dh = fx->sdk->ops->opendir(fx->sdk->ctx, NULL, root);
 	if (!dh)
 		return 0;
 	rc = fx_scan_walk(fx, dh, root, 0);
-	fx->dk->ops->closedir(fx->dk->ctx, dh);
+	fx->sdk->ops->closedir(fx->sdk->ctx, dh);
 	return rc;
 }
 
@@ -8341,6 +8860,8 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 		return 0;
 	for (i = 0; i < p->protected_names.n; i++)
 		fx->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' && !strchr(p->protected_names.v[i], '/');
+	if (fx->dotless)
+		fx->sdk = fx->dk;	/* the scan cache keeps only names with a dot (sc_kept) */
 	/* git's global config applies in every repository: what it names
 	 * (a core.hooksPath in $HOME) is protected wherever git runs */
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++) {
@@ -8419,6 +8940,7 @@ fx_init(struct fact_finder *fx, const struct policy *p, const struct disk *dk, c
 	fx->home = home;
 	fx->p = p;
 	fx->dk = dk;
+	fx->sdk = dk;
 	fx->facts = facts;
 	fx->e = e;
 }
@@ -26189,6 +26711,8 @@ static void
 main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 {
 	struct disk dk = { &real_disk_ops, NULL };
+	struct scan_cache sc;
+	struct disk sdk = { &sc_disk_ops, &sc };
 	struct vec facts = { 0 };
 	struct fact_finder fx;
 	struct plan pl0;
@@ -26208,8 +26732,15 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 	if (!print)
 		runtime_recover(rp);	/* what killed runs left */
 	plan_add_run_paths(&fx, rp);
+	sc_open(&sc, &dk, SBX_SCAN_CACHE ? path_join(path_dirname(rp->run_dir), SBX_SCAN_CACHE_FILE) :
+	    NULL);
+	if (sc.path)
+		fx.sdk = &sdk;
 	if (plan_resolve_scan(&fx, rp) < 0)
 		die_err(&e);
+	note("scan: %ld directories listed (%ld changed), %ld from the scan cache", sc.listed, sc.changed, sc.served);
+	if (!print)
+		sc_save(&sc);	/* --print=argv reads it, and writes nothing */
 	for (size_t i = 0; i < fx.warnings.n; i++)
 		warnx("%s", (const char *)fx.warnings.v[i]);
 	if (plan_build(&facts, p->fs_disabled, pl, &why) < 0)
