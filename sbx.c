@@ -18461,17 +18461,27 @@ audit_changed_dirs(struct audit *a)
 {
 	struct strset known = { 0 };
 	struct stat st;
-	size_t i;
+	size_t i, j;
+	/* Where the sandbox named no path in a writable root (it only read;
+	 * attrib), and sbx is sure of that record, there is nothing the audit
+	 * could act on (audit_acts: not a path, nor a file, the sandbox made),
+	 * so no directory is looked at: a run of a reading command costs no
+	 * stat per directory. Unsure, or a path named: all of them, as ever. */
+	bool look = !a->attribute || attrib.unsure || attrib.n > 0;
 
-	for (i = 0; i < a->dirs_seen.n; i++)
-		strset_add(&known, a->dirs_seen.v[i]);
+	if (!look)
+		note("audit: the sandbox named no path in a writable root; no directory looked at");
+
 	for (i = 0; i < a->dirs_seen.n; i++) {
 		const char *d = a->dirs_seen.v[i], *base = strrchr(d, '/') + 1;
 
-		if (!strcmp(base, "node_modules"))
+		if (!strcmp(base, "node_modules")) {
 			vec_push(&a->node_modules, (void *)d);	/* listed, not entered: audit_run */
-		else if (audit_changed(a, d))
+		} else if (look && audit_changed(a, d)) {
+			for (j = known.n ? a->dirs_seen.n : 0; j < a->dirs_seen.n; j++)
+				strset_add(&known, a->dirs_seen.v[j]);	/* once, when first needed */
 			audit_read_changed(a, d, &known);
+		}
 	}
 	for (i = 0; i < a->seen.n; i++) {	/* what changed inside those there before */
 		const char *sv = a->seen.v[i];
