@@ -8014,10 +8014,10 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
  * look unchanged. A directory replaced by another is another inode, or
  * the same inode number reused, with a new ctime; one replaced by a file
  * or a symlink changes its parent's listing. The kernel takes ctime from a
- * coarse clock (a tick, up to 10 ms, behind): a listing is kept only when
- * the directory's ctime is SBX_SCAN_CACHE_RACY_NS older than the lstat
- * taken before reading it, so a change made after that lstat has a later
- * ctime (git's "racy" index entries, the same cure). Only file systems
+ * coarse clock (a tick, up to 10 ms, behind): a listing is trusted only
+ * when the directory's ctime is SBX_SCAN_CACHE_RACY_NS older than the
+ * start of the scan that read it, so a change made while or after it was
+ * read has a later ctime (git's "racy" index entries, the same cure). Only file systems
  * whose ctime is kept by the kernel that serves them are trusted
  * (sc_fs_trusted: not NFS, FUSE or overlayfs, where a directory can change
  * under a ctime the kernel cached): elsewhere every directory is listed.
@@ -8244,43 +8244,27 @@ sc_opendir(void *ctx, void *parent, const char *name)
 {
 	struct scan_cache *sc = ctx;
 	struct sc_dir *pd = parent, *d;
-	struct stat st, fst;
+	struct stat st;
 	struct sc_rec r = { 0 };
-	const struct sc_rec *o;
-	struct timespec now;
-	uint32_t old;
 	int at = pd && pd->real ? dir_fd(pd->real) : AT_FDCWD;
 	const char *path = pd ? path_join(pd->path, name) : name, *rel = pd && pd->real ? name : path;
+	uint32_t old = sc_find(&sc->old, pd ? pd->old : 0, pd ? name : path);
+	const struct sc_rec *o = old ? &sc->old.rec[old - 1] : NULL;
+	/* the children of .claude are read whole (fx_scan_children): listed */
+	bool keep = (!pd || pd->self) && !name_ieq(strrchr(path, '/') + 1, ".claude");
 
-	clock_gettime(CLOCK_REALTIME, &now);
 	if (!(d = calloc(1, sizeof(*d))))
 		return NULL;
 	d->path = path;
-	if (fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
-		/* not a directory, or gone: the real call answers, nothing kept */
-		if ((d->real = dir_open(at, rel)))
-			return d;
-		free(d);
-		return NULL;
-	}
-	old = sc_find(&sc->old, pd ? pd->old : 0, pd ? name : path);
 	d->old = old;
-	r.dev = st.st_dev;
-	r.ino = st.st_ino;
-	r.ctime = sc_ns(&st.st_ctim);
-	r.mtime = sc_ns(&st.st_mtim);
-	r.parent = pd ? pd->self : 0;
-	r.name = sc_name(sc, pd ? name : path, FK_DIR);
-	o = old ? &sc->old.rec[old - 1] : NULL;
-	/* the children of .claude are read whole (fx_scan_children): listed */
-	d->keep = sc_fs_trusted(sc, st.st_dev, path) && !name_ieq(strrchr(path, '/') + 1, ".claude") &&
-	    (!pd || pd->self);
-	if (d->keep && o && o->trusted && o->dev == r.dev && o->ino == r.ino && o->ctime == r.ctime &&
-	    o->mtime == r.mtime) {
+	/* with a record to check, one lstat(2) decides; without one, the
+	 * directory is read anyway, and its descriptor says what it is */
+	if (keep && o && o->trusted && fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    o->dev == (uint64_t)st.st_dev && o->ino == (uint64_t)st.st_ino && o->ctime == sc_ns(&st.st_ctim) &&
+	    o->mtime == sc_ns(&st.st_mtim) && sc_fs_trusted(sc, st.st_dev, path)) {
 		d->served = true;
-		r.trusted = 1;
+		r = *o;
 		r.kid0 = (uint32_t)(sc->kids.n / 4);
-		r.nkids = o->nkids;
 		for (uint32_t i = 0; i < o->nkids; i++) {
 			const char *kn = sc->old.name + sc->old.kid[o->kid0 + i];
 			uint32_t off = sc_name(sc, kn + 1, (enum fkind)kn[0]);
@@ -8296,15 +8280,20 @@ sc_opendir(void *ctx, void *parent, const char *name)
 			errno = err;
 			return NULL;
 		}
-		/* trusted next time if the listing is of the directory lstat
-		 * saw, and old enough that a later change has a later ctime;
-		 * else kept only as the way to its children's records */
-		d->trusted = fstat(dir_fd(d->real), &fst) == 0 && fst.st_dev == st.st_dev && fst.st_ino == st.st_ino &&
-		    r.ctime < sc_ns(&now) - SBX_SCAN_CACHE_RACY_NS;
-	}
-	if (d->real)
 		sc->listed++;
-	if (d->keep) {
+		keep &= fstat(dir_fd(d->real), &st) == 0 && sc_fs_trusted(sc, st.st_dev, path);
+		r.dev = st.st_dev;
+		r.ino = st.st_ino;
+		r.ctime = sc_ns(&st.st_ctim);
+		r.mtime = sc_ns(&st.st_mtim);
+		/* trusted next time if old enough that a change after the scan
+		 * began has a later ctime; else kept only as the way down */
+		d->trusted = r.ctime < sc->now - SBX_SCAN_CACHE_RACY_NS;
+	}
+	if (keep) {
+		r.parent = pd ? pd->self : 0;
+		r.name = sc_name(sc, pd ? name : path, FK_DIR);
+		d->keep = true;
 		d->self = (uint32_t)(sc->recs.n / sizeof(r)) + 1;
 		buf_putn(&sc->recs, (const char *)&r, sizeof(r));
 	}
@@ -8414,9 +8403,13 @@ static const struct disk_ops sc_disk_ops = {
 static void
 sc_open(struct scan_cache *sc, const struct disk *under, const char *path)
 {
+	struct timespec now;
+
 	memset(sc, 0, sizeof(*sc));
 	sc->under = under;
 	sc->path = path;
+	clock_gettime(CLOCK_REALTIME, &now);
+	sc->now = sc_ns(&now);
 	if (path)
 		sc_load(sc);
 }
