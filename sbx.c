@@ -442,6 +442,23 @@ warnx(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* SBX_TIMING set: one line on stderr a step, "sbx: timing T ms STEP", T
+ * on CLOCK_MONOTONIC (every process of a run on the same clock, the
+ * helpers inside bwrap too): where a run's time goes (docs/SCAN.md). */
+static void
+timing(const char *step)
+{
+	static int on = -1;
+	struct timespec ts;
+
+	if (on < 0)
+		on = getenv("SBX_TIMING") != NULL;
+	if (!on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stderr, "sbx: timing %.3f ms %s\n", (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6, step);
+}
+
 /* -v output: the plan's decisions, one line each. */
 static void
 note(const char *fmt, ...)
@@ -8048,7 +8065,7 @@ struct sc_rec {
 	uint32_t name;		/* offset of the kind byte before the name */
 	uint32_t kid0, nkids;	/* the listing kept */
 	uint32_t trusted;	/* 0: kept only as the way to its children's records */
-	uint32_t pad;
+	uint32_t old;		/* in memory only: name and kids are the old file's (not copied yet) */
 };
 
 struct sc_file {
@@ -8090,7 +8107,10 @@ sc_hash(uint32_t parent, const char *name)
 	return (uint32_t)(str_hash(name) ^ (parent * 0x9e3779b97f4a7c15ULL >> 17));
 }
 
-/* The old file's record for (parent + 1, name), + 1; or 0. */
+/* The old file's record for (parent + 1, name), + 1; or 0. Each offset
+ * read from the file is checked where it is used (sc_kids_ok too), so a
+ * damaged file is never read out of bounds, and a run costs what it looks
+ * up, not the whole file: the names end with a NUL (sc_load). */
 static uint32_t
 sc_find(const struct sc_file *f, uint32_t parent, const char *name)
 {
@@ -8100,36 +8120,27 @@ sc_find(const struct sc_file *f, uint32_t parent, const char *name)
 		return 0;
 	for (i = sc_hash(parent, name) & (f->nslot - 1), n = 0; n < f->nslot && f->slot[i];
 	    i = (i + 1) & (f->nslot - 1), n++) {
-		const struct sc_rec *r = &f->rec[f->slot[i] - 1];
+		const struct sc_rec *r;
 
-		if (r->parent == parent && strcmp(f->name + r->name + 1, name) == 0)
+		if (f->slot[i] > f->nrec)
+			return 0;
+		r = &f->rec[f->slot[i] - 1];
+		if (r->parent == parent && r->name + 1 < f->nname && strcmp(f->name + r->name + 1, name) == 0)
 			return f->slot[i];
 	}
 	return 0;
 }
 
-/* Every offset of a file read from disk checked once, so the lookups
- * above never leave it: 0, or -1 (then it is not used). */
-static int
-sc_check(const struct sc_file *f)
+/* Are the old record's children within the file? */
+static bool
+sc_kids_ok(const struct sc_file *f, const struct sc_rec *r)
 {
-	uint32_t i;
-
-	if (f->nname == 0 || f->name[f->nname - 1] != '\0' || (f->nslot & (f->nslot - 1)) != 0 || f->nslot < f->nrec)
-		return -1;
-	for (i = 0; i < f->nrec; i++) {
-		const struct sc_rec *r = &f->rec[i];
-
-		if (r->parent > i || r->name >= f->nname - 1 || r->kid0 > f->nkid || r->nkids > f->nkid - r->kid0)
-			return -1;
-	}
-	for (i = 0; i < f->nkid; i++)
-		if (f->kid[i] >= f->nname - 1)
-			return -1;
-	for (i = 0; i < f->nslot; i++)
-		if (f->slot[i] > f->nrec)
-			return -1;
-	return 0;
+	if (r->kid0 > f->nkid || r->nkids > f->nkid - r->kid0)
+		return false;
+	for (uint32_t i = 0; i < r->nkids; i++)
+		if (f->kid[r->kid0 + i] + 1 >= f->nname)
+			return false;
+	return true;
 }
 
 /* Map the file at sc->path, if it is one sbx can trust. */
@@ -8175,7 +8186,7 @@ sc_load(struct scan_cache *sc)
 	sc->old.nkid = h.nkid;
 	sc->old.nslot = h.nslot;
 	sc->old.nname = h.nname;
-	if (sc_check(&sc->old) == 0)
+	if (h.nname && sc->old.name[h.nname - 1] == '\0' && (h.nslot & (h.nslot - 1)) == 0 && h.nslot >= h.nrec)
 		return;
 bad:
 	note("scan cache %s: damaged: not used", sc->path);
@@ -8261,16 +8272,10 @@ sc_opendir(void *ctx, void *parent, const char *name)
 	 * directory is read anyway, and its descriptor says what it is */
 	if (keep && o && o->trusted && fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
 	    o->dev == (uint64_t)st.st_dev && o->ino == (uint64_t)st.st_ino && o->ctime == sc_ns(&st.st_ctim) &&
-	    o->mtime == sc_ns(&st.st_mtim) && sc_fs_trusted(sc, st.st_dev, path)) {
+	    o->mtime == sc_ns(&st.st_mtim) && sc_fs_trusted(sc, st.st_dev, path) && sc_kids_ok(&sc->old, o)) {
 		d->served = true;
-		r = *o;
-		r.kid0 = (uint32_t)(sc->kids.n / 4);
-		for (uint32_t i = 0; i < o->nkids; i++) {
-			const char *kn = sc->old.name + sc->old.kid[o->kid0 + i];
-			uint32_t off = sc_name(sc, kn + 1, (enum fkind)kn[0]);
-
-			buf_putn(&sc->kids, (const char *)&off, 4);
-		}
+		r = *o;		/* its name and children stay in the old file until sc_save */
+		r.old = 1;
 		sc->served++;
 	} else {
 		if (!(d->real = dir_open(at, rel))) {
@@ -8292,7 +8297,8 @@ sc_opendir(void *ctx, void *parent, const char *name)
 	}
 	if (keep) {
 		r.parent = pd ? pd->self : 0;
-		r.name = sc_name(sc, pd ? name : path, FK_DIR);
+		if (!r.old)
+			r.name = sc_name(sc, pd ? name : path, FK_DIR);
 		d->keep = true;
 		d->self = (uint32_t)(sc->recs.n / sizeof(r)) + 1;
 		buf_putn(&sc->recs, (const char *)&r, sizeof(r));
@@ -8339,7 +8345,7 @@ sc_same_kids(const struct scan_cache *sc, const struct sc_rec *r, uint32_t old)
 	const struct sc_rec *o = old ? &sc->old.rec[old - 1] : NULL;
 	const uint32_t *kids = (const uint32_t *)sc->kids.p;
 
-	if (!o || (!o->trusted && r->trusted) || o->nkids != r->nkids)
+	if (!o || (!o->trusted && r->trusted) || o->nkids != r->nkids || !sc_kids_ok(&sc->old, o))
 		return false;
 	for (uint32_t i = 0; i < r->nkids; i++)
 		if (strcmp(sc->names.p + kids[r->kid0 + i], sc->old.name + sc->old.kid[o->kid0 + i]) != 0)
@@ -8414,66 +8420,100 @@ sc_open(struct scan_cache *sc, const struct disk *under, const char *path)
 		sc_load(sc);
 }
 
+/* A record's name (its kind byte first), wherever it is. */
+static const char *
+sc_rec_name(const struct scan_cache *sc, const struct sc_rec *r)
+{
+	return (r->old ? sc->old.name : sc->names.p) + r->name;
+}
+
+/* Append record r (this run's, or the old file's with parent already
+ * mapped) to the file being built, its name and children copied. */
+static void
+sc_emit(const struct scan_cache *sc, struct sc_rec r, struct buf *recs, struct buf *kids, struct buf *names)
+{
+	const char *nm = sc_rec_name(sc, &r);
+	uint32_t j, off;
+
+	off = (uint32_t)names->n;
+	buf_putn(names, nm, strlen(nm) + 1);
+	r.name = off;
+	for (j = 0; j < r.nkids; j++) {
+		const char *kn = r.old ? sc->old.name + sc->old.kid[r.kid0 + j] :
+		    sc->names.p + ((const uint32_t *)sc->kids.p)[r.kid0 + j];
+
+		off = (uint32_t)names->n;
+		buf_putn(names, kn, strlen(kn) + 1);
+		buf_putn(kids, (const char *)&off, 4);
+	}
+	r.kid0 = (uint32_t)(kids->n / 4) - r.nkids;
+	r.old = 0;
+	buf_putn(recs, (const char *)&r, sizeof(r));
+}
+
 /* Write the new file: this run's records, then the old file's trees of
- * roots this run did not walk while they fit; nothing when every
- * directory came from the old file and nothing else changed. */
+ * roots this run did not walk while they fit. Nothing is written when
+ * every directory came from the old file or was listed the same (but for
+ * a few ctimes, listed again next time): the usual run over an unchanged
+ * tree copies nothing. */
 static void
 sc_save(struct scan_cache *sc)
 {
-	struct sc_rec *nr = (struct sc_rec *)sc->recs.p;
-	uint32_t n = (uint32_t)(sc->recs.n / sizeof(*nr)), i, j, *map = NULL, *slot;
+	const struct sc_rec *nr = (const struct sc_rec *)sc->recs.p;
+	uint32_t n = (uint32_t)(sc->recs.n / sizeof(*nr)), i, j, *map = NULL, *slot, total;
 	struct strset roots = { 0 };	/* in the arena */
 	struct sc_head h = { SBX_SCAN_CACHE_MAGIC, 0, 0, 0, 0 };
-	struct buf out = { 0 };
+	struct buf out = { 0 }, recs = { 0 }, kids = { 0 }, names = { 0 };
 	const char *tmp;
 	int fd;
 
-	if (!sc->path || n > SBX_SCAN_CACHE_MAX_DIRS)
+	/* no listing differs from the old file's (a directory gone, or one
+	 * made, is a listing that changed): it holds what this run walked */
+	if (!sc->path || n > SBX_SCAN_CACHE_MAX_DIRS || (!sc->changed && sc->restamped <= SBX_SCAN_CACHE_RESTAMPS))
 		goto done;
 	for (i = 0; i < n; i++)
 		if (!nr[i].parent)
-			strset_add(&roots, astrdup(sc->names.p + nr[i].name + 1));
+			strset_add(&roots, sc_rec_name(sc, &nr[i]) + 1);
+	/* the old trees kept: those of roots this run did not walk */
 	if (sc->old.nrec && !(map = calloc(sc->old.nrec, sizeof(*map))))
 		goto done;
-	for (i = 0; i < sc->old.nrec && n < SBX_SCAN_CACHE_MAX_DIRS; i++) {
-		struct sc_rec r = sc->old.rec[i];
-		const char *nm = sc->old.name + r.name;
+	for (i = 0, total = n; i < sc->old.nrec && total < SBX_SCAN_CACHE_MAX_DIRS; i++) {
+		const struct sc_rec *o = &sc->old.rec[i];
 
-		if (r.parent ? !map[r.parent - 1] : strset_has(&roots, nm + 1))
+		if (o->parent > i || o->name + 1 >= sc->old.nname || !sc_kids_ok(&sc->old, o) ||
+		    (o->parent ? !map[o->parent - 1] : strset_has(&roots, sc->old.name + o->name + 1)))
 			continue;	/* a tree this run walked again, or one not kept */
-		r.parent = r.parent ? map[r.parent - 1] : 0;
-		r.name = sc_name(sc, nm + 1, (enum fkind)nm[0]);
-		r.kid0 = (uint32_t)(sc->kids.n / 4);
-		for (j = 0; j < r.nkids; j++) {
-			const char *kn = sc->old.name + sc->old.kid[sc->old.rec[i].kid0 + j];
-			uint32_t off = sc_name(sc, kn + 1, (enum fkind)kn[0]);
-
-			buf_putn(&sc->kids, (const char *)&off, 4);
-		}
-		buf_putn(&sc->recs, (const char *)&r, sizeof(r));
-		map[i] = ++n;
+		map[i] = ++total;
 	}
-	if (!sc->changed && sc->restamped <= SBX_SCAN_CACHE_RESTAMPS && n == sc->old.nrec)
-		goto done;	/* the same file, but for a few ctimes: listed again next time */
-	nr = (struct sc_rec *)sc->recs.p;
-	h.nrec = n;
-	h.nkid = (uint32_t)(sc->kids.n / 4);
-	h.nname = (uint32_t)sc->names.n;
-	for (h.nslot = 16; h.nslot < 2 * n; h.nslot *= 2)
+	for (i = 0; i < n; i++)
+		sc_emit(sc, nr[i], &recs, &kids, &names);
+	for (i = 0; i < sc->old.nrec; i++)
+		if (map[i]) {
+			struct sc_rec r = sc->old.rec[i];
+
+			r.parent = r.parent ? map[r.parent - 1] : 0;
+			r.old = 1;
+			sc_emit(sc, r, &recs, &kids, &names);
+		}
+	h.nrec = total;
+	h.nkid = (uint32_t)(kids.n / 4);
+	h.nname = (uint32_t)names.n;
+	for (h.nslot = 16; h.nslot < 2 * total; h.nslot *= 2)
 		;
 	if (!(slot = calloc(h.nslot, 4)))
 		goto done;
-	for (i = 0; i < n; i++) {
-		for (j = sc_hash(nr[i].parent, sc->names.p + nr[i].name + 1) & (h.nslot - 1); slot[j];
+	nr = (const struct sc_rec *)recs.p;
+	for (i = 0; i < total; i++) {
+		for (j = sc_hash(nr[i].parent, names.p + nr[i].name + 1) & (h.nslot - 1); slot[j];
 		    j = (j + 1) & (h.nslot - 1))
 			;
 		slot[j] = i + 1;
 	}
 	buf_putn(&out, (const char *)&h, sizeof(h));
-	buf_putn(&out, sc->recs.p ? sc->recs.p : "", sc->recs.n);
-	buf_putn(&out, sc->kids.p ? sc->kids.p : "", sc->kids.n);
+	buf_putn(&out, recs.p ? recs.p : "", recs.n);
+	buf_putn(&out, kids.p ? kids.p : "", kids.n);
 	buf_putn(&out, (const char *)slot, (size_t)h.nslot * 4);
-	buf_putn(&out, sc->names.p ? sc->names.p : "", sc->names.n);
+	buf_putn(&out, names.p ? names.p : "", names.n);
 	free(slot);
 	/* a name of this process's own, then renamed over: a concurrent run
 	 * maps the old file or this one, whole */
@@ -8484,10 +8524,13 @@ sc_save(struct scan_cache *sc)
 		note("scan cache %s: cannot write it: %s", sc->path, strerror(errno));
 		unlink(tmp);
 	} else {
-		note("scan cache %s: %u directories, %zu bytes", sc->path, n, out.n);
+		note("scan cache %s: %u directories, %zu bytes", sc->path, total, out.n);
 	}
-	free(out.p);
 done:
+	free(out.p);
+	free(recs.p);
+	free(kids.p);
+	free(names.p);
 	free(map);
 	if (sc->map)
 		munmap(sc->map, sc->maplen);
@@ -16961,6 +17004,7 @@ run_cleanup(void)
 	if (run_state.plan)
 		audit_after_run(run_state.plan);	/* if main did not (an exit after the command started) */
 	ph_release();
+	timing("placeholders released");
 	if (run_state.run_dir)
 		rm_tree(run_state.run_dir);
 	if (run_state.tmpdir && !(run_state.tmp_id && run_state.sandbox_gone &&
@@ -16969,6 +17013,7 @@ run_cleanup(void)
 	if (run_state.bridge_dir)
 		rm_tree(run_state.bridge_dir);
 	run_state.run_dir = run_state.tmpdir = run_state.bridge_dir = NULL;
+	timing("run directory removed, TMPDIR set aside");
 }
 
 /* Where sbx's runtime directory may be, in order of preference: BASE/sbx-UID
@@ -19597,6 +19642,7 @@ on_helper_signal(pid_t child, int sig, int code)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid != child)
 			continue;	/* an orphan reparented to us, or a socat bridge */
+		timing(getpid() == 1 ? "init: the command exited" : "inner: init exited");
 		if (WIFSIGNALED(status))
 			_exit(128 + WTERMSIG(status));
 		_exit(WEXITSTATUS(status));
@@ -20475,6 +20521,7 @@ inner_init(struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const
 	 * would hold the child, and init with it, for good. */
 	plan = exec_plan_make(m->argv, getenv("PATH"));
 	last_cap = cap_last();
+	timing("init: mounts, filters done; the command starts");
 	cmd = SBX_VFORK ? vfork() : fork();
 	if (cmd < 0)
 		die("fork: %s", strerror(errno));
@@ -20511,6 +20558,7 @@ inner_main(int argc, char **argv)
 
 	if (argc != 4)
 		die("--inner is sbx's own helper; it is not for direct use");
+	timing("inner: started in bwrap's namespaces");
 	inner_argv = argv;
 	inner_argc = argc;
 	ctl = parse_fd(argv[2]);
@@ -22897,17 +22945,21 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_listen_expose(&r);
 	run_take_signals(&r);
 	run_prepare(rp, pl, rf->dns, rf->tmp_spare);	/* placeholders, the run's directory (9a) */
+	timing("run directory, placeholders");
 	if (sess.on)
 		session_tidier_start(rp->tmpdir);
 	run_listen_bridge(&r);
 	run_spawn_bwrap(&r, bwrap);
+	timing("bwrap started");
 	run_send_instructions(&r);
 	run_take_handed(&r);
 	run_wait_ready(&r);
+	timing("sandbox ready");
 	run_note_observer(&r);	/* the observer itself is forked on the first call it sees */
 	if (sess.on && r.ready)
 		session_ready(rp);
 	run_supervise(&r);		/* forks the proxy on the first connection */
+	timing("command ended, sandbox gone");
 	if (sess.on)
 		audit_after_run(pl);	/* now, so `sbx session stop` shows it (session_end) */
 	session_end();
@@ -26729,11 +26781,14 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 		die_err(&e);
 	if (plan_build(&facts, p->fs_disabled, &pl0, &why) < 0)
 		die("%s", why);
+	timing("plan: the policy's rules resolved");
 	run_paths_set_root(rp, runtime_root_pick(&pl0, !print, &rp->runtime_covers), !print);
+	timing("plan: runtime root chosen");
 	if (p->bridge == BRIDGE_SOCAT && policy_runs_proxy(p))
 		rp->bridge_dir = aprintf("%s/bridge-%s", rp->runtime_root, strchr(rp->tmpdir + strlen(rp->runtime_root), '-') + 1);
 	if (!print)
 		runtime_recover(rp);	/* what killed runs left */
+	timing("plan: killed runs' leftovers looked for");
 	plan_add_run_paths(&fx, rp);
 	sc_open(&sc, &dk, SBX_SCAN_CACHE ? path_join(path_dirname(rp->run_dir), SBX_SCAN_CACHE_FILE) :
 	    NULL);
@@ -26744,6 +26799,7 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 	note("scan: %ld directories listed (%ld changed), %ld from the scan cache", sc.listed, sc.changed, sc.served);
 	if (!print)
 		sc_save(&sc);	/* --print=argv reads it, and writes nothing */
+	timing("plan: the scan");
 	for (size_t i = 0; i < fx.warnings.n; i++)
 		warnx("%s", (const char *)fx.warnings.v[i]);
 	if (plan_build(&facts, p->fs_disabled, pl, &why) < 0)
@@ -26915,9 +26971,11 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	if (live.failed)
 		rc = SBX_EXIT_FAILURE;	/* stopped for its control fd (9d): its status is not the run's */
 	audit_after_run(pl);
+	timing("audited");
 	run_state.store = NULL;
 	report_print(&store, pl, c);
 	vstore_clear(&store);
+	timing("reported");
 	if (verbose || getenv("SBX_REPORT_RSS"))
 		report_rss();
 	return rc;
@@ -26945,6 +27003,7 @@ main(int argc, char **argv)
 		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run", strerror(errno));
 	if ((rc = plat_helper_main(argc, argv)) >= 0)
 		return rc;	/* one of sbx's own helpers (Linux: --inner) */
+	timing("start");
 	/* sbx's own diagnostics never kill it (`sbx -v ... 2>&1 | head`): a
 	 * write to a closed pipe fails instead, and sbx carries on to remove
 	 * what it made. bwrap and the command get the default back. */
@@ -26984,6 +27043,7 @@ main(int argc, char **argv)
 
 	/* the policy, and what needs nothing more */
 	main_load_policy(&c, mode, &pc, &p);
+	timing("policy read");
 	if (c.check || mode == PM_POLICY || mode == PM_JSON) {	/* where a person reviews the policy */
 		struct vec weak = { 0 };
 
@@ -27025,6 +27085,7 @@ main(int argc, char **argv)
 	/* the plan and the run's facts, the same for --print=argv and the run */
 	run_paths_init(&rp, cwd);
 	main_plan(&p, &rp, mode == PM_ARGV || mode == PM_SEATBELT, &pl);
+	timing("planned: rules, runtime root, recovery, scan, mounts");
 	self = plat_self_exe(self_buf, sizeof(self_buf)) ? astrdup(self_buf) : NULL;
 	if (!self && policy_runs_proxy(&p))	/* replaced or deleted while it runs: an upgrade */
 		warnx("cannot find my own binary (%s): GIT_SSH_COMMAND is not set, so ssh inside will not go "
@@ -27034,6 +27095,7 @@ main(int argc, char **argv)
 	if (plat_init_binds(&p))
 		plan_binds_to_init(&pl);
 	plan_note_mounts(&pl);
+	timing("the run's facts");
 	if (mode == PM_ARGV)
 		return print_argv(&p, &pl, &rf);
 	if (mode == PM_SEATBELT)
