@@ -5702,6 +5702,10 @@ struct disk_ops {
 	 * config and includes), at most max; 0, or -1 with errno (ENOENT,
 	 * EFBIG past max, EINVAL for a FIFO or device: never blocks) */
 	int (*readfile)(void *ctx, const char *path, size_t max, struct buf *out);
+	/* how many entries dir held that readdir did not return (a cached
+	 * listing keeps only what the walk reads), for the walk's bounds;
+	 * NULL: none */
+	long (*unread)(void *ctx, void *dir);
 };
 
 struct disk { const struct disk_ops *ops; void *ctx; };
@@ -5863,10 +5867,10 @@ real_readfile(void *ctx, const char *path, size_t max, struct buf *out)
 }
 
 static const struct disk_ops real_disk_ops = {
-	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
+	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile, NULL,
 }, real_disk_ops_now = {	/* for sbx's own changes before the plan (allow_write_make_missing):
 			 * what it learns must not be remembered into the plan */
-	real_lstat_now, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
+	real_lstat_now, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile, NULL,
 };
 
 /* The result of resolving one spelled path against the disk. */
@@ -8051,7 +8055,7 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
 #define SBX_SCAN_CACHE_FILE	"scan-cache"
 #define SBX_SCAN_CACHE_MAX_DIRS	262144		/* ~15 MiB of records at most */
 #define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the audit's margin for the coarse clock (audit_record) */
-#define SBX_SCAN_CACHE_MAGIC	"sbxscan1"
+#define SBX_SCAN_CACHE_MAGIC	"sbxscan2"
 #define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite up to this */
 
 /* The file: a head, the records (a parent before its children), the
@@ -8066,6 +8070,8 @@ struct sc_rec {
 	uint32_t kid0, nkids;	/* the listing kept */
 	uint32_t trusted;	/* 0: kept only as the way to its children's records */
 	uint32_t old;		/* in memory only: name and kids are the old file's (not copied yet) */
+	uint32_t nents;		/* every entry the directory held, kept or not (disk_ops.unread) */
+	uint32_t pad;
 };
 
 struct sc_file {
@@ -8097,6 +8103,7 @@ struct sc_dir {
 	uint32_t old;		/* the old file's record at this (parent, name) + 1, or 0 */
 	uint32_t self;		/* this directory's record in the new file + 1 */
 	uint32_t pos;		/* served: the next child */
+	uint32_t nents;		/* listed: the entries read */
 	bool served, done, keep, trusted;
 	struct buf kids;	/* listed: the children's name offsets in the new names */
 };
@@ -8327,6 +8334,7 @@ sc_readdir(void *ctx, void *dir, const char **name, enum fkind *kind)
 		return 1;
 	}
 	r = sc->under->ops->readdir(sc->under->ctx, d->real, name, kind);
+	d->nents += r == 1;
 	if (r == 1 && d->keep && sc_kept(*name, *kind)) {
 		uint32_t off = sc_name(sc, *name, *kind);
 
@@ -8365,6 +8373,7 @@ sc_closedir(void *ctx, void *dir)
 		r->kid0 = (uint32_t)(sc->kids.n / 4);
 		r->nkids = (uint32_t)(d->kids.n / 4);
 		r->trusted = d->done && d->trusted;	/* a listing cut short: only a way down */
+		r->nents = d->nents;
 		buf_putn(&sc->kids, d->kids.p ? d->kids.p : "", d->kids.n);
 		if (sc_same_kids(sc, r, d->old))
 			sc->restamped++;
@@ -8401,8 +8410,18 @@ sc_readfile(void *ctx, const char *path, size_t max, struct buf *out)
 	return sc->under->ops->readfile(sc->under->ctx, path, max, out);
 }
 
+static long
+sc_unread(void *ctx, void *dir)
+{
+	const struct scan_cache *sc = ctx;
+	const struct sc_dir *d = dir;
+	const struct sc_rec *o = d->served ? &sc->old.rec[d->old - 1] : NULL;
+
+	return o && o->nents > o->nkids ? (long)(o->nents - o->nkids) : 0;
+}
+
 static const struct disk_ops sc_disk_ops = {
-	sc_lstat, sc_readlink, sc_opendir, sc_readdir, sc_closedir, sc_readfile,
+	sc_lstat, sc_readlink, sc_opendir, sc_readdir, sc_closedir, sc_readfile, sc_unread,
 };
 
 /* The cache at path (NULL: none kept), over the real view under. */
@@ -8662,6 +8681,10 @@ fx_seen_repos(struct fact_finder *fx, void *dh, const char *dir, long *walked, i
 		else if (k == FK_DIR && depth < 256)
 			vec_push(&subs, astrdup(name));
 	}
+	if (fx->sdk->ops->unread && (*walked += fx->sdk->ops->unread(fx->sdk->ctx, dh)) > SBX_MAX_WALK_ENTRIES) {
+		plan_add_fact(fx->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
+		return;
+	}
 	if (parts == 7) {	/* a gitdir (a bare repository): listed, its objects not walked */
 		plan_add_fact(fx->facts, dir, FK_DIR, RB_REPO_SEEN, "a repository before the run");
 		return;
@@ -8789,7 +8812,12 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 				return -1;
 		}
 	}
-	return r < 0 ? fx_fail(fx, NULL, "cannot list %s: %s", path, strerror(errno)) : 0;
+	if (r < 0)
+		return fx_fail(fx, NULL, "cannot list %s: %s", path, strerror(errno));
+	if (fx->sdk->ops->unread && (fx->walked += fx->sdk->ops->unread(fx->sdk->ctx, dh)) > SBX_MAX_WALK_ENTRIES)
+		return fx_fail(fx, NULL, "the scan for dangerous files under %s passed %d entries; "
+		    "lower mandatory-deny-depth or narrow allow-write", path, SBX_MAX_WALK_ENTRIES);
+	return 0;
 }
 
 static int

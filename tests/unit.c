@@ -230,7 +230,7 @@ fake_content(const char *path, const char *content)
 }
 
 static const struct disk_ops fake_disk_ops = { fake_lstat, fake_readlink, fake_opendir, fake_readdir, fake_closedir,
-	fake_readfile };
+	fake_readfile, NULL };
 static struct disk fake_disk = { &fake_disk_ops, NULL };
 
 /* ---- helpers ------------------------------------------------------- */
