@@ -8,8 +8,8 @@ CROSS   ?= aarch64-linux-gnu-gcc
 all: sbx
 
 # Static with musl when musl-gcc is there (Debian: musl-tools): a run starts two sbx
-# processes, and a dynamically linked one spends about 0.7 ms of each loading libc (README,
-# Figures). Otherwise $(CC), dynamically linked; `cc -o sbx sbx.c` works too. SBX_CC=cc
+# processes, and a dynamically linked one spends about 0.7 ms of each loading libc
+# (docs/BENCHMARKS.md). Otherwise $(CC), dynamically linked; `cc -o sbx sbx.c` works too. SBX_CC=cc
 # forces the second.
 MUSL_CC ?= $(shell command -v musl-gcc 2>/dev/null)
 SBX_CC  ?= $(if $(MUSL_CC),$(MUSL_CC) -static,$(CC))
@@ -73,8 +73,8 @@ install: sbx
 	install -m 0755 sbx $(DESTDIR)$(PREFIX)/bin/sbx
 	install -m 0644 sbx.1 $(DESTDIR)$(PREFIX)/share/man/man1/sbx.1
 
-# Opt-in: srt as a symlink to sbx, which then takes srt's command line (README "srt's
-# CLI"). An srt that is there already (npm's) is left alone.
+# Opt-in: srt as a symlink to sbx, which then takes srt's command line
+# (docs/DESIGN.md, "srt's command line"). An srt that is there already (npm's) is left alone.
 install-srt-link: install
 	@l=$(DESTDIR)$(PREFIX)/bin/srt; if { [ -e "$$l" ] || [ -L "$$l" ]; } && [ "$$(readlink "$$l")" != sbx ]; then \
 		echo "$$l exists and is not sbx's link: left alone (remove it first)" >&2; exit 1; fi

@@ -52,12 +52,14 @@
  *      resolution and glob expansion, 5b facts and mounts (the types), 5c
  *      from policy rules to facts (the dangerous names, what a git
  *      repository runs, the fact finder, what an agent's settings run, the
- *      scan), 5d the mount plan (facts -> mounts)
+ *      scan cache (listings kept between runs, each checked by its ctime),
+ *      the scan), 5d the mount plan (facts -> mounts)
  *   6. Renderers and wire formats (pure): 6a the run's facts and the bwrap
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
  *      processes (control, handed fds, expose-port, decision records, the
- *      observer's events, the network tables), 6d the Seatbelt profile (the plan and the
+ *      observer's events, the network tables, a session's execs and the
+ *      judging of an agent's own tool calls), 6d the Seatbelt profile (the plan and the
  *      network policy as SBPL, for macOS; printed on every platform)
  *   7. Proxy: the poll() loop; 7.1 parsers (pure: HTTP head, SOCKS5/4a, the
  *      SSH refusal, DNS messages), 7.2 resolver threads, 7.3 connections
@@ -88,17 +90,20 @@
  *      the write observer (the listener's reader, a process of its own; the
  *      checks that it read what the kernel acts on, for the audit), 10c running
  *      under bwrap as named steps (the proxy forked on the first
- *      connection, the observer on the first call it sees), 10d --check,
+ *      connection, the observer on the first call it sees; a session plugs
+ *      in through a table of hooks, struct run_mode), 10d --check,
  *      10e the platform interface on Linux (the proxy's lockdown: Landlock
  *      and its seccomp program), 10f sessions
  *      (one sandbox, many commands: the daemon and its sbx-tidy, sbx exec,
- *      the agent hooks)
+ *      the agent hooks: the shell rewritten into the session, the agents'
+ *      own file tools judged by its plan, install and uninstall)
  *  11. macOS runner (Seatbelt): 11a the platform interface on macOS, 11b the
  *      log monitor, 11c sandbox-exec as sbx's child, the proxy on loopback
- *      with a per-run credential, as named steps, 11d --check
+ *      with a per-run credential, as named steps, 11d --check, 11e the
+ *      simulation's stand-ins (tests only: the macOS runner on Linux)
  *  12. CLI and main: option table, usage, the print modes, named steps
  *
- * Invariants (../shared/DESIGN.md section 3):
+ * Invariants (docs/DESIGN.md, section 17, explains each):
  *   - Fail closed: if the boundary cannot be built as asked, exit 125 and
  *     never run the command.
  *   - Deny wins: a write deny (the policy's or a mandatory one) is a read-only
@@ -131,6 +136,17 @@
  * mount covers; placeholder = an empty file or directory sbx creates so that
  * a missing dangerous name can be covered; pin = a bind of a directory onto
  * itself, so it is a mount point and rename(2)/rmdir(2) fail with EBUSY.
+ *
+ * Prefixes, by section: plat_ the platform interface (1); jv_ a JSON value
+ * (3.5); jw_ the walk of srt settings over their key table (3.6); jo_ the
+ * JSON printer (3.7); gitcfg_ git's config format (3.8); fx_ the fact
+ * finder, policy rules and the disk into facts (5c); plan_ the mount plan
+ * (5d); bw_ the bwrap argv (6a); sb_ the Seatbelt profile (6d); px_ the
+ * proxy and rbuf_ its relay buffers (7); vstore_ the store of refusals
+ * (8.1); sblog_ macOS's log lines (8.2); ph_ placeholders and their
+ * registry (9a); audit_ and attrib_ the audit and what the sandbox touched
+ * (9b); obs_ the write observer (10b); session_, sess_ and exec_ sessions,
+ * hook_ and judge_ the agents' hooks (10f); mac_ the macOS runner (11).
  */
 
 /* ====================================================================
@@ -166,7 +182,7 @@
 
 /* Build switches, each on by default: bench/overhead.sh builds sbx with
  * one off at a time (and all off) to measure what each step of the
- * per-command work (issue 16) buys, alone and stacked, against the same
+ * per-command work buys, alone and stacked, against the same
  * bwrap floor in the same run. They never weaken the boundary: each
  * chooses between two ways of doing the same thing. */
 #ifndef SBX_PH_POOL
@@ -3423,209 +3439,307 @@ jw_apply(struct jwalk *w, const struct jkey *k, const struct jval *at, char **ar
 	return 0;
 }
 
+/* an object: its keys are rows with this one's name as parent (a record: every one required) */
 static int
-jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
+jw_read_object(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
 {
-	const char *dotted = jkey_dotted(k);
+	size_t i;
+
+	if (v->t != J_OBJ)
+		return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+	for (i = 0; k->kind == JK_RECORD && i < LEN(jkeys); i++) {
+		size_t j;
+
+		if (strcmp(jkeys[i].parent, k->key) != 0)
+			continue;
+		for (j = 0; j < v->n && strcmp(v->keys[j], jkeys[i].key) != 0; j++)
+			;
+		if (j == v->n)
+			return jw_fail(w, v, "%s.%s: required", dotted, jkeys[i].key);
+	}
+	return jw_object(w, k->key, v);
+}
+
+/* an array of strings (paths: or { "path", "literal": true }), one directive each */
+static int
+jw_read_list(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
 	char *args[2];
 	size_t i;
 
-	switch (k->kind) {
-	case JK_OBJECT:
-	case JK_RECORD:
-		if (v->t != J_OBJ)
-			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
-		for (i = 0; k->kind == JK_RECORD && i < LEN(jkeys); i++) {
-			size_t j;
+	if (v->t != J_ARR)
+		return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+	for (i = 0; i < v->n; i++) {
+		const struct jval *it = v->items[i];
 
-			if (strcmp(jkeys[i].parent, k->key) != 0)
-				continue;
-			for (j = 0; j < v->n && strcmp(v->keys[j], jkeys[i].key) != 0; j++)
-				;
-			if (j == v->n)
-				return jw_fail(w, v, "%s.%s: required", dotted, jkeys[i].key);
-		}
-		return jw_object(w, k->key, v);
-	case JK_PATHS:
-	case JK_STRINGS:
-		if (v->t != J_ARR)
-			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
-		for (i = 0; i < v->n; i++) {
-			const struct jval *it = v->items[i];
-
-			if (it->t == J_STR) {
-				if (!*it->s)
-					return jw_fail(w, it, "%s[%zu]: empty string", dotted, i);
-				args[0] = (char *)it->s;
-				if (jw_apply(w, k, it, args, 1) < 0)
-					return -1;
-			} else if (k->kind == JK_PATHS && it->t == J_OBJ) {
-				/* { "path": "...", "literal": true } is strict in srt too */
-				const struct jval *path = NULL, *lit = NULL;
-				size_t j;
-
-				for (j = 0; j < it->n; j++) {
-					if (strcmp(it->keys[j], "path") == 0)
-						path = it->items[j];
-					else if (strcmp(it->keys[j], "literal") == 0)
-						lit = it->items[j];
-					else
-						return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (a path entry has \"path\" and \"literal\")",
-						    dotted, i, it->keys[j]);
-				}
-				if (!path || path->t != J_STR || !*path->s || !lit || lit->t != J_BOOL || !lit->b)
-					return jw_fail(w, it, "%s[%zu]: expected a path, or { \"path\": \"<path>\", \"literal\": true }",
-					    dotted, i);
-				args[0] = (char *)"literal";
-				args[1] = (char *)path->s;
-				if (jw_apply(w, k, it, args, 2) < 0)
-					return -1;
-			} else {
-				return jw_fail(w, it, "%s[%zu]: expected %s, got %s", dotted, i,
-				    k->kind == JK_PATHS ? "a path string" : "a string", json_type_name(it->t));
-			}
-		}
-		return 0;
-	case JK_BOOL:
-		if (v->t != J_BOOL)
-			return jw_fail(w, v, "%s: expected a boolean, got %s", dotted, json_type_name(v->t));
-		/* an on|off directive takes false too; a flag has no "off",
-		 * so false leaves it as it was */
-		if (directive_find(k->directive)->kind == DK_ONOFF) {
-			args[0] = (char *)(v->b ? "on" : "off");
-			return jw_apply(w, k, v, args, 1);
-		}
-		if (v->b)
-			return jw_apply(w, k, v, args, 0);
-		return 0;
-	case JK_DEPTH:
-		if (v->t != J_NUM || !v->integral)
-			return jw_fail(w, v, "%s: expected an integer, got %s", dotted, json_type_name(v->t));
-		if (v->num < 1 || v->num > 10)
-			return jw_fail(w, v, "%s: must be between 1 and 10", dotted);
-		args[0] = aprintf("%d", (int)v->num);
-		return jw_apply(w, k, v, args, 1);
-	case JK_BINARY:
-	case JK_ENUM:
-		if (v->t != J_STR)
-			return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
-		args[0] = (char *)v->s;
-		return jw_apply(w, k, v, args, 1);
-	case JK_PORT1:
-		if (v->t != J_NUM || !v->integral || v->num < 1 || v->num > 65535)
-			return jw_fail(w, v, "%s: expected a port number (1..65535)", dotted);
-		args[0] = aprintf("%ld", (long)v->num);
-		return jw_apply(w, k, v, args, 1);
-	case JK_CSV: {
-		char *copy, *entry, *save;
-
-		if (v->t != J_STR)
-			return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
-		copy = astrdup(v->s);
-		for (entry = strtok_r(copy, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
-			char *end = entry + strlen(entry);
-
-			while (*entry == ' ' || *entry == '\t')
-				entry++;
-			while (end > entry && (end[-1] == ' ' || end[-1] == '\t'))
-				*--end = '\0';
-			if (!*entry)
-				continue;	/* "a,,b" and a trailing comma, as srt */
-			args[0] = entry;
-			if (jw_apply(w, k, v, args, 1) < 0)
-				return -1;
-		}
-		return 0;
-	}
-	case JK_PORTS:
-		if (v->t != J_ARR)
-			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
-		for (i = 0; i < v->n; i++) {
-			const struct jval *it = v->items[i];
-
-			if (it->t != J_NUM || !it->integral || it->num < 1 || it->num > 65535)
-				return jw_fail(w, it, "%s[%zu]: expected a port number (1..65535)", dotted, i);
-			args[0] = aprintf("%d", (int)it->num);
+		if (it->t == J_STR) {
+			if (!*it->s)
+				return jw_fail(w, it, "%s[%zu]: empty string", dotted, i);
+			args[0] = (char *)it->s;
 			if (jw_apply(w, k, it, args, 1) < 0)
 				return -1;
-		}
-		return 0;
-	case JK_REASONS:
-		if (v->t != J_OBJ)
-			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
-		w->reasons = (struct jval *)v;
-		return 0;
-	case JK_IGNORES:
-		if (v->t != J_OBJ)
-			return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
-		for (i = 0; i < v->n; i++) {
-			const struct jval *list = v->items[i];
+		} else if (k->kind == JK_PATHS && it->t == J_OBJ) {
+			/* { "path": "...", "literal": true } is strict in srt too */
+			const struct jval *path = NULL, *lit = NULL;
 			size_t j;
 
-			if (list->t != J_ARR)
-				return jw_fail(w, list, "%s[\"%s\"]: expected an array of strings, got %s", dotted,
-				    v->keys[i], json_type_name(list->t));
-			for (j = 0; j < list->n; j++) {
-				if (list->items[j]->t != J_STR)
-					return jw_fail(w, list->items[j], "%s[\"%s\"][%zu]: expected a string", dotted,
-					    v->keys[i], j);
-				args[0] = (char *)v->keys[i];
-				args[1] = (char *)list->items[j]->s;
-				if (jw_apply(w, k, list->items[j], args, 2) < 0)
-					return -1;
-			}
-		}
-		return 0;
-	case JK_CREDENTIALS: {
-		/* srt's entry: { "path" (files) or "name" (envVars), "mode" } */
-		const char *id = directive_find(k->directive)->kind == DK_ENV ? "name" : "path";
-
-		if (v->t != J_ARR)
-			return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
-		for (i = 0; i < v->n; i++) {
-			const struct jval *it = v->items[i], *name = NULL, *mode = NULL;
-			size_t j, m;
-
-			if (it->t != J_OBJ)
-				return jw_fail(w, it, "%s[%zu]: expected an object { \"%s\": ..., \"mode\": \"deny\" }, "
-				    "got %s", dotted, i, id, json_type_name(it->t));
 			for (j = 0; j < it->n; j++) {
-				if (strcmp(it->keys[j], id) == 0) {
-					name = it->items[j];
-					continue;
-				}
-				if (strcmp(it->keys[j], "mode") == 0) {
-					mode = it->items[j];
-					continue;
-				}
-				for (m = 0; m < LEN(cred_mask_only_keys); m++)
-					if (strcmp(it->keys[j], cred_mask_only_keys[m]) == 0)
-						return jw_fail(w, it->items[j], "%s[%zu].%s: only masking reads it, and %s",
-						    dotted, i, it->keys[j], SBX_MASKING_WHY);
-				return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (an entry has \"%s\" and "
-				    "\"mode\")", dotted, i, it->keys[j], id);
+				if (strcmp(it->keys[j], "path") == 0)
+					path = it->items[j];
+				else if (strcmp(it->keys[j], "literal") == 0)
+					lit = it->items[j];
+				else
+					return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (a path entry has \"path\" and \"literal\")",
+					    dotted, i, it->keys[j]);
 			}
-			if (!name || name->t != J_STR)
-				return jw_fail(w, name ? name : it, "%s[%zu].%s: %s", dotted, i, id,
-				    name ? aprintf("expected a string, got %s", json_type_name(name->t)) : "required");
-			if (!mode || mode->t != J_STR || (strcmp(mode->s, "deny") != 0 && strcmp(mode->s, "mask") != 0))
-				return jw_fail(w, mode ? mode : it, "%s[%zu].mode: %s", dotted, i,
-				    mode ? "expected \"deny\" or \"mask\"" : "required (\"deny\")");
-			if (strcmp(mode->s, "mask") == 0)
-				return jw_fail(w, mode, "%s[%zu].mode: %s", dotted, i, SBX_MASKING_WHY);
-			args[0] = (char *)name->s;
-			if (jw_apply(w, k, name, args, 1) < 0)
+			if (!path || path->t != J_STR || !*path->s || !lit || lit->t != J_BOOL || !lit->b)
+				return jw_fail(w, it, "%s[%zu]: expected a path, or { \"path\": \"<path>\", \"literal\": true }",
+				    dotted, i);
+			args[0] = (char *)"literal";
+			args[1] = (char *)path->s;
+			if (jw_apply(w, k, it, args, 2) < 0)
 				return -1;
+		} else {
+			return jw_fail(w, it, "%s[%zu]: expected %s, got %s", dotted, i,
+			    k->kind == JK_PATHS ? "a path string" : "a string", json_type_name(it->t));
 		}
-		return 0;
-	}
-	case JK_IGNORED:
-		note("%s:%d: %s is accepted and ignored: %s", w->file, v->line, dotted, k->why);
-		return 0;
-	case JK_UNSUPPORTED:
-		return jw_fail(w, v, "%s: %s (remove the key; sbx refuses rather than run without it)", dotted, k->why);
 	}
 	return 0;
+}
+
+/* a boolean: a flag, or an on|off directive */
+static int
+jw_read_bool(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+
+	if (v->t != J_BOOL)
+		return jw_fail(w, v, "%s: expected a boolean, got %s", dotted, json_type_name(v->t));
+	/* an on|off directive takes false too; a flag has no "off",
+	 * so false leaves it as it was */
+	if (directive_find(k->directive)->kind == DK_ONOFF) {
+		args[0] = (char *)(v->b ? "on" : "off");
+		return jw_apply(w, k, v, args, 1);
+	}
+	if (v->b)
+		return jw_apply(w, k, v, args, 0);
+	return 0;
+}
+
+/* an integer 1..10 */
+static int
+jw_read_depth(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+
+	if (v->t != J_NUM || !v->integral)
+		return jw_fail(w, v, "%s: expected an integer, got %s", dotted, json_type_name(v->t));
+	if (v->num < 1 || v->num > 10)
+		return jw_fail(w, v, "%s: must be between 1 and 10", dotted);
+	args[0] = aprintf("%d", (int)v->num);
+	return jw_apply(w, k, v, args, 1);
+}
+
+/* a string, the directive's argument */
+static int
+jw_read_string(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+
+	if (v->t != J_STR)
+		return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
+	args[0] = (char *)v->s;
+	return jw_apply(w, k, v, args, 1);
+}
+
+/* one port number */
+static int
+jw_read_port(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+
+	if (v->t != J_NUM || !v->integral || v->num < 1 || v->num > 65535)
+		return jw_fail(w, v, "%s: expected a port number (1..65535)", dotted);
+	args[0] = aprintf("%ld", (long)v->num);
+	return jw_apply(w, k, v, args, 1);
+}
+
+/* a comma-separated string (NO_PROXY's form), one directive per entry */
+static int
+jw_read_csv(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+	char *copy, *entry, *save;
+
+	if (v->t != J_STR)
+		return jw_fail(w, v, "%s: expected a string, got %s", dotted, json_type_name(v->t));
+	copy = astrdup(v->s);
+	for (entry = strtok_r(copy, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
+		char *end = entry + strlen(entry);
+
+		while (*entry == ' ' || *entry == '\t')
+			entry++;
+		while (end > entry && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (!*entry)
+			continue;	/* "a,,b" and a trailing comma, as srt */
+		args[0] = entry;
+		if (jw_apply(w, k, v, args, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* an array of port numbers */
+static int
+jw_read_ports(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+	size_t i;
+
+	if (v->t != J_ARR)
+		return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+	for (i = 0; i < v->n; i++) {
+		const struct jval *it = v->items[i];
+
+		if (it->t != J_NUM || !it->integral || it->num < 1 || it->num > 65535)
+			return jw_fail(w, it, "%s[%zu]: expected a port number (1..65535)", dotted, i);
+		args[0] = aprintf("%d", (int)it->num);
+		if (jw_apply(w, k, it, args, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* deniedDomainReasons: kept, applied once the whole file is read (jw_reasons) */
+static int
+jw_read_reasons(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	(void)k;
+	if (v->t != J_OBJ)
+		return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+	w->reasons = (struct jval *)v;
+	return 0;
+}
+
+/* ignoreViolations: { "command": ["text", ...] } */
+static int
+jw_read_ignores(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+	size_t i;
+
+	if (v->t != J_OBJ)
+		return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+	for (i = 0; i < v->n; i++) {
+		const struct jval *list = v->items[i];
+		size_t j;
+
+		if (list->t != J_ARR)
+			return jw_fail(w, list, "%s[\"%s\"]: expected an array of strings, got %s", dotted,
+			    v->keys[i], json_type_name(list->t));
+		for (j = 0; j < list->n; j++) {
+			if (list->items[j]->t != J_STR)
+				return jw_fail(w, list->items[j], "%s[\"%s\"][%zu]: expected a string", dotted,
+				    v->keys[i], j);
+			args[0] = (char *)v->keys[i];
+			args[1] = (char *)list->items[j]->s;
+			if (jw_apply(w, k, list->items[j], args, 2) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* srt's credential entries: { "path" (files) or "name" (envVars), "mode": "deny" } */
+static int
+jw_read_credentials(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	char *args[2];
+	size_t i;
+	/* srt's entry: { "path" (files) or "name" (envVars), "mode" } */
+	const char *id = directive_find(k->directive)->kind == DK_ENV ? "name" : "path";
+
+	if (v->t != J_ARR)
+		return jw_fail(w, v, "%s: expected an array, got %s", dotted, json_type_name(v->t));
+	for (i = 0; i < v->n; i++) {
+		const struct jval *it = v->items[i], *name = NULL, *mode = NULL;
+		size_t j, m;
+
+		if (it->t != J_OBJ)
+			return jw_fail(w, it, "%s[%zu]: expected an object { \"%s\": ..., \"mode\": \"deny\" }, "
+			    "got %s", dotted, i, id, json_type_name(it->t));
+		for (j = 0; j < it->n; j++) {
+			if (strcmp(it->keys[j], id) == 0) {
+				name = it->items[j];
+				continue;
+			}
+			if (strcmp(it->keys[j], "mode") == 0) {
+				mode = it->items[j];
+				continue;
+			}
+			for (m = 0; m < LEN(cred_mask_only_keys); m++)
+				if (strcmp(it->keys[j], cred_mask_only_keys[m]) == 0)
+					return jw_fail(w, it->items[j], "%s[%zu].%s: only masking reads it, and %s",
+					    dotted, i, it->keys[j], SBX_MASKING_WHY);
+			return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (an entry has \"%s\" and "
+			    "\"mode\")", dotted, i, it->keys[j], id);
+		}
+		if (!name || name->t != J_STR)
+			return jw_fail(w, name ? name : it, "%s[%zu].%s: %s", dotted, i, id,
+			    name ? aprintf("expected a string, got %s", json_type_name(name->t)) : "required");
+		if (!mode || mode->t != J_STR || (strcmp(mode->s, "deny") != 0 && strcmp(mode->s, "mask") != 0))
+			return jw_fail(w, mode ? mode : it, "%s[%zu].mode: %s", dotted, i,
+			    mode ? "expected \"deny\" or \"mask\"" : "required (\"deny\")");
+		if (strcmp(mode->s, "mask") == 0)
+			return jw_fail(w, mode, "%s[%zu].mode: %s", dotted, i, SBX_MASKING_WHY);
+		args[0] = (char *)name->s;
+		if (jw_apply(w, k, name, args, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* a key of srt's internals: accepted, noted under -v */
+static int
+jw_read_ignored(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	note("%s:%d: %s is accepted and ignored: %s", w->file, v->line, dotted, k->why);
+	return 0;
+}
+
+/* an srt feature sbx does not build: refused */
+static int
+jw_read_unsupported(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
+{
+	return jw_fail(w, v, "%s: %s (remove the key; sbx refuses rather than run without it)", dotted, k->why);
+}
+
+/* How each kind of key is read: one reader per kind, as the directive
+ * table's ops are; indexed by enum jkind. */
+static int (*const jw_readers[])(struct jwalk *, const struct jkey *, const struct jval *, const char *) = {
+	[JK_OBJECT] = jw_read_object,
+	[JK_RECORD] = jw_read_object,
+	[JK_PATHS] = jw_read_list,
+	[JK_STRINGS] = jw_read_list,
+	[JK_BOOL] = jw_read_bool,
+	[JK_DEPTH] = jw_read_depth,
+	[JK_BINARY] = jw_read_string,
+	[JK_ENUM] = jw_read_string,
+	[JK_REASONS] = jw_read_reasons,
+	[JK_IGNORES] = jw_read_ignores,
+	[JK_PORTS] = jw_read_ports,
+	[JK_CSV] = jw_read_csv,
+	[JK_PORT1] = jw_read_port,
+	[JK_CREDENTIALS] = jw_read_credentials,
+	[JK_IGNORED] = jw_read_ignored,
+	[JK_UNSUPPORTED] = jw_read_unsupported,
+};
+
+static int
+jw_key(struct jwalk *w, const struct jkey *k, const struct jval *v)
+{
+	return jw_readers[k->kind](w, k, v, jkey_dotted(k));
 }
 
 static int
@@ -4004,188 +4118,188 @@ jo_bool(struct jout *o, const char *key, bool v)
 	}
 }
 
-static void
-pol_print_json(const struct policy *p, struct buf *b)
+/* Keys srt's schema requires (z.array without .optional()): printed even
+ * when empty, so srt reads what sbx prints. */
+static const char *const json_required[] = {
+	"network.allowedDomains", "network.deniedDomains", "filesystem.denyRead", "filesystem.allowRead",
+	"filesystem.allowWrite", "filesystem.denyWrite",
+};
+
+/* The policy's value for one key of the settings table, printed as
+ * srt's JSON (the reader's table, 3.6, drives the printer too: a row is
+ * read and printed the same way). Returns whether it printed anything:
+ * an empty list, a false flag and an unset string are left out, but for
+ * json_required's keys and values that always have one (on|off, the
+ * depth, the bridge). */
+static bool
+jo_value(struct jout *o, const struct policy *p, const struct jkey *k)
 {
-	struct jout o = { b, 0, { true } };
-	struct vec dd = { 0 };
+	const struct directive *d = k->directive ? directive_find(k->directive) : NULL;
+	const struct vec *v = d ? FIELD(p, d, const struct vec) : NULL;
+	const char *dotted = jkey_dotted(k);
+	bool required = false;
 	size_t i, j;
 
-	buf_putc(b, '{');
-	o.depth = 0;
-	o.first[0] = true;
-	jo_open(&o, "network", '{');
-	jo_strings(&o, "allowedDomains", &p->allow_domains, false);
-	for (i = 0; i < p->deny_domains.n; i++)
-		vec_push(&dd, (void *)((struct domrule *)p->deny_domains.v[i])->pattern);
-	jo_strings(&o, "deniedDomains", &dd, false);
-	for (i = 0; i < p->deny_domains.n; i++)
-		if (((struct domrule *)p->deny_domains.v[i])->reason)
-			break;
-	if (i < p->deny_domains.n) {
-		jo_open(&o, "deniedDomainReasons", '{');
+	for (i = 0; i < LEN(json_required); i++)
+		required |= strcmp(json_required[i], dotted) == 0;
+	switch (k->kind) {
+	case JK_OBJECT:
+	case JK_RECORD: {
+		size_t mark = o->b->n;
+		bool any = false, was_first = o->first[o->depth];
+
+		jo_open(o, k->key, '{');
+		for (i = 0; i < LEN(jkeys); i++)
+			if (strcmp(jkeys[i].parent, k->key) == 0)
+				any |= jo_value(o, p, &jkeys[i]);
+		if (!any) {	/* an empty object is left out: take back its key */
+			o->b->n = mark;
+			o->depth--;
+			o->first[o->depth] = was_first;
+			return false;
+		}
+		jo_close(o, '}');
+		return true;
+	}
+	case JK_PATHS:
+	case JK_STRINGS:
+		if (d->kind == DK_DENY_DOMAIN) {
+			struct vec patterns = { 0 };
+
+			for (i = 0; i < v->n; i++)
+				vec_push(&patterns, (void *)((const struct domrule *)v->v[i])->pattern);
+			if (!patterns.n && !required)
+				return false;
+			jo_strings(o, k->key, &patterns, false);
+			return true;
+		}
+		if (!v->n && !required)
+			return false;
+		jo_strings(o, k->key, v, k->kind == JK_PATHS);
+		return true;
+	case JK_PORTS:
+		if (!v->n)
+			return false;
+		jo_ports(o, k->key, v);
+		return true;
+	case JK_CSV: {
+		struct buf csv = { 0 };
+
+		if (!v->n)
+			return false;
+		for (i = 0; i < v->n; i++)
+			buf_printf(&csv, "%s%s", i ? "," : "", (const char *)v->v[i]);
+		buf_putc(&csv, '\0');
+		jo_key(o, k->key);
+		buf_put_json_string(o->b, csv.p);
+		free(csv.p);
+		return true;
+	}
+	case JK_BOOL:
+		if (d->kind == DK_ONOFF) {
+			jo_key(o, k->key);
+			buf_puts(o->b, *FIELD(p, d, const long) ? "true" : "false");
+			return true;
+		}
+		jo_bool(o, k->key, *FIELD(p, d, const bool));
+		return *FIELD(p, d, const bool);
+	case JK_DEPTH:
+	case JK_PORT1:
+		if (k->kind == JK_PORT1 && !*FIELD(p, d, const long))
+			return false;
+		jo_key(o, k->key);
+		buf_printf(o->b, "%ld", *FIELD(p, d, const long));
+		return true;
+	case JK_BINARY:
+	case JK_ENUM:
+		if (d->kind == DK_BRIDGE) {
+			jo_key(o, k->key);
+			buf_puts(o->b, *FIELD(p, d, const long) == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
+			return true;
+		}
+		if (!*FIELD(p, d, const char *const))
+			return false;
+		jo_key(o, k->key);
+		buf_put_json_string(o->b, *FIELD(p, d, const char *const));
+		return true;
+	case JK_REASONS:
+		for (i = 0; i < p->deny_domains.n; i++)
+			if (((const struct domrule *)p->deny_domains.v[i])->reason)
+				break;
+		if (i == p->deny_domains.n)
+			return false;
+		jo_open(o, k->key, '{');
 		for (i = 0; i < p->deny_domains.n; i++) {
 			const struct domrule *r = p->deny_domains.v[i];
 
 			if (r->reason) {
-				jo_key(&o, r->pattern);
-				buf_put_json_string(b, r->reason);
+				jo_key(o, r->pattern);
+				buf_put_json_string(o->b, r->reason);
 			}
 		}
-		jo_close(&o, '}');
-	}
-	if (p->deny_addresses.n)
-		jo_strings(&o, "deniedResolvedAddresses", &p->deny_addresses, false);
-	if (p->allow_unix_sockets.n)
-		jo_strings(&o, "allowUnixSockets", &p->allow_unix_sockets, false);
-	jo_bool(&o, "allowAllUnixSockets", p->allow_all_unix_sockets);
-	jo_bool(&o, "allowLocalBinding", p->allow_local_binding);
-	if (p->allow_mach_lookup.n)
-		jo_strings(&o, "allowMachLookup", &p->allow_mach_lookup, false);
-	if (p->parent_http || p->parent_https || p->parent_bypass.n) {
-		jo_open(&o, "parentProxy", '{');
-		if (p->parent_http) {
-			jo_key(&o, "http");
-			buf_put_json_string(b, p->parent_http);
-		}
-		if (p->parent_https) {
-			jo_key(&o, "https");
-			buf_put_json_string(b, p->parent_https);
-		}
-		if (p->parent_bypass.n) {
-			struct buf csv = { 0 };
-
-			for (size_t k = 0; k < p->parent_bypass.n; k++)
-				buf_printf(&csv, "%s%s", k ? "," : "", (const char *)p->parent_bypass.v[k]);
-			buf_putc(&csv, '\0');
-			jo_key(&o, "noProxy");
-			buf_put_json_string(b, csv.p);
-			free(csv.p);
-		}
-		jo_close(&o, '}');
-	}
-	if (p->mitm_socket || p->mitm_domains.n) {
-		jo_open(&o, "mitmProxy", '{');
-		if (p->mitm_socket) {
-			jo_key(&o, "socketPath");
-			buf_put_json_string(b, p->mitm_socket);
-		}
-		jo_strings(&o, "domains", &p->mitm_domains, false);
-		jo_close(&o, '}');
-	}
-	if (p->http_proxy_port) {
-		jo_key(&o, "httpProxyPort");
-		buf_printf(b, "%ld", p->http_proxy_port);
-	}
-	if (p->socks_proxy_port) {
-		jo_key(&o, "socksProxyPort");
-		buf_printf(b, "%ld", p->socks_proxy_port);
-	}
-	if (p->refuse_opaque_tunnels)
-		jo_bool(&o, "refuseOpaqueTunnels", true);
-	if (p->require_host_match)
-		jo_bool(&o, "requireHostMatch", true);
-	if (p->strip_response_headers.n)
-		jo_strings(&o, "stripResponseHeaders", &p->strip_response_headers, false);
-	if (p->ambiguous_request_target) {
-		jo_key(&o, "ambiguousRequestTarget");
-		buf_put_json_string(b, p->ambiguous_request_target);
-	}
-	if (p->allow_plaintext_header_set)
-		jo_bool(&o, "allowPlaintextHeaderSet", true);
-	jo_close(&o, '}');
-
-	jo_open(&o, "filesystem", '{');
-	jo_strings(&o, "denyRead", &p->paths[PL_DENY_READ], true);
-	jo_strings(&o, "allowRead", &p->paths[PL_ALLOW_READ], true);
-	jo_strings(&o, "allowWrite", &p->paths[PL_ALLOW_WRITE], true);
-	jo_strings(&o, "denyWrite", &p->paths[PL_DENY_WRITE], true);
-	jo_bool(&o, "allowGitConfig", p->allow_git_config);
-	jo_bool(&o, "disabled", p->fs_disabled);
-	jo_close(&o, '}');
-
-	/* srt's credentials block, deny mode: srt reads it too (a "*" in a
-	 * name is sbx's; srt refuses such a file rather than drop the deny) */
-	if (p->paths[PL_DENY_SECRET].n || p->deny_env.n) {
-		static const struct { const char *key, *id; } cred_lists[] = { { "files", "path" }, { "envVars", "name" } };
-
-		jo_open(&o, "credentials", '{');
-		for (i = 0; i < LEN(cred_lists); i++) {
-			const struct vec *v = i == 0 ? &p->paths[PL_DENY_SECRET] : &p->deny_env;
-
-			if (!v->n)
-				continue;
-			jo_open(&o, cred_lists[i].key, '[');
-			for (j = 0; j < v->n; j++) {
-				jo_key(&o, NULL);
-				buf_printf(b, "{ \"%s\": ", cred_lists[i].id);
-				buf_put_json_string(b, i == 0 ? pathrule_spelling(v->v[j]) : v->v[j]);
-				buf_puts(b, ", \"mode\": \"deny\" }");
-			}
-			jo_close(&o, ']');
-		}
-		jo_close(&o, '}');
-	}
-	if (p->ignores.n) {
-		jo_open(&o, "ignoreViolations", '{');
-		for (i = 0; i < p->ignores.n; i++) {
-			const struct ignorerule *r = p->ignores.v[i];
+		jo_close(o, '}');
+		return true;
+	case JK_IGNORES:
+		if (!v->n)
+			return false;
+		jo_open(o, k->key, '{');
+		for (i = 0; i < v->n; i++) {
+			const struct ignorerule *r = v->v[i];
 
 			for (j = 0; j < i; j++)	/* one key per command, in first-seen order */
-				if (strcmp(((struct ignorerule *)p->ignores.v[j])->command, r->command) == 0)
+				if (strcmp(((const struct ignorerule *)v->v[j])->command, r->command) == 0)
 					break;
 			if (j < i)
 				continue;
-			jo_open(&o, r->command, '[');
-			for (j = i; j < p->ignores.n; j++) {
-				const struct ignorerule *s = p->ignores.v[j];
+			jo_open(o, r->command, '[');
+			for (j = i; j < v->n; j++) {
+				const struct ignorerule *same = v->v[j];
 
-				if (strcmp(s->command, r->command) == 0) {
-					jo_key(&o, NULL);
-					buf_put_json_string(b, s->line);
+				if (strcmp(same->command, r->command) == 0) {
+					jo_key(o, NULL);
+					buf_put_json_string(o->b, same->line);
 				}
 			}
-			jo_close(&o, ']');
+			jo_close(o, ']');
 		}
-		jo_close(&o, '}');
+		jo_close(o, '}');
+		return true;
+	case JK_CREDENTIALS: {
+		/* deny mode, which srt reads too (a "*" in a name is sbx's; srt
+		 * refuses such a file rather than drop the deny) */
+		bool env = d->kind == DK_ENV;
+
+		if (!v->n)
+			return false;
+		jo_open(o, k->key, '[');
+		for (i = 0; i < v->n; i++) {
+			jo_key(o, NULL);
+			buf_printf(o->b, "{ \"%s\": ", env ? "name" : "path");
+			buf_put_json_string(o->b, env ? (const char *)v->v[i] : pathrule_spelling(v->v[i]));
+			buf_puts(o->b, ", \"mode\": \"deny\" }");
+		}
+		jo_close(o, ']');
+		return true;
 	}
-	if (p->git_safe_dirs.n) {
-		jo_open(&o, "git", '{');
-		jo_strings(&o, "safeDirectories", &p->git_safe_dirs, false);
-		jo_close(&o, '}');
+	case JK_IGNORED:
+	case JK_UNSUPPORTED:
+		return false;
 	}
-	jo_bool(&o, "enableWeakerNestedSandbox", p->weaker_nested_sandbox);
-	jo_bool(&o, "allowNestedUserNamespaces", p->allow_nested_userns);
-	jo_bool(&o, "enableWeakerNetworkIsolation", p->weaker_network_isolation);
-	jo_bool(&o, "allowAppleEvents", p->allow_apple_events);
-	jo_bool(&o, "allowPty", p->allow_pty);
-	jo_key(&o, "mandatoryDenySearchDepth");
-	buf_printf(b, "%ld", p->mandatory_deny_depth);
-	if (p->bwrap_path) {
-		jo_key(&o, "bwrapPath");
-		buf_put_json_string(b, p->bwrap_path);
-	}
-	if (p->socat_path) {
-		jo_key(&o, "socatPath");
-		buf_put_json_string(b, p->socat_path);
-	}
-	/* sbx's own settings live under "sbx", a key srt strips, so srt still reads the file */
-	jo_open(&o, "sbx", '{');
-	jo_key(&o, "bridge");
-	buf_puts(b, p->bridge == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
-	jo_key(&o, "observeWrites");
-	buf_puts(b, p->observe_writes ? "true" : "false");
-	jo_key(&o, "networkDns");
-	buf_puts(b, p->network_dns ? "true" : "false");
-	jo_key(&o, "networkCapture");
-	buf_puts(b, p->network_capture ? "true" : "false");
-	if (p->host_ports.n)
-		jo_ports(&o, "allowHostPorts", &p->host_ports);
-	if (p->expose_ports.n)
-		jo_ports(&o, "exposePorts", &p->expose_ports);
-	if (p->protected_names.n)
-		jo_strings(&o, "protectedFiles", &p->protected_names, false);
-	jo_close(&o, '}');
+	return false;
+}
+
+/* srt's settings JSON, every key the table's rows in the table's order;
+ * sbx's own settings under "sbx", a key srt strips, so srt still reads the
+ * file. */
+static void
+pol_print_json(const struct policy *p, struct buf *b)
+{
+	struct jout o = { b, 0, { true } };
+
+	buf_putc(b, '{');
+	for (size_t i = 0; i < LEN(jkeys); i++)
+		if (!*jkeys[i].parent)
+			jo_value(&o, p, &jkeys[i]);
 	buf_puts(b, "\n}\n");
 }
 
@@ -4870,7 +4984,7 @@ env_match(const char *pat, const char *name, size_t n)
 	return *pat == '\0';
 }
 
-/* ---- 4.4 Hosts: validity and the canonical form (srt 5.2, 1.4) -------
+/* ---- 4.4 Hosts: validity and the canonical form (srt sandbox-manager.js, domain-pattern.js)
  * A request names a host in many spellings; the decision must see one.
  * srt canonicalises with the WHATWG URL host parser; these are its rules
  * for the forms a proxy meets: lowercase, one trailing dot dropped,
@@ -5088,7 +5202,7 @@ match_domain(const char *host, int port, const char *pattern)
 	return strcmp(host, ph) == 0;
 }
 
-/* The decision, in srt's order (5.2): a malformed host is denied; then the
+/* The decision, in srt's order (sandbox-manager.js filterNetworkRequest): a malformed host is denied; then the
  * deny list (with its reason); then the allow list; otherwise denied. The
  * reason is what the command is told. Pure. */
 struct net_verdict { bool allow; const char *reason; };
@@ -5221,7 +5335,7 @@ capture_ports(const struct policy *p, uint16_t *out, size_t max)
 	return n;
 }
 
-/* ---- 4.6 Resolved addresses (srt resolved-address-guard.js, 5.6) ------
+/* ---- 4.6 Resolved addresses (srt resolved-address-guard.js) ----------
  * After an allow, every address the name resolves to is judged; the
  * proxy dials only survivors, with no second lookup, so a DNS answer
  * cannot aim an allowed name at 127.0.0.1 or the metadata service. */
@@ -6155,16 +6269,30 @@ enum rule_bits {
 /* What a placeholder is. ORDER: placeholder_kinds[] (its description) and
  * ph_kind_letters[] (its letter in the registry, 5d) rely on this order. */
 enum phkind {
-	PH_DIR,		/* an empty directory: git ignores it, so `git add -A` does
-			 * not commit a dozen empty dotfiles */
-	PH_FILE,	/* an empty file: a config git must still be able to read */
+	PH_DIR,		/* an empty directory: what holds a directory's name, and a
+			 * file's in a project (git ignores it, so `git add -A` does
+			 * not commit a dozen empty dotfiles: fx_hold_kind) */
+	PH_FILE,	/* an empty file: what holds a file's name (a program that
+			 * reads it, ~/.codex/config.toml, finds it empty, not a
+			 * directory it cannot read), and a config git must read */
 	PH_DOT,		/* a file holding ".": a missing .git/commondir; git reads it
 			 * as "the common directory is this one", while an empty file
 			 * or a directory there makes every git command fail */
+	PH_PARENT,	/* a directory made for the placeholders in it and left
+			 * writable (pinned, removed after the run if still empty):
+			 * an agent's own directory (agent_dirs) */
+	PH_JSON,	/* a file holding "{}": a JSON file's name; its programs read
+			 * an empty object as nothing set, and an empty file as a
+			 * corrupt one (Claude Code will not start on an empty
+			 * ~/.claude.json) */
 };
 
 /* ORDER: enum phkind */
-static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"" };
+static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"",
+	"a writable directory for the placeholders in it", "a file holding {}" };
+
+/* What a placeholder file holds, by kind (NULL: a directory). ORDER: enum phkind */
+static const char *const placeholder_text[] = { NULL, "", ".\n", NULL, "{}\n" };
 
 /* ORDER: mount_cmp orders mounts at one key by this order (bwrap mounts
  * the later over the earlier), and plan_note_mounts' kinds[] (the -v
@@ -6265,113 +6393,112 @@ enum dwhere {
 	DW_HOME,	/* only under $HOME, wherever that lies in a writable root;
 			 * held. A project's own copy is not denied: the project's
 			 * code runs in the project anyway */
-	DW_HOME_FILE,	/* as DW_HOME, held by an empty file: the program refuses a
-			 * directory there (Codex: "is not a file") and reads an
-			 * empty file as no settings */
 	DW_PROJECT,	/* as DW_TOP, but never directly in $HOME: an agent keeps
 			 * its own state there (Codex writes sessions/, log/,
 			 * history.jsonl and auth.json in ~/.codex), so there the
 			 * DW_HOME rows name only the parts of it that run */
 };
 
-static bool
-dw_home_only(enum dwhere w)
-{
-	return w == DW_HOME || w == DW_HOME_FILE;
-}
-
 /* Files that run code later, outside the sandbox, if a command could write
  * them: srt's DANGEROUS_FILES (sandbox-utils.js), then sbx's additions (the
  * class: a file that makes a tool run code without the person choosing to
  * run the project's code). ~/.gitconfig's XDG twin and the files git
  * configuration names are in the git part below. */
-static const struct { const char *name; const char *why; enum dwhere where; } dangerous_files[] = {
-	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)", DW_TOP },
-	{ ".gitmodules", "submodule URLs and update commands run on the next update", DW_TOP },
-	{ ".bashrc", "the next interactive bash runs it", DW_TOP },
-	{ ".bash_profile", "the next login bash runs it", DW_TOP },
-	{ ".zshrc", "the next interactive zsh runs it", DW_TOP },
-	{ ".zprofile", "the next login zsh runs it", DW_TOP },
-	{ ".profile", "the next login shell runs it", DW_TOP },
-	{ ".ripgreprc", "ripgrep options can name a preprocessor to run", DW_TOP },
-	{ ".mcp.json", "names MCP servers an agent will start with full access", DW_TOP },
+static const struct {
+	const char *name, *why;
+	enum dwhere where;
+	enum phkind kind;	/* what holds it when missing (fx_hold_kind): a file, {} for JSON, a directory */
+} dangerous_files[] = {
+	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)", DW_TOP, PH_FILE },
+	{ ".gitmodules", "submodule URLs and update commands run on the next update", DW_TOP, PH_FILE },
+	{ ".bashrc", "the next interactive bash runs it", DW_TOP, PH_FILE },
+	{ ".bash_profile", "the next login bash runs it", DW_TOP, PH_FILE },
+	{ ".zshrc", "the next interactive zsh runs it", DW_TOP, PH_FILE },
+	{ ".zprofile", "the next login zsh runs it", DW_TOP, PH_FILE },
+	{ ".profile", "the next login shell runs it", DW_TOP, PH_FILE },
+	{ ".ripgreprc", "ripgrep options can name a preprocessor to run", DW_TOP, PH_FILE },
+	{ ".mcp.json", "names MCP servers an agent will start with full access", DW_TOP, PH_JSON },
 	/* beyond srt */
-	{ ".zshenv", "every zsh runs it, scripts included", DW_HOME_HELD },
-	{ ".zlogin", "the next login zsh runs it", DW_HOME_HELD },
-	{ ".zlogout", "zsh runs it at logout", DW_HOME_HELD },
-	{ ".bash_login", "a login bash runs it when .bash_profile is absent", DW_HOME_HELD },
-	{ ".bash_logout", "bash runs it at logout", DW_HOME_HELD },
-	{ ".bash_aliases", "Debian's and Ubuntu's .bashrc source it", DW_HOME_HELD },
-	{ ".pre-commit-config.yaml", "the pre-commit hook runs the programs it lists on the next commit", DW_EXISTING },
-	{ ".lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING },
-	{ "lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING },
-	{ ".config/git/config", "git's XDG global config: runs what it names, like ~/.gitconfig", DW_HOME },
-	{ ".config/fish/config.fish", "every fish shell runs it", DW_HOME },
-	{ ".config/fish/conf.d", "every fish shell runs the files in it", DW_HOME },
-	{ ".bashrc.d", "Fedora's .bashrc runs the files in it", DW_HOME },
-	{ ".config/environment.d", "systemd sets these variables (LD_PRELOAD, PATH) for the next session", DW_HOME },
-	{ ".config/systemd/user", "user services start at the next login", DW_HOME },
-	{ ".config/autostart", "the desktop starts these at the next login", DW_HOME },
-	{ ".ssh/config", "ProxyCommand, LocalCommand and Match exec run on the next ssh (and git over ssh)", DW_HOME },
-	{ ".npmrc", "npm runs what it names (node-options, script-shell, git) in every project", DW_HOME },
-	{ ".yarnrc", "yarn runs the yarn-path it names in every project", DW_HOME },
-	{ ".yarnrc.yml", "yarn runs the yarnPath it names in every project", DW_HOME },
-	{ ".vimrc", "vim runs it at start", DW_HOME },
-	{ ".config/nvim", "neovim runs init.lua/init.vim and plugins from it at start", DW_HOME },
-	{ ".emacs", "emacs runs it at start", DW_HOME },
-	{ ".emacs.d", "emacs runs init.el from it at start", DW_HOME },
-	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME },
-	{ ".gdbinit", "gdb runs it at start", DW_HOME },
-	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME },
-	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME_FILE },
+	{ ".zshenv", "every zsh runs it, scripts included", DW_HOME_HELD, PH_FILE },
+	{ ".zlogin", "the next login zsh runs it", DW_HOME_HELD, PH_FILE },
+	{ ".zlogout", "zsh runs it at logout", DW_HOME_HELD, PH_FILE },
+	{ ".bash_login", "a login bash runs it when .bash_profile is absent", DW_HOME_HELD, PH_FILE },
+	{ ".bash_logout", "bash runs it at logout", DW_HOME_HELD, PH_FILE },
+	{ ".bash_aliases", "Debian's and Ubuntu's .bashrc source it", DW_HOME_HELD, PH_FILE },
+	{ ".pre-commit-config.yaml", "the pre-commit hook runs the programs it lists on the next commit", DW_EXISTING, PH_FILE },
+	{ ".lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING, PH_FILE },
+	{ "lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING, PH_FILE },
+	{ ".config/git/config", "git's XDG global config: runs what it names, like ~/.gitconfig", DW_HOME, PH_FILE },
+	{ ".config/fish/config.fish", "every fish shell runs it", DW_HOME, PH_FILE },
+	{ ".config/fish/conf.d", "every fish shell runs the files in it", DW_HOME, PH_DIR },
+	{ ".bashrc.d", "Fedora's .bashrc runs the files in it", DW_HOME, PH_DIR },
+	{ ".config/environment.d", "systemd sets these variables (LD_PRELOAD, PATH) for the next session", DW_HOME, PH_DIR },
+	{ ".config/systemd/user", "user services start at the next login", DW_HOME, PH_DIR },
+	{ ".config/autostart", "the desktop starts these at the next login", DW_HOME, PH_DIR },
+	{ ".ssh/config", "ProxyCommand, LocalCommand and Match exec run on the next ssh (and git over ssh)", DW_HOME, PH_FILE },
+	{ ".npmrc", "npm runs what it names (node-options, script-shell, git) in every project", DW_HOME, PH_FILE },
+	{ ".yarnrc", "yarn runs the yarn-path it names in every project", DW_HOME, PH_FILE },
+	{ ".yarnrc.yml", "yarn runs the yarnPath it names in every project", DW_HOME, PH_FILE },
+	{ ".vimrc", "vim runs it at start", DW_HOME, PH_FILE },
+	{ ".config/nvim", "neovim runs init.lua/init.vim and plugins from it at start", DW_HOME, PH_DIR },
+	{ ".emacs", "emacs runs it at start", DW_HOME, PH_FILE },
+	{ ".emacs.d", "emacs runs init.el from it at start", DW_HOME, PH_DIR },
+	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME, PH_FILE },
+	{ ".gdbinit", "gdb runs it at start", DW_HOME, PH_FILE },
+	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME, PH_JSON },
+	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME, PH_FILE },
 	/* the agents' parts of $HOME that run (agent_files below: what they
 	 * name), not the whole of ~/.codex or ~/.claude, which the agents
 	 * write as they work (sessions, logs, auth, projects, todos) */
-	{ ".codex/hooks.json", "Codex runs the hook commands it names with full access", DW_HOME },
-	{ ".codex/hooks", "holds the scripts Codex's hooks run with full access", DW_HOME },
-	{ ".codex/rules", "its rules let commands run outside Codex's sandbox", DW_HOME },
-	{ ".codex/plugins", "Codex runs its plugins' hooks and MCP servers with full access", DW_HOME },
+	{ ".codex/hooks.json", "Codex runs the hook commands it names with full access", DW_HOME, PH_JSON },
+	{ ".codex/hooks", "holds the scripts Codex's hooks run with full access", DW_HOME, PH_DIR },
+	{ ".codex/rules", "its rules let commands run outside Codex's sandbox", DW_HOME, PH_DIR },
+	{ ".codex/plugins", "Codex runs its plugins' hooks and MCP servers with full access", DW_HOME, PH_DIR },
 	{ ".claude/settings.json", "defines the hooks, status line and helpers Claude Code runs with full access",
-	  DW_HOME },
-	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_HOME },
-	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_HOME },
-	{ ".claude/agents", "agent definitions run later with full access", DW_HOME },
-	{ ".claude/commands", "agent commands run later with full access", DW_HOME },
-	{ ".claude/plugins", "Claude Code runs its plugins' hooks and MCP servers with full access", DW_HOME },
-	{ ".bash_completion", "bash-completion sources it in every interactive bash", DW_HOME },
-	{ ".local/share/bash-completion/completions", "bash sources a completion file from it on the first tab", DW_HOME },
-	{ ".config/fish/functions", "fish runs a function file from it when its name is typed", DW_HOME },
-	{ ".ipython/profile_default/startup", "ipython runs the files in it at start", DW_HOME },
-	{ ".gradle/init.d", "gradle runs the init scripts in it in every build", DW_HOME },
-	{ ".config/Code/User/settings.json", "VS Code runs the terminal profiles and tasks it names", DW_HOME },
-	{ ".config/Code/User/tasks.json", "VS Code runs its tasks (some at folder open)", DW_HOME },
-	{ ".psqlrc", "psql runs its \\! shell escapes at start", DW_HOME },
-	{ ".Rprofile", "R runs it at start", DW_HOME },
-	{ ".irbrc", "irb runs it at start", DW_HOME },
-	{ ".xprofile", "the display manager runs it at the next login", DW_HOME },
-	{ ".pam_environment", "pam sets these variables (LD_PRELOAD) at the next login", DW_HOME },
-	{ ".config/direnv/direnvrc", "direnv runs it for every allowed .envrc", DW_HOME },
-	{ ".cargo/config.toml", "cargo runs the rustc wrappers and runners it names in every build", DW_HOME },
+	  DW_HOME, PH_JSON },
+	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_HOME, PH_DIR },
+	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_HOME, PH_DIR },
+	{ ".claude/agents", "agent definitions run later with full access", DW_HOME, PH_DIR },
+	{ ".claude/commands", "agent commands run later with full access", DW_HOME, PH_DIR },
+	{ ".claude/plugins", "Claude Code runs its plugins' hooks and MCP servers with full access", DW_HOME, PH_DIR },
+	{ ".bash_completion", "bash-completion sources it in every interactive bash", DW_HOME, PH_FILE },
+	{ ".local/share/bash-completion/completions", "bash sources a completion file from it on the first tab", DW_HOME, PH_DIR },
+	{ ".config/fish/functions", "fish runs a function file from it when its name is typed", DW_HOME, PH_DIR },
+	{ ".ipython/profile_default/startup", "ipython runs the files in it at start", DW_HOME, PH_DIR },
+	{ ".gradle/init.d", "gradle runs the init scripts in it in every build", DW_HOME, PH_DIR },
+	{ ".config/Code/User/settings.json", "VS Code runs the terminal profiles and tasks it names", DW_HOME, PH_JSON },
+	{ ".config/Code/User/tasks.json", "VS Code runs its tasks (some at folder open)", DW_HOME, PH_JSON },
+	{ ".psqlrc", "psql runs its \\! shell escapes at start", DW_HOME, PH_FILE },
+	{ ".Rprofile", "R runs it at start", DW_HOME, PH_FILE },
+	{ ".irbrc", "irb runs it at start", DW_HOME, PH_FILE },
+	{ ".xprofile", "the display manager runs it at the next login", DW_HOME, PH_FILE },
+	{ ".pam_environment", "pam sets these variables (LD_PRELOAD) at the next login", DW_HOME, PH_FILE },
+	{ ".config/direnv/direnvrc", "direnv runs it for every allowed .envrc", DW_HOME, PH_FILE },
+	{ ".cargo/config.toml", "cargo runs the rustc wrappers and runners it names in every build", DW_HOME, PH_FILE },
 };
 
 /* Directories (and files below a dot-directory) that agents and editors
  * run from, srt's list and sbx's additions. The ".claude/" rows are named
  * again in claude_children: change them together. */
-static const struct { const char *name; const char *why; enum dwhere where; } dangerous_dirs[] = {
-	{ ".vscode", "editor tasks and settings run outside the sandbox", DW_TOP },
-	{ ".idea", "IDE run configurations run outside the sandbox", DW_TOP },
-	{ ".claude/commands", "agent commands run later with full access", DW_TOP },
-	{ ".claude/agents", "agent definitions run later with full access", DW_TOP },
+static const struct {
+	const char *name, *why;
+	enum dwhere where;
+	enum phkind kind;
+} dangerous_dirs[] = {
+	{ ".vscode", "editor tasks and settings run outside the sandbox", DW_TOP, PH_DIR },
+	{ ".idea", "IDE run configurations run outside the sandbox", DW_TOP, PH_DIR },
+	{ ".claude/commands", "agent commands run later with full access", DW_TOP, PH_DIR },
+	{ ".claude/agents", "agent definitions run later with full access", DW_TOP, PH_DIR },
 	/* beyond srt */
-	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP },
-	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP },
-	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_TOP },
-	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_TOP },
+	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP, PH_JSON },
+	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP, PH_JSON },
+	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_TOP, PH_DIR },
+	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_TOP, PH_DIR },
 	{ ".codex", "Codex runs what its config.toml and hooks.json name (MCP servers, notify, hooks) with full "
-	  "access, and its rules let commands past Codex's sandbox", DW_PROJECT },
-	{ ".devcontainer", "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING },
-	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING },
-	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING },
+	  "access, and its rules let commands past Codex's sandbox", DW_PROJECT, PH_DIR },
+	{ ".devcontainer", "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING, PH_DIR },
+	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING, PH_JSON },
+	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING, PH_JSON },
 };
 
 /* Files below .claude/ the walk looks for: the ".claude/" rows of
@@ -6682,12 +6809,33 @@ fx_fail(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 	return -1;
 }
 
+/* Directories in $HOME an agent writes its own state in (sessions,
+ * history, caches) that hold a protected name: missing, the directory is
+ * made (a PH_PARENT, writable, pinned) and only the names in it are held.
+ * A read-only directory over the whole of it, as for any other missing
+ * parent, would stop the agent in a fresh home: Claude Code cannot run a
+ * command without writing ~/.claude/session-env, Codex keeps its state in
+ * ~/.codex (tested: agents_start_inside_sbx). A project's .claude is
+ * covered whole, as srt does: one mount, not five. */
+static const char *const agent_dirs[] = { ".claude", ".codex" };
+
 /* Add a write deny for a resolved path: an existing one is bound read-only,
- * a missing one becomes a placeholder at its first missing name. */
+ * a missing one becomes a placeholder at its first missing name, or, when
+ * that name is an agent's directory in $HOME right above it, a placeholder
+ * in a directory made for it. */
 static void
 fx_deny_write_ph(struct fact_finder *fx, const struct resolved *res, const char *why, enum phkind ph)
 {
 	if (res->kind == FK_MISSING) {
+		bool agent_dir = false;
+
+		for (size_t i = 0; fx->home && i < LEN(agent_dirs); i++)
+			agent_dir |= strcmp(res->first_missing, path_join(fx->home, agent_dirs[i])) == 0;
+		if (agent_dir && strcmp(path_dirname(res->path), res->first_missing) == 0) {
+			plan_add_placeholder(fx->facts, res->first_missing, PH_PARENT, why);
+			plan_add_placeholder(fx->facts, res->path, ph, why);
+			return;
+		}
 		/* the kind asked for only when the missing name is the path's
 		 * last; an ancestor of it must be a directory */
 		plan_add_placeholder(fx->facts, res->first_missing,
@@ -7078,6 +7226,20 @@ static int
 fx_mandatory(struct fact_finder *fx, const char *root, const char *rel, const char *why, bool hold_missing)
 {
 	return fx_mandatory_ph(fx, root, rel, why, hold_missing, PH_DIR);
+}
+
+/* What holds a missing dangerous name: what the table says it is in $HOME,
+ * where the programs that read it look (Codex refuses a directory at
+ * ~/.codex/config.toml, Claude Code an empty ~/.claude.json), and an empty
+ * directory in a project (the cwd, a git work tree): there an empty file
+ * would show in `git status`, and `git add -A` (in a repository the
+ * command makes, too) would commit a dozen of them, while git ignores an
+ * empty directory, and the programs that read these names in a project,
+ * Claude Code among them, take a directory there as none. */
+static enum phkind
+fx_hold_kind(enum phkind table, bool in_home)
+{
+	return in_home ? table : PH_DIR;
 }
 
 /* A mandatory deny of an absolute path, when it lies in a writable root
@@ -8577,11 +8739,12 @@ fx_scan_top(struct fact_finder *fx, const char *root)
 		size_t j = f ? i : i - LEN(dangerous_files);
 		enum dwhere w = f ? dangerous_files[j].where : dangerous_dirs[j].where;
 
-		if (dw_home_only(w) || (w == DW_PROJECT && is_home))
+		if (w == DW_HOME || (w == DW_PROJECT && is_home))
 			continue;
-		if (fx_mandatory(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
+		if (fx_mandatory_ph(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
 		    f ? dangerous_files[j].why : dangerous_dirs[j].why,
-		    w == DW_TOP || w == DW_PROJECT ? hold_missing : w == DW_HOME_HELD ? is_home : false) < 0)
+		    w == DW_TOP || w == DW_PROJECT ? hold_missing : w == DW_HOME_HELD ? is_home : false,
+		    fx_hold_kind(f ? dangerous_files[j].kind : dangerous_dirs[j].kind, is_home)) < 0)
 			return -1;
 	}
 	for (i = 0; i < fx->p->protected_names.n; i++)
@@ -8753,7 +8916,7 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		p = path_join(path, name);
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
-				if (!dw_home_only(dangerous_files[i].where) && name_ieq(name, dangerous_files[i].name) &&
+				if (dangerous_files[i].where != DW_HOME && name_ieq(name, dangerous_files[i].name) &&
 				    fx_deny_found(fx, p, k, aprintf("mandatory deny %s: %s", dangerous_files[i].name,
 				    dangerous_files[i].why)) < 0)
 					return -1;
@@ -8944,7 +9107,8 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 
 		for (j = 0; j < LEN(dangerous_files); j++)
 			if (name_ieq(base, dangerous_files[j].name) &&
-			    fx_mandatory(fx, path_dirname(r->path), base, dangerous_files[j].why, true) < 0)
+			    fx_mandatory_ph(fx, path_dirname(r->path), base, dangerous_files[j].why, true,
+			    fx_hold_kind(dangerous_files[j].kind, rp->home && strcmp(path_dirname(r->path), rp->home) == 0)) < 0)
 				return -1;
 	}
 	for (i = 0; i < fx->roots.n; i++)
@@ -8965,10 +9129,9 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 	/* files read from $HOME wherever $HOME lies in a writable root (the
 	 * whole of it, or only ~/.config), and git's global config files */
 	for (i = 0; rp->home && i < LEN(dangerous_files); i++)
-		if (dw_home_only(dangerous_files[i].where) &&
+		if (dangerous_files[i].where == DW_HOME &&
 		    fx_protect(fx, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
-		    dangerous_files[i].name, dangerous_files[i].why), true,
-		    dangerous_files[i].where == DW_HOME_FILE ? PH_FILE : PH_DIR) < 0)
+		    dangerous_files[i].name, dangerous_files[i].why), true, dangerous_files[i].kind) < 0)
 			return -1;
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
 		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
@@ -9170,7 +9333,8 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			vis = true;	/* allow-read wins over deny-read on the same path (srt) */
 		else if (n->rules & RB_HIDE)
 			vis = false;
-		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
+		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_LINK_PIN)) ||
+		    ((n->rules & RB_PLACEHOLDER) && n->ph != PH_PARENT);
 		wr = forced ? false : (n->rules & RB_WRITE) ? true : par->writable;
 
 		/* what is mounted decides the state below this node */
@@ -9184,9 +9348,13 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 				ph->path = n->path;
 				ph->kind = n->ph;
 				vec_push(&pl->placeholders, ph);
-				plan_mount(pl, MK_BIND_RO, n->path, n->why);
-				n->writable = false;
-				n->mounted = true;
+				/* a PH_PARENT stays writable: the placeholder in it
+				 * pins it (below) */
+				if (n->ph != PH_PARENT) {
+					plan_mount(pl, MK_BIND_RO, n->path, n->why);
+					n->writable = false;
+					n->mounted = true;
+				}
 			}
 		} else if (n->rules & RB_LINK_PIN) {
 			/* outside every writable place a link cannot be replaced anyway */
@@ -9342,6 +9510,65 @@ plan_binds_to_init(struct plan *pl)
 	qsort(pl->mounts.v, pl->mounts.n, sizeof(void *), mount_cmp);
 }
 
+/* The node that decides path's state under this plan: the deepest one
+ * above it that mounted something or is there (plan_is_writable's rule),
+ * or NULL (the root's state: read-only, visible). */
+static const struct pnode *
+plan_node_of(const struct plan *pl, const char *path)
+{
+	const struct pnode *best = NULL;
+
+	for (size_t i = 0; i < pl->nodes.n; i++) {
+		const struct pnode *n = pl->nodes.v[i];
+
+		if (path_within(path, n->path) && (!best || strlen(n->path) > strlen(best->path)) &&
+		    (n->mounted || n->kind == FK_DIR || n->kind == FK_FILE))
+			best = n;
+	}
+	return best;
+}
+
+/* Why the sandbox refuses to write (write) or read path (real), in the
+ * plan's own words: the reason of the deny that covers it (the deepest
+ * mounted node that makes it read-only or hidden), or that no root allows
+ * it; NULL when the sandbox allows it. An agent's own file tools are held
+ * to this (sbx hook: Edit, Write, apply_patch, Read), so it must say what
+ * the mount table does. Pure. */
+static const char *
+plan_why_refused(const struct plan *pl, const char *path, bool write)
+{
+	const struct pnode *n = plan_node_of(pl, path), *deny = NULL;
+
+	if (pl->fs_disabled || (n && (write ? n->visible && n->writable : n->visible)))
+		return NULL;
+	if (!n && !write)
+		return NULL;	/* reads are open at the root */
+	for (size_t i = 0; i < pl->nodes.n; i++) {
+		const struct pnode *m = pl->nodes.v[i];
+
+		if (m->mounted && path_within(path, m->path) && (write ? !m->writable || !m->visible : !m->visible) &&
+		    (!deny || strlen(m->path) > strlen(deny->path)))
+			deny = m;
+	}
+	if (deny && (deny->forced || !deny->visible))
+		return deny->why;
+	return write ? "outside every writable root (allow-write)" : "hidden by the policy (deny-read)";
+}
+
+/* A path the sandbox hides, strictly below dir: a search of dir (Grep)
+ * would read it there, where it is hidden. NULL when none is. Pure. */
+static const char *
+plan_hidden_below(const struct plan *pl, const char *dir)
+{
+	for (size_t i = 0; i < pl->nodes.n && !pl->fs_disabled; i++) {
+		const struct pnode *n = pl->nodes.v[i];
+
+		if (n->mounted && !n->visible && path_within(n->path, dir) && strcmp(n->path, dir) != 0)
+			return n->path;
+	}
+	return NULL;
+}
+
 /* ====================================================================
  * 6. RENDERERS AND WIRE FORMATS: the run's facts, the bwrap argv, the
  *    seccomp programs, the messages between sbx's processes, the Seatbelt
@@ -9462,7 +9689,7 @@ run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run
 	 * that outlives this run, and with weaker-nested-sandbox it sees the
 	 * host's /proc; that process would read and write the next run's
 	 * "fresh" TMPDIR through the writable mount the descriptor carries
-	 * (found by an attack review: tmpdir_spares_fd_held) */
+	 * (tested: tmpdir_spares_fd_held) */
 	rf->tmp_spare = SBX_TMPDIR_SPARE && !p->allow_all_unix_sockets && !p->weaker_nested_sandbox;
 	if (rf->dns) {
 		/* a resolv.conf that is a link (systemd-resolved's) is covered
@@ -10259,7 +10486,8 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
  * socket. Each is framed on a stream: a type byte, a u32 length, then that
  * many bytes of body; the descriptors a message carries (an exec's stdin,
  * stdout and stderr) ride on its type byte. Types:
- *   'E' exec: exec_req (client -> sbx -> init), with 3 descriptors
+ *   'E' exec: exec_req (client -> sbx -> init), with 3 descriptors (4 with
+ *       EXEC_FD3: the client's fd 3 becomes the command's fd 3 too)
  *   'S' started: u32 id | u32 pid (init -> sbx; the client is not told,
  *       an old client skips it)
  *   'Z' ended: u32 id | i32 exit status as the shell gives it (init -> sbx;
@@ -10269,6 +10497,8 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
  *       carries a line of text)
  *   'A' the audit's report as the session ends (sbx -> a client that is
  *       no exec's: `sbx session stop`, the agent hook's session end)
+ *   'W' would the sandbox allow these? (an agent's hook -> sbx): a judge
+ *       request; the answer 'W' says why not, path by path (judge_*)
  * The exec request's body:
  *   u32 id | u32 flags | u32 argc | argc NUL-terminated | u32 envc |
  *   envc NUL-terminated NAME=VALUE | cwd NUL
@@ -10276,9 +10506,14 @@ expose_decode(const unsigned char *b, ssize_t n, struct expose_msg *m)
  * trusted to be well formed), init from sbx. */
 #define SBX_EXEC_MAX_STRINGS	65536
 
+/* An exec request's flags. */
+enum {
+	EXEC_FD3 = 1,		/* a fourth descriptor: the command's fd 3 (sbx exec --fd3) */
+};
+
 struct exec_req {
 	uint32_t id;		/* sbx's number for the exec (0 from a client) */
-	uint32_t flags;		/* none yet: must be 0 */
+	uint32_t flags;		/* EXEC_*; no other bit */
 	char **argv, **envp;	/* NULL-terminated */
 	const char *cwd;	/* absolute */
 };
@@ -10324,7 +10559,7 @@ exec_req_decode(const char *p, size_t n, struct exec_req *e, const char **why)
 
 	memset(e, 0, sizeof(*e));
 	take_u32(&c, &e->id, "no id");
-	if (take_u32(&c, &e->flags, "no flags") && e->flags != 0)
+	if (take_u32(&c, &e->flags, "no flags") && (e->flags & ~(uint32_t)EXEC_FD3))
 		c.why = "unknown flags";
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_EXEC_MAX_STRINGS))
 		c.why = "bad argument count";
@@ -10352,6 +10587,81 @@ exec_req_decode(const char *p, size_t n, struct exec_req *e, const char **why)
 	e->envp[envc] = NULL;
 	e->cwd = cwd;
 	return 0;
+}
+
+/* A judge request ('W'): may the agent's own tool write, read, or search
+ * (read the tree below) these paths, as the session's sandbox would let a
+ * command? Its body: u32 count | count times: a kind byte and an absolute
+ * path, NUL-terminated. The answer: per path, its reason NUL-terminated
+ * ("" when allowed). Decoded strictly, as an exec request. */
+#define SBX_JUDGE_MAX	256
+enum { JUDGE_WRITE = 'w', JUDGE_READ = 'r', JUDGE_SEARCH = 's' };
+
+static void __attribute__((unused))	/* sessions' (10f, Linux), and the tests' */
+judge_req_encode(const char *kinds, char *const *paths, uint32_t n, struct buf *b)
+{
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		buf_putc(b, kinds[i]);
+		buf_putn(b, paths[i], strlen(paths[i]) + 1);
+	}
+}
+
+/* Returns the count (kinds and paths filled, paths pointing into p), or
+ * -1 with *why. */
+static int __attribute__((unused))	/* sessions' (10f, Linux), and the tests' */
+judge_req_decode(const char *p, size_t n, char *kinds, char **paths, const char **why)
+{
+	struct cursor c = { p, p + n, NULL };
+	uint32_t count = 0;
+
+	if (take_u32(&c, &count, "no count") && (count == 0 || count > SBX_JUDGE_MAX))
+		c.why = "bad count";
+	for (uint32_t i = 0; !c.why && i < count; i++) {
+		if (c.p >= c.end) {
+			c.why = "a path missing";
+			break;
+		}
+		kinds[i] = *c.p++;
+		if (kinds[i] != JUDGE_WRITE && kinds[i] != JUDGE_READ && kinds[i] != JUDGE_SEARCH)
+			c.why = "an unknown kind";
+		else if (take_str(&c, &paths[i], "a path not terminated") && paths[i][0] != '/')
+			c.why = "a path that is not absolute";
+	}
+	if (!c.why && c.p != c.end)
+		c.why = "bytes after the request";
+	if (c.why) {
+		*why = c.why;
+		return -1;
+	}
+	return (int)count;
+}
+
+/* The answer to a judge request under plan pl: each path's reason, or "".
+ * Pure. */
+static void __attribute__((unused))	/* sessions' (10f, Linux), and the tests' */
+judge_answer(const struct plan *pl, const char *kinds, char *const *paths, int n, struct buf *out)
+{
+	for (int i = 0; i < n; i++) {
+		char norm[PATH_MAX];
+		const char *why = NULL, *hidden;
+
+		if (path_normalize_lex(paths[i], norm, sizeof(norm)) < 0)
+			why = "a path sbx cannot judge";
+		else if (!(why = plan_why_refused(pl, norm, kinds[i] == JUDGE_WRITE)) && kinds[i] == JUDGE_SEARCH &&
+		    (hidden = plan_hidden_below(pl, norm)))
+			why = aprintf("it would read %s, which the policy hides (deny-read); search below it, or run "
+			    "the search as a command, in the sandbox", hidden);
+		buf_putn(out, why ? why : "", strlen(why ? why : "") + 1);
+	}
+}
+
+/* How many descriptors an exec request comes with: the command's 0, 1, 2,
+ * and 3 when asked. */
+static int __attribute__((unused))	/* sessions' (10f, Linux), and the tests' */
+exec_req_nfd(const struct exec_req *e)
+{
+	return e->flags & EXEC_FD3 ? 4 : 3;
 }
 
 struct px_listener { int fd; enum listener_role role; int port; };
@@ -10478,7 +10788,7 @@ px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
 }
 
 /* The MITM route's socket (4.7), over the record pair. The proxy may not
- * create a Unix socket (its lockdown, 7.4), so it asks sbx, which dials
+ * create a Unix socket (its lockdown, 7.5), so it asks sbx, which dials
  * the policy's mitm-proxy without waiting (9e) and hands the connection
  * over:
  *
@@ -11074,7 +11384,7 @@ sb_put_string(struct buf *out, const char *s)
 	"(sysctl-name-prefix \"machdep.cpu.\") (sysctl-name-prefix \"net.routetable.\")"
 
 /* What a shell needs, added back after (deny default): srt's list
- * (srt-behaviour.md 8), each with the reason it is there. Constant text:
+ * (srt macos-sandbox-utils.js), each with the reason it is there. Constant text:
  * nothing here comes from the policy. */
 static const struct { const char *rule, *why; } sb_shell_rules[] = {
 	{ "(allow process-exec)", "a shell runs programs" },
@@ -11318,7 +11628,7 @@ static bool relay_out(int fd, struct rbuf *r);
 
 #define SBX_MAX_HTTP_HEAD_BYTES	16384
 #define SBX_SOCKS_NO_AUTH_REASON	"This proxy requires authentication, and this client did not offer an " \
-	"authentication method, so the connection was refused."	/* srt's words (5.4) */
+	"authentication method, so the connection was refused."	/* srt's words (socks-proxy.js) */
 #define SBX_RELAY_BUF_BYTES	65536		/* per direction, allocated on first use, freed when drained */
 #define SBX_BULK_AFTER_BYTES	(256 * 1024)	/* a tunnel direction that carried this much is bulk */
 #define SBX_BULK_BUF_BYTES	(512 * 1024)	/* a bulk direction's buffer, kept until the tunnel closes */
@@ -11426,7 +11736,7 @@ now_ms(void)
  *
  * Batching. A record sent as it was made woke sbx once per request, and
  * that wake-up was the largest single cost of a short request here (on
- * the 2-CPU machine of README's Figures, sequential requests went from
+ * the 2-CPU machine of docs/BENCHMARKS.md, sequential requests went from
  * 0.20 to 0.29 of a direct connection's rate without it). So an allow
  * waits in px_batch, at most SBX_RECORD_DELAY_MS, and goes with the
  * others in one message. Everything else goes at once, the allows before
@@ -11896,7 +12206,7 @@ http_rewrite_response(const char *buf, size_t n, size_t head_n, const struct vec
  * The one offered first among the two is not what decides: without a
  * credential to ask for, no auth is preferred; with one (want_auth),
  * user/pass, and a client that offers only no auth is taken on and
- * refused once its request says where it meant to go (srt, 5.4). */
+ * refused once its request says where it meant to go (srt socks-proxy.js). */
 static int
 socks5_parse_greeting(const unsigned char *b, size_t n, bool want_auth, int *method)
 {
@@ -11937,7 +12247,7 @@ socks5_parse_auth(const unsigned char *b, size_t n, const unsigned char **user, 
 
 /* The proxy's credential (macOS: its listeners are on this machine's
  * loopback, where every local process can reach them; on Linux they
- * exist only inside the sandbox and none is asked). srt's rule (5.3): a
+ * exist only inside the sandbox and none is asked). srt's rule (http-proxy.js): a
  * user name of any text but empty, and the run's token as the password.
  * The comparison takes the same time wherever the first difference is. */
 static bool
@@ -12071,7 +12381,7 @@ socks4_parse(const unsigned char *b, size_t n, char *host, size_t hn, int *port)
 	return *port ? (int)off : -1;
 }
 
-/* srt's in-band refusal for SSH (5.4): a server banner and an unencrypted
+/* srt's in-band refusal for SSH (socks-proxy.js): a server banner and an unencrypted
  * SSH_MSG_DISCONNECT (reason 1, HOST_NOT_ALLOWED_TO_CONNECT) whose text is
  * the reason, so `ssh` and `git` print why the connection was refused. */
 static void
@@ -12448,7 +12758,7 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
 
 /* The hosts file, read in the loop. A lookup through a resolver thread
  * costs two wake-ups (the thread's futex, then the loop's pipe): on the
- * 2-CPU machine of README's Figures, about a sixth of a short request's
+ * 2-CPU machine of docs/BENCHMARKS.md, about a sixth of a short request's
  * time (sequential requests, lookups in the loop against through a
  * thread, interleaved in one run: 7419 against 6191 a second).
  * But getaddrinfo asks the hosts file first and DNS only for a name it
@@ -12640,7 +12950,7 @@ hosts_lookup(const char *name, bool read_file)
  * mapped for it and kept until the tunnel closes (freeing it on every drain
  * would be an mmap, 128 page faults and a munmap per chunk). Each poll()
  * round and recv/send pair can then move eight times the bytes: on the
- * 2-CPU machine of README's Figures a 1 GiB stream went from 0.54 to 0.78
+ * 2-CPU machine of docs/BENCHMARKS.md a 1 GiB stream went from 0.54 to 0.78
  * of a direct connection. The bulk buffers together stay within
  * SBX_BULK_BUDGET_BYTES, so a storm of bulk tunnels costs at most that much
  * more memory; the tunnels past it relay with small buffers.
@@ -12814,8 +13124,8 @@ px_socks_reply(struct conn *c, int code, bool close_after)
 		rbuf_put(&c->u2c, r, 10);
 }
 
-/* Answer a refused connection in the words of its protocol (srt 5.3,
- * 5.4); px_refuse records it first. */
+/* Answer a refused connection in the words of its protocol (srt
+ * http-proxy.js, socks-proxy.js); px_refuse records it first. */
 static void
 px_reply_refusal(struct conn *c, const char *reason, bool policy)
 {
@@ -12891,7 +13201,7 @@ px_refuse(struct conn *c, const char *reason, bool policy)
 }
 
 /* A client without the run's credential (macOS): HTTP gets 407, as srt
- * (5.3), SOCKS its refusal; recorded without the host it named (px_op). */
+ * (http-proxy.js), SOCKS its refusal; recorded without the host it named (px_op). */
 static void
 px_refuse_credential(struct conn *c, const char *what, const char *reason)
 {
@@ -12961,7 +13271,7 @@ px_refuse_misdirected(struct conn *c, const char *canon)
 
 /* The MITM route (4.7): spoken to as a parent is (CONNECT, or a plain
  * request in absolute form), but with no credential and no address: sbx
- * dials its socket, which this process may not (7.4). */
+ * dials its socket, which this process may not (7.5). */
 static const struct parent_proxy px_mitm_hop;
 
 /* The hop a tunnel or a request goes through, for messages. */
@@ -15910,9 +16220,11 @@ rm_tree(const char *path)
 
 /* Registry entries: the magic line, then "made KIND DEV INO CTIME" (or
  * "intent KIND TIME" while it is being created), then the path, %-escaped
- * (%, newline). KIND is d (an empty directory), f (an empty file) or .
- * (a file holding "."). A directory matches on DEV and INO (a placeholder
- * made inside it changes its ctime); a file on CTIME too. */
+ * (%, newline). KIND is ph_kind_letters': d (an empty directory), f (an
+ * empty file), . (a file holding "."), p (a writable directory made for
+ * the placeholders in it), j (a file holding "{}"). A directory matches
+ * on DEV and INO (a placeholder made inside it changes its ctime); a file
+ * on CTIME too. */
 static void
 line_escape(struct buf *b, const char *path)
 {
@@ -15955,7 +16267,7 @@ struct ph_id {
 /* A placeholder's kind as one letter in a registry entry. ORDER: enum
  * phkind; entries other runs wrote are read back with it, so a letter
  * must keep its meaning. */
-static const char ph_kind_letters[] = "df.";
+static const char ph_kind_letters[] = "df.pj";
 
 /* A directory this run mounts on, locked shared (any run, of any runtime
  * directory, sees that lock), and when it is a placeholder of this
@@ -16053,17 +16365,18 @@ ph_entry_write(int fd, const char *path, const struct ph_id *id)
  * placeholder another run made inside it changes that), and only an empty
  * one is ever removed (rmdir refuses the rest). A file sbx made also has
  * its recorded ctime, which no one can set back, and still holds exactly
- * what sbx wrote (nothing, or "."): a file the person put there, or
+ * what sbx wrote (placeholder_text): a file the person put there, or
  * changed, is never removed. An intent (sbx died between writing it and
  * recording what it made) accepts only a directory changed since then. */
 static bool
 ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id *id)
 {
-	char b[3];
+	const char *text = placeholder_text[id->kind];
+	char b[4];
 	int fd;
 	bool same;
 
-	if (id->kind == PH_DIR) {
+	if (id->kind == PH_DIR || id->kind == PH_PARENT) {
 		if (!S_ISDIR(st->st_mode))
 			return false;
 		if (!id->made)
@@ -16071,13 +16384,13 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
 		return st->st_dev == (dev_t)id->dev && st->st_ino == (ino_t)id->ino;
 	}
 	if (!id->made || !S_ISREG(st->st_mode) || st->st_dev != (dev_t)id->dev || st->st_ino != (ino_t)id->ino ||
-	    (long long)st->st_ctime != id->ctime || st->st_size != (id->kind == PH_DOT ? 2 : 0))
+	    (long long)st->st_ctime != id->ctime || st->st_size != (off_t)strlen(text))
 		return false;
-	if (id->kind == PH_FILE)
+	if (!*text)
 		return true;
 	if ((fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return false;
-	same = read(fd, b, sizeof(b)) == 2 && memcmp(b, ".\n", 2) == 0;
+	same = read(fd, b, sizeof(b)) == (ssize_t)strlen(text) && memcmp(b, text, strlen(text)) == 0;
 	close(fd);
 	return same;
 }
@@ -16086,7 +16399,7 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
  * WHY: removing an empty directory is the dearest step of a run on ext4
  * (rmdir frees the directory's block; with the `discard` mount option that
  * is a synchronous discard: ~97 us each, against ~6 us for a rename, on
- * the machine of README's Figures), and a project's runs make the same
+ * the machine of docs/BENCHMARKS.md), and a project's runs make the same
  * dozen placeholders every time. So the last run out renames each one
  * into ROOT/pool/KEY/NAME (KEY: its parent directory's, ph_pool_key), and the
  * next run that needs NAME in that parent renames it back.
@@ -16555,11 +16868,30 @@ tmpdir_make(const char *path, bool spare)
 	return 0;
 }
 
+/* Is path's directory a PH_PARENT of this registry (dfd)? A placeholder
+ * in one is removed, never pooled: the pool keys it by that directory,
+ * which goes after it, and the next run makes another. */
+static bool
+ph_parent_made(int dfd, const char *path)
+{
+	const char *dir = path_dirname(path), *named;
+	struct ph_id id;
+	int fd = openat(dfd, ph_entry_name(dir), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool made;
+
+	if (fd < 0)
+		return false;
+	named = ph_entry_read(fd, &id);
+	made = named && strcmp(named, dir) == 0 && id.kind == PH_PARENT;
+	close(fd);
+	return made;
+}
+
 /* Remove the placeholder at path if it is still what id says. Returns
  * false when it is still sbx's but could not go (a directory another
  * run's placeholder is still in): its entry stays, for a later run. */
 static bool
-ph_remove(const char *path, const struct ph_id *id)
+ph_remove(int dfd, const char *path, const struct ph_id *id)
 {
 	struct stat st;
 	const char *name;
@@ -16569,13 +16901,19 @@ ph_remove(const char *path, const struct ph_id *id)
 	if (pfd < 0)
 		return true;
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
-		int put = id->kind == PH_DIR ? ph_pool_put(pfd, name, &st) : -1;
+		int put = id->kind == PH_DIR && !ph_parent_made(dfd, path) ? ph_pool_put(pfd, name, &st) : -1;
 
 		if (put == 0)
 			;	/* set aside for the next run, not removed */
 		else if (put == -2)	/* not sbx's any more: nothing to retry */
 			note("placeholder %s: replaced while sbx was setting it aside; kept", path);
-		else if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
+		else if (id->kind == PH_PARENT) {
+			/* removed when empty; what the agent put in it is its own,
+			 * and the directory stays with it (the last run out holds
+			 * the entry: no other run's placeholder is in it) */
+			if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+				note("%s: kept, with what was written in it (%s)", path, strerror(errno));
+		} else if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
 			note("placeholder %s: kept for now (%s)", path, strerror(errno));
 			gone = false;
 		}
@@ -16586,9 +16924,9 @@ ph_remove(const char *path, const struct ph_id *id)
 	return gone;
 }
 
-/* Make the placeholder name in pfd: an empty directory, an empty file, or
- * a file holding "." (read-only on the host too, so it reads as what it
- * is). Returns 0, or -1 with errno set. */
+/* Make the placeholder name in pfd: a directory, or a file holding its
+ * kind's text (read-only on the host too, so it reads as what it is).
+ * Returns 0, or -1 with errno set. */
 static int
 ph_make(int pfd, const char *name, enum phkind kind)
 {
@@ -16596,9 +16934,11 @@ ph_make(int pfd, const char *name, enum phkind kind)
 
 	if (kind == PH_DIR)
 		return ph_pool_take(pfd, name) == 0 ? 0 : mkdirat(pfd, name, 0755);
+	if (kind == PH_PARENT)
+		return mkdirat(pfd, name, 0755);	/* never pooled: what the agent puts in it stays its */
 	if ((fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) < 0)
 		return -1;
-	if (kind == PH_DOT && write_all(fd, ".\n", 2) < 0) {
+	if (write_all(fd, placeholder_text[kind], strlen(placeholder_text[kind])) < 0) {
 		int err = errno;
 
 		close(fd);
@@ -16689,7 +17029,7 @@ ph_retire(int dfd, int entry, const char *ename, int dir)
 		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_node_lock(path, LOCK_EX | LOCK_NB)) < 0) {
 			if (errno == EWOULDBLOCK)
 				return false;	/* another run mounts on it */
-		} else if (!ph_remove(path, &id)) {
+		} else if (!ph_remove(dfd, path, &id)) {
 			if (own >= 0)
 				close(own);
 			return false;	/* not empty yet: a later run tries again */
@@ -17442,7 +17782,7 @@ run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns, bool tm
  * its roots whole.
  * Prevention was the other design: a mount cannot cover a name that does
  * not exist yet without a placeholder, and a placeholder .git would stop
- * `git init`; see README. */
+ * `git init`; see docs/DESIGN.md, 5.6. */
 
 /* ---- What the sandbox touched: the audit's attribution ----------------
  *
@@ -19098,7 +19438,7 @@ live_kill_due(void)
 
 /* ---- 9e. The MITM route: the proxy's socket, dialled by sbx -----------
  *
- * The proxy may not create a Unix socket (its lockdown, 7.4: a memory
+ * The proxy may not create a Unix socket (its lockdown, 7.5: a memory
  * bug there must not reach docker.sock), so for a host of
  * mitm-proxy-domain it asks sbx over the record pair (6c) and sbx, which
  * reads that pair anyway (net_log_drain, 8.2), dials the policy's socket
@@ -19530,7 +19870,7 @@ _Static_assert(sizeof(struct sbx_seccomp_notif_resp) == 24, "struct seccomp_noti
 /* Why the write observer cannot run on this kernel, or NULL when it can.
  * It needs SECCOMP_RET_USER_NOTIF (Linux 5.0) and, so that it never
  * changes what the command can do, SECCOMP_USER_NOTIF_FLAG_CONTINUE
- * (5.5), which no call can probe: the release says. Asked by sbx-init
+ * (Linux 5.5), which no call can probe: the release says. Asked by sbx-init
  * (the same kernel as sbx's) and by --check. */
 static const char *
 observer_unavailable(void)
@@ -19784,7 +20124,7 @@ inner_start_socat(const char *socat, int port, const char *sock)
 
 static const char *const weaker_hint =
     "inside a container that refuses nested namespaces or a fresh /proc, add the directive "
-    "weaker-nested-sandbox (see README: what it weakens)";
+    "weaker-nested-sandbox (see docs/SECURITY.md: what it weakens)";
 
 /* Map the caller's own uid and gid in the nested user namespace it has
  * just made (and nothing else: setgroups denied). */
@@ -20109,7 +20449,7 @@ struct sess_exec {
 	char **envp;
 	const char *cwd;
 	const sigset_t *old;
-	int fds[3];
+	int fds[4], nfd;	/* received; they become its 0 to nfd-1 */
 	bool shared;		/* it shares init's memory (false: it was forked) */
 	/* what it writes: why it did not become the command (err 0: it did) */
 	struct child_failure fail;
@@ -20181,10 +20521,11 @@ session_exec_child(void *arg)
 	 * only for a group leader, which a fresh child is not */
 	if ((err = -(int)sys3(SYS_setsid, session_key, 0, 0)) > 0)
 		return exec_child_failed(x, "cannot start a session of its own", "", err);
-	/* the client's 0, 1, 2 (received close-on-exec, like init's own
-	 * descriptors, which the command never sees); init's 0-2 are open,
-	 * so none of them is one of 0-2 already */
-	for (int k = 0; k < 3; k++)
+	/* the client's 0, 1, 2 and 3 if it sent one (received close-on-exec,
+	 * like init's own descriptors, which the command never sees); init's
+	 * 0-2 are open, so every one received is above 2, and each is dup'd
+	 * before a lower target could have replaced it */
+	for (int k = 0; k < x->nfd; k++)
 		if ((err = -(int)sys3(SYS_dup3, x->fds[k], k, 0)) > 0)
 			return exec_child_failed(x, "cannot take the client's descriptors", "", err);
 	/* no capabilities to drop: init_serve dropped them all, and a child
@@ -20229,7 +20570,7 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	/* ARENA: the exec's own, until it is reaped (init_reap_exec) */
 	own = arena_head;
 	arena_head = x->mem;
-	if (nfd != 3 || exec_req_decode(x->req.p, x->req.n, &e, &why) < 0) {
+	if (exec_req_decode(x->req.p, x->req.n, &e, &why) < 0 || (nfd != exec_req_nfd(&e) && (why = "descriptors missing"))) {
 		x->mem = arena_head;
 		arena_head = own;
 		init_exec_mem_done(x);
@@ -20244,7 +20585,8 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	x->cwd = e.cwd;
 	x->old = old;
 	x->fail = (struct child_failure){ 0 };
-	memcpy(x->fds, fds, sizeof(x->fds));
+	memcpy(x->fds, fds, (size_t)nfd * sizeof(int));
+	x->nfd = nfd;
 	if (!x->stack) {
 		char *m = mmap(NULL, SBX_EXEC_STACK + 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -20259,7 +20601,7 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	 * of every process of the session: one an earlier exec left running,
 	 * of the same uid in the same pid namespace, can watch for the new
 	 * pid and SIGSTOP it before it execs, and init would sleep for good,
-	 * every later exec with it (found by an attack review). clone with
+	 * every later exec with it. clone with
 	 * CLONE_VM but not CLONE_VFORK costs what vfork does (no page tables
 	 * copied, no copy-on-write faults on either side: fork cost about 1
 	 * ms more an exec on a VM where faults trap) and init goes on at once;
@@ -20348,10 +20690,10 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 						init_reap_exec(ctl, &ex[k], status);
 		}
 		if (pfd[0].revents) {
-			int fds[3], nfd = 0, type;
+			int fds[4], nfd = 0, type;
 			struct arena_mark mark = arena_mark();
 
-			type = frame_recv(ctl, &b, fds, 3, &nfd);
+			type = frame_recv(ctl, &b, fds, 4, &nfd);
 			if (type < 0)
 				_exit(0);	/* sbx has gone: the session ends */
 			if (type == 'E') {
@@ -20792,7 +21134,7 @@ obs_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t n)
 		 * mapped readable, and the kernel's own copy of a call's path
 		 * reads a page mapped PROT_WRITE or PROT_EXEC alone (the hardware
 		 * cannot refuse it); a command that put the path there hid every
-		 * refusal from the observer (found by an attack review:
+		 * refusal from the observer (tested:
 		 * observer_unreadable_page_reported). /proc/PID/mem reads what
 		 * the kernel reads (FOLL_FORCE). */
 	}
@@ -22063,71 +22405,24 @@ plan_changed_path(const struct plan *pl)
 	return NULL;
 }
 
-/* Sessions (10f): one sandbox, many commands. What the run's steps ask of them. */
-#define SBX_SESSION_MAX_CLIENTS	64
-#define SBX_SESSION_IDLE_S	3600		/* --idle's default */
-#define SBX_SESSION_TIDY_DEFER_MS 20		/* session_tidy waits this long after an exec ends */
-#define SBX_SESSION_NAME_MAX	64
-#define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
-#define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
-
-struct sess_client {
-	int fd;				/* the client's socket, or -1 */
-	uint32_t id;			/* its exec, or 0 before it asks */
-	bool started;
-	uint32_t pid;			/* its leader's pid inside, which is its session ("S"); 0 before */
-	struct vstore store;		/* its refusals, and the observer's losses while it ran */
-	char *tmpdir;			/* its private TMPDIR (malloc) */
-	char *cmdline;			/* for ignore-violations (malloc) */
-};
-
-static struct session {
-	bool on;			/* this run is a session's (sbx session start) */
-	const char *name, *path;	/* NAME, and its socket */
-	long idle_s;
-	int lfd;			/* the listening socket, or -1 */
-	int ready_fd;			/* the starter waits on it for "ready", or -1 */
-	int64_t idle_since;		/* when the last exec ended; 0: one runs */
-	uint32_t next_id, execs;
-	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
-	/* refusals of a session no started exec has, while one has not said
-	 * "S" yet (it may be theirs: 10f, session_attribute); malloc'd copies */
-	struct { struct vkept *k; uint32_t sid; } held[SBX_SESSION_MAX_HELD];
-	size_t nheld;
-	/* sessions made inside execs (setsid, seen by the observer): whose
-	 * exec each is; exec 0: made in the session from, of an exec whose
-	 * "S" has not come yet (session_setsid) */
-	struct { uint32_t sid, exec, from; } sids[SBX_SESSION_MAX_SIDS];
-	size_t nsids;
-	/* TMPDIRs: one made ahead, those of ended execs to remove (malloc'd
-	 * paths; session_tidy) */
-	char *spare, *trash[SBX_SESSION_MAX_CLIENTS];
-	size_t ntrash;
-	uint32_t next_tmp;
-	bool want_spare;		/* one was taken (or none made yet); cleared by a failure too */
-	int64_t tidy_at;		/* tidying waits until then (session_tidy) */
-	int tidier;			/* the pipe to sbx-tidy (session_tidier_start), or -1 */
-	pid_t tidier_pid;
-	/* the messages received and the one being built, kept from one to
-	 * the next (buf_recycle): musl maps and unmaps a buffer of a few
-	 * pages for each malloc and free, two of each and their page faults
-	 * an exec on a VM where every fault traps */
-	struct buf in, out;
-} sess = { .lfd = -1, .ready_fd = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true, .tidier = -1 };
-
+/* A mode that serves many commands from one sandbox (a session, 10f)
+ * plugs into a run through these hooks, called in this order; a single
+ * run has none (run_mode is NULL), so every step below reads as one run. */
 struct run;
-static void session_listen(const struct run_paths *rp);
-static void session_tidier_start(const char *base);
-static void session_daemonize(void);
-static void session_ready(const struct run_paths *rp);
-static nfds_t session_poll(const struct run *r, struct pollfd *pf, nfds_t n);
-static void session_on_events(struct run *r, const struct pollfd *pf);
-static int session_timeout(void);
-static void session_end(void);
-static void session_unobserved(uint32_t lost);
-static bool session_tidy(const struct run *r, bool now);
-static void session_attribute(const struct vstore *s, const struct violation *v);
-static void session_setsid(uint32_t sid, uint32_t from);
+struct run_mode {
+	void (*start)(const struct run_paths *rp, struct vstore *store);	/* before the steps */
+	void (*prepared)(const struct run_paths *rp);	/* the run's directory is made */
+	void (*ready)(void);				/* the sandbox is built */
+	nfds_t (*poll)(const struct run *r, struct pollfd *pf, nfds_t n);	/* its descriptors */
+	int (*timeout)(void);				/* how long the loop may sleep (ms), or -1 */
+	bool (*idle)(const struct run *r, bool now);	/* nothing came: whether work is left */
+	void (*events)(struct run *r, const struct pollfd *pf);	/* what its descriptors brought */
+	void (*unobserved)(uint32_t lost);		/* the observer lost records */
+	void (*setsid)(uint32_t sid, uint32_t from);	/* a process inside made a session */
+	void (*end)(const struct plan *pl);		/* the sandbox is gone */
+};
+#define SBX_RUN_MODE_MAX_FDS	66	/* what a mode's poll may add */
+static const struct run_mode *run_mode;
 
 /* A run in progress: what run_linux's steps hand each other. */
 struct run {
@@ -22176,7 +22471,7 @@ run_instructions(struct run *r, char **cmd)
 	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
 	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0) |
 	    (p->observe_writes ? IF_OBSERVE : 0) | (r->rf->dns ? IF_DNS : 0) | (r->rf->capture ? IF_CAPTURE : 0) |
-	    (sess.on ? IF_SESSION : 0);
+	    (run_mode ? IF_SESSION : 0);
 	if (r->rf->capture)
 		im->ncapture = (uint32_t)capture_ports(p, im->capture, LEN(im->capture));
 	for (i = 0; i < p->host_ports.n; i++)
@@ -22473,7 +22768,7 @@ run_spawn_proxy(struct run *r)
  * connection waiting, sbx holds them (the command's connect() completes
  * at once: the kernel queues it in the backlog) and polls them with the
  * rest; the first one readable forks the proxy, which accepts it. A run
- * that never connects pays for no proxy at all (README, "Figures").
+ * that never connects pays for no proxy at all (docs/BENCHMARKS.md).
  * run_proxy_poll adds the listeners to pf[n..] while they wait and returns
  * the new count; run_proxy_on_demand looks at what poll() said of them. */
 static nfds_t
@@ -22587,7 +22882,7 @@ run_wait_ready(struct run *r)
 			break;
 	}
 	r->ready = r->inner > 0 && ch == 'R';
-	if (!sess.on) {	/* a session's init takes its execs on it (10f) */
+	if (!run_mode) {	/* a session's init takes its execs on it (10f) */
 		close(r->ctl);
 		r->ctl = -1;
 	}
@@ -22657,7 +22952,7 @@ run_spawn_observer(struct run *r)
 			_exit(0);	/* sbx died between the fork and the prctl */
 		fds_close_except(keep, LEN(keep));	/* the locks, the listeners, the sink stay sbx's */
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		obs_main(r->listener, pair[1], r->inflight, sess.on, (long)r->inner);
+		obs_main(r->listener, pair[1], r->inflight, run_mode != NULL, (long)r->inner);
 	}
 	fork_err = errno;
 	close(pair[1]);
@@ -22762,9 +23057,11 @@ run_take_observations(struct run *r, short revents)
 		}
 		r->obs_events++;
 		r->obs_lost += e.lost;
-		session_unobserved(e.lost);
+		if (run_mode)
+			run_mode->unobserved(e.lost);
 		if (obs_calls[e.call].what == OW_SETSID) {	/* a session made inside an exec (10f) */
-			session_setsid((uint32_t)strtoul(e.target, NULL, 10), e.sid);
+			if (run_mode)
+				run_mode->setsid((uint32_t)strtoul(e.target, NULL, 10), e.sid);
 			continue;
 		}
 		attrib_event(r->pl, &e);	/* for the audit (9b) */
@@ -22853,12 +23150,12 @@ run_supervise(struct run *r)
 		 * its hang-up (no process left under the filter) only once */
 		int64_t wait_obs = r->observer < 0 && r->obs_retry_at ? r->obs_retry_at - now_ms() : 0;
 		int unread = r->observer < 0 && !r->listener_hup && wait_obs <= 0 ? r->listener : -1;
-		struct pollfd pf[5 + 2 + SBX_SESSION_MAX_CLIENTS + LEN(r->ls)] = { { sigfd, POLLIN, 0 },
+		struct pollfd pf[5 + SBX_RUN_MODE_MAX_FDS + LEN(r->ls)] = { { sigfd, POLLIN, 0 },
 			{ r->report, POLLIN, 0 }, { r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 },
 			{ unread, POLLIN, 0 } };	/* -1: poll skips it */
-		nfds_t ns = session_poll(r, pf, 5), npf = run_proxy_poll(r, pf, ns);
+		nfds_t ns = run_mode ? run_mode->poll(r, pf, 5) : 5, npf = run_proxy_poll(r, pf, ns);
 		struct signalfd_siginfo si;
-		int sig, ready, tmo = live_timeout(), stmo = session_timeout();
+		int sig, ready, tmo = live_timeout(), stmo = run_mode ? run_mode->timeout() : -1;
 
 		tmo = tmo < 0 || (stmo >= 0 && stmo < tmo) ? stmo : tmo;
 		if (wait_obs > 0 && r->listener >= 0 && (tmo < 0 || wait_obs < tmo))
@@ -22866,8 +23163,8 @@ run_supervise(struct run *r)
 		ready = poll(pf, npf, tmo);
 		if (ready < 0)
 			continue;
-		if (ready == 0 && session_tidy(r, false))
-			continue;	/* nothing came: one step of a session's tidying, then look again */
+		if (ready == 0 && run_mode && run_mode->idle(r, false))
+			continue;	/* nothing came: one step of the mode's own work, then look again */
 		/* the control fd first: a line that waits as the first
 		 * connection comes is what the proxy forked for it starts with.
 		 * One that failed before its first line stops the command, as a
@@ -22881,7 +23178,8 @@ run_supervise(struct run *r)
 			run_spawn_observer(r);	/* a call waits for it */
 		else if (pf[4].revents & POLLHUP)
 			r->listener_hup = true;	/* not POLLERR alone: a signal during the kernel's lock (EPOLLERR) */
-		session_on_events(r, pf + 5);
+		if (run_mode)
+			run_mode->events(r, pf + 5);
 		if (pf[2].revents)
 			run_take_observations(r, pf[2].revents);
 		if (pf[1].revents) {
@@ -22909,7 +23207,7 @@ run_supervise(struct run *r)
 		 * exists, stopping bwrap stops everything. A signal from the
 		 * terminal (SI_KERNEL) reached the command directly: it shares
 		 * our foreground process group. */
-		if (sess.on && r->ready)
+		if (run_mode && r->ready)
 			kill(r->inner, SIGKILL);	/* a session's daemon told to go: the session ends */
 		else if (si.ssi_code <= 0 || !r->ready)
 			kill(r->ready ? r->inner : r->bwrap, sig);
@@ -22963,19 +23261,17 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	r.netlog->store = store;
 	r.netlog->mitm_socket = p->mitm_socket;
 
-	if (sess.on) {	/* a session's daemon (10f) */
-		session_listen(rp);
-		store->added = session_attribute;
-	} else if (rp->runtime_root) {
+	if (run_mode)
+		run_mode->start(rp, store);
+	else if (rp->runtime_root)
 		audit_notice_show(path_join(rp->runtime_root, "sessions"));	/* an ended session's audit (9b) */
-	}
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
 	run_take_signals(&r);
 	run_prepare(rp, pl, rf->dns, rf->tmp_spare);	/* placeholders, the run's directory (9a) */
 	timing("run directory, placeholders");
-	if (sess.on)
-		session_tidier_start(rp->tmpdir);
+	if (run_mode)
+		run_mode->prepared(rp);
 	run_listen_bridge(&r);
 	run_spawn_bwrap(&r, bwrap);
 	timing("bwrap started");
@@ -22984,13 +23280,12 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_wait_ready(&r);
 	timing("sandbox ready");
 	run_note_observer(&r);	/* the observer itself is forked on the first call it sees */
-	if (sess.on && r.ready)
-		session_ready(rp);
+	if (run_mode && r.ready)
+		run_mode->ready();
 	run_supervise(&r);		/* forks the proxy on the first connection */
 	timing("command ended, sandbox gone");
-	if (sess.on)
-		audit_after_run(pl);	/* now, so `sbx session stop` shows it (session_end) */
-	session_end();
+	if (run_mode)
+		run_mode->end(pl);
 	return run_exit_status(&r);
 }
 
@@ -23449,14 +23744,70 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
  * and the way back must pass the daemon: the refusals are its to report
  * (the observer and the proxy answer to it), and the status goes after
  * them. */
+
+#define SBX_SESSION_MAX_CLIENTS	64
+#define SBX_SESSION_IDLE_S	3600		/* --idle's default */
+#define SBX_SESSION_TIDY_DEFER_MS 20		/* session_tidy waits this long after an exec ends */
+#define SBX_SESSION_NAME_MAX	64
+#define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
+#define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
+#define SBX_HOOK_TIMEOUT_S	60	/* the agents' timeout for sbx's hooks, in the settings printed */
+#define SBX_HOOK_START_MS	30000	/* a hook's wait for session start: well inside that timeout */
+#define SBX_HOOK_WORDS_MAX	4000	/* of session start's stderr, into a deny reason */
+
+struct sess_client {
+	int fd;				/* the client's socket, or -1 */
+	uint32_t id;			/* its exec, or 0 before it asks */
+	bool started;
+	uint32_t pid;			/* its leader's pid inside, which is its session ("S"); 0 before */
+	struct vstore store;		/* its refusals, and the observer's losses while it ran */
+	char *tmpdir;			/* its private TMPDIR (malloc) */
+	char *cmdline;			/* for ignore-violations (malloc) */
+};
+
+static struct session {
+	bool on;			/* this run is a session's (sbx session start) */
+	const char *name, *path;	/* NAME, and its socket */
+	long idle_s;
+	int lfd;			/* the listening socket, or -1 */
+	int ready_fd;			/* the starter waits on it for "ready", or -1 */
+	int caller_err;			/* the caller's stderr until ready (session_listen), or -1 */
+	int64_t idle_since;		/* when the last exec ended; 0: one runs */
+	uint32_t next_id, execs;
+	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
+	/* refusals of a session no started exec has, while one has not said
+	 * "S" yet (it may be theirs: 10f, session_attribute); malloc'd copies */
+	struct { struct vkept *k; uint32_t sid; } held[SBX_SESSION_MAX_HELD];
+	size_t nheld;
+	/* sessions made inside execs (setsid, seen by the observer): whose
+	 * exec each is; exec 0: made in the session from, of an exec whose
+	 * "S" has not come yet (session_setsid) */
+	struct { uint32_t sid, exec, from; } sids[SBX_SESSION_MAX_SIDS];
+	size_t nsids;
+	/* TMPDIRs: one made ahead, those of ended execs to remove (malloc'd
+	 * paths; session_tidy) */
+	char *spare, *trash[SBX_SESSION_MAX_CLIENTS];
+	size_t ntrash;
+	uint32_t next_tmp;
+	bool want_spare;		/* one was taken (or none made yet); cleared by a failure too */
+	int64_t tidy_at;		/* tidying waits until then (session_tidy) */
+	int tidier;			/* the pipe to sbx-tidy (session_tidier_start), or -1 */
+	pid_t tidier_pid;
+	/* the messages received and the one being built, kept from one to
+	 * the next (buf_recycle): musl maps and unmaps a buffer of a few
+	 * pages for each malloc and free, two of each and their page faults
+	 * an exec on a VM where every fault traps */
+	struct buf in, out;
+} sess = { .lfd = -1, .ready_fd = -1, .caller_err = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true, .tidier = -1 };
+
 /* A session's name: letters, digits, '.', '_' and '-', not starting with
- * '.'; it names a file. */
+ * '.' (it names a file) or '-' (sbx exec's options come before it). */
 static bool
 session_name_ok(const char *n)
 {
 	size_t k = strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
 
-	return k > 0 && k <= SBX_SESSION_NAME_MAX && !n[k] && n[0] != '.';
+	return k > 0 && k <= SBX_SESSION_NAME_MAX && !n[k] && n[0] != '.' && n[0] != '-';
 }
 
 /* The socket of session name in runtime root root. */
@@ -23484,13 +23835,19 @@ session_connect(const char *path)
 }
 
 /* The daemon, before anything is planned: the starter forks it and waits
- * for "ready" (or the pipe's end: the daemon said why on the stderr they
- * share, and failed). The daemon leaves the starter's session and, once
- * ready, its terminal: its stderr goes to ROOT/sessions/NAME.log. */
+ * for "ready" (or the pipe's end: the daemon said why, and failed). The
+ * daemon leaves the starter's session and its caller's descriptors: its
+ * stdin and stdout are /dev/null from the start, and its stderr the
+ * session's log from before its first child (session_listen), every
+ * message until ready copied to the caller's stderr too. An agent's hook
+ * that runs `sbx session start` with its pipes captured reads them to
+ * their end, and returns only when no process holds them: a bwrap or
+ * sbx-init that kept them would have held the agent for the session's
+ * life (tested: session_start_detached, agents_*). */
 static void
 session_daemonize(void)
 {
-	int p[2];
+	int p[2], null;
 	pid_t pid;
 	char ok;
 
@@ -23506,6 +23863,51 @@ session_daemonize(void)
 	close(p[0]);
 	sess.ready_fd = p[1];
 	setsid();
+	if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC)) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+		die("session: cannot open /dev/null: %s", strerror(errno));
+	close(null);
+}
+
+/* Copy what the session's log (fd 2, from offset 0) holds to the
+ * caller's stderr. */
+static void
+session_log_to_caller(void)
+{
+	char b[4096];
+	off_t off = 0;
+	ssize_t n;
+
+	while (sess.caller_err >= 0 && (n = pread(2, b, sizeof(b), off)) > 0) {
+		if (write_all(sess.caller_err, b, (size_t)n) < 0)
+			break;
+		off += n;
+	}
+}
+
+/* atexit: a daemon that ends before ready (bwrap, sbx-init or this sbx
+ * failed) leaves its words, all in the log, on the caller's stderr. */
+static void
+session_start_failed(void)
+{
+	if (sess.ready_fd >= 0)
+		session_log_to_caller();
+}
+
+/* The daemon's stderr becomes the session's log, before its first child
+ * (bwrap, sbx-tidy) inherits it: the caller's stderr is kept, close-on-exec,
+ * only until ready. */
+static void
+session_log_open(const struct run_paths *rp)
+{
+	const char *log = aprintf("%s/sessions/%s.log", rp->runtime_root, sess.name);
+	int fd = openat(AT_FDCWD, log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0)
+		die("session: cannot create %s: %s", log, strerror(errno));
+	if ((sess.caller_err = fcntl(2, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(fd, 2) < 0)
+		die("session: cannot take %s as stderr: %s", log, strerror(errno));
+	close(fd);
+	atexit(session_start_failed);
 }
 
 /* The listening socket, in the runtime root; a live session of that name
@@ -23528,6 +23930,7 @@ session_listen(const struct run_paths *rp)
 		    "session: %s is running already", sess.name);
 	}
 	unlink(sess.path);	/* a socket left by a session that died */
+	session_log_open(rp);
 	memcpy(sa.sun_path, sess.path, strlen(sess.path) + 1);
 	if ((sess.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
 	    bind(sess.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sess.path, 0600) < 0 ||
@@ -23538,21 +23941,15 @@ session_listen(const struct run_paths *rp)
 	sess.idle_since = now_ms();
 }
 
-/* Ready: the starter prints the name and returns; the daemon's stderr
- * goes to the session's log. */
+/* Ready: what the log holds so far (-v's notes, warnings) goes to the
+ * caller too, the caller's stderr is let go, and the starter prints the
+ * name and returns. */
 static void
-session_ready(const struct run_paths *rp)
+session_ready(void)
 {
-	const char *log = aprintf("%s/sessions/%s.log", rp->runtime_root, sess.name);
-	int fd = openat(AT_FDCWD, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
-	    null = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-	}
-	if (fd >= 0 || null >= 0)
-		dup2(fd >= 0 ? fd : null, 2);
+	session_log_to_caller();
+	close(sess.caller_err);
+	sess.caller_err = -1;
 	(void)!write(sess.ready_fd, "R", 1);
 	close(sess.ready_fd);
 	sess.ready_fd = -1;
@@ -23744,7 +24141,8 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	struct buf cmdline = { 0 };
 	const char *why = "descriptors missing";
 
-	if (nfd != 3 || c->id || exec_req_decode(b->p, b->n, &e, &why) < 0 || (e.id && (why = "an id from a client"))) {
+	if (c->id || exec_req_decode(b->p, b->n, &e, &why) < 0 || (e.id && (why = "an id from a client")) ||
+	    (nfd != exec_req_nfd(&e) && (why = "descriptors missing"))) {
 		frame_send(c->fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
 		warnx("session: a request refused: %s", c->id ? "a second exec on one connection" : why);
 		session_client_close(c);
@@ -23774,7 +24172,7 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	vstore_init(&c->store, r->p, r->pl, c->cmdline);
 	sess.out.n = 0;
 	exec_req_encode(&e, &sess.out);
-	if (frame_send(r->ctl, 'E', sess.out.p, sess.out.n, fds, 3) < 0)
+	if (frame_send(r->ctl, 'E', sess.out.p, sess.out.n, fds, nfd) < 0)
 		warnx("session: sbx-init did not take exec %u: %s", (unsigned)c->id, strerror(errno));
 	buf_recycle(&sess.out);
 	sess.execs++;
@@ -24039,7 +24437,7 @@ static void
 session_from_client(struct run *r, struct sess_client *c)
 {
 	struct buf b = sess.in;	/* the daemon's buffer, given back below */
-	int fds[3], nfd, type = frame_recv(c->fd, &b, fds, 3, &nfd);
+	int fds[4], nfd, type = frame_recv(c->fd, &b, fds, 4, &nfd);
 
 	if (type < 0) {	/* it went: its command is hung up on, as a terminal's would be */
 		if (c->id && r->ctl >= 0)
@@ -24065,11 +24463,29 @@ session_from_client(struct run *r, struct sess_client *c)
 		    (unsigned)sess.execs, sess.idle_since ? "no" : "yes");
 
 		frame_send(c->fd, 'P', info, strlen(info), NULL, 0);
+	} else if (type == 'W' && !c->id) {
+		/* an agent's own tool call, judged by this session's plan: the
+		 * mount table its commands run under (sbx hook, 10f) */
+		char kinds[SBX_JUDGE_MAX], *paths[SBX_JUDGE_MAX];
+		const char *why = "";
+		int n = judge_req_decode(b.p, b.n, kinds, paths, &why);
+
+		sess.out.n = 0;
+		if (n > 0)
+			judge_answer(r->pl, kinds, paths, n, &sess.out);
+		else
+			warnx("session: a judge request refused: %s", why);
+		if (n <= 0 || frame_send(c->fd, 'W', sess.out.p, sess.out.n, NULL, 0) < 0)
+			session_client_close(c);
+		buf_recycle(&sess.out);
 	}
 	/* init has its own copies now; received together, they are usually
-	 * three numbers in a row: one close_range, not three closes */
-	if (nfd == 3 && fds[1] == fds[0] + 1 && fds[2] == fds[0] + 2 &&
-	    syscall(SYS_close_range, (unsigned)fds[0], (unsigned)fds[2], 0U) == 0)
+	 * numbers in a row: one close_range, not a close each */
+	bool row = nfd >= 3;
+
+	for (int k = 1; row && k < nfd; k++)
+		row = fds[k] == fds[0] + k;
+	if (row && syscall(SYS_close_range, (unsigned)fds[0], (unsigned)fds[nfd - 1], 0U) == 0)
 		nfd = 0;
 	for (int k = 0; k < nfd; k++)
 		close(fds[k]);
@@ -24226,6 +24642,41 @@ session_end(void)
 	}
 }
 
+/* The session as a mode of a run (10c): run_linux's steps call these. */
+static void
+session_start_run(const struct run_paths *rp, struct vstore *store)
+{
+	session_listen(rp);
+	store->added = session_attribute;	/* each refusal to its exec's report */
+}
+
+static void
+session_tidier_start_run(const struct run_paths *rp)
+{
+	session_tidier_start(rp->tmpdir);
+}
+
+static void
+session_end_run(const struct plan *pl)
+{
+	audit_after_run(pl);	/* now, so `sbx session stop` shows it (session_end) */
+	session_end();
+}
+
+static const struct run_mode session_mode = {
+	.start = session_start_run,
+	.prepared = session_tidier_start_run,
+	.ready = session_ready,
+	.poll = session_poll,
+	.timeout = session_timeout,
+	.idle = session_tidy,
+	.events = session_on_events,
+	.unobserved = session_unobserved,
+	.setsid = session_setsid,
+	.end = session_end_run,
+};
+_Static_assert(2 + SBX_SESSION_MAX_CLIENTS <= SBX_RUN_MODE_MAX_FDS, "session_poll's descriptors fit run_supervise's");
+
 
 /* The clients: `sbx exec NAME -- CMD`, `sbx session list|stop NAME`. A
  * session is looked for under every runtime base (a policy may have moved
@@ -24266,9 +24717,11 @@ session_find(const char *name, const char **path)
 	return -1;
 }
 
-/* sbx exec NAME [--] CMD ARGS...: the command in the session, with this
- * process's stdin, stdout, stderr, environment and directory; signals
- * passed on; its status is ours, its refusals on our stderr. */
+/* sbx exec [--fd3] NAME [--] CMD ARGS...: the command in the session, with
+ * this process's stdin, stdout, stderr (and fd 3, with --fd3: how an
+ * agent's hook learns the directory its command ended in, hook_rewrite),
+ * environment and directory; signals passed on; its status is ours, its
+ * refusals on our stderr. */
 static int
 session_exec_main(int argc, char **argv)
 {
@@ -24276,17 +24729,23 @@ session_exec_main(int argc, char **argv)
 	char cwd[PATH_MAX];
 	struct exec_req e = { 0 };
 	struct buf body = { 0 }, b;
-	const int fds[3] = { 0, 1, 2 };
+	const int fds[4] = { 0, 1, 2, 3 };
 	const char *sock;
 	sigset_t set, old;
-	int fd, sfd, first = 3;
+	int fd, sfd, first;
 
-	if (argc < 4 || (strcmp(argv[3], "--") == 0 && argc < 5))
-		die_hint("sbx exec NAME -- COMMAND [ARGS...]", "exec: no session name or no command");
+	if (argc > 2 && strcmp(argv[2], "--fd3") == 0) {
+		if (fcntl(3, F_GETFD) < 0)
+			die("exec: --fd3, but fd 3 is not open; the command did not run");
+		e.flags |= EXEC_FD3;
+		argv++;
+		argc--;
+	}
+	first = argc > 3 && strcmp(argv[3], "--") == 0 ? 4 : 3;
+	if (argc <= first)
+		die_hint("sbx exec [--fd3] NAME -- COMMAND [ARGS...]", "exec: no session name or no command");
 	if (!session_name_ok(argv[2]))
 		die("exec: \"%s\" is not a session name (letters, digits, '.', '_', '-')", argv[2]);
-	if (strcmp(argv[3], "--") == 0)
-		first = 4;
 	if (!getcwd(cwd, sizeof(cwd)))
 		die("exec: cannot find the current directory: %s; the command did not run", strerror(errno));
 	e.argv = argv + first;
@@ -24302,10 +24761,11 @@ session_exec_main(int argc, char **argv)
 	/* the request is ready before we connect: the daemon, woken by the
 	 * connection, finds it there rather than sleeping again until it comes */
 	if ((fd = session_find(argv[2], &sock)) < 0)
-		die_hint("sbx session start --name NAME starts one; sbx session list shows them",
+		die_hint("sbx session start --name NAME starts one; sbx session list shows them. Inside another sandbox "
+		    "(Codex's own, say) sbx's sessions are out of reach: run it without (codex --sandbox danger-full-access)",
 		    "exec: no session %s is running; the command did not run", argv[2]);
 	audit_notice_show(path_dirname(sock));	/* what an ended session's audit did (9b) */
-	if (frame_send(fd, 'E', body.p, body.n, fds, 3) < 0)
+	if (frame_send(fd, 'E', body.p, body.n, fds, exec_req_nfd(&e)) < 0)
 		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
 	b = body;	/* the answer reuses the request's buffer: no page touched anew */
 	for (;;) {
@@ -24444,6 +24904,7 @@ session_start_args(int argc, char **argv, int *nargc)
 	if (!sess.name)
 		sess.name = aprintf("s%d", (int)getpid());
 	sess.on = true;
+	run_mode = &session_mode;
 	vec_push(&out, "--");
 	vec_push(&out, "sbx-session");
 	*nargc = (int)out.n;
@@ -24475,46 +24936,98 @@ read_fd_all(int fd, size_t max, struct buf *out)
 	return 0;
 }
 
+/* The agents sbx's hooks serve, as a table. ask: the agent takes
+ * permissionDecision "ask" with updatedInput. Codex does not: its output
+ * parser marks that answer invalid, fails the hook, and runs the original
+ * command, outside the sandbox (codex-rs/hooks output_parser.rs, tested:
+ * agents_codex_ask_refused), so `--ask` is refused for it. */
+static const struct hook_agent {
+	const char *name;
+	bool ask;
+	const char *tools;	/* PreToolUse's matcher: the shell, and the tools hook_tools judges */
+} hook_agents[] = {
+	{ "claude", true, "Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob" },
+	{ "codex", false, "Bash|apply_patch" },
+};
+
+/* The hooks sbx installs, for both agents' settings (Claude Code's
+ * settings.json, Codex's hooks.json: the same shape). Every one has a
+ * timeout (seconds, both agents) longer than sbx ever takes to answer
+ * (SBX_HOOK_START_MS): an agent whose hook times out or crashes goes on
+ * without its answer, and runs the command as it was (README, docs/DESIGN.md 13). */
+static const struct { const char *event; bool tools; const char *arg, *codex_label; int timeout_s; } hook_events[] = {
+/*	  the event	  matcher: the	the hook's arg	  Codex's name in its	timeout (s): Codex holds a
+			  agent's tools			  trust keys		SessionEnd hook to 3, and its
+										digest takes the value it uses */
+	{ "SessionStart", false,	"session-start",  "session_start",	SBX_HOOK_TIMEOUT_S },
+	{ "PreToolUse",	  true,		"pre-tool-use",	  "pre_tool_use",	SBX_HOOK_TIMEOUT_S },
+	{ "SessionEnd",	  false,	"session-end",	  "session_end",	3 },
+};
+
+/* hook_events[i]'s matcher for agent, or NULL (every one). */
+static const char *
+hook_matcher(const char *agent, size_t i)
+{
+	for (size_t k = 0; hook_events[i].tools && k < LEN(hook_agents); k++)
+		if (strcmp(hook_agents[k].name, agent) == 0)
+			return hook_agents[k].tools;
+	return NULL;
+}
+
+/* The command of one of sbx's hooks: this sbx, the agent, the event and
+ * the options, each single-quoted where it must be. Pure. */
+static const char *
+hook_command(const char *agent, const char *self, const char *arg, char **opts, int nopt)
+{
+	struct buf cmd = { 0 };
+	const char *s;
+
+	buf_put_shell_quoted(&cmd, self);
+	buf_printf(&cmd, " hook %s %s", agent, arg);
+	for (int k = 0; k < nopt; k++) {
+		if (strcmp(opts[k], "--ask") == 0 && strcmp(arg, "pre-tool-use") != 0)
+			continue;	/* only the hook that answers reads it */
+		buf_putc(&cmd, ' ');
+		buf_put_shell_quoted(&cmd, opts[k]);
+	}
+	buf_putc(&cmd, '\0');
+	s = astrdup(cmd.p);
+	free(cmd.p);
+	return s;
+}
+
 /* --print-settings: the hooks to install, for Claude Code's settings.json
- * (~/.claude/settings.json, or the project's .claude/settings.json) or
- * Codex's hooks.json, with this sbx's path and the options given; --ask
- * goes to the hook that answers (pre-tool-use), where it means something.
+ * or Codex's hooks.json, with this sbx's path and the options given
+ * (--ask among them goes only to the hook that answers, hook_command).
  * Pure. */
 static void
-hook_settings(struct buf *b, const char *agent, const char *self, char **opts, int nopt, bool ask)
+hook_settings(struct buf *b, const char *agent, const char *self, char **opts, int nopt)
 {
-	static const struct { const char *event, *matcher, *arg; bool answers; } hooks[] = {
-		{ "SessionStart", NULL, "session-start", false },
-		{ "PreToolUse", "Bash", "pre-tool-use", true },
-		{ "SessionEnd", NULL, "session-end", false },
-	};
-
 	buf_puts(b, "{\n  \"hooks\": {\n");
-	for (size_t i = 0; i < LEN(hooks); i++) {
-		struct buf cmd = { 0 };
+	for (size_t i = 0; i < LEN(hook_events); i++) {
+		const char *m = hook_matcher(agent, i);
 
-		buf_put_shell_quoted(&cmd, self);
-		buf_printf(&cmd, " hook %s %s", agent, hooks[i].arg);
-		if (ask && hooks[i].answers)
-			buf_puts(&cmd, " --ask");
-		for (int k = 0; k < nopt; k++) {
-			buf_putc(&cmd, ' ');
-			buf_put_shell_quoted(&cmd, opts[k]);
-		}
-		buf_putc(&cmd, '\0');
-		buf_printf(b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ", hooks[i].event,
-		    hooks[i].matcher ? "\"matcher\": \"" : "", hooks[i].matcher ? hooks[i].matcher : "",
-		    hooks[i].matcher ? "\", " : "");
-		buf_put_json_string(b, cmd.p);
-		buf_printf(b, "}]}]%s\n", i + 1 < LEN(hooks) ? "," : "");
-		free(cmd.p);
+		buf_printf(b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ",
+		    hook_events[i].event, m ? "\"matcher\": \"" : "", m ? m : "", m ? "\", " : "");
+		buf_put_json_string(b, hook_command(agent, self, hook_events[i].arg, opts, nopt));
+		buf_printf(b, ", \"timeout\": %d}]}]%s\n", hook_events[i].timeout_s,
+		    i + 1 < LEN(hook_events) ? "," : "");
 	}
 	buf_puts(b, "  }\n}\n");
 }
 
-/* Agent hooks (issue 16 §4): `sbx hook claude|codex EVENT [OPTIONS]` is what
- * Claude Code's and Codex's hooks run. They read the hook's JSON on stdin
- * (the strict reader, 3.5) and answer on stdout:
+static int
+hook_print_settings(const char *agent, const char *self, char **opts, int nopt)
+{
+	struct buf b = { 0 };
+
+	hook_settings(&b, agent, self, opts, nopt);
+	return write_all(1, b.p, b.n) < 0 ? 1 : 0;
+}
+
+/* Agent hooks: `sbx hook claude|codex EVENT [OPTIONS]` is what Claude
+ * Code's and Codex's hooks run. They read the hook's JSON on stdin (the
+ * strict reader, 3.5) and answer on stdout:
  *   session-start  start the session of the agent's session id
  *                  ("claude-ID" / "codex-ID", the id's unsafe bytes hashed);
  *   pre-tool-use   a Bash call's command becomes
@@ -24522,10 +25035,13 @@ hook_settings(struct buf *b, const char *agent, const char *self, char **opts, i
  *                  other field of tool_input kept), the session started if
  *                  none answers; permissionDecision "allow" (--ask: "ask");
  *   session-end    stop it.
- * FAIL CLOSED: a pre-tool-use that cannot parse its input or reach a
- * session answers permissionDecision "deny" with the reason, so the
- * command never runs outside the sandbox. OPTIONS are session start's
- * (-c POLICY, directives, --idle=). */
+ * FAIL CLOSED: a pre-tool-use that cannot parse its input, start or reach
+ * a session, or express what it was asked in the agent's terms answers
+ * permissionDecision "deny" with the reason (sbx's own words), so the
+ * command never runs outside the sandbox. Both agents read that answer
+ * with exit status 0; any other status (a crash, a die) would let the
+ * command run as it was. OPTIONS are session start's (-c POLICY,
+ * directives, --idle=). */
 
 /* A JSON value printed back (updatedInput keeps the agent's fields). */
 static void
@@ -24579,17 +25095,43 @@ hook_session_name(const char *agent, const char *id)
 	return aprintf("%s-%016llx", agent, (unsigned long long)str_hash(id));
 }
 
-/* The rewritten command: sbx exec NAME -- bash -c 'COMMAND'. Pure. */
+/* The rewritten command, run by the agent's shell. Pure. The command is
+ * run by bash in the session, as `bash -c COMMAND` would (the text
+ * reaches it single-quoted, byte for byte; no positional parameters),
+ * and the directory it ends in comes back to the agent's shell, which
+ * moves there: Claude Code keeps its shell's directory from one call to
+ * the next (it records `pwd -P` after a command that succeeded), and
+ * `cd sub && make` followed by `make test` must run in sub, as without
+ * the hook. The way back is a pipe (the agent's shell reads it with $(),
+ * sbx exec --fd3 hands it to the command as its fd 3); the command itself
+ * runs with fd 3 closed, so nothing it leaves running holds the pipe, and
+ * its stdout and stderr are the agent's as they were. An `exit` in the
+ * command ends the inner bash before it reports, so the shell stays where
+ * it was, as without the hook. The exit status is the command's, and no
+ * process is forked for it (a function returns it).
+ *   { __sbx_d=$(SBX exec --fd3 NAME -- bash -c 'INNER' /bin/bash COMMAND 3>&1 >&4 4>&-);
+ *     __sbx_s=$?; } 4>&1; cd to ${__sbx_d%/}; return __sbx_s
+ * INNER: run "$1" with no positional parameters and fd 3 closed, then
+ * write the directory and a '/' ($() would drop a name's trailing
+ * newlines) to fd 3, and exit with the command's status. */
 static char *
 hook_rewrite(const char *self, const char *name, const char *command)
 {
+	static const char inner[] = "__sbx_c=$1; shift; eval \"$__sbx_c\" 3>&-; __sbx_s=$?; "
+	    "printf '%s/' \"$PWD\" >&3; exit \"$__sbx_s\"";
 	struct buf b = { 0 };
 
+	buf_puts(&b, "{ __sbx_d=$(");
 	buf_put_shell_quoted(&b, self);
-	buf_puts(&b, " exec ");
+	buf_puts(&b, " exec --fd3 ");
 	buf_put_shell_quoted(&b, name);
 	buf_puts(&b, " -- bash -c ");
+	buf_put_shell_quoted(&b, inner);
+	buf_puts(&b, " /bin/bash ");	/* $0, as in both agents' own shells: their errors' prefix */
 	buf_put_shell_quoted(&b, command);
+	buf_puts(&b, " 3>&1 >&4 4>&-); __sbx_s=$?; } 4>&1; "
+	    "[ -z \"$__sbx_d\" ] || cd -- \"${__sbx_d%/}\" 2>/dev/null; "
+	    "__sbx_r() { return \"$1\"; }; __sbx_r \"$__sbx_s\"");
 	buf_putc(&b, '\0');
 	return b.p;
 }
@@ -24619,14 +25161,77 @@ hook_answer(struct buf *out, const char *decision, const char *why, const struct
 	buf_puts(out, "}}\n");
 }
 
+/* Run this sbx (self) with argv in dir, its stdin and stdout /dev/null
+ * (a hook's stdout is its answer), its stderr read to its end into *err
+ * (trailing blank cut, at most SBX_HOOK_WORDS_MAX bytes kept): the end
+ * comes when no process holds the pipe any more. One still running after
+ * timeout_ms is killed (*late). Returns its exit status as the shell gives
+ * it, or -1 (not started, errno set). */
+static int
+hook_run_self(const char *self, char **argv, const char *dir, int timeout_ms, char **err, bool *late)
+{
+	struct buf b = { 0 };
+	int status = 0, null, p[2];
+	int64_t deadline = now_ms() + timeout_ms;
+	pid_t pid;
+
+	*late = false;
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
+		return -1;
+	if (pid == 0) {
+		if (chdir(dir) < 0 || (null = openat(AT_FDCWD, "/dev/null", O_RDWR)) < 0 || dup2(null, 0) < 0 ||
+		    dup2(null, 1) < 0 || dup2(p[1], 2) < 0)
+			_exit(SBX_EXIT_FAILURE);
+		execv(self, argv);
+		_exit(SBX_EXIT_FAILURE);
+	}
+	close(p[1]);
+	for (;;) {
+		struct pollfd pf = { p[0], POLLIN, 0 };
+		int64_t left = deadline - now_ms();
+		ssize_t r;
+
+		if (left <= 0) {
+			*late = true;
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(&pf, 1, (int)left) <= 0)
+			continue;
+		buf_grow(&b, 4096);
+		if ((r = read(p[0], b.p + b.n, b.cap - b.n - 1)) < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (b.n + (size_t)r < SBX_HOOK_WORDS_MAX)
+			b.n += (size_t)r;
+	}
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	while (b.n && (b.p[b.n - 1] == '\n' || b.p[b.n - 1] == ' '))
+		b.n--;
+	*err = astrndup(b.p ? b.p : "", b.n);
+	free(b.p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* Start session name in dir with the hook's options: this sbx, as
- * `sbx session start OPTIONS --name NAME`. Returns 0 when it answers. */
+ * `sbx session start OPTIONS --name NAME`, its stderr read to its end: a
+ * session that cannot start has its real words in *why, for the deny
+ * reason the model reads and the person sees (the hook's own stderr
+ * reaches neither). The daemon lets go of that pipe once ready
+ * (session_daemonize), so the end comes with the starter's; a starter
+ * still silent after SBX_HOOK_START_MS is killed and the call denied,
+ * before the agent's own timeout for the hook (SBX_HOOK_TIMEOUT_S) would
+ * run the command outside. Returns 0 when the session answers. */
 static int
 hook_start_session(const char *self, const char *name, const char *dir, int argc, char **argv, const char **why)
 {
 	struct vec av = { 0 };
-	int status, null;
-	pid_t pid;
+	char *err;
+	bool late;
+	int rc;
 
 	vec_push(&av, (void *)self);
 	vec_push(&av, "session");
@@ -24636,54 +25241,877 @@ hook_start_session(const char *self, const char *name, const char *dir, int argc
 	vec_push(&av, "--name");
 	vec_push(&av, (void *)name);
 	vec_push(&av, NULL);
-	if ((pid = fork()) < 0) {
-		*why = "cannot fork";
+	if ((rc = hook_run_self(self, (char **)av.v, dir, SBX_HOOK_START_MS, &err, &late)) < 0)
+		*why = aprintf("cannot start sbx session start: %s", strerror(errno));
+	else if (late)
+		*why = aprintf("sbx session start did not finish within %d s%s%s", SBX_HOOK_START_MS / 1000,
+		    *err ? ": " : "", err);
+	else if (rc != 0)
+		*why = *err ? err : aprintf("sbx session start failed (status %d) and said nothing", rc);
+	return rc == 0 && !late ? 0 : -1;
+}
+
+/* ---- sbx hook AGENT install | uninstall: the hooks merged into the
+ * agent's own settings -------------------------------------------------
+ *   claude  ~/.claude/settings.json (--user, the default), or the
+ *           project's .claude/settings.local.json (--project: the current
+ *           directory's, not committed)
+ *   codex   $CODEX_HOME/hooks.json (~/.codex), and in $CODEX_HOME/
+ *           config.toml the trust Codex asks of a hook before it runs it
+ * Every other key and hook stays as it was (sbx's own are replaced, so
+ * installing twice changes nothing); the file before is kept as
+ * FILE.sbx-backup; the new one replaces it in one rename. The hooks name
+ * sbx and the policy by absolute paths, and the policy is read first, as
+ * the session will read it: a policy that does not parse is refused now,
+ * not at the agent's first command. `uninstall` removes exactly sbx's
+ * hooks (and the trust block). */
+
+/* A JSON value made here (the arena's). */
+static struct jval *
+jv_new(enum jtype t, const char *s)
+{
+	struct jval *v = amalloc(sizeof(*v));
+
+	memset(v, 0, sizeof(*v));
+	v->t = t;
+	v->s = s;
+	return v;
+}
+
+static struct jval *
+jv_num(long n)
+{
+	struct jval *v = jv_new(J_NUM, NULL);
+
+	v->num = (double)n;
+	v->integral = true;
+	return v;
+}
+
+/* Append an item (key NULL) to an array, or set a member of an object:
+ * replaced where the key is, appended where it is not. */
+static void
+jv_put(struct jval *c, const char *key, struct jval *v)
+{
+	struct jval **items = amalloc((c->n + 1) * sizeof(*items));
+	const char **keys = amalloc((c->n + 1) * sizeof(*keys));
+
+	for (size_t i = 0; key && i < c->n; i++)
+		if (strcmp(c->keys[i], key) == 0) {
+			c->items[i] = v;
+			return;
+		}
+	if (c->n) {
+		memcpy(items, c->items, c->n * sizeof(*items));
+		if (c->keys)
+			memcpy(keys, c->keys, c->n * sizeof(*keys));
+	}
+	items[c->n] = v;
+	keys[c->n] = key;
+	c->items = items;
+	c->keys = c->t == J_OBJ ? keys : NULL;
+	c->n++;
+}
+
+static void
+jv_drop(struct jval *c, size_t i)
+{
+	memmove(c->items + i, c->items + i + 1, (c->n - i - 1) * sizeof(*c->items));
+	if (c->keys)
+		memmove(c->keys + i, c->keys + i + 1, (c->n - i - 1) * sizeof(*c->keys));
+	c->n--;
+}
+
+/* A JSON value printed with two spaces a level, as the agents write their
+ * own settings. */
+static void
+json_print_pretty(struct buf *b, const struct jval *v, int depth)
+{
+	if ((v->t != J_ARR && v->t != J_OBJ) || v->n == 0) {
+		if (v->t == J_ARR || v->t == J_OBJ)
+			buf_puts(b, v->t == J_ARR ? "[]" : "{}");
+		else
+			json_print(b, v);
+		return;
+	}
+	buf_putc(b, v->t == J_ARR ? '[' : '{');
+	for (size_t i = 0; i < v->n; i++) {
+		buf_printf(b, "%s\n%*s", i ? "," : "", 2 * (depth + 1), "");
+		if (v->t == J_OBJ) {
+			buf_put_json_string(b, v->keys[i]);
+			buf_puts(b, ": ");
+		}
+		json_print_pretty(b, v->items[i], depth + 1);
+	}
+	buf_printf(b, "\n%*s%c", 2 * depth, "", v->t == J_ARR ? ']' : '}');
+}
+
+/* Is cmd one of sbx's hooks for agent: `SBX hook AGENT EVENT ...`, SBX
+ * any one word (an sbx elsewhere, installed before), EVENT one of
+ * hook_events'? Pure. */
+static bool
+hook_cmd_is_ours(const char *cmd, const char *agent)
+{
+	const char *p = cmd, *rest;
+
+	if (*p == '\'') {
+		/* buf_put_shell_quoted's form: '...' with ' written '\'' */
+		for (p++; *p; p++)
+			if (*p == '\'' && strncmp(p, "'\\''", 4) == 0)
+				p += 3;
+			else if (*p == '\'')
+				break;
+		if (!*p++)
+			return false;
+	} else {
+		p += strcspn(p, " ");
+	}
+	rest = aprintf(" hook %s ", agent);
+	if (strncmp(p, rest, strlen(rest)) != 0)
+		return false;
+	p += strlen(rest);
+	for (size_t i = 0; i < LEN(hook_events); i++) {
+		size_t n = strlen(hook_events[i].arg);
+
+		if (strncmp(p, hook_events[i].arg, n) == 0 && (p[n] == ' ' || !p[n]))
+			return true;
+	}
+	return false;
+}
+
+/* Take sbx's hooks for agent out of a settings object's "hooks" (each
+ * handler; a group left with none goes, an event left with none too).
+ * Returns how many went, or -1 with *why when the file's hooks are not
+ * shaped as both agents read them. */
+static int
+hook_settings_strip(struct jval *top, const char *agent, const char **why)
+{
+	struct jval *hooks = NULL;
+	int gone = 0;
+
+	for (size_t i = 0; i < top->n; i++)
+		if (strcmp(top->keys[i], "hooks") == 0)
+			hooks = top->items[i];
+	if (!hooks)
+		return 0;
+	if (hooks->t != J_OBJ) {
+		*why = "its \"hooks\" is not an object";
 		return -1;
 	}
-	if (pid == 0) {
-		if (chdir(dir) < 0)
-			_exit(SBX_EXIT_FAILURE);
-		if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR)) >= 0)
-			dup2(null, 1);	/* the hook's stdout is its answer: the name must not land in it */
-		execv(self, (char **)av.v);
-		_exit(SBX_EXIT_FAILURE);
+	for (size_t e = hooks->n; e-- > 0;) {
+		struct jval *groups = hooks->items[e];
+
+		if (groups->t != J_ARR) {
+			*why = aprintf("its hooks.%s is not a list", hooks->keys[e]);
+			return -1;
+		}
+		for (size_t g = groups->n; g-- > 0;) {
+			struct jval *group = groups->items[g], *list = NULL;
+			size_t had;
+
+			for (size_t k = 0; group->t == J_OBJ && k < group->n; k++)
+				if (strcmp(group->keys[k], "hooks") == 0)
+					list = group->items[k];
+			if (!list || list->t != J_ARR) {
+				*why = aprintf("an entry of its hooks.%s has no \"hooks\" list", hooks->keys[e]);
+				return -1;
+			}
+			had = list->n;
+			for (size_t h = list->n; h-- > 0;) {
+				const struct jval *cmd = json_member(list->items[h], "command", J_STR);
+
+				if (cmd && hook_cmd_is_ours(cmd->s, agent)) {
+					jv_drop(list, h);
+					gone++;
+				}
+			}
+			if (had && !list->n)
+				jv_drop(groups, g);
+		}
+		if (!groups->n)
+			jv_drop(hooks, e);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			break;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		*why = "sbx session start failed (its message is on the hook's stderr)";
-		return -1;
+	if (!hooks->n)
+		for (size_t i = 0; i < top->n; i++)
+			if (top->items[i] == hooks)
+				jv_drop(top, i);
+	return gone;
+}
+
+/* sbx's hooks put into a settings object: a group each, after every
+ * other. Returns each one's group index in its event's list (Codex's
+ * trust keys name them by it). */
+static size_t *
+hook_settings_add(struct jval *top, const char *agent, const char *self, char **opts, int nopt)
+{
+	struct jval *hooks = NULL;
+	size_t *at = amalloc(LEN(hook_events) * sizeof(*at));
+
+	for (size_t i = 0; i < top->n; i++)
+		if (strcmp(top->keys[i], "hooks") == 0)
+			hooks = top->items[i];
+	if (!hooks) {
+		hooks = jv_new(J_OBJ, NULL);
+		jv_put(top, "hooks", hooks);
 	}
+	for (size_t i = 0; i < LEN(hook_events); i++) {
+		struct jval *groups = NULL, *group = jv_new(J_OBJ, NULL), *list = jv_new(J_ARR, NULL),
+		    *h = jv_new(J_OBJ, NULL);
+
+		for (size_t k = 0; k < hooks->n; k++)
+			if (strcmp(hooks->keys[k], hook_events[i].event) == 0)
+				groups = hooks->items[k];
+		if (!groups) {
+			groups = jv_new(J_ARR, NULL);
+			jv_put(hooks, hook_events[i].event, groups);
+		}
+		if (hook_matcher(agent, i))
+			jv_put(group, "matcher", jv_new(J_STR, hook_matcher(agent, i)));
+		jv_put(h, "type", jv_new(J_STR, "command"));
+		jv_put(h, "command", jv_new(J_STR, hook_command(agent, self, hook_events[i].arg, opts, nopt)));
+		jv_put(h, "timeout", jv_num(hook_events[i].timeout_s));
+		jv_put(list, NULL, h);
+		jv_put(group, "hooks", list);
+		at[i] = groups->n;
+		jv_put(groups, NULL, group);
+	}
+	return at;
+}
+
+/* Write text to path in one rename, the old file kept as path.sbx-backup
+ * (its mode kept, or 0600). Dies on failure, nothing changed. */
+static void
+hook_file_replace(const char *path, const struct buf *text, bool existed)
+{
+	const char *tmp = aprintf("%s.sbx-new", path), *bak = aprintf("%s.sbx-backup", path);
+	struct stat st;
+	mode_t mode = existed && stat(path, &st) == 0 ? st.st_mode & 07777 : 0600;
+	int fd;
+
+	if (existed) {
+		struct buf old = { 0 };
+
+		if (read_file(path, SBX_MAX_POLICY_BYTES, &old) < 0 ||
+		    (fd = openat(AT_FDCWD, bak, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
+		    write_all(fd, old.p, old.n) < 0 || fsync(fd) < 0 || close(fd) < 0)
+			die("hook: cannot write the backup %s: %s; %s is unchanged", bak, strerror(errno), path);
+		free(old.p);
+	}
+	if ((fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
+	    write_all(fd, text->p, text->n) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
+	    rename(tmp, path) < 0) {
+		int err = errno;
+
+		unlink(tmp);
+		die("hook: cannot write %s: %s; it is unchanged", path, strerror(err));
+	}
+}
+
+/* SHA-256 (FIPS 180-4), for the trust Codex keys by a hook's digest. */
+static void
+sha256(const void *data, size_t n, unsigned char out[32])
+{
+	static const uint32_t k[64] = {
+		0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+		0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+		0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+		0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+		0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+		0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+		0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+		0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+	};
+	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+		0x5be0cd19 };
+	size_t total = (n + 9 + 63) / 64 * 64;
+	unsigned char *m = amalloc(total);
+	uint64_t bits = (uint64_t)n * 8;
+
+#define SHA_ROR(x, r) (((x) >> (r)) | ((x) << (32 - (r))))
+	memset(m, 0, total);
+	memcpy(m, data, n);
+	m[n] = 0x80;
+	for (int i = 0; i < 8; i++)
+		m[total - 1 - i] = (unsigned char)(bits >> (8 * i));
+	for (size_t off = 0; off < total; off += 64) {
+		uint32_t w[64], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+
+		for (int i = 0; i < 16; i++)
+			w[i] = (uint32_t)m[off + 4 * i] << 24 | (uint32_t)m[off + 4 * i + 1] << 16 |
+			    (uint32_t)m[off + 4 * i + 2] << 8 | m[off + 4 * i + 3];
+		for (int i = 16; i < 64; i++)
+			w[i] = w[i - 16] + (SHA_ROR(w[i - 15], 7) ^ SHA_ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+			    (SHA_ROR(w[i - 2], 17) ^ SHA_ROR(w[i - 2], 19) ^ (w[i - 2] >> 10));
+		for (int i = 0; i < 64; i++) {
+			uint32_t t1 = hh + (SHA_ROR(e, 6) ^ SHA_ROR(e, 11) ^ SHA_ROR(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+			uint32_t t2 = (SHA_ROR(a, 2) ^ SHA_ROR(a, 13) ^ SHA_ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+
+			hh = g;
+			g = f;
+			f = e;
+			e = d + t1;
+			d = c;
+			c = b;
+			b = a;
+			a = t1 + t2;
+		}
+		h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+	}
+#undef SHA_ROR
+	for (int i = 0; i < 32; i++)
+		out[i] = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+/* A JSON string as serde_json writes it (its short escapes), for the
+ * digest below, which must be Codex's byte for byte. */
+static void
+json_put_serde_string(struct buf *b, const char *s)
+{
+	static const char shortc[] = "\b\f\n\r\t", shorte[] = "bfnrt";
+
+	buf_putc(b, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		const char *e = *p ? strchr(shortc, *p) : NULL;
+
+		if (*p == '"' || *p == '\\')
+			buf_printf(b, "\\%c", *p);
+		else if (e)
+			buf_printf(b, "\\%c", shorte[e - shortc]);
+		else if (*p < 0x20)
+			buf_printf(b, "\\u%04x", *p);
+		else
+			buf_putc(b, (char)*p);
+	}
+	buf_putc(b, '"');
+}
+
+/* The digest Codex trusts a hook by (codex-rs/hooks discovery.rs
+ * command_hook_hash): "sha256:" and the hex SHA-256 of the hook's
+ * identity as JSON, keys sorted, no spaces: its event (as Codex's state
+ * keys name it), matcher (none: left out) and the one handler, each
+ * field a hooks.json handler has once defaults are filled in. Pure. */
+static const char *
+codex_hook_digest(const char *label, const char *matcher, const char *command, int timeout_s)
+{
+	struct buf b = { 0 };
+	unsigned char d[32];
+	char hex[65];
+
+	buf_puts(&b, "{\"event_name\":");
+	json_put_serde_string(&b, label);
+	buf_puts(&b, ",\"hooks\":[{\"async\":false,\"command\":");
+	json_put_serde_string(&b, command);
+	buf_printf(&b, ",\"timeout\":%d,\"type\":\"command\"}]", timeout_s);
+	if (matcher) {
+		buf_puts(&b, ",\"matcher\":");
+		json_put_serde_string(&b, matcher);
+	}
+	buf_putc(&b, '}');
+	sha256(b.p, b.n, d);
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	free(b.p);
+	return aprintf("sha256:%s", hex);
+}
+
+#define CODEX_TRUST_BEGIN "# sbx hook codex install: Codex runs a hook only once trusted; these are sbx's (`sbx hook codex uninstall` takes them out)"
+#define CODEX_TRUST_END "# end of sbx's hooks"
+
+/* A TOML basic string. */
+static void
+toml_put_string(struct buf *b, const char *s)
+{
+	buf_putc(b, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p == '"' || *p == '\\')
+			buf_printf(b, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			buf_printf(b, "\\u%04x", *p);
+		else
+			buf_putc(b, (char)*p);
+	buf_putc(b, '"');
+}
+
+/* config.toml's text, less sbx's trust block and any table Codex wrote
+ * for one of sbx's hooks' keys (the person trusted them in Codex: the
+ * block says the same), plus the new block when block is given. A key of
+ * ours set another way (a dotted key, an inline table) is refused: a
+ * second definition would make Codex refuse the whole file. Pure.
+ * Returns the text, or NULL with *why. */
+static char *
+codex_config_merge(const char *old, const struct vec *keys, const char *block, const char **why)
+{
+	struct buf out = { 0 };
+	bool in_block = false, in_ours = false;
+	const char *p = old;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n'), *t;
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = astrndup(p, n);
+
+		p = nl ? nl + 1 : p + n;
+		for (t = line; *t == ' ' || *t == '\t'; t++)
+			;
+		if (!in_block && strcmp(line, CODEX_TRUST_BEGIN) == 0) {
+			in_block = true;
+			continue;
+		}
+		if (in_block) {
+			in_block = strcmp(line, CODEX_TRUST_END) != 0;
+			continue;
+		}
+		if (*t == '[') {
+			in_ours = false;
+			for (size_t i = 0; i < keys->n; i++) {
+				struct buf h = { 0 };
+
+				buf_puts(&h, "[hooks.state.");
+				toml_put_string(&h, keys->v[i]);
+				buf_putc(&h, ']');
+				buf_putc(&h, '\0');
+				in_ours |= strncmp(t, h.p, strlen(h.p)) == 0;
+				free(h.p);
+			}
+			if (in_ours)
+				continue;
+		} else if (in_ours) {
+			continue;	/* a key of Codex's table for one of sbx's hooks */
+		}
+		for (size_t i = 0; i < keys->n; i++)
+			if (strstr(line, keys->v[i])) {
+				*why = aprintf("it sets the state of sbx's hook %s in a way sbx cannot rewrite (line \"%s\"); "
+				    "remove that line and run this again", (const char *)keys->v[i], line);
+				free(out.p);
+				return NULL;
+			}
+		buf_puts(&out, line);
+		buf_putc(&out, '\n');
+	}
+	while (out.n >= 2 && out.p[out.n - 1] == '\n' && out.p[out.n - 2] == '\n')
+		out.n--;	/* the blank line that set the block apart */
+	if (block) {
+		if (out.n)
+			buf_putc(&out, '\n');
+		buf_puts(&out, block);
+	}
+	buf_putc(&out, '\0');
+	return out.p;
+}
+
+/* The session options as the hooks will give them: a policy file named
+ * by its absolute path (the hooks run in whatever directory the agent
+ * is in), and checked, as session start will read it. Dies when it does
+ * not parse. */
+static char **
+hook_install_opts(const char *self, char **opts, int *nopt)
+{
+	static const char *const with_file[] = { "-c", "--config", "--settings" };
+	struct vec check = { 0 };
+	char **out = amalloc((size_t)(*nopt + 1) * sizeof(char *)), *err, real[PATH_MAX];
+	bool late;
+	int rc;
+
+	vec_push(&check, (void *)self);
+	vec_push(&check, "--print=policy");
+	for (int i = 0; i < *nopt; i++) {
+		const char *a = opts[i], *file = NULL, *prefix = NULL;
+
+		for (size_t k = 0; k < LEN(with_file); k++) {
+			size_t n = strlen(with_file[k]);
+
+			if (strcmp(a, with_file[k]) == 0 && i + 1 < *nopt) {
+				out[i] = opts[i];
+				vec_push(&check, opts[i]);
+				a = opts[++i];
+				file = a;
+				prefix = "";
+			} else if (strncmp(a, with_file[k], n) == 0 && a[n] == '=') {
+				file = a + n + 1;
+				prefix = astrndup(a, n + 1);
+			} else if (k == 0 && strncmp(a, "-c", 2) == 0 && a[2] && a[2] != '-') {
+				file = a + 2;
+				prefix = "-c";
+			}
+			if (file)
+				break;
+		}
+		if (file) {
+			if (!realpath(file, real))
+				die("hook: the policy %s: %s", file, strerror(errno));
+			a = aprintf("%s%s", prefix, real);
+		}
+		out[i] = (char *)a;
+		if (strncmp(a, "--idle", 6) == 0 && !strchr(a, '=') && i + 1 < *nopt)
+			i++, out[i] = opts[i];	/* --idle N: session start's, not a run's */
+		else if (strncmp(a, "--idle", 6) != 0)
+			vec_push(&check, (void *)a);
+	}
+	vec_push(&check, "--");
+	vec_push(&check, "true");
+	vec_push(&check, NULL);
+	if ((rc = hook_run_self(self, (char **)check.v, ".", SBX_HOOK_START_MS, &err, &late)) != 0 || late)
+		die_hint("fix the policy, then install again", "hook: the policy does not parse, so no hook was installed:\n%s",
+		    rc < 0 ? strerror(errno) : late ? "sbx --print=policy did not finish" : err);
+	return out;
+}
+
+/* `sbx hook AGENT install|uninstall [--user|--project] [OPTIONS]`. */
+static int
+hook_install_main(const struct hook_agent *ag, bool install, bool ask, const char *self, char **opts, int nopt)
+{
+	const char *home = getenv("HOME"), *why = NULL, *codex_home = getenv("CODEX_HOME"), *file, *dir;
+	bool project = false, existed;
+	struct buf text = { 0 }, out = { 0 };
+	struct jval *top = NULL;
+	struct err e = { 0 };
+	char cwd[PATH_MAX];
+	size_t *at = NULL;
+	int k = 0, gone;
+
+	for (int i = 0; i < nopt; i++)
+		if (strcmp(opts[i], "--project") == 0 || strcmp(opts[i], "--user") == 0)
+			project = strcmp(opts[i], "--project") == 0;
+		else
+			opts[k++] = opts[i];
+	nopt = k;
+	if (!install && nopt)
+		die("hook: uninstall takes no options but --user or --project (given: %s)", opts[0]);
+	if (!home || home[0] != '/')
+		die("hook: HOME is not set to an absolute path, so there is no settings file to %s",
+		    install ? "install into" : "uninstall from");
+	if (strcmp(ag->name, "codex") == 0) {
+		if (project)
+			die("hook: Codex has no project file sbx installs into; its hooks are in $CODEX_HOME/hooks.json");
+		dir = codex_home && *codex_home ? codex_home : path_join(home, ".codex");
+		if (dir[0] != '/')
+			die("hook: CODEX_HOME is not an absolute path: %s", dir);
+		file = path_join(dir, "hooks.json");
+	} else if (project) {
+		if (!getcwd(cwd, sizeof(cwd)))
+			die("hook: cannot find the current directory: %s", strerror(errno));
+		dir = path_join(cwd, ".claude");
+		file = path_join(dir, "settings.local.json");
+	} else {
+		dir = path_join(home, ".claude");
+		file = path_join(dir, "settings.json");
+	}
+	if (install)
+		opts = hook_install_opts(self, opts, &nopt);
+	if (ask)
+		opts[nopt++] = "--ask";	/* hook_install_opts's array has room for one more */
+	existed = access(file, F_OK) == 0;
+	if (existed && read_file(file, SBX_MAX_POLICY_BYTES, &text) < 0)
+		die("hook: cannot read %s: %s", file, strerror(errno));
+	if (existed && json_parse(text.p, text.n, file, &top, &e) < 0)
+		die_hint("sbx changes only a file it can read; fix it, or move it away", "hook: %s:%d:%d: %s", file,
+		    e.line, e.col, e.msg);
+	if (existed && top->t != J_OBJ)
+		die("hook: %s is not a JSON object", file);
+	if (!existed)
+		top = jv_new(J_OBJ, NULL);
+	if ((gone = hook_settings_strip(top, ag->name, &why)) < 0)
+		die_hint("sbx changes only hooks shaped as the agent reads them", "hook: %s: %s", file, why);
+	if (install)
+		at = hook_settings_add(top, ag->name, self, opts, nopt);
+	json_print_pretty(&out, top, 0);
+	buf_putc(&out, '\n');
+	bool same = existed && out.n == text.n && memcmp(out.p, text.p, out.n) == 0;
+
+	if (!same && (install || gone)) {
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			die("hook: cannot create %s: %s", dir, strerror(errno));
+		hook_file_replace(file, &out, existed);
+	}
+	if (strcmp(ag->name, "codex") == 0) {
+		const char *cfg = path_join(dir, "config.toml");
+		struct vec keys = { 0 };
+		struct buf block = { 0 }, old = { 0 };
+		bool had = access(cfg, F_OK) == 0;
+		char *merged;
+
+		for (size_t i = 0; i < LEN(hook_events); i++)
+			vec_push(&keys, (void *)aprintf("%s:%s:%zu:0", file, hook_events[i].codex_label, at ? at[i] : 0));
+		if (install) {
+			buf_puts(&block, CODEX_TRUST_BEGIN "\n");
+			for (size_t i = 0; i < LEN(hook_events); i++) {
+				buf_puts(&block, "[hooks.state.");
+				toml_put_string(&block, keys.v[i]);
+				buf_printf(&block, "]\ntrusted_hash = \"%s\"\n", codex_hook_digest(hook_events[i].codex_label,
+				    hook_matcher(ag->name, i), hook_command(ag->name, self, hook_events[i].arg, opts, nopt),
+				    hook_events[i].timeout_s));
+			}
+			buf_puts(&block, CODEX_TRUST_END "\n");
+			buf_putc(&block, '\0');
+		}
+		if (had && read_file(cfg, SBX_MAX_POLICY_BYTES, &old) < 0)
+			die("hook: cannot read %s: %s", cfg, strerror(errno));
+		if (!(merged = codex_config_merge(had ? old.p : "", install ? &keys : &(struct vec){ 0 },
+		    install ? block.p : NULL, &why)))
+			die("hook: %s: %s", cfg, why);
+		if (strcmp(merged, had ? old.p : "") != 0)
+			hook_file_replace(cfg, &(struct buf){ merged, strlen(merged), 0 }, had);
+	}
+	if (install)
+		printf("sbx: %s's hooks are in %s%s\n", ag->name, file, same ? " already" :
+		    existed ? aprintf(" (before: %s.sbx-backup)", file) : "");
+	else
+		printf("sbx: %s\n", gone ? aprintf("%d of sbx's hooks taken out of %s (before: %s.sbx-backup)", gone, file, file) :
+		    aprintf("no hook of sbx's in %s", file));
 	return 0;
+}
+
+/* The pre-tool-use answer that stops the call: why, and what did not
+ * happen (NULL: the command, which would have run outside the sandbox). */
+static int
+hook_deny(const char *why, const char *what)
+{
+	struct buf out = { 0 };
+
+	hook_answer(&out, "deny", aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0 ? "" : "sbx: ", why,
+	    what ? what : "the command was not run (it would have run outside the sandbox)"), NULL, NULL);
+	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
+}
+
+/* The session named name answers, or is started now (two calls at once
+ * may both start it: the one that loses finds the other's). */
+static int
+hook_session(const char *self, const char *name, const char *dir, int nopt, char **opts, const char **why)
+{
+	int fd = session_find(name, NULL);
+
+	if (fd < 0 && hook_start_session(self, name, dir, nopt, opts, why) < 0 &&
+	    (fd = session_find(name, NULL)) < 0)
+		return -1;
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* One policy over every tool call: an agent's own file tools write and
+ * read outside any sandbox (the agent runs them itself), so the hook
+ * judges each path they name by the session's plan, the mount table its
+ * commands run under (the 'W' request, 6c): a path the sandbox would
+ * refuse a command is refused to the tool, with the plan's reason; an
+ * allowed call gets no answer, and goes on as the agent's own rules say.
+ * A tool not in the table is not sbx's to judge. */
+static const struct hook_tool {
+	const char *agent, *tool, *field;
+	char kind;		/* JUDGE_*, or HOOK_PATCH: each file the patch names, written */
+	bool cwd_default;	/* the field may be left out: the tool then works in the cwd */
+} hook_tools[] = {
+	{ "claude", "Write",		"file_path",	 JUDGE_WRITE,	false },
+	{ "claude", "Edit",		"file_path",	 JUDGE_WRITE,	false },
+	{ "claude", "MultiEdit",	"file_path",	 JUDGE_WRITE,	false },
+	{ "claude", "NotebookEdit",	"notebook_path", JUDGE_WRITE,	false },
+	{ "claude", "Read",		"file_path",	 JUDGE_READ,	false },
+	{ "claude", "Grep",		"path",		 JUDGE_SEARCH,	true },	/* reads every file below */
+	{ "claude", "Glob",		"path",		 JUDGE_READ,	true },	/* names only */
+	{ "codex",  "apply_patch",	"command",	 'p',		false },
+};
+#define HOOK_PATCH 'p'
+
+/* A path as the tool will open it, outside the sandbox: relative to cwd,
+ * through every symlink on the way, a last one dangling included (a write
+ * creates its target: `ln -s ~/.bashrc x` made inside, then Write x, would
+ * write ~/.bashrc); what does not exist is taken as written, its ".."
+ * lexically. At most SBX_MAX_SYMLINKS links, as the kernel. */
+static const char *
+hook_resolve(const char *cwd, const char *name)
+{
+	struct buf rest = { 0 };
+	char *done = astrdup("/"), norm[PATH_MAX], target[PATH_MAX];
+	int links = 0;
+
+	buf_puts(&rest, name[0] == '/' ? name : path_join(cwd, name));
+	buf_putc(&rest, '\0');
+	for (;;) {
+		char *r = rest.p, *c;
+		struct stat st;
+		ssize_t n;
+
+		while (*r == '/')
+			r++;
+		if (!*r)
+			break;
+		c = astrndup(r, strcspn(r, "/"));
+		r += strlen(c);
+		memmove(rest.p, r, strlen(r) + 1);
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			done = astrdup(path_dirname(done));
+			continue;
+		}
+		c = path_join(done, c);
+		if (lstat(c, &st) < 0) {
+			done = path_join(c, rest.p[0] ? rest.p + 1 : "");	/* missing: the rest as written */
+			break;
+		}
+		if (!S_ISLNK(st.st_mode) || ++links > SBX_MAX_SYMLINKS ||
+		    (n = readlink(c, target, sizeof(target) - 1)) < 0) {
+			done = c;
+			continue;
+		}
+		target[n] = '\0';
+		if (target[0] == '/')
+			done = astrdup("/");
+		rest.p = (char *)aprintf("%s%s", target, rest.p);
+		rest.n = strlen(rest.p);
+		rest.cap = 0;	/* now the arena's */
+	}
+	return path_normalize_lex(done, norm, sizeof(norm)) == 0 ? astrdup(norm) : done;
+}
+
+/* The files a patch names (Codex's apply_patch format: "*** Add File: P",
+ * "*** Update File: P", "*** Delete File: P", "*** Move to: P"), each
+ * resolved from cwd, into paths. Pure but for hook_resolve. */
+static void
+hook_patch_paths(const char *patch, const char *cwd, struct vec *paths)
+{
+	static const char *const heads[] = { "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: " };
+
+	for (const char *p = patch; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		for (size_t i = 0; i < LEN(heads); i++) {
+			size_t h = strlen(heads[i]);
+
+			if (n > h && strncmp(p, heads[i], h) == 0) {
+				size_t k = n - h;
+
+				while (k && (p[h + k - 1] == '\r' || p[h + k - 1] == ' '))
+					k--;
+				if (k)
+					vec_push(paths, (void *)hook_resolve(cwd, astrndup(p + h, k)));
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+/* Ask session name whether each path may be what kinds says. Returns the
+ * reasons, one a path ("" allowed), or NULL with *why. */
+static const char **
+hook_judge(const char *name, const char *kinds, char **paths, size_t n, const char **why)
+{
+	struct buf req = { 0 }, ans = { 0 };
+	const char **reasons = amalloc(n * sizeof(*reasons));
+	const char *p;
+	int fd = session_find(name, NULL), nfd;
+	size_t i;
+
+	if (fd < 0) {
+		*why = aprintf("the session %s does not answer", name);
+		return NULL;
+	}
+	judge_req_encode(kinds, paths, (uint32_t)n, &req);
+	if (frame_send(fd, 'W', req.p, req.n, NULL, 0) < 0 || frame_recv(fd, &ans, NULL, 0, &nfd) != 'W') {
+		close(fd);
+		*why = aprintf("the session %s did not judge the call", name);
+		return NULL;
+	}
+	close(fd);
+	for (i = 0, p = ans.p; i < n && p && p < ans.p + ans.n; i++) {
+		reasons[i] = astrdup(p);
+		p = memchr(p, '\0', (size_t)(ans.p + ans.n - p));
+		p = p ? p + 1 : NULL;
+	}
+	free(req.p);
+	free(ans.p);
+	if (i < n) {
+		*why = "the session's answer was cut short";
+		return NULL;
+	}
+	return reasons;
+}
+
+/* pre-tool-use for a tool of hook_tools: no output when every path is
+ * allowed, else a deny naming each refused one and why. */
+static int
+hook_tool_call(const struct hook_tool *t, const char *self, const char *name, const struct jval *input,
+    const char *cwd, int nopt, char **opts)
+{
+	static const char *const verbs[] = { "writing", "reading", "searching" };
+	const struct jval *f = json_member(input, t->field, J_STR);
+	struct vec paths = { 0 };
+	struct buf said = { 0 };
+	const char *why = NULL, **reasons;
+	char *kinds;
+
+	if (t->kind == HOOK_PATCH && f)
+		hook_patch_paths(f->s, cwd, &paths);
+	else if (f || t->cwd_default)
+		vec_push(&paths, (void *)hook_resolve(cwd, f ? f->s : "."));
+	if (!paths.n)	/* FAIL CLOSED: a shape of input sbx does not know may still write */
+		return hook_deny(aprintf("the %s names no file sbx can judge (tool_input.%s%s)", t->tool, t->field,
+		    t->kind == HOOK_PATCH ? ": no \"*** Add/Update/Delete File:\" line" : ""),
+		    aprintf("the %s was not made", t->tool));
+	if (paths.n > SBX_JUDGE_MAX)
+		return hook_deny(aprintf("the %s names %zu files; sbx judges %d at most", t->tool, paths.n, SBX_JUDGE_MAX),
+		    aprintf("the %s was not made", t->tool));
+	kinds = amalloc(paths.n);
+	memset(kinds, t->kind == HOOK_PATCH ? JUDGE_WRITE : t->kind, paths.n);
+	if (hook_session(self, name, cwd, nopt, opts, &why) < 0 ||
+	    !(reasons = hook_judge(name, kinds, (char **)paths.v, paths.n, &why)))
+		return hook_deny(why, aprintf("the %s was not made (it is held to the sandbox's policy)", t->tool));
+	for (size_t i = 0; i < paths.n; i++)
+		if (*reasons[i])
+			buf_printf(&said, "%s%s %s: %s", said.n ? "; " : "", verbs[kinds[i] == JUDGE_WRITE ? 0 :
+			    kinds[i] == JUDGE_READ ? 1 : 2], (const char *)paths.v[i], reasons[i]);
+	if (!said.n)
+		return 0;
+	buf_putc(&said, '\0');
+	return hook_deny(aprintf("the sandbox's policy refuses %s", said.p),
+	    aprintf("the %s was not made: the agent's own tools are held to the same policy as its commands", t->tool));
 }
 
 static int
 hook_main(int argc, char **argv)
 {
 	const char *agent = argc > 2 ? argv[2] : "", *event = argc > 3 ? argv[3] : "", *why = NULL, *name;
+	const struct hook_agent *ag = NULL;
 	char self[PATH_MAX];
 	struct buf in = { 0 }, out = { 0 };
 	struct jval *v = NULL;
 	struct err e = { 0 };
 	const struct jval *sid, *cwd, *tool, *input, *command;
-	bool ask = false;
+	bool ask = false, pre = strcmp(event, "pre-tool-use") == 0;
 	int nopt = 0;
 	char **opts = amalloc((size_t)(argc + 1) * sizeof(char *));
 
-	if (strcmp(agent, "claude") != 0 && strcmp(agent, "codex") != 0)
-		die_hint("sbx hook claude|codex session-start|pre-tool-use|session-end [-c POLICY]",
-		    "hook: the agent is claude or codex");
+	for (size_t i = 0; i < LEN(hook_agents); i++)
+		if (strcmp(agent, hook_agents[i].name) == 0)
+			ag = &hook_agents[i];
 	for (int i = 4; i < argc; i++)
 		if (strcmp(argv[i], "--ask") == 0)
 			ask = true;
 		else
 			opts[nopt++] = argv[i];
-	if (!plat_self_exe(self, sizeof(self)))
+	if (!ag && pre)
+		return hook_deny(aprintf("the hook's command names agent \"%s\"; sbx knows claude and codex", agent), NULL);
+	if (!ag)
+		die_hint("sbx hook claude|codex session-start|pre-tool-use|session-end [-c POLICY]",
+		    "hook: the agent is claude or codex");
+	if (ask && !ag->ask) {
+		why = aprintf("--ask cannot be given to %s: it takes no \"ask\" answer with a rewritten command, and runs "
+		    "the original command instead; remove --ask from the hook's command", ag->name);
+		if (pre)
+			return hook_deny(why, NULL);
+		die("hook: %s", why);
+	}
+	if (!plat_self_exe(self, sizeof(self))) {
+		if (pre)
+			return hook_deny(aprintf("cannot find its own binary: %s", strerror(errno)), NULL);
 		die("hook: cannot find my own binary: %s", strerror(errno));
+	}
+	if (strcmp(event, "install") == 0 || strcmp(event, "uninstall") == 0)
+		return hook_install_main(ag, strcmp(event, "install") == 0, ask, self, opts, nopt);
 	if (strcmp(event, "--print-settings") == 0) {
-		hook_settings(&out, agent, self, opts, nopt, ask);
-		return write_all(1, out.p, out.n) < 0 ? 1 : 0;
+		if (ask)
+			opts[nopt++] = "--ask";	/* on the hook that answers (hook_command) */
+		return hook_print_settings(agent, self, opts, nopt);
 	}
 	if (read_fd_all(0, SBX_FRAME_MAX_BYTES, &in) < 0)
 		why = "cannot read the hook's input";
@@ -24695,7 +26123,7 @@ hook_main(int argc, char **argv)
 		why = "the hook's input has no session_id, or no absolute cwd";
 	name = sid ? hook_session_name(agent, sid->s) : "";
 	if (strcmp(event, "session-start") == 0) {
-		if (why || (session_find(name, NULL) < 0 && hook_start_session(self, name, cwd->s, nopt, opts, &why) < 0)) {
+		if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0) {
 			warnx("hook: %s", why);
 			return 1;	/* not blocking: pre-tool-use fails closed when it finds no session */
 		}
@@ -24710,30 +26138,23 @@ hook_main(int argc, char **argv)
 					(void)write_all(2, in.p, in.n);
 		return 0;
 	}
-	if (strcmp(event, "pre-tool-use") != 0)
+	if (!pre)
 		die_hint("sbx hook AGENT session-start|pre-tool-use|session-end", "hook: unknown event \"%s\"", event);
 	tool = json_member(v, "tool_name", J_STR);
 	input = json_member(v, "tool_input", J_OBJ);
-	if (!why && tool && strcmp(tool->s, "Bash") != 0)
-		return 0;	/* not a shell command: no opinion */
+	if (!why && tool && strcmp(tool->s, "Bash") != 0) {
+		for (size_t i = 0; i < LEN(hook_tools); i++)
+			if (strcmp(hook_tools[i].agent, agent) == 0 && strcmp(hook_tools[i].tool, tool->s) == 0)
+				return hook_tool_call(&hook_tools[i], self, name, input, cwd->s, nopt, opts);
+		return 0;	/* not sbx's to judge: no opinion */
+	}
 	command = json_member(input, "command", J_STR);
 	if (!why && (!tool || !command))
 		why = "a Bash call without tool_input.command";
-	if (!why) {
-		int fd = session_find(name, NULL);
-
-		if (fd >= 0)
-			close(fd);
-		else
-			hook_start_session(self, name, cwd->s, nopt, opts, &why);
-	}
-	if (why) {
-		hook_answer(&out, "deny", aprintf("sbx: %s; the command was not run (it would have run outside the "
-		    "sandbox)", why), NULL, NULL);
-	} else {
-		hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
-		    hook_rewrite(self, name, command->s));
-	}
+	if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0)
+		return hook_deny(why, NULL);
+	hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
+	    hook_rewrite(self, name, command->s));
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }
 
@@ -24793,11 +26214,15 @@ plat_session_main(int *argc, char ***argv)
  * build any of it exits 125 with the command not run.
  *
  * Built on macOS, and on Linux with -DSBX_FORCE_MACOS (`make macos-sim`:
- * sbx-macsim): there `sandbox-exec` and `log` are found in PATH, where
- * the tests put stand-ins (tests/macsim/), and the platform interface's
- * Linux answers are used; everything else is the code a Mac runs. */
+ * sbx-macsim) for the tests: there the stand-ins of 11e answer the
+ * platform's questions and find the tests' `sandbox-exec` and `log`;
+ * everything else is the code a Mac runs. */
 
 #if SBX_MACOS
+
+/* Prototypes: the system's programs, found per build (11a on a Mac, 11e in
+ * the simulation on Linux). */
+static const char *mac_tool(const char *name);
 
 /* ---- 11a. The platform interface on macOS (section 1) ----------------- */
 
@@ -24849,7 +26274,7 @@ px_pipe_cloexec_nonblock(int p[2])
  * the proxy relayed). XXX a Seatbelt profile for the proxy itself (no
  * exec, no writes, reads limited to the resolver's files, through
  * sandbox_init) is not built: it cannot be tried here, and a wrong one
- * would refuse every connection of every run (README, "macOS"). */
+ * would refuse every connection of every run (docs/MACOS.md). */
 static void
 px_lockdown(void)
 {
@@ -24965,44 +26390,7 @@ mac_tool(const char *name)
 	return access(path, X_OK) == 0 ? path : NULL;
 }
 
-#else	/* the simulation (SBX_FORCE_MACOS on Linux): Linux's answers */
-
-static long long
-plat_proc_start_time(pid_t pid)
-{
-	struct buf b = { 0 };
-	long long t = read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
-
-	free(b.p);
-	return t;
-}
-
-static bool
-plat_file_times(int dirfd, const char *name, long long *ctime, long long *btime)
-{
-	struct stat st;
-
-	*btime = -1;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return false;
-	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
-	return true;
-}
-
-static const char *
-plat_self_exe(char *buf, size_t n)
-{
-	(void)n;
-	return realpath("/proc/self/exe", buf);
-}
-
-/* The tests' stand-ins, first in PATH (tests/macsim/). */
-static const char *
-mac_tool(const char *name)
-{
-	return find_in_path(name);
-}
-#endif	/* __APPLE__ */
+#endif	/* __APPLE__; built on Linux, the simulation's stand-ins are in 11e */
 
 /* ---- 11b. The log monitor: the kernel's refusals, from the unified log --
  *
@@ -25761,6 +27149,53 @@ plat_check(const struct policy *p)
 	return check_failures ? 1 : 0;
 }
 
+/* ---- 11e. The simulation's stand-ins (tests only) ----------------------
+ *
+ * Built on Linux with -DSBX_FORCE_MACOS (`make macos-sim`: sbx-macsim), the
+ * macOS runner runs for its tests with Linux's answers to the platform's
+ * questions, and finds `sandbox-exec` and `log` in PATH, where the tests
+ * put stand-ins (tests/macsim/). Nothing here is built on a Mac, nor in
+ * the Linux sbx. */
+
+#ifndef __APPLE__
+
+static long long
+plat_proc_start_time(pid_t pid)
+{
+	struct buf b = { 0 };
+	long long t = read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
+
+	free(b.p);
+	return t;
+}
+
+static bool
+plat_file_times(int dirfd, const char *name, long long *ctime, long long *btime)
+{
+	struct stat st;
+
+	*btime = -1;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*ctime = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+	return true;
+}
+
+static const char *
+plat_self_exe(char *buf, size_t n)
+{
+	(void)n;
+	return realpath("/proc/self/exe", buf);
+}
+
+/* The tests' stand-ins, first in PATH (tests/macsim/). */
+static const char *
+mac_tool(const char *name)
+{
+	return find_in_path(name);
+}
+#endif	/* !__APPLE__ */
+
 #endif /* SBX_MACOS */
 
 /* ====================================================================
@@ -25805,6 +27240,30 @@ static const struct cli_option cli_options[] = {
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
 };
 
+/* The subcommands (sessions and the agents' hooks, 10f): the one list
+ * --help and the man page print. Linux only, as sessions are. */
+static const struct { const char *synopsis, *help; } cli_subcommands[] = {
+	{ "session start [-c POLICY] [--name NAME] [--idle=SECONDS] [OPTIONS]",
+	  "build one sandbox for many commands and print its name; OPTIONS as a run's (-v, directives); "
+	  "--idle=SECONDS (default 3600, 0: never) ends it when nothing has run that long" },
+	{ "session list", "the live sessions, one line each" },
+	{ "session stop NAME", "end session NAME, and everything left running inside it" },
+	{ "exec [--fd3] NAME [--] COMMAND [ARG...]",
+	  "run COMMAND in session NAME with this process's stdin, stdout, stderr, environment and directory "
+	  "(and fd 3, with --fd3); its status is sbx's, its refusals follow on stderr" },
+	{ "hook claude|codex install [--user|--project] [--ask] [OPTIONS]",
+	  "merge sbx's hooks into the agent's settings (Claude Code: ~/.claude/settings.json, with --project "
+	  ".claude/settings.local.json; Codex: $CODEX_HOME/hooks.json and its trust in config.toml): every other "
+	  "hook kept, a .sbx-backup, the policy read first; --ask (Claude Code only) has the agent ask before each "
+	  "command" },
+	{ "hook claude|codex uninstall [--user|--project]", "take sbx's hooks out again, and only them" },
+	{ "hook claude|codex --print-settings [--ask] [OPTIONS]", "print the hooks, to install by hand" },
+	{ "hook claude|codex session-start|pre-tool-use|session-end [--ask] [OPTIONS]",
+	  "what the hooks run: start the agent session's sandbox; run its shell command there, cd carried over, "
+	  "and judge the paths of its own file tools by the sandbox's plan; end it. A call sbx cannot place in the "
+	  "sandbox is denied, with the reason" },
+};
+
 static const char *
 directive_synopsis(const struct directive *d)
 {
@@ -25820,6 +27279,7 @@ usage(FILE *f)
 	    "usage: sbx [-v] [-c POLICY] [--DIRECTIVE[=ARG]...] [--] COMMAND [ARG...]\n"
 	    "       sbx [-c POLICY] --print=policy|json|argv [COMMAND...]\n"
 	    "       sbx --check | --help | --version\n"
+	    "       sbx session|exec|hook ...   (Subcommands, below)\n"
 	    "\n"
 	    "Runs COMMAND inside a sandbox: reads open except what the policy denies, writes\n"
 	    "closed except the allowed roots, no network. Options end at the first word that\n"
@@ -25838,6 +27298,9 @@ usage(FILE *f)
 			    o->takes_arg ? o->metavar : "");
 		fprintf(f, "  %-22s %s\n", lhs, o->help);
 	}
+	fprintf(f, "\nSubcommands (Linux): one sandbox for many commands, and the agents' hooks:\n");
+	for (i = 0; i < LEN(cli_subcommands); i++)
+		fprintf(f, "  sbx %s\n      %s\n", cli_subcommands[i].synopsis, cli_subcommands[i].help);
 	fprintf(f,
 	    "\n"
 	    "Policy files. A file whose first non-blank byte is '{' is an srt settings file\n"
@@ -25888,6 +27351,7 @@ print_man(FILE *f)
 	    ".SH SYNOPSIS\n.B sbx\n[\\fB\\-v\\fR] [\\fB\\-c\\fR \\fIpolicy\\fR] [\\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR]...] "
 	    "[\\fB\\-\\-\\fR] \\fIcommand\\fR [\\fIarg\\fR...]\n"
 	    ".br\n.B sbx\n\\fB\\-\\-print\\fR=\\fBpolicy\\fR|\\fBjson\\fR|\\fBargv\\fR | \\fB\\-\\-check\\fR\n"
+	    ".br\n.B sbx\n\\fBsession\\fR|\\fBexec\\fR|\\fBhook\\fR ... (SUBCOMMANDS)\n"
 	    ".SH DESCRIPTION\n"
 	    "\\fBsbx\\fR runs \\fIcommand\\fR under bubblewrap with the policy enforced by the mount table: "
 	    "reads are open except what the policy denies, writes are closed except the allowed roots, and the "
@@ -25905,6 +27369,19 @@ print_man(FILE *f)
 			fprintf(f, "\\fB\\-%c\\fR, ", o->short_name);
 		fprintf(f, "\\fB\\-\\-%s\\fR%s%s\n%s\n", o->name, o->takes_arg ? " \\fI" : "",
 		    o->takes_arg ? aprintf("%s\\fR", o->metavar) : "", o->help);
+	}
+	fprintf(f, ".SH SUBCOMMANDS\nLinux: one sandbox for many commands, and the hooks of Claude Code and Codex.\n");
+	for (i = 0; i < LEN(cli_subcommands); i++) {
+		struct buf syn = { 0 };
+
+		for (const char *c = cli_subcommands[i].synopsis; *c; c++)
+			if (*c == '-')
+				buf_puts(&syn, "\\-");
+			else
+				buf_putc(&syn, *c);
+		buf_putc(&syn, '\0');
+		fprintf(f, ".TP\n\\fBsbx %s\\fR\n%s\n", syn.p, cli_subcommands[i].help);
+		free(syn.p);
 	}
 	fprintf(f, ".SH POLICY DIRECTIVES\nOne directive per line; \\fB#\\fR starts a comment; an argument may "
 	    "be double-quoted. Each directive is also an option, \\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR].\n");
@@ -26136,7 +27613,7 @@ pol_default(struct policy *p, struct pol_ctx *pc)
  * file that is missing, unreadable, empty or invalid (its texts, word for
  * word). It is translated into sbx's own options and goes through
  * cli_parse like any other run. Where srt is unsafe or odd, sbx differs
- * and README's "Differences from srt" says so:
+ * and docs/DESIGN.md's "Differences from srt" says so:
  *   - options end at the first word that is not one (or at "--"): srt's
  *     parser takes options anywhere, so in `srt sh -c 'echo "$1"' x y` the
  *     -c was srt's and the command was lost;

@@ -836,7 +836,7 @@ static const struct bpf_rule bpf_rules[] = {
 	{ SC_fork,		0, CMP_NONE,	0,				EPERM_,	RG_NOFORK, "observer: no new process" },
 	{ SC_vfork,		0, CMP_NONE,	0,				EPERM_,	RG_NOFORK, "observer: no new process" },
 
-	/* The write observer (issue 13): a separate program, installed with
+	/* The write observer: a separate program, installed with
 	 * SECCOMP_FILTER_FLAG_NEW_LISTENER, whose only action is USER_NOTIF:
 	 * the listener (sbx's observer process) reads the path and always
 	 * answers CONTINUE, so it reports and never decides. Precedence makes

@@ -569,7 +569,7 @@ t_proxy_no_allow_domain() { # no allow-domain: refused at once by the proxy (403
 	expect_contains "$ERR" "sbx: network: 0 allowed," "and counted in the summary"
 	run_sbx -c "$T/nonet" --explain=registry.npmjs.org:443
 	expect_contains "$OUT" "deny (host is not on the allow list: the policy allows no network)" "--explain gives the same reason"
-	if command -v npm >/dev/null; then	# the case issue 13 started from: npm used to retry for ~70 s, then say ENOTFOUND
+	if command -v npm >/dev/null; then	# without an answer inside, npm retries for ~70 s, then says ENOTFOUND
 		SECONDS=0
 		run_sbx -c "$T/nonet" -- npm view left-pad version
 		note "npm took ${SECONDS}s"
@@ -891,6 +891,13 @@ t_man_page_current() { # sbx.1 is what `sbx --print=man` generates from the tabl
 		grep -q "^  $d" "$T/help" || fail "--help does not list $d"
 		grep -q "^\\\\fB$d\\\\fR" "$HERE/sbx.1" || fail "sbx.1 does not list $d"
 	done
+	# the subcommands, with their options
+	for d in "session start" "session list" "session stop" "exec \\[--fd3\\]" "hook claude|codex install" \
+	         "hook claude|codex uninstall" "hook claude|codex --print-settings" "hook claude|codex session-start"; do
+		grep -q "^  sbx $d" "$T/help" || fail "--help does not list sbx $d"
+		grep -q "^\\\\fBsbx ${d//-/\\\\\\-}" "$HERE/sbx.1" || fail "sbx.1 does not list sbx $d"
+	done
+	grep -q -- "--idle=SECONDS" "$T/help" && grep -q -- "--user|--project" "$T/help" || fail "--help lists the subcommands' options"
 }
 TESTS+=(man_page_current)
 
@@ -1325,6 +1332,65 @@ EOF
 	expect_same_tree "$T/w2" "$T/w2.before" "second writable root after the run"
 }
 TESTS+=(placeholders_prevent_create_and_vanish)
+
+t_placeholders_by_nature() { # a missing protected name in $HOME is held by what it is (a read-only file, {} for JSON, a directory); an agent's own missing directory is made, writable and pinned, with only the names in it held; after the run only what was written stays
+	mkdir -p "$H/.codex"
+	# sbx's own fallback runtime place in a writable $HOME (made and hidden, 9a): not the agents'
+	mkdir -p -m 0700 "$H/.cache" "$H/.cache/sbx-$(id -u)"
+	policy p <<EOF
+allow-write .
+allow-write $H
+EOF
+	snap "$H" >"$T/h.before"; snap "$P" >"$T/p.before"
+	run_ops -c "$T/p" <<EOF
+codex_cfg read $H/.codex/config.toml
+codex_cfg_w write $H/.codex/config.toml
+codex_state create $H/.codex/state.db
+claude_json read $H/.claude.json
+claude_json_w write $H/.claude.json
+claude_settings read $H/.claude/settings.json
+claude_settings_w write $H/.claude/settings.json
+claude_commands create $H/.claude/commands/evil.md
+claude_state mkdir $H/.claude/session-env
+claude_state_f create $H/.claude/session-env/x
+claude_moved rename $H/.claude $H/.claude2
+ssh_cfg write $H/.ssh/config
+fish_dir create $H/.config/fish/conf.d/x.fish
+fish_mk mkdir $H/.config/fish
+proj_bashrc write $P/.bashrc
+proj_claude write $P/.claude/settings.json
+EOF
+	expect_ops <<EOF
+codex_cfg ok:
+codex_cfg_w EROFS
+codex_state ok
+claude_json ok:\{\}
+claude_json_w EROFS
+claude_settings ok:\{\}
+claude_settings_w EROFS
+claude_commands EROFS
+claude_state ok
+claude_state_f ok
+claude_moved EBUSY
+ssh_cfg EROFS
+fish_dir ENOENT|EROFS
+fish_mk EROFS
+proj_bashrc EISDIR
+proj_claude EROFS|EISDIR
+EOF
+	# after: what the command wrote stays, with the directory made for it; no placeholder does
+	[ -f "$H/.claude/session-env/x" ] && [ -f "$H/.codex/state.db" ] || fail "what the agent wrote in its directories stays"
+	[ ! -e "$H/.claude/settings.json" ] && [ ! -e "$H/.claude/commands" ] && [ ! -e "$H/.claude.json" ] &&
+		[ ! -e "$H/.codex/config.toml" ] || fail "placeholders left in \$HOME: $(cd "$H" && find . | sort | tr '\n' ' ')"
+	expect_same_tree "$P" "$T/p.before" "the project after the run"
+	# a run that writes nothing there: the directory made for it goes too
+	rm -rf "$H/.claude" "$H/.codex/state.db"
+	run_sbx -c "$T/p" -- sh -c 'test -d "$HOME/.claude" && test -f "$HOME/.claude/settings.json" && echo held'
+	expect_rc 0
+	expect_contains "$OUT" held "control: the directory and the file in it, inside"
+	expect_same_tree "$H" "$T/h.before" "\$HOME after a run that wrote nothing"
+}
+TESTS+=(placeholders_by_nature)
 
 t_placeholders_after_sigkill() { # sbx SIGKILLed mid-run: no process survives; next run cleans placeholders
 	local tok="sleep ${TOKBASE}1" left

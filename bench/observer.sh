@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/observer.sh: what the write observer (observe-writes, issue 13) costs.
+# bench/observer.sh: what the write observer (observe-writes) costs.
 #
 # Two jobs, each run by sbx with the observer on and off, in one hyperfine
 # invocation per job so the two are measured side by side:

@@ -32,7 +32,7 @@
 #      way, no sandbox (sbx has two: its daemon outside, sbx-init inside),
 #      and the same with sbx's two hops (session_floor relay in front of
 #      it, one connection to the server kept open), still no sandbox;
-#   3e. what each step of the per-command work (issue 16) buys, alone and
+#   3e. what each step of the per-command work buys, alone and
 #      stacked: sbx.c built again into the scratch directory with its build
 #      switches (section 1 of sbx.c: SBX_PH_POOL, SBX_INIT_BINDS, SBX_VFORK,
 #      SBX_ONE_NETNS, SBX_TMPDIR_SPARE, and SBX_REGISTRY_BASE=NULL for "no
@@ -69,6 +69,7 @@
 #        NO_STEPS=1 (skip rows 3e)
 #        SBX_BEFORE=/path/to/sbx (row 3b: an older build, outside any writable root)
 #        SRT_VERSION=0.0.81 (installed once into bench/.srt, then reused)
+#        SRT_BIN=path (an srt of that version already installed: no npm install)
 # Needs: bash, bwrap, awk; optional hyperfine, node+npm (srt), rg and socat
 #        (srt needs both; apt-get install ripgrep socat), /usr/bin/time.
 # Scratch trees live in one mktemp directory, removed on exit.
@@ -84,7 +85,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 SBX=$ROOT/sbx
 POLICY=$ROOT/policy.example
 SRT_PREFIX=$HERE/.srt
-SRT=$SRT_PREFIX/node_modules/.bin/srt
+SRT=${SRT_BIN:-$SRT_PREFIX/node_modules/.bin/srt}
 TRUE=$(type -P true)        # the binary: bash's `true` is a builtin
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sbx-bench.XXXXXX") || exit 1
@@ -458,7 +459,7 @@ if [ "$SBX_OK" = 1 ]; then
 		measure sbx_curl_403 "sbx -- curl, refused (403)" "$PROJ" "$SBX" -c "$POLICY" -- \
 			sh -c '[ "$("$1" -s -o /dev/null -w "%{http_code}" http://example.invalid/)" = 403 ]' sh "$CURL"
 	fi
-	# 3e. each step alone and stacked (issue 16 §1): builds of sbx.c with its switches
+	# 3e. each step alone and stacked: builds of sbx.c with its switches
 	if [ -z "${NO_STEPS:-}" ]; then
 		STEP_CC=$(command -v musl-gcc >/dev/null 2>&1 && echo "musl-gcc -static" || echo cc)
 		OFF="-DSBX_PH_POOL=0 -DSBX_INIT_BINDS=0 -DSBX_VFORK=0 -DSBX_ONE_NETNS=0 -DSBX_REGISTRY_BASE=NULL -DSBX_TMPDIR_SPARE=0"
@@ -491,7 +492,7 @@ if [ "$SBX_OK" = 1 ]; then
 		fi
 	fi
 	measure sbx50 "sbx, 50 policy paths, 10k files" "$PROJ50" "$SBX" -c "$WORK/policy50" -- "$TRUE" || FATAL=1
-	# 3d. a session (issue 16): the sandbox built once, then one exec per command
+	# 3d. a session: the sandbox built once, then one exec per command
 	SESSION_NAME=bench-$$
 	if (cd "$PROJ" && "$SBX" session start -c "$POLICY" --name "$SESSION_NAME" --idle=600 >/dev/null 2>"$M/session.err"); then
 		measure sbx_exec "sbx exec SESSION -- true" "$PROJ" "$SBX" exec "$SESSION_NAME" -- "$TRUE"
@@ -631,7 +632,7 @@ else
 	say "- sbx \`true\`: not measured (${SKIP[sbx]:-sbx unavailable}); target <= 1.3x: not met."
 fi
 if [ -n "${MED[step_none]:-}" ]; then
-	line="- sbx \`true\`, the steps of issue 16 ($STEP_CC builds, x floor):"
+	line="- sbx \`true\`, the per-command steps ($STEP_CC builds, x floor):"
 	for n in none none_dynamic pool initbinds vfork onenetns tmpfs spare all; do
 		[ -n "${MED[step_$n]:-}" ] && line+=" $n ${MED[step_$n]} ms ($(ratio "${MED[step_$n]}" "$F")x);"
 	done

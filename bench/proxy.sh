@@ -109,6 +109,7 @@
 # Run:   bench/proxy.sh   (as root; sbx is ../sbx, built with make if missing)
 # Knobs: BULK_MIB=1024 BULK_RUNS=5 SEQ_N=10000 PAR_N=10000 PAR_C=64 HS_N=2000
 #        REQ_RUNS=1 TUNNELS=1000 NICE=-5 NO_SRT=1 (skip the srt column) NO_CURL=1
+#        SRT_BIN=path (an srt 0.0.81 already installed, instead of bench/.srt's)
 #        SBX_BIN=path (another sbx binary, e.g. a copy built before a change)
 #        CMP_BIN=path (a second sbx binary, measured as the "cmp" column
 #        beside sbx in rows 1-3: before and after in one run)
@@ -138,7 +139,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 SBX=${SBX_BIN:-$ROOT/sbx}
 CMP=${CMP_BIN:-}
-SRT=$HERE/.srt/node_modules/.bin/srt
+SRT=${SRT_BIN:-$HERE/.srt/node_modules/.bin/srt}
 
 say() { printf '%s\n' "$*"; }
 have() { command -v "$1" >/dev/null 2>&1; }

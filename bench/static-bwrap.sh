@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/static-bwrap.sh: what a statically linked bwrap saves per command
-# (issue 16 §1: where the time over the bwrap floor goes, and what a user can do).
+# (where the time over the bwrap floor goes, and what a user can do).
 #
 # Debian's bwrap (0.8.0 in bookworm) is dynamically linked against libselinux,
 # libcap and, through libselinux, libpcre2: every run pays the dynamic loader
@@ -38,7 +38,7 @@
 #      (the command's is missing), while an sbx row includes the command (sbx's
 #      init reaps it).
 #
-# Reading it (bookworm, a 2-CPU Firecracker VM, 2026-12-03): most of what the
+# Reading it (bookworm, a 2-CPU Firecracker VM): most of what the
 # static bwrap saves is not symbol binding but glibc's start-up CPU and cache
 # detection (perf: ~half of `bwrap --version`), whose CPUID instructions trap to
 # the hypervisor (~7 us each here); a static glibc build (CC=gcc) still pays it,

@@ -1,4 +1,4 @@
-# tests/controlfd.tests.sh - sourced by test.sh: live policy, --control-fd N (issue 15 §3, srt's
+# tests/controlfd.tests.sh - sourced by test.sh: live policy, --control-fd N (srt's
 # protocol). A running command is steered through the control fd: the network lists change at once,
 # a bad line changes nothing, a filesystem change is named and not applied; srt's rules for the
 # channel itself (unusable at start: 125, nothing run; an error before the first line stops the

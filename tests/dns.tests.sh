@@ -1,5 +1,5 @@
 # tests/dns.tests.sh - sourced by test.sh: the DNS stub inside the sandbox and network-capture
-# (issue 15 §4, §5). A small DNS server (tests/helpers/dns_server.py) runs in the test namespace
+# (network-dns, network-capture). A small DNS server (tests/helpers/dns_server.py) runs in the test namespace
 # and is the only name server sbx's proxy asks; it logs every question, so a test can tell which
 # names left the machine. Inside, /etc/hosts names only localhost: a name resolves there through
 # the stub or not at all. Each test has its control in the same run.

@@ -1,5 +1,5 @@
-# tests/hardening.tests.sh - sourced by test.sh: the escapes found by attacking the boundary
-# (issue 11): inherited descriptors, concurrent runs in one project, the runtime directory,
+# tests/hardening.tests.sh - sourced by test.sh: the escapes found by attacking the boundary:
+# inherited descriptors, concurrent runs in one project, the runtime directory,
 # sbx dying half-way, denies inside writable roots. Each test runs the attack and, in the same
 # run, the control that shows the allowed case works.
 

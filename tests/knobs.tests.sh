@@ -1,4 +1,4 @@
-# tests/knobs.tests.sh - sourced by test.sh: srt's request knobs (issue 15 §2), against the test
+# tests/knobs.tests.sh - sourced by test.sh: srt's request knobs, against the test
 # host in its network namespace: refuse-opaque-tunnels, require-host-match, strip-response-header.
 # srt's replies and violation lines, each refusal with its control in the same run.
 

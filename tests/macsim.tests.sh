@@ -1,4 +1,4 @@
-# tests/macsim.tests.sh - sourced by test.sh: the macOS runner end to end, on Linux (issue 14 §2).
+# tests/macsim.tests.sh - sourced by test.sh: the macOS runner end to end, on Linux.
 # sbx-macsim is sbx.c built with -DSBX_FORCE_MACOS (`make macos-sim`): the code a Mac runs,
 # finding `sandbox-exec` and `log` in PATH. tests/macsim/bin (built by make) holds stand-ins:
 # sandbox-exec parses the profile, records it in $SBX_MACSIM_DIR and runs the command under

@@ -1,5 +1,5 @@
 # tests/mitm.tests.sh - sourced by test.sh: the MITM proxy route (mitm-proxy, srt's
-# network.mitmProxy; issue 15 §2). The MITM proxy is tests/helpers/upstream_proxy.py listening on a
+# network.mitmProxy). The MITM proxy is tests/helpers/upstream_proxy.py listening on a
 # Unix socket on this machine ($T/mitm.sock); sbx dials it for the proxy, which may not create a
 # Unix socket itself. Names it resolves (far.test) are known to it only, so reaching one proves the
 # connection went through it; it logs every request. The policy decides first, always; each test

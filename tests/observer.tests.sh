@@ -1,4 +1,4 @@
-# tests/observer.tests.sh - sourced by test.sh: the write observer (issue 13, section 10b of
+# tests/observer.tests.sh - sourced by test.sh: the write observer (section 10b of
 # sbx.c). sbx-init installs a USER_NOTIF program for write-intent calls and connect(); a process
 # of sbx's reads what the command named and always lets the call go on; sbx judges each event
 # against the plan. Until the <sandbox_violations> report lands, the -v lines are what a test
@@ -356,7 +356,7 @@ t_observer_reads_with_process_vm_readv() { # the observer reads a caller's path 
 }
 TESTS+=(observer_reads_with_process_vm_readv)
 
-t_observer_unreadable_page_reported() { # a path (or a connect's address) in a page mapped PROT_WRITE or PROT_EXEC alone, which the kernel reads and process_vm_readv refuses, or one that starts in a readable page and ends in such a page (process_vm_readv reads short): still reported (an attack review hid every refusal so); control: a readable page
+t_observer_unreadable_page_reported() { # a path (or a connect's address) in a page mapped PROT_WRITE or PROT_EXEC alone, which the kernel reads and process_vm_readv refuses, or one that starts in a readable page and ends in such a page (process_vm_readv reads short): still reported; control: a readable page
 	observer_usable
 	local d mode out
 	d=$(mktemp -d /tmp/sbx-unread.XXXXXX)

@@ -1,4 +1,4 @@
-# tests/parent.tests.sh - sourced by test.sh: the parent (upstream) proxy route (issue 15 §1).
+# tests/parent.tests.sh - sourced by test.sh: the parent (upstream) proxy route.
 # A small upstream proxy (tests/helpers/upstream_proxy.py) runs in the test namespace; names it
 # resolves (far.test) are known to it only, so reaching one proves the connection went through
 # it. The policy decides first, always; each test has its control in the same run.

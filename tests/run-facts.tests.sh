@@ -1,4 +1,4 @@
-# tests/run-facts.tests.sh - sourced by test.sh: one model of a run (issue 12). The run and
+# tests/run-facts.tests.sh - sourced by test.sh: one model of a run. The run and
 # --print=argv take their facts from one place (run_facts_collect), so what is printed is what
 # bwrap is started with, byte for byte; GIT_SSH_COMMAND is set only where it works.
 

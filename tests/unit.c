@@ -254,6 +254,26 @@ parse(struct policy *p, const char *text)
 
 static const char *const mkind_names[] = { "ro", "rw", "empty", "tmpfs", "remount-ro", "from", "pinlink" };	/* ORDER: enum mkind */
 
+/* The plan of a policy over a fake tree (plan_text's), or NULL. For the
+ * sessions' judge (Linux). */
+static __attribute__((unused)) struct plan *
+plan_of(const char *policy, const char *tree)
+{
+	struct policy p;
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+	struct vec facts = { 0 };
+	struct plan *pl = amalloc(sizeof(*pl));
+	struct err e = { 0 };
+	const char *why;
+
+	if (parse(&p, policy))
+		return NULL;
+	fake_tree(tree);
+	if (plan_resolve(&p, &fake_disk, &rp, &facts, &e) < 0 || plan_build(&facts, p.fs_disabled, pl, &why) < 0)
+		return NULL;
+	return pl;
+}
+
 /* Plan a policy over a fake tree: "KIND PATH" per mount, "ph f|d PATH" per
  * placeholder; the planner's warnings (the lines main prints) to warnings,
  * when it is not NULL. */
@@ -291,7 +311,7 @@ plan_text_warned(const char *policy, const char *tree, struct vec *warnings)
 	for (i = 0; i < pl.placeholders.n; i++) {
 		const struct placeholder *ph = pl.placeholders.v[i];
 
-		buf_printf(&b, "ph %c %s\n", "dfo"[ph->kind], ph->path);	/* ORDER: enum phkind */
+		buf_printf(&b, "ph %c %s\n", "dfopj"[ph->kind], ph->path);	/* ORDER: enum phkind */
 	}
 	{
 		const char *s = astrdup(b.p ? b.p : "");
@@ -845,11 +865,24 @@ test_plan(void)
 		  "f /home/u/.bashrc", "", "" },
 		{ "a root that is not the cwd, $HOME or a git work tree: only existing dangerous files",
 		  "allow-write /w\n", "f /w/.profile; f /w/data", "/w", "rw /w\nro /w/.profile\n" },
-		{ "$HOME writable: its missing rc files are held", "allow-write /home/u\nmandatory-deny-depth 1\n",
+		{ "$HOME writable: its missing rc files are held, each by what it is", "allow-write /home/u\nmandatory-deny-depth 1\n",
 		  "d /home/u", "bashrc|profile", "ro /home/u/.Rprofile\nro /home/u/.bash_profile\nro /home/u/.bashrc\n"
 		  "ro /home/u/.bashrc.d\nro /home/u/.profile\nro /home/u/.xprofile\nro /home/u/.zprofile\n"
-		  "ph d /home/u/.Rprofile\nph d /home/u/.bash_profile\nph d /home/u/.bashrc\nph d /home/u/.bashrc.d\n"
-		  "ph d /home/u/.profile\nph d /home/u/.xprofile\nph d /home/u/.zprofile\n" },
+		  "ph f /home/u/.Rprofile\nph f /home/u/.bash_profile\nph f /home/u/.bashrc\nph d /home/u/.bashrc.d\n"
+		  "ph f /home/u/.profile\nph f /home/u/.xprofile\nph f /home/u/.zprofile\n" },
+		{ "$HOME writable: an agent's missing directory is made, the names in it held; JSON held by {}",
+		  "allow-write /home/u\n", "d /home/u", "claude|codex",
+		  "rw /home/u/.claude\nro /home/u/.claude/agents\nro /home/u/.claude/commands\nro /home/u/.claude/hooks\n"
+		  "ro /home/u/.claude/plugins\nro /home/u/.claude/settings.json\nro /home/u/.claude/settings.local.json\n"
+		  "ro /home/u/.claude/skills\nro /home/u/.claude.json\nrw /home/u/.codex\nro /home/u/.codex/config.toml\n"
+		  "ro /home/u/.codex/hooks\nro /home/u/.codex/hooks.json\nro /home/u/.codex/plugins\nro /home/u/.codex/rules\n"
+		  "ph p /home/u/.claude\nph d /home/u/.claude/agents\nph d /home/u/.claude/commands\nph d /home/u/.claude/hooks\n"
+		  "ph d /home/u/.claude/plugins\nph j /home/u/.claude/settings.json\nph j /home/u/.claude/settings.local.json\n"
+		  "ph d /home/u/.claude/skills\nph j /home/u/.claude.json\nph p /home/u/.codex\nph f /home/u/.codex/config.toml\n"
+		  "ph d /home/u/.codex/hooks\nph j /home/u/.codex/hooks.json\nph d /home/u/.codex/plugins\nph d /home/u/.codex/rules\n" },
+		{ "a project's missing .claude: covered whole, by one directory", "allow-write /w\n",
+		  "d /w/.git/hooks; f /w/.git/config; f /w/.git/HEAD; f /w/.git/commondir", "claude",
+		  "ro /w/.claude\nph d /w/.claude\n" },
 		{ "disable-filesystem: no mounts", "disable-filesystem\nallow-write /w\n", "d /w", "", "" },
 		/* git: what a repository runs (5c) */
 		{ "repository at a root's top: hooks, config; a missing commondir held as \".\", config.worktree empty",
@@ -917,7 +950,7 @@ test_plan(void)
 		  "d /home/u/.config/fish", "fish|git|nvim",
 		  "rw /home/u/.config/fish\nro /home/u/.config/fish/conf.d\nro /home/u/.config/fish/config.fish\n"
 		  "ro /home/u/.config/fish/functions\nro /home/u/.config/git\nro /home/u/.config/nvim\n"
-		  "ph d /home/u/.config/fish/conf.d\nph d /home/u/.config/fish/config.fish\nph d /home/u/.config/fish/functions\n"
+		  "ph d /home/u/.config/fish/conf.d\nph f /home/u/.config/fish/config.fish\nph d /home/u/.config/fish/functions\n"
 		  "ph d /home/u/.config/git\nph d /home/u/.config/nvim\n" },
 	};
 	size_t i;
@@ -1660,6 +1693,129 @@ seatbelt_vocabulary(void)
 	return set;
 }
 
+/* The map (section 0) names every section and subsection the banners open,
+ * in the banners' order, and every "(10f)"-style reference in a comment
+ * names a banner that exists: a reader follows them, so a stale one
+ * (a section renumbered, a subsection gone) must fail here. */
+static bool
+map_id_char(char c)
+{
+	return (c >= '0' && c <= '9') || c == '.' || (c >= 'a' && c <= 'f');
+}
+
+/* An id at s: "7", "7.4" or "10f" (digits, then a dot and a digit, or one
+ * letter a-f), copied to id; its length, or 0. */
+static size_t
+map_id_at(const char *s, char *id, size_t cap)
+{
+	size_t n = 0;
+
+	while (s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (n == 0 || n > 2)
+		return 0;
+	if (s[n] == '.' && s[n + 1] >= '1' && s[n + 1] <= '9' && !(s[n + 2] >= '0' && s[n + 2] <= '9'))
+		n += 2;
+	else if (s[n] >= 'a' && s[n] <= 'f' && !(s[n + 1] >= 'a' && s[n + 1] <= 'z'))
+		n += 1;
+	if (n + 1 > cap)
+		return 0;
+	memcpy(id, s, n);
+	id[n] = '\0';
+	return n;
+}
+
+static size_t
+memchr_count(const char *s, char c, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += s[i] == c;
+	return k;
+}
+
+static void
+test_map_matches_banners(void)
+{
+	struct buf src = { 0 };
+	struct vec banners = { 0 }, mapped = { 0 };
+	struct strset *have = amalloc(sizeof(*have));
+	char *text, *line, *save, id[8];
+	const char *map_start, *map_end;
+	int bad_refs = 0;
+
+	memset(have, 0, sizeof(*have));
+	if (read_file("sbx.c", 4 << 20, &src) < 0) {
+		CHECK(false, "cannot read sbx.c (the unit tests run from the repository's top)");
+		return;
+	}
+	/* the banners: " * N. TITLE" opening a section, "/" "* ---- ID " a subsection */
+	text = astrdup(src.p);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *at = NULL;
+
+		if (strncmp(line, " * ", 3) == 0 && line[3] >= '0' && line[3] <= '9' && strstr(line, ". ") &&
+		    strspn(line + 3, "0123456789") + 3 == (size_t)(strstr(line, ". ") - line) &&
+		    line[strstr(line, ". ") - line + 2] >= 'A' && line[strstr(line, ". ") - line + 2] <= 'Z')
+			at = line + 3;
+		else if (strncmp(line, "/* ---- ", 8) == 0 && line[8] >= '0' && line[8] <= '9')
+			at = line + 8;
+		if (at && map_id_at(at, id, sizeof(id)) && strcmp(id, "0") != 0) {	/* 0 is the map itself */
+			vec_push(&banners, astrdup(id));
+			strset_add(have, astrdup(id));
+		}
+	}
+	/* the map's list: from "Sections, in the order" to the invariants */
+	map_start = strstr(src.p, "Sections, in the order");
+	map_end = map_start ? strstr(map_start, " * Invariants") : NULL;
+	CHECK(map_start && map_end, "sbx.c's map has its list of sections");
+	if (!map_start || !map_end)
+		return;
+	for (const char *s = strstr(map_start, "\n"); s < map_end; s++) {
+		size_t n;
+
+		if ((s[-1] == ' ' || s[-1] == '(') && map_id_char(*s) && (n = map_id_at(s, id, sizeof(id)))) {
+			/* a top-level entry is "N." at the start of a list line; sub-ids anywhere */
+			bool top = s[n] == '.' && s[n + 1] == ' ' && strchr(id, '.') == NULL && !(id[n - 1] >= 'a');
+
+			/* a subsection's entry is its id and its name ("9b the audit"); "(from 9b)" refers */
+			if (top || ((s[n] == ' ' || s[n] == '\n') && (strchr(id, '.') || (id[n - 1] >= 'a' && id[n - 1] <= 'f'))))
+				vec_push(&mapped, astrdup(id));
+			s += n - 1;
+		}
+	}
+	CHECK(mapped.n == banners.n, "the map names %zu sections and subsections, the banners open %zu", mapped.n,
+	    banners.n);
+	for (size_t i = 0; i < mapped.n && i < banners.n; i++)
+		if (strcmp(mapped.v[i], banners.v[i]) != 0) {
+			CHECK(false, "the map's entry %zu is %s, the banner there is %s (same order, same ids)", i,
+			    (char *)mapped.v[i], (char *)banners.v[i]);
+			break;
+		}
+	/* references in comments: "(10f)", "(7.4, 9b)", ", 9e)": each names a banner */
+	for (const char *s = src.p; (s = strchr(s, '(')) != NULL; s++) {
+		const char *t = s + 1;
+
+		for (;;) {
+			size_t n = map_id_at(t, id, sizeof(id));
+
+			if (!n || (t[n] != ')' && t[n] != ',') || !(strchr(id, '.') || id[n - 1] >= 'a'))
+				break;
+			if (!strset_has(have, id) && bad_refs++ < 5)
+				CHECK(false, "sbx.c:%d: the reference (%s) names no section",
+				    1 + (int)memchr_count(src.p, '\n', (size_t)(t - src.p)), id);
+			if (t[n] == ')')
+				break;
+			t += n + 1;
+			while (*t == ' ')
+				t++;
+		}
+	}
+	CHECK(bad_refs == 0, "every (Nx) reference resolves (%d do not)", bad_refs);
+	free(src.p);
+}
+
 /* Goldens for --print=seatbelt, over the argv goldens' policies (their
  * fake disks), policy.example, and one with every macOS directive; each
  * parses, and every symbol in it is in the vocabulary. */
@@ -1747,7 +1903,7 @@ shell_words(const char *s, struct vec *words, struct vec *cmd)
 	}
 }
 
-/* Issue 12: --print=argv shows the command that runs, byte for byte. The
+/* --print=argv shows the command that runs, byte for byte. The
  * run's side: the bytes written to bwrap's --args descriptor and the argv
  * execv'd; the print's side: the text, split as sh would. Both from the
  * same facts, for policies and environments that once made them differ
@@ -1846,7 +2002,7 @@ test_print_argv_is_the_run(void)
 		}
 }
 
-/* ---- violations: the store, srt's block, JSON lines (issue 13) -------- */
+/* ---- violations: the store, srt's block, JSON lines -------- */
 
 static void
 test_violations_report(void)
@@ -2363,7 +2519,7 @@ bpf_matrix(void)
 		{ "connect", { 42, 203 }, { 0, 0, 0 }, { A, A, A, A, T, A, T } },
 		{ "accept4", { 288, 242 }, { 0, 0, 0 }, { A, A, A, A, A, A, A } },
 		{ "getpid", { 39, 172 }, { 0, 0, 0 }, { A, A, A, A, A, A, A } },
-		/* the write observer's own (issue 13), beyond srt's list: xattrs, times, nodes */
+		/* the write observer's own, beyond srt's list: xattrs, times, nodes */
 		{ "open(O_TMPFILE|O_RDWR)", { 2, -1 }, { 0, 020200002, 0 }, PROXY_ONLY_NOTIF },
 		{ "openat(__O_TMPFILE bit alone)", { 257, 56 }, { 0xffffff9c, 0, 020000000 }, OBSERVED },
 		{ "mknod", { 133, -1 }, { 0, 0, 0 }, OBSERVED },
@@ -4556,7 +4712,7 @@ test_host_edges(void)
 	id.made = true;
 	id.dev = st.st_dev;
 	id.ino = st.st_ino;
-	ph_remove(aprintf("%s/link/ph", dir), &id);
+	ph_remove(-1, aprintf("%s/link/ph", dir), &id);
 	CHECK(access(aprintf("%s/real/ph", dir), F_OK) == 0, "ph_remove acted through a symlinked parent");
 	/* an empty regular file at the name: never removed, identity or not */
 	CHECK(rmdir(aprintf("%s/real/ph", dir)) == 0 && close(open(aprintf("%s/real/ph", dir), O_CREAT | O_WRONLY, 0600)) == 0,
@@ -4564,7 +4720,7 @@ test_host_edges(void)
 	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
 	id.dev = st.st_dev;
 	id.ino = st.st_ino;
-	ph_remove(aprintf("%s/real/ph", dir), &id);
+	ph_remove(-1, aprintf("%s/real/ph", dir), &id);
 	CHECK(access(aprintf("%s/real/ph", dir), F_OK) == 0, "ph_remove removed a regular file");
 	unlink(aprintf("%s/real/ph", dir));
 	/* control: the directory it made, by its real path, is removed */
@@ -4572,7 +4728,7 @@ test_host_edges(void)
 	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
 	id.dev = st.st_dev;
 	id.ino = st.st_ino;
-	ph_remove(aprintf("%s/real/ph", dir), &id);
+	ph_remove(-1, aprintf("%s/real/ph", dir), &id);
 	CHECK(access(aprintf("%s/real/ph", dir), F_OK) < 0, "ph_remove kept its own placeholder");
 	/* and a directory with something inside is kept */
 	mkdir(aprintf("%s/real/ph", dir), 0700);
@@ -4580,7 +4736,7 @@ test_host_edges(void)
 	CHECK(lstat(aprintf("%s/real/ph", dir), &st) == 0, "lstat");
 	id.dev = st.st_dev;
 	id.ino = st.st_ino;
-	ph_remove(aprintf("%s/real/ph", dir), &id);
+	ph_remove(-1, aprintf("%s/real/ph", dir), &id);
 	CHECK(access(aprintf("%s/real/ph/mine", dir), F_OK) == 0, "ph_remove removed a directory with the person's files");
 	/* the git audit writes only through directories it opened without
 	 * following a link: a config reached through dir/link is left alone
@@ -5223,7 +5379,8 @@ test_sessions(void)
 	{
 		char *bad_env[] = { "NOEQUALS", NULL }, *empty_name[] = { "=x", NULL }, *none[] = { NULL };
 		struct exec_req bad[] = { { 0, 0, argv, bad_env, "/p" }, { 0, 0, argv, empty_name, "/p" },
-			{ 0, 0, none, envp, "/p" }, { 0, 0, argv, envp, "relative" }, { 0, 1, argv, envp, "/p" } };
+			{ 0, 0, none, envp, "/p" }, { 0, 0, argv, envp, "relative" }, { 0, 2, argv, envp, "/p" },
+			{ 0, EXEC_FD3 | 4, argv, envp, "/p" } };
 
 		for (size_t i = 0; i < LEN(bad); i++) {
 			struct buf bb = { 0 };
@@ -5232,6 +5389,15 @@ test_sessions(void)
 			CHECK(exec_req_decode(bb.p, bb.n, &d, &why) < 0, "hostile exec request %zu refused", i);
 			free(bb.p);
 		}
+	}
+	{
+		struct exec_req f = { 0, EXEC_FD3, argv, envp, "/p" };
+		struct buf fb = { 0 };
+
+		exec_req_encode(&f, &fb);
+		CHECK(exec_req_decode(fb.p, fb.n, &d, &why) == 0 && exec_req_nfd(&d) == 4 && exec_req_nfd(&e) == 3,
+		    "--fd3's flag round-trips, and asks for a fourth descriptor");
+		free(fb.p);
 	}
 	free(b.p);
 	{
@@ -5268,23 +5434,21 @@ test_sessions(void)
 	CHECK(strncmp(hook_session_name("codex", "a/b c"), "codex-", 6) == 0 &&
 	    session_name_ok(hook_session_name("codex", "a/b c")) && session_name_ok(hook_session_name("codex", "")),
 	    "an id with other bytes, or none, is hashed into a valid name");
-	rw = hook_rewrite("/usr/bin/sbx", "claude-1", "a'b");
-	CHECK(strcmp(rw, "/usr/bin/sbx exec claude-1 -- bash -c 'a'\\''b'") == 0, "the rewrite single-quotes: %s", rw);
-	free((void *)rw);
-	/* sbx's own path is one word too: unquoted, "/opt/my tools/sbx" runs /opt/my */
-	rw = hook_rewrite("/opt/my tools/sbx", "claude-1", "ls");
-	CHECK(strcmp(rw, "'/opt/my tools/sbx' exec claude-1 -- bash -c ls") == 0, "the rewrite quotes sbx's path: %s", rw);
+	rw = hook_rewrite("/opt/my tools/sbx", "claude-1", "a'b");
+	CHECK(strncmp(rw, "{ __sbx_d=$('/opt/my tools/sbx' exec --fd3 claude-1 -- bash -c '", 63) == 0 &&
+	    strstr(rw, "' /bin/bash 'a'\\''b' 3>&1 >&4 4>&-); __sbx_s=$?; } 4>&1; ") &&
+	    strstr(rw, "cd -- \"${__sbx_d%/}\""), "the rewrite: sbx and the command single-quoted, fd 3 back: %s", rw);
 	free((void *)rw);
 	/* --print-settings: --ask stays on the hook that answers; the path quoted */
 	for (int ask = 0; ask < 2; ask++) {
 		struct buf sb = { 0 };
 		struct jval *jv = NULL;
 		struct err je = { 0 };
-		char *opts[] = { "-c", "my policy" };
+		char *opts[] = { "-c", "my policy", "--ask" };
 
-		hook_settings(&sb, "claude", "/opt/my tools/sbx", opts, 2, ask);
+		hook_settings(&sb, "claude", "/opt/my tools/sbx", opts, 2 + ask);
 		CHECK(json_parse(sb.p, sb.n, "settings", &jv, &je) == 0, "--print-settings prints JSON: %s", je.msg);
-		CHECK(strstr(sb.p, ask ? "\"'/opt/my tools/sbx' hook claude pre-tool-use --ask -c 'my policy'\"" :
+		CHECK(strstr(sb.p, ask ? "\"'/opt/my tools/sbx' hook claude pre-tool-use -c 'my policy' --ask\"" :
 		    "\"'/opt/my tools/sbx' hook claude pre-tool-use -c 'my policy'\"") != NULL,
 		    "--print-settings%s: the pre-tool-use hook%s: %s", ask ? " --ask" : "", ask ? " keeps --ask" : "", sb.p);
 		CHECK(strstr(sb.p, "\"'/opt/my tools/sbx' hook claude session-start -c 'my policy'\"") &&
@@ -5292,8 +5456,111 @@ test_sessions(void)
 		    "--print-settings: the session hooks, as given: %s", sb.p);
 		free(sb.p);
 	}
-	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y"),
-	    "session names: a file's name, no dot first, no slash");
+	{
+		/* FIPS 180-4's examples; and the digest Codex 0.171 itself gave a hook
+		 * (codex app-server hooks/list: currentHash) */
+		static const struct { const char *in, *hex; } v[] = {
+			{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+			{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+			{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+			  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+		};
+		unsigned char d[32];
+		char hex[65];
+
+		for (size_t i = 0; i < LEN(v); i++) {
+			sha256(v[i].in, strlen(v[i].in), d);
+			for (int k = 0; k < 32; k++)
+				snprintf(hex + 2 * k, 3, "%02x", d[k]);
+			CHECK(strcmp(hex, v[i].hex) == 0, "sha256(\"%s\") = %s", v[i].in, hex);
+		}
+		CHECK(strcmp(codex_hook_digest("pre_tool_use", "Bash", "/work/scratch-agents/loghook.sh pre", 60),
+		    "sha256:b796d28ce65fcdbcfa3647c7eb65b8528440f6411fb0f24ecc2391d9a965371b") == 0,
+		    "a hook's digest, as Codex computes it");
+		CHECK(strcmp(codex_hook_digest("session_end", NULL,
+		    "/work/wt-agents/sbx hook codex session-end -c /work/scratch-agents/it/pol", 3),
+		    "sha256:092d4db9cab63cc8d628942cee1543dd146e050450c0fa08caa25a6c4a0d2d60") == 0,
+		    "a hook's digest without a matcher, as Codex computes it");
+		CHECK(hook_cmd_is_ours("'/opt/my '\\''x'\\'' tools/sbx' hook claude pre-tool-use -c /p", "claude") &&
+		    hook_cmd_is_ours("/usr/bin/sbx hook codex session-end", "codex") &&
+		    !hook_cmd_is_ours("/usr/bin/sbx hook codex session-end", "claude") &&
+		    !hook_cmd_is_ours("echo sbx hook claude pre-tool-use", "claude") &&
+		    !hook_cmd_is_ours("/usr/bin/sbx hook claude pre-tool-usex", "claude"),
+		    "sbx's hooks told from the person's");
+	}
+	/* one policy over every tool call: the judge request's wire form, the
+	 * plan's reasons, the paths a tool names resolved as it opens them */
+	{
+		char kinds[] = { JUDGE_WRITE, JUDGE_SEARCH }, *paths[] = { "/p/a", "/p" }, k2[SBX_JUDGE_MAX], *p2[SBX_JUDGE_MAX];
+		struct buf jb = { 0 }, ans = { 0 };
+		struct plan *pl = plan_of("allow-write /p\ndeny-read /p/.env\ndeny-write /p/keep\n",
+		    "d /p/.git/hooks; f /p/.git/config; f /p/.git/HEAD; f /p/.env; d /p/src; d /p/keep; d /o");
+		const char *jwhy = NULL;
+
+		judge_req_encode(kinds, paths, 2, &jb);
+		CHECK(judge_req_decode(jb.p, jb.n, k2, p2, &jwhy) == 2 && k2[1] == JUDGE_SEARCH && strcmp(p2[1], "/p") == 0,
+		    "a judge request round-trips");
+		for (size_t cut = 0; cut < jb.n; cut++)
+			CHECK(judge_req_decode(jb.p, cut, k2, p2, &jwhy) < 0, "a judge request cut to %zu bytes refused", cut);
+		jb.p[4] = 'x';
+		CHECK(judge_req_decode(jb.p, jb.n, k2, p2, &jwhy) < 0, "an unknown kind refused");
+		free(jb.p);
+		CHECK(pl != NULL, "the plan for the judge's cases");
+		if (pl) {
+			static const struct { char kind; const char *path, *why; } jc[] = {
+				{ JUDGE_WRITE, "/p/src/x.c", NULL },
+				{ JUDGE_WRITE, "/p/new/dir/file", NULL },
+				{ JUDGE_WRITE, "/p/.git/hooks/pre-commit", "mandatory deny .git/hooks" },
+				{ JUDGE_WRITE, "/p/.vscode/tasks.json", "mandatory deny .vscode" },
+				{ JUDGE_WRITE, "/p/keep/x", "deny-write" },
+				{ JUDGE_WRITE, "/o/x", "outside every writable root" },
+				{ JUDGE_WRITE, "/p/../o/x", "outside every writable root" },
+				{ JUDGE_READ, "/p/.env", "deny-read" },
+				{ JUDGE_READ, "/o/x", NULL },
+				{ JUDGE_SEARCH, "/p/src", NULL },
+				{ JUDGE_SEARCH, "/p", "/p/.env" },
+			};
+
+			for (size_t i = 0; i < LEN(jc); i++) {
+				char kk = jc[i].kind, *pp = (char *)jc[i].path;
+
+				ans.n = 0;
+				judge_answer(pl, &kk, &pp, 1, &ans);
+				CHECK(ans.n && (jc[i].why ? strstr(ans.p, jc[i].why) != NULL : ans.p[0] == '\0'),
+				    "judged %c %s: \"%s\"", kk, pp, ans.n ? ans.p : "");
+			}
+		}
+		free(ans.p);
+	}
+	{
+		char dir[] = "/tmp/sbx-unit-resolve-XXXXXX";
+		struct vec pp = { 0 };
+
+		CHECK(mkdtemp(dir) != NULL, "a scratch directory");
+		(void)!mkdir(aprintf("%s/p", dir), 0755);
+		(void)!mkdir(aprintf("%s/o", dir), 0755);
+		(void)!symlink(aprintf("%s/o", dir), aprintf("%s/p/out", dir));
+		(void)!symlink("../o/later.sh", aprintf("%s/p/dangling", dir));
+		(void)!symlink("loop", aprintf("%s/p/loop", dir));
+		CHECK(strcmp(hook_resolve(aprintf("%s/p", dir), "src/../a.c"), aprintf("%s/p/a.c", dir)) == 0,
+		    "a relative path, from the cwd: %s", hook_resolve(aprintf("%s/p", dir), "src/../a.c"));
+		CHECK(strcmp(hook_resolve(aprintf("%s/p", dir), "out/x"), aprintf("%s/o/x", dir)) == 0,
+		    "through a symlink to outside: %s", hook_resolve(aprintf("%s/p", dir), "out/x"));
+		CHECK(strcmp(hook_resolve("/", aprintf("%s/p/dangling", dir)), aprintf("%s/o/later.sh", dir)) == 0,
+		    "through a dangling last link (a write creates its target): %s",
+		    hook_resolve("/", aprintf("%s/p/dangling", dir)));
+		CHECK(hook_resolve("/", aprintf("%s/p/loop", dir)) != NULL, "a link loop ends");
+		hook_patch_paths("*** Begin Patch\n*** Update File: a.c\n@@\n-x\n+y\n*** Add File: out/new.txt\n+z\n"
+		    "*** Update File: b.c\n*** Move to: .vscode/tasks.json\n*** Delete File: c.c\r\n*** End Patch\n",
+		    aprintf("%s/p", dir), &pp);
+		CHECK(pp.n == 5 && strcmp(pp.v[0], aprintf("%s/p/a.c", dir)) == 0 &&
+		    strcmp(pp.v[1], aprintf("%s/o/new.txt", dir)) == 0 &&
+		    strcmp(pp.v[3], aprintf("%s/p/.vscode/tasks.json", dir)) == 0 && strcmp(pp.v[4], aprintf("%s/p/c.c", dir)) == 0,
+		    "every file a patch names, resolved (%zu)", pp.n);
+		rm_tree(dir);
+	}
+	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y") &&
+	    !session_name_ok("--fd3"), "session names: a file's name, no dot or dash first, no slash");
 	/* attribution (session_attribute): by the caller's session, each
 	 * exec's into its own store; a session made inside an exec (setsid,
 	 * seen by the observer) stays that exec's; a session no running exec
@@ -6048,6 +6315,7 @@ test_scan_cache(void)
 }
 
 static const struct { const char *name; void (*fn)(void); } unit_tests[] = {
+	{ "map_matches_banners", test_map_matches_banners },
 	{ "line_format", test_line_format },
 	{ "scan_cache", test_scan_cache },
 	{ "json", test_json },

@@ -1,4 +1,4 @@
-# tests/violations.tests.sh - sourced by test.sh: the report of what was refused (issue 13).
+# tests/violations.tests.sh - sourced by test.sh: the report of what was refused.
 # After the command, sbx appends srt's <sandbox_violations> block to its stderr (or writes JSON
 # lines to a file or descriptor as refusals happen); the command's exit status is unchanged.
 # Each test has its control: a run with nothing refused prints no block.
