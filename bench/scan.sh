@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/scan.sh: what a run costs as the writable roots grow, side by side in one run.
 #
-# It is a benchmark, not a test: it prints figures and exits 0, unless sbx or hyperfine
-# cannot run at all (then 1). srt missing only skips its rows.
+# It is a benchmark, not a test: it prints figures and exits 0, unless sbx cannot run at
+# all or a timed command fails (then 1). srt missing only skips its rows.
 #
 # The trees, generated in a scratch directory (removed on exit):
 #   project   a git repository with a few files: the cwd of every run
@@ -12,8 +12,8 @@
 #             10 files in each leaf, dotfiles at the top, 5 git repositories deep down
 # The policies: `allow-write .` alone; with the tmp root; with the home root; with both.
 #
-# For each policy with a root (one hyperfine call each; the `allow-write .` row is in
-# every call, and each ratio is to it, from the same call):
+# For each policy with a root, a group of rows timed together (the `allow-write .` row is
+# in every group, and each ratio is to it, from the same group):
 #   first     the scan cache removed before each run (every directory listed)
 #   second    the cache as the run before left it (nothing changed in between)
 #   changed   one file created or removed in one directory of the big root before each
@@ -22,6 +22,9 @@
 #             run; the rest of the binary the same)
 #   before    SBX_BEFORE=/path/to/sbx, when given (an older build, e.g. main's)
 #   srt       srt 0.0.81 (`srt` on PATH) with sbx --print=json of the same policy
+# Within a group the commands run in turn, one run each, RUNS times after WARMUP rounds
+# (interleaved: a machine whose load drifts weighs on every row alike); each row gives the
+# wall time and the CPU time (user + sys, of the command and all it waited for), medians.
 # Then the per-command floor: the bwrap floor (bwrap --ro-bind / / --dev /dev --proc /proc
 # --unshare-net --unshare-pid --die-with-parent true) against sbx -c policy.example
 # -- true, and a session's exec (sbx exec) over the home policy against the `allow-write .`
@@ -34,7 +37,7 @@
 #
 # Run:   bench/scan.sh        (sbx is ../sbx from here, built with `make -C .. -s` if missing)
 # Knobs: RUNS=15 WARMUP=2  NO_SRT=1  SBX=/path/to/sbx  SBX_BEFORE=/path/to/older/sbx
-# Needs: bash, hyperfine, python3 (the trees, the table), bwrap; optional srt, musl-gcc.
+# Needs: bash, python3 (the trees, the timing, the table), bwrap; optional srt, musl-gcc.
 
 set -u -o pipefail
 RUNS=${RUNS:-15}
@@ -50,7 +53,6 @@ fi
 
 say() { printf '%s\n' "$*"; }
 die() { say "scan.sh: $*" >&2; exit 1; }
-command -v hyperfine >/dev/null || die "needs hyperfine (apt-get install hyperfine)"
 command -v python3 >/dev/null || die "needs python3"
 
 SBX=${SBX:-$TOP/sbx}
@@ -118,79 +120,107 @@ if [ -z "${NO_SRT:-}" ] && command -v srt >/dev/null; then
 fi
 [ "$SRT_OK" = 1 ] || say "srt rows skipped (NO_SRT, no srt on PATH, or it did not run)"
 
-# prepare scripts (hyperfine runs one before each timed run of its command)
+# prepare scripts (one runs before each timed run of its command, untimed)
 printf 'rm -f %q\n' "$CACHE" >"$WORK/prep-cold"
-printf 'true\n' >"$WORK/prep-none"
 flip() { printf 'f=%q; if [ -e "$f" ]; then rm "$f"; else : >"$f"; fi\n' "$1"; }
 flip "$TMPR/dir250/flip" >"$WORK/prep-flip-tmp"
 flip "$HOMER/a5/b5/c5/d5/flip" >"$WORK/prep-flip-home"
 cp "$WORK/prep-flip-home" "$WORK/prep-flip-both"
 
-# one hyperfine call: NAME then "LABEL|PREPARE|COMMAND" triples
-bench() {
-	local name=$1 spec label prep cmd; shift
-	local args=()
-	for spec in "$@"; do
-		IFS='|' read -r label prep cmd <<<"$spec"
-		args+=(--prepare "sh $WORK/prep-$prep" -n "$label" "$cmd")
-	done
-	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$WORK/$name.json" "${args[@]}" \
-		>"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; die "hyperfine failed ($name)"; }
-}
-
-DOT="allow-write . alone|none|$SBX -c $WORK/pol-dot -- true"
+# The groups: each a title, then "LABEL|PREPARE|COMMAND" rows (PREPARE: a script in $WORK, or -)
+SPEC=$WORK/spec
+DOT="allow-write . alone|-|$SBX -c $WORK/pol-dot -- true"
+: >"$SPEC"
 for p in tmp home both; do
-	rows=("$DOT"
-		"first|cold|$SBX -c $WORK/pol-$p -- true"
-		"second|none|$SBX -c $WORK/pol-$p -- true"
-		"changed|flip-$p|$SBX -c $WORK/pol-$p -- true"
-		"no cache|none|$NOCACHE -c $WORK/pol-$p -- true")
-	[ -n "${SBX_BEFORE:-}" ] && rows+=("before|none|$SBX_BEFORE -c $WORK/pol-$p -- true")
-	[ "$SRT_OK" = 1 ] && rows+=("srt, allow-write .|none|srt --settings $WORK/srt-dot.json -c true"
-		"srt|none|srt --settings $WORK/srt-$p.json -c true")
-	say "timing: allow-write . + $p"
-	bench "$p" "${rows[@]}"
+	{
+		case $p in
+		tmp) echo "# allow-write . + tmp (10,000 entries)" ;;
+		home) echo "# allow-write . + home (100,000 files)" ;;
+		both) echo "# allow-write . + tmp + home" ;;
+		esac
+		echo "$DOT"
+		echo "first|prep-cold|$SBX -c $WORK/pol-$p -- true"
+		echo "second|-|$SBX -c $WORK/pol-$p -- true"
+		echo "changed|prep-flip-$p|$SBX -c $WORK/pol-$p -- true"
+		echo "no cache|-|$NOCACHE -c $WORK/pol-$p -- true"
+		if [ -n "${SBX_BEFORE:-}" ]; then echo "before|-|$SBX_BEFORE -c $WORK/pol-$p -- true"; fi
+		if [ "$SRT_OK" = 1 ]; then
+			echo "srt, allow-write . alone|-|srt --settings $WORK/srt-dot.json -c true"
+			echo "srt|-|srt --settings $WORK/srt-$p.json -c true"
+		fi
+	} >>"$SPEC"
 done
-
 # the per-command floor, and a session's exec
-BWRAP=$(command -v bwrap)
-floor=("bwrap floor|none|$BWRAP --ro-bind / / --dev /dev --proc /proc --unshare-net --unshare-pid --die-with-parent true")
-[ -r "$TOP/policy.example" ] && floor+=("sbx policy.example|none|$SBX -c $TOP/policy.example -- true")
+{
+	echo "# the per-command floor"
+	echo "bwrap floor|-|$(command -v bwrap) --ro-bind / / --dev /dev --proc /proc --unshare-net --unshare-pid --die-with-parent true"
+	if [ -r "$TOP/policy.example" ]; then echo "sbx -c policy.example|-|$SBX -c $TOP/policy.example -- true"; fi
+} >>"$SPEC"
 sess_ok=0
 if "$SBX" session start -c "$WORK/pol-dot" --name "scanbench-dot-$$" >/dev/null 2>&1 &&
 	"$SBX" session start -c "$WORK/pol-home" --name "scanbench-home-$$" >/dev/null 2>&1; then
 	sess_ok=1
-	floor+=("exec, allow-write .|none|$SBX exec scanbench-dot-$$ -- true"
-		"exec, + home|none|$SBX exec scanbench-home-$$ -- true")
+	{
+		echo "# a session's exec"
+		echo "exec, allow-write . alone|-|$SBX exec scanbench-dot-$$ -- true"
+		echo "exec, + home (100,000 files)|-|$SBX exec scanbench-home-$$ -- true"
+	} >>"$SPEC"
 fi
-say "timing: the floor"
-bench floor "${floor[@]}"
+
+# The timing: within a group, one run of each command in turn, RUNS times after WARMUP
+# rounds, so a machine whose load drifts weighs on every row alike. Wall time, and the
+# CPU time (user + sys) of the command and everything it waited for (wait4's rusage),
+# which load from other work disturbs much less. The table: medians (min-max), and each
+# median's ratio to the group's first row.
+python3 - "$SPEC" "$WORK" "$RUNS" "$WARMUP" <<'EOF'
+import os, shlex, statistics, subprocess, sys, time
+spec, work, runs, warmup = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+groups = []
+for line in open(spec):
+    line = line.rstrip("\n")
+    if line.startswith("# "):
+        groups.append((line[2:], []))
+    elif line:
+        label, prep, cmd = line.split("|", 2)
+        groups[-1][1].append((label, None if prep == "-" else os.path.join(work, prep), shlex.split(cmd)))
+devnull = os.open(os.devnull, os.O_WRONLY)
+def once(argv):
+    r, w = os.pipe()	# output through a pipe, as a caller reads it
+    t0 = time.perf_counter()
+    pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, w, 1),
+        (os.POSIX_SPAWN_DUP2, devnull, 2), (os.POSIX_SPAWN_CLOSE, r)])
+    os.close(w)
+    while os.read(r, 65536):
+        pass
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    os.close(r)
+    if status != 0:
+        sys.exit("bench/scan.sh: %s exited %d" % (" ".join(argv), status))
+    return wall, ru.ru_utime + ru.ru_stime
+print()
+print("| policy | run | wall ms, median (min-max) | x first row | CPU ms, median | x first row |")
+print("|---|---|---|---|---|---|")
+for title, rows in groups:
+    wall = [[] for _ in rows]
+    cpu = [[] for _ in rows]
+    for k in range(warmup + runs):
+        for i, (label, prep, argv) in enumerate(rows):
+            if prep:
+                subprocess.run(["sh", prep], check=True)
+            w, c = once(argv)
+            if k >= warmup:
+                wall[i].append(w)
+                cpu[i].append(c)
+    bw, bc = statistics.median(wall[0]), statistics.median(cpu[0])
+    for i, (label, _, _) in enumerate(rows):
+        mw, mc = statistics.median(wall[i]), statistics.median(cpu[i])
+        print("| %s | %s | %.1f (%.1f-%.1f) | %.2fx | %.1f | %.2fx |" % (title, label, mw * 1e3, min(wall[i]) * 1e3,
+              max(wall[i]) * 1e3, mw / bw, mc * 1e3, mc / bc if bc else 0))
+EOF
+rc=$?
 if [ "$sess_ok" = 1 ]; then
 	"$SBX" session stop "scanbench-dot-$$" >/dev/null 2>&1
 	"$SBX" session stop "scanbench-home-$$" >/dev/null 2>&1
 fi
-
-# ---- the table: median (min-max) ms, and the ratio to the call's first row
-python3 - "$WORK" <<'EOF'
-import json, sys, os
-work = sys.argv[1]
-titles = {"tmp": "allow-write . + tmp (10,000 entries)", "home": "allow-write . + home (100,000 files)",
-          "both": "allow-write . + tmp + home", "floor": "the per-command floor"}
-print()
-print("| policy | run | median ms (min-max) | ratio to the first row |")
-print("|---|---|---|---|")
-for name in ("tmp", "home", "both", "floor"):
-    path = os.path.join(work, name + ".json")
-    if not os.path.exists(path):
-        continue
-    res = json.load(open(path))["results"]
-    base = sorted(res[0]["times"])
-    for r in res:
-        t = sorted(r["times"])
-        med = t[len(t) // 2]
-        ratio = med / base[len(base) // 2]
-        print("| %s | %s | %.1f (%.1f-%.1f) | %.2fx |" % (titles[name], r["command"], med * 1e3, t[0] * 1e3,
-              t[-1] * 1e3, ratio))
-EOF
-say
-say "(hyperfine runs each command of a call in turn; ratios are of medians within one call)"
+[ "$rc" = 0 ] || die "a timed command failed"

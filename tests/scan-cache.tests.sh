@@ -138,6 +138,16 @@ t_scan_cache_tampered() { # a stale, damaged, foreign-mode or planted cache file
 	expect_contains "$ERR" "not a private file" "a cache others can write is refused"
 	expect_eq "$(sc_served)" 0 "writable by others: nothing taken"
 	expect_not_contains "$OUT" WROTE "writable by others"
+	# one another user owns (planted where this user's runs keep theirs): not read
+	if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+		run_sbx -v -c "$T/p" -- true
+		chown nobody "$f"
+		run_sbx -v -c "$T/p" -- sh -c "$(sc_try a/b/.bashrc) echo ran"
+		expect_rc 0 "another user's"; expect_contains "$OUT" ran "another user's"
+		expect_contains "$ERR" "not a private file" "a cache of another user is refused"
+		expect_eq "$(sc_served)" 0 "another user's: nothing taken"
+		expect_not_contains "$OUT" WROTE "another user's"
+	fi
 	# a symlink planted at its name is not followed (and is replaced, never written through)
 	rm -f "$f"; echo keep >"$T/victim"; ln -s "$T/victim" "$f"
 	run_sbx -v -c "$T/p" -- true
