@@ -197,7 +197,8 @@
 #ifndef SBX_TMPDIR_SPARE
 #  define SBX_TMPDIR_SPARE 1	/* a run's untouched TMPDIR set aside for the next (tmpdir_spare_put) */
 #endif
-#ifndef SBX_SCAN_CACHE		/* the walk takes unchanged directories' listings from the scan cache (5c) */
+/* the walk takes unchanged directories' listings from the scan cache (5c) */
+#ifndef SBX_SCAN_CACHE
 #  ifdef SBX_LINUX
 #    define SBX_SCAN_CACHE 1
 #  else
@@ -472,7 +473,8 @@ timing(const char *step)
 	if (!on)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	fprintf(stderr, "sbx: timing %.3f ms %s\n", (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6, step);
+	fprintf(stderr, "sbx: timing %.3f ms %s\n",
+	    (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6, step);
 }
 
 /* -v output: the plan's decisions, one line each. */
@@ -5984,7 +5986,8 @@ static const struct disk_ops real_disk_ops = {
 	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile, NULL,
 }, real_disk_ops_now = {	/* for sbx's own changes before the plan (allow_write_make_missing):
 			 * what it learns must not be remembered into the plan */
-	real_lstat_now, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile, NULL,
+	real_lstat_now, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
+	NULL,
 };
 
 /* The result of resolving one spelled path against the disk. */
@@ -8216,9 +8219,9 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
  * runs' roots while they fit). Linux only (macOS lists every directory). */
 #define SBX_SCAN_CACHE_FILE	"scan-cache"
 #define SBX_SCAN_CACHE_MAX_DIRS	262144		/* ~15 MiB of records at most */
-#define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the audit's margin for the coarse clock (audit_record) */
+#define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the coarse clock's margin (audit_record's) */
 #define SBX_SCAN_CACHE_MAGIC	"sbxscan2"
-#define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite up to this */
+#define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite */
 
 /* The file: a head, the records (a parent before its children), the
  * children's name offsets, the names (a kind byte, then the name and a
@@ -8231,7 +8234,7 @@ struct sc_rec {
 	uint32_t name;		/* offset of the kind byte before the name */
 	uint32_t kid0, nkids;	/* the listing kept */
 	uint32_t trusted;	/* 0: kept only as the way to its children's records */
-	uint32_t old;		/* in memory only: name and kids are the old file's (not copied yet) */
+	uint32_t old;		/* in memory only: name and kids still the old file's */
 	uint32_t nents;		/* every entry the directory held, kept or not (disk_ops.unread) */
 	uint32_t pad;
 };
@@ -8254,7 +8257,7 @@ struct scan_cache {
 	struct { dev_t dev; bool ok; } fs[16];
 	size_t nfs;
 	long served, listed;	/* directories: from the old file, listed */
-	long changed, restamped;	/* listed and kept: new or changed, or as the old file has them */
+	long changed, restamped;	/* listed, kept: changed; as the old file has them */
 };
 
 /* A directory opened through the cache: its listing read from the old
@@ -8294,7 +8297,8 @@ sc_find(const struct sc_file *f, uint32_t parent, const char *name)
 		if (f->slot[i] > f->nrec)
 			return 0;
 		r = &f->rec[f->slot[i] - 1];
-		if (r->parent == parent && r->name + 1 < f->nname && strcmp(f->name + r->name + 1, name) == 0)
+		if (r->parent == parent && r->name + 1 < f->nname &&
+		    strcmp(f->name + r->name + 1, name) == 0)
 			return f->slot[i];
 	}
 	return 0;
@@ -8324,9 +8328,11 @@ sc_load(struct scan_cache *sc)
 
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) ||
-	    st.st_size < (off_t)sizeof(h) || st.st_size > (off_t)SBX_SCAN_CACHE_MAX_DIRS * 128) {
-		note("scan cache %s: not a private file of this user, or too large: not used", sc->path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(h) ||
+	    st.st_size > (off_t)SBX_SCAN_CACHE_MAX_DIRS * 128) {
+		note("scan cache %s: not a private file of this user, or too large: not used",
+		    sc->path);
 		close(fd);
 		return;
 	}
@@ -8338,7 +8344,8 @@ sc_load(struct scan_cache *sc)
 		return;
 	}
 	memcpy(&h, sc->map, sizeof(h));
-	need = sizeof(h) + (size_t)h.nrec * sizeof(struct sc_rec) + ((size_t)h.nkid + h.nslot) * 4 + h.nname;
+	need = sizeof(h) + (size_t)h.nrec * sizeof(struct sc_rec) + ((size_t)h.nkid + h.nslot) * 4 +
+	    h.nname;
 	if (memcmp(h.magic, SBX_SCAN_CACHE_MAGIC, 8) != 0 || h.nrec > SBX_SCAN_CACHE_MAX_DIRS ||
 	    h.nkid > 64u * SBX_SCAN_CACHE_MAX_DIRS || h.nslot > 4u * SBX_SCAN_CACHE_MAX_DIRS ||
 	    h.nname > 64u << 20 || need != sc->maplen)
@@ -8355,7 +8362,8 @@ sc_load(struct scan_cache *sc)
 	sc->old.nkid = h.nkid;
 	sc->old.nslot = h.nslot;
 	sc->old.nname = h.nname;
-	if (h.nname && sc->old.name[h.nname - 1] == '\0' && (h.nslot & (h.nslot - 1)) == 0 && h.nslot >= h.nrec)
+	if (h.nname && sc->old.name[h.nname - 1] == '\0' && (h.nslot & (h.nslot - 1)) == 0 &&
+	    h.nslot >= h.nrec)
 		return;
 bad:
 	note("scan cache %s: damaged: not used", sc->path);
@@ -8371,7 +8379,9 @@ sc_fs_trusted(struct scan_cache *sc, dev_t dev, const char *path)
 {
 #if SBX_LINUX
 	/* ext2/3/4, xfs, btrfs, tmpfs, f2fs */
-	static const unsigned long trusted[] = { 0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010 };
+	static const unsigned long trusted[] = {
+		0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010,
+	};
 	struct statfs sf;
 	size_t i;
 
@@ -8427,7 +8437,8 @@ sc_opendir(void *ctx, void *parent, const char *name)
 	struct stat st;
 	struct sc_rec r = { 0 };
 	int at = pd && pd->real ? dir_fd(pd->real) : AT_FDCWD;
-	const char *path = pd ? path_join(pd->path, name) : name, *rel = pd && pd->real ? name : path;
+	const char *path = pd ? path_join(pd->path, name) : name;
+	const char *rel = pd && pd->real ? name : path;
 	uint32_t old = sc_find(&sc->old, pd ? pd->old : 0, pd ? name : path);
 	const struct sc_rec *o = old ? &sc->old.rec[old - 1] : NULL;
 	/* the children of .claude are read whole (fx_scan_children): listed */
@@ -8439,9 +8450,10 @@ sc_opendir(void *ctx, void *parent, const char *name)
 	d->old = old;
 	/* with a record to check, one lstat(2) decides; without one, the
 	 * directory is read anyway, and its descriptor says what it is */
-	if (keep && o && o->trusted && fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-	    o->dev == (uint64_t)st.st_dev && o->ino == (uint64_t)st.st_ino && o->ctime == sc_ns(&st.st_ctim) &&
-	    o->mtime == sc_ns(&st.st_mtim) && sc_fs_trusted(sc, st.st_dev, path) && sc_kids_ok(&sc->old, o)) {
+	if (keep && o && o->trusted && fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode) && o->dev == (uint64_t)st.st_dev && o->ino == (uint64_t)st.st_ino &&
+	    o->ctime == sc_ns(&st.st_ctim) && o->mtime == sc_ns(&st.st_mtim) &&
+	    sc_fs_trusted(sc, st.st_dev, path) && sc_kids_ok(&sc->old, o)) {
 		d->served = true;
 		r = *o;		/* its name and children stay in the old file until sc_save */
 		r.old = 1;
@@ -8518,7 +8530,8 @@ sc_same_kids(const struct scan_cache *sc, const struct sc_rec *r, uint32_t old)
 	if (!o || (!o->trusted && r->trusted) || o->nkids != r->nkids || !sc_kids_ok(&sc->old, o))
 		return false;
 	for (uint32_t i = 0; i < r->nkids; i++)
-		if (strcmp(sc->names.p + kids[r->kid0 + i], sc->old.name + sc->old.kid[o->kid0 + i]) != 0)
+		if (strcmp(sc->names.p + kids[r->kid0 + i],
+		    sc->old.name + sc->old.kid[o->kid0 + i]) != 0)
 			return false;
 	return true;
 }
@@ -8611,7 +8624,8 @@ sc_rec_name(const struct scan_cache *sc, const struct sc_rec *r)
 /* Append record r (this run's, or the old file's with parent already
  * mapped) to the file being built, its name and children copied. */
 static void
-sc_emit(const struct scan_cache *sc, struct sc_rec r, struct buf *recs, struct buf *kids, struct buf *names)
+sc_emit(const struct scan_cache *sc, struct sc_rec r, struct buf *recs, struct buf *kids,
+    struct buf *names)
 {
 	const char *nm = sc_rec_name(sc, &r);
 	uint32_t j, off;
@@ -8650,7 +8664,8 @@ sc_save(struct scan_cache *sc)
 
 	/* no listing differs from the old file's (a directory gone, or one
 	 * made, is a listing that changed): it holds what this run walked */
-	if (!sc->path || n > SBX_SCAN_CACHE_MAX_DIRS || (!sc->changed && sc->restamped <= SBX_SCAN_CACHE_RESTAMPS))
+	if (!sc->path || n > SBX_SCAN_CACHE_MAX_DIRS ||
+	    (!sc->changed && sc->restamped <= SBX_SCAN_CACHE_RESTAMPS))
 		goto done;
 	for (i = 0; i < n; i++)
 		if (!nr[i].parent)
@@ -8662,7 +8677,8 @@ sc_save(struct scan_cache *sc)
 		const struct sc_rec *o = &sc->old.rec[i];
 
 		if (o->parent > i || o->name + 1 >= sc->old.nname || !sc_kids_ok(&sc->old, o) ||
-		    (o->parent ? !map[o->parent - 1] : strset_has(&roots, sc->old.name + o->name + 1)))
+		    (o->parent ? !map[o->parent - 1] :
+		    strset_has(&roots, sc->old.name + o->name + 1)))
 			continue;	/* a tree this run walked again, or one not kept */
 		map[i] = ++total;
 	}
@@ -8701,7 +8717,8 @@ sc_save(struct scan_cache *sc)
 	tmp = aprintf("%s.%d", sc->path, (int)getpid());
 	unlink(tmp);	/* a dead run's, with this pid */
 	fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, out.p, out.n) < 0 || close(fd) < 0 || rename(tmp, sc->path) < 0) {
+	if (fd < 0 || write_all(fd, out.p, out.n) < 0 || close(fd) < 0 ||
+	    rename(tmp, sc->path) < 0) {
 		note("scan cache %s: cannot write it: %s", sc->path, strerror(errno));
 		unlink(tmp);
 	} else {
@@ -8844,8 +8861,10 @@ fx_seen_repos(struct fact_finder *fx, void *dh, const char *dir, long *walked, i
 		else if (k == FK_DIR && depth < 256)
 			vec_push(&subs, astrdup(name));
 	}
-	if (fx->sdk->ops->unread && (*walked += fx->sdk->ops->unread(fx->sdk->ctx, dh)) > SBX_MAX_WALK_ENTRIES) {
-		plan_add_fact(fx->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
+	if (fx->sdk->ops->unread &&
+	    (*walked += fx->sdk->ops->unread(fx->sdk->ctx, dh)) > SBX_MAX_WALK_ENTRIES) {
+		plan_add_fact(fx->facts, dir, FK_DIR, RB_SEEN_PARTIAL,
+		    "the search for repositories stopped");
 		return;
 	}
 	if (parts == 7) {	/* a gitdir (a bare repository): listed, its objects not walked */
@@ -8977,7 +8996,8 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 	}
 	if (r < 0)
 		return fx_fail(fx, NULL, "cannot list %s: %s", path, strerror(errno));
-	if (fx->sdk->ops->unread && (fx->walked += fx->sdk->ops->unread(fx->sdk->ctx, dh)) > SBX_MAX_WALK_ENTRIES)
+	if (fx->sdk->ops->unread &&
+	    (fx->walked += fx->sdk->ops->unread(fx->sdk->ctx, dh)) > SBX_MAX_WALK_ENTRIES)
 		return fx_fail(fx, NULL, "the scan for dangerous files under %s passed %d entries; "
 		    "lower mandatory-deny-depth or narrow allow-write", path, SBX_MAX_WALK_ENTRIES);
 	return 0;
@@ -18885,7 +18905,7 @@ audit_changed_dirs(struct audit *a)
 			vec_push(&a->node_modules, (void *)d);	/* listed, not entered: audit_run */
 		} else if (look && audit_changed(a, d)) {
 			for (j = known.n ? a->dirs_seen.n : 0; j < a->dirs_seen.n; j++)
-				strset_add(&known, a->dirs_seen.v[j]);	/* once, when first needed */
+				strset_add(&known, a->dirs_seen.v[j]);	/* once, when needed */
 			audit_read_changed(a, d, &known);
 		}
 	}
@@ -28295,13 +28315,14 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 		runtime_recover(rp);	/* what killed runs left */
 	timing("plan: killed runs' leftovers looked for");
 	plan_add_run_paths(&fx, rp);
-	sc_open(&sc, &dk, SBX_SCAN_CACHE ? path_join(path_dirname(rp->run_dir), SBX_SCAN_CACHE_FILE) :
-	    NULL);
+	sc_open(&sc, &dk, SBX_SCAN_CACHE ?
+	    path_join(path_dirname(rp->run_dir), SBX_SCAN_CACHE_FILE) : NULL);
 	if (sc.path)
 		fx.sdk = &sdk;
 	if (plan_resolve_scan(&fx, rp) < 0)
 		die_err(&e);
-	note("scan: %ld directories listed (%ld changed), %ld from the scan cache", sc.listed, sc.changed, sc.served);
+	note("scan: %ld directories listed (%ld changed), %ld from the scan cache", sc.listed,
+	    sc.changed, sc.served);
 	if (!print)
 		sc_save(&sc);	/* --print=argv reads it, and writes nothing */
 	timing("plan: the scan");
