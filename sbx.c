@@ -8203,10 +8203,11 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
  * coarse clock (a tick, up to 10 ms, behind): a listing is trusted only
  * when the directory's ctime is SBX_SCAN_CACHE_RACY_NS older than the
  * start of the scan that read it, so a change made while or after it was
- * read has a later ctime (git's "racy" index entries, the same cure). Only file systems
- * whose ctime is kept by the kernel that serves them are trusted
- * (sc_fs_trusted: not NFS, FUSE or overlayfs, where a directory can change
- * under a ctime the kernel cached): elsewhere every directory is listed.
+ * read has a later ctime (git's "racy" index entries, the same cure).
+ * Only file systems whose ctime is kept by the kernel that serves them are
+ * trusted (sc_fs_trusted: not NFS, FUSE or overlayfs, where a directory
+ * can change under a ctime the kernel cached): elsewhere every directory
+ * is listed.
  *
  * It is kept in the registry's place (/dev/shm/sbx-UID, else the runtime
  * root, 9a), where no command can write; read only when it is a regular
@@ -8218,7 +8219,7 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
  * directories (the trees of the roots this run walked first, then other
  * runs' roots while they fit). Linux only (macOS lists every directory). */
 #define SBX_SCAN_CACHE_FILE	"scan-cache"
-#define SBX_SCAN_CACHE_MAX_DIRS	262144		/* ~15 MiB of records at most */
+#define SBX_SCAN_CACHE_MAX_DIRS	262144		/* ~23 MiB with the names, at most */
 #define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the coarse clock's margin (audit_record's) */
 #define SBX_SCAN_CACHE_MAGIC	"sbxscan2"
 #define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite */
@@ -8297,7 +8298,7 @@ sc_find(const struct sc_file *f, uint32_t parent, const char *name)
 		if (f->slot[i] > f->nrec)
 			return 0;
 		r = &f->rec[f->slot[i] - 1];
-		if (r->parent == parent && r->name + 1 < f->nname &&
+		if (r->parent == parent && r->name < f->nname - 1 &&
 		    strcmp(f->name + r->name + 1, name) == 0)
 			return f->slot[i];
 	}
@@ -8311,7 +8312,7 @@ sc_kids_ok(const struct sc_file *f, const struct sc_rec *r)
 	if (r->kid0 > f->nkid || r->nkids > f->nkid - r->kid0)
 		return false;
 	for (uint32_t i = 0; i < r->nkids; i++)
-		if (f->kid[r->kid0 + i] + 1 >= f->nname)
+		if (f->kid[r->kid0 + i] >= f->nname - 1)	/* nname >= 1: sc_load */
 			return false;
 	return true;
 }
@@ -8676,7 +8677,7 @@ sc_save(struct scan_cache *sc)
 	for (i = 0, total = n; i < sc->old.nrec && total < SBX_SCAN_CACHE_MAX_DIRS; i++) {
 		const struct sc_rec *o = &sc->old.rec[i];
 
-		if (o->parent > i || o->name + 1 >= sc->old.nname || !sc_kids_ok(&sc->old, o) ||
+		if (o->parent > i || o->name >= sc->old.nname - 1 || !sc_kids_ok(&sc->old, o) ||
 		    (o->parent ? !map[o->parent - 1] :
 		    strset_has(&roots, sc->old.name + o->name + 1)))
 			continue;	/* a tree this run walked again, or one not kept */
