@@ -8647,13 +8647,14 @@ sc_emit(const struct scan_cache *sc, struct sc_rec r, struct buf *recs, struct b
 	buf_putn(recs, (const char *)&r, sizeof(r));
 }
 
-/* Write the new file: this run's records, then the old file's trees of
- * roots this run did not walk while they fit. Nothing is written when
- * every directory came from the old file or was listed the same (but for
- * a few ctimes, listed again next time): the usual run over an unchanged
- * tree copies nothing. */
+/* The end of a scan: with write, the new file is written (this run's
+ * records, then the old file's trees of roots this run did not walk while
+ * they fit), then everything is let go. Nothing is written when every
+ * directory came from the old file or was listed the same (but for a few
+ * ctimes, listed again next time): the usual run over an unchanged tree
+ * copies nothing. */
 static void
-sc_save(struct scan_cache *sc)
+sc_save(struct scan_cache *sc, bool write)
 {
 	const struct sc_rec *nr = (const struct sc_rec *)sc->recs.p;
 	uint32_t n = (uint32_t)(sc->recs.n / sizeof(*nr)), i, j, *map = NULL, *slot, total;
@@ -8665,7 +8666,7 @@ sc_save(struct scan_cache *sc)
 
 	/* no listing differs from the old file's (a directory gone, or one
 	 * made, is a listing that changed): it holds what this run walked */
-	if (!sc->path || n > SBX_SCAN_CACHE_MAX_DIRS ||
+	if (!write || !sc->path || n > SBX_SCAN_CACHE_MAX_DIRS ||
 	    (!sc->changed && sc->restamped <= SBX_SCAN_CACHE_RESTAMPS))
 		goto done;
 	for (i = 0; i < n; i++)
@@ -8731,6 +8732,10 @@ done:
 	free(kids.p);
 	free(names.p);
 	free(map);
+	free(sc->recs.p);
+	free(sc->kids.p);
+	free(sc->names.p);
+	sc->recs = sc->kids = sc->names = (struct buf){ 0 };
 	if (sc->map)
 		munmap(sc->map, sc->maplen);
 	sc->map = NULL;
@@ -28324,8 +28329,7 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 		die_err(&e);
 	note("scan: %ld directories listed (%ld changed), %ld from the scan cache", sc.listed,
 	    sc.changed, sc.served);
-	if (!print)
-		sc_save(&sc);	/* --print=argv reads it, and writes nothing */
+	sc_save(&sc, !print);	/* --print=argv reads it, and writes nothing */
 	timing("plan: the scan");
 	for (size_t i = 0; i < fx.warnings.n; i++)
 		warnx("%s", (const char *)fx.warnings.v[i]);

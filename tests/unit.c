@@ -6251,7 +6251,7 @@ test_scan_cache(void)
 	close(open(aprintf("%s/t/a/plain", dir), O_CREAT | O_WRONLY, 0600));
 	usleep(60000);	/* older than the coarse clock's margin */
 #define SC_WALK(out) do { (out)->n = 0; sc_open(&sc, &real, cache); \
-	sc_list(&view, NULL, aprintf("%s/t", dir), "", (out), 0); sc_save(&sc); } while (0)
+	sc_list(&view, NULL, aprintf("%s/t", dir), "", (out), 0); sc_save(&sc, true); } while (0)
 #define SC_REAL(out) do { (out)->n = 0; sc_list(&real, NULL, aprintf("%s/t", dir), "", (out), 0); } while (0)
 	SC_WALK(&got);
 	SC_REAL(&want);
@@ -6300,6 +6300,27 @@ test_scan_cache(void)
 		SC_WALK(&got);
 		CHECK(sc.served == 0, "damaged (%d): something taken from it", how);
 		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "damaged (%d): the real listing", how);
+	}
+	/* a head whose sizes add up, with offsets at the edge of 32 bits: a
+	 * name and a child just past the names, a parent past the records */
+	{
+		struct { struct sc_head h; struct sc_rec r[2]; uint32_t kid[1], slot[4]; char names[2]; }
+		    f = { { SBX_SCAN_CACHE_MAGIC, 2, 1, 2, 4 }, { { 0 }, { 0 } }, { UINT32_MAX }, { 1, 2, 1, 2 },
+		    { 1, 0 } };
+		int fd;
+
+		f.r[0].name = UINT32_MAX;
+		f.r[0].trusted = 1;
+		f.r[0].nkids = 1;
+		f.r[1].parent = 7;
+		f.r[1].kid0 = UINT32_MAX;
+		f.r[1].nkids = 2;
+		f.r[1].trusted = 1;
+		fd = open(cache, O_WRONLY | O_TRUNC);
+		CHECK(fd >= 0 && write_all(fd, &f, sizeof(f)) == 0 && close(fd) == 0, "write the edge cache");
+		SC_WALK(&got);
+		CHECK(sc.served == 0, "edge offsets: something taken from the file");
+		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "edge offsets: the real listing");
 	}
 	/* a cache others can write: not read */
 	SC_WALK(&got);
