@@ -52,7 +52,8 @@
  *      resolution and glob expansion, 5b facts and mounts (the types), 5c
  *      from policy rules to facts (the dangerous names, what a git
  *      repository runs, the fact finder, what an agent's settings run, the
- *      scan), 5d the mount plan (facts -> mounts)
+ *      scan cache (listings kept between runs, each checked by its ctime),
+ *      the scan), 5d the mount plan (facts -> mounts)
  *   6. Renderers and wire formats (pure): 6a the run's facts and the bwrap
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
@@ -199,6 +200,14 @@
 #ifndef SBX_TMPDIR_SPARE
 #  define SBX_TMPDIR_SPARE 1	/* a run's untouched TMPDIR set aside for the next (tmpdir_spare_put) */
 #endif
+/* the walk takes unchanged directories' listings from the scan cache (5c) */
+#ifndef SBX_SCAN_CACHE
+#  ifdef SBX_LINUX
+#    define SBX_SCAN_CACHE 1
+#  else
+#    define SBX_SCAN_CACHE 0	/* macOS: every directory listed (sc_fs_trusted) */
+#  endif
+#endif
 #ifndef SBX_ONE_NETNS
 #  define SBX_ONE_NETNS 1	/* with the DNS stub, bwrap makes no network namespace (bw_render_options) */
 #endif
@@ -241,6 +250,9 @@
 #endif
 #ifndef MSG_CMSG_CLOEXEC
 #  define MSG_CMSG_CLOEXEC 0	/* macOS: recv_fds sets FD_CLOEXEC itself */
+#endif
+#ifndef MAP_POPULATE
+#  define MAP_POPULATE 0
 #endif
 #ifndef POLLRDHUP
 #  define POLLRDHUP 0	/* macOS: poll() never says the peer has ended; the relay reads the EOF a round later */
@@ -448,6 +460,24 @@ warnx(const char *fmt, ...)
 	va_start(ap, fmt);
 	vwarnx(fmt, ap);
 	va_end(ap);
+}
+
+/* SBX_TIMING set: one line on stderr a step, "sbx: timing T ms STEP", T
+ * on CLOCK_MONOTONIC (every process of a run on the same clock, the
+ * helpers inside bwrap too): where a run's time goes (docs/SCAN.md). */
+static void
+timing(const char *step)
+{
+	static int on = -1;
+	struct timespec ts;
+
+	if (on < 0)
+		on = getenv("SBX_TIMING") != NULL;
+	if (!on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stderr, "sbx: timing %.3f ms %s\n",
+	    (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6, step);
 }
 
 /* -v output: the plan's decisions, one line each. */
@@ -5791,6 +5821,10 @@ struct disk_ops {
 	 * config and includes), at most max; 0, or -1 with errno (ENOENT,
 	 * EFBIG past max, EINVAL for a FIFO or device: never blocks) */
 	int (*readfile)(void *ctx, const char *path, size_t max, struct buf *out);
+	/* how many entries dir held that readdir did not return (a cached
+	 * listing keeps only what the walk reads), for the walk's bounds;
+	 * NULL: none */
+	long (*unread)(void *ctx, void *dir);
 };
 
 struct disk { const struct disk_ops *ops; void *ctx; };
@@ -5952,10 +5986,11 @@ real_readfile(void *ctx, const char *path, size_t max, struct buf *out)
 }
 
 static const struct disk_ops real_disk_ops = {
-	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
+	real_lstat, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile, NULL,
 }, real_disk_ops_now = {	/* for sbx's own changes before the plan (allow_write_make_missing):
 			 * what it learns must not be remembered into the plan */
 	real_lstat_now, real_readlink, real_opendir, real_readdir, real_closedir, real_readfile,
+	NULL,
 };
 
 /* The result of resolving one spelled path against the disk. */
@@ -6726,6 +6761,7 @@ struct fact_finder {
 	const char *cwd, *home;	/* real paths; home may be NULL */
 	const struct policy *p;
 	const struct disk *dk;
+	const struct disk *sdk;	/* the walk's listings: dk, or the scan cache over it */
 	struct vec *facts;	/* of struct fact */
 	struct vec roots;	/* of const char *: writable directories to scan */
 	struct vec warnings;	/* of const char *: printed by main, one line each */
@@ -8152,6 +8188,568 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
 	return 0;
 }
 
+/* ---- the scan cache: listings kept between runs, verified on use -------
+ *
+ * The walk below reads every directory of every writable root: a home of
+ * 100,000 files is thousands of directories, each an open, two getdents
+ * and a close, before every command. Most of them did not change since
+ * the last run. The scan cache keeps, for each directory a run listed,
+ * its identity (device, inode), its ctime and mtime, and the part of its
+ * listing the walk reads (its subdirectories, its names with a leading
+ * dot, HEAD); the next run's walk takes a directory's listing from it
+ * when one lstat(2) of the directory gives the same four, and lists it
+ * again otherwise. The walk itself is the same code over another disk
+ * view (struct disk): the same facts come out, with the same depth rules.
+ *
+ * SECURITY, why a matching ctime means the same listing: creating,
+ * removing or renaming an entry sets the directory's ctime (and mtime) to
+ * now; utimensat(2) can set mtime back, never ctime (only a clock set back
+ * by root could), so a command that changed a directory cannot make it
+ * look unchanged. A directory replaced by another is another inode, or
+ * the same inode number reused, with a new ctime; one replaced by a file
+ * or a symlink changes its parent's listing. The kernel takes ctime from a
+ * coarse clock (a tick, up to 10 ms, behind): a listing is trusted only
+ * when the directory's ctime is SBX_SCAN_CACHE_RACY_NS older than the
+ * start of the scan that read it, so a change made while or after it was
+ * read has a later ctime (git's "racy" index entries, the same cure).
+ * Only file systems whose ctime is kept by the kernel that serves them are
+ * trusted (sc_fs_trusted: not NFS, FUSE or overlayfs, where a directory
+ * can change under a ctime the kernel cached): elsewhere every directory
+ * is listed.
+ *
+ * It is kept in the registry's place (/dev/shm/sbx-UID, else the runtime
+ * root, 9a), where no command can write; read only when it is a regular
+ * file of this uid that no one else can write, every offset checked
+ * before use (a damaged file is a file not there: every directory is
+ * listed). Written to a new name and renamed over the old, so a
+ * concurrent run reads one whole file or the other, and each entry of
+ * either is verified before use. Bounded: SBX_SCAN_CACHE_MAX_DIRS
+ * directories (the trees of the roots this run walked first, then other
+ * runs' roots while they fit). Linux only (macOS lists every directory). */
+#define SBX_SCAN_CACHE_FILE	"scan-cache"
+#define SBX_SCAN_CACHE_MAX_DIRS	262144		/* ~23 MiB with the names, at most */
+#define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the coarse clock's margin (audit_record's) */
+#define SBX_SCAN_CACHE_MAGIC	"sbxscan2"
+#define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite */
+
+/* The file: a head, the records (a parent before its children), the
+ * children's name offsets, the names (a kind byte, then the name and a
+ * NUL), and a hash table of (parent, name) -> record + 1. */
+struct sc_head { char magic[8]; uint32_t nrec, nkid, nname, nslot; };
+struct sc_rec {
+	uint64_t dev, ino;
+	int64_t ctime, mtime;	/* ns */
+	uint32_t parent;	/* record + 1, or 0: a root, named by its whole path */
+	uint32_t name;		/* offset of the kind byte before the name */
+	uint32_t kid0, nkids;	/* the listing kept */
+	uint32_t trusted;	/* 0: kept only as the way to its children's records */
+	uint32_t old;		/* in memory only: name and kids still the old file's */
+	uint32_t nents;		/* every entry the directory held, kept or not (disk_ops.unread) */
+	uint32_t pad;
+};
+
+struct sc_file {
+	const struct sc_rec *rec;
+	const uint32_t *kid, *slot;
+	const char *name;
+	uint32_t nrec, nkid, nname, nslot;
+};
+
+struct scan_cache {
+	const struct disk *under;	/* the real view */
+	const char *path;		/* NULL: read nothing, write nothing */
+	struct sc_file old;
+	void *map;
+	size_t maplen;
+	struct buf recs, kids, names;	/* the new file's parts */
+	long long now;			/* ns, when the scan began */
+	struct { dev_t dev; bool ok; } fs[16];
+	size_t nfs;
+	long served, listed;	/* directories: from the old file, listed */
+	long changed, restamped;	/* listed, kept: changed; as the old file has them */
+};
+
+/* A directory opened through the cache: its listing read from the old
+ * file (real NULL), or from the disk and kept as it goes. */
+struct sc_dir {
+	struct dir_stream *real;
+	const char *path;
+	uint32_t old;		/* the old file's record at this (parent, name) + 1, or 0 */
+	uint32_t self;		/* this directory's record in the new file + 1 */
+	uint32_t pos;		/* served: the next child */
+	uint32_t nents;		/* listed: the entries read */
+	bool served, done, keep, trusted;
+	struct buf kids;	/* listed: the children's name offsets in the new names */
+};
+
+static uint32_t
+sc_hash(uint32_t parent, const char *name)
+{
+	return (uint32_t)(str_hash(name) ^ (parent * 0x9e3779b97f4a7c15ULL >> 17));
+}
+
+/* The old file's record for (parent + 1, name), + 1; or 0. Each offset
+ * read from the file is checked where it is used (sc_kids_ok too), so a
+ * damaged file is never read out of bounds, and a run costs what it looks
+ * up, not the whole file: the names end with a NUL (sc_load). */
+static uint32_t
+sc_find(const struct sc_file *f, uint32_t parent, const char *name)
+{
+	uint32_t i, n;
+
+	if (!f->nslot)
+		return 0;
+	for (i = sc_hash(parent, name) & (f->nslot - 1), n = 0; n < f->nslot && f->slot[i];
+	    i = (i + 1) & (f->nslot - 1), n++) {
+		const struct sc_rec *r;
+
+		if (f->slot[i] > f->nrec)
+			return 0;
+		r = &f->rec[f->slot[i] - 1];
+		if (r->parent == parent && r->name < f->nname - 1 &&
+		    strcmp(f->name + r->name + 1, name) == 0)
+			return f->slot[i];
+	}
+	return 0;
+}
+
+/* Are the old record's children within the file? */
+static bool
+sc_kids_ok(const struct sc_file *f, const struct sc_rec *r)
+{
+	if (r->kid0 > f->nkid || r->nkids > f->nkid - r->kid0)
+		return false;
+	for (uint32_t i = 0; i < r->nkids; i++)
+		if (f->kid[r->kid0 + i] >= f->nname - 1)	/* nname >= 1: sc_load */
+			return false;
+	return true;
+}
+
+/* Map the file at sc->path, if it is one sbx can trust. */
+static void
+sc_load(struct scan_cache *sc)
+{
+	int fd = openat(AT_FDCWD, sc->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct sc_head h;
+	struct stat st;
+	size_t need;
+	const char *p;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(h) ||
+	    st.st_size > (off_t)SBX_SCAN_CACHE_MAX_DIRS * 128) {
+		note("scan cache %s: not a private file of this user, or too large: not used",
+		    sc->path);
+		close(fd);
+		return;
+	}
+	sc->maplen = (size_t)st.st_size;
+	sc->map = mmap(NULL, sc->maplen, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (sc->map == MAP_FAILED) {
+		sc->map = NULL;
+		return;
+	}
+	memcpy(&h, sc->map, sizeof(h));
+	need = sizeof(h) + (size_t)h.nrec * sizeof(struct sc_rec) + ((size_t)h.nkid + h.nslot) * 4 +
+	    h.nname;
+	if (memcmp(h.magic, SBX_SCAN_CACHE_MAGIC, 8) != 0 || h.nrec > SBX_SCAN_CACHE_MAX_DIRS ||
+	    h.nkid > 64u * SBX_SCAN_CACHE_MAX_DIRS || h.nslot > 4u * SBX_SCAN_CACHE_MAX_DIRS ||
+	    h.nname > 64u << 20 || need != sc->maplen)
+		goto bad;
+	p = (const char *)sc->map + sizeof(h);
+	sc->old.rec = (const struct sc_rec *)p;
+	p += (size_t)h.nrec * sizeof(struct sc_rec);
+	sc->old.kid = (const uint32_t *)p;
+	p += (size_t)h.nkid * 4;
+	sc->old.slot = (const uint32_t *)p;
+	p += (size_t)h.nslot * 4;
+	sc->old.name = p;
+	sc->old.nrec = h.nrec;
+	sc->old.nkid = h.nkid;
+	sc->old.nslot = h.nslot;
+	sc->old.nname = h.nname;
+	if (h.nname && sc->old.name[h.nname - 1] == '\0' && (h.nslot & (h.nslot - 1)) == 0 &&
+	    h.nslot >= h.nrec)
+		return;
+bad:
+	note("scan cache %s: damaged: not used", sc->path);
+	memset(&sc->old, 0, sizeof(sc->old));
+	munmap(sc->map, sc->maplen);
+	sc->map = NULL;
+}
+
+/* Is dev's file system one whose directory ctimes the kernel keeps itself
+ * (local, not stacked)? Asked once a device. */
+static bool
+sc_fs_trusted(struct scan_cache *sc, dev_t dev, const char *path)
+{
+#if SBX_LINUX
+	/* ext2/3/4, xfs, btrfs, tmpfs, f2fs */
+	static const unsigned long trusted[] = {
+		0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010,
+	};
+	struct statfs sf;
+	size_t i;
+
+	for (i = 0; i < sc->nfs; i++)
+		if (sc->fs[i].dev == dev)
+			return sc->fs[i].ok;
+	if (i == LEN(sc->fs))
+		return false;
+	sc->fs[i].dev = dev;
+	sc->fs[i].ok = false;
+	sc->nfs++;
+	if (statfs(path, &sf) == 0)
+		for (size_t j = 0; j < LEN(trusted); j++)
+			sc->fs[i].ok |= (unsigned long)sf.f_type == trusted[j];
+	return sc->fs[i].ok;
+#else
+	(void)sc, (void)dev, (void)path;
+	return false;
+#endif
+}
+
+static int64_t
+sc_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/* A name for the new file's names: its offset. */
+static uint32_t
+sc_name(struct scan_cache *sc, const char *name, enum fkind k)
+{
+	uint32_t off = (uint32_t)sc->names.n;
+
+	buf_putc(&sc->names, (char)k);
+	buf_putn(&sc->names, name, strlen(name) + 1);
+	return off;
+}
+
+/* What of a listing the walk reads (fx_scan_walk, fx_seen_repos): every
+ * subdirectory, every name with a leading dot (each dangerous name has
+ * one), and HEAD (a bare repository's mark, gitdir_part). */
+static bool
+sc_kept(const char *name, enum fkind k)
+{
+	return k == FK_DIR || name[0] == '.' || strcmp(name, "HEAD") == 0;
+}
+
+static void *
+sc_opendir(void *ctx, void *parent, const char *name)
+{
+	struct scan_cache *sc = ctx;
+	struct sc_dir *pd = parent, *d;
+	struct stat st;
+	struct sc_rec r = { 0 };
+	int at = pd && pd->real ? dir_fd(pd->real) : AT_FDCWD;
+	const char *path = pd ? path_join(pd->path, name) : name;
+	const char *rel = pd && pd->real ? name : path;
+	uint32_t old = sc_find(&sc->old, pd ? pd->old : 0, pd ? name : path);
+	const struct sc_rec *o = old ? &sc->old.rec[old - 1] : NULL;
+	/* the children of .claude are read whole (fx_scan_children): listed */
+	bool keep = (!pd || pd->self) && !name_ieq(strrchr(path, '/') + 1, ".claude");
+
+	if (!(d = calloc(1, sizeof(*d))))
+		return NULL;
+	d->path = path;
+	d->old = old;
+	/* with a record to check, one lstat(2) decides; without one, the
+	 * directory is read anyway, and its descriptor says what it is */
+	if (keep && o && o->trusted && fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode) && o->dev == (uint64_t)st.st_dev && o->ino == (uint64_t)st.st_ino &&
+	    o->ctime == sc_ns(&st.st_ctim) && o->mtime == sc_ns(&st.st_mtim) &&
+	    sc_fs_trusted(sc, st.st_dev, path) && sc_kids_ok(&sc->old, o)) {
+		d->served = true;
+		r = *o;		/* its name and children stay in the old file until sc_save */
+		r.old = 1;
+		sc->served++;
+	} else {
+		if (!(d->real = dir_open(at, rel))) {
+			int err = errno;
+
+			free(d);
+			errno = err;
+			return NULL;
+		}
+		sc->listed++;
+		keep &= fstat(dir_fd(d->real), &st) == 0 && sc_fs_trusted(sc, st.st_dev, path);
+		r.dev = st.st_dev;
+		r.ino = st.st_ino;
+		r.ctime = sc_ns(&st.st_ctim);
+		r.mtime = sc_ns(&st.st_mtim);
+		/* trusted next time if old enough that a change after the scan
+		 * began has a later ctime; else kept only as the way down */
+		d->trusted = r.ctime < sc->now - SBX_SCAN_CACHE_RACY_NS;
+	}
+	if (keep) {
+		r.parent = pd ? pd->self : 0;
+		if (!r.old)
+			r.name = sc_name(sc, pd ? name : path, FK_DIR);
+		d->keep = true;
+		d->self = (uint32_t)(sc->recs.n / sizeof(r)) + 1;
+		buf_putn(&sc->recs, (const char *)&r, sizeof(r));
+	}
+	return d;
+}
+
+static int
+sc_readdir(void *ctx, void *dir, const char **name, enum fkind *kind)
+{
+	struct scan_cache *sc = ctx;
+	struct sc_dir *d = dir;
+	int r;
+
+	if (d->served) {
+		/* from the old file's map, which stays put until sc_save: the
+		 * new file's names grow (and move) as the walk goes down */
+		const struct sc_rec *o = &sc->old.rec[d->old - 1];
+		const char *kn;
+
+		if (d->pos >= o->nkids)
+			return 0;
+		kn = sc->old.name + sc->old.kid[o->kid0 + d->pos++];
+		*kind = (enum fkind)kn[0];
+		*name = kn + 1;
+		return 1;
+	}
+	r = sc->under->ops->readdir(sc->under->ctx, d->real, name, kind);
+	d->nents += r == 1;
+	if (r == 1 && d->keep && sc_kept(*name, *kind)) {
+		uint32_t off = sc_name(sc, *name, *kind);
+
+		buf_putn(&d->kids, (const char *)&off, 4);
+	}
+	d->done = r == 0;
+	return r;
+}
+
+/* Is the listing just kept the one the old file holds for that place (a
+ * directory whose ctime moved with nothing the walk reads changed: the
+ * project's own, where each run's placeholders come and go)? */
+static bool
+sc_same_kids(const struct scan_cache *sc, const struct sc_rec *r, uint32_t old)
+{
+	const struct sc_rec *o = old ? &sc->old.rec[old - 1] : NULL;
+	const uint32_t *kids = (const uint32_t *)sc->kids.p;
+
+	if (!o || (!o->trusted && r->trusted) || o->nkids != r->nkids || !sc_kids_ok(&sc->old, o))
+		return false;
+	for (uint32_t i = 0; i < r->nkids; i++)
+		if (strcmp(sc->names.p + kids[r->kid0 + i],
+		    sc->old.name + sc->old.kid[o->kid0 + i]) != 0)
+			return false;
+	return true;
+}
+
+static void
+sc_closedir(void *ctx, void *dir)
+{
+	struct scan_cache *sc = ctx;
+	struct sc_dir *d = dir;
+
+	if (d->real && d->keep) {
+		struct sc_rec *r = &((struct sc_rec *)sc->recs.p)[d->self - 1];
+
+		r->kid0 = (uint32_t)(sc->kids.n / 4);
+		r->nkids = (uint32_t)(d->kids.n / 4);
+		r->trusted = d->done && d->trusted;	/* a listing cut short: only a way down */
+		r->nents = d->nents;
+		buf_putn(&sc->kids, d->kids.p ? d->kids.p : "", d->kids.n);
+		if (sc_same_kids(sc, r, d->old))
+			sc->restamped++;
+		else
+			sc->changed++;
+	}
+	if (d->real)
+		dir_close(d->real);
+	free(d->kids.p);
+	free(d);
+}
+
+static enum fkind
+sc_lstat(void *ctx, const char *path, struct fid *id)
+{
+	const struct scan_cache *sc = ctx;
+
+	return sc->under->ops->lstat(sc->under->ctx, path, id);
+}
+
+static int
+sc_readlink(void *ctx, const char *path, char *buf, size_t n)
+{
+	const struct scan_cache *sc = ctx;
+
+	return sc->under->ops->readlink(sc->under->ctx, path, buf, n);
+}
+
+static int
+sc_readfile(void *ctx, const char *path, size_t max, struct buf *out)
+{
+	const struct scan_cache *sc = ctx;
+
+	return sc->under->ops->readfile(sc->under->ctx, path, max, out);
+}
+
+static long
+sc_unread(void *ctx, void *dir)
+{
+	const struct scan_cache *sc = ctx;
+	const struct sc_dir *d = dir;
+	const struct sc_rec *o = d->served ? &sc->old.rec[d->old - 1] : NULL;
+
+	return o && o->nents > o->nkids ? (long)(o->nents - o->nkids) : 0;
+}
+
+static const struct disk_ops sc_disk_ops = {
+	sc_lstat, sc_readlink, sc_opendir, sc_readdir, sc_closedir, sc_readfile, sc_unread,
+};
+
+/* The cache at path (NULL: none kept), over the real view under. */
+static void
+sc_open(struct scan_cache *sc, const struct disk *under, const char *path)
+{
+	struct timespec now;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->under = under;
+	sc->path = path;
+	clock_gettime(CLOCK_REALTIME, &now);
+	sc->now = sc_ns(&now);
+	if (path)
+		sc_load(sc);
+}
+
+/* A record's name (its kind byte first), wherever it is. */
+static const char *
+sc_rec_name(const struct scan_cache *sc, const struct sc_rec *r)
+{
+	return (r->old ? sc->old.name : sc->names.p) + r->name;
+}
+
+/* Append record r (this run's, or the old file's with parent already
+ * mapped) to the file being built, its name and children copied. */
+static void
+sc_emit(const struct scan_cache *sc, struct sc_rec r, struct buf *recs, struct buf *kids,
+    struct buf *names)
+{
+	const char *nm = sc_rec_name(sc, &r);
+	uint32_t j, off;
+
+	off = (uint32_t)names->n;
+	buf_putn(names, nm, strlen(nm) + 1);
+	r.name = off;
+	for (j = 0; j < r.nkids; j++) {
+		const char *kn = r.old ? sc->old.name + sc->old.kid[r.kid0 + j] :
+		    sc->names.p + ((const uint32_t *)sc->kids.p)[r.kid0 + j];
+
+		off = (uint32_t)names->n;
+		buf_putn(names, kn, strlen(kn) + 1);
+		buf_putn(kids, (const char *)&off, 4);
+	}
+	r.kid0 = (uint32_t)(kids->n / 4) - r.nkids;
+	r.old = 0;
+	buf_putn(recs, (const char *)&r, sizeof(r));
+}
+
+/* The end of a scan: with write, the new file is written (this run's
+ * records, then the old file's trees of roots this run did not walk while
+ * they fit), then everything is let go. Nothing is written when every
+ * directory came from the old file or was listed the same (but for a few
+ * ctimes, listed again next time): the usual run over an unchanged tree
+ * copies nothing. */
+static void
+sc_save(struct scan_cache *sc, bool write)
+{
+	const struct sc_rec *nr = (const struct sc_rec *)sc->recs.p;
+	uint32_t n = (uint32_t)(sc->recs.n / sizeof(*nr)), i, j, *map = NULL, *slot, total;
+	struct strset roots = { 0 };	/* in the arena */
+	struct sc_head h = { SBX_SCAN_CACHE_MAGIC, 0, 0, 0, 0 };
+	struct buf out = { 0 }, recs = { 0 }, kids = { 0 }, names = { 0 };
+	const char *tmp;
+	int fd;
+
+	/* no listing differs from the old file's (a directory gone, or one
+	 * made, is a listing that changed): it holds what this run walked */
+	if (!write || !sc->path || n > SBX_SCAN_CACHE_MAX_DIRS ||
+	    (!sc->changed && sc->restamped <= SBX_SCAN_CACHE_RESTAMPS))
+		goto done;
+	for (i = 0; i < n; i++)
+		if (!nr[i].parent)
+			strset_add(&roots, sc_rec_name(sc, &nr[i]) + 1);
+	/* the old trees kept: those of roots this run did not walk */
+	if (sc->old.nrec && !(map = calloc(sc->old.nrec, sizeof(*map))))
+		goto done;
+	for (i = 0, total = n; i < sc->old.nrec && total < SBX_SCAN_CACHE_MAX_DIRS; i++) {
+		const struct sc_rec *o = &sc->old.rec[i];
+
+		if (o->parent > i || o->name >= sc->old.nname - 1 || !sc_kids_ok(&sc->old, o) ||
+		    (o->parent ? !map[o->parent - 1] :
+		    strset_has(&roots, sc->old.name + o->name + 1)))
+			continue;	/* a tree this run walked again, or one not kept */
+		map[i] = ++total;
+	}
+	for (i = 0; i < n; i++)
+		sc_emit(sc, nr[i], &recs, &kids, &names);
+	for (i = 0; i < sc->old.nrec; i++)
+		if (map[i]) {
+			struct sc_rec r = sc->old.rec[i];
+
+			r.parent = r.parent ? map[r.parent - 1] : 0;
+			r.old = 1;
+			sc_emit(sc, r, &recs, &kids, &names);
+		}
+	h.nrec = total;
+	h.nkid = (uint32_t)(kids.n / 4);
+	h.nname = (uint32_t)names.n;
+	for (h.nslot = 16; h.nslot < 2 * total; h.nslot *= 2)
+		;
+	if (!(slot = calloc(h.nslot, 4)))
+		goto done;
+	nr = (const struct sc_rec *)recs.p;
+	for (i = 0; i < total; i++) {
+		for (j = sc_hash(nr[i].parent, names.p + nr[i].name + 1) & (h.nslot - 1); slot[j];
+		    j = (j + 1) & (h.nslot - 1))
+			;
+		slot[j] = i + 1;
+	}
+	buf_putn(&out, (const char *)&h, sizeof(h));
+	buf_putn(&out, recs.p ? recs.p : "", recs.n);
+	buf_putn(&out, kids.p ? kids.p : "", kids.n);
+	buf_putn(&out, (const char *)slot, (size_t)h.nslot * 4);
+	buf_putn(&out, names.p ? names.p : "", names.n);
+	free(slot);
+	/* a name of this process's own, then renamed over: a concurrent run
+	 * maps the old file or this one, whole */
+	tmp = aprintf("%s.%d", sc->path, (int)getpid());
+	unlink(tmp);	/* a dead run's, with this pid */
+	fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, out.p, out.n) < 0 || close(fd) < 0 ||
+	    rename(tmp, sc->path) < 0) {
+		note("scan cache %s: cannot write it: %s", sc->path, strerror(errno));
+		unlink(tmp);
+	} else {
+		note("scan cache %s: %u directories, %zu bytes", sc->path, total, out.n);
+	}
+done:
+	free(out.p);
+	free(recs.p);
+	free(kids.p);
+	free(names.p);
+	free(map);
+	free(sc->recs.p);
+	free(sc->kids.p);
+	free(sc->names.p);
+	sc->recs = sc->kids = sc->names = (struct buf){ 0 };
+	if (sc->map)
+		munmap(sc->map, sc->maplen);
+	sc->map = NULL;
+	memset(&sc->old, 0, sizeof(sc->old));
+}
+
 /* The dangerous names directly at the top of a writable root: the whole
  * list, placeholders included (srt's linuxGetCwdMandatoryDenyPaths). A
  * placeholder costs a mount (and bwrap rereads the mount table for each),
@@ -8217,7 +8815,7 @@ static int
 fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, const char *dirname,
     const char *const *names, size_t n, const char *why)
 {
-	void *dh = fx->dk->ops->opendir(fx->dk->ctx, parent, dirname);
+	void *dh = fx->sdk->ops->opendir(fx->sdk->ctx, parent, dirname);
 	const char *name;
 	enum fkind k;
 	size_t i;
@@ -8225,7 +8823,7 @@ fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, cons
 
 	if (!dh)
 		return 0;
-	while (rc == 0 && fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1)
+	while (rc == 0 && fx->sdk->ops->readdir(fx->sdk->ctx, dh, &name, &k) == 1)
 		for (i = 0; i < n; i++)
 			if (name_ieq(name, names[i])) {
 				const char *p = path_join(dirpath, name);
@@ -8235,7 +8833,7 @@ fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, cons
 				else
 					plan_add_fact(fx->facts, p, k, RB_DENY_WRITE, why);
 			}
-	fx->dk->ops->closedir(fx->dk->ctx, dh);
+	fx->sdk->ops->closedir(fx->sdk->ctx, dh);
 	return rc;
 }
 
@@ -8264,7 +8862,7 @@ fx_seen_repos(struct fact_finder *fx, void *dh, const char *dir, long *walked, i
 	unsigned parts = 0;
 
 	vec_push(&fx->dirs, (void *)dir);
-	while (fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1) {
+	while (fx->sdk->ops->readdir(fx->sdk->ctx, dh, &name, &k) == 1) {
 		if (++*walked > SBX_MAX_WALK_ENTRIES) {
 			plan_add_fact(fx->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
 			return;
@@ -8277,16 +8875,22 @@ fx_seen_repos(struct fact_finder *fx, void *dh, const char *dir, long *walked, i
 		else if (k == FK_DIR && depth < 256)
 			vec_push(&subs, astrdup(name));
 	}
+	if (fx->sdk->ops->unread &&
+	    (*walked += fx->sdk->ops->unread(fx->sdk->ctx, dh)) > SBX_MAX_WALK_ENTRIES) {
+		plan_add_fact(fx->facts, dir, FK_DIR, RB_SEEN_PARTIAL,
+		    "the search for repositories stopped");
+		return;
+	}
 	if (parts == 7) {	/* a gitdir (a bare repository): listed, its objects not walked */
 		plan_add_fact(fx->facts, dir, FK_DIR, RB_REPO_SEEN, "a repository before the run");
 		return;
 	}
 	for (i = 0; i < subs.n; i++) {
-		void *sub = fx->dk->ops->opendir(fx->dk->ctx, dh, subs.v[i]);
+		void *sub = fx->sdk->ops->opendir(fx->sdk->ctx, dh, subs.v[i]);
 
 		if (sub) {
 			fx_seen_repos(fx, sub, path_join(dir, subs.v[i]), walked, depth + 1);
-			fx->dk->ops->closedir(fx->dk->ctx, sub);
+			fx->sdk->ops->closedir(fx->sdk->ctx, sub);
 		}
 	}
 }
@@ -8308,7 +8912,7 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 	bool gitdir_said = false;
 
 	vec_push(&fx->dirs, (void *)path);	/* for the audit after the run (9b) */
-	while ((r = fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k)) == 1) {
+	while ((r = fx->sdk->ops->readdir(fx->sdk->ctx, dh, &name, &k)) == 1) {
 		bool dangerous = false, dir_level = depth <= maxd - 2;
 		char *p;
 
@@ -8329,11 +8933,11 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		if (k == FK_DIR && strcmp(name, "node_modules") == 0)
 			vec_push(&fx->dirs, path_join(path, name));	/* listed, not entered */
 		else if (k == FK_DIR && depth + 1 > maxd - 1 && strcmp(name, ".git") != 0) {
-			void *sub = fx->dk->ops->opendir(fx->dk->ctx, dh, name);
+			void *sub = fx->sdk->ops->opendir(fx->sdk->ctx, dh, name);
 
 			if (sub) {
 				fx_seen_repos(fx, sub, path_join(path, name), &fx->seen_walked, depth + 1);
-				fx->dk->ops->closedir(fx->dk->ctx, sub);
+				fx->sdk->ops->closedir(fx->sdk->ctx, sub);
 			}
 		}
 
@@ -8386,7 +8990,7 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 			    "\"gitdir: PATH\", as git worktree writes)", p);
 		if (k == FK_DIR && depth + 1 <= maxd - 1 && strcmp(name, "node_modules") != 0 &&
 		    !name_ieq(name, ".git")) {
-			void *sub = fx->dk->ops->opendir(fx->dk->ctx, dh, name);
+			void *sub = fx->sdk->ops->opendir(fx->sdk->ctx, dh, name);
 
 			if (!sub) {
 				/* SECURITY: a directory sbx cannot list may hold anything:
@@ -8399,12 +9003,18 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 				continue;
 			}
 			r = fx_scan_walk(fx, sub, p, depth + 1);
-			fx->dk->ops->closedir(fx->dk->ctx, sub);
+			fx->sdk->ops->closedir(fx->sdk->ctx, sub);
 			if (r < 0)
 				return -1;
 		}
 	}
-	return r < 0 ? fx_fail(fx, NULL, "cannot list %s: %s", path, strerror(errno)) : 0;
+	if (r < 0)
+		return fx_fail(fx, NULL, "cannot list %s: %s", path, strerror(errno));
+	if (fx->sdk->ops->unread &&
+	    (fx->walked += fx->sdk->ops->unread(fx->sdk->ctx, dh)) > SBX_MAX_WALK_ENTRIES)
+		return fx_fail(fx, NULL, "the scan for dangerous files under %s passed %d entries; "
+		    "lower mandatory-deny-depth or narrow allow-write", path, SBX_MAX_WALK_ENTRIES);
+	return 0;
 }
 
 static int
@@ -8415,11 +9025,11 @@ fx_scan_root(struct fact_finder *fx, const char *root)
 
 	if (fx_scan_top(fx, root) < 0)
 		return -1;
-	dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, root);
+	dh = fx->sdk->ops->opendir(fx->sdk->ctx, NULL, root);
 	if (!dh)
 		return 0;
 	rc = fx_scan_walk(fx, dh, root, 0);
-	fx->dk->ops->closedir(fx->dk->ctx, dh);
+	fx->sdk->ops->closedir(fx->sdk->ctx, dh);
 	return rc;
 }
 
@@ -8511,6 +9121,8 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 		return 0;
 	for (i = 0; i < p->protected_names.n; i++)
 		fx->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' && !strchr(p->protected_names.v[i], '/');
+	if (fx->dotless)
+		fx->sdk = fx->dk;	/* the scan cache keeps only names with a dot (sc_kept) */
 	/* git's global config applies in every repository: what it names
 	 * (a core.hooksPath in $HOME) is protected wherever git runs */
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++) {
@@ -8589,6 +9201,7 @@ fx_init(struct fact_finder *fx, const struct policy *p, const struct disk *dk, c
 	fx->home = home;
 	fx->p = p;
 	fx->dk = dk;
+	fx->sdk = dk;
 	fx->facts = facts;
 	fx->e = e;
 }
@@ -17277,6 +17890,7 @@ run_cleanup(void)
 	if (run_state.plan)
 		audit_after_run(run_state.plan);	/* if main did not (an exit after the command started) */
 	ph_release();
+	timing("placeholders released");
 	if (run_state.run_dir)
 		rm_tree(run_state.run_dir);
 	if (run_state.tmpdir && !(run_state.tmp_id && run_state.sandbox_gone &&
@@ -17285,6 +17899,7 @@ run_cleanup(void)
 	if (run_state.bridge_dir)
 		rm_tree(run_state.bridge_dir);
 	run_state.run_dir = run_state.tmpdir = run_state.bridge_dir = NULL;
+	timing("run directory removed, TMPDIR set aside");
 }
 
 /* Where sbx's runtime directory may be, in order of preference: BASE/sbx-UID
@@ -18770,17 +19385,27 @@ audit_changed_dirs(struct audit *a)
 {
 	struct strset known = { 0 };
 	struct stat st;
-	size_t i;
+	size_t i, j;
+	/* Where the sandbox named no path in a writable root (it only read;
+	 * attrib), and sbx is sure of that record, there is nothing the audit
+	 * could act on (audit_acts: not a path, nor a file, the sandbox made),
+	 * so no directory is looked at: a run of a reading command costs no
+	 * stat per directory. Unsure, or a path named: all of them, as ever. */
+	bool look = !a->attribute || attrib.unsure || attrib.n > 0;
 
-	for (i = 0; i < a->dirs_seen.n; i++)
-		strset_add(&known, a->dirs_seen.v[i]);
+	if (!look)
+		note("audit: the sandbox named no path in a writable root; no directory looked at");
+
 	for (i = 0; i < a->dirs_seen.n; i++) {
 		const char *d = a->dirs_seen.v[i], *base = strrchr(d, '/') + 1;
 
-		if (!strcmp(base, "node_modules"))
+		if (!strcmp(base, "node_modules")) {
 			vec_push(&a->node_modules, (void *)d);	/* listed, not entered: audit_run */
-		else if (audit_changed(a, d))
+		} else if (look && audit_changed(a, d)) {
+			for (j = known.n ? a->dirs_seen.n : 0; j < a->dirs_seen.n; j++)
+				strset_add(&known, a->dirs_seen.v[j]);	/* once, when needed */
 			audit_read_changed(a, d, &known);
+		}
 	}
 	for (i = 0; i < a->seen.n; i++) {	/* what changed inside those there before */
 		const char *sv = a->seen.v[i];
@@ -19903,6 +20528,7 @@ on_helper_signal(pid_t child, int sig, int code)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid != child)
 			continue;	/* an orphan reparented to us, or a socat bridge */
+		timing(getpid() == 1 ? "init: the command exited" : "inner: init exited");
 		if (WIFSIGNALED(status))
 			_exit(128 + WTERMSIG(status));
 		_exit(WEXITSTATUS(status));
@@ -20783,6 +21409,7 @@ inner_init(struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const
 	 * would hold the child, and init with it, for good. */
 	plan = exec_plan_make(m->argv, getenv("PATH"));
 	last_cap = cap_last();
+	timing("init: mounts, filters done; the command starts");
 	cmd = SBX_VFORK ? vfork() : fork();
 	if (cmd < 0)
 		die("fork: %s", strerror(errno));
@@ -20819,6 +21446,7 @@ inner_main(int argc, char **argv)
 
 	if (argc != 4)
 		die("--inner is sbx's own helper; it is not for direct use");
+	timing("inner: started in bwrap's namespaces");
 	inner_argv = argv;
 	inner_argc = argc;
 	ctl = parse_fd(argv[2]);
@@ -23159,17 +23787,21 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	run_listen_expose(&r);
 	run_take_signals(&r);
 	run_prepare(rp, pl, rf->dns, rf->tmp_spare);	/* placeholders, the run's directory (9a) */
+	timing("run directory, placeholders");
 	if (run_mode)
 		run_mode->prepared(rp);
 	run_listen_bridge(&r);
 	run_spawn_bwrap(&r, bwrap);
+	timing("bwrap started");
 	run_send_instructions(&r);
 	run_take_handed(&r);
 	run_wait_ready(&r);
+	timing("sandbox ready");
 	run_note_observer(&r);	/* the observer itself is forked on the first call it sees */
 	if (run_mode && r.ready)
 		run_mode->ready();
 	run_supervise(&r);		/* forks the proxy on the first connection */
+	timing("command ended, sandbox gone");
 	if (run_mode)
 		run_mode->end(pl);
 	return run_exit_status(&r);
@@ -28157,6 +28789,8 @@ static void
 main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 {
 	struct disk dk = { &real_disk_ops, NULL };
+	struct scan_cache sc;
+	struct disk sdk = { &sc_disk_ops, &sc };
 	struct vec facts = { 0 };
 	struct fact_finder fx;
 	struct plan pl0;
@@ -28170,14 +28804,25 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 		die_err(&e);
 	if (plan_build(&facts, p->fs_disabled, &pl0, &why) < 0)
 		die("%s", why);
+	timing("plan: the policy's rules resolved");
 	run_paths_set_root(rp, runtime_root_pick(&pl0, !print, &rp->runtime_covers), !print);
+	timing("plan: runtime root chosen");
 	if (p->bridge == BRIDGE_SOCAT && policy_runs_proxy(p))
 		rp->bridge_dir = aprintf("%s/bridge-%s", rp->runtime_root, strchr(rp->tmpdir + strlen(rp->runtime_root), '-') + 1);
 	if (!print)
 		runtime_recover(rp);	/* what killed runs left */
+	timing("plan: killed runs' leftovers looked for");
 	plan_add_run_paths(&fx, rp);
+	sc_open(&sc, &dk, SBX_SCAN_CACHE ?
+	    path_join(path_dirname(rp->run_dir), SBX_SCAN_CACHE_FILE) : NULL);
+	if (sc.path)
+		fx.sdk = &sdk;
 	if (plan_resolve_scan(&fx, rp) < 0)
 		die_err(&e);
+	note("scan: %ld directories listed (%ld changed), %ld from the scan cache", sc.listed,
+	    sc.changed, sc.served);
+	sc_save(&sc, !print);	/* --print=argv reads it, and writes nothing */
+	timing("plan: the scan");
 	for (size_t i = 0; i < fx.warnings.n; i++)
 		warnx("%s", (const char *)fx.warnings.v[i]);
 	if (plan_build(&facts, p->fs_disabled, pl, &why) < 0)
@@ -28349,9 +28994,11 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	if (live.failed)
 		rc = SBX_EXIT_FAILURE;	/* stopped for its control fd (9d): its status is not the run's */
 	audit_after_run(pl);
+	timing("audited");
 	run_state.store = NULL;
 	report_print(&store, pl, c);
 	vstore_clear(&store);
+	timing("reported");
 	if (verbose || getenv("SBX_REPORT_RSS"))
 		report_rss();
 	return rc;
@@ -28379,6 +29026,7 @@ main(int argc, char **argv)
 		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run", strerror(errno));
 	if ((rc = plat_helper_main(argc, argv)) >= 0)
 		return rc;	/* one of sbx's own helpers (Linux: --inner) */
+	timing("start");
 	/* sbx's own diagnostics never kill it (`sbx -v ... 2>&1 | head`): a
 	 * write to a closed pipe fails instead, and sbx carries on to remove
 	 * what it made. bwrap and the command get the default back. */
@@ -28418,6 +29066,7 @@ main(int argc, char **argv)
 
 	/* the policy, and what needs nothing more */
 	main_load_policy(&c, mode, &pc, &p);
+	timing("policy read");
 	if (c.check || mode == PM_POLICY || mode == PM_JSON) {	/* where a person reviews the policy */
 		struct vec weak = { 0 };
 
@@ -28459,6 +29108,7 @@ main(int argc, char **argv)
 	/* the plan and the run's facts, the same for --print=argv and the run */
 	run_paths_init(&rp, cwd);
 	main_plan(&p, &rp, mode == PM_ARGV || mode == PM_SEATBELT, &pl);
+	timing("planned: rules, runtime root, recovery, scan, mounts");
 	self = plat_self_exe(self_buf, sizeof(self_buf)) ? astrdup(self_buf) : NULL;
 	if (!self && policy_runs_proxy(&p))	/* replaced or deleted while it runs: an upgrade */
 		warnx("cannot find my own binary (%s): GIT_SSH_COMMAND is not set, so ssh inside will not go "
@@ -28468,6 +29118,7 @@ main(int argc, char **argv)
 	if (plat_init_binds(&p))
 		plan_binds_to_init(&pl);
 	plan_note_mounts(&pl);
+	timing("the run's facts");
 	if (mode == PM_ARGV)
 		return print_argv(&p, &pl, &rf);
 	if (mode == PM_SEATBELT)

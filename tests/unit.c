@@ -231,7 +231,7 @@ fake_content(const char *path, const char *content)
 }
 
 static const struct disk_ops fake_disk_ops = { fake_lstat, fake_readlink, fake_opendir, fake_readdir, fake_closedir,
-	fake_readfile };
+	fake_readfile, NULL };
 static struct disk fake_disk = { &fake_disk_ops, NULL };
 
 /* ---- helpers ------------------------------------------------------- */
@@ -6362,9 +6362,145 @@ test_agents(void)
 
 /* Every test function, by name: `./tests/unit NAME...` runs those whose
  * name contains one of the NAMEs (tests/mutants.sh runs a few so). */
+/* The scan cache's view (sbx.c 5c) gives the walk what a real listing
+ * gives, kept names only: after a change of any kind, a forged mtime, a
+ * damaged or stale file. sc_list: the kept names below dir, one line each. */
+static void
+sc_list(const struct disk *dk, void *parent, const char *name, const char *path, struct buf *out, int depth)
+{
+	void *dh = dk->ops->opendir(dk->ctx, parent, name);
+	const char *n;
+	enum fkind k;
+	struct vec subs = { 0 };
+
+	if (!dh)
+		return;
+	while (dk->ops->readdir(dk->ctx, dh, &n, &k) == 1) {
+		if (!sc_kept(n, k))
+			continue;
+		buf_printf(out, "%s/%s %d\n", path, n, (int)k);
+		if (k == FK_DIR && depth < 8)
+			vec_push(&subs, astrdup(n));
+	}
+	for (size_t i = 0; i < subs.n; i++)
+		sc_list(dk, dh, subs.v[i], path_join(path, subs.v[i]), out, depth + 1);
+	dk->ops->closedir(dk->ctx, dh);
+}
+
+static void
+test_scan_cache(void)
+{
+#if SBX_SCAN_CACHE
+	char dir[] = "/tmp/sbx-unit-sc-XXXXXX";
+	struct disk real = { &real_disk_ops, NULL };
+	struct scan_cache sc;
+	struct disk view = { &sc_disk_ops, &sc };
+	struct buf want = { 0 }, got = { 0 };
+	const char *cache;
+	struct timespec t[2];
+	struct stat st;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	cache = aprintf("%s/cache", dir);
+	mkdir(aprintf("%s/t", dir), 0700);
+	mkdir(aprintf("%s/t/a", dir), 0700);
+	mkdir(aprintf("%s/t/a/b", dir), 0700);
+	mkdir(aprintf("%s/t/c", dir), 0700);
+	close(open(aprintf("%s/t/a/b/.bashrc", dir), O_CREAT | O_WRONLY, 0600));
+	close(open(aprintf("%s/t/a/plain", dir), O_CREAT | O_WRONLY, 0600));
+	usleep(60000);	/* older than the coarse clock's margin */
+#define SC_WALK(out) do { (out)->n = 0; sc_open(&sc, &real, cache); \
+	sc_list(&view, NULL, aprintf("%s/t", dir), "", (out), 0); sc_save(&sc, true); } while (0)
+#define SC_REAL(out) do { (out)->n = 0; sc_list(&real, NULL, aprintf("%s/t", dir), "", (out), 0); } while (0)
+	SC_WALK(&got);
+	SC_REAL(&want);
+	CHECK(sc.served == 0 && sc.listed == 4, "first walk: every directory listed (%ld, %ld)", sc.listed, sc.served);
+	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "first walk: the real listing");
+	SC_WALK(&got);
+	CHECK(sc.served == 4 && sc.listed == 0, "second walk: every directory from the cache (%ld, %ld)", sc.listed,
+	    sc.served);
+	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "second walk: the same listing");
+	/* a new name, the directory's mtime set back to the very nanosecond */
+	CHECK(lstat(aprintf("%s/t/c", dir), &st) == 0, "lstat");
+	close(open(aprintf("%s/t/c/.zshrc", dir), O_CREAT | O_WRONLY, 0600));
+	t[0] = st.st_atim;
+	t[1] = st.st_mtim;
+	CHECK(utimensat(AT_FDCWD, aprintf("%s/t/c", dir), t, AT_SYMLINK_NOFOLLOW) == 0, "utimensat");
+	SC_WALK(&got);
+	SC_REAL(&want);
+	CHECK(strstr(got.p, "/c/.zshrc") != NULL, "a name added under a forged mtime: not seen");
+	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "after the change: the real listing");
+	/* a directory replaced by a file, and one renamed */
+	CHECK(rmdir(aprintf("%s/t/a/b/.bashrc", dir)) < 0 && unlink(aprintf("%s/t/a/b/.bashrc", dir)) == 0 &&
+	    rmdir(aprintf("%s/t/a/b", dir)) == 0, "setup: rm b");
+	close(open(aprintf("%s/t/a/b", dir), O_CREAT | O_WRONLY, 0600));
+	CHECK(rename(aprintf("%s/t/c", dir), aprintf("%s/t/d", dir)) == 0, "rename");
+	usleep(60000);
+	SC_WALK(&got);
+	SC_REAL(&want);
+	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "after a replace and a rename: the real listing");
+	/* damaged files: every byte after the head flipped, cut short, garbage */
+	for (int how = 0; how < 3; how++) {
+		struct buf b = { 0 };
+		int fd;
+
+		CHECK(read_file(cache, 64 << 20, &b) == 0 && b.n > 24, "read the cache");
+		if (how == 0)
+			for (size_t i = 24; i < b.n; i++)
+				b.p[i] ^= (char)0xff;
+		else if (how == 1)
+			b.n = 100;
+		else
+			for (size_t i = 0; i < b.n; i++)
+				b.p[i] = (char)(i * 7919 % 251);
+		fd = open(cache, O_WRONLY | O_TRUNC);
+		CHECK(fd >= 0 && write_all(fd, b.p, b.n) == 0 && close(fd) == 0, "write the damaged cache");
+		free(b.p);
+		SC_WALK(&got);
+		CHECK(sc.served == 0, "damaged (%d): something taken from it", how);
+		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "damaged (%d): the real listing", how);
+	}
+	/* a head whose sizes add up, with offsets at the edge of 32 bits: a
+	 * name and a child just past the names, a parent past the records */
+	{
+		struct { struct sc_head h; struct sc_rec r[2]; uint32_t kid[1], slot[4]; char names[2]; }
+		    f = { { SBX_SCAN_CACHE_MAGIC, 2, 1, 2, 4 }, { { 0 }, { 0 } }, { UINT32_MAX }, { 1, 2, 1, 2 },
+		    { 1, 0 } };
+		int fd;
+
+		f.r[0].name = UINT32_MAX;
+		f.r[0].trusted = 1;
+		f.r[0].nkids = 1;
+		f.r[1].parent = 7;
+		f.r[1].kid0 = UINT32_MAX;
+		f.r[1].nkids = 2;
+		f.r[1].trusted = 1;
+		fd = open(cache, O_WRONLY | O_TRUNC);
+		CHECK(fd >= 0 && write_all(fd, &f, sizeof(f)) == 0 && close(fd) == 0, "write the edge cache");
+		SC_WALK(&got);
+		CHECK(sc.served == 0, "edge offsets: something taken from the file");
+		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "edge offsets: the real listing");
+	}
+	/* a cache others can write: not read */
+	SC_WALK(&got);
+	chmod(cache, 0666);
+	SC_WALK(&got);
+	CHECK(sc.served == 0, "a cache others can write was read");
+#undef SC_WALK
+#undef SC_REAL
+	free(want.p);
+	free(got.p);
+	rm_tree(dir);
+#endif
+}
+
 static const struct { const char *name; void (*fn)(void); } unit_tests[] = {
 	{ "map_matches_banners", test_map_matches_banners },
 	{ "line_format", test_line_format },
+	{ "scan_cache", test_scan_cache },
 	{ "json", test_json },
 	{ "patterns", test_patterns },
 	{ "globs_and_paths", test_globs_and_paths },

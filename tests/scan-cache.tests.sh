@@ -1,0 +1,191 @@
+# tests/scan-cache.tests.sh - sourced by test.sh: the scan cache (sbx.c 5c) keeps directory
+# listings between runs and takes one only when the directory's identity, ctime and mtime
+# are what they were. Each test warms the cache, changes the tree between runs (from inside a
+# sandboxed run, as an attacker would, or from outside), and checks that the next run, which
+# takes the unchanged directories from the cache (asserted: the cache was used), still
+# refuses every dangerous name, beside a control write that works in the same run.
+
+# The cache's file: where the registry lives (/dev/shm/sbx-UID in the private places).
+sc_file() { echo "/dev/shm/sbx-$(id -u)/scan-cache"; }
+
+# sc_served: how many directories the last run (-v) took from the cache.
+sc_served() { sed -n 's/.*scan: .*, \([0-9]*\) from the scan cache.*/\1/p' <<<"$ERR" | tail -n 1; }
+expect_cache_used() { # expect_cache_used WHAT
+	local n; n=$(sc_served)
+	[ "${n:-0}" -gt 0 ] || fail "$1: the run took nothing from the scan cache (served '${n:-none}'), so the test proves nothing"
+}
+
+# A script for the sandbox: try to write each path, print "WROTE path" when it works.
+sc_try() { local f; for f in "$@"; do printf '(echo pwn >> "%s") 2>/dev/null && echo "WROTE %s"; ' "$f" "$f"; done; }
+
+# Snippets for a command that sets each directory's mtime back to the very nanosecond it
+# had (the forgery utimensat(2) allows; only ctime tells): sc_mt_save DIRS before changing
+# them, sc_mt_restore DIRS after.
+sc_mt_save() { local d; for d in "$@"; do printf 'stat -c %%.9Y %s > "$TMPDIR/mt.%s"; ' "$d" "${d//\//_}"; done; }
+sc_mt_restore() { local d; for d in "$@"; do printf 'touch -m -d "@$(cat "$TMPDIR/mt.%s")" %s; ' "${d//\//_}" "$d"; done; }
+
+# A tree whose directories are old enough for the cache to keep (the coarse clock's margin).
+sc_tree() {
+	mkdir -p "$P"/a/b/c "$P"/a/e "$P"/a/g "$P"/a/h/i "$P"/m/n "$P"/x/y
+	echo 'echo old' >"$P/a/b/c/.zshrc"    # depth 3: beyond the walk's reach for files, not covered
+	echo f >"$P/a/f"; echo plain >"$P/a/b/plain.txt"
+	sleep 0.1
+}
+
+t_scan_cache_changes_between_runs() { # renamed dir, new names deep, a symlink swapped in, dir<->file, mtime set back: the next run refuses them all
+	need_private_places
+	sc_tree
+	policy p <<<"allow-write ."
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "run 0 (warms the cache)"
+	[ -s "$(sc_file)" ] || fail "setup: no scan cache at $(sc_file) after a run"
+	# run 1, the attacker: every change that matters, each directory's mtime set back after
+	run_sbx -c "$T/p" -- sh -ec "$(sc_mt_save a/b a a/h m x . a/b/c)"'
+		mv a/b/c a/d2                                 # renamed up: its .zshrc now within reach
+		mv a/h a/h.old && mv x/y a/h                  # two directories swapped (identity)
+		touch a/b/.bashrc                             # a new dangerous file in a cached directory
+		mkdir a/.vscode                               # a new dangerous directory
+		ln -s ../../target a/b/.profile; echo t > target   # a symlink swapped in
+		rm -rf a/e && echo file > a/e                 # a directory replaced by a file
+		rm a/f && mkdir a/f && touch a/f/.gitconfig   # a file replaced by a directory
+		rm -rf a/g && ln -s ../m a/g                  # a directory replaced by a symlink
+		touch a/h.old/i/deep.txt; mkdir m/.idea         # below cached directories
+		'"$(sc_mt_restore a/b a a/h m x .)"'    # mtimes set back exactly (ctime cannot be)
+		touch -m -d "@$(cat "$TMPDIR/mt.a_b_c")" a/d2
+		echo DONE'
+	expect_rc 0 "run 1"; expect_contains "$OUT" DONE "run 1"
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try a/d2/.zshrc a/b/.bashrc a/.vscode/x a/b/.profile a/f/.gitconfig \
+		m/.idea/x target) (echo ok > a/b/ok.txt) && echo control-ok"
+	expect_rc 0 "run 2"
+	expect_cache_used "run 2"
+	expect_not_contains "$OUT" WROTE "a dangerous name made or moved between runs"
+	expect_contains "$OUT" control-ok "an ordinary write in a cached directory (control)"
+	expect_eq "$(cat "$P/a/d2/.zshrc")" "echo old" "host: the renamed .zshrc"
+	[ -d "$P/a/.vscode" ] && [ ! -e "$P/a/.vscode/x" ] || fail "host: a/.vscode was written"
+	expect_eq "$(cat "$P/target")" t "host: the symlink's target"
+	# the same again, with the cache now holding the changed tree: still refused
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try a/d2/.zshrc a/b/.bashrc a/.vscode/x a/f/.gitconfig) echo ran"
+	expect_rc 0 "run 3"; expect_contains "$OUT" ran "run 3"
+	expect_cache_used "run 3"
+	expect_not_contains "$OUT" WROTE "run 3, from the refreshed cache"
+}
+TESTS+=(scan_cache_changes_between_runs)
+
+t_scan_cache_new_repository_deep() { # a .git made between runs below cached directories: its hooks read-only next run; one beyond the scan's depth is seen by the audit
+	need_private_places
+	git_env
+	local pay; pay=$(git_payload sccache)
+	sc_tree
+	policy p <<<"allow-write ."
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "run 0 (warms the cache)"
+	# run 1: a repository at depth 1 (within the walk's reach for .git) and one deep (only the audit sees it)
+	run_sbx -c "$T/p" -- sh -ec "$(sc_mt_save m a/h/i .) git init -q m; git init -q a/h/i/deep
+		$(sc_mt_restore m a/h/i .) echo DONE"
+	expect_rc 0 "run 1"; expect_contains "$OUT" DONE "run 1"
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try m/.git/hooks/pre-commit m/.git/config) echo ok > m/file && echo control-ok"
+	expect_rc 0 "run 2"
+	expect_cache_used "run 2"
+	expect_not_contains "$OUT" WROTE "the hooks and config of a repository made between runs"
+	expect_contains "$OUT" control-ok "a write in its work tree (control)"
+	# the deep one: a hook added during a run that took the directories from the cache is
+	# neutralised (the audit knows the repository was there before: only what changed)
+	run_sbx -v -c "$T/p" -- sh -ec "printf '#!/bin/sh\n$pay\n' > a/h/i/deep/.git/hooks/post-commit
+		chmod +x a/h/i/deep/.git/hooks/post-commit; echo DONE"
+	expect_rc 0 "run 3"; expect_contains "$OUT" DONE "run 3"
+	expect_cache_used "run 3"
+	expect_contains "$ERR" "neutralised $P/a/h/i/deep/.git/hooks/post-commit" "the hook added to the deep repository"
+	git_outside "$P/a/h/i/deep"
+	expect_no_payload "git outside in the deep repository"
+}
+TESTS+=(scan_cache_new_repository_deep)
+
+t_scan_cache_tampered() { # a stale, damaged, foreign-mode or planted cache file never lifts a deny; the command cannot reach it
+	need_private_places
+	local f; f=$(sc_file)
+	sc_tree
+	policy p <<<"allow-write ."
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "run 0 (warms the cache)"
+	[ -s "$f" ] || fail "setup: no scan cache at $f"
+	cp "$f" "$T/stale"
+	touch "$P/a/b/.bashrc"; mkdir "$P/m/.vscode"; touch -d 2001-01-01 "$P/a/b" "$P/m"
+	# a stale cache put back (it says a/b holds no .bashrc): the ctimes tell
+	cp "$T/stale" "$f"
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try a/b/.bashrc m/.vscode/x) echo ok > a/b/ok.txt && echo control-ok"
+	expect_rc 0 "stale"; expect_cache_used "stale"
+	expect_not_contains "$OUT" WROTE "with a stale cache"
+	expect_contains "$OUT" control-ok "stale: control"
+	# damaged: every byte after the head flipped, then cut short, then garbage: not used
+	local how
+	for how in flip cut garbage; do
+		case $how in
+		flip) "$PY" -c 'import sys; b=bytearray(open(sys.argv[1],"rb").read()); b[24:]=bytes(x^0xff for x in b[24:]); open(sys.argv[1],"wb").write(b)' "$f" ;;
+		cut) head -c 100 "$T/stale" >"$f" ;;
+		garbage) head -c 100000 /dev/urandom >"$f" ;;
+		esac
+		run_sbx -v -c "$T/p" -- sh -c "$(sc_try a/b/.bashrc m/.vscode/x) echo ok > a/b/ok.txt && echo control-ok"
+		expect_rc 0 "$how"
+		expect_not_contains "$OUT" WROTE "with a $how cache"
+		expect_contains "$OUT" control-ok "$how: control"
+		expect_eq "$(sc_served)" 0 "$how: nothing taken from a damaged cache"
+	done
+	# a good cache that others could write: not read
+	run_sbx -v -c "$T/p" -- true
+	chmod 0644 "$f" 2>/dev/null; chmod 0666 "$f"
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try a/b/.bashrc) echo ran"
+	expect_rc 0 "writable by others"; expect_contains "$OUT" ran "writable by others"
+	expect_contains "$ERR" "not a private file" "a cache others can write is refused"
+	expect_eq "$(sc_served)" 0 "writable by others: nothing taken"
+	expect_not_contains "$OUT" WROTE "writable by others"
+	# one another user owns (planted where this user's runs keep theirs): not read
+	if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+		run_sbx -v -c "$T/p" -- true
+		chown nobody "$f"
+		run_sbx -v -c "$T/p" -- sh -c "$(sc_try a/b/.bashrc) echo ran"
+		expect_rc 0 "another user's"; expect_contains "$OUT" ran "another user's"
+		expect_contains "$ERR" "not a private file" "a cache of another user is refused"
+		expect_eq "$(sc_served)" 0 "another user's: nothing taken"
+		expect_not_contains "$OUT" WROTE "another user's"
+	fi
+	# a symlink planted at its name is not followed (and is replaced, never written through)
+	rm -f "$f"; echo keep >"$T/victim"; ln -s "$T/victim" "$f"
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "a symlink at the cache's name"
+	expect_eq "$(cat "$T/victim")" keep "host: the symlink's target"
+	# the sandboxed command cannot see or write it (bwrap's own /dev hides /dev/shm)
+	run_sbx -v -c "$T/p" -- sh -c "(echo x > $f) 2>/dev/null && echo WROTE-CACHE; ls $f 2>/dev/null && echo SEES-CACHE; echo ran"
+	expect_rc 0 "inside"; expect_contains "$OUT" ran "inside"
+	expect_not_contains "$OUT" WROTE-CACHE "the command writing the cache"
+	expect_not_contains "$OUT" SEES-CACHE "the command seeing the cache"
+	[ -f "$f" ] && [ ! -L "$f" ] || fail "control: the run did not write a cache"
+}
+TESTS+=(scan_cache_tampered)
+
+t_scan_cache_concurrent_runs() { # 8 runs at once over one tree, each changing it: all refuse every dangerous name; the cache is whole after
+	need_private_places
+	sc_tree
+	local i pids=()
+	for i in $(seq 40); do mkdir -p "$P/w/d$i/e"; done
+	sleep 0.1
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- true
+	expect_rc 0 "run 0 (warms the cache)"
+	for i in $(seq 8); do
+		touch "$P/w/d$i/.bashrc"     # between runs, from outside, as each run starts
+		start_bg "$T/bg$i.out" -v -c "$T/p" -- sh -c "mkdir w/d$i/new; $(sc_try w/d$i/.bashrc) echo control > w/d$i/e/ok && echo control-ok"
+		pids+=("$BGPID")
+	done
+	for i in $(seq 8); do
+		wait_pid "${pids[$((i - 1))]}" 60 || fail "run $i did not end"
+		[ "$WRC" = 0 ] || fail "run $i: exit $WRC: $(head -c 300 "$T/bg$i.out.err")"
+		grep -q WROTE "$T/bg$i.out" && fail "run $i wrote a dangerous name: $(cat "$T/bg$i.out")"
+		grep -q control-ok "$T/bg$i.out" || fail "run $i: control write"
+	done
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try w/d1/.bashrc w/d8/.bashrc) echo ran"
+	expect_rc 0 "after"; expect_contains "$OUT" ran "after"
+	expect_not_contains "$ERR" damaged "the cache the concurrent runs left"
+	expect_cache_used "after"
+	expect_not_contains "$OUT" WROTE "after the concurrent runs"
+}
+TESTS+=(scan_cache_concurrent_runs)
