@@ -173,9 +173,7 @@
 #  define SBX_RECORD_BATCH_BYTES 4096	/* the proxy's allows, batched in one message (7) */
 #  define SBX_DNS_STUB 1	/* network-dns and network-capture: the stub inside the namespace (7.4) */
 #  define SBX_DENY_GLOB_PATTERNS 0	/* a mount covers what exists: a deny's glob is expanded (5c) */
-#  ifndef SBX_REGISTRY_BASE
-#    define SBX_REGISTRY_BASE "/dev/shm"	/* the registry and run directories, on tmpfs, out of every sandbox (9a) */
-#  endif
+#  define SBX_REGISTRY_BASE "/dev/shm"	/* the registry and run directories, on tmpfs, out of every sandbox (9a) */
 #  ifndef _GNU_SOURCE
 #    define _GNU_SOURCE	/* memfd_create, pipe2, ppoll */
 #  endif
@@ -183,35 +181,12 @@
 #  error "sbx runs on Linux and macOS"
 #endif
 
-/* Build switches, each on by default: bench/overhead.sh builds sbx with
- * one off at a time (and all off) to measure what each step of the
- * per-command work buys, alone and stacked, against the same
- * bwrap floor in the same run. They never weaken the boundary: each
- * chooses between two ways of doing the same thing. */
-#ifndef SBX_PH_POOL
-#  define SBX_PH_POOL 1		/* placeholders set aside in a pool, not removed (9a) */
-#endif
-#ifndef SBX_INIT_BINDS
-#  define SBX_INIT_BINDS 1	/* sbx-init binds the names in writable places (plan_binds_to_init) */
-#endif
-#ifndef SBX_VFORK
-#  define SBX_VFORK 1		/* bwrap, and a run's command by sbx-init, started with vfork */
-#endif
-#ifndef SBX_TMPDIR_SPARE
-#  define SBX_TMPDIR_SPARE 1	/* a run's untouched TMPDIR set aside for the next (tmpdir_spare_put) */
-#endif
 /* the walk takes unchanged directories' listings from the scan cache (5c) */
-#ifndef SBX_SCAN_CACHE
-#  ifdef SBX_LINUX
-#    define SBX_SCAN_CACHE 1
-#  else
-#    define SBX_SCAN_CACHE 0	/* macOS: every directory listed (sc_fs_trusted) */
-#  endif
+#ifdef SBX_LINUX
+#  define SBX_SCAN_CACHE 1
+#else
+#  define SBX_SCAN_CACHE 0	/* macOS: every directory listed (sc_fs_trusted) */
 #endif
-#ifndef SBX_ONE_NETNS
-#  define SBX_ONE_NETNS 1	/* with the DNS stub, bwrap makes no network namespace (bw_render_options) */
-#endif
-/* and SBX_REGISTRY_BASE=NULL: the registry and run directories in the runtime root, on disk */
 
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -9724,7 +9699,7 @@ run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run
 	 * host's /proc; that process would read and write the next run's
 	 * "fresh" TMPDIR through the writable mount the descriptor carries
 	 * (tested: tmpdir_spares_fd_held) */
-	rf->tmp_spare = SBX_TMPDIR_SPARE && !p->allow_all_unix_sockets && !p->weaker_nested_sandbox;
+	rf->tmp_spare = !p->allow_all_unix_sockets && !p->weaker_nested_sandbox;
 	if (rf->dns) {
 		/* a resolv.conf that is a link (systemd-resolved's) is covered
 		 * where it leads; with none, the C library asks 127.0.0.1 anyway */
@@ -9894,7 +9869,7 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 	 * sbx's helper runs, in the host's network namespace, and it connects
 	 * nowhere. A sandbox that may run without nested namespaces keeps
 	 * bwrap's. */
-	if (!SBX_ONE_NETNS || !rf->dns || p->weaker_nested_sandbox)
+	if (!rf->dns || p->weaker_nested_sandbox)
 		argv_push(out, "--unshare-net");
 	/* deny-env: each variable of sbx's environment that a pattern names is
 	 * removed, before sbx sets its own: bwrap applies these in order (srt
@@ -17027,7 +17002,7 @@ ph_pool_open(int pfd, bool create)
 	struct stat parent, rst;
 	char key[192];
 
-	if (!SBX_PH_POOL || fstat(pfd, &parent) < 0 || !ph_pool_key(pfd, &parent, key, sizeof(key)))
+	if (fstat(pfd, &parent) < 0 || !ph_pool_key(pfd, &parent, key, sizeof(key)))
 		return -1;
 	if (last.fd >= 0 && strcmp(last.key, key) == 0)
 		return last.fd;
@@ -21410,7 +21385,7 @@ inner_init(struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const
 	plan = exec_plan_make(m->argv, getenv("PATH"));
 	last_cap = cap_last();
 	timing("init: mounts, filters done; the command starts");
-	cmd = SBX_VFORK ? vfork() : fork();
+	cmd = vfork();
 	if (cmd < 0)
 		die("fork: %s", strerror(errno));
 	if (cmd == 0) {
@@ -21480,7 +21455,7 @@ inner_main(int argc, char **argv)
 		own_net = inner_own_network(uid, gid);
 		/* bwrap made none (bw_render_options): without this one the
 		 * command would have the host's network */
-		if (!own_net && SBX_ONE_NETNS && !(m.flags & IF_WEAKER))
+		if (!own_net && !(m.flags & IF_WEAKER))
 			die_hint("set network-dns off in the policy (names then do not resolve inside)",
 			    "cannot make the sandbox's network namespace (a user namespace with a network namespace of its "
 			    "own): %s; the command did not run", strerror(errno));
@@ -23129,7 +23104,7 @@ run_spawn_bwrap(struct run *r, const char *bwrap)
 	 * memory: system calls only, and errors written with write(2), not
 	 * stdio (its buffer is sbx's). Its descriptor table and signal mask
 	 * are its own (no CLONE_FILES, a mask per thread). */
-	r->bwrap = SBX_VFORK ? vfork() : fork();
+	r->bwrap = vfork();
 	if (r->bwrap < 0)
 		die("fork: %s", strerror(errno));
 	if (r->bwrap == 0) {
@@ -24209,7 +24184,7 @@ plat_check(const struct policy *p)
 static bool
 plat_init_binds(const struct policy *p)
 {
-	if (!SBX_INIT_BINDS || p->weaker_nested_sandbox)
+	if (p->weaker_nested_sandbox)
 		return false;
 	return syscall(SYS_open_tree, -1, "", 0) >= 0 || errno != ENOSYS;
 }

@@ -32,15 +32,6 @@
 #      way, no sandbox (sbx has two: its daemon outside, sbx-init inside),
 #      and the same with sbx's two hops (session_floor relay in front of
 #      it, one connection to the server kept open), still no sandbox;
-#   3e. what each step of the per-command work buys, alone and
-#      stacked: sbx.c built again into the scratch directory with its build
-#      switches (section 1 of sbx.c: SBX_PH_POOL, SBX_INIT_BINDS, SBX_VFORK,
-#      SBX_ONE_NETNS, SBX_TMPDIR_SPARE, and SBX_REGISTRY_BASE=NULL for "no
-#      tmpfs") all off
-#      ("none"), then one on at a time, then all on; and the
-#      all-off build dynamically linked (cc) beside the static one (musl),
-#      for what the static build buys. Same policy, project and floor as
-#      row 3. NO_STEPS=1 skips these rows (they need musl-gcc or cc);
 #   4. sbx with a 50-path policy (deny-read / allow-write / deny-write lines)
 #      over a generated 10,000-file project (100 dirs x 100 files);
 #   5. srt --settings F -c true, with F the srt settings equivalent of
@@ -66,7 +57,6 @@
 # Run:   bench/overhead.sh              (from anywhere; sbx is ../sbx from here,
 #                                        built with `make -C .. -s` if missing)
 # Knobs: RUNS=50 WARMUP=3  NO_SRT=1 (skip srt)  NO_HYPERFINE=1 (use the loop)
-#        NO_STEPS=1 (skip rows 3e)
 #        SBX_BEFORE=/path/to/sbx (row 3b: an older build, outside any writable root)
 #        SRT_VERSION=0.0.81 (installed once into bench/.srt, then reused)
 #        SRT_BIN=path (an srt of that version already installed: no npm install)
@@ -459,38 +449,6 @@ if [ "$SBX_OK" = 1 ]; then
 		measure sbx_curl_403 "sbx -- curl, refused (403)" "$PROJ" "$SBX" -c "$POLICY" -- \
 			sh -c '[ "$("$1" -s -o /dev/null -w "%{http_code}" http://example.invalid/)" = 403 ]' sh "$CURL"
 	fi
-	# 3e. each step alone and stacked: builds of sbx.c with its switches
-	if [ -z "${NO_STEPS:-}" ]; then
-		STEP_CC=$(command -v musl-gcc >/dev/null 2>&1 && echo "musl-gcc -static" || echo cc)
-		OFF="-DSBX_PH_POOL=0 -DSBX_INIT_BINDS=0 -DSBX_VFORK=0 -DSBX_ONE_NETNS=0 -DSBX_REGISTRY_BASE=NULL -DSBX_TMPDIR_SPARE=0"
-		step_build() { # step_build NAME CC FLAGS...
-			local name=$1 cc=$2
-			shift 2
-			# shellcheck disable=SC2086  # CC may carry -static
-			(cd "$ROOT" && $cc -O2 "$@" -o "$WORK/sbx-$name" sbx.c) >"$M/build-$name.err" 2>&1
-		}
-		# each step: every switch off but its own
-		for spec in "none|" "pool|SBX_PH_POOL" "initbinds|SBX_INIT_BINDS" "vfork|SBX_VFORK" \
-			"onenetns|SBX_ONE_NETNS" "tmpfs|SBX_REGISTRY_BASE" "spare|SBX_TMPDIR_SPARE" "all|ALL"; do
-			name=${spec%%|*} on=${spec#*|} flags=
-			if [ "$on" != ALL ]; then
-				for f in $OFF; do [ -n "$on" ] && [ "${f#-D"$on"=}" != "$f" ] || flags+=" $f"; done
-			fi
-			# shellcheck disable=SC2086
-			if step_build "$name" "$STEP_CC" $flags; then
-				measure "step_$name" "  steps: $name" "$PROJ" "$WORK/sbx-$name" -c "$POLICY" -- "$TRUE"
-			else
-				ORDER+=("step_$name"); LABEL[step_$name]="  steps: $name"
-				SKIP[step_$name]="build failed: $(head -c 160 "$M/build-$name.err")"
-			fi
-		done
-		if [ "$STEP_CC" != cc ] && have cc; then
-			# shellcheck disable=SC2086
-			if step_build none-dynamic cc $OFF; then
-				measure step_none_dynamic "  steps: none, dynamic (cc)" "$PROJ" "$WORK/sbx-none-dynamic" -c "$POLICY" -- "$TRUE"
-			fi
-		fi
-	fi
 	measure sbx50 "sbx, 50 policy paths, 10k files" "$PROJ50" "$SBX" -c "$WORK/policy50" -- "$TRUE" || FATAL=1
 	# 3d. a session: the sandbox built once, then one exec per command
 	SESSION_NAME=bench-$$
@@ -630,13 +588,6 @@ if [ -n "${MED[sbx]:-}" ] && [ -n "$F" ]; then
 	say "- sbx \`true\`: ${MED[sbx]} ms, ${r}x the floor; target <= 1.3x: $(verdict le "$r" 1.3)."
 else
 	say "- sbx \`true\`: not measured (${SKIP[sbx]:-sbx unavailable}); target <= 1.3x: not met."
-fi
-if [ -n "${MED[step_none]:-}" ]; then
-	line="- sbx \`true\`, the per-command steps ($STEP_CC builds, x floor):"
-	for n in none none_dynamic pool initbinds vfork onenetns tmpfs spare all; do
-		[ -n "${MED[step_$n]:-}" ] && line+=" $n ${MED[step_$n]} ms ($(ratio "${MED[step_$n]}" "$F")x);"
-	done
-	say "${line%;}."
 fi
 if [ -n "${MED[sbx_exec]:-}" ] && [ -n "$F" ]; then
 	r=$(ratio "${MED[sbx_exec]}" "$F")

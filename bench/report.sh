@@ -52,7 +52,7 @@ done
 # The knobs of each bench, in quick and full mode (the bench's own defaults when empty).
 # ORDER: the names accepted above.
 declare -A KNOBS_QUICK=(
-	[overhead]="RUNS=10 WARMUP=2 NO_STEPS=1"
+	[overhead]="RUNS=10 WARMUP=2"
 	[syscalls]="RUNS=10"
 	[observer]="RUNS=5 WARMUP=1"
 	[proxy]="BULK_MIB=256 BULK_RUNS=3 SEQ_N=2000 PAR_N=2000 HS_N=300"

@@ -18,8 +18,8 @@
 #   second    the cache as the run before left it (nothing changed in between)
 #   changed   one file created or removed in one directory of the big root before each
 #             run (that directory listed again)
-#   no cache  sbx.c built again with -DSBX_SCAN_CACHE=0 (every directory listed, every
-#             run; the rest of the binary the same)
+#   no cache  a copy of sbx.c with its SBX_SCAN_CACHE constant 0 (every directory listed,
+#             every run; the rest of the binary the same)
 #   before    SBX_BEFORE=/path/to/sbx, when given (an older build, e.g. main's)
 #   srt       srt 0.0.81 (`srt` on PATH) with sbx --print=json of the same policy
 # Within a group the commands run in turn, one run each, RUNS times after WARMUP rounds
@@ -106,10 +106,14 @@ CACHE=$("$SBX" -v -c "$WORK/pol-tmp" -- true 2>&1 | sed -n 's/^sbx: scan cache \
 [ -n "$CACHE" ] || die "sbx wrote no scan cache (an sbx without one?)"
 say "scan cache: $CACHE"
 
-# the same sbx.c without the cache
+# the same sbx.c without the cache: a copy in the scratch directory with the platform's
+# constant turned off (sbx ships no switch for it), built the same way
 NOCACHE=$WORK/sbx-nocache
 CC=$(command -v musl-gcc >/dev/null && echo "musl-gcc -static" || echo cc)
-$CC -O2 -DSBX_SCAN_CACHE=0 -o "$NOCACHE" "$TOP/sbx.c" 2>"$WORK/cc.err" || { cat "$WORK/cc.err"; die "cannot build the no-cache sbx"; }
+sed 's/^#  define SBX_SCAN_CACHE 1$/#  define SBX_SCAN_CACHE 0/' "$TOP/sbx.c" >"$WORK/sbx-nocache.c"
+cp "$TOP/seccomp_bpf.h" "$WORK/"
+grep -q '^#  define SBX_SCAN_CACHE 0$' "$WORK/sbx-nocache.c" || die "sbx.c has no SBX_SCAN_CACHE constant to turn off"
+$CC -O2 -o "$NOCACHE" "$WORK/sbx-nocache.c" 2>"$WORK/cc.err" || { cat "$WORK/cc.err"; die "cannot build the no-cache sbx"; }
 
 SRT_OK=0
 if [ -z "${NO_SRT:-}" ] && command -v srt >/dev/null; then
