@@ -1825,7 +1825,7 @@ EOF
 	expect_same_tree "$P" "$T/p.before" "project after --print=seatbelt (nothing may be created)"
 	expect_contains "$OUT" "(version 1)" "profile"
 	expect_contains "$OUT" "(allow file-write* (subpath \"$P\"))" "profile"
-	expect_contains "$OUT" "(deny file-read* (subpath \"$T/we\\\"ird)dir\"))" "profile (the quote escaped)"
+	expect_contains "$OUT" "(deny file-read* (subpath \"$T/we\\\"ird)dir\") (with message" "profile (the quote escaped)"
 	expect_contains "$OUT" '(remote ip "localhost:3128")' "profile"
 }
 TESTS+=(print_seatbelt)
