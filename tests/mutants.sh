@@ -104,12 +104,10 @@ mutant session_signal_to_leader_only session_signal_reaches_group <<'EOF'
 s|kill(-ex[k].pid, (int)v[1])|kill(ex[k].pid, (int)v[1])|
 EOF
 mutant hook_ask_ignored hook_ask_and_spaced_path <<'EOF'
--		hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
-+		hook_answer(&out, "allow", aprintf("runs in the sbx sandbox session %s", name), input,
+s|hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s"|hook_answer(&out, "allow", aprintf("runs in the sbx sandbox session %s"|
 EOF
 mutant hook_print_settings_drops_ask unit:sessions hook_ask_and_spaced_path <<'EOF'
--		if (ask && hooks[i].answers)
-+		if (0 && hooks[i].answers)
+s|			opts[nopt++] = "--ask";	/* on the hook that answers (hook_command) */|			(void)0;	/* on the hook that answers (hook_command) */|
 EOF
 mutant session_exec_gets_denied_env session_exec_deny_env <<'EOF'
 -		if (n && !ours && !env_denied(r->p, client[i], n))
@@ -117,9 +115,9 @@ mutant session_exec_gets_denied_env session_exec_deny_env <<'EOF'
 EOF
 mutant hook_rewrite_path_unquoted unit:sessions hook_ask_and_spaced_path <<'EOF'
 -	buf_put_shell_quoted(&b, self);
--	buf_puts(&b, " exec ");
+-	buf_puts(&b, " exec --fd3 ");
 +	buf_puts(&b, self);
-+	buf_puts(&b, " exec ");
++	buf_puts(&b, " exec --fd3 ");
 EOF
 mutant session_daemon_no_uid_check session_daemon_checks_uid <<'EOF'
 -		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != uid) {
@@ -243,12 +241,11 @@ mutant mandatory_depth_one_short mandatory_files_depth unit:plan <<'EOF'
  			for (i = 0; i < LEN(dangerous_files); i++)
 EOF
 mutant bashrc_not_dangerous mandatory_files_depth unit:plan <<'EOF'
--	{ ".bashrc", "the next interactive bash runs it", DW_TOP },
-+	{ ".bashrc~", "the next interactive bash runs it", DW_TOP },
+-	{ ".bashrc", "the next interactive bash runs it", DW_TOP, PH_FILE },
++	{ ".bashrc~", "the next interactive bash runs it", DW_TOP, PH_FILE },
 EOF
 mutant write_deny_not_inherited deny_write_wins unit:plan <<'EOF'
--		forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
-+		forced = (n->rules & (RB_DENY_WRITE | RB_PLACEHOLDER | RB_LINK_PIN));
+s#forced = par->forced || (n->rules & (RB_DENY_WRITE | RB_LINK_PIN)) ||#forced = (n->rules & (RB_DENY_WRITE | RB_LINK_PIN)) ||#
 EOF
 mutant secret_reopened_below deny_secret_file unit:plan <<'EOF'
 -		n->secret = par->secret || (n->rules & RB_SECRET);
@@ -362,8 +359,7 @@ mutant session_client_any_daemon session_planted_socket_ignored <<'EOF'
  		if (path)
 EOF
 mutant hook_fails_open hook_claude_and_codex <<'EOF'
--		hook_answer(&out, "deny", aprintf("sbx: %s; the command was not run (it would have run outside the "
-+		hook_answer(&out, "allow", aprintf("sbx: %s; the command was not run (it would have run outside the "
+s|hook_answer(&out, "deny", aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0|hook_answer(&out, "allow", aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0|
 EOF
 
 # ================================================================ the engine
