@@ -25356,30 +25356,56 @@ hook_resolve(const char *cwd, const char *name)
 	return path_normalize_lex(done, norm, sizeof(norm)) == 0 ? astrdup(norm) : done;
 }
 
+/* The length of the white space that ends s[0..n) as Rust's
+ * char::is_whitespace sees it (what Codex's trim() takes off a patch's
+ * header line): an ASCII space, tab or line break, or U+0085, U+00A0,
+ * U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 in
+ * UTF-8; 0 when it ends otherwise. Pure. */
+static size_t
+hook_space_at_end(const char *s, size_t n)
+{
+	const unsigned char *e = (const unsigned char *)s + n;
+
+	if (n >= 1 && strchr(" \t\n\v\f\r", e[-1]) && e[-1])
+		return 1;
+	if (n >= 2 && e[-2] == 0xc2 && (e[-1] == 0x85 || e[-1] == 0xa0))
+		return 2;
+	if (n >= 3 && ((e[-3] == 0xe1 && e[-2] == 0x9a && e[-1] == 0x80) ||
+	    (e[-3] == 0xe2 && e[-2] == 0x80 && (e[-1] <= 0x8a || e[-1] == 0xa8 || e[-1] == 0xa9 ||
+	    e[-1] == 0xaf) && e[-1] >= 0x80) || (e[-3] == 0xe2 && e[-2] == 0x81 && e[-1] == 0x9f) ||
+	    (e[-3] == 0xe3 && e[-2] == 0x80 && e[-1] == 0x80)))
+		return 3;
+	return 0;
+}
+
 /* The files a patch names (Codex's apply_patch format: "*** Add File: P",
  * "*** Update File: P", "*** Delete File: P", "*** Move to: P"), each
- * resolved from cwd, into paths. Pure but for hook_resolve. */
+ * resolved from cwd, into paths. SECURITY: Codex's parser is lenient (it
+ * trims a hunk's header line of any Unicode space, so "  *** Add File: P"
+ * adds P too), so a marker anywhere in a line counts here: a line judged
+ * that Codex would not apply costs at most a needless deny, a header
+ * missed here would be a file written outside, unjudged. Pure but for
+ * hook_resolve. */
 static void
 hook_patch_paths(const char *patch, const char *cwd, struct vec *paths)
 {
-	static const char *const heads[] = { "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: " };
+	static const char *const heads[] = { "*** Add File: ", "*** Update File: ", "*** Delete File: ",
+		"*** Move to: " };
 
 	for (const char *p = patch; p && *p;) {
 		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = astrndup(p, nl ? (size_t)(nl - p) : strlen(p));
 
-		for (size_t i = 0; i < LEN(heads); i++) {
-			size_t h = strlen(heads[i]);
+		for (size_t i = 0; i < LEN(heads); i++)
+			for (const char *m = line; (m = strstr(m, heads[i])) != NULL; m += strlen(heads[i])) {
+				const char *f = m + strlen(heads[i]);
+				size_t k = strlen(f);
 
-			if (n > h && strncmp(p, heads[i], h) == 0) {
-				size_t k = n - h;
-
-				while (k && (p[h + k - 1] == '\r' || p[h + k - 1] == ' '))
-					k--;
+				while (k && hook_space_at_end(f, k))
+					k -= hook_space_at_end(f, k);
 				if (k)
-					vec_push(paths, (void *)hook_resolve(cwd, astrndup(p + h, k)));
+					vec_push(paths, (void *)hook_resolve(cwd, astrndup(f, k)));
 			}
-		}
 		p = nl ? nl + 1 : NULL;
 	}
 }

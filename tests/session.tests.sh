@@ -336,6 +336,9 @@ cases = [
     ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: src/a.c\n@@\n-a\n+b\n*** End Patch\n"}, ""),
     ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Add File: ok.txt\n+a\n*** Add File: out/evil.sh\n+b\n*** End Patch\n"}, "outside every writable root"),
     ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: a.c\n*** Move to: .vscode/tasks.json\n*** End Patch\n"}, "mandatory deny .vscode"),
+    # Codex trims a header line (Rust's trim, Unicode spaces too): an indented one adds the file as well
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Add File: ok2.txt\n+a\n \t*** Add File: out/evil2.sh\n+b\n*** End Patch\n"}, "outside every writable root"),
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n\u3000*** Add File: out/evil3.sh\u00a0\n+b\n*** End Patch\n"}, "outside every writable root"),
     ("codex", "apply_patch", {"input": "*** Begin Patch\n*** Add File: x\n+a\n*** End Patch\n"}, "names no file"),
 ]
 json.dump([c[3] for c in cases], open(t + "/want.json", "w"))

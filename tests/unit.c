@@ -5557,6 +5557,16 @@ test_sessions(void)
 		    strcmp(pp.v[1], aprintf("%s/o/new.txt", dir)) == 0 &&
 		    strcmp(pp.v[3], aprintf("%s/p/.vscode/tasks.json", dir)) == 0 && strcmp(pp.v[4], aprintf("%s/p/c.c", dir)) == 0,
 		    "every file a patch names, resolved (%zu)", pp.n);
+		/* Codex trims a header line of any white space (Rust's trim):
+		 * a header indented, or ended by U+00A0 or U+3000, names the
+		 * same file */
+		pp.n = 0;
+		hook_patch_paths("*** Begin Patch\n*** Add File: ok.txt\n+a\n  \t*** Add File: /h/.bashrc\n+b\n"
+		    "\xc2\xa0*** Delete File: /h/.zshrc\xc2\xa0\n*** Update File: /h/.profile \xe3\x80\x80\r\n"
+		    "*** End Patch\n", "/p", &pp);
+		CHECK(pp.n == 4 && strcmp(pp.v[1], "/h/.bashrc") == 0 && strcmp(pp.v[2], "/h/.zshrc") == 0 &&
+		    strcmp(pp.v[3], "/h/.profile") == 0, "a patch's headers as Codex's lenient parser reads them (%zu)",
+		    pp.n);
 		rm_tree(dir);
 	}
 	CHECK(!session_name_ok("") && !session_name_ok(".hidden") && !session_name_ok("a/b") && session_name_ok("w-1.x_y") &&
