@@ -24367,8 +24367,19 @@ hook_matcher(const char *agent, size_t i)
 	return NULL;
 }
 
+/* What the shell of the hook that answers does when sbx gives no answer:
+ * SECURITY: both agents run the call as it was after a hook that exits
+ * with any status but 0 or 2, so an sbx moved, removed, made
+ * unexecutable or crashed would let every command run outside. Status 2
+ * with words on stderr is the one both take as "blocked" (Claude Code's
+ * hooks reference; Codex's pre_tool_use.rs, which fails open on a 2
+ * without words). sbx itself always exits 0 with its answer. */
+#define HOOK_FAIL_CLOSED " || { echo 'sbx: the hook did not answer, so the call was not made " \
+	"(it would have run outside the sandbox)' >&2; exit 2; }"
+
 /* The command of one of sbx's hooks: this sbx, the agent, the event and
- * the options, each single-quoted where it must be. Pure. */
+ * the options, each single-quoted where it must be, and for the hook that
+ * answers, HOOK_FAIL_CLOSED. Pure. */
 static const char *
 hook_command(const char *agent, const char *self, const char *arg, char **opts, int nopt)
 {
@@ -24383,6 +24394,8 @@ hook_command(const char *agent, const char *self, const char *arg, char **opts, 
 		buf_putc(&cmd, ' ');
 		buf_put_shell_quoted(&cmd, opts[k]);
 	}
+	if (strcmp(arg, "pre-tool-use") == 0)
+		buf_puts(&cmd, HOOK_FAIL_CLOSED);
 	buf_putc(&cmd, '\0');
 	s = astrdup(cmd.p);
 	free(cmd.p);

@@ -264,7 +264,8 @@ for ev, groups in old["hooks"].items():
 ours = [(ev, g) for ev, gs in new["hooks"].items() for g in gs if "hook claude" in g["hooks"][0]["command"]]
 assert sorted(ev for ev, _ in ours) == ["PreToolUse", "SessionEnd", "SessionStart"], ours
 for ev, g in ours:
-    words = shlex.split(g["hooks"][0]["command"])
+    words = shlex.split(g["hooks"][0]["command"].split(" || ")[0])
+    assert (ev == "PreToolUse") == g["hooks"][0]["command"].endswith("exit 2; }"), ("fails closed", ev, g)
     assert words[0] == sbx and words[1:3] == ["hook", "claude"] and words[-2:] == ["-c", pol], words
     assert g["hooks"][0]["timeout"] >= 3, g
     assert ev != "PreToolUse" or set(g["matcher"].split("|")) >= {"Bash", "Write", "Edit", "Read"}, g
@@ -306,6 +307,49 @@ PY
 	return 0
 }
 TESTS+=(hook_install_merge)
+
+t_hook_line_fails_closed() { # the installed pre-tool-use hook line, run as both agents run it (sh -c): sbx removed, made unexecutable or crashing exits 2 with words on stderr (both agents' "blocked"), never another status (both agents then run the call as it was); control: with sbx there it answers allow with status 0
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	mkdir -p "$T/bin" && cp "$SBX" "$T/bin/sbx" || fail "setup: a copy of sbx"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	local agent how id="fc$$$RANDOM" rc
+	FC_ID=$id	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "claude-$FC_ID" >/dev/null 2>&1; "$SBX" session stop "codex-$FC_ID" >/dev/null 2>&1' EXIT
+	printf '{"session_id": "%s", "cwd": "%s", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "touch %s/ran"}}' \
+		"$id" "$P" "$O" >"$T/in.json"
+	for agent in claude codex; do
+		"$T/bin/sbx" hook "$agent" install -c "$T/hook.policy" >/dev/null 2>"$T/install.err" ||
+			fail "$agent install: $(cat "$T/install.err")"
+		python3 - "$H" "$agent" >"$T/pre.cmd" <<'PY' || fail "$agent: no pre-tool-use hook installed"
+import json, sys
+h, agent = sys.argv[1:3]
+f = h + ("/.claude/settings.json" if agent == "claude" else "/.codex/hooks.json")
+g = json.load(open(f))["hooks"]["PreToolUse"]
+sys.stdout.write([x for x in g if "pre-tool-use" in x["hooks"][0]["command"]][0]["hooks"][0]["command"])
+PY
+		for how in present removed unexecutable crashing; do
+			case $how in
+			removed) rm -f "$T/bin/sbx" ;;
+			unexecutable) cp "$SBX" "$T/bin/sbx" && chmod 644 "$T/bin/sbx" ;;
+			crashing) printf '#!/bin/sh\nkill -SEGV $$\n' >"$T/bin/sbx" && chmod 755 "$T/bin/sbx" ;;
+			esac
+			sh -c "$(cat "$T/pre.cmd")" <"$T/in.json" >"$T/fc.out" 2>"$T/fc.err"
+			rc=$?
+			log_file "$agent $how out" "$T/fc.out"; log_file "$agent $how err" "$T/fc.err"
+			if [ $how = present ]; then
+				[ $rc = 0 ] && grep -q '"permissionDecision":"allow"' "$T/fc.out" ||
+					fail "control, $agent: with sbx there the hook answers allow (status $rc): $(cat "$T/fc.out" "$T/fc.err")"
+			else
+				[ $rc = 2 ] || fail "$agent, sbx $how: the hook exits $rc; the agent would run the command outside the sandbox"
+				[ -s "$T/fc.err" ] || fail "$agent, sbx $how: exit 2 without words on stderr (Codex then runs the command)"
+				grep -q allow "$T/fc.out" && fail "$agent, sbx $how: an allow"
+			fi
+		done
+		cp "$SBX" "$T/bin/sbx"
+	done
+	[ ! -e "$O/ran" ] || fail "setup: the hook itself ran the command"
+}
+TESTS+=(hook_line_fails_closed)
 
 t_hook_file_tools_judged() { # the agents' own file tools, by recorded inputs: a write through a symlink (a dangling one too) to outside, into .git/hooks or over a deny-write is denied with the plan's reason; a Grep over a tree holding a deny-read path is denied, a Glob is not; an input whose file sbx cannot find is denied (fail closed); allowed calls get no answer
 	command -v python3 >/dev/null || skip "python3 is not installed"

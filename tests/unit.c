@@ -5448,8 +5448,9 @@ test_sessions(void)
 
 		hook_settings(&sb, "claude", "/opt/my tools/sbx", opts, 2 + ask);
 		CHECK(json_parse(sb.p, sb.n, "settings", &jv, &je) == 0, "--print-settings prints JSON: %s", je.msg);
-		CHECK(strstr(sb.p, ask ? "\"'/opt/my tools/sbx' hook claude pre-tool-use -c 'my policy' --ask\"" :
-		    "\"'/opt/my tools/sbx' hook claude pre-tool-use -c 'my policy'\"") != NULL,
+		CHECK(strstr(sb.p, ask ? "\"'/opt/my tools/sbx' hook claude pre-tool-use -c 'my policy' --ask || {" :
+		    "\"'/opt/my tools/sbx' hook claude pre-tool-use -c 'my policy' || {") != NULL &&
+		    strstr(sb.p, "exit 2; }\""), /* no answer is a block (HOOK_FAIL_CLOSED) */
 		    "--print-settings%s: the pre-tool-use hook%s: %s", ask ? " --ask" : "", ask ? " keeps --ask" : "", sb.p);
 		CHECK(strstr(sb.p, "\"'/opt/my tools/sbx' hook claude session-start -c 'my policy'\"") &&
 		    strstr(sb.p, "\"'/opt/my tools/sbx' hook claude session-end -c 'my policy'\""),
