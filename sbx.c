@@ -24889,7 +24889,7 @@ hook_settings_add(struct jval *top, const char *agent, const char *self, char **
 static void
 hook_file_replace(const char *path, const struct buf *text, bool existed)
 {
-	const char *tmp = aprintf("%s.sbx-new", path), *bak = aprintf("%s.sbx-backup", path);
+	const char *tmp = aprintf("%s.sbx-new.%ld", path, (long)getpid()), *bak = aprintf("%s.sbx-backup", path);
 	struct stat st;
 	mode_t mode = existed && stat(path, &st) == 0 ? st.st_mode & 07777 : 0600;
 	int fd;
@@ -24903,7 +24903,7 @@ hook_file_replace(const char *path, const struct buf *text, bool existed)
 			die("hook: cannot write the backup %s: %s; %s is unchanged", bak, strerror(errno), path);
 		free(old.p);
 	}
-	if ((fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
+	if ((fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
 	    write_all(fd, text->p, text->n) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
 	    rename(tmp, path) < 0) {
 		int err = errno;
@@ -25162,18 +25162,42 @@ hook_install_opts(const char *self, char **opts, int *nopt)
 	return out;
 }
 
-/* `sbx hook AGENT install|uninstall [--user|--project] [OPTIONS]`. */
+/* Die, nothing changed, when the agent's file at path is a symlink. sbx
+ * replaces a file in one rename, which would put a file where the link
+ * was and leave its target as it was; writing through it instead would
+ * change a file elsewhere that sbx did not choose (a project's
+ * .claude/settings.local.json can be a link a repository brought). */
+static void
+hook_refuse_link(const char *path)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return;
+	target[n] = '\0';
+	die_hint("install into the file itself (replace the link with a copy of it), or merge the hooks by hand: "
+	    "sbx hook AGENT --print-settings -c POLICY",
+	    "hook: %s is a symlink (to %s); sbx changes only a file it can replace in one rename, so it is unchanged",
+	    path, target);
+}
+
+/* `sbx hook AGENT install|uninstall [--user|--project] [OPTIONS]`. One
+ * install at a time changes a directory (flock(2) on it): two at once
+ * would each read the file before the other wrote it, and the one that
+ * renamed last would drop the other's hooks. */
 static int
 hook_install_main(const struct hook_agent *ag, bool install, bool ask, const char *self, char **opts, int nopt)
 {
-	const char *home = getenv("HOME"), *why = NULL, *codex_home = getenv("CODEX_HOME"), *file, *dir;
+	const char *home = getenv("HOME"), *why = NULL, *codex_home = getenv("CODEX_HOME"), *file, *dir,
+	    *claude_dir = getenv("CLAUDE_CONFIG_DIR");
 	bool project = false, existed;
 	struct buf text = { 0 }, out = { 0 };
 	struct jval *top = NULL;
 	struct err e = { 0 };
 	char cwd[PATH_MAX];
 	size_t *at = NULL;
-	int k = 0, gone;
+	int k = 0, gone, lock;
 
 	for (int i = 0; i < nopt; i++)
 		if (strcmp(opts[i], "--project") == 0 || strcmp(opts[i], "--user") == 0)
@@ -25199,13 +25223,25 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		dir = path_join(cwd, ".claude");
 		file = path_join(dir, "settings.local.json");
 	} else {
-		dir = path_join(home, ".claude");
+		/* Claude Code reads its user settings from $CLAUDE_CONFIG_DIR
+		 * when that is set: hooks put in ~/.claude then would never run */
+		dir = claude_dir && *claude_dir ? claude_dir : path_join(home, ".claude");
+		if (dir[0] != '/')
+			die("hook: CLAUDE_CONFIG_DIR is not an absolute path: %s", dir);
 		file = path_join(dir, "settings.json");
 	}
 	if (install)
 		opts = hook_install_opts(self, opts, &nopt);
 	if (ask)
 		opts[nopt++] = "--ask";	/* hook_install_opts's array has room for one more */
+	if (install && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		die("hook: cannot create %s: %s", dir, strerror(errno));
+	if ((lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+		while (flock(lock, LOCK_EX) < 0 && errno == EINTR)
+			;
+	hook_refuse_link(file);
+	if (strcmp(ag->name, "codex") == 0)
+		hook_refuse_link(path_join(dir, "config.toml"));
 	existed = access(file, F_OK) == 0;
 	if (existed && read_file(file, SBX_MAX_POLICY_BYTES, &text) < 0)
 		die("hook: cannot read %s: %s", file, strerror(errno));
@@ -25224,11 +25260,8 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 	buf_putc(&out, '\n');
 	bool same = existed && out.n == text.n && memcmp(out.p, text.p, out.n) == 0;
 
-	if (!same && (install || gone)) {
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			die("hook: cannot create %s: %s", dir, strerror(errno));
+	if (!same && (install || gone))
 		hook_file_replace(file, &out, existed);
-	}
 	if (strcmp(ag->name, "codex") == 0) {
 		const char *cfg = path_join(dir, "config.toml");
 		struct vec keys = { 0 };

@@ -308,6 +308,72 @@ PY
 }
 TESTS+=(hook_install_merge)
 
+t_hook_install_edges() { # sbx hook install never changes what is not its own: a settings file that is a symlink is refused and left a link, its target unchanged (control: the file itself is installed into); $CLAUDE_CONFIG_DIR is where Claude Code reads its settings, so it is where they go (control: ~/.claude without it); a file that is not JSON is refused, unchanged; the file's mode and config.toml's comments kept; 8 installs at once leave valid JSON with sbx's hooks once and the person's kept, every install succeeding
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/p1"; printf 'allow-write %s\nallow-write %s\n' "$P" "$O" >"$T/p2"
+	mkdir -p "$H/.claude" "$H/.codex" "$T/dotfiles"
+	local mine='{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}]}}'
+	# a symlink: refused, nothing changed, the link still a link
+	printf '%s\n' "$mine" >"$T/dotfiles/claude.json"; cp "$T/dotfiles/claude.json" "$T/claude.orig"
+	ln -s "$T/dotfiles/claude.json" "$H/.claude/settings.json"
+	run_sbx hook claude install -c "$T/p1"
+	expect_rc 125 "install into a symlinked settings file"
+	expect_contains "$ERR" "is a symlink" "it says why"
+	[ -L "$H/.claude/settings.json" ] || fail "the link was replaced by a file"
+	cmp -s "$T/dotfiles/claude.json" "$T/claude.orig" || fail "install wrote through the link"
+	ln -s "$T/dotfiles/codex.toml" "$H/.codex/config.toml"; printf '# mine\n' >"$T/dotfiles/codex.toml"
+	run_sbx hook codex install -c "$T/p1"
+	expect_rc 125 "codex install with a symlinked config.toml"
+	[ -L "$H/.codex/config.toml" ] && [ "$(cat "$T/dotfiles/codex.toml")" = "# mine" ] && [ ! -e "$H/.codex/hooks.json" ] ||
+		fail "codex: a refused install changes nothing"
+	# control: the file itself
+	rm "$H/.claude/settings.json" "$H/.codex/config.toml"; cp "$T/claude.orig" "$H/.claude/settings.json"
+	chmod 640 "$H/.claude/settings.json"
+	run_sbx hook claude install -c "$T/p1"
+	expect_rc 0 "control: install into the file itself"
+	[ "$(stat -c %a "$H/.claude/settings.json")" = 640 ] || fail "the file's mode: $(stat -c %a "$H/.claude/settings.json")"
+	grep -q 'echo mine' "$H/.claude/settings.json" || fail "the person's hook kept"
+	# $CLAUDE_CONFIG_DIR: Claude Code's settings are there
+	CLAUDE_CONFIG_DIR="$T/cfg" run_sbx hook claude install -c "$T/p1"
+	expect_rc 0 "install with CLAUDE_CONFIG_DIR"
+	grep -q 'hook claude pre-tool-use' "$T/cfg/settings.json" 2>/dev/null || fail "CLAUDE_CONFIG_DIR: the hooks are not in \$CLAUDE_CONFIG_DIR/settings.json"
+	CLAUDE_CONFIG_DIR="$T/cfg" run_sbx hook claude uninstall
+	expect_rc 0 "uninstall with CLAUDE_CONFIG_DIR"
+	grep -q 'hook claude' "$T/cfg/settings.json" && fail "CLAUDE_CONFIG_DIR: uninstall took them out"
+	grep -q 'hook claude pre-tool-use' "$H/.claude/settings.json" || fail "control: ~/.claude's own install stays"
+	# not JSON: refused, unchanged
+	printf '{"model": "opus",}\n' >"$T/bad.json"; cp "$T/bad.json" "$T/cfg/settings.json"
+	CLAUDE_CONFIG_DIR="$T/cfg" run_sbx hook claude install -c "$T/p1"
+	expect_rc 125 "a settings file that is not JSON"
+	cmp -s "$T/cfg/settings.json" "$T/bad.json" || fail "a file that is not JSON was changed"
+	# config.toml's comments and other tables kept through install and uninstall
+	printf '# my settings\nmodel = "o3" # inline\n\n[hooks.state."/x/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:00"\n' \
+		>"$H/.codex/config.toml"
+	cp "$H/.codex/config.toml" "$T/config.orig"
+	run_sbx hook codex install -c "$T/p1"
+	expect_rc 0 "codex install"
+	head -5 "$H/.codex/config.toml" | cmp -s - "$T/config.orig" || fail "config.toml's own lines kept: $(cat "$H/.codex/config.toml")"
+	run_sbx hook codex uninstall
+	cmp -s "$H/.codex/config.toml" "$T/config.orig" || fail "codex uninstall: config.toml as it was"
+	# 8 installs at once, with two policies
+	local i pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		"$SBX" hook claude install -c "$T/p$((i % 2 + 1))" >"$T/c.$i.out" 2>"$T/c.$i.err" & pids+=($!)
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		wait "${pids[$((i - 1))]}" || fail "install $i of 8 at once failed: $(cat "$T/c.$i.err")"
+	done
+	python3 - "$H/.claude/settings.json" <<'PY' || fail "after 8 installs at once: $(cat "$H/.claude/settings.json")"
+import json, sys
+h = json.load(open(sys.argv[1]))["hooks"]
+ours = [g for gs in h.values() for g in gs if "hook claude" in g["hooks"][0]["command"]]
+assert len(ours) == 3, ours
+assert any(g["hooks"][0]["command"] == "echo mine" for g in h["PreToolUse"]), h
+PY
+	[ -z "$(find "$H/.claude" -name '*.sbx-new*')" ] || fail "a temporary file left: $(ls "$H/.claude")"
+}
+TESTS+=(hook_install_edges)
+
 t_hook_line_fails_closed() { # the installed pre-tool-use hook line, run as both agents run it (sh -c): sbx removed, made unexecutable or crashing exits 2 with words on stderr (both agents' "blocked"), never another status (both agents then run the call as it was); control: with sbx there it answers allow with status 0
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	mkdir -p "$T/bin" && cp "$SBX" "$T/bin/sbx" || fail "setup: a copy of sbx"
