@@ -8414,6 +8414,17 @@ fx_scan_root(struct fact_finder *fx, const char *root)
 	return rc;
 }
 
+/* The agents' own directories, moved by a variable: what ~/.claude and
+ * ~/.codex hold (the hooks sbx installs among them: sbx hook install
+ * writes there) is then in that directory, and must be held as the
+ * same names in $HOME are. SECURITY: a CODEX_HOME inside a writable root
+ * left hooks.json and config.toml to the command: its next hook would
+ * run outside, with full access. */
+static const struct { const char *var, *home_dir; } agent_env_dirs[] = {
+	{ "CLAUDE_CONFIG_DIR", ".claude" },
+	{ "CODEX_HOME", ".codex" },
+};
+
 /* What a run adds to every policy: its private TMPDIR, writable, inside the
  * runtime directory, which is hidden (other runs' files, the placeholder
  * registry). */
@@ -8428,6 +8439,7 @@ struct run_paths {
 	struct vec runtime_covers;	/* of const char *: the other runtime directories, hidden too */
 	const char *resolv_conf;	/* network-dns: "nameserver 127.0.0.1", bound over /etc/resolv.conf */
 	const char *run_dir;	/* this run's own files: on tmpfs where there is one (registry_root_pick) */
+	const char *agent_dirs[LEN(agent_env_dirs)];	/* as set there, real; or NULL */
 };
 
 /* The policy's own path rules, resolved into facts: no run paths, no
@@ -8479,10 +8491,21 @@ plan_agents(struct fact_finder *fx, const struct run_paths *rp)
 			projects[1] = strcmp(d, rp->cwd) != 0 ? d : NULL;
 			break;
 		}
-	for (i = 0; i < LEN(projects) && projects[i]; i++)
+	for (i = 0; i < LEN(projects) && projects[i]; i++) {
 		if (fx_agent_dir(fx, projects[i], projects[i]) < 0 ||
 		    (rp->home && fx_agent_dir(fx, rp->home, projects[i]) < 0) || fx_agent_dir(fx, NULL, projects[i]) < 0)
 			return -1;
+		/* and the settings in a directory a variable moved */
+		for (size_t k = 0; k < LEN(agent_files) * LEN(agent_env_dirs); k++) {
+			const struct agent_file *af = &agent_files[k % LEN(agent_files)];
+			const size_t v = k / LEN(agent_files);
+			const char *d = rp->agent_dirs[v];
+
+			if (d && strcmp(af->dir, agent_env_dirs[v].home_dir) == 0 &&
+			    fx_agent_file(fx, path_join(d, af->name), af, projects[i]) < 0)
+				return -1;
+		}
+	}
 	return 0;
 }
 
@@ -8546,6 +8569,23 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 		    fx_protect(fx, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
 		    dangerous_files[i].name, dangerous_files[i].why), true, dangerous_files[i].kind) < 0)
 			return -1;
+	/* and the same rows of ~/.claude and ~/.codex where a variable moved
+	 * that directory (agent_env_dirs) */
+	for (i = 0; i < LEN(dangerous_files) * LEN(agent_env_dirs); i++) {
+		const size_t r = i % LEN(dangerous_files), v = i / LEN(dangerous_files);
+		const char *name = dangerous_files[r].name, *d = rp->agent_dirs[v];
+		const char *top = agent_env_dirs[v].home_dir, *rest;
+		size_t n = strlen(top);
+
+		if (!d || dangerous_files[r].where != DW_HOME || strncmp(name, top, n) != 0 ||
+		    name[n] != '/')
+			continue;
+		rest = name + n + 1;
+		if (fx_protect(fx, path_join(d, rest), aprintf("mandatory deny $%s/%s: %s",
+		    agent_env_dirs[v].var, rest, dangerous_files[r].why), true,
+		    dangerous_files[r].kind) < 0)
+			return -1;
+	}
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
 		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
 			return -1;
@@ -17067,6 +17107,12 @@ run_paths_init(struct run_paths *rp, const char *cwd)
 		}
 	}
 	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
+	for (size_t i = 0; i < LEN(agent_env_dirs); i++) {
+		const char *d = getenv(agent_env_dirs[i].var);
+
+		if (d && d[0] == '/')
+			rp->agent_dirs[i] = realpath(d, real) ? astrdup(real) : path_clean(d);
+	}
 }
 
 /* Where the placeholder registry lives: SBX_REGISTRY_BASE/sbx-UID, a
@@ -24889,7 +24935,8 @@ hook_settings_add(struct jval *top, const char *agent, const char *self, char **
 static void
 hook_file_replace(const char *path, const struct buf *text, bool existed)
 {
-	const char *tmp = aprintf("%s.sbx-new.%ld", path, (long)getpid()), *bak = aprintf("%s.sbx-backup", path);
+	const char *tmp = aprintf("%s.sbx-new.%ld", path, (long)getpid());
+	const char *bak = aprintf("%s.sbx-backup", path);
 	struct stat st;
 	mode_t mode = existed && stat(path, &st) == 0 ? st.st_mode & 07777 : 0600;
 	int fd;
@@ -24903,7 +24950,8 @@ hook_file_replace(const char *path, const struct buf *text, bool existed)
 			die("hook: cannot write the backup %s: %s; %s is unchanged", bak, strerror(errno), path);
 		free(old.p);
 	}
-	if ((fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
+	if ((fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    mode)) < 0 ||
 	    write_all(fd, text->p, text->n) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
 	    rename(tmp, path) < 0) {
 		int err = errno;
@@ -25176,10 +25224,10 @@ hook_refuse_link(const char *path)
 	if (n < 0)
 		return;
 	target[n] = '\0';
-	die_hint("install into the file itself (replace the link with a copy of it), or merge the hooks by hand: "
-	    "sbx hook AGENT --print-settings -c POLICY",
-	    "hook: %s is a symlink (to %s); sbx changes only a file it can replace in one rename, so it is unchanged",
-	    path, target);
+	die_hint("install into the file itself (replace the link with a copy of it), "
+	    "or merge the hooks by hand: sbx hook AGENT --print-settings -c POLICY",
+	    "hook: %s is a symlink (to %s); sbx changes only a file it can replace "
+	    "in one rename, so it is unchanged", path, target);
 }
 
 /* `sbx hook AGENT install|uninstall [--user|--project] [OPTIONS]`. One
@@ -25189,8 +25237,8 @@ hook_refuse_link(const char *path)
 static int
 hook_install_main(const struct hook_agent *ag, bool install, bool ask, const char *self, char **opts, int nopt)
 {
-	const char *home = getenv("HOME"), *why = NULL, *codex_home = getenv("CODEX_HOME"), *file, *dir,
-	    *claude_dir = getenv("CLAUDE_CONFIG_DIR");
+	const char *home = getenv("HOME"), *why = NULL, *codex_home = getenv("CODEX_HOME"), *file, *dir;
+	const char *claude_dir = getenv("CLAUDE_CONFIG_DIR");
 	bool project = false, existed;
 	struct buf text = { 0 }, out = { 0 };
 	struct jval *top = NULL;
@@ -25435,15 +25483,15 @@ hook_space_at_end(const char *s, size_t n)
 static void
 hook_patch_paths(const char *patch, const char *cwd, struct vec *paths)
 {
-	static const char *const heads[] = { "*** Add File: ", "*** Update File: ", "*** Delete File: ",
-		"*** Move to: " };
+	static const char *const heads[] = { "*** Add File: ", "*** Update File: ",
+		"*** Delete File: ", "*** Move to: " };
 
 	for (const char *p = patch; p && *p;) {
 		const char *nl = strchr(p, '\n');
 		char *line = astrndup(p, nl ? (size_t)(nl - p) : strlen(p));
 
 		for (size_t i = 0; i < LEN(heads); i++)
-			for (const char *m = line; (m = strstr(m, heads[i])) != NULL; m += strlen(heads[i])) {
+			for (const char *m = line; (m = strstr(m, heads[i])); m++) {
 				const char *f = m + strlen(heads[i]);
 				size_t k = strlen(f);
 

@@ -374,6 +374,37 @@ PY
 }
 TESTS+=(hook_install_edges)
 
+t_hook_config_out_of_reach() { # a command in the agent's session cannot change the hooks' configuration where the agents read it, $CLAUDE_CONFIG_DIR and $CODEX_HOME inside a writable root included (a rewritten hooks.json runs its command outside on the next call), nor reach the session's socket; control: the rest of those directories (the agents' sessions and logs) and the project stay writable
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	mkdir -p "$P/cc" "$P/ch"
+	local id="cr$$$RANDOM" f
+	CR_ID=$id	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "codex-$CR_ID" >/dev/null 2>&1' EXIT
+	export CLAUDE_CONFIG_DIR="$P/cc" CODEX_HOME="$P/ch"
+	run_sbx hook claude install -c "$T/hook.policy"; expect_rc 0 "claude install"
+	run_sbx hook codex install -c "$T/hook.policy"; expect_rc 0 "codex install"
+	printf '{"session_id": "%s", "cwd": "%s", "hook_event_name": "SessionStart"}' "$id" "$P" |
+		"$SBX" hook codex session-start -c "$T/hook.policy" || fail "session-start"
+	run_sbx exec "codex-$id" -- sh -c '
+		for f in "$CLAUDE_CONFIG_DIR/settings.json" "$CODEX_HOME/hooks.json" "$CODEX_HOME/config.toml" \
+		    "$CLAUDE_CONFIG_DIR/hooks/x.sh" "$CODEX_HOME/sessions-log" "$CLAUDE_CONFIG_DIR/todos.json" "$PWD/new.txt"; do
+			if (echo x >>"$f") 2>/dev/null; then echo "wrote $f"; else echo "refused $f"; fi
+		done
+		ls -d /tmp/sbx-*/sessions/*.sock "${TMPDIR%/*}"/sessions/*.sock 2>/dev/null | sed "s/^/socket /"; true'
+	expect_rc 0 "the exec"
+	for f in "$P/cc/settings.json" "$P/ch/hooks.json" "$P/ch/config.toml" "$P/cc/hooks/x.sh"; do
+		expect_contains "$OUT" "refused $f" "the hooks' configuration is read-only inside"
+	done
+	for f in "$P/ch/sessions-log" "$P/cc/todos.json" "$P/new.txt"; do
+		expect_contains "$OUT" "wrote $f" "control: the rest of the agent's directory and the project"
+	done
+	grep -q '^socket ' <<<"$OUT" && fail "the session's socket is visible inside: $OUT"
+	grep -q 'hook codex pre-tool-use' "$P/ch/hooks.json" && grep -q 'hook claude pre-tool-use' "$P/cc/settings.json" ||
+		fail "the hooks changed"
+}
+TESTS+=(hook_config_out_of_reach)
+
 t_hook_line_fails_closed() { # the installed pre-tool-use hook line, run as both agents run it (sh -c): sbx removed, made unexecutable or crashing exits 2 with words on stderr (both agents' "blocked"), never another status (both agents then run the call as it was); control: with sbx there it answers allow with status 0
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	mkdir -p "$T/bin" && cp "$SBX" "$T/bin/sbx" || fail "setup: a copy of sbx"
