@@ -23192,6 +23192,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 #define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
 #define SBX_HOOK_TIMEOUT_S	60	/* the agents' timeout for sbx's hooks, in the settings printed */
 #define SBX_HOOK_START_MS	30000	/* a hook's wait for session start: well inside that timeout */
+#define SBX_HOOK_DEADLINE_S	45	/* pre-tool-use answers deny by then, whatever it waits on */
 #define SBX_HOOK_WORDS_MAX	4000	/* of session start's stderr, into a deny reason */
 
 struct sess_client {
@@ -25348,6 +25349,42 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 	return 0;
 }
 
+/* The deadline of a pre-tool-use: SECURITY: an agent whose hook outlives
+ * its timeout (SBX_HOOK_TIMEOUT_S) runs the call as it was, so whatever
+ * the hook waits on (a session start, a session that accepts and never
+ * answers a judgement, a daemon stopped or hung), SIGALRM answers deny
+ * first. The answer is made before the wait, and written by the handler
+ * with write(2) alone; once the hook writes its own (hook_answering),
+ * the alarm has nothing to add. */
+static char hook_late_text[1024];
+static size_t hook_late_len;
+static volatile sig_atomic_t hook_answering;
+
+static void
+hook_late(int sig)
+{
+	(void)sig;
+	if (!hook_answering)
+		(void)!write(1, hook_late_text, hook_late_len);
+	_exit(0);
+}
+
+static void
+hook_deadline_arm(void)
+{
+	struct buf out = { 0 };
+
+	hook_answer(&out, "deny", aprintf("sbx: no answer within %d s (a session that does not answer); the "
+	    "call was not made (it would have run outside the sandbox)", SBX_HOOK_DEADLINE_S), NULL, NULL);
+	if (out.n < sizeof(hook_late_text)) {
+		memcpy(hook_late_text, out.p, out.n);
+		hook_late_len = out.n;
+	}
+	free(out.p);
+	signal(SIGALRM, hook_late);
+	alarm(SBX_HOOK_DEADLINE_S);
+}
+
 /* The pre-tool-use answer that stops the call: why, and what did not
  * happen (NULL: the command, which would have run outside the sandbox). */
 static int
@@ -25357,6 +25394,7 @@ hook_deny(const char *why, const char *what)
 
 	hook_answer(&out, "deny", aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0 ? "" : "sbx: ", why,
 	    what ? what : "the command was not run (it would have run outside the sandbox)"), NULL, NULL);
+	hook_answering = 1;
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }
 
@@ -25626,6 +25664,8 @@ hook_main(int argc, char **argv)
 			opts[nopt++] = "--ask";	/* on the hook that answers (hook_command) */
 		return hook_print_settings(agent, self, opts, nopt);
 	}
+	if (pre)
+		hook_deadline_arm();
 	if (read_fd_all(0, SBX_FRAME_MAX_BYTES, &in) < 0)
 		why = "cannot read the hook's input";
 	else if (json_parse(in.p, in.n, "the hook's input", &v, &e) < 0)
@@ -25668,6 +25708,7 @@ hook_main(int argc, char **argv)
 		return hook_deny(why, NULL);
 	hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
 	    hook_rewrite(self, name, command->s));
+	hook_answering = 1;
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }
 

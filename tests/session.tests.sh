@@ -405,6 +405,44 @@ t_hook_config_out_of_reach() { # a command in the agent's session cannot change 
 }
 TESTS+=(hook_config_out_of_reach)
 
+t_hook_session_gone_or_silent() { # a session that died and left its socket is started again by the next call (no command outside, no error); one whose socket accepts and never answers gets a deny from the hook before the agent's own timeout (which would run the call as it was); control: a live session judges at once
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	local id="gs$$$RANDOM" root="/tmp/sbx-$(id -u)" t0 t1
+	GS_ID=$id	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "claude-$GS_ID" >/dev/null 2>&1; "$SBX" session stop "claude-s$GS_ID" >/dev/null 2>&1; kill $GS_PY 2>/dev/null' EXIT
+	mkdir -p -m 700 "$root/sessions" || fail "setup: the runtime root"
+	hin() { python3 -c 'import json, sys; print(json.dumps({"session_id": sys.argv[1], "cwd": sys.argv[2], "hook_event_name": "PreToolUse", "tool_name": sys.argv[3], "tool_input": json.loads(sys.argv[4])}))' "$@"; }
+	# a stale socket: bound, its listener gone
+	python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$root/sessions/claude-s$id.sock" ||
+		fail "setup: a stale socket"
+	hin "s$id" "$P" Bash '{"command": "echo in-session"}' | "$SBX" hook claude pre-tool-use -c "$T/hook.policy" >"$T/stale.out" 2>"$T/stale.err"
+	log_file stale "$T/stale.out"; log_file "stale err" "$T/stale.err"
+	grep -q '"permissionDecision":"allow"' "$T/stale.out" || fail "a stale socket: the session is started again: $(cat "$T/stale.out" "$T/stale.err")"
+	"$SBX" session list | grep -q "^claude-s$id " || fail "a stale socket: no session claude-s$id"
+	# control: a live session judges a Write at once
+	t0=$(date +%s%N)
+	hin "s$id" "$P" Write "{\"file_path\": \"$O/x\", \"content\": \"x\"}" |
+		"$SBX" hook claude pre-tool-use -c "$T/hook.policy" >"$T/live.out"
+	t1=$(date +%s%N)
+	grep -q '"permissionDecision":"deny"' "$T/live.out" || fail "control: a live session denies a write outside: $(cat "$T/live.out")"
+	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "control: the live judgement took $(((t1 - t0) / 1000000)) ms"
+	# a socket that accepts and never answers
+	python3 -c 'import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); print("up", flush=True); time.sleep(70)' \
+		"$root/sessions/claude-$id.sock" >"$T/py.out" 2>&1 </dev/null & GS_PY=$!
+	for _ in $(seq 50); do [ -s "$T/py.out" ] && break; sleep 0.1; done
+	t0=$(date +%s%N)
+	hin "$id" "$P" Write "{\"file_path\": \"$P/x\", \"content\": \"x\"}" |
+		timeout 58 "$SBX" hook claude pre-tool-use -c "$T/hook.policy" >"$T/silent.out"
+	local rc=$?
+	t1=$(date +%s%N)
+	log_file silent "$T/silent.out"
+	[ $rc = 0 ] || fail "a silent session: the hook exited $rc after $(((t1 - t0) / 1000000)) ms (124: past the agent's timeout: the call would run unjudged)"
+	grep -q '"permissionDecision":"deny"' "$T/silent.out" || fail "a silent session: a deny: $(cat "$T/silent.out")"
+	kill "$GS_PY" 2>/dev/null
+}
+TESTS+=(hook_session_gone_or_silent)
+
 t_hook_line_fails_closed() { # the installed pre-tool-use hook line, run as both agents run it (sh -c): sbx removed, made unexecutable or crashing exits 2 with words on stderr (both agents' "blocked"), never another status (both agents then run the call as it was); control: with sbx there it answers allow with status 0
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	mkdir -p "$T/bin" && cp "$SBX" "$T/bin/sbx" || fail "setup: a copy of sbx"
