@@ -24385,9 +24385,11 @@ static const struct hook_agent {
 	const char *name;
 	bool ask;
 	const char *tools;	/* PreToolUse's matcher: the shell, and the tools hook_tools judges */
+	bool in_list;		/* its shell runs the command as `eval CMD && pwd -P ...`: on the
+				 * left of &&, where bash ignores set -e; hook_rewrite does the same */
 } hook_agents[] = {
-	{ "claude", true, "Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob" },
-	{ "codex", false, "Bash|apply_patch" },
+	{ "claude", true, "Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob", true },
+	{ "codex", false, "Bash|apply_patch", false },	/* bash -lc CMD: set -e holds */
 };
 
 /* The hooks sbx installs, for both agents' settings (Claude Code's
@@ -24562,15 +24564,26 @@ hook_session_name(const char *agent, const char *id)
  * command ends the inner bash before it reports, so the shell stays where
  * it was, as without the hook. The exit status is the command's, and no
  * process is forked for it (a function returns it).
+ * SECURITY: the directory is the command's word (it runs in the bash that
+ * reports, and can set PWD or redefine printf), as a `cd` in it would be:
+ * it can name only what the sandbox shows it, and the agent's tools are
+ * judged wherever its shell stands. What the agent's shell takes is an
+ * absolute path only: `-` (cd - moves to OLDPWD and prints it) or a
+ * relative name (searched in CDPATH, printed) would move it where no
+ * command ended and add to its output.
  *   { __sbx_d=$(SBX exec --fd3 NAME -- bash -c 'INNER' /bin/bash COMMAND 3>&1 >&4 4>&-);
- *     __sbx_s=$?; } 4>&1; cd to ${__sbx_d%/}; return __sbx_s
- * INNER: run "$1" with no positional parameters and fd 3 closed, then
- * write the directory and a '/' ($() would drop a name's trailing
- * newlines) to fd 3, and exit with the command's status. */
+ *     __sbx_s=$?; } 4>&1; cd to ${__sbx_d%/} if absolute; return __sbx_s
+ * INNER: run "$1" with no positional parameters and fd 3 closed (in_list:
+ * on the left of &&, as the agent's own shell would), then write the
+ * directory and a '/' ($() would drop a name's trailing newlines) to fd
+ * 3, and exit with the command's status. */
 static char *
-hook_rewrite(const char *self, const char *name, const char *command)
+hook_rewrite(const char *self, const char *name, const char *command, bool in_list)
 {
-	static const char inner[] = "__sbx_c=$1; shift; eval \"$__sbx_c\" 3>&-; __sbx_s=$?; "
+	const char *inner = in_list ?
+	    "__sbx_c=$1; shift; eval \"$__sbx_c\" 3>&- && __sbx_s=0 || __sbx_s=$?; "
+	    "printf '%s/' \"$PWD\" >&3; exit \"$__sbx_s\"" :
+	    "__sbx_c=$1; shift; eval \"$__sbx_c\" 3>&-; __sbx_s=$?; "
 	    "printf '%s/' \"$PWD\" >&3; exit \"$__sbx_s\"";
 	struct buf b = { 0 };
 
@@ -24583,7 +24596,7 @@ hook_rewrite(const char *self, const char *name, const char *command)
 	buf_puts(&b, " /bin/bash ");	/* $0, as in both agents' own shells: their errors' prefix */
 	buf_put_shell_quoted(&b, command);
 	buf_puts(&b, " 3>&1 >&4 4>&-); __sbx_s=$?; } 4>&1; "
-	    "[ -z \"$__sbx_d\" ] || cd -- \"${__sbx_d%/}\" 2>/dev/null; "
+	    "case $__sbx_d in /*/) cd -- \"${__sbx_d%/}\" 2>/dev/null;; esac; "
 	    "__sbx_r() { return \"$1\"; }; __sbx_r \"$__sbx_s\"");
 	buf_putc(&b, '\0');
 	return b.p;
@@ -25707,7 +25720,7 @@ hook_main(int argc, char **argv)
 	if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0)
 		return hook_deny(why, NULL);
 	hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
-	    hook_rewrite(self, name, command->s));
+	    hook_rewrite(self, name, command->s, ag->in_list));
 	hook_answering = 1;
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }

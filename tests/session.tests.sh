@@ -587,8 +587,10 @@ t_hook_rewrite_exact() { # the rewritten command in the agent's shell, against t
 		"cd 'nl
 ' && pwd" 'echo out; echo err >&2; exit 3' 'cd sub; exit 0' 'cd /nonexistent-dir-x' \
 		'cd sub && (sleep 30 &) && echo left-running' 'set -- a b; echo "$#:$*"' 'exec 3>/dev/null; cd sub; echo fd3 taken' \
-		'cd sub; trap "echo bye" EXIT; echo hi')
-	[ "$i" = 11 ] || fail "setup: $i commands"
+		'cd sub; trap "echo bye" EXIT; echo hi' 'PWD=-; echo forged' 'PWD=sub; echo forged' \
+		'echo "#"; cd sub # a comment at the end' 'echo trailing \' 'echo "unterminated' $'cat <<EOF\n$0 $#\nEOF' \
+		'set -e; cd sub; false; echo no' 'exec echo replaced' 'cd /; cd -' 'exec 3>&-; exec 4>&-; cd sub; echo closed')
+	[ "$i" = 21 ] || fail "setup: $i commands"
 	"$SBX" session stop "claude-$id" || fail "session stop"
 }
 TESTS+=(hook_rewrite_exact)

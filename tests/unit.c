@@ -5434,7 +5434,7 @@ test_sessions(void)
 	CHECK(strncmp(hook_session_name("codex", "a/b c"), "codex-", 6) == 0 &&
 	    session_name_ok(hook_session_name("codex", "a/b c")) && session_name_ok(hook_session_name("codex", "")),
 	    "an id with other bytes, or none, is hashed into a valid name");
-	rw = hook_rewrite("/opt/my tools/sbx", "claude-1", "a'b");
+	rw = hook_rewrite("/opt/my tools/sbx", "claude-1", "a'b", true);
 	CHECK(strncmp(rw, "{ __sbx_d=$('/opt/my tools/sbx' exec --fd3 claude-1 -- bash -c '", 63) == 0 &&
 	    strstr(rw, "' /bin/bash 'a'\\''b' 3>&1 >&4 4>&-); __sbx_s=$?; } 4>&1; ") &&
 	    strstr(rw, "cd -- \"${__sbx_d%/}\""), "the rewrite: sbx and the command single-quoted, fd 3 back: %s", rw);
