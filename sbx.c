@@ -23192,7 +23192,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 #define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
 #define SBX_HOOK_TIMEOUT_S	60	/* the agents' timeout for sbx's hooks, in the settings printed */
 #define SBX_HOOK_START_MS	30000	/* a hook's wait for session start: well inside that timeout */
-#define SBX_HOOK_DEADLINE_S	45	/* pre-tool-use answers deny by then, whatever it waits on */
+#define SBX_HOOK_DEADLINE_S	45	/* pre-tool-use's deny, whatever it waits on */
 #define SBX_HOOK_WORDS_MAX	4000	/* of session start's stderr, into a deny reason */
 
 struct sess_client {
@@ -24385,8 +24385,8 @@ static const struct hook_agent {
 	const char *name;
 	bool ask;
 	const char *tools;	/* PreToolUse's matcher: the shell, and the tools hook_tools judges */
-	bool in_list;		/* its shell runs the command as `eval CMD && pwd -P ...`: on the
-				 * left of &&, where bash ignores set -e; hook_rewrite does the same */
+	bool in_list;	/* its shell runs `eval CMD && pwd -P ...`: CMD left of &&,
+			 * where bash ignores set -e; hook_rewrite does the same */
 } hook_agents[] = {
 	{ "claude", true, "Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob", true },
 	{ "codex", false, "Bash|apply_patch", false },	/* bash -lc CMD: set -e holds */
@@ -25387,8 +25387,9 @@ hook_deadline_arm(void)
 {
 	struct buf out = { 0 };
 
-	hook_answer(&out, "deny", aprintf("sbx: no answer within %d s (a session that does not answer); the "
-	    "call was not made (it would have run outside the sandbox)", SBX_HOOK_DEADLINE_S), NULL, NULL);
+	hook_answer(&out, "deny", aprintf("sbx: no answer within %d s (a session that does not "
+	    "answer); the call was not made (it would have run outside the sandbox)",
+	    SBX_HOOK_DEADLINE_S), NULL, NULL);
 	if (out.n < sizeof(hook_late_text)) {
 		memcpy(hook_late_text, out.p, out.n);
 		hook_late_len = out.n;
@@ -25501,6 +25502,25 @@ hook_resolve(const char *cwd, const char *name)
 	return path_normalize_lex(done, norm, sizeof(norm)) == 0 ? astrdup(norm) : done;
 }
 
+/* A name a tool will open, into paths: as the kernel resolves it
+ * (hook_resolve) and, when that differs, with its ".." taken lexically
+ * first, as Node's path.resolve and Rust's path normalisation take it
+ * before the open. SECURITY: with lnk -> a/b, "lnk/../.git/hooks/x" is
+ * a/.git/hooks/x to the kernel and .git/hooks/x to an agent that
+ * normalises; judging one of them alone lets the other through. Both
+ * are judged: a deny of either stops the call. */
+static void
+hook_paths_add(struct vec *paths, const char *cwd, const char *name)
+{
+	const char *phys = hook_resolve(cwd, name), *lex, *full = name[0] == '/' ? name : path_join(cwd, name);
+	char norm[PATH_MAX];
+
+	vec_push(paths, (void *)phys);
+	if (path_normalize_lex(full, norm, sizeof(norm)) == 0 &&
+	    strcmp((lex = hook_resolve("/", norm)), phys) != 0)
+		vec_push(paths, (void *)lex);
+}
+
 /* The length of the white space that ends s[0..n) as Rust's
  * char::is_whitespace sees it (what Codex's trim() takes off a patch's
  * header line): an ASCII space, tab or line break, or U+0085, U+00A0,
@@ -25525,7 +25545,7 @@ hook_space_at_end(const char *s, size_t n)
 
 /* The files a patch names (Codex's apply_patch format: "*** Add File: P",
  * "*** Update File: P", "*** Delete File: P", "*** Move to: P"), each
- * resolved from cwd, into paths. SECURITY: Codex's parser is lenient (it
+ * resolved from cwd (hook_paths_add), into paths. SECURITY: Codex's parser is lenient (it
  * trims a hunk's header line of any Unicode space, so "  *** Add File: P"
  * adds P too), so a marker anywhere in a line counts here: a line judged
  * that Codex would not apply costs at most a needless deny, a header
@@ -25549,7 +25569,7 @@ hook_patch_paths(const char *patch, const char *cwd, struct vec *paths)
 				while (k && hook_space_at_end(f, k))
 					k -= hook_space_at_end(f, k);
 				if (k)
-					vec_push(paths, (void *)hook_resolve(cwd, astrndup(f, k)));
+					hook_paths_add(paths, cwd, astrndup(f, k));
 			}
 		p = nl ? nl + 1 : NULL;
 	}
@@ -25607,7 +25627,7 @@ hook_tool_call(const struct hook_tool *t, const char *self, const char *name, co
 	if (t->kind == HOOK_PATCH && f)
 		hook_patch_paths(f->s, cwd, &paths);
 	else if (f || t->cwd_default)
-		vec_push(&paths, (void *)hook_resolve(cwd, f ? f->s : "."));
+		hook_paths_add(&paths, cwd, f ? f->s : ".");
 	if (!paths.n)	/* FAIL CLOSED: a shape of input sbx does not know may still write */
 		return hook_deny(aprintf("the %s names no file sbx can judge (tool_input.%s%s)", t->tool, t->field,
 		    t->kind == HOOK_PATCH ? ": no \"*** Add/Update/Delete File:\" line" : ""),

@@ -494,6 +494,7 @@ t_hook_file_tools_judged() { # the agents' own file tools, by recorded inputs: a
 	echo secret >"$P/.env"; mkdir -p "$P/keep"
 	ln -s "$O/target" "$P/out"                  # a link made inside, to outside
 	ln -s "$H/.bashrc-later" "$P/later"         # dangling: a write would create its target
+	mkdir -p "$P/a/b"; ln -s a/b "$P/lnk"       # lnk/.. is a to the kernel, . to a path normaliser
 	FT_ID="ft$$$RANDOM"	# not local: the EXIT trap reads it
 	trap '"$SBX" session stop "claude-$FT_ID" >/dev/null 2>&1; "$SBX" session stop "codex-$FT_ID" >/dev/null 2>&1' EXIT
 	python3 - "$T" "$P" "$FT_ID" <<'PY' || fail "could not write the inputs"
@@ -512,6 +513,9 @@ cases = [
     ("claude", "Grep", {"pattern": "secret", "path": p + "/src"}, ""),
     ("claude", "Glob", {"pattern": "**/*"}, ""),
     ("claude", "Write", {"content": "no file named"}, "names no file"),
+    # lnk -> a/b: the kernel takes lnk/.. to a, an agent that normalises the path first to the project
+    ("claude", "Write", {"file_path": p + "/lnk/../.git/hooks/pre-commit", "content": "x"}, "mandatory deny .git/hooks"),
+    ("claude", "Write", {"file_path": p + "/lnk/../ok.txt", "content": "x"}, ""),
     ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: src/a.c\n@@\n-a\n+b\n*** End Patch\n"}, ""),
     ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Add File: ok.txt\n+a\n*** Add File: out/evil.sh\n+b\n*** End Patch\n"}, "outside every writable root"),
     ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: a.c\n*** Move to: .vscode/tasks.json\n*** End Patch\n"}, "mandatory deny .vscode"),
