@@ -25512,7 +25512,8 @@ hook_resolve(const char *cwd, const char *name)
 static void
 hook_paths_add(struct vec *paths, const char *cwd, const char *name)
 {
-	const char *phys = hook_resolve(cwd, name), *lex, *full = name[0] == '/' ? name : path_join(cwd, name);
+	const char *phys = hook_resolve(cwd, name), *lex;
+	const char *full = name[0] == '/' ? name : path_join(cwd, name);
 	char norm[PATH_MAX];
 
 	vec_push(paths, (void *)phys);
