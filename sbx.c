@@ -25438,15 +25438,18 @@ static const struct hook_tool {
 	const char *agent, *tool, *field;
 	char kind;		/* JUDGE_*, or HOOK_PATCH: each file the patch names, written */
 	bool cwd_default;	/* the field may be left out: the tool then works in the cwd */
+	const char *pattern;	/* a glob field: its literal directories judged too */
 } hook_tools[] = {
-	{ "claude", "Write",		"file_path",	 JUDGE_WRITE,	false },
-	{ "claude", "Edit",		"file_path",	 JUDGE_WRITE,	false },
-	{ "claude", "MultiEdit",	"file_path",	 JUDGE_WRITE,	false },
-	{ "claude", "NotebookEdit",	"notebook_path", JUDGE_WRITE,	false },
-	{ "claude", "Read",		"file_path",	 JUDGE_READ,	false },
-	{ "claude", "Grep",		"path",		 JUDGE_SEARCH,	true },	/* reads every file below */
-	{ "claude", "Glob",		"path",		 JUDGE_READ,	true },	/* names only */
-	{ "codex",  "apply_patch",	"command",	 'p',		false },
+	{ "claude", "Write",        "file_path",     JUDGE_WRITE,  false, NULL },
+	{ "claude", "Edit",         "file_path",     JUDGE_WRITE,  false, NULL },
+	{ "claude", "MultiEdit",    "file_path",     JUDGE_WRITE,  false, NULL },
+	{ "claude", "NotebookEdit", "notebook_path", JUDGE_WRITE,  false, NULL },
+	{ "claude", "Read",         "file_path",     JUDGE_READ,   false, NULL },
+	/* reads every file below */
+	{ "claude", "Grep",         "path",          JUDGE_SEARCH, true,  NULL },
+	/* names only; an absolute pattern, or one with "..", lists outside its path */
+	{ "claude", "Glob",         "path",          JUDGE_READ,   true,  "pattern" },
+	{ "codex",  "apply_patch",  "command",       'p',          false, NULL },
 };
 #define HOOK_PATCH 'p'
 
@@ -25619,7 +25622,7 @@ hook_tool_call(const struct hook_tool *t, const char *self, const char *name, co
     const char *cwd, int nopt, char **opts)
 {
 	static const char *const verbs[] = { "writing", "reading", "searching" };
-	const struct jval *f = json_member(input, t->field, J_STR);
+	const struct jval *f = json_member(input, t->field, J_STR), *g;
 	struct vec paths = { 0 };
 	struct buf said = { 0 };
 	const char *why = NULL, **reasons;
@@ -25629,6 +25632,17 @@ hook_tool_call(const struct hook_tool *t, const char *self, const char *name, co
 		hook_patch_paths(f->s, cwd, &paths);
 	else if (f || t->cwd_default)
 		hook_paths_add(&paths, cwd, f ? f->s : ".");
+	if (t->pattern && (g = json_member(input, t->pattern, J_STR))) {
+		/* the directories before the first wildcard, from the tool's path */
+		char *lit = astrndup(g->s, strcspn(g->s, "*?[{")), *slash = strrchr(lit, '/');
+
+		if (slash) {
+			const char *base = !f ? cwd : f->s[0] == '/' ? f->s : path_join(cwd, f->s);
+
+			*slash = '\0';
+			hook_paths_add(&paths, base, *lit ? lit : "/");
+		}
+	}
 	if (!paths.n)	/* FAIL CLOSED: a shape of input sbx does not know may still write */
 		return hook_deny(aprintf("the %s names no file sbx can judge (tool_input.%s%s)", t->tool, t->field,
 		    t->kind == HOOK_PATCH ? ": no \"*** Add/Update/Delete File:\" line" : ""),

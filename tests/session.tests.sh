@@ -512,6 +512,9 @@ cases = [
     ("claude", "Grep", {"pattern": "secret"}, ".env, which the policy hides"),
     ("claude", "Grep", {"pattern": "secret", "path": p + "/src"}, ""),
     ("claude", "Glob", {"pattern": "**/*"}, ""),
+    # a pattern lists names outside its path: its literal directories are judged as the path is
+    ("claude", "Glob", {"pattern": p + "/.env/*"}, "deny-read"),
+    ("claude", "Glob", {"pattern": "src/*.c", "path": p}, ""),
     ("claude", "Write", {"content": "no file named"}, "names no file"),
     # lnk -> a/b: the kernel takes lnk/.. to a, an agent that normalises the path first to the project
     ("claude", "Write", {"file_path": p + "/lnk/../.git/hooks/pre-commit", "content": "x"}, "mandatory deny .git/hooks"),
