@@ -25278,6 +25278,12 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		dir = codex_home && *codex_home ? codex_home : path_join(home, ".codex");
 		if (dir[0] != '/')
 			die("hook: CODEX_HOME is not an absolute path: %s", dir);
+		/* SECURITY: Codex keys its trust by hooks.json's path under
+		 * CODEX_HOME made real (its find_codex_home canonicalizes it;
+		 * ~/.codex it takes as written): trust written under a link's
+		 * name matches nothing, and Codex skips every hook of sbx's */
+		if (codex_home && *codex_home && !(dir = realpath(codex_home, cwd) ? astrdup(cwd) : NULL))
+			die("hook: CODEX_HOME %s: %s (Codex refuses it too)", codex_home, strerror(errno));
 		file = path_join(dir, "hooks.json");
 	} else if (project) {
 		if (!getcwd(cwd, sizeof(cwd)))

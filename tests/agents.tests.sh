@@ -270,15 +270,11 @@ t_agents_start_inside_sbx() { # each agent itself runs inside sbx, from a fresh 
 }
 TESTS+=(agents_start_inside_sbx)
 
-t_agents_codex_hooks_trusted() { # Codex runs a hook only once trusted: after sbx hook codex install, Codex itself (its app server's hooks/list) reports each of sbx's hooks trusted; a hand edit of one makes it untrusted again (the control)
-	agent_need codex
-	printf 'allow-write %s\n' "$P" >"$T/policy"
-	agent_install_codex >/dev/null || fail "install"
-	agent_hooks_list() {
-		{ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"sbx-test","version":"1"}}}' \
-			'{"jsonrpc":"2.0","method":"initialized"}' '{"jsonrpc":"2.0","id":2,"method":"hooks/list","params":{}}'
-		  sleep 5; } | timeout 20 unshare -n codex app-server 2>/dev/null |
-			python3 -c 'import json, sys
+agent_hooks_list() { # each hook Codex (its app server's hooks/list) finds: EVENT TRUST COMMAND, a line each
+	{ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"sbx-test","version":"1"}}}' \
+		'{"jsonrpc":"2.0","method":"initialized"}' '{"jsonrpc":"2.0","id":2,"method":"hooks/list","params":{}}'
+	  sleep 5; } | timeout 20 unshare -n codex app-server 2>/dev/null |
+		python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("id") == 2:
@@ -287,7 +283,29 @@ for line in sys.stdin:
                 print(h["eventName"], h["trustStatus"], h["command"])
         sys.exit(0)
 sys.exit("no answer to hooks/list")'
-	}
+}
+
+t_agents_codex_home_link() { # CODEX_HOME through a symlink: Codex keys its trust by the directory's real path, so that is the path sbx writes the trust for; each of sbx's hooks is trusted (Codex skips an untrusted hook and runs the call outside); control: uninstall, and Codex lists none of sbx's
+	agent_need codex
+	printf 'allow-write %s\n' "$P" >"$T/policy"
+	mkdir -p "$T/real-codex" && ln -s real-codex "$T/codex-link" || fail "setup"
+	export CODEX_HOME="$T/codex-link"
+	agent_install_codex >/dev/null || fail "install"
+	local list
+	list=$(agent_hooks_list) || fail "codex app-server hooks/list: $list"
+	note "$list"
+	[ "$(grep -c ' trusted .* hook codex ' <<<"$list")" = 3 ] || fail "each of sbx's three hooks trusted: $list"
+	"$SBX" hook codex uninstall >/dev/null || fail "uninstall"
+	list=$(agent_hooks_list) || fail "codex app-server hooks/list: $list"
+	grep -q 'hook codex' <<<"$list" && fail "control: after uninstall Codex lists no hook of sbx's: $list"
+	return 0
+}
+TESTS+=(agents_codex_home_link)
+
+t_agents_codex_hooks_trusted() { # Codex runs a hook only once trusted: after sbx hook codex install, Codex itself (its app server's hooks/list) reports each of sbx's hooks trusted; a hand edit of one makes it untrusted again (the control)
+	agent_need codex
+	printf 'allow-write %s\n' "$P" >"$T/policy"
+	agent_install_codex >/dev/null || fail "install"
 	local list
 	list=$(agent_hooks_list) || fail "codex app-server hooks/list: $list"
 	note "$list"
