@@ -25224,6 +25224,31 @@ hook_install_opts(const char *self, char **opts, int *nopt)
 	return out;
 }
 
+/* Warn of what in a settings object (sbx's hooks taken out) can undo
+ * them: another PreToolUse hook on the shell (both agents take one
+ * hook's updatedInput when two give one, Codex the last to finish: a
+ * second rewrite can replace sbx's) and Claude Code's disableAllHooks. */
+static void
+hook_warn_others(const struct jval *top, const char *file)
+{
+	const struct jval *hooks = json_member(top, "hooks", J_OBJ);
+	const struct jval *pre = json_member(hooks, "PreToolUse", J_ARR);
+	const struct jval *off = json_member(top, "disableAllHooks", J_BOOL);
+
+	if (off && off->b)
+		warnx("hook: %s sets \"disableAllHooks\": true, so Claude Code runs none of "
+		    "sbx's hooks and every command runs outside the sandbox; remove it", file);
+	for (size_t g = 0; pre && g < pre->n; g++) {
+		const struct jval *m = json_member(pre->items[g], "matcher", J_STR);
+
+		if (!m || !*m->s || strcmp(m->s, "*") == 0 || strstr(m->s, "Bash"))
+			warnx("hook: %s has another PreToolUse hook for the shell "
+			    "(matcher \"%s\"): if it answers with updatedInput too, the agent "
+			    "may run its command instead of sbx's, outside the sandbox",
+			    file, m ? m->s : "");
+	}
+}
+
 /* Die, nothing changed, when the agent's file at path is a symlink. sbx
  * replaces a file in one rename, which would put a file where the link
  * was and leave its target as it was; writing through it instead would
@@ -25282,8 +25307,11 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		 * CODEX_HOME made real (its find_codex_home canonicalizes it;
 		 * ~/.codex it takes as written): trust written under a link's
 		 * name matches nothing, and Codex skips every hook of sbx's */
-		if (codex_home && *codex_home && !(dir = realpath(codex_home, cwd) ? astrdup(cwd) : NULL))
-			die("hook: CODEX_HOME %s: %s (Codex refuses it too)", codex_home, strerror(errno));
+		if (codex_home && *codex_home && !realpath(codex_home, cwd))
+			die("hook: CODEX_HOME %s: %s (Codex refuses it too)", codex_home,
+			    strerror(errno));
+		if (codex_home && *codex_home)
+			dir = astrdup(cwd);
 		file = path_join(dir, "hooks.json");
 	} else if (project) {
 		if (!getcwd(cwd, sizeof(cwd)))
@@ -25322,8 +25350,10 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		top = jv_new(J_OBJ, NULL);
 	if ((gone = hook_settings_strip(top, ag->name, &why)) < 0)
 		die_hint("sbx changes only hooks shaped as the agent reads them", "hook: %s: %s", file, why);
-	if (install)
+	if (install) {
+		hook_warn_others(top, file);
 		at = hook_settings_add(top, ag->name, self, opts, nopt);
+	}
 	json_print_pretty(&out, top, 0);
 	buf_putc(&out, '\n');
 	bool same = existed && out.n == text.n && memcmp(out.p, text.p, out.n) == 0;

@@ -251,6 +251,7 @@ EOF
 	run_sbx hook claude install -c p
 	expect_rc 0 "install"
 	expect_contains "$OUT" "$H/.claude/settings.json" "it says where"
+	expect_not_contains "$ERR" "another PreToolUse hook" "no warning for a hook on Write only (nor for sbx's own)"
 	cmp -s "$H/.claude/settings.json.sbx-backup" "$T/claude.orig" || fail "the backup is the file as it was"
 	python3 - "$H/.claude/settings.json" "$T/claude.orig" "$SBX" "$T/pol dir/p" <<'PY' || fail "the merged settings"
 import json, shlex, sys
@@ -333,6 +334,7 @@ t_hook_install_edges() { # sbx hook install never changes what is not its own: a
 	expect_rc 0 "control: install into the file itself"
 	[ "$(stat -c %a "$H/.claude/settings.json")" = 640 ] || fail "the file's mode: $(stat -c %a "$H/.claude/settings.json")"
 	grep -q 'echo mine' "$H/.claude/settings.json" || fail "the person's hook kept"
+	expect_contains "$ERR" "another PreToolUse hook for the shell" "a warning: another hook on Bash may replace sbx's rewrite"
 	# $CLAUDE_CONFIG_DIR: Claude Code's settings are there
 	CLAUDE_CONFIG_DIR="$T/cfg" run_sbx hook claude install -c "$T/p1"
 	expect_rc 0 "install with CLAUDE_CONFIG_DIR"
