@@ -1591,6 +1591,11 @@ struct policy {
 	 * parent route in effect, the policy's or else sbx's environment's
 	 * (4.7); NULL: every allowed connection is dialled directly */
 	const struct parent_route *route;
+	/* the files the policy was read from (its includes, srt's settings
+	 * file), by their real paths: read-only wherever
+	 * they lie in a writable root (plan_resolve_scan), as the next run,
+	 * and an agent's next session, reads them again */
+	struct vec sources;	/* of const char * */
 };
 
 /* Where relative paths and "~" point while a policy is read. */
@@ -2845,6 +2850,7 @@ pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err 
 		return err_set(e, file, 0, 0, "includes nested deeper than %d", SBX_MAX_INCLUDE_DEPTH);
 	}
 	c->include_stack[c->include_depth++] = astrdup(real);
+	vec_push(&p->sources, (void *)c->include_stack[c->include_depth - 1]);
 	rc = pol_parse_text(p, c, b.p ? b.p : (char *)"", b.n, file, e);
 	c->include_depth--;
 	free(b.p);
@@ -8588,6 +8594,13 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 	}
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
 		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
+			return -1;
+	/* SECURITY: the policy itself, which the next run (an agent's next
+	 * session, started by its hook) reads again: rewritten inside, it
+	 * would widen that run's boundary */
+	for (i = 0; i < p->sources.n; i++)
+		if (fx_protect(fx, p->sources.v[i], "the policy file: the next run reads it", false,
+		    PH_FILE) < 0)
 			return -1;
 	if (fx_git_named(fx, NULL, rp->cwd) < 0)
 		return -1;
@@ -25269,10 +25282,11 @@ hook_refuse_link(const char *path)
 	    "in one rename, so it is unchanged", path, target);
 }
 
-/* `sbx hook AGENT install|uninstall [--user|--project] [OPTIONS]`. One
- * install at a time changes a directory (flock(2) on it): two at once
- * would each read the file before the other wrote it, and the one that
- * renamed last would drop the other's hooks. */
+/* `sbx hook AGENT install|uninstall [--user|--project] [OPTIONS]`. Each
+ * writes a temporary file of its own (hook_file_replace), so two at once
+ * never mix their texts; the last rename wins. (No flock(2) on the
+ * directory: a session holding placeholders there holds shared locks on
+ * them, and an install would wait for the session to end.) */
 static int
 hook_install_main(const struct hook_agent *ag, bool install, bool ask, const char *self, char **opts, int nopt)
 {
@@ -25284,7 +25298,7 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 	struct err e = { 0 };
 	char cwd[PATH_MAX];
 	size_t *at = NULL;
-	int k = 0, gone, lock;
+	int k = 0, gone;
 
 	for (int i = 0; i < nopt; i++)
 		if (strcmp(opts[i], "--project") == 0 || strcmp(opts[i], "--user") == 0)
@@ -25330,11 +25344,6 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		opts = hook_install_opts(self, opts, &nopt);
 	if (ask)
 		opts[nopt++] = "--ask";	/* hook_install_opts's array has room for one more */
-	if (install && mkdir(dir, 0700) < 0 && errno != EEXIST)
-		die("hook: cannot create %s: %s", dir, strerror(errno));
-	if ((lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
-		while (flock(lock, LOCK_EX) < 0 && errno == EINTR)
-			;
 	hook_refuse_link(file);
 	if (strcmp(ag->name, "codex") == 0)
 		hook_refuse_link(path_join(dir, "config.toml"));
@@ -25358,8 +25367,11 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 	buf_putc(&out, '\n');
 	bool same = existed && out.n == text.n && memcmp(out.p, text.p, out.n) == 0;
 
-	if (!same && (install || gone))
+	if (!same && (install || gone)) {
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			die("hook: cannot create %s: %s", dir, strerror(errno));
 		hook_file_replace(file, &out, existed);
+	}
 	if (strcmp(ag->name, "codex") == 0) {
 		const char *cfg = path_join(dir, "config.toml");
 		struct vec keys = { 0 };
@@ -27464,6 +27476,7 @@ srt_err_text(const struct err *e)
 static void
 srt_load_settings(const char *named, struct policy *p, struct pol_ctx *pc)
 {
+	char real[PATH_MAX];
 	const char *path = named;
 	struct buf b = { 0 };
 	struct jval *root;
@@ -27475,6 +27488,8 @@ srt_load_settings(const char *named, struct policy *p, struct pol_ctx *pc)
 			die("HOME is not set, so there is no ~/.srt-settings.json to read; the command did not run");
 		path = path_join(pc->home, ".srt-settings.json");
 	}
+	if (realpath(path, real))
+		vec_push(&p->sources, astrdup(real));
 	if (read_file(path, SBX_MAX_POLICY_BYTES, &b) < 0) {
 		int saved = errno;
 

@@ -309,7 +309,7 @@ PY
 }
 TESTS+=(hook_install_merge)
 
-t_hook_install_edges() { # sbx hook install never changes what is not its own: a settings file that is a symlink is refused and left a link, its target unchanged (control: the file itself is installed into); $CLAUDE_CONFIG_DIR is where Claude Code reads its settings, so it is where they go (control: ~/.claude without it); a file that is not JSON is refused, unchanged; the file's mode and config.toml's comments kept; 8 installs at once leave valid JSON with sbx's hooks once and the person's kept, every install succeeding
+t_hook_install_edges() { # sbx hook install never changes what is not its own: a settings file that is a symlink is refused and left a link, its target unchanged (control: the file itself is installed into); $CLAUDE_CONFIG_DIR is where Claude Code reads its settings, so it is where they go (control: ~/.claude without it); a file that is not JSON is refused, unchanged; the file's mode and config.toml's comments kept; 8 installs at once leave valid JSON with sbx's hooks once and the person's kept, every install succeeding (a guard: the mixed file it watches for did not show with the shared temporary name either)
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	printf 'allow-write %s\n' "$P" >"$T/p1"; printf 'allow-write %s\nallow-write %s\n' "$P" "$O" >"$T/p2"
 	mkdir -p "$H/.claude" "$H/.codex" "$T/dotfiles"
@@ -404,6 +404,18 @@ t_hook_config_out_of_reach() { # a command in the agent's session cannot change 
 	grep -q '^socket ' <<<"$OUT" && fail "the session's socket is visible inside: $OUT"
 	grep -q 'hook codex pre-tool-use' "$P/ch/hooks.json" && grep -q 'hook claude pre-tool-use' "$P/cc/settings.json" ||
 		fail "the hooks changed"
+	# the hooks' policy (and what it includes), in the writable project: the agent's next session reads it
+	printf 'allow-write %s\n' "$P" >"$P/inc.policy"
+	printf 'include %s/inc.policy\n' "$P" >"$P/agent.policy"
+	run_sbx hook claude install -c "$P/agent.policy"; expect_rc 0 "install with a policy in the project"
+	printf '{"session_id": "p%s", "cwd": "%s", "hook_event_name": "SessionStart"}' "$id" "$P" |
+		"$SBX" hook claude session-start -c "$P/agent.policy" || fail "session-start (claude)"
+	run_sbx exec "claude-p$id" -- sh -c 'for f in agent.policy inc.policy new.txt; do
+		if (echo "allow-write /" >>"$f") 2>/dev/null; then echo "wrote $f"; else echo "refused $f"; fi; done'
+	"$SBX" session stop "claude-p$id" >/dev/null 2>&1
+	expect_contains "$OUT" "refused agent.policy" "the policy is read-only inside"
+	expect_contains "$OUT" "refused inc.policy" "what it includes too"
+	expect_contains "$OUT" "wrote new.txt" "control: the project is writable"
 }
 TESTS+=(hook_config_out_of_reach)
 
