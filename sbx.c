@@ -23206,6 +23206,7 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 #define SBX_HOOK_TIMEOUT_S	60	/* the agents' timeout for sbx's hooks, in the settings printed */
 #define SBX_HOOK_START_MS	30000	/* a hook's wait for session start: well inside that timeout */
 #define SBX_HOOK_DEADLINE_S	45	/* pre-tool-use's deny, whatever it waits on */
+#define SBX_HOOK_COMMAND_MAX	(32 * 4096 - 1)	/* one argv string (MAX_ARG_STRLEN) */
 #define SBX_HOOK_WORDS_MAX	4000	/* of session start's stderr, into a deny reason */
 
 struct sess_client {
@@ -25724,6 +25725,7 @@ hook_main(int argc, char **argv)
 	struct jval *v = NULL;
 	struct err e = { 0 };
 	const struct jval *sid, *cwd, *tool, *input, *command;
+	char *rw;
 	bool ask = false, pre = strcmp(event, "pre-tool-use") == 0;
 	int nopt = 0;
 	char **opts = amalloc((size_t)(argc + 1) * sizeof(char *));
@@ -25800,10 +25802,20 @@ hook_main(int argc, char **argv)
 	command = json_member(input, "command", J_STR);
 	if (!why && (!tool || !command))
 		why = "a Bash call without tool_input.command";
+	/* the rewrite reaches the agent's shell as one argument (both agents
+	 * exec `SHELL -c COMMAND`), and the command reaches bash in the session
+	 * as one: a longer one would fail to start with E2BIG, in words the
+	 * model cannot act on */
+	rw = command ? hook_rewrite(self, name, command->s, ag->in_list) : NULL;
+	if (!why && rw && strlen(rw) > SBX_HOOK_COMMAND_MAX)
+		why = aprintf("the command is %zu bytes, %zu rewritten; the agent's shell takes "
+		    "it as one argument, which the kernel caps at %d bytes: write it to a file "
+		    "in a step of its own, then run that file", strlen(command->s), strlen(rw),
+		    SBX_HOOK_COMMAND_MAX);
 	if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0)
 		return hook_deny(why, NULL);
 	hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
-	    hook_rewrite(self, name, command->s, ag->in_list));
+	    rw);
 	hook_answering = 1;
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }

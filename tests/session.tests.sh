@@ -457,6 +457,32 @@ t_hook_session_gone_or_silent() { # a session that died and left its socket is s
 }
 TESTS+=(hook_session_gone_or_silent)
 
+t_hook_long_command() { # a command whose rewrite is longer than one argument may be (MAX_ARG_STRLEN, 128 KiB; the agent's shell gets it as one) is denied with words the model can act on, not run to fail with E2BIG; control: one well under it runs in the session, its output exact
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	local id="lc$$$RANDOM" n
+	LC_ID=$id	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "claude-$LC_ID" >/dev/null 2>&1' EXIT
+	for n in 120000 131000; do
+		python3 -c 'import json, sys; n = int(sys.argv[3]); c = ": " + "x" * (n - 14) + "; echo ok-%d" % 0
+print(json.dumps({"session_id": sys.argv[1], "cwd": sys.argv[2], "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": c}}))' \
+			"$id" "$P" "$n" >"$T/in.$n.json"
+		"$SBX" hook claude pre-tool-use -c "$T/hook.policy" <"$T/in.$n.json" >"$T/out.$n.json" || fail "pre-tool-use $n"
+	done
+	python3 - "$T" <<'PY' >"$T/check.out" 2>&1 || fail "$(cat "$T/check.out")"
+import json, subprocess, sys
+t = sys.argv[1]
+h = json.load(open(t + "/out.120000.json"))["hookSpecificOutput"]
+assert h["permissionDecision"] == "allow", ("control: under the cap runs", h)
+r = subprocess.run(["bash", "-c", h["updatedInput"]["command"]], capture_output=True, text=True, timeout=60)
+assert r.returncode == 0 and r.stdout == "ok-0\n", ("control: it ran in the session", r.returncode, r.stdout, r.stderr[-300:])
+h = json.load(open(t + "/out.131000.json"))["hookSpecificOutput"]
+assert h["permissionDecision"] == "deny" and "one argument" in h["permissionDecisionReason"], h
+print("ok")
+PY
+}
+TESTS+=(hook_long_command)
+
 t_hook_line_fails_closed() { # the installed pre-tool-use hook line, run as both agents run it (sh -c): sbx removed, made unexecutable or crashing exits 2 with words on stderr (both agents' "blocked"), never another status (both agents then run the call as it was); control: with sbx there it answers allow with status 0
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	mkdir -p "$T/bin" && cp "$SBX" "$T/bin/sbx" || fail "setup: a copy of sbx"
