@@ -1600,6 +1600,11 @@ struct policy {
 	 * parent route in effect, the policy's or else sbx's environment's
 	 * (4.7); NULL: every allowed connection is dialled directly */
 	const struct parent_route *route;
+	/* the files the policy was read from (its includes, srt's settings
+	 * file), by their real paths: read-only wherever
+	 * they lie in a writable root (plan_resolve_scan), as the next run,
+	 * and an agent's next session, reads them again */
+	struct vec sources;	/* of const char * */
 };
 
 /* Where relative paths and "~" point while a policy is read. */
@@ -2854,6 +2859,7 @@ pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err 
 		return err_set(e, file, 0, 0, "includes nested deeper than %d", SBX_MAX_INCLUDE_DEPTH);
 	}
 	c->include_stack[c->include_depth++] = astrdup(real);
+	vec_push(&p->sources, (void *)c->include_stack[c->include_depth - 1]);
 	rc = pol_parse_text(p, c, b.p ? b.p : (char *)"", b.n, file, e);
 	c->include_depth--;
 	free(b.p);
@@ -9008,6 +9014,17 @@ fx_scan_root(struct fact_finder *fx, const char *root)
 	return rc;
 }
 
+/* The agents' own directories, moved by a variable: what ~/.claude and
+ * ~/.codex hold (the hooks sbx installs among them: sbx hook install
+ * writes there) is then in that directory, and must be held as the
+ * same names in $HOME are. SECURITY: a CODEX_HOME inside a writable root
+ * left hooks.json and config.toml to the command: its next hook would
+ * run outside, with full access. */
+static const struct { const char *var, *home_dir; } agent_env_dirs[] = {
+	{ "CLAUDE_CONFIG_DIR", ".claude" },
+	{ "CODEX_HOME", ".codex" },
+};
+
 /* What a run adds to every policy: its private TMPDIR, writable, inside the
  * runtime directory, which is hidden (other runs' files, the placeholder
  * registry). */
@@ -9022,6 +9039,7 @@ struct run_paths {
 	struct vec runtime_covers;	/* of const char *: the other runtime directories, hidden too */
 	const char *resolv_conf;	/* network-dns: "nameserver 127.0.0.1", bound over /etc/resolv.conf */
 	const char *run_dir;	/* this run's own files: on tmpfs where there is one (registry_root_pick) */
+	const char *agent_dirs[LEN(agent_env_dirs)];	/* as set there, real; or NULL */
 };
 
 /* The policy's own path rules, resolved into facts: no run paths, no
@@ -9073,10 +9091,21 @@ plan_agents(struct fact_finder *fx, const struct run_paths *rp)
 			projects[1] = strcmp(d, rp->cwd) != 0 ? d : NULL;
 			break;
 		}
-	for (i = 0; i < LEN(projects) && projects[i]; i++)
+	for (i = 0; i < LEN(projects) && projects[i]; i++) {
 		if (fx_agent_dir(fx, projects[i], projects[i]) < 0 ||
 		    (rp->home && fx_agent_dir(fx, rp->home, projects[i]) < 0) || fx_agent_dir(fx, NULL, projects[i]) < 0)
 			return -1;
+		/* and the settings in a directory a variable moved */
+		for (size_t k = 0; k < LEN(agent_files) * LEN(agent_env_dirs); k++) {
+			const struct agent_file *af = &agent_files[k % LEN(agent_files)];
+			const size_t v = k / LEN(agent_files);
+			const char *d = rp->agent_dirs[v];
+
+			if (d && strcmp(af->dir, agent_env_dirs[v].home_dir) == 0 &&
+			    fx_agent_file(fx, path_join(d, af->name), af, projects[i]) < 0)
+				return -1;
+		}
+	}
 	return 0;
 }
 
@@ -9142,8 +9171,32 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 		    fx_protect(fx, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
 		    dangerous_files[i].name, dangerous_files[i].why), true, dangerous_files[i].kind) < 0)
 			return -1;
+	/* and the same rows of ~/.claude and ~/.codex where a variable moved
+	 * that directory (agent_env_dirs) */
+	for (i = 0; i < LEN(dangerous_files) * LEN(agent_env_dirs); i++) {
+		const size_t r = i % LEN(dangerous_files), v = i / LEN(dangerous_files);
+		const char *name = dangerous_files[r].name, *d = rp->agent_dirs[v];
+		const char *top = agent_env_dirs[v].home_dir, *rest;
+		size_t n = strlen(top);
+
+		if (!d || dangerous_files[r].where != DW_HOME || strncmp(name, top, n) != 0 ||
+		    name[n] != '/')
+			continue;
+		rest = name + n + 1;
+		if (fx_protect(fx, path_join(d, rest), aprintf("mandatory deny $%s/%s: %s",
+		    agent_env_dirs[v].var, rest, dangerous_files[r].why), true,
+		    dangerous_files[r].kind) < 0)
+			return -1;
+	}
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
 		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
+			return -1;
+	/* SECURITY: the policy itself, which the next run (an agent's next
+	 * session, started by its hook) reads again: rewritten inside, it
+	 * would widen that run's boundary */
+	for (i = 0; i < p->sources.n; i++)
+		if (fx_protect(fx, p->sources.v[i], "the policy file: the next run reads it", false,
+		    PH_FILE) < 0)
 			return -1;
 	if (fx_git_named(fx, NULL, rp->cwd) < 0)
 		return -1;
@@ -18150,6 +18203,12 @@ run_paths_init(struct run_paths *rp, const char *cwd)
 		}
 	}
 	rp->home = home && realpath(home, real) ? astrdup(real) : NULL;
+	for (size_t i = 0; i < LEN(agent_env_dirs); i++) {
+		const char *d = getenv(agent_env_dirs[i].var);
+
+		if (d && d[0] == '/')
+			rp->agent_dirs[i] = realpath(d, real) ? astrdup(real) : path_clean(d);
+	}
 }
 
 /* Where the placeholder registry lives: SBX_REGISTRY_BASE/sbx-UID, a
@@ -24246,6 +24305,8 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 #define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
 #define SBX_HOOK_TIMEOUT_S	60	/* the agents' timeout for sbx's hooks, in the settings printed */
 #define SBX_HOOK_START_MS	30000	/* a hook's wait for session start: well inside that timeout */
+#define SBX_HOOK_DEADLINE_S	45	/* pre-tool-use's deny, whatever it waits on */
+#define SBX_HOOK_COMMAND_MAX	(32 * 4096 - 1)	/* one argv string (MAX_ARG_STRLEN) */
 #define SBX_HOOK_WORDS_MAX	4000	/* of session start's stderr, into a deny reason */
 
 struct sess_client {
@@ -25438,9 +25499,11 @@ static const struct hook_agent {
 	const char *name;
 	bool ask;
 	const char *tools;	/* PreToolUse's matcher: the shell, and the tools hook_tools judges */
+	bool in_list;	/* its shell runs `eval CMD && pwd -P ...`: CMD left of &&,
+			 * where bash ignores set -e; hook_rewrite does the same */
 } hook_agents[] = {
-	{ "claude", true, "Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob" },
-	{ "codex", false, "Bash|apply_patch" },
+	{ "claude", true, "Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob", true },
+	{ "codex", false, "Bash|apply_patch", false },	/* bash -lc CMD: set -e holds */
 };
 
 /* The hooks sbx installs, for both agents' settings (Claude Code's
@@ -25467,8 +25530,19 @@ hook_matcher(const char *agent, size_t i)
 	return NULL;
 }
 
+/* What the shell of the hook that answers does when sbx gives no answer:
+ * SECURITY: both agents run the call as it was after a hook that exits
+ * with any status but 0 or 2, so an sbx moved, removed, made
+ * unexecutable or crashed would let every command run outside. Status 2
+ * with words on stderr is the one both take as "blocked" (Claude Code's
+ * hooks reference; Codex's pre_tool_use.rs, which fails open on a 2
+ * without words). sbx itself always exits 0 with its answer. */
+#define HOOK_FAIL_CLOSED " || { echo 'sbx: the hook did not answer, so the call was not made " \
+	"(it would have run outside the sandbox)' >&2; exit 2; }"
+
 /* The command of one of sbx's hooks: this sbx, the agent, the event and
- * the options, each single-quoted where it must be. Pure. */
+ * the options, each single-quoted where it must be, and for the hook that
+ * answers, HOOK_FAIL_CLOSED. Pure. */
 static const char *
 hook_command(const char *agent, const char *self, const char *arg, char **opts, int nopt)
 {
@@ -25483,6 +25557,8 @@ hook_command(const char *agent, const char *self, const char *arg, char **opts, 
 		buf_putc(&cmd, ' ');
 		buf_put_shell_quoted(&cmd, opts[k]);
 	}
+	if (strcmp(arg, "pre-tool-use") == 0)
+		buf_puts(&cmd, HOOK_FAIL_CLOSED);
 	buf_putc(&cmd, '\0');
 	s = astrdup(cmd.p);
 	free(cmd.p);
@@ -25602,15 +25678,26 @@ hook_session_name(const char *agent, const char *id)
  * command ends the inner bash before it reports, so the shell stays where
  * it was, as without the hook. The exit status is the command's, and no
  * process is forked for it (a function returns it).
+ * SECURITY: the directory is the command's word (it runs in the bash that
+ * reports, and can set PWD or redefine printf), as a `cd` in it would be:
+ * it can name only what the sandbox shows it, and the agent's tools are
+ * judged wherever its shell stands. What the agent's shell takes is an
+ * absolute path only: `-` (cd - moves to OLDPWD and prints it) or a
+ * relative name (searched in CDPATH, printed) would move it where no
+ * command ended and add to its output.
  *   { __sbx_d=$(SBX exec --fd3 NAME -- bash -c 'INNER' /bin/bash COMMAND 3>&1 >&4 4>&-);
- *     __sbx_s=$?; } 4>&1; cd to ${__sbx_d%/}; return __sbx_s
- * INNER: run "$1" with no positional parameters and fd 3 closed, then
- * write the directory and a '/' ($() would drop a name's trailing
- * newlines) to fd 3, and exit with the command's status. */
+ *     __sbx_s=$?; } 4>&1; cd to ${__sbx_d%/} if absolute; return __sbx_s
+ * INNER: run "$1" with no positional parameters and fd 3 closed (in_list:
+ * on the left of &&, as the agent's own shell would), then write the
+ * directory and a '/' ($() would drop a name's trailing newlines) to fd
+ * 3, and exit with the command's status. */
 static char *
-hook_rewrite(const char *self, const char *name, const char *command)
+hook_rewrite(const char *self, const char *name, const char *command, bool in_list)
 {
-	static const char inner[] = "__sbx_c=$1; shift; eval \"$__sbx_c\" 3>&-; __sbx_s=$?; "
+	const char *inner = in_list ?
+	    "__sbx_c=$1; shift; eval \"$__sbx_c\" 3>&- && __sbx_s=0 || __sbx_s=$?; "
+	    "printf '%s/' \"$PWD\" >&3; exit \"$__sbx_s\"" :
+	    "__sbx_c=$1; shift; eval \"$__sbx_c\" 3>&-; __sbx_s=$?; "
 	    "printf '%s/' \"$PWD\" >&3; exit \"$__sbx_s\"";
 	struct buf b = { 0 };
 
@@ -25623,7 +25710,7 @@ hook_rewrite(const char *self, const char *name, const char *command)
 	buf_puts(&b, " /bin/bash ");	/* $0, as in both agents' own shells: their errors' prefix */
 	buf_put_shell_quoted(&b, command);
 	buf_puts(&b, " 3>&1 >&4 4>&-); __sbx_s=$?; } 4>&1; "
-	    "[ -z \"$__sbx_d\" ] || cd -- \"${__sbx_d%/}\" 2>/dev/null; "
+	    "case $__sbx_d in /*/) cd -- \"${__sbx_d%/}\" 2>/dev/null;; esac; "
 	    "__sbx_r() { return \"$1\"; }; __sbx_r \"$__sbx_s\"");
 	buf_putc(&b, '\0');
 	return b.p;
@@ -25976,7 +26063,8 @@ hook_settings_add(struct jval *top, const char *agent, const char *self, char **
 static void
 hook_file_replace(const char *path, const struct buf *text, bool existed)
 {
-	const char *tmp = aprintf("%s.sbx-new", path), *bak = aprintf("%s.sbx-backup", path);
+	const char *tmp = aprintf("%s.sbx-new.%ld", path, (long)getpid());
+	const char *bak = aprintf("%s.sbx-backup", path);
 	struct stat st;
 	mode_t mode = existed && stat(path, &st) == 0 ? st.st_mode & 07777 : 0600;
 	int fd;
@@ -25990,7 +26078,8 @@ hook_file_replace(const char *path, const struct buf *text, bool existed)
 			die("hook: cannot write the backup %s: %s; %s is unchanged", bak, strerror(errno), path);
 		free(old.p);
 	}
-	if ((fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
+	if ((fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    mode)) < 0 ||
 	    write_all(fd, text->p, text->n) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
 	    rename(tmp, path) < 0) {
 		int err = errno;
@@ -26249,11 +26338,61 @@ hook_install_opts(const char *self, char **opts, int *nopt)
 	return out;
 }
 
-/* `sbx hook AGENT install|uninstall [--user|--project] [OPTIONS]`. */
+/* Warn of what in a settings object (sbx's hooks taken out) can undo
+ * them: another PreToolUse hook on the shell (both agents take one
+ * hook's updatedInput when two give one, Codex the last to finish: a
+ * second rewrite can replace sbx's) and Claude Code's disableAllHooks. */
+static void
+hook_warn_others(const struct jval *top, const char *file)
+{
+	const struct jval *hooks = json_member(top, "hooks", J_OBJ);
+	const struct jval *pre = json_member(hooks, "PreToolUse", J_ARR);
+	const struct jval *off = json_member(top, "disableAllHooks", J_BOOL);
+
+	if (off && off->b)
+		warnx("hook: %s sets \"disableAllHooks\": true, so Claude Code runs none of "
+		    "sbx's hooks and every command runs outside the sandbox; remove it", file);
+	for (size_t g = 0; pre && g < pre->n; g++) {
+		const struct jval *m = json_member(pre->items[g], "matcher", J_STR);
+
+		if (!m || !*m->s || strcmp(m->s, "*") == 0 || strstr(m->s, "Bash"))
+			warnx("hook: %s has another PreToolUse hook for the shell "
+			    "(matcher \"%s\"): if it answers with updatedInput too, the agent "
+			    "may run its command instead of sbx's, outside the sandbox",
+			    file, m ? m->s : "");
+	}
+}
+
+/* Die, nothing changed, when the agent's file at path is a symlink. sbx
+ * replaces a file in one rename, which would put a file where the link
+ * was and leave its target as it was; writing through it instead would
+ * change a file elsewhere that sbx did not choose (a project's
+ * .claude/settings.local.json can be a link a repository brought). */
+static void
+hook_refuse_link(const char *path)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return;
+	target[n] = '\0';
+	die_hint("install into the file itself (replace the link with a copy of it), "
+	    "or merge the hooks by hand: sbx hook AGENT --print-settings -c POLICY",
+	    "hook: %s is a symlink (to %s); sbx changes only a file it can replace "
+	    "in one rename, so it is unchanged", path, target);
+}
+
+/* `sbx hook AGENT install|uninstall [--user|--project] [OPTIONS]`. Each
+ * writes a temporary file of its own (hook_file_replace), so two at once
+ * never mix their texts; the last rename wins. (No flock(2) on the
+ * directory: a session holding placeholders there holds shared locks on
+ * them, and an install would wait for the session to end.) */
 static int
 hook_install_main(const struct hook_agent *ag, bool install, bool ask, const char *self, char **opts, int nopt)
 {
 	const char *home = getenv("HOME"), *why = NULL, *codex_home = getenv("CODEX_HOME"), *file, *dir;
+	const char *claude_dir = getenv("CLAUDE_CONFIG_DIR");
 	bool project = false, existed;
 	struct buf text = { 0 }, out = { 0 };
 	struct jval *top = NULL;
@@ -26279,6 +26418,15 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		dir = codex_home && *codex_home ? codex_home : path_join(home, ".codex");
 		if (dir[0] != '/')
 			die("hook: CODEX_HOME is not an absolute path: %s", dir);
+		/* SECURITY: Codex keys its trust by hooks.json's path under
+		 * CODEX_HOME made real (its find_codex_home canonicalizes it;
+		 * ~/.codex it takes as written): trust written under a link's
+		 * name matches nothing, and Codex skips every hook of sbx's */
+		if (codex_home && *codex_home && !realpath(codex_home, cwd))
+			die("hook: CODEX_HOME %s: %s (Codex refuses it too)", codex_home,
+			    strerror(errno));
+		if (codex_home && *codex_home)
+			dir = astrdup(cwd);
 		file = path_join(dir, "hooks.json");
 	} else if (project) {
 		if (!getcwd(cwd, sizeof(cwd)))
@@ -26286,13 +26434,20 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		dir = path_join(cwd, ".claude");
 		file = path_join(dir, "settings.local.json");
 	} else {
-		dir = path_join(home, ".claude");
+		/* Claude Code reads its user settings from $CLAUDE_CONFIG_DIR
+		 * when that is set: hooks put in ~/.claude then would never run */
+		dir = claude_dir && *claude_dir ? claude_dir : path_join(home, ".claude");
+		if (dir[0] != '/')
+			die("hook: CLAUDE_CONFIG_DIR is not an absolute path: %s", dir);
 		file = path_join(dir, "settings.json");
 	}
 	if (install)
 		opts = hook_install_opts(self, opts, &nopt);
 	if (ask)
 		opts[nopt++] = "--ask";	/* hook_install_opts's array has room for one more */
+	hook_refuse_link(file);
+	if (strcmp(ag->name, "codex") == 0)
+		hook_refuse_link(path_join(dir, "config.toml"));
 	existed = access(file, F_OK) == 0;
 	if (existed && read_file(file, SBX_MAX_POLICY_BYTES, &text) < 0)
 		die("hook: cannot read %s: %s", file, strerror(errno));
@@ -26305,8 +26460,10 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		top = jv_new(J_OBJ, NULL);
 	if ((gone = hook_settings_strip(top, ag->name, &why)) < 0)
 		die_hint("sbx changes only hooks shaped as the agent reads them", "hook: %s: %s", file, why);
-	if (install)
+	if (install) {
+		hook_warn_others(top, file);
 		at = hook_settings_add(top, ag->name, self, opts, nopt);
+	}
 	json_print_pretty(&out, top, 0);
 	buf_putc(&out, '\n');
 	bool same = existed && out.n == text.n && memcmp(out.p, text.p, out.n) == 0;
@@ -26354,6 +26511,43 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 	return 0;
 }
 
+/* The deadline of a pre-tool-use: SECURITY: an agent whose hook outlives
+ * its timeout (SBX_HOOK_TIMEOUT_S) runs the call as it was, so whatever
+ * the hook waits on (a session start, a session that accepts and never
+ * answers a judgement, a daemon stopped or hung), SIGALRM answers deny
+ * first. The answer is made before the wait, and written by the handler
+ * with write(2) alone; once the hook writes its own (hook_answering),
+ * the alarm has nothing to add. */
+static char hook_late_text[1024];
+static size_t hook_late_len;
+static volatile sig_atomic_t hook_answering;
+
+static void
+hook_late(int sig)
+{
+	(void)sig;
+	if (!hook_answering)
+		(void)!write(1, hook_late_text, hook_late_len);
+	_exit(0);
+}
+
+static void
+hook_deadline_arm(void)
+{
+	struct buf out = { 0 };
+
+	hook_answer(&out, "deny", aprintf("sbx: no answer within %d s (a session that does not "
+	    "answer); the call was not made (it would have run outside the sandbox)",
+	    SBX_HOOK_DEADLINE_S), NULL, NULL);
+	if (out.n < sizeof(hook_late_text)) {
+		memcpy(hook_late_text, out.p, out.n);
+		hook_late_len = out.n;
+	}
+	free(out.p);
+	signal(SIGALRM, hook_late);
+	alarm(SBX_HOOK_DEADLINE_S);
+}
+
 /* The pre-tool-use answer that stops the call: why, and what did not
  * happen (NULL: the command, which would have run outside the sandbox). */
 static int
@@ -26363,6 +26557,7 @@ hook_deny(const char *why, const char *what)
 
 	hook_answer(&out, "deny", aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0 ? "" : "sbx: ", why,
 	    what ? what : "the command was not run (it would have run outside the sandbox)"), NULL, NULL);
+	hook_answering = 1;
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }
 
@@ -26392,15 +26587,18 @@ static const struct hook_tool {
 	const char *agent, *tool, *field;
 	char kind;		/* JUDGE_*, or HOOK_PATCH: each file the patch names, written */
 	bool cwd_default;	/* the field may be left out: the tool then works in the cwd */
+	const char *pattern;	/* a glob field: its literal directories judged too */
 } hook_tools[] = {
-	{ "claude", "Write",		"file_path",	 JUDGE_WRITE,	false },
-	{ "claude", "Edit",		"file_path",	 JUDGE_WRITE,	false },
-	{ "claude", "MultiEdit",	"file_path",	 JUDGE_WRITE,	false },
-	{ "claude", "NotebookEdit",	"notebook_path", JUDGE_WRITE,	false },
-	{ "claude", "Read",		"file_path",	 JUDGE_READ,	false },
-	{ "claude", "Grep",		"path",		 JUDGE_SEARCH,	true },	/* reads every file below */
-	{ "claude", "Glob",		"path",		 JUDGE_READ,	true },	/* names only */
-	{ "codex",  "apply_patch",	"command",	 'p',		false },
+	{ "claude", "Write",        "file_path",     JUDGE_WRITE,  false, NULL },
+	{ "claude", "Edit",         "file_path",     JUDGE_WRITE,  false, NULL },
+	{ "claude", "MultiEdit",    "file_path",     JUDGE_WRITE,  false, NULL },
+	{ "claude", "NotebookEdit", "notebook_path", JUDGE_WRITE,  false, NULL },
+	{ "claude", "Read",         "file_path",     JUDGE_READ,   false, NULL },
+	/* reads every file below */
+	{ "claude", "Grep",         "path",          JUDGE_SEARCH, true,  NULL },
+	/* names only; an absolute pattern, or one with "..", lists outside its path */
+	{ "claude", "Glob",         "path",          JUDGE_READ,   true,  "pattern" },
+	{ "codex",  "apply_patch",  "command",       'p',          false, NULL },
 };
 #define HOOK_PATCH 'p'
 
@@ -26456,30 +26654,76 @@ hook_resolve(const char *cwd, const char *name)
 	return path_normalize_lex(done, norm, sizeof(norm)) == 0 ? astrdup(norm) : done;
 }
 
+/* A name a tool will open, into paths: as the kernel resolves it
+ * (hook_resolve) and, when that differs, with its ".." taken lexically
+ * first, as Node's path.resolve and Rust's path normalisation take it
+ * before the open. SECURITY: with lnk -> a/b, "lnk/../.git/hooks/x" is
+ * a/.git/hooks/x to the kernel and .git/hooks/x to an agent that
+ * normalises; judging one of them alone lets the other through. Both
+ * are judged: a deny of either stops the call. */
+static void
+hook_paths_add(struct vec *paths, const char *cwd, const char *name)
+{
+	const char *phys = hook_resolve(cwd, name), *lex;
+	const char *full = name[0] == '/' ? name : path_join(cwd, name);
+	char norm[PATH_MAX];
+
+	vec_push(paths, (void *)phys);
+	if (path_normalize_lex(full, norm, sizeof(norm)) == 0 &&
+	    strcmp((lex = hook_resolve("/", norm)), phys) != 0)
+		vec_push(paths, (void *)lex);
+}
+
+/* The length of the white space that ends s[0..n) as Rust's
+ * char::is_whitespace sees it (what Codex's trim() takes off a patch's
+ * header line): an ASCII space, tab or line break, or U+0085, U+00A0,
+ * U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 in
+ * UTF-8; 0 when it ends otherwise. Pure. */
+static size_t
+hook_space_at_end(const char *s, size_t n)
+{
+	const unsigned char *e = (const unsigned char *)s + n;
+
+	if (n >= 1 && strchr(" \t\n\v\f\r", e[-1]) && e[-1])
+		return 1;
+	if (n >= 2 && e[-2] == 0xc2 && (e[-1] == 0x85 || e[-1] == 0xa0))
+		return 2;
+	if (n >= 3 && ((e[-3] == 0xe1 && e[-2] == 0x9a && e[-1] == 0x80) ||
+	    (e[-3] == 0xe2 && e[-2] == 0x80 && (e[-1] <= 0x8a || e[-1] == 0xa8 || e[-1] == 0xa9 ||
+	    e[-1] == 0xaf) && e[-1] >= 0x80) || (e[-3] == 0xe2 && e[-2] == 0x81 && e[-1] == 0x9f) ||
+	    (e[-3] == 0xe3 && e[-2] == 0x80 && e[-1] == 0x80)))
+		return 3;
+	return 0;
+}
+
 /* The files a patch names (Codex's apply_patch format: "*** Add File: P",
  * "*** Update File: P", "*** Delete File: P", "*** Move to: P"), each
- * resolved from cwd, into paths. Pure but for hook_resolve. */
+ * resolved from cwd (hook_paths_add), into paths. SECURITY: Codex's parser is lenient (it
+ * trims a hunk's header line of any Unicode space, so "  *** Add File: P"
+ * adds P too), so a marker anywhere in a line counts here: a line judged
+ * that Codex would not apply costs at most a needless deny, a header
+ * missed here would be a file written outside, unjudged. Pure but for
+ * hook_resolve. */
 static void
 hook_patch_paths(const char *patch, const char *cwd, struct vec *paths)
 {
-	static const char *const heads[] = { "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: " };
+	static const char *const heads[] = { "*** Add File: ", "*** Update File: ",
+		"*** Delete File: ", "*** Move to: " };
 
 	for (const char *p = patch; p && *p;) {
 		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = astrndup(p, nl ? (size_t)(nl - p) : strlen(p));
 
-		for (size_t i = 0; i < LEN(heads); i++) {
-			size_t h = strlen(heads[i]);
+		for (size_t i = 0; i < LEN(heads); i++)
+			for (const char *m = line; (m = strstr(m, heads[i])); m++) {
+				const char *f = m + strlen(heads[i]);
+				size_t k = strlen(f);
 
-			if (n > h && strncmp(p, heads[i], h) == 0) {
-				size_t k = n - h;
-
-				while (k && (p[h + k - 1] == '\r' || p[h + k - 1] == ' '))
-					k--;
+				while (k && hook_space_at_end(f, k))
+					k -= hook_space_at_end(f, k);
 				if (k)
-					vec_push(paths, (void *)hook_resolve(cwd, astrndup(p + h, k)));
+					hook_paths_add(paths, cwd, astrndup(f, k));
 			}
-		}
 		p = nl ? nl + 1 : NULL;
 	}
 }
@@ -26527,7 +26771,7 @@ hook_tool_call(const struct hook_tool *t, const char *self, const char *name, co
     const char *cwd, int nopt, char **opts)
 {
 	static const char *const verbs[] = { "writing", "reading", "searching" };
-	const struct jval *f = json_member(input, t->field, J_STR);
+	const struct jval *f = json_member(input, t->field, J_STR), *g;
 	struct vec paths = { 0 };
 	struct buf said = { 0 };
 	const char *why = NULL, **reasons;
@@ -26536,7 +26780,18 @@ hook_tool_call(const struct hook_tool *t, const char *self, const char *name, co
 	if (t->kind == HOOK_PATCH && f)
 		hook_patch_paths(f->s, cwd, &paths);
 	else if (f || t->cwd_default)
-		vec_push(&paths, (void *)hook_resolve(cwd, f ? f->s : "."));
+		hook_paths_add(&paths, cwd, f ? f->s : ".");
+	if (t->pattern && (g = json_member(input, t->pattern, J_STR))) {
+		/* the directories before the first wildcard, from the tool's path */
+		char *lit = astrndup(g->s, strcspn(g->s, "*?[{")), *slash = strrchr(lit, '/');
+
+		if (slash) {
+			const char *base = !f ? cwd : f->s[0] == '/' ? f->s : path_join(cwd, f->s);
+
+			*slash = '\0';
+			hook_paths_add(&paths, base, *lit ? lit : "/");
+		}
+	}
 	if (!paths.n)	/* FAIL CLOSED: a shape of input sbx does not know may still write */
 		return hook_deny(aprintf("the %s names no file sbx can judge (tool_input.%s%s)", t->tool, t->field,
 		    t->kind == HOOK_PATCH ? ": no \"*** Add/Update/Delete File:\" line" : ""),
@@ -26570,6 +26825,7 @@ hook_main(int argc, char **argv)
 	struct jval *v = NULL;
 	struct err e = { 0 };
 	const struct jval *sid, *cwd, *tool, *input, *command;
+	char *rw;
 	bool ask = false, pre = strcmp(event, "pre-tool-use") == 0;
 	int nopt = 0;
 	char **opts = amalloc((size_t)(argc + 1) * sizeof(char *));
@@ -26606,6 +26862,8 @@ hook_main(int argc, char **argv)
 			opts[nopt++] = "--ask";	/* on the hook that answers (hook_command) */
 		return hook_print_settings(agent, self, opts, nopt);
 	}
+	if (pre)
+		hook_deadline_arm();
 	if (read_fd_all(0, SBX_FRAME_MAX_BYTES, &in) < 0)
 		why = "cannot read the hook's input";
 	else if (json_parse(in.p, in.n, "the hook's input", &v, &e) < 0)
@@ -26644,10 +26902,21 @@ hook_main(int argc, char **argv)
 	command = json_member(input, "command", J_STR);
 	if (!why && (!tool || !command))
 		why = "a Bash call without tool_input.command";
+	/* the rewrite reaches the agent's shell as one argument (both agents
+	 * exec `SHELL -c COMMAND`), and the command reaches bash in the session
+	 * as one: a longer one would fail to start with E2BIG, in words the
+	 * model cannot act on */
+	rw = command ? hook_rewrite(self, name, command->s, ag->in_list) : NULL;
+	if (!why && rw && strlen(rw) > SBX_HOOK_COMMAND_MAX)
+		why = aprintf("the command is %zu bytes, %zu rewritten; the agent's shell takes "
+		    "it as one argument, which the kernel caps at %d bytes: write it to a file "
+		    "in a step of its own, then run that file", strlen(command->s), strlen(rw),
+		    SBX_HOOK_COMMAND_MAX);
 	if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0)
 		return hook_deny(why, NULL);
 	hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
-	    hook_rewrite(self, name, command->s));
+	    rw);
+	hook_answering = 1;
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }
 
@@ -28333,6 +28602,7 @@ srt_err_text(const struct err *e)
 static void
 srt_load_settings(const char *named, struct policy *p, struct pol_ctx *pc)
 {
+	char real[PATH_MAX];
 	const char *path = named;
 	struct buf b = { 0 };
 	struct jval *root;
@@ -28344,6 +28614,8 @@ srt_load_settings(const char *named, struct policy *p, struct pol_ctx *pc)
 			die("HOME is not set, so there is no ~/.srt-settings.json to read; the command did not run");
 		path = path_join(pc->home, ".srt-settings.json");
 	}
+	if (realpath(path, real))
+		vec_push(&p->sources, astrdup(real));
 	if (read_file(path, SBX_MAX_POLICY_BYTES, &b) < 0) {
 		int saved = errno;
 

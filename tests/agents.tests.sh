@@ -207,6 +207,38 @@ t_agents_session_cannot_start() { # a policy that does not parse: each agent's m
 }
 TESTS+=(agents_session_cannot_start)
 
+t_agents_sbx_missing() { # sbx moved away after install (or not executable): each agent blocks the call with the hook's words, never runs it as it was (both do after a hook's other failures); control: with sbx back the same call runs, in the sandbox
+	local agent how
+	for agent in claude codex; do
+		command -v "$agent" >/dev/null || continue
+		agent_need "$agent"
+		printf 'allow-write %s\n' "$P" >"$T/policy"
+		mkdir -p "$T/bin" && cp "$SBX" "$T/bin/sbx" || fail "setup: a copy of sbx"
+		"$T/bin/sbx" hook "$agent" install -c "$T/policy" >/dev/null || fail "install for $agent"
+		local extra=(--allowedTools Bash)	# the agent's own rules would run it: only the hook stands between
+		[ "$agent" = codex ] && extra=(-s danger-full-access)
+		for how in removed unexecutable; do
+			case $how in
+			removed) rm -f "$T/bin/sbx" ;;
+			unexecutable) cp "$SBX" "$T/bin/sbx" && chmod 644 "$T/bin/sbx" ;;
+			esac
+			rm -f "$P/ran.txt"
+			TAG=$how-$agent agent_run "$how-$agent" "$agent" "[[{\"bash\": \"echo ran >$P/ran.txt\"}], [{\"text\": \"finished\"}]]" "${extra[@]}"
+			TAG=$how-$agent agent_expect_fast "$agent, sbx $how"
+			[ ! -e "$P/ran.txt" ] || fail "$agent, sbx $how: the command ran, outside the sandbox"
+			expect_contains "$(agent_result "$how-$agent" 0)" "the call was not made" "$agent, sbx $how: the model got the hook's words"
+		done
+		cp "$SBX" "$T/bin/sbx" && chmod 755 "$T/bin/sbx"
+		TAG=back-$agent agent_run "back-$agent" "$agent" "[[{\"bash\": \"echo ran >$P/ran.txt; cat /proc/1/comm\"}], [{\"text\": \"finished\"}]]" "${extra[@]}"
+		[ -f "$P/ran.txt" ] || fail "control: $agent runs the command with sbx back"
+		expect_contains "$(agent_result "back-$agent" 0)" "sbx-init" "control: $agent's command ran in the sandbox"
+		rm -f "$P/ran.txt"
+		agent_expect_no_session "$agent"
+	done
+	command -v claude >/dev/null || command -v codex >/dev/null || agent_need claude
+}
+TESTS+=(agents_sbx_missing)
+
 t_agents_start_inside_sbx() { # each agent itself runs inside sbx, from a fresh home: ~/.claude.json, ~/.codex/config.toml and the rest held by what they are, the agents' own directories made writable; its commands run sandboxed; after, its state stays and no placeholder does
 	local agent ran=0
 	for agent in claude codex; do
@@ -238,15 +270,11 @@ t_agents_start_inside_sbx() { # each agent itself runs inside sbx, from a fresh 
 }
 TESTS+=(agents_start_inside_sbx)
 
-t_agents_codex_hooks_trusted() { # Codex runs a hook only once trusted: after sbx hook codex install, Codex itself (its app server's hooks/list) reports each of sbx's hooks trusted; a hand edit of one makes it untrusted again (the control)
-	agent_need codex
-	printf 'allow-write %s\n' "$P" >"$T/policy"
-	agent_install_codex >/dev/null || fail "install"
-	agent_hooks_list() {
-		{ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"sbx-test","version":"1"}}}' \
-			'{"jsonrpc":"2.0","method":"initialized"}' '{"jsonrpc":"2.0","id":2,"method":"hooks/list","params":{}}'
-		  sleep 5; } | timeout 20 unshare -n codex app-server 2>/dev/null |
-			python3 -c 'import json, sys
+agent_hooks_list() { # each hook Codex (its app server's hooks/list) finds: EVENT TRUST COMMAND, a line each
+	{ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"sbx-test","version":"1"}}}' \
+		'{"jsonrpc":"2.0","method":"initialized"}' '{"jsonrpc":"2.0","id":2,"method":"hooks/list","params":{}}'
+	  sleep 5; } | timeout 20 unshare -n codex app-server 2>/dev/null |
+		python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("id") == 2:
@@ -255,7 +283,29 @@ for line in sys.stdin:
                 print(h["eventName"], h["trustStatus"], h["command"])
         sys.exit(0)
 sys.exit("no answer to hooks/list")'
-	}
+}
+
+t_agents_codex_home_link() { # CODEX_HOME through a symlink: Codex keys its trust by the directory's real path, so that is the path sbx writes the trust for; each of sbx's hooks is trusted (Codex skips an untrusted hook and runs the call outside); control: uninstall, and Codex lists none of sbx's
+	agent_need codex
+	printf 'allow-write %s\n' "$P" >"$T/policy"
+	mkdir -p "$T/real-codex" && ln -s real-codex "$T/codex-link" || fail "setup"
+	export CODEX_HOME="$T/codex-link"
+	agent_install_codex >/dev/null || fail "install"
+	local list
+	list=$(agent_hooks_list) || fail "codex app-server hooks/list: $list"
+	note "$list"
+	[ "$(grep -c ' trusted .* hook codex ' <<<"$list")" = 3 ] || fail "each of sbx's three hooks trusted: $list"
+	"$SBX" hook codex uninstall >/dev/null || fail "uninstall"
+	list=$(agent_hooks_list) || fail "codex app-server hooks/list: $list"
+	grep -q 'hook codex' <<<"$list" && fail "control: after uninstall Codex lists no hook of sbx's: $list"
+	return 0
+}
+TESTS+=(agents_codex_home_link)
+
+t_agents_codex_hooks_trusted() { # Codex runs a hook only once trusted: after sbx hook codex install, Codex itself (its app server's hooks/list) reports each of sbx's hooks trusted; a hand edit of one makes it untrusted again (the control)
+	agent_need codex
+	printf 'allow-write %s\n' "$P" >"$T/policy"
+	agent_install_codex >/dev/null || fail "install"
 	local list
 	list=$(agent_hooks_list) || fail "codex app-server hooks/list: $list"
 	note "$list"

@@ -251,6 +251,7 @@ EOF
 	run_sbx hook claude install -c p
 	expect_rc 0 "install"
 	expect_contains "$OUT" "$H/.claude/settings.json" "it says where"
+	expect_not_contains "$ERR" "another PreToolUse hook" "no warning for a hook on Write only (nor for sbx's own)"
 	cmp -s "$H/.claude/settings.json.sbx-backup" "$T/claude.orig" || fail "the backup is the file as it was"
 	python3 - "$H/.claude/settings.json" "$T/claude.orig" "$SBX" "$T/pol dir/p" <<'PY' || fail "the merged settings"
 import json, shlex, sys
@@ -264,7 +265,8 @@ for ev, groups in old["hooks"].items():
 ours = [(ev, g) for ev, gs in new["hooks"].items() for g in gs if "hook claude" in g["hooks"][0]["command"]]
 assert sorted(ev for ev, _ in ours) == ["PreToolUse", "SessionEnd", "SessionStart"], ours
 for ev, g in ours:
-    words = shlex.split(g["hooks"][0]["command"])
+    words = shlex.split(g["hooks"][0]["command"].split(" || ")[0])
+    assert (ev == "PreToolUse") == g["hooks"][0]["command"].endswith("exit 2; }"), ("fails closed", ev, g)
     assert words[0] == sbx and words[1:3] == ["hook", "claude"] and words[-2:] == ["-c", pol], words
     assert g["hooks"][0]["timeout"] >= 3, g
     assert ev != "PreToolUse" or set(g["matcher"].split("|")) >= {"Bash", "Write", "Edit", "Read"}, g
@@ -307,6 +309,223 @@ PY
 }
 TESTS+=(hook_install_merge)
 
+t_hook_install_edges() { # sbx hook install never changes what is not its own: a settings file that is a symlink is refused and left a link, its target unchanged (control: the file itself is installed into); $CLAUDE_CONFIG_DIR is where Claude Code reads its settings, so it is where they go (control: ~/.claude without it); a file that is not JSON is refused, unchanged; the file's mode and config.toml's comments kept; 8 installs at once leave valid JSON with sbx's hooks once and the person's kept, every install succeeding (a guard: the mixed file it watches for did not show with the shared temporary name either)
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/p1"; printf 'allow-write %s\nallow-write %s\n' "$P" "$O" >"$T/p2"
+	mkdir -p "$H/.claude" "$H/.codex" "$T/dotfiles"
+	local mine='{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}]}}'
+	# a symlink: refused, nothing changed, the link still a link
+	printf '%s\n' "$mine" >"$T/dotfiles/claude.json"; cp "$T/dotfiles/claude.json" "$T/claude.orig"
+	ln -s "$T/dotfiles/claude.json" "$H/.claude/settings.json"
+	run_sbx hook claude install -c "$T/p1"
+	expect_rc 125 "install into a symlinked settings file"
+	expect_contains "$ERR" "is a symlink" "it says why"
+	[ -L "$H/.claude/settings.json" ] || fail "the link was replaced by a file"
+	cmp -s "$T/dotfiles/claude.json" "$T/claude.orig" || fail "install wrote through the link"
+	ln -s "$T/dotfiles/codex.toml" "$H/.codex/config.toml"; printf '# mine\n' >"$T/dotfiles/codex.toml"
+	run_sbx hook codex install -c "$T/p1"
+	expect_rc 125 "codex install with a symlinked config.toml"
+	[ -L "$H/.codex/config.toml" ] && [ "$(cat "$T/dotfiles/codex.toml")" = "# mine" ] && [ ! -e "$H/.codex/hooks.json" ] ||
+		fail "codex: a refused install changes nothing"
+	# control: the file itself
+	rm "$H/.claude/settings.json" "$H/.codex/config.toml"; cp "$T/claude.orig" "$H/.claude/settings.json"
+	chmod 640 "$H/.claude/settings.json"
+	run_sbx hook claude install -c "$T/p1"
+	expect_rc 0 "control: install into the file itself"
+	[ "$(stat -c %a "$H/.claude/settings.json")" = 640 ] || fail "the file's mode: $(stat -c %a "$H/.claude/settings.json")"
+	grep -q 'echo mine' "$H/.claude/settings.json" || fail "the person's hook kept"
+	expect_contains "$ERR" "another PreToolUse hook for the shell" "a warning: another hook on Bash may replace sbx's rewrite"
+	# $CLAUDE_CONFIG_DIR: Claude Code's settings are there
+	CLAUDE_CONFIG_DIR="$T/cfg" run_sbx hook claude install -c "$T/p1"
+	expect_rc 0 "install with CLAUDE_CONFIG_DIR"
+	grep -q 'hook claude pre-tool-use' "$T/cfg/settings.json" 2>/dev/null || fail "CLAUDE_CONFIG_DIR: the hooks are not in \$CLAUDE_CONFIG_DIR/settings.json"
+	CLAUDE_CONFIG_DIR="$T/cfg" run_sbx hook claude uninstall
+	expect_rc 0 "uninstall with CLAUDE_CONFIG_DIR"
+	grep -q 'hook claude' "$T/cfg/settings.json" && fail "CLAUDE_CONFIG_DIR: uninstall took them out"
+	grep -q 'hook claude pre-tool-use' "$H/.claude/settings.json" || fail "control: ~/.claude's own install stays"
+	# not JSON: refused, unchanged
+	printf '{"model": "opus",}\n' >"$T/bad.json"; cp "$T/bad.json" "$T/cfg/settings.json"
+	CLAUDE_CONFIG_DIR="$T/cfg" run_sbx hook claude install -c "$T/p1"
+	expect_rc 125 "a settings file that is not JSON"
+	cmp -s "$T/cfg/settings.json" "$T/bad.json" || fail "a file that is not JSON was changed"
+	# config.toml's comments and other tables kept through install and uninstall
+	printf '# my settings\nmodel = "o3" # inline\n\n[hooks.state."/x/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:00"\n' \
+		>"$H/.codex/config.toml"
+	cp "$H/.codex/config.toml" "$T/config.orig"
+	run_sbx hook codex install -c "$T/p1"
+	expect_rc 0 "codex install"
+	head -5 "$H/.codex/config.toml" | cmp -s - "$T/config.orig" || fail "config.toml's own lines kept: $(cat "$H/.codex/config.toml")"
+	run_sbx hook codex uninstall
+	cmp -s "$H/.codex/config.toml" "$T/config.orig" || fail "codex uninstall: config.toml as it was"
+	# 8 installs at once, with two policies
+	local i pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		"$SBX" hook claude install -c "$T/p$((i % 2 + 1))" >"$T/c.$i.out" 2>"$T/c.$i.err" & pids+=($!)
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		wait "${pids[$((i - 1))]}" || fail "install $i of 8 at once failed: $(cat "$T/c.$i.err")"
+	done
+	python3 - "$H/.claude/settings.json" <<'PY' || fail "after 8 installs at once: $(cat "$H/.claude/settings.json")"
+import json, sys
+h = json.load(open(sys.argv[1]))["hooks"]
+ours = [g for gs in h.values() for g in gs if "hook claude" in g["hooks"][0]["command"]]
+assert len(ours) == 3, ours
+assert any(g["hooks"][0]["command"] == "echo mine" for g in h["PreToolUse"]), h
+PY
+	[ -z "$(find "$H/.claude" -name '*.sbx-new*')" ] || fail "a temporary file left: $(ls "$H/.claude")"
+}
+TESTS+=(hook_install_edges)
+
+t_hook_config_out_of_reach() { # a command in the agent's session cannot change the hooks' configuration where the agents read it, $CLAUDE_CONFIG_DIR and $CODEX_HOME inside a writable root included (a rewritten hooks.json runs its command outside on the next call), nor reach the session's socket; control: the rest of those directories (the agents' sessions and logs) and the project stay writable
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	mkdir -p "$P/cc" "$P/ch"
+	local id="cr$$$RANDOM" f
+	CR_ID=$id	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "codex-$CR_ID" >/dev/null 2>&1' EXIT
+	export CLAUDE_CONFIG_DIR="$P/cc" CODEX_HOME="$P/ch"
+	run_sbx hook claude install -c "$T/hook.policy"; expect_rc 0 "claude install"
+	run_sbx hook codex install -c "$T/hook.policy"; expect_rc 0 "codex install"
+	printf '{"session_id": "%s", "cwd": "%s", "hook_event_name": "SessionStart"}' "$id" "$P" |
+		"$SBX" hook codex session-start -c "$T/hook.policy" || fail "session-start"
+	run_sbx exec "codex-$id" -- sh -c '
+		for f in "$CLAUDE_CONFIG_DIR/settings.json" "$CODEX_HOME/hooks.json" "$CODEX_HOME/config.toml" \
+		    "$CLAUDE_CONFIG_DIR/hooks/x.sh" "$CODEX_HOME/sessions-log" "$CLAUDE_CONFIG_DIR/todos.json" "$PWD/new.txt"; do
+			if (echo x >>"$f") 2>/dev/null; then echo "wrote $f"; else echo "refused $f"; fi
+		done
+		ls -d /tmp/sbx-*/sessions/*.sock "${TMPDIR%/*}"/sessions/*.sock 2>/dev/null | sed "s/^/socket /"; true'
+	expect_rc 0 "the exec"
+	for f in "$P/cc/settings.json" "$P/ch/hooks.json" "$P/ch/config.toml" "$P/cc/hooks/x.sh"; do
+		expect_contains "$OUT" "refused $f" "the hooks' configuration is read-only inside"
+	done
+	for f in "$P/ch/sessions-log" "$P/cc/todos.json" "$P/new.txt"; do
+		expect_contains "$OUT" "wrote $f" "control: the rest of the agent's directory and the project"
+	done
+	grep -q '^socket ' <<<"$OUT" && fail "the session's socket is visible inside: $OUT"
+	grep -q 'hook codex pre-tool-use' "$P/ch/hooks.json" && grep -q 'hook claude pre-tool-use' "$P/cc/settings.json" ||
+		fail "the hooks changed"
+	# the hooks' policy (and what it includes), in the writable project: the agent's next session reads it
+	printf 'allow-write %s\n' "$P" >"$P/inc.policy"
+	printf 'include %s/inc.policy\n' "$P" >"$P/agent.policy"
+	run_sbx hook claude install -c "$P/agent.policy"; expect_rc 0 "install with a policy in the project"
+	printf '{"session_id": "p%s", "cwd": "%s", "hook_event_name": "SessionStart"}' "$id" "$P" |
+		"$SBX" hook claude session-start -c "$P/agent.policy" || fail "session-start (claude)"
+	run_sbx exec "claude-p$id" -- sh -c 'for f in agent.policy inc.policy new.txt; do
+		if (echo "allow-write /" >>"$f") 2>/dev/null; then echo "wrote $f"; else echo "refused $f"; fi; done'
+	"$SBX" session stop "claude-p$id" >/dev/null 2>&1
+	expect_contains "$OUT" "refused agent.policy" "the policy is read-only inside"
+	expect_contains "$OUT" "refused inc.policy" "what it includes too"
+	expect_contains "$OUT" "wrote new.txt" "control: the project is writable"
+}
+TESTS+=(hook_config_out_of_reach)
+
+t_hook_session_gone_or_silent() { # a session that died and left its socket is started again by the next call (no command outside, no error); one whose socket accepts and never answers gets a deny from the hook before the agent's own timeout (which would run the call as it was); control: a live session judges at once
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	local id="gs$$$RANDOM" root="/tmp/sbx-$(id -u)" t0 t1
+	GS_ID=$id	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "claude-$GS_ID" >/dev/null 2>&1; "$SBX" session stop "claude-s$GS_ID" >/dev/null 2>&1; kill $GS_PY 2>/dev/null' EXIT
+	mkdir -p -m 700 "$root/sessions" || fail "setup: the runtime root"
+	hin() { python3 -c 'import json, sys; print(json.dumps({"session_id": sys.argv[1], "cwd": sys.argv[2], "hook_event_name": "PreToolUse", "tool_name": sys.argv[3], "tool_input": json.loads(sys.argv[4])}))' "$@"; }
+	# a stale socket: bound, its listener gone
+	python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$root/sessions/claude-s$id.sock" ||
+		fail "setup: a stale socket"
+	hin "s$id" "$P" Bash '{"command": "echo in-session"}' | "$SBX" hook claude pre-tool-use -c "$T/hook.policy" >"$T/stale.out" 2>"$T/stale.err"
+	log_file stale "$T/stale.out"; log_file "stale err" "$T/stale.err"
+	grep -q '"permissionDecision":"allow"' "$T/stale.out" || fail "a stale socket: the session is started again: $(cat "$T/stale.out" "$T/stale.err")"
+	"$SBX" session list | grep -q "^claude-s$id " || fail "a stale socket: no session claude-s$id"
+	# control: a live session judges a Write at once
+	t0=$(date +%s%N)
+	hin "s$id" "$P" Write "{\"file_path\": \"$O/x\", \"content\": \"x\"}" |
+		"$SBX" hook claude pre-tool-use -c "$T/hook.policy" >"$T/live.out"
+	t1=$(date +%s%N)
+	grep -q '"permissionDecision":"deny"' "$T/live.out" || fail "control: a live session denies a write outside: $(cat "$T/live.out")"
+	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "control: the live judgement took $(((t1 - t0) / 1000000)) ms"
+	# a socket that accepts and never answers
+	python3 -c 'import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); print("up", flush=True); time.sleep(70)' \
+		"$root/sessions/claude-$id.sock" >"$T/py.out" 2>&1 </dev/null & GS_PY=$!
+	for _ in $(seq 50); do [ -s "$T/py.out" ] && break; sleep 0.1; done
+	t0=$(date +%s%N)
+	hin "$id" "$P" Write "{\"file_path\": \"$P/x\", \"content\": \"x\"}" |
+		timeout 58 "$SBX" hook claude pre-tool-use -c "$T/hook.policy" >"$T/silent.out"
+	local rc=$?
+	t1=$(date +%s%N)
+	log_file silent "$T/silent.out"
+	[ $rc = 0 ] || fail "a silent session: the hook exited $rc after $(((t1 - t0) / 1000000)) ms (124: past the agent's timeout: the call would run unjudged)"
+	grep -q '"permissionDecision":"deny"' "$T/silent.out" || fail "a silent session: a deny: $(cat "$T/silent.out")"
+	kill "$GS_PY" 2>/dev/null
+}
+TESTS+=(hook_session_gone_or_silent)
+
+t_hook_long_command() { # a command whose rewrite is longer than one argument may be (MAX_ARG_STRLEN, 128 KiB; the agent's shell gets it as one) is denied with words the model can act on, not run to fail with E2BIG; control: one well under it runs in the session, its output exact
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	local id="lc$$$RANDOM" n
+	LC_ID=$id	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "claude-$LC_ID" >/dev/null 2>&1' EXIT
+	for n in 120000 131000; do
+		python3 -c 'import json, sys; n = int(sys.argv[3]); c = ": " + "x" * (n - 14) + "; echo ok-%d" % 0
+print(json.dumps({"session_id": sys.argv[1], "cwd": sys.argv[2], "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": c}}))' \
+			"$id" "$P" "$n" >"$T/in.$n.json"
+		"$SBX" hook claude pre-tool-use -c "$T/hook.policy" <"$T/in.$n.json" >"$T/out.$n.json" || fail "pre-tool-use $n"
+	done
+	python3 - "$T" <<'PY' >"$T/check.out" 2>&1 || fail "$(cat "$T/check.out")"
+import json, subprocess, sys
+t = sys.argv[1]
+h = json.load(open(t + "/out.120000.json"))["hookSpecificOutput"]
+assert h["permissionDecision"] == "allow", ("control: under the cap runs", h)
+r = subprocess.run(["bash", "-c", h["updatedInput"]["command"]], capture_output=True, text=True, timeout=60)
+assert r.returncode == 0 and r.stdout == "ok-0\n", ("control: it ran in the session", r.returncode, r.stdout, r.stderr[-300:])
+h = json.load(open(t + "/out.131000.json"))["hookSpecificOutput"]
+assert h["permissionDecision"] == "deny" and "one argument" in h["permissionDecisionReason"], h
+print("ok")
+PY
+}
+TESTS+=(hook_long_command)
+
+t_hook_line_fails_closed() { # the installed pre-tool-use hook line, run as both agents run it (sh -c): sbx removed, made unexecutable or crashing exits 2 with words on stderr (both agents' "blocked"), never another status (both agents then run the call as it was); control: with sbx there it answers allow with status 0
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	mkdir -p "$T/bin" && cp "$SBX" "$T/bin/sbx" || fail "setup: a copy of sbx"
+	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
+	local agent how id="fc$$$RANDOM" rc
+	FC_ID=$id	# not local: the EXIT trap reads it
+	trap '"$SBX" session stop "claude-$FC_ID" >/dev/null 2>&1; "$SBX" session stop "codex-$FC_ID" >/dev/null 2>&1' EXIT
+	printf '{"session_id": "%s", "cwd": "%s", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "touch %s/ran"}}' \
+		"$id" "$P" "$O" >"$T/in.json"
+	for agent in claude codex; do
+		"$T/bin/sbx" hook "$agent" install -c "$T/hook.policy" >/dev/null 2>"$T/install.err" ||
+			fail "$agent install: $(cat "$T/install.err")"
+		python3 - "$H" "$agent" >"$T/pre.cmd" <<'PY' || fail "$agent: no pre-tool-use hook installed"
+import json, sys
+h, agent = sys.argv[1:3]
+f = h + ("/.claude/settings.json" if agent == "claude" else "/.codex/hooks.json")
+g = json.load(open(f))["hooks"]["PreToolUse"]
+sys.stdout.write([x for x in g if "pre-tool-use" in x["hooks"][0]["command"]][0]["hooks"][0]["command"])
+PY
+		for how in present removed unexecutable crashing; do
+			case $how in
+			removed) rm -f "$T/bin/sbx" ;;
+			unexecutable) cp "$SBX" "$T/bin/sbx" && chmod 644 "$T/bin/sbx" ;;
+			crashing) printf '#!/bin/sh\nkill -SEGV $$\n' >"$T/bin/sbx" && chmod 755 "$T/bin/sbx" ;;
+			esac
+			sh -c "$(cat "$T/pre.cmd")" <"$T/in.json" >"$T/fc.out" 2>"$T/fc.err"
+			rc=$?
+			log_file "$agent $how out" "$T/fc.out"; log_file "$agent $how err" "$T/fc.err"
+			if [ $how = present ]; then
+				[ $rc = 0 ] && grep -q '"permissionDecision":"allow"' "$T/fc.out" ||
+					fail "control, $agent: with sbx there the hook answers allow (status $rc): $(cat "$T/fc.out" "$T/fc.err")"
+			else
+				[ $rc = 2 ] || fail "$agent, sbx $how: the hook exits $rc; the agent would run the command outside the sandbox"
+				[ -s "$T/fc.err" ] || fail "$agent, sbx $how: exit 2 without words on stderr (Codex then runs the command)"
+				grep -q allow "$T/fc.out" && fail "$agent, sbx $how: an allow"
+			fi
+		done
+		cp "$SBX" "$T/bin/sbx"
+	done
+	[ ! -e "$O/ran" ] || fail "setup: the hook itself ran the command"
+}
+TESTS+=(hook_line_fails_closed)
+
 t_hook_file_tools_judged() { # the agents' own file tools, by recorded inputs: a write through a symlink (a dangling one too) to outside, into .git/hooks or over a deny-write is denied with the plan's reason; a Grep over a tree holding a deny-read path is denied, a Glob is not; an input whose file sbx cannot find is denied (fail closed); allowed calls get no answer
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	git -C "$P" init -q || skip "git is not installed"
@@ -315,6 +534,7 @@ t_hook_file_tools_judged() { # the agents' own file tools, by recorded inputs: a
 	echo secret >"$P/.env"; mkdir -p "$P/keep"
 	ln -s "$O/target" "$P/out"                  # a link made inside, to outside
 	ln -s "$H/.bashrc-later" "$P/later"         # dangling: a write would create its target
+	mkdir -p "$P/a/b"; ln -s a/b "$P/lnk"       # lnk/.. is a to the kernel, . to a path normaliser
 	FT_ID="ft$$$RANDOM"	# not local: the EXIT trap reads it
 	trap '"$SBX" session stop "claude-$FT_ID" >/dev/null 2>&1; "$SBX" session stop "codex-$FT_ID" >/dev/null 2>&1' EXIT
 	python3 - "$T" "$P" "$FT_ID" <<'PY' || fail "could not write the inputs"
@@ -332,10 +552,19 @@ cases = [
     ("claude", "Grep", {"pattern": "secret"}, ".env, which the policy hides"),
     ("claude", "Grep", {"pattern": "secret", "path": p + "/src"}, ""),
     ("claude", "Glob", {"pattern": "**/*"}, ""),
+    # a pattern lists names outside its path: its literal directories are judged as the path is
+    ("claude", "Glob", {"pattern": p + "/.env/*"}, "deny-read"),
+    ("claude", "Glob", {"pattern": "src/*.c", "path": p}, ""),
     ("claude", "Write", {"content": "no file named"}, "names no file"),
+    # lnk -> a/b: the kernel takes lnk/.. to a, an agent that normalises the path first to the project
+    ("claude", "Write", {"file_path": p + "/lnk/../.git/hooks/pre-commit", "content": "x"}, "mandatory deny .git/hooks"),
+    ("claude", "Write", {"file_path": p + "/lnk/../ok.txt", "content": "x"}, ""),
     ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: src/a.c\n@@\n-a\n+b\n*** End Patch\n"}, ""),
     ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Add File: ok.txt\n+a\n*** Add File: out/evil.sh\n+b\n*** End Patch\n"}, "outside every writable root"),
     ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Update File: a.c\n*** Move to: .vscode/tasks.json\n*** End Patch\n"}, "mandatory deny .vscode"),
+    # Codex trims a header line (Rust's trim, Unicode spaces too): an indented one adds the file as well
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n*** Add File: ok2.txt\n+a\n \t*** Add File: out/evil2.sh\n+b\n*** End Patch\n"}, "outside every writable root"),
+    ("codex", "apply_patch", {"command": "*** Begin Patch\n\u3000*** Add File: out/evil3.sh\u00a0\n+b\n*** End Patch\n"}, "outside every writable root"),
     ("codex", "apply_patch", {"input": "*** Begin Patch\n*** Add File: x\n+a\n*** End Patch\n"}, "names no file"),
 ]
 json.dump([c[3] for c in cases], open(t + "/want.json", "w"))
@@ -405,8 +634,10 @@ t_hook_rewrite_exact() { # the rewritten command in the agent's shell, against t
 		"cd 'nl
 ' && pwd" 'echo out; echo err >&2; exit 3' 'cd sub; exit 0' 'cd /nonexistent-dir-x' \
 		'cd sub && (sleep 30 &) && echo left-running' 'set -- a b; echo "$#:$*"' 'exec 3>/dev/null; cd sub; echo fd3 taken' \
-		'cd sub; trap "echo bye" EXIT; echo hi')
-	[ "$i" = 11 ] || fail "setup: $i commands"
+		'cd sub; trap "echo bye" EXIT; echo hi' 'PWD=-; echo forged' 'PWD=sub; echo forged' \
+		'echo "#"; cd sub # a comment at the end' 'echo trailing \' 'echo "unterminated' $'cat <<EOF\n$0 $#\nEOF' \
+		'set -e; cd sub; false; echo no' 'exec echo replaced' 'cd /; cd -' 'exec 3>&-; exec 4>&-; cd sub; echo closed')
+	[ "$i" = 21 ] || fail "setup: $i commands"
 	"$SBX" session stop "claude-$id" || fail "session stop"
 }
 TESTS+=(hook_rewrite_exact)
