@@ -6376,7 +6376,7 @@ test_agents(void)
 /* The scan cache's view (sbx.c 5c) gives the walk what a real listing
  * gives, kept names only: after a change of any kind, a forged mtime, a
  * damaged or stale file. sc_list: the kept names below dir, one line each. */
-static void
+static __attribute__((unused)) void
 sc_list(const struct disk *dk, void *parent, const char *name, const char *path, struct buf *out, int depth)
 {
 	void *dh = dk->ops->opendir(dk->ctx, parent, name);
