@@ -261,7 +261,7 @@ static __attribute__((unused)) struct plan *
 plan_of(const char *policy, const char *tree)
 {
 	struct policy p;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 	struct vec facts = { 0 };
 	struct plan *pl = amalloc(sizeof(*pl));
 	struct err e = { 0 };
@@ -283,7 +283,7 @@ plan_text_warned(const char *policy, const char *tree, struct vec *warnings)
 {
 	struct policy p;
 	const char *perr = parse(&p, policy), *why;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 	struct vec facts = { 0 };
 	struct fact_finder fx;
 	struct plan pl;
@@ -981,7 +981,7 @@ test_plan(void)
 	/* writability queries, as the tamper check uses them */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -1016,7 +1016,7 @@ test_plan(void)
 			{ "/w/fifo", MK_BIND_RO, "a FIFO denied in a root: bwrap's (sbx holds files and directories)" },
 		};
 		struct policy p;
-		struct run_paths rp = { "/w", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+		struct run_paths rp = { "/w", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err e = { 0 };
@@ -1465,7 +1465,7 @@ test_argv_goldens(void)
 		const char *golden_path = aprintf("tests/golden/%s.argv", names[i]);
 		struct policy p;
 		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL,
-			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf", "/tmp/sbx-1000/run-42-7" };
+			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf", "/tmp/sbx-1000/run-42-7", { NULL } };
 		struct plan pl;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
 		struct run_facts rf;
@@ -1995,7 +1995,7 @@ test_seatbelt_goldens(void)
 		char *line, *save;
 		struct policy p;
 		struct run_paths rp = { "/p", "/tmp/sbx-1000", "/tmp/sbx-1000/run-42-7/tmp", "/tmp/sbx-1000/run-42-7/empty", "/home/u", NULL,
-			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf", "/tmp/sbx-1000/run-42-7" };
+			{ NULL }, { 0 }, "/tmp/sbx-1000/run-42-7/resolv.conf", "/tmp/sbx-1000/run-42-7", { NULL } };
 		struct plan pl;
 		const char *why = NULL;
 		char *cmd[] = { "sh", "-c", "echo \"$1\"", "x", "it's", NULL };
@@ -2091,7 +2091,7 @@ test_print_argv_is_the_run(void)
 		for (j = 0; j < LEN(envs); j++) {
 			struct policy p;
 			struct run_paths rp = { "/p", "/tmp/sbx-0", "/tmp/sbx-0/run-1-2/tmp", "/tmp/sbx-0/run-1-2/empty",
-				"/home/u", NULL, { NULL }, { 0 }, "/tmp/sbx-0/run-1-2/resolv.conf", "/tmp/sbx-0/run-1-2" };
+				"/home/u", NULL, { NULL }, { 0 }, "/tmp/sbx-0/run-1-2/resolv.conf", "/tmp/sbx-0/run-1-2", { NULL } };
 			struct vec facts = { 0 }, printed = { 0 }, printed_cmd = { 0 }, ran = { 0 };
 			struct run_facts rf;
 			struct bw_invocation bi;
@@ -2340,7 +2340,7 @@ test_violations_report(void)
 	 * a host) in the middle of thousands of others; the ignored, however
 	 * many, push nothing out */
 	{
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err er = { 0 };
@@ -4720,7 +4720,7 @@ test_policy_hardening(void)
 			struct plan pl;
 			struct vec opts = { 0 };
 			struct buf b = { 0 };
-			struct run_paths rp = { "/p", "/r", "/t", "/e", "/home/u", NULL, { NULL }, { 0 }, "/resolv.conf", "/" };
+			struct run_paths rp = { "/p", "/r", "/t", "/e", "/home/u", NULL, { NULL }, { 0 }, "/resolv.conf", "/", { NULL } };
 			struct run_facts rf;
 			size_t k;
 
@@ -4793,7 +4793,7 @@ test_policy_hardening(void)
 			check_str(got, plans[i].want, plans[i].name, __LINE__);
 	}
 	{	/* nothing under a secret is writable, even with allow-write */
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 		struct vec facts = { 0 };
 		struct plan pl;
 		struct err er = { 0 };
@@ -4957,7 +4957,7 @@ test_ph_recover(void)
 	const char *top = mkdtemp(tmpl), *w, *reg;
 	struct policy p;
 	struct disk dk = { &real_disk_ops, NULL };
-	struct run_paths rp = { "/", NULL, "/tmp/t", NULL, "/nonexistent-home", NULL, { NULL }, { 0 }, NULL, NULL };
+	struct run_paths rp = { "/", NULL, "/tmp/t", NULL, "/nonexistent-home", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 	struct vec facts = { 0 }, covered = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -5237,7 +5237,7 @@ test_observer(void)
 		{ "/w/sub/../../o/x", "/o/x" }, { "/a/b/c/../../d/", "/a/d" }, { "relative", NULL }, { "", NULL },
 	};
 	struct policy p;
-	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+	struct run_paths rp = { "/p", NULL, "/tmp/sbx-0/run/tmp", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 	struct vec facts = { 0 };
 	struct plan pl;
 	struct err e = { 0 };
@@ -6344,7 +6344,7 @@ test_agents(void)
 	/* a hostile file: bounded, and said once */
 	{
 		struct policy p;
-		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL };
+		struct run_paths rp = { "/p", NULL, "/tmp/t", NULL, "/home/u", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 		struct vec facts = { 0 };
 		struct err e = { 0 };
 		struct fact_finder fx;
