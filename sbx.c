@@ -8482,8 +8482,14 @@ sc_opendir(void *ctx, void *parent, const char *name)
 		r.ctime = sc_ns(&st.st_ctim);
 		r.mtime = sc_ns(&st.st_mtim);
 		/* trusted next time if old enough that a change after the scan
-		 * began has a later ctime; else kept only as the way down */
-		d->trusted = r.ctime < sc->now - SBX_SCAN_CACHE_RACY_NS;
+		 * began has a later ctime; else kept only as the way down. A
+		 * ctime of whole seconds is from a file system that keeps no
+		 * more (ext4 of 128-byte inodes, even in memory; one whose inode
+		 * lost its nanoseconds when it was read back from disk): every
+		 * change in that second gets the same ctime, so the listing is
+		 * trusted only once that second is over */
+		d->trusted = r.ctime < sc->now - SBX_SCAN_CACHE_RACY_NS -
+		    (r.ctime % 1000000000 ? 0 : 1000000000);
 	}
 	if (keep) {
 		r.parent = pd ? pd->self : 0;
@@ -18615,12 +18621,22 @@ audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
 	return plat_file_times(dirfd, name, ctime, btime);
 }
 
+/* Was time t (ns) set during the run? A file system that keeps whole
+ * seconds (ext4 of 128-byte inodes) stamps a change made in the run's
+ * first second with that second's start, before t0: such a time counts
+ * from the start of t0's second. */
+static bool
+audit_since(const struct audit *a, long long t)
+{
+	return t >= a->t0 || (t % 1000000000 == 0 && t >= a->t0 - a->t0 % 1000000000);
+}
+
 static bool
 audit_changed(const struct audit *a, const char *path)
 {
 	long long c, b;
 
-	return audit_times(AT_FDCWD, path, &c, &b) && c >= a->t0;
+	return audit_times(AT_FDCWD, path, &c, &b) && audit_since(a, c);
 }
 
 static bool
@@ -18832,7 +18848,7 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 		if (!strcmp(de.name, ".") || !strcmp(de.name, "..") ||
 		    (n > 7 && !strcmp(de.name + n - 7, ".sample")) || strstr(de.name, ".sbx-disabled"))
 			continue;
-		if (force || (audit_times(dir_fd(d), de.name, &c, &b) && c >= a->t0))
+		if (force || (audit_times(dir_fd(d), de.name, &c, &b) && audit_since(a, c)))
 			vec_push(&names, astrdup(de.name));
 	}
 	for (i = 0; i < names.n; i++) {
@@ -19230,7 +19246,7 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 	 * its birth time); only where the list could not reach (past the
 	 * walk's bound, in node_modules) do times decide */
 	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
-		fresh = b >= 0 ? b >= a->t0 : c >= a->t0;
+		fresh = audit_since(a, b >= 0 ? b : c);
 	a->fresh_found |= fresh;
 	if (type == DT_DIR) {
 		audit_gitdir(a, dotgit, fresh, 0);
@@ -19269,7 +19285,7 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
 		long long c, b;
 		bool fresh = a->dirs_seen.n && !a->seen_partial ? true :
-		    audit_times(fd, ".", &c, &b) && ((b >= 0 && b >= a->t0) || c >= a->t0);
+		    audit_times(fd, ".", &c, &b) && ((b >= 0 && audit_since(a, b)) || audit_since(a, c));
 
 		close(fd);
 		audit_gitdir(a, astrdup(path), fresh, 0);

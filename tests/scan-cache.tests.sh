@@ -189,3 +189,71 @@ t_scan_cache_concurrent_runs() { # 8 runs at once over one tree, each changing i
 	expect_not_contains "$OUT" WROTE "after the concurrent runs"
 }
 TESTS+=(scan_cache_concurrent_runs)
+
+# sc_mount_ext4_small DIR: an ext4 file system of 128-byte inodes (ctime kept to the second, even
+# in memory) mounted at DIR for the rest of the test (test.sh's private mount namespace).
+sc_mount_ext4_small() {
+	[ "$(id -u)" = 0 ] || skip "mounting a file system needs root"
+	command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4"
+	truncate -s 16M "$T/small.img" && mkfs.ext4 -q -F -I 128 "$T/small.img" 2>/dev/null ||
+		skip "mkfs.ext4 -I 128 failed"
+	mkdir -p "$1" && mount -o loop "$T/small.img" "$1" 2>/dev/null || skip "cannot mount a loop device here"
+	trap 'umount -l "'"$1"'" 2>/dev/null' EXIT
+	[ "$(stat -f -c %T "$1")" = ext2/ext3 ] || fail "setup: $1 is not ext4 ($(stat -f -c %T "$1"))"
+}
+
+t_scan_cache_second_ctime() { # on a file system whose ctime has whole seconds, a .bashrc made in the second of the scan is refused next run
+	need_private_places
+	sc_mount_ext4_small "$P/vol"
+	mkdir "$P/vol/d"
+	policy p <<<"allow-write ."
+	local try c0 c1=
+	for try in 1 2 3 4 5; do
+		rm -f "$P/vol/d/.bashrc"
+		# at the start of a second: d's ctime is that second, .000000000
+		"$PY" -c 'import time; time.sleep(1.02 - time.time() % 1)'
+		touch "$P/vol/d/seed"; rm "$P/vol/d/seed"; c0=$(stat -c %.9Z "$P/vol/d")
+		sleep 0.05	# past the coarse clock's margin
+		# the attacker's run: its scan keeps d's listing (no .bashrc), then it makes one
+		run_sbx -v -c "$T/p" -- sh -c 'echo "echo pwned" > vol/d/.bashrc && echo MADE'
+		expect_rc 0 "run 1 (try $try)"; expect_contains "$OUT" MADE "run 1: .bashrc made"
+		c1=$(stat -c %.9Z "$P/vol/d")
+		[ "$c1" = "$c0" ] && break	# the same second: d's ctime did not move
+	done
+	[ "$c1" = "$c0" ] || skip "the machine is too slow to make the change within the second of the scan"
+	expect_eq "${c0#*.}" 000000000 "setup: ctime in whole seconds"
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try vol/d/.bashrc) (echo ok > vol/d/ok.txt) && echo control-ok"
+	expect_rc 0 "run 2"
+	expect_cache_used "run 2"
+	expect_not_contains "$OUT" WROTE "a .bashrc made in the second of the scan"
+	expect_contains "$OUT" control-ok "an ordinary write in the same directory (control)"
+	expect_eq "$(cat "$P/vol/d/.bashrc")" "echo pwned" "host: the .bashrc"
+}
+TESTS+=(scan_cache_second_ctime)
+
+t_scan_cache_second_ctime_audit() { # on a file system whose ctime has whole seconds, a repository made deep in the run's first second is found by the audit
+	need_private_places
+	git_env
+	local pay; pay=$(git_payload secaudit)
+	sc_mount_ext4_small "$P/vol"
+	mkdir -p "$P/vol/a/b/c/d" "$P/a/b/c/d"
+	policy p <<<"allow-write ."
+	local try c
+	for try in 1 2 3 4 5; do
+		rm -rf "$P/vol/a/b/c/d/evil" "$P/a/b/c/d/evil"
+		sleep 1.1	# d's ctime a second before the run
+		"$PY" -c 'import time; time.sleep(1.1 - time.time() % 1)'	# 0.1 s into a second
+		run_sbx -v -c "$T/p" -- sh -ec "for d in vol/a/b/c/d a/b/c/d; do git init -q \$d/evil
+			printf '#!/bin/sh\n$pay\n' > \$d/evil/.git/hooks/pre-commit; chmod +x \$d/evil/.git/hooks/pre-commit
+			done; echo DONE"
+		expect_rc 0 "the run (try $try)"; expect_contains "$OUT" DONE "the run (try $try)"
+		c=$(stat -c %.9Z "$P/vol/a/b/c/d")
+		[ "${c%.*}" = "$(date +%s)" ] && break	# still the run's second: its ctime is before the run began
+	done
+	[ "${c%.*}" = "$(date +%s)" ] || skip "the machine is too slow to make the repository within the second the run began"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/evil/.git/hooks/pre-commit" "the same on the project's file system (control)"
+	expect_contains "$ERR" "neutralised $P/vol/a/b/c/d/evil/.git/hooks/pre-commit" "a repository made in the run's first second"
+	git_outside "$P/vol/a/b/c/d/evil"
+	expect_no_payload "git outside in the repository made in the run's first second"
+}
+TESTS+=(scan_cache_second_ctime_audit)
