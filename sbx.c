@@ -8845,11 +8845,12 @@ fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, cons
 
 /* The entries by which git takes a directory for a gitdir, whatever its
  * name (a bare repository, a .git renamed away): HEAD, objects/, refs/.
+ * HEAD may be a symlink (git's validate_headref takes one to refs/...).
  * Returns the bit of one of them, so a reader can tell all three apart. */
 static unsigned
 gitdir_part(const char *name, enum fkind k)
 {
-	return strcmp(name, "HEAD") == 0 && k == FK_FILE ? 1 : strcmp(name, "objects") == 0 && k == FK_DIR ? 2 :
+	return strcmp(name, "HEAD") == 0 && (k == FK_FILE || k == FK_LINK) ? 1 : strcmp(name, "objects") == 0 && k == FK_DIR ? 2 :
 	    strcmp(name, "refs") == 0 && k == FK_DIR ? 4 : 0;
 }
 
@@ -19279,8 +19280,10 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 	 * person's git status there. A directory git would take for a gitdir
 	 * (HEAD, objects/, refs/) is audited as one: whole when it is new (the
 	 * walk below a directory that changed only reaches new ones; a walk of
-	 * a whole root goes by its times), else what changed in it. */
-	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	 * a whole root goes by its times), else what changed in it. HEAD
+	 * may be a symlink (gitdir_part). */
+	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
 	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
 	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
 		long long c, b;

@@ -257,3 +257,29 @@ t_scan_cache_second_ctime_audit() { # on a file system whose ctime has whole sec
 	expect_no_payload "git outside in the repository made in the run's first second"
 }
 TESTS+=(scan_cache_second_ctime_audit)
+
+t_scan_cache_bare_head_symlink() { # a bare repository whose HEAD is a symlink (git takes one to refs/...), made deep in a run: the audit finds it; one there before: protected
+	need_private_places
+	git_env
+	local pay; pay=$(git_payload headlink)
+	mkdir -p "$P/a/b/c/d"
+	policy p <<<"allow-write ."
+	sleep 0.1
+	run_sbx -v -c "$T/p" -- sh -ec "cd a/b/c/d; for g in plain link; do git init -q --bare \$g.d
+		git --git-dir=\$g.d config core.pager '$pay; cat'; done
+		rm link.d/HEAD; ln -s refs/heads/main link.d/HEAD; echo DONE"
+	expect_rc 0 "run 1"; expect_contains "$OUT" DONE "run 1"
+	git --git-dir="$P/a/b/c/d/link.d" rev-parse --git-dir >/dev/null 2>&1 || fail "setup: git does not take link.d for a repository"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/plain.d/config" "a bare repository made deep (control)"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/link.d/config" "one whose HEAD is a symlink"
+	git -C "$P/a/b/c/d/link.d" -p log >/dev/null 2>&1
+	expect_no_payload "git log outside in the bare repository whose HEAD is a symlink"
+	# the person's own, there before the run (HEAD a symlink, and a file): config read-only inside
+	rm -rf "$P/a/b/c/d/link.d"; git init -q --bare "$P/mine.d"; git init -q --bare "$P/plain.d"
+	rm "$P/mine.d/HEAD"; ln -s refs/heads/main "$P/mine.d/HEAD"; sleep 0.1
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try plain.d/config mine.d/config) echo ok > mine.d/description && echo control-ok"
+	expect_rc 0 "run 2"
+	expect_not_contains "$OUT" WROTE "the config of a bare repository there before"
+	expect_contains "$OUT" control-ok "a file of it git runs nothing from (control)"
+}
+TESTS+=(scan_cache_bare_head_symlink)
