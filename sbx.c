@@ -8228,6 +8228,7 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
  * runs' roots while they fit). Linux only (macOS lists every directory). */
 #define SBX_SCAN_CACHE_FILE	"scan-cache"
 #define SBX_SCAN_CACHE_MAX_DIRS	262144		/* ~23 MiB with the names, at most */
+#define SBX_SCAN_CACHE_MAX_BYTES	(SBX_SCAN_CACHE_MAX_DIRS * (size_t)128)	/* long names: the file's own bound */
 #define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the coarse clock's margin (audit_record's) */
 #define SBX_SCAN_CACHE_MAGIC	"sbxscan2"
 #define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite */
@@ -8263,6 +8264,7 @@ struct scan_cache {
 	size_t maplen;
 	struct buf recs, kids, names;	/* the new file's parts */
 	long long now;			/* ns, when the scan began */
+	size_t max_bytes;		/* the file's bound: larger is neither read nor written */
 	struct { dev_t dev; bool ok; } fs[16];
 	size_t nfs;
 	long served, listed;	/* directories: from the old file, listed */
@@ -8338,8 +8340,7 @@ sc_load(struct scan_cache *sc)
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(h) ||
-	    st.st_size > (off_t)SBX_SCAN_CACHE_MAX_DIRS * 128) {
+	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(h) || (size_t)st.st_size > sc->max_bytes) {
 		note("scan cache %s: not a private file of this user, or too large: not used",
 		    sc->path);
 		close(fd);
@@ -8625,6 +8626,7 @@ sc_open(struct scan_cache *sc, const struct disk *under, const char *path)
 	sc->path = path;
 	clock_gettime(CLOCK_REALTIME, &now);
 	sc->now = sc_ns(&now);
+	sc->max_bytes = SBX_SCAN_CACHE_MAX_BYTES;
 	if (path)
 		sc_load(sc);
 }
@@ -8634,6 +8636,19 @@ static const char *
 sc_rec_name(const struct scan_cache *sc, const struct sc_rec *r)
 {
 	return (r->old ? sc->old.name : sc->names.p) + r->name;
+}
+
+/* What record r adds to the file: itself, its hash slot (at most 4, as
+ * nslot < 4 * total), its children's offsets, its names. */
+static size_t
+sc_rec_bytes(const struct scan_cache *sc, const struct sc_rec *r)
+{
+	size_t b = sizeof(*r) + 16 + (size_t)r->nkids * 4 + strlen(sc_rec_name(sc, r)) + 1;
+
+	for (uint32_t j = 0; j < r->nkids; j++)
+		b += strlen(r->old ? sc->old.name + sc->old.kid[r->kid0 + j] :
+		    sc->names.p + ((const uint32_t *)sc->kids.p)[r->kid0 + j]) + 1;
+	return b;
 }
 
 /* Append record r (this run's, or the old file's with parent already
@@ -8674,6 +8689,7 @@ sc_save(struct scan_cache *sc, bool write)
 	uint32_t n = (uint32_t)(sc->recs.n / sizeof(*nr)), i, j, *map = NULL, *slot, total;
 	struct strset roots = { 0 };	/* in the arena */
 	struct sc_head h = { SBX_SCAN_CACHE_MAGIC, 0, 0, 0, 0 };
+	size_t bytes = sizeof(h) + 16 * 4, more;	/* the head, the fewest slots */
 	struct buf out = { 0 }, recs = { 0 }, kids = { 0 }, names = { 0 };
 	const char *tmp;
 	int fd;
@@ -8683,6 +8699,15 @@ sc_save(struct scan_cache *sc, bool write)
 	if (!write || !sc->path || n > SBX_SCAN_CACHE_MAX_DIRS ||
 	    (!sc->changed && sc->restamped <= SBX_SCAN_CACHE_RESTAMPS))
 		goto done;
+	/* a file sc_load would refuse is not written: long names can pass the
+	 * bound before the directories do (every run then lists them all) */
+	for (i = 0; i < n; i++)
+		bytes += sc_rec_bytes(sc, &nr[i]);
+	if (bytes > sc->max_bytes) {
+		note("scan cache %s: this run's %u directories pass its bound of %zu bytes: not written",
+		    sc->path, n, sc->max_bytes);
+		goto done;
+	}
 	for (i = 0; i < n; i++)
 		if (!nr[i].parent)
 			strset_add(&roots, sc_rec_name(sc, &nr[i]) + 1);
@@ -8691,11 +8716,16 @@ sc_save(struct scan_cache *sc, bool write)
 		goto done;
 	for (i = 0, total = n; i < sc->old.nrec && total < SBX_SCAN_CACHE_MAX_DIRS; i++) {
 		const struct sc_rec *o = &sc->old.rec[i];
+		struct sc_rec r = *o;
 
 		if (o->parent > i || o->name >= sc->old.nname - 1 || !sc_kids_ok(&sc->old, o) ||
 		    (o->parent ? !map[o->parent - 1] :
 		    strset_has(&roots, sc->old.name + o->name + 1)))
 			continue;	/* a tree this run walked again, or one not kept */
+		r.old = 1;
+		if ((more = sc_rec_bytes(sc, &r)) > sc->max_bytes - bytes)
+			continue;	/* past the bound: it and what is below it left out */
+		bytes += more;
 		map[i] = ++total;
 	}
 	for (i = 0; i < n; i++)
