@@ -8228,7 +8228,8 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
  * runs' roots while they fit). Linux only (macOS lists every directory). */
 #define SBX_SCAN_CACHE_FILE	"scan-cache"
 #define SBX_SCAN_CACHE_MAX_DIRS	262144		/* ~23 MiB with the names, at most */
-#define SBX_SCAN_CACHE_MAX_BYTES	(SBX_SCAN_CACHE_MAX_DIRS * (size_t)128)	/* long names: the file's own bound */
+/* the file's own bound: long names pass it before the directories do */
+#define SBX_SCAN_CACHE_MAX_BYTES	(SBX_SCAN_CACHE_MAX_DIRS * (size_t)128)
 #define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the coarse clock's margin (audit_record's) */
 #define SBX_SCAN_CACHE_MAGIC	"sbxscan2"
 #define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite */
@@ -8340,7 +8341,8 @@ sc_load(struct scan_cache *sc)
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(h) || (size_t)st.st_size > sc->max_bytes) {
+	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(h) ||
+	    (size_t)st.st_size > sc->max_bytes) {
 		note("scan cache %s: not a private file of this user, or too large: not used",
 		    sc->path);
 		close(fd);
@@ -8704,8 +8706,8 @@ sc_save(struct scan_cache *sc, bool write)
 	for (i = 0; i < n; i++)
 		bytes += sc_rec_bytes(sc, &nr[i]);
 	if (bytes > sc->max_bytes) {
-		note("scan cache %s: this run's %u directories pass its bound of %zu bytes: not written",
-		    sc->path, n, sc->max_bytes);
+		note("scan cache %s: this run's %u directories pass its bound of %zu bytes: "
+		    "not written", sc->path, n, sc->max_bytes);
 		goto done;
 	}
 	for (i = 0; i < n; i++)
@@ -8880,7 +8882,8 @@ fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, cons
 static unsigned
 gitdir_part(const char *name, enum fkind k)
 {
-	return strcmp(name, "HEAD") == 0 && (k == FK_FILE || k == FK_LINK) ? 1 : strcmp(name, "objects") == 0 && k == FK_DIR ? 2 :
+	return strcmp(name, "HEAD") == 0 && (k == FK_FILE || k == FK_LINK) ? 1 :
+	    strcmp(name, "objects") == 0 && k == FK_DIR ? 2 :
 	    strcmp(name, "refs") == 0 && k == FK_DIR ? 4 : 0;
 }
 
@@ -19318,7 +19321,8 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
 		long long c, b;
 		bool fresh = a->dirs_seen.n && !a->seen_partial ? true :
-		    audit_times(fd, ".", &c, &b) && ((b >= 0 && audit_since(a, b)) || audit_since(a, c));
+		    audit_times(fd, ".", &c, &b) &&
+		    ((b >= 0 && audit_since(a, b)) || audit_since(a, c));
 
 		close(fd);
 		audit_gitdir(a, astrdup(path), fresh, 0);

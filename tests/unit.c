@@ -6503,12 +6503,15 @@ test_scan_cache(void)
 		sc_open(&sc, &real, cache);	/* t2's tree added to it */
 		sc_list(&view, NULL, t2, "", &b2, 0);
 		sc_save(&sc, true);
-		CHECK(stat(cache, &two) == 0 && two.st_size > one.st_size + 1600, "the bound: t2's tree kept");
+		CHECK(stat(cache, &two) == 0 && two.st_size > one.st_size + 1600,
+		    "the bound: t2's tree kept");
 		for (int fit = 1; fit >= 0; fit--) {
-			CHECK(mkdir(aprintf("%s/t/n%d", dir, fit), 0700) == 0, "mkdir");	/* a listing changed */
+			/* a listing changed: the file is written */
+			CHECK(mkdir(aprintf("%s/t/n%d", dir, fit), 0700) == 0, "mkdir");
 			usleep(60000);
 			sc_open(&sc, &real, cache);
-			sc.max_bytes = (size_t)(fit ? two.st_size : one.st_size) + 400;	/* its slots: 16 a record */
+			/* + what sc_save counts for the slots (16 bytes a record) */
+			sc.max_bytes = (size_t)(fit ? two.st_size : one.st_size) + 400;
 			sc_list(&view, NULL, aprintf("%s/t", dir), "", &got, 0);
 			sc_save(&sc, true);
 			b2.n = 0;
@@ -6516,8 +6519,8 @@ test_scan_cache(void)
 			sc_list(&view, NULL, t2, "", &b2, 0);
 			fits = sc.served;
 			sc_save(&sc, false);
-			CHECK(fit ? fits == 9 : fits == 0, "the bound (t2 %s): %ld of t2's 9 from the file", fit ?
-			    "fits" : "does not fit", fits);
+			CHECK(fit ? fits == 9 : fits == 0,
+			    "the bound (t2 %s): %ld of t2's 9 from the file", fit ? "fits" : "not", fits);
 		}
 		CHECK(stat(cache, &one) == 0, "the bound: the file");
 		CHECK(mkdir(aprintf("%s/t/n2", dir), 0700) == 0, "mkdir");
@@ -6527,9 +6530,11 @@ test_scan_cache(void)
 		got.n = 0;
 		sc_list(&view, NULL, aprintf("%s/t", dir), "", &got, 0);
 		sc_save(&sc, true);
-		CHECK(stat(cache, &two) == 0 && two.st_ino == one.st_ino, "this run past the bound: a file written");
+		CHECK(stat(cache, &two) == 0 && two.st_ino == one.st_ino,
+		    "this run past the bound: a file written");
 		SC_REAL(&want);
-		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "past the bound: the real listing");
+		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0,
+		    "past the bound: the real listing");
 		free(b2.p);
 	}
 	/* a cache others can write: not read */
