@@ -6519,8 +6519,8 @@ test_scan_cache(void)
 			sc_list(&view, NULL, t2, "", &b2, 0);
 			fits = sc.served;
 			sc_save(&sc, false);
-			CHECK(fit ? fits == 9 : fits == 0,
-			    "the bound (t2 %s): %ld of t2's 9 from the file", fit ? "fits" : "not", fits);
+			CHECK(fit ? fits == 9 : fits == 0, "the bound (t2 %s): %ld of its 9 read",
+			    fit ? "fits" : "not", fits);
 		}
 		CHECK(stat(cache, &one) == 0, "the bound: the file");
 		CHECK(mkdir(aprintf("%s/t/n2", dir), 0700) == 0, "mkdir");
