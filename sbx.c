@@ -8385,9 +8385,11 @@ bad:
 }
 
 /* Is dev's file system one whose directory ctimes the kernel keeps itself
- * (local, not stacked)? Asked once a device. */
+ * (local, not stacked)? Asked once a device, of the directory at/rel
+ * itself while it is on dev: statfs(2) of its path would follow what a
+ * concurrent command made a symlink on the way, to another file system. */
 static bool
-sc_fs_trusted(struct scan_cache *sc, dev_t dev, const char *path)
+sc_fs_trusted(struct scan_cache *sc, dev_t dev, int at, const char *rel)
 {
 #if SBX_LINUX
 	/* ext2/3/4, xfs, btrfs, tmpfs, f2fs */
@@ -8395,22 +8397,27 @@ sc_fs_trusted(struct scan_cache *sc, dev_t dev, const char *path)
 		0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010,
 	};
 	struct statfs sf;
+	struct stat st;
 	size_t i;
+	int fd;
+	bool ok = false;
 
 	for (i = 0; i < sc->nfs; i++)
 		if (sc->fs[i].dev == dev)
 			return sc->fs[i].ok;
-	if (i == LEN(sc->fs))
+	if (i == LEN(sc->fs) ||
+	    (fd = openat(at, rel, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return false;
-	sc->fs[i].dev = dev;
-	sc->fs[i].ok = false;
-	sc->nfs++;
-	if (statfs(path, &sf) == 0)
+	if (fstat(fd, &st) == 0 && st.st_dev == dev && fstatfs(fd, &sf) == 0) {
 		for (size_t j = 0; j < LEN(trusted); j++)
-			sc->fs[i].ok |= (unsigned long)sf.f_type == trusted[j];
-	return sc->fs[i].ok;
+			ok |= (unsigned long)sf.f_type == trusted[j];
+		sc->fs[sc->nfs].dev = dev;
+		sc->fs[sc->nfs++].ok = ok;
+	}
+	close(fd);
+	return ok;
 #else
-	(void)sc, (void)dev, (void)path;
+	(void)sc, (void)dev, (void)at, (void)rel;
 	return false;
 #endif
 }
@@ -8465,7 +8472,7 @@ sc_opendir(void *ctx, void *parent, const char *name)
 	if (keep && o && o->trusted && fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISDIR(st.st_mode) && o->dev == (uint64_t)st.st_dev && o->ino == (uint64_t)st.st_ino &&
 	    o->ctime == sc_ns(&st.st_ctim) && o->mtime == sc_ns(&st.st_mtim) &&
-	    sc_fs_trusted(sc, st.st_dev, path) && sc_kids_ok(&sc->old, o)) {
+	    sc_fs_trusted(sc, st.st_dev, at, rel) && sc_kids_ok(&sc->old, o)) {
 		d->served = true;
 		r = *o;		/* its name and children stay in the old file until sc_save */
 		r.old = 1;
@@ -8479,7 +8486,8 @@ sc_opendir(void *ctx, void *parent, const char *name)
 			return NULL;
 		}
 		sc->listed++;
-		keep &= fstat(dir_fd(d->real), &st) == 0 && sc_fs_trusted(sc, st.st_dev, path);
+		keep &= fstat(dir_fd(d->real), &st) == 0 &&
+		    sc_fs_trusted(sc, st.st_dev, dir_fd(d->real), ".");
 		r.dev = st.st_dev;
 		r.ino = st.st_ino;
 		r.ctime = sc_ns(&st.st_ctim);

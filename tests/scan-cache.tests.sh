@@ -283,3 +283,27 @@ t_scan_cache_bare_head_symlink() { # a bare repository whose HEAD is a symlink (
 	expect_contains "$OUT" control-ok "a file of it git runs nothing from (control)"
 }
 TESTS+=(scan_cache_bare_head_symlink)
+
+t_scan_cache_overlay_lower_changed() { # an overlay mounted in a root: a .bashrc that appears through its lower layer (the merged directory's ctime unchanged) is refused next run
+	need_private_places
+	[ "$(id -u)" = 0 ] || skip "mounting a file system needs root"
+	sc_tree
+	mkdir -p "$T/ov/l/d" "$T/ov/u/d" "$T/ov/w" "$P/ov"
+	mount -t overlay sbxt-ov -o "lowerdir=$T/ov/l,upperdir=$T/ov/u,workdir=$T/ov/w" "$P/ov" 2>/dev/null ||
+		skip "cannot mount an overlay here"
+	trap 'umount -l "$P/ov" 2>/dev/null' EXIT
+	ls -a "$P/ov/d" >/dev/null; sleep 0.1	# the overlay's own marks on its upper directories
+	policy p <<<"allow-write ."
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "run 1 (warms the cache)"
+	local c0; c0=$(stat -c %.9Z "$P/ov/d")
+	echo 'echo pwned' >"$T/ov/l/d/.bashrc"	# through the lower layer, as an image's tooling would
+	[ -e "$P/ov/d/.bashrc" ] || fail "setup: the lower layer's .bashrc is not seen in the overlay"
+	expect_eq "$(stat -c %.9Z "$P/ov/d")" "$c0" "setup: the merged directory's ctime did not move"
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try ov/d/.bashrc) (echo ok > ov/d/ok.txt) && echo control-ok"
+	expect_rc 0 "run 2"
+	expect_cache_used "run 2 (the project's other directories)"
+	expect_not_contains "$OUT" WROTE "a .bashrc that came through an overlay's lower layer"
+	expect_contains "$OUT" control-ok "an ordinary write in the overlay (control)"
+}
+TESTS+=(scan_cache_overlay_lower_changed)
