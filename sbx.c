@@ -1179,6 +1179,24 @@ fds_cloexec_from(int lowest)
 	return fds_cloexec_listed(lowest);
 }
 
+/* SECURITY: a directory on fd 0, 1 or 2 (`sbx -- cmd < dir`) is a way past
+ * every mount as well: mkdirat(0, ...), openat(0, ..., O_CREAT) or a path
+ * through /proc/self/fd/0 act on the caller's mount of it, never the
+ * sandbox's read-only one, and no audit looks there. Reading one gives
+ * EISDIR anyway: sbx refuses to run (an O_PATH descriptor is caught too). */
+static void
+fds_std_not_dirs(void)
+{
+	static const char *const names[] = { "stdin", "stdout", "stderr" };
+	struct stat st;
+
+	for (int fd = 0; fd <= 2; fd++)
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+			die_hint("give the command a file, a pipe or /dev/null", "%s is a directory: "
+			    "the command could make files in it through the descriptor, past every "
+			    "mount; the command did not run", names[fd]);
+}
+
 /* Close every descriptor above 2 but the n in keep. A child forked to
  * parse hostile input (the proxy, the observer) holds only what it needs,
  * whatever sbx had open when it forked: the placeholders' locks, the other
@@ -29087,6 +29105,7 @@ main(int argc, char **argv)
 		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run", strerror(errno));
 	if ((rc = plat_helper_main(argc, argv)) >= 0)
 		return rc;	/* one of sbx's own helpers (Linux: --inner) */
+	fds_std_not_dirs();	/* a run's, and an exec's: it hands them to its session */
 	timing("start");
 	/* sbx's own diagnostics never kill it (`sbx -v ... 2>&1 | head`): a
 	 * write to a closed pipe fails instead, and sbx carries on to remove

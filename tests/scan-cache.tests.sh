@@ -307,3 +307,23 @@ t_scan_cache_overlay_lower_changed() { # an overlay mounted in a root: a .bashrc
 	expect_contains "$OUT" control-ok "an ordinary write in the overlay (control)"
 }
 TESTS+=(scan_cache_overlay_lower_changed)
+
+t_scan_cache_stdin_directory() { # a directory handed as stdin (sbx -- cmd < dir) is refused: through it the command could make a repository or a .bashrc anywhere, unseen by the audit; a file as stdin runs
+	need_private_places
+	policy p <<<"allow-write ."
+	local try='mkdir /proc/self/fd/0/.git && echo MADE-GIT; (echo pwn > /proc/self/fd/0/.bashrc) 2>/dev/null && echo WROTE; echo ran'
+	for dir in "$O" "$P"; do
+		run_sbx -c "$T/p" -- sh -c "$try" <"$dir"
+		expect_not_contains "$OUT" MADE-GIT "a .git made through a directory on stdin ($dir)"
+		expect_not_contains "$OUT" WROTE "a .bashrc written through a directory on stdin ($dir)"
+		[ ! -e "$dir/.git" ] && [ ! -e "$dir/.bashrc" ] || fail "host: made in $dir through stdin"
+		expect_rc 125 "a directory on stdin ($dir)"
+		expect_contains "$ERR" "stdin is a directory" "the refusal names stdin"
+	done
+	run_sbx -c "$T/p" -- sh -c "$try" <"$T/p"
+	expect_rc 0 "a file on stdin (control)"; expect_contains "$OUT" ran "a file on stdin (control)"
+	expect_not_contains "$OUT" WROTE "a file on stdin (control)"
+	run_sbx -c "$T/p" -- sh -c "mkdir .git && echo MADE-GIT" </dev/null
+	expect_rc 0 "a .git made in the project by its path (control)"; expect_contains "$OUT" MADE-GIT "control"
+}
+TESTS+=(scan_cache_stdin_directory)
