@@ -327,3 +327,34 @@ t_scan_cache_stdin_directory() { # a directory handed as stdin (sbx -- cmd < dir
 	expect_rc 0 "a .git made in the project by its path (control)"; expect_contains "$OUT" MADE-GIT "control"
 }
 TESTS+=(scan_cache_stdin_directory)
+
+t_scan_cache_session_leftover() { # in a session, a process an exec left behind makes a repository after its exec ended and the next exec only reads: session stop neutralises it
+	need_private_places
+	attrib_usable
+	git_env
+	local pay sess=leftover-$$-$RANDOM; pay=$(git_payload leftover)
+	mkdir -p "$P/a/b/c/d"; sleep 0.1
+	policy s <<<"allow-write $P"
+	timeout -k 5 "$TMO" "$SBX" session start -c "$T/s" --name "$sess" >/dev/null 2>"$T/start.err" ||
+		fail "session start: $(cat "$T/start.err")"
+	trap 'timeout 10 "$SBX" session stop "$sess" >/dev/null 2>&1' EXIT
+	# exec 1 leaves a process behind and ends at once
+	timeout -k 5 "$TMO" "$SBX" exec "$sess" -- sh -c "(while [ ! -e go ]; do sleep 0.05; done
+		cd a/b/c/d; git init -q late; printf '#!/bin/sh\n$pay\n' > late/.git/hooks/post-checkout
+		chmod +x late/.git/hooks/post-checkout; : > made) >/dev/null 2>&1 </dev/null & echo started" \
+		>"$T/e1.out" || fail "exec 1"
+	expect_contains "$(cat "$T/e1.out")" started "exec 1"
+	: >"$P/go"	# the person's shell, after exec 1 ended
+	local i; for i in $(seq 100); do [ -e "$P/a/b/c/d/made" ] && break; sleep 0.05; done
+	[ -e "$P/a/b/c/d/made" ] || fail "setup: the process left behind did not make its repository"
+	[ -x "$P/a/b/c/d/late/.git/hooks/post-checkout" ] || fail "setup (control): the hook is there before stop"
+	timeout -k 5 "$TMO" "$SBX" exec "$sess" -- cat "$P/go" || fail "exec 2 (reads only)"
+	timeout -k 5 "$TMO" "$SBX" session stop "$sess" >"$T/stop.out" 2>"$T/stop.err" || fail "session stop"
+	trap - EXIT
+	ERR=$(cat "$T/stop.err"); log_file stop "$T/stop.err"
+	expect_neutralised "$P/a/b/c/d/late/.git/hooks/post-checkout" "made in the sandbox" \
+		"a hook made by a process left behind after its exec"
+	git_outside "$P/a/b/c/d/late"
+	expect_no_payload "git outside in the repository the process left behind made"
+}
+TESTS+=(scan_cache_session_leftover)
