@@ -8249,7 +8249,7 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
 /* the file's own bound: long names pass it before the directories do */
 #define SBX_SCAN_CACHE_MAX_BYTES	(SBX_SCAN_CACHE_MAX_DIRS * (size_t)128)
 #define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the coarse clock's margin (audit_record's) */
-#define SBX_SCAN_CACHE_MAGIC	"sbxscan2"
+#define SBX_SCAN_CACHE_MAGIC	"sbxscan3"	/* its kept names: sc_kept's, no fewer */
 #define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite */
 
 /* The file: a head, the records (a parent before its children), the
@@ -8459,11 +8459,13 @@ sc_name(struct scan_cache *sc, const char *name, enum fkind k)
 
 /* What of a listing the walk reads (fx_scan_walk, fx_seen_repos): every
  * subdirectory, every name with a leading dot (each dangerous name has
- * one), and HEAD (a bare repository's mark, gitdir_part). */
+ * one), and HEAD, objects and refs of any kind (a gitdir's marks,
+ * gitdir_part). */
 static bool
 sc_kept(const char *name, enum fkind k)
 {
-	return k == FK_DIR || name[0] == '.' || strcmp(name, "HEAD") == 0;
+	return k == FK_DIR || name[0] == '.' || strcmp(name, "HEAD") == 0 ||
+	    strcmp(name, "objects") == 0 || strcmp(name, "refs") == 0;
 }
 
 static void *
@@ -8902,15 +8904,16 @@ fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, cons
 }
 
 /* The entries by which git takes a directory for a gitdir, whatever its
- * name (a bare repository, a .git renamed away): HEAD, objects/, refs/.
- * HEAD may be a symlink (git's validate_headref takes one to refs/...).
+ * name (a bare repository, a .git renamed away): HEAD, objects, refs. As
+ * git's is_git_directory does: HEAD a file or a symlink (validate_headref
+ * takes one to refs/...), objects and refs of any kind (it asks only
+ * access(X_OK): a symlink, or an executable file, passes).
  * Returns the bit of one of them, so a reader can tell all three apart. */
 static unsigned
 gitdir_part(const char *name, enum fkind k)
 {
 	return strcmp(name, "HEAD") == 0 && (k == FK_FILE || k == FK_LINK) ? 1 :
-	    strcmp(name, "objects") == 0 && k == FK_DIR ? 2 :
-	    strcmp(name, "refs") == 0 && k == FK_DIR ? 4 : 0;
+	    strcmp(name, "objects") == 0 ? 2 : strcmp(name, "refs") == 0 ? 4 : 0;
 }
 
 /* Every .git under dir, at any depth, and every directory (the audit after
@@ -19339,12 +19342,12 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 	 * person's git status there. A directory git would take for a gitdir
 	 * (HEAD, objects/, refs/) is audited as one: whole when it is new (the
 	 * walk below a directory that changed only reaches new ones; a walk of
-	 * a whole root goes by its times), else what changed in it. HEAD
-	 * may be a symlink (gitdir_part). */
+	 * a whole root goes by its times), else what changed in it. Its
+	 * three marks of the kinds git takes (gitdir_part). */
 	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
-	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		long long c, b;
 		bool fresh = a->dirs_seen.n && !a->seen_partial ? true :
 		    audit_times(fd, ".", &c, &b) &&

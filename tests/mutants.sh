@@ -364,6 +364,12 @@ mutant scan_cache_bytes_unbounded unit:scan_cache <<'EOF'
 s|if ((more = sc_rec_bytes(sc, &r)) > sc->max_bytes - bytes)|if ((more = sc_rec_bytes(sc, &r)) > (size_t)-1)|
 s|	if (bytes > sc->max_bytes) {|	if (0) {|
 EOF
+mutant scan_objects_file_not_gitdir scan_cache_bare_head_symlink <<'EOF'
+s#strcmp(name, "objects") == 0 ? 2 : strcmp(name, "refs") == 0 ? 4 : 0;#strcmp(name, "objects") == 0 && k == FK_DIR ? 2 : strcmp(name, "refs") == 0 ? 4 : 0;#
+EOF
+mutant scan_cache_drops_objects_file scan_cache_bare_head_symlink <<'EOF'
+s#strcmp(name, "objects") == 0 || strcmp(name, "refs") == 0;#0;#
+EOF
 mutant std_directory_passed scan_cache_stdin_directory <<'EOF'
 -	fds_std_not_dirs();	/* a run's, and an exec's: it hands them to its session */
 EOF

@@ -258,29 +258,45 @@ t_scan_cache_second_ctime_audit() { # on a file system whose ctime has whole sec
 }
 TESTS+=(scan_cache_second_ctime_audit)
 
-t_scan_cache_bare_head_symlink() { # a bare repository whose HEAD is a symlink (git takes one to refs/...), made deep in a run: the audit finds it; one there before: protected
+t_scan_cache_bare_head_symlink() { # a gitdir of any name whose HEAD is a symlink, or whose objects/ and refs/ are symlinks or executable files (git takes each), made deep in a run: the audit finds it; one there before: protected
 	need_private_places
 	git_env
-	local pay; pay=$(git_payload headlink)
+	local pay g i; pay=$(git_payload headlink)
 	mkdir -p "$P/a/b/c/d"
 	policy p <<<"allow-write ."
 	sleep 0.1
-	run_sbx -v -c "$T/p" -- sh -ec "cd a/b/c/d; for g in plain link; do git init -q --bare \$g.d
+	run_sbx -v -c "$T/p" -- sh -ec "cd a/b/c/d; for g in plain link ol files; do git init -q --bare \$g.d
 		git --git-dir=\$g.d config core.pager '$pay; cat'; done
-		rm link.d/HEAD; ln -s refs/heads/main link.d/HEAD; echo DONE"
+		rm link.d/HEAD; ln -s refs/heads/main link.d/HEAD
+		mv ol.d/objects ol.o; mv ol.d/refs ol.r; ln -s ../ol.o ol.d/objects; ln -s ../ol.r ol.d/refs
+		rm -r files.d/objects files.d/refs; : > files.d/objects; : > files.d/refs
+		chmod +x files.d/objects files.d/refs; echo DONE"
 	expect_rc 0 "run 1"; expect_contains "$OUT" DONE "run 1"
-	git --git-dir="$P/a/b/c/d/link.d" rev-parse --git-dir >/dev/null 2>&1 || fail "setup: git does not take link.d for a repository"
+	for g in link ol files; do
+		git --git-dir="$P/a/b/c/d/$g.d" rev-parse --git-dir >/dev/null 2>&1 ||
+			fail "setup: git does not take $g.d for a repository"
+	done
 	expect_contains "$ERR" "neutralised $P/a/b/c/d/plain.d/config" "a bare repository made deep (control)"
 	expect_contains "$ERR" "neutralised $P/a/b/c/d/link.d/config" "one whose HEAD is a symlink"
-	git -C "$P/a/b/c/d/link.d" -p log >/dev/null 2>&1
-	expect_no_payload "git log outside in the bare repository whose HEAD is a symlink"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/ol.d/config" "one whose objects and refs are symlinks"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/files.d/config" "one whose objects and refs are files"
+	for g in link ol files; do git -C "$P/a/b/c/d/$g.d" -p log >/dev/null 2>&1; done
+	expect_no_payload "git log outside in the gitdirs made with symlinks or files"
 	# the person's own, there before the run (HEAD a symlink, and a file): config read-only inside
-	rm -rf "$P/a/b/c/d/link.d"; git init -q --bare "$P/mine.d"; git init -q --bare "$P/plain.d"
-	rm "$P/mine.d/HEAD"; ln -s refs/heads/main "$P/mine.d/HEAD"; sleep 0.1
-	run_sbx -v -c "$T/p" -- sh -c "$(sc_try plain.d/config mine.d/config) echo ok > mine.d/description && echo control-ok"
-	expect_rc 0 "run 2"
-	expect_not_contains "$OUT" WROTE "the config of a bare repository there before"
-	expect_contains "$OUT" control-ok "a file of it git runs nothing from (control)"
+	rm -rf "$P/a/b/c/d/"*.d; git init -q --bare "$P/mine.d"; git init -q --bare "$P/plain.d"
+	git init -q --bare "$P/files.d"; rm -r "$P/files.d/objects"; : >"$P/files.d/objects"
+	chmod +x "$P/files.d/objects"; rm "$P/mine.d/HEAD"; ln -s refs/heads/main "$P/mine.d/HEAD"
+	# every name sbx holds in a gitdir there: no placeholder comes and goes, its listing is cached
+	echo . >"$P/files.d/commondir"; : >"$P/files.d/config.worktree"
+	git --git-dir="$P/files.d" rev-parse --git-dir >/dev/null 2>&1 || fail "setup: git does not take files.d"
+	sleep 0.1
+	for i in 2 3; do	# run 3 takes their listings from the scan cache
+		run_sbx -v -c "$T/p" -- sh -c "$(sc_try plain.d/config mine.d/config files.d/config) echo ok > mine.d/description && echo control-ok"
+		expect_rc 0 "run $i"
+		expect_not_contains "$OUT" WROTE "run $i: the config of a bare repository there before"
+		expect_contains "$OUT" control-ok "run $i: a file of it git runs nothing from (control)"
+	done
+	expect_cache_used "run 3"
 }
 TESTS+=(scan_cache_bare_head_symlink)
 
