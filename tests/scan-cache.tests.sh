@@ -3,7 +3,9 @@
 # are what they were. Each test warms the cache, changes the tree between runs (from inside a
 # sandboxed run, as an attacker would, or from outside), and checks that the next run, which
 # takes the unchanged directories from the cache (asserted: the cache was used), still
-# refuses every dangerous name, beside a control write that works in the same run.
+# refuses every dangerous name, beside a control write that works in the same run. The later
+# ones attack what the cache and the audit trust: a ctime of whole seconds, an overlay, a gitdir
+# git takes that sbx did not, a directory handed as stdin, a process a session's exec left behind.
 
 # The cache's file: where the registry lives (/dev/shm/sbx-UID in the private places).
 sc_file() { echo "/dev/shm/sbx-$(id -u)/scan-cache"; }
