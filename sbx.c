@@ -1154,6 +1154,24 @@ fds_cloexec_from(int lowest)
 	return fds_cloexec_listed(lowest);
 }
 
+/* SECURITY: a directory on fd 0, 1 or 2 (`sbx -- cmd < dir`) is a way past
+ * every mount as well: mkdirat(0, ...), openat(0, ..., O_CREAT) or a path
+ * through /proc/self/fd/0 act on the caller's mount of it, never the
+ * sandbox's read-only one, and no audit looks there. Reading one gives
+ * EISDIR anyway: sbx refuses to run (an O_PATH descriptor is caught too). */
+static void
+fds_std_not_dirs(void)
+{
+	static const char *const names[] = { "stdin", "stdout", "stderr" };
+	struct stat st;
+
+	for (int fd = 0; fd <= 2; fd++)
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+			die_hint("give the command a file, a pipe or /dev/null", "%s is a directory: "
+			    "the command could make files in it through the descriptor, past every "
+			    "mount; the command did not run", names[fd]);
+}
+
 /* Close every descriptor above 2 but the n in keep. A child forked to
  * parse hostile input (the proxy, the observer) holds only what it needs,
  * whatever sbx had open when it forked: the placeholders' locks, the other
@@ -8209,8 +8227,10 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
  * runs' roots while they fit). Linux only (macOS lists every directory). */
 #define SBX_SCAN_CACHE_FILE	"scan-cache"
 #define SBX_SCAN_CACHE_MAX_DIRS	262144		/* ~23 MiB with the names, at most */
+/* the file's own bound: long names pass it before the directories do */
+#define SBX_SCAN_CACHE_MAX_BYTES	(SBX_SCAN_CACHE_MAX_DIRS * (size_t)128)
 #define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the coarse clock's margin (audit_record's) */
-#define SBX_SCAN_CACHE_MAGIC	"sbxscan2"
+#define SBX_SCAN_CACHE_MAGIC	"sbxscan3"	/* its kept names: sc_kept's, no fewer */
 #define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite */
 
 /* The file: a head, the records (a parent before its children), the
@@ -8244,6 +8264,7 @@ struct scan_cache {
 	size_t maplen;
 	struct buf recs, kids, names;	/* the new file's parts */
 	long long now;			/* ns, when the scan began */
+	size_t max_bytes;		/* the file's bound: larger is neither read nor written */
 	struct { dev_t dev; bool ok; } fs[16];
 	size_t nfs;
 	long served, listed;	/* directories: from the old file, listed */
@@ -8320,7 +8341,7 @@ sc_load(struct scan_cache *sc)
 		return;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(h) ||
-	    st.st_size > (off_t)SBX_SCAN_CACHE_MAX_DIRS * 128) {
+	    (size_t)st.st_size > sc->max_bytes) {
 		note("scan cache %s: not a private file of this user, or too large: not used",
 		    sc->path);
 		close(fd);
@@ -8363,9 +8384,11 @@ bad:
 }
 
 /* Is dev's file system one whose directory ctimes the kernel keeps itself
- * (local, not stacked)? Asked once a device. */
+ * (local, not stacked)? Asked once a device, of the directory at/rel
+ * itself while it is on dev: statfs(2) of its path would follow what a
+ * concurrent command made a symlink on the way, to another file system. */
 static bool
-sc_fs_trusted(struct scan_cache *sc, dev_t dev, const char *path)
+sc_fs_trusted(struct scan_cache *sc, dev_t dev, int at, const char *rel)
 {
 #if SBX_LINUX
 	/* ext2/3/4, xfs, btrfs, tmpfs, f2fs */
@@ -8373,22 +8396,27 @@ sc_fs_trusted(struct scan_cache *sc, dev_t dev, const char *path)
 		0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010,
 	};
 	struct statfs sf;
+	struct stat st;
 	size_t i;
+	int fd;
+	bool ok = false;
 
 	for (i = 0; i < sc->nfs; i++)
 		if (sc->fs[i].dev == dev)
 			return sc->fs[i].ok;
-	if (i == LEN(sc->fs))
+	if (i == LEN(sc->fs) ||
+	    (fd = openat(at, rel, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return false;
-	sc->fs[i].dev = dev;
-	sc->fs[i].ok = false;
-	sc->nfs++;
-	if (statfs(path, &sf) == 0)
+	if (fstat(fd, &st) == 0 && st.st_dev == dev && fstatfs(fd, &sf) == 0) {
 		for (size_t j = 0; j < LEN(trusted); j++)
-			sc->fs[i].ok |= (unsigned long)sf.f_type == trusted[j];
-	return sc->fs[i].ok;
+			ok |= (unsigned long)sf.f_type == trusted[j];
+		sc->fs[sc->nfs].dev = dev;
+		sc->fs[sc->nfs++].ok = ok;
+	}
+	close(fd);
+	return ok;
 #else
-	(void)sc, (void)dev, (void)path;
+	(void)sc, (void)dev, (void)at, (void)rel;
 	return false;
 #endif
 }
@@ -8412,11 +8440,13 @@ sc_name(struct scan_cache *sc, const char *name, enum fkind k)
 
 /* What of a listing the walk reads (fx_scan_walk, fx_seen_repos): every
  * subdirectory, every name with a leading dot (each dangerous name has
- * one), and HEAD (a bare repository's mark, gitdir_part). */
+ * one), and HEAD, objects and refs of any kind (a gitdir's marks,
+ * gitdir_part). */
 static bool
 sc_kept(const char *name, enum fkind k)
 {
-	return k == FK_DIR || name[0] == '.' || strcmp(name, "HEAD") == 0;
+	return k == FK_DIR || name[0] == '.' || strcmp(name, "HEAD") == 0 ||
+	    strcmp(name, "objects") == 0 || strcmp(name, "refs") == 0;
 }
 
 static void *
@@ -8443,7 +8473,7 @@ sc_opendir(void *ctx, void *parent, const char *name)
 	if (keep && o && o->trusted && fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISDIR(st.st_mode) && o->dev == (uint64_t)st.st_dev && o->ino == (uint64_t)st.st_ino &&
 	    o->ctime == sc_ns(&st.st_ctim) && o->mtime == sc_ns(&st.st_mtim) &&
-	    sc_fs_trusted(sc, st.st_dev, path) && sc_kids_ok(&sc->old, o)) {
+	    sc_fs_trusted(sc, st.st_dev, at, rel) && sc_kids_ok(&sc->old, o)) {
 		d->served = true;
 		r = *o;		/* its name and children stay in the old file until sc_save */
 		r.old = 1;
@@ -8457,14 +8487,21 @@ sc_opendir(void *ctx, void *parent, const char *name)
 			return NULL;
 		}
 		sc->listed++;
-		keep &= fstat(dir_fd(d->real), &st) == 0 && sc_fs_trusted(sc, st.st_dev, path);
+		keep &= fstat(dir_fd(d->real), &st) == 0 &&
+		    sc_fs_trusted(sc, st.st_dev, dir_fd(d->real), ".");
 		r.dev = st.st_dev;
 		r.ino = st.st_ino;
 		r.ctime = sc_ns(&st.st_ctim);
 		r.mtime = sc_ns(&st.st_mtim);
 		/* trusted next time if old enough that a change after the scan
-		 * began has a later ctime; else kept only as the way down */
-		d->trusted = r.ctime < sc->now - SBX_SCAN_CACHE_RACY_NS;
+		 * began has a later ctime; else kept only as the way down. A
+		 * ctime of whole seconds is from a file system that keeps no
+		 * more (ext4 of 128-byte inodes, even in memory; one whose inode
+		 * lost its nanoseconds when it was read back from disk): every
+		 * change in that second gets the same ctime, so the listing is
+		 * trusted only once that second is over */
+		d->trusted = r.ctime < sc->now - SBX_SCAN_CACHE_RACY_NS -
+		    (r.ctime % 1000000000 ? 0 : 1000000000);
 	}
 	if (keep) {
 		r.parent = pd ? pd->self : 0;
@@ -8600,6 +8637,7 @@ sc_open(struct scan_cache *sc, const struct disk *under, const char *path)
 	sc->path = path;
 	clock_gettime(CLOCK_REALTIME, &now);
 	sc->now = sc_ns(&now);
+	sc->max_bytes = SBX_SCAN_CACHE_MAX_BYTES;
 	if (path)
 		sc_load(sc);
 }
@@ -8609,6 +8647,19 @@ static const char *
 sc_rec_name(const struct scan_cache *sc, const struct sc_rec *r)
 {
 	return (r->old ? sc->old.name : sc->names.p) + r->name;
+}
+
+/* What record r adds to the file: itself, its hash slot (at most 4, as
+ * nslot < 4 * total), its children's offsets, its names. */
+static size_t
+sc_rec_bytes(const struct scan_cache *sc, const struct sc_rec *r)
+{
+	size_t b = sizeof(*r) + 16 + (size_t)r->nkids * 4 + strlen(sc_rec_name(sc, r)) + 1;
+
+	for (uint32_t j = 0; j < r->nkids; j++)
+		b += strlen(r->old ? sc->old.name + sc->old.kid[r->kid0 + j] :
+		    sc->names.p + ((const uint32_t *)sc->kids.p)[r->kid0 + j]) + 1;
+	return b;
 }
 
 /* Append record r (this run's, or the old file's with parent already
@@ -8649,6 +8700,7 @@ sc_save(struct scan_cache *sc, bool write)
 	uint32_t n = (uint32_t)(sc->recs.n / sizeof(*nr)), i, j, *map = NULL, *slot, total;
 	struct strset roots = { 0 };	/* in the arena */
 	struct sc_head h = { SBX_SCAN_CACHE_MAGIC, 0, 0, 0, 0 };
+	size_t bytes = sizeof(h) + 16 * 4, more;	/* the head, the fewest slots */
 	struct buf out = { 0 }, recs = { 0 }, kids = { 0 }, names = { 0 };
 	const char *tmp;
 	int fd;
@@ -8658,6 +8710,15 @@ sc_save(struct scan_cache *sc, bool write)
 	if (!write || !sc->path || n > SBX_SCAN_CACHE_MAX_DIRS ||
 	    (!sc->changed && sc->restamped <= SBX_SCAN_CACHE_RESTAMPS))
 		goto done;
+	/* a file sc_load would refuse is not written: long names can pass the
+	 * bound before the directories do (every run then lists them all) */
+	for (i = 0; i < n; i++)
+		bytes += sc_rec_bytes(sc, &nr[i]);
+	if (bytes > sc->max_bytes) {
+		note("scan cache %s: this run's %u directories pass its bound of %zu bytes: "
+		    "not written", sc->path, n, sc->max_bytes);
+		goto done;
+	}
 	for (i = 0; i < n; i++)
 		if (!nr[i].parent)
 			strset_add(&roots, sc_rec_name(sc, &nr[i]) + 1);
@@ -8666,11 +8727,16 @@ sc_save(struct scan_cache *sc, bool write)
 		goto done;
 	for (i = 0, total = n; i < sc->old.nrec && total < SBX_SCAN_CACHE_MAX_DIRS; i++) {
 		const struct sc_rec *o = &sc->old.rec[i];
+		struct sc_rec r = *o;
 
 		if (o->parent > i || o->name >= sc->old.nname - 1 || !sc_kids_ok(&sc->old, o) ||
 		    (o->parent ? !map[o->parent - 1] :
 		    strset_has(&roots, sc->old.name + o->name + 1)))
 			continue;	/* a tree this run walked again, or one not kept */
+		r.old = 1;
+		if ((more = sc_rec_bytes(sc, &r)) > sc->max_bytes - bytes)
+			continue;	/* past the bound: it and what is below it left out */
+		bytes += more;
 		map[i] = ++total;
 	}
 	for (i = 0; i < n; i++)
@@ -8819,13 +8885,16 @@ fx_scan_children(struct fact_finder *fx, void *parent, const char *dirpath, cons
 }
 
 /* The entries by which git takes a directory for a gitdir, whatever its
- * name (a bare repository, a .git renamed away): HEAD, objects/, refs/.
+ * name (a bare repository, a .git renamed away): HEAD, objects, refs. As
+ * git's is_git_directory does: HEAD a file or a symlink (validate_headref
+ * takes one to refs/...), objects and refs of any kind (it asks only
+ * access(X_OK): a symlink, or an executable file, passes).
  * Returns the bit of one of them, so a reader can tell all three apart. */
 static unsigned
 gitdir_part(const char *name, enum fkind k)
 {
-	return strcmp(name, "HEAD") == 0 && k == FK_FILE ? 1 : strcmp(name, "objects") == 0 && k == FK_DIR ? 2 :
-	    strcmp(name, "refs") == 0 && k == FK_DIR ? 4 : 0;
+	return strcmp(name, "HEAD") == 0 && (k == FK_FILE || k == FK_LINK) ? 1 :
+	    strcmp(name, "objects") == 0 ? 2 : strcmp(name, "refs") == 0 ? 4 : 0;
 }
 
 /* Every .git under dir, at any depth, and every directory (the audit after
@@ -18649,12 +18718,22 @@ audit_times(int dirfd, const char *name, long long *ctime, long long *btime)
 	return plat_file_times(dirfd, name, ctime, btime);
 }
 
+/* Was time t (ns) set during the run? A file system that keeps whole
+ * seconds (ext4 of 128-byte inodes) stamps a change made in the run's
+ * first second with that second's start, before t0: such a time counts
+ * from the start of t0's second. */
+static bool
+audit_since(const struct audit *a, long long t)
+{
+	return t >= a->t0 || (t % 1000000000 == 0 && t >= a->t0 - a->t0 % 1000000000);
+}
+
 static bool
 audit_changed(const struct audit *a, const char *path)
 {
 	long long c, b;
 
-	return audit_times(AT_FDCWD, path, &c, &b) && c >= a->t0;
+	return audit_times(AT_FDCWD, path, &c, &b) && audit_since(a, c);
 }
 
 static bool
@@ -18866,7 +18945,7 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 		if (!strcmp(de.name, ".") || !strcmp(de.name, "..") ||
 		    (n > 7 && !strcmp(de.name + n - 7, ".sample")) || strstr(de.name, ".sbx-disabled"))
 			continue;
-		if (force || (audit_times(dir_fd(d), de.name, &c, &b) && c >= a->t0))
+		if (force || (audit_times(dir_fd(d), de.name, &c, &b) && audit_since(a, c)))
 			vec_push(&names, astrdup(de.name));
 	}
 	for (i = 0; i < names.n; i++) {
@@ -19264,7 +19343,7 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 	 * its birth time); only where the list could not reach (past the
 	 * walk's bound, in node_modules) do times decide */
 	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
-		fresh = b >= 0 ? b >= a->t0 : c >= a->t0;
+		fresh = audit_since(a, b >= 0 ? b : c);
 	a->fresh_found |= fresh;
 	if (type == DT_DIR) {
 		audit_gitdir(a, dotgit, fresh, 0);
@@ -19297,13 +19376,16 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 	 * person's git status there. A directory git would take for a gitdir
 	 * (HEAD, objects/, refs/) is audited as one: whole when it is new (the
 	 * walk below a directory that changed only reaches new ones; a walk of
-	 * a whole root goes by its times), else what changed in it. */
-	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+	 * a whole root goes by its times), else what changed in it. Its
+	 * three marks of the kinds git takes (gitdir_part). */
+	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		long long c, b;
 		bool fresh = a->dirs_seen.n && !a->seen_partial ? true :
-		    audit_times(fd, ".", &c, &b) && ((b >= 0 && b >= a->t0) || c >= a->t0);
+		    audit_times(fd, ".", &c, &b) &&
+		    ((b >= 0 && audit_since(a, b)) || audit_since(a, c));
 
 		close(fd);
 		audit_gitdir(a, astrdup(path), fresh, 0);
@@ -29273,6 +29355,7 @@ main(int argc, char **argv)
 		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run", strerror(errno));
 	if ((rc = plat_helper_main(argc, argv)) >= 0)
 		return rc;	/* one of sbx's own helpers (Linux: --inner) */
+	fds_std_not_dirs();	/* a run's, and an exec's: it hands them to its session */
 	timing("start");
 	/* sbx's own diagnostics never kill it (`sbx -v ... 2>&1 | head`): a
 	 * write to a closed pipe fails instead, and sbx carries on to remove

@@ -341,6 +341,36 @@ mutant tables_take_control_bytes unit:live_policy <<'EOF'
 +		if (!b[*off + k]) {
 EOF
 
+# ---------------------------------------------------------------- the scan cache (5c) and the audit (9b)
+mutant scan_cache_whole_seconds_trusted scan_cache_second_ctime <<'EOF'
+s|(r.ctime % 1000000000 ? 0 : 1000000000);|0;|
+EOF
+mutant audit_whole_seconds_before_run scan_cache_second_ctime_audit <<'EOF'
+s#return t >= a->t0 || (t % 1000000000 == 0 && t >= a->t0 - a->t0 % 1000000000);#return t >= a->t0;#
+EOF
+mutant scan_head_symlink_not_gitdir scan_cache_bare_head_symlink <<'EOF'
+s#strcmp(name, "HEAD") == 0 && (k == FK_FILE || k == FK_LINK) ? 1#strcmp(name, "HEAD") == 0 && k == FK_FILE ? 1#
+EOF
+mutant audit_head_symlink_not_gitdir scan_cache_bare_head_symlink <<'EOF'
+s#(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&#S_ISREG(st.st_mode) &&#
+EOF
+mutant scan_cache_overlay_trusted scan_cache_overlay_lower_changed <<'EOF'
+s|0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010,|0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010, 0x794c7630,|
+EOF
+mutant scan_cache_bytes_unbounded unit:scan_cache <<'EOF'
+s|if ((more = sc_rec_bytes(sc, &r)) > sc->max_bytes - bytes)|if ((more = sc_rec_bytes(sc, &r)) > (size_t)-1)|
+s|	if (bytes > sc->max_bytes) {|	if (0) {|
+EOF
+mutant scan_objects_file_not_gitdir scan_cache_bare_head_symlink <<'EOF'
+s#strcmp(name, "objects") == 0 ? 2 : strcmp(name, "refs") == 0 ? 4 : 0;#strcmp(name, "objects") == 0 && k == FK_DIR ? 2 : strcmp(name, "refs") == 0 ? 4 : 0;#
+EOF
+mutant scan_cache_drops_objects_file scan_cache_bare_head_symlink <<'EOF'
+s#strcmp(name, "objects") == 0 || strcmp(name, "refs") == 0;#0;#
+EOF
+mutant std_directory_passed scan_cache_stdin_directory <<'EOF'
+-	fds_std_not_dirs();	/* a run's, and an exec's: it hands them to its session */
+EOF
+
 # ---------------------------------------------------------------- sessions and hooks (10f)
 mutant session_exec_relative_directory unit:sessions <<'EOF'
 -	if (take_str(&c, &cwd, "no directory") && cwd[0] != '/')

@@ -3,7 +3,9 @@
 # are what they were. Each test warms the cache, changes the tree between runs (from inside a
 # sandboxed run, as an attacker would, or from outside), and checks that the next run, which
 # takes the unchanged directories from the cache (asserted: the cache was used), still
-# refuses every dangerous name, beside a control write that works in the same run.
+# refuses every dangerous name, beside a control write that works in the same run. The later
+# ones attack what the cache and the audit trust: a ctime of whole seconds, an overlay, a gitdir
+# git takes that sbx did not, a directory handed as stdin, a process a session's exec left behind.
 
 # The cache's file: where the registry lives (/dev/shm/sbx-UID in the private places).
 sc_file() { echo "/dev/shm/sbx-$(id -u)/scan-cache"; }
@@ -189,3 +191,188 @@ t_scan_cache_concurrent_runs() { # 8 runs at once over one tree, each changing i
 	expect_not_contains "$OUT" WROTE "after the concurrent runs"
 }
 TESTS+=(scan_cache_concurrent_runs)
+
+# sc_mount_ext4_small DIR: an ext4 file system of 128-byte inodes (ctime kept to the second, even
+# in memory) mounted at DIR for the rest of the test (test.sh's private mount namespace).
+sc_mount_ext4_small() {
+	[ "$(id -u)" = 0 ] || skip "mounting a file system needs root"
+	command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4"
+	truncate -s 16M "$T/small.img" && mkfs.ext4 -q -F -I 128 "$T/small.img" 2>/dev/null ||
+		skip "mkfs.ext4 -I 128 failed"
+	mkdir -p "$1" && mount -o loop "$T/small.img" "$1" 2>/dev/null || skip "cannot mount a loop device here"
+	trap 'umount -l "'"$1"'" 2>/dev/null' EXIT
+	[ "$(stat -f -c %T "$1")" = ext2/ext3 ] || fail "setup: $1 is not ext4 ($(stat -f -c %T "$1"))"
+}
+
+t_scan_cache_second_ctime() { # on a file system whose ctime has whole seconds, a .bashrc made in the second of the scan is refused next run
+	need_private_places
+	sc_mount_ext4_small "$P/vol"
+	mkdir "$P/vol/d"
+	policy p <<<"allow-write ."
+	local try c0 c1=
+	for try in 1 2 3 4 5; do
+		rm -f "$P/vol/d/.bashrc"
+		# at the start of a second: d's ctime is that second, .000000000
+		"$PY" -c 'import time; time.sleep(1.02 - time.time() % 1)'
+		touch "$P/vol/d/seed"; rm "$P/vol/d/seed"; c0=$(stat -c %.9Z "$P/vol/d")
+		sleep 0.05	# past the coarse clock's margin
+		# the attacker's run: its scan keeps d's listing (no .bashrc), then it makes one
+		run_sbx -v -c "$T/p" -- sh -c 'echo "echo pwned" > vol/d/.bashrc && echo MADE'
+		expect_rc 0 "run 1 (try $try)"; expect_contains "$OUT" MADE "run 1: .bashrc made"
+		c1=$(stat -c %.9Z "$P/vol/d")
+		[ "$c1" = "$c0" ] && break	# the same second: d's ctime did not move
+	done
+	[ "$c1" = "$c0" ] || skip "the machine is too slow to make the change within the second of the scan"
+	expect_eq "${c0#*.}" 000000000 "setup: ctime in whole seconds"
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try vol/d/.bashrc) (echo ok > vol/d/ok.txt) && echo control-ok"
+	expect_rc 0 "run 2"
+	expect_cache_used "run 2"
+	expect_not_contains "$OUT" WROTE "a .bashrc made in the second of the scan"
+	expect_contains "$OUT" control-ok "an ordinary write in the same directory (control)"
+	expect_eq "$(cat "$P/vol/d/.bashrc")" "echo pwned" "host: the .bashrc"
+}
+TESTS+=(scan_cache_second_ctime)
+
+t_scan_cache_second_ctime_audit() { # on a file system whose ctime has whole seconds, a repository made deep in the run's first second is found by the audit
+	need_private_places
+	git_env
+	local pay; pay=$(git_payload secaudit)
+	sc_mount_ext4_small "$P/vol"
+	mkdir -p "$P/vol/a/b/c/d" "$P/a/b/c/d"
+	policy p <<<"allow-write ."
+	local try c
+	for try in 1 2 3 4 5; do
+		rm -rf "$P/vol/a/b/c/d/evil" "$P/a/b/c/d/evil"
+		sleep 1.1	# d's ctime a second before the run
+		"$PY" -c 'import time; time.sleep(1.1 - time.time() % 1)'	# 0.1 s into a second
+		run_sbx -v -c "$T/p" -- sh -ec "for d in vol/a/b/c/d a/b/c/d; do git init -q \$d/evil
+			printf '#!/bin/sh\n$pay\n' > \$d/evil/.git/hooks/pre-commit; chmod +x \$d/evil/.git/hooks/pre-commit
+			done; echo DONE"
+		expect_rc 0 "the run (try $try)"; expect_contains "$OUT" DONE "the run (try $try)"
+		c=$(stat -c %.9Z "$P/vol/a/b/c/d")
+		[ "${c%.*}" = "$(date +%s)" ] && break	# still the run's second: its ctime is before the run began
+	done
+	[ "${c%.*}" = "$(date +%s)" ] || skip "the machine is too slow to make the repository within the second the run began"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/evil/.git/hooks/pre-commit" "the same on the project's file system (control)"
+	expect_contains "$ERR" "neutralised $P/vol/a/b/c/d/evil/.git/hooks/pre-commit" "a repository made in the run's first second"
+	git_outside "$P/vol/a/b/c/d/evil"
+	expect_no_payload "git outside in the repository made in the run's first second"
+}
+TESTS+=(scan_cache_second_ctime_audit)
+
+t_scan_cache_bare_head_symlink() { # a gitdir of any name whose HEAD is a symlink, or whose objects/ and refs/ are symlinks or executable files (git takes each), made deep in a run: the audit finds it; one there before: protected
+	need_private_places
+	git_env
+	local pay g i; pay=$(git_payload headlink)
+	mkdir -p "$P/a/b/c/d"
+	policy p <<<"allow-write ."
+	sleep 0.1
+	run_sbx -v -c "$T/p" -- sh -ec "cd a/b/c/d; for g in plain link ol files; do git init -q --bare \$g.d
+		git --git-dir=\$g.d config core.pager '$pay; cat'; done
+		rm link.d/HEAD; ln -s refs/heads/main link.d/HEAD
+		mv ol.d/objects ol.o; mv ol.d/refs ol.r; ln -s ../ol.o ol.d/objects; ln -s ../ol.r ol.d/refs
+		rm -r files.d/objects files.d/refs; : > files.d/objects; : > files.d/refs
+		chmod +x files.d/objects files.d/refs; echo DONE"
+	expect_rc 0 "run 1"; expect_contains "$OUT" DONE "run 1"
+	for g in link ol files; do
+		git --git-dir="$P/a/b/c/d/$g.d" rev-parse --git-dir >/dev/null 2>&1 ||
+			fail "setup: git does not take $g.d for a repository"
+	done
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/plain.d/config" "a bare repository made deep (control)"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/link.d/config" "one whose HEAD is a symlink"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/ol.d/config" "one whose objects and refs are symlinks"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/files.d/config" "one whose objects and refs are files"
+	for g in link ol files; do git -C "$P/a/b/c/d/$g.d" -p log >/dev/null 2>&1; done
+	expect_no_payload "git log outside in the gitdirs made with symlinks or files"
+	# the person's own, there before the run (HEAD a symlink, and a file): config read-only inside
+	rm -rf "$P/a/b/c/d/"*.d; git init -q --bare "$P/mine.d"; git init -q --bare "$P/plain.d"
+	git init -q --bare "$P/files.d"; rm -r "$P/files.d/objects"; : >"$P/files.d/objects"
+	chmod +x "$P/files.d/objects"; rm "$P/mine.d/HEAD"; ln -s refs/heads/main "$P/mine.d/HEAD"
+	# every name sbx holds in a gitdir there: no placeholder comes and goes, its listing is cached
+	echo . >"$P/files.d/commondir"; : >"$P/files.d/config.worktree"
+	git --git-dir="$P/files.d" rev-parse --git-dir >/dev/null 2>&1 || fail "setup: git does not take files.d"
+	sleep 0.1
+	for i in 2 3; do	# run 3 takes their listings from the scan cache
+		run_sbx -v -c "$T/p" -- sh -c "$(sc_try plain.d/config mine.d/config files.d/config) echo ok > mine.d/description && echo control-ok"
+		expect_rc 0 "run $i"
+		expect_not_contains "$OUT" WROTE "run $i: the config of a bare repository there before"
+		expect_contains "$OUT" control-ok "run $i: a file of it git runs nothing from (control)"
+	done
+	expect_cache_used "run 3"
+}
+TESTS+=(scan_cache_bare_head_symlink)
+
+t_scan_cache_overlay_lower_changed() { # an overlay mounted in a root: a .bashrc that appears through its lower layer (the merged directory's ctime unchanged) is refused next run
+	need_private_places
+	[ "$(id -u)" = 0 ] || skip "mounting a file system needs root"
+	sc_tree
+	mkdir -p "$T/ov/l/d" "$T/ov/u/d" "$T/ov/w" "$P/ov"
+	mount -t overlay sbxt-ov -o "lowerdir=$T/ov/l,upperdir=$T/ov/u,workdir=$T/ov/w" "$P/ov" 2>/dev/null ||
+		skip "cannot mount an overlay here"
+	trap 'umount -l "$P/ov" 2>/dev/null' EXIT
+	ls -a "$P/ov/d" >/dev/null; sleep 0.1	# the overlay's own marks on its upper directories
+	policy p <<<"allow-write ."
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "run 1 (warms the cache)"
+	local c0; c0=$(stat -c %.9Z "$P/ov/d")
+	echo 'echo pwned' >"$T/ov/l/d/.bashrc"	# through the lower layer, as an image's tooling would
+	[ -e "$P/ov/d/.bashrc" ] || fail "setup: the lower layer's .bashrc is not seen in the overlay"
+	expect_eq "$(stat -c %.9Z "$P/ov/d")" "$c0" "setup: the merged directory's ctime did not move"
+	run_sbx -v -c "$T/p" -- sh -c "$(sc_try ov/d/.bashrc) (echo ok > ov/d/ok.txt) && echo control-ok"
+	expect_rc 0 "run 2"
+	expect_cache_used "run 2 (the project's other directories)"
+	expect_not_contains "$OUT" WROTE "a .bashrc that came through an overlay's lower layer"
+	expect_contains "$OUT" control-ok "an ordinary write in the overlay (control)"
+}
+TESTS+=(scan_cache_overlay_lower_changed)
+
+t_scan_cache_stdin_directory() { # a directory handed as stdin (sbx -- cmd < dir) is refused: through it the command could make a repository or a .bashrc anywhere, unseen by the audit; a file as stdin runs
+	need_private_places
+	policy p <<<"allow-write ."
+	local try='mkdir /proc/self/fd/0/.git && echo MADE-GIT; (echo pwn > /proc/self/fd/0/.bashrc) 2>/dev/null && echo WROTE; echo ran'
+	for dir in "$O" "$P"; do
+		run_sbx -c "$T/p" -- sh -c "$try" <"$dir"
+		expect_not_contains "$OUT" MADE-GIT "a .git made through a directory on stdin ($dir)"
+		expect_not_contains "$OUT" WROTE "a .bashrc written through a directory on stdin ($dir)"
+		[ ! -e "$dir/.git" ] && [ ! -e "$dir/.bashrc" ] || fail "host: made in $dir through stdin"
+		expect_rc 125 "a directory on stdin ($dir)"
+		expect_contains "$ERR" "stdin is a directory" "the refusal names stdin"
+	done
+	run_sbx -c "$T/p" -- sh -c "$try" <"$T/p"
+	expect_rc 0 "a file on stdin (control)"; expect_contains "$OUT" ran "a file on stdin (control)"
+	expect_not_contains "$OUT" WROTE "a file on stdin (control)"
+	run_sbx -c "$T/p" -- sh -c "mkdir .git && echo MADE-GIT" </dev/null
+	expect_rc 0 "a .git made in the project by its path (control)"; expect_contains "$OUT" MADE-GIT "control"
+}
+TESTS+=(scan_cache_stdin_directory)
+
+t_scan_cache_session_leftover() { # in a session, a process an exec left behind makes a repository after its exec ended and the next exec only reads: session stop neutralises it
+	need_private_places
+	attrib_usable
+	git_env
+	local pay sess=leftover-$$-$RANDOM; pay=$(git_payload leftover)
+	mkdir -p "$P/a/b/c/d"; sleep 0.1
+	policy s <<<"allow-write $P"
+	timeout -k 5 "$TMO" "$SBX" session start -c "$T/s" --name "$sess" >/dev/null 2>"$T/start.err" ||
+		fail "session start: $(cat "$T/start.err")"
+	trap 'timeout 10 "$SBX" session stop "$sess" >/dev/null 2>&1' EXIT
+	# exec 1 leaves a process behind and ends at once
+	timeout -k 5 "$TMO" "$SBX" exec "$sess" -- sh -c "(while [ ! -e go ]; do sleep 0.05; done
+		cd a/b/c/d; git init -q late; printf '#!/bin/sh\n$pay\n' > late/.git/hooks/post-checkout
+		chmod +x late/.git/hooks/post-checkout; : > made) >/dev/null 2>&1 </dev/null & echo started" \
+		>"$T/e1.out" || fail "exec 1"
+	expect_contains "$(cat "$T/e1.out")" started "exec 1"
+	: >"$P/go"	# the person's shell, after exec 1 ended
+	local i; for i in $(seq 100); do [ -e "$P/a/b/c/d/made" ] && break; sleep 0.05; done
+	[ -e "$P/a/b/c/d/made" ] || fail "setup: the process left behind did not make its repository"
+	[ -x "$P/a/b/c/d/late/.git/hooks/post-checkout" ] || fail "setup (control): the hook is there before stop"
+	timeout -k 5 "$TMO" "$SBX" exec "$sess" -- cat "$P/go" || fail "exec 2 (reads only)"
+	timeout -k 5 "$TMO" "$SBX" session stop "$sess" >"$T/stop.out" 2>"$T/stop.err" || fail "session stop"
+	trap - EXIT
+	ERR=$(cat "$T/stop.err"); log_file stop "$T/stop.err"
+	expect_neutralised "$P/a/b/c/d/late/.git/hooks/post-checkout" "made in the sandbox" \
+		"a hook made by a process left behind after its exec"
+	git_outside "$P/a/b/c/d/late"
+	expect_no_payload "git outside in the repository the process left behind made"
+}
+TESTS+=(scan_cache_session_leftover)

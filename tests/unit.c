@@ -6495,6 +6495,59 @@ test_scan_cache(void)
 		CHECK(sc.served == 0, "edge offsets: something taken from the file");
 		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "edge offsets: the real listing");
 	}
+	/* the file's bound (long names pass it before the directories do):
+	 * another root's tree that does not fit is left out, this run's kept;
+	 * this run's own past it: nothing written. Listings stay the real ones */
+	{
+		const char *t2 = aprintf("%s/t2", dir);
+		struct stat one, two;
+		struct buf b2 = { 0 };
+		long fits;
+
+		mkdir(t2, 0700);
+		for (int k = 0; k < 8; k++)
+			mkdir(aprintf("%s/%0200d", t2, k), 0700);
+		usleep(60000);
+		unlink(cache);
+		SC_WALK(&got);
+		CHECK(stat(cache, &one) == 0, "the bound: a file of t alone");
+		sc_open(&sc, &real, cache);	/* t2's tree added to it */
+		sc_list(&view, NULL, t2, "", &b2, 0);
+		sc_save(&sc, true);
+		CHECK(stat(cache, &two) == 0 && two.st_size > one.st_size + 1600,
+		    "the bound: t2's tree kept");
+		for (int fit = 1; fit >= 0; fit--) {
+			/* a listing changed: the file is written */
+			CHECK(mkdir(aprintf("%s/t/n%d", dir, fit), 0700) == 0, "mkdir");
+			usleep(60000);
+			sc_open(&sc, &real, cache);
+			/* + what sc_save counts for the slots (16 bytes a record) */
+			sc.max_bytes = (size_t)(fit ? two.st_size : one.st_size) + 400;
+			sc_list(&view, NULL, aprintf("%s/t", dir), "", &got, 0);
+			sc_save(&sc, true);
+			b2.n = 0;
+			sc_open(&sc, &real, cache);
+			sc_list(&view, NULL, t2, "", &b2, 0);
+			fits = sc.served;
+			sc_save(&sc, false);
+			CHECK(fit ? fits == 9 : fits == 0, "the bound (t2 %s): %ld of its 9 read",
+			    fit ? "fits" : "not", fits);
+		}
+		CHECK(stat(cache, &one) == 0, "the bound: the file");
+		CHECK(mkdir(aprintf("%s/t/n2", dir), 0700) == 0, "mkdir");
+		usleep(60000);
+		sc_open(&sc, &real, cache);
+		sc.max_bytes = 256;
+		got.n = 0;
+		sc_list(&view, NULL, aprintf("%s/t", dir), "", &got, 0);
+		sc_save(&sc, true);
+		CHECK(stat(cache, &two) == 0 && two.st_ino == one.st_ino,
+		    "this run past the bound: a file written");
+		SC_REAL(&want);
+		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0,
+		    "past the bound: the real listing");
+		free(b2.p);
+	}
 	/* a cache others can write: not read */
 	SC_WALK(&got);
 	chmod(cache, 0666);
