@@ -157,23 +157,33 @@
 #if defined(SBX_FORCE_MACOS) || defined(__APPLE__)
 #  define SBX_MACOS 1	/* SBX_FORCE_MACOS: exercise the macOS path on Linux */
 #  define SBX_SELF_BOUND_INSIDE 0	/* no mounts: sbx --connect runs from where sbx is */
-#  define SBX_PLACEHOLDERS 0	/* a Seatbelt rule matches a name not there yet: no mount point needed */
+/* a Seatbelt rule matches a name not there yet: no mount point needed */
+#  define SBX_PLACEHOLDERS 0
 #  define SBX_RECORD_SOCKET SOCK_DGRAM	/* macOS has no SOCK_SEQPACKET for AF_UNIX ... */
-#  define SBX_PROXY_WATCHES_PARENT 1	/* ... and a datagram pair never hangs up: the proxy looks */
-#  define SBX_RECORD_BATCH_BYTES 2048	/* ... and takes no datagram longer (net.local.dgram.maxdgram) */
-#  define SBX_DNS_STUB 0	/* the command uses the system's resolver: no network namespace to answer in */
-#  define SBX_REGISTRY_BASE NULL	/* the placeholder registry stays in the runtime root (no placeholders) */
-#  define SBX_DENY_GLOB_PATTERNS 1	/* a deny's glob is a pattern in the profile, never expanded (6d) */
+/* ... and a datagram pair never hangs up: the proxy looks */
+#  define SBX_PROXY_WATCHES_PARENT 1
+/* ... and takes no datagram longer (net.local.dgram.maxdgram) */
+#  define SBX_RECORD_BATCH_BYTES 2048
+/* the command uses the system's resolver: no network namespace to answer in */
+#  define SBX_DNS_STUB 0
+/* the placeholder registry stays in the runtime root (no placeholders) */
+#  define SBX_REGISTRY_BASE NULL
+/* a deny's glob is a pattern in the profile, never expanded (6d) */
+#  define SBX_DENY_GLOB_PATTERNS 1
 #elif defined(__linux__)
 #  define SBX_LINUX 1
 #  define SBX_SELF_BOUND_INSIDE 1	/* bound under the runtime root, whatever covers its path */
 #  define SBX_PLACEHOLDERS 1	/* a mount needs something to mount on (9a) */
-#  define SBX_RECORD_SOCKET SOCK_SEQPACKET	/* the proxy's records: one a message, and a hang-up when sbx dies */
+/* the proxy's records: one a message, and a hang-up when sbx dies */
+#  define SBX_RECORD_SOCKET SOCK_SEQPACKET
 #  define SBX_PROXY_WATCHES_PARENT 0
 #  define SBX_RECORD_BATCH_BYTES 4096	/* the proxy's allows, batched in one message (7) */
-#  define SBX_DNS_STUB 1	/* network-dns and network-capture: the stub inside the namespace (7.4) */
-#  define SBX_DENY_GLOB_PATTERNS 0	/* a mount covers what exists: a deny's glob is expanded (5c) */
-#  define SBX_REGISTRY_BASE "/dev/shm"	/* the registry and run directories, on tmpfs, out of every sandbox (9a) */
+/* network-dns and network-capture: the stub inside the namespace (7.4) */
+#  define SBX_DNS_STUB 1
+/* a mount covers what exists: a deny's glob is expanded (5c) */
+#  define SBX_DENY_GLOB_PATTERNS 0
+/* the registry and run directories, on tmpfs, out of every sandbox (9a) */
+#  define SBX_REGISTRY_BASE "/dev/shm"
 #  ifndef _GNU_SOURCE
 #    define _GNU_SOURCE	/* memfd_create, pipe2, ppoll */
 #  endif
@@ -230,7 +240,8 @@
 #  define MAP_POPULATE 0
 #endif
 #ifndef POLLRDHUP
-#  define POLLRDHUP 0	/* macOS: poll() never says the peer has ended; the relay reads the EOF a round later */
+/* macOS: poll() never says the peer has ended; the relay reads the EOF a round later */
+#  define POLLRDHUP 0
 #endif
 #if SBX_LINUX
 #  include <sched.h>
@@ -261,10 +272,12 @@
 #endif
 
 #ifndef O_PATH
-#  define O_PATH	O_RDONLY	/* macOS: no O_PATH; a directory opened for reading serves */
+/* macOS: no O_PATH; a directory opened for reading serves */
+#  define O_PATH	O_RDONLY
 #endif
 #ifndef SOCK_CLOEXEC
-#  define SOCK_CLOEXEC	0	/* macOS: where a child could inherit it, fcntl() sets FD_CLOEXEC just after */
+/* macOS: where a child could inherit it, fcntl() sets FD_CLOEXEC just after */
+#  define SOCK_CLOEXEC	0
 #endif
 #if SBX_MACOS && defined(__APPLE__)
 #  include <sys/sysctl.h>	/* the start time of a process (11a) */
@@ -279,7 +292,8 @@ extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on 
 
 #define SBX_MAX_POLICY_BYTES	(1 << 20)	/* a policy file larger than 1 MiB is a mistake */
 #define SBX_MAX_LINE_BYTES	4096		/* line format: longer lines are refused */
-#define SBX_MAX_PATH_ARG_BYTES	2000		/* so any path prints as a line under 4096, escapes and all */
+/* so any path prints as a line under 4096, escapes and all */
+#define SBX_MAX_PATH_ARG_BYTES	2000
 #define SBX_MAX_TEXT_ARG_BYTES	1000		/* a reason, an ignore-violations string */
 #define SBX_MAX_INCLUDE_DEPTH	8
 #define SBX_MAX_JSON_DEPTH	32
@@ -296,7 +310,8 @@ extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on 
  * the expose channel, the DNS stub, the capture listeners */
 #define SBX_MAX_HANDED		(4 + 2 * SBX_MAX_HOST_PORTS + 1 + 1 + SBX_MAX_HOST_PORTS)
 #define SBX_FRAME_MAX_BYTES	(4 << 20)	/* a session message's body (6c, 10f) */
-#define SBX_EXIT_FAILURE	125		/* sbx itself failed: env(1)/timeout(1) convention */
+/* sbx itself failed: env(1)/timeout(1) convention */
+#define SBX_EXIT_FAILURE	125
 #define SBX_EXIT_CANNOT_RUN	126
 #define SBX_EXIT_NOT_FOUND	127
 
@@ -858,7 +873,8 @@ edit_distance(const char *a, const char *b)
 
 		row[0] = i;
 		for (j = 1; j <= lb; j++) {
-			int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			int cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
 
 			tmp = row[j];
 			row[j] = row[j] + 1;
@@ -970,7 +986,10 @@ struct dir_stream {
 	DIR *d;
 #endif
 };
-struct dir_entry { const char *name; unsigned char type; /* DT_*, DT_UNKNOWN where the fs says nothing */ };
+struct dir_entry {
+	const char *name;
+	unsigned char type; /* DT_*, DT_UNKNOWN where the fs says nothing */
+};
 
 static struct dir_stream dir_pool[SBX_DIR_POOL];
 static bool dir_pool_used[SBX_DIR_POOL];
@@ -1123,7 +1142,8 @@ fds_cloexec_listed(int lowest)
 	long fd, max;
 
 	for (size_t i = 0; i < LEN(dirs); i++) {
-		struct dir_stream *d = dir_open_fd(openat(AT_FDCWD, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		struct dir_stream *d =
+		    dir_open_fd(openat(AT_FDCWD, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 		struct dir_entry de;
 		int rc = 0;
 
@@ -1139,7 +1159,8 @@ fds_cloexec_listed(int lowest)
 		dir_close(d);
 		return rc;
 	}
-	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 1 << 20;
+	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur
+										 : 1 << 20;
 	for (fd = lowest; fd < max && fd < 1 << 20; fd++)
 		if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF)
 			return -1;
@@ -1167,9 +1188,11 @@ fds_std_not_dirs(void)
 
 	for (int fd = 0; fd <= 2; fd++)
 		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-			die_hint("give the command a file, a pipe or /dev/null", "%s is a directory: "
+			die_hint("give the command a file, a pipe or /dev/null",
+			    "%s is a directory: "
 			    "the command could make files in it through the descriptor, past every "
-			    "mount; the command did not run", names[fd]);
+			    "mount; the command did not run",
+			    names[fd]);
 }
 
 /* Close every descriptor above 2 but the n in keep. A child forked to
@@ -1189,20 +1212,23 @@ fds_close_except(const int *keep, size_t n)
 	bool listed = false;
 
 	for (size_t i = 0; i < LEN(dirs) && !listed; i++) {
-		struct dir_stream *d = dir_open_fd(openat(AT_FDCWD, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		struct dir_stream *d =
+		    dir_open_fd(openat(AT_FDCWD, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 		struct dir_entry de;
 
 		if (!d)
 			continue;
 		while (dir_next(d, &de) == 1)
-			if (isdigit((unsigned char)de.name[0]) && (fd = strtol(de.name, NULL, 10)) > 2 &&
-			    fd != dir_fd(d))
+			if (isdigit((unsigned char)de.name[0]) &&
+			    (fd = strtol(de.name, NULL, 10)) > 2 && fd != dir_fd(d))
 				vec_push(&open_fds, (void *)(intptr_t)fd);
 		dir_close(d);
 		listed = true;
 	}
 	if (!listed) {
-		max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 1 << 20;
+		max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+		    ? (long)rl.rlim_cur
+		    : 1 << 20;
 		for (fd = 3; fd < max && fd < 1 << 20; fd++)
 			vec_push(&open_fds, (void *)(intptr_t)fd);
 	}
@@ -1292,7 +1318,8 @@ recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int 
 				int fd;
 
 				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-				if (!MSG_CMSG_CLOEXEC)	/* set here where recvmsg cannot (no threads fork meanwhile) */
+				/* set here where recvmsg cannot (no threads fork meanwhile) */
+				if (!MSG_CMSG_CLOEXEC)
 					(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 				if (count < max_fds)
 					fds[count] = fd;
@@ -1312,7 +1339,8 @@ recv_fds(int sock, void *data, size_t cap, int *fds, int max_fds, int *nfd, int 
 
 /* A framed message on a stream socket (the session messages, 6c): a type
  * byte, a u32 length, the body; descriptors ride on the header. */
-#define SBX_FRAME_SHORT_BYTES	(PATH_MAX + 2048)	/* init's "Z" and the words of a failure fit */
+/* init's "Z" and the words of a failure fit */
+#define SBX_FRAME_SHORT_BYTES	(PATH_MAX + 2048)
 static int
 frame_send(int sock, char type, const void *body, size_t n, const int *fds, int nfd)
 {
@@ -1346,8 +1374,10 @@ frame_send(int sock, char type, const void *body, size_t n, const int *fds, int 
 
 		if (r < (ssize_t)sizeof(hdr))
 			return -1;	/* the header (and the descriptors with it) did not go */
-		return (size_t)r == sizeof(hdr) + n ? 0 : write_all(sock, (const char *)body + (r - sizeof(hdr)),
-		    n - (size_t)(r - (ssize_t)sizeof(hdr)));
+		return (size_t)r == sizeof(hdr) + n
+		    ? 0
+		    : write_all(sock, (const char *)body + (r - sizeof(hdr)),
+			  n - (size_t)(r - (ssize_t)sizeof(hdr)));
 	}
 	return send_fds(sock, hdr, sizeof(hdr), fds, nfd);
 }
@@ -1368,7 +1398,8 @@ frame_recv(int sock, struct buf *b, int *fds, int max_fds, int *nfd)
 	b->n = 0;
 	while (got < sizeof(hdr)) {
 		int k = 0;
-		ssize_t r = recv_fds(sock, hdr + got, sizeof(hdr) - got, fds + *nfd, max_fds - *nfd, &k, 0);
+		ssize_t r =
+		    recv_fds(sock, hdr + got, sizeof(hdr) - got, fds + *nfd, max_fds - *nfd, &k, 0);
 
 		if (r <= 0)
 			goto fail;
@@ -1563,7 +1594,14 @@ static int jw_object(struct jwalk *w, const char *name, const struct jval *obj);
 
 /* ---- 3.1 The model ---------------------------------------------- */
 
-enum path_list { PL_ALLOW_WRITE, PL_DENY_WRITE, PL_DENY_READ, PL_ALLOW_READ, PL_DENY_SECRET, PL_COUNT };
+enum path_list {
+	PL_ALLOW_WRITE,
+	PL_DENY_WRITE,
+	PL_DENY_READ,
+	PL_ALLOW_READ,
+	PL_DENY_SECRET,
+	PL_COUNT
+};
 
 struct pathrule {
 	const char *path;	/* absolute, clean, "~" expanded; globs not yet expanded */
@@ -1594,25 +1632,36 @@ struct policy {
 	struct vec host_ports;		/* of const char *, "PORT": allow-host-port */
 	struct vec expose_ports;	/* of const char *, "PORT": expose-port */
 	struct vec deny_env;		/* of const char *, a NAME pattern (* globs): deny-env */
-	struct vec protected_names;	/* of const char *: protect, added to the mandatory denies */
+	/* of const char *: protect, added to the mandatory denies */
+	struct vec protected_names;
 	long mandatory_deny_depth;	/* 1..10 */
 	bool allow_all_unix_sockets, allow_local_binding, allow_git_config;
 	bool weaker_nested_sandbox, allow_nested_userns, weaker_network_isolation;
 	bool allow_apple_events, allow_pty, fs_disabled;
 	long bridge;			/* enum bridge_mode */
 	long observe_writes;		/* 0 or 1 */
-	long network_dns;		/* 0 or 1: the DNS stub inside (Linux, when the proxy runs) */
-	long network_capture;		/* 0 or 1: allowed names answered with loopback addresses it captures */
+	/* 0 or 1: the DNS stub inside (Linux, when the proxy runs) */
+	long network_dns;
+	/* 0 or 1: allowed names answered with loopback addresses it captures */
+	long network_capture;
 	const char *bwrap_path, *socat_path;	/* absolute, or NULL: PATH lookup */
-	const char *parent_http, *parent_https;	/* parent-proxy URLs as written, or NULL: the environment's */
-	struct vec parent_bypass;	/* of const char *: parent-proxy-bypass, NO_PROXY's entries */
-	const char *mitm_socket;	/* mitm-proxy: the Unix socket of the person's MITM proxy, or NULL */
-	struct vec mitm_domains;	/* of const char *: mitm-proxy-domain, the hosts sent through it */
-	struct where mitm_socket_at, mitm_domain_at;	/* where the first of each was given (pol_check_whole) */
+	/* parent-proxy URLs as written, or NULL: the environment's */
+	const char *parent_http, *parent_https;
+	/* of const char *: parent-proxy-bypass, NO_PROXY's entries */
+	struct vec parent_bypass;
+	/* mitm-proxy: the Unix socket of the person's MITM proxy, or NULL */
+	const char *mitm_socket;
+	/* of const char *: mitm-proxy-domain, the hosts sent through it */
+	struct vec mitm_domains;
+	/* where the first of each was given (pol_check_whole) */
+	struct where mitm_socket_at, mitm_domain_at;
 	bool refuse_opaque_tunnels, require_host_match;	/* srt's request-filter knobs (7.3) */
-	long http_proxy_port, socks_proxy_port;	/* the person's own proxy on this machine's 127.0.0.1, or 0 */
-	struct vec strip_response_headers;	/* of const char *: header names, removed from plain-HTTP answers */
-	const char *ambiguous_request_target;	/* refuse|asSpelled|normalize: inert without filterRequest */
+	/* the person's own proxy on this machine's 127.0.0.1, or 0 */
+	long http_proxy_port, socks_proxy_port;
+	/* of const char *: header names, removed from plain-HTTP answers */
+	struct vec strip_response_headers;
+	/* refuse|asSpelled|normalize: inert without filterRequest */
+	const char *ambiguous_request_target;
 	bool allow_plaintext_header_set;	/* inert without filterRequest */
 	/* not read but derived, once, after reading (main_parent_route): the
 	 * parent route in effect, the policy's or else sbx's environment's
@@ -1645,7 +1694,13 @@ pol_init(struct policy *p)
 /* The credential stores the default policy hides (and policy.example
  * lists): not every machine has each, so a missing one is no typo. */
 static const char *const default_deny_read[] = {
-	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.kube", "~/.docker/config.json", "~/.netrc",
+	"~/.ssh",
+	"~/.aws",
+	"~/.gnupg",
+	"~/.config/gcloud",
+	"~/.kube",
+	"~/.docker/config.json",
+	"~/.netrc",
 	"~/.git-credentials",
 };
 
@@ -1692,7 +1747,8 @@ enum dkind {
 	DK_PROXY_URL,	/* an http:// parent proxy URL, into a string */
 	DK_BYPASS,	/* a NO_PROXY entry: *, CIDR, a host or domain suffix; kept in a list */
 	DK_HEADER,	/* an HTTP header name (a token), kept in a list */
-	DK_CHOICE,	/* one word of the directive's own list (directive_choices), into a string */
+	/* one word of the directive's own list (directive_choices), into a string */
+	DK_CHOICE,
 	DK_PORT1,	/* PORT in 1..65535, into a long, given once */
 	DK_UNIX_SOCKET,	/* the absolute path of a Unix socket, into a string, given once */
 	DK_MITM_DOMAIN,	/* PATTERN with no port (srt's mitmProxy.domains), kept in a list */
@@ -1717,110 +1773,142 @@ struct directive {
  * ignore-violations, 0 for a flag.
  * ORDER: the printers, --help and the man page emit directives in this order. */
 static const struct directive directives[] = {
-/*	name	kind	nargs_min, nargs_max	field	metavar	srt key
- *	help */
+	/*	name	kind	nargs_min, nargs_max	field	metavar	srt key
+	 *	help */
 	{ "allow-write", DK_PATH, 1, 2, F(paths[PL_ALLOW_WRITE]), "PATH", "filesystem.allowWrite",
-	  "make PATH (a directory tree or a file) writable; everything else is read-only" },
+	    "make PATH (a directory tree or a file) writable; everything else is read-only" },
 	{ "deny-write", DK_PATH, 1, 2, F(paths[PL_DENY_WRITE]), "PATH", "filesystem.denyWrite",
-	  "keep PATH read-only even inside an allowed root (deny wins)" },
+	    "keep PATH read-only even inside an allowed root (deny wins)" },
 	{ "deny-read", DK_PATH, 1, 2, F(paths[PL_DENY_READ]), "PATH", "filesystem.denyRead",
-	  "hide PATH: a denied file reads as empty, a denied directory is empty" },
+	    "hide PATH: a denied file reads as empty, a denied directory is empty" },
 	{ "allow-read", DK_PATH, 1, 2, F(paths[PL_ALLOW_READ]), "PATH", "filesystem.allowRead",
-	  "show PATH again inside a denied directory" },
+	    "show PATH again inside a denied directory" },
 	{ "deny-secret-file", DK_PATH, 1, 2, F(paths[PL_DENY_SECRET]), "PATH", "credentials.files",
-	  "hide PATH as deny-read does, but no allow-read or allow-write below it shows anything again" },
+	    "hide PATH as deny-read does, but no allow-read or allow-write below it shows anything "
+	    "again" },
 	{ "deny-env", DK_ENV, 1, 1, F(deny_env), "NAME", "credentials.envVars",
-	  "remove matching variables from the command's environment (* matches any run: AWS_*, *_TOKEN)" },
-	{ "allow-domain", DK_ALLOW_DOMAIN, 1, 1, F(allow_domains), "PATTERN", "network.allowedDomains",
-	  "allow connections to a host: example.com, *.example.com, example.com:443, [::1]" },
-	{ "deny-domain", DK_DENY_DOMAIN, 1, 2, F(deny_domains), "PATTERN [\"REASON\"]", "network.deniedDomains",
-	  "refuse a host even if allowed; the reason is shown to the command (srt deniedDomainReasons)" },
-	{ "deny-address", DK_ADDRESS, 1, 1, F(deny_addresses), "CIDR", "network.deniedResolvedAddresses",
-	  "refuse any allowed name that resolves into this address range" },
-	{ "allow-unix-socket", DK_SOCKET, 1, 1, F(allow_unix_sockets), "PATH", "network.allowUnixSockets",
-	  "macOS: allow connecting to this Unix socket (Linux ignores it, as srt does)" },
-	{ "allow-all-unix-sockets", DK_FLAG, 0, 0, F(allow_all_unix_sockets), NULL, "network.allowAllUnixSockets",
-	  "allow socket(AF_UNIX) and AF_VSOCK" },
-	{ "allow-local-binding", DK_FLAG, 0, 0, F(allow_local_binding), NULL, "network.allowLocalBinding",
-	  "macOS: allow listening on localhost (Linux: the sandbox has its own loopback anyway)" },
-	{ "allow-mach-lookup", DK_STRING, 1, 1, F(allow_mach_lookup), "NAME", "network.allowMachLookup",
-	  "macOS: allow looking up this Mach service (a trailing * matches a prefix)" },
-	{ "mandatory-deny-depth", DK_DEPTH, 1, 1, F(mandatory_deny_depth), "N", "mandatoryDenySearchDepth",
-	  "how deep to look for dangerous files (.bashrc, .git/hooks, ...) in each root: 1..10, default 3" },
+	    "remove matching variables from the command's environment (* matches any run: AWS_*, "
+	    "*_TOKEN)" },
+	{ "allow-domain", DK_ALLOW_DOMAIN, 1, 1, F(allow_domains), "PATTERN",
+	    "network.allowedDomains",
+	    "allow connections to a host: example.com, *.example.com, example.com:443, [::1]" },
+	{ "deny-domain", DK_DENY_DOMAIN, 1, 2, F(deny_domains), "PATTERN [\"REASON\"]",
+	    "network.deniedDomains",
+	    "refuse a host even if allowed; the reason is shown to the command (srt "
+	    "deniedDomainReasons)" },
+	{ "deny-address", DK_ADDRESS, 1, 1, F(deny_addresses), "CIDR",
+	    "network.deniedResolvedAddresses",
+	    "refuse any allowed name that resolves into this address range" },
+	{ "allow-unix-socket", DK_SOCKET, 1, 1, F(allow_unix_sockets), "PATH",
+	    "network.allowUnixSockets",
+	    "macOS: allow connecting to this Unix socket (Linux ignores it, as srt does)" },
+	{ "allow-all-unix-sockets", DK_FLAG, 0, 0, F(allow_all_unix_sockets), NULL,
+	    "network.allowAllUnixSockets", "allow socket(AF_UNIX) and AF_VSOCK" },
+	{ "allow-local-binding", DK_FLAG, 0, 0, F(allow_local_binding), NULL,
+	    "network.allowLocalBinding",
+	    "macOS: allow listening on localhost (Linux: the sandbox has its own loopback "
+	    "anyway)" },
+	{ "allow-mach-lookup", DK_STRING, 1, 1, F(allow_mach_lookup), "NAME",
+	    "network.allowMachLookup",
+	    "macOS: allow looking up this Mach service (a trailing * matches a prefix)" },
+	{ "mandatory-deny-depth", DK_DEPTH, 1, 1, F(mandatory_deny_depth), "N",
+	    "mandatoryDenySearchDepth",
+	    "how deep to look for dangerous files (.bashrc, .git/hooks, ...) in each root: 1..10, "
+	    "default 3" },
 	{ "allow-git-config", DK_FLAG, 0, 0, F(allow_git_config), NULL, "filesystem.allowGitConfig",
-	  "let the command write .git/config (hooks stay read-only)" },
+	    "let the command write .git/config (hooks stay read-only)" },
 	{ "git-safe-directory", DK_STRING, 1, 1, F(git_safe_dirs), "PATH", "git.safeDirectories",
-	  "add a git safe.directory entry inside (through GIT_CONFIG_* variables)" },
-	{ "weaker-nested-sandbox", DK_FLAG, 0, 0, F(weaker_nested_sandbox), NULL, "enableWeakerNestedSandbox",
-	  "for running inside a container: bind the host /proc instead of mounting a fresh one" },
-	{ "allow-nested-userns", DK_FLAG, 0, 0, F(allow_nested_userns), NULL, "allowNestedUserNamespaces",
-	  "let the command create user namespaces (rootless containers, browser sandboxes)" },
-	{ "weaker-network-isolation", DK_FLAG, 0, 0, F(weaker_network_isolation), NULL, "enableWeakerNetworkIsolation",
-	  "macOS: allow com.apple.trustd.agent (Go TLS verification); an exfiltration path" },
+	    "add a git safe.directory entry inside (through GIT_CONFIG_* variables)" },
+	{ "weaker-nested-sandbox", DK_FLAG, 0, 0, F(weaker_nested_sandbox), NULL,
+	    "enableWeakerNestedSandbox",
+	    "for running inside a container: bind the host /proc instead of mounting a fresh one" },
+	{ "allow-nested-userns", DK_FLAG, 0, 0, F(allow_nested_userns), NULL,
+	    "allowNestedUserNamespaces",
+	    "let the command create user namespaces (rootless containers, browser sandboxes)" },
+	{ "weaker-network-isolation", DK_FLAG, 0, 0, F(weaker_network_isolation), NULL,
+	    "enableWeakerNetworkIsolation",
+	    "macOS: allow com.apple.trustd.agent (Go TLS verification); an exfiltration path" },
 	{ "allow-apple-events", DK_FLAG, 0, 0, F(allow_apple_events), NULL, "allowAppleEvents",
-	  "macOS: allow sending Apple Events; other apps then run code outside the sandbox" },
+	    "macOS: allow sending Apple Events; other apps then run code outside the sandbox" },
 	{ "allow-pty", DK_FLAG, 0, 0, F(allow_pty), NULL, "allowPty",
-	  "macOS: allow opening pseudo-terminals" },
+	    "macOS: allow opening pseudo-terminals" },
 	{ "ignore-violations", DK_IGNORE, 2, 2, F(ignores), "COMMAND LINE", "ignoreViolations",
-	  "drop violations whose line contains LINE, for commands containing COMMAND (* = any)" },
+	    "drop violations whose line contains LINE, for commands containing COMMAND (* = any)" },
 	{ "bridge", DK_BRIDGE, 1, 1, F(bridge), "fd|socat", NULL,
-	  "how the proxy is reached inside: fd (default, listeners handed over) or socat (srt's topology)" },
+	    "how the proxy is reached inside: fd (default, listeners handed over) or socat (srt's "
+	    "topology)" },
 	{ "observe-writes", DK_ONOFF, 1, 1, F(observe_writes), "on|off", NULL,
-	  "report denied write attempts as violations (default on)" },
+	    "report denied write attempts as violations (default on)" },
 	{ "network-dns", DK_ONOFF, 1, 1, F(network_dns), "on|off", NULL,
-	  "Linux: answer DNS inside: allowed names resolve (the proxy's resolver, the address guard applied), "
-	  "others are refused at once and reported (default on)" },
+	    "Linux: answer DNS inside: allowed names resolve (the proxy's resolver, the address "
+	    "guard applied), others are refused at once and reported (default on)" },
 	{ "network-capture", DK_ONOFF, 1, 1, F(network_capture), "on|off", NULL,
-	  "Linux: answer allowed names with loopback addresses whose ports 80, 443 and the allow rules' lead "
-	  "to the proxy, for programs that ignore HTTP_PROXY (default off)" },
+	    "Linux: answer allowed names with loopback addresses whose ports 80, 443 and the allow "
+	    "rules' lead to the proxy, for programs that ignore HTTP_PROXY (default off)" },
 	{ "bwrap-path", DK_BINARY, 1, 1, F(bwrap_path), "PATH", "bwrapPath",
-	  "the bubblewrap binary to run (default: bwrap from PATH)" },
+	    "the bubblewrap binary to run (default: bwrap from PATH)" },
 	{ "socat-path", DK_BINARY, 1, 1, F(socat_path), "PATH", "socatPath",
-	  "the socat binary for bridge socat (default: socat from PATH)" },
+	    "the socat binary for bridge socat (default: socat from PATH)" },
 	{ "disable-filesystem", DK_FLAG, 0, 0, F(fs_disabled), NULL, "filesystem.disabled",
-	  "no filesystem rules at all: the whole disk writable (srt's filesystem.disabled)" },
+	    "no filesystem rules at all: the whole disk writable (srt's filesystem.disabled)" },
 	{ "allow-host-port", DK_PORT, 1, 1, F(host_ports), "PORT", NULL,
-	  "let 127.0.0.1:PORT inside reach this machine's 127.0.0.1:PORT (a dev server, a database)" },
+	    "let 127.0.0.1:PORT inside reach this machine's 127.0.0.1:PORT (a dev server, a "
+	    "database)" },
 	{ "expose-port", DK_PORT, 1, 1, F(expose_ports), "PORT", NULL,
-	  "let this machine's 127.0.0.1:PORT reach a server the command runs on its own 127.0.0.1:PORT" },
+	    "let this machine's 127.0.0.1:PORT reach a server the command runs on its own "
+	    "127.0.0.1:PORT" },
 	{ "protect", DK_NAME, 1, 1, F(protected_names), "PATH-NAME", NULL,
-	  "add a name (.envrc) or a relative path (.config/tool/rc) to the mandatory denies: read-only at the "
-	  "top of every writable root (and, a single name, wherever the scan finds it), held when missing where "
-	  "srt's names are" },
+	    "add a name (.envrc) or a relative path (.config/tool/rc) to the mandatory denies: "
+	    "read-only at the "
+	    "top of every writable root (and, a single name, wherever the scan finds it), held "
+	    "when missing where srt's names are" },
 	{ "parent-proxy", DK_PROXY_URL, 1, 1, F(parent_http), "URL", "network.parentProxy.http",
-	  "send allowed connections on through this upstream HTTP proxy (default: HTTP_PROXY of sbx's "
-	  "environment); policy first, then the parent" },
-	{ "parent-proxy-https", DK_PROXY_URL, 1, 1, F(parent_https), "URL", "network.parentProxy.https",
-	  "the upstream proxy for tunnels (CONNECT, SOCKS) when not parent-proxy's (default: HTTPS_PROXY)" },
-	{ "parent-proxy-bypass", DK_BYPASS, 1, 1, F(parent_bypass), "PATTERN", "network.parentProxy.noProxy",
-	  "reach these directly, not through the parent: * | a CIDR | a host or domain suffix (NO_PROXY's "
-	  "syntax; loopback always is)" },
-	{ "mitm-proxy", DK_UNIX_SOCKET, 1, 1, F(mitm_socket), "SOCKET", "network.mitmProxy.socketPath",
-	  "send allowed connections to the mitm-proxy-domain hosts on through the HTTP proxy listening on this Unix "
-	  "socket (yours, which may inspect TLS): CONNECT for tunnels (SOCKS too), absolute form for plain HTTP; "
-	  "policy first, and before any parent proxy" },
-	{ "mitm-proxy-domain", DK_MITM_DOMAIN, 1, 1, F(mitm_domains), "PATTERN", "network.mitmProxy.domains",
-	  "a host that goes through mitm-proxy: example.com, *.example.com (no :port: every port); mitm-proxy needs "
-	  "at least one" },
+	    "send allowed connections on through this upstream HTTP proxy (default: HTTP_PROXY of "
+	    "sbx's environment); policy first, then the parent" },
+	{ "parent-proxy-https", DK_PROXY_URL, 1, 1, F(parent_https), "URL",
+	    "network.parentProxy.https",
+	    "the upstream proxy for tunnels (CONNECT, SOCKS) when not parent-proxy's (default: "
+	    "HTTPS_PROXY)" },
+	{ "parent-proxy-bypass", DK_BYPASS, 1, 1, F(parent_bypass), "PATTERN",
+	    "network.parentProxy.noProxy",
+	    "reach these directly, not through the parent: * | a CIDR | a host or domain suffix "
+	    "(NO_PROXY's syntax; loopback always is)" },
+	{ "mitm-proxy", DK_UNIX_SOCKET, 1, 1, F(mitm_socket), "SOCKET",
+	    "network.mitmProxy.socketPath",
+	    "send allowed connections to the mitm-proxy-domain hosts on through the HTTP proxy "
+	    "listening on this Unix "
+	    "socket (yours, which may inspect TLS): CONNECT for tunnels (SOCKS too), absolute form "
+	    "for plain HTTP; policy first, and before any parent proxy" },
+	{ "mitm-proxy-domain", DK_MITM_DOMAIN, 1, 1, F(mitm_domains), "PATTERN",
+	    "network.mitmProxy.domains",
+	    "a host that goes through mitm-proxy: example.com, *.example.com (no :port: every "
+	    "port); mitm-proxy needs at least one" },
 	{ "http-proxy-port", DK_PORT1, 1, 1, F(http_proxy_port), "PORT", "network.httpProxyPort",
-	  "hand HTTP proxying to your own proxy on this machine's 127.0.0.1:PORT instead of sbx's (it does the "
-	  "filtering: sbx's policy does not apply to what goes through it)" },
+	    "hand HTTP proxying to your own proxy on this machine's 127.0.0.1:PORT instead of "
+	    "sbx's (it does the filtering: sbx's policy does not apply to what goes through it)" },
 	{ "socks-proxy-port", DK_PORT1, 1, 1, F(socks_proxy_port), "PORT", "network.socksProxyPort",
-	  "the same for SOCKS: your own SOCKS proxy on 127.0.0.1:PORT" },
-	{ "refuse-opaque-tunnels", DK_FLAG, 0, 0, F(refuse_opaque_tunnels), NULL, "network.refuseOpaqueTunnels",
-	  "refuse every CONNECT (403) and SOCKS tunnel: the proxy cannot see into them (no TLS termination), so "
-	  "only plain HTTP goes out; it stops ssh through the proxy too" },
-	{ "require-host-match", DK_FLAG, 0, 0, F(require_host_match), NULL, "network.requireHostMatch",
-	  "plain HTTP: answer 421 when the Host header names another host or port than the request's target" },
-	{ "strip-response-header", DK_HEADER, 1, 1, F(strip_response_headers), "NAME", "network.stripResponseHeaders",
-	  "remove this header from plain-HTTP responses (case, '-', '_' and '.' folded: set-cookie)" },
-	{ "ambiguous-request-target", DK_CHOICE, 1, 1, F(ambiguous_request_target), "refuse|asSpelled|normalize",
-	  "network.ambiguousRequestTarget", "srt's, for its filterRequest callback, which a settings file cannot hold: "
-	  "accepted and checked, it changes nothing in sbx" },
+	    "the same for SOCKS: your own SOCKS proxy on 127.0.0.1:PORT" },
+	{ "refuse-opaque-tunnels", DK_FLAG, 0, 0, F(refuse_opaque_tunnels), NULL,
+	    "network.refuseOpaqueTunnels",
+	    "refuse every CONNECT (403) and SOCKS tunnel: the proxy cannot see into them (no TLS "
+	    "termination), so only plain HTTP goes out; it stops ssh through the proxy too" },
+	{ "require-host-match", DK_FLAG, 0, 0, F(require_host_match), NULL,
+	    "network.requireHostMatch",
+	    "plain HTTP: answer 421 when the Host header names another host or port than the "
+	    "request's target" },
+	{ "strip-response-header", DK_HEADER, 1, 1, F(strip_response_headers), "NAME",
+	    "network.stripResponseHeaders",
+	    "remove this header from plain-HTTP responses (case, '-', '_' and '.' folded: "
+	    "set-cookie)" },
+	{ "ambiguous-request-target", DK_CHOICE, 1, 1, F(ambiguous_request_target),
+	    "refuse|asSpelled|normalize", "network.ambiguousRequestTarget",
+	    "srt's, for its filterRequest callback, which a settings file cannot hold: "
+	    "accepted and checked, it changes nothing in sbx" },
 	{ "allow-plaintext-header-set", DK_FLAG, 0, 0, F(allow_plaintext_header_set), NULL,
-	  "network.allowPlaintextHeaderSet", "srt's, for its filterRequest callback: accepted, changes nothing in sbx" },
+	    "network.allowPlaintextHeaderSet",
+	    "srt's, for its filterRequest callback: accepted, changes nothing in sbx" },
 	{ "include", DK_INCLUDE, 1, 1, 0, "FILE", NULL,
-	  "read another policy file here (relative to this file's directory)" },
+	    "read another policy file here (relative to this file's directory)" },
 };
 
 #undef F
@@ -1847,13 +1935,16 @@ directive_find(const char *name)
 struct parent_proxy {
 	char host[SBX_MAX_HOST_BYTES + 1];	/* a name or an address, unbracketed */
 	int port;				/* 80 when the URL has none */
-	const char *auth;			/* "Basic <base64 user:password>" (arena), or NULL */
+	const char *auth; /* "Basic <base64 user:password>" (arena), or NULL */
 };
 
 static int
 hex_digit(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	return c >= '0' && c <= '9' ? c - '0'
+	    : c >= 'a' && c <= 'f'  ? c - 'a' + 10
+	    : c >= 'A' && c <= 'F'  ? c - 'A' + 10
+				    : -1;
 }
 
 /* Percent-decoding of a URL's user or password (n bytes) into out; a bad
@@ -1877,7 +1968,8 @@ proxy_url_parse(const char *url, struct parent_proxy *pp, const char **why)
 {
 	const char *p = url, *auth, *end, *at, *host, *hend, *colon = NULL;
 	long port = 80;
-	bool v6;	/* [ADDRESS]: an IPv6 literal (host[-1] would read before a URL that starts there) */
+	/* [ADDRESS]: an IPv6 literal (host[-1] would read before a URL that starts there) */
+	bool v6;
 
 	memset(pp, 0, sizeof(*pp));
 	for (const char *q = url; *q; q++)
@@ -1889,11 +1981,15 @@ proxy_url_parse(const char *url, struct parent_proxy *pp, const char **why)
 		const char *sep = strstr(url, "://");
 		size_t sn = sep ? (size_t)(sep - url) : 0;
 
-		if (sep && sn > 0 && isalpha((unsigned char)url[0]) && strspn(url, "abcdefghijklmnopqrstuvwxyz"
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") >= sn) {
+		if (sep && sn > 0 && isalpha((unsigned char)url[0]) &&
+		    strspn(url,
+			"abcdefghijklmnopqrstuvwxyz"
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") >= sn) {
 			if (sn == 5 && strncasecmp(url, "https", 5) == 0) {
-				*why = "an https:// parent proxy needs TLS to the parent, which sbx does not speak; "
-				    "give its http:// address (the tunnels through it stay end-to-end encrypted)";
+				*why = "an https:// parent proxy needs TLS to the parent, which "
+				       "sbx does not speak; "
+				       "give its http:// address (the tunnels through it stay "
+				       "end-to-end encrypted)";
 				return -1;
 			}
 			if (sn != 4 || strncasecmp(url, "http", 4) != 0) {
@@ -1959,9 +2055,13 @@ proxy_url_parse(const char *url, struct parent_proxy *pp, const char **why)
 	{
 		unsigned char a[16];
 
-		if (v6 ? inet_pton(AF_INET6, pp->host, a) != 1 :
-		    strspn(pp->host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(pp->host)) {
-			*why = v6 ? "not an IPv6 address inside [ ]" : "a host name holds only letters, digits, '.', '_' and '-'";
+		if (v6
+			? inet_pton(AF_INET6, pp->host, a) != 1
+			: strspn(pp->host,
+			      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._"
+			      "-") != strlen(pp->host)) {
+			*why = v6 ? "not an IPv6 address inside [ ]"
+				  : "a host name holds only letters, digits, '.', '_' and '-'";
 			return -1;
 		}
 	}
@@ -2003,9 +2103,12 @@ proxy_bypass_check(const char *e, const char **why)
 		}
 		return 0;
 	}
-	if (!*e || strspn(e, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-:*[]") != strlen(e) ||
+	if (!*e ||
+	    strspn(e, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-:*[]") !=
+		strlen(e) ||
 	    (strchr(e, '*') && strncmp(e, "*.", 2) != 0) || strchr(e + (e[0] == '*'), '*')) {
-		*why = "not *, a CIDR, an address, or a host or domain suffix (a '*' only as \"*.\" in front)";
+		*why = "not *, a CIDR, an address, or a host or domain suffix (a '*' only as "
+		       "\"*.\" in front)";
 		return -1;
 	}
 	return 0;
@@ -2017,7 +2120,8 @@ proxy_bypass_check(const char *e, const char **why)
  * a trailing "/" means the directory itself, and a trailing "/" "**" what
  * lies beneath it (*dir_form set, when dir_form is not NULL). */
 static int
-pol_normalize_path(const struct pol_ctx *c, const char *s, char **out, bool *dir_form, const char **why)
+pol_normalize_path(
+    const struct pol_ctx *c, const char *s, char **out, bool *dir_form, const char **why)
 {
 	char *p;
 	size_t n;
@@ -2090,15 +2194,17 @@ static const struct path_refusal {
 	const char *why;
 } path_refusals[] = {
 	{ DENY_READS, "/", false,
-	  "hiding the whole disk leaves nothing to run the command with (bubblewrap fails on /bin); deny the "
-	  "directories that hold secrets instead (deny-read /home, deny-read /root) and allow-read what the "
-	  "command needs inside them" },
+	    "hiding the whole disk leaves nothing to run the command with (bubblewrap fails on "
+	    "/bin); deny the "
+	    "directories that hold secrets instead (deny-read /home, deny-read /root) and "
+	    "allow-read what the command needs inside them" },
 	{ DENY_READS | 1u << PL_DENY_WRITE, "/proc", true,
-	  "sbx mounts a fresh /proc for the command, showing only the command's own processes, and it would "
-	  "cover this deny; remove the line (other processes' files are not visible anyway)" },
+	    "sbx mounts a fresh /proc for the command, showing only the command's own processes, "
+	    "and it would "
+	    "cover this deny; remove the line (other processes' files are not visible anyway)" },
 	{ DENY_READS | 1u << PL_DENY_WRITE, "/dev", true,
-	  "sbx mounts a minimal /dev for the command (null, zero, full, random, urandom, tty, pts, shm), and "
-	  "it would cover this deny; remove the line" },
+	    "sbx mounts a minimal /dev for the command (null, zero, full, random, urandom, tty, "
+	    "pts, shm), and it would cover this deny; remove the line" },
 };
 
 /* Why a rule of this list cannot name path (clean, absolute), or NULL. */
@@ -2131,7 +2237,8 @@ env_check_pattern(const char *s, const char **why)
 	}
 	for (q = s; *q; q++)
 		if (!isalnum((unsigned char)*q) && *q != '_' && *q != '*') {
-			*why = "a variable name holds only letters, digits and _ (and * to match any run)";
+			*why = "a variable name holds only letters, digits and _ (and * to match "
+			       "any run)";
 			return -1;
 		}
 	return 0;
@@ -2222,12 +2329,14 @@ pol_apply_path(const struct dcall *a)
 	if (a->nargs == 2) {
 		if (strcmp(a->args[0], "literal") != 0)
 			return err_set(a->e, a->file, a->line, 0,
-			    "%s takes one PATH (or \"literal PATH\" for a path never globbed)", a->d->name);
+			    "%s takes one PATH (or \"literal PATH\" for a path never globbed)",
+			    a->d->name);
 		/* srt's credentials.files entry has no literal form, so
 		 * one could not be written back as srt settings */
 		if (which == PL_DENY_SECRET)
-			return err_set(a->e, a->file, a->line, 0, "%s takes one PATH (no literal form, as srt's "
-			    "credentials.files)", a->d->name);
+			return err_set(a->e, a->file, a->line, 0,
+			    "%s takes one PATH (no literal form, as srt's credentials.files)",
+			    a->d->name);
 		literal = true;
 		spelled = a->args[1];
 	}
@@ -2277,14 +2386,15 @@ pol_apply_deny_domain(const struct dcall *a)
 	if (match_check_pattern(a->args[0], true, &why) < 0)
 		return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, a->args[0], why);
 	if (a->nargs == 2 && !*a->args[1])
-		return err_set(a->e, a->file, a->line, 0, "%s %s: the reason is empty", a->d->name, a->args[0]);
+		return err_set(a->e, a->file, a->line, 0, "%s %s: the reason is empty", a->d->name,
+		    a->args[0]);
 	for (k = 0; k < v->n; k++)
 		if (strcmp(((struct domrule *)v->v[k])->pattern, a->args[0]) == 0)
 			r = v->v[k];
 	if (r) {
 		if (a->nargs == 2 && r->reason && strcmp(r->reason, a->args[1]) != 0)
-			return err_set(a->e, a->file, a->line, 0, "%s %s: denied already, with another reason",
-			    a->d->name, a->args[0]);
+			return err_set(a->e, a->file, a->line, 0,
+			    "%s %s: denied already, with another reason", a->d->name, a->args[0]);
 		if (a->nargs == 2)
 			r->reason = astrdup(a->args[1]);
 		return 0;
@@ -2306,7 +2416,8 @@ pol_apply_address(const struct dcall *a)
 
 	if (match_parse_cidr(a->args[0], &fam, addr, &prefix) < 0)
 		return err_set(a->e, a->file, a->line, 0,
-		    "%s %s: not an IP address or CIDR range (e.g. 10.0.0.0/8, 192.168.1.10, fc00::/7; IPv6 unbracketed)",
+		    "%s %s: not an IP address or CIDR range (e.g. 10.0.0.0/8, 192.168.1.10, "
+		    "fc00::/7; IPv6 unbracketed)",
 		    a->d->name, a->args[0]);
 	vec_push(DFIELD(a, struct vec), astrdup(a->args[0]));
 	return 0;
@@ -2343,12 +2454,15 @@ pol_apply_name(const struct dcall *a)
 	const char *s = a->args[0], *q;
 
 	if (!*s || s[0] == '/' || s[0] == '~' || s[strlen(s) - 1] == '/' || strstr(s, "//"))
-		return err_set(a->e, a->file, a->line, 0, "%s %s: a name or a relative path below a root "
-		    "(.envrc, .config/tool/rc); for one place, use deny-write", a->d->name, s);
+		return err_set(a->e, a->file, a->line, 0,
+		    "%s %s: a name or a relative path below a root "
+		    "(.envrc, .config/tool/rc); for one place, use deny-write",
+		    a->d->name, s);
 	for (q = s; q; q = strchr(q, '/') ? strchr(q, '/') + 1 : NULL)
 		if ((q[0] == '.' && (q[1] == '/' || !q[1])) ||
 		    (q[0] == '.' && q[1] == '.' && (q[2] == '/' || !q[2])))
-			return err_set(a->e, a->file, a->line, 0, "%s %s: \".\" and \"..\" are not allowed", a->d->name, s);
+			return err_set(a->e, a->file, a->line, 0,
+			    "%s %s: \".\" and \"..\" are not allowed", a->d->name, s);
 	if (!str_listed(DFIELD(a, struct vec), s))
 		vec_push(DFIELD(a, struct vec), astrdup(s));
 	return 0;
@@ -2364,9 +2478,11 @@ pol_apply_port(const struct dcall *a)
 	long v;
 
 	if (parse_int(a->args[0], 1, 65535, &v, &why) < 0 || a->args[0][0] == '0')
-		return err_set(a->e, a->file, a->line, 0, "%s %s: not a port (1..65535)", a->d->name, a->args[0]);
+		return err_set(a->e, a->file, a->line, 0, "%s %s: not a port (1..65535)",
+		    a->d->name, a->args[0]);
 	if (v == SBX_PROXY_HTTP_PORT || v == SBX_PROXY_SOCKS_PORT)
-		return err_set(a->e, a->file, a->line, 0, "%s %ld: the proxy listens there inside", a->d->name, v);
+		return err_set(a->e, a->file, a->line, 0, "%s %ld: the proxy listens there inside",
+		    a->d->name, v);
 	if (port_listed(ports, v))
 		return 0;	/* twice is once */
 	/* one port, one direction: inside, 127.0.0.1:PORT is either sbx's
@@ -2376,10 +2492,12 @@ pol_apply_port(const struct dcall *a)
 	 * (the first in the file) as it has always been */
 	other = ports == &a->p->host_ports ? &a->p->expose_ports : &a->p->host_ports;
 	if (port_listed(other, v))
-		return err_set(a->e, a->file, a->line, 0, "allow-host-port %ld and expose-port %ld: "
-		    "a port goes one way only", v, v);
+		return err_set(a->e, a->file, a->line, 0,
+		    "allow-host-port %ld and expose-port %ld: a port goes one way only",
+		    v, v);
 	if (ports->n == SBX_MAX_HOST_PORTS)
-		return err_set(a->e, a->file, a->line, 0, "%s: at most %d ports", a->d->name, SBX_MAX_HOST_PORTS);
+		return err_set(a->e, a->file, a->line, 0, "%s: at most %d ports", a->d->name,
+		    SBX_MAX_HOST_PORTS);
 	vec_push(ports, aprintf("%ld", v));
 	return 0;
 }
@@ -2402,7 +2520,8 @@ pol_apply_depth(const struct dcall *a)
 	long v;
 
 	if (parse_int(a->args[0], 1, 10, &v, &why) < 0)
-		return err_set(a->e, a->file, a->line, 0, "%s %s: %s (1..10)", a->d->name, a->args[0], why);
+		return err_set(
+		    a->e, a->file, a->line, 0, "%s %s: %s (1..10)", a->d->name, a->args[0], why);
 	*DFIELD(a, long) = v;
 	return 0;
 }
@@ -2412,7 +2531,8 @@ static int
 pol_apply_onoff(const struct dcall *a)
 {
 	if (strcmp(a->args[0], "on") != 0 && strcmp(a->args[0], "off") != 0)
-		return err_set(a->e, a->file, a->line, 0, "%s takes on or off, not \"%s\"", a->d->name, a->args[0]);
+		return err_set(a->e, a->file, a->line, 0, "%s takes on or off, not \"%s\"",
+		    a->d->name, a->args[0]);
 	*DFIELD(a, long) = strcmp(a->args[0], "on") == 0;
 	return 0;
 }
@@ -2422,7 +2542,8 @@ static int
 pol_apply_bridge(const struct dcall *a)
 {
 	if (strcmp(a->args[0], "fd") != 0 && strcmp(a->args[0], "socat") != 0)
-		return err_set(a->e, a->file, a->line, 0, "%s takes fd or socat, not \"%s\"", a->d->name, a->args[0]);
+		return err_set(a->e, a->file, a->line, 0, "%s takes fd or socat, not \"%s\"",
+		    a->d->name, a->args[0]);
 	*DFIELD(a, long) = strcmp(a->args[0], "socat") == 0 ? BRIDGE_SOCAT : BRIDGE_FD;
 	return 0;
 }
@@ -2446,10 +2567,11 @@ static int
 pol_apply_binary(const struct dcall *a)
 {
 	if (a->args[0][0] != '/')
-		return err_set(a->e, a->file, a->line, 0, "%s %s: binary path must be absolute", a->d->name, a->args[0]);
+		return err_set(a->e, a->file, a->line, 0, "%s %s: binary path must be absolute",
+		    a->d->name, a->args[0]);
 	if (strlen(a->args[0]) > SBX_MAX_PATH_ARG_BYTES)
-		return err_set(a->e, a->file, a->line, 0, "%s: path longer than %d bytes", a->d->name,
-		    SBX_MAX_PATH_ARG_BYTES);
+		return err_set(a->e, a->file, a->line, 0, "%s: path longer than %d bytes",
+		    a->d->name, SBX_MAX_PATH_ARG_BYTES);
 	*DFIELD(a, const char *) = path_clean(a->args[0]);
 	return 0;
 }
@@ -2502,8 +2624,12 @@ pol_apply_header(const struct dcall *a)
 {
 	const char *n = a->args[0];
 
-	if (!*n || strspn(n, "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(n))
-		return err_set(a->e, a->file, a->line, 0, "%s %s: not a header name", a->d->name, n);
+	if (!*n ||
+	    strspn(n,
+		"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") !=
+		strlen(n))
+		return err_set(
+		    a->e, a->file, a->line, 0, "%s %s: not a header name", a->d->name, n);
 	vec_push(DFIELD(a, struct vec), astrdup(n));
 	return 0;
 }
@@ -2518,7 +2644,8 @@ pol_apply_port1(const struct dcall *a)
 	if (*DFIELD(a, long))
 		return err_set(a->e, a->file, a->line, 0, "%s: given twice", a->d->name);
 	if (parse_int(a->args[0], 1, 65535, &v, &why) < 0)
-		return err_set(a->e, a->file, a->line, 0, "%s %s: %s (1..65535)", a->d->name, a->args[0], why);
+		return err_set(
+		    a->e, a->file, a->line, 0, "%s %s: %s (1..65535)", a->d->name, a->args[0], why);
 	*DFIELD(a, long) = v;
 	return 0;
 }
@@ -2567,10 +2694,12 @@ pol_apply_unix_socket(const struct dcall *a)
 	if (*DFIELD(a, const char *))
 		return err_set(a->e, a->file, a->line, 0, "%s: given twice", a->d->name);
 	if (s[0] != '/')
-		return err_set(a->e, a->file, a->line, 0, "%s %s: the socket path must be absolute", a->d->name, s);
+		return err_set(a->e, a->file, a->line, 0, "%s %s: the socket path must be absolute",
+		    a->d->name, s);
 	if (strlen(path_clean(s)) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-		return err_set(a->e, a->file, a->line, 0, "%s %s: longer than a Unix socket address holds (%zu bytes)",
-		    a->d->name, s, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+		return err_set(a->e, a->file, a->line, 0,
+		    "%s %s: longer than a Unix socket address holds (%zu bytes)", a->d->name, s,
+		    sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 	*DFIELD(a, const char *) = path_clean(s);
 	a->p->mitm_socket_at = (struct where){ a->file, a->line };
 	return 0;
@@ -2589,12 +2718,17 @@ pol_apply_mitm_domain(const struct dcall *a)
 	if (!is_ipv6_literal(pat)) {
 		if (match_check_pattern(pat, false, &why) < 0)
 			return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, pat,
-			    strncmp(why, "invalid domain pattern:", 23) != 0 ? why : "invalid domain pattern: must be a "
-			    "domain (example.com), a wildcard (*.example.com) or an IPv6 literal (::1, [::1]), with no :port; "
-			    "patterns as broad as \"*.com\" or \"*\" are refused");
+			    strncmp(why, "invalid domain pattern:", 23) != 0
+				? why
+				: "invalid domain pattern: must be a "
+				  "domain (example.com), a wildcard (*.example.com) or an IPv6 "
+				  "literal (::1, [::1]), with no :port; "
+				  "patterns as broad as \"*.com\" or \"*\" are refused");
 		if (close ? close[1] != '\0' : strchr(pat, ':') != NULL)
-			return err_set(a->e, a->file, a->line, 0, "%s %s: a host with no :port (the MITM route takes "
-			    "every port of it, as srt)", a->d->name, pat);
+			return err_set(a->e, a->file, a->line, 0,
+			    "%s %s: a host with no :port (the MITM route takes "
+			    "every port of it, as srt)",
+			    a->d->name, pat);
 	}
 	vec_push(DFIELD(a, struct vec), astrdup(pat));
 	if (!a->p->mitm_domain_at.file && !a->p->mitm_domain_at.line)
@@ -2651,10 +2785,11 @@ pol_check_args(const struct dcall *a, bool path_args)
 
 		for (q = (const unsigned char *)a->args[i]; *q; q++)
 			if (is_control(*q))
-				return err_set(a->e, a->file, a->line, 0, "%s: control character in an argument",
-				    a->d->name);
+				return err_set(a->e, a->file, a->line, 0,
+				    "%s: control character in an argument", a->d->name);
 		if (strlen(a->args[i]) > SBX_MAX_TEXT_ARG_BYTES && !path_args)
-			return err_set(a->e, a->file, a->line, 0, "%s: argument longer than %d bytes", a->d->name,
+			return err_set(a->e, a->file, a->line, 0,
+			    "%s: argument longer than %d bytes", a->d->name,
 			    SBX_MAX_TEXT_ARG_BYTES);
 	}
 	return 0;
@@ -2718,7 +2853,8 @@ pol_split_words(char *line, char **words, int max, const char **why)
 					break;
 				if (*r == '\\') {
 					if (r[1] != '"' && r[1] != '\\') {
-						*why = "unknown escape in quoted argument (only \\\" and \\\\)";
+						*why = "unknown escape in quoted argument (only "
+						       "\\\" and \\\\)";
 						return -1;
 					}
 					r++;
@@ -2767,14 +2903,15 @@ pol_parse_line(struct policy *p, struct pol_ctx *c, char *line, const char *file
 		return 0;
 	d = directive_find(words[0]);
 	if (!d && strncmp(words[0], UTF8_BOM, 3) == 0)
-		return err_set(e, file, lineno, 0, "a byte-order mark (U+FEFF) is allowed only as the first "
-		    "bytes of the file");
+		return err_set(e, file, lineno, 0,
+		    "a byte-order mark (U+FEFF) is allowed only as the first bytes of the file");
 	if (!d) {
 		hint = did_you_mean_directive(words[0]);
 		if (hint)
-			return err_set(e, file, lineno, 0, "unknown directive \"%s\" (did you mean \"%s\"?)",
-			    words[0], hint);
-		return err_set(e, file, lineno, 0, "unknown directive \"%s\" (sbx --help lists them)", words[0]);
+			return err_set(e, file, lineno, 0,
+			    "unknown directive \"%s\" (did you mean \"%s\"?)", words[0], hint);
+		return err_set(e, file, lineno, 0,
+		    "unknown directive \"%s\" (sbx --help lists them)", words[0]);
 	}
 	return pol_apply(p, c, d, words + 1, n - 1, file, lineno, e);
 }
@@ -2799,8 +2936,10 @@ pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const 
 	/* a UTF-16 file would otherwise be "NUL byte in policy file" */
 	if (n >= 2 && ((unsigned char)text[0] == 0xff || (unsigned char)text[0] == 0xfe) &&
 	    (unsigned char)text[1] == ((unsigned char)text[0] ^ 1))
-		return err_set(e, file, 1, 0, "the file is UTF-16 (it starts with a byte-order mark %02X %02X); save it "
-		    "as UTF-8", (unsigned char)text[0], (unsigned char)text[1]);
+		return err_set(e, file, 1, 0,
+		    "the file is UTF-16 (it starts with a byte-order mark %02X %02X); save it "
+		    "as UTF-8",
+		    (unsigned char)text[0], (unsigned char)text[1]);
 	for (i = 0; i < n; i++) {
 		if (text[i] == '\0') {
 			int l = 1;
@@ -2814,7 +2953,8 @@ pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const 
 			blank = false;
 	}
 	if (blank)
-		return err_set(e, file, 0, 0, "policy file is empty (sbx refuses to fall back to a default)");
+		return err_set(
+		    e, file, 0, 0, "policy file is empty (sbx refuses to fall back to a default)");
 	for (i = 0; isspace((unsigned char)text[i]); i++)
 		;
 	if (text[i] == '{')
@@ -2826,9 +2966,12 @@ pol_parse_text(struct policy *p, struct pol_ctx *c, char *text, size_t n, const 
 		while (end < n && text[end] != '\n')
 			end++;
 		if (end - start > SBX_MAX_LINE_BYTES)
-			return err_set(e, file, lineno, 0, "line longer than %d bytes", SBX_MAX_LINE_BYTES);
-		for (k = start; k < end;) {	/* UTF-8 only, as JSON: either printer must write it back */
-			int l = utf8_valid_len((const unsigned char *)text + k, (const unsigned char *)text + end);
+			return err_set(
+			    e, file, lineno, 0, "line longer than %d bytes", SBX_MAX_LINE_BYTES);
+		/* UTF-8 only, as JSON: either printer must write it back */
+		for (k = start; k < end;) {
+			int l = utf8_valid_len(
+			    (const unsigned char *)text + k, (const unsigned char *)text + end);
 
 			if (!l)
 				return err_set(e, file, lineno, 0, "invalid UTF-8");
@@ -2859,9 +3002,11 @@ pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err 
 
 		free(b.p);
 		if (saved == EFBIG)
-			return err_set(e, file, 0, 0, "policy file larger than %d bytes", SBX_MAX_POLICY_BYTES);
+			return err_set(e, file, 0, 0, "policy file larger than %d bytes",
+			    SBX_MAX_POLICY_BYTES);
 		if (saved == ENOENT)
-			return err_set(e, file, 0, 0, "no such policy file (sbx refuses to fall back to a default)");
+			return err_set(e, file, 0, 0,
+			    "no such policy file (sbx refuses to fall back to a default)");
 		return err_set(e, file, 0, 0, "cannot read policy file: %s", strerror(saved));
 	}
 	if (!realpath(path, real))
@@ -2869,12 +3014,14 @@ pol_read_file(struct policy *p, struct pol_ctx *c, const char *path, struct err 
 	for (i = 0; i < c->include_depth; i++)
 		if (strcmp(c->include_stack[i], real) == 0) {
 			free(b.p);
-			return err_set(e, file, 0, 0, "include loop: this file includes itself (through %s)",
+			return err_set(e, file, 0, 0,
+			    "include loop: this file includes itself (through %s)",
 			    c->include_stack[c->include_depth - 1]);
 		}
 	if (c->include_depth >= SBX_MAX_INCLUDE_DEPTH) {
 		free(b.p);
-		return err_set(e, file, 0, 0, "includes nested deeper than %d", SBX_MAX_INCLUDE_DEPTH);
+		return err_set(
+		    e, file, 0, 0, "includes nested deeper than %d", SBX_MAX_INCLUDE_DEPTH);
 	}
 	c->include_stack[c->include_depth++] = astrdup(real);
 	vec_push(&p->sources, (void *)c->include_stack[c->include_depth - 1]);
@@ -2942,7 +3089,8 @@ static const char *
 json_type_name(enum jtype t)
 {
 	/* ORDER: enum jtype */
-	static const char *const names[] = { "null", "a boolean", "a number", "a string", "an array", "an object" };
+	static const char *const names[] = { "null", "a boolean", "a number", "a string",
+		"an array", "an object" };
 
 	return names[t];
 }
@@ -3040,7 +3188,8 @@ json_string(struct jparser *jp, const char **out)
 			break;
 		if (ch < 0x20) {
 			free(b.p);
-			return json_fail(jp, "control character in string (write it as \\u00XX)%s", "");
+			return json_fail(
+			    jp, "control character in string (write it as \\u00XX)%s", "");
 		}
 		if (ch == '\\') {
 			unsigned cp, lo;
@@ -3065,20 +3214,25 @@ json_string(struct jparser *jp, const char **out)
 				}
 				if (cp >= 0xdc00 && cp <= 0xdfff) {
 					free(b.p);
-					return json_fail(jp, "lone low surrogate in \\u escape%s", "");
+					return json_fail(
+					    jp, "lone low surrogate in \\u escape%s", "");
 				}
 				if (cp >= 0xd800 && cp <= 0xdbff) {
-					if (jp->end - jp->s < 12 || jp->s[6] != '\\' || jp->s[7] != 'u' ||
-					    json_hex4(jp->s + 8, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff) {
+					if (jp->end - jp->s < 12 || jp->s[6] != '\\' ||
+					    jp->s[7] != 'u' || json_hex4(jp->s + 8, &lo) < 0 ||
+					    lo < 0xdc00 || lo > 0xdfff) {
 						free(b.p);
-						return json_fail(jp, "high surrogate not followed by a low one%s", "");
+						return json_fail(jp,
+						    "high surrogate not followed by a low one%s",
+						    "");
 					}
 					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 					jp->s += 6;
 				}
 				if (cp == 0) {
 					free(b.p);
-					return json_fail(jp, "NUL character (\\u0000) in string%s", "");
+					return json_fail(
+					    jp, "NUL character (\\u0000) in string%s", "");
 				}
 				utf8_put(&b, cp);
 				jp->s += 4;
@@ -3091,7 +3245,8 @@ json_string(struct jparser *jp, const char **out)
 			continue;
 		}
 		if (ch >= 0x80) {
-			int len = utf8_valid_len((const unsigned char *)jp->s, (const unsigned char *)jp->end);
+			int len = utf8_valid_len(
+			    (const unsigned char *)jp->s, (const unsigned char *)jp->end);
 
 			if (!len) {
 				free(b.p);
@@ -3185,7 +3340,8 @@ json_container(struct jparser *jp, struct jval *v, int depth)
 				return -1;
 			for (i = 0; i < keys.n; i++)
 				if (strcmp(keys.v[i], key) == 0)
-					return err_set(jp->e, jp->file, at->line, at->col, "duplicate key \"%s\"", key);
+					return err_set(jp->e, jp->file, at->line, at->col,
+					    "duplicate key \"%s\"", key);
 			vec_push(&keys, (void *)key);
 			vec_push(&key_at, at);
 			json_ws(jp);
@@ -3242,8 +3398,11 @@ json_value(struct jparser *jp, struct jval **out, int depth)
 	case 't':
 	case 'f':
 	case 'n': {
-		static const struct { const char *word; enum jtype t; bool b; } lits[] = {
-			{ "true", J_BOOL, true }, { "false", J_BOOL, false }, { "null", J_NULL, false },
+		static const struct { const char *word; enum jtype t; bool b;
+		} lits[] = {
+			{ "true", J_BOOL, true },
+			{ "false", J_BOOL, false },
+			{ "null", J_NULL, false },
 		};
 		size_t i;
 
@@ -3277,7 +3436,8 @@ json_parse(const char *text, size_t n, const char *file, struct jval **out, stru
 	struct jparser jp = { text, text + n, file, 1, text, e };
 
 	if (n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		return err_set(e, file, 1, 1, "byte order mark at the start (save the file as plain UTF-8)");
+		return err_set(
+		    e, file, 1, 1, "byte order mark at the start (save the file as plain UTF-8)");
 	if (json_value(&jp, out, 0) < 0)
 		return -1;
 	json_ws(&jp);
@@ -3295,28 +3455,31 @@ json_parse(const char *text, size_t n, const char *file, struct jval **out, stru
  * internals is accepted and ignored (noted under -v). */
 
 enum jkind {
-	JK_OBJECT,	/* a nested object whose keys are rows with this row's name as parent */
-	JK_RECORD,	/* JK_OBJECT with every one of its rows required (srt's z.object, no .optional()) */
-	JK_PATHS,	/* array of path entries (string or {path, literal:true}) -> directive */
-	JK_STRINGS,	/* array of strings -> directive */
-	JK_BOOL,	/* true sets the flag directive */
-	JK_DEPTH,	/* integer -> directive */
-	JK_BINARY,	/* absolute path string -> directive */
-	JK_REASONS,	/* deniedDomainReasons: { "entry": "reason" } */
-	JK_IGNORES,	/* ignoreViolations: { "command": ["line", ...] } */
-	JK_ENUM,	/* a string -> directive with that argument */
-	JK_PORTS,	/* array of integers 1..65535 -> directive */
-	JK_CSV,		/* a comma-separated string (NO_PROXY's form) -> the directive per entry */
-	JK_PORT1,	/* an integer 1..65535 -> directive */
-	JK_CREDENTIALS,	/* credentials.files / envVars: [{ "path"|"name": ..., "mode": "deny" }] -> directive */
-	JK_IGNORED,	/* srt internals: accepted, ignored */
-	JK_UNSUPPORTED,	/* an srt feature sbx does not build: refused */
+	JK_OBJECT, /* a nested object whose keys are rows with this row's name as parent */
+	/* JK_OBJECT with every one of its rows required (srt's z.object, no .optional()) */
+	JK_RECORD,
+	JK_PATHS, /* array of path entries (string or {path, literal:true}) -> directive */
+	JK_STRINGS, /* array of strings -> directive */
+	JK_BOOL, /* true sets the flag directive */
+	JK_DEPTH, /* integer -> directive */
+	JK_BINARY, /* absolute path string -> directive */
+	JK_REASONS, /* deniedDomainReasons: { "entry": "reason" } */
+	JK_IGNORES, /* ignoreViolations: { "command": ["line", ...] } */
+	JK_ENUM, /* a string -> directive with that argument */
+	JK_PORTS, /* array of integers 1..65535 -> directive */
+	JK_CSV, /* a comma-separated string (NO_PROXY's form) -> the directive per entry */
+	JK_PORT1, /* an integer 1..65535 -> directive */
+	JK_CREDENTIALS, /* credentials.files / envVars: [{ "path"|"name": ..., "mode": "deny" }] ->
+			   directive */
+	JK_IGNORED, /* srt internals: accepted, ignored */
+	JK_UNSUPPORTED, /* an srt feature sbx does not build: refused */
 };
 
 /* srt's credentials block: mode "deny" is a read deny or a removed variable,
  * which sbx builds; mode "mask" hands the command a stand-in and swaps the
  * real value in on the way out, which means reading the command's TLS. */
-#define SBX_MASKING_WHY	"credential masking needs TLS termination, which sbx does not do; use mode \"deny\""
+#define SBX_MASKING_WHY \
+	"credential masking needs TLS termination, which sbx does not do; use mode \"deny\""
 
 /* Keys of a credential entry that only masking reads (srt accepts and
  * ignores them on a "deny" entry; sbx refuses them rather than guess). */
@@ -3336,7 +3499,7 @@ static const struct jkey jkeys[] = {
 	{ "", "network", JK_OBJECT, NULL, NULL },
 	{ "", "filesystem", JK_OBJECT, NULL, NULL },
 	{ "", "git", JK_OBJECT, NULL, NULL },
-	{ "", "sbx", JK_OBJECT, NULL, NULL },	/* sbx's own settings; srt strips this key */
+	{ "", "sbx", JK_OBJECT, NULL, NULL }, /* sbx's own settings; srt strips this key */
 	{ "", "ignoreViolations", JK_IGNORES, "ignore-violations", NULL },
 	{ "", "enableWeakerNestedSandbox", JK_BOOL, "weaker-nested-sandbox", NULL },
 	{ "", "allowNestedUserNamespaces", JK_BOOL, "allow-nested-userns", NULL },
@@ -3346,11 +3509,13 @@ static const struct jkey jkeys[] = {
 	{ "", "mandatoryDenySearchDepth", JK_DEPTH, "mandatory-deny-depth", NULL },
 	{ "", "bwrapPath", JK_BINARY, "bwrap-path", NULL },
 	{ "", "socatPath", JK_BINARY, "socat-path", NULL },
-	{ "", "ripgrep", JK_IGNORED, NULL, "sbx scans for dangerous files itself; ripgrep is not used" },
+	{ "", "ripgrep", JK_IGNORED, NULL,
+	    "sbx scans for dangerous files itself; ripgrep is not used" },
 	{ "", "seccomp", JK_IGNORED, NULL, "sbx assembles and installs its own seccomp filters" },
-	{ "", "javaAgentJarPath", JK_IGNORED, NULL, "sbx sets JAVA_TOOL_OPTIONS proxy properties instead of an agent" },
+	{ "", "javaAgentJarPath", JK_IGNORED, NULL,
+	    "sbx sets JAVA_TOOL_OPTIONS proxy properties instead of an agent" },
 	{ "", "windows", JK_IGNORED, NULL, "sbx does not run on Windows" },
-	{ "", "credentials", JK_OBJECT, NULL, NULL },	/* strict in srt too */
+	{ "", "credentials", JK_OBJECT, NULL, NULL }, /* strict in srt too */
 	{ "", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
 	{ "", "mitmProxy", JK_UNSUPPORTED, NULL, "it belongs under \"network\"" },
 	{ "", "parentProxy", JK_UNSUPPORTED, NULL, "it belongs under \"network\"" },
@@ -3362,7 +3527,8 @@ static const struct jkey jkeys[] = {
 	{ "network", "allowAllUnixSockets", JK_BOOL, "allow-all-unix-sockets", NULL },
 	{ "network", "allowLocalBinding", JK_BOOL, "allow-local-binding", NULL },
 	{ "network", "allowMachLookup", JK_STRINGS, "allow-mach-lookup", NULL },
-	{ "network", "strictAllowlist", JK_IGNORED, NULL, "sbx never asks, so the allow list is always strict" },
+	{ "network", "strictAllowlist", JK_IGNORED, NULL,
+	    "sbx never asks, so the allow list is always strict" },
 	{ "network", "httpProxyPort", JK_PORT1, "http-proxy-port", NULL },
 	{ "network", "socksProxyPort", JK_PORT1, "socks-proxy-port", NULL },
 	{ "network", "tlsTerminate", JK_UNSUPPORTED, NULL, "sbx does not terminate TLS" },
@@ -3373,7 +3539,8 @@ static const struct jkey jkeys[] = {
 	{ "parentProxy", "http", JK_ENUM, "parent-proxy", NULL },
 	{ "parentProxy", "https", JK_ENUM, "parent-proxy-https", NULL },
 	{ "parentProxy", "noProxy", JK_CSV, "parent-proxy-bypass", NULL },
-	{ "network", "filterRequest", JK_UNSUPPORTED, NULL, "a request filter is a library callback, not a setting" },
+	{ "network", "filterRequest", JK_UNSUPPORTED, NULL,
+	    "a request filter is a library callback, not a setting" },
 	{ "network", "allowPlaintextHeaderSet", JK_BOOL, "allow-plaintext-header-set", NULL },
 	{ "network", "stripResponseHeaders", JK_STRINGS, "strip-response-header", NULL },
 	{ "network", "refuseOpaqueTunnels", JK_BOOL, "refuse-opaque-tunnels", NULL },
@@ -3388,9 +3555,12 @@ static const struct jkey jkeys[] = {
 	{ "git", "safeDirectories", JK_STRINGS, "git-safe-directory", NULL },
 	{ "credentials", "files", JK_CREDENTIALS, "deny-secret-file", NULL },
 	{ "credentials", "envVars", JK_CREDENTIALS, "deny-env", NULL },
-	{ "credentials", "allowPlaintextInject", JK_UNSUPPORTED, NULL, "it only matters to " SBX_MASKING_WHY },
-	{ "credentials", "awsPairs", JK_UNSUPPORTED, NULL, "AWS pairs link masked variables, and " SBX_MASKING_WHY },
-	{ "credentials", "sigv4", JK_UNSUPPORTED, NULL, "SigV4 re-signing is part of masking, and " SBX_MASKING_WHY },
+	{ "credentials", "allowPlaintextInject", JK_UNSUPPORTED, NULL,
+	    "it only matters to " SBX_MASKING_WHY },
+	{ "credentials", "awsPairs", JK_UNSUPPORTED, NULL,
+	    "AWS pairs link masked variables, and " SBX_MASKING_WHY },
+	{ "credentials", "sigv4", JK_UNSUPPORTED, NULL,
+	    "SigV4 re-signing is part of masking, and " SBX_MASKING_WHY },
 	{ "sbx", "bridge", JK_ENUM, "bridge", NULL },
 	{ "sbx", "observeWrites", JK_BOOL, "observe-writes", NULL },
 	{ "sbx", "networkDns", JK_BOOL, "network-dns", NULL },
@@ -3450,7 +3620,8 @@ jw_read_object(struct jwalk *w, const struct jkey *k, const struct jval *v, cons
 	size_t i;
 
 	if (v->t != J_OBJ)
-		return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+		return jw_fail(
+		    w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
 	for (i = 0; k->kind == JK_RECORD && i < LEN(jkeys); i++) {
 		size_t j;
 
@@ -3493,11 +3664,16 @@ jw_read_list(struct jwalk *w, const struct jkey *k, const struct jval *v, const 
 				else if (strcmp(it->keys[j], "literal") == 0)
 					lit = it->items[j];
 				else
-					return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (a path entry has \"path\" and \"literal\")",
+					return jw_fail(w, it->items[j],
+					    "%s[%zu]: unknown key \"%s\" (a path entry has "
+					    "\"path\" and \"literal\")",
 					    dotted, i, it->keys[j]);
 			}
-			if (!path || path->t != J_STR || !*path->s || !lit || lit->t != J_BOOL || !lit->b)
-				return jw_fail(w, it, "%s[%zu]: expected a path, or { \"path\": \"<path>\", \"literal\": true }",
+			if (!path || path->t != J_STR || !*path->s || !lit || lit->t != J_BOOL ||
+			    !lit->b)
+				return jw_fail(w, it,
+				    "%s[%zu]: expected a path, or { \"path\": \"<path>\", "
+				    "\"literal\": true }",
 				    dotted, i);
 			args[0] = (char *)"literal";
 			args[1] = (char *)path->s;
@@ -3505,7 +3681,8 @@ jw_read_list(struct jwalk *w, const struct jkey *k, const struct jval *v, const 
 				return -1;
 		} else {
 			return jw_fail(w, it, "%s[%zu]: expected %s, got %s", dotted, i,
-			    k->kind == JK_PATHS ? "a path string" : "a string", json_type_name(it->t));
+			    k->kind == JK_PATHS ? "a path string" : "a string",
+			    json_type_name(it->t));
 		}
 	}
 	return 0;
@@ -3518,7 +3695,8 @@ jw_read_bool(struct jwalk *w, const struct jkey *k, const struct jval *v, const 
 	char *args[2];
 
 	if (v->t != J_BOOL)
-		return jw_fail(w, v, "%s: expected a boolean, got %s", dotted, json_type_name(v->t));
+		return jw_fail(
+		    w, v, "%s: expected a boolean, got %s", dotted, json_type_name(v->t));
 	/* an on|off directive takes false too; a flag has no "off",
 	 * so false leaves it as it was */
 	if (directive_find(k->directive)->kind == DK_ONOFF) {
@@ -3537,7 +3715,8 @@ jw_read_depth(struct jwalk *w, const struct jkey *k, const struct jval *v, const
 	char *args[2];
 
 	if (v->t != J_NUM || !v->integral)
-		return jw_fail(w, v, "%s: expected an integer, got %s", dotted, json_type_name(v->t));
+		return jw_fail(
+		    w, v, "%s: expected an integer, got %s", dotted, json_type_name(v->t));
 	if (v->num < 1 || v->num > 10)
 		return jw_fail(w, v, "%s: must be between 1 and 10", dotted);
 	args[0] = aprintf("%d", (int)v->num);
@@ -3607,7 +3786,8 @@ jw_read_ports(struct jwalk *w, const struct jkey *k, const struct jval *v, const
 		const struct jval *it = v->items[i];
 
 		if (it->t != J_NUM || !it->integral || it->num < 1 || it->num > 65535)
-			return jw_fail(w, it, "%s[%zu]: expected a port number (1..65535)", dotted, i);
+			return jw_fail(
+			    w, it, "%s[%zu]: expected a port number (1..65535)", dotted, i);
 		args[0] = aprintf("%d", (int)it->num);
 		if (jw_apply(w, k, it, args, 1) < 0)
 			return -1;
@@ -3621,7 +3801,8 @@ jw_read_reasons(struct jwalk *w, const struct jkey *k, const struct jval *v, con
 {
 	(void)k;
 	if (v->t != J_OBJ)
-		return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+		return jw_fail(
+		    w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
 	w->reasons = (struct jval *)v;
 	return 0;
 }
@@ -3634,18 +3815,19 @@ jw_read_ignores(struct jwalk *w, const struct jkey *k, const struct jval *v, con
 	size_t i;
 
 	if (v->t != J_OBJ)
-		return jw_fail(w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
+		return jw_fail(
+		    w, v, "%s: expected an object, got %s", dotted, json_type_name(v->t));
 	for (i = 0; i < v->n; i++) {
 		const struct jval *list = v->items[i];
 		size_t j;
 
 		if (list->t != J_ARR)
-			return jw_fail(w, list, "%s[\"%s\"]: expected an array of strings, got %s", dotted,
-			    v->keys[i], json_type_name(list->t));
+			return jw_fail(w, list, "%s[\"%s\"]: expected an array of strings, got %s",
+			    dotted, v->keys[i], json_type_name(list->t));
 		for (j = 0; j < list->n; j++) {
 			if (list->items[j]->t != J_STR)
-				return jw_fail(w, list->items[j], "%s[\"%s\"][%zu]: expected a string", dotted,
-				    v->keys[i], j);
+				return jw_fail(w, list->items[j],
+				    "%s[\"%s\"][%zu]: expected a string", dotted, v->keys[i], j);
 			args[0] = (char *)v->keys[i];
 			args[1] = (char *)list->items[j]->s;
 			if (jw_apply(w, k, list->items[j], args, 2) < 0)
@@ -3671,8 +3853,10 @@ jw_read_credentials(struct jwalk *w, const struct jkey *k, const struct jval *v,
 		size_t j, m;
 
 		if (it->t != J_OBJ)
-			return jw_fail(w, it, "%s[%zu]: expected an object { \"%s\": ..., \"mode\": \"deny\" }, "
-			    "got %s", dotted, i, id, json_type_name(it->t));
+			return jw_fail(w, it,
+			    "%s[%zu]: expected an object { \"%s\": ..., \"mode\": \"deny\" }, "
+			    "got %s",
+			    dotted, i, id, json_type_name(it->t));
 		for (j = 0; j < it->n; j++) {
 			if (strcmp(it->keys[j], id) == 0) {
 				name = it->items[j];
@@ -3684,15 +3868,19 @@ jw_read_credentials(struct jwalk *w, const struct jkey *k, const struct jval *v,
 			}
 			for (m = 0; m < LEN(cred_mask_only_keys); m++)
 				if (strcmp(it->keys[j], cred_mask_only_keys[m]) == 0)
-					return jw_fail(w, it->items[j], "%s[%zu].%s: only masking reads it, and %s",
-					    dotted, i, it->keys[j], SBX_MASKING_WHY);
-			return jw_fail(w, it->items[j], "%s[%zu]: unknown key \"%s\" (an entry has \"%s\" and "
-			    "\"mode\")", dotted, i, it->keys[j], id);
+					return jw_fail(w, it->items[j],
+					    "%s[%zu].%s: only masking reads it, and %s", dotted, i,
+					    it->keys[j], SBX_MASKING_WHY);
+			return jw_fail(w, it->items[j],
+			    "%s[%zu]: unknown key \"%s\" (an entry has \"%s\" and \"mode\")",
+			    dotted, i, it->keys[j], id);
 		}
 		if (!name || name->t != J_STR)
 			return jw_fail(w, name ? name : it, "%s[%zu].%s: %s", dotted, i, id,
-			    name ? aprintf("expected a string, got %s", json_type_name(name->t)) : "required");
-		if (!mode || mode->t != J_STR || (strcmp(mode->s, "deny") != 0 && strcmp(mode->s, "mask") != 0))
+			    name ? aprintf("expected a string, got %s", json_type_name(name->t))
+				 : "required");
+		if (!mode || mode->t != J_STR ||
+		    (strcmp(mode->s, "deny") != 0 && strcmp(mode->s, "mask") != 0))
 			return jw_fail(w, mode ? mode : it, "%s[%zu].mode: %s", dotted, i,
 			    mode ? "expected \"deny\" or \"mask\"" : "required (\"deny\")");
 		if (strcmp(mode->s, "mask") == 0)
@@ -3716,12 +3904,14 @@ jw_read_ignored(struct jwalk *w, const struct jkey *k, const struct jval *v, con
 static int
 jw_read_unsupported(struct jwalk *w, const struct jkey *k, const struct jval *v, const char *dotted)
 {
-	return jw_fail(w, v, "%s: %s (remove the key; sbx refuses rather than run without it)", dotted, k->why);
+	return jw_fail(w, v, "%s: %s (remove the key; sbx refuses rather than run without it)",
+	    dotted, k->why);
 }
 
 /* How each kind of key is read: one reader per kind, as the directive
  * table's ops are; indexed by enum jkind. */
-static int (*const jw_readers[])(struct jwalk *, const struct jkey *, const struct jval *, const char *) = {
+static int (*const jw_readers[])(
+    struct jwalk *, const struct jkey *, const struct jval *, const char *) = {
 	[JK_OBJECT] = jw_read_object,
 	[JK_RECORD] = jw_read_object,
 	[JK_PATHS] = jw_read_list,
@@ -3769,9 +3959,9 @@ jw_object(struct jwalk *w, const char *name, const struct jval *obj)
 			w->e->file = w->file;
 			w->e->line = obj->key_at[i]->line;
 			w->e->col = obj->key_at[i]->col;
-			snprintf(w->e->msg, sizeof(w->e->msg), "unknown key \"%s\"%s%s%s%s", obj->keys[i],
-			    *name ? aprintf(" in %s", name) : "", hint ? " (did you mean \"" : "",
-			    hint ? hint : "", hint ? "\"?)" : "");
+			snprintf(w->e->msg, sizeof(w->e->msg), "unknown key \"%s\"%s%s%s%s",
+			    obj->keys[i], *name ? aprintf(" in %s", name) : "",
+			    hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
 			return -1;
 		}
 		if (jw_key(w, k, obj->items[i]) < 0)
@@ -3798,14 +3988,18 @@ jw_reasons(struct jwalk *w)
 		bool found = false;
 
 		if (r->t != J_STR || !*r->s)
-			return jw_fail(w, r, "network.deniedDomainReasons[\"%s\"]: expected a non-empty string",
+			return jw_fail(w, r,
+			    "network.deniedDomainReasons[\"%s\"]: expected a non-empty string",
 			    reasons->keys[i]);
 		for (const unsigned char *q = (const unsigned char *)r->s; *q; q++)
 			if (is_control(*q))
-				return jw_fail(w, r, "network.deniedDomainReasons[\"%s\"]: control character in the reason",
+				return jw_fail(w, r,
+				    "network.deniedDomainReasons[\"%s\"]: control character in the "
+				    "reason",
 				    reasons->keys[i]);
 		if (strlen(r->s) > SBX_MAX_TEXT_ARG_BYTES)
-			return jw_fail(w, r, "network.deniedDomainReasons[\"%s\"]: longer than %d bytes",
+			return jw_fail(w, r,
+			    "network.deniedDomainReasons[\"%s\"]: longer than %d bytes",
 			    reasons->keys[i], SBX_MAX_TEXT_ARG_BYTES);
 		for (j = 0; j < w->p->deny_domains.n; j++) {
 			struct domrule *d = w->p->deny_domains.v[j];
@@ -3816,8 +4010,10 @@ jw_reasons(struct jwalk *w)
 			}
 		}
 		if (!found)
-			return err_set(w->e, w->file, reasons->key_at[i]->line, reasons->key_at[i]->col,
-			    "network.deniedDomainReasons: \"%s\" is not an entry of network.deniedDomains",
+			return err_set(w->e, w->file, reasons->key_at[i]->line,
+			    reasons->key_at[i]->col,
+			    "network.deniedDomainReasons: \"%s\" is not an entry of "
+			    "network.deniedDomains",
 			    reasons->keys[i]);
 	}
 	return 0;
@@ -3853,14 +4049,18 @@ static void
 pol_validate(const struct policy *p, struct vec *warnings)
 {
 	if (p->allow_unix_sockets.n)
-		vec_push(warnings, "allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets is "
-		    "the Linux form");
+		vec_push(warnings,
+		    "allow-unix-socket is ignored on Linux (as srt does); allow-all-unix-sockets "
+		    "is the Linux form");
 	if (p->fs_disabled)
-		vec_push(warnings, "disable-filesystem: no filesystem isolation; the command can read and write "
-		    "whatever you can (sbx itself, your shell's startup files, git hooks); only the network and "
-		    "deny-secret-file are confined");
+		vec_push(warnings,
+		    "disable-filesystem: no filesystem isolation; the command can read and write "
+		    "whatever you can (sbx itself, your shell's startup files, git hooks); only "
+		    "the network and deny-secret-file are confined");
 	if (p->deny_env.n && p->weaker_nested_sandbox)
-		vec_push(warnings, "deny-env with weaker-nested-sandbox: the command sees the host's /proc, where the "
+		vec_push(warnings,
+		    "deny-env with weaker-nested-sandbox: the command sees the host's /proc, where "
+		    "the "
 		    "environment of your other processes (the shell that ran sbx) may be readable");
 }
 
@@ -3875,11 +4075,15 @@ static int
 pol_check_whole(const struct policy *p, struct err *e)
 {
 	if (p->mitm_socket && !p->mitm_domains.n)
-		return err_set(e, p->mitm_socket_at.file, p->mitm_socket_at.line, 0, "mitm-proxy %s: no mitm-proxy-domain "
-		    "names a host to send through it (network.mitmProxy.domains needs at least one)", p->mitm_socket);
+		return err_set(e, p->mitm_socket_at.file, p->mitm_socket_at.line, 0,
+		    "mitm-proxy %s: no mitm-proxy-domain "
+		    "names a host to send through it (network.mitmProxy.domains needs at least "
+		    "one)",
+		    p->mitm_socket);
 	if (!p->mitm_socket && p->mitm_domains.n)
-		return err_set(e, p->mitm_domain_at.file, p->mitm_domain_at.line, 0, "mitm-proxy-domain %s: no mitm-proxy "
-		    "names the socket to send it through", (const char *)p->mitm_domains.v[0]);
+		return err_set(e, p->mitm_domain_at.file, p->mitm_domain_at.line, 0,
+		    "mitm-proxy-domain %s: no mitm-proxy names the socket to send it through",
+		    (const char *)p->mitm_domains.v[0]);
 	return 0;
 }
 
@@ -3890,13 +4094,16 @@ pol_check_whole(const struct policy *p, struct err *e)
 static void
 pol_weakenings(const struct policy *p, struct vec *warnings)
 {
-	static const struct { size_t off; const char *text; } weak[] = {
-		{ offsetof(struct policy, weaker_network_isolation), "weaker-network-isolation (macOS): lets the command "
-		  "reach com.apple.trustd.agent, which Go programs need to verify TLS certificates; srt's README calls it "
-		  "a potential data exfiltration vector" },
-		{ offsetof(struct policy, allow_apple_events), "allow-apple-events (macOS): the command can open and "
-		  "script other applications (open, osascript), and they run outside the sandbox; this removes "
-		  "code-execution isolation, not just weakens it" },
+	static const struct { size_t off; const char *text;
+	} weak[] = {
+		{ offsetof(struct policy, weaker_network_isolation),
+		    "weaker-network-isolation (macOS): lets the command "
+		    "reach com.apple.trustd.agent, which Go programs need to verify TLS "
+		    "certificates; srt's README calls it a potential data exfiltration vector" },
+		{ offsetof(struct policy, allow_apple_events),
+		    "allow-apple-events (macOS): the command can open and "
+		    "script other applications (open, osascript), and they run outside the "
+		    "sandbox; this removes code-execution isolation, not just weakens it" },
 	};
 
 	for (size_t i = 0; i < LEN(weak); i++)
@@ -4003,7 +4210,8 @@ pol_print_lines(const struct policy *p, struct buf *b)
 			buf_printf(b, "%s %s\n", d->name, *FIELD(p, d, const long) ? "on" : "off");
 			break;
 		case DK_BRIDGE:
-			buf_printf(b, "%s %s\n", d->name, *FIELD(p, d, const long) == BRIDGE_SOCAT ? "socat" : "fd");
+			buf_printf(b, "%s %s\n", d->name,
+			    *FIELD(p, d, const long) == BRIDGE_SOCAT ? "socat" : "fd");
 			break;
 		case DK_BINARY:
 		case DK_PROXY_URL:
@@ -4125,8 +4333,12 @@ jo_bool(struct jout *o, const char *key, bool v)
 /* Keys srt's schema requires (z.array without .optional()): printed even
  * when empty, so srt reads what sbx prints. */
 static const char *const json_required[] = {
-	"network.allowedDomains", "network.deniedDomains", "filesystem.denyRead", "filesystem.allowRead",
-	"filesystem.allowWrite", "filesystem.denyWrite",
+	"network.allowedDomains",
+	"network.deniedDomains",
+	"filesystem.denyRead",
+	"filesystem.allowRead",
+	"filesystem.allowWrite",
+	"filesystem.denyWrite",
 };
 
 /* The policy's value for one key of the settings table, printed as
@@ -4171,7 +4383,8 @@ jo_value(struct jout *o, const struct policy *p, const struct jkey *k)
 			struct vec patterns = { 0 };
 
 			for (i = 0; i < v->n; i++)
-				vec_push(&patterns, (void *)((const struct domrule *)v->v[i])->pattern);
+				vec_push(
+				    &patterns, (void *)((const struct domrule *)v->v[i])->pattern);
 			if (!patterns.n && !required)
 				return false;
 			jo_strings(o, k->key, &patterns, false);
@@ -4218,7 +4431,8 @@ jo_value(struct jout *o, const struct policy *p, const struct jkey *k)
 	case JK_ENUM:
 		if (d->kind == DK_BRIDGE) {
 			jo_key(o, k->key);
-			buf_puts(o->b, *FIELD(p, d, const long) == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
+			buf_puts(o->b,
+			    *FIELD(p, d, const long) == BRIDGE_SOCAT ? "\"socat\"" : "\"fd\"");
 			return true;
 		}
 		if (!*FIELD(p, d, const char *const))
@@ -4251,7 +4465,8 @@ jo_value(struct jout *o, const struct policy *p, const struct jkey *k)
 			const struct ignorerule *r = v->v[i];
 
 			for (j = 0; j < i; j++)	/* one key per command, in first-seen order */
-				if (strcmp(((const struct ignorerule *)v->v[j])->command, r->command) == 0)
+				if (strcmp(((const struct ignorerule *)v->v[j])->command,
+					r->command) == 0)
 					break;
 			if (j < i)
 				continue;
@@ -4279,7 +4494,8 @@ jo_value(struct jout *o, const struct policy *p, const struct jkey *k)
 		for (i = 0; i < v->n; i++) {
 			jo_key(o, NULL);
 			buf_printf(o->b, "{ \"%s\": ", env ? "name" : "path");
-			buf_put_json_string(o->b, env ? (const char *)v->v[i] : pathrule_spelling(v->v[i]));
+			buf_put_json_string(
+			    o->b, env ? (const char *)v->v[i] : pathrule_spelling(v->v[i]));
 			buf_puts(o->b, ", \"mode\": \"deny\" }");
 		}
 		jo_close(o, ']');
@@ -4451,7 +4667,8 @@ gitcfg_scan(const char *text, size_t n, const char *file, struct vec *out, int *
 			continue;
 		}
 		if (c == '[') {
-			static struct buf name, sb;	/* scratch (buf_reset): copied to the arena */
+			/* scratch (buf_reset): copied to the arena */
+			static struct buf name, sb;
 			bool have_sub = false;
 			char *dot;
 
@@ -4496,12 +4713,14 @@ gitcfg_scan(const char *text, size_t n, const char *file, struct vec *out, int *
 				*dot = '\0';
 				sub = dot + 1;
 			}
-			if (!*section)	/* git takes "[.x]" as a section named "": refused, not guessed */
+			if (!*section) /* git takes "[.x]" as a section named "": refused, not
+					  guessed */
 				goto bad;
 			continue;
 		}
 		if (!isalpha(c) || !section)
-			goto bad;	/* git: a key must start with a letter and follow a section */
+			/* git: a key must start with a letter and follow a section */
+			goto bad;
 		{
 			static struct buf key;	/* scratch (buf_reset) */
 			struct gitcfg_entry *en;
@@ -4536,7 +4755,8 @@ gitcfg_scan(const char *text, size_t n, const char *file, struct vec *out, int *
 		continue;
 bad:
 		if (!bad_line)
-			bad_line = s.line - (s.p > text && s.p[-1] == '\n');	/* the line git names */
+			/* the line git names */
+			bad_line = s.line - (s.p > text && s.p[-1] == '\n');
 		if (!resync)
 			break;
 		while (!(s.p > text && s.p[-1] == '\n') && !s.eof)
@@ -4627,10 +4847,12 @@ pol_field_equal(const struct policy *a, const struct policy *b, const struct dir
 	case DK_PROXY_URL:
 	case DK_CHOICE:
 	case DK_UNIX_SOCKET:
-		return str_eq_or_null(*FIELD(a, d, const char *const), *FIELD(b, d, const char *const));
+		return str_eq_or_null(
+		    *FIELD(a, d, const char *const), *FIELD(b, d, const char *const));
 	case DK_INCLUDE:
 		return true;	/* no field of its own: what it read is in the others */
-	case DK_PATH:		/* the lists, compared below; no default: a new kind must say which it is */
+	/* the lists, compared below; no default: a new kind must say which it is */
+	case DK_PATH:
 	case DK_ALLOW_DOMAIN:
 	case DK_DENY_DOMAIN:
 	case DK_ADDRESS:
@@ -4653,11 +4875,13 @@ pol_field_equal(const struct policy *a, const struct policy *b, const struct dir
 		if (d->kind == DK_PATH) {
 			const struct pathrule *x = va->v[i], *y = vb->v[i];
 
-			same = strcmp(x->path, y->path) == 0 && x->literal == y->literal && x->dir_form == y->dir_form;
+			same = strcmp(x->path, y->path) == 0 && x->literal == y->literal &&
+			    x->dir_form == y->dir_form;
 		} else if (d->kind == DK_DENY_DOMAIN) {
 			const struct domrule *x = va->v[i], *y = vb->v[i];
 
-			same = strcmp(x->pattern, y->pattern) == 0 && str_eq_or_null(x->reason, y->reason);
+			same = strcmp(x->pattern, y->pattern) == 0 &&
+			    str_eq_or_null(x->reason, y->reason);
 		} else if (d->kind == DK_IGNORE) {
 			const struct ignorerule *x = va->v[i], *y = vb->v[i];
 
@@ -4681,11 +4905,13 @@ directive_is_live(const struct directive *d)
 /* The directives whose values differ between the running policy and an
  * update, into live (applied) and fixed (not), in table order. */
 static void
-pol_changes(const struct policy *running, const struct policy *update, struct vec *live, struct vec *fixed)
+pol_changes(
+    const struct policy *running, const struct policy *update, struct vec *live, struct vec *fixed)
 {
 	for (size_t i = 0; i < LEN(directives); i++)
 		if (!pol_field_equal(running, update, &directives[i]))
-			vec_push(directive_is_live(&directives[i]) ? live : fixed, (void *)&directives[i]);
+			vec_push(directive_is_live(&directives[i]) ? live : fixed,
+			    (void *)&directives[i]);
 }
 
 /* ====================================================================
@@ -4721,8 +4947,8 @@ host_pattern_valid(const char *h, bool deny_list)
 		const char *rest = h + 2;
 		size_t rn = strlen(rest);
 
-		if (!strchr(rest, '.') || rest[0] == '.' || rest[rn - 1] == '.' || strstr(rest, "..") ||
-		    strchr(rest, '*'))
+		if (!strchr(rest, '.') || rest[0] == '.' || rest[rn - 1] == '.' ||
+		    strstr(rest, "..") || strchr(rest, '*'))
 			return false;
 		return true;
 	}
@@ -4748,12 +4974,14 @@ match_check_pattern(const char *pat, bool deny_list, const char **why)
 	size_t colons = 0;
 	const char *p;
 
-	*why = deny_list
-	    ? "invalid domain pattern: must be a domain (example.com), a wildcard (*.example.com), a bracketed "
-	      "IPv6 literal ([::1]) or \"*\" (deny all), with an optional :port (1-65535)"
-	    : "invalid domain pattern: must be a domain (example.com), a wildcard (*.example.com) or a bracketed "
-	      "IPv6 literal ([::1], [2001:db8::1]:443), with an optional :port (1-65535); patterns as broad as "
-	      "\"*.com\" or \"*\" are refused";
+	*why = deny_list ? "invalid domain pattern: must be a domain (example.com), a wildcard "
+			   "(*.example.com), a bracketed "
+			   "IPv6 literal ([::1]) or \"*\" (deny all), with an optional :port "
+			   "(1-65535)"
+			 : "invalid domain pattern: must be a domain (example.com), a wildcard "
+			   "(*.example.com) or a bracketed "
+			   "IPv6 literal ([::1], [2001:db8::1]:443), with an optional :port "
+			   "(1-65535); patterns as broad as \"*.com\" or \"*\" are refused";
 	if (strlen(pat) >= sizeof(host) || !*pat)
 		return -1;
 	for (p = pat; *p; p++)
@@ -4799,9 +5027,11 @@ match_check_pattern(const char *pat, bool deny_list, const char **why)
 
 			if (r4 < 0)
 				return -1;
-			snprintf(dotted, sizeof(dotted), "%u.%u.%u.%u", v4 >> 24, (v4 >> 16) & 255, (v4 >> 8) & 255, v4 & 255);
+			snprintf(dotted, sizeof(dotted), "%u.%u.%u.%u", v4 >> 24, (v4 >> 16) & 255,
+			    (v4 >> 8) & 255, v4 & 255);
 			if (r4 == 1 && strcmp(dotted, host) != 0) {
-				*why = "an IPv4 address in a pattern must be written a.b.c.d (it is matched after canonicalisation)";
+				*why = "an IPv4 address in a pattern must be written a.b.c.d (it "
+				       "is matched after canonicalisation)";
 				return -1;
 			}
 		}
@@ -4810,7 +5040,8 @@ match_check_pattern(const char *pat, bool deny_list, const char **why)
 		long v;
 		const char *pw;
 
-		if (port[0] < '1' || port[0] > '9' || strlen(port) > 5 || parse_int(port, 1, 65535, &v, &pw) < 0)
+		if (port[0] < '1' || port[0] > '9' || strlen(port) > 5 ||
+		    parse_int(port, 1, 65535, &v, &pw) < 0)
 			return -1;
 	}
 	return 0;
@@ -5128,14 +5359,16 @@ match_canonical_host(const char *host, char *out, size_t n)
 		if (r < 0)
 			return -1;
 		if (r == 1)
-			snprintf(out, n, "%u.%u.%u.%u", v4 >> 24, (v4 >> 16) & 255, (v4 >> 8) & 255, v4 & 255);
+			snprintf(out, n, "%u.%u.%u.%u", v4 >> 24, (v4 >> 16) & 255, (v4 >> 8) & 255,
+			    v4 & 255);
 		else
 			str_copy(out, h, n);
 		return 0;
 	}
 	/* IPv6: an IPv4-mapped address is its IPv4 address */
 	if (IN6_IS_ADDR_V4MAPPED(&a6)) {
-		snprintf(out, n, "%u.%u.%u.%u", a6.s6_addr[12], a6.s6_addr[13], a6.s6_addr[14], a6.s6_addr[15]);
+		snprintf(out, n, "%u.%u.%u.%u", a6.s6_addr[12], a6.s6_addr[13], a6.s6_addr[14],
+		    a6.s6_addr[15]);
 		return 0;
 	}
 	return inet_ntop(AF_INET6, &a6, out, (socklen_t)n) ? 0 : -1;
@@ -5206,7 +5439,8 @@ match_domain(const char *host, int port, const char *pattern)
 	return strcmp(host, ph) == 0;
 }
 
-/* The decision, in srt's order (sandbox-manager.js filterNetworkRequest): a malformed host is denied; then the
+/* The decision, in srt's order (sandbox-manager.js filterNetworkRequest): a malformed host is
+ * denied; then the
  * deny list (with its reason); then the allow list; otherwise denied. The
  * reason is what the command is told. Pure. */
 struct net_verdict { bool allow; const char *reason; };
@@ -5287,7 +5521,8 @@ net_decide_name(const struct policy *p, const char *host)
 		if (!match_domain(canon, pport, p->allow_domains.v[i]))
 			continue;
 		if (pport && !(w = net_decide(p, host, pport)).allow) {
-			v.reason = w.reason;	/* denied on the port this rule allows: the deny's words */
+			/* denied on the port this rule allows: the deny's words */
+			v.reason = w.reason;
 			continue;
 		}
 		v.allow = true;
@@ -5427,11 +5662,13 @@ addr_embedded_v4(const struct addr *a, struct addr *v4)
 		return false;
 	if (memcmp(b, zero, 10) == 0 && b[10] == 0xff && b[11] == 0xff)
 		off = 12;	/* mapped */
-	else if (memcmp(b, zero, 8) == 0 && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0)
+	else if (memcmp(b, zero, 8) == 0 && b[8] == 0xff && b[9] == 0xff && b[10] == 0 &&
+	    b[11] == 0)
 		off = 12;	/* SIIT */
 	else if (memcmp(b, zero, 12) == 0)
 		off = 12;	/* compatible (deprecated, still routed by some stacks) */
-	else if (b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && memcmp(b + 4, zero, 8) == 0)
+	else if (b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b &&
+	    memcmp(b + 4, zero, 8) == 0)
 		off = 12;	/* NAT64 well-known prefix */
 	else if (b[0] == 0x20 && b[1] == 0x02)
 		off = 2;	/* 6to4 */
@@ -5444,17 +5681,27 @@ addr_embedded_v4(const struct addr *a, struct addr *v4)
 }
 
 /* Address classes no allowed name may resolve to. ORDER: checked in turn. */
-static const struct { const char *cidr, *class_name; } addr_classes[] = {
-	{ "127.0.0.0/8", "a loopback address" }, { "::1/128", "a loopback address" },
-	{ "0.0.0.0/8", "an unspecified address" }, { "::/128", "an unspecified address" },
-	{ "169.254.0.0/16", "a link-local address" }, { "fe80::/10", "a link-local address" },
-	{ "224.0.0.0/4", "a multicast address" }, { "ff00::/8", "a multicast address" },
+static const struct { const char *cidr, *class_name;
+} addr_classes[] = {
+	{ "127.0.0.0/8", "a loopback address" },
+	{ "::1/128", "a loopback address" },
+	{ "0.0.0.0/8", "an unspecified address" },
+	{ "::/128", "an unspecified address" },
+	{ "169.254.0.0/16", "a link-local address" },
+	{ "fe80::/10", "a link-local address" },
+	{ "224.0.0.0/4", "a multicast address" },
+	{ "ff00::/8", "a multicast address" },
 	{ "255.255.255.255/32", "a broadcast address" },
-	/* cloud metadata services outside link-local: Alibaba, Azure, Oracle/others, AWS IPv6, ... */
-	{ "100.100.100.200/32", "a cloud metadata address" }, { "168.63.129.16/32", "a cloud metadata address" },
-	{ "192.0.0.192/32", "a cloud metadata address" }, { "fd00:ec2::/32", "a cloud metadata address" },
-	{ "fd20:ce::254/128", "a cloud metadata address" }, { "fd00:c1::a9fe:a9fe/128", "a cloud metadata address" },
-	{ "fd00:42::42/128", "a cloud metadata address" }, { "fd00:a9fe:a9fe::1/128", "a cloud metadata address" },
+	/* cloud metadata services outside link-local: Alibaba, Azure, Oracle/others, AWS IPv6, ...
+	 */
+	{ "100.100.100.200/32", "a cloud metadata address" },
+	{ "168.63.129.16/32", "a cloud metadata address" },
+	{ "192.0.0.192/32", "a cloud metadata address" },
+	{ "fd00:ec2::/32", "a cloud metadata address" },
+	{ "fd20:ce::254/128", "a cloud metadata address" },
+	{ "fd00:c1::a9fe:a9fe/128", "a cloud metadata address" },
+	{ "fd00:42::42/128", "a cloud metadata address" },
+	{ "fd00:a9fe:a9fe::1/128", "a cloud metadata address" },
 	{ "fd00:100::100:200/128", "a cloud metadata address" },
 };
 
@@ -5465,7 +5712,8 @@ addr_in_literal_entries(const struct addr *a, int port, const struct vec *list, 
 	size_t i;
 
 	for (i = 0; i < list->n; i++) {
-		const char *pat = domrules ? ((const struct domrule *)list->v[i])->pattern : list->v[i];
+		const char *pat =
+		    domrules ? ((const struct domrule *)list->v[i])->pattern : list->v[i];
 		char ph[300];
 		int pport;
 		struct addr e;
@@ -5497,7 +5745,8 @@ addr_class(const struct policy *p, const struct addr *a, const struct vec *own)
 			struct cidr *n = &addr_class_nets[i];
 
 			/* a typo in the table would silently refuse nothing */
-			BUG_ON(match_parse_cidr(addr_classes[i].cidr, &n->family, n->net, &n->prefix) < 0);
+			BUG_ON(match_parse_cidr(
+				   addr_classes[i].cidr, &n->family, n->net, &n->prefix) < 0);
 		}
 		addr_class_nets_done = true;
 	}
@@ -5510,7 +5759,8 @@ addr_class(const struct policy *p, const struct addr *a, const struct vec *own)
 	for (i = 0; own && i < own->n; i++) {
 		const struct addr *o = own->v[i];
 
-		if (o->family == a->family && memcmp(o->b, a->b, a->family == AF_INET ? 4 : 16) == 0)
+		if (o->family == a->family &&
+		    memcmp(o->b, a->b, a->family == AF_INET ? 4 : 16) == 0)
 			return "one of this host's addresses";
 	}
 	return NULL;
@@ -5520,7 +5770,8 @@ addr_class(const struct policy *p, const struct addr *a, const struct vec *own)
  * order. own: this machine's interface addresses (struct addr *). Returns
  * NULL when it may be dialled, else the reason class. Pure. */
 static const char *
-net_judge_address(const struct policy *p, const char *host, int port, const struct addr *a, const struct vec *own)
+net_judge_address(
+    const struct policy *p, const char *host, int port, const struct addr *a, const struct vec *own)
 {
 	struct addr v4;
 	bool has_v4 = addr_embedded_v4(a, &v4);
@@ -5534,7 +5785,8 @@ net_judge_address(const struct policy *p, const char *host, int port, const stru
 		return "a deny-listed address";
 	if (addr_in_literal_entries(a, port, &p->allow_domains, false))
 		return NULL;
-	if (strcmp(host, "localhost") == 0 || (hn > 10 && strcmp(host + hn - 10, ".localhost") == 0)) {
+	if (strcmp(host, "localhost") == 0 ||
+	    (hn > 10 && strcmp(host + hn - 10, ".localhost") == 0)) {
 		bool loop = addr_in_cidr(a, "127.0.0.0/8") || addr_in_cidr(a, "::1/128") ||
 		    (has_v4 && addr_in_cidr(&v4, "127.0.0.0/8"));
 
@@ -5561,7 +5813,8 @@ net_judge_address(const struct policy *p, const char *host, int port, const stru
 struct parent_route {
 	bool have_http, have_https;
 	struct parent_proxy http, https;	/* https: the tunnels'; http: plain requests' */
-	const char *http_from, *https_from;	/* where each came from: "parent-proxy", "HTTP_PROXY", ... */
+	const char *http_from,
+	    *https_from; /* where each came from: "parent-proxy", "HTTP_PROXY", ... */
 	bool bypass_all;
 	struct vec bypass_names;	/* of const char *: lower case; ".x" or "x" */
 	struct vec bypass_nets;		/* of const char *: a CIDR, or an address */
@@ -5650,8 +5903,11 @@ parent_bypassed(const struct parent_route *r, const char *host)
 		if (r->bypass_all)
 			return true;
 		for (size_t i = 0; i < r->bypass_nets.n; i++)
-			if (strchr(r->bypass_nets.v[i], '/') ? addr_in_cidr(&a, r->bypass_nets.v[i]) :
-			    addr_in_cidr(&a, aprintf("%s/%d", (const char *)r->bypass_nets.v[i], a.family == AF_INET ? 32 : 128)))
+			if (strchr(r->bypass_nets.v[i], '/')
+				? addr_in_cidr(&a, r->bypass_nets.v[i])
+				: addr_in_cidr(&a,
+				      aprintf("%s/%d", (const char *)r->bypass_nets.v[i],
+					  a.family == AF_INET ? 32 : 128)))
 				return true;
 		return false;
 	}
@@ -5661,8 +5917,9 @@ parent_bypassed(const struct parent_route *r, const char *host)
 		const char *v = r->bypass_names.v[i];
 		size_t vn = strlen(v);
 
-		if (v[0] == '.' ? strcmp(h, v + 1) == 0 || (hn > vn && strcmp(h + hn - vn, v) == 0) :
-		    strcmp(h, v) == 0 || (hn > vn && h[hn - vn - 1] == '.' && strcmp(h + hn - vn, v) == 0))
+		if (v[0] == '.' ? strcmp(h, v + 1) == 0 || (hn > vn && strcmp(h + hn - vn, v) == 0)
+				: strcmp(h, v) == 0 ||
+			    (hn > vn && h[hn - vn - 1] == '.' && strcmp(h + hn - vn, v) == 0))
 			return true;
 	}
 	return false;
@@ -5676,7 +5933,8 @@ parent_for(const struct parent_route *r, const char *host, bool tunnel)
 		return NULL;
 	if (tunnel)
 		return r->have_https ? &r->https : &r->http;
-	return r->have_http ? &r->http : NULL;	/* plain HTTP never takes HTTPS_PROXY alone (curl) */
+	/* plain HTTP never takes HTTPS_PROXY alone (curl) */
+	return r->have_http ? &r->http : NULL;
 }
 
 /* Does an allowed connection to canon (a canonical host) take the MITM
@@ -5692,8 +5950,9 @@ mitm_routes(const struct policy *p, const char *canon)
 		const char *pat = p->mitm_domains.v[i];
 		char v6[SBX_MAX_HOST_BYTES + 64];
 
-		if (is_ipv6_literal(pat) ? match_canonical_host(pat, v6, sizeof(v6)) == 0 && strcmp(v6, canon) == 0 :
-		    match_domain(canon, 0, pat))
+		if (is_ipv6_literal(pat)
+			? match_canonical_host(pat, v6, sizeof(v6)) == 0 && strcmp(v6, canon) == 0
+			: match_domain(canon, 0, pat))
 			return true;
 	}
 	return false;
@@ -5732,11 +5991,14 @@ env_value(char *const *envp, const char *name)
  * sbx cannot reach it, and going around a proxy the person set is not for
  * sbx to decide. Returns 0, or -1 with *why. */
 static int
-parent_route_collect(const struct policy *p, char *const *envp, struct parent_route *r, struct vec *warnings,
-    const char **why)
+parent_route_collect(const struct policy *p, char *const *envp, struct parent_route *r,
+    struct vec *warnings, const char **why)
 {
-	struct { const char *url, *from; } w[2] = { { p->parent_http, "parent-proxy" }, { p->parent_https, "parent-proxy-https" } };
-	static const char *const envs[2][2] = { { "HTTP_PROXY", "http_proxy" }, { "HTTPS_PROXY", "https_proxy" } };
+	struct {
+		const char *url, *from;
+	} w[2] = { { p->parent_http, "parent-proxy" }, { p->parent_https, "parent-proxy-https" } };
+	static const char *const envs[2][2] = { { "HTTP_PROXY", "http_proxy" },
+		{ "HTTPS_PROXY", "https_proxy" } };
 
 	memset(r, 0, sizeof(*r));
 	for (int k = 0; k < 2; k++)
@@ -5758,11 +6020,13 @@ parent_route_collect(const struct policy *p, char *const *envp, struct parent_ro
 			continue;	/* unset, or the http one that was already found wanting */
 		if (proxy_url_parse(w[k].url, pp, &perr) < 0) {
 			if (strncasecmp(w[k].url, "https://", 8) == 0) {
-				*why = aprintf("%s=%s: %s", w[k].from, url_redacted(w[k].url), perr);
+				*why =
+				    aprintf("%s=%s: %s", w[k].from, url_redacted(w[k].url), perr);
 				return -1;
 			}
-			vec_push(warnings, (void *)aprintf("%s=%s: %s; ignored, as srt does", w[k].from,
-			    url_redacted(w[k].url), perr));
+			vec_push(warnings,
+			    (void *)aprintf("%s=%s: %s; ignored, as srt does", w[k].from,
+				url_redacted(w[k].url), perr));
 			continue;
 		}
 		if (k)
@@ -5793,7 +6057,8 @@ parent_route_collect(const struct policy *p, char *const *envp, struct parent_ro
 /* Prototypes: a repository's submodules and worktrees are repositories
  * too (fx_gitdir recurses through them). */
 struct fact_finder;
-static int fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *top, int depth);
+static int fx_gitdir(
+    struct fact_finder *fx, const char *root, const char *gd, const char *top, int depth);
 
 /* ---- 5a. The disk view and path resolution -------------------------
  * Everything the planner learns about the disk goes through struct disk,
@@ -5933,7 +6198,9 @@ real_readdir(void *ctx, void *dir, const char **name, enum fkind *kind)
 	case DT_UNKNOWN: {
 		struct stat st;
 
-		*kind = fstatat(dir_fd(dir), de.name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? kind_of_mode(st.st_mode) : FK_OTHER;
+		*kind = fstatat(dir_fd(dir), de.name, &st, AT_SYMLINK_NOFOLLOW) == 0
+		    ? kind_of_mode(st.st_mode)
+		    : FK_OTHER;
 		break;
 	}
 	default: *kind = FK_OTHER;
@@ -6058,8 +6325,8 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 		{
 			char joined[PATH_MAX];
 
-			if (snprintf(joined, sizeof(joined), "%s%s%s", cur, strcmp(cur, "/") ? "/" : "", cand) >=
-			    (int)sizeof(joined)) {
+			if (snprintf(joined, sizeof(joined), "%s%s%s", cur,
+				strcmp(cur, "/") ? "/" : "", cand) >= (int)sizeof(joined)) {
 				*why = "path too long";
 				return -1;
 			}
@@ -6111,7 +6378,9 @@ resolve_path(const struct disk *dk, const char *spelled, struct resolved *out, c
 				 * made below it, but a command that can replace it
 				 * by a directory could; the thing itself is what a
 				 * deny covers */
-				out->kind = k == FK_FILE ? FK_FILE : k == FK_OTHER ? FK_OTHER : FK_MISSING;
+				out->kind = k == FK_FILE ? FK_FILE
+				    : k == FK_OTHER	 ? FK_OTHER
+							 : FK_MISSING;
 				if (out->kind == FK_MISSING)
 					out->first_missing = out->path;
 				return 0;
@@ -6203,7 +6472,8 @@ glob_expand_at(struct glob_walk *gw, const char *dir, char **comps, int ncomps, 
 			return 0;
 		return glob_expand_at(gw, p, comps + 1, ncomps - 1, depth + 1);
 	}
-	if (strcmp(comps[0], "**") == 0 && glob_expand_at(gw, dir, comps + 1, ncomps - 1, depth + 1) < 0)
+	if (strcmp(comps[0], "**") == 0 &&
+	    glob_expand_at(gw, dir, comps + 1, ncomps - 1, depth + 1) < 0)
 		return -1;
 	dh = gw->dk->ops->opendir(gw->dk->ctx, NULL, dir);
 	if (!dh)
@@ -6262,7 +6532,8 @@ enum rule_bits {
 	RB_DENY_WRITE = 8,	/* deny-write, or a mandatory deny */
 	RB_PLACEHOLDER = 16,	/* a missing write deny: the node is its first missing name */
 	RB_LINK_PIN = 32,	/* a dangerous name that is a symlink: the link itself is pinned */
-	RB_DANGLING = 64,	/* the missing target of such a link: refused where it could be made */
+	/* the missing target of such a link: refused where it could be made */
+	RB_DANGLING = 64,
 	RB_SECRET = 128,	/* deny-secret-file: hidden, and nothing below is shown again */
 	/* records that mount nothing, for what runs after the command (9b) */
 	RB_GITDIR = 256,	/* a repository directory protected during the run */
@@ -6293,8 +6564,9 @@ enum phkind {
 };
 
 /* ORDER: enum phkind */
-static const char *const placeholder_kinds[] = { "an empty directory", "an empty file", "a file holding \".\"",
-	"a writable directory for the placeholders in it", "a file holding {}" };
+static const char *const placeholder_kinds[] = { "an empty directory", "an empty file",
+	"a file holding \".\"", "a writable directory for the placeholders in it",
+	"a file holding {}" };
 
 /* What a placeholder file holds, by kind (NULL: a directory). ORDER: enum phkind */
 static const char *const placeholder_text[] = { NULL, "", ".\n", NULL, "{}\n" };
@@ -6353,7 +6625,8 @@ struct placeholder { const char *path; enum phkind kind; };
 
 struct plan {
 	struct vec mounts;	/* of struct mount, in bwrap order */
-	struct vec placeholders;	/* of struct placeholder, to create before and remove after */
+	/* of struct placeholder, to create before and remove after */
+	struct vec placeholders;
 	struct vec nodes;	/* of struct pnode, sorted; for plan_is_writable() */
 	struct vec gitdirs;	/* of const char *: repositories protected during the run (9b) */
 	struct vec audit_roots;	/* of const char *: writable roots to search after it (9b) */
@@ -6412,10 +6685,12 @@ enum dwhere {
 static const struct {
 	const char *name, *why;
 	enum dwhere where;
-	enum phkind kind;	/* what holds it when missing (fx_hold_kind): a file, {} for JSON, a directory */
+	/* what holds it when missing (fx_hold_kind): a file, {} for JSON, a directory */
+	enum phkind kind;
 } dangerous_files[] = {
 	{ ".gitconfig", "git runs commands named in it (core.pager, aliases)", DW_TOP, PH_FILE },
-	{ ".gitmodules", "submodule URLs and update commands run on the next update", DW_TOP, PH_FILE },
+	{ ".gitmodules", "submodule URLs and update commands run on the next update", DW_TOP,
+	    PH_FILE },
 	{ ".bashrc", "the next interactive bash runs it", DW_TOP, PH_FILE },
 	{ ".bash_profile", "the next login bash runs it", DW_TOP, PH_FILE },
 	{ ".zshrc", "the next interactive zsh runs it", DW_TOP, PH_FILE },
@@ -6427,59 +6702,88 @@ static const struct {
 	{ ".zshenv", "every zsh runs it, scripts included", DW_HOME_HELD, PH_FILE },
 	{ ".zlogin", "the next login zsh runs it", DW_HOME_HELD, PH_FILE },
 	{ ".zlogout", "zsh runs it at logout", DW_HOME_HELD, PH_FILE },
-	{ ".bash_login", "a login bash runs it when .bash_profile is absent", DW_HOME_HELD, PH_FILE },
+	{ ".bash_login", "a login bash runs it when .bash_profile is absent", DW_HOME_HELD,
+	    PH_FILE },
 	{ ".bash_logout", "bash runs it at logout", DW_HOME_HELD, PH_FILE },
 	{ ".bash_aliases", "Debian's and Ubuntu's .bashrc source it", DW_HOME_HELD, PH_FILE },
-	{ ".pre-commit-config.yaml", "the pre-commit hook runs the programs it lists on the next commit", DW_EXISTING, PH_FILE },
-	{ ".lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING, PH_FILE },
-	{ "lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING, PH_FILE },
-	{ ".config/git/config", "git's XDG global config: runs what it names, like ~/.gitconfig", DW_HOME, PH_FILE },
+	{ ".pre-commit-config.yaml",
+	    "the pre-commit hook runs the programs it lists on the next commit", DW_EXISTING,
+	    PH_FILE },
+	{ ".lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING,
+	    PH_FILE },
+	{ "lefthook.yml", "the lefthook git hook runs the commands it lists", DW_EXISTING,
+	    PH_FILE },
+	{ ".config/git/config", "git's XDG global config: runs what it names, like ~/.gitconfig",
+	    DW_HOME, PH_FILE },
 	{ ".config/fish/config.fish", "every fish shell runs it", DW_HOME, PH_FILE },
 	{ ".config/fish/conf.d", "every fish shell runs the files in it", DW_HOME, PH_DIR },
 	{ ".bashrc.d", "Fedora's .bashrc runs the files in it", DW_HOME, PH_DIR },
-	{ ".config/environment.d", "systemd sets these variables (LD_PRELOAD, PATH) for the next session", DW_HOME, PH_DIR },
+	{ ".config/environment.d",
+	    "systemd sets these variables (LD_PRELOAD, PATH) for the next session", DW_HOME,
+	    PH_DIR },
 	{ ".config/systemd/user", "user services start at the next login", DW_HOME, PH_DIR },
 	{ ".config/autostart", "the desktop starts these at the next login", DW_HOME, PH_DIR },
-	{ ".ssh/config", "ProxyCommand, LocalCommand and Match exec run on the next ssh (and git over ssh)", DW_HOME, PH_FILE },
-	{ ".npmrc", "npm runs what it names (node-options, script-shell, git) in every project", DW_HOME, PH_FILE },
+	{ ".ssh/config",
+	    "ProxyCommand, LocalCommand and Match exec run on the next ssh (and git over ssh)",
+	    DW_HOME, PH_FILE },
+	{ ".npmrc", "npm runs what it names (node-options, script-shell, git) in every project",
+	    DW_HOME, PH_FILE },
 	{ ".yarnrc", "yarn runs the yarn-path it names in every project", DW_HOME, PH_FILE },
 	{ ".yarnrc.yml", "yarn runs the yarnPath it names in every project", DW_HOME, PH_FILE },
 	{ ".vimrc", "vim runs it at start", DW_HOME, PH_FILE },
-	{ ".config/nvim", "neovim runs init.lua/init.vim and plugins from it at start", DW_HOME, PH_DIR },
+	{ ".config/nvim", "neovim runs init.lua/init.vim and plugins from it at start", DW_HOME,
+	    PH_DIR },
 	{ ".emacs", "emacs runs it at start", DW_HOME, PH_FILE },
 	{ ".emacs.d", "emacs runs init.el from it at start", DW_HOME, PH_DIR },
-	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME, PH_FILE },
+	{ ".tmux.conf", "tmux runs its run-shell and if-shell commands at start", DW_HOME,
+	    PH_FILE },
 	{ ".gdbinit", "gdb runs it at start", DW_HOME, PH_FILE },
-	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME, PH_JSON },
-	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names", DW_HOME, PH_FILE },
+	{ ".claude.json", "Claude Code starts the MCP servers it names, with full access", DW_HOME,
+	    PH_JSON },
+	{ ".codex/config.toml", "Codex starts the MCP servers and notify commands it names",
+	    DW_HOME, PH_FILE },
 	/* the agents' parts of $HOME that run (agent_files below: what they
 	 * name), not the whole of ~/.codex or ~/.claude, which the agents
 	 * write as they work (sessions, logs, auth, projects, todos) */
-	{ ".codex/hooks.json", "Codex runs the hook commands it names with full access", DW_HOME, PH_JSON },
+	{ ".codex/hooks.json", "Codex runs the hook commands it names with full access", DW_HOME,
+	    PH_JSON },
 	{ ".codex/hooks", "holds the scripts Codex's hooks run with full access", DW_HOME, PH_DIR },
 	{ ".codex/rules", "its rules let commands run outside Codex's sandbox", DW_HOME, PH_DIR },
-	{ ".codex/plugins", "Codex runs its plugins' hooks and MCP servers with full access", DW_HOME, PH_DIR },
-	{ ".claude/settings.json", "defines the hooks, status line and helpers Claude Code runs with full access",
-	  DW_HOME, PH_JSON },
-	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_HOME, PH_DIR },
-	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_HOME, PH_DIR },
+	{ ".codex/plugins", "Codex runs its plugins' hooks and MCP servers with full access",
+	    DW_HOME, PH_DIR },
+	{ ".claude/settings.json",
+	    "defines the hooks, status line and helpers Claude Code runs with full access", DW_HOME,
+	    PH_JSON },
+	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_HOME,
+	    PH_DIR },
+	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_HOME,
+	    PH_DIR },
 	{ ".claude/agents", "agent definitions run later with full access", DW_HOME, PH_DIR },
 	{ ".claude/commands", "agent commands run later with full access", DW_HOME, PH_DIR },
-	{ ".claude/plugins", "Claude Code runs its plugins' hooks and MCP servers with full access", DW_HOME, PH_DIR },
-	{ ".bash_completion", "bash-completion sources it in every interactive bash", DW_HOME, PH_FILE },
-	{ ".local/share/bash-completion/completions", "bash sources a completion file from it on the first tab", DW_HOME, PH_DIR },
-	{ ".config/fish/functions", "fish runs a function file from it when its name is typed", DW_HOME, PH_DIR },
-	{ ".ipython/profile_default/startup", "ipython runs the files in it at start", DW_HOME, PH_DIR },
+	{ ".claude/plugins", "Claude Code runs its plugins' hooks and MCP servers with full access",
+	    DW_HOME, PH_DIR },
+	{ ".bash_completion", "bash-completion sources it in every interactive bash", DW_HOME,
+	    PH_FILE },
+	{ ".local/share/bash-completion/completions",
+	    "bash sources a completion file from it on the first tab", DW_HOME, PH_DIR },
+	{ ".config/fish/functions", "fish runs a function file from it when its name is typed",
+	    DW_HOME, PH_DIR },
+	{ ".ipython/profile_default/startup", "ipython runs the files in it at start", DW_HOME,
+	    PH_DIR },
 	{ ".gradle/init.d", "gradle runs the init scripts in it in every build", DW_HOME, PH_DIR },
-	{ ".config/Code/User/settings.json", "VS Code runs the terminal profiles and tasks it names", DW_HOME, PH_JSON },
-	{ ".config/Code/User/tasks.json", "VS Code runs its tasks (some at folder open)", DW_HOME, PH_JSON },
+	{ ".config/Code/User/settings.json",
+	    "VS Code runs the terminal profiles and tasks it names", DW_HOME, PH_JSON },
+	{ ".config/Code/User/tasks.json", "VS Code runs its tasks (some at folder open)", DW_HOME,
+	    PH_JSON },
 	{ ".psqlrc", "psql runs its \\! shell escapes at start", DW_HOME, PH_FILE },
 	{ ".Rprofile", "R runs it at start", DW_HOME, PH_FILE },
 	{ ".irbrc", "irb runs it at start", DW_HOME, PH_FILE },
 	{ ".xprofile", "the display manager runs it at the next login", DW_HOME, PH_FILE },
-	{ ".pam_environment", "pam sets these variables (LD_PRELOAD) at the next login", DW_HOME, PH_FILE },
+	{ ".pam_environment", "pam sets these variables (LD_PRELOAD) at the next login", DW_HOME,
+	    PH_FILE },
 	{ ".config/direnv/direnvrc", "direnv runs it for every allowed .envrc", DW_HOME, PH_FILE },
-	{ ".cargo/config.toml", "cargo runs the rustc wrappers and runners it names in every build", DW_HOME, PH_FILE },
+	{ ".cargo/config.toml", "cargo runs the rustc wrappers and runners it names in every build",
+	    DW_HOME, PH_FILE },
 };
 
 /* Directories (and files below a dot-directory) that agents and editors
@@ -6495,22 +6799,32 @@ static const struct {
 	{ ".claude/commands", "agent commands run later with full access", DW_TOP, PH_DIR },
 	{ ".claude/agents", "agent definitions run later with full access", DW_TOP, PH_DIR },
 	/* beyond srt */
-	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP, PH_JSON },
-	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP, PH_JSON },
-	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_TOP, PH_DIR },
-	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_TOP, PH_DIR },
-	{ ".codex", "Codex runs what its config.toml and hooks.json name (MCP servers, notify, hooks) with full "
-	  "access, and its rules let commands past Codex's sandbox", DW_PROJECT, PH_DIR },
-	{ ".devcontainer", "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING, PH_DIR },
-	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING, PH_JSON },
-	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access", DW_EXISTING, PH_JSON },
+	{ ".claude/settings.json", "defines hooks Claude Code runs with full access", DW_TOP,
+	    PH_JSON },
+	{ ".claude/settings.local.json", "defines hooks Claude Code runs with full access", DW_TOP,
+	    PH_JSON },
+	{ ".claude/hooks", "holds the scripts Claude Code's hooks run with full access", DW_TOP,
+	    PH_DIR },
+	{ ".claude/skills", "a skill can declare hooks Claude Code runs with full access", DW_TOP,
+	    PH_DIR },
+	{ ".codex",
+	    "Codex runs what its config.toml and hooks.json name (MCP servers, notify, hooks) with "
+	    "full access, and its rules let commands past Codex's sandbox",
+	    DW_PROJECT, PH_DIR },
+	{ ".devcontainer",
+	    "initializeCommand runs on this machine when the editor opens the project", DW_EXISTING,
+	    PH_DIR },
+	{ ".cursor/mcp.json", "names MCP servers Cursor starts with full access", DW_EXISTING,
+	    PH_JSON },
+	{ ".gemini/settings.json", "names MCP servers and tools Gemini CLI runs with full access",
+	    DW_EXISTING, PH_JSON },
 };
 
 /* Files below .claude/ the walk looks for: the ".claude/" rows of
  * dangerous_dirs, without the prefix. Their order is free, but the two
  * lists must name the same files: change them together. */
-static const char *const claude_children[] = { "commands", "agents", "settings.json", "settings.local.json", "hooks",
-	"skills" };
+static const char *const claude_children[] = { "commands", "agents", "settings.json",
+	"settings.local.json", "hooks", "skills" };
 
 /* ---- git: what a repository runs (gitrepository-layout(5), githooks(5),
  * git-config(1)) ------------------------------------------------------
@@ -6560,15 +6874,18 @@ static const struct gitdir_entry {
 } gitdir_entries[] = {
 	{ "hooks", PH_DIR, GD_HOLD, "git runs hooks on commit, checkout, merge, rebase and push" },
 	{ "config", PH_FILE, GD_HOLD | GD_CONFIG,
-	  "git runs what it names (core.fsmonitor, core.pager, aliases, filters) and reads what it includes" },
-	{ "config.worktree", PH_FILE, GD_HOLD, "git reads it as config once extensions.worktreeConfig is on, "
-	  "as `git sparse-checkout init` and `git config --worktree` setups switch it on later" },
+	  "git runs what it names (core.fsmonitor, core.pager, aliases, filters) and reads what it "
+	  "includes" },
+	{ "config.worktree", PH_FILE, GD_HOLD,
+	  "git reads it as config once extensions.worktreeConfig is on, as "
+	  "`git sparse-checkout init` and `git config --worktree` setups switch it on later" },
 	{ "commondir", PH_DOT, GD_HOLD, "git takes config and hooks from the directory it names" },
 }, worktree_entries[] = {	/* $GIT_COMMON_DIR/worktrees/NAME: a linked worktree's own gitdir */
 	/* not held: without one, worktrees/NAME has no objects, and git
 	 * takes it for no repository at all */
 	{ "commondir", PH_DOT, 0, "git takes config and hooks from the directory it names" },
-	{ "gitdir", PH_FILE, 0, "names the worktree's .git file; git worktree repair and prune follow it" },
+	{ "gitdir", PH_FILE, 0,
+	  "names the worktree's .git file; git worktree repair and prune follow it" },
 	{ "config.worktree", PH_FILE, GD_HOLD, "git reads it as the worktree's config once "
 	  "extensions.worktreeConfig is on" },
 };
@@ -6602,7 +6919,8 @@ static const struct git_key {
 	{ "core", "", "alternaterefscommand", GV_CMD, "git fetch and push run it" },
 	{ "sequence", "", "editor", GV_CMD, "git rebase -i runs it" },
 	{ "pager", "", "*", GV_CMD, "the command it names runs its output through it" },
-	{ "alias", NULL, "*", GV_CMD, "git runs \"!\" aliases in a shell; others may pass -c settings" },
+	{ "alias", NULL, "*", GV_CMD,
+	    "git runs \"!\" aliases in a shell; others may pass -c settings" },
 	{ "filter", "*", "clean", GV_CMD, "git add runs it" },
 	{ "filter", "*", "smudge", GV_CMD, "git checkout runs it" },
 	{ "filter", "*", "process", GV_CMD, "git add and checkout run it" },
@@ -6638,17 +6956,40 @@ static const struct git_key {
 	{ "sendemail", NULL, "smtpserver", GV_CMD, "git send-email runs it when it is a path" },
 	{ "sendemail", NULL, "tocmd", GV_CMD, "git send-email runs it" },
 	{ "sendemail", NULL, "cccmd", GV_CMD, "git send-email runs it" },
-	{ "protocol", NULL, "allow", GV_SETTING, "\"ext::\" remotes run commands once their protocol is allowed" },
+	{ "protocol", NULL, "allow", GV_SETTING,
+	    "\"ext::\" remotes run commands once their protocol is allowed" },
 };
 
 /* git's hook names (githooks(5)): protected one by one when core.hooksPath
  * names a writable root itself, which cannot be made read-only whole. */
 static const char *const git_hook_names[] = {
-	"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
-	"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
-	"pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
-	"reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate",
-	"fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit",
+	"applypatch-msg",
+	"pre-applypatch",
+	"post-applypatch",
+	"pre-commit",
+	"pre-merge-commit",
+	"prepare-commit-msg",
+	"commit-msg",
+	"post-commit",
+	"pre-rebase",
+	"post-checkout",
+	"post-merge",
+	"pre-push",
+	"pre-receive",
+	"update",
+	"proc-receive",
+	"post-receive",
+	"post-update",
+	"reference-transaction",
+	"push-to-checkout",
+	"pre-auto-gc",
+	"post-rewrite",
+	"sendemail-validate",
+	"fsmonitor-watchman",
+	"p4-changelist",
+	"p4-prepare-changelist",
+	"p4-post-changelist",
+	"p4-pre-submit",
 	"post-index-change",
 };
 
@@ -6656,8 +6997,9 @@ static const char *const git_hook_names[] = {
 static bool
 gitcfg_false(const char *v)
 {
-	return v && (strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 || strcasecmp(v, "off") == 0 ||
-	    strcmp(v, "0") == 0 || !*v);
+	return v &&
+	    (strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 || strcasecmp(v, "off") == 0 ||
+		strcmp(v, "0") == 0 || !*v);
 }
 
 static const struct git_key *
@@ -6666,7 +7008,8 @@ git_key_of(const struct gitcfg_entry *e)
 	size_t i;
 
 	for (i = 0; i < LEN(git_config_keys); i++)
-		if (gitcfg_is(e, git_config_keys[i].section, git_config_keys[i].sub, git_config_keys[i].key))
+		if (gitcfg_is(e, git_config_keys[i].section, git_config_keys[i].sub,
+			git_config_keys[i].key))
 			return &git_config_keys[i];
 	return NULL;
 }
@@ -6681,7 +7024,8 @@ git_key_runs(const struct gitcfg_entry *e, const struct git_key *k)
 	if (!k)
 		return false;
 	if (gitcfg_is(e, "alias", NULL, "*"))
-		return e->value && (e->value[0] == '!' || strstr(e->value, "-c") || strstr(e->value, "--config"));
+		return e->value &&
+		    (e->value[0] == '!' || strstr(e->value, "-c") || strstr(e->value, "--config"));
 	if (gitcfg_is(e, "core", "", "fsmonitor"))
 		return !gitcfg_false(e->value);
 	return true;
@@ -6699,10 +7043,10 @@ git_key_runs(const struct gitcfg_entry *e, const struct git_key *k)
 static void
 git_cmd_words(const char *cmd, bool git_args, struct vec *runs)
 {
-	static const char *const interpreters[] = { "sh", "bash", "zsh", "dash", "ksh", "fish", "node", "deno",
-		"bun", "python", "python3", "perl", "ruby", "php", "source", "." };
-	static const char *const prefixes[] = { "env", "exec", "command", "nohup", "time", "then", "do", "else",
-		"if", "while", "until", "{", "!", "xargs" };
+	static const char *const interpreters[] = { "sh", "bash", "zsh", "dash", "ksh", "fish",
+		"node", "deno", "bun", "python", "python3", "perl", "ruby", "php", "source", "." };
+	static const char *const prefixes[] = { "env", "exec", "command", "nohup", "time", "then",
+		"do", "else", "if", "while", "until", "{", "!", "xargs" };
 	const char *s = cmd;
 	bool program = true, script = false, after_c = false;
 	int n = 0;
@@ -6732,18 +7076,21 @@ git_cmd_words(const char *cmd, bool git_args, struct vec *runs)
 				git_cmd_words(strchr(word, '=') + 1, false, runs);
 			after_c = strcmp(word, "-c") == 0;
 		} else if (word[0] == '-') {
-			if (strcmp(word, "-c") == 0) {	/* `sh -c CMD`: a command follows, not a script */
+			/* `sh -c CMD`: a command follows, not a script */
+			if (strcmp(word, "-c") == 0) {
 				script = false;
 				program = true;
 			}
-		} else if (program && strchr(word, '=') && (!strchr(word, '/') || strchr(word, '=') < strchr(word, '/'))) {
+		} else if (program && strchr(word, '=') &&
+		    (!strchr(word, '/') || strchr(word, '=') < strchr(word, '/'))) {
 			;	/* A=B before the program: it still follows */
 		} else {
 			for (i = 0; i < LEN(interpreters); i++)
 				interp |= strcmp(word, interpreters[i]) == 0;
 			for (i = 0; i < LEN(prefixes); i++)
 				prefix |= strcmp(word, prefixes[i]) == 0;
-			if (script || (program && (strchr(word, '/') || strncmp(word, "~/", 2) == 0)))
+			if (script ||
+			    (program && (strchr(word, '/') || strncmp(word, "~/", 2) == 0)))
 				vec_push(runs, astrdup(word));
 			script = interp;
 			program = interp || prefix;
@@ -6769,9 +7116,11 @@ struct fact_finder {
 	struct vec git_global;	/* of struct gitcfg_entry: the global and system config */
 	struct vec gitdirs;	/* of const char *: repositories already protected */
 	bool dotless;		/* a protect name without a leading dot: no fast path in the walk */
-	struct vec dirs;	/* of const char *: every directory the scan and fx_seen_repos listed (9b) */
+	/* of const char *: every directory the scan and fx_seen_repos listed (9b) */
+	struct vec dirs;
 	long seen_walked;	/* fx_seen_repos's entries, bounded apart from the scan's */
-	struct vec agent_seen;	/* of const char *: "file\nproject", each agent settings file read for a project */
+	struct vec agent_seen; /* of const char *: "file\nproject", each agent settings file read
+				  for a project */
 	struct vec agent_read;	/* of struct agent_read: the commands each holds, read once */
 	long agent_paths;	/* paths protected for them (SBX_MAX_AGENT_PATHS) */
 };
@@ -6799,7 +7148,8 @@ fx_warn(struct fact_finder *fx, const struct pathrule *r, const char *fmt, ...)
 	va_end(ap);
 	for (size_t i = 0; i < fx->warnings.n; i++)
 		if (strcmp(fx->warnings.v[i], msg) == 0)
-			return;	/* one line each: a config read for every worktree of a repository */
+			/* one line each: a config read for every worktree of a repository */
+			return;
 	vec_push(&fx->warnings, astrdup(msg));
 }
 
@@ -6829,13 +7179,15 @@ static const char *const agent_dirs[] = { ".claude", ".codex" };
  * that name is an agent's directory in $HOME right above it, a placeholder
  * in a directory made for it. */
 static void
-fx_deny_write_ph(struct fact_finder *fx, const struct resolved *res, const char *why, enum phkind ph)
+fx_deny_write_ph(
+    struct fact_finder *fx, const struct resolved *res, const char *why, enum phkind ph)
 {
 	if (res->kind == FK_MISSING) {
 		bool agent_dir = false;
 
 		for (size_t i = 0; fx->home && i < LEN(agent_dirs); i++)
-			agent_dir |= strcmp(res->first_missing, path_join(fx->home, agent_dirs[i])) == 0;
+			agent_dir |=
+			    strcmp(res->first_missing, path_join(fx->home, agent_dirs[i])) == 0;
 		if (agent_dir && strcmp(path_dirname(res->path), res->first_missing) == 0) {
 			plan_add_placeholder(fx->facts, res->first_missing, PH_PARENT, why);
 			plan_add_placeholder(fx->facts, res->path, ph, why);
@@ -6959,15 +7311,16 @@ planted_link(const struct resolved *res, const struct vec *areas, const char **a
 
 /* The line that says a write root is skipped for a planted link. */
 static const char *
-planted_link_warning(const struct disk *dk, const char *why, const struct resolved *res, const char *link,
-    const char *area, const char *able)
+planted_link_warning(const struct disk *dk, const char *why, const struct resolved *res,
+    const char *link, const char *area, const char *able)
 {
 	char to[PATH_MAX];
 
 	if (dk->ops->readlink(dk->ctx, link, to, sizeof(to)) < 0)
 		str_copy(to, "?", sizeof(to));
-	return aprintf("%s: skipped, not followed: %s is a symlink (to %s) in the writable root %s, where a "
-	    "command could have made it; to make %s %s, name it itself", why, link, to, area, res->path, able);
+	return aprintf("%s: skipped, not followed: %s is a symlink (to %s) in the writable root "
+		       "%s, where a command could have made it; to make %s %s, name it itself",
+	    why, link, to, area, res->path, able);
 }
 
 /* A deny-read in the directory form (X with a trailing slash-star-star:
@@ -6981,7 +7334,8 @@ planted_link_warning(const struct disk *dk, const char *why, const struct resolv
  * resolved and hidden as any match is. Returns 1, 0 for an empty X, or -1
  * (fx_fail). */
 static int
-fx_dir_form_deny(struct fact_finder *fx, const struct pathrule *r, const char *x, struct vec *spelled)
+fx_dir_form_deny(
+    struct fact_finder *fx, const struct pathrule *r, const char *x, struct vec *spelled)
 {
 	void *dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, x);
 	const char *name;
@@ -6998,14 +7352,17 @@ fx_dir_form_deny(struct fact_finder *fx, const struct pathrule *r, const char *x
 	for (i = 0; i < n; i++) {
 		const struct fact *f = fx->facts->v[i];
 
-		if (!(f->rules & (RB_SHOW | RB_WRITE)) || f->kind != FK_DIR || !path_within(f->path, x) ||
+		if (!(f->rules & (RB_SHOW | RB_WRITE)) || f->kind != FK_DIR ||
+		    !path_within(f->path, x) ||
 		    !(dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, f->path)))
 			continue;
 		while (fx->dk->ops->readdir(fx->dk->ctx, dh, &name, &k) == 1) {
 			if (spelled->n > SBX_MAX_GLOB_MATCHES) {
 				fx->dk->ops->closedir(fx->dk->ctx, dh);
-				return fx_fail(fx, r, "%s: more than %d paths under what allow-read and allow-write show "
-				    "again inside it; make it narrower", r->path, SBX_MAX_GLOB_MATCHES);
+				return fx_fail(fx, r,
+				    "%s: more than %d paths under what allow-read and allow-write "
+				    "show again inside it; make it narrower",
+				    r->path, SBX_MAX_GLOB_MATCHES);
 			}
 			vec_push(spelled, path_join(f->path, name));
 		}
@@ -7041,7 +7398,9 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 		matched = spelled.n;	/* past it: entries fx_dir_form_deny adds */
 		if (!spelled.n && which != PL_ALLOW_READ)
 			fx_warn(fx, r, "%s: the glob matches nothing (a typo?)%s", why,
-			    which == PL_ALLOW_WRITE ? "" : "; a file created there later is not covered");
+			    which == PL_ALLOW_WRITE ? ""
+						    : "; a file created there later is not "
+						      "covered");
 		for (j = 0; j < spelled.n; j++) {
 			const char *sp = spelled.v[j], *err, *link, *area;
 			struct resolved res;
@@ -7049,16 +7408,21 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 
 			if (resolve_path(fx->dk, sp, &res, &err) < 0) {
 				if (allow && (link = planted_link(&res, &areas, &area))) {
-					vec_push(&fx->warnings, (void *)aprintf("%s: skipped, not followed: %s is a "
-					    "symlink in the writable root %s, where a command could have made it, "
-					    "and the path through it does not resolve (%s)", why, link, area, err));
+					vec_push(&fx->warnings,
+					    (void *)aprintf("%s: skipped, not followed: %s is a "
+							    "symlink in the writable root %s, "
+							    "where a command could have made it, "
+							    "and the path through it does not "
+							    "resolve (%s)",
+						why, link, area, err));
 					continue;
 				}
 				return fx_fail(fx, r, "%s %s: %s", directive, sp, err);
 			}
 			if (allow && (link = planted_link(&res, &areas, &area))) {
-				vec_push(&fx->warnings, (void *)planted_link_warning(fx->dk, why, &res, link, area,
-				    which == PL_ALLOW_WRITE ? "writable" : "readable"));
+				vec_push(&fx->warnings,
+				    (void *)planted_link_warning(fx->dk, why, &res, link, area,
+					which == PL_ALLOW_WRITE ? "writable" : "readable"));
 				continue;
 			}
 			/* SECURITY: a write deny spelled through a symlink in a writable
@@ -7067,54 +7431,70 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 			 * (as srt masks it), and the target is denied below. */
 			for (k = 0; which == PL_DENY_WRITE && k < res.links.n; k++)
 				if (link_area(res.links.v[k], &areas))
-					plan_add_fact(fx->facts, res.links.v[k], FK_LINK, RB_LINK_PIN,
+					plan_add_fact(fx->facts, res.links.v[k], FK_LINK,
+					    RB_LINK_PIN,
 					    aprintf("%s (a symlink on its way: pinned)", why));
 			/* what a glob matched or a symlink leads to, checked as the
 			 * spelled rule was (3.3): a deny there is refused, not skipped */
 			if ((err = path_refused(which, res.path))) {
-				const char *what = strcmp(sp, r->path) ? aprintf("matches %s", sp) : NULL;
+				const char *what =
+				    strcmp(sp, r->path) ? aprintf("matches %s", sp) : NULL;
 
 				if (strcmp(res.path, sp) != 0)
-					what = aprintf("%s%sleads to %s", what ? what : "", what ? ", which " : "",
-					    res.path);
-				return fx_fail(fx, r, "%s %s: %s: %s", directive, r->path, what ? what : "refused", err);
+					what = aprintf("%s%sleads to %s", what ? what : "",
+					    what ? ", which " : "", res.path);
+				return fx_fail(fx, r, "%s %s: %s: %s", directive, r->path,
+				    what ? what : "refused", err);
 			}
 			if (path_within(res.path, "/proc") || path_within(res.path, "/dev")) {
 				/* bwrap mounts a fresh /dev and /proc over these; an
 				 * allow there changes nothing (the denies are refused above) */
 				if (which == PL_ALLOW_WRITE && path_within(res.path, "/proc"))
-					return fx_fail(fx, r, "%s %s: /proc cannot be made writable", directive, sp);
-				note("%s: %s is under /dev or /proc, which sbx mounts itself; skipped", why, sp);
+					return fx_fail(fx, r,
+					    "%s %s: /proc cannot be made writable", directive, sp);
+				note("%s: %s is under /dev or /proc, which sbx mounts itself; "
+				     "skipped",
+				    why, sp);
 				continue;
 			}
 			if (which == PL_ALLOW_WRITE && path_within(res.path, "/sys"))
-				return fx_fail(fx, r, "%s %s: /sys cannot be made writable", directive, sp);
+				return fx_fail(
+				    fx, r, "%s %s: /sys cannot be made writable", directive, sp);
 			/* the directory form names what lies beneath a directory: a
 			 * file of that name (or a link to one) is not meant (srt) */
-			if (r->dir_form && j < matched && res.kind != FK_DIR && res.kind != FK_MISSING &&
-			    res.kind != FK_UNREADABLE) {
-				if (which != PL_ALLOW_READ && which != PL_ALLOW_WRITE && !has_glob_chars(r->path))
-					fx_warn(fx, r, "%s: %s is not a directory, so nothing lies beneath it to deny (a "
-					    "typo? name the file itself)", why, sp);
+			if (r->dir_form && j < matched && res.kind != FK_DIR &&
+			    res.kind != FK_MISSING && res.kind != FK_UNREADABLE) {
+				if (which != PL_ALLOW_READ && which != PL_ALLOW_WRITE &&
+				    !has_glob_chars(r->path))
+					fx_warn(fx, r,
+					    "%s: %s is not a directory, so nothing lies beneath it "
+					    "to deny (a typo? name the file itself)",
+					    why, sp);
 				else
-					note("%s: %s is not a directory, so nothing lies beneath it", why, sp);
+					note("%s: %s is not a directory, so nothing lies beneath "
+					     "it",
+					    why, sp);
 				continue;
 			}
-			if (which == PL_DENY_READ && r->dir_form && j < matched && res.kind == FK_DIR) {
+			if (which == PL_DENY_READ && r->dir_form && j < matched &&
+			    res.kind == FK_DIR) {
 				int rc = fx_dir_form_deny(fx, r, res.path, &spelled);
 
 				if (rc < 0)
 					return -1;
 				if (rc == 0) {
-					note("%s: %s is empty: nothing beneath it to hide (as srt)", why, sp);
+					note("%s: %s is empty: nothing beneath it to hide (as srt)",
+					    why, sp);
 					continue;
 				}
 			}
 			switch (which) {
 			case PL_ALLOW_WRITE:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					fx_warn(fx, r, "%s: %s; skipped", why, res.kind == FK_MISSING ?
-					    "does not exist, nor does its parent directory" : "cannot be inspected");
+					fx_warn(fx, r, "%s: %s; skipped", why,
+					    res.kind == FK_MISSING ? "does not exist, nor does its "
+								     "parent directory"
+								   : "cannot be inspected");
 					continue;
 				}
 				/* a link no command could have made (those were skipped
@@ -7122,7 +7502,8 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 				if (res.via_link && strcmp(res.path, sp) != 0 &&
 				    (path_within(sp, res.path) || path_depth(res.path) <= 1))
 					return fx_fail(fx, r,
-					    "%s %s: is a symlink to %s, a broader directory; name %s itself if that is meant",
+					    "%s %s: is a symlink to %s, a broader directory; name "
+					    "%s itself if that is meant",
 					    directive, sp, res.path, res.path);
 				plan_add_fact(fx->facts, res.path, res.kind, RB_WRITE, why);
 				if (res.kind == FK_DIR)
@@ -7134,24 +7515,35 @@ fx_rules(struct fact_finder *fx, enum path_list which, const char *directive)
 				break;
 			case PL_DENY_READ:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					fx_warn(fx, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
-					    "readable", why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
+					fx_warn(fx, r,
+					    "%s: %s (a typo?), so nothing is hidden; a file "
+					    "created there later is readable",
+					    why,
+					    res.kind == FK_MISSING ? "does not exist"
+								   : "cannot be inspected");
 					continue;
 				}
 				plan_add_fact(fx->facts, res.path, res.kind, RB_HIDE, why);
 				break;
 			case PL_DENY_SECRET:
 				if (res.kind == FK_MISSING || res.kind == FK_UNREADABLE) {
-					fx_warn(fx, r, "%s: %s (a typo?), so nothing is hidden; a file created there later is "
-					    "readable", why, res.kind == FK_MISSING ? "does not exist" : "cannot be inspected");
+					fx_warn(fx, r,
+					    "%s: %s (a typo?), so nothing is hidden; a file "
+					    "created there later is readable",
+					    why,
+					    res.kind == FK_MISSING ? "does not exist"
+								   : "cannot be inspected");
 					continue;
 				}
-				plan_add_fact(fx->facts, res.path, res.kind, RB_HIDE | RB_SECRET, why);
+				plan_add_fact(
+				    fx->facts, res.path, res.kind, RB_HIDE | RB_SECRET, why);
 				break;
 			case PL_DENY_WRITE:
 				if (res.kind == FK_MISSING)
-					fx_warn(fx, r, "%s: does not exist (a typo?); nothing can be created there inside the "
-					    "sandbox", why);
+					fx_warn(fx, r,
+					    "%s: does not exist (a typo?); nothing can be created "
+					    "there inside the sandbox",
+					    why);
 				fx_deny_write(fx, &res, why);
 				break;
 			case PL_COUNT:
@@ -7184,7 +7576,8 @@ fx_cover_link(struct fact_finder *fx, const char *link, const char *why, bool de
 	struct resolved res;
 	const char *err;
 
-	plan_add_fact(fx->facts, link, FK_LINK, RB_LINK_PIN, aprintf("%s (a symlink: pinned)", why));
+	plan_add_fact(
+	    fx->facts, link, FK_LINK, RB_LINK_PIN, aprintf("%s (a symlink: pinned)", why));
 	if (resolve_path(fx->dk, link, &res, &err) < 0)
 		return fx_fail(fx, NULL, "%s: %s", link, err);
 	if (res.kind == FK_MISSING) {
@@ -7200,8 +7593,8 @@ fx_cover_link(struct fact_finder *fx, const char *link, const char *why, bool de
 /* A mandatory deny at root/rel; a missing one is held by a placeholder
  * when hold_missing. Symlinks on the way are covered as fx_cover_link says. */
 static int
-fx_mandatory_ph(struct fact_finder *fx, const char *root, const char *rel, const char *why, bool hold_missing,
-    enum phkind ph)
+fx_mandatory_ph(struct fact_finder *fx, const char *root, const char *rel, const char *why,
+    bool hold_missing, enum phkind ph)
 {
 	char *path = path_join(root, rel), *p;
 	const char *reason = aprintf("mandatory deny %s: %s", rel, why);
@@ -7216,7 +7609,8 @@ fx_mandatory_ph(struct fact_finder *fx, const char *root, const char *rel, const
 			if (fx->dk->ops->lstat(fx->dk->ctx, prefix, NULL) == FK_LINK) {
 				rc = fx_cover_link(fx, prefix, reason, !*p);
 				if (rc <= 0)
-					return rc;	/* an error, or a dangling link: nothing below it */
+					/* an error, or a dangling link: nothing below it */
+					return rc;
 				if (!*p)
 					return 0;	/* the name itself: its target is denied */
 			}
@@ -7233,7 +7627,8 @@ fx_mandatory_ph(struct fact_finder *fx, const char *root, const char *rel, const
 }
 
 static int
-fx_mandatory(struct fact_finder *fx, const char *root, const char *rel, const char *why, bool hold_missing)
+fx_mandatory(
+    struct fact_finder *fx, const char *root, const char *rel, const char *why, bool hold_missing)
 {
 	return fx_mandatory_ph(fx, root, rel, why, hold_missing, PH_DIR);
 }
@@ -7264,7 +7659,8 @@ fx_protect(struct fact_finder *fx, const char *path, const char *why, bool hold,
 	if (resolve_path(fx->dk, path, &res, &err) < 0)
 		return 0;	/* git cannot reach it either */
 	for (i = 0; i < fx->roots.n; i++)
-		if (path_within(res.path, fx->roots.v[i]) && strcmp(res.path, fx->roots.v[i]) != 0 &&
+		if (path_within(res.path, fx->roots.v[i]) &&
+		    strcmp(res.path, fx->roots.v[i]) != 0 &&
 		    (!root || strlen(fx->roots.v[i]) > strlen(root)))
 			root = fx->roots.v[i];
 	if (!root)
@@ -7280,8 +7676,8 @@ fx_protect(struct fact_finder *fx, const char *path, const char *why, bool hold,
  * parse (git then refuses every command that reads it; out holds what
  * the other lines say, gitcfg_scan); or -1 with *why. */
 static int
-git_config_read(const struct disk *dk, const char *home, const char *path, int depth, size_t *budget,
-    struct vec *out, const char **why)
+git_config_read(const struct disk *dk, const char *home, const char *path, int depth,
+    size_t *budget, struct vec *out, const char **why)
 {
 	/* the file's text, kept between files (a run reads three or four:
 	 * musl mapped and unmapped a buffer for each); done with before an
@@ -7292,7 +7688,8 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 	int line, rc;
 
 	if (depth > SBX_MAX_GITCFG_DEPTH) {
-		*why = aprintf("%s: git config includes nested more than %d deep", path, SBX_MAX_GITCFG_DEPTH);
+		*why = aprintf(
+		    "%s: git config includes nested more than %d deep", path, SBX_MAX_GITCFG_DEPTH);
 		return -1;
 	}
 	buf_recycle(&b);
@@ -7305,13 +7702,15 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 		return -1;
 	}
 	if (b.n > *budget) {
-		*why = aprintf("%s: git config and its includes pass %d bytes", path, 4 * SBX_MAX_GITCFG_BYTES);
+		*why = aprintf("%s: git config and its includes pass %d bytes", path,
+		    4 * SBX_MAX_GITCFG_BYTES);
 		return -1;
 	}
 	*budget -= b.n;
 	rc = gitcfg_scan(b.p ? b.p : "", b.n, astrdup(path), out, &line, true);
 	if (rc < 0) {
-		*why = aprintf("%s:%d: git config sbx cannot read as git does (a NUL byte, or more than %d entries)",
+		*why = aprintf("%s:%d: git config sbx cannot read as git does (a NUL byte, or more "
+			       "than %d entries)",
 		    path, line, SBX_MAX_GITCFG_ENTRIES);
 		return -1;
 	}
@@ -7325,7 +7724,8 @@ git_config_read(const struct disk *dk, const char *home, const char *path, int d
 		struct resolved res;
 		int r;
 
-		if ((gitcfg_is(e, "include", "", "path") || gitcfg_is(e, "includeif", "*", "path")) &&
+		if ((gitcfg_is(e, "include", "", "path") ||
+			gitcfg_is(e, "includeif", "*", "path")) &&
 		    (inc = gitcfg_path(e->value, path_dirname(path), home)) &&
 		    resolve_path(dk, inc, &res, &err) == 0 && res.kind != FK_MISSING) {
 			r = git_config_read(dk, home, res.path, depth + 1, budget, out, &inc_why);
@@ -7360,8 +7760,8 @@ fx_git_named(struct fact_finder *fx, const struct vec *cfg, const char *top)
 
 			if (!k || !e->value || k->kind == GV_SETTING)
 				continue;
-			why = aprintf("%s.%s%s%s in %s:%d: %s", e->section, e->sub ? e->sub : "", e->sub ? "." : "",
-			    e->key, e->file, e->line, k->why);
+			why = aprintf("%s.%s%s%s in %s:%d: %s", e->section, e->sub ? e->sub : "",
+			    e->sub ? "." : "", e->key, e->file, e->line, k->why);
 			switch (k->kind) {
 			case GV_HOOKS:
 				if (!(path = gitcfg_path(e->value, top, fx->home)))
@@ -7372,7 +7772,9 @@ fx_git_named(struct fact_finder *fx, const struct vec *cfg, const char *top)
 				if (j < fx->roots.n) {
 					/* a writable root itself: its hook names, one by one */
 					for (j = 0; j < LEN(git_hook_names); j++)
-						if (fx_protect(fx, path_join(path, git_hook_names[j]), why, false, PH_DIR) < 0)
+						if (fx_protect(fx,
+							path_join(path, git_hook_names[j]), why,
+							false, PH_DIR) < 0)
 							return -1;
 					break;
 				}
@@ -7384,14 +7786,16 @@ fx_git_named(struct fact_finder *fx, const struct vec *cfg, const char *top)
 					return -1;
 				break;
 			case GV_INCLUDE:
-				if ((path = gitcfg_path(e->value, path_dirname(e->file), fx->home)) &&
+				if ((path = gitcfg_path(
+					 e->value, path_dirname(e->file), fx->home)) &&
 				    fx_protect(fx, path, why, true, PH_FILE) < 0)
 					return -1;
 				break;
 			case GV_CMD:
 				if (!top)
 					break;
-				git_cmd_words(e->value, gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &runs);
+				git_cmd_words(e->value,
+				    gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &runs);
 				for (j = 0; j < runs.n; j++)
 					if ((path = gitcfg_path(runs.v[j], top, fx->home)) &&
 					    fx_protect(fx, path, why, true, PH_DIR) < 0)
@@ -7416,9 +7820,12 @@ static void
 fx_git_unparsable(struct fact_finder *fx, int rc, const char *why, bool writable)
 {
 	if (rc > 0)
-		fx_warn(fx, NULL, "warning: %s, so git refuses to run there until it is fixed; %s, and what its "
-		    "other lines name stays protected", why, writable ? "allow-git-config leaves the file writable" :
-		    "the file stays read-only");
+		fx_warn(fx, NULL,
+		    "warning: %s, so git refuses to run there until it is fixed; %s, and what its "
+		    "other lines name stays protected",
+		    why,
+		    writable ? "allow-git-config leaves the file writable"
+			     : "the file stays read-only");
 }
 
 /* A gitdir's effective local config: its config (or, with a commondir, the
@@ -7432,17 +7839,21 @@ fx_git_config(struct fact_finder *fx, const char *gd, const char *common, struct
 	bool wtconfig = false;
 	int rc;
 
-	rc = git_config_read(fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why);
+	rc = git_config_read(
+	    fx->dk, fx->home, path_join(common ? common : gd, "config"), 0, &budget, cfg, &why);
 	if (rc < 0)
-		return fx_fail(fx, NULL, "%s (sbx reads a repository's config to protect what it runs; fix or "
-		    "remove the file, or leave the repository read-only)", why);
+		return fx_fail(fx, NULL,
+		    "%s (sbx reads a repository's config to protect what it runs; fix or "
+		    "remove the file, or leave the repository read-only)",
+		    why);
 	fx_git_unparsable(fx, rc, why, fx->p->allow_git_config);
 	for (i = 0; i < cfg->n; i++)
 		if (gitcfg_is(cfg->v[i], "extensions", "", "worktreeconfig"))
 			wtconfig = !gitcfg_false(((const struct gitcfg_entry *)cfg->v[i])->value);
 	if (!wtconfig)
 		return 0;
-	rc = git_config_read(fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why);
+	rc = git_config_read(
+	    fx->dk, fx->home, path_join(gd, "config.worktree"), 0, &budget, cfg, &why);
 	if (rc < 0)
 		return fx_fail(fx, NULL, "%s", why);
 	fx_git_unparsable(fx, rc, why, false);
@@ -7514,8 +7925,8 @@ fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *
 
 		if ((g->flags & GD_CONFIG) && fx->p->allow_git_config)
 			continue;
-		if (fx_mandatory_ph(fx, root, path_join(gd, g->name) + strlen(root) + 1, g->why, g->flags & GD_HOLD,
-		    g->ph) < 0)
+		if (fx_mandatory_ph(fx, root, path_join(gd, g->name) + strlen(root) + 1, g->why,
+			g->flags & GD_HOLD, g->ph) < 0)
 			return -1;
 	}
 	if ((dh = fx->dk->ops->opendir(fx->dk->ctx, NULL, path_join(gd, "worktrees")))) {
@@ -7529,8 +7940,10 @@ fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *
 
 		fx_gitdir_known(fx, wts.v[i]);
 		for (j = 0; j < LEN(worktree_entries); j++)
-			if (fx_mandatory_ph(fx, root, path_join(wts.v[i], worktree_entries[j].name) + strlen(root) + 1,
-			    worktree_entries[j].why, worktree_entries[j].flags & GD_HOLD, worktree_entries[j].ph) < 0)
+			if (fx_mandatory_ph(fx, root,
+				path_join(wts.v[i], worktree_entries[j].name) + strlen(root) + 1,
+				worktree_entries[j].why, worktree_entries[j].flags & GD_HOLD,
+				worktree_entries[j].ph) < 0)
 				return -1;
 	}
 	if (depth < 8 && fx_git_modules(fx, root, path_join(gd, "modules"), depth) < 0)
@@ -7541,7 +7954,8 @@ fx_gitdir(struct fact_finder *fx, const char *root, const char *gd, const char *
 /* The directory a gitdir pointer file names ("gitdir: X" in a .git file,
  * the text of commondir or gitdir), resolved against base; NULL if none. */
 static const char *
-fx_git_pointer(struct fact_finder *fx, const char *file, const char *base, const char *prefix, enum fkind want)
+fx_git_pointer(
+    struct fact_finder *fx, const char *file, const char *base, const char *prefix, enum fkind want)
 {
 	struct buf b = { 0 };
 	struct resolved res;
@@ -7592,15 +8006,20 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 	if (!(gd = fx_git_pointer(fx, dotgit, top, "gitdir:", FK_DIR)) ||
 	    !(common = fx_git_pointer(fx, path_join(gd, "commondir"), gd, NULL, FK_DIR)) ||
 	    strcmp(path_dirname(gd), path_join(common, "worktrees")) != 0 ||
-	    !(back = fx_git_pointer(fx, path_join(gd, "gitdir"), gd, NULL, FK_FILE)) || strcmp(back, dotgit) != 0)
+	    !(back = fx_git_pointer(fx, path_join(gd, "gitdir"), gd, NULL, FK_FILE)) ||
+	    strcmp(back, dotgit) != 0)
 		return 0;	/* not a linked worktree git would accept */
 	for (i = 0; i < fx->roots.n; i++)
 		if (path_within(gd, fx->roots.v[i]))
-			return 0;	/* writable already; protected where its repository is scanned */
+			/* writable already; protected where its repository is scanned */
+			return 0;
 	if (fx_gitdir_known(fx, gd))
 		return 0;
-	note("%s is a worktree of %s: its gitdir and the common objects, refs and logs are writable", top, common);
-	plan_add_fact(fx->facts, gd, FK_DIR, RB_WRITE, aprintf("the worktree %s commits here", top));
+	note("%s is a worktree of %s: its gitdir and the common objects, refs and logs are "
+	     "writable",
+	    top, common);
+	plan_add_fact(
+	    fx->facts, gd, FK_DIR, RB_WRITE, aprintf("the worktree %s commits here", top));
 	for (i = 0; i < LEN(shared); i++)
 		if (fx->dk->ops->lstat(fx->dk->ctx, path_join(common, shared[i]), NULL) == FK_DIR)
 			plan_add_fact(fx->facts, path_join(common, shared[i]), FK_DIR, RB_WRITE,
@@ -7615,7 +8034,8 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
 		if (resolve_path(fx->dk, path_join(gd, g->name), &res, &err) < 0)
 			continue;
 		if (res.kind != FK_MISSING || (g->flags & GD_HOLD))
-			fx_deny_write_ph(fx, &res, aprintf("mandatory deny %s: %s", g->name, g->why), g->ph);
+			fx_deny_write_ph(
+			    fx, &res, aprintf("mandatory deny %s: %s", g->name, g->why), g->ph);
 	}
 	return fx_git_named(fx, &cfg, top);
 }
@@ -7635,7 +8055,8 @@ fx_git_worktree(struct fact_finder *fx, const char *top)
  * (their relative paths and $CLAUDE_PROJECT_DIR are the current project's). */
 
 #define SBX_MAX_AGENT_CFG_BYTES	(1 << 20)	/* settings files are a few KiB */
-#define SBX_MAX_AGENT_PATHS	256		/* paths protected for all of them; a warning past it */
+/* paths protected for all of them; a warning past it */
+#define SBX_MAX_AGENT_PATHS	256
 
 enum agent_fmt { AG_JSON, AG_TOML };
 
@@ -7649,7 +8070,8 @@ static const struct agent_file {
 	{ ".codex", "config.toml", AG_TOML, "Codex runs it with full access" },
 	{ ".codex", "hooks.json", AG_JSON, "Codex runs it with full access" },
 	{ ".", ".mcp.json", AG_JSON, "Claude Code starts it with full access" },
-	{ "/etc/claude-code", "managed-settings.json", AG_JSON, "Claude Code runs it with full access" },
+	{ "/etc/claude-code", "managed-settings.json", AG_JSON,
+	    "Claude Code runs it with full access" },
 	{ "/etc/codex", "config.toml", AG_TOML, "Codex runs it with full access" },
 };
 
@@ -7681,7 +8103,8 @@ static const struct agent_key {
 
 struct agent_cmd { const char *what, *cmd; };
 
-struct agent_read { const char *file; struct vec cmds; };	/* of struct agent_cmd: a file's, read once */
+/* of struct agent_cmd: a file's, read once */
+struct agent_read { const char *file; struct vec cmds; };
 
 /* What a word of a command names (agent_cmd_paths). ORDER: tests/unit.c's
  * agent_paths_text prints them as "HEU". */
@@ -7732,7 +8155,8 @@ agent_key_named(enum agent_fmt fmt, const char *key)
 			end -= 2;
 		for (name = end; name > path && name[-1] != '.'; name--)
 			;
-		if (agent_keys[i].fmt == fmt && (size_t)(end - name) == n && strncmp(name, key, n) == 0)
+		if (agent_keys[i].fmt == fmt && (size_t)(end - name) == n &&
+		    strncmp(name, key, n) == 0)
 			return &agent_keys[i];
 	}
 	return NULL;
@@ -7783,7 +8207,8 @@ agent_loose(const char *s, size_t n, enum agent_fmt fmt, struct vec *out)
 {
 	const char *p = s, *end = s + n, *last = NULL, *key_name = NULL;
 	const struct agent_key *key = NULL;	/* the key the strings that follow are values of */
-	bool line_start = true, in_value = false;	/* TOML: after "=", until its line ends outside brackets */
+	bool line_start = true,
+	     in_value = false; /* TOML: after "=", until its line ends outside brackets */
 	int depth = 0;
 
 	while (p < end) {
@@ -7818,7 +8243,8 @@ agent_loose(const char *s, size_t n, enum agent_fmt fmt, struct vec *out)
 				struct agent_cmd *cmd = amalloc(sizeof(*cmd));
 
 				/* in a loose JSON reading a "command" may be any row's */
-				cmd->what = fmt == AG_JSON ? aprintf("a \"%s\" setting", key_name) : key->what;
+				cmd->what = fmt == AG_JSON ? aprintf("a \"%s\" setting", key_name)
+							   : key->what;
 				cmd->cmd = str;
 				vec_push(out, cmd);
 			}
@@ -7911,7 +8337,8 @@ agent_var(const char **pp, const char *project, const char *home)
  * against the project, as the cd may fail). Taken against the project
  * only, scripts/sub/x.sh stayed writable and the hook ran it. Pure. */
 static void
-agent_cmd_paths(const char *cmd, const char *project, const char *home, bool weak, struct vec *out, int depth)
+agent_cmd_paths(
+    const char *cmd, const char *project, const char *home, bool weak, struct vec *out, int depth)
 {
 	static const char ops[] = ";|&<>()`";
 	const char *s = cmd, *cwd = NULL;	/* cwd: after a cd, absolute */
@@ -7934,7 +8361,8 @@ agent_cmd_paths(const char *cmd, const char *project, const char *home, bool wea
 			break;
 		words++;
 		start = s;
-		if (*s == '~' && (!s[1] || s[1] == '/' || isspace((unsigned char)s[1]) || strchr(ops, s[1]))) {
+		if (*s == '~' &&
+		    (!s[1] || s[1] == '/' || isspace((unsigned char)s[1]) || strchr(ops, s[1]))) {
 			if (home)
 				buf_puts(&w, home);
 			unknown |= !home;
@@ -7955,14 +8383,17 @@ agent_cmd_paths(const char *cmd, const char *project, const char *home, bool wea
 						buf_putn(&raw, at, (size_t)(s - at));
 						continue;
 					}
-					if (q == '"' && *s == '\\' && s[1] && strchr("\"\\$`", s[1])) {
-						buf_putc(&w, s[1]);	/* and unescaped for the shell it reaches */
+					if (q == '"' && *s == '\\' && s[1] &&
+					    strchr("\"\\$`", s[1])) {
+						/* and unescaped for the shell it reaches */
+						buf_putc(&w, s[1]);
 						buf_putc(&raw, s[1]);
 						s += 2;
 						continue;
 					}
 					blanks |= isspace((unsigned char)*s) != 0;
-					operators |= strchr(ops, *s) || *s == '$' || *s == '\n';	/* "$(" here */
+					operators |= strchr(ops, *s) || *s == '$' ||
+					    *s == '\n'; /* "$(" here */
 					buf_putc(&w, *s);
 					buf_putc(&raw, *s++);
 				}
@@ -7988,16 +8419,22 @@ agent_cmd_paths(const char *cmd, const char *project, const char *home, bool wea
 			buf_putc(&w, *s++);
 		}
 		if ((blanks || operators) && raw.p && depth < 3)
-			agent_cmd_paths(raw.p, cwd ? cwd : project, home, weak || !operators, out, depth + 1);
+			agent_cmd_paths(
+			    raw.p, cwd ? cwd : project, home, weak || !operators, out, depth + 1);
 		cand = w.p ? w.p : "";
-		assign = strchr(cand, '=') && cand[0] != '=' && (!strchr(cand, '/') || strchr(cand, '=') < strchr(cand, '/'));
+		assign = strchr(cand, '=') && cand[0] != '=' &&
+		    (!strchr(cand, '/') || strchr(cand, '=') < strchr(cand, '/'));
 		cmdword = first && !redirect && !assign;
 		if (cd_arg && !redirect && cand[0] != '-') {
 			/* cd's directory: where the words after it are found */
-			cwd = unknown ? NULL : path_clean(cand[0] == '/' ? cand : path_join(cwd ? cwd : project, cand));
+			cwd = unknown
+			    ? NULL
+			    : path_clean(
+				  cand[0] == '/' ? cand : path_join(cwd ? cwd : project, cand));
 			cd_arg = false;
 			cd_dir = true;
-		} else if (first && !redirect && (strcmp(cand, "cd") == 0 || strcmp(cand, "pushd") == 0)) {
+		} else if (first && !redirect &&
+		    (strcmp(cand, "cd") == 0 || strcmp(cand, "pushd") == 0)) {
 			cd_arg = true;
 		}
 		first = first && !redirect && assign;	/* A=B cmd: cmd is the first */
@@ -8013,20 +8450,25 @@ agent_cmd_paths(const char *cmd, const char *project, const char *home, bool wea
 		 * (a missing build or lint is a tool's word, and a placeholder
 		 * there would stop the tool). The command word itself is looked
 		 * up in PATH, not here. Not taken, hook.py stayed writable. */
-		bare = !slash && !cmdword && !assign && !cd_dir && cand[0] && !colon && strcmp(cand, ".") != 0 &&
-		    strcmp(cand, "..") != 0 && cand[strspn(cand, "0123456789")];	/* 2>x: a descriptor */
+		bare = !slash && !cmdword && !assign && !cd_dir && cand[0] && !colon &&
+		    strcmp(cand, ".") != 0 &&
+		    /* 2>x: a descriptor */
+		    strcmp(cand, "..") != 0 && cand[strspn(cand, "0123456789")];
 		if (!redirect && !operators && (bare || (slash && !(colon && colon < slash)))) {
 			struct agent_path *ap = amalloc(sizeof(*ap));
 			const char *ext = strrchr(cand, '.');
 
 			ap->kind = unknown ? AP_UNKNOWN : weak || blanks ? AP_EXISTING : AP_HOLD;
-			if (bare && ap->kind == AP_HOLD && !(ext && strstr(" .sh .bash .zsh .py .js .mjs .cjs .ts .rb .pl .php .lua ",
-			    aprintf(" %s ", ext))))
+			if (bare && ap->kind == AP_HOLD &&
+			    !(ext &&
+				strstr(" .sh .bash .zsh .py .js .mjs .cjs .ts .rb .pl .php .lua ",
+				    aprintf(" %s ", ext))))
 				ap->kind = AP_EXISTING;
 			ap->path = unknown ? astrndup(start, (size_t)(s - start)) :
 			    path_clean(cand[0] == '/' ? cand : path_join(project, cand));
 			vec_push(out, ap);
-			if (cwd && !cd_dir && !unknown && cand[0] != '/' && strcmp(cwd, project) != 0) {
+			if (cwd && !cd_dir && !unknown && cand[0] != '/' &&
+			    strcmp(cwd, project) != 0) {
 				struct agent_path *ap2 = amalloc(sizeof(*ap2));
 
 				*ap2 = *ap;
@@ -8067,7 +8509,8 @@ fx_agent_protect(struct fact_finder *fx, const struct agent_path *ap, const char
 		struct vec m = { 0 };
 		struct agent_path one = { NULL, AP_EXISTING };
 
-		if (has_glob_chars(path_dirname(ap->path)) || glob_expand(fx->dk, ap->path, &m, &err) < 0) {
+		if (has_glob_chars(path_dirname(ap->path)) ||
+		    glob_expand(fx->dk, ap->path, &m, &err) < 0) {
 			note("%s: %s: a glob sbx does not expand; not protected", why, ap->path);
 			return 0;
 		}
@@ -8087,12 +8530,15 @@ fx_agent_protect(struct fact_finder *fx, const struct agent_path *ap, const char
 	if (res.kind == FK_MISSING && ap->kind != AP_HOLD)
 		return 0;
 	if (fx->agent_paths++ == SBX_MAX_AGENT_PATHS)
-		vec_push(&fx->warnings, aprintf("the agents' settings name more than %d paths; the rest are not "
-		    "protected (%s)", SBX_MAX_AGENT_PATHS, why));
+		vec_push(&fx->warnings,
+		    aprintf("the agents' settings name more than %d paths; the rest are not "
+			    "protected (%s)",
+			SBX_MAX_AGENT_PATHS, why));
 	if (fx->agent_paths > SBX_MAX_AGENT_PATHS)
 		return 0;
 	for (i = 0; !path_has_dotdot(ap->path) && i < fx->roots.n; i++)
-		if (path_within(ap->path, fx->roots.v[i]) && strcmp(ap->path, fx->roots.v[i]) != 0 &&
+		if (path_within(ap->path, fx->roots.v[i]) &&
+		    strcmp(ap->path, fx->roots.v[i]) != 0 &&
 		    (!root || strlen(fx->roots.v[i]) > strlen(root)))
 			root = fx->roots.v[i];
 	if (root)
@@ -8106,7 +8552,8 @@ fx_agent_protect(struct fact_finder *fx, const struct agent_path *ap, const char
  * with one warning: the file itself is read-only already, and what its
  * commands name is still protected. Returns 0, or -1 (fx_fail). */
 static int
-fx_agent_file(struct fact_finder *fx, const char *file, const struct agent_file *af, const char *project)
+fx_agent_file(
+    struct fact_finder *fx, const char *file, const struct agent_file *af, const char *project)
 {
 	const char *seen = aprintf("%s\n%s", file, project);
 	struct agent_read *rd = NULL;
@@ -8132,8 +8579,10 @@ fx_agent_file(struct fact_finder *fx, const char *file, const struct agent_file 
 			/* EINVAL: not a regular file (another run's placeholder
 			 * directory): the agent reads no settings there either */
 			if (errno != ENOENT && errno != ENOTDIR && errno != EINVAL)
-				vec_push(&fx->warnings, aprintf("%s: cannot be read (%s); what its commands name is not "
-				    "protected", file, strerror(errno)));
+				vec_push(&fx->warnings,
+				    aprintf("%s: cannot be read (%s); what its commands name is "
+					    "not protected",
+					file, strerror(errno)));
 			free(b.p);
 			return 0;
 		}
@@ -8142,14 +8591,18 @@ fx_agent_file(struct fact_finder *fx, const char *file, const struct agent_file 
 		if (af->fmt == AG_JSON && *t && json_parse(b.p, b.n, file, &doc, &e) == 0) {
 			for (j = 0; j < LEN(agent_keys); j++)
 				if (agent_keys[j].fmt == AG_JSON)
-					agent_json_at(doc, agent_keys[j].path, agent_keys[j].what, &rd->cmds);
+					agent_json_at(
+					    doc, agent_keys[j].path, agent_keys[j].what, &rd->cmds);
 		} else if (*t) {
 			if (af->fmt == AG_JSON) {
 				char msg[1200];
 
 				err_format(&e, msg, sizeof(msg));
-				vec_push(&fx->warnings, aprintf("%s (sbx's JSON reader refuses it, so it is read loosely: "
-				    "the paths its commands name are still protected)", msg));
+				vec_push(&fx->warnings,
+				    aprintf("%s (sbx's JSON reader refuses it, so it is read "
+					    "loosely: "
+					    "the paths its commands name are still protected)",
+					msg));
 			}
 			agent_loose(b.p, b.n, af->fmt, &rd->cmds);
 		}
@@ -8180,8 +8633,9 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
 
 		if ((af->dir[0] == '/') != !dir)
 			continue;
-		if (fx_agent_file(fx, path_clean(path_join(dir ? path_join(dir, af->dir) : af->dir, af->name)), af,
-		    project) < 0)
+		if (fx_agent_file(fx,
+			path_clean(path_join(dir ? path_join(dir, af->dir) : af->dir, af->name)),
+			af, project) < 0)
 			return -1;
 	}
 	return 0;
@@ -8820,13 +9274,17 @@ fx_scan_top(struct fact_finder *fx, const char *root)
 		if (w == DW_HOME || (w == DW_PROJECT && is_home))
 			continue;
 		if (fx_mandatory_ph(fx, root, f ? dangerous_files[j].name : dangerous_dirs[j].name,
-		    f ? dangerous_files[j].why : dangerous_dirs[j].why,
-		    w == DW_TOP || w == DW_PROJECT ? hold_missing : w == DW_HOME_HELD ? is_home : false,
-		    fx_hold_kind(f ? dangerous_files[j].kind : dangerous_dirs[j].kind, is_home)) < 0)
+			f ? dangerous_files[j].why : dangerous_dirs[j].why,
+			w == DW_TOP || w == DW_PROJECT ? hold_missing
+			    : w == DW_HOME_HELD	       ? is_home
+						       : false,
+			fx_hold_kind(
+			    f ? dangerous_files[j].kind : dangerous_dirs[j].kind, is_home)) < 0)
 			return -1;
 	}
 	for (i = 0; i < fx->p->protected_names.n; i++)
-		if (fx_mandatory(fx, root, fx->p->protected_names.v[i], "named by protect in the policy", hold_missing) < 0)
+		if (fx_mandatory(fx, root, fx->p->protected_names.v[i],
+			"named by protect in the policy", hold_missing) < 0)
 			return -1;
 	if (fx_agent_dir(fx, root, root) < 0)
 		return -1;
@@ -8834,11 +9292,15 @@ fx_scan_top(struct fact_finder *fx, const char *root)
 		if (fx_gitdir(fx, root, path_join(root, ".git"), root, 0) < 0)
 			return -1;
 	} else if (git == FK_LINK) {	/* its gitdir could be anything */
-		return fx_fail(fx, NULL, "%s/.git is a symlink in a writable directory; sbx cannot tell which repository "
-		    "it makes git use, so it refuses (hint: replace the link by a .git file, \"gitdir: PATH\", as git "
-		    "worktree writes)", root);
+		return fx_fail(fx, NULL,
+		    "%s/.git is a symlink in a writable directory; sbx cannot tell which "
+		    "repository "
+		    "it makes git use, so it refuses (hint: replace the link by a .git file, "
+		    "\"gitdir: PATH\", as git worktree writes)",
+		    root);
 	} else if (git == FK_FILE) {
-		if (fx_mandatory(fx, root, ".git", "a worktree's .git file says where git finds its hooks", true) < 0)
+		if (fx_mandatory(fx, root, ".git",
+			"a worktree's .git file says where git finds its hooks", true) < 0)
 			return -1;
 		if (git == FK_FILE && fx_git_worktree(fx, root) < 0)
 			return -1;
@@ -8914,12 +9376,14 @@ fx_seen_repos(struct fact_finder *fx, void *dh, const char *dir, long *walked, i
 	vec_push(&fx->dirs, (void *)dir);
 	while (fx->sdk->ops->readdir(fx->sdk->ctx, dh, &name, &k) == 1) {
 		if (++*walked > SBX_MAX_WALK_ENTRIES) {
-			plan_add_fact(fx->facts, dir, FK_DIR, RB_SEEN_PARTIAL, "the search for repositories stopped");
+			plan_add_fact(fx->facts, dir, FK_DIR, RB_SEEN_PARTIAL,
+			    "the search for repositories stopped");
 			return;
 		}
 		parts |= gitdir_part(name, k);
 		if (strcmp(name, ".git") == 0)
-			plan_add_fact(fx->facts, path_join(dir, name), k, RB_REPO_SEEN, "a repository before the run");
+			plan_add_fact(fx->facts, path_join(dir, name), k, RB_REPO_SEEN,
+			    "a repository before the run");
 		else if (k == FK_DIR && strcmp(name, "node_modules") == 0)
 			vec_push(&fx->dirs, path_join(dir, name));	/* listed, not entered */
 		else if (k == FK_DIR && depth < 256)
@@ -8971,7 +9435,8 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 			 * hooks, so it is protected as a .git is (its own
 			 * directory is where git runs them) */
 			gitdir_said = true;
-			plan_add_fact(fx->facts, path, FK_DIR, RB_REPO_SEEN, "a repository before the run");
+			plan_add_fact(
+			    fx->facts, path, FK_DIR, RB_REPO_SEEN, "a repository before the run");
 			if (fx_gitdir(fx, path_dirname(path), path, path, 0) < 0)
 				return -1;
 		}
@@ -8979,51 +9444,69 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 		/* every .git, every directory, as far down as fx_seen_repos goes:
 		 * what is not listed is new after the run (9b) */
 		if (strcmp(name, ".git") == 0)
-			plan_add_fact(fx->facts, path_join(path, name), k, RB_REPO_SEEN, "a repository before the run");
+			plan_add_fact(fx->facts, path_join(path, name), k, RB_REPO_SEEN,
+			    "a repository before the run");
 		if (k == FK_DIR && strcmp(name, "node_modules") == 0)
 			vec_push(&fx->dirs, path_join(path, name));	/* listed, not entered */
 		else if (k == FK_DIR && depth + 1 > maxd - 1 && strcmp(name, ".git") != 0) {
 			void *sub = fx->sdk->ops->opendir(fx->sdk->ctx, dh, name);
 
 			if (sub) {
-				fx_seen_repos(fx, sub, path_join(path, name), &fx->seen_walked, depth + 1);
+				fx_seen_repos(
+				    fx, sub, path_join(path, name), &fx->seen_walked, depth + 1);
 				fx->sdk->ops->closedir(fx->sdk->ctx, sub);
 			}
 		}
 
 		if (++fx->walked > SBX_MAX_WALK_ENTRIES)
-			return fx_fail(fx, NULL, "the scan for dangerous files under %s passed %d entries; "
-			    "lower mandatory-deny-depth or narrow allow-write", path, SBX_MAX_WALK_ENTRIES);
+			return fx_fail(fx, NULL,
+			    "the scan for dangerous files under %s passed %d entries; "
+			    "lower mandatory-deny-depth or narrow allow-write",
+			    path, SBX_MAX_WALK_ENTRIES);
 		if (name[0] != '.' && !fx->dotless && (k != FK_DIR || depth + 1 > maxd - 1))
-			continue;	/* fast path: every dangerous name the walk looks for starts with a dot */
+			/* fast path: every dangerous name the walk looks for starts with a dot */
+			continue;
 		p = path_join(path, name);
 		if (depth <= maxd - 1)
 			for (i = 0; i < LEN(dangerous_files); i++)
-				if (dangerous_files[i].where != DW_HOME && name_ieq(name, dangerous_files[i].name) &&
-				    fx_deny_found(fx, p, k, aprintf("mandatory deny %s: %s", dangerous_files[i].name,
-				    dangerous_files[i].why)) < 0)
+				if (dangerous_files[i].where != DW_HOME &&
+				    name_ieq(name, dangerous_files[i].name) &&
+				    fx_deny_found(fx, p, k,
+					aprintf("mandatory deny %s: %s", dangerous_files[i].name,
+					    dangerous_files[i].why)) < 0)
 					return -1;
 		for (i = 0; dir_level && i < LEN(dangerous_dirs); i++)
-			if (!strchr(dangerous_dirs[i].name, '/') && name_ieq(name, dangerous_dirs[i].name) &&
-			    !(dangerous_dirs[i].where == DW_PROJECT && fx->home && strcmp(path, fx->home) == 0) &&
-			    fx_deny_found(fx, p, k, aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why)) < 0)
+			if (!strchr(dangerous_dirs[i].name, '/') &&
+			    name_ieq(name, dangerous_dirs[i].name) &&
+			    !(dangerous_dirs[i].where == DW_PROJECT && fx->home &&
+				strcmp(path, fx->home) == 0) &&
+			    fx_deny_found(fx, p, k,
+				aprintf("mandatory deny %s: %s", name, dangerous_dirs[i].why)) < 0)
 				return -1;
 		for (i = 0; depth <= maxd - 1 && i < fx->p->protected_names.n; i++)
-			if (!strchr(fx->p->protected_names.v[i], '/') && name_ieq(name, fx->p->protected_names.v[i]) &&
-			    fx_deny_found(fx, p, k, aprintf("protect %s: named by the policy", name)) < 0)
+			if (!strchr(fx->p->protected_names.v[i], '/') &&
+			    name_ieq(name, fx->p->protected_names.v[i]) &&
+			    fx_deny_found(
+				fx, p, k, aprintf("protect %s: named by the policy", name)) < 0)
 				return -1;
 		if (dir_level && name_ieq(name, ".claude")) {
-			static const char claude_why[] = "agent configuration runs later with full access";
+			static const char claude_why[] = "agent configuration runs later with full "
+							 "access";
 
-			if (k == FK_DIR && fx_scan_children(fx, dh, p, name, claude_children, LEN(claude_children),
-			    "mandatory deny .claude/: agent configuration runs later with full access") < 0)
+			if (k == FK_DIR &&
+			    fx_scan_children(fx, dh, p, name, claude_children, LEN(claude_children),
+				"mandatory deny .claude/: agent configuration runs later with full "
+				"access") < 0)
 				return -1;
 			/* a linked .claude: its link pinned, the names inside its target denied */
 			for (i = 0; k == FK_LINK && i < LEN(claude_children); i++)
-				if (fx_mandatory(fx, path, aprintf("%s/%s", name, claude_children[i]), claude_why, false) < 0)
+				if (fx_mandatory(fx, path,
+					aprintf("%s/%s", name, claude_children[i]), claude_why,
+					false) < 0)
 					return -1;
 		}
-		if (dir_level && (name_ieq(name, ".claude") || name_ieq(name, ".codex")) && fx_agent_dir(fx, path, path) < 0)
+		if (dir_level && (name_ieq(name, ".claude") || name_ieq(name, ".codex")) &&
+		    fx_agent_dir(fx, path, path) < 0)
 			return -1;
 		if (dir_level && name_ieq(name, ".git")) {
 			dangerous = k == FK_LINK;
@@ -9032,12 +9515,15 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 				return -1;
 			if (k == FK_FILE)
 				plan_add_fact(fx->facts, p, k, RB_DENY_WRITE,
-				    "mandatory deny .git: a worktree's .git file says where git finds its hooks");
+				    "mandatory deny .git: a worktree's .git file says where git "
+				    "finds its hooks");
 		}
 		if (dangerous && k == FK_LINK)	/* a .git symlink: its gitdir could be anything */
-			return fx_fail(fx, NULL, "%s is a symlink in a writable directory; sbx cannot tell which "
-			    "repository it makes git use, so it refuses (hint: replace the link by a .git file, "
-			    "\"gitdir: PATH\", as git worktree writes)", p);
+			return fx_fail(fx, NULL,
+			    "%s is a symlink in a writable directory; sbx cannot tell which "
+			    "repository it makes git use, so it refuses (hint: replace the link by "
+			    "a .git file, \"gitdir: PATH\", as git worktree writes)",
+			    p);
 		if (k == FK_DIR && depth + 1 <= maxd - 1 && strcmp(name, "node_modules") != 0 &&
 		    !name_ieq(name, ".git")) {
 			void *sub = fx->sdk->ops->opendir(fx->sdk->ctx, dh, name);
@@ -9048,7 +9534,8 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 				if (errno == EACCES || errno == EPERM) {
 					note("%s: cannot be listed; kept read-only whole", p);
 					plan_add_fact(fx->facts, p, FK_DIR, RB_DENY_WRITE,
-					    "unlistable directory in a writable root: kept read-only");
+					    "unlistable directory in a writable root: kept "
+					    "read-only");
 				}
 				continue;
 			}
@@ -9105,9 +9592,12 @@ struct run_paths {
 	const char *home;	/* real $HOME, or NULL */
 	const char *bridge_dir;	/* bridge socat: the proxy's sockets (0700), or NULL */
 	const char *git_global[4];	/* git's global and system config files, NULL-ended */
-	struct vec runtime_covers;	/* of const char *: the other runtime directories, hidden too */
-	const char *resolv_conf;	/* network-dns: "nameserver 127.0.0.1", bound over /etc/resolv.conf */
-	const char *run_dir;	/* this run's own files: on tmpfs where there is one (registry_root_pick) */
+	/* of const char *: the other runtime directories, hidden too */
+	struct vec runtime_covers;
+	const char
+	    *resolv_conf; /* network-dns: "nameserver 127.0.0.1", bound over /etc/resolv.conf */
+	/* this run's own files: on tmpfs where there is one (registry_root_pick) */
+	const char *run_dir;
 	const char *agent_dirs[LEN(agent_env_dirs)];	/* as set there, real; or NULL */
 };
 
@@ -9123,9 +9613,13 @@ plan_resolve_rules(struct fact_finder *fx)
 	 * hole this directive exists to close */
 	if (fx->p->fs_disabled)
 		return fx_rules(fx, PL_DENY_SECRET, "deny-secret-file");
-	return fx_rules(fx, PL_ALLOW_WRITE, "allow-write") < 0 || fx_rules(fx, PL_ALLOW_READ, "allow-read") < 0 ||
-	    fx_rules(fx, PL_DENY_READ, "deny-read") < 0 || fx_rules(fx, PL_DENY_WRITE, "deny-write") < 0 ||
-	    fx_rules(fx, PL_DENY_SECRET, "deny-secret-file") < 0 ? -1 : 0;
+	return fx_rules(fx, PL_ALLOW_WRITE, "allow-write") < 0 ||
+		fx_rules(fx, PL_ALLOW_READ, "allow-read") < 0 ||
+		fx_rules(fx, PL_DENY_READ, "deny-read") < 0 ||
+		fx_rules(fx, PL_DENY_WRITE, "deny-write") < 0 ||
+		fx_rules(fx, PL_DENY_SECRET, "deny-secret-file") < 0
+	    ? -1
+	    : 0;
 }
 
 /* What every run adds: its private TMPDIR, writable, inside the runtime
@@ -9136,7 +9630,8 @@ plan_add_run_paths(const struct fact_finder *fx, const struct run_paths *rp)
 {
 	if (fx->p->fs_disabled || !rp->runtime_root)
 		return;
-	plan_add_fact(fx->facts, rp->runtime_root, FK_DIR, RB_HIDE, "sbx runtime directory: other runs' files");
+	plan_add_fact(fx->facts, rp->runtime_root, FK_DIR, RB_HIDE,
+	    "sbx runtime directory: other runs' files");
 	plan_add_fact(fx->facts, rp->tmpdir, FK_DIR, RB_WRITE, "the command's private TMPDIR");
 	for (size_t i = 0; i < rp->runtime_covers.n; i++)
 		plan_add_fact(fx->facts, rp->runtime_covers.v[i], FK_DIR, RB_HIDE,
@@ -9162,7 +9657,8 @@ plan_agents(struct fact_finder *fx, const struct run_paths *rp)
 		}
 	for (i = 0; i < LEN(projects) && projects[i]; i++) {
 		if (fx_agent_dir(fx, projects[i], projects[i]) < 0 ||
-		    (rp->home && fx_agent_dir(fx, rp->home, projects[i]) < 0) || fx_agent_dir(fx, NULL, projects[i]) < 0)
+		    (rp->home && fx_agent_dir(fx, rp->home, projects[i]) < 0) ||
+		    fx_agent_dir(fx, NULL, projects[i]) < 0)
 			return -1;
 		/* and the settings in a directory a variable moved */
 		for (size_t k = 0; k < LEN(agent_files) * LEN(agent_env_dirs); k++) {
@@ -9193,7 +9689,8 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 	if (p->fs_disabled)
 		return 0;
 	for (i = 0; i < p->protected_names.n; i++)
-		fx->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' && !strchr(p->protected_names.v[i], '/');
+		fx->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' &&
+		    !strchr(p->protected_names.v[i], '/');
 	if (fx->dotless)
 		fx->sdk = fx->dk;	/* the scan cache keeps only names with a dot (sc_kept) */
 	/* git's global config applies in every repository: what it names
@@ -9202,7 +9699,8 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 		size_t budget = 4 * SBX_MAX_GITCFG_BYTES;
 		const char *why;
 
-		int rc = git_config_read(dk, rp->home, rp->git_global[i], 0, &budget, &fx->git_global, &why);
+		int rc = git_config_read(
+		    dk, rp->home, rp->git_global[i], 0, &budget, &fx->git_global, &why);
 
 		if (rc < 0)
 			return fx_fail(fx, NULL, "%s", why);
@@ -9214,8 +9712,10 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 
 		for (j = 0; j < LEN(dangerous_files); j++)
 			if (name_ieq(base, dangerous_files[j].name) &&
-			    fx_mandatory_ph(fx, path_dirname(r->path), base, dangerous_files[j].why, true,
-			    fx_hold_kind(dangerous_files[j].kind, rp->home && strcmp(path_dirname(r->path), rp->home) == 0)) < 0)
+			    fx_mandatory_ph(fx, path_dirname(r->path), base, dangerous_files[j].why,
+				true,
+				fx_hold_kind(dangerous_files[j].kind,
+				    rp->home && strcmp(path_dirname(r->path), rp->home) == 0)) < 0)
 				return -1;
 	}
 	for (i = 0; i < fx->roots.n; i++)
@@ -9231,14 +9731,17 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 			continue;
 		if (fx_scan_root(fx, fx->roots.v[i]) < 0)
 			return -1;
-		plan_add_fact(fx->facts, fx->roots.v[i], FK_DIR, RB_AUDIT_ROOT, "searched for new repositories after the run");
+		plan_add_fact(fx->facts, fx->roots.v[i], FK_DIR, RB_AUDIT_ROOT,
+		    "searched for new repositories after the run");
 	}
 	/* files read from $HOME wherever $HOME lies in a writable root (the
 	 * whole of it, or only ~/.config), and git's global config files */
 	for (i = 0; rp->home && i < LEN(dangerous_files); i++)
 		if (dangerous_files[i].where == DW_HOME &&
-		    fx_protect(fx, path_join(rp->home, dangerous_files[i].name), aprintf("mandatory deny ~/%s: %s",
-		    dangerous_files[i].name, dangerous_files[i].why), true, dangerous_files[i].kind) < 0)
+		    fx_protect(fx, path_join(rp->home, dangerous_files[i].name),
+			aprintf("mandatory deny ~/%s: %s", dangerous_files[i].name,
+			    dangerous_files[i].why),
+			true, dangerous_files[i].kind) < 0)
 			return -1;
 	/* and the same rows of ~/.claude and ~/.codex where a variable moved
 	 * that directory (agent_env_dirs) */
@@ -9258,7 +9761,8 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 			return -1;
 	}
 	for (i = 0; i < LEN(rp->git_global) && rp->git_global[i]; i++)
-		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names", true, PH_FILE) < 0)
+		if (fx_protect(fx, rp->git_global[i], "git's global config: git runs what it names",
+			true, PH_FILE) < 0)
 			return -1;
 	/* SECURITY: the policy itself, which the next run (an agent's next
 	 * session, started by its hook) reads again: rewritten inside, it
@@ -9409,9 +9913,11 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 		const char *path = f->path;
 		struct pnode *n = NULL;
 
-		if (f->rules & (RB_GITDIR | RB_AUDIT_ROOT | RB_REPO_SEEN | RB_SEEN_PARTIAL)) {	/* records, not mounts */
-			struct vec *v = f->rules & RB_GITDIR ? &pl->gitdirs : f->rules & RB_AUDIT_ROOT ?
-			    &pl->audit_roots : &pl->repos_seen;
+		/* records, not mounts */
+		if (f->rules & (RB_GITDIR | RB_AUDIT_ROOT | RB_REPO_SEEN | RB_SEEN_PARTIAL)) {
+			struct vec *v = f->rules & RB_GITDIR ? &pl->gitdirs
+			    : f->rules & RB_AUDIT_ROOT	     ? &pl->audit_roots
+							     : &pl->repos_seen;
 
 			pl->seen_partial |= !!(f->rules & RB_SEEN_PARTIAL);
 			for (j = 0; j < v->n && strcmp(v->v[j], path) != 0; j++)
@@ -9439,7 +9945,8 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 		if (n->kind == FK_MISSING && f->kind != FK_MISSING)
 			n->kind = f->kind;
 		n->rules |= f->rules;
-		if ((f->rules & (RB_DENY_WRITE | RB_HIDE)) && !(n->rules & ~f->rules & (RB_DENY_WRITE | RB_HIDE)))
+		if ((f->rules & (RB_DENY_WRITE | RB_HIDE)) &&
+		    !(n->rules & ~f->rules & (RB_DENY_WRITE | RB_HIDE)))
 			n->why = f->why;	/* a deny's reason is the one worth showing */
 	}
 	if (pl->nodes.n)
@@ -9496,8 +10003,11 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			}
 		} else if (n->rules & RB_DANGLING) {
 			if (par->visible && par->writable) {
-				*why = aprintf("%s: does not exist, and the command could create it there, to run later; "
-				    "sbx refuses (hint: create it, or remove the link that points at it)", n->why);
+				*why = aprintf("%s: does not exist, and the command could create "
+					       "it there, to run later; "
+					       "sbx refuses (hint: create it, or remove the link "
+					       "that points at it)",
+				    n->why);
 				return -1;
 			}
 		} else if (n->kind == FK_MISSING || n->kind == FK_UNREADABLE) {
@@ -9505,7 +10015,8 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 			 * place cannot be created either */
 		} else if (!vis) {
 			if (par->visible) {
-				plan_mount(pl, n->kind == FK_DIR ? MK_TMPFS : MK_EMPTY_FILE, n->path, n->why);
+				plan_mount(pl, n->kind == FK_DIR ? MK_TMPFS : MK_EMPTY_FILE,
+				    n->path, n->why);
 				if (n->kind == FK_DIR)
 					plan_mount(pl, MK_REMOUNT_RO, n->path, n->why);
 				n->mounted = true;
@@ -9532,8 +10043,9 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 					top = stack[k]->path;
 					break;
 				}
-			for (d = path_dirname(n->path); strcmp(d, top) != 0 && path_within(d, top) &&
-			    strcmp(d, "/") != 0; d = path_dirname(d)) {
+			for (d = path_dirname(n->path);
+			     strcmp(d, top) != 0 && path_within(d, top) && strcmp(d, "/") != 0;
+			     d = path_dirname(d)) {
 				bool dup = false;
 
 				for (k = 0; k < pl->mounts.n; k++) {
@@ -9543,7 +10055,9 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 						dup = true;
 				}
 				if (!dup)
-					plan_mount(pl, MK_BIND_RW, d, aprintf("pin: keeps %s from being renamed away", n->path));
+					plan_mount(pl, MK_BIND_RW, d,
+					    aprintf(
+						"pin: keeps %s from being renamed away", n->path));
 			}
 		}
 		stack[sp++] = n;
@@ -9621,18 +10135,21 @@ plan_binds_to_init(struct plan *pl)
 		struct mount *m = pl->mounts.v[i];
 		bool leaf = true;
 
-		if ((m->kind != MK_BIND_RO && m->kind != MK_BIND_RW) || !plan_is_writable(pl, path_dirname(m->path)))
+		if ((m->kind != MK_BIND_RO && m->kind != MK_BIND_RW) ||
+		    !plan_is_writable(pl, path_dirname(m->path)))
 			continue;
 		for (size_t j = 0; j < pl->nodes.n; j++) {
 			const struct pnode *n = pl->nodes.v[j];
 
 			if (strcmp(n->path, m->path) == 0 && n->kind == FK_OTHER)
-				leaf = false;	/* a FIFO or a device: sbx holds only files and directories */
+				/* a FIFO or a device: sbx holds only files and directories */
+				leaf = false;
 		}
 		for (size_t j = 0; m->kind == MK_BIND_RO && j < pl->mounts.n; j++) {
 			const struct mount *o = pl->mounts.v[j];
 
-			if (o != m && strcmp(o->path, m->path) != 0 && path_within(o->path, m->path))
+			if (o != m && strcmp(o->path, m->path) != 0 &&
+			    path_within(o->path, m->path))
 				leaf = false;
 		}
 		if (leaf)
@@ -9677,13 +10194,15 @@ plan_why_refused(const struct plan *pl, const char *path, bool write)
 	for (size_t i = 0; i < pl->nodes.n; i++) {
 		const struct pnode *m = pl->nodes.v[i];
 
-		if (m->mounted && path_within(path, m->path) && (write ? !m->writable || !m->visible : !m->visible) &&
+		if (m->mounted && path_within(path, m->path) &&
+		    (write ? !m->writable || !m->visible : !m->visible) &&
 		    (!deny || strlen(m->path) > strlen(deny->path)))
 			deny = m;
 	}
 	if (deny && (deny->forced || !deny->visible))
 		return deny->why;
-	return write ? "outside every writable root (allow-write)" : "hidden by the policy (deny-read)";
+	return write ? "outside every writable root (allow-write)"
+		     : "hidden by the policy (deny-read)";
 }
 
 /* A path the sandbox hides, strictly below dir: a search of dir (Grep)
@@ -9694,7 +10213,8 @@ plan_hidden_below(const struct plan *pl, const char *dir)
 	for (size_t i = 0; i < pl->nodes.n && !pl->fs_disabled; i++) {
 		const struct pnode *n = pl->nodes.v[i];
 
-		if (n->mounted && !n->visible && path_within(n->path, dir) && strcmp(n->path, dir) != 0)
+		if (n->mounted && !n->visible && path_within(n->path, dir) &&
+		    strcmp(n->path, dir) != 0)
 			return n->path;
 	}
 	return NULL;
@@ -9727,10 +10247,10 @@ plan_hidden_below(const struct plan *pl, const char *dir)
  * moves them there before exec), so the argv is the same bytes whether it
  * runs or is printed. */
 enum bwrap_fd {
-	SBX_FD_EXE = 3,		/* sbx's own binary, read-only: bwrap runs /proc/self/fd/3 */
-	SBX_FD_INFO = 4,	/* bwrap --info-fd: tells the host the inner helper's pid */
-	SBX_FD_CTL = 5,		/* the control socket: instructions in, "R" out once the command starts */
-	SBX_FD_ARGS = 6,	/* where bwrap reads its options from (--args) */
+	SBX_FD_EXE = 3, /* sbx's own binary, read-only: bwrap runs /proc/self/fd/3 */
+	SBX_FD_INFO = 4, /* bwrap --info-fd: tells the host the inner helper's pid */
+	SBX_FD_CTL = 5, /* the control socket: instructions in, "R" out once the command starts */
+	SBX_FD_ARGS = 6, /* where bwrap reads its options from (--args) */
 };
 
 /* Where the command finds the proxy. On Linux: in the sandbox's own network
@@ -9741,22 +10261,30 @@ enum bwrap_fd {
 struct proxy_endpoint {
 	int http_port, socks_port;
 	const char *user, *token;	/* the credential, or NULL: none */
-	bool http_external, socks_external;	/* that port is the person's own proxy's: no credential */
+	/* that port is the person's own proxy's: no credential */
+	bool http_external, socks_external;
 };
 
 struct run_facts {
-	const struct run_paths *rp;	/* the command's TMPDIR, the empty file, the bridge directory */
+	/* the command's TMPDIR, the empty file, the bridge directory */
+	const struct run_paths *rp;
 	bool proxy;		/* the proxy runs (policy_runs_proxy: always) */
 	struct proxy_endpoint ep;	/* where (Linux's; the macOS runner sets its own) */
 	const char *self;	/* sbx's binary on this machine, shown inside at self_inside */
-	const char *self_inside;	/* where: sbx --connect for GIT_SSH_COMMAND; NULL: not shown, not set */
-	bool as_uid0;		/* sbx runs as uid 0: bwrap keeps CAP_SETFCAP for the nested namespace */
+	/* where: sbx --connect for GIT_SSH_COMMAND; NULL: not shown, not set */
+	const char *self_inside;
+	/* sbx runs as uid 0: bwrap keeps CAP_SETFCAP for the nested namespace */
+	bool as_uid0;
 	bool dns, capture;	/* network-dns and network-capture in effect (7.4) */
 	bool tmp_spare;		/* the TMPDIR may be set aside for a later run (tmpdir_spare_put) */
-	const char *resolv_at;	/* dns: where /etc/resolv.conf leads (realpath), bound over; NULL: none */
-	long git_config_count;	/* the caller's GIT_CONFIG_COUNT, continued (0 when denied or unset) */
-	const char *java_tool_options;	/* the caller's JAVA_TOOL_OPTIONS, kept in front; NULL when denied */
-	char *const *envp;	/* the caller's environment, what deny-env is matched against; NULL: none */
+	/* dns: where /etc/resolv.conf leads (realpath), bound over; NULL: none */
+	const char *resolv_at;
+	/* the caller's GIT_CONFIG_COUNT, continued (0 when denied or unset) */
+	long git_config_count;
+	/* the caller's JAVA_TOOL_OPTIONS, kept in front; NULL when denied */
+	const char *java_tool_options;
+	/* the caller's environment, what deny-env is matched against; NULL: none */
+	char *const *envp;
 	char **cmd;		/* the command and its arguments (sent over the control socket) */
 };
 
@@ -9792,8 +10320,8 @@ env_denied(const struct policy *p, const char *name, size_t n)
  * /proc/self/exe), or NULL when it cannot be found: then GIT_SSH_COMMAND
  * is not set, since sbx --connect would not be there to run it. */
 static void
-run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run_paths *rp, const char *self,
-    bool as_uid0, char *const *envp, char **cmd)
+run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run_paths *rp,
+    const char *self, bool as_uid0, char *const *envp, char **cmd)
 {
 	size_t i;
 	long v;
@@ -9832,9 +10360,12 @@ run_facts_collect(struct run_facts *rf, const struct policy *p, const struct run
 	rf->envp = envp;
 	rf->cmd = cmd;
 	for (i = 0; envp && envp[i]; i++) {
-		if (strncmp(envp[i], "GIT_CONFIG_COUNT=", 17) == 0 && !env_denied(p, "GIT_CONFIG_COUNT", 16))
-			rf->git_config_count = parse_int(envp[i] + 17, 0, 1000000, &v, &why) == 0 ? v : 0;
-		else if (strncmp(envp[i], "JAVA_TOOL_OPTIONS=", 18) == 0 && !env_denied(p, "JAVA_TOOL_OPTIONS", 17))
+		if (strncmp(envp[i], "GIT_CONFIG_COUNT=", 17) == 0 &&
+		    !env_denied(p, "GIT_CONFIG_COUNT", 16))
+			rf->git_config_count =
+			    parse_int(envp[i] + 17, 0, 1000000, &v, &why) == 0 ? v : 0;
+		else if (strncmp(envp[i], "JAVA_TOOL_OPTIONS=", 18) == 0 &&
+		    !env_denied(p, "JAVA_TOOL_OPTIONS", 17))
 			rf->java_tool_options = envp[i] + 18;
 	}
 }
@@ -9857,7 +10388,8 @@ argv_push3(struct vec *v, const char *a, const char *b, const char *c)
 /* Parts of /proc that reach past the sandbox's namespaces (global sysctls,
  * sysrq), kept read-only as bwrap's own --proc does: a command run by root
  * is uid 0 in its namespace and would pass their permission checks. */
-static const char *const proc_covers[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus" };
+static const char *const proc_covers[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+	"/proc/bus" };
 
 static void
 env_push(struct vec *kv, const char *name, const char *value)
@@ -9892,20 +10424,26 @@ static void
 run_env_proxy(const struct run_facts *rf, struct vec *kv)
 {
 	const struct proxy_endpoint *ep = &rf->ep;
-	const char *jto = rf->java_tool_options;	/* NULL when denied: it must not come back in front of ours */
-	static const char *const http_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
-		"ALL_PROXY", "all_proxy", "GRPC_PROXY", "grpc_proxy", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY" };
-	static const char no_proxy[] = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
+	/* NULL when denied: it must not come back in front of ours */
+	const char *jto = rf->java_tool_options;
+	static const char *const http_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+		"https_proxy", "ALL_PROXY", "all_proxy", "GRPC_PROXY", "grpc_proxy",
+		"DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY" };
+	static const char no_proxy[] = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/"
+				       "8,172.16.0.0/12,192.168.0.0/16";
 	const char *cred = ep->token ? aprintf("%s:%s@", ep->user, ep->token) : "";
-	const char *http = aprintf("http://%s127.0.0.1:%d", ep->http_external ? "" : cred, ep->http_port);
-	const char *socks = aprintf("socks5h://%s127.0.0.1:%d", ep->socks_external ? "" : cred, ep->socks_port);
+	const char *http =
+	    aprintf("http://%s127.0.0.1:%d", ep->http_external ? "" : cred, ep->http_port);
+	const char *socks =
+	    aprintf("socks5h://%s127.0.0.1:%d", ep->socks_external ? "" : cred, ep->socks_port);
 	size_t i;
 
 	for (i = 0; i < LEN(http_vars); i++)
 		env_push(kv, http_vars[i], http);
 	env_push(kv, "FTP_PROXY", socks);
 	env_push(kv, "ftp_proxy", socks);
-	env_push(kv, "RSYNC_PROXY", aprintf("%s127.0.0.1:%d", ep->socks_external ? "" : cred, ep->socks_port));
+	env_push(kv, "RSYNC_PROXY",
+	    aprintf("%s127.0.0.1:%d", ep->socks_external ? "" : cred, ep->socks_port));
 	env_push(kv, "NO_PROXY", no_proxy);
 	env_push(kv, "no_proxy", no_proxy);
 	env_push(kv, "CLOUDSDK_PROXY_TYPE", "http");
@@ -9921,13 +10459,16 @@ run_env_proxy(const struct run_facts *rf, struct vec *kv)
 	/* ssh (and git over ssh) through the proxy with sbx's own CONNECT
 	 * client (on Linux bound at a fixed path inside): no socat needed */
 	if (rf->self_inside)
-		env_push(kv, "GIT_SSH_COMMAND", aprintf("ssh -o ControlMaster=no -o ControlPath=none "
-		    "-o ProxyCommand='%s --connect %%h %%p'", rf->self_inside));
-	env_push(kv, "JAVA_TOOL_OPTIONS", aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
-	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d "
-	    "-Dhttp.nonProxyHosts=localhost|127.*|[::1]%s",
-	    jto ? jto : "", jto ? " " : "", ep->http_port, ep->http_port,
-	    ep->token && !ep->http_external ? run_env_java_credential(ep) : ""));
+		env_push(kv, "GIT_SSH_COMMAND",
+		    aprintf("ssh -o ControlMaster=no -o ControlPath=none "
+			    "-o ProxyCommand='%s --connect %%h %%p'",
+			rf->self_inside));
+	env_push(kv, "JAVA_TOOL_OPTIONS",
+	    aprintf("%s%s-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
+		    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d "
+		    "-Dhttp.nonProxyHosts=localhost|127.*|[::1]%s",
+		jto ? jto : "", jto ? " " : "", ep->http_port, ep->http_port,
+		ep->token && !ep->http_external ? run_env_java_credential(ep) : ""));
 }
 
 /* Does the plan hide path: is the last mount at it or at its deepest
@@ -9942,9 +10483,11 @@ plan_hides(const struct plan *pl, const char *path)
 	for (size_t i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 
-		if (m->kind == MK_REMOUNT_RO || m->kind == MK_PIN_LINK || !path_within(path, m->path))
+		if (m->kind == MK_REMOUNT_RO || m->kind == MK_PIN_LINK ||
+		    !path_within(path, m->path))
 			continue;
-		if (!deepest || strlen(m->path) >= strlen(deepest->path))	/* bwrap order: the later is on top */
+		/* bwrap order: the later is on top */
+		if (!deepest || strlen(m->path) >= strlen(deepest->path))
 			deepest = m;
 	}
 	return deepest && deepest->kind == MK_TMPFS;
@@ -9965,8 +10508,10 @@ run_env(const struct policy *p, const struct run_facts *rf, struct vec *kv)
 		long base = rf->git_config_count;
 
 		for (size_t i = 0; i < p->git_safe_dirs.n; i++) {
-			env_push(kv, aprintf("GIT_CONFIG_KEY_%ld", base + (long)i), "safe.directory");
-			env_push(kv, aprintf("GIT_CONFIG_VALUE_%ld", base + (long)i), p->git_safe_dirs.v[i]);
+			env_push(
+			    kv, aprintf("GIT_CONFIG_KEY_%ld", base + (long)i), "safe.directory");
+			env_push(kv, aprintf("GIT_CONFIG_VALUE_%ld", base + (long)i),
+			    p->git_safe_dirs.v[i]);
 		}
 		env_push(kv, "GIT_CONFIG_COUNT", aprintf("%ld", base + (long)p->git_safe_dirs.n));
 	}
@@ -9975,7 +10520,8 @@ run_env(const struct policy *p, const struct run_facts *rf, struct vec *kv)
 /* The options bwrap reads from --args (NUL-separated, so thousands of
  * mounts fit where a command line would not). */
 static void
-bw_render_options(const struct policy *p, const struct plan *pl, const struct run_facts *rf, struct vec *out)
+bw_render_options(
+    const struct policy *p, const struct plan *pl, const struct run_facts *rf, struct vec *out)
 {
 	size_t i;
 
@@ -10000,8 +10546,10 @@ bw_render_options(const struct policy *p, const struct plan *pl, const struct ru
 	for (i = 0; rf->envp && rf->envp[i]; i++) {
 		const char *eq = strchr(rf->envp[i], '=');
 
-		if (eq && eq > rf->envp[i] && env_denied(p, rf->envp[i], (size_t)(eq - rf->envp[i])))
-			argv_push3(out, "--unsetenv", astrndup(rf->envp[i], (size_t)(eq - rf->envp[i])), NULL);
+		if (eq && eq > rf->envp[i] &&
+		    env_denied(p, rf->envp[i], (size_t)(eq - rf->envp[i])))
+			argv_push3(out, "--unsetenv",
+			    astrndup(rf->envp[i], (size_t)(eq - rf->envp[i])), NULL);
 	}
 	{
 		struct vec kv = { 0 };
@@ -10089,7 +10637,8 @@ bw_render_command(struct vec *out)
  * a command line would not) and takes the rest from its argv. */
 struct bw_invocation {
 	struct vec opts;	/* of char *: the options, read from SBX_FD_ARGS */
-	struct vec argv;	/* of char *: bwrap --args 6 -- /proc/self/fd/3 --inner 5 3,4,6, NULL-ended */
+	/* of char *: bwrap --args 6 -- /proc/self/fd/3 --inner 5 3,4,6, NULL-ended */
+	struct vec argv;
 	const struct plan *pl;	/* for the symlinks sbx-init pins (not bwrap's) */
 	char **cmd;		/* the command: sent over the control socket, not in argv */
 };
@@ -10097,8 +10646,8 @@ struct bw_invocation {
 /* Render the invocation: the run and --print=argv both call this, with
  * the same facts, so what is printed is what runs. */
 static void
-bw_render(const char *bwrap, const struct policy *p, const struct plan *pl, const struct run_facts *rf,
-    struct bw_invocation *bi)
+bw_render(const char *bwrap, const struct policy *p, const struct plan *pl,
+    const struct run_facts *rf, struct bw_invocation *bi)
 {
 	memset(bi, 0, sizeof(*bi));
 	bi->pl = pl;
@@ -10149,15 +10698,21 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
 		buf_put_shell_quoted(b, bi->cmd[i]);
 	}
 	buf_putc(b, '\n');
-	for (i = 0; bi->pl && i < bi->pl->mounts.n; i++) {	/* not bwrap's: it follows every link it mounts on */
+	/* not bwrap's: it follows every link it mounts on */
+	for (i = 0; bi->pl && i < bi->pl->mounts.n; i++) {
 		const struct mount *m = bi->pl->mounts.v[i];
 
 		if (m->kind == MK_PIN_LINK)
-			buf_printf(b, "# symlink pinned by sbx-init (mounted onto itself, not followed): %s\n", m->path);
+			buf_printf(b,
+			    "# symlink pinned by sbx-init (mounted onto itself, not followed): "
+			    "%s\n",
+			    m->path);
 		if (m->kind == MK_BIND_RO_INIT)
 			buf_printf(b, "# bound read-only onto itself by sbx-init: %s\n", m->path);
 		if (m->kind == MK_BIND_RW_INIT)
-			buf_printf(b, "# pinned (bound onto itself, with what is below it) by sbx-init: %s\n", m->path);
+			buf_printf(b,
+			    "# pinned (bound onto itself, with what is below it) by sbx-init: %s\n",
+			    m->path);
 	}
 }
 
@@ -10189,17 +10744,18 @@ bw_print(const struct bw_invocation *bi, struct buf *b)
 
 /* The control message to the inner helper (10a). */
 enum inner_flag {
-	IF_UNIX_BLOCK = 1,	/* keep the unix-block rules */
-	IF_ALLOW_USERNS = 2,	/* allow-nested-userns */
-	IF_WEAKER = 4,		/* weaker-nested-sandbox */
-	IF_PROXY = 8,		/* make the proxy listeners and hand them over */
-	IF_OBSERVE = 16,	/* observe-writes: sbx-init installs the observer's program and
-				 * hands its listener over with "R" */
-	IF_DNS = 32,		/* network-dns: a network namespace of the helper's own, the stub's
-				 * UDP socket on 127.0.0.1:53 handed over */
-	IF_CAPTURE = 64,	/* network-capture: listeners on 0.0.0.0:port for each capture port */
-	IF_SESSION = 128,	/* a session (10f): sbx-init runs no command of its own but each exec sbx
-				 * sends over the control socket, which it keeps */
+	IF_UNIX_BLOCK = 1, /* keep the unix-block rules */
+	IF_ALLOW_USERNS = 2, /* allow-nested-userns */
+	IF_WEAKER = 4, /* weaker-nested-sandbox */
+	IF_PROXY = 8, /* make the proxy listeners and hand them over */
+	IF_OBSERVE = 16, /* observe-writes: sbx-init installs the observer's program and
+			  * hands its listener over with "R" */
+	IF_DNS = 32, /* network-dns: a network namespace of the helper's own, the stub's
+		      * UDP socket on 127.0.0.1:53 handed over */
+	/* network-capture: listeners on 0.0.0.0:port for each capture port */
+	IF_CAPTURE = 64,
+	IF_SESSION = 128, /* a session (10f): sbx-init runs no command of its own but each exec sbx
+			   * sends over the control socket, which it keeps */
 };
 
 #define SBX_CTL_MAGIC		"SBX1"
@@ -10221,11 +10777,13 @@ struct inner_msg {
 	uint32_t flags;
 	uint32_t nports; uint16_t ports[SBX_MAX_HOST_PORTS];	/* allow-host-port */
 	uint32_t nexpose; uint16_t expose[SBX_MAX_HOST_PORTS];	/* expose-port */
-	uint32_t ncapture; uint16_t capture[SBX_MAX_HOST_PORTS];	/* network-capture's ports (capture_ports) */
+	/* network-capture's ports (capture_ports) */
+	uint32_t ncapture; uint16_t capture[SBX_MAX_HOST_PORTS];
 	const char *socat;		/* bridge socat: the socat binary, else NULL */
 	const char *bridge_sock[2];	/* bridge socat: the proxy's Unix sockets, HTTP and SOCKS */
 	uint32_t nlinks; char **links;	/* symlinked dangerous names sbx-init pins (MK_PIN_LINK) */
-	uint32_t nbinds; struct init_bind *binds;	/* names sbx-init binds (MK_BIND_RO_INIT, MK_BIND_RW_INIT) */
+	/* names sbx-init binds (MK_BIND_RO_INIT, MK_BIND_RW_INIT) */
+	uint32_t nbinds; struct init_bind *binds;
 	char **argv;
 };
 
@@ -10237,7 +10795,8 @@ put_u32(struct buf *b, uint32_t v)
 
 /* Encode the instructions for the inner helper:
  *   "SBX1" u32 length | u32 flags | u32 nports | nports x u32 | u32 nexpose |
- *   nexpose x u32 | u32 ncapture | ncapture x u32 | socat NUL | http socket NUL | socks socket NUL |
+ *   nexpose x u32 | u32 ncapture | ncapture x u32 | socat NUL | http socket NUL | socks socket NUL
+  * |
  *   u32 nlinks | nlinks NUL-terminated absolute paths |
  *   u32 nbinds | nbinds x (NUL-terminated absolute path, u64 dev, u64 ino, u32 flags) |
  *   u32 argc | argc NUL-terminated strings
@@ -10367,8 +10926,9 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 		return -1;
 	}
 	if (take_u32(&c, &m->flags, "no flags") &&
-	    (m->flags & ~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE | IF_DNS |
-	    IF_CAPTURE | IF_SESSION)))
+	    (m->flags &
+		~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE |
+		    IF_DNS | IF_CAPTURE | IF_SESSION)))
 		c.why = "unknown flags";
 	take_ports(&c, &m->nports, m->ports, "allow-host-port list cut short");
 	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
@@ -10387,11 +10947,13 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	if (!c.why)
 		m->binds = amalloc((m->nbinds + 1) * sizeof(*m->binds));
 	for (i = 0; !c.why && i < m->nbinds; i++)
-		if (take_str(&c, &m->binds[i].path, "bind path not terminated") && m->binds[i].path[0] != '/')
+		if (take_str(&c, &m->binds[i].path, "bind path not terminated") &&
+		    m->binds[i].path[0] != '/')
 			c.why = "a bind path that is not absolute";
 		else if (take_bytes(&c, &m->binds[i].dev, 8, "bind cut short") &&
 		    take_bytes(&c, &m->binds[i].ino, 8, "bind cut short") &&
-		    take_u32(&c, &m->binds[i].flags, "bind cut short") && (m->binds[i].flags & ~(uint32_t)IB_PIN))
+		    take_u32(&c, &m->binds[i].flags, "bind cut short") &&
+		    (m->binds[i].flags & ~(uint32_t)IB_PIN))
 			c.why = "unknown bind flags";
 	if (take_u32(&c, &argc, "no argument count") && (argc == 0 || argc > SBX_CTL_MAX_ARGS))
 		c.why = "bad argument count";
@@ -10450,7 +11012,8 @@ rebind_ask_decode(const char *p, size_t n, uint32_t nbinds, uint32_t *idx, const
 	if (take_u32(&c, &count, "no count") && (count == 0 || count > nbinds))
 		c.why = "bad count";
 	for (uint32_t i = 0; !c.why && i < count; i++)
-		if (take_u32(&c, &idx[i], "cut short") && (idx[i] >= nbinds || (i && idx[i] <= idx[i - 1])))
+		if (take_u32(&c, &idx[i], "cut short") &&
+		    (idx[i] >= nbinds || (i && idx[i] <= idx[i - 1])))
 			c.why = "an index out of range or out of order";
 	if (!c.why && c.p != c.end)
 		c.why = "bytes after the last index";
@@ -10477,8 +11040,8 @@ rebind_answer_encode(const struct init_bind *binds, const uint32_t *idx, uint32_
 /* The answer, for exactly the indices asked about (idx, n): each replaces
  * binds[index]. Returns 0, or -1 with *why set (binds then unchanged). */
 static int
-rebind_answer_decode(const char *p, size_t n, struct init_bind *binds, const uint32_t *idx, uint32_t count,
-    const char **why)
+rebind_answer_decode(const char *p, size_t n, struct init_bind *binds, const uint32_t *idx,
+    uint32_t count, const char **why)
 {
 	struct cursor c = { p, p + n, NULL };
 	struct init_bind *got = amalloc((count + 1) * sizeof(*got));
@@ -10491,8 +11054,10 @@ rebind_answer_decode(const char *p, size_t n, struct init_bind *binds, const uin
 			c.why = "not the index asked about";
 		else if (take_str(&c, &got[i].path, "path not terminated") && got[i].path[0] != '/')
 			c.why = "a path that is not absolute";
-		else if (take_bytes(&c, &got[i].dev, 8, "cut short") && take_bytes(&c, &got[i].ino, 8, "cut short") &&
-		    take_u32(&c, &got[i].flags, "cut short") && (got[i].flags & ~(uint32_t)(IB_PIN | IB_NONE)))
+		else if (take_bytes(&c, &got[i].dev, 8, "cut short") &&
+		    take_bytes(&c, &got[i].ino, 8, "cut short") &&
+		    take_u32(&c, &got[i].flags, "cut short") &&
+		    (got[i].flags & ~(uint32_t)(IB_PIN | IB_NONE)))
 			c.why = "unknown flags";
 	}
 	if (!c.why && c.p != c.end)
@@ -10509,13 +11074,15 @@ rebind_answer_decode(const char *p, size_t n, struct init_bind *binds, const uin
  * proxy's listeners, allow-host-port listeners, the expose-port channel.
  * The role's value is its byte in the handed-fd message (handed_encode). */
 enum listener_role {
-	LR_PROXY = 'P',		/* HTTP and SOCKS (the first byte decides) */
-	LR_HOST_PORT = 'H',	/* allow-host-port: to this machine's 127.0.0.1:port */
-	LR_EXPOSE = 'X',	/* expose-port: on this machine, to the command's 127.0.0.1:port; handed over,
-				 * it is the channel the proxy asks the inner helper for connections on */
-	LR_DNS = 'N',		/* the DNS stub's UDP socket, 127.0.0.1:53 (7.6) */
-	LR_CAPTURE = 'C',	/* network-capture: 0.0.0.0:port, each connection a CONNECT to the name
-				 * its address stands for (7.4) */
+	LR_PROXY = 'P', /* HTTP and SOCKS (the first byte decides) */
+	LR_HOST_PORT = 'H', /* allow-host-port: to this machine's 127.0.0.1:port */
+	LR_EXPOSE =
+	    'X', /* expose-port: on this machine, to the command's 127.0.0.1:port; handed over,
+		  * it is the channel the proxy asks the inner helper for
+		  * connections on */
+	LR_DNS = 'N', /* the DNS stub's UDP socket, 127.0.0.1:53 (7.6) */
+	LR_CAPTURE = 'C', /* network-capture: 0.0.0.0:port, each connection a CONNECT to the name
+			   * its address stands for (7.4) */
 };
 
 /* Does the inner helper hand descriptors over (an "L" message)? Both
@@ -10585,7 +11152,8 @@ handed_decode(const char *b, size_t n, int nfd, struct handed *h, size_t *used, 
 		uint16_t port;
 
 		memcpy(&port, b + 3 + 3 * i, 2);
-		if (role != LR_PROXY && role != LR_HOST_PORT && role != LR_EXPOSE && role != LR_DNS && role != LR_CAPTURE) {
+		if (role != LR_PROXY && role != LR_HOST_PORT && role != LR_EXPOSE &&
+		    role != LR_DNS && role != LR_CAPTURE) {
 			*why = "an unknown role in a handed-fd message";
 			return -1;
 		}
@@ -10607,7 +11175,8 @@ handed_decode(const char *b, size_t n, int nfd, struct handed *h, size_t *used, 
  * use it). slot and gen name the proxy's connection: an answer for one
  * that has gone is dropped. Host order: both ends are this machine. */
 #define SBX_EXPOSE_MSG_BYTES	12
-struct expose_msg { uint32_t slot, gen, value; };	/* value: the port asked, or the errno answered */
+/* value: the port asked, or the errno answered */
+struct expose_msg { uint32_t slot, gen, value; };
 
 static void
 expose_encode(const struct expose_msg *m, unsigned char out[SBX_EXPOSE_MSG_BYTES])
@@ -10797,10 +11366,12 @@ judge_answer(const struct plan *pl, const char *kinds, char *const *paths, int n
 
 		if (path_normalize_lex(paths[i], norm, sizeof(norm)) < 0)
 			why = "a path sbx cannot judge";
-		else if (!(why = plan_why_refused(pl, norm, kinds[i] == JUDGE_WRITE)) && kinds[i] == JUDGE_SEARCH &&
-		    (hidden = plan_hidden_below(pl, norm)))
-			why = aprintf("it would read %s, which the policy hides (deny-read); search below it, or run "
-			    "the search as a command, in the sandbox", hidden);
+		else if (!(why = plan_why_refused(pl, norm, kinds[i] == JUDGE_WRITE)) &&
+		    kinds[i] == JUDGE_SEARCH && (hidden = plan_hidden_below(pl, norm)))
+			why = aprintf("it would read %s, which the policy hides (deny-read); "
+				      "search below it, or run "
+				      "the search as a command, in the sandbox",
+			    hidden);
 		buf_putn(out, why ? why : "", strlen(why ? why : "") + 1);
 	}
 }
@@ -10833,11 +11404,21 @@ struct px_listener { int fd; enum listener_role role; int port; };
  * and a proxy taken over by a memory bug must not confuse sbx in turn. */
 /* ORDER: verdict_names, and net_log's totals indexed by verdict (8). */
 /* How a connection reached the proxy. ORDER: proto_names. */
-enum proto { PR_HTTP_CONNECT, PR_HTTP_FORWARD, PR_SOCKS5, PR_SOCKS4, PR_HOST_PORT, PR_EXPOSE, PR_DNS, PR_CAPTURE };
+enum proto {
+	PR_HTTP_CONNECT,
+	PR_HTTP_FORWARD,
+	PR_SOCKS5,
+	PR_SOCKS4,
+	PR_HOST_PORT,
+	PR_EXPOSE,
+	PR_DNS,
+	PR_CAPTURE
+};
 
 enum px_verdict { PXV_ALLOW, PXV_DENY, PXV_FAIL };	/* FAIL: allowed, but the network said no */
 
-enum px_route { PXR_DIRECT, PXR_PARENT, PXR_MITM };	/* how an allowed connection went on (4.7) */
+/* how an allowed connection went on (4.7) */
+enum px_route { PXR_DIRECT, PXR_PARENT, PXR_MITM };
 /* What a record is about, srt's line for each: a connection to host:port
  * ("deny network-outbound HOST:PORT"), an HTTP request the knobs refused
  * ("deny http-request METHOD TARGET", host holding "METHOD TARGET"), a
@@ -10860,20 +11441,23 @@ struct px_decision {
 };
 
 #define SBX_DECISION_MAX_BYTES	(14 + SBX_MAX_HOST_BYTES + SBX_MAX_TEXT_ARG_BYTES)
-_Static_assert(SBX_DECISION_MAX_BYTES <= SBX_RECORD_BATCH_BYTES, "a batch holds the longest record");
+_Static_assert(
+    SBX_DECISION_MAX_BYTES <= SBX_RECORD_BATCH_BYTES, "a batch holds the longest record");
 
-static const char *const proto_names[] = { "http-connect", "http", "socks5", "socks4", "host-port", "expose-port", "dns",
-	"capture" };	/* ORDER: enum proto */
+static const char *const proto_names[] = { "http-connect", "http", "socks5", "socks4", "host-port",
+	"expose-port", "dns", "capture" }; /* ORDER: enum proto */
 static const char *const verdict_names[] = { "allow", "deny", "fail" };	/* ORDER: enum px_verdict */
-static const char *const op_names[] = { "network-outbound", "http-request", "socks-tunnel", "proxy-credential",
-	"dns-query" };	/* ORDER: enum px_op */
-static const char *const route_via[] = { "", " via the parent proxy", " via the MITM proxy" };	/* ORDER: enum px_route */
+static const char *const op_names[] = { "network-outbound", "http-request", "socks-tunnel",
+	"proxy-credential", "dns-query" }; /* ORDER: enum px_op */
+/* ORDER: enum px_route */
+static const char *const route_via[] = { "", " via the parent proxy", " via the MITM proxy" };
 
 /* Encode d into out (SBX_DECISION_MAX_BYTES); returns the length. */
 static size_t
 px_decision_encode(const struct px_decision *d, unsigned char *out)
 {
-	size_t hn = strnlen(d->host, SBX_MAX_HOST_BYTES), rn = strnlen(d->reason, SBX_MAX_TEXT_ARG_BYTES), n = 0;
+	size_t hn = strnlen(d->host, SBX_MAX_HOST_BYTES),
+	       rn = strnlen(d->reason, SBX_MAX_TEXT_ARG_BYTES), n = 0;
 
 	out[n++] = 'D';
 	out[n++] = (unsigned char)d->verdict;
@@ -10890,7 +11474,8 @@ px_decision_encode(const struct px_decision *d, unsigned char *out)
 	out[n++] = (unsigned char)(rn >> 8);
 	out[n++] = (unsigned char)rn;
 	for (size_t k = 0; k < rn; k++)
-		out[n++] = is_control((unsigned char)d->reason[k]) ? '?' : (unsigned char)d->reason[k];
+		out[n++] =
+		    is_control((unsigned char)d->reason[k]) ? '?' : (unsigned char)d->reason[k];
 	return n;
 }
 
@@ -10903,8 +11488,8 @@ px_decision_next(const unsigned char *b, size_t n, struct px_decision *d)
 	size_t hn, rn;
 
 	memset(d, 0, sizeof(*d));
-	if (n < 14 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names) || b[3] >= LEN(route_via) ||
-	    b[4] >= LEN(op_names))
+	if (n < 14 || b[0] != 'D' || b[1] >= LEN(verdict_names) || b[2] >= LEN(proto_names) ||
+	    b[3] >= LEN(route_via) || b[4] >= LEN(op_names))
 		return -1;
 	d->verdict = (enum px_verdict)b[1];
 	d->proto = (enum proto)b[2];
@@ -10916,7 +11501,8 @@ px_decision_next(const unsigned char *b, size_t n, struct px_decision *d)
 	if (n < 14 + hn)
 		return -1;
 	rn = (size_t)b[12 + hn] << 8 | b[13 + hn];
-	if (rn > SBX_MAX_TEXT_ARG_BYTES || n < 14 + hn + rn || (d->verdict == PXV_ALLOW) != (rn == 0))
+	if (rn > SBX_MAX_TEXT_ARG_BYTES || n < 14 + hn + rn ||
+	    (d->verdict == PXV_ALLOW) != (rn == 0))
 		return -1;
 	for (size_t k = 0; k < hn + rn; k++)
 		if (is_control(b[k < hn ? 12 + k : 14 + k]))	/* the host, then the reason */
@@ -10952,7 +11538,8 @@ px_decision_decode(const unsigned char *b, size_t n, struct px_decision *d)
  * sbx nothing the route would not give it anyway. */
 #define SBX_MITM_ASK_BYTES	9
 #define SBX_MITM_ANSWER_BYTES	13
-#define SBX_MITM_MAX_ERRNO	4095	/* errnos are small positive numbers (the kernel's MAX_ERRNO) */
+/* errnos are small positive numbers (the kernel's MAX_ERRNO) */
+#define SBX_MITM_MAX_ERRNO	4095
 
 struct mitm_msg {
 	char kind;		/* 'M' ask, 'm' answer */
@@ -10980,7 +11567,8 @@ static int
 mitm_decode(const unsigned char *b, size_t n, struct mitm_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	if (n < 1 || (b[0] == 'M' ? n != SBX_MITM_ASK_BYTES : b[0] != 'm' || n != SBX_MITM_ANSWER_BYTES))
+	if (n < 1 ||
+	    (b[0] == 'M' ? n != SBX_MITM_ASK_BYTES : b[0] != 'm' || n != SBX_MITM_ANSWER_BYTES))
 		return -1;
 	m->kind = (char)b[0];
 	memcpy(&m->slot, b + 1, 4);
@@ -11067,12 +11655,23 @@ static const struct obs_call obs_calls[] = {
  * observer cannot vouch for what the call named (enum obs_unsure), which
  * makes the audit act on every repository changed during the run (9b). */
 #define OBS_F_WHERE		0x0001
-#define OBS_F_EXISTS		0x0002	/* mkdir of a name that is there: it fails, changing nothing */
+/* mkdir of a name that is there: it fails, changing nothing */
+#define OBS_F_EXISTS		0x0002
 #define OBS_F_UNSURE_SHIFT	8
 
 /* ORDER: obs_unsure_why[] */
-enum obs_unsure { OU_NONE, OU_THREADS, OU_SHARED_PAGE, OU_SHARING, OU_WRITES_OTHERS, OU_SYMLINK_MADE,
-	OU_MOVED, OU_PROC, OU_UNREAD, OU_COUNT };
+enum obs_unsure {
+	OU_NONE,
+	OU_THREADS,
+	OU_SHARED_PAGE,
+	OU_SHARING,
+	OU_WRITES_OTHERS,
+	OU_SYMLINK_MADE,
+	OU_MOVED,
+	OU_PROC,
+	OU_UNREAD,
+	OU_COUNT
+};
 
 static const char *const obs_unsure_why[] = {
 	"",
@@ -11106,7 +11705,8 @@ struct obs_event {
 static size_t
 obs_event_encode(const struct obs_event *e, unsigned char *out)
 {
-	size_t cn = strnlen(e->comm, SBX_OBS_COMM_BYTES), tn = strnlen(e->target, SBX_OBS_TARGET_BYTES), n = 0;
+	size_t cn = strnlen(e->comm, SBX_OBS_COMM_BYTES),
+	       tn = strnlen(e->target, SBX_OBS_TARGET_BYTES), n = 0;
 
 	out[n++] = 'O';
 	out[n++] = e->call;
@@ -11116,7 +11716,9 @@ obs_event_encode(const struct obs_event *e, unsigned char *out)
 		out[n++] = (unsigned char)(e->pid >> (8 * k));
 	for (int k = 3; k >= 0; k--)
 		out[n++] = (unsigned char)(e->sid >> (8 * k));
-	uint16_t slot = obs_calls[e->call].what == OW_PATH || obs_calls[e->call].what == OW_SHARE ? e->flags : e->port;
+	uint16_t slot = obs_calls[e->call].what == OW_PATH || obs_calls[e->call].what == OW_SHARE
+	    ? e->flags
+	    : e->port;
 
 	out[n++] = (unsigned char)(slot >> 8);
 	out[n++] = (unsigned char)slot;
@@ -11190,7 +11792,8 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 	case OW_SHARE:	/* the slot holds a path's flags */
 		e->flags = e->port;
 		e->port = 0;
-		if ((e->flags & ~(OBS_F_WHERE | OBS_F_EXISTS | 0xf00)) || (e->flags >> OBS_F_UNSURE_SHIFT) >= OU_COUNT ||
+		if ((e->flags & ~(OBS_F_WHERE | OBS_F_EXISTS | 0xf00)) ||
+		    (e->flags >> OBS_F_UNSURE_SHIFT) >= OU_COUNT ||
 		    (obs_calls[e->call].what == OW_SHARE && !(e->flags & OBS_F_WHERE)))
 			return -1;
 		break;
@@ -11220,7 +11823,8 @@ obs_event_decode(const unsigned char *b, size_t n, struct obs_event *e)
 #define SBX_TABLES_MSG_BYTES	5
 
 struct net_tables {
-	struct vec allow, deny, addrs;	/* as in struct policy; every array and string malloc'd below */
+	/* as in struct policy; every array and string malloc'd below */
+	struct vec allow, deny, addrs;
 	struct domrule *rules;		/* deny's elements */
 	char *strings;
 };
@@ -11236,8 +11840,8 @@ put_be16(struct buf *b, size_t v)
 static void
 put_be32(struct buf *b, size_t v)
 {
-	unsigned char x[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
-		(unsigned char)v };
+	unsigned char x[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16),
+		(unsigned char)(v >> 8), (unsigned char)v };
 
 	buf_putn(b, (const char *)x, 4);
 }
@@ -11251,7 +11855,8 @@ put_str16(struct buf *b, const char *s)
 
 /* Encode the three lists (of const char *, struct domrule *, const char *). */
 static void
-net_tables_encode(const struct vec *allow, const struct vec *deny, const struct vec *addrs, struct buf *b)
+net_tables_encode(
+    const struct vec *allow, const struct vec *deny, const struct vec *addrs, struct buf *b)
 {
 	buf_putc(b, 'N');
 	put_be32(b, allow->n);
@@ -11345,7 +11950,8 @@ net_tables_decode(const unsigned char *b, size_t n, const char **why)
 			*why = "a count cut short";
 			goto fail;
 		}
-		cnt = (size_t)b[off] << 24 | (size_t)b[off + 1] << 16 | (size_t)b[off + 2] << 8 | b[off + 3];
+		cnt = (size_t)b[off] << 24 | (size_t)b[off + 1] << 16 | (size_t)b[off + 2] << 8 |
+		    b[off + 3];
 		off += 4;
 		if (cnt > (n - off) / 3) {	/* each entry takes 3 bytes at least */
 			*why = "a count larger than the table";
@@ -11360,7 +11966,8 @@ net_tables_decode(const unsigned char *b, size_t n, const char **why)
 		}
 		lists[l]->cap = cnt;
 		for (size_t i = 0; i < cnt; i++) {
-			const char *e = tables_take_str(b, n, &off, &s, why), *check, *reason = NULL;
+			const char *e = tables_take_str(b, n, &off, &s, why), *check,
+				   *reason = NULL;
 			int fam, prefix;
 			unsigned char a[16];
 
@@ -11374,8 +11981,10 @@ net_tables_decode(const unsigned char *b, size_t n, const char **why)
 				if (b[off++] && !(reason = tables_take_str(b, n, &off, &s, why)))
 					goto fail;
 			}
-			if (l < 2 ? match_check_pattern(e, l == 1, &check) < 0 : match_parse_cidr(e, &fam, a, &prefix) < 0) {
-				*why = l < 2 ? "a domain pattern that does not check" : "an address range that does not parse";
+			if (l < 2 ? match_check_pattern(e, l == 1, &check) < 0
+				  : match_parse_cidr(e, &fam, a, &prefix) < 0) {
+				*why = l < 2 ? "a domain pattern that does not check"
+					     : "an address range that does not parse";
 				goto fail;
 			}
 			if (l == 1) {
@@ -11463,8 +12072,8 @@ sb_base64(const unsigned char *s, size_t n, struct buf *out)
  * ports). The tag carries the first 100 bytes of the command, as srt's
  * (its base64 has no byte the profile's strings must escape). */
 static void
-sb_facts_collect(struct sb_facts *f, const struct run_paths *rp, char *const *cmd, const char *suffix,
-    int http_port, int socks_port)
+sb_facts_collect(struct sb_facts *f, const struct run_paths *rp, char *const *cmd,
+    const char *suffix, int http_port, int socks_port)
 {
 	struct buf c = { 0 }, b = { 0 };
 
@@ -11517,68 +12126,109 @@ sb_put_string(struct buf *out, const char *s)
 
 /* The sysctls a shell's programs read: srt's list, name by name (a
  * prefix over kern. would include kern.proc.* of every user and more). */
-#define SB_SYSCTL_READ \
-	"(sysctl-name \"hw.activecpu\") (sysctl-name \"hw.busfrequency_compat\") (sysctl-name \"hw.byteorder\") " \
-	"(sysctl-name \"hw.cacheconfig\") (sysctl-name \"hw.cachelinesize_compat\") (sysctl-name \"hw.cpufamily\") " \
-	"(sysctl-name \"hw.cpufrequency\") (sysctl-name \"hw.cpufrequency_compat\") (sysctl-name \"hw.cputype\") " \
-	"(sysctl-name \"hw.l1dcachesize_compat\") (sysctl-name \"hw.l1icachesize_compat\") " \
-	"(sysctl-name \"hw.l2cachesize_compat\") (sysctl-name \"hw.l3cachesize_compat\") (sysctl-name \"hw.logicalcpu\") " \
-	"(sysctl-name \"hw.logicalcpu_max\") (sysctl-name \"hw.machine\") (sysctl-name \"hw.memsize\") " \
-	"(sysctl-name \"hw.ncpu\") (sysctl-name \"hw.nperflevels\") (sysctl-name \"hw.packages\") " \
-	"(sysctl-name \"hw.pagesize_compat\") (sysctl-name \"hw.pagesize\") (sysctl-name \"hw.physicalcpu\") " \
-	"(sysctl-name \"hw.physicalcpu_max\") (sysctl-name \"hw.tbfrequency_compat\") (sysctl-name \"hw.vectorunit\") " \
-	"(sysctl-name \"kern.argmax\") (sysctl-name \"kern.bootargs\") (sysctl-name \"kern.hostname\") " \
-	"(sysctl-name \"kern.maxfiles\") (sysctl-name \"kern.maxfilesperproc\") (sysctl-name \"kern.maxproc\") " \
-	"(sysctl-name \"kern.ngroups\") (sysctl-name \"kern.osproductversion\") (sysctl-name \"kern.osrelease\") " \
-	"(sysctl-name \"kern.ostype\") (sysctl-name \"kern.osvariant_status\") (sysctl-name \"kern.osversion\") " \
-	"(sysctl-name \"kern.secure_kernel\") (sysctl-name \"kern.tcsm_available\") (sysctl-name \"kern.tcsm_enable\") " \
-	"(sysctl-name \"kern.usrstack64\") (sysctl-name \"kern.version\") (sysctl-name \"kern.willshutdown\") " \
-	"(sysctl-name \"machdep.cpu.brand_string\") (sysctl-name \"machdep.ptrauth_enabled\") " \
-	"(sysctl-name \"security.mac.lockdown_mode_state\") (sysctl-name \"sysctl.proc_cputype\") " \
-	"(sysctl-name \"vm.loadavg\") (sysctl-name-prefix \"hw.optional.arm\") (sysctl-name-prefix \"hw.optional.armv8_\") " \
-	"(sysctl-name-prefix \"hw.perflevel\") (sysctl-name-prefix \"kern.proc.all\") " \
-	"(sysctl-name-prefix \"kern.proc.pgrp.\") (sysctl-name-prefix \"kern.proc.pid.\") " \
+#define SB_SYSCTL_READ                                                                             \
+	"(sysctl-name \"hw.activecpu\") (sysctl-name \"hw.busfrequency_compat\") (sysctl-name "    \
+	"\"hw.byteorder\") "                                                                       \
+	"(sysctl-name \"hw.cacheconfig\") (sysctl-name \"hw.cachelinesize_compat\") (sysctl-name " \
+	"\"hw.cpufamily\") "                                                                       \
+	"(sysctl-name \"hw.cpufrequency\") (sysctl-name \"hw.cpufrequency_compat\") (sysctl-name " \
+	"\"hw.cputype\") "                                                                         \
+	"(sysctl-name \"hw.l1dcachesize_compat\") (sysctl-name \"hw.l1icachesize_compat\") "       \
+	"(sysctl-name \"hw.l2cachesize_compat\") (sysctl-name \"hw.l3cachesize_compat\") "         \
+	"(sysctl-name \"hw.logicalcpu\") "                                                         \
+	"(sysctl-name \"hw.logicalcpu_max\") (sysctl-name \"hw.machine\") (sysctl-name "           \
+	"\"hw.memsize\") "                                                                         \
+	"(sysctl-name \"hw.ncpu\") (sysctl-name \"hw.nperflevels\") (sysctl-name "                 \
+	"\"hw.packages\") "                                                                        \
+	"(sysctl-name \"hw.pagesize_compat\") (sysctl-name \"hw.pagesize\") (sysctl-name "         \
+	"\"hw.physicalcpu\") "                                                                     \
+	"(sysctl-name \"hw.physicalcpu_max\") (sysctl-name \"hw.tbfrequency_compat\") "            \
+	"(sysctl-name \"hw.vectorunit\") "                                                         \
+	"(sysctl-name \"kern.argmax\") (sysctl-name \"kern.bootargs\") (sysctl-name "              \
+	"\"kern.hostname\") "                                                                      \
+	"(sysctl-name \"kern.maxfiles\") (sysctl-name \"kern.maxfilesperproc\") (sysctl-name "     \
+	"\"kern.maxproc\") "                                                                       \
+	"(sysctl-name \"kern.ngroups\") (sysctl-name \"kern.osproductversion\") (sysctl-name "     \
+	"\"kern.osrelease\") "                                                                     \
+	"(sysctl-name \"kern.ostype\") (sysctl-name \"kern.osvariant_status\") (sysctl-name "      \
+	"\"kern.osversion\") "                                                                     \
+	"(sysctl-name \"kern.secure_kernel\") (sysctl-name \"kern.tcsm_available\") (sysctl-name " \
+	"\"kern.tcsm_enable\") "                                                                   \
+	"(sysctl-name \"kern.usrstack64\") (sysctl-name \"kern.version\") (sysctl-name "           \
+	"\"kern.willshutdown\") "                                                                  \
+	"(sysctl-name \"machdep.cpu.brand_string\") (sysctl-name \"machdep.ptrauth_enabled\") "    \
+	"(sysctl-name \"security.mac.lockdown_mode_state\") (sysctl-name "                         \
+	"\"sysctl.proc_cputype\") "                                                                \
+	"(sysctl-name \"vm.loadavg\") (sysctl-name-prefix \"hw.optional.arm\") "                   \
+	"(sysctl-name-prefix \"hw.optional.armv8_\") "                                             \
+	"(sysctl-name-prefix \"hw.perflevel\") (sysctl-name-prefix \"kern.proc.all\") "            \
+	"(sysctl-name-prefix \"kern.proc.pgrp.\") (sysctl-name-prefix \"kern.proc.pid.\") "        \
 	"(sysctl-name-prefix \"machdep.cpu.\") (sysctl-name-prefix \"net.routetable.\")"
 
 /* What a shell needs, added back after (deny default): srt's list
  * (srt macos-sandbox-utils.js), each with the reason it is there. Constant text:
  * nothing here comes from the policy. */
-static const struct { const char *rule, *why; } sb_shell_rules[] = {
+static const struct { const char *rule, *why;
+} sb_shell_rules[] = {
 	{ "(allow process-exec)", "a shell runs programs" },
 	{ "(allow process-fork)", "a shell forks for every command and pipeline" },
-	{ "(allow process-info* (target same-sandbox))", "ps, job control, getpgrp: only about processes of this sandbox" },
-	{ "(allow signal (target same-sandbox))", "kill and job control inside; never a process outside" },
-	{ "(allow mach-priv-task-port (target same-sandbox))", "debuggers and runtimes that inspect their own children" },
-	{ "(allow user-preference-read)", "CFPreferences: most Apple frameworks read defaults at start" },
-	{ "(allow mach-lookup (global-name \"com.apple.audio.systemsoundserver\"))", "AudioToolbox, linked by many CLI tools" },
-	{ "(allow mach-lookup (global-name \"com.apple.distributed_notifications@Uv3\"))", "CFNotificationCenter" },
-	{ "(allow mach-lookup (global-name \"com.apple.FontObjectsServer\"))", "CoreText, for tools that render text" },
+	{ "(allow process-info* (target same-sandbox))",
+	    "ps, job control, getpgrp: only about processes of this sandbox" },
+	{ "(allow signal (target same-sandbox))",
+	    "kill and job control inside; never a process outside" },
+	{ "(allow mach-priv-task-port (target same-sandbox))",
+	    "debuggers and runtimes that inspect their own children" },
+	{ "(allow user-preference-read)",
+	    "CFPreferences: most Apple frameworks read defaults at start" },
+	{ "(allow mach-lookup (global-name \"com.apple.audio.systemsoundserver\"))",
+	    "AudioToolbox, linked by many CLI tools" },
+	{ "(allow mach-lookup (global-name \"com.apple.distributed_notifications@Uv3\"))",
+	    "CFNotificationCenter" },
+	{ "(allow mach-lookup (global-name \"com.apple.FontObjectsServer\"))",
+	    "CoreText, for tools that render text" },
 	{ "(allow mach-lookup (global-name \"com.apple.fonts\"))", "the font registry" },
 	{ "(allow mach-lookup (global-name \"com.apple.logd\"))", "os_log: every framework logs" },
-	{ "(allow mach-lookup (global-name \"com.apple.lsd.mapdb\"))", "LaunchServices' database: file types, bundles" },
-	{ "(allow mach-lookup (global-name \"com.apple.PowerManagement.control\"))", "IOPM assertions (caffeinate-like calls in builds)" },
-	{ "(allow mach-lookup (global-name \"com.apple.system.logger\"))", "asl, the older logging API" },
-	{ "(allow mach-lookup (global-name \"com.apple.system.notification_center\"))", "notify(3): time zone and network changes" },
-	{ "(allow mach-lookup (global-name \"com.apple.system.opendirectoryd.libinfo\"))", "getpwuid, getgrgid: the user's name and home" },
-	{ "(allow mach-lookup (global-name \"com.apple.system.opendirectoryd.membership\"))", "group membership checks" },
-	{ "(allow mach-lookup (global-name \"com.apple.bsd.dirhelper\"))", "confstr(_CS_DARWIN_USER_TEMP_DIR)" },
-	{ "(allow mach-lookup (global-name \"com.apple.securityd.xpc\"))", "Security.framework: keychain-free certificate reads" },
-	{ "(allow mach-lookup (global-name \"com.apple.coreservices.launchservicesd\"))", "LaunchServices: bundle lookups" },
-	{ "(allow mach-lookup (global-name \"com.apple.SecurityServer\"))", "Security.framework's legacy server" },
+	{ "(allow mach-lookup (global-name \"com.apple.lsd.mapdb\"))",
+	    "LaunchServices' database: file types, bundles" },
+	{ "(allow mach-lookup (global-name \"com.apple.PowerManagement.control\"))",
+	    "IOPM assertions (caffeinate-like calls in builds)" },
+	{ "(allow mach-lookup (global-name \"com.apple.system.logger\"))",
+	    "asl, the older logging API" },
+	{ "(allow mach-lookup (global-name \"com.apple.system.notification_center\"))",
+	    "notify(3): time zone and network changes" },
+	{ "(allow mach-lookup (global-name \"com.apple.system.opendirectoryd.libinfo\"))",
+	    "getpwuid, getgrgid: the user's name and home" },
+	{ "(allow mach-lookup (global-name \"com.apple.system.opendirectoryd.membership\"))",
+	    "group membership checks" },
+	{ "(allow mach-lookup (global-name \"com.apple.bsd.dirhelper\"))",
+	    "confstr(_CS_DARWIN_USER_TEMP_DIR)" },
+	{ "(allow mach-lookup (global-name \"com.apple.securityd.xpc\"))",
+	    "Security.framework: keychain-free certificate reads" },
+	{ "(allow mach-lookup (global-name \"com.apple.coreservices.launchservicesd\"))",
+	    "LaunchServices: bundle lookups" },
+	{ "(allow mach-lookup (global-name \"com.apple.SecurityServer\"))",
+	    "Security.framework's legacy server" },
 	{ "(allow ipc-posix-shm)", "POSIX shared memory: Python multiprocessing, node workers" },
 	{ "(allow ipc-posix-sem)", "POSIX semaphores: the same" },
 	{ "(allow iokit-get-properties)", "hardware facts (CPU count, model) read through IOKit" },
 	{ "(allow iokit-open (iokit-registry-entry-class \"IOSurfaceRootUserClient\") "
-	  "(iokit-registry-entry-class \"RootDomainUserClient\") (iokit-user-client-class \"IOSurfaceSendRight\"))",
-	  "IOSurface (graphics buffers some tools create) and power state queries; no other IOKit client" },
+	  "(iokit-registry-entry-class \"RootDomainUserClient\") (iokit-user-client-class "
+	  "\"IOSurfaceSendRight\"))",
+	    "IOSurface (graphics buffers some tools create) and power state queries; no other "
+	    "IOKit client" },
 	{ "(allow system-socket (require-all (socket-domain AF_SYSTEM) (socket-protocol 2)))",
-	  "AF_SYSTEM/SYSPROTO_CONTROL: the kernel's control sockets that libnetwork queries; no network" },
+	    "AF_SYSTEM/SYSPROTO_CONTROL: the kernel's control sockets that libnetwork queries; no "
+	    "network" },
 	{ "(allow sysctl-read " SB_SYSCTL_READ ")",
-	  "CPU count and features, page size, OS version, this user's processes: srt's names, no wildcard over kern." },
-	{ "(allow sysctl-write (sysctl-name \"kern.tcsm_enable\"))", "V8 sets it when it counts threads (srt); the one write" },
+	    "CPU count and features, page size, OS version, this user's processes: srt's names, no "
+	    "wildcard over kern." },
+	{ "(allow sysctl-write (sysctl-name \"kern.tcsm_enable\"))",
+	    "V8 sets it when it counts threads (srt); the one write" },
 	{ "(allow distributed-notification-post)", "CFNotificationCenter posts" },
-	{ "(allow file-ioctl (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/random\") (literal \"/dev/urandom\") "
-	  "(literal \"/dev/dtracehelper\") (literal \"/dev/tty\"))", "isatty and friends on the standard devices" },
+	{ "(allow file-ioctl (literal \"/dev/null\") (literal \"/dev/zero\") (literal "
+	  "\"/dev/random\") (literal \"/dev/urandom\") "
+	  "(literal \"/dev/dtracehelper\") (literal \"/dev/tty\"))",
+	    "isatty and friends on the standard devices" },
 };
 
 /* A rule with one path filter: "(ACTION OPS (FILTER "PATH"))", a deny
@@ -11867,7 +12517,8 @@ sb_policy_patterns(struct buf *out, const struct policy *p, const struct plan *p
 				 * holds [ or * (a project's, a cwd's) read as a glob
 				 * would match every name but itself (srt's literal
 				 * reading) */
-				if (sb_rule(out, "deny", ops, "subpath", r->path, f) < 0 && !bad->path)
+				if (sb_rule(out, "deny", ops, "subpath", r->path, f) < 0 &&
+				    !bad->path)
 					bad->path = r->path;
 				continue;
 			}
@@ -12028,8 +12679,8 @@ sb_mandatory_patterns(struct buf *out, const struct policy *p, const struct plan
 /* The profile. Returns 0, or -1 with *why set when a path or name cannot
  * be written as a profile string (then out holds no usable profile). */
 static int
-seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_facts *f, struct buf *out,
-    const char **why)
+seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_facts *f,
+    struct buf *out, const char **why)
 {
 	struct sb_bad bad = { NULL, false };
 	bool read_denies = false;
@@ -12050,34 +12701,45 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 	for (i = 0; i < LEN(sb_shell_rules); i++)
 		buf_printf(out, "%s\t; %s\n", sb_shell_rules[i].rule, sb_shell_rules[i].why);
 	if (p->allow_pty)	/* allow-pty: script, expect, tmux inside */
-		buf_puts(out, "(allow pseudo-tty)\n(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") "
-		    "(regex \"^/dev/ttys[0-9]+$\"))\n");
+		buf_puts(out,
+		    "(allow pseudo-tty)\n(allow file-read* file-write* file-ioctl (literal "
+		    "\"/dev/ptmx\") (regex \"^/dev/ttys[0-9]+$\"))\n");
 	for (i = 0; i < p->allow_mach_lookup.n; i++) {
 		const char *name = p->allow_mach_lookup.v[i];
 		size_t n = strlen(name);
 		bool prefix = n > 0 && name[n - 1] == '*';	/* srt: a trailing * is a prefix */
 
-		buf_printf(out, "(allow mach-lookup (%s ", prefix ? "global-name-prefix" : "global-name");
+		buf_printf(
+		    out, "(allow mach-lookup (%s ", prefix ? "global-name-prefix" : "global-name");
 		if (sb_put_string(out, prefix ? astrndup(name, n - 1) : name) < 0 && !bad.path)
 			bad.path = name;
 		buf_puts(out, "))\t; allow-mach-lookup\n");
 	}
-	if (p->weaker_network_isolation)	/* Go's TLS verifies through trustd: an exfiltration path (srt's README) */
-		buf_puts(out, "(allow mach-lookup (global-name \"com.apple.trustd.agent\"))\t; weaker-network-isolation\n");
-	if (p->allow_apple_events)	/* other apps then run code outside the sandbox (srt's README) */
-		buf_puts(out, "(allow appleevent-send)\n(allow lsopen)\n"
+	/* Go's TLS verifies through trustd: an exfiltration path (srt's README) */
+	if (p->weaker_network_isolation)
+		buf_puts(out,
+		    "(allow mach-lookup (global-name \"com.apple.trustd.agent\"))\t; "
+		    "weaker-network-isolation\n");
+	/* other apps then run code outside the sandbox (srt's README) */
+	if (p->allow_apple_events)
+		buf_puts(out,
+		    "(allow appleevent-send)\n(allow lsopen)\n"
 		    "(allow mach-lookup (global-name \"com.apple.coreservices.appleevents\") "
 		    "(global-name \"com.apple.CoreServices.coreservicesd\") "
-		    "(global-name \"com.apple.coreservices.quarantine-resolver\"))\t; allow-apple-events\n");
+		    "(global-name \"com.apple.coreservices.quarantine-resolver\"))\t; "
+		    "allow-apple-events\n");
 
 	/* reads: open, then the plan's hidden paths and what is shown again,
 	 * then what the plan cannot hold (globs, paths missing at start) */
-	buf_puts(out, "\n; reads: everything, then the plan's hidden paths and what it shows again\n(allow file-read*)\n");
+	buf_puts(out,
+	    "\n; reads: everything, then the plan's hidden paths and what it shows again\n(allow "
+	    "file-read*)\n");
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 
 		if (sb_mount_rules[m->kind].read)
-			SB_PATH(sb_mount_rules[m->kind].read, "file-read*", sb_mount_rules[m->kind].filter, m->path);
+			SB_PATH(sb_mount_rules[m->kind].read, "file-read*",
+			    sb_mount_rules[m->kind].filter, m->path);
 		read_denies |= m->kind == MK_TMPFS || m->kind == MK_EMPTY_FILE;
 	}
 	buf_puts(out, "; the policy's read denies the plan cannot hold (globs, paths missing)\n");
@@ -12096,8 +12758,12 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 	 * /dev/ttysN only with allow-pty: another one could be a person's
 	 * session), the tools' own logs (npm's, Claude Code's debug log: the
 	 * plan's denies after them win, as a hidden $HOME's) */
-	buf_puts(out, "\n; writes: the standard devices, then the plan (its denies after the allows they override)\n");
-	buf_puts(out, "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\") "
+	buf_puts(out,
+	    "\n; writes: the standard devices, then the plan (its denies after the allows they "
+	    "override)\n");
+	buf_puts(out,
+	    "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") (literal "
+	    "\"/dev/tty\") "
 	    "(literal \"/dev/stdout\") (literal \"/dev/stderr\") (literal \"/dev/dtracehelper\") "
 	    "(literal \"/dev/autofs_nowait\"))\n");
 	if (f->home) {
@@ -12117,18 +12783,21 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 		const struct mount *m = pl->mounts.v[i];
 
 		if (sb_mount_rules[m->kind].write)
-			SB_PATH(sb_mount_rules[m->kind].write, "file-write*", sb_mount_rules[m->kind].filter, m->path);
+			SB_PATH(sb_mount_rules[m->kind].write, "file-write*",
+			    sb_mount_rules[m->kind].filter, m->path);
 	}
 	buf_puts(out, "; the write denies the plan cannot hold, and the read denies' writes\n");
 	sb_policy_patterns(out, p, pl, f, false, "file-write*", &bad);
 	sb_policy_patterns(out, p, pl, f, true, "file-write*", &bad);
 	if (!pl->fs_disabled)
 		sb_mandatory_patterns(out, p, pl, f, &bad);
-	buf_puts(out, "\n; no rename or removal of what the plan covers (a mount point on Linux)\n");
+	buf_puts(
+	    out, "\n; no rename or removal of what the plan covers (a mount point on Linux)\n");
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 
-		if (sb_mount_rules[m->kind].write && !(m->kind == MK_BIND_RW && f->tmpdir && strcmp(m->path, f->tmpdir) == 0))
+		if (sb_mount_rules[m->kind].write &&
+		    !(m->kind == MK_BIND_RW && f->tmpdir && strcmp(m->path, f->tmpdir) == 0))
 			SB_PATH("deny", "file-write-unlink file-write-create", "literal", m->path);
 	}
 
@@ -12138,36 +12807,46 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 	 * socket, which Seatbelt's "localhost" matches, so it would admit
 	 * every connection (srt's comment). */
 	buf_puts(out, "\n; network: the proxy's ports on localhost, by remote address only\n");
-	buf_printf(out, "(allow network-outbound (remote ip \"localhost:%d\") (remote ip \"localhost:%d\"))\n",
+	buf_printf(out,
+	    "(allow network-outbound (remote ip \"localhost:%d\") (remote ip \"localhost:%d\"))\n",
 	    f->http_port, f->socks_port);
 	for (i = 0; i < p->host_ports.n; i++) {
 		long port;
 		const char *perr;
 
 		if (parse_int(p->host_ports.v[i], 1, 65535, &port, &perr) == 0)
-			buf_printf(out, "(allow network-outbound (remote ip \"localhost:%ld\"))\t; allow-host-port\n", port);
+			buf_printf(out,
+			    "(allow network-outbound (remote ip \"localhost:%ld\"))\t; "
+			    "allow-host-port\n",
+			    port);
 	}
-	for (i = 0; i < p->expose_ports.n; i++) {	/* the command's own listener, reached from this machine */
+	/* the command's own listener, reached from this machine */
+	for (i = 0; i < p->expose_ports.n; i++) {
 		long port;
 		const char *perr;
 
 		if (parse_int(p->expose_ports.v[i], 1, 65535, &port, &perr) == 0)
-			buf_printf(out, "(allow network-bind (local ip \"localhost:%ld\"))\n(allow network-inbound "
-			    "(local ip \"localhost:%ld\"))\t; expose-port\n", port, port);
+			buf_printf(out,
+			    "(allow network-bind (local ip \"localhost:%ld\"))\n(allow "
+			    "network-inbound (local ip \"localhost:%ld\"))\t; expose-port\n",
+			    port, port);
 	}
-	if (p->allow_local_binding)	/* bind and inbound only: srt also opens outbound to every
-					 * localhost port, an exfiltration path (srt #131, #225);
-					 * "*:*" because Seatbelt's localhost misses ::ffff:127.0.0.1 */
-		buf_puts(out, "(allow network-bind (local ip \"*:*\"))\n(allow network-inbound (local ip \"*:*\"))"
-		    "\t; allow-local-binding\n");
+	if (p->allow_local_binding) /* bind and inbound only: srt also opens outbound to every
+				     * localhost port, an exfiltration path (srt #131, #225);
+				     * "*:*" because Seatbelt's localhost misses ::ffff:127.0.0.1 */
+		buf_puts(out,
+		    "(allow network-bind (local ip \"*:*\"))\n(allow network-inbound (local ip "
+		    "\"*:*\"))\t; allow-local-binding\n");
 	/* Unix sockets: socket(AF_UNIX) itself (AF_UNIX) is harmless, what
 	 * it may reach is the rule; bind and connect each get their own rule,
 	 * so no (local ...) filter ever sits on an outbound one */
 	if (p->allow_all_unix_sockets || p->allow_unix_sockets.n)
 		buf_puts(out, "(allow system-socket (socket-domain AF_UNIX))\n");
 	if (p->allow_all_unix_sockets)
-		buf_puts(out, "(allow network-bind (local unix-socket (path-regex #\"^/\")))\n"
-		    "(allow network-outbound (remote unix-socket (path-regex #\"^/\")))\t; allow-all-unix-sockets\n");
+		buf_puts(out,
+		    "(allow network-bind (local unix-socket (path-regex #\"^/\")))\n"
+		    "(allow network-outbound (remote unix-socket (path-regex #\"^/\")))\t; "
+		    "allow-all-unix-sockets\n");
 	/* connect to it, and bind it (a server's socket) */
 	for (i = 0; i < p->allow_unix_sockets.n; i++) {
 		for (int side = 0; side < 2; side++) {
@@ -12237,45 +12916,74 @@ struct rbuf;
 static void px_connect_next(struct proxy *px, struct conn *c);
 static void px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short urev);
 static void px_resolved(struct proxy *px, struct conn *c, struct addrinfo *res, int err);
-static void px_dns_resolved(struct proxy *px, unsigned qi, unsigned gen, struct addrinfo *res, int err);
+static void px_dns_resolved(
+    struct proxy *px, unsigned qi, unsigned gen, struct addrinfo *res, int err);
 static void px_capture(struct proxy *px, struct conn *c, unsigned slot, int port);
 static bool relay_out(int fd, struct rbuf *r);
 
 #define SBX_MAX_HTTP_HEAD_BYTES	16384
-#define SBX_SOCKS_NO_AUTH_REASON	"This proxy requires authentication, and this client did not offer an " \
-	"authentication method, so the connection was refused."	/* srt's words (socks-proxy.js) */
-#define SBX_RELAY_BUF_BYTES	65536		/* per direction, allocated on first use, freed when drained */
-#define SBX_BULK_AFTER_BYTES	(256 * 1024)	/* a tunnel direction that carried this much is bulk */
-#define SBX_BULK_BUF_BYTES	(512 * 1024)	/* a bulk direction's buffer, kept until the tunnel closes */
-#define SBX_BULK_BUDGET_BYTES	(32 * 1024 * 1024)	/* all bulk buffers together; beyond: 64 KiB ones */
-#define SBX_BULK_ROUNDS		4		/* extra read-and-send rounds per event for a bulk direction */
+/* srt's words (socks-proxy.js) */
+#define SBX_SOCKS_NO_AUTH_REASON \
+	"This proxy requires authentication, and this client did not offer an " \
+	"authentication method, so the connection was refused."
+/* per direction, allocated on first use, freed when drained */
+#define SBX_RELAY_BUF_BYTES	65536
+/* a tunnel direction that carried this much is bulk */
+#define SBX_BULK_AFTER_BYTES	(256 * 1024)
+/* a bulk direction's buffer, kept until the tunnel closes */
+#define SBX_BULK_BUF_BYTES	(512 * 1024)
+/* all bulk buffers together; beyond: 64 KiB ones */
+#define SBX_BULK_BUDGET_BYTES	(32 * 1024 * 1024)
+/* extra read-and-send rounds per event for a bulk direction */
+#define SBX_BULK_ROUNDS		4
 #define SBX_HANDSHAKE_MS	10000		/* first byte and request head: slowloris bound */
 #define SBX_CONNECT_MS		10000
 #define SBX_HALF_CLOSED_MS	10000
 #define SBX_MAX_CONNS		4096
-#define SBX_MAX_HANDSHAKES	256		/* clients still to send their request: the oldest goes first */
+/* clients still to send their request: the oldest goes first */
+#define SBX_MAX_HANDSHAKES	256
 #define SBX_RESOLVER_THREADS	2
 #define SBX_DNS_PENDING		64		/* DNS questions waiting for the resolver at once */
-#define SBX_DNS_TTL		30		/* seconds: what a client may keep a looked-up answer */
-#define SBX_DNS_CAPTURE_TTL	3600		/* a capture address stands for its name for the whole run */
+/* seconds: what a client may keep a looked-up answer */
+#define SBX_DNS_TTL		30
+/* a capture address stands for its name for the whole run */
+#define SBX_DNS_CAPTURE_TTL	3600
 #define SBX_MAX_CAPTURE_NAMES	4096		/* names handed a capture address in one run */
 
 /* ORDER: the handshake states (CS_PEEK .. CS_SOCKS4_REQUEST) come before
  * CS_RESOLVING: px_on_events tests st < CS_RESOLVING for "still reading
  * the request". */
 enum conn_state {
-	CS_FREE, CS_PEEK, CS_HTTP_HEAD, CS_SOCKS5_GREETING, CS_SOCKS5_AUTH, CS_SOCKS5_REQUEST,
-	CS_SOCKS4_REQUEST, CS_RESOLVING, CS_INSIDE_WAIT, CS_CONNECTING, CS_PARENT_REPLY, CS_RELAY, CS_REPLY_CLOSE,
-	CS_MITM_WAIT,	/* sbx dials the MITM proxy's socket (9e); its answer comes on the record pair */
+	CS_FREE,
+	CS_PEEK,
+	CS_HTTP_HEAD,
+	CS_SOCKS5_GREETING,
+	CS_SOCKS5_AUTH,
+	CS_SOCKS5_REQUEST,
+	CS_SOCKS4_REQUEST,
+	CS_RESOLVING,
+	CS_INSIDE_WAIT,
+	CS_CONNECTING,
+	CS_PARENT_REPLY,
+	CS_RELAY,
+	CS_REPLY_CLOSE,
+	/* sbx dials the MITM proxy's socket (9e); its answer comes on the record pair */
+	CS_MITM_WAIT,
 };
-
 
 /* SOCKS reply codes (RFC 1928 section 6; SOCKS4) */
 enum {
-	SOCKS5_OK = 0x00, SOCKS5_FAILURE = 0x01, SOCKS5_NOT_ALLOWED = 0x02, SOCKS5_NET_UNREACHABLE = 0x03,
-	SOCKS5_HOST_UNREACHABLE = 0x04, SOCKS5_REFUSED = 0x05, SOCKS5_TTL_EXPIRED = 0x06,
-	SOCKS5_CMD_UNSUPPORTED = 0x07, SOCKS5_ATYP_UNSUPPORTED = 0x08,
-	SOCKS4_OK = 0x5a, SOCKS4_REFUSED = 0x5b,
+	SOCKS5_OK = 0x00,
+	SOCKS5_FAILURE = 0x01,
+	SOCKS5_NOT_ALLOWED = 0x02,
+	SOCKS5_NET_UNREACHABLE = 0x03,
+	SOCKS5_HOST_UNREACHABLE = 0x04,
+	SOCKS5_REFUSED = 0x05,
+	SOCKS5_TTL_EXPIRED = 0x06,
+	SOCKS5_CMD_UNSUPPORTED = 0x07,
+	SOCKS5_ATYP_UNSUPPORTED = 0x08,
+	SOCKS4_OK = 0x5a,
+	SOCKS4_REFUSED = 0x5b,
 };
 
 /* One direction of a connection: bytes p[off..len) wait to be sent. p is
@@ -12283,7 +12991,8 @@ enum {
 struct rbuf {
 	char *p;
 	size_t off, len;
-	size_t cap;		/* p's size: SBX_RELAY_BUF_BYTES, or SBX_BULK_BUF_BYTES (mmap, budgeted) */
+	/* p's size: SBX_RELAY_BUF_BYTES, or SBX_BULK_BUF_BYTES (mmap, budgeted) */
+	size_t cap;
 	uint64_t moved;		/* bytes read into this direction so far */
 };
 
@@ -12294,46 +13003,65 @@ struct conn {
 			char host[SBX_MAX_HOST_BYTES + 1];	/* as the client named it */
 			int port;
 			char *head; size_t head_n;	/* owned: bytes read before relaying */
-			char *fwd; size_t fwd_n;	/* owned: the rewritten request (HTTP forward) */
+			/* owned: the rewritten request (HTTP forward) */
+			char *fwd; size_t fwd_n;
 	/* relay */	struct rbuf c2u, u2c;
 			bool c_eof, u_eof;
-			bool resp_head;			/* HTTP forward: the final response head is not rewritten yet */
-			size_t resp_ok;			/* bytes at the front of u2c that may go meanwhile (1xx heads) */
-	/* resolve */	unsigned gen;			/* a resolver answer for an older gen is dropped */
-			struct addrinfo *addrs, *next_addr;	/* owned (getaddrinfo, or hosts_lookup) */
-			bool addrs_mine;		/* addrs is hosts_lookup's: free(), not freeaddrinfo() */
+			/* HTTP forward: the final response head is not rewritten yet */
+			bool resp_head;
+			/* bytes at the front of u2c that may go meanwhile (1xx heads) */
+			size_t resp_ok;
+	/* resolve */      unsigned gen;                   /* a resolver answer for an older gen is
+	 * dropped */
+			/* owned (getaddrinfo, or hosts_lookup) */
+			struct addrinfo *addrs, *next_addr;
+			/* addrs is hosts_lookup's: free(), not freeaddrinfo() */
+			bool addrs_mine;
 			char refused[200];		/* classes of refused addresses */
 			bool dialled;			/* some address passed the guard */
-	/* credential */	const char *unauthorised;	/* why, when it must be refused for it; NULL: fine */
-	/* knobs */	const char *misdirected;	/* require-host-match: why the Host header is wrong, or NULL */
-	/* forward */	int64_t body_left;		/* the request's body still to relay, or -1: to the end */
-			bool c_done;			/* the request is whole: nothing more is read from the client */
-	/* route */	const struct parent_proxy *via;	/* the parent it goes through (4.7), or NULL: directly */
-			char *phead; size_t phead_n;	/* owned: the parent's answer to CONNECT, so far */
-			bool mitm;			/* the MITM route: via is px_mitm_hop, the socket sbx's (9e) */
+	/* credential */   const char *unauthorised;       /* why, when it must be refused for it;
+	 * NULL: fine */
+	/* knobs */        const char *misdirected;        /* require-host-match: why the Host
+	 * header is wrong, or NULL */
+	/* forward */      int64_t body_left;              /* the request's body still to relay, or
+	 * -1: to the end */
+			/* the request is whole: nothing more is read from the client */
+			bool c_done;
+	/* route */        const struct parent_proxy *via; /* the parent it goes through (4.7), or
+	 * NULL: directly */
+			/* owned: the parent's answer to CONNECT, so far */
+			char *phead; size_t phead_n;
+			/* the MITM route: via is px_mitm_hop, the socket sbx's (9e) */
+			bool mitm;
 	/* time */	int64_t deadline_ms;
 };
 
 struct proxy {
-	const struct policy *p;		/* &live: the policy sbx forked it with, its network lists swapped
-					 * for each table sbx sends (px_take_tables) */
+	const struct policy *p; /* &live: the policy sbx forked it with, its network lists swapped
+				 * for each table sbx sends (px_take_tables) */
 	struct policy live;
-	struct net_tables *tables;	/* owned: the lists live points to since the last swap, or NULL */
+	/* owned: the lists live points to since the last swap, or NULL */
+	struct net_tables *tables;
 	struct vec own;			/* this machine's addresses (struct addr *) */
 	struct conn *conns;		/* SBX_MAX_CONNS slots */
-	unsigned conns_end;		/* one past the highest slot in use: the loop scans only below it */
+	/* one past the highest slot in use: the loop scans only below it */
+	unsigned conns_end;
 	struct px_listener listeners[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];
 	int nlisteners;
-	int expose_fd;			/* expose-port: the inner helper opens inside connections, or -1 */
+	/* expose-port: the inner helper opens inside connections, or -1 */
+	int expose_fd;
 	int resolved_pipe[2];
 	const char *token;		/* the run's proxy credential, or NULL: none asked (7.1) */
 	pid_t parent;			/* sbx (SBX_PROXY_WATCHES_PARENT) */
-	struct dns_pending *dnsq;	/* SBX_DNS_PENDING questions waiting for the resolver (7.4) */
+	/* SBX_DNS_PENDING questions waiting for the resolver (7.4) */
+	struct dns_pending *dnsq;
 	unsigned dns_gen;
-	char (*capture_names)[SBX_MAX_HOST_BYTES + 1];	/* network-capture: the name each address stands
-							 * for, or NULL: no capture listener (7.4) */
+	char (*capture_names)[SBX_MAX_HOST_BYTES +
+	    1]; /* network-capture: the name each address stands
+		 * for, or NULL: no capture listener (7.4) */
 	unsigned ncapture;
-	bool hosts_first;		/* the resolver reads the hosts file before DNS: hosts_lookup may (7.2) */
+	/* the resolver reads the hosts file before DNS: hosts_lookup may (7.2) */
+	bool hosts_first;
 };
 
 static int64_t
@@ -12376,7 +13104,8 @@ px_records_flush(void)
 {
 	if (!px_batch_n)
 		return;
-	if (send(px_report_fd, px_batch, px_batch_n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)px_batch_n)
+	if (send(px_report_fd, px_batch, px_batch_n, MSG_DONTWAIT | MSG_NOSIGNAL) ==
+	    (ssize_t)px_batch_n)
 		px_report_lost = 0;
 	else
 		px_report_lost += px_batch_count;
@@ -12388,8 +13117,8 @@ px_records_flush(void)
 /* Every decision goes through here: about op on target (a host and
  * port, or for an HTTP request "METHOD URL" and port 0). */
 static void
-px_record_raw(enum proto proto, enum px_route route, enum px_verdict v, enum px_op op, const char *target, int port,
-    const char *reason)
+px_record_raw(enum proto proto, enum px_route route, enum px_verdict v, enum px_op op,
+    const char *target, int port, const char *reason)
 {
 	struct px_decision d;
 
@@ -12403,9 +13132,14 @@ px_record_raw(enum proto proto, enum px_route route, enum px_verdict v, enum px_
 	d.route = route;
 	d.op = op;
 	d.port = (uint16_t)port;
-	d.lost = px_batch_n ? 0 : px_report_lost;	/* the batch's first record carries the count */
+	/* the batch's first record carries the count */
+	d.lost = px_batch_n ? 0 : px_report_lost;
 	str_copy(d.host, target, sizeof(d.host));
-	str_copy(d.reason, v == PXV_ALLOW ? "" : reason && *reason ? reason : "?", sizeof(d.reason));
+	str_copy(d.reason,
+	    v == PXV_ALLOW	    ? ""
+		: reason && *reason ? reason
+				    : "?",
+	    sizeof(d.reason));
 	px_batch_n += px_decision_encode(&d, px_batch + px_batch_n);
 	px_batch_count++;
 	if (v != PXV_ALLOW)
@@ -12415,9 +13149,14 @@ px_record_raw(enum proto proto, enum px_route route, enum px_verdict v, enum px_
 }
 
 static void
-px_record_as(const struct conn *c, enum px_verdict v, enum px_op op, const char *target, int port, const char *reason)
+px_record_as(const struct conn *c, enum px_verdict v, enum px_op op, const char *target, int port,
+    const char *reason)
 {
-	px_record_raw(c->proto, c->mitm ? PXR_MITM : c->via ? PXR_PARENT : PXR_DIRECT, v, op, target, port, reason);
+	px_record_raw(c->proto,
+	    c->mitm	 ? PXR_MITM
+		: c->via ? PXR_PARENT
+			 : PXR_DIRECT,
+	    v, op, target, port, reason);
 }
 
 /* A connection's decision: network-outbound, to its host and port. */
@@ -12438,8 +13177,10 @@ struct http_req {
 	bool has_host;
 	int host_count;				/* Host headers */
 	long long content_length;		/* its Content-Length, or -1 */
-	bool chunked;				/* a Transfer-Encoding: the body's end is not counted */
-	const char *host_hdr; size_t host_hdr_n;	/* the first one's value, white space trimmed */
+	/* a Transfer-Encoding: the body's end is not counted */
+	bool chunked;
+	/* the first one's value, white space trimmed */
+	const char *host_hdr; size_t host_hdr_n;
 	const char *auth; size_t auth_n;	/* the Proxy-Authorization value, or NULL */
 	size_t head_n;				/* bytes of the head, CRLFCRLF included */
 };
@@ -12517,7 +13258,8 @@ connection_options(const char *lines, const char *end, struct conn_opts *o)
 {
 	o->n = 0;
 	for (const char *line = lines; line < end;) {
-		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon = memchr(line, ':', (size_t)(le - line));
+		const char *le = memchr(line, '\r', (size_t)(end - line)),
+			   *colon = memchr(line, ':', (size_t)(le - line));
 
 		if (colon - line == 10 && strncasecmp(line, "connection", 10) == 0) {
 			for (const char *v = colon + 1; v < le;) {
@@ -12566,7 +13308,8 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 	memset(r, 0, sizeof(*r));
 	r->content_length = -1;
 	for (i = 3; i < n; i++)
-		if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' && buf[i - 3] == '\r') {
+		if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' &&
+		    buf[i - 3] == '\r') {
 			end = buf + i + 1;
 			break;
 		}
@@ -12578,7 +13321,8 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 	 * would smuggle a second Host past the rewrite (domain fronting on an
 	 * allowed server) */
 	for (i = 0; i < r->head_n; i++)
-		if (buf[i] == '\0' || (buf[i] == '\r' && (i + 1 == r->head_n || buf[i + 1] != '\n')) ||
+		if (buf[i] == '\0' ||
+		    (buf[i] == '\r' && (i + 1 == r->head_n || buf[i + 1] != '\n')) ||
 		    (buf[i] == '\n' && (i == 0 || buf[i - 1] != '\r')))
 			return -400;
 	eol = memchr(buf, '\r', r->head_n);
@@ -12586,7 +13330,8 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 	if (!sp1)
 		return -400;
 	sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
-	if (!sp2 || eol - sp2 != 9 || (memcmp(sp2 + 1, "HTTP/1.1", 8) && memcmp(sp2 + 1, "HTTP/1.0", 8)))
+	if (!sp2 || eol - sp2 != 9 ||
+	    (memcmp(sp2 + 1, "HTTP/1.1", 8) && memcmp(sp2 + 1, "HTTP/1.0", 8)))
 		return -400;
 	for (i = 0; buf + i < sp1; i++)
 		if (!isupper((unsigned char)buf[i]))
@@ -12608,14 +13353,16 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 		if (tn < 8 || strncasecmp(target, "http://", 7) != 0)
 			return -400;
 		auth = target + 7;
-		for (auth_end = auth; auth_end < target + tn && !strchr("/?#", *auth_end); auth_end++)
+		for (auth_end = auth; auth_end < target + tn && !strchr("/?#", *auth_end);
+		     auth_end++)
 			;
 		/* RFC 3986 3.2.1: userinfo ends at the last '@' of the authority */
 		for (at = auth_end; at > auth && at[-1] != '@'; at--)
 			;
 		if (at > auth)
 			auth = at;
-		if (split_authority(auth, (size_t)(auth_end - auth), r->host, sizeof(r->host), &r->port, 80) < 0)
+		if (split_authority(auth, (size_t)(auth_end - auth), r->host, sizeof(r->host),
+			&r->port, 80) < 0)
 			return -400;
 		r->path = auth_end;
 		r->path_n = (size_t)(target + tn - auth_end);
@@ -12670,7 +13417,8 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 		}
 		if (colon - line == 19 && strncasecmp(line, "proxy-authorization", 19) == 0) {
 			if (r->auth)
-				return -400;	/* two credentials: which one counts is not for us to guess */
+				/* two credentials: which one counts is not for us to guess */
+				return -400;
 			r->auth = colon + 1;
 			r->auth_n = (size_t)(le - colon - 1);
 		}
@@ -12691,8 +13439,8 @@ http_parse_head(const char *buf, size_t n, struct http_req *r)
 static bool
 hop_by_hop(const char *name, size_t n)
 {
-	static const char *const hop[] = { "connection", "keep-alive", "proxy-connection", "proxy-authorization",
-		"proxy-authenticate", "te", "trailer", "upgrade", "host" };
+	static const char *const hop[] = { "connection", "keep-alive", "proxy-connection",
+		"proxy-authorization", "proxy-authenticate", "te", "trailer", "upgrade", "host" };
 	size_t i;
 
 	for (i = 0; i < LEN(hop); i++)
@@ -12732,9 +13480,11 @@ http_rewrite(const char *buf, const struct http_req *r, size_t *out_n)
 	if (r->port != 80)
 		buf_printf(&b, ":%d", r->port);
 	buf_puts(&b, "\r\n");
-	(void)connection_options(line, end, &opts);	/* http_parse_head refused more than the bound */
+	/* http_parse_head refused more than the bound */
+	(void)connection_options(line, end, &opts);
 	while (line < end) {
-		const char *le = memchr(line, '\r', (size_t)(end - line)), *colon = memchr(line, ':', (size_t)(le - line));
+		const char *le = memchr(line, '\r', (size_t)(end - line)),
+			   *colon = memchr(line, ':', (size_t)(le - line));
 		size_t nn = (size_t)(colon - line);
 
 		if (!hop_by_hop(line, nn) && !(nn >= 6 && strncasecmp(line, "proxy-", 6) == 0) &&
@@ -12765,7 +13515,8 @@ header_stripped(const struct vec *strip, const char *name, size_t n)
 		if (strlen(s) != n)
 			continue;
 		for (k = 0; k < n; k++) {
-			char a = (char)tolower((unsigned char)s[k]), b = (char)tolower((unsigned char)name[k]);
+			char a = (char)tolower((unsigned char)s[k]),
+			     b = (char)tolower((unsigned char)name[k]);
 
 			if ((a == '_' || a == '.' ? '-' : a) != (b == '_' || b == '.' ? '-' : b))
 				break;
@@ -12777,7 +13528,8 @@ header_stripped(const struct vec *strip, const char *name, size_t n)
 }
 
 static char *
-http_rewrite_response(const char *buf, size_t n, size_t head_n, const struct vec *strip, size_t *out_n)
+http_rewrite_response(
+    const char *buf, size_t n, size_t head_n, const struct vec *strip, size_t *out_n)
 {
 	struct buf b = { 0 };
 	const char *line = memchr(buf, '\n', head_n), *end = buf + head_n - 2;
@@ -12797,10 +13549,11 @@ http_rewrite_response(const char *buf, size_t n, size_t head_n, const struct vec
 			break;
 		ln = (size_t)(le - line + 1);
 		colon = memchr(line, ':', ln);
-		if (!colon || !(((colon - line == 10 && strncasecmp(line, "connection", 10) == 0)) ||
-		    (colon - line == 10 && strncasecmp(line, "keep-alive", 10) == 0) ||
-		    (colon - line == 16 && strncasecmp(line, "proxy-connection", 16) == 0) ||
-		    header_stripped(strip, line, (size_t)(colon - line)))) {
+		if (!colon ||
+		    !(((colon - line == 10 && strncasecmp(line, "connection", 10) == 0)) ||
+			(colon - line == 10 && strncasecmp(line, "keep-alive", 10) == 0) ||
+			(colon - line == 16 && strncasecmp(line, "proxy-connection", 16) == 0) ||
+			header_stripped(strip, line, (size_t)(colon - line)))) {
 			/* each line ends in CRLF, a bare LF's too: the head the
 			 * client gets ends where its own parser will think it does */
 			size_t keep = ln - 1 - (ln >= 2 && line[ln - 2] == '\r');
@@ -12866,7 +13619,8 @@ socks5_parse_auth(const unsigned char *b, size_t n, const unsigned char **user, 
  * user name of any text but empty, and the run's token as the password.
  * The comparison takes the same time wherever the first difference is. */
 static bool
-proxy_credential_ok(const unsigned char *user, size_t ul, const unsigned char *pass, size_t pl, const char *token)
+proxy_credential_ok(
+    const unsigned char *user, size_t ul, const unsigned char *pass, size_t pl, const char *token)
 {
 	size_t tn = strlen(token);
 	unsigned diff = 0;
@@ -12884,7 +13638,8 @@ proxy_credential_ok(const unsigned char *user, size_t ul, const unsigned char *p
 static bool
 proxy_basic_ok(const char *v, size_t n, const char *token)
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+"
+				  "/";
 	unsigned char dec[256];
 	size_t i = 0, start, end, dn = 0;
 	unsigned acc = 0;
@@ -12893,7 +13648,8 @@ proxy_basic_ok(const char *v, size_t n, const char *token)
 
 	while (i < n && (v[i] == ' ' || v[i] == '\t'))
 		i++;
-	if (n - i < 6 || strncasecmp(v + i, "basic", 5) != 0 || (v[i + 5] != ' ' && v[i + 5] != '\t'))
+	if (n - i < 6 || strncasecmp(v + i, "basic", 5) != 0 ||
+	    (v[i + 5] != ' ' && v[i + 5] != '\t'))
 		return false;
 	for (i += 5; i < n && (v[i] == ' ' || v[i] == '\t'); i++)
 		;
@@ -12921,7 +13677,8 @@ proxy_basic_ok(const char *v, size_t n, const char *token)
 			return false;	/* '=' only as padding, at the end */
 	if (start == end || !(colon = memchr(dec, ':', dn)))
 		return false;
-	return proxy_credential_ok(dec, (size_t)(colon - dec), colon + 1, dn - (size_t)(colon - dec) - 1, token);
+	return proxy_credential_ok(
+	    dec, (size_t)(colon - dec), colon + 1, dn - (size_t)(colon - dec) - 1, token);
 }
 
 /* SOCKS5 request: VER CMD RSV ATYP DST.ADDR DST.PORT. Returns >0 with host
@@ -13074,8 +13831,9 @@ parent_reply(const char *b, size_t n, char *line, size_t line_n)
 		if (is_control((unsigned char)*c))
 			*c = '?';
 	/* srt: /^HTTP\/1\.[01] 2\d\d(?:\s|$)/ */
-	if (ln < 12 || memcmp(b, "HTTP/1.", 7) != 0 || (b[7] != '0' && b[7] != '1') || b[8] != ' ' || b[9] != '2' ||
-	    !isdigit((unsigned char)b[10]) || !isdigit((unsigned char)b[11]) || (ln > 12 && !isspace((unsigned char)b[12])))
+	if (ln < 12 || memcmp(b, "HTTP/1.", 7) != 0 || (b[7] != '0' && b[7] != '1') ||
+	    b[8] != ' ' || b[9] != '2' || !isdigit((unsigned char)b[10]) ||
+	    !isdigit((unsigned char)b[11]) || (ln > 12 && !isspace((unsigned char)b[12])))
 		return -1;
 	return (int)(end - b);
 }
@@ -13084,7 +13842,8 @@ parent_reply(const char *b, size_t n, char *line, size_t line_n)
  * parent: "GET http://host:port/path HTTP/1.1", and the parent's
  * credential. The client's own Proxy-* headers were dropped already. */
 static char *
-http_absolute_form(const char *fwd, size_t n, const char *host, int port, const char *auth, size_t *out_n)
+http_absolute_form(
+    const char *fwd, size_t n, const char *host, int port, const char *auth, size_t *out_n)
 {
 	struct buf b = { 0 };
 	const char *sp = memchr(fwd, ' ', n), *eol = memchr(fwd, '\n', n);
@@ -13174,9 +13933,17 @@ mismatch:
  * bad; it is refused, never looked up. The answer is built from the
  * parsed question, never by echoing the packet back. */
 #define SBX_DNS_MAX_NAME	253
-#define SBX_DNS_UDP_BYTES	512	/* RFC 1035 4.2.1: every answer fits, with no EDNS to negotiate */
+/* RFC 1035 4.2.1: every answer fits, with no EDNS to negotiate */
+#define SBX_DNS_UDP_BYTES	512
 
-enum dns_rcode { DNS_NOERROR = 0, DNS_FORMERR = 1, DNS_SERVFAIL = 2, DNS_NXDOMAIN = 3, DNS_NOTIMP = 4, DNS_REFUSED = 5 };
+enum dns_rcode {
+	DNS_NOERROR = 0,
+	DNS_FORMERR = 1,
+	DNS_SERVFAIL = 2,
+	DNS_NXDOMAIN = 3,
+	DNS_NOTIMP = 4,
+	DNS_REFUSED = 5
+};
 enum { DNS_TYPE_A = 1, DNS_TYPE_AAAA = 28, DNS_CLASS_IN = 1 };
 
 struct dns_question {
@@ -13184,7 +13951,8 @@ struct dns_question {
 	bool rd;			/* recursion desired: echoed */
 	bool have_question;		/* parsed far enough to be echoed in the answer */
 	bool bad;			/* a byte no host name holds: refused */
-	char spelled[SBX_DNS_MAX_NAME + 1];	/* as asked (case kept: some clients check it), '?' for bad bytes */
+	/* as asked (case kept: some clients check it), '?' for bad bytes */
+	char spelled[SBX_DNS_MAX_NAME + 1];
 	char name[SBX_DNS_MAX_NAME + 1];	/* lower case: what the policy is asked about */
 	uint16_t qtype, qclass;
 };
@@ -13222,7 +13990,8 @@ dns_query_parse(const unsigned char *b, size_t n, struct dns_question *q)
 		if (lab == 0)
 			break;
 		if (lab > 63 || pos + lab > n || len + (len ? 1 : 0) + lab > SBX_DNS_MAX_NAME)
-			return DNS_FORMERR;	/* compression (0xc0), the reserved 0x40/0x80, or too long */
+			/* compression (0xc0), the reserved 0x40/0x80, or too long */
+			return DNS_FORMERR;
 		if (len)
 			q->spelled[len++] = '.';
 		for (unsigned k = 0; k < lab; k++) {
@@ -13251,8 +14020,8 @@ dns_query_parse(const unsigned char *b, size_t n, struct dns_question *q)
  * is an answer; truncation would send it to TCP, where no stub listens).
  * out holds SBX_DNS_UDP_BYTES. Returns the length. Pure. */
 static size_t
-dns_reply_build(const struct dns_question *q, int rcode, const struct addr *a, size_t na, uint32_t ttl,
-    unsigned char *out)
+dns_reply_build(const struct dns_question *q, int rcode, const struct addr *a, size_t na,
+    uint32_t ttl, unsigned char *out)
 {
 	size_t n = 12, nans = 0;
 	int fam = q->qtype == DNS_TYPE_A ? AF_INET : q->qtype == DNS_TYPE_AAAA ? AF_INET6 : 0;
@@ -13357,7 +14126,8 @@ dns_submit(unsigned slot, unsigned gen, const char *host)
 		return;
 	j->slot = slot;
 	j->gen = gen;
-	if (str_copy(j->host, host, sizeof(j->host)) >= sizeof(j->host)) {	/* canonical forms are never longer; */
+	/* canonical forms are never longer; */
+	if (str_copy(j->host, host, sizeof(j->host)) >= sizeof(j->host)) {
 		free(j);	/* refuse, don't truncate */
 		return;
 	}
@@ -13478,8 +14248,9 @@ hosts_may_keep(const struct stat *st, time_t now)
 static bool
 hosts_same(const struct stat *now, const struct stat *then)
 {
-	return now->st_dev == then->st_dev && now->st_ino == then->st_ino && now->st_size == then->st_size &&
-	    now->st_mtime == then->st_mtime && now->st_ctime == then->st_ctime;
+	return now->st_dev == then->st_dev && now->st_ino == then->st_ino &&
+	    now->st_size == then->st_size && now->st_mtime == then->st_mtime &&
+	    now->st_ctime == then->st_ctime;
 }
 
 /* The hosts file as a stream for hosts_find: the kept text while the file
@@ -13574,7 +14345,8 @@ hosts_lookup(const char *name, bool read_file)
  * direct, below the copying relay with 512 KiB buffers. Between two TCP
  * sockets it moves page references, but the receiving socket gets many
  * small fragments, and the client's recv copies them one by one anyway. */
-static size_t relay_bulk_bytes;	/* SBX_BULK_BUF_BYTES buffers mapped now (the proxy is one thread) */
+/* SBX_BULK_BUF_BYTES buffers mapped now (the proxy is one thread) */
+static size_t relay_bulk_bytes;
 
 /* Spares. musl's malloc hands a freed 64 KiB or 16 KiB block straight back
  * to the kernel, so every short request paid three mmap/munmap pairs and
@@ -13617,7 +14389,8 @@ rbuf_alloc(struct rbuf *r, bool may_bulk)
 {
 	if (may_bulk && r->moved >= SBX_BULK_AFTER_BYTES &&
 	    relay_bulk_bytes + SBX_BULK_BUF_BYTES <= SBX_BULK_BUDGET_BYTES) {
-		void *m = mmap(NULL, SBX_BULK_BUF_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *m = mmap(NULL, SBX_BULK_BUF_BYTES, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (m != MAP_FAILED) {
 			r->p = m;
@@ -13752,7 +14525,8 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 		/* ssh through the proxy: say why, in SSH */
 		if (c->proto == PR_HTTP_CONNECT)
 			buf_puts(&b, "HTTP/1.1 200 Connection Established\r\n\r\n");
-		else if (c->proto != PR_CAPTURE)	/* a captured ssh hears the refusal straight away */
+		/* a captured ssh hears the refusal straight away */
+		else if (c->proto != PR_CAPTURE)
 			px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_OK : SOCKS5_OK, false);
 		ssh_refusal(&b, reason);
 		px_reply_close(c, b.p, b.n);
@@ -13775,15 +14549,22 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 		for (i = 0; phrase[i]; i++)
 			if (is_control((unsigned char)phrase[i]))
 				phrase[i] = ' ';
-		buf_printf(&b, "HTTP/1.1 %s %s\r\n%sConnection: close\r\nContent-Length: 0\r\n\r\n", policy ? "403" : "502",
-		    phrase, policy ? "Content-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n" : "");
+		buf_printf(&b, "HTTP/1.1 %s %s\r\n%sConnection: close\r\nContent-Length: 0\r\n\r\n",
+		    policy ? "403" : "502", phrase,
+		    policy ? "Content-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n"
+			   : "");
 		break;
 	case PR_HTTP_FORWARD:
 		if (policy)
-			buf_puts(&b, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n"
-			    "Connection: close\r\nContent-Length: 40\r\n\r\nConnection blocked by network allowlist\n");
+			buf_puts(&b,
+			    "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: "
+			    "blocked-by-allowlist\r\n"
+			    "Connection: close\r\nContent-Length: 40\r\n\r\nConnection blocked by "
+			    "network allowlist\n");
 		else
-			buf_puts(&b, "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+			buf_puts(&b,
+			    "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: "
+			    "0\r\n\r\n");
 		break;
 	case PR_SOCKS5:
 		px_socks_reply(c, policy ? SOCKS5_NOT_ALLOWED : SOCKS5_HOST_UNREACHABLE, true);
@@ -13799,10 +14580,14 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 static void
 px_http_error(struct conn *c, int code)
 {
-	const char *r = code == 431 ? "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-	    : code == 503 ? "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-	    : code == 504 ? "HTTP/1.1 504 Gateway Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-	    : "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+	const char *r = code == 431 ? "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: "
+				      "close\r\nContent-Length: 0\r\n\r\n"
+	    : code == 503	    ? "HTTP/1.1 503 Service Unavailable\r\nConnection: "
+				      "close\r\nContent-Length: 0\r\n\r\n"
+	    : code == 504 ? "HTTP/1.1 504 Gateway Timeout\r\nConnection: close\r\nContent-Length: "
+			    "0\r\n\r\n"
+			  : "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: "
+			    "0\r\n\r\n";
 
 	px_reply_close(c, r, strlen(r));
 }
@@ -13820,8 +14605,9 @@ px_refuse(struct conn *c, const char *reason, bool policy)
 static void
 px_refuse_credential(struct conn *c, const char *what, const char *reason)
 {
-	static const char r[] = "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"sbx\"\r\n"
-	    "Connection: close\r\nContent-Length: 0\r\n\r\n";
+	static const char r[] = "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: "
+				"Basic realm=\"sbx\"\r\n"
+				"Connection: close\r\nContent-Length: 0\r\n\r\n";
 
 	px_record_as(c, PXV_DENY, PXO_CREDENTIAL, what, 0, reason);
 	if (c->proto == PR_HTTP_CONNECT || c->proto == PR_HTTP_FORWARD)
@@ -13849,10 +14635,13 @@ px_refuse_connect_tunnel(struct conn *c, const char *canon)
 	char target[SBX_MAX_HOST_BYTES + 32];
 	struct buf b = { 0 };
 
-	snprintf(target, sizeof(target), strchr(canon, ':') ? "CONNECT [%s]:%d" : "CONNECT %s:%d", canon, c->port);
+	snprintf(target, sizeof(target), strchr(canon, ':') ? "CONNECT [%s]:%d" : "CONNECT %s:%d",
+	    canon, c->port);
 	px_record_as(c, PXV_DENY, PXO_HTTP_REQUEST, target, 0, reason);
-	buf_printf(&b, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n"
-	    "\r\n%s", reason);
+	buf_printf(&b,
+	    "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: "
+	    "blocked-by-sandbox-runtime\r\n\r\n%s",
+	    reason);
 	px_reply_close(c, b.p, b.n);
 	free(b.p);
 }
@@ -13876,8 +14665,10 @@ px_refuse_misdirected(struct conn *c, const char *canon)
 		buf_puts(&t, "?\u2026");
 	buf_putc(&t, '\0');
 	px_record_as(c, PXV_DENY, PXO_HTTP_REQUEST, t.p, 0, c->misdirected);
-	buf_printf(&b, "HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\n"
-	    "X-Proxy-Error: blocked-by-sandbox-runtime\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
+	buf_printf(&b,
+	    "HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\n"
+	    "X-Proxy-Error: blocked-by-sandbox-runtime\r\nConnection: close\r\nContent-Length: "
+	    "%zu\r\n\r\n%s\n",
 	    strlen(c->misdirected) + 1, c->misdirected);
 	px_reply_close(c, b.p, b.n);
 	free(t.p);
@@ -13932,7 +14723,8 @@ px_decide(struct proxy *px, struct conn *c, unsigned slot)
 		return;
 	}
 	if (c->proto == PR_CAPTURE && px->p->refuse_opaque_tunnels) {	/* as opaque as a CONNECT */
-		px_refuse(c, "refuseOpaqueTunnels: only plain HTTP through the proxy goes out", true);
+		px_refuse(
+		    c, "refuseOpaqueTunnels: only plain HTTP through the proxy goes out", true);
 		return;
 	}
 	if (c->misdirected) {
@@ -13942,7 +14734,8 @@ px_decide(struct proxy *px, struct conn *c, unsigned slot)
 	/* the route: the MITM proxy or the parent resolves the name (and is
 	 * exempt from the guard, srt: users run cntlm on 127.0.0.1), or we do */
 	c->mitm = mitm_routes(px->p, canon);
-	c->via = c->mitm ? &px_mitm_hop : parent_for(px->p->route, canon, c->proto != PR_HTTP_FORWARD);
+	c->via =
+	    c->mitm ? &px_mitm_hop : parent_for(px->p->route, canon, c->proto != PR_HTTP_FORWARD);
 	if (c->via && c->proto == PR_HTTP_FORWARD) {
 		size_t n;
 		char *abs = http_absolute_form(c->fwd, c->fwd_n, canon, c->port, c->via->auth, &n);
@@ -14029,13 +14822,16 @@ px_connect_next(struct proxy *px, struct conn *c)
 		if (!addr_from_sockaddr(ai->ai_addr, &a))
 			continue;
 		if (ai->ai_family == AF_INET)
-			((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)(c->via ? c->via->port : c->port));
+			((struct sockaddr_in *)ai->ai_addr)->sin_port =
+			    htons((uint16_t)(c->via ? c->via->port : c->port));
 		else
-			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)(c->via ? c->via->port : c->port));
+			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port =
+			    htons((uint16_t)(c->via ? c->via->port : c->port));
 		/* the parent's own address is exempt (srt): the person named it */
 		if (!c->via && (cls = net_judge_address(px->p, canon, c->port, &a, &px->own))) {
 			if (!strstr(c->refused, cls))
-				snprintf(c->refused + strlen(c->refused), sizeof(c->refused) - strlen(c->refused), "%s%s",
+				snprintf(c->refused + strlen(c->refused),
+				    sizeof(c->refused) - strlen(c->refused), "%s%s",
 				    c->refused[0] ? " / " : "", cls);
 			continue;
 		}
@@ -14056,8 +14852,9 @@ px_connect_next(struct proxy *px, struct conn *c)
 	if (c->via) {
 		char why[SBX_MAX_HOST_BYTES + 64];
 
-		snprintf(why, sizeof(why), "the parent proxy %s:%d refused the connection or is unreachable",
-		    c->via->host, c->via->port);
+		snprintf(why, sizeof(why),
+		    "the parent proxy %s:%d refused the connection or is unreachable", c->via->host,
+		    c->via->port);
 		px_refuse(c, why, false);
 	} else if (!c->dialled) {
 		char why[260];
@@ -14176,13 +14973,16 @@ px_parent_reply(struct proxy *px, struct conn *c, short urev)
 
 		c->phead = NULL;
 		px_tunnel_ready(c);	/* the client's answer first (200, SOCKS success), */
-		rbuf_put(&c->u2c, head + rc, c->phead_n - (size_t)rc);	/* then the target's first bytes */
+		/* then the target's first bytes */
+		rbuf_put(&c->u2c, head + rc, c->phead_n - (size_t)rc);
 		free(head);
 		c->phead_n = 0;
 		return;
 	}
-	snprintf(why, sizeof(why), "%s %s", px_hop_name(c), rc == -1 ? "refused the tunnel: " :
-	    rc == -2 ? "answered CONNECT with a head over 16 KiB" : "closed the connection before it answered CONNECT");
+	snprintf(why, sizeof(why), "%s %s", px_hop_name(c),
+	    rc == -1	   ? "refused the tunnel: "
+		: rc == -2 ? "answered CONNECT with a head over 16 KiB"
+			   : "closed the connection before it answered CONNECT");
 	if (rc == -1)
 		str_copy(why + strlen(why), line, sizeof(why) - strlen(why));
 	close(c->ufd);
@@ -14222,7 +15022,9 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 
 		switch (c->st) {
 		case CS_PEEK:
-			c->st = b[0] == 0x05 ? CS_SOCKS5_GREETING : b[0] == 0x04 ? CS_SOCKS4_REQUEST : CS_HTTP_HEAD;
+			c->st = b[0] == 0x05 ? CS_SOCKS5_GREETING
+			    : b[0] == 0x04   ? CS_SOCKS4_REQUEST
+					     : CS_HTTP_HEAD;
 			continue;
 		case CS_HTTP_HEAD: {
 			struct http_req req;
@@ -14237,14 +15039,19 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			}
 			str_copy(c->host, req.host, sizeof(c->host));
 			c->port = req.port;
-			if (px->token && !(req.auth && proxy_basic_ok(req.auth, req.auth_n, px->token))) {
-				px_refuse_credential(c, req.auth ? "wrong" : "missing", req.auth ?
-				    "a client of the proxy gave a wrong credential: not this run's" :
-				    "a client of the proxy gave no credential: a program that ignores the one in the proxy "
-				    "variables' URLs, or another process on this machine");
+			if (px->token &&
+			    !(req.auth && proxy_basic_ok(req.auth, req.auth_n, px->token))) {
+				px_refuse_credential(c, req.auth ? "wrong" : "missing",
+				    req.auth ? "a client of the proxy gave a wrong credential: not "
+					       "this run's"
+					     : "a client of the proxy gave no credential: a "
+					       "program that ignores the one in the proxy "
+					       "variables' URLs, or another process on this "
+					       "machine");
 				return;
 			}
-			if (!req.connect && px->p->require_host_match) {	/* judged after the allow, as srt */
+			/* judged after the allow, as srt */
+			if (!req.connect && px->p->require_host_match) {
 				char canon[SBX_MAX_HOST_BYTES + 64];
 
 				match_canonical_host(req.host, canon, sizeof(canon));
@@ -14256,7 +15063,9 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				 * request pipelined after it is neither sent undecided
 				 * nor with a Proxy-Authorization (a Transfer-Encoding'd
 				 * body runs to the client's end, as before) */
-				c->body_left = req.chunked ? -1 : req.content_length >= 0 ? req.content_length : 0;
+				c->body_left = req.chunked    ? -1
+				    : req.content_length >= 0 ? req.content_length
+							      : 0;
 			}
 			head_consume(c, (size_t)rc);
 			px_decide(px, c, slot);
@@ -14277,7 +15086,8 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 				rbuf_put(&c->u2c, reply, 2);
 			}
 			head_consume(c, (size_t)rc);
-			if (px->token && method == 0x00)	/* refused with the reason once the request names a host */
+			/* refused with the reason once the request names a host */
+			if (px->token && method == 0x00)
 				c->unauthorised = SBX_SOCKS_NO_AUTH_REASON;
 			c->st = method == 0x02 ? CS_SOCKS5_AUTH : CS_SOCKS5_REQUEST;
 			if (!c->head_n)
@@ -14298,7 +15108,8 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			 * refused with the reason once the request names a host: the
 			 * refusal then says where the command meant to go */
 			if (px->token && !proxy_credential_ok(user, ul, pass, pl, px->token))
-				c->unauthorised = "a client of the proxy gave a wrong credential: not this run's";
+				c->unauthorised = "a client of the proxy gave a wrong credential: "
+						  "not this run's";
 			rbuf_put(&c->u2c, "\x01\x00", 2);
 			head_consume(c, (size_t)rc);
 			c->st = CS_SOCKS5_REQUEST;
@@ -14316,8 +15127,12 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			}
 			head_consume(c, (size_t)rc);
 			if (c->unauthorised) {
-				px_refuse_credential(c, strcmp(c->unauthorised, SBX_SOCKS_NO_AUTH_REASON) == 0 ? "missing" :
-				    "wrong", c->unauthorised);
+				px_refuse_credential(c,
+				    strcmp(c->unauthorised, SBX_SOCKS_NO_AUTH_REASON) == 0 ? "missi"
+											     "ng"
+											   : "wron"
+											     "g",
+				    c->unauthorised);
 				return;
 			}
 			if (px->p->refuse_opaque_tunnels) {
@@ -14337,7 +15152,8 @@ px_on_handshake(struct proxy *px, struct conn *c, unsigned slot)
 			}
 			head_consume(c, (size_t)rc);
 			if (px->token) {	/* SOCKS4 has a user id but no password */
-				px_refuse_credential(c, "missing", "SOCKS4 cannot carry the proxy credential: use SOCKS5 or HTTP");
+				px_refuse_credential(c, "missing",
+				    "SOCKS4 cannot carry the proxy credential: use SOCKS5 or HTTP");
 				return;
 			}
 			if (px->p->refuse_opaque_tunnels) {
@@ -14451,16 +15267,20 @@ px_fix_response(const struct proxy *px, struct conn *c)
 		p = c->u2c.p + c->u2c.off + c->resp_ok;
 		n = c->u2c.len - c->u2c.off - c->resp_ok;
 		for (i = 3; i < n; i++)
-			if (p[i] == '\n' && p[i - 1] == '\r' && p[i - 2] == '\n' && p[i - 3] == '\r')
+			if (p[i] == '\n' && p[i - 1] == '\r' && p[i - 2] == '\n' &&
+			    p[i - 3] == '\r')
 				break;
 		if (i >= n) {
 			if (!(c->u_eof || c->u2c.len == c->u2c.cap))
 				return;
 			c->resp_head = false;	/* not HTTP as we know it: relay it untouched, */
-			if (px->p->strip_response_headers.n) {	/* unless headers must go: 502, as srt */
-				static const char bad[] = "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+			/* unless headers must go: 502, as srt */
+			if (px->p->strip_response_headers.n) {
+				static const char bad[] = "HTTP/1.1 502 Bad Gateway\r\nConnection: "
+							  "close\r\nContent-Length: 0\r\n\r\n";
 
-				memmove(c->u2c.p, c->u2c.p + c->u2c.off, c->resp_ok);	/* the interim heads stay */
+				/* the interim heads stay */
+				memmove(c->u2c.p, c->u2c.p + c->u2c.off, c->resp_ok);
 				c->u2c.off = 0;
 				c->u2c.len = c->resp_ok;
 				if (c->u2c.len + sizeof(bad) - 1 <= c->u2c.cap) {
@@ -14468,7 +15288,9 @@ px_fix_response(const struct proxy *px, struct conn *c)
 					c->u2c.len += sizeof(bad) - 1;
 				}
 				c->u_eof = true;	/* nothing more of it is read */
-				px_record(c, PXV_FAIL, "the upstream's answer is not an HTTP head whose headers can be stripped");
+				px_record(c, PXV_FAIL,
+				    "the upstream's answer is not an HTTP head whose headers can "
+				    "be stripped");
 			}
 			return;
 		}
@@ -14544,7 +15366,8 @@ px_interest(const struct conn *c, short *cev, short *uev)
 		if (rbuf_pending(&c->u2c) && (!c->resp_head || c->resp_ok))
 			*cev |= POLLOUT;
 		if (!c->u_eof && rbuf_room(&c->u2c))
-			*uev |= POLLIN | POLLRDHUP;	/* px_on_events: the answer and its end, at once */
+			*uev |=
+			    POLLIN | POLLRDHUP; /* px_on_events: the answer and its end, at once */
 		if (rbuf_pending(&c->c2u))
 			*uev |= POLLOUT;
 		break;
@@ -14571,7 +15394,8 @@ px_host_port(struct conn *c, int port)
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS)) {
+	if (fd < 0 ||
+	    (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS)) {
 		if (fd >= 0)
 			close(fd);
 		c->st = CS_REPLY_CLOSE;	/* nothing queued: closes at once */
@@ -14598,7 +15422,8 @@ px_expose_request(struct proxy *px, struct conn *c, unsigned slot, int port)
 	c->port = port;
 	c->st = CS_INSIDE_WAIT;
 	c->deadline_ms = now_ms() + SBX_CONNECT_MS;
-	if (px->expose_fd < 0 || send(px->expose_fd, b, sizeof(b), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(b))
+	if (px->expose_fd < 0 ||
+	    send(px->expose_fd, b, sizeof(b), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(b))
 		c->st = CS_REPLY_CLOSE;	/* nothing queued: closes at once */
 }
 
@@ -14642,8 +15467,11 @@ px_expose_answer(struct proxy *px)
 	while ((n = recv_fds(px->expose_fd, b, sizeof(b), &fd, 1, &nfd, MSG_DONTWAIT)) >= 0) {
 		/* the connection it is for, if still waiting (an answer for one
 		 * that went, or one not understood, is dropped) */
-		c = expose_decode(b, n, &ans) == 0 && ans.slot < SBX_MAX_CONNS && px->conns[ans.slot].gen == ans.gen &&
-		    px->conns[ans.slot].st == CS_INSIDE_WAIT ? &px->conns[ans.slot] : NULL;
+		c = expose_decode(b, n, &ans) == 0 && ans.slot < SBX_MAX_CONNS &&
+			px->conns[ans.slot].gen == ans.gen &&
+			px->conns[ans.slot].st == CS_INSIDE_WAIT
+		    ? &px->conns[ans.slot]
+		    : NULL;
 		if (!c || ans.value != 0 || nfd != 1) {
 			if (nfd == 1)
 				close(fd);
@@ -14674,7 +15502,9 @@ px_mitm_answer(struct proxy *px, const unsigned char *b, size_t n, int fd)
 	char why[SBX_MAX_TEXT_ARG_BYTES];
 
 	c = mitm_decode(b, n, &ans) == 0 && ans.kind == 'm' && ans.slot < SBX_MAX_CONNS &&
-	    px->conns[ans.slot].gen == ans.gen && px->conns[ans.slot].st == CS_MITM_WAIT ? &px->conns[ans.slot] : NULL;
+		px->conns[ans.slot].gen == ans.gen && px->conns[ans.slot].st == CS_MITM_WAIT
+	    ? &px->conns[ans.slot]
+	    : NULL;
 	if (c && !ans.err && fd >= 0) {
 		fcntl(fd, F_SETFL, O_NONBLOCK);
 		c->ufd = fd;
@@ -14686,7 +15516,8 @@ px_mitm_answer(struct proxy *px, const unsigned char *b, size_t n, int fd)
 		close(fd);
 	if (!c)
 		return;
-	snprintf(why, sizeof(why), "the MITM proxy's socket %s: %s", px->p->mitm_socket ? px->p->mitm_socket : "?",
+	snprintf(why, sizeof(why), "the MITM proxy's socket %s: %s",
+	    px->p->mitm_socket ? px->p->mitm_socket : "?",
 	    ans.err ? strerror((int)ans.err) : "sbx sent no socket");
 	px_refuse(c, why, false);
 }
@@ -14704,10 +15535,12 @@ px_accept(struct proxy *px, const struct px_listener *l)
 		for (i = 0; i < SBX_MAX_CONNS && px->conns[i].st != CS_FREE; i++)
 			;
 		if (i == SBX_MAX_CONNS) {	/* full: say so and drop it */
-			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n";
+			static const char busy[] = "HTTP/1.1 503 Service "
+						   "Unavailable\r\nConnection: close\r\n\r\n";
 
 			if (l->role == LR_PROXY)
-				(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+				(void)!send(
+				    fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			continue;
 		}
@@ -14718,8 +15551,9 @@ px_accept(struct proxy *px, const struct px_listener *l)
 			px->conns_end = i + 1;
 		px->conns[i].deadline_ms = now_ms() + SBX_HANDSHAKE_MS;
 		if (l->role == LR_PROXY)
-			px_on_handshake(px, &px->conns[i], i);	/* a client sends its request at once: read it
-								 * now, not a poll() round later */
+			px_on_handshake(
+			    px, &px->conns[i], i); /* a client sends its request at once: read it
+						    * now, not a poll() round later */
 		else if (l->role == LR_HOST_PORT)
 			px_host_port(&px->conns[i], l->port);
 		else if (l->role == LR_EXPOSE)
@@ -14810,7 +15644,8 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 	/* POLLHUP with data still readable is read first, as nc does. What was
 	 * read is sent on at once (the other side is usually writable): one
 	 * poll() per chunk instead of two */
-	bulk = c->proto != PR_HTTP_FORWARD;	/* its response head is rewritten in a small buffer */
+	/* its response head is rewritten in a small buffer */
+	bulk = c->proto != PR_HTTP_FORWARD;
 	if (c->c_done && (crev & POLLHUP))
 		c->c_eof = true;	/* the client left */
 	if ((crev & (POLLIN | POLLHUP)) && !c->c_eof && !c->c_done && rbuf_room(&c->c2u)) {
@@ -14822,7 +15657,8 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 			int64_t got = (int64_t)(c->c2u.moved - before);
 
 			if (got > c->body_left)
-				c->c2u.len -= (size_t)(got - c->body_left);	/* past the body: dropped */
+				/* past the body: dropped */
+				c->c2u.len -= (size_t)(got - c->body_left);
 			c->body_left -= got < c->body_left ? got : c->body_left;
 			c->c_done = c->body_left == 0;
 		}
@@ -14843,8 +15679,10 @@ px_on_events(struct proxy *px, struct conn *c, unsigned slot, short crev, short 
 		px_close(px, c);
 		return;
 	}
-	if ((c->c2u.cap == SBX_BULK_BUF_BYTES && (crev & POLLIN) && !relay_pump(c->cfd, c->ufd, &c->c2u, &c->c_eof)) ||
-	    (c->u2c.cap == SBX_BULK_BUF_BYTES && (urev & POLLIN) && !relay_pump(c->ufd, c->cfd, &c->u2c, &c->u_eof))) {
+	if ((c->c2u.cap == SBX_BULK_BUF_BYTES && (crev & POLLIN) &&
+		!relay_pump(c->cfd, c->ufd, &c->c2u, &c->c_eof)) ||
+	    (c->u2c.cap == SBX_BULK_BUF_BYTES && (urev & POLLIN) &&
+		!relay_pump(c->ufd, c->cfd, &c->u2c, &c->u_eof))) {
 		px_close(px, c);
 		return;
 	}
@@ -14882,17 +15720,25 @@ px_on_timeouts(struct proxy *px, int64_t now)
 			px_close(px, c);
 			continue;
 		}
-		if (c->st == CS_CONNECTING || c->st == CS_RESOLVING || c->st == CS_PARENT_REPLY || c->st == CS_MITM_WAIT) {
-			px_record(c, PXV_FAIL, c->st == CS_PARENT_REPLY ? (c->mitm ? "the MITM proxy did not answer CONNECT in time" :
-			    "the parent proxy did not answer CONNECT in time") : c->st == CS_CONNECTING ?
-			    "the upstream did not answer in time" : c->st == CS_MITM_WAIT ?
-			    "sbx did not hand over the MITM proxy's socket in time" : "the name did not resolve in time");
+		if (c->st == CS_CONNECTING || c->st == CS_RESOLVING || c->st == CS_PARENT_REPLY ||
+		    c->st == CS_MITM_WAIT) {
+			px_record(c, PXV_FAIL,
+			    c->st == CS_PARENT_REPLY ? (c->mitm ? "the MITM proxy did not answer "
+								  "CONNECT in time"
+								: "the parent proxy did not answer "
+								  "CONNECT in time")
+				: c->st == CS_CONNECTING ? "the upstream did not answer in time"
+				: c->st == CS_MITM_WAIT	 ? "sbx did not hand over the MITM proxy's "
+							   "socket in time"
+							 : "the name did not resolve in time");
 			if (c->proto == PR_CAPTURE) {
 				px_close(px, c);	/* no protocol to say it in */
 				continue;
 			}
 			if (c->proto == PR_SOCKS5 || c->proto == PR_SOCKS4)
-				px_socks_reply(c, c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED, true);
+				px_socks_reply(c,
+				    c->proto == PR_SOCKS4 ? SOCKS4_REFUSED : SOCKS5_TTL_EXPIRED,
+				    true);
 			else
 				px_http_error(c, 504);
 			if (c->ufd >= 0) {
@@ -14925,7 +15771,8 @@ px_on_resolver(struct proxy *px)
 		done = j->next;
 		if (j->slot >= SBX_MAX_CONNS) {	/* a DNS stub question's (7.4) */
 			px_dns_resolved(px, j->slot - SBX_MAX_CONNS, j->gen, j->res, j->err);
-		} else if (px->conns[j->slot].st == CS_RESOLVING && px->conns[j->slot].gen == j->gen) {
+		} else if (px->conns[j->slot].st == CS_RESOLVING &&
+		    px->conns[j->slot].gen == j->gen) {
 			px_resolved(px, &px->conns[j->slot], j->res, j->err);
 		} else if (j->res) {
 			freeaddrinfo(j->res);
@@ -14976,11 +15823,12 @@ struct dns_pending {
 	int64_t deadline_ms;
 };
 
-#define SBX_CAPTURE_NET	0x7f4d0000u	/* 127.77.0.0/16: capture addresses, 127.77.0.1 for the first name */
+/* 127.77.0.0/16: capture addresses, 127.77.0.1 for the first name */
+#define SBX_CAPTURE_NET	0x7f4d0000u
 
 static void
-px_dns_send(int fd, const struct sockaddr_storage *to, socklen_t tolen, const struct dns_question *q, int rcode,
-    const struct addr *a, size_t na, uint32_t ttl)
+px_dns_send(int fd, const struct sockaddr_storage *to, socklen_t tolen,
+    const struct dns_question *q, int rcode, const struct addr *a, size_t na, uint32_t ttl)
 {
 	unsigned char out[SBX_DNS_UDP_BYTES];
 	size_t n = dns_reply_build(q, rcode, a, na, ttl, out);
@@ -15013,8 +15861,8 @@ px_capture_index(struct proxy *px, const char *canon)
 
 /* One question, decided (the module comment above). */
 static void
-px_dns_question(struct proxy *px, int fd, const struct dns_question *q, const struct sockaddr_storage *from,
-    socklen_t fromlen)
+px_dns_question(struct proxy *px, int fd, const struct dns_question *q,
+    const struct sockaddr_storage *from, socklen_t fromlen)
 {
 	char canon[SBX_MAX_HOST_BYTES + 64];
 	struct net_verdict v;
@@ -15025,8 +15873,10 @@ px_dns_question(struct proxy *px, int fd, const struct dns_question *q, const st
 		px_dns_send(fd, from, fromlen, q, DNS_REFUSED, NULL, 0, 0);
 		return;
 	}
-	if (!q->name[0] || q->qclass != DNS_CLASS_IN) {	/* the root, or CHAOS and the like: nothing to look up */
-		px_dns_send(fd, from, fromlen, q, q->name[0] ? DNS_NOTIMP : DNS_REFUSED, NULL, 0, 0);
+	/* the root, or CHAOS and the like: nothing to look up */
+	if (!q->name[0] || q->qclass != DNS_CLASS_IN) {
+		px_dns_send(
+		    fd, from, fromlen, q, q->name[0] ? DNS_NOTIMP : DNS_REFUSED, NULL, 0, 0);
 		return;
 	}
 	v = net_decide_name(px->p, q->name);
@@ -15036,7 +15886,8 @@ px_dns_question(struct proxy *px, int fd, const struct dns_question *q, const st
 		return;
 	}
 	if (q->qtype != DNS_TYPE_A && q->qtype != DNS_TYPE_AAAA) {
-		px_dns_send(fd, from, fromlen, q, DNS_NOERROR, NULL, 0, 0);	/* only addresses are relayed */
+		/* only addresses are relayed */
+		px_dns_send(fd, from, fromlen, q, DNS_NOERROR, NULL, 0, 0);
 		return;
 	}
 	if (px->capture_names) {
@@ -15044,11 +15895,13 @@ px_dns_question(struct proxy *px, int fd, const struct dns_question *q, const st
 		int idx;
 
 		if (q->qtype == DNS_TYPE_AAAA) {
-			px_dns_send(fd, from, fromlen, q, DNS_NOERROR, NULL, 0, 0);	/* IPv4 only: the A is captured */
+			/* IPv4 only: the A is captured */
+			px_dns_send(fd, from, fromlen, q, DNS_NOERROR, NULL, 0, 0);
 			return;
 		}
 		if ((idx = px_capture_index(px, canon)) < 0) {
-			px_dns_record(PXV_FAIL, q->name, "network-capture has handed out every address of this run");
+			px_dns_record(PXV_FAIL, q->name,
+			    "network-capture has handed out every address of this run");
 			px_dns_send(fd, from, fromlen, q, DNS_SERVFAIL, NULL, 0, 0);
 			return;
 		}
@@ -15066,7 +15919,8 @@ px_dns_question(struct proxy *px, int fd, const struct dns_question *q, const st
 		px_dns_send(fd, from, fromlen, q, DNS_SERVFAIL, NULL, 0, 0);
 		return;
 	}
-	px->dnsq[i] = (struct dns_pending){ true, ++px->dns_gen, fd, *q, *from, fromlen, now_ms() + SBX_CONNECT_MS };
+	px->dnsq[i] = (struct dns_pending){ true, ++px->dns_gen, fd, *q, *from, fromlen,
+		now_ms() + SBX_CONNECT_MS };
 	dns_submit(SBX_MAX_CONNS + i, px->dnsq[i].gen, canon);
 }
 
@@ -15098,7 +15952,8 @@ px_dns_resolved(struct proxy *px, unsigned qi, unsigned gen, struct addrinfo *re
 			continue;
 		if ((cls = net_judge_address(px->p, canon, 0, &a, &px->own))) {
 			if (!strstr(refused, cls))
-				snprintf(refused + strlen(refused), sizeof(refused) - strlen(refused), "%s%s",
+				snprintf(refused + strlen(refused),
+				    sizeof(refused) - strlen(refused), "%s%s",
 				    refused[0] ? " / " : "", cls);
 			continue;
 		}
@@ -15117,7 +15972,8 @@ px_dns_resolved(struct proxy *px, unsigned qi, unsigned gen, struct addrinfo *re
 		    ;
 
 		px_dns_record(PXV_FAIL, d->q.name, "does not resolve");
-		px_dns_send(d->fd, &d->from, d->fromlen, &d->q, none ? DNS_NXDOMAIN : DNS_SERVFAIL, NULL, 0, 0);
+		px_dns_send(d->fd, &d->from, d->fromlen, &d->q, none ? DNS_NXDOMAIN : DNS_SERVFAIL,
+		    NULL, 0, 0);
 	} else if (!nkeep && refused[0]) {
 		char why[220];
 
@@ -15126,7 +15982,8 @@ px_dns_resolved(struct proxy *px, unsigned qi, unsigned gen, struct addrinfo *re
 		px_dns_send(d->fd, &d->from, d->fromlen, &d->q, DNS_REFUSED, NULL, 0, 0);
 	} else {
 		px_dns_record(PXV_ALLOW, d->q.name, NULL);
-		px_dns_send(d->fd, &d->from, d->fromlen, &d->q, DNS_NOERROR, keep, nkeep, SBX_DNS_TTL);
+		px_dns_send(
+		    d->fd, &d->from, d->fromlen, &d->q, DNS_NOERROR, keep, nkeep, SBX_DNS_TTL);
 	}
 }
 
@@ -15156,7 +16013,8 @@ px_dns_read(struct proxy *px, int fd)
 		struct sockaddr_storage from;
 		socklen_t fromlen = sizeof(from);
 		struct dns_question q;
-		ssize_t n = recvfrom(fd, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)&from, &fromlen);
+		ssize_t n =
+		    recvfrom(fd, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)&from, &fromlen);
 		int rc;
 
 		if (n < 0)
@@ -15186,7 +16044,8 @@ px_capture(struct proxy *px, struct conn *c, unsigned slot, int port)
 		return;
 	}
 	ip = ntohl(sa.sin_addr.s_addr);
-	if ((ip & 0xffff0000u) == SBX_CAPTURE_NET && ip - SBX_CAPTURE_NET >= 1 && ip - SBX_CAPTURE_NET <= px->ncapture)
+	if ((ip & 0xffff0000u) == SBX_CAPTURE_NET && ip - SBX_CAPTURE_NET >= 1 &&
+	    ip - SBX_CAPTURE_NET <= px->ncapture)
 		str_copy(c->host, px->capture_names[ip - SBX_CAPTURE_NET - 1], sizeof(c->host));
 	else
 		inet_ntop(AF_INET, &sa.sin_addr, c->host, sizeof(c->host));
@@ -15250,14 +16109,15 @@ px_warm_resolver(void)
  * allows, the connection table, the listeners, this machine's addresses
  * (getifaddrs, for the resolved-address guard). Exits 125 when it cannot. */
 static void
-px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd,
-    const char *token)
+px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, int nl,
+    int expose_fd, int report_fd, const char *token)
 {
 	static struct conn conns[SBX_MAX_CONNS];
 	struct rlimit rl;
 	int i;
 
-	static const int terminal_signals[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGUSR1, SIGUSR2 };
+	static const int terminal_signals[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGUSR1,
+		SIGUSR2 };
 
 	if (px_pipe_cloexec_nonblock(px->resolved_pipe) < 0)
 		_exit(SBX_EXIT_FAILURE);
@@ -15283,8 +16143,10 @@ px_init(struct proxy *px, const struct policy *p, const struct px_listener *ls, 
 	for (i = 0; i < nl && i < (int)LEN(px->listeners); i++) {
 		px->listeners[i] = ls[i];
 		fcntl(ls[i].fd, F_SETFL, O_NONBLOCK);
-		if (ls[i].role == LR_CAPTURE && !px->capture_names)	/* pages are touched as names come */
-			px->capture_names = calloc(SBX_MAX_CAPTURE_NAMES, sizeof(*px->capture_names));
+		/* pages are touched as names come */
+		if (ls[i].role == LR_CAPTURE && !px->capture_names)
+			px->capture_names =
+			    calloc(SBX_MAX_CAPTURE_NAMES, sizeof(*px->capture_names));
 	}
 	px->nlisteners = i;
 	px->dnsq = calloc(SBX_DNS_PENDING, sizeof(*px->dnsq));
@@ -15320,7 +16182,8 @@ px_take_tables(struct proxy *px, const unsigned char *msg, ssize_t n, int fd)
 	size_t got = 0;
 
 	memcpy(&len, msg + 1, n == SBX_TABLES_MSG_BYTES ? 4 : 0);
-	if (n != SBX_TABLES_MSG_BYTES || msg[0] != 'P' || len > SBX_TABLES_MAX_BYTES || !(b = malloc(len + 1))) {
+	if (n != SBX_TABLES_MSG_BYTES || msg[0] != 'P' || len > SBX_TABLES_MAX_BYTES ||
+	    !(b = malloc(len + 1))) {
 		warnx("proxy: a policy update from sbx refused: %s", why);
 		return;
 	}
@@ -15343,7 +16206,8 @@ px_take_tables(struct proxy *px, const unsigned char *msg, ssize_t n, int fd)
 	px->live.allow_domains = t->allow;
 	px->live.deny_domains = t->deny;
 	px->live.deny_addresses = t->addrs;
-	net_tables_free(px->tables);	/* the lists before: nothing points into them past this call */
+	/* the lists before: nothing points into them past this call */
+	net_tables_free(px->tables);
 	px->tables = t;
 }
 
@@ -15355,7 +16219,8 @@ static void
 px_from_sbx(struct proxy *px)
 {
 	for (;;) {
-		unsigned char msg[SBX_MITM_ANSWER_BYTES + 1];	/* one more: a longer message is refused */
+		/* one more: a longer message is refused */
+		unsigned char msg[SBX_MITM_ANSWER_BYTES + 1];
 		int fd = -1, nfd = 0;
 		ssize_t n;
 
@@ -15369,7 +16234,8 @@ px_from_sbx(struct proxy *px)
 			px_mitm_answer(px, msg, (size_t)n, nfd == 1 ? fd : -1);
 			continue;
 		}
-		if (msg[0] == 'F' && n == 1 && nfd == 0) {	/* the run ends: every record, then 'f' after them */
+		/* the run ends: every record, then 'f' after them */
+		if (msg[0] == 'F' && n == 1 && nfd == 0) {
 			px_records_flush();
 			(void)send(px_report_fd, "f", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 			continue;
@@ -15409,7 +16275,8 @@ px_loop(struct proxy *px)
 		for (unsigned q = 0; q < SBX_DNS_PENDING; q++)
 			if (px->dnsq[q].used && (next < 0 || px->dnsq[q].deadline_ms < next))
 				next = px->dnsq[q].deadline_ms;
-		pfd[n].fd = px_report_fd; pfd[n].events = POLLIN; n++;	/* tables from sbx, or its end closing */
+		/* tables from sbx, or its end closing */
+		pfd[n].fd = px_report_fd; pfd[n].events = POLLIN; n++;
 		pfd[n].fd = px->resolved_pipe[0]; pfd[n].events = POLLIN; n++;
 		pfd[n].fd = px->expose_fd; pfd[n].events = POLLIN; n++;	/* -1: poll skips it */
 		for (i = 0; i < px->nlisteners; i++) {
@@ -15433,17 +16300,20 @@ px_loop(struct proxy *px)
 		}
 		timeout = next < 0 ? -1 : (int)(next - now > 0 ? next - now : 0);
 		if (SBX_PROXY_WATCHES_PARENT && (timeout < 0 || timeout > 1000))
-			timeout = 1000;	/* a datagram pair never says sbx has gone: look each second */
+			/* a datagram pair never says sbx has gone: look each second */
+			timeout = 1000;
 		rc = poll(pfd, n, timeout);
 		if (SBX_PROXY_WATCHES_PARENT && getppid() != px->parent)
-			_exit(0);	/* sbx has gone (this process was handed to another parent) */
+			/* sbx has gone (this process was handed to another parent) */
+			_exit(0);
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(SBX_EXIT_FAILURE);
 		}
 		if (pfd[0].revents)
-			px_from_sbx(px);	/* first: what follows is decided by the new tables */
+			/* first: what follows is decided by the new tables */
+			px_from_sbx(px);
 		if (pfd[1].revents & POLLIN)
 			px_on_resolver(px);
 		if (pfd[2].revents)
@@ -15473,8 +16343,8 @@ px_loop(struct proxy *px)
 
 /* The proxy process: runs until sbx goes away (report_fd hangs up). token:
  * the credential every client must give (macOS), or NULL (Linux). */
-static void __attribute__((noreturn))
-px_main(const struct policy *p, const struct px_listener *ls, int nl, int expose_fd, int report_fd, const char *token)
+static void __attribute__((noreturn)) px_main(const struct policy *p, const struct px_listener *ls,
+    int nl, int expose_fd, int report_fd, const char *token)
 {
 	static struct proxy px;
 
@@ -15509,16 +16379,19 @@ static int mitm_serve(int report, const char *path, const unsigned char *rec, si
  * audit's findings after the run each become one struct violation.
  * Repeats collapse into a count. */
 enum vkind {
-	VK_FILE,	/* the observer: a write-intent syscall on a path the plan keeps read-only */
+	/* the observer: a write-intent syscall on a path the plan keeps read-only */
+	VK_FILE,
 	VK_NET,		/* the proxy: a connection it refused (network-outbound, socks-tunnel) */
-	VK_CONNECT,	/* the observer: connect() (or a send) to an address other than the proxy's */
+	/* the observer: connect() (or a send) to an address other than the proxy's */
+	VK_CONNECT,
 	VK_AUDIT,	/* the audit after the run: a hook or setting neutralised */
 	VK_SEATBELT,	/* macOS: the kernel's Seatbelt refusal, from the unified log (sblog) */
 };	/* ORDER: vkind_names */
 
 struct violation {
 	enum vkind kind;
-	const char *op;		/* the syscall ("openat"), "network-outbound", "connect", the audit's verb */
+	const char
+	    *op; /* the syscall ("openat"), "network-outbound", "connect", the audit's verb */
 	const char *target;	/* a path, a host, an address */
 	int port;		/* VK_NET and VK_CONNECT; 0 otherwise */
 	const char *reason;	/* why, or NULL */
@@ -15526,7 +16399,8 @@ struct violation {
 	const char *comm;	/* its command name, or NULL */
 	int64_t time_ms;	/* wall clock, ms since the epoch */
 	uint64_t count;		/* in the store: how many times it came */
-	uint32_t sid;		/* the observer's: the caller's session inside (a session's exec); 0: unknown */
+	/* the observer's: the caller's session inside (a session's exec); 0: unknown */
+	uint32_t sid;
 };
 
 
@@ -15542,9 +16416,18 @@ struct violation {
 static bool
 report_cp_hidden(unsigned cp)
 {
-	static const struct { unsigned lo, hi; } hidden[] = {
-		{ 0x00, 0x1f }, { 0x7f, 0x9f }, { 0xad, 0xad }, { 0x61c, 0x61c }, { 0x180e, 0x180e },
-		{ 0x200b, 0x200f }, { 0x2028, 0x202e }, { 0x2060, 0x2064 }, { 0x2066, 0x206f }, { 0xfeff, 0xfeff },
+	static const struct { unsigned lo, hi;
+	} hidden[] = {
+		{ 0x00, 0x1f },
+		{ 0x7f, 0x9f },
+		{ 0xad, 0xad },
+		{ 0x61c, 0x61c },
+		{ 0x180e, 0x180e },
+		{ 0x200b, 0x200f },
+		{ 0x2028, 0x202e },
+		{ 0x2060, 0x2064 },
+		{ 0x2066, 0x206f },
+		{ 0xfeff, 0xfeff },
 		{ 0xe0000, 0xe007f },
 	};
 
@@ -15621,14 +16504,16 @@ violation_line(const struct violation *v, struct buf *out)
  * line drops it; another rule's command text, found in the command, drops
  * the lines its text is found in. For file events srt tests the path only. */
 static bool
-violation_ignored(const struct policy *p, const char *cmdline, const struct violation *v, const char *line)
+violation_ignored(
+    const struct policy *p, const char *cmdline, const struct violation *v, const char *line)
 {
 	const char *tested = v->kind == VK_FILE ? v->target : line;
 
 	for (size_t i = 0; i < p->ignores.n; i++) {
 		const struct ignorerule *r = p->ignores.v[i];
 
-		if ((strcmp(r->command, "*") == 0 || strstr(cmdline, r->command)) && strstr(tested, r->line))
+		if ((strcmp(r->command, "*") == 0 || strstr(cmdline, r->command)) &&
+		    strstr(tested, r->line))
 			return true;
 	}
 	return false;
@@ -15636,7 +16521,8 @@ violation_ignored(const struct policy *p, const char *cmdline, const struct viol
 
 /* One record as a JSON line (--violations=FILE, --violations-fd): time,
  * kind, op, target, port, reason, pid, comm. */
-static const char *const vkind_names[] = { "file", "network", "connect", "audit", "seatbelt" };	/* ORDER: enum vkind */
+/* ORDER: enum vkind */
+static const char *const vkind_names[] = { "file", "network", "connect", "audit", "seatbelt" };
 
 /* A JSON string of untrusted text: bytes that are not UTF-8 become
  * U+FFFD (JSON is Unicode: a strict reader stops at the first bad line and
@@ -15667,7 +16553,8 @@ json_put_untrusted(struct buf *out, const char *s)
 static void
 violation_json(const struct violation *v, struct buf *out)
 {
-	buf_printf(out, "{\"time\":%lld,\"kind\":\"%s\",\"op\":", (long long)v->time_ms, vkind_names[v->kind]);
+	buf_printf(out, "{\"time\":%lld,\"kind\":\"%s\",\"op\":", (long long)v->time_ms,
+	    vkind_names[v->kind]);
 	json_put_untrusted(out, v->op);
 	buf_puts(out, ",\"target\":");
 	json_put_untrusted(out, v->target);
@@ -15702,14 +16589,20 @@ enum vclass {
 	VC_COUNT
 };
 
-#define SBX_REPORT_PINNED	50	/* the first and the last distinct pinned refusals: 100 lines at most */
+/* the first and the last distinct pinned refusals: 100 lines at most */
+#define SBX_REPORT_PINNED	50
 #define SBX_REPORT_OTHER	25	/* ... and of the others: 50 lines at most */
 #define SBX_REPORT_IGNORED	16	/* the last ignored ones, never shown */
 
-static const struct { uint16_t first, last; } vclass_keep[VC_COUNT] = {	/* ORDER: enum vclass */
-	{ SBX_REPORT_PINNED, SBX_REPORT_PINNED }, { SBX_REPORT_OTHER, SBX_REPORT_OTHER }, { 0, SBX_REPORT_IGNORED },
+static const struct { uint16_t first, last;
+} vclass_keep[VC_COUNT] = {
+	/* ORDER: enum vclass */
+	{ SBX_REPORT_PINNED, SBX_REPORT_PINNED },
+	{ SBX_REPORT_OTHER, SBX_REPORT_OTHER },
+	{ 0, SBX_REPORT_IGNORED },
 };
-#define SBX_VSTORE_SLOTS	(2 * SBX_REPORT_PINNED + 2 * SBX_REPORT_OTHER + SBX_REPORT_IGNORED)	/* vclass_keep's sum */
+/* vclass_keep's sum */
+#define SBX_VSTORE_SLOTS	(2 * SBX_REPORT_PINNED + 2 * SBX_REPORT_OTHER + SBX_REPORT_IGNORED)
 
 /* One distinct refusal held: its copy (malloc'd in one block with its
  * strings: a session's daemon lives for hours, so no arena). */
@@ -15722,7 +16615,8 @@ struct vkept {
 };
 
 struct vstore {
-	struct vkept *kept[SBX_VSTORE_SLOTS];	/* a class's first, then its ring (vclass_base); NULL: free */
+	/* a class's first, then its ring (vclass_base); NULL: free */
+	struct vkept *kept[SBX_VSTORE_SLOTS];
 	struct {
 		uint32_t nfirst;	/* of its first slots, filled */
 		uint32_t nring, oldest;	/* of its ring: filled, and the slot to go next */
@@ -15733,11 +16627,15 @@ struct vstore {
 	const struct policy *p;	/* borrowed: ignore-violations; NULL: none */
 	const struct plan *pl;	/* borrowed: which paths are under a deny; NULL: none known */
 	const char *cmdline;	/* borrowed: what ignore-violations' command texts are found in */
-	int json_fd;		/* each new distinct record as a JSON line (--violations=FILE, -fd), or -1 */
-	int json_dir;		/* --violations=FILE: its directory, for rotating it (vstore_json); or -1 */
+	/* each new distinct record as a JSON line (--violations=FILE, -fd), or -1 */
+	int json_fd;
+	/* --violations=FILE: its directory, for rotating it (vstore_json); or -1 */
+	int json_dir;
 	const char *json_name;	/* FILE's name in json_dir (arena) */
-	uint64_t *written;	/* the records written lately, by hash (vstore_json; malloc), or NULL */
-	uint64_t seed;		/* of the hashes, per store: names chosen to collide cannot be precomputed */
+	/* the records written lately, by hash (vstore_json; malloc), or NULL */
+	uint64_t *written;
+	/* of the hashes, per store: names chosen to collide cannot be precomputed */
+	uint64_t seed;
 	/* told of every record as it comes, before the store keeps or counts
 	 * it, or NULL: a session's daemon gives each to its exec's store (10f) */
 	void (*added)(const struct vstore *s, const struct violation *v);
@@ -15752,7 +16650,8 @@ vstore_init(struct vstore *s, const struct policy *p, const struct plan *pl, con
 	s->pl = pl;
 	s->cmdline = cmdline ? cmdline : "";
 	s->json_fd = s->json_dir = -1;
-	s->seed = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)s;
+	s->seed = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() << 32 ^
+	    (uint64_t)(uintptr_t)s;
 }
 
 /* Let go of what s holds (not its sink: its opener's). */
@@ -15780,15 +16679,20 @@ static bool
 violation_same(const struct violation *a, const struct violation *b)
 {
 	return a->kind == b->kind && a->port == b->port && strcmp(a->op, b->op) == 0 &&
-	    strcmp(a->target, b->target) == 0 && strcmp(a->reason ? a->reason : "", b->reason ? b->reason : "") == 0;
+	    strcmp(a->target, b->target) == 0 &&
+	    strcmp(a->reason ? a->reason : "", b->reason ? b->reason : "") == 0;
 }
 
 /* What makes v distinct, hashed with the store's seed; never 0. */
 static uint64_t
 violation_hash(const struct vstore *s, const struct violation *v)
 {
-	return ((str_hash(v->op) ^ str_hash(v->target) * 31 ^ str_hash(v->reason ? v->reason : "") * 131 ^
-	    (uint64_t)v->port * 8191 ^ (uint64_t)v->kind) ^ s->seed) * 0xff51afd7ed558ccdULL | 1;
+	return ((str_hash(v->op) ^ str_hash(v->target) * 31 ^
+		    str_hash(v->reason ? v->reason : "") * 131 ^ (uint64_t)v->port * 8191 ^
+		    (uint64_t)v->kind) ^
+		   s->seed) *
+	    0xff51afd7ed558ccdULL |
+	    1;
 }
 
 /* A copy of v in one malloc'd block, strings included, or NULL. */
@@ -15808,7 +16712,10 @@ vkept_new(const struct violation *v)
 	k->v = *v;
 	p = (char *)(k + 1);
 	for (int i = 0; i < 4; i++) {
-		const char **dst = i == 0 ? &k->v.op : i == 1 ? &k->v.target : i == 2 ? &k->v.reason : &k->v.comm;
+		const char **dst = i == 0 ? &k->v.op
+		    : i == 1		  ? &k->v.target
+		    : i == 2		  ? &k->v.reason
+					  : &k->v.comm;
 
 		*dst = str[i] ? memcpy(p, str[i], len[i]) : NULL;
 		p += len[i];
@@ -15826,8 +16733,8 @@ plan_write_denied(const struct plan *pl, const char *path)
 	for (size_t i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
 
-		if (m->kind != MK_BIND_RW && m->kind != MK_BIND_RW_INIT && m->kind != MK_BIND_FROM &&
-		    path_within(path, m->path))
+		if (m->kind != MK_BIND_RW && m->kind != MK_BIND_RW_INIT &&
+		    m->kind != MK_BIND_FROM && path_within(path, m->path))
 			return true;
 	}
 	return false;
@@ -15858,8 +16765,11 @@ violation_class(const struct vstore *s, const struct violation *v)
 	case VK_FILE:
 		return s->pl && plan_write_denied(s->pl, v->target) ? VC_PINNED : VC_OTHER;
 	case VK_SEATBELT:
-		return strncmp(v->op, "network", 7) == 0 || (strncmp(v->op, "file-write", 10) == 0 && v->target[0] == '/' &&
-		    s->pl && plan_write_denied(s->pl, v->target)) ? VC_PINNED : VC_OTHER;
+		return strncmp(v->op, "network", 7) == 0 ||
+			(strncmp(v->op, "file-write", 10) == 0 && v->target[0] == '/' && s->pl &&
+			    plan_write_denied(s->pl, v->target))
+		    ? VC_PINNED
+		    : VC_OTHER;
 	}
 	return VC_OTHER;
 }
@@ -15875,7 +16785,8 @@ vclass_base(enum vclass c)
 	return base;
 }
 
-#define SBX_VIOLATIONS_FILE_BYTES	(4 << 20)	/* --violations=FILE moves to FILE.1 past this */
+/* --violations=FILE moves to FILE.1 past this */
+#define SBX_VIOLATIONS_FILE_BYTES	(4 << 20)
 
 /* --violations=FILE is past its cap: move it to FILE.1 (the older FILE.1
  * goes) and start a new FILE. When another run has done so already (the
@@ -15897,19 +16808,24 @@ vstore_rotate(struct vstore *s, const struct stat *mine)
 		why = strerror(ENAMETOOLONG);
 	else if (still_file && renameat(s->json_dir, s->json_name, s->json_dir, old) < 0)
 		why = strerror(errno);
-	else if ((fd = openat(s->json_dir, s->json_name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY |
-	    O_NOFOLLOW | O_NONBLOCK, 0600)) < 0)
+	else if ((fd = openat(s->json_dir, s->json_name,
+		      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW |
+			  O_NONBLOCK,
+		      0600)) < 0)
 		why = strerror(errno);
-	else if (fstat(fd, &cur) < 0 || !S_ISREG(cur.st_mode) || cur.st_nlink != 1 || cur.st_uid != geteuid())
+	else if (fstat(fd, &cur) < 0 || !S_ISREG(cur.st_mode) || cur.st_nlink != 1 ||
+	    cur.st_uid != geteuid())
 		why = "the new one is not a plain file of yours";
 	close(s->json_fd);
 	s->json_fd = -1;
 	if (!why) {
-		(void)fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);	/* blocking again: a record is written whole */
+		/* blocking again: a record is written whole */
+		(void)fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);
 		s->json_fd = fd;
 		return;
 	}
-	warnx("--violations: cannot move %s to %s.1 and start it again (%s): no more refusals are written there",
+	warnx("--violations: cannot move %s to %s.1 and start it again (%s): no more refusals are "
+	      "written there",
 	    s->json_name, s->json_name, why);
 	if (fd >= 0)
 		close(fd);
@@ -15936,7 +16852,9 @@ vstore_json(struct vstore *s, const struct violation *v, uint64_t h)
 
 	if (!s->written)
 		s->written = calloc(SBX_JSON_RECENT, sizeof(*s->written));
-	if (s->written) {	/* four hashes a bucket, the latest first: one crowded out is written again, never dropped */
+	/* four hashes a bucket, the latest first: one crowded out is written again, never dropped
+	 */
+	if (s->written) {
 		uint64_t *w = s->written + h % (SBX_JSON_RECENT / 4) * 4;
 
 		if (w[0] == h || w[1] == h || w[2] == h || w[3] == h)
@@ -15945,7 +16863,8 @@ vstore_json(struct vstore *s, const struct violation *v, uint64_t h)
 		w[0] = h;
 	}
 	violation_json(v, &b);
-	if (s->json_dir >= 0 && fstat(s->json_fd, &st) == 0 && (uint64_t)st.st_size + b.n > SBX_VIOLATIONS_FILE_BYTES)
+	if (s->json_dir >= 0 && fstat(s->json_fd, &st) == 0 &&
+	    (uint64_t)st.st_size + b.n > SBX_VIOLATIONS_FILE_BYTES)
 		vstore_rotate(s, &st);
 	if (s->json_fd >= 0)
 		(void)write_all(s->json_fd, b.p, b.n);
@@ -16019,7 +16938,8 @@ vstore_list(const struct vstore *s, const struct vkept **out)
 
 		if (!k || k->class == VC_IGNORED)
 			continue;
-		for (j = n++; j > 0 && out[j - 1]->seq > k->seq; j--)	/* an insertion sort of at most 150 */
+		/* an insertion sort of at most 150 */
+		for (j = n++; j > 0 && out[j - 1]->seq > k->seq; j--)
 			out[j] = out[j - 1];
 		out[j] = k;
 	}
@@ -16037,7 +16957,8 @@ report_block(const struct vstore *s, struct buf *out)
 {
 	const struct vkept *list[SBX_VSTORE_SLOTS];
 	size_t n = vstore_list(s, list);
-	uint64_t more[VC_COUNT] = { s->cls[VC_PINNED].dropped, s->cls[VC_OTHER].dropped, 0 };	/* ORDER: enum vclass */
+	/* ORDER: enum vclass */
+	uint64_t more[VC_COUNT] = { s->cls[VC_PINNED].dropped, s->cls[VC_OTHER].dropped, 0 };
 	bool any = n || more[VC_PINNED] || more[VC_OTHER] || s->unobserved;
 
 	if (any)
@@ -16054,8 +16975,10 @@ report_block(const struct vstore *s, struct buf *out)
 			buf_printf(out, " (%llu times)", (unsigned long long)k->v.count);
 		buf_putc(out, '\n');
 	}
-	if (more[VC_PINNED] + more[VC_OTHER])	/* none of theirs left to show where they fell out */
-		buf_printf(out, "... and %llu more\n", (unsigned long long)(more[VC_PINNED] + more[VC_OTHER]));
+	/* none of theirs left to show where they fell out */
+	if (more[VC_PINNED] + more[VC_OTHER])
+		buf_printf(out, "... and %llu more\n",
+		    (unsigned long long)(more[VC_PINNED] + more[VC_OTHER]));
 	if (s->unobserved)	/* say it: a report that silently lost lines reads as complete */
 		buf_printf(out, "... and %llu attempts not observed (the observer fell behind)\n",
 		    (unsigned long long)s->unobserved);
@@ -16087,31 +17010,39 @@ report_hints(const struct vstore *s, const struct plan *pl, struct buf *out)
 		} else if (v->kind == VK_FILE && path_depth(path_dirname(v->target)) < 2) {
 			/* never "allow-write /" or "/etc": the command chose the name,
 			 * and a hint must not steer the person into opening the disk */
-			hint = aprintf("# %s: outside every writable root, at the top of the disk; no allow-write is "
-			    "suggested for it", t.p);
+			hint = aprintf("# %s: outside every writable root, at the top of the disk; "
+				       "no allow-write is suggested for it",
+			    t.p);
 		} else if (v->kind == VK_FILE) {
 			if (pl && plan_write_denied(pl, v->target))
-				hint = aprintf("# %s is under a deny (the policy's deny-write or a mandatory one); "
-				    "no allow-write lifts it", t.p);
+				hint = aprintf("# %s is under a deny (the policy's deny-write or a "
+					       "mandatory one); no allow-write lifts it",
+				    t.p);
 			else
 				hint = aprintf("allow-write %s", path_dirname(t.p));
 		} else if (v->kind == VK_NET && strcmp(v->op, "dns-query") == 0) {
 			/* a name is looked up before any port is known */
-			hint = v->reason && strcmp(v->reason, "host is not on the allow list") == 0 ?
-			    aprintf("allow-domain %s", t.p) :
-			    aprintf("# dns-query %s: %s; no allow-domain changes it", t.p, v->reason ? v->reason : "");
+			hint = v->reason && strcmp(v->reason, "host is not on the allow list") == 0
+			    ? aprintf("allow-domain %s", t.p)
+			    : aprintf("# dns-query %s: %s; no allow-domain changes it", t.p,
+				  v->reason ? v->reason : "");
 		} else if (v->kind == VK_NET && strcmp(v->op, "network-outbound") != 0) {
-			hint = aprintf("# %s %s: %s; no allow-domain changes it", v->op, t.p, v->reason ? v->reason : "");
-		} else if (v->kind == VK_NET && v->reason && strcmp(v->reason, "host is not on the allow list") == 0) {
+			hint = aprintf("# %s %s: %s; no allow-domain changes it", v->op, t.p,
+			    v->reason ? v->reason : "");
+		} else if (v->kind == VK_NET && v->reason &&
+		    strcmp(v->reason, "host is not on the allow list") == 0) {
 			hint = v->port == 80 || v->port == 443 ? aprintf("allow-domain %s", t.p) :
 			    aprintf("allow-domain %s:%d", t.p, v->port);
 		} else if (v->kind == VK_NET) {
-			hint = aprintf("# %s:%d is refused by the policy itself (%s); no allow-domain overrides it", t.p,
-			    v->port, v->reason ? v->reason : "");
+			hint = aprintf("# %s:%d is refused by the policy itself (%s); no "
+				       "allow-domain overrides it",
+			    t.p, v->port, v->reason ? v->reason : "");
 		} else if (v->kind == VK_CONNECT) {
-			hint = aprintf("# %s:%d: connect through the proxy at 127.0.0.1:%d (HTTPS_PROXY and the other "
-			    "variables point at it); a direct connection is never allowed", t.p, v->port,
-			    SBX_PROXY_HTTP_PORT);
+			hint = aprintf("# %s:%d: connect through the proxy at 127.0.0.1:%d "
+				       "(HTTPS_PROXY and the other "
+				       "variables point at it); a direct connection is never "
+				       "allowed",
+			    t.p, v->port, SBX_PROXY_HTTP_PORT);
 		} else if (v->kind == VK_SEATBELT) {
 			hint = sblog_hint(v, pl, t.p);
 		}
@@ -16148,7 +17079,8 @@ report_hints(const struct vstore *s, const struct plan *pl, struct buf *out)
  * Unix socket path is a name written, judged as a file.
  * Returns true and fills v (its strings point into e and norm) when the
  * event is a refusal. */
-static const char obs_connect_reason[] = "direct connection; only the proxy at 127.0.0.1:3128 is reachable";
+static const char obs_connect_reason[] = "direct connection; only the proxy at 127.0.0.1:3128 is "
+					 "reachable";
 
 static bool
 obs_is_local_address(const char *s)
@@ -16156,7 +17088,8 @@ obs_is_local_address(const char *s)
 	unsigned char a[16];
 
 	if (inet_pton(AF_INET, s, a) == 1)
-		return a[0] == 127 || (a[0] | a[1] | a[2] | a[3]) == 0;	/* 127/8, and 0.0.0.0: this host */
+		/* 127/8, and 0.0.0.0: this host */
+		return a[0] == 127 || (a[0] | a[1] | a[2] | a[3]) == 0;
 	if (inet_pton(AF_INET6, s, a) != 1)
 		return false;
 	static const unsigned char v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -16166,11 +17099,13 @@ obs_is_local_address(const char *s)
 		zero &= a[i] == 0;
 	if (zero && (a[15] == 0 || a[15] == 1))
 		return true;	/* :: and ::1 */
-	return memcmp(a, v4mapped, 12) == 0 && (a[12] == 127 || (a[12] | a[13] | a[14] | a[15]) == 0);
+	return memcmp(a, v4mapped, 12) == 0 &&
+	    (a[12] == 127 || (a[12] | a[13] | a[14] | a[15]) == 0);
 }
 
 static bool
-obs_judge(const struct plan *pl, const struct obs_event *e, char *norm, size_t nn, struct violation *v)
+obs_judge(
+    const struct plan *pl, const struct obs_event *e, char *norm, size_t nn, struct violation *v)
 {
 	const struct obs_call *c = &obs_calls[e->call];
 
@@ -16211,7 +17146,8 @@ struct net_log {
 	uint64_t unlisted;		/* decisions past SBX_MAX_NET_EVENTS distinct events */
 	uint64_t bad;			/* records that did not decode: a proxy gone wrong */
 	struct vstore *store;		/* where the refusals go, or NULL */
-	const char *mitm_socket;	/* the policy's mitm-proxy, dialled when the proxy asks (9e), or NULL */
+	/* the policy's mitm-proxy, dialled when the proxy asks (9e), or NULL */
+	const char *mitm_socket;
 };
 
 static struct net_log *
@@ -16226,8 +17162,9 @@ net_log_new(void)
 static bool
 net_event_same(const struct px_decision *a, const struct px_decision *b)
 {
-	return a->verdict == b->verdict && a->proto == b->proto && a->route == b->route && a->port == b->port &&
-	    strcmp(a->host, b->host) == 0 && strcmp(a->reason, b->reason) == 0;
+	return a->verdict == b->verdict && a->proto == b->proto && a->route == b->route &&
+	    a->port == b->port && strcmp(a->host, b->host) == 0 &&
+	    strcmp(a->reason, b->reason) == 0;
 }
 
 static void
@@ -16238,7 +17175,8 @@ net_log_add(struct net_log *l, const struct px_decision *d)
 	l->total[d->verdict]++;
 	l->lost += d->lost;
 	if (d->verdict == PXV_DENY && l->store) {
-		struct violation v = { VK_NET, op_names[d->op], d->host, d->port, d->reason, 0, NULL, wall_ms(), 0, 0 };
+		struct violation v = { VK_NET, op_names[d->op], d->host, d->port, d->reason, 0,
+			NULL, wall_ms(), 0, 0 };
 
 		vstore_add(l->store, &v);
 	}
@@ -16276,7 +17214,8 @@ port_suffix(uint16_t port, char buf[8])
 static bool
 net_log_drain(struct net_log *l, int fd)
 {
-	unsigned char msg[SBX_RECORD_BATCH_BYTES + 1];	/* one more: an over-long message truncates and fails */
+	/* one more: an over-long message truncates and fails */
+	unsigned char msg[SBX_RECORD_BATCH_BYTES + 1];
 	struct px_decision d;
 	char ps[8];
 	ssize_t n;
@@ -16306,15 +17245,17 @@ net_log_drain(struct net_log *l, int fd)
 			off += (size_t)k;
 			net_log_add(l, &d);
 			if (verbose)
-				warnx("proxy: %s %s %s%s%s%s%s%s", verdict_names[d.verdict], proto_names[d.proto], d.host,
-				    port_suffix(d.port, ps), route_via[d.route], *d.reason ? " (" : "", d.reason,
+				warnx("proxy: %s %s %s%s%s%s%s%s", verdict_names[d.verdict],
+				    proto_names[d.proto], d.host, port_suffix(d.port, ps),
+				    route_via[d.route], *d.reason ? " (" : "", d.reason,
 				    *d.reason ? ")" : "");
 		}
 	}
 	return flushed;
 }
 
-#define SBX_RECORD_FLUSH_MS	500	/* how long the end of a run waits for the proxy's last records */
+/* how long the end of a run waits for the proxy's last records */
+#define SBX_RECORD_FLUSH_MS	500
 
 /* The end of a run: the proxy still holds up to SBX_RECORD_DELAY_MS of
  * allows (7). Ask for them ('F') and take records until its 'f', which it
@@ -16324,7 +17265,8 @@ static void
 net_log_finish(struct net_log *l, int fd)
 {
 	int64_t end = now_ms() + SBX_RECORD_FLUSH_MS;
-	bool done = send(fd, "F", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1;	/* the proxy has gone: what is there */
+	/* the proxy has gone: what is there */
+	bool done = send(fd, "F", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1;
 
 	while (!done) {
 		struct pollfd pf = { fd, POLLIN, 0 };
@@ -16349,19 +17291,23 @@ net_log_summary(const struct net_log *l)
 
 	if (!verbose || l->total[PXV_ALLOW] + l->total[PXV_DENY] + l->total[PXV_FAIL] + l->bad == 0)
 		return;
-	warnx("network: %llu allowed, %llu denied, %llu failed", (unsigned long long)l->total[PXV_ALLOW],
-	    (unsigned long long)l->total[PXV_DENY], (unsigned long long)l->total[PXV_FAIL]);
+	warnx("network: %llu allowed, %llu denied, %llu failed",
+	    (unsigned long long)l->total[PXV_ALLOW], (unsigned long long)l->total[PXV_DENY],
+	    (unsigned long long)l->total[PXV_FAIL]);
 	for (size_t i = 0; i < l->events.n; i++) {
 		const struct net_event *e = l->events.v[i];
 
 		if (e->d.verdict != PXV_ALLOW)
-			warnx("  %s %s %s%s%s (%s)%s%.0llu%s", verdict_names[e->d.verdict], proto_names[e->d.proto], e->d.host,
-			    port_suffix(e->d.port, ps), route_via[e->d.route], e->d.reason, e->count > 1 ? ", " : "", e->count > 1 ? (unsigned long long)e->count : 0ULL,
+			warnx("  %s %s %s%s%s (%s)%s%.0llu%s", verdict_names[e->d.verdict],
+			    proto_names[e->d.proto], e->d.host, port_suffix(e->d.port, ps),
+			    route_via[e->d.route], e->d.reason, e->count > 1 ? ", " : "",
+			    e->count > 1 ? (unsigned long long)e->count : 0ULL,
 			    e->count > 1 ? " times" : "");
 	}
 	if (l->lost || l->unlisted || l->bad)
-		warnx("  and %llu decisions not reported (the proxy's socket was full), %llu past the first %d events, "
-		    "%llu records refused as malformed", (unsigned long long)l->lost, (unsigned long long)l->unlisted,
+		warnx("  and %llu decisions not reported (the proxy's socket was full), %llu past "
+		      "the first %d events, %llu records refused as malformed",
+		    (unsigned long long)l->lost, (unsigned long long)l->unlisted,
 		    SBX_MAX_NET_EVENTS, (unsigned long long)l->bad);
 }
 
@@ -16369,7 +17315,8 @@ net_log_summary(const struct net_log *l)
  * `log stream --style compact` prints one event as a timestamped line and
  * the message's further lines after it:
  *
- *   2026-12-03 10:00:00.123456 E  kernel[0:1a2b] (Sandbox) Sandbox: touch(4242) deny(1) file-write-create /Users/me/x
+ *   2026-12-03 10:00:00.123456 E  kernel[0:1a2b] (Sandbox) Sandbox: touch(4242) deny(1)
+  * file-write-create /Users/me/x
  *   CMD64_dG91Y2ggL1VzZXJzL21lL3g=_END__k3j9x0q2a_SBX
  *
  * The second line is the profile's (deny default (with message TAG)): the
@@ -16393,7 +17340,8 @@ struct sblog {
 	const char *suffix;		/* the tag's end: what the log's predicate selects on */
 	struct buf ev;			/* the event being read, its lines '\n'-joined */
 	bool in_event;
-	uint64_t noise, foreign, malformed;	/* dropped: srt's noise; not this run's tag; unparsed */
+	/* dropped: srt's noise; not this run's tag; unparsed */
+	uint64_t noise, foreign, malformed;
 	char op[64], target[4096], comm[256];	/* what the violation returned points at */
 };
 
@@ -16433,7 +17381,8 @@ sblog_judge(struct sblog *s, struct violation *v)
 		return false;	/* another kind of message: not a refusal */
 	while (n > 0 && isspace((unsigned char)e[n - 1]))
 		n--;
-	if (n < tn || memcmp(e + n - tn, s->tag, tn) != 0 || (n > tn && !isspace((unsigned char)e[n - tn - 1]))) {
+	if (n < tn || memcmp(e + n - tn, s->tag, tn) != 0 ||
+	    (n > tn && !isspace((unsigned char)e[n - tn - 1]))) {
 		s->foreign++;
 		return false;
 	}
@@ -16475,8 +17424,11 @@ sblog_judge(struct sblog *s, struct violation *v)
 		const char *t = p + on;
 		size_t tl;
 
-		if (on == 0 || on >= sizeof(s->op) || strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-*") < on) {
-			s->malformed++;	/* an operation's name is a word of Seatbelt's: the report prints it as is */
+		if (on == 0 || on >= sizeof(s->op) ||
+		    strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-*") < on) {
+			/* an operation's name is a word of Seatbelt's: the report prints it as is
+			 */
+			s->malformed++;
 			return false;
 		}
 		sblog_copy(s->op, sizeof(s->op), p, on);
@@ -16493,9 +17445,11 @@ sblog_judge(struct sblog *s, struct violation *v)
 	 * looks for the words anywhere in the line, so a command that names a
 	 * file "mDNSResponder.plist" hides that refusal from its report */
 	if ((v->comm && strcmp(v->comm, "mDNSResponder") == 0) ||
-	    (strcmp(v->op, "mach-lookup") == 0 && (strcmp(v->target, "com.apple.diagnosticd") == 0 ||
-	    strcmp(v->target, "com.apple.analyticsd") == 0)) ||
-	    (strncmp(v->op, "network-outbound", 16) == 0 && strcmp(v->target, "/private/var/run/mDNSResponder") == 0)) {
+	    (strcmp(v->op, "mach-lookup") == 0 &&
+		(strcmp(v->target, "com.apple.diagnosticd") == 0 ||
+		    strcmp(v->target, "com.apple.analyticsd") == 0)) ||
+	    (strncmp(v->op, "network-outbound", 16) == 0 &&
+		strcmp(v->target, "/private/var/run/mDNSResponder") == 0)) {
 		s->noise++;
 		return false;
 	}
@@ -16575,20 +17529,25 @@ sblog_hint(const struct violation *v, const struct plan *pl, const char *t)
 {
 	if (strncmp(v->op, "file-write", 10) == 0 && v->target[0] == '/') {
 		if (path_depth(path_dirname(v->target)) < 2)
-			return aprintf("# %s: outside every writable root, at the top of the disk; no allow-write is "
-			    "suggested for it", t);
+			return aprintf("# %s: outside every writable root, at the top of the disk; "
+				       "no allow-write is suggested for it",
+			    t);
 		if (pl && plan_write_denied(pl, v->target))
-			return aprintf("# %s is under a deny (the policy's deny-write or a mandatory one); no allow-write "
-			    "lifts it", t);
+			return aprintf("# %s is under a deny (the policy's deny-write or a "
+				       "mandatory one); no allow-write lifts it",
+			    t);
 		return aprintf("allow-write %s", path_dirname(t));
 	}
 	if (strncmp(v->op, "file-read", 9) == 0)
-		return aprintf("# %s is hidden by the policy (deny-read); allow-read inside it shows a part again", t);
+		return aprintf("# %s is hidden by the policy (deny-read); allow-read inside it "
+			       "shows a part again",
+		    t);
 	if (strcmp(v->op, "mach-lookup") == 0)
 		return aprintf("allow-mach-lookup %s", t);
 	if (strncmp(v->op, "network", 7) == 0)
-		return aprintf("# %s: connect through the proxy (HTTPS_PROXY and the other variables point at it); "
-		    "a direct connection is never allowed", t);
+		return aprintf("# %s: connect through the proxy (HTTPS_PROXY and the other "
+			       "variables point at it); a direct connection is never allowed",
+		    t);
 	return aprintf("# %s %s: no policy line allows this operation", v->op, t);
 }
 
@@ -16698,7 +17657,8 @@ open_parent_nofollow(const char *path, const char **name)
 	}
 	slash = strrchr(path, '/');
 	if (parent_kept.fd >= 0 && (size_t)(slash - path) == strlen(parent_kept.path) &&
-	    strncmp(path, parent_kept.path, (size_t)(slash - path)) == 0 && (fd = dup_cloexec(parent_kept.fd, 0)) >= 0) {
+	    strncmp(path, parent_kept.path, (size_t)(slash - path)) == 0 &&
+	    (fd = dup_cloexec(parent_kept.fd, 0)) >= 0) {
 		*name = slash + 1;
 		return fd;
 	}
@@ -16713,7 +17673,8 @@ open_parent_nofollow(const char *path, const char **name)
 				if (parent_kept.fd >= 0)
 					close(parent_kept.fd);
 				parent_kept.fd = dup_cloexec(fd, 0);
-				snprintf(parent_kept.path, sizeof(parent_kept.path), "%.*s", (int)(p - 1 - path), path);
+				snprintf(parent_kept.path, sizeof(parent_kept.path), "%.*s",
+				    (int)(p - 1 - path), path);
 			}
 			return fd;
 		}
@@ -16904,11 +17865,14 @@ static struct {
 	int lock_fd;		/* root/placeholders.lock while held, else -1 */
 	pid_t owner;		/* only the process that made them cleans up */
 	struct vstore *store;	/* the run's refusals (8): the audit's findings go there too */
-	struct vec pool_roots;	/* of const char *: the runtime roots every run hides, for the pool */
+	/* of const char *: the runtime roots every run hides, for the pool */
+	struct vec pool_roots;
 	const char *registry;	/* where the placeholder registry is: registry_root_pick */
-	const char *tmpdir, *bridge_dir;	/* the command's TMPDIR, the bridge's directory: in root */
+	/* the command's TMPDIR, the bridge's directory: in root */
+	const char *tmpdir, *bridge_dir;
 	struct tmp_id *tmp_id;	/* the TMPDIR as it was handed to the command (tmpdir_spare_put) */
-	bool sandbox_gone;	/* bwrap was reaped: no process of the run is left to hold the TMPDIR */
+	/* bwrap was reaped: no process of the run is left to hold the TMPDIR */
+	bool sandbox_gone;
 } run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL, NULL, NULL, NULL, false };
 
 /* The registry file name of a placeholder: FNV-1a 64 of its path. The
@@ -16930,7 +17894,8 @@ ph_entry_read(int fd, struct ph_id *id)
 		return NULL;
 	buf[n] = '\0';
 	memset(id, 0, sizeof(*id));
-	if (!(nl1 = strchr(buf, '\n')) || !(nl2 = strchr(nl1 + 1, '\n')) || !(end = strchr(nl2 + 1, '\n')))
+	if (!(nl1 = strchr(buf, '\n')) || !(nl2 = strchr(nl1 + 1, '\n')) ||
+	    !(end = strchr(nl2 + 1, '\n')))
 		return NULL;
 	*nl1 = *nl2 = *end = '\0';
 	if (strcmp(buf, SBX_PH_MAGIC) != 0)
@@ -16939,7 +17904,8 @@ ph_entry_read(int fd, struct ph_id *id)
 		char k = 0;
 		const char *at;
 
-		if (sscanf(nl1 + 1, "made %c %llu %llu %lld", &k, &id->dev, &id->ino, &id->ctime) == 4)
+		if (sscanf(nl1 + 1, "made %c %llu %llu %lld", &k, &id->dev, &id->ino, &id->ctime) ==
+		    4)
 			id->made = true;
 		else if (sscanf(nl1 + 1, "intent %c %lld", &k, &id->ctime) != 2)
 			return NULL;
@@ -16961,7 +17927,8 @@ ph_entry_write(int fd, const char *path, const struct ph_id *id)
 	b.n = 0;
 	buf_printf(&b, "%s\n", SBX_PH_MAGIC);
 	if (id->made)
-		buf_printf(&b, "made %c %llu %llu %lld\n", ph_kind_letters[id->kind], id->dev, id->ino, id->ctime);
+		buf_printf(&b, "made %c %llu %llu %lld\n", ph_kind_letters[id->kind], id->dev,
+		    id->ino, id->ctime);
 	else
 		buf_printf(&b, "intent %c %lld\n", ph_kind_letters[id->kind], id->ctime);
 	line_escape(&b, path);
@@ -16970,7 +17937,10 @@ ph_entry_write(int fd, const char *path, const struct ph_id *id)
 	 * machine, and the page cache survives the first */
 	/* written over what was there: the reader takes three lines, so the
 	 * intent needs no cut; the made entry is cut to its length */
-	rc = pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n && (!id->made || ftruncate(fd, (off_t)b.n) == 0) ? 0 : -1;
+	rc =
+	    pwrite(fd, b.p, b.n, 0) == (ssize_t)b.n && (!id->made || ftruncate(fd, (off_t)b.n) == 0)
+	    ? 0
+	    : -1;
 	b.n = 0;
 	return rc;
 }
@@ -16998,14 +17968,16 @@ ph_matches(int pfd, const char *name, const struct stat *st, const struct ph_id 
 			return (long long)st->st_ctime >= id->ctime;
 		return st->st_dev == (dev_t)id->dev && st->st_ino == (ino_t)id->ino;
 	}
-	if (!id->made || !S_ISREG(st->st_mode) || st->st_dev != (dev_t)id->dev || st->st_ino != (ino_t)id->ino ||
-	    (long long)st->st_ctime != id->ctime || st->st_size != (off_t)strlen(text))
+	if (!id->made || !S_ISREG(st->st_mode) || st->st_dev != (dev_t)id->dev ||
+	    st->st_ino != (ino_t)id->ino || (long long)st->st_ctime != id->ctime ||
+	    st->st_size != (off_t)strlen(text))
 		return false;
 	if (!*text)
 		return true;
 	if ((fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return false;
-	same = read(fd, b, sizeof(b)) == (ssize_t)strlen(text) && memcmp(b, text, strlen(text)) == 0;
+	same =
+	    read(fd, b, sizeof(b)) == (ssize_t)strlen(text) && memcmp(b, text, strlen(text)) == 0;
 	close(fd);
 	return same;
 }
@@ -17069,7 +18041,8 @@ dir_fd_empty(int fd)
 #else
 	while (empty && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
 		for (long off = 0; off < n;) {
-			const char *d_name = buf + off + 19;	/* struct linux_dirent64: ino 8, off 8, reclen 2, type 1 */
+			/* struct linux_dirent64: ino 8, off 8, reclen 2, type 1 */
+			const char *d_name = buf + off + 19;
 			unsigned short reclen;
 
 			memcpy(&reclen, buf + off + 16, 2);
@@ -17100,7 +18073,8 @@ ph_pool_key(int pfd, const struct stat *parent, char *key, size_t size)
 
 	fh.bytes = sizeof(fh.h);
 #ifdef SYS_name_to_handle_at
-	if (syscall(SYS_name_to_handle_at, pfd, "", &fh, &mnt, AT_EMPTY_PATH) < 0 || fh.bytes > sizeof(fh.h))
+	if (syscall(SYS_name_to_handle_at, pfd, "", &fh, &mnt, AT_EMPTY_PATH) < 0 ||
+	    fh.bytes > sizeof(fh.h))
 		return false;
 #else	/* macOS, as sys_renameat2 */
 	(void)pfd, (void)mnt;
@@ -17141,7 +18115,8 @@ ph_pool_open(int pfd, bool create)
 			return -1;
 		if (create && mkdir(path_join(pool, key), 0700) < 0 && errno != EEXIST)
 			return -1;
-		fd = openat(AT_FDCWD, path_join(pool, key), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(AT_FDCWD, path_join(pool, key),
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		/* the root is private (runtime_dir_make); what is in it is ours */
 		if (fd >= 0 && !private_dir_ok(fd, path_join(pool, key))) {
 			close(fd);
@@ -17179,20 +18154,25 @@ ph_pool_put(int pfd, const char *name, const struct stat *st)
 	 * directory itself: one that gained an entry while it moved goes
 	 * back, with what it holds; so does one that is not that directory */
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &fst) < 0 || fst.st_dev != st->st_dev || fst.st_ino != st->st_ino))
+	if (fd >= 0 &&
+	    (fstat(fd, &fst) < 0 || fst.st_dev != st->st_dev || fst.st_ino != st->st_ino))
 		rc = -2;	/* swapped already: left alone */
-	else if (fd >= 0 && dir_fd_empty(fd) && sys_renameat2(pfd, name, pool, name, RENAME_NOREPLACE) == 0) {
-		bool same = fstatat(pool, name, &moved, AT_SYMLINK_NOFOLLOW) == 0 && moved.st_dev == fst.st_dev &&
-		    moved.st_ino == fst.st_ino;
+	else if (fd >= 0 && dir_fd_empty(fd) &&
+	    sys_renameat2(pfd, name, pool, name, RENAME_NOREPLACE) == 0) {
+		bool same = fstatat(pool, name, &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    moved.st_dev == fst.st_dev && moved.st_ino == fst.st_ino;
 
 		rc = 0;
 		if (!same || lseek(fd, 0, SEEK_SET) < 0 || !dir_fd_empty(fd)) {
 			if (sys_renameat2(pool, name, pfd, name, RENAME_NOREPLACE) == 0)
 				rc = same ? -1 : -2;
-			else	/* nothing is deleted: it stays where the next run's note names it */
-				note("placeholder %s: %s while set aside, and cannot go back (%s); it is in %s/pool",
-				    name, same ? "gained an entry" : "replaced by another directory", strerror(errno),
-				    run_state.root);
+			/* nothing is deleted: it stays where the next run's note names it */
+			else
+				note("placeholder %s: %s while set aside, and cannot go back (%s); "
+				     "it is in %s/pool",
+				    name,
+				    same ? "gained an entry" : "replaced by another directory",
+				    strerror(errno), run_state.root);
 		}
 	}
 	if (fd >= 0)
@@ -17213,8 +18193,9 @@ ph_pool_take(int pfd, const char *name)
 		return -1;
 	if ((fd = openat(pool, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 		if (!dir_fd_empty(fd))
-			note("placeholder pool: a set-aside %s is not empty, left where it is (ROOT/pool, %s); "
-			    "a new placeholder is made", name, run_state.root);
+			note("placeholder pool: a set-aside %s is not empty, left where it is "
+			     "(ROOT/pool, %s); a new placeholder is made",
+			    name, run_state.root);
 		else if (sys_renameat2(pool, name, pfd, name, RENAME_NOREPLACE) == 0)
 			rc = 0;
 		close(fd);
@@ -17255,14 +18236,17 @@ ph_pool_take(int pfd, const char *name)
  *    a spare is still checked when taken, and what was taken is the
  *    directory checked, or it goes back. */
 #define SBX_TMP_SPARES	8
-#define SBX_TMP_SPARE_DIR	"spare-tmp"	/* not "tmp-": runtime_recover_in's name for a dead run's */
+/* not "tmp-": runtime_recover_in's name for a dead run's */
+#define SBX_TMP_SPARE_DIR	"spare-tmp"
 
 struct tmp_id {
 	struct stat st;
 	int flags;		/* FS_IOC_GETFLAGS, or -1 */
 	int generation;		/* FS_IOC_GETVERSION, or -1 */
-	uint32_t fsx[3];	/* FS_IOC_FSGETXATTR: xflags, extent size hint, project; or all ~0 */
-	size_t nx;		/* the extended attributes: each name, NUL, its value's length and value */
+	/* FS_IOC_FSGETXATTR: xflags, extent size hint, project; or all ~0 */
+	uint32_t fsx[3];
+	/* the extended attributes: each name, NUL, its value's length and value */
+	size_t nx;
 	char x[512];
 };
 
@@ -17270,7 +18254,10 @@ struct tmp_id {
 #  include <sys/xattr.h>
 #  define SBX_FS_IOC_GETFLAGS	_IOR('f', 1, long)
 #  define SBX_FS_IOC_GETVERSION	_IOR('v', 1, long)
-struct sbx_fsxattr { uint32_t xflags, extsize, nextents, projid, cowextsize; unsigned char pad[8]; };
+struct sbx_fsxattr {
+	uint32_t xflags, extsize, nextents, projid, cowextsize;
+	unsigned char pad[8];
+};
 #  define SBX_FS_IOC_FSGETXATTR	_IOR('X', 31, struct sbx_fsxattr)
 
 /* The directory's identity (see above). false when it cannot be read
@@ -17306,7 +18293,8 @@ tmp_id_read(int fd, struct tmp_id *id)
 			return false;
 		memcpy(id->x + id->nx, names + i, len);
 		id->nx += len;
-		v = fgetxattr(fd, names + i, id->x + id->nx + sizeof(v), sizeof(id->x) - id->nx - sizeof(v));
+		v = fgetxattr(
+		    fd, names + i, id->x + id->nx + sizeof(v), sizeof(id->x) - id->nx - sizeof(v));
 		if (v < 0)
 			return false;
 		memcpy(id->x + id->nx, &v, sizeof(v));
@@ -17318,10 +18306,12 @@ tmp_id_read(int fd, struct tmp_id *id)
 static bool
 tmp_id_same(const struct tmp_id *a, const struct tmp_id *b)
 {
-	return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino && a->st.st_uid == b->st.st_uid &&
-	    a->st.st_gid == b->st.st_gid && a->st.st_mode == b->st.st_mode && a->st.st_size == b->st.st_size &&
+	return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino &&
+	    a->st.st_uid == b->st.st_uid && a->st.st_gid == b->st.st_gid &&
+	    a->st.st_mode == b->st.st_mode && a->st.st_size == b->st.st_size &&
 	    a->st.st_nlink == b->st.st_nlink && a->st.st_ctim.tv_sec == b->st.st_ctim.tv_sec &&
-	    a->st.st_ctim.tv_nsec == b->st.st_ctim.tv_nsec && a->st.st_mtim.tv_sec == b->st.st_mtim.tv_sec &&
+	    a->st.st_ctim.tv_nsec == b->st.st_ctim.tv_nsec &&
+	    a->st.st_mtim.tv_sec == b->st.st_mtim.tv_sec &&
 	    a->st.st_mtim.tv_nsec == b->st.st_mtim.tv_nsec && a->flags == b->flags &&
 	    a->generation == b->generation && memcmp(a->fsx, b->fsx, sizeof(a->fsx)) == 0 &&
 	    a->nx == b->nx && memcmp(a->x, b->x, a->nx) == 0;
@@ -17361,7 +18351,8 @@ tmpdir_spare_take(const char *path, struct tmp_id *id)
 	}
 	while (rc < 0 && (n = syscall(SYS_getdents64, sfd, buf, sizeof(buf))) > 0)
 		for (long off = 0; rc < 0 && off < n;) {
-			const char *d_name = buf + off + 19;	/* struct linux_dirent64, as in dir_fd_empty */
+			/* struct linux_dirent64, as in dir_fd_empty */
+			const char *d_name = buf + off + 19;
 			unsigned short reclen;
 			struct stat moved;
 			int fd;
@@ -17373,14 +18364,17 @@ tmpdir_spare_take(const char *path, struct tmp_id *id)
 			fd = openat(sfd, d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0)
 				continue;	/* taken by another run meanwhile */
-			if (tmp_id_read(fd, id) && id->st.st_uid == getuid() && (id->st.st_mode & 07777) == 0700 &&
-			    dir_fd_empty(fd) && sys_renameat2(sfd, d_name, rootfd, name, RENAME_NOREPLACE) == 0) {
+			if (tmp_id_read(fd, id) && id->st.st_uid == getuid() &&
+			    (id->st.st_mode & 07777) == 0700 && dir_fd_empty(fd) &&
+			    sys_renameat2(sfd, d_name, rootfd, name, RENAME_NOREPLACE) == 0) {
 				/* the identity is read again: the rename changed its ctime */
-				if (fstatat(rootfd, name, &moved, AT_SYMLINK_NOFOLLOW) == 0 && moved.st_ino == id->st.st_ino &&
-				    moved.st_dev == id->st.st_dev && lseek(fd, 0, SEEK_SET) == 0 && dir_fd_empty(fd) &&
-				    tmp_id_read(fd, id))
+				if (fstatat(rootfd, name, &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
+				    moved.st_ino == id->st.st_ino &&
+				    moved.st_dev == id->st.st_dev && lseek(fd, 0, SEEK_SET) == 0 &&
+				    dir_fd_empty(fd) && tmp_id_read(fd, id))
 					rc = 0;
-				else	/* not the directory checked, or not empty now: back it goes */
+				/* not the directory checked, or not empty now: back it goes */
+				else
 					sys_renameat2(rootfd, name, sfd, d_name, RENAME_NOREPLACE);
 			}
 			close(fd);
@@ -17475,7 +18469,8 @@ tmpdir_make(const char *path, bool spare)
 	}
 	if (mkdir(path, 0700) < 0)
 		return -1;
-	if (spare && (fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+	if (spare &&
+	    (fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 		if (tmp_id_read(fd, id))
 			run_state.tmp_id = id;
 		close(fd);
@@ -17516,7 +18511,9 @@ ph_remove(int dfd, const char *path, const struct ph_id *id)
 	if (pfd < 0)
 		return true;
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && ph_matches(pfd, name, &st, id)) {
-		int put = id->kind == PH_DIR && !ph_parent_made(dfd, path) ? ph_pool_put(pfd, name, &st) : -1;
+		int put = id->kind == PH_DIR && !ph_parent_made(dfd, path)
+		    ? ph_pool_put(pfd, name, &st)
+		    : -1;
 
 		if (put == 0)
 			;	/* set aside for the next run, not removed */
@@ -17527,8 +18524,10 @@ ph_remove(int dfd, const char *path, const struct ph_id *id)
 			 * and the directory stays with it (the last run out holds
 			 * the entry: no other run's placeholder is in it) */
 			if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-				note("%s: kept, with what was written in it (%s)", path, strerror(errno));
-		} else if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT) {
+				note("%s: kept, with what was written in it (%s)", path,
+				    strerror(errno));
+		} else if (unlinkat(pfd, name, id->kind == PH_DIR ? AT_REMOVEDIR : 0) < 0 &&
+		    errno != ENOENT) {
 			note("placeholder %s: kept for now (%s)", path, strerror(errno));
 			gone = false;
 		}
@@ -17550,8 +18549,10 @@ ph_make(int pfd, const char *name, enum phkind kind)
 	if (kind == PH_DIR)
 		return ph_pool_take(pfd, name) == 0 ? 0 : mkdirat(pfd, name, 0755);
 	if (kind == PH_PARENT)
-		return mkdirat(pfd, name, 0755);	/* never pooled: what the agent puts in it stays its */
-	if ((fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) < 0)
+		/* never pooled: what the agent puts in it stays its */
+		return mkdirat(pfd, name, 0755);
+	if ((fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) <
+	    0)
 		return -1;
 	if (write_all(fd, placeholder_text[kind], strlen(placeholder_text[kind])) < 0) {
 		int err = errno;
@@ -17599,8 +18600,10 @@ ph_dir_open(bool create)
 		die("cannot create %s: %s", dir, strerror(errno));
 	fd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0 && !private_dir_ok(fd, dir))
-		die_hint(aprintf("remove it (rm -rf %s); sbx makes a new one", dir), "%s is not a private directory of "
-		    "uid %u, and others could have written in it; the command did not run", dir, (unsigned)getuid());
+		die_hint(aprintf("remove it (rm -rf %s); sbx makes a new one", dir),
+		    "%s is not a private directory of "
+		    "uid %u, and others could have written in it; the command did not run",
+		    dir, (unsigned)getuid());
 	if (fd < 0 && create)
 		die("cannot open %s: %s", dir, strerror(errno));
 	return fd;
@@ -17641,7 +18644,8 @@ ph_retire(int dfd, int entry, const char *ename, int dir)
 		/* KERNEL: converting a shared flock to exclusive drops it first;
 		 * a run that takes it shared in between keeps the placeholder, and
 		 * one that waits sees it gone once we close (ph_cover checks) */
-		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0 : (own = ph_node_lock(path, LOCK_EX | LOCK_NB)) < 0) {
+		if (dir >= 0 ? flock(dir, LOCK_EX | LOCK_NB) < 0
+			     : (own = ph_node_lock(path, LOCK_EX | LOCK_NB)) < 0) {
 			if (errno == EWOULDBLOCK)
 				return false;	/* another run mounts on it */
 		} else if (!ph_remove(dfd, path, &id)) {
@@ -17704,7 +18708,8 @@ ph_reclaim(int dfd)
 		if (fd < 0)
 			continue;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ph_retire(dfd, fd, name, -1))
-			note("placeholder entry %s: left by a run that did not finish; reclaimed", name);
+			note("placeholder entry %s: left by a run that did not finish; reclaimed",
+			    name);
 		close(fd);
 	}
 }
@@ -17724,15 +18729,17 @@ ph_cover(int dfd, const char *target, enum phkind kind, bool lazy)
 	const char *ename = ph_entry_name(target), *name, *epath;
 	struct ph_held *h;
 	struct ph_id id;
-	struct stat st, now, here;	/* here: a run of another runtime root may have set it aside (the pool) */
+	/* here: a run of another runtime root may have set it aside (the pool) */
+	struct stat st, now, here;
 	int fd = -1, pfd, dir = -1, tries;
 
 	for (tries = 0; tries < 8 && dir < 0; tries++) {
 		if ((pfd = open_parent_nofollow(target, &name)) < 0) {
 			if (lazy && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
 				return;
-			die_hint("it changed on this machine while sbx was starting (another program works there); "
-			    "run again", "cannot reach %s: %s", target, strerror(errno));
+			die_hint("it changed on this machine while sbx was starting (another "
+				 "program works there); run again",
+			    "cannot reach %s: %s", target, strerror(errno));
 		}
 		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno != ENOENT)
@@ -17744,15 +18751,18 @@ ph_cover(int dfd, const char *target, enum phkind kind, bool lazy)
 			/* missing: make the placeholder, its intent recorded first */
 			fd = openat(dfd, ename, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (fd < 0 || flock(fd, LOCK_SH) < 0)
-				die("cannot record the placeholder %s: %s", target, strerror(errno));
+				die("cannot record the placeholder %s: %s", target,
+				    strerror(errno));
 			memset(&id, 0, sizeof(id));
 			id.kind = kind;
 			id.ctime = (long long)time(NULL) - 1;
 			if (ph_entry_write(fd, target, &id) < 0)
-				die("cannot record the placeholder %s: %s", target, strerror(errno));
+				die("cannot record the placeholder %s: %s", target,
+				    strerror(errno));
 			if (ph_make(pfd, name, kind) < 0) {
 				if (errno != EEXIST)
-					die("cannot create the placeholder %s: %s", target, strerror(errno));
+					die("cannot create the placeholder %s: %s", target,
+					    strerror(errno));
 				/* another program made the name since fstatat: the
 				 * entry is made to claim nothing (made, of no inode:
 				 * ph_matches never matches it, so no removal touches
@@ -17765,15 +18775,17 @@ ph_cover(int dfd, const char *target, enum phkind kind, bool lazy)
 				continue;
 			}
 			if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				die("cannot create the placeholder %s: %s", target, strerror(errno));
+				die("cannot create the placeholder %s: %s", target,
+				    strerror(errno));
 			id.made = true;
 			id.dev = (unsigned long long)st.st_dev;
 			id.ino = (unsigned long long)st.st_ino;
 			id.ctime = (long long)st.st_ctime;
 			if (ph_entry_write(fd, target, &id) < 0)
-				die("cannot record the placeholder %s: %s", target, strerror(errno));
-			note("placeholder %s (%s, removed after the last run that covers it)", target,
-			    placeholder_kinds[kind]);
+				die("cannot record the placeholder %s: %s", target,
+				    strerror(errno));
+			note("placeholder %s (%s, removed after the last run that covers it)",
+			    target, placeholder_kinds[kind]);
 		}
 		close(pfd);
 		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
@@ -17782,21 +18794,24 @@ ph_cover(int dfd, const char *target, enum phkind kind, bool lazy)
 			break;	/* one we may not read (no run made it): nothing to share */
 		/* it may have been removed while this waited: then it is not
 		 * what was opened, and the next round makes it again */
-		if (dir >= 0 && (fstat(dir, &now) < 0 || now.st_nlink == 0 || now.st_ino != st.st_ino ||
-		    now.st_dev != st.st_dev || lstat(target, &here) < 0 || here.st_ino != now.st_ino ||
-		    here.st_dev != now.st_dev)) {
+		if (dir >= 0 &&
+		    (fstat(dir, &now) < 0 || now.st_nlink == 0 || now.st_ino != st.st_ino ||
+			now.st_dev != st.st_dev || lstat(target, &here) < 0 ||
+			here.st_ino != now.st_ino || here.st_dev != now.st_dev)) {
 			close(dir);
 			dir = -1;
 		}
 		if (dir < 0 && fd >= 0)
-			die_hint("run again", "the placeholder %s vanished while sbx was starting", target);
+			die_hint("run again", "the placeholder %s vanished while sbx was starting",
+			    target);
 	}
 	if (fd < 0 && (fd = openat(dfd, ename, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 		/* another run's placeholder, of this registry: share its entry */
 		if (flock(fd, LOCK_SH) < 0)
 			die("cannot lock the placeholder entry of %s: %s", target, strerror(errno));
 		if ((epath = ph_entry_read(fd, &id)) && strcmp(epath, target) != 0)
-			die("the placeholder registry entry %s names %s, not %s", ename, epath, target);
+			die("the placeholder registry entry %s names %s, not %s", ename, epath,
+			    target);
 		note("placeholder %s: made by another run, covered here too", target);
 	}
 	if (dir < 0 && fd < 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
@@ -17850,11 +18865,13 @@ ph_recover(int dfd, const struct plan *pl, struct init_bind *b, struct vec *cove
 		}
 	open_parent_forget();
 	while ((pfd = open_parent_nofollow(d, &name)) < 0) {
-		if ((errno != ENOENT && errno != ENOTDIR && errno != ELOOP) || strcmp(path_dirname(d), "/") == 0)
+		if ((errno != ENOENT && errno != ENOTDIR && errno != ELOOP) ||
+		    strcmp(path_dirname(d), "/") == 0)
 			die_hint("run again", "cannot reach %s: %s", d, strerror(errno));
 		d = path_dirname(d);
 	}
-	gone = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;	/* a placeholder next */
+	/* a placeholder next */
+	gone = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 	close(pfd);
 	if (d != b->path && !plan_is_writable(pl, path_dirname(d))) {
 		b->flags = IB_NONE;
@@ -17871,14 +18888,17 @@ ph_recover(int dfd, const struct plan *pl, struct init_bind *b, struct vec *cove
 			close(h->dir);
 		if (h->fd >= 0)
 			close(h->fd);
-		memmove(&run_state.held.v[i], &run_state.held.v[i + 1], (run_state.held.n - i - 1) * sizeof(void *));
+		memmove(&run_state.held.v[i], &run_state.held.v[i + 1],
+		    (run_state.held.n - i - 1) * sizeof(void *));
 		run_state.held.n--;
 	}
 	ph_cover(dfd, d, PH_DIR, false);
 	if (!(h = ph_held_at(d)) || (!h->id.dev && !h->id.ino))
-		die_hint("run it again when that program has finished", "%s changed on this machine while the sandbox "
-		    "was being built (another program works there), into what sbx cannot cover (a symlink or a "
-		    "device); the command did not run", d);
+		die_hint("run it again when that program has finished",
+		    "%s changed on this machine while the sandbox "
+		    "was being built (another program works there), into what sbx cannot cover (a "
+		    "symlink or a device); the command did not run",
+		    d);
 	/* a pin only of a directory that is not the placeholder just made */
 	if (d != b->path || gone || h->dir < 0 || fstat(h->dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		b->flags &= ~(uint32_t)IB_PIN;
@@ -17886,7 +18906,8 @@ ph_recover(int dfd, const struct plan *pl, struct init_bind *b, struct vec *cove
 	b->dev = (uint64_t)h->id.dev;
 	b->ino = (uint64_t)h->id.ino;
 	if (!(b->flags & IB_PIN))
-		vec_push(covered, (void *)d);	/* read-only: nothing below it needs a bind of its own */
+		/* read-only: nothing below it needs a bind of its own */
+		vec_push(covered, (void *)d);
 }
 
 /* Before bwrap: every mount target of the plan (parents first: the plan's
@@ -17918,10 +18939,12 @@ ph_acquire(const struct plan *pl)
 	ph_reclaim(dfd);
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
-		enum phkind kind = PH_DIR;	/* for a target another run's removal left missing */
+		/* for a target another run's removal left missing */
+		enum phkind kind = PH_DIR;
 		bool planned = false;
 
-		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO || strcmp(m->path, last) == 0)
+		if (m->kind == MK_BIND_FROM || m->kind == MK_REMOUNT_RO ||
+		    strcmp(m->path, last) == 0)
 			continue;	/* not a host path of the plan's, or seen */
 		last = m->path;
 		/* where the command cannot write, a placeholder of another run
@@ -17943,7 +18966,8 @@ ph_acquire(const struct plan *pl)
 		 * a placeholder is planned at it or below it: that one needs the
 		 * directories above it (a killed run's .claude, reclaimed above,
 		 * that held .claude/commands) */
-		ph_cover(dfd, m->path, kind, !planned && (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT));
+		ph_cover(dfd, m->path, kind,
+		    !planned && (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT));
 	}
 	close(dfd);
 	ph_unlock();
@@ -17985,7 +19009,8 @@ run_cleanup(void)
 	if (!run_state.root || getpid() != run_state.owner)
 		return;
 	if (run_state.plan)
-		audit_after_run(run_state.plan);	/* if main did not (an exit after the command started) */
+		/* if main did not (an exit after the command started) */
+		audit_after_run(run_state.plan);
 	ph_release();
 	timing("placeholders released");
 	if (run_state.run_dir)
@@ -18021,8 +19046,8 @@ runtime_private_base(const char *base)
 {
 	struct stat st;
 
-	return base && base[0] == '/' && lstat(base, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
-	    !(st.st_mode & 022);
+	return base && base[0] == '/' && lstat(base, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == getuid() && !(st.st_mode & 022);
 }
 
 /* The candidate runtime directories, real paths, in order (see above);
@@ -18079,8 +19104,8 @@ runtime_dir_make(const char *root)
 		mkdir(root, 0700);
 	if (private_dir_at(root))
 		return true;
-	note("%s is not a private directory of uid %u (another user may have made it): not used", root,
-	    (unsigned)getuid());
+	note("%s is not a private directory of uid %u (another user may have made it): not used",
+	    root, (unsigned)getuid());
 	return false;
 }
 
@@ -18108,8 +19133,10 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 			const struct pnode *nd = pl0->nodes.v[j];
 
 			if ((nd->rules & RB_WRITE) && path_within(nd->path, root))
-				die_hint("remove that allow-write", "%s makes %s writable, inside sbx's runtime directory %s; "
-				    "the command did not run", nd->why, nd->path, root);
+				die_hint("remove that allow-write",
+				    "%s makes %s writable, inside sbx's runtime directory %s; "
+				    "the command did not run",
+				    nd->why, nd->path, root);
 		}
 		/* a private place is a fallback: looked at only when a shared
 		 * one was someone else's, or to be hidden when it exists or the
@@ -18122,11 +19149,13 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 		if (!shared[i] && !foreign && !writable && (chosen || lstat(root, &st) < 0))
 			continue;
 		if (!chosen && !writable) {
-			if (!create ? lstat(root, &st) < 0 || (S_ISDIR(st.st_mode) && st.st_uid == getuid()) :
-			    runtime_dir_make(root)) {
+			if (!create ? lstat(root, &st) < 0 ||
+				    (S_ISDIR(st.st_mode) && st.st_uid == getuid())
+				    : runtime_dir_make(root)) {
 				chosen = root;
 				if (foreign)
-					note("runtime directory %s: a shared one was not ours", root);
+					note("runtime directory %s: a shared one was not ours",
+					    root);
 				vec_push(&run_state.pool_roots, (void *)root);
 				continue;
 			}
@@ -18135,20 +19164,26 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 			continue;
 		}
 		if (writable) {
-			note("runtime directory %s: the sandbox could write it; not used, and hidden", root);
+			note("runtime directory %s: the sandbox could write it; not used, and "
+			     "hidden",
+			    root);
 			buf_printf(&tried, "%s%s", tried.n ? ", " : "", root);
 		}
 		if (writable && create ? runtime_dir_make(root) : lstat(root, &st) == 0) {
 			vec_push(covers, (void *)root);
 			/* hidden by every run: the pool may live there too */
-			if (lstat(root, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() && !(st.st_mode & 077))
+			if (lstat(root, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+			    !(st.st_mode & 077))
 				vec_push(&run_state.pool_roots, (void *)root);
 		}
 	}
 	if (!chosen)
-		die_hint("narrow the allow-write that covers them, or remove a directory that is not yours", "no place "
-		    "for sbx's runtime directory that is yours and that the sandbox cannot write (tried %s); the command "
-		    "did not run", tried.p ? tried.p : "none");
+		die_hint("narrow the allow-write that covers them, or remove a directory that is "
+			 "not yours",
+		    "no place "
+		    "for sbx's runtime directory that is yours and that the sandbox cannot write "
+		    "(tried %s); the command did not run",
+		    tried.p ? tried.p : "none");
 	free(tried.p);
 	run_state.root = chosen;
 	return chosen;
@@ -18163,7 +19198,8 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 static void
 runtime_recover_in(const char *dir)
 {
-	struct dir_stream *d = dir_open_fd(openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dir_stream *d =
+	    dir_open_fd(openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	struct dir_entry de;
 
 	if (!d)
@@ -18187,9 +19223,11 @@ runtime_recover_in(const char *dir)
 		 * is the command's): a root that was open to others once (then
 		 * chmod'ed 0700 by hand) may hold another user's run-1-1 with a
 		 * forged record, whose audit renamed the person's git hooks */
-		if (fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != getuid() || (k == 0 && (st.st_mode & 022))) {
-			note("%s/%s is not a directory a run of uid %u made: left alone", dir, de.name, (unsigned)getuid());
+		if (fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+		    (k == 0 && (st.st_mode & 022))) {
+			note("%s/%s is not a directory a run of uid %u made: left alone", dir,
+			    de.name, (unsigned)getuid());
 			continue;
 		}
 		if (k == 0) {
@@ -18233,14 +19271,20 @@ allow_write_make_missing(const struct policy *p)
 		 * never through a symlink a command could have made: mkdir(2)
 		 * would follow it and make a directory outside every root, on
 		 * the host (the planner skips such a root, and says so) */
-		if ((!r->literal && has_glob_chars(r->path)) || dk.ops->lstat(dk.ctx, r->path, NULL) != FK_MISSING ||
-		    resolve_path(&dk, r->path, &res, &why) < 0 || res.kind != FK_MISSING || !res.first_missing ||
-		    strcmp(res.first_missing, res.path) != 0 || planted_link(&res, &areas, &why))
-			continue;	/* there, its parent missing too, or reached through such a link */
+		if ((!r->literal && has_glob_chars(r->path)) ||
+		    dk.ops->lstat(dk.ctx, r->path, NULL) != FK_MISSING ||
+		    resolve_path(&dk, r->path, &res, &why) < 0 || res.kind != FK_MISSING ||
+		    !res.first_missing || strcmp(res.first_missing, res.path) != 0 ||
+		    planted_link(&res, &areas, &why))
+			/* there, its parent missing too, or reached through such a link */
+			continue;
 		if (mkdir(res.path, 0700) < 0)
-			warnx("allow-write %s: does not exist, and cannot be made: %s", r->path, strerror(errno));
+			warnx("allow-write %s: does not exist, and cannot be made: %s", r->path,
+			    strerror(errno));
 		else
-			warnx("allow-write %s: did not exist; made it (an empty directory, mode 0700)", r->path);
+			warnx("allow-write %s: did not exist; made it (an empty directory, mode "
+			      "0700)",
+			    r->path);
 	}
 }
 
@@ -18296,7 +19340,8 @@ run_paths_init(struct run_paths *rp, const char *cwd)
 static const char *
 registry_root_pick(const char *root, bool create)
 {
-	static const char *volatile base = SBX_REGISTRY_BASE;	/* volatile: NULL on macOS, never passed on */
+	/* volatile: NULL on macOS, never passed on */
+	static const char *volatile base = SBX_REGISTRY_BASE;
 	const char *fast;
 	struct stat st;
 
@@ -18306,8 +19351,9 @@ registry_root_pick(const char *root, bool create)
 	if (!create && lstat(fast, &st) < 0)
 		return fast;	/* --print=argv: where a run would make it */
 	if ((create && mkdir(fast, 0700) < 0 && errno != EEXIST) || !private_dir_at(fast)) {
-		note("%s is not a private directory of uid %u: the placeholder registry stays in %s", fast,
-		    (unsigned)getuid(), root);
+		note("%s is not a private directory of uid %u: the placeholder registry stays in "
+		     "%s",
+		    fast, (unsigned)getuid(), root);
 		return root;
 	}
 	return fast;
@@ -18362,9 +19408,11 @@ run_prepare(const struct run_paths *rp, const struct plan *pl, bool dns, bool tm
 	close(fd);
 	if (dns) {
 		/* no search list: a name is asked as the command spelled it */
-		static const char conf[] = "# sbx: the DNS stub (network-dns)\nnameserver 127.0.0.1\n";
+		static const char conf[] = "# sbx: the DNS stub (network-dns)\nnameserver "
+					   "127.0.0.1\n";
 
-		fd = openat(AT_FDCWD, rp->resolv_conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+		fd = openat(
+		    AT_FDCWD, rp->resolv_conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 		if (fd < 0 || write_all(fd, conf, sizeof(conf) - 1) < 0)
 			die("cannot create %s: %s", rp->resolv_conf, strerror(errno));
 		close(fd);
@@ -18450,7 +19498,8 @@ attrib_has(const char *key)
 {
 	if (!attrib.cap)
 		return false;
-	for (size_t i = str_hash(key) & (attrib.cap - 1); attrib.slot[i]; i = (i + 1) & (attrib.cap - 1))
+	for (size_t i = str_hash(key) & (attrib.cap - 1); attrib.slot[i];
+	     i = (i + 1) & (attrib.cap - 1))
 		if (strcmp(attrib.slot[i], key) == 0)
 			return true;
 	return false;
@@ -18568,7 +19617,8 @@ attrib_record_inode(const char *path)
 
 	if (attrib.inodes >= SBX_MAX_TOUCHED / 4 || lstat(path, &st) < 0)
 		return;
-	snprintf(key, sizeof(key), "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	snprintf(key, sizeof(key), "%llu:%llu", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino);
 	if (attrib_put('#', key, strlen(key)))
 		attrib.inodes++;
 }
@@ -18582,7 +19632,8 @@ attrib_touched_inode(int dirfd, const char *name)
 
 	if (!attrib.inodes || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
-	snprintf(key, sizeof(key), "#%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	snprintf(key, sizeof(key), "#%llu:%llu", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino);
 	return attrib_has(key);
 }
 
@@ -18619,7 +19670,8 @@ attrib_event(const struct plan *pl, const struct obs_event *e)
 
 	if (e->lost)
 		attrib_give_up("the observer lost events (its socket was full)");
-	if (attrib.unsure || (obs_calls[e->call].what != OW_PATH && obs_calls[e->call].what != OW_SHARE))
+	if (attrib.unsure ||
+	    (obs_calls[e->call].what != OW_PATH && obs_calls[e->call].what != OW_SHARE))
 		return;	/* an address, a Unix socket's name, a session: no repository's entry */
 	if (why) {
 		attrib_give_up(obs_unsure_why[why < OU_COUNT ? why : OU_UNREAD]);
@@ -18671,18 +19723,23 @@ struct audit {
 	long long t0;			/* run start, ns since the epoch */
 	const struct plan *pl;		/* NULL after a killed run: everything counts as writable */
 	struct vec protected_gitdirs;	/* of const char *: protected during the run */
-	struct vec seen;		/* of const char *: every .git in the roots before the run */
+	/* of const char *: every .git in the roots before the run */
+	struct vec seen;
 	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
-	struct vec node_modules;	/* of const char *: skipped, searched only if git ran (below) */
-	struct vec dirs_seen;		/* of const char *: the directories listed before the run, or none */
+	/* of const char *: skipped, searched only if git ran (below) */
+	struct vec node_modules;
+	/* of const char *: the directories listed before the run, or none */
+	struct vec dirs_seen;
 	bool fresh_found;		/* a repository not there before the run was found */
 	struct vec roots;		/* of const char *: the writable roots */
-	struct vec read_only;		/* of const char *: without pl, what was bound read-only in them */
+	/* of const char *: without pl, what was bound read-only in them */
+	struct vec read_only;
 	bool allow_git_config;
 	long walked;
 	struct vec done;		/* of const char *: "F" or "-" + gitdir, audited */
 	int neutralised;
-	bool attribute;			/* this run's record says what the sandbox touched (attrib) */
+	/* this run's record says what the sandbox touched (attrib) */
+	bool attribute;
 	const char *home;		/* $HOME, for what a config names with ~/ */
 };
 
@@ -18699,7 +19756,8 @@ static struct buf audit_text;
 static void
 audit_notice_show(const char *sessions_dir)
 {
-	const char *from = path_join(sessions_dir, SBX_AUDIT_NOTICES), *taken = aprintf("%s.%d", from, (int)getpid());
+	const char *from = path_join(sessions_dir, SBX_AUDIT_NOTICES),
+		   *taken = aprintf("%s.%d", from, (int)getpid());
 	struct buf b = { 0 };
 
 	if (renameat(AT_FDCWD, from, AT_FDCWD, taken) < 0)
@@ -18784,7 +19842,8 @@ static bool
 audit_acts(const struct audit *a, const char *path, int dirfd, const char *name, const char **why)
 {
 	if (!a->attribute)
-		*why = "sbx cannot tell who made it: the run that made it was killed before its audit";
+		*why = "sbx cannot tell who made it: the run that made it was killed before its "
+		       "audit";
 	else if (attrib.unsure)
 		*why = aprintf("sbx cannot tell who made it: %s", attrib.unsure);
 	else if (attrib_touched(path) || attrib_touched_inode(dirfd, name))
@@ -18805,7 +19864,8 @@ audit_named_touched(const char *p)
 		return true;
 	if (realpath(norm, real))
 		return attrib_touched(real);
-	return realpath(path_dirname(norm), real) && attrib_touched(path_join(real, strrchr(norm, '/') + 1));
+	return realpath(path_dirname(norm), real) &&
+	    attrib_touched(path_join(real, strrchr(norm, '/') + 1));
 }
 
 /* Does a setting in drop (of the config at cfg) name a path the sandbox
@@ -18826,17 +19886,21 @@ audit_config_names_touched(const struct audit *a, const char *cfg, const struct 
 
 		if (!k || !e->value)
 			continue;
-		if (k->kind == GV_INCLUDE && (p = gitcfg_path(e->value, gd, a->home)) && audit_named_touched(p))
+		if (k->kind == GV_INCLUDE && (p = gitcfg_path(e->value, gd, a->home)) &&
+		    audit_named_touched(p))
 			return true;
 		if (k->kind == GV_CMD)
-			git_cmd_words(e->value, gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &runs);
+			git_cmd_words(e->value,
+			    gitcfg_is(e, "alias", NULL, "*") && e->value[0] != '!', &runs);
 		for (size_t t = 0; t < LEN(tops) && tops[t]; t++) {
 			if (k->kind == GV_HOOKS && (p = gitcfg_path(e->value, tops[t], a->home)) &&
 			    (audit_named_touched(p) || (strcmp(strrchr(p, '/') + 1, "_") == 0 &&
-			    audit_named_touched(path_dirname(p)))))	/* husky: .husky/_ runs .husky/<hook> */
+			/* husky: .husky/_ runs .husky/<hook> */
+			    audit_named_touched(path_dirname(p)))))
 				return true;
 			for (size_t j = 0; j < runs.n; j++)
-				if ((p = gitcfg_path(runs.v[j], tops[t], a->home)) && audit_named_touched(p))
+				if ((p = gitcfg_path(runs.v[j], tops[t], a->home)) &&
+				    audit_named_touched(p))
 					return true;
 		}
 	}
@@ -18849,7 +19913,8 @@ audit_left(const char *path, const char *what)
 {
 	struct buf line = { 0 };
 
-	buf_printf(&line, "git: left %s as it is: made outside the sandbox during the run (%s)", path, what);
+	buf_printf(&line, "git: left %s as it is: made outside the sandbox during the run (%s)",
+	    path, what);
 	buf_putc(&line, '\0');
 	audit_say(&line);
 	free(line.p);
@@ -18864,7 +19929,9 @@ audit_report(struct audit *a, const char *path, const char *what, const char *wh
 	struct buf line = { 0 };
 
 	a->neutralised++;
-	buf_printf(&line, "git: neutralised %s: %s (it would run code outside the sandbox later; %s); restore: mv ",
+	buf_printf(&line,
+	    "git: neutralised %s: %s (it would run code outside the sandbox later; %s); restore: "
+	    "mv ",
 	    path, what, why);
 	buf_put_shell_quoted(&line, path_join(path_dirname(path), kept));
 	buf_putc(&line, ' ');
@@ -18873,7 +19940,8 @@ audit_report(struct audit *a, const char *path, const char *what, const char *wh
 	audit_say(&line);
 	free(line.p);
 	if (run_state.store) {
-		struct violation v = { VK_AUDIT, "neutralised", path, 0, what, 0, NULL, wall_ms(), 0, 0 };
+		struct violation v = { VK_AUDIT, "neutralised", path, 0, what, 0, NULL, wall_ms(),
+			0, 0 };
 
 		vstore_add(run_state.store, &v);
 	}
@@ -18930,7 +19998,8 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 		else if (!audit_acts(a, hooks, pfd, name, &why))
 			audit_left(hooks, "hooks, not a directory");
 		else if (audit_disable(pfd, name, &kept))
-			audit_report(a, hooks, aprintf("not a directory; renamed %s", kept), why, kept);
+			audit_report(
+			    a, hooks, aprintf("not a directory; renamed %s", kept), why, kept);
 		close(pfd);
 		return;
 	}
@@ -18943,7 +20012,8 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 		long long c, b;
 
 		if (!strcmp(de.name, ".") || !strcmp(de.name, "..") ||
-		    (n > 7 && !strcmp(de.name + n - 7, ".sample")) || strstr(de.name, ".sbx-disabled"))
+		    (n > 7 && !strcmp(de.name + n - 7, ".sample")) ||
+		    strstr(de.name, ".sbx-disabled"))
 			continue;
 		if (force || (audit_times(dir_fd(d), de.name, &c, &b) && audit_since(a, c)))
 			vec_push(&names, astrdup(de.name));
@@ -19034,14 +20104,16 @@ audit_config(struct audit *a, const char *path, bool force)
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a config that is not a regular file");
 		else if (audit_disable(pfd, base, &kept))
-			audit_report(a, path, aprintf("not a regular file; renamed %s", kept), why, kept);
+			audit_report(
+			    a, path, aprintf("not a regular file; renamed %s", kept), why, kept);
 		goto out;
 	}
 	fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		goto out;
 	buf_grow(&b, (size_t)st.st_size + 1);
-	while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+	while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 &&
+	    b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
 		b.n += (size_t)r;
 		buf_grow(&b, 4096);
 	}
@@ -19052,7 +20124,8 @@ audit_config(struct audit *a, const char *path, bool force)
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a config sbx cannot read");
 		else if (audit_disable(pfd, base, &kept))
-			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s", kept), why, kept);
+			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s", kept),
+			    why, kept);
 		goto out;
 	}
 	free(b.p);
@@ -19067,8 +20140,8 @@ audit_config(struct audit *a, const char *path, bool force)
 			for (i = 0; i < drop.n; i++) {
 				const struct gitcfg_entry *e = drop.v[i];
 
-				buf_printf(&keys, "%s%s.%s%s%s", i ? ", " : "", e->section, e->sub ? e->sub : "",
-				    e->sub ? "." : "", e->key);
+				buf_printf(&keys, "%s%s.%s%s%s", i ? ", " : "", e->section,
+				    e->sub ? e->sub : "", e->sub ? "." : "", e->key);
 			}
 			buf_putc(&keys, '\0');
 			audit_left(path, aprintf("a config with %s", keys.p));
@@ -19078,7 +20151,8 @@ audit_config(struct audit *a, const char *path, bool force)
 	}
 	gitcfg_write(&keep, &out);
 	kept = audit_kept_name(pfd, base);
-	fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
+	fd = openat(
+	    pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
 	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
 	    renameat(pfd, base, pfd, kept) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
 		warnx("git: cannot rewrite %s (%s); renaming it %s", path, strerror(errno), kept);
@@ -19092,8 +20166,10 @@ audit_config(struct audit *a, const char *path, bool force)
 	for (i = 0; i < drop.n; i++) {
 		const struct gitcfg_entry *e = drop.v[i];
 
-		audit_report(a, path, aprintf("removed %s.%s%s%s (%s; the file as it was is %s)",
-		    e->section, e->sub ? e->sub : "", e->sub ? "." : "", e->key, git_key_of(e)->why, kept), why, kept);
+		audit_report(a, path,
+		    aprintf("removed %s.%s%s%s (%s; the file as it was is %s)", e->section,
+			e->sub ? e->sub : "", e->sub ? "." : "", e->key, git_key_of(e)->why, kept),
+		    why, kept);
 	}
 out:
 	close(pfd);
@@ -19120,12 +20196,14 @@ audit_todo(struct audit *a, const char *path)
 		close(pfd);
 		return;
 	}
-	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+				 : -1;
 	if (fd >= 0) {
 		ssize_t r;
 
 		buf_grow(&b, 4096);
-		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 &&
+		    b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
 			b.n += (size_t)r;
 			buf_grow(&b, 4096);
 		}
@@ -19139,11 +20217,14 @@ audit_todo(struct audit *a, const char *path)
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a todo list sbx cannot read");
 		else if (audit_disable(pfd, base, &kept))
-			audit_report(a, path, "a todo list sbx cannot read; renamed, so the rebase stops there", why, kept);
+			audit_report(a, path,
+			    "a todo list sbx cannot read; renamed, so the rebase stops there", why,
+			    kept);
 		close(pfd);
 		return;
 	}
-	for (line = b.p ? strtok_r(b.p, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+	for (line = b.p ? strtok_r(b.p, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
 		const char *w = line + strspn(line, " \t");
 		size_t len = strcspn(w, " \t");
 
@@ -19156,16 +20237,22 @@ audit_todo(struct audit *a, const char *path)
 	free(b.p);
 	if (n && !audit_acts(a, path, pfd, base, &why)) {
 		audit_left(path, "a todo list with exec lines");
-	} else if (n && ((fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
-	    write_all(fd, out.p, out.n) < 0 || close(fd) < 0 ||
-	    renameat(pfd, base, pfd, (kept = audit_kept_name(pfd, base))) < 0 || renameat(pfd, tmp, pfd, base) < 0)) {
+	} else if (n &&
+	    ((fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) <
+		    0 ||
+		write_all(fd, out.p, out.n) < 0 || close(fd) < 0 ||
+		renameat(pfd, base, pfd, (kept = audit_kept_name(pfd, base))) < 0 ||
+		renameat(pfd, tmp, pfd, base) < 0)) {
 		unlinkat(pfd, tmp, 0);
 		if (audit_disable(pfd, base, &kept))
-			audit_report(a, path, "a todo list sbx could not rewrite; renamed, so the rebase stops there", why,
-			    kept);
+			audit_report(a, path,
+			    "a todo list sbx could not rewrite; renamed, so the rebase stops there",
+			    why, kept);
 	} else if (n) {
-		audit_report(a, path, aprintf("%d exec line%s commented out (git rebase --continue runs them)", n,
-		    n == 1 ? "" : "s"), why, kept);
+		audit_report(a, path,
+		    aprintf("%d exec line%s commented out (git rebase --continue runs them)", n,
+			n == 1 ? "" : "s"),
+		    why, kept);
 	}
 	free(out.p);
 	close(pfd);
@@ -19182,7 +20269,8 @@ audit_todo(struct audit *a, const char *path)
 static void
 audit_strategy(struct audit *a, const char *path, bool config)
 {
-	static const char *const own[] = { "ort", "recursive", "resolve", "octopus", "ours", "subtree" };
+	static const char *const own[] = { "ort", "recursive", "resolve", "octopus", "ours",
+		"subtree" };
 	struct stat st;
 	struct buf b = { 0 };
 	struct vec entries = { 0 }, names = { 0 };
@@ -19198,10 +20286,12 @@ audit_strategy(struct audit *a, const char *path, bool config)
 		close(pfd);
 		return;
 	}
-	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+				 : -1;
 	if (fd >= 0) {
 		buf_grow(&b, 4096);
-		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 && b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 &&
+		    b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
 			b.n += (size_t)r;
 			buf_grow(&b, 4096);
 		}
@@ -19218,7 +20308,8 @@ audit_strategy(struct audit *a, const char *path, bool config)
 	} else {
 		for (i = 0; i < entries.n; i++)
 			if (gitcfg_is(entries.v[i], "options", "", "strategy"))
-				vec_push(&names, (void *)((const struct gitcfg_entry *)entries.v[i])->value);
+				vec_push(&names,
+				    (void *)((const struct gitcfg_entry *)entries.v[i])->value);
 	}
 	for (i = 0; i < names.n; i++) {
 		const char *n = names.v[i] ? names.v[i] : "";
@@ -19230,9 +20321,11 @@ audit_strategy(struct audit *a, const char *path, bool config)
 	if (foreign && !audit_acts(a, path, pfd, base, &why))
 		audit_left(path, "a merge strategy that is not one of git's own");
 	else if (foreign && audit_disable(pfd, base, &kept))
-		audit_report(a, path, aprintf("names a merge strategy that is not one of git's own, a program `git %s "
-		    "--continue` would run; renamed %s, so git's default is used", config ? "cherry-pick" : "rebase",
-		    kept), why, kept);
+		audit_report(a, path,
+		    aprintf("names a merge strategy that is not one of git's own, a program `git "
+			    "%s --continue` would run; renamed %s, so git's default is used",
+			config ? "cherry-pick" : "rebase", kept),
+		    why, kept);
 	free(b.p);
 	close(pfd);
 }
@@ -19270,9 +20363,11 @@ audit_pointer(const char *file, const char *dir, const char *prefix)
 
 /* The gitdirs under worktrees/ and modules/ (a submodule's name may hold "/") */
 static void
-audit_children(struct audit *a, const char *dir, bool modules, bool force, bool parent_protected, int depth)
+audit_children(
+    struct audit *a, const char *dir, bool modules, bool force, bool parent_protected, int depth)
 {
-	struct dir_stream *d = dir_open_fd(openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dir_stream *d =
+	    dir_open_fd(openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	struct dir_entry de;
 	struct vec subs = { 0 };
 	size_t i;
@@ -19290,7 +20385,8 @@ audit_children(struct audit *a, const char *dir, bool modules, bool force, bool 
 		if (modules && lstat(path_join(s, "HEAD"), &st) < 0)
 			audit_children(a, s, true, force, parent_protected, depth + 1);
 		else
-			audit_gitdir(a, s, force || (parent_protected && !str_listed(&a->protected_gitdirs, s)),
+			audit_gitdir(a, s,
+			    force || (parent_protected && !str_listed(&a->protected_gitdirs, s)),
 			    depth + 1);
 	}
 }
@@ -19303,8 +20399,8 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	bool prot = str_listed(&a->protected_gitdirs, gd);
 	const char *key = aprintf("%c%s", force ? 'F' : '-', gd), *common;
 
-	if (depth > SBX_MAX_AUDIT_DEPTH || str_listed(&a->done, key) || str_listed(&a->done, aprintf("F%s", gd)) ||
-	    lstat(gd, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (depth > SBX_MAX_AUDIT_DEPTH || str_listed(&a->done, key) ||
+	    str_listed(&a->done, aprintf("F%s", gd)) || lstat(gd, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	vec_push(&a->done, (void *)key);
 	/* SECURITY: a repository there before the run is never audited whole,
@@ -19324,7 +20420,8 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	common = audit_pointer(path_join(gd, "commondir"), gd, NULL);
 	if (common && strcmp(common, gd) != 0 && !str_listed(&a->protected_gitdirs, common) &&
 	    audit_in_roots(a, common))
-		audit_gitdir(a, common, force || audit_changed(a, path_join(gd, "commondir")), depth + 1);
+		audit_gitdir(
+		    a, common, force || audit_changed(a, path_join(gd, "commondir")), depth + 1);
 	audit_children(a, path_join(gd, "worktrees"), false, force, prot, depth);
 	audit_children(a, path_join(gd, "modules"), true, force, prot, depth);
 }
@@ -19399,14 +20496,18 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 		if (!strcmp(de.name, ".") || !strcmp(de.name, ".."))
 			continue;
 		if (++a->walked == SBX_MAX_WALK_ENTRIES)
-			warnx("git: the search for repositories made during the run stopped after %d entries; "
-			    "repositories beyond were not audited", SBX_MAX_WALK_ENTRIES);
+			warnx("git: the search for repositories made during the run stopped after "
+			      "%d entries; repositories beyond were not audited",
+			    SBX_MAX_WALK_ENTRIES);
 		if (a->walked >= SBX_MAX_WALK_ENTRIES)
 			break;
 		if (type == DT_UNKNOWN)
-			type = fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
-			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
-			    DT_LNK : DT_UNKNOWN;
+			type = fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0
+			    ? DT_UNKNOWN
+			    : S_ISDIR(st.st_mode) ? DT_DIR
+			    : S_ISREG(st.st_mode) ? DT_REG
+			    : S_ISLNK(st.st_mode) ? DT_LNK
+						  : DT_UNKNOWN;
 		if (len + strlen(de.name) + 2 >= PATH_MAX)
 			continue;
 		if (!strcmp(de.name, ".git")) {
@@ -19418,7 +20519,8 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 			continue;
 		}
 		if (type == DT_DIR && depth < 256) {
-			int sub = openat(dir_fd(d), de.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub = openat(
+			    dir_fd(d), de.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			if (sub < 0)
 				continue;
@@ -19444,7 +20546,8 @@ audit_own_placeholder(int dfd, const char *path, const char *name)
 		const struct ph_held *h = run_state.held.v[i];
 
 		if (h->dir >= 0 && strcmp(h->path, path) == 0)
-			return fstat(h->dir, &held) == 0 && fstatat(dfd, name, &here, AT_SYMLINK_NOFOLLOW) == 0 &&
+			return fstat(h->dir, &held) == 0 &&
+			    fstatat(dfd, name, &here, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    here.st_dev == held.st_dev && here.st_ino == held.st_ino;
 	}
 	return false;
@@ -19472,16 +20575,21 @@ audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 		if (!strcmp(de.name, ".") || !strcmp(de.name, ".."))
 			continue;
 		if (type == DT_UNKNOWN)
-			type = fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN :
-			    S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ?
-			    DT_LNK : DT_UNKNOWN;
+			type = fstatat(dir_fd(d), de.name, &st, AT_SYMLINK_NOFOLLOW) < 0
+			    ? DT_UNKNOWN
+			    : S_ISDIR(st.st_mode) ? DT_DIR
+			    : S_ISREG(st.st_mode) ? DT_REG
+			    : S_ISLNK(st.st_mode) ? DT_LNK
+						  : DT_UNKNOWN;
 		if (!strcmp(de.name, ".git")) {
 			audit_dotgit(a, dir, type, false);
-		} else if (type == DT_DIR && !strset_has(known, sub) && !audit_own_placeholder(dir_fd(d), sub, de.name)) {
+		} else if (type == DT_DIR && !strset_has(known, sub) &&
+		    !audit_own_placeholder(dir_fd(d), sub, de.name)) {
 			if (!strcmp(de.name, "node_modules")) {
 				vec_push(&a->node_modules, (void *)sub);
 			} else if (strlen(sub) < sizeof(path) &&
-			    (fd = openat(dir_fd(d), de.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			    (fd = openat(dir_fd(d), de.name,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 				str_copy(path, sub, sizeof(path));
 				audit_walk(a, fd, path, 1, false);
 			}
@@ -19529,8 +20637,12 @@ audit_changed_dirs(struct audit *a)
 		if (strcmp(strrchr(sv, '/') + 1, ".git") != 0)
 			audit_gitdir(a, sv, false, 0);	/* a bare repository */
 		else if (lstat(sv, &st) == 0)
-			audit_dotgit(a, path_dirname(sv), S_ISDIR(st.st_mode) ? DT_DIR :
-			    S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN, false);
+			audit_dotgit(a, path_dirname(sv),
+			    S_ISDIR(st.st_mode)	      ? DT_DIR
+				: S_ISREG(st.st_mode) ? DT_REG
+				: S_ISLNK(st.st_mode) ? DT_LNK
+						      : DT_UNKNOWN,
+			    false);
 	}
 }
 
@@ -19610,7 +20722,8 @@ audit_record(const char *run_dir, const struct plan *pl)
 	}
 	if (!pl->audit_roots.n)
 		return;
-	buf_printf(&b, "T %lld\n%s%s", audit_state.t0, pl->allow_git_config ? "A\n" : "", pl->seen_partial ? "P\n" : "");
+	buf_printf(&b, "T %lld\n%s%s", audit_state.t0, pl->allow_git_config ? "A\n" : "",
+	    pl->seen_partial ? "P\n" : "");
 	for (i = 0; i < pl->audit_roots.n; i++) {
 		buf_puts(&b, "R ");
 		line_escape(&b, pl->audit_roots.v[i]);
@@ -19630,7 +20743,9 @@ audit_record(const char *run_dir, const struct plan *pl)
 		const struct mount *m = pl->mounts.v[i];
 		size_t j;
 
-		for (j = 0; (m->kind == MK_BIND_RO || m->kind == MK_BIND_RO_INIT) && j < pl->audit_roots.n; j++)
+		for (j = 0;
+		     (m->kind == MK_BIND_RO || m->kind == MK_BIND_RO_INIT) && j < pl->audit_roots.n;
+		     j++)
 			if (path_within(m->path, pl->audit_roots.v[j])) {
 				buf_puts(&b, "O ");
 				line_escape(&b, m->path);
@@ -19762,7 +20877,8 @@ cmd_line_hint(const char *argv0, char *out, size_t n)
 }
 
 /* SECURITY: if sbx or a program it runs the sandbox with (bwrap, socat,
- * sandbox-exec) could be replaced from inside, the next sbx run would execute the command's code outside any sandbox. */
+ * sandbox-exec) could be replaced from inside, the next sbx run would execute the command's code
+  * outside any sandbox. */
 static void
 tamper_check(const struct plan *pl, const char *what, const char *path)
 {
@@ -19777,15 +20893,17 @@ tamper_check(const struct plan *pl, const char *what, const char *path)
 		return;
 	dir = path_dirname(real);
 	if (plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
-		die_hint("install it outside every writable directory (make install puts sbx in /usr/local/bin), "
-		    "or narrow the allow-write that covers it",
-		    "refusing to run: %s (%s) would be writable inside the sandbox, so the command could "
-		    "replace it and the next run would execute that code outside any sandbox", real, what);
+		die_hint("install it outside every writable directory (make install puts sbx in "
+			 "/usr/local/bin), or narrow the allow-write that covers it",
+		    "refusing to run: %s (%s) would be writable inside the sandbox, so the command "
+		    "could replace it and the next run would execute that code outside any sandbox",
+		    real, what);
 }
 
 /* Forget, in this process, the variables deny-env names, once the bwrap
  * options (or, on macOS, the command's environment) are rendered: every
- * process forked after (bwrap, the proxy) starts without them. The proxy parses hostile bytes and needs none of
+ * process forked after (bwrap, the proxy) starts without them. The proxy parses hostile bytes and
+  * needs none of
  * them (DESIGN 3.6), and under weaker-nested-sandbox the command sees the
  * host's /proc, where sbx's and bwrap's environ are readable. The value is
  * overwritten where it lies (for the first environment, the block
@@ -19846,24 +20964,29 @@ check_line(bool ok, const char *fmt, ...)
  * with every inherited one (2.4), and the proxy and the observer close
  * every descriptor they do not need (fds_close_except). */
 
-#define SBX_MAX_CONTROL_LINE_BYTES	(1 << 20)	/* a longer line is refused, as a policy file */
+/* a longer line is refused, as a policy file */
+#define SBX_MAX_CONTROL_LINE_BYTES	(1 << 20)
 #define SBX_CONTROL_KILL_GRACE_MS	2000		/* srt's KILL_GRACE_MS */
 
 /* main's reader of one line: the policy it describes, into out (the
  * arena); 0, or -1 with e filled. */
-typedef int (*live_load_fn)(void *ctx, const char *text, size_t n, const char *name, struct policy *out,
-    struct err *e);
+typedef int (*live_load_fn)(
+    void *ctx, const char *text, size_t n, const char *name, struct policy *out, struct err *e);
 
 static struct {
 	int given;		/* N as given; -1: no --control-fd */
 	int fd;			/* N while it is read, else -1 */
 	bool any_line;		/* srt's receivedAnyLine: a line came, even an empty one */
-	bool failed;		/* it failed before its first line: the command is stopped, sbx exits 125 */
-	int64_t kill_at;	/* then: when a command that ignores SIGTERM gets SIGKILL; 0: not due */
+	/* it failed before its first line: the command is stopped, sbx exits 125 */
+	bool failed;
+	/* then: when a command that ignores SIGTERM gets SIGKILL; 0: not due */
+	int64_t kill_at;
 	unsigned lines;
 	struct buf acc;		/* the line read so far */
-	bool overlong;		/* longer than SBX_MAX_CONTROL_LINE_BYTES: dropped up to its newline */
-	struct policy cur;	/* the policy in force; its network lists are tables's once a line changed them */
+	/* longer than SBX_MAX_CONTROL_LINE_BYTES: dropped up to its newline */
+	bool overlong;
+	/* the policy in force; its network lists are tables's once a line changed them */
+	struct policy cur;
 	struct net_tables *tables;	/* owned (malloc), or NULL */
 	live_load_fn load;
 	void *ctx;
@@ -19899,14 +21022,17 @@ live_send(int report, const struct buf *b)
 
 	msg[0] = 'P';
 	memcpy(msg + 1, &len, 4);
-	(void)fcntl(report, F_SETFL, fcntl(report, F_GETFL) | O_NONBLOCK);	/* sbx reads it with MSG_DONTWAIT anyway */
-	if (fd < 0 || write_all(fd, b->p, b->n) < 0 || send_fds(report, msg, sizeof(msg), &fd, 1) < 0)
+	/* sbx reads it with MSG_DONTWAIT anyway */
+	(void)fcntl(report, F_SETFL, fcntl(report, F_GETFL) | O_NONBLOCK);
+	if (fd < 0 || write_all(fd, b->p, b->n) < 0 ||
+	    send_fds(report, msg, sizeof(msg), &fd, 1) < 0)
 		err = errno;
 	if (fd >= 0)
 		close(fd);
 	if (err)
-		warnx("control fd %d: the proxy did not take the update (%s): new connections are decided by the "
-		    "network lists before it", live.given, strerror(err));
+		warnx("control fd %d: the proxy did not take the update (%s): new connections are "
+		      "decided by the network lists before it",
+		    live.given, strerror(err));
 }
 
 /* One line (in live.acc): read, compared, applied. sbx lives as long as
@@ -19937,13 +21063,16 @@ live_line(int report)
 	if (k == n && !live.overlong)
 		goto done;	/* an empty line: srt says nothing */
 	if (live.overlong)
-		snprintf(msg, sizeof(msg), "control fd %d, line %u: longer than %d bytes", live.given, live.lines,
-		    SBX_MAX_CONTROL_LINE_BYTES);
-	if (live.overlong || live.load(live.ctx, s, n, aprintf("control fd %d, line %u", live.given, live.lines),
-	    &np, &e) < 0) {
+		snprintf(msg, sizeof(msg), "control fd %d, line %u: longer than %d bytes",
+		    live.given, live.lines, SBX_MAX_CONTROL_LINE_BYTES);
+	if (live.overlong ||
+	    live.load(live.ctx, s, n, aprintf("control fd %d, line %u", live.given, live.lines),
+		&np, &e) < 0) {
 		if (!live.overlong)
 			err_format(&e, msg, sizeof(msg));
-		fprintf(stderr, "Invalid config on control fd %d: ignored, previous config still in force\n", live.given);
+		fprintf(stderr,
+		    "Invalid config on control fd %d: ignored, previous config still in force\n",
+		    live.given);
 		warnx("%s", msg);
 		goto done;
 	}
@@ -19953,19 +21082,27 @@ live_line(int report)
 		const char *key = d->json ? d->json : d->name;
 
 		warnx("control fd %d: %s changed; %s, so this change is ignored", live.given, key,
-		    d->kind == DK_PATH || strncmp(key, "filesystem.", 11) == 0 ?
-		    "a running sandbox's filesystem cannot change" : d->kind == DK_UNIX_SOCKET || d->kind == DK_MITM_DOMAIN ||
-		    d->kind == DK_PROXY_URL || d->kind == DK_BYPASS ? "the routes (parent and MITM proxies) are the run's, "
-		    "set when it starts" : "only the network lists apply to a running sandbox");
+		    d->kind == DK_PATH || strncmp(key, "filesystem.", 11) == 0 ? "a running "
+										 "sandbox's "
+										 "filesystem "
+										 "cannot change"
+			: d->kind == DK_UNIX_SOCKET || d->kind == DK_MITM_DOMAIN ||
+			    d->kind == DK_PROXY_URL || d->kind == DK_BYPASS
+			? "the routes (parent and MITM proxies) are the run's, "
+			  "set when it starts"
+			: "only the network lists apply to a running sandbox");
 	}
 	if (!on.n) {
-		note("control fd %d, line %u: the network lists are as they were", live.given, live.lines);
+		note("control fd %d, line %u: the network lists are as they were", live.given,
+		    live.lines);
 		goto done;
 	}
 	net_tables_encode(&np.allow_domains, &np.deny_domains, &np.deny_addresses, &enc);
-	t = net_tables_decode((const unsigned char *)enc.p, enc.n, &why);	/* what the reader took, it takes */
+	/* what the reader took, it takes */
+	t = net_tables_decode((const unsigned char *)enc.p, enc.n, &why);
 	if (!t) {
-		warnx("control fd %d, line %u: the network lists do not fit the proxy's tables (%s): not applied",
+		warnx("control fd %d, line %u: the network lists do not fit the proxy's tables "
+		      "(%s): not applied",
 		    live.given, live.lines, why);
 		free(enc.p);
 		goto done;
@@ -19980,7 +21117,8 @@ live_line(int report)
 	net_tables_free(live.tables);	/* the lists before: nothing points into them past this */
 	live.tables = t;
 	if (report >= 0)
-		live_send(report, &enc);	/* else the proxy, when it forks, starts with live.cur */
+		/* else the proxy, when it forks, starts with live.cur */
+		live_send(report, &enc);
 	free(enc.p);
 	live.acc.n = 0;
 	live.overlong = false;
@@ -20000,12 +21138,16 @@ live_fail(const char *why)
 	live.fd = -1;
 	if (live.any_line) {
 		/* the policy last applied stays: the command keeps running under it */
-		fprintf(stderr, "Error reading control fd %d: %s. The control channel is closed; no further updates "
-		    "will be applied.\n", live.given, why);
+		fprintf(stderr,
+		    "Error reading control fd %d: %s. The control channel is closed; no further "
+		    "updates will be applied.\n",
+		    live.given, why);
 		return 0;
 	}
-	fprintf(stderr, "Error: control fd %d failed before delivering an update: %s. Refusing to run the command "
-	    "without the control channel it asks for.\n", live.given, why);
+	fprintf(stderr,
+	    "Error: control fd %d failed before delivering an update: %s. Refusing to run the "
+	    "command without the control channel it asks for.\n",
+	    live.given, why);
 	live.failed = true;
 	live.kill_at = now_ms() + SBX_CONTROL_KILL_GRACE_MS;
 	return -1;
@@ -20097,8 +21239,10 @@ mitm_serve(int report, const char *path, const unsigned char *rec, size_t n)
 		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, path, strlen(path));	/* it fits: the policy reader checked (3.3) */
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);	/* macOS: no SOCK_CLOEXEC, F_SETFD below */
+	/* it fits: the policy reader checked (3.3) */
+	memcpy(sa.sun_path, path, strlen(path));
+	/* macOS: no SOCK_CLOEXEC, F_SETFD below */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0 ||
 	    (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS))
 		err = errno;	/* EINPROGRESS: the proxy's first write waits for it */
@@ -20108,10 +21252,14 @@ mitm_serve(int report, const char *path, const unsigned char *rec, size_t n)
 	}
 	m.kind = 'm';
 	m.err = (uint32_t)(err > 0 && err <= SBX_MITM_MAX_ERRNO ? err : err ? EIO : 0);
-	note("mitm proxy: %s for the proxy's connection %u: %s", path, m.slot, err ? strerror(err) : "connected");
-	(void)fcntl(report, F_SETFL, fcntl(report, F_GETFL) | O_NONBLOCK);	/* never wait for the proxy */
+	note("mitm proxy: %s for the proxy's connection %u: %s", path, m.slot,
+	    err ? strerror(err) : "connected");
+	/* never wait for the proxy */
+	(void)fcntl(report, F_SETFL, fcntl(report, F_GETFL) | O_NONBLOCK);
 	if (send_fds(report, b, mitm_encode(&m, b), &fd, fd >= 0 ? 1 : 0) < 0)
-		note("mitm proxy: the answer to the proxy was lost (%s); its deadline answers the client", strerror(errno));
+		note("mitm proxy: the answer to the proxy was lost (%s); its deadline answers the "
+		     "client",
+		    strerror(errno));
 	if (fd >= 0)
 		close(fd);	/* the proxy has its own copy */
 	return 0;
@@ -20194,8 +21342,10 @@ sys6(long nr, long a, long b, long c, long d, long e, long f)
 
 	/* the kernel's convention: rax the number and the result, rcx and
 	 * r11 lost to the return address and flags */
-	__asm__ volatile ("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-	    : "rcx", "r11", "memory");
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
 	return ret;
 }
 #elif defined(__aarch64__)
@@ -20203,10 +21353,14 @@ sys6(long nr, long a, long b, long c, long d, long e, long f)
 static inline long
 sys6(long nr, long a, long b, long c, long d, long e, long f)
 {
-	register long x8 __asm__("x8") = nr, x0 __asm__("x0") = a, x1 __asm__("x1") = b, x2 __asm__("x2") = c,
-	    x3 __asm__("x3") = d, x4 __asm__("x4") = e, x5 __asm__("x5") = f;
+	register long x8 __asm__("x8") = nr, x0 __asm__("x0") = a, x1 __asm__("x1") = b,
+			 x2 __asm__("x2") = c, x3 __asm__("x3") = d, x4 __asm__("x4") = e,
+			 x5 __asm__("x5") = f;
 
-	__asm__ volatile ("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
 	return x0;
 }
 #else
@@ -20286,7 +21440,8 @@ exec_planned(const struct exec_plan *p, char **envp)
 			err = -(int)sys3(SYS_execve, "/bin/sh", p->sh[i], envp);
 		/* it exists here, but will not run (ENOENT: it is not here, or
 		 * its interpreter is not, which reads as not found either way) */
-		if (!found_err && err != ENOENT && sys6(SYS_faccessat, AT_FDCWD, (long)p->cands[i], F_OK, 0, 0, 0) == 0)
+		if (!found_err && err != ENOENT &&
+		    sys6(SYS_faccessat, AT_FDCWD, (long)p->cands[i], F_OK, 0, 0, 0) == 0)
 			found_err = err;
 	}
 	return found_err ? found_err : ENOENT;
@@ -20311,7 +21466,8 @@ child_failure_words(const struct child_failure *f, char *out)
 	int n;
 
 	if (f->what)
-		n = snprintf(out, cap, "%s: %s%s: %s\n", progname, f->what, f->name, strerror(f->err));
+		n = snprintf(
+		    out, cap, "%s: %s%s: %s\n", progname, f->what, f->name, strerror(f->err));
 	else
 		n = snprintf(out, cap, "%s: %s: %s\n", progname, f->name,
 		    f->err == ENOENT ? "command not found" : strerror(f->err));
@@ -20327,7 +21483,9 @@ child_failure_words(const struct child_failure *f, char *out)
 static int
 child_failure_status(const struct child_failure *f)
 {
-	return f->what ? SBX_EXIT_FAILURE : f->err == ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_RUN;
+	return f->what	       ? SBX_EXIT_FAILURE
+	    : f->err == ENOENT ? SBX_EXIT_NOT_FOUND
+			       : SBX_EXIT_CANNOT_RUN;
 }
 
 /* The failure's words on fd (write(2) only); returns the status. */
@@ -20394,8 +21552,8 @@ inner_listen(int port, bool v6)
 		rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	}
 	if (rc < 0 || listen(fd, 1024) < 0)
-		die("cannot listen on %s:%d inside the sandbox: %s", v6 ? "[::1]" : "127.0.0.1", port,
-		    strerror(errno));
+		die("cannot listen on %s:%d inside the sandbox: %s", v6 ? "[::1]" : "127.0.0.1",
+		    port, strerror(errno));
 	return fd;
 }
 
@@ -20417,11 +21575,13 @@ write_proc_file(const char *path, const char *text)
 static int
 drop_capabilities_to(int last)
 {
-	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };	/* _LINUX_CAPABILITY_VERSION_3 */
+	/* _LINUX_CAPABILITY_VERSION_3 */
+	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
 	struct { uint32_t effective, permitted, inheritable; } data[2];
 
 	for (int c = 0; c <= last; c++)
-		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1 &&
+		    prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
 			return -1;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return -1;
@@ -20454,7 +21614,8 @@ drop_capabilities(void)
 static int
 install_filters(uint32_t flags)
 {
-	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false, false, false, false, 0 };
+	struct bpf_opts o = { !(flags & IF_UNIX_BLOCK), (flags & IF_ALLOW_USERNS) != 0, false,
+		false, false, false, 0 };
 
 	return install_program(&o);
 }
@@ -20519,7 +21680,8 @@ observer_unavailable(void)
 		return "the kernel has no seccomp user notification (Linux 5.0+)";
 	if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
 	    (major < 5 || (major == 5 && minor < 5)))
-		return "the kernel cannot let a notified call continue (SECCOMP_USER_NOTIF_FLAG_CONTINUE, Linux 5.5+)";
+		return "the kernel cannot let a notified call continue "
+		       "(SECCOMP_USER_NOTIF_FLAG_CONTINUE, Linux 5.5+)";
 	return NULL;
 }
 
@@ -20540,7 +21702,8 @@ install_observer(bool session, uint32_t key)
 	bpf_assemble(bpf_native_arch(), &o, &prog);
 	fprog.len = (unsigned short)prog.n;
 	fprog.filter = prog.insn;
-	return (int)syscall(SYS_seccomp, SBX_SECCOMP_SET_MODE_FILTER, SBX_SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+	return (int)syscall(
+	    SYS_seccomp, SBX_SECCOMP_SET_MODE_FILTER, SBX_SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
 }
 
 /* Block the forwarded signals and SIGCHLD, each with a handler.
@@ -20666,8 +21829,8 @@ reap_and_forward(pid_t child, const sigset_t *set, struct inner_serve *sv)
 			on_helper_signal(child, sig, si.si_code);
 	}
 	for (;;) {
-		struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { sv->xp, POLLIN, 0 }, { sv->logs[0], POLLIN, 0 },
-			{ sv->logs[1], POLLIN, 0 } };
+		struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { sv->xp, POLLIN, 0 },
+			{ sv->logs[0], POLLIN, 0 }, { sv->logs[1], POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		char drain[4096];
 
@@ -20699,7 +21862,8 @@ reap_and_forward(pid_t child, const sigset_t *set, struct inner_serve *sv)
 static int
 inner_start_socat(const char *socat, int port, const char *sock)
 {
-	char line[2048], *listen_addr = aprintf("TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork", port),
+	char line[2048],
+	    *listen_addr = aprintf("TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork", port),
 	    *to = aprintf("UNIX-CONNECT:%s", sock);
 	size_t n = 0;
 	int64_t deadline;
@@ -20733,7 +21897,8 @@ inner_start_socat(const char *socat, int port, const char *sock)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
-			die("bridge socat: %s did not start listening on 127.0.0.1:%d within 5 s", socat, port);
+			die("bridge socat: %s did not start listening on 127.0.0.1:%d within 5 s",
+			    socat, port);
 		r = read(pfd[0], line + n, sizeof(line) - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -20741,13 +21906,14 @@ inner_start_socat(const char *socat, int port, const char *sock)
 			n--;	/* its last words, without the line break */
 		if (r <= 0)
 			die_hint("install socat (Debian: apt-get install socat), or use bridge fd",
-			    "bridge socat: %s exited before it listened on 127.0.0.1:%d%s%s", socat, port,
-			    n ? ": " : "", n ? (line[n] = '\0', line) : "");
+			    "bridge socat: %s exited before it listened on 127.0.0.1:%d%s%s", socat,
+			    port, n ? ": " : "", n ? (line[n] = '\0', line) : "");
 		n += (size_t)r;
 		line[n] = '\0';
 		if (strstr(line, " listening on "))
 			break;
-		if ((nl = strrchr(line, '\n')) && n > sizeof(line) / 2) {	/* keep the last lines only */
+		/* keep the last lines only */
+		if ((nl = strrchr(line, '\n')) && n > sizeof(line) / 2) {
 			memmove(line, nl + 1, n - (size_t)(nl + 1 - line) + 1);
 			n = strlen(line);
 		}
@@ -20768,11 +21934,14 @@ inner_map_ids(uid_t uid, gid_t gid)
 	char map[64];
 
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if (write_proc_file("/proc/self/setgroups", "deny\n") < 0 || write_proc_file("/proc/self/uid_map", map) < 0)
-		die_hint(weaker_hint, "cannot map uid %u in the nested namespace: %s", (unsigned)uid, strerror(errno));
+	if (write_proc_file("/proc/self/setgroups", "deny\n") < 0 ||
+	    write_proc_file("/proc/self/uid_map", map) < 0)
+		die_hint(weaker_hint, "cannot map uid %u in the nested namespace: %s",
+		    (unsigned)uid, strerror(errno));
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
 	if (write_proc_file("/proc/self/gid_map", map) < 0)
-		die_hint(weaker_hint, "cannot map gid %u in the nested namespace: %s", (unsigned)gid, strerror(errno));
+		die_hint(weaker_hint, "cannot map gid %u in the nested namespace: %s",
+		    (unsigned)gid, strerror(errno));
 }
 
 /* network-dns, network-capture: the command's network namespace, made
@@ -20798,7 +21967,8 @@ inner_own_network(uid_t uid, gid_t gid)
 	inner_map_ids(uid, gid);
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if ((fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ||
+	if ((fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ||
 	    (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0))
 		die("cannot bring up the sandbox's loopback: %s", strerror(errno));
 	close(fd);
@@ -20835,7 +22005,8 @@ inner_capture_listen(int port)
 	if (fd >= 0)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
-		die("network-capture: cannot listen on port %d inside the sandbox: %s", port, strerror(errno));
+		die("network-capture: cannot listen on port %d inside the sandbox: %s", port,
+		    strerror(errno));
 	return fd;
 }
 
@@ -20847,7 +22018,8 @@ static int inner_argc;
 static void
 inner_rename(const char *name)
 {
-	char *start = inner_argv[0], *end = inner_argv[inner_argc - 1] + strlen(inner_argv[inner_argc - 1]);
+	char *start = inner_argv[0],
+	     *end = inner_argv[inner_argc - 1] + strlen(inner_argv[inner_argc - 1]);
 
 	if ((size_t)(end - start) > strlen(name)) {
 		memset(start, 0, (size_t)(end - start));
@@ -20866,7 +22038,8 @@ inner_rename(const char *name)
 static int
 pin_link(const char *path)
 {
-	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
+	int fd = (int)syscall(
+	    SYS_open_tree, AT_FDCWD, path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC);
 	int rc, saved;
 
 	if (fd < 0)
@@ -20915,39 +22088,44 @@ bind_held(const struct init_bind *b)
 	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
 	char self[64];
 	bool pin = b->flags & IB_PIN, whole = false;
-	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC |
-	    (pin ? SBX_AT_RECURSIVE : 0));
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path,
+	    SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC | (pin ? SBX_AT_RECURSIVE : 0));
 	int rc = -1, saved;
 
 	if (fd < 0 && errno == EINVAL && !pin) {
 		whole = true;
-		fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path, SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC |
-		    SBX_AT_RECURSIVE);
+		fd = (int)syscall(SYS_open_tree, AT_FDCWD, b->path,
+		    SBX_OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW | O_CLOEXEC | SBX_AT_RECURSIVE);
 	}
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || fstatvfs(fd, &sf) < 0)
 		goto out;
-	if (!(S_ISDIR(st.st_mode) || (!pin && S_ISREG(st.st_mode))) || (uint64_t)st.st_dev != b->dev ||
-	    (uint64_t)st.st_ino != b->ino) {
+	if (!(S_ISDIR(st.st_mode) || (!pin && S_ISREG(st.st_mode))) ||
+	    (uint64_t)st.st_dev != b->dev || (uint64_t)st.st_ino != b->ino) {
 		errno = ESTALE;
 		goto out;
 	}
 	if (whole) {
-		struct { uint64_t set, clr, propagation, userns_fd; } attr = { SBX_MOUNT_ATTR_RDONLY, 0, 0, 0 };
+		struct {
+			uint64_t set, clr, propagation, userns_fd;
+		} attr = { SBX_MOUNT_ATTR_RDONLY, 0, 0, 0 };
 
-		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | SBX_AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | SBX_AT_RECURSIVE, &attr,
+			sizeof(attr)) < 0)
 			goto out;
 	}
 	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, b->path, SBX_MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		goto changed;	/* EINVAL: a directory there now, where a file was (or the other way) */
+		/* EINVAL: a directory there now, where a file was (or the other way) */
+		goto changed;
 	if (pin || whole) {
 		rc = 0;
 		goto out;
 	}
 	flags |= (sf.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sf.f_flag & ST_NODEV ? MS_NODEV : 0) |
 	    (sf.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sf.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
-	    (sf.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) | (sf.f_flag & ST_RELATIME ? MS_RELATIME : 0);
+	    (sf.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) |
+	    (sf.f_flag & ST_RELATIME ? MS_RELATIME : 0);
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	if ((rc = mount(NULL, self, NULL, flags, NULL)) == 0)
 		goto out;
@@ -20962,8 +22140,9 @@ changed:
 		/* not what was cloned at the name any more (a lookup during an
 		 * unlink may still find it, with no link left): sbx covers it
 		 * again; else the error stands */
-		if (errno == EINVAL && (lstat(b->path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino ||
-		    !now.st_nlink))
+		if (errno == EINVAL &&
+		    (lstat(b->path, &now) < 0 || now.st_dev != st.st_dev ||
+			now.st_ino != st.st_ino || !now.st_nlink))
 			errno = ESTALE;
 	}
 out:
@@ -20987,7 +22166,8 @@ out:
 static void
 init_binds(struct inner_msg *m, int ctl, bool nested)
 {
-	uint32_t *redo = amalloc((m->nbinds + 1) * sizeof(*redo)), nredo = 0, *todo = NULL, ntodo = m->nbinds;
+	uint32_t *redo = amalloc((m->nbinds + 1) * sizeof(*redo)), nredo = 0, *todo = NULL,
+		 ntodo = m->nbinds;
 	struct buf msg = { 0 };
 	const char *why;
 	int nofd[1], nfd;
@@ -21001,17 +22181,23 @@ init_binds(struct inner_msg *m, int ctl, bool nested)
 			if (b->flags & IB_NONE)
 				continue;
 			if (!nested)
-				die_hint(weaker_hint, "cannot bind %s onto itself: no nested namespaces", b->path);
+				die_hint(weaker_hint,
+				    "cannot bind %s onto itself: no nested namespaces", b->path);
 			if (bind_held(b) == 0)
 				continue;
 			if (errno != ENOENT && errno != ESTALE && errno != ENOTDIR)
-				die_hint(errno == ENOSYS ? "the kernel lacks mount_setattr (Linux 5.12+), needed for a "
-				    "mount below a dangerous name" : weaker_hint, "cannot bind %s onto itself%s: %s", b->path,
+				die_hint(errno == ENOSYS ? "the kernel lacks mount_setattr (Linux "
+							   "5.12+), needed for a "
+							   "mount below a dangerous name"
+							 : weaker_hint,
+				    "cannot bind %s onto itself%s: %s", b->path,
 				    b->flags & IB_PIN ? "" : " read-only", strerror(errno));
 			if (round == SBX_REBIND_ROUNDS)
-				die_hint("another program keeps removing or replacing it; run again when it has finished",
-				    "%s changed on this machine while the sandbox was being built, %d times; the command "
-				    "did not run", b->path, round + 1);
+				die_hint("another program keeps removing or replacing it; run "
+					 "again when it has finished",
+				    "%s changed on this machine while the sandbox was being built, "
+				    "%d times; the command did not run",
+				    b->path, round + 1);
 			redo[nredo++] = i;
 		}
 		if (!nredo)
@@ -21019,7 +22205,8 @@ init_binds(struct inner_msg *m, int ctl, bool nested)
 		rebind_ask_encode(redo, nredo, &msg);
 		if (frame_send(ctl, SBX_REBIND_ASK, msg.p, msg.n, NULL, 0) < 0 ||
 		    frame_recv(ctl, &msg, nofd, 0, &nfd) != SBX_REBIND_ANSWER)
-			_exit(SBX_EXIT_FAILURE);	/* sbx has gone (it said why, if anything) */
+			/* sbx has gone (it said why, if anything) */
+			_exit(SBX_EXIT_FAILURE);
 		if (rebind_answer_decode(msg.p, msg.n, m->binds, redo, nredo, &why) < 0)
 			die("sbx's answer about the names that changed: %s", why);
 		if (!todo)
@@ -21041,7 +22228,8 @@ init_binds(struct inner_msg *m, int ctl, bool nested)
 			 * directory after its own mounts; sbx-init enters it again, by
 			 * its path, after its own. (Gone meanwhile: left as it is.) */
 			if (getcwd(cwd, sizeof(cwd)) && chdir(cwd) < 0)
-				die("cannot enter %s again after the binds: %s", cwd, strerror(errno));
+				die("cannot enter %s again after the binds: %s", cwd,
+				    strerror(errno));
 			break;
 		}
 }
@@ -21057,7 +22245,8 @@ init_binds(struct inner_msg *m, int ctl, bool nested)
  * it. sbx's socket is its one input; it never reads a byte from a
  * command. */
 #define SBX_SESSION_MAX_EXECS	256
-#define SBX_EXEC_STACK		(32 << 10)	/* a session exec's child until it execs (sys6 calls only) */
+/* a session exec's child until it execs (sys6 calls only) */
+#define SBX_EXEC_STACK		(32 << 10)
 
 /* A session's key: a random word an exec's child passes to setsid, which
  * the observer's program lets go without a stop (seccomp_bpf.h, CMP_KEY).
@@ -21137,7 +22326,8 @@ static int
 session_exec_child(void *arg)
 {
 	struct sess_exec *x = arg;
-	long dfl[4] = { 0 };	/* struct sigaction as the kernel reads it: SIG_DFL, no flags, no mask */
+	/* struct sigaction as the kernel reads it: SIG_DFL, no flags, no mask */
+	long dfl[4] = { 0 };
 	int err;
 
 	for (size_t i = 0; i < LEN(forwarded_signals); i++)
@@ -21161,18 +22351,21 @@ session_exec_child(void *arg)
 	 * before a lower target could have replaced it */
 	for (int k = 0; k < x->nfd; k++)
 		if ((err = -(int)sys3(SYS_dup3, x->fds[k], k, 0)) > 0)
-			return exec_child_failed(x, "cannot take the client's descriptors", "", err);
+			return exec_child_failed(
+			    x, "cannot take the client's descriptors", "", err);
 	/* no capabilities to drop: init_serve dropped them all, and a child
 	 * inherits none; no PDEATHSIG to clear: a child never inherits it */
 	if ((err = -(int)sys3(SYS_chdir, x->cwd, 0, 0)) > 0)
-		return exec_child_failed(x, "cannot enter the directory inside the sandbox: ", x->cwd, err);
+		return exec_child_failed(
+		    x, "cannot enter the directory inside the sandbox: ", x->cwd, err);
 	return exec_child_failed(x, NULL, x->plan.argv[0], exec_planned(&x->plan, x->envp));
 }
 
 /* Start one exec: its request (b's memory becomes the slot's), its plan,
  * its child. */
 static void
-init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, struct sess_exec *ex)
+init_start_exec(
+    int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, struct sess_exec *ex)
 {
 	struct exec_req e;
 	struct sess_exec *x;
@@ -21189,7 +22382,8 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 		 * never writes a client's descriptor (init_reap_exec) */
 		static const char words[] = "sbx: the session runs too many commands at once\n";
 		char msg[8 + sizeof(words)];
-		uint32_t v[2] = { exec_req_decode(b->p, b->n, &e, &why) < 0 ? 0 : e.id, SBX_EXIT_FAILURE };
+		uint32_t v[2] = { exec_req_decode(b->p, b->n, &e, &why) < 0 ? 0 : e.id,
+			SBX_EXIT_FAILURE };
 
 		memcpy(msg, v, 8);
 		memcpy(msg + 8, words, sizeof(words) - 1);
@@ -21204,7 +22398,8 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	/* ARENA: the exec's own, until it is reaped (init_reap_exec) */
 	own = arena_head;
 	arena_head = x->mem;
-	if (exec_req_decode(x->req.p, x->req.n, &e, &why) < 0 || (nfd != exec_req_nfd(&e) && (why = "descriptors missing"))) {
+	if (exec_req_decode(x->req.p, x->req.n, &e, &why) < 0 ||
+	    (nfd != exec_req_nfd(&e) && (why = "descriptors missing"))) {
 		x->mem = arena_head;
 		arena_head = own;
 		init_exec_mem_done(x);
@@ -21243,7 +22438,9 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 	 * emulator refuses it (qemu-user takes CLONE_VM only for threads), the
 	 * child is forked, and says its own failure. */
 	x->shared = SBX_RAW_SYSCALLS && x->stack;
-	pid = x->shared ? clone(session_exec_child, x->stack + SBX_EXEC_STACK, CLONE_VM | SIGCHLD, x) : -1;
+	pid = x->shared
+	    ? clone(session_exec_child, x->stack + SBX_EXEC_STACK, CLONE_VM | SIGCHLD, x)
+	    : -1;
 	if (pid < 0) {
 		x->shared = false;
 		if ((pid = fork()) == 0)
@@ -21272,7 +22469,8 @@ init_start_exec(int ctl, const sigset_t *old, struct buf *b, int *fds, int nfd, 
 static void
 init_reap_exec(int ctl, struct sess_exec *x, int status)
 {
-	uint32_t code = WIFSIGNALED(status) ? 128 + (uint32_t)WTERMSIG(status) : (uint32_t)WEXITSTATUS(status);
+	uint32_t code =
+	    WIFSIGNALED(status) ? 128 + (uint32_t)WTERMSIG(status) : (uint32_t)WEXITSTATUS(status);
 	char msg[8 + SBX_FAILURE_WORDS_MAX];
 	size_t n = 8;
 
@@ -21317,7 +22515,8 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 			pid_t pid;
 
 			if (si.ssi_signo != SIGCHLD)
-				continue;	/* the session's own end comes as SIGKILL to pid 1 of bwrap's */
+				/* the session's own end comes as SIGKILL to pid 1 of bwrap's */
+				continue;
 			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 				for (size_t k = 0; k < SBX_SESSION_MAX_EXECS; k++)
 					if (ex[k].pid == pid)
@@ -21337,9 +22536,11 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
 
 				memcpy(v, b.p, 8);
 				for (size_t k = 0; k < SBX_SESSION_MAX_EXECS; k++)
-					if (ex[k].pid && ex[k].id == v[0] && v[1] > 0 && v[1] < 65 &&
-					    kill(-ex[k].pid, (int)v[1]) < 0 && errno == ESRCH)
-						kill(ex[k].pid, (int)v[1]);	/* before its setsid */
+					if (ex[k].pid && ex[k].id == v[0] && v[1] > 0 &&
+					    v[1] < 65 && kill(-ex[k].pid, (int)v[1]) < 0 &&
+					    errno == ESRCH)
+						/* before its setsid */
+						kill(ex[k].pid, (int)v[1]);
 			}
 			for (int k = 0; k < nfd; k++)
 				close(fds[k]);
@@ -21405,8 +22606,11 @@ hand_start(struct hand *h, int ctl)
 	h->ctl = ctl;
 	if (pipe2(h->go, O_CLOEXEC) < 0)
 		return -1;
-	h->pid = SBX_RAW_SYSCALLS ? clone(hand_main, stack + sizeof(stack), CLONE_VM | CLONE_FILES | SIGCHLD, h) : -1;
-	if (h->pid < 0 && (h->pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0)) == 0)
+	h->pid = SBX_RAW_SYSCALLS
+	    ? clone(hand_main, stack + sizeof(stack), CLONE_VM | CLONE_FILES | SIGCHLD, h)
+	    : -1;
+	if (h->pid < 0 &&
+	    (h->pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0)) == 0)
 		_exit(hand_main(h));
 	if (h->pid > 0)
 		return 0;
@@ -21450,7 +22654,8 @@ observer_start(const struct inner_msg *m, struct hand *h, int ctl)
 	if (!(m->flags & IF_OBSERVE) || observer_unavailable() || hand_start(h, ctl) < 0)
 		return -1;
 	if ((m->flags & IF_SESSION) &&
-	    syscall(SYS_getrandom, &session_key, sizeof(session_key), 0) != (long)sizeof(session_key))
+	    syscall(SYS_getrandom, &session_key, sizeof(session_key), 0) !=
+		(long)sizeof(session_key))
 		session_key = 0;	/* no key: an exec's own setsid is observed too */
 	return install_observer(m->flags & IF_SESSION, session_key);
 }
@@ -21471,29 +22676,39 @@ inner_init(struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (nested) {
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-			die_hint(weaker_hint, "cannot make the nested mounts private: %s", strerror(errno));
+			die_hint(weaker_hint, "cannot make the nested mounts private: %s",
+			    strerror(errno));
 		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 			if (!(m->flags & IF_WEAKER))
-				die_hint(weaker_hint, "cannot mount a fresh /proc for the nested pid namespace: %s",
+				die_hint(weaker_hint,
+				    "cannot mount a fresh /proc for the nested pid namespace: %s",
 				    strerror(errno));
 		}
 		/* as srt: no user namespaces below this one, on top of the filter */
 		if (!(m->flags & IF_ALLOW_USERNS) &&
-		    write_proc_file("/proc/sys/user/max_user_namespaces", "0\n") < 0 && !(m->flags & IF_WEAKER))
-			die_hint(weaker_hint, "cannot set user.max_user_namespaces=0 inside: %s", strerror(errno));
+		    write_proc_file("/proc/sys/user/max_user_namespaces", "0\n") < 0 &&
+		    !(m->flags & IF_WEAKER))
+			die_hint(weaker_hint, "cannot set user.max_user_namespaces=0 inside: %s",
+			    strerror(errno));
 		for (size_t i = 0; i < LEN(proc_covers); i++) {
 			if (access(proc_covers[i], F_OK) < 0)
 				continue;
-			if (mount(proc_covers[i], proc_covers[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
-			    mount(NULL, proc_covers[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
-			    MS_NOEXEC, NULL) < 0)
-				die("cannot make %s read-only: %s", proc_covers[i], strerror(errno));
+			if (mount(proc_covers[i], proc_covers[i], NULL, MS_BIND | MS_REC, NULL) <
+				0 ||
+			    mount(NULL, proc_covers[i], NULL,
+				MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				NULL) < 0)
+				die("cannot make %s read-only: %s", proc_covers[i],
+				    strerror(errno));
 		}
 	}
 	for (uint32_t i = 0; i < m->nlinks; i++)
 		if (!nested || pin_link(m->links[i]) < 0)
-			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux 5.2+); replace the link by "
-			    "the file it points at" : weaker_hint, "cannot pin the symlink %s (a dangerous name) in place: %s",
+			die_hint(errno == ENOSYS ? "the kernel lacks the new mount API (Linux "
+						   "5.2+); replace the link by "
+						   "the file it points at"
+						 : weaker_hint,
+			    "cannot pin the symlink %s (a dangerous name) in place: %s",
 			    m->links[i], nested ? strerror(errno) : "no nested namespaces");
 	init_binds(m, ctl, nested);
 	/* init runs under the filters too: every process the command can see does */
@@ -21597,9 +22812,11 @@ inner_main(int argc, char **argv)
 		/* bwrap made none (bw_render_options): without this one the
 		 * command would have the host's network */
 		if (!own_net && !(m.flags & IF_WEAKER))
-			die_hint("set network-dns off in the policy (names then do not resolve inside)",
-			    "cannot make the sandbox's network namespace (a user namespace with a network namespace of its "
-			    "own): %s; the command did not run", strerror(errno));
+			die_hint("set network-dns off in the policy (names then do not resolve "
+				 "inside)",
+			    "cannot make the sandbox's network namespace (a user namespace with a "
+			    "network namespace of its own): %s; the command did not run",
+			    strerror(errno));
 	}
 	if (inner_hands_fds(&m)) {
 		/* the listeners, made here in the command's network namespace
@@ -21611,7 +22828,8 @@ inner_main(int argc, char **argv)
 		char desc[SBX_HANDED_MAX_BYTES];
 		struct handed h = { 0 };
 
-#define HAND(fd_, role_, port_) do { lfd[nl++] = (fd_); handed_add(&h, (role_), (uint16_t)(port_)); } while (0)
+#define HAND(fd_, role_, port_) \
+	do { lfd[nl++] = (fd_); handed_add(&h, (role_), (uint16_t)(port_)); } while (0)
 		for (int v6 = 0; v6 < 2; v6++) {
 			int fd;
 
@@ -21653,7 +22871,8 @@ inner_main(int argc, char **argv)
 	/* the nested user namespace exists already with own_net */
 	if (unshare((own_net ? 0 : CLONE_NEWUSER) | CLONE_NEWPID | CLONE_NEWNS) < 0) {
 		if (!(m.flags & IF_WEAKER))
-			die_hint(weaker_hint, "cannot create the nested user, pid and mount namespaces: %s",
+			die_hint(weaker_hint,
+			    "cannot create the nested user, pid and mount namespaces: %s",
 			    strerror(errno));
 		nested = false;	/* weaker: the filters still hold, in bwrap's namespaces */
 	} else if (!own_net) {
@@ -21721,7 +22940,8 @@ inner_main(int argc, char **argv)
  * sendmmsg's headers by UIO_MAXIOV), and
  * SECCOMP_IOCTL_NOTIF_ID_VALID is asked after reading, when there is an
  * event to send: if the caller has gone, its pid may name another
- * process, whose memory was read, and the event is dropped. A thread of the command may change the path between
+ * process, whose memory was read, and the event is dropped. A thread of the command may change the
+  * path between
  * our read and the kernel's: that is why the events are hints (DESIGN
  * 3.2) and never a decision. The audit's attribution (9b) leans on them
  * the other way, so the observer also says when that could have happened
@@ -21759,7 +22979,8 @@ obs_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t n)
 		struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
 
 		r = syscall(SYS_process_vm_readv, (int)pid, &local, 1UL, &remote, 1UL, 0UL);
-		if (r == (ssize_t)n || (r < 0 && errno != ENOSYS && errno != EPERM && errno != EFAULT))
+		if (r == (ssize_t)n ||
+		    (r < 0 && errno != ENOSYS && errno != EPERM && errno != EFAULT))
 			return r;
 		if (r < 0 && errno != EFAULT)
 			vm_readv_refused = true;
@@ -21788,7 +23009,8 @@ static int
 obs_read_path(uint32_t pid, uint64_t addr, char *out, size_t n)
 {
 	ssize_t r, more = 0;
-	size_t first = n - 1 < 256 ? n - 1 : 256;	/* most paths are short: copy 256 bytes, not 4 KiB */
+	/* most paths are short: copy 256 bytes, not 4 KiB */
+	size_t first = n - 1 < 256 ? n - 1 : 256;
 
 	if (addr > (uint64_t)INT64_MAX - n)
 		return -1;
@@ -21821,7 +23043,8 @@ obs_readlink(uint32_t pid, const char *what, char *out, size_t n)
  * dirfd itself when the call has no path argument or it is empty or NULL
  * (AT_EMPTY_PATH, utimensat). Returns 0, or -1. */
 static int
-obs_resolve(const struct sbx_seccomp_notif *nf, int dfd_arg, int path_arg, char *out, size_t n, size_t *raw)
+obs_resolve(
+    const struct sbx_seccomp_notif *nf, int dfd_arg, int path_arg, char *out, size_t n, size_t *raw)
 {
 	char path[PATH_MAX], base[PATH_MAX], fdname[24];
 	int dfd = dfd_arg < 0 ? AT_FDCWD : (int)(uint32_t)nf->data.args[dfd_arg];
@@ -21843,7 +23066,8 @@ obs_resolve(const struct sbx_seccomp_notif *nf, int dfd_arg, int path_arg, char 
 		return -1;
 	if (!path[0])
 		return snprintf(out, n, "%s", base) < (int)n ? 0 : -1;
-	return snprintf(out, n, "%s/%s", strcmp(base, "/") == 0 ? "" : base, path) < (int)n ? 0 : -1;
+	return snprintf(out, n, "%s/%s", strcmp(base, "/") == 0 ? "" : base, path) < (int)n ? 0
+											    : -1;
 }
 
 /* An address: the sockaddr of len bytes at addr in the caller's memory,
@@ -21906,21 +23130,25 @@ obs_msg_address(uint32_t pid, uint64_t addr, struct obs_event *e)
  * datagram to the loopback first must not hide a remote one after it, so
  * every header is read. Returns how many. */
 static int
-obs_mmsg_addresses(uint32_t pid, uint64_t addr, uint64_t vlen, struct obs_event *ev, int max, uint32_t *more)
+obs_mmsg_addresses(
+    uint32_t pid, uint64_t addr, uint64_t vlen, struct obs_event *ev, int max, uint32_t *more)
 {
 	static struct mmsghdr vec[SBX_OBS_MMSG_MAX];	/* 64 KiB: not on the stack; one thread */
-	static struct obs_event e;			/* each address read, its call and pid ev[0]'s */
+	/* each address read, its call and pid ev[0]'s */
+	static struct obs_event e;
 	ssize_t r;
 	int n = 0;
 
-	vlen = (uint32_t)vlen < SBX_OBS_MMSG_MAX ? (uint32_t)vlen : SBX_OBS_MMSG_MAX;	/* an unsigned int */
+	/* an unsigned int */
+	vlen = (uint32_t)vlen < SBX_OBS_MMSG_MAX ? (uint32_t)vlen : SBX_OBS_MMSG_MAX;
 	if ((r = obs_read_mem(pid, addr, vec, vlen * sizeof(vec[0]))) <= 0)
 		return 0;
 	e = ev[0];
 	for (size_t i = 0; i < (size_t)r / sizeof(vec[0]); i++) {
 		bool seen = false;
 
-		if (!obs_remote_address(pid, (uint64_t)(uintptr_t)vec[i].msg_hdr.msg_name, vec[i].msg_hdr.msg_namelen, &e))
+		if (!obs_remote_address(pid, (uint64_t)(uintptr_t)vec[i].msg_hdr.msg_name,
+			vec[i].msg_hdr.msg_namelen, &e))
 			continue;
 		for (int k = 0; k < n && !seen; k++)
 			seen = ev[k].port == e.port && strcmp(ev[k].target, e.target) == 0;
@@ -21948,7 +23176,9 @@ obs_bind_path(uint32_t pid, uint64_t addr, uint64_t len, char *out, size_t n)
 	if (len > sizeof(un))
 		len = sizeof(un);
 	memset(&un, 0, sizeof(un));
-	if (!addr || (r = obs_read_mem(pid, addr, &un, (size_t)len)) <= (ssize_t)offsetof(struct sockaddr_un, sun_path) ||
+	if (!addr ||
+	    (r = obs_read_mem(pid, addr, &un, (size_t)len)) <=
+		(ssize_t)offsetof(struct sockaddr_un, sun_path) ||
 	    un.sun_family != AF_UNIX || !un.sun_path[0])
 		return -1;
 	pl = strnlen(un.sun_path, (size_t)r - offsetof(struct sockaddr_un, sun_path));
@@ -21956,7 +23186,10 @@ obs_bind_path(uint32_t pid, uint64_t addr, uint64_t len, char *out, size_t n)
 		return snprintf(out, n, "%.*s", (int)pl, un.sun_path) < (int)n ? 0 : -1;
 	if (obs_readlink(pid, "cwd", base, sizeof(base)) < 0)
 		return -1;
-	return snprintf(out, n, "%s/%.*s", strcmp(base, "/") == 0 ? "" : base, (int)pl, un.sun_path) < (int)n ? 0 : -1;
+	return snprintf(out, n, "%s/%.*s", strcmp(base, "/") == 0 ? "" : base, (int)pl,
+		   un.sun_path) < (int)n
+	    ? 0
+	    : -1;
 }
 
 /* The caller's session and thread group in the sandbox's innermost pid
@@ -22016,7 +23249,8 @@ obs_read_sid(uint32_t pid, uint32_t *tgid)
  * something could not be read at all. */
 struct obs_seen {
 	const struct obs_call *c;	/* NULL: not a call the observer knows */
-	bool unread;			/* a path or openat2's flags it could not read (the call may go on) */
+	/* a path or openat2's flags it could not read (the call may go on) */
+	bool unread;
 	bool readonly;			/* openat2 without write intent: no event */
 	uint64_t addr[3];		/* the caller's paths (and openat2's struct) ... */
 	size_t len[3];			/* ... of these lengths */
@@ -22066,7 +23300,8 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 			uint64_t flags = 0;
 
 			obs_seen_add(s, arg[2], sizeof(flags) - 1);
-			if (obs_read_mem(nf->pid, arg[2], &flags, sizeof(flags)) != (ssize_t)sizeof(flags)) {
+			if (obs_read_mem(nf->pid, arg[2], &flags, sizeof(flags)) !=
+			    (ssize_t)sizeof(flags)) {
 				s->unread = true;
 				return 0;
 			}
@@ -22084,7 +23319,8 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 		if (c->path2 >= 0) {
 			ev[n] = ev[0];
 			raw = 0;
-			if (obs_resolve(nf, c->dfd2, c->path2, ev[n].target, sizeof(ev[n].target), &raw) == 0)
+			if (obs_resolve(nf, c->dfd2, c->path2, ev[n].target, sizeof(ev[n].target),
+				&raw) == 0)
 				n++;
 			else
 				s->unread = true;
@@ -22098,10 +23334,12 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 		n = obs_msg_address(nf->pid, arg[c->path], &ev[0]);
 		break;
 	case OW_MMSG:
-		n = obs_mmsg_addresses(nf->pid, arg[c->path], arg[c->dfd], ev, SBX_OBS_EVENTS_MAX, more);
+		n = obs_mmsg_addresses(
+		    nf->pid, arg[c->path], arg[c->dfd], ev, SBX_OBS_EVENTS_MAX, more);
 		break;
 	case OW_BIND:
-		n = obs_bind_path(nf->pid, arg[c->path], arg[c->dfd], ev[0].target, sizeof(ev[0].target)) == 0;
+		n = obs_bind_path(nf->pid, arg[c->path], arg[c->dfd], ev[0].target,
+			sizeof(ev[0].target)) == 0;
 		break;
 	case OW_SETSID:
 		/* the session it leaves, and the new one's id (its thread
@@ -22121,7 +23359,9 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 			ev[i].sid = sid;
 	}
 	snprintf(comm, sizeof(comm), "/proc/%u/comm", (unsigned)nf->pid);
-	if (n && (fd = openat(AT_FDCWD, comm, O_RDONLY | O_CLOEXEC)) >= 0) {	/* "name\n", at most 16 bytes */
+	if (n &&
+	    (fd = openat(AT_FDCWD, comm, O_RDONLY | O_CLOEXEC)) >=
+		0) { /* "name\n", at most 16 bytes */
 		ssize_t r = read(fd, comm, SBX_OBS_COMM_BYTES);
 
 		close(fd);
@@ -22181,7 +23421,8 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 #define SBX_KCMP_VM		1	/* kcmp(2)'s types */
 #define SBX_KCMP_FILES		2
 #define SBX_KCMP_FS		3
-#define SBX_PM_PRESENT		(1ULL << 63)	/* /proc/PID/pagemap (Documentation/admin-guide/mm/pagemap.rst) */
+/* /proc/PID/pagemap (Documentation/admin-guide/mm/pagemap.rst) */
+#define SBX_PM_PRESENT		(1ULL << 63)
 #define SBX_PM_SWAP		(1ULL << 62)
 #define SBX_PM_FILE		(1ULL << 61)	/* a file's page, or anonymous and shared */
 #define SBX_CLONE_THREAD	0x00010000U
@@ -22191,7 +23432,8 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 struct obs_att {
 	long init_parent;	/* the inner helper's pid: sbx-init's parent */
 	bool unsure;		/* said once: nothing more to check this run */
-	struct { char *path; int fd; } dir[SBX_OBS_DIRS];	/* free of symlinks, O_PATH; malloc'd */
+	/* free of symlinks, O_PATH; malloc'd */
+	struct { char *path; int fd; } dir[SBX_OBS_DIRS];
 	unsigned next;
 	struct { uint32_t pid; ino_t ino; int pagemap; bool own; } procs[SBX_OBS_DIRS];	/* sharing
 				 * nothing harmful; its pagemap kept open when its memory is its
@@ -22217,8 +23459,10 @@ obs_proc_stat(long pid, long *ppid, long *threads)
 	if (r <= 0)
 		return -1;
 	st[r] = '\0';
-	if (!(rp = strrchr(st, ')')) || sscanf(rp + 1, " %*c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-	    "%*s %*s %ld", ppid, threads) != 2)
+	if (!(rp = strrchr(st, ')')) ||
+	    sscanf(rp + 1,
+		" %*c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %ld",
+		ppid, threads) != 2)
 		return -1;
 	return 0;
 }
@@ -22266,20 +23510,26 @@ obs_file_page_fixed(uint32_t pid, uint64_t addr)
 			int at = 0;
 
 			*nl = '\0';
-			if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj, &mnr, &ino, &at) >= 7 &&
+			if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &off,
+				&maj, &mnr, &ino, &at) >= 7 &&
 			    addr >= lo && addr < hi) {
 				struct stat st;
 				struct statvfs sv;
 				int f;
 
 				found = true;
-				if (perms[3] != 'p' || !ino || line[at] != '/' || strchr(line + at, '\\') ||
-				    (size_t)snprintf(path, sizeof(path), "/proc/%u/root%s", (unsigned)pid, line + at) >= sizeof(path))
+				if (perms[3] != 'p' || !ino || line[at] != '/' ||
+				    strchr(line + at, '\\') ||
+				    (size_t)snprintf(path, sizeof(path), "/proc/%u/root%s",
+					(unsigned)pid, line + at) >= sizeof(path))
 					break;
-				if ((f = openat(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				if ((f = openat(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) <
+				    0)
 					break;
-				fixed = fstat(f, &st) == 0 && st.st_ino == ino && (unsigned)major(st.st_dev) == maj &&
-				    (unsigned)minor(st.st_dev) == mnr && fstatvfs(f, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+				fixed = fstat(f, &st) == 0 && st.st_ino == ino &&
+				    (unsigned)major(st.st_dev) == maj &&
+				    (unsigned)minor(st.st_dev) == mnr && fstatvfs(f, &sv) == 0 &&
+				    (sv.f_flag & ST_RDONLY);
 				close(f);
 			}
 			line = nl + 1;
@@ -22339,7 +23589,8 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
 	if (!pg)
 		pg = sysconf(_SC_PAGESIZE);
 	for (i = 0; i < s->naddr; i++) {
-		uint64_t first = s->addr[i] / (uint64_t)pg, last = (s->addr[i] + s->len[i] - 1) / (uint64_t)pg, e[3];
+		uint64_t first = s->addr[i] / (uint64_t)pg,
+			 last = (s->addr[i] + s->len[i] - 1) / (uint64_t)pg, e[3];
 		size_t np = (size_t)(last - first + 1), want = np * sizeof(e[0]);
 		int *fd = &att->procs[k].pagemap;
 
@@ -22349,7 +23600,8 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
 		 * an exec nothing holds that (a vfork child's, still its
 		 * parent's, is never kept open) and it reads as empty: opened
 		 * again */
-		if (*fd >= 0 && pread(*fd, e, want, (off_t)(first * sizeof(e[0]))) != (ssize_t)want) {
+		if (*fd >= 0 &&
+		    pread(*fd, e, want, (off_t)(first * sizeof(e[0]))) != (ssize_t)want) {
 			close(*fd);
 			*fd = -1;
 		}
@@ -22365,9 +23617,11 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
 		}
 		for (size_t j = 0; j < np; j++)
 			if (!(e[j] & (SBX_PM_PRESENT | SBX_PM_SWAP)) ||
-			    ((e[j] & SBX_PM_FILE) && !obs_file_page_fixed(pid, (first + j) * (uint64_t)pg)))
+			    ((e[j] & SBX_PM_FILE) &&
+				!obs_file_page_fixed(pid, (first + j) * (uint64_t)pg)))
 				return OU_SHARED_PAGE;
-		if (!att->procs[k].own) {	/* a vfork child's memory is its parent's: not kept */
+		/* a vfork child's memory is its parent's: not kept */
+		if (!att->procs[k].own) {
 			close(*fd);
 			*fd = -1;
 		}
@@ -22393,7 +23647,9 @@ obs_sharing(const struct sbx_seccomp_notif *nf, const struct obs_call *c, long i
 	if (obs_proc_stat(nf->pid, &ppid, &n) < 0)
 		return OU_SHARING;
 	if (nf->data.args[0] & SBX_CLONE_THREAD) {
-		long r = ppid > 0 ? syscall(SYS_kcmp, (pid_t)nf->pid, (pid_t)ppid, SBX_KCMP_VM, 0UL, 0UL) : 1;
+		long r = ppid > 0
+		    ? syscall(SYS_kcmp, (pid_t)nf->pid, (pid_t)ppid, SBX_KCMP_VM, 0UL, 0UL)
+		    : 1;
 
 		return r != 1 && r != 2 ? OU_SHARING : OU_NONE;
 	}
@@ -22413,8 +23669,8 @@ obs_fd_alias(const char *p)
 		if (strcmp(p, std[i]) == 0)
 			return (int)i;
 	for (i = 0; i < LEN(dirs); i++)
-		if (strncmp(p, dirs[i], (n = strlen(dirs[i]))) == 0 && p[n] && strspn(p + n, "0123456789") == strlen(p + n) &&
-		    strlen(p + n) < 8)
+		if (strncmp(p, dirs[i], (n = strlen(dirs[i]))) == 0 && p[n] &&
+		    strspn(p + n, "0123456789") == strlen(p + n) && strlen(p + n) < 8)
 			return atoi(p + n);
 	return -1;
 }
@@ -22474,7 +23730,8 @@ obs_walk(uint32_t pid, const char *path, bool follow_last, char *out, size_t out
 	*mode = 0;
 	comp[0] = '\0';
 	snprintf(self, sizeof(self), "/proc/%u/root", (unsigned)pid);
-	if (strlen(path) >= sizeof(todo) / 2 || (root = openat(AT_FDCWD, self, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (strlen(path) >= sizeof(todo) / 2 ||
+	    (root = openat(AT_FDCWD, self, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
 	if (fstat(root, &rst) < 0 || (cur = fcntl(root, F_DUPFD_CLOEXEC, 0)) < 0) {
 		close(root);
@@ -22511,7 +23768,8 @@ obs_walk(uint32_t pid, const char *path, bool follow_last, char *out, size_t out
 			int up;
 
 			comp[0] = '\0';
-			if (fstat(cur, &st) == 0 && st.st_dev == rst.st_dev && st.st_ino == rst.st_ino)
+			if (fstat(cur, &st) == 0 && st.st_dev == rst.st_dev &&
+			    st.st_ino == rst.st_ino)
 				continue;
 			if ((up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 				goto out;
@@ -22527,7 +23785,8 @@ obs_walk(uint32_t pid, const char *path, bool follow_last, char *out, size_t out
 		if (S_ISLNK(st.st_mode) && (!last || follow_last)) {
 			size_t rest = strlen(todo);
 
-			if (++links > SBX_OBS_MAX_LINKS || (r = readlinkat(cur, comp, link, sizeof(link) - 1)) <= 0) {
+			if (++links > SBX_OBS_MAX_LINKS ||
+			    (r = readlinkat(cur, comp, link, sizeof(link) - 1)) <= 0) {
 				errno = ELOOP;
 				goto out;
 			}
@@ -22569,8 +23828,10 @@ obs_walk(uint32_t pid, const char *path, bool follow_last, char *out, size_t out
 	if ((r = readlink(self, base, sizeof(base) - 1)) <= 0 || base[0] != '/')
 		goto out;
 	base[r] = '\0';
-	rc = (size_t)snprintf(out, outn, "%s%s%s", strcmp(base, "/") == 0 && comp[0] ? "" : base, comp[0] ? "/" : "",
-	    comp) < outn ? 0 : -1;
+	rc = (size_t)snprintf(out, outn, "%s%s%s", strcmp(base, "/") == 0 && comp[0] ? "" : base,
+		 comp[0] ? "/" : "", comp) < outn
+	    ? 0
+	    : -1;
 out:
 	close(cur);
 	close(root);
@@ -22595,7 +23856,8 @@ obs_dir(struct obs_att *att, uint32_t pid, const char *dir)
 	    (fd = openat(AT_FDCWD, p, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	if ((r = readlink(p, real, sizeof(real) - 1)) <= 0 || (size_t)r != strlen(dir) || memcmp(real, dir, (size_t)r)) {
+	if ((r = readlink(p, real, sizeof(real) - 1)) <= 0 || (size_t)r != strlen(dir) ||
+	    memcmp(real, dir, (size_t)r)) {
 		close(fd);
 		return -1;	/* a symlink on the way (or host and sandbox differ): obs_walk */
 	}
@@ -22643,11 +23905,12 @@ obs_locate(struct obs_att *att, const struct obs_event *e, const char *t, bool s
 		return OU_UNREAD;
 	if (strcmp(norm, "/") == 0)
 		return OU_NONE;
-	if (!obs_has_dotdot(t)) {	/* lexical ".." is not the kernel's after a symlink: obs_walk */
+	if (!obs_has_dotdot(t)) { /* lexical ".." is not the kernel's after a symlink: obs_walk */
 		const char *slash = strrchr(norm, '/');
 		size_t dl = slash == norm ? 1 : (size_t)(slash - norm);
 
-		if ((fd = obs_fd_alias(norm)) >= 0) {	/* where that descriptor is open, if a file */
+		/* where that descriptor is open, if a file */
+		if ((fd = obs_fd_alias(norm)) >= 0) {
 			char what[24];
 
 			snprintf(what, sizeof(what), "fd/%d", fd);
@@ -22661,14 +23924,17 @@ obs_locate(struct obs_att *att, const struct obs_event *e, const char *t, bool s
 		dir[dl] = '\0';
 		if ((fd = obs_dir(att, e->pid, dir)) >= 0) {
 			if (fstatat(fd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				return errno == ENOENT ? OU_NONE : OU_UNREAD;	/* made where it says */
+				/* made where it says */
+				return errno == ENOENT ? OU_NONE : OU_UNREAD;
 			mode = st.st_mode;
 			str_copy(where, norm, sizeof(where));
 			goto last;
 		}
 	}
 	if ((r = obs_walk(e->pid, t, false, where, sizeof(where), &mode)) != 0)
-		return r > 0 ? OU_PROC : errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? OU_NONE : OU_UNREAD;
+		return r > 0						    ? OU_PROC
+		    : errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? OU_NONE
+									    : OU_UNREAD;
 	if (record)
 		obs_add_where(e, where, ev, n);
 last:
@@ -22680,7 +23946,9 @@ last:
 	/* the last name a symlink: calls that follow it act where it leads */
 	str_copy(dir, where, sizeof(dir));
 	if ((r = obs_walk(e->pid, dir, true, where, sizeof(where), &mode)) != 0)
-		return r > 0 ? OU_PROC : errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? OU_NONE : OU_UNREAD;
+		return r > 0						    ? OU_PROC
+		    : errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? OU_NONE
+									    : OU_UNREAD;
 	if (record)
 		obs_add_where(e, where, ev, n);
 	return OU_NONE;
@@ -22698,7 +23966,8 @@ obs_link_source(struct obs_att *att, const struct sbx_seccomp_notif *nf, const s
 	struct stat st;
 
 	if (linkat && (nf->data.args[4] & SBX_AT_EMPTY_PATH)) {	/* the file open on olddirfd */
-		snprintf(src, sizeof(src), "/proc/%u/fd/%d", (unsigned)nf->pid, (int)(uint32_t)nf->data.args[0]);
+		snprintf(src, sizeof(src), "/proc/%u/fd/%d", (unsigned)nf->pid,
+		    (int)(uint32_t)nf->data.args[0]);
 		return stat(src, &st) == 0 && !S_ISLNK(st.st_mode) ? OU_NONE : OU_MOVED;
 	}
 	if (obs_resolve(nf, linkat ? 0 : -1, linkat ? 1 : 0, src, sizeof(src), &raw) < 0)
@@ -22725,12 +23994,16 @@ obs_symlink_target(const struct obs_event *e, const char *text, struct obs_event
 	if (!*text || strchr(text, '/') || strcmp(text, ".") == 0 || strcmp(text, "..") == 0)
 		return OU_SYMLINK_MADE;
 	if ((r = obs_walk(e->pid, e->target, false, at, sizeof(at), &mode)) != 0)
-		return r > 0 ? OU_PROC : errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? OU_NONE : OU_UNREAD;
+		return r > 0						    ? OU_PROC
+		    : errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? OU_NONE
+									    : OU_UNREAD;
 	*strrchr(at, '/') = '\0';	/* its directory (no arena here: 2.1) */
 	if ((size_t)snprintf(there, sizeof(there), "%s/%s", at, text) >= sizeof(there))
 		return OU_UNREAD;
 	if ((r = obs_walk(e->pid, there, false, at, sizeof(at), &mode)) != 0)
-		return r > 0 ? OU_PROC : errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? OU_NONE : OU_UNREAD;
+		return r > 0						    ? OU_PROC
+		    : errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? OU_NONE
+									    : OU_UNREAD;
 	if (S_ISDIR(mode) || S_ISLNK(mode))
 		return OU_SYMLINK_MADE;
 	obs_add_where(e, at, ev, n);
@@ -22768,7 +24041,8 @@ obs_attribute(struct obs_att *att, const struct sbx_seccomp_notif *nf, struct ob
 	for (int i = 0; !why && i < own; i++) {	/* a rename's old name first */
 		mode_t found;
 
-		why = obs_locate(att, &ev[i], ev[i].target, c->path2 >= 0 && (i == 0 || exchange), true, ev, n, &found);
+		why = obs_locate(att, &ev[i], ev[i].target, c->path2 >= 0 && (i == 0 || exchange),
+		    true, ev, n, &found);
 		/* mkdir of what is there fails (mkdir -p tries each parent): no write */
 		if (found && (c->sc == SC_mkdir || c->sc == SC_mkdirat))
 			ev[i].flags |= OBS_F_EXISTS;
@@ -22845,7 +24119,8 @@ obs_take_one(int listener, int events, const struct bpf_arch *arch, bool session
 	*lost += n > 0 ? more : 0;
 	for (int i = 0; i < n; i++) {
 		ev[i].lost = *lost;
-		if (send(events, rec, obs_event_encode(&ev[i], rec), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		if (send(events, rec, obs_event_encode(&ev[i], rec), MSG_DONTWAIT | MSG_NOSIGNAL) <
+		    0) {
 			(*lost)++;
 			fl->lost++;
 		} else {
@@ -22872,7 +24147,8 @@ obs_answer_orphan(int listener, struct obs_inflight *fl)
 	memset(&resp, 0, sizeof(resp));
 	resp.id = fl->id;
 	resp.flags = SBX_SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	(void)ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_SEND, &resp);	/* ENOENT: answered, or gone */
+	/* ENOENT: answered, or gone */
+	(void)ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_SEND, &resp);
 	fl->busy = 0;
 }
 
@@ -22891,7 +24167,8 @@ obs_main(int listener, int events, struct obs_inflight *fl, bool sessions, long 
 	att.init_parent = init_parent;
 	for (size_t k = 0; k < LEN(att.procs); k++)
 		att.procs[k].pagemap = -1;
-	prctl(PR_SET_NAME, "sbx-observer", 0, 0, 0);	/* in ps, and for the tests that tell it from the proxy */
+	/* in ps, and for the tests that tell it from the proxy */
+	prctl(PR_SET_NAME, "sbx-observer", 0, 0, 0);
 	obs_lockdown();
 	arena_seal();	/* from here on, stack and malloc only (2.1) */
 	obs_answer_orphan(listener, fl);
@@ -22899,9 +24176,11 @@ obs_main(int listener, int events, struct obs_inflight *fl, bool sessions, long 
 	 * (a synchronous wake-up, as a pipe between two threads would be)
 	 * instead of each waking the other through the scheduler; an older
 	 * kernel says EINVAL and the loop is the same */
-	(void)ioctl(listener, SBX_SECCOMP_IOCTL_NOTIF_SET_FLAGS, SBX_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	(void)ioctl(
+	    listener, SBX_SECCOMP_IOCTL_NOTIF_SET_FLAGS, SBX_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	for (;;) {
-		struct pollfd pf[2] = { { listener, POLLIN, 0 }, { events, POLLIN, 0 } };	/* sbx never writes */
+		/* sbx never writes */
+		struct pollfd pf[2] = { { listener, POLLIN, 0 }, { events, POLLIN, 0 } };
 
 		if (poll(pf, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -22932,8 +24211,10 @@ host_listen_tcp(int port)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
-		die_hint(errno == EADDRINUSE ? "stop what listens there, or expose another port" : NULL,
-		    "expose-port %d: cannot listen on this machine's 127.0.0.1:%d: %s; the command did not run",
+		die_hint(
+		    errno == EADDRINUSE ? "stop what listens there, or expose another port" : NULL,
+		    "expose-port %d: cannot listen on this machine's 127.0.0.1:%d: %s; the command "
+		    "did not run",
 		    port, port, strerror(errno));
 	return fd;
 }
@@ -22949,8 +24230,10 @@ host_listen_unix(const char *path)
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(sa.sun_path))
-		die_hint("set TMPDIR to a shorter directory", "bridge socat: the socket path %s is too long "
-		    "for a Unix socket (%zu bytes at most)", path, sizeof(sa.sun_path) - 1);
+		die_hint("set TMPDIR to a shorter directory",
+		    "bridge socat: the socket path %s is too long "
+		    "for a Unix socket (%zu bytes at most)",
+		    path, sizeof(sa.sun_path) - 1);
 	memcpy(sa.sun_path, path, strlen(path));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0)
 		die("bridge socat: cannot listen on %s: %s", path, strerror(errno));
@@ -22963,8 +24246,10 @@ bwrap_locate(const struct policy *p)
 	const char *bw = p->bwrap_path ? p->bwrap_path : find_in_path("bwrap");
 
 	if (!bw || access(bw, X_OK) < 0)
-		die_hint("install it: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)",
-		    "bubblewrap (%s) is not installed; sbx never runs a command without its sandbox",
+		die_hint("install it: apt-get install bubblewrap (Debian, Ubuntu), dnf install "
+			 "bubblewrap (Fedora)",
+		    "bubblewrap (%s) is not installed; sbx never runs a command without its "
+		    "sandbox",
 		    p->bwrap_path ? p->bwrap_path : "bwrap");
 	return bw;
 }
@@ -23002,9 +24287,12 @@ bwrap_failure_hint(void)
 	struct buf b = { 0 };
 	const char *hint = "run `sbx --check` to see which requirement is missing";
 
-	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 && b.p[0] == '1')
-		hint = "AppArmor forbids unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1): "
-		    "add an AppArmor profile for bwrap, or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`";
+	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 &&
+	    b.p[0] == '1')
+		hint = "AppArmor forbids unprivileged user namespaces "
+		       "(kernel.apparmor_restrict_unprivileged_userns=1): "
+		       "add an AppArmor profile for bwrap, or `sysctl "
+		       "kernel.apparmor_restrict_unprivileged_userns=0`";
 	free(b.p);
 	return hint;
 }
@@ -23024,13 +24312,15 @@ plan_changed_path(const struct plan *pl)
 		struct fid seen = { 0, 0 };
 		struct stat now;
 
-		if (m->kind == MK_REMOUNT_RO || m->kind == MK_PIN_LINK || m->kind == MK_BIND_RO_INIT ||
-		    m->kind == MK_BIND_RW_INIT)
+		if (m->kind == MK_REMOUNT_RO || m->kind == MK_PIN_LINK ||
+		    m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT)
 			continue;
 		if (h)
 			seen = h->id;
-		else if (real_lstat(NULL, path, &seen) != FK_DIR && real_lstat(NULL, path, &seen) != FK_FILE)
-			continue;	/* missing then (made since, by sbx), or nothing to compare */
+		else if (real_lstat(NULL, path, &seen) != FK_DIR &&
+		    real_lstat(NULL, path, &seen) != FK_FILE)
+			/* missing then (made since, by sbx), or nothing to compare */
+			continue;
 		if (!seen.ino)
 			continue;
 		if (lstat(path, &now) < 0 || now.st_dev != seen.dev || now.st_ino != seen.ino)
@@ -23044,11 +24334,14 @@ plan_changed_path(const struct plan *pl)
  * run has none (run_mode is NULL), so every step below reads as one run. */
 struct run;
 struct run_mode {
-	void (*start)(const struct run_paths *rp, struct vstore *store);	/* before the steps */
+	/* before the steps */
+	void (*start)(const struct run_paths *rp, struct vstore *store);
 	void (*prepared)(const struct run_paths *rp);	/* the run's directory is made */
 	void (*ready)(void);				/* the sandbox is built */
-	nfds_t (*poll)(const struct run *r, struct pollfd *pf, nfds_t n);	/* its descriptors */
-	int (*timeout)(void);				/* how long the loop may sleep (ms), or -1 */
+	/* its descriptors */
+	nfds_t (*poll)(const struct run *r, struct pollfd *pf, nfds_t n);
+	/* how long the loop may sleep (ms), or -1 */
+	int (*timeout)(void);
 	bool (*idle)(const struct run *r, bool now);	/* nothing came: whether work is left */
 	void (*events)(struct run *r, const struct pollfd *pf);	/* what its descriptors brought */
 	void (*unobserved)(uint32_t lost);		/* the observer lost records */
@@ -23065,7 +24358,8 @@ struct run {
 	const struct run_paths *rp;
 	const struct run_facts *rf;
 	struct inner_msg im;		/* the instructions for the inner helper */
-	struct px_listener ls[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];	/* what the proxy will own */
+	/* what the proxy will own */
+	struct px_listener ls[SBX_MAX_HANDED + 2 + SBX_MAX_HOST_PORTS];
 	int nls;
 	int expose_fd;			/* expose-port: the channel to the inner helper, or -1 */
 	sigset_t forwarded, old;	/* the signals taken on sigfd; the mask before */
@@ -23076,18 +24370,22 @@ struct run {
 	pid_t self_pid;			/* sbx's: the proxy checks it is still its parent */
 	bool ready;			/* the inner helper said "R": the command started */
 	bool ready_early;		/* that "R" came in one read with the handed-fd message */
-	char early[SBX_HANDED_MAX_BYTES + 1];	/* or the start of a rebind's ask did (run_rebind) */
+	/* or the start of a rebind's ask did (run_rebind) */
+	char early[SBX_HANDED_MAX_BYTES + 1];
 	size_t nearly;
 	int status;			/* bwrap's wait status */
 	struct net_log *netlog;		/* the proxy's decisions */
 	struct vstore *store;		/* every refusal of the run (8) */
 	int listener;			/* the write observer's listener (came with "R"), or -1 */
-	pid_t observer;			/* its reader (10b), forked on the first call it sees; or -1 */
+	/* its reader (10b), forked on the first call it sees; or -1 */
+	pid_t observer;
 	bool listener_hup;		/* no process is left under its filter: not polled again */
-	int64_t obs_retry_at;		/* its fork failed (no process to spare): tried again then */
+	/* its fork failed (no process to spare): tried again then */
+	int64_t obs_retry_at;
 	int events;			/* our end of the observer's event pair, or -1 */
-	uint64_t obs_events, obs_refused, obs_lost, obs_bad;	/* events taken; of them refusals; dropped
-						 * by the observer; malformed */
+	uint64_t obs_events, obs_refused, obs_lost,
+	    obs_bad; /* events taken; of them refusals; dropped
+		      * by the observer; malformed */
 	uint64_t obs_noted;		/* distinct refusals -v has shown (at most SBX_NOTED_MAX) */
 	unsigned obs_restarts;		/* observers started again after one died */
 	struct obs_inflight *inflight;	/* shared with the observers (10b), or NULL */
@@ -23102,10 +24400,11 @@ run_instructions(struct run *r, char **cmd)
 	size_t i;
 
 	memset(im, 0, sizeof(*im));
-	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) | (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
+	im->flags = (p->allow_all_unix_sockets ? 0 : IF_UNIX_BLOCK) |
+	    (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
 	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0) |
-	    (p->observe_writes ? IF_OBSERVE : 0) | (r->rf->dns ? IF_DNS : 0) | (r->rf->capture ? IF_CAPTURE : 0) |
-	    (run_mode ? IF_SESSION : 0);
+	    (p->observe_writes ? IF_OBSERVE : 0) | (r->rf->dns ? IF_DNS : 0) |
+	    (r->rf->capture ? IF_CAPTURE : 0) | (run_mode ? IF_SESSION : 0);
 	if (r->rf->capture)
 		im->ncapture = (uint32_t)capture_ports(p, im->capture, LEN(im->capture));
 	for (i = 0; i < p->host_ports.n; i++)
@@ -23120,8 +24419,10 @@ run_instructions(struct run *r, char **cmd)
 
 		if (m->kind == MK_PIN_LINK)
 			im->links[im->nlinks++] = (char *)m->path;
-		if (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT) {	/* its device and inode once
-											 * covered (run_send_instructions) */
+		if (m->kind == MK_BIND_RO_INIT ||
+		    m->kind == MK_BIND_RW_INIT) { /* its device and inode once
+						   * covered
+						   * (run_send_instructions) */
 			im->binds[im->nbinds].flags = m->kind == MK_BIND_RW_INIT ? IB_PIN : 0;
 			im->binds[im->nbinds++].path = (char *)m->path;
 		}
@@ -23187,7 +24488,8 @@ run_listen_bridge(struct run *r)
 		r->ls[r->nls].fd = host_listen_unix(r->im.bridge_sock[k]);
 		r->ls[r->nls].role = LR_PROXY;
 		r->ls[r->nls].port = 0;
-		run_external_proxy(r->p, &r->ls[r->nls++], k ? SBX_PROXY_SOCKS_PORT : SBX_PROXY_HTTP_PORT);
+		run_external_proxy(
+		    r->p, &r->ls[r->nls++], k ? SBX_PROXY_SOCKS_PORT : SBX_PROXY_HTTP_PORT);
 	}
 }
 
@@ -23225,7 +24527,8 @@ run_spawn_bwrap(struct run *r, const char *bwrap)
 	exe_fd = openat(AT_FDCWD, "/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (exe_fd < 0)
 		die("cannot open my own binary (/proc/self/exe): %s", strerror(errno));
-	if (pipe2(info, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
+	if (pipe2(info, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
 		die("pipe: %s", strerror(errno));
 	args_fd = memfd_create("sbx-bwrap-args", MFD_CLOEXEC);
 	if (args_fd < 0)
@@ -23381,7 +24684,8 @@ run_spawn_proxy(struct run *r)
 			munmap(r->inflight, sizeof(*r->inflight));
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
 		/* the policy last applied (9d): a control-fd line may have come first */
-		px_main(live_policy(r->p), r->ls, r->nls, r->expose_fd, pair[1], NULL);	/* no credential: only the sandbox reaches them */
+		/* no credential: only the sandbox reaches them */
+		px_main(live_policy(r->p), r->ls, r->nls, r->expose_fd, pair[1], NULL);
 	}
 	if (pair[1] >= 0)
 		close(pair[1]);
@@ -23422,8 +24726,9 @@ run_proxy_on_demand(struct run *r, const struct pollfd *pf, nfds_t n)
 	for (nfds_t i = 0; i < n; i++)
 		if (pf[i].revents) {
 			if (run_spawn_proxy(r) < 0)
-				warnx("cannot start the proxy: %s; the command's network attempts are refused "
-				    "without a reason", strerror(errno));
+				warnx("cannot start the proxy: %s; the command's network attempts "
+				      "are refused without a reason",
+				    strerror(errno));
 			return;
 		}
 }
@@ -23480,10 +24785,14 @@ run_rebind(struct run *r)
 		const char *was = b->path;
 
 		ph_recover(dfd, r->pl, &r->im.binds[idx[i]], &covered);
-		note("%s changed on this machine after sbx covered it (another program works there): %s", was,
-		    b->flags & IB_NONE ? "nothing to bind (covered above it, or the command could not make it)" :
-		    strcmp(b->path, was) == 0 ? "covered as it is now" :
-		    aprintf("%s is gone too: a placeholder there", b->path));
+		note("%s changed on this machine after sbx covered it (another program works "
+		     "there): %s",
+		    was,
+		    b->flags & IB_NONE ? "nothing to bind (covered above it, or the command could "
+					 "not make it)"
+			: strcmp(b->path, was) == 0
+			? "covered as it is now"
+			: aprintf("%s is gone too: a placeholder there", b->path));
 	}
 	close(dfd);
 	ph_unlock();
@@ -23539,7 +24848,8 @@ run_note_observer(const struct run *r)
 	if (r->listener < 0 && (r->im.flags & IF_OBSERVE) && r->ready) {
 		const char *why = observer_unavailable();
 
-		note("observer: off (%s); the boundary is the same", why ? why : "sbx-init could not install it");
+		note("observer: off (%s); the boundary is the same",
+		    why ? why : "sbx-init could not install it");
 	}
 	/* the audit's record of what the sandbox touched (9b) starts now:
 	 * the listener came with "R", before the command's first call. Not
@@ -23565,18 +24875,21 @@ run_spawn_observer(struct run *r)
 	if (r->listener < 0)
 		return;
 	if (!r->inflight) {
-		void *m = mmap(NULL, sizeof(*r->inflight), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		void *m = mmap(NULL, sizeof(*r->inflight), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 		r->inflight = m == MAP_FAILED ? NULL : m;
 	}
 	if (!r->inflight || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
 		attrib_give_up("the write observer could not start");
 		warnx("observer: cannot start it: %s; writes are not observed", strerror(errno));
-		close(r->listener);	/* the kernel fails what it would notify: better than a hang */
+		/* the kernel fails what it would notify: better than a hang */
+		close(r->listener);
 		r->listener = -1;
 		return;
 	}
-	(void)setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));	/* a burst waits, not lost */
+	/* a burst waits, not lost */
+	(void)setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	r->observer = fork();
 	if (r->observer == 0) {
 		const int keep[] = { r->listener, pair[1] };
@@ -23584,7 +24897,8 @@ run_spawn_observer(struct run *r)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != r->self_pid)
 			_exit(0);	/* sbx died between the fork and the prctl */
-		fds_close_except(keep, LEN(keep));	/* the locks, the listeners, the sink stay sbx's */
+		/* the locks, the listeners, the sink stay sbx's */
+		fds_close_except(keep, LEN(keep));
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
 		obs_main(r->listener, pair[1], r->inflight, run_mode != NULL, (long)r->inner);
 	}
@@ -23597,7 +24911,8 @@ run_spawn_observer(struct run *r)
 		 * answer), or one such command would leave a run, or a session
 		 * for good, unobserved and every later write failing (ENOSYS) */
 		if (!r->obs_retry_at)
-			warnx("observer: fork: %s; the calls it is to see wait, it is tried again", strerror(fork_err));
+			warnx("observer: fork: %s; the calls it is to see wait, it is tried again",
+			    strerror(fork_err));
 		r->obs_retry_at = now_ms() + 100;
 		r->observer = -1;
 		close(pair[0]);
@@ -23608,7 +24923,8 @@ run_spawn_observer(struct run *r)
 		attrib_give_up("the write observer could not start");
 		warnx("observer: fork: %s; writes are not observed", strerror(fork_err));
 		close(pair[0]);
-		close(r->listener);	/* the kernel fails what it would notify: better than a hang */
+		/* the kernel fails what it would notify: better than a hang */
+		close(r->listener);
 		r->listener = -1;
 		return;
 	}
@@ -23624,8 +24940,8 @@ run_spawn_observer(struct run *r)
 static bool
 obs_failed_anyway(const struct obs_event *e, const char *path)
 {
-	static const enum sc_id creating[] = { SC_mkdir, SC_mkdirat, SC_mknod, SC_mknodat, SC_symlink,
-		SC_symlinkat, SC_link, SC_linkat };
+	static const enum sc_id creating[] = { SC_mkdir, SC_mkdirat, SC_mknod, SC_mknodat,
+		SC_symlink, SC_symlinkat, SC_link, SC_linkat };
 	static const enum sc_id removing[] = { SC_unlink, SC_unlinkat, SC_rmdir };
 	enum sc_id sc = obs_calls[e->call].sc;
 	struct stat st;
@@ -23662,7 +24978,8 @@ obs_writable_through_links(const struct plan *pl, const char *path)
 	dir[slash - path] = '\0';
 	if (!realpath(dir, real) || strcmp(real, dir) == 0)
 		return false;	/* no link on the way: the lexical verdict stands */
-	if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", strcmp(real, "/") ? real : "", slash + 1) >= sizeof(joined))
+	if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", strcmp(real, "/") ? real : "",
+		slash + 1) >= sizeof(joined))
 		return false;
 	return plan_is_writable(pl, joined);
 }
@@ -23676,7 +24993,8 @@ obs_writable_through_links(const struct plan *pl, const char *path)
 static void
 run_take_observations(struct run *r, short revents)
 {
-	unsigned char rec[SBX_OBS_MAX_BYTES + 1];	/* one more: an over-long record truncates and fails */
+	/* one more: an over-long record truncates and fails */
+	unsigned char rec[SBX_OBS_MAX_BYTES + 1];
 	char norm[PATH_MAX], shown[PATH_MAX];
 	struct obs_event e;
 	struct violation v;
@@ -23693,32 +25011,40 @@ run_take_observations(struct run *r, short revents)
 		r->obs_lost += e.lost;
 		if (run_mode)
 			run_mode->unobserved(e.lost);
-		if (obs_calls[e.call].what == OW_SETSID) {	/* a session made inside an exec (10f) */
+		/* a session made inside an exec (10f) */
+		if (obs_calls[e.call].what == OW_SETSID) {
 			if (run_mode)
 				run_mode->setsid((uint32_t)strtoul(e.target, NULL, 10), e.sid);
 			continue;
 		}
 		attrib_event(r->pl, &e);	/* for the audit (9b) */
 		if ((e.flags & OBS_F_WHERE) || !obs_judge(r->pl, &e, norm, sizeof(norm), &v) ||
-		    (v.kind == VK_FILE && (obs_writable_through_links(r->pl, norm) || obs_failed_anyway(&e, norm))))
+		    (v.kind == VK_FILE &&
+			(obs_writable_through_links(r->pl, norm) || obs_failed_anyway(&e, norm))))
 			continue;
 		v.time_ms = wall_ms();
 		r->obs_refused++;
 		if (r->store && !vstore_add(r->store, &v))
-			continue;	/* -v shows each distinct refusal once; the summary counts them */
+			/* -v shows each distinct refusal once; the summary counts them */
+			continue;
 		if (verbose && ++r->obs_noted == SBX_NOTED_MAX + 1)
-			note("observer: more than %d distinct refusals; the rest are counted, not shown", SBX_NOTED_MAX);
+			note("observer: more than %d distinct refusals; the rest are counted, not "
+			     "shown",
+			    SBX_NOTED_MAX);
 		if (verbose && r->obs_noted <= SBX_NOTED_MAX) {
-			size_t k;	/* a file name may hold anything: no control byte reaches the terminal */
+			/* a file name may hold anything: no control byte reaches the terminal */
+			size_t k;
 
 			for (k = 0; v.target[k] && k < sizeof(shown) - 1; k++)
-				shown[k] = is_control((unsigned char)v.target[k]) ? '?' : v.target[k];
+				shown[k] =
+				    is_control((unsigned char)v.target[k]) ? '?' : v.target[k];
 			shown[k] = '\0';
 			if (v.kind == VK_CONNECT)
-				note("observer: deny %s %s:%d (%s) by %s[%d]", v.op, shown, v.port, v.reason,
-				    v.comm ? v.comm : "?", v.pid);
+				note("observer: deny %s %s:%d (%s) by %s[%d]", v.op, shown, v.port,
+				    v.reason, v.comm ? v.comm : "?", v.pid);
 			else
-				note("observer: deny %s %s by %s[%d]", v.op, shown, v.comm ? v.comm : "?", v.pid);
+				note("observer: deny %s %s by %s[%d]", v.op, shown,
+				    v.comm ? v.comm : "?", v.pid);
 		}
 	}
 	if (!(revents & (POLLHUP | POLLERR)) || n > 0)
@@ -23735,7 +25061,8 @@ run_take_observations(struct run *r, short revents)
 	}
 	r->obs_restarts++;
 	attrib_give_up("the write observer died during the run");	/* what it held, unsent */
-	warnx("observer: it died (%s %d); starting another", WIFSIGNALED(status) ? "signal" : "exit status",
+	warnx("observer: it died (%s %d); starting another",
+	    WIFSIGNALED(status) ? "signal" : "exit status",
 	    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	run_spawn_observer(r);
 }
@@ -23762,9 +25089,11 @@ run_stop_observer(struct run *r)
 	if (r->store)
 		r->store->unobserved = r->obs_lost;
 	if (r->obs_events || r->obs_lost || r->obs_bad)
-		note("observer: %llu events, %llu refused, %llu not reported (its socket was full), %llu malformed, "
-		    "%u restarts", (unsigned long long)r->obs_events, (unsigned long long)r->obs_refused,
-		    (unsigned long long)r->obs_lost, (unsigned long long)r->obs_bad, r->obs_restarts);
+		note("observer: %llu events, %llu refused, %llu not reported (its socket was "
+		     "full), %llu malformed, %u restarts",
+		    (unsigned long long)r->obs_events, (unsigned long long)r->obs_refused,
+		    (unsigned long long)r->obs_lost, (unsigned long long)r->obs_bad,
+		    r->obs_restarts);
 }
 
 /* Step: wait for bwrap, forwarding signals, taking the proxy's decisions
@@ -23782,12 +25111,15 @@ run_supervise(struct run *r)
 	while (!done) {
 		/* the listener while no observer reads it (run_note_observer);
 		 * its hang-up (no process left under the filter) only once */
-		int64_t wait_obs = r->observer < 0 && r->obs_retry_at ? r->obs_retry_at - now_ms() : 0;
-		int unread = r->observer < 0 && !r->listener_hup && wait_obs <= 0 ? r->listener : -1;
+		int64_t wait_obs =
+		    r->observer < 0 && r->obs_retry_at ? r->obs_retry_at - now_ms() : 0;
+		int unread =
+		    r->observer < 0 && !r->listener_hup && wait_obs <= 0 ? r->listener : -1;
 		struct pollfd pf[5 + SBX_RUN_MODE_MAX_FDS + LEN(r->ls)] = { { sigfd, POLLIN, 0 },
 			{ r->report, POLLIN, 0 }, { r->events, POLLIN, 0 }, { live.fd, POLLIN, 0 },
 			{ unread, POLLIN, 0 } };	/* -1: poll skips it */
-		nfds_t ns = run_mode ? run_mode->poll(r, pf, 5) : 5, npf = run_proxy_poll(r, pf, ns);
+		nfds_t ns = run_mode ? run_mode->poll(r, pf, 5) : 5,
+		       npf = run_proxy_poll(r, pf, ns);
 		struct signalfd_siginfo si;
 		int sig, ready, tmo = live_timeout(), stmo = run_mode ? run_mode->timeout() : -1;
 
@@ -23798,7 +25130,8 @@ run_supervise(struct run *r)
 		if (ready < 0)
 			continue;
 		if (ready == 0 && run_mode && run_mode->idle(r, false))
-			continue;	/* nothing came: one step of the mode's own work, then look again */
+			/* nothing came: one step of the mode's own work, then look again */
+			continue;
 		/* the control fd first: a line that waits as the first
 		 * connection comes is what the proxy forked for it starts with.
 		 * One that failed before its first line stops the command, as a
@@ -23806,12 +25139,14 @@ run_supervise(struct run *r)
 		if (pf[3].revents && live_read(r->report) < 0)
 			kill(r->ready ? r->inner : r->bwrap, SIGTERM);
 		if (live_kill_due())
-			kill(r->ready ? r->inner : r->bwrap, SIGKILL);	/* pid 1 of its namespace: all of it goes */
+			/* pid 1 of its namespace: all of it goes */
+			kill(r->ready ? r->inner : r->bwrap, SIGKILL);
 		run_proxy_on_demand(r, pf + ns, npf - ns);
 		if (pf[4].revents & POLLIN)
 			run_spawn_observer(r);	/* a call waits for it */
 		else if (pf[4].revents & POLLHUP)
-			r->listener_hup = true;	/* not POLLERR alone: a signal during the kernel's lock (EPOLLERR) */
+			/* not POLLERR alone: a signal during the kernel's lock (EPOLLERR) */
+			r->listener_hup = true;
 		if (run_mode)
 			run_mode->events(r, pf + 5);
 		if (pf[2].revents)
@@ -23819,20 +25154,24 @@ run_supervise(struct run *r)
 		if (pf[1].revents) {
 			net_log_drain(r->netlog, r->report);
 			if (pf[1].revents & (POLLHUP | POLLERR)) {
-				close(r->report);	/* the proxy died: keep no fd that polls ready forever */
+				/* the proxy died: keep no fd that polls ready forever */
+				close(r->report);
 				r->report = -1;
 			}
 		}
-		if (!(pf[0].revents & POLLIN) || read(sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		if (!(pf[0].revents & POLLIN) ||
+		    read(sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 			continue;
 		sig = (int)si.ssi_signo;
 		if (sig == SIGCHLD) {
 			pid_t w;
 
-			while ((w = waitpid(r->bwrap, &r->status, WNOHANG)) == r->bwrap || (w < 0 && errno == EINTR))
+			while ((w = waitpid(r->bwrap, &r->status, WNOHANG)) == r->bwrap ||
+			    (w < 0 && errno == EINTR))
 				if (w == r->bwrap) {
 					done = true;
-					run_state.sandbox_gone = true;	/* pid 1 inside waited for every other */
+					/* pid 1 inside waited for every other */
+					run_state.sandbox_gone = true;
 					break;
 				}
 			continue;
@@ -23842,14 +25181,16 @@ run_supervise(struct run *r)
 		 * terminal (SI_KERNEL) reached the command directly: it shares
 		 * our foreground process group. */
 		if (run_mode && r->ready)
-			kill(r->inner, SIGKILL);	/* a session's daemon told to go: the session ends */
+			/* a session's daemon told to go: the session ends */
+			kill(r->inner, SIGKILL);
 		else if (si.ssi_code <= 0 || !r->ready)
 			kill(r->ready ? r->inner : r->bwrap, sig);
 	}
 	close(sigfd);
 	r->sigfd = -1;
 	if (r->report >= 0)
-		net_log_finish(r->netlog, r->report);	/* the last decisions: in the socket, or batched */
+		/* the last decisions: in the socket, or batched */
+		net_log_finish(r->netlog, r->report);
 	if (r->proxy > 0) {
 		kill(r->proxy, SIGKILL);
 		waitpid(r->proxy, NULL, 0);
@@ -23869,11 +25210,17 @@ run_exit_status(const struct run *r)
 	if (!r->ready) {
 		const char *changed = plan_changed_path(r->pl);
 
-		if (changed)	/* not this machine's setup: another program's work, so no --check */
-			die_hint("run it again; if that program keeps changing it, run when it has finished",
-			    "bubblewrap could not build the sandbox (its message is above): %s changed on this machine "
-			    "while sbx was starting (another program works there); the command did not run", changed);
-		die_hint(bwrap_failure_hint(), "bubblewrap could not build the sandbox (its message is above); "
+		/* not this machine's setup: another program's work, so no --check */
+		if (changed)
+			die_hint("run it again; if that program keeps changing it, run when it has "
+				 "finished",
+			    "bubblewrap could not build the sandbox (its message is above): %s "
+			    "changed on this machine "
+			    "while sbx was starting (another program works there); the command did "
+			    "not run",
+			    changed);
+		die_hint(bwrap_failure_hint(),
+		    "bubblewrap could not build the sandbox (its message is above); "
 		    "the command did not run");
 	}
 	if (WIFSIGNALED(r->status))
@@ -23885,12 +25232,27 @@ run_exit_status(const struct run *r)
  * containProc() habit). Returns the exit status sbx should exit with; dies
  * (125) if the sandbox cannot be built. */
 static int
-run_linux(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
-    const char *bwrap, struct vstore *store)
+run_linux(const struct policy *p, const struct plan *pl, const struct run_paths *rp,
+    const struct run_facts *rf, const char *bwrap, struct vstore *store)
 {
-	struct run r = { .p = p, .pl = pl, .rp = rp, .rf = rf, .store = store, .expose_fd = -1, .info = -1, .ctl = -1,
-		.bwrap = -1, .inner = -1, .proxy = -1, .report = -1, .sigfd = -1, .self_pid = getpid(),
-		.netlog = net_log_new(), .listener = -1, .observer = -1, .events = -1 };
+	struct run r = { .p = p,
+		.pl = pl,
+		.rp = rp,
+		.rf = rf,
+		.store = store,
+		.expose_fd = -1,
+		.info = -1,
+		.ctl = -1,
+		.bwrap = -1,
+		.inner = -1,
+		.proxy = -1,
+		.report = -1,
+		.sigfd = -1,
+		.self_pid = getpid(),
+		.netlog = net_log_new(),
+		.listener = -1,
+		.observer = -1,
+		.events = -1 };
 
 	r.netlog->store = store;
 	r.netlog->mitm_socket = p->mitm_socket;
@@ -23898,7 +25260,8 @@ run_linux(const struct policy *p, const struct plan *pl, const struct run_paths 
 	if (run_mode)
 		run_mode->start(rp, store);
 	else if (rp->runtime_root)
-		audit_notice_show(path_join(rp->runtime_root, "sessions"));	/* an ended session's audit (9b) */
+		/* an ended session's audit (9b) */
+		audit_notice_show(path_join(rp->runtime_root, "sessions"));
 	run_instructions(&r, rf->cmd);
 	run_listen_expose(&r);
 	run_take_signals(&r);
@@ -23976,20 +25339,25 @@ userns_diagnosis(void)
 	struct utsname u;
 	const char *why = NULL;
 
-	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 && b.p[0] == '1')
-		why = "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10+) — fix: add an AppArmor profile "
-		    "that allows userns for bwrap, or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
+	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 &&
+	    b.p[0] == '1')
+		why = "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10+) — fix: add "
+		      "an AppArmor profile that allows userns for bwrap, or sysctl -w "
+		      "kernel.apparmor_restrict_unprivileged_userns=0";
 	b.n = 0;
 	if (!why && read_file("/proc/sys/user/max_user_namespaces", 32, &b) == 0 && atoi(b.p) == 0)
 		why = "user.max_user_namespaces=0 — fix: sysctl -w user.max_user_namespaces=15000";
 	b.n = 0;
-	if (!why && read_file("/proc/sys/kernel/unprivileged_userns_clone", 16, &b) == 0 && b.p[0] == '0')
-		why = "kernel.unprivileged_userns_clone=0 — fix: sysctl -w kernel.unprivileged_userns_clone=1";
+	if (!why && read_file("/proc/sys/kernel/unprivileged_userns_clone", 16, &b) == 0 &&
+	    b.p[0] == '0')
+		why = "kernel.unprivileged_userns_clone=0 — fix: sysctl -w "
+		      "kernel.unprivileged_userns_clone=1";
 	if (!why && uname(&u) == 0 && strstr(u.release, "Microsoft"))
 		why = "WSL1 has no user namespaces — fix: use WSL2";
 	if (!why && (access("/.dockerenv", F_OK) == 0 || access("/run/.containerenv", F_OK) == 0))
-		why = "this is a container without the privileges to nest namespaces — fix: run it with "
-		    "--security-opt seccomp=unconfined and apparmor=unconfined, or --privileged";
+		why = "this is a container without the privileges to nest namespaces — fix: run it "
+		      "with "
+		      "--security-opt seccomp=unconfined and apparmor=unconfined, or --privileged";
 	free(b.p);
 	return why ? why : "unknown cause — fix: see the bubblewrap message above";
 }
@@ -24009,27 +25377,32 @@ check_main(const struct policy *p)
 		char *ver[] = { (char *)bw, "--version", NULL };
 
 		rc = run_capture(ver, &out);
-		check_line(rc == 0, "bubblewrap %s (%s)", rc == 0 ? first_line(&out) : "does not run", bw);
+		check_line(
+		    rc == 0, "bubblewrap %s (%s)", rc == 0 ? first_line(&out) : "does not run", bw);
 		{
-			char *probe[] = { (char *)bw, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/",
-			    "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true", NULL };
+			char *probe[] = { (char *)bw, "--unshare-user", "--unshare-pid",
+				"--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc", "--dev",
+				"/dev", "--", "/bin/true", NULL };
 
 			out.n = 0;
 			rc = run_capture(probe, &out);
 			if (rc == 0)
 				check_line(true, "user, pid and network namespaces can be created");
 			else
-				check_line(false, "bwrap cannot create namespaces: %s — cause: %s", first_line(&out),
-				    userns_diagnosis());
+				check_line(false, "bwrap cannot create namespaces: %s — cause: %s",
+				    first_line(&out), userns_diagnosis());
 		}
 	}
 	rc = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
-	check_line(rc >= 0, "seccomp filters%s", rc >= 0 ? " are supported" : ": not supported by this kernel");
+	check_line(rc >= 0, "seccomp filters%s",
+	    rc >= 0 ? " are supported" : ": not supported by this kernel");
 	if (read_file("/proc/sys/kernel/seccomp/actions_avail", 4096, &sb) == 0)
 		check_line(strstr(sb.p, "user_notif") != NULL, "seccomp user notification%s",
-		    strstr(sb.p, "user_notif") ? " is supported" : ": not supported (kernel older than 5.0)");
+		    strstr(sb.p, "user_notif") ? " is supported"
+					       : ": not supported (kernel older than 5.0)");
 	else
-		check_line(false, "seccomp user notification: /proc/sys/kernel/seccomp/actions_avail unreadable");
+		check_line(false,
+		    "seccomp user notification: /proc/sys/kernel/seccomp/actions_avail unreadable");
 	{
 		const char *why = observer_unavailable();
 
@@ -24037,12 +25410,18 @@ check_main(const struct policy *p)
 		if (!p->observe_writes)
 			check_line(true, "the write observer is off: observe-writes off");
 		else if (why)
-			check_line(true, "the write observer is off: %s; writes are refused as ever, but not reported", why);
+			check_line(true,
+			    "the write observer is off: %s; writes are refused as ever, but not "
+			    "reported",
+			    why);
 		else
-			check_line(true, "the write observer is on: refused writes and direct connections are reported");
+			check_line(true,
+			    "the write observer is on: refused writes and direct connections are "
+			    "reported");
 	}
 	if (!p->network_dns) {
-		check_line(true, "the DNS stub is off: network-dns off; names do not resolve inside");
+		check_line(
+		    true, "the DNS stub is off: network-dns off; names do not resolve inside");
 	} else {
 		/* what the inner helper does (inner_own_network), tried here: a
 		 * user namespace with a network namespace of its own */
@@ -24056,23 +25435,32 @@ check_main(const struct policy *p)
 		/* not a failure: without it the boundary is the same, and names
 		 * do not resolve inside, as srt's */
 		if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-			check_line(true, "the DNS stub is on: allowed names resolve inside (network-dns)%s",
+			check_line(true,
+			    "the DNS stub is on: allowed names resolve inside (network-dns)%s",
 			    p->network_capture ? ", and network-capture with it" : "");
 		else	/* the command's network namespace is the stub's own (bw_render_options) */
-			check_line(p->weaker_nested_sandbox, "the DNS stub cannot be made here (no user namespace with a "
-			    "network namespace of its own)%s — fix: network-dns off", p->weaker_nested_sandbox ?
-			    "; names do not resolve inside" : ", and runs refuse to start without it");
+			check_line(p->weaker_nested_sandbox,
+			    "the DNS stub cannot be made here (no user namespace with a "
+			    "network namespace of its own)%s — fix: network-dns off",
+			    p->weaker_nested_sandbox ? "; names do not resolve inside"
+						     : ", and runs refuse to start without it");
 	}
 	if (socat && access(socat, X_OK) == 0)
 		check_line(true, "socat (%s), for bridge socat", socat);
 	else if (p->bridge == BRIDGE_SOCAT)
-		check_line(false, "socat not found, and the policy says bridge socat — fix: apt-get install socat");
+		check_line(false,
+		    "socat not found, and the policy says bridge socat — fix: apt-get install "
+		    "socat");
 	else
 		check_line(true, "socat is not installed; only bridge socat needs it");
 	if (p->weaker_nested_sandbox)
-		check_line(true, "weaker-nested-sandbox is set: if a fresh /proc cannot be mounted, /proc shows every "
-		    "process of the machine (their cmdline, and environ of this user's), and if nested namespaces "
-		    "cannot be made the command shares bwrap's pid namespace; the seccomp filters, no capabilities, "
+		check_line(true,
+		    "weaker-nested-sandbox is set: if a fresh /proc cannot be mounted, /proc shows "
+		    "every "
+		    "process of the machine (their cmdline, and environ of this user's), and if "
+		    "nested namespaces "
+		    "cannot be made the command shares bwrap's pid namespace; the seccomp filters, "
+		    "no capabilities, "
 		    "and read-only /proc/sys, sysrq-trigger, irq and bus still hold");
 	free(out.p);
 	free(sb.p);
@@ -24124,13 +25512,17 @@ struct ll_ruleset_attr { uint64_t handled_access_fs, handled_access_net, scoped;
 struct ll_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
 
 enum {
-	LL_FS_EXECUTE = 1 << 0, LL_FS_WRITE_FILE = 1 << 1, LL_FS_READ_FILE = 1 << 2, LL_FS_READ_DIR = 1 << 3,
-	LL_FS_ABI1_ALL = (1 << 13) - 1,		/* execute .. make_sym */
-	LL_FS_REFER = 1 << 13,			/* ABI 2 */
-	LL_FS_TRUNCATE = 1 << 14,		/* ABI 3 */
-	LL_FS_IOCTL_DEV = 1 << 15,		/* ABI 5 */
-	LL_NET_BIND_TCP = 1 << 0,		/* ABI 4: the proxy never binds */
-	LL_SCOPE_ABSTRACT_UNIX = 1 << 0, LL_SCOPE_SIGNAL = 1 << 1,	/* ABI 6 */
+	LL_FS_EXECUTE = 1 << 0,
+	LL_FS_WRITE_FILE = 1 << 1,
+	LL_FS_READ_FILE = 1 << 2,
+	LL_FS_READ_DIR = 1 << 3,
+	LL_FS_ABI1_ALL = (1 << 13) - 1, /* execute .. make_sym */
+	LL_FS_REFER = 1 << 13, /* ABI 2 */
+	LL_FS_TRUNCATE = 1 << 14, /* ABI 3 */
+	LL_FS_IOCTL_DEV = 1 << 15, /* ABI 5 */
+	LL_NET_BIND_TCP = 1 << 0, /* ABI 4: the proxy never binds */
+	LL_SCOPE_ABSTRACT_UNIX = 1 << 0,
+	LL_SCOPE_SIGNAL = 1 << 1, /* ABI 6 */
 	LL_RULE_PATH_BENEATH = 1,
 	LL_CREATE_RULESET_VERSION = 1,
 };
@@ -24140,7 +25532,8 @@ static const char *const px_read_files[] = {
 	"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
 	"/etc/services", "/etc/ld.so.cache",
 };
-static const char *const px_read_trees[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/lib32" };
+static const char *const px_read_trees[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64",
+	"/usr/lib32" };
 
 /* Restrict this process (and the resolver threads it starts later).
  * Returns the ABI in force, 0 when the kernel has no Landlock, -1 on a
@@ -24156,8 +25549,8 @@ px_landlock(void)
 	if (abi < 1)
 		return 0;	/* ENOSYS or EOPNOTSUPP: not built, or not enabled */
 	memset(&ra, 0, sizeof(ra));
-	ra.handled_access_fs = LL_FS_ABI1_ALL | (abi >= 2 ? LL_FS_REFER : 0) | (abi >= 3 ? LL_FS_TRUNCATE : 0) |
-	    (abi >= 5 ? LL_FS_IOCTL_DEV : 0);
+	ra.handled_access_fs = LL_FS_ABI1_ALL | (abi >= 2 ? LL_FS_REFER : 0) |
+	    (abi >= 3 ? LL_FS_TRUNCATE : 0) | (abi >= 5 ? LL_FS_IOCTL_DEV : 0);
 	if (abi >= 4)
 		ra.handled_access_net = LL_NET_BIND_TCP;
 	if (abi >= 6) {
@@ -24172,7 +25565,8 @@ px_landlock(void)
 		const char *path = tree ? px_read_trees[i - LEN(px_read_files)] : px_read_files[i];
 		struct ll_path_beneath pb;
 		struct stat st;
-		int fd = openat(AT_FDCWD, path, O_PATH | O_CLOEXEC);	/* a symlinked resolv.conf: its target */
+		/* a symlinked resolv.conf: its target */
+		int fd = openat(AT_FDCWD, path, O_PATH | O_CLOEXEC);
 
 		if (fd < 0)
 			continue;	/* not on this machine */
@@ -24189,7 +25583,8 @@ px_landlock(void)
 		}
 		close(fd);
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SBX_NR_landlock_restrict_self, rs, 0) < 0) {
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SBX_NR_landlock_restrict_self, rs, 0) < 0) {
 		close(rs);
 		return -1;
 	}
@@ -24218,9 +25613,11 @@ px_lockdown(void)
 		int probe = openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
 
 		if (abi == 0)
-			warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks the proxy down");
+			warnx("proxy: this kernel has no Landlock; the seccomp filter alone locks "
+			      "the proxy down");
 		else
-			warnx("proxy: Landlock ABI %d: reads limited to the resolver's files (/proc/self/status: %s)",
+			warnx("proxy: Landlock ABI %d: reads limited to the resolver's files "
+			      "(/proc/self/status: %s)",
 			    abi, probe < 0 ? strerror(errno) : "READABLE");
 		if (probe >= 0)
 			close(probe);
@@ -24256,7 +25653,9 @@ plat_proc_start_time(pid_t pid)
 	static struct buf b;
 
 	buf_reset(&b);
-	return read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
+	return read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0
+	    ? proc_stat_starttime(b.p)
+	    : -1;
 }
 
 /* statx(2) for the birth time, where the kernel and the file system have
@@ -24274,7 +25673,8 @@ plat_file_times(int dirfd, const char *name, long long *ctime, long long *btime)
 		uint32_t mask, ns;
 		int64_t s;
 
-		if (syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, 0x880u /* CTIME|BTIME */, b) == 0) {
+		if (syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, 0x880u /* CTIME|BTIME */,
+			b) == 0) {
 			memcpy(&mask, b, 4);
 			memcpy(&s, b + 96, 8);
 			memcpy(&ns, b + 104, 4);
@@ -24333,8 +25733,8 @@ plat_init_binds(const struct policy *p)
 /* The programs first: bwrap found, and neither sbx, bwrap nor socat
  * writable inside; then the run (10c). */
 static int
-plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
-    struct vstore *store)
+plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp,
+    const struct run_facts *rf, struct vstore *store)
 {
 	const char *bw = bwrap_locate(p);
 	char self[PATH_MAX];
@@ -24381,12 +25781,17 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 
 #define SBX_SESSION_MAX_CLIENTS	64
 #define SBX_SESSION_IDLE_S	3600		/* --idle's default */
-#define SBX_SESSION_TIDY_DEFER_MS 20		/* session_tidy waits this long after an exec ends */
+/* session_tidy waits this long after an exec ends */
+#define SBX_SESSION_TIDY_DEFER_MS 20
 #define SBX_SESSION_NAME_MAX	64
-#define SBX_SESSION_MAX_HELD	256	/* refusals waiting for an exec's "S"; more go to every exec */
-#define SBX_SESSION_MAX_SIDS	1024	/* sessions made inside execs, known; past it, a new one is no exec's */
-#define SBX_HOOK_TIMEOUT_S	60	/* the agents' timeout for sbx's hooks, in the settings printed */
-#define SBX_HOOK_START_MS	30000	/* a hook's wait for session start: well inside that timeout */
+/* refusals waiting for an exec's "S"; more go to every exec */
+#define SBX_SESSION_MAX_HELD	256
+/* sessions made inside execs, known; past it, a new one is no exec's */
+#define SBX_SESSION_MAX_SIDS	1024
+/* the agents' timeout for sbx's hooks, in the settings printed */
+#define SBX_HOOK_TIMEOUT_S	60
+/* a hook's wait for session start: well inside that timeout */
+#define SBX_HOOK_START_MS	30000
 #define SBX_HOOK_DEADLINE_S	45	/* pre-tool-use's deny, whatever it waits on */
 #define SBX_HOOK_COMMAND_MAX	(32 * 4096 - 1)	/* one argv string (MAX_ARG_STRLEN) */
 #define SBX_HOOK_WORDS_MAX	4000	/* of session start's stderr, into a deny reason */
@@ -24395,7 +25800,7 @@ struct sess_client {
 	int fd;				/* the client's socket, or -1 */
 	uint32_t id;			/* its exec, or 0 before it asks */
 	bool started;
-	uint32_t pid;			/* its leader's pid inside, which is its session ("S"); 0 before */
+	uint32_t pid; /* its leader's pid inside, which is its session ("S"); 0 before */
 	struct vstore store;		/* its refusals, and the observer's losses while it ran */
 	char *tmpdir;			/* its private TMPDIR (malloc) */
 	char *cmdline;			/* for ignore-violations (malloc) */
@@ -24407,7 +25812,8 @@ static struct session {
 	long idle_s;
 	int lfd;			/* the listening socket, or -1 */
 	int ready_fd;			/* the starter waits on it for "ready", or -1 */
-	int caller_err;			/* the caller's stderr until ready (session_listen), or -1 */
+	/* the caller's stderr until ready (session_listen), or -1 */
+	int caller_err;
 	int64_t idle_since;		/* when the last exec ended; 0: one runs */
 	uint32_t next_id, execs;
 	struct sess_client c[SBX_SESSION_MAX_CLIENTS];
@@ -24425,7 +25831,8 @@ static struct session {
 	char *spare, *trash[SBX_SESSION_MAX_CLIENTS];
 	size_t ntrash;
 	uint32_t next_tmp;
-	bool want_spare;		/* one was taken (or none made yet); cleared by a failure too */
+	/* one was taken (or none made yet); cleared by a failure too */
+	bool want_spare;
 	int64_t tidy_at;		/* tidying waits until then (session_tidy) */
 	int tidier;			/* the pipe to sbx-tidy (session_tidier_start), or -1 */
 	pid_t tidier_pid;
@@ -24434,7 +25841,12 @@ static struct session {
 	 * pages for each malloc and free, two of each and their page faults
 	 * an exec on a VM where every fault traps */
 	struct buf in, out;
-} sess = { .lfd = -1, .ready_fd = -1, .caller_err = -1, .idle_s = SBX_SESSION_IDLE_S, .want_spare = true, .tidier = -1 };
+} sess = { .lfd = -1,
+	.ready_fd = -1,
+	.caller_err = -1,
+	.idle_s = SBX_SESSION_IDLE_S,
+	.want_spare = true,
+	.tidier = -1 };
 
 /* A session's name: letters, digits, '.', '_' and '-', not starting with
  * '.' (it names a file) or '-' (sbx exec's options come before it). */
@@ -24499,7 +25911,8 @@ session_daemonize(void)
 	close(p[0]);
 	sess.ready_fd = p[1];
 	setsid();
-	if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC)) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+	if ((null = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC)) < 0 || dup2(null, 0) < 0 ||
+	    dup2(null, 1) < 0)
 		die("session: cannot open /dev/null: %s", strerror(errno));
 	close(null);
 }
@@ -24562,7 +25975,8 @@ session_listen(const struct run_paths *rp)
 		die("session: cannot create %s: %s", dir, strerror(errno));
 	if ((fd = session_connect(sess.path)) >= 0) {
 		close(fd);
-		die_hint(aprintf("stop it (sbx session stop %s), or choose another --name", sess.name),
+		die_hint(
+		    aprintf("stop it (sbx session stop %s), or choose another --name", sess.name),
 		    "session: %s is running already", sess.name);
 	}
 	unlink(sess.path);	/* a socket left by a session that died */
@@ -24663,7 +26077,8 @@ session_tidier_start(const char *base)
 				_exit(0);
 			n += (size_t)r;
 			while ((end = memchr(s, '\0', n - (size_t)(s - buf)))) {
-				if (strncmp(s, base, nb) == 0 && strncmp(s + nb, "/exec-", 6) == 0 && !strchr(s + nb + 1, '/'))
+				if (strncmp(s, base, nb) == 0 &&
+				    strncmp(s + nb, "/exec-", 6) == 0 && !strchr(s + nb + 1, '/'))
 					rm_tree(s);
 				s = end + 1;
 			}
@@ -24698,7 +26113,8 @@ session_client_close(struct sess_client *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->tmpdir && sess.ntrash < LEN(sess.trash)) {
-		sess.trash[sess.ntrash++] = c->tmpdir;	/* to sbx-tidy as soon as the daemon is idle */
+		/* to sbx-tidy as soon as the daemon is idle */
+		sess.trash[sess.ntrash++] = c->tmpdir;
 		c->tmpdir = NULL;
 	} else if (c->tmpdir && session_tidier_take(c->tmpdir)) {
 		;	/* removed by sbx-tidy */
@@ -24708,7 +26124,8 @@ session_client_close(struct sess_client *c)
 	free(c->tmpdir);
 	vstore_clear(&c->store);
 	free(c->cmdline);
-	for (size_t i = 0; c->id && i < sess.nsids; i++)	/* its sessions: no longer any running exec's */
+	/* its sessions: no longer any running exec's */
+	for (size_t i = 0; c->id && i < sess.nsids; i++)
 		if (sess.sids[i].exec == c->id)
 			sess.sids[i--] = sess.sids[--sess.nsids];
 	memset(c, 0, sizeof(*c));
@@ -24745,7 +26162,8 @@ session_tidy(const struct run *r, bool now)
 		/* EEXIST: a command made that name (the directory is writable
 		 * inside): never take a directory we did not make; the next */
 		for (int tries = 0; tries < 16 && !sess.spare; tries++) {
-			char *t = strdup(aprintf("%s/exec-%u", r->rp->tmpdir, (unsigned)++sess.next_tmp));
+			char *t =
+			    strdup(aprintf("%s/exec-%u", r->rp->tmpdir, (unsigned)++sess.next_tmp));
 
 			if (t && mkdir(t, 0700) == 0) {
 				sess.spare = t;
@@ -24777,10 +26195,12 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	struct buf cmdline = { 0 };
 	const char *why = "descriptors missing";
 
-	if (c->id || exec_req_decode(b->p, b->n, &e, &why) < 0 || (e.id && (why = "an id from a client")) ||
+	if (c->id || exec_req_decode(b->p, b->n, &e, &why) < 0 ||
+	    (e.id && (why = "an id from a client")) ||
 	    (nfd != exec_req_nfd(&e) && (why = "descriptors missing"))) {
 		frame_send(c->fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
-		warnx("session: a request refused: %s", c->id ? "a second exec on one connection" : why);
+		warnx("session: a request refused: %s",
+		    c->id ? "a second exec on one connection" : why);
 		session_client_close(c);
 		return;
 	}
@@ -24792,7 +26212,8 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	sess.want_spare = true;
 	sess.tidy_at = INT64_MAX;	/* not while init starts it: its "S" says when */
 	if (!c->tmpdir) {
-		warnx("session: cannot create a TMPDIR for exec %u: %s", (unsigned)c->id, strerror(errno));
+		warnx("session: cannot create a TMPDIR for exec %u: %s", (unsigned)c->id,
+		    strerror(errno));
 		frame_send(c->fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
 		session_client_close(c);
 		return;
@@ -24809,7 +26230,8 @@ session_on_exec(struct run *r, struct sess_client *c, const struct buf *b, int *
 	sess.out.n = 0;
 	exec_req_encode(&e, &sess.out);
 	if (frame_send(r->ctl, 'E', sess.out.p, sess.out.n, fds, nfd) < 0)
-		warnx("session: sbx-init did not take exec %u: %s", (unsigned)c->id, strerror(errno));
+		warnx(
+		    "session: sbx-init did not take exec %u: %s", (unsigned)c->id, strerror(errno));
 	buf_recycle(&sess.out);
 	sess.execs++;
 	sess.idle_since = 0;
@@ -25023,7 +26445,8 @@ session_from_init(struct run *r)
 	/* 'S' is an exec's id and pid; 'Z' its id and status, then the words
 	 * of its failure when it could not start (init_reap_exec): at most a
 	 * line and a hint, printed by the client as the command's stderr */
-	if (sess.in.n != 8 && (type != 'Z' || sess.in.n < 8 || sess.in.n > 8 + SBX_FAILURE_WORDS_MAX)) {
+	if (sess.in.n != 8 &&
+	    (type != 'Z' || sess.in.n < 8 || sess.in.n > 8 + SBX_FAILURE_WORDS_MAX)) {
 		buf_recycle(&sess.in);
 		return;
 	}
@@ -25054,10 +26477,12 @@ session_from_init(struct run *r)
 			report_block(&c->store, out);
 			if (c->fd >= 0)
 				frame_send(c->fd, 'Z', out->p, out->n, NULL, 0);
-			sess.tidy_at = now_ms() + SBX_SESSION_TIDY_DEFER_MS;	/* after the client has gone */
+			/* after the client has gone */
+			sess.tidy_at = now_ms() + SBX_SESSION_TIDY_DEFER_MS;
 			buf_recycle(out);
 			session_client_close(c);
-			session_sids_started(NULL);	/* it may have been the last one not started */
+			/* it may have been the last one not started */
+			session_sids_started(NULL);
 			session_release_held();
 		}
 	}
@@ -25092,11 +26517,12 @@ session_from_client(struct run *r, struct sess_client *c)
 		memcpy(v, b.p, 8);
 		frame_send(r->ctl, 'K', (uint32_t[2]){ c->id, v[1] }, 8, NULL, 0);
 	} else if (type == 'Q') {
-		sess.on = sess.on;	/* the daemon's end: pid 1 of the sandbox goes, all of it with it */
+		/* the daemon's end: pid 1 of the sandbox goes, all of it with it */
+		sess.on = sess.on;
 		kill(r->inner, SIGKILL);
 	} else if (type == 'P') {
-		const char *info = aprintf("%s pid=%d execs=%u running=%s", sess.name, (int)getpid(),
-		    (unsigned)sess.execs, sess.idle_since ? "no" : "yes");
+		const char *info = aprintf("%s pid=%d execs=%u running=%s", sess.name,
+		    (int)getpid(), (unsigned)sess.execs, sess.idle_since ? "no" : "yes");
 
 		frame_send(c->fd, 'P', info, strlen(info), NULL, 0);
 	} else if (type == 'W' && !c->id) {
@@ -25151,7 +26577,8 @@ session_accept(void)
 			close(fd);
 			continue;
 		}
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* a client that stops half way */
+		/* a client that stops half way */
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		for (i = 0; i < SBX_SESSION_MAX_CLIENTS && sess.c[i].fd >= 0; i++)
 			;
 		if (i == SBX_SESSION_MAX_CLIENTS) {
@@ -25208,7 +26635,9 @@ session_timeout(void)
 
 	if (sess.on && (sess.ntrash || (sess.want_spare && !sess.spare))) {
 		left = sess.tidy_at - now_ms();	/* session_tidy has work */
-		return left > 0 ? (int)(left < SBX_SESSION_TIDY_DEFER_MS ? left : SBX_SESSION_TIDY_DEFER_MS) : 0;
+		return left > 0
+		    ? (int)(left < SBX_SESSION_TIDY_DEFER_MS ? left : SBX_SESSION_TIDY_DEFER_MS)
+		    : 0;
 	}
 	if (!sess.on || sess.idle_s <= 0 || !sess.idle_since)
 		return -1;
@@ -25232,12 +26661,15 @@ session_audit_notice(void)
 	if (!audit_text.n)
 		return;
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
-	buf_printf(&b, "sbx: session %s ended at %s; its audit of the repositories made while it ran:\n", sess.name, when);
+	buf_printf(&b,
+	    "sbx: session %s ended at %s; its audit of the repositories made while it ran:\n",
+	    sess.name, when);
 	buf_putn(&b, audit_text.p, audit_text.n);
 	fd = openat(AT_FDCWD, path_join(path_dirname(sess.path), SBX_AUDIT_NOTICES),
 	    O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || write_all(fd, b.p, b.n) < 0)
-		warnx("session: cannot keep the audit's report for the next exec: %s", strerror(errno));
+		warnx("session: cannot keep the audit's report for the next exec: %s",
+		    strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	free(b.p);
@@ -25250,15 +26682,18 @@ session_end(void)
 	if (!sess.on || !sess.path)
 		return;
 	unlink(sess.path);
-	unlink(aprintf("%.*s.log", (int)(strlen(sess.path) - 5), sess.path));	/* NAME.sock -> NAME.log */
+	/* NAME.sock -> NAME.log */
+	unlink(aprintf("%.*s.log", (int)(strlen(sess.path) - 5), sess.path));
 	session_audit_notice();
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
-		if (sess.c[i].fd >= 0 && !sess.c[i].id && audit_text.n)	/* `sbx session stop` shows it */
+		/* `sbx session stop` shows it */
+		if (sess.c[i].fd >= 0 && !sess.c[i].id && audit_text.n)
 			frame_send(sess.c[i].fd, 'A', audit_text.p, audit_text.n, NULL, 0);
 	for (int i = 0; i < SBX_SESSION_MAX_CLIENTS; i++)
 		if (sess.c[i].fd >= 0 || sess.c[i].id) {
 			if (sess.c[i].fd >= 0)
-				frame_send(sess.c[i].fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
+				frame_send(
+				    sess.c[i].fd, 'Z', &(uint32_t){ SBX_EXIT_FAILURE }, 4, NULL, 0);
 			session_client_close(&sess.c[i]);
 		}
 	if (sess.spare)
@@ -25311,8 +26746,8 @@ static const struct run_mode session_mode = {
 	.setsid = session_setsid,
 	.end = session_end_run,
 };
-_Static_assert(2 + SBX_SESSION_MAX_CLIENTS <= SBX_RUN_MODE_MAX_FDS, "session_poll's descriptors fit run_supervise's");
-
+_Static_assert(2 + SBX_SESSION_MAX_CLIENTS <= SBX_RUN_MODE_MAX_FDS,
+    "session_poll's descriptors fit run_supervise's");
 
 /* The clients: `sbx exec NAME -- CMD`, `sbx session list|stop NAME`. A
  * session is looked for under every runtime base (a policy may have moved
@@ -25336,9 +26771,11 @@ session_find(const char *name, const char **path)
 		socklen_t cl = sizeof(cr);
 		int fd;
 
-		if ((size_t)snprintf(sock, sizeof(sock), "%s/sessions/%s.sock", root, name) >= sizeof(sock))
+		if ((size_t)snprintf(sock, sizeof(sock), "%s/sessions/%s.sock", root, name) >=
+		    sizeof(sock))
 			continue;
-		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077))
+		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid ||
+		    (st.st_mode & 077))
 			continue;
 		if ((fd = session_connect(sock)) < 0)
 			continue;
@@ -25361,7 +26798,8 @@ session_find(const char *name, const char **path)
 static int
 session_exec_main(int argc, char **argv)
 {
-	static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP };
+	static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH,
+		SIGCONT, SIGTSTP };
 	char cwd[PATH_MAX];
 	struct exec_req e = { 0 };
 	struct buf body = { 0 }, b;
@@ -25379,11 +26817,13 @@ session_exec_main(int argc, char **argv)
 	}
 	first = argc > 3 && strcmp(argv[3], "--") == 0 ? 4 : 3;
 	if (argc <= first)
-		die_hint("sbx exec [--fd3] NAME -- COMMAND [ARGS...]", "exec: no session name or no command");
+		die_hint("sbx exec [--fd3] NAME -- COMMAND [ARGS...]",
+		    "exec: no session name or no command");
 	if (!session_name_ok(argv[2]))
 		die("exec: \"%s\" is not a session name (letters, digits, '.', '_', '-')", argv[2]);
 	if (!getcwd(cwd, sizeof(cwd)))
-		die("exec: cannot find the current directory: %s; the command did not run", strerror(errno));
+		die("exec: cannot find the current directory: %s; the command did not run",
+		    strerror(errno));
 	e.argv = argv + first;
 	e.envp = environ;
 	e.cwd = cwd;
@@ -25397,12 +26837,15 @@ session_exec_main(int argc, char **argv)
 	/* the request is ready before we connect: the daemon, woken by the
 	 * connection, finds it there rather than sleeping again until it comes */
 	if ((fd = session_find(argv[2], &sock)) < 0)
-		die_hint("sbx session start --name NAME starts one; sbx session list shows them. Inside another sandbox "
-		    "(Codex's own, say) sbx's sessions are out of reach: run it without (codex --sandbox danger-full-access)",
+		die_hint("sbx session start --name NAME starts one; sbx session list shows them. "
+			 "Inside another sandbox "
+			 "(Codex's own, say) sbx's sessions are out of reach: run it without "
+			 "(codex --sandbox danger-full-access)",
 		    "exec: no session %s is running; the command did not run", argv[2]);
 	audit_notice_show(path_dirname(sock));	/* what an ended session's audit did (9b) */
 	if (frame_send(fd, 'E', body.p, body.n, fds, exec_req_nfd(&e)) < 0)
-		die("exec: cannot reach session %s: %s; the command did not run", argv[2], strerror(errno));
+		die("exec: cannot reach session %s: %s; the command did not run", argv[2],
+		    strerror(errno));
 	b = body;	/* the answer reuses the request's buffer: no page touched anew */
 	for (;;) {
 		struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
@@ -25470,7 +26913,8 @@ session_list_main(void)
 				}
 				continue;
 			}
-			if (frame_send(fd, 'P', NULL, 0, NULL, 0) == 0 && frame_recv(fd, &b, NULL, 0, &nfd) == 'P')
+			if (frame_send(fd, 'P', NULL, 0, NULL, 0) == 0 &&
+			    frame_recv(fd, &b, NULL, 0, &nfd) == 'P')
 				printf("%s\n", b.p);
 			close(fd);
 		}
@@ -25523,13 +26967,16 @@ session_start_args(int argc, char **argv, int *nargc)
 		}
 		if (!v) {
 			if (strcmp(a, "--") == 0)
-				die("session start: a session runs no command of its own; use sbx exec NAME -- COMMAND");
+				die("session start: a session runs no command of its own; use sbx "
+				    "exec NAME -- COMMAND");
 			vec_push(&out, (void *)a);
 			continue;
 		}
 		if (strncmp(a, "--name", 6) == 0) {
 			if (!session_name_ok(v))
-				die("session start: \"%s\" is not a session name (letters, digits, '.', '_', '-')", v);
+				die("session start: \"%s\" is not a session name (letters, digits, "
+				    "'.', '_', '-')",
+				    v);
 			sess.name = v;
 		} else if (parse_int(v, 0, 86400 * 365, &n, &why) < 0) {
 			die("session start: --idle=%s: %s", v, why);
@@ -25580,7 +27027,8 @@ read_fd_all(int fd, size_t max, struct buf *out)
 static const struct hook_agent {
 	const char *name;
 	bool ask;
-	const char *tools;	/* PreToolUse's matcher: the shell, and the tools hook_tools judges */
+	/* PreToolUse's matcher: the shell, and the tools hook_tools judges */
+	const char *tools;
 	bool in_list;	/* its shell runs `eval CMD && pwd -P ...`: CMD left of &&,
 			 * where bash ignores set -e; hook_rewrite does the same */
 } hook_agents[] = {
@@ -25593,13 +27041,18 @@ static const struct hook_agent {
  * timeout (seconds, both agents) longer than sbx ever takes to answer
  * (SBX_HOOK_START_MS): an agent whose hook times out or crashes goes on
  * without its answer, and runs the command as it was (README, docs/DESIGN.md 13). */
-static const struct { const char *event; bool tools; const char *arg, *codex_label; int timeout_s; } hook_events[] = {
-/*	  the event	  matcher: the	the hook's arg	  Codex's name in its	timeout (s): Codex holds a
-			  agent's tools			  trust keys		SessionEnd hook to 3, and its
-										digest takes the value it uses */
-	{ "SessionStart", false,	"session-start",  "session_start",	SBX_HOOK_TIMEOUT_S },
-	{ "PreToolUse",	  true,		"pre-tool-use",	  "pre_tool_use",	SBX_HOOK_TIMEOUT_S },
-	{ "SessionEnd",	  false,	"session-end",	  "session_end",	3 },
+static const struct {
+	const char *event;
+	bool tools;
+	const char *arg, *codex_label;
+	int timeout_s;
+} hook_events[] = {
+	/*	  the event	  matcher: the	the hook's arg	  Codex's name in its timeout (s):
+	   Codex holds a agent's tools			  trust keys		SessionEnd hook to
+	   3, and its digest takes the value it uses */
+	{ "SessionStart", false, "session-start", "session_start", SBX_HOOK_TIMEOUT_S },
+	{ "PreToolUse", true, "pre-tool-use", "pre_tool_use", SBX_HOOK_TIMEOUT_S },
+	{ "SessionEnd", false, "session-end", "session_end", 3 },
 };
 
 /* hook_events[i]'s matcher for agent, or NULL (every one). */
@@ -25658,7 +27111,8 @@ hook_settings(struct buf *b, const char *agent, const char *self, char **opts, i
 	for (size_t i = 0; i < LEN(hook_events); i++) {
 		const char *m = hook_matcher(agent, i);
 
-		buf_printf(b, "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ",
+		buf_printf(b,
+		    "    \"%s\": [{%s%s%s\"hooks\": [{\"type\": \"command\", \"command\": ",
 		    hook_events[i].event, m ? "\"matcher\": \"" : "", m ? m : "", m ? "\", " : "");
 		buf_put_json_string(b, hook_command(agent, self, hook_events[i].arg, opts, nopt));
 		buf_printf(b, ", \"timeout\": %d}]}]%s\n", hook_events[i].timeout_s,
@@ -25741,7 +27195,8 @@ hook_session_name(const char *agent, const char *id)
 {
 	size_t n = strlen(id);
 
-	if (n && n <= SBX_SESSION_NAME_MAX - 8 && strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n)
+	if (n && n <= SBX_SESSION_NAME_MAX - 8 &&
+	    strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n)
 		return aprintf("%s-%s", agent, id);
 	return aprintf("%s-%016llx", agent, (unsigned long long)str_hash(id));
 }
@@ -25789,7 +27244,8 @@ hook_rewrite(const char *self, const char *name, const char *command, bool in_li
 	buf_put_shell_quoted(&b, name);
 	buf_puts(&b, " -- bash -c ");
 	buf_put_shell_quoted(&b, inner);
-	buf_puts(&b, " /bin/bash ");	/* $0, as in both agents' own shells: their errors' prefix */
+	/* $0, as in both agents' own shells: their errors' prefix */
+	buf_puts(&b, " /bin/bash ");
 	buf_put_shell_quoted(&b, command);
 	buf_puts(&b, " 3>&1 >&4 4>&-); __sbx_s=$?; } 4>&1; "
 	    "case $__sbx_d in /*/) cd -- \"${__sbx_d%/}\" 2>/dev/null;; esac; "
@@ -25800,9 +27256,11 @@ hook_rewrite(const char *self, const char *name, const char *command, bool in_li
 
 /* The pre-tool-use answer: allow/ask with updatedInput, or deny with why. */
 static void
-hook_answer(struct buf *out, const char *decision, const char *why, const struct jval *input, const char *command)
+hook_answer(struct buf *out, const char *decision, const char *why, const struct jval *input,
+    const char *command)
 {
-	buf_puts(out, "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":");
+	buf_puts(out,
+	    "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":");
 	buf_put_json_string(out, decision);
 	buf_puts(out, ",\"permissionDecisionReason\":");
 	buf_put_json_string(out, why);
@@ -25830,7 +27288,8 @@ hook_answer(struct buf *out, const char *decision, const char *why, const struct
  * timeout_ms is killed (*late). Returns its exit status as the shell gives
  * it, or -1 (not started, errno set). */
 static int
-hook_run_self(const char *self, char **argv, const char *dir, int timeout_ms, char **err, bool *late)
+hook_run_self(
+    const char *self, char **argv, const char *dir, int timeout_ms, char **err, bool *late)
 {
 	struct buf b = { 0 };
 	int status = 0, null, p[2];
@@ -25841,8 +27300,8 @@ hook_run_self(const char *self, char **argv, const char *dir, int timeout_ms, ch
 	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
 		return -1;
 	if (pid == 0) {
-		if (chdir(dir) < 0 || (null = openat(AT_FDCWD, "/dev/null", O_RDWR)) < 0 || dup2(null, 0) < 0 ||
-		    dup2(null, 1) < 0 || dup2(p[1], 2) < 0)
+		if (chdir(dir) < 0 || (null = openat(AT_FDCWD, "/dev/null", O_RDWR)) < 0 ||
+		    dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(p[1], 2) < 0)
 			_exit(SBX_EXIT_FAILURE);
 		execv(self, argv);
 		_exit(SBX_EXIT_FAILURE);
@@ -25888,7 +27347,8 @@ hook_run_self(const char *self, char **argv, const char *dir, int timeout_ms, ch
  * before the agent's own timeout for the hook (SBX_HOOK_TIMEOUT_S) would
  * run the command outside. Returns 0 when the session answers. */
 static int
-hook_start_session(const char *self, const char *name, const char *dir, int argc, char **argv, const char **why)
+hook_start_session(
+    const char *self, const char *name, const char *dir, int argc, char **argv, const char **why)
 {
 	struct vec av = { 0 };
 	char *err;
@@ -25906,10 +27366,11 @@ hook_start_session(const char *self, const char *name, const char *dir, int argc
 	if ((rc = hook_run_self(self, (char **)av.v, dir, SBX_HOOK_START_MS, &err, &late)) < 0)
 		*why = aprintf("cannot start sbx session start: %s", strerror(errno));
 	else if (late)
-		*why = aprintf("sbx session start did not finish within %d s%s%s", SBX_HOOK_START_MS / 1000,
-		    *err ? ": " : "", err);
+		*why = aprintf("sbx session start did not finish within %d s%s%s",
+		    SBX_HOOK_START_MS / 1000, *err ? ": " : "", err);
 	else if (rc != 0)
-		*why = *err ? err : aprintf("sbx session start failed (status %d) and said nothing", rc);
+		*why = *err ? err
+			    : aprintf("sbx session start failed (status %d) and said nothing", rc);
 	return rc == 0 && !late ? 0 : -1;
 }
 
@@ -26075,12 +27536,14 @@ hook_settings_strip(struct jval *top, const char *agent, const char **why)
 				if (strcmp(group->keys[k], "hooks") == 0)
 					list = group->items[k];
 			if (!list || list->t != J_ARR) {
-				*why = aprintf("an entry of its hooks.%s has no \"hooks\" list", hooks->keys[e]);
+				*why = aprintf("an entry of its hooks.%s has no \"hooks\" list",
+				    hooks->keys[e]);
 				return -1;
 			}
 			had = list->n;
 			for (size_t h = list->n; h-- > 0;) {
-				const struct jval *cmd = json_member(list->items[h], "command", J_STR);
+				const struct jval *cmd =
+				    json_member(list->items[h], "command", J_STR);
 
 				if (cmd && hook_cmd_is_ours(cmd->s, agent)) {
 					jv_drop(list, h);
@@ -26117,8 +27580,8 @@ hook_settings_add(struct jval *top, const char *agent, const char *self, char **
 		jv_put(top, "hooks", hooks);
 	}
 	for (size_t i = 0; i < LEN(hook_events); i++) {
-		struct jval *groups = NULL, *group = jv_new(J_OBJ, NULL), *list = jv_new(J_ARR, NULL),
-		    *h = jv_new(J_OBJ, NULL);
+		struct jval *groups = NULL, *group = jv_new(J_OBJ, NULL),
+			    *list = jv_new(J_ARR, NULL), *h = jv_new(J_OBJ, NULL);
 
 		for (size_t k = 0; k < hooks->n; k++)
 			if (strcmp(hooks->keys[k], hook_events[i].event) == 0)
@@ -26130,7 +27593,8 @@ hook_settings_add(struct jval *top, const char *agent, const char *self, char **
 		if (hook_matcher(agent, i))
 			jv_put(group, "matcher", jv_new(J_STR, hook_matcher(agent, i)));
 		jv_put(h, "type", jv_new(J_STR, "command"));
-		jv_put(h, "command", jv_new(J_STR, hook_command(agent, self, hook_events[i].arg, opts, nopt)));
+		jv_put(h, "command",
+		    jv_new(J_STR, hook_command(agent, self, hook_events[i].arg, opts, nopt)));
 		jv_put(h, "timeout", jv_num(hook_events[i].timeout_s));
 		jv_put(list, NULL, h);
 		jv_put(group, "hooks", list);
@@ -26155,15 +27619,17 @@ hook_file_replace(const char *path, const struct buf *text, bool existed)
 		struct buf old = { 0 };
 
 		if (read_file(path, SBX_MAX_POLICY_BYTES, &old) < 0 ||
-		    (fd = openat(AT_FDCWD, bak, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
+		    (fd = openat(AT_FDCWD, bak,
+			 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
 		    write_all(fd, old.p, old.n) < 0 || fsync(fd) < 0 || close(fd) < 0)
-			die("hook: cannot write the backup %s: %s; %s is unchanged", bak, strerror(errno), path);
+			die("hook: cannot write the backup %s: %s; %s is unchanged", bak,
+			    strerror(errno), path);
 		free(old.p);
 	}
-	if ((fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    mode)) < 0 ||
-	    write_all(fd, text->p, text->n) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
-	    rename(tmp, path) < 0) {
+	if ((fd = openat(
+		 AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)) < 0 ||
+	    write_all(fd, text->p, text->n) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0 ||
+	    close(fd) < 0 || rename(tmp, path) < 0) {
 		int err = errno;
 
 		unlink(tmp);
@@ -26176,17 +27642,73 @@ static void
 sha256(const void *data, size_t n, unsigned char out[32])
 {
 	static const uint32_t k[64] = {
-		0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-		0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-		0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-		0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-		0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-		0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-		0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-		0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+		0x428a2f98,
+		0x71374491,
+		0xb5c0fbcf,
+		0xe9b5dba5,
+		0x3956c25b,
+		0x59f111f1,
+		0x923f82a4,
+		0xab1c5ed5,
+		0xd807aa98,
+		0x12835b01,
+		0x243185be,
+		0x550c7dc3,
+		0x72be5d74,
+		0x80deb1fe,
+		0x9bdc06a7,
+		0xc19bf174,
+		0xe49b69c1,
+		0xefbe4786,
+		0x0fc19dc6,
+		0x240ca1cc,
+		0x2de92c6f,
+		0x4a7484aa,
+		0x5cb0a9dc,
+		0x76f988da,
+		0x983e5152,
+		0xa831c66d,
+		0xb00327c8,
+		0xbf597fc7,
+		0xc6e00bf3,
+		0xd5a79147,
+		0x06ca6351,
+		0x14292967,
+		0x27b70a85,
+		0x2e1b2138,
+		0x4d2c6dfc,
+		0x53380d13,
+		0x650a7354,
+		0x766a0abb,
+		0x81c2c92e,
+		0x92722c85,
+		0xa2bfe8a1,
+		0xa81a664b,
+		0xc24b8b70,
+		0xc76c51a3,
+		0xd192e819,
+		0xd6990624,
+		0xf40e3585,
+		0x106aa070,
+		0x19a4c116,
+		0x1e376c08,
+		0x2748774c,
+		0x34b0bcb5,
+		0x391c0cb3,
+		0x4ed8aa4a,
+		0x5b9cca4f,
+		0x682e6ff3,
+		0x748f82ee,
+		0x78a5636f,
+		0x84c87814,
+		0x8cc70208,
+		0x90befffa,
+		0xa4506ceb,
+		0xbef9a3f7,
+		0xc67178f2,
 	};
-	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-		0x5be0cd19 };
+	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c,
+		0x1f83d9ab, 0x5be0cd19 };
 	size_t total = (n + 9 + 63) / 64 * 64;
 	unsigned char *m = amalloc(total);
 	uint64_t bits = (uint64_t)n * 8;
@@ -26198,17 +27720,22 @@ sha256(const void *data, size_t n, unsigned char out[32])
 	for (int i = 0; i < 8; i++)
 		m[total - 1 - i] = (unsigned char)(bits >> (8 * i));
 	for (size_t off = 0; off < total; off += 64) {
-		uint32_t w[64], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+		uint32_t w[64], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5],
+				g = h[6], hh = h[7];
 
 		for (int i = 0; i < 16; i++)
 			w[i] = (uint32_t)m[off + 4 * i] << 24 | (uint32_t)m[off + 4 * i + 1] << 16 |
 			    (uint32_t)m[off + 4 * i + 2] << 8 | m[off + 4 * i + 3];
 		for (int i = 16; i < 64; i++)
-			w[i] = w[i - 16] + (SHA_ROR(w[i - 15], 7) ^ SHA_ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+			w[i] = w[i - 16] +
+			    (SHA_ROR(w[i - 15], 7) ^ SHA_ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) +
+			    w[i - 7] +
 			    (SHA_ROR(w[i - 2], 17) ^ SHA_ROR(w[i - 2], 19) ^ (w[i - 2] >> 10));
 		for (int i = 0; i < 64; i++) {
-			uint32_t t1 = hh + (SHA_ROR(e, 6) ^ SHA_ROR(e, 11) ^ SHA_ROR(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
-			uint32_t t2 = (SHA_ROR(a, 2) ^ SHA_ROR(a, 13) ^ SHA_ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+			uint32_t t1 = hh + (SHA_ROR(e, 6) ^ SHA_ROR(e, 11) ^ SHA_ROR(e, 25)) +
+			    ((e & f) ^ (~e & g)) + k[i] + w[i];
+			uint32_t t2 = (SHA_ROR(a, 2) ^ SHA_ROR(a, 13) ^ SHA_ROR(a, 22)) +
+			    ((a & b) ^ (a & c) ^ (b & c));
 
 			hh = g;
 			g = f;
@@ -26219,7 +27746,14 @@ sha256(const void *data, size_t n, unsigned char out[32])
 			b = a;
 			a = t1 + t2;
 		}
-		h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+		h[0] += a;
+		h[1] += b;
+		h[2] += c;
+		h[3] += d;
+		h[4] += e;
+		h[5] += f;
+		h[6] += g;
+		h[7] += hh;
 	}
 #undef SHA_ROR
 	for (int i = 0; i < 32; i++)
@@ -26278,7 +27812,8 @@ codex_hook_digest(const char *label, const char *matcher, const char *command, i
 	return aprintf("sha256:%s", hex);
 }
 
-#define CODEX_TRUST_BEGIN "# sbx hook codex install: Codex runs a hook only once trusted; these are sbx's (`sbx hook codex uninstall` takes them out)"
+#define CODEX_TRUST_BEGIN "# sbx hook codex install: Codex runs a hook only once trusted; " \
+	"these are sbx's (`sbx hook codex uninstall` takes them out)"
 #define CODEX_TRUST_END "# end of sbx's hooks"
 
 /* A TOML basic string. */
@@ -26344,8 +27879,10 @@ codex_config_merge(const char *old, const struct vec *keys, const char *block, c
 		}
 		for (size_t i = 0; i < keys->n; i++)
 			if (strstr(line, keys->v[i])) {
-				*why = aprintf("it sets the state of sbx's hook %s in a way sbx cannot rewrite (line \"%s\"); "
-				    "remove that line and run this again", (const char *)keys->v[i], line);
+				*why = aprintf("it sets the state of sbx's hook %s in a way sbx "
+					       "cannot rewrite (line \"%s\"); "
+					       "remove that line and run this again",
+				    (const char *)keys->v[i], line);
 				free(out.p);
 				return NULL;
 			}
@@ -26414,9 +27951,14 @@ hook_install_opts(const char *self, char **opts, int *nopt)
 	vec_push(&check, "--");
 	vec_push(&check, "true");
 	vec_push(&check, NULL);
-	if ((rc = hook_run_self(self, (char **)check.v, ".", SBX_HOOK_START_MS, &err, &late)) != 0 || late)
-		die_hint("fix the policy, then install again", "hook: the policy does not parse, so no hook was installed:\n%s",
-		    rc < 0 ? strerror(errno) : late ? "sbx --print=policy did not finish" : err);
+	if ((rc = hook_run_self(self, (char **)check.v, ".", SBX_HOOK_START_MS, &err, &late)) !=
+		0 ||
+	    late)
+		die_hint("fix the policy, then install again",
+		    "hook: the policy does not parse, so no hook was installed:\n%s",
+		    rc < 0     ? strerror(errno)
+			: late ? "sbx --print=policy did not finish"
+			       : err);
 	return out;
 }
 
@@ -26471,9 +28013,11 @@ hook_refuse_link(const char *path)
  * directory: a session holding placeholders there holds shared locks on
  * them, and an install would wait for the session to end.) */
 static int
-hook_install_main(const struct hook_agent *ag, bool install, bool ask, const char *self, char **opts, int nopt)
+hook_install_main(
+    const struct hook_agent *ag, bool install, bool ask, const char *self, char **opts, int nopt)
 {
-	const char *home = getenv("HOME"), *why = NULL, *codex_home = getenv("CODEX_HOME"), *file, *dir;
+	const char *home = getenv("HOME"), *why = NULL, *codex_home = getenv("CODEX_HOME"), *file,
+		   *dir;
 	const char *claude_dir = getenv("CLAUDE_CONFIG_DIR");
 	bool project = false, existed;
 	struct buf text = { 0 }, out = { 0 };
@@ -26490,13 +28034,15 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 			opts[k++] = opts[i];
 	nopt = k;
 	if (!install && nopt)
-		die("hook: uninstall takes no options but --user or --project (given: %s)", opts[0]);
+		die("hook: uninstall takes no options but --user or --project (given: %s)",
+		    opts[0]);
 	if (!home || home[0] != '/')
 		die("hook: HOME is not set to an absolute path, so there is no settings file to %s",
 		    install ? "install into" : "uninstall from");
 	if (strcmp(ag->name, "codex") == 0) {
 		if (project)
-			die("hook: Codex has no project file sbx installs into; its hooks are in $CODEX_HOME/hooks.json");
+			die("hook: Codex has no project file sbx installs into; its hooks are in "
+			    "$CODEX_HOME/hooks.json");
 		dir = codex_home && *codex_home ? codex_home : path_join(home, ".codex");
 		if (dir[0] != '/')
 			die("hook: CODEX_HOME is not an absolute path: %s", dir);
@@ -26534,14 +28080,15 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 	if (existed && read_file(file, SBX_MAX_POLICY_BYTES, &text) < 0)
 		die("hook: cannot read %s: %s", file, strerror(errno));
 	if (existed && json_parse(text.p, text.n, file, &top, &e) < 0)
-		die_hint("sbx changes only a file it can read; fix it, or move it away", "hook: %s:%d:%d: %s", file,
-		    e.line, e.col, e.msg);
+		die_hint("sbx changes only a file it can read; fix it, or move it away",
+		    "hook: %s:%d:%d: %s", file, e.line, e.col, e.msg);
 	if (existed && top->t != J_OBJ)
 		die("hook: %s is not a JSON object", file);
 	if (!existed)
 		top = jv_new(J_OBJ, NULL);
 	if ((gone = hook_settings_strip(top, ag->name, &why)) < 0)
-		die_hint("sbx changes only hooks shaped as the agent reads them", "hook: %s: %s", file, why);
+		die_hint("sbx changes only hooks shaped as the agent reads them", "hook: %s: %s",
+		    file, why);
 	if (install) {
 		hook_warn_others(top, file);
 		at = hook_settings_add(top, ag->name, self, opts, nopt);
@@ -26563,23 +28110,28 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		char *merged;
 
 		for (size_t i = 0; i < LEN(hook_events); i++)
-			vec_push(&keys, (void *)aprintf("%s:%s:%zu:0", file, hook_events[i].codex_label, at ? at[i] : 0));
+			vec_push(&keys,
+			    (void *)aprintf(
+				"%s:%s:%zu:0", file, hook_events[i].codex_label, at ? at[i] : 0));
 		if (install) {
 			buf_puts(&block, CODEX_TRUST_BEGIN "\n");
 			for (size_t i = 0; i < LEN(hook_events); i++) {
 				buf_puts(&block, "[hooks.state.");
 				toml_put_string(&block, keys.v[i]);
-				buf_printf(&block, "]\ntrusted_hash = \"%s\"\n", codex_hook_digest(hook_events[i].codex_label,
-				    hook_matcher(ag->name, i), hook_command(ag->name, self, hook_events[i].arg, opts, nopt),
-				    hook_events[i].timeout_s));
+				buf_printf(&block, "]\ntrusted_hash = \"%s\"\n",
+				    codex_hook_digest(hook_events[i].codex_label,
+					hook_matcher(ag->name, i),
+					hook_command(
+					    ag->name, self, hook_events[i].arg, opts, nopt),
+					hook_events[i].timeout_s));
 			}
 			buf_puts(&block, CODEX_TRUST_END "\n");
 			buf_putc(&block, '\0');
 		}
 		if (had && read_file(cfg, SBX_MAX_POLICY_BYTES, &old) < 0)
 			die("hook: cannot read %s: %s", cfg, strerror(errno));
-		if (!(merged = codex_config_merge(had ? old.p : "", install ? &keys : &(struct vec){ 0 },
-		    install ? block.p : NULL, &why)))
+		if (!(merged = codex_config_merge(had ? old.p : "",
+			  install ? &keys : &(struct vec){ 0 }, install ? block.p : NULL, &why)))
 			die("hook: %s: %s", cfg, why);
 		if (strcmp(merged, had ? old.p : "") != 0)
 			hook_file_replace(cfg, &(struct buf){ merged, strlen(merged), 0 }, had);
@@ -26588,8 +28140,10 @@ hook_install_main(const struct hook_agent *ag, bool install, bool ask, const cha
 		printf("sbx: %s's hooks are in %s%s\n", ag->name, file, same ? " already" :
 		    existed ? aprintf(" (before: %s.sbx-backup)", file) : "");
 	else
-		printf("sbx: %s\n", gone ? aprintf("%d of sbx's hooks taken out of %s (before: %s.sbx-backup)", gone, file, file) :
-		    aprintf("no hook of sbx's in %s", file));
+		printf("sbx: %s\n",
+		    gone ? aprintf("%d of sbx's hooks taken out of %s (before: %s.sbx-backup)",
+			       gone, file, file)
+			 : aprintf("no hook of sbx's in %s", file));
 	return 0;
 }
 
@@ -26637,8 +28191,10 @@ hook_deny(const char *why, const char *what)
 {
 	struct buf out = { 0 };
 
-	hook_answer(&out, "deny", aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0 ? "" : "sbx: ", why,
-	    what ? what : "the command was not run (it would have run outside the sandbox)"), NULL, NULL);
+	hook_answer(&out, "deny",
+	    aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0 ? "" : "sbx: ", why,
+		what ? what : "the command was not run (it would have run outside the sandbox)"),
+	    NULL, NULL);
 	hook_answering = 1;
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }
@@ -26646,7 +28202,8 @@ hook_deny(const char *why, const char *what)
 /* The session named name answers, or is started now (two calls at once
  * may both start it: the one that loses finds the other's). */
 static int
-hook_session(const char *self, const char *name, const char *dir, int nopt, char **opts, const char **why)
+hook_session(
+    const char *self, const char *name, const char *dir, int nopt, char **opts, const char **why)
 {
 	int fd = session_find(name, NULL);
 
@@ -26718,7 +28275,8 @@ hook_resolve(const char *cwd, const char *name)
 		}
 		c = path_join(done, c);
 		if (lstat(c, &st) < 0) {
-			done = path_join(c, rest.p[0] ? rest.p + 1 : "");	/* missing: the rest as written */
+			/* missing: the rest as written */
+			done = path_join(c, rest.p[0] ? rest.p + 1 : "");
 			break;
 		}
 		if (!S_ISLNK(st.st_mode) || ++links > SBX_MAX_SYMLINKS ||
@@ -26826,7 +28384,8 @@ hook_judge(const char *name, const char *kinds, char **paths, size_t n, const ch
 		return NULL;
 	}
 	judge_req_encode(kinds, paths, (uint32_t)n, &req);
-	if (frame_send(fd, 'W', req.p, req.n, NULL, 0) < 0 || frame_recv(fd, &ans, NULL, 0, &nfd) != 'W') {
+	if (frame_send(fd, 'W', req.p, req.n, NULL, 0) < 0 ||
+	    frame_recv(fd, &ans, NULL, 0, &nfd) != 'W') {
 		close(fd);
 		*why = aprintf("the session %s did not judge the call", name);
 		return NULL;
@@ -26849,8 +28408,8 @@ hook_judge(const char *name, const char *kinds, char **paths, size_t n, const ch
 /* pre-tool-use for a tool of hook_tools: no output when every path is
  * allowed, else a deny naming each refused one and why. */
 static int
-hook_tool_call(const struct hook_tool *t, const char *self, const char *name, const struct jval *input,
-    const char *cwd, int nopt, char **opts)
+hook_tool_call(const struct hook_tool *t, const char *self, const char *name,
+    const struct jval *input, const char *cwd, int nopt, char **opts)
 {
 	static const char *const verbs[] = { "writing", "reading", "searching" };
 	const struct jval *f = json_member(input, t->field, J_STR), *g;
@@ -26875,32 +28434,42 @@ hook_tool_call(const struct hook_tool *t, const char *self, const char *name, co
 		}
 	}
 	if (!paths.n)	/* FAIL CLOSED: a shape of input sbx does not know may still write */
-		return hook_deny(aprintf("the %s names no file sbx can judge (tool_input.%s%s)", t->tool, t->field,
-		    t->kind == HOOK_PATCH ? ": no \"*** Add/Update/Delete File:\" line" : ""),
+		return hook_deny(
+		    aprintf("the %s names no file sbx can judge (tool_input.%s%s)", t->tool,
+			t->field,
+			t->kind == HOOK_PATCH ? ": no \"*** Add/Update/Delete File:\" line" : ""),
 		    aprintf("the %s was not made", t->tool));
 	if (paths.n > SBX_JUDGE_MAX)
-		return hook_deny(aprintf("the %s names %zu files; sbx judges %d at most", t->tool, paths.n, SBX_JUDGE_MAX),
+		return hook_deny(aprintf("the %s names %zu files; sbx judges %d at most", t->tool,
+				     paths.n, SBX_JUDGE_MAX),
 		    aprintf("the %s was not made", t->tool));
 	kinds = amalloc(paths.n);
 	memset(kinds, t->kind == HOOK_PATCH ? JUDGE_WRITE : t->kind, paths.n);
 	if (hook_session(self, name, cwd, nopt, opts, &why) < 0 ||
 	    !(reasons = hook_judge(name, kinds, (char **)paths.v, paths.n, &why)))
-		return hook_deny(why, aprintf("the %s was not made (it is held to the sandbox's policy)", t->tool));
+		return hook_deny(why,
+		    aprintf("the %s was not made (it is held to the sandbox's policy)", t->tool));
 	for (size_t i = 0; i < paths.n; i++)
 		if (*reasons[i])
-			buf_printf(&said, "%s%s %s: %s", said.n ? "; " : "", verbs[kinds[i] == JUDGE_WRITE ? 0 :
-			    kinds[i] == JUDGE_READ ? 1 : 2], (const char *)paths.v[i], reasons[i]);
+			buf_printf(&said, "%s%s %s: %s", said.n ? "; " : "",
+			    verbs[kinds[i] == JUDGE_WRITE    ? 0
+				    : kinds[i] == JUDGE_READ ? 1
+							     : 2],
+			    (const char *)paths.v[i], reasons[i]);
 	if (!said.n)
 		return 0;
 	buf_putc(&said, '\0');
 	return hook_deny(aprintf("the sandbox's policy refuses %s", said.p),
-	    aprintf("the %s was not made: the agent's own tools are held to the same policy as its commands", t->tool));
+	    aprintf("the %s was not made: the agent's own tools are held to the same policy as its "
+		    "commands",
+		t->tool));
 }
 
 static int
 hook_main(int argc, char **argv)
 {
-	const char *agent = argc > 2 ? argv[2] : "", *event = argc > 3 ? argv[3] : "", *why = NULL, *name;
+	const char *agent = argc > 2 ? argv[2] : "", *event = argc > 3 ? argv[3] : "", *why = NULL,
+		   *name;
 	const struct hook_agent *ag = NULL;
 	char self[PATH_MAX];
 	struct buf in = { 0 }, out = { 0 };
@@ -26921,20 +28490,26 @@ hook_main(int argc, char **argv)
 		else
 			opts[nopt++] = argv[i];
 	if (!ag && pre)
-		return hook_deny(aprintf("the hook's command names agent \"%s\"; sbx knows claude and codex", agent), NULL);
+		return hook_deny(aprintf("the hook's command names agent \"%s\"; sbx knows claude "
+					 "and codex",
+				     agent),
+		    NULL);
 	if (!ag)
 		die_hint("sbx hook claude|codex session-start|pre-tool-use|session-end [-c POLICY]",
 		    "hook: the agent is claude or codex");
 	if (ask && !ag->ask) {
-		why = aprintf("--ask cannot be given to %s: it takes no \"ask\" answer with a rewritten command, and runs "
-		    "the original command instead; remove --ask from the hook's command", ag->name);
+		why = aprintf("--ask cannot be given to %s: it takes no \"ask\" answer with a "
+			      "rewritten command, and runs "
+			      "the original command instead; remove --ask from the hook's command",
+		    ag->name);
 		if (pre)
 			return hook_deny(why, NULL);
 		die("hook: %s", why);
 	}
 	if (!plat_self_exe(self, sizeof(self))) {
 		if (pre)
-			return hook_deny(aprintf("cannot find its own binary: %s", strerror(errno)), NULL);
+			return hook_deny(
+			    aprintf("cannot find its own binary: %s", strerror(errno)), NULL);
 		die("hook: cannot find my own binary: %s", strerror(errno));
 	}
 	if (strcmp(event, "install") == 0 || strcmp(event, "uninstall") == 0)
@@ -26958,7 +28533,8 @@ hook_main(int argc, char **argv)
 	if (strcmp(event, "session-start") == 0) {
 		if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0) {
 			warnx("hook: %s", why);
-			return 1;	/* not blocking: pre-tool-use fails closed when it finds no session */
+			/* not blocking: pre-tool-use fails closed when it finds no session */
+			return 1;
 		}
 		return 0;
 	}
@@ -26967,18 +28543,22 @@ hook_main(int argc, char **argv)
 
 		if (fd >= 0 && frame_send(fd, 'Q', NULL, 0, NULL, 0) == 0)
 			while ((type = frame_recv(fd, &in, NULL, 0, &nfd)) >= 0)
-				if (type == 'A')	/* the audit's report: also kept for the next exec */
+				/* the audit's report: also kept for the next exec */
+				if (type == 'A')
 					(void)write_all(2, in.p, in.n);
 		return 0;
 	}
 	if (!pre)
-		die_hint("sbx hook AGENT session-start|pre-tool-use|session-end", "hook: unknown event \"%s\"", event);
+		die_hint("sbx hook AGENT session-start|pre-tool-use|session-end",
+		    "hook: unknown event \"%s\"", event);
 	tool = json_member(v, "tool_name", J_STR);
 	input = json_member(v, "tool_input", J_OBJ);
 	if (!why && tool && strcmp(tool->s, "Bash") != 0) {
 		for (size_t i = 0; i < LEN(hook_tools); i++)
-			if (strcmp(hook_tools[i].agent, agent) == 0 && strcmp(hook_tools[i].tool, tool->s) == 0)
-				return hook_tool_call(&hook_tools[i], self, name, input, cwd->s, nopt, opts);
+			if (strcmp(hook_tools[i].agent, agent) == 0 &&
+			    strcmp(hook_tools[i].tool, tool->s) == 0)
+				return hook_tool_call(
+				    &hook_tools[i], self, name, input, cwd->s, nopt, opts);
 		return 0;	/* not sbx's to judge: no opinion */
 	}
 	command = json_member(input, "command", J_STR);
@@ -26996,8 +28576,8 @@ hook_main(int argc, char **argv)
 		    SBX_HOOK_COMMAND_MAX);
 	if (why || hook_session(self, name, cwd->s, nopt, opts, &why) < 0)
 		return hook_deny(why, NULL);
-	hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s", name), input,
-	    rw);
+	hook_answer(&out, ask ? "ask" : "allow",
+	    aprintf("runs in the sbx sandbox session %s", name), input, rw);
 	hook_answering = 1;
 	return write_all(1, out.p, out.n) < 0 ? 1 : 0;
 }
@@ -27140,7 +28720,8 @@ plat_anon_file(const char *name)
 	char path[PATH_MAX];
 	int fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s.XXXXXX", dir && *dir ? dir : "/tmp", name) >= sizeof(path)) {
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.XXXXXX", dir && *dir ? dir : "/tmp",
+		name) >= sizeof(path)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -27181,7 +28762,9 @@ static int
 plat_session_main(int *argc, char ***argv)
 {
 	if (*argc > 1 && (strcmp((*argv)[1], "exec") == 0 || strcmp((*argv)[1], "session") == 0))
-		die("sbx %s: sessions are built for Linux only so far; run each command as sbx -- COMMAND", (*argv)[1]);
+		die("sbx %s: sessions are built for Linux only so far; run each command as sbx -- "
+		    "COMMAND",
+		    (*argv)[1]);
 	return -1;
 }
 
@@ -27246,13 +28829,16 @@ mac_tool(const char *name)
  * after the command it is read until it has been quiet for a moment: the
  * log delivers the kernel's lines a little after the fact. */
 
-#define SBX_LOG_START_MS	2000	/* for log stream's first line; then the command runs anyway */
-#define SBX_LOG_QUIET_MS	150	/* after the command: read until this long without a line ... */
+/* for log stream's first line; then the command runs anyway */
+#define SBX_LOG_START_MS	2000
+/* after the command: read until this long without a line ... */
+#define SBX_LOG_QUIET_MS	150
 #define SBX_LOG_DRAIN_MAX_MS	1000	/* ... or this long in all */
 
 struct mac_log {
 	pid_t keeper;		/* the process that runs log stream and ends it, or -1 */
-	int lifeline;		/* the keeper's: when it hangs up (sbx closed it, or died), log stream goes */
+	/* the keeper's: when it hangs up (sbx closed it, or died), log stream goes */
+	int lifeline;
 	int fd;			/* log stream's output, or -1 */
 	struct sblog sl;
 	struct buf part;	/* a line not yet whole */
@@ -27279,7 +28865,8 @@ mac_log_take(struct mac_log *lg, struct vstore *store)
 			size_t len = (size_t)((nl ? nl : end) - p);
 
 			if (!lg->skipping && lg->part.n + len > SBX_SBLOG_EVENT_MAX) {
-				lg->skipping = true;	/* longer than any event: dropped to its end */
+				/* longer than any event: dropped to its end */
+				lg->skipping = true;
 				lg->part.n = 0;
 				lg->sl.malformed++;
 			}
@@ -27330,17 +28917,20 @@ mac_log_keeper(const char *log, const char *suffix, int out, int life)
 			if (!verbose)
 				dup2(null, 2);
 		}
-		if (out > 2)	/* its own pipe's end: held, it would never meet a reader that left */
+		/* its own pipe's end: held, it would never meet a reader that left */
+		if (out > 2)
 			close(out);
 		if (null > 2)
 			close(null);
-		execl(log, "log", "stream", "--predicate", aprintf("(eventMessage ENDSWITH \"%s\")", suffix),
-		    "--style", "compact", (char *)NULL);
+		execl(log, "log", "stream", "--predicate",
+		    aprintf("(eventMessage ENDSWITH \"%s\")", suffix), "--style", "compact",
+		    (char *)NULL);
 		_exit(127);
 	}
 	close(out);
 	while (lp > 0 && waitpid(lp, NULL, WNOHANG) == 0)
-		if (poll(&pf, 1, 250) > 0) {	/* the lifeline hung up: TERM, then KILL after 0.5 s */
+		/* the lifeline hung up: TERM, then KILL after 0.5 s */
+		if (poll(&pf, 1, 250) > 0) {
 			kill(lp, SIGTERM);
 			for (int i = 0; i < 50 && waitpid(lp, NULL, WNOHANG) == 0; i++)
 				usleep(10000);
@@ -27355,7 +28945,8 @@ mac_log_keeper(const char *log, const char *suffix, int out, int life)
  * run goes on without it (the boundary does not depend on it), saying
  * that its refusals will not be reported. */
 static void
-mac_log_start(struct mac_log *lg, const char *log, const char *tag, const char *suffix, const sigset_t *mask)
+mac_log_start(
+    struct mac_log *lg, const char *log, const char *tag, const char *suffix, const sigset_t *mask)
 {
 	int out[2], life[2];
 	int64_t until = now_ms() + SBX_LOG_START_MS;
@@ -27367,7 +28958,8 @@ mac_log_start(struct mac_log *lg, const char *log, const char *tag, const char *
 	lg->sl.tag = tag;
 	lg->sl.suffix = suffix;
 	if (!log) {
-		warnx("warning: `log` is not there: what Seatbelt refuses is not reported (the sandbox is the same)");
+		warnx("warning: `log` is not there: what Seatbelt refuses is not reported (the "
+		      "sandbox is the same)");
 		return;
 	}
 	if (pipe(out) < 0 || pipe(life) < 0)
@@ -27397,12 +28989,14 @@ mac_log_start(struct mac_log *lg, const char *log, const char *tag, const char *
 		int64_t left = until - now_ms();
 
 		if (left <= 0) {
-			warnx("warning: log stream printed nothing in %d ms: what Seatbelt refuses early may not be "
-			    "reported", SBX_LOG_START_MS);
+			warnx("warning: log stream printed nothing in %d ms: what Seatbelt refuses "
+			      "early may not be reported",
+			    SBX_LOG_START_MS);
 			return;
 		}
 		if (poll(&pf, 1, (int)left) > 0 && !mac_log_take(lg, run_state.store)) {
-			warnx("warning: log stream ended at once: what Seatbelt refuses is not reported");
+			warnx("warning: log stream ended at once: what Seatbelt refuses is not "
+			      "reported");
 			close(lg->fd);
 			lg->fd = -1;
 			return;
@@ -27422,7 +29016,8 @@ mac_log_stop(struct mac_log *lg, struct vstore *store)
 		struct pollfd pf = { lg->fd, POLLIN, 0 };
 		int64_t left = end - now_ms();
 
-		if (left <= 0 || poll(&pf, 1, left < SBX_LOG_QUIET_MS ? (int)left : SBX_LOG_QUIET_MS) <= 0 ||
+		if (left <= 0 ||
+		    poll(&pf, 1, left < SBX_LOG_QUIET_MS ? (int)left : SBX_LOG_QUIET_MS) <= 0 ||
 		    !mac_log_take(lg, store))
 			break;
 	}
@@ -27438,7 +29033,8 @@ mac_log_stop(struct mac_log *lg, struct vstore *store)
 		while (waitpid(lg->keeper, NULL, 0) < 0 && errno == EINTR)
 			;
 	if (lg->sl.noise || lg->sl.foreign || lg->sl.malformed)
-		note("log: %llu lines; dropped %llu as noise (srt's list), %llu without this run's tag, %llu unparsed",
+		note("log: %llu lines; dropped %llu as noise (srt's list), %llu without this run's "
+		     "tag, %llu unparsed",
 		    (unsigned long long)lg->lines, (unsigned long long)lg->sl.noise,
 		    (unsigned long long)lg->sl.foreign, (unsigned long long)lg->sl.malformed);
 	free(lg->part.p);
@@ -27534,7 +29130,8 @@ mac_find_programs(struct mac_run *r)
 
 	r->sandbox_exec = mac_tool("sandbox-exec");
 	if (!r->sandbox_exec)
-		die_hint("sbx needs macOS's own /usr/bin/sandbox-exec (it ships with every macOS release)",
+		die_hint("sbx needs macOS's own /usr/bin/sandbox-exec (it ships with every macOS "
+			 "release)",
 		    "sandbox-exec is not there; sbx never runs a command without its sandbox");
 	r->log = mac_tool("log");
 	tamper_check(r->pl, "sbx's own binary", plat_self_exe(self, sizeof(self)));
@@ -27553,9 +29150,11 @@ mac_listen_loopback(int *port)
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 1024) < 0 || getsockname(fd, (struct sockaddr *)&sa, &sl) < 0)
-		die("cannot listen on 127.0.0.1 for the proxy: %s; the command did not run", strerror(errno));
+	if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0)
+		die("cannot listen on 127.0.0.1 for the proxy: %s; the command did not run",
+		    strerror(errno));
 	*port = ntohs(sa.sin_port);
 	return fd;
 }
@@ -27566,7 +29165,8 @@ mac_listen_loopback(int *port)
 static void
 mac_listen_proxy(struct mac_run *r)
 {
-	static const char hex[] = "0123456789abcdef", b36[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	static const char hex[] = "0123456789abcdef",
+			  b36[] = "0123456789abcdefghijklmnopqrstuvwxyz";
 	unsigned char rnd[16 + 9];
 
 	for (int k = 0; k < 2; k++) {
@@ -27582,7 +29182,8 @@ mac_listen_proxy(struct mac_run *r)
 	r->token[32] = '\0';
 	r->suffix[0] = '_';
 	for (int i = 0; i < 9; i++)
-		r->suffix[1 + i] = b36[rnd[16 + i] % 36];	/* 256 % 36 = 4: a negligible bias, as srt's */
+		/* 256 % 36 = 4: a negligible bias, as srt's */
+		r->suffix[1 + i] = b36[rnd[16 + i] % 36];
 	memcpy(r->suffix + 10, "_SBX", 5);
 	r->rf.ep.http_port = r->ls[0].port;
 	r->rf.ep.socks_port = r->ls[1].port;
@@ -27613,8 +29214,8 @@ mac_render_profile(struct mac_run *r)
 		die("cannot write the Seatbelt profile: %s; the command did not run", why);
 	buf_putc(&r->profile, '\0');
 	if (verbose)
-		note("profile: %zu bytes, proxy on 127.0.0.1:%d (HTTP) and :%d (SOCKS), log tag %s", r->profile.n - 1,
-		    r->rf.ep.http_port, r->rf.ep.socks_port, r->tag);
+		note("profile: %zu bytes, proxy on 127.0.0.1:%d (HTTP) and :%d (SOCKS), log tag %s",
+		    r->profile.n - 1, r->rf.ep.http_port, r->rf.ep.socks_port, r->tag);
 }
 
 /* Step: the forwarded signals and SIGCHLD, from here on, arrive in the
@@ -27669,12 +29270,14 @@ mac_command_env(const struct mac_run *r)
 		if (!eq || eq == e || env_denied(r->p, e, (size_t)(eq - e)))
 			continue;
 		for (size_t k = 0; k + 1 < kv.n && !ours; k += 2)
-			ours = strlen(kv.v[k]) == (size_t)(eq - e) && memcmp(kv.v[k], e, (size_t)(eq - e)) == 0;
+			ours = strlen(kv.v[k]) == (size_t)(eq - e) &&
+			    memcmp(kv.v[k], e, (size_t)(eq - e)) == 0;
 		if (!ours)
 			vec_push(&env, (void *)e);
 	}
 	for (size_t k = 0; k + 1 < kv.n; k += 2)
-		vec_push(&env, (void *)aprintf("%s=%s", (const char *)kv.v[k], (const char *)kv.v[k + 1]));
+		vec_push(&env,
+		    (void *)aprintf("%s=%s", (const char *)kv.v[k], (const char *)kv.v[k + 1]));
 	vec_push(&env, NULL);
 	return (char **)env.v;
 }
@@ -27698,12 +29301,14 @@ mac_check_command(struct mac_run *r)
 	} else {
 		/* execvp's walk: the first that runs; one that is there but does
 		 * not run makes it 126 only if none further on runs */
-		char *copy = astrdup(path && *path ? path : "/usr/bin:/bin:/usr/sbin:/sbin"), *dir, *save;
+		char *copy = astrdup(path && *path ? path : "/usr/bin:/bin:/usr/sbin:/sbin"), *dir,
+		     *save;
 		const char *blocked = NULL;
 		struct stat bst;
 
 		found = NULL;
-		for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		for (dir = strtok_r(copy, ":", &save); dir && !found;
+		     dir = strtok_r(NULL, ":", &save)) {
 			const char *cand = path_join(*dir ? dir : ".", argv0);
 
 			if (stat(cand, &st) < 0 || S_ISDIR(st.st_mode))
@@ -27725,7 +29330,8 @@ mac_check_command(struct mac_run *r)
 		exit(SBX_EXIT_NOT_FOUND);
 	}
 	if (S_ISDIR(st.st_mode) || access(found, X_OK) < 0) {
-		fprintf(stderr, "%s: %s: %s\n", progname, argv0, strerror(S_ISDIR(st.st_mode) ? EISDIR : EACCES));
+		fprintf(stderr, "%s: %s: %s\n", progname, argv0,
+		    strerror(S_ISDIR(st.st_mode) ? EISDIR : EACCES));
 		exit(SBX_EXIT_CANNOT_RUN);
 	}
 }
@@ -27741,7 +29347,8 @@ mac_signalled_before_start(struct mac_run *r)
 
 	while (read(r->sigpipe[0], &sig, 1) == 1) {
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
-			fprintf(stderr, "%s: %s before the command started; it did not run\n", progname, strsignal(sig));
+			fprintf(stderr, "%s: %s before the command started; it did not run\n",
+			    progname, strsignal(sig));
 			mac_log_stop(&r->log_mon, r->store);
 			exit(128 + sig);
 		}
@@ -27774,8 +29381,9 @@ mac_spawn_command(struct mac_run *r)
 	if (r->child == 0) {
 		mac_child_signals(r);
 		execve(r->sandbox_exec, (char **)argv.v, envp);
-		fprintf(stderr, "%s: cannot run %s: %s%s; the command did not run\n", progname, r->sandbox_exec,
-		    strerror(errno), errno == E2BIG ? " (the profile and the command together are too long)" : "");
+		fprintf(stderr, "%s: cannot run %s: %s%s; the command did not run\n", progname,
+		    r->sandbox_exec, strerror(errno),
+		    errno == E2BIG ? " (the profile and the command together are too long)" : "");
 		_exit(SBX_EXIT_FAILURE);
 	}
 }
@@ -27797,21 +29405,25 @@ mac_spawn_proxy(struct mac_run *r)
 
 		if (getppid() != r->self_pid)
 			_exit(0);
-		fds_close_except(keep, LEN(keep));	/* the log, the signal pipe, the report's sink stay sbx's */
+		/* the log, the signal pipe, the report's sink stay sbx's */
+		fds_close_except(keep, LEN(keep));
 		mac_child_signals(r);
 		signal(SIGPIPE, SIG_IGN);
-		px_main(live_policy(r->p), r->ls, r->nls, -1, pair[1], r->token);	/* the last applied (9d) */
+		/* the last applied (9d) */
+		px_main(live_policy(r->p), r->ls, r->nls, -1, pair[1], r->token);
 	}
 	if (pair[1] >= 0)
 		close(pair[1]);
 	if (err) {
-		warnx("cannot start the proxy: %s; the command's network attempts are refused without a reason",
+		warnx("cannot start the proxy: %s; the command's network attempts are refused "
+		      "without a reason",
 		    strerror(err));
 		if (pair[0] >= 0)
 			close(pair[0]);
 	} else {
 		fcntl(pair[0], F_SETFD, FD_CLOEXEC);
-		(void)setsockopt(pair[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));	/* macOS's default: 4 KiB */
+		/* macOS's default: 4 KiB */
+		(void)setsockopt(pair[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 		r->report = pair[0];
 	}
 	while (r->nls > 0)	/* the proxy's now, or closed: refused, never left open */
@@ -27828,7 +29440,8 @@ mac_supervise(struct mac_run *r)
 
 	while (!done) {
 		struct pollfd pf[6] = { { r->sigpipe[0], POLLIN, 0 }, { r->report, POLLIN, 0 },
-			{ r->log_mon.fd, POLLIN, 0 }, { live.fd, POLLIN, 0 } };	/* -1: poll skips it */
+			/* -1: poll skips it */
+			{ r->log_mon.fd, POLLIN, 0 }, { live.fd, POLLIN, 0 } };
 		nfds_t n = 4;
 		unsigned char sig;
 
@@ -27854,19 +29467,22 @@ mac_supervise(struct mac_run *r)
 		if (pf[1].revents) {
 			net_log_drain(r->netlog, r->report);
 			if (pf[1].revents & (POLLHUP | POLLERR)) {
-				close(r->report);	/* the proxy died: keep no fd that polls ready forever */
+				/* the proxy died: keep no fd that polls ready forever */
+				close(r->report);
 				r->report = -1;
 			}
 		}
 		if (pf[2].revents && !mac_log_take(&r->log_mon, r->store)) {
-			close(r->log_mon.fd);	/* log stream has gone: keep no fd that polls ready forever */
+			/* log stream has gone: keep no fd that polls ready forever */
+			close(r->log_mon.fd);
 			r->log_mon.fd = -1;
 		}
 		while (read(r->sigpipe[0], &sig, 1) == 1) {
 			if (sig == SIGCHLD) {
 				pid_t w;
 
-				while ((w = waitpid(r->child, &r->status, WNOHANG)) < 0 && errno == EINTR)
+				while ((w = waitpid(r->child, &r->status, WNOHANG)) < 0 &&
+				    errno == EINTR)
 					;
 				done |= w == r->child;
 			} else if (mac_forwards(sig)) {
@@ -27898,11 +29514,19 @@ mac_finish(struct mac_run *r)
 }
 
 static int
-plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
-    struct vstore *store)
+plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp,
+    const struct run_facts *rf, struct vstore *store)
 {
-	struct mac_run r = { .p = p, .pl = pl, .rp = rp, .rf = *rf, .store = store, .self_pid = getpid(), .child = -1,
-		.proxy = -1, .report = -1, .netlog = net_log_new() };
+	struct mac_run r = { .p = p,
+		.pl = pl,
+		.rp = rp,
+		.rf = *rf,
+		.store = store,
+		.self_pid = getpid(),
+		.child = -1,
+		.proxy = -1,
+		.report = -1,
+		.netlog = net_log_new() };
 
 	r.netlog->store = store;
 	r.netlog->mitm_socket = p->mitm_socket;
@@ -27912,7 +29536,8 @@ plat_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	mac_take_signals(&r);
 	run_prepare(rp, pl, false, false);	/* the run's directory and TMPDIR (9a) */
 	mac_check_command(&r);		/* 127 or 126 here, before anything else starts */
-	env_scrub(p);			/* the command's environment is made: no child holds a denied value */
+	/* the command's environment is made: no child holds a denied value */
+	env_scrub(p);
 	mac_log_start(&r.log_mon, r.log, r.tag, r.suffix, &r.mask);
 	mac_signalled_before_start(&r);
 	mac_spawn_command(&r);
@@ -27977,13 +29602,15 @@ plat_check(const struct policy *p)
 				dup2(null, 1);
 				dup2(null, 2);
 			}
-			execl(se, "sandbox-exec", "-p", "(version 1)(allow default)", "--", "/usr/bin/true", (char *)NULL);
+			execl(se, "sandbox-exec", "-p", "(version 1)(allow default)", "--",
+			    "/usr/bin/true", (char *)NULL);
 			_exit(127);
 		}
 		while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		check_line(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		    "sandbox-exec applies a profile (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		    "sandbox-exec applies a profile (exit status %d)",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
 	check_line(true, "log: %s", log ? aprintf("%s, for the refusals' report", log) :
 	    "not found: the sandbox is the same, but what it refuses is not reported");
@@ -28007,7 +29634,9 @@ static long long
 plat_proc_start_time(pid_t pid)
 {
 	struct buf b = { 0 };
-	long long t = read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0 ? proc_stat_starttime(b.p) : -1;
+	long long t = read_file(aprintf("/proc/%d/stat", (int)pid), 4096, &b) == 0
+	    ? proc_stat_starttime(b.p)
+	    : -1;
 
 	free(b.p);
 	return t;
@@ -28046,8 +29675,19 @@ mac_tool(const char *name)
  * 12. CLI AND MAIN: option table, usage, --print modes, exit status
  * ==================================================================== */
 
-enum opt_id { OPT_CONFIG, OPT_VERBOSE, OPT_PRINT, OPT_ARCH, OPT_EXPLAIN, OPT_CHECK, OPT_HELP, OPT_VERSION,
-	OPT_VIOLATIONS, OPT_VIOLATIONS_FD, OPT_CONTROL_FD };
+enum opt_id {
+	OPT_CONFIG,
+	OPT_VERBOSE,
+	OPT_PRINT,
+	OPT_ARCH,
+	OPT_EXPLAIN,
+	OPT_CHECK,
+	OPT_HELP,
+	OPT_VERSION,
+	OPT_VIOLATIONS,
+	OPT_VIOLATIONS_FD,
+	OPT_CONTROL_FD
+};
 
 struct cli_option {
 	const char *name;	/* --name */
@@ -28060,25 +29700,35 @@ struct cli_option {
 /* The only list of sbx's own options; every directive is an option too. */
 static const struct cli_option cli_options[] = {
 	{ "config", 'c', true, OPT_CONFIG, "FILE",
-	  "the policy: an srt settings file (JSON) or the line format; without it, the default policy" },
+	    "the policy: an srt settings file (JSON) or the line format; without it, the default "
+	    "policy" },
 	{ "settings", 0, true, OPT_CONFIG, "FILE", "the same as -c FILE (srt's name for it)" },
-	{ "verbose", 'v', false, OPT_VERBOSE, NULL, "show the plan's decisions (globs, scan, mounts) and the proxy's (each connection, a summary at exit) on stderr" },
+	{ "verbose", 'v', false, OPT_VERBOSE, NULL,
+	    "show the plan's decisions (globs, scan, mounts) and the proxy's (each connection, a "
+	    "summary at exit) on stderr" },
 	{ "print", 0, true, OPT_PRINT, "WHAT",
-	  "print instead of running: policy (line format), json (srt settings), argv (the bwrap command), "
-	  "seatbelt (the macOS profile), "
-	  "bpf (the seccomp program), bpf-proxy (the proxy's own), bpf-observer (the write observer's), man" },
-	{ "arch", 0, true, OPT_ARCH, "ARCH", "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
+	    "print instead of running: policy (line format), json (srt settings), argv (the bwrap "
+	    "command), seatbelt (the macOS profile), "
+	    "bpf (the seccomp program), bpf-proxy (the proxy's own), bpf-observer (the write "
+	    "observer's), man" },
+	{ "arch", 0, true, OPT_ARCH, "ARCH",
+	    "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
 	{ "explain", 0, true, OPT_EXPLAIN, "HOST[:PORT]",
-	  "say what the policy decides for a connection to HOST (port 443 by default), and why; "
-	  "`--explain -- COMMAND` runs the command, then prints a hint per refusal: the policy line that would "
-	  "allow it (never applied)" },
+	    "say what the policy decides for a connection to HOST (port 443 by default), and why; "
+	    "`--explain -- COMMAND` runs the command, then prints a hint per refusal: the policy "
+	    "line that would allow it (never applied)" },
 	{ "violations", 0, true, OPT_VIOLATIONS, "WHERE",
-	  "what was refused, after the command: stderr (srt's <sandbox_violations> block, the default), none, "
-	  "or a FILE that gets each refusal as a JSON line as it happens (moved to FILE.1 past 4 MiB)" },
-	{ "violations-fd", 0, true, OPT_VIOLATIONS_FD, "N", "each refusal as a JSON line on descriptor N, as it happens" },
+	    "what was refused, after the command: stderr (srt's <sandbox_violations> block, the "
+	    "default), none, "
+	    "or a FILE that gets each refusal as a JSON line as it happens (moved to FILE.1 past 4 "
+	    "MiB)" },
+	{ "violations-fd", 0, true, OPT_VIOLATIONS_FD, "N",
+	    "each refusal as a JSON line on descriptor N, as it happens" },
 	{ "control-fd", 0, true, OPT_CONTROL_FD, "N",
-	  "read policy updates from descriptor N >= 3 while the command runs (srt's protocol: one JSON settings "
-	  "object a line); the network lists apply at once, other changes are named and ignored" },
+	    "read policy updates from descriptor N >= 3 while the command runs (srt's protocol: "
+	    "one JSON settings "
+	    "object a line); the network lists apply at once, other changes are named and "
+	    "ignored" },
 	{ "check", 0, false, OPT_CHECK, NULL, "check that this machine can build the sandbox" },
 	{ "help", 'h', false, OPT_HELP, NULL, "show this help" },
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
@@ -28086,26 +29736,34 @@ static const struct cli_option cli_options[] = {
 
 /* The subcommands (sessions and the agents' hooks, 10f): the one list
  * --help and the man page print. Linux only, as sessions are. */
-static const struct { const char *synopsis, *help; } cli_subcommands[] = {
+static const struct { const char *synopsis, *help;
+} cli_subcommands[] = {
 	{ "session start [-c POLICY] [--name NAME] [--idle=SECONDS] [OPTIONS]",
-	  "build one sandbox for many commands and print its name; OPTIONS as a run's (-v, directives); "
-	  "--idle=SECONDS (default 3600, 0: never) ends it when nothing has run that long" },
+	    "build one sandbox for many commands and print its name; OPTIONS as a run's (-v, "
+	    "directives); "
+	    "--idle=SECONDS (default 3600, 0: never) ends it when nothing has run that long" },
 	{ "session list", "the live sessions, one line each" },
 	{ "session stop NAME", "end session NAME, and everything left running inside it" },
 	{ "exec [--fd3] NAME [--] COMMAND [ARG...]",
-	  "run COMMAND in session NAME with this process's stdin, stdout, stderr, environment and directory "
-	  "(and fd 3, with --fd3); its status is sbx's, its refusals follow on stderr" },
+	    "run COMMAND in session NAME with this process's stdin, stdout, stderr, environment "
+	    "and directory "
+	    "(and fd 3, with --fd3); its status is sbx's, its refusals follow on stderr" },
 	{ "hook claude|codex install [--user|--project] [--ask] [OPTIONS]",
-	  "merge sbx's hooks into the agent's settings (Claude Code: ~/.claude/settings.json, with --project "
-	  ".claude/settings.local.json; Codex: $CODEX_HOME/hooks.json and its trust in config.toml): every other "
-	  "hook kept, a .sbx-backup, the policy read first; --ask (Claude Code only) has the agent ask before each "
-	  "command" },
-	{ "hook claude|codex uninstall [--user|--project]", "take sbx's hooks out again, and only them" },
-	{ "hook claude|codex --print-settings [--ask] [OPTIONS]", "print the hooks, to install by hand" },
+	    "merge sbx's hooks into the agent's settings (Claude Code: ~/.claude/settings.json, "
+	    "with --project "
+	    ".claude/settings.local.json; Codex: $CODEX_HOME/hooks.json and its trust in "
+	    "config.toml): every other "
+	    "hook kept, a .sbx-backup, the policy read first; --ask (Claude Code only) has the "
+	    "agent ask before each command" },
+	{ "hook claude|codex uninstall [--user|--project]",
+	    "take sbx's hooks out again, and only them" },
+	{ "hook claude|codex --print-settings [--ask] [OPTIONS]",
+	    "print the hooks, to install by hand" },
 	{ "hook claude|codex session-start|pre-tool-use|session-end [--ask] [OPTIONS]",
-	  "what the hooks run: start the agent session's sandbox; run its shell command there, cd carried over, "
-	  "and judge the paths of its own file tools by the sandbox's plan; end it. A call sbx cannot place in the "
-	  "sandbox is denied, with the reason" },
+	    "what the hooks run: start the agent session's sandbox; run its shell command there, "
+	    "cd carried over, "
+	    "and judge the paths of its own file tools by the sandbox's plan; end it. A call sbx "
+	    "cannot place in the sandbox is denied, with the reason" },
 };
 
 static const char *
@@ -28123,35 +29781,32 @@ usage(FILE *f)
 	    "usage: sbx [-v] [-c POLICY] [--DIRECTIVE[=ARG]...] [--] COMMAND [ARG...]\n"
 	    "       sbx [-c POLICY] --print=policy|json|argv [COMMAND...]\n"
 	    "       sbx --check | --help | --version\n"
-	    "       sbx session|exec|hook ...   (Subcommands, below)\n"
-	    "\n"
+	    "       sbx session|exec|hook ...   (Subcommands, below)\n\n"
 	    "Runs COMMAND inside a sandbox: reads open except what the policy denies, writes\n"
 	    "closed except the allowed roots, no network. Options end at the first word that\n"
-	    "is not an option, so `sbx sh -c 'echo $1' x y` passes -c to sh.\n"
-	    "\n"
-	    "Options:\n");
+	    "is not an option, so `sbx sh -c 'echo $1' x y` passes -c to sh.\n\nOptions:\n");
 	for (i = 0; i < LEN(cli_options); i++) {
 		const struct cli_option *o = &cli_options[i];
 		char lhs[64];
 
 		if (o->short_name)
-			snprintf(lhs, sizeof(lhs), "-%c, --%s%s%s", o->short_name, o->name, o->takes_arg ? " " : "",
-			    o->takes_arg ? o->metavar : "");
+			snprintf(lhs, sizeof(lhs), "-%c, --%s%s%s", o->short_name, o->name,
+			    o->takes_arg ? " " : "", o->takes_arg ? o->metavar : "");
 		else
 			snprintf(lhs, sizeof(lhs), "    --%s%s%s", o->name, o->takes_arg ? "=" : "",
 			    o->takes_arg ? o->metavar : "");
 		fprintf(f, "  %-22s %s\n", lhs, o->help);
 	}
-	fprintf(f, "\nSubcommands (Linux): one sandbox for many commands, and the agents' hooks:\n");
+	fprintf(
+	    f, "\nSubcommands (Linux): one sandbox for many commands, and the agents' hooks:\n");
 	for (i = 0; i < LEN(cli_subcommands); i++)
-		fprintf(f, "  sbx %s\n      %s\n", cli_subcommands[i].synopsis, cli_subcommands[i].help);
+		fprintf(f, "  sbx %s\n      %s\n", cli_subcommands[i].synopsis,
+		    cli_subcommands[i].help);
 	fprintf(f,
-	    "\n"
-	    "Policy files. A file whose first non-blank byte is '{' is an srt settings file\n"
+	    "\nPolicy files. A file whose first non-blank byte is '{' is an srt settings file\n"
 	    "(Anthropic sandbox-runtime %s), read unchanged; an unknown key is an error.\n"
 	    "Otherwise it is the line format: one directive per line, # comments, an argument\n"
-	    "may be \"double quoted\". Each directive is also an option: --allow-write=PATH.\n"
-	    "\n"
+	    "may be \"double quoted\". Each directive is also an option: --allow-write=PATH.\n\n"
 	    "Directives:\n", SBX_SRT_VERSION);
 	for (i = 0; i < LEN(directives); i++) {
 		const struct directive *d = &directives[i];
@@ -28159,25 +29814,20 @@ usage(FILE *f)
 		fprintf(f, "  %-32s %s\n", directive_synopsis(d), d->help);
 	}
 	fprintf(f,
-	    "\n"
-	    "Paths: ~ is $HOME, relative paths start at the current directory, dir/** is\n"
+	    "\nPaths: ~ is $HOME, relative paths start at the current directory, dir/** is\n"
 	    "what lies beneath the directory dir (not a file named dir), globs (* ? [..] **)\n"
 	    "are expanded when the command starts. A mount cannot cover a file created later:\n"
-	    "a deny-read of a path that does not exist yet hides nothing.\n"
-	    "\n"
+	    "a deny-read of a path that does not exist yet hides nothing.\n\n"
 	    "Without -c, the default policy: reads open except ~/.ssh ~/.aws ~/.gnupg\n"
 	    "~/.config/gcloud ~/.kube ~/.docker/config.json ~/.netrc ~/.git-credentials;\n"
 	    "writes to the current directory and a private TMPDIR; no network. It refuses to\n"
 	    "run in / or in $HOME itself. Dangerous files (.bashrc, .git/hooks, .mcp.json, ...)\n"
-	    "stay read-only in every writable directory.\n"
-	    "\n"
+	    "stay read-only in every writable directory.\n\n"
 	    "Exit status: the command's; 128+N if a signal N killed it; 125 if sbx failed\n"
 	    "(bad policy, no bubblewrap, the sandbox could not be built); 126 if the command\n"
-	    "cannot be run; 127 if it was not found.\n"
-	    "\n"
+	    "cannot be run; 127 if it was not found.\n\n"
 	    "Run as srt (a symlink: make install-srt-link), sbx takes srt's command line,\n"
-	    "srt [-d] [-s SETTINGS] [--control-fd N] [-c STRING | COMMAND ARG...]: srt --help.\n"
-	    "\n"
+	    "srt [-d] [-s SETTINGS] [--control-fd N] [-c STRING | COMMAND ARG...]: srt --help.\n\n"
 	    "Examples:\n"
 	    "  sbx -- make test                      default policy, from a project directory\n"
 	    "  sbx -c policy.example --deny-read=./secrets -- npm install\n"
@@ -28190,21 +29840,28 @@ print_man(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, ".TH SBX 1 \"\" \"sbx %s\" \"User Commands\"\n"
+	fprintf(f,
+	    ".TH SBX 1 \"\" \"sbx %s\" \"User Commands\"\n"
 	    ".SH NAME\nsbx \\- run a command inside a filesystem and network sandbox\n"
-	    ".SH SYNOPSIS\n.B sbx\n[\\fB\\-v\\fR] [\\fB\\-c\\fR \\fIpolicy\\fR] [\\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR]...] "
+	    ".SH SYNOPSIS\n.B sbx\n[\\fB\\-v\\fR] [\\fB\\-c\\fR \\fIpolicy\\fR] "
+	    "[\\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR]...] "
 	    "[\\fB\\-\\-\\fR] \\fIcommand\\fR [\\fIarg\\fR...]\n"
-	    ".br\n.B sbx\n\\fB\\-\\-print\\fR=\\fBpolicy\\fR|\\fBjson\\fR|\\fBargv\\fR | \\fB\\-\\-check\\fR\n"
+	    ".br\n.B sbx\n\\fB\\-\\-print\\fR=\\fBpolicy\\fR|\\fBjson\\fR|\\fBargv\\fR | "
+	    "\\fB\\-\\-check\\fR\n"
 	    ".br\n.B sbx\n\\fBsession\\fR|\\fBexec\\fR|\\fBhook\\fR ... (SUBCOMMANDS)\n"
 	    ".SH DESCRIPTION\n"
-	    "\\fBsbx\\fR runs \\fIcommand\\fR under bubblewrap with the policy enforced by the mount table: "
-	    "reads are open except what the policy denies, writes are closed except the allowed roots, and the "
-	    "network namespace is empty. Dangerous files that run code later (shell rc files, git hooks and config, "
+	    "\\fBsbx\\fR runs \\fIcommand\\fR under bubblewrap with the policy enforced by the "
+	    "mount table: "
+	    "reads are open except what the policy denies, writes are closed except the allowed "
+	    "roots, and the "
+	    "network namespace is empty. Dangerous files that run code later (shell rc files, git "
+	    "hooks and config, "
 	    "editor and agent configuration) stay read-only in every writable directory.\n"
-	    ".PP\nThe policy is an srt (Anthropic sandbox-runtime %s) settings file, read unchanged, or the line "
-	    "format below. Without \\fB\\-c\\fR, the default policy hides the usual credential stores and allows "
-	    "writes to the current directory.\n"
-	    ".SH OPTIONS\n", SBX_VERSION, SBX_SRT_VERSION);
+	    ".PP\nThe policy is an srt (Anthropic sandbox-runtime %s) settings file, read "
+	    "unchanged, or the line "
+	    "format below. Without \\fB\\-c\\fR, the default policy hides the usual credential "
+	    "stores and allows writes to the current directory.\n.SH OPTIONS\n",
+	    SBX_VERSION, SBX_SRT_VERSION);
 	for (i = 0; i < LEN(cli_options); i++) {
 		const struct cli_option *o = &cli_options[i];
 
@@ -28214,7 +29871,9 @@ print_man(FILE *f)
 		fprintf(f, "\\fB\\-\\-%s\\fR%s%s\n%s\n", o->name, o->takes_arg ? " \\fI" : "",
 		    o->takes_arg ? aprintf("%s\\fR", o->metavar) : "", o->help);
 	}
-	fprintf(f, ".SH SUBCOMMANDS\nLinux: one sandbox for many commands, and the hooks of Claude Code and Codex.\n");
+	fprintf(f,
+	    ".SH SUBCOMMANDS\nLinux: one sandbox for many commands, and the hooks of Claude Code "
+	    "and Codex.\n");
 	for (i = 0; i < LEN(cli_subcommands); i++) {
 		struct buf syn = { 0 };
 
@@ -28227,24 +29886,32 @@ print_man(FILE *f)
 		fprintf(f, ".TP\n\\fBsbx %s\\fR\n%s\n", syn.p, cli_subcommands[i].help);
 		free(syn.p);
 	}
-	fprintf(f, ".SH POLICY DIRECTIVES\nOne directive per line; \\fB#\\fR starts a comment; an argument may "
-	    "be double-quoted. Each directive is also an option, \\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR].\n");
+	fprintf(f,
+	    ".SH POLICY DIRECTIVES\nOne directive per line; \\fB#\\fR starts a comment; an "
+	    "argument may be double-quoted. Each directive is also an option, "
+	    "\\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR].\n");
 	for (i = 0; i < LEN(directives); i++) {
 		const struct directive *d = &directives[i];
 
 		fprintf(f, ".TP\n\\fB%s\\fR%s%s\n%s%s%s%s\n", d->name, d->metavar ? " \\fI" : "",
-		    d->metavar ? aprintf("%s\\fR", d->metavar) : "", d->help, d->json ? " (srt: \\fB" : "",
-		    d->json ? d->json : "", d->json ? "\\fR)" : "");
+		    d->metavar ? aprintf("%s\\fR", d->metavar) : "", d->help,
+		    d->json ? " (srt: \\fB" : "", d->json ? d->json : "", d->json ? "\\fR)" : "");
 	}
-	fprintf(f, ".SH EXIT STATUS\nThe command's status; 128+\\fIN\\fR when signal \\fIN\\fR killed it; 125 when "
-	    "sbx itself failed (bad policy, bubblewrap missing, the sandbox could not be built); 126 when the "
-	    "command could not be run; 127 when it was not found.\n"
-	    ".SH SRT'S COMMAND LINE\nRun as \\fBsrt\\fR (a symlink: \\fBmake install\\-srt\\-link\\fR), sbx takes srt's "
-	    "command line: \\fBsrt\\fR [\\fB\\-d\\fR] [\\fB\\-s\\fR \\fIsettings\\fR] [\\fB\\-\\-control\\-fd\\fR "
-	    "\\fIn\\fR] [\\fB\\-c\\fR \\fIstring\\fR | \\fIcommand\\fR [\\fIarg\\fR...]], with ~/.srt\\-settings.json "
-	    "by default and srt's rules and messages for a settings file that is missing, unreadable, empty or invalid "
-	    "(exit 125). Options end at the command.\n"
-	    ".SH EXAMPLES\n.nf\nsbx \\-\\- make test\nsbx \\-c policy.example \\-\\-deny\\-read=./secrets \\-\\- npm install\n"
+	fprintf(f,
+	    ".SH EXIT STATUS\nThe command's status; 128+\\fIN\\fR when signal \\fIN\\fR killed it; "
+	    "125 when "
+	    "sbx itself failed (bad policy, bubblewrap missing, the sandbox could not be built); "
+	    "126 when the command could not be run; 127 when it was not found.\n"
+	    ".SH SRT'S COMMAND LINE\nRun as \\fBsrt\\fR (a symlink: \\fBmake "
+	    "install\\-srt\\-link\\fR), sbx takes srt's "
+	    "command line: \\fBsrt\\fR [\\fB\\-d\\fR] [\\fB\\-s\\fR \\fIsettings\\fR] "
+	    "[\\fB\\-\\-control\\-fd\\fR "
+	    "\\fIn\\fR] [\\fB\\-c\\fR \\fIstring\\fR | \\fIcommand\\fR [\\fIarg\\fR...]], with "
+	    "~/.srt\\-settings.json "
+	    "by default and srt's rules and messages for a settings file that is missing, "
+	    "unreadable, empty or invalid (exit 125). Options end at the command.\n"
+	    ".SH EXAMPLES\n.nf\nsbx \\-\\- make test\nsbx \\-c policy.example "
+	    "\\-\\-deny\\-read=./secrets \\-\\- npm install\n"
 	    "sbx \\-c ~/.srt\\-settings.json \\-\\-print=argv \\-\\- true\n.fi\n"
 	    ".SH SEE ALSO\n\\fBbwrap\\fR(1)\n");
 }
@@ -28262,7 +29929,8 @@ struct cli {
 	bool check, help, version;
 	struct vec directive_opts;	/* of struct cli_directive */
 	char **cmd;
-	bool srt;		/* invoked as srt: the settings by srt's rules (srt_load_settings) */
+	/* invoked as srt: the settings by srt's rules (srt_load_settings) */
+	bool srt;
 	const char *srt_settings;	/* srt's -s FILE; NULL: ~/.srt-settings.json */
 };
 
@@ -28280,7 +29948,9 @@ cli_take_control_fd(struct cli *c, const char *val)
 	for (size_t j = 0; j < k && c->control_fd <= INT_MAX; j++)
 		c->control_fd = c->control_fd * 10 + (val[j] - '0');
 	if (!k || val[k] || c->control_fd < 3)
-		die("--control-fd %s: must be an integer file descriptor >= 3 (0-2 are stdin, stdout and stderr).", val);
+		die("--control-fd %s: must be an integer file descriptor >= 3 (0-2 are stdin, "
+		    "stdout and stderr).",
+		    val);
 }
 
 /* Parse sbx's own options; stops at the first non-option or after "--". */
@@ -28318,7 +29988,8 @@ cli_parse(int argc, char **argv, struct cli *c)
 			}
 		} else {
 			eq = strchr(a, '=');
-			snprintf(name, sizeof(name), "%.*s", (int)(eq ? eq - a - 2 : (ptrdiff_t)strlen(a + 2)), a + 2);
+			snprintf(name, sizeof(name), "%.*s",
+			    (int)(eq ? eq - a - 2 : (ptrdiff_t)strlen(a + 2)), a + 2);
 			for (j = 0; j < LEN(cli_options); j++)
 				if (strcmp(cli_options[j].name, name) == 0)
 					o = &cli_options[j];
@@ -28330,8 +30001,10 @@ cli_parse(int argc, char **argv, struct cli *c)
 					const char *hint = did_you_mean_directive(name);
 
 					if (hint)
-						die("unknown option --%s (did you mean --%s?)", name, hint);
-					die_hint("sbx --help lists the options", "unknown option --%s", name);
+						die("unknown option --%s (did you mean --%s?)",
+						    name, hint);
+					die_hint("sbx --help lists the options",
+					    "unknown option --%s", name);
 				}
 				if (d->metavar && !eq)
 					die("--%s needs =%s", name, d->metavar);
@@ -28344,8 +30017,10 @@ cli_parse(int argc, char **argv, struct cli *c)
 				vec_push(&c->directive_opts, cd);
 				continue;
 			}
-			if (o->id == OPT_EXPLAIN && !eq && argv[i + 1] && strcmp(argv[i + 1], "--") == 0) {
-				c->explain_run = true;	/* --explain -- COMMAND: run it, then the hints */
+			if (o->id == OPT_EXPLAIN && !eq && argv[i + 1] &&
+			    strcmp(argv[i + 1], "--") == 0) {
+				/* --explain -- COMMAND: run it, then the hints */
+				c->explain_run = true;
 				continue;
 			}
 			if (o->takes_arg) {
@@ -28370,7 +30045,8 @@ cli_parse(int argc, char **argv, struct cli *c)
 			long fd;
 			const char *why;
 
-			if (parse_int(val, 1, INT_MAX, &fd, &why) < 0 || fcntl((int)fd, F_GETFD) < 0)
+			if (parse_int(val, 1, INT_MAX, &fd, &why) < 0 ||
+			    fcntl((int)fd, F_GETFD) < 0)
 				die("--violations-fd=%s: not an open descriptor", val);
 			c->violations_fd = (int)fd;
 			break;
@@ -28431,7 +30107,8 @@ pol_default_denies(struct policy *p, struct pol_ctx *pc)
 
 	for (size_t i = 0; i < LEN(default_deny_read); i++) {
 		arg[0] = (char *)default_deny_read[i];
-		if (pol_apply(p, pc, directive_find("deny-read"), arg, 1, default_policy_file, 0, &e) < 0)
+		if (pol_apply(
+			p, pc, directive_find("deny-read"), arg, 1, default_policy_file, 0, &e) < 0)
 			die_err(&e);
 	}
 }
@@ -28473,8 +30150,9 @@ pol_default(struct policy *p, struct pol_ctx *pc)
 
 /* srt's built-in config (cli.js getDefaultConfig), for a missing default
  * file: no network, writes only where sbx always allows them. */
-static const char srt_default_config[] = "{\"network\":{\"allowedDomains\":[],\"deniedDomains\":[]},"
-    "\"filesystem\":{\"denyRead\":[],\"allowRead\":[],\"allowWrite\":[],\"denyWrite\":[]}}";
+static const char srt_default_config[] = "{\"network\":{\"allowedDomains\":[],\"deniedDomains\":[]}"
+					 ",\"filesystem\":{\"denyRead\":[],\"allowRead\":[],"
+					 "\"allowWrite\":[],\"denyWrite\":[]}}";
 
 struct srt_args {
 	int debug;		/* -d, --debug: sbx's -v */
@@ -28505,7 +30183,8 @@ srt_parse(char **argv, struct srt_args *s, struct err *e)
 		{ "-c", NULL, "-c <command>" },
 		{ NULL, "--control-fd", "--control-fd <fd>" },
 	};
-	static const char *const subcommands[] = { "proxy", "windows-install", "windows-uninstall" };
+	static const char *const subcommands[] = { "proxy", "windows-install",
+		"windows-uninstall" };
 	size_t i = 1, j;
 
 	memset(s, 0, sizeof(*s));
@@ -28536,7 +30215,8 @@ srt_parse(char **argv, struct srt_args *s, struct err *e)
 
 			if (valued[j].shrt && strncmp(a, valued[j].shrt, 2) == 0)
 				val = a[2] ? a + 2 : argv[i + 1];	/* -sFILE or -s FILE */
-			else if (n && strncmp(a, valued[j].lng, n) == 0 && (a[n] == '\0' || a[n] == '='))
+			else if (n && strncmp(a, valued[j].lng, n) == 0 &&
+			    (a[n] == '\0' || a[n] == '='))
 				val = a[n] ? a + n + 1 : argv[i + 1];	/* --x=V or --x V */
 			else
 				continue;
@@ -28547,16 +30227,20 @@ srt_parse(char **argv, struct srt_args *s, struct err *e)
 		if (which == LEN(valued))
 			return err_set(e, NULL, 0, 0, "error: unknown option '%s'", a);
 		if (!val)
-			return err_set(e, NULL, 0, 0, "error: option '%s' argument missing", valued[which].spelled);
+			return err_set(e, NULL, 0, 0, "error: option '%s' argument missing",
+			    valued[which].spelled);
 		switch (which) {
 		case 0: s->settings = val; break;
 		case 1: s->command = val; break;
 		default:
 			/* srt: /^\d+$/ and >= 3 (Number() alone would take 0x10, 3e0, " 5 ") */
-			if (!*val || strspn(val, "0123456789") != strlen(val) || strtod(val, NULL) < 3)
-				return err_set(e, NULL, 0, 0, "error: option '%s' argument '%s' is invalid. must be an "
-				    "integer file descriptor >= 3 (0-2 are stdin, stdout and stderr).", valued[which].spelled,
-				    val);
+			if (!*val || strspn(val, "0123456789") != strlen(val) ||
+			    strtod(val, NULL) < 3)
+				return err_set(e, NULL, 0, 0,
+				    "error: option '%s' argument '%s' is invalid. must be an "
+				    "integer file descriptor >= 3 (0-2 are stdin, stdout and "
+				    "stderr).",
+				    valued[which].spelled, val);
 			s->control_fd = val;
 		}
 	}
@@ -28565,14 +30249,18 @@ srt_parse(char **argv, struct srt_args *s, struct err *e)
 		return 0;
 	for (j = 0; *s->args && j < LEN(subcommands); j++)
 		if (strcmp(s->args[0], subcommands[j]) == 0)
-			return err_set(e, NULL, 0, 0, "Error: srt's %s subcommand is not part of sbx; run a command "
-			    "instead: srt [-s FILE] -c '...'", subcommands[j]);
+			return err_set(e, NULL, 0, 0,
+			    "Error: srt's %s subcommand is not part of sbx; run a command "
+			    "instead: srt [-s FILE] -c '...'",
+			    subcommands[j]);
 	if (s->command && *s->args)
-		return err_set(e, NULL, 0, 0, "Error: -c takes the whole command line, and srt would drop the words "
-		    "after it (%s...); put them in the -c string", s->args[0]);
+		return err_set(e, NULL, 0, 0,
+		    "Error: -c takes the whole command line, and srt would drop the words "
+		    "after it (%s...); put them in the -c string",
+		    s->args[0]);
 	if (!s->command && !*s->args)
-		return err_set(e, NULL, 0, 0, "Error: No command specified. Use -c <command> or provide command "
-		    "arguments.");
+		return err_set(e, NULL, 0, 0,
+		    "Error: No command specified. Use -c <command> or provide command arguments.");
 	return 0;
 }
 
@@ -28580,19 +30268,16 @@ static void
 srt_usage(FILE *f)
 {
 	fprintf(f,
-	    "Usage: srt [options] [command...]\n"
-	    "\n"
+	    "Usage: srt [options] [command...]\n\n"
 	    "sbx %s with srt's command line (Anthropic sandbox-runtime %s): run a command\n"
-	    "in a sandbox with network and filesystem restrictions.\n"
-	    "\n"
+	    "in a sandbox with network and filesystem restrictions.\n\n"
 	    "Options (they end at the first word that is not one, or at --):\n"
 	    "  -V, --version          output the version number\n"
 	    "  -d, --debug            enable debug logging (sbx's -v)\n"
 	    "  -s, --settings <path>  path to config file (default: ~/.srt-settings.json)\n"
 	    "  -c <command>           run command string directly (bash -c), no escaping applied\n"
 	    "  --control-fd <fd>      read config updates from an inherited file descriptor >= 3\n"
-	    "  -h, --help             display help for command\n"
-	    "\n"
+	    "  -h, --help             display help for command\n\n"
 	    "A missing ~/.srt-settings.json means srt's built-in config: no network, writes\n"
 	    "only to a private TMPDIR, sbx's credential stores hidden. A missing, unreadable,\n"
 	    "empty or invalid settings file is refused otherwise. Exit status: the\n"
@@ -28646,10 +30331,19 @@ srt_cli(int argc, char **argv, struct cli *c)
 static const char *
 srt_errno_name(int err)
 {
-	static const struct { int err; const char *name; } names[] = {
-		{ EACCES, "EACCES" }, { EPERM, "EPERM" }, { EISDIR, "EISDIR" }, { ENOTDIR, "ENOTDIR" },
-		{ ELOOP, "ELOOP" }, { ENAMETOOLONG, "ENAMETOOLONG" }, { EIO, "EIO" }, { ENXIO, "ENXIO" },
-		{ EFBIG, "EFBIG" }, { EMFILE, "EMFILE" }, { ENFILE, "ENFILE" },
+	static const struct { int err; const char *name;
+	} names[] = {
+		{ EACCES, "EACCES" },
+		{ EPERM, "EPERM" },
+		{ EISDIR, "EISDIR" },
+		{ ENOTDIR, "ENOTDIR" },
+		{ ELOOP, "ELOOP" },
+		{ ENAMETOOLONG, "ENAMETOOLONG" },
+		{ EIO, "EIO" },
+		{ ENXIO, "ENXIO" },
+		{ EFBIG, "EFBIG" },
+		{ EMFILE, "EMFILE" },
+		{ ENFILE, "ENFILE" },
 	};
 
 	for (size_t i = 0; i < LEN(names); i++)
@@ -28662,7 +30356,9 @@ srt_errno_name(int err)
 static void __attribute__((noreturn))
 srt_refuse(const char *reason, const char *lost)
 {
-	fprintf(stderr, "Error: %s\nRefusing to run with the built-in defaults, which would drop %s.\n", reason, lost);
+	fprintf(stderr,
+	    "Error: %s\nRefusing to run with the built-in defaults, which would drop %s.\n", reason,
+	    lost);
 	exit(SBX_EXIT_FAILURE);
 }
 
@@ -28693,7 +30389,8 @@ srt_load_settings(const char *named, struct policy *p, struct pol_ctx *pc)
 
 	if (!path) {
 		if (!pc->home || !*pc->home)
-			die("HOME is not set, so there is no ~/.srt-settings.json to read; the command did not run");
+			die("HOME is not set, so there is no ~/.srt-settings.json to read; the "
+			    "command did not run");
 		path = path_join(pc->home, ".srt-settings.json");
 	}
 	if (realpath(path, real))
@@ -28705,12 +30402,14 @@ srt_load_settings(const char *named, struct policy *p, struct pol_ctx *pc)
 		if (saved == ENOENT && named)
 			srt_refuse(aprintf("%s does not exist.", path), SRT_NAMED_RULES);
 		if (saved != ENOENT)
-			srt_refuse(aprintf("%s could not be read (%s).", path, srt_errno_name(saved)), SRT_FILE_RULES);
+			srt_refuse(
+			    aprintf("%s could not be read (%s).", path, srt_errno_name(saved)),
+			    SRT_FILE_RULES);
 		/* srt's default config, and sbx's default denies on top: the
 		 * credential stores stay hidden (srt leaves them readable) */
 		note("No config found at %s, using default config", path);
-		if (json_parse_policy(p, pc, srt_default_config, strlen(srt_default_config), "srt's default config",
-		    &e) < 0)
+		if (json_parse_policy(p, pc, srt_default_config, strlen(srt_default_config),
+			"srt's default config", &e) < 0)
 			die_err(&e);
 		pol_default_denies(p, pc);
 		return;
@@ -28718,11 +30417,14 @@ srt_load_settings(const char *named, struct policy *p, struct pol_ctx *pc)
 	for (i = 0; i < b.n && isspace((unsigned char)b.p[i]); i++)
 		;
 	if (i == b.n)
-		srt_refuse(aprintf("%s is empty. Delete it, or put a config in it.", path), SRT_FILE_RULES);
+		srt_refuse(aprintf("%s is empty. Delete it, or put a config in it.", path),
+		    SRT_FILE_RULES);
 	if (json_parse(b.p, b.n, NULL, &root, &e) < 0)
-		srt_refuse(aprintf("%s is not valid JSON: %s", path, srt_err_text(&e)), SRT_FILE_RULES);
+		srt_refuse(
+		    aprintf("%s is not valid JSON: %s", path, srt_err_text(&e)), SRT_FILE_RULES);
 	if (json_parse_policy(p, pc, b.p, b.n, astrdup(path), &e) < 0)
-		srt_refuse(aprintf("%s does not hold a valid config \xe2\x80\x94 %s", path, srt_err_text(&e)),
+		srt_refuse(aprintf("%s does not hold a valid config \xe2\x80\x94 %s", path,
+			       srt_err_text(&e)),
 		    SRT_FILE_RULES);
 	free(b.p);
 }
@@ -28760,12 +30462,15 @@ connect_main(const char *host, const char *port_s)
 	sa.sin_port = htons((uint16_t)proxy_port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("--connect: no proxy on 127.0.0.1:%ld: %s (is this inside sbx?)", proxy_port, strerror(errno));
-	n = (size_t)snprintf(head, sizeof(head), "CONNECT %s:%ld HTTP/1.1\r\nHost: %s:%ld\r\n%s\r\n",
-	    host, port, host, port, auth.p ? auth.p : "");
+		die("--connect: no proxy on 127.0.0.1:%ld: %s (is this inside sbx?)", proxy_port,
+		    strerror(errno));
+	n = (size_t)snprintf(head, sizeof(head),
+	    "CONNECT %s:%ld HTTP/1.1\r\nHost: %s:%ld\r\n%s\r\n", host, port, host, port,
+	    auth.p ? auth.p : "");
 	free(auth.p);
 	if (n >= sizeof(head) || write_all(fd, head, n) < 0)
-		die("--connect: %s", n >= sizeof(head) ? "the host name is too long" : strerror(errno));
+		die("--connect: %s",
+		    n >= sizeof(head) ? "the host name is too long" : strerror(errno));
 	/* the reply head, a byte at a time: what follows it is the tunnel's */
 	for (n = 0; n < sizeof(head) - 1; n++) {
 		if (read(fd, head + n, 1) != 1)
@@ -28805,7 +30510,8 @@ connect_main(const char *host, const char *port_s)
 				in_eof = true;
 				shutdown(fd, SHUT_WR);
 			} else if (!sock_eof) {
-				(void)write_all(fd, buf, (size_t)r);	/* a closed tunnel just drops it */
+				/* a closed tunnel just drops it */
+				(void)write_all(fd, buf, (size_t)r);
 			}
 		}
 		if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -28843,7 +30549,8 @@ explain_parse_target(const char *t, char *host, size_t hostn, long *port, const 
 			return -1;
 		}
 		snprintf(inner, sizeof(inner), "%.*s", (int)(close - t - 1), t + 1);
-		if ((size_t)(close - t - 1) >= sizeof(inner) || inet_pton(AF_INET6, inner, a6) != 1) {
+		if ((size_t)(close - t - 1) >= sizeof(inner) ||
+		    inet_pton(AF_INET6, inner, a6) != 1) {
 			*why = "the text in brackets is not an IPv6 address";
 			return -1;
 		}
@@ -28856,8 +30563,8 @@ explain_parse_target(const char *t, char *host, size_t hostn, long *port, const 
 			/* two colons or more: a bare IPv6 address, which has no
 			 * port; shown bracketed, as the port follows it */
 			if (inet_pton(AF_INET6, t, a6) != 1) {
-				*why = "more than one ':', and not an IPv6 address (an IPv6 address with a port is "
-				    "written [::1]:443)";
+				*why = "more than one ':', and not an IPv6 address (an IPv6 "
+				       "address with a port is written [::1]:443)";
 				return -1;
 			}
 			snprintf(host, hostn, "[%s]", t);
@@ -28899,7 +30606,8 @@ explain_main(const struct policy *p, const char *target)
 	int survivors = 0;
 
 	if (explain_parse_target(target, host, sizeof(host), &port, &why) < 0)
-		die_hint("write HOST, HOST:PORT, [IPv6]:PORT or a bare IPv6 address", "--explain=%s: %s", target, why);
+		die_hint("write HOST, HOST:PORT, [IPv6]:PORT or a bare IPv6 address",
+		    "--explain=%s: %s", target, why);
 	v = net_decide(p, host, (int)port);
 	if (!v.allow) {
 		printf("%s:%ld: deny (%s)\n", host, port, v.reason);
@@ -28907,25 +30615,32 @@ explain_main(const struct policy *p, const char *target)
 	}
 	match_canonical_host(host, canon, sizeof(canon));
 	if (mitm_routes(p, canon)) {	/* first, as srt: MITM socket > parent > direct */
-		printf("%s:%ld: allow; through the MITM proxy at %s (tunnels and SOCKS as CONNECT, plain HTTP in absolute "
-		    "form; it resolves the name, so no resolved-address guard here)\n", host, port, p->mitm_socket);
+		printf("%s:%ld: allow; through the MITM proxy at %s (tunnels and SOCKS as CONNECT, "
+		       "plain HTTP in absolute "
+		       "form; it resolves the name, so no resolved-address guard here)\n",
+		    host, port, p->mitm_socket);
 		return 0;
 	}
 	{
-		const struct parent_proxy *t = parent_for(p->route, canon, true), *h = parent_for(p->route, canon, false);
+		const struct parent_proxy *t = parent_for(p->route, canon, true),
+					  *h = parent_for(p->route, canon, false);
 
 		if (t || h) {	/* the parent resolves the name: no guard here (srt) */
-			printf("%s:%ld: allow; tunnels (CONNECT, SOCKS) %s%s%s%s, plain HTTP %s%s%s%s\n", host, port,
-			    t ? "through the parent proxy " : "directly", t ? t->host : "", t ? ":" : "",
-			    t ? aprintf("%d", t->port) : "", h ? "through the parent proxy " : "directly",
-			    h ? h->host : "", h ? ":" : "", h ? aprintf("%d", h->port) : "");
+			printf("%s:%ld: allow; tunnels (CONNECT, SOCKS) %s%s%s%s, plain HTTP "
+			       "%s%s%s%s\n",
+			    host, port, t ? "through the parent proxy " : "directly",
+			    t ? t->host : "", t ? ":" : "", t ? aprintf("%d", t->port) : "",
+			    h ? "through the parent proxy " : "directly", h ? h->host : "",
+			    h ? ":" : "", h ? aprintf("%d", h->port) : "");
 			if (!t || !h)
-				printf("  (what goes directly is still judged by the resolved-address guard)\n");
+				printf("  (what goes directly is still judged by the "
+				       "resolved-address guard)\n");
 			return 0;
 		}
 	}
 	if (host_is_ip(canon)) {
-		printf("%s:%ld: allow (an IP literal on the allow list is dialled as is)\n", host, port);
+		printf("%s:%ld: allow (an IP literal on the allow list is dialled as is)\n", host,
+		    port);
 		return 0;
 	}
 	own_addresses(&own);
@@ -28973,10 +30688,27 @@ report_rss(void)
 
 /* What sbx was asked to do besides running: --print=WHAT. ORDER: none
  * (looked up by name in print_modes). */
-enum print_mode { PM_NONE, PM_POLICY, PM_JSON, PM_ARGV, PM_SEATBELT, PM_BPF, PM_BPF_PROXY, PM_BPF_OBSERVER, PM_MAN };
-static const struct { const char *name; enum print_mode mode; } print_modes[] = {
-	{ "policy", PM_POLICY }, { "json", PM_JSON }, { "argv", PM_ARGV }, { "seatbelt", PM_SEATBELT }, { "bpf", PM_BPF },
-	{ "bpf-proxy", PM_BPF_PROXY }, { "bpf-observer", PM_BPF_OBSERVER }, { "man", PM_MAN },
+enum print_mode {
+	PM_NONE,
+	PM_POLICY,
+	PM_JSON,
+	PM_ARGV,
+	PM_SEATBELT,
+	PM_BPF,
+	PM_BPF_PROXY,
+	PM_BPF_OBSERVER,
+	PM_MAN
+};
+static const struct { const char *name; enum print_mode mode;
+} print_modes[] = {
+	{ "policy", PM_POLICY },
+	{ "json", PM_JSON },
+	{ "argv", PM_ARGV },
+	{ "seatbelt", PM_SEATBELT },
+	{ "bpf", PM_BPF },
+	{ "bpf-proxy", PM_BPF_PROXY },
+	{ "bpf-observer", PM_BPF_OBSERVER },
+	{ "man", PM_MAN },
 };
 
 static enum print_mode
@@ -28987,7 +30719,9 @@ print_mode_named(const char *name)
 	for (size_t i = 0; i < LEN(print_modes); i++)
 		if (strcmp(name, print_modes[i].name) == 0)
 			return print_modes[i].mode;
-	die("--print takes policy, json, argv, seatbelt, bpf, bpf-proxy, bpf-observer or man, not \"%s\"", name);
+	die("--print takes policy, json, argv, seatbelt, bpf, bpf-proxy, bpf-observer or man, not "
+	    "\"%s\"",
+	    name);
 }
 
 /* Step: the policy, from -c FILE or the default, then the --directive
@@ -29005,7 +30739,8 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 	} else if (c->config) {
 		if (pol_read_file(p, pc, c->config, &e) < 0)
 			die_err(&e);
-	} else if (!c->check && !c->explain && mode != PM_BPF && mode != PM_BPF_PROXY && mode != PM_BPF_OBSERVER) {
+	} else if (!c->check && !c->explain && mode != PM_BPF && mode != PM_BPF_PROXY &&
+	    mode != PM_BPF_OBSERVER) {
 		if (strcmp(pc->cwd, "/") == 0 ||
 		    (pc->home && realpath(pc->home, home_real) && strcmp(pc->cwd, home_real) == 0))
 			die_hint("run sbx from a project directory, or pass a policy with -c",
@@ -29017,8 +30752,8 @@ main_load_policy(const struct cli *c, enum print_mode mode, struct pol_ctx *pc, 
 	if (pol_check_whole(p, &e) < 0)
 		die_err(&e);
 	if (p->ambiguous_request_target || p->allow_plaintext_header_set)
-		note("ambiguousRequestTarget and allowPlaintextHeaderSet steer srt's filterRequest callback, which a "
-		    "settings file cannot hold: checked, and inert in sbx");
+		note("ambiguousRequestTarget and allowPlaintextHeaderSet steer srt's filterRequest "
+		     "callback, which a settings file cannot hold: checked, and inert in sbx");
 }
 
 /* Step: the routes in effect (4.7): the parent's into p->route. An https://
@@ -29033,7 +30768,8 @@ main_parent_route(struct policy *p)
 	const char *why = NULL;
 
 	if (parent_route_collect(p, environ, &route, &warnings, &why) < 0)
-		die_hint("set parent-proxy to the parent's http:// address in the policy, or unset the variable",
+		die_hint("set parent-proxy to the parent's http:// address in the policy, or unset "
+			 "the variable",
 		    "parent proxy: %s", why);
 	for (size_t i = 0; i < warnings.n; i++)
 		warnx("warning: parent proxy: %s", (const char *)warnings.v[i]);
@@ -29044,16 +30780,22 @@ main_parent_route(struct policy *p)
 		note("MITM proxy for %zu host pattern%s (before any parent): %s", p->mitm_domains.n,
 		    p->mitm_domains.n == 1 ? "" : "s", p->mitm_socket);
 		if (rc < 0 || !S_ISSOCK(st.st_mode))	/* it may start later: said, not refused */
-			warnx("warning: mitm-proxy %s: %s; connections to its hosts fail (502) until a proxy listens there",
-			    p->mitm_socket, rc == 0 ? "not a socket" : errno == ENOENT ? "no socket there (yet)" : strerror(errno));
+			warnx("warning: mitm-proxy %s: %s; connections to its hosts fail (502) "
+			      "until a proxy listens there",
+			    p->mitm_socket,
+			    rc == 0		  ? "not a socket"
+				: errno == ENOENT ? "no socket there (yet)"
+						  : strerror(errno));
 	}
 	if (!route.have_http && !route.have_https)
 		return;
 	p->route = &route;
 	if (route.have_http)
-		note("parent proxy for plain HTTP: %s:%d (from %s)", route.http.host, route.http.port, route.http_from);
+		note("parent proxy for plain HTTP: %s:%d (from %s)", route.http.host,
+		    route.http.port, route.http_from);
 	if (route.have_https)
-		note("parent proxy for tunnels: %s:%d (from %s)", route.https.host, route.https.port, route.https_from);
+		note("parent proxy for tunnels: %s:%d (from %s)", route.https.host,
+		    route.https.port, route.https_from);
 }
 
 /* Step (--control-fd): is the descriptor readable? Before anything is
@@ -29070,8 +30812,10 @@ main_control_fd_check(const struct cli *c)
 	if (c->control_fd < 0)
 		return;
 	if (c->control_fd > INT_MAX || readv((int)c->control_fd, &iov, 1) < 0) {
-		fprintf(stderr, "Error: --control-fd %s is not usable: %s. Refusing to run the command without the "
-		    "control channel it asks for.\n", c->control_fd_arg, strerror(c->control_fd > INT_MAX ? EBADF : errno));
+		fprintf(stderr,
+		    "Error: --control-fd %s is not usable: %s. Refusing to run the command without "
+		    "the control channel it asks for.\n",
+		    c->control_fd_arg, strerror(c->control_fd > INT_MAX ? EBADF : errno));
 		exit(SBX_EXIT_FAILURE);
 	}
 }
@@ -29082,13 +30826,14 @@ main_control_fd_check(const struct cli *c)
 struct main_live { const struct cli *c; struct pol_ctx *pc; const struct parent_route *route; };
 
 static int
-main_live_load(void *ctx, const char *text, size_t n, const char *name, struct policy *out, struct err *e)
+main_live_load(
+    void *ctx, const char *text, size_t n, const char *name, struct policy *out, struct err *e)
 {
 	const struct main_live *ml = ctx;
 
 	pol_init(out);
-	if (json_parse_policy(out, ml->pc, text, n, name, e) < 0 || cli_directives_apply(ml->c, out, ml->pc, e) < 0 ||
-	    pol_check_whole(out, e) < 0)
+	if (json_parse_policy(out, ml->pc, text, n, name, e) < 0 ||
+	    cli_directives_apply(ml->c, out, ml->pc, e) < 0 || pol_check_whole(out, e) < 0)
 		return -1;
 	out->route = ml->route;
 	return 0;
@@ -29099,12 +30844,13 @@ static int
 print_bpf(const struct policy *p, const struct cli *c, enum print_mode mode)
 {
 	const struct bpf_arch *arch = c->arch ? bpf_arch_named(c->arch) : bpf_native_arch();
-	struct bpf_opts o = { p->allow_all_unix_sockets, p->allow_nested_userns, mode == PM_BPF_PROXY,
-		mode == PM_BPF_OBSERVER, false, false, 0 };
+	struct bpf_opts o = { p->allow_all_unix_sockets, p->allow_nested_userns,
+		mode == PM_BPF_PROXY, mode == PM_BPF_OBSERVER, false, false, 0 };
 	struct bpf_prog prog;
 
 	if (!arch)
-		die("--arch takes x86_64 or aarch64%s", c->arch ? "" : " (this machine has no seccomp program)");
+		die("--arch takes x86_64 or aarch64%s",
+		    c->arch ? "" : " (this machine has no seccomp program)");
 	bpf_assemble(arch, &o, &prog);
 	bpf_disassemble(&prog, stdout);
 	return 0;
@@ -29137,7 +30883,8 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 	run_paths_set_root(rp, runtime_root_pick(&pl0, !print, &rp->runtime_covers), !print);
 	timing("plan: runtime root chosen");
 	if (p->bridge == BRIDGE_SOCAT && policy_runs_proxy(p))
-		rp->bridge_dir = aprintf("%s/bridge-%s", rp->runtime_root, strchr(rp->tmpdir + strlen(rp->runtime_root), '-') + 1);
+		rp->bridge_dir = aprintf("%s/bridge-%s", rp->runtime_root,
+		    strchr(rp->tmpdir + strlen(rp->runtime_root), '-') + 1);
 	if (!print)
 		runtime_recover(rp);	/* what killed runs left */
 	timing("plan: killed runs' leftovers looked for");
@@ -29167,9 +30914,11 @@ static void
 plan_add_run_binds(struct plan *pl, const struct run_facts *rf)
 {
 	if (rf->self_inside && strcmp(rf->self_inside, rf->self) != 0)
-		plan_bind_from(pl, rf->self, rf->self_inside, "sbx itself, for sbx --connect (GIT_SSH_COMMAND)");
+		plan_bind_from(pl, rf->self, rf->self_inside,
+		    "sbx itself, for sbx --connect (GIT_SSH_COMMAND)");
 	if (rf->rp->bridge_dir)
-		plan_bind_from(pl, rf->rp->bridge_dir, rf->rp->bridge_dir, "bridge socat: the proxy's Unix sockets");
+		plan_bind_from(pl, rf->rp->bridge_dir, rf->rp->bridge_dir,
+		    "bridge socat: the proxy's Unix sockets");
 }
 
 /* -v: every mount, with the rule it comes from. */
@@ -29177,8 +30926,8 @@ static void
 plan_note_mounts(const struct plan *pl)
 {
 	/* ORDER: enum mkind */
-	static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir", "remount-ro", "show",
-		"pin link", "init bind", "init pin" };
+	static const char *const kinds[] = { "ro-bind", "bind", "hide file", "hide dir",
+		"remount-ro", "show", "pin link", "init bind", "init pin" };
 
 	for (size_t i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
@@ -29206,7 +30955,8 @@ print_argv(const struct policy *p, const struct plan *pl, const struct run_facts
  * platform. The proxy's ports and the run's suffix are fixed stand-ins
  * here (a run draws them): the rest is what the macOS runner will apply. */
 static int
-print_seatbelt(const struct policy *p, const struct plan *pl, const struct run_paths *rp, char **cmd)
+print_seatbelt(
+    const struct policy *p, const struct plan *pl, const struct run_paths *rp, char **cmd)
 {
 	struct sb_facts f;
 	struct buf out = { 0 };
@@ -29244,24 +30994,32 @@ report_sink_open(const struct cli *c, const struct plan *pl, struct vstore *s)
 		s->json_fd = c->violations_fd;
 		return;
 	}
-	if (!c->violations || strcmp(c->violations, "stderr") == 0 || strcmp(c->violations, "none") == 0)
+	if (!c->violations || strcmp(c->violations, "stderr") == 0 ||
+	    strcmp(c->violations, "none") == 0)
 		return;
-	fd = openat(AT_FDCWD, c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
-	    0600);
+	fd = openat(AT_FDCWD, c->violations,
+	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0)
 		die("--violations=%s: cannot open it: %s; the command did not run", c->violations,
 		    errno == ELOOP ? "it is a symlink" : strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid())
-		die("--violations=%s: not a plain file of yours (one link, a regular file); the command did not run",
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid())
+		die("--violations=%s: not a plain file of yours (one link, a regular file); the "
+		    "command did not run",
 		    c->violations);
-	if (!realpath(c->violations, real) || plan_is_writable(pl, real) || plan_is_writable(pl, path_dirname(real)))
-		die_hint("write the report outside every writable directory (e.g. under ~/.cache), or use "
-		    "--violations-fd", "--violations=%s: the command could write there (forge the report, or swap the "
-		    "file for a link); the command did not run", c->violations);
-	(void)fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);	/* blocking again: a record is written whole */
-	if ((s->json_dir = openat(AT_FDCWD, path_dirname(real), O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-		die("--violations=%s: cannot open its directory: %s; the command did not run", c->violations,
-		    strerror(errno));
+	if (!realpath(c->violations, real) || plan_is_writable(pl, real) ||
+	    plan_is_writable(pl, path_dirname(real)))
+		die_hint("write the report outside every writable directory (e.g. under ~/.cache), "
+			 "or use --violations-fd",
+		    "--violations=%s: the command could write there (forge the report, or swap the "
+		    "file for a link); the command did not run",
+		    c->violations);
+	/* blocking again: a record is written whole */
+	(void)fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);
+	if ((s->json_dir = openat(AT_FDCWD, path_dirname(real), O_PATH | O_DIRECTORY | O_CLOEXEC)) <
+	    0)
+		die("--violations=%s: cannot open its directory: %s; the command did not run",
+		    c->violations, strerror(errno));
 	s->json_fd = fd;
 	s->json_name = astrdup(strrchr(real, '/') + 1);
 }
@@ -29310,8 +31068,8 @@ report_print(const struct vstore *s, const struct plan *pl, const struct cli *c)
 /* Step: run the command on this platform's sandbox (plat_run: 10e, 11),
  * then the audit and the report. */
 static int
-main_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp, const struct run_facts *rf,
-    const struct cli *c)
+main_run(const struct policy *p, const struct plan *pl, const struct run_paths *rp,
+    const struct run_facts *rf, const struct cli *c)
 {
 	struct vstore store;	/* every refusal of the run, for the report (8) */
 	int rc;
@@ -29321,7 +31079,8 @@ main_run(const struct policy *p, const struct plan *pl, const struct run_paths *
 	run_state.store = &store;
 	rc = plat_run(p, pl, rp, rf, &store);
 	if (live.failed)
-		rc = SBX_EXIT_FAILURE;	/* stopped for its control fd (9d): its status is not the run's */
+		/* stopped for its control fd (9d): its status is not the run's */
+		rc = SBX_EXIT_FAILURE;
 	audit_after_run(pl);
 	timing("audited");
 	run_state.store = NULL;
@@ -29352,7 +31111,8 @@ main(int argc, char **argv)
 	int rc;
 
 	if (fds_cloexec_from(3) < 0)
-		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run", strerror(errno));
+		die("cannot mark inherited descriptors close-on-exec: %s; the command did not run",
+		    strerror(errno));
 	if ((rc = plat_helper_main(argc, argv)) >= 0)
 		return rc;	/* one of sbx's own helpers (Linux: --inner) */
 	fds_std_not_dirs();	/* a run's, and an exec's: it hands them to its session */
@@ -29362,10 +31122,12 @@ main(int argc, char **argv)
 	 * what it made. bwrap and the command get the default back. */
 	signal(SIGPIPE, SIG_IGN);
 	if ((rc = plat_session_main(&argc, &argv)) >= 0)
-		return rc;	/* sbx exec, sbx session list|stop; a start goes on as a run (10f) */
+		/* sbx exec, sbx session list|stop; a start goes on as a run (10f) */
+		return rc;
 	if (argc > 1 && strcmp(argv[1], "--connect") == 0) {
 		if (argc != 4)
-			die("usage: sbx --connect HOST PORT (a CONNECT client through the sandbox's proxy)");
+			die("usage: sbx --connect HOST PORT (a CONNECT client through the "
+			    "sandbox's proxy)");
 		return connect_main(argv[2], argv[3]);
 	}
 
@@ -29397,7 +31159,8 @@ main(int argc, char **argv)
 	/* the policy, and what needs nothing more */
 	main_load_policy(&c, mode, &pc, &p);
 	timing("policy read");
-	if (c.check || mode == PM_POLICY || mode == PM_JSON) {	/* where a person reviews the policy */
+	/* where a person reviews the policy */
+	if (c.check || mode == PM_POLICY || mode == PM_JSON) {
 		struct vec weak = { 0 };
 
 		pol_weakenings(&p, &weak);
@@ -29441,8 +31204,9 @@ main(int argc, char **argv)
 	timing("planned: rules, runtime root, recovery, scan, mounts");
 	self = plat_self_exe(self_buf, sizeof(self_buf)) ? astrdup(self_buf) : NULL;
 	if (!self && policy_runs_proxy(&p))	/* replaced or deleted while it runs: an upgrade */
-		warnx("cannot find my own binary (%s): GIT_SSH_COMMAND is not set, so ssh inside will not go "
-		    "through the proxy", strerror(errno));
+		warnx("cannot find my own binary (%s): GIT_SSH_COMMAND is not set, so ssh inside "
+		      "will not go through the proxy",
+		    strerror(errno));
 	run_facts_collect(&rf, &p, &rp, self, geteuid() == 0, environ, c.cmd);
 	plan_add_run_binds(&pl, &rf);
 	if (plat_init_binds(&p))

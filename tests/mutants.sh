@@ -85,12 +85,10 @@ mutant() { # mutant NAME CATCHER... <<HUNK
 
 # ---------------------------------------------------------------- promises a planted regression once broke unseen
 mutant observer_short_read_kept observer_unreadable_page_reported <<'EOF'
--		if (r == (ssize_t)n || (r < 0 && errno != ENOSYS && errno != EPERM && errno != EFAULT))
-+		if (r >= 0 || (r < 0 && errno != ENOSYS && errno != EPERM && errno != EFAULT))
+s#		if (r == (ssize_t)n ||#		if (r >= 0 ||#
 EOF
 mutant sanitiser_lets_line_separators unit:violations_report <<'EOF'
--		{ 0x200b, 0x200f }, { 0x2028, 0x202e }, { 0x2060, 0x2064 }, { 0x2066, 0x206f }, { 0xfeff, 0xfeff },
-+		{ 0x200b, 0x200f }, { 0x202a, 0x202e }, { 0x2060, 0x2064 }, { 0x2066, 0x206f }, { 0xfeff, 0xfeff },
+s#{ 0x2028, 0x202e },#{ 0x202a, 0x202e },#
 EOF
 mutant git_key_with_its_case unit:gitcfg git_ssh_command_any_case <<'EOF'
 -	{ "core", "", "sshcommand", GV_CMD, "git fetch and push run it" },
@@ -104,7 +102,7 @@ mutant session_signal_to_leader_only session_signal_reaches_group <<'EOF'
 s|kill(-ex[k].pid, (int)v[1])|kill(ex[k].pid, (int)v[1])|
 EOF
 mutant hook_ask_ignored hook_ask_and_spaced_path <<'EOF'
-s|hook_answer(&out, ask ? "ask" : "allow", aprintf("runs in the sbx sandbox session %s"|hook_answer(&out, "allow", aprintf("runs in the sbx sandbox session %s"|
+s#hook_answer(&out, ask ? "ask" : "allow",#hook_answer(&out, "allow",#
 EOF
 mutant hook_print_settings_drops_ask unit:sessions hook_ask_and_spaced_path <<'EOF'
 s|			opts[nopt++] = "--ask";	/* on the hook that answers (hook_command) */|			(void)0;	/* on the hook that answers (hook_command) */|
@@ -125,7 +123,7 @@ mutant session_daemon_no_uid_check session_daemon_checks_uid <<'EOF'
  			close(fd);
  			continue;
  		}
- 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* a client that stops half way */
+ 		/* a client that stops half way */
 EOF
 mutant live_addresses_not_to_running_proxy controlfd_denied_addresses_live <<'EOF'
  	px->live.deny_domains = t->deny;
@@ -181,7 +179,7 @@ mutant json_duplicate_key_kept unit:json <<'EOF'
  			for (i = 0; i < keys.n; i++)
 -				if (strcmp(keys.v[i], key) == 0)
 +				if (0)
- 					return err_set(jp->e, jp->file, at->line, at->col, "duplicate key \"%s\"", key);
+ 					return err_set(jp->e, jp->file, at->line, at->col,
 EOF
 mutant json_unknown_key_dropped unit:json bad_policy <<'EOF'
 -		if (!k) {
@@ -208,8 +206,7 @@ mutant deny_list_skipped unit:network_decisions proxy_refusals <<'EOF'
 +	if (0 && (deny = net_denied(p, canon, port))) {
 EOF
 mutant link_local_dialled unit:network_decisions explain_decisions <<'EOF'
--	{ "169.254.0.0/16", "a link-local address" }, { "fe80::/10", "a link-local address" },
-+	{ "169.254.0.0/32", "a link-local address" }, { "fe80::/10", "a link-local address" },
+s#{ "169.254.0.0/16", "a link-local address" },#{ "169.254.0.0/32", "a link-local address" },#
 EOF
 mutant dns_stub_ignores_denies unit:dns_stub dns_stub_resolves_allowed_names <<'EOF'
 -	if ((deny = net_denied(p, canon, -1))) {	/* -1: no port rule matches it */
@@ -261,8 +258,7 @@ mutant ro_bind_rendered_writable deny_write_wins unit:argv_goldens <<'EOF'
 +			argv_push3(out, "--bind", m->path, m->path);
 EOF
 mutant deny_env_not_unset deny_env <<'EOF'
--		if (eq && eq > rf->envp[i] && env_denied(p, rf->envp[i], (size_t)(eq - rf->envp[i])))
-+		if (0 && eq && eq > rf->envp[i] && env_denied(p, rf->envp[i], (size_t)(eq - rf->envp[i])))
+s#		if (eq && eq > rf->envp[i] &&#		if (0 && eq && eq > rf->envp[i] &&#
 EOF
 
 # ---------------------------------------------------------------- the processes (10)
@@ -289,8 +285,7 @@ mutant tamper_check_dropped tamper_refusal <<'EOF'
 +	if (0 && plan_is_writable(pl, real) && (access(real, W_OK) == 0 || access(dir, W_OK) == 0))
 EOF
 mutant observer_hides_direct_connects observer_direct_connect <<'EOF'
--		return a[0] == 127 || (a[0] | a[1] | a[2] | a[3]) == 0;	/* 127/8, and 0.0.0.0: this host */
-+		return a[0] <= 127 || (a[0] | a[1] | a[2] | a[3]) == 0;	/* 127/8, and 0.0.0.0: this host */
+s#return a[0] == 127 || (a[0] | a[1] | a[2] | a[3]) == 0;#return a[0] <= 127 || (a[0] | a[1] | a[2] | a[3]) == 0;#
 EOF
 
 # ---------------------------------------------------------------- the run on disk (9)
@@ -314,16 +309,14 @@ mutant report_keeps_closing_bracket unit:violations_report violations_forged_nam
 +		if (cp == '<')
 EOF
 mutant ignore_rule_of_another_command violations_reason_and_ignore <<'EOF'
--		if ((strcmp(r->command, "*") == 0 || strstr(cmdline, r->command)) && strstr(tested, r->line))
-+		if (strstr(tested, r->line))
+s#if ((strcmp(r->command, "*") == 0 || strstr(cmdline, r->command)) &&#if (1 &&#
 EOF
 mutant violations_sink_where_command_writes violations_sink_not_the_commands <<'EOF'
--	if (!realpath(c->violations, real) || plan_is_writable(pl, real) || plan_is_writable(pl, path_dirname(real)))
-+	if (!realpath(c->violations, real))
+s#if (!realpath(c->violations, real) || plan_is_writable(pl, real) ||#if (!realpath(c->violations, real) || 0 ||#
+s#	    plan_is_writable(pl, path_dirname(real)))#	    0)#
 EOF
 mutant violations_sink_follows_links violations_sink_not_the_commands <<'EOF'
--	fd = openat(AT_FDCWD, c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
-+	fd = openat(AT_FDCWD, c->violations, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+s#O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, 0600);#O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);#
 EOF
 
 # ---------------------------------------------------------------- the proxy's parsers (7)
@@ -377,8 +370,10 @@ mutant session_exec_relative_directory unit:sessions <<'EOF'
 +	if (take_str(&c, &cwd, "no directory") && 0)
 EOF
 mutant session_client_any_root session_planted_socket_ignored <<'EOF'
--		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077))
+-		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid ||
+-		    (st.st_mode & 077))
 +		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode))
+ 			continue;
 EOF
 mutant session_client_any_daemon session_planted_socket_ignored <<'EOF'
 -		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != uid) {
@@ -389,7 +384,9 @@ mutant session_client_any_daemon session_planted_socket_ignored <<'EOF'
  		if (path)
 EOF
 mutant hook_fails_open hook_claude_and_codex <<'EOF'
-s|hook_answer(&out, "deny", aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0|hook_answer(&out, "allow", aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0|
+-	hook_answer(&out, "deny",
++	hook_answer(&out, "allow",
+ 	    aprintf("%s%s; %s", strncmp(why, "sbx: ", 5) == 0 ? "" : "sbx: ", why,
 EOF
 
 # ================================================================ the engine
