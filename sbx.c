@@ -20175,6 +20175,29 @@ out:
 	close(pfd);
 }
 
+/* A regular file at pfd/base read whole into b (NUL-terminated), opened
+ * without following a link: 0, or -1 when it is not a regular file, cannot
+ * be read, or passes SBX_MAX_GITCFG_BYTES (b may then hold a part). */
+static int
+audit_read_file(int pfd, const char *base, const struct stat *st, struct buf *b)
+{
+	ssize_t r = -1;
+	int fd = S_ISREG(st->st_mode) ?
+	    openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+
+	if (fd < 0)
+		return -1;
+	buf_grow(b, 4096);
+	while ((r = read(fd, b->p + b->n, b->cap - b->n - 1)) > 0 &&
+	    b->n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
+		b->n += (size_t)r;
+		buf_grow(b, 4096);
+	}
+	b->p[b->n] = '\0';
+	close(fd);
+	return r == 0 ? 0 : -1;
+}
+
 /* A rebase or cherry-pick left stopped runs the "exec" lines of its todo
  * list on the person's `git rebase --continue`: comment them out, in a todo
  * list the command could write and changed during the run (the original
@@ -20196,23 +20219,7 @@ audit_todo(struct audit *a, const char *path)
 		close(pfd);
 		return;
 	}
-	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-				 : -1;
-	if (fd >= 0) {
-		ssize_t r;
-
-		buf_grow(&b, 4096);
-		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 &&
-		    b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
-			b.n += (size_t)r;
-			buf_grow(&b, 4096);
-		}
-		b.p[b.n] = '\0';
-		close(fd);
-		if (r != 0)
-			fd = -1;
-	}
-	if (fd < 0) {
+	if (audit_read_file(pfd, base, &st, &b) < 0) {
 		free(b.p);
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a todo list sbx cannot read");
@@ -20275,8 +20282,7 @@ audit_strategy(struct audit *a, const char *path, bool config)
 	struct buf b = { 0 };
 	struct vec entries = { 0 }, names = { 0 };
 	const char *base, *kept, *why;
-	int fd, pfd, line;
-	ssize_t r = -1;
+	int pfd, line;
 	size_t i, j, foreign = 0;
 
 	/* through a directory opened without following a link (audit_hooks) */
@@ -20286,19 +20292,7 @@ audit_strategy(struct audit *a, const char *path, bool config)
 		close(pfd);
 		return;
 	}
-	fd = S_ISREG(st.st_mode) ? openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-				 : -1;
-	if (fd >= 0) {
-		buf_grow(&b, 4096);
-		while ((r = read(fd, b.p + b.n, b.cap - b.n - 1)) > 0 &&
-		    b.n + (size_t)r <= SBX_MAX_GITCFG_BYTES) {
-			b.n += (size_t)r;
-			buf_grow(&b, 4096);
-		}
-		b.p[b.n] = '\0';
-		close(fd);
-	}
-	if (r != 0) {
+	if (audit_read_file(pfd, base, &st, &b) < 0) {
 		foreign = 1;	/* not a file, or one sbx cannot read: its name is unknown */
 	} else if (!config) {
 		b.p[strcspn(b.p, "\r\n")] = '\0';
