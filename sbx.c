@@ -1189,9 +1189,8 @@ fds_std_not_dirs(void)
 	for (int fd = 0; fd <= 2; fd++)
 		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
 			die_hint("give the command a file, a pipe or /dev/null",
-			    "%s is a directory: "
-			    "the command could make files in it through the descriptor, past every "
-			    "mount; the command did not run",
+			    "%s is a directory: the command could make files in it through the "
+			    "descriptor, past every mount; the command did not run",
 			    names[fd]);
 }
 
@@ -1859,9 +1858,8 @@ static const struct directive directives[] = {
 	    "127.0.0.1:PORT" },
 	{ "protect", DK_NAME, 1, 1, F(protected_names), "PATH-NAME", NULL,
 	    "add a name (.envrc) or a relative path (.config/tool/rc) to the mandatory denies: "
-	    "read-only at the "
-	    "top of every writable root (and, a single name, wherever the scan finds it), held "
-	    "when missing where srt's names are" },
+	    "read-only at the top of every writable root (and, a single name, wherever the scan "
+	    "finds it), held when missing where srt's names are" },
 	{ "parent-proxy", DK_PROXY_URL, 1, 1, F(parent_http), "URL", "network.parentProxy.http",
 	    "send allowed connections on through this upstream HTTP proxy (default: HTTP_PROXY of "
 	    "sbx's environment); policy first, then the parent" },
@@ -1987,9 +1985,8 @@ proxy_url_parse(const char *url, struct parent_proxy *pp, const char **why)
 			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") >= sn) {
 			if (sn == 5 && strncasecmp(url, "https", 5) == 0) {
 				*why = "an https:// parent proxy needs TLS to the parent, which "
-				       "sbx does not speak; "
-				       "give its http:// address (the tunnels through it stay "
-				       "end-to-end encrypted)";
+				       "sbx does not speak; give its http:// address (the tunnels "
+				       "through it stay end-to-end encrypted)";
 				return -1;
 			}
 			if (sn != 4 || strncasecmp(url, "http", 4) != 0) {
@@ -2195,9 +2192,8 @@ static const struct path_refusal {
 } path_refusals[] = {
 	{ DENY_READS, "/", false,
 	    "hiding the whole disk leaves nothing to run the command with (bubblewrap fails on "
-	    "/bin); deny the "
-	    "directories that hold secrets instead (deny-read /home, deny-read /root) and "
-	    "allow-read what the command needs inside them" },
+	    "/bin); deny the directories that hold secrets instead (deny-read /home, deny-read "
+	    "/root) and allow-read what the command needs inside them" },
 	{ DENY_READS | 1u << PL_DENY_WRITE, "/proc", true,
 	    "sbx mounts a fresh /proc for the command, showing only the command's own processes, "
 	    "and it would "
@@ -2720,10 +2716,9 @@ pol_apply_mitm_domain(const struct dcall *a)
 			return err_set(a->e, a->file, a->line, 0, "%s %s: %s", a->d->name, pat,
 			    strncmp(why, "invalid domain pattern:", 23) != 0
 				? why
-				: "invalid domain pattern: must be a "
-				  "domain (example.com), a wildcard (*.example.com) or an IPv6 "
-				  "literal (::1, [::1]), with no :port; "
-				  "patterns as broad as \"*.com\" or \"*\" are refused");
+				: "invalid domain pattern: must be a domain (example.com), a "
+				  "wildcard (*.example.com) or an IPv6 literal (::1, [::1]), with "
+				  "no :port; patterns as broad as \"*.com\" or \"*\" are refused");
 		if (close ? close[1] != '\0' : strchr(pat, ':') != NULL)
 			return err_set(a->e, a->file, a->line, 0,
 			    "%s %s: a host with no :port (the MITM route takes "
@@ -4076,9 +4071,8 @@ pol_check_whole(const struct policy *p, struct err *e)
 {
 	if (p->mitm_socket && !p->mitm_domains.n)
 		return err_set(e, p->mitm_socket_at.file, p->mitm_socket_at.line, 0,
-		    "mitm-proxy %s: no mitm-proxy-domain "
-		    "names a host to send through it (network.mitmProxy.domains needs at least "
-		    "one)",
+		    "mitm-proxy %s: no mitm-proxy-domain names a host to send through it "
+		    "(network.mitmProxy.domains needs at least one)",
 		    p->mitm_socket);
 	if (!p->mitm_socket && p->mitm_domains.n)
 		return err_set(e, p->mitm_domain_at.file, p->mitm_domain_at.line, 0,
@@ -4975,9 +4969,8 @@ match_check_pattern(const char *pat, bool deny_list, const char **why)
 	const char *p;
 
 	*why = deny_list ? "invalid domain pattern: must be a domain (example.com), a wildcard "
-			   "(*.example.com), a bracketed "
-			   "IPv6 literal ([::1]) or \"*\" (deny all), with an optional :port "
-			   "(1-65535)"
+			   "(*.example.com), a bracketed IPv6 literal ([::1]) or \"*\" (deny all), "
+			   "with an optional :port (1-65535)"
 			 : "invalid domain pattern: must be a domain (example.com), a wildcard "
 			   "(*.example.com) or a bracketed "
 			   "IPv6 literal ([::1], [2001:db8::1]:443), with an optional :port "
@@ -9294,9 +9287,8 @@ fx_scan_top(struct fact_finder *fx, const char *root)
 	} else if (git == FK_LINK) {	/* its gitdir could be anything */
 		return fx_fail(fx, NULL,
 		    "%s/.git is a symlink in a writable directory; sbx cannot tell which "
-		    "repository "
-		    "it makes git use, so it refuses (hint: replace the link by a .git file, "
-		    "\"gitdir: PATH\", as git worktree writes)",
+		    "repository it makes git use, so it refuses (hint: replace the link by a .git "
+		    "file, \"gitdir: PATH\", as git worktree writes)",
 		    root);
 	} else if (git == FK_FILE) {
 		if (fx_mandatory(fx, root, ".git",
@@ -10004,9 +9996,8 @@ plan_build(const struct vec *facts, bool fs_disabled, struct plan *pl, const cha
 		} else if (n->rules & RB_DANGLING) {
 			if (par->visible && par->writable) {
 				*why = aprintf("%s: does not exist, and the command could create "
-					       "it there, to run later; "
-					       "sbx refuses (hint: create it, or remove the link "
-					       "that points at it)",
+					       "it there, to run later; sbx refuses (hint: create "
+					       "it, or remove the link that points at it)",
 				    n->why);
 				return -1;
 			}
@@ -12723,11 +12714,10 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 	/* other apps then run code outside the sandbox (srt's README) */
 	if (p->allow_apple_events)
 		buf_puts(out,
-		    "(allow appleevent-send)\n(allow lsopen)\n"
-		    "(allow mach-lookup (global-name \"com.apple.coreservices.appleevents\") "
-		    "(global-name \"com.apple.CoreServices.coreservicesd\") "
-		    "(global-name \"com.apple.coreservices.quarantine-resolver\"))\t; "
-		    "allow-apple-events\n");
+		    "(allow appleevent-send)\n(allow lsopen)\n(allow mach-lookup (global-name "
+		    "\"com.apple.coreservices.appleevents\") (global-name "
+		    "\"com.apple.CoreServices.coreservicesd\") (global-name "
+		    "\"com.apple.coreservices.quarantine-resolver\"))\t; allow-apple-events\n");
 
 	/* reads: open, then the plan's hidden paths and what is shown again,
 	 * then what the plan cannot hold (globs, paths missing at start) */
@@ -12763,9 +12753,8 @@ seatbelt_render(const struct policy *p, const struct plan *pl, const struct sb_f
 	    "override)\n");
 	buf_puts(out,
 	    "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") (literal "
-	    "\"/dev/tty\") "
-	    "(literal \"/dev/stdout\") (literal \"/dev/stderr\") (literal \"/dev/dtracehelper\") "
-	    "(literal \"/dev/autofs_nowait\"))\n");
+	    "\"/dev/tty\") (literal \"/dev/stdout\") (literal \"/dev/stderr\") (literal "
+	    "\"/dev/dtracehelper\") (literal \"/dev/autofs_nowait\"))\n");
 	if (f->home) {
 		buf_puts(out, "(allow file-write* (subpath ");
 		if (sb_put_string(out, path_join(f->home, ".npm/_logs")) < 0 && !bad.path)
@@ -14556,15 +14545,13 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 		break;
 	case PR_HTTP_FORWARD:
 		if (policy)
-			buf_puts(&b,
-			    "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: "
-			    "blocked-by-allowlist\r\n"
-			    "Connection: close\r\nContent-Length: 40\r\n\r\nConnection blocked by "
-			    "network allowlist\n");
+			buf_puts(&b, "HTTP/1.1 403 Forbidden\r\n"
+			    "Content-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n"
+			    "Connection: close\r\nContent-Length: 40\r\n\r\n"
+			    "Connection blocked by network allowlist\n");
 		else
-			buf_puts(&b,
-			    "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: "
-			    "0\r\n\r\n");
+			buf_puts(&b, "HTTP/1.1 502 Bad Gateway\r\n"
+			    "Connection: close\r\nContent-Length: 0\r\n\r\n");
 		break;
 	case PR_SOCKS5:
 		px_socks_reply(c, policy ? SOCKS5_NOT_ALLOWED : SOCKS5_HOST_UNREACHABLE, true);
@@ -14580,14 +14567,13 @@ px_reply_refusal(struct conn *c, const char *reason, bool policy)
 static void
 px_http_error(struct conn *c, int code)
 {
-	const char *r = code == 431 ? "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: "
-				      "close\r\nContent-Length: 0\r\n\r\n"
-	    : code == 503	    ? "HTTP/1.1 503 Service Unavailable\r\nConnection: "
-				      "close\r\nContent-Length: 0\r\n\r\n"
-	    : code == 504 ? "HTTP/1.1 504 Gateway Timeout\r\nConnection: close\r\nContent-Length: "
-			    "0\r\n\r\n"
-			  : "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: "
-			    "0\r\n\r\n";
+#define PX_EMPTY_REPLY(status) \
+	"HTTP/1.1 " status "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+	const char *r = code == 431 ? PX_EMPTY_REPLY("431 Request Header Fields Too Large")
+	    : code == 503 ? PX_EMPTY_REPLY("503 Service Unavailable")
+	    : code == 504 ? PX_EMPTY_REPLY("504 Gateway Timeout")
+	    : PX_EMPTY_REPLY("400 Bad Request");
+#undef PX_EMPTY_REPLY
 
 	px_reply_close(c, r, strlen(r));
 }
@@ -14666,9 +14652,8 @@ px_refuse_misdirected(struct conn *c, const char *canon)
 	buf_putc(&t, '\0');
 	px_record_as(c, PXV_DENY, PXO_HTTP_REQUEST, t.p, 0, c->misdirected);
 	buf_printf(&b,
-	    "HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\n"
-	    "X-Proxy-Error: blocked-by-sandbox-runtime\r\nConnection: close\r\nContent-Length: "
-	    "%zu\r\n\r\n%s\n",
+	    "HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\nX-Proxy-Error: "
+	    "blocked-by-sandbox-runtime\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
 	    strlen(c->misdirected) + 1, c->misdirected);
 	px_reply_close(c, b.p, b.n);
 	free(t.p);
@@ -17039,9 +17024,8 @@ report_hints(const struct vstore *s, const struct plan *pl, struct buf *out)
 			    t.p, v->port, v->reason ? v->reason : "");
 		} else if (v->kind == VK_CONNECT) {
 			hint = aprintf("# %s:%d: connect through the proxy at 127.0.0.1:%d "
-				       "(HTTPS_PROXY and the other "
-				       "variables point at it); a direct connection is never "
-				       "allowed",
+				       "(HTTPS_PROXY and the other variables point at it); a "
+				       "direct connection is never allowed",
 			    t.p, v->port, SBX_PROXY_HTTP_PORT);
 		} else if (v->kind == VK_SEATBELT) {
 			hint = sblog_hint(v, pl, t.p);
@@ -19180,9 +19164,8 @@ runtime_root_pick(const struct plan *pl0, bool create, struct vec *covers)
 	if (!chosen)
 		die_hint("narrow the allow-write that covers them, or remove a directory that is "
 			 "not yours",
-		    "no place "
-		    "for sbx's runtime directory that is yours and that the sandbox cannot write "
-		    "(tried %s); the command did not run",
+		    "no place for sbx's runtime directory that is yours and that the sandbox "
+		    "cannot write (tried %s); the command did not run",
 		    tried.p ? tried.p : "none");
 	free(tried.p);
 	run_state.root = chosen;
@@ -21082,8 +21065,7 @@ live_line(int report)
 										 "cannot change"
 			: d->kind == DK_UNIX_SOCKET || d->kind == DK_MITM_DOMAIN ||
 			    d->kind == DK_PROXY_URL || d->kind == DK_BYPASS
-			? "the routes (parent and MITM proxies) are the run's, "
-			  "set when it starts"
+			? "the routes (parent and MITM proxies) are the run's, set when it starts"
 			: "only the network lists apply to a running sandbox");
 	}
 	if (!on.n) {
@@ -24284,9 +24266,8 @@ bwrap_failure_hint(void)
 	if (read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16, &b) == 0 &&
 	    b.p[0] == '1')
 		hint = "AppArmor forbids unprivileged user namespaces "
-		       "(kernel.apparmor_restrict_unprivileged_userns=1): "
-		       "add an AppArmor profile for bwrap, or `sysctl "
-		       "kernel.apparmor_restrict_unprivileged_userns=0`";
+		       "(kernel.apparmor_restrict_unprivileged_userns=1): add an AppArmor profile "
+		       "for bwrap, or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`";
 	free(b.p);
 	return hint;
 }
@@ -25209,9 +25190,8 @@ run_exit_status(const struct run *r)
 			die_hint("run it again; if that program keeps changing it, run when it has "
 				 "finished",
 			    "bubblewrap could not build the sandbox (its message is above): %s "
-			    "changed on this machine "
-			    "while sbx was starting (another program works there); the command did "
-			    "not run",
+			    "changed on this machine while sbx was starting (another program works "
+			    "there); the command did not run",
 			    changed);
 		die_hint(bwrap_failure_hint(),
 		    "bubblewrap could not build the sandbox (its message is above); "
@@ -25450,12 +25430,10 @@ check_main(const struct policy *p)
 	if (p->weaker_nested_sandbox)
 		check_line(true,
 		    "weaker-nested-sandbox is set: if a fresh /proc cannot be mounted, /proc shows "
-		    "every "
-		    "process of the machine (their cmdline, and environ of this user's), and if "
-		    "nested namespaces "
-		    "cannot be made the command shares bwrap's pid namespace; the seccomp filters, "
-		    "no capabilities, "
-		    "and read-only /proc/sys, sysrq-trigger, irq and bus still hold");
+		    "every process of the machine (their cmdline, and environ of this user's), and "
+		    "if nested namespaces cannot be made the command shares bwrap's pid namespace; "
+		    "the seccomp filters, no capabilities, and read-only /proc/sys, sysrq-trigger, "
+		    "irq and bus still hold");
 	free(out.p);
 	free(sb.p);
 	return check_failures ? 1 : 0;
@@ -26832,9 +26810,8 @@ session_exec_main(int argc, char **argv)
 	 * connection, finds it there rather than sleeping again until it comes */
 	if ((fd = session_find(argv[2], &sock)) < 0)
 		die_hint("sbx session start --name NAME starts one; sbx session list shows them. "
-			 "Inside another sandbox "
-			 "(Codex's own, say) sbx's sessions are out of reach: run it without "
-			 "(codex --sandbox danger-full-access)",
+			 "Inside another sandbox (Codex's own, say) sbx's sessions are out of "
+			 "reach: run it without (codex --sandbox danger-full-access)",
 		    "exec: no session %s is running; the command did not run", argv[2]);
 	audit_notice_show(path_dirname(sock));	/* what an ended session's audit did (9b) */
 	if (frame_send(fd, 'E', body.p, body.n, fds, exec_req_nfd(&e)) < 0)
@@ -29702,9 +29679,8 @@ static const struct cli_option cli_options[] = {
 	    "summary at exit) on stderr" },
 	{ "print", 0, true, OPT_PRINT, "WHAT",
 	    "print instead of running: policy (line format), json (srt settings), argv (the bwrap "
-	    "command), seatbelt (the macOS profile), "
-	    "bpf (the seccomp program), bpf-proxy (the proxy's own), bpf-observer (the write "
-	    "observer's), man" },
+	    "command), seatbelt (the macOS profile), bpf (the seccomp program), bpf-proxy (the "
+	    "proxy's own), bpf-observer (the write observer's), man" },
 	{ "arch", 0, true, OPT_ARCH, "ARCH",
 	    "with --print=bpf: x86_64 or aarch64 (default: this machine's)" },
 	{ "explain", 0, true, OPT_EXPLAIN, "HOST[:PORT]",
@@ -29713,16 +29689,14 @@ static const struct cli_option cli_options[] = {
 	    "line that would allow it (never applied)" },
 	{ "violations", 0, true, OPT_VIOLATIONS, "WHERE",
 	    "what was refused, after the command: stderr (srt's <sandbox_violations> block, the "
-	    "default), none, "
-	    "or a FILE that gets each refusal as a JSON line as it happens (moved to FILE.1 past 4 "
-	    "MiB)" },
+	    "default), none, or a FILE that gets each refusal as a JSON line as it happens (moved "
+	    "to FILE.1 past 4 MiB)" },
 	{ "violations-fd", 0, true, OPT_VIOLATIONS_FD, "N",
 	    "each refusal as a JSON line on descriptor N, as it happens" },
 	{ "control-fd", 0, true, OPT_CONTROL_FD, "N",
 	    "read policy updates from descriptor N >= 3 while the command runs (srt's protocol: "
-	    "one JSON settings "
-	    "object a line); the network lists apply at once, other changes are named and "
-	    "ignored" },
+	    "one JSON settings object a line); the network lists apply at once, other changes are "
+	    "named and ignored" },
 	{ "check", 0, false, OPT_CHECK, NULL, "check that this machine can build the sandbox" },
 	{ "help", 'h', false, OPT_HELP, NULL, "show this help" },
 	{ "version", 'V', false, OPT_VERSION, NULL, "show the version" },
@@ -29744,20 +29718,17 @@ static const struct { const char *synopsis, *help;
 	    "(and fd 3, with --fd3); its status is sbx's, its refusals follow on stderr" },
 	{ "hook claude|codex install [--user|--project] [--ask] [OPTIONS]",
 	    "merge sbx's hooks into the agent's settings (Claude Code: ~/.claude/settings.json, "
-	    "with --project "
-	    ".claude/settings.local.json; Codex: $CODEX_HOME/hooks.json and its trust in "
-	    "config.toml): every other "
-	    "hook kept, a .sbx-backup, the policy read first; --ask (Claude Code only) has the "
-	    "agent ask before each command" },
+	    "with --project .claude/settings.local.json; Codex: $CODEX_HOME/hooks.json and its "
+	    "trust in config.toml): every other hook kept, a .sbx-backup, the policy read first; "
+	    "--ask (Claude Code only) has the agent ask before each command" },
 	{ "hook claude|codex uninstall [--user|--project]",
 	    "take sbx's hooks out again, and only them" },
 	{ "hook claude|codex --print-settings [--ask] [OPTIONS]",
 	    "print the hooks, to install by hand" },
 	{ "hook claude|codex session-start|pre-tool-use|session-end [--ask] [OPTIONS]",
 	    "what the hooks run: start the agent session's sandbox; run its shell command there, "
-	    "cd carried over, "
-	    "and judge the paths of its own file tools by the sandbox's plan; end it. A call sbx "
-	    "cannot place in the sandbox is denied, with the reason" },
+	    "cd carried over, and judge the paths of its own file tools by the sandbox's plan; end "
+	    "it. A call sbx cannot place in the sandbox is denied, with the reason" },
 };
 
 static const char *
@@ -29772,13 +29743,12 @@ usage(FILE *f)
 	size_t i;
 
 	fprintf(f,
-	    "usage: sbx [-v] [-c POLICY] [--DIRECTIVE[=ARG]...] [--] COMMAND [ARG...]\n"
-	    "       sbx [-c POLICY] --print=policy|json|argv [COMMAND...]\n"
-	    "       sbx --check | --help | --version\n"
-	    "       sbx session|exec|hook ...   (Subcommands, below)\n\n"
-	    "Runs COMMAND inside a sandbox: reads open except what the policy denies, writes\n"
-	    "closed except the allowed roots, no network. Options end at the first word that\n"
-	    "is not an option, so `sbx sh -c 'echo $1' x y` passes -c to sh.\n\nOptions:\n");
+	    "usage: sbx [-v] [-c POLICY] [--DIRECTIVE[=ARG]...] [--] COMMAND [ARG...]\n       sbx "
+	    "[-c POLICY] --print=policy|json|argv [COMMAND...]\n       sbx --check | --help | "
+	    "--version\n       sbx session|exec|hook ...   (Subcommands, below)\n\nRuns COMMAND "
+	    "inside a sandbox: reads open except what the policy denies, writes\nclosed except the "
+	    "allowed roots, no network. Options end at the first word that\nis not an option, so "
+	    "`sbx sh -c 'echo $1' x y` passes -c to sh.\n\nOptions:\n");
 	for (i = 0; i < LEN(cli_options); i++) {
 		const struct cli_option *o = &cli_options[i];
 		char lhs[64];
@@ -29808,24 +29778,22 @@ usage(FILE *f)
 		fprintf(f, "  %-32s %s\n", directive_synopsis(d), d->help);
 	}
 	fprintf(f,
-	    "\nPaths: ~ is $HOME, relative paths start at the current directory, dir/** is\n"
-	    "what lies beneath the directory dir (not a file named dir), globs (* ? [..] **)\n"
-	    "are expanded when the command starts. A mount cannot cover a file created later:\n"
-	    "a deny-read of a path that does not exist yet hides nothing.\n\n"
-	    "Without -c, the default policy: reads open except ~/.ssh ~/.aws ~/.gnupg\n"
-	    "~/.config/gcloud ~/.kube ~/.docker/config.json ~/.netrc ~/.git-credentials;\n"
-	    "writes to the current directory and a private TMPDIR; no network. It refuses to\n"
-	    "run in / or in $HOME itself. Dangerous files (.bashrc, .git/hooks, .mcp.json, ...)\n"
-	    "stay read-only in every writable directory.\n\n"
-	    "Exit status: the command's; 128+N if a signal N killed it; 125 if sbx failed\n"
-	    "(bad policy, no bubblewrap, the sandbox could not be built); 126 if the command\n"
-	    "cannot be run; 127 if it was not found.\n\n"
-	    "Run as srt (a symlink: make install-srt-link), sbx takes srt's command line,\n"
-	    "srt [-d] [-s SETTINGS] [--control-fd N] [-c STRING | COMMAND ARG...]: srt --help.\n\n"
-	    "Examples:\n"
-	    "  sbx -- make test                      default policy, from a project directory\n"
-	    "  sbx -c policy.example --deny-read=./secrets -- npm install\n"
-	    "  sbx -c ~/.srt-settings.json --print=argv -- true\n");
+	    "\nPaths: ~ is $HOME, relative paths start at the current directory, dir/** is\nwhat "
+	    "lies beneath the directory dir (not a file named dir), globs (* ? [..] **)\nare "
+	    "expanded when the command starts. A mount cannot cover a file created later:\na "
+	    "deny-read of a path that does not exist yet hides nothing.\n\nWithout -c, the default "
+	    "policy: reads open except ~/.ssh ~/.aws ~/.gnupg\n~/.config/gcloud ~/.kube "
+	    "~/.docker/config.json ~/.netrc ~/.git-credentials;\nwrites to the current directory "
+	    "and a private TMPDIR; no network. It refuses to\nrun in / or in $HOME itself. "
+	    "Dangerous files (.bashrc, .git/hooks, .mcp.json, ...)\nstay read-only in every "
+	    "writable directory.\n\nExit status: the command's; 128+N if a signal N killed it; 125 "
+	    "if sbx failed\n(bad policy, no bubblewrap, the sandbox could not be built); 126 if "
+	    "the command\ncannot be run; 127 if it was not found.\n\nRun as srt (a symlink: make "
+	    "install-srt-link), sbx takes srt's command line,\nsrt [-d] [-s SETTINGS] "
+	    "[--control-fd N] [-c STRING | COMMAND ARG...]: srt --help.\n\nExamples:\n  sbx -- "
+	    "make test                      default policy, from a project directory\n  sbx -c "
+	    "policy.example --deny-read=./secrets -- npm install\n  sbx -c ~/.srt-settings.json "
+	    "--print=argv -- true\n");
 }
 
 /* The man page, from the same tables (make sbx.1). */
@@ -29835,26 +29803,20 @@ print_man(FILE *f)
 	size_t i;
 
 	fprintf(f,
-	    ".TH SBX 1 \"\" \"sbx %s\" \"User Commands\"\n"
-	    ".SH NAME\nsbx \\- run a command inside a filesystem and network sandbox\n"
-	    ".SH SYNOPSIS\n.B sbx\n[\\fB\\-v\\fR] [\\fB\\-c\\fR \\fIpolicy\\fR] "
-	    "[\\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR]...] "
-	    "[\\fB\\-\\-\\fR] \\fIcommand\\fR [\\fIarg\\fR...]\n"
-	    ".br\n.B sbx\n\\fB\\-\\-print\\fR=\\fBpolicy\\fR|\\fBjson\\fR|\\fBargv\\fR | "
-	    "\\fB\\-\\-check\\fR\n"
-	    ".br\n.B sbx\n\\fBsession\\fR|\\fBexec\\fR|\\fBhook\\fR ... (SUBCOMMANDS)\n"
-	    ".SH DESCRIPTION\n"
-	    "\\fBsbx\\fR runs \\fIcommand\\fR under bubblewrap with the policy enforced by the "
-	    "mount table: "
-	    "reads are open except what the policy denies, writes are closed except the allowed "
-	    "roots, and the "
-	    "network namespace is empty. Dangerous files that run code later (shell rc files, git "
-	    "hooks and config, "
-	    "editor and agent configuration) stay read-only in every writable directory.\n"
-	    ".PP\nThe policy is an srt (Anthropic sandbox-runtime %s) settings file, read "
-	    "unchanged, or the line "
-	    "format below. Without \\fB\\-c\\fR, the default policy hides the usual credential "
-	    "stores and allows writes to the current directory.\n.SH OPTIONS\n",
+	    ".TH SBX 1 \"\" \"sbx %s\" \"User Commands\"\n.SH NAME\nsbx \\- run a command inside a "
+	    "filesystem and network sandbox\n.SH SYNOPSIS\n.B sbx\n[\\fB\\-v\\fR] [\\fB\\-c\\fR "
+	    "\\fIpolicy\\fR] [\\fB\\-\\-\\fIdirective\\fR[=\\fIarg\\fR]...] [\\fB\\-\\-\\fR] "
+	    "\\fIcommand\\fR [\\fIarg\\fR...]\n.br\n.B "
+	    "sbx\n\\fB\\-\\-print\\fR=\\fBpolicy\\fR|\\fBjson\\fR|\\fBargv\\fR | "
+	    "\\fB\\-\\-check\\fR\n.br\n.B sbx\n\\fBsession\\fR|\\fBexec\\fR|\\fBhook\\fR ... "
+	    "(SUBCOMMANDS)\n.SH DESCRIPTION\n\\fBsbx\\fR runs \\fIcommand\\fR under bubblewrap "
+	    "with the policy enforced by the mount table: reads are open except what the policy "
+	    "denies, writes are closed except the allowed roots, and the network namespace is "
+	    "empty. Dangerous files that run code later (shell rc files, git hooks and config, "
+	    "editor and agent configuration) stay read-only in every writable directory.\n.PP\nThe "
+	    "policy is an srt (Anthropic sandbox-runtime %s) settings file, read unchanged, or the "
+	    "line format below. Without \\fB\\-c\\fR, the default policy hides the usual "
+	    "credential stores and allows writes to the current directory.\n.SH OPTIONS\n",
 	    SBX_VERSION, SBX_SRT_VERSION);
 	for (i = 0; i < LEN(cli_options); i++) {
 		const struct cli_option *o = &cli_options[i];
@@ -29893,21 +29855,17 @@ print_man(FILE *f)
 	}
 	fprintf(f,
 	    ".SH EXIT STATUS\nThe command's status; 128+\\fIN\\fR when signal \\fIN\\fR killed it; "
-	    "125 when "
-	    "sbx itself failed (bad policy, bubblewrap missing, the sandbox could not be built); "
-	    "126 when the command could not be run; 127 when it was not found.\n"
-	    ".SH SRT'S COMMAND LINE\nRun as \\fBsrt\\fR (a symlink: \\fBmake "
-	    "install\\-srt\\-link\\fR), sbx takes srt's "
-	    "command line: \\fBsrt\\fR [\\fB\\-d\\fR] [\\fB\\-s\\fR \\fIsettings\\fR] "
-	    "[\\fB\\-\\-control\\-fd\\fR "
-	    "\\fIn\\fR] [\\fB\\-c\\fR \\fIstring\\fR | \\fIcommand\\fR [\\fIarg\\fR...]], with "
-	    "~/.srt\\-settings.json "
-	    "by default and srt's rules and messages for a settings file that is missing, "
-	    "unreadable, empty or invalid (exit 125). Options end at the command.\n"
-	    ".SH EXAMPLES\n.nf\nsbx \\-\\- make test\nsbx \\-c policy.example "
-	    "\\-\\-deny\\-read=./secrets \\-\\- npm install\n"
-	    "sbx \\-c ~/.srt\\-settings.json \\-\\-print=argv \\-\\- true\n.fi\n"
-	    ".SH SEE ALSO\n\\fBbwrap\\fR(1)\n");
+	    "125 when sbx itself failed (bad policy, bubblewrap missing, the sandbox could not be "
+	    "built); 126 when the command could not be run; 127 when it was not found.\n.SH SRT'S "
+	    "COMMAND LINE\nRun as \\fBsrt\\fR (a symlink: \\fBmake install\\-srt\\-link\\fR), sbx "
+	    "takes srt's command line: \\fBsrt\\fR [\\fB\\-d\\fR] [\\fB\\-s\\fR \\fIsettings\\fR] "
+	    "[\\fB\\-\\-control\\-fd\\fR \\fIn\\fR] [\\fB\\-c\\fR \\fIstring\\fR | \\fIcommand\\fR "
+	    "[\\fIarg\\fR...]], with ~/.srt\\-settings.json by default and srt's rules and "
+	    "messages for a settings file that is missing, unreadable, empty or invalid (exit "
+	    "125). Options end at the command.\n.SH EXAMPLES\n.nf\nsbx \\-\\- make test\nsbx \\-c "
+	    "policy.example \\-\\-deny\\-read=./secrets \\-\\- npm install\nsbx \\-c "
+	    "~/.srt\\-settings.json \\-\\-print=argv \\-\\- true\n.fi\n.SH SEE "
+	    "ALSO\n\\fBbwrap\\fR(1)\n");
 }
 
 struct cli {
@@ -30262,20 +30220,19 @@ static void
 srt_usage(FILE *f)
 {
 	fprintf(f,
-	    "Usage: srt [options] [command...]\n\n"
-	    "sbx %s with srt's command line (Anthropic sandbox-runtime %s): run a command\n"
-	    "in a sandbox with network and filesystem restrictions.\n\n"
-	    "Options (they end at the first word that is not one, or at --):\n"
-	    "  -V, --version          output the version number\n"
-	    "  -d, --debug            enable debug logging (sbx's -v)\n"
-	    "  -s, --settings <path>  path to config file (default: ~/.srt-settings.json)\n"
-	    "  -c <command>           run command string directly (bash -c), no escaping applied\n"
-	    "  --control-fd <fd>      read config updates from an inherited file descriptor >= 3\n"
-	    "  -h, --help             display help for command\n\n"
-	    "A missing ~/.srt-settings.json means srt's built-in config: no network, writes\n"
-	    "only to a private TMPDIR, sbx's credential stores hidden. A missing, unreadable,\n"
-	    "empty or invalid settings file is refused otherwise. Exit status: the\n"
-	    "command's; 125 if sbx refused or failed. sbx --help describes sbx's own options.\n",
+	    "Usage: srt [options] [command...]\n\nsbx %s with srt's command line (Anthropic "
+	    "sandbox-runtime %s): run a command\nin a sandbox with network and filesystem "
+	    "restrictions.\n\nOptions (they end at the first word that is not one, or at --):\n  "
+	    "-V, --version          output the version number\n  -d, --debug            enable "
+	    "debug logging (sbx's -v)\n  -s, --settings <path>  path to config file (default: "
+	    "~/.srt-settings.json)\n  -c <command>           run command string directly (bash "
+	    "-c), no escaping applied\n  --control-fd <fd>      read config updates from an "
+	    "inherited file descriptor >= 3\n  -h, --help             display help for "
+	    "command\n\nA missing ~/.srt-settings.json means srt's built-in config: no network, "
+	    "writes\nonly to a private TMPDIR, sbx's credential stores hidden. A missing, "
+	    "unreadable,\nempty or invalid settings file is refused otherwise. Exit status: "
+	    "the\ncommand's; 125 if sbx refused or failed. sbx --help describes sbx's own "
+	    "options.\n",
 	    SBX_VERSION, SBX_SRT_VERSION);
 }
 
