@@ -66,7 +66,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sexp_out o;
 	struct policy p;
 	struct plan pl;
-	struct run_paths rp = { "/p", "/r", s, "/r/e", "/h", NULL, { NULL }, { 0 }, NULL, NULL };
+	struct run_paths rp = { "/p", "/r", s, "/r/e", "/h", NULL, { NULL }, { 0 }, NULL, NULL, { NULL } };
 	struct sb_facts f;
 	const char *why = NULL;
 	bool ok = plain_utf8(s), found = false;
