@@ -638,7 +638,7 @@ t_git_audit_person_repo_session() { # in a session: the person's git init + hook
 	policy s <<<"allow-write $P"
 	timeout -k 5 "$TMO" "$SBX" session start -c "$T/s" --name "$sess" >/dev/null 2>"$T/start.err" ||
 		fail "session start: $(cat "$T/start.err")"
-	trap 'timeout 10 "$SBX" session stop "$sess" >/dev/null 2>&1' EXIT
+	trap "timeout 10 $(printf %q "$SBX") session stop $(printf %q "$sess") >/dev/null 2>&1" EXIT
 	timeout -k 5 "$TMO" "$SBX" exec "$sess" -- sh -c "git init -q theirs && printf '#!/bin/sh\n$pay\n' \
 		>theirs/.git/hooks/post-checkout && chmod +x theirs/.git/hooks/post-checkout" || fail "exec 1"
 	person_repo "$P/mine"
@@ -652,7 +652,7 @@ t_git_audit_person_repo_session() { # in a session: the person's git init + hook
 	# the next exec (in another session here) says what the ended one's audit did
 	timeout -k 5 "$TMO" "$SBX" session start -c "$T/s" --name "$sess-2" >/dev/null 2>"$T/start.err" ||
 		fail "session 2 start: $(cat "$T/start.err")"
-	trap 'timeout 10 "$SBX" session stop "$sess-2" >/dev/null 2>&1' EXIT
+	trap "timeout 10 $(printf %q "$SBX") session stop $(printf %q "$sess-2") >/dev/null 2>&1" EXIT
 	timeout -k 5 "$TMO" "$SBX" exec "$sess-2" -- true 2>"$T/next.err" || fail "the next exec"
 	ERR=$(cat "$T/next.err"); log_file next "$T/next.err"
 	expect_contains "$ERR" "session $sess ended at" "the next exec: which session"

@@ -355,7 +355,7 @@ t_scan_cache_session_leftover() { # in a session, a process an exec left behind 
 	policy s <<<"allow-write $P"
 	timeout -k 5 "$TMO" "$SBX" session start -c "$T/s" --name "$sess" >/dev/null 2>"$T/start.err" ||
 		fail "session start: $(cat "$T/start.err")"
-	trap 'timeout 10 "$SBX" session stop "$sess" >/dev/null 2>&1' EXIT
+	trap "timeout 10 $(printf %q "$SBX") session stop $(printf %q "$sess") >/dev/null 2>&1" EXIT
 	# exec 1 leaves a process behind and ends at once
 	timeout -k 5 "$TMO" "$SBX" exec "$sess" -- sh -c "(while [ ! -e go ]; do sleep 0.05; done
 		cd a/b/c/d; git init -q late; printf '#!/bin/sh\n$pay\n' > late/.git/hooks/post-checkout

@@ -1061,7 +1061,8 @@ t_hook_ask_and_spaced_path() { # sbx hook --ask answers "ask" (the person confir
 	local me="$T/my tools/sbx" id="sp$$$RANDOM"
 	mkdir -p "$T/my tools" && cp "$SBX" "$me" || fail "setup: a copy of sbx under a path with a space"
 	printf 'allow-write %s\n' "$P" >"$T/hook.policy"
-	trap '"$me" hook claude session-end <"$T/end.json" >/dev/null 2>&1' EXIT
+	# expanded now: at the subshell's exit the function's locals are gone
+	trap "$(printf %q "$me") hook claude session-end <$(printf %q "$T/end.json") >/dev/null 2>&1" EXIT
 	"$me" hook claude --print-settings --ask -c "$T/hook.policy" >"$T/settings.json" || fail "--print-settings --ask"
 	log_file settings "$T/settings.json"
 	python3 - "$T" "$P" "$id" <<'PY' 2>"$T/py.err" || fail "the settings and the inputs: $(cat "$T/py.err")"
