@@ -9537,7 +9537,10 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 				return -1;
 		}
 	}
-	if (r < 0)
+	/* ENOENT: the directory was removed while it was read (getdents64 on
+	 * a dead directory); nothing can be made in it any more, so nothing
+	 * in it is left to protect, as with one gone before it was opened */
+	if (r < 0 && errno != ENOENT)
 		return fx_fail(fx, NULL, "cannot list %s: %s", path, strerror(errno));
 	if (fx->sdk->ops->unread &&
 	    (fx->walked += fx->sdk->ops->unread(fx->sdk->ctx, dh)) > SBX_MAX_WALK_ENTRIES)
