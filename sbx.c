@@ -346,6 +346,9 @@ static int plat_session_main(int *argc, char ***argv);
 /* Can this platform's sandbox make the placeholders' read-only binds
  * itself, after the sandbox is built (plan_binds_to_init)? */
 static bool plat_init_binds(const struct policy *p);
+/* Does every call of the sandbox that can change a name on disk wait for
+ * sbx until sbx lets the first one go on (scan_deep)? */
+static bool plat_calls_wait(const struct policy *p);
 /* --check: can this machine build the sandbox? The exit status. */
 static int plat_check(const struct policy *p);
 /* Run the command in this platform's sandbox; every refusal goes to
@@ -6627,6 +6630,9 @@ struct plan {
 	struct vec dirs_seen;	/* of const char *: every directory of them the same walk listed,
 				 * node_modules ones included (not entered); main fills it */
 	bool seen_partial;	/* repos_seen stopped at the walk's bound */
+	/* the walk below the scan's depth was never made (scan_deep_lost):
+	 * a repository's own ctime says whether it is new (9b) */
+	bool seen_by_ctime;
 	bool fs_disabled;
 	bool allow_git_config;	/* the policy lets the command write .git/config (9b) */
 };
@@ -7116,6 +7122,8 @@ struct fact_finder {
 				  for a project */
 	struct vec agent_read;	/* of struct agent_read: the commands each holds, read once */
 	long agent_paths;	/* paths protected for them (SBX_MAX_AGENT_PATHS) */
+	bool defer_deep;	/* below the scan's depth: left for scan_deep_walk */
+	bool deep_left;		/* ... and the walk left some there */
 };
 
 /* The file name of the default policy's rules (their denies are generic:
@@ -8716,6 +8724,9 @@ struct scan_cache {
 	size_t nfs;
 	long served, listed;	/* directories: from the old file, listed */
 	long changed, restamped;	/* listed, kept: changed; as the old file has them */
+	/* the old file's records this run walked: their new record + 1 (a
+	 * record the walk did not reach stays under it, sc_save) */
+	uint32_t *walked;
 };
 
 /* A directory opened through the cache: its listing read from the old
@@ -8817,6 +8828,7 @@ sc_load(struct scan_cache *sc)
 	p += (size_t)h.nslot * 4;
 	sc->old.name = p;
 	sc->old.nrec = h.nrec;
+	sc->walked = calloc(h.nrec ? h.nrec : 1, sizeof(*sc->walked));
 	sc->old.nkid = h.nkid;
 	sc->old.nslot = h.nslot;
 	sc->old.nname = h.nname;
@@ -8957,6 +8969,8 @@ sc_opendir(void *ctx, void *parent, const char *name)
 		d->keep = true;
 		d->self = (uint32_t)(sc->recs.n / sizeof(r)) + 1;
 		buf_putn(&sc->recs, (const char *)&r, sizeof(r));
+		if (old && sc->walked)
+			sc->walked[old - 1] = d->self;
 	}
 	return d;
 }
@@ -9109,6 +9123,19 @@ sc_rec_bytes(const struct scan_cache *sc, const struct sc_rec *r)
 	return b;
 }
 
+/* Does record r (this run's, or one of the old file's) list name (its kind
+ * byte first) among its children? */
+static bool
+sc_has_kid(const struct scan_cache *sc, const struct sc_rec *r, const char *name)
+{
+	for (uint32_t j = 0; j < r->nkids; j++)
+		if (strcmp(r->old ? sc->old.name + sc->old.kid[r->kid0 + j] :
+				    sc->names.p + ((const uint32_t *)sc->kids.p)[r->kid0 + j],
+			name) == 0)
+			return true;
+	return false;
+}
+
 /* Append record r (this run's, or the old file's with parent already
  * mapped) to the file being built, its name and children copied. */
 static void
@@ -9169,16 +9196,23 @@ sc_save(struct scan_cache *sc, bool write)
 	for (i = 0; i < n; i++)
 		if (!nr[i].parent)
 			strset_add(&roots, sc_rec_name(sc, &nr[i]) + 1);
-	/* the old trees kept: those of roots this run did not walk */
+	/* the old trees kept: those of roots this run did not walk, and below
+	 * a directory it walked, the subdirectories it did not reach (the
+	 * part below the scan's depth, scan_deep) that its listing still has */
 	if (sc->old.nrec && !(map = calloc(sc->old.nrec, sizeof(*map))))
 		goto done;
 	for (i = 0, total = n; i < sc->old.nrec && total < SBX_SCAN_CACHE_MAX_DIRS; i++) {
 		const struct sc_rec *o = &sc->old.rec[i];
 		struct sc_rec r = *o;
+		uint32_t up = o->parent && o->parent <= i ? o->parent - 1 : 0;
 
+		if (sc->walked && sc->walked[i])
+			continue;	/* walked: its new record is there */
 		if (o->parent > i || o->name >= sc->old.nname - 1 || !sc_kids_ok(&sc->old, o) ||
-		    (o->parent ? !map[o->parent - 1] :
-		    strset_has(&roots, sc->old.name + o->name + 1)))
+		    (!o->parent ? strset_has(&roots, sc->old.name + o->name + 1) :
+		    sc->walked && sc->walked[up] ?
+				  !sc_has_kid(sc, &nr[sc->walked[up] - 1], sc->old.name + o->name) :
+				  !map[up]))
 			continue;	/* a tree this run walked again, or one not kept */
 		r.old = 1;
 		if ((more = sc_rec_bytes(sc, &r)) > sc->max_bytes - bytes)
@@ -9192,7 +9226,9 @@ sc_save(struct scan_cache *sc, bool write)
 		if (map[i]) {
 			struct sc_rec r = sc->old.rec[i];
 
-			r.parent = r.parent ? map[r.parent - 1] : 0;
+			r.parent = !r.parent ? 0 :
+			    sc->walked && sc->walked[r.parent - 1] ? sc->walked[r.parent - 1] :
+								     map[r.parent - 1];
 			r.old = 1;
 			sc_emit(sc, r, &recs, &kids, &names);
 		}
@@ -9234,6 +9270,8 @@ done:
 	free(kids.p);
 	free(names.p);
 	free(map);
+	free(sc->walked);
+	sc->walked = NULL;
 	free(sc->recs.p);
 	free(sc->kids.p);
 	free(sc->names.p);
@@ -9440,6 +9478,9 @@ fx_scan_walk(struct fact_finder *fx, void *dh, const char *path, int depth)
 			    "a repository before the run");
 		if (k == FK_DIR && strcmp(name, "node_modules") == 0)
 			vec_push(&fx->dirs, path_join(path, name));	/* listed, not entered */
+		else if (k == FK_DIR && depth + 1 > maxd - 1 && strcmp(name, ".git") != 0 &&
+		    fx->defer_deep)
+			fx->deep_left = true;	/* walked at the sandbox's first call (scan_deep) */
 		else if (k == FK_DIR && depth + 1 > maxd - 1 && strcmp(name, ".git") != 0) {
 			void *sub = fx->sdk->ops->opendir(fx->sdk->ctx, dh, name);
 
@@ -9816,6 +9857,125 @@ plan_resolve(const struct policy *p, const struct disk *dk, const struct run_pat
 		return -1;
 	plan_add_run_paths(&fx, rp);
 	return plan_resolve_scan(&fx, rp);
+}
+
+/* The scan below its depth, at the sandbox's first call. What the walk
+ * finds there (fx_seen_repos: every repository and every directory, for
+ * the audit to compare with after the run) makes no mount, so it need not
+ * be known when the command starts, only before the command changes a
+ * name. Where every call that can change one waits for sbx first (Linux:
+ * the write observer's program holds each write-intent call, a connect and
+ * a new thread until sbx answers, and sbx forks the observer that answers
+ * only when the first call waits: plat_calls_wait), that part is walked
+ * then: before the first such call goes on, from the same scan cache. So
+ * it is exactly the picture of the disk before the sandbox changed
+ * anything, and a command that never makes such a call (`ls`, `cat`, `git
+ * log`, a search) never pays for it: a home of 100,000 files costs it what
+ * the project alone does. The part the walk leaves is marked in the run's
+ * record ("D"), so a run killed before its first call is known to have
+ * changed nothing (audit_recover). */
+static struct {
+	bool pending;		/* the part below the depth is still to walk */
+	struct fact_finder fx;	/* the scan's, for its roots and settings */
+	const char *cache;	/* the scan cache's file, or NULL */
+	struct plan *pl;	/* the run's: its repos_seen, dirs_seen, seen_partial */
+} scan_deep;
+
+/* After the scan, in a run whose calls wait for sbx: keep what the walk
+ * at the first call needs. The cache is written then, with the whole of
+ * every root (written now, it would drop the records below the depth). */
+static void
+scan_deep_keep(const struct fact_finder *fx, const char *cache, struct plan *pl)
+{
+	scan_deep.pending = fx->deep_left;
+	scan_deep.fx = *fx;
+	scan_deep.cache = cache;
+	scan_deep.pl = pl;
+}
+
+/* The sandbox's first call waits: walk every root whole, with the cache,
+ * and make its repositories and directories the run's. The part above the
+ * depth is walked again too (its listings from the cache: a stat each);
+ * its facts are not kept, the mounts were made before the command began.
+ * A walk that fails now (a .git symlink or the bound, made since the scan
+ * by someone else: the sandbox's own calls wait) leaves the audit to go by
+ * ctimes, which a rename sets too: never less than it would have found. */
+static void
+scan_deep_walk(void)
+{
+	struct disk dk = { &real_disk_ops, NULL };
+	struct scan_cache sc;
+	struct disk sdk = { &sc_disk_ops, &sc };
+	struct fact_finder *fx = &scan_deep.fx;
+	struct vec facts = { 0 }, seen = { 0 };
+	struct err e = { 0 };
+	struct plan *pl = scan_deep.pl;
+	bool partial = false;
+	size_t i, j;
+
+	if (!scan_deep.pending)
+		return;
+	scan_deep.pending = false;
+	sc_open(&sc, &dk, scan_deep.cache);
+	fx->dk = &dk;
+	fx->sdk = sc.path && !fx->dotless ? &sdk : &dk;
+	fx->facts = &facts;
+	fx->e = &e;
+	fx->defer_deep = false;
+	fx->walked = fx->seen_walked = 0;
+	memset(&fx->dirs, 0, sizeof(fx->dirs));
+	memset(&fx->warnings, 0, sizeof(fx->warnings));
+	for (i = 0; i < pl->audit_roots.n; i++) {
+		void *dh = fx->sdk->ops->opendir(fx->sdk->ctx, NULL, pl->audit_roots.v[i]);
+
+		for (j = 0; j < i && strcmp(pl->audit_roots.v[j], pl->audit_roots.v[i]) != 0; j++)
+			;
+		if (j < i || !dh) {
+			if (dh)
+				fx->sdk->ops->closedir(fx->sdk->ctx, dh);
+			continue;
+		}
+		/* a walk that fails now (a name changed since the scan, the
+		 * bound passed) leaves the audit with what it reached: it then
+		 * goes by the repositories' times (seen_partial) */
+		if (fx_scan_walk(fx, dh, pl->audit_roots.v[i], 0) < 0) {
+			note("scan at the first call: %s; the audit goes by ctimes", e.msg);
+			partial = pl->seen_by_ctime = true;
+		}
+		fx->sdk->ops->closedir(fx->sdk->ctx, dh);
+	}
+	for (i = 0; i < facts.n; i++) {
+		const struct fact *f = facts.v[i];
+
+		partial |= !!(f->rules & RB_SEEN_PARTIAL);
+		if (!(f->rules & RB_REPO_SEEN) || str_listed(&seen, f->path))
+			continue;
+		vec_push(&seen, (void *)f->path);
+	}
+	note("scan at the first call: %ld directories listed (%ld changed), %ld from the scan "
+	     "cache",
+	    sc.listed, sc.changed, sc.served);
+	/* written only for a change of some size: the run's own placeholders
+	 * (made since the scan) change the project's top at every run, and
+	 * a few directories listed again cost less than the file rewritten */
+	sc_save(&sc, sc.changed > SBX_SCAN_CACHE_RESTAMPS);
+	pl->repos_seen = seen;
+	pl->dirs_seen = fx->dirs;
+	pl->seen_partial = partial;
+}
+
+/* The first call came with no way to hold it (sbx-init could not install
+ * the observer's program): the part below the depth was never walked, and
+ * can no longer be known as it was. The audit then takes a repository
+ * there whose own ctime is of the run (a rename sets it too) for new. */
+static void
+scan_deep_lost(void)
+{
+	if (!scan_deep.pending)
+		return;
+	scan_deep.pending = false;
+	scan_deep.pl->seen_partial = true;
+	scan_deep.pl->seen_by_ctime = true;
 }
 
 /* ---- 5d. The mount plan: facts -> mounts (pure) ------------------------
@@ -17553,6 +17713,7 @@ sblog_hint(const struct violation *v, const struct plan *pl, const char *t)
 struct audit;
 static void audit_recover(const char *run_dir);
 static void audit_record(const char *run_dir, const struct plan *pl);
+static void audit_record_write(const struct plan *pl);
 static void audit_after_run(const struct plan *pl);
 static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth);
 
@@ -19712,6 +19873,7 @@ struct audit {
 	/* of const char *: every .git in the roots before the run */
 	struct vec seen;
 	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
+	bool seen_by_ctime;		/* ... ctimes (the walk below the depth never made) */
 	/* of const char *: skipped, searched only if git ran (below) */
 	struct vec node_modules;
 	/* of const char *: the directories listed before the run, or none */
@@ -20420,7 +20582,7 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 	 * its birth time); only where the list could not reach (past the
 	 * walk's bound, in node_modules) do times decide */
 	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
-		fresh = audit_since(a, b >= 0 ? b : c);
+		fresh = audit_since(a, b >= 0 && !a->seen_by_ctime ? b : c);
 	a->fresh_found |= fresh;
 	if (type == DT_DIR) {
 		audit_gitdir(a, dotgit, fresh, 0);
@@ -20687,10 +20849,6 @@ static struct { const char *record; long long t0; bool done; } audit_state;
 static void
 audit_record(const char *run_dir, const struct plan *pl)
 {
-	struct buf b = { 0 };
-	size_t i;
-	int fd;
-
 	{
 		/* KERNEL: file times come from a coarse clock, up to a tick (4 ms at
 		 * HZ=250, 10 ms at HZ=100) behind this one: start 20 ms early, so a
@@ -20702,8 +20860,27 @@ audit_record(const char *run_dir, const struct plan *pl)
 	}
 	if (!pl->audit_roots.n)
 		return;
-	buf_printf(&b, "T %lld\n%s%s", audit_state.t0, pl->allow_git_config ? "A\n" : "",
-	    pl->seen_partial ? "P\n" : "");
+	audit_state.record = path_join(run_dir, "repos");
+	audit_record_write(pl);
+}
+
+/* The record written (again, when the scan below its depth is done: a
+ * new file renamed over the old, so a reader finds one or the other). */
+static void
+audit_record_write(const struct plan *pl)
+{
+	struct buf b = { 0 };
+	const char *tmp;
+	size_t i;
+	int fd;
+
+	if (!audit_state.record)
+		return;
+	tmp = aprintf("%s.new", audit_state.record);
+
+	buf_printf(&b, "T %lld\n%s%s%s%s", audit_state.t0, pl->allow_git_config ? "A\n" : "",
+	    pl->seen_partial ? "P\n" : "", pl->seen_by_ctime ? "C\n" : "",
+	    scan_deep.pending ? "D\n" : "");
 	for (i = 0; i < pl->audit_roots.n; i++) {
 		buf_puts(&b, "R ");
 		line_escape(&b, pl->audit_roots.v[i]);
@@ -20733,9 +20910,10 @@ audit_record(const char *run_dir, const struct plan *pl)
 				break;
 			}
 	}
-	audit_state.record = path_join(run_dir, "repos");
-	fd = openat(AT_FDCWD, audit_state.record, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, b.p, b.n) < 0)
+	(void)unlinkat(AT_FDCWD, tmp, 0);
+	fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, b.p, b.n) < 0 ||
+	    renameat(AT_FDCWD, tmp, AT_FDCWD, audit_state.record) < 0)
 		die("cannot write %s: %s", audit_state.record, strerror(errno));
 	close(fd);
 	free(b.p);
@@ -20756,8 +20934,17 @@ audit_after_run(const struct plan *pl)
 	a.allow_git_config = pl->allow_git_config;
 	a.roots = pl->audit_roots;
 	a.protected_gitdirs = pl->gitdirs;
+	if (scan_deep.pending && !attrib.unsure && !attrib.n) {
+		/* no call of the sandbox's that could change a name went on
+		 * (each waits for the walk below the depth, scan_deep): there
+		 * is nothing of its own to look for */
+		note("audit: the sandbox made no write-intent call; nothing looked at");
+		return;
+	}
+	scan_deep_lost();	/* a call went on unheld: the ctimes decide */
 	a.seen = pl->repos_seen;
 	a.seen_partial = pl->seen_partial;
+	a.seen_by_ctime = pl->seen_by_ctime;
 	a.dirs_seen = pl->dirs_seen;
 	a.attribute = true;
 	a.home = getenv("HOME");
@@ -20771,6 +20958,7 @@ audit_recover(const char *run_dir)
 	struct buf b = { 0 };
 	struct audit a;
 	char *line, *save;
+	bool deep_pending = false;
 
 	memset(&a, 0, sizeof(a));
 	if (read_file(path_join(run_dir, "repos"), 16 << 20, &b) < 0) {
@@ -20784,6 +20972,12 @@ audit_recover(const char *run_dir)
 			a.allow_git_config = true;
 		else if (line[0] == 'P')
 			a.seen_partial = true;
+		else if (line[0] == 'C')
+			a.seen_by_ctime = true;
+		else if (line[0] == 'D')
+			/* killed before the sandbox's first write-intent call went
+			 * on (scan_deep): it changed nothing to audit */
+			deep_pending = true;
 		else if (line[0] == 'S' && line[1] == ' ')
 			vec_push(&a.seen, line_unescape(line + 2));
 		else if (line[0] == 'O' && line[1] == ' ')
@@ -20794,7 +20988,7 @@ audit_recover(const char *run_dir)
 			vec_push(&a.protected_gitdirs, line_unescape(line + 2));
 	}
 	free(b.p);
-	if (a.t0 > 0)
+	if (a.t0 > 0 && !deep_pending)
 		audit_run(&a);
 }
 
@@ -24829,6 +25023,12 @@ run_note_observer(const struct run *r)
 		note("observer: off (%s); the boundary is the same",
 		    why ? why : "sbx-init could not install it");
 	}
+	if (r->listener < 0 && scan_deep.pending) {
+		/* no call waits for sbx: the part below the depth cannot be
+		 * walked as it was any more (the command runs) */
+		scan_deep_lost();
+		audit_record_write(scan_deep.pl);
+	}
 	/* the audit's record of what the sandbox touched (9b) starts now:
 	 * the listener came with "R", before the command's first call. Not
 	 * with a way to write that no call of the sandbox's shows: io_uring
@@ -24839,6 +25039,19 @@ run_note_observer(const struct run *r)
 	    "the write observer could not be installed" : r->p->allow_all_unix_sockets ?
 	    "allow-all-unix-sockets lets the command write through io_uring or a daemon, unseen" :
 	    "allow-host-port lets the command reach a service here that may write for it");
+}
+
+/* Step (the sandbox's first call waits): the scan below its depth
+ * (scan_deep, 5c), then the run's record without its "D". Until this
+ * returns, no call of the sandbox's that could change a name goes on. */
+static void
+run_scan_deep(void)
+{
+	if (!scan_deep.pending)
+		return;
+	scan_deep_walk();
+	audit_record_write(scan_deep.pl);
+	timing("the scan below its depth, at the first call");
 }
 
 /* The write observer's process (10b), reading the listener; a new event
@@ -25120,8 +25333,10 @@ run_supervise(struct run *r)
 			/* pid 1 of its namespace: all of it goes */
 			kill(r->ready ? r->inner : r->bwrap, SIGKILL);
 		run_proxy_on_demand(r, pf + ns, npf - ns);
-		if (pf[4].revents & POLLIN)
+		if (pf[4].revents & POLLIN) {
+			run_scan_deep();	/* first, while that call waits */
 			run_spawn_observer(r);	/* a call waits for it */
+		}
 		else if (pf[4].revents & POLLHUP)
 			/* not POLLERR alone: a signal during the kernel's lock (EPOLLERR) */
 			r->listener_hup = true;
@@ -25703,6 +25918,20 @@ plat_init_binds(const struct policy *p)
 	if (p->weaker_nested_sandbox)
 		return false;
 	return syscall(SYS_open_tree, -1, "", 0) >= 0 || errno != ENOSYS;
+}
+
+/* The write observer's program holds every call that can change a name
+ * (and a connect, a new thread) until sbx answers, and sbx starts the
+ * observer that answers only when the first call waits (run_supervise).
+ * Not where a write goes by no call of the sandbox's (allow-all-unix-
+ * sockets lets io_uring through; allow-host-port reaches a service here
+ * that may write for it: what attrib_start counts as unseen), nor in a
+ * session, whose one scan serves every exec. */
+static bool
+plat_calls_wait(const struct policy *p)
+{
+	return !run_mode && p->observe_writes && !p->allow_all_unix_sockets &&
+	    !p->host_ports.n && !observer_unavailable();
 }
 
 /* The programs first: bwrap found, and neither sbx, bwrap nor socat
@@ -28730,6 +28959,14 @@ plat_init_binds(const struct policy *p)
 	return false;
 }
 
+/* Seatbelt holds no call for sbx: the scan is whole before the command. */
+static bool
+plat_calls_wait(const struct policy *p)
+{
+	(void)p;
+	return false;
+}
+
 /* Sessions (10f) keep sbx-init serving inside the sandbox; Seatbelt has no
  * such process: not built on macOS yet, and said so. */
 static int
@@ -30824,7 +31061,7 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 	struct fact_finder fx;
 	struct plan pl0;
 	struct err e = { 0 };
-	const char *why;
+	const char *why, *cache;
 
 	if (!print)
 		allow_write_make_missing(p);
@@ -30843,14 +31080,18 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 		runtime_recover(rp);	/* what killed runs left */
 	timing("plan: killed runs' leftovers looked for");
 	plan_add_run_paths(&fx, rp);
-	sc_open(&sc, &dk, SBX_SCAN_CACHE ?
-	    path_join(path_dirname(rp->run_dir), SBX_SCAN_CACHE_FILE) : NULL);
+	cache = SBX_SCAN_CACHE ? path_join(path_dirname(rp->run_dir), SBX_SCAN_CACHE_FILE) : NULL;
+	sc_open(&sc, &dk, cache);
 	if (sc.path)
 		fx.sdk = &sdk;
+	/* below the scan's depth at the first call, where calls wait for sbx
+	 * (scan_deep); a session's scan is its only one, and --print shows
+	 * the plan whole */
+	fx.defer_deep = !print && plat_calls_wait(p);
 	if (plan_resolve_scan(&fx, rp) < 0)
 		die_err(&e);
-	note("scan: %ld directories listed (%ld changed), %ld from the scan cache", sc.listed,
-	    sc.changed, sc.served);
+	note("scan: %ld directories listed (%ld changed), %ld from the scan cache%s", sc.listed,
+	    sc.changed, sc.served, fx.deep_left ? "; below its depth at the first call" : "");
 	sc_save(&sc, !print);	/* --print=argv reads it, and writes nothing */
 	timing("plan: the scan");
 	for (size_t i = 0; i < fx.warnings.n; i++)
@@ -30859,6 +31100,8 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 		die("%s", why);
 	pl->allow_git_config = p->allow_git_config;
 	pl->dirs_seen = fx.dirs;	/* the directories the scan listed, for the audit (9b) */
+	if (fx.deep_left)
+		scan_deep_keep(&fx, cache, pl);
 }
 
 /* Step: what the run's facts add to the plan: sbx itself where

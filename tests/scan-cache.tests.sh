@@ -376,3 +376,86 @@ t_scan_cache_session_leftover() { # in a session, a process an exec left behind 
 	expect_no_payload "git outside in the repository the process left behind made"
 }
 TESTS+=(scan_cache_session_leftover)
+
+# The part of the scan below its depth (the repositories and directories the audit compares
+# with; no mount comes from it) is walked at the sandbox's first write-intent call, which waits
+# for it (sbx.c 5c, scan_deep). The picture must be the disk before the sandbox changed
+# anything: a reading command never pays for it, a repository the command prepares and moves
+# into place is new, the person's own is not, and a run killed before its first call changed
+# nothing to audit.
+sd_need() { # the observer holds the calls; without it the whole scan runs before the command
+	need_private_places
+	attrib_usable
+	git_env
+	sc_tree
+	policy p <<<"allow-write ."
+}
+
+t_scan_deep_reader_walks_nothing() { # a reading command never walks below the scan's depth; a writer's first call does, before it goes on
+	sd_need
+	run_sbx -v -c "$T/p" -- cat a/f
+	expect_rc 0 "a reader"; expect_eq "$OUT" f "a reader: its output"
+	expect_contains "$ERR" "below its depth at the first call" "a reader: the part below the depth left"
+	expect_not_contains "$ERR" "scan at the first call" "a reader: nothing walked below the depth"
+	expect_contains "$ERR" "the sandbox made no write-intent call; nothing looked at" "a reader: the audit"
+	run_sbx -v -c "$T/p" -- sh -c 'echo ok > a/h/i/ok && echo wrote'
+	expect_rc 0 "a writer"; expect_contains "$OUT" wrote "a writer (control)"
+	expect_contains "$ERR" "scan at the first call" "a writer: the part below the depth walked"
+	printf 'allow-write .\nobserve-writes off\n' >"$T/off"
+	run_sbx -v -c "$T/off" -- cat a/f
+	expect_rc 0 "observe-writes off"
+	expect_not_contains "$ERR" "below its depth at the first call" "observe-writes off: the scan whole before the command"
+}
+TESTS+=(scan_deep_reader_walks_nothing)
+
+t_scan_deep_picture_before_first_call() { # a gitdir prepared in one run and moved into place deep in the next is new (neutralised); the person's repository made between runs is not (kept), with the audit unsure
+	sd_need
+	local pay; pay=$(git_payload deep)
+	run_sbx -v -c "$T/p" -- sh -ec "mkdir -p a/h/i/prep/objects a/h/i/prep/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/prep/config; echo DONE"
+	expect_rc 0 "run 1 (prepares a gitdir without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	expect_contains "$ERR" "scan at the first call" "run 1: the part below the depth walked"
+	person_repo "$P/a/h/mine"	# the person's, between runs, deep (after the cache was written)
+	sleep 0.1
+	# run 2: unsure (it makes a symlink), so the audit acts on whatever it takes for new
+	run_sbx -v -c "$T/p" -- sh -ec "ln -s nowhere a/lnk; touch a/h/mine/.git/sbx-was-here
+		mkdir a/h/i/work; mv a/h/i/prep a/h/i/work/.git
+		echo 'ref: refs/heads/main' > a/h/i/work/.git/HEAD; echo DONE"
+	expect_rc 0 "run 2"; expect_contains "$OUT" DONE "run 2"
+	expect_cache_used "run 2"
+	expect_contains "$ERR" "scan at the first call" "run 2: the part below the depth walked"
+	expect_contains "$ERR" "neutralised $P/a/h/i/work/.git/config: removed core.fsmonitor" \
+		"the gitdir prepared in an earlier run, moved into place"
+	git_outside "$P/a/h/i/work"
+	expect_no_payload "git outside in the repository moved into place"
+	[ -x "$P/a/h/mine/.git/hooks/pre-commit" ] || fail "the person's hook was renamed"
+	expect_eq "$(git -C "$P/a/h/mine" config core.fsmonitor)" "$O/person-fsmonitor.sh" "the person's core.fsmonitor"
+	expect_not_contains "$ERR" "neutralised $P/a/h/mine/" "nothing of the person's repository neutralised"
+}
+TESTS+=(scan_deep_picture_before_first_call)
+
+t_scan_deep_killed_before_first_call() { # a run killed before its first write-intent call changed nothing: the next run audits nothing of it; one killed after is audited (control)
+	sd_need
+	local pay; pay=$(git_payload killed)
+	run_sbx -c "$T/p" -- true
+	expect_rc 0 "run 0"
+	start_bg "$T/k1.out" -c "$T/p" -- sh -c 'echo ready; sleep 60'
+	wait_file_has "$T/k1.out" ready 20 || { kill -KILL "$BGPID"; fail "run 1 never became ready: $(cat "$T/k1.out.err")"; }
+	person_repo "$P/a/h/mine"	# the person's, deep, during the run
+	kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+	sleep 0.2	# the next run starts after the person's repository, not with it
+	# control: a run killed after its first call, having made a repository deep
+	start_bg "$T/k2.out" -c "$T/p" -- sh -c "git init -q a/h/i/evil && git -C a/h/i/evil config core.fsmonitor '$pay' && echo ready; sleep 60"
+	wait_file_has "$T/k2.out" ready 20 || { kill -KILL "$BGPID"; fail "run 2 never became ready: $(cat "$T/k2.out.err")"; }
+	kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+	run_sbx -v -c "$T/p" -- true	# finds both runs' leftovers
+	expect_rc 0 "run 3"
+	expect_contains "$ERR" "neutralised $P/a/h/i/evil/.git/config: removed core.fsmonitor" \
+		"control: the killed run's repository, made after its first call"
+	git_outside "$P/a/h/i/evil"
+	expect_no_payload "git outside in the killed run's repository"
+	[ -x "$P/a/h/mine/.git/hooks/pre-commit" ] || fail "the person's hook was renamed"
+	expect_eq "$(git -C "$P/a/h/mine" config core.fsmonitor)" "$O/person-fsmonitor.sh" "the person's core.fsmonitor"
+	expect_not_contains "$ERR" "neutralised $P/a/h/mine/" "nothing of the person's neutralised for a run killed before its first call"
+}
+TESTS+=(scan_deep_killed_before_first_call)

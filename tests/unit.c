@@ -4925,6 +4925,53 @@ test_host_edges(void)
 		    "the audit did not rewrite the config by its real path (control)");
 		free(b.p);
 	}
+	/* a killed run's record (audit_recover): with "D" (killed before the
+	 * sandbox's first write-intent call went on: scan_deep) nothing is
+	 * audited; with "C" (the walk below the depth never made) a repository
+	 * renamed into place during the run is new by its ctime, though it was
+	 * born before the run (the same record without "D" acts: the control) */
+	{
+		const char *root = aprintf("%s/rec", dir), *run = aprintf("%s/run", dir);
+		const char *prep = aprintf("%s/prep", root), *cfg = aprintf("%s/w/.git/config", root);
+		struct timespec now;
+		struct buf b = { 0 };
+		long long t0;
+		int fd;
+
+		CHECK(mkdir(root, 0700) == 0 && mkdir(run, 0700) == 0 && mkdir(prep, 0700) == 0 &&
+		    mkdir(aprintf("%s/objects", prep), 0700) == 0 &&
+		    mkdir(aprintf("%s/refs", prep), 0700) == 0 && mkdir(aprintf("%s/w", root), 0700) == 0,
+		    "setup: the prepared gitdir");
+		fd = open(aprintf("%s/config", prep), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CHECK(fd >= 0 && write_all(fd, "[core]\n\tfsmonitor = ./x.sh\n", 27) == 0 && close(fd) == 0,
+		    "setup: its config");
+		usleep(30000);	/* born before the run (the coarse clock's tick) */
+		clock_gettime(CLOCK_REALTIME, &now);
+		t0 = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+		usleep(30000);
+		fd = open(aprintf("%s/HEAD", prep), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CHECK(fd >= 0 && write_all(fd, "ref: refs/heads/main\n", 21) == 0 && close(fd) == 0 &&
+		    rename(prep, aprintf("%s/w/.git", root)) == 0, "setup: renamed into place in the run");
+		for (int rec = 0; rec < 2; rec++) {
+			const char *text = aprintf("T %lld\nP\nC\n%sR %s\n", t0, rec ? "" : "D\n", root);
+
+			fd = open(aprintf("%s/repos", run), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			CHECK(fd >= 0 && write_all(fd, text, strlen(text)) == 0 && close(fd) == 0,
+			    "setup: the record");
+			audit_recover(run);
+			b.n = 0;
+			CHECK(read_file(cfg, 4096, &b) == 0, "read the config");
+			if (rec == 0)
+				CHECK(b.p && strstr(b.p, "fsmonitor") &&
+				    access(aprintf("%s.sbx-disabled", cfg), F_OK) < 0,
+				    "a record with D (no call went on): the audit acted");
+			else
+				CHECK(b.p && !strstr(b.p, "fsmonitor") &&
+				    access(aprintf("%s.sbx-disabled", cfg), F_OK) == 0,
+				    "C: a repository renamed into place during the run left as it is");
+		}
+		free(b.p);
+	}
 	rm_tree(dir);
 	CHECK(access(dir, F_OK) < 0, "rm_tree left %s", dir);
 }
@@ -6547,6 +6594,34 @@ test_scan_cache(void)
 		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0,
 		    "past the bound: the real listing");
 		free(b2.p);
+	}
+	/* a walk that stops above a depth (the scan before the command,
+	 * scan_deep) keeps the records below it that its listings still have,
+	 * for the walk at the sandbox's first call; a name gone is dropped */
+	{
+		struct buf top = { 0 };
+		void *dh;
+		const char *n;
+		enum fkind k;
+
+		SC_WALK(&got);
+		close(open(aprintf("%s/t/newfile", dir), O_CREAT | O_WRONLY, 0600));
+		CHECK(rmdir(aprintf("%s/t/n2", dir)) == 0, "rmdir n2");
+		usleep(60000);
+		sc_open(&sc, &real, cache);
+		CHECK((dh = view.ops->opendir(view.ctx, NULL, aprintf("%s/t", dir))) != NULL, "opendir");
+		while (dh && view.ops->readdir(view.ctx, dh, &n, &k) == 1)
+			buf_printf(&top, "%s\n", n);
+		if (dh)
+			view.ops->closedir(view.ctx, dh);
+		sc_save(&sc, true);
+		CHECK(sc.listed == 1 && top.n > 0, "the top alone: listed again (%ld)", sc.listed);
+		SC_WALK(&got);
+		SC_REAL(&want);
+		CHECK(sc.listed == 0 && sc.served == 5,
+		    "below the top: the records kept (listed %ld, served %ld of 5)", sc.listed, sc.served);
+		CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "below the top: the real listing");
+		free(top.p);
 	}
 	/* a cache others can write: not read */
 	SC_WALK(&got);
