@@ -53,7 +53,8 @@
  *      from policy rules to facts (the dangerous names, what a git
  *      repository runs, the fact finder, what an agent's settings run, the
  *      scan cache (listings kept between runs, each checked by its ctime),
- *      the scan), 5d the mount plan (facts -> mounts)
+ *      the scan, and its part below its depth walked at the sandbox's first
+ *      write-intent call), 5d the mount plan (facts -> mounts)
  *   6. Renderers and wire formats (pure): 6a the run's facts and the bwrap
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
@@ -9900,7 +9901,7 @@ scan_deep_keep(const struct fact_finder *fx, const char *cache, struct plan *pl)
  * A walk that fails now (a .git symlink or the bound, made since the scan
  * by someone else: the sandbox's own calls wait) leaves the audit to go by
  * ctimes, which a rename sets too: never less than it would have found. */
-static void
+static void __attribute__((unused))	/* macOS holds no call: never left (plat_calls_wait) */
 scan_deep_walk(void)
 {
 	struct disk dk = { &real_disk_ops, NULL };

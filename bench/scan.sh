@@ -18,13 +18,17 @@
 #   second    the cache as the run before left it (nothing changed in between)
 #   changed   one file created or removed in one directory of the big root before each
 #             run (that directory listed again)
-#   no cache  a copy of sbx.c with its SBX_SCAN_CACHE constant 0 (every directory listed,
-#             every run; the rest of the binary the same)
+#   no cache  a copy of sbx.c with its SBX_SCAN_CACHE constant 0 (every directory listed
+#             that the run walks; the rest of the binary the same)
 #   before    SBX_BEFORE=/path/to/sbx, when given (an older build, e.g. main's)
 #   srt       srt 0.0.81 (`srt` on PATH) with sbx --print=json of the same policy
 # Within a group the commands run in turn, one run each, RUNS times after WARMUP rounds
 # (interleaved: a machine whose load drifts weighs on every row alike); each row gives the
 # wall time and the CPU time (user + sys, of the command and all it waited for), medians.
+# The command of those rows is `true`, which makes no write-intent call: the part of each
+# root below the scan's depth is never walked (sbx.c 5c, scan_deep). Then a group of a
+# command that writes a file in the project (`sh -c 'echo x > w.txt'`), second runs, each
+# policy's: its first call waits for that walk, and the audit looks after it.
 # Then the per-command floor: the bwrap floor (bwrap --ro-bind / / --dev /dev --proc /proc
 # --unshare-net --unshare-pid --die-with-parent true) against sbx -c policy.example
 # -- true, and a session's exec (sbx exec) over the home policy against the `allow-write .`
@@ -154,6 +158,17 @@ for p in tmp home both; do
 		fi
 	} >>"$SPEC"
 done
+# a command that writes in the project: its first write-intent call waits for the walk below
+# the scan's depth (the picture the audit compares with), and the audit looks after it
+WRITE="sh -c 'echo x > w.txt'"
+{
+	echo "# a command that writes (second run)"
+	echo "allow-write . alone|-|$SBX -c $WORK/pol-dot -- $WRITE"
+	echo "+ tmp (10,000 entries)|-|$SBX -c $WORK/pol-tmp -- $WRITE"
+	echo "+ home (100,000 files)|-|$SBX -c $WORK/pol-home -- $WRITE"
+	echo "+ tmp + home|-|$SBX -c $WORK/pol-both -- $WRITE"
+	echo "no cache, + home|-|$NOCACHE -c $WORK/pol-home -- $WRITE"
+} >>"$SPEC"
 # the per-command floor, and a session's exec
 {
 	echo "# the per-command floor"
