@@ -363,6 +363,24 @@ EOF
 mutant std_directory_passed scan_cache_stdin_directory <<'EOF'
 -	fds_std_not_dirs();	/* a run's, and an exec's: it hands them to its session */
 EOF
+# the part below the scan's depth, at the sandbox's first write-intent call (scan_deep)
+mutant deep_walk_after_the_command scan_deep_picture <<'EOF'
+-			run_scan_deep();	/* first, while that call waits */
++			;
+ 			run_spawn_observer(r);	/* a call waits for it */
+EOF
+mutant deep_killed_run_audited unit:host_edges scan_deep_killed <<'EOF'
+s#	if (a.t0 > 0 && !deep_pending)#	if (a.t0 > 0)#
+EOF
+mutant deep_lost_by_birth_time unit:host_edges <<'EOF'
+s#		fresh = audit_since(a, b >= 0 && !a->seen_by_ctime ? b : c);#		fresh = audit_since(a, b >= 0 ? b : c);#
+EOF
+mutant deep_left_with_observe_writes_off scan_deep_reader <<'EOF'
+s#	return !run_mode && p->observe_writes && !p->allow_all_unix_sockets &&#	return !run_mode && !p->allow_all_unix_sockets &&#
+EOF
+mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
+s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
+EOF
 
 # ---------------------------------------------------------------- sessions and hooks (10f)
 mutant session_exec_relative_directory unit:sessions <<'EOF'
