@@ -378,6 +378,9 @@ EOF
 mutant deep_left_with_observe_writes_off scan_deep_reader <<'EOF'
 s#	return !run_mode && p->observe_writes && !p->allow_all_unix_sockets &&#	return !run_mode && !p->allow_all_unix_sockets &&#
 EOF
+mutant audit_narrow_looks_nowhere git_audit_person_repo_left <<'EOF'
+s#(!narrow || attrib_touched(d))#(!narrow || 0)#
+EOF
 mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
 s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
 EOF

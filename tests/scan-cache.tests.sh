@@ -417,8 +417,9 @@ t_scan_deep_picture_before_first_call() { # a gitdir prepared in one run and mov
 	expect_contains "$ERR" "scan at the first call" "run 1: the part below the depth walked"
 	person_repo "$P/a/h/mine"	# the person's, between runs, deep (after the cache was written)
 	sleep 0.1
-	# run 2: unsure (it makes a symlink), so the audit acts on whatever it takes for new
-	run_sbx -v -c "$T/p" -- sh -ec "ln -s nowhere a/lnk; touch a/h/mine/.git/sbx-was-here
+	# run 2: unsure (it makes a symlink to another directory), so the audit acts on whatever
+	# it takes for new
+	run_sbx -v -c "$T/p" -- sh -ec "ln -s ../m a/lnk; touch a/h/mine/.git/sbx-was-here
 		mkdir a/h/i/work; mv a/h/i/prep a/h/i/work/.git
 		echo 'ref: refs/heads/main' > a/h/i/work/.git/HEAD; echo DONE"
 	expect_rc 0 "run 2"; expect_contains "$OUT" DONE "run 2"
@@ -426,6 +427,7 @@ t_scan_deep_picture_before_first_call() { # a gitdir prepared in one run and mov
 	expect_contains "$ERR" "scan at the first call" "run 2: the part below the depth walked"
 	expect_contains "$ERR" "neutralised $P/a/h/i/work/.git/config: removed core.fsmonitor" \
 		"the gitdir prepared in an earlier run, moved into place"
+	expect_contains "$ERR" "sbx cannot tell who made it: the command made a symlink" "run 2: the audit unsure"
 	git_outside "$P/a/h/i/work"
 	expect_no_payload "git outside in the repository moved into place"
 	[ -x "$P/a/h/mine/.git/hooks/pre-commit" ] || fail "the person's hook was renamed"
