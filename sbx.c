@@ -25019,6 +25019,20 @@ run_wait_ready(struct run *r)
 	}
 }
 
+/* Why the command could write by no call of its own that the observer
+ * sees, or NULL: io_uring (allow-all-unix-sockets lets it through), or a
+ * service outside that writes for it (a daemon's Unix socket, a port of
+ * this machine's with allow-host-port). */
+static const char *
+writes_unseen_why(const struct policy *p)
+{
+	return p->allow_all_unix_sockets
+	    ? "allow-all-unix-sockets lets the command write through io_uring or a daemon, unseen"
+	    : p->host_ports.n ? "allow-host-port lets the command reach a service here that may "
+				"write for it"
+			      : NULL;
+}
+
 /* Step (observe-writes): the write observer is forked on the first call
  * it is to see, as the proxy is on the first connection: until then sbx
  * polls the listener itself (run_supervise), which is readable when a
@@ -25046,11 +25060,9 @@ run_note_observer(const struct run *r)
 	 * with a way to write that no call of the sandbox's shows: io_uring
 	 * (allow-all-unix-sockets lets it through), or a service outside it
 	 * that writes for it (a daemon's Unix socket, allow-host-port) */
-	attrib_start(r->listener >= 0 && !r->p->allow_all_unix_sockets && !r->p->host_ports.n,
+	attrib_start(r->listener >= 0 && !writes_unseen_why(r->p),
 	    !(r->im.flags & IF_OBSERVE) ? "observe-writes is off" : r->listener < 0 ?
-	    "the write observer could not be installed" : r->p->allow_all_unix_sockets ?
-	    "allow-all-unix-sockets lets the command write through io_uring or a daemon, unseen" :
-	    "allow-host-port lets the command reach a service here that may write for it");
+	    "the write observer could not be installed" : writes_unseen_why(r->p));
 }
 
 /* Step (the sandbox's first call waits): the scan below its depth
@@ -25935,15 +25947,13 @@ plat_init_binds(const struct policy *p)
 /* The write observer's program holds every call that can change a name
  * (and a connect, a new thread) until sbx answers, and sbx starts the
  * observer that answers only when the first call waits (run_supervise).
- * Not where a write goes by no call of the sandbox's (allow-all-unix-
- * sockets lets io_uring through; allow-host-port reaches a service here
- * that may write for it: what attrib_start counts as unseen), nor in a
- * session, whose one scan serves every exec. */
+ * Not where a write goes by no call of the sandbox's (writes_unseen_why,
+ * what the audit's record counts as unseen too), nor in a session, whose
+ * one scan serves every exec. */
 static bool
 plat_calls_wait(const struct policy *p)
 {
-	return !run_mode && p->observe_writes && !p->allow_all_unix_sockets &&
-	    !p->host_ports.n && !observer_unavailable();
+	return !run_mode && p->observe_writes && !writes_unseen_why(p) && !observer_unavailable();
 }
 
 /* The programs first: bwrap found, and neither sbx, bwrap nor socat

@@ -376,7 +376,7 @@ mutant deep_lost_by_birth_time unit:host_edges <<'EOF'
 s#		fresh = audit_since(a, b >= 0 && !a->seen_by_ctime ? b : c);#		fresh = audit_since(a, b >= 0 ? b : c);#
 EOF
 mutant deep_left_with_observe_writes_off scan_deep_reader <<'EOF'
-s#	return !run_mode && p->observe_writes && !p->allow_all_unix_sockets &&#	return !run_mode && !p->allow_all_unix_sockets &&#
+s#	return !run_mode && p->observe_writes && !writes_unseen_why(p) && !observer_unavailable();#	return !run_mode && !writes_unseen_why(p) && !observer_unavailable();#
 EOF
 mutant audit_narrow_looks_nowhere git_audit_person_repo_left <<'EOF'
 s#(!narrow || attrib_touched(d))#(!narrow || 0)#

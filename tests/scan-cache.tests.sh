@@ -401,10 +401,15 @@ t_scan_deep_reader_walks_nothing() { # a reading command never walks below the s
 	run_sbx -v -c "$T/p" -- sh -c 'echo ok > a/h/i/ok && echo wrote'
 	expect_rc 0 "a writer"; expect_contains "$OUT" wrote "a writer (control)"
 	expect_contains "$ERR" "scan at the first call" "a writer: the part below the depth walked"
-	printf 'allow-write .\nobserve-writes off\n' >"$T/off"
-	run_sbx -v -c "$T/off" -- cat a/f
-	expect_rc 0 "observe-writes off"
-	expect_not_contains "$ERR" "below its depth at the first call" "observe-writes off: the scan whole before the command"
+	# where a write could go by no call the observer holds, the scan is whole before the command
+	local knob
+	for knob in "observe-writes off" "allow-all-unix-sockets" "allow-host-port 9"; do
+		printf 'allow-write .\n%s\n' "$knob" >"$T/off"
+		run_sbx -v -c "$T/off" -- cat a/f
+		expect_rc 0 "$knob"
+		expect_contains "$ERR" "scan: " "$knob: the scan's note"
+		expect_not_contains "$ERR" "below its depth at the first call" "$knob: the scan whole before the command"
+	done
 }
 TESTS+=(scan_deep_reader_walks_nothing)
 
