@@ -11762,8 +11762,9 @@ mitm_decode(const unsigned char *b, size_t n, struct mitm_msg *m)
  *   OW_BIND: as OW_ADDR, and a Unix socket's path is a file written.
  *   OW_SETSID: none; the caller's sessions, from /proc (a session's).
  *   OW_SHARE: none; a call that lets one process change what another's
- *     call names (clone, ptrace, process_vm_writev): it only ever makes
- *     the audit unsure (9b), its record marked OBS_F_WHERE.
+ *     call names (clone, ptrace, process_vm_writev), or that makes names
+ *     no path of it says (a subvolume's ioctl): it only ever makes the
+ *     audit unsure (9b), its record marked OBS_F_WHERE.
  * ORDER: none; an index into this table is the record's call byte. */
 enum obs_what { OW_PATH, OW_ADDR, OW_MSG, OW_MMSG, OW_BIND, OW_SETSID, OW_SHARE };
 
@@ -11799,6 +11800,7 @@ static const struct obs_call obs_calls[] = {
 	{ SC_setsid, 0, -1, 0, -1, OW_SETSID },
 	{ SC_clone, -1, -1, 0, -1, OW_SHARE },	{ SC_ptrace, -1, -1, 0, -1, OW_SHARE },
 	{ SC_process_vm_writev, -1, -1, 0, -1, OW_SHARE },
+	{ SC_ioctl, -1, -1, 0, -1, OW_SHARE },	/* a subvolume or a snapshot (seccomp_bpf.h) */
 };
 #undef P_
 
@@ -11824,6 +11826,7 @@ enum obs_unsure {
 	OU_MOVED,
 	OU_PROC,
 	OU_UNREAD,
+	OU_SUBVOLUME,
 	OU_COUNT
 };
 
@@ -11837,6 +11840,7 @@ static const char *const obs_unsure_why[] = {
 	"the command moved a directory or a symlink",
 	"a path through /proc or /dev/fd the observer cannot follow",
 	"a path the observer could not read or follow",
+	"the command made or removed a subvolume or a snapshot (a tree of names no call named)",
 };
 
 #define SBX_OBS_COMM_BYTES	16	/* TASK_COMM_LEN, its NUL included */
@@ -23809,12 +23813,15 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
  * sharing without vfork, unless sbx-init starts it (a session's exec,
  * in init's memory until it execs: init is sbx's, not dumpable, and no
  * process of the sandbox can write it); ptrace and process_vm_writev
- * always. init_parent: the inner helper, init's parent. */
+ * always; and a subvolume's ioctl, whose names no path says, always.
+ * init_parent: the inner helper, init's parent. */
 static enum obs_unsure
 obs_sharing(const struct sbx_seccomp_notif *nf, const struct obs_call *c, long init_parent)
 {
 	long ppid, n;
 
+	if (c->sc == SC_ioctl)
+		return OU_SUBVOLUME;	/* the observer's program sends only those */
 	if (c->sc != SC_clone)
 		return OU_WRITES_OTHERS;
 	if (obs_proc_stat(nf->pid, &ppid, &n) < 0)

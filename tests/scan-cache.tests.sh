@@ -459,3 +459,41 @@ t_scan_deep_killed_before_first_call() { # a run killed before its first write-i
 	expect_not_contains "$ERR" "neutralised $P/a/h/mine/" "nothing of the person's neutralised for a run killed before its first call"
 }
 TESTS+=(scan_deep_killed_before_first_call)
+
+# sd_mount_btrfs DIR: a btrfs file system mounted at DIR for the rest of the test (test.sh's
+# private mount namespace); a subvolume and a snapshot are made there by an ioctl(2).
+sd_mount_btrfs() {
+	[ "$(id -u)" = 0 ] || skip "mounting a file system needs root"
+	command -v mkfs.btrfs >/dev/null && command -v btrfs >/dev/null || skip "no btrfs-progs"
+	truncate -s 128M "$T/btrfs.img" && mkfs.btrfs -q "$T/btrfs.img" >/dev/null 2>&1 ||
+		skip "mkfs.btrfs failed"
+	mkdir -p "$1" && mount -o loop "$T/btrfs.img" "$1" 2>/dev/null || skip "cannot mount a loop device here"
+	trap 'umount -l "'"$1"'" 2>/dev/null' EXIT
+	[ "$(stat -f -c %T "$1")" = btrfs ] || fail "setup: $1 is not btrfs ($(stat -f -c %T "$1"))"
+}
+
+t_scan_deep_btrfs_snapshot() { # a btrfs snapshot (an ioctl, a tree of names at once) of a gitdir prepared in an earlier run, named .git deep down, then HEAD: new, neutralised; the same by cp (control)
+	sd_need
+	sd_mount_btrfs "$P/vol"
+	local pay cpay; pay=$(git_payload snap); cpay=$(git_payload copy)
+	# run 1: a subvolume holding a gitdir without HEAD (no repository yet: nothing to audit)
+	run_sbx -v -c "$T/p" -- sh -ec "btrfs -q subvolume create vol/prep >/dev/null
+		mkdir -p vol/prep/objects vol/prep/refs vol/a/h/i/w vol/a/h/i/v
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > vol/prep/config; echo DONE"
+	expect_rc 0 "run 1 (prepares a subvolume)"; expect_contains "$OUT" DONE "run 1"
+	sleep 0.1
+	# run 2: the snapshot first (before any other call), then HEAD; the control copies by cp
+	run_sbx -v -c "$T/p" -- sh -ec "btrfs -q subvolume snapshot vol/prep vol/a/h/i/w/.git >/dev/null
+		echo 'ref: refs/heads/main' > vol/a/h/i/w/.git/HEAD
+		cp -r vol/prep vol/a/h/i/v/.git; sed 's|$pay|$cpay|' vol/prep/config > vol/a/h/i/v/.git/config
+		echo 'ref: refs/heads/main' > vol/a/h/i/v/.git/HEAD; echo DONE"
+	expect_rc 0 "run 2"; expect_contains "$OUT" DONE "run 2"
+	[ "$(stat -c %i "$P/vol/a/h/i/w/.git")" = 256 ] || fail "setup: the .git is not a snapshot (a subvolume's root)"
+	expect_contains "$ERR" "neutralised $P/vol/a/h/i/v/.git/config: removed core.fsmonitor" \
+		"control: the gitdir copied into place by cp"
+	expect_contains "$ERR" "neutralised $P/vol/a/h/i/w/.git/config: removed core.fsmonitor" \
+		"the gitdir snapshotted into place"
+	git_outside "$P/vol/a/h/i/v"; git_outside "$P/vol/a/h/i/w"
+	expect_no_payload "git outside in the repositories put in place"
+}
+TESTS+=(scan_deep_btrfs_snapshot)
