@@ -10910,6 +10910,8 @@ enum inner_flag {
 	IF_CAPTURE = 64,
 	IF_SESSION = 128, /* a session (10f): sbx-init runs no command of its own but each exec sbx
 			   * sends over the control socket, which it keeps */
+	IF_DEFER = 256, /* sbx walks below the scan's depth at the first call (scan_deep): without
+			 * the observer's program, "R" first, and the command waits for sbx's "G" */
 };
 
 #define SBX_CTL_MAGIC		"SBX1"
@@ -11082,7 +11084,7 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	if (take_u32(&c, &m->flags, "no flags") &&
 	    (m->flags &
 		~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE |
-		    IF_DNS | IF_CAPTURE | IF_SESSION)))
+		    IF_DNS | IF_CAPTURE | IF_SESSION | IF_DEFER)))
 		c.why = "unknown flags";
 	take_ports(&c, &m->nports, m->ports, "allow-host-port list cut short");
 	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
@@ -22744,7 +22746,7 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
  * process inside reads the table through /proc. */
 #define SBX_HAND_STACK	8192
 
-struct hand { pid_t pid; int go[2]; int ctl; };
+struct hand { pid_t pid; int go[2]; int ctl; bool told; /* "R" sent (init_tell_first) */ };
 
 static int
 hand_main(void *arg)
@@ -22807,6 +22809,8 @@ hand_over(struct hand *h, int ctl, int listener)
 {
 	int status = 0;
 
+	if (h->told)
+		return;	/* before the command, with no listener */
 	if (h->pid > 0) {
 		if (write(h->go[1], &listener, sizeof(listener)) != (ssize_t)sizeof(listener))
 			kill(h->pid, SIGKILL);
@@ -22823,18 +22827,46 @@ hand_over(struct hand *h, int ctl, int listener)
 		close(listener);
 }
 
+/* No observer's program, where sbx walks below the scan's depth at the
+ * sandbox's first call (IF_DEFER): "R" (without a listener) before the
+ * command starts, which then waits for sbx's "G". SECURITY: sbx's record
+ * of the run says, until that first call, that the sandbox changed
+ * nothing (scan_deep): true only where the observer's program holds the
+ * call. Without it (the kernel allows one listener in a filter chain:
+ * EBUSY under another program's), sbx writes the record again first; a
+ * run killed meanwhile ran no command. sbx gone (no "G"): nothing starts. */
+static void
+init_tell_first(struct hand *h, int ctl)
+{
+	char go = 0;
+	ssize_t n;
+
+	hand_over(h, ctl, -1);
+	h->told = true;
+	while ((n = read(ctl, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 || go != 'G')
+		_exit(SBX_EXIT_FAILURE);
+}
+
 /* The write observer's program, with its hand and, in a session, its
- * key. Returns the listener, or -1: no observer. */
+ * key. Returns the listener, or -1: no observer (then, where sbx waits
+ * for the first call, "R" is sent at once: init_tell_first). */
 static int
 observer_start(const struct inner_msg *m, struct hand *h, int ctl)
 {
-	if (!(m->flags & IF_OBSERVE) || observer_unavailable() || hand_start(h, ctl) < 0)
-		return -1;
-	if ((m->flags & IF_SESSION) &&
-	    syscall(SYS_getrandom, &session_key, sizeof(session_key), 0) !=
-		(long)sizeof(session_key))
-		session_key = 0;	/* no key: an exec's own setsid is observed too */
-	return install_observer(m->flags & IF_SESSION, session_key);
+	int listener = -1;
+
+	if ((m->flags & IF_OBSERVE) && !observer_unavailable() && hand_start(h, ctl) == 0) {
+		if ((m->flags & IF_SESSION) &&
+		    syscall(SYS_getrandom, &session_key, sizeof(session_key), 0) !=
+			(long)sizeof(session_key))
+			session_key = 0;	/* no key: an exec's own setsid is observed too */
+		listener = install_observer(m->flags & IF_SESSION, session_key);
+	}
+	if (listener < 0 && (m->flags & IF_DEFER))
+		init_tell_first(h, ctl);
+	return listener;
 }
 
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
@@ -22843,7 +22875,7 @@ static void __attribute__((noreturn))
 inner_init(struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
 	struct exec_plan plan;
-	struct hand hand = { -1, { -1, -1 }, -1 };
+	struct hand hand = { -1, { -1, -1 }, -1, false };
 	pid_t cmd;
 	int listener = -1, last_cap;
 
@@ -24583,7 +24615,8 @@ run_instructions(struct run *r, char **cmd)
 	    (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
 	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0) |
 	    (p->observe_writes ? IF_OBSERVE : 0) | (r->rf->dns ? IF_DNS : 0) |
-	    (r->rf->capture ? IF_CAPTURE : 0) | (run_mode ? IF_SESSION : 0);
+	    (r->rf->capture ? IF_CAPTURE : 0) | (run_mode ? IF_SESSION : 0) |
+	    (scan_deep.pending ? IF_DEFER : 0);
 	if (r->rf->capture)
 		im->ncapture = (uint32_t)capture_ports(p, im->capture, LEN(im->capture));
 	for (i = 0; i < p->host_ports.n; i++)
@@ -25004,6 +25037,16 @@ run_wait_ready(struct run *r)
 			break;
 	}
 	r->ready = r->inner > 0 && ch == 'R';
+	if (r->ready && r->listener < 0 && (r->im.flags & IF_DEFER)) {
+		/* no call waits for sbx (sbx-init could not install the
+		 * observer's program): the part below the depth cannot be walked
+		 * as it was any more, and the record must not say that nothing
+		 * went on. Written again, then sbx-init starts the command */
+		scan_deep_lost();
+		audit_record_write(scan_deep.pl);
+		if (write(r->ctl, "G", 1) != 1)
+			die("cannot tell sbx-init to start the command: %s", strerror(errno));
+	}
 	if (!run_mode) {	/* a session's init takes its execs on it (10f) */
 		close(r->ctl);
 		r->ctl = -1;
@@ -25029,12 +25072,6 @@ run_note_observer(const struct run *r)
 
 		note("observer: off (%s); the boundary is the same",
 		    why ? why : "sbx-init could not install it");
-	}
-	if (r->listener < 0 && scan_deep.pending) {
-		/* no call waits for sbx: the part below the depth cannot be
-		 * walked as it was any more (the command runs) */
-		scan_deep_lost();
-		audit_record_write(scan_deep.pl);
 	}
 	/* the audit's record of what the sandbox touched (9b) starts now:
 	 * the listener came with "R", before the command's first call. Not

@@ -497,3 +497,32 @@ t_scan_deep_btrfs_snapshot() { # a btrfs snapshot (an ioctl, a tree of names at 
 	expect_no_payload "git outside in the repositories put in place"
 }
 TESTS+=(scan_deep_btrfs_snapshot)
+
+t_scan_deep_observer_busy() { # under another program's seccomp listener (sbx-init's observer: EBUSY) the command starts once sbx has written its record again (by ctimes, not "nothing went on"): a run killed after its command made a repository deep is audited, the person's deep repository kept
+	sd_need
+	local pay sbx=$SBX kid; pay=$(git_payload busy)
+	person_repo "$P/a/h/mine"	# the person's, deep, before the runs
+	sleep 0.1
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "control: a run with the observer"
+	expect_contains "$ERR" "the sandbox made no write-intent call; nothing looked at" "control: nothing walked below the depth"
+	SBX=$PROBE run_sbx under_listener "$sbx" -v -c "$T/p" -- sh -c 'echo ok > a/h/i/ok && echo wrote'
+	expect_rc 0 "under a listener"; expect_contains "$OUT" wrote "under a listener: the command ran"
+	expect_contains "$ERR" "observer: off (sbx-init could not install it)" "under a listener: no observer"
+	expect_not_contains "$ERR" "nothing looked at" "under a listener: the audit looks"
+	SBX=$PROBE start_bg "$T/k.out" under_listener "$sbx" -c "$T/p" -- sh -c \
+		"git init -q a/h/i/evil && git -C a/h/i/evil config core.fsmonitor '$pay' && echo ready; sleep 60"
+	wait_file_has "$T/k.out" ready 20 || { kill -KILL "$BGPID"; fail "the run never became ready: $(cat "$T/k.out.err")"; }
+	kid=$(cat "/proc/$BGPID/task/$BGPID/children")
+	[ -n "$kid" ] || fail "setup: no sbx under the listener's holder"
+	kill -KILL $kid; wait_pid "$BGPID" 20
+	run_sbx -v -c "$T/p" -- true	# finds the killed run's leftovers
+	expect_rc 0 "the next run"
+	expect_contains "$ERR" "neutralised $P/a/h/i/evil/.git/config: removed core.fsmonitor" \
+		"the killed run's repository, made deep with no observer"
+	git_outside "$P/a/h/i/evil"
+	expect_no_payload "git outside in the killed run's repository"
+	[ -x "$P/a/h/mine/.git/hooks/pre-commit" ] || fail "the person's hook was renamed"
+	expect_eq "$(git -C "$P/a/h/mine" config core.fsmonitor)" "$O/person-fsmonitor.sh" "the person's core.fsmonitor"
+}
+TESTS+=(scan_deep_observer_busy)

@@ -3368,9 +3368,9 @@ test_bpf(void)
 		b.p[b.n - 1] = 'x';	/* last argument no longer NUL-terminated */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "unterminated argument refused");
 		b.p[b.n - 1] = '\0';
-		b.p[9] |= 0x01;	/* an unknown flag (bit 8) */
+		b.p[9] |= 0x02;	/* an unknown flag (bit 9) */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "unknown flag refused");
-		b.p[9] &= (char)~0x01;
+		b.p[9] &= (char)~0x02;
 		b.p[12] = 65;	/* more ports than the message holds */
 		CHECK(ctl_decode(b.p, b.n, &m, &why) < 0, "bad port count refused");
 		b.p[12] = 2;
