@@ -20114,12 +20114,51 @@ audit_kept_name(int dirfd, const char *name)
 	return kept;
 }
 
-/* Rename dir/name to its kept name (*kept), not following symlinks. */
+/* SECURITY: git runs a hook by its name and reads a config through
+ * directories it needs only to search, so a command that leaves .git or
+ * .git/hooks without its owner's read or write bit (chmod 0555, 0111)
+ * keeps what it planted there armed: the audit, with the person's rights,
+ * could neither list the hooks nor rename them (EACCES). A directory of
+ * the person's own uid gets its owner's bits back (the command could have
+ * set them: the choice was its), by its descriptor (an O_PATH one through
+ * /proc), so no name is followed. Returns whether it changed; said under
+ * -v. */
+static bool
+audit_give_back(int dfd, const char *what)
+{
+	struct stat st;
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
+	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & S_IRWXU) == S_IRWXU || chmod(self, (st.st_mode & 07777) | S_IRWXU) < 0)
+		return false;
+	note("git: %s was left without its owner's read, write or search bit; given back to "
+	     "neutralise what it holds",
+	    what);
+	return true;
+}
+
+/* Rename dir/name to its kept name (*kept), not following symlinks (in
+ * a directory the command left unwritable too: audit_give_back). What
+ * still fails is said: git may run it. */
 static bool
 audit_disable(int dirfd, const char *name, const char **kept)
 {
+	char self[64], dir[PATH_MAX];
+	ssize_t n;
+
 	*kept = audit_kept_name(dirfd, name);
-	return renameat(dirfd, name, dirfd, *kept) == 0;
+	if (renameat(dirfd, name, dirfd, *kept) == 0 ||
+	    (errno == EACCES && audit_give_back(dirfd, aprintf("the directory of %s", name)) &&
+		renameat(dirfd, name, dirfd, *kept) == 0))
+		return true;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dirfd);
+	n = readlink(self, dir, sizeof(dir) - 1);
+	dir[n > 0 ? n : 0] = '\0';
+	warnx("git: cannot neutralise %s/%s (%s): git may run it outside the sandbox", dir, name,
+	    strerror(errno));
+	return false;
 }
 
 static void
@@ -20158,6 +20197,18 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 		return;
 	}
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {	/* search alone: git runs them all the same */
+		int hfd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (hfd >= 0 && audit_give_back(hfd, hooks))
+			fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (hfd >= 0)
+			close(hfd);
+		if (fd < 0)
+			warnx("git: cannot list %s (%s): git may run what it holds outside the "
+			      "sandbox",
+			    hooks, strerror(errno));
+	}
 	close(pfd);
 	if (!(d = dir_open_fd(fd)))
 		return;
@@ -20305,6 +20356,8 @@ audit_config(struct audit *a, const char *path, bool force)
 	}
 	gitcfg_write(&keep, &out);
 	kept = audit_kept_name(pfd, base);
+	if (faccessat(pfd, ".", W_OK | X_OK, AT_EACCESS) < 0 && errno == EACCES)
+		audit_give_back(pfd, path_dirname(path));	/* left unwritable: rewritten all the same */
 	fd = openat(
 	    pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
 	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
