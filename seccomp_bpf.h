@@ -674,6 +674,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define SBX_BTRFS_IOC_SNAP_DESTROY_V2	0x5000943fU
 #define SBX_BCH_IOCTL_SUBVOLUME_CREATE	0x4020bc10U
 #define SBX_BCH_IOCTL_SUBVOLUME_DESTROY	0x4020bc11U
+#define SBX_BTRFS_IOC_SUBVOL_SETFLAGS	0x4008941aU	/* _IOW(0x94, 26, __u64) */
 
 enum bpf_cmp {
 	CMP_NONE,	/* the syscall alone decides */
@@ -778,6 +779,18 @@ static const struct bpf_rule bpf_rules[] = {
 	  "pushes keystrokes into the shell that reads this terminal after the command" },
 	{ SC_ioctl,		1, CMP_EQ,	SBX_TIOCLINUX,			EPERM_,	RG_ALWAYS,
 	  "TIOCL_PASTESEL pastes into a virtual console as TIOCSTI would" },
+	/* a read-only tree: what the command planted in it (a hook, a config)
+	 * the audit after the run cannot rename or rewrite (EROFS), and git
+	 * runs it later all the same. A subvolume's read-only flag is its
+	 * owner's to set; a snapshot's flags (v2, bcachefs's) are in memory a
+	 * filter cannot read, so those are refused whole; btrfs's v1 snapshot
+	 * (writable) and subvolumes stay, observed (RG_OBSERVE) */
+	{ SC_ioctl,		1, CMP_EQ,	SBX_BTRFS_IOC_SUBVOL_SETFLAGS,	EPERM_,	RG_ALWAYS,
+	  "a btrfs subvolume made read-only: the audit could not neutralise what it holds" },
+	{ SC_ioctl,		1, CMP_EQ,	SBX_BTRFS_IOC_SNAP_CREATE_V2,	EPERM_,	RG_ALWAYS,
+	  "a btrfs snapshot whose flags (in memory) may make it read-only" },
+	{ SC_ioctl,		1, CMP_EQ,	SBX_BCH_IOCTL_SUBVOLUME_CREATE,	EPERM_,	RG_ALWAYS,
+	  "a bcachefs snapshot whose flags (in memory) may make it read-only" },
 	{ SC_keyctl,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
 	  "the session keyring is shared with the user's other processes" },
 	{ SC_add_key,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,

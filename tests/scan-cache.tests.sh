@@ -472,18 +472,29 @@ sd_mount_btrfs() {
 	[ "$(stat -f -c %T "$1")" = btrfs ] || fail "setup: $1 is not btrfs ($(stat -f -c %T "$1"))"
 }
 
-t_scan_deep_btrfs_snapshot() { # a btrfs snapshot (an ioctl, a tree of names at once) of a gitdir prepared in an earlier run, named .git deep down, then HEAD: new, neutralised; the same by cp (control)
+t_scan_deep_btrfs_snapshot() { # a btrfs snapshot (an ioctl, a tree of names at once) of a gitdir prepared in an earlier run, named .git deep down, then HEAD: new, neutralised (the same by cp: control); a read-only subvolume or snapshot, which the audit could not neutralise, is refused
 	sd_need
 	sd_mount_btrfs "$P/vol"
 	local pay cpay; pay=$(git_payload snap); cpay=$(git_payload copy)
+	# btrfs's v1 snapshot (BTRFS_IOC_SNAP_CREATE: struct btrfs_ioctl_vol_args, writable; a
+	# buffer python passes whole is a mutable one)
+	local snap="python3 -c 'import fcntl, os, struct, sys
+fcntl.ioctl(os.open(sys.argv[2], os.O_RDONLY), 0x50009401,
+    bytearray(struct.pack(\"q4088s\", os.open(sys.argv[1], os.O_RDONLY), sys.argv[3].encode())))'"
 	# run 1: a subvolume holding a gitdir without HEAD (no repository yet: nothing to audit)
 	run_sbx -v -c "$T/p" -- sh -ec "btrfs -q subvolume create vol/prep >/dev/null
 		mkdir -p vol/prep/objects vol/prep/refs vol/a/h/i/w vol/a/h/i/v
-		printf '[core]\n\tfsmonitor = %s\n' '$pay' > vol/prep/config; echo DONE"
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > vol/prep/config; echo DONE
+		btrfs -q subvolume snapshot -r vol/prep vol/ro >/dev/null 2>&1 && echo MADE-RO-SNAPSHOT
+		btrfs -q property set vol/prep ro true 2>/dev/null && echo MADE-RO
+		$snap vol/prep vol rw && echo MADE-RW-SNAPSHOT"
 	expect_rc 0 "run 1 (prepares a subvolume)"; expect_contains "$OUT" DONE "run 1"
+	expect_contains "$OUT" MADE-RW-SNAPSHOT "control: a writable snapshot"
+	expect_not_contains "$OUT" MADE-RO-SNAPSHOT "a read-only snapshot"
+	expect_not_contains "$OUT" MADE-RO "a subvolume made read-only"
 	sleep 0.1
 	# run 2: the snapshot first (before any other call), then HEAD; the control copies by cp
-	run_sbx -v -c "$T/p" -- sh -ec "btrfs -q subvolume snapshot vol/prep vol/a/h/i/w/.git >/dev/null
+	run_sbx -v -c "$T/p" -- sh -ec "$snap vol/prep vol/a/h/i/w .git
 		echo 'ref: refs/heads/main' > vol/a/h/i/w/.git/HEAD
 		cp -r vol/prep vol/a/h/i/v/.git; sed 's|$pay|$cpay|' vol/prep/config > vol/a/h/i/v/.git/config
 		echo 'ref: refs/heads/main' > vol/a/h/i/v/.git/HEAD; echo DONE"
