@@ -20102,15 +20102,29 @@ audit_report(struct audit *a, const char *path, const char *what, const char *wh
 }
 
 /* The name dir/name is renamed to: name.sbx-disabled, or .sbx-disabled.N
- * when that is taken (an earlier run's), so nothing is ever replaced. */
+ * when that is taken (an earlier run's), so nothing is ever replaced.
+ * SECURITY: the command can take every one of those itself, as
+ * directories a rename cannot replace (EISDIR), and the hook would stay
+ * where git runs it: then a name it cannot guess (8 bytes of
+ * /dev/urandom; the clock and the pid where that cannot be read). */
 static const char *
 audit_kept_name(int dirfd, const char *name)
 {
 	struct stat st;
 	const char *kept = aprintf("%s.sbx-disabled", name);
+	unsigned long long r;
 
 	for (int i = 2; i < 100 && fstatat(dirfd, kept, &st, AT_SYMLINK_NOFOLLOW) == 0; i++)
 		kept = aprintf("%s.sbx-disabled.%d", name, i);
+	for (int k = 0; k < 4 && fstatat(dirfd, kept, &st, AT_SYMLINK_NOFOLLOW) == 0; k++) {
+		int fd = openat(AT_FDCWD, "/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
+			r = (unsigned long long)wall_ms() * 1000003ULL ^ (unsigned long long)getpid();
+		if (fd >= 0)
+			close(fd);
+		kept = aprintf("%s.sbx-disabled.%016llx", name, r);
+	}
 	return kept;
 }
 

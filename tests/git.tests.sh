@@ -863,3 +863,25 @@ t_git_audit_unwritable_dirs() { # as a user (not root: no DAC override), the com
 	expect_no_payload "the person's git, as the user, in both repositories"
 }
 TESTS+=(git_audit_unwritable_dirs)
+
+t_git_audit_kept_names_taken() { # the command takes every name the audit would rename a hook or a config to (NAME.sbx-disabled, .2 to .99), as directories a rename cannot replace: the audit still renames them away (a name it cannot guess); control: a repository without them
+	git_env
+	local pay; pay=$(git_payload kept)
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -ec "
+		for r in taken free; do
+			git init -q \$r; cp '$pay' \$r/.git/hooks/pre-commit; git -C \$r config core.fsmonitor '$pay'
+		done
+		for d in taken/.git/hooks/pre-commit taken/.git/config; do
+			mkdir \$d.sbx-disabled; i=2; while [ \$i -lt 100 ]; do mkdir \$d.sbx-disabled.\$i; i=\$((i + 1)); done
+		done; echo DONE"
+	expect_rc 0 "the run"; expect_contains "$OUT" DONE "the run"
+	expect_contains "$ERR" "neutralised $P/free/.git/hooks/pre-commit" "control: the hook"
+	expect_contains "$ERR" "neutralised $P/free/.git/config: removed core.fsmonitor" "control: the config"
+	expect_contains "$ERR" "neutralised $P/taken/.git/hooks/pre-commit" "the hook, every kept name taken"
+	expect_contains "$ERR" "neutralised $P/taken/.git/config: removed core.fsmonitor" "the config, every kept name taken"
+	[ ! -e "$P/taken/.git/hooks/pre-commit" ] || fail "the hook is still where git runs it"
+	git_outside "$P/free"; git_outside "$P/taken"
+	expect_no_payload "git outside in both repositories"
+}
+TESTS+=(git_audit_kept_names_taken)
