@@ -4979,11 +4979,11 @@ test_host_edges(void)
 			if (rec == 0)
 				CHECK(b.p && strstr(b.p, "fsmonitor") &&
 				    access(aprintf("%s.sbx-disabled", cfg), F_OK) < 0,
-				    "a record with D (no call went on): the audit acted");
+				    "a record with D (no call went on): the audit did not act");
 			else
 				CHECK(b.p && !strstr(b.p, "fsmonitor") &&
 				    access(aprintf("%s.sbx-disabled", cfg), F_OK) == 0,
-				    "C: a repository renamed into place during the run left as it is");
+				    "C: a repository renamed into place during the run neutralised");
 		}
 		free(b.p);
 	}
