@@ -11802,7 +11802,7 @@ static const struct obs_call obs_calls[] = {
 	{ SC_setsid, 0, -1, 0, -1, OW_SETSID },
 	{ SC_clone, -1, -1, 0, -1, OW_SHARE },	{ SC_ptrace, -1, -1, 0, -1, OW_SHARE },
 	{ SC_process_vm_writev, -1, -1, 0, -1, OW_SHARE },
-	{ SC_ioctl, -1, -1, 0, -1, OW_SHARE },	/* a subvolume or a snapshot (seccomp_bpf.h) */
+	{ SC_ioctl, -1, -1, 0, -1, OW_SHARE },	/* a subvolume, a snapshot (seccomp_bpf.h) */
 };
 #undef P_
 
@@ -20120,7 +20120,8 @@ audit_kept_name(int dirfd, const char *name)
 		int fd = openat(AT_FDCWD, "/dev/urandom", O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0 || read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
-			r = (unsigned long long)wall_ms() * 1000003ULL ^ (unsigned long long)getpid();
+			r = (unsigned long long)wall_ms() * 1000003ULL ^
+			    (unsigned long long)getpid();
 		if (fd >= 0)
 			close(fd);
 		kept = aprintf("%s.sbx-disabled.%016llx", name, r);
@@ -20370,8 +20371,9 @@ audit_config(struct audit *a, const char *path, bool force)
 	}
 	gitcfg_write(&keep, &out);
 	kept = audit_kept_name(pfd, base);
+	/* left unwritable: rewritten all the same */
 	if (faccessat(pfd, ".", W_OK | X_OK, AT_EACCESS) < 0 && errno == EACCES)
-		audit_give_back(pfd, path_dirname(path));	/* left unwritable: rewritten all the same */
+		audit_give_back(pfd, path_dirname(path));
 	fd = openat(
 	    pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
 	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||

@@ -925,8 +925,9 @@ static const struct bpf_rule bpf_rules[] = {
 	 * place from one that was there, nor sbx walk the roots before it
 	 * (scan_deep): observed, with no path read, so the audit is unsure
 	 * (9b, OU_SUBVOLUME). The request is an int: its low word is all of it */
-#define OBS_IOC_(req, why) { SC_ioctl, 1, CMP_EQ, req, SBX_RET_USER_NOTIF, RG_OBSERVE, "observer: " why }
-	OBS_IOC_(SBX_BTRFS_IOC_SNAP_CREATE, "a btrfs snapshot: a tree of names made, no path named"),
+#define OBS_IOC_(req, why) \
+	{ SC_ioctl, 1, CMP_EQ, req, SBX_RET_USER_NOTIF, RG_OBSERVE, "observer: " why }
+	OBS_IOC_(SBX_BTRFS_IOC_SNAP_CREATE, "a btrfs snapshot: a tree of names, no path named"),
 	OBS_IOC_(SBX_BTRFS_IOC_SNAP_CREATE_V2, "a btrfs snapshot (v2)"),
 	OBS_IOC_(SBX_BTRFS_IOC_SUBVOL_CREATE, "a btrfs subvolume: a directory made"),
 	OBS_IOC_(SBX_BTRFS_IOC_SUBVOL_CREATE_V2, "a btrfs subvolume (v2)"),
