@@ -9965,10 +9965,12 @@ scan_deep_walk(void)
 	pl->seen_partial = partial;
 }
 
-/* The first call came with no way to hold it (sbx-init could not install
- * the observer's program): the part below the depth was never walked, and
- * can no longer be known as it was. The audit then takes a repository
- * there whose own ctime is of the run (a rename sets it too) for new. */
+/* A call went on that the walk did not come before (no path leads here:
+ * the observer's program holds every such call, and without it the walk
+ * is made before the command starts, run_wait_ready; kept so that one
+ * would fail closed): the part below the depth can no longer be known as
+ * it was. The audit then takes a repository there whose own ctime is of
+ * the run (a rename sets it too) for new. */
 static void
 scan_deep_lost(void)
 {
@@ -10911,6 +10913,8 @@ enum inner_flag {
 	IF_CAPTURE = 64,
 	IF_SESSION = 128, /* a session (10f): sbx-init runs no command of its own but each exec sbx
 			   * sends over the control socket, which it keeps */
+	IF_DEFER = 256, /* sbx walks below the scan's depth at the first call (scan_deep): without
+			 * the observer's program, "R" first, and the command waits for sbx's "G" */
 };
 
 #define SBX_CTL_MAGIC		"SBX1"
@@ -11083,7 +11087,7 @@ ctl_decode(const char *p, size_t n, struct inner_msg *m, const char **why)
 	if (take_u32(&c, &m->flags, "no flags") &&
 	    (m->flags &
 		~(uint32_t)(IF_UNIX_BLOCK | IF_ALLOW_USERNS | IF_WEAKER | IF_PROXY | IF_OBSERVE |
-		    IF_DNS | IF_CAPTURE | IF_SESSION)))
+		    IF_DNS | IF_CAPTURE | IF_SESSION | IF_DEFER)))
 		c.why = "unknown flags";
 	take_ports(&c, &m->nports, m->ports, "allow-host-port list cut short");
 	take_ports(&c, &m->nexpose, m->expose, "expose-port list cut short");
@@ -11763,8 +11767,9 @@ mitm_decode(const unsigned char *b, size_t n, struct mitm_msg *m)
  *   OW_BIND: as OW_ADDR, and a Unix socket's path is a file written.
  *   OW_SETSID: none; the caller's sessions, from /proc (a session's).
  *   OW_SHARE: none; a call that lets one process change what another's
- *     call names (clone, ptrace, process_vm_writev): it only ever makes
- *     the audit unsure (9b), its record marked OBS_F_WHERE.
+ *     call names (clone, ptrace, process_vm_writev), or that makes names
+ *     no path of it says (a subvolume's ioctl): it only ever makes the
+ *     audit unsure (9b), its record marked OBS_F_WHERE.
  * ORDER: none; an index into this table is the record's call byte. */
 enum obs_what { OW_PATH, OW_ADDR, OW_MSG, OW_MMSG, OW_BIND, OW_SETSID, OW_SHARE };
 
@@ -11800,6 +11805,7 @@ static const struct obs_call obs_calls[] = {
 	{ SC_setsid, 0, -1, 0, -1, OW_SETSID },
 	{ SC_clone, -1, -1, 0, -1, OW_SHARE },	{ SC_ptrace, -1, -1, 0, -1, OW_SHARE },
 	{ SC_process_vm_writev, -1, -1, 0, -1, OW_SHARE },
+	{ SC_ioctl, -1, -1, 0, -1, OW_SHARE },	/* a subvolume, a snapshot (seccomp_bpf.h) */
 };
 #undef P_
 
@@ -11825,6 +11831,7 @@ enum obs_unsure {
 	OU_MOVED,
 	OU_PROC,
 	OU_UNREAD,
+	OU_SUBVOLUME,
 	OU_COUNT
 };
 
@@ -11838,6 +11845,7 @@ static const char *const obs_unsure_why[] = {
 	"the command moved a directory or a symlink",
 	"a path through /proc or /dev/fd the observer cannot follow",
 	"a path the observer could not read or follow",
+	"the command made or removed a subvolume or a snapshot (a tree of names no call named)",
 };
 
 #define SBX_OBS_COMM_BYTES	16	/* TASK_COMM_LEN, its NUL included */
@@ -20097,24 +20105,78 @@ audit_report(struct audit *a, const char *path, const char *what, const char *wh
 }
 
 /* The name dir/name is renamed to: name.sbx-disabled, or .sbx-disabled.N
- * when that is taken (an earlier run's), so nothing is ever replaced. */
+ * when that is taken (an earlier run's), so nothing is ever replaced.
+ * SECURITY: the command can take every one of those itself, as
+ * directories a rename cannot replace (EISDIR), and the hook would stay
+ * where git runs it: then a name it cannot guess (8 bytes of
+ * /dev/urandom; the clock and the pid where that cannot be read). */
 static const char *
 audit_kept_name(int dirfd, const char *name)
 {
 	struct stat st;
 	const char *kept = aprintf("%s.sbx-disabled", name);
+	unsigned long long r;
 
 	for (int i = 2; i < 100 && fstatat(dirfd, kept, &st, AT_SYMLINK_NOFOLLOW) == 0; i++)
 		kept = aprintf("%s.sbx-disabled.%d", name, i);
+	for (int k = 0; k < 4 && fstatat(dirfd, kept, &st, AT_SYMLINK_NOFOLLOW) == 0; k++) {
+		int fd = openat(AT_FDCWD, "/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
+			r = (unsigned long long)wall_ms() * 1000003ULL ^
+			    (unsigned long long)getpid();
+		if (fd >= 0)
+			close(fd);
+		kept = aprintf("%s.sbx-disabled.%016llx", name, r);
+	}
 	return kept;
 }
 
-/* Rename dir/name to its kept name (*kept), not following symlinks. */
+/* SECURITY: git runs a hook by its name and reads a config through
+ * directories it needs only to search, so a command that leaves .git or
+ * .git/hooks without its owner's read or write bit (chmod 0555, 0111)
+ * keeps what it planted there armed: the audit, with the person's rights,
+ * could neither list the hooks nor rename them (EACCES). A directory of
+ * the person's own uid gets its owner's bits back (the command could have
+ * set them: the choice was its), by its descriptor (an O_PATH one through
+ * /proc), so no name is followed. Returns whether it changed; said under
+ * -v. */
+static bool
+audit_give_back(int dfd, const char *what)
+{
+	struct stat st;
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
+	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & S_IRWXU) == S_IRWXU || chmod(self, (st.st_mode & 07777) | S_IRWXU) < 0)
+		return false;
+	note("git: %s was left without its owner's read, write or search bit; given back to "
+	     "neutralise what it holds",
+	    what);
+	return true;
+}
+
+/* Rename dir/name to its kept name (*kept), not following symlinks (in
+ * a directory the command left unwritable too: audit_give_back). What
+ * still fails is said: git may run it. */
 static bool
 audit_disable(int dirfd, const char *name, const char **kept)
 {
+	char self[64], dir[PATH_MAX];
+	ssize_t n;
+
 	*kept = audit_kept_name(dirfd, name);
-	return renameat(dirfd, name, dirfd, *kept) == 0;
+	if (renameat(dirfd, name, dirfd, *kept) == 0 ||
+	    (errno == EACCES && audit_give_back(dirfd, aprintf("the directory of %s", name)) &&
+		renameat(dirfd, name, dirfd, *kept) == 0))
+		return true;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dirfd);
+	n = readlink(self, dir, sizeof(dir) - 1);
+	dir[n > 0 ? n : 0] = '\0';
+	warnx("git: cannot neutralise %s/%s (%s): git may run it outside the sandbox", dir, name,
+	    strerror(errno));
+	return false;
 }
 
 static void
@@ -20153,6 +20215,18 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 		return;
 	}
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {	/* search alone: git runs them all the same */
+		int hfd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (hfd >= 0 && audit_give_back(hfd, hooks))
+			fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (hfd >= 0)
+			close(hfd);
+		if (fd < 0)
+			warnx("git: cannot list %s (%s): git may run what it holds outside the "
+			      "sandbox",
+			    hooks, strerror(errno));
+	}
 	close(pfd);
 	if (!(d = dir_open_fd(fd)))
 		return;
@@ -20300,6 +20374,9 @@ audit_config(struct audit *a, const char *path, bool force)
 	}
 	gitcfg_write(&keep, &out);
 	kept = audit_kept_name(pfd, base);
+	/* left unwritable: rewritten all the same */
+	if (faccessat(pfd, ".", W_OK | X_OK, AT_EACCESS) < 0 && errno == EACCES)
+		audit_give_back(pfd, path_dirname(path));
 	fd = openat(
 	    pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
 	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
@@ -22752,7 +22829,7 @@ init_serve(int ctl, const sigset_t *set, const sigset_t *old)
  * process inside reads the table through /proc. */
 #define SBX_HAND_STACK	8192
 
-struct hand { pid_t pid; int go[2]; int ctl; };
+struct hand { pid_t pid; int go[2]; int ctl; bool told; /* "R" sent (init_tell_first) */ };
 
 static int
 hand_main(void *arg)
@@ -22815,6 +22892,8 @@ hand_over(struct hand *h, int ctl, int listener)
 {
 	int status = 0;
 
+	if (h->told)
+		return;	/* before the command, with no listener */
 	if (h->pid > 0) {
 		if (write(h->go[1], &listener, sizeof(listener)) != (ssize_t)sizeof(listener))
 			kill(h->pid, SIGKILL);
@@ -22831,18 +22910,47 @@ hand_over(struct hand *h, int ctl, int listener)
 		close(listener);
 }
 
+/* No observer's program, where sbx walks below the scan's depth at the
+ * sandbox's first call (IF_DEFER): "R" (without a listener) before the
+ * command starts, which then waits for sbx's "G". SECURITY: sbx's record
+ * of the run says, until that first call, that the sandbox changed
+ * nothing (scan_deep): true only where the observer's program holds the
+ * call. Without it (the kernel allows one listener in a filter chain:
+ * EBUSY under another program's), sbx walks below the depth and writes
+ * the record again first; a run killed meanwhile ran no command. sbx gone
+ * (no "G"): nothing starts. */
+static void
+init_tell_first(struct hand *h, int ctl)
+{
+	char go = 0;
+	ssize_t n;
+
+	hand_over(h, ctl, -1);
+	h->told = true;
+	while ((n = read(ctl, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 || go != 'G')
+		_exit(SBX_EXIT_FAILURE);
+}
+
 /* The write observer's program, with its hand and, in a session, its
- * key. Returns the listener, or -1: no observer. */
+ * key. Returns the listener, or -1: no observer (then, where sbx waits
+ * for the first call, "R" is sent at once: init_tell_first). */
 static int
 observer_start(const struct inner_msg *m, struct hand *h, int ctl)
 {
-	if (!(m->flags & IF_OBSERVE) || observer_unavailable() || hand_start(h, ctl) < 0)
-		return -1;
-	if ((m->flags & IF_SESSION) &&
-	    syscall(SYS_getrandom, &session_key, sizeof(session_key), 0) !=
-		(long)sizeof(session_key))
-		session_key = 0;	/* no key: an exec's own setsid is observed too */
-	return install_observer(m->flags & IF_SESSION, session_key);
+	int listener = -1;
+
+	if ((m->flags & IF_OBSERVE) && !observer_unavailable() && hand_start(h, ctl) == 0) {
+		if ((m->flags & IF_SESSION) &&
+		    syscall(SYS_getrandom, &session_key, sizeof(session_key), 0) !=
+			(long)sizeof(session_key))
+			session_key = 0;	/* no key: an exec's own setsid is observed too */
+		listener = install_observer(m->flags & IF_SESSION, session_key);
+	}
+	if (listener < 0 && (m->flags & IF_DEFER))
+		init_tell_first(h, ctl);
+	return listener;
 }
 
 /* init: pid 1 of the nested namespace (or, in a weaker sandbox that could
@@ -22851,7 +22959,7 @@ static void __attribute__((noreturn))
 inner_init(struct inner_msg *m, int ctl, bool nested, const sigset_t *set, const sigset_t *old)
 {
 	struct exec_plan plan;
-	struct hand hand = { -1, { -1, -1 }, -1 };
+	struct hand hand = { -1, { -1, -1 }, -1, false };
 	pid_t cmd;
 	int listener = -1, last_cap;
 
@@ -23821,12 +23929,15 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
  * sharing without vfork, unless sbx-init starts it (a session's exec,
  * in init's memory until it execs: init is sbx's, not dumpable, and no
  * process of the sandbox can write it); ptrace and process_vm_writev
- * always. init_parent: the inner helper, init's parent. */
+ * always; and a subvolume's ioctl, whose names no path says, always.
+ * init_parent: the inner helper, init's parent. */
 static enum obs_unsure
 obs_sharing(const struct sbx_seccomp_notif *nf, const struct obs_call *c, long init_parent)
 {
 	long ppid, n;
 
+	if (c->sc == SC_ioctl)
+		return OU_SUBVOLUME;	/* the observer's program sends only those */
 	if (c->sc != SC_clone)
 		return OU_WRITES_OTHERS;
 	if (obs_proc_stat(nf->pid, &ppid, &n) < 0)
@@ -24588,7 +24699,8 @@ run_instructions(struct run *r, char **cmd)
 	    (p->allow_nested_userns ? IF_ALLOW_USERNS : 0) |
 	    (p->weaker_nested_sandbox ? IF_WEAKER : 0) | (r->rf->proxy ? IF_PROXY : 0) |
 	    (p->observe_writes ? IF_OBSERVE : 0) | (r->rf->dns ? IF_DNS : 0) |
-	    (r->rf->capture ? IF_CAPTURE : 0) | (run_mode ? IF_SESSION : 0);
+	    (r->rf->capture ? IF_CAPTURE : 0) | (run_mode ? IF_SESSION : 0) |
+	    (scan_deep.pending ? IF_DEFER : 0);
 	if (r->rf->capture)
 		im->ncapture = (uint32_t)capture_ports(p, im->capture, LEN(im->capture));
 	for (i = 0; i < p->host_ports.n; i++)
@@ -24986,9 +25098,25 @@ run_rebind(struct run *r)
 	return n;
 }
 
+/* Step (the sandbox's first call waits; without the observer's program,
+ * the command waits to start): the scan below its depth (scan_deep, 5c),
+ * then the run's record without its "D". Until this returns, no call of
+ * the sandbox's that could change a name goes on. */
+static void
+run_scan_deep(void)
+{
+	if (!scan_deep.pending)
+		return;
+	scan_deep_walk();
+	audit_record_write(scan_deep.pl);
+	timing("the scan below its depth, at the first call");
+}
+
 /* Step: "R" from the inner helper: the command has started; with it,
- * the write observer's listener when sbx-init could install it. Before
- * it, sbx-init may ask about names that changed (run_rebind). */
+ * the write observer's listener when sbx-init could install it (without
+ * it, where the walk below the scan's depth was left, the command starts
+ * on sbx's "G": init_tell_first). Before it, sbx-init may ask about names
+ * that changed (run_rebind). */
 static void
 run_wait_ready(struct run *r)
 {
@@ -25009,6 +25137,15 @@ run_wait_ready(struct run *r)
 			break;
 	}
 	r->ready = r->inner > 0 && ch == 'R';
+	if (r->ready && r->listener < 0 && (r->im.flags & IF_DEFER)) {
+		/* no call will wait for sbx (sbx-init could not install the
+		 * observer's program), and the command has not started: the
+		 * part below the depth is walked now, as it was, and the record
+		 * written again, before sbx-init starts it */
+		run_scan_deep();
+		if (write(r->ctl, "G", 1) != 1)
+			die("cannot tell sbx-init to start the command: %s", strerror(errno));
+	}
 	if (!run_mode) {	/* a session's init takes its execs on it (10f) */
 		close(r->ctl);
 		r->ctl = -1;
@@ -25049,12 +25186,6 @@ run_note_observer(const struct run *r)
 		note("observer: off (%s); the boundary is the same",
 		    why ? why : "sbx-init could not install it");
 	}
-	if (r->listener < 0 && scan_deep.pending) {
-		/* no call waits for sbx: the part below the depth cannot be
-		 * walked as it was any more (the command runs) */
-		scan_deep_lost();
-		audit_record_write(scan_deep.pl);
-	}
 	/* the audit's record of what the sandbox touched (9b) starts now:
 	 * the listener came with "R", before the command's first call. Not
 	 * with a way to write that no call of the sandbox's shows: io_uring
@@ -25065,18 +25196,6 @@ run_note_observer(const struct run *r)
 	    "the write observer could not be installed" : writes_unseen_why(r->p));
 }
 
-/* Step (the sandbox's first call waits): the scan below its depth
- * (scan_deep, 5c), then the run's record without its "D". Until this
- * returns, no call of the sandbox's that could change a name goes on. */
-static void
-run_scan_deep(void)
-{
-	if (!scan_deep.pending)
-		return;
-	scan_deep_walk();
-	audit_record_write(scan_deep.pl);
-	timing("the scan below its depth, at the first call");
-}
 
 /* The write observer's process (10b), reading the listener; a new event
  * pair each time. sbx keeps its own copy of the listener so that one

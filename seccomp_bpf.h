@@ -662,6 +662,19 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define SBX_O_WRITE_INTENT	0x643U	/* O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND (same on both arches) */
 #define SBX_O_TMPFILE_BIT	0x400000U	/* __O_TMPFILE (asm-generic and x86_64 alike) */
 #define SBX_O_OBSERVE		(SBX_O_WRITE_INTENT | SBX_O_TMPFILE_BIT)
+/* ioctl(2) requests that make or remove a tree of names at once (_IOW,
+ * the same numbers on both arches): btrfs's subvolume and snapshot, v1
+ * and v2 (struct btrfs_ioctl_vol_args{,_v2}, 4096 bytes), bcachefs's
+ * (struct bch_ioctl_subvolume, 32 bytes; a snapshot is a flag of create) */
+#define SBX_BTRFS_IOC_SNAP_CREATE	0x50009401U
+#define SBX_BTRFS_IOC_SUBVOL_CREATE	0x5000940eU
+#define SBX_BTRFS_IOC_SNAP_DESTROY	0x5000940fU
+#define SBX_BTRFS_IOC_SNAP_CREATE_V2	0x50009417U
+#define SBX_BTRFS_IOC_SUBVOL_CREATE_V2	0x50009418U
+#define SBX_BTRFS_IOC_SNAP_DESTROY_V2	0x5000943fU
+#define SBX_BCH_IOCTL_SUBVOLUME_CREATE	0x4020bc10U
+#define SBX_BCH_IOCTL_SUBVOLUME_DESTROY	0x4020bc11U
+#define SBX_BTRFS_IOC_SUBVOL_SETFLAGS	0x4008941aU	/* _IOW(0x94, 26, __u64) */
 
 enum bpf_cmp {
 	CMP_NONE,	/* the syscall alone decides */
@@ -766,6 +779,18 @@ static const struct bpf_rule bpf_rules[] = {
 	  "pushes keystrokes into the shell that reads this terminal after the command" },
 	{ SC_ioctl,		1, CMP_EQ,	SBX_TIOCLINUX,			EPERM_,	RG_ALWAYS,
 	  "TIOCL_PASTESEL pastes into a virtual console as TIOCSTI would" },
+	/* a read-only tree: what the command planted in it (a hook, a config)
+	 * the audit after the run cannot rename or rewrite (EROFS), and git
+	 * runs it later all the same. A subvolume's read-only flag is its
+	 * owner's to set; a snapshot's flags (v2, bcachefs's) are in memory a
+	 * filter cannot read, so those are refused whole; btrfs's v1 snapshot
+	 * (writable) and subvolumes stay, observed (RG_OBSERVE) */
+	{ SC_ioctl,		1, CMP_EQ,	SBX_BTRFS_IOC_SUBVOL_SETFLAGS,	EPERM_,	RG_ALWAYS,
+	  "a btrfs subvolume made read-only: the audit could not neutralise what it holds" },
+	{ SC_ioctl,		1, CMP_EQ,	SBX_BTRFS_IOC_SNAP_CREATE_V2,	EPERM_,	RG_ALWAYS,
+	  "a btrfs snapshot whose flags (in memory) may make it read-only" },
+	{ SC_ioctl,		1, CMP_EQ,	SBX_BCH_IOCTL_SUBVOLUME_CREATE,	EPERM_,	RG_ALWAYS,
+	  "a bcachefs snapshot whose flags (in memory) may make it read-only" },
 	{ SC_keyctl,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
 	  "the session keyring is shared with the user's other processes" },
 	{ SC_add_key,		0, CMP_NONE,	0,				EPERM_,	RG_ALWAYS,
@@ -893,6 +918,24 @@ static const struct bpf_rule bpf_rules[] = {
 	OBS_(SC_sendmsg, "sendmsg: its address is in memory, so every call"),
 	OBS_(SC_sendmmsg, "sendmmsg: its addresses are in memory, so every call"),
 	OBS_(SC_bind, "bind: a Unix socket's path is a name written"),
+	/* A subvolume or a snapshot is a directory made (a snapshot: a whole
+	 * tree, a copy of another, its files' times kept) by an ioctl on an
+	 * fd opened only to read, in any directory the user can write. No call
+	 * above names it, so the audit could not tell a repository copied into
+	 * place from one that was there, nor sbx walk the roots before it
+	 * (scan_deep): observed, with no path read, so the audit is unsure
+	 * (9b, OU_SUBVOLUME). The request is an int: its low word is all of it */
+#define OBS_IOC_(req, why) \
+	{ SC_ioctl, 1, CMP_EQ, req, SBX_RET_USER_NOTIF, RG_OBSERVE, "observer: " why }
+	OBS_IOC_(SBX_BTRFS_IOC_SNAP_CREATE, "a btrfs snapshot: a tree of names, no path named"),
+	OBS_IOC_(SBX_BTRFS_IOC_SNAP_CREATE_V2, "a btrfs snapshot (v2)"),
+	OBS_IOC_(SBX_BTRFS_IOC_SUBVOL_CREATE, "a btrfs subvolume: a directory made"),
+	OBS_IOC_(SBX_BTRFS_IOC_SUBVOL_CREATE_V2, "a btrfs subvolume (v2)"),
+	OBS_IOC_(SBX_BTRFS_IOC_SNAP_DESTROY, "a btrfs subvolume removed: a tree of names gone"),
+	OBS_IOC_(SBX_BTRFS_IOC_SNAP_DESTROY_V2, "a btrfs subvolume removed (v2)"),
+	OBS_IOC_(SBX_BCH_IOCTL_SUBVOLUME_CREATE, "a bcachefs subvolume or snapshot made"),
+	OBS_IOC_(SBX_BCH_IOCTL_SUBVOLUME_DESTROY, "a bcachefs subvolume removed"),
+#undef OBS_IOC_
 	/* A session's execs are each a session of their own (setsid in the
 	 * exec's child, 10a), and a refusal is its exec's by the caller's
 	 * session id: a process can never join another session, only make a

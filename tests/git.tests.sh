@@ -832,3 +832,56 @@ t_git_ssh_command_any_case() { # core.sshCommand written inside a run, in any ca
 	expect_no_payload "git fetch outside, after the run"
 }
 TESTS+=(git_ssh_command_any_case)
+
+t_git_audit_unwritable_dirs() { # as a user (not root: no DAC override), the command leaves .git without its write bit and .git/hooks with search alone (git runs a hook by its name, reads the config, and lists neither): the audit still renames the hook and the config; control: the same repository left writable
+	need_private_places
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to run as a user"
+	git_env
+	local v=4243 vh=$T/uhome vp=$T/uproj pay hpay
+	local AS_V=(setpriv --reuid=$v --regid=$v --clear-groups)
+	mkdir -p "$vh" "$vp" && chown $v:$v "$vh" "$vp" "$O" && chmod 700 "$vh" || fail "setup"
+	"${AS_V[@]}" bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true 2>"$T/bw.err" ||
+		skip "bwrap cannot make a sandbox as uid $v here: $(head -c 200 "$T/bw.err")"
+	pay=$(git_payload ro-config); hpay=$(git_payload ro-hook)
+	printf 'allow-write .\n' >"$T/pu"; chmod 644 "$T/pu"
+	(cd "$vp" && env -u XDG_RUNTIME_DIR HOME="$vh" timeout 30 "${AS_V[@]}" "$SBX" -c "$T/pu" -- sh -ec "
+		for r in ro rw; do
+			git init -q \$r; cp '$hpay' \$r/.git/hooks/pre-commit; git -C \$r config core.fsmonitor '$pay'
+		done
+		chmod 0111 ro/.git/hooks; chmod 0555 ro/.git; echo DONE") >"$T/u.out" 2>"$T/u.err"; RC=$?
+	OUT=$(cat "$T/u.out"); ERR=$(cat "$T/u.err"); log_file out "$T/u.out"; log_file err "$T/u.err"
+	expect_rc 0 "the user's run"; expect_contains "$OUT" DONE "the user's run"
+	expect_contains "$ERR" "neutralised $vp/rw/.git/hooks/pre-commit" "control: the writable repository's hook"
+	expect_contains "$ERR" "neutralised $vp/rw/.git/config" "control: the writable repository's config"
+	expect_contains "$ERR" "neutralised $vp/ro/.git/hooks/pre-commit" "the hook in a directory left unwritable"
+	expect_contains "$ERR" "neutralised $vp/ro/.git/config: removed core.fsmonitor" "the config in a directory left unwritable: rewritten"
+	local d
+	for d in rw ro; do
+		(cd "$vp/$d" && HOME="$vh" "${AS_V[@]}" git -c safe.directory='*' status >/dev/null 2>&1
+		 HOME="$vh" "${AS_V[@]}" git -c safe.directory='*' commit -q --allow-empty -m outside >/dev/null 2>&1)
+	done
+	expect_no_payload "the person's git, as the user, in both repositories"
+}
+TESTS+=(git_audit_unwritable_dirs)
+
+t_git_audit_kept_names_taken() { # the command takes every name the audit would rename a hook or a config to (NAME.sbx-disabled, .2 to .99), as directories a rename cannot replace: the audit still renames them away (a name it cannot guess); control: a repository without them
+	git_env
+	local pay; pay=$(git_payload kept)
+	policy p <<<"allow-write ."
+	run_sbx -c "$T/p" -- sh -ec "
+		for r in taken free; do
+			git init -q \$r; cp '$pay' \$r/.git/hooks/pre-commit; git -C \$r config core.fsmonitor '$pay'
+		done
+		for d in taken/.git/hooks/pre-commit taken/.git/config; do
+			mkdir \$d.sbx-disabled; i=2; while [ \$i -lt 100 ]; do mkdir \$d.sbx-disabled.\$i; i=\$((i + 1)); done
+		done; echo DONE"
+	expect_rc 0 "the run"; expect_contains "$OUT" DONE "the run"
+	expect_contains "$ERR" "neutralised $P/free/.git/hooks/pre-commit" "control: the hook"
+	expect_contains "$ERR" "neutralised $P/free/.git/config: removed core.fsmonitor" "control: the config"
+	expect_contains "$ERR" "neutralised $P/taken/.git/hooks/pre-commit" "the hook, every kept name taken"
+	expect_contains "$ERR" "neutralised $P/taken/.git/config: removed core.fsmonitor" "the config, every kept name taken"
+	[ ! -e "$P/taken/.git/hooks/pre-commit" ] || fail "the hook is still where git runs it"
+	git_outside "$P/free"; git_outside "$P/taken"
+	expect_no_payload "git outside in both repositories"
+}
+TESTS+=(git_audit_kept_names_taken)

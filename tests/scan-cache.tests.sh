@@ -466,3 +466,81 @@ t_scan_deep_killed_before_first_call() { # a run killed before its first write-i
 	expect_not_contains "$ERR" "neutralised $P/a/h/mine/" "nothing of the person's neutralised for a run killed before its first call"
 }
 TESTS+=(scan_deep_killed_before_first_call)
+
+# sd_mount_btrfs DIR: a btrfs file system mounted at DIR for the rest of the test (test.sh's
+# private mount namespace); a subvolume and a snapshot are made there by an ioctl(2).
+sd_mount_btrfs() {
+	[ "$(id -u)" = 0 ] || skip "mounting a file system needs root"
+	command -v mkfs.btrfs >/dev/null && command -v btrfs >/dev/null || skip "no btrfs-progs"
+	truncate -s 128M "$T/btrfs.img" && mkfs.btrfs -q "$T/btrfs.img" >/dev/null 2>&1 ||
+		skip "mkfs.btrfs failed"
+	mkdir -p "$1" && mount -o loop "$T/btrfs.img" "$1" 2>/dev/null || skip "cannot mount a loop device here"
+	trap 'umount -l "'"$1"'" 2>/dev/null' EXIT
+	[ "$(stat -f -c %T "$1")" = btrfs ] || fail "setup: $1 is not btrfs ($(stat -f -c %T "$1"))"
+}
+
+t_scan_deep_btrfs_snapshot() { # a btrfs snapshot (an ioctl, a tree of names at once) of a gitdir prepared in an earlier run, named .git deep down, then HEAD: new, neutralised (the same by cp: control); a read-only subvolume or snapshot, which the audit could not neutralise, is refused
+	sd_need
+	sd_mount_btrfs "$P/vol"
+	local pay cpay; pay=$(git_payload snap); cpay=$(git_payload copy)
+	# btrfs's v1 snapshot (BTRFS_IOC_SNAP_CREATE: struct btrfs_ioctl_vol_args, writable; a
+	# buffer python passes whole is a mutable one)
+	local snap="python3 -c 'import fcntl, os, struct, sys
+fcntl.ioctl(os.open(sys.argv[2], os.O_RDONLY), 0x50009401,
+    bytearray(struct.pack(\"q4088s\", os.open(sys.argv[1], os.O_RDONLY), sys.argv[3].encode())))'"
+	# run 1: a subvolume holding a gitdir without HEAD (no repository yet: nothing to audit)
+	run_sbx -v -c "$T/p" -- sh -ec "btrfs -q subvolume create vol/prep >/dev/null
+		mkdir -p vol/prep/objects vol/prep/refs vol/a/h/i/w vol/a/h/i/v
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > vol/prep/config; echo DONE
+		btrfs -q subvolume snapshot -r vol/prep vol/ro >/dev/null 2>&1 && echo MADE-RO-SNAPSHOT
+		btrfs -q property set vol/prep ro true 2>/dev/null && echo MADE-RO
+		$snap vol/prep vol rw && echo MADE-RW-SNAPSHOT"
+	expect_rc 0 "run 1 (prepares a subvolume)"; expect_contains "$OUT" DONE "run 1"
+	expect_contains "$OUT" MADE-RW-SNAPSHOT "control: a writable snapshot"
+	expect_not_contains "$OUT" MADE-RO-SNAPSHOT "a read-only snapshot"
+	expect_not_contains "$OUT" MADE-RO "a subvolume made read-only"
+	sleep 0.1
+	# run 2: the snapshot first (before any other call), then HEAD; the control copies by cp
+	run_sbx -v -c "$T/p" -- sh -ec "$snap vol/prep vol/a/h/i/w .git
+		echo 'ref: refs/heads/main' > vol/a/h/i/w/.git/HEAD
+		cp -r vol/prep vol/a/h/i/v/.git; sed 's|$pay|$cpay|' vol/prep/config > vol/a/h/i/v/.git/config
+		echo 'ref: refs/heads/main' > vol/a/h/i/v/.git/HEAD; echo DONE"
+	expect_rc 0 "run 2"; expect_contains "$OUT" DONE "run 2"
+	[ "$(stat -c %i "$P/vol/a/h/i/w/.git")" = 256 ] || fail "setup: the .git is not a snapshot (a subvolume's root)"
+	expect_contains "$ERR" "neutralised $P/vol/a/h/i/v/.git/config: removed core.fsmonitor" \
+		"control: the gitdir copied into place by cp"
+	expect_contains "$ERR" "neutralised $P/vol/a/h/i/w/.git/config: removed core.fsmonitor" \
+		"the gitdir snapshotted into place"
+	git_outside "$P/vol/a/h/i/v"; git_outside "$P/vol/a/h/i/w"
+	expect_no_payload "git outside in the repositories put in place"
+}
+TESTS+=(scan_deep_btrfs_snapshot)
+
+t_scan_deep_observer_busy() { # under another program's seccomp listener (sbx-init's observer: EBUSY) the command starts once sbx has written its record again (by ctimes, not "nothing went on"): a run killed after its command made a repository deep is audited, the person's deep repository kept
+	sd_need
+	local pay sbx=$SBX kid; pay=$(git_payload busy)
+	person_repo "$P/a/h/mine"	# the person's, deep, before the runs
+	sleep 0.1
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "control: a run with the observer"
+	expect_contains "$ERR" "the sandbox made no write-intent call; nothing looked at" "control: nothing walked below the depth"
+	SBX=$PROBE run_sbx under_listener "$sbx" -v -c "$T/p" -- sh -c 'echo ok > a/h/i/ok && echo wrote'
+	expect_rc 0 "under a listener"; expect_contains "$OUT" wrote "under a listener: the command ran"
+	expect_contains "$ERR" "observer: off (sbx-init could not install it)" "under a listener: no observer"
+	expect_not_contains "$ERR" "nothing looked at" "under a listener: the audit looks"
+	SBX=$PROBE start_bg "$T/k.out" under_listener "$sbx" -c "$T/p" -- sh -c \
+		"git init -q a/h/i/evil && git -C a/h/i/evil config core.fsmonitor '$pay' && echo ready; sleep 60"
+	wait_file_has "$T/k.out" ready 20 || { kill -KILL "$BGPID"; fail "the run never became ready: $(cat "$T/k.out.err")"; }
+	kid=$(cat "/proc/$BGPID/task/$BGPID/children")
+	[ -n "$kid" ] || fail "setup: no sbx under the listener's holder"
+	kill -KILL $kid; wait_pid "$BGPID" 20
+	run_sbx -v -c "$T/p" -- true	# finds the killed run's leftovers
+	expect_rc 0 "the next run"
+	expect_contains "$ERR" "neutralised $P/a/h/i/evil/.git/config: removed core.fsmonitor" \
+		"the killed run's repository, made deep with no observer"
+	git_outside "$P/a/h/i/evil"
+	expect_no_payload "git outside in the killed run's repository"
+	[ -x "$P/a/h/mine/.git/hooks/pre-commit" ] || fail "the person's hook was renamed"
+	expect_eq "$(git -C "$P/a/h/mine" config core.fsmonitor)" "$O/person-fsmonitor.sh" "the person's core.fsmonitor"
+}
+TESTS+=(scan_deep_observer_busy)

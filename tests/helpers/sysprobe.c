@@ -25,6 +25,9 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 static long stop_new_probe;	/* an address to read in another process (stop_new) */
 
@@ -320,6 +323,29 @@ main(int argc, char **argv)
 		}
 		printf("ok:none\n");
 		return 0;
+	}
+	if (!strcmp(op, "under_listener") && argc > 2) {
+		/* run argv[2..] under a seccomp program of ours that has a
+		 * listener (it lets every call go): the kernel allows one in a
+		 * filter chain, so a program below it asking for one gets EBUSY
+		 * (sbx-init's write observer, as under a container's supervisor) */
+		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+		struct sock_fprog prog = { 1, &allow };
+		int st = 0;
+		long fd;
+		pid_t pid;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    (fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			 SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog)) < 0)
+			return report(-1);
+		if ((pid = fork()) == 0) {
+			execvp(argv[2], argv + 2);
+			_exit(127);
+		}
+		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);	/* fd held till here */
 	}
 	fprintf(stderr, "sysprobe: unknown op %s\n", op);
 	return 2;
