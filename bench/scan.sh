@@ -35,8 +35,9 @@
 # one. Each command is `true`, so what is timed is the sandbox's own cost.
 #
 # The scan cache lives with sbx's runtime files (/dev/shm/sbx-UID/scan-cache). As root,
-# with unshare(1), the script runs itself again in a private mount namespace with an
-# empty tmpfs over /dev/shm, so the person's own cache and registry are not touched;
+# with unshare(1), the script runs itself again in a private mount namespace with fresh
+# /tmp and /var/tmp (directories of its own on the same disk) and empty tmpfs over /dev/shm
+# and /run/user, so the person's own cache, registry and sessions are not touched;
 # otherwise the `first` rows remove the person's cache (the next run rebuilds it).
 #
 # Run:   bench/scan.sh        (sbx is ../sbx from here, built with `make -C .. -s` if missing)
@@ -51,8 +52,18 @@ TOP=$(cd "$HERE/.." && pwd -P)
 
 if [ -z "${SCAN_BENCH_PRIVATE:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null &&
 	unshare -m --propagation private true 2>/dev/null; then
-	exec env SCAN_BENCH_PRIVATE=1 unshare -m --propagation private \
-		sh -c 'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && exec "$0" "$@"' "$0" "$@"
+	# sbx's places all fresh: /tmp and /var/tmp directories of our own on the same disk (the
+	# trees stay on it), /dev/shm and /run/user empty tmpfs; removed at the end
+	NS=$(mktemp -d /var/tmp/sbx-scan-bench-ns.XXXXXX) || exit 1
+	mkdir -p "$NS/tmp" "$NS/var-tmp" && chmod 1777 "$NS/tmp" "$NS/var-tmp"
+	SCAN_BENCH_PRIVATE=1 unshare -m --propagation private sh -c '
+		mount --bind "$1/tmp" /tmp && mount --bind "$1/var-tmp" /var/tmp &&
+		mount -t tmpfs -o mode=1777 tmpfs /dev/shm || exit 1
+		[ ! -d /run/user ] || mount -t tmpfs -o mode=755 tmpfs /run/user || exit 1
+		shift; exec "$@"' sh "$NS" "$0" "$@"
+	rc=$?
+	rm -rf "$NS"
+	exit "$rc"
 fi
 
 say() { printf '%s\n' "$*"; }
