@@ -6631,8 +6631,9 @@ struct plan {
 	struct vec dirs_seen;	/* of const char *: every directory of them the same walk listed,
 				 * node_modules ones included (not entered); main fills it */
 	bool seen_partial;	/* repos_seen stopped at the walk's bound */
-	/* the walk below the scan's depth was never made (scan_deep_lost):
-	 * a repository's own ctime says whether it is new (9b) */
+	/* the walk below the scan's depth failed, or a call went on before
+	 * it (scan_deep_lost): a repository's own ctime says whether it is
+	 * new (9b) */
 	bool seen_by_ctime;
 	bool fs_disabled;
 	bool allow_git_config;	/* the policy lets the command write .git/config (9b) */
@@ -8829,13 +8830,15 @@ sc_load(struct scan_cache *sc)
 	p += (size_t)h.nslot * 4;
 	sc->old.name = p;
 	sc->old.nrec = h.nrec;
-	sc->walked = calloc(h.nrec ? h.nrec : 1, sizeof(*sc->walked));
 	sc->old.nkid = h.nkid;
 	sc->old.nslot = h.nslot;
 	sc->old.nname = h.nname;
 	if (h.nname && sc->old.name[h.nname - 1] == '\0' && (h.nslot & (h.nslot - 1)) == 0 &&
-	    h.nslot >= h.nrec)
+	    h.nslot >= h.nrec) {
+		/* none (out of memory): what the walk does not reach is dropped */
+		sc->walked = calloc(h.nrec ? h.nrec : 1, sizeof(*sc->walked));
 		return;
+	}
 bad:
 	note("scan cache %s: damaged: not used", sc->path);
 	memset(&sc->old, 0, sizeof(sc->old));
@@ -19882,7 +19885,7 @@ struct audit {
 	/* of const char *: every .git in the roots before the run */
 	struct vec seen;
 	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
-	bool seen_by_ctime;		/* ... ctimes (the walk below the depth never made) */
+	bool seen_by_ctime;		/* ... ctimes (the walk below the depth failed) */
 	/* of const char *: skipped, searched only if git ran (below) */
 	struct vec node_modules;
 	/* of const char *: the directories listed before the run, or none */
@@ -20216,7 +20219,11 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 	}
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == EACCES) {	/* search alone: git runs them all the same */
-		int hfd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* the bits given back only where the run could have taken them:
+		 * changed during it, and by the sandbox (or sbx cannot tell) */
+		int hfd = (force || audit_changed(a, hooks)) && audit_acts(a, hooks, pfd, name, &why)
+		    ? openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		    : -1;
 
 		if (hfd >= 0 && audit_give_back(hfd, hooks))
 			fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
