@@ -20842,14 +20842,16 @@ audit_changed_dirs(struct audit *a)
 	 * could act on (audit_acts: not a path, nor a file, the sandbox made),
 	 * so no directory is looked at: a run of a reading command costs no
 	 * stat per directory. Unsure, or a path named: all of them, as ever. */
+	/* SECURITY: a path named, every directory is looked at, not only
+	 * those the sandbox named a path at, in or above. audit_acts does
+	 * not go by those paths alone: a hook that is a file the sandbox
+	 * wrote (its inode) and a config naming what it wrote are the
+	 * sandbox's wherever they are, and both can sit in a repository the
+	 * person makes during the run in a directory the sandbox never named
+	 * (their `mv` of its script into their new hooks, their core.hooksPath
+	 * pointed at a directory it wrote in). Only a look at every
+	 * directory's ctime finds that repository. */
 	bool look = !a->attribute || attrib.unsure || attrib.n > 0;
-	/* Sure of it, with paths named: the sandbox changed a listing only by
-	 * a call naming an entry of it, the directory itself, or a directory
-	 * above it (creating, removing, renaming and linking name the entry;
-	 * moving a directory names it), which attrib_touched says; only those
-	 * directories are looked at. The others can hold nothing the audit
-	 * would act on: audit_acts asks the same record. */
-	bool narrow = a->attribute && !attrib.unsure;
 	long looked = 0;
 
 	if (!look)
@@ -20860,15 +20862,14 @@ audit_changed_dirs(struct audit *a)
 
 		if (!strcmp(base, "node_modules")) {
 			vec_push(&a->node_modules, (void *)d);	/* listed, not entered: audit_run */
-		} else if (look && (!narrow || attrib_touched(d)) && (++looked, audit_changed(a, d))) {
+		} else if (look && (++looked, audit_changed(a, d))) {
 			for (j = known.n ? a->dirs_seen.n : 0; j < a->dirs_seen.n; j++)
 				strset_add(&known, a->dirs_seen.v[j]);	/* once, when needed */
 			audit_read_changed(a, d, &known);
 		}
 	}
 	if (look)
-		note("audit: %ld of %zu directories looked at%s", looked, a->dirs_seen.n,
-		    narrow ? " (those the sandbox named a path at, in or above)" : "");
+		note("audit: %ld of %zu directories looked at", looked, a->dirs_seen.n);
 	for (i = 0; i < a->seen.n; i++) {	/* what changed inside those there before */
 		const char *sv = a->seen.v[i];
 

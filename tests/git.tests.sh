@@ -756,6 +756,38 @@ t_git_audit_attack_moves() { # the command puts its hook into the person's repos
 }
 TESTS+=(git_audit_attack_moves)
 
+t_git_audit_attack_narrow() { # the sandbox writes a hook and a hooks directory's script, and the person, during the run, moves the hook into a repository of theirs and points another's core.hooksPath at the script, in directories the sandbox named no path in: both neutralised (audit_acts goes by the file and by what a config names, not only by where the sandbox named paths); control: the same in a directory it named
+	attrib_usable
+	git_env
+	local pay w; pay=$(git_payload narrow)
+	mkdir -p "$P/deep/a" "$P/deep/b" "$P/near/a" "$P/near/b"
+	policy p <<<"allow-write ."
+	rm -f "$O/go"
+	start_bg "$T/bg.out" -c "$T/p" -- sh -c "mkdir stash shared && printf '#!/bin/sh\n$pay\n' >stash/h &&
+		cp stash/h stash/n && cp stash/h shared/pre-commit && chmod +x stash/* shared/pre-commit &&
+		echo x >near/a/notes && echo x >near/b/notes && echo ready; while [ ! -e '$O/go' ]; do sleep 0.05; done"
+	wait_file_has "$T/bg.out" ready 20 || { kill -KILL "$BGPID"; fail "the command never became ready: $(cat "$T/bg.out.err")"; }
+	for w in deep near; do	# the person's, in their shell, while the command runs
+		git init -q "$P/$w/a/r" && git init -q "$P/$w/b/r" || fail "setup: git init in $w"
+		mv "$P/stash/$([ $w = deep ] && echo h || echo n)" "$P/$w/a/r/.git/hooks/pre-commit"
+		printf '#!/bin/sh\nexit 0\n' >"$P/$w/a/r/.git/hooks/pre-push"; chmod +x "$P/$w/a/r/.git/hooks/pre-push"
+		git -C "$P/$w/b/r" config core.hooksPath "$P/shared"
+	done
+	attrib_wait
+	[ "$WRC" = 0 ] || fail "the run: exit $WRC"
+	for w in near deep; do	# near: the control (the sandbox named a path in near/a, near/b)
+		expect_neutralised "$P/$w/a/r/.git/hooks/pre-commit" "made in the sandbox" "$w: the sandbox's hook the person moved in"
+		[ -x "$P/$w/a/r/.git/hooks/pre-push" ] || fail "$w: the person's own hook was renamed"
+		[ -z "$(git -C "$P/$w/b/r" config core.hooksPath)" ] ||
+			fail "$w: the person's core.hooksPath naming the sandbox's script was left"
+		grep -F "neutralised $P/$w/b/r/.git/config: removed core.hookspath" <<<"$ERR" |
+			grep -qF "it names what the sandbox wrote" || fail "$w: the report of the config"
+		git_outside "$P/$w/a/r"; git_outside "$P/$w/b/r"
+	done
+	expect_no_payload "git outside in the person's repositories"
+}
+TESTS+=(git_audit_attack_narrow)
+
 t_git_audit_observer_off() { # observe-writes off, or a way to write the observer cannot see (allow-all-unix-sockets: io_uring, daemons): sbx cannot tell who made what, so it acts on the person's repository too, says why, and gives the mv that restores it; control: the same run observed leaves it
 	attrib_usable
 	git_env

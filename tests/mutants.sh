@@ -378,8 +378,8 @@ EOF
 mutant deep_left_with_observe_writes_off scan_deep_reader <<'EOF'
 s#	return !run_mode && p->observe_writes && !writes_unseen_why(p) && !observer_unavailable();#	return !run_mode && !writes_unseen_why(p) && !observer_unavailable();#
 EOF
-mutant audit_narrow_looks_nowhere git_audit_person_repo_left <<'EOF'
-s#(!narrow || attrib_touched(d))#(!narrow || 0)#
+mutant audit_looks_only_where_named git_audit_attack_narrow <<'EOF'
+s#} else if (look && (++looked, audit_changed(a, d))) {#} else if (look \&\& (attrib.unsure || attrib_touched(d)) \&\& (++looked, audit_changed(a, d))) {#
 EOF
 mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
 s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
