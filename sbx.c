@@ -19900,6 +19900,8 @@ struct audit {
 	int neutralised;
 	/* this run's record says what the sandbox touched (attrib) */
 	bool attribute;
+	/* of struct audit_bits: the person's own bits, put back after the audit */
+	struct vec bits;
 	const char *home;		/* $HOME, for what a config names with ~/ */
 };
 
@@ -20135,6 +20137,10 @@ audit_kept_name(int dirfd, const char *name)
 	return kept;
 }
 
+/* A directory whose owner's bits the audit gave back for its acts, and
+ * the mode it had: put back when the audit is done (audit_put_back). */
+struct audit_bits { int fd; mode_t mode; };
+
 /* SECURITY: git runs a hook by its name and reads a config through
  * directories it needs only to search, so a command that leaves .git or
  * .git/hooks without its owner's read or write bit (chmod 0555, 0111)
@@ -20142,36 +20148,68 @@ audit_kept_name(int dirfd, const char *name)
  * could neither list the hooks nor rename them (EACCES). A directory of
  * the person's own uid gets its owner's bits back (the command could have
  * set them: the choice was its), by its descriptor (an O_PATH one through
- * /proc), so no name is followed. Returns whether it changed; said under
- * -v. */
+ * /proc), so no name is followed. One whose ctime is older than the run
+ * (a chmod sets it) had those bits before the command started: the
+ * person's own choice (a hooks directory kept 0555 so that no tool adds
+ * a hook), which a hook rewritten in place, or a config, must not undo
+ * for good; the audit keeps it for the act and puts the mode back after.
+ * Returns whether it changed; said under -v. */
 static bool
-audit_give_back(int dfd, const char *what)
+audit_give_back(struct audit *a, int dfd, const char *what)
 {
 	struct stat st;
+	struct audit_bits *k;
 	char self[64];
+	bool before;
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
 	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & S_IRWXU) == S_IRWXU || chmod(self, (st.st_mode & 07777) | S_IRWXU) < 0)
 		return false;
+	before = !audit_since(a, (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec);
+	if (before) {
+		k = amalloc(sizeof(*k));
+		k->fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+		k->mode = st.st_mode & 07777;
+		vec_push(&a->bits, k);
+	}
 	note("git: %s was left without its owner's read, write or search bit; given back to "
-	     "neutralise what it holds",
-	    what);
+	     "neutralise what it holds%s",
+	    what, before ? " (the mode it had before the run is put back after)" : "");
 	return true;
+}
+
+/* The person's own modes the audit's acts needed lifted, put back. */
+static void
+audit_put_back(struct audit *a)
+{
+	char self[64];
+
+	for (size_t i = 0; i < a->bits.n; i++) {
+		const struct audit_bits *k = a->bits.v[i];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", k->fd);
+		if (k->fd < 0 || chmod(self, k->mode) < 0)
+			warnx("git: cannot put back the mode %04o of a directory the audit acted in",
+			    (unsigned)k->mode);
+		if (k->fd >= 0)
+			close(k->fd);
+	}
+	a->bits.n = 0;
 }
 
 /* Rename dir/name to its kept name (*kept), not following symlinks (in
  * a directory the command left unwritable too: audit_give_back). What
  * still fails is said: git may run it. */
 static bool
-audit_disable(int dirfd, const char *name, const char **kept)
+audit_disable(struct audit *a, int dirfd, const char *name, const char **kept)
 {
 	char self[64], dir[PATH_MAX];
 	ssize_t n;
 
 	*kept = audit_kept_name(dirfd, name);
 	if (renameat(dirfd, name, dirfd, *kept) == 0 ||
-	    (errno == EACCES && audit_give_back(dirfd, aprintf("the directory of %s", name)) &&
+	    (errno == EACCES && audit_give_back(a, dirfd, aprintf("the directory of %s", name)) &&
 		renameat(dirfd, name, dirfd, *kept) == 0))
 		return true;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", dirfd);
@@ -20211,7 +20249,7 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 			;
 		else if (!audit_acts(a, hooks, pfd, name, &why))
 			audit_left(hooks, "hooks, not a directory");
-		else if (audit_disable(pfd, name, &kept))
+		else if (audit_disable(a, pfd, name, &kept))
 			audit_report(
 			    a, hooks, aprintf("not a directory; renamed %s", kept), why, kept);
 		close(pfd);
@@ -20225,7 +20263,7 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 		    ? openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 		    : -1;
 
-		if (hfd >= 0 && audit_give_back(hfd, hooks))
+		if (hfd >= 0 && audit_give_back(a, hfd, hooks))
 			fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (hfd >= 0)
 			close(hfd);
@@ -20253,7 +20291,7 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 
 		if (!audit_acts(a, hook, dir_fd(d), names.v[i], &why))
 			audit_left(hook, "a hook");
-		else if (audit_disable(dir_fd(d), names.v[i], &kept))
+		else if (audit_disable(a, dir_fd(d), names.v[i], &kept))
 			audit_report(a, hook, aprintf("hook renamed %s", kept), why, kept);
 	}
 	dir_close(d);
@@ -20333,7 +20371,7 @@ audit_config(struct audit *a, const char *path, bool force)
 	if (!S_ISREG(st.st_mode)) {
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a config that is not a regular file");
-		else if (audit_disable(pfd, base, &kept))
+		else if (audit_disable(a, pfd, base, &kept))
 			audit_report(
 			    a, path, aprintf("not a regular file; renamed %s", kept), why, kept);
 		goto out;
@@ -20353,7 +20391,7 @@ audit_config(struct audit *a, const char *path, bool force)
 		free(b.p);
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a config sbx cannot read");
-		else if (audit_disable(pfd, base, &kept))
+		else if (audit_disable(a, pfd, base, &kept))
 			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s", kept),
 			    why, kept);
 		goto out;
@@ -20383,14 +20421,14 @@ audit_config(struct audit *a, const char *path, bool force)
 	kept = audit_kept_name(pfd, base);
 	/* left unwritable: rewritten all the same */
 	if (faccessat(pfd, ".", W_OK | X_OK, AT_EACCESS) < 0 && errno == EACCES)
-		audit_give_back(pfd, path_dirname(path));
+		audit_give_back(a, pfd, path_dirname(path));
 	fd = openat(
 	    pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
 	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
 	    renameat(pfd, base, pfd, kept) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
 		warnx("git: cannot rewrite %s (%s); renaming it %s", path, strerror(errno), kept);
 		unlinkat(pfd, tmp, 0);
-		if (audit_disable(pfd, base, &kept))
+		if (audit_disable(a, pfd, base, &kept))
 			audit_report(a, path, aprintf("renamed %s", kept), why, kept);
 		free(out.p);
 		goto out;
@@ -20456,7 +20494,7 @@ audit_todo(struct audit *a, const char *path)
 		free(b.p);
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a todo list sbx cannot read");
-		else if (audit_disable(pfd, base, &kept))
+		else if (audit_disable(a, pfd, base, &kept))
 			audit_report(a, path,
 			    "a todo list sbx cannot read; renamed, so the rebase stops there", why,
 			    kept);
@@ -20484,7 +20522,7 @@ audit_todo(struct audit *a, const char *path)
 		renameat(pfd, base, pfd, (kept = audit_kept_name(pfd, base))) < 0 ||
 		renameat(pfd, tmp, pfd, base) < 0)) {
 		unlinkat(pfd, tmp, 0);
-		if (audit_disable(pfd, base, &kept))
+		if (audit_disable(a, pfd, base, &kept))
 			audit_report(a, path,
 			    "a todo list sbx could not rewrite; renamed, so the rebase stops there",
 			    why, kept);
@@ -20547,7 +20585,7 @@ audit_strategy(struct audit *a, const char *path, bool config)
 	}
 	if (foreign && !audit_acts(a, path, pfd, base, &why))
 		audit_left(path, "a merge strategy that is not one of git's own");
-	else if (foreign && audit_disable(pfd, base, &kept))
+	else if (foreign && audit_disable(a, pfd, base, &kept))
 		audit_report(a, path,
 		    aprintf("names a merge strategy that is not one of git's own, a program `git "
 			    "%s --continue` would run; renamed %s, so git's default is used",
@@ -20934,6 +20972,7 @@ audit_run(struct audit *a)
 		if (fd >= 0)
 			audit_walk(a, fd, path, 1, true);
 	}
+	audit_put_back(a);
 }
 
 /* The record a killed run leaves for the next one: "T start", "A" (the

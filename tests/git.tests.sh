@@ -896,6 +896,41 @@ t_git_audit_unwritable_dirs() { # as a user (not root: no DAC override), the com
 }
 TESTS+=(git_audit_unwritable_dirs)
 
+t_git_audit_person_bits_kept() { # as a user, the command rewrites in place a hook of the person's deep repository whose .git/hooks the person keeps without its write bit (0555, from before the run): the hook is neutralised and the directory keeps the person's 0555; control: a .git/hooks the command itself left 0555 gets its owner's bits back
+	need_private_places
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to run as a user"
+	git_env
+	local v=4243 vh=$T/uhome vp=$T/uproj pay
+	local AS_V=(setpriv --reuid=$v --regid=$v --clear-groups)
+	mkdir -p "$vh" "$vp" && chown $v:$v "$vh" "$vp" "$O" && chmod 700 "$vh" || fail "setup"
+	"${AS_V[@]}" bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true 2>"$T/bw.err" ||
+		skip "bwrap cannot make a sandbox as uid $v here: $(head -c 200 "$T/bw.err")"
+	pay=$(git_payload bits)
+	# the person's, before the run, deep (no mount covers it: the audit alone protects it)
+	(cd "$vp" && HOME="$vh" "${AS_V[@]}" sh -ec "git init -q a/b/c/d/mine
+		printf '#!/bin/sh\nexit 0\n' >a/b/c/d/mine/.git/hooks/pre-commit
+		chmod 0755 a/b/c/d/mine/.git/hooks/pre-commit; chmod 0555 a/b/c/d/mine/.git/hooks") ||
+		fail "setup: the person's repository"
+	sleep 0.1	# its ctime older than the run's start (which counts from 20 ms before)
+	printf 'allow-write .\n' >"$T/pu"; chmod 644 "$T/pu"
+	(cd "$vp" && env -u XDG_RUNTIME_DIR HOME="$vh" timeout 30 "${AS_V[@]}" "$SBX" -v -c "$T/pu" -- sh -ec "
+		cat '$pay' >a/b/c/d/mine/.git/hooks/pre-commit
+		git init -q took; cp '$pay' took/.git/hooks/pre-commit; chmod 0555 took/.git/hooks
+		echo DONE") >"$T/u.out" 2>"$T/u.err"; RC=$?
+	OUT=$(cat "$T/u.out"); ERR=$(cat "$T/u.err"); log_file out "$T/u.out"; log_file err "$T/u.err"
+	expect_rc 0 "the user's run"; expect_contains "$OUT" DONE "the user's run"
+	expect_contains "$ERR" "neutralised $vp/took/.git/hooks/pre-commit" "control: the hook in hooks the command left 0555"
+	expect_eq "$(stat -c %a "$vp/took/.git/hooks")" 755 "control: the bits the command took, given back"
+	expect_contains "$ERR" "neutralised $vp/a/b/c/d/mine/.git/hooks/pre-commit" "the person's hook the command rewrote"
+	expect_eq "$(stat -c %a "$vp/a/b/c/d/mine/.git/hooks")" 555 "the person's own 0555 .git/hooks"
+	local d
+	for d in took a/b/c/d/mine; do
+		(cd "$vp/$d" && HOME="$vh" "${AS_V[@]}" git -c safe.directory='*' commit -q --allow-empty -m outside >/dev/null 2>&1)
+	done
+	expect_no_payload "the person's git, as the user, in both repositories"
+}
+TESTS+=(git_audit_person_bits_kept)
+
 t_git_audit_kept_names_taken() { # the command takes every name the audit would rename a hook or a config to (NAME.sbx-disabled, .2 to .99), as directories a rename cannot replace: the audit still renames them away (a name it cannot guess); control: a repository without them
 	git_env
 	local pay; pay=$(git_payload kept)

@@ -381,6 +381,9 @@ EOF
 mutant audit_looks_only_where_named git_audit_attack_narrow <<'EOF'
 s#} else if (look && (++looked, audit_changed(a, d))) {#} else if (look \&\& (attrib.unsure || attrib_touched(d)) \&\& (++looked, audit_changed(a, d))) {#
 EOF
+mutant audit_person_bits_not_put_back git_audit_person_bits_kept <<'EOF'
+s#	if (before) {#	if (0 \&\& before) {#
+EOF
 mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
 s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
 EOF
