@@ -20190,7 +20190,8 @@ audit_put_back(struct audit *a)
 
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", k->fd);
 		if (k->fd < 0 || chmod(self, k->mode) < 0)
-			warnx("git: cannot put back the mode %04o of a directory the audit acted in",
+			warnx("git: cannot put back the mode %04o of a directory the audit "
+			      "acted in",
 			    (unsigned)k->mode);
 		if (k->fd >= 0)
 			close(k->fd);
