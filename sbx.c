@@ -20258,9 +20258,11 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 	}
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == EACCES) {	/* search alone: git runs them all the same */
-		/* the bits given back only where the run could have taken them:
-		 * changed during it, and by the sandbox (or sbx cannot tell) */
-		int hfd = (force || audit_changed(a, hooks)) && audit_acts(a, hooks, pfd, name, &why)
+		/* listed where the sandbox could have written a hook (it named a
+		 * path in them, or sbx cannot tell), the person's own unlistable
+		 * hooks too: a hook there rewritten in place changes no
+		 * directory; their mode from before the run is put back after */
+		int hfd = audit_acts(a, hooks, pfd, name, &why)
 		    ? openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 		    : -1;
 

@@ -896,7 +896,7 @@ t_git_audit_unwritable_dirs() { # as a user (not root: no DAC override), the com
 }
 TESTS+=(git_audit_unwritable_dirs)
 
-t_git_audit_person_bits_kept() { # as a user, the command rewrites in place a hook of the person's deep repository whose .git/hooks the person keeps without its write bit (0555, from before the run): the hook is neutralised and the directory keeps the person's 0555; control: a .git/hooks the command itself left 0555 gets its owner's bits back
+t_git_audit_person_bits_kept() { # as a user, the command rewrites in place a hook of the person's deep repositories whose .git/hooks the person keeps without its write bit (0555) or with search alone (0111), from before the run: each hook is neutralised and each directory keeps the person's mode; control: a .git/hooks the command itself left 0555 gets its owner's bits back
 	need_private_places
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to run as a user"
 	git_env
@@ -907,14 +907,15 @@ t_git_audit_person_bits_kept() { # as a user, the command rewrites in place a ho
 		skip "bwrap cannot make a sandbox as uid $v here: $(head -c 200 "$T/bw.err")"
 	pay=$(git_payload bits)
 	# the person's, before the run, deep (no mount covers it: the audit alone protects it)
-	(cd "$vp" && HOME="$vh" "${AS_V[@]}" sh -ec "git init -q a/b/c/d/mine
-		printf '#!/bin/sh\nexit 0\n' >a/b/c/d/mine/.git/hooks/pre-commit
-		chmod 0755 a/b/c/d/mine/.git/hooks/pre-commit; chmod 0555 a/b/c/d/mine/.git/hooks") ||
+	(cd "$vp" && HOME="$vh" "${AS_V[@]}" sh -ec "for r in mine shut; do git init -q a/b/c/d/\$r
+		printf '#!/bin/sh\nexit 0\n' >a/b/c/d/\$r/.git/hooks/pre-commit
+		chmod 0755 a/b/c/d/\$r/.git/hooks/pre-commit; done
+		chmod 0555 a/b/c/d/mine/.git/hooks; chmod 0111 a/b/c/d/shut/.git/hooks") ||
 		fail "setup: the person's repository"
 	sleep 0.1	# its ctime older than the run's start (which counts from 20 ms before)
 	printf 'allow-write .\n' >"$T/pu"; chmod 644 "$T/pu"
 	(cd "$vp" && env -u XDG_RUNTIME_DIR HOME="$vh" timeout 30 "${AS_V[@]}" "$SBX" -v -c "$T/pu" -- sh -ec "
-		cat '$pay' >a/b/c/d/mine/.git/hooks/pre-commit
+		cat '$pay' >a/b/c/d/mine/.git/hooks/pre-commit; cat '$pay' >a/b/c/d/shut/.git/hooks/pre-commit
 		git init -q took; cp '$pay' took/.git/hooks/pre-commit; chmod 0555 took/.git/hooks
 		echo DONE") >"$T/u.out" 2>"$T/u.err"; RC=$?
 	OUT=$(cat "$T/u.out"); ERR=$(cat "$T/u.err"); log_file out "$T/u.out"; log_file err "$T/u.err"
@@ -923,11 +924,13 @@ t_git_audit_person_bits_kept() { # as a user, the command rewrites in place a ho
 	expect_eq "$(stat -c %a "$vp/took/.git/hooks")" 755 "control: the bits the command took, given back"
 	expect_contains "$ERR" "neutralised $vp/a/b/c/d/mine/.git/hooks/pre-commit" "the person's hook the command rewrote"
 	expect_eq "$(stat -c %a "$vp/a/b/c/d/mine/.git/hooks")" 555 "the person's own 0555 .git/hooks"
+	expect_contains "$ERR" "neutralised $vp/a/b/c/d/shut/.git/hooks/pre-commit" "the person's hook, in hooks they cannot list"
+	expect_eq "$(stat -c %a "$vp/a/b/c/d/shut/.git/hooks")" 111 "the person's own 0111 .git/hooks"
 	local d
-	for d in took a/b/c/d/mine; do
+	for d in took a/b/c/d/mine a/b/c/d/shut; do
 		(cd "$vp/$d" && HOME="$vh" "${AS_V[@]}" git -c safe.directory='*' commit -q --allow-empty -m outside >/dev/null 2>&1)
 	done
-	expect_no_payload "the person's git, as the user, in both repositories"
+	expect_no_payload "the person's git, as the user, in the three repositories"
 }
 TESTS+=(git_audit_person_bits_kept)
 

@@ -384,6 +384,9 @@ EOF
 mutant audit_person_bits_not_put_back git_audit_person_bits_kept <<'EOF'
 s#	if (before) {#	if (0 \&\& before) {#
 EOF
+mutant audit_person_hooks_left_unlisted git_audit_person_bits_kept <<'EOF'
+s#int hfd = audit_acts(a, hooks, pfd, name, &why)#int hfd = audit_changed(a, hooks) \&\& audit_acts(a, hooks, pfd, name, \&why)#
+EOF
 mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
 s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
 EOF
