@@ -379,13 +379,13 @@ mutant deep_left_with_observe_writes_off scan_deep_reader <<'EOF'
 s#	return !run_mode && p->observe_writes && !writes_unseen_why(p) && !observer_unavailable();#	return !run_mode && !writes_unseen_why(p) && !observer_unavailable();#
 EOF
 mutant audit_looks_only_where_named git_audit_attack_narrow <<'EOF'
-s#} else if (look && (++looked, audit_changed(a, d))) {#} else if (look \&\& (attrib.unsure || attrib_touched(d)) \&\& (++looked, audit_changed(a, d))) {#
+s#} else if (look && (++looked, audit_changed(a, d))) {#} else if (look && (attrib.unsure || attrib_touched(d)) && (++looked, audit_changed(a, d))) {#
 EOF
 mutant audit_person_bits_not_put_back git_audit_person_bits_kept <<'EOF'
-s#	if (before) {#	if (0 \&\& before) {#
+s#	if (before) {#	if (0 && before) {#
 EOF
 mutant audit_person_hooks_left_unlisted git_audit_person_bits_kept <<'EOF'
-s#int hfd = audit_acts(a, hooks, pfd, name, &why)#int hfd = audit_changed(a, hooks) \&\& audit_acts(a, hooks, pfd, name, \&why)#
+s#int hfd = audit_acts(a, hooks, pfd, name, &why)#int hfd = audit_changed(a, hooks) && audit_acts(a, hooks, pfd, name, &why)#
 EOF
 mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
 s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
