@@ -20722,6 +20722,20 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 		audit_gitdir(a, gd, fresh || audit_changed(a, dotgit), 0);
 }
 
+/* Does the directory open at fd hold the three marks of a gitdir, of the
+ * kinds git takes (gitdir_part): HEAD a file or a symlink, objects and
+ * refs of any kind? */
+static bool
+audit_gitdir_marks(int fd)
+{
+	struct stat st;
+
+	return fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 /* Every .git in a root, at any depth: a repository made anywhere can be
  * reached later (a gitlink in the outer index makes `git status` run git
  * in it). node_modules directories (most of a large tree, and skipped by
@@ -20743,10 +20757,7 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 	 * walk below a directory that changed only reaches new ones; a walk of
 	 * a whole root goes by its times), else what changed in it. Its
 	 * three marks of the kinds git takes (gitdir_part). */
-	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
-	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (audit_gitdir_marks(fd)) {
 		long long c, b;
 		bool fresh = a->dirs_seen.n && !a->seen_partial ? true :
 		    audit_times(fd, ".", &c, &b) &&
@@ -20835,6 +20846,24 @@ audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 
 	if (!d)
 		return;
+	/* SECURITY: dir itself may have become a gitdir during the run: a
+	 * directory prepared without HEAD in an earlier run (no repository
+	 * then, nothing to audit) and completed in place, which no entry of
+	 * its own shows as new, and which a .git file a later run writes
+	 * then reaches as a repository there before it (only its changes
+	 * audited). It is audited whole, as one made during the run, and
+	 * where the sandbox named the mark that made it one (its HEAD,
+	 * objects or refs), all of it is the sandbox's, as a gitdir it
+	 * renamed into place is. */
+	if (!str_listed(&a->seen, dir) && audit_gitdir_marks(dir_fd(d))) {
+		if (a->attribute && !attrib.unsure &&
+		    (attrib_touched(path_join(dir, "HEAD")) ||
+			attrib_touched(path_join(dir, "objects")) ||
+			attrib_touched(path_join(dir, "refs"))))
+			attrib_record(dir);
+		a->fresh_found = true;
+		audit_gitdir(a, dir, true, 0);
+	}
 	while (dir_next(d, &de) == 1) {
 		const char *sub = path_join(dir, de.name);
 		struct stat st;

@@ -788,6 +788,35 @@ t_git_audit_attack_narrow() { # the sandbox writes a hook and a hooks directory'
 }
 TESTS+=(git_audit_attack_narrow)
 
+t_git_audit_attack_completed_in_place() { # a gitdir prepared without HEAD in one run (no repository yet: nothing to audit) is completed in place by HEAD in the next, and reached by a .git file in a third: its hook and config are neutralised when it becomes a repository; control: the same completed by a rename into place
+	attrib_usable
+	git_env
+	local pay k; pay=$(git_payload completed)
+	policy p <<<"allow-write ."
+	for k in kit kat; do
+		run_sbx -c "$T/p" -- sh -ec "mkdir -p $k/hooks $k/objects $k/refs
+			printf '#!/bin/sh\n$pay\n' >$k/hooks/pre-commit; chmod +x $k/hooks/pre-commit
+			printf '[core]\n\tfsmonitor = $pay\n' >$k/config"
+		expect_rc 0 "$k: the preparing run"
+	done
+	for k in moved/kat kit; do	# moved/kat: the control, its run unsure (a directory moved)
+		if [ $k = kit ]; then
+			run_sbx -c "$T/p" -- sh -ec "echo 'ref: refs/heads/main' >kit/HEAD"
+		else
+			run_sbx -c "$T/p" -- sh -ec "echo 'ref: refs/heads/main' >kat/HEAD; mkdir moved; mv kat moved/kat"
+		fi
+		expect_rc 0 "$k: the completing run"
+		expect_contains "$ERR" "neutralised $P/$k/hooks/pre-commit" "$k: the hook of a gitdir completed in the run"
+		expect_contains "$ERR" "neutralised $P/$k/config: removed core.fsmonitor" "$k: its config"
+	done
+	expect_contains "$ERR" "made in the sandbox" "kit: the sandbox's, by the HEAD it wrote"
+	run_sbx -c "$T/p" -- sh -ec "mkdir -p w v; echo 'gitdir: $P/kit' >w/.git; echo 'gitdir: $P/moved/kat' >v/.git"
+	expect_rc 0 "the pointing run"
+	git_outside "$P/w"; git_outside "$P/v"; git -C "$P/kit" status >/dev/null 2>&1
+	expect_no_payload "git outside through the completed gitdirs"
+}
+TESTS+=(git_audit_attack_completed_in_place)
+
 t_git_audit_observer_off() { # observe-writes off, or a way to write the observer cannot see (allow-all-unix-sockets: io_uring, daemons): sbx cannot tell who made what, so it acts on the person's repository too, says why, and gives the mv that restores it; control: the same run observed leaves it
 	attrib_usable
 	git_env
