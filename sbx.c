@@ -19884,6 +19884,9 @@ struct audit {
 	struct vec protected_gitdirs;	/* of const char *: protected during the run */
 	/* of const char *: every .git in the roots before the run */
 	struct vec seen;
+	/* "DEV:INO:PATH" of each, taken before the command started; NULL
+	 * after a killed run (its record has only the paths) */
+	const struct strset *seen_ids;
 	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
 	bool seen_by_ctime;		/* ... ctimes (the walk below the depth failed) */
 	/* of const char *: skipped, searched only if git ran (below) */
@@ -20659,6 +20662,26 @@ audit_children(
 	}
 }
 
+/* Is path a repository there before the run, and the very one: the same
+ * device and inode as before the command started? SECURITY: a directory
+ * the command renames onto the path of the person's .git (theirs renamed
+ * away first: no mount pins a repository below the scan's depth), a
+ * gitdir it prepared in an earlier run, stands where a repository was,
+ * and audited as that one only its changes would be looked at: its hook
+ * and config, made before the run, would stay armed. */
+static bool
+audit_seen_same(const struct audit *a, const char *path)
+{
+	struct stat st;
+
+	if (!str_listed(&a->seen, path))
+		return false;
+	return !a->seen_ids ||
+	    (lstat(path, &st) == 0 &&
+		strset_has(a->seen_ids, aprintf("%llu:%llu:%s", (unsigned long long)st.st_dev,
+					    (unsigned long long)st.st_ino, path)));
+}
+
 /* Audit one repository directory (a real path). */
 static void
 audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
@@ -20675,7 +20698,7 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	 * however it is reached (a new `.git -> ../.git` symlink): that would
 	 * let a command disable the person's own hooks (a secret scanner, say).
 	 * Only what changed in it is. */
-	if (prot || str_listed(&a->seen, gd))
+	if (prot || audit_seen_same(a, gd))
 		force = false;
 	audit_hooks(a, gd, force);
 	if (!(prot && a->allow_git_config))
@@ -20700,14 +20723,16 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 {
 	const char *dotgit = path_join(dir, ".git"), *gd;
 	char real[PATH_MAX];
-	bool fresh = !str_listed(&a->seen, dotgit);
+	bool listed = str_listed(&a->seen, dotgit), fresh = !audit_seen_same(a, dotgit);
 	long long c, b;
 
 	/* SECURITY: new is "not there before the run", whatever its times say
 	 * (a directory prepared in an earlier run and renamed to .git keeps
 	 * its birth time); only where the list could not reach (past the
-	 * walk's bound, in node_modules) do times decide */
-	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
+	 * walk's bound, in node_modules) do times decide, never for one the
+	 * list has at that path with another inode (audit_seen_same) */
+	if (fresh && !listed && (a->seen_partial || in_nm) &&
+	    audit_times(AT_FDCWD, dotgit, &c, &b))
 		fresh = audit_since(a, b >= 0 && !a->seen_by_ctime ? b : c);
 	a->fresh_found |= fresh;
 	if (type == DT_DIR) {
@@ -20855,7 +20880,7 @@ audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 	 * where the sandbox named the mark that made it one (its HEAD,
 	 * objects or refs), all of it is the sandbox's, as a gitdir it
 	 * renamed into place is. */
-	if (!str_listed(&a->seen, dir) && audit_gitdir_marks(dir_fd(d))) {
+	if (!audit_seen_same(a, dir) && audit_gitdir_marks(dir_fd(d))) {
 		if (a->attribute && !attrib.unsure &&
 		    (attrib_touched(path_join(dir, "HEAD")) ||
 			attrib_touched(path_join(dir, "objects")) ||
@@ -20943,8 +20968,8 @@ audit_changed_dirs(struct audit *a)
 	for (i = 0; i < a->seen.n; i++) {	/* what changed inside those there before */
 		const char *sv = a->seen.v[i];
 
-		if (strcmp(strrchr(sv, '/') + 1, ".git") != 0)
-			audit_gitdir(a, sv, false, 0);	/* a bare repository */
+		if (strcmp(strrchr(sv, '/') + 1, ".git") != 0)	/* a bare repository */
+			audit_gitdir(a, sv, !audit_seen_same(a, sv), 0);
 		else if (lstat(sv, &st) == 0)
 			audit_dotgit(a, path_dirname(sv),
 			    S_ISDIR(st.st_mode)	      ? DT_DIR
@@ -21012,7 +21037,12 @@ audit_run(struct audit *a)
  * run stopped at its bound), "R root", "G gitdir" (protected), "S path"
  * (a .git there before the run), "O path" (bound read-only in a root: the
  * command could not have changed it). */
-static struct { const char *record; long long t0; bool done; } audit_state;
+static struct {
+	const char *record;
+	long long t0;
+	bool done;
+	struct strset seen_ids;	/* audit_seen_same: each "S" path's device and inode */
+} audit_state;
 
 static void
 audit_record(const char *run_dir, const struct plan *pl)
@@ -21060,9 +21090,17 @@ audit_record_write(const struct plan *pl)
 		buf_putc(&b, '\n');
 	}
 	for (i = 0; i < pl->repos_seen.n; i++) {
+		struct stat st;
+
 		buf_puts(&b, "S ");
 		line_escape(&b, pl->repos_seen.v[i]);
 		buf_putc(&b, '\n');
+		/* written before the command starts, or before its first call
+		 * that could change a name goes on (run_scan_deep) */
+		if (lstat(pl->repos_seen.v[i], &st) == 0)
+			strset_add(&audit_state.seen_ids,
+			    aprintf("%llu:%llu:%s", (unsigned long long)st.st_dev,
+				(unsigned long long)st.st_ino, (const char *)pl->repos_seen.v[i]));
 	}
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
@@ -21111,6 +21149,7 @@ audit_after_run(const struct plan *pl)
 	}
 	scan_deep_lost();	/* a call went on unheld: the ctimes decide */
 	a.seen = pl->repos_seen;
+	a.seen_ids = &audit_state.seen_ids;
 	a.seen_partial = pl->seen_partial;
 	a.seen_by_ctime = pl->seen_by_ctime;
 	a.dirs_seen = pl->dirs_seen;

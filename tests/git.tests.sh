@@ -799,6 +799,7 @@ t_git_audit_attack_completed_in_place() { # a gitdir prepared without HEAD in on
 			printf '[core]\n\tfsmonitor = $pay\n' >$k/config"
 		expect_rc 0 "$k: the preparing run"
 	done
+	sleep 0.1	# what they made older than the next run's start (which counts from 20 ms before)
 	for k in moved/kat kit; do	# moved/kat: the control, its run unsure (a directory moved)
 		if [ $k = kit ]; then
 			run_sbx -c "$T/p" -- sh -ec "echo 'ref: refs/heads/main' >kit/HEAD"
@@ -816,6 +817,29 @@ t_git_audit_attack_completed_in_place() { # a gitdir prepared without HEAD in on
 	expect_no_payload "git outside through the completed gitdirs"
 }
 TESTS+=(git_audit_attack_completed_in_place)
+
+t_git_audit_attack_replaced_gitdir() { # a gitdir prepared without HEAD in one run replaces, in the next, the .git of the person's deep repository (renamed away): its hook and config are neutralised, though the path was a repository before; control: the same prepared gitdir moved to a new place
+	attrib_usable
+	git_env
+	local pay k; pay=$(git_payload replaced)
+	policy p <<<"allow-write ."
+	person_repo "$P/a/b/c/d/r"; person_repo "$P/a/b/c/d/s"
+	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p \$k/hooks \$k/objects \$k/refs
+			printf '#!/bin/sh\n$pay\n' >\$k/hooks/post-checkout; chmod +x \$k/hooks/post-checkout
+			printf '[core]\n\tfsmonitor = $pay\n' >\$k/config; done"
+	expect_rc 0 "the preparing run"
+	sleep 0.1	# what it made older than the next run's start (which counts from 20 ms before)
+	run_sbx -c "$T/p" -- sh -ec "echo 'ref: refs/heads/main' >kit/HEAD; echo 'ref: refs/heads/main' >kat/HEAD
+		mv a/b/c/d/r/.git a/b/c/d/r/was; mv kit a/b/c/d/r/.git; mkdir a/b/c/d/t; mv kat a/b/c/d/t/.git"
+	expect_rc 0 "the replacing run"
+	for k in t r; do	# t: the control
+		expect_contains "$ERR" "neutralised $P/a/b/c/d/$k/.git/hooks/post-checkout" "$k: the prepared gitdir's hook"
+		expect_contains "$ERR" "neutralised $P/a/b/c/d/$k/.git/config: removed core.fsmonitor" "$k: its config"
+		git_outside "$P/a/b/c/d/$k"; git -C "$P/a/b/c/d/$k" checkout -q -b x >/dev/null 2>&1
+	done
+	expect_no_payload "git outside in the repositories the prepared gitdirs became"
+}
+TESTS+=(git_audit_attack_replaced_gitdir)
 
 t_git_audit_observer_off() { # observe-writes off, or a way to write the observer cannot see (allow-all-unix-sockets: io_uring, daemons): sbx cannot tell who made what, so it acts on the person's repository too, says why, and gives the mv that restores it; control: the same run observed leaves it
 	attrib_usable

@@ -393,6 +393,9 @@ EOF
 mutant audit_gitdir_completed_in_place_not_its git_audit_attack_completed_in_place <<'EOF'
 s#			attrib_record(dir);#			;#
 EOF
+mutant audit_seen_by_path_alone git_audit_attack_replaced_gitdir <<'EOF'
+s#	return !a->seen_ids ||#	return 1 ||#
+EOF
 mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
 s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
 EOF
