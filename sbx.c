@@ -21035,7 +21035,8 @@ audit_run(struct audit *a)
 /* The record a killed run leaves for the next one: "T start", "A" (the
  * policy let the command write .git/config), "P" (the search before the
  * run stopped at its bound), "R root", "G gitdir" (protected), "S path"
- * (a .git there before the run), "O path" (bound read-only in a root: the
+ * (a .git there before the run), "I DEV:INO:PATH" (its device and inode
+ * then: audit_seen_same), "O path" (bound read-only in a root: the
  * command could not have changed it). */
 static struct {
 	const char *record;
@@ -21097,10 +21098,15 @@ audit_record_write(const struct plan *pl)
 		buf_putc(&b, '\n');
 		/* written before the command starts, or before its first call
 		 * that could change a name goes on (run_scan_deep) */
-		if (lstat(pl->repos_seen.v[i], &st) == 0)
-			strset_add(&audit_state.seen_ids,
-			    aprintf("%llu:%llu:%s", (unsigned long long)st.st_dev,
-				(unsigned long long)st.st_ino, (const char *)pl->repos_seen.v[i]));
+		if (lstat(pl->repos_seen.v[i], &st) == 0) {
+			const char *id = aprintf("%llu:%llu:%s", (unsigned long long)st.st_dev,
+			    (unsigned long long)st.st_ino, (const char *)pl->repos_seen.v[i]);
+
+			strset_add(&audit_state.seen_ids, id);
+			buf_puts(&b, "I ");
+			line_escape(&b, id);
+			buf_putc(&b, '\n');
+		}
 	}
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
@@ -21164,6 +21170,7 @@ audit_recover(const char *run_dir)
 {
 	struct buf b = { 0 };
 	struct audit a;
+	struct strset ids = { 0 };
 	char *line, *save;
 	bool deep_pending = false;
 
@@ -21187,6 +21194,8 @@ audit_recover(const char *run_dir)
 			deep_pending = true;
 		else if (line[0] == 'S' && line[1] == ' ')
 			vec_push(&a.seen, line_unescape(line + 2));
+		else if (line[0] == 'I' && line[1] == ' ')
+			strset_add(&ids, line_unescape(line + 2));
 		else if (line[0] == 'O' && line[1] == ' ')
 			vec_push(&a.read_only, line_unescape(line + 2));
 		else if (line[0] == 'R' && line[1] == ' ')
@@ -21195,6 +21204,7 @@ audit_recover(const char *run_dir)
 			vec_push(&a.protected_gitdirs, line_unescape(line + 2));
 	}
 	free(b.p);
+	a.seen_ids = ids.n ? &ids : NULL;	/* none: an older sbx's record, paths alone */
 	if (a.t0 > 0 && !deep_pending)
 		audit_run(&a);
 }

@@ -841,6 +841,31 @@ t_git_audit_attack_replaced_gitdir() { # a gitdir prepared without HEAD in one r
 }
 TESTS+=(git_audit_attack_replaced_gitdir)
 
+t_git_audit_attack_replaced_gitdir_killed() { # the same replacement in a run killed before its audit: the next run's recovery neutralises the prepared gitdir's hook and config where the person's .git was; control: the person's repository left alone by a killed run keeps its hook
+	attrib_usable
+	git_env
+	local pay; pay=$(git_payload replaced-killed)
+	policy p <<<"allow-write ."
+	person_repo "$P/a/b/c/d/r"; person_repo "$P/a/b/c/d/s"
+	run_sbx -c "$T/p" -- sh -ec "mkdir -p kit/hooks kit/objects kit/refs
+		printf '#!/bin/sh\n$pay\n' >kit/hooks/post-checkout; chmod +x kit/hooks/post-checkout
+		printf '[core]\n\tfsmonitor = $pay\n' >kit/config"
+	expect_rc 0 "the preparing run"
+	sleep 0.1	# what it made older than the next run's start (which counts from 20 ms before)
+	start_bg "$T/k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' >kit/HEAD &&
+		mv a/b/c/d/r/.git a/b/c/d/r/was && mv kit a/b/c/d/r/.git && echo ready; sleep 60"
+	wait_file_has "$T/k.out" ready 20 || { kill -KILL "$BGPID"; fail "the run never became ready: $(cat "$T/k.out.err")"; }
+	kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+	run_sbx -c "$T/p" -- true	# finds the killed run's record
+	expect_rc 0 "the next run"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/r/.git/hooks/post-checkout" "the prepared gitdir's hook"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/r/.git/config: removed core.fsmonitor" "its config"
+	[ -x "$P/a/b/c/d/s/.git/hooks/pre-commit" ] || fail "control: the person's other repository's hook was renamed"
+	git_outside "$P/a/b/c/d/r"; git -C "$P/a/b/c/d/r" checkout -q -b x >/dev/null 2>&1
+	expect_no_payload "git outside in the repository the prepared gitdir became"
+}
+TESTS+=(git_audit_attack_replaced_gitdir_killed)
+
 t_git_audit_observer_off() { # observe-writes off, or a way to write the observer cannot see (allow-all-unix-sockets: io_uring, daemons): sbx cannot tell who made what, so it acts on the person's repository too, says why, and gives the mv that restores it; control: the same run observed leaves it
 	attrib_usable
 	git_env

@@ -396,6 +396,9 @@ EOF
 mutant audit_seen_by_path_alone git_audit_attack_replaced_gitdir <<'EOF'
 s#	return !a->seen_ids ||#	return 1 ||#
 EOF
+mutant audit_recover_seen_by_path_alone git_audit_attack_replaced_gitdir_killed <<'EOF'
+s#	a.seen_ids = ids.n ? &ids : NULL;#	a.seen_ids = NULL;#
+EOF
 mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
 s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
 EOF
