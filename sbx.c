@@ -20936,16 +20936,15 @@ audit_changed_dirs(struct audit *a)
 	 * attrib), and sbx is sure of that record, there is nothing the audit
 	 * could act on (audit_acts: not a path, nor a file, the sandbox made),
 	 * so no directory is looked at: a run of a reading command costs no
-	 * stat per directory. Unsure, or a path named: all of them, as ever. */
-	/* SECURITY: a path named, every directory is looked at, not only
-	 * those the sandbox named a path at, in or above. audit_acts does
-	 * not go by those paths alone: a hook that is a file the sandbox
-	 * wrote (its inode) and a config naming what it wrote are the
-	 * sandbox's wherever they are, and both can sit in a repository the
-	 * person makes during the run in a directory the sandbox never named
-	 * (their `mv` of its script into their new hooks, their core.hooksPath
-	 * pointed at a directory it wrote in). Only a look at every
-	 * directory's ctime finds that repository. */
+	 * stat per directory. Unsure, or a path named: all of them, as ever.
+	 * SECURITY: not only those the sandbox named a path at, in or above.
+	 * audit_acts does not go by those paths alone: a hook that is a file
+	 * the sandbox wrote (its inode) and a config naming what it wrote are
+	 * the sandbox's wherever they are, and both can sit in a repository
+	 * the person makes during the run in a directory the sandbox never
+	 * named (their `mv` of its script into their new hooks, their
+	 * core.hooksPath pointed at a directory it wrote in). Only a look at
+	 * every directory's ctime finds that repository. */
 	bool look = !a->attribute || attrib.unsure || attrib.n > 0;
 	long looked = 0;
 
