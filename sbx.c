@@ -19884,6 +19884,9 @@ struct audit {
 	struct vec protected_gitdirs;	/* of const char *: protected during the run */
 	/* of const char *: every .git in the roots before the run */
 	struct vec seen;
+	/* "DEV:INO:PATH" of each, taken before the command started; NULL
+	 * after a killed run (its record has only the paths) */
+	const struct strset *seen_ids;
 	bool seen_partial;		/* seen stopped at the walk's bound: birth times decide */
 	bool seen_by_ctime;		/* ... ctimes (the walk below the depth failed) */
 	/* of const char *: skipped, searched only if git ran (below) */
@@ -19900,6 +19903,8 @@ struct audit {
 	int neutralised;
 	/* this run's record says what the sandbox touched (attrib) */
 	bool attribute;
+	/* of struct audit_bits: the person's own bits, put back after the audit */
+	struct vec bits;
 	const char *home;		/* $HOME, for what a config names with ~/ */
 };
 
@@ -20135,6 +20140,10 @@ audit_kept_name(int dirfd, const char *name)
 	return kept;
 }
 
+/* A directory whose owner's bits the audit gave back for its acts, and
+ * the mode it had: put back when the audit is done (audit_put_back). */
+struct audit_bits { int fd; mode_t mode; };
+
 /* SECURITY: git runs a hook by its name and reads a config through
  * directories it needs only to search, so a command that leaves .git or
  * .git/hooks without its owner's read or write bit (chmod 0555, 0111)
@@ -20142,36 +20151,69 @@ audit_kept_name(int dirfd, const char *name)
  * could neither list the hooks nor rename them (EACCES). A directory of
  * the person's own uid gets its owner's bits back (the command could have
  * set them: the choice was its), by its descriptor (an O_PATH one through
- * /proc), so no name is followed. Returns whether it changed; said under
- * -v. */
+ * /proc), so no name is followed. One whose ctime is older than the run
+ * (a chmod sets it) had those bits before the command started: the
+ * person's own choice (a hooks directory kept 0555 so that no tool adds
+ * a hook), which a hook rewritten in place, or a config, must not undo
+ * for good; the audit keeps it for the act and puts the mode back after.
+ * Returns whether it changed; said under -v. */
 static bool
-audit_give_back(int dfd, const char *what)
+audit_give_back(struct audit *a, int dfd, const char *what)
 {
 	struct stat st;
+	struct audit_bits *k;
 	char self[64];
+	bool before;
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
 	if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & S_IRWXU) == S_IRWXU || chmod(self, (st.st_mode & 07777) | S_IRWXU) < 0)
 		return false;
+	before = !audit_since(a, (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec);
+	if (before) {
+		k = amalloc(sizeof(*k));
+		k->fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+		k->mode = st.st_mode & 07777;
+		vec_push(&a->bits, k);
+	}
 	note("git: %s was left without its owner's read, write or search bit; given back to "
-	     "neutralise what it holds",
-	    what);
+	     "neutralise what it holds%s",
+	    what, before ? " (the mode it had before the run is put back after)" : "");
 	return true;
+}
+
+/* The person's own modes the audit's acts needed lifted, put back. */
+static void
+audit_put_back(struct audit *a)
+{
+	char self[64];
+
+	for (size_t i = 0; i < a->bits.n; i++) {
+		const struct audit_bits *k = a->bits.v[i];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", k->fd);
+		if (k->fd < 0 || chmod(self, k->mode) < 0)
+			warnx("git: cannot put back the mode %04o of a directory the audit "
+			      "acted in",
+			    (unsigned)k->mode);
+		if (k->fd >= 0)
+			close(k->fd);
+	}
+	a->bits.n = 0;
 }
 
 /* Rename dir/name to its kept name (*kept), not following symlinks (in
  * a directory the command left unwritable too: audit_give_back). What
  * still fails is said: git may run it. */
 static bool
-audit_disable(int dirfd, const char *name, const char **kept)
+audit_disable(struct audit *a, int dirfd, const char *name, const char **kept)
 {
 	char self[64], dir[PATH_MAX];
 	ssize_t n;
 
 	*kept = audit_kept_name(dirfd, name);
 	if (renameat(dirfd, name, dirfd, *kept) == 0 ||
-	    (errno == EACCES && audit_give_back(dirfd, aprintf("the directory of %s", name)) &&
+	    (errno == EACCES && audit_give_back(a, dirfd, aprintf("the directory of %s", name)) &&
 		renameat(dirfd, name, dirfd, *kept) == 0))
 		return true;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", dirfd);
@@ -20211,7 +20253,7 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 			;
 		else if (!audit_acts(a, hooks, pfd, name, &why))
 			audit_left(hooks, "hooks, not a directory");
-		else if (audit_disable(pfd, name, &kept))
+		else if (audit_disable(a, pfd, name, &kept))
 			audit_report(
 			    a, hooks, aprintf("not a directory; renamed %s", kept), why, kept);
 		close(pfd);
@@ -20219,13 +20261,15 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 	}
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == EACCES) {	/* search alone: git runs them all the same */
-		/* the bits given back only where the run could have taken them:
-		 * changed during it, and by the sandbox (or sbx cannot tell) */
-		int hfd = (force || audit_changed(a, hooks)) && audit_acts(a, hooks, pfd, name, &why)
+		/* listed where the sandbox could have written a hook (it named a
+		 * path in them, or sbx cannot tell), the person's own unlistable
+		 * hooks too: a hook there rewritten in place changes no
+		 * directory; their mode from before the run is put back after */
+		int hfd = audit_acts(a, hooks, pfd, name, &why)
 		    ? openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 		    : -1;
 
-		if (hfd >= 0 && audit_give_back(hfd, hooks))
+		if (hfd >= 0 && audit_give_back(a, hfd, hooks))
 			fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (hfd >= 0)
 			close(hfd);
@@ -20253,7 +20297,7 @@ audit_hooks(struct audit *a, const char *gd, bool force)
 
 		if (!audit_acts(a, hook, dir_fd(d), names.v[i], &why))
 			audit_left(hook, "a hook");
-		else if (audit_disable(dir_fd(d), names.v[i], &kept))
+		else if (audit_disable(a, dir_fd(d), names.v[i], &kept))
 			audit_report(a, hook, aprintf("hook renamed %s", kept), why, kept);
 	}
 	dir_close(d);
@@ -20333,7 +20377,7 @@ audit_config(struct audit *a, const char *path, bool force)
 	if (!S_ISREG(st.st_mode)) {
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a config that is not a regular file");
-		else if (audit_disable(pfd, base, &kept))
+		else if (audit_disable(a, pfd, base, &kept))
 			audit_report(
 			    a, path, aprintf("not a regular file; renamed %s", kept), why, kept);
 		goto out;
@@ -20353,7 +20397,7 @@ audit_config(struct audit *a, const char *path, bool force)
 		free(b.p);
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a config sbx cannot read");
-		else if (audit_disable(pfd, base, &kept))
+		else if (audit_disable(a, pfd, base, &kept))
 			audit_report(a, path, aprintf("a config sbx cannot read; renamed %s", kept),
 			    why, kept);
 		goto out;
@@ -20383,14 +20427,14 @@ audit_config(struct audit *a, const char *path, bool force)
 	kept = audit_kept_name(pfd, base);
 	/* left unwritable: rewritten all the same */
 	if (faccessat(pfd, ".", W_OK | X_OK, AT_EACCESS) < 0 && errno == EACCES)
-		audit_give_back(pfd, path_dirname(path));
+		audit_give_back(a, pfd, path_dirname(path));
 	fd = openat(
 	    pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
 	if (fd < 0 || write_all(fd, out.p ? out.p : "", out.n) < 0 || close(fd) < 0 ||
 	    renameat(pfd, base, pfd, kept) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
 		warnx("git: cannot rewrite %s (%s); renaming it %s", path, strerror(errno), kept);
 		unlinkat(pfd, tmp, 0);
-		if (audit_disable(pfd, base, &kept))
+		if (audit_disable(a, pfd, base, &kept))
 			audit_report(a, path, aprintf("renamed %s", kept), why, kept);
 		free(out.p);
 		goto out;
@@ -20456,7 +20500,7 @@ audit_todo(struct audit *a, const char *path)
 		free(b.p);
 		if (!audit_acts(a, path, pfd, base, &why))
 			audit_left(path, "a todo list sbx cannot read");
-		else if (audit_disable(pfd, base, &kept))
+		else if (audit_disable(a, pfd, base, &kept))
 			audit_report(a, path,
 			    "a todo list sbx cannot read; renamed, so the rebase stops there", why,
 			    kept);
@@ -20484,7 +20528,7 @@ audit_todo(struct audit *a, const char *path)
 		renameat(pfd, base, pfd, (kept = audit_kept_name(pfd, base))) < 0 ||
 		renameat(pfd, tmp, pfd, base) < 0)) {
 		unlinkat(pfd, tmp, 0);
-		if (audit_disable(pfd, base, &kept))
+		if (audit_disable(a, pfd, base, &kept))
 			audit_report(a, path,
 			    "a todo list sbx could not rewrite; renamed, so the rebase stops there",
 			    why, kept);
@@ -20547,7 +20591,7 @@ audit_strategy(struct audit *a, const char *path, bool config)
 	}
 	if (foreign && !audit_acts(a, path, pfd, base, &why))
 		audit_left(path, "a merge strategy that is not one of git's own");
-	else if (foreign && audit_disable(pfd, base, &kept))
+	else if (foreign && audit_disable(a, pfd, base, &kept))
 		audit_report(a, path,
 		    aprintf("names a merge strategy that is not one of git's own, a program `git "
 			    "%s --continue` would run; renamed %s, so git's default is used",
@@ -20618,6 +20662,26 @@ audit_children(
 	}
 }
 
+/* Is path a repository there before the run, and the very one: the same
+ * device and inode as before the command started? SECURITY: a directory
+ * the command renames onto the path of the person's .git (theirs renamed
+ * away first: no mount pins a repository below the scan's depth), a
+ * gitdir it prepared in an earlier run, stands where a repository was,
+ * and audited as that one only its changes would be looked at: its hook
+ * and config, made before the run, would stay armed. */
+static bool
+audit_seen_same(const struct audit *a, const char *path)
+{
+	struct stat st;
+
+	if (!str_listed(&a->seen, path))
+		return false;
+	return !a->seen_ids ||
+	    (lstat(path, &st) == 0 &&
+		strset_has(a->seen_ids, aprintf("%llu:%llu:%s", (unsigned long long)st.st_dev,
+					    (unsigned long long)st.st_ino, path)));
+}
+
 /* Audit one repository directory (a real path). */
 static void
 audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
@@ -20634,7 +20698,7 @@ audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 	 * however it is reached (a new `.git -> ../.git` symlink): that would
 	 * let a command disable the person's own hooks (a secret scanner, say).
 	 * Only what changed in it is. */
-	if (prot || str_listed(&a->seen, gd))
+	if (prot || audit_seen_same(a, gd))
 		force = false;
 	audit_hooks(a, gd, force);
 	if (!(prot && a->allow_git_config))
@@ -20659,14 +20723,16 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 {
 	const char *dotgit = path_join(dir, ".git"), *gd;
 	char real[PATH_MAX];
-	bool fresh = !str_listed(&a->seen, dotgit);
+	bool listed = str_listed(&a->seen, dotgit), fresh = !audit_seen_same(a, dotgit);
 	long long c, b;
 
 	/* SECURITY: new is "not there before the run", whatever its times say
 	 * (a directory prepared in an earlier run and renamed to .git keeps
 	 * its birth time); only where the list could not reach (past the
-	 * walk's bound, in node_modules) do times decide */
-	if (fresh && (a->seen_partial || in_nm) && audit_times(AT_FDCWD, dotgit, &c, &b))
+	 * walk's bound, in node_modules) do times decide, never for one the
+	 * list has at that path with another inode (audit_seen_same) */
+	if (fresh && !listed && (a->seen_partial || in_nm) &&
+	    audit_times(AT_FDCWD, dotgit, &c, &b))
 		fresh = audit_since(a, b >= 0 && !a->seen_by_ctime ? b : c);
 	a->fresh_found |= fresh;
 	if (type == DT_DIR) {
@@ -20679,6 +20745,20 @@ audit_dotgit(struct audit *a, const char *dir, unsigned char type, bool in_nm)
 	 * not write: what runs there is the person's own */
 	if (gd && audit_in_roots(a, gd))
 		audit_gitdir(a, gd, fresh || audit_changed(a, dotgit), 0);
+}
+
+/* Does the directory open at fd hold the three marks of a gitdir, of the
+ * kinds git takes (gitdir_part): HEAD a file or a symlink, objects and
+ * refs of any kind? */
+static bool
+audit_gitdir_marks(int fd)
+{
+	struct stat st;
+
+	return fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 /* Every .git in a root, at any depth: a repository made anywhere can be
@@ -20702,10 +20782,7 @@ audit_walk(struct audit *a, int fd, char *path, int depth, bool in_nm)
 	 * walk below a directory that changed only reaches new ones; a walk of
 	 * a whole root goes by its times), else what changed in it. Its
 	 * three marks of the kinds git takes (gitdir_part). */
-	if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
-	    fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    fstatat(fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (audit_gitdir_marks(fd)) {
 		long long c, b;
 		bool fresh = a->dirs_seen.n && !a->seen_partial ? true :
 		    audit_times(fd, ".", &c, &b) &&
@@ -20794,6 +20871,24 @@ audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 
 	if (!d)
 		return;
+	/* SECURITY: dir itself may have become a gitdir during the run: a
+	 * directory prepared without HEAD in an earlier run (no repository
+	 * then, nothing to audit) and completed in place, which no entry of
+	 * its own shows as new, and which a .git file a later run writes
+	 * then reaches as a repository there before it (only its changes
+	 * audited). It is audited whole, as one made during the run, and
+	 * where the sandbox named the mark that made it one (its HEAD,
+	 * objects or refs), all of it is the sandbox's, as a gitdir it
+	 * renamed into place is. */
+	if (!audit_seen_same(a, dir) && audit_gitdir_marks(dir_fd(d))) {
+		if (a->attribute && !attrib.unsure &&
+		    (attrib_touched(path_join(dir, "HEAD")) ||
+			attrib_touched(path_join(dir, "objects")) ||
+			attrib_touched(path_join(dir, "refs"))))
+			attrib_record(dir);
+		a->fresh_found = true;
+		audit_gitdir(a, dir, true, 0);
+	}
 	while (dir_next(d, &de) == 1) {
 		const char *sub = path_join(dir, de.name);
 		struct stat st;
@@ -20841,15 +20936,16 @@ audit_changed_dirs(struct audit *a)
 	 * attrib), and sbx is sure of that record, there is nothing the audit
 	 * could act on (audit_acts: not a path, nor a file, the sandbox made),
 	 * so no directory is looked at: a run of a reading command costs no
-	 * stat per directory. Unsure, or a path named: all of them, as ever. */
+	 * stat per directory. Unsure, or a path named: all of them, as ever.
+	 * SECURITY: not only those the sandbox named a path at, in or above.
+	 * audit_acts does not go by those paths alone: a hook that is a file
+	 * the sandbox wrote (its inode) and a config naming what it wrote are
+	 * the sandbox's wherever they are, and both can sit in a repository
+	 * the person makes during the run in a directory the sandbox never
+	 * named (their `mv` of its script into their new hooks, their
+	 * core.hooksPath pointed at a directory it wrote in). Only a look at
+	 * every directory's ctime finds that repository. */
 	bool look = !a->attribute || attrib.unsure || attrib.n > 0;
-	/* Sure of it, with paths named: the sandbox changed a listing only by
-	 * a call naming an entry of it, the directory itself, or a directory
-	 * above it (creating, removing, renaming and linking name the entry;
-	 * moving a directory names it), which attrib_touched says; only those
-	 * directories are looked at. The others can hold nothing the audit
-	 * would act on: audit_acts asks the same record. */
-	bool narrow = a->attribute && !attrib.unsure;
 	long looked = 0;
 
 	if (!look)
@@ -20860,20 +20956,19 @@ audit_changed_dirs(struct audit *a)
 
 		if (!strcmp(base, "node_modules")) {
 			vec_push(&a->node_modules, (void *)d);	/* listed, not entered: audit_run */
-		} else if (look && (!narrow || attrib_touched(d)) && (++looked, audit_changed(a, d))) {
+		} else if (look && (++looked, audit_changed(a, d))) {
 			for (j = known.n ? a->dirs_seen.n : 0; j < a->dirs_seen.n; j++)
 				strset_add(&known, a->dirs_seen.v[j]);	/* once, when needed */
 			audit_read_changed(a, d, &known);
 		}
 	}
 	if (look)
-		note("audit: %ld of %zu directories looked at%s", looked, a->dirs_seen.n,
-		    narrow ? " (those the sandbox named a path at, in or above)" : "");
+		note("audit: %ld of %zu directories looked at", looked, a->dirs_seen.n);
 	for (i = 0; i < a->seen.n; i++) {	/* what changed inside those there before */
 		const char *sv = a->seen.v[i];
 
-		if (strcmp(strrchr(sv, '/') + 1, ".git") != 0)
-			audit_gitdir(a, sv, false, 0);	/* a bare repository */
+		if (strcmp(strrchr(sv, '/') + 1, ".git") != 0)	/* a bare repository */
+			audit_gitdir(a, sv, !audit_seen_same(a, sv), 0);
 		else if (lstat(sv, &st) == 0)
 			audit_dotgit(a, path_dirname(sv),
 			    S_ISDIR(st.st_mode)	      ? DT_DIR
@@ -20933,14 +21028,21 @@ audit_run(struct audit *a)
 		if (fd >= 0)
 			audit_walk(a, fd, path, 1, true);
 	}
+	audit_put_back(a);
 }
 
 /* The record a killed run leaves for the next one: "T start", "A" (the
  * policy let the command write .git/config), "P" (the search before the
  * run stopped at its bound), "R root", "G gitdir" (protected), "S path"
- * (a .git there before the run), "O path" (bound read-only in a root: the
+ * (a .git there before the run), "I DEV:INO:PATH" (its device and inode
+ * then: audit_seen_same), "O path" (bound read-only in a root: the
  * command could not have changed it). */
-static struct { const char *record; long long t0; bool done; } audit_state;
+static struct {
+	const char *record;
+	long long t0;
+	bool done;
+	struct strset seen_ids;	/* audit_seen_same: each "S" path's device and inode */
+} audit_state;
 
 static void
 audit_record(const char *run_dir, const struct plan *pl)
@@ -20988,9 +21090,22 @@ audit_record_write(const struct plan *pl)
 		buf_putc(&b, '\n');
 	}
 	for (i = 0; i < pl->repos_seen.n; i++) {
+		struct stat st;
+
 		buf_puts(&b, "S ");
 		line_escape(&b, pl->repos_seen.v[i]);
 		buf_putc(&b, '\n');
+		/* written before the command starts, or before its first call
+		 * that could change a name goes on (run_scan_deep) */
+		if (lstat(pl->repos_seen.v[i], &st) == 0) {
+			const char *id = aprintf("%llu:%llu:%s", (unsigned long long)st.st_dev,
+			    (unsigned long long)st.st_ino, (const char *)pl->repos_seen.v[i]);
+
+			strset_add(&audit_state.seen_ids, id);
+			buf_puts(&b, "I ");
+			line_escape(&b, id);
+			buf_putc(&b, '\n');
+		}
 	}
 	for (i = 0; i < pl->mounts.n; i++) {
 		const struct mount *m = pl->mounts.v[i];
@@ -21039,6 +21154,7 @@ audit_after_run(const struct plan *pl)
 	}
 	scan_deep_lost();	/* a call went on unheld: the ctimes decide */
 	a.seen = pl->repos_seen;
+	a.seen_ids = &audit_state.seen_ids;
 	a.seen_partial = pl->seen_partial;
 	a.seen_by_ctime = pl->seen_by_ctime;
 	a.dirs_seen = pl->dirs_seen;
@@ -21053,6 +21169,7 @@ audit_recover(const char *run_dir)
 {
 	struct buf b = { 0 };
 	struct audit a;
+	struct strset ids = { 0 };
 	char *line, *save;
 	bool deep_pending = false;
 
@@ -21076,6 +21193,8 @@ audit_recover(const char *run_dir)
 			deep_pending = true;
 		else if (line[0] == 'S' && line[1] == ' ')
 			vec_push(&a.seen, line_unescape(line + 2));
+		else if (line[0] == 'I' && line[1] == ' ')
+			strset_add(&ids, line_unescape(line + 2));
 		else if (line[0] == 'O' && line[1] == ' ')
 			vec_push(&a.read_only, line_unescape(line + 2));
 		else if (line[0] == 'R' && line[1] == ' ')
@@ -21084,6 +21203,7 @@ audit_recover(const char *run_dir)
 			vec_push(&a.protected_gitdirs, line_unescape(line + 2));
 	}
 	free(b.p);
+	a.seen_ids = ids.n ? &ids : NULL;	/* none: an older sbx's record, paths alone */
 	if (a.t0 > 0 && !deep_pending)
 		audit_run(&a);
 }

@@ -756,6 +756,116 @@ t_git_audit_attack_moves() { # the command puts its hook into the person's repos
 }
 TESTS+=(git_audit_attack_moves)
 
+t_git_audit_attack_narrow() { # the sandbox writes a hook and a hooks directory's script, and the person, during the run, moves the hook into a repository of theirs and points another's core.hooksPath at the script, in directories the sandbox named no path in: both neutralised (audit_acts goes by the file and by what a config names, not only by where the sandbox named paths); control: the same in a directory it named
+	attrib_usable
+	git_env
+	local pay w; pay=$(git_payload narrow)
+	mkdir -p "$P/deep/a" "$P/deep/b" "$P/near/a" "$P/near/b"
+	policy p <<<"allow-write ."
+	rm -f "$O/go"
+	start_bg "$T/bg.out" -c "$T/p" -- sh -c "mkdir stash shared && printf '#!/bin/sh\n$pay\n' >stash/h &&
+		cp stash/h stash/n && cp stash/h shared/pre-commit && chmod +x stash/* shared/pre-commit &&
+		echo x >near/a/notes && echo x >near/b/notes && echo ready; while [ ! -e '$O/go' ]; do sleep 0.05; done"
+	wait_file_has "$T/bg.out" ready 20 || { kill -KILL "$BGPID"; fail "the command never became ready: $(cat "$T/bg.out.err")"; }
+	for w in deep near; do	# the person's, in their shell, while the command runs
+		git init -q "$P/$w/a/r" && git init -q "$P/$w/b/r" || fail "setup: git init in $w"
+		mv "$P/stash/$([ $w = deep ] && echo h || echo n)" "$P/$w/a/r/.git/hooks/pre-commit"
+		printf '#!/bin/sh\nexit 0\n' >"$P/$w/a/r/.git/hooks/pre-push"; chmod +x "$P/$w/a/r/.git/hooks/pre-push"
+		git -C "$P/$w/b/r" config core.hooksPath "$P/shared"
+	done
+	attrib_wait
+	[ "$WRC" = 0 ] || fail "the run: exit $WRC"
+	for w in near deep; do	# near: the control (the sandbox named a path in near/a, near/b)
+		expect_neutralised "$P/$w/a/r/.git/hooks/pre-commit" "made in the sandbox" "$w: the sandbox's hook the person moved in"
+		[ -x "$P/$w/a/r/.git/hooks/pre-push" ] || fail "$w: the person's own hook was renamed"
+		[ -z "$(git -C "$P/$w/b/r" config core.hooksPath)" ] ||
+			fail "$w: the person's core.hooksPath naming the sandbox's script was left"
+		grep -F "neutralised $P/$w/b/r/.git/config: removed core.hookspath" <<<"$ERR" |
+			grep -qF "it names what the sandbox wrote" || fail "$w: the report of the config"
+		git_outside "$P/$w/a/r"; git_outside "$P/$w/b/r"
+	done
+	expect_no_payload "git outside in the person's repositories"
+}
+TESTS+=(git_audit_attack_narrow)
+
+t_git_audit_attack_completed_in_place() { # a gitdir prepared without HEAD in one run (no repository yet: nothing to audit) is completed in place by HEAD in the next, and reached by a .git file in a third: its hook and config are neutralised when it becomes a repository; control: the same completed by a rename into place
+	attrib_usable
+	git_env
+	local pay k; pay=$(git_payload completed)
+	policy p <<<"allow-write ."
+	for k in kit kat; do
+		run_sbx -c "$T/p" -- sh -ec "mkdir -p $k/hooks $k/objects $k/refs
+			printf '#!/bin/sh\n$pay\n' >$k/hooks/pre-commit; chmod +x $k/hooks/pre-commit
+			printf '[core]\n\tfsmonitor = $pay\n' >$k/config"
+		expect_rc 0 "$k: the preparing run"
+	done
+	sleep 0.1	# what they made older than the next run's start (which counts from 20 ms before)
+	for k in moved/kat kit; do	# moved/kat: the control, its run unsure (a directory moved)
+		if [ $k = kit ]; then
+			run_sbx -c "$T/p" -- sh -ec "echo 'ref: refs/heads/main' >kit/HEAD"
+		else
+			run_sbx -c "$T/p" -- sh -ec "echo 'ref: refs/heads/main' >kat/HEAD; mkdir moved; mv kat moved/kat"
+		fi
+		expect_rc 0 "$k: the completing run"
+		expect_contains "$ERR" "neutralised $P/$k/hooks/pre-commit" "$k: the hook of a gitdir completed in the run"
+		expect_contains "$ERR" "neutralised $P/$k/config: removed core.fsmonitor" "$k: its config"
+	done
+	expect_contains "$ERR" "made in the sandbox" "kit: the sandbox's, by the HEAD it wrote"
+	run_sbx -c "$T/p" -- sh -ec "mkdir -p w v; echo 'gitdir: $P/kit' >w/.git; echo 'gitdir: $P/moved/kat' >v/.git"
+	expect_rc 0 "the pointing run"
+	git_outside "$P/w"; git_outside "$P/v"; git -C "$P/kit" status >/dev/null 2>&1
+	expect_no_payload "git outside through the completed gitdirs"
+}
+TESTS+=(git_audit_attack_completed_in_place)
+
+t_git_audit_attack_replaced_gitdir() { # a gitdir prepared without HEAD in one run replaces, in the next, the .git of the person's deep repository (renamed away): its hook and config are neutralised, though the path was a repository before; control: the same prepared gitdir moved to a new place
+	attrib_usable
+	git_env
+	local pay k; pay=$(git_payload replaced)
+	policy p <<<"allow-write ."
+	person_repo "$P/a/b/c/d/r"; person_repo "$P/a/b/c/d/s"
+	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p \$k/hooks \$k/objects \$k/refs
+			printf '#!/bin/sh\n$pay\n' >\$k/hooks/post-checkout; chmod +x \$k/hooks/post-checkout
+			printf '[core]\n\tfsmonitor = $pay\n' >\$k/config; done"
+	expect_rc 0 "the preparing run"
+	sleep 0.1	# what it made older than the next run's start (which counts from 20 ms before)
+	run_sbx -c "$T/p" -- sh -ec "echo 'ref: refs/heads/main' >kit/HEAD; echo 'ref: refs/heads/main' >kat/HEAD
+		mv a/b/c/d/r/.git a/b/c/d/r/was; mv kit a/b/c/d/r/.git; mkdir a/b/c/d/t; mv kat a/b/c/d/t/.git"
+	expect_rc 0 "the replacing run"
+	for k in t r; do	# t: the control
+		expect_contains "$ERR" "neutralised $P/a/b/c/d/$k/.git/hooks/post-checkout" "$k: the prepared gitdir's hook"
+		expect_contains "$ERR" "neutralised $P/a/b/c/d/$k/.git/config: removed core.fsmonitor" "$k: its config"
+		git_outside "$P/a/b/c/d/$k"; git -C "$P/a/b/c/d/$k" checkout -q -b x >/dev/null 2>&1
+	done
+	expect_no_payload "git outside in the repositories the prepared gitdirs became"
+}
+TESTS+=(git_audit_attack_replaced_gitdir)
+
+t_git_audit_attack_replaced_gitdir_killed() { # the same replacement in a run killed before its audit: the next run's recovery neutralises the prepared gitdir's hook and config where the person's .git was; control: the person's repository left alone by a killed run keeps its hook
+	attrib_usable
+	git_env
+	local pay; pay=$(git_payload replaced-killed)
+	policy p <<<"allow-write ."
+	person_repo "$P/a/b/c/d/r"; person_repo "$P/a/b/c/d/s"
+	run_sbx -c "$T/p" -- sh -ec "mkdir -p kit/hooks kit/objects kit/refs
+		printf '#!/bin/sh\n$pay\n' >kit/hooks/post-checkout; chmod +x kit/hooks/post-checkout
+		printf '[core]\n\tfsmonitor = $pay\n' >kit/config"
+	expect_rc 0 "the preparing run"
+	sleep 0.1	# what it made older than the next run's start (which counts from 20 ms before)
+	start_bg "$T/k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' >kit/HEAD &&
+		mv a/b/c/d/r/.git a/b/c/d/r/was && mv kit a/b/c/d/r/.git && echo ready; sleep 60"
+	wait_file_has "$T/k.out" ready 20 || { kill -KILL "$BGPID"; fail "the run never became ready: $(cat "$T/k.out.err")"; }
+	kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+	run_sbx -c "$T/p" -- true	# finds the killed run's record
+	expect_rc 0 "the next run"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/r/.git/hooks/post-checkout" "the prepared gitdir's hook"
+	expect_contains "$ERR" "neutralised $P/a/b/c/d/r/.git/config: removed core.fsmonitor" "its config"
+	[ -x "$P/a/b/c/d/s/.git/hooks/pre-commit" ] || fail "control: the person's other repository's hook was renamed"
+	git_outside "$P/a/b/c/d/r"; git -C "$P/a/b/c/d/r" checkout -q -b x >/dev/null 2>&1
+	expect_no_payload "git outside in the repository the prepared gitdir became"
+}
+TESTS+=(git_audit_attack_replaced_gitdir_killed)
+
 t_git_audit_observer_off() { # observe-writes off, or a way to write the observer cannot see (allow-all-unix-sockets: io_uring, daemons): sbx cannot tell who made what, so it acts on the person's repository too, says why, and gives the mv that restores it; control: the same run observed leaves it
 	attrib_usable
 	git_env
@@ -863,6 +973,44 @@ t_git_audit_unwritable_dirs() { # as a user (not root: no DAC override), the com
 	expect_no_payload "the person's git, as the user, in both repositories"
 }
 TESTS+=(git_audit_unwritable_dirs)
+
+t_git_audit_person_bits_kept() { # as a user, the command rewrites in place a hook of the person's deep repositories whose .git/hooks the person keeps without its write bit (0555) or with search alone (0111), from before the run: each hook is neutralised and each directory keeps the person's mode; control: a .git/hooks the command itself left 0555 gets its owner's bits back
+	need_private_places
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to run as a user"
+	git_env
+	local v=4243 vh=$T/uhome vp=$T/uproj pay
+	local AS_V=(setpriv --reuid=$v --regid=$v --clear-groups)
+	mkdir -p "$vh" "$vp" && chown $v:$v "$vh" "$vp" "$O" && chmod 700 "$vh" || fail "setup"
+	"${AS_V[@]}" bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true 2>"$T/bw.err" ||
+		skip "bwrap cannot make a sandbox as uid $v here: $(head -c 200 "$T/bw.err")"
+	pay=$(git_payload bits)
+	# the person's, before the run, deep (no mount covers it: the audit alone protects it)
+	(cd "$vp" && HOME="$vh" "${AS_V[@]}" sh -ec "for r in mine shut; do git init -q a/b/c/d/\$r
+		printf '#!/bin/sh\nexit 0\n' >a/b/c/d/\$r/.git/hooks/pre-commit
+		chmod 0755 a/b/c/d/\$r/.git/hooks/pre-commit; done
+		chmod 0555 a/b/c/d/mine/.git/hooks; chmod 0111 a/b/c/d/shut/.git/hooks") ||
+		fail "setup: the person's repository"
+	sleep 0.1	# its ctime older than the run's start (which counts from 20 ms before)
+	printf 'allow-write .\n' >"$T/pu"; chmod 644 "$T/pu"
+	(cd "$vp" && env -u XDG_RUNTIME_DIR HOME="$vh" timeout 30 "${AS_V[@]}" "$SBX" -v -c "$T/pu" -- sh -ec "
+		cat '$pay' >a/b/c/d/mine/.git/hooks/pre-commit; cat '$pay' >a/b/c/d/shut/.git/hooks/pre-commit
+		git init -q took; cp '$pay' took/.git/hooks/pre-commit; chmod 0555 took/.git/hooks
+		echo DONE") >"$T/u.out" 2>"$T/u.err"; RC=$?
+	OUT=$(cat "$T/u.out"); ERR=$(cat "$T/u.err"); log_file out "$T/u.out"; log_file err "$T/u.err"
+	expect_rc 0 "the user's run"; expect_contains "$OUT" DONE "the user's run"
+	expect_contains "$ERR" "neutralised $vp/took/.git/hooks/pre-commit" "control: the hook in hooks the command left 0555"
+	expect_eq "$(stat -c %a "$vp/took/.git/hooks")" 755 "control: the bits the command took, given back"
+	expect_contains "$ERR" "neutralised $vp/a/b/c/d/mine/.git/hooks/pre-commit" "the person's hook the command rewrote"
+	expect_eq "$(stat -c %a "$vp/a/b/c/d/mine/.git/hooks")" 555 "the person's own 0555 .git/hooks"
+	expect_contains "$ERR" "neutralised $vp/a/b/c/d/shut/.git/hooks/pre-commit" "the person's hook, in hooks they cannot list"
+	expect_eq "$(stat -c %a "$vp/a/b/c/d/shut/.git/hooks")" 111 "the person's own 0111 .git/hooks"
+	local d
+	for d in took a/b/c/d/mine a/b/c/d/shut; do
+		(cd "$vp/$d" && HOME="$vh" "${AS_V[@]}" git -c safe.directory='*' commit -q --allow-empty -m outside >/dev/null 2>&1)
+	done
+	expect_no_payload "the person's git, as the user, in the three repositories"
+}
+TESTS+=(git_audit_person_bits_kept)
 
 t_git_audit_kept_names_taken() { # the command takes every name the audit would rename a hook or a config to (NAME.sbx-disabled, .2 to .99), as directories a rename cannot replace: the audit still renames them away (a name it cannot guess); control: a repository without them
 	git_env

@@ -378,8 +378,26 @@ EOF
 mutant deep_left_with_observe_writes_off scan_deep_reader <<'EOF'
 s#	return !run_mode && p->observe_writes && !writes_unseen_why(p) && !observer_unavailable();#	return !run_mode && !writes_unseen_why(p) && !observer_unavailable();#
 EOF
-mutant audit_narrow_looks_nowhere git_audit_person_repo_left <<'EOF'
-s#(!narrow || attrib_touched(d))#(!narrow || 0)#
+mutant audit_looks_only_where_named git_audit_attack_narrow <<'EOF'
+s#} else if (look && (++looked, audit_changed(a, d))) {#} else if (look && (attrib.unsure || attrib_touched(d)) && (++looked, audit_changed(a, d))) {#
+EOF
+mutant audit_person_bits_not_put_back git_audit_person_bits_kept <<'EOF'
+s#	if (before) {#	if (0 && before) {#
+EOF
+mutant audit_person_hooks_left_unlisted git_audit_person_bits_kept <<'EOF'
+s#int hfd = audit_acts(a, hooks, pfd, name, &why)#int hfd = audit_changed(a, hooks) && audit_acts(a, hooks, pfd, name, &why)#
+EOF
+mutant audit_gitdir_completed_in_place_unseen git_audit_attack_completed_in_place <<'EOF'
+s#	if (!str_listed(&a->seen, dir) && audit_gitdir_marks(dir_fd(d))) {#	if (0) {#
+EOF
+mutant audit_gitdir_completed_in_place_not_its git_audit_attack_completed_in_place <<'EOF'
+s#			attrib_record(dir);#			;#
+EOF
+mutant audit_seen_by_path_alone git_audit_attack_replaced_gitdir <<'EOF'
+s#	return !a->seen_ids ||#	return 1 ||#
+EOF
+mutant audit_recover_seen_by_path_alone git_audit_attack_replaced_gitdir_killed <<'EOF'
+s#	a.seen_ids = ids.n ? &ids : NULL;#	a.seen_ids = NULL;#
 EOF
 mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
 s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
