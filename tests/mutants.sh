@@ -388,7 +388,7 @@ mutant audit_person_hooks_left_unlisted git_audit_person_bits_kept <<'EOF'
 s#int hfd = audit_acts(a, hooks, pfd, name, &why)#int hfd = audit_changed(a, hooks) && audit_acts(a, hooks, pfd, name, &why)#
 EOF
 mutant audit_gitdir_completed_in_place_unseen git_audit_attack_completed_in_place <<'EOF'
-s#	if (!str_listed(&a->seen, dir) && audit_gitdir_marks(dir_fd(d))) {#	if (0) {#
+s#	if (!audit_seen_same(a, dir) && audit_gitdir_marks(dir_fd(d))) {#	if (0) {#
 EOF
 mutant audit_gitdir_completed_in_place_not_its git_audit_attack_completed_in_place <<'EOF'
 s#			attrib_record(dir);#			;#
