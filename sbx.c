@@ -18882,9 +18882,12 @@ ph_reclaim(int dfd)
  * removed since this run's scan saw it) is made now, its intent recorded
  * first; unless lazy: a name sbx-init binds that the plan saw there, gone
  * now (or a directory above it gone), is left to sbx-init, which asks for
- * it again (run_rebind covers it then, as it is then). */
+ * it again (run_rebind covers it then, as it is then). A placeholder
+ * sbx-init binds (init) whose directory above is gone too (another program
+ * removed a repository, .git and all, since the scan) is left to it the
+ * same way: there is no directory to make it in. */
 static void
-ph_cover(int dfd, const char *target, enum phkind kind, bool lazy)
+ph_cover(int dfd, const char *target, enum phkind kind, bool lazy, bool init)
 {
 	const char *ename = ph_entry_name(target), *name, *epath;
 	struct ph_held *h;
@@ -18895,7 +18898,7 @@ ph_cover(int dfd, const char *target, enum phkind kind, bool lazy)
 
 	for (tries = 0; tries < 8 && dir < 0; tries++) {
 		if ((pfd = open_parent_nofollow(target, &name)) < 0) {
-			if (lazy && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+			if ((lazy || init) && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
 				return;
 			die_hint("it changed on this machine while sbx was starting (another "
 				 "program works there); run again",
@@ -19052,7 +19055,7 @@ ph_recover(int dfd, const struct plan *pl, struct init_bind *b, struct vec *cove
 		    (run_state.held.n - i - 1) * sizeof(void *));
 		run_state.held.n--;
 	}
-	ph_cover(dfd, d, PH_DIR, false);
+	ph_cover(dfd, d, PH_DIR, false, false);
 	if (!(h = ph_held_at(d)) || (!h->id.dev && !h->id.ino))
 		die_hint("run it again when that program has finished",
 		    "%s changed on this machine while the sandbox "
@@ -19127,7 +19130,8 @@ ph_acquire(const struct plan *pl)
 		 * directories above it (a killed run's .claude, reclaimed above,
 		 * that held .claude/commands) */
 		ph_cover(dfd, m->path, kind,
-		    !planned && (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT));
+		    !planned && (m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT),
+		    m->kind == MK_BIND_RO_INIT || m->kind == MK_BIND_RW_INIT);
 	}
 	close(dfd);
 	ph_unlock();
