@@ -9915,7 +9915,7 @@ scan_deep_walk(void)
 	struct err e = { 0 };
 	struct plan *pl = scan_deep.pl;
 	bool partial = false;
-	size_t i, j;
+	size_t i;
 
 	if (!scan_deep.pending)
 		return;
@@ -9929,16 +9929,11 @@ scan_deep_walk(void)
 	fx->walked = fx->seen_walked = 0;
 	memset(&fx->dirs, 0, sizeof(fx->dirs));
 	memset(&fx->warnings, 0, sizeof(fx->warnings));
-	for (i = 0; i < pl->audit_roots.n; i++) {
+	for (i = 0; i < pl->audit_roots.n; i++) {	/* each once (plan_build) */
 		void *dh = fx->sdk->ops->opendir(fx->sdk->ctx, NULL, pl->audit_roots.v[i]);
 
-		for (j = 0; j < i && strcmp(pl->audit_roots.v[j], pl->audit_roots.v[i]) != 0; j++)
-			;
-		if (j < i || !dh) {
-			if (dh)
-				fx->sdk->ops->closedir(fx->sdk->ctx, dh);
+		if (!dh)
 			continue;
-		}
 		/* a walk that fails now (a name changed since the scan, the
 		 * bound passed) leaves the audit with what it reached: it then
 		 * goes by the repositories' times (seen_partial) */

@@ -595,13 +595,16 @@ person_repo() {
 	git -C "$1" config core.fsmonitor "$O/person-fsmonitor.sh"
 	git -C "$1" config core.hooksPath .githooks; mkdir -p "$1/.githooks"
 }
-expect_person_repo_kept() { # expect_person_repo_kept DIR WHAT
+expect_person_settings_kept() { # expect_person_settings_kept DIR WHAT: as person_repo made them, nothing neutralised
 	[ -x "$1/.git/hooks/pre-commit" ] || fail "$2: the person's hook was renamed"
 	expect_eq "$(git -C "$1" config core.fsmonitor)" "$O/person-fsmonitor.sh" "$2: the person's core.fsmonitor"
 	expect_eq "$(git -C "$1" config core.hooksPath)" .githooks "$2: the person's core.hooksPath"
+	expect_not_contains "$ERR" "neutralised $1/" "$2: nothing of the person's neutralised"
+}
+expect_person_repo_kept() { # expect_person_repo_kept DIR WHAT: kept, and said
+	expect_person_settings_kept "$1" "$2"
 	expect_contains "$ERR" "left $1/.git/hooks/pre-commit as it is: made outside the sandbox during the run" "$2: the report"
 	expect_contains "$ERR" "left $1/.git/config as it is" "$2: the report of the config"
-	expect_not_contains "$ERR" "neutralised $1/" "$2: nothing of the person's neutralised"
 }
 expect_neutralised() { # expect_neutralised PATH WHY WHAT : renamed, reported with why and the mv that restores it
 	[ ! -e "$1" ] && [ -e "$1.sbx-disabled" ] || fail "$3: $1 is not renamed $1.sbx-disabled"

@@ -435,9 +435,7 @@ t_scan_deep_picture_before_first_call() { # a gitdir prepared in one run and mov
 	expect_contains "$ERR" "sbx cannot tell who made it: the command made a symlink" "run 2: the audit unsure"
 	git_outside "$P/a/h/i/work"
 	expect_no_payload "git outside in the repository moved into place"
-	[ -x "$P/a/h/mine/.git/hooks/pre-commit" ] || fail "the person's hook was renamed"
-	expect_eq "$(git -C "$P/a/h/mine" config core.fsmonitor)" "$O/person-fsmonitor.sh" "the person's core.fsmonitor"
-	expect_not_contains "$ERR" "neutralised $P/a/h/mine/" "nothing of the person's repository neutralised"
+	expect_person_settings_kept "$P/a/h/mine" "the person's repository, made between runs"
 }
 TESTS+=(scan_deep_picture_before_first_call)
 
@@ -461,9 +459,7 @@ t_scan_deep_killed_before_first_call() { # a run killed before its first write-i
 		"control: the killed run's repository, made after its first call"
 	git_outside "$P/a/h/i/evil"
 	expect_no_payload "git outside in the killed run's repository"
-	[ -x "$P/a/h/mine/.git/hooks/pre-commit" ] || fail "the person's hook was renamed"
-	expect_eq "$(git -C "$P/a/h/mine" config core.fsmonitor)" "$O/person-fsmonitor.sh" "the person's core.fsmonitor"
-	expect_not_contains "$ERR" "neutralised $P/a/h/mine/" "nothing of the person's neutralised for a run killed before its first call"
+	expect_person_settings_kept "$P/a/h/mine" "the person's repository, for a run killed before its first call"
 }
 TESTS+=(scan_deep_killed_before_first_call)
 
