@@ -29165,8 +29165,8 @@ px_pipe_cloexec_nonblock(int p[2])
 }
 
 /* What is portable of the lockdown: no core file (one would hold whatever
- * the proxy relayed). XXX a Seatbelt profile for the proxy itself (no
- * exec, no writes, reads limited to the resolver's files, through
+ * the proxy relayed). A Seatbelt profile for the proxy itself (no exec,
+ * no writes, reads limited to the resolver's files, through
  * sandbox_init) is not built: it cannot be tried here, and a wrong one
  * would refuse every connection of every run (docs/MACOS.md). */
 static void
