@@ -244,6 +244,12 @@
 /* macOS: poll() never says the peer has ended; the relay reads the EOF a round later */
 #  define POLLRDHUP 0
 #endif
+#ifdef __APPLE__
+/* struct stat's times: POSIX 2008 names them st_ctim and st_mtim (Linux's
+ * libcs do); Apple's <sys/stat.h> keeps its own names */
+#  define st_ctim st_ctimespec
+#  define st_mtim st_mtimespec
+#endif
 #if SBX_LINUX
 #  include <sched.h>
 #  include <sys/mount.h>
@@ -17767,7 +17773,7 @@ static void audit_gitdir(struct audit *a, const char *gd, bool force, int depth)
 
 /* Field 22, starttime, of a /proc/PID/stat line (Linux's, and the macOS
  * simulation's, plat_proc_start_time), or -1. */
-static long long
+static long long __attribute__((unused))	/* a Mac has no /proc */
 proc_stat_starttime(const char *stat)
 {
 	const char *p = strrchr(stat, ')');	/* the command name may hold spaces and ')' */
@@ -21218,7 +21224,7 @@ audit_recover(const char *run_dir)
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
 /* Find prog in PATH; returns an arena string, or NULL. */
-static const char *
+static const char * __attribute__((unused))	/* a Mac runs its tools by fixed paths (mac_tool) */
 find_in_path(const char *prog)
 {
 	const char *path = getenv("PATH");

