@@ -37,9 +37,9 @@
  *   1. Platform switch and limits, and the platform interface (what each
  *      runner section defines, so shared code never asks the platform)
  *   2. Utilities: 2.1 the arena, 2.2 vectors, buffers, a string set, 2.3
- *      directories read into a buffer of our own, 2.4 descriptors
- *      (inherited ones closed on exec as sbx starts; passing them over a
- *      socket), 2.5 path helpers
+ *      directories read into a buffer of our own (and many paths lstat'ed
+ *      at once, on every core), 2.4 descriptors (inherited ones closed on
+ *      exec as sbx starts; passing them over a socket), 2.5 path helpers
  *   3. Policy: 3.1 the model, 3.2 the directive table, 3.3 values, 3.4 the
  *      line format, 3.5 a JSON reader, 3.6 srt settings as a table, 3.7
  *      printers, 3.8 a reader of git's config format, 3.9 a policy
@@ -974,7 +974,7 @@ strset_add(struct strset *set, const char *s)
 	set->n++;
 }
 
-/* ---- 2.3 Directories, read into a buffer of our own ------------------
+/* ---- 2.3 Directories, read into a buffer of our own; many lstat'ed at once
  *
  * musl's opendir callocs its 2 KiB DIR, a size its allocator serves from a
  * group mapped for it and unmapped again at closedir: a run opened seven
@@ -1116,6 +1116,107 @@ dir_close(struct dir_stream *d)
 	closedir(d->d);
 #endif
 	dir_release(d);
+}
+
+/* Many paths lstat(2)ed at once, on every core the process may use. A
+ * walk that checks a large tree against what it knew (the scan cache's
+ * records, the audit's ctimes) does one lstat a directory and little else,
+ * and an lstat is mostly the kernel's lookup of the path, which scales
+ * with cores: threads split the list, each taking a block at a time. A
+ * worker only calls lstat and writes its own slots (no arena, no errno
+ * read elsewhere, no lock); signals stay with the calling thread (blocked
+ * in the workers); a thread that cannot start leaves its share to the
+ * others. The results are as one lstat a path taken during the call. */
+#define SBX_STAT_THREADS	8	/* at most */
+#define SBX_STAT_PER_THREAD	1024	/* fewer paths a thread: not worth starting it */
+#define SBX_STAT_BLOCK		64	/* paths a thread takes at once */
+#define SBX_STAT_WINDOW		65536	/* paths a caller asks at once (2.5 MiB of results) */
+
+struct path_stat {
+	uint64_t dev, ino;
+	int64_t ctime, mtime;	/* ns */
+	uint32_t mode;
+	int8_t state;		/* 1: lstat said; -1: it failed; 0: not asked (or used) */
+};
+
+struct lstat_job {
+	const char *const *paths;
+	struct path_stat *out;
+	size_t n, next;
+};
+
+static void
+lstat_share(struct lstat_job *j)
+{
+	size_t i, end;
+
+	while ((i = __atomic_fetch_add(&j->next, SBX_STAT_BLOCK, __ATOMIC_RELAXED)) < j->n)
+		for (end = i + SBX_STAT_BLOCK < j->n ? i + SBX_STAT_BLOCK : j->n; i < end; i++) {
+			struct path_stat *o = &j->out[i];
+			struct stat st;
+
+			if (!j->paths[i]) {
+				o->state = 0;
+			} else if (lstat(j->paths[i], &st) < 0) {
+				o->state = -1;
+			} else {
+				o->dev = (uint64_t)st.st_dev;
+				o->ino = (uint64_t)st.st_ino;
+				o->ctime = (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+				o->mtime = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+				o->mode = (uint32_t)st.st_mode;
+				o->state = 1;
+			}
+		}
+}
+
+static void *
+lstat_worker(void *job)
+{
+	lstat_share(job);
+	return NULL;
+}
+
+/* The cores this process may run on (its affinity, where there is one). */
+static int
+cores_usable(void)
+{
+	long n;
+#if SBX_LINUX
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+#endif
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)(n < 1024 ? n : 1024) : 1;
+}
+
+/* out[i]: lstat(paths[i]) (a NULL path: state 0). */
+static void
+lstat_all(const char *const *paths, size_t n, struct path_stat *out)
+{
+	struct lstat_job j = { paths, out, n, 0 };
+	pthread_t th[SBX_STAT_THREADS - 1];
+	size_t want = n / SBX_STAT_PER_THREAD, started = 0, k;
+	int cores = want > 1 ? cores_usable() : 1;
+
+	if (want > (size_t)cores)
+		want = (size_t)cores;
+	if (want > SBX_STAT_THREADS)
+		want = SBX_STAT_THREADS;
+	if (want > 1) {
+		sigset_t all, old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		for (k = 1; k < want; k++)
+			started += pthread_create(&th[started], NULL, lstat_worker, &j) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	lstat_share(&j);
+	for (k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
 }
 
 /* ---- 2.4 Descriptors: inherited ones, and passing them over a socket --
@@ -8735,6 +8836,9 @@ struct scan_cache {
 	/* the old file's records this run walked: their new record + 1 (a
 	 * record the walk did not reach stays under it, sc_save) */
 	uint32_t *walked;
+	/* the old file's records' lstats, taken at once (sc_prefetch), each
+	 * used once; NULL: each taken as the walk comes to it */
+	struct path_stat *pre;
 };
 
 /* A directory opened through the cache: its listing read from the old
@@ -8918,12 +9022,37 @@ sc_kept(const char *name, enum fkind k)
 	    strcmp(name, "objects") == 0 || strcmp(name, "refs") == 0;
 }
 
+/* The lstat that decides whether the old file's record still holds: the
+ * one sc_prefetch took when the walk comes by the same whole path (the
+ * directory above was served from the file too), else one now, below the
+ * descriptor of the directory above. */
+static bool
+sc_record_stat(struct scan_cache *sc, uint32_t old, int at, const char *rel, struct path_stat *ps)
+{
+	struct stat st;
+
+	if (at == AT_FDCWD && sc->pre && sc->pre[old - 1].state) {
+		*ps = sc->pre[old - 1];
+		sc->pre[old - 1].state = 0;	/* once: a second way here looks again */
+		return ps->state == 1;
+	}
+	if (fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	ps->dev = (uint64_t)st.st_dev;
+	ps->ino = (uint64_t)st.st_ino;
+	ps->ctime = sc_ns(&st.st_ctim);
+	ps->mtime = sc_ns(&st.st_mtim);
+	ps->mode = (uint32_t)st.st_mode;
+	return true;
+}
+
 static void *
 sc_opendir(void *ctx, void *parent, const char *name)
 {
 	struct scan_cache *sc = ctx;
 	struct sc_dir *pd = parent, *d;
 	struct stat st;
+	struct path_stat ps;
 	struct sc_rec r = { 0 };
 	int at = pd && pd->real ? dir_fd(pd->real) : AT_FDCWD;
 	const char *path = pd ? path_join(pd->path, name) : name;
@@ -8939,10 +9068,9 @@ sc_opendir(void *ctx, void *parent, const char *name)
 	d->old = old;
 	/* with a record to check, one lstat(2) decides; without one, the
 	 * directory is read anyway, and its descriptor says what it is */
-	if (keep && o && o->trusted && fstatat(at, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISDIR(st.st_mode) && o->dev == (uint64_t)st.st_dev && o->ino == (uint64_t)st.st_ino &&
-	    o->ctime == sc_ns(&st.st_ctim) && o->mtime == sc_ns(&st.st_mtim) &&
-	    sc_fs_trusted(sc, st.st_dev, at, rel) && sc_kids_ok(&sc->old, o)) {
+	if (keep && o && o->trusted && sc_record_stat(sc, old, at, rel, &ps) && S_ISDIR(ps.mode) &&
+	    o->dev == ps.dev && o->ino == ps.ino && o->ctime == ps.ctime && o->mtime == ps.mtime &&
+	    sc_fs_trusted(sc, (dev_t)ps.dev, at, rel) && sc_kids_ok(&sc->old, o)) {
 		d->served = true;
 		r = *o;		/* its name and children stay in the old file until sc_save */
 		r.old = 1;
@@ -9111,6 +9239,52 @@ sc_open(struct scan_cache *sc, const struct disk *under, const char *path)
 	sc->max_bytes = SBX_SCAN_CACHE_MAX_BYTES;
 	if (path)
 		sc_load(sc);
+}
+
+/* Take, at once (lstat_all), the lstat of every trusted record of the old
+ * file below one of roots (the roots a walk of them all opens by their
+ * whole paths): a walk of every directory is one lstat each, and this
+ * way they run on every core. A walk that stops at its depth, or
+ * reaches little, would pay for what it never looks at: only a whole
+ * walk asks (scan_deep_walk). The records come a parent before its
+ * children (sc_save): a record that does not is left to the walk. */
+static void
+sc_prefetch(struct scan_cache *sc, const struct vec *roots)
+{
+	uint32_t n = sc->old.nrec, i, asked = 0;
+	size_t *off = n ? calloc(n, sizeof(*off)) : NULL;	/* into paths, + 1; 0: none */
+	const char **at = NULL;
+	struct buf paths = { 0 };
+
+	if (!off)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct sc_rec *r = &sc->old.rec[i];
+		const char *nm = r->name + 1 < sc->old.nname ? sc->old.name + r->name + 1 : NULL;
+		uint32_t up = r->parent;
+
+		if (!nm || (up ? up > i || !off[up - 1] : !str_listed(roots, nm)))
+			continue;
+		off[i] = paths.n + 1;
+		if (up) {	/* the parent's path, copied from the buffer itself: */
+			size_t len = strlen(paths.p + off[up - 1] - 1);
+
+			buf_grow(&paths, len + strlen(nm) + 2);	/* grown first, not moved under it */
+			buf_putn(&paths, paths.p + off[up - 1] - 1, len);
+			buf_putc(&paths, '/');
+		}
+		buf_putn(&paths, nm, strlen(nm) + 1);
+		asked += !!r->trusted;
+	}
+	if (asked >= SBX_STAT_PER_THREAD && (at = calloc(n, sizeof(*at))) &&
+	    (sc->pre = calloc(n, sizeof(*sc->pre)))) {
+		for (i = 0; i < n; i++)
+			at[i] = off[i] && sc->old.rec[i].trusted ? paths.p + off[i] - 1 : NULL;
+		lstat_all(at, n, sc->pre);
+	}
+	free(at);
+	free(off);
+	free(paths.p);
 }
 
 /* A record's name (its kind byte first), wherever it is. */
@@ -9282,6 +9456,8 @@ done:
 	free(map);
 	free(sc->walked);
 	sc->walked = NULL;
+	free(sc->pre);
+	sc->pre = NULL;
 	free(sc->recs.p);
 	free(sc->kids.p);
 	free(sc->names.p);
@@ -9927,6 +10103,7 @@ scan_deep_walk(void)
 		return;
 	scan_deep.pending = false;
 	sc_open(&sc, &dk, scan_deep.cache);
+	sc_prefetch(&sc, &pl->audit_roots);
 	fx->dk = &dk;
 	fx->sdk = sc.path && !fx->dotless ? &sdk : &dk;
 	fx->facts = &facts;
@@ -20925,6 +21102,14 @@ audit_read_changed(struct audit *a, const char *dir, const struct strset *known)
 	dir_close(d);
 }
 
+/* Did directory d change during the run? By ps, its lstat taken with its
+ * window's (lstat_all), else by one now. */
+static bool
+audit_dir_changed(const struct audit *a, const char *d, const struct path_stat *ps)
+{
+	return ps ? ps->state == 1 && audit_since(a, ps->ctime) : audit_changed(a, d);
+}
+
 /* With the list of directories the walk before the run made: only a
  * directory whose ctime changed during the run can hold a new entry
  * (creating, removing or renaming one sets it, and no process can set it
@@ -20952,6 +21137,10 @@ audit_changed_dirs(struct audit *a)
 	 * every directory's ctime finds that repository. */
 	bool look = !a->attribute || attrib.unsure || attrib.n > 0;
 	long looked = 0;
+	/* each directory's ctime, a window of them at once (lstat_all, on
+	 * every core); without the memory, one at a time (audit_changed) */
+	size_t win = a->dirs_seen.n < SBX_STAT_WINDOW ? a->dirs_seen.n : SBX_STAT_WINDOW;
+	struct path_stat *ct = look && win ? calloc(win, sizeof(*ct)) : NULL;
 
 	if (!look)
 		note("audit: the sandbox named no path in a writable root; no directory looked at");
@@ -20959,14 +21148,18 @@ audit_changed_dirs(struct audit *a)
 	for (i = 0; i < a->dirs_seen.n; i++) {
 		const char *d = a->dirs_seen.v[i], *base = strrchr(d, '/') + 1;
 
+		if (ct && i % win == 0)
+			lstat_all((const char *const *)a->dirs_seen.v + i,
+			    a->dirs_seen.n - i < win ? a->dirs_seen.n - i : win, ct);
 		if (!strcmp(base, "node_modules")) {
 			vec_push(&a->node_modules, (void *)d);	/* listed, not entered: audit_run */
-		} else if (look && (++looked, audit_changed(a, d))) {
+		} else if (look && (++looked, audit_dir_changed(a, d, ct ? &ct[i % win] : NULL))) {
 			for (j = known.n ? a->dirs_seen.n : 0; j < a->dirs_seen.n; j++)
 				strset_add(&known, a->dirs_seen.v[j]);	/* once, when needed */
 			audit_read_changed(a, d, &known);
 		}
 	}
+	free(ct);
 	if (look)
 		note("audit: %ld of %zu directories looked at", looked, a->dirs_seen.n);
 	for (i = 0; i < a->seen.n; i++) {	/* what changed inside those there before */

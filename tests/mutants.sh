@@ -379,7 +379,7 @@ mutant deep_left_with_observe_writes_off scan_deep_reader <<'EOF'
 s#	return !run_mode && p->observe_writes && !writes_unseen_why(p) && !observer_unavailable();#	return !run_mode && !writes_unseen_why(p) && !observer_unavailable();#
 EOF
 mutant audit_looks_only_where_named git_audit_attack_narrow <<'EOF'
-s#} else if (look && (++looked, audit_changed(a, d))) {#} else if (look && (attrib.unsure || attrib_touched(d)) && (++looked, audit_changed(a, d))) {#
+s#} else if (look && (++looked, audit_dir_changed(#} else if (look && (attrib.unsure || attrib_touched(d)) && (++looked, audit_dir_changed(#
 EOF
 mutant audit_person_bits_not_put_back git_audit_person_bits_kept <<'EOF'
 s#	if (before) {#	if (0 && before) {#
@@ -401,6 +401,16 @@ s#	a.seen_ids = ids.n ? &ids : NULL;#	a.seen_ids = NULL;#
 EOF
 mutant scan_cache_drops_below_a_walked_dir unit:scan_cache <<'EOF'
 s#		if (old && sc->walked)#		if (0 && old && sc->walked)#
+EOF
+
+mutant stat_at_once_mtime_for_ctime unit:stat_at_once <<'EOF'
+s#				o->ctime = (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;#				o->ctime = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;#
+EOF
+mutant stat_at_once_audit_by_mtime git_audit_ctime_not_mtime <<'EOF'
+s#	return ps ? ps->state == 1 && audit_since(a, ps->ctime) : audit_changed(a, d);#	return ps ? ps->state == 1 && audit_since(a, ps->mtime) : audit_changed(a, d);#
+EOF
+mutant scan_prefetch_paths_unjoined unit:stat_at_once <<'EOF'
+s#			buf_putc(&paths, '/');#			;#
 EOF
 
 # ---------------------------------------------------------------- sessions and hooks (10f)

@@ -6651,10 +6651,103 @@ test_scan_cache(void)
 #endif
 }
 
+/* Many paths lstat'ed at once (sbx.c 2.3): each result is what one lstat
+ * of that path says, on as many threads as the list allows; and the scan
+ * cache's walk with its records' lstats taken so (sc_prefetch) gives the
+ * real listing after every kind of change, as the walk without does. */
+static void
+test_stat_at_once(void)
+{
+#if SBX_SCAN_CACHE
+	char dir[] = "/tmp/sbx-unit-st-XXXXXX";
+	struct disk real = { &real_disk_ops, NULL };
+	struct scan_cache sc;
+	struct disk view = { &sc_disk_ops, &sc };
+	struct buf want = { 0 }, got = { 0 };
+	struct vec roots = { 0 };
+	enum { N = 3 * SBX_STAT_PER_THREAD + 7 };
+	const char **paths = calloc(N, sizeof(*paths));
+	struct path_stat *ps = calloc(N, sizeof(*ps));
+	const char *cache, *t;
+	struct timespec tm[2];
+	struct stat st;
+	int bad = 0, i;
+
+	if (!mkdtemp(dir) || !paths || !ps) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	t = aprintf("%s/t", dir);
+	cache = aprintf("%s/cache", dir);
+	mkdir(t, 0700);
+	for (i = 0; i < N; i++) {	/* directories, files, names not there, no path */
+		paths[i] = i % 97 == 0 ? NULL : aprintf("%s/%c%04d", t, "dfm"[i % 3], i);
+		if (paths[i] && i % 3 == 0)
+			mkdir(paths[i], 0700);
+		else if (paths[i] && i % 3 == 1)
+			close(open(paths[i], O_CREAT | O_WRONLY, 0600));
+	}
+	lstat_all(paths, N, ps);
+	for (i = 0; i < N; i++) {
+		bool there = paths[i] && lstat(paths[i], &st) == 0;
+
+		bad += !paths[i] ? ps[i].state != 0 : !there ? ps[i].state != -1 :
+		    ps[i].state != 1 || ps[i].dev != (uint64_t)st.st_dev || ps[i].ino != (uint64_t)st.st_ino ||
+		    ps[i].mode != (uint32_t)st.st_mode || ps[i].ctime != sc_ns(&st.st_ctim) ||
+		    ps[i].mtime != sc_ns(&st.st_mtim);
+	}
+	CHECK(bad == 0, "lstat_all: %d of %d results not lstat's", bad, N);
+	/* the walk, its lstats taken at once: a tree of more directories than
+	 * one thread's share, some of them deep */
+	for (i = 0; i < N; i += 3)
+		if (paths[i] && i % 2 == 0)
+			mkdir(aprintf("%s/sub", paths[i]), 0700);
+	mkdir(aprintf("%s/d0018/sub/deep", t), 0700);
+	close(open(aprintf("%s/d0018/sub/deep/.bashrc", t), O_CREAT | O_WRONLY, 0600));
+	usleep(60000);	/* older than the coarse clock's margin */
+	vec_push(&roots, (void *)t);
+#define ST_WALK(out, at_once) do { (out)->n = 0; sc_open(&sc, &real, cache); \
+	if (at_once) sc_prefetch(&sc, &roots); \
+	CHECK(!(at_once) || sc.pre, "the walk's lstats were not taken at once"); \
+	sc_list(&view, NULL, t, "", (out), 0); sc_save(&sc, true); } while (0)
+	ST_WALK(&got, false);
+	sc_list(&real, NULL, t, "", &want, 0);
+	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "the first walk: the real listing");
+	ST_WALK(&got, true);
+	CHECK(sc.listed == 0 && sc.served > N / 3, "the second walk: every directory from the cache "
+	    "(listed %ld, served %ld)", sc.listed, sc.served);
+	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "the second walk: the real listing");
+	/* a name added deep, its directory's mtime set back; a directory
+	 * replaced by a file; one renamed; one made: each seen */
+	CHECK(lstat(aprintf("%s/d0018/sub/deep", t), &st) == 0, "lstat");
+	close(open(aprintf("%s/d0018/sub/deep/.zshrc", t), O_CREAT | O_WRONLY, 0600));
+	tm[0] = st.st_atim;
+	tm[1] = st.st_mtim;
+	CHECK(utimensat(AT_FDCWD, aprintf("%s/d0018/sub/deep", t), tm, AT_SYMLINK_NOFOLLOW) == 0, "utimensat");
+	CHECK(rmdir(aprintf("%s/d0012/sub", t)) == 0, "rmdir");
+	close(open(aprintf("%s/d0012/sub", t), O_CREAT | O_WRONLY, 0600));
+	CHECK(rename(aprintf("%s/d0006", t), aprintf("%s/d0006.moved", t)) == 0, "rename");
+	mkdir(aprintf("%s/d0009/.git", t), 0700);
+	ST_WALK(&got, true);
+	want.n = 0;
+	sc_list(&real, NULL, t, "", &want, 0);
+	CHECK(strstr(got.p, "/d0018/sub/deep/.zshrc") != NULL, "a name added under a forged mtime: not seen");
+	CHECK(strstr(got.p, "/d0009/.git") != NULL, "a .git made: not seen");
+	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "after the changes: the real listing");
+#undef ST_WALK
+	free(want.p);
+	free(got.p);
+	free(paths);
+	free(ps);
+	rm_tree(dir);
+#endif
+}
+
 static const struct { const char *name; void (*fn)(void); } unit_tests[] = {
 	{ "map_matches_banners", test_map_matches_banners },
 	{ "line_format", test_line_format },
 	{ "scan_cache", test_scan_cache },
+	{ "stat_at_once", test_stat_at_once },
 	{ "json", test_json },
 	{ "patterns", test_patterns },
 	{ "globs_and_paths", test_globs_and_paths },
