@@ -9246,8 +9246,9 @@ sc_open(struct scan_cache *sc, const struct disk *under, const char *path)
  * whole paths): a walk of every directory is one lstat each, and this
  * way they run on every core. A walk that stops at its depth, or
  * reaches little, would pay for what it never looks at: only a whole
- * walk asks (scan_deep_walk). The records come a parent before its
- * children (sc_save): a record that does not is left to the walk. */
+ * walk asks (scan_deep_walk, and main_plan's where nothing is deferred).
+ * The records come a parent before its children (sc_save): a record that
+ * does not is left to the walk. */
 static void
 sc_prefetch(struct scan_cache *sc, const struct vec *roots)
 {
@@ -31554,6 +31555,8 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 	 * (scan_deep); a session's scan is its only one, and --print shows
 	 * the plan whole */
 	fx.defer_deep = !print && plat_calls_wait(p);
+	if (!fx.defer_deep && sc.path)	/* a walk of every directory now: lstats at once */
+		sc_prefetch(&sc, &fx.roots);
 	if (plan_resolve_scan(&fx, rp) < 0)
 		die_err(&e);
 	note("scan: %ld directories listed (%ld changed), %ld from the scan cache%s", sc.listed,
