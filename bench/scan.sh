@@ -28,7 +28,8 @@
 # The command of those rows is `true`, which makes no write-intent call: the part of each
 # root below the scan's depth is never walked (sbx.c 5c, scan_deep). Then a group of a
 # command that writes a file in the project (`sh -c 'echo x > w.txt'`), second runs, each
-# policy's: its first call waits for that walk, and the audit looks after it.
+# policy's: its first call waits for that walk, and the audit looks after it (and the home
+# policy's on one core, taskset -c 0: sbx takes those lstats on every core it may use).
 # Then the per-command floor: the bwrap floor (bwrap --ro-bind / / --dev /dev --proc /proc
 # --unshare-net --unshare-pid --die-with-parent true) against sbx -c policy.example
 # -- true, and a session's exec (sbx exec) over the home policy against the `allow-write .`
@@ -179,6 +180,11 @@ WRITE="sh -c 'echo x > w.txt'"
 	echo "+ home (100,000 files)|-|$SBX -c $WORK/pol-home -- $WRITE"
 	echo "+ tmp + home|-|$SBX -c $WORK/pol-both -- $WRITE"
 	echo "no cache, + home|-|$NOCACHE -c $WORK/pol-home -- $WRITE"
+	# sbx takes the lstats of every directory on each core it may use: here on one
+	if command -v taskset >/dev/null; then
+		echo "one core, + home|-|taskset -c 0 $SBX -c $WORK/pol-home -- $WRITE"
+	fi
+	if [ -n "${SBX_BEFORE:-}" ]; then echo "before, + home|-|$SBX_BEFORE -c $WORK/pol-home -- $WRITE"; fi
 } >>"$SPEC"
 # the per-command floor, and a session's exec
 {
