@@ -20004,6 +20004,25 @@ attrib_start(bool watched, const char *why)
 
 /* One of the observer's records (10c takes them): what it named inside a
  * writable root, or why sbx can no longer vouch for the record. */
+/* Does a path record (sure, of a call that names a path) name something
+ * in a writable root, as the audit counts it? 1, with its clean path in
+ * norm (PATH_MAX); 0: no (elsewhere, or a mkdir of a name that is there,
+ * which changes nothing); -1: a path that cannot be made clean. The
+ * observer asks the same before the walk below the scan's depth
+ * (obs_walk_first), so the picture comes before every call counted. */
+static int
+attrib_in_roots(const struct plan *pl, const struct obs_event *e, char *norm)
+{
+	if (e->flags & OBS_F_EXISTS)
+		return 0;
+	if (path_normalize_lex(e->target, norm, PATH_MAX) < 0)
+		return -1;
+	for (size_t i = 0; i < pl->audit_roots.n; i++)
+		if (path_within(norm, pl->audit_roots.v[i]))
+			return 1;
+	return 0;
+}
+
 static void
 attrib_event(const struct plan *pl, const struct obs_event *e)
 {
@@ -20019,16 +20038,12 @@ attrib_event(const struct plan *pl, const struct obs_event *e)
 		attrib_give_up(obs_unsure_why[why < OU_COUNT ? why : OU_UNREAD]);
 		return;
 	}
-	if ((e->flags & OBS_F_EXISTS) || path_normalize_lex(e->target, norm, sizeof(norm)) < 0)
-		return;
-	for (size_t i = 0; i < pl->audit_roots.n; i++)
-		if (path_within(norm, pl->audit_roots.v[i])) {
-			attrib_record(norm);
-			attrib_record_inode(norm);
-			if (attrib.n > SBX_MAX_TOUCHED)
-				attrib_coarsen();
-			return;
-		}
+	if (attrib_in_roots(pl, e, norm) == 1) {
+		attrib_record(norm);
+		attrib_record_inode(norm);
+		if (attrib.n > SBX_MAX_TOUCHED)
+			attrib_coarsen();
+	}
 }
 
 /* Did the sandbox touch path (clean, absolute): name it, something inside
@@ -21345,10 +21360,11 @@ audit_after_run(const struct plan *pl)
 	a.roots = pl->audit_roots;
 	a.protected_gitdirs = pl->gitdirs;
 	if (scan_deep.pending && !attrib.unsure && !attrib.n) {
-		/* no call of the sandbox's that could change a name went on
-		 * (each waits for the walk below the depth, scan_deep): there
-		 * is nothing of its own to look for */
-		note("audit: the sandbox made no write-intent call; nothing looked at");
+		/* no call of the sandbox's that could change a name in a
+		 * writable root went on (the first waits for the walk below
+		 * the depth, obs_walk_first): there is nothing of its own to
+		 * look for */
+		note("audit: the sandbox changed no name in a writable root; nothing looked at");
 		return;
 	}
 	scan_deep_lost();	/* a call went on unheld: the ctimes decide */
@@ -24703,12 +24719,74 @@ struct obs_inflight {
 				 * count riding on the next event never comes after the last */
 };
 
+/* The walk below the scan's depth (5c scan_deep) is the picture of the
+ * disk before the sandbox changed a name in a writable root, so it must
+ * come before the first call that could; sbx makes it when the observer
+ * asks ("W") and says "G" when it is done, while that call waits. Which
+ * calls: one that names a path in a root as the audit's attribution
+ * counts it (attrib_in_roots: the same test, so no call the audit counts
+ * goes on before the picture), one the observer cannot vouch for (any
+ * enum obs_unsure), one it could not read, a Unix socket's bind in a
+ * root, and a connect or a send to anything but loopback, or to anything
+ * at all when the policy allows Unix sockets (a program outside could
+ * write for it). Not: a write only elsewhere (`2>/dev/null`, /dev/tty),
+ * a thread made, a session, a connect to the proxy on loopback. */
+struct obs_walk {
+	const struct plan *pl;	/* the walk is still to come: its roots; NULL: done */
+	bool any_address;	/* allow-unix-socket: every connect and send */
+};
+
+static bool
+obs_walk_first(const struct obs_walk *w, const struct obs_seen *s, const struct obs_event *ev,
+    int n, enum obs_unsure why)
+{
+	char norm[PATH_MAX];
+
+	if (why != OU_NONE || !s->c || s->unread)
+		return true;
+	switch ((enum obs_what)s->c->what) {
+	case OW_PATH:
+	case OW_BIND:
+		for (int i = 0; i < n; i++)
+			if (attrib_in_roots(w->pl, &ev[i], norm) != 0)
+				return true;
+		/* none read: an openat2 without write intent, an address's bind */
+		return n == 0 && s->c->what == OW_PATH && !s->readonly;
+	case OW_ADDR:
+	case OW_MSG:
+	case OW_MMSG:
+		return n > 0 || w->any_address;
+	case OW_SETSID:
+	case OW_SHARE:
+		return false;	/* no name: what they share, obs_attribute says */
+	}
+	return true;
+}
+
+/* Ask sbx for the walk and wait for it; without its answer the call is
+ * never let go (the observer ends: sbx, if alive, starts another, which
+ * walks first, run_observer_gone). */
+static void
+obs_wait_walk(int events)
+{
+	char c = 0;
+	ssize_t r;
+
+	if (send(events, "W", 1, MSG_NOSIGNAL) != 1)
+		_exit(SBX_EXIT_FAILURE);
+	while ((r = recv(events, &c, 1, 0)) < 0 && errno == EINTR)
+		;
+	if (r != 1 || c != 'G')
+		_exit(SBX_EXIT_FAILURE);
+}
+
 /* One notification: read, check it is still valid, report, and ALWAYS
  * answer CONTINUE (the event goes to sbx first, so it is there before the
- * command can go on, and exit). */
+ * command can go on, and exit), after the walk below the scan's depth
+ * when this call is the first that needs it (obs_walk_first). */
 static void
 obs_take_one(int listener, int events, const struct bpf_arch *arch, bool sessions, uint32_t *lost,
-    struct obs_inflight *fl, struct obs_att *att)
+    struct obs_inflight *fl, struct obs_att *att, struct obs_walk *w)
 {
 	struct sbx_seccomp_notif nf;
 	struct sbx_seccomp_notif_resp resp;
@@ -24751,6 +24829,10 @@ obs_take_one(int listener, int events, const struct bpf_arch *arch, bool session
 	}
 	if (n > 0 && why != OU_NONE)
 		att->unsure = true;	/* sent, or counted lost: sbx knows either way */
+	if (w->pl && obs_walk_first(w, &seen, ev, n, why)) {
+		obs_wait_walk(events);
+		w->pl = NULL;
+	}
 	memset(&resp, 0, sizeof(resp));
 	resp.id = nf.id;
 	resp.flags = SBX_SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -24778,9 +24860,11 @@ obs_answer_orphan(int listener, struct obs_inflight *fl)
  * listener hangs up: exit 0) or sbx has (its end of the pair hangs up).
  * sessions: a session's, whose events carry the caller's session, and
  * whose setsid calls are told; init_parent: sbx-init's parent
- * (obs_sharing). */
+ * (obs_sharing); w: the walk below the scan's depth, when it is still to
+ * come (obs_walk_first). */
 static void __attribute__((noreturn))
-obs_main(int listener, int events, struct obs_inflight *fl, bool sessions, long init_parent)
+obs_main(int listener, int events, struct obs_inflight *fl, bool sessions, long init_parent,
+    struct obs_walk w)
 {
 	const struct bpf_arch *arch = bpf_native_arch();
 	uint32_t lost = 0;
@@ -24812,7 +24896,7 @@ obs_main(int listener, int events, struct obs_inflight *fl, bool sessions, long 
 		if (pf[1].revents)
 			_exit(0);	/* sbx has gone */
 		if (pf[0].revents & POLLIN)
-			obs_take_one(listener, events, arch, sessions, &lost, fl, &att);
+			obs_take_one(listener, events, arch, sessions, &lost, fl, &att, &w);
 		else if (pf[0].revents & (POLLHUP | POLLERR))
 			_exit(0);	/* no filtered process is left */
 	}
@@ -25560,7 +25644,9 @@ run_spawn_observer(struct run *r)
 		/* the locks, the listeners, the sink stay sbx's */
 		fds_close_except(keep, LEN(keep));
 		sigprocmask(SIG_SETMASK, &r->old, NULL);
-		obs_main(r->listener, pair[1], r->inflight, run_mode != NULL, (long)r->inner);
+		obs_main(r->listener, pair[1], r->inflight, run_mode != NULL, (long)r->inner,
+		    (struct obs_walk){ scan_deep.pending ? r->pl : NULL,
+			r->p->allow_unix_sockets.n > 0 });
 	}
 	fork_err = errno;
 	close(pair[1]);
@@ -25662,6 +25748,15 @@ run_take_observations(struct run *r, short revents)
 	int status = 0;
 
 	while ((n = recv(r->events, rec, sizeof(rec), MSG_DONTWAIT)) > 0) {
+		if (n == 1 && rec[0] == 'W') {
+			/* the observer holds the first call that could change a
+			 * name in a writable root: the walk below the scan's
+			 * depth now, then its go (obs_walk_first). Gone meanwhile:
+			 * the next observer is started after the walk anyway */
+			run_scan_deep();
+			(void)send(r->events, "G", 1, MSG_NOSIGNAL);
+			continue;
+		}
 		if (obs_event_decode(rec, (size_t)n, &e) < 0) {
 			r->obs_bad++;
 			attrib_give_up("the observer sent a record sbx could not read");
@@ -25724,6 +25819,9 @@ run_take_observations(struct run *r, short revents)
 	warnx("observer: it died (%s %d); starting another",
 	    WIFSIGNALED(status) ? "signal" : "exit status",
 	    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	/* the call it held may be the first that needed the walk below the
+	 * depth, and the next observer lets it go first (obs_answer_orphan) */
+	run_scan_deep();
 	run_spawn_observer(r);
 }
 
@@ -25802,10 +25900,10 @@ run_supervise(struct run *r)
 			/* pid 1 of its namespace: all of it goes */
 			kill(r->ready ? r->inner : r->bwrap, SIGKILL);
 		run_proxy_on_demand(r, pf + ns, npf - ns);
-		if (pf[4].revents & POLLIN) {
-			run_scan_deep();	/* first, while that call waits */
-			run_spawn_observer(r);	/* a call waits for it */
-		}
+		if (pf[4].revents & POLLIN)
+			/* a call waits for it; the walk below the scan's depth
+			 * when one first needs it (obs_walk_first) */
+			run_spawn_observer(r);
 		else if (pf[4].revents & POLLHUP)
 			/* not POLLERR alone: a signal during the kernel's lock (EPOLLERR) */
 			r->listener_hup = true;

@@ -365,9 +365,10 @@ mutant std_directory_passed scan_cache_stdin_directory <<'EOF'
 EOF
 # the part below the scan's depth, at the sandbox's first write-intent call (scan_deep)
 mutant deep_walk_after_the_command scan_deep_picture <<'EOF'
--			run_scan_deep();	/* first, while that call waits */
+ 			 * the next observer is started after the walk anyway */
+-			run_scan_deep();
 +			;
- 			run_spawn_observer(r);	/* a call waits for it */
+ 			(void)send(r->events, "G", 1, MSG_NOSIGNAL);
 EOF
 mutant deep_killed_run_audited unit:host_edges scan_deep_killed <<'EOF'
 s#	if (a.t0 > 0 && !deep_pending)#	if (a.t0 > 0)#
@@ -411,6 +412,16 @@ s#	return ps ? ps->state == 1 && audit_since(a, ps->ctime) : audit_changed(a, d)
 EOF
 mutant scan_prefetch_paths_unjoined unit:stat_at_once <<'EOF'
 s#			buf_putc(&paths, '/');#			;#
+EOF
+
+mutant walk_first_by_named_path_only scan_deep_attack_outside_link_killed <<'EOF'
+s#			if (attrib_in_roots(w->pl, &ev[i], norm) != 0)#			if (attrib_in_roots(w->pl, &ev[0], norm) != 0)#
+EOF
+mutant walk_first_never_for_paths scan_deep_reader_walks_nothing <<'EOF'
+s#			if (attrib_in_roots(w->pl, &ev[i], norm) != 0)#			if (0)#
+EOF
+mutant walk_first_for_every_call scan_deep_writes_elsewhere_walk_nothing <<'EOF'
+s#	if (why != OU_NONE || !s->c || s->unread)#	if (1)#
 EOF
 
 # ---------------------------------------------------------------- sessions and hooks (10f)

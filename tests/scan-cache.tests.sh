@@ -397,7 +397,7 @@ t_scan_deep_reader_walks_nothing() { # a reading command never walks below the s
 	expect_rc 0 "a reader"; expect_eq "$OUT" f "a reader: its output"
 	expect_contains "$ERR" "below its depth at the first call" "a reader: the part below the depth left"
 	expect_not_contains "$ERR" "scan at the first call" "a reader: nothing walked below the depth"
-	expect_contains "$ERR" "the sandbox made no write-intent call; nothing looked at" "a reader: the audit"
+	expect_contains "$ERR" "the sandbox changed no name in a writable root; nothing looked at" "a reader: the audit"
 	run_sbx -v -c "$T/p" -- sh -c 'echo ok > a/h/i/ok && echo wrote'
 	expect_rc 0 "a writer"; expect_contains "$OUT" wrote "a writer (control)"
 	expect_contains "$ERR" "scan at the first call" "a writer: the part below the depth walked"
@@ -463,6 +463,47 @@ t_scan_deep_killed_before_first_call() { # a run killed before its first write-i
 }
 TESTS+=(scan_deep_killed_before_first_call)
 
+t_scan_deep_writes_elsewhere_walk_nothing() { # writes only outside the writable roots (2>/dev/null, /dev/tty), a thread made, a connect to the proxy: no walk below the scan's depth, no audit; control: the same command that then writes in the root walks first
+	sd_need
+	local c
+	for c in 'ls >/dev/null' 'cat a/f 2>/dev/null >/dev/null' 'cat /dev/null >/dev/tty 2>/dev/null; true' \
+		"python3 -c 'import threading; t = threading.Thread(target=print); t.start(); t.join()'" \
+		"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 3128)).close()'"; do
+		run_sbx -v -c "$T/p" -- sh -c "$c"
+		expect_rc 0 "$c"
+		expect_not_contains "$ERR" "scan at the first call" "$c: nothing walked below the depth"
+		expect_contains "$ERR" "the sandbox changed no name in a writable root; nothing looked at" "$c: the audit"
+	done
+	run_sbx -v -c "$T/p" -- sh -c 'ls >/dev/null && echo ok > a/h/i/ok && echo wrote'
+	expect_rc 0 "control"; expect_contains "$OUT" wrote "control: it wrote"
+	expect_contains "$ERR" "scan at the first call" "control: its write in the root walked first"
+}
+TESTS+=(scan_deep_writes_elsewhere_walk_nothing)
+
+t_scan_deep_attack_outside_link_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) through a symlink outside the roots (a path that names no root: only where it leads does), and the run killed: the walk came before that write, so the next run's recovery neutralises it; control: the same through the root's own path
+	sd_need
+	local pay k via; pay=$(git_payload outside-link)
+	ln -s "$P/a/h" "$O/lnk"	# the person's link, outside every writable root, into one
+	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
+	expect_rc 0 "run 1 (prepares two gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	sleep 0.1
+	for k in kat kit; do	# kat: the control, by the root's path
+		via="$O/lnk"; [ $k = kat ] && via="$P/a/h"
+		start_bg "$T/$k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' > $via/i/$k/HEAD && echo ready; sleep 60"
+		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out.err")"; }
+		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
+		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
+		expect_rc 0 "$k: the next run"
+		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
+			"$k: the gitdir completed in place by the killed run"
+		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+	done
+	expect_no_payload "git outside in the gitdirs completed in place"
+}
+TESTS+=(scan_deep_attack_outside_link_killed)
+
 # sd_mount_btrfs DIR: a btrfs file system mounted at DIR for the rest of the test (test.sh's
 # private mount namespace); a subvolume and a snapshot are made there by an ioctl(2).
 sd_mount_btrfs() {
@@ -519,7 +560,7 @@ t_scan_deep_observer_busy() { # under another program's seccomp listener (sbx-in
 	sleep 0.1
 	run_sbx -v -c "$T/p" -- true
 	expect_rc 0 "control: a run with the observer"
-	expect_contains "$ERR" "the sandbox made no write-intent call; nothing looked at" "control: nothing walked below the depth"
+	expect_contains "$ERR" "the sandbox changed no name in a writable root; nothing looked at" "control: nothing walked below the depth"
 	SBX=$PROBE run_sbx under_listener "$sbx" -v -c "$T/p" -- sh -c 'echo ok > a/h/i/ok && echo wrote'
 	expect_rc 0 "under a listener"; expect_contains "$OUT" wrote "under a listener: the command ran"
 	expect_contains "$ERR" "observer: off (sbx-init could not install it)" "under a listener: no observer"
