@@ -25,9 +25,10 @@
 # Within a group the commands run in turn, one run each, RUNS times after WARMUP rounds
 # (interleaved: a machine whose load drifts weighs on every row alike); each row gives the
 # wall time and the CPU time (user + sys, of the command and all it waited for), medians.
-# The command of those rows is `true`, which makes no write-intent call: the part of each
+# The command of those rows is `true`, which changes no name in a root: the part of each
 # root below the scan's depth is never walked (sbx.c 5c, scan_deep). Then a group of a
-# command that writes a file in the project (`sh -c 'echo x > w.txt'`), second runs, each
+# command that writes only to /dev/null (`sh -c 'ls >/dev/null'`): no name in a root changes,
+# so it walks nothing either. Then a group of a command that writes a file in the project (`sh -c 'echo x > w.txt'`), second runs, each
 # policy's: its first call waits for that walk, and the audit looks after it (and the home
 # policy's on one core, taskset -c 0: sbx takes those lstats on every core it may use).
 # Then the per-command floor: the bwrap floor (bwrap --ro-bind / / --dev /dev --proc /proc
@@ -170,7 +171,16 @@ for p in tmp home both; do
 		fi
 	} >>"$SPEC"
 done
-# a command that writes in the project: its first write-intent call waits for the walk below
+# a command that writes only to /dev/null (as a shell's redirections do): no name in a root
+# changes, so no walk below the scan's depth and no audit
+ELSEWHERE="sh -c 'ls >/dev/null'"
+{
+	echo "# a command that writes only to /dev/null (second run)"
+	echo "allow-write . alone|-|$SBX -c $WORK/pol-dot -- $ELSEWHERE"
+	echo "+ home (100,000 files)|-|$SBX -c $WORK/pol-home -- $ELSEWHERE"
+	if [ -n "${SBX_BEFORE:-}" ]; then echo "before, + home|-|$SBX_BEFORE -c $WORK/pol-home -- $ELSEWHERE"; fi
+} >>"$SPEC"
+# a command that writes in the project: its first call there waits for the walk below
 # the scan's depth (the picture the audit compares with), and the audit looks after it
 WRITE="sh -c 'echo x > w.txt'"
 {
