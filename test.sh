@@ -280,9 +280,14 @@ git_env() {
 net_up() {
 	[ "$(id -u)" = 0 ] || skip "network namespaces for the test servers need root"
 	command -v ip >/dev/null || skip "ip (iproute2) not installed"
-	NET_N=$(( ($$ + RANDOM) % 200 + 20 )); NS=sbxt$NET_N
+	local try	# another suite's host may hold a number (its namespace's name): another one
+	for try in 1 2 3 4 5 6 7 8; do
+		NET_N=$(( ($$ + RANDOM) % 200 + 20 )); NS=sbxt$NET_N
+		ip netns add "$NS" 2>/dev/null && break
+		NS=
+	done
+	[ -n "$NS" ] || skip "cannot create a network namespace"
 	NSIP=10.200.$NET_N.2
-	ip netns add "$NS" || skip "cannot create a network namespace"
 	trap 'ip netns del "$NS" 2>/dev/null; ip link del "${NS}h" 2>/dev/null; kill $(jobs -p) 2>/dev/null' EXIT
 	ip link add "${NS}h" type veth peer name "${NS}n" && ip link set "${NS}n" netns "$NS" &&
 	ip addr add "10.200.$NET_N.1/24" dev "${NS}h" && ip link set "${NS}h" up &&
