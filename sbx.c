@@ -8796,6 +8796,8 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
 #define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the coarse clock's margin (audit_record's) */
 #define SBX_SCAN_CACHE_MAGIC	"sbxscan3"	/* its kept names: sc_kept's, no fewer */
 #define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite */
+/* the whole paths sc_prefetch builds, at most (262,144 of 256 bytes) */
+#define SBX_SCAN_PREFETCH_BYTES	((size_t)64 << 20)
 
 /* The file: a head, the records (a parent before its children), the
  * children's name offsets, the names (a kind byte, then the name and a
@@ -9261,15 +9263,25 @@ sc_prefetch(struct scan_cache *sc, const struct vec *roots)
 		return;
 	for (i = 0; i < n; i++) {
 		const struct sc_rec *r = &sc->old.rec[i];
-		const char *nm = r->name + 1 < sc->old.nname ? sc->old.name + r->name + 1 : NULL;
+		/* as sc_find: r->name + 1 wraps at the edge of 32 bits (nname >= 1) */
+		const char *nm = r->name < sc->old.nname - 1 ? sc->old.name + r->name + 1 : NULL;
 		uint32_t up = r->parent;
+
+		size_t len;
 
 		if (!nm || (up ? up > i || !off[up - 1] : !str_listed(roots, nm)))
 			continue;
+		len = up ? strlen(paths.p + off[up - 1] - 1) : 0;
+		/* SECURITY: a damaged file's chain of records, each below the
+		 * one before, is paths its length squared: a path the kernel
+		 * would refuse (ENAMETOOLONG, as the walk's own fstatat is) and
+		 * those past the bound are left to the walk, and what is below
+		 * them with them */
+		if (len + 1 + strlen(nm) >= PATH_MAX ||
+		    paths.n + len + 2 + strlen(nm) > SBX_SCAN_PREFETCH_BYTES)
+			continue;
 		off[i] = paths.n + 1;
 		if (up) {	/* the parent's path, copied from the buffer itself: */
-			size_t len = strlen(paths.p + off[up - 1] - 1);
-
 			buf_grow(&paths, len + strlen(nm) + 2);	/* grown first, not moved under it */
 			buf_putn(&paths, paths.p + off[up - 1] - 1, len);
 			buf_putc(&paths, '/');

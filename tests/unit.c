@@ -6735,6 +6735,84 @@ test_stat_at_once(void)
 	CHECK(strstr(got.p, "/d0009/.git") != NULL, "a .git made: not seen");
 	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "after the changes: the real listing");
 #undef ST_WALK
+	/* a damaged file: a record's name offset at the edge of 32 bits
+	 * (name + 1 wraps to 0), the prefetch's own reading of the records */
+	{
+		struct sc_head h = { SBX_SCAN_CACHE_MAGIC, 2, 0, 4, 4 };
+		struct sc_rec r[2] = { { 0 }, { 0 } };
+		uint32_t slot[4] = { 0 };
+		struct buf f = { 0 };
+		int fd;
+
+		r[0].name = UINT32_MAX;
+		r[0].trusted = 1;
+		r[1].parent = 1;
+		r[1].trusted = 1;
+		buf_putn(&f, (const char *)&h, sizeof(h));	/* packed: the file's own sizes */
+		buf_putn(&f, (const char *)r, sizeof(r));
+		buf_putn(&f, (const char *)slot, sizeof(slot));
+		buf_putn(&f, "\1x\0\0", 4);
+		fd = open(cache, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0 && write_all(fd, f.p, f.n) == 0 && close(fd) == 0, "write the edge cache");
+		free(f.p);
+		sc_open(&sc, &real, cache);
+		CHECK(sc.old.nrec == 2, "the edge cache: loaded (%u records)", sc.old.nrec);
+		sc_prefetch(&sc, &roots);	/* out of bounds: a crash */
+		CHECK(sc.pre == NULL, "the edge cache: records prefetched");
+		sc_save(&sc, false);
+	}
+	/* a damaged file: a chain of records each below the one before, with
+	 * long names, deeper than any walk goes (256) and far past PATH_MAX:
+	 * the whole paths of its records are not built without a bound (a
+	 * path a record longer than PATH_MAX, the file's whole chain squared:
+	 * gigabytes); in a child held to 1 GiB of address space */
+	{
+		enum { K = 8000, L = 250 };
+		struct sc_head h = { SBX_SCAN_CACHE_MAGIC, K, 0, 0, 16384 };
+		struct buf b = { 0 }, names = { 0 };
+		struct sc_rec *r = calloc(K, sizeof(*r));
+		int fd, status = -1;
+		pid_t pid;
+
+		for (i = 0; i < K; i++) {
+			r[i].name = (uint32_t)names.n;
+			r[i].parent = (uint32_t)i;	/* the record before, + 1; the first a root */
+			r[i].trusted = 1;
+			buf_putc(&names, (char)FK_DIR);
+			if (i == 0)
+				buf_puts(&names, t);
+			else
+				for (int c = 0; c < L; c++)
+					buf_putc(&names, 'a');
+			buf_putc(&names, '\0');
+		}
+		h.nname = (uint32_t)names.n;
+		buf_putn(&b, (const char *)&h, sizeof(h));
+		buf_putn(&b, (const char *)r, K * sizeof(*r));
+		for (i = 0; i < 16384; i++)
+			buf_putn(&b, "\0\0\0\0", 4);
+		buf_putn(&b, names.p, names.n);
+		fd = open(cache, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0 && write_all(fd, b.p, b.n) == 0 && close(fd) == 0, "write the chain cache");
+		fflush(NULL);
+		if ((pid = fork()) == 0) {
+			struct rlimit rl = { 1UL << 30, 1UL << 30 };
+
+			setrlimit(RLIMIT_AS, &rl);
+			sc_open(&sc, &real, cache);
+			if (sc.old.nrec != K)
+				_exit(3);
+			sc_prefetch(&sc, &roots);
+			sc_save(&sc, false);
+			_exit(0);
+		}
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "the chain cache: the prefetch died or failed (status %#x)", status);
+		free(r);
+		free(b.p);
+		free(names.p);
+	}
 	free(want.p);
 	free(got.p);
 	free(paths);
