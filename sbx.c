@@ -21251,6 +21251,9 @@ audit_run(struct audit *a)
 static struct {
 	const char *record;
 	long long t0;
+	/* when the scan whose listing the audit goes by began (main_plan's,
+	 * before its lstats: sc_open), ns; 0: none */
+	long long scan_began;
 	bool done;
 	struct strset seen_ids;	/* audit_seen_same: each "S" path's device and inode */
 } audit_state;
@@ -21263,9 +21266,20 @@ audit_record(const char *run_dir, const struct plan *pl)
 		 * HZ=250, 10 ms at HZ=100) behind this one: start 20 ms early, so a
 		 * change made as the command starts is never taken as older */
 		struct timespec ts;
+		long long now;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		audit_state.t0 = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - 20000000LL;
+		now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		/* SECURITY: and never after the scan began. The audit reads only
+		 * a directory whose ctime is of the run, and walks only what is
+		 * not in the scan's listing of it: a directory someone else (the
+		 * person, another sandbox) makes in it after the scan took its
+		 * lstat (up to the whole walk earlier, its lstats taken at once:
+		 * sc_prefetch) and before t0 would be in neither, and a
+		 * repository the command makes there never looked at */
+		if (audit_state.scan_began && audit_state.scan_began < now)
+			now = audit_state.scan_began;
+		audit_state.t0 = now - 20000000LL;
 	}
 	if (!pl->audit_roots.n)
 		return;
@@ -31561,6 +31575,8 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 	plan_add_run_paths(&fx, rp);
 	cache = SBX_SCAN_CACHE ? path_join(path_dirname(rp->run_dir), SBX_SCAN_CACHE_FILE) : NULL;
 	sc_open(&sc, &dk, cache);
+	if (!print)
+		audit_state.scan_began = sc.now;	/* the audit's t0 no later (audit_record) */
 	if (sc.path)
 		fx.sdk = &sdk;
 	/* below the scan's depth at the first call, where calls wait for sbx
