@@ -6735,6 +6735,63 @@ test_stat_at_once(void)
 	CHECK(strstr(got.p, "/d0009/.git") != NULL, "a .git made: not seen");
 	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "after the changes: the real listing");
 #undef ST_WALK
+	/* threads that cannot start (a pids limit, RLIMIT_NPROC: clone refused
+	 * with EAGAIN, here by a seccomp filter), an affinity of one CPU, a
+	 * path past PATH_MAX, an empty list: every result still lstat's, in a
+	 * child each (the filter and the affinity stay there) */
+#if SBX_LINUX && (defined(__x86_64__) || defined(__aarch64__))
+	for (int how = 0; how < 2; how++) {
+		int status = -1;
+		pid_t pid;
+
+		fflush(NULL);
+		if ((pid = fork()) == 0) {
+			/* clone and clone3: EAGAIN (cBPF: ld nr; jeq; jeq; ret allow; ret errno) */
+			struct { unsigned short code; unsigned char jt, jf; unsigned int k; } f[] = {
+				{ 0x20, 0, 0, 0 }, { 0x15, 2, 0, SYS_clone }, { 0x15, 1, 0, 435 },
+				{ 0x06, 0, 0, 0x7fff0000u }, { 0x06, 0, 0, 0x00050000u | EAGAIN },
+			};
+			struct { unsigned short len; void *filter; } prog = { LEN(f), f };
+			char *lng = calloc(1, PATH_MAX + 64);
+			const char *one[1];
+			pthread_t th;
+			cpu_set_t set;
+			int bad2 = 0;
+
+			if (how == 0) {
+				if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, 1, 0, &prog) < 0)
+					_exit(2);
+				if (pthread_create(&th, NULL, lstat_worker, NULL) == 0)
+					_exit(3);	/* the filter does not refuse a thread: proves nothing */
+			} else {
+				CPU_ZERO(&set);
+				CPU_SET(sched_getcpu() > 0 ? sched_getcpu() : 0, &set);
+				if (sched_setaffinity(0, sizeof(set), &set) < 0 || cores_usable() != 1)
+					_exit(4);
+			}
+			memset(ps, 0x55, N * sizeof(*ps));
+			lstat_all(paths, N, ps);
+			for (i = 0; i < N; i++) {
+				bool there = paths[i] && lstat(paths[i], &st) == 0;
+
+				bad2 += !paths[i] ? ps[i].state != 0 : !there ? ps[i].state != -1 :
+				    ps[i].state != 1 || ps[i].ino != (uint64_t)st.st_ino ||
+				    ps[i].ctime != sc_ns(&st.st_ctim);
+			}
+			memset(lng, 'a', PATH_MAX + 10);
+			lng[0] = '/';
+			one[0] = lng;
+			lstat_all(one, 1, ps);
+			bad2 += ps[0].state != -1;
+			lstat_all(NULL, 0, NULL);
+			_exit(bad2 ? 1 : 0);
+		}
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "lstat_all %s: status %#x (1: a result not lstat's; 2-4: the setup)",
+		    how ? "on one CPU" : "with no thread starting", status);
+	}
+#endif
 	/* a damaged file: a record's name offset at the edge of 32 bits
 	 * (name + 1 wraps to 0), the prefetch's own reading of the records */
 	{
