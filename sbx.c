@@ -9267,26 +9267,27 @@ sc_prefetch(struct scan_cache *sc, const struct vec *roots)
 		const char *nm = r->name < sc->old.nname - 1 ? sc->old.name + r->name + 1 : NULL;
 		uint32_t up = r->parent;
 
-		size_t len;
+		size_t len, nlen;
 
 		if (!nm || (up ? up > i || !off[up - 1] : !str_listed(roots, nm)))
 			continue;
-		len = up ? strlen(paths.p + off[up - 1] - 1) : 0;
 		/* SECURITY: a damaged file's chain of records, each below the
-		 * one before, is paths its length squared: a path the kernel
-		 * would refuse (ENAMETOOLONG, as the walk's own fstatat is) and
-		 * those past the bound are left to the walk, and what is below
-		 * them with them */
-		if (len + 1 + strlen(nm) >= PATH_MAX ||
-		    paths.n + len + 2 + strlen(nm) > SBX_SCAN_PREFETCH_BYTES)
+		 * one before, is paths its length squared, and its records
+		 * can share one name of megabytes: a path the kernel would
+		 * refuse (ENAMETOOLONG, as the walk's own fstatat is) and those
+		 * past the bound are left to the walk, and what is below them
+		 * with them; a name is read no further than PATH_MAX */
+		len = up ? strlen(paths.p + off[up - 1] - 1) : 0;	/* < PATH_MAX */
+		nlen = strnlen(nm, PATH_MAX);
+		if (len + 1 + nlen >= PATH_MAX || paths.n + len + 2 + nlen > SBX_SCAN_PREFETCH_BYTES)
 			continue;
 		off[i] = paths.n + 1;
 		if (up) {	/* the parent's path, copied from the buffer itself: */
-			buf_grow(&paths, len + strlen(nm) + 2);	/* grown first, not moved under it */
+			buf_grow(&paths, len + nlen + 2);	/* grown first, not moved under it */
 			buf_putn(&paths, paths.p + off[up - 1] - 1, len);
 			buf_putc(&paths, '/');
 		}
-		buf_putn(&paths, nm, strlen(nm) + 1);
+		buf_putn(&paths, nm, nlen + 1);
 		asked += !!r->trusted;
 	}
 	if (asked >= SBX_STAT_PER_THREAD && (at = calloc(n, sizeof(*at))) &&

@@ -6870,6 +6870,53 @@ test_stat_at_once(void)
 		free(b.p);
 		free(names.p);
 	}
+	/* a damaged file: one name of 8 MiB, every record below the root
+	 * named by it: each read to its end was 1.6 TB read, half a minute
+	 * here (a PATH_MAX of it decides); in a child, given 3 seconds */
+	{
+		enum { K = 200000, NAME = 8 << 20, SLOTS = 262144 };
+		struct sc_head h = { SBX_SCAN_CACHE_MAGIC, K, 0, 0, SLOTS };
+		struct buf b = { 0 };
+		struct sc_rec *r = calloc(K, sizeof(*r));
+		uint32_t big = (uint32_t)strlen(t) + 2;	/* after the root's kind byte, name, NUL */
+		char *names = calloc(1, big + 1 + NAME + 1);
+		int fd, status = -1;
+		pid_t pid;
+
+		names[0] = (char)FK_DIR;
+		memcpy(names + 1, t, strlen(t));
+		names[big] = (char)FK_DIR;
+		memset(names + big + 1, 'n', NAME);
+		for (i = 0; i < K; i++) {
+			r[i].name = i ? big : 0;
+			r[i].parent = i ? 1 : 0;
+			r[i].trusted = 1;
+		}
+		h.nname = big + 1 + NAME + 1;
+		buf_putn(&b, (const char *)&h, sizeof(h));
+		buf_putn(&b, (const char *)r, K * sizeof(*r));
+		for (i = 0; i < SLOTS; i++)
+			buf_putn(&b, "\0\0\0\0", 4);
+		buf_putn(&b, names, h.nname);
+		fd = open(cache, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0 && write_all(fd, b.p, b.n) == 0 && close(fd) == 0, "write the long-name cache");
+		fflush(NULL);
+		if ((pid = fork()) == 0) {
+			alarm(3);
+			sc_open(&sc, &real, cache);
+			if (sc.old.nrec != K)
+				_exit(3);
+			sc_prefetch(&sc, &roots);
+			sc_save(&sc, false);
+			_exit(0);
+		}
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "the long-name cache: the prefetch did not end in 3 s, or failed (status %#x)", status);
+		free(r);
+		free(names);
+		free(b.p);
+	}
 	free(want.p);
 	free(got.p);
 	free(paths);
