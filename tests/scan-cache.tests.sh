@@ -541,49 +541,53 @@ t_scan_deep_observer_busy() { # under another program's seccomp listener (sbx-in
 }
 TESTS+=(scan_deep_observer_busy)
 
-t_scan_prefetch_window_audit() { # a directory made by someone else (the person, another sandbox) in a cached directory after the scan took its lstat, before the run began: the audit still walks it, and the command's repository there is neutralised; control: one in a directory there before
+t_scan_prefetch_window_audit() { # a directory made by someone else (the person, another sandbox) in a cached directory after the scan took its lstat, before the run began (observe-writes off: the scan before the command) or before the sandbox's first call went on (on: the walk at that call): the audit still walks it, and the command's repository there is neutralised; control: one in a directory there before
 	need_private_places
 	command -v strace >/dev/null || skip "strace is not installed (it stops sbx at the scan's lstat of a directory)"
 	git_env
-	local pay i pid d bg; pay=$(git_payload window)
-	d=$(realpath "$P")/deep/a/b/D
+	local pay i pid d bg pol why sent n; pay=$(git_payload window)
 	# more directories than one thread's share (SBX_STAT_PER_THREAD), fewer than two: the
 	# scan's lstats taken at once before its walk (sc_prefetch), on sbx's own thread
-	mkdir -p "$d/Z" "$P/w"
+	mkdir -p "$P/deep/a/b/D-off/Z" "$P/deep/a/b/D-on/Z" "$P/w"
 	for i in $(seq 1100); do mkdir "$P/w/d$i"; done
-	printf 'allow-write .\nobserve-writes off\n' >"$T/p"	# nothing deferred: the scan walks all before
+	printf 'allow-write .\nobserve-writes off\n' >"$T/off"	# nothing deferred: the scan walks all before
+	printf 'allow-write .\n' >"$T/on"	# below the depth at the first write-intent call
 	sleep 0.1
-	run_sbx -v -c "$T/p" -- true
+	run_sbx -v -c "$T/off" -- true
 	expect_rc 0 "run 0 (warms the cache)"
-	# run 1: sbx stopped right after its first lstat of D (the scan's); D/X made meanwhile
-	printf '$ strace ... sbx -v -c %s -- ...\n' "$T/p"
-	timeout -k 5 "$TMO" strace -o "$T/strace" -P "$d" -e trace=newfstatat,lstat,statx \
-		-e inject=newfstatat,lstat,statx:signal=SIGSTOP:when=1 "$SBX" -v -c "$T/p" -- sh -ec "
-		for r in X Z; do git init -q deep/a/b/D/\$r
-			printf '#!/bin/sh\n$pay\n' > deep/a/b/D/\$r/.git/hooks/pre-commit
-			chmod +x deep/a/b/D/\$r/.git/hooks/pre-commit; done; echo DONE" >"$T/.stdout" 2>"$T/.stderr" &
-	bg=$!
-	for i in $(seq 200); do grep -q 'stopped by SIGSTOP' "$T/strace" 2>/dev/null && break; sleep 0.1; done
-	pid=$(ps --ppid "$(ps --ppid "$bg" -o pid= | tr -d ' ')" -o pid= | tr -d ' ')	# timeout, strace, sbx
-	grep -q 'stopped by SIGSTOP' "$T/strace" || { [ -n "$pid" ] && kill -CONT "$pid"; wait "$bg"
-		fail "setup: sbx never stopped at an lstat of $d"; }
-	mkdir "$d/X"	# by someone else, after the scan's lstat of D, before the run
-	sleep 0.1	# past the coarse clock's margin
-	kill -CONT "$pid"
-	local sent=1 n	# strace stops it once more a kind of stat (the audit's, at D's descriptor too): go on
-	while kill -0 "$pid" 2>/dev/null; do
-		n=$(grep -c 'stopped by SIGSTOP' "$T/strace")
-		[ "$n" -gt "$sent" ] && { kill -CONT "$pid"; sent=$n; }
-		sleep 0.1
+	for pol in off on; do
+		d=$(realpath "$P")/deep/a/b/D-$pol
+		case $pol in off) why="observe-writes is off" ;; on) why="made in the sandbox" ;; esac
+		# sbx stopped right after its first lstat of D (the scan's); D/X made meanwhile
+		printf '$ strace ... sbx -v -c %s -- ...\n' "$T/$pol"
+		timeout -k 5 "$TMO" strace -o "$T/strace" -P "$d" -e trace=newfstatat,lstat,statx \
+			-e inject=newfstatat,lstat,statx:signal=SIGSTOP:when=1 "$SBX" -v -c "$T/$pol" -- sh -ec "
+			for r in X Z; do git init -q deep/a/b/D-$pol/\$r
+				printf '#!/bin/sh\n$pay\n' > deep/a/b/D-$pol/\$r/.git/hooks/pre-commit
+				chmod +x deep/a/b/D-$pol/\$r/.git/hooks/pre-commit; done; echo DONE" >"$T/.stdout" 2>"$T/.stderr" &
+		bg=$!
+		for i in $(seq 200); do grep -q 'stopped by SIGSTOP' "$T/strace" 2>/dev/null && break; sleep 0.1; done
+		pid=$(ps --ppid "$(ps --ppid "$bg" -o pid= | tr -d ' ')" -o pid= | tr -d ' ')	# timeout, strace, sbx
+		grep -q 'stopped by SIGSTOP' "$T/strace" || { [ -n "$pid" ] && kill -CONT "$pid"; wait "$bg"
+			fail "$pol: setup: sbx never stopped at an lstat of $d"; }
+		mkdir "$d/X"	# by someone else, after the scan's lstat of D, before the run (or its first call)
+		sleep 0.1	# past the coarse clock's margin
+		kill -CONT "$pid"
+		sent=1	# strace stops it once more a kind of stat (the audit's, at D's descriptor too): go on
+		while kill -0 "$pid" 2>/dev/null; do
+			n=$(grep -c 'stopped by SIGSTOP' "$T/strace")
+			[ "$n" -gt "$sent" ] && { kill -CONT "$pid"; sent=$n; }
+			sleep 0.1
+		done
+		wait "$bg"; RC=$?
+		OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr")
+		echo "  [exit $RC]"; log_file out "$T/.stdout"; log_file err "$T/.stderr"; log_file strace "$T/strace"
+		expect_rc 0 "$pol: run 1"; expect_contains "$OUT" DONE "$pol: run 1"
+		expect_cache_used "$pol: run 1"
+		expect_neutralised "$d/Z/.git/hooks/pre-commit" "$why" "$pol: control: a repository made in a directory there before"
+		expect_neutralised "$d/X/.git/hooks/pre-commit" "$why" "$pol: a repository made in a directory someone made after the scan's lstat"
+		git_outside "$d/X"
 	done
-	wait "$bg"; RC=$?
-	OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr")
-	echo "  [exit $RC]"; log_file out "$T/.stdout"; log_file err "$T/.stderr"; log_file strace "$T/strace"
-	expect_rc 0 "run 1"; expect_contains "$OUT" DONE "run 1"
-	expect_cache_used "run 1"
-	expect_neutralised "$d/Z/.git/hooks/pre-commit" "observe-writes is off" "control: a repository made in a directory there before"
-	expect_neutralised "$d/X/.git/hooks/pre-commit" "observe-writes is off" "a repository made in a directory someone made after the scan's lstat"
-	git_outside "$d/X"
 	expect_no_payload "git outside"
 }
 TESTS+=(scan_prefetch_window_audit)
