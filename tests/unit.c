@@ -6734,6 +6734,29 @@ test_stat_at_once(void)
 	CHECK(strstr(got.p, "/d0018/sub/deep/.zshrc") != NULL, "a name added under a forged mtime: not seen");
 	CHECK(strstr(got.p, "/d0009/.git") != NULL, "a .git made: not seen");
 	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "after the changes: the real listing");
+	/* each lstat taken at once is used once: a second way to the same
+	 * record in one scan (the root walked again) takes one of its own,
+	 * and sees a name made in between */
+	{
+		void *dh;
+
+		usleep(60000);
+		ST_WALK(&got, false);	/* the changed directories listed again, trusted now */
+		sc_open(&sc, &real, cache);
+		sc_prefetch(&sc, &roots);
+		CHECK(sc.pre != NULL, "once: the lstats were not taken at once");
+		dh = view.ops->opendir(view.ctx, NULL, t);
+		CHECK(dh && sc.served == 1, "once: the root not from the cache (served %ld)", sc.served);
+		if (dh)
+			view.ops->closedir(view.ctx, dh);
+		close(open(aprintf("%s/.bashrc", t), O_CREAT | O_WRONLY, 0600));
+		got.n = 0;
+		sc_list(&view, NULL, t, "", &got, 0);
+		CHECK(got.p && (strncmp(got.p, "/.bashrc ", 9) == 0 || strstr(got.p, "\n/.bashrc ") != NULL),
+		    "once: a name made after the first way here, not seen by the second");
+		sc_save(&sc, false);
+		unlink(aprintf("%s/.bashrc", t));
+	}
 #undef ST_WALK
 	/* threads that cannot start (a pids limit, RLIMIT_NPROC: clone refused
 	 * with EAGAIN, here by a seccomp filter), an affinity of one CPU, a
