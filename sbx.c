@@ -9910,6 +9910,18 @@ plan_agents(struct fact_finder *fx, const struct run_paths *rp)
 	return 0;
 }
 
+/* Does the policy protect a name without a leading dot (the walk then has
+ * no fast path, and takes nothing from the scan cache, sc_kept)? */
+static bool
+fx_dotless(const struct policy *p)
+{
+	for (size_t i = 0; i < p->protected_names.n; i++)
+		if (((const char *)p->protected_names.v[i])[0] != '.' &&
+		    !strchr(p->protected_names.v[i], '/'))
+			return true;
+	return false;
+}
+
 /* The mandatory-deny scan: each writable root once, and the cwd too when
  * it is writable (srt scans only its cwd); the repositories there and what
  * git's config makes them run; the files read from $HOME. An allow-write
@@ -9924,9 +9936,7 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 
 	if (p->fs_disabled)
 		return 0;
-	for (i = 0; i < p->protected_names.n; i++)
-		fx->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' &&
-		    !strchr(p->protected_names.v[i], '/');
+	fx->dotless |= fx_dotless(p);
 	if (fx->dotless)
 		fx->sdk = fx->dk;	/* the scan cache keeps only names with a dot (sc_kept) */
 	/* git's global config applies in every repository: what it names
@@ -10117,7 +10127,8 @@ scan_deep_walk(void)
 		return;
 	scan_deep.pending = false;
 	sc_open(&sc, &dk, scan_deep.cache);
-	sc_prefetch(&sc, &pl->audit_roots);
+	if (!fx->dotless)	/* else the walk takes nothing from the cache */
+		sc_prefetch(&sc, &pl->audit_roots);
 	fx->dk = &dk;
 	fx->sdk = sc.path && !fx->dotless ? &sdk : &dk;
 	fx->facts = &facts;
@@ -31584,7 +31595,8 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 	 * (scan_deep); a session's scan is its only one, and --print shows
 	 * the plan whole */
 	fx.defer_deep = !print && plat_calls_wait(p);
-	if (!fx.defer_deep && sc.path)	/* a walk of every directory now: lstats at once */
+	/* a walk of every directory now, through the cache: lstats at once */
+	if (!fx.defer_deep && sc.path && !p->fs_disabled && !fx_dotless(p))
 		sc_prefetch(&sc, &fx.roots);
 	if (plan_resolve_scan(&fx, rp) < 0)
 		die_err(&e);
