@@ -543,11 +543,14 @@ TESTS+=(scan_deep_observer_busy)
 
 t_scan_prefetch_window_audit() { # a directory made by someone else (the person, another sandbox) in a cached directory after the scan took its lstat, before the run began (observe-writes off: the scan before the command) or before the sandbox's first call went on (on: the walk at that call): the audit still walks it, and the command's repository there is neutralised; control: one in a directory there before
 	need_private_places
-	command -v strace >/dev/null || skip "strace is not installed (it stops sbx at the scan's lstat of a directory)"
+	command -v strace >/dev/null && command -v taskset >/dev/null ||
+		skip "strace or taskset is not installed (strace stops sbx at the scan's lstat of a directory)"
 	git_env
 	local pay i pid d bg pol why sent n; pay=$(git_payload window)
-	# more directories than one thread's share (SBX_STAT_PER_THREAD), fewer than two: the
-	# scan's lstats taken at once before its walk (sc_prefetch), on sbx's own thread
+	# more directories than one thread's share (SBX_STAT_PER_THREAD): the scan's lstats taken
+	# at once before its walk (sc_prefetch); on one CPU, all on sbx's own thread (strace
+	# follows that one), whatever the cache holds of earlier tests' trees
+	rm -f "$(sc_file)"
 	mkdir -p "$P/deep/a/b/D-off/Z" "$P/deep/a/b/D-on/Z" "$P/w"
 	for i in $(seq 1100); do mkdir "$P/w/d$i"; done
 	printf 'allow-write .\nobserve-writes off\n' >"$T/off"	# nothing deferred: the scan walks all before
@@ -560,15 +563,17 @@ t_scan_prefetch_window_audit() { # a directory made by someone else (the person,
 		case $pol in off) why="observe-writes is off" ;; on) why="made in the sandbox" ;; esac
 		# sbx stopped right after its first lstat of D (the scan's); D/X made meanwhile
 		printf '$ strace ... sbx -v -c %s -- ...\n' "$T/$pol"
-		timeout -k 5 "$TMO" strace -o "$T/strace" -P "$d" -e trace=newfstatat,lstat,statx \
+		rm -f "$T/strace"	# not the pass before's stop
+		timeout -k 5 "$TMO" taskset -c 0 strace -o "$T/strace" -P "$d" -e trace=newfstatat,lstat,statx \
 			-e inject=newfstatat,lstat,statx:signal=SIGSTOP:when=1 "$SBX" -v -c "$T/$pol" -- sh -ec "
 			for r in X Z; do git init -q deep/a/b/D-$pol/\$r
 				printf '#!/bin/sh\n$pay\n' > deep/a/b/D-$pol/\$r/.git/hooks/pre-commit
 				chmod +x deep/a/b/D-$pol/\$r/.git/hooks/pre-commit; done; echo DONE" >"$T/.stdout" 2>"$T/.stderr" &
 		bg=$!
 		for i in $(seq 200); do grep -q 'stopped by SIGSTOP' "$T/strace" 2>/dev/null && break; sleep 0.1; done
-		pid=$(ps --ppid "$(ps --ppid "$bg" -o pid= | tr -d ' ')" -o pid= | tr -d ' ')	# timeout, strace, sbx
+		pid=$(ps --ppid "$(ps --ppid "$bg" -o pid= | tr -d ' ')" -o pid= | tr -d ' ')	# timeout, strace (taskset execs it), sbx
 		grep -q 'stopped by SIGSTOP' "$T/strace" || { [ -n "$pid" ] && kill -CONT "$pid"; wait "$bg"
+			log_file err "$T/.stderr"; log_file strace "$T/strace"
 			fail "$pol: setup: sbx never stopped at an lstat of $d"; }
 		mkdir "$d/X"	# by someone else, after the scan's lstat of D, before the run (or its first call)
 		sleep 0.1	# past the coarse clock's margin
