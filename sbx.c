@@ -8796,6 +8796,8 @@ fx_agent_dir(struct fact_finder *fx, const char *dir, const char *project)
 #define SBX_SCAN_CACHE_RACY_NS	20000000LL	/* the coarse clock's margin (audit_record's) */
 #define SBX_SCAN_CACHE_MAGIC	"sbxscan3"	/* its kept names: sc_kept's, no fewer */
 #define SBX_SCAN_CACHE_RESTAMPS	64		/* ctimes moved, listings the same: no rewrite */
+/* the whole paths sc_prefetch builds, at most (262,144 of 256 bytes) */
+#define SBX_SCAN_PREFETCH_BYTES	((size_t)64 << 20)
 
 /* The file: a head, the records (a parent before its children), the
  * children's name offsets, the names (a kind byte, then the name and a
@@ -9261,20 +9263,31 @@ sc_prefetch(struct scan_cache *sc, const struct vec *roots)
 		return;
 	for (i = 0; i < n; i++) {
 		const struct sc_rec *r = &sc->old.rec[i];
-		const char *nm = r->name + 1 < sc->old.nname ? sc->old.name + r->name + 1 : NULL;
+		/* as sc_find: r->name + 1 wraps at the edge of 32 bits (nname >= 1) */
+		const char *nm = r->name < sc->old.nname - 1 ? sc->old.name + r->name + 1 : NULL;
 		uint32_t up = r->parent;
+
+		size_t len, nlen;
 
 		if (!nm || (up ? up > i || !off[up - 1] : !str_listed(roots, nm)))
 			continue;
+		/* SECURITY: a damaged file's chain of records, each below the
+		 * one before, is paths its length squared, and its records
+		 * can share one name of megabytes: a path the kernel would
+		 * refuse (ENAMETOOLONG, as the walk's own fstatat is) and those
+		 * past the bound are left to the walk, and what is below them
+		 * with them; a name is read no further than PATH_MAX */
+		len = up ? strlen(paths.p + off[up - 1] - 1) : 0;	/* < PATH_MAX */
+		nlen = strnlen(nm, PATH_MAX);
+		if (len + 1 + nlen >= PATH_MAX || paths.n + len + 2 + nlen > SBX_SCAN_PREFETCH_BYTES)
+			continue;
 		off[i] = paths.n + 1;
 		if (up) {	/* the parent's path, copied from the buffer itself: */
-			size_t len = strlen(paths.p + off[up - 1] - 1);
-
-			buf_grow(&paths, len + strlen(nm) + 2);	/* grown first, not moved under it */
+			buf_grow(&paths, len + nlen + 2);	/* grown first, not moved under it */
 			buf_putn(&paths, paths.p + off[up - 1] - 1, len);
 			buf_putc(&paths, '/');
 		}
-		buf_putn(&paths, nm, strlen(nm) + 1);
+		buf_putn(&paths, nm, nlen + 1);
 		asked += !!r->trusted;
 	}
 	if (asked >= SBX_STAT_PER_THREAD && (at = calloc(n, sizeof(*at))) &&
@@ -9897,6 +9910,18 @@ plan_agents(struct fact_finder *fx, const struct run_paths *rp)
 	return 0;
 }
 
+/* Does the policy protect a name without a leading dot (the walk then has
+ * no fast path, and takes nothing from the scan cache, sc_kept)? */
+static bool
+fx_dotless(const struct policy *p)
+{
+	for (size_t i = 0; i < p->protected_names.n; i++)
+		if (((const char *)p->protected_names.v[i])[0] != '.' &&
+		    !strchr(p->protected_names.v[i], '/'))
+			return true;
+	return false;
+}
+
 /* The mandatory-deny scan: each writable root once, and the cwd too when
  * it is writable (srt scans only its cwd); the repositories there and what
  * git's config makes them run; the files read from $HOME. An allow-write
@@ -9911,9 +9936,7 @@ plan_resolve_scan(struct fact_finder *fx, const struct run_paths *rp)
 
 	if (p->fs_disabled)
 		return 0;
-	for (i = 0; i < p->protected_names.n; i++)
-		fx->dotless |= ((const char *)p->protected_names.v[i])[0] != '.' &&
-		    !strchr(p->protected_names.v[i], '/');
+	fx->dotless |= fx_dotless(p);
 	if (fx->dotless)
 		fx->sdk = fx->dk;	/* the scan cache keeps only names with a dot (sc_kept) */
 	/* git's global config applies in every repository: what it names
@@ -10104,7 +10127,8 @@ scan_deep_walk(void)
 		return;
 	scan_deep.pending = false;
 	sc_open(&sc, &dk, scan_deep.cache);
-	sc_prefetch(&sc, &pl->audit_roots);
+	if (!fx->dotless)	/* else the walk takes nothing from the cache */
+		sc_prefetch(&sc, &pl->audit_roots);
 	fx->dk = &dk;
 	fx->sdk = sc.path && !fx->dotless ? &sdk : &dk;
 	fx->facts = &facts;
@@ -21254,6 +21278,9 @@ audit_run(struct audit *a)
 static struct {
 	const char *record;
 	long long t0;
+	/* when the scan whose listing the audit goes by began (main_plan's,
+	 * before its lstats: sc_open), ns; 0: none */
+	long long scan_began;
 	bool done;
 	struct strset seen_ids;	/* audit_seen_same: each "S" path's device and inode */
 } audit_state;
@@ -21266,9 +21293,20 @@ audit_record(const char *run_dir, const struct plan *pl)
 		 * HZ=250, 10 ms at HZ=100) behind this one: start 20 ms early, so a
 		 * change made as the command starts is never taken as older */
 		struct timespec ts;
+		long long now;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		audit_state.t0 = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - 20000000LL;
+		now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		/* SECURITY: and never after the scan began. The audit reads only
+		 * a directory whose ctime is of the run, and walks only what is
+		 * not in the scan's listing of it: a directory someone else (the
+		 * person, another sandbox) makes in it after the scan took its
+		 * lstat (up to the whole walk earlier, its lstats taken at once:
+		 * sc_prefetch) and before t0 would be in neither, and a
+		 * repository the command makes there never looked at */
+		if (audit_state.scan_began && audit_state.scan_began < now)
+			now = audit_state.scan_began;
+		audit_state.t0 = now - 20000000LL;
 	}
 	if (!pl->audit_roots.n)
 		return;
@@ -31647,13 +31685,16 @@ main_plan(struct policy *p, struct run_paths *rp, bool print, struct plan *pl)
 	plan_add_run_paths(&fx, rp);
 	cache = SBX_SCAN_CACHE ? path_join(path_dirname(rp->run_dir), SBX_SCAN_CACHE_FILE) : NULL;
 	sc_open(&sc, &dk, cache);
+	if (!print)
+		audit_state.scan_began = sc.now;	/* the audit's t0 no later (audit_record) */
 	if (sc.path)
 		fx.sdk = &sdk;
 	/* below the scan's depth at the first call, where calls wait for sbx
 	 * (scan_deep); a session's scan is its only one, and --print shows
 	 * the plan whole */
 	fx.defer_deep = !print && plat_calls_wait(p);
-	if (!fx.defer_deep && sc.path)	/* a walk of every directory now: lstats at once */
+	/* a walk of every directory now, through the cache: lstats at once */
+	if (!fx.defer_deep && sc.path && !p->fs_disabled && !fx_dotless(p))
 		sc_prefetch(&sc, &fx.roots);
 	if (plan_resolve_scan(&fx, rp) < 0)
 		die_err(&e);

@@ -413,6 +413,21 @@ EOF
 mutant scan_prefetch_paths_unjoined unit:stat_at_once <<'EOF'
 s#			buf_putc(&paths, '/');#			;#
 EOF
+mutant scan_prefetch_result_kept unit:stat_at_once <<'EOF'
+s#		sc->pre[old - 1].state = 0;	/* once: a second way here looks again */#		;#
+EOF
+mutant scan_prefetch_name_offset_wraps unit:stat_at_once <<'EOF'
+s#const char *nm = r->name < sc->old.nname - 1 ? sc->old.name#const char *nm = r->name + 1 < sc->old.nname ? sc->old.name#
+EOF
+mutant scan_prefetch_no_path_max unit:stat_at_once <<'EOF'
+s#if (len + 1 + nlen >= PATH_MAX || paths.n#if (paths.n#
+EOF
+mutant scan_prefetch_name_read_whole unit:stat_at_once <<'EOF'
+s#nlen = strnlen(nm, PATH_MAX);#nlen = strlen(nm);#
+EOF
+mutant audit_t0_after_the_scan scan_prefetch_window_audit <<'EOF'
+s#		audit_state.scan_began = sc.now;#		;#
+EOF
 
 mutant walk_first_by_named_path_only scan_deep_attack_outside_link_killed <<'EOF'
 s#			if (attrib_in_roots(w->pl, &ev[i], norm) != 0)#			if (attrib_in_roots(w->pl, &ev[0], norm) != 0)#

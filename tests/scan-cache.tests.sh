@@ -581,3 +581,59 @@ t_scan_deep_observer_busy() { # under another program's seccomp listener (sbx-in
 	expect_eq "$(git -C "$P/a/h/mine" config core.fsmonitor)" "$O/person-fsmonitor.sh" "the person's core.fsmonitor"
 }
 TESTS+=(scan_deep_observer_busy)
+
+t_scan_prefetch_window_audit() { # a directory made by someone else (the person, another sandbox) in a cached directory after the scan took its lstat, before the run began (observe-writes off: the scan before the command) or before the sandbox's first call went on (on: the walk at that call): the audit still walks it, and the command's repository there is neutralised; control: one in a directory there before
+	need_private_places
+	command -v strace >/dev/null && command -v taskset >/dev/null ||
+		skip "strace or taskset is not installed (strace stops sbx at the scan's lstat of a directory)"
+	git_env
+	local pay i pid d bg pol why sent n; pay=$(git_payload window)
+	# more directories than one thread's share (SBX_STAT_PER_THREAD): the scan's lstats taken
+	# at once before its walk (sc_prefetch); on one CPU, all on sbx's own thread (strace
+	# follows that one), whatever the cache holds of earlier tests' trees
+	rm -f "$(sc_file)"
+	mkdir -p "$P/deep/a/b/D-off/Z" "$P/deep/a/b/D-on/Z" "$P/w"
+	for i in $(seq 1100); do mkdir "$P/w/d$i"; done
+	printf 'allow-write .\nobserve-writes off\n' >"$T/off"	# nothing deferred: the scan walks all before
+	printf 'allow-write .\n' >"$T/on"	# below the depth at the first write-intent call
+	sleep 0.1
+	run_sbx -v -c "$T/off" -- true
+	expect_rc 0 "run 0 (warms the cache)"
+	for pol in off on; do
+		d=$(realpath "$P")/deep/a/b/D-$pol
+		case $pol in off) why="observe-writes is off" ;; on) why="made in the sandbox" ;; esac
+		# sbx stopped right after its first lstat of D (the scan's); D/X made meanwhile
+		printf '$ strace ... sbx -v -c %s -- ...\n' "$T/$pol"
+		rm -f "$T/strace"	# not the pass before's stop
+		timeout -k 5 "$TMO" taskset -c 0 strace -o "$T/strace" -P "$d" -e trace=newfstatat,lstat,statx \
+			-e inject=newfstatat,lstat,statx:signal=SIGSTOP:when=1 "$SBX" -v -c "$T/$pol" -- sh -ec "
+			for r in X Z; do git init -q deep/a/b/D-$pol/\$r
+				printf '#!/bin/sh\n$pay\n' > deep/a/b/D-$pol/\$r/.git/hooks/pre-commit
+				chmod +x deep/a/b/D-$pol/\$r/.git/hooks/pre-commit; done; echo DONE" >"$T/.stdout" 2>"$T/.stderr" &
+		bg=$!
+		for i in $(seq 200); do grep -q 'stopped by SIGSTOP' "$T/strace" 2>/dev/null && break; sleep 0.1; done
+		pid=$(ps --ppid "$(ps --ppid "$bg" -o pid= | tr -d ' ')" -o pid= | tr -d ' ')	# timeout, strace (taskset execs it), sbx
+		grep -q 'stopped by SIGSTOP' "$T/strace" || { [ -n "$pid" ] && kill -CONT "$pid"; wait "$bg"
+			log_file err "$T/.stderr"; log_file strace "$T/strace"
+			fail "$pol: setup: sbx never stopped at an lstat of $d"; }
+		mkdir "$d/X"	# by someone else, after the scan's lstat of D, before the run (or its first call)
+		sleep 0.1	# past the coarse clock's margin
+		kill -CONT "$pid"
+		sent=1	# strace stops it once more a kind of stat (the audit's, at D's descriptor too): go on
+		while kill -0 "$pid" 2>/dev/null; do
+			n=$(grep -c 'stopped by SIGSTOP' "$T/strace")
+			[ "$n" -gt "$sent" ] && { kill -CONT "$pid"; sent=$n; }
+			sleep 0.1
+		done
+		wait "$bg"; RC=$?
+		OUT=$(cat "$T/.stdout"); ERR=$(cat "$T/.stderr")
+		echo "  [exit $RC]"; log_file out "$T/.stdout"; log_file err "$T/.stderr"; log_file strace "$T/strace"
+		expect_rc 0 "$pol: run 1"; expect_contains "$OUT" DONE "$pol: run 1"
+		expect_cache_used "$pol: run 1"
+		expect_neutralised "$d/Z/.git/hooks/pre-commit" "$why" "$pol: control: a repository made in a directory there before"
+		expect_neutralised "$d/X/.git/hooks/pre-commit" "$why" "$pol: a repository made in a directory someone made after the scan's lstat"
+		git_outside "$d/X"
+	done
+	expect_no_payload "git outside"
+}
+TESTS+=(scan_prefetch_window_audit)

@@ -6734,7 +6734,214 @@ test_stat_at_once(void)
 	CHECK(strstr(got.p, "/d0018/sub/deep/.zshrc") != NULL, "a name added under a forged mtime: not seen");
 	CHECK(strstr(got.p, "/d0009/.git") != NULL, "a .git made: not seen");
 	CHECK(got.n == want.n && memcmp(got.p, want.p, got.n) == 0, "after the changes: the real listing");
+	/* each lstat taken at once is used once: a second way to the same
+	 * record in one scan (the root walked again) takes one of its own,
+	 * and sees a name made in between */
+	{
+		void *dh;
+
+		usleep(60000);
+		ST_WALK(&got, false);	/* the changed directories listed again, trusted now */
+		sc_open(&sc, &real, cache);
+		sc_prefetch(&sc, &roots);
+		CHECK(sc.pre != NULL, "once: the lstats were not taken at once");
+		dh = view.ops->opendir(view.ctx, NULL, t);
+		CHECK(dh && sc.served == 1, "once: the root not from the cache (served %ld)", sc.served);
+		if (dh)
+			view.ops->closedir(view.ctx, dh);
+		close(open(aprintf("%s/.bashrc", t), O_CREAT | O_WRONLY, 0600));
+		got.n = 0;
+		sc_list(&view, NULL, t, "", &got, 0);
+		CHECK(got.p && (strncmp(got.p, "/.bashrc ", 9) == 0 || strstr(got.p, "\n/.bashrc ") != NULL),
+		    "once: a name made after the first way here, not seen by the second");
+		sc_save(&sc, false);
+		unlink(aprintf("%s/.bashrc", t));
+	}
 #undef ST_WALK
+	/* threads that cannot start (a pids limit, RLIMIT_NPROC: clone refused
+	 * with EAGAIN, here by a seccomp filter), an affinity of one CPU, a
+	 * path past PATH_MAX, an empty list: every result still lstat's, in a
+	 * child each (the filter and the affinity stay there) */
+#if SBX_LINUX && (defined(__x86_64__) || defined(__aarch64__))
+	for (int how = 0; how < 2; how++) {
+		int status = -1;
+		pid_t pid;
+
+		fflush(NULL);
+		if ((pid = fork()) == 0) {
+			/* clone and clone3: EAGAIN (cBPF: ld nr; jeq; jeq; ret allow; ret errno) */
+			struct { unsigned short code; unsigned char jt, jf; unsigned int k; } f[] = {
+				{ 0x20, 0, 0, 0 }, { 0x15, 2, 0, SYS_clone }, { 0x15, 1, 0, 435 },
+				{ 0x06, 0, 0, 0x7fff0000u }, { 0x06, 0, 0, 0x00050000u | EAGAIN },
+			};
+			struct { unsigned short len; void *filter; } prog = { LEN(f), f };
+			char *lng = calloc(1, PATH_MAX + 64);
+			const char *one[1];
+			pthread_t th;
+			cpu_set_t set;
+			int bad2 = 0;
+
+			if (how == 0) {
+				if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, 1, 0, &prog) < 0)
+					_exit(2);
+				if (pthread_create(&th, NULL, lstat_worker, NULL) == 0)
+					_exit(3);	/* the filter does not refuse a thread: proves nothing */
+			} else {
+				CPU_ZERO(&set);
+				CPU_SET(sched_getcpu() > 0 ? sched_getcpu() : 0, &set);
+				if (sched_setaffinity(0, sizeof(set), &set) < 0 || cores_usable() != 1)
+					_exit(4);
+			}
+			memset(ps, 0x55, N * sizeof(*ps));
+			lstat_all(paths, N, ps);
+			for (i = 0; i < N; i++) {
+				bool there = paths[i] && lstat(paths[i], &st) == 0;
+
+				bad2 += !paths[i] ? ps[i].state != 0 : !there ? ps[i].state != -1 :
+				    ps[i].state != 1 || ps[i].ino != (uint64_t)st.st_ino ||
+				    ps[i].ctime != sc_ns(&st.st_ctim);
+			}
+			memset(lng, 'a', PATH_MAX + 10);
+			lng[0] = '/';
+			one[0] = lng;
+			lstat_all(one, 1, ps);
+			bad2 += ps[0].state != -1;
+			lstat_all(NULL, 0, NULL);
+			_exit(bad2 ? 1 : 0);
+		}
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "lstat_all %s: status %#x (1: a result not lstat's; 2-4: the setup)",
+		    how ? "on one CPU" : "with no thread starting", status);
+	}
+#endif
+	/* a damaged file: a record's name offset at the edge of 32 bits
+	 * (name + 1 wraps to 0), the prefetch's own reading of the records */
+	{
+		struct sc_head h = { SBX_SCAN_CACHE_MAGIC, 2, 0, 4, 4 };
+		struct sc_rec r[2] = { { 0 }, { 0 } };
+		uint32_t slot[4] = { 0 };
+		struct buf f = { 0 };
+		int fd;
+
+		r[0].name = UINT32_MAX;
+		r[0].trusted = 1;
+		r[1].parent = 1;
+		r[1].trusted = 1;
+		buf_putn(&f, (const char *)&h, sizeof(h));	/* packed: the file's own sizes */
+		buf_putn(&f, (const char *)r, sizeof(r));
+		buf_putn(&f, (const char *)slot, sizeof(slot));
+		buf_putn(&f, "\1x\0\0", 4);
+		fd = open(cache, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0 && write_all(fd, f.p, f.n) == 0 && close(fd) == 0, "write the edge cache");
+		free(f.p);
+		sc_open(&sc, &real, cache);
+		CHECK(sc.old.nrec == 2, "the edge cache: loaded (%u records)", sc.old.nrec);
+		sc_prefetch(&sc, &roots);	/* out of bounds: a crash */
+		CHECK(sc.pre == NULL, "the edge cache: records prefetched");
+		sc_save(&sc, false);
+	}
+	/* a damaged file: a chain of records each below the one before, with
+	 * long names, deeper than any walk goes (256) and far past PATH_MAX:
+	 * the whole paths of its records are not built without a bound (a
+	 * path a record longer than PATH_MAX, the file's whole chain squared:
+	 * gigabytes; none past PATH_MAX asked); in a child held to 1 GiB of
+	 * address space */
+	{
+		enum { K = 8000, L = 100 };
+		struct sc_head h = { SBX_SCAN_CACHE_MAGIC, K, 0, 0, 16384 };
+		struct buf b = { 0 }, names = { 0 };
+		struct sc_rec *r = calloc(K, sizeof(*r));
+		int fd, status = -1;
+		pid_t pid;
+
+		for (i = 0; i < K; i++) {
+			r[i].name = (uint32_t)names.n;
+			r[i].parent = (uint32_t)i;	/* the record before, + 1; the first a root */
+			r[i].trusted = 1;
+			buf_putc(&names, (char)FK_DIR);
+			if (i == 0)
+				buf_puts(&names, t);
+			else
+				for (int c = 0; c < L; c++)
+					buf_putc(&names, 'a');
+			buf_putc(&names, '\0');
+		}
+		h.nname = (uint32_t)names.n;
+		buf_putn(&b, (const char *)&h, sizeof(h));
+		buf_putn(&b, (const char *)r, K * sizeof(*r));
+		for (i = 0; i < 16384; i++)
+			buf_putn(&b, "\0\0\0\0", 4);
+		buf_putn(&b, names.p, names.n);
+		fd = open(cache, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0 && write_all(fd, b.p, b.n) == 0 && close(fd) == 0, "write the chain cache");
+		fflush(NULL);
+		if ((pid = fork()) == 0) {
+			struct rlimit rl = { 1UL << 30, 1UL << 30 };
+
+			setrlimit(RLIMIT_AS, &rl);
+			sc_open(&sc, &real, cache);
+			if (sc.old.nrec != K)
+				_exit(3);
+			sc_prefetch(&sc, &roots);
+			/* past PATH_MAX after 40 records: fewer than a thread's
+			 * share asked (under the 64 MiB bound alone, 1,100) */
+			_exit(sc.pre ? 4 : 0);
+		}
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "the chain cache: the prefetch died, failed, or asked paths past PATH_MAX (status %#x)", status);
+		free(r);
+		free(b.p);
+		free(names.p);
+	}
+	/* a damaged file: one name of 8 MiB, every record below the root
+	 * named by it: each read to its end was 1.6 TB read, half a minute
+	 * here (a PATH_MAX of it decides); in a child, given 3 seconds */
+	{
+		enum { K = 200000, NAME = 8 << 20, SLOTS = 262144 };
+		struct sc_head h = { SBX_SCAN_CACHE_MAGIC, K, 0, 0, SLOTS };
+		struct buf b = { 0 };
+		struct sc_rec *r = calloc(K, sizeof(*r));
+		uint32_t big = (uint32_t)strlen(t) + 2;	/* after the root's kind byte, name, NUL */
+		char *names = calloc(1, big + 1 + NAME + 1);
+		int fd, status = -1;
+		pid_t pid;
+
+		names[0] = (char)FK_DIR;
+		memcpy(names + 1, t, strlen(t));
+		names[big] = (char)FK_DIR;
+		memset(names + big + 1, 'n', NAME);
+		for (i = 0; i < K; i++) {
+			r[i].name = i ? big : 0;
+			r[i].parent = i ? 1 : 0;
+			r[i].trusted = 1;
+		}
+		h.nname = big + 1 + NAME + 1;
+		buf_putn(&b, (const char *)&h, sizeof(h));
+		buf_putn(&b, (const char *)r, K * sizeof(*r));
+		for (i = 0; i < SLOTS; i++)
+			buf_putn(&b, "\0\0\0\0", 4);
+		buf_putn(&b, names, h.nname);
+		fd = open(cache, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0 && write_all(fd, b.p, b.n) == 0 && close(fd) == 0, "write the long-name cache");
+		fflush(NULL);
+		if ((pid = fork()) == 0) {
+			alarm(3);
+			sc_open(&sc, &real, cache);
+			if (sc.old.nrec != K)
+				_exit(3);
+			sc_prefetch(&sc, &roots);
+			sc_save(&sc, false);
+			_exit(0);
+		}
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "the long-name cache: the prefetch did not end in 3 s, or failed (status %#x)", status);
+		free(r);
+		free(names);
+		free(b.p);
+	}
 	free(want.p);
 	free(got.p);
 	free(paths);
