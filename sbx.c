@@ -9266,7 +9266,6 @@ sc_prefetch(struct scan_cache *sc, const struct vec *roots)
 		/* as sc_find: r->name + 1 wraps at the edge of 32 bits (nname >= 1) */
 		const char *nm = r->name < sc->old.nname - 1 ? sc->old.name + r->name + 1 : NULL;
 		uint32_t up = r->parent;
-
 		size_t len, nlen;
 
 		if (!nm || (up ? up > i || !off[up - 1] : !str_listed(roots, nm)))

@@ -607,6 +607,7 @@ t_scan_prefetch_window_audit() { # a directory made by someone else (the person,
 		rm -f "$T/strace"	# not the pass before's stop
 		timeout -k 5 "$TMO" taskset -c 0 strace -o "$T/strace" -P "$d" -e trace=newfstatat,lstat,statx \
 			-e inject=newfstatat,lstat,statx:signal=SIGSTOP:when=1 "$SBX" -v -c "$T/$pol" -- sh -ec "
+			echo first > first-$pol	# on: the first call in a root, which the walk comes before
 			for r in X Z; do git init -q deep/a/b/D-$pol/\$r
 				printf '#!/bin/sh\n$pay\n' > deep/a/b/D-$pol/\$r/.git/hooks/pre-commit
 				chmod +x deep/a/b/D-$pol/\$r/.git/hooks/pre-commit; done; echo DONE" >"$T/.stdout" 2>"$T/.stderr" &
