@@ -18233,9 +18233,11 @@ static struct {
 	/* the command's TMPDIR, the bridge's directory: in root */
 	const char *tmpdir, *bridge_dir;
 	struct tmp_id *tmp_id;	/* the TMPDIR as it was handed to the command (tmpdir_spare_put) */
-	/* bwrap was reaped: no process of the run is left to hold the TMPDIR */
-	bool sandbox_gone;
-} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL, NULL, NULL, NULL, false };
+	/* the command was started (sbx-init's "R"); bwrap was reaped: no process
+	 * of the run is left (to hold the TMPDIR, to change a name after the
+	 * audit) */
+	bool command_started, sandbox_gone;
+} run_state = { NULL, NULL, NULL, { 0 }, -1, 0, NULL, { 0 }, NULL, NULL, NULL, NULL, false, false };
 
 /* The registry file name of a placeholder: FNV-1a 64 of its path. The
  * entry holds the path itself, so a collision is seen, never trusted. */
@@ -19372,16 +19374,27 @@ ph_release(void)
 static void
 run_cleanup(void)
 {
+	/* SECURITY: sbx exits while the sandbox may still run (an error after
+	 * the command started, before bwrap was reaped): bwrap's --die-with-parent
+	 * ends it once sbx has gone, but an audit now could come before its
+	 * last change, and removing the record would leave the next run
+	 * nothing to look at. The record stays, as a killed run's: the next
+	 * run audits for it (runtime_recover), and its TMPDIR goes then too */
+	bool live = run_state.command_started && !run_state.sandbox_gone;
+
 	if (!run_state.root || getpid() != run_state.owner)
 		return;
-	if (run_state.plan)
+	if (run_state.plan && !live)
 		/* if main did not (an exit after the command started) */
 		audit_after_run(run_state.plan);
+	else if (run_state.plan)
+		warnx("git: the sandbox may still be running as sbx exits: the audit of "
+		      "repositories it made is left to the next sbx run");
 	ph_release();
 	timing("placeholders released");
-	if (run_state.run_dir)
+	if (run_state.run_dir && !live)
 		rm_tree(run_state.run_dir);
-	if (run_state.tmpdir && !(run_state.tmp_id && run_state.sandbox_gone &&
+	if (run_state.tmpdir && !live && !(run_state.tmp_id && run_state.sandbox_gone &&
 	    tmpdir_spare_put(run_state.tmpdir, run_state.tmp_id)))
 		rm_tree(run_state.tmpdir);
 	if (run_state.bridge_dir)
@@ -25584,6 +25597,7 @@ run_wait_ready(struct run *r)
 			break;
 	}
 	r->ready = r->inner > 0 && ch == 'R';
+	run_state.command_started = r->ready;
 	if (r->ready && r->listener < 0 && (r->im.flags & IF_DEFER)) {
 		/* no call will wait for sbx (sbx-init could not install the
 		 * observer's program), and the command has not started: the

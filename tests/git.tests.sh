@@ -869,6 +869,28 @@ t_git_audit_attack_replaced_gitdir_killed() { # the same replacement in a run ki
 }
 TESTS+=(git_audit_attack_replaced_gitdir_killed)
 
+t_git_audit_left_when_sbx_exits_early() { # sbx exits on an error after the command started, before bwrap is reaped (the sandbox may still run: --die-with-parent ends it only after): no audit then, which could come before its last change; the run's record is kept, and the next run audits for it; control: a run that ends as it should leaves no record behind
+	need_private_places
+	command -v strace >/dev/null || skip "strace is not installed (it fails sbx's signalfd, made once the command has started)"
+	git_env
+	policy p <<<"allow-write ."
+	printf '$ strace -e inject=signalfd4:error=EMFILE sbx -c %s -- sleep 5\n' "$T/p"
+	timeout -k 5 "$TMO" strace -o /dev/null -e trace=signalfd4 -e inject=signalfd4:error=EMFILE:when=1 \
+		"$SBX" -c "$T/p" -- sleep 5 >"$T/.stdout" 2>"$T/.stderr"
+	RC=$?; ERR=$(cat "$T/.stderr"); echo "  [exit $RC]"; log_file err "$T/.stderr"
+	expect_rc 125 "sbx failing after the command started"
+	expect_contains "$ERR" "signalfd" "the error that ended sbx"
+	expect_contains "$ERR" "the audit of repositories it made is left to the next sbx run" "said"
+	local recs; recs=$(ls -d /dev/shm/sbx-"$(id -u)"/run-*/repos 2>/dev/null | wc -l)
+	[ "$recs" -ge 1 ] || fail "the run's record was removed: the next run would audit nothing of it"
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "the next run"
+	expect_contains "$ERR" "cleaning up after an earlier run that did not finish" "the next run audits for it"
+	[ "$(ls -d /dev/shm/sbx-"$(id -u)"/run-*/repos 2>/dev/null | wc -l)" = 0 ] ||
+		fail "control: a run that ended as it should left a record behind"
+}
+TESTS+=(git_audit_left_when_sbx_exits_early)
+
 t_git_audit_observer_off() { # observe-writes off, or a way to write the observer cannot see (allow-all-unix-sockets: io_uring, daemons): sbx cannot tell who made what, so it acts on the person's repository too, says why, and gives the mv that restores it; control: the same run observed leaves it
 	attrib_usable
 	git_env

@@ -382,6 +382,9 @@ EOF
 mutant audit_looks_only_where_named git_audit_attack_narrow <<'EOF'
 s#} else if (look && (++looked, audit_dir_changed(#} else if (look && (attrib.unsure || attrib_touched(d)) && (++looked, audit_dir_changed(#
 EOF
+mutant audit_at_exit_with_the_sandbox_alive git_audit_left_when_sbx_exits_early <<'EOF'
+s#	bool live = run_state.command_started && !run_state.sandbox_gone;#	bool live = false;#
+EOF
 mutant audit_person_bits_not_put_back git_audit_person_bits_kept <<'EOF'
 s#	if (before) {#	if (0 && before) {#
 EOF
