@@ -24814,8 +24814,8 @@ obs_walk_first(const struct obs_walk *w, const struct obs_seen *s, const struct 
 }
 
 /* Ask sbx for the walk and wait for it; without its answer the call is
- * never let go (the observer ends: sbx, if alive, starts another, which
- * walks first, run_observer_gone). */
+ * never let go (the observer ends: sbx, if alive, walks before it starts
+ * another, run_take_observations). */
 static void
 obs_wait_walk(int events)
 {
