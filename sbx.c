@@ -24935,7 +24935,7 @@ obs_main(int listener, int events, struct obs_inflight *fl, bool sessions, long 
 	(void)ioctl(
 	    listener, SBX_SECCOMP_IOCTL_NOTIF_SET_FLAGS, SBX_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	for (;;) {
-		/* sbx never writes */
+		/* sbx writes only the walk's go, read by obs_wait_walk */
 		struct pollfd pf[2] = { { listener, POLLIN, 0 }, { events, POLLIN, 0 } };
 
 		if (poll(pf, 2, -1) < 0) {
