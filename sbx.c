@@ -54,7 +54,8 @@
  *      repository runs, the fact finder, what an agent's settings run, the
  *      scan cache (listings kept between runs, each checked by its ctime),
  *      the scan, and its part below its depth walked at the sandbox's first
- *      write-intent call), 5d the mount plan (facts -> mounts)
+ *      call that could change a name in a writable root), 5d the mount plan
+ *      (facts -> mounts)
  *   6. Renderers and wire formats (pure): 6a the run's facts and the bwrap
  *      argv, 6b the seccomp programs (seccomp_bpf.h: syscall tables, rule
  *      tables, assembler, disassembler), 6c the messages between sbx's
@@ -90,10 +91,11 @@
  *      listener, the command started with vfork, a session's with
  *      clone(CLONE_VM) on a stack of its own, in a session of its own), 10b
  *      the write observer (the listener's reader, a process of its own; the
- *      checks that it read what the kernel acts on, for the audit), 10c running
- *      under bwrap as named steps (the proxy forked on the first
- *      connection, the observer on the first call it sees; a session plugs
- *      in through a table of hooks, struct run_mode), 10d --check,
+ *      checks that it read what the kernel acts on, for the audit; the first
+ *      call in a writable root held for the walk below the scan's depth),
+ *      10c running under bwrap as named steps (the proxy forked on the
+ *      first connection, the observer on the first call it sees; a session
+ *      plugs in through a table of hooks, struct run_mode), 10d --check,
  *      10e the platform interface on Linux (the proxy's lockdown: Landlock
  *      and its seccomp program), 10f sessions
  *      (one sandbox, many commands: the daemon and its sbx-tidy, sbx exec,
