@@ -23876,6 +23876,7 @@ obs_read_sid(uint32_t pid, uint32_t *tgid)
 	return got[0];
 }
 
+#define SBX_RESOLVE_IN_ROOT	0x10U	/* openat2(2)'s: the descriptor is the root */
 #define SBX_OBS_EVENTS_MAX	8	/* a call's: rename's two paths and where each leads
 					 * (obs_locate), sendmmsg's addresses */
 
@@ -23931,19 +23932,27 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 	ev[0].pid = nf->pid;
 	switch (c->what) {
 	case OW_PATH:
-		if (c->sc == SC_openat2) {	/* struct open_how: its u64 flags come first */
-			uint64_t flags = 0;
+		if (c->sc == SC_openat2) {
+			/* struct open_how: u64 flags, mode, resolve (the kernel
+			 * takes no smaller one: OPEN_HOW_SIZE_VER0) */
+			uint64_t how[3] = { 0, 0, 0 };
 
-			obs_seen_add(s, arg[2], sizeof(flags) - 1);
-			if (obs_read_mem(nf->pid, arg[2], &flags, sizeof(flags)) !=
-			    (ssize_t)sizeof(flags)) {
+			obs_seen_add(s, arg[2], sizeof(how) - 1);
+			if (obs_read_mem(nf->pid, arg[2], how, sizeof(how)) != (ssize_t)sizeof(how)) {
 				s->unread = true;
 				return 0;
 			}
-			if (!(flags & SBX_O_OBSERVE)) {
+			if (!(how[0] & SBX_O_OBSERVE)) {
 				s->readonly = true;
 				return 0;
 			}
+			/* SECURITY: RESOLVE_IN_ROOT takes the descriptor for "/":
+			 * "/HEAD" against one on a gitdir in a root is that gitdir's
+			 * HEAD, and ".." and a symlink's text stop there, where this
+			 * reads from the caller's root; said, not followed (tested:
+			 * scan_deep_attack_openat2_in_root_killed) */
+			if (how[2] & SBX_RESOLVE_IN_ROOT)
+				s->unread = true;
 		}
 		if (obs_resolve(nf, c->dfd, c->path, ev[0].target, sizeof(ev[0].target), &raw) == 0)
 			n = 1;

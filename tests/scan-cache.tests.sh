@@ -504,6 +504,43 @@ t_scan_deep_attack_outside_link_killed() { # a gitdir prepared deep in one run i
 }
 TESTS+=(scan_deep_attack_outside_link_killed)
 
+# sd_openat2 DIR PATH RESOLVE: python3 in the sandbox writes HEAD's text by openat2(2)
+# (O_WRONLY|O_CREAT|O_TRUNC) of PATH against a descriptor on DIR, with the RESOLVE flags.
+sd_openat2() {
+	printf '%s' "import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+d = os.open('$1', os.O_PATH | os.O_DIRECTORY)
+how = ctypes.create_string_buffer(struct.pack('QQQ', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, $3))
+fd = libc.syscall(437, d, b'$2', how, 24)
+assert fd >= 0, os.strerror(ctypes.get_errno())
+os.write(fd, b'ref: refs/heads/main\n')"
+}
+
+t_scan_deep_attack_openat2_in_root_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) by openat2 with RESOLVE_IN_ROOT ("/HEAD" against a descriptor on the gitdir: a path that names no root), and the run killed: the walk came before that write, so the next run's recovery neutralises it; control: the same by a relative path, no RESOLVE flag
+	sd_need
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	local pay k prog; pay=$(git_payload openat2)
+	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
+	expect_rc 0 "run 1 (prepares two gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	sleep 0.1
+	for k in kat kit; do	# kat: the control, by a relative path
+		if [ $k = kat ]; then prog=$(sd_openat2 a/h/i/$k HEAD 0)
+		else prog=$(sd_openat2 a/h/i/$k /HEAD 0x10); fi	# RESOLVE_IN_ROOT
+		start_bg "$T/$k.out" -c "$T/p" -- sh -c "python3 -c \"$prog\" && echo ready; sleep 60"
+		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out.err")"; }
+		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
+		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
+		expect_rc 0 "$k: the next run"
+		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
+			"$k: the gitdir completed in place by the killed run"
+		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+	done
+	expect_no_payload "git outside in the gitdirs completed in place"
+}
+TESTS+=(scan_deep_attack_openat2_in_root_killed)
+
 # sd_mount_btrfs DIR: a btrfs file system mounted at DIR for the rest of the test (test.sh's
 # private mount namespace); a subvolume and a snapshot are made there by an ioctl(2).
 sd_mount_btrfs() {
