@@ -24040,7 +24040,9 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
  *    caller's view), a process sharing the caller's memory, descriptors
  *    or cwd (clone with CLONE_VM, CLONE_FILES or CLONE_FS and not a
  *    thread; vfork from a process with threads; a thread made by a vfork
- *    child, whose parent then shares its memory: kcmp), or one writing
+ *    child, whose parent then shares its memory; a vfork child sharing
+ *    its parent's cwd or descriptors but no longer its memory, which it
+ *    dropped with an exec, so that its parent goes on: kcmp), or one writing
  *    it (ptrace, process_vm_writev, a write-open under /proc). The
  *    observer's program traps those calls (seccomp_bpf.h).
  *  - Where the path leads: a symlink on the way is followed here as the
@@ -24111,20 +24113,24 @@ obs_proc_stat(long pid, long *ppid, long *threads)
 	return 0;
 }
 
-/* Does pid share its memory, descriptors or cwd with process other? Yes
- * when that cannot be known (kcmp: 0 the same, 1 or 2 not, -1 unknown). */
-static bool
+/* What pid shares with process other: 1 << SBX_KCMP_VM (its memory),
+ * FILES (its descriptors), FS (its cwd and root), or 0; -1 when that
+ * cannot be known (kcmp: 0 the same, 1 or 2 not, -1 unknown). */
+static int
 obs_shares(long pid, long other)
 {
 	static const int what[] = { SBX_KCMP_VM, SBX_KCMP_FILES, SBX_KCMP_FS };
+	int shared = 0;
 
 	for (size_t i = 0; i < LEN(what); i++) {
 		long r = syscall(SYS_kcmp, (pid_t)pid, (pid_t)other, what[i], 0UL, 0UL);
 
-		if (r != 1 && r != 2)
-			return true;
+		if (r == 0)
+			shared |= 1 << what[i];
+		else if (r != 1 && r != 2)
+			return -1;
 	}
-	return false;
+	return shared;
 }
 
 /* Is the private file mapping of pid at addr a read-only file's, in the
@@ -24199,7 +24205,7 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
 	char path[40];
 	struct stat task;
 	long ppid, n, p = pid, up;
-	int i, depth = 0;
+	int i, depth = 0, shared;
 	unsigned k;
 
 	snprintf(path, sizeof(path), "/proc/%u/task", (unsigned)pid);
@@ -24207,25 +24213,35 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
 		return OU_UNREAD;
 	if (task.st_nlink != 3)	/* 2 + its threads */
 		return OU_THREADS;
-	/* a process once seen sharing nothing harmful stays so (its memory
-	 * is its own from its exec on; a vfork parent waits, and cannot make
-	 * a thread): kept by pid and the inode of its /proc/PID/task, which a
-	 * later process of that pid does not have. /proc/PID/stat costs 7 us */
+	/* a process once seen sharing nothing stays so (its memory is its
+	 * own from its exec on, and it cannot make a thread unseen): kept by
+	 * pid and the inode of its /proc/PID/task, which a later process of
+	 * that pid does not have. /proc/PID/stat costs 7 us. A vfork child's
+	 * sharing is harmless only while its parent waits, which is while it
+	 * shares its parent's memory: looked at again each call.
+	 * SECURITY: a child of clone(CLONE_VFORK|CLONE_FS) still shares its
+	 * parent's cwd once it has exec'd, and the parent goes on then: a
+	 * chdir of the parent's (a call no program holds) moves the child's
+	 * relative path from where the observer read it into a root while the
+	 * call waits (tested: scan_deep_attack_shared_cwd_killed) */
 	for (k = 0; k < LEN(att->procs); k++)
 		if (att->procs[k].pid == pid && att->procs[k].ino == task.st_ino)
 			break;
-	if (k == LEN(att->procs)) {
+	if (k == LEN(att->procs) || !att->procs[k].own) {
 		if (obs_proc_stat(pid, &ppid, &n) < 0 || n != 1)
 			return OU_THREADS;
-		for (; ppid > 0 && obs_shares(p, ppid); depth++, p = ppid, ppid = up)
-			if (depth == 8 || obs_proc_stat(ppid, &up, &n) < 0 || n != 1)
+		for (; ppid > 0 && (shared = obs_shares(p, ppid)) != 0; depth++, p = ppid, ppid = up)
+			if (depth == 8 || shared < 0 || !(shared & 1 << SBX_KCMP_VM) ||
+			    obs_proc_stat(ppid, &up, &n) < 0 || n != 1)
 				return OU_SHARING;
-		k = att->nextproc++ % LEN(att->procs);
-		if (att->procs[k].pagemap >= 0)
-			close(att->procs[k].pagemap);
-		att->procs[k].pid = pid;
-		att->procs[k].ino = task.st_ino;
-		att->procs[k].pagemap = -1;
+		if (k == LEN(att->procs)) {
+			k = att->nextproc++ % LEN(att->procs);
+			if (att->procs[k].pagemap >= 0)
+				close(att->procs[k].pagemap);
+			att->procs[k].pid = pid;
+			att->procs[k].ino = task.st_ino;
+			att->procs[k].pagemap = -1;
+		}
 		att->procs[k].own = depth == 0;
 	}
 	if (!s->naddr)
