@@ -5903,6 +5903,58 @@ net_judge_address(
 	return NULL;
 }
 
+/* Is a an address of this machine: loopback, unspecified (a connect to it
+ * reaches this machine), or one of its interfaces' (getifaddrs; if that
+ * fails, it may be)? */
+static bool
+addr_is_this_host(const struct addr *a)
+{
+	struct ifaddrs *ifs, *ifa;
+	struct addr v4, o;
+	bool found = false;
+
+	if (addr_embedded_v4(a, &v4))
+		a = &v4;
+	if (addr_in_cidr(a, "127.0.0.0/8") || addr_in_cidr(a, "::1/128") ||
+	    addr_in_cidr(a, "0.0.0.0/8") || addr_in_cidr(a, "::/128"))
+		return true;
+	if (getifaddrs(&ifs) < 0)
+		return true;
+	for (ifa = ifs; ifa && !found; ifa = ifa->ifa_next)
+		found = ifa->ifa_addr && addr_from_sockaddr(ifa->ifa_addr, &o) &&
+		    o.family == a->family && memcmp(o.b, a->b, a->family == AF_INET ? 4 : 16) == 0;
+	freeifaddrs(ifs);
+	return found;
+}
+
+/* Could the proxy reach a service of this machine for the command, one
+ * that may write for it: an allowed name that is this machine's
+ * (localhost, *.localhost, "*") or an address of it (a literal is decided
+ * by the list alone, net_judge_address)? An allowed name that resolves to
+ * this machine is refused. */
+static bool
+net_reaches_host(const struct vec *allow)
+{
+	for (size_t i = 0; i < allow->n; i++) {
+		char ph[300], *h = ph;
+		int port;
+		size_t n;
+		struct addr a;
+
+		pattern_split(allow->v[i], ph, sizeof(ph), &port);
+		if (h[0] == '[' && (n = strlen(h)) > 2 && h[n - 1] == ']') {
+			h[n - 1] = '\0';
+			h++;
+		}
+		n = strlen(h);
+		if (strcmp(h, "*") == 0 || strcmp(h, "localhost") == 0 ||
+		    (n > 10 && strcmp(h + n - 10, ".localhost") == 0) ||
+		    (host_is_ip(h) && (addr_parse(h, &a) < 0 || addr_is_this_host(&a))))
+			return true;
+	}
+	return false;
+}
+
 /* ---- 4.7 The routes: which way an allowed connection takes ------------
  * (srt parent-proxy.js, getMitmSocketPath.) The policy decides first,
  * always. A host of mitm-proxy-domain then goes to the MITM proxy's Unix
@@ -21720,6 +21772,20 @@ live_line(int report)
 	live.cur.deny_addresses = t->addrs;
 	net_tables_free(live.tables);	/* the lists before: nothing points into them past this */
 	live.tables = t;
+	if (net_reaches_host(&live.cur.allow_domains)) {
+		/* the proxy may reach a service here that writes for the
+		 * command from now on (writes_unseen_why): sbx no longer
+		 * vouches for who made what, and the part of the scan below
+		 * its depth is walked first (no call of the sandbox's the
+		 * observer holds comes before such a write: its connect is
+		 * to loopback) */
+		attrib_give_up("a control line allowed localhost or an address: the command "
+			       "may reach a service here, through the proxy, that writes for it");
+		if (scan_deep.pending) {
+			scan_deep_walk();
+			audit_record_write(scan_deep.pl);
+		}
+	}
 	if (report >= 0)
 		/* else the proxy, when it forks, starts with live.cur */
 		live_send(report, &enc);
@@ -25594,7 +25660,9 @@ run_wait_ready(struct run *r)
 /* Why the command could write by no call of its own that the observer
  * sees, or NULL: io_uring (allow-all-unix-sockets lets it through), or a
  * service outside that writes for it (a daemon's Unix socket, a port of
- * this machine's with allow-host-port). */
+ * this machine's with allow-host-port, or through the proxy: an allowed
+ * localhost or address, net_reaches_host; the connect to the proxy is on
+ * loopback, which walks nothing below the scan's depth, obs_walk_first). */
 static const char *
 writes_unseen_why(const struct policy *p)
 {
@@ -25602,7 +25670,10 @@ writes_unseen_why(const struct policy *p)
 	    ? "allow-all-unix-sockets lets the command write through io_uring or a daemon, unseen"
 	    : p->host_ports.n ? "allow-host-port lets the command reach a service here that may "
 				"write for it"
-			      : NULL;
+	    : net_reaches_host(&p->allow_domains)
+	    ? "an allow-domain of localhost or an address lets the command reach a service here, "
+	      "through the proxy, that may write for it"
+	    : NULL;
 }
 
 /* Step (observe-writes): the write observer is forked on the first call
@@ -25626,9 +25697,9 @@ run_note_observer(const struct run *r)
 	 * with a way to write that no call of the sandbox's shows: io_uring
 	 * (allow-all-unix-sockets lets it through), or a service outside it
 	 * that writes for it (a daemon's Unix socket, allow-host-port) */
-	attrib_start(r->listener >= 0 && !writes_unseen_why(r->p),
+	attrib_start(r->listener >= 0 && !writes_unseen_why(live_policy(r->p)),
 	    !(r->im.flags & IF_OBSERVE) ? "observe-writes is off" : r->listener < 0 ?
-	    "the write observer could not be installed" : writes_unseen_why(r->p));
+	    "the write observer could not be installed" : writes_unseen_why(live_policy(r->p)));
 }
 
 

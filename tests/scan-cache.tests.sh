@@ -574,6 +574,48 @@ t_scan_deep_attack_shared_cwd_killed() { # a gitdir prepared deep in one run is 
 }
 TESTS+=(scan_deep_attack_shared_cwd_killed)
 
+t_scan_deep_attack_local_service_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) by a service on this machine's loopback that the command reaches through the proxy (allow-domain localhost: its connect is to the proxy, on loopback, a call that changes no name), and the run killed: such a policy lets the command write by no call of its own, so the scan is whole before it (as allow-host-port) and the next run's recovery neutralises it; control: HEAD written by the command, by the root's path
+	sd_need
+	command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 and curl are needed"
+	local pay k port=$(( 20000 + RANDOM % 20000 )) srv i; pay=$(git_payload local-service)
+	printf '%s\n' "import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        open(sys.argv[2] + self.path + '/HEAD', 'w').write('ref: refs/heads/main\n')
+        self.send_response(200); self.end_headers(); self.wfile.write(b'wrote\n')
+    def log_message(self, *a): pass
+http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()" >"$T/writer.py"
+	python3 "$T/writer.py" "$port" "$P/a/h/i" >/dev/null 2>&1 &
+	srv=$!
+	for i in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+	printf 'allow-write .\nallow-domain localhost\n' >"$T/lp"
+	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
+	expect_rc 0 "run 1 (prepares two gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	sleep 0.1
+	for k in kat kit; do	# kat: the control, HEAD written by the command
+		if [ $k = kat ]; then
+			start_bg "$T/$k.out" -c "$T/lp" -- sh -c "echo 'ref: refs/heads/main' > a/h/i/$k/HEAD && echo ready; sleep 60"
+		else
+			start_bg "$T/$k.out" -c "$T/lp" -- sh -c "curl -s -m 10 --noproxy '' -x \"\$HTTP_PROXY\" http://localhost:$port/$k && echo ready; sleep 60"
+		fi
+		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; kill $srv; fail "$k: the run never became ready: $(cat "$T/$k.out" "$T/$k.out.err")"; }
+		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		[ -f "$P/a/h/i/$k/HEAD" ] || { kill $srv; fail "setup ($k): no HEAD written"; }
+		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
+		expect_rc 0 "$k: the next run"
+		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
+			"$k: the gitdir completed in place for the killed run"
+		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+	done
+	kill $srv 2>/dev/null
+	expect_no_payload "git outside in the gitdirs completed in place"
+	run_sbx -v -c "$T/lp" -- true
+	expect_contains "$ERR" "scan: " "allow-domain localhost: the scan's note"
+	expect_not_contains "$ERR" "below its depth at the first call" "allow-domain localhost: the scan whole before the command"
+}
+TESTS+=(scan_deep_attack_local_service_killed)
+
 # sd_mount_btrfs DIR: a btrfs file system mounted at DIR for the rest of the test (test.sh's
 # private mount namespace); a subvolume and a snapshot are made there by an ioctl(2).
 sd_mount_btrfs() {
