@@ -24121,7 +24121,11 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
  *    directory is taken from a cache once seen free of symlinks: only
  *    those calls could change that, and they end the checks.
  * Not checked: a process outside the sandbox changing a path at that
- * instant (the person's own tools; the command cannot time them).
+ * instant (the person's own tools; the command cannot time them). A
+ * second sandbox of the command's can (a directory of its root swapped
+ * with a symlink into this one's, which the cache above does not see):
+ * the walk below the scan's depth does not rely on this (obs_paths_fixed),
+ * the attribution does.
  * Cost, while sure: a stat of /proc/PID/task, a pread of its pagemap
  * (kept open), an fstatat in a directory kept open; /proc/PID/stat and
  * kcmp once a process. Measured on a loaded 2-core VM, an open(O_CREAT)
@@ -24810,6 +24814,104 @@ struct obs_inflight {
 				 * count riding on the next event never comes after the last */
 };
 
+/* Is dev the device of no mount in this process's view (sbx's, where any
+ * other run starts from): a mount of the sandbox's own then (bwrap's
+ * /dev, /proc, a tmpfs), which no other program reaches. The mounts are
+ * read once; false when they cannot be. */
+static bool
+obs_dev_private(dev_t dev)
+{
+	static dev_t devs[4096];
+	static int n = -1;
+	int i;
+
+	if (n == -1) {
+		FILE *f = fopen("/proc/self/mountinfo", "re");
+		char *line = NULL;
+		size_t cap = 0;
+		unsigned maj, mnr;
+
+		n = f ? 0 : -2;
+		while (f && n >= 0 && getline(&line, &cap, f) > 0)
+			if (sscanf(line, "%*d %*d %u:%u", &maj, &mnr) == 2)
+				n = n < (int)LEN(devs) ? (devs[n] = makedev(maj, mnr), n + 1) : -2;
+		free(line);
+		if (f)
+			fclose(f);
+	}
+	for (i = 0; i < n; i++)
+		if (devs[i] == dev)
+			return false;
+	return n >= 0;
+}
+
+/* Could no program but the caller (whose calls the observer holds)
+ * change where its kernel takes the directory dir (clean, absolute, in
+ * its view)? Yes when each directory a name of it is looked up in is the
+ * caller's root (no run can write it: its runtime directory is below), on
+ * a mount of the sandbox's own (obs_dev_private), or in its /proc, and
+ * none is a symlink. */
+static bool
+obs_fixed_dir(uint32_t pid, const char *dir)
+{
+	char p[PATH_MAX + 48], real[PATH_MAX];
+	size_t len = strlen(dir), e = 0;
+
+	if (dir[0] != '/')
+		return false;
+	while (e < len && len > 1) {
+		struct stat st;
+		struct statfs sf;
+		ssize_t r;
+		int fd;
+		bool ok;
+
+		for (e++; e < len && dir[e] != '/'; e++)
+			;
+		if ((size_t)snprintf(p, sizeof(p), "/proc/%u/root%.*s", (unsigned)pid, (int)e, dir) >=
+			sizeof(p) ||
+		    (fd = openat(AT_FDCWD, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			return false;
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		ok = (r = readlink(p, real, sizeof(real) - 1)) > 0 && (size_t)r == e &&
+		    memcmp(real, dir, e) == 0 && fstatfs(fd, &sf) == 0 && fstat(fd, &st) == 0;
+		close(fd);
+		if (ok && sf.f_type == SBX_PROC_SUPER_MAGIC)
+			return true;	/* the sandbox's own /proc: its names are the kernel's */
+		if (!ok || !obs_dev_private(st.st_dev))
+			return false;
+	}
+	return true;
+}
+
+/* Do the paths a call named, none in a writable root as read, lead there
+ * for certain: no ".." and each directory fixed (obs_fixed_dir), and no
+ * symlink on the way (where one leads is a record of its own) unless it is
+ * a descriptor's name (/dev/stdout)? */
+static bool
+obs_paths_fixed(const struct obs_event *ev, int n)
+{
+	char norm[PATH_MAX];
+	int own = 0, alias = 0;
+	bool where = false;
+
+	for (int i = 0; i < n; i++) {
+		if (ev[i].flags & OBS_F_WHERE) {
+			where = true;
+			continue;
+		}
+		own++;
+		if (obs_has_dotdot(ev[i].target) ||
+		    path_normalize_lex(ev[i].target, norm, sizeof(norm)) < 0)
+			return false;
+		alias += obs_fd_alias(norm) >= 0;
+		*strrchr(norm, '/') = '\0';
+		if (!obs_fixed_dir(ev[i].pid, norm[0] ? norm : "/"))
+			return false;
+	}
+	return !where || (own == 1 && alias == 1);
+}
+
 /* The walk below the scan's depth (5c scan_deep) is the picture of the
  * disk before the sandbox changed a name in a writable root, so it must
  * come before the first call that could; sbx makes it when the observer
@@ -24842,7 +24944,18 @@ obs_walk_first(const struct obs_walk *w, const struct obs_seen *s, const struct 
 			if (attrib_in_roots(w->pl, &ev[i], norm) != 0)
 				return true;
 		/* none read: an openat2 without write intent, an address's bind */
-		return n == 0 && s->c->what == OW_PATH && !s->readonly;
+		if (n == 0)
+			return s->c->what == OW_PATH && !s->readonly;
+		/* SECURITY: elsewhere as read, but the kernel looks the names
+		 * up again once the call goes on, and a directory on the way
+		 * that another program can change (a second sandbox's root,
+		 * swapped with a symlink into this one's) leads it into a root;
+		 * that program's calls are not held here, nor is a directory's
+		 * verdict kept for them (obs_dir's cache). A write elsewhere is
+		 * one through directories no other program reaches (tested:
+		 * scan_deep_attack_second_sandbox_flip_killed). A Unix socket
+		 * bound is no repository */
+		return s->c->what == OW_PATH && !obs_paths_fixed(ev, n);
 	case OW_ADDR:
 	case OW_MSG:
 	case OW_MMSG:

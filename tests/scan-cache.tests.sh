@@ -616,6 +616,53 @@ http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()" >"$T
 }
 TESTS+=(scan_deep_attack_local_service_killed)
 
+t_scan_deep_attack_second_sandbox_flip_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) through a directory of a second sandbox's root that it keeps swapping with a symlink into the gitdir (renameat2 RENAME_EXCHANGE: calls of the second sandbox, which the first's observer never holds), while the first opens HEAD there until one lands; the run killed: the walk came before that write (a path through a directory another program may change is no write elsewhere), so the next run's recovery neutralises it; several rounds; control: HEAD written by the root's path
+	sd_need
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	local pay k n; pay=$(git_payload flip)
+	printf '%s\n' "import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+a, b, end = sys.argv[1].encode(), sys.argv[2].encode(), time.time() + float(sys.argv[3])
+while time.time() < end:
+    libc.renameat2(-100, a, -100, b, 2); libc.renameat2(-100, a, -100, b, 2)
+    for _ in range(200): pass" >"$T/flip.py"
+	printf '%s\n' "import os, sys
+for i in range(1, 1000000):
+    try:
+        fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+    except OSError:
+        continue
+    os.write(fd, b'ref: refs/heads/main\n'); print('landed', i, flush=True); break" >"$T/try.py"
+	mkdir -p "$O/b"; printf 'allow-write %s\n' "$O/b" >"$T/pb"
+	run_sbx -c "$T/p" -- sh -ec "for k in kat k1 k2 k3 k4; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
+	expect_rc 0 "run 1 (prepares gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	sleep 0.1
+	for k in kat k1 k2 k3 k4; do	# kat: the control, by the root's path
+		if [ $k = kat ]; then
+			start_bg "$T/$k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' > a/h/i/$k/HEAD && echo ready; sleep 60"
+		else
+			rm -rf "$O/b/sw" "$O/b/sw2"; mkdir "$O/b/sw"; ln -s "$P/a/h/i/$k" "$O/b/sw2"
+			(cd "$O/b" && exec "$SBX" -c "$T/pb" -- python3 "$T/flip.py" "$O/b/sw" "$O/b/sw2" 4 >/dev/null 2>&1) &
+			n=$!
+			sleep 0.7
+			start_bg "$T/$k.out" -c "$T/p" -- sh -c "python3 '$T/try.py' '$O/b/sw/HEAD' && echo ready; sleep 60"
+		fi
+		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out" "$T/$k.out.err")"; }
+		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		[ $k = kat ] || wait $n
+		note "$k: $(head -1 "$T/$k.out")"
+		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
+		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
+		expect_rc 0 "$k: the next run"
+		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
+			"$k: the gitdir completed in place by the killed run"
+		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+	done
+	expect_no_payload "git outside in the gitdirs completed in place"
+}
+TESTS+=(scan_deep_attack_second_sandbox_flip_killed)
+
 # sd_mount_btrfs DIR: a btrfs file system mounted at DIR for the rest of the test (test.sh's
 # private mount namespace); a subvolume and a snapshot are made there by an ioctl(2).
 sd_mount_btrfs() {
