@@ -541,29 +541,28 @@ t_scan_deep_attack_openat2_in_root_killed() { # a gitdir prepared deep in one ru
 }
 TESTS+=(scan_deep_attack_openat2_in_root_killed)
 
-t_scan_deep_attack_shared_cwd_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) by a child made with clone(CLONE_VFORK|CLONE_FS) that has exec'd: its parent, no longer waiting, moves their shared cwd from outside the roots into the gitdir while the child's open(HEAD) waits for the observer; the run killed: the walk came before that write (sharing a cwd is said), so the next run's recovery neutralises it; control: HEAD written by the root's path
+t_scan_deep_attack_shared_cwd_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) by one of two processes sharing a cwd after clone(CLONE_VFORK|CLONE_FS) and the child's exec (the parent goes on then): the other moves their cwd from / (outside the roots, where nothing else can change a name) into the gitdir while the open(HEAD) waits for the observer, both ways (the child opens, the parent opens); the run killed: the walk came before that write (sharing a cwd is said), so the next run's recovery neutralises it; control: HEAD written by the root's path
 	sd_need
 	local pay k d; pay=$(git_payload shared-cwd)
 	d=$(mktemp -d /tmp/sbx-cwdrace.XXXXXX)
 	cc -O2 -o "$d/cwdrace" "$HERE/tests/helpers/cwdrace.c" 2>"$d/cc.err" ||
 		{ rm -rf "$d"; fail "the helper did not build: $(head -c 200 "$d/cc.err")"; }
 	cp "$d/cwdrace" "$O/cwdrace"; rm -rf "$d"
-	mkdir "$O/decoy"
-	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+	run_sbx -c "$T/p" -- sh -ec "for k in kat child parent; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
 		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
-	expect_rc 0 "run 1 (prepares two gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	expect_rc 0 "run 1 (prepares three gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
 	sleep 0.1
-	for k in kat kit; do	# kat: the control, HEAD written by the root's path
+	for k in kat child parent; do	# kat: the control, HEAD written by the root's path
 		if [ $k = kat ]; then
 			start_bg "$T/$k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' > a/h/i/$k/HEAD && echo ready; sleep 60"
 		else
-			start_bg "$T/$k.out" -c "$T/p" -- sh -c "'$O/cwdrace' '$O/decoy' '$P/a/h/i/$k' HEAD 'ref: refs/heads/main
+			start_bg "$T/$k.out" -c "$T/p" -- sh -c "'$O/cwdrace' $k / '$P/a/h/i/$k' HEAD 'ref: refs/heads/main
 ' && echo ready; sleep 60"
 		fi
 		wait_file_has "$T/$k.out" ready 60 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out.err")"; }
 		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
-		note "$k: $(head -1 "$T/$k.out")"
-		[ -f "$P/a/h/i/$k/HEAD" ] || skip "$k: the race was not won ($(head -1 "$T/$k.out")): nothing to audit"
+		note "$k: $(grep -h 'landed\|missed' "$T/$k.out" "$T/$k.out.err" | tr '\n' ' ')"
+		[ -f "$P/a/h/i/$k/HEAD" ] || skip "$k: the race was not won: nothing to audit"
 		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
 		expect_rc 0 "$k: the next run"
 		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
