@@ -24134,6 +24134,8 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 #define SBX_OBS_DIRS		64	/* directories seen free of symlinks, kept open */
 #define SBX_OBS_MAX_LINKS	40	/* symlinks in one path, as the kernel's MAXSYMLINKS */
 #define SBX_PROC_SUPER_MAGIC	0x9fa0
+#define SBX_TMPFS_MAGIC		0x01021994
+#define SBX_DEVPTS_MAGIC	0x1cd1
 #define SBX_KCMP_VM		1	/* kcmp(2)'s types */
 #define SBX_KCMP_FILES		2
 #define SBX_KCMP_FS		3
@@ -24878,7 +24880,11 @@ obs_fixed_dir(uint32_t pid, const char *dir)
 		close(fd);
 		if (ok && sf.f_type == SBX_PROC_SUPER_MAGIC)
 			return true;	/* the sandbox's own /proc: its names are the kernel's */
-		if (!ok || !obs_dev_private(st.st_dev))
+		/* a tmpfs or a devpts of bwrap's (/dev, /dev/pts): their st_dev is
+		 * the mount's, where a btrfs subvolume's (one another sandbox
+		 * made, or a nested /home) is a device no mount names */
+		if (!ok || (sf.f_type != SBX_TMPFS_MAGIC && sf.f_type != SBX_DEVPTS_MAGIC) ||
+		    !obs_dev_private(st.st_dev))
 			return false;
 	}
 	return true;
