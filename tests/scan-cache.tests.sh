@@ -584,8 +584,10 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_response(200); self.end_headers(); self.wfile.write(b'wrote\n')
     def log_message(self, *a): pass
 http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()" >"$T/writer.py"
-	python3 "$T/writer.py" "$port" "$P/a/h/i" >/dev/null 2>&1 &
+	# the interpreter itself (a pyenv shim's exec would leave it running past a kill), bounded
+	timeout 120 "$(python3 -c 'import sys; print(sys.executable)')" "$T/writer.py" "$port" "$P/a/h/i" >/dev/null 2>&1 &
 	srv=$!
+	trap 'kill $srv 2>/dev/null' EXIT
 	for i in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 	printf 'allow-write .\nallow-domain localhost\n' >"$T/lp"
 	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
@@ -598,9 +600,9 @@ http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()" >"$T
 		else
 			start_bg "$T/$k.out" -c "$T/lp" -- sh -c "curl -s -m 10 --noproxy '' -x \"\$HTTP_PROXY\" http://localhost:$port/$k && echo ready; sleep 60"
 		fi
-		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; kill $srv; fail "$k: the run never became ready: $(cat "$T/$k.out" "$T/$k.out.err")"; }
+		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out" "$T/$k.out.err")"; }
 		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
-		[ -f "$P/a/h/i/$k/HEAD" ] || { kill $srv; fail "setup ($k): no HEAD written"; }
+		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
 		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
 		expect_rc 0 "$k: the next run"
 		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
