@@ -5905,6 +5905,58 @@ net_judge_address(
 	return NULL;
 }
 
+/* Is a an address of this machine: loopback, unspecified (a connect to it
+ * reaches this machine), or one of its interfaces' (getifaddrs; if that
+ * fails, it may be)? */
+static bool
+addr_is_this_host(const struct addr *a)
+{
+	struct ifaddrs *ifs, *ifa;
+	struct addr v4, o;
+	bool found = false;
+
+	if (addr_embedded_v4(a, &v4))
+		a = &v4;
+	if (addr_in_cidr(a, "127.0.0.0/8") || addr_in_cidr(a, "::1/128") ||
+	    addr_in_cidr(a, "0.0.0.0/8") || addr_in_cidr(a, "::/128"))
+		return true;
+	if (getifaddrs(&ifs) < 0)
+		return true;
+	for (ifa = ifs; ifa && !found; ifa = ifa->ifa_next)
+		found = ifa->ifa_addr && addr_from_sockaddr(ifa->ifa_addr, &o) &&
+		    o.family == a->family && memcmp(o.b, a->b, a->family == AF_INET ? 4 : 16) == 0;
+	freeifaddrs(ifs);
+	return found;
+}
+
+/* Could the proxy reach a service of this machine for the command, one
+ * that may write for it: an allowed name that is this machine's
+ * (localhost, *.localhost, "*") or an address of it (a literal is decided
+ * by the list alone, net_judge_address)? An allowed name that resolves to
+ * this machine is refused. */
+static bool
+net_reaches_host(const struct vec *allow)
+{
+	for (size_t i = 0; i < allow->n; i++) {
+		char ph[300], *h = ph;
+		int port;
+		size_t n;
+		struct addr a;
+
+		pattern_split(allow->v[i], ph, sizeof(ph), &port);
+		if (h[0] == '[' && (n = strlen(h)) > 2 && h[n - 1] == ']') {
+			h[n - 1] = '\0';
+			h++;
+		}
+		n = strlen(h);
+		if (strcmp(h, "*") == 0 || strcmp(h, "localhost") == 0 ||
+		    (n > 10 && strcmp(h + n - 10, ".localhost") == 0) ||
+		    (host_is_ip(h) && (addr_parse(h, &a) < 0 || addr_is_this_host(&a))))
+			return true;
+	}
+	return false;
+}
+
 /* ---- 4.7 The routes: which way an allowed connection takes ------------
  * (srt parent-proxy.js, getMitmSocketPath.) The policy decides first,
  * always. A host of mitm-proxy-domain then goes to the MITM proxy's Unix
@@ -21772,6 +21824,20 @@ live_line(int report)
 	live.cur.deny_addresses = t->addrs;
 	net_tables_free(live.tables);	/* the lists before: nothing points into them past this */
 	live.tables = t;
+	if (net_reaches_host(&live.cur.allow_domains)) {
+		/* the proxy may reach a service here that writes for the
+		 * command from now on (writes_unseen_why): sbx no longer
+		 * vouches for who made what, and the part of the scan below
+		 * its depth is walked first (no call of the sandbox's the
+		 * observer holds comes before such a write: its connect is
+		 * to loopback) */
+		attrib_give_up("a control line allowed localhost or an address: the command "
+			       "may reach a service here, through the proxy, that writes for it");
+		if (scan_deep.pending) {
+			scan_deep_walk();
+			audit_record_write(scan_deep.pl);
+		}
+	}
 	if (report >= 0)
 		/* else the proxy, when it forks, starts with live.cur */
 		live_send(report, &enc);
@@ -23928,6 +23994,7 @@ obs_read_sid(uint32_t pid, uint32_t *tgid)
 	return got[0];
 }
 
+#define SBX_RESOLVE_IN_ROOT	0x10U	/* openat2(2)'s: the descriptor is the root */
 #define SBX_OBS_EVENTS_MAX	8	/* a call's: rename's two paths and where each leads
 					 * (obs_locate), sendmmsg's addresses */
 
@@ -23983,19 +24050,27 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 	ev[0].pid = nf->pid;
 	switch (c->what) {
 	case OW_PATH:
-		if (c->sc == SC_openat2) {	/* struct open_how: its u64 flags come first */
-			uint64_t flags = 0;
+		if (c->sc == SC_openat2) {
+			/* struct open_how: u64 flags, mode, resolve (the kernel
+			 * takes no smaller one: OPEN_HOW_SIZE_VER0) */
+			uint64_t how[3] = { 0, 0, 0 };
 
-			obs_seen_add(s, arg[2], sizeof(flags) - 1);
-			if (obs_read_mem(nf->pid, arg[2], &flags, sizeof(flags)) !=
-			    (ssize_t)sizeof(flags)) {
+			obs_seen_add(s, arg[2], sizeof(how) - 1);
+			if (obs_read_mem(nf->pid, arg[2], how, sizeof(how)) != (ssize_t)sizeof(how)) {
 				s->unread = true;
 				return 0;
 			}
-			if (!(flags & SBX_O_OBSERVE)) {
+			if (!(how[0] & SBX_O_OBSERVE)) {
 				s->readonly = true;
 				return 0;
 			}
+			/* SECURITY: RESOLVE_IN_ROOT takes the descriptor for "/":
+			 * "/HEAD" against one on a gitdir in a root is that gitdir's
+			 * HEAD, and ".." and a symlink's text stop there, where this
+			 * reads from the caller's root; said, not followed (tested:
+			 * scan_deep_attack_openat2_in_root_killed) */
+			if (how[2] & SBX_RESOLVE_IN_ROOT)
+				s->unread = true;
 		}
 		if (obs_resolve(nf, c->dfd, c->path, ev[0].target, sizeof(ev[0].target), &raw) == 0)
 			n = 1;
@@ -24083,7 +24158,9 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
  *    caller's view), a process sharing the caller's memory, descriptors
  *    or cwd (clone with CLONE_VM, CLONE_FILES or CLONE_FS and not a
  *    thread; vfork from a process with threads; a thread made by a vfork
- *    child, whose parent then shares its memory: kcmp), or one writing
+ *    child, whose parent then shares its memory; a vfork child sharing
+ *    its parent's cwd or descriptors but no longer its memory, which it
+ *    dropped with an exec, so that its parent goes on: kcmp), or one writing
  *    it (ptrace, process_vm_writev, a write-open under /proc). The
  *    observer's program traps those calls (seccomp_bpf.h).
  *  - Where the path leads: a symlink on the way is followed here as the
@@ -24096,7 +24173,11 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
  *    directory is taken from a cache once seen free of symlinks: only
  *    those calls could change that, and they end the checks.
  * Not checked: a process outside the sandbox changing a path at that
- * instant (the person's own tools; the command cannot time them).
+ * instant (the person's own tools; the command cannot time them). A
+ * second sandbox of the command's can (a directory of its root swapped
+ * with a symlink into this one's, which the cache above does not see):
+ * the walk below the scan's depth does not rely on this (obs_paths_fixed),
+ * the attribution does.
  * Cost, while sure: a stat of /proc/PID/task, a pread of its pagemap
  * (kept open), an fstatat in a directory kept open; /proc/PID/stat and
  * kcmp once a process. Measured on a loaded 2-core VM, an open(O_CREAT)
@@ -24105,6 +24186,8 @@ obs_collect(const struct sbx_seccomp_notif *nf, const struct bpf_arch *arch, boo
 #define SBX_OBS_DIRS		64	/* directories seen free of symlinks, kept open */
 #define SBX_OBS_MAX_LINKS	40	/* symlinks in one path, as the kernel's MAXSYMLINKS */
 #define SBX_PROC_SUPER_MAGIC	0x9fa0
+#define SBX_TMPFS_MAGIC		0x01021994
+#define SBX_DEVPTS_MAGIC	0x1cd1
 #define SBX_KCMP_VM		1	/* kcmp(2)'s types */
 #define SBX_KCMP_FILES		2
 #define SBX_KCMP_FS		3
@@ -24154,20 +24237,24 @@ obs_proc_stat(long pid, long *ppid, long *threads)
 	return 0;
 }
 
-/* Does pid share its memory, descriptors or cwd with process other? Yes
- * when that cannot be known (kcmp: 0 the same, 1 or 2 not, -1 unknown). */
-static bool
+/* What pid shares with process other: 1 << SBX_KCMP_VM (its memory),
+ * FILES (its descriptors), FS (its cwd and root), or 0; -1 when that
+ * cannot be known (kcmp: 0 the same, 1 or 2 not, -1 unknown). */
+static int
 obs_shares(long pid, long other)
 {
 	static const int what[] = { SBX_KCMP_VM, SBX_KCMP_FILES, SBX_KCMP_FS };
+	int shared = 0;
 
 	for (size_t i = 0; i < LEN(what); i++) {
 		long r = syscall(SYS_kcmp, (pid_t)pid, (pid_t)other, what[i], 0UL, 0UL);
 
-		if (r != 1 && r != 2)
-			return true;
+		if (r == 0)
+			shared |= 1 << what[i];
+		else if (r != 1 && r != 2)
+			return -1;
 	}
-	return false;
+	return shared;
 }
 
 /* Is the private file mapping of pid at addr a read-only file's, in the
@@ -24242,7 +24329,7 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
 	char path[40];
 	struct stat task;
 	long ppid, n, p = pid, up;
-	int i, depth = 0;
+	int i, depth = 0, shared;
 	unsigned k;
 
 	snprintf(path, sizeof(path), "/proc/%u/task", (unsigned)pid);
@@ -24250,25 +24337,35 @@ obs_racy(struct obs_att *att, uint32_t pid, const struct obs_seen *s)
 		return OU_UNREAD;
 	if (task.st_nlink != 3)	/* 2 + its threads */
 		return OU_THREADS;
-	/* a process once seen sharing nothing harmful stays so (its memory
-	 * is its own from its exec on; a vfork parent waits, and cannot make
-	 * a thread): kept by pid and the inode of its /proc/PID/task, which a
-	 * later process of that pid does not have. /proc/PID/stat costs 7 us */
+	/* a process once seen sharing nothing stays so (its memory is its
+	 * own from its exec on, and it cannot make a thread unseen): kept by
+	 * pid and the inode of its /proc/PID/task, which a later process of
+	 * that pid does not have. /proc/PID/stat costs 7 us. A vfork child's
+	 * sharing is harmless only while its parent waits, which is while it
+	 * shares its parent's memory: looked at again each call.
+	 * SECURITY: a child of clone(CLONE_VFORK|CLONE_FS) still shares its
+	 * parent's cwd once it has exec'd, and the parent goes on then: a
+	 * chdir of the parent's (a call no program holds) moves the child's
+	 * relative path from where the observer read it into a root while the
+	 * call waits (tested: scan_deep_attack_shared_cwd_killed) */
 	for (k = 0; k < LEN(att->procs); k++)
 		if (att->procs[k].pid == pid && att->procs[k].ino == task.st_ino)
 			break;
-	if (k == LEN(att->procs)) {
+	if (k == LEN(att->procs) || !att->procs[k].own) {
 		if (obs_proc_stat(pid, &ppid, &n) < 0 || n != 1)
 			return OU_THREADS;
-		for (; ppid > 0 && obs_shares(p, ppid); depth++, p = ppid, ppid = up)
-			if (depth == 8 || obs_proc_stat(ppid, &up, &n) < 0 || n != 1)
+		for (; ppid > 0 && (shared = obs_shares(p, ppid)) != 0; depth++, p = ppid, ppid = up)
+			if (depth == 8 || shared < 0 || !(shared & 1 << SBX_KCMP_VM) ||
+			    obs_proc_stat(ppid, &up, &n) < 0 || n != 1)
 				return OU_SHARING;
-		k = att->nextproc++ % LEN(att->procs);
-		if (att->procs[k].pagemap >= 0)
-			close(att->procs[k].pagemap);
-		att->procs[k].pid = pid;
-		att->procs[k].ino = task.st_ino;
-		att->procs[k].pagemap = -1;
+		if (k == LEN(att->procs)) {
+			k = att->nextproc++ % LEN(att->procs);
+			if (att->procs[k].pagemap >= 0)
+				close(att->procs[k].pagemap);
+			att->procs[k].pid = pid;
+			att->procs[k].ino = task.st_ino;
+			att->procs[k].pagemap = -1;
+		}
 		att->procs[k].own = depth == 0;
 	}
 	if (!s->naddr)
@@ -24771,6 +24868,108 @@ struct obs_inflight {
 				 * count riding on the next event never comes after the last */
 };
 
+/* Is dev the device of no mount in this process's view (sbx's, where any
+ * other run starts from): a mount of the sandbox's own then (bwrap's
+ * /dev, /proc, a tmpfs), which no other program reaches. The mounts are
+ * read once; false when they cannot be. */
+static bool
+obs_dev_private(dev_t dev)
+{
+	static dev_t devs[4096];
+	static int n = -1;
+	int i;
+
+	if (n == -1) {
+		FILE *f = fopen("/proc/self/mountinfo", "re");
+		char *line = NULL;
+		size_t cap = 0;
+		unsigned maj, mnr;
+
+		n = f ? 0 : -2;
+		while (f && n >= 0 && getline(&line, &cap, f) > 0)
+			if (sscanf(line, "%*d %*d %u:%u", &maj, &mnr) == 2)
+				n = n < (int)LEN(devs) ? (devs[n] = makedev(maj, mnr), n + 1) : -2;
+		free(line);
+		if (f)
+			fclose(f);
+	}
+	for (i = 0; i < n; i++)
+		if (devs[i] == dev)
+			return false;
+	return n >= 0;
+}
+
+/* Could no program but the caller (whose calls the observer holds)
+ * change where its kernel takes the directory dir (clean, absolute, in
+ * its view)? Yes when each directory a name of it is looked up in is the
+ * caller's root (no run can write it: its runtime directory is below), on
+ * a mount of the sandbox's own (obs_dev_private), or in its /proc, and
+ * none is a symlink. */
+static bool
+obs_fixed_dir(uint32_t pid, const char *dir)
+{
+	char p[PATH_MAX + 48], real[PATH_MAX];
+	size_t len = strlen(dir), e = 0;
+
+	if (dir[0] != '/')
+		return false;
+	while (e < len && len > 1) {
+		struct stat st;
+		struct statfs sf;
+		ssize_t r;
+		int fd;
+		bool ok;
+
+		for (e++; e < len && dir[e] != '/'; e++)
+			;
+		if ((size_t)snprintf(p, sizeof(p), "/proc/%u/root%.*s", (unsigned)pid, (int)e, dir) >=
+			sizeof(p) ||
+		    (fd = openat(AT_FDCWD, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			return false;
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		ok = (r = readlink(p, real, sizeof(real) - 1)) > 0 && (size_t)r == e &&
+		    memcmp(real, dir, e) == 0 && fstatfs(fd, &sf) == 0 && fstat(fd, &st) == 0;
+		close(fd);
+		if (ok && sf.f_type == SBX_PROC_SUPER_MAGIC)
+			return true;	/* the sandbox's own /proc: its names are the kernel's */
+		/* a tmpfs or a devpts of bwrap's (/dev, /dev/pts): their st_dev is
+		 * the mount's, where a btrfs subvolume's (one another sandbox
+		 * made, or a nested /home) is a device no mount names */
+		if (!ok || (sf.f_type != SBX_TMPFS_MAGIC && sf.f_type != SBX_DEVPTS_MAGIC) ||
+		    !obs_dev_private(st.st_dev))
+			return false;
+	}
+	return true;
+}
+
+/* Do the paths a call named, none in a writable root as read, lead there
+ * for certain: no ".." and each directory fixed (obs_fixed_dir), and no
+ * symlink on the way (where one leads is a record of its own) unless it is
+ * a descriptor's name (/dev/stdout)? */
+static bool
+obs_paths_fixed(const struct obs_event *ev, int n)
+{
+	char norm[PATH_MAX];
+	int own = 0, alias = 0;
+	bool where = false;
+
+	for (int i = 0; i < n; i++) {
+		if (ev[i].flags & OBS_F_WHERE) {
+			where = true;
+			continue;
+		}
+		own++;
+		if (obs_has_dotdot(ev[i].target) ||
+		    path_normalize_lex(ev[i].target, norm, sizeof(norm)) < 0)
+			return false;
+		alias += obs_fd_alias(norm) >= 0;
+		*strrchr(norm, '/') = '\0';
+		if (!obs_fixed_dir(ev[i].pid, norm[0] ? norm : "/"))
+			return false;
+	}
+	return !where || (own == 1 && alias == 1);
+}
+
 /* The walk below the scan's depth (5c scan_deep) is the picture of the
  * disk before the sandbox changed a name in a writable root, so it must
  * come before the first call that could; sbx makes it when the observer
@@ -24803,7 +25002,18 @@ obs_walk_first(const struct obs_walk *w, const struct obs_seen *s, const struct 
 			if (attrib_in_roots(w->pl, &ev[i], norm) != 0)
 				return true;
 		/* none read: an openat2 without write intent, an address's bind */
-		return n == 0 && s->c->what == OW_PATH && !s->readonly;
+		if (n == 0)
+			return s->c->what == OW_PATH && !s->readonly;
+		/* SECURITY: elsewhere as read, but the kernel looks the names
+		 * up again once the call goes on, and a directory on the way
+		 * that another program can change (a second sandbox's root,
+		 * swapped with a symlink into this one's) leads it into a root;
+		 * that program's calls are not held here, nor is a directory's
+		 * verdict kept for them (obs_dir's cache). A write elsewhere is
+		 * one through directories no other program reaches (tested:
+		 * scan_deep_attack_second_sandbox_flip_killed). A Unix socket
+		 * bound is no repository */
+		return s->c->what == OW_PATH && !obs_paths_fixed(ev, n);
 	case OW_ADDR:
 	case OW_MSG:
 	case OW_MMSG:
@@ -25622,7 +25832,9 @@ run_wait_ready(struct run *r)
 /* Why the command could write by no call of its own that the observer
  * sees, or NULL: io_uring (allow-all-unix-sockets lets it through), or a
  * service outside that writes for it (a daemon's Unix socket, a port of
- * this machine's with allow-host-port). */
+ * this machine's with allow-host-port, or through the proxy: an allowed
+ * localhost or address, net_reaches_host; the connect to the proxy is on
+ * loopback, which walks nothing below the scan's depth, obs_walk_first). */
 static const char *
 writes_unseen_why(const struct policy *p)
 {
@@ -25630,7 +25842,10 @@ writes_unseen_why(const struct policy *p)
 	    ? "allow-all-unix-sockets lets the command write through io_uring or a daemon, unseen"
 	    : p->host_ports.n ? "allow-host-port lets the command reach a service here that may "
 				"write for it"
-			      : NULL;
+	    : net_reaches_host(&p->allow_domains)
+	    ? "an allow-domain of localhost or an address lets the command reach a service here, "
+	      "through the proxy, that may write for it"
+	    : NULL;
 }
 
 /* Step (observe-writes): the write observer is forked on the first call
@@ -25654,9 +25869,9 @@ run_note_observer(const struct run *r)
 	 * with a way to write that no call of the sandbox's shows: io_uring
 	 * (allow-all-unix-sockets lets it through), or a service outside it
 	 * that writes for it (a daemon's Unix socket, allow-host-port) */
-	attrib_start(r->listener >= 0 && !writes_unseen_why(r->p),
+	attrib_start(r->listener >= 0 && !writes_unseen_why(live_policy(r->p)),
 	    !(r->im.flags & IF_OBSERVE) ? "observe-writes is off" : r->listener < 0 ?
-	    "the write observer could not be installed" : writes_unseen_why(r->p));
+	    "the write observer could not be installed" : writes_unseen_why(live_policy(r->p)));
 }
 
 

@@ -961,6 +961,14 @@ static const struct bpf_rule bpf_rules[] = {
 	 * execs, and sbx-init starts a run's command so before sbx holds the
 	 * listener, which would hold it for good; the observer looks at such a
 	 * child's own calls instead (obs_racy). fork() shares nothing. */
+	/* SECURITY: before vfork's: a cwd or descriptors shared with a vfork
+	 * child stay shared once it execs (an exec drops only the memory), and
+	 * its parent goes on then: either's chdir (no program holds it) moves
+	 * the other's relative path while its call waits (tested:
+	 * scan_deep_attack_shared_cwd_killed). posix_spawn and vfork() share
+	 * the memory alone */
+	{ SC_clone,		0, CMP_ANY_BIT,	SBX_CLONE_FS | SBX_CLONE_FILES,	SBX_RET_USER_NOTIF, RG_OBSERVE,
+	  "observer: a process sharing the cwd or descriptors, vfork's too (attribution)" },
 	{ SC_clone,		0, CMP_ANY_BIT,	SBX_CLONE_VFORK,		SBX_RET_ALLOW, RG_OBSERVE,
 	  "observer: vfork, or posix_spawn: the parent waits (its child's calls are looked at)" },
 	{ SC_clone,		0, CMP_ANY_BIT,	SBX_CLONE_VM | SBX_CLONE_FS | SBX_CLONE_FILES, SBX_RET_USER_NOTIF, RG_OBSERVE,
@@ -1316,6 +1324,8 @@ bpf_value_name(const struct bpf_rule *r, char *buf, size_t n)
 		    : r->value == SBX_O_OBSERVE ? "O_WRITE_INTENT|__O_TMPFILE" : "?";
 	if (r->value == (SBX_CLONE_VM | SBX_CLONE_FS | SBX_CLONE_FILES))
 		return "CLONE_VM|CLONE_FS|CLONE_FILES";
+	if (r->value == (SBX_CLONE_FS | SBX_CLONE_FILES))
+		return "CLONE_FS|CLONE_FILES";
 	if (r->value == SBX_CLONE_VFORK)
 		return "CLONE_VFORK";
 	snprintf(buf, n, "%s%s%s", r->value & SBX_CLONE_NEWUSER ? "CLONE_NEWUSER" : "",

@@ -441,6 +441,23 @@ EOF
 mutant walk_first_for_every_call scan_deep_writes_elsewhere_walk_nothing <<'EOF'
 s#	if (why != OU_NONE || !s->c || s->unread)#	if (1)#
 EOF
+mutant walk_first_openat2_in_root_followed scan_deep_attack_openat2_in_root_killed <<'EOF'
+s#			if (how[2] & SBX_RESOLVE_IN_ROOT)#			if (0)#
+EOF
+mutant walk_first_shared_cwd_vfork_allowed scan_deep_attack_shared_cwd_killed <<'EOF'
+@@ seccomp_bpf.h
+-	{ SC_clone,		0, CMP_ANY_BIT,	SBX_CLONE_FS | SBX_CLONE_FILES,	SBX_RET_USER_NOTIF, RG_OBSERVE,
+-	  "observer: a process sharing the cwd or descriptors, vfork's too (attribution)" },
+EOF
+mutant walk_first_paths_never_loose scan_deep_attack_second_sandbox_flip_killed <<'EOF'
+s#		return s->c->what == OW_PATH && !obs_paths_fixed(ev, n);#		return false;#
+EOF
+mutant walk_first_paths_always_loose scan_deep_writes_elsewhere_walk_nothing <<'EOF'
+s#		if (!obs_fixed_dir(ev[i].pid, norm[0] ? norm : "/"))#		if (1)#
+EOF
+mutant walk_first_local_service_unseen scan_deep_attack_local_service_killed <<'EOF'
+s#	    : net_reaches_host(&p->allow_domains)#	    : 0#
+EOF
 
 # ---------------------------------------------------------------- sessions and hooks (10f)
 mutant session_exec_relative_directory unit:sessions <<'EOF'

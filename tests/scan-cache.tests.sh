@@ -504,6 +504,166 @@ t_scan_deep_attack_outside_link_killed() { # a gitdir prepared deep in one run i
 }
 TESTS+=(scan_deep_attack_outside_link_killed)
 
+# sd_openat2 DIR PATH RESOLVE: python3 in the sandbox writes HEAD's text by openat2(2)
+# (O_WRONLY|O_CREAT|O_TRUNC) of PATH against a descriptor on DIR, with the RESOLVE flags.
+sd_openat2() {
+	printf '%s' "import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+d = os.open('$1', os.O_PATH | os.O_DIRECTORY)
+how = ctypes.create_string_buffer(struct.pack('QQQ', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, $3))
+fd = libc.syscall(437, d, b'$2', how, 24)
+assert fd >= 0, os.strerror(ctypes.get_errno())
+os.write(fd, b'ref: refs/heads/main\n')"
+}
+
+t_scan_deep_attack_openat2_in_root_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) by openat2 with RESOLVE_IN_ROOT ("/HEAD" against a descriptor on the gitdir: a path that names no root), and the run killed: the walk came before that write, so the next run's recovery neutralises it; control: the same by a relative path, no RESOLVE flag
+	sd_need
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	local pay k prog; pay=$(git_payload openat2)
+	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
+	expect_rc 0 "run 1 (prepares two gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	sleep 0.1
+	for k in kat kit; do	# kat: the control, by a relative path
+		if [ $k = kat ]; then prog=$(sd_openat2 a/h/i/$k HEAD 0)
+		else prog=$(sd_openat2 a/h/i/$k /HEAD 0x10); fi	# RESOLVE_IN_ROOT
+		start_bg "$T/$k.out" -c "$T/p" -- sh -c "python3 -c \"$prog\" && echo ready; sleep 60"
+		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out.err")"; }
+		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
+		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
+		expect_rc 0 "$k: the next run"
+		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
+			"$k: the gitdir completed in place by the killed run"
+		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+	done
+	expect_no_payload "git outside in the gitdirs completed in place"
+}
+TESTS+=(scan_deep_attack_openat2_in_root_killed)
+
+t_scan_deep_attack_shared_cwd_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) by one of two processes sharing a cwd after clone(CLONE_VFORK|CLONE_FS) and the child's exec (the parent goes on then): the other moves their cwd from / (outside the roots, where nothing else can change a name) into the gitdir while the open(HEAD) waits for the observer, both ways (the child opens, the parent opens); the run killed: the walk came before that write (sharing a cwd is said), so the next run's recovery neutralises it; control: HEAD written by the root's path
+	sd_need
+	local pay k d; pay=$(git_payload shared-cwd)
+	d=$(mktemp -d /tmp/sbx-cwdrace.XXXXXX)
+	cc -O2 -o "$d/cwdrace" "$HERE/tests/helpers/cwdrace.c" 2>"$d/cc.err" ||
+		{ rm -rf "$d"; fail "the helper did not build: $(head -c 200 "$d/cc.err")"; }
+	cp "$d/cwdrace" "$O/cwdrace"; rm -rf "$d"
+	run_sbx -c "$T/p" -- sh -ec "for k in kat child parent; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
+	expect_rc 0 "run 1 (prepares three gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	sleep 0.1
+	for k in kat child parent; do	# kat: the control, HEAD written by the root's path
+		if [ $k = kat ]; then
+			start_bg "$T/$k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' > a/h/i/$k/HEAD && echo ready; sleep 60"
+		else
+			start_bg "$T/$k.out" -c "$T/p" -- sh -c "'$O/cwdrace' $k / '$P/a/h/i/$k' HEAD 'ref: refs/heads/main
+' && echo ready; sleep 60"
+		fi
+		wait_file_has "$T/$k.out" ready 60 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out.err")"; }
+		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		note "$k: $(grep -h 'landed\|missed' "$T/$k.out" "$T/$k.out.err" | tr '\n' ' ')"
+		[ -f "$P/a/h/i/$k/HEAD" ] || skip "$k: the race was not won: nothing to audit"
+		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
+		expect_rc 0 "$k: the next run"
+		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
+			"$k: the gitdir completed in place by the killed run"
+		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+	done
+	expect_no_payload "git outside in the gitdirs completed in place"
+}
+TESTS+=(scan_deep_attack_shared_cwd_killed)
+
+t_scan_deep_attack_local_service_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) by a service on this machine's loopback that the command reaches through the proxy (allow-domain localhost: its connect is to the proxy, on loopback, a call that changes no name), and the run killed: such a policy lets the command write by no call of its own, so the scan is whole before it (as allow-host-port) and the next run's recovery neutralises it; control: HEAD written by the command, by the root's path
+	sd_need
+	command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 and curl are needed"
+	local pay k port=$(( 20000 + RANDOM % 20000 )) srv i; pay=$(git_payload local-service)
+	printf '%s\n' "import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        open(sys.argv[2] + self.path + '/HEAD', 'w').write('ref: refs/heads/main\n')
+        self.send_response(200); self.end_headers(); self.wfile.write(b'wrote\n')
+    def log_message(self, *a): pass
+http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()" >"$T/writer.py"
+	# the interpreter itself (a pyenv shim's exec would leave it running past a kill), bounded
+	timeout 120 "$(python3 -c 'import sys; print(sys.executable)')" "$T/writer.py" "$port" "$P/a/h/i" >/dev/null 2>&1 &
+	srv=$!
+	trap 'kill $srv 2>/dev/null' EXIT
+	for i in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+	printf 'allow-write .\nallow-domain localhost\n' >"$T/lp"
+	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
+	expect_rc 0 "run 1 (prepares two gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	sleep 0.1
+	for k in kat kit; do	# kat: the control, HEAD written by the command
+		if [ $k = kat ]; then
+			start_bg "$T/$k.out" -c "$T/lp" -- sh -c "echo 'ref: refs/heads/main' > a/h/i/$k/HEAD && echo ready; sleep 60"
+		else
+			start_bg "$T/$k.out" -c "$T/lp" -- sh -c "curl -s -m 10 --noproxy '' -x \"\$HTTP_PROXY\" http://localhost:$port/$k && echo ready; sleep 60"
+		fi
+		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out" "$T/$k.out.err")"; }
+		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
+		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
+		expect_rc 0 "$k: the next run"
+		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
+			"$k: the gitdir completed in place for the killed run"
+		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+	done
+	kill $srv 2>/dev/null
+	expect_no_payload "git outside in the gitdirs completed in place"
+	run_sbx -v -c "$T/lp" -- true
+	expect_contains "$ERR" "scan: " "allow-domain localhost: the scan's note"
+	expect_not_contains "$ERR" "below its depth at the first call" "allow-domain localhost: the scan whole before the command"
+}
+TESTS+=(scan_deep_attack_local_service_killed)
+
+t_scan_deep_attack_second_sandbox_flip_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) through a directory of a second sandbox's root that it keeps swapping with a symlink into the gitdir (renameat2 RENAME_EXCHANGE: calls of the second sandbox, which the first's observer never holds), while the first opens HEAD there until one lands; the run killed: the walk came before that write (a path through a directory another program may change is no write elsewhere), so the next run's recovery neutralises it; several rounds; control: HEAD written by the root's path
+	sd_need
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	local pay k n; pay=$(git_payload flip)
+	printf '%s\n' "import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+a, b, end = sys.argv[1].encode(), sys.argv[2].encode(), time.time() + float(sys.argv[3])
+while time.time() < end:
+    libc.renameat2(-100, a, -100, b, 2); libc.renameat2(-100, a, -100, b, 2)
+    for _ in range(200): pass" >"$T/flip.py"
+	printf '%s\n' "import os, sys
+for i in range(1, 1000000):
+    try:
+        fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+    except OSError:
+        continue
+    os.write(fd, b'ref: refs/heads/main\n'); print('landed', i, flush=True); break" >"$T/try.py"
+	mkdir -p "$O/b"; printf 'allow-write %s\n' "$O/b" >"$T/pb"
+	run_sbx -c "$T/p" -- sh -ec "for k in kat k1 k2 k3 k4; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
+	expect_rc 0 "run 1 (prepares gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
+	sleep 0.1
+	for k in kat k1 k2 k3 k4; do	# kat: the control, by the root's path
+		if [ $k = kat ]; then
+			start_bg "$T/$k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' > a/h/i/$k/HEAD && echo ready; sleep 60"
+		else
+			rm -rf "$O/b/sw" "$O/b/sw2"; mkdir "$O/b/sw"; ln -s "$P/a/h/i/$k" "$O/b/sw2"
+			(cd "$O/b" && exec "$SBX" -c "$T/pb" -- python3 "$T/flip.py" "$O/b/sw" "$O/b/sw2" 4 >/dev/null 2>&1) &
+			n=$!
+			sleep 0.7
+			start_bg "$T/$k.out" -c "$T/p" -- sh -c "python3 '$T/try.py' '$O/b/sw/HEAD' && echo ready; sleep 60"
+		fi
+		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out" "$T/$k.out.err")"; }
+		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		[ $k = kat ] || wait $n
+		note "$k: $(head -1 "$T/$k.out")"
+		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
+		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
+		expect_rc 0 "$k: the next run"
+		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
+			"$k: the gitdir completed in place by the killed run"
+		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+	done
+	expect_no_payload "git outside in the gitdirs completed in place"
+}
+TESTS+=(scan_deep_attack_second_sandbox_flip_killed)
+
 # sd_mount_btrfs DIR: a btrfs file system mounted at DIR for the rest of the test (test.sh's
 # private mount namespace); a subvolume and a snapshot are made there by an ioctl(2).
 sd_mount_btrfs() {
