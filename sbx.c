@@ -19142,8 +19142,9 @@ ph_reclaim(int dfd)
  * now (or a directory above it gone), is left to sbx-init, which asks for
  * it again (run_rebind covers it then, as it is then). A placeholder
  * sbx-init binds (init) whose directory above is gone too (another program
- * removed a repository, .git and all, since the scan) is left to it the
- * same way: there is no directory to make it in. */
+ * removed a repository, .git and all, since the scan; or as the placeholder
+ * was being made in it) is left to it the same way: there is no directory
+ * to make it in. */
 static void
 ph_cover(int dfd, const char *target, enum phkind kind, bool lazy, bool init)
 {
@@ -19181,7 +19182,9 @@ ph_cover(int dfd, const char *target, enum phkind kind, bool lazy, bool init)
 				die("cannot record the placeholder %s: %s", target,
 				    strerror(errno));
 			if (ph_make(pfd, name, kind) < 0) {
-				if (errno != EEXIST)
+				bool gone = errno == ENOENT;	/* its directory removed since opened */
+
+				if (errno != EEXIST && !(gone && init))
 					die("cannot create the placeholder %s: %s", target,
 					    strerror(errno));
 				/* another program made the name since fstatat: the
@@ -19193,6 +19196,8 @@ ph_cover(int dfd, const char *target, enum phkind kind, bool lazy, bool init)
 				close(fd);
 				close(pfd);
 				fd = -1;
+				if (gone)
+					return;	/* left to sbx-init, as a directory above gone */
 				continue;
 			}
 			if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
