@@ -296,7 +296,7 @@
 
 extern char **environ;	/* POSIX; declared by unistd.h only under _GNU_SOURCE on glibc */
 
-#define SBX_VERSION		"0.3.0"
+#define SBX_VERSION		"0.3.1"
 #define SBX_SRT_VERSION		"0.0.81"	/* the srt release whose rules we follow */
 
 #define SBX_MAX_POLICY_BYTES	(1 << 20)	/* a policy file larger than 1 MiB is a mistake */
