@@ -544,7 +544,7 @@ TESTS+=(scan_deep_attack_openat2_in_root_killed)
 t_scan_deep_attack_shared_cwd_killed() { # a gitdir prepared deep in one run is completed in place (its HEAD written) by one of two processes sharing a cwd after clone(CLONE_VFORK|CLONE_FS) and the child's exec (the parent goes on then): the other moves their cwd from / (outside the roots, where nothing else can change a name) into the gitdir while the open(HEAD) waits for the observer, both ways (the child opens, the parent opens); the run killed: the walk came before that write (sharing a cwd is said), so the next run's recovery neutralises it; control: HEAD written by the root's path
 	sd_need
 	local pay k d; pay=$(git_payload shared-cwd)
-	d=$(mktemp -d /tmp/sbx-cwdrace.XXXXXX)
+	d=$(mktemp -d "$T/cwdrace.XXXXXX")
 	cc -O2 -o "$d/cwdrace" "$HERE/tests/helpers/cwdrace.c" 2>"$d/cc.err" ||
 		{ rm -rf "$d"; fail "the helper did not build: $(head -c 200 "$d/cc.err")"; }
 	cp "$d/cwdrace" "$O/cwdrace"; rm -rf "$d"
