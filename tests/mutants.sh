@@ -432,10 +432,10 @@ mutant audit_t0_after_the_scan scan_prefetch_window_audit <<'EOF'
 s#		audit_state.scan_began = sc.now;#		;#
 EOF
 
-mutant walk_first_by_named_path_only scan_deep_attack_outside_link_killed <<'EOF'
+mutant walk_first_by_named_path_only unit:walk_first scan_deep_attack_outside_link_killed <<'EOF'
 s#			if (attrib_in_roots(w->pl, &ev[i], norm) != 0)#			if (attrib_in_roots(w->pl, &ev[0], norm) != 0)#
 EOF
-mutant walk_first_never_for_paths scan_deep_reader_walks_nothing <<'EOF'
+mutant walk_first_never_for_paths unit:walk_first scan_deep_reader_walks_nothing <<'EOF'
 s#			if (attrib_in_roots(w->pl, &ev[i], norm) != 0)#			if (0)#
 EOF
 mutant walk_first_for_every_call scan_deep_writes_elsewhere_walk_nothing <<'EOF'

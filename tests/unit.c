@@ -6433,6 +6433,45 @@ test_agents(void)
 	}
 }
 
+/* Which held call the walk below the scan's depth must come before
+ * (sbx.c 10b, obs_walk_first): a path in a writable root, by any of the
+ * paths the call names, even where every directory on the way is one no
+ * other program reaches (here "/", the caller's root); none elsewhere
+ * through such directories. */
+static void
+test_walk_first(void)
+{
+#if SBX_LINUX
+	struct plan pl;
+	struct obs_walk w = { &pl, false };
+	struct obs_seen seen;
+	struct obs_event ev[2];
+	const struct obs_call *ren = NULL, *opn = NULL;
+
+	for (size_t k = 0; k < LEN(obs_calls); k++) {
+		ren = obs_calls[k].sc == SC_rename ? &obs_calls[k] : ren;
+		opn = obs_calls[k].sc == SC_openat ? &obs_calls[k] : opn;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev[0].pid = ev[1].pid = (uint32_t)getpid();
+	str_copy(ev[0].target, "/sbx-unit-a", sizeof(ev[0].target));
+	str_copy(ev[1].target, "/sbx-unit-b", sizeof(ev[1].target));
+	memset(&seen, 0, sizeof(seen));
+	seen.c = ren;
+	memset(&pl, 0, sizeof(pl));
+	vec_push(&pl.audit_roots, (void *)"/");
+	CHECK(obs_walk_first(&w, &seen, ev, 2, OU_NONE), "a rename in a root (\"/\"): no walk first");
+	memset(&pl, 0, sizeof(pl));
+	vec_push(&pl.audit_roots, (void *)"/sbx-unit-b");
+	CHECK(obs_walk_first(&w, &seen, ev, 2, OU_NONE), "a rename onto a root, by its second path: no walk first");
+	memset(&pl, 0, sizeof(pl));
+	vec_push(&pl.audit_roots, (void *)"/sbx-unit-root");
+	seen.c = opn;
+	CHECK(!obs_walk_first(&w, &seen, ev, 1, OU_NONE), "control: an open elsewhere, in \"/\": a walk first");
+	CHECK(obs_walk_first(&w, &seen, ev, 1, OU_THREADS), "an open elsewhere the observer cannot vouch for: no walk first");
+#endif
+}
+
 /* Every test function, by name: `./tests/unit NAME...` runs those whose
  * name contains one of the NAMEs (tests/mutants.sh runs a few so). */
 /* The scan cache's view (sbx.c 5c) gives the walk what a real listing
@@ -6957,6 +6996,7 @@ static const struct { const char *name; void (*fn)(void); } unit_tests[] = {
 	{ "line_format", test_line_format },
 	{ "scan_cache", test_scan_cache },
 	{ "stat_at_once", test_stat_at_once },
+	{ "walk_first", test_walk_first },
 	{ "json", test_json },
 	{ "patterns", test_patterns },
 	{ "globs_and_paths", test_globs_and_paths },
