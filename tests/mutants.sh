@@ -485,10 +485,12 @@ mutant hook_fails_open hook_claude_and_codex <<'EOF'
 EOF
 
 # ================================================================ the engine
-# in_private CMD...: CMD in a private mount namespace, an empty tmpfs over sbx's runtime places
+# in_private CMD...: CMD in a private mount namespace, an empty tmpfs over sbx's runtime places,
+# and a pid namespace of its own (its /proc), so that what a mutant leaves running (a session
+# daemon its test could not stop, a command waiting for a file) ends with CMD
 in_private() {
 	if [ "$(id -u)" = 0 ]; then
-		unshare -m --propagation private sh -c 'for m in /tmp /var/tmp /dev/shm; do
+		unshare -m --propagation private --pid --fork --mount-proc sh -c 'for m in /tmp /var/tmp /dev/shm; do
 			mount -t tmpfs -o mode=1777 sbx-mutants "$m" || exit 97; done; exec "$@"' sh "$@"
 	else
 		"$@"
