@@ -463,6 +463,34 @@ t_scan_deep_killed_before_first_call() { # a run killed before its first write-i
 }
 TESTS+=(scan_deep_killed_before_first_call)
 
+# sd_prepare_gitdirs PAY K...: a run that prepares a/h/i/K for each K, a gitdir without HEAD (no
+# repository yet: nothing to audit), its config running PAY; what it made older than the next
+# run's start (which counts from 20 ms before)
+sd_prepare_gitdirs() {
+	local pay=$1; shift
+	run_sbx -c "$T/p" -- sh -ec "for k in $*; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
+		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
+	expect_rc 0 "the preparing run (gitdirs without HEAD)"; expect_contains "$OUT" DONE "the preparing run"
+	sleep 0.1
+}
+
+# sd_kill_when_ready K [SECS]: the run start_bg began with "$T/K.out", killed once it says ready
+sd_kill_when_ready() {
+	wait_file_has "$T/$1.out" ready "${2:-20}" ||
+		{ kill -KILL "$BGPID"; fail "$1: the run never became ready: $(cat "$T/$1.out" "$T/$1.out.err")"; }
+	kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+}
+
+# sd_expect_recovered K: the next run finds the killed run's record, and its recovery
+# neutralises the config of a/h/i/K, the gitdir that run completed in place (its HEAD)
+sd_expect_recovered() {
+	run_sbx -v -c "$T/p" -- true
+	expect_rc 0 "$1: the next run"
+	expect_contains "$ERR" "neutralised $P/a/h/i/$1/config: removed core.fsmonitor" \
+		"$1: the gitdir completed in place by the killed run"
+	git -C "$P/a/h/i/$1" status >/dev/null 2>&1
+}
+
 t_scan_deep_writes_elsewhere_walk_nothing() { # writes only outside the writable roots (2>/dev/null, /dev/tty), a thread made, a connect to the proxy: no walk below the scan's depth, no audit; control: the same command that then writes in the root walks first
 	sd_need
 	local c
@@ -484,21 +512,13 @@ t_scan_deep_attack_outside_link_killed() { # a gitdir prepared deep in one run i
 	sd_need
 	local pay k via; pay=$(git_payload outside-link)
 	ln -s "$P/a/h" "$O/lnk"	# the person's link, outside every writable root, into one
-	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
-		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
-	expect_rc 0 "run 1 (prepares two gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
-	sleep 0.1
+	sd_prepare_gitdirs "$pay" kit kat
 	for k in kat kit; do	# kat: the control, by the root's path
 		via="$O/lnk"; [ $k = kat ] && via="$P/a/h"
 		start_bg "$T/$k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' > $via/i/$k/HEAD && echo ready; sleep 60"
-		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out.err")"; }
-		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		sd_kill_when_ready "$k"
 		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
-		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
-		expect_rc 0 "$k: the next run"
-		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
-			"$k: the gitdir completed in place by the killed run"
-		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+		sd_expect_recovered "$k"
 	done
 	expect_no_payload "git outside in the gitdirs completed in place"
 }
@@ -520,22 +540,14 @@ t_scan_deep_attack_openat2_in_root_killed() { # a gitdir prepared deep in one ru
 	sd_need
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	local pay k prog; pay=$(git_payload openat2)
-	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
-		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
-	expect_rc 0 "run 1 (prepares two gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
-	sleep 0.1
+	sd_prepare_gitdirs "$pay" kit kat
 	for k in kat kit; do	# kat: the control, by a relative path
 		if [ $k = kat ]; then prog=$(sd_openat2 a/h/i/$k HEAD 0)
 		else prog=$(sd_openat2 a/h/i/$k /HEAD 0x10); fi	# RESOLVE_IN_ROOT
 		start_bg "$T/$k.out" -c "$T/p" -- sh -c "python3 -c \"$prog\" && echo ready; sleep 60"
-		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out.err")"; }
-		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		sd_kill_when_ready "$k"
 		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
-		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
-		expect_rc 0 "$k: the next run"
-		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
-			"$k: the gitdir completed in place by the killed run"
-		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+		sd_expect_recovered "$k"
 	done
 	expect_no_payload "git outside in the gitdirs completed in place"
 }
@@ -548,10 +560,7 @@ t_scan_deep_attack_shared_cwd_killed() { # a gitdir prepared deep in one run is 
 	cc -O2 -o "$d/cwdrace" "$HERE/tests/helpers/cwdrace.c" 2>"$d/cc.err" ||
 		{ rm -rf "$d"; fail "the helper did not build: $(head -c 200 "$d/cc.err")"; }
 	cp "$d/cwdrace" "$O/cwdrace"; rm -rf "$d"
-	run_sbx -c "$T/p" -- sh -ec "for k in kat child parent; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
-		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
-	expect_rc 0 "run 1 (prepares three gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
-	sleep 0.1
+	sd_prepare_gitdirs "$pay" kat child parent
 	for k in kat child parent; do	# kat: the control, HEAD written by the root's path
 		if [ $k = kat ]; then
 			start_bg "$T/$k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' > a/h/i/$k/HEAD && echo ready; sleep 60"
@@ -559,15 +568,10 @@ t_scan_deep_attack_shared_cwd_killed() { # a gitdir prepared deep in one run is 
 			start_bg "$T/$k.out" -c "$T/p" -- sh -c "'$O/cwdrace' $k / '$P/a/h/i/$k' HEAD 'ref: refs/heads/main
 ' && echo ready; sleep 60"
 		fi
-		wait_file_has "$T/$k.out" ready 60 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out.err")"; }
-		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		sd_kill_when_ready "$k" 60
 		note "$k: $(grep -h 'landed\|missed' "$T/$k.out" "$T/$k.out.err" | tr '\n' ' ')"
 		[ -f "$P/a/h/i/$k/HEAD" ] || skip "$k: the race was not won: nothing to audit"
-		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
-		expect_rc 0 "$k: the next run"
-		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
-			"$k: the gitdir completed in place by the killed run"
-		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+		sd_expect_recovered "$k"
 	done
 	expect_no_payload "git outside in the gitdirs completed in place"
 }
@@ -590,24 +594,16 @@ http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()" >"$T
 	trap 'kill $srv 2>/dev/null' EXIT
 	for i in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 	printf 'allow-write .\nallow-domain localhost\n' >"$T/lp"
-	run_sbx -c "$T/p" -- sh -ec "for k in kit kat; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
-		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
-	expect_rc 0 "run 1 (prepares two gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
-	sleep 0.1
+	sd_prepare_gitdirs "$pay" kit kat
 	for k in kat kit; do	# kat: the control, HEAD written by the command
 		if [ $k = kat ]; then
 			start_bg "$T/$k.out" -c "$T/lp" -- sh -c "echo 'ref: refs/heads/main' > a/h/i/$k/HEAD && echo ready; sleep 60"
 		else
 			start_bg "$T/$k.out" -c "$T/lp" -- sh -c "curl -s -m 10 --noproxy '' -x \"\$HTTP_PROXY\" http://localhost:$port/$k && echo ready; sleep 60"
 		fi
-		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out" "$T/$k.out.err")"; }
-		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		sd_kill_when_ready "$k"
 		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
-		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
-		expect_rc 0 "$k: the next run"
-		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
-			"$k: the gitdir completed in place for the killed run"
-		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+		sd_expect_recovered "$k"
 	done
 	kill $srv 2>/dev/null
 	expect_no_payload "git outside in the gitdirs completed in place"
@@ -635,10 +631,7 @@ for i in range(1, 1000000):
         continue
     os.write(fd, b'ref: refs/heads/main\n'); print('landed', i, flush=True); break" >"$T/try.py"
 	mkdir -p "$O/b"; printf 'allow-write %s\n' "$O/b" >"$T/pb"
-	run_sbx -c "$T/p" -- sh -ec "for k in kat k1 k2 k3 k4; do mkdir -p a/h/i/\$k/objects a/h/i/\$k/refs
-		printf '[core]\n\tfsmonitor = %s\n' '$pay' > a/h/i/\$k/config; done; echo DONE"
-	expect_rc 0 "run 1 (prepares gitdirs without HEAD)"; expect_contains "$OUT" DONE "run 1"
-	sleep 0.1
+	sd_prepare_gitdirs "$pay" kat k1 k2 k3 k4
 	for k in kat k1 k2 k3 k4; do	# kat: the control, by the root's path
 		if [ $k = kat ]; then
 			start_bg "$T/$k.out" -c "$T/p" -- sh -c "echo 'ref: refs/heads/main' > a/h/i/$k/HEAD && echo ready; sleep 60"
@@ -649,16 +642,11 @@ for i in range(1, 1000000):
 			sleep 0.7
 			start_bg "$T/$k.out" -c "$T/p" -- sh -c "python3 '$T/try.py' '$O/b/sw/HEAD' && echo ready; sleep 60"
 		fi
-		wait_file_has "$T/$k.out" ready 20 || { kill -KILL "$BGPID"; fail "$k: the run never became ready: $(cat "$T/$k.out" "$T/$k.out.err")"; }
-		kill -KILL "$BGPID"; wait_pid "$BGPID" 20
+		sd_kill_when_ready "$k"
 		[ $k = kat ] || wait $n
 		note "$k: $(head -1 "$T/$k.out")"
 		[ -f "$P/a/h/i/$k/HEAD" ] || fail "setup ($k): no HEAD written"
-		run_sbx -v -c "$T/p" -- true	# finds the killed run's record
-		expect_rc 0 "$k: the next run"
-		expect_contains "$ERR" "neutralised $P/a/h/i/$k/config: removed core.fsmonitor" \
-			"$k: the gitdir completed in place by the killed run"
-		git -C "$P/a/h/i/$k" status >/dev/null 2>&1
+		sd_expect_recovered "$k"
 	done
 	expect_no_payload "git outside in the gitdirs completed in place"
 }
